@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Secret is a configuration string that never appears in logs.
+type Secret string
+
+// LogValue masks the secret in slog output.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// String masks the secret in fmt output too: empty stays empty so a missing secret is visible.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "***"
+}
+
+// Config is every setting of the server, loaded once at start from flags, whose defaults come from
+// the environment variables named beside them.
+type Config struct {
+	Addr            string        // ADDR: listen address
+	Mode            string        // MODE: dev or prod
+	DatabaseURL     Secret        // DATABASE_URL: empty starts a managed cluster under DataDir/pg
+	DataDir         string        // DATA_DIR: where the managed cluster and file stores live
+	LogLevel        string        // LOG_LEVEL: debug, info, warn, error
+	BodyLimit       int64         // BODY_LIMIT: request body cap in bytes
+	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: how long in-flight requests may finish
+
+	Orders OrdersConfig
+	Brands BrandsConfig
+	Auth   AuthConfig
+}
+
+// OrdersConfig configures the orders surface.
+type OrdersConfig struct {
+	ClientID     string        // ORDERS_CLIENT_ID
+	ClientSecret Secret        // ORDERS_CLIENT_SECRET
+	TokenTTL     time.Duration // ORDERS_TOKEN_TTL
+}
+
+// BrandsConfig configures the brands surface.
+type BrandsConfig struct {
+	AdminEmail    string // BRANDS_ADMIN_EMAIL: creates this admin at start when set (prod)
+	AdminPassword Secret // BRANDS_ADMIN_PASSWORD
+}
+
+// AuthConfig configures the embedded auth service.
+type AuthConfig struct {
+	Secret         Secret        // AUTH_SECRET: JWT signing secret
+	URL            string        // AUTH_URL: public base URL of the server
+	Issuer         string        // AUTH_ISSUER
+	TokenDuration  time.Duration // AUTH_TOKEN_DURATION
+	CookieDuration time.Duration // AUTH_COOKIE_DURATION
+	SecureCookies  bool          // AUTH_SECURE_COOKIES
+	AllowedHosts   string        // AUTH_ALLOWED_HOSTS: comma-separated hosts `from` may point at
+	AvatarStore    string        // AUTH_AVATAR_STORE: file path, file://, bolt://, mongodb://, postgres://
+	AvatarResize   int           // AUTH_AVATAR_RESIZE
+	DevPort        int           // AUTH_DEV_PORT: port of the dev OAuth2 server (dev mode)
+	AdminPasswd    Secret        // AUTH_ADMIN_PASSWD: enables basic auth for user admin
+}
+
+// IsDev reports whether the server runs in development mode.
+func (c Config) IsDev() bool { return c.Mode == "dev" }
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envBool(name string, def bool) bool {
+	if v, ok := os.LookupEnv(name); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+type secretFlag struct{ s *Secret }
+
+func (f secretFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return f.s.String()
+}
+func (f secretFlag) Set(v string) error { *f.s = Secret(v); return nil }
+
+// LoadConfig parses args (without the program name) over the environment's defaults.
+func LoadConfig(args []string) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.StringVar(&c.Addr, "addr", env("ADDR", ":8080"), "listen address (ADDR)")
+	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "run mode: dev (prepared data, demo logins) or prod (MODE)")
+	c.DatabaseURL = Secret(env("DATABASE_URL", ""))
+	fs.Var(secretFlag{&c.DatabaseURL}, "database-url", "PostgreSQL URL; empty starts a managed cluster (DATABASE_URL)")
+	fs.StringVar(&c.DataDir, "data-dir", env("DATA_DIR", "./var"), "folder for the managed database and file stores (DATA_DIR)")
+	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	fs.Int64Var(&c.BodyLimit, "body-limit", int64(envInt("BODY_LIMIT", 1<<20)), "request body cap in bytes (BODY_LIMIT)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "grace period for in-flight requests (SHUTDOWN_TIMEOUT)")
+
+	fs.StringVar(&c.Orders.ClientID, "orders-client-id", env("ORDERS_CLIENT_ID", ""), "OAuth2 client id of the orders API (ORDERS_CLIENT_ID)")
+	c.Orders.ClientSecret = Secret(env("ORDERS_CLIENT_SECRET", ""))
+	fs.Var(secretFlag{&c.Orders.ClientSecret}, "orders-client-secret", "OAuth2 client secret of the orders API (ORDERS_CLIENT_SECRET)")
+	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", envDuration("ORDERS_TOKEN_TTL", 24*time.Hour), "access token lifetime (ORDERS_TOKEN_TTL)")
+
+	fs.StringVar(&c.Brands.AdminEmail, "brands-admin-email", env("BRANDS_ADMIN_EMAIL", ""), "first admin of the brands API (BRANDS_ADMIN_EMAIL)")
+	c.Brands.AdminPassword = Secret(env("BRANDS_ADMIN_PASSWORD", ""))
+	fs.Var(secretFlag{&c.Brands.AdminPassword}, "brands-admin-password", "password of that admin (BRANDS_ADMIN_PASSWORD)")
+
+	c.Auth.Secret = Secret(env("AUTH_SECRET", ""))
+	fs.Var(secretFlag{&c.Auth.Secret}, "auth-secret", "JWT signing secret (AUTH_SECRET)")
+	fs.StringVar(&c.Auth.URL, "auth-url", env("AUTH_URL", "http://localhost:8080"), "public base URL (AUTH_URL)")
+	fs.StringVar(&c.Auth.Issuer, "auth-issuer", env("AUTH_ISSUER", "triad"), "JWT issuer (AUTH_ISSUER)")
+	fs.DurationVar(&c.Auth.TokenDuration, "auth-token-duration", envDuration("AUTH_TOKEN_DURATION", 5*time.Minute), "JWT lifetime (AUTH_TOKEN_DURATION)")
+	fs.DurationVar(&c.Auth.CookieDuration, "auth-cookie-duration", envDuration("AUTH_COOKIE_DURATION", 24*time.Hour), "cookie lifetime (AUTH_COOKIE_DURATION)")
+	fs.BoolVar(&c.Auth.SecureCookies, "auth-secure-cookies", envBool("AUTH_SECURE_COOKIES", false), "mark cookies Secure (AUTH_SECURE_COOKIES)")
+	fs.StringVar(&c.Auth.AllowedHosts, "auth-allowed-hosts", env("AUTH_ALLOWED_HOSTS", ""), "hosts a login `from` may redirect to (AUTH_ALLOWED_HOSTS)")
+	fs.StringVar(&c.Auth.AvatarStore, "auth-avatar-store", env("AUTH_AVATAR_STORE", ""), "avatar store URI; empty uses DATA_DIR/avatars (AUTH_AVATAR_STORE)")
+	fs.IntVar(&c.Auth.AvatarResize, "auth-avatar-resize", envInt("AUTH_AVATAR_RESIZE", 0), "avatar resize limit in pixels, 0 keeps the size (AUTH_AVATAR_RESIZE)")
+	fs.IntVar(&c.Auth.DevPort, "auth-dev-port", envInt("AUTH_DEV_PORT", 8084), "port of the dev OAuth2 server in dev mode (AUTH_DEV_PORT)")
+	c.Auth.AdminPasswd = Secret(env("AUTH_ADMIN_PASSWD", ""))
+	fs.Var(secretFlag{&c.Auth.AdminPasswd}, "auth-admin-passwd", "basic-auth password of user admin (AUTH_ADMIN_PASSWD)")
+
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+// Development defaults: documented in the README, refused in prod mode.
+const (
+	devOrdersClientID     = "triad-orders"
+	devOrdersClientSecret = "triad-orders-secret"
+	devAuthSecret         = "dev-only-secret-change-me-0123456789"
+)
+
+func (c *Config) validate() error {
+	var errs []error
+	switch c.Mode {
+	case "dev":
+		if c.Orders.ClientID == "" {
+			c.Orders.ClientID = devOrdersClientID
+		}
+		if c.Orders.ClientSecret == "" {
+			c.Orders.ClientSecret = devOrdersClientSecret
+		}
+		if c.Auth.Secret == "" {
+			c.Auth.Secret = devAuthSecret
+		}
+	case "prod":
+		if c.Orders.ClientID == "" || c.Orders.ClientSecret == "" {
+			errs = append(errs, errors.New("prod mode needs ORDERS_CLIENT_ID and ORDERS_CLIENT_SECRET"))
+		}
+		if len(c.Auth.Secret) < 32 {
+			errs = append(errs, errors.New("prod mode needs AUTH_SECRET of at least 32 characters"))
+		}
+		if (c.Brands.AdminEmail == "") != (c.Brands.AdminPassword == "") {
+			errs = append(errs, errors.New("BRANDS_ADMIN_EMAIL and BRANDS_ADMIN_PASSWORD go together"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("mode %q: want dev or prod", c.Mode))
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	if c.BodyLimit <= 0 {
+		errs = append(errs, errors.New("body limit must be positive"))
+	}
+	if c.Orders.TokenTTL <= 0 {
+		errs = append(errs, errors.New("orders token TTL must be positive"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,186 @@
+// Command server is triad: one binary serving the auth service (/auth, /avatar), the brands API
+// (/api) and the orders API (/oauth, /users, /orders, /authenticated), with their specs at /openapi
+// and an interactive reference at /docs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/impl/migrate"
+	"github.com/triadhq/triad/impl/pgcluster"
+	"github.com/triadhq/triad/impl/web"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], nil); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// app is what the surfaces' mount functions need: the config, the database and the logger, plus
+// a list of things to close at shutdown.
+type app struct {
+	cfg     Config
+	pool    *pgxpool.Pool
+	log     *slog.Logger
+	closers []func()
+}
+
+// onClose registers f to run at shutdown, after the HTTP server has stopped.
+func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
+
+// surfaces mount the three APIs; each lives in its own file.
+var surfaces = []struct {
+	name  string
+	mount func(*app, chi.Router) error
+}{
+	{"orders", (*app).mountOrders},
+	{"brands", (*app).mountBrands},
+	{"auth", (*app).mountAuth},
+}
+
+// run starts the server and blocks until ctx ends or a signal arrives. ready, when not nil, gets
+// the bound address once the server accepts connections (tests use it).
+func run(ctx context.Context, args []string, ready chan<- string) (err error) {
+	cfg, err := LoadConfig(args)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg)
+	log.Info("config", "config", cfg)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dbURL := string(cfg.DatabaseURL)
+	if dbURL == "" {
+		cluster, err := pgcluster.Start(ctx, filepath.Join(cfg.DataDir, "pg"), pgcluster.Options{
+			Log: func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) },
+		})
+		if err != nil {
+			return fmt.Errorf("managed PostgreSQL: %w", err)
+		}
+		// The cluster stops whatever happens next, start-up failures included.
+		defer func() {
+			if err := cluster.Stop(); err != nil {
+				log.Error("stopping PostgreSQL", "err", err)
+			}
+		}()
+		if err := cluster.EnsureDatabase(ctx, "triad"); err != nil {
+			return err
+		}
+		dbURL = cluster.URL("triad")
+	}
+
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer pool.Close()
+	if err := migrate.Up(ctx, pool); err != nil {
+		return err
+	}
+
+	a := &app{cfg: cfg, pool: pool, log: log}
+	defer func() {
+		for i := len(a.closers) - 1; i >= 0; i-- {
+			a.closers[i]()
+		}
+	}()
+	handler, err := a.routes()
+	if err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "mode", cfg.Mode)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests", "grace", cfg.ShutdownTimeout)
+	shCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func newLogger(cfg Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.IsDev() {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}
+
+// routes builds the root router: shared middleware, platform endpoints, then each surface.
+func (a *app) routes() (http.Handler, error) {
+	r := chi.NewRouter()
+	r.Use(web.WithRequestID, web.Recover(a.log), web.AccessLog(a.log), web.LimitBody(a.cfg.BodyLimit))
+	r.NotFound(web.NotFound)
+	r.MethodNotAllowed(web.MethodNotAllowed)
+
+	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := a.pool.Ping(ctx); err != nil {
+			a.log.Warn("readiness: database unreachable", "err", err)
+			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+			return
+		}
+		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
+	})
+	mountDocs(r)
+
+	for _, s := range surfaces {
+		if err := s.mount(a, r); err != nil {
+			return nil, fmt.Errorf("mounting %s: %w", s.name, err)
+		}
+	}
+	return r, nil
+}

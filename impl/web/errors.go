@@ -1,0 +1,77 @@
+// Package web holds the HTTP plumbing every surface of the server shares: one JSON error body,
+// request ids, panic recovery, body limits, spec-driven request validation and the strict-handler
+// error hooks. Domain packages never import it; handlers and cmd/server do.
+package web
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+)
+
+// Error is the JSON body of every refusal outside the OAuth token endpoint. Each spec documents it
+// as its `Error` schema.
+type Error struct {
+	// Code is a stable machine-readable reason, e.g. "not_found" or "validation_failed".
+	Code string `json:"code"`
+	// Message is a human-readable sentence; it never carries internal error text.
+	Message string `json:"message"`
+	// Details lists per-field problems for validation failures.
+	Details []FieldError `json:"details,omitempty"`
+	// RequestID repeats the X-Request-Id header so a report can be matched to the server log.
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// FieldError names one invalid input.
+type FieldError struct {
+	// Field is the parameter name or the JSON pointer of the body property.
+	Field string `json:"field"`
+	// Message says what is wrong with it.
+	Message string `json:"message"`
+}
+
+// Common error codes shared by all surfaces.
+const (
+	CodeNotFound         = "not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeValidation       = "validation_failed"
+	CodeInternal         = "internal_error"
+	CodeUnauthorized     = "unauthorized"
+	CodeForbidden        = "forbidden"
+	CodeConflict         = "conflict"
+	CodeTooLarge         = "request_too_large"
+)
+
+// WriteJSON writes v as a JSON body with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WriteError writes the shared error body, stamping it with the request id.
+func WriteError(w http.ResponseWriter, r *http.Request, status int, e Error) {
+	if r != nil {
+		e.RequestID = RequestID(r.Context())
+	}
+	WriteJSON(w, status, e)
+}
+
+// Internal logs err with the request id and answers a 500 that reveals nothing about it.
+func Internal(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if log != nil {
+		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", RequestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path)
+	}
+	WriteError(w, r, http.StatusInternalServerError, Error{Code: CodeInternal, Message: "internal server error"})
+}
+
+// NotFound answers unknown routes with the JSON error body.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, http.StatusNotFound, Error{Code: CodeNotFound, Message: "no such route: " + r.Method + " " + r.URL.Path})
+}
+
+// MethodNotAllowed answers known routes called with the wrong method.
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, http.StatusMethodNotAllowed, Error{Code: CodeMethodNotAllowed, Message: "method " + r.Method + " is not allowed on " + r.URL.Path})
+}
