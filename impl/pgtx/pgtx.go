@@ -1,0 +1,45 @@
+// Package pgtx runs a function inside a PostgreSQL transaction and retries it when the server
+// aborted it for a serialization failure or a deadlock, which concurrent writers can cause.
+package pgtx
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Beginner is what can open a transaction: a *pgxpool.Pool or a *pgx.Conn.
+type Beginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
+// maxAttempts bounds retries so a pathological workload fails instead of spinning.
+const maxAttempts = 8
+
+// Run calls fn in a transaction with opts and commits it. When PostgreSQL reports SQLSTATE 40001
+// (serialization_failure) or 40P01 (deadlock_detected), the whole transaction is retried after a
+// short growing pause. Any other error from fn rolls back and is returned as is.
+func Run(ctx context.Context, db Beginner, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		err = pgx.BeginTxFunc(ctx, db, opts, fn)
+		if !Retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt*attempt) * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// Retryable reports whether err is a transient conflict that a fresh attempt may not meet.
+func Retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
