@@ -223,10 +223,8 @@ func freePort(t *testing.T) int {
 // t ends, any violation Prism logged fails the test, whether or not a client saw it.
 func startPrism(t *testing.T, surface, upstream string) string {
 	t.Helper()
+	ensureNodeModules(t)
 	prism := filepath.Join(repoRoot, "node_modules", ".bin", "prism")
-	if _, err := os.Stat(prism); err != nil {
-		t.Fatalf("Prism is not installed (%v): run `make deps-npm`", err)
-	}
 	var lastErr string
 	for attempt := 0; attempt < 3; attempt++ {
 		port := freePort(t)
@@ -361,4 +359,28 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+var (
+	npmOnce sync.Once
+	npmErr  string
+)
+
+// ensureNodeModules installs the pinned npm packages (openapi-fetch for the SDK, Prism for the
+// contract run) when `make deps-npm` has not, so `go test ./...` works on a fresh checkout too.
+func ensureNodeModules(t *testing.T) {
+	t.Helper()
+	npmOnce.Do(func() {
+		if _, err := os.Stat(filepath.Join(repoRoot, "node_modules", "openapi-fetch", "package.json")); err == nil {
+			return
+		}
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			npmErr = err.Error() + "\n" + string(out)
+		}
+	})
+	if npmErr != "" {
+		t.Fatalf("npm ci (the pinned npm packages): %s", npmErr)
+	}
 }
