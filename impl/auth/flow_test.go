@@ -33,7 +33,9 @@ func TestDev_LoginFlowAndRedirects(t *testing.T) {
 		{"scheme-relative", func(*site) string { return "//evil.example.com/steal" }, false},
 		{"backslash", func(*site) string { return "/\\evil.example.com" }, false},
 		{"javascript", func(*site) string { return "javascript:alert(1)" }, false},
-		{"userinfo trick", func(s *site) string { return "http://" + strings.TrimPrefix(s.srv.URL, "http://") + "@evil.example.com/" }, false},
+		{"userinfo trick", func(s *site) string {
+			return "http://" + strings.TrimPrefix(s.srv.URL, "http://") + "@evil.example.com/"
+		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -131,7 +131,9 @@ func (s *site) cookie(name string) string {
 }
 
 // xsrf returns the header a browser script would send with a cookie-borne token.
-func (s *site) xsrf() map[string]string { return map[string]string{"X-XSRF-TOKEN": s.cookie("XSRF-TOKEN")} }
+func (s *site) xsrf() map[string]string {
+	return map[string]string{"X-XSRF-TOKEN": s.cookie("XSRF-TOKEN")}
+}
 
 // directLogin logs in as demo through the direct provider.
 func (s *site) directLogin(query string) token.User {
