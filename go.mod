@@ -7,10 +7,12 @@ tool github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-chi/chi/v5 v5.5.0
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oapi-codegen/nethttp-middleware v1.3.1
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/swaggest/swgui v1.8.4
+	golang.org/x/oauth2 v0.37.0
 )
 
 require (

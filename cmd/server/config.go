@@ -17,6 +17,9 @@ type Secret string
 // LogValue masks the secret in slog output.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
+// MarshalJSON masks the secret where a JSON log handler marshals the whole config.
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
+
 // String masks the secret in fmt output too: empty stays empty so a missing secret is visible.
 func (s Secret) String() string {
 	if s == "" {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -145,14 +146,17 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	return nil
 }
 
-func newLogger(cfg Config) *slog.Logger {
+func newLogger(cfg Config) *slog.Logger { return newLoggerTo(os.Stderr, cfg) }
+
+// newLoggerTo logs text in dev (for people) and JSON in prod (for log pipelines).
+func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.IsDev() {
-		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+		return slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
 // routes builds the root router: shared middleware, platform endpoints, then each surface.

@@ -37,10 +37,10 @@ type Options struct {
 
 // Cluster is a running PostgreSQL server owned by this process.
 type Cluster struct {
-	dir    string
-	bin    string
-	cred   *syscall.Credential
-	logf   func(string, ...any)
+	dir     string
+	bin     string
+	cred    *syscall.Credential
+	logf    func(string, ...any)
 	stopped bool
 }
 
@@ -60,6 +60,11 @@ func FindBinaries() (string, error) {
 	versions, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(versions, func(i, j int) bool { return pgMajor(versions[i]) > pgMajor(versions[j]) })
 	candidates = append(candidates, versions...)
+	return firstWithBinaries(candidates)
+}
+
+// firstWithBinaries returns the first folder that holds all three server programs.
+func firstWithBinaries(candidates []string) (string, error) {
 	for _, dir := range candidates {
 		if isExec(filepath.Join(dir, "initdb")) && isExec(filepath.Join(dir, "pg_ctl")) && isExec(filepath.Join(dir, "postgres")) {
 			return dir, nil
@@ -197,9 +202,11 @@ func (c *Cluster) initdb(ctx context.Context, ephemeral bool) error {
 }
 
 func (c *Cluster) start(ctx context.Context) error {
-	// A server left over from a crashed run still holds the folder: stop it first.
-	if _, err := os.Stat(filepath.Join(c.dataDir(), "postmaster.pid")); err == nil {
-		_ = c.run(ctx, "pg_ctl", "-D", c.dataDir(), "-m", "fast", "-w", "stop")
+	// A server left running by a crashed run of ours is adopted rather than fought with; a stale
+	// pid file with no server behind it is pg_ctl's to clean up.
+	if c.command(ctx, "pg_ctl", "-D", c.dataDir(), "status").Run() == nil {
+		c.logf("postgres already running in %s: adopting it", c.dataDir())
+		return c.waitReady(ctx)
 	}
 	logFile := filepath.Join(c.dir, "server.log")
 	if err := c.run(ctx, "pg_ctl", "-D", c.dataDir(), "-l", logFile, "-w", "-t", "60", "start"); err != nil {

@@ -46,34 +46,31 @@ func FieldErrors(err error) []FieldError {
 	var out []FieldError
 	var walk func(error)
 	walk = func(err error) {
-		var me openapi3.MultiError
-		if errors.As(err, &me) {
-			for _, e := range me {
-				walk(e)
+		// A type switch, not errors.As: MultiError.As would stop at its first match, and a
+		// RequestError unwraps to the MultiError of its own schema errors.
+		switch e := err.(type) {
+		case openapi3.MultiError:
+			for _, inner := range e {
+				walk(inner)
 			}
-			return
-		}
-		var re *openapi3filter.RequestError
-		if errors.As(err, &re) {
+		case *openapi3filter.RequestError:
 			field := "body"
-			if re.Parameter != nil {
-				field = re.Parameter.Name
+			if e.Parameter != nil {
+				field = e.Parameter.Name
 			}
-			var inner openapi3.MultiError
-			if errors.As(re.Err, &inner) {
-				for _, e := range inner {
-					out = append(out, schemaField(field, e))
+			switch inner := e.Err.(type) {
+			case openapi3.MultiError:
+				for _, ie := range inner {
+					out = append(out, schemaField(field, ie))
 				}
-				return
+			case nil:
+				out = append(out, FieldError{Field: field, Message: e.Reason})
+			default:
+				out = append(out, schemaField(field, inner))
 			}
-			if re.Err != nil {
-				out = append(out, schemaField(field, re.Err))
-				return
-			}
-			out = append(out, FieldError{Field: field, Message: re.Reason})
-			return
+		default:
+			out = append(out, schemaField("request", err))
 		}
-		out = append(out, schemaField("request", err))
 	}
 	walk(err)
 	return out

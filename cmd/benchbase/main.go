@@ -1,0 +1,63 @@
+// Command benchbase is the baseline server of `make bench`: the least work an HTTP endpoint can do
+// with the same stack (a bare chi handler, a raw pgx query), so triad's figures can be reported as
+// ratios measured in the same run on the same noisy machine.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8090", "listen address")
+	dbURL := flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL for the /pgx baselines")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r := chi.NewRouter()
+	// /bare: a chi handler writing a small JSON body, the floor for any endpoint.
+	r.Get("/bare", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	if *dbURL != "" {
+		pool, err := pgxpool.New(ctx, *dbURL)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer pool.Close()
+		// /pgx: one round trip to the database, the floor for an endpoint that reads it.
+		r.Get("/pgx", func(w http.ResponseWriter, r *http.Request) {
+			var one int
+			if err := pool.QueryRow(r.Context(), "SELECT 1").Scan(&one); err != nil {
+				http.Error(w, "db", http.StatusServiceUnavailable)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]string{"status": "ready", "database": "ok"})
+		})
+	}
+	srv := &http.Server{Addr: *addr, Handler: r, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shCtx)
+	}()
+	fmt.Fprintln(os.Stderr, "benchbase listening on", *addr)
+	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/pgcluster"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// testServer runs the whole server (run) with args and returns its base URL and a stop function
+// that shuts it down and returns run's error.
+func testServer(t *testing.T, args ...string) (string, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	args = append([]string{"-addr", "127.0.0.1:0", "-log-level", "warn"}, args...)
+	go func() { done <- run(ctx, args, ready) }()
+	select {
+	case addr := <-ready:
+		stopped := false
+		stop := func() error {
+			if stopped {
+				return nil
+			}
+			stopped = true
+			cancel()
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(60 * time.Second):
+				t.Fatal("server did not stop within 60s")
+				return nil
+			}
+		}
+		t.Cleanup(func() { _ = stop() })
+		return "http://" + addr, stop
+	case err := <-done:
+		cancel()
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(90 * time.Second):
+		cancel()
+		t.Fatal("server did not start within 90s")
+	}
+	return "", nil
+}
+
+func get(t *testing.T, url string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(body)
+}
+
+func TestServer_PlatformEndpoints(t *testing.T) {
+	t.Parallel()
+	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	tests := []struct {
+		name, method, path string
+		want               int
+		wantType, wantBody string
+	}{
+		{"health", http.MethodGet, "/healthz", 200, "application/json", `"status":"ok"`},
+		{"readiness", http.MethodGet, "/readyz", 200, "application/json", `"database":"ok"`},
+		{"orders spec", http.MethodGet, "/openapi/orders.yaml", 200, "application/yaml", "openapi: 3.0.3"},
+		{"brands spec", http.MethodGet, "/openapi/brands.yaml", 200, "application/yaml", "openapi: 3.0.3"},
+		{"auth spec", http.MethodGet, "/openapi/auth.yaml", 200, "application/yaml", "openapi: 3.0.3"},
+		{"interactive docs", http.MethodGet, "/docs/", 200, "text/html", "swagger"},
+		{"unknown route is JSON 404", http.MethodGet, "/no/such/route", 404, "application/json", `"code":"not_found"`},
+		{"wrong method is JSON 405", http.MethodDelete, "/healthz", 405, "application/json", `"code":"method_not_allowed"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, tc.want, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tc.wantType) {
+				t.Fatalf("Content-Type = %q, want %q", ct, tc.wantType)
+			}
+			if !strings.Contains(strings.ToLower(string(body)), strings.ToLower(tc.wantBody)) {
+				t.Fatalf("body does not contain %q: %.300s", tc.wantBody, body)
+			}
+			if resp.Header.Get("X-Request-Id") == "" {
+				t.Fatal("no X-Request-Id header")
+			}
+		})
+	}
+}
+
+// The published specs are the files in api/, byte for byte.
+func TestServer_SpecsServedVerbatim(t *testing.T) {
+	t.Parallel()
+	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	for _, name := range specNames {
+		want, err := os.ReadFile(filepath.Join("..", "..", "api", name+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, got := get(t, base+"/openapi/"+name+".yaml"); got != string(want) {
+			t.Fatalf("/openapi/%s.yaml differs from api/%s.yaml", name, name)
+		}
+	}
+}
+
+// Without DATABASE_URL the server runs its own PostgreSQL: /readyz follows the database going away
+// and coming back, shutdown stops the cluster, and a second start finds the data again.
+func TestServer_ManagedPostgres(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	pgDir := filepath.Join(dataDir, "pg")
+	base, stop := testServer(t, "-data-dir", dataDir)
+
+	if code, _, body := get(t, base+"/readyz"); code != http.StatusOK {
+		t.Fatalf("readyz = %d %s, want 200", code, body)
+	}
+	ctx := context.Background()
+	dbURL := clusterURL(t, pgDir)
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO platform_info (key, value) VALUES ('marker', 'kept')"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+
+	// Kill the database under the running server: readiness must say so.
+	outside, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outside.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "unreachable") {
+		t.Fatalf("readyz with the database down = %d %s, want 503", code, body)
+	}
+	// Bring it back: the server recovers without a restart.
+	if _, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { code, _, _ := get(t, base+"/readyz"); return code == http.StatusOK })
+
+	if err := stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(pgDir, "data", "postmaster.pid")); !os.IsNotExist(err) {
+		t.Fatal("PostgreSQL still running after the server stopped")
+	}
+
+	_, stop2 := testServer(t, "-data-dir", dataDir)
+	conn, err = pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	err = conn.QueryRow(ctx, "SELECT value FROM platform_info WHERE key = 'marker'").Scan(&v)
+	conn.Close(ctx)
+	if err != nil || v != "kept" {
+		t.Fatalf("after restart: value=%q err=%v, want the row written in the first run", v, err)
+	}
+	if err := stop2(); err != nil {
+		t.Fatalf("second shutdown: %v", err)
+	}
+}
+
+func clusterURL(t *testing.T, pgDir string) string {
+	t.Helper()
+	return "postgres://postgres@/triad?host=" + pgDir + "&sslmode=disable"
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 20s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A shutdown signal lets a request that is already running finish and answer. Not parallel: it
+// adds a slow route to the package's surface list for its own server.
+func TestServer_GracefulShutdownFinishesInFlight(t *testing.T) {
+	started := make(chan struct{})
+	saved := surfaces
+	surfaces = append(surfaces[:len(surfaces):len(surfaces)], struct {
+		name  string
+		mount func(*app, chi.Router) error
+	}{"slow", func(_ *app, r chi.Router) error {
+		r.Get("/test/slow", func(w http.ResponseWriter, _ *http.Request) {
+			close(started)
+			time.Sleep(500 * time.Millisecond)
+			_, _ = w.Write([]byte("finished"))
+		})
+		return nil
+	}})
+	t.Cleanup(func() { surfaces = saved })
+
+	base, stop := testServer(t, "-database-url", dbtest.NewURL(t))
+	type result struct {
+		body string
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(base + "/test/slow")
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- result{string(b), err}
+	}()
+	<-started
+	if err := stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	r := <-got
+	if r.err != nil || r.body != "finished" {
+		t.Fatalf("in-flight request: body=%q err=%v, want it to finish", r.body, r.err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("server still accepts requests after shutdown")
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	for _, k := range []string{"MODE", "ORDERS_CLIENT_ID", "ORDERS_CLIENT_SECRET", "AUTH_SECRET", "BRANDS_ADMIN_EMAIL", "BRANDS_ADMIN_PASSWORD", "ADDR"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Run("dev mode fills documented defaults", func(t *testing.T) {
+		c, err := LoadConfig(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Addr != ":8080" || c.Orders.ClientID != devOrdersClientID || string(c.Auth.Secret) != devAuthSecret {
+			t.Fatalf("dev defaults not applied: %+v", c)
+		}
+	})
+	t.Run("prod mode refuses to start without secrets", func(t *testing.T) {
+		_, err := LoadConfig([]string{"-mode", "prod"})
+		if err == nil {
+			t.Fatal("prod mode without secrets started")
+		}
+		for _, want := range []string{"ORDERS_CLIENT_ID", "AUTH_SECRET"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %s", err, want)
+			}
+		}
+	})
+	t.Run("environment feeds flags, flags win", func(t *testing.T) {
+		t.Setenv("ADDR", ":9999")
+		c, err := LoadConfig(nil)
+		if err != nil || c.Addr != ":9999" {
+			t.Fatalf("ADDR from env: %q %v", c.Addr, err)
+		}
+		c, err = LoadConfig([]string{"-addr", ":7777"})
+		if err != nil || c.Addr != ":7777" {
+			t.Fatalf("flag over env: %q %v", c.Addr, err)
+		}
+	})
+	t.Run("secrets are masked in logs", func(t *testing.T) {
+		c, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "id", "-orders-client-secret", "s3cr3t-value",
+			"-auth-secret", strings.Repeat("k", 40), "-database-url", "postgres://u:pw-in-dsn@h/db"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb strings.Builder
+		newLoggerTo(&sb, c).Info("config", "config", c)
+		for _, leak := range []string{"s3cr3t-value", strings.Repeat("k", 40), "pw-in-dsn"} {
+			if strings.Contains(sb.String(), leak) {
+				t.Fatalf("log line leaks a secret: %s", sb.String())
+			}
+		}
+		var line map[string]any
+		if err := json.Unmarshal([]byte(sb.String()), &line); err != nil {
+			t.Fatalf("prod log is not JSON: %v", err)
+		}
+	})
+}

@@ -1,0 +1,438 @@
+// Package token issues, parses and transports the auth service's JWTs: HS256 tokens carrying a User,
+// sent as an HttpOnly cookie guarded by an XSRF cookie/header pair, or as a header or query value.
+// It also defines the hooks (SecretReader, ClaimsUpdater, Validator) and the request-context helpers.
+package token
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Claims are the JWT claims: the registered ones (aud, iss, exp, iat, jti) plus the user.
+type Claims struct {
+	jwt.RegisteredClaims
+	// User is the logged-in user; nil in handshake and confirmation tokens, which therefore never
+	// authenticate a request.
+	User *User `json:"user,omitempty"`
+	// SessionOnly marks a login whose cookies must not outlive the browser session; refreshes keep it.
+	SessionOnly bool `json:"sess_only,omitempty"`
+	// AuthTime is when the user actually logged in (Unix seconds). Refreshes keep it, so a stolen
+	// cookie cannot be refreshed forever: past AuthTime+CookieDuration a new login is required.
+	AuthTime int64 `json:"auth_time,omitempty"`
+	// Handshake carries login-flow state (OAuth2 state, PKCE verifier, redirect target) or a
+	// confirmation request; tokens with it are never accepted as sessions.
+	Handshake *Handshake `json:"handshake,omitempty"`
+}
+
+// Handshake is the short-lived state of a login in progress.
+type Handshake struct {
+	// State is the OAuth2 state value the callback must echo.
+	State string `json:"state,omitempty"`
+	// From is the validated redirect target after login, or "".
+	From string `json:"from,omitempty"`
+	// Verifier is the PKCE code verifier of the flow.
+	Verifier string `json:"verifier,omitempty"`
+	// ID identifies a confirmation request (verified provider): user and address.
+	ID string `json:"id,omitempty"`
+	// Session asks for session-only cookies once the login completes.
+	Session bool `json:"session,omitempty"`
+}
+
+// Aud returns the single audience of the claims, or "".
+func (c Claims) Aud() string {
+	if len(c.Audience) == 0 {
+		return ""
+	}
+	return c.Audience[0]
+}
+
+// Errors returned by the Service. Callers map them to HTTP statuses; they never reach clients verbatim.
+var (
+	// ErrNoToken: the request carries no token at all.
+	ErrNoToken = errors.New("token: no token in request")
+	// ErrInvalid: the token is malformed, badly signed, signed with a refused algorithm, from another
+	// issuer, or otherwise unacceptable.
+	ErrInvalid = errors.New("token: invalid token")
+	// ErrExpired: a cookie-borne token whose signature is good but whose exp has passed. Get returns
+	// its claims with this error so the middleware may refresh it.
+	ErrExpired = errors.New("token: token expired")
+	// ErrXSRF: a cookie-borne token came without a matching X-XSRF-TOKEN header.
+	ErrXSRF = errors.New("token: XSRF header missing or wrong")
+	// ErrAudience: the aud is not one of the allowed audiences.
+	ErrAudience = errors.New("token: audience not allowed")
+	// ErrSecret: the SecretReader failed or returned an empty secret.
+	ErrSecret = errors.New("token: no secret")
+)
+
+// Defaults of Opts.
+const (
+	DefaultTokenDuration     = 15 * time.Minute
+	DefaultCookieDuration    = 31 * 24 * time.Hour
+	DefaultHandshakeDuration = 15 * time.Minute
+	DefaultJWTCookieName     = "JWT"
+	DefaultJWTHeaderKey      = "X-JWT"
+	DefaultXSRFCookieName    = "XSRF-TOKEN"
+	DefaultXSRFHeaderKey     = "X-XSRF-TOKEN"
+	DefaultJWTQuery          = "token"
+	DefaultHandshakeCookie   = "AUTH-HANDSHAKE"
+)
+
+// Opts configure a Service. Zero values take the defaults above.
+type Opts struct {
+	// SecretReader returns the signing secret for an audience. Required.
+	SecretReader SecretReader
+	// ClaimsUpd is called on token creation and refresh (Set); optional.
+	ClaimsUpd ClaimsUpdater
+	// SecureCookies marks cookies Secure (HTTPS only). Off by default so plain-HTTP development works.
+	SecureCookies bool
+	// SameSite of the cookies; 0 means Lax, which sends them on top-level navigations (needed for
+	// OAuth callbacks) but not on cross-site subrequests.
+	SameSite http.SameSite
+	// TokenDuration is the JWT lifetime, default 15 minutes.
+	TokenDuration time.Duration
+	// CookieDuration is the cookie lifetime and the longest a login can be refreshed, default 31 days.
+	CookieDuration time.Duration
+	// HandshakeDuration is how long a login in progress (or a confirmation token) stays valid, default 15 minutes.
+	HandshakeDuration time.Duration
+	// Issuer goes in iss and is required of parsed tokens when set.
+	Issuer string
+	// Audiences, when non-empty, is the list of acceptable aud values: creating or accepting a token
+	// for any other audience fails with ErrAudience.
+	Audiences []string
+	// XSRFIgnoreMethods lists HTTP methods for which a cookie-borne token needs no XSRF header.
+	// Empty by default: every method is checked.
+	XSRFIgnoreMethods []string
+	// DisableXSRF turns the XSRF check off entirely (tests, non-browser deployments).
+	DisableXSRF bool
+	// JWTCookieName, JWTCookieDomain, JWTHeaderKey, XSRFCookieName, XSRFHeaderKey, JWTQuery and
+	// HandshakeCookieName override the transport names.
+	JWTCookieName, JWTCookieDomain, JWTHeaderKey, XSRFCookieName, XSRFHeaderKey, JWTQuery, HandshakeCookieName string
+	// Now is the clock; nil means time.Now. Tests move it to expire tokens.
+	Now func() time.Time
+}
+
+// Service creates, parses and transports tokens. It is safe for concurrent use.
+type Service struct {
+	Opts
+	parser *jwt.Parser
+}
+
+// NewService returns a Service with defaults filled in.
+func NewService(o Opts) *Service {
+	if o.TokenDuration <= 0 {
+		o.TokenDuration = DefaultTokenDuration
+	}
+	if o.CookieDuration <= 0 {
+		o.CookieDuration = DefaultCookieDuration
+	}
+	if o.HandshakeDuration <= 0 {
+		o.HandshakeDuration = DefaultHandshakeDuration
+	}
+	if o.SameSite == 0 {
+		o.SameSite = http.SameSiteLaxMode
+	}
+	def := func(s *string, d string) {
+		if *s == "" {
+			*s = d
+		}
+	}
+	def(&o.JWTCookieName, DefaultJWTCookieName)
+	def(&o.JWTHeaderKey, DefaultJWTHeaderKey)
+	def(&o.XSRFCookieName, DefaultXSRFCookieName)
+	def(&o.XSRFHeaderKey, DefaultXSRFHeaderKey)
+	def(&o.JWTQuery, DefaultJWTQuery)
+	def(&o.HandshakeCookieName, DefaultHandshakeCookie)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{
+		Opts: o,
+		// Only HS256 is accepted: "none", RS/ES/PS (key-confusion attacks) and other HMAC sizes are
+		// refused before the key is even looked up. Time claims are checked by hand in validate,
+		// so an expired token's claims can still be read for a refresh.
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation()),
+	}
+}
+
+// AllowedAudience reports whether aud may be used: always when Audiences is empty.
+func (s *Service) AllowedAudience(aud string) bool {
+	return len(s.Audiences) == 0 || slices.Contains(s.Audiences, aud)
+}
+
+func (s *Service) secret(aud string) ([]byte, error) {
+	if s.SecretReader == nil {
+		return nil, ErrSecret
+	}
+	sec, err := s.SecretReader.Get(aud)
+	if err != nil || sec == "" {
+		return nil, fmt.Errorf("%w for aud %q", ErrSecret, aud)
+	}
+	return []byte(sec), nil
+}
+
+// Token signs claims as they are (no defaults added) with the secret of their audience.
+func (s *Service) Token(c Claims) (string, error) {
+	if !s.AllowedAudience(c.Aud()) {
+		return "", fmt.Errorf("%w: %q", ErrAudience, c.Aud())
+	}
+	key, err := s.secret(c.Aud())
+	if err != nil {
+		return "", err
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
+}
+
+// Parse verifies a token string and returns its claims. An expired token returns its claims and an
+// error wrapping ErrExpired; every other failure returns ErrInvalid, ErrAudience or ErrSecret.
+func (s *Service) Parse(tokenString string) (Claims, error) {
+	var c Claims
+	_, err := s.parser.ParseWithClaims(tokenString, &c, func(t *jwt.Token) (any, error) {
+		// The secret depends on the audience; the claims are decoded (not yet trusted) at this point,
+		// and the signature check that follows makes them trusted.
+		aud, _ := t.Claims.GetAudience()
+		a := ""
+		if len(aud) > 0 {
+			a = aud[0]
+		}
+		return s.secret(a)
+	})
+	if err != nil {
+		if errors.Is(err, ErrSecret) {
+			return Claims{}, err
+		}
+		return Claims{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return c, s.validate(c)
+}
+
+func (s *Service) validate(c Claims) error {
+	if s.Issuer != "" && c.Issuer != s.Issuer {
+		return fmt.Errorf("%w: issuer %q", ErrInvalid, c.Issuer)
+	}
+	if len(c.Audience) > 1 {
+		return fmt.Errorf("%w: several audiences", ErrInvalid)
+	}
+	if !s.AllowedAudience(c.Aud()) {
+		return fmt.Errorf("%w: %q", ErrAudience, c.Aud())
+	}
+	if c.ExpiresAt == nil {
+		return fmt.Errorf("%w: no exp", ErrInvalid)
+	}
+	if !s.Now().Before(c.ExpiresAt.Time) {
+		return ErrExpired
+	}
+	return nil
+}
+
+// NewID returns a random token id (jti), 128 bits, URL-safe.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Set completes claims (jti when empty, iss, iat, exp, auth_time when zero), runs the ClaimsUpdater,
+// signs them and sets the JWT and XSRF cookies. It returns the claims as signed.
+func (s *Service) Set(w http.ResponseWriter, c Claims) (Claims, error) {
+	now := s.Now()
+	if c.ID == "" {
+		c.ID = NewID()
+	}
+	if s.Issuer != "" {
+		c.Issuer = s.Issuer
+	}
+	c.IssuedAt = jwt.NewNumericDate(now)
+	c.ExpiresAt = jwt.NewNumericDate(now.Add(s.TokenDuration))
+	if c.AuthTime == 0 {
+		c.AuthTime = now.Unix()
+	}
+	if c.User != nil && c.User.Audience == "" {
+		c.User.Audience = c.Aud()
+	}
+	if s.ClaimsUpd != nil {
+		c = s.ClaimsUpd.Update(c)
+	}
+	tok, err := s.Token(c)
+	if err != nil {
+		return Claims{}, err
+	}
+	maxAge := int(s.CookieDuration / time.Second)
+	if c.SessionOnly {
+		maxAge = 0 // a session cookie: gone when the browser closes
+	}
+	http.SetCookie(w, &http.Cookie{Name: s.JWTCookieName, Value: tok, Path: "/", Domain: s.JWTCookieDomain,
+		MaxAge: maxAge, HttpOnly: true, Secure: s.SecureCookies, SameSite: s.SameSite})
+	// The XSRF cookie is readable by scripts on purpose: the page copies it into X-XSRF-TOKEN, which a
+	// cross-site attacker cannot do.
+	http.SetCookie(w, &http.Cookie{Name: s.XSRFCookieName, Value: c.ID, Path: "/", Domain: s.JWTCookieDomain,
+		MaxAge: maxAge, HttpOnly: false, Secure: s.SecureCookies, SameSite: s.SameSite})
+	return c, nil
+}
+
+// Get finds the token of a request: header X-JWT, then query token, then the JWT cookie (which
+// needs the XSRF header). It returns the claims and the raw token. A cookie token that is expired
+// but otherwise good comes back with its claims and ErrExpired, so the caller may refresh it.
+func (s *Service) Get(r *http.Request) (Claims, string, error) {
+	if tok := r.Header.Get(s.JWTHeaderKey); tok != "" {
+		return s.getNonCookie(tok)
+	}
+	if r.URL.RawQuery != "" { // checked first: parsing the query allocates
+		if tok := r.URL.Query().Get(s.JWTQuery); tok != "" {
+			return s.getNonCookie(tok)
+		}
+	}
+	ck, err := r.Cookie(s.JWTCookieName)
+	if err != nil || ck.Value == "" {
+		return Claims{}, "", ErrNoToken
+	}
+	c, err := s.Parse(ck.Value)
+	if err != nil && !errors.Is(err, ErrExpired) {
+		return Claims{}, "", err
+	}
+	if err == nil || errors.Is(err, ErrExpired) {
+		if xerr := s.checkXSRF(r, c.ID); xerr != nil {
+			return Claims{}, "", xerr
+		}
+	}
+	if err != nil {
+		if c.SessionOnly || c.AuthTime == 0 || !s.Now().Before(time.Unix(c.AuthTime, 0).Add(s.CookieDuration)) {
+			return Claims{}, "", fmt.Errorf("%w: past the cookie lifetime", ErrInvalid)
+		}
+		return c, ck.Value, err
+	}
+	return c, ck.Value, nil
+}
+
+// getNonCookie parses a header or query token: no XSRF (a cross-site page cannot set these) and no
+// refresh (the caller holds no cookie to refresh).
+func (s *Service) getNonCookie(tok string) (Claims, string, error) {
+	c, err := s.Parse(tok)
+	if err != nil {
+		if errors.Is(err, ErrExpired) {
+			return Claims{}, "", fmt.Errorf("%w: expired", ErrInvalid)
+		}
+		return Claims{}, "", err
+	}
+	return c, tok, nil
+}
+
+func (s *Service) checkXSRF(r *http.Request, id string) error {
+	if s.DisableXSRF || slices.Contains(s.XSRFIgnoreMethods, r.Method) {
+		return nil
+	}
+	h := r.Header.Get(s.XSRFHeaderKey)
+	// Constant-time: the comparison must not leak how much of the id an attacker guessed.
+	if h == "" || id == "" || subtle.ConstantTimeCompare([]byte(h), []byte(id)) != 1 {
+		return ErrXSRF
+	}
+	return nil
+}
+
+// Reset removes the JWT and XSRF cookies (logout).
+func (s *Service) Reset(w http.ResponseWriter) {
+	for _, name := range []string{s.JWTCookieName, s.XSRFCookieName} {
+		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", Domain: s.JWTCookieDomain, MaxAge: -1,
+			Expires: time.Unix(0, 0), HttpOnly: name == s.JWTCookieName, Secure: s.SecureCookies, SameSite: s.SameSite})
+	}
+}
+
+// HandshakeToken signs a handshake (login in progress or confirmation request) valid for
+// HandshakeDuration. It has no user, so it never authenticates a request.
+func (s *Service) HandshakeToken(aud string, h Handshake) (string, error) {
+	now := s.Now()
+	c := Claims{
+		RegisteredClaims: jwt.RegisteredClaims{ID: NewID(), Issuer: s.Issuer, IssuedAt: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(s.HandshakeDuration))},
+		Handshake: &h,
+	}
+	if aud != "" {
+		c.Audience = jwt.ClaimStrings{aud}
+	}
+	return s.Token(c)
+}
+
+// ParseHandshake verifies a handshake token made by HandshakeToken. Expired ones fail.
+func (s *Service) ParseHandshake(tok string) (Claims, error) {
+	c, err := s.Parse(tok)
+	if err != nil {
+		return Claims{}, err
+	}
+	if c.Handshake == nil || c.User != nil {
+		return Claims{}, fmt.Errorf("%w: not a handshake", ErrInvalid)
+	}
+	return c, nil
+}
+
+// SetHandshake stores a login in progress in a short-lived HttpOnly cookie bound to its state.
+func (s *Service) SetHandshake(w http.ResponseWriter, aud string, h Handshake) error {
+	tok, err := s.HandshakeToken(aud, h)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: s.HandshakeCookieName, Value: tok, Path: "/", Domain: s.JWTCookieDomain,
+		MaxAge: int(s.HandshakeDuration / time.Second), HttpOnly: true, Secure: s.SecureCookies, SameSite: s.SameSite})
+	return nil
+}
+
+// GetHandshake reads and verifies the handshake cookie.
+func (s *Service) GetHandshake(r *http.Request) (Claims, error) {
+	ck, err := r.Cookie(s.HandshakeCookieName)
+	if err != nil || ck.Value == "" {
+		return Claims{}, ErrNoToken
+	}
+	return s.ParseHandshake(ck.Value)
+}
+
+// ResetHandshake removes the handshake cookie, so a state can be used once.
+func (s *Service) ResetHandshake(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: s.HandshakeCookieName, Value: "", Path: "/", Domain: s.JWTCookieDomain,
+		MaxAge: -1, Expires: time.Unix(0, 0), HttpOnly: true, Secure: s.SecureCookies, SameSite: s.SameSite})
+}
+
+// IsSessionRequest reports whether a login request asks for session-only cookies (session=1 or sess=1).
+func IsSessionRequest(r *http.Request) bool {
+	q := r.URL.Query()
+	v := q.Get("session")
+	if v == "" {
+		v = q.Get("sess")
+	}
+	return v == "1" || strings.EqualFold(v, "true")
+}
+
+type ctxKey struct{}
+
+// SetUserInfo returns r with u in its context.
+func SetUserInfo(r *http.Request, u User) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), ctxKey{}, u))
+}
+
+// ErrNoUser: the request context holds no user (no auth middleware, or Trace without a login).
+var ErrNoUser = errors.New("token: no user in request context")
+
+// GetUserInfo returns the user the middleware put in the request context.
+func GetUserInfo(r *http.Request) (User, error) {
+	if u, ok := r.Context().Value(ctxKey{}).(User); ok {
+		return u, nil
+	}
+	return User{}, ErrNoUser
+}
+
+// MustGetUserInfo returns the user of the request and panics when there is none: use it only
+// behind the Auth middleware, where a missing user is a wiring bug.
+func MustGetUserInfo(r *http.Request) User {
+	u, err := GetUserInfo(r)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
