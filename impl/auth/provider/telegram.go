@@ -152,7 +152,9 @@ func (h *TelegramHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 }
 
 // LogoutHandler clears the session cookies.
-func (h *TelegramHandler) LogoutHandler(w http.ResponseWriter, _ *http.Request) { Logout(w, h.JwtService) }
+func (h *TelegramHandler) LogoutHandler(w http.ResponseWriter, _ *http.Request) {
+	Logout(w, h.JwtService)
+}
 
 // handleUpdate confirms a request on "/start <token>" and answers the user either way.
 func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {

@@ -141,4 +141,6 @@ func (h *TwitterHandler) verifyCredentials(r *http.Request, acc oauth1.Credentia
 }
 
 // LogoutHandler clears the session cookies.
-func (h *TwitterHandler) LogoutHandler(w http.ResponseWriter, _ *http.Request) { Logout(w, h.JwtService) }
+func (h *TwitterHandler) LogoutHandler(w http.ResponseWriter, _ *http.Request) {
+	Logout(w, h.JwtService)
+}

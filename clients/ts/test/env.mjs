@@ -1,0 +1,61 @@
+// @ts-check
+/**
+ * What the SDK tests share: where each surface is, and a fetch that fails on contract violations
+ * reported by Prism when the tests run behind it (`make contract`).
+ *
+ * @module
+ */
+
+/**
+ * baseUrl is where the tests reach surface: TRIAD_<SURFACE>_URL, set by the Go harness
+ * (e2e.TestTypeScriptSDK) to the server or, in contract mode, to the surface's Prism proxy.
+ *
+ * @param {"orders" | "brands" | "auth"} surface
+ * @returns {string}
+ */
+export function baseUrl(surface) {
+  const name = `TRIAD_${surface.toUpperCase()}_URL`;
+  const url = process.env[name];
+  if (!url) {
+    throw new Error(`${name} is not set: run these tests through 'go test ./e2e -run TestTypeScriptSDK'`);
+  }
+  return url;
+}
+
+/**
+ * env returns a required environment variable.
+ *
+ * @param {string} name
+ * @returns {string}
+ */
+export function env(name) {
+  const v = process.env[name];
+  if (!v) {
+    throw new Error(`${name} is not set`);
+  }
+  return v;
+}
+
+/**
+ * checkedFetch is the fetch every SDK client in the tests uses. Prism, in validating proxy mode,
+ * lists violations in the sl-violations header (even mere warnings such as an undocumented status)
+ * and answers its own problem document when it refuses a request or a response; either fails the
+ * request here, so the test that sent it fails.
+ *
+ * @param {Request} request
+ * @returns {Promise<Response>}
+ */
+export async function checkedFetch(request) {
+  const response = await fetch(request);
+  const violations = response.headers.get("sl-violations");
+  if (violations) {
+    throw new Error(`${request.method} ${request.url} -> ${response.status} violates the spec: ${violations}`);
+  }
+  if ((response.headers.get("content-type") ?? "").startsWith("application/problem+json")) {
+    const body = await response.clone().text();
+    if (body.includes("https://stoplight.io/prism/errors#")) {
+      throw new Error(`Prism refused ${request.method} ${request.url}: ${body}`);
+    }
+  }
+  return response;
+}

@@ -1,0 +1,10 @@
+// Package e2e holds the cross-surface end-to-end tests of triad. They build the real server binary,
+// start it against a fresh PostgreSQL database per test, and drive each surface only through the
+// client generated from its spec (gen/<surface>api), with every response validated against the
+// spec by impl/apitest. TestTypeScriptSDK runs the Node tests of the TypeScript SDK (clients/ts)
+// against the same kind of server.
+//
+// With TRIAD_E2E_PRISM=1 (`make contract`) every surface is reached through Stoplight Prism in
+// validating proxy mode (--errors): a request or response that violates the spec fails the test,
+// whichever side (Go, TypeScript, or the server) is wrong.
+package e2e

@@ -1,0 +1,386 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/dbtest"
+)
+
+// Surface names, as in api/<name>.yaml.
+const (
+	orders = "orders"
+	brands = "brands"
+	auth   = "auth"
+)
+
+// The OAuth2 client of the orders API that every test server is configured with.
+const (
+	ordersClientID     = "e2e-client"
+	ordersClientSecret = "e2e-client-secret"
+)
+
+var (
+	repoRoot  string // absolute path of the repository
+	serverBin string // the server binary built once by TestMain
+	usePrism  = os.Getenv("TRIAD_E2E_PRISM") == "1"
+)
+
+func TestMain(m *testing.M) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	repoRoot = root
+	// The binary goes beside the test binary: `go test` runs that from its own work folder and
+	// deletes the folder afterwards, which dbtest.Main's os.Exit would keep us from doing.
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	serverBin = filepath.Join(filepath.Dir(exe), "triad-server")
+	args := []string{"build", "-o", serverBin}
+	if raceEnabled {
+		// A race in the server under end-to-end traffic is a failure like any other.
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/server")...)
+	build.Dir = repoRoot
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building the server:", err)
+		os.Exit(1)
+	}
+	dbtest.Main(m)
+}
+
+// server is one running triad binary with its own database, and, in contract mode, one Prism
+// validating proxy per surface in front of it.
+type server struct {
+	// URL is the server's own base URL, e.g. http://127.0.0.1:41234.
+	URL  string
+	base map[string]string
+	log  *syncBuffer
+}
+
+// Base is the URL a client of surface talks to: the surface's Prism proxy in contract mode, the
+// server itself otherwise.
+func (s *server) Base(surface string) string {
+	if b, ok := s.base[surface]; ok {
+		return b
+	}
+	return s.URL
+}
+
+// startServer runs the binary in dev mode (so the prepared data exists) on a free port with a fresh
+// database, waits until it is ready, and stops it when t ends. In contract mode it also starts a
+// Prism proxy for each of surfaces.
+func startServer(t *testing.T, surfaces ...string) *server {
+	t.Helper()
+	dbURL := dbtest.NewURL(t)
+	var s *server
+	for attempt := 0; s == nil; attempt++ {
+		var log string
+		s, log = launch(t, dbURL)
+		if s == nil && (attempt == 2 || !strings.Contains(log, "address already in use")) {
+			t.Fatalf("server exited before listening:\n%s", log)
+		}
+	}
+	waitReady(t, s.URL+"/readyz")
+	if usePrism {
+		for _, surface := range surfaces {
+			s.base[surface] = startPrism(t, surface, s.URL)
+		}
+	}
+	return s
+}
+
+// launch starts the binary on a port picked just before. It returns nil and the server's log when
+// the server exits before listening (another process may have taken the port meanwhile).
+func launch(t *testing.T, dbURL string) (*server, string) {
+	t.Helper()
+	port := freePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, serverBin,
+		"-mode", "dev",
+		"-addr", fmt.Sprintf("127.0.0.1:%d", port),
+		"-data-dir", t.TempDir(),
+		"-log-level", "info",
+		"-orders-client-id", ordersClientID,
+		"-orders-client-secret", ordersClientSecret,
+		"-auth-url", url,
+		"-auth-dev-port", fmt.Sprint(freePort(t)),
+	)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
+	// SIGTERM lets the server shut down gracefully and close its database connections before dbtest
+	// drops the database.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the server: %v", err)
+	}
+	s := &server{URL: url, base: map[string]string{}, log: &syncBuffer{}}
+	listening := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		seen := false
+		for sc.Scan() {
+			s.log.WriteLine(sc.Text())
+			if !seen && strings.Contains(sc.Text(), "msg=listening ") {
+				seen = true
+				close(listening)
+			}
+		}
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	select {
+	case <-listening:
+	case <-exited:
+		cancel()
+		return nil, s.log.String()
+	case <-time.After(2 * time.Minute):
+		cancel()
+		<-exited
+		t.Fatalf("server did not listen within 2 minutes:\n%s", s.log.String())
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Errorf("server did not stop within 30s")
+		}
+		out := s.log.String()
+		if strings.Contains(out, "WARNING: DATA RACE") {
+			t.Errorf("the server reported a data race:\n%s", out)
+		} else if t.Failed() {
+			t.Logf("server log:\n%s", out)
+		}
+	})
+	return s, ""
+}
+
+// waitReady polls url until it answers 200.
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after a minute (last error %v)", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freePort asks the kernel for a free TCP port on the loopback. Another process could take it
+// before it is used; the listeners that need a fixed number (the dev OAuth2 server, Prism) are
+// started right after.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startPrism runs `prism proxy --errors api/<surface>.yaml upstream` and returns its base URL. When
+// t ends, any violation Prism logged fails the test, whether or not a client saw it.
+func startPrism(t *testing.T, surface, upstream string) string {
+	t.Helper()
+	ensureNodeModules(t)
+	prism := filepath.Join(repoRoot, "node_modules", ".bin", "prism")
+	var lastErr string
+	for attempt := 0; attempt < 3; attempt++ {
+		port := freePort(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, prism, "proxy", "--errors",
+			"--host", "127.0.0.1", "--port", fmt.Sprint(port),
+			filepath.Join(repoRoot, "api", surface+".yaml"), upstream)
+		cmd.Dir = repoRoot
+		cmd.WaitDelay = 10 * time.Second
+		out := &syncBuffer{}
+		pipe, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting Prism: %v", err)
+		}
+		up := make(chan struct{})
+		exited := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(pipe)
+			seen := false
+			for sc.Scan() {
+				out.WriteLine(sc.Text())
+				if !seen && strings.Contains(sc.Text(), "Prism is listening on") {
+					seen = true
+					close(up)
+				}
+			}
+			_ = cmd.Wait()
+			close(exited)
+		}()
+		select {
+		case <-up:
+			t.Cleanup(func() {
+				cancel()
+				<-exited
+				if v := prismViolations(out.String()); v != "" {
+					t.Errorf("Prism (%s) reported contract violations:\n%s", surface, v)
+				}
+				if t.Failed() {
+					t.Logf("Prism (%s) log:\n%s", surface, out.String())
+				}
+			})
+			return fmt.Sprintf("http://127.0.0.1:%d", port)
+		case <-exited:
+			cancel()
+			lastErr = out.String()
+		case <-time.After(time.Minute):
+			cancel()
+			<-exited
+			t.Fatalf("Prism (%s) did not start within a minute:\n%s", surface, out.String())
+		}
+	}
+	t.Fatalf("Prism (%s) failed to start:\n%s", surface, lastErr)
+	return ""
+}
+
+// prismViolations returns the lines of a Prism log that report a contract violation: a response or
+// request that does not match the spec, or a request Prism refused (it refuses only invalid ones).
+func prismViolations(log string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "Violation:") || strings.Contains(line, "Request terminated with error") {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// contractTransport fails the test on any response that Prism flagged: one carrying sl-violations
+// (Prism's list of violations, sent even for warnings such as an undocumented status) or one of
+// Prism's own problem documents, which it sends instead of a response it could not validate.
+type contractTransport struct {
+	t    testing.TB
+	base http.RoundTripper
+}
+
+func (c contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	if v := resp.Header.Get("sl-violations"); v != "" {
+		c.t.Errorf("Prism: %s %s -> %d violates the spec: %s", req.Method, req.URL.Path, resp.StatusCode, v)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		var problem struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(body, &problem) == nil && strings.HasPrefix(problem.Type, "https://stoplight.io/prism/errors#") {
+			c.t.Errorf("Prism refused %s %s: %s", req.Method, req.URL.Path, body)
+		}
+	}
+	return resp, nil
+}
+
+// httpClient returns the client every test request goes through: each response is validated in
+// process against spec by kin-openapi (impl/apitest), and, in contract mode, checked for Prism's
+// verdict. Redirects are not followed so tests can assert on them.
+func httpClient(t testing.TB, spec *openapi3.T) *http.Client {
+	var rt http.RoundTripper = http.DefaultTransport
+	if usePrism {
+		rt = contractTransport{t: t, base: rt}
+	}
+	return &http.Client{
+		Transport:     apitest.NewValidator(t, spec).Transport(t, rt),
+		Timeout:       30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// syncBuffer collects a child process's log lines for several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) WriteLine(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(line)
+	s.b.WriteByte('\n')
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var (
+	npmOnce sync.Once
+	npmErr  string
+)
+
+// ensureNodeModules installs the pinned npm packages (openapi-fetch for the SDK, Prism for the
+// contract run) when `make deps-npm` has not, so `go test ./...` works on a fresh checkout too.
+func ensureNodeModules(t *testing.T) {
+	t.Helper()
+	npmOnce.Do(func() {
+		if _, err := os.Stat(filepath.Join(repoRoot, "node_modules", "openapi-fetch", "package.json")); err == nil {
+			return
+		}
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			npmErr = err.Error() + "\n" + string(out)
+		}
+	})
+	if npmErr != "" {
+		t.Fatalf("npm ci (the pinned npm packages): %s", npmErr)
+	}
+}

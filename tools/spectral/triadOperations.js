@@ -1,0 +1,59 @@
+// Spectral function for the triad specs (rule triad-operation-contract in .spectral.yaml): checks
+// that each operation documents the refusals every triad route can produce and shows examples.
+//
+// - 500: any handler can fail internally (web.Internal answers it).
+// - 400: routes with parameters or a body sit behind kin-openapi request validation (web.Validator).
+// - 401: routes whose effective security requirement is not empty refuse unauthenticated callers.
+// - 413: routes with a body sit behind the server-wide body limit (web.LimitBody).
+// - every request body and response body media type carries an example (or examples), so the specs
+//   are usable as documentation and as mock data (Prism, Swagger UI).
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+function hasExample(media) {
+  if (!media || typeof media !== "object") return true;
+  if (media.example !== undefined || (media.examples && Object.keys(media.examples).length > 0)) return true;
+  return Boolean(media.schema && media.schema.example !== undefined);
+}
+
+function needsAuth(security) {
+  // An empty list, or a list holding an empty requirement, lets anonymous callers in.
+  return Array.isArray(security) && security.length > 0 && security.every((req) => Object.keys(req || {}).length > 0);
+}
+
+export default function triadOperations(doc) {
+  const results = [];
+  const paths = (doc && doc.paths) || {};
+  for (const [path, item] of Object.entries(paths)) {
+    if (!item || typeof item !== "object") continue;
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op || typeof op !== "object") continue;
+      const at = ["paths", path, method];
+      const responses = op.responses || {};
+      const has = (code) => Object.prototype.hasOwnProperty.call(responses, code);
+      const missing = (code, why) =>
+        results.push({ message: `${method.toUpperCase()} ${path} must document ${code} (${why})`, path: [...at, "responses"] });
+
+      if (!has("500")) missing("500", "an internal failure");
+      const params = [...(item.parameters || []), ...(op.parameters || [])];
+      if ((params.length > 0 || op.requestBody) && !has("400")) missing("400", "request validation");
+      const security = op.security !== undefined ? op.security : doc.security;
+      if (needsAuth(security) && !has("401")) missing("401", "the route requires authentication");
+      if (op.requestBody && !has("413")) missing("413", "the body limit");
+
+      for (const [type, media] of Object.entries((op.requestBody && op.requestBody.content) || {})) {
+        if (!hasExample(media)) {
+          results.push({ message: `${method.toUpperCase()} ${path}: request body ${type} needs an example`, path: [...at, "requestBody", "content", type] });
+        }
+      }
+      for (const [code, response] of Object.entries(responses)) {
+        for (const [type, media] of Object.entries((response && response.content) || {})) {
+          if (!hasExample(media)) {
+            results.push({ message: `${method.toUpperCase()} ${path} ${code}: ${type} needs an example`, path: [...at, "responses", code, "content", type] });
+          }
+        }
+      }
+    }
+  }
+  return results;
+}
