@@ -1,6 +1,41 @@
 package main
 
-import "github.com/go-chi/chi/v5"
+import (
+	"context"
+	"time"
 
-// mountOrders mounts the orders surface. Its issue fills this in.
-func (a *app) mountOrders(r chi.Router) error { return nil }
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/impl/orders/devdata"
+	"github.com/triadhq/triad/impl/orders/httpapi"
+)
+
+// mountOrders mounts the orders API (/oauth/token, /users, /authenticated, /orders) and, in dev
+// mode, loads its demo data once.
+func (a *app) mountOrders(r chi.Router) error {
+	api, err := httpapi.New(a.pool, httpapi.Options{
+		ClientID:     a.cfg.Orders.ClientID,
+		ClientSecret: string(a.cfg.Orders.ClientSecret),
+		TokenTTL:     a.cfg.Orders.TokenTTL,
+		Log:          a.log,
+	})
+	if err != nil {
+		return err
+	}
+	if a.cfg.IsDev() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		created, err := devdata.Load(ctx, a.pool, api.Service())
+		cancel()
+		if err != nil {
+			return err
+		}
+		if created {
+			a.log.Info("orders: loaded dev data (demo users alice, carol, bob, dave; see README)")
+		}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); api.SweepTokens(ctx, time.Hour) }()
+	a.onClose(func() { stop(); <-done })
+	return api.Mount(r)
+}

@@ -6,7 +6,56 @@ package db
 
 import (
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
+
+type Order struct {
+	ID          int64
+	CustomerID  int64
+	PerformerID pgtype.Int8
+	Description string
+	Price       int64
+	Status      string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type OrderCounter struct {
+	Scope   string
+	OwnerID int64
+	N       int64
+}
+
+type OrderLedger struct {
+	ID        int64
+	UserID    pgtype.Int8
+	OrderID   pgtype.Int8
+	Kind      string
+	Amount    int64
+	CreatedAt time.Time
+}
+
+type OrderPlatformSlot struct {
+	Slot    int32
+	Balance int64
+}
+
+type OrderToken struct {
+	Hash      []byte
+	UserID    int64
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+type OrderUser struct {
+	ID           int64
+	Username     string
+	PasswordHash string
+	UserType     string
+	Balance      int64
+	CreatedAt    time.Time
+}
 
 type PlatformInfo struct {
 	Key       string

@@ -9,10 +9,42 @@ import (
 )
 
 type Querier interface {
+	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
+	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
+	// CreateOrder publishes a waiting order of a customer.
+	CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error)
+	// CreateOrderToken stores the SHA-256 of a new access token.
+	CreateOrderToken(ctx context.Context, arg CreateOrderTokenParams) error
+	// CreateOrderUser registers a user of the orders API with a starting balance.
+	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
+	// DecOrderCounter takes one from the exact size of a list.
+	DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error
+	// DeleteExpiredOrderTokens removes tokens past their expiry.
+	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
+	// GetOrderForUpdate reads and locks an order with its performer's name (any caller; rules are applied by the service).
+	GetOrderForUpdate(ctx context.Context, id int64) (GetOrderForUpdateRow, error)
+	// GetOrderState reads who owns an order and its status, to explain a refused transition.
+	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
+	// GetOrderTokenUser resolves an unexpired token hash to its user.
+	GetOrderTokenUser(ctx context.Context, hash []byte) (GetOrderTokenUserRow, error)
+	// GetOrderUser reads a user by id.
+	GetOrderUser(ctx context.Context, id int64) (GetOrderUserRow, error)
+	// GetOrderUserByUsername finds a user by username ignoring case, with the password hash for login.
+	GetOrderUserByUsername(ctx context.Context, username string) (GetOrderUserByUsernameRow, error)
 	// GetPlatformInfo reads one deployment fact by key.
 	GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error)
+	// IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
+	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
+	// LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
+	LockOrderUsers(ctx context.Context, ids []int64) ([]LockOrderUsersRow, error)
+	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
+	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
+	// SettleOrder pays for a READY order whose customer and performer rows the caller has locked and whose funds it has checked: debit, credit, commission, three ledger rows and COMPLETED, in one statement.
+	SettleOrder(ctx context.Context, arg SettleOrderParams) (int64, error)
+	// TakeOrder moves a waiting order to IN_PROGRESS for a performer; no row means it was not waiting.
+	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
 }
 
 var _ Querier = (*Queries)(nil)

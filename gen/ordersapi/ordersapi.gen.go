@@ -9,16 +9,178 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
+	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for OrderStatus.
+const (
+	COMPLETED  OrderStatus = "COMPLETED"
+	INPROGRESS OrderStatus = "IN_PROGRESS"
+	READY      OrderStatus = "READY"
+	WAITING    OrderStatus = "WAITING"
+)
+
+// Valid indicates whether the value is a known member of the OrderStatus enum.
+func (e OrderStatus) Valid() bool {
+	switch e {
+	case COMPLETED:
+		return true
+	case INPROGRESS:
+		return true
+	case READY:
+		return true
+	case WAITING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UserType.
+const (
+	Customer  UserType = "Customer"
+	Performer UserType = "Performer"
+)
+
+// Valid indicates whether the value is a known member of the UserType enum.
+func (e UserType) Valid() bool {
+	switch e {
+	case Customer:
+		return true
+	case Performer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Sort.
+const (
+	SortCreatedAt     Sort = "createdAt"
+	SortCreatedAtasc  Sort = "createdAt,asc"
+	SortCreatedAtdesc Sort = "createdAt,desc"
+	SortId            Sort = "id"
+	SortIdasc         Sort = "id,asc"
+	SortIddesc        Sort = "id,desc"
+	SortPrice         Sort = "price"
+	SortPriceasc      Sort = "price,asc"
+	SortPricedesc     Sort = "price,desc"
+)
+
+// Valid indicates whether the value is a known member of the Sort enum.
+func (e Sort) Valid() bool {
+	switch e {
+	case SortCreatedAt:
+		return true
+	case SortCreatedAtasc:
+		return true
+	case SortCreatedAtdesc:
+		return true
+	case SortId:
+		return true
+	case SortIdasc:
+		return true
+	case SortIddesc:
+		return true
+	case SortPrice:
+		return true
+	case SortPriceasc:
+		return true
+	case SortPricedesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListNewOrdersParamsSort.
+const (
+	ListNewOrdersParamsSortCreatedAt     ListNewOrdersParamsSort = "createdAt"
+	ListNewOrdersParamsSortCreatedAtasc  ListNewOrdersParamsSort = "createdAt,asc"
+	ListNewOrdersParamsSortCreatedAtdesc ListNewOrdersParamsSort = "createdAt,desc"
+	ListNewOrdersParamsSortId            ListNewOrdersParamsSort = "id"
+	ListNewOrdersParamsSortIdasc         ListNewOrdersParamsSort = "id,asc"
+	ListNewOrdersParamsSortIddesc        ListNewOrdersParamsSort = "id,desc"
+	ListNewOrdersParamsSortPrice         ListNewOrdersParamsSort = "price"
+	ListNewOrdersParamsSortPriceasc      ListNewOrdersParamsSort = "price,asc"
+	ListNewOrdersParamsSortPricedesc     ListNewOrdersParamsSort = "price,desc"
+)
+
+// Valid indicates whether the value is a known member of the ListNewOrdersParamsSort enum.
+func (e ListNewOrdersParamsSort) Valid() bool {
+	switch e {
+	case ListNewOrdersParamsSortCreatedAt:
+		return true
+	case ListNewOrdersParamsSortCreatedAtasc:
+		return true
+	case ListNewOrdersParamsSortCreatedAtdesc:
+		return true
+	case ListNewOrdersParamsSortId:
+		return true
+	case ListNewOrdersParamsSortIdasc:
+		return true
+	case ListNewOrdersParamsSortIddesc:
+		return true
+	case ListNewOrdersParamsSortPrice:
+		return true
+	case ListNewOrdersParamsSortPriceasc:
+		return true
+	case ListNewOrdersParamsSortPricedesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListUserOrdersParamsSort.
+const (
+	ListUserOrdersParamsSortCreatedAt     ListUserOrdersParamsSort = "createdAt"
+	ListUserOrdersParamsSortCreatedAtasc  ListUserOrdersParamsSort = "createdAt,asc"
+	ListUserOrdersParamsSortCreatedAtdesc ListUserOrdersParamsSort = "createdAt,desc"
+	ListUserOrdersParamsSortId            ListUserOrdersParamsSort = "id"
+	ListUserOrdersParamsSortIdasc         ListUserOrdersParamsSort = "id,asc"
+	ListUserOrdersParamsSortIddesc        ListUserOrdersParamsSort = "id,desc"
+	ListUserOrdersParamsSortPrice         ListUserOrdersParamsSort = "price"
+	ListUserOrdersParamsSortPriceasc      ListUserOrdersParamsSort = "price,asc"
+	ListUserOrdersParamsSortPricedesc     ListUserOrdersParamsSort = "price,desc"
+)
+
+// Valid indicates whether the value is a known member of the ListUserOrdersParamsSort enum.
+func (e ListUserOrdersParamsSort) Valid() bool {
+	switch e {
+	case ListUserOrdersParamsSortCreatedAt:
+		return true
+	case ListUserOrdersParamsSortCreatedAtasc:
+		return true
+	case ListUserOrdersParamsSortCreatedAtdesc:
+		return true
+	case ListUserOrdersParamsSortId:
+		return true
+	case ListUserOrdersParamsSortIdasc:
+		return true
+	case ListUserOrdersParamsSortIddesc:
+		return true
+	case ListUserOrdersParamsSortPrice:
+		return true
+	case ListUserOrdersParamsSortPriceasc:
+		return true
+	case ListUserOrdersParamsSortPricedesc:
+		return true
+	default:
+		return false
+	}
+}
 
 // Error The body of every refusal on this surface.
 type Error struct {
@@ -46,6 +208,212 @@ type Error struct {
 	// Example: 3f2a9c0d1e4b5a6c
 	RequestId *string `json:"requestId,omitempty"`
 }
+
+// Money An amount in virtual rubles with at most two fractional digits, exact.
+//
+// Example: 120.5
+type Money = json.Number
+
+// NewOrder An order to create.
+type NewOrder struct {
+	// Description What is to be done; 1 to 2000 characters, not only spaces.
+	//
+	// Example: Paint the fence
+	Description string `json:"description"`
+
+	// Price What the performer receives; 0.01 to 1000000.00 with at most two fractional digits.
+	//
+	// Example: 120.5
+	Price json.Number `json:"price"`
+}
+
+// NewUser A registration.
+type NewUser struct {
+	// Password 8 to 128 characters.
+	//
+	// Example: alice-password
+	Password string `json:"password"`
+
+	// UserType The account's single role.
+	//
+	// Example: Customer
+	UserType UserType `json:"userType"`
+
+	// Username 3 to 32 letters, digits, `.`, `_` or `-`; unique ignoring case.
+	//
+	// Example: alice
+	Username string `json:"username"`
+}
+
+// Order An order.
+type Order struct {
+	// CreatedAt Example: 2026-01-02T10:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// CustomerId The customer who published the order.
+	//
+	// Example: 1
+	CustomerId int64 `json:"customerId"`
+
+	// Description Example: Paint the fence
+	Description string `json:"description"`
+
+	// Id Example: 17
+	Id int64 `json:"id"`
+
+	// Performer A reference to a user.
+	Performer *UserRef `json:"performer,omitempty"`
+
+	// Price An amount in virtual rubles with at most two fractional digits, exact.
+	//
+	// Example: 120.5
+	Price Money `json:"price"`
+
+	// Status WAITING → IN_PROGRESS → READY → COMPLETED.
+	//
+	// Example: WAITING
+	Status OrderStatus `json:"status"`
+}
+
+// OrderPage One page of orders.
+type OrderPage struct {
+	Content []Order `json:"content"`
+
+	// Page Where a page sits in the whole list.
+	Page PageMeta `json:"page"`
+}
+
+// OrderStatus WAITING → IN_PROGRESS → READY → COMPLETED.
+//
+// Example: WAITING
+type OrderStatus string
+
+// PageMeta Where a page sits in the whole list.
+type PageMeta struct {
+	// Number This page's zero-based number.
+	//
+	// Example: 0
+	Number int32 `json:"number"`
+
+	// Size The requested page size.
+	//
+	// Example: 20
+	Size int32 `json:"size"`
+
+	// TotalElements How many orders the whole list holds (exact).
+	//
+	// Example: 1
+	TotalElements int64 `json:"totalElements"`
+
+	// TotalPages ceil(totalElements / size).
+	//
+	// Example: 1
+	TotalPages int32 `json:"totalPages"`
+}
+
+// User A user; the password is never returned.
+type User struct {
+	// Balance An amount in virtual rubles with at most two fractional digits, exact.
+	//
+	// Example: 120.5
+	Balance Money `json:"balance"`
+
+	// Id Example: 1
+	Id int64 `json:"id"`
+
+	// UserType The account's single role.
+	//
+	// Example: Customer
+	UserType UserType `json:"userType"`
+
+	// Username Example: alice
+	Username string `json:"username"`
+}
+
+// UserRef A reference to a user.
+type UserRef struct {
+	// Id Example: 2
+	Id int64 `json:"id"`
+
+	// Username Example: bob
+	Username string `json:"username"`
+}
+
+// UserType The account's single role.
+//
+// Example: Customer
+type UserType string
+
+// OrderID Example: 17
+type OrderID = int64
+
+// Page Example: 0
+type Page = int32
+
+// Size Example: 20
+type Size = int32
+
+// Sort Example: price,desc
+type Sort string
+
+// BadRequest The body of every refusal on this surface.
+type BadRequest = Error
+
+// Internal The body of every refusal on this surface.
+type Internal = Error
+
+// NotFound The body of every refusal on this surface.
+type NotFound = Error
+
+// OrderOK An order.
+type OrderOK = Order
+
+// TooLarge The body of every refusal on this surface.
+type TooLarge = Error
+
+// Unauthorized The body of every refusal on this surface.
+type Unauthorized = Error
+
+// WrongState The body of every refusal on this surface.
+type WrongState = Error
+
+// ListNewOrdersParams defines parameters for ListNewOrders.
+type ListNewOrdersParams struct {
+	// Page Zero-based page number; at most 10000.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Size Page size; default 20, at most 100 (larger is refused with 400).
+	Size *Size `form:"size,omitempty" json:"size,omitempty"`
+
+	// Sort `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
+	// `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
+	Sort *ListNewOrdersParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
+}
+
+// ListNewOrdersParamsSort defines parameters for ListNewOrders.
+type ListNewOrdersParamsSort string
+
+// ListUserOrdersParams defines parameters for ListUserOrders.
+type ListUserOrdersParams struct {
+	// Page Zero-based page number; at most 10000.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Size Page size; default 20, at most 100 (larger is refused with 400).
+	Size *Size `form:"size,omitempty" json:"size,omitempty"`
+
+	// Sort `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
+	// `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
+	Sort *ListUserOrdersParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
+}
+
+// ListUserOrdersParamsSort defines parameters for ListUserOrders.
+type ListUserOrdersParamsSort string
+
+// CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
+type CreateOrderJSONRequestBody = NewOrder
+
+// RegisterUserJSONRequestBody defines body for RegisterUser for application/json ContentType.
+type RegisterUserJSONRequestBody = NewUser
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -121,17 +489,103 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// PlaceholderOrders Placeholder route
+	// GetAuthenticatedUser The current user
 	//
-	// Corresponds with GET /authenticated (the `PlaceholderOrders` operationId).
-	PlaceholderOrders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// The user the bearer token belongs to, with the current balance.
+	//
+	// Corresponds with GET /authenticated (the `GetAuthenticatedUser` operationId).
+	GetAuthenticatedUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListNewOrders New orders (performers)
+	//
+	// Orders nobody has taken yet (WAITING), for performers to choose from. Customers are refused
+	// (403): they see only their own orders, at `GET /users/{id}/orders`.
+	//
+	// Corresponds with GET /orders (the `ListNewOrders` operationId).
+	ListNewOrders(ctx context.Context, params *ListNewOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOrderWithBody Create an order (customers)
+	//
+	// Creates a WAITING order owned by the calling customer. The price is what the performer will
+	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /orders (the `CreateOrder` operationId).
+	CreateOrderWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOrder Create an order (customers)
+	//
+	// Creates a WAITING order owned by the calling customer. The price is what the performer will
+	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /orders (the `CreateOrder` operationId).
+	CreateOrder(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AcceptOrder Accept and pay a ready order (its customer)
+	//
+	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
+	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+	// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
+	// order stays READY and the answer is 409 `insufficient_funds`.
+	//
+	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
+	AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PassOrder Mark an order ready (its performer)
+	//
+	// IN_PROGRESS → READY. Only the order's performer may do it.
+	//
+	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
+	PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TakeOrder Take a waiting order (performers)
+	//
+	// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+	// the same order at once exactly one wins; the others get 409.
+	//
+	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
+	TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RegisterUserWithBody Register a user
+	//
+	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /users (the `RegisterUser` operationId).
+	RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RegisterUser Register a user
+	//
+	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /users (the `RegisterUser` operationId).
+	RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListUserOrders A user's own orders
+	//
+	// For a customer, the orders the customer published (every state); for a performer, the orders
+	// the performer took. Only the user whose id is in the path may call it; anyone else gets 403,
+	// whether or not the id exists.
+	//
+	// Corresponds with GET /users/{id}/orders (the `ListUserOrders` operationId).
+	ListUserOrders(ctx context.Context, id int64, params *ListUserOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// PlaceholderOrders Placeholder route
+// GetAuthenticatedUser The current user
 //
-// Corresponds with GET /authenticated (the `PlaceholderOrders` operationId).
-func (c *Client) PlaceholderOrders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPlaceholderOrdersRequest(c.Server)
+// The user the bearer token belongs to, with the current balance.
+//
+// Corresponds with GET /authenticated (the `GetAuthenticatedUser` operationId).
+func (c *Client) GetAuthenticatedUser(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAuthenticatedUserRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +596,180 @@ func (c *Client) PlaceholderOrders(ctx context.Context, reqEditors ...RequestEdi
 	return c.Client.Do(req)
 }
 
-// NewPlaceholderOrdersRequest constructs an http.Request for the PlaceholderOrders method
-func NewPlaceholderOrdersRequest(server string) (*http.Request, error) {
+// ListNewOrders New orders (performers)
+//
+// Orders nobody has taken yet (WAITING), for performers to choose from. Customers are refused
+// (403): they see only their own orders, at `GET /users/{id}/orders`.
+//
+// Corresponds with GET /orders (the `ListNewOrders` operationId).
+func (c *Client) ListNewOrders(ctx context.Context, params *ListNewOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListNewOrdersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOrderWithBody Create an order (customers)
+//
+// Creates a WAITING order owned by the calling customer. The price is what the performer will
+// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /orders (the `CreateOrder` operationId).
+func (c *Client) CreateOrderWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOrderRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOrder Create an order (customers)
+//
+// Creates a WAITING order owned by the calling customer. The price is what the performer will
+// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /orders (the `CreateOrder` operationId).
+func (c *Client) CreateOrder(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOrderRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AcceptOrder Accept and pay a ready order (its customer)
+//
+// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
+// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
+// order stays READY and the answer is 409 `insufficient_funds`.
+//
+// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
+func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PassOrder Mark an order ready (its performer)
+//
+// IN_PROGRESS → READY. Only the order's performer may do it.
+//
+// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
+func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPassOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TakeOrder Take a waiting order (performers)
+//
+// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+// the same order at once exactly one wins; the others get 409.
+//
+// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
+func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTakeOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RegisterUserWithBody Register a user
+//
+// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+// regardless of letter case. The password is stored as an argon2id hash and never returned.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /users (the `RegisterUser` operationId).
+func (c *Client) RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterUserRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RegisterUser Register a user
+//
+// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+// regardless of letter case. The password is stored as an argon2id hash and never returned.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /users (the `RegisterUser` operationId).
+func (c *Client) RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterUserRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListUserOrders A user's own orders
+//
+// For a customer, the orders the customer published (every state); for a performer, the orders
+// the performer took. Only the user whose id is in the path may call it; anyone else gets 403,
+// whether or not the id exists.
+//
+// Corresponds with GET /users/{id}/orders (the `ListUserOrders` operationId).
+func (c *Client) ListUserOrders(ctx context.Context, id int64, params *ListUserOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListUserOrdersRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// NewGetAuthenticatedUserRequest constructs an http.Request for the GetAuthenticatedUser method
+func NewGetAuthenticatedUserRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -159,6 +785,351 @@ func NewPlaceholderOrdersRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListNewOrdersRequest constructs an http.Request for the ListNewOrders method
+func NewListNewOrdersRequest(server string, params *ListNewOrdersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Size != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "size", *params.Size, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateOrderRequest calls the generic CreateOrder builder with application/json body
+func NewCreateOrderRequest(server string, body CreateOrderJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateOrderRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateOrderRequestWithBody constructs an http.Request for the CreateOrder method, with any body, and a specified content type
+func NewCreateOrderRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAcceptOrderRequest constructs an http.Request for the AcceptOrder method
+func NewAcceptOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s/accept", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPassOrderRequest constructs an http.Request for the PassOrder method
+func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s/pass", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewTakeOrderRequest constructs an http.Request for the TakeOrder method
+func NewTakeOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s/take", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRegisterUserRequest calls the generic RegisterUser builder with application/json body
+func NewRegisterUserRequest(server string, body RegisterUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRegisterUserRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRegisterUserRequestWithBody constructs an http.Request for the RegisterUser method, with any body, and a specified content type
+func NewRegisterUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListUserOrdersRequest constructs an http.Request for the ListUserOrders method
+func NewListUserOrdersRequest(server string, id int64, params *ListUserOrdersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/orders", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Size != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "size", *params.Size, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -213,33 +1184,148 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// PlaceholderOrdersWithResponse Placeholder route
+	// GetAuthenticatedUserWithResponse The current user
+	//
+	// The user the bearer token belongs to, with the current balance.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /authenticated (the `PlaceholderOrders` operationId).
-	PlaceholderOrdersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PlaceholderOrdersResponse, error)
+	// Corresponds with GET /authenticated (the `GetAuthenticatedUser` operationId).
+	GetAuthenticatedUserWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthenticatedUserResponse, error)
+
+	// ListNewOrdersWithResponse New orders (performers)
+	//
+	// Orders nobody has taken yet (WAITING), for performers to choose from. Customers are refused
+	// (403): they see only their own orders, at `GET /users/{id}/orders`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /orders (the `ListNewOrders` operationId).
+	ListNewOrdersWithResponse(ctx context.Context, params *ListNewOrdersParams, reqEditors ...RequestEditorFn) (*ListNewOrdersResponse, error)
+
+	// CreateOrderWithBodyWithResponse Create an order (customers)
+	//
+	// Creates a WAITING order owned by the calling customer. The price is what the performer will
+	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /orders (the `CreateOrder` operationId).
+	CreateOrderWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error)
+
+	// CreateOrderWithResponse Create an order (customers)
+	//
+	// Creates a WAITING order owned by the calling customer. The price is what the performer will
+	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /orders (the `CreateOrder` operationId).
+	CreateOrderWithResponse(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error)
+
+	// AcceptOrderWithResponse Accept and pay a ready order (its customer)
+	//
+	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
+	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+	// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
+	// order stays READY and the answer is 409 `insufficient_funds`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
+	AcceptOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
+
+	// PassOrderWithResponse Mark an order ready (its performer)
+	//
+	// IN_PROGRESS → READY. Only the order's performer may do it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
+	PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
+
+	// TakeOrderWithResponse Take a waiting order (performers)
+	//
+	// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+	// the same order at once exactly one wins; the others get 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
+	TakeOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
+
+	// RegisterUserWithBodyWithResponse Register a user
+	//
+	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users (the `RegisterUser` operationId).
+	RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+
+	// RegisterUserWithResponse Register a user
+	//
+	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users (the `RegisterUser` operationId).
+	RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+
+	// ListUserOrdersWithResponse A user's own orders
+	//
+	// For a customer, the orders the customer published (every state); for a performer, the orders
+	// the performer took. Only the user whose id is in the path may call it; anyone else gets 403,
+	// whether or not the id exists.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /users/{id}/orders (the `ListUserOrders` operationId).
+	ListUserOrdersWithResponse(ctx context.Context, id int64, params *ListUserOrdersParams, reqEditors ...RequestEditorFn) (*ListUserOrdersResponse, error)
 }
 
-type PlaceholderOrdersResponse struct {
+// GetAuthenticatedUserResponse401Headers the declared response headers of an HTTP 401 response for GetAuthenticatedUser
+type GetAuthenticatedUserResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetAuthenticatedUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *Error
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *User
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAuthenticatedUserResponse401Headers
 }
 
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r PlaceholderOrdersResponse) GetJSON501() *Error {
-	return r.JSON501
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAuthenticatedUserResponse) GetJSON200() *User {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAuthenticatedUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAuthenticatedUserResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PlaceholderOrdersResponse) GetBody() []byte {
+func (r GetAuthenticatedUserResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PlaceholderOrdersResponse) Status() string {
+func (r GetAuthenticatedUserResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -247,7 +1333,7 @@ func (r PlaceholderOrdersResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PlaceholderOrdersResponse) StatusCode() int {
+func (r GetAuthenticatedUserResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -255,47 +1341,1338 @@ func (r PlaceholderOrdersResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PlaceholderOrdersResponse) ContentType() string {
+func (r GetAuthenticatedUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PlaceholderOrdersWithResponse Placeholder route
+// ListNewOrdersResponse401Headers the declared response headers of an HTTP 401 response for ListNewOrders
+type ListNewOrdersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListNewOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListNewOrdersResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListNewOrdersResponse) GetJSON200() *OrderPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListNewOrdersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListNewOrdersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListNewOrdersResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListNewOrdersResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListNewOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListNewOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListNewOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListNewOrdersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateOrderResponse201Headers the declared response headers of an HTTP 201 response for CreateOrder
+type CreateOrderResponse201Headers struct {
+	Location *string
+}
+
+// CreateOrderResponse401Headers the declared response headers of an HTTP 401 response for CreateOrder
+type CreateOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type CreateOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Order
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateOrderResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateOrderResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateOrderResponse) GetJSON201() *Order {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateOrderResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AcceptOrderResponse401Headers the declared response headers of an HTTP 401 response for AcceptOrder
+type AcceptOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AcceptOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AcceptOrderResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AcceptOrderResponse) GetJSON200() *OrderOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AcceptOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AcceptOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AcceptOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AcceptOrderResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AcceptOrderResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AcceptOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AcceptOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AcceptOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AcceptOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AcceptOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PassOrderResponse401Headers the declared response headers of an HTTP 401 response for PassOrder
+type PassOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type PassOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *WrongState
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PassOrderResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PassOrderResponse) GetJSON200() *OrderOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PassOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PassOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PassOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PassOrderResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PassOrderResponse) GetJSON409() *WrongState {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PassOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PassOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PassOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PassOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PassOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TakeOrderResponse401Headers the declared response headers of an HTTP 401 response for TakeOrder
+type TakeOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type TakeOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *WrongState
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TakeOrderResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TakeOrderResponse) GetJSON200() *OrderOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TakeOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TakeOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TakeOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TakeOrderResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r TakeOrderResponse) GetJSON409() *WrongState {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TakeOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r TakeOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TakeOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TakeOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TakeOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RegisterUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterUser
+type RegisterUserResponse201Headers struct {
+	Location *string
+}
+
+type RegisterUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *RegisterUserResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RegisterUserResponse) GetJSON201() *User {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RegisterUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RegisterUserResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RegisterUserResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RegisterUserResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RegisterUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RegisterUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RegisterUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RegisterUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListUserOrdersResponse401Headers the declared response headers of an HTTP 401 response for ListUserOrders
+type ListUserOrdersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListUserOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListUserOrdersResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListUserOrdersResponse) GetJSON200() *OrderPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListUserOrdersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListUserOrdersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListUserOrdersResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListUserOrdersResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListUserOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListUserOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListUserOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListUserOrdersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAuthenticatedUserWithResponse The current user
+//
+// The user the bearer token belongs to, with the current balance.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /authenticated (the `PlaceholderOrders` operationId).
-func (c *ClientWithResponses) PlaceholderOrdersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PlaceholderOrdersResponse, error) {
-	rsp, err := c.PlaceholderOrders(ctx, reqEditors...)
+// Corresponds with GET /authenticated (the `GetAuthenticatedUser` operationId).
+func (c *ClientWithResponses) GetAuthenticatedUserWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthenticatedUserResponse, error) {
+	rsp, err := c.GetAuthenticatedUser(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePlaceholderOrdersResponse(rsp)
+	return ParseGetAuthenticatedUserResponse(rsp)
 }
 
-// ParsePlaceholderOrdersResponse parses an HTTP response from a PlaceholderOrdersWithResponse call
-func ParsePlaceholderOrdersResponse(rsp *http.Response) (*PlaceholderOrdersResponse, error) {
+// ListNewOrdersWithResponse New orders (performers)
+//
+// Orders nobody has taken yet (WAITING), for performers to choose from. Customers are refused
+// (403): they see only their own orders, at `GET /users/{id}/orders`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /orders (the `ListNewOrders` operationId).
+func (c *ClientWithResponses) ListNewOrdersWithResponse(ctx context.Context, params *ListNewOrdersParams, reqEditors ...RequestEditorFn) (*ListNewOrdersResponse, error) {
+	rsp, err := c.ListNewOrders(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListNewOrdersResponse(rsp)
+}
+
+// CreateOrderWithBodyWithResponse Create an order (customers)
+//
+// Creates a WAITING order owned by the calling customer. The price is what the performer will
+// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /orders (the `CreateOrder` operationId).
+func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error) {
+	rsp, err := c.CreateOrderWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOrderResponse(rsp)
+}
+
+// CreateOrderWithResponse Create an order (customers)
+//
+// Creates a WAITING order owned by the calling customer. The price is what the performer will
+// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /orders (the `CreateOrder` operationId).
+func (c *ClientWithResponses) CreateOrderWithResponse(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error) {
+	rsp, err := c.CreateOrder(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOrderResponse(rsp)
+}
+
+// AcceptOrderWithResponse Accept and pay a ready order (its customer)
+//
+// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
+// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
+// order stays READY and the answer is 409 `insufficient_funds`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
+func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error) {
+	rsp, err := c.AcceptOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAcceptOrderResponse(rsp)
+}
+
+// PassOrderWithResponse Mark an order ready (its performer)
+//
+// IN_PROGRESS → READY. Only the order's performer may do it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
+func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error) {
+	rsp, err := c.PassOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePassOrderResponse(rsp)
+}
+
+// TakeOrderWithResponse Take a waiting order (performers)
+//
+// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+// the same order at once exactly one wins; the others get 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
+func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error) {
+	rsp, err := c.TakeOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTakeOrderResponse(rsp)
+}
+
+// RegisterUserWithBodyWithResponse Register a user
+//
+// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+// regardless of letter case. The password is stored as an argon2id hash and never returned.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users (the `RegisterUser` operationId).
+func (c *ClientWithResponses) RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
+	rsp, err := c.RegisterUserWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegisterUserResponse(rsp)
+}
+
+// RegisterUserWithResponse Register a user
+//
+// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+// regardless of letter case. The password is stored as an argon2id hash and never returned.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users (the `RegisterUser` operationId).
+func (c *ClientWithResponses) RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
+	rsp, err := c.RegisterUser(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegisterUserResponse(rsp)
+}
+
+// ListUserOrdersWithResponse A user's own orders
+//
+// For a customer, the orders the customer published (every state); for a performer, the orders
+// the performer took. Only the user whose id is in the path may call it; anyone else gets 403,
+// whether or not the id exists.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /users/{id}/orders (the `ListUserOrders` operationId).
+func (c *ClientWithResponses) ListUserOrdersWithResponse(ctx context.Context, id int64, params *ListUserOrdersParams, reqEditors ...RequestEditorFn) (*ListUserOrdersResponse, error) {
+	rsp, err := c.ListUserOrders(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListUserOrdersResponse(rsp)
+}
+
+// ParseGetAuthenticatedUserResponse parses an HTTP response from a GetAuthenticatedUserWithResponse call
+func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUserResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PlaceholderOrdersResponse{
+	response := &GetAuthenticatedUserResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAuthenticatedUserResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListNewOrdersResponse parses an HTTP response from a ListNewOrdersWithResponse call
+func ParseListNewOrdersResponse(rsp *http.Response) (*ListNewOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListNewOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON501 = &dest
+		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListNewOrdersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateOrderResponse parses an HTTP response from a CreateOrderWithResponse call
+func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateOrderResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAcceptOrderResponse parses an HTTP response from a AcceptOrderWithResponse call
+func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AcceptOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AcceptOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePassOrderResponse parses an HTTP response from a PassOrderWithResponse call
+func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PassOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest WrongState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PassOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTakeOrderResponse parses an HTTP response from a TakeOrderWithResponse call
+func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TakeOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest WrongState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers TakeOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRegisterUserResponse parses an HTTP response from a RegisterUserWithResponse call
+func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RegisterUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers RegisterUserResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListUserOrdersResponse parses an HTTP response from a ListUserOrdersWithResponse call
+func ParseListUserOrdersResponse(rsp *http.Response) (*ListUserOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListUserOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListUserOrdersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil
@@ -303,18 +2680,81 @@ func ParsePlaceholderOrdersResponse(rsp *http.Response) (*PlaceholderOrdersRespo
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
-	// PlaceholderOrders Placeholder route
+	// GetAuthenticatedUser The current user
 	// (GET /authenticated)
-	PlaceholderOrders(w http.ResponseWriter, r *http.Request)
+	GetAuthenticatedUser(w http.ResponseWriter, r *http.Request)
+	// ListNewOrders New orders (performers)
+	// (GET /orders)
+	ListNewOrders(w http.ResponseWriter, r *http.Request, params ListNewOrdersParams)
+	// CreateOrder Create an order (customers)
+	// (POST /orders)
+	CreateOrder(w http.ResponseWriter, r *http.Request)
+	// AcceptOrder Accept and pay a ready order (its customer)
+	// (PATCH /orders/{id}/accept)
+	AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	// PassOrder Mark an order ready (its performer)
+	// (PATCH /orders/{id}/pass)
+	PassOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	// TakeOrder Take a waiting order (performers)
+	// (PATCH /orders/{id}/take)
+	TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	// RegisterUser Register a user
+	// (POST /users)
+	RegisterUser(w http.ResponseWriter, r *http.Request)
+	// ListUserOrders A user's own orders
+	// (GET /users/{id}/orders)
+	ListUserOrders(w http.ResponseWriter, r *http.Request, id int64, params ListUserOrdersParams)
 }
 
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
 
-// PlaceholderOrders Placeholder route
+// GetAuthenticatedUser The current user
 // (GET /authenticated)
-func (_ Unimplemented) PlaceholderOrders(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) GetAuthenticatedUser(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListNewOrders New orders (performers)
+// (GET /orders)
+func (_ Unimplemented) ListNewOrders(w http.ResponseWriter, r *http.Request, params ListNewOrdersParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateOrder Create an order (customers)
+// (POST /orders)
+func (_ Unimplemented) CreateOrder(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AcceptOrder Accept and pay a ready order (its customer)
+// (PATCH /orders/{id}/accept)
+func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PassOrder Mark an order ready (its performer)
+// (PATCH /orders/{id}/pass)
+func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// TakeOrder Take a waiting order (performers)
+// (PATCH /orders/{id}/take)
+func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RegisterUser Register a user
+// (POST /users)
+func (_ Unimplemented) RegisterUser(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListUserOrders A user's own orders
+// (GET /users/{id}/orders)
+func (_ Unimplemented) ListUserOrders(w http.ResponseWriter, r *http.Request, id int64, params ListUserOrdersParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -327,11 +2767,244 @@ type ServerInterfaceWrapper struct {
 
 type MiddlewareFunc func(http.Handler) http.Handler
 
-// PlaceholderOrders operation middleware
-func (siw *ServerInterfaceWrapper) PlaceholderOrders(w http.ResponseWriter, r *http.Request) {
+// GetAuthenticatedUser operation middleware
+func (siw *ServerInterfaceWrapper) GetAuthenticatedUser(w http.ResponseWriter, r *http.Request) {
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.PlaceholderOrders(w, r)
+		siw.Handler.GetAuthenticatedUser(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListNewOrders operation middleware
+func (siw *ServerInterfaceWrapper) ListNewOrders(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListNewOrdersParams
+
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", r.URL.Query(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "page"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "page", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "size", r.URL.Query(), &params.Size, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "size"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "size", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "sort" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sort", r.URL.Query(), &params.Sort, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "sort"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "sort", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListNewOrders(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateOrder operation middleware
+func (siw *ServerInterfaceWrapper) CreateOrder(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateOrder(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AcceptOrder operation middleware
+func (siw *ServerInterfaceWrapper) AcceptOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AcceptOrder(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PassOrder operation middleware
+func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PassOrder(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// TakeOrder operation middleware
+func (siw *ServerInterfaceWrapper) TakeOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.TakeOrder(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RegisterUser operation middleware
+func (siw *ServerInterfaceWrapper) RegisterUser(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RegisterUser(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListUserOrders operation middleware
+func (siw *ServerInterfaceWrapper) ListUserOrders(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id int64
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListUserOrdersParams
+
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", r.URL.Query(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "page"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "page", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "size", r.URL.Query(), &params.Size, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "size"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "size", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "sort" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sort", r.URL.Query(), &params.Sort, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "sort"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "sort", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListUserOrders(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -455,38 +3128,817 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/authenticated", wrapper.PlaceholderOrders)
+		r.Post(options.BaseURL+"/users", wrapper.RegisterUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/authenticated", wrapper.GetAuthenticatedUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/orders", wrapper.ListNewOrders)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/orders", wrapper.CreateOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/users/{id}/orders", wrapper.ListUserOrders)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/orders/{id}/take", wrapper.TakeOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/orders/{id}/pass", wrapper.PassOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/orders/{id}/accept", wrapper.AcceptOrder)
 	})
 
 	return r
 }
 
-type PlaceholderOrdersRequestObject struct {
+type BadRequestJSONResponse Error
+
+type InternalJSONResponse Error
+
+type NotFoundJSONResponse Error
+
+type OrderOKJSONResponse Order
+
+type OrderPageJSONResponse OrderPage
+
+type TooLargeJSONResponse Error
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate *string
+}
+type UnauthorizedJSONResponse struct {
+	Body Error
+
+	Headers UnauthorizedResponseHeaders
 }
 
-type PlaceholderOrdersResponseObject interface {
-	VisitPlaceholderOrdersResponse(w http.ResponseWriter) error
+type WrongStateJSONResponse Error
+
+type GetAuthenticatedUserRequestObject struct {
 }
 
-type PlaceholderOrders501JSONResponse Error
+type GetAuthenticatedUserResponseObject interface {
+	VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error
+}
 
-func (response PlaceholderOrders501JSONResponse) VisitPlaceholderOrdersResponse(w http.ResponseWriter) error {
+type GetAuthenticatedUser200JSONResponse User
+
+func (response GetAuthenticatedUser200JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthenticatedUser401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetAuthenticatedUser401JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthenticatedUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response GetAuthenticatedUser500JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNewOrdersRequestObject struct {
+	Params ListNewOrdersParams
+}
+
+type ListNewOrdersResponseObject interface {
+	VisitListNewOrdersResponse(w http.ResponseWriter) error
+}
+
+type ListNewOrders200JSONResponse struct{ OrderPageJSONResponse }
+
+func (response ListNewOrders200JSONResponse) VisitListNewOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNewOrders400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListNewOrders400JSONResponse) VisitListNewOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNewOrders401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListNewOrders401JSONResponse) VisitListNewOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNewOrders403JSONResponse Error
+
+func (response ListNewOrders403JSONResponse) VisitListNewOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNewOrders500JSONResponse struct{ InternalJSONResponse }
+
+func (response ListNewOrders500JSONResponse) VisitListNewOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrderRequestObject struct {
+	Body *CreateOrderJSONRequestBody
+}
+
+type CreateOrderResponseObject interface {
+	VisitCreateOrderResponse(w http.ResponseWriter) error
+}
+
+type CreateOrder201ResponseHeaders struct {
+	Location *string
+}
+
+type CreateOrder201JSONResponse struct {
+	Body    Order
+	Headers CreateOrder201ResponseHeaders
+}
+
+func (response CreateOrder201JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateOrder400JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateOrder401JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder403JSONResponse Error
+
+func (response CreateOrder403JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateOrder413JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response CreateOrder500JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type AcceptOrderResponseObject interface {
+	VisitAcceptOrderResponse(w http.ResponseWriter) error
+}
+
+type AcceptOrder200JSONResponse struct{ OrderOKJSONResponse }
+
+func (response AcceptOrder200JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response AcceptOrder400JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response AcceptOrder401JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptOrder403JSONResponse Error
+
+func (response AcceptOrder403JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptOrder404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response AcceptOrder404JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptOrder409JSONResponse Error
+
+func (response AcceptOrder409JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response AcceptOrder500JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type PassOrderResponseObject interface {
+	VisitPassOrderResponse(w http.ResponseWriter) error
+}
+
+type PassOrder200JSONResponse struct{ OrderOKJSONResponse }
+
+func (response PassOrder200JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PassOrder400JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PassOrder401JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrder403JSONResponse Error
+
+func (response PassOrder403JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrder404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PassOrder404JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrder409JSONResponse struct{ WrongStateJSONResponse }
+
+func (response PassOrder409JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response PassOrder500JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type TakeOrderResponseObject interface {
+	VisitTakeOrderResponse(w http.ResponseWriter) error
+}
+
+type TakeOrder200JSONResponse struct{ OrderOKJSONResponse }
+
+func (response TakeOrder200JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TakeOrder400JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response TakeOrder401JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder403JSONResponse Error
+
+func (response TakeOrder403JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response TakeOrder404JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder409JSONResponse struct{ WrongStateJSONResponse }
+
+func (response TakeOrder409JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response TakeOrder500JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUserRequestObject struct {
+	Body *RegisterUserJSONRequestBody
+}
+
+type RegisterUserResponseObject interface {
+	VisitRegisterUserResponse(w http.ResponseWriter) error
+}
+
+type RegisterUser201ResponseHeaders struct {
+	Location *string
+}
+
+type RegisterUser201JSONResponse struct {
+	Body    User
+	Headers RegisterUser201ResponseHeaders
+}
+
+func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RegisterUser400JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser409JSONResponse Error
+
+func (response RegisterUser409JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response RegisterUser413JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUserOrdersRequestObject struct {
+	Id     int64 `json:"id"`
+	Params ListUserOrdersParams
+}
+
+type ListUserOrdersResponseObject interface {
+	VisitListUserOrdersResponse(w http.ResponseWriter) error
+}
+
+type ListUserOrders200JSONResponse struct{ OrderPageJSONResponse }
+
+func (response ListUserOrders200JSONResponse) VisitListUserOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUserOrders400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListUserOrders400JSONResponse) VisitListUserOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUserOrders401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListUserOrders401JSONResponse) VisitListUserOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUserOrders403JSONResponse Error
+
+func (response ListUserOrders403JSONResponse) VisitListUserOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUserOrders500JSONResponse struct{ InternalJSONResponse }
+
+func (response ListUserOrders500JSONResponse) VisitListUserOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
-	// PlaceholderOrders Placeholder route
+	// GetAuthenticatedUser The current user
 	// (GET /authenticated)
-	PlaceholderOrders(ctx context.Context, request PlaceholderOrdersRequestObject) (PlaceholderOrdersResponseObject, error)
+	GetAuthenticatedUser(ctx context.Context, request GetAuthenticatedUserRequestObject) (GetAuthenticatedUserResponseObject, error)
+	// ListNewOrders New orders (performers)
+	// (GET /orders)
+	ListNewOrders(ctx context.Context, request ListNewOrdersRequestObject) (ListNewOrdersResponseObject, error)
+	// CreateOrder Create an order (customers)
+	// (POST /orders)
+	CreateOrder(ctx context.Context, request CreateOrderRequestObject) (CreateOrderResponseObject, error)
+	// AcceptOrder Accept and pay a ready order (its customer)
+	// (PATCH /orders/{id}/accept)
+	AcceptOrder(ctx context.Context, request AcceptOrderRequestObject) (AcceptOrderResponseObject, error)
+	// PassOrder Mark an order ready (its performer)
+	// (PATCH /orders/{id}/pass)
+	PassOrder(ctx context.Context, request PassOrderRequestObject) (PassOrderResponseObject, error)
+	// TakeOrder Take a waiting order (performers)
+	// (PATCH /orders/{id}/take)
+	TakeOrder(ctx context.Context, request TakeOrderRequestObject) (TakeOrderResponseObject, error)
+	// RegisterUser Register a user
+	// (POST /users)
+	RegisterUser(ctx context.Context, request RegisterUserRequestObject) (RegisterUserResponseObject, error)
+	// ListUserOrders A user's own orders
+	// (GET /users/{id}/orders)
+	ListUserOrders(ctx context.Context, request ListUserOrdersRequestObject) (ListUserOrdersResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -528,23 +3980,216 @@ type strictHandler struct {
 	options     StrictHTTPServerOptions
 }
 
-// PlaceholderOrders operation middleware
-func (sh *strictHandler) PlaceholderOrders(w http.ResponseWriter, r *http.Request) {
-	var request PlaceholderOrdersRequestObject
+// GetAuthenticatedUser operation middleware
+func (sh *strictHandler) GetAuthenticatedUser(w http.ResponseWriter, r *http.Request) {
+	var request GetAuthenticatedUserRequestObject
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.PlaceholderOrders(ctx, request.(PlaceholderOrdersRequestObject))
+		return sh.ssi.GetAuthenticatedUser(ctx, request.(GetAuthenticatedUserRequestObject))
 	}
 	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "PlaceholderOrders")
+		handler = middleware(handler, "GetAuthenticatedUser")
 	}
 
 	response, err := handler(r.Context(), w, r, request)
 
 	if err != nil {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(PlaceholderOrdersResponseObject); ok {
-		if err := validResponse.VisitPlaceholderOrdersResponse(w); err != nil {
+	} else if validResponse, ok := response.(GetAuthenticatedUserResponseObject); ok {
+		if err := validResponse.VisitGetAuthenticatedUserResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListNewOrders operation middleware
+func (sh *strictHandler) ListNewOrders(w http.ResponseWriter, r *http.Request, params ListNewOrdersParams) {
+	var request ListNewOrdersRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListNewOrders(ctx, request.(ListNewOrdersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListNewOrders")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListNewOrdersResponseObject); ok {
+		if err := validResponse.VisitListNewOrdersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateOrder operation middleware
+func (sh *strictHandler) CreateOrder(w http.ResponseWriter, r *http.Request) {
+	var request CreateOrderRequestObject
+
+	var body CreateOrderJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateOrder(ctx, request.(CreateOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateOrderResponseObject); ok {
+		if err := validResponse.VisitCreateOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AcceptOrder operation middleware
+func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request AcceptOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AcceptOrder(ctx, request.(AcceptOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AcceptOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AcceptOrderResponseObject); ok {
+		if err := validResponse.VisitAcceptOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PassOrder operation middleware
+func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request PassOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PassOrder(ctx, request.(PassOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PassOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PassOrderResponseObject); ok {
+		if err := validResponse.VisitPassOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// TakeOrder operation middleware
+func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request TakeOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.TakeOrder(ctx, request.(TakeOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TakeOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(TakeOrderResponseObject); ok {
+		if err := validResponse.VisitTakeOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RegisterUser operation middleware
+func (sh *strictHandler) RegisterUser(w http.ResponseWriter, r *http.Request) {
+	var request RegisterUserRequestObject
+
+	var body RegisterUserJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RegisterUser(ctx, request.(RegisterUserRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RegisterUser")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RegisterUserResponseObject); ok {
+		if err := validResponse.VisitRegisterUserResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListUserOrders operation middleware
+func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, id int64, params ListUserOrdersParams) {
+	var request ListUserOrdersRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListUserOrders(ctx, request.(ListUserOrdersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListUserOrders")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListUserOrdersResponseObject); ok {
+		if err := validResponse.VisitListUserOrdersResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -557,17 +4202,82 @@ func (sh *strictHandler) PlaceholderOrders(w http.ResponseWriter, r *http.Reques
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"hFRNjyNFDP0rVsEx092zH2hpThyQmAOwWvaAhEbIqXana1Vf2O5oo1H+O3IlbCYzA3tqy+16fvWeyw/O",
-	"l1RLpqzixgcnfqGELfyJubAFE4nnUDWU7Eb3cSHYlukAZQbaEx+AaV4FI5QMugQBWXlGT53buMqlEmug",
-	"hujLRM8Bf1fcRoKEfgmZbphwagkmlJINhT5jqpHc6HLRv+ay5sltnB6qpUQ55J07btxEiiHK8w7viW/m",
-	"QHGCymUbKYmRR9hjDBNaEcwY4sqNc1BKDeSafAOw4MKmcvD0EpNEIrij6+q8pi0xpFUUtgSoEAlFYeiG",
-	"2+cgx41j+nsNTJMb/zx3vyDffzlQtp/Iq3U9J5AZD09YXOvx85owX4SmzzVibjpcq114IoY3ryAXhf+U",
-	"3WiS6N308qz8cfPhVHBzN5nsupi1LbOBuTAkVHN+B0K8J4ZYdnLN4/X8Cr/3w3RLb7Zv8Tv/VbXaoP2f",
-	"WHYg5Lm8MCsRPS0l2s2lkv+hET6PNASRlWAOMQoENZYxeMrSRM6YrMcvdx/dxq0c3egW1Spj35dKWcrK",
-	"nrrCu/58SHqrNeeCtosqB5zgN5Nd4Mf3d27j9sRyYjZ0t91g1QaGNZgw3dC9tmeGurQh7XHVhbIGj0rN",
-	"kB2pfWySm8Nm0+NLnpo5009qMVJW/na4PT3YrJQbANYaDTWU3H8SI/TvsrDoW6bZje6b/rJN+vMq6U97",
-	"pEl+LfWvRSGYxYmy0gQH0q5ZKWtKyIcnbnBZtb023ImZXC//3H2DPw2Q/Xx4pP/Y97F4jEsRHd8N7wZ3",
-	"vP+C8tT+D9ZEQDTECFrAl9SWwtnbxz2P98d/AgAA//8=",
+	"7Fz9cttGkn+VLtymTHkhCqQkx6Zq/1ASJ+faxHZZSvkupk8cAk1yVuAMMzMwzfj07z3AvcS9xz3KPclV",
+	"zwyAAQHqy4p3typVqQoFzEdPT3/8+gP+FKVyuZIChdHR6FO0Yoot0aCyf71SGaoX39HPDHWq+MpwKaJR",
+	"dL5AkPTykQae9aM44vR4xcwiiiPBlhiNIp5FcaTw14IrzKKRUQXGkU4XuGS0In5ky1WO0WjwdRzNpFoy",
+	"Q5OEeXIUxdGSC74sltFoEEdms0L3CueooqurOHrN5tgm6xdUcn/KNGawYnMEUSynqE6AGVhKbWCQJElS",
+	"UftrgWpTk0szopDADGesyE00SuKa2KRJ6+GQaGUfPa20fkB70kn7Gf+tg3Y6EWj+G56A3xiGSRySDr2c",
+	"qTkq4BoUzgo65pqbBRwlyd6uU9GK3acahsca3nSuG2/kTCrTPtVkxjHPJiAVuJ9xxhWm9HbiiLdPYcKz",
+	"SQyTleIputGpQmYwOzUTYCKDahpMmE5pyFhMaK8J9Ep+2Td7J2A4amAKYarkJQqYbkhI4btyGM9iGtmH",
+	"V2aBylHgJpRs7VmWjsUuptJZO5kaubWjOEJBvHrntKB6yrOYiI7iyB61/L9/6377ARUDwt9+YP23Hfw+",
+	"uMnmIv6itFFczKMruiiFeiWFRqvh37DsDf5aoLZ3l0phUNifbLXKecqI4wd/03SXgcbSyIzW/cByntlB",
+	"FzPGc6SzZmgYz3U0evcpsqwtaSKJQq2t5kZONWFZaANTJDHPkWkDST8ZRFfvw6HKEQiZRA1CGlgyky7A",
+	"LBBOX78AvcKUzzyt3uKgNi9o38PZkD1Lk2yAR9Nj9iSNrsJb+5PCWTSK/uWgtoEH7q0+eK6UVI5hWxLd",
+	"OvNkZGnZSSbXTRpPYOJ5NAESKA3IUq8IfaLwhTCoBMvvdSXcT75Ae4KQkeUr0Kg+oIJyxO/NsSZJkxEw",
+	"ARUtxMNCWatneWL1UIp8A1xYvnpiczm3zHkpzfeyENm9mCOkuZjZ2SFfrCeDwdf21tzrBzh1tddkBEI6",
+	"dwkLpp1EcHfV1sO++usdD1NZhlE0TIZP9pPBfjI8HySjhP77hQxEoY1coqI7HcQtV8OFsbydobB6yTPn",
+	"hleoyAugom3o4TCOCk0XZe3eVE6JaKfNo8Ew6R/HkTbMFDoaRS9eXrx+8+qHN8/Pzm7PP8uALv5VEAPY",
+	"zKCy5BrFhOY0oGZeiQTuIgt+5LvflZXdTHp7+uL8xcsfrIlbedKdLbRwwbpr642NNCx/nuPSQbOBf0LH",
+	"pT+v7sZhy6UOLr8S6KCSnDlua8vZcyl/JKxxLyXz5uTCSHlhEUvUZc2nMtsQkjFSghv1ADrX2trbZrsZ",
+	"fkwRMx0YlUcacr7kxp75Z8EKs5CK/4b3My5FuEB4ZNqQpSlqOi0BEq5hybUmlxxHhbgUci0I9ODHlcPK",
+	"osjzB2BHSFHJCWSKtGmLjhjaZEDvzfffwpOvjx26XCDLfFzw9u3b/dPCLFAYYksHmp184/ZRyPLlX8bO",
+	"xOpxNIkd6ptYV/CXccSF9acXlqBxNIH1AgUwT+CaadAoTD/qjByiHbvEsGP5LkR0FUdvlRTzM+NPcg+X",
+	"6zbRdoVOz8I1BObxBAy7RBBWHCuL8BCONiDEX7gjgTtIUrpUeu/8UG1S6akyGmZKLvtRbV/sjbs9O+NA",
+	"q1tyBvgB1cYhaJaDFB75FGrGUuxbdCtXqAic17zbXvDMsGmOsGTpggvcV8gy+0Ah02T1Q6AbOvOtWw1Q",
+	"aCvOQrXvYo6VktMcl5qIZ1DDuhKS2JDK4NIFxg3iPa79tA27uyippCEcfS38bQtpGEe/87vXK7+vJsjp",
+	"3zA1tKt/wJRimy0qmvz412LJRM1o/LjKmWDOx4bcdnJ0NAxAUsdhAyjZJSv/tu+jjf0XGbE9wM0xzKRy",
+	"mJmLeYD6dJOOFkC9iVtW0K5n1k9S4KZN8akAtpSFsHrzgStTsBxUMc1ROytWBudmLWGmmI1PWQ4Zn3Oj",
+	"Y8CPLDUN6j0a8AR4vx9HH/fnct8/JDPTf+neENzFtYNIZI2yjLstXgfSOGO5xrhNurswI8FhnLYGNmZs",
+	"n/3tghnnnkk+MynwBAb01zBJEkgXjI6LSsdWHixe1yuW4tZttfHRkn38EcXcLAjm+LxC+WDQIVEeR3XS",
+	"R+tWkBUUpsg/oD6xWkS02nxMkvST5Bb31XVRzcxOM7fTTwZ3uMktoQwPU56xSzJf4vpnfffbB4Vzro2q",
+	"9Lh58yum9VqqDiV9atk2fBrccPNCWc5T3K8WCLJGwbPgjgfDp40rftpxxRRhnNuH1zu+n8txV2FUsn2E",
+	"QzrC4RByNE5AS3Wc9CcxTC5ceml/cgKF4L8WCHwuJJECKdPYcdrmgQ6HjfMcEoynjWjr/3h3uv8L2/8t",
+	"2X/Wv9h//+c/3WicqmPEIf8qhnSJRGUOujW+w9PWMU7ognaEO9V9ZszgvuHLTqcWBkVdhr58D+uFhFUx",
+	"zbleYFYDkqaydeR/tzOM8ba5us7GtMjl2c0Z5/aOjWj4JsF8g7OGubpuvPM3V3VYeIsI7swN3RYg7lJu",
+	"bWtSLd64rDCtuFO4upPrXaFiG9RV0LlCTreI/ttwpQyNr5tMZP6EhnV4fEeFX2bnOc8q7m/5FofI4f/+",
+	"679D1G7/fvP89Lt/t7++ffXT6x+fnz//rh9ke0swHzeyIXFkp0VxVE1q5mzraS3RrU7Z4QJRITB3KZob",
+	"XcL79ULmCDnXpn1DZa6hrbRc25UeafitLqO44Q1t7aoUtHVHdxY5zmu8V9ZoaGBj/eHtNtjKj7RgrVzD",
+	"komNF9UtvsBC5pmGnkVoe/cwRmEuZnvrFHnea5AHB/aY127Uecwtwa5ghq/qNHnQoKpL6EsksQ0WyN2c",
+	"ODDlfZCNFymgA4WmUAKztiRNWc7EHWzdtg2+FZ8/Fxq0Xfn1/piX7tc75Wr/uDrvLs6SA+hgrsIZKvJL",
+	"BEuY5XWbl1u8Gd6aN+1zTuX0jqfcdaCS720VZmlKYdEjDZqLOYXnMsfQDH7rPU4UU7ztnWjD4gUj2rRq",
+	"TAvFzeaMbtdLm830nBaEubqgz4oRlGtk2WZKLmHy+tXZORxIVpjFgX0+gV4l5nPFhNmLXfAPwyNYyML5",
+	"NStYlp9245rMhTErl3zhYiY73KSzN6ucpZjBdFNBIW3rmCWmsK8qgKFjWDGetePM/liMxePH3+dy3X/8",
+	"GE5rYOX8OC3qI72edyJ7fTgNoiLDLlEDN9ALPNJe7MpU1ipKdTkWljamtRtLoXi6wPSSYHHPOq+9PjSA",
+	"HbF6ZdzKlVfbczmnatCKbewmY2FBCazyQgOD468glUubepQi3hHGuce2mOl+5szQELhEXLm39SKeT0FS",
+	"kh4+fgyv6BEM+wko1LJQKYJcC0taKANlrvPoGfzv/xz1D/coVuyQnZOxcHkuaUvHKctzm1deVaNJrfQE",
+	"UqYURw2TU5+BtRSNwGcsx0WSHKZOXH1ykp7gJEy6jsU5vdGQ8w9YSSf0UilmfF4oNs1xzxpuhS7DR9ZG",
+	"oV44DfBMsRbYSo9NZrgKW4YpX7LcO/jb5DOgdylXmF7qvRi0kQqzsbD+M98A0+ANE/hBXlqqCyL6jr8q",
+	"cz5OGpQsRIYZLFg+2y9WZCDppVvBE/+azbmobvNH8t1KFiT4NoV6tiKjsa/NJkeYEKCYQM8qfrIXw4T8",
+	"ZNAgsNVQcTIW13RUWHWdaKnMBHrtPgam0/90/QeS/GSjgSEei6B/oW7oKDsPvC7ZzGklKB61unYHf5Ql",
+	"GpYxwzwzbBZWEyOeN5Kt5RrEvYkdNLGLx1uyGUpyDOsFTxfAhF6TAHAxFjQ/0IPj/hD0gq0QehOrR25p",
+	"3xhB/lRoV8By5cGfXpyTX1G5N5N6dHAgVyic3vWlmh/4SfqAxhKO4sa6A6M4y8DbztPXL6I4+oBKO5M6",
+	"6Cf9hEbTYmzFKcjvJ/1DC/DNwvqHAxbUI6w3naPp9l6koe1ayBRzKebkO3yJwhkypVAY8L6fHAO5bSuP",
+	"tlz+A5qwEJJZiLXVYzFMkruVFSpkdTgY9o/jsBDrfHLgVLvqs7crI1hSdxRey3M7tHIVR0fJYNd61VkP",
+	"GhW0qzg6dge/flLV7GAdf7FcMrXpoIIcMJvrMmeio/c0PpToaPTJPlFllapTALyICWmVz5bjGV3/Bk3t",
+	"QV0uuvbONou6kFKjq47At7VPr7uGxqJ3lBw6F7gBjb6NwSyQK3Cltcy6enItPzwvfcXBJ55debInTrWa",
+	"MkZGr0wDayvzdY/eu2721kMOXOU3vnGc7Uq7zTipjK1ed8n49VcdVKJJom4xI2hPuq8QHiWH9yrqzaSa",
+	"8ixD0Szo0Y0GgmGDSYFrf7cPUcSrNvYFPMIYzkWxClj1P1e9XlYkQ68+zl6gZf5A76/iaCV1hyZ9WwLQ",
+	"soLpcSjBK4tuS+JtarUk3Do+5/65hnU7i7/meT4WHgSegBQeaTIbQrXAJTcOVB5/1YeX0tjakfXmtoCU",
+	"ka5ZT+wwYku33CFcGqqqXn0js83dZOamppCwGeTWIlKVfq6a8ZtRBV619G/wD9NDdEPjy4N0Bnny62Ry",
+	"0J3wo/S9gNe2LRNy2NVW4K3xweDrHQ0D/8TGqw5HHQ+/kOWqFNzBicHhzcyompA+09Y5HQ8C5YoFnfau",
+	"BhHOMzvz48pmJu1IP3SkhGOK5KXwHWsukNoKjbmGDKfc+KrI7vh4LHrXBkp72wE0t1ebbS1NUUUjjPZJ",
+	"HIf6w3DcdqMu5QebVqRwnLiRlcnlHLM52fG33CxkYQCFLOYLmBUisz0m1gLTbB27yN8xXRuy1o5VJSku",
+	"9CB6j5JnMOFCF7MZTzkKc2HX64RDp/Y+SpN9NzBUftDwGfjl1V//ydGLCYxgJY1LtvF+Frj5fW2BkKaT",
+	"Bh9nHN3MpKoF2E54dnsGuQqI/J5ki34GeEhWkry0Ces4+sDyotnltS2eDd467pHwV01fqdRGw2D4pH98",
+	"CD2nhtYtJvDnMDXypJ8c7p2UQSbxaGCbFqwdWzd605oUl1WlNqm3aUirrNVJefWuIc2tenX1JRrSnEHo",
+	"UbjFhXYgj+UKWVbKI2Z7sfvao8M+NG3qIx3ykAL6dWhXG9nCz3Uqzgq5lC7pDjiavYfhppbrWzmZFdP6",
+	"GhfTWYXsw6ttfa6dACl0JoGbds7iNdP6D/P5EOazyW66wy9uPbdw1T3N5/UTgvbYz9San5i6rIGYUxmr",
+	"LNUxbqUthl3iNdqyo35/ErJyiqlc+pRpm5fwdoHC1Y/DLBC7RAeXNFtWXycYkGRxylQ4ob41F9rtZssE",
+	"GuZoCON0wZlzdol/aOMDpGJsPeDvkIb5R9c5EjBgsGY8QCc3JX1I41yeldTshvxPhSJ7toWcdin98LEF",
+	"MnsgVRgDQu/QPe/Dzz577TKpriNvLBTOmcpy1LY523XyufY8lz8K2hRcKQqYrYQyNZdiyClS0gvrnLe6",
+	"GDoU8I1tlURVpe7vmQOqmyrbTZJB6j4ofAeZe9edcJfUUJ2+f+DMUFV9OE4Sn9V5+ANcV3xQ/kIwq7ol",
+	"bpXdcf1QZqtwACkTMLVfEGTOUudyPrfx7M70T7OW9IApoGf3+7DIs/nClioaRrB8BZb/1jp59OzGPsRH",
+	"RI3dvTWs9u3RWozuitRznwuN9nuSD5hv9ogeLmjwF8v6+M6RaPTufWgESyX3HTg7qkmteszOMtL31qCV",
+	"hi+uYYTeylFXra891zdgI6G9E1tgCixiuIKDGEEHh5SXAda3Qr1eSI3AM89h17tlFhaH2qYEbk6AiQ2h",
+	"Ecw1EgLRcJQcxmOxXqBtXpCqQpM8A/zItdG76k+kr7sKUN0VVvsvQ5xUX7jULvSR/tx/L+LO/1zEH0Wy",
+	"L4rMNrKwgmiLYxambWQRlkB/D3xmxd8jCeG6c6rq9WcF+qU0B+R3Aaam8Wk2rL17T7LgPmlyOlM3SYwO",
+	"DnKZsnwhtRk9TZ4mVm78+q1Ot6C/TUOvbm7a6mjr11plK+RWZrey1sEXIlVGtln3r9ZwNrK9hi+m+9lc",
+	"+Q8L/dd7IRH+2t9f/X8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,0 +1,126 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/triadhq/triad/impl/orders"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// oauthError is the RFC 6749 §5.2 error body of the token endpoint.
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// tokenResponse is the RFC 6749 §5.1 success body; no refresh token is issued.
+type tokenResponse struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
+}
+
+// issueToken is POST /oauth/token: the resource owner password credentials grant (RFC 6749 §4.3).
+// Parameters may come in the query string (as the original API sent them) or in a form body;
+// the client may authenticate with query or form parameters or with HTTP Basic (§2.3.1), but
+// with one method only.
+func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
+	// §5.1: responses carrying tokens or credentials errors must not be cached.
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	if err := r.ParseForm(); err != nil {
+		if web.IsTooLarge(err) {
+			web.WriteError(w, r, http.StatusRequestEntityTooLarge, web.Error{Code: web.CodeTooLarge, Message: "request body is too large"})
+			return
+		}
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "the request parameters could not be parsed")
+		return
+	}
+	// §3.2: parameters must not be repeated (a value in both query and body counts twice).
+	for name, vals := range r.Form {
+		if len(vals) > 1 {
+			oauthFail(w, http.StatusBadRequest, "invalid_request", "parameter "+name+" is repeated")
+			return
+		}
+	}
+
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		if r.Form.Has("client_id") || r.Form.Has("client_secret") {
+			oauthFail(w, http.StatusBadRequest, "invalid_request", "use exactly one client authentication method")
+			return
+		}
+		// §2.3.1: Basic credentials are form-encoded before base64.
+		var err1, err2 error
+		id, err1 = url.QueryUnescape(id)
+		secret, err2 = url.QueryUnescape(secret)
+		if err1 != nil || err2 != nil {
+			a.invalidClient(w)
+			return
+		}
+	} else {
+		id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
+	}
+	if !equalSecret(id, a.opts.ClientID) || !equalSecret(secret, a.opts.ClientSecret) {
+		a.invalidClient(w)
+		return
+	}
+
+	switch gt := r.Form.Get("grant_type"); gt {
+	case "password":
+	case "":
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+		return
+	default:
+		oauthFail(w, http.StatusBadRequest, "unsupported_grant_type", "only the password grant is supported")
+		return
+	}
+	username, pw := r.Form.Get("username"), r.Form.Get("password")
+	if username == "" {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "username is required")
+		return
+	}
+	if pw == "" {
+		oauthFail(w, http.StatusBadRequest, "invalid_request", "password is required")
+		return
+	}
+	u, err := a.svc.Authenticate(r.Context(), username, pw)
+	if errors.Is(err, orders.ErrInvalidCredentials) {
+		oauthFail(w, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
+		return
+	}
+	if err != nil {
+		a.oauthInternal(w, r, err)
+		return
+	}
+	tok, err := a.tokens.Issue(r.Context(), orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
+	if err != nil {
+		a.oauthInternal(w, r, err)
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, tokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(a.tokens.TTL().Seconds())})
+}
+
+// equalSecret compares in constant time; hashing first hides the lengths too.
+func equalSecret(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+func (a *API) invalidClient(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="orders"`)
+	oauthFail(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
+}
+
+func (a *API) oauthInternal(w http.ResponseWriter, r *http.Request, err error) {
+	a.log.ErrorContext(r.Context(), "orders: token endpoint", "err", err, "request_id", web.RequestID(r.Context()))
+	oauthFail(w, http.StatusInternalServerError, "server_error", "internal server error")
+}
+
+func oauthFail(w http.ResponseWriter, status int, code, desc string) {
+	web.WriteJSON(w, status, oauthError{Error: code, Description: desc})
+}

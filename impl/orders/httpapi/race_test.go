@@ -1,0 +1,141 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRace_FiftyPerformersTakeOneOrder: exactly one take wins, the other 49 get 409, and the
+// order belongs to the winner.
+func TestRace_FiftyPerformersTakeOneOrder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 24*time.Hour)
+	alice := e.account("alice", "Customer")
+	performers := e.accounts("perf", "Performer", 50)
+	o := e.createOrder(alice, "contested", "50")
+
+	statuses := make([]int, len(performers))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, p := range performers {
+		wg.Go(func() {
+			<-start
+			statuses[i] = e.transition(p, o.Id, "take").status
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, s := range statuses {
+		switch s {
+		case http.StatusOK:
+			if winner >= 0 {
+				t.Fatalf("performers %d and %d both took the order", winner, i)
+			}
+			winner = i
+		case http.StatusConflict:
+		default:
+			t.Fatalf("performer %d: status %d", i, s)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("nobody took the order")
+	}
+	p := e.list(performers[winner], "/users/"+itoa(performers[winner].Id)+"/orders")
+	if p.Page.TotalElements != 1 || p.Content[0].Id != o.Id {
+		t.Fatalf("winner's list: %+v", p)
+	}
+	e.checkLedger()
+}
+
+// TestRace_TwentyAcceptsOfOneOrder: one payment only.
+func TestRace_TwentyAcceptsOfOneOrder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 24*time.Hour)
+	alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
+	o := e.readyOrder(alice, bob, "100")
+
+	var mu sync.Mutex
+	counts := map[int]int{}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			<-start
+			s := e.transition(alice, o.Id, "accept").status
+			mu.Lock()
+			counts[s]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	if counts[http.StatusOK] != 1 || counts[http.StatusConflict] != 19 {
+		t.Fatalf("statuses %v, want one 200 and nineteen 409", counts)
+	}
+	if got := e.balance(alice); got != "395.00" {
+		t.Fatalf("customer balance %s, want 500 - 105 = 395.00 (paid once)", got)
+	}
+	if got := e.balance(bob); got != "400.00" {
+		t.Fatalf("performer balance %s, want 400.00", got)
+	}
+	e.checkLedger()
+}
+
+// TestRace_AcceptManyWithFundsForSome: a customer with 500.00 accepts ten READY orders of 100.00
+// (105.00 each) at once: exactly four are paid, six refused for funds, balances never negative.
+func TestRace_AcceptManyWithFundsForSome(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 24*time.Hour)
+	alice := e.account("alice", "Customer")
+	performers := e.accounts("perf", "Performer", 3)
+	var ids []int64
+	for i := range 10 {
+		ids = append(ids, e.readyOrder(alice, performers[i%3], "100").Id)
+	}
+
+	var mu sync.Mutex
+	counts := map[string]int{}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			<-start
+			r := e.transition(alice, id, "accept")
+			key := "ok"
+			if r.status != http.StatusOK {
+				key = r.errCode(t)
+			}
+			mu.Lock()
+			counts[key]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	if counts["ok"] != 4 || counts["insufficient_funds"] != 6 {
+		t.Fatalf("outcomes %v, want 4 paid and 6 insufficient_funds", counts)
+	}
+	if got := e.balance(alice); got != "80.00" {
+		t.Fatalf("customer balance %s, want 500 - 4*105 = 80.00", got)
+	}
+	p := e.list(alice, "/users/"+itoa(alice.Id)+"/orders?size=100")
+	completed, ready := 0, 0
+	for _, o := range p.Content {
+		switch o.Status {
+		case "COMPLETED":
+			completed++
+		case "READY":
+			ready++
+		}
+	}
+	if completed != 4 || ready != 6 {
+		t.Fatalf("%d completed and %d ready, want 4 and 6", completed, ready)
+	}
+	e.checkLedger()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

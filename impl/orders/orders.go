@@ -1,0 +1,108 @@
+// Package orders is the domain of the orders API: users with a role and a balance, orders moving
+// through WAITING → IN_PROGRESS → READY → COMPLETED, and the payment on acceptance. It enforces the
+// role rules and keeps money exact and consistent under concurrency; it knows nothing of HTTP.
+package orders
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/triadhq/triad/impl/orders/money"
+)
+
+// UserType is an account's single role.
+type UserType string
+
+// The two roles.
+const (
+	Customer  UserType = "Customer"
+	Performer UserType = "Performer"
+)
+
+// Valid reports whether t is one of the two roles.
+func (t UserType) Valid() bool { return t == Customer || t == Performer }
+
+// InitialBalance is what a new account starts with: 500 rubles for a customer, 300 for a performer.
+func InitialBalance(t UserType) money.Kopecks {
+	if t == Customer {
+		return money.Rubles(500)
+	}
+	return money.Rubles(300)
+}
+
+// Status is an order's state.
+type Status string
+
+// The states of an order, in the only order they can follow each other.
+const (
+	Waiting    Status = "WAITING"
+	InProgress Status = "IN_PROGRESS"
+	Ready      Status = "READY"
+	Completed  Status = "COMPLETED"
+)
+
+// User is an account of the orders API. The password hash never leaves the package.
+type User struct {
+	ID       int64
+	Username string
+	Type     UserType
+	Balance  money.Kopecks
+}
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	ID       int64
+	Username string
+	Type     UserType
+}
+
+// Order is an order as callers see it.
+type Order struct {
+	ID            int64
+	CustomerID    int64
+	PerformerID   int64 // 0 while WAITING
+	PerformerName string
+	Description   string
+	Price         money.Kopecks
+	Status        Status
+	CreatedAt     time.Time
+}
+
+// Sentinel errors: handlers map each to one HTTP status with errors.Is.
+var (
+	// ErrInvalidInput is a value outside the domain's bounds (400).
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrUsernameTaken is a registration with a name in use, compared ignoring case (409).
+	ErrUsernameTaken = errors.New("username taken")
+	// ErrInvalidCredentials is an unknown user or a wrong password; callers cannot tell which.
+	ErrInvalidCredentials = errors.New("invalid credentials")
+	// ErrForbidden is a caller whose role or relation to the order does not allow the action (403).
+	ErrForbidden = errors.New("forbidden")
+	// ErrNotFound is an order or user that does not exist (404).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidState is a transition from the wrong state (409).
+	ErrInvalidState = errors.New("invalid state")
+	// ErrInsufficientFunds is an acceptance the customer cannot pay for (409); nothing moved.
+	ErrInsufficientFunds = errors.New("insufficient funds")
+)
+
+// Refusal is a domain error with a message fit for the caller. It wraps one of the sentinels.
+type Refusal struct {
+	Kind  error
+	Msg   string
+	Field string // for ErrInvalidInput: the offending field
+}
+
+func (r *Refusal) Error() string { return r.Msg }
+
+// Unwrap lets errors.Is match the sentinel.
+func (r *Refusal) Unwrap() error { return r.Kind }
+
+func refuse(kind error, format string, args ...any) error {
+	return &Refusal{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+func invalid(field, format string, args ...any) error {
+	return &Refusal{Kind: ErrInvalidInput, Field: field, Msg: fmt.Sprintf(format, args...)}
+}

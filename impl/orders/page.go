@@ -1,0 +1,80 @@
+package orders
+
+import "strings"
+
+// Page bounds: size defaults to DefaultPageSize and may not exceed MaxPageSize; page numbers stop at
+// MaxPage so OFFSET stays bounded. The spec states the same limits, so requests beyond them are
+// refused with 400 before they reach this package.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	MaxPage         = 10000
+)
+
+// SortField is a column a list may be sorted by.
+type SortField string
+
+// The sortable fields, an allow-list mapped to fixed SQL.
+const (
+	SortID        SortField = "id"
+	SortPrice     SortField = "price"
+	SortCreatedAt SortField = "createdAt"
+)
+
+// PageRequest is a validated page of a list.
+type PageRequest struct {
+	Number int
+	Size   int
+	Sort   SortField
+	Desc   bool
+}
+
+// ParsePage validates Spring-style page, size and sort ("field" or "field,asc|desc"); nil means
+// the default (page 0, size 20, id ascending).
+func ParsePage(page, size *int32, sort *string) (PageRequest, error) {
+	p := PageRequest{Number: 0, Size: DefaultPageSize, Sort: SortID}
+	if page != nil {
+		if *page < 0 || *page > MaxPage {
+			return p, invalid("page", "page must be between 0 and %d", MaxPage)
+		}
+		p.Number = int(*page)
+	}
+	if size != nil {
+		if *size < 1 || *size > MaxPageSize {
+			return p, invalid("size", "size must be between 1 and %d", MaxPageSize)
+		}
+		p.Size = int(*size)
+	}
+	if sort != nil && *sort != "" {
+		field, dir, hasDir := strings.Cut(*sort, ",")
+		switch SortField(field) {
+		case SortID, SortPrice, SortCreatedAt:
+			p.Sort = SortField(field)
+		default:
+			return p, invalid("sort", "sort field %q is not one of id, price, createdAt", field)
+		}
+		switch {
+		case !hasDir || dir == "asc":
+		case dir == "desc":
+			p.Desc = true
+		default:
+			return p, invalid("sort", "sort direction %q is not asc or desc", dir)
+		}
+	}
+	return p, nil
+}
+
+// PageOf is one page of a list with its exact total.
+type PageOf[T any] struct {
+	Items         []T
+	Number, Size  int
+	TotalElements int64
+}
+
+// TotalPages is ceil(TotalElements / Size).
+func (p PageOf[T]) TotalPages() int64 {
+	if p.Size <= 0 {
+		return 0
+	}
+	return (p.TotalElements + int64(p.Size) - 1) / int64(p.Size)
+}
