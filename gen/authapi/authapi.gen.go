@@ -314,7 +314,7 @@ type LoginParams struct {
 	// Sess 1 for session-only cookies (verified provider).
 	Sess *LoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
 
-	// User User name (direct
+	// User User name (direct, verified).
 	User *string `form:"user,omitempty" json:"user,omitempty"`
 
 	// Passwd Password (direct; unsafe over plain HTTP).
@@ -5779,20 +5779,20 @@ var swaggerSpec = []string{
 	"XaxyG2LNlmmcLZixK7B38NyobGigQ6qgeVgssLdM+FbxBAKykb5yeO8+JZZrCku/DgWmyFxwkdu7fukK",
 	"s0U7vlPMC86F0h55+ZTNcHkx0mveY/q5IsIkOmNeDriwGRcY8XBMVafCftLdWKK7K44p+95+w5t0rDaU",
 	"Vrnb3gJvjXjY5oCn9UZduCVKzkYYuhVCeA+0TF7yVVh9nIM0uJCZcPx3EljjGrK8u1XnGGvW7cgaSdqI",
-	"7fDg+Rbo7qLc+Z0Tv3jUyjiXG7Rdlx0GYbBrbLHMDXOnNFXQOlWzPRreEHkhZt3bUHtcvKoJGCdXjenB",
-	"Dai4hKqVNRsmCz1pHfE8TZvYnBYTjg6ZI5JzRaeAFz1IllLGsZvavX3IsQ1fN4d4H4xvkX3sKTZuN3Y2",
-	"6GPbaEurbrqhq6/Sz5Om9a7jdVuP/R4p09dX3pRbV1bRynm3VoqVNTb87sYb6qoANIsuaG0unx/CweFT",
-	"+PvhwW48PYSDITw7fD5Mdg/o7rPJdLi3H8fJQXy4W1EERX+tfic4vJtuDPbrFZjwjnIfnuGipVBjZ4yd",
-	"URWytPF1UVN5HAMkxgNW3WHddbPqtaX+fOFjVH72t4l2vWsd3zBdWL9S9/CY/2B3f5tDuWscf36ScIZ3",
-	"hU2CCBK7qm5O4M/JTJ1MVsmppp9hU0RtMlBqW79C2r7/RCSrIy/QVpquVG0GqL+hsWqT1Vsjt7/Gw1+U",
-	"s8nfi2T1NbXhYuC/4cZc18Faom3rv/79BSNCPirXveVy2TOc6eUyBR6LBJI13L4lNjfrv6Nx87VV9kcw",
-	"8Y92a/qIeJb438b2MY3twe7TB15GUnlmS7iXC0gYvUQ1XrskTdaBoRO9U28e5dpSG37+PTumCAeGXT60",
-	"pBz9u0Gl/xd4oVps4u6zGTS3r059o7Z/If+P0/7fUiHWr8u1t+P1XIp8Nvcuo/85PvvWEYQ6vR5jFOEb",
-	"06w51VATNDt9/oUlN7d2tN3QO1H0ChJCC0nu4ByDu4wRC94NDeFcb89NyRa3BexUe9Q6z3CMS++sNFmA",
-	"U5baKaXw7p2qVLJ1wL7lp6tYcuuPVt2VVd6d3OHegx3M45q/WzZhnGLEtdVIGsLqW9910DKNIjRZiMRm",
-	"QZ1Y8OIWTDGVYG+SH9w3eLjj5zMmtLwEwR7F2vs/YzEiC5oacoG3iTvGwYOOwYW+nIqc169Lc2FSxbnb",
-	"4zFOUe5j79h60B/ikWrqf2zU3bt84mm7e2ATZltAtrpVzdo2SotoHB2ANmvgz6HaydTi7lrtdw5S5qrU",
-	"1fW1tTyiWYTBmCesfhWh+pyIKRG83kp24Irfbbj9Ro7yvii4enHz/wEAAP//",
+	"7fDg+Rbo7qLc+Z0Tv3jUyjiXG7Rdlx0GYbBrbLHMDXOnNFXQOlWzPRreEHkhZt3bUHtcvKoJGCdX4Sah",
+	"clOAbWi55KqVTRtGBRtTB8Vso0PjiORc0SngFQ+SpZRx7KN2bx9vbMPOTSB+HX6l1GM3sXGvsbOBaG1D",
+	"La1a6catvkozT5p2u47Xbd31eyRLX19zU25dWT8rJ91aKVZW1/C7G2+cqwLQLLegnbl8fggHh0/h74cH",
+	"u/H0EA6G8Ozw+TDZPaC7zybT4d5+HCcH8eFuRREU9LXKneDwbroxzK/XXsI7Cn14houWEo2dLnbmVMhS",
+	"EeuipvI4BkiM76v6wrrrptRrS/3Jwseo+exvE+d6Fzq+YaKwfpnu4dH+we7+NodyFzj+/PTgDG8Jm9QQ",
+	"JPZT3YTAn5OTOpms0lJNP8OmWNrkntQ2fYW0Hf+JSFZHXoitNF2p2vRPf0NL1aapt8Zsf41vvyinkr8X",
+	"yeprqsLFqH/Djbl+g7VE21Z+/ZsLRoR8VK57y+WyZzjTy2UKPBYJJGu4fUtsbtZ/QePma+vrj2DiH+2+",
+	"9BHxLPG/je1jGtuD3acPvIak8swWby8XkDB6iWq8dj2arANDJ3qn3jzKhaU2/PwbdkwRDgz7e2hJOfp3",
+	"g0r/L/BCtdjE3WQzaG5fl/pGDf9C/h+n8b+lQqxflGtvxOu5FPls7l1D/3N89q3DB3V6PcYQwjemWXOe",
+	"oSZodu78C0tubu1lu3F3ougVJIQWktzBCQZ3DSMWvBsawrmunpuPLe4J2Hn2qHWS4RiX3lljsgCnLLXz",
+	"SeHdO1WpZOtofcuPVrHk1p+ruiurvDu5w70HO5jHNX+xbMI4xYhrq2E0hNW3vuugZQ5FaLIQic2COrHg",
+	"xf2XYh7B3iE/uG/wcMcPZ0xoef2BPYq193/AYkQWNDXkAm8Td4yDBx2DC305FTmvX5TmwqSKc7fHY5yi",
+	"3MfervWgP8Qj1dT/2Ki7d+3E03b3wCbMtnRsdauasm0UFdE4OgBt1sCfQLUzqcWttdovHKTM1aeri2tr",
+	"eUSzCIMxT1j9HkL1ORFTIni9iezAFb/YcPtdHOV9UXD14ub/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
