@@ -171,6 +171,19 @@ type Error struct {
 	RequestId *string `json:"requestId,omitempty"`
 }
 
+// MessengerLogin A messenger login request; the bot token itself is never revealed.
+type MessengerLogin struct {
+	// Bot The bot's username.
+	//
+	// Example: triad_login_bot
+	Bot string `json:"bot"`
+
+	// Token Request token, sent to the bot as `/start <token>`.
+	//
+	// Example: 6f1c0e4a9b2d4c7e8f0a1b2c3d4e5f60
+	Token string `json:"token"`
+}
+
 // Sent A confirmation message was sent.
 type Sent struct {
 	// Address Example: alice@example.com
@@ -323,7 +336,7 @@ type LoginParams struct {
 	// Address Where to send the confirmation (verified).
 	Address *string `form:"address,omitempty" json:"address,omitempty"`
 
-	// Token Confirmation token (verified).
+	// Token Confirmation token (verified) or login request token (messenger).
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
 }
 
@@ -395,6 +408,32 @@ func (t *Login200JSONResponseBody) FromSent(v Sent) error {
 
 // MergeSent performs a merge with any union data inside the Login200JSONResponseBody, using the provided Sent
 func (t *Login200JSONResponseBody) MergeSent(v Sent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessengerLogin returns the union data inside the Login200JSONResponseBody as a MessengerLogin
+func (t Login200JSONResponseBody) AsMessengerLogin() (MessengerLogin, error) {
+	var body MessengerLogin
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessengerLogin overwrites any union data inside the Login200JSONResponseBody as the provided MessengerLogin
+func (t *Login200JSONResponseBody) FromMessengerLogin(v MessengerLogin) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessengerLogin performs a merge with any union data inside the Login200JSONResponseBody, using the provided MessengerLogin
+func (t *Login200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -529,14 +568,18 @@ type ClientInterface interface {
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-	// any refusal.
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
 	// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
 	Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CallbackPost OAuth 2.0 redirect target (form_post)
 	//
-	// For providers answering with `response_mode=form_post`; same outcomes as GET.
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 	CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -551,6 +594,13 @@ type ClientInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
 	//
 	// `from` is honoured only for this server's host and the configured allowed hosts; any other
 	// value is ignored (never followed).
@@ -697,7 +747,8 @@ func (c *Client) GetUser(ctx context.Context, params *GetUserParams, reqEditors 
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-// any refusal.
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
 // Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
 func (c *Client) Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -714,7 +765,10 @@ func (c *Client) Callback(ctx context.Context, provider Provider, params *Callba
 
 // CallbackPost OAuth 2.0 redirect target (form_post)
 //
-// For providers answering with `response_mode=form_post`; same outcomes as GET.
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
 //
 // Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -739,6 +793,13 @@ func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
 //
 // `from` is honoured only for this server's host and the configured allowed hosts; any other
 // value is ignored (never followed).
@@ -1586,7 +1647,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-	// any refusal.
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1595,7 +1657,10 @@ type ClientWithResponsesInterface interface {
 
 	// CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 	//
-	// For providers answering with `response_mode=form_post`; same outcomes as GET.
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1612,6 +1677,13 @@ type ClientWithResponsesInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
 	//
 	// `from` is honoured only for this server's host and the configured allowed hosts; any other
 	// value is ignored (never followed).
@@ -2124,6 +2196,8 @@ type LoginResponse struct {
 	JSON400 *LoginBadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *LoginForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -2151,6 +2225,11 @@ func (r LoginResponse) GetJSON400() *LoginBadRequest {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r LoginResponse) GetJSON403() *LoginForbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LoginResponse) GetJSON404() *Error {
+	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -2548,7 +2627,8 @@ func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, params *G
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-// any refusal.
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2563,7 +2643,10 @@ func (c *ClientWithResponses) CallbackWithResponse(ctx context.Context, provider
 
 // CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 //
-// For providers answering with `response_mode=form_post`; same outcomes as GET.
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2586,6 +2669,13 @@ func (c *ClientWithResponses) CallbackPostWithResponse(ctx context.Context, prov
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
 //
 // `from` is honoured only for this server's host and the configured allowed hosts; any other
 // value is ignored (never followed).
@@ -3108,6 +3198,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -4703,6 +4800,20 @@ func (response Login403JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 	return err
 }
 
+type Login404JSONResponse Error
+
+func (response Login404JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type Login413JSONResponse struct{ TooLargeJSONResponse }
 
 func (response Login413JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
@@ -5462,88 +5573,98 @@ func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id st
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dzrcts2l6+C4X4zlTzUzZd8sTydWddNm7T5Em/sTDoTe0WIPJJQUwALgLbVjP/uA+wj7pPs4AAkQZGy",
-	"Zcdp/3y/EpEAzsG53+gvQSyWmeDAtQrGX4IF0AQk/vetiKlmgpv/J6BiyTL7M/gACZMQa6KpnIPuB2Gg",
-	"4gUsqVk6E3JJdTAOcsl6EmYggccQhIFeZRCMA6Ul4/Pg7i4M3okzzmazJoDj9IauFIm4UGZBVIcAPF8G",
-	"48+Bextctp19BvpEiCsGzdOjXz6dR4TyhES/nX34qXf+/tdX7yIS43JFOgo0EZykYs44LpMwk6AWIYlT",
-	"oBIS91bkulvHbB2NuzDIqKRL0I6mp1JcswRkG03nTGkwp2duEeF0CQYdIAOa68UgZcpChFu6zFIDKoHr",
-	"IAyYOSGjehGEgdlkfhWQwkDCHzmTkARjLXPw8c2o1iDN5v/+THt/DnuHl+7fSe/yyzDcG939o5Vzhm6v",
-	"UVSaNzlfAKno6sj6nSLXNM3hiBTYkJsFcKIXQLS4Ak5isQRFZlIs8eEvn87d1n5xQSub1RV/61VgamxY",
-	"0tu3wOd6EYx3D16EbWyRoDLBFSBXjmca5FvD7uZt3or5HBLC+BHZG+4RLRC7a5qyhGpISGQwjvrE3LqQ",
-	"ICqBKKsXG/TpHxJmwTj4j0GlfQO3dFCus1Lcq8T4vl2VvOP9fqDJz1TDDV2ZjbHgGrg2/6VZljILYPC7",
-	"stiU4mRWJoZUcBsvKJ/DZEZZCkkQBktQis7NO3P/UkQTlhAuNKFxDJlG2hhRFZL9iTAIHnjnc6ftFvat",
-	"GrySUkh7gzWdXcMoIp0aHhJmuYIEETAguyGJcgWS8ZmobzFPSSzy1CI+BSKBJma9Ap7U18aCz5gxZ/Ym",
-	"3p4EUnZttLXbN7c7oWk6pfHVDzT5AH/koPT2ZEfhyDzDgIriMSPnV1zc8Imn0hU33EvPaIgMUEeVphra",
-	"zpvSZGJf+gdZc4fPyZIpxfg8JHCboa4KiRdfUh0vGJ8fmXXSstuZyTll3DLuazm9ft3oiEQlyhHpLChP",
-	"1IJeFfrWwDY0PE5Cg7S9jo96150mLZsi0uHCSgwy8g03BpGmT9Ia5jZPAC/nU7d4RRTIa5DErngGatVh",
-	"RmNCOck53GYQG/NkxDmXcEQS0JSl1jYJnq4Is8bX4ZOKOd7fmrs3/HH3Z4l1RZOD3d3p7j9f0L2DF9Nk",
-	"tnc4HO0lMzoFuhsn+3sw2h9BHB/Cy8qI05TFjzAQHxW00qE00yHhgsh6gHLkzMJ91vnJltZCfp/rx5HM",
-	"SGaurN4ZzEWut6fCmd3cQocTd0kXqTzjJRl/snFzCrrJFjlVrJs1Y6VN7JVRpW4SZFoZx2Bc9dwG8xta",
-	"rsrWOEoY0ySuQSr2JyTokQb2ngOaJBKUCgmtELxheiFyY22pJrNU3HQLVWX8JyGnLEmAP5IlNE8YxuUt",
-	"5CveTbjQE5qm4qYRATBFFNNAmLLenxO3jpQHG/rEEhLgmtFUbWK+v6RuMGMhUYdRFIS0kiCkZb+x8G1H",
-	"+h57gov8Q2v+3IadNDXuf4Uu43mkoI18EekYeg1obiMIZ3zXiaYK7+RRJSIda8zKd94lItK5BslmzIQ+",
-	"eB/GMTY1BHPu0OxrkKW5UUKW0lUR0BSJygcbVz3JHRYC3OION8ZuGE08h1+sA4/GpAaScnWDuRY6Bhe8",
-	"oaIZWcYtpAP9eZ+UIWMC3BDLBLpKWSKdi/vyucIFiRro79RagJzRORwZh6Rw3fHH89e918fvfjx7ffzr",
-	"Ky8F+rsyiXMh3hov+iQRcJZvooWYpHiKLwXuLZmKZEW0EMQueQbuN+A6AUBIcBsDJMoLf75TJGVLppGr",
-	"H3nBoCfKfe4f4N/XPDZabU/w/NlzuJ4KZjQ2MRBqNQbB1Gk4+g+miKbLDDBOLsL7jCrtxUgkZTPQbAkh",
-	"UWzOTa6OmlFqKk3nQjK9WIZkhgDKF86QhTaRx1hUNisbIZHwuw1Qpys/oRYSMbZo9KZCcvDcH5RRPPFz",
-	"f8c19L2+Qj6BcY+PG75B1IDsK8GImWUcFoOYIhU5+0HlrtAunNTdbR3Oj2iOejZd8/yLsS2ZFBlIzcrY",
-	"oEafQEtGUZLvr6uEgQ1iWup5pfO28rigalGaXpAkk5AV4apf21qKXun1a+BHw939FvjGUNdRN2dssfXO",
-	"r5J9tueU16nqi2JqpNZAsuxsrX2hjREzAtcgV1YzaEpMwIFhUy5nNIYm1a0Mrh94puk0NXJvxB56JlbB",
-	"BxKoErxOrzW706COSwGbQE5B9mYMUlTQaQpLZfCnhVIaW+XySKzFaVgWNQsPfzygTnxHxgYipVL5izGS",
-	"swLuGPEQlyzE6rg2PrkHVEq6WgNdp8HrfEl5RV+4zVLK8e51Im+y4S3XdE7oTbKhRtpz2VTvTWK13KY4",
-	"oLQ1q6Wxq3J0VUdmb7ZLD+NhMoL96QF9ET9IMhSy+yl25kzmugbXYmd3ALmhiijgusWI2ESmzmNM9v/T",
-	"/e7HYtlGtiIzrgr9BkJ7ld+/m9sXlqBbb1ce3qgfuOpXrtAFWW6oPNVWF2y9v3nPJrZpUYoIwsDE+v5v",
-	"L9m/9Bnpr9lo1eoYf1RFhwAL6eUJa+KK5ZUtSddGsI9qU42foQfRWElyIUaLGGgtC3lgZjNNT70FtiFR",
-	"P/vVrZaUmI1smmtAkW+g5XzUmpC66MMmW91CqUrUmh6tQWtYUpY2T37VM88tpdFbt1D5IblmLRhHF/lw",
-	"uBcXzh5/wcQ+VAs6Kq7gZQ+YjLDELo0a3aDHlOCaKGYthtH4aoeGgf2dIm9OSQdJQUmcUrZUJM8SqkHa",
-	"NIbZJlXjdFvxa8YlyiSeKMpbyW4YZCzWuWw561SKW0zSrqmmknz88LZ+4kLrbDwYpCKm6UIoPX45fDkc",
-	"2NWD4XSfvoDd2V58mPTZks5bYUuRtgD+IFJAm/3hh+OTtVskyza1XtNApA3KSFMJjU2EOJdMr85MsGc1",
-	"a0oVi49zE9KsY/ODeYVpZmhFFrhxagnp2LKawciG9CbbnBz/+K837yanx2dnn36sGpq2QKOY51QM+QwN",
-	"bHjeDvsckyqlqgrLWhfP/qwKwL98Oq8g0Iz9Cuiof7/R9zUYi2KHCSZxGekYL8li6GnRc//t3tM63Az2",
-	"v3KQqwegGmX4w6wjlp8lIHxYwcENbXBulZxtut+JyFaFxjUaqX4D1XCw4sW2fdI1XIx4MT4T7Td+fX5+",
-	"WsSsBU6wnEJiwyQjY8RRm3SiOdOLfGoM4AAt7OIP+++ALbMUe9hRl1DMvC94ORtQxDdLkXM0H+Oyj0gW",
-	"lCcmQ6CaRPaA0L60Gl5/jc+i/gW/4Ds754b0qr+zQ45dj8rWWG5E0QkYEzsJ0Hmtdfaep6uQnFK9+H4Q",
-	"kjO6hDOm4fu39NYCfH22e/DCCkCXUJ5c8NrwQKeMHKcrYomoQq+7zZJunxwX8R3xosgqB7bYFE2tXOkL",
-	"roAnhYBHPh8jAn/kNC2qSy2DDH3yutyHBwvpRDZClCKypKsLHlMpVz6iXGmgCbbFzKEFdINvt08ip9vf",
-	"jyLSEdL+/n4UdU2CQx2hl/QKFJkKvbjgRdfF7esJnq765JiXtQd3XwddFcMWxlopTHmTLrlZsBTaChQX",
-	"PKVKqz6pTJ45w3aj/RmDou2GhtDIGOlEDeMXdZ3sfLBJm9rZwcbDL2fv35EIU77IpHcM1JFL70xAbSCm",
-	"JidPbJaHgSNOF9jM3ZCYIdD+BX+F2xDRclWxIPqtd2JrFr3zVQa996iJakyKOZiQUJIAX/Voml7wqFh8",
-	"5rxD71SkLF652ZYTGi8AD5QiNWf0lBYSjH6YSJTFwBW6Mmcm/vXGWMRcps7Sq/FgIDLgSuQyhr6Q84Hb",
-	"pAZmrcmumK7CKXLsGYMgDLC/gYZk2B/1h2a9OY5mzGQu/WF/D1NsvUB3Vk24mF9z0O32yOCqqmypUVlS",
-	"oTHP9oW0uYqQCUhjHE3YiY9MRha8ZUoX1SIVrE2E7A6Hj6kgfXZzOBhYGA9e1YTKbHl9ZqcRWdRT1Wah",
-	"6NQfC1JrJeF2yXmo1FsMYN3Zxke+XFLj+pA21szGml1X4aehk6ZzZZMyVOjg0mx13MMcaSP/TlKgUnmm",
-	"btMIVguz7MntXGq7YbluUPVn1+4o5sSe2bxRGGRCtdzAuAXjv35+db4Jx1OhvgmepHP6/uy8ez8DqmS0",
-	"lQHvjM1ytVp15JogOGbnZamRLenyFfGalTm3JhU93FrxsE6Fn0GfFYm4P/v2uf3+1ZKBN1N2d/k1+og7",
-	"7CxX2R5cb7djSG4T62IEwdgnK73NXfU8/hFtws2degyU8W1/jeOfFqAXIP2CELoYv0awWQaKasFGE2r7",
-	"qbV603fK+V/j0qelK+1udtQm9nRxsH1+wQufXHPi43V/CC4O43BjrcCg1QKgj2pI1seiLvu3yFVZGy/L",
-	"B3//3EvB0Oca9Ngfjh42VbUOmZ+eIjv87PDzZT3V+Xx5F37xc7vygcu67G8vt/18aZhWKce5bRLPIekx",
-	"TooK82Z1+FL4rrtB0efdqB3FDC5xZZmPH97aMos9qq1WUx4amRzEL9XYkVA3T5crN4FmU5+o3uUtxN5k",
-	"6yzGCBYVpRg37lB3zo2QV4oIblJb8k6UiTYz8bUmgl9wY7hdz6FNiYpBxaYW1UnxHoO53f7QQt6U3xZj",
-	"hK2ztwej3ZayR7Notz4uugmYK163wtofHr7YAhjG8ERCJqSXeJUs2wC4mF/Y/paXT48A3mC7fm+49/AG",
-	"b24ZVXcLGC2Dqttq/fpICO7b2+pa/pzSXRgcbINpOYmJG3Yf3uCNPNf9aSXLa3OBnuWwcyeXd491LmW/",
-	"2bC8PWj8ScgqgHZBlwmrsHwTFfhPliKB72dCLifmmOiIYPYrcm0H4zdFnQVDvzLu/LfU/WVSRzoll7st",
-	"EtjmudLi24RWt/UjZMATVRQfvF7BFePJ+IL3yM5Oic7ODulECVzb9EsvmExIRrEf0x2TSDENUeg+awjL",
-	"ek9E/u9//pfsDXeb80wXnLSMNKHTwuGRkIwOekvGcw1kg+MjVwCZsq4mJKe/nrwibjpN4ukGUaRdt29v",
-	"Ywm6szO2U/4GUdusN/+jedLAfHc4tApXznPZ24MXcZqDi6G42tGuoeidjdQpD46+XLhU4SIYX2C78iK4",
-	"iwid2Z4IT4y+o+cntT7qkfXzriDncLbn2kpax31z4gBiOYtpbLvO2TXYz5PcFGFoTodUQfOyWHtsGX6s",
-	"4gk8yEb6yuE9OiCWawqrYg4FpshCcJHbz6DSFWaLdrKhGKVaCKU98vIZm+PyYtrRvMf0c0WESXQueNn7",
-	"Z3MuMOLhmKrOhN3SbQtlrAl6II4pW4J+L5B0rDaUVrnb3h1sjXjY5oCn9WOjcEuUnI0wdCuE8BFombzk",
-	"q7D6tABpcCFz4fjvJLDGNWR5d6ummjFhG5A1krQR2+H+yy3QHaHc+UVlv3jUyjiXG7R9STgMwmBkbLHM",
-	"DXNnNFXQOnCwPRrefG0hZt37UHtevKrhACdXjcGqDai4hKqVNRuGrjxpHfM8TZvYnBbDXw6ZI5JzRWeA",
-	"M/AkSynj2Gjq3j//1YavG9F6DMb3yD62WxoffnU26GNb179VN908ylfp50nTetfxuq/9+IiU6esrb8qt",
-	"K6to5ShQK8XKGhvuu/PmXaoDmkUXtDaTl4ewf3gA/zzcH8WzQ9gfwovDl8NktE9HL6az4e5eHCf78eGo",
-	"ogiK/lr9TnB4P9sY7NcrMOED5T68w2VLocaOXzqjKmRp4+uipvI4BkiMB6waZ7rrxnhrS/3Rq+eo/Oxt",
-	"E+16E+/fMF1Y/9ro6TH//mhvm0u5Cfe/Pkk4w88oTYII0mQFRQv1r8lMnUxWyammV7ApojYZKCWIpJC2",
-	"JToVyerIC7SVpitVG4/ot0dtLlm9N3L7ezz8ZTm2+YNIVl9TGy5moRtuzHUdrCXatv7rj3YbEfJRue3d",
-	"3Nz0DGd6uUyBxyKBZA23b4nN3fqfGLj72ir7M5j4Z/ug9Ih4lvjfxvY5je3+6OCJ32moPLMl3MkSEkYn",
-	"qMZr34+S9cPQiT6oN8/yRUcbfv4nSEwRDgy7fGhJOfp3g0r/b/BCtdjEfepj0Ny+OvWN2v6F/D9P+39L",
-	"hVj/kqi9Ha8XUuTzhfed7l/js+8dQajT6zlGEb4xzZpTDTVBs4O5X1hyd29H280DE0WvISG0kOQOzjG4",
-	"OfVY8G5oCOd6e26AsBiktgO/Ues8wzEufbDSZA+csdROKYUPQ6pSydbZ45a/6sOSe/+ez0NZ5cPJHcIe",
-	"7GAe1/yTTlPGKUZcLX9Rp+UDAXNW3/qu/ZZpFKHJUiQ2C+rEghcfCBRTCfYj2/3HBg8P/GWBKS3nw9mz",
-	"WHv/C/8xWdLUkAs8IO4a+0+6Bhd6MhM5r39JyoVJFRcOxnPcooRjPz/0Tn+KR6qp/7FRd28u39N298Am",
-	"zLaAbHWrGkNslBbROLoD2qxBnEsJ3P7dADuCW3zWU/sEPGWuSl192bOWRzSLMBjzhNUH49V2ImZE8Hor",
-	"2R1XfNJ+/8cKyttRcPXy7v8DAAD//w==",
+	"7Hzbchs5kvarIOqfCJOK4kmiPBYVjn9lt6ftbo+tteTwRJhaFViVJNEqAtUAShLbodt9gH3EfZINJIA6",
+	"sIo6We6+mStbJA6JPGfiA78FsVhlggPXKph8C5ZAE5D43/cippoJbv6fgIoly+yfwSdImIRYE03lAnQ/",
+	"CAMVL2FFzdC5kCuqg0mQS9aTMAcJPIYgDPQ6g2ASKC0ZXwQ3N2HwQZxwNp83NzhKr+hakYgLZQZE9R2A",
+	"56tg8jVw3wZnbWufgH4txAWD5urRL19OI0J5QqJ/nXz6R+/0469vPkQkxuGKdBRoIjhJxYJxHCZhLkEt",
+	"QxKnQCUk7luR626dsk0ybsIgo5KuQDueHktxyRKQbTxdMKXBrJ65QYTTFRhygAxorpeDlCm7I1zTVZaa",
+	"rRK4DMKAmRUyqpdBGJhJ5i+/UxhI+D1nEpJgomUOVXozqjVIM/m/vtLeH8PewZn797x39m0Y7o1u/tYq",
+	"OcO3t6gqzZOcLoGUfHVsfabIJU1zOCSeGnK1BE70EogWF8BJLFagyFyKFX74y5dTN7XvD2h1szziv3rl",
+	"NjUxrOj1e+ALvQwmu/vPwzaxSFCZ4ApQKkdzDfK9EXfzNO/FYgEJYfyQ7A33iBZI3SVNWUI1JCQyFEd9",
+	"Yk7tNYhKIMraxRZ7+puEeTAJ/t+gtL6BGzooxlkt7pVqfNusUt/xfK9o8jPVcEXXZmIsuAauzX9plqXM",
+	"bjD4TVlqCnUyIxPDKriOl5Qv4HxOWQpJEAYrUIouzHfm/IWKJiwhXGhC4xgyjbwxqiok+wP3ILjgTVU6",
+	"baew36rBGymFtCfYsNkNiiLSqdEhYZ4rSJAAs2U3JFGuQDI+F/Up5lMSizy1hM+ASKCJGa+AJ/WxseBz",
+	"ZtyZPUllTgIpuzTW2u2b072maTqj8cUrmnyC33NQ+v5sR+XIKo4BDaUijJxfcHHFzysmXUrDfVlxGiID",
+	"tFGlqYa29WY0ObdfVhey7g4/JyumFOOLkMB1hrYqJB58RXW8ZHxxaMZJK27nJheUcSu475X05nGjQxIV",
+	"JEeks6Q8UUt64e2tQW1oZJyEhmh7nCrpXbeatGKKSIcL1JiQcEGEUd7zS5BszkDiErRk7RXTS5FrQkns",
+	"5G2l/44bL0rTR5kac5PPATlSFYn/iiiQlyCJHfEELK7vGU0I5STncJ1BbHyasYFcwiFJQFOWWocmeLom",
+	"zHpsR08qFnh+6yPf8YednyU2fp3v7+7Odv/+nO7tP58l872D4WgvmdMZ0N04Ge/BaDyCOD6AF6XnpymL",
+	"H+BVPito5UPh21H2sp7VHDpfcptLf7R7tjt/zPXDWGbUOVfWWA3lItf358KJndzCh9fukC69ecJDMv5o",
+	"j+isepsDc/Zb94XGtZuELaNKXSUotCL5wWTsqb3sD3R3pYNynDDOSFyCVOwPSDCMDew5BzRJJCgVtvkq",
+	"vaSazFNx1fWmyvg/hJyxJAH+QJHQPGGYzLewz393zoU+p2kqrhppA1NEMQ2EKZsycOLGkWJhw59YQgJc",
+	"M5qqbcKvDqk7zFhItGFUBSGtJghpxW/CQtuS1TB/joOqi9aSAJur0tTkDGuMM0+jBW3si0jH8GtAc5t2",
+	"OOe7yTTlQ1qFKxHpWGdWfFc5REQ6LsIl7jyMY0JrGOZiqJnXYEtzooQspWufBfnq5pNNxh4VDr0Ct4TD",
+	"rQkfpiBPERfrm0cTUtuScnWFBRoGBpcBoKEZXcYppAP9RZ8UeWYC3DDLZMdKWSadituKQB+CRG3rZ2oj",
+	"q87oAg5NQFI47ujz6dve26MPP528Pfr1TaVu+qvKj1Mh3pso+igVcJ7vXAtxnuIqVS1w35KZSNZEC0Hs",
+	"kCeQfmNfpwC4E1zHAImqpD/PFEnZimmU6mfuBfRIvc+rC1TPaz42Vm1XqMSzpwg95Z7RxORAaNUu7bUW",
+	"jvGDKaLpKgNMrn1NkFGlKzkSSdkcNFtBSBRbcFPgo2UUlkrThZBML1chmeMGxRfOkYW2+sdcVDbbISGR",
+	"8JtNUGfrahUubKJuyejNhORQCX9QpP6k2jBwUsPYWzXIRwju4XnDD8gaUHzFNmJuBYcdJKZIyc5+UIYr",
+	"9Auv6+G2vs9P6I56tsarxBfjWzIpMpCaFblBjT+BloyiJt/ejAkDm8S0NAGL4G31cUnVsnC9IEkmIfPp",
+	"arUhthK9IurXth8Nd8ct+xtHXSfdrHGPqTfV1tpXu05xnLIpKWZGa81OVpytDTP0MWJO4BLk2loGTYlJ",
+	"ODBtyuWcxtDkutXBzQVPNJ2lRu+N2kPP5Cr4gQSqBK/za8PvNLjjSsDmJscge3MGKRroLIWVMvRTb5TG",
+	"V7k6Eht4Gla+0VGhHxeoM9+xsUFIYVTVwZjJWQV3grhLSnbHcrk2ObkPqJR0vbF1nQdv8xXlJX/hOksp",
+	"x7PXmbzNh7cc0wWhd8mWxmrPVVO9d4m1clvigNLWrRbOrqzRVZ2YvfkuPYiHyQjGs336PL6TZahkt3Ps",
+	"n6AU8MXWLuoRWfkRrmHkiD50EVb7TFQrSOdYIhhTIBIugabWyOuqMxN6mynpZwrTL+P96mdHp3SOFJyb",
+	"BVoEgHS0pWY27XARUgEvsjRDPVUkGtim2DQfDvdiHIf/hahOw/P5KB7CmB7MdpNx/Hd4MR/S0Ww33kvG",
+	"sD9/PrxTHo5wpLNNGCcufm2KoFbIOGmSK6rwMC0e3VaVdYPDzst/uL/7sVi1sdC3KcqrGrND+z1N9WBu",
+	"Xlhs3Xq6YvFGM8f1L3OF+YA1DZWn2jome2PTPGeT2tT3hYIwMIVX9e9K5+WsKtXqmK0hpk7xZ+XvePAq",
+	"pFhhw3dgr+uerGtj2Ge17ZaGYTjX2NZz+V6LGmgtvT4wM5mmx5UB9kqpvvabay0pMRPZLNeA/qdBlksY",
+	"NpTUpYK28u16D1eQ1kwvGryGFWVpc+U3PfO55TSmTi1cvkuvWQvFkTV3n3lZiz+3H6olHfkjVEo5rAxZ",
+	"0uocHtgPbZKYtUQpkzg5MszezxR5d0w6yApK4pSylSJ5llAN0taUzF4zNla37ddmkqiylK5J091u0d0w",
+	"yFisc9my1rEU11gxX1JNJfn86X19xaXW2WQwSEVM06VQevJi+GI4sKMHw9mYPofd+V58kPTZii5a95Yi",
+	"bdn4k0gBA+inV0evN06RrNrMesMCkTeoI00jND4R4lwyvT4xmbeLYFSx+Cg3+eUmNa/MV1jzh1ZlgZsM",
+	"IyEd2+M0FNn6ypT+50c//fPdh/Pjo5OTLz+VV9K2W6ZYJcIb9hke2Fqpfe9TrHCVKttdG/ew9s+yG//L",
+	"l9NyB5qxXwGzpt+u9G1XxL7zZDJ7HEY6JmVhMfS06Ln/dm+5/N2+7X/mINd37GqM4Xczjlh5Fhvhh+U+",
+	"Nsy27HOt5Hzb+V6LbO0trnEVXr0CNxIsZXHfm+4NWox6MT4X7Sd+e3p67AsITxOsZpDYnNXoGHHcJp1o",
+	"wfQynxkHOEAPu/zd/jtgqyxFFELUNcmOXsKUF+gOn2yuRM7RfUyKm2CypDwx5RrVJLILhPZLa+H1r/Gz",
+	"qD/lU76zc2pYr/o7O+TIJY224XUl/LXMhFgsR+et1tlHnq5Dckz18uUgJCd0BSdMw8v39Npu+PZkd/+5",
+	"VYAuoTyZ8hr8o1Ok8bM1sUxUYQWfwJJunxz5vJVUUvqyIWGp8deSudJTroAnXsGjqhwjAr/nNPVJZAsU",
+	"pU/eFvNwYSGdykZIUkRWdD3lMZVyXSWUKw00wYtNs6jf3dDb7ZPI2fbLUUQ6Qtq/X46irqk2qWP0il6A",
+	"Montcsr9FZib1xM8XffJES8aQe68bnfl4TLGWynsPyRdcrVkKbR1i6Y8pUqrPildnlnD4gmqKBF/B4qO",
+	"0OgY6UQN5xd1ne58shW02tnBW6BfTj5+IBHW35GptRmoQ1drm+rG7JgypS20xyWOiA+xbRTDYoab9qf8",
+	"DU5DQotRfkD0r95r20Dqna4z6H1ES1QT4pFMIaEkAb7u0TSd8sgPPnHRoXcsUhavHTrpNY2XgAtKkZo1",
+	"ekoLCcY+TCbKYuAKQ5lzE/98ZzxiLlPn6dVkMBAZcCVyGUNfyMXATVIDM9ZUO0yX6RQ5qjiDIAzwsgkd",
+	"ybA/6g/NeLMczZgpI/vD/h72O/QSw1mJUTJ/LWBLeWZoVWXp2mjzqZBgeWi+kLZWETIBaZyjSTvxI1Me",
+	"B++Z0r51p4INTM/ucPiQdt5Xh6TCxMJE8LJBV7QuNlFXzdKx1jdodu2Oq8AutdGfb9ecu/ruHkJ3Y2+h",
+	"8tWKmtCHvLFuNtbsskw/DZ80XShblKFBB2dmqpMe1khb5fc6BSpVxdVtA9G1CMuu3C6lthMW4wblZfnG",
+	"GcWC2DWbJwqDTKiWE5iwYOLXz29Ot9F4LNQPoZN0jj+enHZvF0BZjLYK4INrisxzZTyYvZFCoGSlSo1s",
+	"f52vSeXmOOfWpWKE2+jk1rnwM+gTX4hX0Ytf289fDhlUUIE3Z99jjzjD9pGKu9pN7AOm5Law9ngQ45+s",
+	"9jZn1ev4B9zZbodNYKKM3/Y3JP5lCXoJstqdwxBT7RFs1wHfLdjqQu3ldq3590y5+GtC+qwIpd3tgdrk",
+	"ni4Ptp9PuY/JtSA+2YyH4PIwDlfWCwxaPQDGqIZmffZN8r9Er4qLiqJ98NeDkLxAnwp1Mx6O7nZVtevK",
+	"anmK4qhWh1/P6qXO17Ob8Fu1tis+cFWX/btS2349M0IrjePU3tgvIOkxTny7f7s5fPOx62bgL923WodH",
+	"URPXlvn86b1ts9il2no1xaKRqUGqrRoL6nWIyFw5DKEtfaL6lbtXe1OtsxgzWDQUDxjvULfOlZAXighu",
+	"SlvyQRSFNjP5tSaCT7lx3O4CqE9Or5g25+l8xNxs1B/SLl6AKVKiDyILW3RFQSdeQnwBicVk2jRgykvU",
+	"ZMougDh6uqGf7DGPEfZOIwtciMr028JmKY8hTSFps26PgW2ad11G9iS7/aElYVvh7RGqrbDu/dFuSz+m",
+	"2U3cRCJv28xdcbTuNR4ePL/HZlhcEAmZkJWKsNClLRt7lMv9T3n2+NTkHYI69oZ7d0+oQOLRp9xjjxYM",
+	"9H3d0SZwCOft3etYVTTbTRjs34fSAq+LE3bvnlBB09cDfanLG+jRikuz6KSzm4dGvQKVYETens3+Q8gy",
+	"s3fZoMn3rFfw9J+vRAIv50Kuzs0yEekcZVkKExIZtY9CEllotYPMR+iFjPLOmVQa0Ry9PAtJZFFR3T55",
+	"JcWVMlsmApFp2OQwM6pdF9IAaltAyJTHUijVQyygSYlDogRBkp4pYijEBoAHW1VeXfz85nQDd4WNAZPS",
+	"47WuCqf8agnSNhqsw2WKOH94SAQmZSLX9q2JKwNucWXfWQr8297+NHsjnUK/uy2215ZMpP6qujWT+Aky",
+	"4Iny/aDK9c0F48lkyntkZ6cgZ2eHdKIELm1FrJdMJiSjeEXWnZDIqLoxL3wrFBYtuIj873//D9kb7jbx",
+	"flNOWiB/mEcguCoko/3eivFcA9mSi5ALgExZMwjJ8a+v3xAf5HF1Qyjyrtu3p7EM3dmZOD8QksiCWcz/",
+	"aJ40KN8dDkszLMDXFdi8W9iDRmtLuzveytrInWLh6NvUVW/TYDLFG+RpcBMROrfXVDwxng5zG1K72j60",
+	"qZfrkTqa7bq2udlxLsVtiCkO03gTvmCXYN/8OZRtaFaHVEHzsNgObgEHlykeLmSLL+XoHu0TKzXPG20T",
+	"PKNA1RTPzNzZMaUMGK5hzlYq/xa1IZ394a4huPlaCg/pk0nXP6iVp7Yv7ogqwBqo1xpSWEi6irqTAlfn",
+	"O9BVac2EngYhmdo7EyOsw1IzsA+JtPnOpO6vwGXkZiYm4/8fIRQvmxAKC+s3CgOKnJhBmJ3zGiHj4Rhb",
+	"IR7tDElkdsy5ZmmB1FhSU9zGwC4huQWzETqBYf/3TkU323RcVu+csXKS94IfesGXkBffvkHEowUKlghs",
+	"KxGzMO7MzIKYYjrkBja6nQozRZaCi9y+TU3X2ACyyDEPVV2auFpSzedsgcM9mtx8jx2ltQ2TU15gq9iC",
+	"CyxiLCRnLuyUblvktCHsjgqguOWvXu97/S/ymW77hX9rrcC2lwqtL0DDe5LkYozhm3diDyCL5sn3UfXF",
+	"JjOCLIRTI+fBalJDkXfvdU9uQuAWYo0mbaV2OH5xD3JHqHfVe6JqP7hVcK7cb3vePQzCYGRiucyNcOc0",
+	"VdCKIbo/GZX3C17NureR9rR0lXgfp1cN4OoWUlyPpFU0W0CtFW2d8DxNm9Qce3CtI+aQ5FzROeAbI5Kl",
+	"lHG8O+7ejq9to9dBYB9C8S26XxQXtVjb2WKPbUCeVtt0ELPvss/Xzehf0mV8eQ3r6EcU0bV7F+jgAf2I",
+	"7++3F2TVGugIs2zDTVqY5N1oRttd5PW2fIEtbJVX0bTHeTcVAF25QLOLi77u/MUBjA/24e8H41E8P4Dx",
+	"EJ4fvBgmozEdPZ/Nh7t7cZyM44NRyWw0vI0LAcHh43xrkV5v6YZ33B/gGe4YtIGfvTlraRRbLL5TKSGL",
+	"gFS3C5XHMUBiwnV5ca+77k1HbWgV+vkUnee9+5R2ledPP7A23nx6+vgCdzwcP+pZSC0NbTxjq/sF9yCy",
+	"GE46ay8yplpSw6d4QFJPk6tOaULuQaFeSpEvlkUquwa9QW/txwOqDybx5c14tHcfXXGvyP78RgOWGPiA",
+	"FORcyJVHxvw5fT1n6mVrT9ML2FaVE6oIJUikkBbpMhPJ+rBSrCtN16qGeuu3Z+6u4XVr9v7XZHlnxdOI",
+	"VyJZf8+Vn39v1Ehl3GWyjQf3tbDq8ymjQlVSrntXV1c9I5leLlPgxjUkG7T9SGpuNn/75+Z7L0+fINA+",
+	"2Y82HJJKgPt3DLsthj3U2Y5H+498C6nyzF6Ana8gYfQczXjjNxrI5mIYIe60myd5NdlGX/WZLz48YnhP",
+	"gJ6UY9pkSOn/BVGolvK557SGzPt3uH8Qmsvr/9Oguu5pEJuvddtRVj4zKX8L48+J2bciy+r8egqE2Q/m",
+	"WROsVlM0+97iG0tubgUquWceRNFLSAj1mtxBeJp7fhQL3g3x/ZxtwjpcuH8fY99xRK0wtSMceme30S44",
+	"Z6kFn4Z371S2E1qflLT83B5Lbv2hvbs6C3dX77j3YAcxbc3fWpwxTjHjavmpu5Z3X2atvo1d4xaQodBk",
+	"JRJbXHZiwf27L18O2B+yGD80ebjj13tmtHj2w57E21d/RWdCVjQ17ILKJv3vLfDmIuf14o4LU4Ev3R5P",
+	"VajhPvaJf2X1x0SkmvkfGXOvPLeqWLv7wPYh7CWCta0SXd5oL6NzdAu0eYM4lxK4/W2esLiiz90ri8Lz",
+	"pMzdVJQPNjfqiGYjDnOesAQHlNOJmBPB60Act5z/2Zjb36Cpygwv1bOb/wsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
