@@ -327,7 +327,7 @@ type LoginParams struct {
 	// Sess 1 for session-only cookies (verified provider).
 	Sess *LoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
 
-	// User User name (direct
+	// User User name (direct, verified).
 	User *string `form:"user,omitempty" json:"user,omitempty"`
 
 	// Passwd Password (direct; unsafe over plain HTTP).
@@ -528,6 +528,16 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// LoginPage Demo login page
+	//
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
+	//
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListProviders List the active providers
 	//
 	// The names of the registered providers, in registration order.
@@ -655,6 +665,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
 	GetAvatar(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// LoginPage Demo login page
+//
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
+//
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *Client) LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListProviders List the active providers
@@ -923,6 +953,33 @@ func (c *Client) GetAvatar(ctx context.Context, id string, reqEditors ...Request
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewLoginPageRequest constructs an http.Request for the LoginPage method
+func NewLoginPageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListProvidersRequest constructs an http.Request for the ListProviders method
@@ -1597,6 +1654,18 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// LoginPageWithResponse Demo login page
+	//
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error)
+
 	// ListProvidersWithResponse List the active providers
 	//
 	// The names of the registered providers, in registration order.
@@ -1746,6 +1815,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
 	GetAvatarWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error)
+}
+
+// LoginPageResponse200Headers the declared response headers of an HTTP 200 response for LoginPage
+type LoginPageResponse200Headers struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LoginPageResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListProvidersResponse200Headers the declared response headers of an HTTP 200 response for ListProviders
@@ -2547,6 +2657,24 @@ func (r GetAvatarResponse) ContentType() string {
 	return ""
 }
 
+// LoginPageWithResponse Demo login page
+//
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error) {
+	rsp, err := c.LoginPage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginPageResponse(rsp)
+}
+
 // ListProvidersWithResponse List the active providers
 //
 // The names of the registered providers, in registration order.
@@ -2779,6 +2907,35 @@ func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, id stri
 		return nil, err
 	}
 	return ParseGetAvatarResponse(rsp)
+}
+
+// ParseLoginPageResponse parses an HTTP response from a LoginPageWithResponse call
+func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LoginPageResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListProvidersResponse parses an HTTP response from a ListProvidersWithResponse call
@@ -3537,6 +3694,9 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(w http.ResponseWriter, r *http.Request)
 	// ListProviders List the active providers
 	// (GET /auth/list)
 	ListProviders(w http.ResponseWriter, r *http.Request)
@@ -3578,6 +3738,12 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// LoginPage Demo login page
+// (GET /auth/)
+func (_ Unimplemented) LoginPage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // ListProviders List the active providers
 // (GET /auth/list)
@@ -3659,6 +3825,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// LoginPage operation middleware
+func (siw *ServerInterfaceWrapper) LoginPage(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoginPage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListProviders operation middleware
 func (siw *ServerInterfaceWrapper) ListProviders(w http.ResponseWriter, r *http.Request) {
@@ -4258,6 +4438,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/", wrapper.LoginPage)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/auth/list", wrapper.ListProviders)
 	})
 	r.Group(func(r chi.Router) {
@@ -4348,6 +4531,41 @@ type TooLargeJSONResponse Error
 type UnauthorizedJSONResponse Error
 
 type UnknownProviderJSONResponse Error
+
+type LoginPageRequestObject struct {
+}
+
+type LoginPageResponseObject interface {
+	VisitLoginPageResponse(w http.ResponseWriter) error
+}
+
+type LoginPage200ResponseHeaders struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPage200TexthtmlResponse struct {
+	Body          io.Reader
+	Headers       LoginPage200ResponseHeaders
+	ContentLength int64
+}
+
+func (response LoginPage200TexthtmlResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentSecurityPolicy != nil {
+		w.Header().Set("Content-Security-Policy", fmt.Sprint(*response.Headers.ContentSecurityPolicy))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
 
 type ListProvidersRequestObject struct {
 }
@@ -5160,6 +5378,9 @@ func (response GetAvatar500JSONResponse) VisitGetAvatarResponse(w http.ResponseW
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(ctx context.Context, request LoginPageRequestObject) (LoginPageResponseObject, error)
 	// ListProviders List the active providers
 	// (GET /auth/list)
 	ListProviders(ctx context.Context, request ListProvidersRequestObject) (ListProvidersResponseObject, error)
@@ -5235,6 +5456,30 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// LoginPage operation middleware
+func (sh *strictHandler) LoginPage(w http.ResponseWriter, r *http.Request) {
+	var request LoginPageRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginPage(ctx, request.(LoginPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginPage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoginPageResponseObject); ok {
+		if err := validResponse.VisitLoginPageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListProviders operation middleware
@@ -5573,98 +5818,103 @@ func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id st
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Hzbchs5kvarIOqfCJOK4kmiPBYVjn9lt6ftbo+tteTwRJhaFViVJNEqAtUAShLbodt9gH3EfZINJIA6",
-	"sIo6We6+mStbJA6JPGfiA78FsVhlggPXKph8C5ZAE5D43/cippoJbv6fgIoly+yfwSdImIRYE03lAnQ/",
-	"CAMVL2FFzdC5kCuqg0mQS9aTMAcJPIYgDPQ6g2ASKC0ZXwQ3N2HwQZxwNp83NzhKr+hakYgLZQZE9R2A",
-	"56tg8jVw3wZnbWufgH4txAWD5urRL19OI0J5QqJ/nXz6R+/0469vPkQkxuGKdBRoIjhJxYJxHCZhLkEt",
-	"QxKnQCUk7luR626dsk0ybsIgo5KuQDueHktxyRKQbTxdMKXBrJ65QYTTFRhygAxorpeDlCm7I1zTVZaa",
-	"rRK4DMKAmRUyqpdBGJhJ5i+/UxhI+D1nEpJgomUOVXozqjVIM/m/vtLeH8PewZn797x39m0Y7o1u/tYq",
-	"OcO3t6gqzZOcLoGUfHVsfabIJU1zOCSeGnK1BE70EogWF8BJLFagyFyKFX74y5dTN7XvD2h1szziv3rl",
-	"NjUxrOj1e+ALvQwmu/vPwzaxSFCZ4ApQKkdzDfK9EXfzNO/FYgEJYfyQ7A33iBZI3SVNWUI1JCQyFEd9",
-	"Yk7tNYhKIMraxRZ7+puEeTAJ/t+gtL6BGzooxlkt7pVqfNusUt/xfK9o8jPVcEXXZmIsuAauzX9plqXM",
-	"bjD4TVlqCnUyIxPDKriOl5Qv4HxOWQpJEAYrUIouzHfm/IWKJiwhXGhC4xgyjbwxqiok+wP3ILjgTVU6",
-	"baew36rBGymFtCfYsNkNiiLSqdEhYZ4rSJAAs2U3JFGuQDI+F/Up5lMSizy1hM+ASKCJGa+AJ/WxseBz",
-	"ZtyZPUllTgIpuzTW2u2b072maTqj8cUrmnyC33NQ+v5sR+XIKo4BDaUijJxfcHHFzysmXUrDfVlxGiID",
-	"tFGlqYa29WY0ObdfVhey7g4/JyumFOOLkMB1hrYqJB58RXW8ZHxxaMZJK27nJheUcSu475X05nGjQxIV",
-	"JEeks6Q8UUt64e2tQW1oZJyEhmh7nCrpXbeatGKKSIcL1JiQcEGEUd7zS5BszkDiErRk7RXTS5FrQkns",
-	"5G2l/44bL0rTR5kac5PPATlSFYn/iiiQlyCJHfEELK7vGU0I5STncJ1BbHyasYFcwiFJQFOWWocmeLom",
-	"zHpsR08qFnh+6yPf8YednyU2fp3v7+7Odv/+nO7tP58l872D4WgvmdMZ0N04Ge/BaDyCOD6AF6XnpymL",
-	"H+BVPito5UPh21H2sp7VHDpfcptLf7R7tjt/zPXDWGbUOVfWWA3lItf358KJndzCh9fukC69ecJDMv5o",
-	"j+isepsDc/Zb94XGtZuELaNKXSUotCL5wWTsqb3sD3R3pYNynDDOSFyCVOwPSDCMDew5BzRJJCgVtvkq",
-	"vaSazFNx1fWmyvg/hJyxJAH+QJHQPGGYzLewz393zoU+p2kqrhppA1NEMQ2EKZsycOLGkWJhw59YQgJc",
-	"M5qqbcKvDqk7zFhItGFUBSGtJghpxW/CQtuS1TB/joOqi9aSAJur0tTkDGuMM0+jBW3si0jH8GtAc5t2",
-	"OOe7yTTlQ1qFKxHpWGdWfFc5REQ6LsIl7jyMY0JrGOZiqJnXYEtzooQspWufBfnq5pNNxh4VDr0Ct4TD",
-	"rQkfpiBPERfrm0cTUtuScnWFBRoGBpcBoKEZXcYppAP9RZ8UeWYC3DDLZMdKWSadituKQB+CRG3rZ2oj",
-	"q87oAg5NQFI47ujz6dve26MPP528Pfr1TaVu+qvKj1Mh3pso+igVcJ7vXAtxnuIqVS1w35KZSNZEC0Hs",
-	"kCeQfmNfpwC4E1zHAImqpD/PFEnZimmU6mfuBfRIvc+rC1TPaz42Vm1XqMSzpwg95Z7RxORAaNUu7bUW",
-	"jvGDKaLpKgNMrn1NkFGlKzkSSdkcNFtBSBRbcFPgo2UUlkrThZBML1chmeMGxRfOkYW2+sdcVDbbISGR",
-	"8JtNUGfrahUubKJuyejNhORQCX9QpP6k2jBwUsPYWzXIRwju4XnDD8gaUHzFNmJuBYcdJKZIyc5+UIYr",
-	"9Auv6+G2vs9P6I56tsarxBfjWzIpMpCaFblBjT+BloyiJt/ejAkDm8S0NAGL4G31cUnVsnC9IEkmIfPp",
-	"arUhthK9IurXth8Nd8ct+xtHXSfdrHGPqTfV1tpXu05xnLIpKWZGa81OVpytDTP0MWJO4BLk2loGTYlJ",
-	"ODBtyuWcxtDkutXBzQVPNJ2lRu+N2kPP5Cr4gQSqBK/za8PvNLjjSsDmJscge3MGKRroLIWVMvRTb5TG",
-	"V7k6Eht4Gla+0VGhHxeoM9+xsUFIYVTVwZjJWQV3grhLSnbHcrk2ObkPqJR0vbF1nQdv8xXlJX/hOksp",
-	"x7PXmbzNh7cc0wWhd8mWxmrPVVO9d4m1clvigNLWrRbOrqzRVZ2YvfkuPYiHyQjGs336PL6TZahkt3Ps",
-	"n6AU8MXWLuoRWfkRrmHkiD50EVb7TFQrSOdYIhhTIBIugabWyOuqMxN6mynpZwrTL+P96mdHp3SOFJyb",
-	"BVoEgHS0pWY27XARUgEvsjRDPVUkGtim2DQfDvdiHIf/hahOw/P5KB7CmB7MdpNx/Hd4MR/S0Ww33kvG",
-	"sD9/PrxTHo5wpLNNGCcufm2KoFbIOGmSK6rwMC0e3VaVdYPDzst/uL/7sVi1sdC3KcqrGrND+z1N9WBu",
-	"Xlhs3Xq6YvFGM8f1L3OF+YA1DZWn2jome2PTPGeT2tT3hYIwMIVX9e9K5+WsKtXqmK0hpk7xZ+XvePAq",
-	"pFhhw3dgr+uerGtj2Ge17ZaGYTjX2NZz+V6LGmgtvT4wM5mmx5UB9kqpvvabay0pMRPZLNeA/qdBlksY",
-	"NpTUpYK28u16D1eQ1kwvGryGFWVpc+U3PfO55TSmTi1cvkuvWQvFkTV3n3lZiz+3H6olHfkjVEo5rAxZ",
-	"0uocHtgPbZKYtUQpkzg5MszezxR5d0w6yApK4pSylSJ5llAN0taUzF4zNla37ddmkqiylK5J091u0d0w",
-	"yFisc9my1rEU11gxX1JNJfn86X19xaXW2WQwSEVM06VQevJi+GI4sKMHw9mYPofd+V58kPTZii5a95Yi",
-	"bdn4k0gBA+inV0evN06RrNrMesMCkTeoI00jND4R4lwyvT4xmbeLYFSx+Cg3+eUmNa/MV1jzh1ZlgZsM",
-	"IyEd2+M0FNn6ypT+50c//fPdh/Pjo5OTLz+VV9K2W6ZYJcIb9hke2Fqpfe9TrHCVKttdG/ew9s+yG//L",
-	"l9NyB5qxXwGzpt+u9G1XxL7zZDJ7HEY6JmVhMfS06Ln/dm+5/N2+7X/mINd37GqM4Xczjlh5Fhvhh+U+",
-	"Nsy27HOt5Hzb+V6LbO0trnEVXr0CNxIsZXHfm+4NWox6MT4X7Sd+e3p67AsITxOsZpDYnNXoGHHcJp1o",
-	"wfQynxkHOEAPu/zd/jtgqyxFFELUNcmOXsKUF+gOn2yuRM7RfUyKm2CypDwx5RrVJLILhPZLa+H1r/Gz",
-	"qD/lU76zc2pYr/o7O+TIJY224XUl/LXMhFgsR+et1tlHnq5Dckz18uUgJCd0BSdMw8v39Npu+PZkd/+5",
-	"VYAuoTyZ8hr8o1Ok8bM1sUxUYQWfwJJunxz5vJVUUvqyIWGp8deSudJTroAnXsGjqhwjAr/nNPVJZAsU",
-	"pU/eFvNwYSGdykZIUkRWdD3lMZVyXSWUKw00wYtNs6jf3dDb7ZPI2fbLUUQ6Qtq/X46irqk2qWP0il6A",
-	"Montcsr9FZib1xM8XffJES8aQe68bnfl4TLGWynsPyRdcrVkKbR1i6Y8pUqrPildnlnD4gmqKBF/B4qO",
-	"0OgY6UQN5xd1ne58shW02tnBW6BfTj5+IBHW35GptRmoQ1drm+rG7JgypS20xyWOiA+xbRTDYoab9qf8",
-	"DU5DQotRfkD0r95r20Dqna4z6H1ES1QT4pFMIaEkAb7u0TSd8sgPPnHRoXcsUhavHTrpNY2XgAtKkZo1",
-	"ekoLCcY+TCbKYuAKQ5lzE/98ZzxiLlPn6dVkMBAZcCVyGUNfyMXATVIDM9ZUO0yX6RQ5qjiDIAzwsgkd",
-	"ybA/6g/NeLMczZgpI/vD/h72O/QSw1mJUTJ/LWBLeWZoVWXp2mjzqZBgeWi+kLZWETIBaZyjSTvxI1Me",
-	"B++Z0r51p4INTM/ucPiQdt5Xh6TCxMJE8LJBV7QuNlFXzdKx1jdodu2Oq8AutdGfb9ecu/ruHkJ3Y2+h",
-	"8tWKmtCHvLFuNtbsskw/DZ80XShblKFBB2dmqpMe1khb5fc6BSpVxdVtA9G1CMuu3C6lthMW4wblZfnG",
-	"GcWC2DWbJwqDTKiWE5iwYOLXz29Ot9F4LNQPoZN0jj+enHZvF0BZjLYK4INrisxzZTyYvZFCoGSlSo1s",
-	"f52vSeXmOOfWpWKE2+jk1rnwM+gTX4hX0Ytf289fDhlUUIE3Z99jjzjD9pGKu9pN7AOm5Law9ngQ45+s",
-	"9jZn1ev4B9zZbodNYKKM3/Y3JP5lCXoJstqdwxBT7RFs1wHfLdjqQu3ldq3590y5+GtC+qwIpd3tgdrk",
-	"ni4Ptp9PuY/JtSA+2YyH4PIwDlfWCwxaPQDGqIZmffZN8r9Er4qLiqJ98NeDkLxAnwp1Mx6O7nZVtevK",
-	"anmK4qhWh1/P6qXO17Ob8Fu1tis+cFWX/btS2349M0IrjePU3tgvIOkxTny7f7s5fPOx62bgL923WodH",
-	"URPXlvn86b1ts9il2no1xaKRqUGqrRoL6nWIyFw5DKEtfaL6lbtXe1OtsxgzWDQUDxjvULfOlZAXighu",
-	"SlvyQRSFNjP5tSaCT7lx3O4CqE9Or5g25+l8xNxs1B/SLl6AKVKiDyILW3RFQSdeQnwBicVk2jRgykvU",
-	"ZMougDh6uqGf7DGPEfZOIwtciMr028JmKY8hTSFps26PgW2ad11G9iS7/aElYVvh7RGqrbDu/dFuSz+m",
-	"2U3cRCJv28xdcbTuNR4ePL/HZlhcEAmZkJWKsNClLRt7lMv9T3n2+NTkHYI69oZ7d0+oQOLRp9xjjxYM",
-	"9H3d0SZwCOft3etYVTTbTRjs34fSAq+LE3bvnlBB09cDfanLG+jRikuz6KSzm4dGvQKVYETens3+Q8gy",
-	"s3fZoMn3rFfw9J+vRAIv50Kuzs0yEekcZVkKExIZtY9CEllotYPMR+iFjPLOmVQa0Ry9PAtJZFFR3T55",
-	"JcWVMlsmApFp2OQwM6pdF9IAaltAyJTHUijVQyygSYlDogRBkp4pYijEBoAHW1VeXfz85nQDd4WNAZPS",
-	"47WuCqf8agnSNhqsw2WKOH94SAQmZSLX9q2JKwNucWXfWQr8297+NHsjnUK/uy2215ZMpP6qujWT+Aky",
-	"4Iny/aDK9c0F48lkyntkZ6cgZ2eHdKIELm1FrJdMJiSjeEXWnZDIqLoxL3wrFBYtuIj873//D9kb7jbx",
-	"flNOWiB/mEcguCoko/3eivFcA9mSi5ALgExZMwjJ8a+v3xAf5HF1Qyjyrtu3p7EM3dmZOD8QksiCWcz/",
-	"aJ40KN8dDkszLMDXFdi8W9iDRmtLuzveytrInWLh6NvUVW/TYDLFG+RpcBMROrfXVDwxng5zG1K72j60",
-	"qZfrkTqa7bq2udlxLsVtiCkO03gTvmCXYN/8OZRtaFaHVEHzsNgObgEHlykeLmSLL+XoHu0TKzXPG20T",
-	"PKNA1RTPzNzZMaUMGK5hzlYq/xa1IZ394a4huPlaCg/pk0nXP6iVp7Yv7ogqwBqo1xpSWEi6irqTAlfn",
-	"O9BVac2EngYhmdo7EyOsw1IzsA+JtPnOpO6vwGXkZiYm4/8fIRQvmxAKC+s3CgOKnJhBmJ3zGiHj4Rhb",
-	"IR7tDElkdsy5ZmmB1FhSU9zGwC4huQWzETqBYf/3TkU323RcVu+csXKS94IfesGXkBffvkHEowUKlghs",
-	"KxGzMO7MzIKYYjrkBja6nQozRZaCi9y+TU3X2ACyyDEPVV2auFpSzedsgcM9mtx8jx2ltQ2TU15gq9iC",
-	"CyxiLCRnLuyUblvktCHsjgqguOWvXu97/S/ymW77hX9rrcC2lwqtL0DDe5LkYozhm3diDyCL5sn3UfXF",
-	"JjOCLIRTI+fBalJDkXfvdU9uQuAWYo0mbaV2OH5xD3JHqHfVe6JqP7hVcK7cb3vePQzCYGRiucyNcOc0",
-	"VdCKIbo/GZX3C17NureR9rR0lXgfp1cN4OoWUlyPpFU0W0CtFW2d8DxNm9Qce3CtI+aQ5FzROeAbI5Kl",
-	"lHG8O+7ejq9to9dBYB9C8S26XxQXtVjb2WKPbUCeVtt0ELPvss/Xzehf0mV8eQ3r6EcU0bV7F+jgAf2I",
-	"7++3F2TVGugIs2zDTVqY5N1oRttd5PW2fIEtbJVX0bTHeTcVAF25QLOLi77u/MUBjA/24e8H41E8P4Dx",
-	"EJ4fvBgmozEdPZ/Nh7t7cZyM44NRyWw0vI0LAcHh43xrkV5v6YZ33B/gGe4YtIGfvTlraRRbLL5TKSGL",
-	"gFS3C5XHMUBiwnV5ca+77k1HbWgV+vkUnee9+5R2ledPP7A23nx6+vgCdzwcP+pZSC0NbTxjq/sF9yCy",
-	"GE46ay8yplpSw6d4QFJPk6tOaULuQaFeSpEvlkUquwa9QW/txwOqDybx5c14tHcfXXGvyP78RgOWGPiA",
-	"FORcyJVHxvw5fT1n6mVrT9ML2FaVE6oIJUikkBbpMhPJ+rBSrCtN16qGeuu3Z+6u4XVr9v7XZHlnxdOI",
-	"VyJZf8+Vn39v1Ehl3GWyjQf3tbDq8ymjQlVSrntXV1c9I5leLlPgxjUkG7T9SGpuNn/75+Z7L0+fINA+",
-	"2Y82HJJKgPt3DLsthj3U2Y5H+498C6nyzF6Ana8gYfQczXjjNxrI5mIYIe60myd5NdlGX/WZLz48YnhP",
-	"gJ6UY9pkSOn/BVGolvK557SGzPt3uH8Qmsvr/9Oguu5pEJuvddtRVj4zKX8L48+J2bciy+r8egqE2Q/m",
-	"WROsVlM0+97iG0tubgUquWceRNFLSAj1mtxBeJp7fhQL3g3x/ZxtwjpcuH8fY99xRK0wtSMceme30S44",
-	"Z6kFn4Z371S2E1qflLT83B5Lbv2hvbs6C3dX77j3YAcxbc3fWpwxTjHjavmpu5Z3X2atvo1d4xaQodBk",
-	"JRJbXHZiwf27L18O2B+yGD80ebjj13tmtHj2w57E21d/RWdCVjQ17ILKJv3vLfDmIuf14o4LU4Ev3R5P",
-	"VajhPvaJf2X1x0SkmvkfGXOvPLeqWLv7wPYh7CWCta0SXd5oL6NzdAu0eYM4lxK4/W2esLiiz90ri8Lz",
-	"pMzdVJQPNjfqiGYjDnOesAQHlNOJmBPB60Act5z/2Zjb36Cpygwv1bOb/wsAAP//",
+	"7Hzbchs5kvar4Oc/ESYVxZMOHouKjl2129N2t9vWWnJ4IkytCqxKkhgVgWoAJYnjUMRc7QPsQ/SD9ZNs",
+	"ZAJ1YhUl2Za7b+bKFolDAnnAl4kP/NSJ1CpVEqQ1ncmnzhJ4DJr++1pF3Aol8f8xmEiL1P3ZeQex0BBZ",
+	"ZrlegB10go6JlrDi2HSu9IrbzqSTadHXMAcNMoJO0LHrFDqTjrFayEXn9jbovFGnUsznzQmOk2u+NiyU",
+	"ymCDsD4DyGzVmXzs+G87521jn4J9rtSlgObo4U8fzkLGZczCv5+++1v/7O3PL96ELKLmhnUNWKYkS9RC",
+	"SGqmYa7BLAMWJcA1xP5bldleXbJNMW6DTso1X4H1e3qi1ZWIQbft6UIYCzh66hsxyVeA4gAb8swuh4kw",
+	"bka44as0waliuOoEHYEjpNwuO0EHO+Ff+UxBR8OvmdAQdyZWZ1CVN+XWgsbO//2R9/856h+e+38v+uef",
+	"RsHe+PYvrZrDfXtJptJcydkSWLmvflufGHbFkwyOWC4Nu16CZHYJzKpLkCxSKzBsrtWKPvzpw5nvOsgX",
+	"6GyzXOLf++U0NTWs+M1rkAu77Ex2D54GbWrRYFIlDZBWjucW9GtUd3M1r9ViATET8ojtjfaYVSTdFU9E",
+	"zC3ELESJwwHDVecWxDUw4/xiiz/9RcO8M+n8/2HpfUPfdFi0c1bcL834rl6lvdP6vufxj9zCNV9jx0hJ",
+	"C9Lif3maJsJNMPyHcdIU5oQtY9wquImWXC7gYs5FAnEn6KzAGL7A73D9hYnGImZSWcajCFJLe4OmqrT4",
+	"J83BaMDbqnbaVuG+NcMXWivtVrDhsxsShaxbk0PDPDMQkwA4ZS9gYWZACzlX9S74KYtUljjBZ8A08Bjb",
+	"G5BxvW2k5FxgOHMrqfSJIRFX6K29Aa7uOU+SGY8uv+fxO/g1A2Mfvu1kHGklMJCjVJSRyUupruVFxaVL",
+	"bfgvK0FDpUA+aiy30DbejMcX7svqQC7c0edsJYwRchEwuEnJV5Wmha+4jZZCLo6wnXbq9mFywYV0ivta",
+	"TW8uNzxiYSFyyLpLLmOz5Je5vzWkDVDHcYBCu+VURe/50bRTU8i6UpHFBEwqptB4L65Ai7kATUPwcmuv",
+	"hV2qzDLOIq9vp/1XEqMoT77I1YTvfAG0I1WV5F8xA/oKNHMtHmGL63OGE8YlyyTcpBBhTEMfyDQcsRgs",
+	"F4kLaEomayZcxPbyJGpB63cx8pX8vPWL2J1fFwe7u7Pdvz7lewdPZ/F873A03ovnfAZ8N4r392C8P4Yo",
+	"OoRnZeTniYg+I6q8N9C6D0VsJ93rOqo58rHkrpD+xeHZzfw2s5+3ZWjOmXHOipKrzD58F05d55Z9eO4X",
+	"6eHNIy5SyC+OiN6rtwUw77/1WIihHQFbyo25jklpBfghMPbYUfYbhrsyQPmdwGCkrkAb8U+I6RgbunUO",
+	"eRxrMCZoi1V2yS2bJ+q6l7uqkH9TeibiGORnqoRnsSAw37J9+XcXUtkLniTqugEbhGFGWGDCOMggmW/H",
+	"ioFxfyINMUgreGK2Kb/apB4wI6XJh8kUlHaWoLRTPx4LbUNWj/kLalQdtAYCHFblCWKGNZ0zj2MFbdsX",
+	"si7u15BnDnb44Lu5aSY/0iq7ErKuC2bFd5VFhKzrT7jYr0dIArS4Yf4MxX6NbWl21JAmfJ2joDy7eefA",
+	"2Bcdh7kBtxyHWwEfQZDHOBfrk4cTVpuSS3NNCRodDB4BkKOhLVMX1oXBYsAKnBmDxM1CdGyM26QzdVcS",
+	"mB9Bqjb1E7OBqlO+gCM8kAy1O35/9rL/8vjND6cvj39+Ucmb/qz040yp13iKfpEJ+Mh3YZW6SGiUqhX4",
+	"b9lMxWtmlWKuySNovzGvNwCaCW4igNhU4M8TwxKxEpa0+l7mCvpCu8+qA1TXix+jV7sRKufZYxw95Zzh",
+	"BDEQebWHvc7D6fwQhlm+SoHAdZ4TpNzYCkZiiZiDFSsImBELiQk+eUbhqTxZKC3schWwOU1QfOEDWeCy",
+	"f8KiulkOCZiGfziAOltXs3DlgLoToz9TWkLl+IMC+rNqwcBrjc7eqkN+geI+Hzd8A9RA6iumUXOnOKog",
+	"CcPK7Rx0yuOK4sLz+nFbn+cHCkd9l+NVzheMLalWKWgrCmxQ25+O1YKTJd9djAk6DsS0FAGLw9vZ45Kb",
+	"ZRF6QbNUQ5rD1WpBbKX6xalfm3482t1vmR8DdV10HOMBXW+rpbWPbpxiOWVRUs3QanEmp87WghnFGDVn",
+	"cAV67TyDJwwBB8GmTM95BM1ddza4OeCp5bME7R7NHvqIVegDDdwoWd+vjbjT2B2fAjYnOQHdnwtIyEFn",
+	"CawMys9zp8RY5fNIKuBZWOWFjor8NEB98/02NgQpnKramJCcM3CviPu05GYsh2vTk/+Aa83XG1PX9+Bl",
+	"tuKy3F+4SRMuae31Td4Ww1uW6Q+hV/GWwmrfZ1P9V7HzcpfigLEurBbBrszRTV2YvfkuP4xG8Rj2Zwf8",
+	"aXTvlpGR3b1jv4AxIBdbq6jHbJW38AUjL/SRP2FtjkStgWROKQK6AtNwBTxxTl43nZmy21zJPjEEvzD6",
+	"1ddOQemCJLjAAVoUQHK0QTMHO/wJaUAWKA2l54aFQ1cUm2aj0V5E7ei/ENZleDofRyPY54ez3Xg/+is8",
+	"m4/4eLYb7cX7cDB/OrpXH15wkrNNGaf+/NpUQS2R8dpk19zQYloiussq6w5HlZf/9H8PIrVq28K8TFFe",
+	"1eAM7fc01YX5fkExdevqisEbxRxfv8wM4QHnGiZLrAtM7samuc6mtEleF+oEHUy8qn9XKi/nVa1W22w9",
+	"YuoSvzf5HQ9dhRQjbMQOqnU9cOvaNuy92XZLI+g4t1TW83ivxQys1bk9COzMk5NKA3elVB/7xY3VnGFH",
+	"McssUPxpiOUBw4aReijoMt9eHuEK0ZrworHXsOIiaY78oo+fu50m6NSyy/fZtWiROHTuniMv5/EX7kOz",
+	"5ON8CZVUjjJDEbcGh8+shzZFTFtOKQROXgyc+4lhr05Yl7aCsyjhYmVYlsbcgnY5pXDXjI3RXfm1CRJN",
+	"mvA1a4bbLbYbdFIR2Uy3jHWi1Q1lzFfccs3ev3tdH3FpbToZDhMV8WSpjJ08Gz0bDV3r4Wi2z5/C7nwv",
+	"OowHYsUXrXNrlbRM/E4lQAfou++Pn2+sIl61ufWGB9LekI00nRBjIkSZFnZ9isjbn2DciOg4Q3y5Kc33",
+	"+BXl/IEzWZCIMGLWdTVOlMjlV5j6Xxz/8MurNxcnx6enH34or6RdtcyIygmP24d74HKl9rnPKMM1pix3",
+	"bdzDuj/LavxPH87KGXgqfgZCTf+4tnddEeeVJ0T21Ix1EbKICPpW9f1/e3dc/m6f9r8y0Ot7ZkVn+BXb",
+	"MafPYiL6sJzHHbMt89wYPd+2vucqXece17gKr16BowZLXTz0pntDFjQvIeeqfcUvz85O8gQilwlWM4gd",
+	"ZkUbY363WTdcCLvMZhgAhxRhl7+6f4dilSbEQgh7CHbsEqayYHfkYHOlMknhY1LcBLMllzGma9yy0A0Q",
+	"uC+dh9e/ps/CwVRO5c7OGW69GezssGMPGl3B61rl1zIT5rgc3ZfWpm9lsg7YCbfL74YBO+UrOBUWvnvN",
+	"b9yEL093D546A+gxLuOprNE/ugWMn62Z20QTVPgJIu4N2HGOW1kF0pcFCSdNfi2ZGTuVBmScG3hY1WPI",
+	"4NeMJzmIbKGiDNjLoh8NrLQ32ZBECtmKr6cy4lqvq4JKY4HHdLGJg+azo7y9AQu9b383DllXaff3d+Ow",
+	"h9km9xu94pdgENgupzK/AvP9+kom6wE7lkUhyK/Xz25yugxGK0P1h7jHrpcigbZq0VQm3FgzYGXIwzEc",
+	"n6DKEsnvQCkQoo2xbtgIfmHP2847l0GbnR26Bfrp9O0bFlL+HWKuLcAc+VwbsxucMRHGOmqPB47ED3Fl",
+	"FNxiQZMOpvIFdSNBi1Z5g/Dv/eeugNQ/W6fQf0ueaCYsZzIFjLMY5LrPk2Qqw7zxqT8d+icqEdHas5Oe",
+	"82gJNKBWCY7RN1ZpQP9AJCoikIaOMh8mfnmFETHTiY/0ZjIcqhSkUZmOYKD0Yug7mSG2xWxH2BJOseNK",
+	"MOgEHbpsokAyGowHI2yPw/FUYBo5GA32qN5hl3ScOY4S/m8BbfmHZC/PfnlNpWtmluoak9SlumaczbS6",
+	"Nj5XZUJO0AyFvGQpVXl8SatLwdLRbRhV3p3nTCWO2HOuGlfrVXOlVxjqY7hiK7rhJ/vLtMbkjQ5ScnpX",
+	"dnTBaYgfhy4w0+AbPut9KVIpopSCrdTivRRjirSDzTJrlRywV9aw56cnU0nXOMZfq1vD1LVkUkk8/jgl",
+	"Am7zaBRj1wk4rSPypgzuVZwnPScO6NQoTbuj0UY108KNHS7tKqkndA6p/r9YRXiqMGzggKn7ovz793/9",
+	"5j4alp/dR35rnkaoq42LiS0+0AK1Y5jzLLF9oyP2RCoJT478LhUfRdD//V+/PTliv//rt/Bu8QiVZasV",
+	"R6zQ+QFWyge/1ANHvjAud6W41znHDiURb6uh4zLRIU1Zn2nUsk3AqAaCXzh1MqVj0IOmhoWxeX3a3K/l",
+	"O2vWHz1dkNAzwtRyd4r63Ca1sFkfqRXHmlo+qbIXzYau28PjfZdLOU90U2e4Nw5LRFZclTmWuUd75JFb",
+	"9fc8Aa5N5TzfxhQdtLkjjtyupbYVFu2GJSNkY41qwdyYzRUFnVSZlhUg9kGQ9uOLs20ynijzTeRk3ZO3",
+	"p2e9uxVQVlxaFfDGV/7mmcFj2l27Ehu4UooJ3SWSXLMKPSKTDjcQjNu4rqjvwo9gT/NqU5Wi+7F9/WWT",
+	"YYX6env+Nf5IPVyxtCAkbBJ8KO901aOc9ISHsLPeZq96seoziAnbuUGUDdK3gw2Nf1iCXYKulqAJR1UL",
+	"YdttIC+JbQ2hjsFRq3A/MR5kIm6dFXixtx2N4jnukz33+VTmwLOGVCeboA98siHh2kWBYWsEaDmSfwT7",
+	"Pr8J+lPsqriNK2pkfz7TLlfoY1HL9kfj+0NV7U6+WoMhdVRLIB/P6/n8x/Pb4FO1gFF84EsL7u9KAefj",
+	"OSqtdI4zR0tZQNwXkuV3Wtvd4VN+dt0Oc2bJVu/InwowX3t8/+61g2NuqLaCZDFoiIl2tR7pmOue9psZ",
+	"T5T12LfOK8nNPsBsLqI0jRwlfxXR5X6ca6UvEdlG0BuwN6qoJglMIi1TcioxcPtbzgE7uxYW19N9SwnI",
+	"eDDiPbrlNayk2ISOm+sz3260hOgSYkc8djBgKktqcCIugXl5ekHeOSf2hnRBEDp2TljmmI4bzmUESQJx",
+	"m3fnRO+me9d15FayOxg5EbZVl3IaduvbhYPxbkvRsVky36Tbb5vM3+O1zrU/Onz6gMkog2YaUqUrZY/C",
+	"lrZMnFO5Hr7K8y+HJq+IubQ32ru/Q+XdB8WUB8zRQvR/aDjaZMdRv70HLatK2bwNOgcPkbQgpVOH3fs7",
+	"VJ6M1A/60pY3KNKVkOYoeOe3n3vqFdQbVHk7mv2bKqsAxqNBxHsuKuTyX2CG/x2m/Bc4TMi6x2mawISF",
+	"aPZhwEL3fsC/CwkpCqHxzoU2lihL/SwNWOiof70B+95VJQyLFdEvqZKHPaqlRdZ4jeBYT1MZaWVMnwiv",
+	"CIkDZhQjkZ4YhhJSlStnFFaeFv344myDXEjVL4T0xF0wwVReL0G7apoLuMIwHw+PmCJQpjLrHlT5NOCO",
+	"UPaVqcC//e0P8zfWLey71+J7bWAiyfkYrUjiB0hBxiYvelbuKC+FjCdT2Wc7O4U4OzusG8Zw5TJiuxQ6",
+	"Zimne+DehIVo6uheVKELijpzyH7/n/9le6PdJql1KlkLr5VwBDEIAzY+6K+EzCywLViEXQKkxrlBwE5+",
+	"fv6C5Yc8jY6C0t71Bm41bkN3diY+DgQsdIwt/B/P4obku6NR6YbFC4PK2xA/cM6Mrg3tiQyVsV39Mh84",
+	"/DT12du0M5kSTWLauQ0Zn7u7WBljpCNsw2r8jSMHvfxFgJfZjeuKWF0fUvyEBHGEJbrHQlyBe9jqqeQB",
+	"jg6JgeZi6c6jhQFfQjwayCVfxss9PmBOa/neWAfw0ICqEA977uxgKgO4a4TZSuPfYjasezDaRYGbTwJp",
+	"kTmY9PWDWnrqLn+8UAUjiezaQgILzVdhb1KQR/Nrlqq2ZspOOwGbuotBVNZRaRlUbCfZ8vK7HazAI3Ls",
+	"SWD8P4gn9F2TJ+TerqDBgGGn2IjQuawJsj/ap1JITumHOMQZM2lFUtCRlhyT2wjEFcR3EJMCrzC65LjX",
+	"0HGarkf1Phgbr/lc8aNc8SWvKy/fEK3XsWHLZwZOIzgwzSxwQIKYnp5EtznehIVhSyVV5h5gJ2sqADl6",
+	"ZM7HXuK5Wkot52JBzfMnE/g9VZTW7picyoJAKBZSURLjeGdz5br0tlbd78sACipLlcOS23+BZ3rtrJbW",
+	"XEFsTxVanzkHDxTJnzG4b3kQ+wyxeBZ/nVQfHJhRbKG8GfkIVtMaqbz3IDIIXUO1C4uWtFXa0f6zB4g7",
+	"JrurXoZW68GtivPpfttvGIw6QWeMZ7nOULlznhhoJco9XIzKI53czHp3ifa4cpWkNm9XwTaj8izrNrF8",
+	"vaRVTVuo2A0iUc4d92IcsUwaPgd6QsfShAtJ1Ije3fTxNuk8w/vr5Cusvkgraqdsd8umtfHUWr3SMyi/",
+	"yjOfN8/9Ui6M4jUqb96iOFd793FqPqMS8fWV9kKsWumcWMRttGDHAr6frOvqirJekC+os636Ksr11O+2",
+	"wg8tB2jWbynKXTw7hP3DA/jr4f44mh/C/gieHj4bxeN9Pn46m49296Io3o8Ox+Vmk5ttXAUoCW/nW9Pz",
+	"ejE3uOfmgNZwT6MNevjteUuJ2D018SaldBE16n5hsigCiPGgLnkptuefLNWaVpnNj1Fz3ntIUld53fcN",
+	"s+LNl9Vfntruj/a/6NVTDYA2XmnW44J/71s0Z911rjJhWkDhY7yPqgPkalCasAdIaJdaZYtlAWLXYDfk",
+	"rf02RvU9MD0s2x/vPcRW/CPJP77EQMkFvY8GTTQZT/z6Yyp63tXLop7ll7AtH2fcMO64PEo7ItdMxeuj",
+	"SppuLF+bGqlzsIUp40pdd+L2PwffnRcvf75X8fprLvvy53QNKOOvkd158FAPq74ORBOqinLTv76+7qNm",
+	"+plOQGJoiDdk+5bS3G7+tNXt116bPsJB+2i/SXLEKgfcv8+wu86wzw22++ODL3zqa7LUXX1drCAW/ILc",
+	"eOMnSNjmYHRC3Os3j/IouE2+6it2elcn6IaAIqkk2ISiDP6EU6gG+fxrcRTz4bXtb8Tjyu3/cfhcD3SI",
+	"zcfo7fyqHJmUP/Xyx5zZd3LK6vv1GNyyb7xnTZpazdDcc6JPIr69k6LkXzExw68gZjy35C4R0/zrukjJ",
+	"XkDPQ1351T97yJ9/uWdKYStB7Zia3ltndAPOReJop8H9M5XlhNYXUy2/JiniO39H8r7Kwv3ZO8093CE2",
+	"W/OnRGdCckJcD+IY01gDd3btt9ALlWUrFbvkshspmT9rzNMB9zst+58LHu75caoZL161iUeJ9tUfiZqw",
+	"FU9wu6AyyeBrE7y5ymQ9uZMKM/Cln+OxEjWax/2CRWX0LzmRau5/jO5eeU1Y8Xb/gatDuOsD51vl44lG",
+	"YZmCox+gLRpUHxYExeV85h8RFZEnEf6OonyPvJFHNAtxhHmCkhZQdmdqzpSsU3D8cPmvIt39xNJUeuRa",
+	"Pb/9vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
