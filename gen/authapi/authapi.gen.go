@@ -489,6 +489,16 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// LoginPage Demo login page
+	//
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
+	//
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListProviders List the active providers
 	//
 	// The names of the registered providers, in registration order.
@@ -605,6 +615,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
 	GetAvatar(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// LoginPage Demo login page
+//
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
+//
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *Client) LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListProviders List the active providers
@@ -862,6 +892,33 @@ func (c *Client) GetAvatar(ctx context.Context, id string, reqEditors ...Request
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewLoginPageRequest constructs an http.Request for the LoginPage method
+func NewLoginPageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListProvidersRequest constructs an http.Request for the ListProviders method
@@ -1536,6 +1593,18 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// LoginPageWithResponse Demo login page
+	//
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error)
+
 	// ListProvidersWithResponse List the active providers
 	//
 	// The names of the registered providers, in registration order.
@@ -1674,6 +1743,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
 	GetAvatarWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error)
+}
+
+// LoginPageResponse200Headers the declared response headers of an HTTP 200 response for LoginPage
+type LoginPageResponse200Headers struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LoginPageResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListProvidersResponse200Headers the declared response headers of an HTTP 200 response for ListProviders
@@ -2468,6 +2578,24 @@ func (r GetAvatarResponse) ContentType() string {
 	return ""
 }
 
+// LoginPageWithResponse Demo login page
+//
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error) {
+	rsp, err := c.LoginPage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginPageResponse(rsp)
+}
+
 // ListProvidersWithResponse List the active providers
 //
 // The names of the registered providers, in registration order.
@@ -2689,6 +2817,35 @@ func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, id stri
 		return nil, err
 	}
 	return ParseGetAvatarResponse(rsp)
+}
+
+// ParseLoginPageResponse parses an HTTP response from a LoginPageWithResponse call
+func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LoginPageResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListProvidersResponse parses an HTTP response from a ListProvidersWithResponse call
@@ -3440,6 +3597,9 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(w http.ResponseWriter, r *http.Request)
 	// ListProviders List the active providers
 	// (GET /auth/list)
 	ListProviders(w http.ResponseWriter, r *http.Request)
@@ -3481,6 +3641,12 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// LoginPage Demo login page
+// (GET /auth/)
+func (_ Unimplemented) LoginPage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // ListProviders List the active providers
 // (GET /auth/list)
@@ -3562,6 +3728,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// LoginPage operation middleware
+func (siw *ServerInterfaceWrapper) LoginPage(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoginPage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListProviders operation middleware
 func (siw *ServerInterfaceWrapper) ListProviders(w http.ResponseWriter, r *http.Request) {
@@ -4161,6 +4341,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/", wrapper.LoginPage)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/auth/list", wrapper.ListProviders)
 	})
 	r.Group(func(r chi.Router) {
@@ -4251,6 +4434,41 @@ type TooLargeJSONResponse Error
 type UnauthorizedJSONResponse Error
 
 type UnknownProviderJSONResponse Error
+
+type LoginPageRequestObject struct {
+}
+
+type LoginPageResponseObject interface {
+	VisitLoginPageResponse(w http.ResponseWriter) error
+}
+
+type LoginPage200ResponseHeaders struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPage200TexthtmlResponse struct {
+	Body          io.Reader
+	Headers       LoginPage200ResponseHeaders
+	ContentLength int64
+}
+
+func (response LoginPage200TexthtmlResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentSecurityPolicy != nil {
+		w.Header().Set("Content-Security-Policy", fmt.Sprint(*response.Headers.ContentSecurityPolicy))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
 
 type ListProvidersRequestObject struct {
 }
@@ -5049,6 +5267,9 @@ func (response GetAvatar500JSONResponse) VisitGetAvatarResponse(w http.ResponseW
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(ctx context.Context, request LoginPageRequestObject) (LoginPageResponseObject, error)
 	// ListProviders List the active providers
 	// (GET /auth/list)
 	ListProviders(ctx context.Context, request ListProvidersRequestObject) (ListProvidersResponseObject, error)
@@ -5124,6 +5345,30 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// LoginPage operation middleware
+func (sh *strictHandler) LoginPage(w http.ResponseWriter, r *http.Request) {
+	var request LoginPageRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginPage(ctx, request.(LoginPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginPage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoginPageResponseObject); ok {
+		if err := validResponse.VisitLoginPageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListProviders operation middleware
@@ -5462,88 +5707,92 @@ func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id st
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dzrcts2l6+C4X4zlTzUzZd8sTydWddNm7T5Em/sTDoTe0WIPJJQUwALgLbVjP/uA+wj7pPs4AAkQZGy",
-	"Zcdp/3y/EpEAzsG53+gvQSyWmeDAtQrGX4IF0AQk/vetiKlmgpv/J6BiyTL7M/gACZMQa6KpnIPuB2Gg",
-	"4gUsqVk6E3JJdTAOcsl6EmYggccQhIFeZRCMA6Ul4/Pg7i4M3okzzmazJoDj9IauFIm4UGZBVIcAPF8G",
-	"48+Bextctp19BvpEiCsGzdOjXz6dR4TyhES/nX34qXf+/tdX7yIS43JFOgo0EZykYs44LpMwk6AWIYlT",
-	"oBIS91bkulvHbB2NuzDIqKRL0I6mp1JcswRkG03nTGkwp2duEeF0CQYdIAOa68UgZcpChFu6zFIDKoHr",
-	"IAyYOSGjehGEgdlkfhWQwkDCHzmTkARjLXPw8c2o1iDN5v/+THt/DnuHl+7fSe/yyzDcG939o5Vzhm6v",
-	"UVSaNzlfAKno6sj6nSLXNM3hiBTYkJsFcKIXQLS4Ak5isQRFZlIs8eEvn87d1n5xQSub1RV/61VgamxY",
-	"0tu3wOd6EYx3D16EbWyRoDLBFSBXjmca5FvD7uZt3or5HBLC+BHZG+4RLRC7a5qyhGpISGQwjvrE3LqQ",
-	"ICqBKKsXG/TpHxJmwTj4j0GlfQO3dFCus1Lcq8T4vl2VvOP9fqDJz1TDDV2ZjbHgGrg2/6VZljILYPC7",
-	"stiU4mRWJoZUcBsvKJ/DZEZZCkkQBktQis7NO3P/UkQTlhAuNKFxDJlG2hhRFZL9iTAIHnjnc6ftFvat",
-	"GrySUkh7gzWdXcMoIp0aHhJmuYIEETAguyGJcgWS8ZmobzFPSSzy1CI+BSKBJma9Ap7U18aCz5gxZ/Ym",
-	"3p4EUnZttLXbN7c7oWk6pfHVDzT5AH/koPT2ZEfhyDzDgIriMSPnV1zc8Imn0hU33EvPaIgMUEeVphra",
-	"zpvSZGJf+gdZc4fPyZIpxfg8JHCboa4KiRdfUh0vGJ8fmXXSstuZyTll3DLuazm9ft3oiEQlyhHpLChP",
-	"1IJeFfrWwDY0PE5Cg7S9jo96150mLZsi0uHCSgwy8g03BpGmT9Ia5jZPAC/nU7d4RRTIa5DErngGatVh",
-	"RmNCOck53GYQG/NkxDmXcEQS0JSl1jYJnq4Is8bX4ZOKOd7fmrs3/HH3Z4l1RZOD3d3p7j9f0L2DF9Nk",
-	"tnc4HO0lMzoFuhsn+3sw2h9BHB/Cy8qI05TFjzAQHxW00qE00yHhgsh6gHLkzMJ91vnJltZCfp/rx5HM",
-	"SGaurN4ZzEWut6fCmd3cQocTd0kXqTzjJRl/snFzCrrJFjlVrJs1Y6VN7JVRpW4SZFoZx2Bc9dwG8xta",
-	"rsrWOEoY0ySuQSr2JyTokQb2ngOaJBKUCgmtELxheiFyY22pJrNU3HQLVWX8JyGnLEmAP5IlNE8YxuUt",
-	"5CveTbjQE5qm4qYRATBFFNNAmLLenxO3jpQHG/rEEhLgmtFUbWK+v6RuMGMhUYdRFIS0kiCkZb+x8G1H",
-	"+h57gov8Q2v+3IadNDXuf4Uu43mkoI18EekYeg1obiMIZ3zXiaYK7+RRJSIda8zKd94lItK5BslmzIQ+",
-	"eB/GMTY1BHPu0OxrkKW5UUKW0lUR0BSJygcbVz3JHRYC3OION8ZuGE08h1+sA4/GpAaScnWDuRY6Bhe8",
-	"oaIZWcYtpAP9eZ+UIWMC3BDLBLpKWSKdi/vyucIFiRro79RagJzRORwZh6Rw3fHH89e918fvfjx7ffzr",
-	"Ky8F+rsyiXMh3hov+iQRcJZvooWYpHiKLwXuLZmKZEW0EMQueQbuN+A6AUBIcBsDJMoLf75TJGVLppGr",
-	"H3nBoCfKfe4f4N/XPDZabU/w/NlzuJ4KZjQ2MRBqNQbB1Gk4+g+miKbLDDBOLsL7jCrtxUgkZTPQbAkh",
-	"UWzOTa6OmlFqKk3nQjK9WIZkhgDKF86QhTaRx1hUNisbIZHwuw1Qpys/oRYSMbZo9KZCcvDcH5RRPPFz",
-	"f8c19L2+Qj6BcY+PG75B1IDsK8GImWUcFoOYIhU5+0HlrtAunNTdbR3Oj2iOejZd8/yLsS2ZFBlIzcrY",
-	"oEafQEtGUZLvr6uEgQ1iWup5pfO28rigalGaXpAkk5AV4apf21qKXun1a+BHw939FvjGUNdRN2dssfXO",
-	"r5J9tueU16nqi2JqpNZAsuxsrX2hjREzAtcgV1YzaEpMwIFhUy5nNIYm1a0Mrh94puk0NXJvxB56JlbB",
-	"BxKoErxOrzW706COSwGbQE5B9mYMUlTQaQpLZfCnhVIaW+XySKzFaVgWNQsPfzygTnxHxgYipVL5izGS",
-	"swLuGPEQlyzE6rg2PrkHVEq6WgNdp8HrfEl5RV+4zVLK8e51Im+y4S3XdE7oTbKhRtpz2VTvTWK13KY4",
-	"oLQ1q6Wxq3J0VUdmb7ZLD+NhMoL96QF9ET9IMhSy+yl25kzmugbXYmd3ALmhiijgusWI2ESmzmNM9v/T",
-	"/e7HYtlGtiIzrgr9BkJ7ld+/m9sXlqBbb1ce3qgfuOpXrtAFWW6oPNVWF2y9v3nPJrZpUYoIwsDE+v5v",
-	"L9m/9Bnpr9lo1eoYf1RFhwAL6eUJa+KK5ZUtSddGsI9qU42foQfRWElyIUaLGGgtC3lgZjNNT70FtiFR",
-	"P/vVrZaUmI1smmtAkW+g5XzUmpC66MMmW91CqUrUmh6tQWtYUpY2T37VM88tpdFbt1D5IblmLRhHF/lw",
-	"uBcXzh5/wcQ+VAs6Kq7gZQ+YjLDELo0a3aDHlOCaKGYthtH4aoeGgf2dIm9OSQdJQUmcUrZUJM8SqkHa",
-	"NIbZJlXjdFvxa8YlyiSeKMpbyW4YZCzWuWw561SKW0zSrqmmknz88LZ+4kLrbDwYpCKm6UIoPX45fDkc",
-	"2NWD4XSfvoDd2V58mPTZks5bYUuRtgD+IFJAm/3hh+OTtVskyza1XtNApA3KSFMJjU2EOJdMr85MsGc1",
-	"a0oVi49zE9KsY/ODeYVpZmhFFrhxagnp2LKawciG9CbbnBz/+K837yanx2dnn36sGpq2QKOY51QM+QwN",
-	"bHjeDvsckyqlqgrLWhfP/qwKwL98Oq8g0Iz9Cuiof7/R9zUYi2KHCSZxGekYL8li6GnRc//t3tM63Az2",
-	"v3KQqwegGmX4w6wjlp8lIHxYwcENbXBulZxtut+JyFaFxjUaqX4D1XCw4sW2fdI1XIx4MT4T7Td+fX5+",
-	"WsSsBU6wnEJiwyQjY8RRm3SiOdOLfGoM4AAt7OIP+++ALbMUe9hRl1DMvC94ORtQxDdLkXM0H+Oyj0gW",
-	"lCcmQ6CaRPaA0L60Gl5/jc+i/gW/4Ds754b0qr+zQ45dj8rWWG5E0QkYEzsJ0Hmtdfaep6uQnFK9+H4Q",
-	"kjO6hDOm4fu39NYCfH22e/DCCkCXUJ5c8NrwQKeMHKcrYomoQq+7zZJunxwX8R3xosgqB7bYFE2tXOkL",
-	"roAnhYBHPh8jAn/kNC2qSy2DDH3yutyHBwvpRDZClCKypKsLHlMpVz6iXGmgCbbFzKEFdINvt08ip9vf",
-	"jyLSEdL+/n4UdU2CQx2hl/QKFJkKvbjgRdfF7esJnq765JiXtQd3XwddFcMWxlopTHmTLrlZsBTaChQX",
-	"PKVKqz6pTJ45w3aj/RmDou2GhtDIGOlEDeMXdZ3sfLBJm9rZwcbDL2fv35EIU77IpHcM1JFL70xAbSCm",
-	"JidPbJaHgSNOF9jM3ZCYIdD+BX+F2xDRclWxIPqtd2JrFr3zVQa996iJakyKOZiQUJIAX/Voml7wqFh8",
-	"5rxD71SkLF652ZYTGi8AD5QiNWf0lBYSjH6YSJTFwBW6Mmcm/vXGWMRcps7Sq/FgIDLgSuQyhr6Q84Hb",
-	"pAZmrcmumK7CKXLsGYMgDLC/gYZk2B/1h2a9OY5mzGQu/WF/D1NsvUB3Vk24mF9z0O32yOCqqmypUVlS",
-	"oTHP9oW0uYqQCUhjHE3YiY9MRha8ZUoX1SIVrE2E7A6Hj6kgfXZzOBhYGA9e1YTKbHl9ZqcRWdRT1Wah",
-	"6NQfC1JrJeF2yXmo1FsMYN3Zxke+XFLj+pA21szGml1X4aehk6ZzZZMyVOjg0mx13MMcaSP/TlKgUnmm",
-	"btMIVguz7MntXGq7YbluUPVn1+4o5sSe2bxRGGRCtdzAuAXjv35+db4Jx1OhvgmepHP6/uy8ez8DqmS0",
-	"lQHvjM1ytVp15JogOGbnZamRLenyFfGalTm3JhU93FrxsE6Fn0GfFYm4P/v2uf3+1ZKBN1N2d/k1+og7",
-	"7CxX2R5cb7djSG4T62IEwdgnK73NXfU8/hFtws2degyU8W1/jeOfFqAXIP2CELoYv0awWQaKasFGE2r7",
-	"qbV603fK+V/j0qelK+1udtQm9nRxsH1+wQufXHPi43V/CC4O43BjrcCg1QKgj2pI1seiLvu3yFVZGy/L",
-	"B3//3EvB0Oca9Ngfjh42VbUOmZ+eIjv87PDzZT3V+Xx5F37xc7vygcu67G8vt/18aZhWKce5bRLPIekx",
-	"TooK82Z1+FL4rrtB0efdqB3FDC5xZZmPH97aMos9qq1WUx4amRzEL9XYkVA3T5crN4FmU5+o3uUtxN5k",
-	"6yzGCBYVpRg37lB3zo2QV4oIblJb8k6UiTYz8bUmgl9wY7hdz6FNiYpBxaYW1UnxHoO53f7QQt6U3xZj",
-	"hK2ztwej3ZayR7Notz4uugmYK163wtofHr7YAhjG8ERCJqSXeJUs2wC4mF/Y/paXT48A3mC7fm+49/AG",
-	"b24ZVXcLGC2Dqttq/fpICO7b2+pa/pzSXRgcbINpOYmJG3Yf3uCNPNf9aSXLa3OBnuWwcyeXd491LmW/",
-	"2bC8PWj8ScgqgHZBlwmrsHwTFfhPliKB72dCLifmmOiIYPYrcm0H4zdFnQVDvzLu/LfU/WVSRzoll7st",
-	"EtjmudLi24RWt/UjZMATVRQfvF7BFePJ+IL3yM5Oic7ODulECVzb9EsvmExIRrEf0x2TSDENUeg+awjL",
-	"ek9E/u9//pfsDXeb80wXnLSMNKHTwuGRkIwOekvGcw1kg+MjVwCZsq4mJKe/nrwibjpN4ukGUaRdt29v",
-	"Ywm6szO2U/4GUdusN/+jedLAfHc4tApXznPZ24MXcZqDi6G42tGuoeidjdQpD46+XLhU4SIYX2C78iK4",
-	"iwid2Z4IT4y+o+cntT7qkfXzriDncLbn2kpax31z4gBiOYtpbLvO2TXYz5PcFGFoTodUQfOyWHtsGX6s",
-	"4gk8yEb6yuE9OiCWawqrYg4FpshCcJHbz6DSFWaLdrKhGKVaCKU98vIZm+PyYtrRvMf0c0WESXQueNn7",
-	"Z3MuMOLhmKrOhN3SbQtlrAl6II4pW4J+L5B0rDaUVrnb3h1sjXjY5oCn9WOjcEuUnI0wdCuE8BFombzk",
-	"q7D6tABpcCFz4fjvJLDGNWR5d6ummjFhG5A1krQR2+H+yy3QHaHc+UVlv3jUyjiXG7R9STgMwmBkbLHM",
-	"DXNnNFXQOnCwPRrefG0hZt37UHtevKrhACdXjcGqDai4hKqVNRuGrjxpHfM8TZvYnBbDXw6ZI5JzRWeA",
-	"M/AkSynj2Gjq3j//1YavG9F6DMb3yD62WxoffnU26GNb179VN908ylfp50nTetfxuq/9+IiU6esrb8qt",
-	"K6to5ShQK8XKGhvuu/PmXaoDmkUXtDaTl4ewf3gA/zzcH8WzQ9gfwovDl8NktE9HL6az4e5eHCf78eGo",
-	"ogiK/lr9TnB4P9sY7NcrMOED5T68w2VLocaOXzqjKmRp4+uipvI4BkiMB6waZ7rrxnhrS/3Rq+eo/Oxt",
-	"E+16E+/fMF1Y/9ro6TH//mhvm0u5Cfe/Pkk4w88oTYII0mQFRQv1r8lMnUxWyammV7ApojYZKCWIpJC2",
-	"JToVyerIC7SVpitVG4/ot0dtLlm9N3L7ezz8ZTm2+YNIVl9TGy5moRtuzHUdrCXatv7rj3YbEfJRue3d",
-	"3Nz0DGd6uUyBxyKBZA23b4nN3fqfGLj72ir7M5j4Z/ug9Ih4lvjfxvY5je3+6OCJ32moPLMl3MkSEkYn",
-	"qMZr34+S9cPQiT6oN8/yRUcbfv4nSEwRDgy7fGhJOfp3g0r/b/BCtdjEfepj0Ny+OvWN2v6F/D9P+39L",
-	"hVj/kqi9Ha8XUuTzhfed7l/js+8dQajT6zlGEb4xzZpTDTVBs4O5X1hyd29H280DE0WvISG0kOQOzjG4",
-	"OfVY8G5oCOd6e26AsBiktgO/Ues8wzEufbDSZA+csdROKYUPQ6pSydbZ45a/6sOSe/+ez0NZ5cPJHcIe",
-	"7GAe1/yTTlPGKUZcLX9Rp+UDAXNW3/qu/ZZpFKHJUiQ2C+rEghcfCBRTCfYj2/3HBg8P/GWBKS3nw9mz",
-	"WHv/C/8xWdLUkAs8IO4a+0+6Bhd6MhM5r39JyoVJFRcOxnPcooRjPz/0Tn+KR6qp/7FRd28u39N298Am",
-	"zLaAbHWrGkNslBbROLoD2qxBnEsJ3P7dADuCW3zWU/sEPGWuSl192bOWRzSLMBjzhNUH49V2ImZE8Hor",
-	"2R1XfNJ+/8cKyttRcPXy7v8DAAD//w==",
+	"7Dztctu2lq+C5d6ZSB7qwx/JjeXpzLpObpM2N/HGzuTORF4TIo8kNBTAAqBlNeOZ/toH2Ifog/VJdnAA",
+	"kqBI2bLjtH/ur8QkeHBwvr+gL0EsFpngwLUKRl+COdAEJP73jYipZoKb/yegYsky+2fwHhImIdZEUzkD",
+	"3Q/CQMVzWFCzdCrkgupgFOSS9SRMQQKPIQgDvcogGAVKS8Znwc1NGLwVZ5xNp80NjtMlXSkScaHMgqi+",
+	"A/B8EYw+Be5tcNEG+wz0iRCfGTShRz9+PI8I5QmJ/nX2/h+983c/vXwbkRiXK9JRoIngJBUzxnGZhKkE",
+	"NQ9JnAKVkLi3ItfdOmbraNyEQUYlXYB2ND2V4oolINtoOmNKg4GeuUWE0wUYdIAMaK7ng5QpuyNc00WW",
+	"mq0SuArCgBkIGdXzIAzMR+avYqcwkPBLziQkwUjLHHx8M6o1SPPx/3yivV+HvcML9+9l7+LLMNzfvflb",
+	"K+cM3V6hqDRPcj4HUtHVkfWJIlc0zeGIFNiQ5Rw40XMgWnwGTmKxAEWmUizw4Y8fz92n/eKAVjarI/6r",
+	"V21TY8OCXr8BPtPzYLT39FnYxhYJKhNcAXLleKpBvjHsbp7mjZjNICGMH5H94T7RArG7oilLqIaERAbj",
+	"qE/MqQsJohKIsnqxQZ/+JmEajIL/HFTaN3BLB+U6K8W9Soxv+6qSdzzf9zT5gWpY0pX5MBZcA9fmvzTL",
+	"UmY3GPysLDalOJmViSEVXMdzymdwOaUshSQIgwUoRWfmnTl/KaIJSwgXmtA4hkwjbYyoCsl+xT0IArzx",
+	"udN2CvtWDV5KKaQ9wZrOrmEUkU4NDwnTXEGCCJgtuyGJcgWS8amof2KekljkqUV8AkQCTcx6BTypr40F",
+	"nzJjzuxJvG8SSNmV0dZu35zuhKbphMafv6fJe/glB6W3JzsKR+YZBlQUjxk5/8zFkl96Kl1xw730jIbI",
+	"AHVUaaqhDd6EJpf2pQ/Imjt8ThZMKcZnIYHrDHVVSDz4gup4zvjsyKyTlt3OTM4o45ZxX8vp9eNGRyQq",
+	"UY5IZ055oub0c6FvDWxDw+MkNEjb4/iodx00adkUkQ4XVmKQka+5MYg0fZDWMPfxJeDhfOoWr4gCeQWS",
+	"2BWPQK36ntGIUE5yDtcZxMY8GXHOJRyRBDRlqbVNgqcrwqzxdfikYobnt+buNb/f+VliXdHl0729yd7f",
+	"n9H9p88myXT/cLi7n0zpBOhenBzsw+7BLsTxITyvjDhNWXwPA/FBQSsdSjMdEi6IrAcoR84s3GadH2xp",
+	"7c7vcn0/khnJzJXVO4O5yPX2VDizH7fQ4cQd0kUqj3hIxh9s3JyCbrJFThXrZs1YaRN7ZVSpZYJMK+MY",
+	"jKse22B+Q8tV2RpHCWOaxBVIxX6FBD3SwJ5zQJNEglIhoRWCS6bnIjfWlmoyTcWyW6gq4/8QcsKSBPg9",
+	"WULzhGFc3kK+4t0lF/qSpqlYNiIApohiGghT1vtz4taRErChTywhAa4ZTdUm5vtL6gYzFhJ1GEVBSCsJ",
+	"Qlr2GwvfBtL32Je4yAda8+c27KSpcf8rdBmPIwVt5ItIx9BrQHMbQTjju040VXgnjyoR6VhjVr7zDhGR",
+	"zhVINmUm9MHzMI6xqSGYc4fmuwZZmh9KyFK6KgKaIlF5b+OqB7nDQoBb3OHG2A2jicfwi/XNoxGpbUm5",
+	"WmKuhY7BBW+oaEaW8RPSgf6sT8qQMQFuiGUCXaUskc7Fbflc4YJEbesnai1AzugMjoxDUrju+MP5q96r",
+	"47cvzl4d//TSS4H+qkziXIg3xos+SASc5bvUQlymCMWXAveWTESyIloIYpc8Avcb+zoBwJ3gOgZIlBf+",
+	"PFEkZQumkasfeMGgB8p97gPwz2seG622EDx/9hiup9ozGpkYCLUag2DqNBz9B1NE00UGGCcX4X1GlfZi",
+	"JJKyKWi2gJAoNuMmV0fNKDWVpjMhmZ4vQjLFDcoXzpCFNpHHWFQ2KxshkfCzDVAnKz+hFhIxtmj0JkJy",
+	"8NwflFE88XN/xzX0vb5CPoBx948bvkHUgOwrtxFTyzgsBjFFKnL2g8pdoV04qbvb+j4v0Bz1bLrm+Rdj",
+	"WzIpMpCalbFBjT6BloyiJN9eVwkDG8S01PNK523lcU7VvDS9IEkmISvCVb+2tRC90uvXtt8d7h207G8M",
+	"dR11A2OLT2/8KtknC6c8TlVfFBMjtWYny87W2hfaGDElcAVyZTWDpsQEHBg25XJKY2hS3crgOsAzTSep",
+	"kXsj9tAzsQo+kECV4HV6rdmdBnVcCtjc5BRkb8ogRQWdpLBQBn9aKKWxVS6PxFqchkVRs/DwRwB14jsy",
+	"NhAplcpfjJGcFXDHiLu4ZHeswLXxyT2gUtLV2tZ1GrzKF5RX9IXrLKUcz14n8iYb3nJM54ReJxtqpD2X",
+	"TfVeJ1bLbYoDSluzWhq7KkdXdWT2p3v0MB4mu3AweUqfxXeSDIXsdoqdOZO5rsG12NkBIEuqiAKuW4yI",
+	"TWTqPMZk/7/c3/1YLNrIVmTGVaHf7NBe5ffP5r4Ly61bT1cCb9QPXPUrV+iCLDdUnmqrC7be3zxnE9u0",
+	"KEUEYWBiff9vL9m/8Bnpr9lo1eoYf1BFhwAL6SWENXHF8sqWpGsj2Ae1qcbP0INorCS5EKNFDLSWhTww",
+	"8zFNT70FtiFRh/3yWktKzIdskmtAkW+g5XzUmpC66MMmW91CqUrUmh6tQWtYUJY2Ib/smeeW0uitW6h8",
+	"l1yzFoyjcT4c7seFs8e/4NI+VHO6WxzByx4wGWGJXRo1ukH3KcE1UcxaDKPx1Q4Ns/cTRV6fkg6SgpI4",
+	"pWyhSJ4lVIO0aQyzTaoGdFvxa8YlyiSeKMpbyW4YZCzWuWyBdSrFNSZpV1RTST68f1OHONc6Gw0GqYhp",
+	"OhdKj54Pnw8HdvVgODmgz2Bvuh8fJn22oLPWvaVIWzZ+L1JAm/3+++OTtVMkiza1XtNApA3KSFMJjU2E",
+	"OJdMr85MsGc1a0IVi49zE9KsY/O9eYVpZmhFFrhxagnp2LKawciG9CbbvDx+8c/Xby9Pj8/OPr6oGpq2",
+	"QKOY51QM+QwNbHjevvc5JlVKVRWWtS6e/bMqAP/48bzagWbsJ0BH/fNS39ZgLIodJpjEZaRjvCSLoadF",
+	"z/23e0vrcPO2/52DXN2xq1GGX8w6YvlZboQPq33wg7Z9rpWcbjrfichWhcY1Gql+A9VwsOLFtn3SNVyM",
+	"eDE+Fe0nfnV+flrErAVOsJhAYsMkI2PEUZt0ohnT83xiDOAALez8F/vvgC2yFHvYUZdQzLzHvJwNKOKb",
+	"hcg5mo9R2Uckc8oTkyFQTSILILQvrYbXX+OzqD/mY76zc25Ir/o7O+TY9ahsjWUpik7AiNhJgM4rrbN3",
+	"PF2F5JTq+XeDkJzRBZwxDd+9odd2w1dne0+fWQHoEsqTMa8ND3TKyHGyIpaIKvS62yzp9slxEd8RL4qs",
+	"cmCLTdHUypUecwU8KQQ88vkYEfglp2lRXWoZZOiTV+V3CFhIJ7IRohSRBV2NeUylXPmIcqWBJtgWM0CL",
+	"3Q2+3T6JnG5/txuRjpD27+92o65JcKgj9IJ+BkUmQs/HvOi6uO96gqerPjnmZe3BndftrophC2OtFKa8",
+	"SZcs5yyFtgLFmKdUadUnlckzMGw32p8xKNpuaAiNjJFO1DB+UdfJznubtKmdHWw8/Hj27i2JMOWLTHrH",
+	"QB259M4E1GbH1OTkic3yMHDE6QKbuRsSM9y0P+Yv8TNEtFxVLIj+1TuxNYve+SqD3jvURDUixRxMSChJ",
+	"gK96NE3HPCoWnznv0DsVKYtXbrblhMZzQIBSpAZGT2khweiHiURZDFyhK3Nm4p+vjUXMZeosvRoNBiID",
+	"rkQuY+gLORu4j9TArDXZFdNVOEWOPWMQhAH2N9CQDPu7/aFZb8DRjJnMpT/s72OKrefozuyEi/nfDNry",
+	"D05enf/zDVZLiZqLpcmL5mJJKJlIsVQuPSKMj4wYMv6ZZFhYcFWUDhpLO6xBsNhrNWfMDcSuVdXEL5FM",
+	"hVwYU5/AFVmIBOySOJcSuGtKoNLbSpc1TgPzOLKGGYGv6azTpVhkJkopZ11atBdtTJl2kEmuteB98lor",
+	"cnJ2OubYOVCuk6sVEUtOuODG/VFMBCzxEIrSqxQs103kjRmcSUpt0nNqA53aQMzecLhWQNNwrQdzvUjr",
+	"CZ2NVP8jEbHxKsQssIGpfVH9/cdvv9tHg+rZXaNTTW9keLVWC9+gAy2hdgJTmqe6p2RMnnDB4cmRo1L5",
+	"KIbeH7/9/uSI/PHb79Ht6GFUli8W1MQKwQtYCGf8Mhc40pmyuSvaveDCfFCNcW0UdHNMo5CqKgk0yqcq",
+	"NIJpX1h2EiETkP0mh5nSRUlU3c3lW8ukn9ywGUbPJkytqFOWhNYH0xrhc70e0+TyqT/7ptZ43W4e7+pn",
+	"FFOG6zwztLGxRKzZVZVjqTu4hxq5kX8nKVCpPH++ac6w36aOBnI7l9pOWK4bVEMIa2cUM2JhNk8UBplQ",
+	"LScwsY8J0n54eb4Jx1OhvgmepHP67uy8ezsDqopLKwPeGsfsGhLqyHX6cJbUK8VEtm/BV8TryOfcxg0Y",
+	"xq1VyOtU+AH0WVFt8gc8P7Wfv1oy8AYnby6+Rh/xCzuwWPbA12dKMO+01aNizsY4YSu9za/qxap79MI3",
+	"j6NgNohv+2sc/zgHPQfpVz0xjvILYZtloCiJbTShdmigVlR9olyQaeLWSRkvdjdHo8aPu2TPPh/zIvCs",
+	"Raqj9aAPXLLBYWmtwKDVArS45B9AfyiaD3+JXJUNoLJG9tcPdxUMfaxppoPh7t2mqtYG9mswyA6/BPLp",
+	"op7Pf7q4Cb/4BYzygSst2L+9As6nC8O0SjnO7STEDJIe46Roo2xWhy+F77oZFMMMG7WjGDQnrvb44f0b",
+	"G45ZUG0FyRJoZBJtvx5p557d0Giu3Jili33rowyF2Icmm4sxTUNFKWbqO9TBWQr52US2MXT75K0oq0nM",
+	"JJGaCD7mxnC7xlqbEhXTuE0tqpPiHWYse/2h3XlTEaeYlW0dMH+6u9dS22tWptdnojdt5jo0rXsdDA+f",
+	"bbEZJqpEQiakV10oWbZh42JIZ/tTXjw8AniNMyn7w/27P/CG81F1t9ijZRp7W61fn3vC7/a3OpY/jHcT",
+	"Bk+3wbQcN8YP9u7+wJvrr/vTSpbXhl89y2GHqy5u7utcyqEKw/L2oPEfokq2lQu6TFhl0+4C/0uTSH9n",
+	"MutLAyY6IljiEbm2tz82RZ0FQ78y7vy31P1pUkc6JZe7LRLY5rnS4gJOq9t6ARnwRBUVNq8h9pnxZDTm",
+	"PbKzU6Kzs0M6UQJXNv3ScyYTklFsOnZHJFJMQxS6clBYFjUj8sf//h/ZH+41h/bGnLTM7aHTwgmpkOw+",
+	"7S0YzzWQDY6PfAbIlHU1ITn96eQlcSOYEqEbRJF23b49jSXozs7IXmUxiNqJFPM/micNzPeGw7L2RMoJ",
+	"am/23QEuJj9roF3X3INti2UF4OjL2KUK42A0xp78OLiJCJ3axh9PjL6j5ye1YYEj6+dd1dnhbOHaiknH",
+	"XaxyG2LNlmmcLZixK7B38NyobGigQ6qgeVgssLdM+FbxBAKykb5yeO8+JZZrCku/DgWmyFxwkdu7fukK",
+	"s0U7vlPMC86F0h55+ZTNcHkx0mveY/q5IsIkOmNeDriwGRcY8XBMVafCftLdWKK7K44p+95+w5t0rDaU",
+	"Vrnb3gJvjXjY5oCn9UZduCVKzkYYuhVCeA+0TF7yVVh9nIM0uJCZcPx3EljjGrK8u1XnGGvW7cgaSdqI",
+	"7fDg+Rbo7qLc+Z0Tv3jUyjiXG7Rdlx0GYbBrbLHMDXOnNFXQOlWzPRreEHkhZt3bUHtcvKoJGCdXjenB",
+	"Dai4hKqVNRsmCz1pHfE8TZvYnBYTjg6ZI5JzRaeAFz1IllLGsZvavX3IsQ1fN4d4H4xvkX3sKTZuN3Y2",
+	"6GPbaEurbrqhq6/Sz5Om9a7jdVuP/R4p09dX3pRbV1bRynm3VoqVNTb87sYb6qoANIsuaG0unx/CweFT",
+	"+PvhwW48PYSDITw7fD5Mdg/o7rPJdLi3H8fJQXy4W1EERX+tfic4vJtuDPbrFZjwjnIfnuGipVBjZ4yd",
+	"URWytPF1UVN5HAMkxgNW3WHddbPqtaX+fOFjVH72t4l2vWsd3zBdWL9S9/CY/2B3f5tDuWscf36ScIZ3",
+	"hU2CCBK7qm5O4M/JTJ1MVsmppp9hU0RtMlBqW79C2r7/RCSrIy/QVpquVG0GqL+hsWqT1Vsjt7/Gw1+U",
+	"s8nfi2T1NbXhYuC/4cZc18Faom3rv/79BSNCPirXveVy2TOc6eUyBR6LBJI13L4lNjfrv6Nx87VV9kcw",
+	"8Y92a/qIeJb438b2MY3twe7TB15GUnlmS7iXC0gYvUQ1XrskTdaBoRO9U28e5dpSG37+PTumCAeGXT60",
+	"pBz9u0Gl/xd4oVps4u6zGTS3r059o7Z/If+P0/7fUiHWr8u1t+P1XIp8Nvcuo/85PvvWEYQ6vR5jFOEb",
+	"06w51VATNDt9/oUlN7d2tN3QO1H0ChJCC0nu4ByDu4wRC94NDeFcb89NyRa3BexUe9Q6z3CMS++sNFmA",
+	"U5baKaXw7p2qVLJ1wL7lp6tYcuuPVt2VVd6d3OHegx3M45q/WzZhnGLEtdVIGsLqW9910DKNIjRZiMRm",
+	"QZ1Y8OIWTDGVYG+SH9w3eLjj5zMmtLwEwR7F2vs/YzEiC5oacoG3iTvGwYOOwYW+nIqc169Lc2FSxbnb",
+	"4zFOUe5j79h60B/ikWrqf2zU3bt84mm7e2ATZltAtrpVzdo2SotoHB2ANmvgz6HaydTi7lrtdw5S5qrU",
+	"1fW1tTyiWYTBmCesfhWh+pyIKRG83kp24Irfbbj9Ro7yvii4enHz/wEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
