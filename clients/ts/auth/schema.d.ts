@@ -135,6 +135,13 @@ export interface paths {
          *     - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
          *       confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
          *       else 200 with the user). A confirmation token works once and expires after 15 minutes.
+         *     - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+         *       `exchange_failed` when Twitter refuses the request token).
+         *     - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+         *       `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+         *       until the bot has received `/start <token>`, after that 200 with the user and the cookies
+         *       (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+         *       with its error message.
          *
          *     `from` is honoured only for this server's host and the configured allowed hosts; any other
          *     value is ignored (never followed).
@@ -169,13 +176,17 @@ export interface paths {
          * OAuth 2.0 redirect target
          * @description Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
          *     `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-         *     any refusal.
+         *     any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+         *     handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
          */
         get: operations["callback"];
         put?: never;
         /**
          * OAuth 2.0 redirect target (form_post)
-         * @description For providers answering with `response_mode=form_post`; same outcomes as GET.
+         * @description For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+         *     the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+         *     cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+         *     where the state is checked; other outcomes as GET.
          */
         post: operations["callbackPost"];
         delete?: never;
@@ -296,6 +307,19 @@ export interface components {
             status: "sent";
             /** @example alice@example.com */
             address: string;
+        };
+        /** @description A messenger login request; the bot token itself is never revealed. */
+        MessengerLogin: {
+            /**
+             * @description The bot's username.
+             * @example triad_login_bot
+             */
+            bot: string;
+            /**
+             * @description Request token, sent to the bot as `/start <token>`.
+             * @example 6f1c0e4a9b2d4c7e8f0a1b2c3d4e5f60
+             */
+            token: string;
         };
         /** @description Direct-login credentials. */
         Credentials: {
@@ -424,7 +448,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `unknown_provider`; `bad_state` (handshake cookie missing, expired, used, or state not matching); `bad_request` (no code). */
+        /** @description `unknown_provider`; `bad_state` (handshake cookie missing, expired, used, or state not matching); `bad_request` (no code, no oauth_verifier, or a provider without a callback). */
         CallbackBadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -691,7 +715,7 @@ export interface operations {
                  * @example alice@example.com
                  */
                 address?: string;
-                /** @description Confirmation token (verified). */
+                /** @description Confirmation token (verified) or login request token (messenger). */
                 token?: string;
             };
             header?: never;
@@ -713,13 +737,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"] | components["schemas"]["Sent"];
+                    "application/json": components["schemas"]["User"] | components["schemas"]["Sent"] | components["schemas"]["MessengerLogin"];
                 };
             };
             302: components["responses"]["ToProvider"];
             303: components["responses"]["AfterLogin"];
             400: components["responses"]["LoginBadRequest"];
             403: components["responses"]["LoginForbidden"];
+            /** @description `not_confirmed` (messenger): the login request is not confirmed through the bot yet, or is unknown, expired or already used. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_confirmed",
+                     *       "message": "the login request is not confirmed (yet), or is unknown or expired"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
