@@ -209,3 +209,59 @@ func TestTelegram_BadBotToken(t *testing.T) {
 		t.Fatalf("error leaks the token: %v", err)
 	}
 }
+
+// TestTelegram_ConfirmationUsedOnce races many checks of one confirmed request: exactly one gets
+// the session, the others 404.
+func TestTelegram_ConfirmationUsedOnce(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	fake, _ := addTelegram(t, s, nil, time.Minute)
+	ls, _ := startTelegram(t, s)
+	fake.UserSends(providertest.TelegramUser{ID: 9, FirstName: "Race"}, "/start "+ls.Token)
+	if sent := fake.WaitSent(1, 3*time.Second); len(sent) != 1 || sent[0].Text != "logged in" {
+		t.Fatalf("bot sent %+v", sent)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[int]int{}
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := s.newBrowser()
+			resp, err := b.Get(s.URL + "/auth/telegram/login?token=" + ls.Token)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			mu.Lock()
+			counts[resp.StatusCode]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if counts[http.StatusOK] != 1 || counts[http.StatusNotFound] != 19 {
+		t.Fatalf("statuses %v, want one 200 and nineteen 404", counts)
+	}
+}
+
+// TestTelegram_SecondStartIsRefused: a request confirmed by one Telegram user cannot be taken over
+// by another who learned the token.
+func TestTelegram_SecondStartIsRefused(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	fake, _ := addTelegram(t, s, nil, time.Minute)
+	ls, _ := startTelegram(t, s)
+	fake.UserSends(providertest.TelegramUser{ID: 10, FirstName: "Owner"}, "/start "+ls.Token)
+	fake.UserSends(providertest.TelegramUser{ID: 11, FirstName: "Thief"}, "/start "+ls.Token)
+	sent := fake.WaitSent(2, 3*time.Second)
+	if len(sent) != 2 || sent[0] != (providertest.SentMessage{ChatID: 10, Text: "logged in"}) || sent[1] != (providertest.SentMessage{ChatID: 11, Text: "expired"}) {
+		t.Fatalf("bot sent %+v", sent)
+	}
+	resp, _ := waitConfirmed(t, s, ls.Token)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("check: %d", resp.StatusCode)
+	}
+	s.wantLoggedIn(token.User{ID: token.UserID("telegram", "10"), Name: "Owner"})
+}
