@@ -19,8 +19,14 @@ type Querier interface {
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
 	// DecOrderCounter takes one from the exact size of a list.
 	DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error
+	// DeleteAvatar removes one avatar and reports whether it existed.
+	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteExpiredOrderTokens removes tokens past their expiry.
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
+	// GetAvatar returns the bytes of one avatar.
+	GetAvatar(ctx context.Context, id string) ([]byte, error)
+	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
+	GetAvatarEtag(ctx context.Context, id string) (string, error)
 	// GetOrderForUpdate reads and locks an order with its performer's name (any caller; rules are applied by the service).
 	GetOrderForUpdate(ctx context.Context, id int64) (GetOrderForUpdateRow, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
@@ -35,6 +41,8 @@ type Querier interface {
 	GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error)
 	// IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
 	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
+	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
+	ListAvatarIDs(ctx context.Context) ([]string, error)
 	// LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
 	LockOrderUsers(ctx context.Context, ids []int64) ([]LockOrderUsersRow, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
@@ -45,6 +53,8 @@ type Querier interface {
 	SettleOrder(ctx context.Context, arg SettleOrderParams) (int64, error)
 	// TakeOrder moves a waiting order to IN_PROGRESS for a performer; no row means it was not waiting.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
+	// UpsertAvatar stores or replaces the avatar with the given id.
+	UpsertAvatar(ctx context.Context, arg UpsertAvatarParams) error
 }
 
 var _ Querier = (*Queries)(nil)
