@@ -1,6 +1,159 @@
 package main
 
-import "github.com/go-chi/chi/v5"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
 
-// mountAuth mounts the auth surface. Its issue fills this in.
-func (a *app) mountAuth(r chi.Router) error { return nil }
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/gen/authapi"
+	"github.com/triadhq/triad/impl/auth"
+	"github.com/triadhq/triad/impl/auth/logger"
+	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/sender"
+	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// Demo credentials of the direct provider "local" in dev mode (documented in the README).
+const (
+	devDirectProvider = "local"
+	devDirectUser     = "demo"
+	devDirectPassword = "demo-password"
+)
+
+// mountAuth is the reference wiring of the auth library: the auth handler at /auth (with the
+// login demo page at /auth/), the avatar handler at /avatar. Dev mode adds the dev OAuth2 provider
+// and a direct provider with demo credentials; prod mode enables the providers of AUTH_PROVIDERS.
+func (a *app) mountAuth(r chi.Router) error {
+	svc, err := newAuthService(a.cfg, a.log)
+	if err != nil {
+		return err
+	}
+	a.onClose(func() {
+		if err := svc.Close(); err != nil {
+			a.log.Warn("auth: close", "err", err)
+		}
+	})
+	spec, err := authapi.GetSpec()
+	if err != nil {
+		return err
+	}
+	authH, avatarH := svc.Handlers()
+	// The spec fixes every /auth and /avatar route, so requests are validated against it before the
+	// library sees them.
+	r.Mount("/auth", web.Validator(spec)(authH))
+	r.Mount("/avatar", web.Validator(spec)(avatarH))
+	a.log.Info("auth: providers", "providers", svc.Providers())
+	return nil
+}
+
+// newAuthService builds the auth service from the config, with the demo login page at /auth/.
+func newAuthService(cfg Config, log *slog.Logger) (*auth.Service, error) {
+	c := cfg.Auth
+	secret := string(c.Secret)
+	opts := auth.Options{
+		SecretReader:         token.SecretFunc(func(string) (string, error) { return secret, nil }),
+		TokenDuration:        c.TokenDuration,
+		CookieDuration:       c.CookieDuration,
+		Issuer:               c.Issuer,
+		URL:                  c.URL,
+		AvatarResizeLimit:    c.AvatarResize,
+		Audiences:            splitList(c.Audiences),
+		AdminPasswd:          string(c.AdminPasswd),
+		Logger:               slogAdapter(log),
+		SecureCookies:        c.SecureCookies,
+		AllowedRedirectHosts: splitList(c.AllowedHosts),
+		LoginPage:            true,
+	}
+	if cfg.IsDev() {
+		opts.LoginPageDirect = devDirectProvider
+	}
+	svc, err := auth.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*auth.Service, error) {
+		_ = svc.Close()
+		return nil, err
+	}
+	if cfg.IsDev() {
+		port := c.DevPort
+		// A server on an ephemeral port (tests) gets an ephemeral dev provider too, so parallel
+		// servers never fight over 8084.
+		if _, p, err := net.SplitHostPort(cfg.Addr); err == nil && p == "0" {
+			port = 0
+		}
+		if err := svc.AddDevProviderOpts(provider.DevOpts{Port: port, EmailFn: func(u string) string { return u + "@example.com" }}); err != nil {
+			return fail(err)
+		}
+		if err := svc.AddDirectProvider(devDirectProvider, provider.CredCheckerFunc(func(user, passwd string) (bool, error) {
+			return user == devDirectUser && passwd == devDirectPassword, nil
+		})); err != nil {
+			return fail(err)
+		}
+	}
+	for _, p := range splitList(string(c.Providers)) {
+		name, rest, _ := strings.Cut(p, ":")
+		cid, csecret, _ := strings.Cut(rest, ":")
+		if name == provider.DevName && !cfg.IsDev() {
+			return fail(errors.New("AUTH_PROVIDERS: the dev provider is for development only"))
+		}
+		if err := svc.AddProvider(name, cid, csecret); err != nil {
+			return fail(fmt.Errorf("AUTH_PROVIDERS: %w", err))
+		}
+	}
+	if c.SMTPHost != "" {
+		if c.SMTPFrom == "" {
+			return fail(errors.New("AUTH_SMTP_HOST needs AUTH_SMTP_FROM"))
+		}
+		email := sender.NewEmail(sender.EmailParams{Host: c.SMTPHost, Port: c.SMTPPort, SMTPUserName: c.SMTPUser,
+			SMTPPassword: string(c.SMTPPassword), StartTLS: c.SMTPStartTLS, From: c.SMTPFrom}, slogAdapter(log))
+		if err := svc.AddVerifProvider("email", emailTemplate, email); err != nil {
+			return fail(err)
+		}
+	}
+	// Providers with their own settings (AUTH_<NAME>_CID, Apple, Telegram, custom): auth_providers.go.
+	if err := addConfiguredProviders(context.Background(), cfg, svc); err != nil {
+		return fail(err)
+	}
+	if len(svc.Providers()) == 0 {
+		log.Warn("auth: no login provider configured (set AUTH_PROVIDERS)")
+	}
+	return svc, nil
+}
+
+// emailTemplate is the confirmation message of the "email" verified provider.
+const emailTemplate = `<p>Hello {{.User}},</p>
+<p>Confirm your login to {{.Site}} with this token:</p>
+<pre>{{.Token}}</pre>
+<p>It works once, within 15 minutes. If you did not ask for it, ignore this message.</p>`
+
+// slogAdapter routes the library's Logf lines to slog, at the level their [LEVEL] prefix names.
+func slogAdapter(log *slog.Logger) logger.L {
+	return logger.Func(func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		level := slog.LevelInfo
+		for prefix, l := range map[string]slog.Level{"[DEBUG]": slog.LevelDebug, "[WARN]": slog.LevelWarn, "[ERROR]": slog.LevelError, "[INFO]": slog.LevelInfo} {
+			if rest, ok := strings.CutPrefix(msg, prefix); ok {
+				msg, level = strings.TrimSpace(rest), l
+				break
+			}
+		}
+		log.Log(context.Background(), level, "auth: "+msg)
+	})
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -70,6 +70,17 @@ type AuthConfig struct {
 	AvatarResize   int           // AUTH_AVATAR_RESIZE
 	DevPort        int           // AUTH_DEV_PORT: port of the dev OAuth2 server (dev mode)
 	AdminPasswd    Secret        // AUTH_ADMIN_PASSWD: enables basic auth for user admin
+	Providers      Secret        // AUTH_PROVIDERS: comma-separated name:cid:csecret of built-in OAuth providers
+	Audiences      string        // AUTH_AUDIENCES: comma-separated allowed aud values (empty: any)
+	SMTPHost       string        // AUTH_SMTP_HOST: enables the "email" verified provider
+	SMTPPort       int           // AUTH_SMTP_PORT
+	SMTPUser       string        // AUTH_SMTP_USER
+	SMTPPassword   Secret        // AUTH_SMTP_PASSWORD
+	SMTPFrom       string        // AUTH_SMTP_FROM
+	SMTPStartTLS   bool          // AUTH_SMTP_STARTTLS
+	// ProviderSettings enables providers one by one: AUTH_<NAME>_CID/_CSECRET, AUTH_MICROSOFT_TENANT,
+	// AUTH_APPLE_*, AUTH_TELEGRAM_*, AUTH_CUSTOM_PROVIDERS (see auth_providers.go).
+	ProviderSettings ProvidersConfig
 }
 
 // IsDev reports whether the server runs in development mode.
@@ -154,6 +165,18 @@ func LoadConfig(args []string) (Config, error) {
 	fs.IntVar(&c.Auth.DevPort, "auth-dev-port", envInt("AUTH_DEV_PORT", 8084), "port of the dev OAuth2 server in dev mode (AUTH_DEV_PORT)")
 	c.Auth.AdminPasswd = Secret(env("AUTH_ADMIN_PASSWD", ""))
 	fs.Var(secretFlag{&c.Auth.AdminPasswd}, "auth-admin-passwd", "basic-auth password of user admin (AUTH_ADMIN_PASSWD)")
+
+	c.Auth.Providers = Secret(env("AUTH_PROVIDERS", ""))
+	fs.Var(secretFlag{&c.Auth.Providers}, "auth-providers", "OAuth providers as name:cid:csecret,... (AUTH_PROVIDERS)")
+	fs.StringVar(&c.Auth.Audiences, "auth-audiences", env("AUTH_AUDIENCES", ""), "allowed token audiences, comma-separated; empty allows any (AUTH_AUDIENCES)")
+	fs.StringVar(&c.Auth.SMTPHost, "auth-smtp-host", env("AUTH_SMTP_HOST", ""), "SMTP host; enables the email verified provider (AUTH_SMTP_HOST)")
+	fs.IntVar(&c.Auth.SMTPPort, "auth-smtp-port", envInt("AUTH_SMTP_PORT", 587), "SMTP port (AUTH_SMTP_PORT)")
+	fs.StringVar(&c.Auth.SMTPUser, "auth-smtp-user", env("AUTH_SMTP_USER", ""), "SMTP user name (AUTH_SMTP_USER)")
+	c.Auth.SMTPPassword = Secret(env("AUTH_SMTP_PASSWORD", ""))
+	fs.Var(secretFlag{&c.Auth.SMTPPassword}, "auth-smtp-password", "SMTP password (AUTH_SMTP_PASSWORD)")
+	fs.StringVar(&c.Auth.SMTPFrom, "auth-smtp-from", env("AUTH_SMTP_FROM", ""), "sender address of confirmation e-mails (AUTH_SMTP_FROM)")
+	fs.BoolVar(&c.Auth.SMTPStartTLS, "auth-smtp-starttls", envBool("AUTH_SMTP_STARTTLS", true), "require STARTTLS (AUTH_SMTP_STARTTLS)")
+	registerProviderFlags(fs, &c.Auth.ProviderSettings)
 
 	if err := fs.Parse(args); err != nil {
 		return c, err

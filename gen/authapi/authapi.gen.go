@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,33 +19,439 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
+	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for SentStatus.
+const (
+	SentStatusSent SentStatus = "sent"
+)
+
+// Valid indicates whether the value is a known member of the SentStatus enum.
+func (e SentStatus) Valid() bool {
+	switch e {
+	case SentStatusSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StatusStatus.
+const (
+	StatusStatusLoggedIn    StatusStatus = "logged in"
+	StatusStatusLoggedOut   StatusStatus = "logged out"
+	StatusStatusNotLoggedIn StatusStatus = "not logged in"
+)
+
+// Valid indicates whether the value is a known member of the StatusStatus enum.
+func (e StatusStatus) Valid() bool {
+	switch e {
+	case StatusStatusLoggedIn:
+		return true
+	case StatusStatusLoggedOut:
+		return true
+	case StatusStatusNotLoggedIn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LoginParamsSession.
+const (
+	LoginParamsSessionFalse LoginParamsSession = "false"
+	LoginParamsSessionN0    LoginParamsSession = "0"
+	LoginParamsSessionN1    LoginParamsSession = "1"
+	LoginParamsSessionTrue  LoginParamsSession = "true"
+)
+
+// Valid indicates whether the value is a known member of the LoginParamsSession enum.
+func (e LoginParamsSession) Valid() bool {
+	switch e {
+	case LoginParamsSessionFalse:
+		return true
+	case LoginParamsSessionN0:
+		return true
+	case LoginParamsSessionN1:
+		return true
+	case LoginParamsSessionTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LoginParamsSess.
+const (
+	LoginParamsSessFalse LoginParamsSess = "false"
+	LoginParamsSessN0    LoginParamsSess = "0"
+	LoginParamsSessN1    LoginParamsSess = "1"
+	LoginParamsSessTrue  LoginParamsSess = "true"
+)
+
+// Valid indicates whether the value is a known member of the LoginParamsSess enum.
+func (e LoginParamsSess) Valid() bool {
+	switch e {
+	case LoginParamsSessFalse:
+		return true
+	case LoginParamsSessN0:
+		return true
+	case LoginParamsSessN1:
+		return true
+	case LoginParamsSessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LoginPostParamsSession.
+const (
+	LoginPostParamsSessionFalse LoginPostParamsSession = "false"
+	LoginPostParamsSessionN0    LoginPostParamsSession = "0"
+	LoginPostParamsSessionN1    LoginPostParamsSession = "1"
+	LoginPostParamsSessionTrue  LoginPostParamsSession = "true"
+)
+
+// Valid indicates whether the value is a known member of the LoginPostParamsSession enum.
+func (e LoginPostParamsSession) Valid() bool {
+	switch e {
+	case LoginPostParamsSessionFalse:
+		return true
+	case LoginPostParamsSessionN0:
+		return true
+	case LoginPostParamsSessionN1:
+		return true
+	case LoginPostParamsSessionTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Credentials Direct-login credentials.
+type Credentials struct {
+	// Aud Example: triad
+	Aud *string `json:"aud,omitempty"`
+
+	// Passwd A password or a hash the caller prepared.
+	//
+	// Example: demo-password
+	Passwd string `json:"passwd"`
+
+	// User Example: demo
+	User string `json:"user"`
+}
 
 // Error The body of every refusal on this surface.
 type Error struct {
 	// Code Stable machine-readable reason.
 	//
-	// Example: not_found
+	// Example: unauthorized
 	Code string `json:"code"`
 
 	// Details Per-field problems of a validation failure.
 	Details *[]struct {
-		// Field Example: price
+		// Field Example: user
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0.01
+		// Message Example: value is required
 		Message string `json:"message"`
 	} `json:"details,omitempty"`
 
 	// Message Human-readable explanation.
 	//
-	// Example: order 42 not found
+	// Example: authentication required
 	Message string `json:"message"`
 
 	// RequestId The X-Request-Id of the request, for matching server logs.
 	//
 	// Example: 3f2a9c0d1e4b5a6c
 	RequestId *string `json:"requestId,omitempty"`
+}
+
+// MessengerLogin A messenger login request; the bot token itself is never revealed.
+type MessengerLogin struct {
+	// Bot The bot's username.
+	//
+	// Example: triad_login_bot
+	Bot string `json:"bot"`
+
+	// Token Request token, sent to the bot as `/start <token>`.
+	//
+	// Example: 6f1c0e4a9b2d4c7e8f0a1b2c3d4e5f60
+	Token string `json:"token"`
+}
+
+// Sent A confirmation message was sent.
+type Sent struct {
+	// Address Example: alice@example.com
+	Address string     `json:"address"`
+	Status  SentStatus `json:"status"`
+}
+
+// SentStatus defines model for Sent.Status.
+type SentStatus string
+
+// Status Login status, or the result of a logout.
+type Status struct {
+	// Status Example: logged in
+	Status StatusStatus `json:"status"`
+
+	// User User name when logged in.
+	//
+	// Example: alice
+	User *string `json:"user,omitempty"`
+}
+
+// StatusStatus Example: logged in
+type StatusStatus string
+
+// User The identity in a token.
+type User struct {
+	// Attrs Extra attributes.
+	Attrs *map[string]interface{} `json:"attrs,omitempty"`
+
+	// Aud Audience (site) of the token.
+	//
+	// Example: triad
+	Aud *string `json:"aud,omitempty"`
+
+	// Email E-mail when known.
+	//
+	// Example: alice@example.com
+	Email *string `json:"email,omitempty"`
+
+	// Id `<provider>_<sha1 of the provider's user id>`.
+	//
+	// Example: dev_522b276a356bdf39013dfabea2cd43e141ecc9e8
+	Id string `json:"id"`
+
+	// Ip Hash of the user's IP (when a claims updater sets it).
+	Ip *string `json:"ip,omitempty"`
+
+	// Name Display name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+
+	// Picture Proxied avatar URL.
+	//
+	// Example: http://localhost:8080/avatar/0b4a6e2f3c9d.image
+	Picture *string `json:"picture,omitempty"`
+
+	// Role Role for RBAC.
+	//
+	// Example: admin
+	Role *string `json:"role,omitempty"`
+}
+
+// Provider defines model for Provider.
+type Provider = string
+
+// XSRFHeader defines model for XSRFHeader.
+type XSRFHeader = string
+
+// BadGateway The body of every refusal on this surface.
+type BadGateway = Error
+
+// CallbackBadRequest The body of every refusal on this surface.
+type CallbackBadRequest = Error
+
+// Internal The body of every refusal on this surface.
+type Internal = Error
+
+// LoggedIn The identity in a token.
+type LoggedIn = User
+
+// LoggedOut Login status, or the result of a logout.
+type LoggedOut = Status
+
+// LoginBadRequest The body of every refusal on this surface.
+type LoginBadRequest = Error
+
+// LoginForbidden The body of every refusal on this surface.
+type LoginForbidden = Error
+
+// ProviderRefused The body of every refusal on this surface.
+type ProviderRefused = Error
+
+// TooLarge The body of every refusal on this surface.
+type TooLarge = Error
+
+// Unauthorized The body of every refusal on this surface.
+type Unauthorized = Error
+
+// UnknownProvider The body of every refusal on this surface.
+type UnknownProvider = Error
+
+// GetStatusParams defines parameters for GetStatus.
+type GetStatusParams struct {
+	// XXSRFTOKEN The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie.
+	XXSRFTOKEN *XSRFHeader `json:"X-XSRF-TOKEN,omitempty"`
+}
+
+// GetUserParams defines parameters for GetUser.
+type GetUserParams struct {
+	// XXSRFTOKEN The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie.
+	XXSRFTOKEN *XSRFHeader `json:"X-XSRF-TOKEN,omitempty"`
+}
+
+// CallbackParams defines parameters for Callback.
+type CallbackParams struct {
+	// State OAuth 2.0 state.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Code Authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// Error Error reported by the provider.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+}
+
+// LoginParams defines parameters for Login.
+type LoginParams struct {
+	// Site Audience of the token (OAuth providers).
+	Site *string `form:"site,omitempty" json:"site,omitempty"`
+
+	// Aud Audience of the token (direct and verified).
+	Aud *string `form:"aud,omitempty" json:"aud,omitempty"`
+
+	// From Where to go after login (allowed hosts only).
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// Session 1 for session-only cookies.
+	Session *LoginParamsSession `form:"session,omitempty" json:"session,omitempty"`
+
+	// Sess 1 for session-only cookies (verified provider).
+	Sess *LoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
+
+	// User User name (direct, verified).
+	User *string `form:"user,omitempty" json:"user,omitempty"`
+
+	// Passwd Password (direct; unsafe over plain HTTP).
+	Passwd *string `form:"passwd,omitempty" json:"passwd,omitempty"`
+
+	// Address Where to send the confirmation (verified).
+	Address *string `form:"address,omitempty" json:"address,omitempty"`
+
+	// Token Confirmation token (verified) or login request token (messenger).
+	Token *string `form:"token,omitempty" json:"token,omitempty"`
+}
+
+// LoginParamsSession defines parameters for Login.
+type LoginParamsSession string
+
+// LoginParamsSess defines parameters for Login.
+type LoginParamsSess string
+
+// Login200JSONResponseBody defines parameters for Login.
+type Login200JSONResponseBody struct {
+	union json.RawMessage
+}
+
+// LoginPostParams defines parameters for LoginPost.
+type LoginPostParams struct {
+	// Session 1 for session-only cookies.
+	Session *LoginPostParamsSession `form:"session,omitempty" json:"session,omitempty"`
+}
+
+// LoginPostParamsSession defines parameters for LoginPost.
+type LoginPostParamsSession string
+
+// LoginPostJSONRequestBody defines body for LoginPost for application/json ContentType.
+type LoginPostJSONRequestBody = Credentials
+
+// LoginPostFormdataRequestBody defines body for LoginPost for application/x-www-form-urlencoded ContentType.
+type LoginPostFormdataRequestBody = Credentials
+
+// AsUser returns the union data inside the Login200JSONResponseBody as a User
+func (t Login200JSONResponseBody) AsUser() (User, error) {
+	var body User
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUser overwrites any union data inside the Login200JSONResponseBody as the provided User
+func (t *Login200JSONResponseBody) FromUser(v User) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUser performs a merge with any union data inside the Login200JSONResponseBody, using the provided User
+func (t *Login200JSONResponseBody) MergeUser(v User) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSent returns the union data inside the Login200JSONResponseBody as a Sent
+func (t Login200JSONResponseBody) AsSent() (Sent, error) {
+	var body Sent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSent overwrites any union data inside the Login200JSONResponseBody as the provided Sent
+func (t *Login200JSONResponseBody) FromSent(v Sent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSent performs a merge with any union data inside the Login200JSONResponseBody, using the provided Sent
+func (t *Login200JSONResponseBody) MergeSent(v Sent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessengerLogin returns the union data inside the Login200JSONResponseBody as a MessengerLogin
+func (t Login200JSONResponseBody) AsMessengerLogin() (MessengerLogin, error) {
+	var body MessengerLogin
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessengerLogin overwrites any union data inside the Login200JSONResponseBody as the provided MessengerLogin
+func (t *Login200JSONResponseBody) FromMessengerLogin(v MessengerLogin) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessengerLogin performs a merge with any union data inside the Login200JSONResponseBody, using the provided MessengerLogin
+func (t *Login200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Login200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Login200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -121,17 +528,155 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// PlaceholderAuth Placeholder route
+	// LoginPage Demo login page
 	//
-	// Corresponds with GET /auth/list (the `PlaceholderAuth` operationId).
-	PlaceholderAuth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
+	//
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListProviders List the active providers
+	//
+	// The names of the registered providers, in registration order.
+	//
+	// Corresponds with GET /auth/list (the `ListProviders` operationId).
+	ListProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Logout Log out
+	//
+	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	//
+	// Corresponds with GET /auth/logout (the `Logout` operationId).
+	Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LogoutPost Log out (POST)
+	//
+	// Same as GET.
+	//
+	// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
+	LogoutPost(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetStatus Whether the request is logged in
+	//
+	// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+	//
+	// Corresponds with GET /auth/status (the `GetStatus` operationId).
+	GetStatus(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUser The logged-in user
+	//
+	// The user of the request's token (or basic auth). An expired cookie token within the cookie
+	// lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
+	//
+	// Corresponds with GET /auth/user (the `GetUser` operationId).
+	GetUser(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Callback OAuth 2.0 redirect target
+	//
+	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
+	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
+	//
+	// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
+	Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallbackPost OAuth 2.0 redirect target (form_post)
+	//
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
+	//
+	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
+	CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Login Start or perform a login
+	//
+	// Depends on the provider's kind:
+	// - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
+	//   authorization page (a signed, 15-minute `AUTH-HANDSHAKE` cookie keeps state, PKCE verifier
+	//   and target).
+	// - **direct**: `user`, `passwd`, `aud`, `session` → 200 with the user and the cookies.
+	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
+	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
+	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
+	//
+	// `from` is honoured only for this server's host and the configured allowed hosts; any other
+	// value is ignored (never followed).
+	//
+	// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
+	Login(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginPostWithBody Direct login with a body
+	//
+	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+	LoginPostWithBody(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginPost Direct login with a body
+	//
+	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+	LoginPost(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginPostWithFormdataBody Direct login with a body
+	//
+	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+	LoginPostWithFormdataBody(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProviderLogout Log out through a provider
+	//
+	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	//
+	// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
+	ProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProviderLogoutPost Log out through a provider (POST)
+	//
+	// Same as GET.
+	//
+	// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
+	ProviderLogoutPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAvatar A proxied avatar
+	//
+	// The picture saved at login (or an identicon), as `<avatar id>.image`.
+	//
+	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
+	GetAvatar(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// PlaceholderAuth Placeholder route
+// LoginPage Demo login page
 //
-// Corresponds with GET /auth/list (the `PlaceholderAuth` operationId).
-func (c *Client) PlaceholderAuth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPlaceholderAuthRequest(c.Server)
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
+//
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *Client) LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPageRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +687,303 @@ func (c *Client) PlaceholderAuth(ctx context.Context, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
-// NewPlaceholderAuthRequest constructs an http.Request for the PlaceholderAuth method
-func NewPlaceholderAuthRequest(server string) (*http.Request, error) {
+// ListProviders List the active providers
+//
+// The names of the registered providers, in registration order.
+//
+// Corresponds with GET /auth/list (the `ListProviders` operationId).
+func (c *Client) ListProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProvidersRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Logout Log out
+//
+// Clears the `JWT` and `XSRF-TOKEN` cookies.
+//
+// Corresponds with GET /auth/logout (the `Logout` operationId).
+func (c *Client) Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LogoutPost Log out (POST)
+//
+// Same as GET.
+//
+// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
+func (c *Client) LogoutPost(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutPostRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStatus Whether the request is logged in
+//
+// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+//
+// Corresponds with GET /auth/status (the `GetStatus` operationId).
+func (c *Client) GetStatus(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatusRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUser The logged-in user
+//
+// The user of the request's token (or basic auth). An expired cookie token within the cookie
+// lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
+//
+// Corresponds with GET /auth/user (the `GetUser` operationId).
+func (c *Client) GetUser(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUserRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Callback OAuth 2.0 redirect target
+//
+// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
+// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
+//
+// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
+func (c *Client) Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallbackRequest(c.Server, provider, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallbackPost OAuth 2.0 redirect target (form_post)
+//
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
+//
+// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
+func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallbackPostRequest(c.Server, provider)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Login Start or perform a login
+//
+// Depends on the provider's kind:
+//   - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
+//     authorization page (a signed, 15-minute `AUTH-HANDSHAKE` cookie keeps state, PKCE verifier
+//     and target).
+//   - **direct**: `user`, `passwd`, `aud`, `session` → 200 with the user and the cookies.
+//   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
+//     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
+//     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
+//
+// `from` is honoured only for this server's host and the configured allowed hosts; any other
+// value is ignored (never followed).
+//
+// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
+func (c *Client) Login(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginRequest(c.Server, provider, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginPostWithBody Direct login with a body
+//
+// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+func (c *Client) LoginPostWithBody(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPostRequestWithBody(c.Server, provider, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginPost Direct login with a body
+//
+// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+func (c *Client) LoginPost(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPostRequest(c.Server, provider, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginPostWithFormdataBody Direct login with a body
+//
+// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+func (c *Client) LoginPostWithFormdataBody(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPostRequestWithFormdataBody(c.Server, provider, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProviderLogout Log out through a provider
+//
+// Clears the `JWT` and `XSRF-TOKEN` cookies.
+//
+// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
+func (c *Client) ProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProviderLogoutRequest(c.Server, provider)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProviderLogoutPost Log out through a provider (POST)
+//
+// Same as GET.
+//
+// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
+func (c *Client) ProviderLogoutPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProviderLogoutPostRequest(c.Server, provider)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAvatar A proxied avatar
+//
+// The picture saved at login (or an identicon), as `<avatar id>.image`.
+//
+// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
+func (c *Client) GetAvatar(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAvatarRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// NewLoginPageRequest constructs an http.Request for the LoginPage method
+func NewLoginPageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListProvidersRequest constructs an http.Request for the ListProviders method
+func NewListProvidersRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -152,6 +992,607 @@ func NewPlaceholderAuthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/auth/list")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLogoutRequest constructs an http.Request for the Logout method
+func NewLogoutRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLogoutPostRequest constructs an http.Request for the LogoutPost method
+func NewLogoutPostRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetStatusRequest constructs an http.Request for the GetStatus method
+func NewGetStatusRequest(server string, params *GetStatusParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/status")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XXSRFTOKEN != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-XSRF-TOKEN", *params.XXSRFTOKEN, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-XSRF-TOKEN", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUserRequest constructs an http.Request for the GetUser method
+func NewGetUserRequest(server string, params *GetUserParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/user")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XXSRFTOKEN != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-XSRF-TOKEN", *params.XXSRFTOKEN, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-XSRF-TOKEN", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCallbackRequest constructs an http.Request for the Callback method
+func NewCallbackRequest(server string, provider Provider, params *CallbackParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "provider", provider, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/%s/callback", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCallbackPostRequest constructs an http.Request for the CallbackPost method
+func NewCallbackPostRequest(server string, provider Provider) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "provider", provider, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/%s/callback", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLoginRequest constructs an http.Request for the Login method
+func NewLoginRequest(server string, provider Provider, params *LoginParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "provider", provider, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/%s/login", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Site != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "site", *params.Site, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Aud != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "aud", *params.Aud, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Session != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "session", *params.Session, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sess != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sess", *params.Sess, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.User != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "user", *params.User, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Passwd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "passwd", *params.Passwd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Address != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "address", *params.Address, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Token != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", *params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLoginPostRequest calls the generic LoginPost builder with application/json body
+func NewLoginPostRequest(server string, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLoginPostRequestWithBody(server, provider, params, "application/json", bodyReader)
+}
+
+// NewLoginPostRequestWithFormdataBody calls the generic LoginPost builder with application/x-www-form-urlencoded body
+func NewLoginPostRequestWithFormdataBody(server string, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewLoginPostRequestWithBody(server, provider, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewLoginPostRequestWithBody constructs an http.Request for the LoginPost method, with any body, and a specified content type
+func NewLoginPostRequestWithBody(server string, provider Provider, params *LoginPostParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "provider", provider, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/%s/login", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Session != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "session", *params.Session, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewProviderLogoutRequest constructs an http.Request for the ProviderLogout method
+func NewProviderLogoutRequest(server string, provider Provider) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "provider", provider, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/%s/logout", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewProviderLogoutPostRequest constructs an http.Request for the ProviderLogoutPost method
+func NewProviderLogoutPostRequest(server string, provider Provider) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "provider", provider, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/%s/logout", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAvatarRequest constructs an http.Request for the GetAvatar method
+func NewGetAvatarRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/avatar/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -213,33 +1654,188 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// PlaceholderAuthWithResponse Placeholder route
+	// LoginPageWithResponse Demo login page
+	//
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/list (the `PlaceholderAuth` operationId).
-	PlaceholderAuthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PlaceholderAuthResponse, error)
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error)
+
+	// ListProvidersWithResponse List the active providers
+	//
+	// The names of the registered providers, in registration order.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/list (the `ListProviders` operationId).
+	ListProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProvidersResponse, error)
+
+	// LogoutWithResponse Log out
+	//
+	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/logout (the `Logout` operationId).
+	LogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutResponse, error)
+
+	// LogoutPostWithResponse Log out (POST)
+	//
+	// Same as GET.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
+	LogoutPostWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutPostResponse, error)
+
+	// GetStatusWithResponse Whether the request is logged in
+	//
+	// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/status (the `GetStatus` operationId).
+	GetStatusWithResponse(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*GetStatusResponse, error)
+
+	// GetUserWithResponse The logged-in user
+	//
+	// The user of the request's token (or basic auth). An expired cookie token within the cookie
+	// lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/user (the `GetUser` operationId).
+	GetUserWithResponse(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*GetUserResponse, error)
+
+	// CallbackWithResponse OAuth 2.0 redirect target
+	//
+	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
+	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
+	CallbackWithResponse(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*CallbackResponse, error)
+
+	// CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
+	//
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
+	CallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*CallbackPostResponse, error)
+
+	// LoginWithResponse Start or perform a login
+	//
+	// Depends on the provider's kind:
+	// - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
+	//   authorization page (a signed, 15-minute `AUTH-HANDSHAKE` cookie keeps state, PKCE verifier
+	//   and target).
+	// - **direct**: `user`, `passwd`, `aud`, `session` → 200 with the user and the cookies.
+	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
+	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
+	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
+	//
+	// `from` is honoured only for this server's host and the configured allowed hosts; any other
+	// value is ignored (never followed).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
+	LoginWithResponse(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*LoginResponse, error)
+
+	// LoginPostWithBodyWithResponse Direct login with a body
+	//
+	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+	LoginPostWithBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginPostResponse, error)
+
+	// LoginPostWithResponse Direct login with a body
+	//
+	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+	LoginPostWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error)
+
+	// LoginPostWithFormdataBodyWithResponse Direct login with a body
+	//
+	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+	LoginPostWithFormdataBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error)
+
+	// ProviderLogoutWithResponse Log out through a provider
+	//
+	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
+	ProviderLogoutWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutResponse, error)
+
+	// ProviderLogoutPostWithResponse Log out through a provider (POST)
+	//
+	// Same as GET.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
+	ProviderLogoutPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutPostResponse, error)
+
+	// GetAvatarWithResponse A proxied avatar
+	//
+	// The picture saved at login (or an identicon), as `<avatar id>.image`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
+	GetAvatarWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error)
 }
 
-type PlaceholderAuthResponse struct {
+// LoginPageResponse200Headers the declared response headers of an HTTP 200 response for LoginPage
+type LoginPageResponse200Headers struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *Error
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r PlaceholderAuthResponse) GetJSON501() *Error {
-	return r.JSON501
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LoginPageResponse200Headers
 }
 
 // GetBody returns the raw response body bytes
-func (r PlaceholderAuthResponse) GetBody() []byte {
+func (r LoginPageResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PlaceholderAuthResponse) Status() string {
+func (r LoginPageResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -247,7 +1843,7 @@ func (r PlaceholderAuthResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PlaceholderAuthResponse) StatusCode() int {
+func (r LoginPageResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -255,46 +1851,1841 @@ func (r PlaceholderAuthResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PlaceholderAuthResponse) ContentType() string {
+func (r LoginPageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PlaceholderAuthWithResponse Placeholder route
+// ListProvidersResponse200Headers the declared response headers of an HTTP 200 response for ListProviders
+type ListProvidersResponse200Headers struct {
+	XContentTypeOptions *string
+}
+
+type ListProvidersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]string
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListProvidersResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProvidersResponse) GetJSON200() *[]string {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProvidersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProvidersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProvidersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProvidersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LogoutResponse200Headers the declared response headers of an HTTP 200 response for Logout
+type LogoutResponse200Headers struct {
+	SetCookie *string
+}
+
+type LogoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LoggedOut
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LogoutResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LogoutResponse) GetJSON200() *LoggedOut {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LogoutPostResponse200Headers the declared response headers of an HTTP 200 response for LogoutPost
+type LogoutPostResponse200Headers struct {
+	SetCookie *string
+}
+
+type LogoutPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LoggedOut
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LogoutPostResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LogoutPostResponse) GetJSON200() *LoggedOut {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStatusResponse) GetJSON200() *Status {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetUserResponse200Headers the declared response headers of an HTTP 200 response for GetUser
+type GetUserResponse200Headers struct {
+	SetCookie *string
+}
+
+type GetUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *User
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUserResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUserResponse) GetJSON200() *User {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CallbackResponse200Headers the declared response headers of an HTTP 200 response for Callback
+type CallbackResponse200Headers struct {
+	SetCookie *string
+}
+
+// CallbackResponse303Headers the declared response headers of an HTTP 303 response for Callback
+type CallbackResponse303Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+type CallbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LoggedIn
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *CallbackBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ProviderRefused
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LoginForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CallbackResponse200Headers
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *CallbackResponse303Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallbackResponse) GetJSON200() *LoggedIn {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallbackResponse) GetJSON400() *CallbackBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallbackResponse) GetJSON401() *ProviderRefused {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CallbackResponse) GetJSON403() *LoginForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CallbackResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CallbackResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetBody returns the raw response body bytes
+func (r CallbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CallbackPostResponse200Headers the declared response headers of an HTTP 200 response for CallbackPost
+type CallbackPostResponse200Headers struct {
+	SetCookie *string
+}
+
+// CallbackPostResponse303Headers the declared response headers of an HTTP 303 response for CallbackPost
+type CallbackPostResponse303Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+type CallbackPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LoggedIn
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *CallbackBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ProviderRefused
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LoginForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CallbackPostResponse200Headers
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *CallbackPostResponse303Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallbackPostResponse) GetJSON200() *LoggedIn {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallbackPostResponse) GetJSON400() *CallbackBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallbackPostResponse) GetJSON401() *ProviderRefused {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CallbackPostResponse) GetJSON403() *LoginForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CallbackPostResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CallbackPostResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetBody returns the raw response body bytes
+func (r CallbackPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallbackPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallbackPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallbackPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginResponse200Headers the declared response headers of an HTTP 200 response for Login
+type LoginResponse200Headers struct {
+	SetCookie *string
+}
+
+// LoginResponse302Headers the declared response headers of an HTTP 302 response for Login
+type LoginResponse302Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+// LoginResponse303Headers the declared response headers of an HTTP 303 response for Login
+type LoginResponse303Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+type LoginResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Login200JSONResponseBody
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *LoginBadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LoginForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LoginResponse200Headers
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *LoginResponse302Headers
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *LoginResponse303Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LoginResponse) GetJSON200() *Login200JSONResponseBody {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginResponse) GetJSON400() *LoginBadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LoginResponse) GetJSON403() *LoginForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LoginResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LoginResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r LoginResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginPostResponse200Headers the declared response headers of an HTTP 200 response for LoginPost
+type LoginPostResponse200Headers struct {
+	SetCookie *string
+}
+
+// LoginPostResponse302Headers the declared response headers of an HTTP 302 response for LoginPost
+type LoginPostResponse302Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+// LoginPostResponse303Headers the declared response headers of an HTTP 303 response for LoginPost
+type LoginPostResponse303Headers struct {
+	Location  *string
+	SetCookie *string
+}
+
+type LoginPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *LoginBadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LoginForbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LoginPostResponse200Headers
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *LoginPostResponse302Headers
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *LoginPostResponse303Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LoginPostResponse) GetJSON200() *User {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginPostResponse) GetJSON400() *LoginBadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LoginPostResponse) GetJSON403() *LoginForbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LoginPostResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r LoginPostResponse) GetJSON415() *Error {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginPostResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r LoginPostResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ProviderLogoutResponse200Headers the declared response headers of an HTTP 200 response for ProviderLogout
+type ProviderLogoutResponse200Headers struct {
+	SetCookie *string
+}
+
+type ProviderLogoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LoggedOut
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *UnknownProvider
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ProviderLogoutResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ProviderLogoutResponse) GetJSON200() *LoggedOut {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ProviderLogoutResponse) GetJSON400() *UnknownProvider {
+	return r.JSON400
+}
+
+// GetBody returns the raw response body bytes
+func (r ProviderLogoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProviderLogoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProviderLogoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProviderLogoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ProviderLogoutPostResponse200Headers the declared response headers of an HTTP 200 response for ProviderLogoutPost
+type ProviderLogoutPostResponse200Headers struct {
+	SetCookie *string
+}
+
+type ProviderLogoutPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LoggedOut
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *UnknownProvider
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ProviderLogoutPostResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ProviderLogoutPostResponse) GetJSON200() *LoggedOut {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ProviderLogoutPostResponse) GetJSON400() *UnknownProvider {
+	return r.JSON400
+}
+
+// GetBody returns the raw response body bytes
+func (r ProviderLogoutPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProviderLogoutPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProviderLogoutPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProviderLogoutPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAvatarResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAvatarResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAvatarResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAvatarResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAvatarResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAvatarResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAvatarResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAvatarResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginPageWithResponse Demo login page
+//
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/list (the `PlaceholderAuth` operationId).
-func (c *ClientWithResponses) PlaceholderAuthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PlaceholderAuthResponse, error) {
-	rsp, err := c.PlaceholderAuth(ctx, reqEditors...)
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error) {
+	rsp, err := c.LoginPage(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePlaceholderAuthResponse(rsp)
+	return ParseLoginPageResponse(rsp)
 }
 
-// ParsePlaceholderAuthResponse parses an HTTP response from a PlaceholderAuthWithResponse call
-func ParsePlaceholderAuthResponse(rsp *http.Response) (*PlaceholderAuthResponse, error) {
+// ListProvidersWithResponse List the active providers
+//
+// The names of the registered providers, in registration order.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/list (the `ListProviders` operationId).
+func (c *ClientWithResponses) ListProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProvidersResponse, error) {
+	rsp, err := c.ListProviders(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProvidersResponse(rsp)
+}
+
+// LogoutWithResponse Log out
+//
+// Clears the `JWT` and `XSRF-TOKEN` cookies.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/logout (the `Logout` operationId).
+func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutResponse, error) {
+	rsp, err := c.Logout(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutResponse(rsp)
+}
+
+// LogoutPostWithResponse Log out (POST)
+//
+// Same as GET.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
+func (c *ClientWithResponses) LogoutPostWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutPostResponse, error) {
+	rsp, err := c.LogoutPost(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutPostResponse(rsp)
+}
+
+// GetStatusWithResponse Whether the request is logged in
+//
+// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/status (the `GetStatus` operationId).
+func (c *ClientWithResponses) GetStatusWithResponse(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*GetStatusResponse, error) {
+	rsp, err := c.GetStatus(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStatusResponse(rsp)
+}
+
+// GetUserWithResponse The logged-in user
+//
+// The user of the request's token (or basic auth). An expired cookie token within the cookie
+// lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/user (the `GetUser` operationId).
+func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*GetUserResponse, error) {
+	rsp, err := c.GetUser(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUserResponse(rsp)
+}
+
+// CallbackWithResponse OAuth 2.0 redirect target
+//
+// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
+// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
+func (c *ClientWithResponses) CallbackWithResponse(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*CallbackResponse, error) {
+	rsp, err := c.Callback(ctx, provider, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallbackResponse(rsp)
+}
+
+// CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
+//
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
+func (c *ClientWithResponses) CallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*CallbackPostResponse, error) {
+	rsp, err := c.CallbackPost(ctx, provider, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallbackPostResponse(rsp)
+}
+
+// LoginWithResponse Start or perform a login
+//
+// Depends on the provider's kind:
+//   - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
+//     authorization page (a signed, 15-minute `AUTH-HANDSHAKE` cookie keeps state, PKCE verifier
+//     and target).
+//   - **direct**: `user`, `passwd`, `aud`, `session` → 200 with the user and the cookies.
+//   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
+//     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
+//     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
+//
+// `from` is honoured only for this server's host and the configured allowed hosts; any other
+// value is ignored (never followed).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
+func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*LoginResponse, error) {
+	rsp, err := c.Login(ctx, provider, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginResponse(rsp)
+}
+
+// LoginPostWithBodyWithResponse Direct login with a body
+//
+// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+func (c *ClientWithResponses) LoginPostWithBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginPostResponse, error) {
+	rsp, err := c.LoginPostWithBody(ctx, provider, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginPostResponse(rsp)
+}
+
+// LoginPostWithResponse Direct login with a body
+//
+// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+func (c *ClientWithResponses) LoginPostWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error) {
+	rsp, err := c.LoginPost(ctx, provider, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginPostResponse(rsp)
+}
+
+// LoginPostWithFormdataBodyWithResponse Direct login with a body
+//
+// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
+func (c *ClientWithResponses) LoginPostWithFormdataBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error) {
+	rsp, err := c.LoginPostWithFormdataBody(ctx, provider, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginPostResponse(rsp)
+}
+
+// ProviderLogoutWithResponse Log out through a provider
+//
+// Clears the `JWT` and `XSRF-TOKEN` cookies.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
+func (c *ClientWithResponses) ProviderLogoutWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutResponse, error) {
+	rsp, err := c.ProviderLogout(ctx, provider, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProviderLogoutResponse(rsp)
+}
+
+// ProviderLogoutPostWithResponse Log out through a provider (POST)
+//
+// Same as GET.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
+func (c *ClientWithResponses) ProviderLogoutPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutPostResponse, error) {
+	rsp, err := c.ProviderLogoutPost(ctx, provider, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProviderLogoutPostResponse(rsp)
+}
+
+// GetAvatarWithResponse A proxied avatar
+//
+// The picture saved at login (or an identicon), as `<avatar id>.image`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
+func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error) {
+	rsp, err := c.GetAvatar(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAvatarResponse(rsp)
+}
+
+// ParseLoginPageResponse parses an HTTP response from a LoginPageWithResponse call
+func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PlaceholderAuthResponse{
+	response := &LoginPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+	case rsp.StatusCode == 200:
+		var headers LoginPageResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListProvidersResponse parses an HTTP response from a ListProvidersWithResponse call
+func ParseListProvidersResponse(rsp *http.Response) (*ListProvidersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProvidersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []string
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListProvidersResponse200Headers
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLogoutResponse parses an HTTP response from a LogoutWithResponse call
+func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LoggedOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LogoutResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLogoutPostResponse parses an HTTP response from a LogoutPostWithResponse call
+func ParseLogoutPostResponse(rsp *http.Response) (*LogoutPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LoggedOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LogoutPostResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetStatusResponse parses an HTTP response from a GetStatusWithResponse call
+func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUserResponse parses an HTTP response from a GetUserWithResponse call
+func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUserResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCallbackResponse parses an HTTP response from a CallbackWithResponse call
+func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallbackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LoggedIn
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest CallbackBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ProviderRefused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LoginForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CallbackResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 303:
+		var headers CallbackResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers303 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCallbackPostResponse parses an HTTP response from a CallbackPostWithResponse call
+func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallbackPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LoggedIn
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest CallbackBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ProviderRefused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LoginForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CallbackPostResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 303:
+		var headers CallbackPostResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers303 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginResponse parses an HTTP response from a LoginWithResponse call
+func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Login200JSONResponseBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest LoginBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LoginForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON501 = &dest
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LoginResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 302:
+		var headers LoginResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 303:
+		var headers LoginResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers303 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginPostResponse parses an HTTP response from a LoginPostWithResponse call
+func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest LoginBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LoginForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LoginPostResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 302:
+		var headers LoginPostResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 303:
+		var headers LoginPostResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers303 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProviderLogoutResponse parses an HTTP response from a ProviderLogoutWithResponse call
+func ParseProviderLogoutResponse(rsp *http.Response) (*ProviderLogoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProviderLogoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LoggedOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest UnknownProvider
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ProviderLogoutResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProviderLogoutPostResponse parses an HTTP response from a ProviderLogoutPostWithResponse call
+func ParseProviderLogoutPostResponse(rsp *http.Response) (*ProviderLogoutPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProviderLogoutPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LoggedOut
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest UnknownProvider
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ProviderLogoutPostResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAvatarResponse parses an HTTP response from a GetAvatarWithResponse call
+func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAvatarResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	}
 
@@ -303,18 +3694,126 @@ func ParsePlaceholderAuthResponse(rsp *http.Response) (*PlaceholderAuthResponse,
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
-	// PlaceholderAuth Placeholder route
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(w http.ResponseWriter, r *http.Request)
+	// ListProviders List the active providers
 	// (GET /auth/list)
-	PlaceholderAuth(w http.ResponseWriter, r *http.Request)
+	ListProviders(w http.ResponseWriter, r *http.Request)
+	// Logout Log out
+	// (GET /auth/logout)
+	Logout(w http.ResponseWriter, r *http.Request)
+	// LogoutPost Log out (POST)
+	// (POST /auth/logout)
+	LogoutPost(w http.ResponseWriter, r *http.Request)
+	// GetStatus Whether the request is logged in
+	// (GET /auth/status)
+	GetStatus(w http.ResponseWriter, r *http.Request, params GetStatusParams)
+	// GetUser The logged-in user
+	// (GET /auth/user)
+	GetUser(w http.ResponseWriter, r *http.Request, params GetUserParams)
+	// Callback OAuth 2.0 redirect target
+	// (GET /auth/{provider}/callback)
+	Callback(w http.ResponseWriter, r *http.Request, provider Provider, params CallbackParams)
+	// CallbackPost OAuth 2.0 redirect target (form_post)
+	// (POST /auth/{provider}/callback)
+	CallbackPost(w http.ResponseWriter, r *http.Request, provider Provider)
+	// Login Start or perform a login
+	// (GET /auth/{provider}/login)
+	Login(w http.ResponseWriter, r *http.Request, provider Provider, params LoginParams)
+	// LoginPost Direct login with a body
+	// (POST /auth/{provider}/login)
+	LoginPost(w http.ResponseWriter, r *http.Request, provider Provider, params LoginPostParams)
+	// ProviderLogout Log out through a provider
+	// (GET /auth/{provider}/logout)
+	ProviderLogout(w http.ResponseWriter, r *http.Request, provider Provider)
+	// ProviderLogoutPost Log out through a provider (POST)
+	// (POST /auth/{provider}/logout)
+	ProviderLogoutPost(w http.ResponseWriter, r *http.Request, provider Provider)
+	// GetAvatar A proxied avatar
+	// (GET /avatar/{id})
+	GetAvatar(w http.ResponseWriter, r *http.Request, id string)
 }
 
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
 
-// PlaceholderAuth Placeholder route
+// LoginPage Demo login page
+// (GET /auth/)
+func (_ Unimplemented) LoginPage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListProviders List the active providers
 // (GET /auth/list)
-func (_ Unimplemented) PlaceholderAuth(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) ListProviders(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// Logout Log out
+// (GET /auth/logout)
+func (_ Unimplemented) Logout(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// LogoutPost Log out (POST)
+// (POST /auth/logout)
+func (_ Unimplemented) LogoutPost(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetStatus Whether the request is logged in
+// (GET /auth/status)
+func (_ Unimplemented) GetStatus(w http.ResponseWriter, r *http.Request, params GetStatusParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetUser The logged-in user
+// (GET /auth/user)
+func (_ Unimplemented) GetUser(w http.ResponseWriter, r *http.Request, params GetUserParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// Callback OAuth 2.0 redirect target
+// (GET /auth/{provider}/callback)
+func (_ Unimplemented) Callback(w http.ResponseWriter, r *http.Request, provider Provider, params CallbackParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CallbackPost OAuth 2.0 redirect target (form_post)
+// (POST /auth/{provider}/callback)
+func (_ Unimplemented) CallbackPost(w http.ResponseWriter, r *http.Request, provider Provider) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// Login Start or perform a login
+// (GET /auth/{provider}/login)
+func (_ Unimplemented) Login(w http.ResponseWriter, r *http.Request, provider Provider, params LoginParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// LoginPost Direct login with a body
+// (POST /auth/{provider}/login)
+func (_ Unimplemented) LoginPost(w http.ResponseWriter, r *http.Request, provider Provider, params LoginPostParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ProviderLogout Log out through a provider
+// (GET /auth/{provider}/logout)
+func (_ Unimplemented) ProviderLogout(w http.ResponseWriter, r *http.Request, provider Provider) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ProviderLogoutPost Log out through a provider (POST)
+// (POST /auth/{provider}/logout)
+func (_ Unimplemented) ProviderLogoutPost(w http.ResponseWriter, r *http.Request, provider Provider) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetAvatar A proxied avatar
+// (GET /avatar/{id})
+func (_ Unimplemented) GetAvatar(w http.ResponseWriter, r *http.Request, id string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -327,11 +3826,495 @@ type ServerInterfaceWrapper struct {
 
 type MiddlewareFunc func(http.Handler) http.Handler
 
-// PlaceholderAuth operation middleware
-func (siw *ServerInterfaceWrapper) PlaceholderAuth(w http.ResponseWriter, r *http.Request) {
+// LoginPage operation middleware
+func (siw *ServerInterfaceWrapper) LoginPage(w http.ResponseWriter, r *http.Request) {
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.PlaceholderAuth(w, r)
+		siw.Handler.LoginPage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListProviders operation middleware
+func (siw *ServerInterfaceWrapper) ListProviders(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListProviders(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// Logout operation middleware
+func (siw *ServerInterfaceWrapper) Logout(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.Logout(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// LogoutPost operation middleware
+func (siw *ServerInterfaceWrapper) LogoutPost(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LogoutPost(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetStatus operation middleware
+func (siw *ServerInterfaceWrapper) GetStatus(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetStatusParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "X-XSRF-TOKEN" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-XSRF-TOKEN")]; found {
+		var XXSRFTOKEN XSRFHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-XSRF-TOKEN", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-XSRF-TOKEN", valueList[0], &XXSRFTOKEN, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-XSRF-TOKEN", Err: err})
+			return
+		}
+
+		params.XXSRFTOKEN = &XXSRFTOKEN
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetStatus(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetUser operation middleware
+func (siw *ServerInterfaceWrapper) GetUser(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetUserParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "X-XSRF-TOKEN" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("X-XSRF-TOKEN")]; found {
+		var XXSRFTOKEN XSRFHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "X-XSRF-TOKEN", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "X-XSRF-TOKEN", valueList[0], &XXSRFTOKEN, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "X-XSRF-TOKEN", Err: err})
+			return
+		}
+
+		params.XXSRFTOKEN = &XXSRFTOKEN
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetUser(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// Callback operation middleware
+func (siw *ServerInterfaceWrapper) Callback(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "provider" -------------
+	var provider Provider
+
+	err = runtime.BindStyledParameterWithOptions("simple", "provider", chi.URLParam(r, "provider"), &provider, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "provider", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CallbackParams
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", r.URL.Query(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "state"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "state", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code", r.URL.Query(), &params.Code, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "code"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "code", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "error" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "error", r.URL.Query(), &params.Error, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "error"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "error", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.Callback(w, r, provider, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CallbackPost operation middleware
+func (siw *ServerInterfaceWrapper) CallbackPost(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "provider" -------------
+	var provider Provider
+
+	err = runtime.BindStyledParameterWithOptions("simple", "provider", chi.URLParam(r, "provider"), &provider, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "provider", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CallbackPost(w, r, provider)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// Login operation middleware
+func (siw *ServerInterfaceWrapper) Login(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "provider" -------------
+	var provider Provider
+
+	err = runtime.BindStyledParameterWithOptions("simple", "provider", chi.URLParam(r, "provider"), &provider, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "provider", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LoginParams
+
+	// ------------- Optional query parameter "site" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "site", r.URL.Query(), &params.Site, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "site"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "site", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "aud" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "aud", r.URL.Query(), &params.Aud, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "aud"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "aud", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", r.URL.Query(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "session" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "session", r.URL.Query(), &params.Session, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "session"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "session", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "sess" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sess", r.URL.Query(), &params.Sess, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "sess"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "sess", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "user" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "user", r.URL.Query(), &params.User, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "user"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "user", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "passwd" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "passwd", r.URL.Query(), &params.Passwd, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "passwd"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "passwd", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "address" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "address", r.URL.Query(), &params.Address, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "address"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "address", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "token", r.URL.Query(), &params.Token, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.Login(w, r, provider, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// LoginPost operation middleware
+func (siw *ServerInterfaceWrapper) LoginPost(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "provider" -------------
+	var provider Provider
+
+	err = runtime.BindStyledParameterWithOptions("simple", "provider", chi.URLParam(r, "provider"), &provider, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "provider", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LoginPostParams
+
+	// ------------- Optional query parameter "session" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "session", r.URL.Query(), &params.Session, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "session"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "session", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoginPost(w, r, provider, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ProviderLogout operation middleware
+func (siw *ServerInterfaceWrapper) ProviderLogout(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "provider" -------------
+	var provider Provider
+
+	err = runtime.BindStyledParameterWithOptions("simple", "provider", chi.URLParam(r, "provider"), &provider, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "provider", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ProviderLogout(w, r, provider)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ProviderLogoutPost operation middleware
+func (siw *ServerInterfaceWrapper) ProviderLogoutPost(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "provider" -------------
+	var provider Provider
+
+	err = runtime.BindStyledParameterWithOptions("simple", "provider", chi.URLParam(r, "provider"), &provider, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "provider", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ProviderLogoutPost(w, r, provider)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAvatar operation middleware
+func (siw *ServerInterfaceWrapper) GetAvatar(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAvatar(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -455,38 +4438,985 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/auth/list", wrapper.PlaceholderAuth)
+		r.Get(options.BaseURL+"/auth/", wrapper.LoginPage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/list", wrapper.ListProviders)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/user", wrapper.GetUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/status", wrapper.GetStatus)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/logout", wrapper.Logout)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/auth/logout", wrapper.LogoutPost)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/{provider}/login", wrapper.Login)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/auth/{provider}/login", wrapper.LoginPost)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/{provider}/callback", wrapper.Callback)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/auth/{provider}/callback", wrapper.CallbackPost)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/{provider}/logout", wrapper.ProviderLogout)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/auth/{provider}/logout", wrapper.ProviderLogoutPost)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/avatar/{id}", wrapper.GetAvatar)
 	})
 
 	return r
 }
 
-type PlaceholderAuthRequestObject struct {
+type AfterLoginResponseHeaders struct {
+	Location  *string
+	SetCookie *string
+}
+type AfterLoginResponse struct {
+	Headers AfterLoginResponseHeaders
 }
 
-type PlaceholderAuthResponseObject interface {
-	VisitPlaceholderAuthResponse(w http.ResponseWriter) error
+type BadGatewayJSONResponse Error
+
+type CallbackBadRequestJSONResponse Error
+
+type InternalJSONResponse Error
+
+type LoggedInResponseHeaders struct {
+	SetCookie *string
+}
+type LoggedInJSONResponse struct {
+	Body User
+
+	Headers LoggedInResponseHeaders
 }
 
-type PlaceholderAuth501JSONResponse Error
+type LoggedOutResponseHeaders struct {
+	SetCookie *string
+}
+type LoggedOutJSONResponse struct {
+	Body Status
 
-func (response PlaceholderAuth501JSONResponse) VisitPlaceholderAuthResponse(w http.ResponseWriter) error {
+	Headers LoggedOutResponseHeaders
+}
+
+type LoginBadRequestJSONResponse Error
+
+type LoginForbiddenJSONResponse Error
+
+type ProviderRefusedJSONResponse Error
+
+type ToProviderResponseHeaders struct {
+	Location  *string
+	SetCookie *string
+}
+type ToProviderResponse struct {
+	Headers ToProviderResponseHeaders
+}
+
+type TooLargeJSONResponse Error
+
+type UnauthorizedJSONResponse Error
+
+type UnknownProviderJSONResponse Error
+
+type LoginPageRequestObject struct {
+}
+
+type LoginPageResponseObject interface {
+	VisitLoginPageResponse(w http.ResponseWriter) error
+}
+
+type LoginPage200ResponseHeaders struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPage200TexthtmlResponse struct {
+	Body          io.Reader
+	Headers       LoginPage200ResponseHeaders
+	ContentLength int64
+}
+
+func (response LoginPage200TexthtmlResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentSecurityPolicy != nil {
+		w.Header().Set("Content-Security-Policy", fmt.Sprint(*response.Headers.ContentSecurityPolicy))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListProvidersRequestObject struct {
+}
+
+type ListProvidersResponseObject interface {
+	VisitListProvidersResponse(w http.ResponseWriter) error
+}
+
+type ListProviders200ResponseHeaders struct {
+	XContentTypeOptions *string
+}
+
+type ListProviders200JSONResponse struct {
+	Body    []string
+	Headers ListProviders200ResponseHeaders
+}
+
+func (response ListProviders200JSONResponse) VisitListProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.XContentTypeOptions != nil {
+		w.Header().Set("X-Content-Type-Options", fmt.Sprint(*response.Headers.XContentTypeOptions))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutRequestObject struct {
+}
+
+type LogoutResponseObject interface {
+	VisitLogoutResponse(w http.ResponseWriter) error
+}
+
+type Logout200JSONResponse struct{ LoggedOutJSONResponse }
+
+func (response Logout200JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutPostRequestObject struct {
+}
+
+type LogoutPostResponseObject interface {
+	VisitLogoutPostResponse(w http.ResponseWriter) error
+}
+
+type LogoutPost200JSONResponse struct{ LoggedOutJSONResponse }
+
+func (response LogoutPost200JSONResponse) VisitLogoutPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStatusRequestObject struct {
+	Params GetStatusParams
+}
+
+type GetStatusResponseObject interface {
+	VisitGetStatusResponse(w http.ResponseWriter) error
+}
+
+type GetStatus200JSONResponse Status
+
+func (response GetStatus200JSONResponse) VisitGetStatusResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUserRequestObject struct {
+	Params GetUserParams
+}
+
+type GetUserResponseObject interface {
+	VisitGetUserResponse(w http.ResponseWriter) error
+}
+
+type GetUser200ResponseHeaders struct {
+	SetCookie *string
+}
+
+type GetUser200JSONResponse struct {
+	Body    User
+	Headers GetUser200ResponseHeaders
+}
+
+func (response GetUser200JSONResponse) VisitGetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUser401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetUser401JSONResponse) VisitGetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackRequestObject struct {
+	Provider Provider `json:"provider"`
+	Params   CallbackParams
+}
+
+type CallbackResponseObject interface {
+	VisitCallbackResponse(w http.ResponseWriter) error
+}
+
+type Callback200JSONResponse struct{ LoggedInJSONResponse }
+
+func (response Callback200JSONResponse) VisitCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Callback303Response = AfterLoginResponse
+
+func (response Callback303Response) VisitCallbackResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(303)
+	return nil
+}
+
+type Callback400JSONResponse struct{ CallbackBadRequestJSONResponse }
+
+func (response Callback400JSONResponse) VisitCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Callback401JSONResponse struct{ ProviderRefusedJSONResponse }
+
+func (response Callback401JSONResponse) VisitCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Callback403JSONResponse struct{ LoginForbiddenJSONResponse }
+
+func (response Callback403JSONResponse) VisitCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Callback500JSONResponse struct{ InternalJSONResponse }
+
+func (response Callback500JSONResponse) VisitCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Callback502JSONResponse struct{ BadGatewayJSONResponse }
+
+func (response Callback502JSONResponse) VisitCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackPostRequestObject struct {
+	Provider Provider `json:"provider"`
+}
+
+type CallbackPostResponseObject interface {
+	VisitCallbackPostResponse(w http.ResponseWriter) error
+}
+
+type CallbackPost200JSONResponse struct{ LoggedInJSONResponse }
+
+func (response CallbackPost200JSONResponse) VisitCallbackPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackPost303Response = AfterLoginResponse
+
+func (response CallbackPost303Response) VisitCallbackPostResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(303)
+	return nil
+}
+
+type CallbackPost400JSONResponse struct{ CallbackBadRequestJSONResponse }
+
+func (response CallbackPost400JSONResponse) VisitCallbackPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackPost401JSONResponse struct{ ProviderRefusedJSONResponse }
+
+func (response CallbackPost401JSONResponse) VisitCallbackPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackPost403JSONResponse struct{ LoginForbiddenJSONResponse }
+
+func (response CallbackPost403JSONResponse) VisitCallbackPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackPost500JSONResponse struct{ InternalJSONResponse }
+
+func (response CallbackPost500JSONResponse) VisitCallbackPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackPost502JSONResponse struct{ BadGatewayJSONResponse }
+
+func (response CallbackPost502JSONResponse) VisitCallbackPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginRequestObject struct {
+	Provider Provider `json:"provider"`
+	Params   LoginParams
+}
+
+type LoginResponseObject interface {
+	VisitLoginResponse(w http.ResponseWriter) error
+}
+
+type Login200ResponseHeaders struct {
+	SetCookie *string
+}
+
+type Login200JSONResponse struct {
+	Body    Login200JSONResponseBody
+	Headers Login200ResponseHeaders
+}
+
+func (response Login200JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body.union); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login302Response = ToProviderResponse
+
+func (response Login302Response) VisitLoginResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type Login303Response = AfterLoginResponse
+
+func (response Login303Response) VisitLoginResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(303)
+	return nil
+}
+
+type Login400JSONResponse struct{ LoginBadRequestJSONResponse }
+
+func (response Login400JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login403JSONResponse struct{ LoginForbiddenJSONResponse }
+
+func (response Login403JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login404JSONResponse Error
+
+func (response Login404JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response Login413JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login500JSONResponse struct{ InternalJSONResponse }
+
+func (response Login500JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login502JSONResponse struct{ BadGatewayJSONResponse }
+
+func (response Login502JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPostRequestObject struct {
+	Provider     Provider `json:"provider"`
+	Params       LoginPostParams
+	JSONBody     *LoginPostJSONRequestBody
+	FormdataBody *LoginPostFormdataRequestBody
+}
+
+type LoginPostResponseObject interface {
+	VisitLoginPostResponse(w http.ResponseWriter) error
+}
+
+type LoginPost200ResponseHeaders struct {
+	SetCookie *string
+}
+
+type LoginPost200JSONResponse struct {
+	Body    User
+	Headers LoginPost200ResponseHeaders
+}
+
+func (response LoginPost200JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPost302Response = ToProviderResponse
+
+func (response LoginPost302Response) VisitLoginPostResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type LoginPost303Response = AfterLoginResponse
+
+func (response LoginPost303Response) VisitLoginPostResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(303)
+	return nil
+}
+
+type LoginPost400JSONResponse struct{ LoginBadRequestJSONResponse }
+
+func (response LoginPost400JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPost403JSONResponse struct{ LoginForbiddenJSONResponse }
+
+func (response LoginPost403JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPost413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response LoginPost413JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPost415JSONResponse Error
+
+func (response LoginPost415JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPost500JSONResponse struct{ InternalJSONResponse }
+
+func (response LoginPost500JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPost502JSONResponse struct{ BadGatewayJSONResponse }
+
+func (response LoginPost502JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ProviderLogoutRequestObject struct {
+	Provider Provider `json:"provider"`
+}
+
+type ProviderLogoutResponseObject interface {
+	VisitProviderLogoutResponse(w http.ResponseWriter) error
+}
+
+type ProviderLogout200JSONResponse struct{ LoggedOutJSONResponse }
+
+func (response ProviderLogout200JSONResponse) VisitProviderLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ProviderLogout400JSONResponse struct{ UnknownProviderJSONResponse }
+
+func (response ProviderLogout400JSONResponse) VisitProviderLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ProviderLogoutPostRequestObject struct {
+	Provider Provider `json:"provider"`
+}
+
+type ProviderLogoutPostResponseObject interface {
+	VisitProviderLogoutPostResponse(w http.ResponseWriter) error
+}
+
+type ProviderLogoutPost200JSONResponse struct{ LoggedOutJSONResponse }
+
+func (response ProviderLogoutPost200JSONResponse) VisitProviderLogoutPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ProviderLogoutPost400JSONResponse struct{ UnknownProviderJSONResponse }
+
+func (response ProviderLogoutPost400JSONResponse) VisitProviderLogoutPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAvatarRequestObject struct {
+	Id string `json:"id"`
+}
+
+type GetAvatarResponseObject interface {
+	VisitGetAvatarResponse(w http.ResponseWriter) error
+}
+
+type GetAvatar200ImageResponse struct {
+	Body          io.Reader
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetAvatar200ImageResponse) VisitGetAvatarResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetAvatar304Response struct {
+}
+
+func (response GetAvatar304Response) VisitGetAvatarResponse(w http.ResponseWriter) error {
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetAvatar400JSONResponse Error
+
+func (response GetAvatar400JSONResponse) VisitGetAvatarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAvatar404JSONResponse Error
+
+func (response GetAvatar404JSONResponse) VisitGetAvatarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAvatar500JSONResponse struct{ InternalJSONResponse }
+
+func (response GetAvatar500JSONResponse) VisitGetAvatarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
-	// PlaceholderAuth Placeholder route
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(ctx context.Context, request LoginPageRequestObject) (LoginPageResponseObject, error)
+	// ListProviders List the active providers
 	// (GET /auth/list)
-	PlaceholderAuth(ctx context.Context, request PlaceholderAuthRequestObject) (PlaceholderAuthResponseObject, error)
+	ListProviders(ctx context.Context, request ListProvidersRequestObject) (ListProvidersResponseObject, error)
+	// Logout Log out
+	// (GET /auth/logout)
+	Logout(ctx context.Context, request LogoutRequestObject) (LogoutResponseObject, error)
+	// LogoutPost Log out (POST)
+	// (POST /auth/logout)
+	LogoutPost(ctx context.Context, request LogoutPostRequestObject) (LogoutPostResponseObject, error)
+	// GetStatus Whether the request is logged in
+	// (GET /auth/status)
+	GetStatus(ctx context.Context, request GetStatusRequestObject) (GetStatusResponseObject, error)
+	// GetUser The logged-in user
+	// (GET /auth/user)
+	GetUser(ctx context.Context, request GetUserRequestObject) (GetUserResponseObject, error)
+	// Callback OAuth 2.0 redirect target
+	// (GET /auth/{provider}/callback)
+	Callback(ctx context.Context, request CallbackRequestObject) (CallbackResponseObject, error)
+	// CallbackPost OAuth 2.0 redirect target (form_post)
+	// (POST /auth/{provider}/callback)
+	CallbackPost(ctx context.Context, request CallbackPostRequestObject) (CallbackPostResponseObject, error)
+	// Login Start or perform a login
+	// (GET /auth/{provider}/login)
+	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
+	// LoginPost Direct login with a body
+	// (POST /auth/{provider}/login)
+	LoginPost(ctx context.Context, request LoginPostRequestObject) (LoginPostResponseObject, error)
+	// ProviderLogout Log out through a provider
+	// (GET /auth/{provider}/logout)
+	ProviderLogout(ctx context.Context, request ProviderLogoutRequestObject) (ProviderLogoutResponseObject, error)
+	// ProviderLogoutPost Log out through a provider (POST)
+	// (POST /auth/{provider}/logout)
+	ProviderLogoutPost(ctx context.Context, request ProviderLogoutPostRequestObject) (ProviderLogoutPostResponseObject, error)
+	// GetAvatar A proxied avatar
+	// (GET /avatar/{id})
+	GetAvatar(ctx context.Context, request GetAvatarRequestObject) (GetAvatarResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -528,23 +5458,354 @@ type strictHandler struct {
 	options     StrictHTTPServerOptions
 }
 
-// PlaceholderAuth operation middleware
-func (sh *strictHandler) PlaceholderAuth(w http.ResponseWriter, r *http.Request) {
-	var request PlaceholderAuthRequestObject
+// LoginPage operation middleware
+func (sh *strictHandler) LoginPage(w http.ResponseWriter, r *http.Request) {
+	var request LoginPageRequestObject
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.PlaceholderAuth(ctx, request.(PlaceholderAuthRequestObject))
+		return sh.ssi.LoginPage(ctx, request.(LoginPageRequestObject))
 	}
 	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "PlaceholderAuth")
+		handler = middleware(handler, "LoginPage")
 	}
 
 	response, err := handler(r.Context(), w, r, request)
 
 	if err != nil {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(PlaceholderAuthResponseObject); ok {
-		if err := validResponse.VisitPlaceholderAuthResponse(w); err != nil {
+	} else if validResponse, ok := response.(LoginPageResponseObject); ok {
+		if err := validResponse.VisitLoginPageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListProviders operation middleware
+func (sh *strictHandler) ListProviders(w http.ResponseWriter, r *http.Request) {
+	var request ListProvidersRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListProviders(ctx, request.(ListProvidersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListProviders")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListProvidersResponseObject); ok {
+		if err := validResponse.VisitListProvidersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// Logout operation middleware
+func (sh *strictHandler) Logout(w http.ResponseWriter, r *http.Request) {
+	var request LogoutRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.Logout(ctx, request.(LogoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Logout")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LogoutResponseObject); ok {
+		if err := validResponse.VisitLogoutResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// LogoutPost operation middleware
+func (sh *strictHandler) LogoutPost(w http.ResponseWriter, r *http.Request) {
+	var request LogoutPostRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LogoutPost(ctx, request.(LogoutPostRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LogoutPost")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LogoutPostResponseObject); ok {
+		if err := validResponse.VisitLogoutPostResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetStatus operation middleware
+func (sh *strictHandler) GetStatus(w http.ResponseWriter, r *http.Request, params GetStatusParams) {
+	var request GetStatusRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetStatus(ctx, request.(GetStatusRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetStatus")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetStatusResponseObject); ok {
+		if err := validResponse.VisitGetStatusResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetUser operation middleware
+func (sh *strictHandler) GetUser(w http.ResponseWriter, r *http.Request, params GetUserParams) {
+	var request GetUserRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUser(ctx, request.(GetUserRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUser")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetUserResponseObject); ok {
+		if err := validResponse.VisitGetUserResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// Callback operation middleware
+func (sh *strictHandler) Callback(w http.ResponseWriter, r *http.Request, provider Provider, params CallbackParams) {
+	var request CallbackRequestObject
+
+	request.Provider = provider
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.Callback(ctx, request.(CallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Callback")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CallbackResponseObject); ok {
+		if err := validResponse.VisitCallbackResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CallbackPost operation middleware
+func (sh *strictHandler) CallbackPost(w http.ResponseWriter, r *http.Request, provider Provider) {
+	var request CallbackPostRequestObject
+
+	request.Provider = provider
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CallbackPost(ctx, request.(CallbackPostRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CallbackPost")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CallbackPostResponseObject); ok {
+		if err := validResponse.VisitCallbackPostResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// Login operation middleware
+func (sh *strictHandler) Login(w http.ResponseWriter, r *http.Request, provider Provider, params LoginParams) {
+	var request LoginRequestObject
+
+	request.Provider = provider
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.Login(ctx, request.(LoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Login")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoginResponseObject); ok {
+		if err := validResponse.VisitLoginResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// LoginPost operation middleware
+func (sh *strictHandler) LoginPost(w http.ResponseWriter, r *http.Request, provider Provider, params LoginPostParams) {
+	var request LoginPostRequestObject
+
+	request.Provider = provider
+	request.Params = params
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body LoginPostJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if err := r.ParseForm(); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode formdata: %w", err))
+			return
+		}
+		var body LoginPostFormdataRequestBody
+		if err := runtime.BindForm(&body, r.Form, nil, nil); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't bind formdata: %w", err))
+			return
+		}
+		request.FormdataBody = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginPost(ctx, request.(LoginPostRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginPost")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoginPostResponseObject); ok {
+		if err := validResponse.VisitLoginPostResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ProviderLogout operation middleware
+func (sh *strictHandler) ProviderLogout(w http.ResponseWriter, r *http.Request, provider Provider) {
+	var request ProviderLogoutRequestObject
+
+	request.Provider = provider
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ProviderLogout(ctx, request.(ProviderLogoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ProviderLogout")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ProviderLogoutResponseObject); ok {
+		if err := validResponse.VisitProviderLogoutResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ProviderLogoutPost operation middleware
+func (sh *strictHandler) ProviderLogoutPost(w http.ResponseWriter, r *http.Request, provider Provider) {
+	var request ProviderLogoutPostRequestObject
+
+	request.Provider = provider
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ProviderLogoutPost(ctx, request.(ProviderLogoutPostRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ProviderLogoutPost")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ProviderLogoutPostResponseObject); ok {
+		if err := validResponse.VisitProviderLogoutPostResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAvatar operation middleware
+func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id string) {
+	var request GetAvatarRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAvatar(ctx, request.(GetAvatarRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAvatar")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAvatarResponseObject); ok {
+		if err := validResponse.VisitGetAvatarResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -557,17 +5818,103 @@ func (sh *strictHandler) PlaceholderAuth(w http.ResponseWriter, r *http.Request)
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"hFRNbyNFEP0rpYajMzPZD7QMJw5I5ABCyx6QUITKPTWeXvUXVTXWWpH/O6q2ieMksCe3e6pfvX7vdT04",
-	"X1ItmbKKGx+c+IUStuVPzIVtMZF4DlVDyW50nxaCbZkOUGagPfEBmOZVMELJoEsQkJVn9NS5jatcKrEG",
-	"aoi+TPQS8HfFbSRI6JeQ6YYJp7bBhFKyodAXTDWSG10u+tdc1jy5jdNDtS1RDnnnjhs3kWKI8rLDb8Q3",
-	"c6A4QeWyjZTEyCPsMYYJrQhmDHHlxjkopQZyTb4B2OLCpnLw9BqTRCK4o+vqvKYtMaRVFLYEqBAJRWHo",
-	"htuXIMeNY/p7DUyTG/88d78g3z8eKNvP5NW6njeQGQ/PWFzr8fOaMF+Epi81Ym46XKtdeCKGd28gF4X/",
-	"lN1okujd9HpW/rj5eCq4uZtMdl3M2razgbkwJFRzfgdCvCeGWHZyzePt/Aa/98N0S++27/E7/1W1WtD+",
-	"Tyw7EPJcXslKRE9LiXZzqeR/aITPkYYgshLMIUaBoMYyBk9ZmsgZk/X45e6T27iVoxvdolpl7PtSKUtZ",
-	"2VNXeNefD0lvteZc0HZR5YAT/Ljq0sQ4pWtPLCduQ3fbDVZvcFiDSdMN3Vt7aKhLi2mPqy59DKL2b0ft",
-	"x3Lc/DWTnl7RWjnTTmoxQlb8frg9PdaslNtxrDUG3wD6z2JU/h0UtvqWaXaj+6a/TJL+PEb60wxpcl/L",
-	"/GtRCGZvoqw0wYG0azbKmhLy4ZkTXFZtLw13YgbXyzd33+BP4bGPD0+0H/s+Fo9xKaLjh+HD4I73jyjP",
-	"rf9oTQREQ4ygBXxJbSCcfX3a83h//CcAAP//",
+	"7Hzbchs5kvar4Oc/ESYVxZMOHouKjl2129N2t9vWWnJ4IkytCqxKkhgVgWoAJYnjUMRc7QPsQ/SD9ZNs",
+	"ZAJ1YhUl2Za7b+bKFolDAnnAl4kP/NSJ1CpVEqQ1ncmnzhJ4DJr++1pF3Aol8f8xmEiL1P3ZeQex0BBZ",
+	"ZrlegB10go6JlrDi2HSu9IrbzqSTadHXMAcNMoJO0LHrFDqTjrFayEXn9jbovFGnUsznzQmOk2u+NiyU",
+	"ymCDsD4DyGzVmXzs+G87521jn4J9rtSlgObo4U8fzkLGZczCv5+++1v/7O3PL96ELKLmhnUNWKYkS9RC",
+	"SGqmYa7BLAMWJcA1xP5bldleXbJNMW6DTso1X4H1e3qi1ZWIQbft6UIYCzh66hsxyVeA4gAb8swuh4kw",
+	"bka44as0waliuOoEHYEjpNwuO0EHO+Ff+UxBR8OvmdAQdyZWZ1CVN+XWgsbO//2R9/856h+e+38v+uef",
+	"RsHe+PYvrZrDfXtJptJcydkSWLmvflufGHbFkwyOWC4Nu16CZHYJzKpLkCxSKzBsrtWKPvzpw5nvOsgX",
+	"6GyzXOLf++U0NTWs+M1rkAu77Ex2D54GbWrRYFIlDZBWjucW9GtUd3M1r9ViATET8ojtjfaYVSTdFU9E",
+	"zC3ELESJwwHDVecWxDUw4/xiiz/9RcO8M+n8/2HpfUPfdFi0c1bcL834rl6lvdP6vufxj9zCNV9jx0hJ",
+	"C9Lif3maJsJNMPyHcdIU5oQtY9wquImWXC7gYs5FAnEn6KzAGL7A73D9hYnGImZSWcajCFJLe4OmqrT4",
+	"J83BaMDbqnbaVuG+NcMXWivtVrDhsxsShaxbk0PDPDMQkwA4ZS9gYWZACzlX9S74KYtUljjBZ8A08Bjb",
+	"G5BxvW2k5FxgOHMrqfSJIRFX6K29Aa7uOU+SGY8uv+fxO/g1A2Mfvu1kHGklMJCjVJSRyUupruVFxaVL",
+	"bfgvK0FDpUA+aiy30DbejMcX7svqQC7c0edsJYwRchEwuEnJV5Wmha+4jZZCLo6wnXbq9mFywYV0ivta",
+	"TW8uNzxiYSFyyLpLLmOz5Je5vzWkDVDHcYBCu+VURe/50bRTU8i6UpHFBEwqptB4L65Ai7kATUPwcmuv",
+	"hV2qzDLOIq9vp/1XEqMoT77I1YTvfAG0I1WV5F8xA/oKNHMtHmGL63OGE8YlyyTcpBBhTEMfyDQcsRgs",
+	"F4kLaEomayZcxPbyJGpB63cx8pX8vPWL2J1fFwe7u7Pdvz7lewdPZ/F873A03ovnfAZ8N4r392C8P4Yo",
+	"OoRnZeTniYg+I6q8N9C6D0VsJ93rOqo58rHkrpD+xeHZzfw2s5+3ZWjOmXHOipKrzD58F05d55Z9eO4X",
+	"6eHNIy5SyC+OiN6rtwUw77/1WIihHQFbyo25jklpBfghMPbYUfYbhrsyQPmdwGCkrkAb8U+I6RgbunUO",
+	"eRxrMCZoi1V2yS2bJ+q6l7uqkH9TeibiGORnqoRnsSAw37J9+XcXUtkLniTqugEbhGFGWGDCOMggmW/H",
+	"ioFxfyINMUgreGK2Kb/apB4wI6XJh8kUlHaWoLRTPx4LbUNWj/kLalQdtAYCHFblCWKGNZ0zj2MFbdsX",
+	"si7u15BnDnb44Lu5aSY/0iq7ErKuC2bFd5VFhKzrT7jYr0dIArS4Yf4MxX6NbWl21JAmfJ2joDy7eefA",
+	"2Bcdh7kBtxyHWwEfQZDHOBfrk4cTVpuSS3NNCRodDB4BkKOhLVMX1oXBYsAKnBmDxM1CdGyM26QzdVcS",
+	"mB9Bqjb1E7OBqlO+gCM8kAy1O35/9rL/8vjND6cvj39+Ucmb/qz040yp13iKfpEJ+Mh3YZW6SGiUqhX4",
+	"b9lMxWtmlWKuySNovzGvNwCaCW4igNhU4M8TwxKxEpa0+l7mCvpCu8+qA1TXix+jV7sRKufZYxw95Zzh",
+	"BDEQebWHvc7D6fwQhlm+SoHAdZ4TpNzYCkZiiZiDFSsImBELiQk+eUbhqTxZKC3schWwOU1QfOEDWeCy",
+	"f8KiulkOCZiGfziAOltXs3DlgLoToz9TWkLl+IMC+rNqwcBrjc7eqkN+geI+Hzd8A9RA6iumUXOnOKog",
+	"CcPK7Rx0yuOK4sLz+nFbn+cHCkd9l+NVzheMLalWKWgrCmxQ25+O1YKTJd9djAk6DsS0FAGLw9vZ45Kb",
+	"ZRF6QbNUQ5rD1WpBbKX6xalfm3482t1vmR8DdV10HOMBXW+rpbWPbpxiOWVRUs3QanEmp87WghnFGDVn",
+	"cAV67TyDJwwBB8GmTM95BM1ddza4OeCp5bME7R7NHvqIVegDDdwoWd+vjbjT2B2fAjYnOQHdnwtIyEFn",
+	"CawMys9zp8RY5fNIKuBZWOWFjor8NEB98/02NgQpnKramJCcM3CviPu05GYsh2vTk/+Aa83XG1PX9+Bl",
+	"tuKy3F+4SRMuae31Td4Ww1uW6Q+hV/GWwmrfZ1P9V7HzcpfigLEurBbBrszRTV2YvfkuP4xG8Rj2Zwf8",
+	"aXTvlpGR3b1jv4AxIBdbq6jHbJW38AUjL/SRP2FtjkStgWROKQK6AtNwBTxxTl43nZmy21zJPjEEvzD6",
+	"1ddOQemCJLjAAVoUQHK0QTMHO/wJaUAWKA2l54aFQ1cUm2aj0V5E7ei/ENZleDofRyPY54ez3Xg/+is8",
+	"m4/4eLYb7cX7cDB/OrpXH15wkrNNGaf+/NpUQS2R8dpk19zQYloiussq6w5HlZf/9H8PIrVq28K8TFFe",
+	"1eAM7fc01YX5fkExdevqisEbxRxfv8wM4QHnGiZLrAtM7samuc6mtEleF+oEHUy8qn9XKi/nVa1W22w9",
+	"YuoSvzf5HQ9dhRQjbMQOqnU9cOvaNuy92XZLI+g4t1TW83ivxQys1bk9COzMk5NKA3elVB/7xY3VnGFH",
+	"McssUPxpiOUBw4aReijoMt9eHuEK0ZrworHXsOIiaY78oo+fu50m6NSyy/fZtWiROHTuniMv5/EX7kOz",
+	"5ON8CZVUjjJDEbcGh8+shzZFTFtOKQROXgyc+4lhr05Yl7aCsyjhYmVYlsbcgnY5pXDXjI3RXfm1CRJN",
+	"mvA1a4bbLbYbdFIR2Uy3jHWi1Q1lzFfccs3ev3tdH3FpbToZDhMV8WSpjJ08Gz0bDV3r4Wi2z5/C7nwv",
+	"OowHYsUXrXNrlbRM/E4lQAfou++Pn2+sIl61ufWGB9LekI00nRBjIkSZFnZ9isjbn2DciOg4Q3y5Kc33",
+	"+BXl/IEzWZCIMGLWdTVOlMjlV5j6Xxz/8MurNxcnx6enH34or6RdtcyIygmP24d74HKl9rnPKMM1pix3",
+	"bdzDuj/LavxPH87KGXgqfgZCTf+4tnddEeeVJ0T21Ix1EbKICPpW9f1/e3dc/m6f9r8y0Ot7ZkVn+BXb",
+	"MafPYiL6sJzHHbMt89wYPd+2vucqXece17gKr16BowZLXTz0pntDFjQvIeeqfcUvz85O8gQilwlWM4gd",
+	"ZkUbY363WTdcCLvMZhgAhxRhl7+6f4dilSbEQgh7CHbsEqayYHfkYHOlMknhY1LcBLMllzGma9yy0A0Q",
+	"uC+dh9e/ps/CwVRO5c7OGW69GezssGMPGl3B61rl1zIT5rgc3ZfWpm9lsg7YCbfL74YBO+UrOBUWvnvN",
+	"b9yEL093D546A+gxLuOprNE/ugWMn62Z20QTVPgJIu4N2HGOW1kF0pcFCSdNfi2ZGTuVBmScG3hY1WPI",
+	"4NeMJzmIbKGiDNjLoh8NrLQ32ZBECtmKr6cy4lqvq4JKY4HHdLGJg+azo7y9AQu9b383DllXaff3d+Ow",
+	"h9km9xu94pdgENgupzK/AvP9+kom6wE7lkUhyK/Xz25yugxGK0P1h7jHrpcigbZq0VQm3FgzYGXIwzEc",
+	"n6DKEsnvQCkQoo2xbtgIfmHP2847l0GbnR26Bfrp9O0bFlL+HWKuLcAc+VwbsxucMRHGOmqPB47ED3Fl",
+	"FNxiQZMOpvIFdSNBi1Z5g/Dv/eeugNQ/W6fQf0ueaCYsZzIFjLMY5LrPk2Qqw7zxqT8d+icqEdHas5Oe",
+	"82gJNKBWCY7RN1ZpQP9AJCoikIaOMh8mfnmFETHTiY/0ZjIcqhSkUZmOYKD0Yug7mSG2xWxH2BJOseNK",
+	"MOgEHbpsokAyGowHI2yPw/FUYBo5GA32qN5hl3ScOY4S/m8BbfmHZC/PfnlNpWtmluoak9SlumaczbS6",
+	"Nj5XZUJO0AyFvGQpVXl8SatLwdLRbRhV3p3nTCWO2HOuGlfrVXOlVxjqY7hiK7rhJ/vLtMbkjQ5ScnpX",
+	"dnTBaYgfhy4w0+AbPut9KVIpopSCrdTivRRjirSDzTJrlRywV9aw56cnU0nXOMZfq1vD1LVkUkk8/jgl",
+	"Am7zaBRj1wk4rSPypgzuVZwnPScO6NQoTbuj0UY108KNHS7tKqkndA6p/r9YRXiqMGzggKn7ovz793/9",
+	"5j4alp/dR35rnkaoq42LiS0+0AK1Y5jzLLF9oyP2RCoJT478LhUfRdD//V+/PTliv//rt/Bu8QiVZasV",
+	"R6zQ+QFWyge/1ANHvjAud6W41znHDiURb6uh4zLRIU1Zn2nUsk3AqAaCXzh1MqVj0IOmhoWxeX3a3K/l",
+	"O2vWHz1dkNAzwtRyd4r63Ca1sFkfqRXHmlo+qbIXzYau28PjfZdLOU90U2e4Nw5LRFZclTmWuUd75JFb",
+	"9fc8Aa5N5TzfxhQdtLkjjtyupbYVFu2GJSNkY41qwdyYzRUFnVSZlhUg9kGQ9uOLs20ynijzTeRk3ZO3",
+	"p2e9uxVQVlxaFfDGV/7mmcFj2l27Ehu4UooJ3SWSXLMKPSKTDjcQjNu4rqjvwo9gT/NqU5Wi+7F9/WWT",
+	"YYX6env+Nf5IPVyxtCAkbBJ8KO901aOc9ISHsLPeZq96seoziAnbuUGUDdK3gw2Nf1iCXYKulqAJR1UL",
+	"YdttIC+JbQ2hjsFRq3A/MR5kIm6dFXixtx2N4jnukz33+VTmwLOGVCeboA98siHh2kWBYWsEaDmSfwT7",
+	"Pr8J+lPsqriNK2pkfz7TLlfoY1HL9kfj+0NV7U6+WoMhdVRLIB/P6/n8x/Pb4FO1gFF84EsL7u9KAefj",
+	"OSqtdI4zR0tZQNwXkuV3Wtvd4VN+dt0Oc2bJVu/InwowX3t8/+61g2NuqLaCZDFoiIl2tR7pmOue9psZ",
+	"T5T12LfOK8nNPsBsLqI0jRwlfxXR5X6ca6UvEdlG0BuwN6qoJglMIi1TcioxcPtbzgE7uxYW19N9SwnI",
+	"eDDiPbrlNayk2ISOm+sz3260hOgSYkc8djBgKktqcCIugXl5ekHeOSf2hnRBEDp2TljmmI4bzmUESQJx",
+	"m3fnRO+me9d15FayOxg5EbZVl3IaduvbhYPxbkvRsVky36Tbb5vM3+O1zrU/Onz6gMkog2YaUqUrZY/C",
+	"lrZMnFO5Hr7K8y+HJq+IubQ32ru/Q+XdB8WUB8zRQvR/aDjaZMdRv70HLatK2bwNOgcPkbQgpVOH3fs7",
+	"VJ6M1A/60pY3KNKVkOYoeOe3n3vqFdQbVHk7mv2bKqsAxqNBxHsuKuTyX2CG/x2m/Bc4TMi6x2mawISF",
+	"aPZhwEL3fsC/CwkpCqHxzoU2lihL/SwNWOiof70B+95VJQyLFdEvqZKHPaqlRdZ4jeBYT1MZaWVMnwiv",
+	"CIkDZhQjkZ4YhhJSlStnFFaeFv344myDXEjVL4T0xF0wwVReL0G7apoLuMIwHw+PmCJQpjLrHlT5NOCO",
+	"UPaVqcC//e0P8zfWLey71+J7bWAiyfkYrUjiB0hBxiYvelbuKC+FjCdT2Wc7O4U4OzusG8Zw5TJiuxQ6",
+	"Zimne+DehIVo6uheVKELijpzyH7/n/9le6PdJql1KlkLr5VwBDEIAzY+6K+EzCywLViEXQKkxrlBwE5+",
+	"fv6C5Yc8jY6C0t71Bm41bkN3diY+DgQsdIwt/B/P4obku6NR6YbFC4PK2xA/cM6Mrg3tiQyVsV39Mh84",
+	"/DT12du0M5kSTWLauQ0Zn7u7WBljpCNsw2r8jSMHvfxFgJfZjeuKWF0fUvyEBHGEJbrHQlyBe9jqqeQB",
+	"jg6JgeZi6c6jhQFfQjwayCVfxss9PmBOa/neWAfw0ICqEA977uxgKgO4a4TZSuPfYjasezDaRYGbTwJp",
+	"kTmY9PWDWnrqLn+8UAUjiezaQgILzVdhb1KQR/Nrlqq2ZspOOwGbuotBVNZRaRlUbCfZ8vK7HazAI3Ls",
+	"SWD8P4gn9F2TJ+TerqDBgGGn2IjQuawJsj/ap1JITumHOMQZM2lFUtCRlhyT2wjEFcR3EJMCrzC65LjX",
+	"0HGarkf1Phgbr/lc8aNc8SWvKy/fEK3XsWHLZwZOIzgwzSxwQIKYnp5EtznehIVhSyVV5h5gJ2sqADl6",
+	"ZM7HXuK5Wkot52JBzfMnE/g9VZTW7picyoJAKBZSURLjeGdz5br0tlbd78sACipLlcOS23+BZ3rtrJbW",
+	"XEFsTxVanzkHDxTJnzG4b3kQ+wyxeBZ/nVQfHJhRbKG8GfkIVtMaqbz3IDIIXUO1C4uWtFXa0f6zB4g7",
+	"JrurXoZW68GtivPpfttvGIw6QWeMZ7nOULlznhhoJco9XIzKI53czHp3ifa4cpWkNm9XwTaj8izrNrF8",
+	"vaRVTVuo2A0iUc4d92IcsUwaPgd6QsfShAtJ1Ije3fTxNuk8w/vr5Cusvkgraqdsd8umtfHUWr3SMyi/",
+	"yjOfN8/9Ui6M4jUqb96iOFd793FqPqMS8fWV9kKsWumcWMRttGDHAr6frOvqirJekC+os636Ksr11O+2",
+	"wg8tB2jWbynKXTw7hP3DA/jr4f44mh/C/gieHj4bxeN9Pn46m49296Io3o8Ox+Vmk5ttXAUoCW/nW9Pz",
+	"ejE3uOfmgNZwT6MNevjteUuJ2D018SaldBE16n5hsigCiPGgLnkptuefLNWaVpnNj1Fz3ntIUld53fcN",
+	"s+LNl9Vfntruj/a/6NVTDYA2XmnW44J/71s0Z911rjJhWkDhY7yPqgPkalCasAdIaJdaZYtlAWLXYDfk",
+	"rf02RvU9MD0s2x/vPcRW/CPJP77EQMkFvY8GTTQZT/z6Yyp63tXLop7ll7AtH2fcMO64PEo7ItdMxeuj",
+	"SppuLF+bGqlzsIUp40pdd+L2PwffnRcvf75X8fprLvvy53QNKOOvkd158FAPq74ORBOqinLTv76+7qNm",
+	"+plOQGJoiDdk+5bS3G7+tNXt116bPsJB+2i/SXLEKgfcv8+wu86wzw22++ODL3zqa7LUXX1drCAW/ILc",
+	"eOMnSNjmYHRC3Os3j/IouE2+6it2elcn6IaAIqkk2ISiDP6EU6gG+fxrcRTz4bXtb8Tjyu3/cfhcD3SI",
+	"zcfo7fyqHJmUP/Xyx5zZd3LK6vv1GNyyb7xnTZpazdDcc6JPIr69k6LkXzExw68gZjy35C4R0/zrukjJ",
+	"XkDPQ1351T97yJ9/uWdKYStB7Zia3ltndAPOReJop8H9M5XlhNYXUy2/JiniO39H8r7Kwv3ZO8093CE2",
+	"W/OnRGdCckJcD+IY01gDd3btt9ALlWUrFbvkshspmT9rzNMB9zst+58LHu75caoZL161iUeJ9tUfiZqw",
+	"FU9wu6AyyeBrE7y5ymQ9uZMKM/Cln+OxEjWax/2CRWX0LzmRau5/jO5eeU1Y8Xb/gatDuOsD51vl44lG",
+	"YZmCox+gLRpUHxYExeV85h8RFZEnEf6OonyPvJFHNAtxhHmCkhZQdmdqzpSsU3D8cPmvIt39xNJUeuRa",
+	"Pb/9vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

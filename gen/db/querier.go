@@ -19,8 +19,14 @@ type Querier interface {
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
 	// DecOrderCounter takes one from the exact size of a list.
 	DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error
+	// DeleteAvatar removes one avatar and reports whether it existed.
+	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteExpiredOrderTokens removes tokens past their expiry.
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
+	// GetAvatar returns the bytes of one avatar.
+	GetAvatar(ctx context.Context, id string) ([]byte, error)
+	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
+	GetAvatarEtag(ctx context.Context, id string) (string, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
 	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
 	// GetOrderTokenUser resolves an unexpired token hash to its user.
@@ -33,12 +39,16 @@ type Querier interface {
 	GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error)
 	// IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
 	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
+	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
+	ListAvatarIDs(ctx context.Context) ([]string, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
 	// TakeOrder moves a waiting order to IN_PROGRESS for a performer; no row means it was not waiting.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
+	// UpsertAvatar stores or replaces the avatar with the given id.
+	UpsertAvatar(ctx context.Context, arg UpsertAvatarParams) error
 }
 
 var _ Querier = (*Queries)(nil)

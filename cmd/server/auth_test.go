@@ -1,0 +1,101 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/triadhq/triad/gen/authapi"
+	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/dbtest"
+)
+
+// The demo page is text/html, which kin-openapi does not decode by default.
+func init() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) }
+
+// TestServer_AuthDevWiring runs the whole server in dev mode and logs in with the documented demo
+// credentials of the direct provider.
+func TestServer_AuthDevWiring(t *testing.T) {
+	t.Parallel()
+	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	spec, err := authapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := apitest.Client(t, spec)
+	c.Jar, _ = cookiejar.New(nil)
+	do := func(method, path, ctype, body string, hdr ...string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, b := do("GET", "/auth/list", "", ""); st != 200 || b != `["dev","local"]`+"\n" {
+		t.Fatalf("list: %d %s", st, b)
+	}
+	// The spec-driven validator refuses a body without passwd before the library sees it.
+	if st, b := do("POST", "/auth/local/login", "application/json", `{"user":"demo"}`); st != 400 || !strings.Contains(b, "validation_failed") {
+		t.Fatalf("invalid body: %d %s", st, b)
+	}
+	if st, b := do("POST", "/auth/local/login", "application/json", `{"user":"demo","passwd":"wrong"}`); st != 403 {
+		t.Fatalf("wrong password: %d %s", st, b)
+	}
+	if st, b := do("POST", "/auth/local/login", "application/json", `{"user":"demo","passwd":"demo-password"}`); st != 200 || !strings.Contains(b, `"name":"demo"`) {
+		t.Fatalf("demo login: %d %s", st, b)
+	}
+	u, _ := url.Parse(base)
+	xsrf := ""
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == "XSRF-TOKEN" {
+			xsrf = ck.Value
+		}
+	}
+	if st, b := do("GET", "/auth/status", "", "", "X-XSRF-TOKEN", xsrf); st != 200 || !strings.Contains(b, `"user":"demo"`) {
+		t.Fatalf("status: %d %s", st, b)
+	}
+	// The dev provider redirects to its own (ephemeral) OAuth2 server.
+	if st, _ := do("GET", "/auth/dev/login", "", ""); st != http.StatusFound {
+		t.Fatalf("dev login: %d", st)
+	}
+
+	resp, err := c.Get(base + "/auth/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "triad auth") || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "nonce-") {
+		t.Fatalf("login page: %d %s", resp.StatusCode, page)
+	}
+}
+
+func TestServer_AuthProdNeedsSecretAndRefusesDev(t *testing.T) {
+	t.Parallel()
+	if _, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", "s"}); err == nil || !strings.Contains(err.Error(), "AUTH_SECRET") {
+		t.Fatalf("prod without AUTH_SECRET: %v", err)
+	}
+	cfg, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", "s",
+		"-auth-secret", strings.Repeat("k", 32), "-auth-providers", "dev::"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newAuthService(cfg, newLogger(cfg)); err == nil || !strings.Contains(err.Error(), "development only") {
+		t.Fatalf("dev provider in prod: %v", err)
+	}
+}

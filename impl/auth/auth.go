@@ -1,0 +1,295 @@
+// Package auth is the embeddable authentication service: build Options, call New, add providers,
+// then mount Handlers() (the /auth handler and the avatar handler) on your router and protect routes
+// with Middleware(). Tokens live in package token, middleware in package middleware, login methods
+// in package provider.
+//
+//	svc, _ := auth.New(auth.Options{SecretReader: token.SecretFunc(...), URL: "https://example.com"})
+//	svc.AddProvider("github", cid, csecret)
+//	authH, avatarH := svc.Handlers()
+//	r.Mount("/auth", authH); r.Mount("/avatar", avatarH)
+//	r.With(svc.Middleware().Auth).Get("/private", ...)
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/triadhq/triad/impl/auth/logger"
+	"github.com/triadhq/triad/impl/auth/middleware"
+	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/token"
+)
+
+// Options configure the Service. Only SecretReader and URL are required; every other field has the
+// default its comment names.
+type Options struct {
+	// SecretReader returns the JWT secret for an audience. Required.
+	SecretReader token.SecretReader
+	// TokenDuration is the JWT lifetime; default 15 minutes. Short, because a token cannot be revoked.
+	TokenDuration time.Duration
+	// CookieDuration is the cookie lifetime; default 31 days. Past it the user logs in again; within
+	// it an expired token is refreshed by the middleware.
+	CookieDuration time.Duration
+	// Issuer goes into iss and is required of incoming tokens; default "triad".
+	Issuer string
+	// URL is the public base URL of the site, e.g. "https://example.com". Required: OAuth callbacks
+	// and the same-host redirect rule derive from it.
+	URL string
+	// AuthPath is where Handlers()'s auth handler is mounted; default "/auth".
+	AuthPath string
+	// AvatarRoutePath is where the avatar handler is mounted; default "/avatar".
+	AvatarRoutePath string
+	// AvatarResizeLimit is the avatar size limit in pixels; 0 (default) disables resizing.
+	AvatarResizeLimit int
+	// Audiences, when non-empty, are the only aud values tokens may be created for or carry.
+	Audiences []string
+	// Validator runs on every request through the Auth middleware; false rejects the token.
+	Validator token.Validator
+	// ClaimsUpdater runs at token creation and refresh.
+	ClaimsUpdater token.ClaimsUpdater
+	// UserUpdater runs on every request through the UpdateUser middleware.
+	UserUpdater middleware.UserUpdater
+	// AdminPasswd enables basic auth for user "admin"; empty (default) disables it.
+	AdminPasswd string
+	// BasicAuthChecker enables basic auth with a custom checker; it wins over AdminPasswd.
+	BasicAuthChecker middleware.BasicAuthFunc
+	// Logger receives the service's log lines; default logger.NoOp.
+	Logger logger.L
+	// SecureCookies marks cookies Secure; default false so plain-HTTP development works. Turn it on
+	// behind HTTPS.
+	SecureCookies bool
+	// SameSite of the cookies; default Lax.
+	SameSite http.SameSite
+	// XSRFIgnoreMethods lists methods whose cookie-borne tokens need no X-XSRF-TOKEN header; default
+	// none (every method is checked).
+	XSRFIgnoreMethods []string
+	// DisableXSRF turns off the XSRF check; default false.
+	DisableXSRF bool
+	// AllowedRedirectHosts are hosts besides URL's own that a login `from` may redirect to; default
+	// none. A `from` elsewhere is ignored, never followed.
+	AllowedRedirectHosts []string
+	// HTTPClient calls OAuth providers; default a client with a 10 s timeout.
+	HTTPClient *http.Client
+	// LoginPage serves the demo login page (see Service.LoginPage) at the root of the auth handler
+	// (GET AuthPath + "/"); default off. LoginPageDirect names the direct provider its form uses.
+	LoginPage       bool
+	LoginPageDirect string
+}
+
+// Defaults of Options.
+const (
+	DefaultIssuer          = "triad"
+	DefaultAuthPath        = "/auth"
+	DefaultAvatarRoutePath = "/avatar"
+)
+
+// Errors of provider registration.
+var (
+	ErrDuplicateProvider = errors.New("auth: provider already registered")
+	ErrBadProviderName   = errors.New("auth: bad provider name")
+	ErrUnknownProvider   = errors.New("auth: no built-in provider of that name")
+)
+
+// Service is the auth service: token service, providers, handlers and middleware.
+type Service struct {
+	opts      Options
+	jwt       *token.Service
+	auth      *middleware.Authenticator
+	redirect  func(string) bool
+	avatar    provider.AvatarSaver
+	avatarH   http.Handler
+	mu        sync.RWMutex
+	providers []provider.Provider
+	closers   []func() error
+}
+
+// New builds a Service from opts, filling defaults.
+func New(opts Options) (*Service, error) {
+	if opts.SecretReader == nil {
+		return nil, errors.New("auth: Options.SecretReader is required")
+	}
+	if opts.URL == "" {
+		return nil, errors.New("auth: Options.URL is required")
+	}
+	if opts.Issuer == "" {
+		opts.Issuer = DefaultIssuer
+	}
+	if opts.AuthPath == "" {
+		opts.AuthPath = DefaultAuthPath
+	}
+	if opts.AvatarRoutePath == "" {
+		opts.AvatarRoutePath = DefaultAvatarRoutePath
+	}
+	opts.URL = strings.TrimSuffix(opts.URL, "/")
+	opts.Logger = logger.OrNoOp(opts.Logger)
+	s := &Service{opts: opts}
+	s.jwt = token.NewService(token.Opts{
+		SecretReader: opts.SecretReader, ClaimsUpd: opts.ClaimsUpdater, SecureCookies: opts.SecureCookies,
+		SameSite: opts.SameSite, TokenDuration: opts.TokenDuration, CookieDuration: opts.CookieDuration,
+		Issuer: opts.Issuer, Audiences: opts.Audiences, XSRFIgnoreMethods: opts.XSRFIgnoreMethods,
+		DisableXSRF: opts.DisableXSRF,
+	})
+	s.auth = &middleware.Authenticator{
+		JWTService: s.jwt, Validator: opts.Validator, AdminPasswd: opts.AdminPasswd,
+		BasicAuthChecker: opts.BasicAuthChecker, UserUpdater: opts.UserUpdater, L: opts.Logger,
+		ProviderKnown: s.isProvider,
+	}
+	s.redirect = provider.NewRedirectValidator(opts.URL, opts.AllowedRedirectHosts)
+	if err := s.initAvatar(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// TokenService returns the token service (to create or read tokens outside the handlers).
+func (s *Service) TokenService() *token.Service { return s.jwt }
+
+// Middleware returns the authenticator whose Auth, Admin, Trace, RBAC and UpdateUser wrap handlers.
+func (s *Service) Middleware() *middleware.Authenticator { return s.auth }
+
+// Params returns the provider parameters the service gives its providers, with client id and secret.
+func (s *Service) Params(cid, csecret string) provider.Params {
+	return provider.Params{
+		URL: s.opts.URL, AuthPath: s.opts.AuthPath, JwtService: s.jwt, AvatarSaver: s.avatar,
+		Cid: cid, Csecret: csecret, Issuer: s.opts.Issuer, L: s.opts.Logger,
+		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient,
+	}
+}
+
+// reserved names would collide with the service's own routes.
+var reserved = []string{"list", "user", "status", "logout", "login", "callback"}
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// AddCustomHandler registers any Provider (non-OAuth login methods, hand-built OAuth handlers).
+func (s *Service) AddCustomHandler(p provider.Provider) error {
+	name := p.Name()
+	if !validName.MatchString(name) || slices.Contains(reserved, name) {
+		return fmt.Errorf("%w: %q", ErrBadProviderName, name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range s.providers {
+		if q.Name() == name {
+			return fmt.Errorf("%w: %q", ErrDuplicateProvider, name)
+		}
+	}
+	s.providers = append(s.providers, p)
+	if c, ok := p.(interface{ Close() error }); ok {
+		s.closers = append(s.closers, c.Close)
+	}
+	return nil
+}
+
+// AddProvider registers a built-in provider by name with its client id and secret. "dev" with an
+// empty id and secret starts the development provider on its default port (8084).
+func (s *Service) AddProvider(name, cid, csecret string) error {
+	if name == provider.DevName && cid == "" && csecret == "" {
+		return s.AddDevProvider("", provider.DefaultDevPort)
+	}
+	c, ok := provider.Builtin(name)
+	if !ok {
+		return fmt.Errorf("%w: %q (known: %s)", ErrUnknownProvider, name, strings.Join(provider.Builtins(), ", "))
+	}
+	p, err := c(s.Params(cid, csecret))
+	if err != nil {
+		return fmt.Errorf("auth: provider %s: %w", name, err)
+	}
+	return s.AddCustomHandler(p)
+}
+
+// AddDevProvider starts the development-only fake OAuth 2.0 server on host:port (host "" is
+// 127.0.0.1; port 0 picks a free port) and registers it as "dev". Close stops it.
+func (s *Service) AddDevProvider(host string, port int) error {
+	return s.AddDevProviderOpts(provider.DevOpts{Host: host, Port: port})
+}
+
+// AddDevProviderOpts is AddDevProvider with every option (e.g. the username-to-e-mail mapping).
+func (s *Service) AddDevProviderOpts(o provider.DevOpts) error {
+	d, err := provider.NewDev(s.Params("", ""), o)
+	if err != nil {
+		return fmt.Errorf("auth: dev provider: %w", err)
+	}
+	if err := s.AddCustomHandler(d); err != nil {
+		_ = d.Close()
+		return err
+	}
+	return nil
+}
+
+// DevProvider returns the registered dev provider (for its URL), or nil.
+func (s *Service) DevProvider() *provider.Dev {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, p := range s.providers {
+		if d, ok := p.(*provider.Dev); ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// AddDirectProvider registers a login checked by the caller's CredChecker.
+func (s *Service) AddDirectProvider(name string, cc provider.CredChecker) error {
+	if cc == nil {
+		return errors.New("auth: direct provider needs a CredChecker")
+	}
+	return s.AddCustomHandler(&provider.DirectHandler{Params: s.Params("", ""), ProviderName: name, CredChecker: cc})
+}
+
+// AddVerifProvider registers a login confirmed by a token sent through sender, with a message
+// template using {{.Address}}, {{.User}}, {{.Token}} and {{.Site}}.
+func (s *Service) AddVerifProvider(name, msgTmpl string, sender provider.Sender) error {
+	h, err := provider.NewVerifyHandler(s.Params("", ""), name, msgTmpl, sender)
+	if err != nil {
+		return err
+	}
+	return s.AddCustomHandler(h)
+}
+
+// Provider returns the registered provider of that name.
+func (s *Service) Provider(name string) (provider.Provider, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, p := range s.providers {
+		if p.Name() == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Providers lists the registered provider names in registration order.
+func (s *Service) Providers() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, len(s.providers))
+	for i, p := range s.providers {
+		out[i] = p.Name()
+	}
+	return out
+}
+
+func (s *Service) isProvider(name string) bool {
+	_, ok := s.Provider(name)
+	return ok
+}
+
+// Close stops background parts (the dev server, providers with a Close method, the avatar store).
+func (s *Service) Close() error {
+	s.mu.Lock()
+	cl := s.closers
+	s.closers = nil
+	s.mu.Unlock()
+	var errs []error
+	for i := len(cl) - 1; i >= 0; i-- {
+		errs = append(errs, cl[i]())
+	}
+	return errors.Join(errs...)
+}

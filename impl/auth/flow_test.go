@@ -1,0 +1,299 @@
+package auth_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/oauth2"
+
+	"github.com/triadhq/triad/impl/auth"
+	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/token"
+)
+
+func TestDev_LoginFlowAndRedirects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		from     func(s *site) string
+		redirect bool
+	}{
+		{"no from", func(*site) string { return "" }, false},
+		{"own host", func(s *site) string { return s.srv.URL + "/app/trace?x=1" }, true},
+		{"relative path", func(*site) string { return "/app/trace" }, true},
+		{"allowed host", func(*site) string { return "https://partner.example.org/welcome" }, true},
+		{"foreign host", func(*site) string { return "https://evil.example.com/steal" }, false},
+		{"scheme-relative", func(*site) string { return "//evil.example.com/steal" }, false},
+		{"backslash", func(*site) string { return "/\\evil.example.com" }, false},
+		{"javascript", func(*site) string { return "javascript:alert(1)" }, false},
+		{"userinfo trick", func(s *site) string {
+			return "http://" + strings.TrimPrefix(s.srv.URL, "http://") + "@evil.example.com/"
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSite(t, func(o *auth.Options) { o.AllowedRedirectHosts = []string{"partner.example.org"} })
+			from := tt.from(s)
+			q := "?site=triad"
+			if from != "" {
+				q += "&from=" + url.QueryEscape(from)
+			}
+			st, h, b := s.devLogin(q, "alice")
+			if tt.redirect {
+				if st != http.StatusSeeOther || h.Get("Location") != from {
+					t.Fatalf("want 303 to %s, got %d %s %s", from, st, h.Get("Location"), b)
+				}
+			} else {
+				if st != http.StatusOK || h.Get("Location") != "" {
+					t.Fatalf("want 200 without redirect, got %d %q", st, h.Get("Location"))
+				}
+				var u token.User
+				mustJSON(t, b, &u)
+				if u.Name != "alice" || u.ID != token.UserID("dev", "alice") || u.Email != "alice@example.com" || u.Audience != "triad" {
+					t.Fatalf("user %+v", u)
+				}
+			}
+			st, _, b = s.get("/auth/user", s.xsrf())
+			if st != 200 || !strings.Contains(string(b), `"name":"alice"`) {
+				t.Fatalf("after login: %d %s", st, b)
+			}
+			if s.cookie("AUTH-HANDSHAKE") != "" {
+				t.Fatal("handshake cookie left after the callback")
+			}
+		})
+	}
+}
+
+func TestDev_CallbackRefusals(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	// Start a login to get a valid handshake cookie and authorization URL.
+	st, h, _ := s.get("/auth/dev/login", nil)
+	if st != http.StatusFound {
+		t.Fatal(st)
+	}
+	authURL, _ := url.Parse(h.Get("Location"))
+	state := authURL.Query().Get("state")
+	if authURL.Query().Get("code_challenge_method") != "S256" || authURL.Query().Get("code_challenge") == "" {
+		t.Fatalf("no PKCE: %s", authURL)
+	}
+	tests := []struct {
+		name, query string
+		want        int
+		code        string
+	}{
+		{"state mismatch", "?state=forged&code=x", 400, "bad_state"},
+		{"provider error", "?state=" + state + "&error=access_denied", 401, "provider_error"},
+		{"missing code", "?state=" + state, 400, "bad_request"},
+		{"bad code", "?state=" + state + "&code=made-up", 502, "exchange_failed"},
+	}
+	for _, tt := range tests {
+		// Each refusal clears the handshake cookie; put it back so only the tested defect remains.
+		hs := s.cookie("AUTH-HANDSHAKE")
+		st, _, b := s.get("/auth/dev/callback"+tt.query, nil)
+		if st != tt.want || errCode(t, b) != tt.code {
+			t.Errorf("%s: %d %s", tt.name, st, b)
+		}
+		if s.cookie("JWT") != "" {
+			t.Fatalf("%s: a session was set", tt.name)
+		}
+		u, _ := url.Parse(s.srv.URL)
+		s.jar.SetCookies(u, []*http.Cookie{{Name: "AUTH-HANDSHAKE", Value: hs, Path: "/"}})
+	}
+	// Without the handshake cookie (another browser, or a replayed callback) the state is refused.
+	u, _ := url.Parse(s.srv.URL)
+	s.jar.SetCookies(u, []*http.Cookie{{Name: "AUTH-HANDSHAKE", Value: "", Path: "/", MaxAge: -1}})
+	if st, _, b := s.get("/auth/dev/callback?state="+state+"&code=x", nil); st != 400 || errCode(t, b) != "bad_state" {
+		t.Fatalf("no handshake: %d %s", st, b)
+	}
+}
+
+func TestDev_StateWorksOnce(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	_, h, _ := s.get("/auth/dev/login", nil)
+	authURL, _ := url.Parse(h.Get("Location"))
+	q := authURL.Query()
+	authURL.RawQuery = ""
+	form := url.Values{"username": {"bob"}, "state": {q.Get("state")}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
+	_, h, _ = s.do(s.plain, http.MethodPost, authURL.String(), strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	callback := h.Get("Location")
+	if st, _, b := s.get(callback, nil); st != 200 {
+		t.Fatalf("callback: %d %s", st, b)
+	}
+	// Replaying the same callback URL: the handshake cookie was consumed, so the state is refused.
+	if st, _, b := s.get(callback, nil); st != 400 || errCode(t, b) != "bad_state" {
+		t.Fatalf("replayed callback: %d %s", st, b)
+	}
+}
+
+// TestDev_ServerSpeaksOAuth2 drives the dev OAuth 2.0 server with golang.org/x/oauth2 as any
+// client would: authorization URL with PKCE, the login form, code exchange, user info.
+func TestDev_ServerSpeaksOAuth2(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	dev := s.svc.DevProvider()
+	conf := dev.OAuth2()
+	verifier := oauth2.GenerateVerifier()
+	authURL, _ := url.Parse(conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier)))
+	q := authURL.Query()
+	authURL.RawQuery = ""
+	form := url.Values{"username": {"carol"}, "state": {"st4te"}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
+	st, h, b := s.do(s.plain, http.MethodPost, authURL.String(), strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	if st != http.StatusSeeOther {
+		t.Fatalf("authorize: %d %s", st, b)
+	}
+	cb, _ := url.Parse(h.Get("Location"))
+	if cb.Query().Get("state") != "st4te" || !strings.HasSuffix(cb.Path, "/auth/dev/callback") {
+		t.Fatalf("redirect %s", cb)
+	}
+	ctx := context.Background()
+	if _, err := conf.Exchange(ctx, cb.Query().Get("code"), oauth2.VerifierOption("wrong-verifier-wrong-verifier-wrong-verifier")); err == nil {
+		t.Fatal("wrong PKCE verifier accepted")
+	}
+	// The failed attempt consumed the code: a code works once, so get a new one.
+	st, h, _ = s.do(s.plain, http.MethodPost, authURL.String(), strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	cb, _ = url.Parse(h.Get("Location"))
+	tok, err := conf.Exchange(ctx, cb.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil || st != http.StatusSeeOther {
+		t.Fatalf("exchange: %v", err)
+	}
+	if _, err := conf.Exchange(ctx, cb.Query().Get("code"), oauth2.VerifierOption(verifier)); err == nil {
+		t.Fatal("code reused")
+	}
+	resp, err := conf.Client(ctx, tok).Get(dev.URL() + "/user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"name":"carol"`) || !strings.Contains(string(body), `"email":"carol@example.com"`) {
+		t.Fatalf("user info: %d %s", resp.StatusCode, body)
+	}
+	// The dev server refuses to redirect anywhere but the registered callback.
+	evil := url.Values{"username": {"x"}, "state": {"s"}, "redirect_uri": {"https://evil.example.com/cb"}, "code_challenge": {"c"}}
+	if st, _, _ := s.do(s.plain, http.MethodPost, authURL.String(), strings.NewReader(evil.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"}); st != 400 {
+		t.Fatalf("foreign redirect_uri: %d", st)
+	}
+}
+
+var tokenInMessage = regexp.MustCompile(`token=([A-Za-z0-9_\-.]+)`)
+
+func TestVerified_SendConfirmReplay(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var sent []string
+	s := newSite(t)
+	err := s.svc.AddVerifProvider("email", `Hi {{.User}} ({{.Address}}) of {{.Site}}: {{.Token}} — link ?token={{.Token}}`,
+		provider.SenderFunc(func(address, text string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			sent = append(sent, address+"|"+text)
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := url.QueryEscape(s.srv.URL + "/app/trace")
+	st, _, b := s.get("/auth/email/login?user=<b>alice</b>&address=alice@example.com&aud=triad&from="+from, nil)
+	if st != 200 || !strings.Contains(string(b), `"status":"sent"`) {
+		t.Fatalf("send: %d %s", st, b)
+	}
+	mu.Lock()
+	msg := sent[0]
+	mu.Unlock()
+	if !strings.HasPrefix(msg, "alice@example.com|Hi &lt;b&gt;alice&lt;/b&gt; (alice@example.com) of triad: ") {
+		t.Fatalf("message %q", msg)
+	}
+	m := tokenInMessage.FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("no token in %q", msg)
+	}
+	confirm := m[1]
+	// The confirmation token never authenticates by itself.
+	if st, _, _ := s.get("/auth/user", map[string]string{"X-JWT": confirm}); st != 401 {
+		t.Fatalf("confirmation token accepted as a session: %d", st)
+	}
+	if st, _, b := s.get("/auth/email/login?token="+confirm[:len(confirm)-2]+"xx", nil); st != 403 || errCode(t, b) != "bad_confirmation" {
+		t.Fatalf("tampered: %d %s", st, b)
+	}
+	st, h, b := s.get("/auth/email/login?token="+confirm+"&sess=1", nil)
+	if st != http.StatusSeeOther || h.Get("Location") != s.srv.URL+"/app/trace" {
+		t.Fatalf("confirm: %d %s %s", st, h.Get("Location"), b)
+	}
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		if c.MaxAge != 0 {
+			t.Fatalf("sess=1 gave a persistent cookie %+v", c)
+		}
+	}
+	st, _, b = s.get("/auth/user", s.xsrf())
+	if st != 200 || !strings.Contains(string(b), `"email":"alice@example.com"`) || !strings.Contains(string(b), token.UserID("email", "alice@example.com")) {
+		t.Fatalf("user: %d %s", st, b)
+	}
+	if st, _, b := s.get("/auth/email/login?token="+confirm, nil); st != 403 || errCode(t, b) != "confirmation_used" {
+		t.Fatalf("replay: %d %s", st, b)
+	}
+	if st, _, b := s.get("/auth/email/login?user=bob", nil); st != 400 || errCode(t, b) != "bad_request" {
+		t.Fatalf("missing address: %d %s", st, b)
+	}
+}
+
+// TestVerified_ConcurrentReplay races N confirmations of one token: exactly one logs in.
+func TestVerified_ConcurrentReplay(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	var confirm atomic.Value
+	if err := s.svc.AddVerifProvider("email", `{{.Token}}`, provider.SenderFunc(func(_, text string) error {
+		confirm.Store(text)
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, b := s.get("/auth/email/login?user=dan&address=dan@example.com", nil); st != 200 {
+		t.Fatalf("send: %d %s", st, b)
+	}
+	const n = 16
+	var ok, used atomic.Int32
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := s.client.Get(s.srv.URL + "/auth/email/login?token=" + confirm.Load().(string))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			switch resp.StatusCode {
+			case 200:
+				ok.Add(1)
+			case 403:
+				used.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || used.Load() != n-1 {
+		t.Fatalf("logins %d, refusals %d", ok.Load(), used.Load())
+	}
+}
+
+func TestVerified_SendFailure(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	if err := s.svc.AddVerifProvider("sms", `{{.Token}}`, provider.SenderFunc(func(string, string) error { return io.ErrUnexpectedEOF })); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, b := s.get("/auth/sms/login?user=eve&address=555", nil); st != 502 || errCode(t, b) != "send_failed" {
+		t.Fatalf("send failure: %d %s", st, b)
+	}
+}

@@ -1,0 +1,125 @@
+package auth
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/impl/auth/middleware"
+	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// CodeUnknownProvider is the error code of a request naming a provider that is not registered.
+const CodeUnknownProvider = "unknown_provider"
+
+// Handlers returns the auth handler, to mount at AuthPath ("/auth"), and the avatar handler, to
+// mount at AvatarRoutePath ("/avatar"). Both route on the path below their mount point: chi's Mount
+// and http.StripPrefix both work.
+//
+// Auth routes: GET /list, GET /user, GET /status, GET|POST /logout, and per provider
+// GET|POST /<p>/login, GET|POST /<p>/callback, GET|POST /<p>/logout.
+func (s *Service) Handlers() (authHandler, avatarHandler http.Handler) {
+	r := chi.NewRouter()
+	r.Use(securityHeaders)
+	r.NotFound(web.NotFound)
+	r.MethodNotAllowed(web.MethodNotAllowed)
+	if s.opts.LoginPage {
+		page := s.LoginPage(s.opts.LoginPageDirect)
+		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+			// The page sets its own CSP (nonce-based): drop the deny-all one set above.
+			w.Header().Del("Content-Security-Policy")
+			page.ServeHTTP(w, r)
+		})
+	}
+	r.Get("/list", s.list)
+	r.Get("/user", s.user)
+	r.Get("/status", s.status)
+	r.Get("/logout", s.logout)
+	r.Post("/logout", s.logout)
+	for _, action := range []string{"login", "callback", "logout"} {
+		r.Get("/{provider}/"+action, s.providerHandler(action))
+		r.Post("/{provider}/"+action, s.providerHandler(action))
+	}
+	return r, s.avatarH
+}
+
+// securityHeaders hardens every auth response. The CSP forbids everything: these responses are JSON
+// or redirects. A provider that renders a form (a login page) replaces the CSP with its own.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		// Responses carry tokens and personal data: never cache them.
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Service) list(w http.ResponseWriter, _ *http.Request) {
+	web.WriteJSON(w, http.StatusOK, s.Providers())
+}
+
+func (s *Service) user(w http.ResponseWriter, r *http.Request) {
+	u, err := s.auth.Authenticate(w, r)
+	if err != nil {
+		middleware.Unauthorized(w, r)
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, u)
+}
+
+// Status is the body of GET /auth/status.
+type Status struct {
+	// Status is "logged in" or "not logged in".
+	Status string `json:"status"`
+	// User is the user name when logged in.
+	User string `json:"user,omitempty"`
+}
+
+func (s *Service) status(w http.ResponseWriter, r *http.Request) {
+	u, err := s.auth.Authenticate(w, r)
+	if err != nil {
+		web.WriteJSON(w, http.StatusOK, Status{Status: "not logged in"})
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, Status{Status: "logged in", User: u.Name})
+}
+
+func (s *Service) logout(w http.ResponseWriter, _ *http.Request) {
+	provider.Logout(w, s.jwt)
+}
+
+func (s *Service) providerHandler(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := chi.URLParam(r, "provider")
+		p, ok := s.Provider(name)
+		if !ok {
+			web.WriteError(w, r, http.StatusBadRequest, web.Error{Code: CodeUnknownProvider, Message: "unknown provider " + safeName(name)})
+			return
+		}
+		switch action {
+		case "login":
+			p.LoginHandler(w, r)
+		case "callback":
+			p.AuthHandler(w, r)
+		default:
+			p.LogoutHandler(w, r)
+		}
+	}
+}
+
+// safeName keeps an echoed provider name short and printable.
+func safeName(n string) string {
+	if !validName.MatchString(n) {
+		return "(invalid name)"
+	}
+	return n
+}
+
+// UserFromRequest is token.GetUserInfo, for callers that import only this package.
+func UserFromRequest(r *http.Request) (token.User, error) { return token.GetUserInfo(r) }

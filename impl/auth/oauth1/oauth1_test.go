@@ -1,0 +1,63 @@
+package oauth1_test
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/triadhq/triad/impl/auth/oauth1"
+)
+
+// TestSignature_KnownVector checks the HMAC-SHA1 signature against the worked example of the
+// OAuth Core 1.0 specification (Appendix A.5), which RFC 5849 keeps unchanged.
+func TestSignature_KnownVector(t *testing.T) {
+	u, _ := url.Parse("http://photos.example.net/photos?file=vacation.jpg&size=original")
+	p := url.Values{
+		"oauth_consumer_key":     {"dpf43f3p2l4k3l03"},
+		"oauth_token":            {"nnch734d00sl2jdk"},
+		"oauth_signature_method": {"HMAC-SHA1"},
+		"oauth_timestamp":        {"1191242096"},
+		"oauth_nonce":            {"kllo9940pd9333jh"},
+		"oauth_version":          {"1.0"},
+	}
+	got := oauth1.Signature("GET", u, p, nil, "kd94hf93k423kf44", "pfkkdhi9sl3r4s00")
+	if want := "tR3+Ty81lMeYAr/Fid0kMTYa/WM="; got != want {
+		t.Fatalf("signature %q, want %q\nbase %s", got, want, oauth1.BaseString("GET", u, p, nil))
+	}
+}
+
+func TestEscape_RFC3986(t *testing.T) {
+	for in, want := range map[string]string{
+		"abcABC123-._~": "abcABC123-._~",
+		"a b":           "a%20b",
+		"a+b=c&d":       "a%2Bb%3Dc%26d",
+		"ü":             "%C3%BC",
+		"*'()!":         "%2A%27%28%29%21",
+	} {
+		if got := oauth1.Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBaseString_NormalizesURI(t *testing.T) {
+	u, _ := url.Parse("HTTP://Example.COM:80/r%20v/X?b5=%3D%253D&a3=a&c%40=&a2=r%20b")
+	p := url.Values{"oauth_consumer_key": {"9djdj82h48djs9d2"}}
+	got := oauth1.BaseString("post", u, p, url.Values{"c2": {""}, "a3": {"2 q"}})
+	want := "POST&http%3A%2F%2Fexample.com%2Fr%2520v%2FX&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2"
+	if got != want {
+		t.Fatalf("base string\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestParseAuthorization(t *testing.T) {
+	v, err := oauth1.ParseAuthorization(`OAuth oauth_consumer_key="ck", oauth_signature="a%2Bb%3D", oauth_callback="http%3A%2F%2Fx%2Fcb"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Get("oauth_signature") != "a+b=" || v.Get("oauth_callback") != "http://x/cb" || v.Get("oauth_consumer_key") != "ck" {
+		t.Fatalf("parsed %v", v)
+	}
+	if _, err := oauth1.ParseAuthorization("Bearer x"); err == nil {
+		t.Fatal("accepted a bearer header")
+	}
+}

@@ -1,0 +1,365 @@
+// Package providertest runs stand-ins of the identity providers the auth service talks to, for
+// tests: each listens on a random local port and speaks its provider's real protocol — the OAuth 2.0
+// authorize/token endpoints with that provider's token-response format, and its user-info API with
+// the provider's own JSON shape (GitHub /user, Google OpenID userinfo, Facebook Graph /me, Microsoft
+// Graph /me, Yandex login.yandex.ru/info, Battle.net /oauth/userinfo, Patreon identity v2 JSON:API),
+// plus Twitter's OAuth 1.0a, Apple's Sign in with Apple and the Telegram bot API in sibling files.
+//
+// The fakes approve every authorization request at once (as if the user clicked "Allow"), and let a
+// test inject the failures a real provider produces: a denied consent, a failing token exchange, a
+// failing or id-less user-info answer.
+package providertest
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Kind names which provider a fake OAuth2 server imitates.
+type Kind string
+
+// The OAuth 2.0 providers the fakes imitate.
+const (
+	GitHub    Kind = "github"
+	Google    Kind = "google"
+	Facebook  Kind = "facebook"
+	Microsoft Kind = "microsoft"
+	Yandex    Kind = "yandex"
+	BattleNet Kind = "battlenet"
+	Patreon   Kind = "patreon"
+)
+
+// Profile is the account the fake provider logs in.
+type Profile struct {
+	ID      string // the provider's user id (a number for GitHub/Battle.net, sent as a JSON number)
+	Name    string // display name
+	Login   string // login / username / battletag
+	Picture string // avatar URL
+	Email   string
+}
+
+// paths of each kind's endpoints, mirroring the real ones.
+type paths struct{ authorize, token, info string }
+
+var kindPaths = map[Kind]paths{
+	GitHub:    {"/login/oauth/authorize", "/login/oauth/access_token", "/user"},
+	Google:    {"/o/oauth2/v2/auth", "/token", "/v1/userinfo"},
+	Facebook:  {"/v19.0/dialog/oauth", "/v19.0/oauth/access_token", "/me"},
+	Microsoft: {"/{tenant}/oauth2/v2.0/authorize", "/{tenant}/oauth2/v2.0/token", "/v1.0/me"},
+	Yandex:    {"/authorize", "/token", "/info"},
+	BattleNet: {"/authorize", "/token", "/oauth/userinfo"},
+	Patreon:   {"/oauth2/authorize", "/api/oauth2/token", "/api/oauth2/v2/identity"},
+}
+
+// OAuth2 is a running fake OAuth 2.0 provider.
+type OAuth2 struct {
+	Kind         Kind
+	ClientID     string
+	ClientSecret string
+	Server       *httptest.Server
+	// Tenant is the Microsoft tenant the fake serves ("common" unless set before use).
+	Tenant string
+
+	mu       sync.Mutex
+	profile  Profile
+	fail     Failures
+	codes    map[string]pending
+	tokens   map[string]bool
+	requests []AuthRequest
+}
+
+// Failures are the misbehaviours a test can switch on.
+type Failures struct {
+	// Deny answers the authorization request with error=access_denied (the user clicked "Cancel").
+	Deny bool
+	// Token makes the token endpoint refuse the code (invalid_grant).
+	Token bool
+	// Info makes the user-info endpoint answer 500.
+	Info bool
+	// InfoNoID makes the user-info answer lack the user id.
+	InfoNoID bool
+}
+
+// AuthRequest records what a client sent to the authorization endpoint.
+type AuthRequest struct {
+	Query url.Values
+}
+
+type pending struct {
+	redirectURI string
+	challenge   string
+}
+
+// NewOAuth2 starts a fake of kind for one client; it stops when the test ends.
+func NewOAuth2(t testing.TB, kind Kind, clientID, clientSecret string) *OAuth2 {
+	t.Helper()
+	p, ok := kindPaths[kind]
+	if !ok {
+		t.Fatalf("providertest: unknown kind %q", kind)
+	}
+	f := &OAuth2{Kind: kind, ClientID: clientID, ClientSecret: clientSecret, Tenant: "common",
+		codes: map[string]pending{}, tokens: map[string]bool{},
+		profile: Profile{ID: "1001", Name: "Test User", Login: "tester", Picture: "", Email: "tester@example.com"}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+p.authorize, f.authorize)
+	mux.HandleFunc("POST "+p.token, f.token)
+	mux.HandleFunc("GET "+p.info, f.info)
+	f.Server = httptest.NewServer(mux)
+	t.Cleanup(f.Server.Close)
+	return f
+}
+
+func (f *OAuth2) path(p string) string {
+	return f.Server.URL + strings.ReplaceAll(p, "{tenant}", f.Tenant)
+}
+
+// AuthURL, TokenURL and InfoURL are the fake's endpoints, to override a provider's defaults.
+func (f *OAuth2) AuthURL() string { return f.path(kindPaths[f.Kind].authorize) }
+
+// TokenURL is the fake's token endpoint.
+func (f *OAuth2) TokenURL() string { return f.path(kindPaths[f.Kind].token) }
+
+// InfoURL is the fake's user-info endpoint, with the query the real API needs.
+func (f *OAuth2) InfoURL() string {
+	u := f.path(kindPaths[f.Kind].info)
+	switch f.Kind {
+	case Facebook:
+		return u + "?fields=id,name,picture"
+	case Yandex:
+		return u + "?format=json"
+	case Patreon:
+		return u + "?" + url.Values{"fields[user]": {"full_name,image_url"}}.Encode()
+	}
+	return u
+}
+
+// SetProfile sets the account the next logins are for.
+func (f *OAuth2) SetProfile(p Profile) { f.mu.Lock(); f.profile = p; f.mu.Unlock() }
+
+// Fail switches failures on (or off with the zero value).
+func (f *OAuth2) Fail(x Failures) { f.mu.Lock(); f.fail = x; f.mu.Unlock() }
+
+// Requests returns the authorization requests seen so far.
+func (f *OAuth2) Requests() []AuthRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]AuthRequest(nil), f.requests...)
+}
+
+func (f *OAuth2) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("client_id") != f.ClientID || q.Get("redirect_uri") == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client"})
+		return
+	}
+	redirect := q.Get("redirect_uri")
+	f.mu.Lock()
+	f.requests = append(f.requests, AuthRequest{Query: q})
+	fail := f.fail
+	f.mu.Unlock()
+	back := url.Values{}
+	if s := q.Get("state"); s != "" {
+		back.Set("state", s)
+	}
+	switch {
+	case q.Get("response_type") != "code":
+		back.Set("error", "unsupported_response_type")
+	case fail.Deny:
+		back.Set("error", "access_denied")
+		back.Set("error_description", "The user has denied your application access.")
+	default:
+		code := randomHex(16)
+		f.mu.Lock()
+		f.codes[code] = pending{redirectURI: redirect, challenge: q.Get("code_challenge")}
+		f.mu.Unlock()
+		back.Set("code", code)
+	}
+	http.Redirect(w, r, redirect+"?"+back.Encode(), http.StatusFound)
+}
+
+func (f *OAuth2) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		f.tokenError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if ok {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if id != f.ClientID || secret != f.ClientSecret {
+		f.tokenError(w, http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	code := r.PostForm.Get("code")
+	f.mu.Lock()
+	p, found := f.codes[code]
+	delete(f.codes, code) // one use only
+	fail := f.fail.Token
+	f.mu.Unlock()
+	if r.PostForm.Get("grant_type") != "authorization_code" {
+		f.tokenError(w, http.StatusBadRequest, "unsupported_grant_type")
+		return
+	}
+	if !found || fail || r.PostForm.Get("redirect_uri") != p.redirectURI {
+		f.tokenError(w, http.StatusBadRequest, "invalid_grant")
+		return
+	}
+	if p.challenge != "" {
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if base64.RawURLEncoding.EncodeToString(sum[:]) != p.challenge {
+			f.tokenError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+	}
+	tok := randomHex(20)
+	f.mu.Lock()
+	f.tokens[tok] = true
+	f.mu.Unlock()
+	w.Header().Set("Cache-Control", "no-store")
+	// GitHub answers form-encoded unless the client asks for JSON; the others answer JSON.
+	if f.Kind == GitHub && !strings.Contains(r.Header.Get("Accept"), "application/json") {
+		w.Header().Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+		_, _ = w.Write([]byte(url.Values{"access_token": {tok}, "scope": {""}, "token_type": {"bearer"}}.Encode()))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
+}
+
+func (f *OAuth2) tokenError(w http.ResponseWriter, status int, code string) {
+	if f.Kind == GitHub {
+		// GitHub reports a bad code with 200 and an error field, which clients must still treat as failure.
+		w.Header().Set("Content-Type", "application/json")
+		writeJSON(w, http.StatusOK, map[string]string{"error": "bad_verification_code", "error_description": "The code passed is incorrect or expired."})
+		return
+	}
+	writeJSON(w, status, map[string]string{"error": code})
+}
+
+// bearer extracts the access token the way the real API accepts it.
+func (f *OAuth2) bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	for _, scheme := range []string{"Bearer ", "bearer ", "OAuth ", "token "} {
+		if t, ok := strings.CutPrefix(h, scheme); ok {
+			return t
+		}
+	}
+	if f.Kind == Facebook {
+		return r.URL.Query().Get("access_token")
+	}
+	return ""
+}
+
+func (f *OAuth2) info(w http.ResponseWriter, r *http.Request) {
+	tok := f.bearer(r)
+	f.mu.Lock()
+	known := f.tokens[tok]
+	fail, p := f.fail, f.profile
+	f.mu.Unlock()
+	if !known {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+		return
+	}
+	if fail.Info {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "Server Error"})
+		return
+	}
+	if fail.InfoNoID {
+		p.ID = ""
+	}
+	writeJSON(w, http.StatusOK, f.userJSON(r, p))
+}
+
+// userJSON renders p in the provider's own user-info shape.
+func (f *OAuth2) userJSON(r *http.Request, p Profile) any {
+	switch f.Kind {
+	case GitHub:
+		return map[string]any{"login": p.Login, "id": jsonNumber(p.ID), "node_id": "MDQ6VXNlcjE=", "avatar_url": p.Picture,
+			"html_url": "https://github.com/" + p.Login, "type": "User", "name": p.Name, "email": p.Email}
+	case Google:
+		return omitEmpty(map[string]any{"sub": p.ID, "name": p.Name, "given_name": p.Name, "picture": p.Picture,
+			"email": p.Email, "email_verified": true, "locale": "en"})
+	case Facebook:
+		// Graph API returns only the requested fields.
+		out := map[string]any{}
+		for _, fld := range strings.Split(r.URL.Query().Get("fields"), ",") {
+			switch fld {
+			case "id":
+				if p.ID != "" {
+					out["id"] = p.ID
+				}
+			case "name":
+				out["name"] = p.Name
+			case "picture":
+				out["picture"] = map[string]any{"data": map[string]any{"height": 50, "width": 50,
+					"is_silhouette": p.Picture == "", "url": p.Picture}}
+			case "email":
+				out["email"] = p.Email
+			}
+		}
+		return out
+	case Microsoft:
+		return omitEmpty(map[string]any{"@odata.context": "https://graph.microsoft.com/v1.0/$metadata#users/$entity",
+			"id": p.ID, "displayName": p.Name, "userPrincipalName": p.Email, "mail": p.Email, "givenName": p.Name})
+	case Yandex:
+		out := omitEmpty(map[string]any{"id": p.ID, "login": p.Login, "client_id": f.ClientID, "display_name": p.Name,
+			"real_name": p.Name, "default_email": p.Email, "psuid": "1.AAA"})
+		if p.Picture != "" {
+			out["default_avatar_id"] = p.Picture
+			out["is_avatar_empty"] = false
+		} else {
+			out["is_avatar_empty"] = true
+		}
+		return out
+	case BattleNet:
+		return map[string]any{"sub": p.ID, "id": jsonNumber(p.ID), "battletag": p.Login}
+	case Patreon:
+		data := map[string]any{"type": "user", "attributes": map[string]any{"full_name": p.Name, "image_url": p.Picture}}
+		if p.ID != "" {
+			data["id"] = p.ID
+		}
+		return map[string]any{"data": data, "links": map[string]any{"self": "https://www.patreon.com/api/oauth2/v2/user/" + p.ID}}
+	}
+	return nil
+}
+
+// jsonNumber renders a numeric id as a JSON number (null when empty), as GitHub and Twitter do.
+func jsonNumber(s string) any {
+	if s == "" {
+		return nil
+	}
+	return json.Number(s)
+}
+
+func omitEmpty(m map[string]any) map[string]any {
+	for k, v := range m {
+		if s, ok := v.(string); ok && s == "" {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,168 @@
+package token_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/triadhq/triad/impl/auth/token"
+)
+
+func newSvc(now *time.Time, mod func(*token.Opts)) *token.Service {
+	o := token.Opts{
+		SecretReader: token.SecretFunc(func(aud string) (string, error) {
+			if aud == "nosecret" {
+				return "", nil
+			}
+			return "secret-0123456789abcdef-" + aud, nil
+		}),
+		Issuer: "iss",
+		Now:    func() time.Time { return *now },
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	return token.NewService(o)
+}
+
+func userClaims(aud string) token.Claims {
+	c := token.Claims{User: &token.User{Name: "n", ID: "p_1"}}
+	if aud != "" {
+		c.Audience = jwt.ClaimStrings{aud}
+	}
+	return c
+}
+
+func TestJWT_Defaults(t *testing.T) {
+	s := token.NewService(token.Opts{})
+	if s.TokenDuration != 15*time.Minute || s.CookieDuration != 31*24*time.Hour || s.JWTCookieName != "JWT" ||
+		s.XSRFCookieName != "XSRF-TOKEN" || s.XSRFHeaderKey != "X-XSRF-TOKEN" || s.JWTHeaderKey != "X-JWT" || s.JWTQuery != "token" ||
+		s.SameSite != http.SameSiteLaxMode {
+		t.Fatalf("defaults %+v", s.Opts)
+	}
+}
+
+func TestJWT_SetThenGetRoundTrip(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, nil)
+	w := httptest.NewRecorder()
+	c, err := s.Set(w, userClaims("site"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID == "" || c.Issuer != "iss" || c.ExpiresAt.Sub(now) > 15*time.Minute || c.AuthTime != now.Unix() || c.User.Audience != "site" {
+		t.Fatalf("claims %+v", c)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	for _, ck := range w.Result().Cookies() {
+		r.AddCookie(ck)
+	}
+	r.Header.Set("X-XSRF-TOKEN", c.ID)
+	got, tok, err := s.Get(r)
+	if err != nil || got.User.Name != "n" || tok == "" {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+}
+
+func TestJWT_ExpiryAndRefreshWindow(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, func(o *token.Opts) { o.CookieDuration = time.Hour })
+	w := httptest.NewRecorder()
+	c, _ := s.Set(w, userClaims(""))
+	req := func() *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		for _, ck := range w.Result().Cookies() {
+			r.AddCookie(ck)
+		}
+		r.Header.Set("X-XSRF-TOKEN", c.ID)
+		return r
+	}
+	now = now.Add(20 * time.Minute)
+	got, _, err := s.Get(req())
+	if !errors.Is(err, token.ErrExpired) || got.ID != c.ID {
+		t.Fatalf("within cookie lifetime: %v %+v", err, got)
+	}
+	now = now.Add(time.Hour)
+	if _, _, err := s.Get(req()); errors.Is(err, token.ErrExpired) || err == nil {
+		t.Fatalf("past cookie lifetime: %v", err)
+	}
+}
+
+func TestJWT_RejectsAlgorithms(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, nil)
+	c := userClaims("")
+	c.Issuer = "iss"
+	c.ExpiresAt = jwt.NewNumericDate(now.Add(time.Minute))
+	key := []byte("secret-0123456789abcdef-")
+	for _, m := range []jwt.SigningMethod{jwt.SigningMethodHS384, jwt.SigningMethodHS512} {
+		tok, _ := jwt.NewWithClaims(m, c).SignedString(key)
+		if _, err := s.Parse(tok); !errors.Is(err, token.ErrInvalid) {
+			t.Errorf("%s accepted: %v", m.Alg(), err)
+		}
+	}
+	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, c).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if _, err := s.Parse(none); !errors.Is(err, token.ErrInvalid) {
+		t.Errorf("none accepted: %v", err)
+	}
+	good, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
+	if _, err := s.Parse(good); err != nil {
+		t.Errorf("HS256 refused: %v", err)
+	}
+}
+
+func TestJWT_AudienceAndSecret(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, func(o *token.Opts) { o.Audiences = []string{"a"} })
+	if _, err := s.Token(userClaims("b")); !errors.Is(err, token.ErrAudience) {
+		t.Fatalf("alien aud: %v", err)
+	}
+	s2 := newSvc(&now, nil)
+	if _, err := s2.Token(userClaims("nosecret")); !errors.Is(err, token.ErrSecret) {
+		t.Fatalf("empty secret: %v", err)
+	}
+}
+
+func TestJWT_HandshakeIsNotASession(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, nil)
+	hs, err := s.HandshakeToken("", token.Handshake{State: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.ParseHandshake(hs)
+	if err != nil || c.Handshake.State != "x" || c.User != nil {
+		t.Fatalf("handshake %v %+v", err, c)
+	}
+	w := httptest.NewRecorder()
+	full, _ := s.Set(w, userClaims(""))
+	tok, _ := s.Token(full)
+	if _, err := s.ParseHandshake(tok); err == nil {
+		t.Fatal("a session token passed as a handshake")
+	}
+	now = now.Add(16 * time.Minute)
+	if _, err := s.ParseHandshake(hs); err == nil {
+		t.Fatal("expired handshake accepted")
+	}
+}
+
+func TestJWT_UserAttributes(t *testing.T) {
+	var u token.User
+	u.SetBoolAttr("b", true)
+	u.SetStrAttr("s", "v")
+	u.SetSliceAttr("l", []string{"x", "y"})
+	if !u.BoolAttr("b") || u.StrAttr("s") != "v" || len(u.SliceAttr("l")) != 2 || u.StrAttr("b") != "" || u.IsAdmin() {
+		t.Fatalf("%+v", u)
+	}
+	u.SetAdmin(true)
+	if !u.IsAdmin() {
+		t.Fatal("admin")
+	}
+	if (token.User{ID: token.UserID("my_custom", "1")}).Provider() != "my_custom" {
+		t.Fatal("provider of id")
+	}
+}
