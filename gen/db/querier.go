@@ -27,8 +27,6 @@ type Querier interface {
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
 	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
 	GetAvatarEtag(ctx context.Context, id string) (string, error)
-	// GetOrderForUpdate reads and locks an order with its performer's name (any caller; rules are applied by the service).
-	GetOrderForUpdate(ctx context.Context, id int64) (GetOrderForUpdateRow, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
 	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
 	// GetOrderTokenUser resolves an unexpired token hash to its user.
@@ -43,14 +41,10 @@ type Querier interface {
 	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
 	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 	ListAvatarIDs(ctx context.Context) ([]string, error)
-	// LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
-	LockOrderUsers(ctx context.Context, ids []int64) ([]LockOrderUsersRow, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
-	// SettleOrder pays for a READY order whose customer and performer rows the caller has locked and whose funds it has checked: debit, credit, commission, three ledger rows and COMPLETED, in one statement.
-	SettleOrder(ctx context.Context, arg SettleOrderParams) (int64, error)
 	// TakeOrder moves a waiting order to IN_PROGRESS for a performer; no row means it was not waiting.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
 	// UpsertAvatar stores or replaces the avatar with the given id.
