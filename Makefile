@@ -19,6 +19,13 @@ help: ## list the targets
 deps-postgres: ## install PostgreSQL server binaries from Debian when missing (as root)
 	@bash scripts/ensure-postgres.sh
 
+.PHONY: deps-chromium
+deps-chromium: ## install Debian's chromium when missing (as root); the auth browser test drives it
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then echo "installing chromium from Debian..."; \
+			DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1; fi; }
+
 .PHONY: deps-npm
 deps-npm: node_modules/.installed ## install the pinned npm tools (spectral, redocly, prism, ts)
 
@@ -72,7 +79,7 @@ contract: deps-postgres deps-npm ## replay the end-to-end suites through Prism v
 	TRIAD_E2E_PRISM=1 $(GO) test -count=1 -timeout 10m -v ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-npm check-generated check-sdk fmt-check sqlc-check ## every check: generated code, gofmt, vet, sqlc, go test -race
+test: deps-postgres deps-chromium deps-npm check-generated check-sdk fmt-check sqlc-check ## every check: generated code, gofmt, vet, sqlc, go test -race
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 12m ./...
 

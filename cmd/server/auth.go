@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -31,7 +30,7 @@ const (
 // login demo page at /auth/), the avatar handler at /avatar. Dev mode adds the dev OAuth2 provider
 // and a direct provider with demo credentials; prod mode enables the providers of AUTH_PROVIDERS.
 func (a *app) mountAuth(r chi.Router) error {
-	svc, direct, err := newAuthService(a.cfg, a.log)
+	svc, err := newAuthService(a.cfg, a.log)
 	if err != nil {
 		return err
 	}
@@ -45,29 +44,16 @@ func (a *app) mountAuth(r chi.Router) error {
 		return err
 	}
 	authH, avatarH := svc.Handlers()
-	page := svc.LoginPage(direct)
 	// The spec fixes every /auth and /avatar route, so requests are validated against it before the
-	// library sees them; the demo page is outside the API.
-	validated := web.Validator(spec)(authH)
-	r.Mount("/auth", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/auth/" || r.URL.Path == "/auth" {
-			if r.Method != http.MethodGet && r.Method != http.MethodHead {
-				web.MethodNotAllowed(w, r)
-				return
-			}
-			page.ServeHTTP(w, r)
-			return
-		}
-		validated.ServeHTTP(w, r)
-	}))
+	// library sees them.
+	r.Mount("/auth", web.Validator(spec)(authH))
 	r.Mount("/avatar", web.Validator(spec)(avatarH))
 	a.log.Info("auth: providers", "providers", svc.Providers())
 	return nil
 }
 
-// newAuthService builds the auth service from the config. It returns the name of the direct
-// provider shown on the demo page ("" when none).
-func newAuthService(cfg Config, log *slog.Logger) (*auth.Service, string, error) {
+// newAuthService builds the auth service from the config, with the demo login page at /auth/.
+func newAuthService(cfg Config, log *slog.Logger) (*auth.Service, error) {
 	c := cfg.Auth
 	secret := string(c.Secret)
 	opts := auth.Options{
@@ -82,15 +68,18 @@ func newAuthService(cfg Config, log *slog.Logger) (*auth.Service, string, error)
 		Logger:               slogAdapter(log),
 		SecureCookies:        c.SecureCookies,
 		AllowedRedirectHosts: splitList(c.AllowedHosts),
+		LoginPage:            true,
+	}
+	if cfg.IsDev() {
+		opts.LoginPageDirect = devDirectProvider
 	}
 	svc, err := auth.New(opts)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	direct := ""
-	fail := func(err error) (*auth.Service, string, error) {
+	fail := func(err error) (*auth.Service, error) {
 		_ = svc.Close()
-		return nil, "", err
+		return nil, err
 	}
 	if cfg.IsDev() {
 		port := c.DevPort
@@ -107,7 +96,6 @@ func newAuthService(cfg Config, log *slog.Logger) (*auth.Service, string, error)
 		})); err != nil {
 			return fail(err)
 		}
-		direct = devDirectProvider
 	}
 	for _, p := range splitList(string(c.Providers)) {
 		name, rest, _ := strings.Cut(p, ":")
@@ -129,10 +117,14 @@ func newAuthService(cfg Config, log *slog.Logger) (*auth.Service, string, error)
 			return fail(err)
 		}
 	}
+	// Providers with their own settings (AUTH_<NAME>_CID, Apple, Telegram, custom): auth_providers.go.
+	if err := addConfiguredProviders(context.Background(), cfg, svc); err != nil {
+		return fail(err)
+	}
 	if len(svc.Providers()) == 0 {
 		log.Warn("auth: no login provider configured (set AUTH_PROVIDERS)")
 	}
-	return svc, direct, nil
+	return svc, nil
 }
 
 // emailTemplate is the confirmation message of the "email" verified provider.

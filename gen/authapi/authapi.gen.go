@@ -171,6 +171,19 @@ type Error struct {
 	RequestId *string `json:"requestId,omitempty"`
 }
 
+// MessengerLogin A messenger login request; the bot token itself is never revealed.
+type MessengerLogin struct {
+	// Bot The bot's username.
+	//
+	// Example: triad_login_bot
+	Bot string `json:"bot"`
+
+	// Token Request token, sent to the bot as `/start <token>`.
+	//
+	// Example: 6f1c0e4a9b2d4c7e8f0a1b2c3d4e5f60
+	Token string `json:"token"`
+}
+
 // Sent A confirmation message was sent.
 type Sent struct {
 	// Address Example: alice@example.com
@@ -314,7 +327,7 @@ type LoginParams struct {
 	// Sess 1 for session-only cookies (verified provider).
 	Sess *LoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
 
-	// User User name (direct
+	// User User name (direct, verified).
 	User *string `form:"user,omitempty" json:"user,omitempty"`
 
 	// Passwd Password (direct; unsafe over plain HTTP).
@@ -323,7 +336,7 @@ type LoginParams struct {
 	// Address Where to send the confirmation (verified).
 	Address *string `form:"address,omitempty" json:"address,omitempty"`
 
-	// Token Confirmation token (verified).
+	// Token Confirmation token (verified) or login request token (messenger).
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
 }
 
@@ -395,6 +408,32 @@ func (t *Login200JSONResponseBody) FromSent(v Sent) error {
 
 // MergeSent performs a merge with any union data inside the Login200JSONResponseBody, using the provided Sent
 func (t *Login200JSONResponseBody) MergeSent(v Sent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessengerLogin returns the union data inside the Login200JSONResponseBody as a MessengerLogin
+func (t Login200JSONResponseBody) AsMessengerLogin() (MessengerLogin, error) {
+	var body MessengerLogin
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessengerLogin overwrites any union data inside the Login200JSONResponseBody as the provided MessengerLogin
+func (t *Login200JSONResponseBody) FromMessengerLogin(v MessengerLogin) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessengerLogin performs a merge with any union data inside the Login200JSONResponseBody, using the provided MessengerLogin
+func (t *Login200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -489,6 +528,16 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// LoginPage Demo login page
+	//
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
+	//
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListProviders List the active providers
 	//
 	// The names of the registered providers, in registration order.
@@ -529,14 +578,18 @@ type ClientInterface interface {
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-	// any refusal.
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
 	// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
 	Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CallbackPost OAuth 2.0 redirect target (form_post)
 	//
-	// For providers answering with `response_mode=form_post`; same outcomes as GET.
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 	CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -551,6 +604,13 @@ type ClientInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
 	//
 	// `from` is honoured only for this server's host and the configured allowed hosts; any other
 	// value is ignored (never followed).
@@ -605,6 +665,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
 	GetAvatar(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// LoginPage Demo login page
+//
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
+//
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *Client) LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListProviders List the active providers
@@ -697,7 +777,8 @@ func (c *Client) GetUser(ctx context.Context, params *GetUserParams, reqEditors 
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-// any refusal.
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
 // Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
 func (c *Client) Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -714,7 +795,10 @@ func (c *Client) Callback(ctx context.Context, provider Provider, params *Callba
 
 // CallbackPost OAuth 2.0 redirect target (form_post)
 //
-// For providers answering with `response_mode=form_post`; same outcomes as GET.
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
 //
 // Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -739,6 +823,13 @@ func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
 //
 // `from` is honoured only for this server's host and the configured allowed hosts; any other
 // value is ignored (never followed).
@@ -862,6 +953,33 @@ func (c *Client) GetAvatar(ctx context.Context, id string, reqEditors ...Request
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewLoginPageRequest constructs an http.Request for the LoginPage method
+func NewLoginPageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/auth/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListProvidersRequest constructs an http.Request for the ListProviders method
@@ -1536,6 +1654,18 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// LoginPageWithResponse Demo login page
+	//
+	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+	// allows only its own nonce-tagged script and style.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error)
+
 	// ListProvidersWithResponse List the active providers
 	//
 	// The names of the registered providers, in registration order.
@@ -1586,7 +1716,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-	// any refusal.
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1595,7 +1726,10 @@ type ClientWithResponsesInterface interface {
 
 	// CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 	//
-	// For providers answering with `response_mode=form_post`; same outcomes as GET.
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1612,6 +1746,13 @@ type ClientWithResponsesInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
 	//
 	// `from` is honoured only for this server's host and the configured allowed hosts; any other
 	// value is ignored (never followed).
@@ -1674,6 +1815,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
 	GetAvatarWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error)
+}
+
+// LoginPageResponse200Headers the declared response headers of an HTTP 200 response for LoginPage
+type LoginPageResponse200Headers struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LoginPageResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListProvidersResponse200Headers the declared response headers of an HTTP 200 response for ListProviders
@@ -2124,6 +2306,8 @@ type LoginResponse struct {
 	JSON400 *LoginBadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *LoginForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -2151,6 +2335,11 @@ func (r LoginResponse) GetJSON400() *LoginBadRequest {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r LoginResponse) GetJSON403() *LoginForbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LoginResponse) GetJSON404() *Error {
+	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -2468,6 +2657,24 @@ func (r GetAvatarResponse) ContentType() string {
 	return ""
 }
 
+// LoginPageWithResponse Demo login page
+//
+// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+// allows only its own nonce-tagged script and style.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /auth/ (the `LoginPage` operationId).
+func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error) {
+	rsp, err := c.LoginPage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginPageResponse(rsp)
+}
+
 // ListProvidersWithResponse List the active providers
 //
 // The names of the registered providers, in registration order.
@@ -2548,7 +2755,8 @@ func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, params *G
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-// any refusal.
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2563,7 +2771,10 @@ func (c *ClientWithResponses) CallbackWithResponse(ctx context.Context, provider
 
 // CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 //
-// For providers answering with `response_mode=form_post`; same outcomes as GET.
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2586,6 +2797,13 @@ func (c *ClientWithResponses) CallbackPostWithResponse(ctx context.Context, prov
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
 //
 // `from` is honoured only for this server's host and the configured allowed hosts; any other
 // value is ignored (never followed).
@@ -2689,6 +2907,35 @@ func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, id stri
 		return nil, err
 	}
 	return ParseGetAvatarResponse(rsp)
+}
+
+// ParseLoginPageResponse parses an HTTP response from a LoginPageWithResponse call
+func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LoginPageResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListProvidersResponse parses an HTTP response from a ListProvidersWithResponse call
@@ -3109,6 +3356,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3440,6 +3694,9 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(w http.ResponseWriter, r *http.Request)
 	// ListProviders List the active providers
 	// (GET /auth/list)
 	ListProviders(w http.ResponseWriter, r *http.Request)
@@ -3481,6 +3738,12 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// LoginPage Demo login page
+// (GET /auth/)
+func (_ Unimplemented) LoginPage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // ListProviders List the active providers
 // (GET /auth/list)
@@ -3562,6 +3825,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// LoginPage operation middleware
+func (siw *ServerInterfaceWrapper) LoginPage(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoginPage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListProviders operation middleware
 func (siw *ServerInterfaceWrapper) ListProviders(w http.ResponseWriter, r *http.Request) {
@@ -4161,6 +4438,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/auth/", wrapper.LoginPage)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/auth/list", wrapper.ListProviders)
 	})
 	r.Group(func(r chi.Router) {
@@ -4251,6 +4531,41 @@ type TooLargeJSONResponse Error
 type UnauthorizedJSONResponse Error
 
 type UnknownProviderJSONResponse Error
+
+type LoginPageRequestObject struct {
+}
+
+type LoginPageResponseObject interface {
+	VisitLoginPageResponse(w http.ResponseWriter) error
+}
+
+type LoginPage200ResponseHeaders struct {
+	ContentSecurityPolicy *string
+}
+
+type LoginPage200TexthtmlResponse struct {
+	Body          io.Reader
+	Headers       LoginPage200ResponseHeaders
+	ContentLength int64
+}
+
+func (response LoginPage200TexthtmlResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentSecurityPolicy != nil {
+		w.Header().Set("Content-Security-Policy", fmt.Sprint(*response.Headers.ContentSecurityPolicy))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
 
 type ListProvidersRequestObject struct {
 }
@@ -4703,6 +5018,20 @@ func (response Login403JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 	return err
 }
 
+type Login404JSONResponse Error
+
+func (response Login404JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type Login413JSONResponse struct{ TooLargeJSONResponse }
 
 func (response Login413JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
@@ -5049,6 +5378,9 @@ func (response GetAvatar500JSONResponse) VisitGetAvatarResponse(w http.ResponseW
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// LoginPage Demo login page
+	// (GET /auth/)
+	LoginPage(ctx context.Context, request LoginPageRequestObject) (LoginPageResponseObject, error)
 	// ListProviders List the active providers
 	// (GET /auth/list)
 	ListProviders(ctx context.Context, request ListProvidersRequestObject) (ListProvidersResponseObject, error)
@@ -5124,6 +5456,30 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// LoginPage operation middleware
+func (sh *strictHandler) LoginPage(w http.ResponseWriter, r *http.Request) {
+	var request LoginPageRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginPage(ctx, request.(LoginPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginPage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoginPageResponseObject); ok {
+		if err := validResponse.VisitLoginPageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListProviders operation middleware
@@ -5462,88 +5818,103 @@ func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id st
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dzrcts2l6+C4X4zlTzUzZd8sTydWddNm7T5Em/sTDoTe0WIPJJQUwALgLbVjP/uA+wj7pPs4AAkQZGy",
-	"Zcdp/3y/EpEAzsG53+gvQSyWmeDAtQrGX4IF0AQk/vetiKlmgpv/J6BiyTL7M/gACZMQa6KpnIPuB2Gg",
-	"4gUsqVk6E3JJdTAOcsl6EmYggccQhIFeZRCMA6Ul4/Pg7i4M3okzzmazJoDj9IauFIm4UGZBVIcAPF8G",
-	"48+Bextctp19BvpEiCsGzdOjXz6dR4TyhES/nX34qXf+/tdX7yIS43JFOgo0EZykYs44LpMwk6AWIYlT",
-	"oBIS91bkulvHbB2NuzDIqKRL0I6mp1JcswRkG03nTGkwp2duEeF0CQYdIAOa68UgZcpChFu6zFIDKoHr",
-	"IAyYOSGjehGEgdlkfhWQwkDCHzmTkARjLXPw8c2o1iDN5v/+THt/DnuHl+7fSe/yyzDcG939o5Vzhm6v",
-	"UVSaNzlfAKno6sj6nSLXNM3hiBTYkJsFcKIXQLS4Ak5isQRFZlIs8eEvn87d1n5xQSub1RV/61VgamxY",
-	"0tu3wOd6EYx3D16EbWyRoDLBFSBXjmca5FvD7uZt3or5HBLC+BHZG+4RLRC7a5qyhGpISGQwjvrE3LqQ",
-	"ICqBKKsXG/TpHxJmwTj4j0GlfQO3dFCus1Lcq8T4vl2VvOP9fqDJz1TDDV2ZjbHgGrg2/6VZljILYPC7",
-	"stiU4mRWJoZUcBsvKJ/DZEZZCkkQBktQis7NO3P/UkQTlhAuNKFxDJlG2hhRFZL9iTAIHnjnc6ftFvat",
-	"GrySUkh7gzWdXcMoIp0aHhJmuYIEETAguyGJcgWS8ZmobzFPSSzy1CI+BSKBJma9Ap7U18aCz5gxZ/Ym",
-	"3p4EUnZttLXbN7c7oWk6pfHVDzT5AH/koPT2ZEfhyDzDgIriMSPnV1zc8Imn0hU33EvPaIgMUEeVphra",
-	"zpvSZGJf+gdZc4fPyZIpxfg8JHCboa4KiRdfUh0vGJ8fmXXSstuZyTll3DLuazm9ft3oiEQlyhHpLChP",
-	"1IJeFfrWwDY0PE5Cg7S9jo96150mLZsi0uHCSgwy8g03BpGmT9Ia5jZPAC/nU7d4RRTIa5DErngGatVh",
-	"RmNCOck53GYQG/NkxDmXcEQS0JSl1jYJnq4Is8bX4ZOKOd7fmrs3/HH3Z4l1RZOD3d3p7j9f0L2DF9Nk",
-	"tnc4HO0lMzoFuhsn+3sw2h9BHB/Cy8qI05TFjzAQHxW00qE00yHhgsh6gHLkzMJ91vnJltZCfp/rx5HM",
-	"SGaurN4ZzEWut6fCmd3cQocTd0kXqTzjJRl/snFzCrrJFjlVrJs1Y6VN7JVRpW4SZFoZx2Bc9dwG8xta",
-	"rsrWOEoY0ySuQSr2JyTokQb2ngOaJBKUCgmtELxheiFyY22pJrNU3HQLVWX8JyGnLEmAP5IlNE8YxuUt",
-	"5CveTbjQE5qm4qYRATBFFNNAmLLenxO3jpQHG/rEEhLgmtFUbWK+v6RuMGMhUYdRFIS0kiCkZb+x8G1H",
-	"+h57gov8Q2v+3IadNDXuf4Uu43mkoI18EekYeg1obiMIZ3zXiaYK7+RRJSIda8zKd94lItK5BslmzIQ+",
-	"eB/GMTY1BHPu0OxrkKW5UUKW0lUR0BSJygcbVz3JHRYC3OION8ZuGE08h1+sA4/GpAaScnWDuRY6Bhe8",
-	"oaIZWcYtpAP9eZ+UIWMC3BDLBLpKWSKdi/vyucIFiRro79RagJzRORwZh6Rw3fHH89e918fvfjx7ffzr",
-	"Ky8F+rsyiXMh3hov+iQRcJZvooWYpHiKLwXuLZmKZEW0EMQueQbuN+A6AUBIcBsDJMoLf75TJGVLppGr",
-	"H3nBoCfKfe4f4N/XPDZabU/w/NlzuJ4KZjQ2MRBqNQbB1Gk4+g+miKbLDDBOLsL7jCrtxUgkZTPQbAkh",
-	"UWzOTa6OmlFqKk3nQjK9WIZkhgDKF86QhTaRx1hUNisbIZHwuw1Qpys/oRYSMbZo9KZCcvDcH5RRPPFz",
-	"f8c19L2+Qj6BcY+PG75B1IDsK8GImWUcFoOYIhU5+0HlrtAunNTdbR3Oj2iOejZd8/yLsS2ZFBlIzcrY",
-	"oEafQEtGUZLvr6uEgQ1iWup5pfO28rigalGaXpAkk5AV4apf21qKXun1a+BHw939FvjGUNdRN2dssfXO",
-	"r5J9tueU16nqi2JqpNZAsuxsrX2hjREzAtcgV1YzaEpMwIFhUy5nNIYm1a0Mrh94puk0NXJvxB56JlbB",
-	"BxKoErxOrzW706COSwGbQE5B9mYMUlTQaQpLZfCnhVIaW+XySKzFaVgWNQsPfzygTnxHxgYipVL5izGS",
-	"swLuGPEQlyzE6rg2PrkHVEq6WgNdp8HrfEl5RV+4zVLK8e51Im+y4S3XdE7oTbKhRtpz2VTvTWK13KY4",
-	"oLQ1q6Wxq3J0VUdmb7ZLD+NhMoL96QF9ET9IMhSy+yl25kzmugbXYmd3ALmhiijgusWI2ESmzmNM9v/T",
-	"/e7HYtlGtiIzrgr9BkJ7ld+/m9sXlqBbb1ce3qgfuOpXrtAFWW6oPNVWF2y9v3nPJrZpUYoIwsDE+v5v",
-	"L9m/9Bnpr9lo1eoYf1RFhwAL6eUJa+KK5ZUtSddGsI9qU42foQfRWElyIUaLGGgtC3lgZjNNT70FtiFR",
-	"P/vVrZaUmI1smmtAkW+g5XzUmpC66MMmW91CqUrUmh6tQWtYUpY2T37VM88tpdFbt1D5IblmLRhHF/lw",
-	"uBcXzh5/wcQ+VAs6Kq7gZQ+YjLDELo0a3aDHlOCaKGYthtH4aoeGgf2dIm9OSQdJQUmcUrZUJM8SqkHa",
-	"NIbZJlXjdFvxa8YlyiSeKMpbyW4YZCzWuWw561SKW0zSrqmmknz88LZ+4kLrbDwYpCKm6UIoPX45fDkc",
-	"2NWD4XSfvoDd2V58mPTZks5bYUuRtgD+IFJAm/3hh+OTtVskyza1XtNApA3KSFMJjU2EOJdMr85MsGc1",
-	"a0oVi49zE9KsY/ODeYVpZmhFFrhxagnp2LKawciG9CbbnBz/+K837yanx2dnn36sGpq2QKOY51QM+QwN",
-	"bHjeDvsckyqlqgrLWhfP/qwKwL98Oq8g0Iz9Cuiof7/R9zUYi2KHCSZxGekYL8li6GnRc//t3tM63Az2",
-	"v3KQqwegGmX4w6wjlp8lIHxYwcENbXBulZxtut+JyFaFxjUaqX4D1XCw4sW2fdI1XIx4MT4T7Td+fX5+",
-	"WsSsBU6wnEJiwyQjY8RRm3SiOdOLfGoM4AAt7OIP+++ALbMUe9hRl1DMvC94ORtQxDdLkXM0H+Oyj0gW",
-	"lCcmQ6CaRPaA0L60Gl5/jc+i/gW/4Ds754b0qr+zQ45dj8rWWG5E0QkYEzsJ0Hmtdfaep6uQnFK9+H4Q",
-	"kjO6hDOm4fu39NYCfH22e/DCCkCXUJ5c8NrwQKeMHKcrYomoQq+7zZJunxwX8R3xosgqB7bYFE2tXOkL",
-	"roAnhYBHPh8jAn/kNC2qSy2DDH3yutyHBwvpRDZClCKypKsLHlMpVz6iXGmgCbbFzKEFdINvt08ip9vf",
-	"jyLSEdL+/n4UdU2CQx2hl/QKFJkKvbjgRdfF7esJnq765JiXtQd3XwddFcMWxlopTHmTLrlZsBTaChQX",
-	"PKVKqz6pTJ45w3aj/RmDou2GhtDIGOlEDeMXdZ3sfLBJm9rZwcbDL2fv35EIU77IpHcM1JFL70xAbSCm",
-	"JidPbJaHgSNOF9jM3ZCYIdD+BX+F2xDRclWxIPqtd2JrFr3zVQa996iJakyKOZiQUJIAX/Voml7wqFh8",
-	"5rxD71SkLF652ZYTGi8AD5QiNWf0lBYSjH6YSJTFwBW6Mmcm/vXGWMRcps7Sq/FgIDLgSuQyhr6Q84Hb",
-	"pAZmrcmumK7CKXLsGYMgDLC/gYZk2B/1h2a9OY5mzGQu/WF/D1NsvUB3Vk24mF9z0O32yOCqqmypUVlS",
-	"oTHP9oW0uYqQCUhjHE3YiY9MRha8ZUoX1SIVrE2E7A6Hj6kgfXZzOBhYGA9e1YTKbHl9ZqcRWdRT1Wah",
-	"6NQfC1JrJeF2yXmo1FsMYN3Zxke+XFLj+pA21szGml1X4aehk6ZzZZMyVOjg0mx13MMcaSP/TlKgUnmm",
-	"btMIVguz7MntXGq7YbluUPVn1+4o5sSe2bxRGGRCtdzAuAXjv35+db4Jx1OhvgmepHP6/uy8ez8DqmS0",
-	"lQHvjM1ytVp15JogOGbnZamRLenyFfGalTm3JhU93FrxsE6Fn0GfFYm4P/v2uf3+1ZKBN1N2d/k1+og7",
-	"7CxX2R5cb7djSG4T62IEwdgnK73NXfU8/hFtws2degyU8W1/jeOfFqAXIP2CELoYv0awWQaKasFGE2r7",
-	"qbV603fK+V/j0qelK+1udtQm9nRxsH1+wQufXHPi43V/CC4O43BjrcCg1QKgj2pI1seiLvu3yFVZGy/L",
-	"B3//3EvB0Oca9Ngfjh42VbUOmZ+eIjv87PDzZT3V+Xx5F37xc7vygcu67G8vt/18aZhWKce5bRLPIekx",
-	"TooK82Z1+FL4rrtB0efdqB3FDC5xZZmPH97aMos9qq1WUx4amRzEL9XYkVA3T5crN4FmU5+o3uUtxN5k",
-	"6yzGCBYVpRg37lB3zo2QV4oIblJb8k6UiTYz8bUmgl9wY7hdz6FNiYpBxaYW1UnxHoO53f7QQt6U3xZj",
-	"hK2ztwej3ZayR7Notz4uugmYK163wtofHr7YAhjG8ERCJqSXeJUs2wC4mF/Y/paXT48A3mC7fm+49/AG",
-	"b24ZVXcLGC2Dqttq/fpICO7b2+pa/pzSXRgcbINpOYmJG3Yf3uCNPNf9aSXLa3OBnuWwcyeXd491LmW/",
-	"2bC8PWj8ScgqgHZBlwmrsHwTFfhPliKB72dCLifmmOiIYPYrcm0H4zdFnQVDvzLu/LfU/WVSRzoll7st",
-	"EtjmudLi24RWt/UjZMATVRQfvF7BFePJ+IL3yM5Oic7ODulECVzb9EsvmExIRrEf0x2TSDENUeg+awjL",
-	"ek9E/u9//pfsDXeb80wXnLSMNKHTwuGRkIwOekvGcw1kg+MjVwCZsq4mJKe/nrwibjpN4ukGUaRdt29v",
-	"Ywm6szO2U/4GUdusN/+jedLAfHc4tApXznPZ24MXcZqDi6G42tGuoeidjdQpD46+XLhU4SIYX2C78iK4",
-	"iwid2Z4IT4y+o+cntT7qkfXzriDncLbn2kpax31z4gBiOYtpbLvO2TXYz5PcFGFoTodUQfOyWHtsGX6s",
-	"4gk8yEb6yuE9OiCWawqrYg4FpshCcJHbz6DSFWaLdrKhGKVaCKU98vIZm+PyYtrRvMf0c0WESXQueNn7",
-	"Z3MuMOLhmKrOhN3SbQtlrAl6II4pW4J+L5B0rDaUVrnb3h1sjXjY5oCn9WOjcEuUnI0wdCuE8BFombzk",
-	"q7D6tABpcCFz4fjvJLDGNWR5d6ummjFhG5A1krQR2+H+yy3QHaHc+UVlv3jUyjiXG7R9STgMwmBkbLHM",
-	"DXNnNFXQOnCwPRrefG0hZt37UHtevKrhACdXjcGqDai4hKqVNRuGrjxpHfM8TZvYnBbDXw6ZI5JzRWeA",
-	"M/AkSynj2Gjq3j//1YavG9F6DMb3yD62WxoffnU26GNb179VN908ylfp50nTetfxuq/9+IiU6esrb8qt",
-	"K6to5ShQK8XKGhvuu/PmXaoDmkUXtDaTl4ewf3gA/zzcH8WzQ9gfwovDl8NktE9HL6az4e5eHCf78eGo",
-	"ogiK/lr9TnB4P9sY7NcrMOED5T68w2VLocaOXzqjKmRp4+uipvI4BkiMB6waZ7rrxnhrS/3Rq+eo/Oxt",
-	"E+16E+/fMF1Y/9ro6TH//mhvm0u5Cfe/Pkk4w88oTYII0mQFRQv1r8lMnUxWyammV7ApojYZKCWIpJC2",
-	"JToVyerIC7SVpitVG4/ot0dtLlm9N3L7ezz8ZTm2+YNIVl9TGy5moRtuzHUdrCXatv7rj3YbEfJRue3d",
-	"3Nz0DGd6uUyBxyKBZA23b4nN3fqfGLj72ir7M5j4Z/ug9Ih4lvjfxvY5je3+6OCJ32moPLMl3MkSEkYn",
-	"qMZr34+S9cPQiT6oN8/yRUcbfv4nSEwRDgy7fGhJOfp3g0r/b/BCtdjEfepj0Ny+OvWN2v6F/D9P+39L",
-	"hVj/kqi9Ha8XUuTzhfed7l/js+8dQajT6zlGEb4xzZpTDTVBs4O5X1hyd29H280DE0WvISG0kOQOzjG4",
-	"OfVY8G5oCOd6e26AsBiktgO/Ues8wzEufbDSZA+csdROKYUPQ6pSydbZ45a/6sOSe/+ez0NZ5cPJHcIe",
-	"7GAe1/yTTlPGKUZcLX9Rp+UDAXNW3/qu/ZZpFKHJUiQ2C+rEghcfCBRTCfYj2/3HBg8P/GWBKS3nw9mz",
-	"WHv/C/8xWdLUkAs8IO4a+0+6Bhd6MhM5r39JyoVJFRcOxnPcooRjPz/0Tn+KR6qp/7FRd28u39N298Am",
-	"zLaAbHWrGkNslBbROLoD2qxBnEsJ3P7dADuCW3zWU/sEPGWuSl192bOWRzSLMBjzhNUH49V2ImZE8Hor",
-	"2R1XfNJ+/8cKyttRcPXy7v8DAAD//w==",
+	"7Hzbchs5kvar4Oc/ESYVxZMOHouKjl2129N2t9vWWnJ4IkytCqxKkhgVgWoAJYnjUMRc7QPsQ/SD9ZNs",
+	"ZAJ1YhUl2Za7b+bKFolDAnnAl4kP/NSJ1CpVEqQ1ncmnzhJ4DJr++1pF3Aol8f8xmEiL1P3ZeQex0BBZ",
+	"ZrlegB10go6JlrDi2HSu9IrbzqSTadHXMAcNMoJO0LHrFDqTjrFayEXn9jbovFGnUsznzQmOk2u+NiyU",
+	"ymCDsD4DyGzVmXzs+G87521jn4J9rtSlgObo4U8fzkLGZczCv5+++1v/7O3PL96ELKLmhnUNWKYkS9RC",
+	"SGqmYa7BLAMWJcA1xP5bldleXbJNMW6DTso1X4H1e3qi1ZWIQbft6UIYCzh66hsxyVeA4gAb8swuh4kw",
+	"bka44as0waliuOoEHYEjpNwuO0EHO+Ff+UxBR8OvmdAQdyZWZ1CVN+XWgsbO//2R9/856h+e+38v+uef",
+	"RsHe+PYvrZrDfXtJptJcydkSWLmvflufGHbFkwyOWC4Nu16CZHYJzKpLkCxSKzBsrtWKPvzpw5nvOsgX",
+	"6GyzXOLf++U0NTWs+M1rkAu77Ex2D54GbWrRYFIlDZBWjucW9GtUd3M1r9ViATET8ojtjfaYVSTdFU9E",
+	"zC3ELESJwwHDVecWxDUw4/xiiz/9RcO8M+n8/2HpfUPfdFi0c1bcL834rl6lvdP6vufxj9zCNV9jx0hJ",
+	"C9Lif3maJsJNMPyHcdIU5oQtY9wquImWXC7gYs5FAnEn6KzAGL7A73D9hYnGImZSWcajCFJLe4OmqrT4",
+	"J83BaMDbqnbaVuG+NcMXWivtVrDhsxsShaxbk0PDPDMQkwA4ZS9gYWZACzlX9S74KYtUljjBZ8A08Bjb",
+	"G5BxvW2k5FxgOHMrqfSJIRFX6K29Aa7uOU+SGY8uv+fxO/g1A2Mfvu1kHGklMJCjVJSRyUupruVFxaVL",
+	"bfgvK0FDpUA+aiy30DbejMcX7svqQC7c0edsJYwRchEwuEnJV5Wmha+4jZZCLo6wnXbq9mFywYV0ivta",
+	"TW8uNzxiYSFyyLpLLmOz5Je5vzWkDVDHcYBCu+VURe/50bRTU8i6UpHFBEwqptB4L65Ai7kATUPwcmuv",
+	"hV2qzDLOIq9vp/1XEqMoT77I1YTvfAG0I1WV5F8xA/oKNHMtHmGL63OGE8YlyyTcpBBhTEMfyDQcsRgs",
+	"F4kLaEomayZcxPbyJGpB63cx8pX8vPWL2J1fFwe7u7Pdvz7lewdPZ/F873A03ovnfAZ8N4r392C8P4Yo",
+	"OoRnZeTniYg+I6q8N9C6D0VsJ93rOqo58rHkrpD+xeHZzfw2s5+3ZWjOmXHOipKrzD58F05d55Z9eO4X",
+	"6eHNIy5SyC+OiN6rtwUw77/1WIihHQFbyo25jklpBfghMPbYUfYbhrsyQPmdwGCkrkAb8U+I6RgbunUO",
+	"eRxrMCZoi1V2yS2bJ+q6l7uqkH9TeibiGORnqoRnsSAw37J9+XcXUtkLniTqugEbhGFGWGDCOMggmW/H",
+	"ioFxfyINMUgreGK2Kb/apB4wI6XJh8kUlHaWoLRTPx4LbUNWj/kLalQdtAYCHFblCWKGNZ0zj2MFbdsX",
+	"si7u15BnDnb44Lu5aSY/0iq7ErKuC2bFd5VFhKzrT7jYr0dIArS4Yf4MxX6NbWl21JAmfJ2joDy7eefA",
+	"2Bcdh7kBtxyHWwEfQZDHOBfrk4cTVpuSS3NNCRodDB4BkKOhLVMX1oXBYsAKnBmDxM1CdGyM26QzdVcS",
+	"mB9Bqjb1E7OBqlO+gCM8kAy1O35/9rL/8vjND6cvj39+Ucmb/qz040yp13iKfpEJ+Mh3YZW6SGiUqhX4",
+	"b9lMxWtmlWKuySNovzGvNwCaCW4igNhU4M8TwxKxEpa0+l7mCvpCu8+qA1TXix+jV7sRKufZYxw95Zzh",
+	"BDEQebWHvc7D6fwQhlm+SoHAdZ4TpNzYCkZiiZiDFSsImBELiQk+eUbhqTxZKC3schWwOU1QfOEDWeCy",
+	"f8KiulkOCZiGfziAOltXs3DlgLoToz9TWkLl+IMC+rNqwcBrjc7eqkN+geI+Hzd8A9RA6iumUXOnOKog",
+	"CcPK7Rx0yuOK4sLz+nFbn+cHCkd9l+NVzheMLalWKWgrCmxQ25+O1YKTJd9djAk6DsS0FAGLw9vZ45Kb",
+	"ZRF6QbNUQ5rD1WpBbKX6xalfm3482t1vmR8DdV10HOMBXW+rpbWPbpxiOWVRUs3QanEmp87WghnFGDVn",
+	"cAV67TyDJwwBB8GmTM95BM1ddza4OeCp5bME7R7NHvqIVegDDdwoWd+vjbjT2B2fAjYnOQHdnwtIyEFn",
+	"CawMys9zp8RY5fNIKuBZWOWFjor8NEB98/02NgQpnKramJCcM3CviPu05GYsh2vTk/+Aa83XG1PX9+Bl",
+	"tuKy3F+4SRMuae31Td4Ww1uW6Q+hV/GWwmrfZ1P9V7HzcpfigLEurBbBrszRTV2YvfkuP4xG8Rj2Zwf8",
+	"aXTvlpGR3b1jv4AxIBdbq6jHbJW38AUjL/SRP2FtjkStgWROKQK6AtNwBTxxTl43nZmy21zJPjEEvzD6",
+	"1ddOQemCJLjAAVoUQHK0QTMHO/wJaUAWKA2l54aFQ1cUm2aj0V5E7ei/ENZleDofRyPY54ez3Xg/+is8",
+	"m4/4eLYb7cX7cDB/OrpXH15wkrNNGaf+/NpUQS2R8dpk19zQYloiussq6w5HlZf/9H8PIrVq28K8TFFe",
+	"1eAM7fc01YX5fkExdevqisEbxRxfv8wM4QHnGiZLrAtM7samuc6mtEleF+oEHUy8qn9XKi/nVa1W22w9",
+	"YuoSvzf5HQ9dhRQjbMQOqnU9cOvaNuy92XZLI+g4t1TW83ivxQys1bk9COzMk5NKA3elVB/7xY3VnGFH",
+	"McssUPxpiOUBw4aReijoMt9eHuEK0ZrworHXsOIiaY78oo+fu50m6NSyy/fZtWiROHTuniMv5/EX7kOz",
+	"5ON8CZVUjjJDEbcGh8+shzZFTFtOKQROXgyc+4lhr05Yl7aCsyjhYmVYlsbcgnY5pXDXjI3RXfm1CRJN",
+	"mvA1a4bbLbYbdFIR2Uy3jHWi1Q1lzFfccs3ev3tdH3FpbToZDhMV8WSpjJ08Gz0bDV3r4Wi2z5/C7nwv",
+	"OowHYsUXrXNrlbRM/E4lQAfou++Pn2+sIl61ufWGB9LekI00nRBjIkSZFnZ9isjbn2DciOg4Q3y5Kc33",
+	"+BXl/IEzWZCIMGLWdTVOlMjlV5j6Xxz/8MurNxcnx6enH34or6RdtcyIygmP24d74HKl9rnPKMM1pix3",
+	"bdzDuj/LavxPH87KGXgqfgZCTf+4tnddEeeVJ0T21Ix1EbKICPpW9f1/e3dc/m6f9r8y0Ot7ZkVn+BXb",
+	"MafPYiL6sJzHHbMt89wYPd+2vucqXece17gKr16BowZLXTz0pntDFjQvIeeqfcUvz85O8gQilwlWM4gd",
+	"ZkUbY363WTdcCLvMZhgAhxRhl7+6f4dilSbEQgh7CHbsEqayYHfkYHOlMknhY1LcBLMllzGma9yy0A0Q",
+	"uC+dh9e/ps/CwVRO5c7OGW69GezssGMPGl3B61rl1zIT5rgc3ZfWpm9lsg7YCbfL74YBO+UrOBUWvnvN",
+	"b9yEL093D546A+gxLuOprNE/ugWMn62Z20QTVPgJIu4N2HGOW1kF0pcFCSdNfi2ZGTuVBmScG3hY1WPI",
+	"4NeMJzmIbKGiDNjLoh8NrLQ32ZBECtmKr6cy4lqvq4JKY4HHdLGJg+azo7y9AQu9b383DllXaff3d+Ow",
+	"h9km9xu94pdgENgupzK/AvP9+kom6wE7lkUhyK/Xz25yugxGK0P1h7jHrpcigbZq0VQm3FgzYGXIwzEc",
+	"n6DKEsnvQCkQoo2xbtgIfmHP2847l0GbnR26Bfrp9O0bFlL+HWKuLcAc+VwbsxucMRHGOmqPB47ED3Fl",
+	"FNxiQZMOpvIFdSNBi1Z5g/Dv/eeugNQ/W6fQf0ueaCYsZzIFjLMY5LrPk2Qqw7zxqT8d+icqEdHas5Oe",
+	"82gJNKBWCY7RN1ZpQP9AJCoikIaOMh8mfnmFETHTiY/0ZjIcqhSkUZmOYKD0Yug7mSG2xWxH2BJOseNK",
+	"MOgEHbpsokAyGowHI2yPw/FUYBo5GA32qN5hl3ScOY4S/m8BbfmHZC/PfnlNpWtmluoak9SlumaczbS6",
+	"Nj5XZUJO0AyFvGQpVXl8SatLwdLRbRhV3p3nTCWO2HOuGlfrVXOlVxjqY7hiK7rhJ/vLtMbkjQ5ScnpX",
+	"dnTBaYgfhy4w0+AbPut9KVIpopSCrdTivRRjirSDzTJrlRywV9aw56cnU0nXOMZfq1vD1LVkUkk8/jgl",
+	"Am7zaBRj1wk4rSPypgzuVZwnPScO6NQoTbuj0UY108KNHS7tKqkndA6p/r9YRXiqMGzggKn7ovz793/9",
+	"5j4alp/dR35rnkaoq42LiS0+0AK1Y5jzLLF9oyP2RCoJT478LhUfRdD//V+/PTliv//rt/Bu8QiVZasV",
+	"R6zQ+QFWyge/1ANHvjAud6W41znHDiURb6uh4zLRIU1Zn2nUsk3AqAaCXzh1MqVj0IOmhoWxeX3a3K/l",
+	"O2vWHz1dkNAzwtRyd4r63Ca1sFkfqRXHmlo+qbIXzYau28PjfZdLOU90U2e4Nw5LRFZclTmWuUd75JFb",
+	"9fc8Aa5N5TzfxhQdtLkjjtyupbYVFu2GJSNkY41qwdyYzRUFnVSZlhUg9kGQ9uOLs20ynijzTeRk3ZO3",
+	"p2e9uxVQVlxaFfDGV/7mmcFj2l27Ehu4UooJ3SWSXLMKPSKTDjcQjNu4rqjvwo9gT/NqU5Wi+7F9/WWT",
+	"YYX6env+Nf5IPVyxtCAkbBJ8KO901aOc9ISHsLPeZq96seoziAnbuUGUDdK3gw2Nf1iCXYKulqAJR1UL",
+	"YdttIC+JbQ2hjsFRq3A/MR5kIm6dFXixtx2N4jnukz33+VTmwLOGVCeboA98siHh2kWBYWsEaDmSfwT7",
+	"Pr8J+lPsqriNK2pkfz7TLlfoY1HL9kfj+0NV7U6+WoMhdVRLIB/P6/n8x/Pb4FO1gFF84EsL7u9KAefj",
+	"OSqtdI4zR0tZQNwXkuV3Wtvd4VN+dt0Oc2bJVu/InwowX3t8/+61g2NuqLaCZDFoiIl2tR7pmOue9psZ",
+	"T5T12LfOK8nNPsBsLqI0jRwlfxXR5X6ca6UvEdlG0BuwN6qoJglMIi1TcioxcPtbzgE7uxYW19N9SwnI",
+	"eDDiPbrlNayk2ISOm+sz3260hOgSYkc8djBgKktqcCIugXl5ekHeOSf2hnRBEDp2TljmmI4bzmUESQJx",
+	"m3fnRO+me9d15FayOxg5EbZVl3IaduvbhYPxbkvRsVky36Tbb5vM3+O1zrU/Onz6gMkog2YaUqUrZY/C",
+	"lrZMnFO5Hr7K8y+HJq+IubQ32ru/Q+XdB8WUB8zRQvR/aDjaZMdRv70HLatK2bwNOgcPkbQgpVOH3fs7",
+	"VJ6M1A/60pY3KNKVkOYoeOe3n3vqFdQbVHk7mv2bKqsAxqNBxHsuKuTyX2CG/x2m/Bc4TMi6x2mawISF",
+	"aPZhwEL3fsC/CwkpCqHxzoU2lihL/SwNWOiof70B+95VJQyLFdEvqZKHPaqlRdZ4jeBYT1MZaWVMnwiv",
+	"CIkDZhQjkZ4YhhJSlStnFFaeFv344myDXEjVL4T0xF0wwVReL0G7apoLuMIwHw+PmCJQpjLrHlT5NOCO",
+	"UPaVqcC//e0P8zfWLey71+J7bWAiyfkYrUjiB0hBxiYvelbuKC+FjCdT2Wc7O4U4OzusG8Zw5TJiuxQ6",
+	"Zimne+DehIVo6uheVKELijpzyH7/n/9le6PdJql1KlkLr5VwBDEIAzY+6K+EzCywLViEXQKkxrlBwE5+",
+	"fv6C5Yc8jY6C0t71Bm41bkN3diY+DgQsdIwt/B/P4obku6NR6YbFC4PK2xA/cM6Mrg3tiQyVsV39Mh84",
+	"/DT12du0M5kSTWLauQ0Zn7u7WBljpCNsw2r8jSMHvfxFgJfZjeuKWF0fUvyEBHGEJbrHQlyBe9jqqeQB",
+	"jg6JgeZi6c6jhQFfQjwayCVfxss9PmBOa/neWAfw0ICqEA977uxgKgO4a4TZSuPfYjasezDaRYGbTwJp",
+	"kTmY9PWDWnrqLn+8UAUjiezaQgILzVdhb1KQR/Nrlqq2ZspOOwGbuotBVNZRaRlUbCfZ8vK7HazAI3Ls",
+	"SWD8P4gn9F2TJ+TerqDBgGGn2IjQuawJsj/ap1JITumHOMQZM2lFUtCRlhyT2wjEFcR3EJMCrzC65LjX",
+	"0HGarkf1Phgbr/lc8aNc8SWvKy/fEK3XsWHLZwZOIzgwzSxwQIKYnp5EtznehIVhSyVV5h5gJ2sqADl6",
+	"ZM7HXuK5Wkot52JBzfMnE/g9VZTW7picyoJAKBZSURLjeGdz5br0tlbd78sACipLlcOS23+BZ3rtrJbW",
+	"XEFsTxVanzkHDxTJnzG4b3kQ+wyxeBZ/nVQfHJhRbKG8GfkIVtMaqbz3IDIIXUO1C4uWtFXa0f6zB4g7",
+	"JrurXoZW68GtivPpfttvGIw6QWeMZ7nOULlznhhoJco9XIzKI53czHp3ifa4cpWkNm9XwTaj8izrNrF8",
+	"vaRVTVuo2A0iUc4d92IcsUwaPgd6QsfShAtJ1Ije3fTxNuk8w/vr5Cusvkgraqdsd8umtfHUWr3SMyi/",
+	"yjOfN8/9Ui6M4jUqb96iOFd793FqPqMS8fWV9kKsWumcWMRttGDHAr6frOvqirJekC+os636Ksr11O+2",
+	"wg8tB2jWbynKXTw7hP3DA/jr4f44mh/C/gieHj4bxeN9Pn46m49296Io3o8Ox+Vmk5ttXAUoCW/nW9Pz",
+	"ejE3uOfmgNZwT6MNevjteUuJ2D018SaldBE16n5hsigCiPGgLnkptuefLNWaVpnNj1Fz3ntIUld53fcN",
+	"s+LNl9Vfntruj/a/6NVTDYA2XmnW44J/71s0Z911rjJhWkDhY7yPqgPkalCasAdIaJdaZYtlAWLXYDfk",
+	"rf02RvU9MD0s2x/vPcRW/CPJP77EQMkFvY8GTTQZT/z6Yyp63tXLop7ll7AtH2fcMO64PEo7ItdMxeuj",
+	"SppuLF+bGqlzsIUp40pdd+L2PwffnRcvf75X8fprLvvy53QNKOOvkd158FAPq74ORBOqinLTv76+7qNm",
+	"+plOQGJoiDdk+5bS3G7+tNXt116bPsJB+2i/SXLEKgfcv8+wu86wzw22++ODL3zqa7LUXX1drCAW/ILc",
+	"eOMnSNjmYHRC3Os3j/IouE2+6it2elcn6IaAIqkk2ISiDP6EU6gG+fxrcRTz4bXtb8Tjyu3/cfhcD3SI",
+	"zcfo7fyqHJmUP/Xyx5zZd3LK6vv1GNyyb7xnTZpazdDcc6JPIr69k6LkXzExw68gZjy35C4R0/zrukjJ",
+	"XkDPQ1351T97yJ9/uWdKYStB7Zia3ltndAPOReJop8H9M5XlhNYXUy2/JiniO39H8r7Kwv3ZO8093CE2",
+	"W/OnRGdCckJcD+IY01gDd3btt9ALlWUrFbvkshspmT9rzNMB9zst+58LHu75caoZL161iUeJ9tUfiZqw",
+	"FU9wu6AyyeBrE7y5ymQ9uZMKM/Cln+OxEjWax/2CRWX0LzmRau5/jO5eeU1Y8Xb/gatDuOsD51vl44lG",
+	"YZmCox+gLRpUHxYExeV85h8RFZEnEf6OonyPvJFHNAtxhHmCkhZQdmdqzpSsU3D8cPmvIt39xNJUeuRa",
+	"Pb/9vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

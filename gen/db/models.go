@@ -10,6 +10,14 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type Avatar struct {
+	ID          string
+	Content     []byte
+	ContentType string
+	Etag        string
+	UpdatedAt   time.Time
+}
+
 type Brand struct {
 	ID              string
 	Name            string

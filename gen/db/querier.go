@@ -23,6 +23,8 @@ type Querier interface {
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
 	// DecOrderCounter takes one from the exact size of a list.
 	DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error
+	// DeleteAvatar removes one avatar and reports whether it existed.
+	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
 	DeleteBrand(ctx context.Context, id string) (int64, error)
 	// DeleteBrandToken revokes one access token, by hash.
@@ -34,6 +36,10 @@ type Querier interface {
 	// EnsureBrandAdmin creates an admin with this email, or makes the existing user with this email
 	// (any case) an admin without touching the password; created tells which happened.
 	EnsureBrandAdmin(ctx context.Context, arg EnsureBrandAdminParams) (EnsureBrandAdminRow, error)
+	// GetAvatar returns the bytes of one avatar.
+	GetAvatar(ctx context.Context, id string) ([]byte, error)
+	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
+	GetAvatarEtag(ctx context.Context, id string) (string, error)
 	// GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
 	GetBrandAvailability(ctx context.Context, id string) (bool, error)
 	// GetBrandJSON renders one brand, available or not, as a JSON object.
@@ -66,6 +72,8 @@ type Querier interface {
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
 	// ListAvailableBrandsJSON renders every available brand as one JSON array, in creation order.
 	ListAvailableBrandsJSON(ctx context.Context) (string, error)
+	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
+	ListAvatarIDs(ctx context.Context) ([]string, error)
 	// ListFeaturedBrandsJSON renders every featured, available brand as one JSON array, in creation order.
 	ListFeaturedBrandsJSON(ctx context.Context) (string, error)
 	// LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
@@ -89,6 +97,8 @@ type Querier interface {
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (string, error)
 	// UpdateBrandUserProfile changes the name and/or email of the user; NULL keeps a value.
 	UpdateBrandUserProfile(ctx context.Context, arg UpdateBrandUserProfileParams) (int64, error)
+	// UpsertAvatar stores or replaces the avatar with the given id.
+	UpsertAvatar(ctx context.Context, arg UpsertAvatarParams) error
 	// UpsertBrandFixture inserts a prepared brand with a fixed id unless it exists (dev data).
 	UpsertBrandFixture(ctx context.Context, arg UpsertBrandFixtureParams) error
 }

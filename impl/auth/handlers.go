@@ -25,6 +25,14 @@ func (s *Service) Handlers() (authHandler, avatarHandler http.Handler) {
 	r.Use(securityHeaders)
 	r.NotFound(web.NotFound)
 	r.MethodNotAllowed(web.MethodNotAllowed)
+	if s.opts.LoginPage {
+		page := s.LoginPage(s.opts.LoginPageDirect)
+		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+			// The page sets its own CSP (nonce-based): drop the deny-all one set above.
+			w.Header().Del("Content-Security-Policy")
+			page.ServeHTTP(w, r)
+		})
+	}
 	r.Get("/list", s.list)
 	r.Get("/user", s.user)
 	r.Get("/status", s.status)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/gen/authapi"
@@ -18,6 +19,9 @@ import (
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
 )
+
+// The demo page is text/html, which kin-openapi does not decode by default.
+func init() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) }
 
 const testSecret = "test-secret-0123456789abcdef0123456789"
 
@@ -42,6 +46,7 @@ func newSite(t *testing.T, mods ...siteOpt) *site {
 	opts := auth.Options{
 		SecretReader: token.SecretFunc(func(string) (string, error) { return testSecret, nil }),
 		URL:          srv.URL,
+		LoginPage:    true, LoginPageDirect: "local",
 	}
 	for _, m := range mods {
 		m(&opts)
@@ -60,8 +65,6 @@ func newSite(t *testing.T, mods ...siteOpt) *site {
 		t.Fatal(err)
 	}
 	authH, avatarH := svc.Handlers()
-	page := svc.LoginPage("local")
-	r.Get("/auth/", page.ServeHTTP)
 	r.Mount("/auth", authH)
 	r.Mount("/avatar", avatarH)
 	m := svc.Middleware()

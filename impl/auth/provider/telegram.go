@@ -148,7 +148,7 @@ func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 
 // AuthHandler is not used: confirmation arrives through the bot.
 func (h *TelegramHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
-	WriteError(w, r, http.StatusNotFound, "not_found", "this provider has no callback")
+	WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "this provider has no callback")
 }
 
 // LogoutHandler clears the session cookies.
