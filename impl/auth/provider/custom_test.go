@@ -116,7 +116,7 @@ func TestCustom_LocalServer(t *testing.T) {
 func TestCustom_Refusals(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	srv := startLocalServer(t, s, oauthserver.Options{WithLoginPage: true}, "local")
+	srv := startLocalServer(t, s, oauthserver.Options{WithLoginPage: true, AnyUser: true}, "local")
 	c := customFor(srv, "local")
 	c.Csecret = "wrong-secret" // the token endpoint will refuse the client
 	h, err := provider.NewCustomOAuth2(s.params("", ""), c)
