@@ -54,8 +54,6 @@ type Querier interface {
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 	// concurrent password changes apply one after the other.
 	GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error)
-	// GetOrderForUpdate reads and locks an order with its performer's name (any caller; rules are applied by the service).
-	GetOrderForUpdate(ctx context.Context, id int64) (GetOrderForUpdateRow, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
 	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
 	// GetOrderTokenUser resolves an unexpired token hash to its user.
@@ -76,16 +74,12 @@ type Querier interface {
 	ListAvatarIDs(ctx context.Context) ([]string, error)
 	// ListFeaturedBrandsJSON renders every featured, available brand as one JSON array, in creation order.
 	ListFeaturedBrandsJSON(ctx context.Context) (string, error)
-	// LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
-	LockOrderUsers(ctx context.Context, ids []int64) ([]LockOrderUsersRow, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
 	// SetBrandUserPassword replaces the user's password hash.
 	SetBrandUserPassword(ctx context.Context, arg SetBrandUserPasswordParams) error
-	// SettleOrder pays for a READY order whose customer and performer rows the caller has locked and whose funds it has checked: debit, credit, commission, three ledger rows and COMPLETED, in one statement.
-	SettleOrder(ctx context.Context, arg SettleOrderParams) (int64, error)
 	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
 	// subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
 	SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error)
