@@ -469,8 +469,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "unauthorized",
-                 *       "message": "the access token is missing",
-                 *       "unknown or expired": null
+                 *       "message": "the access token is missing, unknown or expired"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
