@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/auth"
+	"github.com/triadhq/triad/impl/auth/oauthserver"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -180,3 +183,87 @@ func TestServer_TelegramLogin(t *testing.T) {
 		t.Fatalf("bot sent %+v", sent)
 	}
 }
+
+// TestServer_CustomProviderWithLocalServer runs the whole server with a custom OAuth2 provider from
+// AUTH_CUSTOM_PROVIDERS pointed at the local OAuth2 server, and logs in through its login page.
+func TestServer_CustomProviderWithLocalServer(t *testing.T) {
+	t.Parallel()
+	// The callback URL must be known before the server starts: reserve a port, then free it for run.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	site := "http://" + addr
+
+	idp := httptest.NewUnstartedServer(nil)
+	idpURL := "http://" + idp.Listener.Addr().String()
+	srv, err := oauthserver.New(oauthserver.Options{URL: idpURL, WithLoginPage: true,
+		Clients: []oauthserver.Client{{ID: "triad", Secret: "idp-secret", RedirectURIs: []string{site + "/auth/corp/callback"}}},
+		Authenticate: func(u, p string) (oauthserver.User, bool) {
+			return oauthserver.User{ID: "emp-" + u, Name: "Employee " + u}, u != "" && p == "letmein"
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp.Config.Handler = srv
+	idp.Start()
+	t.Cleanup(idp.Close)
+	custom, _ := json.Marshal([]map[string]any{{"name": "corp", "cid": "triad", "csecret": "idp-secret",
+		"auth_url": srv.Endpoint().AuthURL, "token_url": srv.Endpoint().TokenURL, "info_url": srv.InfoURL(), "pkce": true}})
+
+	base, _ := testServer(t, "-addr", addr, "-auth-url", site, "-database-url", dbtest.NewURL(t),
+		"-auth-custom-providers", string(custom))
+	spec, err := authapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := apitest.NewValidator(t, spec)
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == addr { // the site's answers must match the spec; the IdP's are its own
+			return v.Transport(t, nil).RoundTrip(r)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	resp, err := browser.Get(base + "/auth/corp/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Request.URL.String(), idpURL+oauthserver.AuthorizePath) {
+		t.Fatalf("login page: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	resp, err = browser.PostForm(resp.Request.URL.String(), url.Values{"username": {"lee"}, "password": {"letmein"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"name":"Employee lee"`) {
+		t.Fatalf("callback: %d %s", resp.StatusCode, b)
+	}
+	u, _ := url.Parse(base)
+	xsrf := ""
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == "XSRF-TOKEN" {
+			xsrf = ck.Value
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/auth/user", nil)
+	req.Header.Set("X-XSRF-TOKEN", xsrf)
+	resp, err = browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), token.UserID("corp", "emp-lee")) {
+		t.Fatalf("user: %d %s", resp.StatusCode, b)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

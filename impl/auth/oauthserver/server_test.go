@@ -121,7 +121,7 @@ func TestServer_CodeFlowWithPKCE(t *testing.T) {
 
 func TestServer_LoginPage(t *testing.T) {
 	t.Parallel()
-	srv, _ := start(t, oauthserver.Options{WithLoginPage: true})
+	srv, _ := start(t, oauthserver.Options{WithLoginPage: true, AnyUser: true})
 	cfg := config(srv)
 	authURL := cfg.AuthCodeURL("st")
 	resp, err := http.Get(authURL)
@@ -374,6 +374,8 @@ func TestNew_Validates(t *testing.T) {
 		{URL: "localhost:8084", Clients: []oauthserver.Client{{ID: "a", Secret: "b", RedirectURIs: []string{"x"}}}},
 		{URL: "http://localhost:8084"},
 		{URL: "http://localhost:8084", Clients: []oauthserver.Client{{ID: "a", Secret: "b"}}},
+		// A login page that checks nobody: refused unless AnyUser says so.
+		{URL: "http://localhost:8084", WithLoginPage: true, Clients: []oauthserver.Client{{ID: "a", Secret: "b", RedirectURIs: []string{"x"}}}},
 	} {
 		if _, err := oauthserver.New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)

@@ -22,7 +22,7 @@ func addApple(t *testing.T, s *site) *providertest.Apple {
 	if err := os.WriteFile(path, p8, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h, err := provider.NewApple(s.svc.Params("", ""), provider.AppleConfig{
+	h, err := provider.NewApple(s.params("", ""), provider.AppleConfig{
 		ClientID: fake.ClientID, TeamID: fake.TeamID, KeyID: fake.KeyID, PrivateKey: appleid.LoadFromFile(path),
 		AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), KeysURL: fake.KeysURL(),
 	})
@@ -127,11 +127,11 @@ func TestApple_Registration(t *testing.T) {
 		"no key id":        {ClientID: "c", TeamID: "t", PrivateKey: appleid.LoadFromBytes(p8)},
 		"bad mode":         {ClientID: "c", TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromBytes(p8), ResponseMode: "fragment"},
 	} {
-		if _, err := provider.NewApple(s.svc.Params("", ""), c); err == nil {
+		if _, err := provider.NewApple(s.params("", ""), c); err == nil {
 			t.Errorf("%s: registered", name)
 		}
 	}
-	if _, err := provider.NewApple(s.svc.Params("", ""), provider.AppleConfig{ClientID: "c", TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromBytes(p8)}); err != nil {
+	if _, err := provider.NewApple(s.params("", ""), provider.AppleConfig{ClientID: "c", TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromBytes(p8)}); err != nil {
 		t.Fatal(err)
 	}
 }

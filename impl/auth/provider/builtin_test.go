@@ -52,7 +52,7 @@ func addBuiltin(t *testing.T, s *site, c builtinCase) *providertest.OAuth2 {
 	t.Helper()
 	fake := providertest.NewOAuth2(t, c.kind, "cid-"+string(c.kind), "secret-"+string(c.kind))
 	fake.SetProfile(c.profile)
-	h := c.make(s.svc.Params(fake.ClientID, fake.ClientSecret),
+	h := c.make(s.params(fake.ClientID, fake.ClientSecret),
 		provider.Endpoints{AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), InfoURL: fake.InfoURL()})
 	if err := s.svc.AddCustomHandler(h); err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestBuiltin_Registry(t *testing.T) {
 		t.Fatalf("list: %d %s", resp.StatusCode, body)
 	}
 	// Microsoft's tenant goes into its endpoints.
-	h := provider.NewMicrosoft(s.svc.Params("id", "secret"), "contoso.onmicrosoft.com", provider.Endpoints{})
+	h := provider.NewMicrosoft(s.params("id", "secret"), "contoso.onmicrosoft.com", provider.Endpoints{})
 	if got := h.OAuth2().Endpoint.AuthURL; got != "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize" {
 		t.Fatalf("tenant auth URL %s", got)
 	}

@@ -56,7 +56,7 @@ func TestCustom_LocalServer(t *testing.T) {
 				return token.User{ID: d.Value("id"), Name: "staging " + d.Value("name")}
 			}
 		}
-		h, err := provider.NewCustomOAuth2(s.svc.Params("", ""), c)
+		h, err := provider.NewCustomOAuth2(s.params("", ""), c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,10 +116,10 @@ func TestCustom_LocalServer(t *testing.T) {
 func TestCustom_Refusals(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	srv := startLocalServer(t, s, oauthserver.Options{WithLoginPage: true}, "local")
+	srv := startLocalServer(t, s, oauthserver.Options{WithLoginPage: true, AnyUser: true}, "local")
 	c := customFor(srv, "local")
 	c.Csecret = "wrong-secret" // the token endpoint will refuse the client
-	h, err := provider.NewCustomOAuth2(s.svc.Params("", ""), c)
+	h, err := provider.NewCustomOAuth2(s.params("", ""), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,21 +165,21 @@ func TestCustom_NameRules(t *testing.T) {
 	for _, n := range []string{"github", "google", "twitter", "apple", "telegram", "dev"} {
 		c := base
 		c.Name = n
-		if _, err := provider.NewCustomOAuth2(s.svc.Params("", ""), c); !errors.Is(err, provider.ErrBuiltinName) {
+		if _, err := provider.NewCustomOAuth2(s.params("", ""), c); !errors.Is(err, provider.ErrBuiltinName) {
 			t.Errorf("custom %q: %v, want ErrBuiltinName", n, err)
 		}
 	}
 	for _, n := range []string{"", "Has Space", "../x", "UPPER"} {
 		c := base
 		c.Name = n
-		if _, err := provider.NewCustomOAuth2(s.svc.Params("", ""), c); !errors.Is(err, provider.ErrCustomName) {
+		if _, err := provider.NewCustomOAuth2(s.params("", ""), c); !errors.Is(err, provider.ErrCustomName) {
 			t.Errorf("custom %q: %v, want ErrCustomName", n, err)
 		}
 	}
 	c := base
 	c.Name = "acme"
 	c.InfoURL = ""
-	if _, err := provider.NewCustomOAuth2(s.svc.Params("", ""), c); err == nil {
+	if _, err := provider.NewCustomOAuth2(s.params("", ""), c); err == nil {
 		t.Error("custom provider without InfoURL accepted")
 	}
 }
@@ -208,7 +208,7 @@ func (h headerLogin) LogoutHandler(w http.ResponseWriter, _ *http.Request) {
 func TestCustomHandler(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	if err := s.svc.AddCustomHandler(headerLogin{p: s.svc.Params("", "")}); err != nil {
+	if err := s.svc.AddCustomHandler(headerLogin{p: s.params("", "")}); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, s.URL+"/auth/proxy/login", nil)

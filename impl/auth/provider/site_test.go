@@ -15,6 +15,7 @@ import (
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/auth"
+	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
 )
 
@@ -180,4 +181,12 @@ func readAll(t *testing.T, r *http.Response) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// params are the service's provider parameters without the avatar proxy: these tests check how each
+// provider maps its picture URL, which the proxy would replace (the proxy has its own tests).
+func (s *site) params(cid, csecret string) provider.Params {
+	p := s.svc.Params(cid, csecret)
+	p.AvatarSaver = nil
+	return p
 }

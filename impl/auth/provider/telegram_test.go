@@ -49,7 +49,7 @@ func (p *proxySaver) Put(ctx context.Context, userID, pictureURL string) (string
 func addTelegram(t *testing.T, s *site, saver provider.AvatarSaver, ttl time.Duration) (*providertest.Telegram, *provider.TelegramHandler) {
 	t.Helper()
 	fake := providertest.NewTelegram(t, botToken, "triad_login_bot")
-	p := s.svc.Params("", "")
+	p := s.params("", "")
 	p.AvatarSaver = saver
 	h, err := provider.NewTelegram(context.Background(), p, provider.TelegramConfig{
 		SuccessMsg: "logged in", ErrorMsg: "expired",
@@ -200,7 +200,7 @@ func TestTelegram_BadBotToken(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
 	fake := providertest.NewTelegram(t, botToken, "bot")
-	_, err := provider.NewTelegram(context.Background(), s.svc.Params("", ""), provider.TelegramConfig{
+	_, err := provider.NewTelegram(context.Background(), s.params("", ""), provider.TelegramConfig{
 		Telegram: telegram.NewAPI("wrong-token", fake.URL(), nil)})
 	if err == nil {
 		t.Fatal("registered with a wrong bot token")

@@ -13,7 +13,7 @@ import (
 func addTwitter(t *testing.T, s *site) *providertest.Twitter {
 	t.Helper()
 	fake := providertest.NewTwitter(t, "consumer-key", "consumer-secret")
-	h := provider.NewTwitter(s.svc.Params(fake.ConsumerKey, fake.ConsumerSecret), provider.TwitterEndpoints{
+	h := provider.NewTwitter(s.params(fake.ConsumerKey, fake.ConsumerSecret), provider.TwitterEndpoints{
 		RequestTokenURL: fake.RequestTokenURL(), AuthorizeURL: fake.AuthorizeURL(),
 		AccessTokenURL: fake.AccessTokenURL(), InfoURL: fake.InfoURL()})
 	if err := s.svc.AddCustomHandler(h); err != nil {
@@ -81,7 +81,7 @@ func TestTwitter_WrongConsumerSecret(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
 	fake := providertest.NewTwitter(t, "consumer-key", "consumer-secret")
-	h := provider.NewTwitter(s.svc.Params("consumer-key", "wrong"), provider.TwitterEndpoints{
+	h := provider.NewTwitter(s.params("consumer-key", "wrong"), provider.TwitterEndpoints{
 		RequestTokenURL: fake.RequestTokenURL(), AuthorizeURL: fake.AuthorizeURL(),
 		AccessTokenURL: fake.AccessTokenURL(), InfoURL: fake.InfoURL()})
 	if err := s.svc.AddCustomHandler(h); err != nil {
