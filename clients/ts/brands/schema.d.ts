@@ -178,7 +178,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a brand (admin) */
+        /**
+         * Create a brand (admin)
+         * @description Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+         *     featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+         *     when given.
+         */
         post: operations["createBrand"];
         delete?: never;
         options?: never;
@@ -573,7 +578,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is over the server's limit. */
+        /** @description The body (or its declared Content-Length, on any route) is over the server's limit. */
         TooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -875,6 +880,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
@@ -929,6 +935,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
@@ -970,6 +977,7 @@ export interface operations {
                     "application/json": components["schemas"]["Brand"][];
                 };
             };
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
@@ -991,6 +999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Brand"][];
                 };
             };
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
@@ -1065,6 +1074,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["BrandNotFound"];
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
@@ -1101,6 +1111,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["BrandNotFound"];
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
@@ -1189,6 +1200,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
@@ -1219,6 +1231,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BrandNotFound"];
+            413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
     };
