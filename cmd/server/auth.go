@@ -117,6 +117,10 @@ func newAuthService(cfg Config, log *slog.Logger) (*auth.Service, error) {
 			return fail(err)
 		}
 	}
+	// Providers with their own settings (AUTH_<NAME>_CID, Apple, Telegram, custom): auth_providers.go.
+	if err := addConfiguredProviders(context.Background(), cfg, svc); err != nil {
+		return fail(err)
+	}
 	if len(svc.Providers()) == 0 {
 		log.Warn("auth: no login provider configured (set AUTH_PROVIDERS)")
 	}

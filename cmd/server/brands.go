@@ -1,6 +1,37 @@
 package main
 
-import "github.com/go-chi/chi/v5"
+import (
+	"context"
+	"time"
 
-// mountBrands mounts the brands surface. Its issue fills this in.
-func (a *app) mountBrands(r chi.Router) error { return nil }
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/impl/brands/devdata"
+	"github.com/triadhq/triad/impl/brands/httpapi"
+)
+
+// mountBrands mounts the brands API (/api/...). In dev mode it loads the prepared brands, admin and
+// demo user (see README); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
+// admin, or make the existing user with that email an admin.
+func (a *app) mountBrands(r chi.Router) error {
+	api := httpapi.New(a.pool, httpapi.Options{Log: a.log})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if a.cfg.IsDev() {
+		created, err := devdata.Load(ctx, a.pool, api.Service())
+		if err != nil {
+			return err
+		}
+		if created {
+			a.log.Info("brands: loaded dev data (admin " + devdata.AdminEmail + ", demo user " + devdata.DemoEmail + "; see README)")
+		}
+	}
+	if a.cfg.Brands.AdminEmail != "" {
+		created, err := api.Service().EnsureAdmin(ctx, a.cfg.Brands.AdminEmail, "Admin", string(a.cfg.Brands.AdminPassword))
+		if err != nil {
+			return err
+		}
+		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "created", created)
+	}
+	return api.Mount(r)
+}

@@ -78,6 +78,9 @@ type AuthConfig struct {
 	SMTPPassword   Secret        // AUTH_SMTP_PASSWORD
 	SMTPFrom       string        // AUTH_SMTP_FROM
 	SMTPStartTLS   bool          // AUTH_SMTP_STARTTLS
+	// ProviderSettings enables providers one by one: AUTH_<NAME>_CID/_CSECRET, AUTH_MICROSOFT_TENANT,
+	// AUTH_APPLE_*, AUTH_TELEGRAM_*, AUTH_CUSTOM_PROVIDERS (see auth_providers.go).
+	ProviderSettings ProvidersConfig
 }
 
 // IsDev reports whether the server runs in development mode.
@@ -173,6 +176,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.Var(secretFlag{&c.Auth.SMTPPassword}, "auth-smtp-password", "SMTP password (AUTH_SMTP_PASSWORD)")
 	fs.StringVar(&c.Auth.SMTPFrom, "auth-smtp-from", env("AUTH_SMTP_FROM", ""), "sender address of confirmation e-mails (AUTH_SMTP_FROM)")
 	fs.BoolVar(&c.Auth.SMTPStartTLS, "auth-smtp-starttls", envBool("AUTH_SMTP_STARTTLS", true), "require STARTTLS (AUTH_SMTP_STARTTLS)")
+	registerProviderFlags(fs, &c.Auth.ProviderSettings)
 
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -11,7 +11,3 @@ SELECT id, username, password_hash, user_type, balance FROM order_users WHERE lo
 -- name: GetOrderUser :one
 -- GetOrderUser reads a user by id.
 SELECT id, username, user_type, balance FROM order_users WHERE id = @id;
-
--- name: LockOrderUsers :many
--- LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
-SELECT id, username, balance FROM order_users WHERE id = ANY(@ids::bigint[]) ORDER BY id FOR UPDATE;

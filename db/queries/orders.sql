@@ -3,13 +3,6 @@
 INSERT INTO orders (customer_id, description, price) VALUES (@customer_id, @description, @price)
 RETURNING id, customer_id, description, price, status, created_at;
 
--- name: GetOrderForUpdate :one
--- GetOrderForUpdate reads and locks an order with its performer's name (any caller; rules are applied by the service).
-SELECT o.id, o.customer_id, o.performer_id, u.username AS performer_name, o.description, o.price, o.status, o.created_at
-FROM orders o LEFT JOIN order_users u ON u.id = o.performer_id
-WHERE o.id = @id
-FOR UPDATE OF o;
-
 -- name: GetOrderState :one
 -- GetOrderState reads who owns an order and its status, to explain a refused transition.
 SELECT customer_id, performer_id, status FROM orders WHERE id = @id;

@@ -171,6 +171,19 @@ type Error struct {
 	RequestId *string `json:"requestId,omitempty"`
 }
 
+// MessengerLogin A messenger login request; the bot token itself is never revealed.
+type MessengerLogin struct {
+	// Bot The bot's username.
+	//
+	// Example: triad_login_bot
+	Bot string `json:"bot"`
+
+	// Token Request token, sent to the bot as `/start <token>`.
+	//
+	// Example: 6f1c0e4a9b2d4c7e8f0a1b2c3d4e5f60
+	Token string `json:"token"`
+}
+
 // Sent A confirmation message was sent.
 type Sent struct {
 	// Address Example: alice@example.com
@@ -314,7 +327,7 @@ type LoginParams struct {
 	// Sess 1 for session-only cookies (verified provider).
 	Sess *LoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
 
-	// User User name (direct
+	// User User name (direct, verified).
 	User *string `form:"user,omitempty" json:"user,omitempty"`
 
 	// Passwd Password (direct; unsafe over plain HTTP).
@@ -323,7 +336,7 @@ type LoginParams struct {
 	// Address Where to send the confirmation (verified).
 	Address *string `form:"address,omitempty" json:"address,omitempty"`
 
-	// Token Confirmation token (verified).
+	// Token Confirmation token (verified) or login request token (messenger).
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
 }
 
@@ -395,6 +408,32 @@ func (t *Login200JSONResponseBody) FromSent(v Sent) error {
 
 // MergeSent performs a merge with any union data inside the Login200JSONResponseBody, using the provided Sent
 func (t *Login200JSONResponseBody) MergeSent(v Sent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessengerLogin returns the union data inside the Login200JSONResponseBody as a MessengerLogin
+func (t Login200JSONResponseBody) AsMessengerLogin() (MessengerLogin, error) {
+	var body MessengerLogin
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessengerLogin overwrites any union data inside the Login200JSONResponseBody as the provided MessengerLogin
+func (t *Login200JSONResponseBody) FromMessengerLogin(v MessengerLogin) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMessengerLogin performs a merge with any union data inside the Login200JSONResponseBody, using the provided MessengerLogin
+func (t *Login200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -539,14 +578,18 @@ type ClientInterface interface {
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-	// any refusal.
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
 	// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
 	Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CallbackPost OAuth 2.0 redirect target (form_post)
 	//
-	// For providers answering with `response_mode=form_post`; same outcomes as GET.
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 	CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -561,6 +604,13 @@ type ClientInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
 	//
 	// `from` is honoured only for this server's host and the configured allowed hosts; any other
 	// value is ignored (never followed).
@@ -727,7 +777,8 @@ func (c *Client) GetUser(ctx context.Context, params *GetUserParams, reqEditors 
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-// any refusal.
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
 // Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
 func (c *Client) Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -744,7 +795,10 @@ func (c *Client) Callback(ctx context.Context, provider Provider, params *Callba
 
 // CallbackPost OAuth 2.0 redirect target (form_post)
 //
-// For providers answering with `response_mode=form_post`; same outcomes as GET.
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
 //
 // Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -769,6 +823,13 @@ func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
 //
 // `from` is honoured only for this server's host and the configured allowed hosts; any other
 // value is ignored (never followed).
@@ -1655,7 +1716,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-	// any refusal.
+	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1664,7 +1726,10 @@ type ClientWithResponsesInterface interface {
 
 	// CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 	//
-	// For providers answering with `response_mode=form_post`; same outcomes as GET.
+	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+	// where the state is checked; other outcomes as GET.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1681,6 +1746,13 @@ type ClientWithResponsesInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+	//   `exchange_failed` when Twitter refuses the request token).
+	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+	//   `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+	//   until the bot has received `/start <token>`, after that 200 with the user and the cookies
+	//   (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+	//   with its error message.
 	//
 	// `from` is honoured only for this server's host and the configured allowed hosts; any other
 	// value is ignored (never followed).
@@ -2234,6 +2306,8 @@ type LoginResponse struct {
 	JSON400 *LoginBadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *LoginForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -2261,6 +2335,11 @@ func (r LoginResponse) GetJSON400() *LoginBadRequest {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r LoginResponse) GetJSON403() *LoginForbidden {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LoginResponse) GetJSON404() *Error {
+	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -2676,7 +2755,8 @@ func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, params *G
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
-// any refusal.
+// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2691,7 +2771,10 @@ func (c *ClientWithResponses) CallbackWithResponse(ctx context.Context, provider
 
 // CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 //
-// For providers answering with `response_mode=form_post`; same outcomes as GET.
+// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+// where the state is checked; other outcomes as GET.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2714,6 +2797,13 @@ func (c *ClientWithResponses) CallbackPostWithResponse(ctx context.Context, prov
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+//     `exchange_failed` when Twitter refuses the request token).
+//   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+//     `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+//     until the bot has received `/start <token>`, after that 200 with the user and the cookies
+//     (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+//     with its error message.
 //
 // `from` is honoured only for this server's host and the configured allowed hosts; any other
 // value is ignored (never followed).
@@ -3265,6 +3355,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -4921,6 +5018,20 @@ func (response Login403JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 	return err
 }
 
+type Login404JSONResponse Error
+
+func (response Login404JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type Login413JSONResponse struct{ TooLargeJSONResponse }
 
 func (response Login413JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
@@ -5707,92 +5818,103 @@ func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id st
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dztctu2lq+C5d6ZSB7qwx/JjeXpzLpObpM2N/HGzuTORF4TIo8kNBTAAqBlNeOZ/toH2Ifog/VJdnAA",
-	"kqBI2bLjtH/ur8QkeHBwvr+gL0EsFpngwLUKRl+COdAEJP73jYipZoKb/yegYsky+2fwHhImIdZEUzkD",
-	"3Q/CQMVzWFCzdCrkgupgFOSS9SRMQQKPIQgDvcogGAVKS8Znwc1NGLwVZ5xNp80NjtMlXSkScaHMgqi+",
-	"A/B8EYw+Be5tcNEG+wz0iRCfGTShRz9+PI8I5QmJ/nX2/h+983c/vXwbkRiXK9JRoIngJBUzxnGZhKkE",
-	"NQ9JnAKVkLi3ItfdOmbraNyEQUYlXYB2ND2V4oolINtoOmNKg4GeuUWE0wUYdIAMaK7ng5QpuyNc00WW",
-	"mq0SuArCgBkIGdXzIAzMR+avYqcwkPBLziQkwUjLHHx8M6o1SPPx/3yivV+HvcML9+9l7+LLMNzfvflb",
-	"K+cM3V6hqDRPcj4HUtHVkfWJIlc0zeGIFNiQ5Rw40XMgWnwGTmKxAEWmUizw4Y8fz92n/eKAVjarI/6r",
-	"V21TY8OCXr8BPtPzYLT39FnYxhYJKhNcAXLleKpBvjHsbp7mjZjNICGMH5H94T7RArG7oilLqIaERAbj",
-	"qE/MqQsJohKIsnqxQZ/+JmEajIL/HFTaN3BLB+U6K8W9Soxv+6qSdzzf9zT5gWpY0pX5MBZcA9fmvzTL",
-	"UmY3GPysLDalOJmViSEVXMdzymdwOaUshSQIgwUoRWfmnTl/KaIJSwgXmtA4hkwjbYyoCsl+xT0IArzx",
-	"udN2CvtWDV5KKaQ9wZrOrmEUkU4NDwnTXEGCCJgtuyGJcgWS8amof2KekljkqUV8AkQCTcx6BTypr40F",
-	"nzJjzuxJvG8SSNmV0dZu35zuhKbphMafv6fJe/glB6W3JzsKR+YZBlQUjxk5/8zFkl96Kl1xw730jIbI",
-	"AHVUaaqhDd6EJpf2pQ/Imjt8ThZMKcZnIYHrDHVVSDz4gup4zvjsyKyTlt3OTM4o45ZxX8vp9eNGRyQq",
-	"UY5IZ055oub0c6FvDWxDw+MkNEjb4/iodx00adkUkQ4XVmKQka+5MYg0fZDWMPfxJeDhfOoWr4gCeQWS",
-	"2BWPQK36ntGIUE5yDtcZxMY8GXHOJRyRBDRlqbVNgqcrwqzxdfikYobnt+buNb/f+VliXdHl0729yd7f",
-	"n9H9p88myXT/cLi7n0zpBOhenBzsw+7BLsTxITyvjDhNWXwPA/FBQSsdSjMdEi6IrAcoR84s3GadH2xp",
-	"7c7vcn0/khnJzJXVO4O5yPX2VDizH7fQ4cQd0kUqj3hIxh9s3JyCbrJFThXrZs1YaRN7ZVSpZYJMK+MY",
-	"jKse22B+Q8tV2RpHCWOaxBVIxX6FBD3SwJ5zQJNEglIhoRWCS6bnIjfWlmoyTcWyW6gq4/8QcsKSBPg9",
-	"WULzhGFc3kK+4t0lF/qSpqlYNiIApohiGghT1vtz4taRErChTywhAa4ZTdUm5vtL6gYzFhJ1GEVBSCsJ",
-	"Qlr2GwvfBtL32Je4yAda8+c27KSpcf8rdBmPIwVt5ItIx9BrQHMbQTjju040VXgnjyoR6VhjVr7zDhGR",
-	"zhVINmUm9MHzMI6xqSGYc4fmuwZZmh9KyFK6KgKaIlF5b+OqB7nDQoBb3OHG2A2jicfwi/XNoxGpbUm5",
-	"WmKuhY7BBW+oaEaW8RPSgf6sT8qQMQFuiGUCXaUskc7Fbflc4YJEbesnai1AzugMjoxDUrju+MP5q96r",
-	"47cvzl4d//TSS4H+qkziXIg3xos+SASc5bvUQlymCMWXAveWTESyIloIYpc8Avcb+zoBwJ3gOgZIlBf+",
-	"PFEkZQumkasfeMGgB8p97gPwz2seG622EDx/9hiup9ozGpkYCLUag2DqNBz9B1NE00UGGCcX4X1GlfZi",
-	"JJKyKWi2gJAoNuMmV0fNKDWVpjMhmZ4vQjLFDcoXzpCFNpHHWFQ2KxshkfCzDVAnKz+hFhIxtmj0JkJy",
-	"8NwflFE88XN/xzX0vb5CPoBx948bvkHUgOwrtxFTyzgsBjFFKnL2g8pdoV04qbvb+j4v0Bz1bLrm+Rdj",
-	"WzIpMpCalbFBjT6BloyiJN9eVwkDG8S01PNK523lcU7VvDS9IEkmISvCVb+2tRC90uvXtt8d7h207G8M",
-	"dR11A2OLT2/8KtknC6c8TlVfFBMjtWYny87W2hfaGDElcAVyZTWDpsQEHBg25XJKY2hS3crgOsAzTSep",
-	"kXsj9tAzsQo+kECV4HV6rdmdBnVcCtjc5BRkb8ogRQWdpLBQBn9aKKWxVS6PxFqchkVRs/DwRwB14jsy",
-	"NhAplcpfjJGcFXDHiLu4ZHeswLXxyT2gUtLV2tZ1GrzKF5RX9IXrLKUcz14n8iYb3nJM54ReJxtqpD2X",
-	"TfVeJ1bLbYoDSluzWhq7KkdXdWT2p3v0MB4mu3AweUqfxXeSDIXsdoqdOZO5rsG12NkBIEuqiAKuW4yI",
-	"TWTqPMZk/7/c3/1YLNrIVmTGVaHf7NBe5ffP5r4Ly61bT1cCb9QPXPUrV+iCLDdUnmqrC7be3zxnE9u0",
-	"KEUEYWBiff9vL9m/8Bnpr9lo1eoYf1BFhwAL6SWENXHF8sqWpGsj2Ae1qcbP0INorCS5EKNFDLSWhTww",
-	"8zFNT70FtiFRh/3yWktKzIdskmtAkW+g5XzUmpC66MMmW91CqUrUmh6tQWtYUJY2Ib/smeeW0uitW6h8",
-	"l1yzFoyjcT4c7seFs8e/4NI+VHO6WxzByx4wGWGJXRo1ukH3KcE1UcxaDKPx1Q4Ns/cTRV6fkg6SgpI4",
-	"pWyhSJ4lVIO0aQyzTaoGdFvxa8YlyiSeKMpbyW4YZCzWuWyBdSrFNSZpV1RTST68f1OHONc6Gw0GqYhp",
-	"OhdKj54Pnw8HdvVgODmgz2Bvuh8fJn22oLPWvaVIWzZ+L1JAm/3+++OTtVMkiza1XtNApA3KSFMJjU2E",
-	"OJdMr85MsGc1a0IVi49zE9KsY/O9eYVpZmhFFrhxagnp2LKawciG9CbbvDx+8c/Xby9Pj8/OPr6oGpq2",
-	"QKOY51QM+QwNbHjevvc5JlVKVRWWtS6e/bMqAP/48bzagWbsJ0BH/fNS39ZgLIodJpjEZaRjvCSLoadF",
-	"z/23e0vrcPO2/52DXN2xq1GGX8w6YvlZboQPq33wg7Z9rpWcbjrfichWhcY1Gql+A9VwsOLFtn3SNVyM",
-	"eDE+Fe0nfnV+flrErAVOsJhAYsMkI2PEUZt0ohnT83xiDOAALez8F/vvgC2yFHvYUZdQzLzHvJwNKOKb",
-	"hcg5mo9R2Uckc8oTkyFQTSILILQvrYbXX+OzqD/mY76zc25Ir/o7O+TY9ahsjWUpik7AiNhJgM4rrbN3",
-	"PF2F5JTq+XeDkJzRBZwxDd+9odd2w1dne0+fWQHoEsqTMa8ND3TKyHGyIpaIKvS62yzp9slxEd8RL4qs",
-	"cmCLTdHUypUecwU8KQQ88vkYEfglp2lRXWoZZOiTV+V3CFhIJ7IRohSRBV2NeUylXPmIcqWBJtgWM0CL",
-	"3Q2+3T6JnG5/txuRjpD27+92o65JcKgj9IJ+BkUmQs/HvOi6uO96gqerPjnmZe3BndftrophC2OtFKa8",
-	"SZcs5yyFtgLFmKdUadUnlckzMGw32p8xKNpuaAiNjJFO1DB+UdfJznubtKmdHWw8/Hj27i2JMOWLTHrH",
-	"QB259M4E1GbH1OTkic3yMHDE6QKbuRsSM9y0P+Yv8TNEtFxVLIj+1TuxNYve+SqD3jvURDUixRxMSChJ",
-	"gK96NE3HPCoWnznv0DsVKYtXbrblhMZzQIBSpAZGT2khweiHiURZDFyhK3Nm4p+vjUXMZeosvRoNBiID",
-	"rkQuY+gLORu4j9TArDXZFdNVOEWOPWMQhAH2N9CQDPu7/aFZb8DRjJnMpT/s72OKrefozuyEi/nfDNry",
-	"D05enf/zDVZLiZqLpcmL5mJJKJlIsVQuPSKMj4wYMv6ZZFhYcFWUDhpLO6xBsNhrNWfMDcSuVdXEL5FM",
-	"hVwYU5/AFVmIBOySOJcSuGtKoNLbSpc1TgPzOLKGGYGv6azTpVhkJkopZ11atBdtTJl2kEmuteB98lor",
-	"cnJ2OubYOVCuk6sVEUtOuODG/VFMBCzxEIrSqxQs103kjRmcSUpt0nNqA53aQMzecLhWQNNwrQdzvUjr",
-	"CZ2NVP8jEbHxKsQssIGpfVH9/cdvv9tHg+rZXaNTTW9keLVWC9+gAy2hdgJTmqe6p2RMnnDB4cmRo1L5",
-	"KIbeH7/9/uSI/PHb79Ht6GFUli8W1MQKwQtYCGf8Mhc40pmyuSvaveDCfFCNcW0UdHNMo5CqKgk0yqcq",
-	"NIJpX1h2EiETkP0mh5nSRUlU3c3lW8ukn9ywGUbPJkytqFOWhNYH0xrhc70e0+TyqT/7ptZ43W4e7+pn",
-	"FFOG6zwztLGxRKzZVZVjqTu4hxq5kX8nKVCpPH++ac6w36aOBnI7l9pOWK4bVEMIa2cUM2JhNk8UBplQ",
-	"LScwsY8J0n54eb4Jx1OhvgmepHP67uy8ezsDqopLKwPeGsfsGhLqyHX6cJbUK8VEtm/BV8TryOfcxg0Y",
-	"xq1VyOtU+AH0WVFt8gc8P7Wfv1oy8AYnby6+Rh/xCzuwWPbA12dKMO+01aNizsY4YSu9za/qxap79MI3",
-	"j6NgNohv+2sc/zgHPQfpVz0xjvILYZtloCiJbTShdmigVlR9olyQaeLWSRkvdjdHo8aPu2TPPh/zIvCs",
-	"Raqj9aAPXLLBYWmtwKDVArS45B9AfyiaD3+JXJUNoLJG9tcPdxUMfaxppoPh7t2mqtYG9mswyA6/BPLp",
-	"op7Pf7q4Cb/4BYzygSst2L+9As6nC8O0SjnO7STEDJIe46Roo2xWhy+F77oZFMMMG7WjGDQnrvb44f0b",
-	"G45ZUG0FyRJoZBJtvx5p557d0Giu3Jili33rowyF2Icmm4sxTUNFKWbqO9TBWQr52US2MXT75K0oq0nM",
-	"JJGaCD7mxnC7xlqbEhXTuE0tqpPiHWYse/2h3XlTEaeYlW0dMH+6u9dS22tWptdnojdt5jo0rXsdDA+f",
-	"bbEZJqpEQiakV10oWbZh42JIZ/tTXjw8AniNMyn7w/27P/CG81F1t9ijZRp7W61fn3vC7/a3OpY/jHcT",
-	"Bk+3wbQcN8YP9u7+wJvrr/vTSpbXhl89y2GHqy5u7utcyqEKw/L2oPEfokq2lQu6TFhl0+4C/0uTSH9n",
-	"MutLAyY6IljiEbm2tz82RZ0FQ78y7vy31P1pUkc6JZe7LRLY5rnS4gJOq9t6ARnwRBUVNq8h9pnxZDTm",
-	"PbKzU6Kzs0M6UQJXNv3ScyYTklFsOnZHJFJMQxS6clBYFjUj8sf//h/ZH+41h/bGnLTM7aHTwgmpkOw+",
-	"7S0YzzWQDY6PfAbIlHU1ITn96eQlcSOYEqEbRJF23b49jSXozs7IXmUxiNqJFPM/micNzPeGw7L2RMoJ",
-	"am/23QEuJj9roF3X3INti2UF4OjL2KUK42A0xp78OLiJCJ3axh9PjL6j5ye1YYEj6+dd1dnhbOHaiknH",
-	"XaxyG2LNlmmcLZixK7B38NyobGigQ6qgeVgssLdM+FbxBAKykb5yeO8+JZZrCku/DgWmyFxwkdu7fukK",
-	"s0U7vlPMC86F0h55+ZTNcHkx0mveY/q5IsIkOmNeDriwGRcY8XBMVafCftLdWKK7K44p+95+w5t0rDaU",
-	"Vrnb3gJvjXjY5oCn9UZduCVKzkYYuhVCeA+0TF7yVVh9nIM0uJCZcPx3EljjGrK8u1XnGGvW7cgaSdqI",
-	"7fDg+Rbo7qLc+Z0Tv3jUyjiXG7Rdlx0GYbBrbLHMDXOnNFXQOlWzPRreEHkhZt3bUHtcvKoJGCdXjenB",
-	"Dai4hKqVNRsmCz1pHfE8TZvYnBYTjg6ZI5JzRaeAFz1IllLGsZvavX3IsQ1fN4d4H4xvkX3sKTZuN3Y2",
-	"6GPbaEurbrqhq6/Sz5Om9a7jdVuP/R4p09dX3pRbV1bRynm3VoqVNTb87sYb6qoANIsuaG0unx/CweFT",
-	"+PvhwW48PYSDITw7fD5Mdg/o7rPJdLi3H8fJQXy4W1EERX+tfic4vJtuDPbrFZjwjnIfnuGipVBjZ4yd",
-	"URWytPF1UVN5HAMkxgNW3WHddbPqtaX+fOFjVH72t4l2vWsd3zBdWL9S9/CY/2B3f5tDuWscf36ScIZ3",
-	"hU2CCBK7qm5O4M/JTJ1MVsmppp9hU0RtMlBqW79C2r7/RCSrIy/QVpquVG0GqL+hsWqT1Vsjt7/Gw1+U",
-	"s8nfi2T1NbXhYuC/4cZc18Faom3rv/79BSNCPirXveVy2TOc6eUyBR6LBJI13L4lNjfrv6Nx87VV9kcw",
-	"8Y92a/qIeJb438b2MY3twe7TB15GUnlmS7iXC0gYvUQ1XrskTdaBoRO9U28e5dpSG37+PTumCAeGXT60",
-	"pBz9u0Gl/xd4oVps4u6zGTS3r059o7Z/If+P0/7fUiHWr8u1t+P1XIp8Nvcuo/85PvvWEYQ6vR5jFOEb",
-	"06w51VATNDt9/oUlN7d2tN3QO1H0ChJCC0nu4ByDu4wRC94NDeFcb89NyRa3BexUe9Q6z3CMS++sNFmA",
-	"U5baKaXw7p2qVLJ1wL7lp6tYcuuPVt2VVd6d3OHegx3M45q/WzZhnGLEtdVIGsLqW9910DKNIjRZiMRm",
-	"QZ1Y8OIWTDGVYG+SH9w3eLjj5zMmtLwEwR7F2vs/YzEiC5oacoG3iTvGwYOOwYW+nIqc169Lc2FSxbnb",
-	"4zFOUe5j79h60B/ikWrqf2zU3bt84mm7e2ATZltAtrpVzdo2SotoHB2ANmvgz6HaydTi7lrtdw5S5qrU",
-	"1fW1tTyiWYTBmCesfhWh+pyIKRG83kp24Irfbbj9Ro7yvii4enHz/wEAAP//",
+	"7Hzbchs5kvar4Oc/ESYVxZMOHouKjl2129N2t9vWWnJ4IkytCqxKkhgVgWoAJYnjUMRc7QPsQ/SD9ZNs",
+	"ZAJ1YhUl2Za7b+bKFolDAnnAl4kP/NSJ1CpVEqQ1ncmnzhJ4DJr++1pF3Aol8f8xmEiL1P3ZeQex0BBZ",
+	"ZrlegB10go6JlrDi2HSu9IrbzqSTadHXMAcNMoJO0LHrFDqTjrFayEXn9jbovFGnUsznzQmOk2u+NiyU",
+	"ymCDsD4DyGzVmXzs+G87521jn4J9rtSlgObo4U8fzkLGZczCv5+++1v/7O3PL96ELKLmhnUNWKYkS9RC",
+	"SGqmYa7BLAMWJcA1xP5bldleXbJNMW6DTso1X4H1e3qi1ZWIQbft6UIYCzh66hsxyVeA4gAb8swuh4kw",
+	"bka44as0waliuOoEHYEjpNwuO0EHO+Ff+UxBR8OvmdAQdyZWZ1CVN+XWgsbO//2R9/856h+e+38v+uef",
+	"RsHe+PYvrZrDfXtJptJcydkSWLmvflufGHbFkwyOWC4Nu16CZHYJzKpLkCxSKzBsrtWKPvzpw5nvOsgX",
+	"6GyzXOLf++U0NTWs+M1rkAu77Ex2D54GbWrRYFIlDZBWjucW9GtUd3M1r9ViATET8ojtjfaYVSTdFU9E",
+	"zC3ELESJwwHDVecWxDUw4/xiiz/9RcO8M+n8/2HpfUPfdFi0c1bcL834rl6lvdP6vufxj9zCNV9jx0hJ",
+	"C9Lif3maJsJNMPyHcdIU5oQtY9wquImWXC7gYs5FAnEn6KzAGL7A73D9hYnGImZSWcajCFJLe4OmqrT4",
+	"J83BaMDbqnbaVuG+NcMXWivtVrDhsxsShaxbk0PDPDMQkwA4ZS9gYWZACzlX9S74KYtUljjBZ8A08Bjb",
+	"G5BxvW2k5FxgOHMrqfSJIRFX6K29Aa7uOU+SGY8uv+fxO/g1A2Mfvu1kHGklMJCjVJSRyUupruVFxaVL",
+	"bfgvK0FDpUA+aiy30DbejMcX7svqQC7c0edsJYwRchEwuEnJV5Wmha+4jZZCLo6wnXbq9mFywYV0ivta",
+	"TW8uNzxiYSFyyLpLLmOz5Je5vzWkDVDHcYBCu+VURe/50bRTU8i6UpHFBEwqptB4L65Ai7kATUPwcmuv",
+	"hV2qzDLOIq9vp/1XEqMoT77I1YTvfAG0I1WV5F8xA/oKNHMtHmGL63OGE8YlyyTcpBBhTEMfyDQcsRgs",
+	"F4kLaEomayZcxPbyJGpB63cx8pX8vPWL2J1fFwe7u7Pdvz7lewdPZ/F873A03ovnfAZ8N4r392C8P4Yo",
+	"OoRnZeTniYg+I6q8N9C6D0VsJ93rOqo58rHkrpD+xeHZzfw2s5+3ZWjOmXHOipKrzD58F05d55Z9eO4X",
+	"6eHNIy5SyC+OiN6rtwUw77/1WIihHQFbyo25jklpBfghMPbYUfYbhrsyQPmdwGCkrkAb8U+I6RgbunUO",
+	"eRxrMCZoi1V2yS2bJ+q6l7uqkH9TeibiGORnqoRnsSAw37J9+XcXUtkLniTqugEbhGFGWGDCOMggmW/H",
+	"ioFxfyINMUgreGK2Kb/apB4wI6XJh8kUlHaWoLRTPx4LbUNWj/kLalQdtAYCHFblCWKGNZ0zj2MFbdsX",
+	"si7u15BnDnb44Lu5aSY/0iq7ErKuC2bFd5VFhKzrT7jYr0dIArS4Yf4MxX6NbWl21JAmfJ2joDy7eefA",
+	"2Bcdh7kBtxyHWwEfQZDHOBfrk4cTVpuSS3NNCRodDB4BkKOhLVMX1oXBYsAKnBmDxM1CdGyM26QzdVcS",
+	"mB9Bqjb1E7OBqlO+gCM8kAy1O35/9rL/8vjND6cvj39+Ucmb/qz040yp13iKfpEJ+Mh3YZW6SGiUqhX4",
+	"b9lMxWtmlWKuySNovzGvNwCaCW4igNhU4M8TwxKxEpa0+l7mCvpCu8+qA1TXix+jV7sRKufZYxw95Zzh",
+	"BDEQebWHvc7D6fwQhlm+SoHAdZ4TpNzYCkZiiZiDFSsImBELiQk+eUbhqTxZKC3schWwOU1QfOEDWeCy",
+	"f8KiulkOCZiGfziAOltXs3DlgLoToz9TWkLl+IMC+rNqwcBrjc7eqkN+geI+Hzd8A9RA6iumUXOnOKog",
+	"CcPK7Rx0yuOK4sLz+nFbn+cHCkd9l+NVzheMLalWKWgrCmxQ25+O1YKTJd9djAk6DsS0FAGLw9vZ45Kb",
+	"ZRF6QbNUQ5rD1WpBbKX6xalfm3482t1vmR8DdV10HOMBXW+rpbWPbpxiOWVRUs3QanEmp87WghnFGDVn",
+	"cAV67TyDJwwBB8GmTM95BM1ddza4OeCp5bME7R7NHvqIVegDDdwoWd+vjbjT2B2fAjYnOQHdnwtIyEFn",
+	"CawMys9zp8RY5fNIKuBZWOWFjor8NEB98/02NgQpnKramJCcM3CviPu05GYsh2vTk/+Aa83XG1PX9+Bl",
+	"tuKy3F+4SRMuae31Td4Ww1uW6Q+hV/GWwmrfZ1P9V7HzcpfigLEurBbBrszRTV2YvfkuP4xG8Rj2Zwf8",
+	"aXTvlpGR3b1jv4AxIBdbq6jHbJW38AUjL/SRP2FtjkStgWROKQK6AtNwBTxxTl43nZmy21zJPjEEvzD6",
+	"1ddOQemCJLjAAVoUQHK0QTMHO/wJaUAWKA2l54aFQ1cUm2aj0V5E7ei/ENZleDofRyPY54ez3Xg/+is8",
+	"m4/4eLYb7cX7cDB/OrpXH15wkrNNGaf+/NpUQS2R8dpk19zQYloiussq6w5HlZf/9H8PIrVq28K8TFFe",
+	"1eAM7fc01YX5fkExdevqisEbxRxfv8wM4QHnGiZLrAtM7samuc6mtEleF+oEHUy8qn9XKi/nVa1W22w9",
+	"YuoSvzf5HQ9dhRQjbMQOqnU9cOvaNuy92XZLI+g4t1TW83ivxQys1bk9COzMk5NKA3elVB/7xY3VnGFH",
+	"McssUPxpiOUBw4aReijoMt9eHuEK0ZrworHXsOIiaY78oo+fu50m6NSyy/fZtWiROHTuniMv5/EX7kOz",
+	"5ON8CZVUjjJDEbcGh8+shzZFTFtOKQROXgyc+4lhr05Yl7aCsyjhYmVYlsbcgnY5pXDXjI3RXfm1CRJN",
+	"mvA1a4bbLbYbdFIR2Uy3jHWi1Q1lzFfccs3ev3tdH3FpbToZDhMV8WSpjJ08Gz0bDV3r4Wi2z5/C7nwv",
+	"OowHYsUXrXNrlbRM/E4lQAfou++Pn2+sIl61ufWGB9LekI00nRBjIkSZFnZ9isjbn2DciOg4Q3y5Kc33",
+	"+BXl/IEzWZCIMGLWdTVOlMjlV5j6Xxz/8MurNxcnx6enH34or6RdtcyIygmP24d74HKl9rnPKMM1pix3",
+	"bdzDuj/LavxPH87KGXgqfgZCTf+4tnddEeeVJ0T21Ix1EbKICPpW9f1/e3dc/m6f9r8y0Ot7ZkVn+BXb",
+	"MafPYiL6sJzHHbMt89wYPd+2vucqXece17gKr16BowZLXTz0pntDFjQvIeeqfcUvz85O8gQilwlWM4gd",
+	"ZkUbY363WTdcCLvMZhgAhxRhl7+6f4dilSbEQgh7CHbsEqayYHfkYHOlMknhY1LcBLMllzGma9yy0A0Q",
+	"uC+dh9e/ps/CwVRO5c7OGW69GezssGMPGl3B61rl1zIT5rgc3ZfWpm9lsg7YCbfL74YBO+UrOBUWvnvN",
+	"b9yEL093D546A+gxLuOprNE/ugWMn62Z20QTVPgJIu4N2HGOW1kF0pcFCSdNfi2ZGTuVBmScG3hY1WPI",
+	"4NeMJzmIbKGiDNjLoh8NrLQ32ZBECtmKr6cy4lqvq4JKY4HHdLGJg+azo7y9AQu9b383DllXaff3d+Ow",
+	"h9km9xu94pdgENgupzK/AvP9+kom6wE7lkUhyK/Xz25yugxGK0P1h7jHrpcigbZq0VQm3FgzYGXIwzEc",
+	"n6DKEsnvQCkQoo2xbtgIfmHP2847l0GbnR26Bfrp9O0bFlL+HWKuLcAc+VwbsxucMRHGOmqPB47ED3Fl",
+	"FNxiQZMOpvIFdSNBi1Z5g/Dv/eeugNQ/W6fQf0ueaCYsZzIFjLMY5LrPk2Qqw7zxqT8d+icqEdHas5Oe",
+	"82gJNKBWCY7RN1ZpQP9AJCoikIaOMh8mfnmFETHTiY/0ZjIcqhSkUZmOYKD0Yug7mSG2xWxH2BJOseNK",
+	"MOgEHbpsokAyGowHI2yPw/FUYBo5GA32qN5hl3ScOY4S/m8BbfmHZC/PfnlNpWtmluoak9SlumaczbS6",
+	"Nj5XZUJO0AyFvGQpVXl8SatLwdLRbRhV3p3nTCWO2HOuGlfrVXOlVxjqY7hiK7rhJ/vLtMbkjQ5ScnpX",
+	"dnTBaYgfhy4w0+AbPut9KVIpopSCrdTivRRjirSDzTJrlRywV9aw56cnU0nXOMZfq1vD1LVkUkk8/jgl",
+	"Am7zaBRj1wk4rSPypgzuVZwnPScO6NQoTbuj0UY108KNHS7tKqkndA6p/r9YRXiqMGzggKn7ovz793/9",
+	"5j4alp/dR35rnkaoq42LiS0+0AK1Y5jzLLF9oyP2RCoJT478LhUfRdD//V+/PTliv//rt/Bu8QiVZasV",
+	"R6zQ+QFWyge/1ANHvjAud6W41znHDiURb6uh4zLRIU1Zn2nUsk3AqAaCXzh1MqVj0IOmhoWxeX3a3K/l",
+	"O2vWHz1dkNAzwtRyd4r63Ca1sFkfqRXHmlo+qbIXzYau28PjfZdLOU90U2e4Nw5LRFZclTmWuUd75JFb",
+	"9fc8Aa5N5TzfxhQdtLkjjtyupbYVFu2GJSNkY41qwdyYzRUFnVSZlhUg9kGQ9uOLs20ynijzTeRk3ZO3",
+	"p2e9uxVQVlxaFfDGV/7mmcFj2l27Ehu4UooJ3SWSXLMKPSKTDjcQjNu4rqjvwo9gT/NqU5Wi+7F9/WWT",
+	"YYX6env+Nf5IPVyxtCAkbBJ8KO901aOc9ISHsLPeZq96seoziAnbuUGUDdK3gw2Nf1iCXYKulqAJR1UL",
+	"YdttIC+JbQ2hjsFRq3A/MR5kIm6dFXixtx2N4jnukz33+VTmwLOGVCeboA98siHh2kWBYWsEaDmSfwT7",
+	"Pr8J+lPsqriNK2pkfz7TLlfoY1HL9kfj+0NV7U6+WoMhdVRLIB/P6/n8x/Pb4FO1gFF84EsL7u9KAefj",
+	"OSqtdI4zR0tZQNwXkuV3Wtvd4VN+dt0Oc2bJVu/InwowX3t8/+61g2NuqLaCZDFoiIl2tR7pmOue9psZ",
+	"T5T12LfOK8nNPsBsLqI0jRwlfxXR5X6ca6UvEdlG0BuwN6qoJglMIi1TcioxcPtbzgE7uxYW19N9SwnI",
+	"eDDiPbrlNayk2ISOm+sz3260hOgSYkc8djBgKktqcCIugXl5ekHeOSf2hnRBEDp2TljmmI4bzmUESQJx",
+	"m3fnRO+me9d15FayOxg5EbZVl3IaduvbhYPxbkvRsVky36Tbb5vM3+O1zrU/Onz6gMkog2YaUqUrZY/C",
+	"lrZMnFO5Hr7K8y+HJq+IubQ32ru/Q+XdB8WUB8zRQvR/aDjaZMdRv70HLatK2bwNOgcPkbQgpVOH3fs7",
+	"VJ6M1A/60pY3KNKVkOYoeOe3n3vqFdQbVHk7mv2bKqsAxqNBxHsuKuTyX2CG/x2m/Bc4TMi6x2mawISF",
+	"aPZhwEL3fsC/CwkpCqHxzoU2lihL/SwNWOiof70B+95VJQyLFdEvqZKHPaqlRdZ4jeBYT1MZaWVMnwiv",
+	"CIkDZhQjkZ4YhhJSlStnFFaeFv344myDXEjVL4T0xF0wwVReL0G7apoLuMIwHw+PmCJQpjLrHlT5NOCO",
+	"UPaVqcC//e0P8zfWLey71+J7bWAiyfkYrUjiB0hBxiYvelbuKC+FjCdT2Wc7O4U4OzusG8Zw5TJiuxQ6",
+	"Zimne+DehIVo6uheVKELijpzyH7/n/9le6PdJql1KlkLr5VwBDEIAzY+6K+EzCywLViEXQKkxrlBwE5+",
+	"fv6C5Yc8jY6C0t71Bm41bkN3diY+DgQsdIwt/B/P4obku6NR6YbFC4PK2xA/cM6Mrg3tiQyVsV39Mh84",
+	"/DT12du0M5kSTWLauQ0Zn7u7WBljpCNsw2r8jSMHvfxFgJfZjeuKWF0fUvyEBHGEJbrHQlyBe9jqqeQB",
+	"jg6JgeZi6c6jhQFfQjwayCVfxss9PmBOa/neWAfw0ICqEA977uxgKgO4a4TZSuPfYjasezDaRYGbTwJp",
+	"kTmY9PWDWnrqLn+8UAUjiezaQgILzVdhb1KQR/Nrlqq2ZspOOwGbuotBVNZRaRlUbCfZ8vK7HazAI3Ls",
+	"SWD8P4gn9F2TJ+TerqDBgGGn2IjQuawJsj/ap1JITumHOMQZM2lFUtCRlhyT2wjEFcR3EJMCrzC65LjX",
+	"0HGarkf1Phgbr/lc8aNc8SWvKy/fEK3XsWHLZwZOIzgwzSxwQIKYnp5EtznehIVhSyVV5h5gJ2sqADl6",
+	"ZM7HXuK5Wkot52JBzfMnE/g9VZTW7picyoJAKBZSURLjeGdz5br0tlbd78sACipLlcOS23+BZ3rtrJbW",
+	"XEFsTxVanzkHDxTJnzG4b3kQ+wyxeBZ/nVQfHJhRbKG8GfkIVtMaqbz3IDIIXUO1C4uWtFXa0f6zB4g7",
+	"JrurXoZW68GtivPpfttvGIw6QWeMZ7nOULlznhhoJco9XIzKI53czHp3ifa4cpWkNm9XwTaj8izrNrF8",
+	"vaRVTVuo2A0iUc4d92IcsUwaPgd6QsfShAtJ1Ije3fTxNuk8w/vr5Cusvkgraqdsd8umtfHUWr3SMyi/",
+	"yjOfN8/9Ui6M4jUqb96iOFd793FqPqMS8fWV9kKsWumcWMRttGDHAr6frOvqirJekC+os636Ksr11O+2",
+	"wg8tB2jWbynKXTw7hP3DA/jr4f44mh/C/gieHj4bxeN9Pn46m49296Io3o8Ox+Vmk5ttXAUoCW/nW9Pz",
+	"ejE3uOfmgNZwT6MNevjteUuJ2D018SaldBE16n5hsigCiPGgLnkptuefLNWaVpnNj1Fz3ntIUld53fcN",
+	"s+LNl9Vfntruj/a/6NVTDYA2XmnW44J/71s0Z911rjJhWkDhY7yPqgPkalCasAdIaJdaZYtlAWLXYDfk",
+	"rf02RvU9MD0s2x/vPcRW/CPJP77EQMkFvY8GTTQZT/z6Yyp63tXLop7ll7AtH2fcMO64PEo7ItdMxeuj",
+	"SppuLF+bGqlzsIUp40pdd+L2PwffnRcvf75X8fprLvvy53QNKOOvkd158FAPq74ORBOqinLTv76+7qNm",
+	"+plOQGJoiDdk+5bS3G7+tNXt116bPsJB+2i/SXLEKgfcv8+wu86wzw22++ODL3zqa7LUXX1drCAW/ILc",
+	"eOMnSNjmYHRC3Os3j/IouE2+6it2elcn6IaAIqkk2ISiDP6EU6gG+fxrcRTz4bXtb8Tjyu3/cfhcD3SI",
+	"zcfo7fyqHJmUP/Xyx5zZd3LK6vv1GNyyb7xnTZpazdDcc6JPIr69k6LkXzExw68gZjy35C4R0/zrukjJ",
+	"XkDPQ1351T97yJ9/uWdKYStB7Zia3ltndAPOReJop8H9M5XlhNYXUy2/JiniO39H8r7Kwv3ZO8093CE2",
+	"W/OnRGdCckJcD+IY01gDd3btt9ALlWUrFbvkshspmT9rzNMB9zst+58LHu75caoZL161iUeJ9tUfiZqw",
+	"FU9wu6AyyeBrE7y5ymQ9uZMKM/Cln+OxEjWax/2CRWX0LzmRau5/jO5eeU1Y8Xb/gatDuOsD51vl44lG",
+	"YZmCox+gLRpUHxYExeV85h8RFZEnEf6OonyPvJFHNAtxhHmCkhZQdmdqzpSsU3D8cPmvIt39xNJUeuRa",
+	"Pb/9vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

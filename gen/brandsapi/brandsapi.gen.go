@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,7 +19,105 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
+	"github.com/oapi-codegen/runtime"
 )
+
+// Brand defines model for Brand.
+type Brand struct {
+	// UnderscoreId The brand id, 24 hex digits.
+	//
+	// Example: 655e1f2a0000000000000001
+	UnderscoreId string `json:"_id"`
+
+	// Availability Only available brands are listed and can be subscribed to.
+	//
+	// Example: true
+	Availability bool `json:"availability"`
+
+	// Description Example: Single-origin beans roasted to order.
+	Description string `json:"description"`
+
+	// FeaturedImage An image URL.
+	//
+	// Example: https://images.example.com/northwind.jpg
+	FeaturedImage string `json:"featuredImage"`
+
+	// IsFeatured Featured brands appear in the featured list.
+	//
+	// Example: true
+	IsFeatured bool `json:"isFeatured"`
+
+	// Name Example: Northwind Coffee
+	Name     string    `json:"name"`
+	Products []Product `json:"products"`
+
+	// SubscriberCount The number of users subscribed to the brand; always exact.
+	//
+	// Example: 12
+	SubscriberCount int32 `json:"subscriberCount"`
+
+	// Url The brand's site.
+	//
+	// Example: https://northwind.example.com
+	Url string `json:"url"`
+}
+
+// BrandCreate defines model for BrandCreate.
+type BrandCreate struct {
+	// Availability Example: true
+	Availability *bool `json:"availability,omitempty"`
+
+	// Description Example: Single-origin beans roasted to order.
+	Description *string `json:"description,omitempty"`
+
+	// FeaturedImage Example: https://images.example.com/northwind.jpg
+	FeaturedImage *string `json:"featuredImage,omitempty"`
+
+	// IsFeatured Example: true
+	IsFeatured *bool `json:"isFeatured,omitempty"`
+
+	// Name Example: Northwind Coffee
+	Name     string     `json:"name"`
+	Products *[]Product `json:"products,omitempty"`
+
+	// Url Example: https://northwind.example.com
+	Url *string `json:"url,omitempty"`
+}
+
+// BrandUpdate defines model for BrandUpdate.
+type BrandUpdate struct {
+	// Availability Example: false
+	Availability *bool `json:"availability,omitempty"`
+
+	// Description Example: Single-origin beans roasted to order.
+	Description *string `json:"description,omitempty"`
+
+	// FeaturedImage Example: https://images.example.com/northwind.jpg
+	FeaturedImage *string `json:"featuredImage,omitempty"`
+
+	// IsFeatured Example: false
+	IsFeatured *bool `json:"isFeatured,omitempty"`
+
+	// Name Example: Northwind Coffee
+	Name     *string    `json:"name,omitempty"`
+	Products *[]Product `json:"products,omitempty"`
+
+	// Url Example: https://northwind.example.com
+	Url *string `json:"url,omitempty"`
+}
+
+// EditRequest At least one of `name` and `email`; an empty value counts as left out.
+type EditRequest struct {
+	// Email An email address, at most 254 characters; unique without regard to case.
+	//
+	// Example: ada.king@example.com
+	Email *string `json:"email,omitempty"`
+
+	// Name 1 to 100 characters after trimming spaces.
+	//
+	// Example: Ada King
+	Name *string `json:"name,omitempty"`
+}
 
 // Error The body of every refusal on this surface.
 type Error struct {
@@ -29,16 +128,16 @@ type Error struct {
 
 	// Details Per-field problems of a validation failure.
 	Details *[]struct {
-		// Field Example: price
+		// Field Example: email
 		Field string `json:"field"`
 
-		// Message Example: number must be at least 0.01
+		// Message Example: must be an email address
 		Message string `json:"message"`
 	} `json:"details,omitempty"`
 
 	// Message Human-readable explanation.
 	//
-	// Example: order 42 not found
+	// Example: brand not found
 	Message string `json:"message"`
 
 	// RequestId The X-Request-Id of the request, for matching server logs.
@@ -46,6 +145,208 @@ type Error struct {
 	// Example: 3f2a9c0d1e4b5a6c
 	RequestId *string `json:"requestId,omitempty"`
 }
+
+// LoginRequest defines model for LoginRequest.
+type LoginRequest struct {
+	// Email Example: ada@example.com
+	Email string `json:"email"`
+
+	// Password Example: correct-horse-battery
+	Password string `json:"password"`
+}
+
+// Message defines model for Message.
+type Message struct {
+	// Message A confirmation text.
+	//
+	// Example: Successfully Subscribed
+	Message string `json:"message"`
+}
+
+// Product A product of a brand; the shape is free (the original API did not fix it).
+//
+// Example: {"name":"House blend","price":12.5}
+type Product map[string]interface{}
+
+// RegisterRequest defines model for RegisterRequest.
+type RegisterRequest struct {
+	// Email An email address, at most 254 characters; unique without regard to case.
+	//
+	// Example: ada@example.com
+	Email string `json:"email"`
+
+	// Name Display name, 1 to 100 characters after trimming spaces.
+	//
+	// Example: Ada Lovelace
+	Name string `json:"name"`
+
+	// Password 8 to 128 characters.
+	//
+	// Example: correct-horse-battery
+	Password string `json:"password"`
+}
+
+// ResetRequest defines model for ResetRequest.
+type ResetRequest struct {
+	// CurrentPassword Example: correct-horse-battery
+	CurrentPassword string `json:"currentPassword"`
+
+	// NewPassword 8 to 128 characters.
+	//
+	// Example: staple-battery-horse
+	NewPassword string `json:"newPassword"`
+}
+
+// TokenResponse defines model for TokenResponse.
+type TokenResponse struct {
+	// Token The access token.
+	//
+	// Example: 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+	Token string `json:"token"`
+}
+
+// User defines model for User.
+type User struct {
+	// UnderscoreId The user id, 24 hex digits.
+	//
+	// Example: 655e1f2a9c0d1e4b5a6c7d8e
+	UnderscoreId string `json:"_id"`
+
+	// CreatedAt ISO 8601 UTC timestamp with milliseconds.
+	//
+	// Example: 2026-11-22T21:35:06.123Z
+	CreatedAt string `json:"created_at"`
+
+	// Email Example: ada@example.com
+	Email string `json:"email"`
+
+	// IsAdmin Admins manage brands.
+	//
+	// Example: false
+	IsAdmin bool `json:"isAdmin"`
+
+	// Name Example: Ada Lovelace
+	Name string `json:"name"`
+
+	// Subscriptions The brands the user subscribed to; empty for a new user.
+	Subscriptions []Brand `json:"subscriptions"`
+
+	// Token The access token (the one just issued, or the one of this call).
+	//
+	// Example: 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+	Token string `json:"token"`
+}
+
+// AccessToken Example: 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+type AccessToken = string
+
+// BrandID Example: 655e1f2a0000000000000001
+type BrandID = string
+
+// BadRequest The body of every refusal on this surface.
+type BadRequest = Error
+
+// BrandNotFound The body of every refusal on this surface.
+type BrandNotFound = Error
+
+// EmailTaken The body of every refusal on this surface.
+type EmailTaken = Error
+
+// Forbidden The body of every refusal on this surface.
+type Forbidden = Error
+
+// Internal The body of every refusal on this surface.
+type Internal = Error
+
+// TooLarge The body of every refusal on this surface.
+type TooLarge = Error
+
+// Unauthorized The body of every refusal on this surface.
+type Unauthorized = Error
+
+// CreateBrandParams defines parameters for CreateBrand.
+type CreateBrandParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// DeleteBrandParams defines parameters for DeleteBrand.
+type DeleteBrandParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// UpdateBrandParams defines parameters for UpdateBrand.
+type UpdateBrandParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// SubscribeBrandParams defines parameters for SubscribeBrand.
+type SubscribeBrandParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// UnsubscribeBrandParams defines parameters for UnsubscribeBrand.
+type UnsubscribeBrandParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// EditProfileParams defines parameters for EditProfile.
+type EditProfileParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// LogoutUserParams defines parameters for LogoutUser.
+type LogoutUserParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// GetMeParams defines parameters for GetMe.
+type GetMeParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// ResetPasswordParams defines parameters for ResetPassword.
+type ResetPasswordParams struct {
+	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// CreateBrandJSONRequestBody defines body for CreateBrand for application/json ContentType.
+type CreateBrandJSONRequestBody = BrandCreate
+
+// UpdateBrandJSONRequestBody defines body for UpdateBrand for application/json ContentType.
+type UpdateBrandJSONRequestBody = BrandUpdate
+
+// EditProfileJSONRequestBody defines body for EditProfile for application/json ContentType.
+type EditProfileJSONRequestBody = EditRequest
+
+// EditProfileFormdataRequestBody defines body for EditProfile for application/x-www-form-urlencoded ContentType.
+type EditProfileFormdataRequestBody = EditRequest
+
+// LoginUserJSONRequestBody defines body for LoginUser for application/json ContentType.
+type LoginUserJSONRequestBody = LoginRequest
+
+// LoginUserFormdataRequestBody defines body for LoginUser for application/x-www-form-urlencoded ContentType.
+type LoginUserFormdataRequestBody = LoginRequest
+
+// RegisterUserJSONRequestBody defines body for RegisterUser for application/json ContentType.
+type RegisterUserJSONRequestBody = RegisterRequest
+
+// RegisterUserFormdataRequestBody defines body for RegisterUser for application/x-www-form-urlencoded ContentType.
+type RegisterUserFormdataRequestBody = RegisterRequest
+
+// ResetPasswordJSONRequestBody defines body for ResetPassword for application/json ContentType.
+type ResetPasswordJSONRequestBody = ResetRequest
+
+// ResetPasswordFormdataRequestBody defines body for ResetPassword for application/x-www-form-urlencoded ContentType.
+type ResetPasswordFormdataRequestBody = ResetRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -121,17 +422,226 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// PlaceholderBrands Placeholder route
+	// CreateBrandWithBody Create a brand (admin)
 	//
-	// Corresponds with GET /api/brand/list (the `PlaceholderBrands` operationId).
-	PlaceholderBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+	CreateBrandWithBody(ctx context.Context, params *CreateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateBrand Create a brand (admin)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+	CreateBrand(ctx context.Context, params *CreateBrandParams, body CreateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListBrands List available brands
+	//
+	// Every brand whose `availability` is true, in creation order.
+	//
+	// Corresponds with GET /api/brand/list (the `ListBrands` operationId).
+	ListBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListFeaturedBrands List featured brands
+	//
+	// Every brand whose `isFeatured` is true, in creation order.
+	//
+	// Corresponds with GET /api/brand/list/featured (the `ListFeaturedBrands` operationId).
+	ListFeaturedBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteBrand Delete a brand (admin)
+	//
+	// Deletes the brand and every subscription to it.
+	//
+	// Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
+	DeleteBrand(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBrand Read a brand
+	//
+	// One brand by `_id`, available or not.
+	//
+	// Corresponds with GET /api/brand/{id} (the `GetBrand` operationId).
+	GetBrand(ctx context.Context, id BrandID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateBrandWithBody Update a brand (admin)
+	//
+	// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+	UpdateBrandWithBody(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateBrand Update a brand (admin)
+	//
+	// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+	UpdateBrand(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubscribeBrand Subscribe to a brand
+	//
+	// Subscribes the current user to an available brand. Subscribing again changes nothing and
+	// answers 200 with `Already Subscribed`; `subscriberCount` counts each user once. An unavailable
+	// brand gets 409.
+	//
+	// Corresponds with POST /api/subscribe/{id} (the `SubscribeBrand` operationId).
+	SubscribeBrand(ctx context.Context, id BrandID, params *SubscribeBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsubscribeBrand Unsubscribe from a brand
+	//
+	// Ends the current user's subscription. When the user was not subscribed nothing changes and the
+	// answer is 200 with `Not Subscribed`.
+	//
+	// Corresponds with POST /api/unsubscribe/{id} (the `UnsubscribeBrand` operationId).
+	UnsubscribeBrand(ctx context.Context, id BrandID, params *UnsubscribeBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditProfileWithBody Edit the profile
+	//
+	// Changes the name, the email or both; at least one must be given. A field left out (or sent
+	// empty) keeps its value. An email taken by another user gets 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+	EditProfileWithBody(ctx context.Context, params *EditProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditProfile Edit the profile
+	//
+	// Changes the name, the email or both; at least one must be given. A field left out (or sent
+	// empty) keeps its value. An email taken by another user gets 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+	EditProfile(ctx context.Context, params *EditProfileParams, body EditProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditProfileWithFormdataBody Edit the profile
+	//
+	// Changes the name, the email or both; at least one must be given. A field left out (or sent
+	// empty) keeps its value. An email taken by another user gets 409.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+	EditProfileWithFormdataBody(ctx context.Context, params *EditProfileParams, body EditProfileFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginUserWithBody Log in
+	//
+	// Checks the email (without regard to case) and password and returns a new access token. An
+	// unknown email and a wrong password get the same 401 answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+	LoginUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginUser Log in
+	//
+	// Checks the email (without regard to case) and password and returns a new access token. An
+	// unknown email and a wrong password get the same 401 answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+	LoginUser(ctx context.Context, body LoginUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginUserWithFormdataBody Log in
+	//
+	// Checks the email (without regard to case) and password and returns a new access token. An
+	// unknown email and a wrong password get the same 401 answer.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+	LoginUserWithFormdataBody(ctx context.Context, body LoginUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LogoutUser Log out
+	//
+	// Revokes the token of this call at once; the user's other tokens stay valid.
+	//
+	// Corresponds with POST /api/user/logout (the `LogoutUser` operationId).
+	LogoutUser(ctx context.Context, params *LogoutUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMe Read the current user
+	//
+	// The user the token belongs to, with `token` set to the token of this call and `subscriptions`
+	// holding the full brand objects the user subscribed to, oldest subscription first.
+	//
+	// Corresponds with GET /api/user/me (the `GetMe` operationId).
+	GetMe(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RegisterUserWithBody Register a user
+	//
+	// Creates a user and returns it with a fresh access token. The email is unique without regard
+	// to case; a taken email gets 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+	RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RegisterUser Register a user
+	//
+	// Creates a user and returns it with a fresh access token. The email is unique without regard
+	// to case; a taken email gets 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+	RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RegisterUserWithFormdataBody Register a user
+	//
+	// Creates a user and returns it with a fresh access token. The email is unique without regard
+	// to case; a taken email gets 409.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+	RegisterUserWithFormdataBody(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetPasswordWithBody Change the password
+	//
+	// Replaces the password after checking the current one. Every other token of the user is
+	// revoked; the token of this call stays valid.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+	ResetPasswordWithBody(ctx context.Context, params *ResetPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetPassword Change the password
+	//
+	// Replaces the password after checking the current one. Every other token of the user is
+	// revoked; the token of this call stays valid.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+	ResetPassword(ctx context.Context, params *ResetPasswordParams, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetPasswordWithFormdataBody Change the password
+	//
+	// Replaces the password after checking the current one. Every other token of the user is
+	// revoked; the token of this call stays valid.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+	ResetPasswordWithFormdataBody(ctx context.Context, params *ResetPasswordParams, body ResetPasswordFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// PlaceholderBrands Placeholder route
+// CreateBrandWithBody Create a brand (admin)
 //
-// Corresponds with GET /api/brand/list (the `PlaceholderBrands` operationId).
-func (c *Client) PlaceholderBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPlaceholderBrandsRequest(c.Server)
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+func (c *Client) CreateBrandWithBody(ctx context.Context, params *CreateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBrandRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +652,510 @@ func (c *Client) PlaceholderBrands(ctx context.Context, reqEditors ...RequestEdi
 	return c.Client.Do(req)
 }
 
-// NewPlaceholderBrandsRequest constructs an http.Request for the PlaceholderBrands method
-func NewPlaceholderBrandsRequest(server string) (*http.Request, error) {
+// CreateBrand Create a brand (admin)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+func (c *Client) CreateBrand(ctx context.Context, params *CreateBrandParams, body CreateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBrandRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListBrands List available brands
+//
+// Every brand whose `availability` is true, in creation order.
+//
+// Corresponds with GET /api/brand/list (the `ListBrands` operationId).
+func (c *Client) ListBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBrandsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFeaturedBrands List featured brands
+//
+// Every brand whose `isFeatured` is true, in creation order.
+//
+// Corresponds with GET /api/brand/list/featured (the `ListFeaturedBrands` operationId).
+func (c *Client) ListFeaturedBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFeaturedBrandsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteBrand Delete a brand (admin)
+//
+// Deletes the brand and every subscription to it.
+//
+// Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
+func (c *Client) DeleteBrand(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteBrandRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBrand Read a brand
+//
+// One brand by `_id`, available or not.
+//
+// Corresponds with GET /api/brand/{id} (the `GetBrand` operationId).
+func (c *Client) GetBrand(ctx context.Context, id BrandID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBrandRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateBrandWithBody Update a brand (admin)
+//
+// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+func (c *Client) UpdateBrandWithBody(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateBrandRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateBrand Update a brand (admin)
+//
+// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+func (c *Client) UpdateBrand(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateBrandRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubscribeBrand Subscribe to a brand
+//
+// Subscribes the current user to an available brand. Subscribing again changes nothing and
+// answers 200 with `Already Subscribed`; `subscriberCount` counts each user once. An unavailable
+// brand gets 409.
+//
+// Corresponds with POST /api/subscribe/{id} (the `SubscribeBrand` operationId).
+func (c *Client) SubscribeBrand(ctx context.Context, id BrandID, params *SubscribeBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubscribeBrandRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsubscribeBrand Unsubscribe from a brand
+//
+// Ends the current user's subscription. When the user was not subscribed nothing changes and the
+// answer is 200 with `Not Subscribed`.
+//
+// Corresponds with POST /api/unsubscribe/{id} (the `UnsubscribeBrand` operationId).
+func (c *Client) UnsubscribeBrand(ctx context.Context, id BrandID, params *UnsubscribeBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsubscribeBrandRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditProfileWithBody Edit the profile
+//
+// Changes the name, the email or both; at least one must be given. A field left out (or sent
+// empty) keeps its value. An email taken by another user gets 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+func (c *Client) EditProfileWithBody(ctx context.Context, params *EditProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditProfileRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditProfile Edit the profile
+//
+// Changes the name, the email or both; at least one must be given. A field left out (or sent
+// empty) keeps its value. An email taken by another user gets 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+func (c *Client) EditProfile(ctx context.Context, params *EditProfileParams, body EditProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditProfileRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditProfileWithFormdataBody Edit the profile
+//
+// Changes the name, the email or both; at least one must be given. A field left out (or sent
+// empty) keeps its value. An email taken by another user gets 409.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditProfileParams, body EditProfileFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditProfileRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginUserWithBody Log in
+//
+// Checks the email (without regard to case) and password and returns a new access token. An
+// unknown email and a wrong password get the same 401 answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginUserRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginUser Log in
+//
+// Checks the email (without regard to case) and password and returns a new access token. An
+// unknown email and a wrong password get the same 401 answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginUserRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginUserWithFormdataBody Log in
+//
+// Checks the email (without regard to case) and password and returns a new access token. An
+// unknown email and a wrong password get the same 401 answer.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+func (c *Client) LoginUserWithFormdataBody(ctx context.Context, body LoginUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginUserRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LogoutUser Log out
+//
+// Revokes the token of this call at once; the user's other tokens stay valid.
+//
+// Corresponds with POST /api/user/logout (the `LogoutUser` operationId).
+func (c *Client) LogoutUser(ctx context.Context, params *LogoutUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutUserRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMe Read the current user
+//
+// The user the token belongs to, with `token` set to the token of this call and `subscriptions`
+// holding the full brand objects the user subscribed to, oldest subscription first.
+//
+// Corresponds with GET /api/user/me (the `GetMe` operationId).
+func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMeRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RegisterUserWithBody Register a user
+//
+// Creates a user and returns it with a fresh access token. The email is unique without regard
+// to case; a taken email gets 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+func (c *Client) RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterUserRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RegisterUser Register a user
+//
+// Creates a user and returns it with a fresh access token. The email is unique without regard
+// to case; a taken email gets 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+func (c *Client) RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterUserRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RegisterUserWithFormdataBody Register a user
+//
+// Creates a user and returns it with a fresh access token. The email is unique without regard
+// to case; a taken email gets 409.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+func (c *Client) RegisterUserWithFormdataBody(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterUserRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetPasswordWithBody Change the password
+//
+// Replaces the password after checking the current one. Every other token of the user is
+// revoked; the token of this call stays valid.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+func (c *Client) ResetPasswordWithBody(ctx context.Context, params *ResetPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetPasswordRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetPassword Change the password
+//
+// Replaces the password after checking the current one. Every other token of the user is
+// revoked; the token of this call stays valid.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+func (c *Client) ResetPassword(ctx context.Context, params *ResetPasswordParams, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetPasswordRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetPasswordWithFormdataBody Change the password
+//
+// Replaces the password after checking the current one. Every other token of the user is
+// revoked; the token of this call stays valid.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+func (c *Client) ResetPasswordWithFormdataBody(ctx context.Context, params *ResetPasswordParams, body ResetPasswordFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetPasswordRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// NewCreateBrandRequest calls the generic CreateBrand builder with application/json body
+func NewCreateBrandRequest(server string, params *CreateBrandParams, body CreateBrandJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateBrandRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateBrandRequestWithBody constructs an http.Request for the CreateBrand method, with any body, and a specified content type
+func NewCreateBrandRequestWithBody(server string, params *CreateBrandParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/brand")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListBrandsRequest constructs an http.Request for the ListBrands method
+func NewListBrandsRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -165,6 +1177,690 @@ func NewPlaceholderBrandsRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListFeaturedBrandsRequest constructs an http.Request for the ListFeaturedBrands method
+func NewListFeaturedBrandsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/brand/list/featured")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteBrandRequest constructs an http.Request for the DeleteBrand method
+func NewDeleteBrandRequest(server string, id BrandID, params *DeleteBrandParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/brand/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBrandRequest constructs an http.Request for the GetBrand method
+func NewGetBrandRequest(server string, id BrandID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/brand/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateBrandRequest calls the generic UpdateBrand builder with application/json body
+func NewUpdateBrandRequest(server string, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateBrandRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewUpdateBrandRequestWithBody constructs an http.Request for the UpdateBrand method, with any body, and a specified content type
+func NewUpdateBrandRequestWithBody(server string, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/brand/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSubscribeBrandRequest constructs an http.Request for the SubscribeBrand method
+func NewSubscribeBrandRequest(server string, id BrandID, params *SubscribeBrandParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/subscribe/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUnsubscribeBrandRequest constructs an http.Request for the UnsubscribeBrand method
+func NewUnsubscribeBrandRequest(server string, id BrandID, params *UnsubscribeBrandParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/unsubscribe/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewEditProfileRequest calls the generic EditProfile builder with application/json body
+func NewEditProfileRequest(server string, params *EditProfileParams, body EditProfileJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEditProfileRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewEditProfileRequestWithFormdataBody calls the generic EditProfile builder with application/x-www-form-urlencoded body
+func NewEditProfileRequestWithFormdataBody(server string, params *EditProfileParams, body EditProfileFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewEditProfileRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewEditProfileRequestWithBody constructs an http.Request for the EditProfile method, with any body, and a specified content type
+func NewEditProfileRequestWithBody(server string, params *EditProfileParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/user/edit")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLoginUserRequest calls the generic LoginUser builder with application/json body
+func NewLoginUserRequest(server string, body LoginUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLoginUserRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewLoginUserRequestWithFormdataBody calls the generic LoginUser builder with application/x-www-form-urlencoded body
+func NewLoginUserRequestWithFormdataBody(server string, body LoginUserFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewLoginUserRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewLoginUserRequestWithBody constructs an http.Request for the LoginUser method, with any body, and a specified content type
+func NewLoginUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/user/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLogoutUserRequest constructs an http.Request for the LogoutUser method
+func NewLogoutUserRequest(server string, params *LogoutUserParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/user/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMeRequest constructs an http.Request for the GetMe method
+func NewGetMeRequest(server string, params *GetMeParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/user/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRegisterUserRequest calls the generic RegisterUser builder with application/json body
+func NewRegisterUserRequest(server string, body RegisterUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRegisterUserRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRegisterUserRequestWithFormdataBody calls the generic RegisterUser builder with application/x-www-form-urlencoded body
+func NewRegisterUserRequestWithFormdataBody(server string, body RegisterUserFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewRegisterUserRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewRegisterUserRequestWithBody constructs an http.Request for the RegisterUser method, with any body, and a specified content type
+func NewRegisterUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/user/register")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResetPasswordRequest calls the generic ResetPassword builder with application/json body
+func NewResetPasswordRequest(server string, params *ResetPasswordParams, body ResetPasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResetPasswordRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewResetPasswordRequestWithFormdataBody calls the generic ResetPassword builder with application/x-www-form-urlencoded body
+func NewResetPasswordRequestWithFormdataBody(server string, params *ResetPasswordParams, body ResetPasswordFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewResetPasswordRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewResetPasswordRequestWithBody constructs an http.Request for the ResetPassword method, with any body, and a specified content type
+func NewResetPasswordRequestWithBody(server string, params *ResetPasswordParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/user/reset")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AccessToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "access_token", *params.AccessToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -213,33 +1909,289 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// PlaceholderBrandsWithResponse Placeholder route
+	// CreateBrandWithBodyWithResponse Create a brand (admin)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+	CreateBrandWithBodyWithResponse(ctx context.Context, params *CreateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBrandResponse, error)
+
+	// CreateBrandWithResponse Create a brand (admin)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+	CreateBrandWithResponse(ctx context.Context, params *CreateBrandParams, body CreateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBrandResponse, error)
+
+	// ListBrandsWithResponse List available brands
+	//
+	// Every brand whose `availability` is true, in creation order.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /api/brand/list (the `PlaceholderBrands` operationId).
-	PlaceholderBrandsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PlaceholderBrandsResponse, error)
+	// Corresponds with GET /api/brand/list (the `ListBrands` operationId).
+	ListBrandsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListBrandsResponse, error)
+
+	// ListFeaturedBrandsWithResponse List featured brands
+	//
+	// Every brand whose `isFeatured` is true, in creation order.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/brand/list/featured (the `ListFeaturedBrands` operationId).
+	ListFeaturedBrandsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFeaturedBrandsResponse, error)
+
+	// DeleteBrandWithResponse Delete a brand (admin)
+	//
+	// Deletes the brand and every subscription to it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
+	DeleteBrandWithResponse(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*DeleteBrandResponse, error)
+
+	// GetBrandWithResponse Read a brand
+	//
+	// One brand by `_id`, available or not.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/brand/{id} (the `GetBrand` operationId).
+	GetBrandWithResponse(ctx context.Context, id BrandID, reqEditors ...RequestEditorFn) (*GetBrandResponse, error)
+
+	// UpdateBrandWithBodyWithResponse Update a brand (admin)
+	//
+	// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+	UpdateBrandWithBodyWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error)
+
+	// UpdateBrandWithResponse Update a brand (admin)
+	//
+	// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+	UpdateBrandWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error)
+
+	// SubscribeBrandWithResponse Subscribe to a brand
+	//
+	// Subscribes the current user to an available brand. Subscribing again changes nothing and
+	// answers 200 with `Already Subscribed`; `subscriberCount` counts each user once. An unavailable
+	// brand gets 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/subscribe/{id} (the `SubscribeBrand` operationId).
+	SubscribeBrandWithResponse(ctx context.Context, id BrandID, params *SubscribeBrandParams, reqEditors ...RequestEditorFn) (*SubscribeBrandResponse, error)
+
+	// UnsubscribeBrandWithResponse Unsubscribe from a brand
+	//
+	// Ends the current user's subscription. When the user was not subscribed nothing changes and the
+	// answer is 200 with `Not Subscribed`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/unsubscribe/{id} (the `UnsubscribeBrand` operationId).
+	UnsubscribeBrandWithResponse(ctx context.Context, id BrandID, params *UnsubscribeBrandParams, reqEditors ...RequestEditorFn) (*UnsubscribeBrandResponse, error)
+
+	// EditProfileWithBodyWithResponse Edit the profile
+	//
+	// Changes the name, the email or both; at least one must be given. A field left out (or sent
+	// empty) keeps its value. An email taken by another user gets 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+	EditProfileWithBodyWithResponse(ctx context.Context, params *EditProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditProfileResponse, error)
+
+	// EditProfileWithResponse Edit the profile
+	//
+	// Changes the name, the email or both; at least one must be given. A field left out (or sent
+	// empty) keeps its value. An email taken by another user gets 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+	EditProfileWithResponse(ctx context.Context, params *EditProfileParams, body EditProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*EditProfileResponse, error)
+
+	// EditProfileWithFormdataBodyWithResponse Edit the profile
+	//
+	// Changes the name, the email or both; at least one must be given. A field left out (or sent
+	// empty) keeps its value. An email taken by another user gets 409.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+	EditProfileWithFormdataBodyWithResponse(ctx context.Context, params *EditProfileParams, body EditProfileFormdataRequestBody, reqEditors ...RequestEditorFn) (*EditProfileResponse, error)
+
+	// LoginUserWithBodyWithResponse Log in
+	//
+	// Checks the email (without regard to case) and password and returns a new access token. An
+	// unknown email and a wrong password get the same 401 answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+	LoginUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginUserResponse, error)
+
+	// LoginUserWithResponse Log in
+	//
+	// Checks the email (without regard to case) and password and returns a new access token. An
+	// unknown email and a wrong password get the same 401 answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+	LoginUserWithResponse(ctx context.Context, body LoginUserJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginUserResponse, error)
+
+	// LoginUserWithFormdataBodyWithResponse Log in
+	//
+	// Checks the email (without regard to case) and password and returns a new access token. An
+	// unknown email and a wrong password get the same 401 answer.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+	LoginUserWithFormdataBodyWithResponse(ctx context.Context, body LoginUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginUserResponse, error)
+
+	// LogoutUserWithResponse Log out
+	//
+	// Revokes the token of this call at once; the user's other tokens stay valid.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/logout (the `LogoutUser` operationId).
+	LogoutUserWithResponse(ctx context.Context, params *LogoutUserParams, reqEditors ...RequestEditorFn) (*LogoutUserResponse, error)
+
+	// GetMeWithResponse Read the current user
+	//
+	// The user the token belongs to, with `token` set to the token of this call and `subscriptions`
+	// holding the full brand objects the user subscribed to, oldest subscription first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/user/me (the `GetMe` operationId).
+	GetMeWithResponse(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*GetMeResponse, error)
+
+	// RegisterUserWithBodyWithResponse Register a user
+	//
+	// Creates a user and returns it with a fresh access token. The email is unique without regard
+	// to case; a taken email gets 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+	RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+
+	// RegisterUserWithResponse Register a user
+	//
+	// Creates a user and returns it with a fresh access token. The email is unique without regard
+	// to case; a taken email gets 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+	RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+
+	// RegisterUserWithFormdataBodyWithResponse Register a user
+	//
+	// Creates a user and returns it with a fresh access token. The email is unique without regard
+	// to case; a taken email gets 409.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+	RegisterUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+
+	// ResetPasswordWithBodyWithResponse Change the password
+	//
+	// Replaces the password after checking the current one. Every other token of the user is
+	// revoked; the token of this call stays valid.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+	ResetPasswordWithBodyWithResponse(ctx context.Context, params *ResetPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error)
+
+	// ResetPasswordWithResponse Change the password
+	//
+	// Replaces the password after checking the current one. Every other token of the user is
+	// revoked; the token of this call stays valid.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+	ResetPasswordWithResponse(ctx context.Context, params *ResetPasswordParams, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error)
+
+	// ResetPasswordWithFormdataBodyWithResponse Change the password
+	//
+	// Replaces the password after checking the current one. Every other token of the user is
+	// revoked; the token of this call stays valid.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+	ResetPasswordWithFormdataBodyWithResponse(ctx context.Context, params *ResetPasswordParams, body ResetPasswordFormdataRequestBody, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error)
 }
 
-type PlaceholderBrandsResponse struct {
+type CreateBrandResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *Error
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Brand
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 }
 
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r PlaceholderBrandsResponse) GetJSON501() *Error {
-	return r.JSON501
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateBrandResponse) GetJSON201() *Brand {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateBrandResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateBrandResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateBrandResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateBrandResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateBrandResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r PlaceholderBrandsResponse) GetBody() []byte {
+func (r CreateBrandResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r PlaceholderBrandsResponse) Status() string {
+func (r CreateBrandResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -247,7 +2199,7 @@ func (r PlaceholderBrandsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r PlaceholderBrandsResponse) StatusCode() int {
+func (r CreateBrandResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -255,46 +2207,1997 @@ func (r PlaceholderBrandsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r PlaceholderBrandsResponse) ContentType() string {
+func (r CreateBrandResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// PlaceholderBrandsWithResponse Placeholder route
+type ListBrandsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Brand
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBrandsResponse) GetJSON200() *[]Brand {
+	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBrandsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBrandsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBrandsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBrandsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBrandsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListFeaturedBrandsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Brand
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFeaturedBrandsResponse) GetJSON200() *[]Brand {
+	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListFeaturedBrandsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFeaturedBrandsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFeaturedBrandsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFeaturedBrandsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFeaturedBrandsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteBrandResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Message
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *BrandNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteBrandResponse) GetJSON200() *Message {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteBrandResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteBrandResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteBrandResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteBrandResponse) GetJSON404() *BrandNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteBrandResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteBrandResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteBrandResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteBrandResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteBrandResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetBrandResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Brand
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *BrandNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBrandResponse) GetJSON200() *Brand {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBrandResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetBrandResponse) GetJSON404() *BrandNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBrandResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBrandResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBrandResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBrandResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBrandResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateBrandResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Brand
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *BrandNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateBrandResponse) GetJSON200() *Brand {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateBrandResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateBrandResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateBrandResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateBrandResponse) GetJSON404() *BrandNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateBrandResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateBrandResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateBrandResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateBrandResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateBrandResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateBrandResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SubscribeBrandResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Message
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *BrandNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubscribeBrandResponse) GetJSON200() *Message {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SubscribeBrandResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SubscribeBrandResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SubscribeBrandResponse) GetJSON404() *BrandNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubscribeBrandResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SubscribeBrandResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SubscribeBrandResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubscribeBrandResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubscribeBrandResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubscribeBrandResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UnsubscribeBrandResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Message
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *BrandNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UnsubscribeBrandResponse) GetJSON200() *Message {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UnsubscribeBrandResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UnsubscribeBrandResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UnsubscribeBrandResponse) GetJSON404() *BrandNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UnsubscribeBrandResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UnsubscribeBrandResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnsubscribeBrandResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnsubscribeBrandResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnsubscribeBrandResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type EditProfileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Message
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *EmailTaken
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EditProfileResponse) GetJSON200() *Message {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EditProfileResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EditProfileResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EditProfileResponse) GetJSON409() *EmailTaken {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EditProfileResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EditProfileResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r EditProfileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EditProfileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EditProfileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EditProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LoginUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TokenResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LoginUserResponse) GetJSON200() *TokenResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LoginUserResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LoginUserResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginUserResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LogoutUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Message
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LogoutUserResponse) GetJSON200() *Message {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LogoutUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LogoutUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutUserResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMeResponse) GetJSON200() *User {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMeResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RegisterUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *EmailTaken
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RegisterUserResponse) GetJSON201() *User {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RegisterUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RegisterUserResponse) GetJSON409() *EmailTaken {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RegisterUserResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RegisterUserResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RegisterUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RegisterUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RegisterUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RegisterUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResetPasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Message
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResetPasswordResponse) GetJSON200() *Message {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResetPasswordResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResetPasswordResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResetPasswordResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResetPasswordResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResetPasswordResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ResetPasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResetPasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResetPasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResetPasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateBrandWithBodyWithResponse Create a brand (admin)
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /api/brand/list (the `PlaceholderBrands` operationId).
-func (c *ClientWithResponses) PlaceholderBrandsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PlaceholderBrandsResponse, error) {
-	rsp, err := c.PlaceholderBrands(ctx, reqEditors...)
+// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+func (c *ClientWithResponses) CreateBrandWithBodyWithResponse(ctx context.Context, params *CreateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBrandResponse, error) {
+	rsp, err := c.CreateBrandWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePlaceholderBrandsResponse(rsp)
+	return ParseCreateBrandResponse(rsp)
 }
 
-// ParsePlaceholderBrandsResponse parses an HTTP response from a PlaceholderBrandsWithResponse call
-func ParsePlaceholderBrandsResponse(rsp *http.Response) (*PlaceholderBrandsResponse, error) {
+// CreateBrandWithResponse Create a brand (admin)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/brand (the `CreateBrand` operationId).
+func (c *ClientWithResponses) CreateBrandWithResponse(ctx context.Context, params *CreateBrandParams, body CreateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBrandResponse, error) {
+	rsp, err := c.CreateBrand(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateBrandResponse(rsp)
+}
+
+// ListBrandsWithResponse List available brands
+//
+// Every brand whose `availability` is true, in creation order.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/brand/list (the `ListBrands` operationId).
+func (c *ClientWithResponses) ListBrandsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListBrandsResponse, error) {
+	rsp, err := c.ListBrands(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBrandsResponse(rsp)
+}
+
+// ListFeaturedBrandsWithResponse List featured brands
+//
+// Every brand whose `isFeatured` is true, in creation order.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/brand/list/featured (the `ListFeaturedBrands` operationId).
+func (c *ClientWithResponses) ListFeaturedBrandsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFeaturedBrandsResponse, error) {
+	rsp, err := c.ListFeaturedBrands(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFeaturedBrandsResponse(rsp)
+}
+
+// DeleteBrandWithResponse Delete a brand (admin)
+//
+// Deletes the brand and every subscription to it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
+func (c *ClientWithResponses) DeleteBrandWithResponse(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*DeleteBrandResponse, error) {
+	rsp, err := c.DeleteBrand(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteBrandResponse(rsp)
+}
+
+// GetBrandWithResponse Read a brand
+//
+// One brand by `_id`, available or not.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/brand/{id} (the `GetBrand` operationId).
+func (c *ClientWithResponses) GetBrandWithResponse(ctx context.Context, id BrandID, reqEditors ...RequestEditorFn) (*GetBrandResponse, error) {
+	rsp, err := c.GetBrand(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBrandResponse(rsp)
+}
+
+// UpdateBrandWithBodyWithResponse Update a brand (admin)
+//
+// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+func (c *ClientWithResponses) UpdateBrandWithBodyWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error) {
+	rsp, err := c.UpdateBrandWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateBrandResponse(rsp)
+}
+
+// UpdateBrandWithResponse Update a brand (admin)
+//
+// Changes the fields given and keeps the others; `subscriberCount` is not writable.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
+func (c *ClientWithResponses) UpdateBrandWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error) {
+	rsp, err := c.UpdateBrand(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateBrandResponse(rsp)
+}
+
+// SubscribeBrandWithResponse Subscribe to a brand
+//
+// Subscribes the current user to an available brand. Subscribing again changes nothing and
+// answers 200 with `Already Subscribed`; `subscriberCount` counts each user once. An unavailable
+// brand gets 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/subscribe/{id} (the `SubscribeBrand` operationId).
+func (c *ClientWithResponses) SubscribeBrandWithResponse(ctx context.Context, id BrandID, params *SubscribeBrandParams, reqEditors ...RequestEditorFn) (*SubscribeBrandResponse, error) {
+	rsp, err := c.SubscribeBrand(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubscribeBrandResponse(rsp)
+}
+
+// UnsubscribeBrandWithResponse Unsubscribe from a brand
+//
+// Ends the current user's subscription. When the user was not subscribed nothing changes and the
+// answer is 200 with `Not Subscribed`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/unsubscribe/{id} (the `UnsubscribeBrand` operationId).
+func (c *ClientWithResponses) UnsubscribeBrandWithResponse(ctx context.Context, id BrandID, params *UnsubscribeBrandParams, reqEditors ...RequestEditorFn) (*UnsubscribeBrandResponse, error) {
+	rsp, err := c.UnsubscribeBrand(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnsubscribeBrandResponse(rsp)
+}
+
+// EditProfileWithBodyWithResponse Edit the profile
+//
+// Changes the name, the email or both; at least one must be given. A field left out (or sent
+// empty) keeps its value. An email taken by another user gets 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+func (c *ClientWithResponses) EditProfileWithBodyWithResponse(ctx context.Context, params *EditProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditProfileResponse, error) {
+	rsp, err := c.EditProfileWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditProfileResponse(rsp)
+}
+
+// EditProfileWithResponse Edit the profile
+//
+// Changes the name, the email or both; at least one must be given. A field left out (or sent
+// empty) keeps its value. An email taken by another user gets 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+func (c *ClientWithResponses) EditProfileWithResponse(ctx context.Context, params *EditProfileParams, body EditProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*EditProfileResponse, error) {
+	rsp, err := c.EditProfile(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditProfileResponse(rsp)
+}
+
+// EditProfileWithFormdataBodyWithResponse Edit the profile
+//
+// Changes the name, the email or both; at least one must be given. A field left out (or sent
+// empty) keeps its value. An email taken by another user gets 409.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/user/edit (the `EditProfile` operationId).
+func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx context.Context, params *EditProfileParams, body EditProfileFormdataRequestBody, reqEditors ...RequestEditorFn) (*EditProfileResponse, error) {
+	rsp, err := c.EditProfileWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditProfileResponse(rsp)
+}
+
+// LoginUserWithBodyWithResponse Log in
+//
+// Checks the email (without regard to case) and password and returns a new access token. An
+// unknown email and a wrong password get the same 401 answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginUserResponse, error) {
+	rsp, err := c.LoginUserWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginUserResponse(rsp)
+}
+
+// LoginUserWithResponse Log in
+//
+// Checks the email (without regard to case) and password and returns a new access token. An
+// unknown email and a wrong password get the same 401 answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body LoginUserJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginUserResponse, error) {
+	rsp, err := c.LoginUser(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginUserResponse(rsp)
+}
+
+// LoginUserWithFormdataBodyWithResponse Log in
+//
+// Checks the email (without regard to case) and password and returns a new access token. An
+// unknown email and a wrong password get the same 401 answer.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/login (the `LoginUser` operationId).
+func (c *ClientWithResponses) LoginUserWithFormdataBodyWithResponse(ctx context.Context, body LoginUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginUserResponse, error) {
+	rsp, err := c.LoginUserWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginUserResponse(rsp)
+}
+
+// LogoutUserWithResponse Log out
+//
+// Revokes the token of this call at once; the user's other tokens stay valid.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/logout (the `LogoutUser` operationId).
+func (c *ClientWithResponses) LogoutUserWithResponse(ctx context.Context, params *LogoutUserParams, reqEditors ...RequestEditorFn) (*LogoutUserResponse, error) {
+	rsp, err := c.LogoutUser(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutUserResponse(rsp)
+}
+
+// GetMeWithResponse Read the current user
+//
+// The user the token belongs to, with `token` set to the token of this call and `subscriptions`
+// holding the full brand objects the user subscribed to, oldest subscription first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/user/me (the `GetMe` operationId).
+func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*GetMeResponse, error) {
+	rsp, err := c.GetMe(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMeResponse(rsp)
+}
+
+// RegisterUserWithBodyWithResponse Register a user
+//
+// Creates a user and returns it with a fresh access token. The email is unique without regard
+// to case; a taken email gets 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+func (c *ClientWithResponses) RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
+	rsp, err := c.RegisterUserWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegisterUserResponse(rsp)
+}
+
+// RegisterUserWithResponse Register a user
+//
+// Creates a user and returns it with a fresh access token. The email is unique without regard
+// to case; a taken email gets 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+func (c *ClientWithResponses) RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
+	rsp, err := c.RegisterUser(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegisterUserResponse(rsp)
+}
+
+// RegisterUserWithFormdataBodyWithResponse Register a user
+//
+// Creates a user and returns it with a fresh access token. The email is unique without regard
+// to case; a taken email gets 409.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
+func (c *ClientWithResponses) RegisterUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
+	rsp, err := c.RegisterUserWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegisterUserResponse(rsp)
+}
+
+// ResetPasswordWithBodyWithResponse Change the password
+//
+// Replaces the password after checking the current one. Every other token of the user is
+// revoked; the token of this call stays valid.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+func (c *ClientWithResponses) ResetPasswordWithBodyWithResponse(ctx context.Context, params *ResetPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error) {
+	rsp, err := c.ResetPasswordWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetPasswordResponse(rsp)
+}
+
+// ResetPasswordWithResponse Change the password
+//
+// Replaces the password after checking the current one. Every other token of the user is
+// revoked; the token of this call stays valid.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+func (c *ClientWithResponses) ResetPasswordWithResponse(ctx context.Context, params *ResetPasswordParams, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error) {
+	rsp, err := c.ResetPassword(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetPasswordResponse(rsp)
+}
+
+// ResetPasswordWithFormdataBodyWithResponse Change the password
+//
+// Replaces the password after checking the current one. Every other token of the user is
+// revoked; the token of this call stays valid.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/user/reset (the `ResetPassword` operationId).
+func (c *ClientWithResponses) ResetPasswordWithFormdataBodyWithResponse(ctx context.Context, params *ResetPasswordParams, body ResetPasswordFormdataRequestBody, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error) {
+	rsp, err := c.ResetPasswordWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetPasswordResponse(rsp)
+}
+
+// ParseCreateBrandResponse parses an HTTP response from a CreateBrandWithResponse call
+func ParseCreateBrandResponse(rsp *http.Response) (*CreateBrandResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &PlaceholderBrandsResponse{
+	response := &CreateBrandResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Brand
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListBrandsResponse parses an HTTP response from a ListBrandsWithResponse call
+func ParseListBrandsResponse(rsp *http.Response) (*ListBrandsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBrandsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Brand
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListFeaturedBrandsResponse parses an HTTP response from a ListFeaturedBrandsWithResponse call
+func ParseListFeaturedBrandsResponse(rsp *http.Response) (*ListFeaturedBrandsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFeaturedBrandsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Brand
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteBrandResponse parses an HTTP response from a DeleteBrandWithResponse call
+func ParseDeleteBrandResponse(rsp *http.Response) (*DeleteBrandResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteBrandResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest BrandNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetBrandResponse parses an HTTP response from a GetBrandWithResponse call
+func ParseGetBrandResponse(rsp *http.Response) (*GetBrandResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBrandResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Brand
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest BrandNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateBrandResponse parses an HTTP response from a UpdateBrandWithResponse call
+func ParseUpdateBrandResponse(rsp *http.Response) (*UpdateBrandResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateBrandResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Brand
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest BrandNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSubscribeBrandResponse parses an HTTP response from a SubscribeBrandWithResponse call
+func ParseSubscribeBrandResponse(rsp *http.Response) (*SubscribeBrandResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubscribeBrandResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest BrandNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON501 = &dest
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUnsubscribeBrandResponse parses an HTTP response from a UnsubscribeBrandWithResponse call
+func ParseUnsubscribeBrandResponse(rsp *http.Response) (*UnsubscribeBrandResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnsubscribeBrandResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest BrandNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEditProfileResponse parses an HTTP response from a EditProfileWithResponse call
+func ParseEditProfileResponse(rsp *http.Response) (*EditProfileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EditProfileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest EmailTaken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseLoginUserResponse parses an HTTP response from a LoginUserWithResponse call
+func ParseLoginUserResponse(rsp *http.Response) (*LoginUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TokenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseLogoutUserResponse parses an HTTP response from a LogoutUserWithResponse call
+func ParseLogoutUserResponse(rsp *http.Response) (*LogoutUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMeResponse parses an HTTP response from a GetMeWithResponse call
+func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRegisterUserResponse parses an HTTP response from a RegisterUserWithResponse call
+func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RegisterUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest EmailTaken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResetPasswordResponse parses an HTTP response from a ResetPasswordWithResponse call
+func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResetPasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Message
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	}
 
@@ -303,18 +4206,135 @@ func ParsePlaceholderBrandsResponse(rsp *http.Response) (*PlaceholderBrandsRespo
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
-	// PlaceholderBrands Placeholder route
+	// CreateBrand Create a brand (admin)
+	// (POST /api/brand)
+	CreateBrand(w http.ResponseWriter, r *http.Request, params CreateBrandParams)
+	// ListBrands List available brands
 	// (GET /api/brand/list)
-	PlaceholderBrands(w http.ResponseWriter, r *http.Request)
+	ListBrands(w http.ResponseWriter, r *http.Request)
+	// ListFeaturedBrands List featured brands
+	// (GET /api/brand/list/featured)
+	ListFeaturedBrands(w http.ResponseWriter, r *http.Request)
+	// DeleteBrand Delete a brand (admin)
+	// (DELETE /api/brand/{id})
+	DeleteBrand(w http.ResponseWriter, r *http.Request, id BrandID, params DeleteBrandParams)
+	// GetBrand Read a brand
+	// (GET /api/brand/{id})
+	GetBrand(w http.ResponseWriter, r *http.Request, id BrandID)
+	// UpdateBrand Update a brand (admin)
+	// (PATCH /api/brand/{id})
+	UpdateBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UpdateBrandParams)
+	// SubscribeBrand Subscribe to a brand
+	// (POST /api/subscribe/{id})
+	SubscribeBrand(w http.ResponseWriter, r *http.Request, id BrandID, params SubscribeBrandParams)
+	// UnsubscribeBrand Unsubscribe from a brand
+	// (POST /api/unsubscribe/{id})
+	UnsubscribeBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UnsubscribeBrandParams)
+	// EditProfile Edit the profile
+	// (PUT /api/user/edit)
+	EditProfile(w http.ResponseWriter, r *http.Request, params EditProfileParams)
+	// LoginUser Log in
+	// (POST /api/user/login)
+	LoginUser(w http.ResponseWriter, r *http.Request)
+	// LogoutUser Log out
+	// (POST /api/user/logout)
+	LogoutUser(w http.ResponseWriter, r *http.Request, params LogoutUserParams)
+	// GetMe Read the current user
+	// (GET /api/user/me)
+	GetMe(w http.ResponseWriter, r *http.Request, params GetMeParams)
+	// RegisterUser Register a user
+	// (POST /api/user/register)
+	RegisterUser(w http.ResponseWriter, r *http.Request)
+	// ResetPassword Change the password
+	// (POST /api/user/reset)
+	ResetPassword(w http.ResponseWriter, r *http.Request, params ResetPasswordParams)
 }
 
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
 
-// PlaceholderBrands Placeholder route
+// CreateBrand Create a brand (admin)
+// (POST /api/brand)
+func (_ Unimplemented) CreateBrand(w http.ResponseWriter, r *http.Request, params CreateBrandParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListBrands List available brands
 // (GET /api/brand/list)
-func (_ Unimplemented) PlaceholderBrands(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) ListBrands(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListFeaturedBrands List featured brands
+// (GET /api/brand/list/featured)
+func (_ Unimplemented) ListFeaturedBrands(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteBrand Delete a brand (admin)
+// (DELETE /api/brand/{id})
+func (_ Unimplemented) DeleteBrand(w http.ResponseWriter, r *http.Request, id BrandID, params DeleteBrandParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetBrand Read a brand
+// (GET /api/brand/{id})
+func (_ Unimplemented) GetBrand(w http.ResponseWriter, r *http.Request, id BrandID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdateBrand Update a brand (admin)
+// (PATCH /api/brand/{id})
+func (_ Unimplemented) UpdateBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UpdateBrandParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// SubscribeBrand Subscribe to a brand
+// (POST /api/subscribe/{id})
+func (_ Unimplemented) SubscribeBrand(w http.ResponseWriter, r *http.Request, id BrandID, params SubscribeBrandParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UnsubscribeBrand Unsubscribe from a brand
+// (POST /api/unsubscribe/{id})
+func (_ Unimplemented) UnsubscribeBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UnsubscribeBrandParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// EditProfile Edit the profile
+// (PUT /api/user/edit)
+func (_ Unimplemented) EditProfile(w http.ResponseWriter, r *http.Request, params EditProfileParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// LoginUser Log in
+// (POST /api/user/login)
+func (_ Unimplemented) LoginUser(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// LogoutUser Log out
+// (POST /api/user/logout)
+func (_ Unimplemented) LogoutUser(w http.ResponseWriter, r *http.Request, params LogoutUserParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetMe Read the current user
+// (GET /api/user/me)
+func (_ Unimplemented) GetMe(w http.ResponseWriter, r *http.Request, params GetMeParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RegisterUser Register a user
+// (POST /api/user/register)
+func (_ Unimplemented) RegisterUser(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ResetPassword Change the password
+// (POST /api/user/reset)
+func (_ Unimplemented) ResetPassword(w http.ResponseWriter, r *http.Request, params ResetPasswordParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -327,11 +4347,412 @@ type ServerInterfaceWrapper struct {
 
 type MiddlewareFunc func(http.Handler) http.Handler
 
-// PlaceholderBrands operation middleware
-func (siw *ServerInterfaceWrapper) PlaceholderBrands(w http.ResponseWriter, r *http.Request) {
+// CreateBrand operation middleware
+func (siw *ServerInterfaceWrapper) CreateBrand(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateBrandParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.PlaceholderBrands(w, r)
+		siw.Handler.CreateBrand(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListBrands operation middleware
+func (siw *ServerInterfaceWrapper) ListBrands(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListBrands(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListFeaturedBrands operation middleware
+func (siw *ServerInterfaceWrapper) ListFeaturedBrands(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListFeaturedBrands(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteBrand operation middleware
+func (siw *ServerInterfaceWrapper) DeleteBrand(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id BrandID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteBrandParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteBrand(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBrand operation middleware
+func (siw *ServerInterfaceWrapper) GetBrand(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id BrandID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBrand(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateBrand operation middleware
+func (siw *ServerInterfaceWrapper) UpdateBrand(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id BrandID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateBrandParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateBrand(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SubscribeBrand operation middleware
+func (siw *ServerInterfaceWrapper) SubscribeBrand(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id BrandID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SubscribeBrandParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SubscribeBrand(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UnsubscribeBrand operation middleware
+func (siw *ServerInterfaceWrapper) UnsubscribeBrand(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id BrandID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UnsubscribeBrandParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UnsubscribeBrand(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// EditProfile operation middleware
+func (siw *ServerInterfaceWrapper) EditProfile(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params EditProfileParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.EditProfile(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// LoginUser operation middleware
+func (siw *ServerInterfaceWrapper) LoginUser(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LoginUser(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// LogoutUser operation middleware
+func (siw *ServerInterfaceWrapper) LogoutUser(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LogoutUserParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LogoutUser(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMe operation middleware
+func (siw *ServerInterfaceWrapper) GetMe(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetMeParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMe(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RegisterUser operation middleware
+func (siw *ServerInterfaceWrapper) RegisterUser(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RegisterUser(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResetPassword operation middleware
+func (siw *ServerInterfaceWrapper) ResetPassword(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResetPasswordParams
+
+	// ------------- Optional query parameter "access_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "access_token", r.URL.Query(), &params.AccessToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "access_token"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "access_token", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResetPassword(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -455,38 +4876,1183 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/api/brand/list", wrapper.PlaceholderBrands)
+		r.Post(options.BaseURL+"/api/user/register", wrapper.RegisterUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/user/login", wrapper.LoginUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/user/reset", wrapper.ResetPassword)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/user/edit", wrapper.EditProfile)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/user/logout", wrapper.LogoutUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/user/me", wrapper.GetMe)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/brand/list", wrapper.ListBrands)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/brand/list/featured", wrapper.ListFeaturedBrands)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/brand", wrapper.CreateBrand)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/brand/{id}", wrapper.DeleteBrand)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/brand/{id}", wrapper.GetBrand)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/api/brand/{id}", wrapper.UpdateBrand)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/subscribe/{id}", wrapper.SubscribeBrand)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/unsubscribe/{id}", wrapper.UnsubscribeBrand)
 	})
 
 	return r
 }
 
-type PlaceholderBrandsRequestObject struct {
+type BadRequestJSONResponse Error
+
+type BrandNotFoundJSONResponse Error
+
+type EmailTakenJSONResponse Error
+
+type ForbiddenJSONResponse Error
+
+type InternalJSONResponse Error
+
+type TooLargeJSONResponse Error
+
+type UnauthorizedJSONResponse Error
+
+type CreateBrandRequestObject struct {
+	Params CreateBrandParams
+	Body   *CreateBrandJSONRequestBody
 }
 
-type PlaceholderBrandsResponseObject interface {
-	VisitPlaceholderBrandsResponse(w http.ResponseWriter) error
+type CreateBrandResponseObject interface {
+	VisitCreateBrandResponse(w http.ResponseWriter) error
 }
 
-type PlaceholderBrands501JSONResponse Error
+type CreateBrand201JSONResponse Brand
 
-func (response PlaceholderBrands501JSONResponse) VisitPlaceholderBrandsResponse(w http.ResponseWriter) error {
+func (response CreateBrand201JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(501)
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBrand400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateBrand400JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBrand401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateBrand401JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBrand403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateBrand403JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBrand413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response CreateBrand413JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBrand500JSONResponse struct{ InternalJSONResponse }
+
+func (response CreateBrand500JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBrandsRequestObject struct {
+}
+
+type ListBrandsResponseObject interface {
+	VisitListBrandsResponse(w http.ResponseWriter) error
+}
+
+type ListBrands200JSONResponse []Brand
+
+func (response ListBrands200JSONResponse) VisitListBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBrands500JSONResponse struct{ InternalJSONResponse }
+
+func (response ListBrands500JSONResponse) VisitListBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFeaturedBrandsRequestObject struct {
+}
+
+type ListFeaturedBrandsResponseObject interface {
+	VisitListFeaturedBrandsResponse(w http.ResponseWriter) error
+}
+
+type ListFeaturedBrands200JSONResponse []Brand
+
+func (response ListFeaturedBrands200JSONResponse) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFeaturedBrands500JSONResponse struct{ InternalJSONResponse }
+
+func (response ListFeaturedBrands500JSONResponse) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBrandRequestObject struct {
+	Id     BrandID `json:"id"`
+	Params DeleteBrandParams
+}
+
+type DeleteBrandResponseObject interface {
+	VisitDeleteBrandResponse(w http.ResponseWriter) error
+}
+
+type DeleteBrand200JSONResponse Message
+
+func (response DeleteBrand200JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBrand400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteBrand400JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBrand401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteBrand401JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBrand403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteBrand403JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBrand404JSONResponse struct{ BrandNotFoundJSONResponse }
+
+func (response DeleteBrand404JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBrand500JSONResponse struct{ InternalJSONResponse }
+
+func (response DeleteBrand500JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBrandRequestObject struct {
+	Id BrandID `json:"id"`
+}
+
+type GetBrandResponseObject interface {
+	VisitGetBrandResponse(w http.ResponseWriter) error
+}
+
+type GetBrand200JSONResponse Brand
+
+func (response GetBrand200JSONResponse) VisitGetBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBrand400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetBrand400JSONResponse) VisitGetBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBrand404JSONResponse struct{ BrandNotFoundJSONResponse }
+
+func (response GetBrand404JSONResponse) VisitGetBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBrand500JSONResponse struct{ InternalJSONResponse }
+
+func (response GetBrand500JSONResponse) VisitGetBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateBrandRequestObject struct {
+	Id     BrandID `json:"id"`
+	Params UpdateBrandParams
+	Body   *UpdateBrandJSONRequestBody
+}
+
+type UpdateBrandResponseObject interface {
+	VisitUpdateBrandResponse(w http.ResponseWriter) error
+}
+
+type UpdateBrand200JSONResponse Brand
+
+func (response UpdateBrand200JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateBrand400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateBrand400JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateBrand401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UpdateBrand401JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateBrand403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateBrand403JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateBrand404JSONResponse struct{ BrandNotFoundJSONResponse }
+
+func (response UpdateBrand404JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateBrand413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response UpdateBrand413JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateBrand500JSONResponse struct{ InternalJSONResponse }
+
+func (response UpdateBrand500JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubscribeBrandRequestObject struct {
+	Id     BrandID `json:"id"`
+	Params SubscribeBrandParams
+}
+
+type SubscribeBrandResponseObject interface {
+	VisitSubscribeBrandResponse(w http.ResponseWriter) error
+}
+
+type SubscribeBrand200JSONResponse Message
+
+func (response SubscribeBrand200JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubscribeBrand400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SubscribeBrand400JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubscribeBrand401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response SubscribeBrand401JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubscribeBrand404JSONResponse struct{ BrandNotFoundJSONResponse }
+
+func (response SubscribeBrand404JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubscribeBrand409JSONResponse Error
+
+func (response SubscribeBrand409JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubscribeBrand500JSONResponse struct{ InternalJSONResponse }
+
+func (response SubscribeBrand500JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsubscribeBrandRequestObject struct {
+	Id     BrandID `json:"id"`
+	Params UnsubscribeBrandParams
+}
+
+type UnsubscribeBrandResponseObject interface {
+	VisitUnsubscribeBrandResponse(w http.ResponseWriter) error
+}
+
+type UnsubscribeBrand200JSONResponse Message
+
+func (response UnsubscribeBrand200JSONResponse) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsubscribeBrand400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UnsubscribeBrand400JSONResponse) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsubscribeBrand401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UnsubscribeBrand401JSONResponse) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsubscribeBrand404JSONResponse struct{ BrandNotFoundJSONResponse }
+
+func (response UnsubscribeBrand404JSONResponse) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsubscribeBrand500JSONResponse struct{ InternalJSONResponse }
+
+func (response UnsubscribeBrand500JSONResponse) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditProfileRequestObject struct {
+	Params       EditProfileParams
+	JSONBody     *EditProfileJSONRequestBody
+	FormdataBody *EditProfileFormdataRequestBody
+}
+
+type EditProfileResponseObject interface {
+	VisitEditProfileResponse(w http.ResponseWriter) error
+}
+
+type EditProfile200JSONResponse Message
+
+func (response EditProfile200JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditProfile400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response EditProfile400JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditProfile401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response EditProfile401JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditProfile409JSONResponse struct{ EmailTakenJSONResponse }
+
+func (response EditProfile409JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditProfile413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response EditProfile413JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditProfile500JSONResponse struct{ InternalJSONResponse }
+
+func (response EditProfile500JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginUserRequestObject struct {
+	JSONBody     *LoginUserJSONRequestBody
+	FormdataBody *LoginUserFormdataRequestBody
+}
+
+type LoginUserResponseObject interface {
+	VisitLoginUserResponse(w http.ResponseWriter) error
+}
+
+type LoginUser200JSONResponse TokenResponse
+
+func (response LoginUser200JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginUser400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response LoginUser400JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginUser401JSONResponse Error
+
+func (response LoginUser401JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginUser413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response LoginUser413JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response LoginUser500JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutUserRequestObject struct {
+	Params LogoutUserParams
+}
+
+type LogoutUserResponseObject interface {
+	VisitLogoutUserResponse(w http.ResponseWriter) error
+}
+
+type LogoutUser200JSONResponse Message
+
+func (response LogoutUser200JSONResponse) VisitLogoutUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutUser400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response LogoutUser400JSONResponse) VisitLogoutUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutUser401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response LogoutUser401JSONResponse) VisitLogoutUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response LogoutUser500JSONResponse) VisitLogoutUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMeRequestObject struct {
+	Params GetMeParams
+}
+
+type GetMeResponseObject interface {
+	VisitGetMeResponse(w http.ResponseWriter) error
+}
+
+type GetMe200JSONResponse User
+
+func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMe400JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe500JSONResponse struct{ InternalJSONResponse }
+
+func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUserRequestObject struct {
+	JSONBody     *RegisterUserJSONRequestBody
+	FormdataBody *RegisterUserFormdataRequestBody
+}
+
+type RegisterUserResponseObject interface {
+	VisitRegisterUserResponse(w http.ResponseWriter) error
+}
+
+type RegisterUser201JSONResponse User
+
+func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RegisterUser400JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser409JSONResponse struct{ EmailTakenJSONResponse }
+
+func (response RegisterUser409JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response RegisterUser413JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPasswordRequestObject struct {
+	Params       ResetPasswordParams
+	JSONBody     *ResetPasswordJSONRequestBody
+	FormdataBody *ResetPasswordFormdataRequestBody
+}
+
+type ResetPasswordResponseObject interface {
+	VisitResetPasswordResponse(w http.ResponseWriter) error
+}
+
+type ResetPassword200JSONResponse Message
+
+func (response ResetPassword200JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPassword400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResetPassword400JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPassword401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResetPassword401JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPassword403JSONResponse Error
+
+func (response ResetPassword403JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPassword413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response ResetPassword413JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPassword500JSONResponse struct{ InternalJSONResponse }
+
+func (response ResetPassword500JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
-	// PlaceholderBrands Placeholder route
+	// CreateBrand Create a brand (admin)
+	// (POST /api/brand)
+	CreateBrand(ctx context.Context, request CreateBrandRequestObject) (CreateBrandResponseObject, error)
+	// ListBrands List available brands
 	// (GET /api/brand/list)
-	PlaceholderBrands(ctx context.Context, request PlaceholderBrandsRequestObject) (PlaceholderBrandsResponseObject, error)
+	ListBrands(ctx context.Context, request ListBrandsRequestObject) (ListBrandsResponseObject, error)
+	// ListFeaturedBrands List featured brands
+	// (GET /api/brand/list/featured)
+	ListFeaturedBrands(ctx context.Context, request ListFeaturedBrandsRequestObject) (ListFeaturedBrandsResponseObject, error)
+	// DeleteBrand Delete a brand (admin)
+	// (DELETE /api/brand/{id})
+	DeleteBrand(ctx context.Context, request DeleteBrandRequestObject) (DeleteBrandResponseObject, error)
+	// GetBrand Read a brand
+	// (GET /api/brand/{id})
+	GetBrand(ctx context.Context, request GetBrandRequestObject) (GetBrandResponseObject, error)
+	// UpdateBrand Update a brand (admin)
+	// (PATCH /api/brand/{id})
+	UpdateBrand(ctx context.Context, request UpdateBrandRequestObject) (UpdateBrandResponseObject, error)
+	// SubscribeBrand Subscribe to a brand
+	// (POST /api/subscribe/{id})
+	SubscribeBrand(ctx context.Context, request SubscribeBrandRequestObject) (SubscribeBrandResponseObject, error)
+	// UnsubscribeBrand Unsubscribe from a brand
+	// (POST /api/unsubscribe/{id})
+	UnsubscribeBrand(ctx context.Context, request UnsubscribeBrandRequestObject) (UnsubscribeBrandResponseObject, error)
+	// EditProfile Edit the profile
+	// (PUT /api/user/edit)
+	EditProfile(ctx context.Context, request EditProfileRequestObject) (EditProfileResponseObject, error)
+	// LoginUser Log in
+	// (POST /api/user/login)
+	LoginUser(ctx context.Context, request LoginUserRequestObject) (LoginUserResponseObject, error)
+	// LogoutUser Log out
+	// (POST /api/user/logout)
+	LogoutUser(ctx context.Context, request LogoutUserRequestObject) (LogoutUserResponseObject, error)
+	// GetMe Read the current user
+	// (GET /api/user/me)
+	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// RegisterUser Register a user
+	// (POST /api/user/register)
+	RegisterUser(ctx context.Context, request RegisterUserRequestObject) (RegisterUserResponseObject, error)
+	// ResetPassword Change the password
+	// (POST /api/user/reset)
+	ResetPassword(ctx context.Context, request ResetPasswordRequestObject) (ResetPasswordResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -528,23 +6094,463 @@ type strictHandler struct {
 	options     StrictHTTPServerOptions
 }
 
-// PlaceholderBrands operation middleware
-func (sh *strictHandler) PlaceholderBrands(w http.ResponseWriter, r *http.Request) {
-	var request PlaceholderBrandsRequestObject
+// CreateBrand operation middleware
+func (sh *strictHandler) CreateBrand(w http.ResponseWriter, r *http.Request, params CreateBrandParams) {
+	var request CreateBrandRequestObject
+
+	request.Params = params
+
+	var body CreateBrandJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.PlaceholderBrands(ctx, request.(PlaceholderBrandsRequestObject))
+		return sh.ssi.CreateBrand(ctx, request.(CreateBrandRequestObject))
 	}
 	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "PlaceholderBrands")
+		handler = middleware(handler, "CreateBrand")
 	}
 
 	response, err := handler(r.Context(), w, r, request)
 
 	if err != nil {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(PlaceholderBrandsResponseObject); ok {
-		if err := validResponse.VisitPlaceholderBrandsResponse(w); err != nil {
+	} else if validResponse, ok := response.(CreateBrandResponseObject); ok {
+		if err := validResponse.VisitCreateBrandResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListBrands operation middleware
+func (sh *strictHandler) ListBrands(w http.ResponseWriter, r *http.Request) {
+	var request ListBrandsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBrands(ctx, request.(ListBrandsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBrands")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListBrandsResponseObject); ok {
+		if err := validResponse.VisitListBrandsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListFeaturedBrands operation middleware
+func (sh *strictHandler) ListFeaturedBrands(w http.ResponseWriter, r *http.Request) {
+	var request ListFeaturedBrandsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListFeaturedBrands(ctx, request.(ListFeaturedBrandsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListFeaturedBrands")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListFeaturedBrandsResponseObject); ok {
+		if err := validResponse.VisitListFeaturedBrandsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteBrand operation middleware
+func (sh *strictHandler) DeleteBrand(w http.ResponseWriter, r *http.Request, id BrandID, params DeleteBrandParams) {
+	var request DeleteBrandRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteBrand(ctx, request.(DeleteBrandRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteBrand")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteBrandResponseObject); ok {
+		if err := validResponse.VisitDeleteBrandResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetBrand operation middleware
+func (sh *strictHandler) GetBrand(w http.ResponseWriter, r *http.Request, id BrandID) {
+	var request GetBrandRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBrand(ctx, request.(GetBrandRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBrand")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBrandResponseObject); ok {
+		if err := validResponse.VisitGetBrandResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateBrand operation middleware
+func (sh *strictHandler) UpdateBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UpdateBrandParams) {
+	var request UpdateBrandRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body UpdateBrandJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateBrand(ctx, request.(UpdateBrandRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateBrand")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateBrandResponseObject); ok {
+		if err := validResponse.VisitUpdateBrandResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SubscribeBrand operation middleware
+func (sh *strictHandler) SubscribeBrand(w http.ResponseWriter, r *http.Request, id BrandID, params SubscribeBrandParams) {
+	var request SubscribeBrandRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SubscribeBrand(ctx, request.(SubscribeBrandRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SubscribeBrand")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SubscribeBrandResponseObject); ok {
+		if err := validResponse.VisitSubscribeBrandResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UnsubscribeBrand operation middleware
+func (sh *strictHandler) UnsubscribeBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UnsubscribeBrandParams) {
+	var request UnsubscribeBrandRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UnsubscribeBrand(ctx, request.(UnsubscribeBrandRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UnsubscribeBrand")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UnsubscribeBrandResponseObject); ok {
+		if err := validResponse.VisitUnsubscribeBrandResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// EditProfile operation middleware
+func (sh *strictHandler) EditProfile(w http.ResponseWriter, r *http.Request, params EditProfileParams) {
+	var request EditProfileRequestObject
+
+	request.Params = params
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body EditProfileJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if err := r.ParseForm(); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode formdata: %w", err))
+			return
+		}
+		var body EditProfileFormdataRequestBody
+		if err := runtime.BindForm(&body, r.Form, nil, nil); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't bind formdata: %w", err))
+			return
+		}
+		request.FormdataBody = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.EditProfile(ctx, request.(EditProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EditProfile")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(EditProfileResponseObject); ok {
+		if err := validResponse.VisitEditProfileResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// LoginUser operation middleware
+func (sh *strictHandler) LoginUser(w http.ResponseWriter, r *http.Request) {
+	var request LoginUserRequestObject
+
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body LoginUserJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if err := r.ParseForm(); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode formdata: %w", err))
+			return
+		}
+		var body LoginUserFormdataRequestBody
+		if err := runtime.BindForm(&body, r.Form, nil, nil); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't bind formdata: %w", err))
+			return
+		}
+		request.FormdataBody = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginUser(ctx, request.(LoginUserRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginUser")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LoginUserResponseObject); ok {
+		if err := validResponse.VisitLoginUserResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// LogoutUser operation middleware
+func (sh *strictHandler) LogoutUser(w http.ResponseWriter, r *http.Request, params LogoutUserParams) {
+	var request LogoutUserRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.LogoutUser(ctx, request.(LogoutUserRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LogoutUser")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(LogoutUserResponseObject); ok {
+		if err := validResponse.VisitLogoutUserResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetMe operation middleware
+func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request, params GetMeParams) {
+	var request GetMeRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMe(ctx, request.(GetMeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMe")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMeResponseObject); ok {
+		if err := validResponse.VisitGetMeResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RegisterUser operation middleware
+func (sh *strictHandler) RegisterUser(w http.ResponseWriter, r *http.Request) {
+	var request RegisterUserRequestObject
+
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body RegisterUserJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if err := r.ParseForm(); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode formdata: %w", err))
+			return
+		}
+		var body RegisterUserFormdataRequestBody
+		if err := runtime.BindForm(&body, r.Form, nil, nil); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't bind formdata: %w", err))
+			return
+		}
+		request.FormdataBody = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RegisterUser(ctx, request.(RegisterUserRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RegisterUser")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RegisterUserResponseObject); ok {
+		if err := validResponse.VisitRegisterUserResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResetPassword operation middleware
+func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, params ResetPasswordParams) {
+	var request ResetPasswordRequestObject
+
+	request.Params = params
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body ResetPasswordJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if err := r.ParseForm(); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode formdata: %w", err))
+			return
+		}
+		var body ResetPasswordFormdataRequestBody
+		if err := runtime.BindForm(&body, r.Form, nil, nil); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't bind formdata: %w", err))
+			return
+		}
+		request.FormdataBody = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResetPassword(ctx, request.(ResetPasswordRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResetPassword")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResetPasswordResponseObject); ok {
+		if err := validResponse.VisitResetPasswordResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -557,17 +6563,86 @@ func (sh *strictHandler) PlaceholderBrands(w http.ResponseWriter, r *http.Reques
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"hFRNjyNFDP0rVsExk+7ZD7Q0J5CQmANotewBCY2Qu9qdrlV9YbujjUb578iVsJnMDOypS277+dV7Lj84",
-	"X1ItmbKKGx6c+IUStuPPzIXtMJF4DlVDyW5wHxeCsUwHKDPQnvgATPMqGKFk0CUIyMozetq6jatcKrEG",
-	"aoi+TPQc8HfFMRIk9EvIdMOEUwswoZRsKPQZU43kBpeL/jWXNU9u4/RQLSTKIe/cceMmUgxRnnd4T3wz",
-	"B4oTVC5jpCRGHmGPMUxoSTBjiCs3zkEpNZBr8g3ADhc2lYOnl5gkEsEdXWfnNY3EkFZRGAlQIRKKQr/t",
-	"b5+DHDeO6e81ME1u+PPc/YJ8/6WgjJ/Iq3U9B5AZD09YXOvxy5owX4SmzzVibjpcq114IoY3ryAXhf+U",
-	"3WiS6N308qz8cfPhlHBzN5nsupi1LbKBuTAkVHN+B0K8J4ZYdnLN4/X8Cr/3/XRLb8a3+J3/qlpt0P5P",
-	"LCsIeS4vzEpET0uJdnOp5H9ohM8jDUFkJZhDjAJBjWUMnrI0kTMm6/Hr3Ue3cStHN7hFtcrQdaVSlrKy",
-	"p23hXXcuks5yzbmg7aLKASf4iTFPAj++v3MbtyeWE7N+e7vtLdvAsAYTZttvX9szQ13akHZYQzdafReD",
-	"qIV21D42ys1i8+nxLU/dnAkotRgrS3/b355ebFbKDQBrjcE3iO6TGKN/t4WdvmWa3eC+6S7rpDvvku60",
-	"SJrm11r/VhSCeZwoK01wIN02L2VNCfnwxA4uq7bnhjsxl+vln7tv8KcJsp8PjwwYui4Wj3EposO7/l3v",
-	"jvdfUJ76/8GaCIiGGEEL+JLaVjib+7jn8f74TwAAAP//",
+	"7Fx7c9s4kv8qKN5WjT2lt+2sY/9zdjaz453MTCpO7nY39lkQ2RIRkwADgJZ1KX/3LTRAEqQoW/IzO7X5",
+	"K5ZIoNHo/vVb34JQpJngwLUKDr4FcE3TLAH8/7GkPPofmuRg/lJ5mlK5CA6CIzIx3wSd4Kr48oJFwUHw",
+	"am8PhtMRHdT/DYNOQK8oS+iEJUwvggMtc+gEEahQskwzwYOD4JTxWQJdIdmMcTIByhWRgioNEdGCCBmB",
+	"7AWdYApU5xKik5TOIDgIYq0zddDvM/O36rkD9EKR9rmQOp4zHvW+ZLOgEzD1k3u5IIHT1KzxW/EgeSOm",
+	"U4CgE2RSRHlomPL5W/HYzyJXQCYJ4OEzyUIIDoaj3t7NeSdQ+cQcZwLyjci5Nl90glwmHokVPR6Vwc3N",
+	"TSfIqKQpaJDI+aMwBKU+ikvg5s86oz7GQLT5ikylSImEGVMaJBGSJGLGeI98gK85kxCRnCegFGGaMEUU",
+	"cE2oIuOjXMdCsv+nZsEDcgxUghz3zrhhkdnhaw5yEZTcoUjNBe4ZdAIVxpBST1iCg2Dn66j75/kxH85+",
+	"+fvPe/J4oN4M9Nvd9B/D/NXi9XSf/vPy6+D6audvo3nQCVJ6/Q74TMeGSfudQC8ys4jSkvFZYNiBonfy",
+	"l+XDO9kj4wsWjXvkiC90zPiM6JjiIbnQhJJLLuacsIhspTSZCplCRAQHRRgPkzyCaJvMQCuyO9jtFYfO",
+	"qI6rMzNzw9LxsZCWtpPfIvPeMV/tLp/yxmygMsGVUzcamYsDpc1foeAaOP6XZlnCQryt/hcleI0A82Rk",
+	"1r2iCYvwoYspZQmYA0SgKUusDE8ZJEZJIaUsMdSBUlaD0lxpMgFCOcEvCY0iCUoFRqyrx6QljkQCLJ9T",
+	"qsOY6BjI0fsTojII2dTR6ZgHSp+YPXemI/o6HERD2J3s0VdhcOMz808SpsFB8F/9Cor69lvVfyulkJZZ",
+	"y1pwC0U1ag7J2HFiTMz9KgI0jAnjyDOCnOkFhdj9JvRPIufRvW6BC30xxbd91lmZNRQW3z0xd34TTk9i",
+	"qoiOmUJlEBJ5wyKjKaVmbOPR35qb/0gd4mx8bhScC00tRFQnN/tZoWKK0EQCjRYlZMEzcOKICx2DJLkC",
+	"WXHDkrRlFqIGKOdMxyLXhjIq0d6EVIHlzE9CTlgU3ZMx0/Jtny2CJwtCo5RxcxELklJOZ2DvTD2P8iBD",
+	"CsTklhg87wnXIDlN7nVc5l6+ANzbP3PxFVEgr0CS4oknFwBS7myAMZdwiGowESiKV0AT5ALaEToxYsB0",
+	"h4xLusZkynhkzSjHVxMxQ1Z9FOIdlTO4F6vc+hdaiIsEV2lDW6SSKaKFIMVTzyAdxbbC3BQCKl7aD4ok",
+	"LGUaT/+JU+dJwP3AMvcX8A9PiUVm63k4b4cpUhrkZ+FBc/eUKcX4rENybh0MIY38iEsw1qPcs/KdzX8y",
+	"KTKQmlkbj35ym0Nn0ZpFHTLaJTFck4jNmFbGO1nL18ioNjIeHAT/93nQfU270/Nvo92bPwVLfkfTF29S",
+	"8ztCk30kKSCJUAkkYeiMG0JDalx0Uvq8BjJrtFqHyW09ESIByoMml30/al33f+k0jXjgW4v6m2/Ipw/v",
+	"6tzcIHBY2tSPJJo7Ft+UrMsyoLKAjoJc5OZaLLMeqc+rlnBlicIqfvkWMA2puksV3tsXzLtuMSolXaAu",
+	"NUObNgnmeToxUcgULYuqy4YFXMOPQ0KTOV0oAtc0rDPABEzGJaHaWoudkQEFxlmap8HBoKTLwPkMpKEM",
+	"46uV+vSDIoppaL/29mCsLRipwoDPqMDuSurCbGlpimND2WqC493RMovPS0LE5AvYa0FMeSOBapQHGkXM",
+	"bE2T9x7GTGmioNOAnWWNn9I80YXMbaq15etBjbPrqrAXF+0NBoP1dLp1xw1U2Nt01L5pU6fdjo6hj6Om",
+	"dSpQustI+A4lLgn6fN7ZWKNTen1iXxn6hy81vNSjW9m8SmXu4m1Dh5BTKwX8UxatI+Ap4/6nw7tEvjyN",
+	"e/8JTNM95PpZRPnuoz+17D6RuD6qhC5J49uIaS8h03ArNEmAKk0EB2PzxoaFY/SNxhhcjg9tPiXTC4Jp",
+	"UhIaYFeEKpLAVBORo/WrS61NzrQ5MbXMTIdQTVKhNBnt7ZIwppKGGqQ6JDlnX3NYEc/WDSGNaO+S8dl/",
+	"r2bV3m7LxRbCUidxaDYZDgYeNYROtYkeJEtTE1upjIbQcGmPIkp+MQvXs4LrXhG67+0OgAlgxJTAFUgT",
+	"5k1zRRMiuI3/VS6nNITlC7CRSXPBU42+cErDmHHoSqARfiCBKsHrJ/IzQEu8KxNyzR3eg+xiHopkUkwS",
+	"SJUh3sVBGEcVwSsmLAt9qhPvUny+YhTZviVKymDLf3plJvAuSLc7V6u2oXtTiT0K6rz4OU8pr5gM11lC",
+	"OfKgzunlrNrSKb0osU1I/t51Ct49iQy/dZVU7JCpkDahiLJrcxaJmDUEeCn2vItVKGG3c+qdmDHuQc8K",
+	"jKip8qZanFGl5kI2xCUUUkKou7GQCroTDCqN21q65eVr62Tx/WMXglgu0HbwXyuRqJ95pawckVDwKTPU",
+	"GR3RcF2PKYLTHKP4aZ4kC3JaxiR3XtNt91NYqpU+Slt964g4i2gV2wVDmFqJaQaEKTKVAGTLfGR9DZpg",
+	"Zj1iTsrZNWF6u3a+NWpTLQf44BKwd8vY89ihO4TX8zR21jZIf2EqS+gCE/4d8gDz9E5cQUJDaDFRd7lA",
+	"no7VidtHckb7Hjn1jR+iiB5V+2v54p31tPMDKNArRSbMpQSu3z81rnQCDvP39+es0jRLShosRU/A2CY7",
+	"6mS3sRfLvR9cRXCZv3p1NdhPVDas00Z12dtPZAloo/yTArlBrtNWHtZLdfqm9c/RPmyY6gwxWxJd0BYX",
+	"/uT0d7L/ajAknz6+IZqloDRNM4QskrIkYQpCwaMGYaPB6FV3OOyORh9Hw4OdvYPBq95wtPNPX4RMANs1",
+	"Ky6R1AmuuzPRXaJzLZveEuYdRSlrEYqjorLkVZVqx9ggEmxA4BIRLnOFW6tbknEKbR3efS01eOiCJONu",
+	"UcJhjs/UvNzbokabaG9xL9fUF2dvOZAvxvllSuUQdYgrlbroDmOGkCbJ9tOpl80sFk0WBSA7fC5uusnu",
+	"moQvq6a5HghzyfTi1PDLpUYe0l3SIdTe5NhvCxkT7BkhZRtLb71ekuLSMvYL4K1NsBnlKDcY20aaomlB",
+	"38pWFnKWDwY7IT6F/4Vxr+hbQXHHp6rdY60zWwNifCqW9/2E+eyCEx3DB2IYMZFirqoKCY8qwXYp77R3",
+	"xs/4jz8ei4iB6v34I/lQlfUYqCLmQK2QItdgKy1jv3523Z3P510DLt1cJsBNABGNi3s44zVfUQtxiTs7",
+	"19KwC4MzuzBNlEDxz7CSY6iub/ZFCT4mVn565KNZHyvDrkDlaNT0EsjfTn//jWAhe4uW+fZxkfYZY8Gf",
+	"E9RHc067ptrukbcuJLeWzjxnlnKsMjcKXDt6LMucCBoCUAaJBJ1LbpYXGTV+Zl2jR3uviKFHpGTCtOqQ",
+	"S8g0mSwsv1woZ0vwilBy+vNR17wSUxVv98gHd8aYasLBsMneDx6a6dvk/4yXClDqSdOVR2zZSHbJkTuY",
+	"0nShXGk055olZ9y2diViNoOIiFzj6vgdYVoRMecgjSvEZ2DJKdwbsjWPWRi7AqZyeRLbK2F3Q9mk+oyb",
+	"028bKm4pgLp3XFfV0F3mSYRCbxXIXJ/TlZheARntdmO47qL1t/1cimztkslCW8VAZMOgjhkPfr+8UvOA",
+	"oYcTFp3xovPLo8kES456Y1bSqtnLyRiax4oyNPljh7FjuzF0SI6ZaKQ7ggR0oeqHhPKFsQyQKCjW3nFr",
+	"Y0oK135byzyFVErm7mCMD40xR2Xb7hIWgvP6HFD+evIxaPYPigy4ErkMoSfkrO9eUn3zrLF4TKNV0pLR",
+	"iBxbVh+9Pwk6wRVI5fJ0vUFvYJ42i9GMGSvWG/R2rGMVo4Ho04z1J2UFW1h33/h2eCFYc7d1qGPXCOq3",
+	"L35uN9jVI32/vfHmvMzSHItosVkfwR+/q3StBtJ1ux38AuJN3f8whDcbEkeD4frXYWNA64ysoqN4tO91",
+	"Ft9sRv3KfhU0T3OqnPZGHavVXFRG2USCN51gdzBYtVV5/L7XjImvDO9+pdYOgy/t3P1S1Vxm3hiu8UbZ",
+	"c3TTCfbWOUrZz4WsLru4rRwUmSiyhWZ+23hFdGbkM8APgnPzVgUI/YRZNJhBS0hlIc/dRSyUsZKeiqJP",
+	"gCpCGK/wvVTCOsK8Y0ofVw1xNcEcbIITn//Tn/6g/vRzX0MfEpStaLNq9Br17inZLtCxBfJKzo0YLe3h",
+	"ibm1c21i3p96RdR15b26w82lvXjzEaTe1oM8+iuG/M69LqTGJMcfXVUepgd1W/X4mlC/lSdRhMYWd+rB",
+	"NxbdWLk3DnBLlh0/V1V/F7rLNpjwUxXm3pleFnv7/mO5kfe3EV6JybahEOUXjuzx7ZDAet5KUcq61V9h",
+	"iswEh+/dLRnsrkFZbXTigb6JlYo1fJNOOy4biLOvThY2tOx4JsBGiMuy+FfQhSA+EHjL2OklvOD7S9Mz",
+	"XfMKfPoANCquvAWXNkWHYoTMIENGddiSUHzj5UVckmzGroAjhl0CZC6Do2OsaY4bpmNcjE/MJcMGkWWR",
+	"ss1s31WU7FL/vgHFjzaTQNelt1YUuan22LzLy0WRtJiY5GL+h4TmZ40zP7ks2tpxZqllpfPxAMUXbc17",
+	"ZRuI1W9XqnVZXoFZ63q80Cs7R3BGaEaNQ+/Ao5wc4tEZp1zNQSoyGgxcVvHIzbxVrSfjNiRxzYE4l4h0",
+	"CB4C5jhzXhJzxi0PXcrxtc0d1hGn3OelfSpbarKnrwcgZQ14TmtjAsXD3lx55ZQt89HJWflnY0adw7zm",
+	"gbYvu6o96ObmsTy9Ys7OO+gWF3NbBnCHmlO1/cxIcy/cGLy+15wXSu2FJ8hLI6KlO4zTiN5jzzHq1ro3",
+	"1qN9+ek9FAhP/eLgsp9Tk9UKDXP+9Hj4tqjO+0j4g6ofn/xvDLyqVhrdNQzzxLpAwgIZDVux4mZR0bC4",
+	"wsXfhPYxsQ3KPlVH/y7AjAt9ugJuPsYgwfFkDdSpHx7lxLvn5bXroTTwCKI14OyTv+TjA1rj9rcoX5BU",
+	"SEBk43BlheTfAdce5N5UTLYdE+trtgLZh4jZXrpc3x6f2DbGapxeSDIROj4k1J9EKBq4MYzpkSMb1pQD",
+	"B/gTAAq4PuPYdLPtohymlR1SQI/DboCz/CZ+pv4E/W2ux9uI6fdSTFkCLxfsuDRgOVewvo3wxj3MHd3Z",
+	"gtHY2LVwrRqreCS6HjfcqoOHu7t65suC+SNmvjK3C9bqvMWfDyJe3/2S92sYzx0vmfu2nRqlKhVAYjSw",
+	"CSDYEOOX6ZsQAuGl8nBja8VPXaC1LptDsNcHm2yUa8qr9ZiSI37Gi4YL1xFuAmcyl4LPqmVmoKs2pN3B",
+	"kFhPoA08cOYBG0kfoPyeDjbUr2rFXtGLvLZ414YzHggUz0Xk46OG667cqANyberrndArcCSUEAHXjCa2",
+	"tU2yWawfiCT3+LkT7Ma68IipxTalrS5VguGPUNnbfZ74pvz5Ha9DqtYJxpTT261SV53HPnVehnPingEG",
+	"V9WusOXybigU1o1qx8IPrtVNly2ufmuvcaQED92Pw7gIyOuHU9h+Z7vvem3wJXLt8Ov7KGP9Q+S20a5m",
+	"z6tWwccz6d7vsxS/hvJ89vwhttaIlRGZ2+XKdsS3FprKeKiSqQkkgs+MpXQtSGPXIaqMMRQrpY9HZVrQ",
+	"NnePz3gsksj+uh0Qc30uV+FaaVc01HeISCJQuh40TplUus3w/hX0r/DCQlvvOWiZ+fDnOG4bwVhtW8tZ",
+	"CVf/8Pxxb7qhMczwn86h9s6h9RuHntRPQLhd5R54qax/GzzCEmgzEXcHOhVzCbfEAKg8quhj9317pi1G",
+	"UTKVoOKGl9/wHlomOs+4ix8OCXUZA/vCbXmCoqH/6bz9duV+PPe6OT/7uGHA81P/uK3A3zWivyQmlYlz",
+	"d/jD0jeg1dQLKDLNJfqdxjF4QM/yd5nnWNn8UQz5rId5Cm519DNz+42BFzvuHcYQXhY+VQGzgkMxlrQ0",
+	"AVMmvM+4c28PV/lw3nxOO+4p8AeCXyhDujSovXI6uzZo3T44vQHoeMPj98HL74LsJ02/FoLaln99vPRr",
+	"scvL5V937pVqwRTFhT+dX6sgF6r8QomWcUM8x2VWpff8kx14qzXwa8HTOhg3poI/n990vtWGcT+fYyiA",
+	"s5MWr6oQ4KDfT0RIk1gofbA/2B9Y199uuAzOBuktLHbcPKerFDfrzy4D3qt8IiTekFZf81iKuTKgXo26",
+	"uxcmrv96VQsQWgKx/F6tZrf8+q+U01m1oetqUjhUuu0tY3ubbs5v/hUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -10,6 +10,50 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type Avatar struct {
+	ID          string
+	Content     []byte
+	ContentType string
+	Etag        string
+	UpdatedAt   time.Time
+}
+
+type Brand struct {
+	ID              string
+	Name            string
+	Description     string
+	Url             string
+	FeaturedImage   string
+	Availability    bool
+	IsFeatured      bool
+	Products        []byte
+	SubscriberCount int32
+	Seq             pgtype.Int8
+	CreatedAt       time.Time
+}
+
+type BrandSubscription struct {
+	UserID    string
+	BrandID   string
+	Seq       pgtype.Int8
+	CreatedAt time.Time
+}
+
+type BrandToken struct {
+	TokenHash []byte
+	UserID    string
+	CreatedAt time.Time
+}
+
+type BrandUser struct {
+	ID           string
+	Email        string
+	Name         string
+	PasswordHash string
+	IsAdmin      bool
+	CreatedAt    time.Time
+}
+
 type Order struct {
 	ID          int64
 	CustomerID  int64

@@ -96,34 +96,3 @@ func (q *Queries) GetOrderUserByUsername(ctx context.Context, username string) (
 	)
 	return i, err
 }
-
-const lockOrderUsers = `-- name: LockOrderUsers :many
-SELECT id, username, balance FROM order_users WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
-`
-
-type LockOrderUsersRow struct {
-	ID       int64
-	Username string
-	Balance  int64
-}
-
-// LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
-func (q *Queries) LockOrderUsers(ctx context.Context, ids []int64) ([]LockOrderUsersRow, error) {
-	rows, err := q.db.Query(ctx, lockOrderUsers, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []LockOrderUsersRow{}
-	for rows.Next() {
-		var i LockOrderUsersRow
-		if err := rows.Scan(&i.ID, &i.Username, &i.Balance); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}

@@ -47,41 +47,6 @@ func (q *Queries) CreateOrder(ctx context.Context, arg CreateOrderParams) (Creat
 	return i, err
 }
 
-const getOrderForUpdate = `-- name: GetOrderForUpdate :one
-SELECT o.id, o.customer_id, o.performer_id, u.username AS performer_name, o.description, o.price, o.status, o.created_at
-FROM orders o LEFT JOIN order_users u ON u.id = o.performer_id
-WHERE o.id = $1
-FOR UPDATE OF o
-`
-
-type GetOrderForUpdateRow struct {
-	ID            int64
-	CustomerID    int64
-	PerformerID   pgtype.Int8
-	PerformerName pgtype.Text
-	Description   string
-	Price         int64
-	Status        string
-	CreatedAt     time.Time
-}
-
-// GetOrderForUpdate reads and locks an order with its performer's name (any caller; rules are applied by the service).
-func (q *Queries) GetOrderForUpdate(ctx context.Context, id int64) (GetOrderForUpdateRow, error) {
-	row := q.db.QueryRow(ctx, getOrderForUpdate, id)
-	var i GetOrderForUpdateRow
-	err := row.Scan(
-		&i.ID,
-		&i.CustomerID,
-		&i.PerformerID,
-		&i.PerformerName,
-		&i.Description,
-		&i.Price,
-		&i.Status,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const getOrderState = `-- name: GetOrderState :one
 SELECT customer_id, performer_id, status FROM orders WHERE id = $1
 `

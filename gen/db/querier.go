@@ -11,6 +11,10 @@ import (
 type Querier interface {
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
+	// CreateBrand inserts a brand with no subscribers and renders it as JSON.
+	CreateBrand(ctx context.Context, arg CreateBrandParams) (string, error)
+	// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
+	CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error)
 	// CreateOrder publishes a waiting order of a customer.
 	CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error)
 	// CreateOrderToken stores the SHA-256 of a new access token.
@@ -19,10 +23,37 @@ type Querier interface {
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
 	// DecOrderCounter takes one from the exact size of a list.
 	DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error
+	// DeleteAvatar removes one avatar and reports whether it existed.
+	DeleteAvatar(ctx context.Context, id string) (int64, error)
+	// DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
+	DeleteBrand(ctx context.Context, id string) (int64, error)
+	// DeleteBrandToken revokes one access token, by hash.
+	DeleteBrandToken(ctx context.Context, tokenHash []byte) (int64, error)
 	// DeleteExpiredOrderTokens removes tokens past their expiry.
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
-	// GetOrderForUpdate reads and locks an order with its performer's name (any caller; rules are applied by the service).
-	GetOrderForUpdate(ctx context.Context, id int64) (GetOrderForUpdateRow, error)
+	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
+	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) error
+	// EnsureBrandAdmin creates an admin with this email, or makes the existing user with this email
+	// (any case) an admin without touching the password; created tells which happened.
+	EnsureBrandAdmin(ctx context.Context, arg EnsureBrandAdminParams) (EnsureBrandAdminRow, error)
+	// GetAvatar returns the bytes of one avatar.
+	GetAvatar(ctx context.Context, id string) ([]byte, error)
+	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
+	GetAvatarEtag(ctx context.Context, id string) (string, error)
+	// GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
+	GetBrandAvailability(ctx context.Context, id string) (bool, error)
+	// GetBrandJSON renders one brand, available or not, as a JSON object.
+	GetBrandJSON(ctx context.Context, id string) (string, error)
+	// GetBrandMeJSON renders the owner of an access token hash as the JSON profile (without the token),
+	// its subscriptions as full brand objects, oldest subscription first, in one round trip.
+	GetBrandMeJSON(ctx context.Context, tokenHash []byte) (string, error)
+	// GetBrandUserByToken resolves an access token hash to its user.
+	GetBrandUserByToken(ctx context.Context, tokenHash []byte) (GetBrandUserByTokenRow, error)
+	// GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
+	GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error)
+	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
+	// concurrent password changes apply one after the other.
+	GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
 	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
 	// GetOrderTokenUser resolves an unexpired token hash to its user.
@@ -35,16 +66,35 @@ type Querier interface {
 	GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error)
 	// IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
 	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
-	// LockOrderUsers locks the given users in ascending id order, the fixed order every money transfer uses.
-	LockOrderUsers(ctx context.Context, ids []int64) ([]LockOrderUsersRow, error)
+	// InsertBrandToken records the hash of a newly issued access token.
+	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
+	// ListAvailableBrandsJSON renders every available brand as one JSON array, in creation order.
+	ListAvailableBrandsJSON(ctx context.Context) (string, error)
+	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
+	ListAvatarIDs(ctx context.Context) ([]string, error)
+	// ListFeaturedBrandsJSON renders every featured, available brand as one JSON array, in creation order.
+	ListFeaturedBrandsJSON(ctx context.Context) (string, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
-	// SettleOrder pays for a READY order whose customer and performer rows the caller has locked and whose funds it has checked: debit, credit, commission, three ledger rows and COMPLETED, in one statement.
-	SettleOrder(ctx context.Context, arg SettleOrderParams) (int64, error)
+	// SetBrandUserPassword replaces the user's password hash.
+	SetBrandUserPassword(ctx context.Context, arg SetBrandUserPasswordParams) error
+	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
+	// subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
+	SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error)
 	// TakeOrder moves a waiting order to IN_PROGRESS for a performer; no row means it was not waiting.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
+	// UnsubscribeBrand ends the user's subscription to the brand; 0 rows means there was none.
+	UnsubscribeBrand(ctx context.Context, arg UnsubscribeBrandParams) (int64, error)
+	// UpdateBrand changes the given fields of a brand (NULL keeps one) and renders it as JSON.
+	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (string, error)
+	// UpdateBrandUserProfile changes the name and/or email of the user; NULL keeps a value.
+	UpdateBrandUserProfile(ctx context.Context, arg UpdateBrandUserProfileParams) (int64, error)
+	// UpsertAvatar stores or replaces the avatar with the given id.
+	UpsertAvatar(ctx context.Context, arg UpsertAvatarParams) error
+	// UpsertBrandFixture inserts a prepared brand with a fixed id unless it exists (dev data).
+	UpsertBrandFixture(ctx context.Context, arg UpsertBrandFixtureParams) error
 }
 
 var _ Querier = (*Queries)(nil)

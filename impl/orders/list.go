@@ -3,7 +3,6 @@ package orders
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/triadhq/triad/impl/orders/money"
 )
@@ -18,32 +17,40 @@ var orderBy = map[SortField][2]string{
 	SortCreatedAt: {"o.created_at, o.id", "o.created_at DESC, o.id DESC"},
 }
 
-// listSQL reads the exact total from the list's counter row and the page in one round trip: the
-// counter CTE always yields one row, joined to the (possibly empty) page.
-const listSQL = `
-WITH total AS (
-    SELECT coalesce((SELECT n FROM order_counters WHERE scope = $1 AND owner_id = $2), 0) AS n
+// The page and, in the same round trip, the exact total from the list's counter row (an InitPlan,
+// evaluated once). An empty page carries no row and so no total; then countSQL reads it. The
+// queries stay as plain as possible because for a 20-row page PostgreSQL's planning costs more
+// than the execution:
+//   - waiting orders have no performer, and a performer's own orders have the caller as performer,
+//     so those two lists need no join (the caller's name is filled in by list);
+//   - a customer's orders look the performer's name up outside the LIMIT, so rows skipped by
+//     OFFSET cost no lookup.
+const (
+	plainListSQL = `
+SELECT (SELECT n FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
+       o.id, o.customer_id, o.performer_id, NULL::text AS performer_name, o.description, o.price, o.status, o.created_at
+FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4`
+	joinedListSQL = `
+SELECT (SELECT n FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
+       o.id, o.customer_id, o.performer_id,
+       (SELECT u.username FROM order_users u WHERE u.id = o.performer_id) AS performer_name,
+       o.description, o.price, o.status, o.created_at
+FROM (SELECT * FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4) o
+ORDER BY %[2]s`
+	countSQL = `SELECT coalesce((SELECT n FROM order_counters WHERE scope = $1 AND owner_id = $2), 0)`
 )
-SELECT total.n, o.id, o.customer_id, o.performer_id, u.username, o.description, o.price, o.status, o.created_at
-FROM total
-LEFT JOIN LATERAL (
-    SELECT o.id, o.customer_id, o.performer_id, o.description, o.price, o.status, o.created_at
-    FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4
-) o ON true
-LEFT JOIN order_users u ON u.id = o.performer_id
-ORDER BY %s`
 
 var listQueries = func() map[string]string {
-	filters := map[string]string{
-		scopeWaiting:   "o.status = 'WAITING' AND $2::bigint = 0",
-		scopeCustomer:  "o.customer_id = $2",
-		scopePerformer: "o.performer_id = $2",
+	filters := map[string][2]string{
+		scopeWaiting:   {plainListSQL, "o.status = 'WAITING'"},
+		scopeCustomer:  {joinedListSQL, "o.customer_id = $2"},
+		scopePerformer: {plainListSQL, "o.performer_id = $2"},
 	}
 	m := map[string]string{}
-	for scope, where := range filters {
+	for scope, f := range filters {
 		for field, dirs := range orderBy {
 			for i, ob := range dirs {
-				m[listKey(scope, field, i == 1)] = fmt.Sprintf(listSQL, where, ob, ob)
+				m[listKey(scope, field, i == 1)] = fmt.Sprintf(f[0], f[1], ob)
 			}
 		}
 	}
@@ -72,7 +79,13 @@ func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr Pag
 	if p.Type == Performer {
 		scope = scopePerformer
 	}
-	return s.list(ctx, scope, userID, pr)
+	page, err := s.list(ctx, scope, userID, pr)
+	if scope == scopePerformer {
+		for i := range page.Items {
+			page.Items[i].PerformerName = p.Username
+		}
+	}
+	return page, err
 }
 
 func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRequest) (PageOf[Order], error) {
@@ -86,24 +99,24 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 		return out, err
 	}
 	defer rows.Close()
+	found := false
 	for rows.Next() {
 		var (
-			total                int64
-			id, customer         *int64
-			performer            *int64
-			performerName, descr *string
-			price                *int64
-			status               *string
-			created              *time.Time
+			o             Order
+			total         *int64
+			performer     *int64
+			performerName *string
+			price         int64
+			status        string
 		)
-		if err := rows.Scan(&total, &id, &customer, &performer, &performerName, &descr, &price, &status, &created); err != nil {
+		if err := rows.Scan(&total, &o.ID, &o.CustomerID, &performer, &performerName, &o.Description, &price, &status, &o.CreatedAt); err != nil {
 			return out, err
 		}
-		out.TotalElements = total
-		if id == nil {
-			continue // an empty page: only the total came back
+		found = true
+		if total != nil {
+			out.TotalElements = *total
 		}
-		o := Order{ID: *id, CustomerID: *customer, Description: *descr, Price: money.Kopecks(*price), Status: Status(*status), CreatedAt: *created}
+		o.Price, o.Status = money.Kopecks(price), Status(status)
 		if performer != nil {
 			o.PerformerID = *performer
 		}
@@ -112,5 +125,11 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 		}
 		out.Items = append(out.Items, o)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return out, err
+	}
+	if !found {
+		err = s.pool.QueryRow(ctx, countSQL, scope, owner).Scan(&out.TotalElements)
+	}
+	return out, err
 }

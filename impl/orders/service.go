@@ -217,6 +217,33 @@ func (s *Service) explain(ctx context.Context, q *db.Queries, p Principal, id in
 	return refuse(ErrInvalidState, "order %d is %s; %s needs %s", id, st.Status, action, from)
 }
 
+// The acceptance runs in two pipelined round trips rather than one per statement (BEGIN, lock the
+// order, lock the users, settle, COMMIT), because under many concurrent clients the round trips,
+// not the statements, bound its throughput. The statements are here rather than in db/queries
+// since sqlc's generated methods each send their own request and cannot share a pipeline.
+const (
+	acceptLockOrderSQL = `SELECT customer_id, performer_id, description, price, status, created_at
+FROM orders WHERE id = $1 FOR UPDATE`
+	// Both users of the order, locked in ascending id order: the fixed order every payment uses.
+	acceptLockUsersSQL = `SELECT id, username, balance FROM order_users
+WHERE id IN (SELECT customer_id FROM orders WHERE id = $1 UNION ALL SELECT performer_id FROM orders WHERE id = $1)
+ORDER BY id FOR UPDATE`
+	// Pays for a READY order whose users are locked and whose funds were checked: debit, credit,
+	// commission, three ledger rows and COMPLETED, in one statement.
+	acceptSettleSQL = `WITH debit AS (
+    UPDATE order_users SET balance = balance - $3 WHERE id = $2
+), credit AS (
+    UPDATE order_users SET balance = balance + $4 WHERE id = $5
+), platform AS (
+    UPDATE order_platform_slots SET balance = balance + $6 WHERE slot = $7
+), entries AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) VALUES
+        ($2, $1, 'payment', -$3::bigint), ($5, $1, 'earning', $4), (NULL, $1, 'commission', $6)
+)
+UPDATE orders SET status = 'COMPLETED', updated_at = now()
+WHERE id = $1 AND status = 'READY' AND customer_id = $2`
+)
+
 // Accept completes a READY order of the calling customer and pays for it in one transaction: the
 // customer is debited price plus commission, the performer credited the price, the platform the
 // commission, each movement a ledger row. Rows are locked in a fixed order (the order, then both
@@ -226,48 +253,122 @@ func (s *Service) Accept(ctx context.Context, p Principal, id int64) (Order, err
 	if p.Type != Customer {
 		return Order{}, refuse(ErrForbidden, "only the order's customer may accept it")
 	}
-	var o Order
-	err := pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		q := s.q.WithTx(tx)
-		row, err := q.GetOrderForUpdate(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return refuse(ErrNotFound, "order %d not found", id)
+	for attempt := 1; ; attempt++ {
+		o, err := s.accept(ctx, p, id)
+		if attempt < 5 && pgtx.Retryable(err) {
+			continue
 		}
-		if err != nil {
-			return err
-		}
-		if row.CustomerID != p.ID {
-			return refuse(ErrForbidden, "only the order's customer may accept it")
-		}
-		if Status(row.Status) != Ready {
-			return refuse(ErrInvalidState, "order %d is %s; accept needs %s", id, row.Status, Ready)
-		}
-		price := money.Kopecks(row.Price)
-		commission := money.Commission(price)
-		total := price + commission
-		users, err := q.LockOrderUsers(ctx, []int64{row.CustomerID, row.PerformerID.Int64})
-		if err != nil {
-			return err
-		}
-		for _, u := range users {
-			if u.ID == row.CustomerID && money.Kopecks(u.Balance) < total {
-				return refuse(ErrInsufficientFunds, "accepting order %d costs %s (price %s + commission %s); balance is %s",
-					id, total, price, commission, money.Kopecks(u.Balance))
+		return o, err
+	}
+}
+
+func (s *Service) accept(ctx context.Context, p Principal, id int64) (o Order, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return Order{}, err
+	}
+	defer conn.Release()
+	open := false
+	defer func() {
+		// Any way out but a commit rolls back; a connection left in a transaction would be
+		// destroyed by the pool anyway.
+		if open {
+			if _, rbErr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil && err == nil {
+				err = rbErr
 			}
 		}
-		n, err := q.SettleOrder(ctx, db.SettleOrderParams{
-			OrderID: id, CustomerID: row.CustomerID, PerformerID: row.PerformerID.Int64,
-			Total: int64(total), Price: int64(price), Commission: int64(commission), Slot: int32(id % platformSlotCount),
-		})
-		if err != nil {
-			return err
+	}()
+
+	// Round trip 1: begin, lock the order, lock its users.
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(acceptLockOrderSQL, id)
+	b.Queue(acceptLockUsersSQL, id)
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	if err != nil {
+		br.Close()
+		return Order{}, err
+	}
+	open = true
+	var (
+		customerID, price int64
+		performerID       pgtype.Int8
+		status            string
+	)
+	o.ID = id
+	err = br.QueryRow().Scan(&customerID, &performerID, &o.Description, &price, &status, &o.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		br.Close()
+		return Order{}, refuse(ErrNotFound, "order %d not found", id)
+	}
+	if err != nil {
+		br.Close()
+		return Order{}, err
+	}
+	type locked struct {
+		name    string
+		balance money.Kopecks
+	}
+	users := map[int64]locked{}
+	rows, err := br.Query()
+	if err == nil {
+		for rows.Next() {
+			var uid, bal int64
+			var name string
+			if err = rows.Scan(&uid, &name, &bal); err != nil {
+				break
+			}
+			users[uid] = locked{name, money.Kopecks(bal)}
 		}
-		if n != 1 {
-			return fmt.Errorf("settling order %d: %d rows completed", id, n)
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
 		}
-		o = Order{ID: row.ID, CustomerID: row.CustomerID, PerformerID: row.PerformerID.Int64, PerformerName: row.PerformerName.String,
-			Description: row.Description, Price: price, Status: Completed, CreatedAt: row.CreatedAt}
-		return nil
-	})
-	return o, err
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Order{}, err
+	}
+
+	if customerID != p.ID {
+		return Order{}, refuse(ErrForbidden, "only the order's customer may accept it")
+	}
+	if Status(status) != Ready {
+		return Order{}, refuse(ErrInvalidState, "order %d is %s; accept needs %s", id, status, Ready)
+	}
+	o.CustomerID, o.PerformerID, o.Price = customerID, performerID.Int64, money.Kopecks(price)
+	o.PerformerName = users[o.PerformerID].name
+	commission := money.Commission(o.Price)
+	total := o.Price + commission
+	if bal := users[customerID].balance; bal < total {
+		return Order{}, refuse(ErrInsufficientFunds, "accepting order %d costs %s (price %s + commission %s); balance is %s",
+			id, total, o.Price, commission, bal)
+	}
+
+	// Round trip 2: settle and commit. The CHECK (balance >= 0) still guards the debit.
+	b = &pgx.Batch{}
+	b.Queue(acceptSettleSQL, id, customerID, int64(total), int64(o.Price), o.PerformerID, int64(commission), int32(id%platformSlotCount))
+	b.Queue("COMMIT")
+	br = conn.SendBatch(ctx, b)
+	tag, err := br.Exec()
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("settling order %d: %d rows completed", id, tag.RowsAffected())
+	}
+	if err == nil {
+		_, err = br.Exec()
+		if err == nil {
+			open = false
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Order{}, err
+	}
+	o.Status = Completed
+	return o, nil
 }

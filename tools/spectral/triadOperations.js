@@ -2,12 +2,27 @@
 // that each operation documents the refusals every triad route can produce and shows examples.
 //
 // - 500: any handler can fail internally (web.Internal answers it).
-// - 400: routes with parameters or a body sit behind kin-openapi request validation (web.Validator).
+// - 400: routes with a body, or with a parameter the request validation (web.Validator, kin-openapi)
+//   can reject (required, typed other than string, or constrained), can be refused as malformed.
 // - 401: routes whose effective security requirement is not empty refuse unauthenticated callers.
 // - 413: routes with a body sit behind the server-wide body limit (web.LimitBody).
-// - every request body and response body media type carries an example (or examples), so the specs
-//   are usable as documentation and as mock data (Prism, Swagger UI).
+// - every JSON, form or text body (request or response) carries an example (or examples), so the
+//   specs serve as documentation and as mock data (Prism, Swagger UI); binary bodies are exempt.
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+function needsExample(type, media) {
+  if (media && media.schema && media.schema.format === "binary") return false;
+  return /json|x-www-form-urlencoded|^text\//.test(type);
+}
+
+// refusable reports whether request validation can reject a value of parameter p.
+function refusable(p) {
+  if (!p || typeof p !== "object") return false;
+  if (p.required) return true;
+  const s = p.schema || {};
+  if (s.type && s.type !== "string") return true;
+  return ["enum", "pattern", "format", "minLength", "maxLength", "minimum", "maximum"].some((k) => s[k] !== undefined);
+}
 
 function hasExample(media) {
   if (!media || typeof media !== "object") return true;
@@ -36,19 +51,19 @@ export default function triadOperations(doc) {
 
       if (!has("500")) missing("500", "an internal failure");
       const params = [...(item.parameters || []), ...(op.parameters || [])];
-      if ((params.length > 0 || op.requestBody) && !has("400")) missing("400", "request validation");
+      if ((params.some(refusable) || op.requestBody) && !has("400")) missing("400", "request validation");
       const security = op.security !== undefined ? op.security : doc.security;
       if (needsAuth(security) && !has("401")) missing("401", "the route requires authentication");
       if (op.requestBody && !has("413")) missing("413", "the body limit");
 
       for (const [type, media] of Object.entries((op.requestBody && op.requestBody.content) || {})) {
-        if (!hasExample(media)) {
+        if (needsExample(type, media) && !hasExample(media)) {
           results.push({ message: `${method.toUpperCase()} ${path}: request body ${type} needs an example`, path: [...at, "requestBody", "content", type] });
         }
       }
       for (const [code, response] of Object.entries(responses)) {
         for (const [type, media] of Object.entries((response && response.content) || {})) {
-          if (!hasExample(media)) {
+          if (needsExample(type, media) && !hasExample(media)) {
             results.push({ message: `${method.toUpperCase()} ${path} ${code}: ${type} needs an example`, path: [...at, "responses", code, "content", type] });
           }
         }

@@ -4,6 +4,29 @@
  */
 
 export interface paths {
+    "/auth/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Demo login page
+         * @description An HTML page showing how a browser logs in: a link per provider (with `from` back to the
+         *     page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
+         *     `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
+         *     allows only its own nonce-tagged script and style.
+         */
+        get: operations["loginPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/list": {
         parameters: {
             query?: never;
@@ -11,8 +34,209 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Placeholder route */
-        get: operations["placeholderAuth"];
+        /**
+         * List the active providers
+         * @description The names of the registered providers, in registration order.
+         */
+        get: operations["listProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The logged-in user
+         * @description The user of the request's token (or basic auth). An expired cookie token within the cookie
+         *     lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the request is logged in
+         * @description Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+         */
+        get: operations["getStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Log out
+         * @description Clears the `JWT` and `XSRF-TOKEN` cookies.
+         */
+        get: operations["logout"];
+        put?: never;
+        /**
+         * Log out (POST)
+         * @description Same as GET.
+         */
+        post: operations["logoutPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/{provider}/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Start or perform a login
+         * @description Depends on the provider's kind:
+         *     - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
+         *       authorization page (a signed, 15-minute `AUTH-HANDSHAKE` cookie keeps state, PKCE verifier
+         *       and target).
+         *     - **direct**: `user`, `passwd`, `aud`, `session` → 200 with the user and the cookies.
+         *     - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
+         *       confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
+         *       else 200 with the user). A confirmation token works once and expires after 15 minutes.
+         *     - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
+         *       `exchange_failed` when Twitter refuses the request token).
+         *     - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
+         *       `https://t.me/<bot>?start=<token>` and presses Start. Then `token` → 404 `not_confirmed`
+         *       until the bot has received `/start <token>`, after that 200 with the user and the cookies
+         *       (once). Requests expire after 10 minutes; the bot answers an unknown or expired token
+         *       with its error message.
+         *
+         *     `from` is honoured only for this server's host and the configured allowed hosts; any other
+         *     value is ignored (never followed).
+         */
+        get: operations["login"];
+        put?: never;
+        /**
+         * Direct login with a body
+         * @description Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
+         */
+        post: operations["loginPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        /**
+         * OAuth 2.0 redirect target
+         * @description Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
+         *     `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
+         *     any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
+         *     handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
+         */
+        get: operations["callback"];
+        put?: never;
+        /**
+         * OAuth 2.0 redirect target (form_post)
+         * @description For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
+         *     the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
+         *     cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
+         *     where the state is checked; other outcomes as GET.
+         */
+        post: operations["callbackPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/{provider}/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Log out through a provider
+         * @description Clears the `JWT` and `XSRF-TOKEN` cookies.
+         */
+        get: operations["providerLogout"];
+        put?: never;
+        /**
+         * Log out through a provider (POST)
+         * @description Same as GET.
+         */
+        post: operations["providerLogoutPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/avatar/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A proxied avatar
+         * @description The picture saved at login (or an identicon), as `<avatar id>.image`.
+         */
+        get: operations["getAvatar"];
         put?: never;
         post?: never;
         delete?: never;
@@ -25,23 +249,107 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The identity in a token. */
+        User: {
+            /**
+             * @description Display name.
+             * @example alice
+             */
+            name: string;
+            /**
+             * @description `<provider>_<sha1 of the provider's user id>`.
+             * @example dev_522b276a356bdf39013dfabea2cd43e141ecc9e8
+             */
+            id: string;
+            /**
+             * @description Proxied avatar URL.
+             * @example http://localhost:8080/avatar/0b4a6e2f3c9d.image
+             */
+            picture?: string;
+            /**
+             * @description Audience (site) of the token.
+             * @example triad
+             */
+            aud?: string;
+            /** @description Hash of the user's IP (when a claims updater sets it). */
+            ip?: string;
+            /**
+             * @description E-mail when known.
+             * @example alice@example.com
+             */
+            email?: string;
+            /** @description Extra attributes. */
+            attrs?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Role for RBAC.
+             * @example admin
+             */
+            role?: string;
+        };
+        /** @description Login status, or the result of a logout. */
+        Status: {
+            /**
+             * @example logged in
+             * @enum {string}
+             */
+            status: "logged in" | "not logged in" | "logged out";
+            /**
+             * @description User name when logged in.
+             * @example alice
+             */
+            user?: string;
+        };
+        /** @description A confirmation message was sent. */
+        Sent: {
+            /** @enum {string} */
+            status: "sent";
+            /** @example alice@example.com */
+            address: string;
+        };
+        /** @description A messenger login request; the bot token itself is never revealed. */
+        MessengerLogin: {
+            /**
+             * @description The bot's username.
+             * @example triad_login_bot
+             */
+            bot: string;
+            /**
+             * @description Request token, sent to the bot as `/start <token>`.
+             * @example 6f1c0e4a9b2d4c7e8f0a1b2c3d4e5f60
+             */
+            token: string;
+        };
+        /** @description Direct-login credentials. */
+        Credentials: {
+            /** @example demo */
+            user: string;
+            /**
+             * @description A password or a hash the caller prepared.
+             * @example demo-password
+             */
+            passwd: string;
+            /** @example triad */
+            aud?: string;
+        };
         /** @description The body of every refusal on this surface. */
         Error: {
             /**
              * @description Stable machine-readable reason.
-             * @example not_found
+             * @example unauthorized
              */
             code: string;
             /**
              * @description Human-readable explanation.
-             * @example order 42 not found
+             * @example authentication required
              */
             message: string;
             /** @description Per-field problems of a validation failure. */
             details?: {
-                /** @example price */
+                /** @example user */
                 field: string;
-                /** @example number must be at least 0.01 */
+                /** @example value is required */
                 message: string;
             }[];
             /**
@@ -51,15 +359,197 @@ export interface components {
             requestId?: string;
         };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description `unauthorized`: no token, or a token that is tampered, expired past the cookie lifetime, signed with a refused algorithm, for a refused audience, from an unregistered provider, rejected by the validator, or cookie-borne without the matching X-XSRF-TOKEN. */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unauthorized",
+                 *       "message": "authentication required"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Cookies cleared. */
+        LoggedOut: {
+            headers: {
+                "Set-Cookie": components["headers"]["SetCookie"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "logged out"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Status"];
+            };
+        };
+        /** @description Logged in, no redirect target; the cookies are set. */
+        LoggedIn: {
+            headers: {
+                "Set-Cookie": components["headers"]["SetCookie"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "name": "alice",
+                 *       "id": "dev_522b276a356bdf39013dfabea2cd43e141ecc9e8"
+                 *     }
+                 */
+                "application/json": components["schemas"]["User"];
+            };
+        };
+        /** @description Redirect to the provider's authorization page; sets the AUTH-HANDSHAKE cookie. */
+        ToProvider: {
+            headers: {
+                Location: components["headers"]["Location"];
+                "Set-Cookie": components["headers"]["SetCookie"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description Logged in; 303 to the validated `from`. The cookies are set. */
+        AfterLogin: {
+            headers: {
+                Location: components["headers"]["Location"];
+                "Set-Cookie": components["headers"]["SetCookie"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `unknown_provider`: no provider of that name is registered. */
+        UnknownProvider: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unknown_provider",
+                 *       "message": "unknown provider nope"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `unknown_provider`; `bad_request` (missing or oversized user/passwd/address, a provider without that flow). */
+        LoginBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `unknown_provider`; `bad_state` (handshake cookie missing, expired, used, or state not matching); `bad_request` (no code, no oauth_verifier, or a provider without a callback). */
+        CallbackBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `provider_error`: the provider answered the callback with an error (e.g. the user denied access). */
+        ProviderRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "provider_error",
+                 *       "message": "the provider refused the login"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `audience_not_allowed` (site/aud not in the allowed audiences); `bad_credentials` (direct); `bad_confirmation` (verified token invalid or expired); `confirmation_used` (verified token replayed). */
+        LoginForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `exchange_failed` (the provider refused the code), `userinfo_failed` (the user could not be read), `send_failed` (the confirmation could not be delivered). */
+        BadGateway: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "exchange_failed",
+                 *       "message": "the provider did not accept the authorization code"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `request_too_large`: the body exceeds the server's limit. */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "request_too_large",
+                 *       "message": "request body too large"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `internal_error`: an unexpected failure; details are only in the server log. */
+        Internal: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "internal_error",
+                 *       "message": "internal server error"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: {
+        /**
+         * @description Registered provider name (see /auth/list).
+         * @example dev
+         */
+        Provider: string;
+        /** @description The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie. */
+        XSRFHeader: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Always `nosniff`. */
+        NoSniff: "nosniff";
+        /** @description `JWT` and `XSRF-TOKEN` cookies (set on login and refresh, cleared on logout). */
+        SetCookie: string;
+        /** @description Redirect target. */
+        Location: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    placeholderAuth: {
+    loginPage: {
         parameters: {
             query?: never;
             header?: never;
@@ -68,15 +558,443 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Not implemented yet. */
-            501: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    /** @description `default-src 'none'; script-src 'nonce-…'; …` */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html>…</html> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    listProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Provider names. */
+            200: {
+                headers: {
+                    "X-Content-Type-Options": components["headers"]["NoSniff"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       "dev",
+                     *       "local"
+                     *     ]
+                     */
+                    "application/json": string[];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie. */
+                "X-XSRF-TOKEN"?: components["parameters"]["XSRFHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    "Set-Cookie": components["headers"]["SetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "alice",
+                     *       "id": "dev_522b276a356bdf39013dfabea2cd43e141ecc9e8",
+                     *       "aud": "triad"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    getStatus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie. */
+                "X-XSRF-TOKEN"?: components["parameters"]["XSRFHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LoggedOut"];
+        };
+    };
+    logoutPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LoggedOut"];
+        };
+    };
+    login: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Audience of the token (OAuth providers).
+                 * @example triad
+                 */
+                site?: string;
+                /**
+                 * @description Audience of the token (direct and verified).
+                 * @example triad
+                 */
+                aud?: string;
+                /**
+                 * @description Where to go after login (allowed hosts only).
+                 * @example http://localhost:8080/auth/
+                 */
+                from?: string;
+                /** @description 1 for session-only cookies. */
+                session?: "0" | "1" | "true" | "false";
+                /** @description 1 for session-only cookies (verified provider). */
+                sess?: "0" | "1" | "true" | "false";
+                /**
+                 * @description User name (direct, verified).
+                 * @example demo
+                 */
+                user?: string;
+                /**
+                 * @description Password (direct; unsafe over plain HTTP).
+                 * @example demo-password
+                 */
+                passwd?: string;
+                /**
+                 * @description Where to send the confirmation (verified).
+                 * @example alice@example.com
+                 */
+                address?: string;
+                /** @description Confirmation token (verified) or login request token (messenger). */
+                token?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Direct login or verified confirmation succeeded (cookies set), or a confirmation was sent. */
+            200: {
+                headers: {
+                    "Set-Cookie": components["headers"]["SetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"] | components["schemas"]["Sent"] | components["schemas"]["MessengerLogin"];
+                };
+            };
+            302: components["responses"]["ToProvider"];
+            303: components["responses"]["AfterLogin"];
+            400: components["responses"]["LoginBadRequest"];
+            403: components["responses"]["LoginForbidden"];
+            /** @description `not_confirmed` (messenger): the login request is not confirmed through the bot yet, or is unknown, expired or already used. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_confirmed",
+                     *       "message": "the login request is not confirmed (yet), or is unknown or expired"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
+    loginPost: {
+        parameters: {
+            query?: {
+                /** @description 1 for session-only cookies. */
+                session?: "0" | "1" | "true" | "false";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user": "demo",
+                 *       "passwd": "demo-password",
+                 *       "aud": "triad"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Credentials"];
+                /**
+                 * @example {
+                 *       "user": "demo",
+                 *       "passwd": "demo-password"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["Credentials"];
+            };
+        };
+        responses: {
+            /** @description Logged in; cookies set. */
+            200: {
+                headers: {
+                    "Set-Cookie": components["headers"]["SetCookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "demo",
+                     *       "id": "local_89e495e7941cf9e40e6980d14a16bf023ccd4c91"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            302: components["responses"]["ToProvider"];
+            303: components["responses"]["AfterLogin"];
+            400: components["responses"]["LoginBadRequest"];
+            403: components["responses"]["LoginForbidden"];
+            413: components["responses"]["TooLarge"];
+            /** @description `unsupported_media_type`: the body is neither JSON nor a form. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "message": "use application/json or application/x-www-form-urlencoded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
+    callback: {
+        parameters: {
+            query?: {
+                /** @description OAuth 2.0 state. */
+                state?: string;
+                /** @description Authorization code. */
+                code?: string;
+                /** @description Error reported by the provider. */
+                error?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LoggedIn"];
+            303: components["responses"]["AfterLogin"];
+            400: components["responses"]["CallbackBadRequest"];
+            401: components["responses"]["ProviderRefused"];
+            403: components["responses"]["LoginForbidden"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
+    callbackPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LoggedIn"];
+            303: components["responses"]["AfterLogin"];
+            400: components["responses"]["CallbackBadRequest"];
+            401: components["responses"]["ProviderRefused"];
+            403: components["responses"]["LoginForbidden"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
+    providerLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LoggedOut"];
+            400: components["responses"]["UnknownProvider"];
+        };
+    };
+    providerLogoutPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Registered provider name (see /auth/list).
+                 * @example dev
+                 */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LoggedOut"];
+            400: components["responses"]["UnknownProvider"];
+        };
+    };
+    getAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Avatar file name, `<avatar id>.image`.
+                 * @example 0b4a6e2f3c9d.image
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description Not modified (conditional request). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: malformed avatar id. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "bad_request",
+                     *       "message": "bad avatar id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such avatar. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "message": "no such avatar"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["Internal"];
         };
     };
 }

@@ -4,6 +4,52 @@
  */
 
 export interface paths {
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue an access token (password grant)
+         * @description RFC 6749 §4.3 resource owner password credentials grant. The client authenticates with
+         *     `client_id` and `client_secret` as query parameters (as the original API did), as form fields
+         *     of an `application/x-www-form-urlencoded` body, or with HTTP Basic (RFC 6749 §2.3.1); use
+         *     exactly one method. `grant_type`, `username` and `password` may likewise come in the query or
+         *     in the form body; each parameter may appear once. An unknown user and a wrong password get
+         *     the same `invalid_grant` answer. Refusals use the RFC 6749 §5.2 body, not `Error`.
+         */
+        post: operations["issueToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a user
+         * @description Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
+         *     regardless of letter case. The password is stored as an argon2id hash and never returned.
+         */
+        post: operations["registerUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/authenticated": {
         parameters: {
             query?: never;
@@ -11,8 +57,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Placeholder route */
-        get: operations["placeholderOrders"];
+        /**
+         * The current user
+         * @description The user the bearer token belongs to, with the current balance.
+         */
+        get: operations["getAuthenticatedUser"];
         put?: never;
         post?: never;
         delete?: never;
@@ -21,10 +70,293 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * New orders (performers)
+         * @description Orders nobody has taken yet (WAITING), for performers to choose from. Customers are refused
+         *     (403): they see only their own orders, at `GET /users/{id}/orders`.
+         */
+        get: operations["listNewOrders"];
+        put?: never;
+        /**
+         * Create an order (customers)
+         * @description Creates a WAITING order owned by the calling customer. The price is what the performer will
+         *     receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+         */
+        post: operations["createOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's own orders
+         * @description For a customer, the orders the customer published (every state); for a performer, the orders
+         *     the performer took. Only the user whose id is in the path may call it; anyone else gets 403,
+         *     whether or not the id exists.
+         */
+        get: operations["listUserOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}/take": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Take a waiting order (performers)
+         * @description WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+         *     the same order at once exactly one wins; the others get 409.
+         */
+        patch: operations["takeOrder"];
+        trace?: never;
+    };
+    "/orders/{id}/pass": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Mark an order ready (its performer)
+         * @description IN_PROGRESS → READY. Only the order's performer may do it.
+         */
+        patch: operations["passOrder"];
+        trace?: never;
+    };
+    "/orders/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Accept and pay a ready order (its customer)
+         * @description READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
+         *     (rounded half-up to the kopeck), the performer is credited the price and the platform account
+         *     the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
+         *     order stays READY and the answer is 409 `insufficient_funds`.
+         */
+        patch: operations["acceptOrder"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description An amount in virtual rubles with at most two fractional digits, exact.
+         * @example 120.5
+         */
+        Money: number;
+        /**
+         * @description The account's single role.
+         * @example Customer
+         * @enum {string}
+         */
+        UserType: "Customer" | "Performer";
+        /** @description A registration. */
+        NewUser: {
+            /**
+             * @description 3 to 32 letters, digits, `.`, `_` or `-`; unique ignoring case.
+             * @example alice
+             */
+            username: string;
+            /**
+             * Format: password
+             * @description 8 to 128 characters.
+             * @example alice-password
+             */
+            password: string;
+            userType: components["schemas"]["UserType"];
+        };
+        /** @description A user; the password is never returned. */
+        User: {
+            /**
+             * Format: int64
+             * @example 1
+             */
+            id: number;
+            /** @example alice */
+            username: string;
+            userType: components["schemas"]["UserType"];
+            balance: components["schemas"]["Money"];
+        };
+        /** @description A reference to a user. */
+        UserRef: {
+            /**
+             * Format: int64
+             * @example 2
+             */
+            id: number;
+            /** @example bob */
+            username: string;
+        };
+        /**
+         * @description WAITING → IN_PROGRESS → READY → COMPLETED.
+         * @example WAITING
+         * @enum {string}
+         */
+        OrderStatus: "WAITING" | "IN_PROGRESS" | "READY" | "COMPLETED";
+        /** @description An order to create. */
+        NewOrder: {
+            /**
+             * @description What is to be done; 1 to 2000 characters, not only spaces.
+             * @example Paint the fence
+             */
+            description: string;
+            /**
+             * @description What the performer receives; 0.01 to 1000000.00 with at most two fractional digits.
+             * @example 120.5
+             */
+            price: number;
+        };
+        /** @description An order. */
+        Order: {
+            /**
+             * Format: int64
+             * @example 17
+             */
+            id: number;
+            /** @example Paint the fence */
+            description: string;
+            price: components["schemas"]["Money"];
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: int64
+             * @description The customer who published the order.
+             * @example 1
+             */
+            customerId: number;
+            performer?: components["schemas"]["UserRef"];
+            /**
+             * Format: date-time
+             * @example 2026-01-02T10:00:00Z
+             */
+            createdAt: string;
+        };
+        /** @description Where a page sits in the whole list. */
+        PageMeta: {
+            /**
+             * Format: int32
+             * @description This page's zero-based number.
+             * @example 0
+             */
+            number: number;
+            /**
+             * Format: int32
+             * @description The requested page size.
+             * @example 20
+             */
+            size: number;
+            /**
+             * Format: int64
+             * @description How many orders the whole list holds (exact).
+             * @example 1
+             */
+            totalElements: number;
+            /**
+             * Format: int32
+             * @description ceil(totalElements / size).
+             * @example 1
+             */
+            totalPages: number;
+        };
+        /** @description One page of orders. */
+        OrderPage: {
+            content: components["schemas"]["Order"][];
+            page: components["schemas"]["PageMeta"];
+        };
+        /** @description Form fields of the password grant (RFC 6749 §4.3.2); client fields only when not sent otherwise. */
+        TokenRequest: {
+            /**
+             * @description Must be `password`.
+             * @example password
+             */
+            grant_type?: string;
+            /** @example alice */
+            username?: string;
+            /**
+             * Format: password
+             * @example alice-password
+             */
+            password?: string;
+            /** @example triad-orders */
+            client_id?: string;
+            /** @example triad-orders-secret */
+            client_secret?: string;
+        };
+        /** @description RFC 6749 §5.1 access token response; no refresh token is issued. */
+        TokenResponse: {
+            /**
+             * @description Opaque bearer token.
+             * @example 5Q1v2kq3Jg0yX7x8dE1rQm4oZk0b9T3nYl6sVw2uHcA
+             */
+            access_token: string;
+            /**
+             * @example bearer
+             * @enum {string}
+             */
+            token_type: "bearer";
+            /**
+             * Format: int64
+             * @description Lifetime in seconds.
+             * @example 86400
+             */
+            expires_in: number;
+        };
+        /** @description RFC 6749 §5.2 error response of the token endpoint. */
+        OAuthError: {
+            /**
+             * @example invalid_grant
+             * @enum {string}
+             */
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "server_error";
+            /** @example username or password is incorrect */
+            error_description?: string;
+        };
         /** @description The body of every refusal on this surface. */
         Error: {
             /**
@@ -51,15 +383,362 @@ export interface components {
             requestId?: string;
         };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description The order after the transition. */
+        OrderOK: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": 17,
+                 *       "description": "Paint the fence",
+                 *       "price": 120.5,
+                 *       "status": "IN_PROGRESS",
+                 *       "customerId": 1,
+                 *       "performer": {
+                 *         "id": 2,
+                 *         "username": "bob"
+                 *       },
+                 *       "createdAt": "2026-01-02T10:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Order"];
+            };
+        };
+        /** @description One page of orders. */
+        OrderPage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "content": [
+                 *         {
+                 *           "id": 17,
+                 *           "description": "Paint the fence",
+                 *           "price": 120.5,
+                 *           "status": "WAITING",
+                 *           "customerId": 1,
+                 *           "createdAt": "2026-01-02T10:00:00Z"
+                 *         }
+                 *       ],
+                 *       "page": {
+                 *         "number": 0,
+                 *         "size": 20,
+                 *         "totalElements": 1,
+                 *         "totalPages": 1
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPage"];
+            };
+        };
+        /** @description `validation_failed`: the request does not match this specification; `details` names each field. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "validation_failed",
+                 *       "message": "request does not match the API specification",
+                 *       "details": [
+                 *         {
+                 *           "field": "price",
+                 *           "message": "number must be at least 0.01"
+                 *         }
+                 *       ],
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `unauthorized`: the bearer token is missing, unknown or expired (RFC 6750). */
+        Unauthorized: {
+            headers: {
+                /** @description `Bearer realm="orders"`, with `error="invalid_token"` when a token was sent. */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unauthorized",
+                 *       "message": "the access token is missing",
+                 *       "unknown or expired": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `not_found`: no order has this id. */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "order 17 not found"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `invalid_state`: the order is not in the state this transition starts from. */
+        WrongState: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "invalid_state",
+                 *       "message": "order 17 is IN_PROGRESS; take needs WAITING"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `request_too_large`: the body exceeds the server's limit. */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "request_too_large",
+                 *       "message": "request body is too large"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `internal_error`: an internal failure; details are only in the server log. */
+        Internal: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "internal_error",
+                 *       "message": "internal server error",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: {
+        /** @description Zero-based page number; at most 10000. */
+        Page: number;
+        /** @description Page size; default 20, at most 100 (larger is refused with 400). */
+        Size: number;
+        /**
+         * @description `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
+         *     `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
+         */
+        Sort: "id" | "id,asc" | "id,desc" | "price" | "price,asc" | "price,desc" | "createdAt" | "createdAt,asc" | "createdAt,desc";
+        /** @description The order's id. */
+        OrderID: number;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    placeholderOrders: {
+    issueToken: {
+        parameters: {
+            query?: {
+                /** @description Must be `password`. */
+                grant_type?: string;
+                /** @description The client id (ORDERS_CLIENT_ID). */
+                client_id?: string;
+                /** @description The client secret (ORDERS_CLIENT_SECRET). */
+                client_secret?: string;
+                /** @description The resource owner's username. */
+                username?: string;
+                /** @description The resource owner's password. */
+                password?: string;
+            };
+            header?: {
+                /** @description `Basic base64(client_id:client_secret)`, as an alternative client authentication. */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "grant_type": "password",
+                 *       "username": "alice",
+                 *       "password": "alice-password",
+                 *       "client_id": "triad-orders",
+                 *       "client_secret": "triad-orders-secret"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The access token. */
+            200: {
+                headers: {
+                    /** @description Always `no-store` (RFC 6749 §5.1). */
+                    "Cache-Control"?: string;
+                    /** @description Always `no-cache`. */
+                    Pragma?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "5Q1v2kq3Jg0yX7x8dE1rQm4oZk0b9T3nYl6sVw2uHcA",
+                     *       "token_type": "bearer",
+                     *       "expires_in": 86400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            /**
+             * @description `invalid_request` (a parameter is missing, repeated or malformed, or several client
+             *     authentication methods were used), `unsupported_grant_type` (not `password`) or
+             *     `invalid_grant` (unknown user or wrong password; both get the same message).
+             */
+            400: {
+                headers: {
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description `invalid_client`: the client id or secret is missing or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="orders"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_client",
+                     *       "error_description": "client authentication failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The request body exceeds the server's body limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "request_too_large",
+                     *       "message": "request body exceeds 1048576 bytes"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: an internal failure; nothing about it is revealed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "server_error",
+                     *       "error_description": "internal server error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    registerUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "username": "alice",
+                 *       "password": "alice-password",
+                 *       "userType": "Customer"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewUser"];
+            };
+        };
+        responses: {
+            /** @description The registered user. */
+            201: {
+                headers: {
+                    /** @description Where the current user can be read once logged in. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "username": "alice",
+                     *       "userType": "Customer",
+                     *       "balance": 500
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description `username_taken`: the username (compared case-insensitively) is in use. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "username_taken",
+                     *       "message": "username alice is already taken"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getAuthenticatedUser: {
         parameters: {
             query?: never;
             header?: never;
@@ -68,8 +747,277 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Not implemented yet. */
-            501: {
+            /** @description The current user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "username": "bob",
+                     *       "userType": "Performer",
+                     *       "balance": 312.5
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listNewOrders: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page number; at most 10000. */
+                page?: components["parameters"]["Page"];
+                /** @description Page size; default 20, at most 100 (larger is refused with 400). */
+                size?: components["parameters"]["Size"];
+                /**
+                 * @description `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
+                 *     `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
+                 */
+                sort?: components["parameters"]["Sort"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is a customer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only performers list new orders"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["Internal"];
+        };
+    };
+    createOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "Paint the fence",
+                 *       "price": 120.5
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description The created order. */
+            201: {
+                headers: {
+                    /** @description The order's path. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "description": "Paint the fence",
+                     *       "price": 120.5,
+                     *       "status": "WAITING",
+                     *       "customerId": 1,
+                     *       "createdAt": "2026-01-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is a performer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only customers create orders"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listUserOrders: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page number; at most 10000. */
+                page?: components["parameters"]["Page"];
+                /** @description Page size; default 20, at most 100 (larger is refused with 400). */
+                size?: components["parameters"]["Size"];
+                /**
+                 * @description `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
+                 *     `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
+                 */
+                sort?: components["parameters"]["Sort"];
+            };
+            header?: never;
+            path: {
+                /** @description The user's id; must be the caller's. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the path names another user. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "you may list only your own orders"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["Internal"];
+        };
+    };
+    takeOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. */
+                id: components["parameters"]["OrderID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderOK"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is a customer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only performers take orders"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WrongState"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    passOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. */
+                id: components["parameters"]["OrderID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderOK"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is not the order's performer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only the order's performer may pass it"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WrongState"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    acceptOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. */
+                id: components["parameters"]["OrderID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OrderOK"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is not the order's customer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only the order's customer may accept it"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /**
+             * @description `invalid_state`: the order is not READY (for instance already accepted), or
+             *     `insufficient_funds`: the customer's balance is below price plus commission.
+             */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -77,6 +1025,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["Internal"];
         };
     };
 }

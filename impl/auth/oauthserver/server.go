@@ -71,9 +71,13 @@ type Options struct {
 	// authorization URL (query string included) with a "username" field, and a "password" field
 	// when Authenticate checks one. Nil shows a built-in page.
 	LoginPageHandler http.Handler
-	// Authenticate checks the login form and returns the user. Nil accepts any non-empty user
-	// name up to 64 characters, which is what a development server wants.
+	// Authenticate checks the login form and returns the user. It is required with WithLoginPage
+	// unless AnyUser is set.
 	Authenticate func(username, password string) (User, bool)
+	// AnyUser lets anyone log in under any non-empty user name up to 64 characters, without a
+	// password: a development server. Off by default so a forgotten Authenticate refuses to start
+	// instead of letting everyone in.
+	AnyUser bool
 	// DefaultUser is the user approved when WithLoginPage is false; the default is "dev_user".
 	DefaultUser string
 	// CodeTTL bounds the life of an authorization code; default 1 minute (RFC 6749 §4.1.2
@@ -138,6 +142,9 @@ func New(opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	if opts.Authenticate == nil {
+		if opts.WithLoginPage && !opts.AnyUser {
+			return nil, errors.New("oauthserver: WithLoginPage needs Authenticate, or AnyUser for development")
+		}
 		opts.Authenticate = anyUser
 	}
 	s := &Server{

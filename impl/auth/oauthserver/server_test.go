@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -120,7 +121,7 @@ func TestServer_CodeFlowWithPKCE(t *testing.T) {
 
 func TestServer_LoginPage(t *testing.T) {
 	t.Parallel()
-	srv, _ := start(t, oauthserver.Options{WithLoginPage: true})
+	srv, _ := start(t, oauthserver.Options{WithLoginPage: true, AnyUser: true})
 	cfg := config(srv)
 	authURL := cfg.AuthCodeURL("st")
 	resp, err := http.Get(authURL)
@@ -373,9 +374,47 @@ func TestNew_Validates(t *testing.T) {
 		{URL: "localhost:8084", Clients: []oauthserver.Client{{ID: "a", Secret: "b", RedirectURIs: []string{"x"}}}},
 		{URL: "http://localhost:8084"},
 		{URL: "http://localhost:8084", Clients: []oauthserver.Client{{ID: "a", Secret: "b"}}},
+		// A login page that checks nobody: refused unless AnyUser says so.
+		{URL: "http://localhost:8084", WithLoginPage: true, Clients: []oauthserver.Client{{ID: "a", Secret: "b", RedirectURIs: []string{"x"}}}},
 	} {
 		if _, err := oauthserver.New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
+	}
+}
+
+// TestServer_RunOnURLPort: Run listens on the port of its URL and stops with the context; a taken
+// port is an error, not a silent fallback.
+func TestServer_RunOnURLPort(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	url := "http://" + ln.Addr().String()
+	srv, err := oauthserver.New(oauthserver.Options{URL: url,
+		Clients: []oauthserver.Client{{ID: "cid", Secret: "csecret", RedirectURIs: []string{redirectURI}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Run(context.Background()); err == nil {
+		t.Fatal("Run on a taken port succeeded")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	loc := redirected(t, http.MethodGet, config(srv).AuthCodeURL("s"), nil)
+	if loc.Query().Get("code") == "" {
+		t.Fatal("no code from the served server")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not stop")
 	}
 }

@@ -133,7 +133,7 @@ func NewFacebook(p Params, e Endpoints) *OAuth2Handler {
 		PKCE:    true,
 		MapUser: func(d UserData, _ []byte) token.User {
 			u := token.User{ID: d.Value("id"), Name: d.Value("name")}
-			if pic, ok := path(d, "picture", "data").(map[string]any); ok {
+			if pic, ok := jsonPath(d, "picture", "data").(map[string]any); ok {
 				if silhouette, _ := pic["is_silhouette"].(bool); !silhouette {
 					u.Picture, _ = pic["url"].(string)
 				}
@@ -234,8 +234,8 @@ func NewPatreon(p Params, e Endpoints) *OAuth2Handler {
 	}, e)
 }
 
-// path walks nested JSON objects; nil when a step is missing.
-func path(d map[string]any, keys ...string) any {
+// jsonPath walks nested JSON objects; nil when a step is missing.
+func jsonPath(d map[string]any, keys ...string) any {
 	var cur any = d
 	for _, k := range keys {
 		m, ok := cur.(map[string]any)

@@ -127,6 +127,9 @@ func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		tok = hex.EncodeToString(b) // 32 chars of [0-9a-f]: fits Telegram's 64-char start parameter
 		h.mu.Lock()
 		h.gcLocked()
+		if len(h.requests) >= maxTelegramRequests {
+			h.evictOldestLocked()
+		}
 		h.requests[tok] = &tgRequest{expires: time.Now().Add(h.conf.RequestTTL), aud: aud, session: token.IsSessionRequest(r)}
 		h.mu.Unlock()
 		web.WriteJSON(w, http.StatusOK, telegramLogin{Bot: h.botName, Token: tok})
@@ -148,7 +151,7 @@ func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 
 // AuthHandler is not used: confirmation arrives through the bot.
 func (h *TelegramHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
-	WriteError(w, r, http.StatusNotFound, "not_found", "this provider has no callback")
+	WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "this provider has no callback")
 }
 
 // LogoutHandler clears the session cookies.
@@ -211,6 +214,22 @@ func (h *TelegramHandler) pending(tok string) bool {
 		return false
 	}
 	return ok && req.user == nil
+}
+
+// maxTelegramRequests bounds the pending login requests: anyone can open them, so without a bound
+// a flood of GET /login would grow memory for the whole RequestTTL.
+const maxTelegramRequests = 10000
+
+// evictOldestLocked drops the request closest to expiry to make room for a new one.
+func (h *TelegramHandler) evictOldestLocked() {
+	var oldest string
+	var at time.Time
+	for k, r := range h.requests {
+		if oldest == "" || r.expires.Before(at) {
+			oldest, at = k, r.expires
+		}
+	}
+	delete(h.requests, oldest)
 }
 
 // gcLocked drops expired requests so abandoned logins do not accumulate.

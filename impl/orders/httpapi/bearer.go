@@ -15,8 +15,10 @@ type principalKey struct{}
 
 // principal is the caller the bearer middleware authenticated.
 func principal(ctx context.Context) orders.Principal {
-	p, _ := ctx.Value(principalKey{}).(orders.Principal)
-	return p
+	if p, ok := ctx.Value(principalKey{}).(*orders.Principal); ok {
+		return *p
+	}
+	return orders.Principal{}
 }
 
 // bearer requires an RFC 6750 bearer token on every request except the public ones. A missing

@@ -347,6 +347,16 @@ func TestOrders_ListsAndPagination(t *testing.T) {
 	if p.Page.TotalElements != 25 || len(p.Content) != 25 {
 		t.Fatalf("alice's orders after takes: %+v", p.Page)
 	}
+	// The customer's list names each order's performer.
+	names := map[int64]string{}
+	for _, o := range p.Content {
+		if o.Performer != nil {
+			names[o.Id] = o.Performer.Username
+		}
+	}
+	if len(names) != 4 || names[ids[0]] != "bob" || names[ids[3]] != "dave" {
+		t.Fatalf("performers in alice's list: %v", names)
+	}
 	p = e.list(dave, fmt.Sprintf("/users/%d/orders", dave.Id))
 	if p.Page.TotalElements != 1 {
 		t.Fatalf("dave's orders: %+v", p.Page)

@@ -41,7 +41,7 @@ type Store struct {
 }
 
 type entry struct {
-	p       orders.Principal
+	p       *orders.Principal // shared, read-only: callers get the pointer without copying
 	expires time.Time
 }
 
@@ -65,12 +65,13 @@ func (s *Store) Issue(ctx context.Context, p orders.Principal) (string, error) {
 	if err := s.q.CreateOrderToken(ctx, db.CreateOrderTokenParams{Hash: sum[:], UserID: p.ID, ExpiresAt: expires}); err != nil {
 		return "", err
 	}
-	s.put(tok, entry{p: p, expires: expires})
+	s.put(tok, entry{p: &p, expires: expires})
 	return tok, nil
 }
 
-// Lookup resolves a token to its user, or ErrInvalid.
-func (s *Store) Lookup(ctx context.Context, tok string) (orders.Principal, error) {
+// Lookup resolves a token to its user, or ErrInvalid. The returned principal is shared and must
+// not be modified.
+func (s *Store) Lookup(ctx context.Context, tok string) (*orders.Principal, error) {
 	now := s.now()
 	s.mu.RLock()
 	e, ok := s.cache[tok]
@@ -82,21 +83,21 @@ func (s *Store) Lookup(ctx context.Context, tok string) (orders.Principal, error
 		s.mu.Lock()
 		delete(s.cache, tok)
 		s.mu.Unlock()
-		return orders.Principal{}, ErrInvalid
+		return nil, ErrInvalid
 	}
 	// A well-formed token is exactly 43 base64url characters; anything else cannot match a row.
 	if len(tok) != 43 {
-		return orders.Principal{}, ErrInvalid
+		return nil, ErrInvalid
 	}
 	sum := sha256.Sum256([]byte(tok))
 	row, err := s.q.GetOrderTokenUser(ctx, sum[:])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return orders.Principal{}, ErrInvalid
+		return nil, ErrInvalid
 	}
 	if err != nil {
-		return orders.Principal{}, err
+		return nil, err
 	}
-	p := orders.Principal{ID: row.ID, Username: row.Username, Type: orders.UserType(row.UserType)}
+	p := &orders.Principal{ID: row.ID, Username: row.Username, Type: orders.UserType(row.UserType)}
 	s.put(tok, entry{p: p, expires: row.ExpiresAt})
 	return p, nil
 }

@@ -1,0 +1,80 @@
+// @ts-check
+// The orders API through the TypeScript SDK: register, log in with the password grant, and run an
+// order from creation to payment, checking the money moved as the spec says.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { createOrdersClient, passwordGrant } from "../orders/index.mjs";
+import { baseUrl, checkedFetch, env } from "./env.mjs";
+
+const base = { baseUrl: baseUrl("orders"), fetch: checkedFetch };
+const client = { clientId: env("TRIAD_ORDERS_CLIENT_ID"), clientSecret: env("TRIAD_ORDERS_CLIENT_SECRET") };
+
+/**
+ * signUp registers a user of the given role and returns a client logged in as that user.
+ *
+ * @param {string} username
+ * @param {import("../orders/index.mjs").schemas["UserType"]} userType
+ */
+async function signUp(username, userType) {
+  const anon = createOrdersClient(base);
+  const password = `${username}-password`;
+  const { data: user, response } = await anon.POST("/users", { body: { username, password, userType } });
+  assert.equal(response.status, 201);
+  assert.ok(user);
+  const token = await passwordGrant(anon, { ...client, username, password });
+  return { user, api: createOrdersClient({ ...base, token }) };
+}
+
+test("a customer places an order, a performer does it, the customer accepts and pays", async () => {
+  const customer = await signUp("ts-customer", "Customer");
+  const performer = await signUp("ts-performer", "Performer");
+  assert.equal(Number(customer.user.balance), 500);
+  assert.equal(Number(performer.user.balance), 300);
+
+  const created = await customer.api.POST("/orders", { body: { description: "Paint the fence", price: 100 } });
+  assert.equal(created.response.status, 201);
+  assert.ok(created.data);
+  const id = created.data.id;
+  assert.equal(created.data.status, "WAITING");
+
+  const waiting = await performer.api.GET("/orders", { params: { query: { size: 100 } } });
+  assert.ok(waiting.data?.content.some((o) => o.id === id), "the new order is offered to performers");
+
+  const taken = await performer.api.PATCH("/orders/{id}/take", { params: { path: { id } } });
+  assert.equal(taken.data?.status, "IN_PROGRESS");
+  assert.equal(taken.data?.performer?.id, performer.user.id);
+
+  const passed = await performer.api.PATCH("/orders/{id}/pass", { params: { path: { id } } });
+  assert.equal(passed.data?.status, "READY");
+
+  const accepted = await customer.api.PATCH("/orders/{id}/accept", { params: { path: { id } } });
+  assert.equal(accepted.data?.status, "COMPLETED");
+
+  // The customer pays the price plus 5%, the performer receives the price.
+  const me = await customer.api.GET("/authenticated");
+  assert.equal(Number(me.data?.balance), 395);
+  const them = await performer.api.GET("/authenticated");
+  assert.equal(Number(them.data?.balance), 400);
+
+  // Accepting twice is refused with the documented error body, and moves no money.
+  const again = await customer.api.PATCH("/orders/{id}/accept", { params: { path: { id } } });
+  assert.equal(again.response.status, 409);
+  assert.equal(again.error?.code, "invalid_state");
+  assert.equal(Number((await customer.api.GET("/authenticated")).data?.balance), 395);
+
+  const mine = await customer.api.GET("/users/{id}/orders", { params: { path: { id: customer.user.id } } });
+  assert.deepEqual(
+    mine.data?.content.map((o) => [o.id, o.status]),
+    [[id, "COMPLETED"]],
+  );
+});
+
+test("a wrong password gets the RFC 6749 invalid_grant error", async () => {
+  const anon = createOrdersClient(base);
+  await anon.POST("/users", { body: { username: "ts-forgetful", password: "right-password", userType: "Customer" } });
+  await assert.rejects(
+    passwordGrant(anon, { ...client, username: "ts-forgetful", password: "wrong-password" }),
+    /400 invalid_grant/,
+  );
+});

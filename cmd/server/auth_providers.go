@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/triadhq/triad/impl/auth"
+	"github.com/triadhq/triad/impl/auth/appleid"
+	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/telegram"
+	"github.com/triadhq/triad/impl/auth/token"
+)
+
+// ProvidersConfig enables login providers one by one, beside AUTH_PROVIDERS' name:cid:csecret
+// list. Every field is optional; a provider is on when its credentials are set.
+type ProvidersConfig struct {
+	// Clients of the built-in OAuth providers, from AUTH_<NAME>_CID and AUTH_<NAME>_CSECRET, e.g.
+	// AUTH_GITHUB_CID (for twitter: the consumer key and secret).
+	Clients map[string]*OAuthClient
+	// MicrosoftTenant is AUTH_MICROSOFT_TENANT: common (default), organizations, consumers or a tenant id.
+	MicrosoftTenant string
+	// Apple is Sign in with Apple: AUTH_APPLE_CLIENT_ID, AUTH_APPLE_TEAM_ID, AUTH_APPLE_KEY_ID,
+	// AUTH_APPLE_KEY_FILE (the .p8 file) or AUTH_APPLE_KEY (its PEM text), AUTH_APPLE_RESPONSE_MODE.
+	AppleClientID, AppleTeamID, AppleKeyID, AppleKeyFile, AppleResponseMode string
+	AppleKey                                                                Secret
+	// TelegramToken is AUTH_TELEGRAM_TOKEN, the bot token; TelegramAPIURL (AUTH_TELEGRAM_API_URL)
+	// replaces https://api.telegram.org (a local Bot API server, tests).
+	TelegramToken  Secret
+	TelegramAPIURL string
+	// Custom is AUTH_CUSTOM_PROVIDERS, a JSON array of custom OAuth 2.0 providers (see customJSON).
+	Custom Secret
+}
+
+// OAuthClient is a client id and secret.
+type OAuthClient struct {
+	ID     string
+	Secret Secret
+}
+
+// LogValue masks the secret when the config is logged.
+func (c *OAuthClient) LogValue() slog.Value {
+	if c == nil || c.ID == "" {
+		return slog.StringValue("")
+	}
+	return slog.StringValue(c.ID + ":" + c.Secret.String())
+}
+
+// oauthBuiltins are the built-ins configured with a client id and secret alone.
+var oauthBuiltins = []string{provider.GitHubName, provider.GoogleName, provider.FacebookName, provider.MicrosoftName,
+	provider.YandexName, provider.BattleNetName, provider.PatreonName, provider.TwitterName}
+
+// registerProviderFlags adds the provider settings to fs, with environment defaults.
+func registerProviderFlags(fs *flag.FlagSet, c *ProvidersConfig) {
+	c.Clients = map[string]*OAuthClient{}
+	for _, name := range oauthBuiltins {
+		up := strings.ToUpper(name)
+		cl := &OAuthClient{ID: env("AUTH_"+up+"_CID", ""), Secret: Secret(env("AUTH_"+up+"_CSECRET", ""))}
+		c.Clients[name] = cl
+		fs.StringVar(&cl.ID, "auth-"+name+"-cid", cl.ID, name+" OAuth client id (AUTH_"+up+"_CID)")
+		fs.Var(secretFlag{&cl.Secret}, "auth-"+name+"-csecret", name+" OAuth client secret (AUTH_"+up+"_CSECRET)")
+	}
+	fs.StringVar(&c.MicrosoftTenant, "auth-microsoft-tenant", env("AUTH_MICROSOFT_TENANT", "common"), "Microsoft tenant (AUTH_MICROSOFT_TENANT)")
+	fs.StringVar(&c.AppleClientID, "auth-apple-client-id", env("AUTH_APPLE_CLIENT_ID", ""), "Sign in with Apple services id (AUTH_APPLE_CLIENT_ID)")
+	fs.StringVar(&c.AppleTeamID, "auth-apple-team-id", env("AUTH_APPLE_TEAM_ID", ""), "Apple developer team id (AUTH_APPLE_TEAM_ID)")
+	fs.StringVar(&c.AppleKeyID, "auth-apple-key-id", env("AUTH_APPLE_KEY_ID", ""), "Apple private key id (AUTH_APPLE_KEY_ID)")
+	fs.StringVar(&c.AppleKeyFile, "auth-apple-key-file", env("AUTH_APPLE_KEY_FILE", ""), "path of the Apple .p8 private key (AUTH_APPLE_KEY_FILE)")
+	c.AppleKey = Secret(env("AUTH_APPLE_KEY", ""))
+	fs.Var(secretFlag{&c.AppleKey}, "auth-apple-key", "PEM text of the Apple private key, instead of a file (AUTH_APPLE_KEY)")
+	fs.StringVar(&c.AppleResponseMode, "auth-apple-response-mode", env("AUTH_APPLE_RESPONSE_MODE", "form_post"), "form_post or query (AUTH_APPLE_RESPONSE_MODE)")
+	c.TelegramToken = Secret(env("AUTH_TELEGRAM_TOKEN", ""))
+	fs.Var(secretFlag{&c.TelegramToken}, "auth-telegram-token", "Telegram bot token; enables the telegram provider (AUTH_TELEGRAM_TOKEN)")
+	fs.StringVar(&c.TelegramAPIURL, "auth-telegram-api-url", env("AUTH_TELEGRAM_API_URL", ""), "Bot API base URL, default https://api.telegram.org (AUTH_TELEGRAM_API_URL)")
+	c.Custom = Secret(env("AUTH_CUSTOM_PROVIDERS", ""))
+	fs.Var(secretFlag{&c.Custom}, "auth-custom-providers", "JSON array of custom OAuth2 providers (AUTH_CUSTOM_PROVIDERS)")
+}
+
+// customJSON is one element of AUTH_CUSTOM_PROVIDERS, e.g.
+//
+//	[{"name":"corp","cid":"id","csecret":"secret","auth_url":"https://sso.example.com/authorize",
+//	  "token_url":"https://sso.example.com/token","info_url":"https://sso.example.com/userinfo",
+//	  "scopes":["profile"],"pkce":true,"id_field":"sub","name_field":"name","picture_field":"picture"}]
+//
+// The user is read from the info_url JSON: id_field (default "id"), name_field (default "name")
+// and picture_field (default "picture").
+type customJSON struct {
+	Name         string   `json:"name"`
+	Cid          string   `json:"cid"`
+	Csecret      string   `json:"csecret"`
+	AuthURL      string   `json:"auth_url"`
+	TokenURL     string   `json:"token_url"`
+	InfoURL      string   `json:"info_url"`
+	Scopes       []string `json:"scopes"`
+	PKCE         bool     `json:"pkce"`
+	IDField      string   `json:"id_field"`
+	NameField    string   `json:"name_field"`
+	PictureField string   `json:"picture_field"`
+}
+
+// addConfiguredProviders registers every provider whose settings are present in cfg.Auth.Providers*.
+// The Telegram poller stops with svc.Close.
+func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service) error {
+	pc := cfg.Auth.ProviderSettings
+	for _, name := range oauthBuiltins {
+		cl := pc.Clients[name]
+		if cl == nil || (cl.ID == "" && cl.Secret == "") {
+			continue
+		}
+		up := strings.ToUpper(name)
+		if cl.ID == "" || cl.Secret == "" {
+			return fmt.Errorf("AUTH_%s_CID and AUTH_%s_CSECRET must be set together", up, up)
+		}
+		p := svc.Params(cl.ID, string(cl.Secret))
+		var err error
+		if name == provider.MicrosoftName {
+			err = svc.AddCustomHandler(provider.NewMicrosoft(p, pc.MicrosoftTenant, provider.Endpoints{}))
+		} else {
+			err = svc.AddProvider(name, cl.ID, string(cl.Secret))
+		}
+		if err != nil {
+			return fmt.Errorf("AUTH_%s_CID: %w", up, err)
+		}
+	}
+	if pc.AppleClientID != "" || pc.AppleTeamID != "" || pc.AppleKeyID != "" {
+		var loader appleid.KeyLoader
+		switch {
+		case pc.AppleKey != "":
+			loader = appleid.LoadFromBytes(pc.AppleKey)
+		case pc.AppleKeyFile != "":
+			loader = appleid.LoadFromFile(pc.AppleKeyFile)
+		default:
+			return errors.New("AUTH_APPLE_CLIENT_ID needs AUTH_APPLE_KEY_FILE or AUTH_APPLE_KEY")
+		}
+		h, err := provider.NewApple(svc.Params("", ""), provider.AppleConfig{ClientID: pc.AppleClientID,
+			TeamID: pc.AppleTeamID, KeyID: pc.AppleKeyID, ResponseMode: pc.AppleResponseMode, PrivateKey: loader})
+		if err != nil {
+			return fmt.Errorf("AUTH_APPLE_*: %w", err)
+		}
+		if err := svc.AddCustomHandler(h); err != nil {
+			return err
+		}
+	}
+	if pc.TelegramToken != "" {
+		gctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		h, err := provider.NewTelegram(gctx, svc.Params("", ""), provider.TelegramConfig{
+			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, nil)})
+		if err != nil {
+			return fmt.Errorf("AUTH_TELEGRAM_TOKEN: %w", err)
+		}
+		if err := svc.AddCustomHandler(h); err != nil {
+			_ = h.Close()
+			return err
+		}
+	}
+	if pc.Custom != "" {
+		var list []customJSON
+		if err := json.Unmarshal([]byte(pc.Custom), &list); err != nil {
+			// The JSON holds secrets: report the position only, never the text.
+			return errors.New("AUTH_CUSTOM_PROVIDERS is not a JSON array of providers")
+		}
+		for _, c := range list {
+			h, err := provider.NewCustomOAuth2(svc.Params("", ""), provider.CustomOAuth2{
+				Name: c.Name, Cid: c.Cid, Csecret: c.Csecret, AuthURL: c.AuthURL, TokenURL: c.TokenURL,
+				InfoURL: c.InfoURL, Scopes: c.Scopes, PKCE: c.PKCE, MapUserFn: fieldMapper(c)})
+			if err != nil {
+				return fmt.Errorf("AUTH_CUSTOM_PROVIDERS: %w", err)
+			}
+			if err := svc.AddCustomHandler(h); err != nil {
+				return fmt.Errorf("AUTH_CUSTOM_PROVIDERS: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func fieldMapper(c customJSON) func(provider.UserData, []byte) token.User {
+	def := func(v, d string) string {
+		if v == "" {
+			return d
+		}
+		return v
+	}
+	id, name, pic := def(c.IDField, "id"), def(c.NameField, "name"), def(c.PictureField, "picture")
+	return func(d provider.UserData, _ []byte) token.User {
+		return token.User{ID: d.Value(id), Name: d.Value(name), Picture: d.Value(pic)}
+	}
+}

@@ -1,0 +1,54 @@
+-- name: CreateBrandUser :one
+-- CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
+INSERT INTO brand_users (email, name, password_hash, is_admin)
+VALUES ($1, $2, $3, $4)
+RETURNING id, email, name, is_admin, created_at;
+
+-- name: GetBrandUserCredentials :one
+-- GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
+SELECT id, password_hash FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
+
+-- name: GetBrandUserByToken :one
+-- GetBrandUserByToken resolves an access token hash to its user.
+SELECT u.id, u.email, u.name, u.is_admin, u.created_at
+FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
+WHERE t.token_hash = $1;
+
+-- name: GetBrandUserPasswordHashForUpdate :one
+-- GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
+-- concurrent password changes apply one after the other.
+SELECT password_hash FROM brand_users WHERE id = $1 FOR UPDATE;
+
+-- name: SetBrandUserPassword :exec
+-- SetBrandUserPassword replaces the user's password hash.
+UPDATE brand_users SET password_hash = $2 WHERE id = $1;
+
+-- name: UpdateBrandUserProfile :execrows
+-- UpdateBrandUserProfile changes the name and/or email of the user; NULL keeps a value.
+UPDATE brand_users
+SET name = coalesce(sqlc.narg(name), name), email = coalesce(sqlc.narg(email), email)
+WHERE id = sqlc.arg(id);
+
+-- name: EnsureBrandAdmin :one
+-- EnsureBrandAdmin creates an admin with this email, or makes the existing user with this email
+-- (any case) an admin without touching the password; created tells which happened.
+INSERT INTO brand_users (email, name, password_hash, is_admin)
+VALUES ($1, $2, $3, true)
+ON CONFLICT ((lower(email))) DO UPDATE SET is_admin = true
+RETURNING id, (xmax = 0)::boolean AS created;
+
+-- name: GetBrandMeJSON :one
+-- GetBrandMeJSON renders the owner of an access token hash as the JSON profile (without the token),
+-- its subscriptions as full brand objects, oldest subscription first, in one round trip.
+SELECT json_build_object(
+    '_id', u.id, 'email', u.email, 'name', u.name, 'isAdmin', u.is_admin,
+    'subscriptions', coalesce((
+        SELECT json_agg(json_build_object(
+            '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
+            'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
+            'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY s.seq)
+        FROM brand_subscriptions s JOIN brands b ON b.id = s.brand_id
+        WHERE s.user_id = u.id), '[]'::json),
+    'created_at', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text AS profile
+FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
+WHERE t.token_hash = $1;

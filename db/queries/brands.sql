@@ -1,0 +1,62 @@
+-- name: ListAvailableBrandsJSON :one
+-- ListAvailableBrandsJSON renders every available brand as one JSON array, in creation order.
+SELECT coalesce(json_agg(json_build_object(
+    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
+    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
+    'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
+FROM brands b WHERE b.availability;
+
+-- name: ListFeaturedBrandsJSON :one
+-- ListFeaturedBrandsJSON renders every featured, available brand as one JSON array, in creation order.
+SELECT coalesce(json_agg(json_build_object(
+    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
+    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
+    'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
+FROM brands b WHERE b.is_featured AND b.availability;
+
+-- name: GetBrandJSON :one
+-- GetBrandJSON renders one brand, available or not, as a JSON object.
+SELECT json_build_object(
+    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
+    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
+    'products', b.products, 'subscriberCount', b.subscriber_count)::text AS brand
+FROM brands b WHERE b.id = $1;
+
+-- name: GetBrandAvailability :one
+-- GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
+SELECT availability FROM brands WHERE id = $1;
+
+-- name: CreateBrand :one
+-- CreateBrand inserts a brand with no subscribers and renders it as JSON.
+INSERT INTO brands (name, description, url, featured_image, availability, is_featured, products)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING json_build_object(
+    '_id', id, 'name', name, 'description', description, 'url', url,
+    'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
+    'products', products, 'subscriberCount', subscriber_count)::text AS brand;
+
+-- name: UpdateBrand :one
+-- UpdateBrand changes the given fields of a brand (NULL keeps one) and renders it as JSON.
+UPDATE brands SET
+    name = coalesce(sqlc.narg(name), name),
+    description = coalesce(sqlc.narg(description), description),
+    url = coalesce(sqlc.narg(url), url),
+    featured_image = coalesce(sqlc.narg(featured_image), featured_image),
+    availability = coalesce(sqlc.narg(availability), availability),
+    is_featured = coalesce(sqlc.narg(is_featured), is_featured),
+    products = coalesce(sqlc.narg(products), products)
+WHERE id = sqlc.arg(id)
+RETURNING json_build_object(
+    '_id', id, 'name', name, 'description', description, 'url', url,
+    'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
+    'products', products, 'subscriberCount', subscriber_count)::text AS brand;
+
+-- name: DeleteBrand :execrows
+-- DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
+DELETE FROM brands WHERE id = $1;
+
+-- name: UpsertBrandFixture :exec
+-- UpsertBrandFixture inserts a prepared brand with a fixed id unless it exists (dev data).
+INSERT INTO brands (id, name, description, url, featured_image, availability, is_featured, products)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (id) DO NOTHING;

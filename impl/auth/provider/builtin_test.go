@@ -1,0 +1,200 @@
+package provider_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/provider/providertest"
+	"github.com/triadhq/triad/impl/auth/token"
+)
+
+// builtinCase is one built-in OAuth2 provider with the account its fake logs in and the user the
+// site must show for it.
+type builtinCase struct {
+	kind    providertest.Kind
+	make    func(provider.Params, provider.Endpoints) *provider.OAuth2Handler
+	profile providertest.Profile
+	want    token.User // ID raw; hashed in the assertion
+	scopes  string
+	pkce    bool
+}
+
+var builtinCases = []builtinCase{
+	{providertest.GitHub, provider.NewGitHub,
+		providertest.Profile{ID: "583231", Name: "", Login: "octocat", Picture: "https://avatars.githubusercontent.com/u/583231?v=4"},
+		token.User{ID: "583231", Name: "octocat", Picture: "https://avatars.githubusercontent.com/u/583231?v=4"}, "", true},
+	{providertest.Google, provider.NewGoogle,
+		providertest.Profile{ID: "110169484474386276334", Name: "Ada Lovelace", Picture: "https://lh3.googleusercontent.com/a/x"},
+		token.User{ID: "110169484474386276334", Name: "Ada Lovelace", Picture: "https://lh3.googleusercontent.com/a/x"}, "openid profile", true},
+	{providertest.Facebook, provider.NewFacebook,
+		providertest.Profile{ID: "10158744582", Name: "Mark Example", Picture: "https://platform-lookaside.fbsbx.com/p.jpg"},
+		token.User{ID: "10158744582", Name: "Mark Example", Picture: "https://platform-lookaside.fbsbx.com/p.jpg"}, "public_profile", true},
+	{providertest.Microsoft, func(p provider.Params, e provider.Endpoints) *provider.OAuth2Handler {
+		return provider.NewMicrosoft(p, "", e)
+	},
+		providertest.Profile{ID: "87d349ed-44d7-43e1-9a83-5f2406dee5bd", Name: "Megan Bowen", Email: "megan@contoso.com"},
+		token.User{ID: "87d349ed-44d7-43e1-9a83-5f2406dee5bd", Name: "Megan Bowen"}, "User.Read", true},
+	{providertest.Yandex, provider.NewYandex,
+		providertest.Profile{ID: "1000034426", Name: "Ivan Ivanov", Login: "ivan", Picture: "131652443"},
+		token.User{ID: "1000034426", Name: "Ivan Ivanov", Picture: "https://avatars.yandex.net/get-yapic/131652443/islands-200"}, "login:info login:avatar", true},
+	{providertest.BattleNet, provider.NewBattleNet,
+		providertest.Profile{ID: "123456789", Login: "Hero#1234"},
+		token.User{ID: "123456789", Name: "Hero#1234"}, "openid", false},
+	{providertest.Patreon, provider.NewPatreon,
+		providertest.Profile{ID: "12345", Name: "Pat Patron", Picture: "https://c8.patreon.com/2/200/12345"},
+		token.User{ID: "12345", Name: "Pat Patron", Picture: "https://c8.patreon.com/2/200/12345"}, "identity", false},
+}
+
+// addBuiltin registers the provider of c on s, pointed at a fresh fake.
+func addBuiltin(t *testing.T, s *site, c builtinCase) *providertest.OAuth2 {
+	t.Helper()
+	fake := providertest.NewOAuth2(t, c.kind, "cid-"+string(c.kind), "secret-"+string(c.kind))
+	fake.SetProfile(c.profile)
+	h := c.make(s.params(fake.ClientID, fake.ClientSecret),
+		provider.Endpoints{AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), InfoURL: fake.InfoURL()})
+	if err := s.svc.AddCustomHandler(h); err != nil {
+		t.Fatal(err)
+	}
+	return fake
+}
+
+// TestBuiltin_LoginFlow logs in through every built-in OAuth2 provider: login → provider →
+// callback → cookie → /auth/user shows the mapped user, then logout ends the session.
+func TestBuiltin_LoginFlow(t *testing.T) {
+	t.Parallel()
+	for _, c := range builtinCases {
+		t.Run(string(c.kind), func(t *testing.T) {
+			t.Parallel()
+			s := newSite(t)
+			fake := addBuiltin(t, s, c)
+			resp, body := s.get("/auth/" + string(c.kind) + "/login?from=" + url.QueryEscape(s.landing+"/done"))
+			if resp.StatusCode != http.StatusOK || string(body) != "landing page" {
+				t.Fatalf("login ended at %s with %d: %s", resp.Request.URL, resp.StatusCode, body)
+			}
+			want := c.want
+			want.ID = token.UserID(string(c.kind), c.want.ID)
+			s.wantLoggedIn(want)
+
+			reqs := fake.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d authorization requests", len(reqs))
+			}
+			q := reqs[0].Query
+			if q.Get("scope") != c.scopes {
+				t.Errorf("scope %q, want %q", q.Get("scope"), c.scopes)
+			}
+			if got := q.Get("redirect_uri"); got != s.URL+"/auth/"+string(c.kind)+"/callback" {
+				t.Errorf("redirect_uri %q", got)
+			}
+			if (q.Get("code_challenge") != "") != c.pkce || (c.pkce && q.Get("code_challenge_method") != "S256") {
+				t.Errorf("PKCE: challenge %q method %q, want PKCE %v", q.Get("code_challenge"), q.Get("code_challenge_method"), c.pkce)
+			}
+
+			resp, _ = s.get("/auth/" + string(c.kind) + "/logout")
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("logout: %d", resp.StatusCode)
+			}
+			s.wantLoggedOut()
+		})
+	}
+}
+
+// TestBuiltin_Refusals: each failure on the provider's side is a JSON refusal and sets no session.
+func TestBuiltin_Refusals(t *testing.T) {
+	t.Parallel()
+	failures := []struct {
+		name   string
+		fail   providertest.Failures
+		status int
+		code   string
+	}{
+		{"user denies", providertest.Failures{Deny: true}, http.StatusUnauthorized, provider.CodeProviderError},
+		{"token exchange fails", providertest.Failures{Token: true}, http.StatusBadGateway, provider.CodeExchangeFailed},
+		{"user info fails", providertest.Failures{Info: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
+		{"user info without id", providertest.Failures{InfoNoID: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
+	}
+	for _, c := range builtinCases {
+		t.Run(string(c.kind), func(t *testing.T) {
+			t.Parallel()
+			for _, f := range failures {
+				s := newSite(t)
+				fake := addBuiltin(t, s, c)
+				fake.Fail(f.fail)
+				resp, body := s.get("/auth/" + string(c.kind) + "/login")
+				if resp.StatusCode != f.status || errorBody(t, body) != f.code {
+					t.Fatalf("%s: %d %s, want %d %s", f.name, resp.StatusCode, body, f.status, f.code)
+				}
+				s.wantLoggedOut()
+			}
+		})
+	}
+}
+
+// TestBuiltin_BadState: a callback whose state is missing, forged, or comes without this
+// browser's handshake cookie is refused before the code is ever exchanged.
+func TestBuiltin_BadState(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	fake := addBuiltin(t, s, builtinCases[0])
+	noFollow := &http.Client{Jar: s.browser.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	// Start a login but stop at the provider: the handshake cookie is set, the code not yet used.
+	resp, err := noFollow.Get(s.URL + "/auth/github/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = noFollow.Get(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cb, _ := url.Parse(resp.Header.Get("Location"))
+	code, state := cb.Query().Get("code"), cb.Query().Get("state")
+
+	// An attacker's browser (no handshake cookie) replaying the callback gets nothing.
+	attacker := s.newBrowser()
+	r2, err := attacker.Get(cb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Body.Close()
+	if r2.StatusCode != http.StatusBadRequest {
+		t.Fatalf("callback without handshake: %d", r2.StatusCode)
+	}
+	for _, q := range []url.Values{{"code": {code}}, {"code": {code}, "state": {state + "x"}}} {
+		resp, body := s.get("/auth/github/callback?" + q.Encode())
+		if resp.StatusCode != http.StatusBadRequest || errorBody(t, body) != provider.CodeBadState {
+			t.Fatalf("callback %v: %d %s", q, resp.StatusCode, body)
+		}
+	}
+	s.wantLoggedOut()
+	_ = fake
+}
+
+// TestBuiltin_Registry: the built-ins are available by name with a client id and secret, and
+// refuse to register without them.
+func TestBuiltin_Registry(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	for _, n := range []string{"github", "google", "facebook", "microsoft", "yandex", "battlenet", "patreon", "twitter"} {
+		if err := s.svc.AddProvider(n, "id", "secret"); err != nil {
+			t.Errorf("AddProvider(%s): %v", n, err)
+		}
+	}
+	s2 := newSite(t)
+	if err := s2.svc.AddProvider("github", "", ""); err == nil {
+		t.Error("github registered without credentials")
+	}
+	resp, body := s.get("/auth/list")
+	if resp.StatusCode != 200 || !hasPrefix(string(body), `["github","google","facebook","microsoft","yandex","battlenet","patreon","twitter"]`) {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+	// Microsoft's tenant goes into its endpoints.
+	h := provider.NewMicrosoft(s.params("id", "secret"), "contoso.onmicrosoft.com", provider.Endpoints{})
+	if got := h.OAuth2().Endpoint.AuthURL; got != "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize" {
+		t.Fatalf("tenant auth URL %s", got)
+	}
+}

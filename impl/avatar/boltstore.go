@@ -1,0 +1,143 @@
+package avatar
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func init() {
+	openers["bolt"] = func(uri string) (Store, error) {
+		u, err := url.Parse(uri)
+		if err != nil {
+			return nil, fmt.Errorf("avatar: bolt URI: %w", err)
+		}
+		return NewBoltStore(u.Path)
+	}
+}
+
+// boltBucket holds avatar id -> image bytes.
+var boltBucket = []byte("avatars")
+
+// BoltStore keeps avatars in one bbolt database file. bbolt locks the file, so only one process
+// can use it at a time; replicas of the server should share the postgres store instead.
+type BoltStore struct {
+	db *bolt.DB
+}
+
+var _ Store = (*BoltStore)(nil)
+
+// NewBoltStore opens (creating if needed) the bbolt database at path.
+func NewBoltStore(path string) (*BoltStore, error) {
+	if path == "" {
+		return nil, errors.New("avatar: empty bolt path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("avatar: bolt store: %w", err)
+	}
+	// The timeout turns "another process holds the file" into an error instead of a hang.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("avatar: bolt store: %w", err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(boltBucket)
+		return err
+	}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("avatar: bolt store: %w", err)
+	}
+	return &BoltStore{db: db}, nil
+}
+
+// Put stores the image as userID's avatar.
+func (s *BoltStore) Put(userID string, r io.Reader) (string, error) {
+	b, err := readImageBytes(r)
+	if err != nil {
+		return "", err
+	}
+	id := AvatarID(userID)
+	return id, s.putID(id, b)
+}
+
+func (s *BoltStore) putID(id string, b []byte) error {
+	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(boltBucket).Put([]byte(id), b) })
+	if err != nil {
+		return fmt.Errorf("avatar: bolt put: %w", err)
+	}
+	return nil
+}
+
+// get copies the avatar's bytes out of a read transaction (bbolt's slices die with it).
+func (s *BoltStore) get(avatarID string) ([]byte, error) {
+	if !ValidID(avatarID) {
+		return nil, ErrNotFound
+	}
+	var b []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(boltBucket).Get([]byte(avatarID))
+		if v == nil {
+			return ErrNotFound
+		}
+		b = bytes.Clone(v)
+		return nil
+	})
+	return b, err
+}
+
+// Get returns the avatar's bytes.
+func (s *BoltStore) Get(avatarID string) (io.ReadCloser, int, error) {
+	b, err := s.get(avatarID)
+	if err != nil {
+		return nil, 0, err
+	}
+	return io.NopCloser(bytes.NewReader(b)), len(b), nil
+}
+
+// ID hashes the stored bytes.
+func (s *BoltStore) ID(avatarID string) string {
+	b, err := s.get(avatarID)
+	if err != nil {
+		return ""
+	}
+	return contentID(b)
+}
+
+// Remove deletes the avatar.
+func (s *BoltStore) Remove(avatarID string) error {
+	if !ValidID(avatarID) {
+		return ErrNotFound
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(boltBucket)
+		if bk.Get([]byte(avatarID)) == nil {
+			return ErrNotFound
+		}
+		return bk.Delete([]byte(avatarID))
+	})
+}
+
+// List returns all avatar ids.
+func (s *BoltStore) List() ([]string, error) {
+	ids := []string{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(boltBucket).ForEach(func(k, _ []byte) error {
+			ids = append(ids, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("avatar: bolt list: %w", err)
+	}
+	return ids, nil
+}
+
+// Close closes the database file.
+func (s *BoltStore) Close() error { return s.db.Close() }

@@ -1,0 +1,460 @@
+package avatar
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/gen/authapi"
+	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// pictureServer is a hostile-or-not picture host on loopback.
+func pictureServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	big := append(pngImage(t, 4, 4), make([]byte, DefaultMaxBytes)...)
+	mux := http.NewServeMux()
+	serve := func(ct string, b []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", ct)
+			_, _ = w.Write(b)
+		}
+	}
+	mux.Handle("/wide.png", serve("image/png", pngImage(t, 600, 300)))
+	mux.Handle("/small.png", serve("image/png", pngImage(t, 40, 20)))
+	mux.Handle("/photo.jpg", serve("image/jpeg", jpegImage(t, 200, 400)))
+	mux.Handle("/page.html", serve("image/png", []byte("<!DOCTYPE html><html><script>alert(1)</script></html>")))
+	mux.Handle("/fake.png", serve("image/png", append([]byte("\x89PNG\r\n\x1a\n"), []byte("<script>alert(1)</script>")...)))
+	mux.Handle("/bomb.png", serve("image/png", pngBomb(100000, 100000)))
+	mux.Handle("/huge.png", serve("image/png", big))
+	mux.HandleFunc("/stream.png", func(w http.ResponseWriter, _ *http.Request) {
+		// No Content-Length: the cap must hold while reading.
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(pngImage(t, 4, 4))
+		w.(http.Flusher).Flush()
+		chunk := make([]byte, 64<<10)
+		for i := 0; i < 200; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/slow.png", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	mux.HandleFunc("/missing.png", http.NotFound)
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	mux.HandleFunc("/to-file", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+	})
+	mux.HandleFunc("/to-small", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/small.png", http.StatusFound) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testProxy is a proxy over a fresh file store that may dial loopback (the picture server).
+func testProxy(t *testing.T, o ProxyOptions) (*Proxy, Store) {
+	t.Helper()
+	if o.Store == nil {
+		s, err := NewFileStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Store = s
+	}
+	o.AllowPrivate = true
+	if o.URL == "" {
+		o.URL = "https://example.test"
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 2 * time.Second
+	}
+	return NewProxy(o), o.Store
+}
+
+// avatarServer mounts the proxy's handler at /avatar as cmd/server does, and returns its URL and a
+// client that validates every response against api/auth.yaml.
+func avatarServer(t *testing.T, p *Proxy) (string, *http.Client) {
+	t.Helper()
+	r := chi.NewRouter()
+	r.Mount("/avatar", p.Handler())
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	spec, err := authapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL, apitest.Client(t, spec)
+}
+
+// idOf extracts the avatar id from a local link.
+func idOf(t *testing.T, link string) string {
+	t.Helper()
+	const prefix = "https://example.test/avatar/"
+	if !strings.HasPrefix(link, prefix) {
+		t.Fatalf("link %q does not start with %q", link, prefix)
+	}
+	return strings.TrimPrefix(link, prefix)
+}
+
+func TestProxy_PutFetchesStoresAndServes(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	p, store := testProxy(t, ProxyOptions{})
+	link, err := p.Put(context.Background(), "github_alice", pics.URL+"/wide.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := idOf(t, link)
+	if id != AvatarID("github_alice") {
+		t.Fatalf("id %q, want %q", id, AvatarID("github_alice"))
+	}
+	// No resize configured: the stored picture is the original.
+	got, _ := readAll(t, store, id)
+	if w, h, _ := decodeSize(t, got); w != 600 || h != 300 {
+		t.Fatalf("stored %dx%d, want the original 600x300", w, h)
+	}
+
+	base, c := avatarServer(t, p)
+	resp, err := c.Get(base + "/avatar/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if !bytes.Equal(body, got) {
+		t.Fatal("served bytes differ from the stored ones")
+	}
+	for h, want := range map[string]string{
+		"Content-Type":           "image/png",
+		"Cache-Control":          CacheControl,
+		"X-Content-Type-Options": "nosniff",
+		"ETag":                   `"` + store.ID(id) + `"`,
+		"Content-Length":         strconv.Itoa(len(got)),
+	} {
+		if v := resp.Header.Get(h); v != want {
+			t.Errorf("%s = %q, want %q", h, v, want)
+		}
+	}
+
+	// Conditional requests: a matching tag (strong, weak, in a list, or *) gives 304 without a body.
+	etag := resp.Header.Get("ETag")
+	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/avatar/"+id, nil)
+		req.Header.Set("If-None-Match", inm)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotModified || len(b) != 0 || resp.Header.Get("ETag") != etag {
+			t.Errorf("If-None-Match %s: status %d, %d bytes, etag %q", inm, resp.StatusCode, len(b), resp.Header.Get("ETag"))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/avatar/"+id, nil)
+	req.Header.Set("If-None-Match", `"stale"`)
+	if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("stale If-None-Match: %v %v", resp.StatusCode, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	// A new login with another picture replaces it under the same link, with a new ETag.
+	link2, err := p.Put(context.Background(), "github_alice", pics.URL+"/photo.jpg")
+	if err != nil || link2 != link {
+		t.Fatalf("second put: %q %v", link2, err)
+	}
+	resp, err = c.Get(base + "/avatar/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "image/jpeg" || resp.Header.Get("ETag") == etag {
+		t.Fatalf("after replace: type %q etag %q (old %q)", resp.Header.Get("Content-Type"), resp.Header.Get("ETag"), etag)
+	}
+}
+
+func TestProxy_Serve404(t *testing.T) {
+	t.Parallel()
+	p, store := testProxy(t, ProxyOptions{})
+	base, c := avatarServer(t, p)
+	// Bytes planted in the store that are not an image (a store written by something else) are
+	// never served.
+	dir := store.(*FileStore).dir
+	planted := AvatarID("planted")
+	if err := os.WriteFile(filepath.Join(dir, planted), []byte("<html><script>alert(1)</script></html>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"/avatar/" + AvatarID("nobody"), // unknown
+		"/avatar/" + planted,            // not an image
+		"/avatar/%2e%2e.image",          // dots, percent-encoded
+		"/avatar/abc.image",
+		"/avatar/" + strings.ToUpper(AvatarID("x")),
+	} {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e web.Error
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || err != nil || e.Code != web.CodeNotFound {
+			t.Errorf("%s: status %d, code %q, err %v", path, resp.StatusCode, e.Code, err)
+		}
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s served html", path)
+		}
+	}
+}
+
+func TestProxy_IdenticonWithoutPicture(t *testing.T) {
+	t.Parallel()
+	p, store := testProxy(t, ProxyOptions{})
+	link, err := p.Put(context.Background(), "dev_bob", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := readAll(t, store, idOf(t, link))
+	if !bytes.Equal(got, Identicon("dev_bob")) {
+		t.Fatal("stored picture is not the user's identicon")
+	}
+	if w, h, format := decodeSize(t, got); w != identiconSize || h != identiconSize || format != "png" {
+		t.Fatalf("identicon %dx%d %s", w, h, format)
+	}
+}
+
+func TestIdenticon_DeterministicPerUser(t *testing.T) {
+	t.Parallel()
+	a1, a2, b := Identicon("user-a"), Identicon("user-a"), Identicon("user-b")
+	if !bytes.Equal(a1, a2) {
+		t.Fatal("same user, different identicons")
+	}
+	if bytes.Equal(a1, b) {
+		t.Fatal("different users, same identicon")
+	}
+}
+
+func TestProxy_ResizeLimit(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	tests := []struct {
+		name         string
+		limit        int
+		path         string
+		wantW, wantH int
+		wantFormat   string
+	}{
+		{"wide png scaled to limit", 100, "/wide.png", 100, 50, "png"},
+		{"tall jpeg stays jpeg", 100, "/photo.jpg", 50, 100, "jpeg"},
+		{"smaller than limit untouched", 100, "/small.png", 40, 20, "png"},
+		{"zero disables resizing", 0, "/wide.png", 600, 300, "png"},
+		{"identicon scaled too", 64, "", 64, 64, "png"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, store := testProxy(t, ProxyOptions{ResizeLimit: tc.limit})
+			pic := ""
+			if tc.path != "" {
+				pic = pics.URL + tc.path
+			}
+			link, err := p.Put(context.Background(), "u", pic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := readAll(t, store, idOf(t, link))
+			if w, h, f := decodeSize(t, got); w != tc.wantW || h != tc.wantH || f != tc.wantFormat {
+				t.Fatalf("got %dx%d %s, want %dx%d %s", w, h, f, tc.wantW, tc.wantH, tc.wantFormat)
+			}
+		})
+	}
+}
+
+func TestProxy_FetchRefusals(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	p, _ := testProxy(t, ProxyOptions{Timeout: 300 * time.Millisecond})
+	tests := []struct {
+		name string
+		url  string
+		want error // nil: any error
+	}{
+		{"file scheme", "file:///etc/passwd", ErrBadURL},
+		{"ftp scheme", "ftp://example.com/a.png", ErrBadURL},
+		{"javascript", "javascript:alert(1)", ErrBadURL},
+		{"data url", "data:image/png;base64,AAAA", ErrBadURL},
+		{"relative", "/a.png", ErrBadURL},
+		{"declared too large", pics.URL + "/huge.png", ErrTooLarge},
+		{"streamed too large", pics.URL + "/stream.png", ErrTooLarge},
+		{"timeout", pics.URL + "/slow.png", context.DeadlineExceeded},
+		{"not found upstream", pics.URL + "/missing.png", nil},
+		{"redirect loop", pics.URL + "/loop", nil},
+		{"redirect to file", pics.URL + "/to-file", ErrBadURL},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := p.Fetch(context.Background(), tc.url)
+			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// A bounded redirect to a picture is followed.
+	if b, err := p.Fetch(context.Background(), pics.URL+"/to-small"); err != nil || len(b) == 0 {
+		t.Fatalf("redirect to picture: %v", err)
+	}
+}
+
+func TestProxy_ImageRefusals(t *testing.T) {
+	t.Parallel()
+	p, _ := testProxy(t, ProxyOptions{MaxPixels: 1000})
+	tests := []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"html", []byte("<!DOCTYPE html><html></html>"), ErrNotImage},
+		{"svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), ErrNotImage},
+		{"png header then script", append([]byte("\x89PNG\r\n\x1a\n"), "<script>"...), ErrNotImage},
+		{"decompression bomb header", pngBomb(100000, 100000), ErrTooManyPixels},
+		{"over the pixel cap", pngImage(t, 50, 21), ErrTooManyPixels},
+		{"truncated png", pngImage(t, 20, 20)[:60], ErrNotImage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := p.prepare(tc.b); !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if _, err := p.prepare(pngImage(t, 50, 20)); err != nil {
+		t.Fatalf("1000 pixels refused: %v", err)
+	}
+}
+
+func TestProxy_RefusedPictureFallsBack(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	p, store := testProxy(t, ProxyOptions{})
+	ctx := context.Background()
+
+	// No avatar yet: a hostile picture gives the identicon, and the login goes on.
+	for _, bad := range []string{"/page.html", "/fake.png", "/bomb.png", "/missing.png"} {
+		link, err := p.Put(ctx, "new_user"+bad, pics.URL+bad)
+		if err != nil {
+			t.Fatalf("%s: %v", bad, err)
+		}
+		got, _ := readAll(t, store, idOf(t, link))
+		if !bytes.Equal(got, Identicon("new_user"+bad)) {
+			t.Fatalf("%s: stored something other than the identicon", bad)
+		}
+	}
+
+	// An existing avatar is kept when the next picture is refused.
+	link, err := p.Put(ctx, "old_user", pics.URL+"/small.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := readAll(t, store, idOf(t, link))
+	if _, err := p.Put(ctx, "old_user", pics.URL+"/page.html"); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := readAll(t, store, idOf(t, link)); !bytes.Equal(before, after) {
+		t.Fatal("a refused picture replaced the stored avatar")
+	}
+}
+
+func TestClient_DefaultRefusesLoopback(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	_, port, _ := strings.Cut(strings.TrimPrefix(pics.URL, "http://"), ":")
+	// The default proxy (no AllowPrivate) must not reach the loopback server, whether the URL
+	// names the address or a host name that resolves to it: the guard checks the dialed address.
+	p := NewProxy(ProxyOptions{Store: mustFileStore(t), URL: "https://example.test"})
+	for _, u := range []string{
+		pics.URL + "/small.png",
+		"http://localhost:" + port + "/small.png",
+		"http://[::1]:" + port + "/small.png",
+		"http://0.0.0.0:" + port + "/small.png",
+	} {
+		if _, err := p.Fetch(context.Background(), u); !errors.Is(err, ErrForbiddenAddress) {
+			t.Errorf("%s: err = %v, want ErrForbiddenAddress", u, err)
+		}
+	}
+	// The refusal does not block the login: the user gets an identicon.
+	link, err := p.Put(context.Background(), "u", pics.URL+"/small.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := readAll(t, p.opts.Store, idOf(t, link))
+	if !bytes.Equal(got, Identicon("u")) {
+		t.Fatal("want the identicon after a refused fetch")
+	}
+}
+
+func TestPublicAddr(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]bool{
+		"8.8.8.8":              true,
+		"2606:4700:4700::1111": true,
+		"127.0.0.1":            false,
+		"127.8.9.10":           false,
+		"::1":                  false,
+		"10.1.2.3":             false,
+		"172.16.0.1":           false,
+		"192.168.1.1":          false,
+		"169.254.169.254":      false, // cloud metadata
+		"fe80::1":              false,
+		"fc00::1":              false,
+		"0.0.0.0":              false,
+		"::":                   false,
+		"224.0.0.1":            false,
+		"ff02::1":              false,
+		"100.64.0.1":           false,
+		"255.255.255.255":      false,
+		"::ffff:127.0.0.1":     false, // IPv4-mapped loopback
+		"::ffff:10.0.0.1":      false,
+		"64:ff9b::7f00:1":      false, // NAT64 of 127.0.0.1
+		"2002:7f00:1::1":       false, // 6to4 of 127.0.0.1
+		"198.18.0.1":           false,
+		"2001:db8::1":          true, // documentation range, harmless: not routable to us
+	} {
+		if got := PublicAddr(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("PublicAddr(%s) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+func mustFileStore(t *testing.T) *FileStore {
+	t.Helper()
+	s, err := NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

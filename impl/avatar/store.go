@@ -1,0 +1,185 @@
+// Package avatar is the avatar proxy of the auth service: it fetches a user's picture at login
+// (refusing hostile URLs and hostile images), stores it in a pluggable Store, generates identicons
+// for users without a picture, and serves the stored pictures over HTTP.
+//
+// Stores are chosen by URI with NewStore: a file-system path or file:// URI, bolt:// (bbolt),
+// mongodb:// (GridFS) and postgres:// (a table shared by several server replicas).
+package avatar
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Store keeps avatar images under avatar ids. Implementations are safe for concurrent use.
+type Store interface {
+	// Put stores the image read from r as the avatar of userID, replacing the previous one, and
+	// returns its avatar id ("<sha1 of userID>.image"). It refuses bytes that are not an image
+	// (ErrNotImage) or larger than MaxStoreBytes (ErrTooLarge). Resizing is done by the Proxy before
+	// Put, so a store keeps exactly what it is given.
+	Put(userID string, r io.Reader) (avatarID string, err error)
+	// Get returns the avatar's bytes and their size; ErrNotFound if there is none.
+	Get(avatarID string) (r io.ReadCloser, size int, err error)
+	// ID returns a content id of the avatar, usable as an ETag; "" when the avatar does not exist.
+	ID(avatarID string) string
+	// Remove deletes the avatar; ErrNotFound if there is none.
+	Remove(avatarID string) error
+	// List returns the ids of all stored avatars.
+	List() (ids []string, err error)
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Errors returned by stores and the proxy.
+var (
+	// ErrNotFound means no avatar has the given id (or the id is malformed).
+	ErrNotFound = errors.New("avatar: not found")
+	// ErrNotImage means the bytes are not an image the proxy can decode.
+	ErrNotImage = errors.New("avatar: not an image")
+	// ErrTooLarge means the picture exceeds the byte cap.
+	ErrTooLarge = errors.New("avatar: too large")
+	// ErrTooManyPixels means the picture's declared dimensions exceed the pixel cap.
+	ErrTooManyPixels = errors.New("avatar: too many pixels")
+	// ErrBadURL means the picture URL is not an absolute http(s) URL.
+	ErrBadURL = errors.New("avatar: picture URL must be http or https")
+	// ErrForbiddenAddress means the picture's host resolved to a private, loopback, link-local or
+	// otherwise non-public address.
+	ErrForbiddenAddress = errors.New("avatar: address not allowed")
+)
+
+// MaxStoreBytes caps what a store accepts in one Put. The proxy's own cap (ProxyOptions.MaxBytes)
+// is smaller; this one protects stores used directly or by Migrate.
+const MaxStoreBytes = 8 << 20
+
+// idSuffix ends every avatar id; the HTTP route serves "<id>" with it included.
+const idSuffix = ".image"
+
+// validID matches the ids this package creates. Every store checks ids against it before touching
+// a file, key or row, which is what keeps "../" and other path tricks out of the file store.
+var validID = regexp.MustCompile(`^[0-9a-f]{40}\.image$`)
+
+// ValidID reports whether id has the shape of an avatar id.
+func ValidID(id string) bool { return validID.MatchString(id) }
+
+// AvatarID returns the avatar id of a user: a hash of the user id, so the id is stable per user (a
+// new login replaces the picture) and does not reveal the user id.
+func AvatarID(userID string) string {
+	h := sha1.Sum([]byte(userID))
+	return hex.EncodeToString(h[:]) + idSuffix
+}
+
+// contentID is the ETag-style id of stored bytes.
+func contentID(b []byte) string {
+	h := sha1.Sum(b)
+	return hex.EncodeToString(h[:])
+}
+
+// readImageBytes reads at most MaxStoreBytes from r and checks the bytes sniff as an image, so no
+// store ever holds something the handler would refuse to serve.
+func readImageBytes(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxStoreBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("avatar: read: %w", err)
+	}
+	if len(b) > MaxStoreBytes {
+		return nil, ErrTooLarge
+	}
+	if !isImageType(http.DetectContentType(b)) {
+		return nil, ErrNotImage
+	}
+	return b, nil
+}
+
+// isImageType reports whether a sniffed content type is an image type.
+func isImageType(ct string) bool { return strings.HasPrefix(ct, "image/") }
+
+// NewStore opens the store named by uri:
+//
+//   - "/path/to/dir" or "file:///path/to/dir": one file per avatar in a directory (created if missing);
+//   - "bolt:///path/to/file.db": a bbolt database file;
+//   - "mongodb://host:port/?ava_db=db&ava_coll=coll": GridFS bucket coll in database db (defaults
+//     "triad" and "avatars");
+//   - "postgres://..." or "postgresql://...": table avatars of that database (migration 00030).
+func NewStore(uri string) (Store, error) {
+	if uri == "" {
+		return nil, errors.New("avatar: empty store URI")
+	}
+	if !strings.Contains(uri, "://") {
+		return NewFileStore(uri)
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("avatar: store URI: %w", err)
+	}
+	switch u.Scheme {
+	case "file":
+		return NewFileStore(u.Path)
+	default:
+		if open, ok := openers[u.Scheme]; ok {
+			return open(uri)
+		}
+		return nil, fmt.Errorf("avatar: unsupported store scheme %q", u.Scheme)
+	}
+}
+
+// openers maps URI schemes to store constructors; each store file registers its own.
+var openers = map[string]func(uri string) (Store, error){}
+
+// Migrate copies every avatar of src into dst and returns how many it copied. Ids are preserved,
+// because they are derived from user ids which tokens already reference.
+func Migrate(dst, src Store) (int, error) {
+	ids, err := src.List()
+	if err != nil {
+		return 0, fmt.Errorf("avatar: migrate list: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		rc, _, err := src.Get(id)
+		if errors.Is(err, ErrNotFound) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return n, fmt.Errorf("avatar: migrate get %s: %w", id, err)
+		}
+		b, err := io.ReadAll(rc)
+		_ = rc.Close()
+		if err != nil {
+			return n, fmt.Errorf("avatar: migrate read %s: %w", id, err)
+		}
+		if err := putID(dst, id, b); err != nil {
+			return n, fmt.Errorf("avatar: migrate put %s: %w", id, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// idPutter is implemented by stores that can store bytes under a known avatar id; Migrate needs it
+// because the user id behind an avatar id is not recoverable.
+type idPutter interface {
+	putID(avatarID string, b []byte) error
+}
+
+// putID stores b under avatarID in dst.
+func putID(dst Store, avatarID string, b []byte) error {
+	p, ok := dst.(idPutter)
+	if !ok {
+		return fmt.Errorf("avatar: store %T cannot be a migration target", dst)
+	}
+	if !ValidID(avatarID) {
+		return ErrNotFound
+	}
+	b, err := readImageBytes(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	return p.putID(avatarID, b)
+}

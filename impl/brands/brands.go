@@ -1,0 +1,615 @@
+// Package brands is the domain of the brands API: users who register and log in with opaque access
+// tokens, brands that admins manage, and subscriptions of users to brands. It knows nothing of HTTP;
+// impl/brands/httpapi translates requests into calls of Service and its errors into status codes.
+//
+// Brand reads are rendered to JSON by PostgreSQL in one query (json_agg), so listing a thousand
+// brands is one round trip and one string, with no per-row scanning or reflection in Go.
+package brands
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/brands/password"
+	"github.com/triadhq/triad/impl/pgtx"
+)
+
+// Domain errors; the HTTP layer maps each to one status code.
+var (
+	// ErrNotFound: no brand has the id (or the id is not a 24-hex-digit id).
+	ErrNotFound = errors.New("brands: not found")
+	// ErrEmailTaken: another user has the email, compared without regard to case.
+	ErrEmailTaken = errors.New("brands: email taken")
+	// ErrInvalidCredentials: login with an unknown email or a wrong password (deliberately one error).
+	ErrInvalidCredentials = errors.New("brands: invalid credentials")
+	// ErrUnauthenticated: the access token is missing, unknown or revoked.
+	ErrUnauthenticated = errors.New("brands: unauthenticated")
+	// ErrWrongPassword: a password change gave a wrong current password.
+	ErrWrongPassword = errors.New("brands: wrong current password")
+	// ErrForbidden: the user is not an admin.
+	ErrForbidden = errors.New("brands: admin only")
+	// ErrUnavailable: the brand exists but is not available for subscription.
+	ErrUnavailable = errors.New("brands: brand unavailable")
+)
+
+// FieldProblem names one invalid input field.
+type FieldProblem struct {
+	Field   string
+	Message string
+}
+
+// ValidationError lists the invalid fields of one call.
+type ValidationError struct {
+	Problems []FieldProblem
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.Field + ": " + p.Message
+	}
+	return "brands: invalid input: " + strings.Join(parts, "; ")
+}
+
+func (e *ValidationError) add(field, msg string) {
+	e.Problems = append(e.Problems, FieldProblem{field, msg})
+}
+
+func (e *ValidationError) orNil() error {
+	if e == nil || len(e.Problems) == 0 {
+		return nil
+	}
+	return e
+}
+
+// Bounds of user input, mirrored in api/brands.yaml.
+const (
+	MaxNameLen      = 100
+	MaxEmailLen     = 254
+	MinPasswordLen  = 8
+	MaxPasswordLen  = 128
+	MaxBrandNameLen = 200
+	maxTokenLen     = 256
+)
+
+// User is a registered user, without any secret.
+type User struct {
+	ID        string
+	Email     string
+	Name      string
+	IsAdmin   bool
+	CreatedAt time.Time
+}
+
+// Service is the brands API's domain logic over PostgreSQL.
+type Service struct {
+	pool   *pgxpool.Pool
+	q      *db.Queries
+	hasher *password.Hasher
+}
+
+// NewService returns a Service storing in pool and hashing passwords with hasher.
+func NewService(pool *pgxpool.Pool, hasher *password.Hasher) *Service {
+	return &Service{pool: pool, q: db.New(pool), hasher: hasher}
+}
+
+// newToken returns a fresh access token (256 random bits, base64url) and the hash that is stored.
+func newToken() (string, []byte, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	tok := base64.RawURLEncoding.EncodeToString(b[:])
+	return tok, hashToken(tok), nil
+}
+
+// hashToken is what the database keys tokens by. A plain SHA-256 suffices: tokens are 256 random
+// bits, so there is nothing to guess that a slow hash would protect.
+func hashToken(tok string) []byte {
+	h := sha256.Sum256([]byte(tok))
+	return h[:]
+}
+
+var idRE = regexp.MustCompile(`^[0-9a-f]{24}$`)
+
+// ValidID reports whether s has the form of a user or brand id.
+func ValidID(s string) bool { return idRE.MatchString(s) }
+
+func checkName(v *ValidationError, field, name string, maxLen int) string {
+	name = strings.TrimSpace(name)
+	n := utf8.RuneCountInString(name)
+	switch {
+	case !utf8.ValidString(name):
+		v.add(field, "must be valid UTF-8")
+	case n == 0:
+		v.add(field, "must not be empty")
+	case n > maxLen:
+		v.add(field, fmt.Sprintf("must be at most %d characters", maxLen))
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		v.add(field, "must not contain control characters")
+	}
+	return name
+}
+
+func checkEmail(v *ValidationError, email string) string {
+	email = strings.TrimSpace(email)
+	if len(email) > MaxEmailLen {
+		v.add("email", fmt.Sprintf("must be at most %d characters", MaxEmailLen))
+		return email
+	}
+	addr, err := mail.ParseAddress(email)
+	// Only a bare address is accepted ("Ada <ada@x>" parses too, but is not an email field value).
+	if err != nil || addr.Address != email || addr.Name != "" {
+		v.add("email", "must be an email address")
+		return email
+	}
+	if at := strings.LastIndexByte(email, '@'); at < 1 || !strings.Contains(email[at+1:], ".") {
+		v.add("email", "must be an email address")
+	}
+	return email
+}
+
+func checkPassword(v *ValidationError, field, pw string) {
+	n := utf8.RuneCountInString(pw)
+	if n < MinPasswordLen || n > MaxPasswordLen {
+		v.add(field, fmt.Sprintf("must be %d to %d characters", MinPasswordLen, MaxPasswordLen))
+	}
+}
+
+func isEmailTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "brand_users_email_key"
+}
+
+// Register creates a user and issues its first access token.
+func (s *Service) Register(ctx context.Context, name, email, pw string) (User, string, error) {
+	var v ValidationError
+	name = checkName(&v, "name", name, MaxNameLen)
+	email = checkEmail(&v, email)
+	checkPassword(&v, "password", pw)
+	if err := v.orNil(); err != nil {
+		return User{}, "", err
+	}
+	hash, err := s.hasher.Hash(ctx, pw)
+	if err != nil {
+		return User{}, "", err
+	}
+	tok, tokHash, err := newToken()
+	if err != nil {
+		return User{}, "", err
+	}
+	var u User
+	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		q := s.q.WithTx(tx)
+		row, err := q.CreateBrandUser(ctx, db.CreateBrandUserParams{Email: email, Name: name, PasswordHash: hash})
+		if isEmailTaken(err) {
+			return ErrEmailTaken
+		}
+		if err != nil {
+			return err
+		}
+		u = User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
+		return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID})
+	})
+	if err != nil {
+		return User{}, "", err
+	}
+	return u, tok, nil
+}
+
+// Login checks the credentials and issues a new access token. An unknown email and a wrong password
+// both give ErrInvalidCredentials after the same amount of hashing work.
+func (s *Service) Login(ctx context.Context, email, pw string) (string, error) {
+	email = strings.TrimSpace(email)
+	row, err := s.q.GetBrandUserCredentials(ctx, email)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", err
+	}
+	ok, err := s.hasher.Verify(ctx, row.PasswordHash, pw) // "" for an unknown user: dummy work, false
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", ErrInvalidCredentials
+	}
+	tok, tokHash, err := newToken()
+	if err != nil {
+		return "", err
+	}
+	if err := s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID}); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// Authenticate returns the owner of an access token.
+func (s *Service) Authenticate(ctx context.Context, tok string) (User, error) {
+	if tok == "" || len(tok) > maxTokenLen {
+		return User{}, ErrUnauthenticated
+	}
+	row, err := s.q.GetBrandUserByToken(ctx, hashToken(tok))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return User{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return User{}, err
+	}
+	return User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}, nil
+}
+
+// ResetPassword replaces the password of the token's owner after checking the current one, and
+// revokes every other token of that user; tok itself stays valid.
+func (s *Service) ResetPassword(ctx context.Context, tok, current, next string) error {
+	u, err := s.Authenticate(ctx, tok)
+	if err != nil {
+		return err
+	}
+	var v ValidationError
+	checkPassword(&v, "newPassword", next)
+	if err := v.orNil(); err != nil {
+		return err
+	}
+	// Hash outside the transaction: it is the slow part and needs no lock.
+	newHash, err := s.hasher.Hash(ctx, next)
+	if err != nil {
+		return err
+	}
+	return pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		q := s.q.WithTx(tx)
+		// The row lock serializes concurrent changes, so each one checks the password in force.
+		stored, err := q.GetBrandUserPasswordHashForUpdate(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		ok, err := s.hasher.Verify(ctx, stored, current)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrWrongPassword
+		}
+		if err := q.SetBrandUserPassword(ctx, db.SetBrandUserPasswordParams{ID: u.ID, PasswordHash: newHash}); err != nil {
+			return err
+		}
+		return q.DeleteOtherBrandTokens(ctx, db.DeleteOtherBrandTokensParams{UserID: u.ID, TokenHash: hashToken(tok)})
+	})
+}
+
+// EditProfile changes the name and/or email of the token's owner; an empty value keeps the field,
+// and at least one must be given.
+func (s *Service) EditProfile(ctx context.Context, tok, name, email string) error {
+	u, err := s.Authenticate(ctx, tok)
+	if err != nil {
+		return err
+	}
+	var v ValidationError
+	p := db.UpdateBrandUserProfileParams{ID: u.ID}
+	if strings.TrimSpace(name) != "" {
+		p.Name = pgtype.Text{String: checkName(&v, "name", name, MaxNameLen), Valid: true}
+	}
+	if strings.TrimSpace(email) != "" {
+		p.Email = pgtype.Text{String: checkEmail(&v, email), Valid: true}
+	}
+	if !p.Name.Valid && !p.Email.Valid {
+		v.add("body", "give at least one of name and email")
+	}
+	if err := v.orNil(); err != nil {
+		return err
+	}
+	_, err = s.q.UpdateBrandUserProfile(ctx, p)
+	if isEmailTaken(err) {
+		return ErrEmailTaken
+	}
+	return err
+}
+
+// Logout revokes tok at once.
+func (s *Service) Logout(ctx context.Context, tok string) error {
+	if tok == "" || len(tok) > maxTokenLen {
+		return ErrUnauthenticated
+	}
+	n, err := s.q.DeleteBrandToken(ctx, hashToken(tok))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrUnauthenticated
+	}
+	return nil
+}
+
+// MeJSON renders the token's owner as the JSON profile: the presented token, the user's fields and
+// the full brand objects of its subscriptions. It is one query.
+func (s *Service) MeJSON(ctx context.Context, tok string) ([]byte, error) {
+	if tok == "" || len(tok) > maxTokenLen {
+		return nil, ErrUnauthenticated
+	}
+	profile, err := s.q.GetBrandMeJSON(ctx, hashToken(tok))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The token never goes to the database in clear (it could land in its logs), so it is spliced
+	// into the object here: "{" + "\"token\":...," + the rest of the object.
+	if len(profile) < 2 || profile[0] != '{' {
+		return nil, fmt.Errorf("brands: unexpected profile JSON %.20q", profile)
+	}
+	quoted, err := json.Marshal(tok)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(profile)+len(quoted)+12)
+	out = append(out, `{"token":`...)
+	out = append(out, quoted...)
+	out = append(out, ',')
+	out = append(out, profile[1:]...)
+	return out, nil
+}
+
+// ListJSON renders every available brand as a JSON array, in creation order.
+func (s *Service) ListJSON(ctx context.Context) (string, error) {
+	return s.q.ListAvailableBrandsJSON(ctx)
+}
+
+// FeaturedJSON renders every featured brand that is available as a JSON array, in creation order.
+func (s *Service) FeaturedJSON(ctx context.Context) (string, error) {
+	return s.q.ListFeaturedBrandsJSON(ctx)
+}
+
+// BrandJSON renders one brand, available or not, as a JSON object.
+func (s *Service) BrandJSON(ctx context.Context, id string) (string, error) {
+	if !ValidID(id) {
+		return "", ErrNotFound
+	}
+	b, err := s.q.GetBrandJSON(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return b, err
+}
+
+// Subscribe subscribes the token's owner to an available brand. It reports whether a subscription
+// was created: false means the user was subscribed already, and nothing changed.
+func (s *Service) Subscribe(ctx context.Context, tok, brandID string) (bool, error) {
+	u, err := s.Authenticate(ctx, tok)
+	if err != nil {
+		return false, err
+	}
+	if !ValidID(brandID) {
+		return false, ErrNotFound
+	}
+	n, err := s.q.SubscribeBrand(ctx, db.SubscribeBrandParams{UserID: u.ID, BrandID: brandID})
+	if err != nil {
+		return false, err
+	}
+	if n == 1 {
+		return true, nil
+	}
+	// Nothing inserted: an unknown brand, an unavailable one, or an existing subscription.
+	avail, err := s.q.GetBrandAvailability(ctx, brandID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, ErrNotFound
+	case err != nil:
+		return false, err
+	case !avail:
+		return false, ErrUnavailable
+	}
+	return false, nil
+}
+
+// Unsubscribe ends the token owner's subscription to a brand. It reports whether there was one:
+// false means the user was not subscribed, and nothing changed.
+func (s *Service) Unsubscribe(ctx context.Context, tok, brandID string) (bool, error) {
+	u, err := s.Authenticate(ctx, tok)
+	if err != nil {
+		return false, err
+	}
+	if !ValidID(brandID) {
+		return false, ErrNotFound
+	}
+	n, err := s.q.UnsubscribeBrand(ctx, db.UnsubscribeBrandParams{UserID: u.ID, BrandID: brandID})
+	if err != nil {
+		return false, err
+	}
+	if n == 1 {
+		return true, nil
+	}
+	if _, err := s.q.GetBrandAvailability(ctx, brandID); errors.Is(err, pgx.ErrNoRows) {
+		return false, ErrNotFound
+	} else if err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+// Product is one element of a brand's products: a free-form JSON object.
+type Product = map[string]any
+
+// BrandInput is a new brand.
+type BrandInput struct {
+	Name          string
+	Description   string
+	URL           string
+	FeaturedImage string
+	Availability  bool
+	IsFeatured    bool
+	Products      []Product
+}
+
+// BrandPatch changes the non-nil fields of a brand.
+type BrandPatch struct {
+	Name          *string
+	Description   *string
+	URL           *string
+	FeaturedImage *string
+	Availability  *bool
+	IsFeatured    *bool
+	Products      *[]Product
+}
+
+func checkURL(v *ValidationError, field, s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.add(field, "must be an absolute http or https URL")
+	}
+	return s
+}
+
+func productsJSON(v *ValidationError, ps []Product) []byte {
+	if ps == nil {
+		ps = []Product{}
+	}
+	for _, p := range ps {
+		if p == nil {
+			v.add("products", "every product must be a JSON object")
+			return nil
+		}
+	}
+	b, err := json.Marshal(ps)
+	if err != nil {
+		v.add("products", "must be an array of JSON objects")
+	}
+	return b
+}
+
+func (s *Service) requireAdmin(ctx context.Context, tok string) error {
+	u, err := s.Authenticate(ctx, tok)
+	if err != nil {
+		return err
+	}
+	if !u.IsAdmin {
+		return ErrForbidden
+	}
+	return nil
+}
+
+// CreateBrand creates a brand with no subscribers, for an admin, and renders it as JSON.
+func (s *Service) CreateBrand(ctx context.Context, tok string, in BrandInput) (string, error) {
+	if err := s.requireAdmin(ctx, tok); err != nil {
+		return "", err
+	}
+	var v ValidationError
+	p := db.CreateBrandParams{
+		Name:          checkName(&v, "name", in.Name, MaxBrandNameLen),
+		Description:   in.Description,
+		Url:           checkURL(&v, "url", in.URL),
+		FeaturedImage: checkURL(&v, "featuredImage", in.FeaturedImage),
+		Availability:  in.Availability,
+		IsFeatured:    in.IsFeatured,
+		Products:      productsJSON(&v, in.Products),
+	}
+	if err := v.orNil(); err != nil {
+		return "", err
+	}
+	return s.q.CreateBrand(ctx, p)
+}
+
+func optText(v *string, check func(string) string) pgtype.Text {
+	if v == nil {
+		return pgtype.Text{}
+	}
+	return pgtype.Text{String: check(*v), Valid: true}
+}
+
+func optBool(v *bool) pgtype.Bool {
+	if v == nil {
+		return pgtype.Bool{}
+	}
+	return pgtype.Bool{Bool: *v, Valid: true}
+}
+
+// UpdateBrand changes the given fields of a brand, for an admin, and renders it as JSON.
+func (s *Service) UpdateBrand(ctx context.Context, tok, id string, in BrandPatch) (string, error) {
+	if err := s.requireAdmin(ctx, tok); err != nil {
+		return "", err
+	}
+	if !ValidID(id) {
+		return "", ErrNotFound
+	}
+	var v ValidationError
+	p := db.UpdateBrandParams{
+		ID:            id,
+		Name:          optText(in.Name, func(x string) string { return checkName(&v, "name", x, MaxBrandNameLen) }),
+		Description:   optText(in.Description, func(x string) string { return x }),
+		Url:           optText(in.URL, func(x string) string { return checkURL(&v, "url", x) }),
+		FeaturedImage: optText(in.FeaturedImage, func(x string) string { return checkURL(&v, "featuredImage", x) }),
+		Availability:  optBool(in.Availability),
+		IsFeatured:    optBool(in.IsFeatured),
+	}
+	if in.Products != nil {
+		p.Products = productsJSON(&v, *in.Products)
+	}
+	if err := v.orNil(); err != nil {
+		return "", err
+	}
+	b, err := s.q.UpdateBrand(ctx, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return b, err
+}
+
+// DeleteBrand deletes a brand and its subscriptions, for an admin.
+func (s *Service) DeleteBrand(ctx context.Context, tok, id string) error {
+	if err := s.requireAdmin(ctx, tok); err != nil {
+		return err
+	}
+	if !ValidID(id) {
+		return ErrNotFound
+	}
+	n, err := s.q.DeleteBrand(ctx, id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// EnsureAdmin makes sure an admin with this email exists: it creates one with pw, or, when a user
+// with the email (any case) exists, makes that user an admin and leaves its password as it is.
+// It reports whether a user was created.
+func (s *Service) EnsureAdmin(ctx context.Context, email, name, pw string) (bool, error) {
+	var v ValidationError
+	email = checkEmail(&v, email)
+	name = checkName(&v, "name", name, MaxNameLen)
+	checkPassword(&v, "password", pw)
+	if err := v.orNil(); err != nil {
+		return false, err
+	}
+	hash, err := s.hasher.Hash(ctx, pw)
+	if err != nil {
+		return false, err
+	}
+	row, err := s.q.EnsureBrandAdmin(ctx, db.EnsureBrandAdminParams{Email: email, Name: name, PasswordHash: hash})
+	if err != nil {
+		return false, err
+	}
+	return row.Created, nil
+}

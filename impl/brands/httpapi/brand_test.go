@@ -1,0 +1,285 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/triadhq/triad/impl/brands/devdata"
+)
+
+// loadDevData fills the env's database with the prepared brands, admin and demo user.
+func (e *env) loadDevData() {
+	e.t.Helper()
+	if _, err := devdata.Load(context.Background(), e.pool, e.api.Service()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestBrands_ListsAndByID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if got := e.list("/api/brand/list"); len(got) != 0 {
+		t.Fatalf("empty database lists %d brands", len(got))
+	}
+	e.want(e.do(request{method: "GET", path: "/api/brand/list/featured"}), http.StatusOK)
+	e.loadDevData()
+	e.loadDevData() // idempotent
+
+	var available, featured int
+	for _, b := range devdata.Brands {
+		if b.Available {
+			available++
+			if b.Featured {
+				featured++
+			}
+		}
+	}
+	list := e.list("/api/brand/list")
+	if len(list) != available {
+		t.Fatalf("list has %d brands, want the %d available ones", len(list), available)
+	}
+	for i, b := range list {
+		if !b.Availability {
+			t.Errorf("list holds unavailable brand %s", b.UnderscoreId)
+		}
+		if i > 0 && list[i-1].UnderscoreId >= b.UnderscoreId {
+			t.Errorf("list not in creation order at %d", i)
+		}
+	}
+	feat := e.list("/api/brand/list/featured")
+	if len(feat) != featured || featured < 3 {
+		t.Fatalf("featured has %d brands, want %d (>= 3)", len(feat), featured)
+	}
+	for _, b := range feat {
+		if !b.IsFeatured || !b.Availability {
+			t.Errorf("featured list holds %+v", b)
+		}
+	}
+
+	first := devdata.Brands[0]
+	b := e.brand(first.ID)
+	if b.Name != first.Name || b.Url != first.URL || b.FeaturedImage != first.Image || b.Description != first.Description ||
+		len(b.Products) != len(first.Products) || b.Products[0]["name"] != first.Products[0]["name"] {
+		t.Errorf("brand by id = %+v, want %+v", b, first)
+	}
+	// Unavailable brands are still readable by id.
+	if hidden := e.brand("655e1f2a000000000000000b"); hidden.Availability {
+		t.Errorf("unavailable brand reads as available")
+	}
+
+	for _, id := range []string{unknownID, "nope", "655E1F2A0000000000000001", "655e1f2a00000000000000011", "list2", "%20"} {
+		r := e.want(e.do(request{method: "GET", path: "/api/brand/" + id}), http.StatusNotFound)
+		if c := r.errBody(t).Code; c != "not_found" {
+			t.Errorf("%q: code %q", id, c)
+		}
+	}
+}
+
+func subscribe(e *env, tok, id string) string {
+	e.t.Helper()
+	return e.want(e.do(request{method: "POST", path: "/api/subscribe/" + id, token: tok}), http.StatusOK).message(e.t)
+}
+
+func unsubscribe(e *env, tok, id string) string {
+	e.t.Helper()
+	return e.want(e.do(request{method: "POST", path: "/api/unsubscribe/" + id, token: tok}), http.StatusOK).message(e.t)
+}
+
+func TestSubscriptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.loadDevData()
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	a, b := devdata.Brands[1].ID, devdata.Brands[2].ID
+	startA := e.brand(a).SubscriberCount
+
+	if m := subscribe(e, u.Token, a); m != "Successfully Subscribed" {
+		t.Errorf("first subscribe: %q", m)
+	}
+	if m := subscribe(e, u.Token, a); m != "Already Subscribed" {
+		t.Errorf("second subscribe: %q", m)
+	}
+	if c := e.brand(a).SubscriberCount; c != startA+1 {
+		t.Errorf("subscriberCount %d after subscribing twice, want %d", c, startA+1)
+	}
+	// Bearer works as well.
+	if m := e.want(e.do(request{method: "POST", path: "/api/subscribe/" + b, bearer: u.Token}), http.StatusOK).message(t); m != "Successfully Subscribed" {
+		t.Errorf("bearer subscribe: %q", m)
+	}
+
+	me := e.me(u.Token)
+	if len(me.Subscriptions) != 2 || me.Subscriptions[0].UnderscoreId != a || me.Subscriptions[1].UnderscoreId != b {
+		t.Fatalf("me subscriptions = %+v, want [%s %s]", me.Subscriptions, a, b)
+	}
+	if s := me.Subscriptions[0]; s.Name != devdata.Brands[1].Name || s.SubscriberCount != startA+1 || len(s.Products) == 0 {
+		t.Errorf("subscription is not the full brand: %+v", s)
+	}
+
+	if m := unsubscribe(e, u.Token, a); m != "Successfully Unsubscribed" {
+		t.Errorf("unsubscribe: %q", m)
+	}
+	if m := unsubscribe(e, u.Token, a); m != "Not Subscribed" {
+		t.Errorf("second unsubscribe: %q", m)
+	}
+	if c := e.brand(a).SubscriberCount; c != startA {
+		t.Errorf("subscriberCount %d after unsubscribing, want %d", c, startA)
+	}
+	if me := e.me(u.Token); len(me.Subscriptions) != 1 || me.Subscriptions[0].UnderscoreId != b {
+		t.Errorf("me after unsubscribe = %+v", me.Subscriptions)
+	}
+
+	for _, id := range []string{unknownID, "not-an-id"} {
+		e.want(e.do(request{method: "POST", path: "/api/subscribe/" + id, token: u.Token}), http.StatusNotFound)
+		e.want(e.do(request{method: "POST", path: "/api/unsubscribe/" + id, token: u.Token}), http.StatusNotFound)
+	}
+	r := e.want(e.do(request{method: "POST", path: "/api/subscribe/655e1f2a000000000000000b", token: u.Token}), http.StatusConflict)
+	if c := r.errBody(t).Code; c != "brand_unavailable" {
+		t.Errorf("unavailable: code %q", c)
+	}
+	if m := unsubscribe(e, u.Token, "655e1f2a000000000000000b"); m != "Not Subscribed" {
+		t.Errorf("unsubscribe from unavailable: %q", m)
+	}
+}
+
+func TestAdmin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	admin := e.admin()
+	if !e.me(admin).IsAdmin {
+		t.Fatal("admin's profile lacks isAdmin")
+	}
+	user := e.register("Ada", "ada@example.com", "correct-horse")
+
+	in := map[string]any{"name": "Acme", "description": "Anvils.", "url": "https://acme.example.com",
+		"featuredImage": "https://images.example.com/acme.png", "isFeatured": true,
+		"products": []map[string]any{{"name": "Anvil", "price": 10}}}
+	r := e.want(e.do(request{method: "POST", path: "/api/brand", token: user.Token, json: in}), http.StatusForbidden)
+	if c := r.errBody(t).Code; c != "forbidden" {
+		t.Errorf("code %q", c)
+	}
+	b := e.createBrand(admin, in)
+	if !hexID.MatchString(b.UnderscoreId) || b.Name != "Acme" || !b.Availability || !b.IsFeatured || b.SubscriberCount != 0 || len(b.Products) != 1 {
+		t.Errorf("created %+v", b)
+	}
+	if got := e.brand(b.UnderscoreId); got.Name != "Acme" {
+		t.Errorf("read back %+v", got)
+	}
+	if l := e.list("/api/brand/list/featured"); len(l) != 1 || l[0].UnderscoreId != b.UnderscoreId {
+		t.Errorf("featured = %+v", l)
+	}
+	subscribe(e, user.Token, b.UnderscoreId)
+
+	e.want(e.do(request{method: "PATCH", path: "/api/brand/" + b.UnderscoreId, token: user.Token, json: map[string]any{"availability": false}}), http.StatusForbidden)
+	r = e.want(e.do(request{method: "PATCH", path: "/api/brand/" + b.UnderscoreId, bearer: admin, json: map[string]any{"availability": false, "name": "Acme Corp"}}), http.StatusOK)
+	var up struct {
+		Name            string `json:"name"`
+		Availability    bool   `json:"availability"`
+		Description     string `json:"description"`
+		SubscriberCount int    `json:"subscriberCount"`
+	}
+	r.decode(t, &up)
+	if up.Name != "Acme Corp" || up.Availability || up.Description != "Anvils." || up.SubscriberCount != 1 {
+		t.Errorf("updated %+v", up)
+	}
+	if l := e.list("/api/brand/list"); len(l) != 0 {
+		t.Errorf("unavailable brand still listed: %+v", l)
+	}
+
+	// Refusals: bad input, unknown ids, unknown fields.
+	e.want(e.do(request{method: "POST", path: "/api/brand", token: admin, json: map[string]any{"name": ""}}), http.StatusBadRequest)
+	e.want(e.do(request{method: "POST", path: "/api/brand", token: admin, json: map[string]any{"name": "X", "url": "javascript:alert(1)"}}), http.StatusBadRequest)
+	e.want(e.do(request{method: "POST", path: "/api/brand", token: admin, json: map[string]any{"name": "X", "subscriberCount": 5}}), http.StatusBadRequest)
+	e.want(e.do(request{method: "PATCH", path: "/api/brand/" + b.UnderscoreId, token: admin, json: map[string]any{}}), http.StatusBadRequest)
+	e.want(e.do(request{method: "PATCH", path: "/api/brand/" + unknownID, token: admin, json: map[string]any{"name": "X"}}), http.StatusNotFound)
+	e.want(e.do(request{method: "DELETE", path: "/api/brand/zzz", token: admin}), http.StatusNotFound)
+	e.want(e.do(request{method: "DELETE", path: "/api/brand/" + b.UnderscoreId, token: user.Token}), http.StatusForbidden)
+
+	r = e.want(e.do(request{method: "DELETE", path: "/api/brand/" + b.UnderscoreId, token: admin}), http.StatusOK)
+	if m := r.message(t); m != "Brand successfully deleted." {
+		t.Errorf("message %q", m)
+	}
+	e.want(e.do(request{method: "GET", path: "/api/brand/" + b.UnderscoreId}), http.StatusNotFound)
+	e.want(e.do(request{method: "DELETE", path: "/api/brand/" + b.UnderscoreId, token: admin}), http.StatusNotFound)
+	if me := e.me(user.Token); len(me.Subscriptions) != 0 {
+		t.Errorf("deleted brand still in subscriptions: %+v", me.Subscriptions)
+	}
+}
+
+// TestSubscriberCountRace has many users subscribe and unsubscribe at once, each several times and
+// in random order, and checks that every brand's subscriberCount equals its number of subscribers.
+func TestSubscriberCountRace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	admin := e.admin()
+	brandIDs := []string{
+		e.createBrand(admin, map[string]any{"name": "Hot"}).UnderscoreId,
+		e.createBrand(admin, map[string]any{"name": "Warm"}).UnderscoreId,
+	}
+	const users, ops = 24, 12
+	tokens := make([]string, users)
+	for i := range tokens {
+		tokens[i] = e.register(fmt.Sprintf("User %d", i), fmt.Sprintf("u%d@example.com", i), "password-123").Token
+	}
+
+	// final[u][b] is what user u ends with; each goroutine owns its user's row.
+	final := make([][]bool, users)
+	var wg sync.WaitGroup
+	for u := range users {
+		final[u] = make([]bool, len(brandIDs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(u), 7))
+			for range ops {
+				b := rng.IntN(len(brandIDs))
+				// Each call is sent twice at once: duplicates must count once.
+				path := "/api/unsubscribe/"
+				if rng.IntN(3) > 0 {
+					path = "/api/subscribe/"
+				}
+				var inner sync.WaitGroup
+				for range 2 {
+					inner.Add(1)
+					go func() {
+						defer inner.Done()
+						e.want(e.do(request{method: "POST", path: path + brandIDs[b], token: tokens[u]}), http.StatusOK)
+					}()
+				}
+				inner.Wait()
+				final[u][b] = path == "/api/subscribe/"
+			}
+		}()
+	}
+	wg.Wait()
+
+	for b, id := range brandIDs {
+		want := 0
+		for u := range users {
+			if final[u][b] {
+				want++
+			}
+		}
+		if got := e.brand(id).SubscriberCount; int(got) != want {
+			t.Errorf("brand %d: subscriberCount %d, want %d", b, got, want)
+		}
+		var rows int
+		if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM brand_subscriptions WHERE brand_id = $1`, id).Scan(&rows); err != nil || rows != want {
+			t.Errorf("brand %d: %d subscription rows (%v), want %d", b, rows, err, want)
+		}
+	}
+	for u := range users {
+		n := 0
+		for b := range brandIDs {
+			if final[u][b] {
+				n++
+			}
+		}
+		if got := len(e.me(tokens[u]).Subscriptions); got != n {
+			t.Errorf("user %d has %d subscriptions, want %d", u, got, n)
+		}
+	}
+}

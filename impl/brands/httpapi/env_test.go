@@ -1,0 +1,233 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/brands/httpapi"
+	"github.com/triadhq/triad/impl/brands/password"
+	"github.com/triadhq/triad/impl/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// hasher is shared so parallel tests together respect its cap on concurrent argon2 work. Tests use
+// the weak password.Fast cost because they create many users; the server always uses Default.
+var (
+	hasherOnce sync.Once
+	hasher     *password.Hasher
+)
+
+func testHasher() *password.Hasher {
+	hasherOnce.Do(func() { hasher = password.New(password.Fast) })
+	return hasher
+}
+
+// env is one brands API on its own database, reached over a real socket by a client that validates
+// every response against api/brands.yaml.
+type env struct {
+	t    testing.TB
+	url  string
+	c    *http.Client
+	pool *pgxpool.Pool
+	api  *httpapi.API
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	pool := dbtest.New(t)
+	h, api, err := httpapi.NewHTTPHandler(pool, httpapi.Options{
+		Hasher: testHasher(),
+		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	spec, err := brandsapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := apitest.Client(t, spec)
+	// The race tests share the client among many goroutines.
+	c.Transport = apitest.NewValidator(t, spec).Transport(t, &http.Transport{MaxIdleConnsPerHost: 128})
+	return &env{t: t, url: srv.URL, c: c, pool: pool, api: api}
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decoding %s: %v", r.body, err)
+	}
+}
+
+func (r resp) errBody(t testing.TB) brandsapi.Error {
+	t.Helper()
+	var e brandsapi.Error
+	r.decode(t, &e)
+	return e
+}
+
+func (r resp) message(t testing.TB) string {
+	t.Helper()
+	var m brandsapi.Message
+	r.decode(t, &m)
+	return m.Message
+}
+
+// request describes one call: a query token, a bearer token, and a form or JSON body.
+type request struct {
+	method, path string
+	token        string // sent as ?access_token=
+	bearer       string // sent as Authorization: Bearer
+	form         url.Values
+	json         any // a string is sent as is
+}
+
+func (e *env) do(rq request) resp {
+	e.t.Helper()
+	u := e.url + rq.path
+	if rq.token != "" {
+		u += "?access_token=" + url.QueryEscape(rq.token)
+	}
+	var body io.Reader
+	ctype := ""
+	switch {
+	case rq.form != nil:
+		body, ctype = strings.NewReader(rq.form.Encode()), "application/x-www-form-urlencoded"
+	case rq.json != nil:
+		s, ok := rq.json.(string)
+		if !ok {
+			b, err := json.Marshal(rq.json)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			s = string(b)
+		}
+		body, ctype = strings.NewReader(s), "application/json"
+	}
+	req, err := http.NewRequestWithContext(context.Background(), rq.method, u, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if rq.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+rq.bearer)
+	}
+	res, err := e.c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		e.t.Errorf("%s %s: Content-Type %q, want JSON", rq.method, rq.path, ct)
+	}
+	// No answer ever carries a password or its hash.
+	if strings.Contains(string(b), "$argon2") || strings.Contains(strings.ToLower(string(b)), "password_hash") {
+		e.t.Errorf("%s %s leaks a password hash: %s", rq.method, rq.path, b)
+	}
+	return resp{status: res.StatusCode, header: res.Header, body: b}
+}
+
+func (e *env) want(r resp, status int) resp {
+	e.t.Helper()
+	if r.status != status {
+		e.t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	return r
+}
+
+// register creates a user through the API and returns it.
+func (e *env) register(name, email, pw string) brandsapi.User {
+	e.t.Helper()
+	r := e.want(e.do(request{method: "POST", path: "/api/user/register",
+		form: url.Values{"name": {name}, "email": {email}, "password": {pw}}}), http.StatusCreated)
+	var u brandsapi.User
+	r.decode(e.t, &u)
+	return u
+}
+
+// admin creates an admin (as BRANDS_ADMIN_EMAIL does) and logs it in.
+func (e *env) admin() string {
+	e.t.Helper()
+	if _, err := e.api.Service().EnsureAdmin(context.Background(), "root@example.com", "Root", "root-password"); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.login("root@example.com", "root-password")
+}
+
+func (e *env) login(email, pw string) string {
+	e.t.Helper()
+	r := e.want(e.do(request{method: "POST", path: "/api/user/login",
+		form: url.Values{"email": {email}, "password": {pw}}}), http.StatusOK)
+	var tok brandsapi.TokenResponse
+	r.decode(e.t, &tok)
+	return tok.Token
+}
+
+func (e *env) me(tok string) brandsapi.User {
+	e.t.Helper()
+	r := e.want(e.do(request{method: "GET", path: "/api/user/me", token: tok}), http.StatusOK)
+	var u brandsapi.User
+	r.decode(e.t, &u)
+	return u
+}
+
+// createBrand creates a brand as the admin and returns it.
+func (e *env) createBrand(adminTok string, in map[string]any) brandsapi.Brand {
+	e.t.Helper()
+	r := e.want(e.do(request{method: "POST", path: "/api/brand", token: adminTok, json: in}), http.StatusCreated)
+	var b brandsapi.Brand
+	r.decode(e.t, &b)
+	return b
+}
+
+func (e *env) brand(id string) brandsapi.Brand {
+	e.t.Helper()
+	r := e.want(e.do(request{method: "GET", path: "/api/brand/" + id}), http.StatusOK)
+	var b brandsapi.Brand
+	r.decode(e.t, &b)
+	return b
+}
+
+func (e *env) list(path string) []brandsapi.Brand {
+	e.t.Helper()
+	r := e.want(e.do(request{method: "GET", path: path}), http.StatusOK)
+	var bs []brandsapi.Brand
+	r.decode(e.t, &bs)
+	return bs
+}
+
+var (
+	hexID     = regexp.MustCompile(`^[0-9a-f]{24}$`)
+	isoUTCms  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+	b64Token  = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+	unknownID = "0123456789abcdef01234567"
+)

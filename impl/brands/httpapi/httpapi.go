@@ -1,0 +1,194 @@
+// Package httpapi serves the brands API (api/brands.yaml) over HTTP: it authenticates nothing
+// itself but hands the caller's access token to the brands.Service, and maps the service's errors
+// to status codes in one place (refuse).
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/brands/password"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// Options configure the HTTP surface.
+type Options struct {
+	// Hasher hashes passwords; nil uses password.Default. Tests pass a cheap one.
+	Hasher *password.Hasher
+	// Log receives internal errors; nil discards them.
+	Log *slog.Logger
+}
+
+// API is the brands surface: the service and its HTTP handlers.
+type API struct {
+	svc *brands.Service
+	log *slog.Logger
+}
+
+// New builds the API over pool.
+func New(pool *pgxpool.Pool, opts Options) *API {
+	if opts.Hasher == nil {
+		opts.Hasher = password.New(password.Default)
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &API{svc: brands.NewService(pool, opts.Hasher), log: opts.Log}
+}
+
+// Service returns the domain service (for dev data and the first admin).
+func (a *API) Service() *brands.Service { return a.svc }
+
+// Mount registers the routes of api/brands.yaml (all under /api) on r, behind request validation
+// against the spec.
+func (a *API) Mount(r chi.Router) error {
+	spec, err := brandsapi.GetSpec()
+	if err != nil {
+		return err
+	}
+	r.Group(func(g chi.Router) {
+		g.Use(web.Validator(spec), withToken)
+		strict := brandsapi.NewStrictHandlerWithOptions(&server{svc: a.svc}, nil, brandsapi.StrictHTTPServerOptions{
+			RequestErrorHandlerFunc:  web.StrictRequestError,
+			ResponseErrorHandlerFunc: web.StrictResponseError(a.log),
+		})
+		brandsapi.HandlerWithOptions(strict, brandsapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: web.BadParam})
+	})
+	return nil
+}
+
+// NewHTTPHandler returns the API as a complete handler (with the root plumbing cmd/server adds:
+// request ids, panic recovery, JSON 404/405), for tests and benchmarks.
+func NewHTTPHandler(pool *pgxpool.Pool, opts Options) (http.Handler, *API, error) {
+	a := New(pool, opts)
+	r := chi.NewRouter()
+	r.Use(web.WithRequestID, web.Recover(a.log), web.LimitBody(1<<20))
+	r.NotFound(web.NotFound)
+	r.MethodNotAllowed(web.MethodNotAllowed)
+	if err := a.Mount(r); err != nil {
+		return nil, nil, err
+	}
+	return r, a, nil
+}
+
+type tokenKey struct{}
+
+// withToken takes the access token from the access_token query parameter (the original API's way)
+// or, failing that, from an Authorization: Bearer header, and puts it in the request context. It
+// checks nothing: the service resolves the token where a route needs a user.
+func withToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := r.URL.Query().Get("access_token")
+		if tok == "" {
+			if scheme, v, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+				tok = strings.TrimSpace(v)
+			}
+		}
+		if tok != "" {
+			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func token(ctx context.Context) string {
+	t, _ := ctx.Value(tokenKey{}).(string)
+	return t
+}
+
+// refusal is an error answer: the shared Error body with a status. It satisfies every operation's
+// response interface, so refuse can serve them all.
+type refusal struct {
+	status int
+	body   web.Error
+}
+
+func (e refusal) write(w http.ResponseWriter) error {
+	if e.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="brands"`)
+	}
+	web.WriteJSON(w, e.status, e.body)
+	return nil
+}
+
+// refuse maps a domain error to its HTTP answer; this is the one place that does. Errors it does
+// not know are returned as they are and become an opaque, logged 500.
+func refuse[T any](ctx context.Context, err error) (T, error) {
+	var zero T
+	e := refusal{body: web.Error{RequestID: web.RequestID(ctx)}}
+	var ve *brands.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		e.status, e.body.Code, e.body.Message = http.StatusBadRequest, web.CodeValidation, "the request has invalid fields"
+		for _, p := range ve.Problems {
+			e.body.Details = append(e.body.Details, web.FieldError{Field: p.Field, Message: p.Message})
+		}
+	case errors.Is(err, brands.ErrUnauthenticated):
+		e.status, e.body.Code, e.body.Message = http.StatusUnauthorized, web.CodeUnauthorized, "a valid access token is required"
+	case errors.Is(err, brands.ErrInvalidCredentials):
+		e.status, e.body.Code, e.body.Message = http.StatusUnauthorized, "invalid_credentials", "email or password is incorrect"
+	case errors.Is(err, brands.ErrWrongPassword):
+		e.status, e.body.Code, e.body.Message = http.StatusForbidden, "wrong_password", "the current password is incorrect"
+	case errors.Is(err, brands.ErrForbidden):
+		e.status, e.body.Code, e.body.Message = http.StatusForbidden, web.CodeForbidden, "only admins may manage brands"
+	case errors.Is(err, brands.ErrNotFound):
+		e.status, e.body.Code, e.body.Message = http.StatusNotFound, web.CodeNotFound, "brand not found"
+	case errors.Is(err, brands.ErrEmailTaken):
+		e.status, e.body.Code, e.body.Message = http.StatusConflict, "email_taken", "the email is already registered"
+	case errors.Is(err, brands.ErrUnavailable):
+		e.status, e.body.Code, e.body.Message = http.StatusConflict, "brand_unavailable", "the brand is not available"
+	default:
+		return zero, err
+	}
+	r, ok := any(e).(T)
+	if !ok {
+		return zero, err // a response type refusal lacks: a programming error, answered as a 500
+	}
+	return r, nil
+}
+
+// rawJSON is a success answer whose body PostgreSQL already rendered as JSON.
+type rawJSON struct {
+	status int
+	body   string
+}
+
+func (j rawJSON) write(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(j.status)
+	_, err := io.WriteString(w, j.body)
+	return err
+}
+
+// One Visit method per operation, so refusal and rawJSON satisfy each response interface.
+
+func (e refusal) VisitCreateBrandResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e refusal) VisitListBrandsResponse(w http.ResponseWriter) error         { return e.write(w) }
+func (e refusal) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error { return e.write(w) }
+func (e refusal) VisitDeleteBrandResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e refusal) VisitGetBrandResponse(w http.ResponseWriter) error           { return e.write(w) }
+func (e refusal) VisitUpdateBrandResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e refusal) VisitSubscribeBrandResponse(w http.ResponseWriter) error     { return e.write(w) }
+func (e refusal) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error   { return e.write(w) }
+func (e refusal) VisitEditProfileResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e refusal) VisitLoginUserResponse(w http.ResponseWriter) error          { return e.write(w) }
+func (e refusal) VisitLogoutUserResponse(w http.ResponseWriter) error         { return e.write(w) }
+func (e refusal) VisitGetMeResponse(w http.ResponseWriter) error              { return e.write(w) }
+func (e refusal) VisitRegisterUserResponse(w http.ResponseWriter) error       { return e.write(w) }
+func (e refusal) VisitResetPasswordResponse(w http.ResponseWriter) error      { return e.write(w) }
+
+func (j rawJSON) VisitCreateBrandResponse(w http.ResponseWriter) error        { return j.write(w) }
+func (j rawJSON) VisitListBrandsResponse(w http.ResponseWriter) error         { return j.write(w) }
+func (j rawJSON) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error { return j.write(w) }
+func (j rawJSON) VisitGetBrandResponse(w http.ResponseWriter) error           { return j.write(w) }
+func (j rawJSON) VisitUpdateBrandResponse(w http.ResponseWriter) error        { return j.write(w) }
+func (j rawJSON) VisitGetMeResponse(w http.ResponseWriter) error              { return j.write(w) }

@@ -1,0 +1,225 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/impl/brands"
+)
+
+// The success messages are the original API's, word for word.
+const (
+	msgPasswordChanged = "Password successfully changed"
+	msgProfileChanged  = "Profile successfully changed."
+	msgLoggedOut       = "You have successfully logged out."
+	msgSubscribed      = "Successfully Subscribed"
+	msgAlreadySub      = "Already Subscribed"
+	msgUnsubscribed    = "Successfully Unsubscribed"
+	msgNotSubscribed   = "Not Subscribed"
+	msgBrandDeleted    = "Brand successfully deleted."
+	createdAtLayout    = "2006-01-02T15:04:05.000Z"
+)
+
+// server implements the generated strict interface by calling brands.Service.
+type server struct {
+	svc *brands.Service
+}
+
+var _ brandsapi.StrictServerInterface = (*server)(nil)
+
+// errNoBody is a body in neither JSON nor form encoding; the spec validator refuses those first.
+var errNoBody = &brands.ValidationError{Problems: []brands.FieldProblem{{Field: "body", Message: "send a form or JSON body"}}}
+
+func (s *server) RegisterUser(ctx context.Context, req brandsapi.RegisterUserRequestObject) (brandsapi.RegisterUserResponseObject, error) {
+	body := req.JSONBody
+	if body == nil {
+		body = req.FormdataBody
+	}
+	if body == nil {
+		return refuse[brandsapi.RegisterUserResponseObject](ctx, errNoBody)
+	}
+	u, tok, err := s.svc.Register(ctx, body.Name, body.Email, body.Password)
+	if err != nil {
+		return refuse[brandsapi.RegisterUserResponseObject](ctx, err)
+	}
+	return brandsapi.RegisterUser201JSONResponse{
+		UnderscoreId:  u.ID,
+		Token:         tok,
+		Email:         u.Email,
+		Name:          u.Name,
+		IsAdmin:       u.IsAdmin,
+		Subscriptions: []brandsapi.Brand{},
+		CreatedAt:     u.CreatedAt.UTC().Format(createdAtLayout),
+	}, nil
+}
+
+func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestObject) (brandsapi.LoginUserResponseObject, error) {
+	body := req.JSONBody
+	if body == nil {
+		body = req.FormdataBody
+	}
+	if body == nil {
+		return refuse[brandsapi.LoginUserResponseObject](ctx, errNoBody)
+	}
+	tok, err := s.svc.Login(ctx, body.Email, body.Password)
+	if err != nil {
+		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
+	}
+	return brandsapi.LoginUser200JSONResponse{Token: tok}, nil
+}
+
+func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordRequestObject) (brandsapi.ResetPasswordResponseObject, error) {
+	body := req.JSONBody
+	if body == nil {
+		body = req.FormdataBody
+	}
+	if body == nil {
+		return refuse[brandsapi.ResetPasswordResponseObject](ctx, errNoBody)
+	}
+	if err := s.svc.ResetPassword(ctx, token(ctx), body.CurrentPassword, body.NewPassword); err != nil {
+		return refuse[brandsapi.ResetPasswordResponseObject](ctx, err)
+	}
+	return brandsapi.ResetPassword200JSONResponse{Message: msgPasswordChanged}, nil
+}
+
+func (s *server) EditProfile(ctx context.Context, req brandsapi.EditProfileRequestObject) (brandsapi.EditProfileResponseObject, error) {
+	body := req.JSONBody
+	if body == nil {
+		body = req.FormdataBody
+	}
+	if body == nil {
+		return refuse[brandsapi.EditProfileResponseObject](ctx, errNoBody)
+	}
+	if err := s.svc.EditProfile(ctx, token(ctx), deref(body.Name), deref(body.Email)); err != nil {
+		return refuse[brandsapi.EditProfileResponseObject](ctx, err)
+	}
+	return brandsapi.EditProfile200JSONResponse{Message: msgProfileChanged}, nil
+}
+
+func (s *server) LogoutUser(ctx context.Context, _ brandsapi.LogoutUserRequestObject) (brandsapi.LogoutUserResponseObject, error) {
+	if err := s.svc.Logout(ctx, token(ctx)); err != nil {
+		return refuse[brandsapi.LogoutUserResponseObject](ctx, err)
+	}
+	return brandsapi.LogoutUser200JSONResponse{Message: msgLoggedOut}, nil
+}
+
+func (s *server) GetMe(ctx context.Context, _ brandsapi.GetMeRequestObject) (brandsapi.GetMeResponseObject, error) {
+	me, err := s.svc.MeJSON(ctx, token(ctx))
+	if err != nil {
+		return refuse[brandsapi.GetMeResponseObject](ctx, err)
+	}
+	return rawJSON{status: http.StatusOK, body: string(me)}, nil
+}
+
+func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestObject) (brandsapi.ListBrandsResponseObject, error) {
+	list, err := s.svc.ListJSON(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rawJSON{status: http.StatusOK, body: list}, nil
+}
+
+func (s *server) ListFeaturedBrands(ctx context.Context, _ brandsapi.ListFeaturedBrandsRequestObject) (brandsapi.ListFeaturedBrandsResponseObject, error) {
+	list, err := s.svc.FeaturedJSON(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rawJSON{status: http.StatusOK, body: list}, nil
+}
+
+func (s *server) GetBrand(ctx context.Context, req brandsapi.GetBrandRequestObject) (brandsapi.GetBrandResponseObject, error) {
+	b, err := s.svc.BrandJSON(ctx, req.Id)
+	if err != nil {
+		return refuse[brandsapi.GetBrandResponseObject](ctx, err)
+	}
+	return rawJSON{status: http.StatusOK, body: b}, nil
+}
+
+func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBrandRequestObject) (brandsapi.SubscribeBrandResponseObject, error) {
+	created, err := s.svc.Subscribe(ctx, token(ctx), req.Id)
+	if err != nil {
+		return refuse[brandsapi.SubscribeBrandResponseObject](ctx, err)
+	}
+	if !created {
+		return brandsapi.SubscribeBrand200JSONResponse{Message: msgAlreadySub}, nil
+	}
+	return brandsapi.SubscribeBrand200JSONResponse{Message: msgSubscribed}, nil
+}
+
+func (s *server) UnsubscribeBrand(ctx context.Context, req brandsapi.UnsubscribeBrandRequestObject) (brandsapi.UnsubscribeBrandResponseObject, error) {
+	removed, err := s.svc.Unsubscribe(ctx, token(ctx), req.Id)
+	if err != nil {
+		return refuse[brandsapi.UnsubscribeBrandResponseObject](ctx, err)
+	}
+	if !removed {
+		return brandsapi.UnsubscribeBrand200JSONResponse{Message: msgNotSubscribed}, nil
+	}
+	return brandsapi.UnsubscribeBrand200JSONResponse{Message: msgUnsubscribed}, nil
+}
+
+func (s *server) CreateBrand(ctx context.Context, req brandsapi.CreateBrandRequestObject) (brandsapi.CreateBrandResponseObject, error) {
+	if req.Body == nil {
+		return refuse[brandsapi.CreateBrandResponseObject](ctx, errNoBody)
+	}
+	b := req.Body
+	in := brands.BrandInput{
+		Name:          b.Name,
+		Description:   deref(b.Description),
+		URL:           deref(b.Url),
+		FeaturedImage: deref(b.FeaturedImage),
+		Availability:  b.Availability == nil || *b.Availability, // the spec's default: true
+		IsFeatured:    b.IsFeatured != nil && *b.IsFeatured,
+	}
+	if b.Products != nil {
+		in.Products = products(*b.Products)
+	}
+	out, err := s.svc.CreateBrand(ctx, token(ctx), in)
+	if err != nil {
+		return refuse[brandsapi.CreateBrandResponseObject](ctx, err)
+	}
+	return rawJSON{status: http.StatusCreated, body: out}, nil
+}
+
+func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandRequestObject) (brandsapi.UpdateBrandResponseObject, error) {
+	if req.Body == nil {
+		return refuse[brandsapi.UpdateBrandResponseObject](ctx, errNoBody)
+	}
+	b := req.Body
+	in := brands.BrandPatch{
+		Name: b.Name, Description: b.Description, URL: b.Url, FeaturedImage: b.FeaturedImage,
+		Availability: b.Availability, IsFeatured: b.IsFeatured,
+	}
+	if b.Products != nil {
+		ps := products(*b.Products)
+		in.Products = &ps
+	}
+	out, err := s.svc.UpdateBrand(ctx, token(ctx), req.Id, in)
+	if err != nil {
+		return refuse[brandsapi.UpdateBrandResponseObject](ctx, err)
+	}
+	return rawJSON{status: http.StatusOK, body: out}, nil
+}
+
+func (s *server) DeleteBrand(ctx context.Context, req brandsapi.DeleteBrandRequestObject) (brandsapi.DeleteBrandResponseObject, error) {
+	if err := s.svc.DeleteBrand(ctx, token(ctx), req.Id); err != nil {
+		return refuse[brandsapi.DeleteBrandResponseObject](ctx, err)
+	}
+	return brandsapi.DeleteBrand200JSONResponse{Message: msgBrandDeleted}, nil
+}
+
+func products(in []brandsapi.Product) []brands.Product {
+	out := make([]brands.Product, len(in))
+	for i, p := range in {
+		out[i] = p
+	}
+	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

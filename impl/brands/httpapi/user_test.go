@@ -1,0 +1,276 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRegister201(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	before := time.Now().UTC().Add(-time.Second)
+	u := e.register("  Ada Lovelace ", "Ada@Example.com", "correct-horse")
+	if !hexID.MatchString(u.UnderscoreId) {
+		t.Errorf("_id %q is not 24 hex digits", u.UnderscoreId)
+	}
+	if !b64Token.MatchString(u.Token) {
+		t.Errorf("token %q is not 256 bits of base64url", u.Token)
+	}
+	if u.Name != "Ada Lovelace" || u.Email != "Ada@Example.com" || u.IsAdmin {
+		t.Errorf("user = %+v", u)
+	}
+	if u.Subscriptions == nil || len(u.Subscriptions) != 0 {
+		t.Errorf("subscriptions = %v, want []", u.Subscriptions)
+	}
+	if !isoUTCms.MatchString(u.CreatedAt) {
+		t.Errorf("created_at %q is not ISO 8601 UTC with milliseconds", u.CreatedAt)
+	}
+	if ts, err := time.Parse(time.RFC3339, u.CreatedAt); err != nil || ts.Before(before) || ts.After(time.Now().Add(time.Second)) {
+		t.Errorf("created_at %q is not now (%v)", u.CreatedAt, err)
+	}
+	// The register token works at once.
+	if me := e.me(u.Token); me.UnderscoreId != u.UnderscoreId || me.CreatedAt != u.CreatedAt {
+		t.Errorf("me = %+v, want the registered user %+v", me, u)
+	}
+
+	// JSON bodies are accepted too.
+	r := e.want(e.do(request{method: "POST", path: "/api/user/register",
+		json: map[string]string{"name": "Grace", "email": "grace@example.com", "password": "hopper-1906"}}), http.StatusCreated)
+	if !strings.Contains(string(r.body), `"subscriptions":[]`) {
+		t.Errorf("new user's subscriptions not an empty array: %s", r.body)
+	}
+}
+
+func TestRegister409(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.register("Ada", "ada@example.com", "correct-horse")
+	for _, email := range []string{"ada@example.com", "ADA@example.COM", " ada@example.com "} {
+		r := e.want(e.do(request{method: "POST", path: "/api/user/register",
+			form: url.Values{"name": {"Other"}, "email": {email}, "password": {"other-password"}}}), http.StatusConflict)
+		if c := r.errBody(t).Code; c != "email_taken" {
+			t.Errorf("%q: code %q", email, c)
+		}
+	}
+}
+
+func TestRegister400(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cases := []struct {
+		name  string
+		form  url.Values
+		field string
+	}{
+		{"bad email", url.Values{"name": {"A"}, "email": {"not-an-email"}, "password": {"password1"}}, "email"},
+		{"display name in email", url.Values{"name": {"A"}, "email": {"Ada <ada@example.com>"}, "password": {"password1"}}, "email"},
+		{"short password", url.Values{"name": {"A"}, "email": {"a@example.com"}, "password": {"short"}}, "password"},
+		{"long password", url.Values{"name": {"A"}, "email": {"a@example.com"}, "password": {strings.Repeat("p", 129)}}, "password"},
+		{"blank name", url.Values{"name": {"   "}, "email": {"a@example.com"}, "password": {"password1"}}, "name"},
+		{"long name", url.Values{"name": {strings.Repeat("n", 101)}, "email": {"a@example.com"}, "password": {"password1"}}, "name"},
+		{"missing email", url.Values{"name": {"A"}, "password": {"password1"}}, "email"},
+	}
+	for _, c := range cases {
+		r := e.want(e.do(request{method: "POST", path: "/api/user/register", form: c.form}), http.StatusBadRequest)
+		body := r.errBody(t)
+		if body.Code != "validation_failed" || body.Details == nil || len(*body.Details) == 0 {
+			t.Errorf("%s: body %s", c.name, r.body)
+			continue
+		}
+		found := false
+		for _, d := range *body.Details {
+			found = found || strings.Contains(d.Field, c.field)
+		}
+		if !found {
+			t.Errorf("%s: details %s do not name %q", c.name, r.body, c.field)
+		}
+	}
+	// Neither form nor JSON.
+	e.want(e.do(request{method: "POST", path: "/api/user/register"}), http.StatusBadRequest)
+	e.want(e.do(request{method: "POST", path: "/api/user/register", json: `{"name":`}), http.StatusBadRequest)
+}
+
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	tok := e.login("ADA@example.com", "correct-horse")
+	if !b64Token.MatchString(tok) || tok == u.Token {
+		t.Errorf("login token %q: want a new 256-bit token", tok)
+	}
+	if e.me(tok).UnderscoreId != u.UnderscoreId {
+		t.Error("login token does not authenticate the user")
+	}
+	// JSON body.
+	e.want(e.do(request{method: "POST", path: "/api/user/login",
+		json: map[string]string{"email": "ada@example.com", "password": "correct-horse"}}), http.StatusOK)
+
+	// An unknown email and a wrong password get byte-for-byte the same body (request id aside).
+	wrong := e.want(e.do(request{method: "POST", path: "/api/user/login",
+		form: url.Values{"email": {"ada@example.com"}, "password": {"wrong-horse"}}}), http.StatusUnauthorized).errBody(t)
+	unknown := e.want(e.do(request{method: "POST", path: "/api/user/login",
+		form: url.Values{"email": {"nobody@example.com"}, "password": {"correct-horse"}}}), http.StatusUnauthorized).errBody(t)
+	wrong.RequestId, unknown.RequestId = nil, nil
+	if wrong.Code != "invalid_credentials" || wrong.Code != unknown.Code || wrong.Message != unknown.Message {
+		t.Errorf("wrong password %+v vs unknown email %+v", wrong, unknown)
+	}
+	e.want(e.do(request{method: "POST", path: "/api/user/login", form: url.Values{"email": {"ada@example.com"}}}), http.StatusBadRequest)
+}
+
+func TestTokens_QueryAndBearer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	r := e.want(e.do(request{method: "GET", path: "/api/user/me", bearer: u.Token}), http.StatusOK)
+	var me struct {
+		Token string `json:"token"`
+	}
+	r.decode(t, &me)
+	if me.Token != u.Token {
+		t.Errorf("me token %q, want the presented one", me.Token)
+	}
+	second := e.login("ada@example.com", "correct-horse")
+	if got := e.me(second).Token; got != second {
+		t.Errorf("me returns token %q, want the presented %q", got, second)
+	}
+}
+
+func TestTokens401(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	brand := "655e1f2a0000000000000001"
+	routes := []request{
+		{method: "GET", path: "/api/user/me"},
+		{method: "POST", path: "/api/user/logout"},
+		{method: "POST", path: "/api/user/reset", form: url.Values{"currentPassword": {"correct-horse"}, "newPassword": {"new-password"}}},
+		{method: "PUT", path: "/api/user/edit", form: url.Values{"name": {"X"}}},
+		{method: "POST", path: "/api/subscribe/" + brand},
+		{method: "POST", path: "/api/unsubscribe/" + brand},
+		{method: "POST", path: "/api/brand", json: map[string]any{"name": "X"}},
+		{method: "PATCH", path: "/api/brand/" + brand, json: map[string]any{"name": "X"}},
+		{method: "DELETE", path: "/api/brand/" + brand},
+	}
+	for _, bad := range []struct{ token, bearer string }{{}, {token: "nonsense"}, {bearer: "nonsense"}, {token: u.Token + "x"}, {bearer: strings.Repeat("a", 300)}} {
+		for _, rq := range routes {
+			rq.token, rq.bearer = bad.token, bad.bearer
+			r := e.want(e.do(rq), http.StatusUnauthorized)
+			if r.errBody(t).Code != "unauthorized" || r.header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s %s with %+v: %s", rq.method, rq.path, bad, r.body)
+			}
+		}
+	}
+}
+
+func TestTokens_StoredAsHashOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	var n int
+	sum := sha256.Sum256([]byte(u.Token))
+	if err := e.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM brand_tokens WHERE token_hash = $1`, sum[:]).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("token hash rows = %d, %v", n, err)
+	}
+	var dump string
+	if err := e.pool.QueryRow(context.Background(),
+		`SELECT coalesce(string_agg(t::text, ' '), '') || (SELECT string_agg(u::text, ' ') FROM brand_users u) FROM brand_tokens t`).Scan(&dump); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(dump, u.Token) || strings.Contains(dump, "correct-horse") {
+		t.Error("the database holds the token or the password in clear")
+	}
+	if !strings.Contains(dump, "$argon2id$") {
+		t.Error("the password is not stored as an argon2id hash")
+	}
+}
+
+func TestLogout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	other := e.login("ada@example.com", "correct-horse")
+	r := e.want(e.do(request{method: "POST", path: "/api/user/logout", token: u.Token}), http.StatusOK)
+	if m := r.message(t); m != "You have successfully logged out." {
+		t.Errorf("message %q", m)
+	}
+	// The token stops working at once; logging it out again is a 401.
+	e.want(e.do(request{method: "GET", path: "/api/user/me", token: u.Token}), http.StatusUnauthorized)
+	e.want(e.do(request{method: "POST", path: "/api/user/logout", token: u.Token}), http.StatusUnauthorized)
+	// The user's other sessions are untouched.
+	e.me(other)
+	// Bearer works for logout too.
+	e.want(e.do(request{method: "POST", path: "/api/user/logout", bearer: other}), http.StatusOK)
+	e.want(e.do(request{method: "GET", path: "/api/user/me", bearer: other}), http.StatusUnauthorized)
+}
+
+func TestReset(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	other := e.login("ada@example.com", "correct-horse")
+
+	r := e.want(e.do(request{method: "POST", path: "/api/user/reset", token: u.Token,
+		form: url.Values{"currentPassword": {"wrong-horse"}, "newPassword": {"new-password"}}}), http.StatusForbidden)
+	if c := r.errBody(t).Code; c != "wrong_password" {
+		t.Errorf("code %q", c)
+	}
+	e.me(other) // a refused change revokes nothing
+	r = e.want(e.do(request{method: "POST", path: "/api/user/reset", token: u.Token,
+		form: url.Values{"currentPassword": {"correct-horse"}, "newPassword": {"short"}}}), http.StatusBadRequest)
+	if !strings.Contains(string(r.body), "newPassword") {
+		t.Errorf("details do not name newPassword: %s", r.body)
+	}
+
+	r = e.want(e.do(request{method: "POST", path: "/api/user/reset", token: u.Token,
+		form: url.Values{"currentPassword": {"correct-horse"}, "newPassword": {"new-password"}}}), http.StatusOK)
+	if m := r.message(t); m != "Password successfully changed" {
+		t.Errorf("message %q", m)
+	}
+	e.me(u.Token) // the presented token stays valid
+	e.want(e.do(request{method: "GET", path: "/api/user/me", token: other}), http.StatusUnauthorized)
+	e.want(e.do(request{method: "POST", path: "/api/user/login",
+		form: url.Values{"email": {"ada@example.com"}, "password": {"correct-horse"}}}), http.StatusUnauthorized)
+	e.login("ada@example.com", "new-password")
+
+	// JSON body.
+	e.want(e.do(request{method: "POST", path: "/api/user/reset", bearer: u.Token,
+		json: map[string]string{"currentPassword": "new-password", "newPassword": "newer-password"}}), http.StatusOK)
+	e.login("ada@example.com", "newer-password")
+}
+
+func TestEdit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	e.register("Grace", "grace@example.com", "hopper-1906")
+
+	r := e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token,
+		form: url.Values{"name": {"Ada King"}}}), http.StatusOK)
+	if m := r.message(t); m != "Profile successfully changed." {
+		t.Errorf("message %q", m)
+	}
+	if me := e.me(u.Token); me.Name != "Ada King" || me.Email != "ada@example.com" {
+		t.Errorf("after name change: %+v", me)
+	}
+	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token,
+		json: map[string]string{"email": "ada.king@example.com", "name": ""}}), http.StatusOK)
+	if me := e.me(u.Token); me.Name != "Ada King" || me.Email != "ada.king@example.com" {
+		t.Errorf("after email change: %+v", me)
+	}
+	e.login("ada.king@example.com", "correct-horse")
+	// Changing the case of one's own email is fine; taking another's is not.
+	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, form: url.Values{"email": {"Ada.King@example.com"}}}), http.StatusOK)
+	r = e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, form: url.Values{"email": {"GRACE@example.com"}}}), http.StatusConflict)
+	if c := r.errBody(t).Code; c != "email_taken" {
+		t.Errorf("code %q", c)
+	}
+	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, form: url.Values{"email": {"nope"}}}), http.StatusBadRequest)
+	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, form: url.Values{"name": {""}}}), http.StatusBadRequest)
+	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, json: map[string]string{}}), http.StatusBadRequest)
+}
