@@ -3,9 +3,9 @@ package token_test
 import (
 	"encoding/json"
 	"errors"
-	"reflect"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 
