@@ -1,14 +1,27 @@
--- name: ListAvailableBrandsJSON :one
--- ListAvailableBrandsJSON renders every available brand as one JSON array, in creation order.
-SELECT coalesce(json_agg(json_build_object(
+-- name: AvailableBrandsDigest :one
+-- AvailableBrandsDigest identifies the current row versions of the available brands; it changes
+-- whenever ListAvailableBrandsJSON's result would.
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
+FROM brands b WHERE b.availability;
+
+-- name: ListAvailableBrandsJSONWithDigest :one
+-- ListAvailableBrandsJSONWithDigest renders the available brands and their digest from one snapshot.
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
+    coalesce(json_agg(json_build_object(
     '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
     'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
     'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
 FROM brands b WHERE b.availability;
 
--- name: ListFeaturedBrandsJSON :one
--- ListFeaturedBrandsJSON renders every featured, available brand as one JSON array, in creation order.
-SELECT coalesce(json_agg(json_build_object(
+-- name: FeaturedBrandsDigest :one
+-- FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
+FROM brands b WHERE b.is_featured AND b.availability;
+
+-- name: ListFeaturedBrandsJSONWithDigest :one
+-- ListFeaturedBrandsJSONWithDigest renders the featured, available brands and their digest from one snapshot.
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
+    coalesce(json_agg(json_build_object(
     '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
     'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
     'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands

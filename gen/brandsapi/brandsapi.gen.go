@@ -424,12 +424,20 @@ type ClientInterface interface {
 
 	// CreateBrandWithBody Create a brand (admin)
 	//
+	// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+	// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+	// when given.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/brand (the `CreateBrand` operationId).
 	CreateBrandWithBody(ctx context.Context, params *CreateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateBrand Create a brand (admin)
+	//
+	// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+	// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+	// when given.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -637,6 +645,10 @@ type ClientInterface interface {
 
 // CreateBrandWithBody Create a brand (admin)
 //
+// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+// when given.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/brand (the `CreateBrand` operationId).
@@ -653,6 +665,10 @@ func (c *Client) CreateBrandWithBody(ctx context.Context, params *CreateBrandPar
 }
 
 // CreateBrand Create a brand (admin)
+//
+// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+// when given.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1911,12 +1927,20 @@ type ClientWithResponsesInterface interface {
 
 	// CreateBrandWithBodyWithResponse Create a brand (admin)
 	//
+	// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+	// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+	// when given.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/brand (the `CreateBrand` operationId).
 	CreateBrandWithBodyWithResponse(ctx context.Context, params *CreateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBrandResponse, error)
 
 	// CreateBrandWithResponse Create a brand (admin)
+	//
+	// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+	// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+	// when given.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2219,6 +2243,8 @@ type ListBrandsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]Brand
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2226,6 +2252,11 @@ type ListBrandsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListBrandsResponse) GetJSON200() *[]Brand {
 	return r.JSON200
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListBrandsResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2267,6 +2298,8 @@ type ListFeaturedBrandsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]Brand
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2274,6 +2307,11 @@ type ListFeaturedBrandsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListFeaturedBrandsResponse) GetJSON200() *[]Brand {
 	return r.JSON200
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListFeaturedBrandsResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2323,6 +2361,8 @@ type DeleteBrandResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *BrandNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2350,6 +2390,11 @@ func (r DeleteBrandResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteBrandResponse) GetJSON404() *BrandNotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteBrandResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2395,6 +2440,8 @@ type GetBrandResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *BrandNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2412,6 +2459,11 @@ func (r GetBrandResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetBrandResponse) GetJSON404() *BrandNotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetBrandResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2544,6 +2596,8 @@ type SubscribeBrandResponse struct {
 	JSON404 *BrandNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2571,6 +2625,11 @@ func (r SubscribeBrandResponse) GetJSON404() *BrandNotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r SubscribeBrandResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SubscribeBrandResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2618,6 +2677,8 @@ type UnsubscribeBrandResponse struct {
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *BrandNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2640,6 +2701,11 @@ func (r UnsubscribeBrandResponse) GetJSON401() *Unauthorized {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UnsubscribeBrandResponse) GetJSON404() *BrandNotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UnsubscribeBrandResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2830,6 +2896,8 @@ type LogoutUserResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2847,6 +2915,11 @@ func (r LogoutUserResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r LogoutUserResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LogoutUserResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2892,6 +2965,8 @@ type GetMeResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -2909,6 +2984,11 @@ func (r GetMeResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetMeResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetMeResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3092,6 +3172,10 @@ func (r ResetPasswordResponse) ContentType() string {
 
 // CreateBrandWithBodyWithResponse Create a brand (admin)
 //
+// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+// when given.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/brand (the `CreateBrand` operationId).
@@ -3104,6 +3188,10 @@ func (c *ClientWithResponses) CreateBrandWithBodyWithResponse(ctx context.Contex
 }
 
 // CreateBrandWithResponse Create a brand (admin)
+//
+// Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+// featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+// when given.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3544,6 +3632,13 @@ func ParseListBrandsResponse(rsp *http.Response) (*ListBrandsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3576,6 +3671,13 @@ func ParseListFeaturedBrandsResponse(rsp *http.Response) (*ListFeaturedBrandsRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -3638,6 +3740,13 @@ func ParseDeleteBrandResponse(rsp *http.Response) (*DeleteBrandResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3684,6 +3793,13 @@ func ParseGetBrandResponse(rsp *http.Response) (*GetBrandResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -3814,6 +3930,13 @@ func ParseSubscribeBrandResponse(rsp *http.Response) (*SubscribeBrandResponse, e
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3867,6 +3990,13 @@ func ParseUnsubscribeBrandResponse(rsp *http.Response) (*UnsubscribeBrandRespons
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -4030,6 +4160,13 @@ func ParseLogoutUserResponse(rsp *http.Response) (*LogoutUserResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4076,6 +4213,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -5049,6 +5193,20 @@ func (response ListBrands200JSONResponse) VisitListBrandsResponse(w http.Respons
 	return err
 }
 
+type ListBrands413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response ListBrands413JSONResponse) VisitListBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListBrands500JSONResponse struct{ InternalJSONResponse }
 
 func (response ListBrands500JSONResponse) VisitListBrandsResponse(w http.ResponseWriter) error {
@@ -5080,6 +5238,20 @@ func (response ListFeaturedBrands200JSONResponse) VisitListFeaturedBrandsRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFeaturedBrands413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response ListFeaturedBrands413JSONResponse) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5177,6 +5349,20 @@ func (response DeleteBrand404JSONResponse) VisitDeleteBrandResponse(w http.Respo
 	return err
 }
 
+type DeleteBrand413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response DeleteBrand413JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteBrand500JSONResponse struct{ InternalJSONResponse }
 
 func (response DeleteBrand500JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
@@ -5237,6 +5423,20 @@ func (response GetBrand404JSONResponse) VisitGetBrandResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBrand413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response GetBrand413JSONResponse) VisitGetBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5442,6 +5642,20 @@ func (response SubscribeBrand409JSONResponse) VisitSubscribeBrandResponse(w http
 	return err
 }
 
+type SubscribeBrand413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response SubscribeBrand413JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubscribeBrand500JSONResponse struct{ InternalJSONResponse }
 
 func (response SubscribeBrand500JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
@@ -5517,6 +5731,20 @@ func (response UnsubscribeBrand404JSONResponse) VisitUnsubscribeBrandResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsubscribeBrand413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response UnsubscribeBrand413JSONResponse) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5758,6 +5986,20 @@ func (response LogoutUser401JSONResponse) VisitLogoutUserResponse(w http.Respons
 	return err
 }
 
+type LogoutUser413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response LogoutUser413JSONResponse) VisitLogoutUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LogoutUser500JSONResponse struct{ InternalJSONResponse }
 
 func (response LogoutUser500JSONResponse) VisitLogoutUserResponse(w http.ResponseWriter) error {
@@ -5818,6 +6060,20 @@ func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe413JSONResponse struct{ TooLargeJSONResponse }
+
+func (response GetMe413JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6563,86 +6819,88 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fx7c9s4kv8qKN5WjT2lt+2sY/9zdjaz453MTCpO7nY39lkQ2RIRkwADgJZ1KX/3LTRAEqQoW/IzO7X5",
-	"K5ZIoNHo/vVb34JQpJngwLUKDr4FcE3TLAH8/7GkPPofmuRg/lJ5mlK5CA6CIzIx3wSd4Kr48oJFwUHw",
-	"am8PhtMRHdT/DYNOQK8oS+iEJUwvggMtc+gEEahQskwzwYOD4JTxWQJdIdmMcTIByhWRgioNEdGCCBmB",
-	"7AWdYApU5xKik5TOIDgIYq0zddDvM/O36rkD9EKR9rmQOp4zHvW+ZLOgEzD1k3u5IIHT1KzxW/EgeSOm",
-	"U4CgE2RSRHlomPL5W/HYzyJXQCYJ4OEzyUIIDoaj3t7NeSdQ+cQcZwLyjci5Nl90glwmHokVPR6Vwc3N",
-	"TSfIqKQpaJDI+aMwBKU+ikvg5s86oz7GQLT5ikylSImEGVMaJBGSJGLGeI98gK85kxCRnCegFGGaMEUU",
-	"cE2oIuOjXMdCsv+nZsEDcgxUghz3zrhhkdnhaw5yEZTcoUjNBe4ZdAIVxpBST1iCg2Dn66j75/kxH85+",
-	"+fvPe/J4oN4M9Nvd9B/D/NXi9XSf/vPy6+D6audvo3nQCVJ6/Q74TMeGSfudQC8ys4jSkvFZYNiBonfy",
-	"l+XDO9kj4wsWjXvkiC90zPiM6JjiIbnQhJJLLuacsIhspTSZCplCRAQHRRgPkzyCaJvMQCuyO9jtFYfO",
-	"qI6rMzNzw9LxsZCWtpPfIvPeMV/tLp/yxmygMsGVUzcamYsDpc1foeAaOP6XZlnCQryt/hcleI0A82Rk",
-	"1r2iCYvwoYspZQmYA0SgKUusDE8ZJEZJIaUsMdSBUlaD0lxpMgFCOcEvCY0iCUoFRqyrx6QljkQCLJ9T",
-	"qsOY6BjI0fsTojII2dTR6ZgHSp+YPXemI/o6HERD2J3s0VdhcOMz808SpsFB8F/9Cor69lvVfyulkJZZ",
-	"y1pwC0U1ag7J2HFiTMz9KgI0jAnjyDOCnOkFhdj9JvRPIufRvW6BC30xxbd91lmZNRQW3z0xd34TTk9i",
-	"qoiOmUJlEBJ5wyKjKaVmbOPR35qb/0gd4mx8bhScC00tRFQnN/tZoWKK0EQCjRYlZMEzcOKICx2DJLkC",
-	"WXHDkrRlFqIGKOdMxyLXhjIq0d6EVIHlzE9CTlgU3ZMx0/Jtny2CJwtCo5RxcxELklJOZ2DvTD2P8iBD",
-	"CsTklhg87wnXIDlN7nVc5l6+ANzbP3PxFVEgr0CS4oknFwBS7myAMZdwiGowESiKV0AT5ALaEToxYsB0",
-	"h4xLusZkynhkzSjHVxMxQ1Z9FOIdlTO4F6vc+hdaiIsEV2lDW6SSKaKFIMVTzyAdxbbC3BQCKl7aD4ok",
-	"LGUaT/+JU+dJwP3AMvcX8A9PiUVm63k4b4cpUhrkZ+FBc/eUKcX4rENybh0MIY38iEsw1qPcs/KdzX8y",
-	"KTKQmlkbj35ym0Nn0ZpFHTLaJTFck4jNmFbGO1nL18ioNjIeHAT/93nQfU270/Nvo92bPwVLfkfTF29S",
-	"8ztCk30kKSCJUAkkYeiMG0JDalx0Uvq8BjJrtFqHyW09ESIByoMml30/al33f+k0jXjgW4v6m2/Ipw/v",
-	"6tzcIHBY2tSPJJo7Ft+UrMsyoLKAjoJc5OZaLLMeqc+rlnBlicIqfvkWMA2puksV3tsXzLtuMSolXaAu",
-	"NUObNgnmeToxUcgULYuqy4YFXMOPQ0KTOV0oAtc0rDPABEzGJaHaWoudkQEFxlmap8HBoKTLwPkMpKEM",
-	"46uV+vSDIoppaL/29mCsLRipwoDPqMDuSurCbGlpimND2WqC493RMovPS0LE5AvYa0FMeSOBapQHGkXM",
-	"bE2T9x7GTGmioNOAnWWNn9I80YXMbaq15etBjbPrqrAXF+0NBoP1dLp1xw1U2Nt01L5pU6fdjo6hj6Om",
-	"dSpQustI+A4lLgn6fN7ZWKNTen1iXxn6hy81vNSjW9m8SmXu4m1Dh5BTKwX8UxatI+Ap4/6nw7tEvjyN",
-	"e/8JTNM95PpZRPnuoz+17D6RuD6qhC5J49uIaS8h03ArNEmAKk0EB2PzxoaFY/SNxhhcjg9tPiXTC4Jp",
-	"UhIaYFeEKpLAVBORo/WrS61NzrQ5MbXMTIdQTVKhNBnt7ZIwppKGGqQ6JDlnX3NYEc/WDSGNaO+S8dl/",
-	"r2bV3m7LxRbCUidxaDYZDgYeNYROtYkeJEtTE1upjIbQcGmPIkp+MQvXs4LrXhG67+0OgAlgxJTAFUgT",
-	"5k1zRRMiuI3/VS6nNITlC7CRSXPBU42+cErDmHHoSqARfiCBKsHrJ/IzQEu8KxNyzR3eg+xiHopkUkwS",
-	"SJUh3sVBGEcVwSsmLAt9qhPvUny+YhTZviVKymDLf3plJvAuSLc7V6u2oXtTiT0K6rz4OU8pr5gM11lC",
-	"OfKgzunlrNrSKb0osU1I/t51Ct49iQy/dZVU7JCpkDahiLJrcxaJmDUEeCn2vItVKGG3c+qdmDHuQc8K",
-	"jKip8qZanFGl5kI2xCUUUkKou7GQCroTDCqN21q65eVr62Tx/WMXglgu0HbwXyuRqJ95pawckVDwKTPU",
-	"GR3RcF2PKYLTHKP4aZ4kC3JaxiR3XtNt91NYqpU+Slt964g4i2gV2wVDmFqJaQaEKTKVAGTLfGR9DZpg",
-	"Zj1iTsrZNWF6u3a+NWpTLQf44BKwd8vY89ihO4TX8zR21jZIf2EqS+gCE/4d8gDz9E5cQUJDaDFRd7lA",
-	"no7VidtHckb7Hjn1jR+iiB5V+2v54p31tPMDKNArRSbMpQSu3z81rnQCDvP39+es0jRLShosRU/A2CY7",
-	"6mS3sRfLvR9cRXCZv3p1NdhPVDas00Z12dtPZAloo/yTArlBrtNWHtZLdfqm9c/RPmyY6gwxWxJd0BYX",
-	"/uT0d7L/ajAknz6+IZqloDRNM4QskrIkYQpCwaMGYaPB6FV3OOyORh9Hw4OdvYPBq95wtPNPX4RMANs1",
-	"Ky6R1AmuuzPRXaJzLZveEuYdRSlrEYqjorLkVZVqx9ggEmxA4BIRLnOFW6tbknEKbR3efS01eOiCJONu",
-	"UcJhjs/UvNzbokabaG9xL9fUF2dvOZAvxvllSuUQdYgrlbroDmOGkCbJ9tOpl80sFk0WBSA7fC5uusnu",
-	"moQvq6a5HghzyfTi1PDLpUYe0l3SIdTe5NhvCxkT7BkhZRtLb71ekuLSMvYL4K1NsBnlKDcY20aaomlB",
-	"38pWFnKWDwY7IT6F/4Vxr+hbQXHHp6rdY60zWwNifCqW9/2E+eyCEx3DB2IYMZFirqoKCY8qwXYp77R3",
-	"xs/4jz8ei4iB6v34I/lQlfUYqCLmQK2QItdgKy1jv3523Z3P510DLt1cJsBNABGNi3s44zVfUQtxiTs7",
-	"19KwC4MzuzBNlEDxz7CSY6iub/ZFCT4mVn565KNZHyvDrkDlaNT0EsjfTn//jWAhe4uW+fZxkfYZY8Gf",
-	"E9RHc067ptrukbcuJLeWzjxnlnKsMjcKXDt6LMucCBoCUAaJBJ1LbpYXGTV+Zl2jR3uviKFHpGTCtOqQ",
-	"S8g0mSwsv1woZ0vwilBy+vNR17wSUxVv98gHd8aYasLBsMneDx6a6dvk/4yXClDqSdOVR2zZSHbJkTuY",
-	"0nShXGk055olZ9y2diViNoOIiFzj6vgdYVoRMecgjSvEZ2DJKdwbsjWPWRi7AqZyeRLbK2F3Q9mk+oyb",
-	"028bKm4pgLp3XFfV0F3mSYRCbxXIXJ/TlZheARntdmO47qL1t/1cimztkslCW8VAZMOgjhkPfr+8UvOA",
-	"oYcTFp3xovPLo8kES456Y1bSqtnLyRiax4oyNPljh7FjuzF0SI6ZaKQ7ggR0oeqHhPKFsQyQKCjW3nFr",
-	"Y0oK135byzyFVErm7mCMD40xR2Xb7hIWgvP6HFD+evIxaPYPigy4ErkMoSfkrO9eUn3zrLF4TKNV0pLR",
-	"iBxbVh+9Pwk6wRVI5fJ0vUFvYJ42i9GMGSvWG/R2rGMVo4Ho04z1J2UFW1h33/h2eCFYc7d1qGPXCOq3",
-	"L35uN9jVI32/vfHmvMzSHItosVkfwR+/q3StBtJ1ux38AuJN3f8whDcbEkeD4frXYWNA64ysoqN4tO91",
-	"Ft9sRv3KfhU0T3OqnPZGHavVXFRG2USCN51gdzBYtVV5/L7XjImvDO9+pdYOgy/t3P1S1Vxm3hiu8UbZ",
-	"c3TTCfbWOUrZz4WsLru4rRwUmSiyhWZ+23hFdGbkM8APgnPzVgUI/YRZNJhBS0hlIc/dRSyUsZKeiqJP",
-	"gCpCGK/wvVTCOsK8Y0ofVw1xNcEcbIITn//Tn/6g/vRzX0MfEpStaLNq9Br17inZLtCxBfJKzo0YLe3h",
-	"ibm1c21i3p96RdR15b26w82lvXjzEaTe1oM8+iuG/M69LqTGJMcfXVUepgd1W/X4mlC/lSdRhMYWd+rB",
-	"NxbdWLk3DnBLlh0/V1V/F7rLNpjwUxXm3pleFnv7/mO5kfe3EV6JybahEOUXjuzx7ZDAet5KUcq61V9h",
-	"iswEh+/dLRnsrkFZbXTigb6JlYo1fJNOOy4biLOvThY2tOx4JsBGiMuy+FfQhSA+EHjL2OklvOD7S9Mz",
-	"XfMKfPoANCquvAWXNkWHYoTMIENGddiSUHzj5UVckmzGroAjhl0CZC6Do2OsaY4bpmNcjE/MJcMGkWWR",
-	"ss1s31WU7FL/vgHFjzaTQNelt1YUuan22LzLy0WRtJiY5GL+h4TmZ40zP7ks2tpxZqllpfPxAMUXbc17",
-	"ZRuI1W9XqnVZXoFZ63q80Cs7R3BGaEaNQ+/Ao5wc4tEZp1zNQSoyGgxcVvHIzbxVrSfjNiRxzYE4l4h0",
-	"CB4C5jhzXhJzxi0PXcrxtc0d1hGn3OelfSpbarKnrwcgZQ14TmtjAsXD3lx55ZQt89HJWflnY0adw7zm",
-	"gbYvu6o96ObmsTy9Ys7OO+gWF3NbBnCHmlO1/cxIcy/cGLy+15wXSu2FJ8hLI6KlO4zTiN5jzzHq1ro3",
-	"1qN9+ek9FAhP/eLgsp9Tk9UKDXP+9Hj4tqjO+0j4g6ofn/xvDLyqVhrdNQzzxLpAwgIZDVux4mZR0bC4",
-	"wsXfhPYxsQ3KPlVH/y7AjAt9ugJuPsYgwfFkDdSpHx7lxLvn5bXroTTwCKI14OyTv+TjA1rj9rcoX5BU",
-	"SEBk43BlheTfAdce5N5UTLYdE+trtgLZh4jZXrpc3x6f2DbGapxeSDIROj4k1J9EKBq4MYzpkSMb1pQD",
-	"B/gTAAq4PuPYdLPtohymlR1SQI/DboCz/CZ+pv4E/W2ux9uI6fdSTFkCLxfsuDRgOVewvo3wxj3MHd3Z",
-	"gtHY2LVwrRqreCS6HjfcqoOHu7t65suC+SNmvjK3C9bqvMWfDyJe3/2S92sYzx0vmfu2nRqlKhVAYjSw",
-	"CSDYEOOX6ZsQAuGl8nBja8VPXaC1LptDsNcHm2yUa8qr9ZiSI37Gi4YL1xFuAmcyl4LPqmVmoKs2pN3B",
-	"kFhPoA08cOYBG0kfoPyeDjbUr2rFXtGLvLZ414YzHggUz0Xk46OG667cqANyberrndArcCSUEAHXjCa2",
-	"tU2yWawfiCT3+LkT7Ma68IipxTalrS5VguGPUNnbfZ74pvz5Ha9DqtYJxpTT261SV53HPnVehnPingEG",
-	"V9WusOXybigU1o1qx8IPrtVNly2ufmuvcaQED92Pw7gIyOuHU9h+Z7vvem3wJXLt8Ov7KGP9Q+S20a5m",
-	"z6tWwccz6d7vsxS/hvJ89vwhttaIlRGZ2+XKdsS3FprKeKiSqQkkgs+MpXQtSGPXIaqMMRQrpY9HZVrQ",
-	"NnePz3gsksj+uh0Qc30uV+FaaVc01HeISCJQuh40TplUus3w/hX0r/DCQlvvOWiZ+fDnOG4bwVhtW8tZ",
-	"CVf/8Pxxb7qhMczwn86h9s6h9RuHntRPQLhd5R54qax/GzzCEmgzEXcHOhVzCbfEAKg8quhj9317pi1G",
-	"UTKVoOKGl9/wHlomOs+4ix8OCXUZA/vCbXmCoqH/6bz9duV+PPe6OT/7uGHA81P/uK3A3zWivyQmlYlz",
-	"d/jD0jeg1dQLKDLNJfqdxjF4QM/yd5nnWNn8UQz5rId5Cm519DNz+42BFzvuHcYQXhY+VQGzgkMxlrQ0",
-	"AVMmvM+4c28PV/lw3nxOO+4p8AeCXyhDujSovXI6uzZo3T44vQHoeMPj98HL74LsJ02/FoLaln99vPRr",
-	"scvL5V937pVqwRTFhT+dX6sgF6r8QomWcUM8x2VWpff8kx14qzXwa8HTOhg3poI/n990vtWGcT+fYyiA",
-	"s5MWr6oQ4KDfT0RIk1gofbA/2B9Y199uuAzOBuktLHbcPKerFDfrzy4D3qt8IiTekFZf81iKuTKgXo26",
-	"uxcmrv96VQsQWgKx/F6tZrf8+q+U01m1oetqUjhUuu0tY3ubbs5v/hUAAP//",
+	"7Fxtc9s4kv4rKN5WjT0lyZJsZxP7y9nZzI53MjMpO77b3dhnQWRLxJgEOABoWZfyf79CAyRBirIlv8i5",
+	"qcmnWCSARqP7Qb/yaxCKNBMcuFbBwdcAbmmaJYD/P5aUR/9FkxzMXypPUyrnwUFwRMbmSdAJboqHVywK",
+	"DoI3+/swmAxpv/5vEHQCekNZQscsYXoeHGiZQyeIQIWSZZoJHhwEZ4xPE+gKyaaMkzFQrogUVGmIiBZE",
+	"yAhkL+gEE6A6lxCdpHQKwUEQa52pg50dZv5WPbeBXijSHS6kjmeMR73fsmnQCZj6wQ0uSOA0NXP8UrxI",
+	"3ovJBCDoBJkUUR4apnz5Wrz2o8gVkHECuPlMshCCg8Gwt3932QlUPjbbGYN8L3KuzYNOkMvEI7Gix6My",
+	"uLu76wQZlTQFDRI5fxSGoNRncQ3c/Fln1OcYiDaPyESKlEiYMqVBEiFJIqaM98gp/J4zCRHJeQJKEaYJ",
+	"U0QB14QqMjrKdSwk+19qJjwgx0AlyFHvghsWmRV+z0HOg5I7FKm5wjWDTqDCGFLqCUtwEOz+Puz+dXbM",
+	"B9Of/vnjvjzuq/d9/WEv/dcgfzN/N3lL/339e//2Zvcfw1nQCVJ6+xH4VMeGSW87gZ5nZhKlJePTwLAD",
+	"Re/kb4ubd7JHRlcsGvXIEZ/rmPEp0THFTXKhCSXXXMw4YRHZSmkyETKFiAgOijAeJnkE0TaZglZkr7/X",
+	"KzadUR1Xe2bmhKXjYyEtbTu/R+a9bb7ZW9zlnVlAZYIrp240MgcHSpu/QsE1cPwvzbKEhXhaO78pwWsE",
+	"mDcjM+8NTViEL11NKEvAbCACTVliZXjCIDFKCilliaEOlLIalOZKkzEQygk+JDSKJCgVGLGuXpOWOBIJ",
+	"sHxOqQ5jomMgR59OiMogZBNHp2MeKH1i1tydDOm7sB8NYG+8T9+EwZ3PzL9ImAQHwX/sVFC0Y5+qnQ9S",
+	"CmmZtagF91BUo+aQjBwnRsScryJAw5gwjjwjyJleUIjdL0L/IHIePeoUuNBXExzts87KrKGwePbC3PlF",
+	"OD2JqSI6ZgqVQUjkDYuMppSasY1b/2BO/jN1iLP2vlFwrjS1EFHt3KxnhYopQhMJNJqXkAUb4MQRFzoG",
+	"SXIFsuKGJWnLTEQNUM6YjkWuDWVU4n0TUgWWMz8IOWZR9EjGTMrRPlsET+aERinj5iDmJKWcTsGemdqM",
+	"8iBDCsTklhjc7wnXIDlNHrVd5gZfAa7t77l4RBTIG5CkeOPFBYCUKxtgzCUcohqMBYriDdAEuYD3CB0b",
+	"MWC6Q0YlXSMyYTyy1yjHoYmYIqs+C/GRyik8ilVu/istxFWCs7ShLVLJFNFCkOKtDUgHLmsAg2lFIggT",
+	"VJP3do9de611iOCE8jmRItewbagU5mARf/GMv1MkYSnTyKxzTp3hAY/D1tyfwOcVJRbIraHijCOmSHl/",
+	"b4RlzdVTphTj0w7JubVHhDTiJq7BXDblmpWpbf6TSZGB1MyaBGhWt9l/FtxZ1CHDPRLDLYnYlGlljJmV",
+	"TJOMaqMSwUHwP1/63Xe0O7n8Oty7+0uwYKY0TfcmNb8iktlXkgLBCJVAEoa2uyE0pMaiJ6WJbBC2Rqu1",
+	"r9zSYyESoDxoctk3u1b1FhZ203AfvraghXlCzk8/1rm5hp+xsKjveDRXLJ6UrMsyoLJAmoJc5OZKLLMG",
+	"rM+rFu9mgcLK3fkaMA2pekgVPtkBZqybjEpJ56hLTU+oTYJ5no6N0zLBi0jVZcPis+HHIaHJjM4VgVsa",
+	"1hlg/CtjwVBtL5fdoQEFxlmap8FBv6TLoP8UpKEM3bGl+vSdIoppaD/2dt+tzXepvIYvqMDuSOrCbGlp",
+	"imND2WqC453RIosvS0LE+Dewx4KY8l4C1SgPNIqYWZomnzyMmdBEQacBO4saP6F5oguZW1dry+FBjbOr",
+	"qrDnRu33+/3VdLp1xTVU2Ft02L5oU6fdio6hz6OmdSpQukvH+QElLgn6ctlZW6NTentihwz8zZcaXurR",
+	"vWxepjIP8bahQ8ippQJ+nkWrCHjKuP/r4CGRL3fjxr/A1fQIud6IKD+89ZeW3RcS12eV0AVp/BAx7cVv",
+	"GmaFJglQpYngYO68kWHhCG2jEfqio0Mbfsn0nGBUlYQG2BWhiiQw0UTkePvVpdbGctqMmFogp0OoJqlQ",
+	"mgz390gYU0lDDVIdkpyz33NY4v7WL0Ia0d4149P/XM6q/b2Wgy2EpU7iwCwy6Pc9agidaOM9SJamxhVT",
+	"GQ2hYdIeRZT8ZCauBxFXPSI039sNAOPviAmBG5DGK5zkiibGv8FwgcrlhIaweADWM2lOeKbRFk5pGDMO",
+	"XQk0wh8kUCV4fUd+wGiBd2X8rrnCJ5BdDFuRTIpxAqkyxDs/CP2owtfF+GahT3XiXUTQV4wiOLhASels",
+	"+W8vDRw+BOl25WrWNnRvKrFHQZ0XP+Yp5RWT4TZLKEce1Dm9GIRb2KXnJbYJyT+7TsG7J5Hht65ikB0y",
+	"EdLGH1F2bYgjEdOGAC/4ng+xCiXsfk59FFPGPehZghE1VV5XizOq1EzIhriEQkoIdTcWUkF3jE6lMVtL",
+	"s7wctkrQ3992IYjlBG0b/7kSifqel8rKEQkFnzBDndERDbd1nyI4y9GLn+RJMidnpU/y4DHddz7FTbXU",
+	"RmlLhx0RdyNaxXbOEIZWYpoBYYpMJADZMj9ZW4MmGIiPmJNydkuY3q7tb4VUVssGTl289mEZ28w99IDw",
+	"epbG7soX0t+YyhI6x/xAhzzhevoobiChIbRcUQ+ZQJ6O1Yl7i+QM33rk1Bd+iiJ6VL1dyRbvrKadp6BA",
+	"LxWZMJcSuP700rjSCTjMPj2es0rTLClpsBS9AGOb7KiT3cZezA6fugTiIn/18uSxH6hs3E5rpXHv35El",
+	"oI3ycwVyjVinTVSsFur0r9a/Rm9hzVBniNGS6Iq2mPAnZ7+St2/6A3L++T3RLAWlaZohZJGUJQlTEAoe",
+	"NQgb9odvuoNBdzj8PBwc7O4f9N/0BsPdf/siZBzYrplxgaROcNudiu4CnSvd6S1u3lGUshahOCoSUV4S",
+	"qraNNTzBBgQuEOEiV7i0uicYp/Cuw7OvhQYPnZNkzC1KOMzwnZqVe5/XaAPtLeblivri7lsO5Ddj/DKl",
+	"cog6xGVWnXeHPkNIk2T75dTLRhaLmowCkB0+FyfdZHdNwhdV0xwPhLlken5m+OVCI08pRukQak9y5FeR",
+	"jAiWmJCy6qW3WulJcWgZ+wnw1MZYu3KUG4xtI03RtKBvaeULucj7/d0Q38L/wqhXlLmguONb1eqx1pnN",
+	"ATE+EYvrnmM8u+BEx/CBGEaMpZipKkPCo0qwXcg77V3wC/7998ciYqB6339PTqssIANV+ByoFZh0s5mW",
+	"kZ8/u+3OZrOuAZduLhPgxoGIRsU5XPCaraiFuMaVnWlp2IXOmZ2YJkqg+GeYyTFU1xf7TQk+IlZ+euSz",
+	"mR8TyS5B5WjU9BrIP85+/YVg3nuLlvH2URH2GWF9ACeoj2afdk613SMfnEtubzrznpnKscqcKHDt6LEs",
+	"cyJoCEAZJBJ0LrmZXmTU2Jl1jR7uvyGGHpGSMdOqQ64h02Q8t/xyrpzN2CtCydmPR10zJKYq3u6RU7fH",
+	"mGrCwbDJng9umun75P+ClwpQ6knTlEdsWUt2yZHbmNJ0rlxqNOeaJRfcVoIlYjqFiIhc4+z4DBO9YsZB",
+	"GlOIT8GSU5g3ZGsWszB2CUzl4iS2tMKuhrJJ9QU3u982VNyTAHVjXBHWwB3mSYRCbxXIHJ/TlZjeABnu",
+	"dWO47eLtb8u/FNnaI+O5toqByIZOHTMW/NvySM0Lhh5OWHTBi0IxjybjLDnqzbWSVrVhTsbweqwowyt/",
+	"5DB2ZBeGDskxEo10R5CALlT9kFA+NzcDJAqKuXfd3BiSwrk/1CJPIZWSuTMY4UsjjFHZKr2EheCsPgeU",
+	"P598DprlhiIDrkQuQ+gJOd1xg9SOedfceEzjraQloxE5tqw++nQSdIIbkMrF6Xr9Xt+8bSajGTO3WK/f",
+	"27WGVYwXxA7N2M64zGCLtgCozUOpwpO1POSigkCpeuQjTHTX+H8OglCFdAxMEpdqUGSrzDV3zMFd8CJI",
+	"3nGGgfHplXlWONDm8Ee5TFy4tRZUH5EyhjVWIsk1EMO9LbVNzk8/qgs+i42YshvglvPGYkUxw0oCu6tj",
+	"Vw3r13B+aTdDqld2/BrPu8sy9nQsovl61RF//NLalapoV63h8NOid3WryhDerMoc9gerH4f1bK2JtYyO",
+	"4tUdr7z6bj3qlxbtWNWiymFS1GnVM8OrvX5/2VLl9ne8ilQcMnh4SK3IBwftPjyoqrAzIwYrjCgLr+46",
+	"wf4qWymL2pDVZSm7lYMSlbbQeNk2th6dGvkM8Ifg0oyqYG4nYRbjptACdRbI3VnEQpm731NRtHRQRQjj",
+	"1a1VKmEdYT4ypY+rqsCaYPbXwYkvfxbpP6lI/9LX0Ke4mkuKxxoVVL1NqYLz92ydQKUYRu4WiPL0wl73",
+	"bXqxM/FyyasqSHXo66tHMfIZ1MSmxTz6K4b8yr1irEb/yx9dt56mOPXL7flVp34q34bmNGh6UHG+sujO",
+	"KopxHFqyE/i7quri0Ja1Tpgf4jGCwvSintjxz2WoPv4W8lJztnyHKD/hZrdvezFWs4eKFOC9FhFTZCo4",
+	"fOuGT39vBcpqHSqbNpesGK1gLnXakd+AqB06nlsfvuNdMtYVXxTev4MuJPeJ0F46qa9hmD9e/L5VuViC",
+	"gKdAo0JGWpBvXfwpegEN9mRUhy2h3vdexMrFDtBnR5S8BshcbE3HmG0eNW6zUdEHM5MMS3cWZdCWGX5T",
+	"nr5Lyvh3Ov60nsi6+smVPOF11c1GxF7PE6ZF6ysXsz/B/6ngf+7imyv7yqWWlebNExS/NapYFuhY/XZJ",
+	"dBd/F5hPqLswvbKmB5u9ptT4GA48yhYwHl1wytUMpCLDft/Fe49c82JVFDRqQxJXtokNpkiH4CFg9Dnn",
+	"JTEX3PLQBYPftcUWy3Ve22qzSUC7+7pPVGbnZ7TWwFG87H0goDL7Fvno5Kz8s/GxAQ6zmo3bPu2ywq27",
+	"u+eyJYuGSW+jW1zMbILGbWpG1faGkeZRuNF/96gOPJTaK0+QF3p9S4Mb20q91zbRs9i6NlYK+PLT2zhy",
+	"nvl53kXDqCbcFXzm/OUB9ENRaOFD53eqzi/y3zHwKvFslN1w2NODAjoLKDXngMlTC6PmTCog/UVoH0Tb",
+	"sO+82vo3gX5c6LMl+PQ5BgmOJyvAVH3zKCfeOS/OXffugUcQrYB/5/6Uz4+AjdPfonxOUiEBoZDDjRWS",
+	"/xdAuFEDqjoVWy2zOhQokDsQMVtHmev7PSBbwlp9eUFIMhY6PiTU70IpEp82uUmOrONUNptg87cCri84",
+	"5lW3nR/FtLINKmjT2AXwsw/Gpaf+xxbuM24+REx/kmLCEng9d8rFPsuektVvIa/Vx5zRg+U3jYVd+d6y",
+	"lppnout5Hbo62rizq0fvLPo/Y/Quc6tgRtObfHOY8u7hQd6HUzYNKOa8bZVOqUoFkBgNbAIIFkPdU6IR",
+	"Q3itPNzYWvJVFLzey8IgrPPCAivlCjJr9cXkiF/wotjGdQMY15zMpODTapop6KoEba8/INZ0aAMP7HfB",
+	"IuInKL+ngw31q8rwl9ShryzetcacJwLFpoh8ftRwlbVrVb+uTH29Cn4JjoQSIuCa0cSWNUo2jfUTkeQR",
+	"X8bBSrwrj5ia91Te1aVKMPxemT3dzXhQ5ZeavOq4WhUgU05vt0pddSb+xFkZ26+ef8Ny24ehUFgzqh0L",
+	"T12Zoy7Lm/2ybmNICR667wg5l8mrhVRYemkrL3tt8CVy7fDr20jF/Uvktsiydp9XZaLPd6V73+YpvoSz",
+	"wft8k5ezkUMjY/cLom2faE2WlR5XJYRjSASfmqvVVXaNXDmxMrenWCquPCojlbYTYHTBY5FE9suJQMx5",
+	"u/CJq7te0n3RISKJQOm6WzphUum2m/rvoH+GV5byemVGS4OQ3/RzX7/O8su4bKxxKRnPgPdaYRqdL38W",
+	"ZLUXZK1ej/WihgXi8zJ7wguW/XEBDNO4zdjgA3BWdL2sUgiO6OJ7D0xbUKNkIkHFDT+iYZ+09AtfcOeh",
+	"HBLqYhJ2wH2RiKJd5OX8iXY0eD4Dvtmd/byOxuapf96S7G/6CnhNECtj+W7zh6UxQaueKlBkkku0bI0l",
+	"8YTa8W8ykrK0gKVoIVsN8xTc60pk5vQb7VT2YwJhDOF1YYQVMCs4FE1vC/1VZQz+gjsD+nCZ0ed1f7Xj",
+	"ngK/3fyVYrALnwFY2vtfa+Nvb8tfA3S8TxM8Bi+/CbJfNMBbCGpbhPf5ArzFKq8X4d19VDAHgyBX/rcf",
+	"alnwQpVfKZQzaojnqIzbbD73bRNTNfBrwdM6GDd6zr9c3nW+1lq9v1yi74CduRavKp/hYGcnESFNYqH0",
+	"wdv+2771FeyCi+BskN7CYsd1C7vkdTMl7mLsvcomQuINafU5j6WYKQPq1YcU3ICxK2tfVsaEN4FYHFfL",
+	"Ci4O/5lyOq0WdJVZCluWt71pbH3W3eXd/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -11,6 +11,20 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const availableBrandsDigest = `-- name: AvailableBrandsDigest :one
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
+FROM brands b WHERE b.availability
+`
+
+// AvailableBrandsDigest identifies the current row versions of the available brands; it changes
+// whenever ListAvailableBrandsJSON's result would.
+func (q *Queries) AvailableBrandsDigest(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, availableBrandsDigest)
+	var digest string
+	err := row.Scan(&digest)
+	return digest, err
+}
+
 const createBrand = `-- name: CreateBrand :one
 INSERT INTO brands (name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -59,6 +73,19 @@ func (q *Queries) DeleteBrand(ctx context.Context, id string) (int64, error) {
 	return result.RowsAffected(), nil
 }
 
+const featuredBrandsDigest = `-- name: FeaturedBrandsDigest :one
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
+FROM brands b WHERE b.is_featured AND b.availability
+`
+
+// FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
+func (q *Queries) FeaturedBrandsDigest(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, featuredBrandsDigest)
+	var digest string
+	err := row.Scan(&digest)
+	return digest, err
+}
+
 const getBrandAvailability = `-- name: GetBrandAvailability :one
 SELECT availability FROM brands WHERE id = $1
 `
@@ -87,36 +114,48 @@ func (q *Queries) GetBrandJSON(ctx context.Context, id string) (string, error) {
 	return brand, err
 }
 
-const listAvailableBrandsJSON = `-- name: ListAvailableBrandsJSON :one
-SELECT coalesce(json_agg(json_build_object(
+const listAvailableBrandsJSONWithDigest = `-- name: ListAvailableBrandsJSONWithDigest :one
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
+    coalesce(json_agg(json_build_object(
     '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
     'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
     'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
 FROM brands b WHERE b.availability
 `
 
-// ListAvailableBrandsJSON renders every available brand as one JSON array, in creation order.
-func (q *Queries) ListAvailableBrandsJSON(ctx context.Context) (string, error) {
-	row := q.db.QueryRow(ctx, listAvailableBrandsJSON)
-	var brands string
-	err := row.Scan(&brands)
-	return brands, err
+type ListAvailableBrandsJSONWithDigestRow struct {
+	Digest string
+	Brands string
 }
 
-const listFeaturedBrandsJSON = `-- name: ListFeaturedBrandsJSON :one
-SELECT coalesce(json_agg(json_build_object(
+// ListAvailableBrandsJSONWithDigest renders the available brands and their digest from one snapshot.
+func (q *Queries) ListAvailableBrandsJSONWithDigest(ctx context.Context) (ListAvailableBrandsJSONWithDigestRow, error) {
+	row := q.db.QueryRow(ctx, listAvailableBrandsJSONWithDigest)
+	var i ListAvailableBrandsJSONWithDigestRow
+	err := row.Scan(&i.Digest, &i.Brands)
+	return i, err
+}
+
+const listFeaturedBrandsJSONWithDigest = `-- name: ListFeaturedBrandsJSONWithDigest :one
+SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
+    coalesce(json_agg(json_build_object(
     '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
     'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
     'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
 FROM brands b WHERE b.is_featured AND b.availability
 `
 
-// ListFeaturedBrandsJSON renders every featured, available brand as one JSON array, in creation order.
-func (q *Queries) ListFeaturedBrandsJSON(ctx context.Context) (string, error) {
-	row := q.db.QueryRow(ctx, listFeaturedBrandsJSON)
-	var brands string
-	err := row.Scan(&brands)
-	return brands, err
+type ListFeaturedBrandsJSONWithDigestRow struct {
+	Digest string
+	Brands string
+}
+
+// ListFeaturedBrandsJSONWithDigest renders the featured, available brands and their digest from one snapshot.
+func (q *Queries) ListFeaturedBrandsJSONWithDigest(ctx context.Context) (ListFeaturedBrandsJSONWithDigestRow, error) {
+	row := q.db.QueryRow(ctx, listFeaturedBrandsJSONWithDigest)
+	var i ListFeaturedBrandsJSONWithDigestRow
+	err := row.Scan(&i.Digest, &i.Brands)
+	return i, err
 }
 
 const updateBrand = `-- name: UpdateBrand :one

@@ -30,6 +30,7 @@ type Brand struct {
 	SubscriberCount int32
 	Seq             pgtype.Int8
 	CreatedAt       time.Time
+	Version         int64
 }
 
 type BrandSubscription struct {

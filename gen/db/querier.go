@@ -11,6 +11,9 @@ import (
 type Querier interface {
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
+	// AvailableBrandsDigest identifies the current row versions of the available brands; it changes
+	// whenever ListAvailableBrandsJSON's result would.
+	AvailableBrandsDigest(ctx context.Context) (string, error)
 	// CreateBrand inserts a brand with no subscribers and renders it as JSON.
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (string, error)
 	// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
@@ -36,6 +39,8 @@ type Querier interface {
 	// EnsureBrandAdmin creates an admin with this email, or makes the existing user with this email
 	// (any case) an admin without touching the password; created tells which happened.
 	EnsureBrandAdmin(ctx context.Context, arg EnsureBrandAdminParams) (EnsureBrandAdminRow, error)
+	// FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
+	FeaturedBrandsDigest(ctx context.Context) (string, error)
 	// GetAvatar returns the bytes of one avatar.
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
 	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
@@ -68,12 +73,12 @@ type Querier interface {
 	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
 	// InsertBrandToken records the hash of a newly issued access token.
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
-	// ListAvailableBrandsJSON renders every available brand as one JSON array, in creation order.
-	ListAvailableBrandsJSON(ctx context.Context) (string, error)
+	// ListAvailableBrandsJSONWithDigest renders the available brands and their digest from one snapshot.
+	ListAvailableBrandsJSONWithDigest(ctx context.Context) (ListAvailableBrandsJSONWithDigestRow, error)
 	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 	ListAvatarIDs(ctx context.Context) ([]string, error)
-	// ListFeaturedBrandsJSON renders every featured, available brand as one JSON array, in creation order.
-	ListFeaturedBrandsJSON(ctx context.Context) (string, error)
+	// ListFeaturedBrandsJSONWithDigest renders the featured, available brands and their digest from one snapshot.
+	ListFeaturedBrandsJSONWithDigest(ctx context.Context) (ListFeaturedBrandsJSONWithDigestRow, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PutPlatformInfo records a deployment fact, replacing an older value.

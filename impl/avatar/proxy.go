@@ -141,7 +141,13 @@ func (p *Proxy) Fetch(ctx context.Context, pictureURL string) ([]byte, error) {
 	req.Header.Set("Accept", "image/*")
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("avatar: fetch: %w", err)
+		// *url.Error repeats the URL, and picture URLs can carry credentials (Telegram's file URLs
+		// hold the bot token), so only the cause goes into the error and thus the log.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("avatar: fetch from %s: %w", u.Host, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -457,4 +458,24 @@ func mustFileStore(t *testing.T) *FileStore {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestProxy_RefusalLogsDoNotLeakPictureURL(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	var logs bytes.Buffer
+	// Default client: the loopback picture server is refused at dial time.
+	p := NewProxy(ProxyOptions{Store: mustFileStore(t), URL: "https://example.test",
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	secretURL := pics.URL + "/file/bot123456:SECRET-TOKEN/photo.jpg"
+	_, err := p.Fetch(context.Background(), secretURL)
+	if err == nil || strings.Contains(err.Error(), "SECRET-TOKEN") {
+		t.Fatalf("error %v leaks the URL", err)
+	}
+	if _, err := p.Put(context.Background(), "telegram_1", secretURL); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "picture refused") || strings.Contains(logs.String(), "SECRET-TOKEN") {
+		t.Fatalf("log: %s", logs.String())
+	}
 }

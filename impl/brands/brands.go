@@ -3,7 +3,9 @@
 // impl/brands/httpapi translates requests into calls of Service and its errors into status codes.
 //
 // Brand reads are rendered to JSON by PostgreSQL in one query (json_agg), so listing a thousand
-// brands is one round trip and one string, with no per-row scanning or reflection in Go.
+// brands is one round trip and one string, with no per-row scanning or reflection in Go. The two
+// lists are also cached, and each request checks the cache against a digest of the listed rows'
+// versions, which is cheaper than rendering and exact (see listCache).
 package brands
 
 import (
@@ -18,6 +20,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -104,6 +107,9 @@ type Service struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
 	hasher *password.Hasher
+
+	// The two public lists are cached, each validated against the database on every request.
+	available, featured listCache
 }
 
 // NewService returns a Service storing in pool and hashing passwords with hasher.
@@ -366,14 +372,54 @@ func (s *Service) MeJSON(ctx context.Context, tok string) ([]byte, error) {
 	return out, nil
 }
 
+// listCache holds the last rendering of a brand list with the digest of the row versions it was
+// rendered from (see db/schema/00021_brands_version.sql).
+type listCache struct {
+	p atomic.Pointer[renderedList]
+}
+
+type renderedList struct {
+	digest, body string
+}
+
+// get serves the cached rendering when the list's rows are exactly those it was rendered from
+// (one cheap digest query), and renders afresh otherwise. A stale entry can never be served: the
+// digest changes with every insert, update (subscriber counts included) and delete of a listed row,
+// and a fresh rendering and its digest come from one snapshot. Concurrent misses may each render;
+// the last one stored wins, and any of them is correct for its digest.
+func (c *listCache) get(ctx context.Context, digest func(context.Context) (string, error),
+	render func(context.Context) (string, string, error)) (string, error) {
+	if cur := c.p.Load(); cur != nil {
+		d, err := digest(ctx)
+		if err != nil {
+			return "", err
+		}
+		if d == cur.digest {
+			return cur.body, nil
+		}
+	}
+	d, body, err := render(ctx)
+	if err != nil {
+		return "", err
+	}
+	c.p.Store(&renderedList{digest: d, body: body})
+	return body, nil
+}
+
 // ListJSON renders every available brand as a JSON array, in creation order.
 func (s *Service) ListJSON(ctx context.Context) (string, error) {
-	return s.q.ListAvailableBrandsJSON(ctx)
+	return s.available.get(ctx, s.q.AvailableBrandsDigest, func(ctx context.Context) (string, string, error) {
+		r, err := s.q.ListAvailableBrandsJSONWithDigest(ctx)
+		return r.Digest, r.Brands, err
+	})
 }
 
 // FeaturedJSON renders every featured brand that is available as a JSON array, in creation order.
 func (s *Service) FeaturedJSON(ctx context.Context) (string, error) {
-	return s.q.ListFeaturedBrandsJSON(ctx)
+	return s.featured.get(ctx, s.q.FeaturedBrandsDigest, func(ctx context.Context) (string, string, error) {
+		r, err := s.q.ListFeaturedBrandsJSONWithDigest(ctx)
+		return r.Digest, r.Brands, err
+	})
 }
 
 // BrandJSON renders one brand, available or not, as a JSON object.

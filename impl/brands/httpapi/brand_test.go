@@ -220,6 +220,7 @@ func TestSubscriberCountRace(t *testing.T) {
 		e.createBrand(admin, map[string]any{"name": "Warm"}).UnderscoreId,
 	}
 	const users, ops = 24, 12
+	e.list("/api/brand/list") // warm the list cache, which must not serve the pre-race counts after
 	tokens := make([]string, users)
 	for i := range tokens {
 		tokens[i] = e.register(fmt.Sprintf("User %d", i), fmt.Sprintf("u%d@example.com", i), "password-123").Token
@@ -266,6 +267,9 @@ func TestSubscriberCountRace(t *testing.T) {
 		if got := e.brand(id).SubscriberCount; int(got) != want {
 			t.Errorf("brand %d: subscriberCount %d, want %d", b, got, want)
 		}
+		if got := e.list("/api/brand/list")[b].SubscriberCount; int(got) != want {
+			t.Errorf("brand %d: listed subscriberCount %d, want %d", b, got, want)
+		}
 		var rows int
 		if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM brand_subscriptions WHERE brand_id = $1`, id).Scan(&rows); err != nil || rows != want {
 			t.Errorf("brand %d: %d subscription rows (%v), want %d", b, rows, err, want)
@@ -281,5 +285,55 @@ func TestSubscriberCountRace(t *testing.T) {
 		if got := len(e.me(tokens[u]).Subscriptions); got != n {
 			t.Errorf("user %d has %d subscriptions, want %d", u, got, n)
 		}
+	}
+}
+
+// TestBrandList_CacheFollowsChanges reads the lists through a second server on the same database
+// (as another instance behind a load balancer would) while the first one changes brands: every read
+// must show every change committed before it, though the lists are cached.
+func TestBrandList_CacheFollowsChanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := e.twin()
+	admin := e.admin()
+	user := e.register("Ada", "ada@example.com", "correct-horse")
+	b := e.createBrand(admin, map[string]any{"name": "One", "isFeatured": true})
+
+	count := func(path, id string) (int32, bool) {
+		for _, x := range other.list(path) {
+			if x.UnderscoreId == id {
+				return x.SubscriberCount, true
+			}
+		}
+		return 0, false
+	}
+	for _, path := range []string{"/api/brand/list", "/api/brand/list/featured"} {
+		if c, ok := count(path, b.UnderscoreId); !ok || c != 0 {
+			t.Fatalf("%s: new brand %v with count %d", path, ok, c)
+		}
+		subscribe(e, user.Token, b.UnderscoreId)
+		if c, _ := count(path, b.UnderscoreId); c != 1 {
+			t.Errorf("%s: count %d after subscribing, want 1", path, c)
+		}
+		unsubscribe(e, user.Token, b.UnderscoreId)
+		if c, _ := count(path, b.UnderscoreId); c != 0 {
+			t.Errorf("%s: count %d after unsubscribing, want 0", path, c)
+		}
+	}
+	e.want(e.do(request{method: "PATCH", path: "/api/brand/" + b.UnderscoreId, token: admin, json: map[string]any{"name": "Renamed"}}), http.StatusOK)
+	if l := other.list("/api/brand/list"); len(l) != 1 || l[0].Name != "Renamed" {
+		t.Errorf("list after rename: %+v", l)
+	}
+	e.want(e.do(request{method: "PATCH", path: "/api/brand/" + b.UnderscoreId, token: admin, json: map[string]any{"isFeatured": false}}), http.StatusOK)
+	if l := other.list("/api/brand/list/featured"); len(l) != 0 {
+		t.Errorf("featured after unfeaturing: %+v", l)
+	}
+	c := e.createBrand(admin, map[string]any{"name": "Two"})
+	if l := other.list("/api/brand/list"); len(l) != 2 || l[1].UnderscoreId != c.UnderscoreId {
+		t.Errorf("list after create: %+v", l)
+	}
+	e.want(e.do(request{method: "DELETE", path: "/api/brand/" + b.UnderscoreId, token: admin}), http.StatusOK)
+	if l := other.list("/api/brand/list"); len(l) != 1 || l[0].UnderscoreId != c.UnderscoreId {
+		t.Errorf("list after delete: %+v", l)
 	}
 }

@@ -69,6 +69,18 @@ func newEnv(t testing.TB) *env {
 	return &env{t: t, url: srv.URL, c: c, pool: pool, api: api}
 }
 
+// twin starts a second server (its own caches) on the same database, as a second instance would be.
+func (e *env) twin() *env {
+	e.t.Helper()
+	h, api, err := httpapi.NewHTTPHandler(e.pool, httpapi.Options{Hasher: testHasher()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	e.t.Cleanup(srv.Close)
+	return &env{t: e.t, url: srv.URL, c: e.c, pool: e.pool, api: api}
+}
+
 type resp struct {
 	status int
 	header http.Header

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -273,4 +274,45 @@ func TestEdit(t *testing.T) {
 	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, form: url.Values{"email": {"nope"}}}), http.StatusBadRequest)
 	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, form: url.Values{"name": {""}}}), http.StatusBadRequest)
 	e.want(e.do(request{method: "PUT", path: "/api/user/edit", token: u.Token, json: map[string]string{}}), http.StatusBadRequest)
+}
+
+func TestRegister413(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.want(e.do(request{method: "POST", path: "/api/user/register",
+		form: url.Values{"name": {"A"}, "email": {"a@example.com"}, "password": {strings.Repeat("p", 2<<20)}}}), http.StatusRequestEntityTooLarge)
+	if c := r.errBody(t).Code; c != "request_too_large" {
+		t.Errorf("code %q", c)
+	}
+}
+
+// TestRegister_ConcurrentSameEmail: of many simultaneous registrations of one address (in varying
+// case), exactly one succeeds and the others get 409.
+func TestRegister_ConcurrentSameEmail(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = 12
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			email := "same@example.com"
+			if i%2 == 1 {
+				email = "SAME@example.com"
+			}
+			statuses <- e.do(request{method: "POST", path: "/api/user/register",
+				form: url.Values{"name": {"Same"}, "email": {email}, "password": {"password-123"}}}).status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusCreated] != 1 || count[http.StatusConflict] != n-1 {
+		t.Fatalf("statuses %v, want one 201 and %d 409", count, n-1)
+	}
 }

@@ -1,0 +1,230 @@
+package avatar
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func init() {
+	openers["mongodb"] = func(uri string) (Store, error) { return OpenMongoStore(context.Background(), uri) }
+	openers["mongodb+srv"] = openers["mongodb"]
+}
+
+// Defaults for the database and bucket of a mongodb:// store URI without ava_db / ava_coll.
+const (
+	DefaultMongoDB   = "triad"
+	DefaultMongoColl = "avatars"
+)
+
+// mongoTimeout bounds each store call, as pgTimeout does for Postgres.
+const mongoTimeout = 10 * time.Second
+
+// MongoStore keeps avatars in a GridFS bucket. Each avatar is a GridFS file named by its avatar
+// id with its content id in metadata.etag. A new picture is uploaded as a new revision and the
+// older revisions are deleted afterwards, so a reader always finds a complete picture: the
+// previous one until the new upload is finished, the new one after.
+type MongoStore struct {
+	client *mongo.Client
+	bucket *mongo.GridFSBucket
+}
+
+var _ Store = (*MongoStore)(nil)
+
+// mongoFile is the part of a GridFS files document the store reads.
+type mongoFile struct {
+	ID       bson.ObjectID `bson:"_id"`
+	Length   int64         `bson:"length"`
+	Metadata struct {
+		Etag string `bson:"etag"`
+	} `bson:"metadata"`
+}
+
+// OpenMongoStore connects to uri ("mongodb://host:port/?ava_db=db&ava_coll=coll"); the ava_*
+// parameters choose the database and the GridFS bucket name and are removed before the URI goes
+// to the driver.
+func OpenMongoStore(ctx context.Context, uri string) (*MongoStore, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("avatar: mongo URI: %w", err)
+	}
+	q := u.Query()
+	dbName, coll := q.Get("ava_db"), q.Get("ava_coll")
+	if dbName == "" {
+		dbName = DefaultMongoDB
+	}
+	if coll == "" {
+		coll = DefaultMongoColl
+	}
+	q.Del("ava_db")
+	q.Del("ava_coll")
+	u.RawQuery = q.Encode()
+	client, err := mongo.Connect(options.Client().ApplyURI(u.String()).SetTimeout(mongoTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("avatar: mongo store: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, mongoTimeout)
+	defer cancel()
+	if err := client.Ping(ctx, nil); err != nil {
+		_ = client.Disconnect(context.Background())
+		return nil, fmt.Errorf("avatar: mongo store: %w", err)
+	}
+	bucket := client.Database(dbName).GridFSBucket(options.GridFSBucket().SetName(coll))
+	return &MongoStore{client: client, bucket: bucket}, nil
+}
+
+func mongoCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), mongoTimeout)
+}
+
+// Put stores the image as userID's avatar.
+func (s *MongoStore) Put(userID string, r io.Reader) (string, error) {
+	b, err := readImageBytes(r)
+	if err != nil {
+		return "", err
+	}
+	id := AvatarID(userID)
+	return id, s.putID(id, b)
+}
+
+func (s *MongoStore) putID(id string, b []byte) error {
+	ctx, cancel := mongoCtx()
+	defer cancel()
+	meta := options.GridFSUpload().SetMetadata(bson.D{{Key: "etag", Value: contentID(b)}})
+	newID, err := s.bucket.UploadFromStream(ctx, id, bytes.NewReader(b), meta)
+	if err != nil {
+		return fmt.Errorf("avatar: mongo put: %w", err)
+	}
+	// Drop the older revisions; a leftover from a failed delete is harmless because readers take
+	// the newest revision, and the next Put or Remove cleans it up.
+	olds, err := s.files(ctx, id)
+	if err != nil {
+		return nil
+	}
+	for _, f := range olds {
+		if f.ID != newID {
+			_ = s.bucket.Delete(ctx, f.ID)
+		}
+	}
+	return nil
+}
+
+// files returns the revisions of an avatar, newest first.
+func (s *MongoStore) files(ctx context.Context, id string) ([]mongoFile, error) {
+	cur, err := s.bucket.Find(ctx, bson.D{{Key: "filename", Value: bson.D{{Key: "$eq", Value: id}}}},
+		options.GridFSFind().SetSort(bson.D{{Key: "uploadDate", Value: -1}, {Key: "_id", Value: -1}}))
+	if err != nil {
+		return nil, err
+	}
+	var out []mongoFile
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// latest returns the newest revision of an avatar.
+func (s *MongoStore) latest(ctx context.Context, id string) (mongoFile, error) {
+	if !ValidID(id) {
+		return mongoFile{}, ErrNotFound
+	}
+	fs, err := s.files(ctx, id)
+	if err != nil {
+		return mongoFile{}, fmt.Errorf("avatar: mongo find: %w", err)
+	}
+	if len(fs) == 0 {
+		return mongoFile{}, ErrNotFound
+	}
+	return fs[0], nil
+}
+
+// Get downloads the newest revision of the avatar.
+func (s *MongoStore) Get(avatarID string) (io.ReadCloser, int, error) {
+	ctx, cancel := mongoCtx()
+	defer cancel()
+	f, err := s.latest(ctx, avatarID)
+	if err != nil {
+		return nil, 0, err
+	}
+	var buf bytes.Buffer
+	if _, err := s.bucket.DownloadToStream(ctx, f.ID, &buf); err != nil {
+		if errors.Is(err, mongo.ErrFileNotFound) {
+			return nil, 0, ErrNotFound // replaced between the find and the download
+		}
+		return nil, 0, fmt.Errorf("avatar: mongo get: %w", err)
+	}
+	return io.NopCloser(&buf), buf.Len(), nil
+}
+
+// ID returns the content id saved in the newest revision's metadata.
+func (s *MongoStore) ID(avatarID string) string {
+	ctx, cancel := mongoCtx()
+	defer cancel()
+	f, err := s.latest(ctx, avatarID)
+	if err != nil {
+		return ""
+	}
+	return f.Metadata.Etag
+}
+
+// Remove deletes every revision of the avatar.
+func (s *MongoStore) Remove(avatarID string) error {
+	ctx, cancel := mongoCtx()
+	defer cancel()
+	if !ValidID(avatarID) {
+		return ErrNotFound
+	}
+	fs, err := s.files(ctx, avatarID)
+	if err != nil {
+		return fmt.Errorf("avatar: mongo remove: %w", err)
+	}
+	if len(fs) == 0 {
+		return ErrNotFound
+	}
+	for _, f := range fs {
+		if err := s.bucket.Delete(ctx, f.ID); err != nil && !errors.Is(err, mongo.ErrFileNotFound) {
+			return fmt.Errorf("avatar: mongo remove: %w", err)
+		}
+	}
+	return nil
+}
+
+// List returns the ids of all stored avatars.
+func (s *MongoStore) List() ([]string, error) {
+	ctx, cancel := mongoCtx()
+	defer cancel()
+	// A plain find rather than distinct: it works the same on MongoDB and on compatible servers
+	// such as FerretDB, and a revision left over by an interrupted Put is simply deduplicated.
+	cur, err := s.bucket.Find(ctx, bson.D{}, options.GridFSFind().SetSort(bson.D{{Key: "filename", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("avatar: mongo list: %w", err)
+	}
+	var docs []struct {
+		Filename string `bson:"filename"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("avatar: mongo list: %w", err)
+	}
+	ids := []string{}
+	for _, d := range docs {
+		if ValidID(d.Filename) && (len(ids) == 0 || ids[len(ids)-1] != d.Filename) {
+			ids = append(ids, d.Filename)
+		}
+	}
+	return ids, nil
+}
+
+// Close disconnects from the server.
+func (s *MongoStore) Close() error {
+	ctx, cancel := mongoCtx()
+	defer cancel()
+	return s.client.Disconnect(ctx)
+}
