@@ -41,7 +41,12 @@ func pictureServer(t *testing.T) *httptest.Server {
 	mux.Handle("/page.html", serve("image/png", []byte("<!DOCTYPE html><html><script>alert(1)</script></html>")))
 	mux.Handle("/fake.png", serve("image/png", append([]byte("\x89PNG\r\n\x1a\n"), []byte("<script>alert(1)</script>")...)))
 	mux.Handle("/bomb.png", serve("image/png", pngBomb(100000, 100000)))
-	mux.Handle("/huge.png", serve("image/png", big))
+	mux.HandleFunc("/huge.png", func(w http.ResponseWriter, _ *http.Request) {
+		// Declared up front: the proxy must refuse on the header, before reading the body.
+		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+		_, _ = w.Write(big)
+	})
 	mux.HandleFunc("/stream.png", func(w http.ResponseWriter, _ *http.Request) {
 		// No Content-Length: the cap must hold while reading.
 		w.Header().Set("Content-Type", "image/png")
@@ -297,7 +302,9 @@ func TestProxy_ResizeLimit(t *testing.T) {
 func TestProxy_FetchRefusals(t *testing.T) {
 	t.Parallel()
 	pics := pictureServer(t)
-	p, _ := testProxy(t, ProxyOptions{Timeout: 300 * time.Millisecond})
+	p, _ := testProxy(t, ProxyOptions{Timeout: 10 * time.Second})
+	// The timeout case gets its own short-timeout proxy, so the other cases have room on a busy machine.
+	quick, _ := testProxy(t, ProxyOptions{Timeout: 300 * time.Millisecond})
 	tests := []struct {
 		name string
 		url  string
@@ -318,7 +325,11 @@ func TestProxy_FetchRefusals(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := p.Fetch(context.Background(), tc.url)
+			px := p
+			if tc.name == "timeout" {
+				px = quick
+			}
+			_, err := px.Fetch(context.Background(), tc.url)
 			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
