@@ -570,10 +570,7 @@ export interface operations {
                 /** @description The resource owner's password. */
                 password?: string;
             };
-            header?: {
-                /** @description `Basic base64(client_id:client_secret)`, as an alternative client authentication. */
-                Authorization?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
