@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/orders/money"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -37,5 +38,34 @@ func TestSchema_GuardsMoney(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "23514" {
 			t.Errorf("%s: %v, want a check violation", name, err)
 		}
+	}
+}
+
+// TestCommission_SQLMatchesGo: the settle statement computes the commission in SQL; it must equal
+// money.Commission for every price (checked on all prices up to 2,000.00 and the bounds).
+func TestCommission_SQLMatchesGo(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	rows, err := pool.Query(context.Background(), `
+		SELECT p, (p * 5 + 50) / 100 FROM (
+			SELECT generate_series(1, 200000)::bigint AS p UNION ALL SELECT 100000000 UNION ALL SELECT 99999999
+		) AS prices`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var price, commission int64
+		if err := rows.Scan(&price, &commission); err != nil {
+			t.Fatal(err)
+		}
+		if got := money.Commission(money.Kopecks(price)); int64(got) != commission {
+			t.Fatalf("price %d: SQL commission %d, Go %d", price, commission, got)
+		}
+		n++
+	}
+	if rows.Err() != nil || n != 200002 {
+		t.Fatalf("%d prices checked: %v", n, rows.Err())
 	}
 }

@@ -217,10 +217,14 @@ func (s *Service) explain(ctx context.Context, q *db.Queries, p Principal, id in
 	return refuse(ErrInvalidState, "order %d is %s; %s needs %s", id, st.Status, action, from)
 }
 
-// The acceptance runs in two pipelined round trips rather than one per statement (BEGIN, lock the
-// order, lock the users, settle, COMMIT), because under many concurrent clients the round trips,
+// The acceptance is one pipelined round trip (BEGIN, lock the order, lock its users, settle,
+// COMMIT) rather than one per statement, because under many concurrent clients the round trips,
 // not the statements, bound its throughput. The statements are here rather than in db/queries
 // since sqlc's generated methods each send their own request and cannot share a pipeline.
+//
+// The settle statement re-checks in SQL, on the rows the two locks made stable, exactly what
+// accept checks in Go (the caller's READY order, funds for price + commission), so it moves
+// money only when Go will report success; a refusal commits nothing but the released locks.
 const (
 	acceptLockOrderSQL = `SELECT customer_id, performer_id, description, price, status, created_at
 FROM orders WHERE id = $1 FOR UPDATE`
@@ -228,20 +232,27 @@ FROM orders WHERE id = $1 FOR UPDATE`
 	acceptLockUsersSQL = `SELECT id, username, balance FROM order_users
 WHERE id IN (SELECT customer_id FROM orders WHERE id = $1 UNION ALL SELECT performer_id FROM orders WHERE id = $1)
 ORDER BY id FOR UPDATE`
-	// Pays for a READY order whose users are locked and whose funds were checked: debit, credit,
-	// commission, three ledger rows and COMPLETED, in one statement.
-	acceptSettleSQL = `WITH debit AS (
-    UPDATE order_users SET balance = balance - $3 WHERE id = $2
+	// Debit price + commission (5%, rounded half-up to the kopeck: (price*5 + 50) / 100, the
+	// formula of money.Commission), credit the price and the platform slot, write three ledger
+	// rows and complete the order, all only when ok yields its row. Returns the commission.
+	acceptSettleSQL = `WITH ok AS (
+    SELECT o.id, o.customer_id, o.performer_id, o.price, (o.price * 5 + 50) / 100 AS commission
+    FROM orders o JOIN order_users c ON c.id = o.customer_id
+    WHERE o.id = $1 AND o.customer_id = $2 AND o.status = 'READY' AND c.balance >= o.price + (o.price * 5 + 50) / 100
+), debit AS (
+    UPDATE order_users u SET balance = u.balance - ok.price - ok.commission FROM ok WHERE u.id = ok.customer_id
 ), credit AS (
-    UPDATE order_users SET balance = balance + $4 WHERE id = $5
+    UPDATE order_users u SET balance = u.balance + ok.price FROM ok WHERE u.id = ok.performer_id
 ), platform AS (
-    UPDATE order_platform_slots SET balance = balance + $6 WHERE slot = $7
+    UPDATE order_platform_slots s SET balance = s.balance + ok.commission FROM ok WHERE s.slot = ok.id % 16
 ), entries AS (
-    INSERT INTO order_ledger (user_id, order_id, kind, amount) VALUES
-        ($2, $1, 'payment', -$3::bigint), ($5, $1, 'earning', $4), (NULL, $1, 'commission', $6)
+    INSERT INTO order_ledger (user_id, order_id, kind, amount)
+    SELECT ok.customer_id, ok.id, 'payment', -(ok.price + ok.commission) FROM ok
+    UNION ALL SELECT ok.performer_id, ok.id, 'earning', ok.price FROM ok
+    UNION ALL SELECT NULL, ok.id, 'commission', ok.commission FROM ok
 )
-UPDATE orders SET status = 'COMPLETED', updated_at = now()
-WHERE id = $1 AND status = 'READY' AND customer_id = $2`
+UPDATE orders o SET status = 'COMPLETED', updated_at = now() FROM ok WHERE o.id = ok.id
+RETURNING ok.commission`
 )
 
 // Accept completes a READY order of the calling customer and pays for it in one transaction: the
@@ -268,107 +279,104 @@ func (s *Service) accept(ctx context.Context, p Principal, id int64) (o Order, e
 		return Order{}, err
 	}
 	defer conn.Release()
-	open := false
-	defer func() {
-		// Any way out but a commit rolls back; a connection left in a transaction would be
-		// destroyed by the pool anyway.
-		if open {
-			if _, rbErr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil && err == nil {
-				err = rbErr
-			}
-		}
-	}()
 
-	// Round trip 1: begin, lock the order, lock its users.
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	// The statements below are prepared once per connection; a generic plan spares PostgreSQL
+	// re-planning them on every call (planning the settle statement costs as much as running it).
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	b.Queue(acceptLockOrderSQL, id)
 	b.Queue(acceptLockUsersSQL, id)
+	b.Queue(acceptSettleSQL, id, p.ID)
+	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
-	_, err = br.Exec()
-	if err != nil {
-		br.Close()
-		return Order{}, err
-	}
-	open = true
 	var (
 		customerID, price int64
 		performerID       pgtype.Int8
 		status            string
+		found             bool
+		settled           bool
+		sqlCommission     int64
+		users             = map[int64]struct {
+			name    string
+			balance money.Kopecks
+		}{}
 	)
-	o.ID = id
-	err = br.QueryRow().Scan(&customerID, &performerID, &o.Description, &price, &status, &o.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		br.Close()
-		return Order{}, refuse(ErrNotFound, "order %d not found", id)
-	}
-	if err != nil {
-		br.Close()
-		return Order{}, err
-	}
-	type locked struct {
-		name    string
-		balance money.Kopecks
-	}
-	users := map[int64]locked{}
-	rows, err := br.Query()
-	if err == nil {
+	err = func() error {
+		for range 2 { // BEGIN, SET LOCAL
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		err := br.QueryRow().Scan(&customerID, &performerID, &o.Description, &price, &status, &o.CreatedAt)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		found = err == nil
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
 		for rows.Next() {
 			var uid, bal int64
 			var name string
-			if err = rows.Scan(&uid, &name, &bal); err != nil {
-				break
+			if err := rows.Scan(&uid, &name, &bal); err != nil {
+				rows.Close()
+				return err
 			}
-			users[uid] = locked{name, money.Kopecks(bal)}
+			users[uid] = struct {
+				name    string
+				balance money.Kopecks
+			}{name, money.Kopecks(bal)}
 		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
 		}
-	}
+		err = br.QueryRow().Scan(&sqlCommission)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		settled = err == nil
+		_, err = br.Exec() // COMMIT
+		return err
+	}()
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		// A failed statement leaves the transaction open and aborted: end it before the
+		// connection goes back to the pool (which would otherwise destroy it).
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
 		return Order{}, err
 	}
 
-	if customerID != p.ID {
-		return Order{}, refuse(ErrForbidden, "only the order's customer may accept it")
-	}
-	if Status(status) != Ready {
-		return Order{}, refuse(ErrInvalidState, "order %d is %s; accept needs %s", id, status, Ready)
-	}
-	o.CustomerID, o.PerformerID, o.Price = customerID, performerID.Int64, money.Kopecks(price)
+	o.ID, o.CustomerID, o.PerformerID, o.Price = id, customerID, performerID.Int64, money.Kopecks(price)
 	o.PerformerName = users[o.PerformerID].name
 	commission := money.Commission(o.Price)
 	total := o.Price + commission
-	if bal := users[customerID].balance; bal < total {
-		return Order{}, refuse(ErrInsufficientFunds, "accepting order %d costs %s (price %s + commission %s); balance is %s",
-			id, total, o.Price, commission, bal)
+	var refusal error
+	switch {
+	case !found:
+		refusal = refuse(ErrNotFound, "order %d not found", id)
+	case customerID != p.ID:
+		refusal = refuse(ErrForbidden, "only the order's customer may accept it")
+	case Status(status) != Ready:
+		refusal = refuse(ErrInvalidState, "order %d is %s; accept needs %s", id, status, Ready)
+	case users[customerID].balance < total:
+		refusal = refuse(ErrInsufficientFunds, "accepting order %d costs %s (price %s + commission %s); balance is %s",
+			id, total, o.Price, commission, users[customerID].balance)
 	}
-
-	// Round trip 2: settle and commit. The CHECK (balance >= 0) still guards the debit.
-	b = &pgx.Batch{}
-	b.Queue(acceptSettleSQL, id, customerID, int64(total), int64(o.Price), o.PerformerID, int64(commission), int32(id%platformSlotCount))
-	b.Queue("COMMIT")
-	br = conn.SendBatch(ctx, b)
-	tag, err := br.Exec()
-	if err == nil && tag.RowsAffected() != 1 {
-		err = fmt.Errorf("settling order %d: %d rows completed", id, tag.RowsAffected())
+	switch {
+	case refusal != nil && !settled:
+		return Order{}, refusal
+	case refusal == nil && settled && money.Kopecks(sqlCommission) == commission:
+		o.Status = Completed
+		return o, nil
+	default:
+		// Cannot happen while the SQL and Go checks agree; if they ever do not, say so loudly.
+		return Order{}, fmt.Errorf("accept of order %d: Go refusal %v but SQL settled=%t (commission %d, Go %d)",
+			id, refusal, settled, sqlCommission, commission)
 	}
-	if err == nil {
-		_, err = br.Exec()
-		if err == nil {
-			open = false
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return Order{}, err
-	}
-	o.Status = Completed
-	return o, nil
 }
