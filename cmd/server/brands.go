@@ -12,7 +12,7 @@ import (
 
 // mountBrands mounts the brands API (/api/...). In dev mode it loads the prepared brands, admin and
 // demo user (see README); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
-// admin, or make the existing user with that email an admin.
+// admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
 	api := httpapi.New(a.pool, httpapi.Options{Log: a.log})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -27,11 +27,11 @@ func (a *app) mountBrands(r chi.Router) error {
 		}
 	}
 	if a.cfg.Brands.AdminEmail != "" {
-		created, err := api.Service().EnsureAdmin(ctx, a.cfg.Brands.AdminEmail, "Admin", string(a.cfg.Brands.AdminPassword))
+		changed, err := api.Service().EnsureAdmin(ctx, a.cfg.Brands.AdminEmail, "Admin", string(a.cfg.Brands.AdminPassword))
 		if err != nil {
 			return err
 		}
-		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "created", created)
+		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "changed", changed)
 	}
 	return api.Mount(r)
 }

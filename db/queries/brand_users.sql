@@ -29,13 +29,17 @@ UPDATE brand_users
 SET name = coalesce(sqlc.narg(name), name), email = coalesce(sqlc.narg(email), email)
 WHERE id = sqlc.arg(id);
 
--- name: EnsureBrandAdmin :one
--- EnsureBrandAdmin creates an admin with this email, or makes the existing user with this email
--- (any case) an admin without touching the password; created tells which happened.
-INSERT INTO brand_users (email, name, password_hash, is_admin)
-VALUES ($1, $2, $3, true)
-ON CONFLICT ((lower(email))) DO UPDATE SET is_admin = true
-RETURNING id, (xmax = 0)::boolean AS created;
+-- name: GetBrandUserByEmailForUpdate :one
+-- GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
+SELECT id, is_admin FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text) FOR UPDATE;
+
+-- name: PromoteBrandUser :exec
+-- PromoteBrandUser makes the user an admin with the given password hash.
+UPDATE brand_users SET is_admin = true, password_hash = $2 WHERE id = $1;
+
+-- name: DeleteAllBrandTokens :exec
+-- DeleteAllBrandTokens revokes every token of the user.
+DELETE FROM brand_tokens WHERE user_id = $1;
 
 -- name: GetBrandMeJSON :one
 -- GetBrandMeJSON renders the owner of an access token hash as the JSON profile (without the token),

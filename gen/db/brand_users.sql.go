@@ -52,31 +52,14 @@ func (q *Queries) CreateBrandUser(ctx context.Context, arg CreateBrandUserParams
 	return i, err
 }
 
-const ensureBrandAdmin = `-- name: EnsureBrandAdmin :one
-INSERT INTO brand_users (email, name, password_hash, is_admin)
-VALUES ($1, $2, $3, true)
-ON CONFLICT ((lower(email))) DO UPDATE SET is_admin = true
-RETURNING id, (xmax = 0)::boolean AS created
+const deleteAllBrandTokens = `-- name: DeleteAllBrandTokens :exec
+DELETE FROM brand_tokens WHERE user_id = $1
 `
 
-type EnsureBrandAdminParams struct {
-	Email        string
-	Name         string
-	PasswordHash string
-}
-
-type EnsureBrandAdminRow struct {
-	ID      string
-	Created bool
-}
-
-// EnsureBrandAdmin creates an admin with this email, or makes the existing user with this email
-// (any case) an admin without touching the password; created tells which happened.
-func (q *Queries) EnsureBrandAdmin(ctx context.Context, arg EnsureBrandAdminParams) (EnsureBrandAdminRow, error) {
-	row := q.db.QueryRow(ctx, ensureBrandAdmin, arg.Email, arg.Name, arg.PasswordHash)
-	var i EnsureBrandAdminRow
-	err := row.Scan(&i.ID, &i.Created)
-	return i, err
+// DeleteAllBrandTokens revokes every token of the user.
+func (q *Queries) DeleteAllBrandTokens(ctx context.Context, userID string) error {
+	_, err := q.db.Exec(ctx, deleteAllBrandTokens, userID)
+	return err
 }
 
 const getBrandMeJSON = `-- name: GetBrandMeJSON :one
@@ -101,6 +84,23 @@ func (q *Queries) GetBrandMeJSON(ctx context.Context, tokenHash []byte) (string,
 	var profile string
 	err := row.Scan(&profile)
 	return profile, err
+}
+
+const getBrandUserByEmailForUpdate = `-- name: GetBrandUserByEmailForUpdate :one
+SELECT id, is_admin FROM brand_users WHERE lower(email) = lower($1::text) FOR UPDATE
+`
+
+type GetBrandUserByEmailForUpdateRow struct {
+	ID      string
+	IsAdmin bool
+}
+
+// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
+func (q *Queries) GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error) {
+	row := q.db.QueryRow(ctx, getBrandUserByEmailForUpdate, email)
+	var i GetBrandUserByEmailForUpdateRow
+	err := row.Scan(&i.ID, &i.IsAdmin)
+	return i, err
 }
 
 const getBrandUserByToken = `-- name: GetBrandUserByToken :one
@@ -159,6 +159,21 @@ func (q *Queries) GetBrandUserPasswordHashForUpdate(ctx context.Context, id stri
 	var password_hash string
 	err := row.Scan(&password_hash)
 	return password_hash, err
+}
+
+const promoteBrandUser = `-- name: PromoteBrandUser :exec
+UPDATE brand_users SET is_admin = true, password_hash = $2 WHERE id = $1
+`
+
+type PromoteBrandUserParams struct {
+	ID           string
+	PasswordHash string
+}
+
+// PromoteBrandUser makes the user an admin with the given password hash.
+func (q *Queries) PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error {
+	_, err := q.db.Exec(ctx, promoteBrandUser, arg.ID, arg.PasswordHash)
+	return err
 }
 
 const setBrandUserPassword = `-- name: SetBrandUserPassword :exec

@@ -26,6 +26,8 @@ type Querier interface {
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
 	// DecOrderCounter takes one from the exact size of a list.
 	DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error
+	// DeleteAllBrandTokens revokes every token of the user.
+	DeleteAllBrandTokens(ctx context.Context, userID string) error
 	// DeleteAvatar removes one avatar and reports whether it existed.
 	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
@@ -36,9 +38,6 @@ type Querier interface {
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
 	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) error
-	// EnsureBrandAdmin creates an admin with this email, or makes the existing user with this email
-	// (any case) an admin without touching the password; created tells which happened.
-	EnsureBrandAdmin(ctx context.Context, arg EnsureBrandAdminParams) (EnsureBrandAdminRow, error)
 	// FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
 	FeaturedBrandsDigest(ctx context.Context) (string, error)
 	// GetAvatar returns the bytes of one avatar.
@@ -52,6 +51,8 @@ type Querier interface {
 	// GetBrandMeJSON renders the owner of an access token hash as the JSON profile (without the token),
 	// its subscriptions as full brand objects, oldest subscription first, in one round trip.
 	GetBrandMeJSON(ctx context.Context, tokenHash []byte) (string, error)
+	// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
+	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
 	// GetBrandUserByToken resolves an access token hash to its user.
 	GetBrandUserByToken(ctx context.Context, tokenHash []byte) (GetBrandUserByTokenRow, error)
 	// GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
@@ -81,6 +82,8 @@ type Querier interface {
 	ListFeaturedBrandsJSONWithDigest(ctx context.Context) (ListFeaturedBrandsJSONWithDigestRow, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
+	// PromoteBrandUser makes the user an admin with the given password hash.
+	PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
 	// SetBrandUserPassword replaces the user's password hash.

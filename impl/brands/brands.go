@@ -638,9 +638,14 @@ func (s *Service) DeleteBrand(ctx context.Context, tok, id string) error {
 	return nil
 }
 
-// EnsureAdmin makes sure an admin with this email exists: it creates one with pw, or, when a user
-// with the email (any case) exists, makes that user an admin and leaves its password as it is.
-// It reports whether a user was created.
+// EnsureAdmin makes sure an admin with this email exists, for the configured first admin:
+//   - no user has the email (any case): an admin is created with pw;
+//   - an admin has it: nothing changes (the admin may have changed the password since);
+//   - a non-admin has it: that user becomes an admin, its password becomes pw and all its tokens
+//     are revoked. Whoever registered the address first therefore cannot keep the account once the
+//     operator names it as the admin.
+//
+// It reports whether anything changed.
 func (s *Service) EnsureAdmin(ctx context.Context, email, name, pw string) (bool, error) {
 	var v ValidationError
 	email = checkEmail(&v, email)
@@ -653,9 +658,35 @@ func (s *Service) EnsureAdmin(ctx context.Context, email, name, pw string) (bool
 	if err != nil {
 		return false, err
 	}
-	row, err := s.q.EnsureBrandAdmin(ctx, db.EnsureBrandAdminParams{Email: email, Name: name, PasswordHash: hash})
-	if err != nil {
-		return false, err
+	changed := false
+	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		changed = false
+		q := s.q.WithTx(tx)
+		u, err := q.GetBrandUserByEmailForUpdate(ctx, email)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			_, err := q.CreateBrandUser(ctx, db.CreateBrandUserParams{Email: email, Name: name, PasswordHash: hash, IsAdmin: true})
+			if isEmailTaken(err) {
+				return errRetry // registered meanwhile: look again
+			}
+			changed = err == nil
+			return err
+		case err != nil:
+			return err
+		case u.IsAdmin:
+			return nil
+		}
+		if err := q.PromoteBrandUser(ctx, db.PromoteBrandUserParams{ID: u.ID, PasswordHash: hash}); err != nil {
+			return err
+		}
+		changed = true
+		return q.DeleteAllBrandTokens(ctx, u.ID)
+	})
+	if errors.Is(err, errRetry) {
+		return s.EnsureAdmin(ctx, email, name, pw)
 	}
-	return row.Created, nil
+	return changed, err
 }
+
+// errRetry asks EnsureAdmin to start over after losing a race with a registration.
+var errRetry = errors.New("brands: retry")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -71,7 +73,7 @@ func TestBrands_ListsAndByID(t *testing.T) {
 		t.Errorf("unavailable brand reads as available")
 	}
 
-	for _, id := range []string{unknownID, "nope", "655E1F2A0000000000000001", "655e1f2a00000000000000011", "list2", "%20"} {
+	for _, id := range []string{unknownID, "nope", "655E1F2A0000000000000001", "655e1f2a00000000000000011", "list2", "%20", strings.Repeat("ab", 100)} {
 		r := e.want(e.do(request{method: "GET", path: "/api/brand/" + id}), http.StatusNotFound)
 		if c := r.errBody(t).Code; c != "not_found" {
 			t.Errorf("%q: code %q", id, c)
@@ -335,5 +337,46 @@ func TestBrandList_CacheFollowsChanges(t *testing.T) {
 	e.want(e.do(request{method: "DELETE", path: "/api/brand/" + b.UnderscoreId, token: admin}), http.StatusOK)
 	if l := other.list("/api/brand/list"); len(l) != 1 || l[0].UnderscoreId != c.UnderscoreId {
 		t.Errorf("list after delete: %+v", l)
+	}
+}
+
+// TestFirstAdmin: the configured admin email takes over a non-admin account that registered it
+// first (new password, its tokens revoked), and leaves an existing admin's password alone.
+func TestFirstAdmin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	squatter := e.register("Squatter", "boss@example.com", "squatter-password")
+	svc := e.api.Service()
+	changed, err := svc.EnsureAdmin(context.Background(), "BOSS@example.com", "Boss", "boss-password")
+	if err != nil || !changed {
+		t.Fatalf("EnsureAdmin over a user: changed=%v err=%v", changed, err)
+	}
+	e.want(e.do(request{method: "GET", path: "/api/user/me", token: squatter.Token}), http.StatusUnauthorized)
+	e.want(e.do(request{method: "POST", path: "/api/user/login",
+		form: url.Values{"email": {"boss@example.com"}, "password": {"squatter-password"}}}), http.StatusUnauthorized)
+	tok := e.login("boss@example.com", "boss-password")
+	if me := e.me(tok); !me.IsAdmin || me.UnderscoreId != squatter.UnderscoreId {
+		t.Fatalf("after takeover: %+v", me)
+	}
+
+	// The admin changes the password; a restart with the same config must not undo it.
+	e.want(e.do(request{method: "POST", path: "/api/user/reset", token: tok,
+		form: url.Values{"currentPassword": {"boss-password"}, "newPassword": {"private-password"}}}), http.StatusOK)
+	changed, err = svc.EnsureAdmin(context.Background(), "boss@example.com", "Boss", "boss-password")
+	if err != nil || changed {
+		t.Fatalf("EnsureAdmin over an admin: changed=%v err=%v", changed, err)
+	}
+	e.login("boss@example.com", "private-password")
+	e.me(tok)
+
+	// A fresh email creates the admin.
+	if changed, err := svc.EnsureAdmin(context.Background(), "new@example.com", "New", "new-admin-pw"); err != nil || !changed {
+		t.Fatalf("EnsureAdmin of a new email: changed=%v err=%v", changed, err)
+	}
+	if !e.me(e.login("new@example.com", "new-admin-pw")).IsAdmin {
+		t.Fatal("new admin is no admin")
+	}
+	if _, err := svc.EnsureAdmin(context.Background(), "not an email", "X", "password-123"); err == nil {
+		t.Fatal("EnsureAdmin accepted a bad email")
 	}
 }

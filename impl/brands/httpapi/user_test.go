@@ -157,7 +157,7 @@ func TestTokens401(t *testing.T) {
 		{method: "PATCH", path: "/api/brand/" + brand, json: map[string]any{"name": "X"}},
 		{method: "DELETE", path: "/api/brand/" + brand},
 	}
-	for _, bad := range []struct{ token, bearer string }{{}, {token: "nonsense"}, {bearer: "nonsense"}, {token: u.Token + "x"}, {bearer: strings.Repeat("a", 300)}} {
+	for _, bad := range []struct{ token, bearer string }{{}, {token: "nonsense"}, {bearer: "nonsense"}, {token: u.Token + "x"}, {bearer: strings.Repeat("a", 300)}, {token: strings.Repeat("a", 300)}} {
 		for _, rq := range routes {
 			rq.token, rq.bearer = bad.token, bad.bearer
 			r := e.want(e.do(rq), http.StatusUnauthorized)
