@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8090", "listen address")
 	dbURL := flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL for the /pgx baselines")
+	jwtSecret := flag.String("jwt-secret", "dev-only-secret-change-me-0123456789", "HS256 secret of the /jwt baseline (default: the server's dev-mode AUTH_SECRET)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -31,6 +33,24 @@ func main() {
 	r.Get("/bare", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	// /jwt: a chi handler that reads the JWT cookie and parses it (HS256, golang-jwt), then answers
+	// the user claim: the floor for an endpoint that authenticates a request (/auth/user).
+	jwtKey := []byte(*jwtSecret)
+	jwtParser := jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}))
+	r.Get("/jwt", func(w http.ResponseWriter, r *http.Request) {
+		ck, err := r.Cookie("JWT")
+		if err != nil {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		claims := jwt.MapClaims{}
+		if _, err := jwtParser.ParseWithClaims(ck.Value, claims, func(*jwt.Token) (any, error) { return jwtKey, nil }); err != nil {
+			http.Error(w, "bad token", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(claims["user"])
 	})
 	if *dbURL != "" {
 		pool, err := pgxpool.New(ctx, *dbURL)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -16,7 +17,11 @@ import (
 )
 
 // The demo page is text/html, which kin-openapi does not decode by default.
-func init() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) }
+// Avatars are images, decoded as opaque files.
+func init() {
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
+}
 
 // TestServer_AuthDevWiring runs the whole server in dev mode and logs in with the documented demo
 // credentials of the direct provider.
@@ -56,8 +61,17 @@ func TestServer_AuthDevWiring(t *testing.T) {
 	if st, b := do("POST", "/auth/local/login", "application/json", `{"user":"demo","passwd":"wrong"}`); st != 403 {
 		t.Fatalf("wrong password: %d %s", st, b)
 	}
-	if st, b := do("POST", "/auth/local/login", "application/json", `{"user":"demo","passwd":"demo-password"}`); st != 200 || !strings.Contains(b, `"name":"demo"`) {
+	st, b := do("POST", "/auth/local/login", "application/json", `{"user":"demo","passwd":"demo-password"}`)
+	if st != 200 || !strings.Contains(b, `"name":"demo"`) {
 		t.Fatalf("demo login: %d %s", st, b)
+	}
+	// The picture is an identicon proxied through the avatar store, served under /avatar.
+	var user struct{ Picture string }
+	if err := json.Unmarshal([]byte(b), &user); err != nil || !strings.HasPrefix(user.Picture, "http://localhost:8080/avatar/") {
+		t.Fatalf("picture: %v %q", err, user.Picture)
+	}
+	if st, _ := do("GET", strings.TrimPrefix(user.Picture, "http://localhost:8080"), "", ""); st != 200 {
+		t.Fatalf("avatar: %d", st)
 	}
 	u, _ := url.Parse(base)
 	xsrf := ""
@@ -95,7 +109,7 @@ func TestServer_AuthProdNeedsSecretAndRefusesDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newAuthService(cfg, newLogger(cfg)); err == nil || !strings.Contains(err.Error(), "development only") {
+	if _, err := newAuthService(cfg, newLogger(cfg), nil); err == nil || !strings.Contains(err.Error(), "development only") {
 		t.Fatalf("dev provider in prod: %v", err)
 	}
 }

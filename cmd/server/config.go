@@ -160,7 +160,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.DurationVar(&c.Auth.CookieDuration, "auth-cookie-duration", envDuration("AUTH_COOKIE_DURATION", 24*time.Hour), "cookie lifetime (AUTH_COOKIE_DURATION)")
 	fs.BoolVar(&c.Auth.SecureCookies, "auth-secure-cookies", envBool("AUTH_SECURE_COOKIES", false), "mark cookies Secure (AUTH_SECURE_COOKIES)")
 	fs.StringVar(&c.Auth.AllowedHosts, "auth-allowed-hosts", env("AUTH_ALLOWED_HOSTS", ""), "hosts a login `from` may redirect to (AUTH_ALLOWED_HOSTS)")
-	fs.StringVar(&c.Auth.AvatarStore, "auth-avatar-store", env("AUTH_AVATAR_STORE", ""), "avatar store URI; empty uses DATA_DIR/avatars (AUTH_AVATAR_STORE)")
+	fs.StringVar(&c.Auth.AvatarStore, "auth-avatar-store", env("AUTH_AVATAR_STORE", ""), "avatar store URI; empty uses the server database (AUTH_AVATAR_STORE)")
 	fs.IntVar(&c.Auth.AvatarResize, "auth-avatar-resize", envInt("AUTH_AVATAR_RESIZE", 0), "avatar resize limit in pixels, 0 keeps the size (AUTH_AVATAR_RESIZE)")
 	fs.IntVar(&c.Auth.DevPort, "auth-dev-port", envInt("AUTH_DEV_PORT", 8084), "port of the dev OAuth2 server in dev mode (AUTH_DEV_PORT)")
 	c.Auth.AdminPasswd = Secret(env("AUTH_ADMIN_PASSWD", ""))

@@ -24,6 +24,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/middleware"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/avatar"
 )
 
 // Options configure the Service. Only SecretReader and URL are required; every other field has the
@@ -43,10 +44,16 @@ type Options struct {
 	URL string
 	// AuthPath is where Handlers()'s auth handler is mounted; default "/auth".
 	AuthPath string
+	// AvatarStore keeps proxied avatars (see avatar.NewStore). Nil disables the proxy: users keep the
+	// provider's picture URL and the avatar handler answers 404. The caller owns and closes it.
+	AvatarStore avatar.Store
 	// AvatarRoutePath is where the avatar handler is mounted; default "/avatar".
 	AvatarRoutePath string
 	// AvatarResizeLimit is the avatar size limit in pixels; 0 (default) disables resizing.
 	AvatarResizeLimit int
+	// AvatarHTTPClient fetches pictures; nil uses the avatar package's guarded client (no private
+	// addresses, size and time limits).
+	AvatarHTTPClient *http.Client
 	// Audiences, when non-empty, are the only aud values tokens may be created for or carry.
 	Audiences []string
 	// Validator runs on every request through the Auth middleware; false rejects the token.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/triadhq/triad/impl/auth"
 	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/avatar"
 )
 
 func TestHandlers_ListStatusUserLogout(t *testing.T) {
@@ -349,5 +350,27 @@ func TestAuth_SecretByAudience(t *testing.T) {
 	}
 	if st, _, b := s.get("/auth/user", map[string]string{"X-JWT": forge(t, jwt.SigningMethodHS256, []byte(testSecret+"-site-a"), a)}); st != 200 {
 		t.Fatalf("own secret refused: %d %s", st, b)
+	}
+}
+
+func TestAvatar_ProxiedAtLogin(t *testing.T) {
+	t.Parallel()
+	store, err := avatar.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	s := newSite(t, func(o *auth.Options) { o.AvatarStore = store })
+	u := s.directLogin("")
+	want := s.srv.URL + "/avatar/" + avatar.AvatarID(u.ID)
+	if u.Picture != want {
+		t.Fatalf("picture %q, want %q", u.Picture, want)
+	}
+	st, h, b := s.get(strings.TrimPrefix(u.Picture, s.srv.URL), nil)
+	if st != 200 || !strings.HasPrefix(h.Get("Content-Type"), "image/") || len(b) == 0 {
+		t.Fatalf("avatar: %d %s", st, h.Get("Content-Type"))
+	}
+	if st, _, b := s.get("/avatar/0000000000000000000000000000000000000000.image", nil); st != 404 || errCode(t, b) != "not_found" {
+		t.Fatalf("unknown avatar: %d %s", st, b)
 	}
 }

@@ -3,14 +3,25 @@ package auth
 import (
 	"net/http"
 
+	"github.com/triadhq/triad/impl/avatar"
 	"github.com/triadhq/triad/impl/web"
 )
 
-// initAvatar builds the avatar proxy from the options. Until the avatar store is configured the
-// providers keep the pictures they get and the avatar handler answers 404.
+// initAvatar builds the avatar proxy when a store is configured: providers save pictures through it
+// (Params.AvatarSaver) and Handlers() serves them. Without a store providers keep the pictures they
+// get and the avatar handler answers 404.
 func (s *Service) initAvatar() error {
-	s.avatarH = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		web.WriteError(w, r, http.StatusNotFound, web.Error{Code: web.CodeNotFound, Message: "no such avatar"})
+	if s.opts.AvatarStore == nil {
+		s.avatarH = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			web.WriteError(w, r, http.StatusNotFound, web.Error{Code: web.CodeNotFound, Message: "no such avatar"})
+		})
+		return nil
+	}
+	proxy := avatar.NewProxy(avatar.ProxyOptions{
+		Store: s.opts.AvatarStore, URL: s.opts.URL, RoutePath: s.opts.AvatarRoutePath,
+		ResizeLimit: s.opts.AvatarResizeLimit, HTTPClient: s.opts.AvatarHTTPClient,
 	})
+	s.avatar = proxy
+	s.avatarH = proxy.Handler()
 	return nil
 }

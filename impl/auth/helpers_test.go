@@ -21,7 +21,11 @@ import (
 )
 
 // The demo page is text/html, which kin-openapi does not decode by default.
-func init() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) }
+// Avatars are images, which it decodes as opaque files.
+func init() {
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
+}
 
 const testSecret = "test-secret-0123456789abcdef0123456789"
 

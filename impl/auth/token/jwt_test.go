@@ -1,9 +1,11 @@
 package token_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 
@@ -164,5 +166,31 @@ func TestJWT_UserAttributes(t *testing.T) {
 	}
 	if (token.User{ID: token.UserID("my_custom", "1")}).Provider() != "my_custom" {
 		t.Fatal("provider of id")
+	}
+}
+
+func TestJWT_DecodeMatchesRegisteredClaims(t *testing.T) {
+	for _, payload := range []string{
+		`{"iss":"i","sub":"s","aud":["a"],"exp":1700000000,"nbf":1600000000.5,"iat":1650000000,"jti":"j","user":{"name":"n","id":"p_1","attrs":{"k":true}},"sess_only":true,"auth_time":5}`,
+		`{"aud":"single","exp":1700000000}`,
+		`{"aud":["x","y"],"exp":1.7e9}`,
+		`{"aud":["with \"quote\""],"exp":1700000000}`,
+		`{"aud":null}`,
+		`{}`,
+	} {
+		got, err := token.DecodeClaims([]byte(payload))
+		if err != nil {
+			t.Fatalf("%s: %v", payload, err)
+		}
+		var want jwt.RegisteredClaims
+		if err := json.Unmarshal([]byte(payload), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.RegisteredClaims, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", payload, got.RegisteredClaims, want)
+		}
+	}
+	if _, err := token.DecodeClaims([]byte(`{"aud":[1]}`)); err == nil {
+		t.Fatal("numeric aud accepted")
 	}
 }
