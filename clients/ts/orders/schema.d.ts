@@ -469,8 +469,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "unauthorized",
-                 *       "message": "the access token is missing",
-                 *       "unknown or expired": null
+                 *       "message": "the access token is missing, unknown or expired"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -571,10 +570,7 @@ export interface operations {
                 /** @description The resource owner's password. */
                 password?: string;
             };
-            header?: {
-                /** @description `Basic base64(client_id:client_secret)`, as an alternative client authentication. */
-                Authorization?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };

@@ -107,10 +107,10 @@ func TestBearer_Refusals(t *testing.T) {
 
 func TestBearer_TokenExpires(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, time.Second)
+	e := newEnv(t, 3*time.Second)
 	a := e.account("alice", "Customer")
 	e.want(e.do("GET", "/authenticated", a.token, nil), http.StatusOK)
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(3100 * time.Millisecond)
 	r := e.do("GET", "/authenticated", a.token, nil)
 	if r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") != `Bearer realm="orders", error="invalid_token"` {
 		t.Fatalf("expired token: %d %v", r.status, r.header)
