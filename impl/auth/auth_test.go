@@ -265,8 +265,10 @@ func TestAuth_XSRFIgnoreMethods(t *testing.T) {
 func TestAuth_RefreshesExpiredCookie(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
+	var validated atomic.Value
 	s := newSite(t, func(o *auth.Options) {
 		o.CookieDuration = time.Hour
+		o.Validator = token.ValidatorFunc(func(tok string, _ token.Claims) bool { validated.Store(tok); return true })
 		o.ClaimsUpdater = token.ClaimsUpdFunc(func(c token.Claims) token.Claims {
 			calls.Add(1)
 			c.User.SetStrAttr("refreshed", "yes")
@@ -295,6 +297,9 @@ func TestAuth_RefreshesExpiredCookie(t *testing.T) {
 	fresh, err := s.svc.TokenService().Parse(s.cookie("JWT"))
 	if err != nil || fresh.ID != "refresh-me" || fresh.AuthTime != c.AuthTime || len(h.Values("Set-Cookie")) != 2 {
 		t.Fatalf("refreshed token: %v %+v %v", err, fresh, h)
+	}
+	if validated.Load() != s.cookie("JWT") {
+		t.Fatal("the validator did not see the refreshed token")
 	}
 
 	// Past the cookie lifetime, counted from the login, no refresh.

@@ -19,6 +19,7 @@ import (
 type TokenService interface {
 	Get(r *http.Request) (token.Claims, string, error)
 	Set(w http.ResponseWriter, claims token.Claims) (token.Claims, error)
+	Token(claims token.Claims) (string, error)
 }
 
 // UserUpdater changes the user on every request wrapped by UpdateUser (e.g. loads fresh data).
@@ -85,8 +86,7 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request) (to
 	if errors.Is(err, token.ErrExpired) {
 		// Within the cookie lifetime (checked by Get) an expired cookie token is re-issued; the
 		// ClaimsUpdater runs again, so a block set there takes effect at refresh.
-		claims, err = a.refresh(w, claims)
-		tok = ""
+		claims, tok, err = a.refresh(w, claims)
 	}
 	if err != nil {
 		return token.User{}, errors.Join(ErrUnauthorized, err)
@@ -103,14 +103,22 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request) (to
 	return *claims.User, nil
 }
 
-func (a *Authenticator) refresh(w http.ResponseWriter, c token.Claims) (token.Claims, error) {
+// refresh re-issues an expired cookie token and returns the new claims and token string (the
+// Validator sees the token the client will hold from now on).
+func (a *Authenticator) refresh(w http.ResponseWriter, c token.Claims) (token.Claims, string, error) {
 	if c.User == nil || c.Handshake != nil {
-		return token.Claims{}, ErrUnauthorized
+		return token.Claims{}, "", ErrUnauthorized
 	}
 	if a.ProviderKnown != nil && !a.ProviderKnown(c.User.Provider()) {
-		return token.Claims{}, errors.New("provider not registered")
+		return token.Claims{}, "", errors.New("provider not registered")
 	}
-	return a.JWTService.Set(w, c)
+	c, err := a.JWTService.Set(w, c)
+	if err != nil {
+		return token.Claims{}, "", err
+	}
+	// HS256 is deterministic: signing the returned claims again yields the cookie's token.
+	tok, err := a.JWTService.Token(c)
+	return c, tok, err
 }
 
 func (a *Authenticator) basic(user, pass string) (token.User, error) {

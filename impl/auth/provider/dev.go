@@ -47,7 +47,12 @@ type Dev struct {
 	base   string
 	mu     sync.Mutex
 	codes  map[string]devCode
-	tokens map[string]string
+	tokens map[string]devToken
+}
+
+type devToken struct {
+	user string
+	exp  time.Time
 }
 
 type devCode struct {
@@ -65,7 +70,7 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dev{opts: o, ln: ln, codes: map[string]devCode{}, tokens: map[string]string{}}
+	d := &Dev{opts: o, ln: ln, codes: map[string]devCode{}, tokens: map[string]devToken{}}
 	d.base = "http://" + ln.Addr().String()
 	d.OAuth2Handler = NewOAuth2Handler(p, OAuth2Config{
 		Name:     DevName,
@@ -155,6 +160,7 @@ func (d *Dev) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := token.NewID()
 	d.mu.Lock()
+	d.prune()
 	d.codes[code] = devCode{user: user, challenge: f.Get("code_challenge"), redirect: f.Get("redirect_uri"), exp: time.Now().Add(time.Minute)}
 	d.mu.Unlock()
 	target := f.Get("redirect_uri") + "?" + url.Values{"code": {code}, "state": {f.Get("state")}}.Encode()
@@ -191,7 +197,7 @@ func (d *Dev) accessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	at := token.NewID()
 	d.mu.Lock()
-	d.tokens[at] = c.user
+	d.tokens[at] = devToken{user: c.user, exp: time.Now().Add(time.Hour)}
 	d.mu.Unlock()
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "bearer", "expires_in": 3600})
@@ -200,9 +206,10 @@ func (d *Dev) accessToken(w http.ResponseWriter, r *http.Request) {
 func (d *Dev) user(w http.ResponseWriter, r *http.Request) {
 	at, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	d.mu.Lock()
-	name, found := d.tokens[at]
+	t, found := d.tokens[at]
 	d.mu.Unlock()
-	if !ok || !found {
+	name := t.user
+	if !ok || !found || time.Now().After(t.exp) {
 		oauthError(w, http.StatusUnauthorized, "invalid_token", "unknown access token")
 		return
 	}
@@ -213,6 +220,22 @@ func (d *Dev) user(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// prune drops expired codes and tokens so a long-running dev server does not grow without bound.
+// The caller holds d.mu.
+func (d *Dev) prune() {
+	now := time.Now()
+	for k, c := range d.codes {
+		if now.After(c.exp) {
+			delete(d.codes, k)
+		}
+	}
+	for k, t := range d.tokens {
+		if now.After(t.exp) {
+			delete(d.tokens, k)
+		}
+	}
 }
 
 // oauthError writes an RFC 6749 section 5.2 error body.
