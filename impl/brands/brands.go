@@ -658,8 +658,12 @@ func (s *Service) EnsureAdmin(ctx context.Context, email, name, pw string) (bool
 	if err != nil {
 		return false, err
 	}
+	return s.ensureAdmin(ctx, email, name, hash, false)
+}
+
+func (s *Service) ensureAdmin(ctx context.Context, email, name, hash string, retried bool) (bool, error) {
 	changed := false
-	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err := pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		changed = false
 		q := s.q.WithTx(tx)
 		u, err := q.GetBrandUserByEmailForUpdate(ctx, email)
@@ -682,8 +686,9 @@ func (s *Service) EnsureAdmin(ctx context.Context, email, name, pw string) (bool
 		changed = true
 		return q.DeleteAllBrandTokens(ctx, u.ID)
 	})
-	if errors.Is(err, errRetry) {
-		return s.EnsureAdmin(ctx, email, name, pw)
+	if errors.Is(err, errRetry) && !retried {
+		// The row exists now, so the second pass finds it.
+		return s.ensureAdmin(ctx, email, name, hash, true)
 	}
 	return changed, err
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -314,5 +315,33 @@ func TestRegister_ConcurrentSameEmail(t *testing.T) {
 	}
 	if count[http.StatusCreated] != 1 || count[http.StatusConflict] != n-1 {
 		t.Fatalf("statuses %v, want one 201 and %d 409", count, n-1)
+	}
+}
+
+// TestReset_Concurrent: of simultaneous password changes that all quote the same current password,
+// exactly one succeeds; the others see the changed password and get 403.
+func TestReset_Concurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	const n = 8
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- e.do(request{method: "POST", path: "/api/user/reset", token: u.Token,
+				form: url.Values{"currentPassword": {"correct-horse"}, "newPassword": {"new-password-" + strconv.Itoa(i)}}}).status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusOK] != 1 || count[http.StatusForbidden] != n-1 {
+		t.Fatalf("statuses %v, want one 200 and %d 403", count, n-1)
 	}
 }
