@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -197,5 +198,52 @@ func TestMigrate_FileToFile(t *testing.T) {
 		if dst.ID(id) != src.ID(id) {
 			t.Errorf("%s content id differs after migration", id)
 		}
+	}
+}
+
+func TestFileStore_ReadersNeverSeeAPartialPicture(t *testing.T) {
+	t.Parallel()
+	s := mustFileStore(t)
+	imgs := [][]byte{pngImage(t, 300, 200), pngImage(t, 200, 300), pngImage(t, 250, 250)}
+	id, err := s.Put("u", bytes.NewReader(imgs[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.Put("u", bytes.NewReader(imgs[n%len(imgs)])); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 200; i++ {
+		got, _ := readAll(t, s, id)
+		if !slices.ContainsFunc(imgs, func(img []byte) bool { return bytes.Equal(img, got) }) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("read %d bytes that are none of the pictures", len(got))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	// No temporary files are left behind.
+	if ids, _ := s.List(); len(ids) != 1 {
+		t.Fatalf("list = %v", ids)
+	}
+	entries, _ := os.ReadDir(s.dir)
+	if len(entries) != 1 {
+		t.Fatalf("%d files in the store directory, want 1", len(entries))
 	}
 }

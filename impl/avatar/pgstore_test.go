@@ -123,3 +123,42 @@ func TestPostgresStore_TableRefusesNonImages(t *testing.T) {
 		}
 	}
 }
+
+func TestProxy_ReplicasServeTheSameAvatar(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	url := dbtest.NewURL(t)
+	// Two server replicas, each with its own connection to the shared database.
+	replica := func() *Proxy {
+		s, err := NewStore(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		p, _ := testProxy(t, ProxyOptions{Store: s})
+		return p
+	}
+	a, b := replica(), replica()
+	link, err := a.Put(context.Background(), "github_alice", pics.URL+"/small.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseA, c := avatarServer(t, a)
+	baseB, _ := avatarServer(t, b)
+	path := "/avatar/" + idOf(t, link)
+	var etags []string
+	for _, base := range []string{baseA, baseB} {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" {
+			t.Fatalf("%s: %d %s", base, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		etags = append(etags, resp.Header.Get("ETag"))
+	}
+	if etags[0] == "" || etags[0] != etags[1] {
+		t.Fatalf("replicas disagree on the ETag: %v", etags)
+	}
+}

@@ -39,7 +39,7 @@ type ProxyOptions struct {
 	HTTPClient *http.Client
 	// AllowPrivate lets the default client dial private and loopback addresses. Tests only.
 	AllowPrivate bool
-	// MaxBytes caps a fetched picture; default DefaultMaxBytes.
+	// MaxBytes caps a fetched picture; default DefaultMaxBytes, at most MaxStoreBytes.
 	MaxBytes int64
 	// MaxPixels caps width*height of a picture, checked from its header before decoding; default
 	// DefaultMaxPixels.
@@ -68,6 +68,8 @@ func NewProxy(opts ProxyOptions) *Proxy {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
+	// A picture kept at its size must still fit in a store.
+	opts.MaxBytes = min(opts.MaxBytes, MaxStoreBytes)
 	if opts.MaxPixels <= 0 {
 		opts.MaxPixels = DefaultMaxPixels
 	}
