@@ -64,6 +64,7 @@ type ValidationError struct {
 	Problems []FieldProblem
 }
 
+// Error lists the problems on one line.
 func (e *ValidationError) Error() string {
 	parts := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
@@ -90,6 +91,8 @@ const (
 	MinPasswordLen  = 8
 	MaxPasswordLen  = 128
 	MaxBrandNameLen = 200
+	MaxDescription  = 5000
+	MaxURLLen       = 2000
 	maxTokenLen     = 256
 )
 
@@ -107,14 +110,48 @@ type Service struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
 	hasher *password.Hasher
+	ttl    time.Duration
+	now    func() time.Time
 
 	// The two public lists are cached, each validated against the database on every request.
 	available, featured listCache
 }
 
-// NewService returns a Service storing in pool and hashing passwords with hasher.
-func NewService(pool *pgxpool.Pool, hasher *password.Hasher) *Service {
-	return &Service{pool: pool, q: db.New(pool), hasher: hasher}
+// DefaultTokenTTL is how long an access token lives unless configured otherwise.
+const DefaultTokenTTL = 30 * 24 * time.Hour
+
+// Config configures a Service.
+type Config struct {
+	// Hasher hashes passwords; nil uses password.Default.
+	Hasher *password.Hasher
+	// TokenTTL is the lifetime of an access token from its issue; 0 uses DefaultTokenTTL.
+	TokenTTL time.Duration
+	// Now is the clock that token expiry is judged by; nil uses time.Now. Tests move it forward.
+	Now func() time.Time
+}
+
+// NewService returns a Service storing in pool.
+func NewService(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Hasher == nil {
+		cfg.Hasher = password.New(password.Default)
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = DefaultTokenTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{pool: pool, q: db.New(pool), hasher: cfg.Hasher, ttl: cfg.TokenTTL, now: cfg.Now}
+}
+
+// issue records a new token's hash for the user, expiring TokenTTL from now.
+func (s *Service) issue(ctx context.Context, q *db.Queries, userID string, tokHash []byte) error {
+	return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: userID, ExpiresAt: s.now().Add(s.ttl)})
+}
+
+// SweepExpiredTokens deletes the rows of expired tokens and reports how many there were.
+func (s *Service) SweepExpiredTokens(ctx context.Context) (int64, error) {
+	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
 }
 
 // newToken returns a fresh access token (256 random bits, base64url) and the hash that is stored.
@@ -213,7 +250,7 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (User, s
 			return err
 		}
 		u = User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
-		return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID})
+		return s.issue(ctx, q, row.ID, tokHash)
 	})
 	if err != nil {
 		return User{}, "", err
@@ -240,18 +277,18 @@ func (s *Service) Login(ctx context.Context, email, pw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID}); err != nil {
+	if err := s.issue(ctx, s.q, row.ID, tokHash); err != nil {
 		return "", err
 	}
 	return tok, nil
 }
 
-// Authenticate returns the owner of an access token.
+// Authenticate returns the owner of an unexpired access token.
 func (s *Service) Authenticate(ctx context.Context, tok string) (User, error) {
 	if tok == "" || len(tok) > maxTokenLen {
 		return User{}, ErrUnauthenticated
 	}
-	row, err := s.q.GetBrandUserByToken(ctx, hashToken(tok))
+	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hashToken(tok), Now: s.now()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return User{}, ErrUnauthenticated
 	}
@@ -332,7 +369,7 @@ func (s *Service) Logout(ctx context.Context, tok string) error {
 	if tok == "" || len(tok) > maxTokenLen {
 		return ErrUnauthenticated
 	}
-	n, err := s.q.DeleteBrandToken(ctx, hashToken(tok))
+	n, err := s.q.DeleteBrandToken(ctx, db.DeleteBrandTokenParams{TokenHash: hashToken(tok), Now: s.now()})
 	if err != nil {
 		return err
 	}
@@ -348,7 +385,7 @@ func (s *Service) MeJSON(ctx context.Context, tok string) ([]byte, error) {
 	if tok == "" || len(tok) > maxTokenLen {
 		return nil, ErrUnauthenticated
 	}
-	profile, err := s.q.GetBrandMeJSON(ctx, hashToken(tok))
+	profile, err := s.q.GetBrandMeJSON(ctx, db.GetBrandMeJSONParams{TokenHash: hashToken(tok), Now: s.now()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrUnauthenticated
 	}
@@ -519,9 +556,20 @@ func checkURL(v *ValidationError, field, s string) string {
 	if s == "" {
 		return s
 	}
+	if len(s) > MaxURLLen {
+		v.add(field, fmt.Sprintf("must be at most %d characters", MaxURLLen))
+		return s
+	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		v.add(field, "must be an absolute http or https URL")
+	}
+	return s
+}
+
+func checkDescription(v *ValidationError, s string) string {
+	if utf8.RuneCountInString(s) > MaxDescription || !utf8.ValidString(s) {
+		v.add("description", fmt.Sprintf("must be valid text of at most %d characters", MaxDescription))
 	}
 	return s
 }
@@ -562,7 +610,7 @@ func (s *Service) CreateBrand(ctx context.Context, tok string, in BrandInput) (s
 	var v ValidationError
 	p := db.CreateBrandParams{
 		Name:          checkName(&v, "name", in.Name, MaxBrandNameLen),
-		Description:   in.Description,
+		Description:   checkDescription(&v, in.Description),
 		Url:           checkURL(&v, "url", in.URL),
 		FeaturedImage: checkURL(&v, "featuredImage", in.FeaturedImage),
 		Availability:  in.Availability,
@@ -601,7 +649,7 @@ func (s *Service) UpdateBrand(ctx context.Context, tok, id string, in BrandPatch
 	p := db.UpdateBrandParams{
 		ID:            id,
 		Name:          optText(in.Name, func(x string) string { return checkName(&v, "name", x, MaxBrandNameLen) }),
-		Description:   optText(in.Description, func(x string) string { return x }),
+		Description:   optText(in.Description, func(x string) string { return checkDescription(&v, x) }),
 		Url:           optText(in.URL, func(x string) string { return checkURL(&v, "url", x) }),
 		FeaturedImage: optText(in.FeaturedImage, func(x string) string { return checkURL(&v, "featuredImage", x) }),
 		Availability:  optBool(in.Availability),
