@@ -94,6 +94,7 @@ type Refusal struct {
 	Field string // for ErrInvalidInput: the offending field
 }
 
+// Error is the message for the caller.
 func (r *Refusal) Error() string { return r.Msg }
 
 // Unwrap lets errors.Is match the sentinel.
