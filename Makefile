@@ -34,15 +34,18 @@ node_modules/.installed: package.json package-lock.json
 	@touch $@
 
 .PHONY: generate
-generate: ## regenerate gen/ from api/*.yaml (oapi-codegen) and db/ (sqlc)
+generate: ## regenerate gen/ from api/*.yaml (oapi-codegen) and db/ (sqlc), and the TypeScript SDK types (make sdk)
 	$(GO) generate ./gen/...
 	$(SQLC) generate
+	@$(MAKE) --no-print-directory sdk
 
 .PHONY: check-generated
-check-generated: ## regenerate and fail if gen/ differs from what is committed
+check-generated: ## regenerate and fail if gen/ or clients/ts/*/schema.d.ts differ from what is committed
 	@$(MAKE) --no-print-directory generate
 	@if ! git diff --quiet --exit-code -- gen/ || [ -n "$$(git ls-files --others --exclude-standard gen/)" ]; then \
 		echo "gen/ is stale: run 'make generate' and commit the result"; git status --short gen/; git diff --stat -- gen/; exit 1; fi
+	@if ! git diff --quiet --exit-code -- 'clients/ts/*/schema.d.ts' || [ -n "$$(git ls-files --others --exclude-standard 'clients/ts/*/schema.d.ts')" ]; then \
+		echo "clients/ts is stale: run 'make generate' (or 'make sdk') and commit the result"; git status --short clients/ts/; exit 1; fi
 	@$(GO) mod tidy -diff
 
 .PHONY: build
@@ -63,15 +66,12 @@ sqlc-check:
 	$(SQLC) vet
 
 .PHONY: sdk
-sdk: deps-npm ## regenerate the TypeScript SDK types clients/ts/<surface>/schema.d.ts from api/*.yaml
+sdk: deps-npm ## regenerate the TypeScript SDK types clients/ts/<surface>/schema.d.ts from api/*.yaml (openapi-typescript)
 	@for s in $(SPECS); do \
 		$(NPM_BIN)/openapi-typescript api/$$s.yaml --redocly clients/ts/redocly.yaml -o clients/ts/$$s/schema.d.ts >/dev/null || exit 1; done
 
 .PHONY: check-sdk
-check-sdk: ## regenerate the TypeScript SDK, fail if it differs from what is committed, type-check it (tsc)
-	@$(MAKE) --no-print-directory sdk
-	@if ! git diff --quiet --exit-code -- 'clients/ts/*/schema.d.ts' || [ -n "$$(git ls-files --others --exclude-standard 'clients/ts/*/schema.d.ts')" ]; then \
-		echo "clients/ts is stale: run 'make sdk' and commit the result"; git status --short clients/ts/; exit 1; fi
+check-sdk: deps-npm ## type-check the TypeScript SDK and its tests (tsc, strict); freshness is check-generated's
 	$(NPM_BIN)/tsc -p clients/ts
 
 .PHONY: contract

@@ -4,6 +4,131 @@
  */
 
 export interface paths {
+    "/api/user/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a user
+         * @description Creates a user and returns it with a fresh access token. The email is unique without regard
+         *     to case; a taken email gets 409.
+         */
+        post: operations["registerUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log in
+         * @description Checks the email (without regard to case) and password and returns a new access token. An
+         *     unknown email and a wrong password get the same 401 answer.
+         */
+        post: operations["loginUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Replaces the password after checking the current one. Every other token of the user is
+         *     revoked; the token of this call stays valid.
+         */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Edit the profile
+         * @description Changes the name, the email or both; at least one must be given. A field left out (or sent
+         *     empty) keeps its value. An email taken by another user gets 409.
+         */
+        put: operations["editProfile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log out
+         * @description Revokes the token of this call at once; the user's other tokens stay valid.
+         */
+        post: operations["logoutUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the current user
+         * @description The user the token belongs to, with `token` set to the token of this call and `subscriptions`
+         *     holding the full brand objects the user subscribed to, oldest subscription first.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/brand/list": {
         parameters: {
             query?: never;
@@ -11,10 +136,135 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Placeholder route */
-        get: operations["placeholderBrands"];
+        /**
+         * List available brands
+         * @description Every brand whose `availability` is true, in creation order.
+         */
+        get: operations["listBrands"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/brand/list/featured": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List featured brands
+         * @description Every brand whose `isFeatured` is true, in creation order.
+         */
+        get: operations["listFeaturedBrands"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/brand": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a brand (admin)
+         * @description Creates a brand with no subscribers. Left-out fields take their defaults (available, not
+         *     featured, empty texts, no products). `url` and `featuredImage` must be absolute http(s) URLs
+         *     when given.
+         */
+        post: operations["createBrand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/brand/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a brand
+         * @description One brand by `_id`, available or not.
+         */
+        get: operations["getBrand"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a brand (admin)
+         * @description Deletes the brand and every subscription to it.
+         */
+        delete: operations["deleteBrand"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a brand (admin)
+         * @description Changes the fields given and keeps the others; `subscriberCount` is not writable.
+         */
+        patch: operations["updateBrand"];
+        trace?: never;
+    };
+    "/api/subscribe/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a brand
+         * @description Subscribes the current user to an available brand. Subscribing again changes nothing and
+         *     answers 200 with `Already Subscribed`; `subscriberCount` counts each user once. An unavailable
+         *     brand gets 409.
+         */
+        post: operations["subscribeBrand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/unsubscribe/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe from a brand
+         * @description Ends the current user's subscription. When the user was not subscribed nothing changes and the
+         *     answer is 200 with `Not Subscribed`.
+         */
+        post: operations["unsubscribeBrand"];
         delete?: never;
         options?: never;
         head?: never;
@@ -25,6 +275,196 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        RegisterRequest: {
+            /**
+             * @description Display name, 1 to 100 characters after trimming spaces.
+             * @example Ada Lovelace
+             */
+            name: string;
+            /**
+             * @description An email address, at most 254 characters; unique without regard to case.
+             * @example ada@example.com
+             */
+            email: string;
+            /**
+             * Format: password
+             * @description 8 to 128 characters.
+             * @example correct-horse-battery
+             */
+            password: string;
+        };
+        LoginRequest: {
+            /** @example ada@example.com */
+            email: string;
+            /**
+             * Format: password
+             * @example correct-horse-battery
+             */
+            password: string;
+        };
+        ResetRequest: {
+            /**
+             * Format: password
+             * @example correct-horse-battery
+             */
+            currentPassword: string;
+            /**
+             * Format: password
+             * @description 8 to 128 characters.
+             * @example staple-battery-horse
+             */
+            newPassword: string;
+        };
+        /** @description At least one of `name` and `email`; an empty value counts as left out. */
+        EditRequest: {
+            /**
+             * @description 1 to 100 characters after trimming spaces.
+             * @example Ada King
+             */
+            name?: string;
+            /**
+             * @description An email address, at most 254 characters; unique without regard to case.
+             * @example ada.king@example.com
+             */
+            email?: string;
+        };
+        TokenResponse: {
+            /**
+             * @description The access token.
+             * @example 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+             */
+            token: string;
+        };
+        Message: {
+            /**
+             * @description A confirmation text.
+             * @example Successfully Subscribed
+             */
+            message: string;
+        };
+        User: {
+            /**
+             * @description The user id, 24 hex digits.
+             * @example 655e1f2a9c0d1e4b5a6c7d8e
+             */
+            _id: string;
+            /**
+             * @description The access token (the one just issued, or the one of this call).
+             * @example 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+             */
+            token: string;
+            /** @example ada@example.com */
+            email: string;
+            /** @example Ada Lovelace */
+            name: string;
+            /**
+             * @description Admins manage brands.
+             * @example false
+             */
+            isAdmin: boolean;
+            /** @description The brands the user subscribed to; empty for a new user. */
+            subscriptions: components["schemas"]["Brand"][];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             * @example 2026-11-22T21:35:06.123Z
+             */
+            created_at: string;
+        };
+        /**
+         * @description A product of a brand; the shape is free (the original API did not fix it).
+         * @example {
+         *       "name": "House blend",
+         *       "price": 12.5
+         *     }
+         */
+        Product: {
+            [key: string]: unknown;
+        };
+        Brand: {
+            /**
+             * @description The brand id, 24 hex digits.
+             * @example 655e1f2a0000000000000001
+             */
+            _id: string;
+            /** @example Northwind Coffee */
+            name: string;
+            /** @example Single-origin beans roasted to order. */
+            description: string;
+            /**
+             * @description The brand's site.
+             * @example https://northwind.example.com
+             */
+            url: string;
+            /**
+             * @description An image URL.
+             * @example https://images.example.com/northwind.jpg
+             */
+            featuredImage: string;
+            /**
+             * @description Only available brands are listed and can be subscribed to.
+             * @example true
+             */
+            availability: boolean;
+            /**
+             * @description Featured brands appear in the featured list.
+             * @example true
+             */
+            isFeatured: boolean;
+            products: components["schemas"]["Product"][];
+            /**
+             * Format: int32
+             * @description The number of users subscribed to the brand; always exact.
+             * @example 12
+             */
+            subscriberCount: number;
+        };
+        BrandCreate: {
+            /** @example Northwind Coffee */
+            name: string;
+            /**
+             * @default
+             * @example Single-origin beans roasted to order.
+             */
+            description: string;
+            /**
+             * @default
+             * @example https://northwind.example.com
+             */
+            url: string;
+            /**
+             * @default
+             * @example https://images.example.com/northwind.jpg
+             */
+            featuredImage: string;
+            /**
+             * @default true
+             * @example true
+             */
+            availability: boolean;
+            /**
+             * @default false
+             * @example true
+             */
+            isFeatured: boolean;
+            /** @default [] */
+            products: components["schemas"]["Product"][];
+        };
+        BrandUpdate: {
+            /** @example Northwind Coffee */
+            name?: string;
+            /** @example Single-origin beans roasted to order. */
+            description?: string;
+            /** @example https://northwind.example.com */
+            url?: string;
+            /** @example https://images.example.com/northwind.jpg */
+            featuredImage?: string;
+            /** @example false */
+            availability?: boolean;
+            /** @example false */
+            isFeatured?: boolean;
+            products?: components["schemas"]["Product"][];
+        };
         /** @description The body of every refusal on this surface. */
         Error: {
             /**
@@ -34,14 +474,14 @@ export interface components {
             code: string;
             /**
              * @description Human-readable explanation.
-             * @example order 42 not found
+             * @example brand not found
              */
             message: string;
             /** @description Per-field problems of a validation failure. */
             details?: {
-                /** @example price */
+                /** @example email */
                 field: string;
-                /** @example number must be at least 0.01 */
+                /** @example must be an email address */
                 message: string;
             }[];
             /**
@@ -51,15 +491,455 @@ export interface components {
             requestId?: string;
         };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description The request does not match the specification; `details` names each invalid field. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "validation_failed",
+                 *       "message": "request does not match the API specification",
+                 *       "details": [
+                 *         {
+                 *           "field": "email",
+                 *           "message": "must be an email address"
+                 *         }
+                 *       ],
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The access token is missing, unknown or revoked. */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unauthorized",
+                 *       "message": "a valid access token is required",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The user is not an admin. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "forbidden",
+                 *       "message": "only admins may manage brands",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No brand has this id (or the id is malformed). */
+        BrandNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "brand not found",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Another user has this email (compared without regard to case). */
+        EmailTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "email_taken",
+                 *       "message": "the email is already registered",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body (or its declared Content-Length, on any route) is over the server's limit. */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "request_too_large",
+                 *       "message": "request body is too large",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An internal failure; the body reveals nothing about it, `requestId` finds it in the log. */
+        Internal: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "internal_error",
+                 *       "message": "internal server error",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: {
+        /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+        AccessToken: string;
+        /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+        BrandID: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    placeholderBrands: {
+    registerUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Ada Lovelace",
+                 *       "email": "ada@example.com",
+                 *       "password": "correct-horse-battery"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["RegisterRequest"];
+                /**
+                 * @example {
+                 *       "name": "Ada Lovelace",
+                 *       "email": "ada@example.com",
+                 *       "password": "correct-horse-battery"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RegisterRequest"];
+            };
+        };
+        responses: {
+            /** @description The user was created; `token` authenticates further calls. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_id": "655e1f2a9c0d1e4b5a6c7d8e",
+                     *       "token": "3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w",
+                     *       "email": "ada@example.com",
+                     *       "name": "Ada Lovelace",
+                     *       "isAdmin": false,
+                     *       "subscriptions": [],
+                     *       "created_at": "2026-11-22T21:35:06.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            409: components["responses"]["EmailTaken"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    loginUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct-horse-battery"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["LoginRequest"];
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct-horse-battery"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description The credentials are right. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The email is unknown or the password is wrong (the same answer for both). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_credentials",
+                     *       "message": "email or password is incorrect",
+                     *       "requestId": "3f2a9c0d1e4b5a6c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery",
+                 *       "newPassword": "staple-battery-horse"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ResetRequest"];
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery",
+                 *       "newPassword": "staple-battery-horse"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResetRequest"];
+            };
+        };
+        responses: {
+            /** @description The password was changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Password successfully changed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `currentPassword` is wrong. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "wrong_password",
+                     *       "message": "the current password is incorrect",
+                     *       "requestId": "3f2a9c0d1e4b5a6c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    editProfile: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Ada King",
+                 *       "email": "ada.king@example.com"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["EditRequest"];
+                /**
+                 * @example {
+                 *       "name": "Ada King"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EditRequest"];
+            };
+        };
+        responses: {
+            /** @description The profile was changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Profile successfully changed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["EmailTaken"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    logoutUser: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token is revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "You have successfully logged out."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_id": "655e1f2a9c0d1e4b5a6c7d8e",
+                     *       "token": "3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w",
+                     *       "email": "ada@example.com",
+                     *       "name": "Ada Lovelace",
+                     *       "isAdmin": false,
+                     *       "subscriptions": [
+                     *         {
+                     *           "_id": "655e1f2a0000000000000001",
+                     *           "name": "Northwind Coffee",
+                     *           "description": "Single-origin beans roasted to order.",
+                     *           "url": "https://northwind.example.com",
+                     *           "featuredImage": "https://images.example.com/northwind.jpg",
+                     *           "availability": true,
+                     *           "isFeatured": true,
+                     *           "products": [
+                     *             {
+                     *               "name": "House blend",
+                     *               "price": 12.5
+                     *             }
+                     *           ],
+                     *           "subscriberCount": 1
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-11-22T21:35:06.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listBrands: {
         parameters: {
             query?: never;
             header?: never;
@@ -68,15 +948,291 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Not implemented yet. */
-            501: {
+            /** @description The available brands. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "_id": "655e1f2a0000000000000001",
+                     *         "name": "Northwind Coffee",
+                     *         "description": "Single-origin beans roasted to order.",
+                     *         "url": "https://northwind.example.com",
+                     *         "featuredImage": "https://images.example.com/northwind.jpg",
+                     *         "availability": true,
+                     *         "isFeatured": true,
+                     *         "products": [
+                     *           {
+                     *             "name": "House blend",
+                     *             "price": 12.5
+                     *           }
+                     *         ],
+                     *         "subscriberCount": 12
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Brand"][];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    listFeaturedBrands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The featured brands. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Brand"][];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    createBrand: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Northwind Coffee",
+                 *       "description": "Single-origin beans roasted to order.",
+                 *       "url": "https://northwind.example.com",
+                 *       "featuredImage": "https://images.example.com/northwind.jpg",
+                 *       "availability": true,
+                 *       "isFeatured": true,
+                 *       "products": [
+                 *         {
+                 *           "name": "House blend",
+                 *           "price": 12.5
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["BrandCreate"];
+            };
+        };
+        responses: {
+            /** @description The brand was created, with no subscribers. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Brand"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getBrand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The brand. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Brand"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["BrandNotFound"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    deleteBrand: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The brand is gone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Brand successfully deleted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BrandNotFound"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    updateBrand: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "availability": false,
+                 *       "isFeatured": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["BrandUpdate"];
+            };
+        };
+        responses: {
+            /** @description The brand as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Brand"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BrandNotFound"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    subscribeBrand: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user is subscribed (now, or already was). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BrandNotFound"];
+            /** @description The brand is not available for subscription. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "brand_unavailable",
+                     *       "message": "the brand is not available",
+                     *       "requestId": "3f2a9c0d1e4b5a6c"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    unsubscribeBrand: {
+        parameters: {
+            query?: {
+                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                access_token?: components["parameters"]["AccessToken"];
+            };
+            header?: never;
+            path: {
+                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+                id: components["parameters"]["BrandID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user is not subscribed (any more, or never was). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BrandNotFound"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
         };
     };
 }

@@ -1,0 +1,243 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/triadhq/triad/gen/authapi"
+)
+
+// authEnv is a running server seen through the auth service's generated client, with a browser-like
+// cookie jar.
+type authEnv struct {
+	base string
+	jar  *cookiejar.Jar
+	api  *authapi.ClientWithResponses
+}
+
+func newAuthEnv(t *testing.T) *authEnv {
+	t.Helper()
+	srv := startServer(t, auth)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Logins, callbacks and logouts redirect or set several cookies, which Prism's proxy cannot pass
+	// through (see httpClientVia); they go to the server directly, the rest through Prism.
+	redirectsOrCookies := func(r *http.Request) bool {
+		p := r.URL.Path
+		return strings.HasSuffix(p, "/login") || strings.HasSuffix(p, "/callback") || strings.HasSuffix(p, "/logout")
+	}
+	hc := httpClientVia(t, loadSpec(t, auth), srv, redirectsOrCookies)
+	hc.Jar = jar
+	api, err := authapi.NewClientWithResponses(srv.Base(auth), authapi.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &authEnv{base: srv.Base(auth), jar: jar, api: api}
+}
+
+// cookie returns the value of the named cookie the jar would send to the server, or "".
+func (e *authEnv) cookie(t *testing.T, name string) string {
+	t.Helper()
+	u, err := url.Parse(e.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range e.jar.Cookies(u) {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// loggedInAs checks GET /auth/user (cookie plus X-XSRF-TOKEN, as a browser app sends them) and
+// GET /auth/status.
+func (e *authEnv) loggedInAs(t *testing.T, name string) authapi.User {
+	t.Helper()
+	ctx := context.Background()
+	xsrf := e.cookie(t, "XSRF-TOKEN")
+	if xsrf == "" || e.cookie(t, "JWT") == "" {
+		t.Fatalf("no JWT and XSRF-TOKEN cookies after login")
+	}
+	u, err := e.api.GetUserWithResponse(ctx, &authapi.GetUserParams{XXSRFTOKEN: &xsrf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.JSON200 == nil || u.JSON200.Name != name {
+		t.Fatalf("GET /auth/user: status %d, body %s; want user %s", u.StatusCode(), u.Body, name)
+	}
+	st, err := e.api.GetStatusWithResponse(ctx, &authapi.GetStatusParams{XXSRFTOKEN: &xsrf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.JSON200 == nil || st.JSON200.Status != authapi.StatusStatusLoggedIn || st.JSON200.User == nil || *st.JSON200.User != name {
+		t.Fatalf("GET /auth/status: status %d, body %s; want logged in as %s", st.StatusCode(), st.Body, name)
+	}
+	return *u.JSON200
+}
+
+// logout logs out and checks the session is gone.
+func (e *authEnv) logout(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	out, err := e.api.LogoutWithResponse(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.JSON200 == nil || out.JSON200.Status != authapi.StatusStatusLoggedOut {
+		t.Fatalf("logout: status %d, body %s", out.StatusCode(), out.Body)
+	}
+	if e.cookie(t, "JWT") != "" {
+		t.Fatalf("the JWT cookie survived the logout")
+	}
+	st, err := e.api.GetStatusWithResponse(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.JSON200 == nil || st.JSON200.Status != authapi.StatusStatusNotLoggedIn {
+		t.Fatalf("status after logout: %d %s", st.StatusCode(), st.Body)
+	}
+}
+
+// TestAuth_DirectLoginThroughGeneratedClient logs in with the dev-mode direct provider's demo
+// credentials, uses the session the way a browser app does, and logs out.
+func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t)
+	ctx := context.Background()
+
+	list, err := e.api.ListProvidersWithResponse(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.JSON200 == nil || strings.Join(*list.JSON200, ",") != "dev,local" {
+		t.Fatalf("providers: status %d, body %s; want dev and local", list.StatusCode(), list.Body)
+	}
+
+	wrong, err := e.api.LoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "not-the-password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrong.JSON403 == nil || wrong.JSON403.Code != "bad_credentials" {
+		t.Fatalf("wrong password: status %d, body %s; want 403 bad_credentials", wrong.StatusCode(), wrong.Body)
+	}
+	if e.cookie(t, "JWT") != "" {
+		t.Fatalf("a refused login set a session cookie")
+	}
+
+	in, err := e.api.LoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "demo-password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.JSON200 == nil || in.JSON200.Name != "demo" {
+		t.Fatalf("direct login: status %d, body %s", in.StatusCode(), in.Body)
+	}
+	me := e.loggedInAs(t, "demo")
+	if me.Id != in.JSON200.Id {
+		t.Fatalf("GET /auth/user id %q, login answered %q", me.Id, in.JSON200.Id)
+	}
+
+	// A service holding the token sends it in X-JWT instead of the cookie pair.
+	jwt := e.cookie(t, "JWT")
+	u, err := e.api.GetUserWithResponse(ctx, nil, func(_ context.Context, req *http.Request) error {
+		req.Header.Del("Cookie")
+		req.Header.Set("X-JWT", jwt)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.JSON200 == nil || u.JSON200.Id != me.Id {
+		t.Fatalf("GET /auth/user with X-JWT: status %d, body %s", u.StatusCode(), u.Body)
+	}
+
+	e.logout(t)
+}
+
+// TestAuth_DevOAuth2LoginThroughGeneratedClient runs the OAuth 2.0 authorization-code flow against
+// the dev provider as a browser would: the login redirects to the dev server's page, its form
+// redirects to the callback, and the callback sets the session.
+func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t)
+	ctx := context.Background()
+
+	site := "triad"
+	start, err := e.api.LoginWithResponse(ctx, "dev", &authapi.LoginParams{Site: &site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start.StatusCode() != http.StatusFound || start.Headers302 == nil || start.Headers302.Location == nil {
+		t.Fatalf("login: status %d, body %s; want 302 to the provider", start.StatusCode(), start.Body)
+	}
+	if e.cookie(t, "AUTH-HANDSHAKE") == "" {
+		t.Fatalf("login set no AUTH-HANDSHAKE cookie")
+	}
+
+	// The dev provider's pages are not part of the spec: a plain client plays the browser there.
+	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	authorize, err := url.Parse(*start.Headers302.Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := browser.Get(authorize.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if page.StatusCode != http.StatusOK || !strings.Contains(string(body), `name="username"`) {
+		t.Fatalf("dev login page: status %d: %s", page.StatusCode, body)
+	}
+	q := authorize.Query()
+	form := url.Values{"username": {"carol"}, "state": {q.Get("state")}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
+	back, err := browser.PostForm(authorize.Scheme+"://"+authorize.Host+"/login/oauth/authorize", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Body.Close()
+	callback, err := url.Parse(back.Header.Get("Location"))
+	if back.StatusCode != http.StatusSeeOther || err != nil || callback.Path != "/auth/dev/callback" {
+		t.Fatalf("dev provider answered %d to %q; want 303 to the callback", back.StatusCode, back.Header.Get("Location"))
+	}
+
+	// The callback goes to the surface (through Prism in contract mode) with the code and state.
+	state, code := callback.Query().Get("state"), callback.Query().Get("code")
+	done, err := e.api.CallbackWithResponse(ctx, "dev", &authapi.CallbackParams{State: &state, Code: &code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.JSON200 == nil || done.JSON200.Name != "carol" {
+		t.Fatalf("callback: status %d, body %s; want carol logged in", done.StatusCode(), done.Body)
+	}
+	me := e.loggedInAs(t, "carol")
+	if me.Aud == nil || *me.Aud != site {
+		t.Fatalf("token audience %v, want %q", me.Aud, site)
+	}
+
+	// The state works once: replaying the callback is refused and sets no session.
+	e.logout(t)
+	replay, err := e.api.CallbackWithResponse(ctx, "dev", &authapi.CallbackParams{State: &state, Code: &code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replay.JSON400 == nil || replay.JSON400.Code != "bad_state" {
+		t.Fatalf("replayed callback: status %d, body %s; want 400 bad_state", replay.StatusCode(), replay.Body)
+	}
+
+	// An avatar nobody stored is a documented 404, not a proxied fetch.
+	missing, err := e.api.GetAvatarWithResponse(ctx, "0b4a6e2f3c9d0b4a6e2f3c9d0b4a6e2f3c9d0b4a.image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing.JSON404 == nil {
+		t.Fatalf("unknown avatar: status %d, body %s; want 404", missing.StatusCode(), missing.Body)
+	}
+}
