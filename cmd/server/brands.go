@@ -14,7 +14,7 @@ import (
 // demo user (see README); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
 // admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
-	api := httpapi.New(a.pool, httpapi.Options{Log: a.log})
+	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if a.cfg.IsDev() {
@@ -33,5 +33,26 @@ func (a *app) mountBrands(r chi.Router) error {
 		}
 		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "changed", changed)
 	}
+	// Expired tokens authenticate nobody already; the sweep only keeps the table small.
+	sweepCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			if n, err := api.Service().SweepExpiredTokens(sweepCtx); err != nil && sweepCtx.Err() == nil {
+				a.log.Warn("brands: sweeping expired tokens", "err", err)
+			} else if n > 0 {
+				a.log.Info("brands: swept expired tokens", "count", n)
+			}
+			select {
+			case <-sweepCtx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	a.onClose(func() { stop(); <-done })
 	return api.Mount(r)
 }

@@ -53,8 +53,9 @@ type OrdersConfig struct {
 
 // BrandsConfig configures the brands surface.
 type BrandsConfig struct {
-	AdminEmail    string // BRANDS_ADMIN_EMAIL: creates this admin at start when set (prod)
-	AdminPassword Secret // BRANDS_ADMIN_PASSWORD
+	AdminEmail    string        // BRANDS_ADMIN_EMAIL: creates this admin at start when set (prod)
+	AdminPassword Secret        // BRANDS_ADMIN_PASSWORD
+	TokenTTL      time.Duration // BRANDS_TOKEN_TTL: access token lifetime
 }
 
 // AuthConfig configures the embedded auth service.
@@ -151,6 +152,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.StringVar(&c.Brands.AdminEmail, "brands-admin-email", env("BRANDS_ADMIN_EMAIL", ""), "first admin of the brands API (BRANDS_ADMIN_EMAIL)")
 	c.Brands.AdminPassword = Secret(env("BRANDS_ADMIN_PASSWORD", ""))
 	fs.Var(secretFlag{&c.Brands.AdminPassword}, "brands-admin-password", "password of that admin (BRANDS_ADMIN_PASSWORD)")
+	fs.DurationVar(&c.Brands.TokenTTL, "brands-token-ttl", envDuration("BRANDS_TOKEN_TTL", 30*24*time.Hour), "brands access token lifetime (BRANDS_TOKEN_TTL)")
 
 	c.Auth.Secret = Secret(env("AUTH_SECRET", ""))
 	fs.Var(secretFlag{&c.Auth.Secret}, "auth-secret", "JWT signing secret (AUTH_SECRET)")
@@ -227,6 +229,9 @@ func (c *Config) validate() error {
 	}
 	if c.Orders.TokenTTL <= 0 {
 		errs = append(errs, errors.New("orders token TTL must be positive"))
+	}
+	if c.Brands.TokenTTL <= 0 {
+		errs = append(errs, errors.New("brands token TTL must be positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -1,11 +1,15 @@
 -- name: InsertBrandToken :exec
--- InsertBrandToken records the hash of a newly issued access token.
-INSERT INTO brand_tokens (token_hash, user_id) VALUES ($1, $2);
+-- InsertBrandToken records the hash of a newly issued access token and when it expires.
+INSERT INTO brand_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3);
 
 -- name: DeleteBrandToken :execrows
--- DeleteBrandToken revokes one access token, by hash.
-DELETE FROM brand_tokens WHERE token_hash = $1;
+-- DeleteBrandToken revokes one unexpired access token, by hash; 0 rows means it was not valid.
+DELETE FROM brand_tokens WHERE token_hash = $1 AND expires_at > sqlc.arg(now);
 
 -- name: DeleteOtherBrandTokens :exec
 -- DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
 DELETE FROM brand_tokens WHERE user_id = $1 AND token_hash <> $2;
+
+-- name: DeleteExpiredBrandTokens :execrows
+-- DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
+DELETE FROM brand_tokens WHERE expires_at <= sqlc.arg(now);

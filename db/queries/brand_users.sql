@@ -9,10 +9,10 @@ RETURNING id, email, name, is_admin, created_at;
 SELECT id, password_hash FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
 
 -- name: GetBrandUserByToken :one
--- GetBrandUserByToken resolves an access token hash to its user.
+-- GetBrandUserByToken resolves an unexpired access token hash to its user.
 SELECT u.id, u.email, u.name, u.is_admin, u.created_at
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
-WHERE t.token_hash = $1;
+WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now);
 
 -- name: GetBrandUserPasswordHashForUpdate :one
 -- GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
@@ -42,7 +42,7 @@ UPDATE brand_users SET is_admin = true, password_hash = $2 WHERE id = $1;
 DELETE FROM brand_tokens WHERE user_id = $1;
 
 -- name: GetBrandMeJSON :one
--- GetBrandMeJSON renders the owner of an access token hash as the JSON profile (without the token),
+-- GetBrandMeJSON renders the owner of an unexpired access token hash as the JSON profile (without the token),
 -- its subscriptions as full brand objects, oldest subscription first, in one round trip.
 SELECT json_build_object(
     '_id', u.id, 'email', u.email, 'name', u.name, 'isAdmin', u.is_admin,
@@ -55,4 +55,4 @@ SELECT json_build_object(
         WHERE s.user_id = u.id), '[]'::json),
     'created_at', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text AS profile
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
-WHERE t.token_hash = $1;
+WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now);

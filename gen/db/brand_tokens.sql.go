@@ -7,15 +7,34 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const deleteBrandToken = `-- name: DeleteBrandToken :execrows
-DELETE FROM brand_tokens WHERE token_hash = $1
+DELETE FROM brand_tokens WHERE token_hash = $1 AND expires_at > $2
 `
 
-// DeleteBrandToken revokes one access token, by hash.
-func (q *Queries) DeleteBrandToken(ctx context.Context, tokenHash []byte) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteBrandToken, tokenHash)
+type DeleteBrandTokenParams struct {
+	TokenHash []byte
+	Now       time.Time
+}
+
+// DeleteBrandToken revokes one unexpired access token, by hash; 0 rows means it was not valid.
+func (q *Queries) DeleteBrandToken(ctx context.Context, arg DeleteBrandTokenParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteBrandToken, arg.TokenHash, arg.Now)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteExpiredBrandTokens = `-- name: DeleteExpiredBrandTokens :execrows
+DELETE FROM brand_tokens WHERE expires_at <= $1
+`
+
+// DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
+func (q *Queries) DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteExpiredBrandTokens, now)
 	if err != nil {
 		return 0, err
 	}
@@ -38,16 +57,17 @@ func (q *Queries) DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBra
 }
 
 const insertBrandToken = `-- name: InsertBrandToken :exec
-INSERT INTO brand_tokens (token_hash, user_id) VALUES ($1, $2)
+INSERT INTO brand_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)
 `
 
 type InsertBrandTokenParams struct {
 	TokenHash []byte
 	UserID    string
+	ExpiresAt time.Time
 }
 
-// InsertBrandToken records the hash of a newly issued access token.
+// InsertBrandToken records the hash of a newly issued access token and when it expires.
 func (q *Queries) InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error {
-	_, err := q.db.Exec(ctx, insertBrandToken, arg.TokenHash, arg.UserID)
+	_, err := q.db.Exec(ctx, insertBrandToken, arg.TokenHash, arg.UserID, arg.ExpiresAt)
 	return err
 }

@@ -74,13 +74,18 @@ SELECT json_build_object(
         WHERE s.user_id = u.id), '[]'::json),
     'created_at', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text AS profile
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
-WHERE t.token_hash = $1
+WHERE t.token_hash = $1 AND t.expires_at > $2
 `
 
-// GetBrandMeJSON renders the owner of an access token hash as the JSON profile (without the token),
+type GetBrandMeJSONParams struct {
+	TokenHash []byte
+	Now       time.Time
+}
+
+// GetBrandMeJSON renders the owner of an unexpired access token hash as the JSON profile (without the token),
 // its subscriptions as full brand objects, oldest subscription first, in one round trip.
-func (q *Queries) GetBrandMeJSON(ctx context.Context, tokenHash []byte) (string, error) {
-	row := q.db.QueryRow(ctx, getBrandMeJSON, tokenHash)
+func (q *Queries) GetBrandMeJSON(ctx context.Context, arg GetBrandMeJSONParams) (string, error) {
+	row := q.db.QueryRow(ctx, getBrandMeJSON, arg.TokenHash, arg.Now)
 	var profile string
 	err := row.Scan(&profile)
 	return profile, err
@@ -106,8 +111,13 @@ func (q *Queries) GetBrandUserByEmailForUpdate(ctx context.Context, email string
 const getBrandUserByToken = `-- name: GetBrandUserByToken :one
 SELECT u.id, u.email, u.name, u.is_admin, u.created_at
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
-WHERE t.token_hash = $1
+WHERE t.token_hash = $1 AND t.expires_at > $2
 `
+
+type GetBrandUserByTokenParams struct {
+	TokenHash []byte
+	Now       time.Time
+}
 
 type GetBrandUserByTokenRow struct {
 	ID        string
@@ -117,9 +127,9 @@ type GetBrandUserByTokenRow struct {
 	CreatedAt time.Time
 }
 
-// GetBrandUserByToken resolves an access token hash to its user.
-func (q *Queries) GetBrandUserByToken(ctx context.Context, tokenHash []byte) (GetBrandUserByTokenRow, error) {
-	row := q.db.QueryRow(ctx, getBrandUserByToken, tokenHash)
+// GetBrandUserByToken resolves an unexpired access token hash to its user.
+func (q *Queries) GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error) {
+	row := q.db.QueryRow(ctx, getBrandUserByToken, arg.TokenHash, arg.Now)
 	var i GetBrandUserByTokenRow
 	err := row.Scan(
 		&i.ID,

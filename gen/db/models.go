@@ -44,6 +44,7 @@ type BrandToken struct {
 	TokenHash []byte
 	UserID    string
 	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 type BrandUser struct {

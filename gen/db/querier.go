@@ -6,6 +6,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 type Querier interface {
@@ -32,8 +33,10 @@ type Querier interface {
 	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
 	DeleteBrand(ctx context.Context, id string) (int64, error)
-	// DeleteBrandToken revokes one access token, by hash.
-	DeleteBrandToken(ctx context.Context, tokenHash []byte) (int64, error)
+	// DeleteBrandToken revokes one unexpired access token, by hash; 0 rows means it was not valid.
+	DeleteBrandToken(ctx context.Context, arg DeleteBrandTokenParams) (int64, error)
+	// DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
+	DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error)
 	// DeleteExpiredOrderTokens removes tokens past their expiry.
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
@@ -48,13 +51,13 @@ type Querier interface {
 	GetBrandAvailability(ctx context.Context, id string) (bool, error)
 	// GetBrandJSON renders one brand, available or not, as a JSON object.
 	GetBrandJSON(ctx context.Context, id string) (string, error)
-	// GetBrandMeJSON renders the owner of an access token hash as the JSON profile (without the token),
+	// GetBrandMeJSON renders the owner of an unexpired access token hash as the JSON profile (without the token),
 	// its subscriptions as full brand objects, oldest subscription first, in one round trip.
-	GetBrandMeJSON(ctx context.Context, tokenHash []byte) (string, error)
+	GetBrandMeJSON(ctx context.Context, arg GetBrandMeJSONParams) (string, error)
 	// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
-	// GetBrandUserByToken resolves an access token hash to its user.
-	GetBrandUserByToken(ctx context.Context, tokenHash []byte) (GetBrandUserByTokenRow, error)
+	// GetBrandUserByToken resolves an unexpired access token hash to its user.
+	GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error)
 	// GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
 	GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error)
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
@@ -72,7 +75,7 @@ type Querier interface {
 	GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error)
 	// IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
 	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
-	// InsertBrandToken records the hash of a newly issued access token.
+	// InsertBrandToken records the hash of a newly issued access token and when it expires.
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
 	// ListAvailableBrandsJSONWithDigest renders the available brands and their digest from one snapshot.
 	ListAvailableBrandsJSONWithDigest(ctx context.Context) (ListAvailableBrandsJSONWithDigestRow, error)

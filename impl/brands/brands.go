@@ -107,14 +107,48 @@ type Service struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
 	hasher *password.Hasher
+	ttl    time.Duration
+	now    func() time.Time
 
 	// The two public lists are cached, each validated against the database on every request.
 	available, featured listCache
 }
 
-// NewService returns a Service storing in pool and hashing passwords with hasher.
-func NewService(pool *pgxpool.Pool, hasher *password.Hasher) *Service {
-	return &Service{pool: pool, q: db.New(pool), hasher: hasher}
+// DefaultTokenTTL is how long an access token lives unless configured otherwise.
+const DefaultTokenTTL = 30 * 24 * time.Hour
+
+// Config configures a Service.
+type Config struct {
+	// Hasher hashes passwords; nil uses password.Default.
+	Hasher *password.Hasher
+	// TokenTTL is the lifetime of an access token from its issue; 0 uses DefaultTokenTTL.
+	TokenTTL time.Duration
+	// Now is the clock that token expiry is judged by; nil uses time.Now. Tests move it forward.
+	Now func() time.Time
+}
+
+// NewService returns a Service storing in pool.
+func NewService(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Hasher == nil {
+		cfg.Hasher = password.New(password.Default)
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = DefaultTokenTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{pool: pool, q: db.New(pool), hasher: cfg.Hasher, ttl: cfg.TokenTTL, now: cfg.Now}
+}
+
+// issue records a new token's hash for the user, expiring TokenTTL from now.
+func (s *Service) issue(ctx context.Context, q *db.Queries, userID string, tokHash []byte) error {
+	return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: userID, ExpiresAt: s.now().Add(s.ttl)})
+}
+
+// SweepExpiredTokens deletes the rows of expired tokens and reports how many there were.
+func (s *Service) SweepExpiredTokens(ctx context.Context) (int64, error) {
+	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
 }
 
 // newToken returns a fresh access token (256 random bits, base64url) and the hash that is stored.
@@ -213,7 +247,7 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (User, s
 			return err
 		}
 		u = User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
-		return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID})
+		return s.issue(ctx, q, row.ID, tokHash)
 	})
 	if err != nil {
 		return User{}, "", err
@@ -240,18 +274,18 @@ func (s *Service) Login(ctx context.Context, email, pw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID}); err != nil {
+	if err := s.issue(ctx, s.q, row.ID, tokHash); err != nil {
 		return "", err
 	}
 	return tok, nil
 }
 
-// Authenticate returns the owner of an access token.
+// Authenticate returns the owner of an unexpired access token.
 func (s *Service) Authenticate(ctx context.Context, tok string) (User, error) {
 	if tok == "" || len(tok) > maxTokenLen {
 		return User{}, ErrUnauthenticated
 	}
-	row, err := s.q.GetBrandUserByToken(ctx, hashToken(tok))
+	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hashToken(tok), Now: s.now()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return User{}, ErrUnauthenticated
 	}
@@ -332,7 +366,7 @@ func (s *Service) Logout(ctx context.Context, tok string) error {
 	if tok == "" || len(tok) > maxTokenLen {
 		return ErrUnauthenticated
 	}
-	n, err := s.q.DeleteBrandToken(ctx, hashToken(tok))
+	n, err := s.q.DeleteBrandToken(ctx, db.DeleteBrandTokenParams{TokenHash: hashToken(tok), Now: s.now()})
 	if err != nil {
 		return err
 	}
@@ -348,7 +382,7 @@ func (s *Service) MeJSON(ctx context.Context, tok string) ([]byte, error) {
 	if tok == "" || len(tok) > maxTokenLen {
 		return nil, ErrUnauthenticated
 	}
-	profile, err := s.q.GetBrandMeJSON(ctx, hashToken(tok))
+	profile, err := s.q.GetBrandMeJSON(ctx, db.GetBrandMeJSONParams{TokenHash: hashToken(tok), Now: s.now()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrUnauthenticated
 	}

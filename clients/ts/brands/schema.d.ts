@@ -514,7 +514,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The access token is missing, unknown or revoked. */
+        /** @description The access token is missing, unknown, expired or revoked. */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;

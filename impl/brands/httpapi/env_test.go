@@ -47,13 +47,15 @@ type env struct {
 	api  *httpapi.API
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvWith(t, httpapi.Options{}) }
+
+// newEnvWith is newEnv with options (a token lifetime, a clock); the hasher and logger are set here.
+func newEnvWith(t testing.TB, opts httpapi.Options) *env {
 	t.Helper()
 	pool := dbtest.New(t)
-	h, api, err := httpapi.NewHTTPHandler(pool, httpapi.Options{
-		Hasher: testHasher(),
-		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	opts.Hasher = testHasher()
+	opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h, api, err := httpapi.NewHTTPHandler(pool, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

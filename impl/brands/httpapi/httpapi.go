@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,6 +25,10 @@ import (
 type Options struct {
 	// Hasher hashes passwords; nil uses password.Default. Tests pass a cheap one.
 	Hasher *password.Hasher
+	// TokenTTL is the access token lifetime; 0 uses brands.DefaultTokenTTL.
+	TokenTTL time.Duration
+	// Now is the clock for token expiry; nil uses time.Now.
+	Now func() time.Time
 	// Log receives internal errors; nil discards them.
 	Log *slog.Logger
 }
@@ -36,13 +41,11 @@ type API struct {
 
 // New builds the API over pool.
 func New(pool *pgxpool.Pool, opts Options) *API {
-	if opts.Hasher == nil {
-		opts.Hasher = password.New(password.Default)
-	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &API{svc: brands.NewService(pool, opts.Hasher), log: opts.Log}
+	svc := brands.NewService(pool, brands.Config{Hasher: opts.Hasher, TokenTTL: opts.TokenTTL, Now: opts.Now})
+	return &API{svc: svc, log: opts.Log}
 }
 
 // Service returns the domain service (for dev data and the first admin).

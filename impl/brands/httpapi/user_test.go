@@ -8,8 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/impl/brands/httpapi"
 )
 
 func TestRegister201(t *testing.T) {
@@ -344,4 +347,28 @@ func TestReset_Concurrent(t *testing.T) {
 	if count[http.StatusOK] != 1 || count[http.StatusForbidden] != n-1 {
 		t.Fatalf("statuses %v, want one 200 and %d 403", count, n-1)
 	}
+}
+
+// TestTokens_Expire: a token stops working once its lifetime has passed (judged by the injected
+// clock), for every route; logging in again gives a fresh one; the sweep removes expired rows.
+func TestTokens_Expire(t *testing.T) {
+	t.Parallel()
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	e := newEnvWith(t, httpapi.Options{TokenTTL: time.Hour, Now: now})
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	offset.Store(int64(59 * time.Minute))
+	e.me(u.Token)
+	offset.Store(int64(61 * time.Minute))
+	e.want(e.do(request{method: "GET", path: "/api/user/me", token: u.Token}), http.StatusUnauthorized)
+	e.want(e.do(request{method: "POST", path: "/api/subscribe/" + unknownID, bearer: u.Token}), http.StatusUnauthorized)
+	e.want(e.do(request{method: "POST", path: "/api/user/logout", token: u.Token}), http.StatusUnauthorized)
+	fresh := e.login("ada@example.com", "correct-horse")
+	e.me(fresh)
+
+	n, err := e.api.Service().SweepExpiredTokens(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("sweep removed %d rows (%v), want the one expired token", n, err)
+	}
+	e.me(fresh)
 }
