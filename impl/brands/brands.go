@@ -64,6 +64,7 @@ type ValidationError struct {
 	Problems []FieldProblem
 }
 
+// Error lists the problems on one line.
 func (e *ValidationError) Error() string {
 	parts := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
@@ -90,6 +91,8 @@ const (
 	MinPasswordLen  = 8
 	MaxPasswordLen  = 128
 	MaxBrandNameLen = 200
+	MaxDescription  = 5000
+	MaxURLLen       = 2000
 	maxTokenLen     = 256
 )
 
@@ -553,9 +556,20 @@ func checkURL(v *ValidationError, field, s string) string {
 	if s == "" {
 		return s
 	}
+	if len(s) > MaxURLLen {
+		v.add(field, fmt.Sprintf("must be at most %d characters", MaxURLLen))
+		return s
+	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		v.add(field, "must be an absolute http or https URL")
+	}
+	return s
+}
+
+func checkDescription(v *ValidationError, s string) string {
+	if utf8.RuneCountInString(s) > MaxDescription || !utf8.ValidString(s) {
+		v.add("description", fmt.Sprintf("must be valid text of at most %d characters", MaxDescription))
 	}
 	return s
 }
@@ -596,7 +610,7 @@ func (s *Service) CreateBrand(ctx context.Context, tok string, in BrandInput) (s
 	var v ValidationError
 	p := db.CreateBrandParams{
 		Name:          checkName(&v, "name", in.Name, MaxBrandNameLen),
-		Description:   in.Description,
+		Description:   checkDescription(&v, in.Description),
 		Url:           checkURL(&v, "url", in.URL),
 		FeaturedImage: checkURL(&v, "featuredImage", in.FeaturedImage),
 		Availability:  in.Availability,
@@ -635,7 +649,7 @@ func (s *Service) UpdateBrand(ctx context.Context, tok, id string, in BrandPatch
 	p := db.UpdateBrandParams{
 		ID:            id,
 		Name:          optText(in.Name, func(x string) string { return checkName(&v, "name", x, MaxBrandNameLen) }),
-		Description:   optText(in.Description, func(x string) string { return x }),
+		Description:   optText(in.Description, func(x string) string { return checkDescription(&v, x) }),
 		Url:           optText(in.URL, func(x string) string { return checkURL(&v, "url", x) }),
 		FeaturedImage: optText(in.FeaturedImage, func(x string) string { return checkURL(&v, "featuredImage", x) }),
 		Availability:  optBool(in.Availability),
