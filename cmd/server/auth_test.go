@@ -88,7 +88,7 @@ func TestServer_AuthDevWiring(t *testing.T) {
 		t.Fatalf("dev login: %d", st)
 	}
 
-	resp, err := c.Get(base + "/auth/")
+	resp, err := c.Get(base + "/auth")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -286,6 +286,9 @@ type Unauthorized = Error
 // UnknownProvider The body of every refusal on this surface.
 type UnknownProvider = Error
 
+// ValidationFailed The body of every refusal on this surface.
+type ValidationFailed = Error
+
 // GetStatusParams defines parameters for GetStatus.
 type GetStatusParams struct {
 	// XXSRFTOKEN The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie.
@@ -535,7 +538,7 @@ type ClientInterface interface {
 	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
 	// allows only its own nonce-tagged script and style.
 	//
-	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	// Corresponds with GET /auth (the `LoginPage` operationId).
 	LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListProviders List the active providers
@@ -674,7 +677,7 @@ type ClientInterface interface {
 // `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
 // allows only its own nonce-tagged script and style.
 //
-// Corresponds with GET /auth/ (the `LoginPage` operationId).
+// Corresponds with GET /auth (the `LoginPage` operationId).
 func (c *Client) LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLoginPageRequest(c.Server)
 	if err != nil {
@@ -964,7 +967,7 @@ func NewLoginPageRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
-	operationPath := fmt.Sprintf("/auth/")
+	operationPath := fmt.Sprintf("/auth")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -1663,7 +1666,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/ (the `LoginPage` operationId).
+	// Corresponds with GET /auth (the `LoginPage` operationId).
 	LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error)
 
 	// ListProvidersWithResponse List the active providers
@@ -1825,8 +1828,22 @@ type LoginPageResponse200Headers struct {
 type LoginPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationFailed
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LoginPageResponse200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginPageResponse) GetJSON400() *ValidationFailed {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginPageResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -1868,6 +1885,10 @@ type ListProvidersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationFailed
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListProvidersResponse200Headers
 }
@@ -1875,6 +1896,16 @@ type ListProvidersResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListProvidersResponse) GetJSON200() *[]string {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListProvidersResponse) GetJSON400() *ValidationFailed {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListProvidersResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -1916,6 +1947,10 @@ type LogoutResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LoggedOut
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationFailed
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LogoutResponse200Headers
 }
@@ -1923,6 +1958,16 @@ type LogoutResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r LogoutResponse) GetJSON200() *LoggedOut {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LogoutResponse) GetJSON400() *ValidationFailed {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -1964,6 +2009,10 @@ type LogoutPostResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LoggedOut
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationFailed
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LogoutPostResponse200Headers
 }
@@ -1971,6 +2020,16 @@ type LogoutPostResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r LogoutPostResponse) GetJSON200() *LoggedOut {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LogoutPostResponse) GetJSON400() *ValidationFailed {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutPostResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -2007,11 +2066,25 @@ type GetStatusResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Status
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationFailed
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetStatusResponse) GetJSON200() *Status {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetStatusResponse) GetJSON400() *ValidationFailed {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStatusResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -2053,8 +2126,12 @@ type GetUserResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationFailed
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetUserResponse200Headers
 }
@@ -2064,9 +2141,19 @@ func (r GetUserResponse) GetJSON200() *User {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUserResponse) GetJSON400() *ValidationFailed {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetUserResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUserResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -2504,6 +2591,8 @@ type ProviderLogoutResponse struct {
 	JSON200 *LoggedOut
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *UnknownProvider
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ProviderLogoutResponse200Headers
 }
@@ -2516,6 +2605,11 @@ func (r ProviderLogoutResponse) GetJSON200() *LoggedOut {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ProviderLogoutResponse) GetJSON400() *UnknownProvider {
 	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ProviderLogoutResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -2559,6 +2653,8 @@ type ProviderLogoutPostResponse struct {
 	JSON200 *LoggedOut
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *UnknownProvider
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ProviderLogoutPostResponse200Headers
 }
@@ -2571,6 +2667,11 @@ func (r ProviderLogoutPostResponse) GetJSON200() *LoggedOut {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ProviderLogoutPostResponse) GetJSON400() *UnknownProvider {
 	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ProviderLogoutPostResponse) GetJSON500() *Internal {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -2666,7 +2767,7 @@ func (r GetAvatarResponse) ContentType() string {
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/ (the `LoginPage` operationId).
+// Corresponds with GET /auth (the `LoginPage` operationId).
 func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error) {
 	rsp, err := c.LoginPage(ctx, reqEditors...)
 	if err != nil {
@@ -2923,6 +3024,23 @@ func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
 	case rsp.StatusCode == 200:
 		var headers LoginPageResponse200Headers
 		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
@@ -2958,6 +3076,20 @@ func ParseListProvidersResponse(rsp *http.Response) (*ListProvidersResponse, err
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	}
 
@@ -2998,6 +3130,20 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	switch {
@@ -3036,6 +3182,20 @@ func ParseLogoutPostResponse(rsp *http.Response) (*LogoutPostResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	}
 
@@ -3076,6 +3236,20 @@ func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil
@@ -3102,12 +3276,26 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	}
 
@@ -3585,6 +3773,13 @@ func ParseProviderLogoutResponse(rsp *http.Response) (*ProviderLogoutResponse, e
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	switch {
@@ -3630,6 +3825,13 @@ func ParseProviderLogoutPostResponse(rsp *http.Response) (*ProviderLogoutPostRes
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	}
 
@@ -3695,7 +3897,7 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// LoginPage Demo login page
-	// (GET /auth/)
+	// (GET /auth)
 	LoginPage(w http.ResponseWriter, r *http.Request)
 	// ListProviders List the active providers
 	// (GET /auth/list)
@@ -3740,7 +3942,7 @@ type ServerInterface interface {
 type Unimplemented struct{}
 
 // LoginPage Demo login page
-// (GET /auth/)
+// (GET /auth)
 func (_ Unimplemented) LoginPage(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
@@ -4438,7 +4640,7 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/auth/", wrapper.LoginPage)
+		r.Get(options.BaseURL+"/auth", wrapper.LoginPage)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/auth/list", wrapper.ListProviders)
@@ -4532,6 +4734,8 @@ type UnauthorizedJSONResponse Error
 
 type UnknownProviderJSONResponse Error
 
+type ValidationFailedJSONResponse Error
+
 type LoginPageRequestObject struct {
 }
 
@@ -4567,6 +4771,34 @@ func (response LoginPage200TexthtmlResponse) VisitLoginPageResponse(w http.Respo
 	return err
 }
 
+type LoginPage400JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response LoginPage400JSONResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPage500JSONResponse struct{ InternalJSONResponse }
+
+func (response LoginPage500JSONResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListProvidersRequestObject struct {
 }
 
@@ -4598,6 +4830,34 @@ func (response ListProviders200JSONResponse) VisitListProvidersResponse(w http.R
 	return err
 }
 
+type ListProviders400JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListProviders400JSONResponse) VisitListProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProviders500JSONResponse struct{ InternalJSONResponse }
+
+func (response ListProviders500JSONResponse) VisitListProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LogoutRequestObject struct {
 }
 
@@ -4618,6 +4878,34 @@ func (response Logout200JSONResponse) VisitLogoutResponse(w http.ResponseWriter)
 		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
 	}
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Logout400JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response Logout400JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Logout500JSONResponse struct{ InternalJSONResponse }
+
+func (response Logout500JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4646,6 +4934,34 @@ func (response LogoutPost200JSONResponse) VisitLogoutPostResponse(w http.Respons
 	return err
 }
 
+type LogoutPost400JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response LogoutPost400JSONResponse) VisitLogoutPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutPost500JSONResponse struct{ InternalJSONResponse }
+
+func (response LogoutPost500JSONResponse) VisitLogoutPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetStatusRequestObject struct {
 	Params GetStatusParams
 }
@@ -4664,6 +4980,34 @@ func (response GetStatus200JSONResponse) VisitGetStatusResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStatus400JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetStatus400JSONResponse) VisitGetStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStatus500JSONResponse struct{ InternalJSONResponse }
+
+func (response GetStatus500JSONResponse) VisitGetStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4700,6 +5044,20 @@ func (response GetUser200JSONResponse) VisitGetUserResponse(w http.ResponseWrite
 	return err
 }
 
+type GetUser400JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetUser400JSONResponse) VisitGetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetUser401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response GetUser401JSONResponse) VisitGetUserResponse(w http.ResponseWriter) error {
@@ -4710,6 +5068,20 @@ func (response GetUser401JSONResponse) VisitGetUserResponse(w http.ResponseWrite
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response GetUser500JSONResponse) VisitGetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5258,6 +5630,20 @@ func (response ProviderLogout400JSONResponse) VisitProviderLogoutResponse(w http
 	return err
 }
 
+type ProviderLogout500JSONResponse struct{ InternalJSONResponse }
+
+func (response ProviderLogout500JSONResponse) VisitProviderLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ProviderLogoutPostRequestObject struct {
 	Provider Provider `json:"provider"`
 }
@@ -5293,6 +5679,20 @@ func (response ProviderLogoutPost400JSONResponse) VisitProviderLogoutPostRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ProviderLogoutPost500JSONResponse struct{ InternalJSONResponse }
+
+func (response ProviderLogoutPost500JSONResponse) VisitProviderLogoutPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5379,7 +5779,7 @@ func (response GetAvatar500JSONResponse) VisitGetAvatarResponse(w http.ResponseW
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// LoginPage Demo login page
-	// (GET /auth/)
+	// (GET /auth)
 	LoginPage(ctx context.Context, request LoginPageRequestObject) (LoginPageResponseObject, error)
 	// ListProviders List the active providers
 	// (GET /auth/list)
@@ -5818,103 +6218,105 @@ func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id st
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Hzbchs5kvar4Oc/ESYVxZMOHouKjl2129N2t9vWWnJ4IkytCqxKkhgVgWoAJYnjUMRc7QPsQ/SD9ZNs",
-	"ZAJ1YhUl2Za7b+bKFolDAnnAl4kP/NSJ1CpVEqQ1ncmnzhJ4DJr++1pF3Aol8f8xmEiL1P3ZeQex0BBZ",
-	"ZrlegB10go6JlrDi2HSu9IrbzqSTadHXMAcNMoJO0LHrFDqTjrFayEXn9jbovFGnUsznzQmOk2u+NiyU",
-	"ymCDsD4DyGzVmXzs+G87521jn4J9rtSlgObo4U8fzkLGZczCv5+++1v/7O3PL96ELKLmhnUNWKYkS9RC",
-	"SGqmYa7BLAMWJcA1xP5bldleXbJNMW6DTso1X4H1e3qi1ZWIQbft6UIYCzh66hsxyVeA4gAb8swuh4kw",
-	"bka44as0waliuOoEHYEjpNwuO0EHO+Ff+UxBR8OvmdAQdyZWZ1CVN+XWgsbO//2R9/856h+e+38v+uef",
-	"RsHe+PYvrZrDfXtJptJcydkSWLmvflufGHbFkwyOWC4Nu16CZHYJzKpLkCxSKzBsrtWKPvzpw5nvOsgX",
-	"6GyzXOLf++U0NTWs+M1rkAu77Ex2D54GbWrRYFIlDZBWjucW9GtUd3M1r9ViATET8ojtjfaYVSTdFU9E",
-	"zC3ELESJwwHDVecWxDUw4/xiiz/9RcO8M+n8/2HpfUPfdFi0c1bcL834rl6lvdP6vufxj9zCNV9jx0hJ",
-	"C9Lif3maJsJNMPyHcdIU5oQtY9wquImWXC7gYs5FAnEn6KzAGL7A73D9hYnGImZSWcajCFJLe4OmqrT4",
-	"J83BaMDbqnbaVuG+NcMXWivtVrDhsxsShaxbk0PDPDMQkwA4ZS9gYWZACzlX9S74KYtUljjBZ8A08Bjb",
-	"G5BxvW2k5FxgOHMrqfSJIRFX6K29Aa7uOU+SGY8uv+fxO/g1A2Mfvu1kHGklMJCjVJSRyUupruVFxaVL",
-	"bfgvK0FDpUA+aiy30DbejMcX7svqQC7c0edsJYwRchEwuEnJV5Wmha+4jZZCLo6wnXbq9mFywYV0ivta",
-	"TW8uNzxiYSFyyLpLLmOz5Je5vzWkDVDHcYBCu+VURe/50bRTU8i6UpHFBEwqptB4L65Ai7kATUPwcmuv",
-	"hV2qzDLOIq9vp/1XEqMoT77I1YTvfAG0I1WV5F8xA/oKNHMtHmGL63OGE8YlyyTcpBBhTEMfyDQcsRgs",
-	"F4kLaEomayZcxPbyJGpB63cx8pX8vPWL2J1fFwe7u7Pdvz7lewdPZ/F873A03ovnfAZ8N4r392C8P4Yo",
-	"OoRnZeTniYg+I6q8N9C6D0VsJ93rOqo58rHkrpD+xeHZzfw2s5+3ZWjOmXHOipKrzD58F05d55Z9eO4X",
-	"6eHNIy5SyC+OiN6rtwUw77/1WIihHQFbyo25jklpBfghMPbYUfYbhrsyQPmdwGCkrkAb8U+I6RgbunUO",
-	"eRxrMCZoi1V2yS2bJ+q6l7uqkH9TeibiGORnqoRnsSAw37J9+XcXUtkLniTqugEbhGFGWGDCOMggmW/H",
-	"ioFxfyINMUgreGK2Kb/apB4wI6XJh8kUlHaWoLRTPx4LbUNWj/kLalQdtAYCHFblCWKGNZ0zj2MFbdsX",
-	"si7u15BnDnb44Lu5aSY/0iq7ErKuC2bFd5VFhKzrT7jYr0dIArS4Yf4MxX6NbWl21JAmfJ2joDy7eefA",
-	"2Bcdh7kBtxyHWwEfQZDHOBfrk4cTVpuSS3NNCRodDB4BkKOhLVMX1oXBYsAKnBmDxM1CdGyM26QzdVcS",
-	"mB9Bqjb1E7OBqlO+gCM8kAy1O35/9rL/8vjND6cvj39+Ucmb/qz040yp13iKfpEJ+Mh3YZW6SGiUqhX4",
-	"b9lMxWtmlWKuySNovzGvNwCaCW4igNhU4M8TwxKxEpa0+l7mCvpCu8+qA1TXix+jV7sRKufZYxw95Zzh",
-	"BDEQebWHvc7D6fwQhlm+SoHAdZ4TpNzYCkZiiZiDFSsImBELiQk+eUbhqTxZKC3schWwOU1QfOEDWeCy",
-	"f8KiulkOCZiGfziAOltXs3DlgLoToz9TWkLl+IMC+rNqwcBrjc7eqkN+geI+Hzd8A9RA6iumUXOnOKog",
-	"CcPK7Rx0yuOK4sLz+nFbn+cHCkd9l+NVzheMLalWKWgrCmxQ25+O1YKTJd9djAk6DsS0FAGLw9vZ45Kb",
-	"ZRF6QbNUQ5rD1WpBbKX6xalfm3482t1vmR8DdV10HOMBXW+rpbWPbpxiOWVRUs3QanEmp87WghnFGDVn",
-	"cAV67TyDJwwBB8GmTM95BM1ddza4OeCp5bME7R7NHvqIVegDDdwoWd+vjbjT2B2fAjYnOQHdnwtIyEFn",
-	"CawMys9zp8RY5fNIKuBZWOWFjor8NEB98/02NgQpnKramJCcM3CviPu05GYsh2vTk/+Aa83XG1PX9+Bl",
-	"tuKy3F+4SRMuae31Td4Ww1uW6Q+hV/GWwmrfZ1P9V7HzcpfigLEurBbBrszRTV2YvfkuP4xG8Rj2Zwf8",
-	"aXTvlpGR3b1jv4AxIBdbq6jHbJW38AUjL/SRP2FtjkStgWROKQK6AtNwBTxxTl43nZmy21zJPjEEvzD6",
-	"1ddOQemCJLjAAVoUQHK0QTMHO/wJaUAWKA2l54aFQ1cUm2aj0V5E7ei/ENZleDofRyPY54ez3Xg/+is8",
-	"m4/4eLYb7cX7cDB/OrpXH15wkrNNGaf+/NpUQS2R8dpk19zQYloiussq6w5HlZf/9H8PIrVq28K8TFFe",
-	"1eAM7fc01YX5fkExdevqisEbxRxfv8wM4QHnGiZLrAtM7samuc6mtEleF+oEHUy8qn9XKi/nVa1W22w9",
-	"YuoSvzf5HQ9dhRQjbMQOqnU9cOvaNuy92XZLI+g4t1TW83ivxQys1bk9COzMk5NKA3elVB/7xY3VnGFH",
-	"McssUPxpiOUBw4aReijoMt9eHuEK0ZrworHXsOIiaY78oo+fu50m6NSyy/fZtWiROHTuniMv5/EX7kOz",
-	"5ON8CZVUjjJDEbcGh8+shzZFTFtOKQROXgyc+4lhr05Yl7aCsyjhYmVYlsbcgnY5pXDXjI3RXfm1CRJN",
-	"mvA1a4bbLbYbdFIR2Uy3jHWi1Q1lzFfccs3ev3tdH3FpbToZDhMV8WSpjJ08Gz0bDV3r4Wi2z5/C7nwv",
-	"OowHYsUXrXNrlbRM/E4lQAfou++Pn2+sIl61ufWGB9LekI00nRBjIkSZFnZ9isjbn2DciOg4Q3y5Kc33",
-	"+BXl/IEzWZCIMGLWdTVOlMjlV5j6Xxz/8MurNxcnx6enH34or6RdtcyIygmP24d74HKl9rnPKMM1pix3",
-	"bdzDuj/LavxPH87KGXgqfgZCTf+4tnddEeeVJ0T21Ix1EbKICPpW9f1/e3dc/m6f9r8y0Ot7ZkVn+BXb",
-	"MafPYiL6sJzHHbMt89wYPd+2vucqXece17gKr16BowZLXTz0pntDFjQvIeeqfcUvz85O8gQilwlWM4gd",
-	"ZkUbY363WTdcCLvMZhgAhxRhl7+6f4dilSbEQgh7CHbsEqayYHfkYHOlMknhY1LcBLMllzGma9yy0A0Q",
-	"uC+dh9e/ps/CwVRO5c7OGW69GezssGMPGl3B61rl1zIT5rgc3ZfWpm9lsg7YCbfL74YBO+UrOBUWvnvN",
-	"b9yEL093D546A+gxLuOprNE/ugWMn62Z20QTVPgJIu4N2HGOW1kF0pcFCSdNfi2ZGTuVBmScG3hY1WPI",
-	"4NeMJzmIbKGiDNjLoh8NrLQ32ZBECtmKr6cy4lqvq4JKY4HHdLGJg+azo7y9AQu9b383DllXaff3d+Ow",
-	"h9km9xu94pdgENgupzK/AvP9+kom6wE7lkUhyK/Xz25yugxGK0P1h7jHrpcigbZq0VQm3FgzYGXIwzEc",
-	"n6DKEsnvQCkQoo2xbtgIfmHP2847l0GbnR26Bfrp9O0bFlL+HWKuLcAc+VwbsxucMRHGOmqPB47ED3Fl",
-	"FNxiQZMOpvIFdSNBi1Z5g/Dv/eeugNQ/W6fQf0ueaCYsZzIFjLMY5LrPk2Qqw7zxqT8d+icqEdHas5Oe",
-	"82gJNKBWCY7RN1ZpQP9AJCoikIaOMh8mfnmFETHTiY/0ZjIcqhSkUZmOYKD0Yug7mSG2xWxH2BJOseNK",
-	"MOgEHbpsokAyGowHI2yPw/FUYBo5GA32qN5hl3ScOY4S/m8BbfmHZC/PfnlNpWtmluoak9SlumaczbS6",
-	"Nj5XZUJO0AyFvGQpVXl8SatLwdLRbRhV3p3nTCWO2HOuGlfrVXOlVxjqY7hiK7rhJ/vLtMbkjQ5ScnpX",
-	"dnTBaYgfhy4w0+AbPut9KVIpopSCrdTivRRjirSDzTJrlRywV9aw56cnU0nXOMZfq1vD1LVkUkk8/jgl",
-	"Am7zaBRj1wk4rSPypgzuVZwnPScO6NQoTbuj0UY108KNHS7tKqkndA6p/r9YRXiqMGzggKn7ovz793/9",
-	"5j4alp/dR35rnkaoq42LiS0+0AK1Y5jzLLF9oyP2RCoJT478LhUfRdD//V+/PTliv//rt/Bu8QiVZasV",
-	"R6zQ+QFWyge/1ANHvjAud6W41znHDiURb6uh4zLRIU1Zn2nUsk3AqAaCXzh1MqVj0IOmhoWxeX3a3K/l",
-	"O2vWHz1dkNAzwtRyd4r63Ca1sFkfqRXHmlo+qbIXzYau28PjfZdLOU90U2e4Nw5LRFZclTmWuUd75JFb",
-	"9fc8Aa5N5TzfxhQdtLkjjtyupbYVFu2GJSNkY41qwdyYzRUFnVSZlhUg9kGQ9uOLs20ynijzTeRk3ZO3",
-	"p2e9uxVQVlxaFfDGV/7mmcFj2l27Ehu4UooJ3SWSXLMKPSKTDjcQjNu4rqjvwo9gT/NqU5Wi+7F9/WWT",
-	"YYX6env+Nf5IPVyxtCAkbBJ8KO901aOc9ISHsLPeZq96seoziAnbuUGUDdK3gw2Nf1iCXYKulqAJR1UL",
-	"YdttIC+JbQ2hjsFRq3A/MR5kIm6dFXixtx2N4jnukz33+VTmwLOGVCeboA98siHh2kWBYWsEaDmSfwT7",
-	"Pr8J+lPsqriNK2pkfz7TLlfoY1HL9kfj+0NV7U6+WoMhdVRLIB/P6/n8x/Pb4FO1gFF84EsL7u9KAefj",
-	"OSqtdI4zR0tZQNwXkuV3Wtvd4VN+dt0Oc2bJVu/InwowX3t8/+61g2NuqLaCZDFoiIl2tR7pmOue9psZ",
-	"T5T12LfOK8nNPsBsLqI0jRwlfxXR5X6ca6UvEdlG0BuwN6qoJglMIi1TcioxcPtbzgE7uxYW19N9SwnI",
-	"eDDiPbrlNayk2ISOm+sz3260hOgSYkc8djBgKktqcCIugXl5ekHeOSf2hnRBEDp2TljmmI4bzmUESQJx",
-	"m3fnRO+me9d15FayOxg5EbZVl3IaduvbhYPxbkvRsVky36Tbb5vM3+O1zrU/Onz6gMkog2YaUqUrZY/C",
-	"lrZMnFO5Hr7K8y+HJq+IubQ32ru/Q+XdB8WUB8zRQvR/aDjaZMdRv70HLatK2bwNOgcPkbQgpVOH3fs7",
-	"VJ6M1A/60pY3KNKVkOYoeOe3n3vqFdQbVHk7mv2bKqsAxqNBxHsuKuTyX2CG/x2m/Bc4TMi6x2mawISF",
-	"aPZhwEL3fsC/CwkpCqHxzoU2lihL/SwNWOiof70B+95VJQyLFdEvqZKHPaqlRdZ4jeBYT1MZaWVMnwiv",
-	"CIkDZhQjkZ4YhhJSlStnFFaeFv344myDXEjVL4T0xF0wwVReL0G7apoLuMIwHw+PmCJQpjLrHlT5NOCO",
-	"UPaVqcC//e0P8zfWLey71+J7bWAiyfkYrUjiB0hBxiYvelbuKC+FjCdT2Wc7O4U4OzusG8Zw5TJiuxQ6",
-	"Zimne+DehIVo6uheVKELijpzyH7/n/9le6PdJql1KlkLr5VwBDEIAzY+6K+EzCywLViEXQKkxrlBwE5+",
-	"fv6C5Yc8jY6C0t71Bm41bkN3diY+DgQsdIwt/B/P4obku6NR6YbFC4PK2xA/cM6Mrg3tiQyVsV39Mh84",
-	"/DT12du0M5kSTWLauQ0Zn7u7WBljpCNsw2r8jSMHvfxFgJfZjeuKWF0fUvyEBHGEJbrHQlyBe9jqqeQB",
-	"jg6JgeZi6c6jhQFfQjwayCVfxss9PmBOa/neWAfw0ICqEA977uxgKgO4a4TZSuPfYjasezDaRYGbTwJp",
-	"kTmY9PWDWnrqLn+8UAUjiezaQgILzVdhb1KQR/Nrlqq2ZspOOwGbuotBVNZRaRlUbCfZ8vK7HazAI3Ls",
-	"SWD8P4gn9F2TJ+TerqDBgGGn2IjQuawJsj/ap1JITumHOMQZM2lFUtCRlhyT2wjEFcR3EJMCrzC65LjX",
-	"0HGarkf1Phgbr/lc8aNc8SWvKy/fEK3XsWHLZwZOIzgwzSxwQIKYnp5EtznehIVhSyVV5h5gJ2sqADl6",
-	"ZM7HXuK5Wkot52JBzfMnE/g9VZTW7picyoJAKBZSURLjeGdz5br0tlbd78sACipLlcOS23+BZ3rtrJbW",
-	"XEFsTxVanzkHDxTJnzG4b3kQ+wyxeBZ/nVQfHJhRbKG8GfkIVtMaqbz3IDIIXUO1C4uWtFXa0f6zB4g7",
-	"JrurXoZW68GtivPpfttvGIw6QWeMZ7nOULlznhhoJco9XIzKI53czHp3ifa4cpWkNm9XwTaj8izrNrF8",
-	"vaRVTVuo2A0iUc4d92IcsUwaPgd6QsfShAtJ1Ije3fTxNuk8w/vr5Cusvkgraqdsd8umtfHUWr3SMyi/",
-	"yjOfN8/9Ui6M4jUqb96iOFd793FqPqMS8fWV9kKsWumcWMRttGDHAr6frOvqirJekC+os636Ksr11O+2",
-	"wg8tB2jWbynKXTw7hP3DA/jr4f44mh/C/gieHj4bxeN9Pn46m49296Io3o8Ox+Vmk5ttXAUoCW/nW9Pz",
-	"ejE3uOfmgNZwT6MNevjteUuJ2D018SaldBE16n5hsigCiPGgLnkptuefLNWaVpnNj1Fz3ntIUld53fcN",
-	"s+LNl9Vfntruj/a/6NVTDYA2XmnW44J/71s0Z911rjJhWkDhY7yPqgPkalCasAdIaJdaZYtlAWLXYDfk",
-	"rf02RvU9MD0s2x/vPcRW/CPJP77EQMkFvY8GTTQZT/z6Yyp63tXLop7ll7AtH2fcMO64PEo7ItdMxeuj",
-	"SppuLF+bGqlzsIUp40pdd+L2PwffnRcvf75X8fprLvvy53QNKOOvkd158FAPq74ORBOqinLTv76+7qNm",
-	"+plOQGJoiDdk+5bS3G7+tNXt116bPsJB+2i/SXLEKgfcv8+wu86wzw22++ODL3zqa7LUXX1drCAW/ILc",
-	"eOMnSNjmYHRC3Os3j/IouE2+6it2elcn6IaAIqkk2ISiDP6EU6gG+fxrcRTz4bXtb8Tjyu3/cfhcD3SI",
-	"zcfo7fyqHJmUP/Xyx5zZd3LK6vv1GNyyb7xnTZpazdDcc6JPIr69k6LkXzExw68gZjy35C4R0/zrukjJ",
-	"XkDPQ1351T97yJ9/uWdKYStB7Zia3ltndAPOReJop8H9M5XlhNYXUy2/JiniO39H8r7Kwv3ZO8093CE2",
-	"W/OnRGdCckJcD+IY01gDd3btt9ALlWUrFbvkshspmT9rzNMB9zst+58LHu75caoZL161iUeJ9tUfiZqw",
-	"FU9wu6AyyeBrE7y5ymQ9uZMKM/Cln+OxEjWax/2CRWX0LzmRau5/jO5eeU1Y8Xb/gatDuOsD51vl44lG",
-	"YZmCox+gLRpUHxYExeV85h8RFZEnEf6OonyPvJFHNAtxhHmCkhZQdmdqzpSsU3D8cPmvIt39xNJUeuRa",
-	"Pb/9vwAAAP//",
+	"7Hzrcts4lv+r4M//VEVyUTffJpara9ftTnfSnU68sbOZqshrQuSRhDEJsAHQsiblqvm0D7APMQ/WT7KF",
+	"A/AmUr6nM7U1n2yRuBwcnMvvHBzwixeKJBUcuFbe+Iu3ABqBxH/fipBqJrj5PwIVSpban94HiJiEUBNN",
+	"5Rx03/M9FS4goabpTMiEam/sZZL1JMxAAg/B8z29SsEbe0pLxufezY3vvROnnM1mzQmO4iVdKRJwoUyD",
+	"oD4D8Czxxp8999Y7bxv7FPSxEJcMmqMHP386CwjlEQn+cvrhx97Z+19evQtIiM0V6SjQRHASiznj2EzC",
+	"TIJa+CSMgUqI3FuR6W6dsnUybnwvpZImoB1PT6S4YhHINp7OmdJgRk9dI8JpAoYcIAOa6cUgZsrOCNc0",
+	"SWMzVQRXnu8xM0JK9cLzPdPJ/Mpn8j0Jv2VMQuSNtcygSm9KtQZpOv/XZ9r727B3cO7+XvTOvwz9ndHN",
+	"n1p3zvDtNYpKcyVnCyAlXx1bXyhyReMMDklODVkugBO9AKLFJXASigQUmUmR4MOfP525rv18gVY2yyX+",
+	"pVdOU9uGhF6/BT7XC2+8vbfvt22LBJUKrgB35WimQb41291czVsxn0NEGD8kO8MdogVSd0VjFlENEQkM",
+	"xUGfmFXnEkQlEGX1YoM+/UnCzBt7/39Qat/ANR0U7awU90oxvq1XKe+4vu9p9BPVsKQr0zEUXAPX5l+a",
+	"pjGzEwz+qiw1hTiZlpFhFVyHC8rncDGjLIbI870ElKJz886svxDRiEWEC01oGEKqkTdGVIVkf8M5CA54",
+	"U92dtlXYt2rwSkoh7QrWdHaNooB0anRImGUKIiTATNn1SZApkIzPRL2LeUpCkcWW8CkQCTQy7RXwqN42",
+	"FHzGjDmzK6n0iSBmV0Zbu32zumMax1MaXn5Pow/wWwZK35/tKBxpxTCgolQ2I+OXXCz5RUWly91wLytG",
+	"Q6SAOqo01dA23pRGF/ZldSBr7vA5SZhSjM99Atcp6qqQuPCE6nDB+PzQtJN2u52ZnFPG7cY9dafXlxsc",
+	"kqAgOSCdBeWRWtDLXN8a1PpmjyPfEG2XUyW960aTdpsC0uECJcYnXBBhhPfiCiSbMZA4BC1Zu2R6ITJN",
+	"KAndftvdf8ONFaXxo1SNuc4XgBypbkn+iiiQVyCJbfEMLK7PGYwJ5STjcJ1CaGya0YFMwiGJQFMWW4Mm",
+	"eLwizFpsR08s5rh+ayPf8Ietn0XWf13sbW9Pt/+8T3f29qfRbOdgONqJZnQKdDuMdndgtDuCMDyAl6Xl",
+	"pzELH2BVPipo5UNh23HvZR3VHDpbcptJf7R5tjO/z/TDWGbEOVNWWQ3lItP358Kp7dzCh2O3SAdvnnGR",
+	"jD/aIjqt3mTAnP7WbaEx7QawpVSpZYSbVoAfBGPPbWW/orkrDZTjhDFG4gqkYn+DCN3YwK5zQKNIglJ+",
+	"m63SC6rJLBbLbq6qjP8o5JRFEfAHbgnNIoZgvoV9+bsLLvQFjWOxbMAGpohiGghTFjJw4tqRYmDDn1BC",
+	"BFwzGqtNm19tUjeYoZCowygKQlpJENJuv3ELbUNW3fwFNqoOWgMBFqvS2GCGFfqZ55GCNvYFpGP4NaCZ",
+	"hR3O+K4zTeUurcKVgHSsMSveVRYRkI7zcJFbD+MIaA3DnA81/RpsaXaUkMZ0laOgPLr5YMHYo9xhLsAt",
+	"7nAj4EMI8hx+sT55MCa1KSlXSwzQ0DE4BICKZmQZu5AO9Od9UuDMCLhhlkHHSlkmnYnbgsDcBYna1C/U",
+	"GqpO6RwOjUNS2O7o49nr3uujdz+cvj765VUlbvpW4ceZEG+NF32UCDjLd6GFuIhxlKoUuLdkKqIV0UIQ",
+	"2+QZdr8xrxMAnAmuQ4BIVeDPC0ViljCNu/qR5xv0SLnPqgNU12seG622I1T82XO4nnLOYGwwEGq1g71W",
+	"w9F/MEU0TVJAcJ3HBClVuoKRSMxmoFkCPlFszk2Aj5pRaCqN50IyvUh8MsMJihfOkPk2+kcsKpvpEJ9I",
+	"+KsFqNNVNQoXFqhbMnpTITlU3B8U0J9UEwZu19D3VhXyERv3cNzwFVADbl8xjZjZjcMMElOkZCeu+z8t",
+	"45jgP9r4/jELvyoGKbMELmDwxp+/eDMGcdRM05TMSeg1S7KE2LwMiTFlY6jd3tv3bs7blD4SoMpwztq+",
+	"kzdEpRCyGSsN11PZ21ibMwUb6TDYJoXQpg2KrGceKOXpIkXgCuTKpvMQqQ7oFdVUFgNjHK00YfqQoCuh",
+	"HEFfLxZrAkys6TVOpVgwGvrjOn6qr+wH9C89G7RXAINxFqkUKUjNCrBX23dPS0bRNN2eXfM9i0pbsroF",
+	"GrMGZkHVovClIEkqIc3jj2qGMxG9AsbVph8Nt3db5jeet066GeMeXW+qudLPdpxiOWWWWUyNGTIzWQFq",
+	"zYCi0xAzt+Fo6mhMDIJEWcnkjIbQ5LrVrfUBTzWdxsaQGTsGPQM+8YEEqgSv82vNkTS4U6jo+iQnIHuo",
+	"s8aMTGNIlKGfklIX8sQAZmQ1JHnmqkK/U/oq8x0bG4QU2l1tjNDcWiy3EXftkp2xHK5tn9wDKiVdrU1d",
+	"58HrLKG85C9cpzHluPY6kzc55ZZlOs1+E23IlPdceNx7E1mzXVgZ6ycL71UmXVSdmJ3ZNj0Ih9EIdqd7",
+	"dD+8k2UoZLdz7FdQCvh8Y1r8iCR5C5cBdEQfOsik89BCK4hnGPMZVSASroDGVsnrojMVepMq6RcK8bRx",
+	"Z/W1o1G6QAouzAAtG4B0tGFta3Ed5FHAC9htqKeKBAOb5Zxkw+FOiO3wXwjqNOzPRuEQdunBdDvaDf8M",
+	"L2dDOppuhzvRLuzN9od37ocjHOls24xT55fXt6AWmbrdJEuqcDEtFt2mCeoKh6m0f3e/+6FI2liY553K",
+	"szczQ/vBW3Vhrp9fTN26umLwRnbOJaQzhQDPqobKYm0Nkz2Ca66zSW2cJ/o83zNeu/q7kko7r+5qtc1G",
+	"F1On+KPKD+3wbKsYYc12YPLynqxrY9hHtenYjaE715indQC+RQy0lrk8MNOZxieVBvaMsD72q2stKTEd",
+	"2TTTgPanQZYDDGtC6rC9TWV0cwtXkNaEFw1eQ0JZ3Bz5Vc88t5xGLNzC5bvkmrVQHFh1z6G01fgL+1At",
+	"6ChfQiU2x1CfRa3G4YEJ7iaJaYuXMsDJkWHmfqHImxPSQVZQEsaUJYpkqUGc0iYJmD03boxu8+lNkKjS",
+	"mK5I09xukF3fS1moM9ky1okU15gCsTj344e39REXWqfjwSAWIY0XQunxy+HLoUPFg+F0l+7D9mwnPIj6",
+	"LKHz1rmliFsm/iBiQAf64fuj47VVREmbWq9pIPIGZaSphMYmQphJplenBnk7D0YVC48ygy/XqfnevMIk",
+	"jm9FFrhBGBHp2KS1ocgGzEcfz15fHP3w65t3FydHp6effihrDGz6U7GKhzfsMzywwW/73GeYslCqzF+u",
+	"Hazbn+Xxys+fzsoZaMp+AURNf13q287881SiQfbYjHQMZGEh9LTouX+7t5zmb572PzKQqztmNcrwm2nn",
+	"4sliInxYzmPdbMs810rONq3vWKSrXOMatQ3Vmgazg+Ve3Ld0YY0WI16Mz0T7il+fnZ3kAUROEyRTiCxm",
+	"xdDScZt0gjnTi2xqDOAALeziN/t3wJI0xjg06Bqwoxcw4Y3ANREZR/MxLo72yYLyyIRrVJPADuDbl1bD",
+	"66/xWdCf8Anf2jozrFf9rS1y5ECjzWAuRX7ONia2OKfzWuv0PY9XPjmhevHdwCenNIFTpuG7t/TaTvj6",
+	"dHtv3wpA1wTTE16r5+kUMH66IpaJyq8UnLCo2ydHZeRdQvoyw2Spyc+ZM6UnXAGPcgEPqvsYEPgto3EO",
+	"Iltqi/rkddEPBxbSiWyAJAUkoasJD6mUqyqhXGmgEZ5Um0Hz2Q293T4JnG5/NwpIR0j7+7tR0DXRJnWM",
+	"TuglKANsFxOen2m6fj3B41WfHPEis+fW62ZXef2TsVYKE0pRlywXLIa29N+Ex1Rp1SelyTNj2AKRatlP",
+	"fqiNhtDIGOkEDeMXdJ3sfLARtNrawmO9n0/fvyMBxt+BibUZqEMXa5voxswYM6VtrZYDjljwY/NihsUM",
+	"J+1P+CvshoQWrfIGwV96xzYx1jtbpdB7j5qoxiQvTfMJJRHwVY/G8YQHeeNT5x16JyJm4cqVmx3TcAE4",
+	"oBSxGaOntJBg9MMgURYCV+jKnJn49Y2xiJmMnaVX48FApMCVyGQIfSHnA9dJDUxbE+0wXcIpclQxBp7v",
+	"4ekhGpJhf9QfmvZmOJoyE0b2h/0dzHfoBbozVG7zzxzawg9OXp/9+haPIohaiKWJURdiSSiZSrFULlQl",
+	"jI+NFDJ+SVJM8rgUZQdtpS2fIniSYhVnws2IXaupUTVdNRMyMZY+giuSYMUGil8mpYnd0I+izts0srVN",
+	"A/M4sHYZB19TWadKoUgNSCmqz1qUF01MEXWQaaa14H3yRityfHoy4Xgsp1yZhFZELDnhghvvRzEOsMzD",
+	"UZRexWA33QBvDODeRHnMc2JxTq1EbXs4XEvSarjWg4VO4no8Z4Hq/4tEaJwKMQ0sLrUvyt+///0f9tGg",
+	"fHZXMWPTGZm9Wjto2qACLUg7ghnNYt1TMiQvuODw4tBxqXgUQu/3v//jxSH5/e//CG4n78b3di2X2nK+",
+	"BTcHjeT3je/t3adjUeZThX/e+PO576ksSaiBKN4PkAhnc1OHV+lc2ZAZza13brqXBZ0bFcyw19gBVaaF",
+	"GmciyieYejEvrBgRISOQ/aZkMaXzcw51t3TdegTw2ZWdImg36LjclSItuF6i2kzL1HJyTek6qVbBqjUZ",
+	"a7fKdx1S5vXG/yyyYvbEQqdQs6sypFR3SA1aoI1ycxwDlaoCXzZVOvfbzI8ZuV06bl9wWdH0T8JbMSd2",
+	"LU1O+l4qVAvnDMQ0WPinV2ebeHMi1P8p/pDOyfvTs+7tAlcm1FoF7p1L7M4yZVCYLZPA6v1Kpi2wh758",
+	"RSrlTBm3sBBR+tppVJ37P4E+zZOJ1ZL6z+3MKJsMKqXqN+dPsXvYw+bCiwKi9YI8TCvY5GBepGgwltXW",
+	"Zq96LvIBhUSba/kw2Me3/X8SSfu0AL0AWTs/NfC8ml/dLHt5pnWji7SVXrWDkxfKxS4mHJoWYUh3c5Bj",
+	"8KHLIdjnE57HM7UAaLweS4CLYTksrbUdtFraFqj3E+iP+QHjN5Hn4pC3SL1++4rcfEOfqwT10eK/Oxzd",
+	"3bFW9PNUnflSy+EZFaompD6f3/hfqhm44oHLjdnflQzk5/Obmhqe2UK5OUQ9xkl+KLtZ8b7kaORmkNe6",
+	"bdTD/PISccnzjx/e2oDCDtWWUS8GDQjVtYS6vUvjLiJkqlLrMeFBvdItVzCfLBcsxDwDqmR+T6tD3ThL",
+	"IS9NbBZCt0/eiSIdyhSxt70m3Lgmd0zfJ2dLps16Ou8xgh71h7SLZQqKlEV/gb0t4FI3nXAB4SVERQkH",
+	"ElxeVojZJRBHT9fPO+dXDQI84QpsvWBQJknsbRXKQ4hjiNrsSH71pGlI6ntkV7LdH1oSNqVH84shrbep",
+	"9kbbLVnz5pnP+gWgTZO5g+jWuXaHB/v3mAxTQERCKmQlb1fI0oaJ8+LS+6/y/PGg7w2WJO0Md+7uULmJ",
+	"dl/r1XL16L72a71eF/vt3GtZ1SLyh1s+02H77g6VS2y3AYxSsteucFQMnC0RPr95qLctSgONALRHDT+K",
+	"MqulHPo1+NbaiHw1F4mI4LuZkMmFGSYgnaM0jWFMAqMEgU8Ce7/J3VsL0CYZUZ4xqTSWVPay1CeBLU3u",
+	"9sn3NsumSCSwFA0T06ZHNVNOGrelbFXmhIdSKNXDgnwTAvhECYIkvVDEUIhJ27ziuXL18adXZ2vFz5jM",
+	"NaETluIof8KXC5A2OWzNL1PEWcdDIhAMikzbC58u3LrFsD0x5PqX9n0j7SOdQtq7LZrYBjTivNioFWX8",
+	"ACnwSOUZ/coB/CXj0XjCe2RrqyBna4t0ggiubP5DL5iMSEqxyKE7JoERfKNsmH/2i0OUgPz+3/9Ddobb",
+	"zRL8CSctVfiIMbDe2SejvV7CeKaBbMAp5BIgVVYpfHLyy/ErkgMAHN0Qirzr9u1qLEO3tsbOKvgksOWI",
+	"5j+aRQ3Kt4fDUimL+1CVm2xu4PweR21oV6VTGdtm5/OBgy8TF7tOvPEEa4Am3k1A6MwWGvDI2D3EPaRW",
+	"nHRoYZk75XI023FtqrTjDIybEOEP01jLNGdXYK/hu4svvhkdYgXNxeKBXst9nRL+4UA2BFSO7tEesbuW",
+	"80Zb8GcEqAr/TM+tLRNQgeEa4rlS+DeIDensDbcNwc0LzLjIHGi67EktSLYnm46ootwO5VpDDHNJk6A7",
+	"Lkrd8zPE6m5NhZ54PpnYU2+zWYelZOBJEtKWny3pfgIOrZueCNT/DYvgvmsWwdmbdkZgQJFT0wiRO68R",
+	"sjvcxURQfgEJosDMmHHN4qLWbkFNiB0Cu4Lolqo7320YnuDdKehmmo5D/M40K7fz+cYP840vixbz5BVe",
+	"QrC1++WlKLsjZmCcmZkBEX662js8qnQizBRZCC4y+7mIeIXpL1v7m98eWRgvW1LNZ2yOzfMLXuY95tNW",
+	"1mlOeFEdy+ZcYIBjiypnwnbpbjxTuis6KOq0qgVaufwX6KbbXrLVGkewzWFE60cZ/HuS5HyM4VtuxB5A",
+	"Fs2ip1H1yUIbQebCiZGzYLVdwy3v3qvSybjADcQaSdpI7XD35T3IHaHcVU/6q9n/1o1zqYC2L64MPd8b",
+	"GV8uM7O5MxoraK0CvT8ZlSuFuZh1byPteekqKzadXPmbhMpdIWgjy+VSWrdpwz2DRpVcfjHCkXFIMq7o",
+	"DPDuB0ljyjjW/XRvvxvRRp27vvA0+gqpL4KMmpftbGBaWxFmq1a68uAnaeZx0++XdBkrXqtTz1sUfrV7",
+	"V8HYA7IUTz9nKMiqHRxgiXxbzbstcb+7Et0CeV4/jijqwlv3qziswH43leLncoBmFhmt3MXLA9g92IM/",
+	"H+yOwtkB7A5h/+DlMBrt0tH+dDbc3gnDaDc8GJXMRjVbOwgRHN7PNgbr9ZSyf8e5Ca7hjkZrdx9uzlsS",
+	"1fYelRMpIQurUdcLlYUhQGQcdVl0pbvugmWtabVs/zky3zv3CfEqd5G/Yoy8/h2Ixwe6u8PdR11VrAHQ",
+	"xp3yul1wXycompPOKt8yplpA4XNcN6wD5KpRGpN7UKgXUmTzRQFiV6DX6K19yaf69QJ7SDjauY+suCvd",
+	"3zrhgKEGftsBJJaEuRrHPybb5xS/TPhpegmbonNCFaG2bk1IW7M4FdHqsBK0K01Xqla/3N9QFWbTYLei",
+	"+G+D9s6LS27fi2j1lAPI/OZoA9i4I3XrHe6rb9WLsEagqqRc95bLZc/sTC+TMXBjKKI12r4mNTfrn+W7",
+	"eepR7jO43Wf7ntIhqbi7f3m02zzaQ03v7mjvkZ8pUFlqD8kuEogYvUA1Xvt8ElkfDP3FnXrzLB80aKOv",
+	"+gUOvELK8PQALSlHEGVI6X9zn1SDg+67F4bo++e9v1JFX64Nf2hl3/pnNb5K4VoOespvXv0xAODWIsE6",
+	"u//AYsFvxPJm+WBNzO0tvi8surm1hMtdHiSKXkFEaK5HHSwYdJdaQ8G7Pt7Ktolhd9sov3VpbwcGrYWD",
+	"R9j0zgyoHXDGYlt27d89U5noaL2o2PJVXhbd+j3eu3Ied+cVcO7BFlYZNj/JPGWcIvq7V20/jtW3fnS3",
+	"pexTaJKIyIa9nVDw/DZxHqh0qxWID3ZYmz7yN6XFZVL2LJ6n+rG9MUlobNgFlUn6Tw09ZyLj9bCTC6Ky",
+	"cOHmeK4QEuexXwKqjN5/XmNwZJS/cqW3ovvugc2XfP3SNjxHsapcXpFqZNjRlDsK24xP9f6QX9QsZO6q",
+	"YGHoYuYOa8qvDqyFUM2MJMI9v6yWKLsTMSOC1+uU3HD5x+xuv0itKj1yITq/+d8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

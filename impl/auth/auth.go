@@ -84,7 +84,7 @@ type Options struct {
 	// HTTPClient calls OAuth providers; default a client with a 10 s timeout.
 	HTTPClient *http.Client
 	// LoginPage serves the demo login page (see Service.LoginPage) at the root of the auth handler
-	// (GET AuthPath + "/"); default off. LoginPageDirect names the direct provider its form uses.
+	// (GET AuthPath, and AuthPath + "/"); default off. LoginPageDirect names the direct provider its form uses.
 	LoginPage       bool
 	LoginPageDirect string
 }

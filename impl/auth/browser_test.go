@@ -52,7 +52,7 @@ func TestBrowser_DevLogin(t *testing.T) {
 
 	var status, devURL, finalURL string
 	err := chromedp.Run(bctx,
-		chromedp.Navigate(s.srv.URL+"/auth/"),
+		chromedp.Navigate(s.srv.URL+"/auth"),
 		chromedp.WaitVisible(`#status[data-user=""]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#login-dev`, chromedp.ByQuery),
 		chromedp.Click(`#login-dev`, chromedp.ByQuery),
@@ -70,7 +70,7 @@ func TestBrowser_DevLogin(t *testing.T) {
 	if !strings.HasPrefix(devURL, s.svc.DevProvider().URL()) {
 		t.Fatalf("login went to %s, not the dev server", devURL)
 	}
-	if finalURL != s.srv.URL+"/auth/" || !strings.Contains(status, "logged in as chrome_user (dev_") {
+	if finalURL != s.srv.URL+"/auth" || !strings.Contains(status, "logged in as chrome_user (dev_") {
 		t.Fatalf("after login: %s %q", finalURL, status)
 	}
 

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,7 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/oauth2"
 
 	"github.com/triadhq/triad/impl/auth"
@@ -295,5 +298,39 @@ func TestVerified_SendFailure(t *testing.T) {
 	}
 	if st, _, b := s.get("/auth/sms/login?user=eve&address=555", nil); st != 502 || errCode(t, b) != "send_failed" {
 		t.Fatalf("send failure: %d %s", st, b)
+	}
+}
+
+func TestVerified_ExpiredConfirmationRefused(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	if err := s.svc.AddVerifProvider("email", `{{.Token}}`, provider.SenderFunc(func(string, string) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	c := token.Claims{Handshake: &token.Handshake{ID: "eve::eve@example.com"}}
+	c.ID = "confirm-1"
+	c.Issuer = auth.DefaultIssuer
+	c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Second))
+	expired := forge(t, jwt.SigningMethodHS256, []byte(testSecret), c)
+	if st, _, b := s.get("/auth/email/login?token="+expired, nil); st != 403 || errCode(t, b) != "bad_confirmation" {
+		t.Fatalf("expired confirmation: %d %s", st, b)
+	}
+	c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(time.Minute))
+	if st, _, b := s.get("/auth/email/login?token="+forge(t, jwt.SigningMethodHS256, []byte(testSecret), c), nil); st != 200 {
+		t.Fatalf("fresh confirmation: %d %s", st, b)
+	}
+}
+
+func TestDirect_CheckerErrorIsOpaque500(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	if err := s.svc.AddDirectProvider("ldap", provider.CredCheckerFunc(func(string, string) (bool, error) {
+		return false, errors.New("dial tcp 10.0.0.5:389: connection refused")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	st, _, b := s.get("/auth/ldap/login?user=a&passwd=b", nil)
+	if st != 500 || errCode(t, b) != "internal_error" || strings.Contains(string(b), "10.0.0.5") {
+		t.Fatalf("checker error: %d %s", st, b)
 	}
 }

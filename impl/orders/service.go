@@ -228,9 +228,11 @@ func (s *Service) explain(ctx context.Context, q *db.Queries, p Principal, id in
 const (
 	acceptLockOrderSQL = `SELECT customer_id, performer_id, description, price, status, created_at
 FROM orders WHERE id = $1 FOR UPDATE`
-	// Both users of the order, locked in ascending id order: the fixed order every payment uses.
+	// Both users of the order, locked in ascending id order (the fixed order every payment uses),
+	// and only when the caller's READY order will be paid: a refused call locks no one's account.
 	acceptLockUsersSQL = `SELECT id, username, balance FROM order_users
-WHERE id IN (SELECT customer_id FROM orders WHERE id = $1 UNION ALL SELECT performer_id FROM orders WHERE id = $1)
+WHERE id IN (SELECT u.id FROM orders o, LATERAL (VALUES (o.customer_id), (o.performer_id)) AS u(id)
+             WHERE o.id = $1 AND o.customer_id = $2 AND o.status = 'READY')
 ORDER BY id FOR UPDATE`
 	// Debit price + commission (5%, rounded half-up to the kopeck: (price*5 + 50) / 100, the
 	// formula of money.Commission), credit the price and the platform slot, write three ledger
@@ -286,7 +288,7 @@ func (s *Service) accept(ctx context.Context, p Principal, id int64) (o Order, e
 	// re-planning them on every call (planning the settle statement costs as much as running it).
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	b.Queue(acceptLockOrderSQL, id)
-	b.Queue(acceptLockUsersSQL, id)
+	b.Queue(acceptLockUsersSQL, id, p.ID)
 	b.Queue(acceptSettleSQL, id, p.ID)
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)

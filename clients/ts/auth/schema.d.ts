@@ -4,7 +4,7 @@
  */
 
 export interface paths {
-    "/auth/": {
+    "/auth": {
         parameters: {
             query?: never;
             header?: never;
@@ -360,6 +360,27 @@ export interface components {
         };
     };
     responses: {
+        /** @description `validation_failed`: the request does not match this spec (the reference server validates every /auth and /avatar request against it; e.g. an over-long X-XSRF-TOKEN header). */
+        ValidationFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "validation_failed",
+                 *       "message": "request does not match the API specification",
+                 *       "details": [
+                 *         {
+                 *           "field": "X-XSRF-TOKEN",
+                 *           "message": "maximum string length is 256"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `unauthorized`: no token, or a token that is tampered, expired past the cookie lifetime, signed with a refused algorithm, for a refused audience, from an unregistered provider, rejected by the validator, or cookie-borne without the matching X-XSRF-TOKEN. */
         Unauthorized: {
             headers: {
@@ -570,6 +591,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["ValidationFailed"];
+            500: components["responses"]["Internal"];
         };
     };
     listProviders: {
@@ -597,6 +620,8 @@ export interface operations {
                     "application/json": string[];
                 };
             };
+            400: components["responses"]["ValidationFailed"];
+            500: components["responses"]["Internal"];
         };
     };
     getUser: {
@@ -628,7 +653,9 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            400: components["responses"]["ValidationFailed"];
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["Internal"];
         };
     };
     getStatus: {
@@ -652,6 +679,8 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
+            400: components["responses"]["ValidationFailed"];
+            500: components["responses"]["Internal"];
         };
     };
     logout: {
@@ -664,6 +693,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["LoggedOut"];
+            400: components["responses"]["ValidationFailed"];
+            500: components["responses"]["Internal"];
         };
     };
     logoutPost: {
@@ -676,6 +707,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["LoggedOut"];
+            400: components["responses"]["ValidationFailed"];
+            500: components["responses"]["Internal"];
         };
     };
     login: {
@@ -912,6 +945,7 @@ export interface operations {
         responses: {
             200: components["responses"]["LoggedOut"];
             400: components["responses"]["UnknownProvider"];
+            500: components["responses"]["Internal"];
         };
     };
     providerLogoutPost: {
@@ -931,6 +965,7 @@ export interface operations {
         responses: {
             200: components["responses"]["LoggedOut"];
             400: components["responses"]["UnknownProvider"];
+            500: components["responses"]["Internal"];
         };
     };
     getAvatar: {
