@@ -41,18 +41,16 @@ UPDATE brand_users SET is_admin = true, password_hash = $2 WHERE id = $1;
 -- DeleteAllBrandTokens revokes every token of the user.
 DELETE FROM brand_tokens WHERE user_id = $1;
 
--- name: GetBrandMeJSON :one
--- GetBrandMeJSON renders the owner of an unexpired access token hash as the JSON profile (without the token),
--- its subscriptions as full brand objects, oldest subscription first, in one round trip.
-SELECT json_build_object(
-    '_id', u.id, 'email', u.email, 'name', u.name, 'isAdmin', u.is_admin,
-    'subscriptions', coalesce((
-        SELECT json_agg(json_build_object(
-            '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
-            'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
-            'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY s.seq)
-        FROM brand_subscriptions s JOIN brands b ON b.id = s.brand_id
-        WHERE s.user_id = u.id), '[]'::json),
-    'created_at', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text AS profile
-FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
-WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now);
+-- name: GetBrandMeRows :many
+-- GetBrandMeRows reads the owner of an unexpired access token hash and its subscribed brands, oldest
+-- subscription first, in one round trip: one row per subscription, or one row with NULL brand
+-- columns when there is none; no row at all means the token is not valid.
+SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
+    b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products,
+    b.subscriber_count
+FROM brand_tokens t
+JOIN brand_users u ON u.id = t.user_id
+LEFT JOIN brand_subscriptions s ON s.user_id = u.id
+LEFT JOIN brands b ON b.id = s.brand_id
+WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now)
+ORDER BY s.seq;

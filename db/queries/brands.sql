@@ -4,27 +4,9 @@
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
 FROM brands b WHERE b.availability;
 
--- name: ListAvailableBrandsJSONWithDigest :one
--- ListAvailableBrandsJSONWithDigest renders the available brands and their digest from one snapshot.
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
-    coalesce(json_agg(json_build_object(
-    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
-    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
-    'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
-FROM brands b WHERE b.availability;
-
 -- name: FeaturedBrandsDigest :one
 -- FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands b WHERE b.is_featured AND b.availability;
-
--- name: ListFeaturedBrandsJSONWithDigest :one
--- ListFeaturedBrandsJSONWithDigest renders the featured, available brands and their digest from one snapshot.
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
-    coalesce(json_agg(json_build_object(
-    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
-    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
-    'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
 FROM brands b WHERE b.is_featured AND b.availability;
 
 -- name: GetBrandJSON :one
@@ -73,3 +55,14 @@ DELETE FROM brands WHERE id = $1;
 INSERT INTO brands (id, name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (id) DO NOTHING;
+
+-- name: ListAvailableBrandRows :many
+-- ListAvailableBrandRows reads every available brand with its row version, in creation order, for
+-- rendering in Go (one snapshot gives both the list and its digest).
+SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
+FROM brands WHERE availability ORDER BY seq;
+
+-- name: ListFeaturedBrandRows :many
+-- ListFeaturedBrandRows reads every featured, available brand with its row version, in creation order.
+SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
+FROM brands WHERE is_featured AND availability ORDER BY seq;

@@ -62,33 +62,76 @@ func (q *Queries) DeleteAllBrandTokens(ctx context.Context, userID string) error
 	return err
 }
 
-const getBrandMeJSON = `-- name: GetBrandMeJSON :one
-SELECT json_build_object(
-    '_id', u.id, 'email', u.email, 'name', u.name, 'isAdmin', u.is_admin,
-    'subscriptions', coalesce((
-        SELECT json_agg(json_build_object(
-            '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
-            'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
-            'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY s.seq)
-        FROM brand_subscriptions s JOIN brands b ON b.id = s.brand_id
-        WHERE s.user_id = u.id), '[]'::json),
-    'created_at', to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text AS profile
-FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
+const getBrandMeRows = `-- name: GetBrandMeRows :many
+SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
+    b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products,
+    b.subscriber_count
+FROM brand_tokens t
+JOIN brand_users u ON u.id = t.user_id
+LEFT JOIN brand_subscriptions s ON s.user_id = u.id
+LEFT JOIN brands b ON b.id = s.brand_id
 WHERE t.token_hash = $1 AND t.expires_at > $2
+ORDER BY s.seq
 `
 
-type GetBrandMeJSONParams struct {
+type GetBrandMeRowsParams struct {
 	TokenHash []byte
 	Now       time.Time
 }
 
-// GetBrandMeJSON renders the owner of an unexpired access token hash as the JSON profile (without the token),
-// its subscriptions as full brand objects, oldest subscription first, in one round trip.
-func (q *Queries) GetBrandMeJSON(ctx context.Context, arg GetBrandMeJSONParams) (string, error) {
-	row := q.db.QueryRow(ctx, getBrandMeJSON, arg.TokenHash, arg.Now)
-	var profile string
-	err := row.Scan(&profile)
-	return profile, err
+type GetBrandMeRowsRow struct {
+	UserID          string
+	Email           string
+	UserName        string
+	IsAdmin         bool
+	CreatedAt       time.Time
+	ID              pgtype.Text
+	Name            pgtype.Text
+	Description     pgtype.Text
+	Url             pgtype.Text
+	FeaturedImage   pgtype.Text
+	Availability    pgtype.Bool
+	IsFeatured      pgtype.Bool
+	Products        []byte
+	SubscriberCount pgtype.Int4
+}
+
+// GetBrandMeRows reads the owner of an unexpired access token hash and its subscribed brands, oldest
+// subscription first, in one round trip: one row per subscription, or one row with NULL brand
+// columns when there is none; no row at all means the token is not valid.
+func (q *Queries) GetBrandMeRows(ctx context.Context, arg GetBrandMeRowsParams) ([]GetBrandMeRowsRow, error) {
+	rows, err := q.db.Query(ctx, getBrandMeRows, arg.TokenHash, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []GetBrandMeRowsRow{}
+	for rows.Next() {
+		var i GetBrandMeRowsRow
+		if err := rows.Scan(
+			&i.UserID,
+			&i.Email,
+			&i.UserName,
+			&i.IsAdmin,
+			&i.CreatedAt,
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Url,
+			&i.FeaturedImage,
+			&i.Availability,
+			&i.IsFeatured,
+			&i.Products,
+			&i.SubscriberCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const getBrandUserByEmailForUpdate = `-- name: GetBrandUserByEmailForUpdate :one

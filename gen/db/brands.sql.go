@@ -114,48 +114,105 @@ func (q *Queries) GetBrandJSON(ctx context.Context, id string) (string, error) {
 	return brand, err
 }
 
-const listAvailableBrandsJSONWithDigest = `-- name: ListAvailableBrandsJSONWithDigest :one
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
-    coalesce(json_agg(json_build_object(
-    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
-    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
-    'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
-FROM brands b WHERE b.availability
+const listAvailableBrandRows = `-- name: ListAvailableBrandRows :many
+SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
+FROM brands WHERE availability ORDER BY seq
 `
 
-type ListAvailableBrandsJSONWithDigestRow struct {
-	Digest string
-	Brands string
+type ListAvailableBrandRowsRow struct {
+	ID              string
+	Name            string
+	Description     string
+	Url             string
+	FeaturedImage   string
+	Availability    bool
+	IsFeatured      bool
+	Products        []byte
+	SubscriberCount int32
+	Version         int64
 }
 
-// ListAvailableBrandsJSONWithDigest renders the available brands and their digest from one snapshot.
-func (q *Queries) ListAvailableBrandsJSONWithDigest(ctx context.Context) (ListAvailableBrandsJSONWithDigestRow, error) {
-	row := q.db.QueryRow(ctx, listAvailableBrandsJSONWithDigest)
-	var i ListAvailableBrandsJSONWithDigestRow
-	err := row.Scan(&i.Digest, &i.Brands)
-	return i, err
+// ListAvailableBrandRows reads every available brand with its row version, in creation order, for
+// rendering in Go (one snapshot gives both the list and its digest).
+func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBrandRowsRow, error) {
+	rows, err := q.db.Query(ctx, listAvailableBrandRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListAvailableBrandRowsRow{}
+	for rows.Next() {
+		var i ListAvailableBrandRowsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Url,
+			&i.FeaturedImage,
+			&i.Availability,
+			&i.IsFeatured,
+			&i.Products,
+			&i.SubscriberCount,
+			&i.Version,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-const listFeaturedBrandsJSONWithDigest = `-- name: ListFeaturedBrandsJSONWithDigest :one
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest,
-    coalesce(json_agg(json_build_object(
-    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
-    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
-    'products', b.products, 'subscriberCount', b.subscriber_count) ORDER BY b.seq), '[]'::json)::text AS brands
-FROM brands b WHERE b.is_featured AND b.availability
+const listFeaturedBrandRows = `-- name: ListFeaturedBrandRows :many
+SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
+FROM brands WHERE is_featured AND availability ORDER BY seq
 `
 
-type ListFeaturedBrandsJSONWithDigestRow struct {
-	Digest string
-	Brands string
+type ListFeaturedBrandRowsRow struct {
+	ID              string
+	Name            string
+	Description     string
+	Url             string
+	FeaturedImage   string
+	Availability    bool
+	IsFeatured      bool
+	Products        []byte
+	SubscriberCount int32
+	Version         int64
 }
 
-// ListFeaturedBrandsJSONWithDigest renders the featured, available brands and their digest from one snapshot.
-func (q *Queries) ListFeaturedBrandsJSONWithDigest(ctx context.Context) (ListFeaturedBrandsJSONWithDigestRow, error) {
-	row := q.db.QueryRow(ctx, listFeaturedBrandsJSONWithDigest)
-	var i ListFeaturedBrandsJSONWithDigestRow
-	err := row.Scan(&i.Digest, &i.Brands)
-	return i, err
+// ListFeaturedBrandRows reads every featured, available brand with its row version, in creation order.
+func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBrandRowsRow, error) {
+	rows, err := q.db.Query(ctx, listFeaturedBrandRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListFeaturedBrandRowsRow{}
+	for rows.Next() {
+		var i ListFeaturedBrandRowsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Url,
+			&i.FeaturedImage,
+			&i.Availability,
+			&i.IsFeatured,
+			&i.Products,
+			&i.SubscriberCount,
+			&i.Version,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const updateBrand = `-- name: UpdateBrand :one

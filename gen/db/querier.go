@@ -51,9 +51,10 @@ type Querier interface {
 	GetBrandAvailability(ctx context.Context, id string) (bool, error)
 	// GetBrandJSON renders one brand, available or not, as a JSON object.
 	GetBrandJSON(ctx context.Context, id string) (string, error)
-	// GetBrandMeJSON renders the owner of an unexpired access token hash as the JSON profile (without the token),
-	// its subscriptions as full brand objects, oldest subscription first, in one round trip.
-	GetBrandMeJSON(ctx context.Context, arg GetBrandMeJSONParams) (string, error)
+	// GetBrandMeRows reads the owner of an unexpired access token hash and its subscribed brands, oldest
+	// subscription first, in one round trip: one row per subscription, or one row with NULL brand
+	// columns when there is none; no row at all means the token is not valid.
+	GetBrandMeRows(ctx context.Context, arg GetBrandMeRowsParams) ([]GetBrandMeRowsRow, error)
 	// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
 	// GetBrandUserByToken resolves an unexpired access token hash to its user.
@@ -77,12 +78,13 @@ type Querier interface {
 	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
 	// InsertBrandToken records the hash of a newly issued access token and when it expires.
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
-	// ListAvailableBrandsJSONWithDigest renders the available brands and their digest from one snapshot.
-	ListAvailableBrandsJSONWithDigest(ctx context.Context) (ListAvailableBrandsJSONWithDigestRow, error)
+	// ListAvailableBrandRows reads every available brand with its row version, in creation order, for
+	// rendering in Go (one snapshot gives both the list and its digest).
+	ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBrandRowsRow, error)
 	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 	ListAvatarIDs(ctx context.Context) ([]string, error)
-	// ListFeaturedBrandsJSONWithDigest renders the featured, available brands and their digest from one snapshot.
-	ListFeaturedBrandsJSONWithDigest(ctx context.Context) (ListFeaturedBrandsJSONWithDigestRow, error)
+	// ListFeaturedBrandRows reads every featured, available brand with its row version, in creation order.
+	ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBrandRowsRow, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PromoteBrandUser makes the user an admin with the given password hash.

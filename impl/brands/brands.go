@@ -2,10 +2,10 @@
 // tokens, brands that admins manage, and subscriptions of users to brands. It knows nothing of HTTP;
 // impl/brands/httpapi translates requests into calls of Service and its errors into status codes.
 //
-// Brand reads are rendered to JSON by PostgreSQL in one query (json_agg), so listing a thousand
-// brands is one round trip and one string, with no per-row scanning or reflection in Go. The two
-// lists are also cached, and each request checks the cache against a digest of the listed rows'
-// versions, which is cheaper than rendering and exact (see listCache).
+// Single brands and profiles are rendered to JSON by PostgreSQL in their one query. The two brand
+// lists are cached, and each request checks the cache against a digest of the listed rows' versions,
+// which is cheaper than rendering and exact (see listCache); a miss reads the rows and renders them
+// in one pass without reflection (renderList).
 package brands
 
 import (
@@ -380,33 +380,19 @@ func (s *Service) Logout(ctx context.Context, tok string) error {
 }
 
 // MeJSON renders the token's owner as the JSON profile: the presented token, the user's fields and
-// the full brand objects of its subscriptions. It is one query.
+// the full brand objects of its subscriptions, oldest first. It is one query.
 func (s *Service) MeJSON(ctx context.Context, tok string) ([]byte, error) {
 	if tok == "" || len(tok) > maxTokenLen {
 		return nil, ErrUnauthenticated
 	}
-	profile, err := s.q.GetBrandMeJSON(ctx, db.GetBrandMeJSONParams{TokenHash: hashToken(tok), Now: s.now()})
-	if errors.Is(err, pgx.ErrNoRows) {
+	rows, err := s.q.GetBrandMeRows(ctx, db.GetBrandMeRowsParams{TokenHash: hashToken(tok), Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
 		return nil, ErrUnauthenticated
 	}
-	if err != nil {
-		return nil, err
-	}
-	// The token never goes to the database in clear (it could land in its logs), so it is spliced
-	// into the object here: "{" + "\"token\":...," + the rest of the object.
-	if len(profile) < 2 || profile[0] != '{' {
-		return nil, fmt.Errorf("brands: unexpected profile JSON %.20q", profile)
-	}
-	quoted, err := json.Marshal(tok)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(profile)+len(quoted)+12)
-	out = append(out, `{"token":`...)
-	out = append(out, quoted...)
-	out = append(out, ',')
-	out = append(out, profile[1:]...)
-	return out, nil
+	return renderMe(tok, rows), nil
 }
 
 // listCache holds the last rendering of a brand list with the digest of the row versions it was
@@ -446,16 +432,28 @@ func (c *listCache) get(ctx context.Context, digest func(context.Context) (strin
 // ListJSON renders every available brand as a JSON array, in creation order.
 func (s *Service) ListJSON(ctx context.Context) (string, error) {
 	return s.available.get(ctx, s.q.AvailableBrandsDigest, func(ctx context.Context) (string, string, error) {
-		r, err := s.q.ListAvailableBrandsJSONWithDigest(ctx)
-		return r.Digest, r.Brands, err
+		rows, err := s.q.ListAvailableBrandRows(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		d, body := renderList(rows)
+		return d, body, nil
 	})
 }
 
 // FeaturedJSON renders every featured brand that is available as a JSON array, in creation order.
 func (s *Service) FeaturedJSON(ctx context.Context) (string, error) {
 	return s.featured.get(ctx, s.q.FeaturedBrandsDigest, func(ctx context.Context) (string, string, error) {
-		r, err := s.q.ListFeaturedBrandsJSONWithDigest(ctx)
-		return r.Digest, r.Brands, err
+		rows, err := s.q.ListFeaturedBrandRows(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		conv := make([]listRow, len(rows))
+		for i, r := range rows {
+			conv[i] = listRow(r)
+		}
+		d, body := renderList(conv)
+		return d, body, nil
 	})
 }
 

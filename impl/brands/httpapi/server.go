@@ -18,7 +18,6 @@ const (
 	msgUnsubscribed    = "Successfully Unsubscribed"
 	msgNotSubscribed   = "Not Subscribed"
 	msgBrandDeleted    = "Brand successfully deleted."
-	createdAtLayout    = "2006-01-02T15:04:05.000Z"
 )
 
 // server implements the generated strict interface by calling brands.Service.
@@ -50,7 +49,7 @@ func (s *server) RegisterUser(ctx context.Context, req brandsapi.RegisterUserReq
 		Name:          u.Name,
 		IsAdmin:       u.IsAdmin,
 		Subscriptions: []brandsapi.Brand{},
-		CreatedAt:     u.CreatedAt.UTC().Format(createdAtLayout),
+		CreatedAt:     u.CreatedAt.UTC().Format(brands.TimeLayout),
 	}, nil
 }
 
