@@ -71,6 +71,13 @@ func TestHandlers_ListStatusUserLogout(t *testing.T) {
 		}
 	}
 
+	long := map[string]string{"X-XSRF-TOKEN": strings.Repeat("x", 257)}
+	for _, path := range []string{"/auth/user", "/auth/status"} {
+		if st, _, b := s.get(path, long); st != 400 || errCode(t, b) != "validation_failed" {
+			t.Fatalf("%s with an over-long XSRF header: %d %s", path, st, b)
+		}
+	}
+
 	for _, path := range []string{"/auth/nope/login", "/auth/nope/callback", "/auth/nope/logout"} {
 		if st, _, b = s.get(path, nil); st != 400 || errCode(t, b) != auth.CodeUnknownProvider {
 			t.Fatalf("%s: %d %s", path, st, b)
