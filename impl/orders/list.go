@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/triadhq/triad/impl/orders/money"
 )
 
@@ -101,11 +103,12 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 	defer rows.Close()
 	found := false
 	for rows.Next() {
+		// Plain and pgtype targets scan without per-row allocations, unlike pointers.
 		var (
 			o             Order
-			total         *int64
-			performer     *int64
-			performerName *string
+			total         pgtype.Int8
+			performer     pgtype.Int8
+			performerName pgtype.Text
 			price         int64
 			status        string
 		)
@@ -113,16 +116,9 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 			return out, err
 		}
 		found = true
-		if total != nil {
-			out.TotalElements = *total
-		}
+		out.TotalElements = total.Int64
 		o.Price, o.Status = money.Kopecks(price), Status(status)
-		if performer != nil {
-			o.PerformerID = *performer
-		}
-		if performerName != nil {
-			o.PerformerName = *performerName
-		}
+		o.PerformerID, o.PerformerName = performer.Int64, performerName.String
 		out.Items = append(out.Items, o)
 	}
 	if err := rows.Err(); err != nil {

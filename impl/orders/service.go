@@ -21,12 +21,11 @@ import (
 
 // Bounds of user input, mirrored in api/orders.yaml and in the table constraints.
 const (
-	MinUsername       = 3
-	MaxUsername       = 32
-	MinPassword       = 8
-	MaxPassword       = 128
-	MaxDescription    = 2000
-	platformSlotCount = 16
+	MinUsername    = 3
+	MaxUsername    = 32
+	MinPassword    = 8
+	MaxPassword    = 128
+	MaxDescription = 2000
 )
 
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -246,7 +245,7 @@ ORDER BY id FOR UPDATE`
 ), credit AS (
     UPDATE order_users u SET balance = u.balance + ok.price FROM ok WHERE u.id = ok.performer_id
 ), platform AS (
-    UPDATE order_platform_slots s SET balance = s.balance + ok.commission FROM ok WHERE s.slot = ok.id % 16
+    UPDATE order_platform_slots s SET balance = s.balance + ok.commission FROM ok WHERE s.slot = ok.id % 16 -- slots 0..15
 ), entries AS (
     INSERT INTO order_ledger (user_id, order_id, kind, amount)
     SELECT ok.customer_id, ok.id, 'payment', -(ok.price + ok.commission) FROM ok
