@@ -2,7 +2,7 @@
 // start it against a fresh PostgreSQL database per test, and drive each surface only through the
 // client generated from its spec (gen/<surface>api), with every response validated against the
 // spec by impl/apitest. TestTypeScriptSDK runs the Node tests of the TypeScript SDK (clients/ts)
-// against the same kind of server.
+// against the same kind of server, through reverse proxies that validate every response the same way.
 //
 // With TRIAD_E2E_PRISM=1 (`make contract`) every surface is reached through Stoplight Prism in
 // validating proxy mode (--errors): a request or response that violates the spec fails the test,

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,15 +28,22 @@ func TestTypeScriptSDK(t *testing.T) {
 		t.Fatalf("no TypeScript SDK tests in clients/ts/test (%v)", err)
 	}
 	srv := startServer(t, orders, brands, auth)
+	// The Node tests reach each surface through a reverse proxy that validates every response
+	// against the spec in process (kin-openapi, as for the Go tests), in front of the server or, in
+	// contract mode, of the surface's Prism.
+	base := map[string]string{}
+	for _, s := range []string{orders, brands, auth} {
+		base[s] = validatingProxy(t, s, srv.Base(s))
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(),
-		"TRIAD_ORDERS_URL="+srv.Base(orders),
-		"TRIAD_BRANDS_URL="+srv.Base(brands),
-		"TRIAD_AUTH_URL="+srv.Base(auth),
+		"TRIAD_ORDERS_URL="+base[orders],
+		"TRIAD_BRANDS_URL="+base[brands],
+		"TRIAD_AUTH_URL="+base[auth],
 		"TRIAD_ORDERS_CLIENT_ID="+ordersClientID,
 		"TRIAD_ORDERS_CLIENT_SECRET="+ordersClientSecret,
 		"TRIAD_E2E_PRISM="+os.Getenv("TRIAD_E2E_PRISM"),
@@ -44,4 +54,20 @@ func TestTypeScriptSDK(t *testing.T) {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}
 	t.Logf("node --test:\n%s", out)
+}
+
+// validatingProxy serves a reverse proxy to upstream whose responses are validated against the spec
+// of surface, and checked for Prism's verdict in contract mode, like every Go test's responses. It
+// returns the proxy's URL; the proxy stops when t ends.
+func validatingProxy(t *testing.T, surface, upstream string) string {
+	t.Helper()
+	target, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = httpClient(t, loadSpec(t, surface)).Transport
+	proxy := httptest.NewServer(rp)
+	t.Cleanup(proxy.Close)
+	return proxy.URL
 }

@@ -86,17 +86,18 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store) (*auth.Ser
 	c := cfg.Auth
 	secret := string(c.Secret)
 	opts := auth.Options{
-		SecretReader:         token.SecretFunc(func(string) (string, error) { return secret, nil }),
-		TokenDuration:        c.TokenDuration,
-		CookieDuration:       c.CookieDuration,
-		Issuer:               c.Issuer,
-		URL:                  c.URL,
-		AvatarStore:          store,
-		AvatarResizeLimit:    c.AvatarResize,
-		Audiences:            splitList(c.Audiences),
-		AdminPasswd:          string(c.AdminPasswd),
-		Logger:               slogAdapter(log),
-		SecureCookies:        c.SecureCookies,
+		SecretReader:      token.SecretFunc(func(string) (string, error) { return secret, nil }),
+		TokenDuration:     c.TokenDuration,
+		CookieDuration:    c.CookieDuration,
+		Issuer:            c.Issuer,
+		URL:               c.URL,
+		AvatarStore:       store,
+		AvatarResizeLimit: c.AvatarResize,
+		Audiences:         splitList(c.Audiences),
+		AdminPasswd:       string(c.AdminPasswd),
+		Logger:            slogAdapter(log),
+		// An https public URL means the browser always talks TLS: mark the cookies Secure then too.
+		SecureCookies:        c.SecureCookies || strings.HasPrefix(strings.ToLower(c.URL), "https://"),
 		AllowedRedirectHosts: splitList(c.AllowedHosts),
 		LoginPage:            true,
 	}
