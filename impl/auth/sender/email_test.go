@@ -176,3 +176,32 @@ func TestEmail_PlainWithoutAuthAndHeaderInjection(t *testing.T) {
 		t.Fatalf("messages %+v", mb.msgs)
 	}
 }
+
+func TestEmail_ImplicitTLS(t *testing.T) {
+	t.Parallel()
+	mb := &mailbox{user: "mailer", password: "s3cret"}
+	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &session{mb: mb, conn: c}, nil }))
+	srv.Domain = "localhost"
+	srv.ReadTimeout, srv.WriteTimeout = 5*time.Second, 5*time.Second
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	p, _ := strconv.Atoi(port)
+	e := sender.NewEmail(sender.EmailParams{Host: host, Port: p, SMTPUserName: "mailer", SMTPPassword: "s3cret",
+		TLS: true, InsecureSkipVerify: true, From: "noreply@example.com"}, nil)
+	if err := e.Send("carol@example.com", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if len(mb.msgs) != 1 || !mb.msgs[0].tls || !mb.msgs[0].authed {
+		t.Fatalf("messages %+v", mb.msgs)
+	}
+	if err := sender.NewEmail(sender.EmailParams{Host: host, Port: p, StartTLS: true, TLS: true, From: "noreply@example.com"}, nil).Send("c@example.com", "x"); err == nil {
+		t.Fatal("StartTLS and TLS together accepted")
+	}
+}
