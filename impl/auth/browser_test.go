@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -22,6 +23,25 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
+// profileDir is a fresh Chromium profile. Not t.TempDir: Chromium's helper processes may still
+// write into it for a moment after the browser is closed, so removal is retried and a leftover is
+// not a test failure.
+func profileDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "triad-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
+}
+
 // TestBrowser_DevLogin drives a real headless Chromium through the demo page: it clicks the dev
 // provider, types a user name on the dev OAuth 2.0 server's login page, submits, and lands back on
 // the page logged in. It proves the redirects, the cookies (SameSite=Lax across the OAuth
@@ -36,7 +56,7 @@ func TestBrowser_DevLogin(t *testing.T) {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profileDir(t)),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
