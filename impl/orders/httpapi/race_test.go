@@ -139,3 +139,36 @@ func TestRace_AcceptManyWithFundsForSome(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestRace_RegisterOneNameAtOnce: ten registrations of one name in different letter cases at once
+// create exactly one user; the others get 409 username_taken.
+func TestRace_RegisterOneNameAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 24*time.Hour)
+	names := []string{"alice", "Alice", "ALICE", "aLice", "alIce", "aliCe", "alicE", "ALice", "AlIcE", "alICE"}
+	statuses := make([]int, len(names))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() {
+			<-start
+			statuses[i] = e.do("POST", "/users", "", map[string]string{"username": n, "password": "password-" + n, "userType": "Customer"}).status
+		})
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for i, s := range statuses {
+		switch s {
+		case http.StatusCreated:
+			created++
+		case http.StatusConflict:
+		default:
+			t.Fatalf("%s: status %d", names[i], s)
+		}
+	}
+	if created != 1 {
+		t.Fatalf("%d users created for one name", created)
+	}
+	e.checkLedger()
+}
