@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path"
 	"strings"
 	"testing"
 
@@ -163,7 +164,7 @@ func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
 
 // TestAuth_DevOAuth2LoginThroughGeneratedClient runs the OAuth 2.0 authorization-code flow against
 // the dev provider as a browser would: the login redirects to the dev server's page, its form
-// redirects to the callback, and the callback sets the session.
+// redirects to the callback, and the callback sets the session. The new user's avatar is served.
 func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
 	t.Parallel()
 	e := newAuthEnv(t)
@@ -230,6 +231,22 @@ func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
 	}
 	if replay.JSON400 == nil || replay.JSON400.Code != "bad_state" {
 		t.Fatalf("replayed callback: status %d, body %s; want 400 bad_state", replay.StatusCode(), replay.Body)
+	}
+
+	// The provider gave no picture, so the avatar proxy stored an identicon under the user's link.
+	if me.Picture == nil {
+		t.Fatalf("the user has no avatar link")
+	}
+	pic, err := url.Parse(*me.Picture)
+	if err != nil || !strings.HasPrefix(pic.Path, "/avatar/") {
+		t.Fatalf("avatar link %q is not under /avatar/", *me.Picture)
+	}
+	avatar, err := e.api.GetAvatarWithResponse(ctx, path.Base(pic.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := avatar.HTTPResponse.Header.Get("Content-Type"); avatar.StatusCode() != http.StatusOK || !strings.HasPrefix(ct, "image/") || len(avatar.Body) == 0 {
+		t.Fatalf("avatar: status %d, type %q, %d bytes; want an image", avatar.StatusCode(), ct, len(avatar.Body))
 	}
 
 	// An avatar nobody stored is a documented 404, not a proxied fetch.
