@@ -401,7 +401,7 @@ func TestProxy_RefusedPictureFallsBack(t *testing.T) {
 	}
 }
 
-func TestClient_DefaultRefusesLoopback(t *testing.T) {
+func TestClient_DefaultRefusesNonPublicAddresses(t *testing.T) {
 	t.Parallel()
 	pics := pictureServer(t)
 	_, port, _ := strings.Cut(strings.TrimPrefix(pics.URL, "http://"), ":")
@@ -413,6 +413,11 @@ func TestClient_DefaultRefusesLoopback(t *testing.T) {
 		"http://localhost:" + port + "/small.png",
 		"http://[::1]:" + port + "/small.png",
 		"http://0.0.0.0:" + port + "/small.png",
+		// Refused before any packet leaves: Control runs between socket creation and connect.
+		"http://169.254.169.254/latest/meta-data/", // link-local (cloud metadata)
+		"http://10.0.0.1/a.png",                    // private
+		"http://192.168.1.1/a.png",                 // private
+		"http://[fd00::1]/a.png",                   // unique local
 	} {
 		if _, err := p.Fetch(context.Background(), u); !errors.Is(err, ErrForbiddenAddress) {
 			t.Errorf("%s: err = %v, want ErrForbiddenAddress", u, err)
