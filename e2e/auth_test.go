@@ -13,6 +13,14 @@ import (
 	"github.com/triadhq/triad/gen/authapi"
 )
 
+// authRedirectsOrCookies selects the auth routes that redirect or set several cookies (logins,
+// callbacks, logouts), which Prism's proxy cannot pass through (see httpClientVia): in contract
+// mode they go to the server directly, the rest through Prism.
+func authRedirectsOrCookies(r *http.Request) bool {
+	p := r.URL.Path
+	return strings.HasSuffix(p, "/login") || strings.HasSuffix(p, "/callback") || strings.HasSuffix(p, "/logout")
+}
+
 // authEnv is a running server seen through the auth service's generated client, with a browser-like
 // cookie jar.
 type authEnv struct {
@@ -28,13 +36,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Logins, callbacks and logouts redirect or set several cookies, which Prism's proxy cannot pass
-	// through (see httpClientVia); they go to the server directly, the rest through Prism.
-	redirectsOrCookies := func(r *http.Request) bool {
-		p := r.URL.Path
-		return strings.HasSuffix(p, "/login") || strings.HasSuffix(p, "/callback") || strings.HasSuffix(p, "/logout")
-	}
-	hc := httpClientVia(t, loadSpec(t, auth), srv, redirectsOrCookies)
+	hc := httpClientVia(t, loadSpec(t, auth), srv, authRedirectsOrCookies)
 	hc.Jar = jar
 	api, err := authapi.NewClientWithResponses(srv.Base(auth), authapi.WithHTTPClient(hc))
 	if err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -14,7 +15,8 @@ import (
 
 // TestTypeScriptSDK runs the Node tests of the TypeScript SDK (clients/ts/test/*.test.mjs, node's
 // own test runner) against a fresh server: through the typed openapi-fetch clients they register
-// and log in, place, take, pass and accept an order, and subscribe to a brand. `make test`
+// and log in, place, take, pass and accept an order, subscribe to a brand, and log in to the auth
+// service. `make test`
 // type-checks the same files with tsc first (make check-sdk).
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
@@ -32,9 +34,9 @@ func TestTypeScriptSDK(t *testing.T) {
 	// against the spec in process (kin-openapi, as for the Go tests), in front of the server or, in
 	// contract mode, of the surface's Prism.
 	base := map[string]string{}
-	for _, s := range []string{orders, brands, auth} {
-		base[s] = validatingProxy(t, s, srv.Base(s))
-	}
+	base[orders] = validatingProxy(t, orders, srv, nil)
+	base[brands] = validatingProxy(t, brands, srv, nil)
+	base[auth] = validatingProxy(t, auth, srv, authRedirectsOrCookies)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -56,17 +58,18 @@ func TestTypeScriptSDK(t *testing.T) {
 	t.Logf("node --test:\n%s", out)
 }
 
-// validatingProxy serves a reverse proxy to upstream whose responses are validated against the spec
-// of surface, and checked for Prism's verdict in contract mode, like every Go test's responses. It
-// returns the proxy's URL; the proxy stops when t ends.
-func validatingProxy(t *testing.T, surface, upstream string) string {
+// validatingProxy serves a reverse proxy to surface (its Prism in contract mode, except for the
+// requests bypass selects) whose responses are validated against the surface's spec, and checked for
+// Prism's verdict, like every Go test's responses. It returns the proxy's URL; the proxy stops when
+// t ends.
+func validatingProxy(t *testing.T, surface string, srv *server, bypass func(*http.Request) bool) string {
 	t.Helper()
-	target, err := url.Parse(upstream)
+	target, err := url.Parse(srv.Base(surface))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = httpClient(t, loadSpec(t, surface)).Transport
+	rp.Transport = httpClientVia(t, loadSpec(t, surface), srv, bypass).Transport
 	proxy := httptest.NewServer(rp)
 	t.Cleanup(proxy.Close)
 	return proxy.URL
