@@ -105,8 +105,11 @@ type Server struct {
 
 // grant is an authorization code waiting to be exchanged.
 type grant struct {
-	clientID      string
-	redirectURI   string
+	clientID    string
+	redirectURI string
+	// redirectGiven records whether the authorization request named redirect_uri; only then must
+	// the token request repeat it (§4.1.3).
+	redirectGiven bool
 	user          User
 	challenge     string
 	expires       time.Time
@@ -197,10 +200,11 @@ func anyUser(username, _ string) (User, bool) {
 
 // authRequest is a parsed and validated authorization request.
 type authRequest struct {
-	client      Client
-	redirectURI string
-	state       string
-	challenge   string
+	client        Client
+	redirectURI   string
+	redirectGiven bool
+	state         string
+	challenge     string
 }
 
 // authorize is the authorization endpoint (RFC 6749 §4.1.1).
@@ -220,7 +224,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.showError(w, "invalid_request", "redirect_uri does not match a registered redirect URI")
 		return
 	}
-	ar := authRequest{client: client, redirectURI: redirectURI, state: q.Get("state")}
+	ar := authRequest{client: client, redirectURI: redirectURI, redirectGiven: q.Get("redirect_uri") != "", state: q.Get("state")}
 	if q.Get("response_type") != "code" {
 		s.redirectError(w, r, ar, "unsupported_response_type", "only response_type=code is supported")
 		return
@@ -267,11 +271,12 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, ar authRequest,
 	s.mu.Lock()
 	s.gcLocked()
 	s.codes[code] = &grant{
-		clientID:    ar.client.ID,
-		redirectURI: ar.redirectURI,
-		user:        user,
-		challenge:   ar.challenge,
-		expires:     s.opts.Now().Add(s.opts.CodeTTL),
+		clientID:      ar.client.ID,
+		redirectURI:   ar.redirectURI,
+		redirectGiven: ar.redirectGiven,
+		user:          user,
+		challenge:     ar.challenge,
+		expires:       s.opts.Now().Add(s.opts.CodeTTL),
 	}
 	s.mu.Unlock()
 	v := url.Values{"code": {code}}
@@ -336,7 +341,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	case g.clientID != client.ID:
 		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "authorization code was issued to another client")
 		return
-	case r.PostForm.Get("redirect_uri") != g.redirectURI:
+	case (g.redirectGiven || r.PostForm.Has("redirect_uri")) && r.PostForm.Get("redirect_uri") != g.redirectURI:
 		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request")
 		return
 	}

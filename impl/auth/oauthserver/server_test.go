@@ -418,3 +418,33 @@ func TestServer_RunOnURLPort(t *testing.T) {
 		t.Fatal("Serve did not stop")
 	}
 }
+
+// TestServer_RedirectURIOmitted covers RFC 6749 §3.1.2.3 and §4.1.3: a client with one registered
+// redirect URI may leave redirect_uri out of the authorization request, and then out of the token
+// request too; one that named it must repeat it exactly at the token endpoint.
+func TestServer_RedirectURIOmitted(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t, oauthserver.Options{DefaultUser: "dana"})
+	ctx := context.Background()
+	implicit := config(srv)
+	implicit.RedirectURL = "" // golang.org/x/oauth2 then sends no redirect_uri at all
+	loc := redirected(t, http.MethodGet, implicit.AuthCodeURL("s"), nil)
+	if got := loc.Scheme + "://" + loc.Host + loc.Path; got != redirectURI {
+		t.Fatalf("redirected to %q, want the registered %q", got, redirectURI)
+	}
+	if _, err := implicit.Exchange(ctx, loc.Query().Get("code")); err != nil {
+		t.Fatalf("exchange without redirect_uri after an authorization without it: %v", err)
+	}
+	// Omitted at authorization but a wrong one at the token endpoint: refused.
+	c := redirected(t, http.MethodGet, implicit.AuthCodeURL("s"), nil).Query().Get("code")
+	wrong := config(srv)
+	wrong.RedirectURL = "http://client.example/elsewhere"
+	if _, err := wrong.Exchange(ctx, c); oauthErr(t, err).ErrorCode != "invalid_grant" {
+		t.Fatalf("wrong redirect_uri at the token endpoint: %v", err)
+	}
+	// Named at authorization, omitted at the token endpoint: refused.
+	c = redirected(t, http.MethodGet, config(srv).AuthCodeURL("s"), nil).Query().Get("code")
+	if _, err := implicit.Exchange(ctx, c); oauthErr(t, err).ErrorCode != "invalid_grant" {
+		t.Fatalf("redirect_uri dropped at the token endpoint: %v", err)
+	}
+}

@@ -16,6 +16,12 @@ import (
 
 func addApple(t *testing.T, s *site) *providertest.Apple {
 	t.Helper()
+	return addAppleMode(t, s, "")
+}
+
+// addAppleMode registers the Apple provider with the given ResponseMode ("" for the default).
+func addAppleMode(t *testing.T, s *site, mode string) *providertest.Apple {
+	t.Helper()
 	p8, pub := providertest.GenerateP8(t)
 	fake := providertest.NewApple(t, "com.example.web", "TEAM123456", "KEY1234567", pub)
 	path := filepath.Join(t.TempDir(), "AuthKey_KEY1234567.p8")
@@ -24,7 +30,8 @@ func addApple(t *testing.T, s *site) *providertest.Apple {
 	}
 	h, err := provider.NewApple(s.params("", ""), provider.AppleConfig{
 		ClientID: fake.ClientID, TeamID: fake.TeamID, KeyID: fake.KeyID, PrivateKey: appleid.LoadFromFile(path),
-		AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), KeysURL: fake.KeysURL(),
+		ResponseMode: mode,
+		AuthURL:      fake.AuthURL(), TokenURL: fake.TokenURL(), KeysURL: fake.KeysURL(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +132,9 @@ func TestApple_Registration(t *testing.T) {
 		"missing key file": {ClientID: "c", TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromFile(filepath.Join(t.TempDir(), "none.p8"))},
 		"garbage key":      {ClientID: "c", TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromBytes("not a key")},
 		"no key id":        {ClientID: "c", TeamID: "t", PrivateKey: appleid.LoadFromBytes(p8)},
+		"no client id":     {TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromBytes(p8)},
+		"no team id":       {ClientID: "c", KeyID: "k", PrivateKey: appleid.LoadFromBytes(p8)},
+		"no key loader":    {ClientID: "c", TeamID: "t", KeyID: "k"},
 		"bad mode":         {ClientID: "c", TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromBytes(p8), ResponseMode: "fragment"},
 	} {
 		if _, err := provider.NewApple(s.params("", ""), c); err == nil {
@@ -133,5 +143,22 @@ func TestApple_Registration(t *testing.T) {
 	}
 	if _, err := provider.NewApple(s.params("", ""), provider.AppleConfig{ClientID: "c", TeamID: "t", KeyID: "k", PrivateKey: appleid.LoadFromBytes(p8)}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestApple_QueryMode: with ResponseMode "query" Apple redirects back with the code in the query;
+// no name is asked for (Apple only sends it with form_post), so the user is known by sub alone.
+func TestApple_QueryMode(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	fake := addAppleMode(t, s, "query")
+	fake.SetProfile(providertest.Profile{ID: "000777.aa.0001", Name: "Never Sent"})
+	resp, body := s.get("/auth/apple/login")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("query-mode login: %d %s", resp.StatusCode, body)
+	}
+	_, u := s.me()
+	if u.ID != token.UserID("apple", "000777.aa.0001") || u.Name == "" || u.Name == "Never Sent" {
+		t.Fatalf("query-mode user %+v", u)
 	}
 }

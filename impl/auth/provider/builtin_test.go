@@ -198,3 +198,32 @@ func TestBuiltin_Registry(t *testing.T) {
 		t.Fatalf("tenant auth URL %s", got)
 	}
 }
+
+// TestBuiltin_StateWorksOnce: the callback clears the handshake, so replaying a callback URL that
+// just logged the user in (say, from history) is a bad state, not a second login.
+func TestBuiltin_StateWorksOnce(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	addBuiltin(t, s, builtinCases[1])
+	var callback string
+	s.browser.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+		if r.URL.Path == "/auth/google/callback" {
+			callback = r.URL.String()
+		}
+		return nil
+	}
+	resp, body := s.get("/auth/google/login")
+	if resp.StatusCode != http.StatusOK || callback == "" {
+		t.Fatalf("login: %d %s (callback %q)", resp.StatusCode, body, callback)
+	}
+	if s.cookie("AUTH-HANDSHAKE") != "" {
+		t.Fatal("the handshake cookie outlived the callback")
+	}
+	r2, err := s.browser.Get(callback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := readAll(t, r2); r2.StatusCode != http.StatusBadRequest || errorBody(t, b) != provider.CodeBadState {
+		t.Fatalf("replayed callback: %d %s", r2.StatusCode, b)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/triadhq/triad/impl/auth/oauthserver"
 	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/auth/token"
 )
 
@@ -222,4 +223,84 @@ func TestCustomHandler(t *testing.T) {
 		t.Fatalf("proxy login: %d", resp.StatusCode)
 	}
 	s.wantLoggedIn(token.User{ID: token.UserID("proxy", "zoe"), Name: "zoe"})
+}
+
+// addCustomOIDC registers a custom provider named name for a third party that speaks OpenID
+// Connect userinfo (the Google-shaped fake): the mapping reads sub, name and picture.
+func addCustomOIDC(t *testing.T, s *site, name string, mapUser func(provider.UserData, []byte) token.User) *providertest.OAuth2 {
+	t.Helper()
+	fake := providertest.NewOAuth2(t, providertest.Google, "cid-"+name, "secret-"+name)
+	h, err := provider.NewCustomOAuth2(s.params("", ""), provider.CustomOAuth2{Name: name,
+		Cid: fake.ClientID, Csecret: fake.ClientSecret, AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(),
+		InfoURL: fake.InfoURL(), Scopes: []string{"openid", "profile"}, PKCE: true, MapUserFn: mapUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.svc.AddCustomHandler(h); err != nil {
+		t.Fatal(err)
+	}
+	return fake
+}
+
+func mapOIDC(d provider.UserData, _ []byte) token.User {
+	return token.User{ID: d.Value("sub"), Name: d.Value("name"), Picture: d.Value("picture")}
+}
+
+// TestCustom_ThirdParty: a custom provider for a third party asks for exactly its Scopes (with
+// PKCE), maps the user with MapUserFn and logs the user in; the third party's failures, a
+// foreign state, and a user-info answer without the id the mapping reads are refusals without a
+// session.
+func TestCustom_ThirdParty(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	fake := addCustomOIDC(t, s, "sso", mapOIDC)
+	fake.SetProfile(providertest.Profile{ID: "u-77", Name: "Grace Hopper", Picture: "https://idp.example/p/77.png"})
+	resp, body := s.get("/auth/sso/login?from=" + url.QueryEscape(s.landing+"/done"))
+	if resp.StatusCode != http.StatusOK || string(body) != "landing page" {
+		t.Fatalf("login ended at %s with %d: %s", resp.Request.URL, resp.StatusCode, body)
+	}
+	s.wantLoggedIn(token.User{ID: token.UserID("sso", "u-77"), Name: "Grace Hopper", Picture: "https://idp.example/p/77.png"})
+	q := fake.Requests()[0].Query
+	if q.Get("scope") != "openid profile" || q.Get("code_challenge_method") != "S256" ||
+		q.Get("redirect_uri") != s.URL+"/auth/sso/callback" {
+		t.Fatalf("authorization request %v", q)
+	}
+
+	for _, f := range []struct {
+		name   string
+		fail   providertest.Failures
+		status int
+		code   string
+	}{
+		{"user denies", providertest.Failures{Deny: true}, http.StatusUnauthorized, provider.CodeProviderError},
+		{"token exchange fails", providertest.Failures{Token: true}, http.StatusBadGateway, provider.CodeExchangeFailed},
+		{"user info fails", providertest.Failures{Info: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
+		{"user info without id", providertest.Failures{InfoNoID: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
+	} {
+		s := newSite(t)
+		addCustomOIDC(t, s, "sso", mapOIDC).Fail(f.fail)
+		resp, body := s.get("/auth/sso/login")
+		if resp.StatusCode != f.status || errorBody(t, body) != f.code {
+			t.Fatalf("%s: %d %s, want %d %s", f.name, resp.StatusCode, body, f.status, f.code)
+		}
+		s.wantLoggedOut()
+	}
+
+	// The default mapping reads "id"; an OpenID userinfo has "sub" instead, so the login must fail
+	// rather than give every user of this provider the id of the empty string.
+	s2 := newSite(t)
+	addCustomOIDC(t, s2, "sso", nil)
+	resp, body = s2.get("/auth/sso/login")
+	if resp.StatusCode != http.StatusBadGateway || errorBody(t, body) != provider.CodeUserInfoFailed {
+		t.Fatalf("default mapping without id: %d %s", resp.StatusCode, body)
+	}
+	s2.wantLoggedOut()
+
+	s3 := newSite(t)
+	addCustomOIDC(t, s3, "sso", mapOIDC)
+	resp, body = s3.get("/auth/sso/callback?" + url.Values{"code": {"c"}, "state": {"forged"}}.Encode())
+	if resp.StatusCode != http.StatusBadRequest || errorBody(t, body) != provider.CodeBadState {
+		t.Fatalf("forged state: %d %s", resp.StatusCode, body)
+	}
+	s3.wantLoggedOut()
 }

@@ -92,7 +92,7 @@ func NewTelegram(ctx context.Context, p Params, c TelegramConfig) (*TelegramHand
 		return nil, errors.New("telegram: the bot has no username")
 	}
 	h := &TelegramHandler{Params: p, conf: c, botName: me.Username, requests: map[string]*tgRequest{}}
-	h.poller = &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait}
+	h.poller = &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.L}
 	h.poller.Start()
 	return h, nil
 }

@@ -14,12 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/triadhq/triad/impl/auth/logger"
 )
 
 // DefaultBaseURL is the public Bot API server.
@@ -199,8 +200,10 @@ type Poller struct {
 	Handle func(ctx context.Context, u Update)
 	// Wait is the long-poll timeout; default 30 s.
 	Wait time.Duration
-	// Log receives fetch errors; nil discards them.
-	Log *slog.Logger
+	// Log receives getUpdates failures (never the token: errors of this package leave it out), so
+	// an operator learns why logins stall, e.g. a 409 when a webhook is set or another process polls
+	// the same bot; nil discards them.
+	Log logger.L
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -240,10 +243,7 @@ func (p *Poller) run(ctx context.Context) {
 	if wait <= 0 {
 		wait = 30 * time.Second
 	}
-	log := p.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := logger.OrNoOp(p.Log)
 	var offset int64
 	backoff := 500 * time.Millisecond
 	for ctx.Err() == nil {
@@ -252,7 +252,7 @@ func (p *Poller) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			log.Warn("telegram: getUpdates failed", "err", err)
+			log.Logf("[WARN] telegram: getUpdates failed, retrying in %v: %v", backoff, err)
 			select {
 			case <-ctx.Done():
 				return

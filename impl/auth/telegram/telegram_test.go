@@ -3,12 +3,14 @@ package telegram_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/auth/telegram"
 )
@@ -110,5 +112,51 @@ func TestPoller_DeliversInOrderOnceAndStops(t *testing.T) {
 	defer mu.Unlock()
 	if strings.Join(got, ",") != "one,two,three" {
 		t.Fatalf("handled %v", got)
+	}
+}
+
+// TestPoller_LogsFailures: a failing getUpdates is logged (without the bot token) and retried, and
+// polling resumes once the Bot API answers again.
+func TestPoller_LogsFailures(t *testing.T) {
+	t.Parallel()
+	fake := providertest.NewTelegram(t, tok, "some_bot")
+	fake.FailUpdates(true)
+	var mu sync.Mutex
+	var lines []string
+	handled := make(chan string, 1)
+	p := &telegram.Poller{API: telegram.NewAPI(tok, fake.URL(), nil), Wait: time.Second,
+		Handle: func(_ context.Context, u telegram.Update) { handled <- u.Message.Text },
+		Log: logger.Func(func(format string, args ...any) {
+			mu.Lock()
+			lines = append(lines, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		})}
+	p.Start()
+	defer p.Stop()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		mu.Lock()
+		n := len(lines)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	logged := strings.Join(lines, "\n")
+	mu.Unlock()
+	if !strings.Contains(logged, "getUpdates") || strings.Contains(logged, "secret-bot-token") {
+		t.Fatalf("log %q: want the getUpdates failure, without the token", logged)
+	}
+	fake.FailUpdates(false)
+	fake.UserSends(providertest.TelegramUser{ID: 1, FirstName: "A"}, "after outage")
+	select {
+	case got := <-handled:
+		if got != "after outage" {
+			t.Fatalf("handled %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("polling did not resume after the outage")
 	}
 }

@@ -247,16 +247,26 @@ func (f *OAuth2) tokenError(w http.ResponseWriter, status int, code string) {
 	writeJSON(w, status, map[string]string{"error": code})
 }
 
-// bearer extracts the access token the way the real API accepts it.
+// bearer extracts the access token the way the real API accepts it, and only that way: Yandex's
+// login.yandex.ru/info wants "Authorization: OAuth <token>", GitHub takes "token" or "Bearer",
+// Facebook's Graph API also reads an access_token query parameter, the others take a Bearer header.
 func (f *OAuth2) bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
-	for _, scheme := range []string{"Bearer ", "bearer ", "OAuth ", "token "} {
-		if t, ok := strings.CutPrefix(h, scheme); ok {
+	schemes := []string{"Bearer ", "bearer "}
+	switch f.Kind {
+	case Yandex:
+		schemes = []string{"OAuth "}
+	case GitHub:
+		schemes = append(schemes, "token ")
+	case Facebook:
+		if t := r.URL.Query().Get("access_token"); t != "" {
 			return t
 		}
 	}
-	if f.Kind == Facebook {
-		return r.URL.Query().Get("access_token")
+	for _, scheme := range schemes {
+		if t, ok := strings.CutPrefix(h, scheme); ok {
+			return t
+		}
 	}
 	return ""
 }
@@ -286,8 +296,9 @@ func (f *OAuth2) info(w http.ResponseWriter, r *http.Request) {
 func (f *OAuth2) userJSON(r *http.Request, p Profile) any {
 	switch f.Kind {
 	case GitHub:
+		// GitHub sends null, not "", for a profile without a display name or public e-mail.
 		return map[string]any{"login": p.Login, "id": jsonNumber(p.ID), "node_id": "MDQ6VXNlcjE=", "avatar_url": p.Picture,
-			"html_url": "https://github.com/" + p.Login, "type": "User", "name": p.Name, "email": p.Email}
+			"html_url": "https://github.com/" + p.Login, "type": "User", "name": nullIfEmpty(p.Name), "email": nullIfEmpty(p.Email)}
 	case Google:
 		return omitEmpty(map[string]any{"sub": p.ID, "name": p.Name, "given_name": p.Name, "picture": p.Picture,
 			"email": p.Email, "email_verified": true, "locale": "en"})
@@ -341,6 +352,14 @@ func jsonNumber(s string) any {
 		return nil
 	}
 	return json.Number(s)
+}
+
+// nullIfEmpty renders "" as JSON null.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func omitEmpty(m map[string]any) map[string]any {
