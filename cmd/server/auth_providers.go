@@ -126,7 +126,9 @@ func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service) 
 			return fmt.Errorf("AUTH_%s_CID: %w", up, err)
 		}
 	}
-	if pc.AppleClientID != "" || pc.AppleTeamID != "" || pc.AppleKeyID != "" {
+	// Any Apple setting but the response mode (which has a default) turns Apple on, so a half
+	// configuration fails the start instead of silently leaving the provider out.
+	if pc.AppleClientID != "" || pc.AppleTeamID != "" || pc.AppleKeyID != "" || pc.AppleKeyFile != "" || pc.AppleKey != "" {
 		var loader appleid.KeyLoader
 		switch {
 		case pc.AppleKey != "":

@@ -78,6 +78,7 @@ func TestAddConfiguredProviders(t *testing.T) {
 		"cid without secret":    {"-auth-github-cid", "x"},
 		"apple without key":     {"-auth-apple-client-id", "c", "-auth-apple-team-id", "t", "-auth-apple-key-id", "k"},
 		"apple with broken key": {"-auth-apple-client-id", "c", "-auth-apple-team-id", "t", "-auth-apple-key-id", "k", "-auth-apple-key", "garbage"},
+		"apple key without ids": {"-auth-apple-key-file", keyFile},
 		"custom not JSON":       {"-auth-custom-providers", "corp:c:s"},
 		"custom built-in name":  {"-auth-custom-providers", strings.Replace(custom, `"corp"`, `"github"`, 1)},
 		"telegram wrong token":  {"-auth-telegram-token", "999:wrong", "-auth-telegram-api-url", tg.URL()},
@@ -115,9 +116,9 @@ func TestProviderSecretsMasked(t *testing.T) {
 	}
 }
 
-// TestServer_TelegramLogin runs the whole server with the messenger provider configured from flags
+// TestServer_TelegramProviderLogin runs the whole server with the messenger provider configured from flags
 // and logs a user in through a fake Bot API: every response is checked against api/auth.yaml.
-func TestServer_TelegramLogin(t *testing.T) {
+func TestServer_TelegramProviderLogin(t *testing.T) {
 	t.Parallel()
 	tg := providertest.NewTelegram(t, "4242:bot-secret-token", "triad_login_bot")
 	base, _ := testServer(t, "-database-url", dbtest.NewURL(t),
