@@ -91,10 +91,18 @@ func (s *Service) Register(ctx context.Context, username, pw string, t UserType)
 // Authenticate checks a username (any letter case) and password. An unknown user and a wrong
 // password both give ErrInvalidCredentials after the same amount of hashing work.
 func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, error) {
-	if len(username) > 4*MaxUsername || len(pw) > 4*MaxPassword {
+	if len(pw) > 4*MaxPassword {
 		return User{}, ErrInvalidCredentials
 	}
-	row, err := s.q.GetOrderUserByUsername(ctx, username)
+	var (
+		row db.GetOrderUserByUsernameRow
+		err = pgx.ErrNoRows
+	)
+	// A name registration would refuse cannot belong to anyone, and must not reach SQL: a NUL
+	// byte in it would make PostgreSQL fail the query (a 500 instead of invalid_grant).
+	if n := utf8.RuneCountInString(username); n >= MinUsername && n <= MaxUsername && usernameRE.MatchString(username) {
+		row, err = s.q.GetOrderUserByUsername(ctx, username)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		_, _ = s.hasher.Verify(ctx, "", pw)
 		return User{}, ErrInvalidCredentials
@@ -135,6 +143,10 @@ func (s *Service) CreateOrder(ctx context.Context, p Principal, description stri
 	}
 	if utf8.RuneCountInString(description) > MaxDescription {
 		return Order{}, invalid("description", "description must be at most %d characters", MaxDescription)
+	}
+	if strings.ContainsRune(description, 0) {
+		// PostgreSQL text cannot hold NUL; refuse it here rather than fail the insert.
+		return Order{}, invalid("description", "description must not contain NUL characters")
 	}
 	if price < 1 || price > money.MaxPrice {
 		return Order{}, invalid("price", "price %s", money.ErrOutOfRange)

@@ -243,7 +243,7 @@ export interface components {
         /** @description An order to create. */
         NewOrder: {
             /**
-             * @description What is to be done; 1 to 2000 characters, not only spaces.
+             * @description What is to be done; 1 to 2000 characters, not only spaces, without NUL characters.
              * @example Paint the fence
              */
             description: string;
@@ -547,7 +547,7 @@ export interface components {
          *     `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
          */
         Sort: "id" | "id,asc" | "id,desc" | "price" | "price,asc" | "price,desc" | "createdAt" | "createdAt,asc" | "createdAt,desc";
-        /** @description The order's id. */
+        /** @description The order's id. Below 1 is refused with 400. */
         OrderID: number;
     };
     requestBodies: never;
@@ -880,7 +880,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The user's id; must be the caller's. */
+                /** @description The user's id; must be the caller's. Below 1 is refused with 400. */
                 id: number;
             };
             cookie?: never;
@@ -913,7 +913,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. */
+                /** @description The order's id. Below 1 is refused with 400. */
                 id: components["parameters"]["OrderID"];
             };
             cookie?: never;
@@ -948,7 +948,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. */
+                /** @description The order's id. Below 1 is refused with 400. */
                 id: components["parameters"]["OrderID"];
             };
             cookie?: never;
@@ -983,7 +983,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. */
+                /** @description The order's id. Below 1 is refused with 400. */
                 id: components["parameters"]["OrderID"];
             };
             cookie?: never;

@@ -65,7 +65,11 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	} else {
 		id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
 	}
-	if !equalSecret(id, a.opts.ClientID) || !equalSecret(secret, a.opts.ClientSecret) {
+	// Both comparisons always run (no short-circuit), so the time taken does not tell a caller
+	// whether the client id alone was right.
+	idOK := equalSecret(id, a.opts.ClientID)
+	secretOK := equalSecret(secret, a.opts.ClientSecret)
+	if !idOK || !secretOK {
 		a.invalidClient(w)
 		return
 	}

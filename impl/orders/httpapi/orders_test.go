@@ -142,6 +142,7 @@ func TestOrders_Lifecycle(t *testing.T) {
 		"empty":          `{"description":"","price":12}`,
 		"long":           `{"description":"` + strings.Repeat("y", 2001) + `","price":12}`,
 		"missing price":  `{"description":"x"}`,
+		"NUL in text":    `{"description":"a\u0000b","price":12}`,
 	} {
 		r := e.do("POST", "/orders", alice.token, body)
 		if r.status != http.StatusBadRequest || r.errCode(t) != "validation_failed" {
@@ -223,8 +224,18 @@ func TestOrders_Lifecycle(t *testing.T) {
 	if r := e.transition(alice, o.Id, "accept"); r.status != http.StatusConflict || r.errCode(t) != "invalid_state" {
 		t.Fatalf("accept twice: %d %s", r.status, r.body)
 	}
-	if r := e.do("PATCH", "/orders/abc/take", bob.token, nil); r.status != http.StatusBadRequest {
-		t.Fatalf("bad id: %d %s", r.status, r.body)
+	// Ids outside the spec (not an integer, below 1) are refused as invalid, not looked up.
+	for _, c := range []struct {
+		who  account
+		path string
+	}{
+		{bob, "PATCH /orders/abc/take"}, {bob, "PATCH /orders/0/take"}, {bob, "PATCH /orders/-1/pass"},
+		{alice, "PATCH /orders/0/accept"}, {alice, "GET /users/0/orders"}, {bob, "GET /users/-3/orders"},
+	} {
+		m, p, _ := strings.Cut(c.path, " ")
+		if r := e.do(m, p, c.who.token, nil); r.status != http.StatusBadRequest || r.errCode(t) != "validation_failed" {
+			t.Errorf("%s: %d %s", c.path, r.status, r.body)
+		}
 	}
 	e.checkLedger()
 }
