@@ -227,3 +227,28 @@ func TestBuiltin_StateWorksOnce(t *testing.T) {
 		t.Fatalf("replayed callback: %d %s", r2.StatusCode, b)
 	}
 }
+
+// TestBuiltin_PlaceholderPictures: Facebook and Yandex answer a placeholder picture for users
+// without a photo (a silhouette URL, an empty-avatar id); neither may become the user's picture,
+// so the avatar proxy gives such users their identicon instead of a generic grey head.
+func TestBuiltin_PlaceholderPictures(t *testing.T) {
+	t.Parallel()
+	for _, c := range builtinCases {
+		if c.kind != providertest.Facebook && c.kind != providertest.Yandex {
+			continue
+		}
+		t.Run(string(c.kind), func(t *testing.T) {
+			t.Parallel()
+			s := newSite(t)
+			c.profile.Picture = ""
+			addBuiltin(t, s, c)
+			if resp, body := s.get("/auth/" + string(c.kind) + "/login"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("login: %d %s", resp.StatusCode, body)
+			}
+			want := c.want
+			want.ID = token.UserID(string(c.kind), c.want.ID)
+			want.Picture = ""
+			s.wantLoggedIn(want)
+		})
+	}
+}

@@ -265,3 +265,41 @@ func TestTelegram_SecondStartIsRefused(t *testing.T) {
 	}
 	s.wantLoggedIn(token.User{ID: token.UserID("telegram", "10"), Name: "Owner"})
 }
+
+// TestTelegram_ProviderName: the handler lives under its ProviderName, and its users' ids carry
+// that name, so two bots (or a renamed one) never share user ids.
+func TestTelegram_ProviderName(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	fake := providertest.NewTelegram(t, botToken, "corp_login_bot")
+	h, err := provider.NewTelegram(context.Background(), s.params("", ""), provider.TelegramConfig{
+		ProviderName: "corp-tg", Telegram: telegram.NewAPI(botToken, fake.URL(), nil), PollWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.svc.AddCustomHandler(h); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := s.get("/auth/corp-tg/login")
+	var ls loginStart
+	if resp.StatusCode != 200 || json.Unmarshal(body, &ls) != nil || ls.Bot != "corp_login_bot" || ls.Token == "" {
+		t.Fatalf("login start: %d %s", resp.StatusCode, body)
+	}
+	fake.UserSends(providertest.TelegramUser{ID: 8, FirstName: "Kit"}, "/start "+ls.Token)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, body = s.get("/auth/corp-tg/login?token=" + ls.Token)
+		if resp.StatusCode != http.StatusNotFound || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("confirmed: %d %s", resp.StatusCode, body)
+	}
+	s.wantLoggedIn(token.User{ID: token.UserID("corp-tg", "8"), Name: "Kit"})
+	// The default success message is sent when none is configured.
+	if sent := fake.WaitSent(1, 2*time.Second); len(sent) != 1 || sent[0].Text != provider.DefaultTelegramSuccessMsg {
+		t.Fatalf("bot sent %+v", sent)
+	}
+}

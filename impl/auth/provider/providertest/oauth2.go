@@ -314,8 +314,13 @@ func (f *OAuth2) userJSON(r *http.Request, p Profile) any {
 			case "name":
 				out["name"] = p.Name
 			case "picture":
+				// Without a photo Graph still answers a URL: the generic silhouette, flagged as such.
+				pic := p.Picture
+				if pic == "" {
+					pic = "https://scontent.xx.fbcdn.net/v/t1.30497-1/84628273_176159830277856_972693363922829312_n.jpg"
+				}
 				out["picture"] = map[string]any{"data": map[string]any{"height": 50, "width": 50,
-					"is_silhouette": p.Picture == "", "url": p.Picture}}
+					"is_silhouette": p.Picture == "", "url": pic}}
 			case "email":
 				out["email"] = p.Email
 			}
@@ -331,6 +336,8 @@ func (f *OAuth2) userJSON(r *http.Request, p Profile) any {
 			out["default_avatar_id"] = p.Picture
 			out["is_avatar_empty"] = false
 		} else {
+			// Yandex still names a (placeholder) avatar id for users without one.
+			out["default_avatar_id"] = "0/0-0"
 			out["is_avatar_empty"] = true
 		}
 		return out
