@@ -368,8 +368,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 // userInfo answers the logged-in user for a bearer token (RFC 6750 errors).
 func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || tok == "" {
+	// The scheme name is case-insensitive (RFC 7235 §2.1), so "bearer x" is as good as "Bearer x".
+	scheme, tok, _ := strings.Cut(auth, " ")
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="oauth"`)
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_request", "error_description": "bearer token required"})
 		return

@@ -314,6 +314,24 @@ func TestServer_TokenErrors(t *testing.T) {
 	if resp.StatusCode != 400 || body["error"] != "unsupported_grant_type" || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("password grant: %d %v %q", resp.StatusCode, body, resp.Header.Get("Cache-Control"))
 	}
+	// The bearer scheme is case-insensitive; another scheme is not a bearer token.
+	good, err := cfg.Exchange(ctx, code())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for auth, want := range map[string]int{"bearer " + good.AccessToken: 200, "BEARER " + good.AccessToken: 200,
+		"Basic " + good.AccessToken: 401, "Bearer": 401} {
+		req, _ := http.NewRequest(http.MethodGet, srv.InfoURL(), nil)
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("userinfo with %q: %d, want %d", strings.Fields(auth)[0], resp.StatusCode, want)
+		}
+	}
 	// Missing bearer token at userinfo.
 	resp, err = http.Get(srv.InfoURL())
 	if err != nil {
