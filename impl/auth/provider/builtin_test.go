@@ -2,8 +2,12 @@ package provider_test
 
 import (
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/provider/providertest"
@@ -250,5 +254,73 @@ func TestBuiltin_PlaceholderPictures(t *testing.T) {
 			want.Picture = ""
 			s.wantLoggedIn(want)
 		})
+	}
+}
+
+// TestBuiltin_HandshakeExpires: the login state lives in a short-lived handshake; a callback that
+// arrives after it expired is a bad state even with the right state and a valid code, while the
+// same callback in time logs the user in.
+func TestBuiltin_HandshakeExpires(t *testing.T) {
+	t.Parallel()
+	for _, late := range []bool{false, true} {
+		var mu sync.Mutex
+		now := time.Now()
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		ts := token.NewService(token.Opts{
+			SecretReader:      token.SecretFunc(func(string) (string, error) { return "handshake-test-secret-0123456789", nil }),
+			HandshakeDuration: 5 * time.Minute, Now: clock})
+		srv := httptest.NewUnstartedServer(nil)
+		base := "http://" + srv.Listener.Addr().String()
+		fake := providertest.NewOAuth2(t, providertest.GitHub, "cid", "secret")
+		h := provider.NewGitHub(provider.Params{URL: base, JwtService: ts, Cid: "cid", Csecret: "secret"},
+			provider.Endpoints{AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), InfoURL: fake.InfoURL()})
+		mux := http.NewServeMux()
+		mux.HandleFunc("/auth/github/login", h.LoginHandler)
+		mux.HandleFunc("/auth/github/callback", h.AuthHandler)
+		srv.Config.Handler = mux
+		srv.Start()
+		t.Cleanup(srv.Close)
+
+		jar, _ := cookiejar.New(nil)
+		var callback string
+		browser := &http.Client{Jar: jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == "/auth/github/callback" {
+				callback = r.URL.String()
+				return http.ErrUseLastResponse // stop before the callback: the user is slow to come back
+			}
+			return nil
+		}}
+		resp, err := browser.Get(base + "/auth/github/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if callback == "" {
+			t.Fatal("the provider did not redirect to the callback")
+		}
+		if late {
+			mu.Lock()
+			now = now.Add(6 * time.Minute)
+			mu.Unlock()
+		}
+		resp, err = browser.Get(callback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp)
+		switch {
+		case late && (resp.StatusCode != http.StatusBadRequest || errorBody(t, body) != provider.CodeBadState):
+			t.Fatalf("callback after the handshake expired: %d %s", resp.StatusCode, body)
+		case !late && resp.StatusCode != http.StatusOK:
+			t.Fatalf("callback in time: %d %s", resp.StatusCode, body)
+		}
+		u, _ := url.Parse(base)
+		hasJWT := false
+		for _, c := range jar.Cookies(u) {
+			hasJWT = hasJWT || c.Name == "JWT"
+		}
+		if hasJWT == late {
+			t.Fatalf("late=%v: JWT cookie set=%v", late, hasJWT)
+		}
 	}
 }
