@@ -5,9 +5,9 @@ SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text 
 FROM brands b WHERE b.availability;
 
 -- name: FeaturedBrandsDigest :one
--- FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
+-- FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands b WHERE b.is_featured AND b.availability;
+FROM brands b WHERE b.is_featured;
 
 -- name: GetBrandJSON :one
 -- GetBrandJSON renders one brand, available or not, as a JSON object.
@@ -63,6 +63,7 @@ SELECT id, name, description, url, featured_image, availability, is_featured, pr
 FROM brands WHERE availability ORDER BY seq;
 
 -- name: ListFeaturedBrandRows :many
--- ListFeaturedBrandRows reads every featured, available brand with its row version, in creation order.
+-- ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
+-- creation order (the seed: brands whose isFeatured is true appear in the featured list).
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands WHERE is_featured AND availability ORDER BY seq;
+FROM brands WHERE is_featured ORDER BY seq;

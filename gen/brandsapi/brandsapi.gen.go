@@ -453,7 +453,8 @@ type ClientInterface interface {
 
 	// ListFeaturedBrands List featured brands
 	//
-	// Every brand whose `isFeatured` is true, in creation order.
+	// Every brand whose `isFeatured` is true, in creation order, available or not (`availability`
+	// tells whether it can be subscribed to).
 	//
 	// Corresponds with GET /api/brand/list/featured (the `ListFeaturedBrands` operationId).
 	ListFeaturedBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -704,7 +705,8 @@ func (c *Client) ListBrands(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListFeaturedBrands List featured brands
 //
-// Every brand whose `isFeatured` is true, in creation order.
+// Every brand whose `isFeatured` is true, in creation order, available or not (`availability`
+// tells whether it can be subscribed to).
 //
 // Corresponds with GET /api/brand/list/featured (the `ListFeaturedBrands` operationId).
 func (c *Client) ListFeaturedBrands(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1958,7 +1960,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListFeaturedBrandsWithResponse List featured brands
 	//
-	// Every brand whose `isFeatured` is true, in creation order.
+	// Every brand whose `isFeatured` is true, in creation order, available or not (`availability`
+	// tells whether it can be subscribed to).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3221,7 +3224,8 @@ func (c *ClientWithResponses) ListBrandsWithResponse(ctx context.Context, reqEdi
 
 // ListFeaturedBrandsWithResponse List featured brands
 //
-// Every brand whose `isFeatured` is true, in creation order.
+// Every brand whose `isFeatured` is true, in creation order, available or not (`availability`
+// tells whether it can be subscribed to).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -6819,89 +6823,89 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fxtc9s4kv4rKN5WrT1FyZJsZxP7y9mZzI53MpmU7dztbpyzILIlYkwCDABa1qX836/QAEmQomz5PTc1",
-	"/mRJBNBodD/oV34LIpHlggPXKtj7FsAVzfIU8P9DSXn8XzQtwHxSRZZRuQj2ggMyMb8EYXBZ/njO4mAv",
-	"eLW7C8PpiA6af8MgDOglZSmdsJTpRbCnZQFhEIOKJMs1EzzYC04Yn6XQE5LNGCcToFwRKajSEBMtiJAx",
-	"yH4QBlOgupAQH2V0BsFekGidq72tLWY+q77bQD8S2RYXUidzxuP+7/ksCAOmfnKDSxI4zcwcH8oHyVsx",
-	"nQIEYZBLEReRYcrnb+VjP4tCAZmkgJvPJYsg2BuO+rvXX8JAFROznQnIt6Lg2vwQBoVMPRJrejwqg+vr",
-	"6zDIqaQZaJDI+YMoAqVOxQVw87HJqNMEiDY/kakUGZEwY0qDJEKSVMwY75Nj+FowCTEpeApKEaYJU0QB",
-	"14QqMj4odCIk+19qJtwjh0AlyHH/jBsWmRW+FiAXQcUditSc45pBGKgogYx6whLsBdtfR72/zQ/5cPbL",
-	"P3/elYcD9Xag3+1k/xoWrxZvpq/pvy++Dq4ut/8xmgdhoBe5GaS0ZHwWmO2jqB39uLxZJ2tkfM7icZ8c",
-	"8IVOGJ8RnVDcFBeaUHLBxZwTFpONjKZTITOIieCgCONRWsQQb5IZaEV2Bjv9cpM51Um9R2ZOVDq+ldLR",
-	"tdMbZLy9rWszo8oFV06faGxOBpQ2nyLBNXD8l+Z5yiI8jq3fleCNFc2TsZn3kqYsxofOp5SlYCiOQVOW",
-	"WiGdMkiNFkJGWRqEQQZKWRXJCqXJBAjlBH8kNI4lKBUYua0fk5Y4EguwjM2ojhKiEyAHH4+IyiFiU0en",
-	"4xYofWTW3J6O6JtoEA9hZ7JLX0XBtc+9v0iYBnvBf2zVWLNlf1Vb76QU0jJrWcxvoKhBzT4ZO06MiTlQ",
-	"RYBGCWEceUaQM/2glLMPQv8kCh7f6xS40OdTHO2zzgqpobD87Ym580E4xUioIjphCqVfSOQNi41qVKqw",
-	"iVt/Z07+lDpIufO+UXDONbUYUO/crGeFiilCUwk0XlSYBM/AiQMudAKSFApkzQ1L0oaZiBoknDOdiEIb",
-	"yqjECyWiCixnfhJywuL4noyZVqN9tgieLgiNM8bNQSxIRjmdgT0z9TzKgwwpIZJbYnC/R1yD5DS913aZ",
-	"G3wOuLa/5/InokBegiTlE08uAKRa2QBjIWEf1WAiUBQvgabIBbw46MSIAdMhGVd0jcmU8djekxyHpmKG",
-	"rDoV4j2VM7gXq9z851qI8xRn6UJbpJIpooUg5VPPIB24rAEMphWJIUpRTd7aPfbeA5/pJCSCE8oXRIpC",
-	"w6ahUpiDRfzFM/6rIinLmEZmfeLUWRZwP2wt/Al8XlFigdxaIs76YYpUF/azsKy9esaUYnwWkoKjARIS",
-	"uMrR7hLSyJ24AHPrVIvXRrX5J5ciB6mZtQ3QgO6y9CzKszgkox2SwBWJ2YxpZcyYtYySnGqjG8Fe8D+f",
-	"B703tDf98m20c/2XZXulbaS3qfkNIc0+kpZQRqgEkjK00g2hETW2O6mMYQO1DVqtZeWWngiRAuVBm92+",
-	"wbWuX7C0m5aj8K0DNswv5NPx+yY37+BRLC3quxjtFctfKtblOVBZQk5JLnJzLZZZ09XnVYcfs0Rh7dh8",
-	"C5iGTN2mEx/tADPWTUalpAtUqrbP0yXBvMgmxj2Z4o2kmrJhgdrwY5/QdE4XisAVjZoMMJ6UMWWotrfM",
-	"9sigA+MsK7Jgb1DRZa6BGUhDGTpeK/Xpr4oopqH72Lu9tC6vpfYXPqMCuyNpCrOlpS2OLWVrCI53Rsss",
-	"/lIRIia/gz0WxJS3EqhGeaBxzMzSNP3oYcyUpgrCFuwsa/yUFqkuZe6uWlsNDxqcXVeFM3plL55gb3cw",
-	"GKyn050r3kGFvUVH3Yu2ddqt6Bj6OGrapAKlu/w8vEWJK4I+fwnvrNEZvTqyQ4b+5isNr/ToRjavUpnb",
-	"eNvSIeTUSgH/lMfrCHjGuP/t8DaRr3bjxj/B1XQPuX4WUb59608tu08kro8qoUvS+C5m2gvktMwKTVKg",
-	"ShPBwdx5Y8PCMdpGY3RKx/s2DpPrBcH4KYkMsCtCFUlhqoko8PZrSq0N6nQZMY2ITkioJplQmox2d0iU",
-	"UEkjDVLtk4KzrwWs8IObFyGNaf+C8dl/rmbV7k7HwZbC0iRxaBYZDgYeNYROtXEjJMsy45OpnEbQMmkP",
-	"Ykp+MRM3Fh6ue0Rox3cbAMbxEVMClyCNezgtFE2No4NxA1XIKY1g+QCsi9Ke8ESjLZzRKGEcehJojF9I",
-	"oErw5o78yNES76pAXnuFjyB7GL8iuRSTFDJliHcOETpUpdOLkc1Sn5rEu9CgrxhllHCJksrr8p9eGUG8",
-	"DdLtyvWsXejeVmKPgiYvfi4yymsmw1WeUo48aHJ6ORq3tEvPXewSkn/2nIL3jmLDb10HI0MyFdIGIlF2",
-	"bawjFbOWAC85obexCiXsZk69FzPGPehZgRENVb6rFudUqbmQLXGJhJQQ6V4ipILeBJ1KY7ZWZnk1rKmv",
-	"o9e3bbsUxGqCro3/WotEc88rZeWARIJPmaHO6IiGq6ZPEZwU6M5PizRdkJPKJ7n1mG46n/KmWmmjdCW+",
-	"Doi7Ea1iO2cIYywJzYEwRaYSgGyYr6ytQVOMyMfMSTm7IkxvNva3RtKqYwPHLnB7u4w9zz10i/B6lsb2",
-	"2hfSj0zlKV1goiAkD7ie3otLSGkEHVfUbSaQp2NN4l4jOaPXHjnNhR+iiB5Vr9eyxcP1tPMYFOiVIhMV",
-	"UgLXH58aV8KAw/zj/TmrNM3TigZL0RMwts2OJtld7MU88LHLJC7zV69OE/sRy9bt9MCErb8jS0AX5Z8U",
-	"yDvEOm3GYr1Qp3+1/i1+DXcMdUYYLYnPaYcJf3TyG3n9ajAkn07fEs0yUJpmOUIWyViaMgWR4HGLsNFg",
-	"9Ko3HPZGo9PRcG97d2/wqj8cbf/bFyHjwPbMjEskhcFVbyZ6S3Sudad3uHkHccY6hOKgzEh52ajGNu7g",
-	"CbYgcIkIF7nCpdUNwTiFdx2efSM0uO+cJGNuUcJhjs80rNybvEYbaO8wL9fUF3ffciC/G+OXKVVAHBKX",
-	"YnXeHfoMEU3TzadTLxtZLKsvSkB2+FyedJvdDQlfVk1zPBAVkunFieGXC408pOwkJNSe5NivFxkTLCYh",
-	"VX1Lf70ik/LQcvYL4KlNsErloDAY20WaollJ38oaF3JWDAbbET6F/8K4Xxa0oLjjU/Xqida5TQYxPhXL",
-	"637CeHbJidDwgRhGTKSYqzpDwuNasF3IO+uf8TP+ww+HImag+j/8QI7rdCADVfocqBWYfbOZlrGfSLvq",
-	"zefzngGXXiFT4MaBiMflOZzxhq2ohbjAlZ1padiFzpmdmKZKoPjnmMkxVDcX+10JPiZWfvrk1MyPGWWX",
-	"oHI0anoB5B8nv30gmADfoFW8fVyGfcZYKMAJ6qPZp51TbfbJO+eS25vOPGemcqwyJwpcO3osy5wIGgJQ",
-	"BokEXUhuphc5NXZmU6NHu6+IoUdkZMK0CskF5JpMFpZfzpWzqXtFKDn5+aBnhiRUJZt9cuz2mFBNOBg2",
-	"2fPBTTN9k/yf8UoBKj1pm/KILXeSXXLgNqY0XSiXIy24ZukZZ9plIxXZ2B6Q2Dxg7VpEsrI0rE7lEgVa",
-	"kcPjgw8/npyf/vbLuw/np6fvN0NzDKmYzSAmotBIJNOKiDkHecajhPIZ2HlKA4lszBMWJS4FqlykxVZp",
-	"WHpRuqlG9m2abdyUSj3jLpfqBrtKrqGTi6MY9cfqopEEp3YJvQQy2uklcNVDQ8LWkCmysUMmC211DEES",
-	"/UNmnIHXlXSYBwxlnLD4jJfVZo46wwPjd5XbMCpYF5g5ccWbtqYMrYexg+uxXRhCUmBQG+mOIQVdosY+",
-	"oXxhLhlIFZRzb7u5MbqFc79rBLEiKiVzhzHGh8YY7rKlfSmLwBmQDnN/PToN2jWKIgeuRCEj6As523KD",
-	"1JZ51lyeTOMFpyWjMTm0rD74eBSEwSVI5UJ+/UF/YJ42k9GcmQuxP+hvWxstwbtmi+Zsa1Ilw0VXLNWm",
-	"tFTpFFseclGjqVR98h6mumdcSYdmqI06ASaJy1ooslGlrUNzcGe8jLeHzsbQcGXggIvSFzeHPy5k6iK3",
-	"jfj8mFThsIkSaaGBGO5tqE3y6fi9OuPzxIgpuwRuOW+MXxQzrE6wuzp0JbR+4efnboumfmTLLwy9/lKF",
-	"sQ5FvLhbxcUfvx53rdLbdetC/AzrddNAM4S3Kz1Hg+H6x2GdZGutraKjfHTLq8m+vhv1KwuBrGpR5TAp",
-	"Djv1zPBqZzBYtVS1/S2vyhWHDG8f0igcwkHbtw+qq/bMiOEaI6pirusw2F1nK1WhHLK6qn+3clCh0gba",
-	"QZvGbKQzI58BfhF8MaNqmNtKmcW4GXRAnQVydxaJUMaM8FQUjSZUEcJ4fWtVSthEmPdM6cO60rAhmIO7",
-	"4MTnPyv7H1TZ/8XX0Id4rSsK0lrFWP3nUgXnOtqSg1oxjNwtEeXphb3uu/Ria+qlpddVkPrQ764e5chH",
-	"UBObYfPorxnyG/fqulpNM3903XqY4jQvt8dXneapfB+a06LpVsX5xuJrqyjGcehIdOD3qi6xQ1vWemN+",
-	"tMgICtPLemLHP5ahev9byMvy2Uogovzcnd2+7e9Yzx4qs4k3WkRMkZng8L0bPoOdNShrdL08t7lkxWgN",
-	"cynsRn4DonboZGF9+NC7ZKwrviy8fwddSu4Dob1yUl/CML+/+H2vcrECAY+BxqWMdCDfXfGnbCg02JNT",
-	"HXVEjd96oSsXO0CfHVHyAiB3YTqdYOJ63LrNxmVvzVwyrAJalkFbsfhdefouv+Pf6fjV3UTWlWKu5Qnf",
-	"Vd1sROzlPGFa9styMf8T/B8K/p9cfHNtX7nSssq8eYDid0YVq1ofq98uH+9C+QJTE00Xpl+VB2ED2Ywa",
-	"H8OBR9VWxuMzTrmag1RkNBi4eO+Ba4is64vGXUjiKkCxaRXpEDwCjD4XvCLmjFseumDwm67YYrXOS1tt",
-	"Np9od9/0iapE/5w2ekHKh723CtRm3zIfnZxVH1tvKOAwb9i43dOuqgG7vn4sW7JswvQ2usHF3OZ63Kbm",
-	"VG0+M9LcCzcGb+7V1YdSe+4J8lL/cGVwY6uq99hz9EF2ro1FB7789J8dOU/8lPGyYdQQ7ho+C/70APqu",
-	"rNnwofOvqskv8t8J8DqHbZTdcNjTgxI6Syg154B5WAuj5kxqIP0gtA+iXdj3qd76d4F+XOiTFfh0moAE",
-	"x5M1YKq5eZQT75yX525698BjiNfAv0/+lI+PgK3T36B8QTIhAaGQw6UVkv8XQPisBlR9KrbwZn0oUCC3",
-	"IGa2JLPQN3tAthq2fpuDkGQidLJPqN/QUiY+bXKTHFjHqepbwYZyBVyfccyrbjo/imlle13QprEL4Ksk",
-	"jEtP/Rc43GTcvIuZ/ijFlKXwcu6Ui31W7Snr30Je15A5o1sreVoLu0rAVd05j0TX4zp0TbRxZ9eM3ln0",
-	"f8ToXe5WwYymN/nzYcqb2wd5L2N5bkAx523LdSpVKoHEaGAbQLCu6oYSjQSiC+XhxsaKN63g9V5VCGHJ",
-	"GNZqKVfb2ShVJgf8jJfFNq6xwLjmZC4Fn9XTzEDX1Ww7gyGxpkMXeGDrDNYjP0D5PR1sqV9d0b+ipH1t",
-	"8W70+DwQKJ6LyMdHDVeke6dC2rWpbxbUr8CRSEIMXDOa2gpJyWaJfiCS3ONtO1jUd+4R0/Ceqru6UgmG",
-	"Lz2zp/s8HlT19ievOq5RDsiU09uNSlediT91Vsbmi+ffsHL3digU1ozqxsJjV++oq0ppv0LcGFKCR+7d",
-	"RM5l8ooiFVZx2iLOfhd8iUI7/Po+UnH/EoUtsmzc53Wp6ONd6d77fsqX6jzjff6cl7ORQyNjNwui7cTo",
-	"TJZVHlcthBNIBZ+Zq9VVdo1dZbIyt6dYKa48riKVtqlgfMYTkcb29YtAzHm78Ikr4V7RyBESkcagdNMt",
-	"nTKpdNdN/XfQv8ILS3mzMqOj18jvH7qp9Wf1ZVz16LiUjGfAe101rSaaPwuyuguy1q/HelLDAvF5lT3h",
-	"Bcv+uACGadx2bPAWOCsbaNYpBEd08b0Hpi2oUTKVoJKWH9GyTzpaj8+481D2CXUxCTvgpkhE2XnydP5E",
-	"Nxo8ngHfbvR+XEfj+al/3JLs7/oKeEkQq2L5bvP7lTFB6/YsUGRaSLRsjSXxgNrx7zKSsrKApexGWw/z",
-	"FNzoSuTm9Ft9VbZ/K0oguiiNsBJmBYeyf26p0aqKwVedVPurjD6vkawb9xT4nesvFINdeqPAytcINN4I",
-	"0N3hfwfQ8d5ycB+8/C7IftIAbymoXRHexwvwlqu8XIR3+17BHAyCnPuvkWhkwUtVfqFQzrglnuMqbvP8",
-	"uW+bmGqAXweeNsG41b7++ct1+K3RNf75C/oO2Oxq8ar2Gfa2tlIR0TQRSu+9HrweWF/BLrgMzgbpLSyG",
-	"rvHYJa/bKXEXY+/XNhESb0hrznkoxVwZUK/fyeAGTFxZ+6oyJrwJxPK4RlZwefivlNNZvaCrzFLY/bzp",
-	"TWPrs66/XP9fAAAA//8=",
+	"7Fxtc9s4kv4rXbytWntKkiXZySb2l3Oy2R3vZDIp27nb3ThnQWRLxJgCNABoWZfyf79CAyRBirLl1+Sm",
+	"xp8siQAaje6nX8GvUSxncylQGB3tf43wis3mGdL/bxQTyX+xLEf7SeezGVPLaD86hLH9JepEl8WP5zyJ",
+	"9qOXL17gYDJk/frfIOpE7JLxjI15xs0y2jcqx06UoI4VnxsuRbQfnXAxzbArFZ9yAWNkQoOSTBtMwEiQ",
+	"KkHVizrRBJnJFSZHMzbFaD9KjZnr/Z0dbj/rnt9AL5azHSGVSRdcJL1f59OoE3H9Nz+4IEGwmZ3jQ/Eg",
+	"vJWTCWLUieZKJnlsmfL5a/HYjzLXCOMMafNzxWOM9gfD3ovrL51I52O7nTGqtzIXxv7QiXKVBSRW9ARU",
+	"RtfX151ozhSboUFFnD+MY9T6VF6gsB/rjDpNEYz9CSZKzkDhlGuDCqSCTE656MEx/pZzhQnkIkOtgRvg",
+	"GjQKA0zD6DA3qVT8f5mdcB/eIFOoRr0zYVlkV/gtR7WMSu4wouac1ow6kY5TnLFAWKL9aPe3Yfcvizdi",
+	"MP3pnz++UG/6+m3fvNub/WuQv1y+nrxi/774rX91ufuP4SLqRGY5t4O0UVxMI7t9ErWjv65u1ssajM55",
+	"MurBoVialIspmJTRpoQ0wOBCyIUAnsDWjGUTqWaYgBSogYs4yxNMtmGKRsNef69XbHLOTFrtkdsTVZ5v",
+	"hXS07fQGGW9u69rOqOdSaK9PLLEng9rYT7EUBgX9y+bzjMd0HDu/ailqK9onEzvvJct4Qg+dTxjP0FKc",
+	"oGE8c0I64ZhZLcQZ41nUiWaotVORWa4NjBGYAPoRWJIo1Dqycls9phxxkEh0jJ0xE6dgUoTDj0eg5xjz",
+	"iafTcwu1ObJr7k6G7HXcTwa4N37BXsbRdci9PymcRPvRf+xUWLPjftU775SSyjFrVcxvoKhGzQGMPCdG",
+	"YA9UA7I4BS6IZ0Cc6UWFnH2Q5m8yF8m9TkFIcz6h0SHrnJBaCovfnpg7H6RXjJRpMCnXJP1SEW94YlWj",
+	"VIVt2vo7e/KnzEPKnfdNgnNumMOAaud2PSdUXAPLFLJkWWISPgMnDoU0KSrINaqKG46kLTsRs0i44CaV",
+	"ubGUMUUGJWYaHWf+JtWYJ8k9GTMpR4dskSJbAktmXNiDWMKMCTZFd2b6eZSHGFJApHDE0H6PhEElWHav",
+	"7XI/+Bxp7XDPxU+gUV2iguKJJxcAKFe2wJgrPCA1GEsSxUtkGXGBDAcbWzHgpgOjkq4RTLhInJ0UNDST",
+	"U2LVqZTvmZrivVjl5z83Up5nNEsb2hKVXIOREoqnnkE6aFkLGNxoSDDOSE3euj1236OYmrQDUgATS1Ay",
+	"N7htqZT2YAl/6Yz/rCHjM26IWZ8E854F3g9b83CCkFcMHJA7T8R7P1xDabCfhWXN1Wdcay6mHcgFOSAd",
+	"wKs5+V1SWbmTF2itTrl45VTbf+ZKzlEZ7nwDcqDbPD2H8jzpwHAPUryChE+50daN2cgpmTNjdSPaj/7n",
+	"c7/7mnUnX74O967/tOqvNJ30JjW/EKS5R7ICyoAphIyTl24JjZn13aF0hi3U1mh1npVfeixlhkxETXaH",
+	"DtemccHKbhqBwtcW2LC/wKfj93Vu3iGiWFk0DDGaKxa/lKybz5GpAnIKcombG7HMua4hr1rimBUKq8Dm",
+	"a8QNzvRtOvHRDbBj/WRMKbYkpWrGPG0SLPLZ2IYnE7JIui4bDqgtPw6AZQu21IBXLK4zwEZS1pVhxlmZ",
+	"3aFFBy74LJ9F+/2SLmsGpqgsZRR4rdWnP2vQ3GD7sbdHaW1RSxUvfCYF9kdSF2ZHS1McG8pWE5zgjFZZ",
+	"/KUkRI5/RXcshClvFTJD8sCShNulWfYxwJgJyzR2GrCzqvETlmemkLm7am05PKpxdlMVnrErZ3ii/Rf9",
+	"fn8znW5d8Q4qHCw6bF+0qdN+Rc/Qx1HTOhUk3cXnwS1KXBL0+Uvnzho9Y1dHbsgg3Hyp4aUe3cjmdSpz",
+	"G28bOkScWivgn+bJJgI+4yL8dnCbyJe78eOfwDTdQ66fRZRv3/pTy+4TieujSuiKNL5LuAkSOQ23wkCG",
+	"TBuQAq3NG1kWjsg3GlFQOjpweZi5WQLlTyG2wK6BachwYkDmZP3qUuuSOm1OTC2j0wFmYCa1geGLPYhT",
+	"plhsUOkDyAX/Lcc1cXDdELKE9S64mP7nela92Gs52EJY6iQO7CKDfj+gBtjE2DBC8dnMxmR6zmJsuLSH",
+	"CYOf7MS1hQebHhH58e0OgA185ATwEpUNDye5ZpkNdChvoHM1YTGuHoALUZoTnhjyhWcsTrnArkKW0BcK",
+	"mZaivqMwc7TCuzKR11zhI6ou5a9gruQ4w5m2xPuAiAKqIuilzGahT3XifWowVIwiS7hCSRl1hU+vzSDe",
+	"Bulu5WrWNnRvKnFAQZ0XP+YzJiom49U8Y4J4UOf0ajZuZZdBuNgmJP/segXvHiWW36ZKRnZgIpVLRJLs",
+	"ulxHJqcNAV4JQm9jFUnYzZx6L6dcBNCzBiNqqnxXLZ4zrRdSNcQllkphbLqpVBq7YwoqrdtauuXlsLq+",
+	"Dl/dtu1CEMsJ2jb+cyUS9T2vlZVDiKWYcEud1RGDV/WYIjrJKZyf5Fm2hJMyJrn1mG46n8JSrfVR2gpf",
+	"h+AtolNsHwxRjiVlcwSuYaIQYct+5XwNllFGPuFeyvkVcLNd298GRauWDRz7xO3tMvY8dugW4Q08jd2N",
+	"DdJfuZ5nbEmFgg48wDy9l5eYsRhbTNRtLlCgY3XiXhE5w1cBOfWFH6KIAVWvNvLFO5tp5zFqNGtFJs6V",
+	"QmE+PjWudCKBi4/356w2bJ6VNDiKnoCxTXbUyW5jL9WBj30lcZW/Zn2ZOMxYNqzTAwu24Y4cAW2Uf9Ko",
+	"7pDrdBWLzVKdoWn9S/IK75jqjClbkpyzFhf+6OQXePWyP4BPp2/B8Blqw2ZzgiyY8SzjGmMpkgZhw/7w",
+	"ZXcw6A6Hp8PB/u6L/f7L3mC4++9QhGwA27UzrpDUia66U9ldoXMjm94S5h0mM94iFIdFRSqoRtW2cYdI",
+	"sAGBK0T4zBUtrW9IxmmydXT2tdTggQ+SrLvFQOCCnql5uTdFjS7R3uJebqgv3t4KhF+t88u1zjHpgC+x",
+	"+uiOYoaYZdn206mXyywW3RcFIHt8Lk66ye6ahK+qpj0ejHPFzfLE8sunRh7SdtIB5k5yFPaLjICaSaDs",
+	"b+lt1mRSHNqc/4R0amPqUjnMLca2kabZrKBvbY8LnOX9/m5MT9G/OOoVDS0k7vRUtXpqzNwVg7iYyNV1",
+	"P1E+u+BEx/IBLCPGSi50VSERSSXYPuU9652JM/HDD29kwlH3fvgBjqtyIEddxBykFVR9c5WWUVhIu+ou",
+	"FouuBZdurjIUNoBIRsU5nImar2ikvKCVvWtp2UXBmZuYZVqS+M+pkmOpri/2q5ZiBE5+enBq56eKsi9Q",
+	"eRoNu0D4x8kvH4AK4FuszLePirTPiBoFBJA+2n26OfV2D975kNxZOvucncqzyp4oCuPpcSzzImgJIBkE",
+	"hSZXwk4v58z6mXWNHr54CZYeOYMxN7oDFzg3MF46fvlQzpXuNTA4+fGwa4ekTKfbPTj2e0yZAYGWTe58",
+	"aNPc3CT/Z6JUgFJPmq48YcudZBcO/ca0YUvta6S5MDw7E9z4aqSGrd0+JPYB59cSkhWtYVUpFzQaDW+O",
+	"Dz/89eT89Jef3n04Pz19v92xx5DJ6RQTkLkhIrnRIBcC1ZmIUyam6OYpHCTYWqQ8Tn0JVPtMi+vScPSS",
+	"dDND7Nu227iplHomfC3VD/adXAMvF0cJ6Y/TRSsJXu1Sdokw3OumeNUlR8L1kGnY2oPx0jgdI5Ck+JDb",
+	"YOBVKR32AUuZAJ6ciaLbzFNneWDjrmIbVgWrBjMvrmRpK8rIexh5uB65hbEDOSW1ie4EMzQFahwAE0tr",
+	"ZDDTWMy96+em7BbN/a6WxIqZUtwfxogeGlG6y7X2ZTxG70B6zP356DRq9ijKOQotcxVjT6rpjh+kd+yz",
+	"1nhyQwbOKM4SeONYffjxKOpEl6i0T/n1+r2+fdpOxubcGsRev7frfLSUbM0Om/OdcVkMl225VFfS0kVQ",
+	"7HgoZIWmSvfgPU5M14aSHs1IG02KXIGvWmjYKsvWHXtwZ6LIt3e8j2HwysKBkEUsbg9/lKvMZ25r+fkR",
+	"lOmwsZZZbhAs97b0Nnw6fq/PxCK1YsovUTjOW+eXxIy6E9yu3vgW2rDx83O7R1M9shM2hl5/KdNYb2Sy",
+	"vFvHxe+/H3ej1ttN+0LCCut13UGzhDc7PYf9webH4YJk562to6N4dCfoyb6+G/VrG4GcajHtMSnptOqZ",
+	"5dVev79uqXL7O0GXKw0Z3D6k1jhEg3ZvH1R17dkRgw1GlM1c153oxSZbKRvliNVl/7uTgxKVtsgP2rZu",
+	"I5ta+Yzoi+iLHVXB3E7GHcZNsQXqHJD7s0iltm5EoKLkNJGKABeV1SqVsI4w77k2b6pOw5pg9u+CE5//",
+	"6Ox/UGf/l1BDHxK1rmlIazRj9Z5LFXzo6FoOKsWwcrdCVKAXzty36cXOJChLb6og1aHfpB6dgCLvt23V",
+	"detMGMwyDYsUyUflprWNbbvNmNstF1Q8gsq5al3Ai4q5v4igR6xxAef3rqcPU8K6oXx8NayfyvehhQ2a",
+	"blXCrzy5dkpng5CWogl9r6t2PfKLXWQXZp6soHCzapLc+Mdyeu9v0YKKoesqAh3WAd323V2RzXyrojJ5",
+	"o3fFNUylwO/diervbUBZ7QbNc7teTow2cL067VbEgqgbOl66fMCqeVgV3r+jKST3gdBeBrzfwsm/v/h9",
+	"r3KxBgGPkSWFjLQg313xp7icaLFnzkzckoF+G6TBfB6C4n9CyQvEuU/5Wf9CH8CoYc1GxT2dheLUUbQq",
+	"g6778bvKGvhaUWjT6au7iaxv69woqr6rurns2reLqllx91bIxR/g/1Dw/+RzpRvH3aWWle7NAxS/NUNZ",
+	"9g05/fa1fV8WkFTmqIdDvbLViC6jTZmNVzx4lFfURHImmNALVBqG/b7PHR/6y5VVr9KoDUl8NyldgCU6",
+	"pIiRMtm5KIk5E46HPrH8ui20Kdf51l6bq0263ddjorJpYMFq90qKh4M3FFRu3yofvZyVHxtvOxC4qPm4",
+	"7dOu6ye7vn4sX7K40BlsdEvIhasb+U0tmN5+ZqS5F270X9/rhiBJ7XkgyCt3kUuHm669Bo89x53K1rWp",
+	"gSGUn96zI+dJWH5edYxqwl3BZy6eHkDfFf0fIXT+Wdf5Bf+doqjq4VbZLYcDPSigs4BSew5U03Uwas+k",
+	"AtIP0oQg2oZ9n6qtfxfoJ6Q5WYNPpykq9DzZAKbqmyc5Cc55de56dI8iwWQD/PsUTvn4CNg4/S0mljCT",
+	"CgkKBV46Ifl/AYTP6kBVp+KaeDaHAo1qBxPu2jtzc3ME5DprqzdDSAVjadIDYOHlmKKI6gqlcOgCp/IO",
+	"DF1O1yjMmaAa7baPo7jR7t4M+TRuAXothQ3pWfgyiJucm3cJNx+VnPAMv1045XOf5VWXza1QcAPJntGt",
+	"XUGNhX1X4bqbPo9E1+MGdHW08WdXz9459H/E7N3cr0LV0WDy58OU17cPCl7s8tyAYs/btf6UqlQAidXA",
+	"JoBQj9YN7R4pxhc6wI2tNW9tIfNedhtR+xn1fWnfJ1pre4ZDcSaKxh1/ScGG5rBQUkyraaZoqs64vf4A",
+	"nOvQWvSx+6De5gcof6CDDfWrbgesaY/fWLxr94UeCBTPReTjo4Zv+L1TU+7G1Neb89fgSKwwQWE4y1y3",
+	"peLT1DwQSe7x5h5qEDwPiKlFT6WtLlWC0wvU3Ok+TwRVvkkq6LSrtRZy7fV2q9RV7+JPvJex/c3rb9QF",
+	"fDsUSudGtWPhse+dNGXXddhtbh0pKWL/niMfMgUNlpo6Ql1DaK8NvmRuPH59H6W4f8ncNWzW7HnVdvp4",
+	"Jj14d1Dxgp5ntOfPaZytHFoZu1kQ3a2O1mJZGXFVQjjGTIqpNa2+S2zku5y1tZ5yrbiKpMxUugsKozOR",
+	"yixxr3JEsOft0ye+HXzNpZAOyCxBbeph6YQrbdos9d/R/IzfWMrrnRkt95bCu0g3XSNab4zL+z6+JBM4",
+	"8MENncaFnD+au9qbuzbv7XpSx4LweZ0/ESTLfr8ARmXcZm7wFjgrLuNs0lRO6BJGD9w4UGMwUajTRhzR",
+	"8E9arjGfCR+hHADzOQk34KZMRHGL5eniiXY0eDwHvnlp/HEDjeen/nHbu79rE/AtQazM5fvNH5TOBKuu",
+	"eqGGSa7Is7WexAP60L/LTMraBpbiZttmmKfxxlBibk+/cUfL3QWLU4wvCiesgFkpsLiLt3Jpq8zBl7ey",
+	"DtY5fcGltHbc0xjegv9GOdiVtxOsfSVB7e0C7W8LuAPoBG9MuA9efhdkP2mCtxDUtgzv4yV4i1W+XYZ3",
+	"917JHEqCnIevpKhVwQtV/kapnFFDPEdl3ub5a9+uMFUDvxY8rYNx4yr85y/Xna+1G+ifv1DsQBdnHV5V",
+	"McP+zk4mY5alUpv9V/1XfRcruAVXwdkivYPFjr/E7IvXzZK4z7H3Kp+IiLek1ed8o+RCW1Cv3u/gB4x9",
+	"W/u6NiayBHJ1XK0quDr8ZybYtFrQd2Zpukm9HUzj+rOuv1z/XwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -75,10 +75,10 @@ func (q *Queries) DeleteBrand(ctx context.Context, id string) (int64, error) {
 
 const featuredBrandsDigest = `-- name: FeaturedBrandsDigest :one
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands b WHERE b.is_featured AND b.availability
+FROM brands b WHERE b.is_featured
 `
 
-// FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
+// FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
 func (q *Queries) FeaturedBrandsDigest(ctx context.Context) (string, error) {
 	row := q.db.QueryRow(ctx, featuredBrandsDigest)
 	var digest string
@@ -167,7 +167,7 @@ func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBr
 
 const listFeaturedBrandRows = `-- name: ListFeaturedBrandRows :many
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands WHERE is_featured AND availability ORDER BY seq
+FROM brands WHERE is_featured ORDER BY seq
 `
 
 type ListFeaturedBrandRowsRow struct {
@@ -183,7 +183,8 @@ type ListFeaturedBrandRowsRow struct {
 	Version         int64
 }
 
-// ListFeaturedBrandRows reads every featured, available brand with its row version, in creation order.
+// ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
+// creation order (the seed: brands whose isFeatured is true appear in the featured list).
 func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBrandRowsRow, error) {
 	rows, err := q.db.Query(ctx, listFeaturedBrandRows)
 	if err != nil {

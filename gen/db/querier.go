@@ -41,7 +41,7 @@ type Querier interface {
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
 	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) error
-	// FeaturedBrandsDigest identifies the current row versions of the featured, available brands.
+	// FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
 	FeaturedBrandsDigest(ctx context.Context) (string, error)
 	// GetAvatar returns the bytes of one avatar.
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
@@ -83,7 +83,8 @@ type Querier interface {
 	ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBrandRowsRow, error)
 	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 	ListAvatarIDs(ctx context.Context) ([]string, error)
-	// ListFeaturedBrandRows reads every featured, available brand with its row version, in creation order.
+	// ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
+	// creation order (the seed: brands whose isFeatured is true appear in the featured list).
 	ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBrandRowsRow, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)

@@ -441,7 +441,7 @@ func (s *Service) ListJSON(ctx context.Context) (string, error) {
 	})
 }
 
-// FeaturedJSON renders every featured brand that is available as a JSON array, in creation order.
+// FeaturedJSON renders every featured brand, available or not, as a JSON array, in creation order.
 func (s *Service) FeaturedJSON(ctx context.Context) (string, error) {
 	return s.featured.get(ctx, s.q.FeaturedBrandsDigest, func(ctx context.Context) (string, string, error) {
 		rows, err := s.q.ListFeaturedBrandRows(ctx)

@@ -158,7 +158,8 @@ export interface paths {
         };
         /**
          * List featured brands
-         * @description Every brand whose `isFeatured` is true, in creation order.
+         * @description Every brand whose `isFeatured` is true, in creation order, available or not (`availability`
+         *     tells whether it can be subscribed to).
          */
         get: operations["listFeaturedBrands"];
         put?: never;

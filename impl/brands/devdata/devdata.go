@@ -1,4 +1,4 @@
-// Package devdata loads the brands API's prepared data in dev mode: twelve brands (four featured, two
+// Package devdata loads the brands API's prepared data in dev mode: twelve brands (five featured, two
 // unavailable), an admin and a demo user subscribed to two brands. Loading is idempotent: brands
 // have fixed ids and are inserted only when missing, users only when their email is free.
 package devdata

@@ -31,14 +31,20 @@ func TestBrands_ListsAndByID(t *testing.T) {
 	e.loadDevData()
 	e.loadDevData() // idempotent
 
-	var available, featured int
+	var available, featured, hiddenFeatured int
 	for _, b := range devdata.Brands {
 		if b.Available {
 			available++
-			if b.Featured {
-				featured++
+		}
+		if b.Featured {
+			featured++
+			if !b.Available {
+				hiddenFeatured++
 			}
 		}
+	}
+	if hiddenFeatured == 0 {
+		t.Fatal("dev data lacks a featured brand that is unavailable, which this test needs")
 	}
 	list := e.list("/api/brand/list")
 	if len(list) != available {
@@ -52,14 +58,26 @@ func TestBrands_ListsAndByID(t *testing.T) {
 			t.Errorf("list not in creation order at %d", i)
 		}
 	}
+	// Every brand with isFeatured appears in the featured list (the seed's rule), an unavailable
+	// one included: its availability tells clients that it cannot be subscribed to.
 	feat := e.list("/api/brand/list/featured")
 	if len(feat) != featured || featured < 3 {
 		t.Fatalf("featured has %d brands, want %d (>= 3)", len(feat), featured)
 	}
-	for _, b := range feat {
-		if !b.IsFeatured || !b.Availability {
+	unavailable := 0
+	for i, b := range feat {
+		if !b.IsFeatured {
 			t.Errorf("featured list holds %+v", b)
 		}
+		if !b.Availability {
+			unavailable++
+		}
+		if i > 0 && feat[i-1].UnderscoreId >= b.UnderscoreId {
+			t.Errorf("featured list not in creation order at %d", i)
+		}
+	}
+	if unavailable != hiddenFeatured {
+		t.Errorf("featured list holds %d unavailable brands, want %d", unavailable, hiddenFeatured)
 	}
 
 	first := devdata.Brands[0]
@@ -189,6 +207,9 @@ func TestAdmin(t *testing.T) {
 	}
 	if l := e.list("/api/brand/list"); len(l) != 0 {
 		t.Errorf("unavailable brand still listed: %+v", l)
+	}
+	if l := e.list("/api/brand/list/featured"); len(l) != 1 || l[0].Availability {
+		t.Errorf("featured list after withdrawing its brand = %+v, want it shown as unavailable", l)
 	}
 
 	// Refusals: bad input, unknown ids, unknown fields.

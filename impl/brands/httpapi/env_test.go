@@ -116,7 +116,30 @@ type request struct {
 	token        string // sent as ?access_token=
 	bearer       string // sent as Authorization: Bearer
 	form         url.Values
-	json         any // a string is sent as is
+	json         any    // a string is sent as is
+	ctype        string // overrides the Content-Type the body kind implies
+}
+
+// secretFields are the request fields that carry passwords; no answer may repeat their values.
+var secretFields = []string{"password", "currentPassword", "newPassword"}
+
+// secrets returns the password values rq sends (long enough not to occur in a body by chance).
+func (rq request) secrets() []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= 8 {
+			out = append(out, v)
+		}
+	}
+	for _, f := range secretFields {
+		for _, v := range rq.form[f] {
+			add(v)
+		}
+		if m, ok := rq.json.(map[string]string); ok {
+			add(m[f])
+		}
+	}
+	return out
 }
 
 func (e *env) do(rq request) resp {
@@ -145,6 +168,9 @@ func (e *env) do(rq request) resp {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if rq.ctype != "" {
+		ctype = rq.ctype
+	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
@@ -166,6 +192,12 @@ func (e *env) do(rq request) resp {
 	// No answer ever carries a password or its hash.
 	if strings.Contains(string(b), "$argon2") || strings.Contains(strings.ToLower(string(b)), "password_hash") {
 		e.t.Errorf("%s %s leaks a password hash: %s", rq.method, rq.path, b)
+	}
+	// Nor a password it was sent, not even in a refusal's details.
+	for _, pw := range rq.secrets() {
+		if strings.Contains(string(b), pw) {
+			e.t.Errorf("%s %s echoes a password: %s", rq.method, rq.path, b)
+		}
 	}
 	return resp{status: res.StatusCode, header: res.Header, body: b}
 }
