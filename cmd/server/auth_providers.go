@@ -162,8 +162,15 @@ func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service) 
 	}
 	if pc.Custom != "" {
 		var list []customJSON
-		if err := json.Unmarshal([]byte(pc.Custom), &list); err != nil {
-			// The JSON holds secrets: report the position only, never the text.
+		d := json.NewDecoder(strings.NewReader(string(pc.Custom)))
+		// A misspelt key ("scope", "PKCE") would otherwise be dropped silently and the provider
+		// would run without what the operator asked for.
+		d.DisallowUnknownFields()
+		if err := d.Decode(&list); err != nil {
+			// The JSON holds secrets: never echo its text; an unknown key's name is safe to show.
+			if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				return fmt.Errorf("AUTH_CUSTOM_PROVIDERS: unknown key %s", field)
+			}
 			return errors.New("AUTH_CUSTOM_PROVIDERS is not a JSON array of providers")
 		}
 		for _, c := range list {

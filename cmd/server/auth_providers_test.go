@@ -81,6 +81,7 @@ func TestAddConfiguredProviders(t *testing.T) {
 		"apple key without ids": {"-auth-apple-key-file", keyFile},
 		"custom not JSON":       {"-auth-custom-providers", "corp:c:s"},
 		"custom built-in name":  {"-auth-custom-providers", strings.Replace(custom, `"corp"`, `"github"`, 1)},
+		"custom misspelt key":   {"-auth-custom-providers", strings.Replace(custom, `"scopes"`, `"scope"`, 1)},
 		"telegram wrong token":  {"-auth-telegram-token", "999:wrong", "-auth-telegram-api-url", tg.URL()},
 	} {
 		cfg, err := LoadConfig(args)
@@ -91,6 +92,9 @@ func TestAddConfiguredProviders(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 			continue
+		}
+		if name == "custom misspelt key" && !strings.Contains(err.Error(), `"scope"`) {
+			t.Errorf("%s: the error does not name the key: %v", name, err)
 		}
 		for _, leak := range []string{"garbage", "999:wrong", `"s"`} {
 			if strings.Contains(err.Error(), leak) {
