@@ -1,6 +1,10 @@
 package oauth1_test
 
 import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 
@@ -59,5 +63,44 @@ func TestParseAuthorization(t *testing.T) {
 	}
 	if _, err := oauth1.ParseAuthorization("Bearer x"); err == nil {
 		t.Fatal("accepted a bearer header")
+	}
+}
+
+// TestRequestToken_RequiresCallbackConfirmed: an OAuth 1.0 (not 1.0a) server that does not
+// confirm the callback is refused (RFC 5849 §2.1), and a refusal status is an error.
+func TestRequestToken_RequiresCallbackConfirmed(t *testing.T) {
+	t.Parallel()
+	answers := map[string]struct {
+		status int
+		body   string
+		want   error
+	}{
+		"/confirmed":   {200, "oauth_token=t&oauth_token_secret=s&oauth_callback_confirmed=true", nil},
+		"/unconfirmed": {200, "oauth_token=t&oauth_token_secret=s", oauth1.ErrCallbackNotConfirmed},
+		"/refused":     {401, `{"errors":[{"code":32,"message":"Could not authenticate you."}]}`, nil},
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := oauth1.ParseAuthorization(r.Header.Get("Authorization"))
+		if err != nil || p.Get("oauth_callback") != "http://site.example/auth/twitter/callback" || p.Get("oauth_signature") == "" {
+			http.Error(w, "bad authorization header", http.StatusBadRequest)
+			return
+		}
+		a := answers[r.URL.Path]
+		w.WriteHeader(a.status)
+		_, _ = w.Write([]byte(a.body))
+	}))
+	defer ts.Close()
+	for path, a := range answers {
+		c := &oauth1.Config{ConsumerKey: "ck", ConsumerSecret: "cs", RequestTokenURL: ts.URL + path,
+			CallbackURL: "http://site.example/auth/twitter/callback"}
+		cr, err := c.RequestToken(context.Background())
+		switch {
+		case a.status != 200 && err == nil:
+			t.Errorf("%s: accepted a %d", path, a.status)
+		case a.want != nil && !errors.Is(err, a.want):
+			t.Errorf("%s: %v, want %v", path, err, a.want)
+		case a.status == 200 && a.want == nil && (err != nil || cr != oauth1.Credentials{Token: "t", Secret: "s"}):
+			t.Errorf("%s: %+v %v", path, cr, err)
+		}
 	}
 }
