@@ -110,10 +110,15 @@ func (h *AppleHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v := url.Values{}
-		for _, k := range []string{"code", "state", "user", "error"} {
+		for _, k := range []string{"code", "state", "error"} {
 			if s := r.PostForm.Get(k); s != "" {
 				v.Set(k, s)
 			}
+		}
+		// Of the first sign-up's `user` JSON only the name is carried over: the e-mail address in
+		// it would otherwise end up in access logs and the browser history with the GET URL.
+		if name := firstSignupName(r.PostForm.Get("user")); name != "" {
+			v.Set("name", name)
 		}
 		http.Redirect(w, r, h.CallbackURL(AppleName)+"?"+v.Encode(), http.StatusSeeOther)
 		return
@@ -147,7 +152,7 @@ func (h *AppleHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}
-	u := token.User{ID: claims.Subject, Name: firstSignupName(q.Get("user"))}
+	u := token.User{ID: claims.Subject, Name: q.Get("name")}
 	if u.Name == "" {
 		// Later logins carry no name; a stable pseudonym from sub keeps the user recognisable.
 		sum := sha1.Sum([]byte(claims.Subject))

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/triadhq/triad/impl/auth/appleid"
@@ -68,12 +69,23 @@ func TestApple_LoginFlow(t *testing.T) {
 	s := newSite(t)
 	fake := addApple(t, s)
 	fake.SetProfile(providertest.Profile{ID: "001122.0f1e2d3c4b5a.0911", Name: "Tim Example", Email: "t@privaterelay.appleid.com"})
+	var visited []string
+	s.browser.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+		visited = append(visited, r.URL.String())
+		return nil
+	}
 	resp, body := appleLogin(t, s, "?from="+url.QueryEscape(s.landing+"/done"))
 	if resp.StatusCode != http.StatusOK || string(body) != "landing page" {
 		t.Fatalf("login ended at %s with %d: %s", resp.Request.URL, resp.StatusCode, body)
 	}
 	id := token.UserID("apple", "001122.0f1e2d3c4b5a.0911")
 	s.wantLoggedIn(token.User{ID: id, Name: "Tim Example"})
+	// The form_post's e-mail address is not put into the URL the callback bounces to.
+	for _, u := range visited {
+		if strings.Contains(u, "privaterelay") {
+			t.Fatalf("the user's e-mail address is in a URL: %s", u)
+		}
+	}
 
 	// Later logins bring no name: the same user id, a stable pseudonym as name.
 	s2 := s.newBrowser()
