@@ -5,6 +5,8 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +82,10 @@ func TestBuiltin_LoginFlow(t *testing.T) {
 			want := c.want
 			want.ID = token.UserID(string(c.kind), c.want.ID)
 			s.wantLoggedIn(want)
+			// The id is the provider name and a hash: the provider's own id never reaches the token.
+			if _, u := s.me(); !regexp.MustCompile(`^`+string(c.kind)+`_[0-9a-f]{40}$`).MatchString(u.ID) || strings.Contains(u.ID, c.want.ID) {
+				t.Fatalf("user id %q is not %s_ and a hash", u.ID, c.kind)
+			}
 
 			reqs := fake.Requests()
 			if len(reqs) != 1 {
