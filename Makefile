@@ -79,13 +79,16 @@ contract: deps-postgres deps-npm ## replay the end-to-end suites through Prism v
 	TRIAD_E2E_PRISM=1 $(GO) test -count=1 -timeout 10m -v ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-chromium deps-npm check-generated check-sdk fmt-check sqlc-check ## every check: generated code, gofmt, vet, sqlc, go test -race
+test: deps-postgres deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 12m ./...
 
 .PHONY: lint
-lint: deps-npm fmt-check sqlc-check ## go vet, gofmt, sqlc vet and the spec linters (Spectral, Redocly): zero errors, zero warnings
+lint: deps-npm fmt-check sqlc-check lint-specs ## go vet, gofmt, sqlc vet and the spec linters (Spectral, Redocly): zero errors, zero warnings
 	$(GO) vet ./...
+
+.PHONY: lint-specs
+lint-specs: deps-npm ## Spectral and Redocly over the three specs: zero errors, zero warnings (part of make test)
 	$(NPM_BIN)/spectral lint --fail-severity=warn --ruleset .spectral.yaml $(SPECS:%=api/%.yaml)
 	$(NPM_BIN)/redocly lint --config redocly.yaml $(SPECS:%=api/%.yaml)
 
