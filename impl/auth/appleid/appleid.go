@@ -144,10 +144,13 @@ func (j JWK) rsa() (*rsa.PublicKey, error) {
 // KeySet fetches and caches Apple's public keys. A token with an unknown kid triggers one refetch
 // (Apple rotates keys), rate-limited so forged kids cannot make us hammer the keys endpoint.
 type KeySet struct {
-	URL    string
+	// URL is the JWKS endpoint (KeysURL in production).
+	URL string
+	// Client fetches the keys; nil uses a client with a 10 s timeout.
 	Client *http.Client
 	// TTL is how long fetched keys are trusted without refetching; default 1 hour.
 	TTL time.Duration
+	// Now is the clock for token expiry and the key cache; nil uses time.Now.
 	Now func() time.Time
 
 	mu      sync.Mutex

@@ -72,6 +72,7 @@ type APIError struct {
 	Description string
 }
 
+// Error reports the method, code and description; the bot token is never part of it.
 func (e *APIError) Error() string {
 	return fmt.Sprintf("telegram %s: %d %s", e.Method, e.Code, e.Description)
 }
