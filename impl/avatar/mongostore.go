@@ -34,6 +34,10 @@ const mongoTimeout = 10 * time.Second
 // previous one until the new upload is finished, the new one after.
 type MongoStore struct {
 	client *mongo.Client
+	db     *mongo.Database
+	coll   string
+	// bucket serves reads and deletes, which keep no state in the bucket; uploads use their own
+	// (see putID).
 	bucket *mongo.GridFSBucket
 }
 
@@ -77,8 +81,14 @@ func OpenMongoStore(ctx context.Context, uri string) (*MongoStore, error) {
 		_ = client.Disconnect(context.Background())
 		return nil, fmt.Errorf("avatar: mongo store: %w", err)
 	}
-	bucket := client.Database(dbName).GridFSBucket(options.GridFSBucket().SetName(coll))
-	return &MongoStore{client: client, bucket: bucket}, nil
+	s := &MongoStore{client: client, db: client.Database(dbName), coll: coll}
+	s.bucket = s.newBucket()
+	return s, nil
+}
+
+// newBucket returns a handle on the store's GridFS bucket; it costs no round trip.
+func (s *MongoStore) newBucket() *mongo.GridFSBucket {
+	return s.db.GridFSBucket(options.GridFSBucket().SetName(s.coll))
 }
 
 func mongoCtx() (context.Context, context.CancelFunc) {
@@ -98,20 +108,29 @@ func (s *MongoStore) Put(userID string, r io.Reader) (string, error) {
 func (s *MongoStore) putID(id string, b []byte) error {
 	ctx, cancel := mongoCtx()
 	defer cancel()
+	// A bucket of its own per upload: the driver's GridFSBucket reads the source through one
+	// buffer shared by all its uploads and sets a first-write flag without a lock, so concurrent
+	// logins through a shared bucket race and can store one user's bytes in another's picture.
 	meta := options.GridFSUpload().SetMetadata(bson.D{{Key: "etag", Value: contentID(b)}})
-	newID, err := s.bucket.UploadFromStream(ctx, id, bytes.NewReader(b), meta)
+	newID, err := s.newBucket().UploadFromStream(ctx, id, bytes.NewReader(b), meta)
 	if err != nil {
 		return fmt.Errorf("avatar: mongo put: %w", err)
 	}
-	// Drop the older revisions; a leftover from a failed delete is harmless because readers take
-	// the newest revision, and the next Put or Remove cleans it up.
-	olds, err := s.files(ctx, id)
+	// Drop the revisions older than ours, and only those: if every Put deleted all revisions but
+	// its own, two concurrent Puts of one user could delete each other's and leave none. The
+	// newest revision is older than no other, so nobody deletes it. A leftover from a failed
+	// delete is harmless because readers take the newest revision, and the next Put or Remove
+	// cleans it up.
+	revs, err := s.files(ctx, id)
 	if err != nil {
 		return nil
 	}
-	for _, f := range olds {
-		if f.ID != newID {
-			_ = s.bucket.Delete(ctx, f.ID)
+	for i, f := range revs {
+		if f.ID == newID {
+			for _, old := range revs[i+1:] {
+				_ = s.bucket.Delete(ctx, old.ID)
+			}
+			break
 		}
 	}
 	return nil
@@ -150,18 +169,26 @@ func (s *MongoStore) latest(ctx context.Context, id string) (mongoFile, error) {
 func (s *MongoStore) Get(avatarID string) (io.ReadCloser, int, error) {
 	ctx, cancel := mongoCtx()
 	defer cancel()
-	f, err := s.latest(ctx, avatarID)
-	if err != nil {
-		return nil, 0, err
-	}
-	var buf bytes.Buffer
-	if _, err := s.bucket.DownloadToStream(ctx, f.ID, &buf); err != nil {
-		if errors.Is(err, mongo.ErrFileNotFound) {
-			return nil, 0, ErrNotFound // replaced between the find and the download
+	// The newest revision is only deleted by a Put of a newer one, so when it vanishes between the
+	// find and the download, looking again finds that newer one.
+	for attempt := 0; ; attempt++ {
+		f, err := s.latest(ctx, avatarID)
+		if err != nil {
+			return nil, 0, err
 		}
-		return nil, 0, fmt.Errorf("avatar: mongo get: %w", err)
+		var buf bytes.Buffer
+		_, err = s.bucket.DownloadToStream(ctx, f.ID, &buf)
+		if errors.Is(err, mongo.ErrFileNotFound) && attempt < 3 {
+			continue
+		}
+		if errors.Is(err, mongo.ErrFileNotFound) {
+			return nil, 0, ErrNotFound
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("avatar: mongo get: %w", err)
+		}
+		return io.NopCloser(&buf), buf.Len(), nil
 	}
-	return io.NopCloser(&buf), buf.Len(), nil
 }
 
 // ID returns the content id saved in the newest revision's metadata.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,5 +161,43 @@ func TestMongoStore_GridFSOnFerretDB(t *testing.T) {
 	}
 	if !bytes.Equal(read(t, other, id), img2) || other.ID(id) != s.ID(id) {
 		t.Fatal("migrated avatar differs")
+	}
+}
+
+// TestMongoStore_ConcurrentLogins: several replicas saving the same user's picture at once must
+// leave exactly one complete picture behind, never none (each Put drops only revisions older than
+// its own).
+func TestMongoStore_ConcurrentLogins(t *testing.T) {
+	s := openStore(t, startFerretDB(t)+"?ava_db=triad_test&ava_coll=race")
+	for round := 0; round < 5; round++ {
+		imgs := make([][]byte, 6)
+		for i := range imgs {
+			imgs[i] = avatar.Identicon(fmt.Sprintf("picture-%d-%d", round, i))
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, len(imgs))
+		for _, img := range imgs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Put("same_user", bytes.NewReader(img))
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		id := avatar.AvatarID("same_user")
+		got := read(t, s, id)
+		if !slices.ContainsFunc(imgs, func(img []byte) bool { return bytes.Equal(img, got) }) {
+			t.Fatalf("round %d: stored bytes are none of the pictures", round)
+		}
+		if ids, err := s.List(); err != nil || !slices.Equal(ids, []string{id}) {
+			t.Fatalf("round %d: list = %v, %v", round, ids, err)
+		}
 	}
 }
