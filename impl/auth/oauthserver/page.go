@@ -34,7 +34,9 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, status int) {
 	w.Header().Set("Cache-Control", "no-store")
 	if s.opts.LoginPageHandler != nil {
 		if status != http.StatusOK {
-			w.WriteHeader(status)
+			// Writing the status here would freeze the headers before the handler sets its own
+			// (Content-Type, cookies); the wrapper applies the status at the handler's first write.
+			w = &statusWriter{ResponseWriter: w, status: status}
 		}
 		s.opts.LoginPageHandler.ServeHTTP(w, r)
 		return
@@ -54,4 +56,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// statusWriter sends status instead of whatever the wrapped handler answers (or its implicit 200).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+// WriteHeader sends the forced status, once.
+func (w *statusWriter) WriteHeader(int) {
+	if !w.wrote {
+		w.wrote = true
+		w.ResponseWriter.WriteHeader(w.status)
+	}
+}
+
+// Write sends the forced status first, if nothing was written yet.
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(w.status)
+	return w.ResponseWriter.Write(b)
 }

@@ -163,6 +163,7 @@ func TestServer_LoginPage(t *testing.T) {
 func TestServer_CustomLoginPageAndAuthenticate(t *testing.T) {
 	t.Parallel()
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = io.WriteString(w, "custom page")
 	})
 	srv, _ := start(t, oauthserver.Options{
@@ -190,9 +191,11 @@ func TestServer_CustomLoginPageAndAuthenticate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Fatalf("bad password: %d", resp.StatusCode)
+	// The page is shown again with 401, keeping the handler's own headers.
+	if resp.StatusCode != 401 || string(b) != "custom page" || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("bad password: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	loc := redirected(t, http.MethodPost, authURL, url.Values{"username": {"carol"}, "password": {"pw"}})
 	ctx := context.Background()
