@@ -186,6 +186,33 @@ type RegisterRequest struct {
 	Password string `json:"password"`
 }
 
+// RegisteredUser A new user as register returns it; a new user is never an admin.
+type RegisteredUser struct {
+	// UnderscoreId The user id, 24 hex digits.
+	//
+	// Example: 655e1f2a9c0d1e4b5a6c7d8e
+	UnderscoreId string `json:"_id"`
+
+	// CreatedAt ISO 8601 UTC timestamp with milliseconds.
+	//
+	// Example: 2026-11-22T21:35:06.123Z
+	CreatedAt string `json:"created_at"`
+
+	// Email Example: ada@example.com
+	Email string `json:"email"`
+
+	// Name Example: Ada Lovelace
+	Name string `json:"name"`
+
+	// Subscriptions Always empty for a new user.
+	Subscriptions []Brand `json:"subscriptions"`
+
+	// Token The access token just issued.
+	//
+	// Example: 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+	Token string `json:"token"`
+}
+
 // ResetRequest defines model for ResetRequest.
 type ResetRequest struct {
 	// CurrentPassword Example: correct-horse-battery
@@ -205,7 +232,7 @@ type TokenResponse struct {
 	Token string `json:"token"`
 }
 
-// User defines model for User.
+// User The current user's profile.
 type User struct {
 	// UnderscoreId The user id, 24 hex digits.
 	//
@@ -231,7 +258,7 @@ type User struct {
 	// Subscriptions The brands the user subscribed to; empty for a new user.
 	Subscriptions []Brand `json:"subscriptions"`
 
-	// Token The access token (the one just issued, or the one of this call).
+	// Token The access token of this call.
 	//
 	// Example: 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
 	Token string `json:"token"`
@@ -3032,7 +3059,7 @@ type RegisterUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *User
+	JSON201 *RegisteredUser
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -3044,7 +3071,7 @@ type RegisterUserResponse struct {
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r RegisterUserResponse) GetJSON201() *User {
+func (r RegisterUserResponse) GetJSON201() *RegisteredUser {
 	return r.JSON201
 }
 
@@ -4252,7 +4279,7 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest User
+		var dest RegisteredUser
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6105,7 +6132,7 @@ type RegisterUserResponseObject interface {
 	VisitRegisterUserResponse(w http.ResponseWriter) error
 }
 
-type RegisterUser201JSONResponse User
+type RegisterUser201JSONResponse RegisteredUser
 
 func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
 
@@ -6823,89 +6850,91 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fxtc9s4kv4rXbytWntKkiXZySb2l3Oy2R3vZDIp27nb3ThnQWRLxJgCNABoWZfyf79CAyRBirLl1+Sm",
-	"xp8siQAaje6nX8GvUSxncylQGB3tf43wis3mGdL/bxQTyX+xLEf7SeezGVPLaD86hLH9JepEl8WP5zyJ",
-	"9qOXL17gYDJk/frfIOpE7JLxjI15xs0y2jcqx06UoI4VnxsuRbQfnXAxzbArFZ9yAWNkQoOSTBtMwEiQ",
-	"KkHVizrRBJnJFSZHMzbFaD9KjZnr/Z0dbj/rnt9AL5azHSGVSRdcJL1f59OoE3H9Nz+4IEGwmZ3jQ/Eg",
-	"vJWTCWLUieZKJnlsmfL5a/HYjzLXCOMMafNzxWOM9gfD3ovrL51I52O7nTGqtzIXxv7QiXKVBSRW9ARU",
-	"RtfX151ozhSboUFFnD+MY9T6VF6gsB/rjDpNEYz9CSZKzkDhlGuDCqSCTE656MEx/pZzhQnkIkOtgRvg",
-	"GjQKA0zD6DA3qVT8f5mdcB/eIFOoRr0zYVlkV/gtR7WMSu4wouac1ow6kY5TnLFAWKL9aPe3Yfcvizdi",
-	"MP3pnz++UG/6+m3fvNub/WuQv1y+nrxi/774rX91ufuP4SLqRGY5t4O0UVxMI7t9ErWjv65u1ssajM55",
-	"MurBoVialIspmJTRpoQ0wOBCyIUAnsDWjGUTqWaYgBSogYs4yxNMtmGKRsNef69XbHLOTFrtkdsTVZ5v",
-	"hXS07fQGGW9u69rOqOdSaK9PLLEng9rYT7EUBgX9y+bzjMd0HDu/ailqK9onEzvvJct4Qg+dTxjP0FKc",
-	"oGE8c0I64ZhZLcQZ41nUiWaotVORWa4NjBGYAPoRWJIo1Dqycls9phxxkEh0jJ0xE6dgUoTDj0eg5xjz",
-	"iafTcwu1ObJr7k6G7HXcTwa4N37BXsbRdci9PymcRPvRf+xUWLPjftU775SSyjFrVcxvoKhGzQGMPCdG",
-	"YA9UA7I4BS6IZ0Cc6UWFnH2Q5m8yF8m9TkFIcz6h0SHrnJBaCovfnpg7H6RXjJRpMCnXJP1SEW94YlWj",
-	"VIVt2vo7e/KnzEPKnfdNgnNumMOAaud2PSdUXAPLFLJkWWISPgMnDoU0KSrINaqKG46kLTsRs0i44CaV",
-	"ubGUMUUGJWYaHWf+JtWYJ8k9GTMpR4dskSJbAktmXNiDWMKMCTZFd2b6eZSHGFJApHDE0H6PhEElWHav",
-	"7XI/+Bxp7XDPxU+gUV2iguKJJxcAKFe2wJgrPCA1GEsSxUtkGXGBDAcbWzHgpgOjkq4RTLhInJ0UNDST",
-	"U2LVqZTvmZrivVjl5z83Up5nNEsb2hKVXIOREoqnnkE6aFkLGNxoSDDOSE3euj1236OYmrQDUgATS1Ay",
-	"N7htqZT2YAl/6Yz/rCHjM26IWZ8E854F3g9b83CCkFcMHJA7T8R7P1xDabCfhWXN1Wdcay6mHcgFOSAd",
-	"wKs5+V1SWbmTF2itTrl45VTbf+ZKzlEZ7nwDcqDbPD2H8jzpwHAPUryChE+50daN2cgpmTNjdSPaj/7n",
-	"c7/7mnUnX74O967/tOqvNJ30JjW/EKS5R7ICyoAphIyTl24JjZn13aF0hi3U1mh1npVfeixlhkxETXaH",
-	"DtemccHKbhqBwtcW2LC/wKfj93Vu3iGiWFk0DDGaKxa/lKybz5GpAnIKcombG7HMua4hr1rimBUKq8Dm",
-	"a8QNzvRtOvHRDbBj/WRMKbYkpWrGPG0SLPLZ2IYnE7JIui4bDqgtPw6AZQu21IBXLK4zwEZS1pVhxlmZ",
-	"3aFFBy74LJ9F+/2SLmsGpqgsZRR4rdWnP2vQ3GD7sbdHaW1RSxUvfCYF9kdSF2ZHS1McG8pWE5zgjFZZ",
-	"/KUkRI5/RXcshClvFTJD8sCShNulWfYxwJgJyzR2GrCzqvETlmemkLm7am05PKpxdlMVnrErZ3ii/Rf9",
-	"fn8znW5d8Q4qHCw6bF+0qdN+Rc/Qx1HTOhUk3cXnwS1KXBL0+Uvnzho9Y1dHbsgg3Hyp4aUe3cjmdSpz",
-	"G28bOkScWivgn+bJJgI+4yL8dnCbyJe78eOfwDTdQ66fRZRv3/pTy+4TieujSuiKNL5LuAkSOQ23wkCG",
-	"TBuQAq3NG1kWjsg3GlFQOjpweZi5WQLlTyG2wK6BachwYkDmZP3qUuuSOm1OTC2j0wFmYCa1geGLPYhT",
-	"plhsUOkDyAX/Lcc1cXDdELKE9S64mP7nela92Gs52EJY6iQO7CKDfj+gBtjE2DBC8dnMxmR6zmJsuLSH",
-	"CYOf7MS1hQebHhH58e0OgA185ATwEpUNDye5ZpkNdChvoHM1YTGuHoALUZoTnhjyhWcsTrnArkKW0BcK",
-	"mZaivqMwc7TCuzKR11zhI6ou5a9gruQ4w5m2xPuAiAKqIuilzGahT3XifWowVIwiS7hCSRl1hU+vzSDe",
-	"Bulu5WrWNnRvKnFAQZ0XP+YzJiom49U8Y4J4UOf0ajZuZZdBuNgmJP/segXvHiWW36ZKRnZgIpVLRJLs",
-	"ulxHJqcNAV4JQm9jFUnYzZx6L6dcBNCzBiNqqnxXLZ4zrRdSNcQllkphbLqpVBq7YwoqrdtauuXlsLq+",
-	"Dl/dtu1CEMsJ2jb+cyUS9T2vlZVDiKWYcEud1RGDV/WYIjrJKZyf5Fm2hJMyJrn1mG46n8JSrfVR2gpf",
-	"h+AtolNsHwxRjiVlcwSuYaIQYct+5XwNllFGPuFeyvkVcLNd298GRauWDRz7xO3tMvY8dugW4Q08jd2N",
-	"DdJfuZ5nbEmFgg48wDy9l5eYsRhbTNRtLlCgY3XiXhE5w1cBOfWFH6KIAVWvNvLFO5tp5zFqNGtFJs6V",
-	"QmE+PjWudCKBi4/356w2bJ6VNDiKnoCxTXbUyW5jL9WBj30lcZW/Zn2ZOMxYNqzTAwu24Y4cAW2Uf9Ko",
-	"7pDrdBWLzVKdoWn9S/IK75jqjClbkpyzFhf+6OQXePWyP4BPp2/B8Blqw2ZzgiyY8SzjGmMpkgZhw/7w",
-	"ZXcw6A6Hp8PB/u6L/f7L3mC4++9QhGwA27UzrpDUia66U9ldoXMjm94S5h0mM94iFIdFRSqoRtW2cYdI",
-	"sAGBK0T4zBUtrW9IxmmydXT2tdTggQ+SrLvFQOCCnql5uTdFjS7R3uJebqgv3t4KhF+t88u1zjHpgC+x",
-	"+uiOYoaYZdn206mXyywW3RcFIHt8Lk66ye6ahK+qpj0ejHPFzfLE8sunRh7SdtIB5k5yFPaLjICaSaDs",
-	"b+lt1mRSHNqc/4R0amPqUjnMLca2kabZrKBvbY8LnOX9/m5MT9G/OOoVDS0k7vRUtXpqzNwVg7iYyNV1",
-	"P1E+u+BEx/IBLCPGSi50VSERSSXYPuU9652JM/HDD29kwlH3fvgBjqtyIEddxBykFVR9c5WWUVhIu+ou",
-	"FouuBZdurjIUNoBIRsU5nImar2ikvKCVvWtp2UXBmZuYZVqS+M+pkmOpri/2q5ZiBE5+enBq56eKsi9Q",
-	"eRoNu0D4x8kvH4AK4FuszLePirTPiBoFBJA+2n26OfV2D975kNxZOvucncqzyp4oCuPpcSzzImgJIBkE",
-	"hSZXwk4v58z6mXWNHr54CZYeOYMxN7oDFzg3MF46fvlQzpXuNTA4+fGwa4ekTKfbPTj2e0yZAYGWTe58",
-	"aNPc3CT/Z6JUgFJPmq48YcudZBcO/ca0YUvta6S5MDw7E9z4aqSGrd0+JPYB59cSkhWtYVUpFzQaDW+O",
-	"Dz/89eT89Jef3n04Pz19v92xx5DJ6RQTkLkhIrnRIBcC1ZmIUyam6OYpHCTYWqQ8Tn0JVPtMi+vScPSS",
-	"dDND7Nu227iplHomfC3VD/adXAMvF0cJ6Y/TRSsJXu1Sdokw3OumeNUlR8L1kGnY2oPx0jgdI5Ck+JDb",
-	"YOBVKR32AUuZAJ6ciaLbzFNneWDjrmIbVgWrBjMvrmRpK8rIexh5uB65hbEDOSW1ie4EMzQFahwAE0tr",
-	"ZDDTWMy96+em7BbN/a6WxIqZUtwfxogeGlG6y7X2ZTxG70B6zP356DRq9ijKOQotcxVjT6rpjh+kd+yz",
-	"1nhyQwbOKM4SeONYffjxKOpEl6i0T/n1+r2+fdpOxubcGsRev7frfLSUbM0Om/OdcVkMl225VFfS0kVQ",
-	"7HgoZIWmSvfgPU5M14aSHs1IG02KXIGvWmjYKsvWHXtwZ6LIt3e8j2HwysKBkEUsbg9/lKvMZ25r+fkR",
-	"lOmwsZZZbhAs97b0Nnw6fq/PxCK1YsovUTjOW+eXxIy6E9yu3vgW2rDx83O7R1M9shM2hl5/KdNYb2Sy",
-	"vFvHxe+/H3ej1ttN+0LCCut13UGzhDc7PYf9webH4YJk562to6N4dCfoyb6+G/VrG4GcajHtMSnptOqZ",
-	"5dVev79uqXL7O0GXKw0Z3D6k1jhEg3ZvH1R17dkRgw1GlM1c153oxSZbKRvliNVl/7uTgxKVtsgP2rZu",
-	"I5ta+Yzoi+iLHVXB3E7GHcZNsQXqHJD7s0iltm5EoKLkNJGKABeV1SqVsI4w77k2b6pOw5pg9u+CE5//",
-	"6Ox/UGf/l1BDHxK1rmlIazRj9Z5LFXzo6FoOKsWwcrdCVKAXzty36cXOJChLb6og1aHfpB6dgCLvt23V",
-	"detMGMwyDYsUyUflprWNbbvNmNstF1Q8gsq5al3Ai4q5v4igR6xxAef3rqcPU8K6oXx8NayfyvehhQ2a",
-	"blXCrzy5dkpng5CWogl9r6t2PfKLXWQXZp6soHCzapLc+Mdyeu9v0YKKoesqAh3WAd323V2RzXyrojJ5",
-	"o3fFNUylwO/diervbUBZ7QbNc7teTow2cL067VbEgqgbOl66fMCqeVgV3r+jKST3gdBeBrzfwsm/v/h9",
-	"r3KxBgGPkSWFjLQg313xp7icaLFnzkzckoF+G6TBfB6C4n9CyQvEuU/5Wf9CH8CoYc1GxT2dheLUUbQq",
-	"g6778bvKGvhaUWjT6au7iaxv69woqr6rurns2reLqllx91bIxR/g/1Dw/+RzpRvH3aWWle7NAxS/NUNZ",
-	"9g05/fa1fV8WkFTmqIdDvbLViC6jTZmNVzx4lFfURHImmNALVBqG/b7PHR/6y5VVr9KoDUl8NyldgCU6",
-	"pIiRMtm5KIk5E46HPrH8ui20Kdf51l6bq0263ddjorJpYMFq90qKh4M3FFRu3yofvZyVHxtvOxC4qPm4",
-	"7dOu6ye7vn4sX7K40BlsdEvIhasb+U0tmN5+ZqS5F270X9/rhiBJ7XkgyCt3kUuHm669Bo89x53K1rWp",
-	"gSGUn96zI+dJWH5edYxqwl3BZy6eHkDfFf0fIXT+Wdf5Bf+doqjq4VbZLYcDPSigs4BSew5U03Uwas+k",
-	"AtIP0oQg2oZ9n6qtfxfoJ6Q5WYNPpykq9DzZAKbqmyc5Cc55de56dI8iwWQD/PsUTvn4CNg4/S0mljCT",
-	"CgkKBV46Ifl/AYTP6kBVp+KaeDaHAo1qBxPu2jtzc3ME5DprqzdDSAVjadIDYOHlmKKI6gqlcOgCp/IO",
-	"DF1O1yjMmaAa7baPo7jR7t4M+TRuAXothQ3pWfgyiJucm3cJNx+VnPAMv1045XOf5VWXza1QcAPJntGt",
-	"XUGNhX1X4bqbPo9E1+MGdHW08WdXz9459H/E7N3cr0LV0WDy58OU17cPCl7s8tyAYs/btf6UqlQAidXA",
-	"JoBQj9YN7R4pxhc6wI2tNW9tIfNedhtR+xn1fWnfJ1pre4ZDcSaKxh1/ScGG5rBQUkyraaZoqs64vf4A",
-	"nOvQWvSx+6De5gcof6CDDfWrbgesaY/fWLxr94UeCBTPReTjo4Zv+L1TU+7G1Neb89fgSKwwQWE4y1y3",
-	"peLT1DwQSe7x5h5qEDwPiKlFT6WtLlWC0wvU3Ok+TwRVvkkq6LSrtRZy7fV2q9RV7+JPvJex/c3rb9QF",
-	"fDsUSudGtWPhse+dNGXXddhtbh0pKWL/niMfMgUNlpo6Ql1DaK8NvmRuPH59H6W4f8ncNWzW7HnVdvp4",
-	"Jj14d1Dxgp5ntOfPaZytHFoZu1kQ3a2O1mJZGXFVQjjGTIqpNa2+S2zku5y1tZ5yrbiKpMxUugsKozOR",
-	"yixxr3JEsOft0ye+HXzNpZAOyCxBbeph6YQrbdos9d/R/IzfWMrrnRkt95bCu0g3XSNab4zL+z6+JBM4",
-	"8MENncaFnD+au9qbuzbv7XpSx4LweZ0/ESTLfr8ARmXcZm7wFjgrLuNs0lRO6BJGD9w4UGMwUajTRhzR",
-	"8E9arjGfCR+hHADzOQk34KZMRHGL5eniiXY0eDwHvnlp/HEDjeen/nHbu79rE/AtQazM5fvNH5TOBKuu",
-	"eqGGSa7Is7WexAP60L/LTMraBpbiZttmmKfxxlBibk+/cUfL3QWLU4wvCiesgFkpsLiLt3Jpq8zBl7ey",
-	"DtY5fcGltHbc0xjegv9GOdiVtxOsfSVB7e0C7W8LuAPoBG9MuA9efhdkP2mCtxDUtgzv4yV4i1W+XYZ3",
-	"917JHEqCnIevpKhVwQtV/kapnFFDPEdl3ub5a9+uMFUDvxY8rYNx4yr85y/Xna+1G+ifv1DsQBdnHV5V",
-	"McP+zk4mY5alUpv9V/1XfRcruAVXwdkivYPFjr/E7IvXzZK4z7H3Kp+IiLek1ed8o+RCW1Cv3u/gB4x9",
-	"W/u6NiayBHJ1XK0quDr8ZybYtFrQd2Zpukm9HUzj+rOuv1z/XwAAAP//",
+	"7Fxtc9s4kv4rXbytGnuKkiXZySb2l7MzmRnvZDIp27nb3ThnQWRLxJgEOABoWZfyf7/CC0mQomz5TclN",
+	"TT7FNgk0Gt0PuhtP80sQ8SznDJmSwf6XAK9Jlqdo/n8kCIv/i6QF6p9kkWVELIL94BAm+i9BGFyVf7yg",
+	"cbAfvHzxAofTERk0/w2DMCBXhKZkQlOqFsG+EgWGQYwyEjRXlLNgPzilbJZijws6owwmSJgEwYlUGIPi",
+	"wEWMoh+EwRSJKgTGxxmZYbAfJErlcn9nh+qfZd8toB/xbIdxoZI5ZXH/93wWhAGVP7qXSxEYyfQY78sH",
+	"4Q2fThGDMMgFj4tIK+XTl/Kxn3khESYpmsXngkYY7A9H/Rc3n8NAFhO9nAmKN7xgSv8hDAqReiLW8nhS",
+	"Bjc3N2GQE0EyVCiM5g+jCKU845fI9I9NRZ0lCEr/CaaCZyBwRqVCAVxAymeU9eEE/yiowBgKlqKUQBVQ",
+	"CRKZAiJhfFiohAv6v0QPuA9HSASKcf+caRXpGf4oUCyCSjvESHNh5gzCQEYJZsQzlmA/2P1j1Pv7/IgN",
+	"Z7/88+cX4mgg3wzU273sX8Pi5eL19BX59+Ufg+ur3X+M5kEYqEWuX5JKUDYL9PKNqR3/sLxYZ2swvqDx",
+	"uA+HbKESymagEmIWxbgCApeMzxnQGLYykk65yDAGzlACZVFaxBhvwwyVhL3BXr9cZE5UUq+R6h0VTm+l",
+	"dXSt9BYbby/rRo8oc86k8ycS651BqfRPEWcKmfkvyfOURmY7dn6XnDVm1E/GetwrktLYPHQxJTRFLXGM",
+	"itDUGumUYqq9EDNC0yAMMpTSukhWSAUTBMLA/BFIHAuUMtB2Wz8mrHAQc7SKzYiKElAJwuGHY5A5RnTq",
+	"5HTaQqmO9Zy70xF5HQ3iIe5NXpCXUXDja+9vAqfBfvAfOzXW7Ni/yp23QnBhlbVs5rdI1JDmAMZOE2PQ",
+	"GyoBSZQAZUZnYDTTD0o7e8/Vj7xg8YN2gXF1MTVv+6qzRqolLP/2zNp5z51jJESCSqg01s+F0Q2NtWtU",
+	"rrBtlv5W7/wZcZBy73Ubw7lQxGJAvXI9nzUqKoGkAkm8qDAJN6CJQ8ZVggIKiaLWhhVpSw9ENBLOqUp4",
+	"obRkRJgDJSISrWZ+5GJC4/iBiplWb/tq4SxdAIkzyvRGLCAjjMzQ7pncjPMYhZQQyawwZr3HTKFgJH3Q",
+	"cql7+QLN3P6ayz+BRHGFAsonnt0AoJpZA2Mh8MC4wYQbU7xCkhotmIODTLQZUBXCuJJrDFPKYntOMvNq",
+	"ymdGVWecvyNihg9SlRv/QnF+kZpRutDWSEklKM6hfGoD1mGm1YBBlYQYo9S4yRu7xt47ZDOVhMAZELYA",
+	"wQuF21pKrjfW4K/Z4+8kpDSjyijrIyMussCHYWvhD+DrioAFchuJuOiHSqgO7I2orD17RqWkbBZCwUwA",
+	"EgJe5ybu4kLbHb9EfepUk9dBtf5PLniOQlEbG5gAuivSsyhP4xBGe5DgNcR0RpXUYcxaQUlOlPaNYD/4",
+	"n0+D3mvSm37+Mtq7+dtyvNIO0tvS/GYgzT6SllAGRCCk1ETpWtCI6NgdqmBYQ21DVhtZuaknnKdIWNBW",
+	"tx9wrZsXLK2mlSh86YAN/Rf4ePKuqc17ZBRLk/opRnvG8i+V6vIciSghpxTXaHMtldnQ1ddVRx6zJGGd",
+	"2HwJqMJM3uUTH+wL+l03GBGCLIxTtXOeLgtmRTbR6cnUnEiyaRsWqLU+DoCkc7KQgNckaipAZ1I6lCHK",
+	"njK7I40OlNGsyIL9QSWXPgZmKLRkJvFa6U/fSZBUYfe2d2dpXVlLnS98Mg7stqRpzFaWtjm2nK1hON4e",
+	"Lav4cyUIn/yOdlsMprwRSJSxBxLHVE9N0g8exkxJKjFswc6yx09JkarS5u7rtdXrQUOz67pwRq7twRPs",
+	"vxgMBuv5dOeM93Bhb9JR96Rtn3YzOoU+jZs2pTDWXf48vMOJK4E+fQ7v7dEZuT62rwz9xVceXvnRrWpe",
+	"5TJ36bblQ0ZTKw38Yx6vY+AZZf5vh3eZfLUa9/4zHE0PsOuNmPLdS39u230mc31SC12yxrcxVV4hpxVW",
+	"KEiRSAWcoT7zxlqFYxMbjU1SOj6wdZhcLcDUTyHSwC6BSEhxqoAX5vRrWq0t6nQFMY2KTghEQcalgtGL",
+	"PYgSIkikUMgDKBj9o8AVeXDzICQx6V9SNvvP1ap6sdexsaWxNEUc6kmGg4EnDZCp0mmEoFmmczKZkwhb",
+	"Ie1hTOAXPXBj4uG6W2Ti+O4AQCc+fAp4hUKnh9NCklQnOqZuIAsxJREub4BNUdoDnioTC2ckSijDnkAS",
+	"m18IJJKz5or8ytGS7qpCXnuGDyh6pn4FueCTFDOphXcJkUmoyqTXVDZLf2oK70qDvmOUVcIlSaqsy396",
+	"ZQXxLki3M9ejdqF724k9CZq6+LnICKuVjNd5SpjRQVPTy9W4pVV66WKXkfyz5xy8dxxrfau6GBnClAtb",
+	"iDS2a2sdKZ+1DHgpCb1LVcbCbtfUOz6jzIOeFRjRcOX7enFOpJxz0TKXiAuBkeolXEjsTUxSqcPWKiyv",
+	"Xmv66+jVXcsuDbEaoGvhv9Ym0VzzSls5hIizKdXSaR9ReN3MKYLTwqTz0yJNF3Ba5SR3btNt+1OeVCtj",
+	"lK6Lr0NwJ6J1bJcMmRpLQnIEKmEqEGFL/8rGGiQ1FfmYOiun10DVdmN9a1xadSzgxBVu77axzZxDdxiv",
+	"F2nsrn0g/UBlnpKFuSgI4RHH0zt+hSmJsOOIuisE8nysKdwrI87olSdOc+LHOKIn1au1YvFwPe88qcr9",
+	"HyWKLl9kOLf1aCLrC0uBqhBMAlUHQOpHqASmD2evaB2uWy2zA6xXLPPB+e/xK7xnsSwy+XZ8QTqCwOPT",
+	"3+DVy8EQPp69AUUzlIpkuTF6yGiaUokRZ3FLsNFg9LI3HPZGo7PRcH/3xf7gZX842v23v7s6BerpEZdE",
+	"CoPr3oz3luRc61RY6TorLX7pDVeoMCroiGMOXXHHxL36BK13vBG43JYI2NppIw3oyAHU6mvzRgX3dx3T",
+	"UCkLjFsn9yMvs5fLQuXVeelNzrmaKmuYVLebSVQrkTkqhECmPjz38R0GDOcfHg5gUpE8rWSwEj0DfrXV",
+	"0RS7S72GbnHiLuyX9bumWT2fKVkBuiTvRl0tmdOCcbPvpA40pjTFvwB184BK5aE+yzqAsbwk9i6IG8u4",
+	"R3HmkRhd1celCT/N3jeq9QdPhN8PhWyTiVEJEUnTr4TZ5T7eE7218jEqBFWLU60NV4t8DM8rBGL3aewT",
+	"tMZg2FtQEcr667G6yi3J6S9o9mRiaGGHhUbbLtEkyUr5VpLK4LwYDHYj85T5L477JYPMGLN5qp49USq3",
+	"t6+UTfnyvB/NBVKpiVDrAbQiJoLPZX0lyeLabN0dU9Y/Z+fs+++PeExR9r//Hk7q+3eKskzyjc2b6257",
+	"tTn2b66ve/P5vKeho1eIFJnO2ONxuQ/nrJGcKc4vzcwul9PqMtUQOzBJJTfGnZurUy11c7LfJWdjsPbT",
+	"hzM9vomG3Y2wk1GRS4R/nP72HgzjZItUF1zjss46NswcBsbb9DrtmHK7D29dDcyeefo5PZRTld5RZMrJ",
+	"Y1XmTFALYGzQxfB6eJ4Tndg1/HVr9OIlaHl4BhOqZAiXmCuYLKy+XO3EcmUkEDj9+bCnX0mITLb7cOLW",
+	"mBAFDLWa7P6YRVN1m/2fs8oBKj9p586hdqV72S4cuoVJpYNZS0oomKLpOaPKXf9L2NodQKwfsImkiTFL",
+	"LmbNnQCJSsLRyeH7H04vzn775e37i7Ozd9uh3oaUz2YYAy+UEZIqCXzOUJyzKCFshnacMlSCrXlCo8Rx",
+	"DqQrbVpalAecxMYB23oZt3EXzpkjL7iXHXVy6OziODb+Y31RW4Jzu4RcIYz2egle90yYYEmbErb2YLJQ",
+	"1scMSJqCDNXZ96vKOvQDWjIGND5nJb3TSad1wLiqlqFdsGZ0OnM152gtmYkNxg6ux3ZiDKEwt0hG7hhT",
+	"VCVqHABhC84QMJVYjr3rxjblZDP220bVOCJCULcZY/PQ2NSXLZc2pRG6UNJh7q/HZ0GbFMxzZJIXIsI+",
+	"F7Md95Lc0c/qo5Eqc8ApQUkMR1bVhx+OgzC4QiFdjb0/6A/003owklN9IPYH/V0bgSXmrNkhOd2ZVOwT",
+	"3nV5Ye+QZVmFsjpkvEZTIfvwDqeqxwtVopnxRpUgFeCuCSVsVTyRUG/cOSsvuEIXQSi81nDAeFn80ps/",
+	"LkTqrkoaF2JjqOrPE8nTQiFo7W3Jbfh48k6es3mizZReIbOa16GtMTNDB7KrOnKcdZ9p/ak7Xqkf2fGZ",
+	"2Defq7rxEY8X96M4/fkJ8Gtx3dclYvmUhptmgKYFb1OrR4Ph+tth02Ubra2So3x0x2uCuLmf9CuZd9a1",
+	"iHSYFIedfqZ1tTcYrJqqWv6ORys3rwzvfqXB1DMv7d79Uk2T1W8M13ijYk/ehMGLdZZSMVONqquGE2sH",
+	"FSptmThoW4eNZKbtMzC/CD7rt2qY20mpxbgZdkCdBXK3FwmXOozwXNQETcZFgLL61KqcsIkw76hURzW1",
+	"t2GYg/vgxKe/Wmke1Urz2ffQx+SkKxigLfZjf1Ou4FJHy/GpHUPb3ZJQnl/Y477LL3amHg9kXQepN/02",
+	"9wg9iVzcttX0rXOmME0lzBM0MSpVnbzR7a7DXC+5lOIJXM5ej3u6qJX7G/NIma2Otz+7nz7OCZsH5dO7",
+	"YXNXvg0vbMl0pxN+ofGNdTqdhHTcUprfy5ofa+Jim9n5lSdtKFQtH0n2/acKeh9+onlX9JbGB9K/eLfL",
+	"t81Z68VWJRXg1uiKSphxht96EDXYW0OyRsvapkMva0ZrhF5h9ymiQdS+OlnYesDy8bBsvD+hKi33kdBe",
+	"JbxfI8h/uPl9q3axAgFPkMSljXQg333xp+wG1tiTExV1VKDfeGUwV4cw+b9ByUvE3JX8dHwhD2DcOs3G",
+	"ZWPcXFBD4Vu2QUs3/qaqBu4myD/Tza/uZ7KOR71WVn1fd7PVta+XVZOy2Z3x+V/g/1jw/+hqpWvn3ZWX",
+	"VeHNIxy/s0JZEfWsf/v32zoSIqydDvUrbp/p/pwRna848Kh6Qll8zgiTcxQSRoOBqx0fum7mmhw47kIS",
+	"R982HedGDs4iNJXsglXCnDOrQ1dYft2V2lTzfO2ozd5N2tU3c6KKEjAnjUau8mHvkyB12LesR2dn1Y+t",
+	"z4swnDdi3O5hVxE4b26eKpYs6WjeQrcYn9t7I7eoOZHbG0aaB+HG4PWDWnKN1V54hrzU/F8F3KbP3Hts",
+	"E03MnXMbeoJvP/2NI+epf/28HBg1jLuGz4I9P4C+LdkdLWpQQ1/w3wmy+j5cO7vWsOcHJXSWUKr3wdzp",
+	"WhjVe1ID6XuufBDtwr6P9dK/CfRjXJ2uwKezBAU6nawBU83FGzvx9nl57GZ2jyzGeA38++gP+fQI2Nr9",
+	"LcIWkHGBBgotW/f/CxBuNICqd8WSeNaHAoliB2NqiZ6Fuj0DslT2+lMsXMCEq+QAiN+NVl6i2otSOLSJ",
+	"U9V0Zr4GIZGpc2buaLddHkWVtI1qJqaxE5jvwOiUnvhfX7ktuHkbU/XB0g+/Xjrlap9Vb9n6p5DX8qf3",
+	"6E5WUGtixxlc1Vr3RHI9bULXRBu3d83qnUX/J6zeOYKqvR31Bt8cpry++yXvS0qbBhS935b6U7lSCSTa",
+	"A9sAYjhat9A9EowupYcbWys+k2SO94ptZOhnrnfDskAbBGg4ZOesJO64riCdmsNccDarh5mhqplxe4Mh",
+	"2NCh89JHr8OwnB/h/J4PttyvbsdZQZRf27wbDXqPBIpNCfn0qOHovPci5a4tfZOmvwJHIoExMkVJatmW",
+	"gs4S9UgkecCnsgxB8MITppE9VWd15RLUfLHQ7u5mMqjq020e065BLaTS+e1W5asuxJ+6KGP7q9+/GRbw",
+	"3VDIbRjVjYUnjjupKta1TzbXgRRnkfuwmEuZPIKlNIxQSwjtd8EXL5TDr2/jKu5fvLCEzcZ5XtNOn+5I",
+	"9z7WVX4Ra4Pn+SYPZ22H2sZuN0Tbs9F5WVZlXLURTjDlbKaPVscSGzuWs9SnJ19priyuKpW2QWF8zhKe",
+	"xvbbqQh6v135xNHBV7R8hMDTGKVqpqVTKqTqOql/QvUrfmUrbzIzOrqS/E6j25qEVh/GVTePu5LxAniv",
+	"/6bVbvMXuaub3LU+t+tZAwuDz6viCa9Y9ucFMHON264N3gFnZTPOOqRy2wHuZQ9UWVAjMBUok1Ye0YpP",
+	"Or4bcM5chnIAxNUk7Au3VSLKLpbnyye60eDpAvj2VxqeNtHYvPRPS+/e0BGwHuQ/N2i1Pr1wWxnXY5wf",
+	"VGEEqZu8UMK0ECam1TGEtA7otaz5PVTn7PDD8Xey1QkKW3XDDZW2sct93tIVLEIY//T2DPxwaGx4ng/F",
+	"1G+yXrOSJlP2z62HrBJvTVhybXOtTjDbcRYlGF2WoV4J5pxh2fG31BpWVfqr3q+DVaGl1/rWja4S/a77",
+	"r1TpXfoawspPIDS+ZtD9dYJ7eKP3hYaHoPI3IfazlpFLQ+2qIz9dGbmc5evVkXcfVDIypZYL/xMYjbv2",
+	"0pW/UsFo3DLPcVUd2vwNu73+aoBfB542wbjVcP/p8034pdHn/umzyVBMe67Fqzoz2d/ZSXlE0oRLtf9q",
+	"8GpgMxI74TI4a6S3sBi6Vml3RX7LNzlcSGGE16I1xzwSfC41qNffiHAvTBx5fhVZypwEfPm9xt3j8uu/",
+	"EkZm9YSO/2WP9W1vGMsCu/l8838BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -343,6 +343,32 @@ export interface components {
              */
             message: string;
         };
+        /** @description A new user as register returns it; a new user is never an admin. */
+        RegisteredUser: {
+            /**
+             * @description The user id, 24 hex digits.
+             * @example 655e1f2a9c0d1e4b5a6c7d8e
+             */
+            _id: string;
+            /**
+             * @description The access token just issued.
+             * @example 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+             */
+            token: string;
+            /** @example ada@example.com */
+            email: string;
+            /** @example Ada Lovelace */
+            name: string;
+            /** @description Always empty for a new user. */
+            subscriptions: components["schemas"]["Brand"][];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             * @example 2026-11-22T21:35:06.123Z
+             */
+            created_at: string;
+        };
+        /** @description The current user's profile. */
         User: {
             /**
              * @description The user id, 24 hex digits.
@@ -350,7 +376,7 @@ export interface components {
              */
             _id: string;
             /**
-             * @description The access token (the one just issued, or the one of this call).
+             * @description The access token of this call.
              * @example 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
              */
             token: string;
@@ -652,7 +678,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The user was created; `token` authenticates further calls. */
+            /**
+             * @description The user was created; `token` authenticates further calls. The fields are the original
+             *     API's for a new user (`isAdmin` is only in the profile, `GET /api/user/me`).
+             */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -664,12 +693,11 @@ export interface operations {
                      *       "token": "3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w",
                      *       "email": "ada@example.com",
                      *       "name": "Ada Lovelace",
-                     *       "isAdmin": false,
                      *       "subscriptions": [],
                      *       "created_at": "2026-11-22T21:35:06.123Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["RegisteredUser"];
                 };
             };
             400: components["responses"]["BadRequest"];

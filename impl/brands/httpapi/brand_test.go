@@ -152,6 +152,19 @@ func TestSubscriptions(t *testing.T) {
 		t.Errorf("me after unsubscribe = %+v", me.Subscriptions)
 	}
 
+	// Unsubscribing from a brand others subscribe to, without being subscribed, changes nothing.
+	demoBrand := devdata.Brands[0].ID // the demo user's subscription
+	demoCount := e.brand(demoBrand).SubscriberCount
+	if demoCount == 0 {
+		t.Fatal("dev data: the demo user's brand has no subscriber")
+	}
+	if m := unsubscribe(e, u.Token, demoBrand); m != "Not Subscribed" {
+		t.Errorf("unsubscribe without a subscription: %q", m)
+	}
+	if c := e.brand(demoBrand).SubscriberCount; c != demoCount {
+		t.Errorf("subscriberCount %d after a non-subscriber unsubscribed, want %d", c, demoCount)
+	}
+
 	for _, id := range []string{unknownID, "not-an-id"} {
 		e.want(e.do(request{method: "POST", path: "/api/subscribe/" + id, token: u.Token}), http.StatusNotFound)
 		e.want(e.do(request{method: "POST", path: "/api/unsubscribe/" + id, token: u.Token}), http.StatusNotFound)

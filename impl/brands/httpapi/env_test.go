@@ -211,11 +211,11 @@ func (e *env) want(r resp, status int) resp {
 }
 
 // register creates a user through the API and returns it.
-func (e *env) register(name, email, pw string) brandsapi.User {
+func (e *env) register(name, email, pw string) brandsapi.RegisteredUser {
 	e.t.Helper()
 	r := e.want(e.do(request{method: "POST", path: "/api/user/register",
 		form: url.Values{"name": {name}, "email": {email}, "password": {pw}}}), http.StatusCreated)
-	var u brandsapi.User
+	var u brandsapi.RegisteredUser
 	r.decode(e.t, &u)
 	return u
 }

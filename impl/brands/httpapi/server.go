@@ -47,7 +47,6 @@ func (s *server) RegisterUser(ctx context.Context, req brandsapi.RegisterUserReq
 		Token:         tok,
 		Email:         u.Email,
 		Name:          u.Name,
-		IsAdmin:       u.IsAdmin,
 		Subscriptions: []brandsapi.Brand{},
 		CreatedAt:     u.CreatedAt.UTC().Format(brands.TimeLayout),
 	}, nil
