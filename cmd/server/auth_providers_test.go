@@ -272,3 +272,34 @@ func TestServer_CustomProviderWithLocalServer(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestProviderSettingsFromEnv: the documented environment variables (not only the flags) enable
+// the providers. Not parallel: it sets the process environment.
+func TestProviderSettingsFromEnv(t *testing.T) {
+	t.Setenv("AUTH_GOOGLE_CID", "g-id")
+	t.Setenv("AUTH_GOOGLE_CSECRET", "g-secret")
+	t.Setenv("AUTH_MICROSOFT_CID", "ms-id")
+	t.Setenv("AUTH_MICROSOFT_CSECRET", "ms-secret")
+	t.Setenv("AUTH_MICROSOFT_TENANT", "consumers")
+	t.Setenv("AUTH_BATTLENET_CID", "bn-id")
+	t.Setenv("AUTH_BATTLENET_CSECRET", "bn-secret")
+	cfg, err := LoadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newTestAuthService(t)
+	if err := addConfiguredProviders(context.Background(), cfg, svc); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(svc.Providers(), ","); got != "google,microsoft,battlenet" {
+		t.Fatalf("providers %s", got)
+	}
+	ms, _ := svc.Provider("microsoft")
+	conf := ms.(*provider.OAuth2Handler).OAuth2()
+	if !strings.Contains(conf.Endpoint.AuthURL, "/consumers/") || conf.ClientID != "ms-id" || conf.ClientSecret != "ms-secret" {
+		t.Fatalf("microsoft from env: %s %s", conf.Endpoint.AuthURL, conf.ClientID)
+	}
+	if conf.RedirectURL != "http://site.example/auth/microsoft/callback" {
+		t.Fatalf("callback URL %s", conf.RedirectURL)
+	}
+}
