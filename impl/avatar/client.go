@@ -21,6 +21,10 @@ type ClientOptions struct {
 	MaxRedirects int
 	// AllowPrivate turns the address guard off. Only tests set it: httptest servers listen on loopback.
 	AllowPrivate bool
+
+	// permit, set by tests only, lets the guard pass the listed loopback servers while it keeps
+	// refusing every other non-public address (to test redirects into private networks).
+	permit func(netip.AddrPort) bool
 }
 
 // Defaults of the outbound client and the proxy.
@@ -50,7 +54,9 @@ func NewHTTPClient(o ClientOptions) *http.Client {
 	}
 	dialer := &net.Dialer{Timeout: o.Timeout}
 	if !o.AllowPrivate {
-		dialer.Control = guardDial
+		dialer.Control = func(network, address string, _ syscall.RawConn) error {
+			return guardDial(address, o.permit)
+		}
 	}
 	tr := &http.Transport{
 		Proxy:                  nil,
@@ -78,11 +84,14 @@ func NewHTTPClient(o ClientOptions) *http.Client {
 	}
 }
 
-// guardDial refuses to connect to anything but a public unicast address.
-func guardDial(network, address string, _ syscall.RawConn) error {
+// guardDial refuses to connect to anything but a public unicast address (or one permit allows).
+func guardDial(address string, permit func(netip.AddrPort) bool) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
+	}
+	if permit != nil && permit(ap) {
+		return nil
 	}
 	if !PublicAddr(ap.Addr()) {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -493,5 +495,68 @@ func TestProxy_RefusalLogsDoNotLeakPictureURL(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "picture refused") || strings.Contains(logs.String(), "SECRET-TOKEN") {
 		t.Fatalf("log: %s", logs.String())
+	}
+}
+
+func TestClient_RedirectIntoPrivateNetworkRefused(t *testing.T) {
+	t.Parallel()
+	// inner stands for a service on the private network: whatever the redirect, it is never reached.
+	var innerHits atomic.Int32
+	inner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		innerHits.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(pngImage(t, 4, 4))
+	}))
+	t.Cleanup(inner.Close)
+	_, innerPort, _ := net.SplitHostPort(inner.Listener.Addr().String())
+
+	// outer stands for a public picture host that answers with redirects.
+	mux := http.NewServeMux()
+	mux.HandleFunc("/pic.png", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(pngImage(t, 4, 4))
+	})
+	redirect := func(to string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, to, http.StatusFound) }
+	}
+	targets := map[string]string{
+		"/to-ip":       "http://127.0.0.1:" + innerPort + "/a.png",
+		"/to-name":     "http://localhost:" + innerPort + "/a.png", // a host name resolving to loopback
+		"/to-ipv6":     "http://[::1]:" + innerPort + "/a.png",
+		"/to-metadata": "http://169.254.169.254/latest/meta-data/",
+		"/to-private":  "http://10.0.0.1/a.png",
+	}
+	for path, to := range targets {
+		mux.Handle(path, redirect(to))
+	}
+	outer := httptest.NewServer(mux)
+	t.Cleanup(outer.Close)
+	outerAddr := netip.MustParseAddrPort(outer.Listener.Addr().String())
+
+	// The guarded client, with only the outer server let through as if it were public.
+	client := NewHTTPClient(ClientOptions{Timeout: 5 * time.Second, permit: func(ap netip.AddrPort) bool { return ap == outerAddr }})
+	p := NewProxy(ProxyOptions{Store: mustFileStore(t), URL: "https://example.test", HTTPClient: client})
+	ctx := context.Background()
+	if b, err := p.Fetch(ctx, outer.URL+"/pic.png"); err != nil || len(b) == 0 {
+		t.Fatalf("the permitted server itself: %v", err)
+	}
+	if _, err := p.Fetch(ctx, inner.URL+"/a.png"); !errors.Is(err, ErrForbiddenAddress) {
+		t.Fatalf("inner server directly: err = %v, want ErrForbiddenAddress", err)
+	}
+	for path, to := range targets {
+		if _, err := p.Fetch(ctx, outer.URL+path); !errors.Is(err, ErrForbiddenAddress) {
+			t.Errorf("redirect to %s: err = %v, want ErrForbiddenAddress", to, err)
+		}
+	}
+	// A login whose picture redirects inside gets the identicon.
+	link, err := p.Put(ctx, "u", outer.URL+"/to-ip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := readAll(t, p.opts.Store, idOf(t, link)); !bytes.Equal(got, Identicon("u")) {
+		t.Fatal("want the identicon after a refused redirect")
+	}
+	if n := innerHits.Load(); n != 0 {
+		t.Fatalf("the private server got %d requests", n)
 	}
 }
