@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -81,6 +82,14 @@ func init() {
 			return nil, fmt.Errorf("%s: consumer key and secret are required", TwitterName)
 		}
 		return NewTwitter(p, TwitterEndpoints{}), nil
+	})
+	// Apple and Telegram are built-ins too, but a client id and secret cannot configure them; by
+	// name they answer how to add them instead of "unknown provider".
+	RegisterBuiltin(AppleName, func(Params) (Provider, error) {
+		return nil, errors.New("apple: needs ClientID, TeamID, KeyID and the private key: build it with provider.NewApple and add it with AddCustomHandler")
+	})
+	RegisterBuiltin(TelegramName, func(Params) (Provider, error) {
+		return nil, errors.New("telegram: needs a bot token: build it with provider.NewTelegram and add it with AddCustomHandler")
 	})
 }
 

@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triadhq/triad/impl/auth"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -197,6 +199,14 @@ func TestBuiltin_Registry(t *testing.T) {
 	s2 := newSite(t)
 	if err := s2.svc.AddProvider("github", "", ""); err == nil {
 		t.Error("github registered without credentials")
+	}
+	// Apple and Telegram are built-in names that an id and secret cannot configure: the error says
+	// how to add them rather than calling them unknown.
+	for name, how := range map[string]string{"apple": "NewApple", "telegram": "NewTelegram"} {
+		err := s2.svc.AddProvider(name, "id", "secret")
+		if err == nil || errors.Is(err, auth.ErrUnknownProvider) || !strings.Contains(err.Error(), how) {
+			t.Errorf("AddProvider(%s): %v", name, err)
+		}
 	}
 	resp, body := s.get("/auth/list")
 	if resp.StatusCode != 200 || !hasPrefix(string(body), `["github","google","facebook","microsoft","yandex","battlenet","patreon","twitter"]`) {
