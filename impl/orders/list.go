@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/triadhq/triad/impl/orders/money"
@@ -90,18 +91,77 @@ func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr Pag
 	return page, err
 }
 
-func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRequest) (PageOf[Order], error) {
-	out := PageOf[Order]{Items: make([]Order, 0, pr.Size), Number: pr.Number, Size: pr.Size}
+func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRequest) (out PageOf[Order], err error) {
+	out = PageOf[Order]{Items: make([]Order, 0, pr.Size), Number: pr.Number, Size: pr.Size}
 	sql, ok := listQueries[listKey(scope, pr.Sort, pr.Desc)]
 	if !ok {
 		return out, invalid("sort", "sort field %q is not one of id, price, createdAt", pr.Sort)
 	}
-	rows, err := s.pool.Query(ctx, sql, scope, owner, pr.Size, pr.Number*pr.Size)
-	if err != nil {
-		return out, err
+	args := []any{scope, owner, pr.Size, pr.Number * pr.Size}
+	var found bool
+	if scope == scopeWaiting {
+		found, err = s.listGeneric(ctx, sql, args, &out)
+	} else {
+		var rows pgx.Rows
+		if rows, err = s.pool.Query(ctx, sql, args...); err == nil {
+			found, err = scanPage(rows, &out)
+		}
 	}
+	if err == nil && !found {
+		err = s.pool.QueryRow(ctx, countSQL, scope, owner).Scan(&out.TotalElements)
+	}
+	return out, err
+}
+
+// listGeneric runs a new-orders page query with a generic plan, in one pipelined round trip
+// (BEGIN, SET LOCAL, the query, COMMIT). PostgreSQL would otherwise plan the statement afresh on
+// every call, which for a 20-row page costs more than running it (measured: about half the
+// time of GET /orders). A generic plan is safe for this list only: its filter is a constant
+// (status = 'WAITING') and each sort order has its own partial index, so the plan does not depend
+// on the parameters. The per-user lists keep custom plans, since how many orders one user has
+// decides between an index walk and a sort.
+func (s *Service) listGeneric(ctx context.Context, sql string, args []any, out *PageOf[Order]) (found bool, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN READ ONLY")
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	err = func() error {
+		for range 2 { // BEGIN, SET LOCAL
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		if found, err = scanPage(rows, out); err != nil {
+			return err
+		}
+		_, err = br.Exec() // COMMIT
+		return err
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
+		// End a transaction a failure left open before the connection goes back to the pool.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	return found, err
+}
+
+// scanPage reads the rows of a list query into out and closes them; found reports whether any
+// row came (an empty page carries no total).
+func scanPage(rows pgx.Rows, out *PageOf[Order]) (found bool, err error) {
 	defer rows.Close()
-	found := false
 	for rows.Next() {
 		// Plain and pgtype targets scan without per-row allocations, unlike pointers.
 		var (
@@ -113,7 +173,7 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 			status        string
 		)
 		if err := rows.Scan(&total, &o.ID, &o.CustomerID, &performer, &performerName, &o.Description, &price, &status, &o.CreatedAt); err != nil {
-			return out, err
+			return found, err
 		}
 		found = true
 		out.TotalElements = total.Int64
@@ -121,11 +181,5 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 		o.PerformerID, o.PerformerName = performer.Int64, performerName.String
 		out.Items = append(out.Items, o)
 	}
-	if err := rows.Err(); err != nil {
-		return out, err
-	}
-	if !found {
-		err = s.pool.QueryRow(ctx, countSQL, scope, owner).Scan(&out.TotalElements)
-	}
-	return out, err
+	return found, rows.Err()
 }
