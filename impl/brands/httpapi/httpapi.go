@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -51,15 +54,20 @@ func New(pool *pgxpool.Pool, opts Options) *API {
 // Service returns the domain service (for dev data and the first admin).
 func (a *API) Service() *brands.Service { return a.svc }
 
-// Mount registers the routes of api/brands.yaml (all under /api) on r, behind request validation
-// against the spec.
+// Mount registers the routes of api/brands.yaml (all under /api) on r, behind a check that routes
+// needing a user got a token (tokenRequired) and request validation against the spec.
 func (a *API) Mount(r chi.Router) error {
 	spec, err := brandsapi.GetSpec()
 	if err != nil {
 		return err
 	}
+	spec.Servers = nil // match paths wherever the surface is mounted
+	needsUser, err := tokenRequired(spec)
+	if err != nil {
+		return err
+	}
 	r.Group(func(g chi.Router) {
-		g.Use(web.Validator(spec), withToken)
+		g.Use(withToken, needsUser, web.Validator(spec))
 		strict := brandsapi.NewStrictHandlerWithOptions(&server{svc: a.svc}, nil, brandsapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
 			ResponseErrorHandlerFunc: web.StrictResponseError(a.log),
@@ -103,6 +111,49 @@ func withToken(next http.Handler) http.Handler {
 	})
 }
 
+// tokenRequired returns middleware that answers 401 at once when a request for an operation that
+// needs a user (one with a non-empty security requirement in the spec) carries no token at all, so
+// a caller without a token learns that first, whatever else is wrong with the request, and nothing
+// parses its body. Whether a token that is present is valid is still the service's question.
+func tokenRequired(spec *openapi3.T) (func(http.Handler) http.Handler, error) {
+	router, err := gorillamux.NewRouter(spec)
+	if err != nil {
+		return nil, err
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if token(r.Context()) == "" {
+				if route, _, err := router.FindRoute(r); err == nil && securedOperation(route) {
+					_ = refusal{status: http.StatusUnauthorized, body: web.Error{Code: web.CodeUnauthorized,
+						Message: msgTokenRequired, RequestID: web.RequestID(r.Context())}}.write(w)
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}, nil
+}
+
+// securedOperation reports whether the route's operation requires credentials: its own security
+// requirements, or the document's when it declares none, list no empty (anonymous) alternative.
+func securedOperation(route *routers.Route) bool {
+	sec := route.Operation.Security
+	if sec == nil {
+		sec = &route.Spec.Security
+	}
+	if len(*sec) == 0 {
+		return false
+	}
+	for _, req := range *sec {
+		if len(req) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+const msgTokenRequired = "a valid access token is required"
+
 func token(ctx context.Context) string {
 	t, _ := ctx.Value(tokenKey{}).(string)
 	return t
@@ -136,7 +187,7 @@ func refuse[T any](ctx context.Context, err error) (T, error) {
 			e.body.Details = append(e.body.Details, web.FieldError{Field: p.Field, Message: p.Message})
 		}
 	case errors.Is(err, brands.ErrUnauthenticated):
-		e.status, e.body.Code, e.body.Message = http.StatusUnauthorized, web.CodeUnauthorized, "a valid access token is required"
+		e.status, e.body.Code, e.body.Message = http.StatusUnauthorized, web.CodeUnauthorized, msgTokenRequired
 	case errors.Is(err, brands.ErrInvalidCredentials):
 		e.status, e.body.Code, e.body.Message = http.StatusUnauthorized, "invalid_credentials", "email or password is incorrect"
 	case errors.Is(err, brands.ErrWrongPassword):

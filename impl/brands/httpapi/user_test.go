@@ -172,6 +172,33 @@ func TestTokens401(t *testing.T) {
 	}
 }
 
+// TestTokens401_BeforeValidation: a route that needs a user answers a request without any token
+// 401, even when the body is missing or malformed too; public routes stay open.
+func TestTokens401_BeforeValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, rq := range []request{
+		{method: "POST", path: "/api/user/reset"},
+		{method: "POST", path: "/api/user/reset", json: `{"currentPassword":`},
+		{method: "PUT", path: "/api/user/edit", form: url.Values{"email": {strings.Repeat("x", 300)}}},
+		{method: "POST", path: "/api/brand", json: map[string]any{"name": "", "unknown": 1}},
+		{method: "PATCH", path: "/api/brand/" + unknownID, json: map[string]any{}},
+		{method: "POST", path: "/api/brand", ctype: "text/plain", json: "hello"},
+	} {
+		r := e.want(e.do(rq), http.StatusUnauthorized)
+		if r.errBody(t).Code != "unauthorized" || r.header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s %s: %s", rq.method, rq.path, r.body)
+		}
+	}
+	// With a token present the body is validated as usual.
+	u := e.register("Ada", "ada@example.com", "correct-horse")
+	e.want(e.do(request{method: "POST", path: "/api/user/reset", token: u.Token}), http.StatusBadRequest)
+	// Public routes need no token.
+	e.want(e.do(request{method: "GET", path: "/api/brand/list"}), http.StatusOK)
+	e.want(e.do(request{method: "GET", path: "/api/brand/" + unknownID}), http.StatusNotFound)
+	e.want(e.do(request{method: "POST", path: "/api/user/login"}), http.StatusBadRequest)
+}
+
 func TestTokens_StoredAsHashOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
