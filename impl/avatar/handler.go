@@ -20,7 +20,8 @@ const CacheControl = "public, max-age=3600"
 // Handler serves GET (and HEAD) /<id>.image relative to where it is mounted (chi Mount or
 // http.StripPrefix): 200 with the image, its sniffed image/* Content-Type, an ETag from the store's
 // ID, Cache-Control and nosniff; 304 when If-None-Match matches; 404 (JSON Error) for an unknown or
-// malformed id. Bytes that do not sniff as an image are never served: they answer 404 too.
+// malformed id. Bytes that are not an image (they must sniff as image/* and their header must
+// parse) are never served: they answer 404 too.
 func (p *Proxy) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(web.NotFound)
@@ -55,9 +56,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		web.Internal(w, r, p.log, err)
 		return
 	}
-	ct := http.DetectContentType(b)
-	if !isImageType(ct) {
-		p.log.ErrorContext(r.Context(), "avatar: stored bytes are not an image, refusing to serve", "id", id, "type", ct)
+	ct := imageType(b)
+	if ct == "" {
+		p.log.ErrorContext(r.Context(), "avatar: stored bytes are not an image, refusing to serve", "id", id,
+			"sniffed", http.DetectContentType(b))
 		notFound()
 		return
 	}

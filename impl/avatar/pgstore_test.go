@@ -11,16 +11,6 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-func TestPostgresStore_Contract(t *testing.T) {
-	t.Parallel()
-	s, err := NewStore(dbtest.NewURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	storeContract(t, s)
-}
-
 func TestPostgresStore_ReplicasShareAvatars(t *testing.T) {
 	t.Parallel()
 	url := dbtest.NewURL(t)
@@ -86,25 +76,6 @@ func TestPostgresStore_ConcurrentLogins(t *testing.T) {
 	}
 	if ids, _ := s.List(); len(ids) != 1 {
 		t.Fatalf("list = %v", ids)
-	}
-}
-
-func TestMigrate_FileToPostgres(t *testing.T) {
-	t.Parallel()
-	src := mustFileStore(t)
-	dst := NewPostgresStore(dbtest.New(t))
-	for _, u := range []string{"a", "b", "c"} {
-		if _, err := src.Put(u, bytes.NewReader(Identicon(u))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n, err := Migrate(dst, src); err != nil || n != 3 {
-		t.Fatalf("migrate = %d, %v", n, err)
-	}
-	for _, u := range []string{"a", "b", "c"} {
-		if got, _ := readAll(t, dst, AvatarID(u)); !bytes.Equal(got, Identicon(u)) {
-			t.Fatalf("%s differs after migration", u)
-		}
 	}
 }
 

@@ -211,13 +211,18 @@ func TestProxy_Serve404(t *testing.T) {
 	// Bytes planted in the store that are not an image (a store written by something else) are
 	// never served.
 	dir := store.(*FileStore).dir
-	planted := AvatarID("planted")
+	planted, disguised := AvatarID("planted"), AvatarID("disguised")
 	if err := os.WriteFile(filepath.Join(dir, planted), []byte("<html><script>alert(1)</script></html>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// An image signature alone does not make an image.
+	if err := os.WriteFile(filepath.Join(dir, disguised), []byte("\x89PNG\r\n\x1a\n<script>alert(1)</script>"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{
 		"/avatar/" + AvatarID("nobody"), // unknown
 		"/avatar/" + planted,            // not an image
+		"/avatar/" + disguised,          // not an image behind a PNG signature
 		"/avatar/%2e%2e.image",          // dots, percent-encoded
 		"/avatar/abc.image",
 		"/avatar/" + strings.ToUpper(AvatarID("x")),

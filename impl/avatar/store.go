@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"net/http"
 	"net/url"
@@ -82,8 +83,8 @@ func contentID(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// readImageBytes reads at most MaxStoreBytes from r and checks the bytes sniff as an image, so no
-// store ever holds something the handler would refuse to serve.
+// readImageBytes reads at most MaxStoreBytes from r and checks the bytes are an image (imageType),
+// so no store ever holds something the handler would refuse to serve.
 func readImageBytes(r io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxStoreBytes+1))
 	if err != nil {
@@ -92,7 +93,7 @@ func readImageBytes(r io.Reader) ([]byte, error) {
 	if len(b) > MaxStoreBytes {
 		return nil, ErrTooLarge
 	}
-	if !isImageType(http.DetectContentType(b)) {
+	if imageType(b) == "" {
 		return nil, ErrNotImage
 	}
 	return b, nil
@@ -100,6 +101,23 @@ func readImageBytes(r io.Reader) ([]byte, error) {
 
 // isImageType reports whether a sniffed content type is an image type.
 func isImageType(ct string) bool { return strings.HasPrefix(ct, "image/") }
+
+// imageType returns the sniffed image/* content type of b, or "" unless b both sniffs as an image
+// and has a header that a registered decoder parses into a non-empty picture. Stores check it on
+// every Put and the handler on every response: a signature alone (an HTML page behind
+// "\x89PNG") is not an image. It reads only the header, so it is cheap enough for each request;
+// the full decode happens once, in the proxy, before a picture is stored.
+func imageType(b []byte) string {
+	ct := http.DetectContentType(b)
+	if !isImageType(ct) {
+		return ""
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
+		return ""
+	}
+	return ct
+}
 
 // NewStore opens the store named by uri:
 //

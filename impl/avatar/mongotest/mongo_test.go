@@ -3,9 +3,7 @@ package mongotest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -17,6 +15,7 @@ import (
 	"github.com/FerretDB/FerretDB/ferretdb"
 
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/avatartest"
 )
 
 // startFerretDB runs an embedded FerretDB over SQLite files in a temp dir and returns its
@@ -66,102 +65,61 @@ func openStore(t *testing.T, uri string) avatar.Store {
 	return s
 }
 
-func read(t *testing.T, s avatar.Store, id string) []byte {
-	t.Helper()
-	rc, size, err := s.Get(id)
-	if err != nil {
-		t.Fatalf("get %s: %v", id, err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil || len(b) != size {
-		t.Fatalf("read %s: %d bytes, size %d, %v", id, len(b), size, err)
-	}
-	return b
+func TestMongoStore_Contract(t *testing.T) {
+	uri := startFerretDB(t) + "?ava_db=triad_test&ava_coll=pics"
+	avatartest.StoreContract(t, func() avatar.Store {
+		s, err := avatar.NewStore(uri)
+		if err != nil {
+			t.Fatalf("NewStore(%s): %v", uri, err)
+		}
+		return s
+	})
 }
 
-func TestMongoStore_GridFSOnFerretDB(t *testing.T) {
+// TestMongoStore_URIChoosesDatabaseAndBucket: ava_db and ava_coll select where avatars live, and
+// without them the store uses database triad, bucket avatars.
+func TestMongoStore_URIChoosesDatabaseAndBucket(t *testing.T) {
 	uri := startFerretDB(t)
-	s := openStore(t, uri+"?ava_db=triad_test&ava_coll=pics")
-	img1, img2 := avatar.Identicon("one"), avatar.Identicon("two")
-
-	id, err := s.Put("github_alice", bytes.NewReader(img1))
-	if err != nil {
-		t.Fatal(err)
+	img := avatar.Identicon("one")
+	id := avatar.AvatarID("github_alice")
+	stores := map[string]avatar.Store{
+		"default":    openStore(t, uri),
+		"pics":       openStore(t, uri+"?ava_db=triad_test&ava_coll=pics"),
+		"other coll": openStore(t, uri+"?ava_db=triad_test&ava_coll=other"),
+		"other db":   openStore(t, uri+"?ava_db=elsewhere&ava_coll=pics"),
 	}
-	if id != avatar.AvatarID("github_alice") {
-		t.Fatalf("id %q", id)
-	}
-	if !bytes.Equal(read(t, s, id), img1) {
-		t.Fatal("stored bytes differ")
-	}
-	etag1 := s.ID(id)
-	if etag1 == "" {
-		t.Fatal("empty content id")
-	}
-
-	// Replacing keeps one file per avatar and changes the content id.
-	if _, err := s.Put("github_alice", bytes.NewReader(img2)); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(read(t, s, id), img2) || s.ID(id) == etag1 {
-		t.Fatal("replace did not take")
-	}
-	idB, err := s.Put("github_bob", bytes.NewReader(img1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := s.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(ids)
-	want := []string{id, idB}
-	slices.Sort(want)
-	if !slices.Equal(ids, want) {
-		t.Fatalf("list = %v, want %v", ids, want)
-	}
-
-	// Refusals and unknown ids.
-	if _, err := s.Put("x", strings.NewReader("<html></html>")); !errors.Is(err, avatar.ErrNotImage) {
-		t.Fatalf("html put: %v", err)
-	}
-	for _, bad := range []string{avatar.AvatarID("nobody"), `{"$ne": ""}`, "../x"} {
-		if _, _, err := s.Get(bad); !errors.Is(err, avatar.ErrNotFound) {
-			t.Errorf("get %q: %v", bad, err)
-		}
-		if err := s.Remove(bad); !errors.Is(err, avatar.ErrNotFound) {
-			t.Errorf("remove %q: %v", bad, err)
+	for _, name := range []string{"default", "pics"} {
+		if _, err := stores[name].Put("github_alice", bytes.NewReader(img)); err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
+	for name, s := range stores {
+		ids, err := s.List()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := []string{}
+		if name == "default" || name == "pics" {
+			want = []string{id}
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s lists %v, want %v", name, ids, want)
+		}
+	}
+	explicit := openStore(t, uri+"?ava_db="+avatar.DefaultMongoDB+"&ava_coll="+avatar.DefaultMongoColl)
+	if !bytes.Equal(avatartest.Read(t, explicit, id), img) {
+		t.Fatal("the default store is not database triad, bucket avatars")
+	}
+}
 
-	if err := s.Remove(idB); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Get(idB); !errors.Is(err, avatar.ErrNotFound) {
-		t.Fatalf("get after remove: %v", err)
-	}
-
-	// The parameters select the database and bucket: another bucket is empty.
-	other := openStore(t, uri+"?ava_db=triad_test&ava_coll=other")
-	if ids, err := other.List(); err != nil || len(ids) != 0 {
-		t.Fatalf("other bucket: %v %v", ids, err)
-	}
-
-	// Migration in both directions between Mongo and a file store.
-	files, err := avatar.NewFileStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := avatar.Migrate(files, s); err != nil || n != 1 {
-		t.Fatalf("migrate mongo->file = %d, %v", n, err)
-	}
-	if n, err := avatar.Migrate(other, files); err != nil || n != 1 {
-		t.Fatalf("migrate file->mongo = %d, %v", n, err)
-	}
-	if !bytes.Equal(read(t, other, id), img2) || other.ID(id) != s.ID(id) {
-		t.Fatal("migrated avatar differs")
-	}
+// TestMigrate_MongoAndFiles migrates from a file store into GridFS and from GridFS into another
+// file store.
+func TestMigrate_MongoAndFiles(t *testing.T) {
+	mongo := openStore(t, startFerretDB(t)+"?ava_db=triad_test&ava_coll=migrated")
+	src := openStore(t, t.TempDir())
+	dst := openStore(t, t.TempDir())
+	avatartest.MigrateCheck(t, mongo, src)
+	avatartest.MigrateCheck(t, dst, mongo)
 }
 
 // TestMongoStore_ConcurrentLogins: several replicas saving the same user's picture at once must
@@ -192,7 +150,7 @@ func TestMongoStore_ConcurrentLogins(t *testing.T) {
 			}
 		}
 		id := avatar.AvatarID("same_user")
-		got := read(t, s, id)
+		got := avatartest.Read(t, s, id)
 		if !slices.ContainsFunc(imgs, func(img []byte) bool { return bytes.Equal(img, got) }) {
 			t.Fatalf("round %d: stored bytes are none of the pictures", round)
 		}
