@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,9 +14,9 @@ import (
 
 func init() {
 	openers["bolt"] = func(uri string) (Store, error) {
-		u, err := url.Parse(uri)
+		u, err := parseURI(uri)
 		if err != nil {
-			return nil, fmt.Errorf("avatar: bolt URI: %w", err)
+			return nil, err
 		}
 		return NewBoltStore(u.Path)
 	}

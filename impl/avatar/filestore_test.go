@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -69,6 +70,30 @@ func TestNewStore_Refusals(t *testing.T) {
 		if s, err := NewStore(uri); err == nil {
 			_ = s.Close()
 			t.Errorf("NewStore(%q) accepted", uri)
+		}
+	}
+}
+
+func TestNewStore_ErrorsDoNotLeakCredentials(t *testing.T) {
+	t.Parallel()
+	// Every one of these fails fast (a parse error, a bad option, a refused connection), and the
+	// error, which the server logs, must not repeat the password.
+	for _, uri := range []string{
+		"postgres://bob:s3cret@host:badport/db",
+		"postgres://bob:s3cret@127.0.0.1:1/db?sslmode=bogus",
+		"postgres://bob:s3cret@127.0.0.1:1/db?sslmode=disable&connect_timeout=2",
+		"mongodb://bob:s3cret@host:badport/?ava_db=x",
+		"mongodb://bob:s3cret@127.0.0.1:1/?authMechanism=BOGUS",
+		"bolt://bob:s3cret@host:badport/x.db",
+	} {
+		s, err := NewStore(uri)
+		if err == nil {
+			_ = s.Close()
+			t.Errorf("NewStore(%q) accepted", uri)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("NewStore(%q) error leaks the password: %v", uri, err)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -56,9 +55,9 @@ type mongoFile struct {
 // parameters choose the database and the GridFS bucket name and are removed before the URI goes
 // to the driver.
 func OpenMongoStore(ctx context.Context, uri string) (*MongoStore, error) {
-	u, err := url.Parse(uri)
+	u, err := parseURI(uri)
 	if err != nil {
-		return nil, fmt.Errorf("avatar: mongo URI: %w", err)
+		return nil, err
 	}
 	q := u.Query()
 	dbName, coll := q.Get("ava_db"), q.Get("ava_coll")

@@ -133,9 +133,9 @@ func NewStore(uri string) (Store, error) {
 	if !strings.Contains(uri, "://") {
 		return NewFileStore(uri)
 	}
-	u, err := url.Parse(uri)
+	u, err := parseURI(uri)
 	if err != nil {
-		return nil, fmt.Errorf("avatar: store URI: %w", err)
+		return nil, err
 	}
 	switch u.Scheme {
 	case "file":
@@ -146,6 +146,20 @@ func NewStore(uri string) (Store, error) {
 		}
 		return nil, fmt.Errorf("avatar: unsupported store scheme %q", u.Scheme)
 	}
+}
+
+// parseURI parses a store URI. A parse error names the reason but not the URI: store URIs carry
+// passwords (postgres://user:pass@..., mongodb://user:pass@...) and the error ends up in logs.
+func parseURI(uri string) (*url.URL, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("avatar: store URI: %w", err)
+	}
+	return u, nil
 }
 
 // openers maps URI schemes to store constructors; each store file registers its own.
