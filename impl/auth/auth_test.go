@@ -326,6 +326,100 @@ func TestAuth_RefreshesExpiredCookie(t *testing.T) {
 	if st, _, _ := s.get("/auth/user", nil); st != 401 {
 		t.Fatalf("expired cookie without XSRF refreshed: %d", st)
 	}
+
+	// A session-only login is refreshed as well, and its new cookies are session cookies again.
+	sess := validClaims("session-login")
+	sess.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Minute))
+	sess.AuthTime = time.Now().Add(-10 * time.Minute).Unix()
+	sess.SessionOnly = true
+	setCookies(forge(t, jwt.SigningMethodHS256, key, sess), "session-login")
+	st, h, b = s.get("/auth/user", map[string]string{"X-XSRF-TOKEN": "session-login"})
+	if st != 200 {
+		t.Fatalf("session-only refresh: %d %s", st, b)
+	}
+	cookies := (&http.Response{Header: h}).Cookies()
+	if len(cookies) != 2 {
+		t.Fatalf("session-only refresh cookies: %v", cookies)
+	}
+	for _, ck := range cookies {
+		if ck.MaxAge != 0 || !ck.Expires.IsZero() {
+			t.Fatalf("refreshed session cookie became persistent: %+v", ck)
+		}
+	}
+	if fresh, err := s.svc.TokenService().Parse(s.cookie("JWT")); err != nil || !fresh.SessionOnly || fresh.ID != "session-login" {
+		t.Fatalf("refreshed session token: %v %+v", err, fresh)
+	}
+}
+
+// TestOptions_Defaults: with only SecretReader and URL set, a login gives a 15-minute HS256 token
+// with iss, iat, exp and jti, in a JWT cookie living 31 days, next to an XSRF-TOKEN cookie holding
+// the jti, both SameSite=Lax, not Secure.
+func TestOptions_Defaults(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	st, h, b := s.do(s.client, http.MethodPost, "/auth/local/login", strings.NewReader(`{"user":"demo","passwd":"demo-password"}`),
+		map[string]string{"Content-Type": "application/json"})
+	if st != 200 {
+		t.Fatalf("login: %d %s", st, b)
+	}
+	cookies := map[string]*http.Cookie{}
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		cookies[c.Name] = c
+	}
+	jc, xc := cookies["JWT"], cookies["XSRF-TOKEN"]
+	if jc == nil || xc == nil {
+		t.Fatalf("cookies %v", cookies)
+	}
+	const month = 31 * 24 * 60 * 60
+	for _, c := range []*http.Cookie{jc, xc} {
+		if c.MaxAge != month || c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/" {
+			t.Errorf("cookie %s: %+v", c.Name, c)
+		}
+	}
+	if !jc.HttpOnly || xc.HttpOnly {
+		t.Errorf("HttpOnly: JWT %v, XSRF-TOKEN %v", jc.HttpOnly, xc.HttpOnly)
+	}
+	hdr, _, _ := strings.Cut(jc.Value, ".")
+	if raw, _ := base64.RawURLEncoding.DecodeString(hdr); !strings.Contains(string(raw), `"alg":"HS256"`) {
+		t.Errorf("header %s", raw)
+	}
+	c, err := s.svc.TokenService().Parse(jc.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ExpiresAt.Sub(c.IssuedAt.Time) != 15*time.Minute || c.Issuer != auth.DefaultIssuer || c.ID != xc.Value || c.ID == "" {
+		t.Fatalf("claims %+v", c)
+	}
+}
+
+// TestOptions_CookieFlags: SecureCookies and SameSite reach both cookies, on login and on logout.
+func TestOptions_CookieFlags(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, func(o *auth.Options) {
+		o.SecureCookies = true
+		o.SameSite = http.SameSiteStrictMode
+		o.CookieDuration = 2 * time.Hour
+	})
+	check := func(step string, h http.Header) {
+		t.Helper()
+		cookies := (&http.Response{Header: h}).Cookies()
+		if len(cookies) != 2 {
+			t.Fatalf("%s: cookies %v", step, cookies)
+		}
+		for _, c := range cookies {
+			if !c.Secure || c.SameSite != http.SameSiteStrictMode {
+				t.Errorf("%s: cookie %+v", step, c)
+			}
+			if step == "login" && c.MaxAge != 2*60*60 {
+				t.Errorf("login: cookie %s MaxAge %d", c.Name, c.MaxAge)
+			}
+		}
+	}
+	_, h, _ := s.do(s.client, http.MethodPost, "/auth/local/login", strings.NewReader("user=demo&passwd=demo-password"),
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	check("login", h)
+	_, h, _ = s.do(s.client, http.MethodPost, "/auth/logout", nil, nil)
+	check("logout", h)
 }
 
 func TestAuth_Audiences(t *testing.T) {

@@ -307,7 +307,7 @@ func TestVerified_ExpiredConfirmationRefused(t *testing.T) {
 	if err := s.svc.AddVerifProvider("email", `{{.Token}}`, provider.SenderFunc(func(string, string) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	c := token.Claims{Handshake: &token.Handshake{ID: "eve::eve@example.com"}}
+	c := token.Claims{Handshake: &token.Handshake{ID: "eve::eve@example.com", Provider: "email"}}
 	c.ID = "confirm-1"
 	c.Issuer = auth.DefaultIssuer
 	c.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Second))
@@ -332,5 +332,87 @@ func TestDirect_CheckerErrorIsOpaque500(t *testing.T) {
 	st, _, b := s.get("/auth/ldap/login?user=a&passwd=b", nil)
 	if st != 500 || errCode(t, b) != "internal_error" || strings.Contains(string(b), "10.0.0.5") {
 		t.Fatalf("checker error: %d %s", st, b)
+	}
+}
+
+// TestVerified_ConfirmationBoundToProvider: a confirmation sent by one verified provider does not
+// log in through another, whose users it would otherwise impersonate (same name, same address).
+func TestVerified_ConfirmationBoundToProvider(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	var confirm atomic.Value
+	capture := provider.SenderFunc(func(_, text string) error { confirm.Store(text); return nil })
+	for _, name := range []string{"email", "sms"} {
+		if err := s.svc.AddVerifProvider(name, `{{.Token}}`, capture); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _, b := s.get("/auth/sms/login?user=eve&address=eve@example.com", nil); st != 200 {
+		t.Fatalf("send: %d %s", st, b)
+	}
+	tok := confirm.Load().(string)
+	if st, _, b := s.get("/auth/email/login?token="+tok, nil); st != 403 || errCode(t, b) != "bad_confirmation" || s.cookie("JWT") != "" {
+		t.Fatalf("sms confirmation at the email provider: %d %s", st, b)
+	}
+	st, _, b := s.get("/auth/sms/login?token="+tok, nil)
+	if st != 200 || !strings.Contains(string(b), token.UserID("sms", "eve@example.com")) {
+		t.Fatalf("confirmation at its own provider: %d %s", st, b)
+	}
+}
+
+// TestOAuth2_StateBoundToProvider: a login started with one OAuth 2.0 provider cannot be finished
+// at another provider's callback (OAuth mix-up): the handshake names its provider.
+func TestOAuth2_StateBoundToProvider(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	dev := s.svc.DevProvider().OAuth2()
+	// A second OAuth 2.0 provider; it would accept any code the dev server issues for it.
+	other := provider.NewOAuth2Handler(s.svc.Params("", ""), provider.OAuth2Config{Name: "other", Endpoint: dev.Endpoint,
+		InfoURL: s.svc.DevProvider().URL() + "/user", PKCE: true,
+		MapUser: func(d provider.UserData, _ []byte) token.User {
+			return token.User{ID: d.Value("id"), Name: d.Value("name")}
+		}})
+	if err := s.svc.AddCustomHandler(other); err != nil {
+		t.Fatal(err)
+	}
+	st, h, _ := s.get("/auth/dev/login", nil)
+	if st != http.StatusFound {
+		t.Fatal(st)
+	}
+	loc, _ := url.Parse(h.Get("Location"))
+	state := loc.Query().Get("state")
+	if st, _, b := s.get("/auth/other/callback?code=x&state="+url.QueryEscape(state), nil); st != 400 || errCode(t, b) != "bad_state" {
+		t.Fatalf("dev state at another provider's callback: %d %s", st, b)
+	}
+	if s.cookie("JWT") != "" {
+		t.Fatal("a session was set")
+	}
+}
+
+// TestDev_SessionOnlyLogin: session=1 on an OAuth login survives the round trip through the
+// provider (it rides in the handshake) and gives session cookies.
+func TestDev_SessionOnlyLogin(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	st, h, b := s.devLogin("?session=1", "sam")
+	if st != 200 {
+		t.Fatalf("callback: %d %s", st, b)
+	}
+	cookies := (&http.Response{Header: h}).Cookies()
+	var n int
+	for _, c := range cookies {
+		if c.Name == "JWT" || c.Name == "XSRF-TOKEN" {
+			n++
+			if c.MaxAge != 0 || !c.Expires.IsZero() {
+				t.Errorf("cookie %s is persistent: %+v", c.Name, c)
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("cookies %v", cookies)
+	}
+	claims, err := s.svc.TokenService().Parse(s.cookie("JWT"))
+	if err != nil || !claims.SessionOnly {
+		t.Fatalf("token: %v %+v", err, claims)
 	}
 }

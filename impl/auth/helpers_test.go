@@ -70,7 +70,11 @@ func newSite(t *testing.T, mods ...siteOpt) *site {
 	}
 	authH, avatarH := svc.Handlers()
 	r.Mount("/auth", authH)
-	r.Mount("/avatar", avatarH)
+	avatarPath := "/avatar"
+	if opts.AvatarRoutePath != "" {
+		avatarPath = opts.AvatarRoutePath
+	}
+	r.Mount(avatarPath, avatarH)
 	m := svc.Middleware()
 	hello := func(w http.ResponseWriter, r *http.Request) {
 		u := token.MustGetUserInfo(r)

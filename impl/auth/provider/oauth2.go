@@ -72,7 +72,7 @@ func (h *OAuth2Handler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		h.log().Logf("[WARN] login %s: ignoring disallowed from %q", h.Name(), from)
 		from = ""
 	}
-	hs := token.Handshake{State: token.NewID(), From: from, Session: token.IsSessionRequest(r)}
+	hs := token.Handshake{State: token.NewID(), From: from, Session: token.IsSessionRequest(r), Provider: h.Name()}
 	opts := append([]oauth2.AuthCodeOption(nil), h.AuthCodeOptions...)
 	if h.PKCE {
 		hs.Verifier = oauth2.GenerateVerifier()
@@ -94,7 +94,10 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	h.JwtService.ResetHandshake(w)
 	q := r.URL.Query()
 	state := q.Get("state")
-	if err != nil || hc.Handshake.State == "" || subtle.ConstantTimeCompare([]byte(state), []byte(hc.Handshake.State)) != 1 {
+	// The handshake must be this provider's: a state issued for another provider (another
+	// authorization server) is refused, a defence against OAuth mix-up attacks.
+	if err != nil || hc.Handshake.State == "" || hc.Handshake.Provider != h.Name() ||
+		subtle.ConstantTimeCompare([]byte(state), []byte(hc.Handshake.State)) != 1 {
 		WriteError(w, r, http.StatusBadRequest, CodeBadState, "login state missing, expired or not matching; start the login again")
 		return
 	}

@@ -87,7 +87,7 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusForbidden, CodeAudience, "this site is not an allowed audience")
 		return
 	}
-	tok, err := h.JwtService.HandshakeToken(aud, token.Handshake{ID: user + "::" + address, From: h.SafeFrom(q.Get("from"))})
+	tok, err := h.JwtService.HandshakeToken(aud, token.Handshake{ID: user + "::" + address, From: h.SafeFrom(q.Get("from")), Provider: h.ProviderName})
 	if err != nil {
 		web.Internal(w, r, nil, err)
 		return
@@ -112,7 +112,9 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 
 func (h *VerifyHandler) confirm(w http.ResponseWriter, r *http.Request) {
 	c, err := h.JwtService.ParseHandshake(r.URL.Query().Get("token"))
-	if err != nil || c.Handshake.ID == "" || c.ID == "" || c.ExpiresAt == nil {
+	// A confirmation is valid only at the provider that sent it: another verified provider (say an
+	// SMS one whose addresses the caller controls) must not log users in under this one's name.
+	if err != nil || c.Handshake.ID == "" || c.Handshake.Provider != h.ProviderName || c.ID == "" || c.ExpiresAt == nil {
 		WriteError(w, r, http.StatusForbidden, CodeBadConfirmation, "confirmation token invalid or expired")
 		return
 	}

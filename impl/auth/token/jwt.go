@@ -46,6 +46,9 @@ type Handshake struct {
 	ID string `json:"id,omitempty"`
 	// Session asks for session-only cookies once the login completes.
 	Session bool `json:"session,omitempty"`
+	// Provider names the provider that started the handshake; the provider finishing it checks it,
+	// so a state or confirmation issued for one provider is never accepted by another.
+	Provider string `json:"provider,omitempty"`
 }
 
 // Aud returns the single audience of the claims, or "".
@@ -287,7 +290,9 @@ func (s *Service) Get(r *http.Request) (Claims, string, error) {
 		}
 	}
 	if err != nil {
-		if c.SessionOnly || c.AuthTime == 0 || !s.Now().Before(time.Unix(c.AuthTime, 0).Add(s.CookieDuration)) {
+		// Session-only logins are refreshed too (their cookies stay session cookies, see Set): the
+		// browser ends them when it closes, and CookieDuration still bounds them from the login.
+		if c.AuthTime == 0 || !s.Now().Before(time.Unix(c.AuthTime, 0).Add(s.CookieDuration)) {
 			return Claims{}, "", fmt.Errorf("%w: past the cookie lifetime", ErrInvalid)
 		}
 		return c, ck.Value, err
