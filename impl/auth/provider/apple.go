@@ -86,7 +86,7 @@ func (h *AppleHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusForbidden, CodeAudience, "this site is not an allowed audience")
 		return
 	}
-	hs := token.Handshake{State: token.NewID(), From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r)}
+	hs := token.Handshake{State: token.NewID(), From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r), Provider: AppleName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
 		h.log().Logf("[ERROR] login apple: handshake: %v", err)
 		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
@@ -126,7 +126,9 @@ func (h *AppleHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	hc, err := h.JwtService.GetHandshake(r)
 	h.JwtService.ResetHandshake(w)
 	q := r.URL.Query()
-	if err != nil || hc.Handshake.State == "" || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(hc.Handshake.State)) != 1 {
+	// A handshake started for another provider is refused (OAuth mix-up defence), like in OAuth2Handler.
+	if err != nil || hc.Handshake.State == "" || hc.Handshake.Provider != AppleName ||
+		subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(hc.Handshake.State)) != 1 {
 		WriteError(w, r, http.StatusBadRequest, CodeBadState, "login state missing, expired or not matching; start the login again")
 		return
 	}

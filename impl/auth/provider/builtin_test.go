@@ -340,3 +340,39 @@ func TestBuiltin_HandshakeExpires(t *testing.T) {
 		}
 	}
 }
+
+// TestHandshake_BoundToProvider: a login started at one provider cannot be finished at another's
+// callback (OAuth mix-up): the state of a GitHub login, replayed to the Apple and Twitter
+// callbacks, is a bad state there, before any code or token is sent to Apple or Twitter.
+func TestHandshake_BoundToProvider(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	addBuiltin(t, s, builtinCases[0])
+	addApple(t, s)
+	addTwitter(t, s)
+	noFollow := &http.Client{Jar: s.browser.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(s.URL + "/auth/github/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	authz, _ := url.Parse(resp.Header.Get("Location"))
+	state := authz.Query().Get("state")
+	if state == "" || s.cookie("AUTH-HANDSHAKE") == "" {
+		t.Fatal("the GitHub login set no state")
+	}
+	for _, cb := range []string{
+		"/auth/apple/callback?" + url.Values{"code": {"c1"}, "state": {state}}.Encode(),
+		"/auth/twitter/callback?" + url.Values{"oauth_token": {state}, "oauth_verifier": {"v"}}.Encode(),
+	} {
+		// Each refusal clears the handshake; put the GitHub one back for the next callback.
+		hs := s.cookie("AUTH-HANDSHAKE")
+		resp, body := s.get(cb)
+		if resp.StatusCode != http.StatusBadRequest || errorBody(t, body) != provider.CodeBadState {
+			t.Fatalf("%s with GitHub's handshake: %d %s", cb, resp.StatusCode, body)
+		}
+		u, _ := url.Parse(s.URL)
+		s.browser.Jar.SetCookies(u, []*http.Cookie{{Name: "AUTH-HANDSHAKE", Value: hs, Path: "/"}})
+	}
+	s.wantLoggedOut()
+}

@@ -64,7 +64,8 @@ func (h *TwitterHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not start the login")
 		return
 	}
-	hs := token.Handshake{State: temp.Token, Verifier: temp.Secret, From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r)}
+	hs := token.Handshake{State: temp.Token, Verifier: temp.Secret, From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r),
+		Provider: TwitterName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
 		h.log().Logf("[ERROR] login twitter: handshake: %v", err)
 		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
@@ -79,7 +80,8 @@ func (h *TwitterHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	hc, err := h.JwtService.GetHandshake(r)
 	h.JwtService.ResetHandshake(w)
 	q := r.URL.Query()
-	if err != nil || hc.Handshake.State == "" {
+	// A handshake started for another provider is refused (OAuth mix-up defence).
+	if err != nil || hc.Handshake.State == "" || hc.Handshake.Provider != TwitterName {
 		WriteError(w, r, http.StatusBadRequest, CodeBadState, "login state missing, expired or not matching; start the login again")
 		return
 	}
