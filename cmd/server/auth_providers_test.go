@@ -218,8 +218,10 @@ func TestServer_CustomProviderWithLocalServer(t *testing.T) {
 	custom, _ := json.Marshal([]map[string]any{{"name": "corp", "cid": "triad", "csecret": "idp-secret",
 		"auth_url": srv.Endpoint().AuthURL, "token_url": srv.Endpoint().TokenURL, "info_url": srv.InfoURL(), "pkce": true}})
 
+	// A fixed -addr would put the dev provider on its default port 8084, which a parallel test or
+	// another process may hold: ask for a free one.
 	base, _ := testServer(t, "-addr", addr, "-auth-url", site, "-database-url", dbtest.NewURL(t),
-		"-auth-custom-providers", string(custom))
+		"-auth-dev-port", "0", "-auth-custom-providers", string(custom))
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
