@@ -37,7 +37,7 @@ func (a *app) mountAuth(r chi.Router) error {
 	var store avatar.Store = avatar.NewPostgresStore(a.pool)
 	if uri := a.cfg.Auth.AvatarStore; uri != "" {
 		var err error
-		if store, err = avatar.NewStore(uri); err != nil {
+		if store, err = avatar.NewStore(string(uri)); err != nil {
 			return fmt.Errorf("avatar store: %w", err)
 		}
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -27,6 +29,30 @@ func (s Secret) String() string {
 	}
 	return "***"
 }
+
+// CredURI is a configuration URI that may carry credentials (a store's user:password@host). Logs
+// show where it points, with any password replaced by "xxxxx", because an operator needs to see
+// which store a server uses but the log must not become a way to read its password.
+type CredURI string
+
+// String is the URI with its password redacted; a plain path or an unparsable value is shown only
+// when it cannot hold userinfo.
+func (u CredURI) String() string {
+	if !strings.Contains(string(u), "@") {
+		return string(u)
+	}
+	parsed, err := url.Parse(string(u))
+	if err != nil || parsed.User == nil {
+		return "***"
+	}
+	return parsed.Redacted()
+}
+
+// LogValue redacts the password in slog output.
+func (u CredURI) LogValue() slog.Value { return slog.StringValue(u.String()) }
+
+// MarshalJSON redacts the password where a JSON log handler marshals the whole config.
+func (u CredURI) MarshalJSON() ([]byte, error) { return json.Marshal(u.String()) }
 
 // Config is every setting of the server, loaded once at start from flags, whose defaults come from
 // the environment variables named beside them.
@@ -67,7 +93,7 @@ type AuthConfig struct {
 	CookieDuration time.Duration // AUTH_COOKIE_DURATION
 	SecureCookies  bool          // AUTH_SECURE_COOKIES
 	AllowedHosts   string        // AUTH_ALLOWED_HOSTS: comma-separated hosts `from` may point at
-	AvatarStore    string        // AUTH_AVATAR_STORE: file path, file://, bolt://, mongodb://, postgres://
+	AvatarStore    CredURI       // AUTH_AVATAR_STORE: file path, file://, bolt://, mongodb://, postgres://
 	AvatarResize   int           // AUTH_AVATAR_RESIZE
 	DevPort        int           // AUTH_DEV_PORT: port of the dev OAuth2 server (dev mode)
 	AdminPasswd    Secret        // AUTH_ADMIN_PASSWD: enables basic auth for user admin
@@ -162,7 +188,11 @@ func LoadConfig(args []string) (Config, error) {
 	fs.DurationVar(&c.Auth.CookieDuration, "auth-cookie-duration", envDuration("AUTH_COOKIE_DURATION", 24*time.Hour), "cookie lifetime (AUTH_COOKIE_DURATION)")
 	fs.BoolVar(&c.Auth.SecureCookies, "auth-secure-cookies", envBool("AUTH_SECURE_COOKIES", false), "mark cookies Secure (AUTH_SECURE_COOKIES)")
 	fs.StringVar(&c.Auth.AllowedHosts, "auth-allowed-hosts", env("AUTH_ALLOWED_HOSTS", ""), "hosts a login `from` may redirect to (AUTH_ALLOWED_HOSTS)")
-	fs.StringVar(&c.Auth.AvatarStore, "auth-avatar-store", env("AUTH_AVATAR_STORE", ""), "avatar store URI; empty uses the server database (AUTH_AVATAR_STORE)")
+	c.Auth.AvatarStore = CredURI(env("AUTH_AVATAR_STORE", ""))
+	fs.Func("auth-avatar-store", "avatar store URI; empty uses the server database (AUTH_AVATAR_STORE)", func(v string) error {
+		c.Auth.AvatarStore = CredURI(v)
+		return nil
+	})
 	fs.IntVar(&c.Auth.AvatarResize, "auth-avatar-resize", envInt("AUTH_AVATAR_RESIZE", 0), "avatar resize limit in pixels, 0 keeps the size (AUTH_AVATAR_RESIZE)")
 	fs.IntVar(&c.Auth.DevPort, "auth-dev-port", envInt("AUTH_DEV_PORT", 8084), "port of the dev OAuth2 server in dev mode (AUTH_DEV_PORT)")
 	c.Auth.AdminPasswd = Secret(env("AUTH_ADMIN_PASSWD", ""))

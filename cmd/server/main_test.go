@@ -289,16 +289,21 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("secrets are masked in logs", func(t *testing.T) {
 		c, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "id", "-orders-client-secret", "s3cr3t-value",
-			"-auth-secret", strings.Repeat("k", 40), "-database-url", "postgres://u:pw-in-dsn@h/db"})
+			"-auth-secret", strings.Repeat("k", 40), "-database-url", "postgres://u:pw-in-dsn@h/db",
+			"-auth-avatar-store", "mongodb://ava:pw-in-store-uri@mongo.internal:27017/?ava_db=pics"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var sb strings.Builder
 		newLoggerTo(&sb, c).Info("config", "config", c)
-		for _, leak := range []string{"s3cr3t-value", strings.Repeat("k", 40), "pw-in-dsn"} {
+		for _, leak := range []string{"s3cr3t-value", strings.Repeat("k", 40), "pw-in-dsn", "pw-in-store-uri"} {
 			if strings.Contains(sb.String(), leak) {
 				t.Fatalf("log line leaks a secret: %s", sb.String())
 			}
+		}
+		// The store's location stays visible: the operator needs to know which store is in use.
+		if !strings.Contains(sb.String(), "mongo.internal:27017") {
+			t.Fatalf("log line hides where the avatar store is: %s", sb.String())
 		}
 		var line map[string]any
 		if err := json.Unmarshal([]byte(sb.String()), &line); err != nil {
