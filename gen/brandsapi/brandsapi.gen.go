@@ -2848,6 +2848,11 @@ func (r EditProfileResponse) ContentType() string {
 	return ""
 }
 
+// LoginUserResponse200Headers the declared response headers of an HTTP 200 response for LoginUser
+type LoginUserResponse200Headers struct {
+	CacheControl string
+}
+
 type LoginUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2861,6 +2866,8 @@ type LoginUserResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LoginUserResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2986,6 +2993,11 @@ func (r LogoutUserResponse) ContentType() string {
 	return ""
 }
 
+// GetMeResponse200Headers the declared response headers of an HTTP 200 response for GetMe
+type GetMeResponse200Headers struct {
+	CacheControl string
+}
+
 type GetMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2999,6 +3011,8 @@ type GetMeResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMeResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3055,6 +3069,11 @@ func (r GetMeResponse) ContentType() string {
 	return ""
 }
 
+// RegisterUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterUser
+type RegisterUserResponse201Headers struct {
+	CacheControl string
+}
+
 type RegisterUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3068,6 +3087,8 @@ type RegisterUserResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *RegisterUserResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4153,6 +4174,19 @@ func ParseLoginUserResponse(rsp *http.Response) (*LoginUserResponse, error) {
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LoginUserResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -4261,6 +4295,19 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMeResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -4313,6 +4360,19 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers RegisterUserResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -5897,15 +5957,23 @@ type LoginUserResponseObject interface {
 	VisitLoginUserResponse(w http.ResponseWriter) error
 }
 
-type LoginUser200JSONResponse TokenResponse
+type LoginUser200ResponseHeaders struct {
+	CacheControl string
+}
+
+type LoginUser200JSONResponse struct {
+	Body    TokenResponse
+	Headers LoginUser200ResponseHeaders
+}
 
 func (response LoginUser200JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6053,15 +6121,23 @@ type GetMeResponseObject interface {
 	VisitGetMeResponse(w http.ResponseWriter) error
 }
 
-type GetMe200JSONResponse User
+type GetMe200ResponseHeaders struct {
+	CacheControl string
+}
+
+type GetMe200JSONResponse struct {
+	Body    User
+	Headers GetMe200ResponseHeaders
+}
 
 func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6132,15 +6208,23 @@ type RegisterUserResponseObject interface {
 	VisitRegisterUserResponse(w http.ResponseWriter) error
 }
 
-type RegisterUser201JSONResponse RegisteredUser
+type RegisterUser201ResponseHeaders struct {
+	CacheControl string
+}
+
+type RegisterUser201JSONResponse struct {
+	Body    RegisteredUser
+	Headers RegisterUser201ResponseHeaders
+}
 
 func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
 	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6850,91 +6934,93 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fxtc9s4kv4rXbytGnuKkiXZySb2l7MzmRnvZDIp27nb3ThnQWRLxJgEOABoWZfyf7/CC0mQomz5TclN",
-	"TT7FNgk0Gt0PuhtP80sQ8SznDJmSwf6XAK9Jlqdo/n8kCIv/i6QF6p9kkWVELIL94BAm+i9BGFyVf7yg",
-	"cbAfvHzxAofTERk0/w2DMCBXhKZkQlOqFsG+EgWGQYwyEjRXlLNgPzilbJZijws6owwmSJgEwYlUGIPi",
-	"wEWMoh+EwRSJKgTGxxmZYbAfJErlcn9nh+qfZd8toB/xbIdxoZI5ZXH/93wWhAGVP7qXSxEYyfQY78sH",
-	"4Q2fThGDMMgFj4tIK+XTl/Kxn3khESYpmsXngkYY7A9H/Rc3n8NAFhO9nAmKN7xgSv8hDAqReiLW8nhS",
-	"Bjc3N2GQE0EyVCiM5g+jCKU845fI9I9NRZ0lCEr/CaaCZyBwRqVCAVxAymeU9eEE/yiowBgKlqKUQBVQ",
-	"CRKZAiJhfFiohAv6v0QPuA9HSASKcf+caRXpGf4oUCyCSjvESHNh5gzCQEYJZsQzlmA/2P1j1Pv7/IgN",
-	"Z7/88+cX4mgg3wzU273sX8Pi5eL19BX59+Ufg+ur3X+M5kEYqEWuX5JKUDYL9PKNqR3/sLxYZ2swvqDx",
-	"uA+HbKESymagEmIWxbgCApeMzxnQGLYykk65yDAGzlACZVFaxBhvwwyVhL3BXr9cZE5UUq+R6h0VTm+l",
-	"dXSt9BYbby/rRo8oc86k8ycS651BqfRPEWcKmfkvyfOURmY7dn6XnDVm1E/GetwrktLYPHQxJTRFLXGM",
-	"itDUGumUYqq9EDNC0yAMMpTSukhWSAUTBMLA/BFIHAuUMtB2Wz8mrHAQc7SKzYiKElAJwuGHY5A5RnTq",
-	"5HTaQqmO9Zy70xF5HQ3iIe5NXpCXUXDja+9vAqfBfvAfOzXW7Ni/yp23QnBhlbVs5rdI1JDmAMZOE2PQ",
-	"GyoBSZQAZUZnYDTTD0o7e8/Vj7xg8YN2gXF1MTVv+6qzRqolLP/2zNp5z51jJESCSqg01s+F0Q2NtWtU",
-	"rrBtlv5W7/wZcZBy73Ubw7lQxGJAvXI9nzUqKoGkAkm8qDAJN6CJQ8ZVggIKiaLWhhVpSw9ENBLOqUp4",
-	"obRkRJgDJSISrWZ+5GJC4/iBiplWb/tq4SxdAIkzyvRGLCAjjMzQ7pncjPMYhZQQyawwZr3HTKFgJH3Q",
-	"cql7+QLN3P6ayz+BRHGFAsonnt0AoJpZA2Mh8MC4wYQbU7xCkhotmIODTLQZUBXCuJJrDFPKYntOMvNq",
-	"ymdGVWecvyNihg9SlRv/QnF+kZpRutDWSEklKM6hfGoD1mGm1YBBlYQYo9S4yRu7xt47ZDOVhMAZELYA",
-	"wQuF21pKrjfW4K/Z4+8kpDSjyijrIyMussCHYWvhD+DrioAFchuJuOiHSqgO7I2orD17RqWkbBZCwUwA",
-	"EgJe5ybu4kLbHb9EfepUk9dBtf5PLniOQlEbG5gAuivSsyhP4xBGe5DgNcR0RpXUYcxaQUlOlPaNYD/4",
-	"n0+D3mvSm37+Mtq7+dtyvNIO0tvS/GYgzT6SllAGRCCk1ETpWtCI6NgdqmBYQ21DVhtZuaknnKdIWNBW",
-	"tx9wrZsXLK2mlSh86YAN/Rf4ePKuqc17ZBRLk/opRnvG8i+V6vIciSghpxTXaHMtldnQ1ddVRx6zJGGd",
-	"2HwJqMJM3uUTH+wL+l03GBGCLIxTtXOeLgtmRTbR6cnUnEiyaRsWqLU+DoCkc7KQgNckaipAZ1I6lCHK",
-	"njK7I40OlNGsyIL9QSWXPgZmKLRkJvFa6U/fSZBUYfe2d2dpXVlLnS98Mg7stqRpzFaWtjm2nK1hON4e",
-	"Lav4cyUIn/yOdlsMprwRSJSxBxLHVE9N0g8exkxJKjFswc6yx09JkarS5u7rtdXrQUOz67pwRq7twRPs",
-	"vxgMBuv5dOeM93Bhb9JR96Rtn3YzOoU+jZs2pTDWXf48vMOJK4E+fQ7v7dEZuT62rwz9xVceXvnRrWpe",
-	"5TJ36bblQ0ZTKw38Yx6vY+AZZf5vh3eZfLUa9/4zHE0PsOuNmPLdS39u230mc31SC12yxrcxVV4hpxVW",
-	"KEiRSAWcoT7zxlqFYxMbjU1SOj6wdZhcLcDUTyHSwC6BSEhxqoAX5vRrWq0t6nQFMY2KTghEQcalgtGL",
-	"PYgSIkikUMgDKBj9o8AVeXDzICQx6V9SNvvP1ap6sdexsaWxNEUc6kmGg4EnDZCp0mmEoFmmczKZkwhb",
-	"Ie1hTOAXPXBj4uG6W2Ti+O4AQCc+fAp4hUKnh9NCklQnOqZuIAsxJREub4BNUdoDnioTC2ckSijDnkAS",
-	"m18IJJKz5or8ytGS7qpCXnuGDyh6pn4FueCTFDOphXcJkUmoyqTXVDZLf2oK70qDvmOUVcIlSaqsy396",
-	"ZQXxLki3M9ejdqF724k9CZq6+LnICKuVjNd5SpjRQVPTy9W4pVV66WKXkfyz5xy8dxxrfau6GBnClAtb",
-	"iDS2a2sdKZ+1DHgpCb1LVcbCbtfUOz6jzIOeFRjRcOX7enFOpJxz0TKXiAuBkeolXEjsTUxSqcPWKiyv",
-	"Xmv66+jVXcsuDbEaoGvhv9Ym0VzzSls5hIizKdXSaR9ReN3MKYLTwqTz0yJNF3Ba5SR3btNt+1OeVCtj",
-	"lK6Lr0NwJ6J1bJcMmRpLQnIEKmEqEGFL/8rGGiQ1FfmYOiun10DVdmN9a1xadSzgxBVu77axzZxDdxiv",
-	"F2nsrn0g/UBlnpKFuSgI4RHH0zt+hSmJsOOIuisE8nysKdwrI87olSdOc+LHOKIn1au1YvFwPe88qcr9",
-	"HyWKLl9kOLf1aCLrC0uBqhBMAlUHQOpHqASmD2evaB2uWy2zA6xXLPPB+e/xK7xnsSwy+XZ8QTqCwOPT",
-	"3+DVy8EQPp69AUUzlIpkuTF6yGiaUokRZ3FLsNFg9LI3HPZGo7PRcH/3xf7gZX842v23v7s6BerpEZdE",
-	"CoPr3oz3luRc61RY6TorLX7pDVeoMCroiGMOXXHHxL36BK13vBG43JYI2NppIw3oyAHU6mvzRgX3dx3T",
-	"UCkLjFsn9yMvs5fLQuXVeelNzrmaKmuYVLebSVQrkTkqhECmPjz38R0GDOcfHg5gUpE8rWSwEj0DfrXV",
-	"0RS7S72GbnHiLuyX9bumWT2fKVkBuiTvRl0tmdOCcbPvpA40pjTFvwB184BK5aE+yzqAsbwk9i6IG8u4",
-	"R3HmkRhd1celCT/N3jeq9QdPhN8PhWyTiVEJEUnTr4TZ5T7eE7218jEqBFWLU60NV4t8DM8rBGL3aewT",
-	"tMZg2FtQEcr667G6yi3J6S9o9mRiaGGHhUbbLtEkyUr5VpLK4LwYDHYj85T5L477JYPMGLN5qp49USq3",
-	"t6+UTfnyvB/NBVKpiVDrAbQiJoLPZX0lyeLabN0dU9Y/Z+fs+++PeExR9r//Hk7q+3eKskzyjc2b6257",
-	"tTn2b66ve/P5vKeho1eIFJnO2ONxuQ/nrJGcKc4vzcwul9PqMtUQOzBJJTfGnZurUy11c7LfJWdjsPbT",
-	"hzM9vomG3Y2wk1GRS4R/nP72HgzjZItUF1zjss46NswcBsbb9DrtmHK7D29dDcyeefo5PZRTld5RZMrJ",
-	"Y1XmTFALYGzQxfB6eJ4Tndg1/HVr9OIlaHl4BhOqZAiXmCuYLKy+XO3EcmUkEDj9+bCnX0mITLb7cOLW",
-	"mBAFDLWa7P6YRVN1m/2fs8oBKj9p586hdqV72S4cuoVJpYNZS0oomKLpOaPKXf9L2NodQKwfsImkiTFL",
-	"LmbNnQCJSsLRyeH7H04vzn775e37i7Ozd9uh3oaUz2YYAy+UEZIqCXzOUJyzKCFshnacMlSCrXlCo8Rx",
-	"DqQrbVpalAecxMYB23oZt3EXzpkjL7iXHXVyqLO0krVS5u+ELfynqIIJTrlAI3JJbXG1SoydZR3HxgOt",
-	"N2tbco6bkCuE0V4vweueCTQs7VPC1h5MFsp6qYFZU9KhOn9/VdmXfkCvjQGNz1lJEHXr01pkXFWK0E5c",
-	"c0KdwZuTuJbMRBdjB/hjOzGGUJh7KCN3jCmqEncOtDI4Q8BUYjn2rhvbFKTN2G8bdeeICEHddo7NQ2Oj",
-	"NsvGTWmELhh1qP3r8VnQphXzHJnkhYiwz8Vsx70kd/Sz+nClyhyRSlASw5FV9eGH4yAMrlBIV6XvD/oD",
-	"/bQejORUH6n9QX/XxnCJOa12SE53JhV/hXddf9hbaFnWsawOGa/xWMg+vMOp6mnrcXho/FklSAW4i0YJ",
-	"WxXTJNQbd87KK7LQxSAKrzWgMF6Wz/TmjwuRusuWxpXaGKoK9kTytFAIWntbchs+nryT52yeaBOmV8is",
-	"5nVwbMzMEIrsqo4c693nan/qjnjqR3Z8LvfN56ryfMTjxf1IUn9+Cv1abPl1qVw+KeKmGeJpwdvk7NFg",
-	"uP522ITbxnur5Cgf3fHaKG7uJ/1K7p51LSIdJsVhp59pXe0NBqumqpa/4xHTzSvDu19pcP3MS7t3v1QT",
-	"bfUbwzXeqPiXN2HwYp2lVNxWo+qqZcXaQYVKWyaS2taBJ5lp+wzML4LP+q0a5nZSajFuhh1QZ4Hc7UXC",
-	"pQ5EPBc1YZdxEaCsPrUqJ2wizDsq1VFNDm4Y5uA+OPHpr2acRzXjfPY99DFZ7QoOaYs/2d+UK7jk07KE",
-	"asfQdrcklOcX9rjv8oudqcckWddB6k2/zT1CTyIXt201feucKUxTCfMETZRLVSfzdLvrMNdLLqV4Apez",
-	"F+yeLmrl/sY8WmerZ+7P7qePc8LmQfn0btjclW/DC1sy3emEX2h8Y51OJyEd95zm97Jm2Jq42OaGfu1K",
-	"GwpVy0eSff+pgt6Hn2jeJb8lAoL0r+7t8m1713qxVUkmuDW6ohJmnOG3HkQN9taQrNH0tunQy5rRGqFX",
-	"2H2KaBC1r04Wth6wfDwsG+9PqErLfSS0Vwnv1wjyH25+36pdrEDAEyRxaSMdyHdf/Cn7iTX25ERFHTXs",
-	"N14hzdUhTP5vUPISMXdFQx1fyAMYt06zcdlaNxfUkACXbdASlr+pqoG7S/LPdPOr+5msY2KvlVXf191s",
-	"de3rZdWkbJdnfP4X+D8W/D+6WunaeXflZVV48wjH76xQVlQ/69/+DbmOhAhrp0P9ih1o+kdnROcrDjyq",
-	"rlIWnzPC5ByFhNFg4GrHh64fuqYXjruQxBHATc+6kYOzCE0lu2CVMOfM6tAVll93pTbVPF87arO3m3b1",
-	"zZyoIhXMSaMVrHzY+6hIHfYt69HZWfVj6wMlDOeNGLd72FUU0Jubp4olS0Kbt9Atxuf25sktak7k9oaR",
-	"5kG4MXj9oKZeY7UXniEvfT6gCrhNp7r32CbaoDvnNgQH3376G0fOU/8Cezkwahh3DZ8Fe34AfVvyQ1rk",
-	"ooa+4L8TZPWNunZ2rWHPD0roLKFU74O5FbYwqvekBtL3XPkg2oV9H+ulfxPox7g6XYFPZwkKdDpZA6aa",
-	"izd24u3z8tjN7B5ZjPEa+PfRH/LpEbC1+1uELSDjAg0UWr7v/xcg3GgAVe+KpQGtDwUSxQ7G1FJFC3V7",
-	"BmTJ8PXHXLiACVfJARC/n628RLUXpXBoE6eqbc18T0IiU+fM3NFuuzyKKmlb3UxMYycwX5LRKT3xv99y",
-	"W3DzNqbqgyUwfr10ytU+q+609U8hr2lQ79GdvKLWxI51uKo574nketqErok2bu+a1TuL/k9YvXMUV3s7",
-	"6g2+OUx5ffdL3reYNg0oer8teahypRJItAe2AcSwvG6heyQYXUoPN7ZWfGjJHO8VX8kQ2Fz3h+WRNijU",
-	"cMjOWUnccX1FOjWHueBsVg8zQ1Vz6/YGQ7ChQ+elj16H4Uk/wvk9H2y5X93Qs4Jqv7Z5N1r8HgkUmxLy",
-	"6VHDEYLvRetdW/om0X8FjkQCY2SKktTyNQWdJeqRSPKAj20Z6tyFJ0wje6rO6solqPnmod3dzWRQ1cff",
-	"PKZdg5xIpfPbrcpXXYg/dVHG9le/fzM84ruhkNswqhsLTxz7UlW8bZ+urgMpziL3aTKXMnkUTWk4pZYq",
-	"2e+CL14oh1/fxlXcv3hhCZuN87wmrj7dke597qv8ptYGz/NNHs7aDrWN3W6Ituuj87KsyrhqI5xgytlM",
-	"H62OJTZ2PGmpT0++0lxZXFUqbYvD+JwlPI3t11cR9H678okjlK9oGgmBpzFK1UxLp1RI1XVS/4TqV/zK",
-	"Vt5kZnT0Nfm9Sre1Ga0+jKt+IHcl4wXwXgdPq2HnL3JXN7lrfW7XswYWBp9XxRNesezPC2DmGrddG7wD",
-	"zsp2nnVI5baH3MseqG1FAAJTgTJp5RGt+KTjywPnzGUoB0BcTcK+cFslouyDeb58ohsNni6Ab3/n4WkT",
-	"jc1L/7T07g0dAetB/nODVuvjDbeVcT3G+UEVRpC6TQwlTAthYlodQ0jrgF7Tm9+Fdc4OPxx/J1u9pLBV",
-	"N9xQaVvD3AcyXcEihPFPb8/AD4fGhuf5UEz9Jus1K2kyZQfeesgq8daEJdc21+olsz1rUYLRZRnqlWDO",
-	"GZY9g0vNZVWlv+oeO1gVWnrNc93oKtHv2/9Kld6l7yms/IhC43sI3d83uIc3et94eAgqfxNiP2sZuTTU",
-	"rjry05WRy1m+Xh1590ElI1NqufA/otG4ay9d+SsVjMYt8xxX1aHN37Db668G+HXgaROMWy37nz7fhF8a",
-	"nfKfPpsMxTT4WryqM5P9nZ2URyRNuFT7rwavBjYjsRMug7NGeguLoWu2dlfkt3zVw4UURngtWnPMI8Hn",
-	"UoN6/ZUJ98LEkedXkaXMScCX32vcPS6//ithZFZP6Phf9ljf9oaxLLCbzzf/FwAA//8=",
+	"7Fxtc9s4kv4rXbytGnuKkiXZzib2l7OzmRnvZDIp27nb3dhnQWRLxJgCGAC0rEv5v1/hhSRIUbb8Jvu2",
+	"Zj5NLAJoNLofdDce4HsQ8WnGGTIlg73vAV6TaZai+f9DQVj8XyTNUf9L5tMpEfNgLziAkf4lCIOr4scL",
+	"Ggd7wZvdXeyPB6RX/68fhAG5IjQlI5pSNQ/2lMgxDGKUkaCZopwFe8EJZZMUO1zQCWUwQsIkCE6kwhgU",
+	"By5iFN0gDMZIVC4wPpqSCQZ7QaJUJve2tqj+t+y6CXQjPt1iXKhkRlnc/SObBGFA5U+ucSECI1Pdx6fi",
+	"Q3jPx2PEIAwyweM80kr5+r347BeeS4RRimbymaARBnv9QXf35jwMZD7S0xmheM9zpvQPYZCL1BOxkseT",
+	"Mri5uQmDBEmMwqj9Ez9RXBi11jU0ZLwj9U/DPVAJwojHc4iIEBQlEAYkilBKUPwSWQizhEYJMA4jwWcS",
+	"BXABmeDXukmUIEzJHC4Rs+4ZC8JA4LeceoqRUYJTYiyC5dNg72tQDB6ch4WVBHvVX8NAzTP9F6kEZRM7",
+	"q4wIMkXlJnZg5DvV4i1O7jRBKzmMBZ+CwAmVykqd8gllXTh2IkLOUj1PqoBKkMgUEAnDg1wlXND/JbrD",
+	"PThEIlAM7eyoHuFbjmIelGtutXVhxgxqEy4nt/1t0Pnr7JD1J7/+45ddcdiT73vqw870n/38zfzd+C35",
+	"1+W33vXV9t8Hs5b5h9aBjv62OFnnQTC8oPGwCwdsrhLKJqASYibFuAICl4zPGNAYNqYkHXMxxRg4QwmU",
+	"RWkeY7wJE1QSdno73WKSGVFJNUca37605Uxv8dyWZRUoM86kQwkS65VBqfS/Is4UMvO/JMtSGpnl2PpD",
+	"clYbUX8Z636vSEpj89HFmNAUtcQxKkJT63pjiqnGFpwSmgZhMEUpreNPc6lghNryzY9A4liglIH2xuoz",
+	"YYWDmKNV7JSoKDEOdPD5CGSGER07OZ22UKojPeb2eEDeRb24jzujXfImCm587f1F4DjYC/5jq0LQLfur",
+	"3PogBBdWWYtmfotENWn2Yeg0MQS9oBKQRAlQZnQGRjPdoLCzT1z9xHMWP2gVGFcXY9PaV501Ui1h8dsz",
+	"a+cTd46REAkqodJYPxdGNzTWrlG6wqaZ+ge98qfEQcq9520M50IRiwHVzPV41qioBJIKJPG8xCRcgyYO",
+	"GFcJCsg1cpfasCJt6I6IRsIZVQnPlZaMCLNNRkSi1cxPXIxoHD9QMeOyta8WztI5kHhKmTT7x5QwMkG7",
+	"ZnI9zmMUUkAks8KY+R4xhYKR9EHTpa7xBZqx/TkXP4FEcYUCii+e3QCgHFkDYy5wv9r1BV4hSY0WzMZB",
+	"RtoMqAphWMo1hDFlsd0nmWma8olR1SnnH4mY4INU5fq/UJxfpKaXNrQ1UlIdjHAovlqDdZhhNWBQJSHG",
+	"KDVu8t7OsfMR2UQlIXAGhM1B8FzhppaS64U1+GvW+AcJKZ1SZZT1hREXWeDDsDX3O/B1RcACuR+3aWnK",
+	"DXstKmuOPqVSUjYJIWcmAAkBrzMTd3Gh7Y5fot51ysGrVEH/TyZ4hkJRGxuYtKAt0rMoT+MQBjuQ4DXE",
+	"dEKV1GHMSkFJRpT2jWAv+J+vvc470hmffx/s3PxlMV5pph5NaX43kGY/SQsoAyIQUmpyDy1oRHRGAmWI",
+	"r6G2JquNrNzQI85TJCxoqtsPuFbNdhZm00h/vrfAhv4Fvhx/rGvzHnnSwqB+4tQcsfilVF2WIREF5BTi",
+	"Gm2upDIbuvq6asnOFiSs0rXvAVU4lXf5xGfbQLd1nREhyNw4VTOTa7Nglk9HOj0Zmx1J1m3DArXWxz6Q",
+	"dEbmEvCaRHUF6PxQhzJE2V1me6DRgTI61QlXr5RLbwMTFFoyk04u9acfJEiqsH3Z23PPtqylyhe+Ggd2",
+	"S1I3ZitL0xwbzlYzHG+NFlV8XgrCR3+gXRaDKe8FEmXsgcQx1UOT9LOHMWOSSgwbsLPo8WOSp6qwuft6",
+	"bdk8qGl2VReekmu78QR7u71ebzWfbh3xHi7sDTpoH7Tp025Ep9CncdO6FMa6i3/373DiUqCv5+G9PXpK",
+	"ro9sk74/+dLDSz+6Vc3LXOYu3TZ8yGhqqYF/yeJVDHxKmf/X/l0mX87GtX+GrekBdr0WU7576s9tu89k",
+	"rk9qoQvW+CGmyivkNMIKBSkSqYAz1HveUKtwaGKjoUlKh/u2DpOpOZiqMEQa2CUQCSmOFfDc7H51q7VF",
+	"nbYgplbRCYEomHKpYLC7A1FCBIkUCrkPOaPfclySB9c3QhKT7iVlk/9crqrdnZaFLYylLmJfD9Lv9Txp",
+	"gIyVTiMEnU51TiYzEmEjpD2ICfyqO64N3F91iUwc3x4A6MSHjwGvUOj0cJxLkupEx9QNZC7GJMLFBbAp",
+	"SrPDE2Vi4SmJEsqwI5DE5g8CieSsPiO/crSgu7KQ1xzhM4qOqV9BJvgoxanUwruEyCRURdJrKpuFP9WF",
+	"d6VB3zGKKuGCJGXW5X+9tIJ4F6Tbkate29C96cSeBHVd/JJPCauUjNdZSpjRQV3Ti9W4hVl66WKbkfyj",
+	"4xy8cxRrfauqGBnCmAtbiDS2a2sdKZ80DHghCb1LVcbCbtfURz6hzIOeJRhRc+X7enFGpJxx0TCXiAuB",
+	"keokXEjsjExSqcPWMiwvm9X9dfD2rmkXhlh20Dbx3yqTqM95qa0cQMTZmGrptI8ovK7nFMFJbtL5cZ6m",
+	"czgpc5I7l+m29Sl2qqUxSttx3gG4HdE6tkuGTI0lIRkClTAWiLCh/2RjDZKainxMnZXTa6Bqsza/FY7i",
+	"WiZw7Aq3d9vYevahO4zXizS2V96Q/kZllpK5OSgI4RHb00d+hSmJsGWLuisE8nysLtxbI87grSdOfeDH",
+	"OKIn1duVYvFwNe88Lsv9XySKNl9kOLP1aCKrA0uBKhdMAlX7QKpPqASmN2evaB2uWi2zHaxWLPPB+a/x",
+	"W7xnsSwy+XZ8QVqCwKOT3+Htm14fvpy+B0WnKBWZZsboYUrTlEqMOIsbgg16gzedfr8zGJwO+nvbu3u9",
+	"N93+YPtf/urqFKije1wQKQyuOxPeWZBzpV1hqesstfiFFq5QYVTQEsccuOKOiXv1DlqteC1wuS0RsLXT",
+	"WhrQkgOo5cfmtQruHzqmoVLmGDd27kceZi+WhYqj88KbnHPVVVYzqXY3k6iWInOUC4FMfX7u7TsMGM4+",
+	"PxzApCJZWspgJXoG/Gqqoy52m3oN3eLYHdgv6ndFs3o+U7ICtEnejrpaMqcF42Y/SB1ojGmKfwLq+gGV",
+	"ygO9l7UAY3FI7B0Q16Zxj+LMIzG6rI9LE36ata9V6/efCL8fCtkmE6MSIpKmL4TZxTreE7218jHKBVXz",
+	"E60NV4t8DM8rBGLXaegTtIZg2FtQEsq6q7G6iiXJ6K9o1mRkaGEHuUbbNtEkmRbyLSWVwVne621H5ivz",
+	"vzjsFgwyY8zmq2r0RKnMnr5SNuaL434xB0iFJkKtB9CKsMS98lyNxZXZujOmafeMnbEffzzkMUXZ/fFH",
+	"OK7O3ynKIsk3Nm+Ou+3R5tA/ub7uzGazjoaOTi5SZDpjj4fFOpyxWnKmOL80I7tcTqvLVENsxySV3Bh3",
+	"Zo5ODS1x2DwmH4K1ny6c6v5NNOxOhJ2Milwi/P3k909gGCcbpDzgGhZ11qFh5jAw3qbnafuUm1344Gpg",
+	"ds/T3+munKr0iiJTTh6rMmeCWgBjgy6G193zjOjEruavG4PdN6Dl4VMYUSVDuMRMwWhu9eVqJ5YrI4HA",
+	"yS8HHd0kITLZ7MKxm2NCFDDUarLrYyZN1W32f8ZKByj9pJk7h9qV7mW7cOAmJpUOZi0pIWeKpmeMKnf8",
+	"L2Fjuwex/sAmkibGLLiYFXcCJCoJh8cHn/52cnH6+68fPl2cnn7cDPUypHwywRh4royQVEngM4bijEUJ",
+	"YRO0/RShEmxYCqvlHEhX2rS0KA84iY0DNvU0buMunDFHXnCNHXWyr7O0grVS5O+Ezf2vqIIRjrlAI3JB",
+	"bXG1SoydZR3FxgOtN2tbco6bkCuEwU4nweuOCTQs7VPCxg6M5sp6qYFZU9KhOn9/W9qX/kDPjQGNz1hB",
+	"EHXz01pkXJWK0E5ccUKdwZuduJLMRBdDB/hDOzCGkJtzKCN3jCmqAnf2tTI4Q8BUYtH3tuvbFKRN3x9q",
+	"deeClGzs2Hw0NGqzbNyURuiCUYfavx2dBk2yNM+QSZ6LCLtcTLZcI7mlv9WbK1Vmi1SCkhgOraoPPh8F",
+	"YXCFQroqfbfX7emvdWcko3pL7fa62zaGS8xutUUyujUq+Su87fjDnkLLoo5ldch4hcdCduEjjlVHW4/D",
+	"Q+PPKkEqwB00StgomSahXrgzVhyRhS4GUXitAYXxonymF3+Yi9QdttSO1IZQVrBHkqe5QtDa25Cb8OX4",
+	"ozxjs0SbML1CZjWvg2NjZoZQZGd16Lj8Plf7a3vEU32y5XO5b87LyvMhj+f3I0n9+18MWOkOwKpULp8U",
+	"cVMP8bTgTXL2oNdffTlswm3jvWVyFJ9ueZdDbu4n/VLunnUtIh0mxWGrn2ld7fR6y4Yqp7/lEdNNk/7d",
+	"TWpcP9No++5GFdFWt+iv0KLkX96Ewe4qUym5rUbV5UUcawclKm2YSGpTB55kou0zMH8IznWrCua2Umox",
+	"boItUGeB3K1FwqUORDwXNWGXcRGgrNq1SiesI8xHKtVhRQ6uGWbvPjjx9c8rRo+6YnTue+hjstolHNIG",
+	"f7K7LldwyadlCVWOoe1uQSjPL+x23+YXW2OPSbKqg1SLfpt7hJ5ELm7bqPvWGVOYphJmCZool6pW5ulm",
+	"22aup1xI8QQuZw/YPV1Uyv2debTOxk3Af3c/fZwT1jfKp3fD+qq8Di9syHSnE36n8Y11Op2EtJxzmr/L",
+	"imFr4mKbG/q1K20oVC1uSbb9UwW9D9/RvEN+SwQE6R/d2+nb612rxVYFmeDW6IpKmHCGrz2I6u2sIFnt",
+	"0tu6Qy9rRiuEXmH7LqJB1DYdzW09YHF7WDTen1EVlvtIaC8T3pcI8h9ufq/VLpYg4DGSuLCRFuS7L/4U",
+	"94k19mRERS017PdeIc3VIUz+b1DyEjFzRUMdX8h9GDZ2s2FxtW4mqCEBLtqgJSy/qqqBO0vy93Tzp/uZ",
+	"rGNir5RV39fdbHXt5bJqUlyXZ3z2J/g/Fvy/uFrpynl36WVlePMIx2+tUJZUP+vf/gm5joQIa6ZD3ZId",
+	"aO6PTojOVxx4lLdKWXzGCJMzFBIGvZ6rHR+4+9AVvXDYhiSOAG7urBs5OIvQVLJzVgpzxqwOXWH5XVtq",
+	"U47z0lGbPd20s6/nRCWpYEZqV8GKj72nUqqwb1GPzs7KfzaeXWE4q8W47d0uo4De3DxVLFkQ2ryJbjA+",
+	"sydPblIzIjfXjDQPwo3euwdd6jVWe+EZ8sLzAWXAbW6qe5+t4xp069iG4ODbT3ftyHniH2AvBkY1467g",
+	"M2fPD6AfCn5Ig1xU0xf8d4KsOlHXzq417PlBAZ0FlOp1MKfCFkb1mlRA+okrH0TbsO9LNfVXgX6Mq5Ml",
+	"+HSaoECnkxVgqj55YyfeOi/2Xc/ukcUYr4B/X/wunx4BG6u/QdgcplyggULL9/3/AoRrDaCqVbE0oNWh",
+	"QKLYwphaqmiubs+ALBm+esyFCxhxlewD8e+zFYeo9qAUDmziVF5bM+9JSGTqjJkz2k2XR1El7VU3E9PY",
+	"AcxLMjqlJ/77LbcFNx9iqj5bAuPLpVOu9lneTlt9F/IuDeo1upNX1BjYsQ6XXc57IrmeNqGro41bu3r1",
+	"zqL/E1bvHMXVno56na8PU97d3ch7i2ndgKLX25KHSlcqgER7YBNADMvrFrpHgtGl9HBjY8lDS2Z7L/lK",
+	"hsDmbn9YHmmNQg0H7IwVxB13r0in5jATnE2qbiaoKm7dTq8PNnRoPfTR8zA86Uc4v+eDDferLvQsodqv",
+	"bN61K36PBIp1Cfn0qOEIwfei9a4sfZ3ovwRHIoExMkVJavmagk4SU2f23p98T6IEO+85U4Kny0Z1328V",
+	"j1Wa8R6ORg94sMvQ7y68CdUysHK/L92KmncTrYWsJwsrH5Dz2Ho1giOVzvc3Sn93acLYRSqbL36GZ7jI",
+	"d8Mpt6FYO54eOwanKrnfPuVdB2OcRe55M5d2eTRPaXiplm7ZbYNAniuHga/jOO+fPLekz1pMUJFfny4s",
+	"8J4MK97lWmNMsM4NXtuhtrHbDdHeHGk9cCuztsoIR5hyNtHbs2OaDR3XWuodmC81VxaX1U57TWJ4xhKe",
+	"xvYFVwS93q4E40jpSy6ehMDTGKWqp7ZjKqRq2+1/RvUbvrCV19kdLXej/PtOt11VWr6hl3eK3LGOlwR4",
+	"t4Aal37+JIi1E8RW54c9a3Bi8HlZTOIV3F5BKPKKQdAcJzdrlHdAYnGtaBVyu73L7mUx1F6JAAJjgTJp",
+	"5DONGKflBYQz5jKlfSCuNmIb3FYRKe7jPF9e044oT5dINN+beNqEZ/3SPy3NfE3byGrbxnMDX+MRidvK",
+	"yR7zfb8MRUh1XQ0ljHNh4mIdh0jrgN7lO/822Bk7+Hz0g2zcaYWN6uIPlfaKmnuo0xVOQhj+/OEU/JBq",
+	"6PimL4fLr7L2tJTyU9wmXA2dJd6aOGXabhv34uz9uyjB6LIIOYsNgTMs7j8uXJQrTy3Km3D7y0Jc7yJg",
+	"O0JL9N8geKGq9cLbEEsfhKi97dD+VsM9PNp7r+IhyP4qxH7WknhhqG018acriRejvFxNfPtBpStT8rnw",
+	"HwSp8QYKV36hwtWwYZ7Dskq1fraAPcqrgV8LntbBuPH8wNfzm/B77db/13OTKZnLyhavqgxpb2sr5RFJ",
+	"Ey7V3tve257NjOyAi+Cskd7CYugujrvj/lteKHFhiRFei1bv81DwmdSgXr2Y4RqM3EWAZcQvsxPwxXa1",
+	"c9TF5r8RRibVgI7LZkODTa8by2i7Ob/5vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

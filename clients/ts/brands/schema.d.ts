@@ -645,7 +645,10 @@ export interface components {
         BrandID: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description `no-store`: the body carries an access token, which no browser or proxy cache may keep. */
+        NoStore: "no-store";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -684,6 +687,7 @@ export interface operations {
              */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -735,6 +739,7 @@ export interface operations {
             /** @description The credentials are right. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -928,6 +933,7 @@ export interface operations {
             /** @description The current user. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -210,14 +210,18 @@ func refuse[T any](ctx context.Context, err error) (T, error) {
 	return r, nil
 }
 
-// rawJSON is a success answer whose body PostgreSQL already rendered as JSON.
+// rawJSON is a success answer whose body is rendered JSON already.
 type rawJSON struct {
-	status int
-	body   string
+	status  int
+	body    string
+	noStore bool // the body carries an access token (see noStore)
 }
 
 func (j rawJSON) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
+	if j.noStore {
+		w.Header().Set("Cache-Control", noStore)
+	}
 	w.WriteHeader(j.status)
 	_, err := io.WriteString(w, j.body)
 	return err

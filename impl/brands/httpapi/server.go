@@ -20,6 +20,10 @@ const (
 	msgBrandDeleted    = "Brand successfully deleted."
 )
 
+// noStore is the Cache-Control of every answer that carries an access token: no browser or shared
+// cache may keep a credential.
+const noStore = "no-store"
+
 // server implements the generated strict interface by calling brands.Service.
 type server struct {
 	svc *brands.Service
@@ -43,12 +47,15 @@ func (s *server) RegisterUser(ctx context.Context, req brandsapi.RegisterUserReq
 		return refuse[brandsapi.RegisterUserResponseObject](ctx, err)
 	}
 	return brandsapi.RegisterUser201JSONResponse{
-		UnderscoreId:  u.ID,
-		Token:         tok,
-		Email:         u.Email,
-		Name:          u.Name,
-		Subscriptions: []brandsapi.Brand{},
-		CreatedAt:     u.CreatedAt.UTC().Format(brands.TimeLayout),
+		Body: brandsapi.RegisteredUser{
+			UnderscoreId:  u.ID,
+			Token:         tok,
+			Email:         u.Email,
+			Name:          u.Name,
+			Subscriptions: []brandsapi.Brand{},
+			CreatedAt:     u.CreatedAt.UTC().Format(brands.TimeLayout),
+		},
+		Headers: brandsapi.RegisterUser201ResponseHeaders{CacheControl: noStore},
 	}, nil
 }
 
@@ -64,7 +71,8 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	if err != nil {
 		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
 	}
-	return brandsapi.LoginUser200JSONResponse{Token: tok}, nil
+	return brandsapi.LoginUser200JSONResponse{Body: brandsapi.TokenResponse{Token: tok},
+		Headers: brandsapi.LoginUser200ResponseHeaders{CacheControl: noStore}}, nil
 }
 
 func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordRequestObject) (brandsapi.ResetPasswordResponseObject, error) {
@@ -107,7 +115,7 @@ func (s *server) GetMe(ctx context.Context, _ brandsapi.GetMeRequestObject) (bra
 	if err != nil {
 		return refuse[brandsapi.GetMeResponseObject](ctx, err)
 	}
-	return rawJSON{status: http.StatusOK, body: string(me)}, nil
+	return rawJSON{status: http.StatusOK, body: string(me), noStore: true}, nil
 }
 
 func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestObject) (brandsapi.ListBrandsResponseObject, error) {

@@ -52,6 +52,14 @@ func wantKeys(t *testing.T, what string, body []byte, want []string) map[string]
 	return m
 }
 
+// wantNoStore fails unless an answer carrying a token forbids caching it.
+func wantNoStore(t *testing.T, what string, r resp) {
+	t.Helper()
+	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("%s: Cache-Control %q, want no-store (the body carries a token)", what, cc)
+	}
+}
+
 // wantBrand checks one brand object's members and their JSON types.
 func wantBrand(t *testing.T, what string, raw []byte) {
 	t.Helper()
@@ -108,7 +116,7 @@ func wantError(t *testing.T, what string, body []byte) {
 // TestShapes_ExactFields walks every route of the seed and checks each answer's members against
 // the seed's field lists exactly: the user of register and me, login's token, the brand of every
 // list, by-id read and subscription, and the message objects, and that every refusal has the one
-// error shape.
+// error shape. The answers that carry a token must not be cached.
 func TestShapes_ExactFields(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -116,6 +124,7 @@ func TestShapes_ExactFields(t *testing.T) {
 
 	r := e.want(e.do(request{method: "POST", path: "/api/user/register",
 		form: url.Values{"name": {"Ada"}, "email": {"ada@example.com"}, "password": {"correct-horse"}}}), http.StatusCreated)
+	wantNoStore(t, "register", r)
 	m := wantKeys(t, "register", r.body, registeredKeys)
 	if string(m["subscriptions"]) != "[]" {
 		t.Errorf("register: subscriptions %s, want []", m["subscriptions"])
@@ -127,6 +136,7 @@ func TestShapes_ExactFields(t *testing.T) {
 
 	r = e.want(e.do(request{method: "POST", path: "/api/user/login",
 		form: url.Values{"email": {"ada@example.com"}, "password": {"correct-horse"}}}), http.StatusOK)
+	wantNoStore(t, "login", r)
 	wantKeys(t, "login", r.body, tokenKeys)
 
 	for _, id := range []string{devdata.Brands[0].ID, devdata.Brands[1].ID} {
@@ -137,6 +147,7 @@ func TestShapes_ExactFields(t *testing.T) {
 	wantKeys(t, "unsubscribe", r.body, messageKeys)
 
 	r = e.want(e.do(request{method: "GET", path: "/api/user/me", token: tok}), http.StatusOK)
+	wantNoStore(t, "me", r)
 	m = wantKeys(t, "me", r.body, userKeys)
 	if n := wantBrandArray(t, "me subscriptions", m["subscriptions"]); n != 1 {
 		t.Errorf("me: %d subscriptions, want 1", n)
