@@ -143,6 +143,13 @@ func TestTokens_QueryAndBearer(t *testing.T) {
 	if got := e.me(second).Token; got != second {
 		t.Errorf("me returns token %q, want the presented %q", got, second)
 	}
+	// When both are sent, the query parameter is the one used (README, spec).
+	r = e.want(e.do(request{method: "GET", path: "/api/user/me", token: second, bearer: "nonsense"}), http.StatusOK)
+	r.decode(t, &me)
+	if me.Token != second {
+		t.Errorf("me with query and bearer tokens returns %q, want the query's %q", me.Token, second)
+	}
+	e.want(e.do(request{method: "GET", path: "/api/user/me", token: "nonsense", bearer: second}), http.StatusUnauthorized)
 }
 
 func TestTokens401(t *testing.T) {
