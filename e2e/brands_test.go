@@ -8,10 +8,12 @@ import (
 	"github.com/triadhq/triad/gen/brandsapi"
 )
 
-// Dev-mode data of the brands API (impl/brands/devdata): brand …0001 is available, …000b is not.
+// Dev-mode data of the brands API (impl/brands/devdata): brand …0001 is available, …000b is not,
+// …000c is featured but not available (so in the featured list, not in the list of available brands).
 const (
-	availableBrand   = "655e1f2a0000000000000001"
-	unavailableBrand = "655e1f2a000000000000000b"
+	availableBrand           = "655e1f2a0000000000000001"
+	unavailableBrand         = "655e1f2a000000000000000b"
+	featuredUnavailableBrand = "655e1f2a000000000000000c"
 )
 
 func newBrandsClient(t *testing.T) *brandsapi.ClientWithResponses {
@@ -91,10 +93,15 @@ func TestBrands_UserJourneyThroughGeneratedClient(t *testing.T) {
 	if featured.JSON200 == nil || len(*featured.JSON200) == 0 {
 		t.Fatalf("featured list: status %d, body %s; want some brands", featured.StatusCode(), featured.Body)
 	}
+	withdrawnShown := false
 	for _, b := range *featured.JSON200 {
 		if !b.IsFeatured {
 			t.Fatalf("featured list holds %s, which is not featured", b.UnderscoreId)
 		}
+		withdrawnShown = withdrawnShown || (b.UnderscoreId == featuredUnavailableBrand && !b.Availability)
+	}
+	if !withdrawnShown {
+		t.Fatalf("featured list lacks the featured but unavailable brand %s: %s", featuredUnavailableBrand, featured.Body)
 	}
 
 	before := subscriberCount(t, api, availableBrand)
