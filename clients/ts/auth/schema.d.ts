@@ -469,7 +469,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `unknown_provider`; `bad_state` (handshake cookie missing, expired, used, or state not matching); `bad_request` (no code, no oauth_verifier, or a provider without a callback). */
+        /** @description `unknown_provider`; `bad_state` (handshake cookie missing, expired, used, started with another provider, or state not matching); `bad_request` (no code, no oauth_verifier, or a provider without a callback). */
         CallbackBadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -493,7 +493,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `audience_not_allowed` (site/aud not in the allowed audiences); `bad_credentials` (direct); `bad_confirmation` (verified token invalid or expired); `confirmation_used` (verified token replayed). */
+        /** @description `audience_not_allowed` (site/aud not in the allowed audiences); `bad_credentials` (direct); `bad_confirmation` (verified token invalid, expired, or sent by another provider); `confirmation_used` (verified token replayed). */
         LoginForbidden: {
             headers: {
                 [name: string]: unknown;
