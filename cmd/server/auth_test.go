@@ -3,12 +3,19 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"mime/quotedprintable"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/mail"
 	"net/url"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/emersion/go-smtp"
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/triadhq/triad/gen/authapi"
@@ -111,5 +118,93 @@ func TestServer_AuthProdNeedsSecretAndRefusesDev(t *testing.T) {
 	}
 	if _, err := newAuthService(cfg, newLogger(cfg), nil); err == nil || !strings.Contains(err.Error(), "development only") {
 		t.Fatalf("dev provider in prod: %v", err)
+	}
+}
+
+// smtpInbox is an in-process SMTP server (go-smtp, plain on loopback) keeping the last message.
+type smtpInbox struct {
+	mu   sync.Mutex
+	to   string
+	data string
+}
+
+type smtpSession struct{ in *smtpInbox }
+
+func (s smtpSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (s smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.in.mu.Lock()
+	defer s.in.mu.Unlock()
+	s.in.to = to
+	return nil
+}
+func (s smtpSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	s.in.mu.Lock()
+	defer s.in.mu.Unlock()
+	s.in.data = string(b)
+	return err
+}
+func (s smtpSession) Reset()        {}
+func (s smtpSession) Logout() error { return nil }
+
+// TestServer_AuthEmailVerifiedLogin runs the reference wiring's "email" verified provider against a
+// real SMTP server: the confirmation arrives as a MIME e-mail, its token logs in once.
+func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
+	t.Parallel()
+	in := &smtpInbox{}
+	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return smtpSession{in}, nil }))
+	srv.Domain = "localhost"
+	srv.ReadTimeout, srv.WriteTimeout = 5*time.Second, 5*time.Second
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+
+	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-auth-smtp-host", host, "-auth-smtp-port", port,
+		"-auth-smtp-starttls=false", "-auth-smtp-from", "triad <noreply@example.com>")
+	spec, err := authapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := apitest.Client(t, spec)
+	c.Jar, _ = cookiejar.New(nil)
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, b := get("/auth/email/login?user=alice&address=alice@example.com&aud=triad"); st != 200 || !strings.Contains(b, `"status":"sent"`) {
+		t.Fatalf("send: %d %s", st, b)
+	}
+	in.mu.Lock()
+	to, data := in.to, in.data
+	in.mu.Unlock()
+	msg, err := mail.ReadMessage(strings.NewReader(data))
+	if err != nil {
+		t.Fatalf("not a mail message: %v\n%s", err, data)
+	}
+	body, err := io.ReadAll(quotedprintable.NewReader(msg.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<pre>([A-Za-z0-9_\-.]+)</pre>`).FindStringSubmatch(string(body))
+	if to != "alice@example.com" || !strings.HasPrefix(msg.Header.Get("Content-Type"), "text/html") || m == nil ||
+		!strings.Contains(string(body), "Hello alice") || !strings.Contains(string(body), "login to triad") {
+		t.Fatalf("message to %s: %v\n%s", to, msg.Header, body)
+	}
+	st, b := get("/auth/email/login?token=" + m[1])
+	if st != 200 || !strings.Contains(b, `"email":"alice@example.com"`) || !strings.Contains(b, `"name":"alice"`) {
+		t.Fatalf("confirm: %d %s", st, b)
+	}
+	if st, b := get("/auth/email/login?token=" + m[1]); st != 403 || !strings.Contains(b, "confirmation_used") {
+		t.Fatalf("replay: %d %s", st, b)
 	}
 }
