@@ -243,16 +243,25 @@ func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
 	if err != nil || !strings.HasPrefix(pic.Path, "/avatar/") {
 		t.Fatalf("avatar link %q is not under /avatar/", *me.Picture)
 	}
-	avatar, err := e.api.GetAvatarWithResponse(ctx, path.Base(pic.Path))
+	avatar, err := e.api.GetAvatarWithResponse(ctx, path.Base(pic.Path), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ct := avatar.HTTPResponse.Header.Get("Content-Type"); avatar.StatusCode() != http.StatusOK || !strings.HasPrefix(ct, "image/") || len(avatar.Body) == 0 {
 		t.Fatalf("avatar: status %d, type %q, %d bytes; want an image", avatar.StatusCode(), ct, len(avatar.Body))
 	}
+	// A cache revalidating with the ETag it holds gets 304 without the bytes.
+	etag := avatar.HTTPResponse.Header.Get("ETag")
+	again, err := e.api.GetAvatarWithResponse(ctx, path.Base(pic.Path), &authapi.GetAvatarParams{IfNoneMatch: &etag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if etag == "" || again.StatusCode() != http.StatusNotModified || len(again.Body) != 0 {
+		t.Fatalf("revalidation with ETag %q: status %d, %d bytes; want 304 and no body", etag, again.StatusCode(), len(again.Body))
+	}
 
 	// An avatar nobody stored is a documented 404, not a proxied fetch.
-	missing, err := e.api.GetAvatarWithResponse(ctx, "0b4a6e2f3c9d0b4a6e2f3c9d0b4a6e2f3c9d0b4a.image")
+	missing, err := e.api.GetAvatarWithResponse(ctx, "0b4a6e2f3c9d0b4a6e2f3c9d0b4a6e2f3c9d0b4a.image", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,9 +77,7 @@ func TestServer_AuthDevWiring(t *testing.T) {
 	if err := json.Unmarshal([]byte(b), &user); err != nil || !strings.HasPrefix(user.Picture, "http://localhost:8080/avatar/") {
 		t.Fatalf("picture: %v %q", err, user.Picture)
 	}
-	if st, _ := do("GET", strings.TrimPrefix(user.Picture, "http://localhost:8080"), "", ""); st != 200 {
-		t.Fatalf("avatar: %d", st)
-	}
+	checkAvatarRoute(t, c, base+strings.TrimPrefix(user.Picture, "http://localhost:8080"))
 	u, _ := url.Parse(base)
 	xsrf := ""
 	for _, ck := range c.Jar.Cookies(u) {
@@ -206,5 +204,48 @@ func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
 	}
 	if st, b := get("/auth/email/login?token=" + m[1]); st != 403 || !strings.Contains(b, "confirmation_used") {
 		t.Fatalf("replay: %d %s", st, b)
+	}
+}
+
+// checkAvatarRoute requests a saved avatar through the whole server (spec validation included) the
+// ways browsers, caches and link checkers do, each answer validated against api/auth.yaml by c.
+func checkAvatarRoute(t *testing.T, c *http.Client, avatarURL string) {
+	t.Helper()
+	req := func(method, u string, hdr ...string) (*http.Response, []byte) {
+		t.Helper()
+		r, _ := http.NewRequest(method, u, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			r.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := c.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	resp, img := req("GET", avatarURL)
+	etag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/") || len(img) == 0 ||
+		etag == "" || resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Cache-Control") == "" {
+		t.Fatalf("avatar GET: %d %v (%d bytes)", resp.StatusCode, resp.Header, len(img))
+	}
+	if resp, _ := req("GET", avatarURL, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified || resp.Header.Get("ETag") != etag {
+		t.Fatalf("conditional GET: %d, ETag %q; want 304 with %q", resp.StatusCode, resp.Header.Get("ETag"), etag)
+	}
+	resp, body := req("HEAD", avatarURL)
+	if resp.StatusCode != 200 || len(body) != 0 || resp.Header.Get("ETag") != etag ||
+		resp.Header.Get("Content-Type") != http.DetectContentType(img) {
+		t.Fatalf("HEAD: %d %v, %d body bytes; want GET's headers and no body", resp.StatusCode, resp.Header, len(body))
+	}
+	if resp, _ := req("HEAD", avatarURL, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
+		t.Fatalf("conditional HEAD: %d, want 304", resp.StatusCode)
+	}
+	missing := avatarURL[:strings.LastIndex(avatarURL, "/")+1] + strings.Repeat("0", 40) + ".image"
+	for _, m := range []string{"GET", "HEAD"} {
+		if resp, body := req(m, missing); resp.StatusCode != 404 || (m == "GET" && !strings.Contains(string(body), `"not_found"`)) {
+			t.Fatalf("%s unknown avatar: %d %s", m, resp.StatusCode, body)
+		}
 	}
 }

@@ -247,6 +247,9 @@ type User struct {
 	Role *string `json:"role,omitempty"`
 }
 
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // Provider defines model for Provider.
 type Provider = string
 
@@ -362,6 +365,18 @@ type LoginPostParams struct {
 
 // LoginPostParamsSession defines parameters for LoginPost.
 type LoginPostParamsSession string
+
+// GetAvatarParams defines parameters for GetAvatar.
+type GetAvatarParams struct {
+	// IfNoneMatch ETags the client holds (or `*`); a match answers 304.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadAvatarParams defines parameters for HeadAvatar.
+type HeadAvatarParams struct {
+	// IfNoneMatch ETags the client holds (or `*`); a match answers 304.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
 
 // LoginPostJSONRequestBody defines body for LoginPost for application/json ContentType.
 type LoginPostJSONRequestBody = Credentials
@@ -591,8 +606,9 @@ type ClientInterface interface {
 	//
 	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
-	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
-	// where the state is checked; other outcomes as GET.
+	// cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
+	// `error` and only the `name` taken from `user` (never the e-mail address, which would land in
+	// logs and history), where the state is checked; other outcomes as GET.
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 	CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -664,10 +680,17 @@ type ClientInterface interface {
 
 	// GetAvatar A proxied avatar
 	//
-	// The picture saved at login (or an identicon), as `<avatar id>.image`.
+	// The picture saved at login (or an identicon), as `<avatar id>.image`. The content type is sniffed from the stored bytes and is always `image/*`; bytes that are not an image are never served. The ETag is the content hash, so `If-None-Match` answers 304 until the picture changes.
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
-	GetAvatar(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAvatar(ctx context.Context, id string, params *GetAvatarParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadAvatar A proxied avatar's headers
+	//
+	// The headers of `GET` (type, length, ETag, caching) without the body, for caches and link checkers.
+	//
+	// Corresponds with HEAD /avatar/{id} (the `HeadAvatar` operationId).
+	HeadAvatar(ctx context.Context, id string, params *HeadAvatarParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // LoginPage Demo login page
@@ -800,8 +823,9 @@ func (c *Client) Callback(ctx context.Context, provider Provider, params *Callba
 //
 // For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 // the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
-// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
-// where the state is checked; other outcomes as GET.
+// cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
+// `error` and only the `name` taken from `user` (never the e-mail address, which would land in
+// logs and history), where the state is checked; other outcomes as GET.
 //
 // Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
 func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -943,11 +967,28 @@ func (c *Client) ProviderLogoutPost(ctx context.Context, provider Provider, reqE
 
 // GetAvatar A proxied avatar
 //
-// The picture saved at login (or an identicon), as `<avatar id>.image`.
+// The picture saved at login (or an identicon), as `<avatar id>.image`. The content type is sniffed from the stored bytes and is always `image/*`; bytes that are not an image are never served. The ETag is the content hash, so `If-None-Match` answers 304 until the picture changes.
 //
 // Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
-func (c *Client) GetAvatar(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAvatarRequest(c.Server, id)
+func (c *Client) GetAvatar(ctx context.Context, id string, params *GetAvatarParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAvatarRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadAvatar A proxied avatar's headers
+//
+// The headers of `GET` (type, length, ETag, caching) without the body, for caches and link checkers.
+//
+// Corresponds with HEAD /avatar/{id} (the `HeadAvatar` operationId).
+func (c *Client) HeadAvatar(ctx context.Context, id string, params *HeadAvatarParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadAvatarRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1580,7 +1621,7 @@ func NewProviderLogoutPostRequest(server string, provider Provider) (*http.Reque
 }
 
 // NewGetAvatarRequest constructs an http.Request for the GetAvatar method
-func NewGetAvatarRequest(server string, id string) (*http.Request, error) {
+func NewGetAvatarRequest(server string, id string, params *GetAvatarParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1608,6 +1649,70 @@ func NewGetAvatarRequest(server string, id string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadAvatarRequest constructs an http.Request for the HeadAvatar method
+func NewHeadAvatarRequest(server string, id string, params *HeadAvatarParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/avatar/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1731,8 +1836,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
-	// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
-	// where the state is checked; other outcomes as GET.
+	// cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
+	// `error` and only the `name` taken from `user` (never the e-mail address, which would land in
+	// logs and history), where the state is checked; other outcomes as GET.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1812,12 +1918,21 @@ type ClientWithResponsesInterface interface {
 
 	// GetAvatarWithResponse A proxied avatar
 	//
-	// The picture saved at login (or an identicon), as `<avatar id>.image`.
+	// The picture saved at login (or an identicon), as `<avatar id>.image`. The content type is sniffed from the stored bytes and is always `image/*`; bytes that are not an image are never served. The ETag is the content hash, so `If-None-Match` answers 304 until the picture changes.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
-	GetAvatarWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error)
+	GetAvatarWithResponse(ctx context.Context, id string, params *GetAvatarParams, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error)
+
+	// HeadAvatarWithResponse A proxied avatar's headers
+	//
+	// The headers of `GET` (type, length, ETag, caching) without the body, for caches and link checkers.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /avatar/{id} (the `HeadAvatar` operationId).
+	HeadAvatarWithResponse(ctx context.Context, id string, params *HeadAvatarParams, reqEditors ...RequestEditorFn) (*HeadAvatarResponse, error)
 }
 
 // LoginPageResponse200Headers the declared response headers of an HTTP 200 response for LoginPage
@@ -2703,19 +2818,35 @@ func (r ProviderLogoutPostResponse) ContentType() string {
 	return ""
 }
 
+// GetAvatarResponse200Headers the declared response headers of an HTTP 200 response for GetAvatar
+type GetAvatarResponse200Headers struct {
+	CacheControl        *string
+	ETag                *string
+	XContentTypeOptions *string
+}
+
+// GetAvatarResponse304Headers the declared response headers of an HTTP 304 response for GetAvatar
+type GetAvatarResponse304Headers struct {
+	ETag *string
+}
+
 type GetAvatarResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
+	JSON400 *ValidationFailed
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAvatarResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetAvatarResponse304Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetAvatarResponse) GetJSON400() *Error {
+func (r GetAvatarResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
 }
 
@@ -2752,6 +2883,63 @@ func (r GetAvatarResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAvatarResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadAvatarResponse200Headers the declared response headers of an HTTP 200 response for HeadAvatar
+type HeadAvatarResponse200Headers struct {
+	CacheControl        *string
+	ETag                *string
+	XContentTypeOptions *string
+}
+
+// HeadAvatarResponse304Headers the declared response headers of an HTTP 304 response for HeadAvatar
+type HeadAvatarResponse304Headers struct {
+	ETag *string
+}
+
+type HeadAvatarResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationFailed
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadAvatarResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *HeadAvatarResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r HeadAvatarResponse) GetJSON400() *ValidationFailed {
+	return r.JSON400
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadAvatarResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadAvatarResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadAvatarResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadAvatarResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2874,8 +3062,9 @@ func (c *ClientWithResponses) CallbackWithResponse(ctx context.Context, provider
 //
 // For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 // the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
-// cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
-// where the state is checked; other outcomes as GET.
+// cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
+// `error` and only the `name` taken from `user` (never the e-mail address, which would land in
+// logs and history), where the state is checked; other outcomes as GET.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2997,17 +3186,32 @@ func (c *ClientWithResponses) ProviderLogoutPostWithResponse(ctx context.Context
 
 // GetAvatarWithResponse A proxied avatar
 //
-// The picture saved at login (or an identicon), as `<avatar id>.image`.
+// The picture saved at login (or an identicon), as `<avatar id>.image`. The content type is sniffed from the stored bytes and is always `image/*`; bytes that are not an image are never served. The ETag is the content hash, so `If-None-Match` answers 304 until the picture changes.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /avatar/{id} (the `GetAvatar` operationId).
-func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error) {
-	rsp, err := c.GetAvatar(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, id string, params *GetAvatarParams, reqEditors ...RequestEditorFn) (*GetAvatarResponse, error) {
+	rsp, err := c.GetAvatar(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseGetAvatarResponse(rsp)
+}
+
+// HeadAvatarWithResponse A proxied avatar's headers
+//
+// The headers of `GET` (type, length, ETag, caching) without the body, for caches and link checkers.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /avatar/{id} (the `HeadAvatar` operationId).
+func (c *ClientWithResponses) HeadAvatarWithResponse(ctx context.Context, id string, params *HeadAvatarParams, reqEditors ...RequestEditorFn) (*HeadAvatarResponse, error) {
+	rsp, err := c.HeadAvatar(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadAvatarResponse(rsp)
 }
 
 // ParseLoginPageResponse parses an HTTP response from a LoginPageWithResponse call
@@ -3869,7 +4073,7 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Error
+		var dest ValidationFailed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3889,6 +4093,118 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAvatarResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetAvatarResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadAvatarResponse parses an HTTP response from a HeadAvatarWithResponse call
+func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadAvatarResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case rsp.StatusCode == 404:
+		break // No content-type
+
+	case rsp.StatusCode == 500:
+		break // No content-type
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadAvatarResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers HeadAvatarResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil
@@ -3934,7 +4250,10 @@ type ServerInterface interface {
 	ProviderLogoutPost(w http.ResponseWriter, r *http.Request, provider Provider)
 	// GetAvatar A proxied avatar
 	// (GET /avatar/{id})
-	GetAvatar(w http.ResponseWriter, r *http.Request, id string)
+	GetAvatar(w http.ResponseWriter, r *http.Request, id string, params GetAvatarParams)
+	// HeadAvatar A proxied avatar's headers
+	// (HEAD /avatar/{id})
+	HeadAvatar(w http.ResponseWriter, r *http.Request, id string, params HeadAvatarParams)
 }
 
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
@@ -4015,7 +4334,13 @@ func (_ Unimplemented) ProviderLogoutPost(w http.ResponseWriter, r *http.Request
 
 // GetAvatar A proxied avatar
 // (GET /avatar/{id})
-func (_ Unimplemented) GetAvatar(w http.ResponseWriter, r *http.Request, id string) {
+func (_ Unimplemented) GetAvatar(w http.ResponseWriter, r *http.Request, id string, params GetAvatarParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// HeadAvatar A proxied avatar's headers
+// (HEAD /avatar/{id})
+func (_ Unimplemented) HeadAvatar(w http.ResponseWriter, r *http.Request, id string, params HeadAvatarParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4515,8 +4840,82 @@ func (siw *ServerInterfaceWrapper) GetAvatar(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetAvatarParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetAvatar(w, r, id)
+		siw.Handler.GetAvatar(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// HeadAvatar operation middleware
+func (siw *ServerInterfaceWrapper) HeadAvatar(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params HeadAvatarParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.HeadAvatar(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4677,6 +5076,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/avatar/{id}", wrapper.GetAvatar)
+	})
+	r.Group(func(r chi.Router) {
+		r.Head(options.BaseURL+"/avatar/{id}", wrapper.HeadAvatar)
 	})
 
 	return r
@@ -5698,15 +6100,23 @@ func (response ProviderLogoutPost500JSONResponse) VisitProviderLogoutPostRespons
 }
 
 type GetAvatarRequestObject struct {
-	Id string `json:"id"`
+	Id     string `json:"id"`
+	Params GetAvatarParams
 }
 
 type GetAvatarResponseObject interface {
 	VisitGetAvatarResponse(w http.ResponseWriter) error
 }
 
+type GetAvatar200ResponseHeaders struct {
+	CacheControl        *string
+	ETag                *string
+	XContentTypeOptions *string
+}
+
 type GetAvatar200ImageResponse struct {
 	Body          io.Reader
+	Headers       GetAvatar200ResponseHeaders
 	ContentType   string
 	ContentLength int64
 }
@@ -5717,6 +6127,15 @@ func (response GetAvatar200ImageResponse) VisitGetAvatarResponse(w http.Response
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	if response.Headers.XContentTypeOptions != nil {
+		w.Header().Set("X-Content-Type-Options", fmt.Sprint(*response.Headers.XContentTypeOptions))
+	}
 	w.WriteHeader(200)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -5726,15 +6145,23 @@ func (response GetAvatar200ImageResponse) VisitGetAvatarResponse(w http.Response
 	return err
 }
 
+type GetAvatar304ResponseHeaders struct {
+	ETag *string
+}
+
 type GetAvatar304Response struct {
+	Headers GetAvatar304ResponseHeaders
 }
 
 func (response GetAvatar304Response) VisitGetAvatarResponse(w http.ResponseWriter) error {
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
 	w.WriteHeader(304)
 	return nil
 }
 
-type GetAvatar400JSONResponse Error
+type GetAvatar400JSONResponse struct{ ValidationFailedJSONResponse }
 
 func (response GetAvatar400JSONResponse) VisitGetAvatarResponse(w http.ResponseWriter) error {
 
@@ -5774,6 +6201,85 @@ func (response GetAvatar500JSONResponse) VisitGetAvatarResponse(w http.ResponseW
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type HeadAvatarRequestObject struct {
+	Id     string `json:"id"`
+	Params HeadAvatarParams
+}
+
+type HeadAvatarResponseObject interface {
+	VisitHeadAvatarResponse(w http.ResponseWriter) error
+}
+
+type HeadAvatar200ResponseHeaders struct {
+	CacheControl        *string
+	ETag                *string
+	XContentTypeOptions *string
+}
+
+type HeadAvatar200Response struct {
+	Headers HeadAvatar200ResponseHeaders
+}
+
+func (response HeadAvatar200Response) VisitHeadAvatarResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	if response.Headers.XContentTypeOptions != nil {
+		w.Header().Set("X-Content-Type-Options", fmt.Sprint(*response.Headers.XContentTypeOptions))
+	}
+	w.WriteHeader(200)
+	return nil
+}
+
+type HeadAvatar304ResponseHeaders struct {
+	ETag *string
+}
+
+type HeadAvatar304Response struct {
+	Headers HeadAvatar304ResponseHeaders
+}
+
+func (response HeadAvatar304Response) VisitHeadAvatarResponse(w http.ResponseWriter) error {
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type HeadAvatar400JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response HeadAvatar400JSONResponse) VisitHeadAvatarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type HeadAvatar404Response struct {
+}
+
+func (response HeadAvatar404Response) VisitHeadAvatarResponse(w http.ResponseWriter) error {
+	w.WriteHeader(404)
+	return nil
+}
+
+type HeadAvatar500Response struct {
+}
+
+func (response HeadAvatar500Response) VisitHeadAvatarResponse(w http.ResponseWriter) error {
+	w.WriteHeader(500)
+	return nil
 }
 
 // StrictServerInterface represents all server handlers.
@@ -5817,6 +6323,9 @@ type StrictServerInterface interface {
 	// GetAvatar A proxied avatar
 	// (GET /avatar/{id})
 	GetAvatar(ctx context.Context, request GetAvatarRequestObject) (GetAvatarResponseObject, error)
+	// HeadAvatar A proxied avatar's headers
+	// (HEAD /avatar/{id})
+	HeadAvatar(ctx context.Context, request HeadAvatarRequestObject) (HeadAvatarResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -6188,10 +6697,11 @@ func (sh *strictHandler) ProviderLogoutPost(w http.ResponseWriter, r *http.Reque
 }
 
 // GetAvatar operation middleware
-func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id string) {
+func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id string, params GetAvatarParams) {
 	var request GetAvatarRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetAvatar(ctx, request.(GetAvatarRequestObject))
@@ -6213,111 +6723,145 @@ func (sh *strictHandler) GetAvatar(w http.ResponseWriter, r *http.Request, id st
 	}
 }
 
+// HeadAvatar operation middleware
+func (sh *strictHandler) HeadAvatar(w http.ResponseWriter, r *http.Request, id string, params HeadAvatarParams) {
+	var request HeadAvatarRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.HeadAvatar(ctx, request.(HeadAvatarRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "HeadAvatar")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(HeadAvatarResponseObject); ok {
+		if err := validResponse.VisitHeadAvatarResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Hzrcts4lv+r4M//VEVyUTffJpara9ftTnfSnU68sbOZqshrQuSRhDEJsAHQsiblqvm0D7APMQ/WT7KF",
-	"A/AmUr6nM7U1nxKLIHBwcC6/c3AOv3ihSFLBgWvljb94C6ARSPzvWxFSzQQ3/49AhZKl9k/vA0RMQqiJ",
-	"pnIOuu/5ngoXkFAzdCZkQrU39jLJehJmIIGH4PmeXqXgjT2lJeNz7+bG996JU85ms+YCR/GSrhQJuFBm",
-	"QFBfAXiWeOPPnnvqnbfNfQr6WIhLBs3Zg58/nQWE8ogEfzn98GPv7P0vr94FJMThinQUaCI4icWccRwm",
-	"YSZBLXwSxkAlRO6pyHS3Ttk6GTe+l1JJE9COpydSXLEIZBtP50xpMLOnbhDhNAFDDpABzfRiEDNlV4Rr",
-	"mqSxWSqCK8/3mJkhpXrh+Z55yfyVr+R7En7LmITIG2uZQZXelGoN0rz8X59p72/D3sG5+/eid/5l6O+M",
-	"bv7UenKGb69RVJo7OVsAKfnq2PpCkSsaZ3BIcmrIcgGc6AUQLS6Bk1AkoMhMigR//PnTmXu1n2/Qyma5",
-	"xb/0ymVqx5DQ67fA53rhjbf39v22Y5GgUsEV4KkczTTIt+a4m7t5K+ZziAjjh2RnuEO0QOquaMwiqiEi",
-	"gaE46BOz61yCqASirF5s0Kc/SZh5Y+//D0rtG7ihg2KcleJeKca3vVXKO+7vexr9RDUs6cq8GAqugWvz",
-	"X5qmMbMLDP6qLDWFOJmRkWEVXIcLyudwMaMshsjzvQSUonPzzOy/ENGIRYQLTWgYQqqRN0ZUhWR/wzUI",
-	"TnhTPZ22XdinavBKSiHtDtZ0do2igHRqdEiYZQoiJMAs2fVJkCmQjM9E/RXzKwlFFlvCp0Ak0MiMV8Cj",
-	"+thQ8Bkz5szupPJOBDG7Mtra7ZvdHdM4ntLw8nsafYDfMlD6/mxH4UgrhgEVpXIYGb/kYskvKipdnoZ7",
-	"WDEaIgXUUaWphrb5pjS6sA+rE1lzh7+ThCnF+NwncJ2irgqJG0+oDheMzw/NOGmP25nJOWXcHtxTT3p9",
-	"u8EhCQqSA9JZUB6pBb3M9a1BrW/OOPItjcbQML0glAu9AFnwyTd7srut7qzrFpP2FAPS4QIFyidcEGFk",
-	"++IKJJsxNwUtOW/WEZkmlIROHKxwvOHGyNL4UZrI3MsXgAyrnlj+iCiQVyCJHfEMJ1BfMxgTyknG4TqF",
-	"0PDTqEgm4ZBEoCmLrb0TPF4RZg26oycWc9y/NaFv+MP2zyLr3i72tren23/epzt7+9NotnMwHO1EMzoF",
-	"uh1Guzsw2h1BGB7Ay9Ix0JiFDzA6HxW08qEw/Xj2sg56Dp2puc3iP9p625XfZ/phLDPinCmry4Zyken7",
-	"c+HUvtzCh2O3SYd+nnGTjD/aYDql32TfnP7WTaWx/AbPpVSpZYSHVmAjxGrPbYS/ojUsDZTjhDFG4gqk",
-	"Yn+DCL3cwO5zQKNIglJ+m63SC6rJLBbLbq6qjP8o5JRFEfAHHgnNIoZYv4V9+bMLLvQFjWOxbKAKpohi",
-	"GghTFlFw4saRYmLDn1BCBFwzGqtNh18dUjeYoZCowygKQlpJENIev/EabVNWUcAFDqpOWsMIFsrS2ECK",
-	"Fbqh55GCNvYFpGP4NaCZRSXO+K4zTeUurcKVgHSsMSueVTYRkI7zcJHbD+OIdysO1vhO4JpMVw3HaqZs",
-	"cKw5p4Q0pqscP+Vx0QcL4x7lKXMCWjzlRqiI4OU5XGZ98WBMaktSrpYY2qHPcOAgxyXWb5MO9Od9UiDU",
-	"CLhhlsHVSlkmnYnbwsfcO4na0i/UGh5P6RwOja9SOO7o49nr3uujdz+cvj765VUl4vpWgcuZEG+Ng32U",
-	"CDijeKGFuIhxlqoUuKdkKqIV0UIQO+QZTr+xrhMAXAmuQ4BIVZDRC0ViljCNp/qR5wf0SLnPqhNU92t+",
-	"NgpvZ6i4uufwSuWawdjAI9Rqh4ithqNrYYpomqSAViOPJlKqdAU+kZjNQLMEfKLYnBeIvdBUGs+FZHqR",
-	"+GSGCxQPnI3zbd4AYapsJlJ8IuGvFrtOV9X4XVgMb8noTYXkUPGMUEQFpJpqcKeGbrmqkI84uIdDiq8A",
-	"KPD4imXEzB4c5p6YIiU7cd//aRnHBP/RZgYes/GrYpIyv+BiCW/8+Ys3YxBHzQRPyZyEXrMkS4jN6JAY",
-	"kz2G2u29fe/mvE3pIwGqjPSs7Tt5Q1QKIZux0nA9lb2NvTlTsJEOA3tSCG3CociX5jFUnmhSBK5Armwi",
-	"EEHsgF5RTWUxMUbgShOmDwm6EsoRD/ZisSbAxJpe41SKDaOhP65Dq/rOfkD/0rPhfgVLGGeRSpGC1KzA",
-	"gbVz97RkFE3T7Xk537OAtSUfXAA1a2AWVC0KX4rYA9I8NKnmRhPRKxBebfnRcHu3ZX3jeeukmznu8epN",
-	"Ncv62c5TbKfMT4upMUNmJStArblTdBpi5g4cTR2NiQGXKCuZnNEQmly3urU+4amm09gYMmPHoGdwKf4g",
-	"gSrB6/xacyQN7hQqur7ICcge6qwxI9MYEmXop6TUhTxngLlcDUme86rQ75S+ynzHxgYhhXZXByNqtxbL",
-	"HcRdp2RXLKdrOyf3A5WSrtaWrvPgdZZQXvIXrtOYctx7ncmbnHLLNp1mv4k25Nh7LnLuvYms2S6sjPWT",
-	"hfcq8zGqTszObJsehMNoBLvTPbof3skyFLLbOfYrKAV8vjGhfkSSfITLHTqiDx1k0nnUoRXEMwwHjSoQ",
-	"CVdAY6vkddGZCr1JlfQLhXjauLP63tEoXSAFF2aClgNAOtqwtrW4DvJgIORgt6GeKhIMbH50kg2HOyGO",
-	"w/9CUKdhfzYKh7BLD6bb0W74Z3g5G9LRdDvciXZhb7Y/vPM8HOFIZ9thnDq/vH4EtaDVnSZZUoWbabHo",
-	"NoNQVzjMsv27+7sfiqSNhXlKqry1Myu0X9lVN+be84ulW3dXTN5I3LlUdqYQ4FnVUFmsrWGyl3fNfTap",
-	"jfMcoOd7xmtX/65k2c6rp1ods9HF1Cn+qPLrPrwVK2ZYsx2Y17wn69oY9lFturBj6M41pnAdgG8RA61l",
-	"Lg/MvEzjk8oAe7tYn/vVtZaUmBfZNNOA9qdBlgMMa0LqsL3NcnRzC1eQ1oQXDV5DQlncnPlVz/xuOY1Y",
-	"uIXLd8k1a6E4sOqeQ2mr8Rf2R7Wgo3wLldgcQ30WtRqHB+a+mySmLV7KACdHhln7hSJvTkgHWUFJGFOW",
-	"KJKlBnFKmyRg9sa5MbtNtTdBokpjuiJNc7tBdn0vZaHOZMtcJ1JcYwrE4tyPH97WZ1xonY4Hg1iENF4I",
-	"pccvhy+HDhUPhtNdug/bs53wIOqzhM5b15Yibln4g4gBHeiH74+O13YRJW1qvaaByBuUkaYSGpsIYSaZ",
-	"Xp0a5O08GFUsPMoMvlyn5nvzCJM4vhVZ4AZhRKRj89mGIhswH308e31x9MOvb95dnBydnn76oaxOsJlR",
-	"xSoe3rDP8MAGv+1rn2HKQqkytbl2JW//LG9efv50Vq5AU/YLIGr661LfVi2QZxkNssdhpGMgCwuhp0XP",
-	"/bd7Sx3A5mX/IwO5umNVowy/mXEuniwWwh/LdaybbVnnWsnZpv0di3SVa1yjKqJaDWFOsDyL+xY9rNFi",
-	"xIvxmWjf8euzs5M8gMhpgmQKkcWsGFo6bpNOMGd6kU2NARyghV38Zv8dsCSNMQ4Nugbs6AVMeCNwTUTG",
-	"0XyMi6IAsqA8MuEa1SSwE/j2odXw+mP8LehP+IRvbZ0Z1qv+1hY5cqDRZjCXIr+CGxNb1tN5rXX6nscr",
-	"n5xQvfhu4JNTmsAp0/DdW3ptF3x9ur23bwWga4LpCa9VAnUKGD9dEctE5VdKVVjU7ZOjMvIuIX2ZYbLU",
-	"5DfUmdITroBHuYAH1XMMCPyW0TgHkS1VSX3yungPJxbSiWyAJAUkoasJD6mUqyqhXGmgEV5im0nz1Q29",
-	"3T4JnG5/NwpIR0j793ejoGuiTeoYndBLUAbYLiY8v+507/UEj1d9csSLzJ7br1td5ZVTxlopTChFh7WX",
-	"iwtUpQ391UddslywGNrzhKGRLojKciGk1ScxVVr1SWkzDRG2NqVacZRfmKMlNUJKOkHDegZdJ3wfbAiu",
-	"trbwyvDn0/fvSIABfGCCdQbq0AXrJjwyK8ZMaVsm5pAn1hrZxJo5I4aL9if8Fb6GhBaj8gHBX3rHNrPW",
-	"O1ul0HuPqqzGJK+K8wklEfBVj8bxhAf54FPnXnonImbhylW6HdNwATihFLGZo6e0kGAUzEBZFgJX6Aud",
-	"nfn1jTGpmYydq1DjwUCkwJXIZAh9IecD95IamLEmXGK6xGPkqGJNPN/Dm0m0RMP+qD804810NGUmDu0P",
-	"+zuYMNEL9IdoHcx/5tAWv3Dy+uzXt3iXQdRCLE2QuxBLQslUiqVysS5hfGzEmPFLklZuqEgHja2t3CJ4",
-	"FWM1b8LNjF2r6lE13zUTMjGuIoIrkmA1CIplJqUJ/tARo9GwAmmN28D8HFjDjpOv6bzTxVCkrCrJLdqP",
-	"NqoIW8g001rwPnmjFTk+PZlwvPJTrgRDKyKWnHDBjfukGEhY5uEsSq9isIdukDtGgG+iPGg6sUCpVh23",
-	"PRyuZXk1XOvBQidxPSC0SPf/RSI0XomYARbY2gfl37///R/2p0H52111lE1vZs5q7aZqgwq0QPUIZjSL",
-	"dU/JkLzggsOLQ8el4qcQer///R8vDsnvf/9HcDt5N763a7nUljQuuDloZM9vfG/vPi8WJURV/OiNP5/7",
-	"nsqShBqM4/0AiXBGO3WAl86VjbnRrnrn5vWylnSjghn2GjugyrxS41JF+QRzN+aBFSMiZASy35QspnR+",
-	"UaLulq5b7xA+u4pXRP0GXpenUuQV16tjm3mdWlKvKV0n1QJctSZj7Vb5rlvOvNT5n0VWzJlY7BVqdlXG",
-	"pOoOqUELtFFujmOgUlXwz6Yi636b+TEzt0vH7Rsuq6X+SXgr5sTupclJ30uFauGcwagGTP/06mwTb06E",
-	"+j/FH9I5eX961r1d4MqMXKvAvXOZ4VmmDAqzdRbYOFBJ1QX21pivSKVUKuMWFiLMX7vOqnP/J9CneTay",
-	"Ws3/uZ0Z5ZBBpUr+5vwpdg/fsMn0ojhpvdgP8xI2u5gXQBqMZbW1+VY9mfmAIqXNdYKYLcCn/X8SSfu0",
-	"AKxNql7AGnheTdBulr08VbvRRdoqstrNywvlgh8TT02LMKS7OUoy+NAlIezvE57HObUIarweS4ALgjks",
-	"rbUdtFraFqj3E+iP+Q3lN5Hn4pa4yN1++2rf/ECfq7z10eK/Oxzd/WKtauipOvOllgQ0KlTNaH0+v/G/",
-	"VFN4xQ8uuWb/rqQwP5/f1NTwzAboc4h6jJP8Vnez4n3J0cjNIC+W26iHed8Ucdn3jx/e2oDCTtWWki8m",
-	"DQjVtYy8beNxPRCZqhSLTHhQL5XLFcwnywULMc+AKpm3iHWom2cp5KWJzULo9sk7UeRTmSK20WzCjWty",
-	"9/x9crZk2uyn8x4j6FF/SLtY56BIWTUY2E4El/vphAsILyEqakCQ4LJPImaXQBw9XT9/OW9jCPCKLLAF",
-	"h0GZJLGNMpSHEMcQtdmRvOulaUjqZ2R3st0fWhI25VfznpTWRq690XZL2r15abTee7RpMXeT3brW7vBg",
-	"/x6LYQqISEiFrCT+ClnasHBenXr/XZ4/HvS9wZqmneHO3S9UmuDua71aup7ua7/WC37xvZ17bataoP5w",
-	"y2de2L77hUr/3G0Ao5TstfaQioGzNcbnNw/1tkVtoRGA9qjhR1FmtZRDvwbfWhuR7+YiERF8NxMyuTDT",
-	"BKRzlKYxjElglCDwSWBbq1zLXIA2yYjyjEmlsSazl6U+CWxtc7dPvrdZNkUigbVsmNk2b1RT7aTRqGXL",
-	"Oic8lEKpHhb7mxDAJ0oQJOmFIoZCTNrmJdOVrsufXp2tVU9jMteETljLo/wJXy5A2qSxNb9MEWcdD4kt",
-	"VBeZtr2mLty6xbA9MeT6l/Z9I+0jnULauy2a2AY04rxaqRVl/AAp8EjlGf3KDf4l49F4wntka6sgZ2uL",
-	"dIIIrmz+Qy+YjEhKsUqiOyaBEXyjbJh/9otbmID8/t//Q3aG280a/gknLWX8iDGwYNono71ewnimgWzA",
-	"KeQSIFVWKXxy8svxK5IDAJzdEIq86/btbixDt7bGzir4JLD1jOZ/NIsalG8Ph6VSFr1WlS45N3HeCFKb",
-	"2pX5VOa22fl84uDLxMWuE288wSKiiXcTEDqzlQo8MnYPcQ+pVTcdWljmrskczXZemyrtOAPjFkT4wzQW",
-	"Q83ZFdgvALimGt/MDrGC5mbxRrClF6iEfziRDQGVo3u0R+yp5bzRFvwZAarCP/Pm1pYJqMBwDfFcKfwb",
-	"xIZ09obbhuBm7zRuMgeaLntSC5Lt1agjqqjXQ7nWEMNc0iTojota+fwSsnpaU6Ennk8m9trcHNZhKRl4",
-	"k4S05XdLup+AQ+vmTQTq/4ZVdN81q+hsF58RGFDk1AxC5M5rhOwOdzERlDc3QRSYFTOuWVwU6y2oCbFD",
-	"YFcQ3VK257sDwxu8OwXdLNNxiN+ZZuVOPj/4YX7wZdVjnrzCLgZb/C9kkTOw1HBiV2ZmQoSfrngPryqd",
-	"CDNFFoKLzH6pIl5h+ssWD+ftJwvjZUuq+YzNcXjePGaeYz5tZZ3mhBfltWzOBQY4tipzJuwr3Y13SndF",
-	"B0WhV7XCK5f/At1022u+WuMItjmMaP0ehH9PkpyPMXzLjdgDyKJZ9DSqPlloI8hcODFyFqx2anjk3XuV",
-	"ShkXuIFYI0kbqR3uvrwHuSOUu7bb/o0BoEsFtH3sZej53sj4cpmZw53RWEFrGen9yaj0JBbNi7eR9rx0",
-	"lSWfTq78TULlehDayHK5lNZj2tCo0CizyzsrHBmHJOOKzgCbR0gaU8axcKh7e3NFG3Wu/+Fp9BVSXwQZ",
-	"NS/b2cC0tirOVq109cVP0szjpt8v6TJWvFbono8o/Gr3roqzB2Qpnn7PUJBVuzjAGvu2onlbI393KbsF",
-	"8rx+HVEUlreeV3FZge/dVKqnywmaWWS0chcvD2D3YA/+fLA7CmcHsDuE/YOXw2i0S0f709lweycMo93w",
-	"YFQyG9Vs7SJEcHg/2xis11PK/h33JriHOwatNU/cnLckqm0jlhMpIQurUdcLlYUhQGQcdVm1pbuuQ7M2",
-	"tFr3/xyZ7537hHiVZuavGCOvf2Pi8YHu7nD3Ub2ONQDaaEqv2wX35YNiOOms8iNjqgUUPke/Yh0gV43S",
-	"mNyDQr2QIpsvChC7Ar1Gb+0jQtUvI9hLwtHOfWTF9YR/64QDhhr43QiQWBLmiiT/mGyfU/wy4afpJWyK",
-	"zglVhNq6NSFtzeJURKvDStCuNF2pWgF0f0NVmE2D3Yrivw3aOy+65L4X0eopF5B562kD2Lgrdesd7qtv",
-	"1U5aI1BVUq57y+WyZ06ml8kYuDEU0RptX5Oam/UvAt489Sr3Gdzus32r6ZBU3N2/PNptHu2hpnd3tPfI",
-	"7xyoLLWXZBcJRIxeoBqvfZqJrE+G/uJOvXmWLyK00Vf9hAf2oDK8PUBLyhFEGVL639wn1eCg+3CGIfr+",
-	"ee+vVNGXa8MfWtm3/l2Or1K4loOe8ntafwwAuLVIsM7uP7BY8BuxvFk+WBNz2wb4hUU3t5Zwue5DougV",
-	"RITmetTBgkHXFRsK3vWxrdsmhl27Ut62adsLg9bCwSMcemcG1E44Y7Etu/bvXqlMdLR2OrZ8EJhFt34K",
-	"+K6cx915BVx7sIVVhs2vQU8Zp4j+7lXbj3P1rR/dbSn7FJokIrJhbycUPG9HzgOVbrUC8cEOa9MHBKe0",
-	"6EZlz+J5qh/yG5OExoZdUFmk/9TQcyYyXg87uSAqCxdujecKIXEd+ymhyuz95zUGR0b5Kz3BFd13P9h8",
-	"ydcvbcN7FKvKZYtUI8OOptxR2GZ8qv1DflGzkLlew8LQxcxd1pSfLVgLoZoZybe2H66olihfJ2JGBK/X",
-	"Kbnp8q/h3d6JrSpv5EJ0fvO/AQAA//8=",
+	"7H3rchs3lvCr4OM3VSZVzZtusahy7SqOEztxbK0lb6bK1KrB7kMS4ybAAGhJHJeq5tc+wD7EPFieZOsc",
+	"oG/sJiXLSpzaml+x2LgcHJz7BfnUitRiqSRIa1qjT6058Bg0/fPkiluun/NoDs+VtFol+GsMJtJiaYWS",
+	"rVErXKaTREQBW/CbLp/Bs73DwSDstYKWieaw4DgDbvhimUBr1Goa3ApadrXEr8ZqIWet29ug9eKcz+qb",
+	"nVmt5Ixd8UTE3CodMDsHNudmztSU/m2s0hCzycqC2QTEuAUHcbQ32J3EB9PBcHC0f3A4PBjy4QGP4PDp",
+	"4DCK473h0TfR4bjVCNxrFXEH0TqA7yAWGiLLLNczsFUIpkovuG2NWqkWXQ1T0CAjaNzhjTqTYjqtb3CS",
+	"XPOVYaFUBgesI1qmi9boQ8t/bV00rX0G9rlSHwU0XOaPv5yHjMuYhX89e/d99/ztTy/ehCyi4Ya1DVim",
+	"JEvUTEgapmGqwcwDFiXAEfHuq0ptpwrZOhi3QWvJNV+A9bT2avpGSfiZ22hehwupwdD9RokAadlcJbFh",
+	"baVZuBN2jhlnC5zJuDTXoA3bG+zj/g++c4G7Ok5oBS3JF7jGq2kXYew6IMunW/Cb1yBndt4aDQe7+01Y",
+	"P9XqSuByDTQzE8YCYm/pBzHcEdENrM9TO+8nwjiMFieK4SoDdMntvAAzW6QVtDT8mgoNcWtkdQpliJfc",
+	"WtA4+b8+8O7fB92jC//fy+7Fp0GwN7z9SyNlIl28dIipneR8DqygG082TwzyawrHLIOGXc9B0m1a9REk",
+	"i9QCDJtqtaAff/zl3E/tbbqJv3aLbTZdxO7BYdBEdhrMUkkDTsJNLejXSM7107xWsxnETMhjtjfYY1YR",
+	"dF72QMxChDjsMTx1xiFcAzOO70tytCwv/qJh2hq1/n+/kLp9P7Sfj3Nc2i3YdNusgp/pfN/y+Adu4Zqv",
+	"cGKkpAVp8Z98uUyE26D/N+OgyckJR8aIKriJ5lzO4HLKRQJxK2gtwBg+w294/pxEYxEzqSzjUQRLS7hB",
+	"UlVa/J32YLTgbfl2mk7hvpr+C62VdidYk0lrEIWsXYFDwzQ1EDvpoGLoBCxMDWghp6o6BX9lkUoTB/gE",
+	"mAYe43gDMq6OjZScChTX7iSlOTEk4gq5tdPD0z3nSTLh0cdvefwOfk3B2PujnYhjWRIMxCily0jlR6mu",
+	"5WWJpYvb8B9LQkMtgXjUWG6hab0Jjy/dx/JCTpzT72whjBFyFjC4WRKvKk0HJ/Eq5OwYx2l33V4NzLiQ",
+	"7uK+9KbXjxseszAHOWTtOZexmfOPGb/VoA3wjuPAwYiCRljUCcrOQed4CvBM7rTlk3X8ZtrdYsjaUhFB",
+	"BUwqppC2L69Ai6nwS/AC87iPSi3jLPLk4IjjlUQhy5MHcaLwky+BEFa+sewTM6CvQDM34hFuoLpnOGJc",
+	"slTCzRIixCeySKrhmMVguUicvFMyWTHhBLqHJ1EzOr8Toa/k551fxE69XR7s7k52vznkeweHk3i6dzQY",
+	"7sVTPgG+G8X7ezDcH0IUHcHTQjHwRESfIXTeG2jEQy766e511ag79qJmm8R/sPR2O79N7eehDMk5NY6X",
+	"EXKV2vtj4cxNbsDDc39Ib9094iGFfLDA9Ey/Sb55/q2KSpT8aK8uuTHXMV1abhuRLfrYQvh3lIaFgPKY",
+	"QGGkrkAb8XeIScv13Tn7PI41GBM0ySo755ZNE3XdyVhVyO+Vnog4BvmZV8LTWJAv04C+7NulVPaSJ4m6",
+	"rlkVwjAjLDBhnEUhmR/H8oURP5GGGKQVPDGbLr88pCowI6WJh4kUlHaUoLS7ftQaTUuWrYBLGlRetGIj",
+	"OFOWJ2hSrEgNPQ4VNKEvZG3EV5+nzirxwncdaSZTaSWshKzthFn+rXSIkLW9hov9eYQke7ekYFF3ogc2",
+	"WdUUKy5Zw1h9TQ3LhK8y+ynzi945M+5BmjIDoEFTbjQVyXh5DJVZ3TwcscqWziHNzFNvHGR2idPbrA29",
+	"WY/lFmoMEpGFdrUxDknnapv7mGknVdn6iVmzx5d8Bseoq5wnffL+/GX35cmb785envz0ouRxfS3H5Vyp",
+	"16hgH0QCXiheWqUuE1qlTAX+K5uoeMWsUswNeYTbr+3rCYB2gpsIIDYly+iJYYlYCEu3+l5mF/RAuk/L",
+	"C5TPiz8jw7sVSqruMbRSsWc4QvOIuNpbxI7DSbUIwyxfLIGkRuZNLLmxJfOJJWIKViwgYEbMZG6x55zK",
+	"k5nSws4XAZvSBvkHL+MCFzcgM1XXAykB0/A3Z7tOVmX/XTkb3oHRnSgtoaQZIfcKWDnU4G+N1HKZIR9w",
+	"cZ9vUvwOBgVdX74NRVC5dbEnYViBTjr3fzrECSW/d5GBhxz8Kl+kiC94X6I1+vCpNRWQxPUAT4GcBb8R",
+	"i3TBXESHJRTsQWh3Dw5btxdNTB8rMIWn52Tf6StmlhCJqSgE15eit3Y2Lwo2woFmzxIiF3DI48GZD5UF",
+	"mgyDK9ArFwgkI7bPKS6fL0weuLFM2GNGqoRLsge7iVojYOZELyqV/MAk6J9XTavqyb4j/dJ17n7JlkBl",
+	"sdRqCdqK3A6shtqtFpxE0/a4XNByBmtDvDs31JyAoVh/pkvJ9oBl5pqUY6ML1c0tvODO+CxZgLoKOq5x",
+	"j6m35SjrB7dOfpwi/q4mKIZwJ0dAjbFTUhpq6i+cRB1PGBqXRCupnvII6lh3vFXPlfBJgoIM5Rh00S6l",
+	"HzRwo2QVX2uKpIadnEXXNzkF3SWeRTEySWBhEH7OCl7IYgYUy7WwyGJeJfg905eR79FYAyTn7vJgstqd",
+	"xPIXcdctuR2L5Zruyf/Atearta2rOHiZLrgs8As3y4RLOnsVyZuUcsMxPWe/ijfE2Lvec+6+irPEl5/i",
+	"9GSuvYp4jKkCszfd5UfRIB7C/uSAH0Z3ooyIbDvGfgZjQM42BtRP2CIb4WOHHuhjbzLZzOuwBpIpuYPI",
+	"CkzDFfDEMXmVdCbKbmIl+8SQPY3qrHp2EkqXBMElLtBwAQRHk63tJK43ecgR8mY3Qs8NC/suPjpOB4O9",
+	"iMbRPyGswnA4HUYD2OdHk914P/oGnk4HfDjZjfbifTiYHg7uvA8POMHZdBlnXi+vX0HFafW3ya65ocM0",
+	"SHQXQagyHEXZ/t3/3YvUogmFWUiqyEriDs0pyfLB/Lwg37rxdPnitcCdD2Wnhgw8xxomTawTTC45WT9n",
+	"HdokiwG2ghZq7fLfpSjbRflWy2M2qpgqxO9Nlu6jrFi+wprsoLjmPVHXhLD3ZlPCTpA6txTC9QZ8AxlY",
+	"qzN6EDiZJ6elAS67uJazvbGaM5woJqnPxtfA8gbDGpF6295FOTqZhMtBq5sXNVzDgouGYoUXXfzdYZps",
+	"4QYs30XXogHi0LF7Zko7jr90P5o5H2ZHKPnm5OqLuFE4fGbsuw7iskFLlYokcO8nhr06ZW1CBWdRwsXC",
+	"sHSJFqd2QQLhMs611V2ovW4kmmXCV6wubjfQbtBaisimumGtU61uKATi7Nz3715XV5xbuxz1+4mKeDJX",
+	"xo6eDp4OvFXcH0z2+SHsTveio7gnFnzWuLdWScPG71QCpEDffXvyfO0U8aKJrdc4kHBDNFJnQpSJEKVa",
+	"2NUZWt5eg3EjopPUNlQ9fIufKIgTOJIFiRZGzNouno0QOYf55P35y8uT735+9eby9OTs7JfviuoLFxk1",
+	"oqThEX2IA+f8Nu99TiELY4rQ5lpK3v1ZZF5+/OW82IEvxU9AVtPfru22aoEsyoiWPQ1jbTRZRARdq7r+",
+	"n50tdQCbt/2PFPTqjl2RGX7Fcd6fzDeiH4t9nJpt2OfG6Omm8z1Xy1XGcbWqiHI1BN5gcRf3LXpYgwXJ",
+	"S8ipaj7xy/Pz08yByGCCxQRiZ7OSa+mxzdrhTNh5OkEB2CcJO//V/bcvFsuE/NCwg8aOncNY1hzXhUol",
+	"iY9RXhTA5lzG6K5xy0K3gCvd8hxe/Uy/hb2xHMudnXNEvent7LATbzS6COa1ylJwI+bKltovrV2+lckq",
+	"YKfczp/1A3bGF3AmLDx7zW/chi/Pdg8OHQF00Jkey0qlUzs34ycr5pBoglKpiog7PXZSeN6FSV9EmBw0",
+	"WYY6NXYsDcg4I/CwfI8hg19TnmRGZEPVVY+9zOfRwkp7kg0JpJAt+GosI671qgyoNBZ4TElsXDTbHeHt",
+	"9FjoefvZMHRVVPj3s2HYQW+Te0Qv+EcwaNjOxzJLd/p5XSWTVY+dyDyy58/rdzdZZRhKK0MBpfi4MjlP",
+	"oBqL8Jc/ddj1XCTQHCeMkLogLsqFCNaAJdxY02OFzEQgXG1KueIoS5iTJEUiZe2wJj3Djie+d84FNzs7",
+	"lDL88eztGxaSAx+isy7AHHtnHd0j3DERxroyOG95Uq2RC6zhHQnatDeWL2gaAZqPygaEf+0+d5G17vlq",
+	"Cd23xMpmxLKqv4BxFoNcdXmSjGWYDT7z6qV7qhIRrXwlH9Vvdn0BJ67RpSJJZDA0ZUUE0pAu9HLm51co",
+	"UlOdeFVhRv2+WoI0KtUR9JSe9f0k08ex6C4JW9hj7KQkTVpBizKTJIkGvWFvgONxOb4U6If2Br09CpjY",
+	"OelDkg74jxk0+S+SvTz/+TXlMpiZq2t0cufqmnE20eraeF+XCTlCMhbyI1uWMlSsTcLWVW4xSsU4zhtL",
+	"XLHjWD0ux7umSi9QVcRwxRZUDUJkmWqNzh8pYhIajiCdcOvjz6ET7LT4Gs97XozUUpQpuYH7SUblbgub",
+	"pNYq2WOvrGHPz07HklJ+xpdgWMPUtWRSSVSfnBwJhzxaxdhVAu7S0XInD/BVnDlNp85QqlTH7Q4Ga1Fe",
+	"Cze2P7eLZK2ilizd/xerCLUSwwHOsHUfir9/+8c/3U/94re76kTr2gzvai1TtYEFGkz1GKY8TWzX6Ig9",
+	"kUrCk2OPpfynCLq//eOfT47Zb//4Z7gdvNugte+w1BQ0zrHZr0XPb4PWwX0m5iVEZfuxNfpwEbRMulhw",
+	"tHFa38FCeaG99AYvnxnnc5NcbV3g9KKWdCODIXpRDpgirlRLqpiAUewGPzgyYkrHoHt1yhLGZokSczd1",
+	"bc0hfPAVr2T1o3ld3EoeV1yvjq3HdSpBvTp1nZYLcM0ajTVL5buynFkp95+FVvBOnO0VWXFV+KTmDqoh",
+	"CbSRbp4nwLUp2T+bish7TeIHV26mju0HLqql/iS4VTPmzlLHZNBaKtOAObRR0Zj+4cX5JtycKvN/Cj+s",
+	"ffr27LyzneCKiFwjwb3xkeFpatAKywr/w0qoLnRZY7lipVKpVDqzkMz8tXRWFfs/gD3LopHlboUPzcgo",
+	"hvRLVfK3F18i92iGC6bnxUnrxX4Ul3DRxawAEm0sx631WdVg5mcUKW2uE6RoAX3t/Uko7Zc5UG1SOQGL",
+	"5nk5QLuZ9rJQ7UYV6arIKpmXJ8Y7P+hPTXI3pLPZS0L70Ach3O9jmfk5FQ9qtO5LgHeCJVw7adtvlLQN",
+	"pt4PYN9nGcqvQs95ljiP3X79at/sQh+rvPXB5L8/GN49sVI19KU886kSBEQWKke0PlzcBp/KIbz8Bx9c",
+	"c3+XQpgfLm4rbHjuHPQZxF0hWZbV3cx4nzJr5LafFctt5MOsb4r56Pv7d6+dQ+GWagrJ54uGjNtKRN61",
+	"8fgeiNSUikXGMqyWymUMFrDruYgozkAsmbXAtblf51rpj+ibRdDpsTcqj6cKw1wj3ViiavJ5/h47vxYW",
+	"z9N+Sx70sDfgHapzMKyoGgxdJ4KP/bSjOUQfIc5rQAjgok8iER+BeXg6QTY5a2MIKUUWuoLDsAiSuEYZ",
+	"LiNIEoib5EjW9VIXJNU7cifZ7Q0cCJviq1lPSmMj18FwtyHsXk8arfcebdrMZ7Ib99ofHB3eYzMKATEN",
+	"S6VLgb+cljZsnFWn3v+UFw83+l5RTdPeYO/uCaUmuPtKr4aup/vKr/WCX5q3d69jlQvUP1/y4YTduyeU",
+	"+ue2GRgFZa+1h5QEnKsxvrj9XG2b1xYiATR7Dd+rIqplvPWL9q2TEdlpLhcqhmdTpReXuEzI2ifLZQIj",
+	"FiIThAELXWuVb5kLSSYhKU+FNpZqMrvpMmChq23u9Ni3LspmWKyolo0i2zijHGpntUYtV9Y5lpFWxnSp",
+	"2B9dgIAZxQikJ4YhhBS0zUqmS12XP7w4L6qnKdaNh10/xVh6QMn7pKAYOaTIfyGzHI0uF6Zzp2278hJK",
+	"hrjMcN4w4UT7NTX+JbiakGNJoUX8Yy6MVXrVobycBt95zl0LgxfJx8xVx6vUugZX7+NtkaZf6Of9i+W/",
+	"Esuzds5inQb2b7JukqxEqtG0+Q6WIGOTpRFKZQMfhYxHY9llOzs5ODs7rB3GcOXI3s6FjtmSU2lGZ8RC",
+	"5DZkEgp6B3nqJ2S//ff/sL3Bbr1xYCxZQ+8AGTZUpR2w4UF3IWRqgW0wjthHgKVxTBGw05+ev2CZ1UGr",
+	"I6CEu07PncYhdGdn5JkzYKErosR/8TSuQb47GOQRdpY3eJVa8/zCWfdJZWnP56W1XUogWzj8NPYO87g1",
+	"GlPl0rh1GzI+deURMkb5Q8YWq5RUHTtb0OfmPMxuXRefbXup5jckm0tYqsCaiStwzyr4Tp4AV4fEQP2w",
+	"lIZsaEAqbE5ayPmdxsM9PGDu1jLcWGdxIgGVbU6cubODXhwg1siILIh/A9mw9sFgFwGuN2zTITPr1ods",
+	"Kp65y8d6oPIiQaJrCwnMNF+EnVFeoJ9lPsu3NVF23ArY2OXq8bKOC8qg9BXBliW0bG8B3kXAmeQd/BuV",
+	"7j2rl+651kEkGDDsDAeRuyArgOwP9in6lHVUQRzijqm0IskrBOcc/foIxBXEW2oFA39hlDa8k9Bxm7Z3",
+	"M7xoNv7ms4sfZBdflFpmETNqnXAdB0rngQoHjWRuZ4ELks3rKwYpP+pJWBg2V1Kl7vmPZEUxN1exnPW8",
+	"zFG1F1DLqZjR8KxjDb9TEG/llOZY5jW9YibpRRevq6fKTelsTGTd5ZLk1WXlsrKM/nOTqtNcaNbovIjN",
+	"vkvjIxTBPUHyOgbxlgmxzwCLp/GXQfWLM20UmylPRl6CVW6Nrrxzr/osVIEbgEVK2gjtYP/pPcAdEt01",
+	"lRhs9Dp9/KHpBZ1BK2gNUZfrFC93yhMDjbWr9wej1AiZd0xuA+1x4SrqTD1dBZuIyjc+NIHlAzif8/BN",
+	"rbYva+fwYByzVBo+BepYYcuEC0nVSp3tHR1N0Pmmiy+DL6f63LOpaNn2BqQ1lY42cqUvav4iznxe1/sF",
+	"XCjFK9X12Yhcr3buKnP7jNDIlyc3crAq2Qoq7G+q1HeF+XfXzztDXlZzIHk1e+N95RkSmndbKtkuFqiH",
+	"rknKXT49gv2jA/jmaH8YTY9gfwCHR08H8XCfDw8n08HuXhTF+9HRsEA2sdla9kVJeDvdGCGoxrGDO5I1",
+	"dIY7Bq11bNxeNETHXfeXJymlc6lR5QuTRhFAjIq6KBWzHd8WWhlabjZ4jHD73n1cvFIH9e/oI68/bPFw",
+	"R3d/sP+gBsuKAVrrhK/KBf/cQj6ctVfZlQnTYBQ+RpNk1UAuC6URuweEdq5VOpvnRuwK7Bq8lZeLys8x",
+	"uMzkcO8+tOIb0b92wIFcDXqsAjTVofnKzD8mxOgZv4gyWv4RNnnnjBvGXbGc0q5QcqLi1XHJaTeWr0yl",
+	"6rq3oRTNhcG2WvFfx9q7yFvzvlXx6kuynlm/a82w8Xl8px3uy2/l9l0kqDIoN93r6+su3kw31QlIFBTx",
+	"Gmy/JzS3688Q3n5p/vgR1O6jPRB1zErq7l8abZtG+1zRuz88eODjCiZduszc5QJiwS+Jjdfeg2Lri5G+",
+	"uJNvHuUZhib4yu+GUOOroOwBSVJJRhSC0vvqOqliDvrXOhDo+8e9f6cywowb/tBywvXHQH6XarnM6Cke",
+	"8fpjDICtlYlVdP+BFYpfCeX1msUKmbvew08ivt1aN+ZbHpnhVxAznvFRm6oUfStupGQnoF5yFxj2PVJZ",
+	"r6jraczfnSXhyKjsXhhG7SHlnoLye9jETMIw7t+QpoX6O+Gx/0zRZq4he4SNvrsfKPZK4dzYbfzinM98",
+	"5UsOxJybOWV0w8pLyWH5VeZSPDzDhUsWNJdfuhfI764c90ehOsf6e9sTITmZgvfqLqC11tsLyj00d2nz",
+	"hmfTSy+ab5tJY26Dx6g033MO5FrRrLJsoWLnv7fXr4lKnrKnynyDC0LUWUPG/U/yhdVwD3eBpyqVVfdX",
+	"KmbSaO47Dh/LlaV93DtKpdV91GPBEyTBopHZ9UY/qsA6QQFVapYuySf/A6oGvJVmgeTvi6kpC394cR6y",
+	"NvJI4B9WCuj+AxZx90Ru5Yks1PruuRH87MULtVy5CgjdwNIvgcdbeXoDOz4xGaT0Iitu/S8O/bNw6L35",
+	"grVzcnNJo4IVtr9DXJ/4GSxR0E4zc2zPFjrApyJxfVHBdq18XGF7ajZwUTTKvKipexip9GzZ/vr/qKDx",
+	"+YKGV/5FvPV9/3vkFO4wEMv/Q4bbiz+mbpjyxe4aiv7TWiaRTFZ/kU0So9ycGeS1Walv5M4NukT4pHTx",
+	"JsxaqKieeXntmo3zUrRiOl6uktUiUL9c9tTo9mcuTGlGpqQubv83AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

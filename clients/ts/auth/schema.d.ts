@@ -185,8 +185,9 @@ export interface paths {
          * OAuth 2.0 redirect target (form_post)
          * @description For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
          *     the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
-         *     cross-site POST, so Apple's post is answered 303 to the GET callback with the same fields,
-         *     where the state is checked; other outcomes as GET.
+         *     cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
+         *     `error` and only the `name` taken from `user` (never the e-mail address, which would land in
+         *     logs and history), where the state is checked; other outcomes as GET.
          */
         post: operations["callbackPost"];
         delete?: never;
@@ -228,20 +229,36 @@ export interface paths {
     "/avatar/{id}": {
         parameters: {
             query?: never;
-            header?: never;
-            path?: never;
+            header?: {
+                /**
+                 * @description ETags the client holds (or `*`); a match answers 304.
+                 * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404.
+                 * @example 0b4a6e2f3c9d.image
+                 */
+                id: string;
+            };
             cookie?: never;
         };
         /**
          * A proxied avatar
-         * @description The picture saved at login (or an identicon), as `<avatar id>.image`.
+         * @description The picture saved at login (or an identicon), as `<avatar id>.image`. The content type is sniffed from the stored bytes and is always `image/*`; bytes that are not an image are never served. The ETag is the content hash, so `If-None-Match` answers 304 until the picture changes.
          */
         get: operations["getAvatar"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * A proxied avatar's headers
+         * @description The headers of `GET` (type, length, ETag, caching) without the body, for caches and link checkers.
+         */
+        head: operations["headAvatar"];
         patch?: never;
         trace?: never;
     };
@@ -550,6 +567,11 @@ export interface components {
     };
     parameters: {
         /**
+         * @description ETags the client holds (or `*`); a match answers 304.
+         * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
+         */
+        IfNoneMatch: string;
+        /**
          * @description Registered provider name (see /auth/list).
          * @example dev
          */
@@ -559,6 +581,10 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description Strong validator, the hash of the stored bytes. */
+        ETag: string;
+        /** @description `public, max-age=3600`. */
+        AvatarCacheControl: string;
         /** @description Always `nosniff`. */
         NoSniff: "nosniff";
         /** @description `JWT` and `XSRF-TOKEN` cookies (set on login and refresh, cleared on logout). */
@@ -971,10 +997,16 @@ export interface operations {
     getAvatar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags the client holds (or `*`); a match answers 304.
+                 * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
-                 * @description Avatar file name, `<avatar id>.image`.
+                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404.
                  * @example 0b4a6e2f3c9d.image
                  */
                 id: string;
@@ -986,35 +1018,25 @@ export interface operations {
             /** @description The image. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["AvatarCacheControl"];
+                    "X-Content-Type-Options": components["headers"]["NoSniff"];
                     [name: string]: unknown;
                 };
                 content: {
                     "image/*": string;
                 };
             };
-            /** @description Not modified (conditional request). */
+            /** @description Not modified (`If-None-Match` matched the current ETag). */
             304: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `bad_request`: malformed avatar id. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "bad_request",
-                     *       "message": "bad avatar id"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `not_found`: no such avatar. */
+            400: components["responses"]["ValidationFailed"];
+            /** @description `not_found`: no such avatar, or a malformed avatar name. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1030,6 +1052,62 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
+        };
+    };
+    headAvatar: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description ETags the client holds (or `*`); a match answers 304.
+                 * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404.
+                 * @example 0b4a6e2f3c9d.image
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image's headers, no body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["AvatarCacheControl"];
+                    "X-Content-Type-Options": components["headers"]["NoSniff"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified (`If-None-Match` matched the current ETag). */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationFailed"];
+            /** @description `not_found`: no such avatar (headers only). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `internal_error` (headers only). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
