@@ -35,7 +35,7 @@ go build -o "$work/server" ./cmd/server
 go build -o "$work/benchbase" ./cmd/benchbase
 port=$(free_port); base_port=$(free_port)
 chmod 755 "$work"
-"$work/server" -mode dev -data-dir "$work/data" -addr "127.0.0.1:$port" -log-level warn 2>"$work/server.log" &
+"$work/server" -mode dev -data-dir "$work/data" -addr "127.0.0.1:$port" -auth-dev-port 0 -log-level warn 2>"$work/server.log" &
 srv_pid=$!
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
 curl -fs "http://127.0.0.1:$port/readyz" >/dev/null || { cat "$work/server.log"; exit 1; }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -26,7 +27,17 @@ import (
 	"github.com/triadhq/triad/impl/web"
 )
 
+// defaultGCPercent is the garbage collector's target when GOGC is not set. The server keeps a few
+// megabytes of long-lived heap (three parsed specs and their compiled schemas, pgx type maps), so
+// under Go's default of 100 it collects every few MB of request garbage and re-marks that heap each
+// time: measured under wrk, that alone cost /auth/user and /healthz about 15-20% of their
+// throughput. 400 lets the heap grow to five times the live set between cycles, a few tens of MB.
+const defaultGCPercent = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" { // an operator's GOGC always wins
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	if err := run(context.Background(), os.Args[1:], nil); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
