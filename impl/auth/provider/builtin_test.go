@@ -116,17 +116,7 @@ func TestBuiltin_LoginFlow(t *testing.T) {
 // TestBuiltin_Refusals: each failure on the provider's side is a JSON refusal and sets no session.
 func TestBuiltin_Refusals(t *testing.T) {
 	t.Parallel()
-	failures := []struct {
-		name   string
-		fail   providertest.Failures
-		status int
-		code   string
-	}{
-		{"user denies", providertest.Failures{Deny: true}, http.StatusUnauthorized, provider.CodeProviderError},
-		{"token exchange fails", providertest.Failures{Token: true}, http.StatusBadGateway, provider.CodeExchangeFailed},
-		{"user info fails", providertest.Failures{Info: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
-		{"user info without id", providertest.Failures{InfoNoID: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
-	}
+	failures := providerFailures("token exchange", "user info")
 	for _, c := range builtinCases {
 		t.Run(string(c.kind), func(t *testing.T) {
 			t.Parallel()

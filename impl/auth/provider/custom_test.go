@@ -266,17 +266,7 @@ func TestCustom_ThirdParty(t *testing.T) {
 		t.Fatalf("authorization request %v", q)
 	}
 
-	for _, f := range []struct {
-		name   string
-		fail   providertest.Failures
-		status int
-		code   string
-	}{
-		{"user denies", providertest.Failures{Deny: true}, http.StatusUnauthorized, provider.CodeProviderError},
-		{"token exchange fails", providertest.Failures{Token: true}, http.StatusBadGateway, provider.CodeExchangeFailed},
-		{"user info fails", providertest.Failures{Info: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
-		{"user info without id", providertest.Failures{InfoNoID: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
-	} {
+	for _, f := range providerFailures("token exchange", "user info") {
 		s := newSite(t)
 		addCustomOIDC(t, s, "sso", mapOIDC).Fail(f.fail)
 		resp, body := s.get("/auth/sso/login")

@@ -16,6 +16,7 @@ import (
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/auth"
 	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/auth/token"
 )
 
@@ -189,4 +190,24 @@ func (s *site) params(cid, csecret string) provider.Params {
 	p := s.svc.Params(cid, csecret)
 	p.AvatarSaver = nil
 	return p
+}
+
+// providerFailure is one way a provider can spoil a login, and the refusal the callback must answer.
+type providerFailure struct {
+	name   string
+	fail   providertest.Failures
+	status int
+	code   string
+}
+
+// providerFailures lists the failures every redirect-based provider is tested against: the user
+// denying access, the token exchange failing, and the user-info call failing or answering no id
+// (which must never become a shared id). exchange and info name those calls in the test names.
+func providerFailures(exchange, info string) []providerFailure {
+	return []providerFailure{
+		{"user denies", providertest.Failures{Deny: true}, http.StatusUnauthorized, provider.CodeProviderError},
+		{exchange + " fails", providertest.Failures{Token: true}, http.StatusBadGateway, provider.CodeExchangeFailed},
+		{info + " fails", providertest.Failures{Info: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
+		{info + " without id", providertest.Failures{InfoNoID: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
+	}
 }

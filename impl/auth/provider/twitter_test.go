@@ -38,17 +38,7 @@ func TestTwitter_LoginFlow(t *testing.T) {
 
 func TestTwitter_Refusals(t *testing.T) {
 	t.Parallel()
-	for _, f := range []struct {
-		name   string
-		fail   providertest.Failures
-		status int
-		code   string
-	}{
-		{"user denies", providertest.Failures{Deny: true}, http.StatusUnauthorized, provider.CodeProviderError},
-		{"access token refused", providertest.Failures{Token: true}, http.StatusBadGateway, provider.CodeExchangeFailed},
-		{"verify_credentials fails", providertest.Failures{Info: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
-		{"verify_credentials without id", providertest.Failures{InfoNoID: true}, http.StatusBadGateway, provider.CodeUserInfoFailed},
-	} {
+	for _, f := range providerFailures("access token", "verify_credentials") {
 		s := newSite(t)
 		fake := addTwitter(t, s)
 		fake.Fail(f.fail)
