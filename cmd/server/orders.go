@@ -18,6 +18,8 @@ func (a *app) mountOrders(r chi.Router) error {
 		ClientSecret: string(a.cfg.Orders.ClientSecret),
 		TokenTTL:     a.cfg.Orders.TokenTTL,
 		Log:          a.log,
+		// Logins is left zero: throttle's defaults, 10 failed logins per username and client
+		// address in 15 minutes (per process; see README).
 	})
 	if err != nil {
 		return err

@@ -207,3 +207,33 @@ func TestThrottle_Concurrent(t *testing.T) {
 		t.Fatal("not blocked at exactly the limit: lost counts")
 	}
 }
+
+func TestThrottle_LoginKey(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ account, remote, want string }{
+		{"Alice", "127.0.0.1:5555", "alice|127.0.0.1"},
+		{"alice", "127.0.0.1:6666", "alice|127.0.0.1"},
+		{"Ada@Example.COM", "10.1.2.3:443", "ada@example.com|10.1.2.3"},
+		{"alice", "[::ffff:10.1.2.3]:80", "alice|10.1.2.3"},
+		{"alice", "[2001:db8:1:2:3:4:5:6]:80", "alice|2001:db8:1:2::/64"},
+		{"alice", "[2001:db8:1:2:ffff::1]:81", "alice|2001:db8:1:2::/64"},
+		{"alice", "[fe80::1%eth0]:80", "alice|fe80::/64"},
+		{"alice", "@", "alice|@"},
+	}
+	for _, tc := range cases {
+		if got := throttle.LoginKey(tc.account, tc.remote); got != tc.want {
+			t.Errorf("LoginKey(%q, %q) = %q, want %q", tc.account, tc.remote, got, tc.want)
+		}
+	}
+}
+
+func TestThrottle_RetryAfterSeconds(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]int{
+		0: 1, time.Nanosecond: 1, time.Second: 1, time.Second + 1: 2, 14*time.Minute + 59*time.Second + 1: 900,
+	} {
+		if got := throttle.RetryAfterSeconds(d); got != want {
+			t.Errorf("RetryAfterSeconds(%v) = %d, want %d", d, got, want)
+		}
+	}
+}

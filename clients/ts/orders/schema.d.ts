@@ -20,7 +20,9 @@ export interface paths {
          *     of an `application/x-www-form-urlencoded` body, or with HTTP Basic (RFC 6749 §2.3.1); use
          *     exactly one method. `grant_type`, `username` and `password` may likewise come in the query or
          *     in the form body; each parameter may appear once. An unknown user and a wrong password get
-         *     the same `invalid_grant` answer. Refusals use the RFC 6749 §5.2 body, not `Error`.
+         *     the same `invalid_grant` answer. After 10 failed logins for one username from one client
+         *     address within 15 minutes, that pair gets 429 until the window ends. Refusals use the
+         *     RFC 6749 §5.2 body, not `Error`.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -656,6 +658,33 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description Too many failed logins: this username from this client address had 10 wrong passwords
+             *     within 15 minutes, so further attempts are refused, without checking the password, until
+             *     that window ends (`Retry-After`). The answer is the same whether or not the password is
+             *     right. The code is `invalid_grant` (RFC 6749 has no rate-limit code, and the grant is
+             *     what is refused); the status and `Retry-After` say it is temporary. Another address, or
+             *     the same address for another username, is not affected. Each server process counts its
+             *     own attempts.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until attempts are accepted again (RFC 9110 §10.2.3). */
+                    "Retry-After": number;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_grant",
+                     *       "error_description": "too many failed logins; try again in 840 seconds"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description `server_error`: an internal failure; nothing about it is revealed. */

@@ -26,6 +26,7 @@ import (
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/orders/httpapi"
 	"github.com/triadhq/triad/impl/orders/password"
+	"github.com/triadhq/triad/impl/throttle"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -75,10 +76,17 @@ func fullSpec(t testing.TB) *openapi3.T {
 
 func newEnv(t testing.TB, ttl time.Duration) *env {
 	t.Helper()
+	return newEnvLogins(t, ttl, throttle.Options{})
+}
+
+// newEnvLogins is newEnv with the login limiter's options (a test clock).
+func newEnvLogins(t testing.TB, ttl time.Duration, logins throttle.Options) *env {
+	t.Helper()
 	pool := dbtest.New(t)
 	h, _, err := httpapi.NewHTTPHandler(pool, httpapi.Options{
 		ClientID: testClientID, ClientSecret: testClientSecret, TokenTTL: ttl, Hasher: sharedHasher(),
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logins: logins,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/orders/password"
 	"github.com/triadhq/triad/impl/orders/token"
+	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -34,12 +35,17 @@ type Options struct {
 	Hasher *password.Hasher
 	// BodyLimit caps request bodies in NewHTTPHandler (cmd/server applies its own); 0 means 1 MiB.
 	BodyLimit int64
+	// Logins limits failed password logins at the token endpoint per username and client address
+	// (throttle.LoginKey); zero fields take throttle's defaults (10 per 15 minutes). The server
+	// uses the defaults; tests set a clock. The limit cannot be turned off.
+	Logins throttle.Options
 }
 
 // API is the orders surface: the domain service, the token store and the HTTP glue.
 type API struct {
 	svc    *orders.Service
 	tokens *token.Store
+	logins *throttle.Limiter
 	opts   Options
 	log    *slog.Logger
 }
@@ -61,6 +67,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	return &API{
 		svc:    orders.NewService(pool, opts.Hasher),
 		tokens: token.NewStore(db.New(pool), opts.TokenTTL),
+		logins: throttle.New(opts.Logins),
 		opts:   opts,
 		log:    opts.Log,
 	}, nil

@@ -4,10 +4,13 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/triadhq/triad/impl/orders"
+	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -92,8 +95,21 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "password is required")
 		return
 	}
+	// Brute-force guard: a username that failed too often from this address is refused before its
+	// password is checked, so the answer cannot tell a right password from a wrong one and the
+	// attacker's requests cost no argon2 work. invalid_grant is kept because RFC 6749 §5.2 has no
+	// rate-limit code and the grant is what is refused; 429 and Retry-After say it is temporary.
+	key := throttle.LoginKey(username, r.RemoteAddr)
+	if wait, blocked := a.logins.Blocked(key); blocked {
+		secs := throttle.RetryAfterSeconds(wait)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", fmt.Sprintf("too many failed logins; try again in %d seconds", secs))
+		return
+	}
 	u, err := a.svc.Authenticate(r.Context(), username, pw)
 	if errors.Is(err, orders.ErrInvalidCredentials) {
+		// Unknown users count too: otherwise the 429 would tell which usernames exist.
+		a.logins.Fail(key)
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
 		return
 	}
@@ -101,6 +117,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		a.oauthInternal(w, r, err)
 		return
 	}
+	a.logins.Reset(key)
 	tok, err := a.tokens.Issue(r.Context(), orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
 	if err != nil {
 		a.oauthInternal(w, r, err)

@@ -1,0 +1,137 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/throttle"
+)
+
+// testClock is a settable clock for the login limiter, safe for concurrent reads.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// from is a copy of e whose client connects from the loopback address ip (any of 127.0.0.0/8 is
+// local on Linux), so the server sees another RemoteAddr.
+func (e *env) from(ip string) *env {
+	e.t.Helper()
+	spec := fullSpec(e.t)
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	c := apitest.Client(e.t, spec)
+	c.Transport = apitest.NewValidator(e.t, spec).Transport(e.t, &http.Transport{DialContext: d.DialContext})
+	other := *e
+	other.c = c
+	return &other
+}
+
+// passwordLogin is a password grant with every parameter in the query.
+func (e *env) passwordLogin(username, pw string) resp {
+	e.t.Helper()
+	return e.tokenCall(url.Values{"grant_type": {"password"}, "client_id": {testClientID}, "client_secret": {testClientSecret},
+		"username": {username}, "password": {pw}}, nil, "", "")
+}
+
+// wantBlocked asserts the documented 429 with the whole window left.
+func (e *env) wantBlocked(r resp, secs string) {
+	e.t.Helper()
+	want := `{"error":"invalid_grant","error_description":"too many failed logins; try again in ` + secs + ` seconds"}` + "\n"
+	if r.status != http.StatusTooManyRequests || string(r.body) != want {
+		e.t.Fatalf("got %d %s; want 429 %s", r.status, r.body, want)
+	}
+	if r.header.Get("Retry-After") != secs || r.header.Get("Cache-Control") != "no-store" {
+		e.t.Fatalf("Retry-After %q, Cache-Control %q", r.header.Get("Retry-After"), r.header.Get("Cache-Control"))
+	}
+}
+
+func (e *env) failLogins(username string, n int) {
+	e.t.Helper()
+	for i := range n {
+		if r := e.passwordLogin(username, "wrong-password"); r.status != http.StatusBadRequest {
+			e.t.Fatalf("wrong password %d of %d: %d %s", i+1, n, r.status, r.body)
+		}
+	}
+}
+
+// TestOAuth_LoginThrottle: ten wrong passwords for one username from one address block that pair
+// for the rest of the 15-minute window, even for the right password; another address, another
+// username and the end of the window are not blocked.
+func TestOAuth_LoginThrottle(t *testing.T) {
+	t.Parallel()
+	clock := newTestClock()
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: clock.now})
+	e.register("alice", "alice-password", "Customer")
+	e.register("carol", "carol-password", "Customer")
+
+	// Usernames are matched without regard to case, so are the failures.
+	e.failLogins("alice", 5)
+	e.failLogins("ALICE", 5)
+	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
+	e.wantBlocked(e.passwordLogin("Alice", "wrong-password"), "900")
+
+	// Another address: the victim logs in from home while the attacker is blocked.
+	if ok := e.from("127.0.0.2").passwordLogin("alice", "alice-password"); ok.status != http.StatusOK {
+		t.Fatalf("another address: %d %s", ok.status, ok.body)
+	}
+	// Another username from the blocked address.
+	e.want(e.passwordLogin("carol", "carol-password"), http.StatusOK)
+
+	// Unknown usernames are counted alike, so a 429 does not tell which usernames exist.
+	e.failLogins("nobody", 10)
+	e.wantBlocked(e.passwordLogin("nobody", "whatever"), "900")
+
+	// Retry-After counts down; the window ends 15 minutes after the first failure.
+	clock.advance(14*time.Minute + 30*time.Second)
+	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "30")
+	clock.advance(30 * time.Second)
+	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
+}
+
+// TestOAuth_LoginThrottleResetOnSuccess: a successful login clears the failures before it.
+func TestOAuth_LoginThrottleResetOnSuccess(t *testing.T) {
+	t.Parallel()
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: newTestClock().now})
+	e.register("alice", "alice-password", "Customer")
+	e.failLogins("alice", 9)
+	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
+	e.failLogins("alice", 9) // 18 failures in the window, but only 9 since the success
+	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
+	e.failLogins("alice", 10)
+	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
+}
+
+// TestOAuth_LoginThrottleRealClient: golang.org/x/oauth2 reports the block as a RetrieveError
+// with status 429 and the RFC 6749 code.
+func TestOAuth_LoginThrottleRealClient(t *testing.T) {
+	t.Parallel()
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: newTestClock().now})
+	e.register("alice", "alice-password", "Customer")
+	e.failLogins("alice", 10)
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, e.c)
+	conf := &oauth2.Config{ClientID: testClientID, ClientSecret: testClientSecret,
+		Endpoint: oauth2.Endpoint{TokenURL: e.url + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
+	tok, err := conf.PasswordCredentialsToken(ctx, "alice", "alice-password")
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.Response.StatusCode != http.StatusTooManyRequests || re.ErrorCode != "invalid_grant" {
+		t.Fatalf("blocked login through oauth2: token %v, err %v", tok, err)
+	}
+	if got := re.Response.Header.Get("Retry-After"); got != "900" {
+		t.Fatalf("Retry-After %q", got)
+	}
+}

@@ -1,0 +1,42 @@
+package throttle
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// LoginKey is the key both login endpoints count failures under: the account name, lower-cased
+// (usernames and emails are unique without regard to case, so "Alice" and "alice" are one
+// account), and the client address of the connection (remoteAddr is http.Request.RemoteAddr;
+// X-Forwarded-For is never used, as any client can write it).
+//
+// Keying on the pair means one address guessing one account is stopped, while an attacker cannot
+// lock the real user out from the user's own address. An IPv6 client is keyed by its /64 prefix:
+// one host commonly holds a whole /64, so keying on the full address would give it 2^64 fresh
+// counters.
+func LoginKey(account, remoteAddr string) string {
+	return strings.ToLower(account) + "|" + clientNet(remoteAddr)
+}
+
+func clientNet(remoteAddr string) string {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	if err != nil {
+		// Not host:port (a unix socket, a test's made-up address): the whole string identifies it.
+		return remoteAddr
+	}
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		if p, err := a.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return a.String()
+}
+
+// RetryAfterSeconds is d rounded up to whole seconds, at least 1: the value of a Retry-After
+// header, which counts seconds, so a client that waits that long is never early.
+func RetryAfterSeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
