@@ -14,6 +14,8 @@ import (
 // demo user (see README); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
 // admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
+	// Logins is left zero: throttle's defaults, 10 failed logins per email and client address in
+	// 15 minutes (per process; see README).
 	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -569,6 +569,8 @@ type ClientInterface interface {
 	//
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
+	// After 10 failed logins for one email from one client address within 15 minutes, that pair
+	// gets 429 until the window ends.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -579,6 +581,8 @@ type ClientInterface interface {
 	//
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
+	// After 10 failed logins for one email from one client address within 15 minutes, that pair
+	// gets 429 until the window ends.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -589,6 +593,8 @@ type ClientInterface interface {
 	//
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
+	// After 10 failed logins for one email from one client address within 15 minutes, that pair
+	// gets 429 until the window ends.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -921,6 +927,8 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 //
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
+// After 10 failed logins for one email from one client address within 15 minutes, that pair
+// gets 429 until the window ends.
 //
 // Takes any type of body and a specified content type.
 //
@@ -941,6 +949,8 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 //
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
+// After 10 failed logins for one email from one client address within 15 minutes, that pair
+// gets 429 until the window ends.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -961,6 +971,8 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 //
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
+// After 10 failed logins for one email from one client address within 15 minutes, that pair
+// gets 429 until the window ends.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2086,6 +2098,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
+	// After 10 failed logins for one email from one client address within 15 minutes, that pair
+	// gets 429 until the window ends.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2096,6 +2110,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
+	// After 10 failed logins for one email from one client address within 15 minutes, that pair
+	// gets 429 until the window ends.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2106,6 +2122,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
+	// After 10 failed logins for one email from one client address within 15 minutes, that pair
+	// gets 429 until the window ends.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2853,6 +2871,11 @@ type LoginUserResponse200Headers struct {
 	CacheControl string
 }
 
+// LoginUserResponse429Headers the declared response headers of an HTTP 429 response for LoginUser
+type LoginUserResponse429Headers struct {
+	RetryAfter int
+}
+
 type LoginUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2864,10 +2887,14 @@ type LoginUserResponse struct {
 	JSON401 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LoginUserResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LoginUserResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2888,6 +2915,11 @@ func (r LoginUserResponse) GetJSON401() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r LoginUserResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r LoginUserResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3431,6 +3463,8 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 //
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
+// After 10 failed logins for one email from one client address within 15 minutes, that pair
+// gets 429 until the window ends.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3447,6 +3481,8 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 //
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
+// After 10 failed logins for one email from one client address within 15 minutes, that pair
+// gets 429 until the window ends.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3463,6 +3499,8 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 //
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
+// After 10 failed logins for one email from one client address within 15 minutes, that pair
+// gets 429 until the window ends.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4165,6 +4203,13 @@ func ParseLoginUserResponse(rsp *http.Response) (*LoginUserResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4185,6 +4230,16 @@ func ParseLoginUserResponse(rsp *http.Response) (*LoginUserResponse, error) {
 			headers.CacheControl = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers LoginUserResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -6021,6 +6076,28 @@ func (response LoginUser413JSONResponse) VisitLoginUserResponse(w http.ResponseW
 	return err
 }
 
+type LoginUser429ResponseHeaders struct {
+	RetryAfter int
+}
+
+type LoginUser429JSONResponse struct {
+	Body    Error
+	Headers LoginUser429ResponseHeaders
+}
+
+func (response LoginUser429JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LoginUser500JSONResponse struct{ InternalJSONResponse }
 
 func (response LoginUser500JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
@@ -6934,94 +7011,99 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fxtc9s4kv4rXbytGnuKkiXZySb2l3Oy2R3vZDIp27nb3dhnQWRLxJgEOABoWZfyf7/CC0mQomz5Tc5t",
-	"zXyaWCTRaHQ/6G48jW9BxLOcM2RKBvvfArwmWZ6i+f93grD4v0haoP6XLLKMiEWwHxzCRP8ShMFV+eMF",
-	"jYP94PWrVzicjsig+d8wCANyRWhKJjSlahHsK1FgGMQoI0FzRTkL9oMTymYp9rigM8pggoRJEJxIhTEo",
-	"DlzEKPpBGEyRqEJgfJSRGQb7QaJULvd3dqj+t+y7CfQjnu0wLlQypyzu/5bPgjCg8q/u5VIERjL9jU/l",
-	"g/CeT6eIQRjkgsdFpJXy9Vv52E+8kAiTFM3kc0EjDPaHo/6rm/MwkMVET2eC4j0vmNI/hEEhUk/EWh5P",
-	"yuDm5iYMEiQxCqP2T/xEcWHU2tTQmPGe1D+N90ElCBMeLyAiQlCUQBiQKEIpQfFLZCHMExolwDhMBJ9L",
-	"FMAF5IJf61eiBCEjC7hEzPtnLAgDgb8X1FOMjBLMiLEIVmTB/tegHDw4D0srCfbrv4aBWuT6L1IJymZ2",
-	"VjkRJEPlJnZo5DvV4i1P7jRBKzlMBc9A4IxKZaVO+YyyPhw7EaFgqZ4nVUAlSGQKiITxYaESLuj/Ev3B",
-	"fXiHRKAY29lRPcLvBYpFUK251daFGTNoTLia3O7vo96f5+/YcPbzP356Jd4N5PuB+rCX/XNYvF68nb4h",
-	"/7r8fXB9tfv30bxj/qF1oKO/LE/WeRCML2g87sMhW6iEshmohJhJMa6AwCXjcwY0hq2MpFMuMoyBM5RA",
-	"WZQWMcbbMEMlYW+w1y8nmROV1HOk8e1LW830Fs/tWFaBMudMOpQgsV4ZlEr/K+JMITP/S/I8pZFZjp3f",
-	"JGeNEfWTsf7uFUlpbB66mBKaopY4RkVoal1vSjHV2IIZoWkQBhlKaR0/K6SCCWrLNz8CiWOBUgbaG+vH",
-	"hBUOYo5WsRlRUWIc6PDzEcgcIzp1cjptoVRHeszd6Yi8jQbxEPcmr8jrKLjxtfcngdNgP/iPnRpBd+yv",
-	"cueDEFxYZS2b+S0SNaQ5gLHTxBj0gkpAEiVAmdEZGM30g9LOPnH1V16w+EGrwLi6mJq3fdVZI9USlr89",
-	"s3Y+cecYCZGgEiqN9XNhdENj7RqVK2ybqX/QK39KHKTce97GcC4UsRhQz1yPZ42KSiCpQBIvKkzCDWji",
-	"kHGVoIBCI3elDSvSlv4Q0Ug4pyrhhdKSEWG2yYhItJr5KxcTGscPVMy0ettXC2fpAkicUSbN/pERRmZo",
-	"10xuxnmMQkqIZFYYM98jplAwkj5outS9fIFmbH/O5U8gUVyhgPKJZzcAqEbWwFgIPKh3fYFXSFKjBbNx",
-	"kIk2A6pCGFdyjWFKWWz3SWZeTfnMqOqU849EzPBBqnLfv1CcX6TmK11oa6SkOhjhUD61Aesww2rAoEpC",
-	"jFFq3OS9nWPvI7KZSkLgDAhbgOCFwm0tJdcLa/DXrPEPElKaUWWU9YURF1ngw7C18D/g64qABXI/btPS",
-	"VBv2RlTWHj2jUlI2C6FgJgAJAa9zE3dxoe2OX6LedarB61RB/08ueI5CURsbmLSgK9KzKE/jEEZ7kOA1",
-	"xHRGldRhzFpBSU6U9o1gP/ifr4PeW9Kbnn8b7d38aTleaacebWl+NZBmH0lLKAMiEFJqcg8taER0RgJV",
-	"iK+htiGrjazc0BPOUyQsaKvbD7jWzXaWZtNKf751wIb+Bb4cf2xq8x550tKgfuLUHrH8pVJdniMRJeSU",
-	"4hptrqUyG7r6uurIzpYkrNO1bwFVmMm7fOKzfUG/6z5GhCAL41TtTK7LglmRTXR6MjU7kmzahgVqrY8D",
-	"IOmcLCTgNYmaCtD5oQ5liLK7zO5IowNlNNMJ16CSS28DMxRaMpNOrvSnHyRIqrB72btzz66spc4XvhoH",
-	"dkvSNGYrS9scW87WMBxvjZZVfF4Jwie/oV0WgynvBRJl7IHEMdVDk/SzhzFTkkoMW7Cz7PFTUqSqtLn7",
-	"em31etDQ7LounJFru/EE+68Gg8F6Pt054j1c2Bt01D1o26fdiE6hT+OmTSmMdZf/Ht7hxJVAX8/De3t0",
-	"Rq6P7CtDf/KVh1d+dKuaV7nMXbpt+ZDR1EoD/5LH6xh4Rpn/1+FdJl/Nxr3/DFvTA+x6I6Z899Sf23af",
-	"yVyf1EKXrPFDTJVXyGmFFQpSJFIBZ6j3vLFW4djERmOTlI4PbB0mVwswVWGINLBLIBJSnCrghdn9mlZr",
-	"izpdQUyjohMCUZBxqWD0ag+ihAgSKRTyAApGfy9wRR7c3AhJTPqXlM3+c7WqXu11LGxpLE0Rh3qQ4WDg",
-	"SQNkqnQaIWiW6ZxM5iTCVkh7GBP4WX+4MfBw3SUycXx3AKATHz4FvEKh08NpIUmqEx1TN5CFmJIIlxfA",
-	"pijtD54oEwtnJEoow55AEps/CCSSs+aM/MrRku6qQl57hM8oeqZ+BbngkxQzqYV3CZFJqMqk11Q2S39q",
-	"Cu9Kg75jlFXCJUmqrMt/emUF8S5ItyPXX+1C97YTexI0dfFTkRFWKxmv85Qwo4OmppercUuz9NLFLiP5",
-	"R885eO8o1vpWdTEyhCkXthBpbNfWOlI+axnwUhJ6l6qMhd2uqY98RpkHPSswouHK9/XinEg556JlLhEX",
-	"AiPVS7iQ2JuYpFKHrVVYXr3W9NfRm7umXRpi9YGuif9Sm0Rzzitt5RAizqZUS6d9ROF1M6cITgqTzk+L",
-	"NF3ASZWT3LlMt61PuVOtjFG6jvMOwe2I1rFdMmRqLAnJEaiEqUCELf0nG2uQ1FTkY+qsnF4DVduN+a1x",
-	"FNcxgWNXuL3bxjazD91hvF6ksbv2hvQXKvOULMxBQQiP2J4+8itMSYQdW9RdIZDnY03h3hhxRm88cZoD",
-	"P8YRPanerBWLh+t553FV7v8iUXT5IsO5rUcTWR9YClSFYBKoOgBSP0IlML05e0XrcN1qmf3AesUyH5z/",
-	"HL/BexbLIpNvxxekIwg8OvkV3rweDOHL6XtQNEOpSJYbo4eMpimVGHEWtwQbDUave8NhbzQ6HQ33d1/t",
-	"D173h6Pdf/mrq1Ognv7ikkhhcN2b8d6SnGvtCitdZ6XFL73hChVGBR1xzKEr7pi4V++g9Yo3ApfbEgFb",
-	"O22kAR05gFp9bN6o4P6mYxoqZYFxa+d+5GH2clmoPDovvck5V1NlDZPqdjOJaiUyR4UQyNTn596+w4Dh",
-	"/PPDAUwqkqeVDFaiZ8CvtjqaYnep19Atjt2B/bJ+1zSr5zMlK0CX5N2oqyVzWjBu9oPUgcaUpvgHoG4e",
-	"UKk81HtZBzCWh8TeAXFjGvcozjwSo6v6uDThp1n7RrX+4Inw+6GQbTIxKiEiafpCmF2u4z3RWysfo0JQ",
-	"tTjR2nC1yMfwvEIgdp3GPkFrDIa9BRWhrL8eq6tckpz+jGZNJoYWdlhotO0STZKslG8lqQzOisFgNzJP",
-	"mf/Fcb9kkBljNk/VoydK5fb0lbIpXx73izlAKjURaj2AVoQl7lXnaiyuzdadMWX9M3bGfvzxHY8pyv6P",
-	"P8Jxff5OUZZJvrF5c9xtjzbH/sn1dW8+n/c0dPQKkSLTGXs8LtfhjDWSM8X5pRnZ5XJaXaYaYj9MUsmN",
-	"cefm6NTQEsftY/IxWPvpw6n+vomG3Ymwk1GRS4S/n/z6CQzjZItUB1zjss46NswcBsbb9DztN+V2Hz64",
-	"Gpjd8/Rz+lNOVXpFkSknj1WZM0EtgLFBF8Prz/Oc6MSu4a9bo1evQcvDM5hQJUO4xFzBZGH15Wonlisj",
-	"gcDJT4c9/UpCZLLdh2M3x4QoYKjVZNfHTJqq2+z/jFUOUPlJO3cOtSvdx3Zha54ggwlXiVlDiUyFdiot",
-	"p9OqLCTG2304ZHKurdbMIiJCLIA49UiygPF7EiXYe8+ZEjzdh4q52ofD8jGlI2fLgCiYoukZo8pxDSRs",
-	"7Q4g1g/YrNUEtCXxsyZqgEQl4d3x4ae/nFyc/vrzh08Xp6cft0MtaMpnM4yBF8pohCoJfM5QnLEoIWyG",
-	"9jtlXKaVQKPEERykq6NaDpaH0sQGHVoBtxIlzphjSriXHU9zqFPCkiJTFgsIW/hPUQUTnHKBRuSSR+MK",
-	"oxg7Mz6Kjbtb6NCG61AiIVcIo71egtc9E9VYjqmErT2YLJSFBIPppn5EMwzhTWXM+gGzuEDjM1ayUd38",
-	"tBYZV5UiNGLUBFTnXWbbryUzoczY7S5jOzCGUJhDLyN3jCmqEuQOtDI4Q8BUYvntXfdtU/023/7QKHKX",
-	"DGjjNOahsVGbpf6mNEIX+bot4pej06DNzOY5MskLEWGfi9mOe0nu6Gf1Tk6V2Y+VoCSGd1bVh5+PgjC4",
-	"QiHdkUB/0B/op/XHSE71/t0f9HdtwJiYrXGH5HRnUpFleNdZiz3ylmXRzOqQ8Rr8hezDR5yqnrYeB74G",
-	"PFSCVIA71ZSwVdFaQr1wZ6w8jwtdwKPwWqMX42WtTi/+uBCpO9lpnN+NoSqXTyRPC4Wgtbclt+HL8Ud5",
-	"xgyKzOgVMqt5HYkbMzPsJTurd65xwCeGf+0Or+pHdnzi+M15VeZ+x+PF/RhZ//5dCGs1HKzLG/MZGDfN",
-	"eFIL3maCjwbD9ZfDZvc2uFwlR/nojteJcnM/6VcSBa1rEekwKQ47/Uzram8wWDVUNf0djwVvXhne/UqD",
-	"WGhe2r37pZrVq98YrvFGRfa8CYNX60ylItIaVVddP9YOKlTaMmHbto5yyUzbZ2D+EJzrt2qY20mpxbgZ",
-	"dkCdBXK3FgmXOurxXNTEeMZFgLJ616qcsIkwH6lU72omcsMwB/fBia9/9DM9qp/p3PfQx6TQKwirLbJm",
-	"f1Ou4DJdS0mqHUPb3ZJQnl/Y7b7LL3amHm1lXQepF/029wg9iVzcttX0rTOmME0lzBM0US5VnTTX7a7N",
-	"XE+5lOIJXM6e5nu6qJX7K/M4pK22w393P32cEzY3yqd3w+aqfB9e2JLpTif8RuMb63Q6Cek4VDV/lzWd",
-	"18TFNjf0C2XaUKha3pLs+08V9D58R/MYBZZ1CNLnCdjp216y9WKrkrlwa3RFJcw4w+89iBrsrSFZo8Nu",
-	"06GXNaM1Qq+wexfRIGpfnSxsPWB5e1g23r+hKi33kdBeJbwvEeQ/3Py+V7tYgYDHSOLSRjqQ7774UzYv",
-	"a+zJiYo6CubvvUKaq0OY/N+g5CVi7iqUOr6QBzBu7Wbjso9vLqhhHC7boGVHf1dVA3dw5e/p5k/3M1lH",
-	"+14rq76vu9nq2stl1aTszWd8/gf4Pxb8v7ha6dp5d+VlVXjzCMfvrFBWvELr3/5xvI6ECGunQ/2Kimia",
-	"VWdE5ysOPKoWVhafMeKOFUaDgasdH7rm65rLOO5CEsc2Nw3yRg7OIjSV7IJVwpwxq0NXWH7bldpU47x0",
-	"1GaPUu3smzlRxWCYk0bfWfmwdy9LHfYt69HZWfXP1h0vDOeNGLf7s6v4pjc3TxVLluw5b6JbjM/tMZeb",
-	"1JzI7Q0jzYNwY/D2QR3ExmovPENeuqugCrhNW7z32CZ6rjvHNmwK3376G0fOE/+0fDkwahh3DZ8Fe34A",
-	"/VCSUVpMpoa+4L8TZPXxvXZ2rWHPD0roLKFUr4M5t7UwqtekBtJPXPkg2oV9X+qpfxfox7g6WYFPpwkK",
-	"dDpZA6aakzd24q3z8reb2T2yGOM18O+L/8mnR8DW6m8RtoCMCzRQaMnF/1+AcKMBVL0qlnO0PhRIFDsY",
-	"U8tLLdTtGZBl3tc3x3BhOBUHQPzmufIQ1R6UwqFNnKoeOXN5hUSmzpg5o912eRRV0vbVmZjGDmCurdEp",
-	"PfEvi7ktuPkQU/XZsiVfLp1ytc+qFW79XcjrUNRrdCeJqTWwoziu6gR8IrmeNqFroo1bu2b1zqL/E1bv",
-	"HJ/Wno56H98cpry9+yXv4qdNA4peb0seqlypBBLtgW0AMZSyW+geCUaX0sONrRW3OpntveIrGbacazWx",
-	"pNUGXxsO2RkriTuuiUmn5jAXnM3qz8xQ1US+vcEQbOjQeeij52FI2Y9wfs8HW+5Xdw+t4PWvbd6NfsJH",
-	"AsWmhHx61HDs43txiNeWvtlVsAJHIoExMkVJasmhgs4SU2f2Lrts8ARXjeqe3ylvxjTjPRyNHnA7mKHf",
-	"XXgTamRg1X5fuRU1lzRaC9lMFlbdVuex9RoERyqd729V/u7ShKmLVLZf/AzPEJ/vhlNuQ7FuPD12DE5V",
-	"Ec19fr0OxjiL3F1qLu3yaJ7S8FIt3bLfBYG8UA4Dv4/jvH/ywpI+GzFBTX59urDAu5+svARsgzHBJjd4",
-	"bYfaxm43RNum0nngVmVttRFOMOVsprdnxzQbO2K31DswX2muLK6qnbYnY3zGEp7G9rpYBL3ergTjGPAr",
-	"ulxC4GmMUjVT2ykVUnXt9n9D9Qu+sJU32R0djVh+c9VtfVGrN/Sqgckd63hJgNdy1Oow+oMg1k0QW58f",
-	"9qzBicHnVTGJV3D7DkKR7xgEzXFyu0Z5BySWPUzrkNtt47yXxVDbEgEEpgJl0spnWjFOx3ULZ8xlSgdA",
-	"XG3EvnBbRaRs/nm+vKYbUZ4ukWhfbvG0Cc/mpX9amvmGtpH1to3nBr7WjRW3lZM95vtBFYqQujcOJUwL",
-	"YeJiHYdI64Bep5/fenbGDj8f/SBbDbSwVTf+UGn74dytoK5wEsL4bx9OwQ+pxo5v+nK4/F3WnlZSfsrW",
-	"xfXQWeKtiVOu7bbVF2f776IEo8sy5Cw3BM6wbLZcapSrTi2qTriDVSGu1wjYjdAS/QsPXqhqvXQRxcrb",
-	"JxoXSXRfDHEPj/Yux3gIsn8XYj9rSbw01K6a+NOVxMtRXq4mvvug0pUp+Vz4t480eAOlK79Q4WrcMs9x",
-	"VaXaPFvAHuU1wK8DT5tg3Lrr4Ov5TfitccXA13OTKZlmZYtXdYa0v7OT8oikCZdq/83gzcBmRnbAZXDW",
-	"SG9hMXRd6u64/5brUFxYYoTXojW/+U7wudSgXl/P4V6YuEaAVcQvsxPw5fca56jLr/9CGJnVAzoumw0N",
-	"tr3PWEbbzfnN/wUAAP//",
+	"7Fzvcts4kn+VLt5WjT1FyZLsZBP7yzmZzEx2MpmU7dztbpSzILIlYUIBGgCMrEv5ee497smu0ABJkKJs",
+	"+W9yWzOfJhZJNBrdP3Q3fo0vUSLnCylQGB0dfonwgs0XGdL/v1BMpP/Bshztv3Q+nzO1ig6jYxjbX6I4",
+	"+lz8eM7T6DB6+uQJ9icD1qv/14/iiH1mPGNjnnGzig6NyjGOUtSJ4gvDpYgOo1Muphl2pOJTLmCMTGhQ",
+	"kmmDKRgJUqWoulEcTZCZXGH6es6mGB1GM2MW+nBvj9t/666fQDeR8z0hlZktuUi7vy+mURxx/aN/uRBB",
+	"sLn9xtviQXgpJxPEKI4WSqZ5YpXy4Uvx2M8y1wjjDGnyC8UTjA77g+6Ty49xpPOxnc4Y1UuZC2N/iKNc",
+	"ZYGIlTyBlNHl5WUczZClqEjtb+WpkYrUWtfQSMiOtj+NDsHMEMYyXUHClOKogQlgSYJag5GfUMSwnPFk",
+	"BkLCWMmlRgVSwULJC/tKMkOYsxV8Qlx0hyKKI4V/5DxQjE5mOGdkESKfR4cfomLw6GNcWEl0WP01jsxq",
+	"Yf+ijeJi6ma1YIrN0fiJHZN8Z1a89cmdzdBJDhMl56BwyrVxUmdyykUXTryIkIvMzpMb4Bo0CgNMw+g4",
+	"NzOp+H8z+8FDeIFMoRq52XE7wh85qlVUrrnT1jmNGdUmXE5u/49B56/LF6I//eXvPz9RL3r6Zc+8Opj/",
+	"o58/XT2fPGP//PRH7+Lz/t8Gy5b5x86BXv+wPlnvQTA65+moC8diZWZcTMHMGE1KSAMMPgm5FMBT2Jmz",
+	"bCLVHFOQAjVwkWR5iukuTNFoOOgddItJLpiZVXPk6dVLW870Cs9tWVaFeiGF9ijBUrsyqI39VyKFQUH/",
+	"yxaLjCe0HHu/aylqI9onU/vdzyzjKT10PmE8QytxiobxzLnehGNmsQXnjGdRHM1Ra+f481wbGKO1fPoR",
+	"WJoq1Dqy3lg9ppxwkEp0ip0zk8zIgY7fvQa9wIRPvJxeW6jNazvm/mTAnie9tI8H4yfsaRJdhtr7i8JJ",
+	"dBj9216FoHvuV733SimpnLLWzfwKiWrSHMHIa2IEdkE1IEtmwAXpDEgz3aiws7fS/Chzkd5qFYQ05xN6",
+	"O1SdM1IrYfHbA2vnrfSOMWMazIxrsn6pSDc8ta5RusIuTf2VXfkz5iHlxvMmwzk3zGFANXM7njMqroFl",
+	"Clm6KjEJH0ETx0KaGSrILXKX2nAi7dgPMYuES25mMjdWMqZom0yYRqeZH6Ua8zS9pWIm5duhWqTIVsDS",
+	"ORea9o85E2yKbs304zgPKaSASOGEofm+FgaVYNmtpsv9y+dIY4dzLn4CjeozKiieeHADgHJkC4y5wqNq",
+	"11f4GVlGWqCNg42tGXATw6iUawQTLlK3Twp6NZNTUtWZlG+YmuKtVOW/f26kPM/oK21oS1JyG4xIKJ56",
+	"BOugYS1gcKMhxSQjN3np5th5g2JqZjFIAUysQMnc4K6VUtqFJfylNf5OQ8bn3JCy3gvmIwu8Hbbm4QdC",
+	"XTFwQB7GbVaacsN+FJU1R59zrbmYxpALCkBiwIsFxV1SWbuTn9DuOuXgVapg/2eh5AKV4S42oLSgLdJz",
+	"KM/TGAYHMMMLSPmUG23DmK2CkgUz1jeiw+i/PvQ6z1ln8vHL4ODyL+vxSjP1aErzG0GaeyQroAyYQsg4",
+	"5R5W0ITZjATKEN9CbU1WF1n5ocdSZshE1FR3GHBtm+2szaaR/nxpgQ37C7w/eVPX5g3ypLVBw8SpOWLx",
+	"S6m6xQKZKiCnEJe0uZXKXOga6qolO1uTsErXvkTc4Fxf5xPv3Av2Xf8xphRbkVM1M7k2Cxb5fGzTkwnt",
+	"SLpuGw6orT6OgGVLttKAFyypK8DmhzaUYcbtMvsDiw5c8LlNuHqlXHYbmKKyklE6udGfvtOgucH2ZW/P",
+	"Pduylipf+EAO7JekbsxOlqY5NpytZjjBGq2r+GMpiBz/jm5ZCFNeKmSG7IGlKbdDs+xdgDETlmmMG7Cz",
+	"7vETlmemsLmbem35elTT7LYuPGcXbuOJDp/0er3tfLp1xBu4cDDooH3Qpk/7Eb1C78dN61KQdRf/7l/j",
+	"xKVAHz7GN/boObt47V7ph5MvPbz0oyvVvMllrtNtw4dIUxsN/P0i3cbA51yEf+1fZ/LlbPz7D7A13cKu",
+	"H8WUr5/6Q9vuA5nrvVromjW+SrkJCjmNsMJAhkwbkALtnjeyKhxRbDSipHR05OowC7MCqgpDYoFdA9OQ",
+	"4cSAzGn3q1utK+q0BTG1ik4MzMBcagODJweQzJhiiUGljyAX/I8cN+TB9Y2Qpaz7iYvpv29W1ZODloUt",
+	"jKUuYt8O0u/1AmmATYxNIxSfz21OphcswUZIe5wy+MV+uDZwf9sloji+PQCwiY+cAH5GZdPDSa5ZZhMd",
+	"qhvoXE1YgusL4FKU5gdPDcXCc5bMuMCOQpbSHxQyLUV9RmHlaE13ZSGvOcI7VB2qX8FCyXGGc22F9wkR",
+	"JVRF0kuVzcKf6sL70mDoGEWVcE2SMusKn95YQbwO0t3I1Vfb0L3pxIEEdV38nM+ZqJSMF4uMCdJBXdPr",
+	"1bi1WQbpYpuR/L3jHbzzOrX6NlUxMoaJVK4QSbbrah2ZnDYMeC0JvU5VZGFXa+qNnHIRQM8GjKi58k29",
+	"eMG0XkrVMJdEKoWJ6cyk0tgZU1Jpw9YyLC9fq/vr4Nl10y4MsfxA28R/rUyiPueNtnIMiRQTbqWzPmLw",
+	"op5TRKc5pfOTPMtWcFrmJNcu01XrU+xUG2OUtuO8Y/A7onNsnwxRjWXGFghcw0Qhwo79k4s1WEYV+ZR7",
+	"K+cXwM1ubX5bHMW1TODEF26vt7HH2YeuMd4g0tjfekP6getFxlZ0UBDDHbanN/IzZizBli3quhAo8LG6",
+	"cM9InMGzQJz6wHdxxECqZ1vF4vF23nlSlvvfa1Rtvihw6erRTFcHlgpNroQGbo6AVY9wDcJuzkHROt62",
+	"WuY+sF2xLATnv6bP8IbFsoTy7fSctQSBr09/g2dPe314f/YSDJ+jNmy+IKOHOc8yrjGRIm0INugNnnb6",
+	"/c5gcDboH+4/Oew97fYH+/8MV9emQB37xTWR4uiiM5WdNTm32hU2us5Gi197wxcqSAUtccyxL+5Q3Gt3",
+	"0GrFa4HLVYmAq53W0oCWHMBsPjavVXB/tzEN1zrHtLFz3/Ewe70sVBydF97knauusppJtbuZRrMRmZNc",
+	"KRTm3UNv33EkcPnu9gCmDVtkpQxOogfAr6Y66mK3qZfoFif+wH5dv1ua1cOZkhOgTfJ21LWSeS2Qm32n",
+	"baAx4Rn+CaiPD6hcH9u9rAUYi0Pi4IC4No0bFGfuiNFlfVxT+ElrX6vWH90Tft8WsikT4xoSlmVfCbOL",
+	"dbwhelvlY5IrblanVhu+FnkXnlcMzK3TKCRojYDYW1ASyrrbsbqKJVnwX5DWZEy0sOPcom2baJrNC/k2",
+	"kspgmPd6+wk9Rf+Lo27BICNjpqeq0WfGLNzpKxcTuT7uezpAKjQRWz2AVYQj7pXnaiKtzNafMc27QzEU",
+	"33//QqYcdff77+GkOn/nqIskn2yejrvd0eYoPLm+6CyXy46Fjk6uMhQ2Y09HxToMRS05M1J+opF9LmfV",
+	"RdUQ92GWaUnGvaCjU6IljprH5CNw9tOFM/t9iob9ibCX0bBPCH87/e0tEONkh5UHXKOizjoiZo4A8jY7",
+	"T/dNvduFV74G5vY8+5z9lFeVXVEUxsvjVOZN0ApANuhjePt5uWA2sav5687gyVOw8sg5jLnRMXzChYHx",
+	"yunL104cV0YDg9Ofjzv2lRnTs90unPg5zpgBgVZNbn1o0txcZf9DUTpA6SfN3Dm2rnQT24Wd5QwFjKWZ",
+	"0RpqFCZ2U2k4nVVlrjHd7cKx0EtrtTSLhCm1AubVo9kKRi9ZMsPOSymMktkhlMzVLhwXjxkbOTsGRC4M",
+	"z4aCG8810LCz34PUPuCyVgpoC+JnRdQAjUbDi5Pjtz+cnp/99surt+dnZ292YytoJqdTTEHmhjTCjQa5",
+	"FKiGIpkxMUX3nSIus0rgycwTHLSvozoOVoDSzAUdVgFXEiWGwjMl/Muep9m3KWFBkSmKBUyswqe4gTFO",
+	"pEISueDR+MIopt6MX6fk7g46rOF6lJixzwiDg84MLzoU1TiOqYadAxivjIMEwnSqH/E5xvCsNGb7AC0u",
+	"8HQoCjaqn5/VopCmVIRFjIqA6r2Ltv1KMgplRn53GbmBMYacDr1I7hQzNAXIHVllSIGAmcbi2/v+21T9",
+	"pm+/qhW5CwY0OQ09NCK1OepvxhP0ka/fIn59fRY1mdlygULLXCXYlWq651/Se/ZZu5NzQ/uxUZyl8MKp",
+	"+vjd6yiOPqPS/kig2+v27NP2Y2zB7f7d7XX3XcA4o61xjy343rgky8i2sxZ35K2LopnToZAV+CvdhTc4",
+	"MR1rPR58CTzMDLkCf6qpYaektcR24YaiOI+LfcBj8MKil5BFrc4u/ihXmT/ZqZ3fjaAsl4+1zHKDYLW3",
+	"o3fh/ckbPRSEIlP+GYXTvI3EycyIveRm9cI3DoTE8A/t4VX1yF5IHL/8WJa5X8h0dTNG1r9+F8JWDQfb",
+	"8sZCBsZlPZ60gjeZ4INef/vlcNm9Cy43yVE8uhd0olzeTPqNREHnWkx7TErjVj+zujro9TYNVU5/L2DB",
+	"0yv961+pEQvppf3rX6pYvfaN/hZvlGTPyzh6ss1USiItqbrs+nF2UKLSDoVtuzbKZVNrnxH9Ifpo36pg",
+	"bi/jDuOm2AJ1Dsj9WsyktlFP4KIU45GLABfVrlU6YR1h3nBtXlRM5Jph9m6CEx/+7Ge6Uz/Tx9BD75JC",
+	"byCsNsia3cdyBZ/pOkpS5RjW7taECvzCbfdtfrE3CWgr2zpItehXuUccSOTjtp26bw2FwSzTsJwhRbnc",
+	"tNJcd9s2czvlQop7cDl3mh/oolLubyLgkDbaDv/V/fRuTljfKO/fDeur8m14YUOma53wC08vndPZJKTl",
+	"UJX+ris6L8XFLjcMC2XWULhZ35Lc+/cV9N5+RwsYBY51CDrkCbjpu16y7WKrgrlwZXTFNUylwG89iOod",
+	"bCFZrcPusUMvZ0ZbhF5x+y5iQdS9Ol65esD69rBuvD+hKSz3jtBeJrxfI8i/vfl9q3axAQFPkKWFjbQg",
+	"303xp2hettizYCZpKZi/DAppvg5B+T+h5CfEha9Q2vhCH8GosZuNij6+peLEOFy3QceO/qaqBv7gKtzT",
+	"6U83M1lP+94qq76pu7nq2tfLqlnRmy/k8k/wvyv4v/e10q3z7tLLyvDmDo7fWqEseYXOv8PjeBsJMdFM",
+	"h7olFZGaVafM5isePMoWVpEOBfPHCoNez9eOj33zdcVlHLUhiWebU4M8ySFFglTJzkUpzFA4HfrC8vO2",
+	"1KYc52tHbe4o1c2+nhOVDIYlq/WdFQ8H97JUYd+6Hr2dlf9s3PEicFmLcds/u4lvenl5X7FkwZ4LJroj",
+	"5NIdc/lJLZnefWSkuRVu9J7fqoOYrPY8MOS1uwrKgJva4oPHHqPnunVsYlOE9tN9dOQ8DU/L1wOjmnFX",
+	"8JmLhwfQVwUZpcFkqukL/nOGojq+t85uNRz4QQGdBZTadaBzWwejdk0qIH0rTQiibdj3vpr6N4F+QprT",
+	"Dfh0NkOFXidbwFR98mQnwTqvf7ue3aNIMd0C/96Hn7x/BGys/g4TK5hLhQSFjlz8/wUIHzWAqlbFcY62",
+	"hwKNag9T7nipubk6A3LM++rmGKmIU3EELGyeKw5R3UEpHLvEqeyRo8srNAozFHRGu+vzKG6066ujmMYN",
+	"QNfW2JSehZfFXBXcvEq5eefYkl8vnfK1z7IVbvtdKOhQtGt0LYmpMbCnOG7qBLwnue43oaujjV+7evXO",
+	"of89Vu88n9adjgYffzxMeX79S8HFT48NKHa9HXmodKUCSKwHNgGEKGVX0D1mmHzSAW7sbLjVibb3kq9E",
+	"bDnfauJIqzW+NhyLoSiIO76JyabmsFRSTKvPTNFURL6DXh9c6NAdimMiXvV74K5lc8w4TWEdMXTom4Sn",
+	"9p9JxukiPtcoRSEHF9B/AnMucoM6dpyhBeNqKBxEDZ473heNv+QilUu70+rWAyc7OBHC7wA8gf83XL/q",
+	"XNrQU7C1a9V6Ge8IUo8l5P0jlmc+34i/vLX09Y6GDRiWKExRGM4yR0xVfDqjGndw0WaNo7hpVP/8XnEr",
+	"J413eyS8xc1kRP07DyZUy/7KWKN0aU4XRDoLeZwMsLwpL2AK1siVXHvc2SmxxqcoEx8l7d4uPTwY3C6j",
+	"NlKez5lYnVvXmS9MXadGSrC/1qHvCIxa+eIVF/DsoAe+P+PhtTxaE5jugC2vBCQcdk0EdSCesXQdwx06",
+	"D0UIz1rCJFcURhZDOMfBSa4LepTdlRK7X7nLSqsVjksoZ2YoAjCHndEJGrXq0HYy2iXON1T5aWkPBQ3B",
+	"kxWa5uP8dyiKexHLjlxvas6m/KSpkcM/SPqJy/LEZIKJwbQLr1gy8yzioVgoSXunryJ6rnCpCLcjBcgR",
+	"TKmlOuqMwmukpsyKGU9WtHPy40t43u/34H//p9/rDrr71O28xYWtzw56wV1R/fW7osiG7vF0nVoSrg90",
+	"pEuS2iOdE8+tNmULSNj5YtMkKRJ/y6EviAQEbE2McUeE7rYFCDI3PkL4Ng7a/yFzR8euResVLf3+Avbg",
+	"5sDier5HjNYfM/S2dmht7GpDdA1krUfhZT2lMsIxZlJMbeDsOaAj33KhbWwsN5qrSMtzCNctNRqKmczS",
+	"AhvtevviqO9N2dB/FoPMUtSmXnSacKVNWyz8E5pf8StbeZ131dIiGbY9XtWxuDncLVsL/YFrkJ4HzYCN",
+	"3r8/qZvt1M3tmZsPGroTPm+K2INS+DcQqH/DIEhEj+bpwTWQWHQXbtN24q60COoL3DUrAYOJQj1rVBoa",
+	"GUDLRShD4WsYR8B81dK9cFWtsmjLe7isvx1R7i/Nbl47c7/lgMeX/n4bQB5pG9lu23ho4GvcJXPVQU/Q",
+	"k3JUhiKs6lpFXSZqNg7RzgGDHtywKXQojt+9/k43Wtthp2rJ49p1qvr7en1JM4bRT6/OIAypRrtradAj",
+	"4/I3WRXeSMYrmoq3Q2eNVyZOC2u3jY5V1xlbS8eLDUEKLNqg11pYy/PEskf1aFOIG7TotiO0xvAqkq90",
+	"nrR2RczGe2FqV7y0X9lyA48Orq25DbJ/E2I/6GFVYahtp1X3d1hVjPL1Tqv2b1WCpILoeXgvUI3RU7jy",
+	"VyrrjhrmOSpruI/P43GH7DXwa8HTOhg3biH58PEy/lK7/OPDR8qUqADo8KrKkA739jKZsGwmtTl81nvW",
+	"c5mRG3AdnC3SO1iM/f0RnohzxUVFPiwh4a1o9W++UHKpLahXF+f4F8a+RWcTJZN2Arn+Xo3hsP76r0yw",
+	"aTWgZ5m60GA3+Izjml5+vPy/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// LoginKey is the key both login endpoints count failures under: the account name, lower-cased
-// (usernames and emails are unique without regard to case, so "Alice" and "alice" are one
-// account), and the client address of the connection (remoteAddr is http.Request.RemoteAddr;
+// LoginKey is the key both login endpoints count failures under: the account name, trimmed and
+// lower-cased as the services look it up (usernames and emails are unique without regard to case,
+// and brands trims the email, so " Alice" and "alice" are one account and get one counter), and
+// the client address of the connection (remoteAddr is http.Request.RemoteAddr;
 // X-Forwarded-For is never used, as any client can write it).
 //
 // Keying on the pair means one address guessing one account is stopped, while an attacker cannot
@@ -16,7 +17,7 @@ import (
 // one host commonly holds a whole /64, so keying on the full address would give it 2^64 fresh
 // counters.
 func LoginKey(account, remoteAddr string) string {
-	return strings.ToLower(account) + "|" + clientNet(remoteAddr)
+	return strings.ToLower(strings.TrimSpace(account)) + "|" + clientNet(remoteAddr)
 }
 
 func clientNet(remoteAddr string) string {

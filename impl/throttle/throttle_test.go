@@ -213,6 +213,7 @@ func TestThrottle_LoginKey(t *testing.T) {
 	cases := []struct{ account, remote, want string }{
 		{"Alice", "127.0.0.1:5555", "alice|127.0.0.1"},
 		{"alice", "127.0.0.1:6666", "alice|127.0.0.1"},
+		{" ALICE\t", "127.0.0.1:6666", "alice|127.0.0.1"},
 		{"Ada@Example.COM", "10.1.2.3:443", "ada@example.com|10.1.2.3"},
 		{"alice", "[::ffff:10.1.2.3]:80", "alice|10.1.2.3"},
 		{"alice", "[2001:db8:1:2:3:4:5:6]:80", "alice|2001:db8:1:2::/64"},

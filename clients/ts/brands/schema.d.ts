@@ -38,6 +38,8 @@ export interface paths {
          * Log in
          * @description Checks the email (without regard to case) and password and returns a new access token. An
          *     unknown email and a wrong password get the same 401 answer.
+         *     After 10 failed logins for one email from one client address within 15 minutes, that pair
+         *     gets 429 until the window ends.
          */
         post: operations["loginUser"];
         delete?: never;
@@ -769,6 +771,30 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
+            /**
+             * @description `too_many_attempts`: this email from this client address had 10 failed logins within
+             *     15 minutes, so further attempts are refused, without checking the password, until that
+             *     window ends (`Retry-After`). The answer is the same whether or not the password is right.
+             *     Another address, or the same address for another email, is not affected. Each server
+             *     process counts its own attempts.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until attempts are accepted again (RFC 9110 §10.2.3). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "too_many_attempts",
+                     *       "message": "too many failed logins; try again in 840 seconds",
+                     *       "requestId": "3f2a9c0d1e4b5a6c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["Internal"];
         };
     };

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
 	"github.com/triadhq/triad/impl/brands/password"
+	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -34,12 +36,17 @@ type Options struct {
 	Now func() time.Time
 	// Log receives internal errors; nil discards them.
 	Log *slog.Logger
+	// Logins limits failed logins per email and client address (throttle.LoginKey); zero fields
+	// take throttle's defaults (10 per 15 minutes). The server uses the defaults; tests set a
+	// clock (its own, apart from Now). The limit cannot be turned off.
+	Logins throttle.Options
 }
 
 // API is the brands surface: the service and its HTTP handlers.
 type API struct {
-	svc *brands.Service
-	log *slog.Logger
+	svc    *brands.Service
+	logins *throttle.Limiter
+	log    *slog.Logger
 }
 
 // New builds the API over pool.
@@ -48,7 +55,7 @@ func New(pool *pgxpool.Pool, opts Options) *API {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	svc := brands.NewService(pool, brands.Config{Hasher: opts.Hasher, TokenTTL: opts.TokenTTL, Now: opts.Now})
-	return &API{svc: svc, log: opts.Log}
+	return &API{svc: svc, logins: throttle.New(opts.Logins), log: opts.Log}
 }
 
 // Service returns the domain service (for dev data and the first admin).
@@ -68,7 +75,7 @@ func (a *API) Mount(r chi.Router) error {
 	}
 	r.Group(func(g chi.Router) {
 		g.Use(withToken, needsUser, web.Validator(spec))
-		strict := brandsapi.NewStrictHandlerWithOptions(&server{svc: a.svc}, nil, brandsapi.StrictHTTPServerOptions{
+		strict := brandsapi.NewStrictHandlerWithOptions(&server{svc: a.svc, logins: a.logins}, []brandsapi.StrictMiddlewareFunc{withRemoteAddr}, brandsapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
 			ResponseErrorHandlerFunc: web.StrictResponseError(a.log),
 		})
@@ -92,6 +99,25 @@ func NewHTTPHandler(pool *pgxpool.Pool, opts Options) (http.Handler, *API, error
 }
 
 type tokenKey struct{}
+
+type remoteAddrKey struct{}
+
+// withRemoteAddr hands the connection's address (http.Request.RemoteAddr, never a forwarding
+// header, which any client can write) to LoginUser, which counts failed logins per address. Only
+// that operation gets it, so no other request pays for the context value.
+func withRemoteAddr(f brandsapi.StrictHandlerFunc, operationID string) brandsapi.StrictHandlerFunc {
+	if operationID != "LoginUser" {
+		return f
+	}
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		return f(context.WithValue(ctx, remoteAddrKey{}, r.RemoteAddr), w, r, req)
+	}
+}
+
+func remoteAddr(ctx context.Context) string {
+	a, _ := ctx.Value(remoteAddrKey{}).(string)
+	return a
+}
 
 // withToken takes the access token from the access_token query parameter (the original API's way)
 // or, failing that, from an Authorization: Bearer header, and puts it in the request context. It
@@ -162,13 +188,17 @@ func token(ctx context.Context) string {
 // refusal is an error answer: the shared Error body with a status. It satisfies every operation's
 // response interface, so refuse can serve them all.
 type refusal struct {
-	status int
-	body   web.Error
+	status     int
+	body       web.Error
+	retryAfter int // seconds for a Retry-After header; 0 sends none
 }
 
 func (e refusal) write(w http.ResponseWriter) error {
 	if e.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="brands"`)
+	}
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	web.WriteJSON(w, e.status, e.body)
 	return nil

@@ -2,10 +2,14 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // The success messages are the original API's, word for word.
@@ -20,13 +24,17 @@ const (
 	msgBrandDeleted    = "Brand successfully deleted."
 )
 
+// codeTooManyAttempts is the Error code of a login refused by the failed-login limit.
+const codeTooManyAttempts = "too_many_attempts"
+
 // noStore is the Cache-Control of every answer that carries an access token: no browser or shared
 // cache may keep a credential.
 const noStore = "no-store"
 
 // server implements the generated strict interface by calling brands.Service.
 type server struct {
-	svc *brands.Service
+	svc    *brands.Service
+	logins *throttle.Limiter
 }
 
 var _ brandsapi.StrictServerInterface = (*server)(nil)
@@ -67,10 +75,24 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	if body == nil {
 		return refuse[brandsapi.LoginUserResponseObject](ctx, errNoBody)
 	}
+	// Brute-force guard: an email that failed too often from this address is refused before its
+	// password is checked, so the answer cannot tell a right password from a wrong one and the
+	// attacker's requests cost no argon2 work.
+	key := throttle.LoginKey(body.Email, remoteAddr(ctx))
+	if wait, blocked := s.logins.Blocked(key); blocked {
+		secs := throttle.RetryAfterSeconds(wait)
+		return refusal{status: http.StatusTooManyRequests, retryAfter: secs, body: web.Error{Code: codeTooManyAttempts,
+			Message: fmt.Sprintf("too many failed logins; try again in %d seconds", secs), RequestID: web.RequestID(ctx)}}, nil
+	}
 	tok, err := s.svc.Login(ctx, body.Email, body.Password)
+	if errors.Is(err, brands.ErrInvalidCredentials) {
+		// Unknown emails count too: otherwise the 429 would tell which emails are registered.
+		s.logins.Fail(key)
+	}
 	if err != nil {
 		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
 	}
+	s.logins.Reset(key)
 	return brandsapi.LoginUser200JSONResponse{Body: brandsapi.TokenResponse{Token: tok},
 		Headers: brandsapi.LoginUser200ResponseHeaders{CacheControl: noStore}}, nil
 }

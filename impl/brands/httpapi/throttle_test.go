@@ -1,0 +1,118 @@
+package httpapi_test
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/brands/httpapi"
+	"github.com/triadhq/triad/impl/throttle"
+)
+
+// testClock is a settable clock for the login limiter, safe for concurrent reads.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// from is a copy of e whose client connects from the loopback address ip (any of 127.0.0.0/8 is
+// local on Linux), so the server sees another RemoteAddr.
+func (e *env) from(ip string) *env {
+	e.t.Helper()
+	spec, err := brandsapi.GetSpec()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	c := apitest.Client(e.t, spec)
+	c.Transport = apitest.NewValidator(e.t, spec).Transport(e.t, &http.Transport{DialContext: d.DialContext})
+	other := *e
+	other.c = c
+	return &other
+}
+
+func (e *env) tryLogin(email, pw string) resp {
+	e.t.Helper()
+	return e.do(request{method: "POST", path: "/api/user/login", form: url.Values{"email": {email}, "password": {pw}}})
+}
+
+func (e *env) failLogins(email string, n int) {
+	e.t.Helper()
+	for i := range n {
+		if r := e.tryLogin(email, "wrong-horse"); r.status != http.StatusUnauthorized {
+			e.t.Fatalf("wrong password %d of %d: %d %s", i+1, n, r.status, r.body)
+		}
+	}
+}
+
+// wantBlocked asserts the documented 429 with secs seconds left.
+func (e *env) wantBlocked(r resp, secs string) {
+	e.t.Helper()
+	e.want(r, http.StatusTooManyRequests)
+	body := r.errBody(e.t)
+	msg := "too many failed logins; try again in " + secs + " seconds"
+	if body.Code != "too_many_attempts" || body.Message != msg || body.RequestId == nil || *body.RequestId != r.header.Get("X-Request-Id") {
+		e.t.Fatalf("429 body %s; want code too_many_attempts, message %q and the request id", r.body, msg)
+	}
+	if got := r.header.Get("Retry-After"); got != secs {
+		e.t.Fatalf("Retry-After %q, want %s", got, secs)
+	}
+}
+
+// TestLoginThrottle: ten wrong passwords for one email from one address block that pair for the
+// rest of the 15-minute window, even for the right password; another address, another email and
+// the end of the window are not blocked.
+func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
+	clock := newTestClock()
+	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: clock.now}})
+	e.register("Ada", "ada@example.com", "correct-horse")
+	e.register("Bea", "bea@example.com", "correct-horse")
+
+	// Emails are matched without regard to case and surrounding spaces, so are the failures.
+	e.failLogins("ada@example.com", 5)
+	e.failLogins(" ADA@example.com", 5)
+	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
+	// JSON bodies are counted under the same key.
+	e.wantBlocked(e.do(request{method: "POST", path: "/api/user/login",
+		json: map[string]string{"email": "Ada@Example.com", "password": "correct-horse"}}), "900")
+
+	// Another address: the real user logs in from elsewhere while the attacker is blocked.
+	e.from("127.0.0.2").login("ada@example.com", "correct-horse")
+	// Another email from the blocked address.
+	e.login("bea@example.com", "correct-horse")
+
+	// Unknown emails are counted alike, so a 429 does not tell which emails are registered.
+	e.failLogins("nobody@example.com", 10)
+	e.wantBlocked(e.tryLogin("nobody@example.com", "correct-horse"), "900")
+
+	// Retry-After counts down; the window ends 15 minutes after the first failure.
+	clock.advance(14*time.Minute + 30*time.Second)
+	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "30")
+	clock.advance(30 * time.Second)
+	e.login("ada@example.com", "correct-horse")
+}
+
+// TestLoginThrottleResetOnSuccess: a successful login clears the failures before it.
+func TestLoginThrottleResetOnSuccess(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: newTestClock().now}})
+	e.register("Ada", "ada@example.com", "correct-horse")
+	e.failLogins("ada@example.com", 9)
+	e.login("ada@example.com", "correct-horse")
+	e.failLogins("ada@example.com", 9) // 18 failures in the window, but only 9 since the success
+	e.login("ada@example.com", "correct-horse")
+	e.failLogins("ada@example.com", 10)
+	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
+}
