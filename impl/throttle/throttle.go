@@ -2,6 +2,9 @@
 // endpoint can refuse a key that failed too often. It holds a bounded number of keys, whatever
 // the number of distinct keys an attacker sends, and is safe for concurrent use.
 //
+// A login handler calls Attempt before checking a password (it counts the attempt, or reports the
+// key blocked) and Reset when the password was right.
+//
 // The count is per process: several replicas each count their own attempts.
 package throttle
 
@@ -89,8 +92,8 @@ func New(opts Options) *Limiter {
 func hash(key string) [sha256.Size]byte { return sha256.Sum256([]byte(key)) }
 
 // Blocked reports whether key has reached the limit in its current window, and if so how long
-// until the window ends. Callers check it before doing the costly check (the password hash), so a
-// blocked key costs the server nothing but this lookup.
+// until the window ends, without counting anything. A blocked key costs the server nothing but
+// this lookup. Login handlers use Attempt, which also counts.
 func (l *Limiter) Blocked(key string) (retryAfter time.Duration, blocked bool) {
 	h := hash(key)
 	now := l.now()
@@ -112,6 +115,27 @@ func (l *Limiter) Blocked(key string) (retryAfter time.Duration, blocked bool) {
 	return end.Sub(now), true
 }
 
+// Attempt is Blocked and, when not blocked, Fail, in one step: it counts the attempt as failed
+// before the caller checks the password, and the caller calls Reset when the password is right.
+// Login handlers use it instead of Blocked followed by Fail after the check, because that leaves
+// a gap the length of a password hash: requests sent at once would all pass Blocked before any
+// Fail, and an attacker sending 1,000 requests in parallel would get 1,000 guesses, not Max.
+// Here every attempt in flight already counts, so at most Max checks run per window.
+func (l *Limiter) Attempt(key string) (retryAfter time.Duration, blocked bool) {
+	h := hash(key)
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if el, ok := l.keys[h]; ok {
+		e := el.Value.(*entry)
+		if end := e.start.Add(l.window); now.Before(end) && e.failures >= l.max {
+			return end.Sub(now), true
+		}
+	}
+	l.fail(h, now)
+	return 0, false
+}
+
 // Fail records one failed attempt for key. The first failure, or the first after a window has
 // ended, starts a new window.
 func (l *Limiter) Fail(key string) {
@@ -119,6 +143,11 @@ func (l *Limiter) Fail(key string) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.fail(h, now)
+}
+
+// fail is Fail with l.mu held.
+func (l *Limiter) fail(h [sha256.Size]byte, now time.Time) {
 	if el, ok := l.keys[h]; ok {
 		e := el.Value.(*entry)
 		if now.Before(e.start.Add(l.window)) {
@@ -141,7 +170,7 @@ func (l *Limiter) Fail(key string) {
 	l.keys[h] = lst.PushBack(e)
 }
 
-// Reset forgets key's failures; a successful login calls it.
+// Reset forgets key's failures; a successful login calls it (after Attempt counted it).
 func (l *Limiter) Reset(key string) {
 	h := hash(key)
 	l.mu.Lock()

@@ -238,3 +238,53 @@ func TestThrottle_RetryAfterSeconds(t *testing.T) {
 		}
 	}
 }
+
+func TestThrottle_Attempt(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	l := throttle.New(throttle.Options{Now: c.now})
+	// Ten attempts pass and count; the eleventh is refused and does not count.
+	for i := range 10 {
+		if _, blocked := l.Attempt("k"); blocked {
+			t.Fatalf("attempt %d refused", i+1)
+		}
+	}
+	c.advance(time.Minute)
+	if retry, blocked := l.Attempt("k"); !blocked || retry != 14*time.Minute {
+		t.Fatalf("attempt 11: %v %v, want blocked for 14m", retry, blocked)
+	}
+	// A right password resets what its Attempt counted.
+	l.Reset("k")
+	for range 9 {
+		l.Attempt("k")
+	}
+	l.Reset("k") // the 9th succeeded
+	if _, blocked := l.Attempt("k"); blocked {
+		t.Fatal("blocked after a reset")
+	}
+	c.advance(15 * time.Minute)
+	fails(l, "k", 10)
+	c.advance(15 * time.Minute)
+	if _, blocked := l.Attempt("k"); blocked {
+		t.Fatal("blocked after the window")
+	}
+}
+
+// TestThrottle_AttemptConcurrent: of many attempts at once exactly Max pass (run with -race).
+func TestThrottle_AttemptConcurrent(t *testing.T) {
+	t.Parallel()
+	l := throttle.New(throttle.Options{Now: newClock().now})
+	var passed atomic.Int64
+	var wg sync.WaitGroup
+	for range 200 {
+		wg.Go(func() {
+			if _, blocked := l.Attempt("k"); !blocked {
+				passed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if passed.Load() != throttle.DefaultMax {
+		t.Fatalf("%d of 200 concurrent attempts passed, want %d", passed.Load(), throttle.DefaultMax)
+	}
+}

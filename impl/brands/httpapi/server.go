@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -77,18 +76,16 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	}
 	// Brute-force guard: an email that failed too often from this address is refused before its
 	// password is checked, so the answer cannot tell a right password from a wrong one and the
-	// attacker's requests cost no argon2 work.
+	// attacker's requests cost no argon2 work. Attempt counts this try as failed before the check
+	// (a success resets it), so requests sent in parallel cannot all slip in while the first are
+	// being hashed. Unknown emails count alike: otherwise the 429 would tell which are registered.
 	key := throttle.LoginKey(body.Email, remoteAddr(ctx))
-	if wait, blocked := s.logins.Blocked(key); blocked {
+	if wait, blocked := s.logins.Attempt(key); blocked {
 		secs := throttle.RetryAfterSeconds(wait)
 		return refusal{status: http.StatusTooManyRequests, retryAfter: secs, body: web.Error{Code: codeTooManyAttempts,
 			Message: fmt.Sprintf("too many failed logins; try again in %d seconds", secs), RequestID: web.RequestID(ctx)}}, nil
 	}
 	tok, err := s.svc.Login(ctx, body.Email, body.Password)
-	if errors.Is(err, brands.ErrInvalidCredentials) {
-		// Unknown emails count too: otherwise the 429 would tell which emails are registered.
-		s.logins.Fail(key)
-	}
 	if err != nil {
 		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
 	}

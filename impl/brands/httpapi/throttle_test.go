@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,4 +116,25 @@ func TestLoginThrottleResetOnSuccess(t *testing.T) {
 	e.login("ada@example.com", "correct-horse")
 	e.failLogins("ada@example.com", 10)
 	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
+}
+
+// TestLoginThrottleConcurrent: 30 wrong passwords sent at once still get only 10 password checks;
+// the others are refused with 429 while the first are being hashed.
+func TestLoginThrottleConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: newTestClock().now}})
+	e.register("Ada", "ada@example.com", "correct-horse")
+	statuses := make([]int, 30)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = e.tryLogin("ada@example.com", "wrong-horse").status })
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusUnauthorized] != 10 || count[http.StatusTooManyRequests] != 20 {
+		t.Fatalf("statuses %v; want 10 × 401 and 20 × 429", count)
+	}
 }

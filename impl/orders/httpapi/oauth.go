@@ -99,8 +99,11 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	// password is checked, so the answer cannot tell a right password from a wrong one and the
 	// attacker's requests cost no argon2 work. invalid_grant is kept because RFC 6749 §5.2 has no
 	// rate-limit code and the grant is what is refused; 429 and Retry-After say it is temporary.
+	// Attempt counts this try as failed before the check (a success resets it), so requests sent
+	// in parallel cannot all slip in while the first are being hashed. Unknown usernames count
+	// alike: otherwise the 429 would tell which usernames exist.
 	key := throttle.LoginKey(username, r.RemoteAddr)
-	if wait, blocked := a.logins.Blocked(key); blocked {
+	if wait, blocked := a.logins.Attempt(key); blocked {
 		secs := throttle.RetryAfterSeconds(wait)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", fmt.Sprintf("too many failed logins; try again in %d seconds", secs))
@@ -108,8 +111,6 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := a.svc.Authenticate(r.Context(), username, pw)
 	if errors.Is(err, orders.ErrInvalidCredentials) {
-		// Unknown users count too: otherwise the 429 would tell which usernames exist.
-		a.logins.Fail(key)
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
 		return
 	}

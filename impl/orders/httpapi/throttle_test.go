@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,5 +134,26 @@ func TestOAuth_LoginThrottleRealClient(t *testing.T) {
 	}
 	if got := re.Response.Header.Get("Retry-After"); got != "900" {
 		t.Fatalf("Retry-After %q", got)
+	}
+}
+
+// TestOAuth_LoginThrottleConcurrent: 30 wrong passwords sent at once still get only 10 password
+// checks; the others are refused with 429 while the first are being hashed.
+func TestOAuth_LoginThrottleConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: newTestClock().now})
+	e.register("alice", "alice-password", "Customer")
+	statuses := make([]int, 30)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = e.passwordLogin("alice", "wrong-password").status })
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusBadRequest] != 10 || count[http.StatusTooManyRequests] != 20 {
+		t.Fatalf("statuses %v; want 10 × 400 and 20 × 429", count)
 	}
 }
