@@ -79,9 +79,10 @@ contract: deps-postgres deps-npm ## replay the end-to-end suites through Prism v
 	TRIAD_E2E_PRISM=1 $(GO) test -count=1 -timeout 10m -v ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race
+test: deps-postgres deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the Prism contract run
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 12m ./...
+	@$(MAKE) --no-print-directory contract
 
 .PHONY: lint
 lint: deps-npm fmt-check sqlc-check lint-specs ## go vet, gofmt, sqlc vet and the spec linters (Spectral, Redocly): zero errors, zero warnings
