@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/triadhq/triad/impl/orders/money"
+	"github.com/triadhq/triad/impl/pgtx"
 )
 
 // The list queries are written here rather than in db/queries because ORDER BY cannot take a
@@ -151,9 +152,8 @@ func (s *Service) listGeneric(ctx context.Context, sql string, args []any, out *
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
-		// End a transaction a failure left open before the connection goes back to the pool.
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	if err != nil {
+		pgtx.EndOpen(ctx, conn.Conn())
 	}
 	return found, err
 }

@@ -357,11 +357,7 @@ func (s *Service) accept(ctx context.Context, p Principal, id int64) (o Order, e
 		err = cerr
 	}
 	if err != nil {
-		// A failed statement leaves the transaction open and aborted: end it before the
-		// connection goes back to the pool (which would otherwise destroy it).
-		if conn.Conn().PgConn().TxStatus() != 'I' {
-			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
-		}
+		pgtx.EndOpen(ctx, conn.Conn())
 		return Order{}, err
 	}
 

@@ -43,3 +43,13 @@ func Retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
+
+// EndOpen rolls back a transaction that a failed pipelined batch (BEGIN … COMMIT sent in one round
+// trip) left open on conn. A pooled connection returned inside a transaction is destroyed by
+// pgxpool, so without this every failed batch would cost a new connection. It runs even when ctx
+// is cancelled, since a cancelled request is a common reason for the failure.
+func EndOpen(ctx context.Context, conn *pgx.Conn) {
+	if conn.PgConn().TxStatus() != 'I' {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+}

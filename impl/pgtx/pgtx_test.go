@@ -75,3 +75,37 @@ func TestRun_ReturnsOtherErrorsAndRollsBack(t *testing.T) {
 		t.Fatalf("rolled-back insert is visible: %d rows", n)
 	}
 }
+
+// A batch whose statement fails mid-transaction leaves the connection in an aborted transaction;
+// EndOpen ends it so the connection is usable (and poolable) again, and nothing the batch wrote
+// before the failure stays.
+func TestEndOpen_AfterFailedBatch(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("INSERT INTO platform_info (key, value) VALUES ('half', 'done')")
+	b.Queue("SELECT 1/0")
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err == nil {
+		t.Fatal("the batch with a division by zero succeeded")
+	}
+	if st := conn.Conn().PgConn().TxStatus(); st == 'I' {
+		t.Fatal("setup: the failed batch left no transaction open; the test proves nothing")
+	}
+	cancel() // the request that ran the batch may be gone by now; the rollback still happens
+	pgtx.EndOpen(ctx, conn.Conn())
+	if st := conn.Conn().PgConn().TxStatus(); st != 'I' {
+		t.Fatalf("transaction status %q after EndOpen, want idle", st)
+	}
+	var n int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM platform_info WHERE key = 'half'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after EndOpen: %d rows, err %v; want the insert rolled back", n, err)
+	}
+}
