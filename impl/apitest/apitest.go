@@ -11,9 +11,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -115,4 +117,14 @@ func Client(t testing.TB, spec *openapi3.T) *http.Client {
 		Transport:     v.Transport(t, nil),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// ClientFrom is Client whose connections leave from the local address ip, so a server sees
+// another client address (RemoteAddr): on Linux every address of 127.0.0.0/8 is local, so tests
+// of per-address behaviour (login throttling) can play several clients on one machine.
+func ClientFrom(t testing.TB, spec *openapi3.T, ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	c := Client(t, spec)
+	c.Transport = NewValidator(t, spec).Transport(t, &http.Transport{DialContext: d.DialContext})
+	return c
 }

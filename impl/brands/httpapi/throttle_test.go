@@ -1,11 +1,9 @@
 package httpapi_test
 
 import (
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,19 +11,8 @@ import (
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/brands/httpapi"
 	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
-
-// testClock is a settable clock for the login limiter, safe for concurrent reads.
-type testClock struct{ ns atomic.Int64 }
-
-func newTestClock() *testClock {
-	c := &testClock{}
-	c.ns.Store(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC).UnixNano())
-	return c
-}
-
-func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // from is a copy of e whose client connects from the loopback address ip (any of 127.0.0.0/8 is
 // local on Linux), so the server sees another RemoteAddr.
@@ -35,11 +22,8 @@ func (e *env) from(ip string) *env {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
-	c := apitest.Client(e.t, spec)
-	c.Transport = apitest.NewValidator(e.t, spec).Transport(e.t, &http.Transport{DialContext: d.DialContext})
 	other := *e
-	other.c = c
+	other.c = apitest.ClientFrom(e.t, spec, ip)
 	return &other
 }
 
@@ -76,8 +60,8 @@ func (e *env) wantBlocked(r resp, secs string) {
 // the end of the window are not blocked.
 func TestLoginThrottle(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock()
-	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: clock.now}})
+	clock := throttletest.NewClock()
+	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: clock.Now}})
 	e.register("Ada", "ada@example.com", "correct-horse")
 	e.register("Bea", "bea@example.com", "correct-horse")
 
@@ -99,16 +83,16 @@ func TestLoginThrottle(t *testing.T) {
 	e.wantBlocked(e.tryLogin("nobody@example.com", "correct-horse"), "900")
 
 	// Retry-After counts down; the window ends 15 minutes after the first failure.
-	clock.advance(14*time.Minute + 30*time.Second)
+	clock.Advance(14*time.Minute + 30*time.Second)
 	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "30")
-	clock.advance(30 * time.Second)
+	clock.Advance(30 * time.Second)
 	e.login("ada@example.com", "correct-horse")
 }
 
 // TestLoginThrottleResetOnSuccess: a successful login clears the failures before it.
 func TestLoginThrottleResetOnSuccess(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: newTestClock().now}})
+	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: throttletest.NewClock().Now}})
 	e.register("Ada", "ada@example.com", "correct-horse")
 	e.failLogins("ada@example.com", 9)
 	e.login("ada@example.com", "correct-horse")
@@ -122,7 +106,7 @@ func TestLoginThrottleResetOnSuccess(t *testing.T) {
 // the others are refused with 429 while the first are being hashed.
 func TestLoginThrottleConcurrent(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: newTestClock().now}})
+	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Now: throttletest.NewClock().Now}})
 	e.register("Ada", "ada@example.com", "correct-horse")
 	statuses := make([]int, 30)
 	var wg sync.WaitGroup

@@ -3,11 +3,9 @@ package httpapi_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,30 +13,15 @@ import (
 
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
-
-// testClock is a settable clock for the login limiter, safe for concurrent reads.
-type testClock struct{ ns atomic.Int64 }
-
-func newTestClock() *testClock {
-	c := &testClock{}
-	c.ns.Store(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC).UnixNano())
-	return c
-}
-
-func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // from is a copy of e whose client connects from the loopback address ip (any of 127.0.0.0/8 is
 // local on Linux), so the server sees another RemoteAddr.
 func (e *env) from(ip string) *env {
 	e.t.Helper()
-	spec := fullSpec(e.t)
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
-	c := apitest.Client(e.t, spec)
-	c.Transport = apitest.NewValidator(e.t, spec).Transport(e.t, &http.Transport{DialContext: d.DialContext})
 	other := *e
-	other.c = c
+	other.c = apitest.ClientFrom(e.t, fullSpec(e.t), ip)
 	return &other
 }
 
@@ -75,8 +58,8 @@ func (e *env) failLogins(username string, n int) {
 // username and the end of the window are not blocked.
 func TestOAuth_LoginThrottle(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: clock.now})
+	clock := throttletest.NewClock()
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: clock.Now})
 	e.register("alice", "alice-password", "Customer")
 	e.register("carol", "carol-password", "Customer")
 
@@ -98,16 +81,16 @@ func TestOAuth_LoginThrottle(t *testing.T) {
 	e.wantBlocked(e.passwordLogin("nobody", "whatever"), "900")
 
 	// Retry-After counts down; the window ends 15 minutes after the first failure.
-	clock.advance(14*time.Minute + 30*time.Second)
+	clock.Advance(14*time.Minute + 30*time.Second)
 	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "30")
-	clock.advance(30 * time.Second)
+	clock.Advance(30 * time.Second)
 	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
 }
 
 // TestOAuth_LoginThrottleResetOnSuccess: a successful login clears the failures before it.
 func TestOAuth_LoginThrottleResetOnSuccess(t *testing.T) {
 	t.Parallel()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: newTestClock().now})
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: throttletest.NewClock().Now})
 	e.register("alice", "alice-password", "Customer")
 	e.failLogins("alice", 9)
 	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
@@ -121,7 +104,7 @@ func TestOAuth_LoginThrottleResetOnSuccess(t *testing.T) {
 // with status 429 and the RFC 6749 code.
 func TestOAuth_LoginThrottleRealClient(t *testing.T) {
 	t.Parallel()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: newTestClock().now})
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: throttletest.NewClock().Now})
 	e.register("alice", "alice-password", "Customer")
 	e.failLogins("alice", 10)
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, e.c)
@@ -141,7 +124,7 @@ func TestOAuth_LoginThrottleRealClient(t *testing.T) {
 // checks; the others are refused with 429 while the first are being hashed.
 func TestOAuth_LoginThrottleConcurrent(t *testing.T) {
 	t.Parallel()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: newTestClock().now})
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: throttletest.NewClock().Now})
 	e.register("alice", "alice-password", "Customer")
 	statuses := make([]int, 30)
 	var wg sync.WaitGroup
