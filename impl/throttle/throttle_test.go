@@ -8,19 +8,9 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
 
-// clock is a settable test clock, safe for concurrent reads.
-type clock struct{ ns atomic.Int64 }
-
-func newClock() *clock {
-	c := &clock{}
-	c.ns.Store(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC).UnixNano())
-	return c
-}
-
-func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 func fails(l *throttle.Limiter, key string, n int) {
 	for range n {
 		l.Fail(key)
@@ -60,11 +50,11 @@ func TestThrottle_Window(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := newClock()
-			l := throttle.New(throttle.Options{Now: c.now})
+			c := throttletest.NewClock()
+			l := throttle.New(throttle.Options{Now: c.Now})
 			for i, s := range tc.steps {
 				fails(l, "alice|127.0.0.1", s.fail)
-				c.advance(s.advance)
+				c.Advance(s.advance)
 				retry, blocked := l.Blocked("alice|127.0.0.1")
 				if blocked != s.blocked || retry != s.retry {
 					t.Fatalf("step %d: Blocked = %v, %v; want %v, %v", i, retry, blocked, s.retry, s.blocked)
@@ -79,8 +69,8 @@ func TestThrottle_Window(t *testing.T) {
 
 func TestThrottle_Options(t *testing.T) {
 	t.Parallel()
-	c := newClock()
-	l := throttle.New(throttle.Options{Max: 3, Window: time.Minute, Now: c.now})
+	c := throttletest.NewClock()
+	l := throttle.New(throttle.Options{Max: 3, Window: time.Minute, Now: c.Now})
 	fails(l, "k", 2)
 	if _, blocked := l.Blocked("k"); blocked {
 		t.Fatal("blocked after 2 of 3")
@@ -90,7 +80,7 @@ func TestThrottle_Options(t *testing.T) {
 		t.Fatalf("after 3 of 3: %v %v", retry, blocked)
 	}
 	// Max 1 blocks at the first failure.
-	one := throttle.New(throttle.Options{Max: 1, Now: c.now})
+	one := throttle.New(throttle.Options{Max: 1, Now: c.Now})
 	one.Fail("k")
 	if _, blocked := one.Blocked("k"); !blocked {
 		t.Fatal("Max 1: not blocked after one failure")
@@ -99,8 +89,8 @@ func TestThrottle_Options(t *testing.T) {
 
 func TestThrottle_ResetOnSuccess(t *testing.T) {
 	t.Parallel()
-	c := newClock()
-	l := throttle.New(throttle.Options{Now: c.now})
+	c := throttletest.NewClock()
+	l := throttle.New(throttle.Options{Now: c.Now})
 	fails(l, "alice|10.0.0.1", 9)
 	l.Reset("alice|10.0.0.1")
 	fails(l, "alice|10.0.0.1", 9)
@@ -122,8 +112,8 @@ func TestThrottle_ResetOnSuccess(t *testing.T) {
 
 func TestThrottle_EvictionBound(t *testing.T) {
 	t.Parallel()
-	c := newClock()
-	l := throttle.New(throttle.Options{Max: 2, MaxKeys: 100, Now: c.now})
+	c := throttletest.NewClock()
+	l := throttle.New(throttle.Options{Max: 2, MaxKeys: 100, Now: c.Now})
 	// Block one key, then flood with 10,000 one-off failures under new keys.
 	fails(l, "victim|1.2.3.4", 2)
 	for i := range 10_000 {
@@ -145,7 +135,7 @@ func TestThrottle_EvictionBound(t *testing.T) {
 		t.Fatal("the oldest key kept its count past eviction")
 	}
 	// When every key is blocked, the oldest blocked key goes.
-	full := throttle.New(throttle.Options{Max: 1, MaxKeys: 3, Now: c.now})
+	full := throttle.New(throttle.Options{Max: 1, MaxKeys: 3, Now: c.Now})
 	for _, k := range []string{"a", "b", "c", "d"} {
 		full.Fail(k)
 	}
@@ -158,7 +148,7 @@ func TestThrottle_EvictionBound(t *testing.T) {
 		}
 	}
 	// Expired keys are dropped before any live one.
-	c.advance(15 * time.Minute)
+	c.Advance(15 * time.Minute)
 	full.Fail("e")
 	if full.Len() != 1 {
 		t.Fatalf("%d keys after expiry, want only the new one", full.Len())
@@ -169,8 +159,8 @@ func TestThrottle_EvictionBound(t *testing.T) {
 // stay exact and the bound holds.
 func TestThrottle_Concurrent(t *testing.T) {
 	t.Parallel()
-	c := newClock()
-	l := throttle.New(throttle.Options{Max: 1000, MaxKeys: 50, Now: c.now})
+	c := throttletest.NewClock()
+	l := throttle.New(throttle.Options{Max: 1000, MaxKeys: 50, Now: c.Now})
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Go(func() {
@@ -189,7 +179,7 @@ func TestThrottle_Concurrent(t *testing.T) {
 		t.Fatalf("%d keys held, MaxKeys 50", n)
 	}
 	// Exact counting: 16 × 499 concurrent failures stay below a limit of 16 × 500, 16 more reach it.
-	shared := throttle.New(throttle.Options{Max: 16 * 500, Now: c.now})
+	shared := throttle.New(throttle.Options{Max: 16 * 500, Now: c.Now})
 	wg = sync.WaitGroup{}
 	for range 16 {
 		wg.Go(func() { fails(shared, "k", 499) })
@@ -241,15 +231,15 @@ func TestThrottle_RetryAfterSeconds(t *testing.T) {
 
 func TestThrottle_Attempt(t *testing.T) {
 	t.Parallel()
-	c := newClock()
-	l := throttle.New(throttle.Options{Now: c.now})
+	c := throttletest.NewClock()
+	l := throttle.New(throttle.Options{Now: c.Now})
 	// Ten attempts pass and count; the eleventh is refused and does not count.
 	for i := range 10 {
 		if _, blocked := l.Attempt("k"); blocked {
 			t.Fatalf("attempt %d refused", i+1)
 		}
 	}
-	c.advance(time.Minute)
+	c.Advance(time.Minute)
 	if retry, blocked := l.Attempt("k"); !blocked || retry != 14*time.Minute {
 		t.Fatalf("attempt 11: %v %v, want blocked for 14m", retry, blocked)
 	}
@@ -262,9 +252,9 @@ func TestThrottle_Attempt(t *testing.T) {
 	if _, blocked := l.Attempt("k"); blocked {
 		t.Fatal("blocked after a reset")
 	}
-	c.advance(15 * time.Minute)
+	c.Advance(15 * time.Minute)
 	fails(l, "k", 10)
-	c.advance(15 * time.Minute)
+	c.Advance(15 * time.Minute)
 	if _, blocked := l.Attempt("k"); blocked {
 		t.Fatal("blocked after the window")
 	}
@@ -273,7 +263,7 @@ func TestThrottle_Attempt(t *testing.T) {
 // TestThrottle_AttemptConcurrent: of many attempts at once exactly Max pass (run with -race).
 func TestThrottle_AttemptConcurrent(t *testing.T) {
 	t.Parallel()
-	l := throttle.New(throttle.Options{Now: newClock().now})
+	l := throttle.New(throttle.Options{Now: throttletest.NewClock().Now})
 	var passed atomic.Int64
 	var wg sync.WaitGroup
 	for range 200 {
