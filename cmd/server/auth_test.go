@@ -4,22 +4,20 @@ import (
 	"encoding/json"
 	"io"
 	"mime/quotedprintable"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/mail"
+	netmail "net/mail"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/emersion/go-smtp"
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/auth/sender/smtptest"
 	"github.com/triadhq/triad/impl/dbtest"
 )
 
@@ -119,49 +117,12 @@ func TestServer_AuthProdNeedsSecretAndRefusesDev(t *testing.T) {
 	}
 }
 
-// smtpInbox is an in-process SMTP server (go-smtp, plain on loopback) keeping the last message.
-type smtpInbox struct {
-	mu   sync.Mutex
-	to   string
-	data string
-}
-
-type smtpSession struct{ in *smtpInbox }
-
-func (s smtpSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (s smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.in.mu.Lock()
-	defer s.in.mu.Unlock()
-	s.in.to = to
-	return nil
-}
-func (s smtpSession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	s.in.mu.Lock()
-	defer s.in.mu.Unlock()
-	s.in.data = string(b)
-	return err
-}
-func (s smtpSession) Reset()        {}
-func (s smtpSession) Logout() error { return nil }
-
 // TestServer_AuthEmailVerifiedLogin runs the reference wiring's "email" verified provider against a
 // real SMTP server: the confirmation arrives as a MIME e-mail, its token logs in once.
 func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
 	t.Parallel()
-	in := &smtpInbox{}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return smtpSession{in}, nil }))
-	srv.Domain = "localhost"
-	srv.ReadTimeout, srv.WriteTimeout = 5*time.Second, 5*time.Second
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
-
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-auth-smtp-host", host, "-auth-smtp-port", port,
+	mail := smtptest.Start(t, smtptest.Options{})
+	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-auth-smtp-host", mail.Host, "-auth-smtp-port", strconv.Itoa(mail.Port),
 		"-auth-smtp-starttls=false", "-auth-smtp-from", "triad <noreply@example.com>")
 	spec, err := authapi.GetSpec()
 	if err != nil {
@@ -182,10 +143,12 @@ func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
 	if st, b := get("/auth/email/login?user=alice&address=alice@example.com&aud=triad"); st != 200 || !strings.Contains(b, `"status":"sent"`) {
 		t.Fatalf("send: %d %s", st, b)
 	}
-	in.mu.Lock()
-	to, data := in.to, in.data
-	in.mu.Unlock()
-	msg, err := mail.ReadMessage(strings.NewReader(data))
+	msgs := mail.Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages delivered, want 1", len(msgs))
+	}
+	to, data := msgs[0].To, msgs[0].Data
+	msg, err := netmail.ReadMessage(strings.NewReader(data))
 	if err != nil {
 		t.Fatalf("not a mail message: %v\n%s", err, data)
 	}
