@@ -78,8 +78,10 @@ type Options struct {
 	XSRFIgnoreMethods []string
 	// DisableXSRF turns off the XSRF check; default false.
 	DisableXSRF bool
-	// AllowedRedirectHosts are hosts besides URL's own that a login `from` may redirect to; default
-	// none. A `from` elsewhere is ignored, never followed.
+	// AllowedRedirectHosts are origins besides URL's own (which is matched exactly: scheme, host and
+	// port) that a login `from` may redirect to; default none. An entry is "scheme://host[:port]"
+	// (that origin), "host:port" (that port, http or https) or a bare "host" (its default ports
+	// only). A `from` elsewhere is ignored, never followed.
 	AllowedRedirectHosts []string
 	// HTTPClient calls OAuth providers; default a client with a 10 s timeout.
 	HTTPClient *http.Client

@@ -90,6 +90,11 @@ const (
 	DefaultHandshakeCookie   = "AUTH-HANDSHAKE"
 )
 
+// NotBeforeLeeway is how far in the future a token's nbf may be and the token still be accepted:
+// it absorbs clock skew between the issuer and this process (replicas, or a peer that mints
+// tokens with the shared secret) without opening a meaningful window.
+const NotBeforeLeeway = 30 * time.Second
+
 // Opts configure a Service. Zero values take the defaults above.
 type Opts struct {
 	// SecretReader returns the signing secret for an audience. Required.
@@ -213,7 +218,13 @@ func (s *Service) validate(c Claims) error {
 	if c.ExpiresAt == nil {
 		return fmt.Errorf("%w: no exp", ErrInvalid)
 	}
-	if !s.Now().Before(c.ExpiresAt.Time) {
+	now := s.Now()
+	// RFC 7519 §4.1.5: a token must not be accepted before its nbf. It is checked before exp and
+	// refused as invalid (never ErrExpired), so a not-yet-valid cookie is not refreshed either.
+	if c.NotBefore != nil && now.Add(NotBeforeLeeway).Before(c.NotBefore.Time) {
+		return fmt.Errorf("%w: not valid before %s", ErrInvalid, c.NotBefore.Time.UTC().Format(time.RFC3339))
+	}
+	if !now.Before(c.ExpiresAt.Time) {
 		return ErrExpired
 	}
 	return nil

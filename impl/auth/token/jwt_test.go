@@ -194,3 +194,50 @@ func TestJWT_DecodeMatchesRegisteredClaims(t *testing.T) {
 		t.Fatal("numeric aud accepted")
 	}
 }
+
+func TestJWT_NotBeforeInTheFutureIsRefused(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, nil)
+	key := []byte("secret-0123456789abcdef-")
+	tests := []struct {
+		name string
+		nbf  *jwt.NumericDate
+		ok   bool
+	}{
+		{"no nbf", nil, true},
+		{"nbf passed", jwt.NewNumericDate(now.Add(-time.Minute)), true},
+		{"nbf now", jwt.NewNumericDate(now), true},
+		{"nbf within the leeway", jwt.NewNumericDate(now.Add(token.NotBeforeLeeway - time.Second)), true},
+		{"nbf past the leeway", jwt.NewNumericDate(now.Add(token.NotBeforeLeeway + 2*time.Second)), false},
+		{"nbf in an hour", jwt.NewNumericDate(now.Add(time.Hour)), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := userClaims("")
+			c.Issuer, c.ID = "iss", "id-1"
+			c.ExpiresAt = jwt.NewNumericDate(now.Add(2 * time.Hour))
+			c.NotBefore = tt.nbf
+			tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Parse(tok)
+			if tt.ok != (err == nil) || (!tt.ok && !errors.Is(err, token.ErrInvalid)) {
+				t.Fatalf("parse: %v, want ok=%v", err, tt.ok)
+			}
+			// Each transport refuses it too: header, query, and the cookie (not offered for refresh).
+			hr := httptest.NewRequest(http.MethodGet, "/", nil)
+			hr.Header.Set("X-JWT", tok)
+			qr := httptest.NewRequest(http.MethodGet, "/?token="+tok, nil)
+			cr := httptest.NewRequest(http.MethodGet, "/", nil)
+			cr.AddCookie(&http.Cookie{Name: "JWT", Value: tok})
+			cr.Header.Set("X-XSRF-TOKEN", "id-1")
+			for name, r := range map[string]*http.Request{"header": hr, "query": qr, "cookie": cr} {
+				_, _, err := s.Get(r)
+				if tt.ok != (err == nil) || errors.Is(err, token.ErrExpired) {
+					t.Errorf("%s: %v, want ok=%v", name, err, tt.ok)
+				}
+			}
+		})
+	}
+}
