@@ -104,10 +104,10 @@ func TestServer_AuthDevWiring(t *testing.T) {
 
 func TestServer_AuthProdNeedsSecretAndRefusesDev(t *testing.T) {
 	t.Parallel()
-	if _, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", "s"}); err == nil || !strings.Contains(err.Error(), "AUTH_SECRET") {
+	if _, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", strings.Repeat("c", 24)}); err == nil || !strings.Contains(err.Error(), "AUTH_SECRET") {
 		t.Fatalf("prod without AUTH_SECRET: %v", err)
 	}
-	cfg, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", "s",
+	cfg, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", strings.Repeat("c", 24),
 		"-auth-secret", strings.Repeat("k", 32), "-auth-providers", "dev::"})
 	if err != nil {
 		t.Fatal(err)

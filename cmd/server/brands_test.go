@@ -93,7 +93,7 @@ func TestServer_BrandsDevData(t *testing.T) {
 	check(base)
 
 	prod, _ := testServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
-		"-orders-client-secret", "prod-secret", "-auth-secret", "0123456789abcdef0123456789abcdef",
+		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef",
 		"-brands-admin-email", "Boss@Example.com", "-brands-admin-password", "boss-password")
 	if _, status := login(prod, devdata.DemoEmail, devdata.DemoPassword); status != http.StatusUnauthorized {
 		t.Fatalf("prod mode has the demo user: %d", status)

@@ -120,31 +120,52 @@ func env(name, def string) string {
 	return def
 }
 
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, ok := os.LookupEnv(name); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
+// envReader reads typed defaults from the environment and remembers every malformed value, so the
+// start stops with all of them named instead of silently falling back to a default (a TTL of "1d"
+// used to become 24h without a word).
+type envReader struct{ errs []error }
+
+func (e *envReader) fail(name, v, want string) {
+	e.errs = append(e.errs, fmt.Errorf("%s=%q: want %s", name, v, want))
 }
 
-func envInt(name string, def int) int {
-	if v, ok := os.LookupEnv(name); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
+func (e *envReader) duration(name string, def time.Duration) time.Duration {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return def
 	}
-	return def
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		e.fail(name, v, "a duration such as 90s, 15m or 24h (units ns, us, ms, s, m, h)")
+		return def
+	}
+	return d
 }
 
-func envBool(name string, def bool) bool {
-	if v, ok := os.LookupEnv(name); ok {
-		if b, err := strconv.ParseBool(v); err == nil {
-			return b
-		}
+func (e *envReader) int(name string, def int) int {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return def
 	}
-	return def
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		e.fail(name, v, "a whole number")
+		return def
+	}
+	return n
+}
+
+func (e *envReader) bool(name string, def bool) bool {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		e.fail(name, v, "true or false")
+		return def
+	}
+	return b
 }
 
 type secretFlag struct{ s *Secret }
@@ -160,6 +181,7 @@ func (f secretFlag) Set(v string) error { *f.s = Secret(v); return nil }
 // LoadConfig parses args (without the program name) over the environment's defaults.
 func LoadConfig(args []string) (Config, error) {
 	var c Config
+	var e envReader
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.StringVar(&c.Addr, "addr", env("ADDR", ":8080"), "listen address (ADDR)")
 	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "run mode: dev (prepared data, demo logins) or prod (MODE)")
@@ -167,34 +189,34 @@ func LoadConfig(args []string) (Config, error) {
 	fs.Var(secretFlag{&c.DatabaseURL}, "database-url", "PostgreSQL URL; empty starts a managed cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("DATA_DIR", "./var"), "folder for the managed database and file stores (DATA_DIR)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
-	fs.Int64Var(&c.BodyLimit, "body-limit", int64(envInt("BODY_LIMIT", 1<<20)), "request body cap in bytes (BODY_LIMIT)")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "grace period for in-flight requests (SHUTDOWN_TIMEOUT)")
+	fs.Int64Var(&c.BodyLimit, "body-limit", int64(e.int("BODY_LIMIT", 1<<20)), "request body cap in bytes (BODY_LIMIT)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", e.duration("SHUTDOWN_TIMEOUT", 20*time.Second), "grace period for in-flight requests (SHUTDOWN_TIMEOUT)")
 
 	fs.StringVar(&c.Orders.ClientID, "orders-client-id", env("ORDERS_CLIENT_ID", ""), "OAuth2 client id of the orders API (ORDERS_CLIENT_ID)")
 	c.Orders.ClientSecret = Secret(env("ORDERS_CLIENT_SECRET", ""))
 	fs.Var(secretFlag{&c.Orders.ClientSecret}, "orders-client-secret", "OAuth2 client secret of the orders API (ORDERS_CLIENT_SECRET)")
-	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", envDuration("ORDERS_TOKEN_TTL", 24*time.Hour), "access token lifetime (ORDERS_TOKEN_TTL)")
+	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", e.duration("ORDERS_TOKEN_TTL", 24*time.Hour), "access token lifetime (ORDERS_TOKEN_TTL)")
 
 	fs.StringVar(&c.Brands.AdminEmail, "brands-admin-email", env("BRANDS_ADMIN_EMAIL", ""), "first admin of the brands API (BRANDS_ADMIN_EMAIL)")
 	c.Brands.AdminPassword = Secret(env("BRANDS_ADMIN_PASSWORD", ""))
 	fs.Var(secretFlag{&c.Brands.AdminPassword}, "brands-admin-password", "password of that admin (BRANDS_ADMIN_PASSWORD)")
-	fs.DurationVar(&c.Brands.TokenTTL, "brands-token-ttl", envDuration("BRANDS_TOKEN_TTL", 30*24*time.Hour), "brands access token lifetime (BRANDS_TOKEN_TTL)")
+	fs.DurationVar(&c.Brands.TokenTTL, "brands-token-ttl", e.duration("BRANDS_TOKEN_TTL", 30*24*time.Hour), "brands access token lifetime (BRANDS_TOKEN_TTL)")
 
 	c.Auth.Secret = Secret(env("AUTH_SECRET", ""))
 	fs.Var(secretFlag{&c.Auth.Secret}, "auth-secret", "JWT signing secret (AUTH_SECRET)")
 	fs.StringVar(&c.Auth.URL, "auth-url", env("AUTH_URL", "http://localhost:8080"), "public base URL (AUTH_URL)")
 	fs.StringVar(&c.Auth.Issuer, "auth-issuer", env("AUTH_ISSUER", "triad"), "JWT issuer (AUTH_ISSUER)")
-	fs.DurationVar(&c.Auth.TokenDuration, "auth-token-duration", envDuration("AUTH_TOKEN_DURATION", 5*time.Minute), "JWT lifetime (AUTH_TOKEN_DURATION)")
-	fs.DurationVar(&c.Auth.CookieDuration, "auth-cookie-duration", envDuration("AUTH_COOKIE_DURATION", 24*time.Hour), "cookie lifetime (AUTH_COOKIE_DURATION)")
-	fs.BoolVar(&c.Auth.SecureCookies, "auth-secure-cookies", envBool("AUTH_SECURE_COOKIES", false), "mark cookies Secure (AUTH_SECURE_COOKIES)")
+	fs.DurationVar(&c.Auth.TokenDuration, "auth-token-duration", e.duration("AUTH_TOKEN_DURATION", 5*time.Minute), "JWT lifetime (AUTH_TOKEN_DURATION)")
+	fs.DurationVar(&c.Auth.CookieDuration, "auth-cookie-duration", e.duration("AUTH_COOKIE_DURATION", 24*time.Hour), "cookie lifetime (AUTH_COOKIE_DURATION)")
+	fs.BoolVar(&c.Auth.SecureCookies, "auth-secure-cookies", e.bool("AUTH_SECURE_COOKIES", false), "mark cookies Secure (AUTH_SECURE_COOKIES)")
 	fs.StringVar(&c.Auth.AllowedHosts, "auth-allowed-hosts", env("AUTH_ALLOWED_HOSTS", ""), "hosts a login `from` may redirect to (AUTH_ALLOWED_HOSTS)")
 	c.Auth.AvatarStore = CredURI(env("AUTH_AVATAR_STORE", ""))
 	fs.Func("auth-avatar-store", "avatar store URI; empty uses the server database (AUTH_AVATAR_STORE)", func(v string) error {
 		c.Auth.AvatarStore = CredURI(v)
 		return nil
 	})
-	fs.IntVar(&c.Auth.AvatarResize, "auth-avatar-resize", envInt("AUTH_AVATAR_RESIZE", 0), "avatar resize limit in pixels, 0 keeps the size (AUTH_AVATAR_RESIZE)")
-	fs.IntVar(&c.Auth.DevPort, "auth-dev-port", envInt("AUTH_DEV_PORT", 8084), "port of the dev OAuth2 server in dev mode (AUTH_DEV_PORT)")
+	fs.IntVar(&c.Auth.AvatarResize, "auth-avatar-resize", e.int("AUTH_AVATAR_RESIZE", 0), "avatar resize limit in pixels, 0 keeps the size (AUTH_AVATAR_RESIZE)")
+	fs.IntVar(&c.Auth.DevPort, "auth-dev-port", e.int("AUTH_DEV_PORT", 8084), "port of the dev OAuth2 server in dev mode (AUTH_DEV_PORT)")
 	c.Auth.AdminPasswd = Secret(env("AUTH_ADMIN_PASSWD", ""))
 	fs.Var(secretFlag{&c.Auth.AdminPasswd}, "auth-admin-passwd", "basic-auth password of user admin (AUTH_ADMIN_PASSWD)")
 
@@ -202,26 +224,71 @@ func LoadConfig(args []string) (Config, error) {
 	fs.Var(secretFlag{&c.Auth.Providers}, "auth-providers", "OAuth providers as name:cid:csecret,... (AUTH_PROVIDERS)")
 	fs.StringVar(&c.Auth.Audiences, "auth-audiences", env("AUTH_AUDIENCES", ""), "allowed token audiences, comma-separated; empty allows any (AUTH_AUDIENCES)")
 	fs.StringVar(&c.Auth.SMTPHost, "auth-smtp-host", env("AUTH_SMTP_HOST", ""), "SMTP host; enables the email verified provider (AUTH_SMTP_HOST)")
-	fs.IntVar(&c.Auth.SMTPPort, "auth-smtp-port", envInt("AUTH_SMTP_PORT", 587), "SMTP port (AUTH_SMTP_PORT)")
+	fs.IntVar(&c.Auth.SMTPPort, "auth-smtp-port", e.int("AUTH_SMTP_PORT", 587), "SMTP port (AUTH_SMTP_PORT)")
 	fs.StringVar(&c.Auth.SMTPUser, "auth-smtp-user", env("AUTH_SMTP_USER", ""), "SMTP user name (AUTH_SMTP_USER)")
 	c.Auth.SMTPPassword = Secret(env("AUTH_SMTP_PASSWORD", ""))
 	fs.Var(secretFlag{&c.Auth.SMTPPassword}, "auth-smtp-password", "SMTP password (AUTH_SMTP_PASSWORD)")
 	fs.StringVar(&c.Auth.SMTPFrom, "auth-smtp-from", env("AUTH_SMTP_FROM", ""), "sender address of confirmation e-mails (AUTH_SMTP_FROM)")
-	fs.BoolVar(&c.Auth.SMTPStartTLS, "auth-smtp-starttls", envBool("AUTH_SMTP_STARTTLS", true), "require STARTTLS (AUTH_SMTP_STARTTLS)")
+	fs.BoolVar(&c.Auth.SMTPStartTLS, "auth-smtp-starttls", e.bool("AUTH_SMTP_STARTTLS", true), "require STARTTLS (AUTH_SMTP_STARTTLS)")
 	registerProviderFlags(fs, &c.Auth.ProviderSettings)
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if len(e.errs) > 0 {
+		return c, errors.Join(e.errs...)
+	}
 	return c, c.validate()
 }
 
-// Development defaults: documented in the README, refused in prod mode.
+// Development defaults: documented in docs/, refused in prod mode.
 const (
 	devOrdersClientID     = "triad-orders"
 	devOrdersClientSecret = "triad-orders-secret"
 	devAuthSecret         = "dev-only-secret-change-me-0123456789"
 )
+
+// Minimum lengths of the secrets prod mode accepts. AUTH_SECRET signs every JWT (HMAC-SHA256 wants
+// a key of at least 32 bytes); the client secret and the admin passwords guard accounts that can
+// do anything on their surface, so they must be more than a guessable word.
+const (
+	minAuthSecret    = 32
+	minClientSecret  = 24
+	minAdminPassword = 12
+)
+
+// publishedSecrets are values anyone can read in the docs, the seeds or the dev data (dev
+// defaults, demo passwords, placeholders of examples): a prod server configured with one of them
+// is open to whoever read them, so prod refuses them for every secret, whatever their length.
+var publishedSecrets = []string{
+	devOrdersClientSecret, devAuthSecret, devOrdersClientID,
+	"admin-password", "demo-password", "alice-password", "bob-password", "carol-password", "dave-password",
+	"secret", "password", "changeme", "change-me", "admin", "passwd",
+}
+
+// checkProdSecret says what is wrong with a prod secret named name, or nil: empty (when required),
+// shorter than min, or a published value. Comparison ignores case and surrounding space, so
+// "Admin-Password " is refused too.
+func checkProdSecret(name string, v Secret, min int, required bool) error {
+	s := strings.TrimSpace(string(v))
+	switch {
+	case s == "" && !required:
+		return nil
+	case s == "":
+		return fmt.Errorf("prod mode needs %s", name)
+	}
+	published := strings.Contains(strings.ToLower(s), "change-me") // the docs' placeholder style
+	for _, p := range publishedSecrets {
+		published = published || strings.EqualFold(s, p)
+	}
+	if published {
+		return fmt.Errorf("%s is a published development value: choose a secret of your own", name)
+	}
+	if len(s) < min {
+		return fmt.Errorf("%s is %d characters: prod mode needs at least %d", name, len(s), min)
+	}
+	return nil
+}
 
 func (c *Config) validate() error {
 	var errs []error
@@ -237,11 +304,23 @@ func (c *Config) validate() error {
 			c.Auth.Secret = devAuthSecret
 		}
 	case "prod":
-		if c.Orders.ClientID == "" || c.Orders.ClientSecret == "" {
-			errs = append(errs, errors.New("prod mode needs ORDERS_CLIENT_ID and ORDERS_CLIENT_SECRET"))
+		if c.Orders.ClientID == "" {
+			errs = append(errs, errors.New("prod mode needs ORDERS_CLIENT_ID"))
 		}
-		if len(c.Auth.Secret) < 32 {
-			errs = append(errs, errors.New("prod mode needs AUTH_SECRET of at least 32 characters"))
+		for _, s := range []struct {
+			name     string
+			v        Secret
+			min      int
+			required bool
+		}{
+			{"ORDERS_CLIENT_SECRET", c.Orders.ClientSecret, minClientSecret, true},
+			{"AUTH_SECRET", c.Auth.Secret, minAuthSecret, true},
+			{"BRANDS_ADMIN_PASSWORD", c.Brands.AdminPassword, minAdminPassword, false},
+			{"AUTH_ADMIN_PASSWD", c.Auth.AdminPasswd, minAdminPassword, false},
+		} {
+			if err := checkProdSecret(s.name, s.v, s.min, s.required); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if (c.Brands.AdminEmail == "") != (c.Brands.AdminPassword == "") {
 			errs = append(errs, errors.New("BRANDS_ADMIN_EMAIL and BRANDS_ADMIN_PASSWORD go together"))
@@ -262,6 +341,14 @@ func (c *Config) validate() error {
 	}
 	if c.Brands.TokenTTL <= 0 {
 		errs = append(errs, errors.New("brands token TTL must be positive"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"AUTH_TOKEN_DURATION", c.Auth.TokenDuration}, {"AUTH_COOKIE_DURATION", c.Auth.CookieDuration}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", d.name))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -276,6 +276,59 @@ func TestLoadConfig(t *testing.T) {
 			}
 		}
 	})
+	t.Run("malformed environment values stop the start, naming each", func(t *testing.T) {
+		t.Setenv("ORDERS_TOKEN_TTL", "1d")
+		t.Setenv("BODY_LIMIT", "1MB")
+		t.Setenv("AUTH_SECURE_COOKIES", "yes please")
+		_, err := LoadConfig(nil)
+		if err == nil {
+			t.Fatal("malformed values were replaced by defaults")
+		}
+		for _, want := range []string{`ORDERS_TOKEN_TTL="1d"`, `BODY_LIMIT="1MB"`, `AUTH_SECURE_COOKIES="yes please"`} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %s", err, want)
+			}
+		}
+	})
+	t.Run("prod refuses published, dev-default and short secrets", func(t *testing.T) {
+		good := []string{"-mode", "prod", "-orders-client-id", "prod-client", "-orders-client-secret", "a-client-secret-of-our-own-42",
+			"-auth-secret", strings.Repeat("k", 40)}
+		if _, err := LoadConfig(good); err != nil {
+			t.Fatalf("good prod config refused: %v", err)
+		}
+		tests := []struct {
+			name, flag, value, want string
+		}{
+			{"dev client secret", "-orders-client-secret", devOrdersClientSecret, "ORDERS_CLIENT_SECRET is a published"},
+			{"short client secret", "-orders-client-secret", "short-secret", "ORDERS_CLIENT_SECRET is 12 characters"},
+			{"dev auth secret", "-auth-secret", devAuthSecret, "AUTH_SECRET is a published"},
+			{"placeholder auth secret", "-auth-secret", "please-change-me-before-going-live-0000", "AUTH_SECRET is a published"},
+			{"short auth secret", "-auth-secret", strings.Repeat("k", 31), "AUTH_SECRET is 31 characters"},
+			{"documented brands admin password", "-brands-admin-password", "Admin-Password", "BRANDS_ADMIN_PASSWORD is a published"},
+			{"short brands admin password", "-brands-admin-password", "hunter2", "BRANDS_ADMIN_PASSWORD is 7 characters"},
+			{"documented auth admin password", "-auth-admin-passwd", "demo-password", "AUTH_ADMIN_PASSWD is a published"},
+			{"short auth admin password", "-auth-admin-passwd", "12345", "AUTH_ADMIN_PASSWD is 5 characters"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				args := append(append([]string{}, good...), tc.flag, tc.value)
+				if tc.flag == "-brands-admin-password" {
+					args = append(args, "-brands-admin-email", "boss@example.com")
+				}
+				_, err := LoadConfig(args)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error = %v, want it to say %q", err, tc.want)
+				}
+				if strings.Contains(err.Error(), tc.value) {
+					t.Fatalf("error %q repeats the secret", err)
+				}
+			})
+		}
+		// Dev mode keeps its documented values.
+		if _, err := LoadConfig([]string{"-auth-admin-passwd", "demo-password"}); err != nil {
+			t.Fatalf("dev mode refused a demo value: %v", err)
+		}
+	})
 	t.Run("environment feeds flags, flags win", func(t *testing.T) {
 		t.Setenv("ADDR", ":9999")
 		c, err := LoadConfig(nil)
@@ -288,7 +341,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 	})
 	t.Run("secrets are masked in logs", func(t *testing.T) {
-		c, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "id", "-orders-client-secret", "s3cr3t-value",
+		c, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "id", "-orders-client-secret", "s3cr3t-value-of-the-client",
 			"-auth-secret", strings.Repeat("k", 40), "-database-url", "postgres://u:pw-in-dsn@h/db",
 			"-auth-avatar-store", "mongodb://ava:pw-in-store-uri@mongo.internal:27017/?ava_db=pics"})
 		if err != nil {
@@ -296,7 +349,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 		var sb strings.Builder
 		newLoggerTo(&sb, c).Info("config", "config", c)
-		for _, leak := range []string{"s3cr3t-value", strings.Repeat("k", 40), "pw-in-dsn", "pw-in-store-uri"} {
+		for _, leak := range []string{"s3cr3t-value-of-the-client", strings.Repeat("k", 40), "pw-in-dsn", "pw-in-store-uri"} {
 			if strings.Contains(sb.String(), leak) {
 				t.Fatalf("log line leaks a secret: %s", sb.String())
 			}
@@ -310,4 +363,20 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatalf("prod log is not JSON: %v", err)
 		}
 	})
+}
+
+func TestMemoryLimit(t *testing.T) {
+	tests := []struct {
+		name         string
+		containerMax int64
+		want         int64
+	}{
+		{"no container limit", 0, defaultMemoryLimit},
+		{"container limit leaves a fifth for the rest", 1 << 30, (1 << 30) / 5 * 4},
+	}
+	for _, tc := range tests {
+		if got := memoryLimit(tc.containerMax); got != tc.want {
+			t.Errorf("%s: memoryLimit(%d) = %d, want %d", tc.name, tc.containerMax, got, tc.want)
+		}
+	}
 }

@@ -116,8 +116,8 @@ func TestServer_OrdersDevData(t *testing.T) {
 	}
 
 	prod, _ := testServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
-		"-orders-client-secret", "prod-secret", "-auth-secret", "0123456789abcdef0123456789abcdef")
-	q := url.Values{"grant_type": {"password"}, "client_id": {"prod-client"}, "client_secret": {"prod-secret"},
+		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef")
+	q := url.Values{"grant_type": {"password"}, "client_id": {"prod-client"}, "client_secret": {"prod-client-secret-0123456789"},
 		"username": {"alice"}, "password": {"alice-password"}}
 	if status, b := call("POST", prod+"/oauth/token?"+q.Encode(), ""); status != http.StatusBadRequest {
 		t.Fatalf("prod mode has demo users: %d %s", status, b)
