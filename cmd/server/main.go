@@ -114,17 +114,23 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		return fmt.Errorf("database: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate.Up(ctx, pool); err != nil {
-		return err
-	}
-
 	a := &app{cfg: cfg, pool: pool, log: log}
 	defer func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
 			a.closers[i]()
 		}
 	}()
-	handler, err := a.routes()
+	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
+	// over the database: replicas starting together take turns, and each finds the work done.
+	var handler http.Handler
+	err = migrate.Exclusive(ctx, pool, func(ctx context.Context) error {
+		if err := migrate.Up(ctx, pool); err != nil {
+			return err
+		}
+		h, err := a.routes()
+		handler = h
+		return err
+	})
 	if err != nil {
 		return err
 	}

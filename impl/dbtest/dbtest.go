@@ -94,9 +94,22 @@ func withDatabase(raw, db string) string {
 	return u.String()
 }
 
+// NewEmptyURL creates a fresh database without any schema for t and returns its connection URL:
+// for tests of what a server does on a database it finds empty. It is dropped when t ends.
+func NewEmptyURL(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, "template0")
+}
+
 // NewURL creates a fresh migrated database for t and returns its connection URL. The database is
 // dropped when t ends.
 func NewURL(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, "")
+}
+
+// newDatabase clones from (the migrated template when empty) into a database dropped when t ends.
+func newDatabase(t testing.TB, from string) string {
 	t.Helper()
 	if !mainCalled.Load() {
 		t.Fatal("dbtest: the package must declare func TestMain(m *testing.M) { dbtest.Main(m) }")
@@ -104,6 +117,9 @@ func NewURL(t testing.TB) string {
 	once.Do(func() { setupErr = setup() })
 	if setupErr != nil {
 		t.Fatalf("dbtest: starting PostgreSQL: %v", setupErr)
+	}
+	if from == "" {
+		from = template
 	}
 	ctx := context.Background()
 	name := fmt.Sprintf("%s_t%d", template, seq.Add(1))
@@ -114,7 +130,7 @@ func NewURL(t testing.TB) string {
 	defer admin.Close(ctx)
 	// Clones of one template are serialised: PostgreSQL refuses a clone while the template is in use.
 	createMu.Lock()
-	_, err = admin.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template)
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+from)
 	createMu.Unlock()
 	if err != nil {
 		t.Fatalf("dbtest: cloning template: %v", err)

@@ -1,22 +1,34 @@
-// Package migrate applies the embedded goose migrations to a database.
+// Package migrate applies the embedded goose migrations to a database, and serialises the start-up
+// work of servers that share one database (migrations, dev data, the first admin) under a
+// PostgreSQL advisory lock, so N replicas started at the same instant all come up.
 package migrate
 
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 
 	"github.com/triadhq/triad/db/schema"
 )
 
-// Up brings the database behind pool to the newest schema version.
+// Up brings the database behind pool to the newest schema version. It holds goose's own session
+// advisory lock while it works, so two callers never apply the same migration twice, and it
+// applies migrations missing below the newest applied version too (out of order): migrations are
+// numbered in ranges per area of the code, so a lower number may land after a higher one.
 func Up(ctx context.Context, pool *pgxpool.Pool) error {
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, schema.FS)
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, schema.FS,
+		goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -24,4 +36,33 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// startupLockKey identifies triad's start-up lock among the database's advisory locks. It differs
+// from goose's own lock key, so Up may run (and take that lock) while this one is held.
+const startupLockKey int64 = 0x7472696164 // "triad" in ASCII
+
+// Exclusive runs fn while holding the database-wide start-up lock: servers starting together on
+// one database run their start-up work one after the other, and each finds what the one before it
+// did (the schema applied, the dev data's marker rows). The lock is a session-level advisory lock
+// on a connection of its own, so a server that dies while holding it releases it with its session.
+func Exclusive(ctx context.Context, pool *pgxpool.Pool, fn func(context.Context) error) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("start-up lock: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", startupLockKey); err != nil {
+		return fmt.Errorf("start-up lock: %w", err)
+	}
+	defer func() {
+		// A cancelled ctx must not keep the lock: unlock on a context of its own, and when even that
+		// fails, close the session, which frees every lock it holds.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, uerr := conn.Exec(uctx, "SELECT pg_advisory_unlock($1)", startupLockKey); uerr != nil {
+			_ = conn.Conn().Close(uctx)
+		}
+	}()
+	return fn(ctx)
 }
