@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/auth"
 	"github.com/triadhq/triad/impl/auth/logger"
+	"github.com/triadhq/triad/impl/auth/pgstate"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/sender"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -46,7 +48,13 @@ func (a *app) mountAuth(r chi.Router) error {
 			a.log.Warn("avatar store: close", "err", err)
 		}
 	})
-	svc, err := newAuthService(a.cfg, a.log, store)
+	// Single-use confirmations and Telegram logins live in the server's database, so every replica
+	// sees the same state; one replica at a time polls the bot.
+	st, err := pgstate.New(context.Background(), a.pool)
+	if err != nil {
+		return err
+	}
+	svc, err := newAuthService(a.cfg, a.log, store, &sharedState{store: st, pool: a.pool, log: a.log})
 	if err != nil {
 		return err
 	}
@@ -83,8 +91,38 @@ func (a *app) mountAuth(r chi.Router) error {
 	return nil
 }
 
+// sharedState is the auth state every replica shares through PostgreSQL; a nil *sharedState keeps
+// it in process memory (unit tests of the wiring).
+type sharedState struct {
+	store *pgstate.Store
+	pool  *pgxpool.Pool
+	log   *slog.Logger
+}
+
+// usedIDs is the store of used confirmation ids; nil means the library's in-memory default.
+func (s *sharedState) usedIDs() provider.UsedIDs {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
+// telegram returns the pending-login store and the poller election of one bot; nils mean the
+// library's single-process defaults.
+func (s *sharedState) telegram(botToken string) (provider.TelegramLogins, provider.Leader) {
+	if s == nil {
+		return nil, nil
+	}
+	// The bot id (before the ':' of the token) names the election: replicas polling the same bot
+	// contend, different bots do not, and the secret part of the token stays out of it.
+	botID, _, _ := strings.Cut(botToken, ":")
+	l := pgstate.NewLeader(s.pool, "telegram:"+botID)
+	l.Log = s.log
+	return s.store, l
+}
+
 // newAuthService builds the auth service from the config, with the demo login page at /auth/.
-func newAuthService(cfg Config, log *slog.Logger, store avatar.Store) (*auth.Service, error) {
+func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sharedState) (*auth.Service, error) {
 	c := cfg.Auth
 	secret := string(c.Secret)
 	opts := auth.Options{
@@ -102,6 +140,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store) (*auth.Ser
 		SecureCookies:        c.SecureCookies || strings.HasPrefix(strings.ToLower(c.URL), "https://"),
 		AllowedRedirectHosts: splitList(c.AllowedHosts),
 		LoginPage:            true,
+		UsedIDs:              shared.usedIDs(),
 	}
 	if cfg.IsDev() {
 		opts.LoginPageDirect = devDirectProvider
@@ -151,7 +190,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store) (*auth.Ser
 		}
 	}
 	// Providers with their own settings (AUTH_<NAME>_CID, Apple, Telegram, custom): auth_providers.go.
-	if err := addConfiguredProviders(context.Background(), cfg, svc); err != nil {
+	if err := addConfiguredProviders(context.Background(), cfg, svc, shared); err != nil {
 		return fail(err)
 	}
 	if len(svc.Providers()) == 0 {

@@ -103,8 +103,9 @@ type customJSON struct {
 }
 
 // addConfiguredProviders registers every provider whose settings are present in cfg.Auth.Providers*.
-// The Telegram poller stops with svc.Close.
-func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service) error {
+// The Telegram poller stops with svc.Close; shared (nil: in memory) holds its pending logins and
+// elects the one replica that polls.
+func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, shared *sharedState) error {
 	pc := cfg.Auth.ProviderSettings
 	for _, name := range oauthBuiltins {
 		cl := pc.Clients[name]
@@ -150,8 +151,10 @@ func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service) 
 	if pc.TelegramToken != "" {
 		gctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
+		logins, leader := shared.telegram(string(pc.TelegramToken))
 		h, err := provider.NewTelegram(gctx, svc.Params("", ""), provider.TelegramConfig{
-			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, nil)})
+			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, nil),
+			Logins:   logins, Leader: leader})
 		if err != nil {
 			return fmt.Errorf("AUTH_TELEGRAM_TOKEN: %w", err)
 		}

@@ -59,7 +59,7 @@ func TestAddConfiguredProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := newTestAuthService(t)
-	if err := addConfiguredProviders(context.Background(), cfg, svc); err != nil {
+	if err := addConfiguredProviders(context.Background(), cfg, svc, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(svc.Providers(), ","); got != "github,microsoft,twitter,apple,telegram,corp" {
@@ -88,7 +88,7 @@ func TestAddConfiguredProviders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = addConfiguredProviders(context.Background(), cfg, newTestAuthService(t))
+		err = addConfiguredProviders(context.Background(), cfg, newTestAuthService(t), nil)
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 			continue
@@ -290,7 +290,7 @@ func TestProviderSettingsFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := newTestAuthService(t)
-	if err := addConfiguredProviders(context.Background(), cfg, svc); err != nil {
+	if err := addConfiguredProviders(context.Background(), cfg, svc, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(svc.Providers(), ","); got != "google,microsoft,battlenet" {

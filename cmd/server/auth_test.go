@@ -112,25 +112,30 @@ func TestServer_AuthProdNeedsSecretAndRefusesDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newAuthService(cfg, newLogger(cfg), nil); err == nil || !strings.Contains(err.Error(), "development only") {
+	if _, err := newAuthService(cfg, newLogger(cfg), nil, nil); err == nil || !strings.Contains(err.Error(), "development only") {
 		t.Fatalf("dev provider in prod: %v", err)
 	}
 }
 
 // TestServer_AuthEmailVerifiedLogin runs the reference wiring's "email" verified provider against a
-// real SMTP server: the confirmation arrives as a MIME e-mail, its token logs in once.
+// real SMTP server: the confirmation arrives as a MIME e-mail, its token logs in once, on whichever
+// of two instances sharing the database it is replayed.
 func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
 	t.Parallel()
 	mail := smtptest.Start(t, smtptest.Options{})
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-auth-smtp-host", mail.Host, "-auth-smtp-port", strconv.Itoa(mail.Port),
-		"-auth-smtp-starttls=false", "-auth-smtp-from", "triad <noreply@example.com>")
+	dbURL := dbtest.NewURL(t)
+	args := []string{"-database-url", dbURL, "-auth-smtp-host", mail.Host, "-auth-smtp-port", strconv.Itoa(mail.Port),
+		"-auth-smtp-starttls=false", "-auth-smtp-from", "triad <noreply@example.com>"}
+	base, _ := testServer(t, args...)
+	// A second instance on the same database: a replica behind the same load balancer.
+	replica, _ := testServer(t, args...)
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := apitest.Client(t, spec)
 	c.Jar, _ = cookiejar.New(nil)
-	get := func(path string) (int, string) {
+	getAt := func(base, path string) (int, string) {
 		t.Helper()
 		resp, err := c.Get(base + path)
 		if err != nil {
@@ -140,6 +145,7 @@ func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	get := func(path string) (int, string) { t.Helper(); return getAt(base, path) }
 	if st, b := get("/auth/email/login?user=alice&address=alice@example.com&aud=triad"); st != 200 || !strings.Contains(b, `"status":"sent"`) {
 		t.Fatalf("send: %d %s", st, b)
 	}
@@ -164,6 +170,9 @@ func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
 	st, b := get("/auth/email/login?token=" + m[1])
 	if st != 200 || !strings.Contains(b, `"email":"alice@example.com"`) || !strings.Contains(b, `"name":"alice"`) {
 		t.Fatalf("confirm: %d %s", st, b)
+	}
+	if st, b := getAt(replica, "/auth/email/login?token="+m[1]); st != 403 || !strings.Contains(b, "confirmation_used") {
+		t.Fatalf("replay on the other instance: %d %s", st, b)
 	}
 	if st, b := get("/auth/email/login?token=" + m[1]); st != 403 || !strings.Contains(b, "confirmation_used") {
 		t.Fatalf("replay: %d %s", st, b)

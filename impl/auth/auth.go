@@ -85,6 +85,10 @@ type Options struct {
 	AllowedRedirectHosts []string
 	// HTTPClient calls OAuth providers; default a client with a 10 s timeout.
 	HTTPClient *http.Client
+	// UsedIDs remembers used single-use confirmation tokens (verified providers); default in
+	// memory, which holds for one process only. Replicas share one through PostgreSQL (pgstate.New),
+	// or a confirmation replayed on another replica logs in again.
+	UsedIDs provider.UsedIDs
 	// LoginPage serves the demo login page (see Service.LoginPage) at the root of the auth handler
 	// (GET AuthPath, and AuthPath + "/"); default off. LoginPageDirect names the direct provider its form uses.
 	LoginPage       bool
@@ -137,6 +141,10 @@ func New(opts Options) (*Service, error) {
 	}
 	opts.URL = strings.TrimSuffix(opts.URL, "/")
 	opts.Logger = logger.OrNoOp(opts.Logger)
+	if opts.UsedIDs == nil {
+		// One set for every verified provider of the service (their ids are random, never shared).
+		opts.UsedIDs = provider.NewMemoryUsedIDs()
+	}
 	s := &Service{opts: opts}
 	s.jwt = token.NewService(token.Opts{
 		SecretReader: opts.SecretReader, ClaimsUpd: opts.ClaimsUpdater, SecureCookies: opts.SecureCookies,
@@ -167,7 +175,7 @@ func (s *Service) Params(cid, csecret string) provider.Params {
 	return provider.Params{
 		URL: s.opts.URL, AuthPath: s.opts.AuthPath, JwtService: s.jwt, AvatarSaver: s.avatar,
 		Cid: cid, Csecret: csecret, Issuer: s.opts.Issuer, L: s.opts.Logger,
-		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient,
+		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient, UsedIDs: s.opts.UsedIDs,
 	}
 }
 

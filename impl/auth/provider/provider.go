@@ -84,6 +84,9 @@ type Params struct {
 	AllowedRedirect func(from string) bool
 	// HTTPClient calls the provider's token and user-info endpoints; nil uses a client with a 10 s timeout.
 	HTTPClient *http.Client
+	// UsedIDs remembers consumed single-use tokens (verified-login confirmations); nil gives each
+	// verified provider its own in-memory set (one process).
+	UsedIDs UsedIDs
 }
 
 // CallbackURL is the redirect URI to register at the provider: URL + AuthPath + /<name>/callback.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/triadhq/triad/impl/auth/telegram"
@@ -32,6 +31,12 @@ type TelegramConfig struct {
 	RequestTTL time.Duration
 	// PollWait is the getUpdates long-poll timeout; default 30 s.
 	PollWait time.Duration
+	// Logins keeps the pending logins; default in memory (one process). Replicas share them
+	// through PostgreSQL (package pgstate), so a login started on one completes on another.
+	Logins TelegramLogins
+	// Leader elects the one process that polls the bot (the Bot API allows one poller per bot);
+	// default AlwaysLeader (this process polls). Replicas elect one through PostgreSQL (pgstate.Leader).
+	Leader Leader
 }
 
 // Defaults of TelegramConfig.
@@ -53,21 +58,12 @@ type TelegramHandler struct {
 	Params
 	conf    TelegramConfig
 	botName string
-	poller  *telegram.Poller
-
-	mu       sync.Mutex
-	requests map[string]*tgRequest
-}
-
-type tgRequest struct {
-	expires time.Time
-	aud     string
-	session bool
-	user    *token.User // set once confirmed
+	stop    context.CancelFunc
+	done    chan struct{}
 }
 
 // NewTelegram asks the Bot API for the bot's name (which also proves the token) and starts polling
-// for updates. Close stops the poller.
+// for updates whenever its Leader elects this process. Close stops the poller.
 func NewTelegram(ctx context.Context, p Params, c TelegramConfig) (*TelegramHandler, error) {
 	if c.Telegram == nil {
 		return nil, errors.New("telegram: the Bot API client is required")
@@ -91,9 +87,20 @@ func NewTelegram(ctx context.Context, p Params, c TelegramConfig) (*TelegramHand
 	if me.Username == "" {
 		return nil, errors.New("telegram: the bot has no username")
 	}
-	h := &TelegramHandler{Params: p, conf: c, botName: me.Username, requests: map[string]*tgRequest{}}
-	h.poller = &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.L}
-	h.poller.Start()
+	if c.Logins == nil {
+		c.Logins = NewMemoryTelegramLogins()
+	}
+	if c.Leader == nil {
+		c.Leader = AlwaysLeader{}
+	}
+	h := &TelegramHandler{Params: p, conf: c, botName: me.Username, done: make(chan struct{})}
+	poller := &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.L}
+	pctx, stop := context.WithCancel(context.Background())
+	h.stop = stop
+	go func() {
+		defer close(h.done)
+		c.Leader.Lead(pctx, poller.Run)
+	}()
 	return h, nil
 }
 
@@ -103,8 +110,8 @@ func (h *TelegramHandler) Name() string { return h.conf.ProviderName }
 // BotName is the bot's username.
 func (h *TelegramHandler) BotName() string { return h.botName }
 
-// Close stops the background poller.
-func (h *TelegramHandler) Close() error { h.poller.Stop(); return nil }
+// Close stops the background poller (and gives up the election, so another process takes over).
+func (h *TelegramHandler) Close() error { h.stop(); <-h.done; return nil }
 
 // telegramLogin is the body of GET /login without a token.
 type telegramLogin struct {
@@ -125,28 +132,24 @@ func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		b := make([]byte, 16)
 		_, _ = rand.Read(b)
 		tok = hex.EncodeToString(b) // 32 chars of [0-9a-f]: fits Telegram's 64-char start parameter
-		h.mu.Lock()
-		h.gcLocked()
-		if len(h.requests) >= maxTelegramRequests {
-			h.evictOldestLocked()
+		l := TelegramLogin{Aud: aud, Session: token.IsSessionRequest(r), Expires: time.Now().Add(h.conf.RequestTTL)}
+		if err := h.conf.Logins.Start(r.Context(), tok, l); err != nil {
+			web.Internal(w, r, nil, fmt.Errorf("telegram: start a login: %w", err))
+			return
 		}
-		h.requests[tok] = &tgRequest{expires: time.Now().Add(h.conf.RequestTTL), aud: aud, session: token.IsSessionRequest(r)}
-		h.mu.Unlock()
 		web.WriteJSON(w, http.StatusOK, telegramLogin{Bot: h.botName, Token: tok})
 		return
 	}
-	h.mu.Lock()
-	req, ok := h.requests[tok]
-	confirmed := ok && req.user != nil && time.Now().Before(req.expires)
-	if confirmed {
-		delete(h.requests, tok) // one login per confirmation
+	req, confirmed, err := h.conf.Logins.Take(r.Context(), tok)
+	if err != nil {
+		web.Internal(w, r, nil, fmt.Errorf("telegram: complete a login: %w", err))
+		return
 	}
-	h.mu.Unlock()
 	if !confirmed {
 		WriteError(w, r, http.StatusNotFound, CodeNotConfirmed, "the login request is not confirmed (yet), or is unknown or expired")
 		return
 	}
-	Finish(w, r, h.Params, h.Name(), LoginResult{User: *req.user, Aud: req.aud, Session: req.session || token.IsSessionRequest(r)})
+	Finish(w, r, h.Params, h.Name(), LoginResult{User: *req.User, Aud: req.Aud, Session: req.Session || token.IsSessionRequest(r)})
 }
 
 // AuthHandler is not used: confirmation arrives through the bot.
@@ -171,7 +174,10 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 	}
 	arg = strings.TrimSpace(arg)
 	user := token.User{ID: strconv.FormatInt(m.From.ID, 10), Name: m.From.DisplayName()}
-	if !h.pending(arg) {
+	if pending, err := h.conf.Logins.Pending(ctx, arg); err != nil || !pending {
+		if err != nil {
+			h.log().Logf("[ERROR] telegram: pending logins: %v", err)
+		}
 		h.send(ctx, m.Chat.ID, h.conf.ErrorMsg)
 		return
 	}
@@ -184,13 +190,10 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 		}
 		user.Picture = pic
 	}
-	h.mu.Lock()
-	req, ok := h.requests[arg]
-	confirmed := ok && req.user == nil && time.Now().Before(req.expires)
-	if confirmed {
-		req.user = &user
+	confirmed, err := h.conf.Logins.Confirm(ctx, arg, user)
+	if err != nil {
+		h.log().Logf("[ERROR] telegram: confirm a login: %v", err)
 	}
-	h.mu.Unlock()
 	if !confirmed {
 		h.send(ctx, m.Chat.ID, h.conf.ErrorMsg)
 		return
@@ -201,43 +204,5 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 func (h *TelegramHandler) send(ctx context.Context, chatID int64, text string) {
 	if err := h.conf.Telegram.SendMessage(ctx, chatID, text); err != nil {
 		h.log().Logf("[WARN] telegram: sendMessage: %v", err)
-	}
-}
-
-// pending reports whether tok is a live, unconfirmed request; an expired one is dropped.
-func (h *TelegramHandler) pending(tok string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	req, ok := h.requests[tok]
-	if ok && !time.Now().Before(req.expires) {
-		delete(h.requests, tok)
-		return false
-	}
-	return ok && req.user == nil
-}
-
-// maxTelegramRequests bounds the pending login requests: anyone can open them, so without a bound
-// a flood of GET /login would grow memory for the whole RequestTTL.
-const maxTelegramRequests = 10000
-
-// evictOldestLocked drops the request closest to expiry to make room for a new one.
-func (h *TelegramHandler) evictOldestLocked() {
-	var oldest string
-	var at time.Time
-	for k, r := range h.requests {
-		if oldest == "" || r.expires.Before(at) {
-			oldest, at = k, r.expires
-		}
-	}
-	delete(h.requests, oldest)
-}
-
-// gcLocked drops expired requests so abandoned logins do not accumulate.
-func (h *TelegramHandler) gcLocked() {
-	now := time.Now()
-	for k, r := range h.requests {
-		if !now.Before(r.expires) {
-			delete(h.requests, k)
-		}
 	}
 }

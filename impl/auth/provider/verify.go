@@ -6,8 +6,6 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
@@ -35,8 +33,7 @@ type VerifyHandler struct {
 	Site string
 
 	tmpl *template.Template
-	mu   sync.Mutex
-	used map[string]time.Time // jti of consumed confirmation tokens until they expire
+	used UsedIDs // jti of consumed confirmation tokens until they expire
 }
 
 // NewVerifyHandler parses the message template, which may use {{.Address}}, {{.User}}, {{.Token}}
@@ -50,7 +47,11 @@ func NewVerifyHandler(p Params, name, msgTmpl string, sender Sender) (*VerifyHan
 	if sender == nil {
 		return nil, fmt.Errorf("verified provider %s: nil sender", name)
 	}
-	return &VerifyHandler{Params: p, ProviderName: name, Sender: sender, tmpl: t, used: map[string]time.Time{}}, nil
+	used := p.UsedIDs
+	if used == nil {
+		used = NewMemoryUsedIDs()
+	}
+	return &VerifyHandler{Params: p, ProviderName: name, Sender: sender, tmpl: t, used: used}, nil
 }
 
 // Name returns the provider name.
@@ -123,7 +124,12 @@ func (h *VerifyHandler) confirm(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusForbidden, CodeBadConfirmation, "confirmation token invalid or expired")
 		return
 	}
-	if !h.consume(c.ID, c.ExpiresAt.Time) {
+	first, err := h.used.Use(r.Context(), c.ID, c.ExpiresAt.Time)
+	if err != nil {
+		web.Internal(w, r, nil, fmt.Errorf("verified %s: used ids: %w", h.ProviderName, err))
+		return
+	}
+	if !first {
 		WriteError(w, r, http.StatusForbidden, CodeConfirmationUsed, "confirmation token already used")
 		return
 	}
@@ -132,25 +138,6 @@ func (h *VerifyHandler) confirm(w http.ResponseWriter, r *http.Request) {
 		u.Email = address
 	}
 	Finish(w, r, h.Params, h.ProviderName, LoginResult{User: u, Aud: c.Aud(), Session: sessionParam(r), From: c.Handshake.From})
-}
-
-// consume marks a confirmation id used; false when it already was. Entries live until the token
-// would have expired anyway, which bounds the map by the sending rate.
-func (h *VerifyHandler) consume(id string, exp time.Time) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	now := time.Now()
-	for k, e := range h.used {
-		if now.After(e) {
-			delete(h.used, k)
-		}
-	}
-	// The id is not a secret (it sits in the signed token), so a plain map lookup is fine.
-	if _, seen := h.used[id]; seen {
-		return false
-	}
-	h.used[id] = exp
-	return true
 }
 
 // AuthHandler is unused: confirmation goes through the login URL.

@@ -239,6 +239,10 @@ func (p *Poller) Stop() {
 	<-done
 }
 
+// Run polls until ctx ends: the blocking form of Start, for callers that decide when this process
+// polls (an election among replicas).
+func (p *Poller) Run(ctx context.Context) { p.run(ctx) }
+
 func (p *Poller) run(ctx context.Context) {
 	wait := p.Wait
 	if wait <= 0 {
