@@ -1,0 +1,384 @@
+// Package deploy_test checks the deployment artifacts (Dockerfile, deploy/k8s) without a Docker
+// engine or a Kubernetes cluster, neither of which exists where the tests run: the manifests are
+// decoded strictly into the Kubernetes API types (an unknown or misspelt field fails), held against
+// each other and against the server's documented configuration, and the binary is built exactly as
+// the Dockerfile builds it, checked to be static, and started with the Deployment's environment to
+// answer the Deployment's probes and stop within its grace period.
+package deploy_test
+
+import (
+	"bufio"
+	"context"
+	"debug/elf"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/triadhq/triad/impl/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// decodeStrict reads one manifest into v, refusing fields the Kubernetes type does not have.
+func decodeStrict(t *testing.T, name string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("k8s", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(raw, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+type manifests struct {
+	deploy    appsv1.Deployment
+	service   corev1.Service
+	config    corev1.ConfigMap
+	secret    corev1.Secret
+	container corev1.Container
+}
+
+func load(t *testing.T) manifests {
+	t.Helper()
+	var m manifests
+	decodeStrict(t, "deployment.yaml", &m.deploy)
+	decodeStrict(t, "service.yaml", &m.service)
+	decodeStrict(t, "configmap.yaml", &m.config)
+	decodeStrict(t, "secret.example.yaml", &m.secret)
+	for _, c := range []struct{ kind, want string }{
+		{m.deploy.Kind, "Deployment"}, {m.service.Kind, "Service"},
+		{m.config.Kind, "ConfigMap"}, {m.secret.Kind, "Secret"},
+	} {
+		if c.kind != c.want {
+			t.Fatalf("kind %q, want %q", c.kind, c.want)
+		}
+	}
+	if n := len(m.deploy.Spec.Template.Spec.Containers); n != 1 {
+		t.Fatalf("%d containers, want 1", n)
+	}
+	m.container = m.deploy.Spec.Template.Spec.Containers[0]
+	return m
+}
+
+// documentedEnv is every environment variable named in docs/configuration.md's table.
+func documentedEnv(t *testing.T) map[string]bool {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(string(raw), -1) {
+		names[m[1]] = true
+	}
+	return names
+}
+
+func TestManifests_AgreeWithEachOtherAndTheServer(t *testing.T) {
+	t.Parallel()
+	m := load(t)
+	pod := m.deploy.Spec.Template
+
+	for k, v := range m.deploy.Spec.Selector.MatchLabels {
+		if pod.Labels[k] != v {
+			t.Errorf("deployment selector %s=%s does not select its own pods", k, v)
+		}
+	}
+	for k, v := range m.service.Spec.Selector {
+		if pod.Labels[k] != v {
+			t.Errorf("service selector %s=%s selects no pod of the deployment", k, v)
+		}
+	}
+
+	ports := map[string]int32{}
+	for _, p := range m.container.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	for _, sp := range m.service.Spec.Ports {
+		if _, ok := ports[sp.TargetPort.String()]; !ok {
+			t.Errorf("service targets port %q, which the container does not name", sp.TargetPort.String())
+		}
+	}
+	probes := []struct {
+		name  string
+		probe *corev1.Probe
+		path  string
+	}{{"readiness", m.container.ReadinessProbe, "/readyz"}, {"liveness", m.container.LivenessProbe, "/healthz"}}
+	for _, p := range probes {
+		if p.probe == nil || p.probe.HTTPGet == nil {
+			t.Errorf("%s probe: want an HTTP GET of %s", p.name, p.path)
+			continue
+		}
+		if p.probe.HTTPGet.Path != p.path {
+			t.Errorf("%s probe path %q, want %q", p.name, p.probe.HTTPGet.Path, p.path)
+		}
+		if _, ok := ports[p.probe.HTTPGet.Port.String()]; !ok {
+			t.Errorf("%s probe port %q is not a container port", p.name, p.probe.HTTPGet.Port.String())
+		}
+	}
+
+	env := map[string]corev1.EnvVar{}
+	documented := documentedEnv(t)
+	for _, e := range m.container.Env {
+		env[e.Name] = e
+		if !documented[e.Name] {
+			t.Errorf("env %s is not a setting documented in docs/configuration.md", e.Name)
+		}
+		if ref := e.ValueFrom; ref != nil {
+			switch {
+			case ref.SecretKeyRef != nil:
+				if _, ok := m.secret.StringData[ref.SecretKeyRef.Key]; !ok || ref.SecretKeyRef.Name != m.secret.Name {
+					t.Errorf("env %s reads secret %s/%s, which the secret template lacks", e.Name, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
+				}
+			case ref.ConfigMapKeyRef != nil:
+				if _, ok := m.config.Data[ref.ConfigMapKeyRef.Key]; !ok || ref.ConfigMapKeyRef.Name != m.config.Name {
+					t.Errorf("env %s reads config map %s/%s, which does not exist", e.Name, ref.ConfigMapKeyRef.Name, ref.ConfigMapKeyRef.Key)
+				}
+			}
+		}
+	}
+	if env["MODE"].Value != "prod" {
+		t.Errorf("MODE is %q, want prod", env["MODE"].Value)
+	}
+	for _, secret := range []string{"DATABASE_URL", "AUTH_SECRET", "ORDERS_CLIENT_SECRET"} {
+		if e, ok := env[secret]; !ok || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			t.Errorf("%s must come from the Secret", secret)
+		}
+	}
+
+	// Graceful shutdown: the kubelet waits preStop, then SIGTERM, then kills at the grace period.
+	shutdown, err := time.ParseDuration(env["SHUTDOWN_TIMEOUT"].Value)
+	if err != nil {
+		t.Fatalf("SHUTDOWN_TIMEOUT: %v", err)
+	}
+	var preStop time.Duration
+	if l := m.container.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
+		preStop = time.Duration(l.PreStop.Sleep.Seconds) * time.Second
+	}
+	grace := time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	if preStop+shutdown >= grace {
+		t.Errorf("preStop %v + SHUTDOWN_TIMEOUT %v do not fit in the grace period %v", preStop, shutdown, grace)
+	}
+
+	sc := pod.Spec.SecurityContext
+	if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Errorf("pod must run as a non-root numeric user")
+	} else if d := dockerfile(t); d.user != strconv.FormatInt(*sc.RunAsUser, 10) {
+		t.Errorf("pod runs as %d, the image as %q", *sc.RunAsUser, d.user)
+	}
+}
+
+// image is what the test reads from the Dockerfile.
+type image struct {
+	stages     int
+	build      string // the RUN line holding `go build`
+	user       string // the final stage's numeric user
+	entrypoint string
+	copied     map[string]bool // destinations of COPY --from in the final stage
+}
+
+func dockerfile(t *testing.T) image {
+	t.Helper()
+	f, err := os.Open("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var img image
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		instr, rest, _ := strings.Cut(line, " ")
+		switch strings.ToUpper(instr) {
+		case "FROM":
+			img.stages++
+			img.user, img.entrypoint, img.copied = "", "", map[string]bool{}
+		case "RUN":
+			if strings.Contains(rest, "go build") {
+				img.build = rest
+			}
+		case "USER":
+			img.user, _, _ = strings.Cut(rest, ":")
+		case "ENTRYPOINT":
+			img.entrypoint = rest
+		case "COPY":
+			if f := strings.Fields(rest); strings.HasPrefix(f[0], "--from=") {
+				img.copied[f[len(f)-1]] = true
+			}
+		}
+	}
+	return img
+}
+
+func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
+	t.Parallel()
+	img := dockerfile(t)
+	if img.stages < 2 {
+		t.Fatalf("%d stages: want a build stage and a runtime stage", img.stages)
+	}
+	if n, err := strconv.Atoi(img.user); err != nil || n == 0 {
+		t.Fatalf("final stage USER %q: want a numeric non-root user", img.user)
+	}
+	var entry []string
+	if err := yaml.Unmarshal([]byte(img.entrypoint), &entry); err != nil || len(entry) == 0 || !img.copied[entry[0]] {
+		t.Fatalf("ENTRYPOINT %s does not run the binary copied from the build stage", img.entrypoint)
+	}
+
+	// Build as the Dockerfile does: its RUN line, with only the output moved into the test's folder.
+	fields := strings.Fields(img.build)
+	var envs, args []string
+	for len(fields) > 0 && strings.Contains(fields[0], "=") {
+		envs, fields = append(envs, fields[0]), fields[1:]
+	}
+	if !slices.Contains(envs, "CGO_ENABLED=0") || len(fields) < 2 || fields[0] != "go" || fields[1] != "build" {
+		t.Fatalf("build line %q: want CGO_ENABLED=0 go build ...", img.build)
+	}
+	bin := filepath.Join(t.TempDir(), "server")
+	for i := 2; i < len(fields); i++ {
+		if fields[i] == "-o" && i+1 < len(fields) {
+			args = append(args, "-o", bin)
+			i++
+			continue
+		}
+		args = append(args, fields[i])
+	}
+	build := exec.Command("go", append([]string{"build"}, args...)...)
+	build.Dir = ".."
+	build.Env = append(os.Environ(), envs...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("the binary needs a dynamic loader: a distroless static image cannot run it")
+		}
+	}
+	ef.Close()
+
+	// Start it with the Deployment's environment, secrets filled in as an operator would.
+	m := load(t)
+	port := freePort(t)
+	secrets := map[string]string{
+		"DATABASE_URL":         dbtest.NewURL(t),
+		"AUTH_SECRET":          "a-deployment-test-secret-0123456789abcdef",
+		"ORDERS_CLIENT_SECRET": "a-deployment-test-client-secret-0123456789",
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"HOME=" + t.TempDir()}
+	for _, e := range m.container.Env {
+		v := e.Value
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			v = secrets[e.Name]
+		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
+			v = m.config.Data[e.ValueFrom.ConfigMapKeyRef.Key]
+		}
+		switch e.Name {
+		case "ADDR":
+			v = fmt.Sprintf("127.0.0.1:%d", port)
+		case "DATA_DIR":
+			v = t.TempDir()
+		}
+		cmd.Env = append(cmd.Env, e.Name+"="+v)
+	}
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for _, probe := range []*corev1.Probe{m.container.ReadinessProbe, m.container.LivenessProbe} {
+		waitStatus(t, base+probe.HTTPGet.Path, 200, exited, log)
+	}
+
+	// SIGTERM (what the kubelet sends after preStop) must end the process well within the grace.
+	grace := time.Duration(*m.deploy.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, log.String())
+		}
+	case <-time.After(grace):
+		t.Fatalf("still running %v after SIGTERM", grace)
+	}
+}
+
+func waitStatus(t *testing.T, url string, want int, exited <-chan error, log fmt.Stringer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == want {
+				return
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("server exited (%v) before %s answered %d:\n%s", err, url, want, log)
+		case <-ctx.Done():
+			t.Fatalf("%s never answered %d:\n%s", url, want, log)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// lockedBuffer collects the server's output while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
