@@ -10,9 +10,6 @@ package brands
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +28,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
-	"github.com/triadhq/triad/impl/brands/password"
+	"github.com/triadhq/triad/impl/opaquetoken"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/pgtx"
 )
 
@@ -93,7 +91,6 @@ const (
 	MaxBrandNameLen = 200
 	MaxDescription  = 5000
 	MaxURLLen       = 2000
-	maxTokenLen     = 256
 )
 
 // User is a registered user, without any secret.
@@ -110,7 +107,7 @@ type Service struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
 	hasher *password.Hasher
-	ttl    time.Duration
+	tokens *opaquetoken.Tokens[User]
 	now    func() time.Time
 
 	// The two public lists are cached, each validated against the database on every request.
@@ -141,34 +138,18 @@ func NewService(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{pool: pool, q: db.New(pool), hasher: cfg.Hasher, ttl: cfg.TokenTTL, now: cfg.Now}
-}
-
-// issue records a new token's hash for the user, expiring TokenTTL from now.
-func (s *Service) issue(ctx context.Context, q *db.Queries, userID string, tokHash []byte) error {
-	return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: userID, ExpiresAt: s.now().Add(s.ttl)})
+	q := db.New(pool)
+	// No cache (CacheFor 0): logout and a password change must revoke at once.
+	tokens, err := opaquetoken.New(tokenStore{q: q, now: cfg.Now}, opaquetoken.Options{TTL: cfg.TokenTTL, Now: cfg.Now})
+	if err != nil {
+		panic(err) // unreachable: the TTL was made positive above
+	}
+	return &Service{pool: pool, q: q, hasher: cfg.Hasher, tokens: tokens, now: cfg.Now}
 }
 
 // SweepExpiredTokens deletes the rows of expired tokens and reports how many there were.
 func (s *Service) SweepExpiredTokens(ctx context.Context) (int64, error) {
-	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
-}
-
-// newToken returns a fresh access token (256 random bits, base64url) and the hash that is stored.
-func newToken() (string, []byte, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", nil, err
-	}
-	tok := base64.RawURLEncoding.EncodeToString(b[:])
-	return tok, hashToken(tok), nil
-}
-
-// hashToken is what the database keys tokens by. A plain SHA-256 suffices: tokens are 256 random
-// bits, so there is nothing to guess that a slow hash would protect.
-func hashToken(tok string) []byte {
-	h := sha256.Sum256([]byte(tok))
-	return h[:]
+	return s.tokens.Sweep(ctx)
 }
 
 var idRE = regexp.MustCompile(`^[0-9a-f]{24}$`)
@@ -235,7 +216,7 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (User, s
 	if err != nil {
 		return User{}, "", err
 	}
-	tok, tokHash, err := newToken()
+	tok, tokHash, err := opaquetoken.Mint()
 	if err != nil {
 		return User{}, "", err
 	}
@@ -250,7 +231,8 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (User, s
 			return err
 		}
 		u = User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
-		return s.issue(ctx, q, row.ID, tokHash)
+		// Issued in the same transaction as the user, so a user never exists without its token.
+		return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID, ExpiresAt: s.now().Add(s.tokens.TTL())})
 	})
 	if err != nil {
 		return User{}, "", err
@@ -273,29 +255,16 @@ func (s *Service) Login(ctx context.Context, email, pw string) (string, error) {
 	if !ok {
 		return "", ErrInvalidCredentials
 	}
-	tok, tokHash, err := newToken()
-	if err != nil {
-		return "", err
-	}
-	if err := s.issue(ctx, s.q, row.ID, tokHash); err != nil {
-		return "", err
-	}
-	return tok, nil
+	return s.tokens.Issue(ctx, User{ID: row.ID})
 }
 
 // Authenticate returns the owner of an unexpired access token.
 func (s *Service) Authenticate(ctx context.Context, tok string) (User, error) {
-	if tok == "" || len(tok) > maxTokenLen {
+	u, err := s.tokens.Resolve(ctx, tok)
+	if errors.Is(err, opaquetoken.ErrInvalid) {
 		return User{}, ErrUnauthenticated
 	}
-	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hashToken(tok), Now: s.now()})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return User{}, ErrUnauthenticated
-	}
-	if err != nil {
-		return User{}, err
-	}
-	return User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}, nil
+	return u, err
 }
 
 // ResetPassword replaces the password of the token's owner after checking the current one, and
@@ -332,7 +301,7 @@ func (s *Service) ResetPassword(ctx context.Context, tok, current, next string) 
 		if err := q.SetBrandUserPassword(ctx, db.SetBrandUserPasswordParams{ID: u.ID, PasswordHash: newHash}); err != nil {
 			return err
 		}
-		return q.DeleteOtherBrandTokens(ctx, db.DeleteOtherBrandTokensParams{UserID: u.ID, TokenHash: hashToken(tok)})
+		return q.DeleteOtherBrandTokens(ctx, db.DeleteOtherBrandTokensParams{UserID: u.ID, TokenHash: opaquetoken.Hash(tok)})
 	})
 }
 
@@ -366,10 +335,10 @@ func (s *Service) EditProfile(ctx context.Context, tok, name, email string) erro
 
 // Logout revokes tok at once.
 func (s *Service) Logout(ctx context.Context, tok string) error {
-	if tok == "" || len(tok) > maxTokenLen {
+	if !opaquetoken.WellFormed(tok) {
 		return ErrUnauthenticated
 	}
-	n, err := s.q.DeleteBrandToken(ctx, db.DeleteBrandTokenParams{TokenHash: hashToken(tok), Now: s.now()})
+	n, err := s.q.DeleteBrandToken(ctx, db.DeleteBrandTokenParams{TokenHash: opaquetoken.Hash(tok), Now: s.now()})
 	if err != nil {
 		return err
 	}
@@ -382,10 +351,10 @@ func (s *Service) Logout(ctx context.Context, tok string) error {
 // MeJSON renders the token's owner as the JSON profile: the presented token, the user's fields and
 // the full brand objects of its subscriptions, oldest first. It is one query.
 func (s *Service) MeJSON(ctx context.Context, tok string) ([]byte, error) {
-	if tok == "" || len(tok) > maxTokenLen {
+	if !opaquetoken.WellFormed(tok) {
 		return nil, ErrUnauthenticated
 	}
-	rows, err := s.q.GetBrandMeRows(ctx, db.GetBrandMeRowsParams{TokenHash: hashToken(tok), Now: s.now()})
+	rows, err := s.q.GetBrandMeRows(ctx, db.GetBrandMeRowsParams{TokenHash: opaquetoken.Hash(tok), Now: s.now()})
 	if err != nil {
 		return nil, err
 	}

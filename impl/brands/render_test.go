@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/triadhq/triad/gen/db"
-	"github.com/triadhq/triad/impl/brands/password"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/password"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

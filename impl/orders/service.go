@@ -15,7 +15,7 @@ import (
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/orders/money"
-	"github.com/triadhq/triad/impl/orders/password"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/pgtx"
 )
 

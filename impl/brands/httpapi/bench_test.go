@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/brands/httpapi"
-	"github.com/triadhq/triad/impl/brands/password"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/password"
 )
 
 // baselineBrand is what the raw baseline endpoint scans each row into.

@@ -19,8 +19,8 @@ import (
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/brands/httpapi"
-	"github.com/triadhq/triad/impl/brands/password"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/password"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -21,7 +21,7 @@ import (
 
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
-	"github.com/triadhq/triad/impl/brands/password"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/orders"
-	"github.com/triadhq/triad/impl/orders/token"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -37,8 +37,8 @@ func (a *API) bearer(public func(*http.Request) bool) func(http.Handler) http.Ha
 				unauthorized(w, r, `Bearer realm="orders"`, "an access token is required: Authorization: Bearer <token>")
 				return
 			}
-			p, err := a.tokens.Lookup(r.Context(), tok)
-			if errors.Is(err, token.ErrInvalid) {
+			p, err := a.tokens.Resolve(r.Context(), tok)
+			if errors.Is(err, opaquetoken.ErrInvalid) {
 				unauthorized(w, r, `Bearer realm="orders", error="invalid_token"`, "the access token is unknown or expired")
 				return
 			}

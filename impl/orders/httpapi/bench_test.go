@@ -16,7 +16,7 @@ import (
 
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/orders"
-	"github.com/triadhq/triad/impl/orders/password"
+	"github.com/triadhq/triad/impl/password"
 )
 
 // The benchmarks live in package httpapi (the test binary's TestMain, in httpapi_test, starts the
@@ -28,7 +28,7 @@ const benchClientID, benchClientSecret = "bench-client", "bench-secret"
 func benchAPI(b *testing.B, pool *pgxpool.Pool) (http.Handler, *API) {
 	b.Helper()
 	h, a, err := NewHTTPHandler(pool, Options{ClientID: benchClientID, ClientSecret: benchClientSecret,
-		TokenTTL: time.Hour, Hasher: password.NewHasher(password.Params{Time: 1, Memory: 64, Threads: 1})})
+		TokenTTL: time.Hour, Hasher: password.New(password.Params{Time: 1, Memory: 64, Threads: 1})})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func fixtureUsers(b *testing.B, pool *pgxpool.Pool, a *API, prefix string, t ord
 
 func issue(b *testing.B, a *API, p orders.Principal) string {
 	b.Helper()
-	tok, err := a.tokens.Issue(context.Background(), p)
+	tok, err := a.tokens.Issue(context.Background(), &p)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/orders/httpapi"
-	"github.com/triadhq/triad/impl/orders/password"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 )
 
@@ -43,7 +43,7 @@ var (
 )
 
 func sharedHasher() *password.Hasher {
-	hasherOnce.Do(func() { hasher = password.NewHasher(password.Default) })
+	hasherOnce.Do(func() { hasher = password.New(password.Default) })
 	return hasher
 }
 

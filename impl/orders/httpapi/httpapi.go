@@ -16,9 +16,9 @@ import (
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/orders"
-	"github.com/triadhq/triad/impl/orders/password"
-	"github.com/triadhq/triad/impl/orders/token"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -44,7 +44,7 @@ type Options struct {
 // API is the orders surface: the domain service, the token store and the HTTP glue.
 type API struct {
 	svc    *orders.Service
-	tokens *token.Store
+	tokens *opaquetoken.Tokens[*orders.Principal]
 	logins *throttle.Limiter
 	opts   Options
 	log    *slog.Logger
@@ -62,11 +62,16 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Hasher == nil {
-		opts.Hasher = password.NewHasher(password.Default)
+		opts.Hasher = password.New(password.Default)
+	}
+	tokens, err := opaquetoken.New(orders.NewTokenStore(db.New(pool)),
+		opaquetoken.Options{TTL: opts.TokenTTL, CacheFor: TokenCacheFor})
+	if err != nil {
+		return nil, err
 	}
 	return &API{
 		svc:    orders.NewService(pool, opts.Hasher),
-		tokens: token.NewStore(db.New(pool), opts.TokenTTL),
+		tokens: tokens,
 		logins: throttle.New(opts.Logins),
 		opts:   opts,
 		log:    opts.Log,
@@ -77,7 +82,12 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 func (a *API) Service() *orders.Service { return a.svc }
 
 // Tokens is the token store (the server sweeps expired tokens through it).
-func (a *API) Tokens() *token.Store { return a.tokens }
+func (a *API) Tokens() *opaquetoken.Tokens[*orders.Principal] { return a.tokens }
+
+// TokenCacheFor is how long a replica serves a resolved access token from memory: bearer checks
+// are on every request's path, and deleting a token's row revokes it on every replica within this
+// delay.
+const TokenCacheFor = 5 * time.Second
 
 // Mount registers the orders routes on r: POST /oauth/token, POST /users, GET /authenticated,
 // /orders and /users/{id}/orders.

@@ -1,0 +1,134 @@
+// Package password hashes and checks the passwords of every surface with argon2id (RFC 9106),
+// stored in the PHC string format ($argon2id$v=19$m=...,t=...,p=...$salt$key), so the cost can be
+// raised later while old hashes keep verifying with the parameters written in them.
+package password
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Params are argon2id's cost settings.
+type Params struct {
+	Time    uint32 // passes over memory
+	Memory  uint32 // KiB
+	Threads uint8  // lanes
+}
+
+// Default is the production cost: OWASP's argon2id setting (19 MiB, 2 passes, 1 lane), roughly
+// 20-40 ms per hash on one core, which slows offline guessing a great deal.
+var Default = Params{Time: 2, Memory: 19 * 1024, Threads: 1}
+
+// Fast is a deliberately weak cost for tests that create many users. Never use it in production.
+var Fast = Params{Time: 1, Memory: 64, Threads: 1}
+
+// ErrMalformed reports a stored hash this package refuses to read (see Parse).
+var ErrMalformed = errors.New("password: malformed hash")
+
+const (
+	saltLen = 16
+	keyLen  = 32
+)
+
+// Hasher hashes and verifies passwords. It runs at most a few argon2 computations at once: each
+// one holds Params.Memory, so a burst of logins must neither exhaust memory nor starve other
+// requests.
+type Hasher struct {
+	p   Params
+	sem chan struct{}
+	// dummy is what an unknown user's password is checked against, so an unknown account costs
+	// the same time as a wrong password and the two cannot be told apart by timing.
+	dummy Hash
+}
+
+// New returns a Hasher using p for new hashes.
+func New(p Params) *Hasher {
+	h := &Hasher{p: p, sem: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
+	salt, err := newSalt()
+	if err != nil {
+		panic(err) // crypto/rand failing leaves nothing sensible to do
+	}
+	h.dummy = Hash{Params: p, Salt: salt}
+	h.dummy.Key = h.dummy.derive([]byte("no such user: constant-time filler"), keyLen)
+	return h
+}
+
+func (h *Hasher) acquire(ctx context.Context) error {
+	select {
+	case h.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Hash returns the PHC-format argon2id hash of pw with a fresh random salt.
+func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {
+	salt, err := newSalt()
+	if err != nil {
+		return "", err
+	}
+	if err := h.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer func() { <-h.sem }()
+	ph := Hash{Params: h.p, Salt: salt}
+	ph.Key = ph.derive([]byte(pw), keyLen)
+	return ph.String(), nil
+}
+
+// Verify reports whether pw matches stored, comparing in constant time. An empty stored hash (an
+// unknown user) is checked against a dummy hash, spending the same time, and reports false. A
+// stored hash that Parse refuses gives ErrMalformed without any hashing: its parameters could
+// make argon2 panic (t=0, p=0) or allocate without bound.
+func (h *Hasher) Verify(ctx context.Context, stored, pw string) (bool, error) {
+	ph, unknown := h.dummy, stored == ""
+	if !unknown {
+		var err error
+		if ph, err = Parse(stored); err != nil {
+			return false, err
+		}
+	}
+	if err := h.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer func() { <-h.sem }()
+	got := ph.derive([]byte(pw), uint32(len(ph.Key)))
+	return subtle.ConstantTimeCompare(got, ph.Key) == 1 && !unknown, nil
+}
+
+func newSalt() ([]byte, error) {
+	salt := make([]byte, saltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return nil, fmt.Errorf("password: salt: %w", err)
+	}
+	return salt, nil
+}
+
+// b64 is PHC's base64: standard alphabet, no padding, and Strict so that one value has exactly
+// one spelling (unused trailing bits must be zero).
+var b64 = base64.RawStdEncoding.Strict()
+
+// Hash is a parsed PHC argon2id string.
+type Hash struct {
+	Params
+	Salt []byte
+	Key  []byte
+}
+
+// String is h in PHC format, the form Parse reads.
+func (h Hash) String() string {
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads,
+		b64.EncodeToString(h.Salt), b64.EncodeToString(h.Key))
+}
+
+func (h Hash) derive(pw []byte, n uint32) []byte {
+	return argon2.IDKey(pw, h.Salt, h.Time, h.Memory, h.Threads, n)
+}

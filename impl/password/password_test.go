@@ -1,0 +1,137 @@
+package password
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPassword_HashVerifies(t *testing.T) {
+	h := New(Fast)
+	ctx := context.Background()
+	stored, err := h.Hash(ctx, "correct-horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stored, "$argon2id$v=19$m=64,t=1,p=1$") {
+		t.Fatalf("hash %q is not a PHC argon2id string with the configured cost", stored)
+	}
+	if strings.Contains(stored, "correct-horse") {
+		t.Fatal("hash contains the password")
+	}
+	for _, c := range []struct {
+		pw   string
+		want bool
+	}{{"correct-horse", true}, {"correct-horsE", false}, {"", false}, {"correct-horse ", false}} {
+		ok, err := h.Verify(ctx, stored, c.pw)
+		if err != nil || ok != c.want {
+			t.Errorf("Verify(%q) = %v, %v; want %v", c.pw, ok, err, c.want)
+		}
+	}
+}
+
+func TestPassword_DefaultCost(t *testing.T) {
+	stored, err := New(Default).Hash(context.Background(), "pw")
+	if err != nil || !strings.HasPrefix(stored, "$argon2id$v=19$m=19456,t=2,p=1$") {
+		t.Fatalf("default hash %q, %v", stored, err)
+	}
+}
+
+func TestPassword_SaltedPerHash(t *testing.T) {
+	h := New(Fast)
+	a, _ := h.Hash(context.Background(), "same")
+	b, _ := h.Hash(context.Background(), "same")
+	if a == b {
+		t.Fatal("two hashes of one password are equal: salt is not random")
+	}
+}
+
+func TestPassword_OldParamsStillVerify(t *testing.T) {
+	stored, _ := New(Fast).Hash(context.Background(), "pw-12345")
+	ok, err := New(Params{Time: 2, Memory: 128, Threads: 1}).Verify(context.Background(), stored, "pw-12345")
+	if err != nil || !ok {
+		t.Fatalf("hash made with other params: ok=%v err=%v", ok, err)
+	}
+}
+
+func TestPassword_UnknownUserIsFalse(t *testing.T) {
+	for _, pw := range []string{"anything", "no such user: constant-time filler"} {
+		ok, err := New(Fast).Verify(context.Background(), "", pw)
+		if err != nil || ok {
+			t.Fatalf("empty stored hash with %q: ok=%v err=%v", pw, ok, err)
+		}
+	}
+}
+
+func TestPassword_CancelledContext(t *testing.T) {
+	h := New(Fast)
+	stored, _ := h.Hash(context.Background(), "pw")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Fill the slots so the call has to wait, and sees its context is done.
+	for range cap(h.sem) {
+		h.sem <- struct{}{}
+	}
+	if _, err := h.Verify(ctx, stored, "pw"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Verify with a cancelled context: %v", err)
+	}
+	if _, err := h.Hash(ctx, "pw"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Hash with a cancelled context: %v", err)
+	}
+}
+
+// A corrupt stored hash is refused before argon2 sees it: t=0 and p=0 make argon2.IDKey panic,
+// and a huge m would allocate that much.
+func TestPassword_MalformedStoredHash(t *testing.T) {
+	const salt, key = "c2FsdHNhbHRzYWx0", "a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5"
+	for name, s := range map[string]string{
+		"plain":            "plain",
+		"empty fields":     "$$$$$",
+		"argon2i":          "$argon2i$v=19$m=64,t=1,p=1$" + salt + "$" + key,
+		"old version":      "$argon2id$v=16$m=64,t=1,p=1$" + salt + "$" + key,
+		"t=0":              "$argon2id$v=19$m=64,t=0,p=1$" + salt + "$" + key,
+		"p=0":              "$argon2id$v=19$m=64,t=1,p=0$" + salt + "$" + key,
+		"m below 8p":       "$argon2id$v=19$m=7,t=1,p=1$" + salt + "$" + key,
+		"m huge":           "$argon2id$v=19$m=4194304,t=1,p=1$" + salt + "$" + key,
+		"t huge":           "$argon2id$v=19$m=64,t=100000,p=1$" + salt + "$" + key,
+		"p over uint8":     "$argon2id$v=19$m=4096,t=1,p=257$" + salt + "$" + key,
+		"negative":         "$argon2id$v=19$m=-64,t=1,p=1$" + salt + "$" + key,
+		"leading zero":     "$argon2id$v=19$m=064,t=1,p=1$" + salt + "$" + key,
+		"plus sign":        "$argon2id$v=19$m=+64,t=1,p=1$" + salt + "$" + key,
+		"order swapped":    "$argon2id$v=19$t=1,m=64,p=1$" + salt + "$" + key,
+		"trailing text":    "$argon2id$v=19$m=64,t=1,p=1x$" + salt + "$" + key,
+		"extra field":      "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + key + "$",
+		"padded base64":    "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + key + "=",
+		"no salt":          "$argon2id$v=19$m=64,t=1,p=1$$" + key,
+		"short key":        "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$a2V5",
+		"empty key":        "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$",
+		"bad base64":       "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V*",
+		"noncanonical b64": "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHRzYWx0c$" + key,
+		"newline in salt":  "$argon2id$v=19$m=64,t=1,p=1$c2Fsd\nHNhbHRzYWx0$" + key,
+		"leading space":    " $argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + key,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Parse(s); err != ErrMalformed {
+				t.Fatalf("Parse(%q) = %v, want ErrMalformed", s, err)
+			}
+			if ok, err := New(Fast).Verify(context.Background(), s, "x"); ok || err != ErrMalformed {
+				t.Fatalf("Verify against %q = %v, %v; want ErrMalformed", s, ok, err)
+			}
+		})
+	}
+}
+
+func TestPassword_ParseRoundTrip(t *testing.T) {
+	stored, _ := New(Params{Time: 3, Memory: 256, Threads: 2}).Hash(context.Background(), "pw")
+	h, err := Parse(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Time != 3 || h.Memory != 256 || h.Threads != 2 || len(h.Salt) != saltLen || len(h.Key) != keyLen {
+		t.Fatalf("parsed %+v", h)
+	}
+	if h.String() != stored {
+		t.Fatalf("String() = %q, want %q", h.String(), stored)
+	}
+}
