@@ -187,7 +187,9 @@ var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 // AddCustomHandler registers any Provider (non-OAuth login methods, hand-built OAuth handlers).
 func (s *Service) AddCustomHandler(p provider.Provider) error {
 	name := p.Name()
-	if !validName.MatchString(name) || slices.Contains(reserved, name) {
+	// A provider named like a one-segment AuthPath ("auth") would make /auth/login ambiguous for a
+	// handler that strips its own path (see Handlers).
+	if !validName.MatchString(name) || slices.Contains(reserved, name) || name == strings.Trim(s.opts.AuthPath, "/") {
 		return fmt.Errorf("%w: %q", ErrBadProviderName, name)
 	}
 	s.mu.Lock()

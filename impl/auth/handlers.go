@@ -2,6 +2,8 @@ package auth
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -15,8 +17,9 @@ import (
 const CodeUnknownProvider = "unknown_provider"
 
 // Handlers returns the auth handler, to mount at AuthPath ("/auth"), and the avatar handler, to
-// mount at AvatarRoutePath ("/avatar"). Both route on the path below their mount point: chi's Mount
-// and http.StripPrefix both work.
+// mount at AvatarRoutePath ("/avatar"). They work however they are mounted: chi's Mount,
+// http.StripPrefix, or a plain http.ServeMux pattern ("/auth/", "/avatar/") that passes the full
+// path, from which each handler strips its own configured path.
 //
 // Auth routes: GET /list, GET /user, GET /status, GET|POST /logout, and per provider
 // GET|POST /<p>/login, GET|POST /<p>/callback, GET|POST /<p>/logout.
@@ -42,7 +45,41 @@ func (s *Service) Handlers() (authHandler, avatarHandler http.Handler) {
 		r.Get("/{provider}/"+action, s.providerHandler(action))
 		r.Post("/{provider}/"+action, s.providerHandler(action))
 	}
-	return r, s.avatarH
+	return mountable(r, s.opts.AuthPath), mountable(s.avatarH, s.opts.AvatarRoutePath)
+}
+
+// mountable lets a handler that routes on the path below its mount point also be mounted where the
+// full path reaches it (http.ServeMux's "/auth/", chi's Handle("/auth/*")). chi's Mount has already
+// set the route path, and http.StripPrefix has already removed the prefix; otherwise a path that
+// starts with prefix (the configured AuthPath or AvatarRoutePath) loses it here, so the routes see
+// the same path in all three cases.
+func mountable(h http.Handler, prefix string) http.Handler {
+	prefix = "/" + strings.Trim(prefix, "/")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePath != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok || (rest != "" && rest[0] != '/') {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if rest == "" {
+			rest = "/"
+		}
+		// The same shallow copy http.StripPrefix makes: the caller's request is left untouched.
+		r2 := new(http.Request)
+		*r2 = *r
+		r2.URL = new(url.URL)
+		*r2.URL = *r.URL
+		r2.URL.Path = rest
+		r2.URL.RawPath = ""
+		if rp, ok := strings.CutPrefix(r.URL.RawPath, prefix); ok {
+			r2.URL.RawPath = rp
+		}
+		h.ServeHTTP(w, r2)
+	})
 }
 
 // securityHeaders hardens every auth response. The CSP forbids everything: these responses are JSON
