@@ -30,7 +30,9 @@ import (
 // Options configure the Service. Only SecretReader and URL are required; every other field has the
 // default its comment names.
 type Options struct {
-	// SecretReader returns the JWT secret for an audience. Required.
+	// SecretReader returns the JWT secret for an audience (the token's aud, the `site` or `aud` of
+	// a login), so each site may have its own secret; one that ignores aud gives every site the
+	// same secret. Required.
 	SecretReader token.SecretReader
 	// TokenDuration is the JWT lifetime; default 15 minutes. Short, because a token cannot be revoked.
 	TokenDuration time.Duration
@@ -39,6 +41,9 @@ type Options struct {
 	CookieDuration time.Duration
 	// Issuer goes into iss and is required of incoming tokens; default "triad".
 	Issuer string
+	// AcceptIssuers are further iss values accepted on incoming tokens (new tokens carry Issuer),
+	// e.g. "go-pkgz/auth" while a site migrates (docs/auth-migration.md); default none.
+	AcceptIssuers []string
 	// URL is the public base URL of the site, e.g. "https://example.com". Required: OAuth callbacks
 	// and the same-host redirect rule derive from it.
 	URL string
@@ -89,6 +94,18 @@ type Options struct {
 	// memory, which holds for one process only. Replicas share one through PostgreSQL (pgstate.New),
 	// or a confirmation replayed on another replica logs in again.
 	UsedIDs provider.UsedIDs
+	// JWTCookieName, JWTCookieDomain, JWTHeaderKey, XSRFCookieName, XSRFHeaderKey and JWTQuery
+	// rename the token's transports for a site that already uses other names; defaults "JWT", ""
+	// (host-only cookies), "X-JWT", "XSRF-TOKEN", "X-XSRF-TOKEN" and "token".
+	JWTCookieName, JWTCookieDomain, JWTHeaderKey, XSRFCookieName, XSRFHeaderKey, JWTQuery string
+	// ErrorHandler writes the middleware's refusals (401 from Auth, Admin and RBAC without a user,
+	// 403 from Admin and RBAC), e.g. a redirect to the site's login page; default the JSON Error body.
+	ErrorHandler middleware.ErrorHandlerFunc
+	// RolesIgnoreCase makes RBAC match roles case-insensitively; default exact.
+	RolesIgnoreCase bool
+	// UserIDFunc derives user ids at login; default "<provider>_" + SHA-1 of the provider's id
+	// (token.UserID). provider.GoPkgzUserID keeps the ids go-pkgz/auth gave.
+	UserIDFunc provider.UserIDFunc
 	// LoginPage serves the demo login page (see Service.LoginPage) at the root of the auth handler
 	// (GET AuthPath, and AuthPath + "/"); default off. LoginPageDirect names the direct provider its form uses.
 	LoginPage       bool
@@ -150,12 +167,14 @@ func New(opts Options) (*Service, error) {
 		SecretReader: opts.SecretReader, ClaimsUpd: opts.ClaimsUpdater, SecureCookies: opts.SecureCookies,
 		SameSite: opts.SameSite, TokenDuration: opts.TokenDuration, CookieDuration: opts.CookieDuration,
 		Issuer: opts.Issuer, Audiences: opts.Audiences, XSRFIgnoreMethods: opts.XSRFIgnoreMethods,
-		DisableXSRF: opts.DisableXSRF,
+		DisableXSRF: opts.DisableXSRF, AcceptIssuers: opts.AcceptIssuers,
+		JWTCookieName: opts.JWTCookieName, JWTCookieDomain: opts.JWTCookieDomain, JWTHeaderKey: opts.JWTHeaderKey,
+		XSRFCookieName: opts.XSRFCookieName, XSRFHeaderKey: opts.XSRFHeaderKey, JWTQuery: opts.JWTQuery,
 	})
 	s.auth = &middleware.Authenticator{
 		JWTService: s.jwt, Validator: opts.Validator, AdminPasswd: opts.AdminPasswd,
 		BasicAuthChecker: opts.BasicAuthChecker, UserUpdater: opts.UserUpdater, L: opts.Logger,
-		ProviderKnown: s.isProvider,
+		ProviderKnown: s.isProvider, ErrorHandler: opts.ErrorHandler, RolesIgnoreCase: opts.RolesIgnoreCase,
 	}
 	s.redirect = provider.NewRedirectValidator(opts.URL, opts.AllowedRedirectHosts)
 	if err := s.initAvatar(); err != nil {
@@ -176,6 +195,7 @@ func (s *Service) Params(cid, csecret string) provider.Params {
 		URL: s.opts.URL, AuthPath: s.opts.AuthPath, JwtService: s.jwt, AvatarSaver: s.avatar,
 		Cid: cid, Csecret: csecret, Issuer: s.opts.Issuer, L: s.opts.Logger,
 		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient, UsedIDs: s.opts.UsedIDs,
+		UserIDFunc: s.opts.UserIDFunc,
 	}
 }
 
@@ -252,6 +272,17 @@ func (s *Service) DevProvider() *provider.Dev {
 		}
 	}
 	return nil
+}
+
+// AddCustomProvider registers an OAuth 2.0 provider the service has no built-in for, in one call:
+// its name, client, endpoints, user-info URL, user mapping and scopes (see provider.CustomOAuth2).
+// Register <URL><AuthPath>/<name>/callback as its redirect URI.
+func (s *Service) AddCustomProvider(c provider.CustomOAuth2) error {
+	h, err := provider.NewCustomOAuth2(s.Params(c.Cid, c.Csecret), c)
+	if err != nil {
+		return err
+	}
+	return s.AddCustomHandler(h)
 }
 
 // AddDirectProvider registers a login checked by the caller's CredChecker.

@@ -116,17 +116,18 @@ const maxXSRFHeader = 256
 
 // badXSRFHeader answers 400 validation_failed for an over-long X-XSRF-TOKEN, the same refusal the
 // spec-driven validator gives, so the session reads need no validator in front of them.
-func badXSRFHeader(w http.ResponseWriter, r *http.Request) bool {
-	if len(r.Header.Get(token.DefaultXSRFHeaderKey)) <= maxXSRFHeader {
+func (s *Service) badXSRFHeader(w http.ResponseWriter, r *http.Request) bool {
+	key := s.jwt.XSRFHeaderKey
+	if len(r.Header.Get(key)) <= maxXSRFHeader {
 		return false
 	}
 	web.WriteError(w, r, http.StatusBadRequest, web.Error{Code: web.CodeValidation, Message: "request does not match the API specification",
-		Details: []web.FieldError{{Field: token.DefaultXSRFHeaderKey, Message: "maximum string length is 256"}}})
+		Details: []web.FieldError{{Field: key, Message: "maximum string length is 256"}}})
 	return true
 }
 
 func (s *Service) user(w http.ResponseWriter, r *http.Request) {
-	if badXSRFHeader(w, r) {
+	if s.badXSRFHeader(w, r) {
 		return
 	}
 	u, err := s.auth.Authenticate(w, r)
@@ -146,7 +147,7 @@ type Status struct {
 }
 
 func (s *Service) status(w http.ResponseWriter, r *http.Request) {
-	if badXSRFHeader(w, r) {
+	if s.badXSRFHeader(w, r) {
 		return
 	}
 	u, err := s.auth.Authenticate(w, r)

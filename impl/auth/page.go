@@ -9,7 +9,7 @@ import (
 
 // loginPage shows how a browser logs in: it lists the providers (GET list), links each OAuth
 // provider's login with from= back to this page, offers a direct-login form, and shows the user
-// (GET user with the X-XSRF-TOKEN header copied from the XSRF-TOKEN cookie).
+// (GET user with the XSRF header copied from the XSRF cookie, under their configured names).
 var loginPage = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>triad login</title>
 <style nonce="{{.Nonce}}">body{font-family:sans-serif;max-width:40em;margin:3em auto}li{margin:.3em 0}code{background:#eee;padding:0 .2em}</style></head>
@@ -26,12 +26,16 @@ var loginPage = template.Must(template.New("page").Parse(`<!doctype html>
 <p><button id="logout">Log out</button></p>
 <script nonce="{{.Nonce}}">
 const base = {{.AuthPath}};
+const xsrfCookie = {{.XSRFCookie}}, xsrfHeader = {{.XSRFHeader}};
 function xsrf() {
-  const m = document.cookie.match(/(?:^|; )XSRF-TOKEN=([^;]*)/);
-  return m ? decodeURIComponent(m[1]) : "";
+  for (const c of document.cookie.split("; ")) {
+    const i = c.indexOf("=");
+    if (c.slice(0, i) === xsrfCookie) return decodeURIComponent(c.slice(i + 1));
+  }
+  return "";
 }
 async function refresh() {
-  const r = await fetch(base + "/user", {headers: {"X-XSRF-TOKEN": xsrf()}});
+  const r = await fetch(base + "/user", {headers: {[xsrfHeader]: xsrf()}});
   const s = document.getElementById("status");
   if (r.ok) {
     const u = await r.json();
@@ -86,6 +90,7 @@ func (s *Service) LoginPage(direct string) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-store")
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+nonce+"'; style-src 'nonce-"+nonce+"'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		_ = loginPage.Execute(w, map[string]string{"Nonce": nonce, "AuthPath": s.opts.AuthPath, "Direct": direct})
+		_ = loginPage.Execute(w, map[string]string{"Nonce": nonce, "AuthPath": s.opts.AuthPath, "Direct": direct,
+			"XSRFCookie": s.jwt.XSRFCookieName, "XSRFHeader": s.jwt.XSRFHeaderKey})
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -36,6 +37,10 @@ func (f UserUpdFunc) Update(u token.User) token.User { return f(u) }
 // BasicAuthFunc checks basic-auth credentials and returns the user to put in the request context.
 type BasicAuthFunc func(user, passwd string) (ok bool, u token.User, err error)
 
+// ErrorHandlerFunc writes a refusal of the middleware: status is 401 (no or bad credentials) or
+// 403 (Admin, RBAC), err says why (for logs: never send it to the client verbatim).
+type ErrorHandlerFunc func(w http.ResponseWriter, r *http.Request, status int, err error)
+
 // Authenticator builds the middlewares. Configure it once; it is safe for concurrent use.
 type Authenticator struct {
 	// JWTService reads and refreshes tokens. Required.
@@ -51,8 +56,39 @@ type Authenticator struct {
 	// ProviderKnown, when set, rejects tokens whose user comes from a provider it does not know
 	// (e.g. one removed from the configuration since the token was issued).
 	ProviderKnown func(name string) bool
+	// ErrorHandler, when set, writes the refusals of Auth, Admin and RBAC (a site's own HTML page,
+	// a redirect to its login); nil writes the JSON Error body.
+	ErrorHandler ErrorHandlerFunc
+	// RolesIgnoreCase makes RBAC compare roles case-insensitively ("Editor" matches "editor").
+	RolesIgnoreCase bool
 	// L logs refusals at debug level.
 	L logger.L
+}
+
+// Errors passed to ErrorHandler with a 403.
+var (
+	ErrNotAdmin    = errors.New("middleware: administrator only")
+	ErrRoleRefused = errors.New("middleware: role not permitted")
+)
+
+// refuse writes a refusal through ErrorHandler, or as the JSON Error body.
+func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if a.ErrorHandler != nil {
+		a.ErrorHandler(w, r, status, err)
+		return
+	}
+	if status == http.StatusForbidden {
+		msg := "forbidden"
+		switch {
+		case errors.Is(err, ErrNotAdmin):
+			msg = "administrator only"
+		case errors.Is(err, ErrRoleRefused):
+			msg = "role not permitted"
+		}
+		Forbidden(w, r, msg)
+		return
+	}
+	Unauthorized(w, r)
 }
 
 // Refusal codes of the JSON bodies: 401 {"code":"unauthorized",...}, 403 {"code":"forbidden",...}.
@@ -94,13 +130,18 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request) (to
 	if claims.User == nil || claims.Handshake != nil {
 		return token.User{}, ErrUnauthorized
 	}
-	if a.ProviderKnown != nil && !a.ProviderKnown(claims.User.Provider()) {
+	if a.ProviderKnown != nil && !a.ProviderKnown(claims.ProviderName()) {
 		return token.User{}, errors.Join(ErrUnauthorized, errors.New("provider not registered"))
 	}
 	if a.Validator != nil && !a.Validator.Validate(tok, claims) {
 		return token.User{}, errors.Join(ErrUnauthorized, errors.New("rejected by validator"))
 	}
-	return *claims.User, nil
+	u := *claims.User
+	if u.Audience == "" {
+		// Tokens of other issuers (go-pkgz/auth) carry the site only in aud.
+		u.Audience = claims.Aud()
+	}
+	return u, nil
 }
 
 // refresh re-issues an expired cookie token and returns the new claims and token string (the
@@ -109,7 +150,7 @@ func (a *Authenticator) refresh(w http.ResponseWriter, c token.Claims) (token.Cl
 	if c.User == nil || c.Handshake != nil {
 		return token.Claims{}, "", ErrUnauthorized
 	}
-	if a.ProviderKnown != nil && !a.ProviderKnown(c.User.Provider()) {
+	if a.ProviderKnown != nil && !a.ProviderKnown(c.ProviderName()) {
 		return token.Claims{}, "", errors.New("provider not registered")
 	}
 	c, err := a.JWTService.Set(w, c)
@@ -148,7 +189,7 @@ func (a *Authenticator) Auth(next http.Handler) http.Handler {
 		u, err := a.Authenticate(w, r)
 		if err != nil {
 			a.logf("[DEBUG] auth refused %s %s: %v", r.Method, r.URL.Path, err)
-			Unauthorized(w, r)
+			a.refuse(w, r, http.StatusUnauthorized, err)
 			return
 		}
 		next.ServeHTTP(w, token.SetUserInfo(r, u))
@@ -167,25 +208,30 @@ func (a *Authenticator) Trace(next http.Handler) http.Handler {
 
 // Admin requires an authenticated administrator: 401 without a user, 403 for other users.
 func (a *Authenticator) Admin(next http.Handler) http.Handler {
-	return a.require(func(u token.User) bool { return u.IsAdmin() }, "administrator only", next)
+	return a.require(func(u token.User) bool { return u.IsAdmin() }, ErrNotAdmin, next)
 }
 
 // RBAC requires an authenticated user whose Role is one of roles: 401 without a user, 403 otherwise.
 func (a *Authenticator) RBAC(roles ...string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		return a.require(func(u token.User) bool { return slices.Contains(roles, u.Role) }, "role not permitted", next)
+		return a.require(func(u token.User) bool {
+			if a.RolesIgnoreCase {
+				return slices.ContainsFunc(roles, func(role string) bool { return strings.EqualFold(role, u.Role) })
+			}
+			return slices.Contains(roles, u.Role)
+		}, ErrRoleRefused, next)
 	}
 }
 
-func (a *Authenticator) require(ok func(token.User) bool, msg string, next http.Handler) http.Handler {
+func (a *Authenticator) require(ok func(token.User) bool, refusal error, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := a.Authenticate(w, r)
 		if err != nil {
-			Unauthorized(w, r)
+			a.refuse(w, r, http.StatusUnauthorized, err)
 			return
 		}
 		if !ok(u) {
-			Forbidden(w, r, msg)
+			a.refuse(w, r, http.StatusForbidden, refusal)
 			return
 		}
 		next.ServeHTTP(w, token.SetUserInfo(r, u))

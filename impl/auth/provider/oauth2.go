@@ -134,7 +134,7 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}
-	Finish(w, r, h.Params, h.Name(), LoginResult{User: u, Aud: hc.Aud(), Session: hc.Handshake.Session, From: hc.Handshake.From})
+	Finish(w, r, h.Params, h.Name(), LoginResult{User: u, Aud: hc.Aud(), Session: hc.Handshake.Session, From: hc.Handshake.From, Data: data})
 }
 
 // maxInfoBody caps a user-info response; defends against a hostile or broken provider.

@@ -87,7 +87,14 @@ type Params struct {
 	// UsedIDs remembers consumed single-use tokens (verified-login confirmations); nil gives each
 	// verified provider its own in-memory set (one process).
 	UsedIDs UsedIDs
+	// UserIDFunc derives the user id at login; nil gives token.UserID(provider, raw id).
+	UserIDFunc UserIDFunc
 }
+
+// UserIDFunc derives a user's id from the provider name, the provider's raw user id and, for OAuth
+// providers, the user-info response (nil for others). The id must start with the provider name
+// and "_" or be unique across providers by other means: it keys the user and the avatar.
+type UserIDFunc func(provider, rawID string, data UserData) string
 
 // CallbackURL is the redirect URI to register at the provider: URL + AuthPath + /<name>/callback.
 func (p Params) CallbackURL(name string) string {
@@ -148,6 +155,8 @@ type LoginResult struct {
 	Aud     string
 	Session bool
 	From    string
+	// Data is the provider's user-info response, for Params.UserIDFunc; nil for non-OAuth providers.
+	Data UserData
 }
 
 // Finish completes a login for any provider: it hashes the user id under the provider's name, saves
@@ -155,7 +164,11 @@ type LoginResult struct {
 // as JSON.
 func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res LoginResult) {
 	u := res.User
-	u.ID = token.UserID(name, u.ID)
+	if p.UserIDFunc != nil {
+		u.ID = p.UserIDFunc(name, u.ID, res.Data)
+	} else {
+		u.ID = token.UserID(name, u.ID)
+	}
 	if p.AvatarSaver != nil {
 		pic, err := p.AvatarSaver.Put(r.Context(), u.ID, u.Picture)
 		if err != nil {
@@ -165,7 +178,7 @@ func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res L
 		}
 		u.Picture = pic
 	}
-	c := token.Claims{User: &u, SessionOnly: res.Session}
+	c := token.Claims{User: &u, SessionOnly: res.Session, AuthProvider: &token.AuthProvider{Name: name}}
 	if res.Aud != "" {
 		c.Audience = []string{res.Aud}
 	}

@@ -28,6 +28,8 @@ type claimsWire struct {
 	SessionOnly bool       `json:"sess_only"`
 	AuthTime    int64      `json:"auth_time"`
 	Handshake   *Handshake `json:"handshake"`
+	// AuthProvider is decoded into a value: most tokens carry it.
+	AuthProvider *AuthProvider `json:"auth_provider"`
 }
 
 // claims converts the wire form.
@@ -35,7 +37,7 @@ func (w *claimsWire) claims() Claims {
 	return Claims{
 		RegisteredClaims: jwt.RegisteredClaims{Issuer: w.Issuer, Subject: w.Subject, Audience: jwt.ClaimStrings(w.Audience),
 			ExpiresAt: date(w.ExpiresAt), NotBefore: date(w.NotBefore), IssuedAt: date(w.IssuedAt), ID: w.ID},
-		User: w.User, SessionOnly: w.SessionOnly, AuthTime: w.AuthTime, Handshake: w.Handshake,
+		User: w.User, SessionOnly: w.SessionOnly, AuthTime: w.AuthTime, Handshake: w.Handshake, AuthProvider: w.AuthProvider,
 	}
 }
 

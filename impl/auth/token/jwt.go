@@ -29,9 +29,31 @@ type Claims struct {
 	// AuthTime is when the user actually logged in (Unix seconds). Refreshes keep it, so a stolen
 	// cookie cannot be refreshed forever: past AuthTime+CookieDuration a new login is required.
 	AuthTime int64 `json:"auth_time,omitempty"`
+	// AuthProvider names the provider that logged the user in. The middleware checks it (rather
+	// than the user id's prefix) against the registered providers, so ids without a provider
+	// prefix (see provider.UserIDFunc) still name their provider. Tokens of go-pkgz/auth carry it too.
+	AuthProvider *AuthProvider `json:"auth_provider,omitempty"`
 	// Handshake carries login-flow state (OAuth2 state, PKCE verifier, redirect target) or a
 	// confirmation request; tokens with it are never accepted as sessions.
 	Handshake *Handshake `json:"handshake,omitempty"`
+}
+
+// AuthProvider is the provider claim of a session token.
+type AuthProvider struct {
+	// Name of the provider, as registered with the service.
+	Name string `json:"name,omitempty"`
+}
+
+// ProviderName returns the provider that issued the session: the auth_provider claim when present,
+// else the prefix of the user id ("github" for "github_3f2a…").
+func (c Claims) ProviderName() string {
+	if c.AuthProvider != nil && c.AuthProvider.Name != "" {
+		return c.AuthProvider.Name
+	}
+	if c.User == nil {
+		return ""
+	}
+	return c.User.Provider()
 }
 
 // Handshake is the short-lived state of a login in progress.
@@ -114,6 +136,9 @@ type Opts struct {
 	HandshakeDuration time.Duration
 	// Issuer goes in iss and is required of parsed tokens when set.
 	Issuer string
+	// AcceptIssuers are further iss values accepted on parsed tokens (never written): a site moving
+	// from another issuer name keeps its users' sessions.
+	AcceptIssuers []string
 	// Audiences, when non-empty, is the list of acceptable aud values: creating or accepting a token
 	// for any other audience fails with ErrAudience.
 	Audiences []string
@@ -209,7 +234,7 @@ func (s *Service) Parse(tokenString string) (Claims, error) {
 }
 
 func (s *Service) validate(c Claims) error {
-	if s.Issuer != "" && c.Issuer != s.Issuer {
+	if s.Issuer != "" && c.Issuer != s.Issuer && !slices.Contains(s.AcceptIssuers, c.Issuer) {
 		return fmt.Errorf("%w: issuer %q", ErrInvalid, c.Issuer)
 	}
 	if !s.AllowedAudience(c.Aud()) {
@@ -299,6 +324,11 @@ func (s *Service) Get(r *http.Request) (Claims, string, error) {
 		if xerr := s.checkXSRF(r, c.ID); xerr != nil {
 			return Claims{}, "", xerr
 		}
+	}
+	if err != nil && c.AuthTime == 0 && c.IssuedAt != nil && c.Issuer != s.Issuer {
+		// A token of an accepted other issuer (go-pkgz/auth writes no auth_time) is bounded from its
+		// iat, the time of its own last refresh, which is how long that library's cookie lives.
+		c.AuthTime = c.IssuedAt.Unix()
 	}
 	if err != nil {
 		// Session-only logins are refreshed too (their cookies stay session cookies, see Set): the
