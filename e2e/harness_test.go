@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,9 @@ var (
 	repoRoot  string // absolute path of the repository
 	serverBin string // the server binary built once by TestMain
 	usePrism  = os.Getenv("TRIAD_E2E_PRISM") == "1"
+	// replicas > 1 runs every suite against that many servers on one database behind HAProxy
+	// (make test-replicas); see replicas_test.go.
+	replicas, _ = strconv.Atoi(os.Getenv("TRIAD_E2E_REPLICAS"))
 )
 
 func TestMain(m *testing.M) {
@@ -78,10 +82,14 @@ func TestMain(m *testing.M) {
 // server is one running triad binary with its own database, and, in contract mode, one Prism
 // validating proxy per surface in front of it.
 type server struct {
-	// URL is the server's own base URL, e.g. http://127.0.0.1:41234.
+	// URL is the server's own base URL, e.g. http://127.0.0.1:41234; behind a load balancer, the
+	// balancer's.
 	URL  string
 	base map[string]string
 	log  *syncBuffer
+	cmd  *exec.Cmd
+	// dbURL is the database the server uses; tests read it to check what was really written.
+	dbURL string
 }
 
 // Base is the URL a client of surface talks to: the surface's Prism proxy in contract mode, the
@@ -98,15 +106,11 @@ func (s *server) Base(surface string) string {
 // Prism proxy for each of surfaces.
 func startServer(t *testing.T, surfaces ...string) *server {
 	t.Helper()
-	dbURL := dbtest.NewURL(t)
-	var s *server
-	for attempt := 0; s == nil; attempt++ {
-		var log string
-		s, log = launch(t, dbURL)
-		if s == nil && (attempt == 2 || !strings.Contains(log, "address already in use")) {
-			t.Fatalf("server exited before listening:\n%s", log)
-		}
+	if replicas > 1 {
+		return startCluster(t, replicas).lb
 	}
+	dbURL := dbtest.NewURL(t)
+	s := launchRetrying(t, launchOpts{dbURL: dbURL})
 	waitReady(t, s.URL+"/readyz")
 	if usePrism {
 		for _, surface := range surfaces {
@@ -116,12 +120,45 @@ func startServer(t *testing.T, surfaces ...string) *server {
 	return s
 }
 
+// launchOpts say how to start one server.
+type launchOpts struct {
+	dbURL string
+	// publicURL is the base URL clients use (AUTH_URL); empty means the server's own.
+	publicURL string
+	// devPort is the dev OAuth2 server's port; 0 picks a free one.
+	devPort int
+	// extra flags, e.g. SMTP settings.
+	args []string
+}
+
+// launchRetrying is launch, tried again when another process took the picked port meanwhile.
+func launchRetrying(t *testing.T, o launchOpts) *server {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		s, log := launch(t, o)
+		if s != nil {
+			return s
+		}
+		if attempt == 2 || !strings.Contains(log, "address already in use") {
+			t.Fatalf("server exited before listening:\n%s", log)
+		}
+	}
+}
+
 // launch starts the binary on a port picked just before. It returns nil and the server's log when
 // the server exits before listening (another process may have taken the port meanwhile).
-func launch(t *testing.T, dbURL string) (*server, string) {
+func launch(t *testing.T, o launchOpts) (*server, string) {
 	t.Helper()
 	port := freePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	public := o.publicURL
+	if public == "" {
+		public = url
+	}
+	devPort := o.devPort
+	if devPort == 0 {
+		devPort = freePort(t)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, serverBin,
 		"-mode", "dev",
@@ -130,10 +167,11 @@ func launch(t *testing.T, dbURL string) (*server, string) {
 		"-log-level", "info",
 		"-orders-client-id", ordersClientID,
 		"-orders-client-secret", ordersClientSecret,
-		"-auth-url", url,
-		"-auth-dev-port", fmt.Sprint(freePort(t)),
+		"-auth-url", public,
+		"-auth-dev-port", fmt.Sprint(devPort),
 	)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
+	cmd.Args = append(cmd.Args, o.args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+o.dbURL)
 	// SIGTERM lets the server shut down gracefully and close its database connections before dbtest
 	// drops the database.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -145,7 +183,7 @@ func launch(t *testing.T, dbURL string) (*server, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting the server: %v", err)
 	}
-	s := &server{URL: url, base: map[string]string{}, log: &syncBuffer{}}
+	s := &server{URL: url, base: map[string]string{}, log: &syncBuffer{}, cmd: cmd, dbURL: o.dbURL}
 	listening := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {

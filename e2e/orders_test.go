@@ -31,8 +31,13 @@ type ordersEnv struct {
 
 func newOrdersEnv(t *testing.T) *ordersEnv {
 	t.Helper()
-	srv := startServer(t, orders)
-	e := &ordersEnv{t: t, base: srv.Base(orders), hc: httpClient(t, loadSpec(t, orders))}
+	return newOrdersEnvAt(t, startServer(t, orders).Base(orders))
+}
+
+// newOrdersEnvAt is newOrdersEnv for a server (or balancer) already running at base.
+func newOrdersEnvAt(t *testing.T, base string) *ordersEnv {
+	t.Helper()
+	e := &ordersEnv{t: t, base: base, hc: httpClient(t, loadSpec(t, orders))}
 	var err error
 	e.oauth = oauth2.Config{
 		ClientID:     ordersClientID,
