@@ -160,7 +160,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		if _, p, err := net.SplitHostPort(cfg.Addr); err == nil && p == "0" {
 			port = 0
 		}
-		if err := svc.AddDevProviderOpts(provider.DevOpts{Port: port, EmailFn: func(u string) string { return u + "@example.com" }}); err != nil {
+		if err := svc.AddDevProviderOpts(provider.DevOpts{Port: port, Share: true, EmailFn: func(u string) string { return u + "@example.com" }}); err != nil {
 			return fail(err)
 		}
 		if err := svc.AddDirectProvider(devDirectProvider, provider.CredCheckerFunc(func(user, passwd string) (bool, error) {

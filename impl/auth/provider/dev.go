@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -35,6 +36,10 @@ type DevOpts struct {
 	// EmailFn maps a user name to an e-mail; nil returns no e-mail (the default of real providers
 	// that need an extra scope for it).
 	EmailFn func(username string) string
+	// Share, when Port is taken, uses the dev server already listening there instead of failing:
+	// replicas of one server in dev mode share one dev server, so a login that starts on one
+	// replica can end on another (the codes live in the server that issued them).
+	Share bool
 }
 
 // Dev is the development-only provider: a fake OAuth 2.0 server on its own port whose login page
@@ -66,12 +71,16 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port)))
-	if err != nil {
+	addr := net.JoinHostPort(o.Host, strconv.Itoa(o.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil && !(o.Share && o.Port != 0 && errors.Is(err, syscall.EADDRINUSE)) {
 		return nil, err
 	}
 	d := &Dev{opts: o, ln: ln, codes: map[string]devCode{}, tokens: map[string]devToken{}}
-	d.base = "http://" + ln.Addr().String()
+	d.base = "http://" + addr
+	if ln != nil {
+		d.base = "http://" + ln.Addr().String()
+	}
 	d.OAuth2Handler = NewOAuth2Handler(p, OAuth2Config{
 		Name:     DevName,
 		Endpoint: oauth2.Endpoint{AuthURL: d.base + "/login/oauth/authorize", TokenURL: d.base + "/login/oauth/access_token", AuthStyle: oauth2.AuthStyleInParams},
@@ -88,6 +97,10 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 	mux.HandleFunc("POST /login/oauth/access_token", d.accessToken)
 	mux.HandleFunc("GET /user", d.user)
 	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if ln == nil {
+		p.log().Logf("[INFO] dev OAuth2 server: using the one already at %s (shared by replicas)", d.base)
+		return d, nil
+	}
 	go func() { _ = d.srv.Serve(ln) }()
 	p.log().Logf("[INFO] dev OAuth2 server at %s (development only)", d.base)
 	return d, nil

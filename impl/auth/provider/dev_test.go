@@ -6,6 +6,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,5 +70,39 @@ func TestDev_LoginFlow(t *testing.T) {
 	claims, err := ts.Parse(jwtCookie)
 	if err != nil || claims.User.Name != "alice" {
 		t.Fatalf("cookie token: %v %+v", err, claims)
+	}
+}
+
+// TestDev_ReplicasShareOneServer: a second provider on a taken port uses the running dev server
+// only when asked to (dev-mode replicas), and fails otherwise, as a misconfigured port should.
+func TestDev_ReplicasShareOneServer(t *testing.T) {
+	_, first, _ := newDevSite(t)
+	u, err := url.Parse(first.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	params := provider.Params{URL: "http://127.0.0.1:1", JwtService: token.NewService(token.Opts{
+		SecretReader: token.SecretFunc(func(string) (string, error) { return "test-secret-0123456789abcdef", nil }), Issuer: "test"})}
+
+	if _, err := provider.NewDev(params, provider.DevOpts{Port: port}); err == nil {
+		t.Fatal("a second dev server on a taken port started without Share")
+	}
+	second, err := provider.NewDev(params, provider.DevOpts{Port: port, Share: true})
+	if err != nil {
+		t.Fatalf("Share: %v", err)
+	}
+	t.Cleanup(func() { _ = second.Close() })
+	if second.URL() != first.URL() {
+		t.Fatalf("shared provider points at %s, want the running server %s", second.URL(), first.URL())
+	}
+	// The shared provider's endpoints reach the running server: its login page answers.
+	resp, err := http.Get(second.URL() + "/login/oauth/authorize?client_id=x&redirect_uri=" + url.QueryEscape("http://127.0.0.1:1/cb") + "&response_type=code&state=s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		t.Fatalf("running dev server answered %d", resp.StatusCode)
 	}
 }
