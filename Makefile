@@ -19,6 +19,10 @@ help: ## list the targets
 deps-postgres: ## install PostgreSQL server binaries from Debian when missing (as root)
 	@bash scripts/ensure-postgres.sh
 
+.PHONY: deps-haproxy
+deps-haproxy: ## install Debian's haproxy when missing (as root); the replica test and run-replicas put it in front
+	@bash scripts/ensure-haproxy.sh
+
 .PHONY: deps-chromium
 deps-chromium: ## install Debian's chromium when missing (as root); the auth browser test drives it
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
@@ -56,6 +60,10 @@ build: ## build bin/server
 run: deps-postgres build ## run the server in dev mode with a managed PostgreSQL under DATA_DIR
 	./bin/server -mode dev -data-dir $(DATA_DIR)
 
+.PHONY: run-replicas
+run-replicas: deps-postgres deps-haproxy build ## one PostgreSQL, REPLICAS (3) dev-mode servers and HAProxy on :8080 (docs/replicas.md)
+	bash scripts/run-replicas.sh
+
 .PHONY: fmt-check
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/') 2>/dev/null); if [ -n "$$out" ]; then echo "not gofmt-ed:"; echo "$$out"; exit 1; fi
@@ -78,10 +86,15 @@ check-sdk: deps-npm ## type-check the TypeScript SDK and its tests (tsc, strict)
 contract: deps-postgres deps-npm ## replay the end-to-end suites through Prism validating proxies (--errors); fails on any violation
 	TRIAD_E2E_PRISM=1 $(GO) test -count=1 -timeout 10m -v ./e2e/
 
+.PHONY: test-replicas
+test-replicas: deps-postgres deps-haproxy deps-npm ## the end-to-end suites through HAProxy over three servers on one database
+	TRIAD_E2E_REPLICAS=3 $(GO) test -count=1 -timeout 15m -run '^Test(Orders|Brands|Auth|Specs|TypeScriptSDK)_?' ./e2e/
+
 .PHONY: test
-test: deps-postgres deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the Prism contract run
+test: deps-postgres deps-haproxy deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the replica run, the Prism contract run
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 12m ./...
+	@$(MAKE) --no-print-directory test-replicas
 	@$(MAKE) --no-print-directory contract
 
 .PHONY: lint
