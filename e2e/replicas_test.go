@@ -5,10 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime/quotedprintable"
 	"net/http"
+	netmail "net/mail"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +21,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/auth/sender/smtptest"
 	"github.com/triadhq/triad/impl/dbtest"
 )
 
@@ -334,4 +340,48 @@ func TestReplicas_KillOneMidLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d orders acknowledged, %d stored, one replica killed mid-load", len(acked), len(stored))
+}
+
+// TestReplicas_ConfirmationSingleUse sends a verified-login confirmation through a real SMTP server,
+// uses it once through the balancer, and replays it at every replica: each refuses it.
+func TestReplicas_ConfirmationSingleUse(t *testing.T) {
+	t.Parallel()
+	mail := smtptest.Start(t, smtptest.Options{})
+	c := startCluster(t, 3, "-auth-smtp-host", mail.Host, "-auth-smtp-port", strconv.Itoa(mail.Port),
+		"-auth-smtp-starttls=false", "-auth-smtp-from", "triad <noreply@example.com>")
+	hc := httpClient(t, loadSpec(t, auth))
+	get := func(base, path string) (int, string) {
+		t.Helper()
+		resp, err := hc.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, b := get(c.lb.URL, "/auth/email/login?user=alice&address=alice@example.com&aud=triad"); st != 200 {
+		t.Fatalf("send: %d %s", st, b)
+	}
+	msgs := mail.Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages delivered, want 1", len(msgs))
+	}
+	msg, err := netmail.ReadMessage(strings.NewReader(msgs[0].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(quotedprintable.NewReader(msg.Body))
+	m := regexp.MustCompile(`<pre>([A-Za-z0-9_\-.]+)</pre>`).FindStringSubmatch(string(body))
+	if m == nil {
+		t.Fatalf("no confirmation token in:\n%s", body)
+	}
+	if st, b := get(c.lb.URL, "/auth/email/login?token="+m[1]); st != 200 {
+		t.Fatalf("confirm through the balancer: %d %s", st, b)
+	}
+	for i, node := range c.nodes {
+		if st, b := get(node.URL, "/auth/email/login?token="+m[1]); st != 403 || !strings.Contains(b, "confirmation_used") {
+			t.Errorf("replay at replica %d: %d %s; want 403 confirmation_used", i+1, st, b)
+		}
+	}
 }
