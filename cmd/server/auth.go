@@ -14,7 +14,6 @@ import (
 
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/auth"
-	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/pgstate"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/sender"
@@ -135,7 +134,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		AvatarResizeLimit: c.AvatarResize,
 		Audiences:         splitList(c.Audiences),
 		AdminPasswd:       string(c.AdminPasswd),
-		Logger:            slogAdapter(log),
+		Logger:            log.With("surface", "auth"),
 		// An https public URL means the browser always talks TLS: mark the cookies Secure then too.
 		SecureCookies:        c.SecureCookies || strings.HasPrefix(strings.ToLower(c.URL), "https://"),
 		AllowedRedirectHosts: splitList(c.AllowedHosts),
@@ -184,7 +183,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 			return fail(errors.New("AUTH_SMTP_HOST needs AUTH_SMTP_FROM"))
 		}
 		email := sender.NewEmail(sender.EmailParams{Host: c.SMTPHost, Port: c.SMTPPort, SMTPUserName: c.SMTPUser,
-			SMTPPassword: string(c.SMTPPassword), StartTLS: c.SMTPStartTLS, From: c.SMTPFrom}, slogAdapter(log))
+			SMTPPassword: string(c.SMTPPassword), StartTLS: c.SMTPStartTLS, From: c.SMTPFrom}, log.With("surface", "auth"))
 		if err := svc.AddVerifProvider("email", emailTemplate, email); err != nil {
 			return fail(err)
 		}
@@ -204,21 +203,6 @@ const emailTemplate = `<p>Hello {{.User}},</p>
 <p>Confirm your login to {{.Site}} with this token:</p>
 <pre>{{.Token}}</pre>
 <p>It works once, within 15 minutes. If you did not ask for it, ignore this message.</p>`
-
-// slogAdapter routes the library's Logf lines to slog, at the level their [LEVEL] prefix names.
-func slogAdapter(log *slog.Logger) logger.L {
-	return logger.Func(func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		level := slog.LevelInfo
-		for prefix, l := range map[string]slog.Level{"[DEBUG]": slog.LevelDebug, "[WARN]": slog.LevelWarn, "[ERROR]": slog.LevelError, "[INFO]": slog.LevelInfo} {
-			if rest, ok := strings.CutPrefix(msg, prefix); ok {
-				msg, level = strings.TrimSpace(rest), l
-				break
-			}
-		}
-		log.Log(context.Background(), level, "auth: "+msg)
-	})
-}
 
 func splitList(s string) []string {
 	var out []string

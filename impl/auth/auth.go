@@ -13,6 +13,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"slices"
@@ -20,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/middleware"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -71,8 +71,8 @@ type Options struct {
 	AdminPasswd string
 	// BasicAuthChecker enables basic auth with a custom checker; it wins over AdminPasswd.
 	BasicAuthChecker middleware.BasicAuthFunc
-	// Logger receives the service's log lines; default logger.NoOp.
-	Logger logger.L
+	// Logger receives the service's log lines; default none (discarded).
+	Logger *slog.Logger
 	// SecureCookies marks cookies Secure; default false so plain-HTTP development works. Turn it on
 	// behind HTTPS.
 	SecureCookies bool
@@ -157,7 +157,9 @@ func New(opts Options) (*Service, error) {
 		opts.AvatarRoutePath = DefaultAvatarRoutePath
 	}
 	opts.URL = strings.TrimSuffix(opts.URL, "/")
-	opts.Logger = logger.OrNoOp(opts.Logger)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	if opts.UsedIDs == nil {
 		// One set for every verified provider of the service (their ids are random, never shared).
 		opts.UsedIDs = provider.NewMemoryUsedIDs()

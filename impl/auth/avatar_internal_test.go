@@ -2,36 +2,30 @@ package auth
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
 )
 
 // TestAvatar_RefusalsReachTheServiceLogger: a picture the proxy refuses at login (here a private
 // address) still gives the user an identicon, and the refusal is logged through Options.Logger
-// as a [WARN] line without the picture URL, which may carry a token.
+// as a warning without the picture URL, which may carry a token.
 func TestAvatar_RefusalsReachTheServiceLogger(t *testing.T) {
 	t.Parallel()
 	store, err := avatar.NewFileStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var lines []string
+	var logw lockedBuffer
 	svc, err := New(Options{
 		SecretReader: token.SecretFunc(func(string) (string, error) { return "secret-secret-secret-secret-32by", nil }),
 		URL:          "https://site.example",
 		AvatarStore:  store,
-		Logger: logger.Func(func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			lines = append(lines, fmt.Sprintf(format, args...))
-		}),
+		Logger:       slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -44,11 +38,27 @@ func TestAvatar_RefusalsReachTheServiceLogger(t *testing.T) {
 	if link != "https://site.example/avatar/"+avatar.AvatarID("github_x") {
 		t.Fatalf("link %q", link)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	all := strings.Join(lines, "\n")
-	if !strings.Contains(all, "[WARN] avatar: picture refused") || !strings.Contains(all, "address not allowed") ||
+	all := logw.String()
+	if !strings.Contains(all, "level=WARN msg=\"avatar: picture refused") || !strings.Contains(all, "address not allowed") ||
 		strings.Contains(all, "TOKEN") {
 		t.Fatalf("log lines:\n%s", all)
 	}
+}
+
+// lockedBuffer collects log output written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

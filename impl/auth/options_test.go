@@ -2,7 +2,7 @@ package auth_test
 
 import (
 	"errors"
-	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -12,32 +12,25 @@ import (
 	"testing"
 
 	"github.com/triadhq/triad/impl/auth"
-	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
 )
 
-// TestOptions_Logger: the service logs through Options.Logger (here the functional adapter), e.g.
+// TestOptions_Logger: the service logs through Options.Logger (a *slog.Logger), e.g.
 // the dev server's start and the middleware's refusals.
 func TestOptions_Logger(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var lines []string
+	var logw lockedBuffer
 	s := newSite(t, func(o *auth.Options) {
-		o.Logger = logger.Func(func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			lines = append(lines, fmt.Sprintf(format, args...))
-		})
+		o.Logger = slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	if st, _, _ := s.do(s.plain, http.MethodGet, "/app/private", nil, nil); st != 401 {
 		t.Fatalf("anonymous: %d", st)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	all := strings.Join(lines, "\n")
-	if !strings.Contains(all, "[INFO] dev OAuth2 server at http://127.0.0.1:") || !strings.Contains(all, "[DEBUG] auth refused GET /app/private") {
+	all := logw.String()
+	if !strings.Contains(all, `level=INFO msg="dev OAuth2 server (development only)" url=http://127.0.0.1:`) ||
+		!strings.Contains(all, `level=DEBUG msg="auth refused" method=GET path=/app/private`) {
 		t.Fatalf("log lines:\n%s", all)
 	}
 }
@@ -129,4 +122,22 @@ func TestAddProvider_DevDefaultPort(t *testing.T) {
 	if names := svc.Providers(); len(names) != 1 || names[0] != "dev" {
 		t.Fatalf("providers %v", names)
 	}
+}
+
+// lockedBuffer collects log output written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -7,11 +7,11 @@ package middleware
 import (
 	"crypto/subtle"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 
-	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -61,8 +61,8 @@ type Authenticator struct {
 	ErrorHandler ErrorHandlerFunc
 	// RolesIgnoreCase makes RBAC compare roles case-insensitively ("Editor" matches "editor").
 	RolesIgnoreCase bool
-	// L logs refusals at debug level.
-	L logger.L
+	// L logs refusals at debug level; nil is silent.
+	L *slog.Logger
 }
 
 // Errors passed to ErrorHandler with a 403.
@@ -181,14 +181,19 @@ func (a *Authenticator) basic(user, pass string) (token.User, error) {
 	return u, nil
 }
 
-func (a *Authenticator) logf(format string, args ...any) { logger.OrNoOp(a.L).Logf(format, args...) }
+func (a *Authenticator) log() *slog.Logger {
+	if a.L == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.L
+}
 
 // Auth requires an authenticated user; otherwise it answers 401.
 func (a *Authenticator) Auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := a.Authenticate(w, r)
 		if err != nil {
-			a.logf("[DEBUG] auth refused %s %s: %v", r.Method, r.URL.Path, err)
+			a.log().Debug("auth refused", "method", r.Method, "path", r.URL.Path, "err", err)
 			a.refuse(w, r, http.StatusUnauthorized, err)
 			return
 		}

@@ -88,7 +88,7 @@ func (h *AppleHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	hs := token.Handshake{State: token.NewID(), From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r), Provider: AppleName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
-		h.log().Logf("[ERROR] login apple: handshake: %v", err)
+		h.log().Error("login: handshake", "provider", AppleName, "err", err)
 		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
 		return
 	}
@@ -133,7 +133,7 @@ func (h *AppleHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := q.Get("error"); e != "" {
-		h.log().Logf("[WARN] login apple: provider error %q", e)
+		h.log().Warn("login: provider error", "provider", AppleName, "error", e)
 		WriteError(w, r, http.StatusUnauthorized, CodeProviderError, "the provider refused the login")
 		return
 	}
@@ -144,13 +144,13 @@ func (h *AppleHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	idToken, err := h.exchange(r.Context(), code)
 	if err != nil {
-		h.log().Logf("[WARN] login apple: exchange: %v", err)
+		h.log().Warn("login: exchange", "provider", AppleName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not accept the authorization code")
 		return
 	}
 	claims, err := h.keys.Verify(r.Context(), idToken, h.conf.Issuer, h.conf.ClientID)
 	if err != nil {
-		h.log().Logf("[WARN] login apple: %v", err)
+		h.log().Warn("login: id token", "provider", AppleName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}

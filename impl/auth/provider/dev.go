@@ -102,7 +102,7 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 		return d, nil
 	}
 	go func() { _ = d.srv.Serve(ln) }()
-	p.log().Logf("[INFO] dev OAuth2 server at %s (development only)", d.base)
+	p.log().Info("dev OAuth2 server (development only)", "url", d.base)
 	return d, nil
 }
 

@@ -90,7 +90,7 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	ok, err := h.CredChecker.Check(c.User, c.Passwd)
 	if err != nil {
-		h.log().Logf("[ERROR] direct login %s: checker: %v", h.ProviderName, err)
+		h.log().Error("direct login: checker", "provider", h.ProviderName, "err", err)
 		web.Internal(w, r, nil, err)
 		return
 	}

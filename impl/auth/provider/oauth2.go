@@ -69,7 +69,7 @@ func (h *OAuth2Handler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	from := q.Get("from")
 	if safe := h.SafeFrom(from); safe != from {
-		h.log().Logf("[WARN] login %s: ignoring disallowed from %q", h.Name(), from)
+		h.log().Warn("login: ignoring a disallowed from", "provider", h.Name(), "from", from)
 		from = ""
 	}
 	hs := token.Handshake{State: token.NewID(), From: from, Session: token.IsSessionRequest(r), Provider: h.Name()}
@@ -79,7 +79,7 @@ func (h *OAuth2Handler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		opts = append(opts, oauth2.S256ChallengeOption(hs.Verifier))
 	}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
-		h.log().Logf("[ERROR] login %s: handshake: %v", h.Name(), err)
+		h.log().Error("login: handshake", "provider", h.Name(), "err", err)
 		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
 		return
 	}
@@ -102,7 +102,7 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := q.Get("error"); e != "" {
-		h.log().Logf("[WARN] login %s: provider error %q", h.Name(), e)
+		h.log().Warn("login: provider error", "provider", h.Name(), "error", e)
 		WriteError(w, r, http.StatusUnauthorized, CodeProviderError, "the provider refused the login")
 		return
 	}
@@ -118,19 +118,19 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := h.conf.Exchange(ctx, code, opts...)
 	if err != nil {
-		h.log().Logf("[WARN] login %s: exchange: %v", h.Name(), err)
+		h.log().Warn("login: exchange", "provider", h.Name(), "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not accept the authorization code")
 		return
 	}
 	data, body, err := h.userInfo(ctx, tok)
 	if err != nil {
-		h.log().Logf("[WARN] login %s: user info: %v", h.Name(), err)
+		h.log().Warn("login: user info", "provider", h.Name(), "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}
 	u := h.MapUser(data, body)
 	if u.ID == "" {
-		h.log().Logf("[WARN] login %s: user info without id", h.Name())
+		h.log().Warn("login: user info without id", "provider", h.Name())
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}

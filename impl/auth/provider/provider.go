@@ -9,13 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -78,7 +78,7 @@ type Params struct {
 	// Issuer is the token issuer (informational for providers; the token service stamps it).
 	Issuer string
 	// L logs; nil is silent.
-	L logger.L
+	L *slog.Logger
 	// AllowedRedirect reports whether a `from` target may be redirected to after login. Nil refuses
 	// every target (the login then answers with JSON instead of redirecting).
 	AllowedRedirect func(from string) bool
@@ -108,7 +108,15 @@ func (p Params) authPath() string {
 	return "/" + strings.Trim(p.AuthPath, "/")
 }
 
-func (p Params) log() logger.L { return logger.OrNoOp(p.L) }
+func (p Params) log() *slog.Logger {
+	if p.L == nil {
+		return discard
+	}
+	return p.L
+}
+
+// discard is the logger of a nil Logger field: silent.
+var discard = slog.New(slog.DiscardHandler)
 
 var defaultClient = &http.Client{Timeout: 10 * time.Second}
 
@@ -173,7 +181,7 @@ func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res L
 		pic, err := p.AvatarSaver.Put(r.Context(), u.ID, u.Picture)
 		if err != nil {
 			// A broken picture must not block the login; the user gets no picture.
-			p.log().Logf("[WARN] avatar for %s: %v", u.ID, err)
+			p.log().Warn("login: avatar", "user", u.ID, "err", err)
 			pic = ""
 		}
 		u.Picture = pic
@@ -188,7 +196,7 @@ func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res L
 			WriteError(w, r, http.StatusForbidden, CodeAudience, "this site is not an allowed audience")
 			return
 		}
-		p.log().Logf("[ERROR] setting token for %s: %v", u.ID, err)
+		p.log().Error("login: setting the token", "user", u.ID, "err", err)
 		web.Internal(w, r, nil, err)
 		return
 	}

@@ -94,7 +94,7 @@ func NewTelegram(ctx context.Context, p Params, c TelegramConfig) (*TelegramHand
 		c.Leader = AlwaysLeader{}
 	}
 	h := &TelegramHandler{Params: p, conf: c, botName: me.Username, done: make(chan struct{})}
-	poller := &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.L}
+	poller := &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.log()}
 	pctx, stop := context.WithCancel(context.Background())
 	h.stop = stop
 	go func() {
@@ -176,7 +176,7 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 	user := token.User{ID: strconv.FormatInt(m.From.ID, 10), Name: m.From.DisplayName()}
 	if pending, err := h.conf.Logins.Pending(ctx, arg); err != nil || !pending {
 		if err != nil {
-			h.log().Logf("[ERROR] telegram: pending logins: %v", err)
+			h.log().Error("telegram: pending logins", "err", err)
 		}
 		h.send(ctx, m.Chat.ID, h.conf.ErrorMsg)
 		return
@@ -186,13 +186,13 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 	if h.AvatarSaver != nil {
 		pic, err := h.conf.Telegram.UserPhotoURL(ctx, m.From.ID)
 		if err != nil {
-			h.log().Logf("[WARN] telegram: profile photo of a user: %v", err)
+			h.log().Warn("telegram: profile photo of a user", "err", err)
 		}
 		user.Picture = pic
 	}
 	confirmed, err := h.conf.Logins.Confirm(ctx, arg, user)
 	if err != nil {
-		h.log().Logf("[ERROR] telegram: confirm a login: %v", err)
+		h.log().Error("telegram: confirm a login", "err", err)
 	}
 	if !confirmed {
 		h.send(ctx, m.Chat.ID, h.conf.ErrorMsg)
@@ -203,6 +203,6 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 
 func (h *TelegramHandler) send(ctx context.Context, chatID int64, text string) {
 	if err := h.conf.Telegram.SendMessage(ctx, chatID, text); err != nil {
-		h.log().Logf("[WARN] telegram: sendMessage: %v", err)
+		h.log().Warn("telegram: sendMessage", "err", err)
 	}
 }

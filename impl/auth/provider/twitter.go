@@ -60,14 +60,14 @@ func (h *TwitterHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	temp, err := h.conf.RequestToken(r.Context())
 	if err != nil {
-		h.log().Logf("[WARN] login twitter: request token: %v", err)
+		h.log().Warn("login: request token", "provider", TwitterName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not start the login")
 		return
 	}
 	hs := token.Handshake{State: temp.Token, Verifier: temp.Secret, From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r),
 		Provider: TwitterName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
-		h.log().Logf("[ERROR] login twitter: handshake: %v", err)
+		h.log().Error("login: handshake", "provider", TwitterName, "err", err)
 		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
 		return
 	}
@@ -101,13 +101,13 @@ func (h *TwitterHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	acc, _, err := h.conf.AccessToken(ctx, oauth1.Credentials{Token: hc.Handshake.State, Secret: hc.Handshake.Verifier}, verifier)
 	if err != nil {
-		h.log().Logf("[WARN] login twitter: access token: %v", err)
+		h.log().Warn("login: access token", "provider", TwitterName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not accept the authorization")
 		return
 	}
 	u, err := h.verifyCredentials(r, acc)
 	if err != nil {
-		h.log().Logf("[WARN] login twitter: user info: %v", err)
+		h.log().Warn("login: user info", "provider", TwitterName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}

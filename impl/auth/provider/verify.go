@@ -99,12 +99,12 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	if err := h.tmpl.Execute(&buf, MessageData{User: user, Address: address, Token: tok, Site: site}); err != nil {
-		h.log().Logf("[ERROR] verified %s: template: %v", h.ProviderName, err)
+		h.log().Error("verified login: template", "provider", h.ProviderName, "err", err)
 		web.Internal(w, r, nil, err)
 		return
 	}
 	if err := h.Sender.Send(address, buf.String()); err != nil {
-		h.log().Logf("[WARN] verified %s: send to %s: %v", h.ProviderName, address, err)
+		h.log().Warn("verified login: send", "provider", h.ProviderName, "address", address, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeSendFailed, "the confirmation message could not be sent")
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"mime/quotedprintable"
 	"net"
@@ -19,8 +20,6 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
-
-	"github.com/triadhq/triad/impl/auth/logger"
 )
 
 // EmailParams configure the e-mail sender.
@@ -52,11 +51,11 @@ type EmailParams struct {
 // Email sends messages through an SMTP server. It implements provider.Sender.
 type Email struct {
 	EmailParams
-	L logger.L
+	L *slog.Logger
 }
 
 // NewEmail fills the defaults of p.
-func NewEmail(p EmailParams, l logger.L) *Email {
+func NewEmail(p EmailParams, l *slog.Logger) *Email {
 	if p.Port == 0 {
 		p.Port = 25
 	}
@@ -72,7 +71,10 @@ func NewEmail(p EmailParams, l logger.L) *Email {
 	if p.TimeOut <= 0 {
 		p.TimeOut = 30 * time.Second
 	}
-	return &Email{EmailParams: p, L: logger.OrNoOp(l)}
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	return &Email{EmailParams: p, L: l}
 }
 
 // ErrHeaderInjection refuses addresses or subjects with line breaks, which would let a caller add
@@ -115,7 +117,7 @@ func (e *Email) Send(address, text string) error {
 		return fmt.Errorf("sender: send: %w", err)
 	}
 	if err := c.Quit(); err != nil {
-		e.L.Logf("[WARN] smtp quit: %v", err)
+		e.L.Warn("smtp quit", "err", err)
 	}
 	return nil
 }

@@ -14,13 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/triadhq/triad/impl/auth/logger"
 )
 
 // DefaultBaseURL is the public Bot API server.
@@ -204,7 +203,7 @@ type Poller struct {
 	// Log receives getUpdates failures (never the token: errors of this package leave it out), so
 	// an operator learns why logins stall, e.g. a 409 when a webhook is set or another process polls
 	// the same bot; nil discards them.
-	Log logger.L
+	Log *slog.Logger
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -248,7 +247,10 @@ func (p *Poller) run(ctx context.Context) {
 	if wait <= 0 {
 		wait = 30 * time.Second
 	}
-	log := logger.OrNoOp(p.Log)
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	var offset int64
 	backoff := 500 * time.Millisecond
 	for ctx.Err() == nil {
@@ -257,7 +259,7 @@ func (p *Poller) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			log.Logf("[WARN] telegram: getUpdates failed, retrying in %v: %v", backoff, err)
+			log.Warn("telegram: getUpdates failed, retrying", "in", backoff, "err", err)
 			select {
 			case <-ctx.Done():
 				return

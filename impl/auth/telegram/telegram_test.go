@@ -3,14 +3,13 @@ package telegram_test
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/auth/telegram"
 )
@@ -121,31 +120,22 @@ func TestPoller_LogsFailures(t *testing.T) {
 	t.Parallel()
 	fake := providertest.NewTelegram(t, tok, "some_bot")
 	fake.FailUpdates(true)
-	var mu sync.Mutex
-	var lines []string
+	var logw lockedBuffer
 	handled := make(chan string, 1)
 	p := &telegram.Poller{API: telegram.NewAPI(tok, fake.URL(), nil), Wait: time.Second,
 		Handle: func(_ context.Context, u telegram.Update) { handled <- u.Message.Text },
-		Log: logger.Func(func(format string, args ...any) {
-			mu.Lock()
-			lines = append(lines, fmt.Sprintf(format, args...))
-			mu.Unlock()
-		})}
+		Log:    slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	p.Start()
 	defer p.Stop()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		mu.Lock()
-		n := len(lines)
-		mu.Unlock()
+		n := len(logw.String())
 		if n > 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	mu.Lock()
-	logged := strings.Join(lines, "\n")
-	mu.Unlock()
+	logged := logw.String()
 	if !strings.Contains(logged, "getUpdates") || strings.Contains(logged, "secret-bot-token") {
 		t.Fatalf("log %q: want the getUpdates failure, without the token", logged)
 	}
@@ -159,4 +149,22 @@ func TestPoller_LogsFailures(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("polling did not resume after the outage")
 	}
+}
+
+// lockedBuffer collects log output written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
