@@ -9,6 +9,7 @@ import (
 	"mime/quotedprintable"
 	"net/http"
 	netmail "net/mail"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/auth/sender/smtptest"
@@ -382,6 +385,110 @@ func TestReplicas_ConfirmationSingleUse(t *testing.T) {
 	for i, node := range c.nodes {
 		if st, b := get(node.URL, "/auth/email/login?token="+m[1]); st != 403 || !strings.Contains(b, "confirmation_used") {
 			t.Errorf("replay at replica %d: %d %s; want 403 confirmation_used", i+1, st, b)
+		}
+	}
+}
+
+// revocationDelay is how long a replica may still accept a revoked token: the bearer check serves
+// a resolved token from memory for at most 5 seconds (docs/orders.md). The test allows the same
+// again for a loaded machine's scheduling.
+const revocationDelay = 5 * time.Second
+
+// TestReplicas_RevokedTokenRefusedByAll warms every replica's token cache with an orders token,
+// deletes the token's row (what revocation is), and waits for every replica to refuse it.
+func TestReplicas_RevokedTokenRefusedByAll(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	e := newOrdersEnvAt(t, c.lb.URL)
+	user := e.signUp("replica-revoked", ordersapi.Customer)
+	tok, err := e.oauth.PasswordCredentialsToken(e.ctxTok, "replica-revoked", "replica-revoked-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(base string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/authenticated", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		resp, err := e.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i, node := range c.nodes {
+		if st := status(node.URL); st != 200 {
+			t.Fatalf("replica %d refused a fresh token: %d", i+1, st)
+		}
+	}
+	db, err := pgx.Connect(context.Background(), c.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	if tag, err := db.Exec(context.Background(), "DELETE FROM order_tokens WHERE user_id = $1", user.Id); err != nil || tag.RowsAffected() == 0 {
+		t.Fatalf("revoking: %v (%d rows)", err, tag.RowsAffected())
+	}
+	revoked := time.Now()
+	deadline := revoked.Add(2 * revocationDelay)
+	for i, node := range c.nodes {
+		for status(node.URL) != 401 {
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %d still accepts the token %v after its row was deleted", i+1, time.Since(revoked).Round(time.Millisecond))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	t.Logf("every replica refused the revoked token within %v", time.Since(revoked).Round(time.Millisecond))
+}
+
+// TestReplicas_BrandsLogoutEverywhere logs out through the balancer: no replica accepts the token
+// afterwards.
+func TestReplicas_BrandsLogoutEverywhere(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	hc := httpClient(t, loadSpec(t, brands))
+	login, err := hc.PostForm(c.lb.URL+"/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {"demo-password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	err = json.NewDecoder(login.Body).Decode(&tok)
+	login.Body.Close()
+	if err != nil || tok.Token == "" {
+		t.Fatalf("login: %d %v", login.StatusCode, err)
+	}
+	me := func(base string) int {
+		t.Helper()
+		resp, err := hc.Get(base + "/api/user/me?access_token=" + url.QueryEscape(tok.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i, node := range c.nodes {
+		if st := me(node.URL); st != 200 {
+			t.Fatalf("replica %d refused a fresh token: %d", i+1, st)
+		}
+	}
+	out, err := hc.Post(c.lb.URL+"/api/user/logout?access_token="+url.QueryEscape(tok.Token), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Body.Close()
+	if out.StatusCode != 200 {
+		t.Fatalf("logout: %d", out.StatusCode)
+	}
+	revoked := time.Now()
+	for i, node := range c.nodes {
+		for me(node.URL) != 401 {
+			if time.Since(revoked) > 2*revocationDelay {
+				t.Fatalf("replica %d still accepts the token after logout", i+1)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }
