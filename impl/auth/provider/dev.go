@@ -98,7 +98,7 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 	mux.HandleFunc("GET /user", d.user)
 	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	if ln == nil {
-		p.log().Logf("[INFO] dev OAuth2 server: using the one already at %s (shared by replicas)", d.base)
+		p.log().Info("dev OAuth2 server: using the one already running (shared by replicas)", "url", d.base)
 		return d, nil
 	}
 	go func() { _ = d.srv.Serve(ln) }()
