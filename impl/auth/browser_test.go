@@ -1,46 +1,14 @@
 package auth_test
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/triadhq/triad/impl/browsertest"
 )
-
-// chromiumPath finds Debian's chromium; `make test` installs it when missing (make deps-chromium).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: run `make deps-chromium` (apt-get install chromium)")
-	return ""
-}
-
-// profileDir is a fresh Chromium profile. Not t.TempDir: Chromium's helper processes may still
-// write into it for a moment after the browser is closed, so removal is retried and a leftover is
-// not a test failure.
-func profileDir(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "triad-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 20 {
-			if os.RemoveAll(dir) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	return dir
-}
 
 // TestBrowser_DevLogin drives a real headless Chromium through the demo page: it clicks the dev
 // provider, types a user name on the dev OAuth 2.0 server's login page, submits, and lands back on
@@ -49,26 +17,8 @@ func profileDir(t *testing.T) string {
 func TestBrowser_DevLogin(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	opts := append([]chromedp.ExecAllocatorOption{},
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profileDir(t)),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	// Under a loaded machine a browser start takes seconds: the deadline is generous.
+	bctx := browsertest.New(t, 60*time.Second)
 
 	var status, devURL, finalURL string
 	err := chromedp.Run(bctx,
