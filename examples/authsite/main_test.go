@@ -39,7 +39,7 @@ func TestAuthsite_Browser(t *testing.T) {
 		t.Fatalf("no URL in %q", line)
 	}
 
-	b := browsertest.New(t, 90*time.Second)
+	b := browsertest.New(t, 3*time.Minute)
 	var devPage, me, status, uid string
 	err = chromedp.Run(b,
 		chromedp.Navigate(url),
