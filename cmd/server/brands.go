@@ -15,7 +15,7 @@ import (
 // admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
 	// Logins is left zero: throttle's defaults, 10 failed logins per email and client address in
-	// 15 minutes (per process; see README).
+	// 15 minutes (shared by replicas in PostgreSQL; see docs/brands.md).
 	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -19,7 +19,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		TokenTTL:     a.cfg.Orders.TokenTTL,
 		Log:          a.log,
 		// Logins is left zero: throttle's defaults, 10 failed logins per username and client
-		// address in 15 minutes (per process; see README).
+		// address in 15 minutes (shared by replicas in PostgreSQL; see docs/orders.md).
 	})
 	if err != nil {
 		return err

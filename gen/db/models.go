@@ -56,6 +56,12 @@ type BrandUser struct {
 	CreatedAt    time.Time
 }
 
+type LoginThrottle struct {
+	Key       []byte
+	Attempts  int32
+	ExpiresAt time.Time
+}
+
 type Order struct {
 	ID          int64
 	CustomerID  int64

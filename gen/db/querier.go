@@ -37,8 +37,12 @@ type Querier interface {
 	DeleteBrandToken(ctx context.Context, arg DeleteBrandTokenParams) (int64, error)
 	// DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
 	DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error)
+	// DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.
+	DeleteExpiredLoginThrottles(ctx context.Context, now time.Time) (int64, error)
 	// DeleteExpiredOrderTokens removes tokens past their expiry.
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
+	// DeleteLoginThrottle forgets a key's attempts: its password proved right.
+	DeleteLoginThrottle(ctx context.Context, key []byte) error
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
 	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) error
 	// FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
@@ -64,6 +68,8 @@ type Querier interface {
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 	// concurrent password changes apply one after the other.
 	GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error)
+	// GetLoginThrottleEnd is when the window of a key ends, to tell a blocked client how long to wait.
+	GetLoginThrottleEnd(ctx context.Context, key []byte) (time.Time, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
 	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
 	// GetOrderTokenUser resolves an unexpired token hash to its user.
@@ -92,6 +98,13 @@ type Querier interface {
 	PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
+	// ReleaseLoginAttempt gives back one reserved attempt of the window ending at expires_at (a check
+	// that did not happen); a window that has since been replaced is left alone.
+	ReleaseLoginAttempt(ctx context.Context, arg ReleaseLoginAttemptParams) error
+	// ReserveLoginAttempt counts one attempt for key unless it already has max in its window; a key
+	// without a row or whose window ended starts a new window ending at expires_at. It returns the end
+	// of the window counted in, or no row when the key is blocked.
+	ReserveLoginAttempt(ctx context.Context, arg ReserveLoginAttemptParams) (time.Time, error)
 	// SetBrandUserPassword replaces the user's password hash.
 	SetBrandUserPassword(ctx context.Context, arg SetBrandUserPasswordParams) error
 	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not

@@ -12,7 +12,9 @@ package dbtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"sync"
@@ -155,4 +157,46 @@ func New(t testing.TB) *pgxpool.Pool {
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// Outage makes a pool's database unreachable and reachable again, as a PostgreSQL restart or a
+// network failure would: while down, every connection the pool has is closed and no new one can
+// be opened.
+type Outage struct {
+	pool *pgxpool.Pool
+	down atomic.Bool
+}
+
+// Begin cuts the pool off its database.
+func (o *Outage) Begin() {
+	o.down.Store(true)
+	o.pool.Reset()
+}
+
+// End lets the pool connect again.
+func (o *Outage) End() { o.down.Store(false) }
+
+// NewWithOutage is New with a switch to make the database unreachable, for tests of what users see
+// during and after an outage.
+func NewWithOutage(t testing.TB) (*pgxpool.Pool, *Outage) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(NewURL(t))
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	o := &Outage{}
+	var d net.Dialer
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if o.down.Load() {
+			return nil, errors.New("dbtest: database unreachable (simulated outage)")
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	o.pool = pool
+	return pool, o
 }

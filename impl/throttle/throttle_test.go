@@ -1,28 +1,60 @@
 package throttle_test
 
 import (
-	"fmt"
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
 
-func fails(l *throttle.Limiter, key string, n int) {
-	for range n {
-		l.Fail(key)
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// reserve is Reserve that fails the test on a database error.
+func reserve(t *testing.T, l *throttle.Limiter, key string) throttle.Reservation {
+	t.Helper()
+	r, err := l.Reserve(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return r
+}
+
+// fails records n wrong passwords: attempts reserved and kept.
+func fails(t *testing.T, l *throttle.Limiter, key string, n int) {
+	t.Helper()
+	for i := range n {
+		if r := reserve(t, l, key); r.Blocked {
+			t.Fatalf("failure %d of %d refused", i+1, n)
+		}
+	}
+}
+
+// blocked reports what the next attempt would get, and gives that attempt back when it passed.
+func blocked(t *testing.T, l *throttle.Limiter, key string) (time.Duration, bool) {
+	t.Helper()
+	r := reserve(t, l, key)
+	if !r.Blocked {
+		if err := r.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r.RetryAfter, r.Blocked
 }
 
 func TestThrottle_Window(t *testing.T) {
 	t.Parallel()
+	pool := dbtest.New(t)
 	type step struct {
-		fail    int           // failures to record first
+		fail    int           // wrong passwords to record first
 		advance time.Duration // then move the clock
-		blocked bool          // expected answer of Blocked
+		blocked bool          // whether the next attempt is refused
 		retry   time.Duration // expected retryAfter when blocked
 	}
 	cases := []struct {
@@ -34,7 +66,7 @@ func TestThrottle_Window(t *testing.T) {
 		{"retry counts down", []step{{fail: 10, advance: 10 * time.Minute, blocked: true, retry: 5 * time.Minute}}},
 		{"window is fixed from the first failure", []step{
 			{fail: 5, advance: 14 * time.Minute, blocked: false},
-			{fail: 5, advance: time.Minute - time.Nanosecond, blocked: true, retry: time.Nanosecond},
+			{fail: 5, advance: time.Minute - time.Microsecond, blocked: true, retry: time.Microsecond},
 		}},
 		{"blocked ends with the window", []step{{fail: 10, advance: 15 * time.Minute, blocked: false}}},
 		{"failures of an ended window do not carry over", []step{
@@ -42,25 +74,22 @@ func TestThrottle_Window(t *testing.T) {
 			{fail: 9, blocked: false},
 			{fail: 1, blocked: true, retry: 15 * time.Minute},
 		}},
-		{"failures while blocked do not extend the block", []step{
-			{fail: 10, advance: 10 * time.Minute, blocked: true, retry: 5 * time.Minute},
-			{fail: 3, advance: 5 * time.Minute, blocked: false},
-		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := throttletest.NewClock()
-			l := throttle.New(throttle.Options{Now: c.Now})
+			l := throttle.New(pool, throttle.Options{Now: c.Now})
+			key := "alice|127.0.0.1|" + tc.name // one key per case: the cases share a database
 			for i, s := range tc.steps {
-				fails(l, "alice|127.0.0.1", s.fail)
+				fails(t, l, key, s.fail)
 				c.Advance(s.advance)
-				retry, blocked := l.Blocked("alice|127.0.0.1")
-				if blocked != s.blocked || retry != s.retry {
-					t.Fatalf("step %d: Blocked = %v, %v; want %v, %v", i, retry, blocked, s.retry, s.blocked)
+				retry, b := blocked(t, l, key)
+				if b != s.blocked || retry != s.retry {
+					t.Fatalf("step %d: blocked = %v, %v; want %v, %v", i, retry, b, s.retry, s.blocked)
 				}
 			}
-			if _, blocked := l.Blocked("bob|127.0.0.1"); blocked {
+			if _, b := blocked(t, l, "bob|127.0.0.1|"+tc.name); b {
 				t.Fatal("another key is blocked")
 			}
 		})
@@ -69,132 +98,99 @@ func TestThrottle_Window(t *testing.T) {
 
 func TestThrottle_Options(t *testing.T) {
 	t.Parallel()
+	pool := dbtest.New(t)
 	c := throttletest.NewClock()
-	l := throttle.New(throttle.Options{Max: 3, Window: time.Minute, Now: c.Now})
-	fails(l, "k", 2)
-	if _, blocked := l.Blocked("k"); blocked {
+	l := throttle.New(pool, throttle.Options{Max: 3, Window: time.Minute, Now: c.Now})
+	fails(t, l, "k", 2)
+	if _, b := blocked(t, l, "k"); b {
 		t.Fatal("blocked after 2 of 3")
 	}
-	l.Fail("k")
-	if retry, blocked := l.Blocked("k"); !blocked || retry != time.Minute {
-		t.Fatalf("after 3 of 3: %v %v", retry, blocked)
+	fails(t, l, "k", 1)
+	if retry, b := blocked(t, l, "k"); !b || retry != time.Minute {
+		t.Fatalf("after 3 of 3: %v %v", retry, b)
 	}
-	// Max 1 blocks at the first failure.
-	one := throttle.New(throttle.Options{Max: 1, Now: c.Now})
-	one.Fail("k")
-	if _, blocked := one.Blocked("k"); !blocked {
+	one := throttle.New(pool, throttle.Options{Max: 1, Now: c.Now})
+	fails(t, one, "k1", 1)
+	if _, b := blocked(t, one, "k1"); !b {
 		t.Fatal("Max 1: not blocked after one failure")
 	}
 }
 
-func TestThrottle_ResetOnSuccess(t *testing.T) {
+// TestThrottle_SucceededForgets: a right password clears the failures before it.
+func TestThrottle_SucceededForgets(t *testing.T) {
 	t.Parallel()
-	c := throttletest.NewClock()
-	l := throttle.New(throttle.Options{Now: c.Now})
-	fails(l, "alice|10.0.0.1", 9)
-	l.Reset("alice|10.0.0.1")
-	fails(l, "alice|10.0.0.1", 9)
-	if _, blocked := l.Blocked("alice|10.0.0.1"); blocked {
-		t.Fatal("the failures before Reset still count")
+	l := throttle.New(dbtest.New(t), throttle.Options{Now: throttletest.NewClock().Now})
+	fails(t, l, "k", 9)
+	if err := reserve(t, l, "k").Succeeded(); err != nil {
+		t.Fatal(err)
 	}
-	l.Fail("alice|10.0.0.1")
-	if _, blocked := l.Blocked("alice|10.0.0.1"); !blocked {
-		t.Fatal("not blocked at 10 failures after the reset")
-	}
-	// Reset also lifts a block (the caller only resets after a success, which a block prevents;
-	// an operator may still do it).
-	l.Reset("alice|10.0.0.1")
-	if _, blocked := l.Blocked("alice|10.0.0.1"); blocked || l.Len() != 0 {
-		t.Fatalf("after Reset: blocked %v, %d keys", blocked, l.Len())
-	}
-	l.Reset("never-seen") // no-op
-}
-
-func TestThrottle_EvictionBound(t *testing.T) {
-	t.Parallel()
-	c := throttletest.NewClock()
-	l := throttle.New(throttle.Options{Max: 2, MaxKeys: 100, Now: c.Now})
-	// Block one key, then flood with 10,000 one-off failures under new keys.
-	fails(l, "victim|1.2.3.4", 2)
-	for i := range 10_000 {
-		l.Fail(fmt.Sprintf("user%d|1.2.3.4", i))
-		if n := l.Len(); n > 100 {
-			t.Fatalf("%d keys held, MaxKeys 100", n)
-		}
-	}
-	if _, blocked := l.Blocked("victim|1.2.3.4"); !blocked {
-		t.Fatal("a flood of new keys evicted a blocked key while counting keys could go")
-	}
-	// The newest counting keys survive, the oldest were evicted.
-	l.Fail("user9999|1.2.3.4")
-	if _, blocked := l.Blocked("user9999|1.2.3.4"); !blocked {
-		t.Fatal("the newest key lost its count")
-	}
-	l.Fail("user0|1.2.3.4")
-	if _, blocked := l.Blocked("user0|1.2.3.4"); blocked {
-		t.Fatal("the oldest key kept its count past eviction")
-	}
-	// When every key is blocked, the oldest blocked key goes.
-	full := throttle.New(throttle.Options{Max: 1, MaxKeys: 3, Now: c.Now})
-	for _, k := range []string{"a", "b", "c", "d"} {
-		full.Fail(k)
-	}
-	if _, blocked := full.Blocked("a"); blocked || full.Len() != 3 {
-		t.Fatalf("oldest blocked key kept: %d keys", full.Len())
-	}
-	for _, k := range []string{"b", "c", "d"} {
-		if _, blocked := full.Blocked(k); !blocked {
-			t.Fatalf("%s evicted instead of the oldest", k)
-		}
-	}
-	// Expired keys are dropped before any live one.
-	c.Advance(15 * time.Minute)
-	full.Fail("e")
-	if full.Len() != 1 {
-		t.Fatalf("%d keys after expiry, want only the new one", full.Len())
+	fails(t, l, "k", 10)
+	if _, b := blocked(t, l, "k"); !b {
+		t.Fatal("not blocked at 10 failures after the success")
 	}
 }
 
-// TestThrottle_Concurrent hammers one Limiter from many goroutines (run with -race): the counts
-// stay exact and the bound holds.
-func TestThrottle_Concurrent(t *testing.T) {
+// TestThrottle_ReleaseDoesNotCount: attempts whose check did not happen (a database error, a
+// cancelled request) are given back, however many there are, even after the request's context
+// has ended.
+func TestThrottle_ReleaseDoesNotCount(t *testing.T) {
 	t.Parallel()
+	l := throttle.New(dbtest.New(t), throttle.Options{Now: throttletest.NewClock().Now})
+	for range 25 {
+		ctx, cancel := context.WithCancel(context.Background())
+		r, err := l.Reserve(ctx, "k")
+		if err != nil || r.Blocked {
+			t.Fatalf("reserve: %+v %v", r, err)
+		}
+		cancel() // the request is gone by the time the handler gives the attempt back
+		if err := r.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fails(t, l, "k", 9)
+	if _, b := blocked(t, l, "k"); b {
+		t.Fatal("released attempts counted")
+	}
+}
+
+// TestThrottle_SharedAcrossInstances: two limiters (two replicas) over one database share the
+// count: 5 failures on each block the key on both.
+func TestThrottle_SharedAcrossInstances(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewURL(t)
 	c := throttletest.NewClock()
-	l := throttle.New(throttle.Options{Max: 1000, MaxKeys: 50, Now: c.Now})
-	var wg sync.WaitGroup
-	for g := range 16 {
-		wg.Go(func() {
-			for i := range 500 {
-				l.Fail("shared")
-				l.Fail(fmt.Sprintf("g%d-%d", g, i%40))
-				l.Blocked("shared")
-				if i%100 == 0 {
-					l.Reset(fmt.Sprintf("g%d-0", g))
-				}
-			}
-		})
+	var ls []*throttle.Limiter
+	for range 2 {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		ls = append(ls, throttle.New(pool, throttle.Options{Now: c.Now}))
 	}
-	wg.Wait()
-	if n := l.Len(); n > 50 {
-		t.Fatalf("%d keys held, MaxKeys 50", n)
+	for range 5 {
+		fails(t, ls[0], "k", 1)
+		fails(t, ls[1], "k", 1)
 	}
-	// Exact counting: 16 × 499 concurrent failures stay below a limit of 16 × 500, 16 more reach it.
-	shared := throttle.New(throttle.Options{Max: 16 * 500, Now: c.Now})
-	wg = sync.WaitGroup{}
-	for range 16 {
-		wg.Go(func() { fails(shared, "k", 499) })
+	for i, l := range ls {
+		if retry, b := blocked(t, l, "k"); !b || retry != 15*time.Minute {
+			t.Fatalf("instance %d after 10 failures over both: %v %v", i, retry, b)
+		}
 	}
-	wg.Wait()
-	if _, blocked := shared.Blocked("k"); blocked {
-		t.Fatal("blocked below the limit: a lost or doubled count")
+}
+
+// TestThrottle_DatabaseDown: with the database unreachable Reserve fails and counts nothing.
+func TestThrottle_DatabaseDown(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewURL(t)
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg = sync.WaitGroup{}
-	for range 16 {
-		wg.Go(func() { shared.Fail("k") })
-	}
-	wg.Wait()
-	if _, blocked := shared.Blocked("k"); !blocked {
-		t.Fatal("not blocked at exactly the limit: lost counts")
+	l := throttle.New(pool, throttle.Options{})
+	pool.Close()
+	if _, err := l.Reserve(context.Background(), "k"); err == nil {
+		t.Fatal("Reserve on a closed pool succeeded")
 	}
 }
 
@@ -229,52 +225,26 @@ func TestThrottle_RetryAfterSeconds(t *testing.T) {
 	}
 }
 
-func TestThrottle_Attempt(t *testing.T) {
+// TestThrottle_ReserveConcurrent: of many attempts at once exactly Max pass (run with -race).
+func TestThrottle_ReserveConcurrent(t *testing.T) {
 	t.Parallel()
-	c := throttletest.NewClock()
-	l := throttle.New(throttle.Options{Now: c.Now})
-	// Ten attempts pass and count; the eleventh is refused and does not count.
-	for i := range 10 {
-		if _, blocked := l.Attempt("k"); blocked {
-			t.Fatalf("attempt %d refused", i+1)
-		}
-	}
-	c.Advance(time.Minute)
-	if retry, blocked := l.Attempt("k"); !blocked || retry != 14*time.Minute {
-		t.Fatalf("attempt 11: %v %v, want blocked for 14m", retry, blocked)
-	}
-	// A right password resets what its Attempt counted.
-	l.Reset("k")
-	for range 9 {
-		l.Attempt("k")
-	}
-	l.Reset("k") // the 9th succeeded
-	if _, blocked := l.Attempt("k"); blocked {
-		t.Fatal("blocked after a reset")
-	}
-	c.Advance(15 * time.Minute)
-	fails(l, "k", 10)
-	c.Advance(15 * time.Minute)
-	if _, blocked := l.Attempt("k"); blocked {
-		t.Fatal("blocked after the window")
-	}
-}
-
-// TestThrottle_AttemptConcurrent: of many attempts at once exactly Max pass (run with -race).
-func TestThrottle_AttemptConcurrent(t *testing.T) {
-	t.Parallel()
-	l := throttle.New(throttle.Options{Now: throttletest.NewClock().Now})
+	l := throttle.New(dbtest.New(t), throttle.Options{Now: throttletest.NewClock().Now})
 	var passed atomic.Int64
 	var wg sync.WaitGroup
-	for range 200 {
+	for range 100 {
 		wg.Go(func() {
-			if _, blocked := l.Attempt("k"); !blocked {
+			r, err := l.Reserve(context.Background(), "k")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !r.Blocked {
 				passed.Add(1)
 			}
 		})
 	}
 	wg.Wait()
 	if passed.Load() != throttle.DefaultMax {
-		t.Fatalf("%d of 200 concurrent attempts passed, want %d", passed.Load(), throttle.DefaultMax)
+		t.Fatalf("%d of 100 concurrent attempts passed, want %d", passed.Load(), throttle.DefaultMax)
 	}
 }

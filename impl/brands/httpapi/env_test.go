@@ -52,7 +52,12 @@ func newEnv(t testing.TB) *env { return newEnvWith(t, httpapi.Options{}) }
 // newEnvWith is newEnv with options (a token lifetime, a clock); the hasher and logger are set here.
 func newEnvWith(t testing.TB, opts httpapi.Options) *env {
 	t.Helper()
-	pool := dbtest.New(t)
+	return newEnvPool(t, dbtest.New(t), opts)
+}
+
+// newEnvPool is newEnvWith on a given pool (one with an outage switch, or one of two instances).
+func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
+	t.Helper()
 	opts.Hasher = testHasher()
 	opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h, api, err := httpapi.NewHTTPHandler(pool, opts)

@@ -55,7 +55,7 @@ func New(pool *pgxpool.Pool, opts Options) *API {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	svc := brands.NewService(pool, brands.Config{Hasher: opts.Hasher, TokenTTL: opts.TokenTTL, Now: opts.Now})
-	return &API{svc: svc, logins: throttle.New(opts.Logins), log: opts.Log}
+	return &API{svc: svc, logins: throttle.New(pool, opts.Logins), log: opts.Log}
 }
 
 // Service returns the domain service (for dev data and the first admin).

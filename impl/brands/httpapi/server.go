@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -76,20 +77,30 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	}
 	// Brute-force guard: an email that failed too often from this address is refused before its
 	// password is checked, so the answer cannot tell a right password from a wrong one and the
-	// attacker's requests cost no argon2 work. Attempt counts this try as failed before the check
-	// (a success resets it), so requests sent in parallel cannot all slip in while the first are
-	// being hashed. Unknown emails count alike: otherwise the 429 would tell which are registered.
-	key := throttle.LoginKey(body.Email, remoteAddr(ctx))
-	if wait, blocked := s.logins.Attempt(key); blocked {
-		secs := throttle.RetryAfterSeconds(wait)
+	// attacker's requests cost no argon2 work. Reserve counts this try before the check, so
+	// requests sent in parallel cannot all slip in while the first are being hashed; only a wrong
+	// password keeps it (see impl/throttle). Unknown emails count alike: otherwise the 429 would
+	// tell which are registered.
+	res, err := s.logins.Reserve(ctx, throttle.LoginKey(body.Email, remoteAddr(ctx)))
+	if err != nil {
+		return nil, err
+	}
+	if res.Blocked {
+		secs := throttle.RetryAfterSeconds(res.RetryAfter)
 		return refusal{status: http.StatusTooManyRequests, retryAfter: secs, body: web.Error{Code: codeTooManyAttempts,
 			Message: fmt.Sprintf("too many failed logins; try again in %d seconds", secs), RequestID: web.RequestID(ctx)}}, nil
 	}
 	tok, err := s.svc.Login(ctx, body.Email, body.Password)
-	if err != nil {
+	if errors.Is(err, brands.ErrInvalidCredentials) {
 		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
 	}
-	s.logins.Reset(key)
+	if err != nil {
+		// The password was not checked (database down, request cancelled): not a failed guess.
+		_ = res.Release()
+		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
+	}
+	// Best effort: if forgetting fails, the earlier failures simply count until the window ends.
+	_ = res.Succeeded()
 	return brandsapi.LoginUser200JSONResponse{Body: brandsapi.TokenResponse{Token: tok},
 		Headers: brandsapi.LoginUser200ResponseHeaders{CacheControl: noStore}}, nil
 }

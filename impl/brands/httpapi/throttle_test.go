@@ -1,15 +1,19 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/brands/httpapi"
+	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
@@ -120,5 +124,53 @@ func TestLoginThrottleConcurrent(t *testing.T) {
 	}
 	if count[http.StatusUnauthorized] != 10 || count[http.StatusTooManyRequests] != 20 {
 		t.Fatalf("statuses %v; want 10 × 401 and 20 × 429", count)
+	}
+}
+
+// TestLoginThrottleOutage: logins that fail because the database is down are not guesses: after
+// the outage the right password logs in, and wrong ones still count from zero.
+func TestLoginThrottleOutage(t *testing.T) {
+	t.Parallel()
+	pool, outage := dbtest.NewWithOutage(t)
+	e := newEnvPool(t, pool, httpapi.Options{Logins: throttle.Options{Now: throttletest.NewClock().Now}})
+	e.register("Ada", "ada@example.com", "correct-horse")
+	outage.Begin()
+	for i := range 15 {
+		pw := "wrong-horse"
+		if i%2 == 0 {
+			pw = "correct-horse"
+		}
+		if r := e.tryLogin("ada@example.com", pw); r.status < 500 {
+			t.Fatalf("login %d during the outage: %d %s", i+1, r.status, r.body)
+		}
+	}
+	outage.End()
+	e.login("ada@example.com", "correct-horse")
+	e.failLogins("ada@example.com", 10)
+	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
+}
+
+// TestLoginThrottleSharedByInstances: two server instances on one database share the count: ten
+// wrong passwords spread over both block the account on both from the eleventh attempt.
+func TestLoginThrottleSharedByInstances(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewURL(t)
+	clock := throttletest.NewClock()
+	var es []*env
+	for range 2 {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		es = append(es, newEnvPool(t, pool, httpapi.Options{Logins: throttle.Options{Now: clock.Now}}))
+	}
+	es[0].register("Ada", "ada@example.com", "correct-horse")
+	for range 5 {
+		es[0].failLogins("ada@example.com", 1)
+		es[1].failLogins("ada@example.com", 1)
+	}
+	for _, e := range es {
+		e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
 	}
 }

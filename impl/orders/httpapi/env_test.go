@@ -82,7 +82,12 @@ func newEnv(t testing.TB, ttl time.Duration) *env {
 // newEnvLogins is newEnv with the login limiter's options (a test clock).
 func newEnvLogins(t testing.TB, ttl time.Duration, logins throttle.Options) *env {
 	t.Helper()
-	pool := dbtest.New(t)
+	return newEnvPool(t, dbtest.New(t), ttl, logins)
+}
+
+// newEnvPool is newEnvLogins on a given pool (one with an outage switch, or shared by a twin).
+func newEnvPool(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins throttle.Options) *env {
+	t.Helper()
 	h, _, err := httpapi.NewHTTPHandler(pool, httpapi.Options{
 		ClientID: testClientID, ClientSecret: testClientSecret, TokenTTL: ttl, Hasher: sharedHasher(),
 		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

@@ -72,7 +72,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	return &API{
 		svc:    orders.NewService(pool, opts.Hasher),
 		tokens: tokens,
-		logins: throttle.New(opts.Logins),
+		logins: throttle.New(pool, opts.Logins),
 		opts:   opts,
 		log:    opts.Log,
 	}, nil

@@ -99,12 +99,16 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	// password is checked, so the answer cannot tell a right password from a wrong one and the
 	// attacker's requests cost no argon2 work. invalid_grant is kept because RFC 6749 §5.2 has no
 	// rate-limit code and the grant is what is refused; 429 and Retry-After say it is temporary.
-	// Attempt counts this try as failed before the check (a success resets it), so requests sent
-	// in parallel cannot all slip in while the first are being hashed. Unknown usernames count
-	// alike: otherwise the 429 would tell which usernames exist.
-	key := throttle.LoginKey(username, r.RemoteAddr)
-	if wait, blocked := a.logins.Attempt(key); blocked {
-		secs := throttle.RetryAfterSeconds(wait)
+	// Reserve counts this try before the check, so requests sent in parallel cannot all slip in
+	// while the first are being hashed; only a wrong password keeps it (see impl/throttle).
+	// Unknown usernames count alike: otherwise the 429 would tell which usernames exist.
+	res, err := a.logins.Reserve(r.Context(), throttle.LoginKey(username, r.RemoteAddr))
+	if err != nil {
+		a.oauthInternal(w, r, err)
+		return
+	}
+	if res.Blocked {
+		secs := throttle.RetryAfterSeconds(res.RetryAfter)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", fmt.Sprintf("too many failed logins; try again in %d seconds", secs))
 		return
@@ -115,10 +119,13 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		// The password was not checked (database down, request cancelled): not a failed guess.
+		_ = res.Release()
 		a.oauthInternal(w, r, err)
 		return
 	}
-	a.logins.Reset(key)
+	// Best effort: if forgetting fails, the earlier failures simply count until the window ends.
+	_ = res.Succeeded()
 	tok, err := a.tokens.Issue(r.Context(), &orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
 	if err != nil {
 		a.oauthInternal(w, r, err)

@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/oauth2"
 
 	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
@@ -138,5 +140,53 @@ func TestOAuth_LoginThrottleConcurrent(t *testing.T) {
 	}
 	if count[http.StatusBadRequest] != 10 || count[http.StatusTooManyRequests] != 20 {
 		t.Fatalf("statuses %v; want 10 × 400 and 20 × 429", count)
+	}
+}
+
+// TestOAuth_LoginThrottleOutage: logins that fail because the database is down are not guesses:
+// after the outage the right password logs in, and wrong ones still count from zero.
+func TestOAuth_LoginThrottleOutage(t *testing.T) {
+	t.Parallel()
+	pool, outage := dbtest.NewWithOutage(t)
+	e := newEnvPool(t, pool, 24*time.Hour, throttle.Options{Now: throttletest.NewClock().Now})
+	e.register("alice", "alice-password", "Customer")
+	outage.Begin()
+	for i := range 15 {
+		pw := "wrong-password"
+		if i%2 == 0 {
+			pw = "alice-password"
+		}
+		if r := e.passwordLogin("alice", pw); r.status < 500 {
+			t.Fatalf("login %d during the outage: %d %s", i+1, r.status, r.body)
+		}
+	}
+	outage.End()
+	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
+	e.failLogins("alice", 10)
+	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
+}
+
+// TestOAuth_LoginThrottleSharedByInstances: two server instances on one database share the count:
+// ten wrong passwords spread over both block the account on both from the eleventh attempt.
+func TestOAuth_LoginThrottleSharedByInstances(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewURL(t)
+	clock := throttletest.NewClock()
+	var es []*env
+	for range 2 {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		es = append(es, newEnvPool(t, pool, 24*time.Hour, throttle.Options{Now: clock.Now}))
+	}
+	es[0].register("alice", "alice-password", "Customer")
+	for range 5 {
+		es[0].failLogins("alice", 1)
+		es[1].failLogins("alice", 1)
+	}
+	for _, e := range es {
+		e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
 	}
 }

@@ -1,0 +1,30 @@
+-- name: ReserveLoginAttempt :one
+-- ReserveLoginAttempt counts one attempt for key unless it already has max in its window; a key
+-- without a row or whose window ended starts a new window ending at expires_at. It returns the end
+-- of the window counted in, or no row when the key is blocked.
+INSERT INTO login_throttle AS t (key, attempts, expires_at)
+VALUES (@key, 1, @expires_at)
+ON CONFLICT (key) DO UPDATE SET
+    attempts   = CASE WHEN t.expires_at <= sqlc.arg(now)::timestamptz THEN 1 ELSE t.attempts + 1 END,
+    expires_at = CASE WHEN t.expires_at <= sqlc.arg(now)::timestamptz THEN EXCLUDED.expires_at ELSE t.expires_at END
+WHERE t.expires_at <= sqlc.arg(now)::timestamptz OR t.attempts < sqlc.arg(max)::integer
+RETURNING expires_at;
+
+-- name: GetLoginThrottleEnd :one
+-- GetLoginThrottleEnd is when the window of a key ends, to tell a blocked client how long to wait.
+SELECT expires_at FROM login_throttle WHERE key = @key;
+
+-- name: ReleaseLoginAttempt :exec
+-- ReleaseLoginAttempt gives back one reserved attempt of the window ending at expires_at (a check
+-- that did not happen); a window that has since been replaced is left alone.
+UPDATE login_throttle SET attempts = attempts - 1
+WHERE key = @key AND expires_at = @expires_at AND attempts > 0;
+
+-- name: DeleteLoginThrottle :exec
+-- DeleteLoginThrottle forgets a key's attempts: its password proved right.
+DELETE FROM login_throttle WHERE key = @key;
+
+-- name: DeleteExpiredLoginThrottles :execrows
+-- DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.
+DELETE FROM login_throttle
+WHERE key IN (SELECT l.key FROM login_throttle l WHERE l.expires_at <= @now LIMIT 1000);
