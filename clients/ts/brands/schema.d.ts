@@ -775,8 +775,9 @@ export interface operations {
              * @description `too_many_attempts`: this email from this client address had 10 failed logins within
              *     15 minutes, so further attempts are refused, without checking the password, until that
              *     window ends (`Retry-After`). The answer is the same whether or not the password is right.
-             *     Another address, or the same address for another email, is not affected. Each server
-             *     process counts its own attempts.
+             *     Another address, or the same address for another email, is not affected. Only passwords
+             *     that were checked and wrong count (not logins that failed with a server error), and every
+             *     server replica shares the count.
              */
             429: {
                 headers: {

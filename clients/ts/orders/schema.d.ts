@@ -666,8 +666,9 @@ export interface operations {
              *     that window ends (`Retry-After`). The answer is the same whether or not the password is
              *     right. The code is `invalid_grant` (RFC 6749 has no rate-limit code, and the grant is
              *     what is refused); the status and `Retry-After` say it is temporary. Another address, or
-             *     the same address for another username, is not affected. Each server process counts its
-             *     own attempts.
+             *     the same address for another username, is not affected. Only passwords that were checked
+             *     and wrong count (not logins that failed with a server error), and every server replica
+             *     shares the count.
              */
             429: {
                 headers: {

@@ -132,7 +132,7 @@ func TestLoginThrottleConcurrent(t *testing.T) {
 func TestLoginThrottleOutage(t *testing.T) {
 	t.Parallel()
 	pool, outage := dbtest.NewWithOutage(t)
-	e := newEnvPool(t, pool, httpapi.Options{Logins: throttle.Options{Now: throttletest.NewClock().Now}})
+	e := newEnvPool(t, pool, httpapi.Options{Logins: throttle.Options{Max: 4, Now: throttletest.NewClock().Now}})
 	e.register("Ada", "ada@example.com", "correct-horse")
 	outage.Begin()
 	for i := range 15 {
@@ -146,12 +146,13 @@ func TestLoginThrottleOutage(t *testing.T) {
 	}
 	outage.End()
 	e.login("ada@example.com", "correct-horse")
-	e.failLogins("ada@example.com", 10)
+	e.failLogins("ada@example.com", 4)
 	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
 }
 
-// TestLoginThrottleSharedByInstances: two server instances on one database share the count: ten
-// wrong passwords spread over both block the account on both from the eleventh attempt.
+// TestLoginThrottleSharedByInstances: two server instances on one database share the count: four
+// wrong passwords (the limit, made small to spare hashing) spread over both block the account on
+// both from the fifth attempt.
 func TestLoginThrottleSharedByInstances(t *testing.T) {
 	t.Parallel()
 	url := dbtest.NewURL(t)
@@ -163,10 +164,10 @@ func TestLoginThrottleSharedByInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		es = append(es, newEnvPool(t, pool, httpapi.Options{Logins: throttle.Options{Now: clock.Now}}))
+		es = append(es, newEnvPool(t, pool, httpapi.Options{Logins: throttle.Options{Max: 4, Now: clock.Now}}))
 	}
 	es[0].register("Ada", "ada@example.com", "correct-horse")
-	for range 5 {
+	for range 2 {
 		es[0].failLogins("ada@example.com", 1)
 		es[1].failLogins("ada@example.com", 1)
 	}

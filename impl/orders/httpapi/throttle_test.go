@@ -148,7 +148,7 @@ func TestOAuth_LoginThrottleConcurrent(t *testing.T) {
 func TestOAuth_LoginThrottleOutage(t *testing.T) {
 	t.Parallel()
 	pool, outage := dbtest.NewWithOutage(t)
-	e := newEnvPool(t, pool, 24*time.Hour, throttle.Options{Now: throttletest.NewClock().Now})
+	e := newEnvPool(t, pool, 24*time.Hour, throttle.Options{Max: 4, Now: throttletest.NewClock().Now})
 	e.register("alice", "alice-password", "Customer")
 	outage.Begin()
 	for i := range 15 {
@@ -162,12 +162,13 @@ func TestOAuth_LoginThrottleOutage(t *testing.T) {
 	}
 	outage.End()
 	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
-	e.failLogins("alice", 10)
+	e.failLogins("alice", 4)
 	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
 }
 
 // TestOAuth_LoginThrottleSharedByInstances: two server instances on one database share the count:
-// ten wrong passwords spread over both block the account on both from the eleventh attempt.
+// four wrong passwords (the limit, made small to spare hashing) spread over both block the
+// account on both from the fifth attempt.
 func TestOAuth_LoginThrottleSharedByInstances(t *testing.T) {
 	t.Parallel()
 	url := dbtest.NewURL(t)
@@ -179,10 +180,10 @@ func TestOAuth_LoginThrottleSharedByInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		es = append(es, newEnvPool(t, pool, 24*time.Hour, throttle.Options{Now: clock.Now}))
+		es = append(es, newEnvPool(t, pool, 24*time.Hour, throttle.Options{Max: 4, Now: clock.Now}))
 	}
 	es[0].register("alice", "alice-password", "Customer")
-	for range 5 {
+	for range 2 {
 		es[0].failLogins("alice", 1)
 		es[1].failLogins("alice", 1)
 	}
