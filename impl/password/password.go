@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -32,6 +33,11 @@ var Fast = Params{Time: 1, Memory: 64, Threads: 1}
 // ErrMalformed reports a stored hash this package refuses to read (see Parse).
 var ErrMalformed = errors.New("password: malformed hash")
 
+// ErrBusy reports that every worker is hashing and the wait queue is full: the call was refused at
+// once, before taking any memory, so a flood of logins is shed instead of piling up goroutines
+// that each wait to allocate Params.Memory. Callers answer it with "try again shortly".
+var ErrBusy = errors.New("password: hasher busy")
+
 const (
 	saltLen = 16
 	keyLen  = 32
@@ -43,14 +49,26 @@ const (
 type Hasher struct {
 	p   Params
 	sem chan struct{}
+	// waiting counts calls queued for a worker; at most queue may wait, the rest get ErrBusy.
+	waiting atomic.Int64
+	queue   int64
 	// dummy is what an unknown user's password is checked against, so an unknown account costs
 	// the same time as a wrong password and the two cannot be told apart by timing.
 	dummy Hash
 }
 
-// New returns a Hasher using p for new hashes.
+// New returns a Hasher using p for new hashes, running at most GOMAXPROCS (at least 2) hashes at
+// once with up to four times as many calls waiting for a turn.
 func New(p Params) *Hasher {
-	h := &Hasher{p: p, sem: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
+	w := max(2, runtime.GOMAXPROCS(0))
+	return NewSized(p, w, 4*w)
+}
+
+// NewSized is New with an explicit number of workers (at least 1) and wait-queue length (at least
+// 0). With workers*Memory bounding hashing memory and queue bounding waiting goroutines, a flood
+// costs at most that much; calls beyond it get ErrBusy.
+func NewSized(p Params, workers, queue int) *Hasher {
+	h := &Hasher{p: p, sem: make(chan struct{}, max(1, workers)), queue: int64(max(0, queue))}
 	salt, err := newSalt()
 	if err != nil {
 		panic(err) // crypto/rand failing leaves nothing sensible to do
@@ -60,7 +78,19 @@ func New(p Params) *Hasher {
 	return h
 }
 
+// acquire takes a worker: at once if one is free, else after waiting in the queue, else (queue
+// full) not at all, with ErrBusy.
 func (h *Hasher) acquire(ctx context.Context) error {
+	select {
+	case h.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	if h.waiting.Add(1) > h.queue {
+		h.waiting.Add(-1)
+		return ErrBusy
+	}
+	defer h.waiting.Add(-1)
 	select {
 	case h.sem <- struct{}{}:
 		return nil
@@ -68,6 +98,10 @@ func (h *Hasher) acquire(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Waiting reports how many calls are queued for a worker right now, for metrics: a queue that
+// stays near its length means logins are being shed with ErrBusy.
+func (h *Hasher) Waiting() int { return int(h.waiting.Load()) }
 
 // Hash returns the PHC-format argon2id hash of pw with a fresh random salt.
 func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {

@@ -3,6 +3,7 @@ package password
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -133,5 +134,87 @@ func TestPassword_ParseRoundTrip(t *testing.T) {
 	}
 	if h.String() != stored {
 		t.Fatalf("String() = %q, want %q", h.String(), stored)
+	}
+}
+
+// TestPassword_BusyWhenQueueFull fills the one worker and the two queue places of a real hasher:
+// further calls are refused with ErrBusy at once, and the queued ones complete once the worker
+// is free, so a flood is shed rather than piled up.
+func TestPassword_BusyWhenQueueFull(t *testing.T) {
+	const workers, queue, extra = 1, 2, 5
+	h := NewSized(Fast, workers, queue)
+	ctx := context.Background()
+	stored, err := h.Hash(ctx, "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hold the only worker as a long hash would.
+	if err := h.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queued := make(chan error, queue)
+	for i := 0; i < queue; i++ {
+		go func(i int) {
+			if i%2 == 0 {
+				_, err := h.Hash(ctx, "pw")
+				queued <- err
+			} else {
+				ok, err := h.Verify(ctx, stored, "pw")
+				if err == nil && !ok {
+					err = errors.New("queued Verify reported a wrong password")
+				}
+				queued <- err
+			}
+		}(i)
+	}
+	for h.Waiting() < queue {
+		runtime.Gosched()
+	}
+	for i := 0; i < extra; i++ {
+		if _, err := h.Hash(ctx, "pw"); !errors.Is(err, ErrBusy) {
+			t.Fatalf("Hash beyond capacity: err %v, want ErrBusy", err)
+		}
+		if _, err := h.Verify(ctx, stored, "pw"); !errors.Is(err, ErrBusy) {
+			t.Fatalf("Verify beyond capacity: err %v, want ErrBusy", err)
+		}
+		if _, err := h.Verify(ctx, "", "pw"); !errors.Is(err, ErrBusy) {
+			t.Fatalf("Verify of an unknown user beyond capacity: err %v, want ErrBusy", err)
+		}
+	}
+	if got := h.Waiting(); got != queue {
+		t.Fatalf("Waiting() = %d after refusals, want %d", got, queue)
+	}
+	<-h.sem // the held worker finishes
+	for i := 0; i < queue; i++ {
+		if err := <-queued; err != nil {
+			t.Fatalf("queued call: %v", err)
+		}
+	}
+	if got := h.Waiting(); got != 0 {
+		t.Fatalf("Waiting() = %d when idle, want 0", got)
+	}
+	if _, err := h.Hash(ctx, "pw"); err != nil {
+		t.Fatalf("Hash after the flood: %v", err)
+	}
+}
+
+// TestPassword_QueuedCallHonoursContext: a caller that gives up while queued leaves the queue.
+func TestPassword_QueuedCallHonoursContext(t *testing.T) {
+	h := NewSized(Fast, 1, 1)
+	if err := h.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := h.Hash(ctx, "pw"); done <- err }()
+	for h.Waiting() < 1 {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled queued Hash: %v, want context.Canceled", err)
+	}
+	if got := h.Waiting(); got != 0 {
+		t.Fatalf("Waiting() = %d after the caller left, want 0", got)
 	}
 }
