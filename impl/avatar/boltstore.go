@@ -2,6 +2,7 @@ package avatar
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -57,16 +58,16 @@ func NewBoltStore(path string) (*BoltStore, error) {
 }
 
 // Put stores the image as userID's avatar.
-func (s *BoltStore) Put(userID string, r io.Reader) (string, error) {
+func (s *BoltStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
 	b, err := readImageBytes(r)
 	if err != nil {
 		return "", err
 	}
 	id := AvatarID(userID)
-	return id, s.putID(id, b)
+	return id, s.putID(ctx, id, b)
 }
 
-func (s *BoltStore) putID(id string, b []byte) error {
+func (s *BoltStore) putID(ctx context.Context, id string, b []byte) error {
 	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(boltBucket).Put([]byte(id), b) })
 	if err != nil {
 		return fmt.Errorf("avatar: bolt put: %w", err)
@@ -92,7 +93,7 @@ func (s *BoltStore) get(avatarID string) ([]byte, error) {
 }
 
 // Get returns the avatar's bytes.
-func (s *BoltStore) Get(avatarID string) (io.ReadCloser, int, error) {
+func (s *BoltStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
 	b, err := s.get(avatarID)
 	if err != nil {
 		return nil, 0, err
@@ -101,7 +102,7 @@ func (s *BoltStore) Get(avatarID string) (io.ReadCloser, int, error) {
 }
 
 // ID hashes the stored bytes.
-func (s *BoltStore) ID(avatarID string) string {
+func (s *BoltStore) ID(ctx context.Context, avatarID string) string {
 	b, err := s.get(avatarID)
 	if err != nil {
 		return ""
@@ -110,7 +111,7 @@ func (s *BoltStore) ID(avatarID string) string {
 }
 
 // Remove deletes the avatar.
-func (s *BoltStore) Remove(avatarID string) error {
+func (s *BoltStore) Remove(ctx context.Context, avatarID string) error {
 	if !ValidID(avatarID) {
 		return ErrNotFound
 	}
@@ -124,7 +125,7 @@ func (s *BoltStore) Remove(avatarID string) error {
 }
 
 // List returns all avatar ids.
-func (s *BoltStore) List() ([]string, error) {
+func (s *BoltStore) List(ctx context.Context) ([]string, error) {
 	ids := []string{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(boltBucket).ForEach(func(k, _ []byte) error {

@@ -2,6 +2,7 @@ package avatar
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,18 +31,18 @@ func NewFileStore(dir string) (*FileStore, error) {
 }
 
 // Put stores the image as userID's avatar.
-func (s *FileStore) Put(userID string, r io.Reader) (string, error) {
+func (s *FileStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
 	b, err := readImageBytes(r)
 	if err != nil {
 		return "", err
 	}
 	id := AvatarID(userID)
-	return id, s.putID(id, b)
+	return id, s.putID(ctx, id, b)
 }
 
 // putID writes through a temporary file and a rename, so a concurrent Get sees the old or the new
 // picture, never half of one.
-func (s *FileStore) putID(id string, b []byte) error {
+func (s *FileStore) putID(ctx context.Context, id string, b []byte) error {
 	f, err := os.CreateTemp(s.dir, ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("avatar: file store: %w", err)
@@ -64,7 +65,7 @@ func (s *FileStore) putID(id string, b []byte) error {
 }
 
 // Get opens the avatar file.
-func (s *FileStore) Get(avatarID string) (io.ReadCloser, int, error) {
+func (s *FileStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
 	if !ValidID(avatarID) {
 		return nil, 0, ErrNotFound
 	}
@@ -85,7 +86,7 @@ func (s *FileStore) Get(avatarID string) (io.ReadCloser, int, error) {
 
 // ID hashes the file's content; avatars are small, and a content hash stays right when a file is
 // replaced within the same second (a modification-time id would not).
-func (s *FileStore) ID(avatarID string) string {
+func (s *FileStore) ID(ctx context.Context, avatarID string) string {
 	if !ValidID(avatarID) {
 		return ""
 	}
@@ -97,7 +98,7 @@ func (s *FileStore) ID(avatarID string) string {
 }
 
 // Remove deletes the avatar file.
-func (s *FileStore) Remove(avatarID string) error {
+func (s *FileStore) Remove(ctx context.Context, avatarID string) error {
 	if !ValidID(avatarID) {
 		return ErrNotFound
 	}
@@ -112,7 +113,7 @@ func (s *FileStore) Remove(avatarID string) error {
 }
 
 // List returns the ids of the avatar files, ignoring anything else in the directory.
-func (s *FileStore) List() ([]string, error) {
+func (s *FileStore) List(ctx context.Context) ([]string, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("avatar: file store: %w", err)

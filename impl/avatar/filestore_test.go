@@ -2,6 +2,7 @@ package avatar
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -15,7 +16,7 @@ import (
 // readAll gets an avatar's bytes.
 func readAll(t *testing.T, s Store, id string) ([]byte, int) {
 	t.Helper()
-	rc, size, err := s.Get(id)
+	rc, size, err := s.Get(context.Background(), id)
 	if err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
@@ -36,7 +37,7 @@ func TestFileStore_FileURIAndNoTraversal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Put("u1", bytes.NewReader(pngImage(t, 4, 4))); err != nil {
+	if _, err := s.Put(context.Background(), "u1", bytes.NewReader(pngImage(t, 4, 4))); err != nil {
 		t.Fatal(err)
 	}
 	// A secret next to the store must stay unreachable whatever the id looks like.
@@ -45,10 +46,10 @@ func TestFileStore_FileURIAndNoTraversal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"../secret.png", "..%2Fsecret.png", "/" + secret, "../avatars/../secret.png"} {
-		if _, _, err := s.Get(id); !errors.Is(err, ErrNotFound) {
+		if _, _, err := s.Get(context.Background(), id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("get %q: %v, want ErrNotFound", id, err)
 		}
-		if err := s.Remove(id); !errors.Is(err, ErrNotFound) {
+		if err := s.Remove(context.Background(), id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("remove %q: %v", id, err)
 		}
 	}
@@ -59,7 +60,7 @@ func TestFileStore_FileURIAndNoTraversal(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if ids, _ := s.List(); len(ids) != 1 || ids[0] != AvatarID("u1") {
+	if ids, _ := s.List(context.Background()); len(ids) != 1 || ids[0] != AvatarID("u1") {
 		t.Fatalf("list = %v", ids)
 	}
 }
@@ -102,7 +103,7 @@ func TestFileStore_ReadersNeverSeeAPartialPicture(t *testing.T) {
 	t.Parallel()
 	s := mustFileStore(t)
 	imgs := [][]byte{pngImage(t, 300, 200), pngImage(t, 200, 300), pngImage(t, 250, 250)}
-	id, err := s.Put("u", bytes.NewReader(imgs[0]))
+	id, err := s.Put(context.Background(), "u", bytes.NewReader(imgs[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestFileStore_ReadersNeverSeeAPartialPicture(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := s.Put("u", bytes.NewReader(imgs[n%len(imgs)])); err != nil {
+				if _, err := s.Put(context.Background(), "u", bytes.NewReader(imgs[n%len(imgs)])); err != nil {
 					t.Error(err)
 					return
 				}
@@ -136,7 +137,7 @@ func TestFileStore_ReadersNeverSeeAPartialPicture(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	// No temporary files are left behind.
-	if ids, _ := s.List(); len(ids) != 1 {
+	if ids, _ := s.List(context.Background()); len(ids) != 1 {
 		t.Fatalf("list = %v", ids)
 	}
 	entries, _ := os.ReadDir(s.dir)

@@ -41,7 +41,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		notFound()
 		return
 	}
-	rc, _, err := p.opts.Store.Get(id)
+	rc, _, err := p.opts.Store.Get(r.Context(), id)
 	if errors.Is(err, ErrNotFound) {
 		notFound()
 		return
@@ -63,7 +63,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		notFound()
 		return
 	}
-	etag := p.opts.Store.ID(id)
+	etag := p.opts.Store.ID(r.Context(), id)
 	if etag == "" {
 		etag = contentID(b) // removed between Get and ID; the bytes we hold still have an identity
 	}

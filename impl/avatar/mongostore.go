@@ -90,22 +90,23 @@ func (s *MongoStore) newBucket() *mongo.GridFSBucket {
 	return s.db.GridFSBucket(options.GridFSBucket().SetName(s.coll))
 }
 
-func mongoCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), mongoTimeout)
+// mongoCtx bounds a call by mongoTimeout on top of the caller's context.
+func mongoCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, mongoTimeout)
 }
 
 // Put stores the image as userID's avatar.
-func (s *MongoStore) Put(userID string, r io.Reader) (string, error) {
+func (s *MongoStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
 	b, err := readImageBytes(r)
 	if err != nil {
 		return "", err
 	}
 	id := AvatarID(userID)
-	return id, s.putID(id, b)
+	return id, s.putID(ctx, id, b)
 }
 
-func (s *MongoStore) putID(id string, b []byte) error {
-	ctx, cancel := mongoCtx()
+func (s *MongoStore) putID(ctx context.Context, id string, b []byte) error {
+	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	// A bucket of its own per upload: the driver's GridFSBucket reads the source through one
 	// buffer shared by all its uploads and sets a first-write flag without a lock, so concurrent
@@ -165,8 +166,8 @@ func (s *MongoStore) latest(ctx context.Context, id string) (mongoFile, error) {
 }
 
 // Get downloads the newest revision of the avatar.
-func (s *MongoStore) Get(avatarID string) (io.ReadCloser, int, error) {
-	ctx, cancel := mongoCtx()
+func (s *MongoStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
+	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	// The newest revision is only deleted by a Put of a newer one, so when it vanishes between the
 	// find and the download, looking again finds that newer one.
@@ -191,8 +192,8 @@ func (s *MongoStore) Get(avatarID string) (io.ReadCloser, int, error) {
 }
 
 // ID returns the content id saved in the newest revision's metadata.
-func (s *MongoStore) ID(avatarID string) string {
-	ctx, cancel := mongoCtx()
+func (s *MongoStore) ID(ctx context.Context, avatarID string) string {
+	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	f, err := s.latest(ctx, avatarID)
 	if err != nil {
@@ -202,8 +203,8 @@ func (s *MongoStore) ID(avatarID string) string {
 }
 
 // Remove deletes every revision of the avatar.
-func (s *MongoStore) Remove(avatarID string) error {
-	ctx, cancel := mongoCtx()
+func (s *MongoStore) Remove(ctx context.Context, avatarID string) error {
+	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	if !ValidID(avatarID) {
 		return ErrNotFound
@@ -224,8 +225,8 @@ func (s *MongoStore) Remove(avatarID string) error {
 }
 
 // List returns the ids of all stored avatars.
-func (s *MongoStore) List() ([]string, error) {
-	ctx, cancel := mongoCtx()
+func (s *MongoStore) List(ctx context.Context) ([]string, error) {
+	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	// A plain find rather than distinct: it works the same on MongoDB and on compatible servers
 	// such as FerretDB, and a revision left over by an interrupted Put is simply deduplicated.
@@ -250,7 +251,7 @@ func (s *MongoStore) List() ([]string, error) {
 
 // Close disconnects from the server.
 func (s *MongoStore) Close() error {
-	ctx, cancel := mongoCtx()
+	ctx, cancel := mongoCtx(context.Background())
 	defer cancel()
 	return s.client.Disconnect(ctx)
 }

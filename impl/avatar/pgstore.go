@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
-	"github.com/triadhq/triad/impl/migrate"
 )
 
 func init() {
@@ -22,8 +21,8 @@ func init() {
 	openers["postgresql"] = open
 }
 
-// pgTimeout bounds each store call: the Store API has no context, and a stuck database must not
-// hold a login or an avatar request forever.
+// pgTimeout bounds each store call on top of the caller's context: a stuck database must not hold
+// a login or an avatar request forever, and a cancelled request releases its connection at once.
 const pgTimeout = 10 * time.Second
 
 // PostgresStore keeps avatars in the avatars table (migration 00030), so every server replica
@@ -42,8 +41,9 @@ func NewPostgresStore(pool *pgxpool.Pool) *PostgresStore {
 	return &PostgresStore{pool: pool, q: db.New(pool)}
 }
 
-// OpenPostgresStore connects to the database at uri and applies triad's migrations there (a no-op
-// when it is the server's own, already migrated database). Close closes the connection pool.
+// OpenPostgresStore connects to the database at uri and creates the avatars table there when it is
+// missing, and nothing else: the database may be anyone's (in the server's own, migration 00030
+// made the same table already). Close closes the connection pool.
 func OpenPostgresStore(ctx context.Context, uri string) (*PostgresStore, error) {
 	pool, err := pgxpool.New(ctx, uri)
 	if err != nil {
@@ -51,7 +51,7 @@ func OpenPostgresStore(ctx context.Context, uri string) (*PostgresStore, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := migrate.Up(ctx, pool); err != nil {
+	if err := createTable(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("avatar: postgres store: %w", err)
 	}
@@ -60,22 +60,47 @@ func OpenPostgresStore(ctx context.Context, uri string) (*PostgresStore, error) 
 	return s, nil
 }
 
-func pgCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), pgTimeout)
+// avatarsTable is the avatars table of migration 00030 (db/schema/00030_avatars.sql), for a
+// database triad's migrations do not manage. TestPostgresStore_OwnTableMatchesMigration keeps the two
+// alike.
+const avatarsTable = `CREATE TABLE IF NOT EXISTS avatars (
+    id           text PRIMARY KEY CHECK (id ~ '^[0-9a-f]{40}\.image$'),
+    content      bytea NOT NULL CHECK (octet_length(content) BETWEEN 1 AND 8388608),
+    content_type text NOT NULL CHECK (content_type LIKE 'image/%'),
+    etag         text NOT NULL,
+    updated_at   timestamptz NOT NULL DEFAULT now()
+)`
+
+// tableLock serialises the creation by replicas starting together: CREATE TABLE IF NOT EXISTS is
+// not safe against a concurrent creation of the same table.
+const tableLock = int64(0x7472696164617661) // "triadava"
+
+func createTable(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", tableLock); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, avatarsTable)
+		return err
+	})
+}
+
+func pgCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, pgTimeout)
 }
 
 // Put stores the image as userID's avatar.
-func (s *PostgresStore) Put(userID string, r io.Reader) (string, error) {
+func (s *PostgresStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
 	b, err := readImageBytes(r)
 	if err != nil {
 		return "", err
 	}
 	id := AvatarID(userID)
-	return id, s.putID(id, b)
+	return id, s.putID(ctx, id, b)
 }
 
-func (s *PostgresStore) putID(id string, b []byte) error {
-	ctx, cancel := pgCtx()
+func (s *PostgresStore) putID(ctx context.Context, id string, b []byte) error {
+	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	err := s.q.UpsertAvatar(ctx, db.UpsertAvatarParams{
 		ID: id, Content: b, ContentType: http.DetectContentType(b), Etag: contentID(b),
@@ -87,11 +112,11 @@ func (s *PostgresStore) putID(id string, b []byte) error {
 }
 
 // Get reads the avatar's bytes.
-func (s *PostgresStore) Get(avatarID string) (io.ReadCloser, int, error) {
+func (s *PostgresStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
 	if !ValidID(avatarID) {
 		return nil, 0, ErrNotFound
 	}
-	ctx, cancel := pgCtx()
+	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	b, err := s.q.GetAvatar(ctx, avatarID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -104,11 +129,11 @@ func (s *PostgresStore) Get(avatarID string) (io.ReadCloser, int, error) {
 }
 
 // ID reads the content id saved with the avatar, without its bytes.
-func (s *PostgresStore) ID(avatarID string) string {
+func (s *PostgresStore) ID(ctx context.Context, avatarID string) string {
 	if !ValidID(avatarID) {
 		return ""
 	}
-	ctx, cancel := pgCtx()
+	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	etag, err := s.q.GetAvatarEtag(ctx, avatarID)
 	if err != nil {
@@ -118,11 +143,11 @@ func (s *PostgresStore) ID(avatarID string) string {
 }
 
 // Remove deletes the avatar.
-func (s *PostgresStore) Remove(avatarID string) error {
+func (s *PostgresStore) Remove(ctx context.Context, avatarID string) error {
 	if !ValidID(avatarID) {
 		return ErrNotFound
 	}
-	ctx, cancel := pgCtx()
+	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	n, err := s.q.DeleteAvatar(ctx, avatarID)
 	if err != nil {
@@ -135,8 +160,8 @@ func (s *PostgresStore) Remove(avatarID string) error {
 }
 
 // List returns all avatar ids.
-func (s *PostgresStore) List() ([]string, error) {
-	ctx, cancel := pgCtx()
+func (s *PostgresStore) List(ctx context.Context) ([]string, error) {
+	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	ids, err := s.q.ListAvatarIDs(ctx)
 	if err != nil {

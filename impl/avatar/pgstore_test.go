@@ -3,8 +3,14 @@ package avatar
 import (
 	"bytes"
 	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/impl/dbtest"
 )
@@ -25,14 +31,14 @@ func TestPostgresStore_ReplicasShareAvatars(t *testing.T) {
 	}
 	defer b.Close()
 	img := pngImage(t, 6, 6)
-	id, err := a.Put("u", bytes.NewReader(img))
+	id, err := a.Put(context.Background(), "u", bytes.NewReader(img))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := readAll(t, b, id); !bytes.Equal(got, img) {
 		t.Fatal("replica b does not see replica a's avatar")
 	}
-	if a.ID(id) != b.ID(id) || a.ID(id) != contentID(img) {
+	if a.ID(context.Background(), id) != b.ID(context.Background(), id) || a.ID(context.Background(), id) != contentID(img) {
 		t.Fatal("replicas disagree on the content id")
 	}
 }
@@ -52,7 +58,7 @@ func TestPostgresStore_ConcurrentLogins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.Put("same_user", bytes.NewReader(img))
+			_, err := s.Put(context.Background(), "same_user", bytes.NewReader(img))
 			errs <- err
 		}()
 	}
@@ -64,7 +70,7 @@ func TestPostgresStore_ConcurrentLogins(t *testing.T) {
 		}
 	}
 	got, _ := readAll(t, s, AvatarID("same_user"))
-	if s.ID(AvatarID("same_user")) != contentID(got) {
+	if s.ID(context.Background(), AvatarID("same_user")) != contentID(got) {
 		t.Fatal("content id does not match the stored bytes")
 	}
 	found := false
@@ -74,7 +80,7 @@ func TestPostgresStore_ConcurrentLogins(t *testing.T) {
 	if !found {
 		t.Fatal("stored bytes are none of the pictures")
 	}
-	if ids, _ := s.List(); len(ids) != 1 {
+	if ids, _ := s.List(context.Background()); len(ids) != 1 {
 		t.Fatalf("list = %v", ids)
 	}
 }
@@ -131,5 +137,113 @@ func TestProxy_ReplicasServeTheSameAvatar(t *testing.T) {
 	}
 	if etags[0] == "" || etags[0] != etags[1] {
 		t.Fatalf("replicas disagree on the ETag: %v", etags)
+	}
+}
+
+// TestPostgresStore_OwnTableMatchesMigration: pointed at a database triad's migrations do not
+// manage (here an empty schema), the store creates its avatars table and nothing else, the same
+// table migration 00030 makes, and replicas opening it together all succeed.
+func TestPostgresStore_OwnTableMatchesMigration(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewURL(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			s, err := OpenPostgresStore(ctx, url+"&search_path=elsewhere")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_ = s.Close()
+		})
+	}
+	wg.Wait()
+	describe := func(schema string) string {
+		var out string
+		err := conn.QueryRow(ctx, `SELECT string_agg(d, E'\n' ORDER BY d) FROM (
+			SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') AS d
+			  FROM information_schema.columns WHERE table_schema = $1
+			UNION ALL
+			SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid)
+			  FROM pg_constraint WHERE connamespace = $1::regnamespace) x`, schema).Scan(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var tables []string
+	rows, _ := conn.Query(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'elsewhere'")
+	tables, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) != 1 || tables[0] != "avatars" {
+		t.Fatalf("tables created: %v (%v), want only avatars", tables, err)
+	}
+	own := strings.Split(strings.ReplaceAll(describe("elsewhere"), "elsewhere.", ""), "\n")
+	var migrated []string
+	for _, l := range strings.Split(describe("public"), "\n") {
+		if strings.HasPrefix(l, "avatars") {
+			migrated = append(migrated, l)
+		}
+	}
+	slices.Sort(own)
+	slices.Sort(migrated)
+	if !slices.Equal(own, migrated) {
+		t.Fatalf("the store's table differs from migration 00030's:\n%s\n---\n%s", strings.Join(own, "\n"), strings.Join(migrated, "\n"))
+	}
+}
+
+// TestPostgresStore_CancelReachesTheDatabase: a caller that gives up (a client gone) ends the
+// store's query in PostgreSQL at once, instead of holding a connection to the store's timeout.
+func TestPostgresStore_CancelReachesTheDatabase(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	s := NewPostgresStore(pool)
+	ctx := context.Background()
+	// Another session holds the table, so the store's read waits in the database.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "LOCK TABLE avatars IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func() int {
+		var n int
+		// Asked outside tx: a transaction sees one snapshot of the statistics views.
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%avatars%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.Get(cctx, AvatarID("u"))
+		done <- err
+	}()
+	for waiting() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("Get returned before waiting on the lock: %v", err)
+		default:
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Get after cancel: %v, want context.Canceled", err)
+	}
+	// The query is gone from the database while tx still holds the lock.
+	for waiting() != 0 {
+		runtime.Gosched()
 	}
 }

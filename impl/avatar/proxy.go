@@ -105,7 +105,7 @@ func (p *Proxy) Put(ctx context.Context, userID, pictureURL string) (string, err
 		}
 		if err != nil {
 			p.log.WarnContext(ctx, "avatar: picture refused, using a fallback", "user_hash", AvatarID(userID), "err", err)
-			if id := AvatarID(userID); p.opts.Store.ID(id) != "" {
+			if id := AvatarID(userID); p.opts.Store.ID(ctx, id) != "" {
 				return p.link(id), nil
 			}
 			img = nil
@@ -117,7 +117,7 @@ func (p *Proxy) Put(ctx context.Context, userID, pictureURL string) (string, err
 			return "", err
 		}
 	}
-	id, err := p.opts.Store.Put(userID, bytes.NewReader(img))
+	id, err := p.opts.Store.Put(ctx, userID, bytes.NewReader(img))
 	if err != nil {
 		return "", fmt.Errorf("avatar: store: %w", err)
 	}

@@ -158,7 +158,7 @@ func TestProxy_PutFetchesStoresAndServes(t *testing.T) {
 		"Content-Type":           "image/png",
 		"Cache-Control":          CacheControl,
 		"X-Content-Type-Options": "nosniff",
-		"ETag":                   `"` + store.ID(id) + `"`,
+		"ETag":                   `"` + store.ID(context.Background(), id) + `"`,
 		"Content-Length":         strconv.Itoa(len(got)),
 	} {
 		if v := resp.Header.Get(h); v != want {

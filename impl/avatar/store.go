@@ -8,6 +8,7 @@ package avatar
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -20,21 +21,23 @@ import (
 	"strings"
 )
 
-// Store keeps avatar images under avatar ids. Implementations are safe for concurrent use.
+// Store keeps avatar images under avatar ids. Implementations are safe for concurrent use. Every
+// method but Close takes the caller's context: a cancelled request stops its store call (and
+// releases a database connection) instead of holding it to a timeout.
 type Store interface {
 	// Put stores the image read from r as the avatar of userID, replacing the previous one, and
 	// returns its avatar id ("<sha1 of userID>.image"). It refuses bytes that are not an image
 	// (ErrNotImage) or larger than MaxStoreBytes (ErrTooLarge). Resizing is done by the Proxy before
 	// Put, so a store keeps exactly what it is given.
-	Put(userID string, r io.Reader) (avatarID string, err error)
+	Put(ctx context.Context, userID string, r io.Reader) (avatarID string, err error)
 	// Get returns the avatar's bytes and their size; ErrNotFound if there is none.
-	Get(avatarID string) (r io.ReadCloser, size int, err error)
+	Get(ctx context.Context, avatarID string) (r io.ReadCloser, size int, err error)
 	// ID returns a content id of the avatar, usable as an ETag; "" when the avatar does not exist.
-	ID(avatarID string) string
+	ID(ctx context.Context, avatarID string) string
 	// Remove deletes the avatar; ErrNotFound if there is none.
-	Remove(avatarID string) error
+	Remove(ctx context.Context, avatarID string) error
 	// List returns the ids of all stored avatars.
-	List() (ids []string, err error)
+	List(ctx context.Context) (ids []string, err error)
 	// Close releases the store's resources.
 	Close() error
 }
@@ -167,14 +170,14 @@ var openers = map[string]func(uri string) (Store, error){}
 
 // Migrate copies every avatar of src into dst and returns how many it copied. Ids are preserved,
 // because they are derived from user ids which tokens already reference.
-func Migrate(dst, src Store) (int, error) {
-	ids, err := src.List()
+func Migrate(ctx context.Context, dst, src Store) (int, error) {
+	ids, err := src.List(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("avatar: migrate list: %w", err)
 	}
 	n := 0
 	for _, id := range ids {
-		rc, _, err := src.Get(id)
+		rc, _, err := src.Get(ctx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue // removed meanwhile
 		}
@@ -186,7 +189,7 @@ func Migrate(dst, src Store) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("avatar: migrate read %s: %w", id, err)
 		}
-		if err := putID(dst, id, b); err != nil {
+		if err := putID(ctx, dst, id, b); err != nil {
 			return n, fmt.Errorf("avatar: migrate put %s: %w", id, err)
 		}
 		n++
@@ -197,11 +200,11 @@ func Migrate(dst, src Store) (int, error) {
 // idPutter is implemented by stores that can store bytes under a known avatar id; Migrate needs it
 // because the user id behind an avatar id is not recoverable.
 type idPutter interface {
-	putID(avatarID string, b []byte) error
+	putID(ctx context.Context, avatarID string, b []byte) error
 }
 
 // putID stores b under avatarID in dst.
-func putID(dst Store, avatarID string, b []byte) error {
+func putID(ctx context.Context, dst Store, avatarID string, b []byte) error {
 	p, ok := dst.(idPutter)
 	if !ok {
 		return fmt.Errorf("avatar: store %T cannot be a migration target", dst)
@@ -213,5 +216,5 @@ func putID(dst Store, avatarID string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	return p.putID(avatarID, b)
+	return p.putID(ctx, avatarID, b)
 }

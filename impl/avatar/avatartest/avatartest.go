@@ -5,6 +5,7 @@ package avatartest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"slices"
@@ -20,7 +21,7 @@ func pictures() (a, b []byte) { return avatar.Identicon("picture-a"), avatar.Ide
 // Read returns an avatar's bytes, failing the test if Get fails or its size is not the byte count.
 func Read(t testing.TB, s avatar.Store, id string) []byte {
 	t.Helper()
-	rc, size, err := s.Get(id)
+	rc, size, err := s.Get(context.Background(), id)
 	if err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
@@ -44,11 +45,11 @@ func StoreContract(t *testing.T, open func() avatar.Store) {
 	s := open()
 	img1, img2 := pictures()
 
-	if ids, err := s.List(); err != nil || len(ids) != 0 {
+	if ids, err := s.List(context.Background()); err != nil || len(ids) != 0 {
 		t.Fatalf("list of an empty store = %v, %v", ids, err)
 	}
 
-	id, err := s.Put("github_alice", bytes.NewReader(img1))
+	id, err := s.Put(context.Background(), "github_alice", bytes.NewReader(img1))
 	if err != nil {
 		t.Fatalf("put: %v", err)
 	}
@@ -61,35 +62,35 @@ func StoreContract(t *testing.T, open func() avatar.Store) {
 	if got := Read(t, s, id); !bytes.Equal(got, img1) {
 		t.Fatalf("get returned %d bytes, want the %d stored", len(got), len(img1))
 	}
-	etag1 := s.ID(id)
+	etag1 := s.ID(context.Background(), id)
 	if etag1 == "" {
 		t.Fatal("ID of a stored avatar is empty")
 	}
-	if s.ID(id) != etag1 {
+	if s.ID(context.Background(), id) != etag1 {
 		t.Fatal("ID is not stable")
 	}
 
 	// A new login replaces the picture under the same id, and the content id changes.
-	if id2, err := s.Put("github_alice", bytes.NewReader(img2)); err != nil || id2 != id {
+	if id2, err := s.Put(context.Background(), "github_alice", bytes.NewReader(img2)); err != nil || id2 != id {
 		t.Fatalf("replace: id %q err %v", id2, err)
 	}
 	if got := Read(t, s, id); !bytes.Equal(got, img2) {
 		t.Fatal("replace did not replace the bytes")
 	}
-	etag2 := s.ID(id)
+	etag2 := s.ID(context.Background(), id)
 	if etag2 == "" || etag2 == etag1 {
 		t.Fatalf("ID after replace = %q (before %q): it must follow the content", etag2, etag1)
 	}
 
 	// The same bytes under another user: another avatar, same content id.
-	idB, err := s.Put("github_bob", bytes.NewReader(img1))
+	idB, err := s.Put(context.Background(), "github_bob", bytes.NewReader(img1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if idB == id || s.ID(idB) != etag1 {
-		t.Fatalf("bob's avatar %q has content id %q, want a new id with content id %q", idB, s.ID(idB), etag1)
+	if idB == id || s.ID(context.Background(), idB) != etag1 {
+		t.Fatalf("bob's avatar %q has content id %q, want a new id with content id %q", idB, s.ID(context.Background(), idB), etag1)
 	}
-	ids, err := s.List()
+	ids, err := s.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,15 +109,15 @@ func StoreContract(t *testing.T, open func() avatar.Store) {
 		"png signature, script": []byte("\x89PNG\r\n\x1a\n<script>alert(1)</script>"),
 		"empty":                 nil,
 	} {
-		if _, err := s.Put("github_carol", bytes.NewReader(b)); !errors.Is(err, avatar.ErrNotImage) {
+		if _, err := s.Put(context.Background(), "github_carol", bytes.NewReader(b)); !errors.Is(err, avatar.ErrNotImage) {
 			t.Errorf("put %s: err = %v, want ErrNotImage", name, err)
 		}
 	}
 	big := append(append([]byte{}, img1...), make([]byte, avatar.MaxStoreBytes)...)
-	if _, err := s.Put("github_carol", bytes.NewReader(big)); !errors.Is(err, avatar.ErrTooLarge) {
+	if _, err := s.Put(context.Background(), "github_carol", bytes.NewReader(big)); !errors.Is(err, avatar.ErrTooLarge) {
 		t.Fatalf("put huge: err = %v, want ErrTooLarge", err)
 	}
-	if _, _, err := s.Get(avatar.AvatarID("github_carol")); !errors.Is(err, avatar.ErrNotFound) {
+	if _, _, err := s.Get(context.Background(), avatar.AvatarID("github_carol")); !errors.Is(err, avatar.ErrNotFound) {
 		t.Fatalf("refused puts left something behind: %v", err)
 	}
 
@@ -124,30 +125,30 @@ func StoreContract(t *testing.T, open func() avatar.Store) {
 	// include path tricks and query operators, which must not reach a file name or a filter.
 	for _, bad := range []string{avatar.AvatarID("nobody"), "../../etc/passwd", "../" + id, "x.image", "",
 		strings.Repeat("a", 40), strings.ToUpper(id), `{"$ne": ""}`, id + "\x00"} {
-		if _, _, err := s.Get(bad); !errors.Is(err, avatar.ErrNotFound) {
+		if _, _, err := s.Get(context.Background(), bad); !errors.Is(err, avatar.ErrNotFound) {
 			t.Errorf("get %q: err = %v, want ErrNotFound", bad, err)
 		}
-		if s.ID(bad) != "" {
+		if s.ID(context.Background(), bad) != "" {
 			t.Errorf("ID(%q) is not empty", bad)
 		}
-		if err := s.Remove(bad); !errors.Is(err, avatar.ErrNotFound) {
+		if err := s.Remove(context.Background(), bad); !errors.Is(err, avatar.ErrNotFound) {
 			t.Errorf("remove %q: err = %v, want ErrNotFound", bad, err)
 		}
 	}
 
-	if err := s.Remove(idB); err != nil {
+	if err := s.Remove(context.Background(), idB); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Get(idB); !errors.Is(err, avatar.ErrNotFound) {
+	if _, _, err := s.Get(context.Background(), idB); !errors.Is(err, avatar.ErrNotFound) {
 		t.Fatalf("get after remove: %v", err)
 	}
-	if s.ID(idB) != "" {
+	if s.ID(context.Background(), idB) != "" {
 		t.Fatal("ID after remove is not empty")
 	}
-	if err := s.Remove(idB); !errors.Is(err, avatar.ErrNotFound) {
+	if err := s.Remove(context.Background(), idB); !errors.Is(err, avatar.ErrNotFound) {
 		t.Fatalf("second remove: err = %v, want ErrNotFound", err)
 	}
-	if ids, err := s.List(); err != nil || !slices.Equal(ids, []string{id}) {
+	if ids, err := s.List(context.Background()); err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("list after remove = %v, %v", ids, err)
 	}
 	if err := s.Close(); err != nil {
@@ -157,10 +158,10 @@ func StoreContract(t *testing.T, open func() avatar.Store) {
 	// Reopened, the store still holds alice's picture and nothing else.
 	s = open()
 	defer func() { _ = s.Close() }()
-	if got := Read(t, s, id); !bytes.Equal(got, img2) || s.ID(id) != etag2 {
+	if got := Read(t, s, id); !bytes.Equal(got, img2) || s.ID(context.Background(), id) != etag2 {
 		t.Fatal("the avatar did not survive closing and reopening the store")
 	}
-	if ids, err := s.List(); err != nil || !slices.Equal(ids, []string{id}) {
+	if ids, err := s.List(context.Background()); err != nil || !slices.Equal(ids, []string{id}) {
 		t.Fatalf("list after reopen = %v, %v", ids, err)
 	}
 }
@@ -173,22 +174,22 @@ func MigrateCheck(t *testing.T, dst, src avatar.Store) {
 	want := map[string][]byte{}
 	for _, u := range []string{"migrate_a", "migrate_b", "migrate_c"} {
 		img := avatar.Identicon(u)
-		id, err := src.Put(u, bytes.NewReader(img))
+		id, err := src.Put(context.Background(), u, bytes.NewReader(img))
 		if err != nil {
 			t.Fatal(err)
 		}
 		want[id] = img
 	}
-	srcIDs, err := src.List()
+	srcIDs, err := src.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := dst.List()
+	before, err := dst.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for run := 1; run <= 2; run++ {
-		n, err := avatar.Migrate(dst, src)
+		n, err := avatar.Migrate(context.Background(), dst, src)
 		if err != nil || n != len(srcIDs) {
 			t.Fatalf("migrate run %d = %d, %v; want %d", run, n, err, len(srcIDs))
 		}
@@ -197,11 +198,11 @@ func MigrateCheck(t *testing.T, dst, src avatar.Store) {
 		if got := Read(t, dst, id); !bytes.Equal(got, img) {
 			t.Errorf("%s differs after migration", id)
 		}
-		if dst.ID(id) == "" || dst.ID(id) != src.ID(id) {
-			t.Errorf("%s: content id %q after migration, %q before", id, dst.ID(id), src.ID(id))
+		if dst.ID(context.Background(), id) == "" || dst.ID(context.Background(), id) != src.ID(context.Background(), id) {
+			t.Errorf("%s: content id %q after migration, %q before", id, dst.ID(context.Background(), id), src.ID(context.Background(), id))
 		}
 	}
-	after, err := dst.List()
+	after, err := dst.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

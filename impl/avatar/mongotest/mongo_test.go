@@ -89,12 +89,12 @@ func TestMongoStore_URIChoosesDatabaseAndBucket(t *testing.T) {
 		"other db":   openStore(t, uri+"?ava_db=elsewhere&ava_coll=pics"),
 	}
 	for _, name := range []string{"default", "pics"} {
-		if _, err := stores[name].Put("github_alice", bytes.NewReader(img)); err != nil {
+		if _, err := stores[name].Put(context.Background(), "github_alice", bytes.NewReader(img)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	for name, s := range stores {
-		ids, err := s.List()
+		ids, err := s.List(context.Background())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -138,7 +138,7 @@ func TestMongoStore_ConcurrentLogins(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.Put("same_user", bytes.NewReader(img))
+				_, err := s.Put(context.Background(), "same_user", bytes.NewReader(img))
 				errs <- err
 			}()
 		}
@@ -154,7 +154,7 @@ func TestMongoStore_ConcurrentLogins(t *testing.T) {
 		if !slices.ContainsFunc(imgs, func(img []byte) bool { return bytes.Equal(img, got) }) {
 			t.Fatalf("round %d: stored bytes are none of the pictures", round)
 		}
-		if ids, err := s.List(); err != nil || !slices.Equal(ids, []string{id}) {
+		if ids, err := s.List(context.Background()); err != nil || !slices.Equal(ids, []string{id}) {
 			t.Fatalf("round %d: list = %v, %v", round, ids, err)
 		}
 	}
