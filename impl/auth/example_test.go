@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -342,7 +343,7 @@ func ExampleOptions_avatarStore() {
 	}
 	resp.Body.Close()
 	fmt.Println("avatar:", resp.StatusCode, resp.Header.Get("Content-Type"))
-	ids, _ := store.List()
+	ids, _ := store.List(context.Background())
 	fmt.Println("stored:", len(ids))
 	// Output:
 	// POST /auth/local/login → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","picture":"/avatar/ed2c45bb3fe3b8360f505280ab363a0893379cc2.image"}
