@@ -492,3 +492,43 @@ func TestReplicas_BrandsLogoutEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicas_LoginThrottleShared spreads twelve wrong passwords for one account over the
+// replicas: the balancer's round-robin sends them to all three, yet the 11th and 12th are refused
+// with 429, as with one server.
+func TestReplicas_LoginThrottleShared(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	hc := &http.Client{Timeout: 30 * time.Second}
+	for _, tc := range []struct {
+		name string
+		try  func() (*http.Response, error)
+		fail int
+	}{
+		{"orders token endpoint", func() (*http.Response, error) {
+			req, _ := http.NewRequest(http.MethodPost, c.lb.URL+"/oauth/token", strings.NewReader(url.Values{
+				"grant_type": {"password"}, "username": {"alice"}, "password": {"not-alice-password"}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.SetBasicAuth(ordersClientID, ordersClientSecret)
+			return hc.Do(req)
+		}, 400},
+		{"brands login", func() (*http.Response, error) {
+			return hc.PostForm(c.lb.URL+"/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {"wrong-password"}})
+		}, 401},
+	} {
+		for i := 1; i <= 12; i++ {
+			resp, err := tc.try()
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want := tc.fail
+			if i > 10 {
+				want = http.StatusTooManyRequests
+			}
+			if resp.StatusCode != want {
+				t.Fatalf("%s: attempt %d answered %d, want %d", tc.name, i, resp.StatusCode, want)
+			}
+		}
+	}
+}
