@@ -210,8 +210,12 @@ func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
 
 // routes builds the root router: shared middleware, platform endpoints, then each surface.
 func (a *app) routes() (http.Handler, error) {
+	screenInput, err := inputScreen()
+	if err != nil {
+		return nil, err
+	}
 	r := chi.NewRouter()
-	r.Use(web.WithRequestID, web.Recover(a.log), web.AccessLog(a.log), web.LimitBody(a.cfg.BodyLimit))
+	r.Use(web.WithRequestID, web.Recover(a.log), web.AccessLog(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
 	r.NotFound(web.NotFound)
 	r.MethodNotAllowed(web.MethodNotAllowed)
 

@@ -163,7 +163,9 @@ type Message struct {
 	Message string `json:"message"`
 }
 
-// Product A product of a brand; the shape is free (the original API did not fix it).
+// Product A product of a brand; the shape is free (the original API did not fix it), within the input
+// rules: at most 100 properties, 16 levels of nesting for the whole body, 1000 members in any
+// object or array.
 //
 // Example: {"name":"House blend","price":12.5}
 type Product map[string]interface{}
@@ -2291,6 +2293,8 @@ type ListBrandsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]Brand
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -2300,6 +2304,11 @@ type ListBrandsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListBrandsResponse) GetJSON200() *[]Brand {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBrandsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -2346,6 +2355,8 @@ type ListFeaturedBrandsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]Brand
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -2355,6 +2366,11 @@ type ListFeaturedBrandsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListFeaturedBrandsResponse) GetJSON200() *[]Brand {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListFeaturedBrandsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -3722,6 +3738,13 @@ func ParseListBrandsResponse(rsp *http.Response) (*ListBrandsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3761,6 +3784,13 @@ func ParseListFeaturedBrandsResponse(rsp *http.Response) (*ListFeaturedBrandsRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -5339,6 +5369,20 @@ func (response ListBrands200JSONResponse) VisitListBrandsResponse(w http.Respons
 	return err
 }
 
+type ListBrands400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListBrands400JSONResponse) VisitListBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListBrands413JSONResponse struct{ TooLargeJSONResponse }
 
 func (response ListBrands413JSONResponse) VisitListBrandsResponse(w http.ResponseWriter) error {
@@ -5384,6 +5428,20 @@ func (response ListFeaturedBrands200JSONResponse) VisitListFeaturedBrandsRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFeaturedBrands400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListFeaturedBrands400JSONResponse) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7011,99 +7069,105 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fzvcts4kn+VLt5WjT1FyZLsZBP7yzmZzEx2MpmU7dztbpSzILIlYUIBGgCMrEv5ee497smu0ABJkKJs",
-	"+W9yWzOfJhZJNBrdP3Q3fo0vUSLnCylQGB0dfonwgs0XGdL/v1BMpP/Bshztv3Q+nzO1ig6jYxjbX6I4",
-	"+lz8eM7T6DB6+uQJ9icD1qv/14/iiH1mPGNjnnGzig6NyjGOUtSJ4gvDpYgOo1Muphl2pOJTLmCMTGhQ",
-	"kmmDKRgJUqWoulEcTZCZXGH6es6mGB1GM2MW+nBvj9t/666fQDeR8z0hlZktuUi7vy+mURxx/aN/uRBB",
-	"sLn9xtviQXgpJxPEKI4WSqZ5YpXy4Uvx2M8y1wjjDGnyC8UTjA77g+6Ty49xpPOxnc4Y1UuZC2N/iKNc",
-	"ZYGIlTyBlNHl5WUczZClqEjtb+WpkYrUWtfQSMiOtj+NDsHMEMYyXUHClOKogQlgSYJag5GfUMSwnPFk",
-	"BkLCWMmlRgVSwULJC/tKMkOYsxV8Qlx0hyKKI4V/5DxQjE5mOGdkESKfR4cfomLw6GNcWEl0WP01jsxq",
-	"Yf+ijeJi6ma1YIrN0fiJHZN8Z1a89cmdzdBJDhMl56BwyrVxUmdyykUXTryIkIvMzpMb4Bo0CgNMw+g4",
-	"NzOp+H8z+8FDeIFMoRq52XE7wh85qlVUrrnT1jmNGdUmXE5u/49B56/LF6I//eXvPz9RL3r6Zc+8Opj/",
-	"o58/XT2fPGP//PRH7+Lz/t8Gy5b5x86BXv+wPlnvQTA65+moC8diZWZcTMHMGE1KSAMMPgm5FMBT2Jmz",
-	"bCLVHFOQAjVwkWR5iukuTNFoOOgddItJLpiZVXPk6dVLW870Cs9tWVaFeiGF9ijBUrsyqI39VyKFQUH/",
-	"yxaLjCe0HHu/aylqI9onU/vdzyzjKT10PmE8QytxiobxzLnehGNmsQXnjGdRHM1Ra+f481wbGKO1fPoR",
-	"WJoq1Dqy3lg9ppxwkEp0ip0zk8zIgY7fvQa9wIRPvJxeW6jNazvm/mTAnie9tI8H4yfsaRJdhtr7i8JJ",
-	"dBj9216FoHvuV733SimpnLLWzfwKiWrSHMHIa2IEdkE1IEtmwAXpDEgz3aiws7fS/Chzkd5qFYQ05xN6",
-	"O1SdM1IrYfHbA2vnrfSOMWMazIxrsn6pSDc8ta5RusIuTf2VXfkz5iHlxvMmwzk3zGFANXM7njMqroFl",
-	"Clm6KjEJH0ETx0KaGSrILXKX2nAi7dgPMYuES25mMjdWMqZom0yYRqeZH6Ua8zS9pWIm5duhWqTIVsDS",
-	"ORea9o85E2yKbs304zgPKaSASOGEofm+FgaVYNmtpsv9y+dIY4dzLn4CjeozKiieeHADgHJkC4y5wqNq",
-	"11f4GVlGWqCNg42tGXATw6iUawQTLlK3Twp6NZNTUtWZlG+YmuKtVOW/f26kPM/oK21oS1JyG4xIKJ56",
-	"BOugYS1gcKMhxSQjN3np5th5g2JqZjFIAUysQMnc4K6VUtqFJfylNf5OQ8bn3JCy3gvmIwu8Hbbm4QdC",
-	"XTFwQB7GbVaacsN+FJU1R59zrbmYxpALCkBiwIsFxV1SWbuTn9DuOuXgVapg/2eh5AKV4S42oLSgLdJz",
-	"KM/TGAYHMMMLSPmUG23DmK2CkgUz1jeiw+i/PvQ6z1ln8vHL4ODyL+vxSjP1aErzG0GaeyQroAyYQsg4",
-	"5R5W0ITZjATKEN9CbU1WF1n5ocdSZshE1FR3GHBtm+2szaaR/nxpgQ37C7w/eVPX5g3ypLVBw8SpOWLx",
-	"S6m6xQKZKiCnEJe0uZXKXOga6qolO1uTsErXvkTc4Fxf5xPv3Av2Xf8xphRbkVM1M7k2Cxb5fGzTkwnt",
-	"SLpuGw6orT6OgGVLttKAFyypK8DmhzaUYcbtMvsDiw5c8LlNuHqlXHYbmKKyklE6udGfvtOgucH2ZW/P",
-	"Pduylipf+EAO7JekbsxOlqY5NpytZjjBGq2r+GMpiBz/jm5ZCFNeKmSG7IGlKbdDs+xdgDETlmmMG7Cz",
-	"7vETlmemsLmbem35elTT7LYuPGcXbuOJDp/0er3tfLp1xBu4cDDooH3Qpk/7Eb1C78dN61KQdRf/7l/j",
-	"xKVAHz7GN/boObt47V7ph5MvPbz0oyvVvMllrtNtw4dIUxsN/P0i3cbA51yEf+1fZ/LlbPz7D7A13cKu",
-	"H8WUr5/6Q9vuA5nrvVromjW+SrkJCjmNsMJAhkwbkALtnjeyKhxRbDSipHR05OowC7MCqgpDYoFdA9OQ",
-	"4cSAzGn3q1utK+q0BTG1ik4MzMBcagODJweQzJhiiUGljyAX/I8cN+TB9Y2Qpaz7iYvpv29W1ZODloUt",
-	"jKUuYt8O0u/1AmmATYxNIxSfz21OphcswUZIe5wy+MV+uDZwf9sloji+PQCwiY+cAH5GZdPDSa5ZZhMd",
-	"qhvoXE1YgusL4FKU5gdPDcXCc5bMuMCOQpbSHxQyLUV9RmHlaE13ZSGvOcI7VB2qX8FCyXGGc22F9wkR",
-	"JVRF0kuVzcKf6sL70mDoGEWVcE2SMusKn95YQbwO0t3I1Vfb0L3pxIEEdV38nM+ZqJSMF4uMCdJBXdPr",
-	"1bi1WQbpYpuR/L3jHbzzOrX6NlUxMoaJVK4QSbbrah2ZnDYMeC0JvU5VZGFXa+qNnHIRQM8GjKi58k29",
-	"eMG0XkrVMJdEKoWJ6cyk0tgZU1Jpw9YyLC9fq/vr4Nl10y4MsfxA28R/rUyiPueNtnIMiRQTbqWzPmLw",
-	"op5TRKc5pfOTPMtWcFrmJNcu01XrU+xUG2OUtuO8Y/A7onNsnwxRjWXGFghcw0Qhwo79k4s1WEYV+ZR7",
-	"K+cXwM1ubX5bHMW1TODEF26vt7HH2YeuMd4g0tjfekP6getFxlZ0UBDDHbanN/IzZizBli3quhAo8LG6",
-	"cM9InMGzQJz6wHdxxECqZ1vF4vF23nlSlvvfa1Rtvihw6erRTFcHlgpNroQGbo6AVY9wDcJuzkHROt62",
-	"WuY+sF2xLATnv6bP8IbFsoTy7fSctQSBr09/g2dPe314f/YSDJ+jNmy+IKOHOc8yrjGRIm0INugNnnb6",
-	"/c5gcDboH+4/Oew97fYH+/8MV9emQB37xTWR4uiiM5WdNTm32hU2us5Gi197wxcqSAUtccyxL+5Q3Gt3",
-	"0GrFa4HLVYmAq53W0oCWHMBsPjavVXB/tzEN1zrHtLFz3/Ewe70sVBydF97knauusppJtbuZRrMRmZNc",
-	"KRTm3UNv33EkcPnu9gCmDVtkpQxOogfAr6Y66mK3qZfoFif+wH5dv1ua1cOZkhOgTfJ21LWSeS2Qm32n",
-	"baAx4Rn+CaiPD6hcH9u9rAUYi0Pi4IC4No0bFGfuiNFlfVxT+ElrX6vWH90Tft8WsikT4xoSlmVfCbOL",
-	"dbwhelvlY5IrblanVhu+FnkXnlcMzK3TKCRojYDYW1ASyrrbsbqKJVnwX5DWZEy0sOPcom2baJrNC/k2",
-	"kspgmPd6+wk9Rf+Lo27BICNjpqeq0WfGLNzpKxcTuT7uezpAKjQRWz2AVYQj7pXnaiKtzNafMc27QzEU",
-	"33//QqYcdff77+GkOn/nqIskn2yejrvd0eYoPLm+6CyXy46Fjk6uMhQ2Y09HxToMRS05M1J+opF9LmfV",
-	"RdUQ92GWaUnGvaCjU6IljprH5CNw9tOFM/t9iob9ibCX0bBPCH87/e0tEONkh5UHXKOizjoiZo4A8jY7",
-	"T/dNvduFV74G5vY8+5z9lFeVXVEUxsvjVOZN0ApANuhjePt5uWA2sav5687gyVOw8sg5jLnRMXzChYHx",
-	"yunL104cV0YDg9Ofjzv2lRnTs90unPg5zpgBgVZNbn1o0txcZf9DUTpA6SfN3Dm2rnQT24Wd5QwFjKWZ",
-	"0RpqFCZ2U2k4nVVlrjHd7cKx0EtrtTSLhCm1AubVo9kKRi9ZMsPOSymMktkhlMzVLhwXjxkbOTsGRC4M",
-	"z4aCG8810LCz34PUPuCyVgpoC+JnRdQAjUbDi5Pjtz+cnp/99surt+dnZ292YytoJqdTTEHmhjTCjQa5",
-	"FKiGIpkxMUX3nSIus0rgycwTHLSvozoOVoDSzAUdVgFXEiWGwjMl/Muep9m3KWFBkSmKBUyswqe4gTFO",
-	"pEISueDR+MIopt6MX6fk7g46rOF6lJixzwiDg84MLzoU1TiOqYadAxivjIMEwnSqH/E5xvCsNGb7AC0u",
-	"8HQoCjaqn5/VopCmVIRFjIqA6r2Ltv1KMgplRn53GbmBMYacDr1I7hQzNAXIHVllSIGAmcbi2/v+21T9",
-	"pm+/qhW5CwY0OQ09NCK1OepvxhP0ka/fIn59fRY1mdlygULLXCXYlWq651/Se/ZZu5NzQ/uxUZyl8MKp",
-	"+vjd6yiOPqPS/kig2+v27NP2Y2zB7f7d7XX3XcA4o61xjy343rgky8i2sxZ35K2LopnToZAV+CvdhTc4",
-	"MR1rPR58CTzMDLkCf6qpYaektcR24YaiOI+LfcBj8MKil5BFrc4u/ihXmT/ZqZ3fjaAsl4+1zHKDYLW3",
-	"o3fh/ckbPRSEIlP+GYXTvI3EycyIveRm9cI3DoTE8A/t4VX1yF5IHL/8WJa5X8h0dTNG1r9+F8JWDQfb",
-	"8sZCBsZlPZ60gjeZ4INef/vlcNm9Cy43yVE8uhd0olzeTPqNREHnWkx7TErjVj+zujro9TYNVU5/L2DB",
-	"0yv961+pEQvppf3rX6pYvfaN/hZvlGTPyzh6ss1USiItqbrs+nF2UKLSDoVtuzbKZVNrnxH9Ifpo36pg",
-	"bi/jDuOm2AJ1Dsj9WsyktlFP4KIU45GLABfVrlU6YR1h3nBtXlRM5Jph9m6CEx/+7Ge6Uz/Tx9BD75JC",
-	"byCsNsia3cdyBZ/pOkpS5RjW7taECvzCbfdtfrE3CWgr2zpItehXuUccSOTjtp26bw2FwSzTsJwhRbnc",
-	"tNJcd9s2czvlQop7cDl3mh/oolLubyLgkDbaDv/V/fRuTljfKO/fDeur8m14YUOma53wC08vndPZJKTl",
-	"UJX+ris6L8XFLjcMC2XWULhZ35Lc+/cV9N5+RwsYBY51CDrkCbjpu16y7WKrgrlwZXTFNUylwG89iOod",
-	"bCFZrcPusUMvZ0ZbhF5x+y5iQdS9Ol65esD69rBuvD+hKSz3jtBeJrxfI8i/vfl9q3axAQFPkKWFjbQg",
-	"303xp2hettizYCZpKZi/DAppvg5B+T+h5CfEha9Q2vhCH8GosZuNij6+peLEOFy3QceO/qaqBv7gKtzT",
-	"6U83M1lP+94qq76pu7nq2tfLqlnRmy/k8k/wvyv4v/e10q3z7tLLyvDmDo7fWqEseYXOv8PjeBsJMdFM",
-	"h7olFZGaVafM5isePMoWVpEOBfPHCoNez9eOj33zdcVlHLUhiWebU4M8ySFFglTJzkUpzFA4HfrC8vO2",
-	"1KYc52tHbe4o1c2+nhOVDIYlq/WdFQ8H97JUYd+6Hr2dlf9s3PEicFmLcds/u4lvenl5X7FkwZ4LJroj",
-	"5NIdc/lJLZnefWSkuRVu9J7fqoOYrPY8MOS1uwrKgJva4oPHHqPnunVsYlOE9tN9dOQ8DU/L1wOjmnFX",
-	"8JmLhwfQVwUZpcFkqukL/nOGojq+t85uNRz4QQGdBZTadaBzWwejdk0qIH0rTQiibdj3vpr6N4F+QprT",
-	"Dfh0NkOFXidbwFR98mQnwTqvf7ue3aNIMd0C/96Hn7x/BGys/g4TK5hLhQSFjlz8/wUIHzWAqlbFcY62",
-	"hwKNag9T7nipubk6A3LM++rmGKmIU3EELGyeKw5R3UEpHLvEqeyRo8srNAozFHRGu+vzKG6066ujmMYN",
-	"QNfW2JSehZfFXBXcvEq5eefYkl8vnfK1z7IVbvtdKOhQtGt0LYmpMbCnOG7qBLwnue43oaujjV+7evXO",
-	"of89Vu88n9adjgYffzxMeX79S8HFT48NKHa9HXmodKUCSKwHNgGEKGVX0D1mmHzSAW7sbLjVibb3kq9E",
-	"bDnfauJIqzW+NhyLoSiIO76JyabmsFRSTKvPTNFURL6DXh9c6NAdimMiXvV74K5lc8w4TWEdMXTom4Sn",
-	"9p9JxukiPtcoRSEHF9B/AnMucoM6dpyhBeNqKBxEDZ473heNv+QilUu70+rWAyc7OBHC7wA8gf83XL/q",
-	"XNrQU7C1a9V6Ge8IUo8l5P0jlmc+34i/vLX09Y6GDRiWKExRGM4yR0xVfDqjGndw0WaNo7hpVP/8XnEr",
-	"J413eyS8xc1kRP07DyZUy/7KWKN0aU4XRDoLeZwMsLwpL2AK1siVXHvc2SmxxqcoEx8l7d4uPTwY3C6j",
-	"NlKez5lYnVvXmS9MXadGSrC/1qHvCIxa+eIVF/DsoAe+P+PhtTxaE5jugC2vBCQcdk0EdSCesXQdwx06",
-	"D0UIz1rCJFcURhZDOMfBSa4LepTdlRK7X7nLSqsVjksoZ2YoAjCHndEJGrXq0HYy2iXON1T5aWkPBQ3B",
-	"kxWa5uP8dyiKexHLjlxvas6m/KSpkcM/SPqJy/LEZIKJwbQLdO9XMYL2ZNelTSppgv7iL2e1VFyEHfsB",
-	"r0FHgHVKpfSa1a4H3I2rg+KSEK6QLBP0jKmicmo/7Pa7AJcChbXUXp3JeX3Xlqri3ZON7pz8+BKe9/s9",
-	"+N//6fe6g+4+9VJvcR3ss4NecBNVf/0mKrLQezy7p4aH68Mo6VKw9jjqxDO3TdlgEvbV2CRMisTfoejL",
-	"LQG9WxMf3dGsu23hh8yNjz++jWP8f8jckb1ruUBFer+/dCC4l7C4/O8Rc4HHDOytHVobu9oQXXta60F7",
-	"Wa2pjHCMmRRTG5Z7hunIN3RoG3nLjeYq0vKUw/VijYZiJrO0QF673r706jtfNnS3xSCzFLWpl7QmXGnT",
-	"Fmn/hOZX/MpWXmd1tTRghk2VV/VDbg6my8ZFf5wbJP9Bq2Gjs/BPYmg7MXR7XuiDJgaEz5vygaDQ/g2k",
-	"Ad8wCBKNpHk2cQ0kFr2L2zS1uAszguoFN0UINVGoZ406RiO/aLlmZSh8heQImK+JuheuqoQWTX8PV1No",
-	"R5T7S+Kbl9rcb7Hh8aW/3/aSR9pGtts2Hhr4GjfVXHWMFHS8HJWhCKt6YlGXaaCNQ7RzwKDDN2w5HYrj",
-	"d6+/043GedipGv64dn2w/jZgXzCNYfTTqzMIQ6rR7loa9Mi4/E3WnDdS/YqW5e3QWeOVidPC2m2jH9b1",
-	"3daS/WJDkAKLJuu1BtnytLLsgD3aFOIGDcDtCK0xvOjkK51WrV1As/HWmdoFMu0XwtzAo4NLcW6D7N+E",
-	"2A96FFYYattZ2P0dhRWjfL2zsP1bFTipcHUe3jpU4wsVrvyVisajhnmOygrx47OE3BF+Dfxa8LQOxo07",
-	"Tj58vIy/1K4W+fCRMiUq/Dm8qjKkw729TCYsm0ltDp/1nvVcZuQGXAdni/QOFmN/O4Wn+VxxDZIPS0h4",
-	"K1r9my+UXGoL6tW1PP6FsW8A2kT4pJ1Arr9X40+sv/4rE2xaDeg5rC402A0+45islx8v/y8AAP//",
+	"7Hz/cts4kv+rdPG7VWNPUbIkO9nE/ufrZDIz2clkUolzt7tRzoLIloQxBWgA0LIu5ee597gnu0IDJEGK",
+	"suWfyW7N/DWxSKLR6P6gu/FpfIkSOV9IgcLo6PBLhBdsvsiQ/v+FYiL9D5blaP+l8/mcqVV0GB3D2P4S",
+	"xdF58eMpT6PD6OmTJ9ifDFiv/l8/iiN2znjGxjzjZhUdGpVjHKWoE8UXhksRHUYfuJhm2JGKT7mAMTKh",
+	"QUmmDaZgJEiVoupGcTRBZnKF6es5m2J0GM2MWejDvT1u/627fgLdRM73hFRmtuQi7f6+mEZxxPWP/uVC",
+	"BMHm9htviwfhpZxMEKM4WiiZ5olVyqcvxWM/y1wjjDOkyS8UTzA67A+6Ty4/x5HOx3Y6Y1QvZS6M/SGO",
+	"cpUFIlbyBFJGl5eXcTRDlqIitb+VH4xUpNa6hkZCdrT9aXQIZoYwlukKEqYURw1MAEsS1BqMPEMRw3LG",
+	"kxkICWMllxoVSAULJS/sK8kMYc5WcIa46A5FFEcK/8h5oBidzHDOyCJEPo8OP0XF4NHnuLCS6LD6axyZ",
+	"1cL+RRvFxdTNasEUm6PxEzsm+U6seOuTO5mhkxwmSs5B4ZRr46TO5JSLLrz3IkIuMjtPboBr0CgMMA2j",
+	"49zMpOL/zewHD+EFMoVq5GbH7Qh/5KhWUbnmTlunNGZUm3A5uf0/Bp2/Ll+I/vSXv//8RL3o6Zc98+pg",
+	"/o9+/nT1fPKM/fPsj97F+f7fBsuW+cfOgV7/sD5Z70EwOuXpqAvHYmVmXEzBzBhNSkgDDM6EXArgKezM",
+	"WTaRao4pSIEauEiyPMV0F6ZoNBz0DrrFJBfMzKo58vTqpS1neoXntiyrQr2QQnuUYKldGdTG/iuRwqCg",
+	"/2WLRcYTWo6937UUtRHtk6n97jnLeEoPnU4Yz9BKnKJhPHOuN+GYWWzBOeNZFEdz1No5/jzXBsZoLZ9+",
+	"BJamCrWOrDdWjyknHKQSnWLnzCQzcqDjd69BLzDhEy+n1xZq89qOuT8ZsOdJL+3jwfgJe5pEl6H2/qJw",
+	"Eh1G/2+vQtA996vee6WUVE5Z62Z+hUQ1aY5g5DUxArugGpAlM+CCdAakmW5U2NlbaX6UuUhvtQpCmtMJ",
+	"vR2qzhmplbD47YG181Z6x5gxDWbGNVm/VKQbnlrXKF1hl6b+yq78CfOQcuN5k+GcGuYwoJq5Hc8ZFdfA",
+	"MoUsXZWYhI+giWMhzQwV5Ba5S204kXbsh5hFwiU3M5kbKxlTtE0mTKPTzI9SjXma3lIxk/LtUC1SZCtg",
+	"6ZwLTfvHnAk2Rbdm+nGchxRSQKRwwtB8XwuDSrDsVtPl/uVTpLHDORc/gUZ1jgqKJx7cAKAc2QJjrvCo",
+	"2vUVniPLSAu0cbCxNQNuYhiVco1gwkXq9klBr2ZySqo6kfINU1O8lar890+NlKcZfaUNbUlKboMRCcVT",
+	"j2AdNKwFDG40pJhk5CYv3Rw7b1BMzSwGKYCJFSiZG9y1Ukq7sIS/tMbfacj4nBtS1kfBfGSBt8PWPPxA",
+	"qCsGDsjDuM1KU27Yj6Ky5uhzrjUX0xhyQQFIDHixoLhLKmt38gztrlMOXqUK9n8WSi5QGe5iA0oL2iI9",
+	"h/I8jWFwADO8gJRPudE2jNkqKFkwY30jOoz+61Ov85x1Jp+/DA4u/7IerzRTj6Y0vxGkuUeyAsqAKYSM",
+	"U+5hBU2YzUigDPEt1NZkdZGVH3osZYZMRE11hwHXttnO2mwa6c+XFtiwv8DH92/q2rxBnrQ2aJg4NUcs",
+	"filVt1ggUwXkFOKSNrdSmQtdQ121ZGdrElbp2peIG5zr63zinXvBvus/xpRiK3KqZibXZsEin49tejKh",
+	"HUnXbcMBtdXHEbBsyVYa8IIldQXY/NCGMsy4XWZ/YNGBCz63CVevlMtuA1NUVjJKJzf603caNDfYvuzt",
+	"uWdb1lLlC5/Igf2S1I3ZydI0x4az1QwnWKN1FX8uBZHj39EtC2HKS4XMkD2wNOV2aJa9CzBmwjKNcQN2",
+	"1j1+wvLMFDZ3U68tX49qmt3Whefswm080eGTXq+3nU+3jngDFw4GHbQP2vRpP6JX6P24aV0Ksu7i3/1r",
+	"nLgU6NPn+MYePWcXr90r/XDypYeXfnSlmje5zHW6bfgQaWqjgX9cpNsY+JyL8K/960y+nI1//wG2plvY",
+	"9aOY8vVTf2jbfSBzvVcLXbPGVyk3QSGnEVYYyJBpA1Kg3fNGVoUjio1GlJSOjlwdZmFWQFVhSCywa2Aa",
+	"MpwYkDntfnWrdUWdtiCmVtGJgRmYS21g8OQAkhlTLDGo9BHkgv+R44Y8uL4RspR1z7iY/v/Nqnpy0LKw",
+	"hbHURezbQfq9XiANsImxaYTi87nNyfSCJdgIaY9TBr/YD9cG7m+7RBTHtwcANvGRE8BzVDY9nOSaZTbR",
+	"obqBztWEJbi+AC5FaX7wg6FYeM6SGRfYUchS+oNCpqWozyisHK3prizkNUd4h6pD9StYKDnOcK6t8D4h",
+	"ooSqSHqpsln4U114XxoMHaOoEq5JUmZd4dMbK4jXQbobufpqG7o3nTiQoK6Ln/M5E5WS8WKRMUE6qGt6",
+	"vRq3NssgXWwzkr93vIN3XqdW36YqRsYwkcoVIsl2Xa0jk9OGAa8lodepiizsak29kVMuAujZgBE1V76p",
+	"Fy+Y1kupGuaSSKUwMZ2ZVBo7Y0oqbdhahuXla3V/HTy7btqFIZYfaJv4r5VJ1Oe80VaOIZFiwq101kcM",
+	"XtRziuhDTun8JM+yFXwoc5Jrl+mq9Sl2qo0xSttx3jH4HdE5tk+GqMYyYwsErmGiEGHH/snFGiyjinzK",
+	"vZXzC+BmNyZ09+kkF4vcDIXKM9SH5a5gcbhSYAz9p5DhOWYEKgK1sSY98WXk5UxmDi9j+2IP5mgzOW0z",
+	"ViZWQ+EmDlIB+a47QQrKOtceBpKt1KK1AN8rtb735eTrLf9xdsdrXCqIf/a33iZ/4HqRsRUdX8Rwh03z",
+	"jTzHjCXYsnFeF5gFnl8X7hmJM3gWiFMf+C7wEEj1bKsMId4OM96XhxAfNao2hBC4dFVypqtjVIUmV0ID",
+	"N0fAqke4BmFDhqCUHm9bw3Mf2K6EF24Zf02f4Q1LeAlVAdJT1hKavv7wGzx72uvDx5OXYPgctWHzBRk9",
+	"zHmWcY2JFGlDsEFv8LTT73cGg5NB/3D/yWHvabc/2P9nuLo2MevYL66JFEcXnansrMm51V610XU2Wvza",
+	"G758Qipoia6OfcmJonGLe9WK18Kpq9ITV9GtJSctmYnZfJhfqyv/biMtrnWOaSOeuOMR+3qxqjjQL7zJ",
+	"O1ddZTWTanczjWYjMie5UijMu4cOKuJI4PLd7QFMG7bIShmcRA+AX0111MVuUy+RQN57GsG6frc0q4cz",
+	"JSdAm+TtqGsl81ogN/tO24BkwjP8E1AfH1C5PrZ7WQswFkfXwbF1bRo3KBndEaPLqr2mqJTWvnaGcHRP",
+	"+H1byKb8kGtIWJZ9Jcwu1vGG6G2Vj0muuFl9sNrwFdK7sM9iYG6dRiFtbATEKYOS5tbdjmtWLMmC/4K0",
+	"JmMiqx3nFm3bRNNsXsi3keoGw7zX20/oKfpfHHULXhsZMz1VjT4zZuHOhLmYyPVxP9KxVqGJ2OoBrCIc",
+	"nbA87RNpZbb+5GveHYqh+P77FzLlqLvffw/vK1YAR12UHsjm6RDeHbiOwvP0i85yuexY6OjkKkORyBTT",
+	"UbEOQ1FLGY2UZzSyzzCtuqhG4z7MMi3JuBd0oEtkyVHz8H4Ezn66cGK/T9GwP6f2Mhp2hvC3D7+9BeLB",
+	"7LDy2G1UVH9HxBcSLnO083Tf1LtdeOUrc27Ps8/ZT3lV2RVFYbw8TmXeBK0AZIM+hreflwtmE7uav+4M",
+	"njwFK4+cw5gbHcMZLgyMV05fvqLjGDwaGHz4+bhjX5kxPdvtwns/xxkzINCqya0PTZqbq+x/KEoHKP2k",
+	"mdHHlE/fwHZhZzlDAWNpZrSGGoWJ3VQaTmdVmWtMd7twLPTSWi3NImFKrYB59Wi2gtFLlsyw81IKo2R2",
+	"CCWftgvHxWPGRs6Ol5ELw7Oh4MYzIDTs7PcgtQ+4rJUC2oKOWtFHQKPR8OL98dsfPpye/PbLq7enJydv",
+	"dmMraCanU0xB5oY0wo0GuRSohiKZMTFF950iLrNK4MnM0y60r+46ZliA0swFHVYBV9I3hsLzN/zLnj3a",
+	"tylhQdwpigVMrMKnuIExTqRCErlg9/hyLabejF+n5O4OOqzhepSYsXOEwUFnhhcdimoc81XDzgGMV8ZB",
+	"AmE6VbX4HGN4VhqzfYAWF3g6FAVH1s/PalFIUyrCIkZFi/XeRdt+JRmFMiO/u4zcwBhDTkdxJHeKGZoC",
+	"5I6sMqRAwExj8e19/22qydO3X9VK7wUvm5yGHhqR2gpNiUVugOpY9t0XTrcWaGjxgjq49ZsaOsRlkd+t",
+	"GNegE4UoMD0CNhTnXGbuVYtFcNDrwWiNZTuC5UxqbDBMHWWDeKVwghcGdhbMzEDjdG6Di7jwd6siUnRF",
+	"8I4dMp7hym8KtN/r2Go3tcKzDDzJfReKwrvzs48nP3aelYb39uObodgZDS0O9HqjiuxsrduzLjJuULEM",
+	"dqyV0rjuB2vIFS7YjS4FT58gO6GHdolPycxQUNFsfxCmT3DsvldYONE2shWde9G5lkUNSJlhBQaY2P7l",
+	"DFdgljxBV0YsqohVba61JmkVFRQxm7VIaJQiYUfLoai2nYlCpC0y3IAsWI5lLlJyc7nr6pcZT9CnWj4m",
+	"+fX1SdRsUJALFFrmKsGuVNM9/5Les8/a0JEbCgCN4iyFF863j9+9juLoHJX2J2PdXrdnn7YfYwtuA8Zu",
+	"r7vvMpQZxWJ7bMH3xiVnTLYdOTrmhy5qx85phayiDbtab3BiOtZq/G5Pu5WZIVfgD/c17JTsLrtSZiiK",
+	"Y+nYR9gGL6xtC1mUrC3ajHKV+QPO2jH2qDReNtYyyw2C1d6O3oWP79/ooaBta8rPUTjN29SPPI9IfG5W",
+	"L3z/TNgf8ak9nq8e2Qv7Jy4/l6c9L2S6uhkx8d+/GWervptt6ZMhEemynsBYwZsNEYNef/vlcOUkl81s",
+	"kqN4dC9oyLq8mfQb+bLOtZj2m2Aat/qZ1dVBr7dpqHL6e0EzCL3Sv/6VGr+WXtq//qWK3G7f6G/xRsl5",
+	"voyjJ9tMpeSTk6rL5jdnByUq7VCesGvTKja19hnRH6LP9q0K5vYy7jBuii1Q5yIHvxZuWw5dlJIKchG7",
+	"L5RhUumEdYR5w7V5URHya4bZuwlOfPqzre9ObX2fQw+9S81mA2+7wVm+tZM+gvf4aowj81W+ZE11bR6B",
+	"K7kIoc2V9iYB4Wtbn6rs5CqPigOJfG6xU3fHoTCYZRqWM6RMjJtWgvhu2/5vp1xIcQ9e6ngwgS4q5f4m",
+	"AvZ1o2H339217+a39b31/j23vir/so7bmMa1fvuFp5fOT21u3cIVoL/rijtP0bfLdcP6r7UtbtY3Pvf+",
+	"fYXWt983A/qOo/iCDkk5bvqucXO7CK6gCV0Zw3ENUynwWw/VegdbSFZrZ33sAM+Z0RYBXty+8Vjcda+O",
+	"V67Mtb6jrBvvT2gKy73jblCm1V8jlbi9+X2rdrEBAd8jSwsbaUG+m+JPcVOAxZ4FM0nLOdDLoD7sqx1U",
+	"ZSCUPENc+MK7DUn0EYwaG+CoaJpdKk703nUbdK0I31Rtwp/HhmEA/elmJut7LLbK3W/qbq5o/PVyd1Zc",
+	"hCHk8k/wvyv4f/RHAFtn96WXleHNHRy/tQ5aknidf4csExsJMdHMoLol75dKzFNmUxwPHmW/uEiHgvnT",
+	"skGv549Ejv1NBxVxeNSGJL61g26jIDmkSJAOaHJRCjMUTof+vOR5WzZUjvO1ozbHEHCzr6dRJTFnyWpN",
+	"nsXDwSVIVdi3rkdvZ+U/GxcqCVzWYtz2z24id19e3lcsWZBCg4nuCLl0p7d+Ukumdx8ZaW6FG73nt2rX",
+	"J6s9DQx57WKQMuCmOyiCxx7jgoPWsYkkFNpP99GR80NIAlkPjGrGXcFnLh4eQF8VHKsGQa+mL/jPGYqK",
+	"lWKd3Wo48IMCOgsotetAdAQHo3ZNKiB9K00Iom3Y97Ga+jeBfkKaDxvw6WSGCr1OtoCp+uTJToJ1Xv92",
+	"PbtHkWK6Bf59DD95/wjYWH06aZ5LhQSFjjP/rwKEjxpAVaviqHTbQ4FGtYcpd3Tr3FydAbmGkuqaJqmI",
+	"KnQELOxULY5q3XEsHLvEqWxIpZtiNAozFHQSvOvzKG60O+ynmMYNQHdE2ZSehTczXRXcvEq5eedIwF8v",
+	"nfLl0rLvdPtdKGgHtmt0LTevMbBn7m5qu70nue43oaujjV+7evXOof89Vu88TdydwQYffzxMeX79S8Et",
+	"a48NKHa9HSeudKUCSKwHNgGEmJJXkEpmmJzpADd2NlyhRtt7ScMjEqjvoHJc7FobAhyLoSj4aL43z6bm",
+	"sFRSTKvPTNFU/NSDXh9c6NAdimPiEvV74NhZjvCpKawj4hl9k/DU/jPJON166fr/iv7I/hOYc5Eb1LGj",
+	"wi0YV0PhIGrw3NEZXQskF6lc2p1Wt55R2cGpz+EOwBP4f8P1q4a8Da0yW7tWrXH4jiD1WELeP2J5Qv+N",
+	"aPlbS19v1NmAYRXFz/GtFZ/OqMYd3Gpbo95uGtU/v1dcgUvj3R4Jb3ENIDEST4MJ1bK/MtYoXZrTbazO",
+	"Qh4nAyyvpQwIsDXOMNced3ZKrPEpysRHSbu3Sw8PBrfLqI2Up3MmVqfWdeYLU9epkRLsr3XoOwKjVr54",
+	"xQU8O+iBbzt6eC2P1gSmC5fL+zcJh11vTB2IZyxdx3CHzkMRwrOWMMkVhZHFEM5xcJLrgoRld6XE7lfu",
+	"ZuBqheMSypkZigDMYWf0Ho1adWg7Ge1SKwNU+WlpDwVzwfMbmubj/HcoiktIy0Zzb2rOpvykqT/JP0j6",
+	"icvyxGSCicG0C3TJXjGC9hzupU0qaYL+lj1ntVRchB37Aa9Bx+t2SqX0mtXu4tyNq4Piss9BIVkm6BlT",
+	"ReXUftjtdwEuBQprqb06k/P6ri1V1U5CNrrz/seX8Lzf78H//k+/1x1093e72929/OygF1z71l+/9o0s",
+	"9B7P7qmP5/owSroUrD2Oeu8bEkzZNxW2i9kkTIrEX1jqyy1B14KmNgvH/u62hR8yNz7++DaO8f8hc9fD",
+	"UMsFql6O+0sHgktAi5s2HzEXeMzA3tqhtbGrDdF1XbYetJfVmsoIx5hJMbVhueexjnyfkraRt9xoriIt",
+	"Tzlci+FoKGYySwvktevtS6++oWtD02YMMktRm3pJa8KVNm2R9k9ofsWvbOV1IlhLX3HYK3xVm+/mYLrs",
+	"x/XHuUHyH3TQNhpm/6SfttNPt2efPmhiQPi8KR8ICu3fQBrwDYMg0UiaZxPXQGLRkrtN64y7ByaoXnBT",
+	"hFAThXrWqGM08ouW24OGwldIjoD5mqh74apKaNHL+nA1hXZEub8kvnlX0/0WGx5f+vttYnmkbWS7beOh",
+	"ga9xAdNVx0hBX81RGYoEzZyoyzTQxiHaOWDQuB52Ug/F8bvX3+nGfRCwU/Wxcu3au/1dab5gGsPop1cn",
+	"EIZUo921NOiRcfmbrDlvpPoVnfjbobPGKxOnhbXbRpu3ayWtJfvFhiAFFncHrPV9l6eVZWP30aYQN+hr",
+	"b0dojeH9PV/ptGrtXqWNlynV7kVqv+foBh4d3PV0G2T/JsR+0KOwwlDbzsLu7yisGOXrnYXt36rASYWr",
+	"0/AyrRpfqHDlr1Q0HjXMc1RWiB+fJeSO8Gvg14KndTBuXN3z6fNl/KV2Y86nz5QpUeHP4VWVIR3u7WUy",
+	"YdlManP4rPes5zIjN+A6OFukV/6WBXfpiqf5XHG7lw9LSHgrWv2bL5Rcagvq1W1T/oWx7xnaRPiknUCu",
+	"v1fjT6y//isTbFoN6DmsLjTYDT7jmKyXny//LwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

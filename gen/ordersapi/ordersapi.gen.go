@@ -1296,6 +1296,8 @@ type GetAuthenticatedUserResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -1307,6 +1309,11 @@ type GetAuthenticatedUserResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetAuthenticatedUserResponse) GetJSON200() *User {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAuthenticatedUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -2117,6 +2124,13 @@ func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUse
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -3199,6 +3213,20 @@ func (response GetAuthenticatedUser200JSONResponse) VisitGetAuthenticatedUserRes
 	return err
 }
 
+type GetAuthenticatedUser400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetAuthenticatedUser400JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetAuthenticatedUser401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response GetAuthenticatedUser401JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
@@ -4202,83 +4230,87 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fz9cttGkn+VLtymTHkhCqQkx6Zq/1ASJ+dax3ZZSvkupk8cAk1yVuAMMzMwzfj07z3AvcS9xz3KPcnV",
-	"9AyAAQHqy0p2typVqQoFzEdPT3/8+gP+HKVyuZIChdHR6HO0Yoot0aCiv16rDNWL7+zPDHWq+MpwKaJR",
-	"dL5AkPblIw0868M3mMs1DIBrUDgrNGaw5mYBR0nSj+KI2zkrZhZRHAm2xGgU8SyKI4W/FFxhFo2MKjCO",
-	"dLrAJbPb4Se2XOUYjQZfx9FMqiUzdpIwT46iOFpywZfFMhoN4shsVuhe4RxVdHUVR2/YHNs0/4xK7k+Z",
-	"pW3F5giiWE5RnQAzsJTawCBJAmp/KVBtanLtjCgkMMMZK3ITjZK4JjZp0no4tLSyT55Wu35Ae9JJ+xn/",
-	"tYN2eyLQ/Fc8Ab8xDJM4JB16OVNzVF1XsLfrVHbF7lMNw2MNbzrXjTdyJpVpn2oy45hnE5AK3M844wpT",
-	"+3biiKenMOHZJIbJSvEU3ehUITOYnZoJMJFBNQ0mTKd2yFhM7F4T6JX8ojd7J2A4amAKYarkJQqYbkiC",
-	"vyuH8Sy2I/vw2ixQOQrchJKtPWLpWOxiqj1rJ1Mjt3YURygsr947Laie8iy2REdxREct/+/fut9+QMWA",
-	"8LcfWP9Ngz8EN9lcxF+UNoqLeXRlL0qhXkmhkdT/G5a9xV8K1HR3qRQGBf1kq1XOU2Y5fvA3be8y0Fg7",
-	"MrPrfmQ5z2jQxYzxHO1ZMzSM5zoavf8cEWtLmqxEodakuZFTTVgW2sAUrZjnyLSBpJ8MoqsP4VDlCIRM",
-	"ogYhDSyZSRdgFginb16AXmHKZ55Wb3FQmxd238PZkD1Lk2yAR9Nj9iSNrsJb+5PCWTSK/uWgNpAH7q0+",
-	"eK6UVI5hWxLdOvNkRLTsJJPrJo0nMPE8moAVKA3IUq8IfUvhC2FQCZbf60q4n3yBdIKQkeUr0Kg+ooJy",
-	"xG/NsSZJkxEwARUtloeFIqtHPCE9lCLfABfEV09sLufEnFfSfC8Lkd2LOUKaixnNDvlCbg4GX9OtudcP",
-	"cOpqr8kIhHS+FBZMO4ng7qrJ/b7+6x0PU1mGUTRMhk/2k8F+MjwfJKPE/vezNRCFNnKJyt7pIG65Gi4M",
-	"8XaGgvSSZ84Nr1BZL4DKbmMfDuOo0PaiyO5N5dQS7bR5NBgm/eM40oaZQkej6MWrizdvX//w9vnZ2e35",
-	"Rwzo4l+FP4DNDCoi1ygmNLcDauaVSOAusuBHvv9NWdnNpHenL85fvPqBTNzKk+5sIcEFctfkjY00LH+e",
-	"49LhtoF/Yo9r/7y6G4eJSx1cfi3QQSU5c9zWxNlzKV9arHEvJfPm5MJIeUGIJeqy5lOZbSySMVKCG/UA",
-	"Otfa2ttm2gw/pYiZDozKIw05X3JDZ/5JsMIspOK/4v2MSxEuEB7ZbsjSFLU9rQUkXMOSa83FPIZCXAq5",
-	"Fhbz4KcVQeUHYERIS8kDZMrq0S0ogN7b77+FJ18fO1y5QJb5cOHdu3f7p4VZoDCWIR04dvKN20chy5d/",
-	"GTvjqsfRJHZ4b0JO4C/jiAvypBdE0DiawHqBApgncM00aBSmH3XGDNGOXWLYsXwXFrqKo3dKivmZ8Se5",
-	"h7N1m2haodOncA2BYTwBwy4RBAliZQsewsUGhPgLdyRwB0ZKZ2rfOw9UG1P7VBkNMyWX/ai2LHTjbs/O",
-	"8JC0Ss4AP6LaOOzMcpDCY55CzViKfcK1coXKwvKad9sLnhk2zRGWLF1wgfsKWUYPFDJt7X0IcUM3vnWr",
-	"Af5sRVio9l20sVJymuNSW+IZ1ICuBCMUTBlcuni5QbxHtJ+3AXcXJZU0hKOvBb5tIQ0j6Pd+93rlD9UE",
-	"Of0bpsbu6h8wpdhmi4omP/61WDJRMxo/rXImmPOuIbedHB0NA3jUcdgARHbJyr/t+zhj/0Vm2R4g5hhm",
-	"Ujm0zMU8wHu6SUcLmt7ELRK065n1oxS4aVN8KoAtZSFIbz5yZQqWgyqmOWpnxcqw3KwlzBSjyJTlkPE5",
-	"NzoG/MRS06De4wBPgPf4cfRpfy73/UNrZvqv3BsLdHHtwJG1RlnG3RZvAmmcsVxj3CbdXZiR4NBNWwMb",
-	"M7bP/m7BjHPMVj4zKfAEBvavYZIkkC6YPS4qHZM8EFLXK5aidgZeFgZe/fQyGNi8xTZiWrJPL1HMzcIC",
-	"H59pKB8MOiTNI6tOuu26FYgFhSnyj6hPSLvsGShDkyT9JLnFPXZdYDPX08z29JPBHW54S1jDw5Rn7JLY",
-	"V7j+Sd9dKkDhnGujKv1uSsSKab2WqkN5nxLbhk93XijLeYr71QJBHil4FtzxYPi0ccVPO67Yxhzn9PB6",
-	"h/hTOe4qjFO2j3Boj3A4hByNE9xSTSf9SQyTC5dw2p+cQCH4LwUCnwtpSYGUaew4bfNAh8PGeQ4tsLcb",
-	"2a3/4/3p/s9s/9dk/1n/Yv/Dn/90o9GqjhGH/KsY0iUSlZnotgQdHriOekLXtCMAqu4zYwb3DV92Orsw",
-	"TOpyAOV7WC8krIppzvUCsxqoNJWtIyO8nXOMt83YdTamRS7Pbs5Bt3dsxMc3CeZbnDXM1XXjnR+6qgPF",
-	"W8R0Z27otgBxl4RrW5Nq8cZlhYnGncLVnW7vCh7bYK+C1BWiukU+oA1jymD5usmWzB/RsA4k4Kjwy+w8",
-	"51nF/S3f4pA6/N9//XeI5unvt89Pv/t3+vXt6x/fvHx+/vy7fpD/LUF+3MiPxBFNi+KomtTM4tbTWqJb",
-	"nbLDBaJCYO5SNDe6hP3rhcwRcq5N+4bK7ENbabmmlR5p+LUurLjhDW3tqh20dUd3lj3OaxxYVm3swMb6",
-	"w9ttsJUxacFduYYlExsvqlt8gYXMMw09Qm579zBGYXZme+sUed5rkAcHdMxrN+o85pZgVzDD13maPGhQ",
-	"1SX0JZLYBgvW3Zw4MOV9EMWRNtADhaZQArO2JE1ZzsQdbN22Db4Vn78UGrRd+fX+mJfu1zvlav+4Ou8u",
-	"zloH0MFchTNU1i9ZWMKI121ebvFmeGvetM85ldM7nnLXgUq+t1WYpakNlx5p0FzMbdgucwzN4Lfe40Sx",
-	"jcO9E21YvGBEm1aNaaG42ZzZ2/XSRhmg08Jiri7os2IWyjXybjMllzB58/rsHA4kK8zigJ5PoFeJ+Vwx",
-	"YfZilxSA4REsZOH8GgkW8ZM2rslcGLMiBJRzFOYbpnnazaTXllhww6iqTpVNjalCU6bcjp7B//7PsH/Y",
-	"H+y5uLiLXBt0NUmiTbcosnzjYiY7HLezgKucpZjBdFOBM00UlSiHXlWQR8ewYjxrR8T9sRiLx4+/z+W6",
-	"//gxnNZQzyELu6iPSXvere314TSI0wy7RA3cQC/wkXuxK6WRnZbqciyINqa1G2uZky4wvbRAvUfudK8P",
-	"DahpL39l3MqVn91z2bFq0IptaJOxIJgEq7zQwOD4K0jlkpKkUsQ7Akv3mAqu7mfOjB0Cl4gr97ZexPMp",
-	"SJ/ah48fe7kY9hNQqGWhUgS5FkRaKJUNETnqH+7Z6LVDPE7GwmXkJJW3U5bnlPteVaOtousJpEwpjhom",
-	"pz5XTBSNwOdWx0WSHKZOgXwa1T7BSZgeHotz+0ZDzj9ipS/QS6WY8Xmh2DTHPXIlCl0u0to/hXrhdNIz",
-	"hXwCSQ+lXVwVMMOUL1nuIcdtMi/Qu5QrTC/1XgzaSIXZWJBHzzfANHhTCX6Ql5bqgix9x1+V2SknDUoW",
-	"IsMMFiyf7Rcra7LtS7eCJ/4Nm3NR3eZLiyaULKzgU7L3bGXN2L42mxxhYiHOBHpkipK9GCbWcwdNDFtN",
-	"HydjcU3XB6nrREtlJtBr91ownf6n65GQ1nM3mizisQh6LOqmk7I7wusS5XgrQfE42rVk+KMs0bCMGeaZ",
-	"QflibRnxvJEWLtew3JvQoAktHm/JZijJMawXPF0AE3ptBYCLsbDzAz047g9BL9gKoTchPXJL++YN6+GF",
-	"dkU2V8L88cW59XQq92ZSjw4O5AqF07u+VPMDP0kf2LEW2XFDDsoozjLwtvP0zYsojj6i0s6kDvpJP7Gj",
-	"7WJsxaNRdNhP+ocUcpgFeawDFlROyL/P0XS7Cquh7arNFHMp5tab+WKKM2RKoTDg0Yj1CxZIkDxSSf8H",
-	"NGHJJiPQt9UHMkySuxVAKqx3OBj2j+OwWOxQQuDmu2rItyt4EKk7isPluR1+uoqjo2Swa73qrAeNKt9V",
-	"HB27g18/qWrIIChSLJdMbTqosA6YzXWZxdHRBzs+lOho9JmeqLKe1ikAXsSEJOWjlgFmr39jYULpQR06",
-	"qL0z5XsXUmp0dRz4tvbpdWfTWPSOkkPnAjeg0bdamAVyBa4ImJGrt67lh+elrzj4zLMrT/bEqVZTxqzR",
-	"KxPWmmS+bjJ8383eesiBq07HN46jzrnbjJPKUIW9S8avv+qgWm4l6hYzghaq+wrhUXJ4r/LjTKopzzIU",
-	"zdKjvdFAMCi8Fbj2d/sQ5cZqY19qtBjDuShWAav+l6rXq4pk6NXH2Qu0zB/ow1UcraTu0KRvSwBa1lo9",
-	"DrXwitBtSTwle0vCyfE59881rNt1hTXP87HwIPAEpPBIk1FQ1wKX3DhQefxVH15JQ1Uu8uZU6sqsrpEn",
-	"dhixpVvuEC4xVtXZvpHZ5m4yc1PjStiwcmsRqYpUV82I0qgCr1r6N/iH6XO6oTnnQbqXPPl1ejvoo3gp",
-	"fb/itX3XFjnsaoDw1vhg8PWO1oZ/YuNVh6OOh7+T5aoU3MGJweHNzKgapb7Q1jkdDwLligWd9q4GEc4z",
-	"O/PjCnkm7UiIdCSpYxvJS+G76lwgtRUacw0ZTrnxdZrd8fFY9K4NlPa2A2hOV5ttLW2jikYY7dNKDvWH",
-	"4Th1zC7lR0p02nDcciMr0905ZnNrx9/5ejQKWcwXMCtERt0wZIHtbB27yN8xXRtrrR2rSlJc6GHpPUqe",
-	"wYQLXcxmPOUozAWt1wmHTuk+SpN9NzBUfpHxBfjl9V//ydGLCYxgJY1LtvF+Frj5bW2BkKaTBh9nHN3M",
-	"pKpNmSY8uz2DXE1Gfm9ly/4M8JCsJHlJKfQ4+sjyotmPti2eDd467lnhr9rTUqmNhsHwSf/4EHpODckt",
-	"JvDnMDXypJ8c7p2UQabl0YDaKMiOrRtddE2KyzpXm9TbtM5V1uqkvHrXOudWvbr6PVrnnEHo2XCLC+1A",
-	"HssVsqyUR8z2YvdFSod9aNrURzrk4ZQ+qgrsaiNb+KVOxVkhl9K1ugOOZu9huKnl+lZOZsW0vsbFdNZF",
-	"+/B6W59rJ2AVOpPATTtn8YZp/Yf5fAjz2WS3vcPf3Xpu4ap7ms/rJwSNvF+oNT8ydVkDMacypCzVMW6l",
-	"LYZd4jXasqOj4CRk5RRTufQp0zYv4d0Chatoh1kgdokOLmm2rL6gMCCtxSlT4Rb1rbnQbjcqE2iYo7EY",
-	"pwvOnLNL/EMbHyAVQ/WAv0Ma5h9d56yAAYM14wE6uSnpYzXO5Vmtmt2Q/6lQZI+a3e0upR8+JiCzB1KF",
-	"MSD0Dt3zPvzks9cuk+p6BMdC4ZypLEdNbeSut9A1DLr8UdA44UpRwKgSytRciiG3kZJekHPe6qvoUMC3",
-	"1LyJqkrd3zMHVLd5tts2g9R9UIoPMveuX+IuqaE6ff/AmaGq+nCcJD6r8/AHuK74oPyFYFb1b9wqu+M6",
-	"tMxW4QBSJmBK3zpkzlLncj6neHZn+qdZS3rAFNCz+3385Nl8QaWKhhEsXwHxn6yTR89u7EN87tTY3VvD",
-	"at+eXYvZu7Lquc+FRvry5SPmmz1LDxd28O+W9fG9LNHo/YfQCJZK7nuCdlSTWvWYnWWk78mglYYvrmGE",
-	"3spRV824Pdc3QJHQ3gkVmAKLGK7gIEbQwSHlZYD1SajXC6kReOY57LrJzIJwKDUlcHMCTGwsGsFco0Ug",
-	"Go6Sw3gs1guk5gWpKjTJM8BPXBu9q/5k9XVXAaq7wkpNOCfVtzi1C32kf9N/8OLO/97FHxW03xW2bWRB",
-	"UkqVM8JwG1mE9dHfAryRbniYIVzrTlXa/qIsQCnqAfldaKppmZr9de8/WFlwX2Y5hao7KEYHB7lMWb6Q",
-	"2oyeJk8Tkhu/fqsxL2jH09CrO5+2GvD6tVZR+ZxkdiulHXzQUqVrm00B1RrOgLbX8JV2P5sr/32k/wgx",
-	"JMJf+4er/w8AAP//",
+	"7Fz9ctu4dn+VM+zdiZRLyZRsZxN57h/ObrJ1bzbOxM6k3Si1IPJIwjUFaAHQijb1v32AvkTfo4/SJ+ng",
+	"AKRAifJH4k3vndmZnVmZxMfBwfn4nQ/mc5TK+UIKFEZHg8/Rgik2R4OK/jpVGaqTH+3PDHWq+MJwKaJB",
+	"dD5DkPblIw0868JzzOUSesA1KJwUGjNYcjODgyTpRnHE7ZwFM7MojgSbYzSIeBbFkcJfC64wiwZGFRhH",
+	"Op3hnNnt8BObL3KMBr3v42gi1ZwZO0mYJwdRHM254PNiHg16cWRWC3SvcIoqur6Oozdsits0/4JKdsbM",
+	"0rZgUwRRzMeojoAZmEttoJckAbW/FqhWa3LtjCgkMMMJK3ITDZJ4TWxSp3W/b2llnzytdv2A9qSR9jP+",
+	"WwPt9kSg+W94BH5j6CdxSDq0cqamqJquoL3rVHbF5lP1w2P1bzvXrTdyJpXZPtVowjHPRiAVuJ9xxhWm",
+	"9u3IEU9PYcSzUQyjheIputGpQmYwOzYjYCKDahqMmE7tkKEY2b1G0Cr5RW/aR2A4amAKYazkJQoYr0iC",
+	"fyyH8Sy2I7twamaoHAVuQsnWFrF0KHYx1Z61kamRWzuKIxSWVx+cFlRPeRZboqM4oqOW//dv3W8/oGJA",
+	"+NsPXP9Ngz8GN1lfxF+UNoqLaXRtL0qhXkihkdT/Ocve4q8Farq7VAqDgn6yxSLnKbMc3/ubtncZaKwd",
+	"mdl1r1jOMxp0MWE8R3vWDA3juY4GHz5HxNqSJitRqDVpbuRUE+aFNjBGK+Y5Mm0g6Sa96PpjOFQ5AiGT",
+	"qEFIA3Nm0hmYGcLxmxPQC0z5xNPqLQ5qc2L33Z/02bM0yXp4MD5kT9LoOry1PymcRIPon/bWBnLPvdV7",
+	"L5SSyjFsQ6K3zjwaEC07yeS6TuMRjDyPRmAFSgOy1CtC11J4IgwqwfIvuhLuJ18gnSBkZPkKNKorVFCO",
+	"+L05VidpNAAmoKLF8rBQZPWIJ6SHUuQr4IL46onN5ZSY81qal7IQ2RcxR0hzMaHZIV/IzUHve7o19/oB",
+	"Tl3tNRqAkM6XwoxpJxHcXTW539O/3vMwlWUYRP2k/6ST9DpJ/7yXDBL73y/WQBTayDkqe6e9eMvVcGGI",
+	"txMUpJc8c254gcp6AVR2G/uwH0eFthdFdm8sx5Zop82DXj/pHsaRNswUOhpEJ68v3rw9/enti7Ozu/OP",
+	"GNDEvwp/AJsYVESuUUxobgesmVcigfvIgh/54XdlZTOT3h+fnJ+8/olM3MKT7mwhwQVy1+SNjTQsf5Hj",
+	"3OG2nn9ij2v/vL4fh4lLDVw+Feigkpw4bmvi7LmUryzW+CIl8+bkwkh5QYglarLmY5mtLJIxUoIb9QA6",
+	"t7W1t820GX5KETMdGJVHGnI+54bO/E6wwsyk4r/hlxmXIlwgPLLdkKUpantaC0i4hjnXmotpDIW4FHIp",
+	"LObBTwuCyg/AiJCWkgfIlNWjO1AArbcvf4An3x86XDlDlvlw4f37953jwsxQGMuQBhw7eu72Ucjy+V+G",
+	"zrjqYTSKHd4bkRP4yzDigjzpBRE0jEawnKEA5glcMg0ahelGjTFDtGOXGHYs34SFruPovZJiemb8Sb7A",
+	"2bpNNK3Q6FO4hsAwHoFhlwiCBLGyBQ/hYgNC/IU7ErgDI6Uzte+dB1obU/tUGQ0TJefdaG1Z6Mbdno3h",
+	"IWmVnABeoVo57MxykMJjnkJNWIpdwrVygcrC8jXvNhc8M2ycI8xZOuMCOwpZRg8UMm3tfQhxQze+casB",
+	"/tyKsFB1XLSxUHKc41xb4hmsAV0JRiiYMjh38XKNeI9oP28C7iZKKmkIR98IfLeFNIygP/jd1yt/rCbI",
+	"8d8wNXZX/4ApxVYbVNT58c/FnIk1o/HTImeCOe8actvJ0UE/gEcNhw1AZJOs/GvHxxmdk8yyPUDMMUyk",
+	"cmiZi2mA93Sdji1oehu3SNBuZtbPUuBqm+JjAWwuC0F6c8WVKVgOqhjnqJ0VK8Nys5QwUYwiU5ZDxqfc",
+	"6BjwE0tNjXqPAzwB3uPH0afOVHb8Q2tmuq/dGwt0cenAkbVGWcbdFm8CaZywXGO8Tbq7MCPBoZttDazN",
+	"2Dz7+xkzzjFb+cykwCPo2b/6SZJAOmP2uKh0TPJASF0vWIraGXhZGHj97lUwsH6L24hpzj69QjE1Mwt8",
+	"fKahfNBrkDSPrBrptutWIBYUpsivUB+RdtkzUIYmSbpJcod7bLrAeq6nnu3pJr173PCGsIaHKc/YJLGv",
+	"cflO318qQOGUa6Mq/a5LxIJpvZSqQXmfEtv6T3deKMt5ip1qgSCPFDwL7rjXf1q74qcNV2xjjnN6eLND",
+	"fFeOuw7jlM0j7Nsj7PchR+MEt1TTUXcUw+jCJZw6oyMoBP+1QOBTIS0pkDKNDaetH2i/XzvPvgX2diO7",
+	"9b9/OO78wjq/JZ1n3YvOxz//6VajVR0jDvlXMaRJJCoz0WwJGjzwOuoJXdOOAKi6z4wZ7Bg+b3R2YZjU",
+	"5ADK97CcSVgU45zrGWZroFJXtoaM8GbOMd40YzfZmC1yeXZ7Dnp7x1p8fJtgvsVJzVzdNN75oet1oHiH",
+	"mO7MDd0UIO6ScNvWpFq8dllhonGncDWn25uCx22wV0HqClHdIR+wDWPKYPmmyZbMn9GwBiTgqPDL7Dzn",
+	"WcX9Dd/ikDr873/+V4jm6e+3L45//Df69cPpz29evTh/8WM3yP+WID+u5UfiiKZFcVRNqmdx19O2RLc6",
+	"ZYMLRIXA3KVobnQJ+5czmSPkXJvtGyqzD9tKyzWt9EjDb+vCihte09am2sG27ujGssf5GgeWVRs7sLZ+",
+	"/24bbGRMtuCuXMKciZUX1Q2+wEzmmYYWIbf2FxijMDuzuXWKPG/VyIM9OuaNGzUec0OwK5jh6zx1HtSo",
+	"ahL6EklsggXrbo4cmPI+iOJIG+iBQlMogdm2JI1ZzsQ9bN2mDb4Tn78WGmy78pv9MS/dr3fK1f5xdd5d",
+	"nLUOoIG5CieorF+ysIQRr7d5ucGb/p15s33OsRzf85S7DlTyfVuFWZracOmRBs3F1IbtMsfQDP7gPU4U",
+	"2zjcO9GaxQtGbNOqMS0UN6sze7te2igDdFxYzNUEfRbMQrla3m2i5BxGb07PzmFPssLM9uj5CFqVmE8V",
+	"E6Ydu6QA9A9gJgvn10iwiJ+08ZrMmTELQkA5R2GeM83TZiadWmLBDaOqOlU2NaYKTZlyO3gG//Pf/e5+",
+	"t9d2cXETuTboqpNEm25QZPnGxUQ2OG5nARc5SzGD8aoCZ5ooKlEOvaogj45hwXi2HRF3h2IoHj9+mctl",
+	"9/FjOF5DPYcs7KI+Jm15t9buwnEQpxl2iRq4gVbgI9uxK6WRnZbqciiINqa1G2uZk84wvbRAvUXutN2F",
+	"GtS0l78wbuXKz7ZddqwatGAr2mQoCCbBIi80MDj8DlI5pySpFPGOwNI9poKr+5kzY4fAJeLCvV0v4vkU",
+	"pE/tw8ePvVz0uwko1LJQKYJcCiItlMqaiBx099s2em0Qj6OhcBk5SeXtlOU55b4X1Wir6HoEKVOKo4bR",
+	"sc8VE0UD8LnVYZEk+6lTIJ9GtU9wFKaHh+LcvtGQ8yus9AVaqRQTPi0UG+fYJlei0OUirf1TqGdOJz1T",
+	"yCeQ9FDaxVUBM0z5nOUectwl8wKtS7nA9FK3Y9BGKsyGgjx6vgKmwZtK8IO8tFQXZOk7/K7MTjlpULIQ",
+	"GWYwY/mkUyysybYv3Qqe+DdsykV1m68smlCysIJPyd6zhTVjHW1WOcLIQpwRtMgUJe0YRtZzB00MG00f",
+	"R0NxQ9cHqetIS2VG0NrutWA6/Q/XIyGt5641WcRDEfRYrJtOyu4Ir0uU460ExeNo15LhjzJHwzJmmGcG",
+	"5Yu1ZcSLWlq4XMNyb0SDRrR4vCGboSTHsJzxdAZM6KUVAC6Gws4P9OCw2wc9YwuE1oj0yC3d9tSciEVh",
+	"QBXWTD1+DM9xIhVdqqHSR5D6lQpYTTPjKq/tClZcg04VosDsCNhQXHGZu6nc2ouDJIGG3gALMTVuVPxd",
+	"aEqp6BYzQ9Fw9AFUOX1PwCgOptlVyBS7cspFYN/p5vCTsU7NzEDjlMBgDNTE4qwo2ah1I1gM/3J2+hou",
+	"ceUcgHO8OrYGPLMcYTn4IlC7ylw7D/nu/GXnaZj4G4rWaGgNRZKMgIs0LzLMyN77zHfODSqWQ8ticdq3",
+	"atNakwTWk2WVwkrlB7Wpgm55Rgqy3w/TUnDs1itLi6XmS0HUFkiFeCurvqbMTWyfXOIKzNJqOxfAxFA4",
+	"1BPo4RPI8QpzKhgI1FZ4iFFhYxnM0ZkpWmQFbhGSKxvDum4iCzmFdlVfV1P/+eTcQi+Ve7+tB3t7coHC",
+	"OYKuVNM9P0nv2bE21OCGEJNRnGXgnfnxm5Mojq5Qaefje92km9jRdjG24NEg2u8m3X2Kgc2MINReIPGu",
+	"6DlF04xdrMvYLiOOMZdiauGVr+45z6oUCgMeHlugYpEtqQX1mPyEJqwhZhSFbDQm9ZPkfhW5KvjY7/W7",
+	"h3HYveBga4A7m5oa7laBI1J3dCuU53aA/jqODtwZmtarzroXdGDRlN7tU2qV6us4OrzLPlVTEcHpYj5n",
+	"atVAuAWRbKrLTKSOPtrxoWmKBp/piSprwo0y46VSSFJGanthVmJWFuqWKNAh3DXCpJrFTFqDSbVI+GGN",
+	"S9fdeUPROkj2HYxbgUbfLmRmyBW4QnZGRs3Co59elHhn7zPPrj3ZI6eNdbG0jrssumhSk3Wj7Idm9q6H",
+	"7LkOi/jWcdT9eZdxUhnqEmlSi5uvOuj4+HZCeJDsf1EJfSLVmGcZinr53N5oIBiUohG49Hf7ECXzamNf",
+	"Lrc42cEsVgUH3a9Vr9cVydBaH6cdaJk/0MfrOFpI3aBJP5RBVNkv4GMpGyJQhFYSTwWLknACbw7Ccg3L",
+	"7drYkuf5UPhA5gik8NESo8TEVoDEjQuMDr/rwmtpqFJLiJTKteQJCU26OGdLt9whXHK3qhU/l9nqfjJz",
+	"W/NV2HR1ZxGpCq3X9ayIUQVeb+lf7++mV++WBrMH6cDz5K9LNEEv0Cvpe25v/HbAgo1dTTzeGu/1vt/R",
+	"nvMPbLzWKRXHw29kuSoFdwikt387M6pmv6+0dU7Hg2RPxYJGe7cGEc4zO/PjitEmbUjqNRRaYgu2Lbyn",
+	"ZiaXDNhI73ANGY658bXG3TmeoWjdGOy3N5NAnK4221jahgW1VJBPjbrINUwpUdf3XF5Rsh4UppYbWVmy",
+	"yTGbWjv+3odWKGQxncGkEBl1dJEFtrN17LJXjunaWGvtWFWS4sJnS+9B8szGlbqYTHjKUZgLWq8RDh3T",
+	"fZQm+35gqPyq6Cvwy+lf/8HRiwmMYCWNc7byfha4+X1tgZCmkQYfmhzczqSq1Z4mPLs7g1xdUb60smV/",
+	"BnhIVpI8pzJQHFFkXuup3BTPGm8d96zwVy2WqdRGQ6//pHu4Dy2nhuQWE/hzmN570k3220dlXGp51KNW",
+	"ILJjy1onaJ3isla7Tepd2j8ra3VUXr1r/3SrXl9/i/ZPZxBaNtziQjuQx3KFLCvlEbN27L6qarAPdZv6",
+	"SIc8HNOHgYFdrWW8v9apOCvkyhJWd8DR7D0MN2u5vpOTWTCtb3AxjbX9Lpxu6vPaCViFziRws53meMO0",
+	"/sN8PoT5rLPb3uE3t54buOoLzefNE4Jm9K/Ump+ZulwDMacypCzVMe6kLYZd4g3asqMr5ihk5RhTOfdp",
+	"/21ewvsZCteVEWaB2CU6uKTZvPoKyIC0FidM6i650G43KnVpmKKxGKcJzpyzS/xDGx8gFUM1rf+HNMzf",
+	"u85ZAQMGS8YDdHJb0sdqnMuzWjW7Jf9TocgWfbBhdyn98CEBmTZVGwJz2dp3z7vwzie8XSbV9bkOhcIp",
+	"U1mOmiobrj/WNb26/FHQ/OPKqcComs/UVIo+t5GSnpFz3ugNalDAt9SAjKrK9n9hDmjdqrzdehxk+4N2",
+	"kiDZ73p+7pMaWmf8HzgzVBUsDpPEZ3Ue/gA31SuUvxDMqh6kO2V3XJeh2SgcQMoEjOl7ncxZ6lxOpxTP",
+	"7kz/1MtPD5gCevZlH/B5Nl9QqaJmBMtXQPwn6+TRsxv7EJ/s1Xb31rDat2XXYvaurHp2uNBIX29dYb5q",
+	"W3q4sIO/WdbH92NFgw8fQyNYKrnva9tRTdqqx+wsI70kg1YavngNI/RGjrpqKG+5qj1FQu0jKjAFFjFc",
+	"wUGMoAtJyssA65NQu+o9zzyHXUekmREOpcYabo6AiZVFI5hrtAhEw0GyHw/FcobUgCNVhSZ5BviJa6N3",
+	"1Z+svu4qQDUXZamR7Kiqyq9d6CP9u/6jLff+N1v+qKB9U9i2kgVJKVXOCMOtZBHWR38P8Ea64WGGcO1n",
+	"VTX8q7IApagH5DehqbplqveIfvhoZcF9XegUat10Mdjby2XK8pnUZvA0eZqQ3Pj1t5pLg5ZSDa11995G",
+	"E2l3rVVUPieZ3UhpBx9lVenaeh9BtYYzoNtr+Eq7n82V/8bXf0gbEuGv/eP1/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

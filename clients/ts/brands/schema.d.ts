@@ -401,7 +401,9 @@ export interface components {
             created_at: string;
         };
         /**
-         * @description A product of a brand; the shape is free (the original API did not fix it).
+         * @description A product of a brand; the shape is free (the original API did not fix it), within the input
+         *     rules: at most 100 properties, 16 levels of nesting for the whole body, 1000 members in any
+         *     object or array.
          * @example {
          *       "name": "House blend",
          *       "price": 12.5
@@ -1039,6 +1041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Brand"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };
@@ -1061,6 +1064,7 @@ export interface operations {
                     "application/json": components["schemas"]["Brand"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
         };

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/triadhq/triad/api"
+	"github.com/triadhq/triad/impl/screen"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// inputScreen is the one input-screening layer in front of every surface (impl/screen): it refuses
+// invalid UTF-8, NUL, over-long number literals and non-strict JSON before any validator or
+// handler parses the request, with the numeric parameters and path names taken from the three specs.
+func inputScreen() (func(http.Handler) http.Handler, error) {
+	// The published documents, not the generated packages' embedded copies: those leave out
+	// operations served by hand (the OAuth token endpoint).
+	var specs []*openapi3.T
+	for _, name := range specNames {
+		data, err := api.FS.ReadFile(name + ".yaml")
+		if err != nil {
+			return nil, err
+		}
+		spec, err := openapi3.NewLoader().LoadFromData(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s spec: %w", name, err)
+		}
+		specs = append(specs, spec)
+	}
+	return screen.New(screen.Options{Refuse: refuseInput}, specs...).Handler, nil
+}
+
+// refuseInput answers a screened-out request with the shared error body, except at the OAuth token
+// endpoint, whose refusals are RFC 6749 §5.2 bodies (its spec says so, and OAuth clients read them).
+func refuseInput(w http.ResponseWriter, r *http.Request, p *screen.Problem) {
+	if r.URL.Path == "/oauth/token" {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Pragma", "no-cache")
+		web.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": p.Error()})
+		return
+	}
+	screen.WriteRefusal(w, r, p)
+}
