@@ -97,6 +97,19 @@ test: deps-postgres deps-haproxy deps-chromium deps-npm check-generated lint-spe
 	@$(MAKE) --no-print-directory test-replicas
 	@$(MAKE) --no-print-directory contract
 
+# Go native fuzz targets (package:target); each runs FUZZTIME on top of its seed corpus, which
+# `go test` alone replays as plain tests (testdata/fuzz/<target>/ plus the f.Add seeds).
+FUZZ_TARGETS := impl/screen:FuzzCheckJSON impl/screen:FuzzCheckValues impl/orders/money:FuzzParse \
+	impl/auth/token:FuzzParse impl/auth/token:FuzzParseClaims impl/auth/oauth1:FuzzParseAuthorization \
+	impl/password:FuzzParse
+FUZZTIME ?= 4s
+
+.PHONY: fuzz-short
+fuzz-short: ## run every Go fuzz target for FUZZTIME (4s; part of make test); a finding is written to the package's testdata/fuzz
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		out=$$($(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) ./$$pkg 2>&1) || { echo "$$out"; exit 1; }; done
+
 .PHONY: lint
 lint: deps-npm fmt-check sqlc-check lint-specs ## go vet, gofmt, sqlc vet and the spec linters (Spectral, Redocly): zero errors, zero warnings
 	$(GO) vet ./...

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -111,13 +110,9 @@ func TestServer_HostileInputRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
 			status, b := do(tc.surface, tc.method, tc.target, tc.ctype, tc.body, tc.header)
 			if status != http.StatusBadRequest {
 				t.Fatalf("status = %d, want 400; body %.300s", status, b)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("refusal took %v", d) // a bound against pathological parsing, not a timing assertion
 			}
 			if tc.field == "" {
 				var e struct {
