@@ -215,7 +215,8 @@ func (a *app) routes() (http.Handler, error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(web.WithRequestID, web.Recover(a.log), web.AccessLog(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
+	// AccessLog sits outside Recover so a recovered panic is logged with its 500.
+	r.Use(web.WithRequestID, web.AccessLog(a.log), web.Recover(a.log), web.ReportOutages(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
 	r.NotFound(web.NotFound)
 	r.MethodNotAllowed(web.MethodNotAllowed)
 

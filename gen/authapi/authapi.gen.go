@@ -286,6 +286,9 @@ type TooLarge = Error
 // Unauthorized The body of every refusal on this surface.
 type Unauthorized = Error
 
+// Unavailable The body of every refusal on this surface.
+type Unavailable = Error
+
 // UnknownProvider The body of every refusal on this surface.
 type UnknownProvider = Error
 
@@ -2236,6 +2239,11 @@ type GetUserResponse200Headers struct {
 	SetCookie *string
 }
 
+// GetUserResponse503Headers the declared response headers of an HTTP 503 response for GetUser
+type GetUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2247,8 +2255,12 @@ type GetUserResponse struct {
 	JSON401 *Unauthorized
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetUserResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2269,6 +2281,11 @@ func (r GetUserResponse) GetJSON401() *Unauthorized {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUserResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2311,6 +2328,11 @@ type CallbackResponse303Headers struct {
 	SetCookie *string
 }
 
+// CallbackResponse503Headers the declared response headers of an HTTP 503 response for Callback
+type CallbackResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CallbackResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2326,10 +2348,14 @@ type CallbackResponse struct {
 	JSON500 *Internal
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CallbackResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *CallbackResponse303Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CallbackResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2360,6 +2386,11 @@ func (r CallbackResponse) GetJSON500() *Internal {
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
 func (r CallbackResponse) GetJSON502() *BadGateway {
 	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CallbackResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2402,6 +2433,11 @@ type CallbackPostResponse303Headers struct {
 	SetCookie *string
 }
 
+// CallbackPostResponse503Headers the declared response headers of an HTTP 503 response for CallbackPost
+type CallbackPostResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CallbackPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2417,10 +2453,14 @@ type CallbackPostResponse struct {
 	JSON500 *Internal
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CallbackPostResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *CallbackPostResponse303Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CallbackPostResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2451,6 +2491,11 @@ func (r CallbackPostResponse) GetJSON500() *Internal {
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
 func (r CallbackPostResponse) GetJSON502() *BadGateway {
 	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CallbackPostResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2499,6 +2544,11 @@ type LoginResponse303Headers struct {
 	SetCookie *string
 }
 
+// LoginResponse503Headers the declared response headers of an HTTP 503 response for Login
+type LoginResponse503Headers struct {
+	RetryAfter *int
+}
+
 type LoginResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2516,12 +2566,16 @@ type LoginResponse struct {
 	JSON500 *Internal
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LoginResponse200Headers
 	// Headers302 the parsed response headers for an HTTP 302 response
 	Headers302 *LoginResponse302Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *LoginResponse303Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2557,6 +2611,11 @@ func (r LoginResponse) GetJSON500() *Internal {
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
 func (r LoginResponse) GetJSON502() *BadGateway {
 	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LoginResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2605,6 +2664,11 @@ type LoginPostResponse303Headers struct {
 	SetCookie *string
 }
 
+// LoginPostResponse503Headers the declared response headers of an HTTP 503 response for LoginPost
+type LoginPostResponse503Headers struct {
+	RetryAfter *int
+}
+
 type LoginPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2622,12 +2686,16 @@ type LoginPostResponse struct {
 	JSON500 *Internal
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LoginPostResponse200Headers
 	// Headers302 the parsed response headers for an HTTP 302 response
 	Headers302 *LoginPostResponse302Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *LoginPostResponse303Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginPostResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2663,6 +2731,11 @@ func (r LoginPostResponse) GetJSON500() *Internal {
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
 func (r LoginPostResponse) GetJSON502() *BadGateway {
 	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LoginPostResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2830,6 +2903,11 @@ type GetAvatarResponse304Headers struct {
 	ETag *string
 }
 
+// GetAvatarResponse503Headers the declared response headers of an HTTP 503 response for GetAvatar
+type GetAvatarResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetAvatarResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2839,10 +2917,14 @@ type GetAvatarResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAvatarResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetAvatarResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAvatarResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -2858,6 +2940,11 @@ func (r GetAvatarResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAvatarResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAvatarResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2901,20 +2988,34 @@ type HeadAvatarResponse304Headers struct {
 	ETag *string
 }
 
+// HeadAvatarResponse503Headers the declared response headers of an HTTP 503 response for HeadAvatar
+type HeadAvatarResponse503Headers struct {
+	RetryAfter *int
+}
+
 type HeadAvatarResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *ValidationFailed
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *HeadAvatarResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *HeadAvatarResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadAvatarResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r HeadAvatarResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r HeadAvatarResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3501,6 +3602,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -3514,6 +3622,16 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			headers.SetCookie = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3578,6 +3696,13 @@ func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
 		}
 		response.JSON502 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -3608,6 +3733,16 @@ func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 503:
+		var headers CallbackResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3672,6 +3807,13 @@ func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error
 		}
 		response.JSON502 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -3702,6 +3844,16 @@ func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 503:
+		var headers CallbackPostResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3776,6 +3928,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.JSON502 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -3823,6 +3982,16 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3897,6 +4066,13 @@ func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
 		}
 		response.JSON502 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -3944,6 +4120,16 @@ func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginPostResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4093,6 +4279,13 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -4130,6 +4323,16 @@ func ParseGetAvatarResponse(rsp *http.Response) (*GetAvatarResponse, error) {
 			headers.ETag = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAvatarResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4168,6 +4371,13 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 	case rsp.StatusCode == 500:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -4205,6 +4415,16 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 			headers.ETag = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadAvatarResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5134,6 +5354,15 @@ type TooLargeJSONResponse Error
 
 type UnauthorizedJSONResponse Error
 
+type UnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type UnavailableJSONResponse struct {
+	Body Error
+
+	Headers UnavailableResponseHeaders
+}
+
 type UnknownProviderJSONResponse Error
 
 type ValidationFailedJSONResponse Error
@@ -5488,6 +5717,23 @@ func (response GetUser500JSONResponse) VisitGetUserResponse(w http.ResponseWrite
 	return err
 }
 
+type GetUser503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetUser503JSONResponse) VisitGetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CallbackRequestObject struct {
 	Provider Provider `json:"provider"`
 	Params   CallbackParams
@@ -5597,6 +5843,23 @@ func (response Callback502JSONResponse) VisitCallbackResponse(w http.ResponseWri
 	return err
 }
 
+type Callback503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response Callback503JSONResponse) VisitCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CallbackPostRequestObject struct {
 	Provider Provider `json:"provider"`
 }
@@ -5701,6 +5964,23 @@ func (response CallbackPost502JSONResponse) VisitCallbackPostResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallbackPost503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CallbackPost503JSONResponse) VisitCallbackPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5848,6 +6128,23 @@ func (response Login502JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 	return err
 }
 
+type Login503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response Login503JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LoginPostRequestObject struct {
 	Provider     Provider `json:"provider"`
 	Params       LoginPostParams
@@ -5989,6 +6286,23 @@ func (response LoginPost502JSONResponse) VisitLoginPostResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginPost503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response LoginPost503JSONResponse) VisitLoginPostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6203,6 +6517,23 @@ func (response GetAvatar500JSONResponse) VisitGetAvatarResponse(w http.ResponseW
 	return err
 }
 
+type GetAvatar503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetAvatar503JSONResponse) VisitGetAvatarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type HeadAvatarRequestObject struct {
 	Id     string `json:"id"`
 	Params HeadAvatarParams
@@ -6280,6 +6611,23 @@ type HeadAvatar500Response struct {
 func (response HeadAvatar500Response) VisitHeadAvatarResponse(w http.ResponseWriter) error {
 	w.WriteHeader(500)
 	return nil
+}
+
+type HeadAvatar503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response HeadAvatar503JSONResponse) VisitHeadAvatarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 // StrictServerInterface represents all server handlers.
@@ -6755,118 +7103,121 @@ func (sh *strictHandler) HeadAvatar(w http.ResponseWriter, r *http.Request, id s
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3pchu3lvCrnI/frTKpam7aYlGVmpEdJ3bi2BpLntwqU6MGuw9JXDUBBkBL4nWp6v6aB5iHuA+WJ5nC",
-	"AXpjN7VZiVNT91csNpaDg7MvyOdWJBdLKVAY3Rp9bs2Rxajon0eXzDD1kkVzfCmFUTKxv8aoI8WXhkvR",
-	"GrXCZTpJeBTAgl132Qy/3dkfDMJeK2jpaI4LZmfgNVssE2yNWk2DW0HLrJb2qzaKi1nr5iZovTpls/pm",
-	"J0ZJMYNLlvCYGakCMHOEOdNzkFP6tzZSYQyTlUG9CYhxC/fiaGewPYn3poPh4GB3b3+4N2TDPRbh/vPB",
-	"fhTHO8ODb6L9casRuLcyYg6idQA/YMwVRgYMUzM0VQimUi2YaY1aqeJdhVNUKCJs3OGdPBF8Oq1vcJRc",
-	"sZWGUEhtB6wjWqSL1uhTy39tnTWtfYLmpZQXHBsu88dfTkNgIobwrycfvu+evv/p1bsQIhquoa3RgBSQ",
-	"yBkXNEzhVKGeBxAlyCzi3VeZmk4VsnUwboLWkim2QONp7c30nRT4MzPRvA6XpQZN9xslHIWBuUxiDW2p",
-	"INwKO4fAYGFnAhP6CpWGncGu3f/Rd87tro4TWkFLsIVd4820a2HsOiDLp1uw67coZmbeGg0H27tNWD9W",
-	"8pLb5RpoZsa1QYu9pR8EdkeLboQ+S828n3DtMFqcKMbLDNAlM/MCzGyRVtBS+GvKFcatkVEpliFeMmNQ",
-	"2cn/9Yl1/z7oHpz5/553zz4Pgp3hzV8aKdPSxWuHmNpJTucIBd14snmmLb+meAgZNHA1R0G3aeQFCojk",
-	"AjVMlVzQjz/+cuqn9jbdxF+7xTabLmJ7bz9oIjuFeimFRifhpgbVW0vO9dO8lbMZxsDFIewMdsBIgs7L",
-	"HowhtBCHPbCnzjiEKQTt+L4kR8vy4i8Kp61R6//3C6nb90P7+TjHpd2CTW+bVfAzne8Fi39gBq/Yyk6M",
-	"pDAojP0nWy4T7jbo/007aHJysiNjiyq8juZMzPB8yniCcStoLVBrNrPf7PlzEo15DEIaYFGES0O4saQq",
-	"Ff877QG04E35dppO4b7q/iulpHInWJNJaxCF0K7AoXCaaoyddJAxdgIIU42Ki6msTrG/QiTTxAE+QVDI",
-	"Yjteo4irYyMpptyKa3eS0pwYE35pubXTs6d7yZJkwqKLFyz+gL+mqM390U7EsSwJBmKU0mWk4kLIK3Fe",
-	"YuniNvzHktCQSyQe1YYZbFpvwuJz97G8kBPn9DssuNZczALA6yXxqlR0cBKvXMwO7TjlrturgRnjwl3c",
-	"l970+nHDQwhzkENoz5mI9ZxdZPxWgzawdxwHDkYraLixOkGaOaocT4E9kztt+WQdv5lytxhCW0giqACE",
-	"BGlp+/wSFZ9yvwQrMG/3kakBBpEnB0ccb4QVsix5FCdyP/kcCWHlG8s+gUZ1iQrciCe4geqe4QiYgFTg",
-	"9RIji0/LIqnCQ4jRMJ44eSdFsgLuBLqHJ5EzOr8ToW/Ew87PY6fezve2tyfb3+yznb39STzdORgMd+Ip",
-	"myDbjuLdHRzuDjGKDvB5oRhYwqMHCJ2PGhvxkIt+untVNeoOvai5TeI/Wnq7nd+n5mEos+ScasfLFnKZ",
-	"mvtj4cRNbsDDS39Ib9094SG5eLTA9Ey/Sb55/q2KSiv5rb26ZFpfxXRpuW1EtuhTC+HfURoWAspjwgoj",
-	"eYlK879jTFqu787ZZ3GsUOugSVaZOTMwTeRVJ2NVLr6XasLjGMUDr4SlMSdfpgF92bdzIc05SxJ5VbMq",
-	"uAbNDQLXzqIQ4MdBvrDFT6QwRmE4S/Smyy8PqQrMSCriYSIFqRwlSOWu32qNpiXLVsA5DSovWrERnCnL",
-	"EmtSrEgNPQ0VNKEvhLbFV5+lzirxwncdaTpTaSWshNB2wiz/VjpECG2v4WJ/Hi7I3i0pWKs7rQc2WdUU",
-	"q12yhrH6mgqXCVtl9lPmF31wZtyjNGUGQIOm3GgqkvHyFCqzunk4gsqWziHNzFNvHGR2idPb0MberAe5",
-	"hRqjsMiydrXWDkmn8jb3MdNOsrL1M71mjy/ZDA+trnKe9NHH09fd10fvvjt5ffTTq5LH9bUcl1Mp31oF",
-	"+ygS8ELx3Eh5ntAqZSrwX2Ei4xUYKcENeYLbr+3rCYB2wusIMdYly+iZhoQvuKFb/SiyC3ok3aflBcrn",
-	"tT9bhncrlFTdU2ilYs9wZM0j4mpvETsOJ9XCNRi2WCJJjcybWDJtSuYTJHyKhi8wAM1nIrfYc05lyUwq",
-	"buaLAKa0Qf7By7jAxQ3ITFX1QEoACv/mbNfJquy/S2fDOzC6E6kEljQj5l4BlEMN/tZILZcZ8hEX93CT",
-	"4ncwKOj68m0ogsqMiz1xDQU66dz/6RDHpfjeRQYec/DLfJEivuB9idbo0+fWlGMS1wM8BXIW7Jov0gW4",
-	"iA4kFOyx0G7v7bduzpqYPpaoC0/Pyb7jN6CXGPEpLwTXl6K3djYvCjbCYc2eJUYu4JDHgzMfKgs0acBL",
-	"VCsXCCQjts8oLp8vTB64NsDNIZAqYYLswW4i1wgYnOi1SiU/MAn6l1XTqnqy70i/dJ27X7IlrLJYKrlE",
-	"ZXhuB1ZD7UZxRqLp9rhc0HIGa0O8OzfUnIChWH+mS8n2wGXmmpRjowvZzS284M74LFmAqgq6XeMeU2/K",
-	"UdZPbp38OEX8XU6sGLI7OQJqjJ2S0pBTf+Ek6lgC1rgkWknVlEVYx7rjrXquhE0SK8isHMOutUvpB4VM",
-	"S1HF15oiqWEnZ9H1TY5RdYlnrRiZJLjQFn4GBS9kMQOK5RpcZDGvEvye6cvI92isAZJzd3kwWe1OYvmL",
-	"uOuW3I7Fck335H9gSrHV2tZVHLxOF0wU+MXrZcIEnb2K5E1KueGYnrPfxBti7F3vOXffxFniy09xejLX",
-	"XkU8RleB2Zlus4NoEA9xd7LH9qM7UUZEdjvGfkatUcw2BtSPYJGN8LFDD/ShN5lM5nUYjcmU3EHLCqDw",
-	"ElnimLxKOhNpNrGSeabJnrbqrHp2EkrnBMG5XaDhAgiOJlvbSVxv8pAj5M1uCz3TEPZdfHScDgY7EY2j",
-	"f2JYhWF/OowGuMsOJtvxbvQNPp8O2HCyHe3Eu7g33R/ceR8ecIKz6TJOvF5ev4KK0+pvE66YpsM0SHQX",
-	"QagyHEXZ/t3/3YvkogmFWUiqyEraHZpTkuWD+XlBvnXj6fLFa4E7H8pONRl4jjV0mhgnmFxysn7OOrRJ",
-	"FgNsBS2rtct/l6JsZ+VbLY/ZqGKqEH/UWbqPsmL5Cmuyg+Ka90RdE8I+6k0JO07q3FAI1xvwDWRgjMro",
-	"gdvJLDkuDXDZxbWc7bVRDOxEPkl9Nr4GljcY1ojU2/YuytHJJFwOWt28qOEaF4w3FCu86trfHabJFm7A",
-	"8l10zRsgDh27Z6a04/hz96Oes2F2hJJvTq4+jxuFwwNj33UQlw1aqlQkYfd+puHNMbQJFQyihPGFhnRp",
-	"LU7lggTcZZxrq7tQe91I1MuEraAubjfQbtBa8sikqmGtYyWvKQTi7NyPH95WV5wbsxz1+4mMWDKX2oye",
-	"D54PvFXcH0x22T5uT3eig7jHF2zWuLeSScPGH2SCpEA/vDh6uXaKeNHE1mscSLghGqkzoZWJGKWKm9WJ",
-	"tby9BmOaR0epaah6eGE/URAncCSLwloYMbRdPNtC5Bzmo4+nr8+Pvvv5zbvz46OTk1++K6ovXGRU85KG",
-	"t+izOHDOb/PepxSy0LoIba6l5N2fReblx19Oix3Ykv+EZDX97crcVi2QRRmtZU/DoG1NFh5h18iu/2fn",
-	"ljqAzdv+R4pqdceulhl+teO8P5lvRD8W+zg127DPtVbTTed7KZerjONqVRHlagh7g8Vd3LfoYQ0WS15c",
-	"TGXziV+fnh5nDkQGEy4mGDublVxLj21ohzNu5unECsA+Sdj5r+6/fb5YJuSHhh1r7Jg5jkXNcV3IVJD4",
-	"GOVFATBnIrbuGjMQugVc6Zbn8Opn+i3sjcVYbG2dWtTr3tYWHHmj0UUwr2SWghuBK1tqvzZm+V4kqwCO",
-	"mZl/2w/ghC3whBv89i27dhu+Ptne23cE0LHO9FhUKp3auRk/WYFDog5KpSo87vTgqPC8C5O+iDA5aLIM",
-	"darNWGgUcUbgYfkeQ8BfU5ZkRmRD1VUPXufzaGGpPMmGBFIIC7Yai4gptSoDKrRBFlMS2y6a7W7h7fQg",
-	"9Lz97TB0VVT272+HYcd6m8wjesEuUFvDdj4WWbrTz+tKkax6cCTyyJ4/r99dZ5VhVlppCijFh5XJeQJV",
-	"Gwt/+VMHruY8weY4YWSpC+OiXIhgDSBh2ugeFDLTAuFqU8oVR1nCnCSpJVJohzXpGXY88X1wLrje2qKU",
-	"4Y8n799BSA58aJ11jvrQO+vWPbI7JlwbVwbnLU+qNXKBNXtHnDbtjcUrmkaA5qOyAeFfuy9dZK17ulpi",
-	"9z2xsh5BVvUXAIMYxarLkmQswmzwiVcv3WOZ8GjlK/mofrPrCzjtGl0qkswY7I1YpgZUmiBx2QucSoWg",
-	"ZGqosqLkyUsFVR82yCMVjh24tjyDKDA+BDYWl1wmbqq9C9gdDKAhSgZXc6kRQh9kCJ01bNFHbnoPTvHa",
-	"QHvJSEbNFigsTxIPjIU94VSqBRTVhIG7pwtcaUKAE+06KIWuPDfoDvEnTHxYGD6eft99nseB3318Oxbt",
-	"cGxttMEgBC6iJI3RiQCRLibWj+UGFUugzcTK7es+HAIrQAIrq61Rb3Dmso9uUAfmTAMzY7GQ2sDONkRz",
-	"plhkT2H3oPUoKMQ14DWLTLICKdAV1FH0NmaGAZvaTbihaoULXIG5soKcajTHwtkfgRWutM1wHxK8xIRC",
-	"NQK1vWdCVD5gMBjAwqoHpd0iK3CLEAkoxVa9MblBPEKhyY7yOurnN1YdpyrxZoYe9ftyiULLVEXYk2rW",
-	"95N03461rjY3hS0PRyVN1ApalNUmLTboDXsDO94ux5a8NWrt9Aa9HQq2mTnZUqRZ7D9m2OT7Cnh9+vNb",
-	"yoOBnssre+65vAIGEyWvtI+TABcjKwK5uIBlKbsJbVLUruoPKI3npPZY2BU7Tk3E5VgpESYXEOMlLKiS",
-	"iERaqhQKn4kmheOEmVOMfftz6IwCWnxNX3g5HsklL0vBBs3RcZfqXV6YpMZI0YM3RsPLk+OxoHSx9uU7",
-	"RoO8EiCksKYXIyfUIc/z0CpBd+nW6yP+fRNnDvexM7IrlZXbg8FahsDgtenPzSJZq8YmL+n/xTKyXAJ2",
-	"gHOK3Ifi79/+8U/3U7/47a4a47olZO9qLcu5QXw2uHkxTlmamK5WETwTUuCzQ4+l/KcIu7/945/PDuG3",
-	"f/wzvB28m6C167DUlHDIsdmvZV5ugtbefSbm5Wdl36M1+nQWtHS6WDBrH7e+w4X0Cn/pnSU20y5eQzq5",
-	"dWanF3XIGxnMotfKAV3EJGsJOR0Axf3sB5WplRhVr05ZXJssyabvpq5b80+ffLU0eYzWNStuJY9Jr1dW",
-	"12OClYBwnbqOy8Xbeo3GmjX6XRnyrA3gz0Ir9k6c3R4ZflnEM/QdVEMSaCPdvEyQKV2ynTc1IPSaxI9d",
-	"uZk6bj9wUWn3J8GtnIE7Sx2TQWspdQPmrH9jHbEfXp1uws2x1P+n8APt4/cnp53bCa6I5jYS3DufVZim",
-	"2lrwWdNIWAnzhq7iQKygVGaXCudSkIu4lgqtYv8HNCdZJLvc6fKpGRnFkH6pw+Lm7EvkHs1wiZi8sG29",
-	"UJRiWi4ynRXPWhvLcWt9VjUQ/oACt801phRpoq+9Pwml/TJHqmsrJ++ta1cO7m+mvSzMv1FFugrEStbu",
-	"mfaOs/XFJ7kL29nsYVv70Aew3O9jkfnIFe97tO6Hog+gCLxy0rbfKGkbTL0f0HzMsttfhZ7zCoM87v/1",
-	"K8WzC32q0uhHk//uYHj3xErF2ZfyzOdKANmyUDka+unsJvhcDv/mP/jArPu7FP7+dHZTYcNTF9yZYdzl",
-	"ArKKgM2M9zmzRm76WaHlRj7Meu7AZ24+fnjrHAq3VFM6J180tI5yOZvjWsB8/0yqS4VGYxFWyywzBgvg",
-	"as4jilERS2btk23m17mS6sL6ZhF2evBO5rF4rsE1YY6FVU2+RqQHp1fc2PO035MHPewNWIdqZDQUFaeh",
-	"62LxccN2NMfoAuO8fogALnpsEn6B4OHpBNnkrAUmpPRq6IpVwyLA5pqsmIgwSTBukiNZx1RdkFTvyJ1k",
-	"uzdwIGyKzWf9TI1NgHvD7YaUTT3huN63tmkzXwXRuNfu4GD/HptR+BAULqUqBY1zWtqwcVbZfP9Tnj3e",
-	"6HtD9XA7g527J5QaKO8rvRo65u4rv9aLxWnezr2OVW5ueLjksxO2755Q6r28zcAoKHuttagk4Fx9+tnN",
-	"Q7VtXpdqCaDZa/heFlEt7a1fa986GZGd5nwhY/x2KtXi3C4TQvtouUxwBKFlgjCA0LXl+XbLkGSSi9oq",
-	"baiet5suAwhdXXynBy9clE1DLKkOkrIidkY5TQO1Jj9XEjwWkZJad6lRxLoAAWgJBNIzDRZCCjJn5fal",
-	"jt0fXp0WlfeUJ7GHXT/FWHhAyfukoBg5pJb/QjDMGl0uTOdO23alSZRIc1UFebONE+1X1DSa2NW4GAsK",
-	"Ldo/5lwbqVYdyukq9K8WMNf+4kXyIbjOCpka1xztfbxbpOkX+nn/YvmvxPLQzlms08D+TdZNkpXXNZo2",
-	"3+ESRayzFFSp5OSCi3g0Fl3Y2srB2dqCdhjjpSN7M+cqhiWjsp7OCELLbZZJKOgd5GnDEH777/+BncF2",
-	"velkLKCh74QMG6rwD2C4111wkRqEDcYRXCAutWOKAI5/evkKMquDVreAEu46PXcah9CtrZFnzgBCV4Br",
-	"/8XSuAb59mCQR9ghbw4stXX6hbPOpcrSns9La7uUQLZw+HnsHeZxazSmqrdx6yb0WRor9Kz8IWMLKuV4",
-	"h84W9HldD7Nb18Vn216q+Q3J5uKGqvdm/BLdkxy+Cyywq2OisX5Yyl81NK8VNict5PxO7eEe7oG7tQw3",
-	"xlmcloDKNqedubVlvTi0WCMjsiD+DWQD7b3BtgW43uxPh8ysWx+yqXjmLpfvgcoLTImuDSY4U2wRdkZ5",
-	"Ui/LmpdvayLNuBXA2NV52Ms6LCiD0lcEW5bQMr0FehfBziTv4N+o7PPbetmnazu1BIMaTuwgchdEBZDd",
-	"wS5Fn7JuPIxDu2MqDE/y6tI5s359hPwS41vqTAN/YZRyvpPQ7TZt72Z40az9zWcXP8guvijTzSJm1Hbj",
-	"ulWkygMVDhoBbmduFySb11ebUt7ZkzDXMJdCpu7pmGRFMTdX7Z71S82tai+gFlM+o+FZt6P9TkG8lVOa",
-	"Y5HXg/OZoNeAvK6eSjelszGRdZdLklcmlksSM/rPTapOc5Fio/PCN/sujQ+YBPcEyesYi7dMiD0ALJbG",
-	"XwbVL860kTCTnoy8BKvcGl155161fVYFbgDWUtJGaAe7z+8B7pDorqk8ZaPX6eMPTa8vDVpBa2h1uUrt",
-	"5U5ZorGx7vn+YJSaaPNu29tAe1q4ihplT1fBJqLyTTNNYPkAzkMeTarVhWatQB6MQ0iFZlOkbidYJowL",
-	"qnTr3N4N1ASdb9j5Mvhyqs89m4qWbW9AWlPZcSNX+oL4L+LMl3W9X8BlpXilMyMbkevVzl0lkg8IjXx5",
-	"ciMHq5KtoKaQpi4P19Rxd++FM+RFNQeSd0I03leeIaF5N6Vy/2KBeuiapNz58wPcPdjDbw52h9H0AHcH",
-	"uH/wfBAPd9lwfzIdbO9EUbwbHQwLZBObrWVfpMD3040RgmocO7gjWUNnuGPQWrfPzVlDdNx1DnqSkiqX",
-	"GlW+0GkUIcZWURdlhqbjW4orQ8uNKk8Rbt+5j4tX6r7/HX3k9UdRHu/o7g52H9WcWzFAa68oVOWCf6oj",
-	"Hw7tVXZlXDcYhU/RYFs1kMtCaQT3gNDMlUxn89yIXaFZg7fy6lX5KQ+XmRzu3IdW/CMGXzvgQK4GPXSC",
-	"iurQfFXvHxNi9IxfRBkNu8BN3jkwDcwVy0lVFD0elpx2bdhKVyr2extK0VwY7FYr/utYe2d5W+cLGa++",
-	"JOuZ9UrXDBufx3fa4b78Vm79tgRVBuW6e3V11bU3001VgsIKingNtt8Tmpv1JyxvvjR//ARq98keFzuE",
-	"krr7l0a7TaM9VPTuDvce+TCHTpcuM3e+wJizc2LjtbfEYH0x0hd38s2TPOHRBF/5zRlqmuaUPXDl6GRE",
-	"WVB6X10nVcxB/9KLBfr+ce/fqYww44Y/tJxw/SGZ36VaLjN6igfg/hgD4NbKxCq6/8AKxa+E8nrNYoXM",
-	"Xd/qZx7f3Fo35ttlQbNLpGYNH1KjKkXfxh1J0QnoHQIXGPb9dVmfseuHzd8sJuFIzSlUVyL4dFruKSi/",
-	"pU7MxDUw//44LdTfCg/9Z4o2M4XZA3703f1AsVcK58Zu41enbOYrX3Ig5kzPKaMbVl7ZDssvepfi4Rku",
-	"XLKgufzSvV5/d+W4PwrVOdbfap9wwcgUvFd3Aa213l5Q7r+6S5s3PLlfeg3/tpk05iZ4ikrzHedArhXN",
-	"SgMLGTv/vb1+TVTylD1z5xtcLESdNWTc/yRfWA33eBd4KlNRdX+FBJ1Gc9+t+lSuLO3j3uAqre6jHguW",
-	"WBIsmuBdX/2TCqwjK6BKjfYl+eR/sKrB3kqzQPL3BXIK4Q+vTkNoWx4J/KNcAd1/ABFzzytXnlezWt89",
-	"VWM/e/FCLVeuAkI1sPRrZPGtPL2BHZ/pDFLqj7Nb/4tD/ywcem++gHZObi5pVLDC7W9Y1yc+gCUK2mlm",
-	"jtuzhQ7wKU9cX1Rwu1Y+rLA9NRu4KBplXuTU96gWT97trv9PLhqfvmj4P0Tw+Nb/N8Q9cgp3GIjl/5nH",
-	"zdkfUzdM+WJ3DUX/aS2TSCarv8gmiVFuzgzy2qzUPwKQG3QJ90np4j2htVBRPfPy1jWq56VoxXR7uVJU",
-	"i0D9ctkztbc/kaJLMzIldXbzvwEAAP//",
+	"7H3rchs31uCrnOVOlUlV86ZbLKpSu4rjxE4cW2PJm6kytWqw+5DEqAkwAFoUx6Wq+bUPsA8xD5Yn+QoH",
+	"6Bu7Kcmycpmv5petbjRwcHDuF/BTK5KLpRQojG6NPrXmyGJU9N+Ta2aYesGiOb6QwiiZ2Kcx6kjxpeFS",
+	"tEatcJlOEh4FsGA3XTbDr/cOB4Ow1wpaOprjgtkv8IYtlgm2Rq2mwa2gZdZL+1YbxcWsdXsbtF6es1l9",
+	"sTOjpJjBNUt4zIxUAZg5wpzpOcgp/V8bqTCGydqg3gbEuIUHcbQ32J3EB9PBcHC0f3A4PBiy4QGL8PD5",
+	"4DCK473h0VfR4bjVCNwbGTEH0SaA7zHmCiMDhqkZmioEU6kWzLRGrVTxrsIpKhQRNq7wVp4JPp3WFzhJ",
+	"VmytIRRS2wGbiBbpojX62PJvWxdNc5+heSHlFceGw/zh5/MQmIgh/NvZ+++65+9+fPk2hIiGa2hrNCAF",
+	"JHLGBQ1TOFWo5wFECTKLePdWpqZThWwTjNugtWSKLdB4Wns9fSsF/sRMNK/DZalB0/lGCUdhYC6TWENb",
+	"Kgh3ws4xMFjYL4EJvUKlYW+wb9d/9Jlzu6rjhFbQEmxh53g97VoYuw7I8u4W7OYNipmZt0bDwe5+E9ZP",
+	"lbzmdroGmplxbdBib+kHgV3Rohuhz1Iz7ydcO4wWO4rxOgN0ycy8ADObpBW0FP6ScoVxa2RUimWIl8wY",
+	"VPbj//uRdf8x6B5d+H8vuxefBsHe8PYvjZRp6eKVQ0xtJ+dzhIJuPNk805ZfUzyGDBpYzVHQaRp5hQIi",
+	"uUANUyUX9PCHn8/9p71tJ/G3brHMtoPYPTgMmshOoV5KodFJuKlB9caSc303b+RshjFwcQx7gz0wkqDz",
+	"sgdjCC3EYQ/srjMOYQpBO74vydGyvPiLwmlr1Pqf/ULq9v3Qfj7OcWm3YNO7vir4mfb3DYu/ZwZXbG0/",
+	"jKQwKIz9L1suE+4W6P9dO2hycrIjY4sqvInmTMzwcsp4gnEraC1Qazaz7+z+cxKNeQxCGmBRhEtDuLGk",
+	"KhX/B60BNOFt+XSaduHe6v5LpaRyO9iQSRsQhdCuwKFwmmqMnXSQMXYCCFONiouprH5in0Ik08QBPkFQ",
+	"yGI7XqOIq2MjKabcimu3k9I3MSb82nJrp2d394IlyYRFV9+w+D3+kqI2D0c7EceyJBiIUUqHkYorIVfi",
+	"ssTSxWn4lyWhIZdIPKoNM9g034TFl+5leSInzuk5LLjWXMwCwJsl8apUtHESr1zMju045Y7bq4EZ48Id",
+	"3Jee9OZ2w2MIc5BDaM+ZiPWcXWX8VoM2sGccBw5GK2i4sTpBmjmqHE+B3ZPbbXlnHb+YcqcYQltIIqgA",
+	"hARpafvyGhWfcj8FKzBv15GpAQaRJwdHHK+FFbIseRQncv/xJRLCyieWvQKN6hoVuBFPcALVNcMRMAGp",
+	"wJslRhaflkVShccQo2E8cfJOimQN3Al0D08iZ7R/J0Jfi8/bP4+ders82N2d7H51yPYODifxdO9oMNyL",
+	"p2yCbDeK9/dwuD/EKDrC54ViYAmPPkPofNDYiIdc9NPZq6pRd+xFzV0S/9HS2638LjWfhzJLzql2vGwh",
+	"l6l5OBbO3McNeHjhN+mtuyfcJBePFpie6bfJN8+/VVFpJb+1V5dM61VMh5bbRmSLPrUQ/g2lYSGgPCas",
+	"MJLXqDT/B8ak5fpun30Wxwq1DppklZkzA9NErjoZq3LxnVQTHscoPvNIWBpz8mUa0Je9uxTSXLIkkaua",
+	"VcE1aG4QuHYWhQA/DvKJLX4ihTEKw1mitx1+eUhVYEZSEQ8TKUjlKEEqd/xWazRNWbYCLmlQedKKjeBM",
+	"WZZYk2JNauhpqKAJfSG0Lb76LHVWiRe+m0jTmUorYSWEthNm+bvSJkJoew0X+/1wQfZuScFa3Wk9sMm6",
+	"pljtlDWM1edUuEzYOrOfMr/ovTPjHqUpMwAaNOVWU5GMl6dQmdXFwxFUlnQOaWaeeuMgs0uc3oY29mY9",
+	"yC3UGIVFlrWrtXZIOpd3uY+ZdpKVpZ/pDXt8yWZ4bHWV86RPPpy/6r46efvt2auTH1+WPK4/ynE5l/KN",
+	"VbCPIgEvFC+NlJcJzVKmAv8WJjJeg5ES3JAnOP3aup4AaCW8iRBjXbKMnmlI+IIbOtUPIjugR9J9Wp6g",
+	"vF/72DK8m6Gk6p5CKxVrhiNrHhFXe4vYcTipFq7BsMUSSWpk3sSSaVMynyDhUzR8gQFoPhO5xZ5zKktm",
+	"UnEzXwQwpQXyF17GBS5uQGaqqgdSAlD4d2e7TtZl/106G96B0Z1IJbCkGTH3CqAcashO7ZrxhE2Sx1Fq",
+	"zAybMI2XaWmiTZGVDbJYLI07BoVGkbXNYIor0BhJEWsf6kFtXlvbeW+6y46iQTzE/ckBO4ye4tybwPa0",
+	"ngMbMVE41tEcY1B8Njcg5AraTFirlM0Q/EE6R1JO4VRqM1N49tc3nWOrzwjvK6bB+f1xD97TrtnUoKIV",
+	"RbqYWDU+zRBgMRLSqC6FdMINQVZ61RBV9nMYCSvGLfxTSQaiUWsuZlvCyAd5dMk6TTPnSBB9kNlWFtiP",
+	"YOzPNzl/A4OT2DtfhiLszLjYJNdQsBvxxf9xjMWl+M5Fjh6z8et8kiL+5H3N1ujjp9aUYxLXA4AFchbs",
+	"hi/SBbiIHyQUDLTQ7h4ctm4vmpRCLFEXkQCnG09fg15ixKe8UGxfit7a3jz7bIXDmsVLjFxAKs8XZD52",
+	"FojUgNeo1i5QTE5On1HeJp+YIjTaADfHQKaGZcVrVN1Ebgg4cCxjjY58w8Q/L6qmd3Vn35L90XXhoJKt",
+	"aRlnqeQSleG5n1BNxRjFGamuu+O2Qcs5NA35kNyQd2KFckGZrUW2KS4z17UcO1/Ibu4BBPfG78lDUFXQ",
+	"7RwP+PS2HIX/6ObJt1PkZ+TEqim7kiOgxtg6GRVy6g+cVCFLwDofRCupmrII61h3vFXPpVkRDgtm9Rx2",
+	"rd9CDxQyLUUVXxuGRg07OYtuLnKKqks8a8XIJMGFtvAzKHghiylRrN/gIouJluD3TF9GvkdjDZCcu8uD",
+	"yatzEssfxH2n5FYspms6J/+AKcXWG0tXcfAqXTBR4BdvlgkTtPcqkrcZbQ3bLCn7xhxM10dWuq/jLDHq",
+	"P3F2VG7dFPE6XQWmZkLchzIisrsx9hNqjWK2NeFyAotshI8te6CPvUltMq/UaEymFC6wrAAKr5Eljsmr",
+	"pDORZhsrmWea/C2rzqp7J6F0SRBc2gkaDoDgaPLFnMT1JjE5yt4ts9AzDWHfmT3jdDDYi2gc/RfDKgyH",
+	"02E0wH12NNmN96Ov8Pl0wIaT3Wgv3seD6eHg3vPwgBOcTYdx5vXy5hFUghr+NMkYs5tpkOguwlRlOIrC",
+	"/m//dy+SiyYUZiHLImttV2hOWZc35r8L8qUbd5dPXgvs+lRHqskBcKyh08Q4weSS1/V91qFNshhxK2hZ",
+	"rV3+uxSFvSifannMVhVThfiDztLBlDXNZ9iQHRT3fiDqmhD2QW9L6HJS58Y7HURQDWRgjMrogduPWXJa",
+	"GuCyzxs5/RujGNgP+ST11Ro1sLzBsEGk3vdzUbBOJuFy0OrmRQ3XuGC8oZjlZdc+d5gmW7gBy/fRNW+A",
+	"OHTsnpnSjuMv3UM9Z8NsC6XYDYWCeNwoHD4zN1IHcdmgpUpFNHbtZxpen0KbUMEgShhfaEiX1uJULojE",
+	"XUVCbXaXiqkbiXqZsDXUxe0W2g1aSx6ZVDXMdarkDYXInJ374f2b6oxzY5ajfj+REUvmUpvR88HzgbeK",
+	"+4PJPjvE3eledBT3+ILNGtdWMmlY+L1MkBTo+29OXmzsIl40sfUGBxJuiEbqTGhlIkap4mZ9Zi1vr8GY",
+	"5tFJahqqYr6xryjIFziSRWEtjBjaLt9hIXIBlZMP568uT7796fXby9OTs7Ofvy2qc1zkXPOShrfoszhw",
+	"wZHmtc8ppKV1EfreKNlwfxaZuR9+Pi9WYEv+I5LV9PeVuauaJItCW8uehkHbmiw8wq6RXf/fzh11ItuX",
+	"/WuKan3PqpYZfrHjvD+ZL0QPi3Wcmm1Y50ar6bb9vZDLdcZxtaqZcrWMPcHiLB5aFLMBiyUvLqayecev",
+	"zs9PMwcigwkXE4ydzUqupcc2tMMZN/N0YgVgnyTs/Bf3b58vlgn5oWHHGjtmjmNRc1wXMhUkPkZ50QjM",
+	"mYitu8YMhG4CV9rnObz6mp6FvbEYi52dc4t63dvZgRNvNLoI90pmKdoRuLK29itjlu9Esg7glJn51/0A",
+	"ztgCz7jBr9+wG7fgq7Pdg0NHAB3rTI9FpRKunZvxkzU4JOqgVMrE404PTgrPuzDpiwikgyarYEi1GQuN",
+	"Is4IPCyfYwj4S8qSzIhsqMrrwav8O5pYKk+yIYEUwoKtxyJiSq3LgAptkMVU5GAnzVa38HZ6EHre/noY",
+	"uio7+/fXw7BjvU3mEb1gV6itYTsfiywd7r/rSpGse3Ai8siv369fXWeVg1ZaaQooxceVj/MEuzYW/vKr",
+	"DqzmPMHmOHJkqQvjopyMYA0gYdroHhQy0wLhapfKFWlZQQVJUkuk0A5r0jPseOJ771xwvbNDKeUfzt69",
+	"hZAc+NA66xz1sXfWrXtkV0y4Nq5M0lueVIvmAmv2jDgt2huLl/QZAZqPygaEf+u+cJG17vl6id13xMp6",
+	"BFlVaAAMYhTrLkuSsQizwWdevXRPZcKjta/0pPreri/wtXN0qYg2Y7DXYpkaUGmCxGXf+OCoTA1V3pQ8",
+	"eamg6sMGeaTCsQPXlmcQBcbHwMbimsvEfWrPAvYHA2iIksFqLjVC6IMMobOGLfrITe/BOd4YaC8ZyajZ",
+	"AoXlSeKBsbA7nEq1gKLaNHDndIVrTQhwol0HpdCV5wbdIf6EiU8bwIfz77rP8zzB2w9vxqIdjq2NNhiE",
+	"wEWUpDE6EeBD1Ak3qFgCbSbWbl334hhYARJYWW2NeoojU8kVDerAnGlgZiwWUhvY24VozhSL7C7sGjQf",
+	"BYW4BrxhkUnWIAW6gkuK3sbMMB8454aqWa5wDWZlBTnV8I6Fsz8CK1xpmeEhJHiNCYVqBGp7zoSofMBg",
+	"MICFVQ9Ku0nW4CYhElCKrXtjcoN4hEKTHeV11E+vrTpOVeLNDD3q9+UShZapirAn1azvP9J9O9a62twU",
+	"tjyclDRRK2hR1QNpsUFv2BvY8XY6tuStUWuvN+jtUbDNzMmWIs1i/zPDJt9XwKvzn95QnhT0XK7svudy",
+	"BQwmSq60j5MAFyMrArm4gmUp+w1tUtSuKhQozeuk9ljYGTtOTcTlWCkRJhcQ4zUsqNKMRFqqFApfqUAK",
+	"xwkzpxj79nHojAKafENfeDkeySUvS8EGzdFxh+pdXpikxkjRg9dGw4uz07GgcgLty7uMBrkSIKSwphcj",
+	"J9Qhz/PQOkF36NbrI/6lVBQ53KfOyK5U3u4OBhsZAoM3pj83i2SjWp+8pP8Ry8hyCdgBzilyL4q/f/3n",
+	"v9yjfvHsvhr0uiVkz2ojebRFfDa4eTFOWZqYrlYRPBNS4LNjj6X8UYTdX//5r2fH8Os//xXeDd5t0Np3",
+	"WGpKOOTY7NcyL7dB6+AhH+bliWXfozX6eBG0dLpYMGsft77FhfQKf+mdJTbTLl5DOtm6MjddYs9ulgps",
+	"jaYs0WjnLQrYt3KexbsVELoIVtYyuToACgjaFyrTNzGqXp3kuDZZ9k3fT3Z3JqY++jJ7ciXtRovjyoPV",
+	"myX59WBhJVJcJ7vTctW/3iC+ZlV/X2lF1j/yZyEieybOoI8Mvy4CHfqx5EQyaytBvUiQKV2ytre1tPSa",
+	"BJaduZls7sZEUbv5J0G6nIHby2egOGgtpW5AqXWVrE/3/cvzbUg7lfq/FeKgffru7LzzSBItIsaNJPrW",
+	"Zy6mqbZeQta4FFZCyaGrehFrKJV6psK5LeSGbqRbq8fyPZqzLFpe7rb62IylYki/1OVze/ElIpS+cMme",
+	"vLhys1iZ4mYu+p0VcFs7zvF3/atqsP0ziiy31zlTNIve9v4kJPjzHKm2slwgYN3HcgLhEUSZ5Ri2qmFX",
+	"HltJGT7T3mtvSwWT3H/ubHfvrXHqo2fu+VhkDnrF9R9tOsHoozcCV05w9xuFdoOd+T2aD1lq/Q8h9Ly8",
+	"IU86/PFtDNmBPlXd/qP5Yn8wvP/DSjnk5zOT/WDvQavkVXcbDPipEvG2/FgO3368uA0+lePV+QMfSXZ/",
+	"l+L1Hy9uKzx97qJRM4y7XEBWwrDJxQWzfsqspNt+Vjm8lXezJlLwqaYP7984D8hN1ZR/yicNrWdfTj+5",
+	"nkbfEJbqUmXUWITVuuGMKQNYzXlEQTVi46wfuM38PCuprqwzGWGnB29lnjzgGlxX8VhYPeeLWnpwvuLG",
+	"7qf9jlz+YW/AOlTUo6EooQ5dW5YPdLajOUZXGOcFTwRw0TSW8CsED08nyD7OerpCygeHrvo6LCKCrmuQ",
+	"iQiTBOMm2ZO1ANaFT/WM3E52ewMHwrZkQtag19jVejDcbcgx1TOkm42Y2xbzZRuNa+0Pjg4fsBjFO0Hh",
+	"UqpSlDunpS0LZ6X6D9/lxeNNy9dUwLf3EPlQ6gh+qMRraAF9qMzb7H6g7/YetK1yt87jpOXu/R+Umomf",
+	"QMBWpGHBDRv9dSWh6Jo0Lm4/V6vnxbeWaJr9me9kEbrT3vymumOSK9l2Lhcyxq+nUi0u7TQhtE+WywRH",
+	"EFrGCQMIXW+q7zkOSY650LTShorau+kygNA1h3R68I0LJWqIJRV7UurHflHORUGt09XVxY9FpKTWXeqW",
+	"ss5JAFoCgfRMg4WQIulZz0mpbf37l+dF+wklg+xmN3cxFh5Qcpgp8kc+tOXZEAyzxp2LRbrdtl39FWUL",
+	"XelE3nHm1MGKOqcTOxsXY0HxU/vHnGsj1bpDiWuF/uoO5nrAvBg/BtdeJFPjbgjw3ucdEvgLPdD/iIl/",
+	"IzEB7ZwtOw0io8mKSrK6w0YT6ltcooh1lpsr1eJccRGPxqILOzs5ODs70A5jvHasYuZcxbBkVO/UGUFo",
+	"OdQyFmUDgjyfGsKv/+//w95gt96tNRbQ0LBFBhS1xgQwPOguuEgNwhYjDK4Ql9oxUgCnP754CZl1Q7Nb",
+	"QAl3nZ7bjUPozs7IM3QAoatMtv9jaVyDfHcwyFMPkHfVlvqh/cRZy19lai8bSnO7XEk2cfhp7L38cWs0",
+	"pnLAces29OkrKyitzCKjDip1isfO5vQJbw+zm9cFrtteEvoFybbjhsoaZ/wa3V02vn0ysLNjorG+WUrs",
+	"NXR9FrYtTeR8Yu3hHh6AO7UMN8ZZtpaAyrat/XJnx3qYaLFGxmpB/FvIBtoHg10LcP2WDNpkZkX7OFMl",
+	"nOCKHDxQeeUt0bXBBGeKLcLOKM92ZuUE5dOaSDNuBTB2BTD2sI4LyqC8HsGWZfpMb4HeFbFfkhfyv6ge",
+	"9ut6Pazr17YEgxrO7CByS0QFkP3BPoXMsjZWjEO7YioMT/Ky2znToDBCfo3xHQW4Qd5gxMz9hG6XaXt3",
+	"xotz7U8+O/hBdvBF/XIW5qN+NdfGI1UeRHHQCHArczsh2da+DJcS8p6EuYa5FDJ1dy4lawoUujaArNFw",
+	"bs2BAmox5TManrUJ2/cUeVw7RTsWeaE8nwm6Rsvr96l0n3S2Zvjuc33yks1yrWZG/7kZ1mmu3mx0kvh2",
+	"H6nx5p/ggSB5HWPxlgmxzwCLpfGXQfWzM4ckzKQnIy/BKqdGR955UNGjVYFbgLWUtBXawf7zB4A7JLpr",
+	"qtvZ6t36OEfTtWWDVtAaWl2uUnu4FLtsLAh/OBil7vO8Tf0u0J4WrqJ429NVsI2ofDdRE1g+UPQ5t43V",
+	"CmazHikPxjGkQrMpUhsYLBPGBZUAdu5uk2qCzncyfRl8OdXn3lBFy7a3IK2pHruRK32nwBdx5ou63i/g",
+	"slK80rKSjcj1aue+2tHPCMF8eUYmB6uSYqFumab2F9ftcn9TijPkRTVxk7eINJ5Xntah725LfRDFBPWw",
+	"Okm5y+dHuH90gF8d7Q+j6RHuD/Dw6PkgHu6z4eFkOtjdi6J4PzoaFsgmNttIGUmB76ZbowrVGHtwT4aJ",
+	"9nDPoI02qNuLhsi9a6n0JCVVLjWqfKHTKEKMraIu6i9Nx/fiV4aWO3ieIhWw9xC3sHRtxW/oV2/eJvR4",
+	"53h/sP+oruWKAVrr5a/KBX/HTT4c2uvsyKjXf9MofIrO46qBXBZKI3gAhGauZDqb50bsGs0GvJXr4sp3",
+	"4Lh06nDvIbTib//4dwxSnLmrDBQsUVFRny+R/n1CmV5YFNFMw65wm0cPTANzlYdSFRWkxyVHXxu21pX2",
+	"h96Wuj4XbrvT8v9jLMSLvEf2GxmvvySLmzWe14whX7DgNMpDebTcR28JqgzKTXe1WnXtyXRTlaCwwiXe",
+	"gO23hOZ2877Y2y/Nhz+Bqn6ym/yOoaQi/6MF79KCnyuu94cHj7zlRKdLlzW8XGDM2SWx8cbFfbA5GemY",
+	"e/nmSe5DaYKvfMETdaBzylK42n4yvCwovX9LPVYxO/1VTHajD4+v/0ZVmRkH/a7VmZs3+fwmNYaZcVXc",
+	"0FhH9p3Vmk9tTdxZ6Fk9h9+x4PMPOot6Cei9R0KM4VqNP/H49s5qO9/hDJpdI/XX+GAfFX36zvtIik5A",
+	"V0e4kLVvicxaw10Lc34NOYlg6ieiyhrBp9NyG0j55xGI/bgG5n9SgCbq74TH/jXFwZnC7E5Oeu8eUFSY",
+	"As2xW/jlOZv52p8ciDnTc8pPh5WL88PyJf2lSH2GC5fGaK5mdT9IcX9Nv98KlY3Wf35hwgUjg/NBDSE0",
+	"12ZHSLll7j6boeFXNEo/cHHXlzTmNniKHoA959pu1CBLAwsZu8hCe/OYqOgru7nS9yRZiDobyHj4Tr6w",
+	"hvDxzvlUpqLqmAsJOo3mvsH4qZxsWsddm1aa3cdjFiyxJFjcW+CuQvgjKh0r0u/ESrvSfQolYecfWK/V",
+	"nmSzEPNnDHIK4fcvz0NoW74K/N1rAdFMABFzt6xXblm0toW7kci+9iKJOutcDYhqEAOvkMV3yoEtLPxM",
+	"Z5BSG6Rd+j9c/Wfh6gfzErRzcnMpsIJ97r7KvvnD35CNCnprZqi786Vus1OeuM644G7tf1wRL9Qj4uKI",
+	"lHuSU9++XNyGuL/5+ziNt6I0/LgMj+/8WZkHZFXusVDLvwN0e/H7VGhTxtwdQ9GaXMulks3sD7JJypT7",
+	"doO8oi3190PkFmXCfVq+uGpqI/BVzz29cXcY5AV8xef2cKWoltv66bIbru++PUeXvsiU4cXtfwUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

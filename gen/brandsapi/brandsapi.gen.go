@@ -293,6 +293,9 @@ type TooLarge = Error
 // Unauthorized The body of every refusal on this surface.
 type Unauthorized = Error
 
+// Unavailable The body of every refusal on this surface.
+type Unavailable = Error
+
 // CreateBrandParams defines parameters for CreateBrand.
 type CreateBrandParams struct {
 	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
@@ -2212,6 +2215,11 @@ type ClientWithResponsesInterface interface {
 	ResetPasswordWithFormdataBodyWithResponse(ctx context.Context, params *ResetPasswordParams, body ResetPasswordFormdataRequestBody, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error)
 }
 
+// CreateBrandResponse503Headers the declared response headers of an HTTP 503 response for CreateBrand
+type CreateBrandResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateBrandResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2227,6 +2235,10 @@ type CreateBrandResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateBrandResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -2259,6 +2271,11 @@ func (r CreateBrandResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateBrandResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateBrandResponse) GetBody() []byte {
 	return r.Body
@@ -2288,6 +2305,11 @@ func (r CreateBrandResponse) ContentType() string {
 	return ""
 }
 
+// ListBrandsResponse503Headers the declared response headers of an HTTP 503 response for ListBrands
+type ListBrandsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListBrandsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2299,6 +2321,10 @@ type ListBrandsResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBrandsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2319,6 +2345,11 @@ func (r ListBrandsResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBrandsResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBrandsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2350,6 +2381,11 @@ func (r ListBrandsResponse) ContentType() string {
 	return ""
 }
 
+// ListFeaturedBrandsResponse503Headers the declared response headers of an HTTP 503 response for ListFeaturedBrands
+type ListFeaturedBrandsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListFeaturedBrandsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2361,6 +2397,10 @@ type ListFeaturedBrandsResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFeaturedBrandsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2381,6 +2421,11 @@ func (r ListFeaturedBrandsResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListFeaturedBrandsResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFeaturedBrandsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2412,6 +2457,11 @@ func (r ListFeaturedBrandsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteBrandResponse503Headers the declared response headers of an HTTP 503 response for DeleteBrand
+type DeleteBrandResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteBrandResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2429,6 +2479,10 @@ type DeleteBrandResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteBrandResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2466,6 +2520,11 @@ func (r DeleteBrandResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteBrandResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r DeleteBrandResponse) GetBody() []byte {
 	return r.Body
@@ -2495,6 +2554,11 @@ func (r DeleteBrandResponse) ContentType() string {
 	return ""
 }
 
+// GetBrandResponse503Headers the declared response headers of an HTTP 503 response for GetBrand
+type GetBrandResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetBrandResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2508,6 +2572,10 @@ type GetBrandResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBrandResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2533,6 +2601,11 @@ func (r GetBrandResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBrandResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBrandResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2564,6 +2637,11 @@ func (r GetBrandResponse) ContentType() string {
 	return ""
 }
 
+// UpdateBrandResponse503Headers the declared response headers of an HTTP 503 response for UpdateBrand
+type UpdateBrandResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateBrandResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2581,6 +2659,10 @@ type UpdateBrandResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateBrandResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2618,6 +2700,11 @@ func (r UpdateBrandResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateBrandResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdateBrandResponse) GetBody() []byte {
 	return r.Body
@@ -2647,6 +2734,11 @@ func (r UpdateBrandResponse) ContentType() string {
 	return ""
 }
 
+// SubscribeBrandResponse503Headers the declared response headers of an HTTP 503 response for SubscribeBrand
+type SubscribeBrandResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SubscribeBrandResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2664,6 +2756,10 @@ type SubscribeBrandResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubscribeBrandResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2701,6 +2797,11 @@ func (r SubscribeBrandResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubscribeBrandResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r SubscribeBrandResponse) GetBody() []byte {
 	return r.Body
@@ -2730,6 +2831,11 @@ func (r SubscribeBrandResponse) ContentType() string {
 	return ""
 }
 
+// UnsubscribeBrandResponse503Headers the declared response headers of an HTTP 503 response for UnsubscribeBrand
+type UnsubscribeBrandResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UnsubscribeBrandResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2745,6 +2851,10 @@ type UnsubscribeBrandResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UnsubscribeBrandResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2777,6 +2887,11 @@ func (r UnsubscribeBrandResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UnsubscribeBrandResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UnsubscribeBrandResponse) GetBody() []byte {
 	return r.Body
@@ -2806,6 +2921,11 @@ func (r UnsubscribeBrandResponse) ContentType() string {
 	return ""
 }
 
+// EditProfileResponse503Headers the declared response headers of an HTTP 503 response for EditProfile
+type EditProfileResponse503Headers struct {
+	RetryAfter *int
+}
+
 type EditProfileResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2821,6 +2941,10 @@ type EditProfileResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EditProfileResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2851,6 +2975,11 @@ func (r EditProfileResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EditProfileResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EditProfileResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2892,6 +3021,11 @@ type LoginUserResponse429Headers struct {
 	RetryAfter int
 }
 
+// LoginUserResponse503Headers the declared response headers of an HTTP 503 response for LoginUser
+type LoginUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type LoginUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2907,10 +3041,14 @@ type LoginUserResponse struct {
 	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *LoginUserResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LoginUserResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2943,6 +3081,11 @@ func (r LoginUserResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LoginUserResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r LoginUserResponse) GetBody() []byte {
 	return r.Body
@@ -2972,6 +3115,11 @@ func (r LoginUserResponse) ContentType() string {
 	return ""
 }
 
+// LogoutUserResponse503Headers the declared response headers of an HTTP 503 response for LogoutUser
+type LogoutUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type LogoutUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2985,6 +3133,10 @@ type LogoutUserResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LogoutUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3010,6 +3162,11 @@ func (r LogoutUserResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r LogoutUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LogoutUserResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3046,6 +3203,11 @@ type GetMeResponse200Headers struct {
 	CacheControl string
 }
 
+// GetMeResponse503Headers the declared response headers of an HTTP 503 response for GetMe
+type GetMeResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3059,8 +3221,12 @@ type GetMeResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMeResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3086,6 +3252,11 @@ func (r GetMeResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMeResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMeResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3122,6 +3293,11 @@ type RegisterUserResponse201Headers struct {
 	CacheControl string
 }
 
+// RegisterUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterUser
+type RegisterUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RegisterUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3135,8 +3311,12 @@ type RegisterUserResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *RegisterUserResponse201Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RegisterUserResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -3162,6 +3342,11 @@ func (r RegisterUserResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RegisterUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RegisterUserResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3193,6 +3378,11 @@ func (r RegisterUserResponse) ContentType() string {
 	return ""
 }
 
+// ResetPasswordResponse503Headers the declared response headers of an HTTP 503 response for ResetPassword
+type ResetPasswordResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ResetPasswordResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3208,6 +3398,10 @@ type ResetPasswordResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResetPasswordResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3238,6 +3432,11 @@ func (r ResetPasswordResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ResetPasswordResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResetPasswordResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3712,6 +3911,26 @@ func ParseCreateBrandResponse(rsp *http.Response) (*CreateBrandResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateBrandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3759,6 +3978,26 @@ func ParseListBrandsResponse(rsp *http.Response) (*ListBrandsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListBrandsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3806,6 +4045,26 @@ func ParseListFeaturedBrandsResponse(rsp *http.Response) (*ListFeaturedBrandsRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListFeaturedBrandsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3874,6 +4133,26 @@ func ParseDeleteBrandResponse(rsp *http.Response) (*DeleteBrandResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteBrandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3928,6 +4207,26 @@ func ParseGetBrandResponse(rsp *http.Response) (*GetBrandResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetBrandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3996,6 +4295,26 @@ func ParseUpdateBrandResponse(rsp *http.Response) (*UpdateBrandResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers UpdateBrandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4064,6 +4383,26 @@ func ParseSubscribeBrandResponse(rsp *http.Response) (*SubscribeBrandResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SubscribeBrandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4125,6 +4464,26 @@ func ParseUnsubscribeBrandResponse(rsp *http.Response) (*UnsubscribeBrandRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers UnsubscribeBrandResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4186,6 +4545,26 @@ func ParseEditProfileResponse(rsp *http.Response) (*EditProfileResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers EditProfileResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4247,6 +4626,13 @@ func ParseLoginUserResponse(rsp *http.Response) (*LoginUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -4270,6 +4656,16 @@ func ParseLoginUserResponse(rsp *http.Response) (*LoginUserResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4324,6 +4720,26 @@ func ParseLogoutUserResponse(rsp *http.Response) (*LogoutUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers LogoutUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4378,6 +4794,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -4391,6 +4814,16 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 			headers.CacheControl = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4445,6 +4878,13 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -4458,6 +4898,16 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 			headers.CacheControl = value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 503:
+		var headers RegisterUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4519,6 +4969,26 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResetPasswordResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5255,6 +5725,15 @@ type TooLargeJSONResponse Error
 
 type UnauthorizedJSONResponse Error
 
+type UnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type UnavailableJSONResponse struct {
+	Body Error
+
+	Headers UnavailableResponseHeaders
+}
+
 type CreateBrandRequestObject struct {
 	Params CreateBrandParams
 	Body   *CreateBrandJSONRequestBody
@@ -5348,6 +5827,23 @@ func (response CreateBrand500JSONResponse) VisitCreateBrandResponse(w http.Respo
 	return err
 }
 
+type CreateBrand503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CreateBrand503JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListBrandsRequestObject struct {
 }
 
@@ -5411,6 +5907,23 @@ func (response ListBrands500JSONResponse) VisitListBrandsResponse(w http.Respons
 	return err
 }
 
+type ListBrands503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListBrands503JSONResponse) VisitListBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListFeaturedBrandsRequestObject struct {
 }
 
@@ -5470,6 +5983,23 @@ func (response ListFeaturedBrands500JSONResponse) VisitListFeaturedBrandsRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListFeaturedBrands503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListFeaturedBrands503JSONResponse) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5581,6 +6111,23 @@ func (response DeleteBrand500JSONResponse) VisitDeleteBrandResponse(w http.Respo
 	return err
 }
 
+type DeleteBrand503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response DeleteBrand503JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetBrandRequestObject struct {
 	Id BrandID `json:"id"`
 }
@@ -5655,6 +6202,23 @@ func (response GetBrand500JSONResponse) VisitGetBrandResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBrand503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetBrand503JSONResponse) VisitGetBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5767,6 +6331,23 @@ func (response UpdateBrand500JSONResponse) VisitUpdateBrandResponse(w http.Respo
 	return err
 }
 
+type UpdateBrand503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response UpdateBrand503JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubscribeBrandRequestObject struct {
 	Id     BrandID `json:"id"`
 	Params SubscribeBrandParams
@@ -5874,6 +6455,23 @@ func (response SubscribeBrand500JSONResponse) VisitSubscribeBrandResponse(w http
 	return err
 }
 
+type SubscribeBrand503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response SubscribeBrand503JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UnsubscribeBrandRequestObject struct {
 	Id     BrandID `json:"id"`
 	Params UnsubscribeBrandParams
@@ -5963,6 +6561,23 @@ func (response UnsubscribeBrand500JSONResponse) VisitUnsubscribeBrandResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsubscribeBrand503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response UnsubscribeBrand503JSONResponse) VisitUnsubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6057,6 +6672,23 @@ func (response EditProfile500JSONResponse) VisitEditProfileResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditProfile503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response EditProfile503JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6170,6 +6802,23 @@ func (response LoginUser500JSONResponse) VisitLoginUserResponse(w http.ResponseW
 	return err
 }
 
+type LoginUser503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response LoginUser503JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type LogoutUserRequestObject struct {
 	Params LogoutUserParams
 }
@@ -6244,6 +6893,23 @@ func (response LogoutUser500JSONResponse) VisitLogoutUserResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutUser503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response LogoutUser503JSONResponse) VisitLogoutUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6334,6 +7000,23 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	return err
 }
 
+type GetMe503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetMe503JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterUserRequestObject struct {
 	JSONBody     *RegisterUserJSONRequestBody
 	FormdataBody *RegisterUserFormdataRequestBody
@@ -6417,6 +7100,23 @@ func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterUser503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RegisterUser503JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6511,6 +7211,23 @@ func (response ResetPassword500JSONResponse) VisitResetPasswordResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPassword503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ResetPassword503JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7069,105 +7786,107 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Hz/cts4kv+rdPG7VWNPUbIkO9nE/ufrZDIz2clkUolzt7tRzoLIloQxBWgA0LIu5ee597gnu0IDJEGK",
-	"suWfyW7N/DWxSKLR6P6gu/FpfIkSOV9IgcLo6PBLhBdsvsiQ/v+FYiL9D5blaP+l8/mcqVV0GB3D2P4S",
-	"xdF58eMpT6PD6OmTJ9ifDFiv/l8/iiN2znjGxjzjZhUdGpVjHKWoE8UXhksRHUYfuJhm2JGKT7mAMTKh",
-	"QUmmDaZgJEiVoupGcTRBZnKF6es5m2J0GM2MWejDvT1u/627fgLdRM73hFRmtuQi7f6+mEZxxPWP/uVC",
-	"BMHm9htviwfhpZxMEKM4WiiZ5olVyqcvxWM/y1wjjDOkyS8UTzA67A+6Ty4/x5HOx3Y6Y1QvZS6M/SGO",
-	"cpUFIlbyBFJGl5eXcTRDlqIitb+VH4xUpNa6hkZCdrT9aXQIZoYwlukKEqYURw1MAEsS1BqMPEMRw3LG",
-	"kxkICWMllxoVSAULJS/sK8kMYc5WcIa46A5FFEcK/8h5oBidzHDOyCJEPo8OP0XF4NHnuLCS6LD6axyZ",
-	"1cL+RRvFxdTNasEUm6PxEzsm+U6seOuTO5mhkxwmSs5B4ZRr46TO5JSLLrz3IkIuMjtPboBr0CgMMA2j",
-	"49zMpOL/zewHD+EFMoVq5GbH7Qh/5KhWUbnmTlunNGZUm3A5uf0/Bp2/Ll+I/vSXv//8RL3o6Zc98+pg",
-	"/o9+/nT1fPKM/fPsj97F+f7fBsuW+cfOgV7/sD5Z70EwOuXpqAvHYmVmXEzBzBhNSkgDDM6EXArgKezM",
-	"WTaRao4pSIEauEiyPMV0F6ZoNBz0DrrFJBfMzKo58vTqpS1neoXntiyrQr2QQnuUYKldGdTG/iuRwqCg",
-	"/2WLRcYTWo6937UUtRHtk6n97jnLeEoPnU4Yz9BKnKJhPHOuN+GYWWzBOeNZFEdz1No5/jzXBsZoLZ9+",
-	"BJamCrWOrDdWjyknHKQSnWLnzCQzcqDjd69BLzDhEy+n1xZq89qOuT8ZsOdJL+3jwfgJe5pEl6H2/qJw",
-	"Eh1G/2+vQtA996vee6WUVE5Z62Z+hUQ1aY5g5DUxArugGpAlM+CCdAakmW5U2NlbaX6UuUhvtQpCmtMJ",
-	"vR2qzhmplbD47YG181Z6x5gxDWbGNVm/VKQbnlrXKF1hl6b+yq78CfOQcuN5k+GcGuYwoJq5Hc8ZFdfA",
-	"MoUsXZWYhI+giWMhzQwV5Ba5S204kXbsh5hFwiU3M5kbKxlTtE0mTKPTzI9SjXma3lIxk/LtUC1SZCtg",
-	"6ZwLTfvHnAk2Rbdm+nGchxRSQKRwwtB8XwuDSrDsVtPl/uVTpLHDORc/gUZ1jgqKJx7cAKAc2QJjrvCo",
-	"2vUVniPLSAu0cbCxNQNuYhiVco1gwkXq9klBr2ZySqo6kfINU1O8lar890+NlKcZfaUNbUlKboMRCcVT",
-	"j2AdNKwFDG40pJhk5CYv3Rw7b1BMzSwGKYCJFSiZG9y1Ukq7sIS/tMbfacj4nBtS1kfBfGSBt8PWPPxA",
-	"qCsGDsjDuM1KU27Yj6Ky5uhzrjUX0xhyQQFIDHixoLhLKmt38gztrlMOXqUK9n8WSi5QGe5iA0oL2iI9",
-	"h/I8jWFwADO8gJRPudE2jNkqKFkwY30jOoz+61Ov85x1Jp+/DA4u/7IerzRTj6Y0vxGkuUeyAsqAKYSM",
-	"U+5hBU2YzUigDPEt1NZkdZGVH3osZYZMRE11hwHXttnO2mwa6c+XFtiwv8DH92/q2rxBnrQ2aJg4NUcs",
-	"filVt1ggUwXkFOKSNrdSmQtdQ121ZGdrElbp2peIG5zr63zinXvBvus/xpRiK3KqZibXZsEin49tejKh",
-	"HUnXbcMBtdXHEbBsyVYa8IIldQXY/NCGMsy4XWZ/YNGBCz63CVevlMtuA1NUVjJKJzf603caNDfYvuzt",
-	"uWdb1lLlC5/Igf2S1I3ZydI0x4az1QwnWKN1FX8uBZHj39EtC2HKS4XMkD2wNOV2aJa9CzBmwjKNcQN2",
-	"1j1+wvLMFDZ3U68tX49qmt3Whefswm080eGTXq+3nU+3jngDFw4GHbQP2vRpP6JX6P24aV0Ksu7i3/1r",
-	"nLgU6NPn+MYePWcXr90r/XDypYeXfnSlmje5zHW6bfgQaWqjgX9cpNsY+JyL8K/960y+nI1//wG2plvY",
-	"9aOY8vVTf2jbfSBzvVcLXbPGVyk3QSGnEVYYyJBpA1Kg3fNGVoUjio1GlJSOjlwdZmFWQFVhSCywa2Aa",
-	"MpwYkDntfnWrdUWdtiCmVtGJgRmYS21g8OQAkhlTLDGo9BHkgv+R44Y8uL4RspR1z7iY/v/Nqnpy0LKw",
-	"hbHURezbQfq9XiANsImxaYTi87nNyfSCJdgIaY9TBr/YD9cG7m+7RBTHtwcANvGRE8BzVDY9nOSaZTbR",
-	"obqBztWEJbi+AC5FaX7wg6FYeM6SGRfYUchS+oNCpqWozyisHK3prizkNUd4h6pD9StYKDnOcK6t8D4h",
-	"ooSqSHqpsln4U114XxoMHaOoEq5JUmZd4dMbK4jXQbobufpqG7o3nTiQoK6Ln/M5E5WS8WKRMUE6qGt6",
-	"vRq3NssgXWwzkr93vIN3XqdW36YqRsYwkcoVIsl2Xa0jk9OGAa8lodepiizsak29kVMuAujZgBE1V76p",
-	"Fy+Y1kupGuaSSKUwMZ2ZVBo7Y0oqbdhahuXla3V/HTy7btqFIZYfaJv4r5VJ1Oe80VaOIZFiwq101kcM",
-	"XtRziuhDTun8JM+yFXwoc5Jrl+mq9Sl2qo0xSttx3jH4HdE5tk+GqMYyYwsErmGiEGHH/snFGiyjinzK",
-	"vZXzC+BmNyZ09+kkF4vcDIXKM9SH5a5gcbhSYAz9p5DhOWYEKgK1sSY98WXk5UxmDi9j+2IP5mgzOW0z",
-	"ViZWQ+EmDlIB+a47QQrKOtceBpKt1KK1AN8rtb735eTrLf9xdsdrXCqIf/a33iZ/4HqRsRUdX8Rwh03z",
-	"jTzHjCXYsnFeF5gFnl8X7hmJM3gWiFMf+C7wEEj1bKsMId4OM96XhxAfNao2hBC4dFVypqtjVIUmV0ID",
-	"N0fAqke4BmFDhqCUHm9bw3Mf2K6EF24Zf02f4Q1LeAlVAdJT1hKavv7wGzx72uvDx5OXYPgctWHzBRk9",
-	"zHmWcY2JFGlDsEFv8LTT73cGg5NB/3D/yWHvabc/2P9nuLo2MevYL66JFEcXnansrMm51V610XU2Wvza",
-	"G758Qipoia6OfcmJonGLe9WK18Kpq9ITV9GtJSctmYnZfJhfqyv/biMtrnWOaSOeuOMR+3qxqjjQL7zJ",
-	"O1ddZTWTanczjWYjMie5UijMu4cOKuJI4PLd7QFMG7bIShmcRA+AX0111MVuUy+RQN57GsG6frc0q4cz",
-	"JSdAm+TtqGsl81ogN/tO24BkwjP8E1AfH1C5PrZ7WQswFkfXwbF1bRo3KBndEaPLqr2mqJTWvnaGcHRP",
-	"+H1byKb8kGtIWJZ9Jcwu1vGG6G2Vj0muuFl9sNrwFdK7sM9iYG6dRiFtbATEKYOS5tbdjmtWLMmC/4K0",
-	"JmMiqx3nFm3bRNNsXsi3keoGw7zX20/oKfpfHHULXhsZMz1VjT4zZuHOhLmYyPVxP9KxVqGJ2OoBrCIc",
-	"nbA87RNpZbb+5GveHYqh+P77FzLlqLvffw/vK1YAR12UHsjm6RDeHbiOwvP0i85yuexY6OjkKkORyBTT",
-	"UbEOQ1FLGY2UZzSyzzCtuqhG4z7MMi3JuBd0oEtkyVHz8H4Ezn66cGK/T9GwP6f2Mhp2hvC3D7+9BeLB",
-	"7LDy2G1UVH9HxBcSLnO083Tf1LtdeOUrc27Ps8/ZT3lV2RVFYbw8TmXeBK0AZIM+hreflwtmE7uav+4M",
-	"njwFK4+cw5gbHcMZLgyMV05fvqLjGDwaGHz4+bhjX5kxPdvtwns/xxkzINCqya0PTZqbq+x/KEoHKP2k",
-	"mdHHlE/fwHZhZzlDAWNpZrSGGoWJ3VQaTmdVmWtMd7twLPTSWi3NImFKrYB59Wi2gtFLlsyw81IKo2R2",
-	"CCWftgvHxWPGRs6Ol5ELw7Oh4MYzIDTs7PcgtQ+4rJUC2oKOWtFHQKPR8OL98dsfPpye/PbLq7enJydv",
-	"dmMraCanU0xB5oY0wo0GuRSohiKZMTFF950iLrNK4MnM0y60r+46ZliA0swFHVYBV9I3hsLzN/zLnj3a",
-	"tylhQdwpigVMrMKnuIExTqRCErlg9/hyLabejF+n5O4OOqzhepSYsXOEwUFnhhcdimoc81XDzgGMV8ZB",
-	"AmE6VbX4HGN4VhqzfYAWF3g6FAVH1s/PalFIUyrCIkZFi/XeRdt+JRmFMiO/u4zcwBhDTkdxJHeKGZoC",
-	"5I6sMqRAwExj8e19/22qydO3X9VK7wUvm5yGHhqR2gpNiUVugOpY9t0XTrcWaGjxgjq49ZsaOsRlkd+t",
-	"GNegE4UoMD0CNhTnXGbuVYtFcNDrwWiNZTuC5UxqbDBMHWWDeKVwghcGdhbMzEDjdG6Di7jwd6siUnRF",
-	"8I4dMp7hym8KtN/r2Go3tcKzDDzJfReKwrvzs48nP3aelYb39uObodgZDS0O9HqjiuxsrduzLjJuULEM",
-	"dqyV0rjuB2vIFS7YjS4FT58gO6GHdolPycxQUNFsfxCmT3DsvldYONE2shWde9G5lkUNSJlhBQaY2P7l",
-	"DFdgljxBV0YsqohVba61JmkVFRQxm7VIaJQiYUfLoai2nYlCpC0y3IAsWI5lLlJyc7nr6pcZT9CnWj4m",
-	"+fX1SdRsUJALFFrmKsGuVNM9/5Les8/a0JEbCgCN4iyFF863j9+9juLoHJX2J2PdXrdnn7YfYwtuA8Zu",
-	"r7vvMpQZxWJ7bMH3xiVnTLYdOTrmhy5qx85phayiDbtab3BiOtZq/G5Pu5WZIVfgD/c17JTsLrtSZiiK",
-	"Y+nYR9gGL6xtC1mUrC3ajHKV+QPO2jH2qDReNtYyyw2C1d6O3oWP79/ooaBta8rPUTjN29SPPI9IfG5W",
-	"L3z/TNgf8ak9nq8e2Qv7Jy4/l6c9L2S6uhkx8d+/GWervptt6ZMhEemynsBYwZsNEYNef/vlcOUkl81s",
-	"kqN4dC9oyLq8mfQb+bLOtZj2m2Aat/qZ1dVBr7dpqHL6e0EzCL3Sv/6VGr+WXtq//qWK3G7f6G/xRsl5",
-	"voyjJ9tMpeSTk6rL5jdnByUq7VCesGvTKja19hnRH6LP9q0K5vYy7jBuii1Q5yIHvxZuWw5dlJIKchG7",
-	"L5RhUumEdYR5w7V5URHya4bZuwlOfPqzre9ObX2fQw+9S81mA2+7wVm+tZM+gvf4aowj81W+ZE11bR6B",
-	"K7kIoc2V9iYB4Wtbn6rs5CqPigOJfG6xU3fHoTCYZRqWM6RMjJtWgvhu2/5vp1xIcQ9e6ngwgS4q5f4m",
-	"AvZ1o2H339217+a39b31/j23vir/so7bmMa1fvuFp5fOT21u3cIVoL/rijtP0bfLdcP6r7UtbtY3Pvf+",
-	"fYXWt983A/qOo/iCDkk5bvqucXO7CK6gCV0Zw3ENUynwWw/VegdbSFZrZ33sAM+Z0RYBXty+8Vjcda+O",
-	"V67Mtb6jrBvvT2gKy73jblCm1V8jlbi9+X2rdrEBAd8jSwsbaUG+m+JPcVOAxZ4FM0nLOdDLoD7sqx1U",
-	"ZSCUPENc+MK7DUn0EYwaG+CoaJpdKk703nUbdK0I31Rtwp/HhmEA/elmJut7LLbK3W/qbq5o/PVyd1Zc",
-	"hCHk8k/wvyv4f/RHAFtn96WXleHNHRy/tQ5aknidf4csExsJMdHMoLol75dKzFNmUxwPHmW/uEiHgvnT",
-	"skGv549Ejv1NBxVxeNSGJL61g26jIDmkSJAOaHJRCjMUTof+vOR5WzZUjvO1ozbHEHCzr6dRJTFnyWpN",
-	"nsXDwSVIVdi3rkdvZ+U/GxcqCVzWYtz2z24id19e3lcsWZBCg4nuCLl0p7d+Ukumdx8ZaW6FG73nt2rX",
-	"J6s9DQx57WKQMuCmOyiCxx7jgoPWsYkkFNpP99GR80NIAlkPjGrGXcFnLh4eQF8VHKsGQa+mL/jPGYqK",
-	"lWKd3Wo48IMCOgsotetAdAQHo3ZNKiB9K00Iom3Y97Ga+jeBfkKaDxvw6WSGCr1OtoCp+uTJToJ1Xv92",
-	"PbtHkWK6Bf59DD95/wjYWH06aZ5LhQSFjjP/rwKEjxpAVaviqHTbQ4FGtYcpd3Tr3FydAbmGkuqaJqmI",
-	"KnQELOxULY5q3XEsHLvEqWxIpZtiNAozFHQSvOvzKG60O+ynmMYNQHdE2ZSehTczXRXcvEq5eedIwF8v",
-	"nfLl0rLvdPtdKGgHtmt0LTevMbBn7m5qu70nue43oaujjV+7evXOof89Vu88TdydwQYffzxMeX79S8Et",
-	"a48NKHa9HSeudKUCSKwHNgGEmJJXkEpmmJzpADd2NlyhRtt7ScMjEqjvoHJc7FobAhyLoSj4aL43z6bm",
-	"sFRSTKvPTNFU/NSDXh9c6NAdimPiEvV74NhZjvCpKawj4hl9k/DU/jPJON166fr/iv7I/hOYc5Eb1LGj",
-	"wi0YV0PhIGrw3NEZXQskF6lc2p1Wt55R2cGpz+EOwBP4f8P1q4a8Da0yW7tWrXH4jiD1WELeP2J5Qv+N",
-	"aPlbS19v1NmAYRXFz/GtFZ/OqMYd3Gpbo95uGtU/v1dcgUvj3R4Jb3ENIDEST4MJ1bK/MtYoXZrTbazO",
-	"Qh4nAyyvpQwIsDXOMNced3ZKrPEpysRHSbu3Sw8PBrfLqI2Up3MmVqfWdeYLU9epkRLsr3XoOwKjVr54",
-	"xQU8O+iBbzt6eC2P1gSmC5fL+zcJh11vTB2IZyxdx3CHzkMRwrOWMMkVhZHFEM5xcJLrgoRld6XE7lfu",
-	"ZuBqheMSypkZigDMYWf0Ho1adWg7Ge1SKwNU+WlpDwVzwfMbmubj/HcoiktIy0Zzb2rOpvykqT/JP0j6",
-	"icvyxGSCicG0C3TJXjGC9hzupU0qaYL+lj1ntVRchB37Aa9Bx+t2SqX0mtXu4tyNq4Piss9BIVkm6BlT",
-	"ReXUftjtdwEuBQprqb06k/P6ri1V1U5CNrrz/seX8Lzf78H//k+/1x1093e72929/OygF1z71l+/9o0s",
-	"9B7P7qmP5/owSroUrD2Oeu8bEkzZNxW2i9kkTIrEX1jqyy1B14KmNgvH/u62hR8yNz7++DaO8f8hc9fD",
-	"UMsFql6O+0sHgktAi5s2HzEXeMzA3tqhtbGrDdF1XbYetJfVmsoIx5hJMbVhueexjnyfkraRt9xoriIt",
-	"Tzlci+FoKGYySwvktevtS6++oWtD02YMMktRm3pJa8KVNm2R9k9ofsWvbOV1IlhLX3HYK3xVm+/mYLrs",
-	"x/XHuUHyH3TQNhpm/6SfttNPt2efPmhiQPi8KR8ICu3fQBrwDYMg0UiaZxPXQGLRkrtN64y7ByaoXnBT",
-	"hFAThXrWqGM08ouW24OGwldIjoD5mqh74apKaNHL+nA1hXZEub8kvnlX0/0WGx5f+vttYnmkbWS7beOh",
-	"ga9xAdNVx0hBX81RGYoEzZyoyzTQxiHaOWDQuB52Ug/F8bvX3+nGfRCwU/Wxcu3au/1dab5gGsPop1cn",
-	"EIZUo921NOiRcfmbrDlvpPoVnfjbobPGKxOnhbXbRpu3ayWtJfvFhiAFFncHrPV9l6eVZWP30aYQN+hr",
-	"b0dojeH9PV/ptGrtXqWNlynV7kVqv+foBh4d3PV0G2T/JsR+0KOwwlDbzsLu7yisGOXrnYXt36rASYWr",
-	"0/AyrRpfqHDlr1Q0HjXMc1RWiB+fJeSO8Gvg14KndTBuXN3z6fNl/KV2Y86nz5QpUeHP4VWVIR3u7WUy",
-	"YdlManP4rPes5zIjN+A6OFukV/6WBXfpiqf5XHG7lw9LSHgrWv2bL5Rcagvq1W1T/oWx7xnaRPiknUCu",
-	"v1fjT6y//isTbFoN6DmsLjTYDT7jmKyXny//LwAA//8=",
+	"7Hxxd9s2su9XmcO359TuoWRJdrKJ/c9zsuk22zTNi533djfKsyByJKGmABUALevm+PPc73E/2T0YgCRI",
+	"Ubbs2E7a2/7VWCQxGMz8MDP4DT5HiZwvpEBhdHT4OcJLNl9kSP//QjGR/l+W5Wj/pfP5nKlVdBgdw9j+",
+	"EsXRRfHjGU+jw+jpkyfYnwxYr/5fP4ojdsF4xsY842YVHRqVYxylqBPFF4ZLER1GJ1xMM+xIxadcwBiZ",
+	"0KAk0wZTMBKkSlF1oziaIDO5wvT1nE0xOoxmxiz04d4et//WXT+BbiLne0IqM1tykXZ/XUyjOOL6B/9y",
+	"IYJgc/uNt8WD8FJOJohRHC2UTPPEKuXj5+KxH2WuEcYZ0uQXiicYHfYH3SdXn+JI52M7nTGqlzIXxv4Q",
+	"R7nKAhEreQIpo6urqziaIUtRkdrfyhMjFam1rqGRkB1tfxodgpkhjGW6goQpxVEDE8CSBLUGI89RxLCc",
+	"8WQGQsJYyaVGBVLBQslL+0oyQ5izFZwjLrpDEcWRwt9yHihGJzOcM7IIkc+jw49RMXj0KS6sJDqs/hpH",
+	"ZrWwf9FGcTF1s1owxeZo/MSOSb5TK9765E5n6CSHiZJzUDjl2jipMznlogvvvYiQi8zOkxvgGjQKA0zD",
+	"6Dg3M6n4fzD7wUN4gUyhGrnZcTvCbzmqVVSuudPWGY0Z1SZcTm7/t0Hnr8sXoj/96Z8/PlEvevplz7w6",
+	"mP+rnz9dPZ88Y/8+/613ebH/j8GyZf6xc6DXf1ufrPcgGJ3xdNSFY7EyMy6mYGaMJiWkAQbnQi4F8BR2",
+	"5iybSDXHFKRADVwkWZ5iugtTNBoOegfdYpILZmbVHHl6/dKWM73Gc1uWVaFeSKE9SrDUrgxqY/+VSGFQ",
+	"0P+yxSLjCS3H3q9aitqI9snUfveCZTylh84mjGdoJU7RMJ4515twzCy24JzxLIqjOWrtHH+eawNjtJZP",
+	"PwJLU4VaR9Ybq8eUEw5SiU6xc2aSGTnQ8bvXoBeY8ImX02sLtXltx9yfDNjzpJf28WD8hD1NoqtQe39R",
+	"OIkOo/+1VyHonvtV771SSiqnrHUzv0aimjRHMPKaGIFdUA3IkhlwQToD0kw3KuzsrTQ/yFykd1oFIc3Z",
+	"hN4OVeeM1EpY/PbA2nkrvWPMmAYz45qsXyrSDU+ta5SusEtTf2VX/pR5SLn1vMlwzgxzGFDN3I7njIpr",
+	"YJlClq5KTMJH0MSxkGaGCnKL3KU2nEg79kPMIuGSm5nMjZWMKdomE6bRaeYHqcY8Te+omEn5dqgWKbIV",
+	"sHTOhab9Y84Em6JbM/04zkMKKSBSOGFovq+FQSVYdqfpcv/yGdLY4ZyLn0CjukAFxRMPbgBQjmyBMVd4",
+	"VO36Ci+QZaQF2jjY2JoBNzGMSrlGMOEidfukoFczOSVVnUr5hqkp3klV/vtnRsqzjL7ShrYkJbfBiITi",
+	"qUewDhrWAgY3GlJMMnKTl26OnTcopmYWgxTAxAqUzA3uWimlXVjCX1rj7zRkfM4NKeuDYD6ywLthax5+",
+	"INQVAwfkYdxmpSk37EdRWXP0Odeai2kMuaAAJAa8XFDcJZW1O3mOaaEYF9RndzOklBk2ZhrP8uBDTRAu",
+	"HrKSBc8dgUKjVtawGUxwCRoT+SgYNGoT2wfkpbAJExafxnavt8F2CopPZwaEXMIOEyBzY3FTKmCgUBum",
+	"DMgJvJPaTBWe/J83u0elay+ZhmTGxBRTGwPbWbOJ8fYq8vnYBsmTQgFWIyN6qnNsnxrZyDBILoKf1sPS",
+	"E/8NI2HJuJV/IhU6VXMx7baHyU/KGNEC1hRJbVelpqtU0v7PQskFKsNd7EhpY1sm4KIAnsYwOIAZXkLK",
+	"p9xoK8FWQeuCGYud0WH0/z/2Os9ZZ/Lp8+Dg6i/r8WwzNW1K8wttecVC+60OmELIOOWmVtCE2YwVyhTQ",
+	"bsU1WV3k7YceS5khE1HTtsKAfNtseG02jfT4c8u2Yn+BD+/f1LV5izx6bdAwsW6OWPxSqm6xQKaKLakQ",
+	"l7S5lcpcahPqqiV7X5OwSuc/R9zgXN8EAO/cC/Zd/zGmFFsRgjQz/TYLrjzTRiy6bhtuI7f6OAKWLdlK",
+	"A16ypK6A/iC2YdicGeda+wOLjlzwuU3Ie+te58sNG/3pOw2aG2xf9vbaRFtWW+WTH8mB/ZLUjdnJ0jTH",
+	"hrPVDCdYo3UVfyoFkeNf0S0LYcpLhcyQPbA05XZolr0LMGbCMo1xA3bWPX7C8swUNndbry1fj2qa3daF",
+	"5+zSBSbR4ZNer7edT7eOeAsXDgYdtA/a9Gk/olfo/bhpXQqy7uLf/RucuBTo46f41h49Z5ev3Sv9cPKl",
+	"h5d+dK2aN7nMTbpt+BBpaqOBf1ik2xj4nIvwr/2bTL6cjX//AbamO9j1o5jyzVN/aNt9IHO9Vwtds8ZX",
+	"KTdBoa8RVhjIkGkDUqDd80ZWhSOKjUZUtBgduTrdwqyATg0gscCugWnIcGJsSNyNmlbrin5tQUyt4hcD",
+	"MzCX2sDgyYENlhVLDCp9BLngv+W4oU5S3whZyrrnXEz/92ZVPTloWdjCWOoi9u0g/V4vkKYI2xWfz21g",
+	"rxcswUZIe5wy+Ml+uDZwf9sloqSlPQCwibGcAF6gWoHCSa5ZZhNhqivpXE1YgusL4FK1tTzBUCw8Z8mM",
+	"C+woZCn9QSHTUtRnFFYW13RXFnqbI7xD1aH6JiyUHGc411Z4nzBTYlkURajyXfhTXXhfOg4do6gir0lS",
+	"Zp3h0xsrzDdBuhu5+mobujedOJCgrosf8zkTlZLxcpExQTqoa3q9Wrs2yyA3bjOSf3a8g3dep1bfpipW",
+	"xzCRyhWqyXZdLSyT04YBr2XcN6mKLOx6Tb2RUy4C6NmAETVXvq0XL5jWS6ka5pJIpTAxnZlUGjtjSipt",
+	"2FqG5eVrdX8dPLtp2oUhlh9om/jPlUnU57zRVo4hkWLCrXTWRwxe1nOK6CSncs8kz7IVnJQ5yY3LdN36",
+	"FDvVxhil7bj3GPyO6BzbJ0NUg5uxBdV7JgoRduyfXKzBMjqxSbm3cn4J3OzGhO4+neRikZuhUHmG+rDc",
+	"FSwOVwqMof8UMrzAjEBFoDbWpCf+mGE5k5nDy9i+2IM52kyOKitMrIbCTZyKN9Z33QljUN668bCYbKUW",
+	"rQX4Xqn1vT9uuNnyH2d3vMGlgvhnf+tt8m9cLzK2ouOtGL5g03wjLzBjCbZsnDcFZoHn14V7RuIMngXi",
+	"1Af+EngIpHq2VYYQb4cZ78tDqg+6rcZ3DAKX7hSF6eqYXaHJldDAzRGw6hGuQdiQIThqibet4bkPbFfC",
+	"C7eMv6bP8JYlvISqAOkZawlNX5/8As+e9vrw4fQlGD5Hbdh8QUYPc55l3FdO64INeoOnnX6/MxicDvqH",
+	"+08Oe0+7/cH+v8PVtYlZx35xTaQ4uuxMZWdNzq32qo2us9Hi197w5RNSQUt0dexLThSNT6gKXax4LZy6",
+	"Lj1xFd1actKSmZjNZI/aucOvNtLiWueYNuKJL6RgrBerCsJH4U3eueoqq5lUu5tpNBuROcmVQmHePXRQ",
+	"EUcCl+/uDmDasEVWyuAkegD8aqqjLnabeokk9N7TTNb1u6VZPZwpOQHaJG9HXSuZ1wK52XfaBiQTnuGf",
+	"gPr4gMr1sd3LWoCxoDYEtIbaNG5RMvpCjC6r9pqiUlr72hnC0T3h910hm/JDriFhWfaVMLtYx1uit1U+",
+	"JrniZnViteErpF/CToyBuXUahbTCERDnEEoaZHc7LmKxJAv+E9KajInMeJxbtG0TTbN5Id9GKiQM815v",
+	"P6Gn6H9xVB7okjHTU9XoM2MW7gCci4lcH/cDHWsVmoitHsAqwtFNy9M+kVZm60++5t2hGIrvv38hU466",
+	"+/338L5ijXDURemBbJ5IGu7AdRTyCi47y+WyY6Gjk6sMRSJTTEfFOgxFLWU0Up7TyD7DtOqiGo37MMu0",
+	"JONe0IEukWlHTRLDCJz9dOHUfp+iYX9O7WU07BzhHye/vAXiSe2w8thtVFR/R8QnEy5ztPN039S7XXjl",
+	"K3Nuz7PP2U95VdkVRWG8PE5l3gStAGSDPoa3n5cLZhO7mr/uDJ48BSuPnMOYGx3DOS4MjFdOX76i4xhe",
+	"Ghic/Hjcsa/MmJ7tduG9n+OMGRBo1eTWhybNzXX2PxSlA5R+0szoY8qnb2G7sLOcoYCxNDNaQ43CxG4q",
+	"Dacj6ojGdLcLx0IvrdXSLBKm1AqYV49mKxi9ZMkMOy+lMEpmh1DyrbtwXDxmbOTseDu5MDwbCm48Q0bD",
+	"zn4PUvuAy1opoC3oyhW9CDQaDS/eH7/928nZ6S8/vXp7dnr6Zje2gmZyOsUUZG5II9xokEuBaigcB8R9",
+	"p4jLrBJ4MvO0HO2ru445GKA0c0GHVcC19J6h8Pwe/7JnF/ePiKbiXLQoFjCxCp+q2CJW5IL95cu1mHoz",
+	"fp2SuzvosIbrUWLGLhAGB50ZXnYoqnHMaA07BzBeGQcJhOlU1eJzjOFZacz2AVpc4OlQFBxqPz+rRSFN",
+	"qQiLGBVt2nsXbfuVZBTKjPzuMnIDYww5HcWR3ClmaAqQO7LKkAIBM43Ft/f9t6kmT99+VSu9F7x9chp6",
+	"aERqKzQlFrkBqmPZd194Jo7MDS1eUAe3flNDh7gs8rsV4xp0ohAFpkfAhuKCy8y9arEIDno9GK2xsEew",
+	"nEmNDQayo2wQ7xhO8dLAzoKZGWiczm1wERf+blVEiq4aAGKHjOe48psC7fc6ttpNrfAsA89T2oWi8O78",
+	"7MPpD51npeG9/fBmKHZGQ4sDvd6oIsNb6/asi4wbVCyDHWulNK77wRpyhQt2o0vB0yfITuihXeLbMjMU",
+	"VDTbH4TpExy77xUWTrSNbEXnXnSuZVGDiGAFBpjY/uUcV2CWPEFXRiyqiFVtrrUmaRUVFDGbtUholCJh",
+	"R8uhqLadiUKkLTLcgCxYjmUuUnJzuevqlxlP0KdaPib5+fVp1GxgkQsUWuYqwa5U0z3/kt6zz9rQkRsK",
+	"AI3iLIUXzreP372O4ugClfYnY91et2efth9jC24Dxm6vu+8ylBnFYntswffGJWdMth05OuaHLmrHzmmF",
+	"rKINu1pvcGI61mr8bk+7lZkhV+AP9zXslOwuu1JmKIpj6dhH2AYvrW0LWZSsLdqMcpX5A87aMfaoNF42",
+	"1jLLDYLV3o7ehQ/v3+ihoG1ryi9QOM3b1I88jxiLblYvfH9V2D/zsT2erx7ZC/trrj6Vpz0vZLq6HUHz",
+	"j9+stVVf1rZc0ZCIdFVPYKzgzYaZQa+//XK4cpLLZjbJUTy6FzTsXd1O+o18audaTPtNMI1b/czq6qDX",
+	"2zRUOf29oFmIXunf/EqNf00v7d/8UtX8YN/ob/FGyYm/iqMn20yl7DegF/a3mkhJc6blKRsqne2USLZD",
+	"ucWuTcXY1Np0RH+IPtm3Kmjcy7jDxSm2wKOLNvz6ua08dGtKRMit7F5Shlal49ZR6Q3X5kXV5FEz5t5t",
+	"sOXjn62iX9Qq+in06i+p82zoBWjwnO/s2N+ox/mqjyMNVv5nzXtt7oH7uUikzf32JgGxbFs/rGzrOi+M",
+	"A4l8DrNTd+GhMJhlGpYzpIyPm1Yi+m5bnGGnXEhxD57t+DaBLirl/iIClnejcfyPDgdf5uv1Pfz+vb2+",
+	"Kv+jnL0x9Rt9/TNPr5xv27y/hcdAf9cVr58yA5eHh7Vpa4/crG+w7v37Cvvvvj8H1CJHPwYdEobc9F37",
+	"13bRZUFhuja+5BqmUuC3Hkb2DraQrNaK/XsIPp3pbRF8xu0bnMV39+p45cp26zvXusH/HU1h7V+465Rl",
+	"gq+RGt3dZP9ItrQBad8jSwu7akHY2+JccZuGxbgFM0nLWdjLoEbuKz5UaSE0Pkdc+MMHGy7pIxg1NudR",
+	"0Vi+VJwozut269oxvqn6jD+TDkMU+tPtzNz3mWxVv7iti7rC+derX7Dishghl39uMl9jk/ngj062rnCU",
+	"nlmGXl8AFq3145L87DAhZOfYKI2JZkbYLfnSVJqfMpuyecAp72EQ6VAwf8o46PX8UdKxv0GkIlyP2tDH",
+	"t8TQLS8khxQJ0sFW0Gs+FE6H/pzpeVt2V47ztSNKx6xws6+nhSWhaclqzbHFw8HlYlVIuq5Hb2flPxsX",
+	"lQlc1uLv9s9uIsVfXd1XnFuQaYOJ7gi5dKfeflJLpncfGZ3uhDW953e67oGs9tq7HspkgO52CR57jItD",
+	"WscmclVoP93fBdqehISb9QCs5hAV5Obi4UH3VcFna5AhazqG/zdDUTGALEDYVQl8p4DbAn7t2hH1w0Gv",
+	"XccKfN9KEwJvG15+qKb+TSCmkOZkA6adzlCh18kW0FafPNlJsM7r365XK1CkmG6BmR/CT94/ajZWn071",
+	"51IhwafrT/i9gOc3H6hVK+mojtvDh0a1hyl3dPjcXJ+duYaf6po1qYjKdQQs7CQujtLdcTkcu6SubBim",
+	"m540CjMUdFK/63M8brQjY1Ds5AagO95gvAIW3qx2XRD1KuXmnSNpf71Uz5eZy77g7Xe7oF3brtGN3MnG",
+	"wJ5Zvakt+p7kut9ks45Qfu3qFcziJqV7q2B6Gn/tmqbHxaHnN78U3JL4ewAhayOO51i6XwE+1muboEPs",
+	"12uIQjNMznWANTsbrk2kMKKkVhKx13fFOX59rbUEjsVQFBxD328pUmCwVFJMq89M0VSc44NeH1yI0h0K",
+	"uoQL+j1wjDtH4tUUchKZkL5JGGz/mWScbrp1PZ1Fz2v/Ccy5yA3q2NEbF4yroXCwNnjuKKqurZWLVC7t",
+	"jq5bzwPt4NS78gVgFWBGAy6qJssN7U9bu2OtGfwLge2xhLx/lPNNGrdqtdha+nrz1Qbcq2ibjkNPF9w1",
+	"Lpur0ak3jeqf3yuuvabx7o6ed7j6k1imZ8GEaplpGZ+ULs3pBmZnIY+TnZZX0Qak5hoPnGuPOzsl1vhU",
+	"aOIjq927pa4Hg7tl+0bKszkTqzPrOvOFqevUSAn21zr0HQFdbkiFNS7g2UHvEa91XBOY7nQs79wlHHb9",
+	"TnUgnrF0HcMdOg9FCM9awiRXFHoWQzjHwUmuC2Kd3ZUSu1+528CrFY5LKGdmKAIwh53adY+71J4CVR5c",
+	"2kPBEvFckqb5OP8diuLi4fLyAG9qzqb8pKnnzD9I+onL0slkgonBtAt0cWIxgva8/KVNXmmC/uZEZ7VU",
+	"+IQd+wGvQcfVd0qlNJ7V7t/djasD9rJ3RSFZJugZU0VV137Y7Xe3vQTT6bu2VFWLENnozvsfXsLzfr8H",
+	"//Wf/V530N3f7W533/qzg15wlV+/9QLNr86ToH6um0Mv6VK99tjrvW9MMWX/XNg2aJM9KRJ/sbEvBQXd",
+	"K5rabVwXQLctZJG58THLt0GZ+JfMXS9LLeeoenruL+0ILguubuR9tJzjW08grO1au7zeeF3Hbiupoaw+",
+	"VYY7xkyKqQ3/PQd65HvctI3w5UYTF2l50uPaU0dDMZNZWiC8tRFffvbNgBsafmOQWYra1Et0E660aYvo",
+	"/47mZ/zKnlEn97X0pId95te1iG8O2stebn8MHhQmgu7rRrP1nzTkdhry9izkB01ACNM35R3BwcE3kG78",
+	"wYCTKDvN85kbYLRoAd+mVcvdOxRUVrgpwruJQj1r1FgauU/LbVVD4as3R8B8jde9cF1lt+idfrh6RzsK",
+	"3V+BoXk32P0WQh5f+vttmnqkrWe7reahwbJx4dd1R2lBH9dRGb4EzcOoyxTVxi7aOWBwUULYuT8Ux+9e",
+	"f6cb94/ATtU3zbW7TsDfzeeLuTGM/v7qFMIwbLS7lqI9Mpb/YWroG6mYxW0R2yG6xmuTuoW19cZVBK7d",
+	"uVa8KDYRKbC432LtboLylLe8fOBoUygd3L3QjuoawzumvtKJ3drdXxsv/Krd3dV+F9ctUCC4j+wuu8E3",
+	"IfaDHgcWhtp2Hnh/x4HFKF/vPHD/TgVbKsSdhRe+1bhZhSt/pSL4qGGeo7Li/ftgZDnqQw0wWzC4DuCN",
+	"K6k+frqKP9dugvr4ibI4Kn46jKuyt8O9vUwmLJtJbQ6f9Z71XNbmBlwHdLs7KH97iLtMyFOqrrm1zoc/",
+	"JLwVrf7NF0outd0IqlvU/Atj36O2iZBLu4dcf6/GO1l//Wcm2LQa0HOMXQiyG3zGMY2vPl39dwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

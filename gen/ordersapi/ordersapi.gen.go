@@ -374,6 +374,9 @@ type TooLarge = Error
 // Unauthorized The body of every refusal on this surface.
 type Unauthorized = Error
 
+// Unavailable The body of every refusal on this surface.
+type Unavailable = Error
+
 // WrongState The body of every refusal on this surface.
 type WrongState = Error
 
@@ -1291,6 +1294,11 @@ type GetAuthenticatedUserResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetAuthenticatedUserResponse503Headers the declared response headers of an HTTP 503 response for GetAuthenticatedUser
+type GetAuthenticatedUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetAuthenticatedUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1302,8 +1310,12 @@ type GetAuthenticatedUserResponse struct {
 	JSON401 *Unauthorized
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAuthenticatedUserResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAuthenticatedUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1324,6 +1336,11 @@ func (r GetAuthenticatedUserResponse) GetJSON401() *Unauthorized {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAuthenticatedUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAuthenticatedUserResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1360,6 +1377,11 @@ type ListNewOrdersResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ListNewOrdersResponse503Headers the declared response headers of an HTTP 503 response for ListNewOrders
+type ListNewOrdersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListNewOrdersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1373,8 +1395,12 @@ type ListNewOrdersResponse struct {
 	JSON403 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListNewOrdersResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListNewOrdersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1400,6 +1426,11 @@ func (r ListNewOrdersResponse) GetJSON403() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListNewOrdersResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListNewOrdersResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1441,6 +1472,11 @@ type CreateOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreateOrderResponse503Headers the declared response headers of an HTTP 503 response for CreateOrder
+type CreateOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateOrderResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1456,10 +1492,14 @@ type CreateOrderResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateOrderResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateOrderResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -1490,6 +1530,11 @@ func (r CreateOrderResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateOrderResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1526,6 +1571,11 @@ type AcceptOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AcceptOrderResponse503Headers the declared response headers of an HTTP 503 response for AcceptOrder
+type AcceptOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AcceptOrderResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1543,8 +1593,12 @@ type AcceptOrderResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AcceptOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AcceptOrderResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1582,6 +1636,11 @@ func (r AcceptOrderResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AcceptOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r AcceptOrderResponse) GetBody() []byte {
 	return r.Body
@@ -1616,6 +1675,11 @@ type PassOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PassOrderResponse503Headers the declared response headers of an HTTP 503 response for PassOrder
+type PassOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PassOrderResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1633,8 +1697,12 @@ type PassOrderResponse struct {
 	JSON409 *WrongState
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PassOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PassOrderResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1672,6 +1740,11 @@ func (r PassOrderResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PassOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r PassOrderResponse) GetBody() []byte {
 	return r.Body
@@ -1706,6 +1779,11 @@ type TakeOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// TakeOrderResponse503Headers the declared response headers of an HTTP 503 response for TakeOrder
+type TakeOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
 type TakeOrderResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1723,8 +1801,12 @@ type TakeOrderResponse struct {
 	JSON409 *WrongState
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TakeOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TakeOrderResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1762,6 +1844,11 @@ func (r TakeOrderResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TakeOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r TakeOrderResponse) GetBody() []byte {
 	return r.Body
@@ -1796,6 +1883,11 @@ type RegisterUserResponse201Headers struct {
 	Location *string
 }
 
+// RegisterUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterUser
+type RegisterUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RegisterUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1809,8 +1901,12 @@ type RegisterUserResponse struct {
 	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *RegisterUserResponse201Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RegisterUserResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -1836,6 +1932,11 @@ func (r RegisterUserResponse) GetJSON413() *TooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RegisterUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RegisterUserResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1872,6 +1973,11 @@ type ListUserOrdersResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ListUserOrdersResponse503Headers the declared response headers of an HTTP 503 response for ListUserOrders
+type ListUserOrdersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListUserOrdersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1885,8 +1991,12 @@ type ListUserOrdersResponse struct {
 	JSON403 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListUserOrdersResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListUserOrdersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1912,6 +2022,11 @@ func (r ListUserOrdersResponse) GetJSON403() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListUserOrdersResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListUserOrdersResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2146,6 +2261,13 @@ func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUse
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2159,6 +2281,16 @@ func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUse
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAuthenticatedUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2213,6 +2345,13 @@ func ParseListNewOrdersResponse(rsp *http.Response) (*ListNewOrdersResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2226,6 +2365,16 @@ func ParseListNewOrdersResponse(rsp *http.Response) (*ListNewOrdersResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListNewOrdersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2287,6 +2436,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2310,6 +2466,16 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2378,6 +2544,13 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2391,6 +2564,16 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AcceptOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2459,6 +2642,13 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2472,6 +2662,16 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers PassOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2540,6 +2740,13 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2553,6 +2760,16 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers TakeOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2607,6 +2824,13 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2620,6 +2844,16 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 			headers.Location = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 503:
+		var headers RegisterUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2674,6 +2908,13 @@ func ParseListUserOrdersResponse(rsp *http.Response) (*ListUserOrdersResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -2687,6 +2928,16 @@ func ParseListUserOrdersResponse(rsp *http.Response) (*ListUserOrdersResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListUserOrdersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3190,6 +3441,15 @@ type UnauthorizedJSONResponse struct {
 	Headers UnauthorizedResponseHeaders
 }
 
+type UnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type UnavailableJSONResponse struct {
+	Body Error
+
+	Headers UnavailableResponseHeaders
+}
+
 type WrongStateJSONResponse Error
 
 type GetAuthenticatedUserRequestObject struct {
@@ -3254,6 +3514,23 @@ func (response GetAuthenticatedUser500JSONResponse) VisitGetAuthenticatedUserRes
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthenticatedUser503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetAuthenticatedUser503JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3335,6 +3612,23 @@ func (response ListNewOrders500JSONResponse) VisitListNewOrdersResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNewOrders503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListNewOrders503JSONResponse) VisitListNewOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3440,6 +3734,23 @@ func (response CreateOrder500JSONResponse) VisitCreateOrderResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CreateOrder503JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3553,6 +3864,23 @@ func (response AcceptOrder500JSONResponse) VisitAcceptOrderResponse(w http.Respo
 	return err
 }
 
+type AcceptOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response AcceptOrder503JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PassOrderRequestObject struct {
 	Id OrderID `json:"id"`
 }
@@ -3658,6 +3986,23 @@ func (response PassOrder500JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PassOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3771,6 +4116,23 @@ func (response TakeOrder500JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 	return err
 }
 
+type TakeOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response TakeOrder503JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterUserRequestObject struct {
 	Body *RegisterUserJSONRequestBody
 }
@@ -3859,6 +4221,23 @@ func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
+type RegisterUser503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RegisterUser503JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListUserOrdersRequestObject struct {
 	Id     int64 `json:"id"`
 	Params ListUserOrdersParams
@@ -3937,6 +4316,23 @@ func (response ListUserOrders500JSONResponse) VisitListUserOrdersResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUserOrders503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListUserOrders503JSONResponse) VisitListUserOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4230,87 +4626,90 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fz9ctu4dn+VM+zdiZRLyZRsZxN57h/ObrJ1bzbOxM6k3Si1IPJIwjUFaAHQijb1v32AvkTfo4/SJ+ng",
-	"AKRAifJH4k3vndmZnVmZxMfBwfn4nQ/mc5TK+UIKFEZHg8/Rgik2R4OK/jpVGaqTH+3PDHWq+MJwKaJB",
-	"dD5DkPblIw0868JzzOUSesA1KJwUGjNYcjODgyTpRnHE7ZwFM7MojgSbYzSIeBbFkcJfC64wiwZGFRhH",
-	"Op3hnNnt8BObL3KMBr3v42gi1ZwZO0mYJwdRHM254PNiHg16cWRWC3SvcIoqur6Oozdsits0/4JKdsbM",
-	"0rZgUwRRzMeojoAZmEttoJckAbW/FqhWa3LtjCgkMMMJK3ITDZJ4TWxSp3W/b2llnzytdv2A9qSR9jP+",
-	"WwPt9kSg+W94BH5j6CdxSDq0cqamqJquoL3rVHbF5lP1w2P1bzvXrTdyJpXZPtVowjHPRiAVuJ9xxhWm",
-	"9u3IEU9PYcSzUQyjheIputGpQmYwOzYjYCKDahqMmE7tkKEY2b1G0Cr5RW/aR2A4amAKYazkJQoYr0iC",
-	"fyyH8Sy2I7twamaoHAVuQsnWFrF0KHYx1Z61kamRWzuKIxSWVx+cFlRPeRZboqM4oqOW//dv3W8/oGJA",
-	"+NsPXP9Ngz8GN1lfxF+UNoqLaXRtL0qhXkihkdT/Ocve4q8Farq7VAqDgn6yxSLnKbMc3/ubtncZaKwd",
-	"mdl1r1jOMxp0MWE8R3vWDA3juY4GHz5HxNqSJitRqDVpbuRUE+aFNjBGK+Y5Mm0g6Sa96PpjOFQ5AiGT",
-	"qEFIA3Nm0hmYGcLxmxPQC0z5xNPqLQ5qc2L33Z/02bM0yXp4MD5kT9LoOry1PymcRIPon/bWBnLPvdV7",
-	"L5SSyjFsQ6K3zjwaEC07yeS6TuMRjDyPRmAFSgOy1CtC11J4IgwqwfIvuhLuJ18gnSBkZPkKNKorVFCO",
-	"+L05VidpNAAmoKLF8rBQZPWIJ6SHUuQr4IL46onN5ZSY81qal7IQ2RcxR0hzMaHZIV/IzUHve7o19/oB",
-	"Tl3tNRqAkM6XwoxpJxHcXTW539O/3vMwlWUYRP2k/6ST9DpJ/7yXDBL73y/WQBTayDkqe6e9eMvVcGGI",
-	"txMUpJc8c254gcp6AVR2G/uwH0eFthdFdm8sx5Zop82DXj/pHsaRNswUOhpEJ68v3rw9/enti7Ozu/OP",
-	"GNDEvwp/AJsYVESuUUxobgesmVcigfvIgh/54XdlZTOT3h+fnJ+8/olM3MKT7mwhwQVy1+SNjTQsf5Hj",
-	"3OG2nn9ij2v/vL4fh4lLDVw+Feigkpw4bmvi7LmUryzW+CIl8+bkwkh5QYglarLmY5mtLJIxUoIb9QA6",
-	"t7W1t820GX5KETMdGJVHGnI+54bO/E6wwsyk4r/hlxmXIlwgPLLdkKUpantaC0i4hjnXmotpDIW4FHIp",
-	"LObBTwuCyg/AiJCWkgfIlNWjO1AArbcvf4An3x86XDlDlvlw4f37953jwsxQGMuQBhw7eu72Ucjy+V+G",
-	"zrjqYTSKHd4bkRP4yzDigjzpBRE0jEawnKEA5glcMg0ahelGjTFDtGOXGHYs34SFruPovZJiemb8Sb7A",
-	"2bpNNK3Q6FO4hsAwHoFhlwiCBLGyBQ/hYgNC/IU7ErgDI6Uzte+dB1obU/tUGQ0TJefdaG1Z6Mbdno3h",
-	"IWmVnABeoVo57MxykMJjnkJNWIpdwrVygcrC8jXvNhc8M2ycI8xZOuMCOwpZRg8UMm3tfQhxQze+casB",
-	"/tyKsFB1XLSxUHKc41xb4hmsAV0JRiiYMjh38XKNeI9oP28C7iZKKmkIR98IfLeFNIygP/jd1yt/rCbI",
-	"8d8wNXZX/4ApxVYbVNT58c/FnIk1o/HTImeCOe8actvJ0UE/gEcNhw1AZJOs/GvHxxmdk8yyPUDMMUyk",
-	"cmiZi2mA93Sdji1oehu3SNBuZtbPUuBqm+JjAWwuC0F6c8WVKVgOqhjnqJ0VK8Nys5QwUYwiU5ZDxqfc",
-	"6BjwE0tNjXqPAzwB3uPH0afOVHb8Q2tmuq/dGwt0cenAkbVGWcbdFm8CaZywXGO8Tbq7MCPBoZttDazN",
-	"2Dz7+xkzzjFb+cykwCPo2b/6SZJAOmP2uKh0TPJASF0vWIraGXhZGHj97lUwsH6L24hpzj69QjE1Mwt8",
-	"fKahfNBrkDSPrBrptutWIBYUpsivUB+RdtkzUIYmSbpJcod7bLrAeq6nnu3pJr173PCGsIaHKc/YJLGv",
-	"cflO318qQOGUa6Mq/a5LxIJpvZSqQXmfEtv6T3deKMt5ip1qgSCPFDwL7rjXf1q74qcNV2xjjnN6eLND",
-	"fFeOuw7jlM0j7Nsj7PchR+MEt1TTUXcUw+jCJZw6oyMoBP+1QOBTIS0pkDKNDaetH2i/XzvPvgX2diO7",
-	"9b9/OO78wjq/JZ1n3YvOxz//6VajVR0jDvlXMaRJJCoz0WwJGjzwOuoJXdOOAKi6z4wZ7Bg+b3R2YZjU",
-	"5ADK97CcSVgU45zrGWZroFJXtoaM8GbOMd40YzfZmC1yeXZ7Dnp7x1p8fJtgvsVJzVzdNN75oet1oHiH",
-	"mO7MDd0UIO6ScNvWpFq8dllhonGncDWn25uCx22wV0HqClHdIR+wDWPKYPmmyZbMn9GwBiTgqPDL7Dzn",
-	"WcX9Dd/ikDr873/+V4jm6e+3L45//Df69cPpz29evTh/8WM3yP+WID+u5UfiiKZFcVRNqmdx19O2RLc6",
-	"ZYMLRIXA3KVobnQJ+5czmSPkXJvtGyqzD9tKyzWt9EjDb+vCihte09am2sG27ujGssf5GgeWVRs7sLZ+",
-	"/24bbGRMtuCuXMKciZUX1Q2+wEzmmYYWIbf2FxijMDuzuXWKPG/VyIM9OuaNGzUec0OwK5jh6zx1HtSo",
-	"ahL6EklsggXrbo4cmPI+iOJIG+iBQlMogdm2JI1ZzsQ9bN2mDb4Tn78WGmy78pv9MS/dr3fK1f5xdd5d",
-	"nLUOoIG5CieorF+ysIQRr7d5ucGb/p15s33OsRzf85S7DlTyfVuFWZracOmRBs3F1IbtMsfQDP7gPU4U",
-	"2zjcO9GaxQtGbNOqMS0UN6sze7te2igDdFxYzNUEfRbMQrla3m2i5BxGb07PzmFPssLM9uj5CFqVmE8V",
-	"E6Ydu6QA9A9gJgvn10iwiJ+08ZrMmTELQkA5R2GeM83TZiadWmLBDaOqOlU2NaYKTZlyO3gG//Pf/e5+",
-	"t9d2cXETuTboqpNEm25QZPnGxUQ2OG5nARc5SzGD8aoCZ5ooKlEOvaogj45hwXi2HRF3h2IoHj9+mctl",
-	"9/FjOF5DPYcs7KI+Jm15t9buwnEQpxl2iRq4gVbgI9uxK6WRnZbqciiINqa1G2uZk84wvbRAvUXutN2F",
-	"GtS0l78wbuXKz7ZddqwatGAr2mQoCCbBIi80MDj8DlI5pySpFPGOwNI9poKr+5kzY4fAJeLCvV0v4vkU",
-	"pE/tw8ePvVz0uwko1LJQKYJcCiItlMqaiBx099s2em0Qj6OhcBk5SeXtlOU55b4X1Wir6HoEKVOKo4bR",
-	"sc8VE0UD8LnVYZEk+6lTIJ9GtU9wFKaHh+LcvtGQ8yus9AVaqRQTPi0UG+fYJlei0OUirf1TqGdOJz1T",
-	"yCeQ9FDaxVUBM0z5nOUectwl8wKtS7nA9FK3Y9BGKsyGgjx6vgKmwZtK8IO8tFQXZOk7/K7MTjlpULIQ",
-	"GWYwY/mkUyysybYv3Qqe+DdsykV1m68smlCysIJPyd6zhTVjHW1WOcLIQpwRtMgUJe0YRtZzB00MG00f",
-	"R0NxQ9cHqetIS2VG0NrutWA6/Q/XIyGt5641WcRDEfRYrJtOyu4Ir0uU460ExeNo15LhjzJHwzJmmGcG",
-	"5Yu1ZcSLWlq4XMNyb0SDRrR4vCGboSTHsJzxdAZM6KUVAC6Gws4P9OCw2wc9YwuE1oj0yC3d9tSciEVh",
-	"QBXWTD1+DM9xIhVdqqHSR5D6lQpYTTPjKq/tClZcg04VosDsCNhQXHGZu6nc2ouDJIGG3gALMTVuVPxd",
-	"aEqp6BYzQ9Fw9AFUOX1PwCgOptlVyBS7cspFYN/p5vCTsU7NzEDjlMBgDNTE4qwo2ah1I1gM/3J2+hou",
-	"ceUcgHO8OrYGPLMcYTn4IlC7ylw7D/nu/GXnaZj4G4rWaGgNRZKMgIs0LzLMyN77zHfODSqWQ8ticdq3",
-	"atNakwTWk2WVwkrlB7Wpgm55Rgqy3w/TUnDs1itLi6XmS0HUFkiFeCurvqbMTWyfXOIKzNJqOxfAxFA4",
-	"1BPo4RPI8QpzKhgI1FZ4iFFhYxnM0ZkpWmQFbhGSKxvDum4iCzmFdlVfV1P/+eTcQi+Ve7+tB3t7coHC",
-	"OYKuVNM9P0nv2bE21OCGEJNRnGXgnfnxm5Mojq5Qaefje92km9jRdjG24NEg2u8m3X2Kgc2MINReIPGu",
-	"6DlF04xdrMvYLiOOMZdiauGVr+45z6oUCgMeHlugYpEtqQX1mPyEJqwhZhSFbDQm9ZPkfhW5KvjY7/W7",
-	"h3HYveBga4A7m5oa7laBI1J3dCuU53aA/jqODtwZmtarzroXdGDRlN7tU2qV6us4OrzLPlVTEcHpYj5n",
-	"atVAuAWRbKrLTKSOPtrxoWmKBp/piSprwo0y46VSSFJGanthVmJWFuqWKNAh3DXCpJrFTFqDSbVI+GGN",
-	"S9fdeUPROkj2HYxbgUbfLmRmyBW4QnZGRs3Co59elHhn7zPPrj3ZI6eNdbG0jrssumhSk3Wj7Idm9q6H",
-	"7LkOi/jWcdT9eZdxUhnqEmlSi5uvOuj4+HZCeJDsf1EJfSLVmGcZinr53N5oIBiUohG49Hf7ECXzamNf",
-	"Lrc42cEsVgUH3a9Vr9cVydBaH6cdaJk/0MfrOFpI3aBJP5RBVNkv4GMpGyJQhFYSTwWLknACbw7Ccg3L",
-	"7drYkuf5UPhA5gik8NESo8TEVoDEjQuMDr/rwmtpqFJLiJTKteQJCU26OGdLt9whXHK3qhU/l9nqfjJz",
-	"W/NV2HR1ZxGpCq3X9ayIUQVeb+lf7++mV++WBrMH6cDz5K9LNEEv0Cvpe25v/HbAgo1dTTzeGu/1vt/R",
-	"nvMPbLzWKRXHw29kuSoFdwikt387M6pmv6+0dU7Hg2RPxYJGe7cGEc4zO/PjitEmbUjqNRRaYgu2Lbyn",
-	"ZiaXDNhI73ANGY658bXG3TmeoWjdGOy3N5NAnK4221jahgW1VJBPjbrINUwpUdf3XF5Rsh4UppYbWVmy",
-	"yTGbWjv+3odWKGQxncGkEBl1dJEFtrN17LJXjunaWGvtWFWS4sJnS+9B8szGlbqYTHjKUZgLWq8RDh3T",
-	"fZQm+35gqPyq6Cvwy+lf/8HRiwmMYCWNc7byfha4+X1tgZCmkQYfmhzczqSq1Z4mPLs7g1xdUb60smV/",
-	"BnhIVpI8pzJQHFFkXuup3BTPGm8d96zwVy2WqdRGQ6//pHu4Dy2nhuQWE/hzmN570k3220dlXGp51KNW",
-	"ILJjy1onaJ3isla7Tepd2j8ra3VUXr1r/3SrXl9/i/ZPZxBaNtziQjuQx3KFLCvlEbN27L6qarAPdZv6",
-	"SIc8HNOHgYFdrWW8v9apOCvkyhJWd8DR7D0MN2u5vpOTWTCtb3AxjbX9Lpxu6vPaCViFziRws53meMO0",
-	"/sN8PoT5rLPb3uE3t54buOoLzefNE4Jm9K/Ump+ZulwDMacypCzVMe6kLYZd4g3asqMr5ihk5RhTOfdp",
-	"/21ewvsZCteVEWaB2CU6uKTZvPoKyIC0FidM6i650G43KnVpmKKxGKcJzpyzS/xDGx8gFUM1rf+HNMzf",
-	"u85ZAQMGS8YDdHJb0sdqnMuzWjW7Jf9TocgWfbBhdyn98CEBmTZVGwJz2dp3z7vwzie8XSbV9bkOhcIp",
-	"U1mOmiobrj/WNb26/FHQ/OPKqcComs/UVIo+t5GSnpFz3ugNalDAt9SAjKrK9n9hDmjdqrzdehxk+4N2",
-	"kiDZ73p+7pMaWmf8HzgzVBUsDpPEZ3Ue/gA31SuUvxDMqh6kO2V3XJeh2SgcQMoEjOl7ncxZ6lxOpxTP",
-	"7kz/1MtPD5gCevZlH/B5Nl9QqaJmBMtXQPwn6+TRsxv7EJ/s1Xb31rDat2XXYvaurHp2uNBIX29dYb5q",
-	"W3q4sIO/WdbH92NFgw8fQyNYKrnva9tRTdqqx+wsI70kg1YavngNI/RGjrpqKG+5qj1FQu0jKjAFFjFc",
-	"wUGMoAtJyssA65NQu+o9zzyHXUekmREOpcYabo6AiZVFI5hrtAhEw0GyHw/FcobUgCNVhSZ5BviJa6N3",
-	"1Z+svu4qQDUXZamR7Kiqyq9d6CP9u/6jLff+N1v+qKB9U9i2kgVJKVXOCMOtZBHWR38P8Ea64WGGcO1n",
-	"VTX8q7IApagH5DehqbplqveIfvhoZcF9XegUat10Mdjby2XK8pnUZvA0eZqQ3Pj1t5pLg5ZSDa11995G",
-	"E2l3rVVUPieZ3UhpBx9lVenaeh9BtYYzoNtr+Eq7n82V/8bXf0gbEuGv/eP1/wUAAP//",
+	"7HzrcttGlv+rnMJ/pkJ5IAqkJMeRaj4oiZO/dxzbaznl3TG9YhM4JHsEdjPdDdNMVl/3AfYl9j32UfZJ",
+	"ts7pBtggoZtHcWa2pipVoYC+nD59Lr9zgX9Jcr1YaoXK2eTkl2QpjFigQ8N/vTQFmmff0s8CbW7k0kmt",
+	"kpPkzRxB08svLMiiD19jqVcwAGnB4LSyWMBKujkcZVk/SRNJc5bCzZM0UWKByUkiiyRNDP5USYNFcuJM",
+	"hWli8zkuBG2HH8ViWWJyMvgyTabaLISjSco9PkrSZCGVXFSL5GSQJm69RP8KZ2iSq6s0eSVmuEvzn9Ho",
+	"/Ykg2pZihqCqxQTNKQgHC20dDLIsovanCs16Qy7NSGICC5yKqnTJSZZuiM3atB4OiVbxMdBK60e0Z520",
+	"n8ufO2inE4GVP+MphI1hmKUx6dArhZmh6bqCvetORSt2n2oYH2t427luvZFzbdzuqcZTiWUxBm3A/0wL",
+	"aTCnt2NPPD+FsSzGKYyXRuboR+cGhcPizI1BqAKaaTAWNqchIzWmvcbQq/nFb/ZOwUm0IAzCxOhLVDBZ",
+	"swR/Ww+TRUoj+/DSzdF4CvyEmq09ZulIXcdUOmsnUxO/dpImqIhX77wWNE9lkRLRSZrwUev/h7f+dxjQ",
+	"MCD+HQZu/ubB76ObbC8SLso6I9UsuaKLMmiXWllk9f9aFK/xpwot312ulUPFP8VyWcpcEMcP/mLpLiON",
+	"pZEFrftBlLLgQRdTIUuksxbohCxtcvLul4RZW9NEEoXWsuYmXjVhUVkHEyQxL1FYB1k/GyRX7+OhxhMI",
+	"hUYLSjtYCJfPwc0Rzl49A7vEXE4DrcHioHXPaN/D6VB8lWfFAI8mx+JxnlzFt/Y7g9PkJPl/BxsDeeDf",
+	"2oOnxmjjGbYl0TtnHp8wLdeSKW2bxlMYBx6NgQTKAoo8KEKfKHymHBolyk+6EhkmXyCfIGZk/Qosmg9o",
+	"oB7xa3OsTdL4BISChhbiYWXY6jFPWA+1KtcgFfM1EFvqGTPnhXbf6UoVn8Qcpd3FlGfHfGE3B4Mv+db8",
+	"6wc4dbPX+ASU9r4U5sJ6iZD+qtn9vvzTPQ/TWIaTZJgNH+9ng/1s+GaQnWT035/JQFTW6QUautNBuuNq",
+	"pHLM2ykq1ktZeDe8RENeAA1tQw+HaVJZuii2exM9IaK9Np8Mhln/OE2sE66yyUny7MXFq9cvv3/99Pz8",
+	"7vxjBnTxr8EfIKYODZPrjFBW0oAN82okcB9ZCCPf/aqs7GbS27Nnb569+J5N3DKQ7m0hwwV21+yNnXai",
+	"fFriwuO2QXhCx6U/r+7HYeZSB5dfKvRQSU89ty1z9o3WzwlrfJKSBXNy4bS+YMSSdFnziS7WhGSc1uBH",
+	"PYDO7WwdbDNvhh9zxMJGRuULC6VcSMdn/lGJys21kT/jpxmXKl4gPjJtKPIcLZ2WAIm0sJDWSjVLoVKX",
+	"Sq8UYR78uGSo/ACMiGmpeYDCkB7dgQLovf7uG3j85bHHlXMURQgX3r59u39WuTkqRwzpwLHjr/0+BkW5",
+	"+OPIG1c7Ssapx3tjdgJ/HCVSsSe9YIJGyRhWc1QgAoErYcGicv2kM2ZIrtklhWuW78JC/tI/CFmKSflp",
+	"sl4IJyjguKiihbbvvh5EXI/GnYJBZ9jPCZjiCizmWhX2M3jkLrKDmDTE5kKRP5wQshH5HAswcjZ3oPQK",
+	"ekKBrhwbDgMCDFonjCMr8kpbNzN4/s/P907Joc6lmvFt5nOhZlj04TWfemPVAxTU05oBxJExj9o/o1Hj",
+	"LSGMXu3K33lYw2lYCUn0TzUje2fWUs2ukafjjpiG+PbWaDU7d0HSPwGMeSG0vEIn5pAWIsd5Ck5cIig2",
+	"VI2veAgIFhESbtqTID1YrcEWvfcIZeNsgS/XwtToRT/ZeB6+DL9nZ/qAra6eAn5As/axlShBq4CJKzMV",
+	"OfY57tFLNBS2bXi3c6+OhBQWIp9LhfsGRcEPDApLeCAOgWKYt6X1UXyyE4Gj2ffR6NLoSYkLS8QL2AD+",
+	"GqxysO1w4fMpLeJDxPPLdkDWRUkjDfHoGwOjXSMWZ1jehd03K79vJujJXzB3tGt4IIwR6y0q2vz4/9VC",
+	"qA2j8eOyFEp49BVz28vR0TCCzx2HjUxal6z8y36IQ/efFcT2KKJKYaqNj6bIlmziAdumY8dQ3sYtFrSb",
+	"mfWDVrjepfhMgVjoSrHefJDGVaIEU01KtN7L1Wkbt9IwNYIzF6KEQs6ksyngR5G7FvUBJwYCAiJMk4/7",
+	"M70fHpKZ6b/wbygQwpUHz2SNikL6LV5F0jgVpcV0l3R/YU6DR7+7GtiasX32t3PhPHAj+Sy0wlMY0F/D",
+	"LMvIytNx0diU5YEjObsUOVoPAHTl4MWPz6OB7VvcRdQL8fE5qpmbEzAOmaj6waBD0gLy7qSb1m2CHDCY",
+	"o/yA9pS1i87AGbws62fZHe6x6wLbucB2NrCfDe5xw1vCGh+mPmOXxL7A1Y/2/lIBBmfSOtPod1silsLa",
+	"lTYdyvuE2TZ8cu2FilLmuN8sEOUZo2fRHQ+GT1pX/KTjiikmfcMPb3aIP9bjruI4dvsIh3SEwyGU6Lzg",
+	"1mo67o9TGF/4hOT++BQqJX+qEORMaSIFcmGx47TtAx0OW+c5pMCPNqKt/+3d2f6fxf7P2f5X/Yv993/4",
+	"3a1GqzlGGvOvYUiXSDRmotsSdHjgTVQcu6ZrAuTmPgvhcN/JRaezi8PoLgdQv4fVXMOympTSEuZsgEpb",
+	"2ToqBtv4Ld02YzfZmB1yZXF7jWJ3x1b+5DbBfI3Tlrm6abz3Q1ebRMIdYv5zP3RbgKRP0u5ak2bx1mXF",
+	"iehrhau7HNOVXNgFew2kbhDVHfJFuzCmTqbcNJnI/AGd6EACnoqwzLXnPG+4v+VbPFKH//mP/4zRPP/9",
+	"+unZt//Kv755+cOr50/fPP22H9UHapCftvJnacLTkjRpJrWz/JtpO6LbnLLDBaJBEP5SrHS2hv2ruS4R",
+	"Smnd7g3V2aldpZWWV/rCws+bwpsf3tLWrtrSru7YzrLYmw0OrKt6NLC1/vBuG2xl1Hbgrl7BQqh1ENUt",
+	"vsBcl4WFHiO3vU8wRnH2bnvrHGXZa5EHB3zMGzfqPOaWYDcwI9QB2zxoUdUl9DWS2AYL5G5OPZgKPojj",
+	"SAr0KNKujMJiV5ImohTqHrZu2wbfic9/LTTYdeU3+2NZu9/glJv90+a813GWHEAHcw1O0ZBfIlgimNe7",
+	"vNzizfDOvNk950RP7nnK6w5U831XhUWeU7j0hQUr1YzCdl1ibAa/CR4nSSkOD060ZfGiEbu0WswrI936",
+	"nG43SBtnCM8qwlxd0GcpCMq18rJToxcwfvXy/A0caFG5+QE/H0OvEfOZEcrtpT4pAMMjmOvK+zUWLOYn",
+	"b7whc+7ckhFQKVG5r4WVeTeTXhKx4Idx1wVXvi3mBl2dkj36Cv77v4b9w/5gz8fFXeRS0NUmiTfdooj4",
+	"JtVUdzhubwGXpcixgMm6AWeWKapRDr9qII9NYSlksRsR90dqpB49+q7Uq/6jR3C2gXoeWdCiISbtBbe2",
+	"14ezKE5z4hItSAe9yEfupb7UynZam8uRYtqEtX4sMSefY35JQL3H7nSvDy2oSZe/dH7lxs/u+exYM2gp",
+	"1rzJSDFMgmVZWRBw/HvI9YKT6Fql1wSW/jEX5P3PUjgaApeIS/92s0jgU5Rep4ePHgW5GPYzMGh1ZXIE",
+	"vVJMWiyVLRE56h/uUfTaIR6nI+UzcprbH3JRllwbWTajSdHtGHJhjEQL47NQS2CKTiDk3kdVlh3mXoFC",
+	"mp2e4DguH4zUG3pjoZQfsNEX6OVaTeWsMmJS4h67EoM+F0n2z6Cde50MTGGfwNLDaRdfJS4wlwtRBshx",
+	"l8wL9C71EvNLu5eCddpgMVLs0cs1CAvBVEIYFKSluSCi7/j3dXbKS4PRlSqwgLkop/vVkkw2vfQrBOJf",
+	"iZlUzW0+JzRhdEWCz8ne8yWZsX3r1iXCmCDOGHpsirK9FMbkuaMml62moNORuqEriNV1bLVxY+jt9uII",
+	"m/+776HR5LlbTTjpSEU9OJumpLp7JugS53gbQQk42rfshKMs0IlCOBGYwfliS4x42koL12sQ98Y8aMyL",
+	"p1uyGUtyCqu5zOcglF2RAEg1UjQ/0oPj/hDsXCwRemPWI7/0XqDmmVpWDkxFZurRI/g6FAt05bg0FqV+",
+	"tQHR0sy0yWv7gqa0YHODqLA4BTFSH6Qu/VRJ9uIoy6Cjd4QgpsWtjhAfmnIquifcSHUc/QSanH4gYJxG",
+	"02gVNsW+3HYR2Xe+OfzoyKm5OVicMRhMgZucvBVlG7VpFEzhn85fvoBLXHsH4B2vTcmAF8QRUUKoz+w1",
+	"mWvvIX98893+kzjxN1K98YgMRZaNQaq8rAos2N6HzHcpHRpRQo+wOO/btPFtSALyZEWjsNqEQXvcYUE8",
+	"YwU5HMZpKTjz69Wl51rztWJqK+RGDZLVUJ2SLqUnl7gGtyJtlwqEGimPeiI9fAwlfsCSCwYKLQkPMypu",
+	"PIQFejPFi6zBL8JyRTGs7zYjyKms7wrwPRc/PHtD0MuUwW/bk4MDvUTlHUFfm9lBmGQPaCyFGtIxYnJG",
+	"igKCMz979SxJkw9orPfxg37Wz2g0LSaWMjlJDvtZ/5BjYDdnCHUQSbwvis/QdWMXchm7ZeYJllrNCF6F",
+	"6q/3rMagchDgMQEVQrasFlzx/B5dXGMuOArZalwbZtn9KnJN8HE4GPaP07i7xcPWCHd2Nb3crQLHpF7T",
+	"zVKf2wP6qzQ58mfoWq8560HUocdTBrdPaXUyXKXJ8V32aZrOeMLhnXZpKt4MwavFQph1x2EJeIqZrbOX",
+	"NnlP42Nzlpz8wk9MXeLtlLMgyUqzAnMrlSApWxM8rpGjR8UbVMp1jrkmI8v1S/hmg2U3HZ8j1TvKDj30",
+	"W4PF0ILm5igN+OaIgg0hQarvn9YY6eAXWVwFssdeg9uiTM6+LtRYVq1N8/W7bg5vhhz4rp301nHcUXyX",
+	"cdo47jzqUqWbbzvqIvp8gnvk5fDeZfepNhNZFKjaJXe60UgwOK2jcBXu9iHK7M3GocRO2NpDM9EEFP3f",
+	"QiVfNMeE3oYFe5FmBia8v0qTpbYd2vdNHazVfQkhZqNQhCPB+sBcGKkPyyDRQ2VpYbVbg1vJshypEDCd",
+	"glYhKhOcANkJxKTzAdjx7/vwInSXMPLlsjB7XEatPp7a0Ud/CJ9EbmrSX+tifT85u60JMG7+u7NYNQXd",
+	"q3b2xZkKr3Z0dvA30zN6S6Pjg3SCBvI3paCoHei5Dr3fN37DQqDmumayYMEPBl9e0yb2d2zwNqkbz8PP",
+	"ZO0aBfdIZ3AH69U0nf4G9tHbhSgR1bCt00ZuwIpHAN5k+UK5yzsSjh1FoJQCAQo9uNHKJyq2Uk/SQoET",
+	"6UId9Pr800j1bkxE7G0nqCSLQ7G1NIUsrTRVSNv6qDpOd/EXCwv9gQsJYDAnbhR1OanEYka2/20I+1Dp",
+	"ajaHaaUK2/QE0myb+syaZ7p1ZOE9q2pSfGhP9B5lX1HMa6vpVOYSlbvg9Tph1xnfR23m7we66i/i/gqc",
+	"9PJPf+coyUWGs5HGhVgH3wzS/br2Q2nXSUMIm45uZ1LzmQhP+OruDPI1T/0dyRb9jDCUbiR5wSWqNOGs",
+	"Qavfc1s8W7z13CPhb9o/c22dhcHwcf/4EHpeDdmVZvCHOPX4uJ8d7p3WMTPxaMBtSmzHVq0u1TbFdR15",
+	"l9S7tKY21uq0vnrfmupXvbr6HK2p3iD0KKyTynpgKEqDoqjlEYu91H8R2GEf2jb1CxvzcMIftUZ2tZWN",
+	"/y0ckbdcvsxC+gb+nMErSbfRhTs5pqWw9ga31Nmr0IeX2zZg4zjICBQapNtN27wS1v7D5D6EyW2zm+7w",
+	"s1vcLfz2iSb35glRc/1voGk/CHO5AXxezVjBmqPfScOcuMQbNOyazqDTmP0TzPUilD52+Q9v56h8Z0qc",
+	"1RKX6GGZFYvmSzkHmixbnNheSWX9blzuszBDR1iqCza9EZf4Dw1+gNQS1/V+g7TS/0U9JaEEwR/zbJDT",
+	"bUks0lKfaybVvCWf1SDcHn/oQrvUGOGYQdae/8ppY5Z7h/55H34MhQKfTfb9wSNlcCZMUaLlipDvK/bN",
+	"wj4fFjVN+TI0CO6CEGam1VBSFGfnDAK2eqo6lPY1N26jaaokn5jT2rR477ZsR1WSqA0nKpL4Xqn7pLo2",
+	"lZIHznQ1hZ7jLAtZqoc/wE11HhMuBIumd+tO2Srfnem2iieQCxU+wiu8dS/1bMax9rXprHbZ7gFTWl99",
+	"2oexgc0XXK5pGc76FTD/2aIFZO/HPsSnsK3dgwVt9u3RWoLuitRzXyqL/NXbByzXe0SPVDT4bzqLFXrf",
+	"kpN372PDWRuG0EN4TRVup451bfntOzaCtbFMN3DFbuXpm+b9nu+Q4Mhu75QLc5EVjVfwUCbq+NL6MopD",
+	"WBF8p4Qswq347lM3Z4zMTUzSnYJQa0I9WFokpGPhKDtMR2o1R2520qZBurIA/Cits9fV7UjHryvcdRfA",
+	"uWnvtOmA2LjqL+yv+g8o3fvfT/pH5fGzwsO1rlhKueLIWHGtq7iu/GuARNaNAE2Ub/VrOg8+e1ajVo/o",
+	"yF2orW3N2j28796T/PivP70SbppiTg4OSp2Lcq6tO3mSPclY1sL6O82/Ucuvhd6mu3Krybe/0URuVWA5",
+	"30rrRx/NNSnrdp9Hs4Y3urtrhK6GMFua8A12+NA5JiKIyvur/w0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -57,8 +57,33 @@ func WriteError(w http.ResponseWriter, r *http.Request, status int, e Error) {
 	WriteJSON(w, status, e)
 }
 
-// Internal logs err with the request id and answers a 500 that reveals nothing about it.
+// Internal answers a request that failed inside the server, and is the one place such failures are
+// classified:
+//   - the client went away (its connection closed mid-request or mid-response): nothing to answer,
+//     logged at debug, since it is no fault of the server;
+//   - the response had already started: only logged, because a second status line cannot be sent;
+//   - the database is unreachable (DatabaseUnavailable): 503 database_unavailable with Retry-After,
+//     logged at most once every few seconds with a count (see ReportOutages);
+//   - anything else: logged with the request id and answered with a 500 that reveals nothing.
 func Internal(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if clientGone(r) {
+		if log != nil {
+			log.DebugContext(r.Context(), "client gone before the response was complete", "err", err,
+				"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+		}
+		return
+	}
+	if headerWritten(w) {
+		if log != nil {
+			log.ErrorContext(r.Context(), "failed after the response started", "err", err,
+				"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+		}
+		return
+	}
+	if DatabaseUnavailable(err) {
+		unavailable(w, r, log, err)
+		return
+	}
 	if log != nil {
 		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", RequestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path)

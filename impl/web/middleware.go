@@ -115,19 +115,33 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer (flush, deadlines).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// AccessLog logs one line per request at debug level, so production logs stay quiet unless asked.
+// headerWritten reports whether the response's status line has gone out, looking through the
+// writers middleware wrapped around it for the statusRecorder AccessLog installs.
+func headerWritten(w http.ResponseWriter) bool {
+	for {
+		switch v := w.(type) {
+		case *statusRecorder:
+			return v.status != 0
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// AccessLog records every response's status (so Internal knows whether a response has started) and
+// logs one line per request at debug level, so production logs stay quiet unless asked.
 func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !log.Enabled(r.Context(), slog.LevelDebug) {
-				next.ServeHTTP(w, r)
-				return
-			}
 			start := time.Now()
 			rec := &statusRecorder{ResponseWriter: w}
 			next.ServeHTTP(rec, r)
-			log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-				"bytes", rec.bytes, "duration", time.Since(start), "request_id", RequestID(r.Context()))
+			if log.Enabled(r.Context(), slog.LevelDebug) {
+				log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+					"bytes", rec.bytes, "duration", time.Since(start), "request_id", RequestID(r.Context()))
+			}
 		})
 	}
 }

@@ -2,6 +2,9 @@
 // that each operation documents the refusals every triad route can produce and shows examples.
 //
 // - 500: any handler can fail internally (web.Internal answers it).
+// - 503: every operation that needs the database answers database_unavailable while PostgreSQL
+//   cannot be reached (web.Internal); an operation that never touches it says so with
+//   `x-triad-database: false`.
 // - 400: routes with a body, or with a parameter the request validation (web.Validator, kin-openapi)
 //   can reject (required, typed other than string, or constrained), can be refused as malformed.
 // - 401: routes whose effective security requirement is not empty refuse unauthenticated callers.
@@ -50,6 +53,7 @@ export default function triadOperations(doc) {
         results.push({ message: `${method.toUpperCase()} ${path} must document ${code} (${why})`, path: [...at, "responses"] });
 
       if (!has("500")) missing("500", "an internal failure");
+      if (op["x-triad-database"] !== false && !has("503")) missing("503", "the database may be unavailable; mark operations that never use it x-triad-database: false");
       const params = [...(item.parameters || []), ...(op.parameters || [])];
       if ((params.some(refusable) || op.requestBody) && !has("400")) missing("400", "request validation");
       const security = op.security !== undefined ? op.security : doc.security;

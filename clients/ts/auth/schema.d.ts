@@ -377,6 +377,24 @@ export interface components {
         };
     };
     responses: {
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "database_unavailable",
+                 *       "message": "the database is unavailable; retry in a few seconds",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `validation_failed`: the request does not match this spec (the reference server validates every /auth and /avatar request against it; e.g. an over-long X-XSRF-TOKEN header). */
         ValidationFailed: {
             headers: {
@@ -682,6 +700,7 @@ export interface operations {
             400: components["responses"]["ValidationFailed"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getStatus: {
@@ -821,6 +840,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
         };
     };
     loginPost: {
@@ -897,6 +917,7 @@ export interface operations {
             };
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
         };
     };
     callback: {
@@ -928,6 +949,7 @@ export interface operations {
             403: components["responses"]["LoginForbidden"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
         };
     };
     callbackPost: {
@@ -952,6 +974,7 @@ export interface operations {
             403: components["responses"]["LoginForbidden"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
         };
     };
     providerLogout: {
@@ -1052,6 +1075,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     headAvatar: {
@@ -1108,6 +1132,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -523,6 +523,24 @@ export interface components {
         };
     };
     responses: {
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "database_unavailable",
+                 *       "message": "the database is unavailable; retry in a few seconds",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request does not match the specification; `details` names each invalid field. */
         BadRequest: {
             headers: {
@@ -712,6 +730,7 @@ export interface operations {
             409: components["responses"]["EmailTaken"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     loginUser: {
@@ -799,6 +818,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resetPassword: {
@@ -864,6 +884,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     editProfile: {
@@ -913,6 +934,7 @@ export interface operations {
             409: components["responses"]["EmailTaken"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     logoutUser: {
@@ -945,6 +967,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getMe: {
@@ -1001,6 +1024,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listBrands: {
@@ -1044,6 +1068,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listFeaturedBrands: {
@@ -1067,6 +1092,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createBrand: {
@@ -1115,6 +1141,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getBrand: {
@@ -1142,6 +1169,7 @@ export interface operations {
             404: components["responses"]["BrandNotFound"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteBrand: {
@@ -1179,6 +1207,7 @@ export interface operations {
             404: components["responses"]["BrandNotFound"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateBrand: {
@@ -1221,6 +1250,7 @@ export interface operations {
             404: components["responses"]["BrandNotFound"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     subscribeBrand: {
@@ -1268,6 +1298,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     unsubscribeBrand: {
@@ -1299,6 +1330,7 @@ export interface operations {
             404: components["responses"]["BrandNotFound"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

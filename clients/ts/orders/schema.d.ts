@@ -386,6 +386,24 @@ export interface components {
         };
     };
     responses: {
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "database_unavailable",
+                 *       "message": "the database is unavailable; retry in a few seconds",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The order after the transition. */
         OrderOK: {
             headers: {
@@ -703,6 +721,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            503: components["responses"]["Unavailable"];
         };
     };
     registerUser: {
@@ -762,6 +781,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAuthenticatedUser: {
@@ -793,6 +813,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listNewOrders: {
@@ -833,6 +854,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createOrder: {
@@ -894,6 +916,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listUserOrders: {
@@ -937,6 +960,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     takeOrder: {
@@ -972,6 +996,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["WrongState"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     passOrder: {
@@ -1007,6 +1032,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["WrongState"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     acceptOrder: {
@@ -1053,6 +1079,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

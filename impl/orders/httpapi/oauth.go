@@ -146,6 +146,12 @@ func (a *API) invalidClient(w http.ResponseWriter) {
 }
 
 func (a *API) oauthInternal(w http.ResponseWriter, r *http.Request, err error) {
+	// An unreachable database (503 database_unavailable) and a client that went away are classified
+	// where every surface's failures are.
+	if web.DatabaseUnavailable(err) || r.Context().Err() != nil {
+		web.Internal(w, r, a.log, err)
+		return
+	}
 	a.log.ErrorContext(r.Context(), "orders: token endpoint", "err", err, "request_id", web.RequestID(r.Context()))
 	oauthFail(w, http.StatusInternalServerError, "server_error", "internal server error")
 }

@@ -1,0 +1,112 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// CodeDatabaseUnavailable is the error code of the 503 every route that needs the database answers
+// while PostgreSQL cannot be reached.
+const CodeDatabaseUnavailable = "database_unavailable"
+
+// RetryAfterDatabase is the Retry-After (seconds) of a database_unavailable answer: about the time
+// the managed cluster's supervisor needs to bring a crashed PostgreSQL back.
+const RetryAfterDatabase = 5
+
+// DatabaseUnavailable reports whether err means PostgreSQL could not be reached or dropped the
+// connection, rather than that a query failed: a failed connect (refused, no socket, pool acquire
+// timed out while connecting), a connection lost mid-query, SQLSTATE class 08 (connection
+// exception) and 57P01-57P03 (the server is shutting down, crashed, or not accepting yet).
+func DatabaseUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	var netErr *net.OpError
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "conn closed")
+}
+
+// clientGone reports whether the request failed because its client went away: net/http cancels the
+// request's context when the connection closes or a write to it fails. (Servers here never cancel
+// request contexts at shutdown: they finish in-flight requests.)
+func clientGone(r *http.Request) bool {
+	return r != nil && errors.Is(r.Context().Err(), context.Canceled)
+}
+
+// outageReportEvery is how often at most the log says the database is unavailable.
+const outageReportEvery = 5 * time.Second
+
+// outageLog turns a storm of database failures into one log line every few seconds with a count:
+// while PostgreSQL is down every request fails the same way, and one ERROR line per request would
+// bury everything else (thousands of lines a second under load).
+type outageLog struct {
+	log   *slog.Logger
+	every time.Duration
+	now   func() time.Time
+
+	mu      sync.Mutex
+	last    time.Time // when the last line was written
+	pending int       // failures since then
+}
+
+// report counts one failure and writes a line when the last one is older than every.
+func (o *outageLog) report(ctx context.Context, err error) {
+	o.mu.Lock()
+	o.pending++
+	now := o.now()
+	if !o.last.IsZero() && now.Sub(o.last) < o.every {
+		o.mu.Unlock()
+		return
+	}
+	n := o.pending
+	o.pending = 0
+	o.last = now
+	o.mu.Unlock()
+	o.log.ErrorContext(ctx, "database unavailable: answering 503", "requests", n, "err", err)
+}
+
+type outageKey struct{}
+
+// ReportOutages makes the database_unavailable answers of every request below it share one
+// rate-limited log (at most one line every five seconds, with the number of requests refused).
+// Without it each one is logged at warn.
+func ReportOutages(log *slog.Logger) func(http.Handler) http.Handler {
+	o := &outageLog{log: log, every: outageReportEvery, now: time.Now}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), outageKey{}, o)))
+		})
+	}
+}
+
+// unavailable answers 503 database_unavailable with Retry-After and reports the failure.
+func unavailable(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if o, ok := r.Context().Value(outageKey{}).(*outageLog); ok {
+		o.report(r.Context(), err)
+	} else if log != nil {
+		log.WarnContext(r.Context(), "database unavailable: answering 503", "err", err, "request_id", RequestID(r.Context()))
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterDatabase))
+	WriteError(w, r, http.StatusServiceUnavailable, Error{Code: CodeDatabaseUnavailable,
+		Message: "the database is unavailable; retry in a few seconds"})
+}

@@ -1,0 +1,142 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// realConnectError is what pgx returns when PostgreSQL's socket is not there.
+func realConnectError(t *testing.T) error {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := pgconn.Connect(context.Background(), "host="+filepath.Join(dir, "nowhere")+" user=x dbname=x sslmode=disable connect_timeout=2")
+	if err == nil {
+		t.Fatal("connected to a socket that does not exist")
+	}
+	return err
+}
+
+func TestDatabaseUnavailable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"connect refused (pool acquire)", fmt.Errorf("list orders: %w", realConnectError(t)), true},
+		{"connection exception 08006", &pgconn.PgError{Code: "08006"}, true},
+		{"admin shutdown 57P01", &pgconn.PgError{Code: "57P01"}, true},
+		{"crash shutdown 57P02", &pgconn.PgError{Code: "57P02"}, true},
+		{"starting up 57P03", &pgconn.PgError{Code: "57P03"}, true},
+		{"connection lost mid-query", fmt.Errorf("query: %w", io.ErrUnexpectedEOF), true},
+		{"network error", &net.OpError{Op: "read", Net: "unix", Err: errors.New("connection reset by peer")}, true},
+		{"unique violation is no outage", &pgconn.PgError{Code: "23505"}, false},
+		{"query cancelled is no outage", &pgconn.PgError{Code: "57014"}, false},
+		{"plain bug", errors.New("nil map"), false},
+		{"nil", nil, false},
+	}
+	for _, tc := range tests {
+		if got := DatabaseUnavailable(tc.err); got != tc.want {
+			t.Errorf("%s: DatabaseUnavailable(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// While the database is down every route answers 503 database_unavailable with Retry-After, and
+// the log says so once per period with a count instead of one ERROR line per request.
+func TestInternal_DatabaseDownIs503AndLoggedOncePerPeriod(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	dbErr := fmt.Errorf("get user: %w", realConnectError(t))
+	h := WithRequestID(ReportOutages(log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Internal(w, r, log, dbErr)
+	})))
+	for range 200 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/users/1/orders", nil))
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("status = %d, want 503", rec.Code)
+		}
+		if got := rec.Header().Get("Retry-After"); got != "5" {
+			t.Fatalf("Retry-After = %q, want 5", got)
+		}
+		if e := decodeError(t, rec.Body); e.Code != CodeDatabaseUnavailable || e.RequestID == "" || strings.Contains(e.Message, "nowhere") {
+			t.Fatalf("error = %+v, want database_unavailable with a request id and no internals", e)
+		}
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 1 {
+		t.Fatalf("200 refused requests logged %d lines, want 1:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "requests=1") {
+		t.Fatalf("first line = %s, want an ERROR line counting the first request", logs.String())
+	}
+}
+
+func TestOutageLog_CountsBetweenLines(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	o := &outageLog{log: slog.New(slog.NewTextHandler(&logs, nil)), every: 5 * time.Second, now: func() time.Time { return now }}
+	for i := range 30 { // 30 failures over 3 s: one line, for the first
+		now = now.Add(100 * time.Millisecond * time.Duration(min(i, 1)))
+		o.report(context.Background(), errors.New("down"))
+	}
+	now = now.Add(5 * time.Second)
+	o.report(context.Background(), errors.New("down"))
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "requests=1 ") || !strings.Contains(lines[1], "requests=30 ") {
+		t.Fatalf("lines = %q, want requests=1 then requests=30 (the 29 held back plus this one)", lines)
+	}
+}
+
+// A client that goes away mid-request is no server error: debug only, and nothing is written.
+func TestInternal_ClientGoneIsDebug(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	Internal(rec, httptest.NewRequest(http.MethodGet, "/orders", nil).WithContext(ctx), log, fmt.Errorf("query: %w", context.Canceled))
+	if rec.Body.Len() != 0 {
+		t.Fatalf("wrote %q to a client that is gone", rec.Body)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "level=DEBUG") {
+		t.Fatalf("log = %s, want one DEBUG line and no ERROR", logs.String())
+	}
+}
+
+// A failure after the status line went out cannot change the status: it is logged, and no second
+// WriteHeader is attempted (net/http would log "superfluous response.WriteHeader call").
+func TestInternal_AfterResponseStartedWritesNothingMore(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	h := AccessLog(log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"partial":`))
+		Internal(w, r, log, errors.New("encoding failed"))
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != `{"partial":` {
+		t.Fatalf("response = %d %q, want the started 200 left alone", rec.Code, rec.Body)
+	}
+	if !strings.Contains(logs.String(), "failed after the response started") {
+		t.Fatalf("log = %s", logs.String())
+	}
+}
