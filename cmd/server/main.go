@@ -92,7 +92,8 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	dbURL := string(cfg.DatabaseURL)
 	if dbURL == "" {
 		cluster, err := pgcluster.Start(ctx, filepath.Join(cfg.DataDir, "pg"), pgcluster.Options{
-			Log: func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) },
+			Log:  func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) },
+			Warn: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) },
 		})
 		if err != nil {
 			return fmt.Errorf("managed PostgreSQL: %w", err)

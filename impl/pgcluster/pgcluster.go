@@ -3,6 +3,11 @@
 // The server uses it when no DATABASE_URL is configured, and the test harness uses it to give every
 // test process a database server of its own. The cluster listens on a unix socket inside its own
 // folder only (no TCP port), so several clusters never fight over a port.
+//
+// One folder has one owner: Start takes a lock file holding the owner's pid, so a second process
+// pointed at the same folder refuses instead of adopting (and later stopping) a cluster another
+// server relies on. The postmaster runs as a child of the owner, which supervises it: when it
+// dies, it is restarted with backoff.
 package pgcluster
 
 import (
@@ -17,11 +22,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// ErrInUse means another live process owns the cluster's folder (its lock file is held).
+var ErrInUse = errors.New("pgcluster: data folder in use")
 
 // ErrNoBinaries means no PostgreSQL server binaries were found on this machine.
 var ErrNoBinaries = errors.New("pgcluster: PostgreSQL binaries (initdb, pg_ctl, postgres) not found; " +
@@ -31,17 +40,33 @@ var ErrNoBinaries = errors.New("pgcluster: PostgreSQL binaries (initdb, pg_ctl, 
 type Options struct {
 	// Ephemeral turns off fsync and friends: for test clusters whose data may be lost.
 	Ephemeral bool
-	// Log receives the server's log lines; nil discards them.
+	// Log receives the cluster's progress lines; nil discards them.
 	Log func(format string, args ...any)
+	// Warn receives what an operator must notice (the postmaster died, a restart failed); nil
+	// sends it to Log.
+	Warn func(format string, args ...any)
 }
+
+// Backoff between restarts of a postmaster that died: the first retry comes quickly, repeated
+// failures (a disk full, shared memory still held by dying backends) are retried less often.
+const (
+	minRestartBackoff = 500 * time.Millisecond
+	maxRestartBackoff = 30 * time.Second
+)
 
 // Cluster is a running PostgreSQL server owned by this process.
 type Cluster struct {
-	dir     string
-	bin     string
-	cred    *syscall.Credential
-	logf    func(string, ...any)
-	stopped bool
+	dir   string
+	bin   string
+	cred  *syscall.Credential
+	logf  func(string, ...any)
+	warnf func(string, ...any)
+	lock  *os.File // held for the cluster's lifetime; the kernel releases it if the process dies
+
+	stopOnce sync.Once
+	stop     chan struct{} // closed by Stop
+	done     chan struct{} // closed when the supervisor has shut the postmaster down
+	stopErr  error
 }
 
 // FindBinaries returns the folder holding initdb, pg_ctl and postgres: PATH first, then
@@ -95,9 +120,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, bin: bin, logf: opts.Log}
+	c := &Cluster{dir: dir, bin: bin, logf: opts.Log, warnf: opts.Warn, stop: make(chan struct{}), done: make(chan struct{})}
 	if c.logf == nil {
 		c.logf = func(string, ...any) {}
+	}
+	if c.warnf == nil {
+		c.warnf = c.logf
 	}
 	if os.Geteuid() == 0 {
 		cred, err := postgresCredential()
@@ -109,15 +137,154 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	if err := c.mkdirOwned(dir); err != nil {
 		return nil, err
 	}
+	if c.lock, err = lockDir(dir); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.lock.Close()
+		}
+	}()
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		if err := c.initdb(ctx, opts.Ephemeral); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.start(ctx); err != nil {
+	// We hold the lock, so a postmaster still running here belongs to an owner that died: take it
+	// over by stopping it cleanly and starting our own, which we can supervise.
+	if c.command(ctx, "pg_ctl", "-D", c.dataDir(), "status").Run() == nil {
+		c.warnf("postgres in %s was left running by a server that is gone: stopping it to take over", c.dataDir())
+		if err := c.run(ctx, "pg_ctl", "-D", c.dataDir(), "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+			return nil, err
+		}
+	}
+	proc, exited, err := c.startPostmaster(ctx)
+	if err != nil {
 		return nil, err
 	}
+	c.logf("postgres started (pid %d): data %s, socket %s", proc.Process.Pid, c.dataDir(), c.socketDir())
+	ok = true
+	go c.supervise(proc, exited)
 	return c, nil
+}
+
+// lockDir takes the folder's lock file and writes our pid into it. flock, not the file's mere
+// existence, is the lock: the kernel drops it when the owner dies however it dies, so a crashed
+// owner never blocks the next start, while a live one always does.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "owner.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("pgcluster: lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			owner, _ := os.ReadFile(path)
+			return nil, fmt.Errorf("%w: %s is owned by the running server with pid %s (lock file %s); stop that server or use another data folder",
+				ErrInUse, dir, strings.TrimSpace(string(owner)), path)
+		}
+		return nil, fmt.Errorf("pgcluster: lock file: %w", err)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// startPostmaster runs postgres as our child and waits until it accepts connections. exited is
+// closed when the process ends.
+func (c *Cluster) startPostmaster(ctx context.Context) (*exec.Cmd, chan struct{}, error) {
+	logFile := filepath.Join(c.dir, "server.log")
+	out, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.dataDir())
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
+	cmd.Stdout, cmd.Stderr = out, out
+	// A process group of its own: a Ctrl-C in the terminal goes to the server, which drains its
+	// requests and then stops PostgreSQL, instead of PostgreSQL dying under it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return nil, nil, fmt.Errorf("pgcluster: postgres: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		out.Close()
+		close(exited)
+	}()
+	if err := c.waitReady(ctx, exited); err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+		return nil, nil, fmt.Errorf("%w (log: %s)", err, logFile)
+	}
+	return cmd, exited, nil
+}
+
+// supervise restarts the postmaster whenever it dies, until Stop, then shuts it down.
+func (c *Cluster) supervise(proc *exec.Cmd, exited chan struct{}) {
+	defer close(c.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		select {
+		case <-c.stop:
+			c.stopErr = c.shutdown(proc, exited)
+			return
+		case <-exited:
+		}
+		backoff := minRestartBackoff
+		c.warnf("postgres (pid %d) died: %s; restarting in %s", proc.Process.Pid, proc.ProcessState, backoff)
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-time.After(backoff):
+			}
+			var err error
+			if proc, exited, err = c.startPostmaster(ctx); err == nil {
+				c.warnf("postgres restarted (pid %d)", proc.Process.Pid)
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			backoff = min(2*backoff, maxRestartBackoff)
+			c.warnf("restarting postgres failed: %v; next try in %s", err, backoff)
+		}
+	}
+}
+
+// shutdown asks the postmaster for a fast shutdown (abort open transactions, checkpoint, exit) and
+// waits for it, killing it when it does not finish within a minute.
+func (c *Cluster) shutdown(proc *exec.Cmd, exited chan struct{}) error {
+	_ = proc.Process.Signal(syscall.SIGINT)
+	select {
+	case <-exited:
+		c.logf("postgres stopped")
+		return nil
+	case <-time.After(time.Minute):
+		_ = proc.Process.Kill()
+		<-exited
+		return errors.New("pgcluster: postgres did not stop within a minute; killed")
+	}
 }
 
 func postgresCredential() (*syscall.Credential, error) {
@@ -201,25 +368,13 @@ func (c *Cluster) initdb(ctx context.Context, ephemeral bool) error {
 	return f.Close()
 }
 
-func (c *Cluster) start(ctx context.Context) error {
-	// A server left running by a crashed run of ours is adopted rather than fought with; a stale
-	// pid file with no server behind it is pg_ctl's to clean up.
-	if c.command(ctx, "pg_ctl", "-D", c.dataDir(), "status").Run() == nil {
-		c.logf("postgres already running in %s: adopting it", c.dataDir())
-		return c.waitReady(ctx)
-	}
-	logFile := filepath.Join(c.dir, "server.log")
-	if err := c.run(ctx, "pg_ctl", "-D", c.dataDir(), "-l", logFile, "-w", "-t", "60", "start"); err != nil {
-		return err
-	}
-	c.logf("postgres started: data %s, socket %s", c.dataDir(), c.socketDir())
-	return c.waitReady(ctx)
-}
-
-func (c *Cluster) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(30 * time.Second)
+// waitReady polls until the server accepts connections, it exits, or 60 s pass.
+func (c *Cluster) waitReady(ctx context.Context, exited <-chan struct{}) error {
+	deadline := time.Now().Add(60 * time.Second)
 	for {
-		conn, err := pgx.Connect(ctx, c.URL("postgres"))
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		conn, err := pgx.Connect(cctx, c.URL("postgres"))
+		cancel()
 		if err == nil {
 			conn.Close(ctx)
 			return nil
@@ -227,7 +382,13 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("pgcluster: server did not accept connections: %w", err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-exited:
+			return errors.New("pgcluster: postgres exited while starting")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
@@ -260,17 +421,16 @@ func (c *Cluster) EnsureDatabase(ctx context.Context, name string) error {
 	return err
 }
 
-// Stop shuts the server down, letting it finish writing its data. It is safe to call twice.
+// Stop shuts the server down, letting it finish writing its data, and releases the folder. It is
+// safe to call twice.
 func (c *Cluster) Stop() error {
-	if c == nil || c.stopped {
+	if c == nil {
 		return nil
 	}
-	c.stopped = true
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := c.run(ctx, "pg_ctl", "-D", c.dataDir(), "-m", "fast", "-w", "stop"); err != nil {
-		return err
-	}
-	c.logf("postgres stopped")
-	return nil
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		<-c.done
+		c.lock.Close()
+	})
+	return c.stopErr
 }
