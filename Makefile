@@ -88,7 +88,7 @@ contract: deps-postgres deps-npm ## replay the end-to-end suites through Prism v
 
 .PHONY: test-replicas
 test-replicas: deps-postgres deps-haproxy deps-npm ## the end-to-end suites through HAProxy over three servers on one database
-	TRIAD_E2E_REPLICAS=3 $(GO) test -count=1 -timeout 15m -run '^Test(Orders|Brands|Auth|Specs|TypeScriptSDK)_?' ./e2e/
+	TRIAD_E2E_REPLICAS=3 $(GO) test -tags replicas -count=1 -timeout 15m ./e2e/
 
 .PHONY: test
 test: deps-postgres deps-haproxy deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the replica run, the Prism contract run
