@@ -24,6 +24,12 @@ const CodeUnknownProvider = "unknown_provider"
 // Auth routes: GET /list, GET /user, GET /status, GET|POST /logout, and per provider
 // GET|POST /<p>/login, GET|POST /<p>/callback, GET|POST /<p>/logout.
 func (s *Service) Handlers() (authHandler, avatarHandler http.Handler) {
+	return mountable(s.router(), s.opts.AuthPath), mountable(s.avatarH, s.opts.AvatarRoutePath)
+}
+
+// router routes the auth handler's paths below its mount point. The routes are the contract of
+// api/auth.yaml; TestRoutes_MatchTheSpec holds them to it, path by path and method by method.
+func (s *Service) router() chi.Router {
 	r := chi.NewRouter()
 	r.Use(securityHeaders)
 	r.NotFound(web.NotFound)
@@ -45,7 +51,7 @@ func (s *Service) Handlers() (authHandler, avatarHandler http.Handler) {
 		r.Get("/{provider}/"+action, s.providerHandler(action))
 		r.Post("/{provider}/"+action, s.providerHandler(action))
 	}
-	return mountable(r, s.opts.AuthPath), mountable(s.avatarH, s.opts.AvatarRoutePath)
+	return r
 }
 
 // mountable lets a handler that routes on the path below its mount point also be mounted where the
