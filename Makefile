@@ -123,6 +123,10 @@ lint-specs: deps-npm ## Spectral and Redocly over the three specs: zero errors, 
 bench: deps-postgres build ## Go benchmarks and a wrk load run, each beside a same-run baseline
 	bash scripts/bench.sh
 
+.PHONY: bench-curves
+bench-curves: deps-postgres ## orders cost curves: page times and write throughput at 10k..10M orders and 1..256 clients
+	bash scripts/bench-curves.sh
+
 .PHONY: clean
 clean: ## remove build output (keeps DATA_DIR)
 	rm -rf bin

@@ -39,6 +39,9 @@ chmod 755 "$work"
 srv_pid=$!
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
 curl -fs "http://127.0.0.1:$port/readyz" >/dev/null || { cat "$work/server.log"; exit 1; }
+# rss_mib FIELD prints the server's VmRSS (now) or VmHWM (peak so far) in MiB.
+rss_mib() { awk -v f="$1:" '$1 == f {printf "%.0f", $2 / 1024}' "/proc/$srv_pid/status"; }
+rss_idle=$(rss_mib VmRSS)
 "$work/benchbase" -addr "127.0.0.1:$base_port" -database-url "postgres://postgres@/triad?host=$work/data/pg&sslmode=disable" 2>"$work/base.log" &
 base_pid=$!
 for _ in $(seq 1 50); do curl -fs "http://127.0.0.1:$base_port/bare" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -57,4 +60,11 @@ pair "GET /healthz vs bare chi"                "$T/healthz" "$B/bare"
 pair "GET /readyz vs raw pgx SELECT 1"         "$T/readyz"  "$B/pgx"
 # Surfaces add their load pairs in scripts/bench.d/*.sh; each sees T, B and the pair function.
 for f in scripts/bench.d/*.sh; do [ -e "$f" ] && . "$f"; done
+rss_wrk=$(rss_mib VmHWM)
+# 256 clients at once on the orders list (bearer check, page query, JSON): the memory a burst costs.
+wide=$(wrk -t2 -c256 -d"$DURATION" -H "Authorization: Bearer $orders_token" "$T/orders" | awk '/Requests\/sec/ {print $2}')
+printf '%-40s %12.0f req/s\n' "GET /orders, 256 connections" "$wide"
+echo
+printf 'server RSS: idle %s MiB, peak under the %s-connection wrk runs %s MiB, peak under 256 connections %s MiB (now %s MiB)\n' \
+  "$rss_idle" "$CONNS" "$rss_wrk" "$(rss_mib VmHWM)" "$(rss_mib VmRSS)"
 echo "done"

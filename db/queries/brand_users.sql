@@ -51,6 +51,6 @@ SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
 FROM brand_tokens t
 JOIN brand_users u ON u.id = t.user_id
 LEFT JOIN brand_subscriptions s ON s.user_id = u.id
-LEFT JOIN brands b ON b.id = s.brand_id
+LEFT JOIN brands_counted b ON b.id = s.brand_id
 WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now)
 ORDER BY s.seq;

@@ -2,12 +2,12 @@
 -- AvailableBrandsDigest identifies the current row versions of the available brands; it changes
 -- whenever ListAvailableBrandsJSON's result would.
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands b WHERE b.availability;
+FROM brands_counted b WHERE b.availability;
 
 -- name: FeaturedBrandsDigest :one
 -- FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands b WHERE b.is_featured;
+FROM brands_counted b WHERE b.is_featured;
 
 -- name: GetBrandJSON :one
 -- GetBrandJSON renders one brand, available or not, as a JSON object.
@@ -15,7 +15,7 @@ SELECT json_build_object(
     '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
     'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
     'products', b.products, 'subscriberCount', b.subscriber_count)::text AS brand
-FROM brands b WHERE b.id = $1;
+FROM brands_counted b WHERE b.id = $1;
 
 -- name: GetBrandAvailability :one
 -- GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
@@ -28,7 +28,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING json_build_object(
     '_id', id, 'name', name, 'description', description, 'url', url,
     'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
-    'products', products, 'subscriberCount', subscriber_count)::text AS brand;
+    'products', products, 'subscriberCount', 0)::text AS brand;
 
 -- name: UpdateBrand :one
 -- UpdateBrand changes the given fields of a brand (NULL keeps one) and renders it as JSON.
@@ -44,7 +44,8 @@ WHERE id = sqlc.arg(id)
 RETURNING json_build_object(
     '_id', id, 'name', name, 'description', description, 'url', url,
     'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
-    'products', products, 'subscriberCount', subscriber_count)::text AS brand;
+    'products', products,
+    'subscriberCount', brand_subscriber_count(id))::text AS brand;
 
 -- name: DeleteBrand :execrows
 -- DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
@@ -60,10 +61,10 @@ ON CONFLICT (id) DO NOTHING;
 -- ListAvailableBrandRows reads every available brand with its row version, in creation order, for
 -- rendering in Go (one snapshot gives both the list and its digest).
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands WHERE availability ORDER BY seq;
+FROM brands_counted WHERE availability ORDER BY seq;
 
 -- name: ListFeaturedBrandRows :many
 -- ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
 -- creation order (the seed: brands whose isFeatured is true appear in the featured list).
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands WHERE is_featured ORDER BY seq;
+FROM brands_counted WHERE is_featured ORDER BY seq;

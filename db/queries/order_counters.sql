@@ -1,8 +1,4 @@
--- name: IncOrderCounter :exec
--- IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
-INSERT INTO order_counters (scope, owner_id, n) VALUES (@scope, @owner_id, 1)
-ON CONFLICT (scope, owner_id) DO UPDATE SET n = order_counters.n + 1;
-
--- name: DecOrderCounter :exec
--- DecOrderCounter takes one from the exact size of a list.
-UPDATE order_counters SET n = n - 1 WHERE scope = @scope AND owner_id = @owner_id;
+-- name: OrderListSize :one
+-- OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
+-- counted).
+SELECT coalesce(sum(n), 0)::bigint AS n FROM order_counters WHERE scope = @scope AND owner_id = @owner_id;

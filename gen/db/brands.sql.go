@@ -13,7 +13,7 @@ import (
 
 const availableBrandsDigest = `-- name: AvailableBrandsDigest :one
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands b WHERE b.availability
+FROM brands_counted b WHERE b.availability
 `
 
 // AvailableBrandsDigest identifies the current row versions of the available brands; it changes
@@ -31,7 +31,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING json_build_object(
     '_id', id, 'name', name, 'description', description, 'url', url,
     'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
-    'products', products, 'subscriberCount', subscriber_count)::text AS brand
+    'products', products, 'subscriberCount', 0)::text AS brand
 `
 
 type CreateBrandParams struct {
@@ -75,7 +75,7 @@ func (q *Queries) DeleteBrand(ctx context.Context, id string) (int64, error) {
 
 const featuredBrandsDigest = `-- name: FeaturedBrandsDigest :one
 SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands b WHERE b.is_featured
+FROM brands_counted b WHERE b.is_featured
 `
 
 // FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
@@ -103,7 +103,7 @@ SELECT json_build_object(
     '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
     'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
     'products', b.products, 'subscriberCount', b.subscriber_count)::text AS brand
-FROM brands b WHERE b.id = $1
+FROM brands_counted b WHERE b.id = $1
 `
 
 // GetBrandJSON renders one brand, available or not, as a JSON object.
@@ -116,7 +116,7 @@ func (q *Queries) GetBrandJSON(ctx context.Context, id string) (string, error) {
 
 const listAvailableBrandRows = `-- name: ListAvailableBrandRows :many
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands WHERE availability ORDER BY seq
+FROM brands_counted WHERE availability ORDER BY seq
 `
 
 type ListAvailableBrandRowsRow struct {
@@ -167,7 +167,7 @@ func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBr
 
 const listFeaturedBrandRows = `-- name: ListFeaturedBrandRows :many
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands WHERE is_featured ORDER BY seq
+FROM brands_counted WHERE is_featured ORDER BY seq
 `
 
 type ListFeaturedBrandRowsRow struct {
@@ -229,7 +229,8 @@ WHERE id = $8
 RETURNING json_build_object(
     '_id', id, 'name', name, 'description', description, 'url', url,
     'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
-    'products', products, 'subscriberCount', subscriber_count)::text AS brand
+    'products', products,
+    'subscriberCount', brand_subscriber_count(id))::text AS brand
 `
 
 type UpdateBrandParams struct {

@@ -19,18 +19,24 @@ type Avatar struct {
 }
 
 type Brand struct {
-	ID              string
-	Name            string
-	Description     string
-	Url             string
-	FeaturedImage   string
-	Availability    bool
-	IsFeatured      bool
-	Products        []byte
-	SubscriberCount int32
-	Seq             pgtype.Int8
-	CreatedAt       time.Time
-	Version         int64
+	ID            string
+	Name          string
+	Description   string
+	Url           string
+	FeaturedImage string
+	Availability  bool
+	IsFeatured    bool
+	Products      []byte
+	Seq           pgtype.Int8
+	CreatedAt     time.Time
+	Version       int64
+}
+
+type BrandSubscriberSlot struct {
+	BrandID string
+	Slot    int16
+	N       int32
+	Version int64
 }
 
 type BrandSubscription struct {
@@ -56,6 +62,21 @@ type BrandUser struct {
 	CreatedAt    time.Time
 }
 
+type BrandsCounted struct {
+	ID              string
+	Name            string
+	Description     string
+	Url             string
+	FeaturedImage   string
+	Availability    bool
+	IsFeatured      bool
+	Products        []byte
+	SubscriberCount int32
+	Version         int64
+	Seq             pgtype.Int8
+	CreatedAt       time.Time
+}
+
 type LoginThrottle struct {
 	Key       []byte
 	Attempts  int32
@@ -77,6 +98,7 @@ type OrderCounter struct {
 	Scope   string
 	OwnerID int64
 	N       int64
+	Slot    int16
 }
 
 type OrderLedger struct {
@@ -86,6 +108,12 @@ type OrderLedger struct {
 	Kind      string
 	Amount    int64
 	CreatedAt time.Time
+}
+
+type OrderListSize struct {
+	Scope   string
+	OwnerID int64
+	N       int64
 }
 
 type OrderPlatformSlot struct {

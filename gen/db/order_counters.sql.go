@@ -9,33 +9,20 @@ import (
 	"context"
 )
 
-const decOrderCounter = `-- name: DecOrderCounter :exec
-UPDATE order_counters SET n = n - 1 WHERE scope = $1 AND owner_id = $2
+const orderListSize = `-- name: OrderListSize :one
+SELECT coalesce(sum(n), 0)::bigint AS n FROM order_counters WHERE scope = $1 AND owner_id = $2
 `
 
-type DecOrderCounterParams struct {
+type OrderListSizeParams struct {
 	Scope   string
 	OwnerID int64
 }
 
-// DecOrderCounter takes one from the exact size of a list.
-func (q *Queries) DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error {
-	_, err := q.db.Exec(ctx, decOrderCounter, arg.Scope, arg.OwnerID)
-	return err
-}
-
-const incOrderCounter = `-- name: IncOrderCounter :exec
-INSERT INTO order_counters (scope, owner_id, n) VALUES ($1, $2, 1)
-ON CONFLICT (scope, owner_id) DO UPDATE SET n = order_counters.n + 1
-`
-
-type IncOrderCounterParams struct {
-	Scope   string
-	OwnerID int64
-}
-
-// IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
-func (q *Queries) IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error {
-	_, err := q.db.Exec(ctx, incOrderCounter, arg.Scope, arg.OwnerID)
-	return err
+// OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
+// counted).
+func (q *Queries) OrderListSize(ctx context.Context, arg OrderListSizeParams) (int64, error) {
+	row := q.db.QueryRow(ctx, orderListSize, arg.Scope, arg.OwnerID)
+	var n int64
+	err := row.Scan(&n)
+	return n, err
 }

@@ -12,9 +12,64 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const acceptOrder = `-- name: AcceptOrder :one
+SELECT a.outcome::text AS outcome, coalesce(a.customer_id, 0)::bigint AS customer_id,
+       coalesce(a.performer_id, 0)::bigint AS performer_id, coalesce(a.performer_name, '')::text AS performer_name,
+       coalesce(a.description, '')::text AS description, coalesce(a.price, 0)::bigint AS price,
+       coalesce(a.commission, 0)::bigint AS commission, coalesce(a.balance, 0)::bigint AS balance,
+       coalesce(a.status, '')::text AS status, coalesce(a.created_at, 'epoch')::timestamptz AS created_at
+FROM order_accept($1, $2) AS a
+`
+
+type AcceptOrderParams struct {
+	OrderID  int64
+	CallerID int64
+}
+
+type AcceptOrderRow struct {
+	Outcome       string
+	CustomerID    int64
+	PerformerID   int64
+	PerformerName string
+	Description   string
+	Price         int64
+	Commission    int64
+	Balance       int64
+	Status        string
+	CreatedAt     time.Time
+}
+
+// AcceptOrder completes and pays for a READY order of the caller (order_accept holds every rule);
+// outcome names the result, and fields a refusal did not reach are zero.
+func (q *Queries) AcceptOrder(ctx context.Context, arg AcceptOrderParams) (AcceptOrderRow, error) {
+	row := q.db.QueryRow(ctx, acceptOrder, arg.OrderID, arg.CallerID)
+	var i AcceptOrderRow
+	err := row.Scan(
+		&i.Outcome,
+		&i.CustomerID,
+		&i.PerformerID,
+		&i.PerformerName,
+		&i.Description,
+		&i.Price,
+		&i.Commission,
+		&i.Balance,
+		&i.Status,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const createOrder = `-- name: CreateOrder :one
-INSERT INTO orders (customer_id, description, price) VALUES ($1, $2, $3)
-RETURNING id, customer_id, description, price, status, created_at
+WITH o AS (
+    INSERT INTO orders (customer_id, description, price) VALUES ($1, $2, $3)
+    RETURNING id, customer_id, description, price, status, created_at
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT c.scope, c.owner_id, order_counter_slot(), 1
+    FROM o, LATERAL (VALUES ('waiting', 0::bigint), ('customer', o.customer_id)) AS c(scope, owner_id)
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+)
+SELECT id, customer_id, description, price, status, created_at FROM o
 `
 
 type CreateOrderParams struct {
@@ -32,7 +87,10 @@ type CreateOrderRow struct {
 	CreatedAt   time.Time
 }
 
-// CreateOrder publishes a waiting order of a customer.
+// CreateOrder publishes a waiting order of a customer and counts it in the new-orders list and
+// the customer's, in one statement: each counter change goes to the session's own slot, so
+// concurrent creates lock no common row. The counters are always changed waiting first, then
+// the user's (the order every counter change follows).
 func (q *Queries) CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error) {
 	row := q.db.QueryRow(ctx, createOrder, arg.CustomerID, arg.Description, arg.Price)
 	var i CreateOrderRow
@@ -101,9 +159,17 @@ func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrder
 }
 
 const takeOrder = `-- name: TakeOrder :one
-UPDATE orders SET status = 'IN_PROGRESS', performer_id = $1, updated_at = now()
-WHERE id = $2 AND status = 'WAITING'
-RETURNING id, customer_id, description, price, status, created_at
+WITH t AS (
+    UPDATE orders SET status = 'IN_PROGRESS', performer_id = $1, updated_at = now()
+    WHERE id = $2 AND status = 'WAITING'
+    RETURNING id, customer_id, performer_id, description, price, status, created_at
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT c.scope, c.owner_id, order_counter_slot(), c.delta
+    FROM t, LATERAL (VALUES ('waiting', 0::bigint, -1::bigint), ('performer', t.performer_id, 1::bigint)) AS c(scope, owner_id, delta)
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+)
+SELECT id, customer_id, description, price, status, created_at FROM t
 `
 
 type TakeOrderParams struct {
@@ -120,7 +186,9 @@ type TakeOrderRow struct {
 	CreatedAt   time.Time
 }
 
-// TakeOrder moves a waiting order to IN_PROGRESS for a performer; no row means it was not waiting.
+// TakeOrder moves a waiting order to IN_PROGRESS for a performer and moves it from the
+// new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
+// means it was not waiting. Among concurrent takes of one order exactly one matches the row.
 func (q *Queries) TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error) {
 	row := q.db.QueryRow(ctx, takeOrder, arg.PerformerID, arg.ID)
 	var i TakeOrderRow

@@ -10,6 +10,9 @@ import (
 )
 
 type Querier interface {
+	// AcceptOrder completes and pays for a READY order of the caller (order_accept holds every rule);
+	// outcome names the result, and fields a refusal did not reach are zero.
+	AcceptOrder(ctx context.Context, arg AcceptOrderParams) (AcceptOrderRow, error)
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
 	// AvailableBrandsDigest identifies the current row versions of the available brands; it changes
@@ -19,14 +22,15 @@ type Querier interface {
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (string, error)
 	// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
 	CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error)
-	// CreateOrder publishes a waiting order of a customer.
+	// CreateOrder publishes a waiting order of a customer and counts it in the new-orders list and
+	// the customer's, in one statement: each counter change goes to the session's own slot, so
+	// concurrent creates lock no common row. The counters are always changed waiting first, then
+	// the user's (the order every counter change follows).
 	CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error)
 	// CreateOrderToken stores the SHA-256 of a new access token.
 	CreateOrderToken(ctx context.Context, arg CreateOrderTokenParams) error
 	// CreateOrderUser registers a user of the orders API with a starting balance.
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
-	// DecOrderCounter takes one from the exact size of a list.
-	DecOrderCounter(ctx context.Context, arg DecOrderCounterParams) error
 	// DeleteAllBrandTokens revokes every token of the user.
 	DeleteAllBrandTokens(ctx context.Context, userID string) error
 	// DeleteAvatar removes one avatar and reports whether it existed.
@@ -80,8 +84,6 @@ type Querier interface {
 	GetOrderUserByUsername(ctx context.Context, username string) (GetOrderUserByUsernameRow, error)
 	// GetPlatformInfo reads one deployment fact by key.
 	GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error)
-	// IncOrderCounter adds one to the exact size of a list, creating its counter on first use.
-	IncOrderCounter(ctx context.Context, arg IncOrderCounterParams) error
 	// InsertBrandToken records the hash of a newly issued access token and when it expires.
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
 	// ListAvailableBrandRows reads every available brand with its row version, in creation order, for
@@ -92,6 +94,9 @@ type Querier interface {
 	// ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
 	// creation order (the seed: brands whose isFeatured is true appear in the featured list).
 	ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBrandRowsRow, error)
+	// OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
+	// counted).
+	OrderListSize(ctx context.Context, arg OrderListSizeParams) (int64, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PromoteBrandUser makes the user an admin with the given password hash.
@@ -110,7 +115,9 @@ type Querier interface {
 	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
 	// subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
 	SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error)
-	// TakeOrder moves a waiting order to IN_PROGRESS for a performer; no row means it was not waiting.
+	// TakeOrder moves a waiting order to IN_PROGRESS for a performer and moves it from the
+	// new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
+	// means it was not waiting. Among concurrent takes of one order exactly one matches the row.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
 	// UnsubscribeBrand ends the user's subscription to the brand; 0 rows means there was none.
 	UnsubscribeBrand(ctx context.Context, arg UnsubscribeBrandParams) (int64, error)

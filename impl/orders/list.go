@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/orders/money"
 	"github.com/triadhq/triad/impl/pgtx"
 )
@@ -21,8 +22,9 @@ var orderBy = map[SortField][2]string{
 	SortCreatedAt: {"o.created_at, o.id", "o.created_at DESC, o.id DESC"},
 }
 
-// The page and, in the same round trip, the exact total from the list's counter row (an InitPlan,
-// evaluated once). An empty page carries no row and so no total; then countSQL reads it. The
+// The page and, in the same round trip, the exact total: the sum of the list's counter slots (an
+// InitPlan, evaluated once). An empty page carries no row and so no total; then OrderListSize
+// reads it. The
 // queries stay as plain as possible because for a 20-row page PostgreSQL's planning costs more
 // than the execution:
 //   - waiting orders have no performer, and a performer's own orders have the caller as performer,
@@ -31,17 +33,16 @@ var orderBy = map[SortField][2]string{
 //     OFFSET cost no lookup.
 const (
 	plainListSQL = `
-SELECT (SELECT n FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
+SELECT (SELECT sum(n)::bigint FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
        o.id, o.customer_id, o.performer_id, NULL::text AS performer_name, o.description, o.price, o.status, o.created_at
 FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4`
 	joinedListSQL = `
-SELECT (SELECT n FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
+SELECT (SELECT sum(n)::bigint FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
        o.id, o.customer_id, o.performer_id,
        (SELECT u.username FROM order_users u WHERE u.id = o.performer_id) AS performer_name,
        o.description, o.price, o.status, o.created_at
 FROM (SELECT * FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4) o
 ORDER BY %[2]s`
-	countSQL = `SELECT coalesce((SELECT n FROM order_counters WHERE scope = $1 AND owner_id = $2), 0)`
 )
 
 var listQueries = func() map[string]string {
@@ -109,7 +110,7 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 		}
 	}
 	if err == nil && !found {
-		err = s.pool.QueryRow(ctx, countSQL, scope, owner).Scan(&out.TotalElements)
+		out.TotalElements, err = s.q.OrderListSize(ctx, db.OrderListSizeParams{Scope: scope, OwnerID: owner})
 	}
 	return out, err
 }

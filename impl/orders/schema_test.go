@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/orders/money"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -41,31 +40,26 @@ func TestSchema_GuardsMoney(t *testing.T) {
 	}
 }
 
-// TestCommission_SQLMatchesGo: the settle statement computes the commission in SQL; it must equal
-// money.Commission for every price (checked on all prices up to 2,000.00 and the bounds).
-func TestCommission_SQLMatchesGo(t *testing.T) {
+// TestCommission_HalfUp: order_commission, the one statement of the platform's cut, is 5% of the
+// price rounded half-up to the kopeck.
+func TestCommission_HalfUp(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
-	rows, err := pool.Query(context.Background(), `
-		SELECT p, (p * 5 + 50) / 100 FROM (
-			SELECT generate_series(1, 200000)::bigint AS p UNION ALL SELECT 100000000 UNION ALL SELECT 99999999
-		) AS prices`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var price, commission int64
-		if err := rows.Scan(&price, &commission); err != nil {
+	for _, tc := range []struct{ price, want int64 }{
+		{10, 1},      // 0.5 kopeck rounds up
+		{9, 0},       // 0.45 rounds down
+		{1, 0},       // 0.05 rounds down
+		{30, 2},      // 1.5 rounds up
+		{12050, 603}, // 602.5 rounds up
+		{10000, 500}, // exact
+		{100_000_000, 5_000_000},
+	} {
+		var got int64
+		if err := pool.QueryRow(context.Background(), "SELECT order_commission($1)", tc.price).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if got := money.Commission(money.Kopecks(price)); int64(got) != commission {
-			t.Fatalf("price %d: SQL commission %d, Go %d", price, commission, got)
+		if got != tc.want {
+			t.Errorf("order_commission(%d) = %d, want %d", tc.price, got, tc.want)
 		}
-		n++
-	}
-	if rows.Err() != nil || n != 200002 {
-		t.Fatalf("%d prices checked: %v", n, rows.Err())
 	}
 }

@@ -19,13 +19,20 @@ type Beginner interface {
 // maxAttempts bounds retries so a pathological workload fails instead of spinning.
 const maxAttempts = 8
 
-// Run calls fn in a transaction with opts and commits it. When PostgreSQL reports SQLSTATE 40001
-// (serialization_failure) or 40P01 (deadlock_detected), the whole transaction is retried after a
-// short growing pause. Any other error from fn rolls back and is returned as is.
+// Run calls fn in a transaction with opts and commits it, retrying the whole transaction as Retry
+// does. Any other error from fn rolls back and is returned as is.
 func Run(ctx context.Context, db Beginner, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	return Retry(ctx, func() error { return pgx.BeginTxFunc(ctx, db, opts, fn) })
+}
+
+// Retry calls fn, which runs one whole transaction (a single autocommitted statement or a function
+// like Run's), again after a short growing pause when PostgreSQL reports SQLSTATE 40001
+// (serialization_failure) or 40P01 (deadlock_detected), up to a bounded number of attempts. This
+// is the one retry policy of every writer.
+func Retry(ctx context.Context, fn func() error) error {
 	var err error
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		err = pgx.BeginTxFunc(ctx, db, opts, fn)
+		err = fn()
 		if !Retryable(err) {
 			return err
 		}

@@ -138,7 +138,7 @@ func BenchmarkBrandList(b *testing.B) {
 	seedBrands(b, pool, 1000)
 	ours := benchServer(b, pool)
 	base := httptest.NewServer(rawEndpoint(pool,
-		`SELECT `+baselineCols+` FROM brands b WHERE b.availability ORDER BY b.seq`,
+		`SELECT `+baselineCols+` FROM brands_counted b WHERE b.availability ORDER BY b.seq`,
 		func(*http.Request) []any { return nil }))
 	b.Cleanup(base.Close)
 	compare(b, ours+"/api/brand/list", base.URL, nil)
@@ -153,7 +153,7 @@ func BenchmarkBrandListChanging(b *testing.B) {
 	seedBrands(b, pool, 1000)
 	ours := benchServer(b, pool)
 	base := httptest.NewServer(rawEndpoint(pool,
-		`SELECT `+baselineCols+` FROM brands b WHERE b.availability ORDER BY b.seq`,
+		`SELECT `+baselineCols+` FROM brands_counted b WHERE b.availability ORDER BY b.seq`,
 		func(*http.Request) []any { return nil }))
 	b.Cleanup(base.Close)
 	ctx := context.Background()
@@ -200,7 +200,7 @@ func BenchmarkMe(b *testing.B) {
 	}
 	base := httptest.NewServer(rawEndpoint(pool,
 		`SELECT `+baselineCols+` FROM brand_tokens t JOIN brand_subscriptions s ON s.user_id = t.user_id
-		 JOIN brands b ON b.id = s.brand_id WHERE t.token_hash = $1 ORDER BY s.seq`,
+		 JOIN brands_counted b ON b.id = s.brand_id WHERE t.token_hash = $1 ORDER BY s.seq`,
 		func(r *http.Request) []any {
 			h := sha256.Sum256([]byte(r.URL.Query().Get("access_token")))
 			return []any{h[:]}

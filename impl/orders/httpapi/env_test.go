@@ -291,7 +291,7 @@ func (e *env) checkLedger() {
 		  SELECT 'waiting' AS scope, 0::bigint AS owner_id, count(*) AS n FROM orders WHERE status = 'WAITING'
 		  UNION ALL SELECT 'customer', customer_id, count(*) FROM orders GROUP BY customer_id
 		  UNION ALL SELECT 'performer', performer_id, count(*) FROM orders WHERE performer_id IS NOT NULL GROUP BY performer_id
-		) real FULL JOIN order_counters c USING (scope, owner_id)
+		) real FULL JOIN order_list_sizes c USING (scope, owner_id)
 		WHERE coalesce(real.n, 0) <> coalesce(c.n, 0)`).Scan(&badCounters)
 	if err != nil {
 		e.t.Fatal(err)

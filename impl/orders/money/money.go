@@ -17,9 +17,6 @@ func Rubles(n int64) Kopecks { return Kopecks(n * 100) }
 // MaxPrice bounds an order's price: 1,000,000.00 rubles.
 const MaxPrice = Kopecks(100_000_000)
 
-// CommissionPercent is the platform's cut, charged to the customer on top of the price.
-const CommissionPercent = 5
-
 // Errors of Parse; the message of each is safe to show to a client.
 var (
 	ErrNotNumber  = errors.New("must be a decimal number")
@@ -56,12 +53,3 @@ func (k Kopecks) String() string {
 	}
 	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
 }
-
-// Commission is CommissionPercent of price, rounded half-up to the kopeck: 5% of 0.10 is 0.005,
-// which becomes 0.01; 5% of 0.09 is 0.0045, which becomes 0.00. price must not be negative.
-func Commission(price Kopecks) Kopecks {
-	return (price*CommissionPercent + 50) / 100
-}
-
-// WithCommission is what a customer pays to accept an order of this price.
-func WithCommission(price Kopecks) Kopecks { return price + Commission(price) }

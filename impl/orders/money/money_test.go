@@ -28,25 +28,6 @@ func TestParse_Exact(t *testing.T) {
 	}
 }
 
-func TestCommission_HalfUp(t *testing.T) {
-	for _, tc := range []struct{ price, want Kopecks }{
-		{10, 1},      // 0.5 kopeck rounds up
-		{9, 0},       // 0.45 rounds down
-		{1, 0},       // 0.05 rounds down
-		{30, 2},      // 1.5 rounds up
-		{12050, 603}, // 602.5 rounds up
-		{10000, 500}, // exact
-		{100_000_000, 5_000_000},
-	} {
-		if got := Commission(tc.price); got != tc.want {
-			t.Errorf("Commission(%d) = %d, want %d", tc.price, got, tc.want)
-		}
-	}
-	if got := WithCommission(12050); got != 12653 {
-		t.Errorf("WithCommission(120.50) = %v", got)
-	}
-}
-
 func TestKopecks_String(t *testing.T) {
 	for k, want := range map[Kopecks]string{0: "0.00", 5: "0.05", 12050: "120.50", 50000: "500.00", -5: "-0.05"} {
 		if got := k.String(); got != want {
