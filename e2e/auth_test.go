@@ -69,14 +69,14 @@ func (e *authEnv) loggedInAs(t *testing.T, name string) authapi.User {
 	if xsrf == "" || e.cookie(t, "JWT") == "" {
 		t.Fatalf("no JWT and XSRF-TOKEN cookies after login")
 	}
-	u, err := e.api.GetUserWithResponse(ctx, &authapi.GetUserParams{XXSRFTOKEN: &xsrf})
+	u, err := e.api.GetAuthUserWithResponse(ctx, &authapi.GetAuthUserParams{XXSRFTOKEN: &xsrf})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u.JSON200 == nil || u.JSON200.Name != name {
 		t.Fatalf("GET /auth/user: status %d, body %s; want user %s", u.StatusCode(), u.Body, name)
 	}
-	st, err := e.api.GetStatusWithResponse(ctx, &authapi.GetStatusParams{XXSRFTOKEN: &xsrf})
+	st, err := e.api.GetAuthStatusWithResponse(ctx, &authapi.GetAuthStatusParams{XXSRFTOKEN: &xsrf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func (e *authEnv) loggedInAs(t *testing.T, name string) authapi.User {
 func (e *authEnv) logout(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	out, err := e.api.LogoutWithResponse(ctx)
+	out, err := e.api.AuthLogoutWithResponse(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (e *authEnv) logout(t *testing.T) {
 	if e.cookie(t, "JWT") != "" {
 		t.Fatalf("the JWT cookie survived the logout")
 	}
-	st, err := e.api.GetStatusWithResponse(ctx, nil)
+	st, err := e.api.GetAuthStatusWithResponse(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
 	e := newAuthEnv(t)
 	ctx := context.Background()
 
-	list, err := e.api.ListProvidersWithResponse(ctx)
+	list, err := e.api.ListAuthProvidersWithResponse(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("providers: status %d, body %s; want dev and local", list.StatusCode(), list.Body)
 	}
 
-	wrong, err := e.api.LoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "not-the-password"})
+	wrong, err := e.api.AuthLoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "not-the-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("a refused login set a session cookie")
 	}
 
-	in, err := e.api.LoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "demo-password"})
+	in, err := e.api.AuthLoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "demo-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
 
 	// A service holding the token sends it in X-JWT instead of the cookie pair.
 	jwt := e.cookie(t, "JWT")
-	u, err := e.api.GetUserWithResponse(ctx, nil, func(_ context.Context, req *http.Request) error {
+	u, err := e.api.GetAuthUserWithResponse(ctx, nil, func(_ context.Context, req *http.Request) error {
 		req.Header.Del("Cookie")
 		req.Header.Set("X-JWT", jwt)
 		return nil
@@ -173,7 +173,7 @@ func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
 	ctx := context.Background()
 
 	site := "triad"
-	start, err := e.api.LoginWithResponse(ctx, "dev", &authapi.LoginParams{Site: &site})
+	start, err := e.api.AuthLoginWithResponse(ctx, "dev", &authapi.AuthLoginParams{Site: &site})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
 
 	// The callback goes to the surface (through Prism in contract mode) with the code and state.
 	state, code := callback.Query().Get("state"), callback.Query().Get("code")
-	done, err := e.api.CallbackWithResponse(ctx, "dev", &authapi.CallbackParams{State: &state, Code: &code})
+	done, err := e.api.AuthCallbackWithResponse(ctx, "dev", &authapi.AuthCallbackParams{State: &state, Code: &code})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
 
 	// The state works once: replaying the callback is refused and sets no session.
 	e.logout(t)
-	replay, err := e.api.CallbackWithResponse(ctx, "dev", &authapi.CallbackParams{State: &state, Code: &code})
+	replay, err := e.api.AuthCallbackWithResponse(ctx, "dev", &authapi.AuthCallbackParams{State: &state, Code: &code})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,14 +50,14 @@ func TestBrands_UserJourneyThroughGeneratedClient(t *testing.T) {
 	api := newBrandsClient(t)
 	ctx := context.Background()
 
-	reg, err := api.RegisterUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Grace", Email: "grace@e2e.test", Password: "grace-password"})
+	reg, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Grace", Email: "grace@e2e.test", Password: "grace-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if reg.JSON201 == nil || reg.JSON201.Token == "" || len(reg.JSON201.Subscriptions) != 0 {
 		t.Fatalf("register: status %d, body %s; want a new user with a token and no subscriptions", reg.StatusCode(), reg.Body)
 	}
-	taken, err := api.RegisterUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Other", Email: "GRACE@e2e.test", Password: "other-password"})
+	taken, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Other", Email: "GRACE@e2e.test", Password: "other-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestBrands_AdminThroughGeneratedClient(t *testing.T) {
 	if upd.JSON200 == nil || upd.JSON200.Availability || upd.JSON200.SubscriberCount != 1 {
 		t.Fatalf("update: status %d, body %s; want unavailable with its subscriber kept", upd.StatusCode(), upd.Body)
 	}
-	other, err := api.RegisterUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Late", Email: "late@e2e.test", Password: "late-password"})
+	other, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Late", Email: "late@e2e.test", Password: "late-password"})
 	if err != nil || other.JSON201 == nil {
 		t.Fatalf("register: %v %s", err, other.Body)
 	}

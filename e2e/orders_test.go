@@ -58,7 +58,7 @@ func newOrdersEnvAt(t *testing.T, base string) *ordersEnv {
 func (e *ordersEnv) signUp(username string, role ordersapi.UserType) ordersUser {
 	e.t.Helper()
 	password := username + "-password"
-	reg, err := e.anon.RegisterUserWithResponse(context.Background(), ordersapi.RegisterUserJSONRequestBody{
+	reg, err := e.anon.RegisterOrdersUserWithResponse(context.Background(), ordersapi.RegisterOrdersUserJSONRequestBody{
 		Username: username, Password: password, UserType: role,
 	})
 	if err != nil {
@@ -249,7 +249,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 	})
 	t.Run("taken username: 409", func(t *testing.T) {
 		// Usernames are unique regardless of letter case.
-		r, err := e.anon.RegisterUserWithResponse(ctx, ordersapi.NewUser{Username: "E2E-POOR-CUSTOMER", Password: "whatever-pass", UserType: ordersapi.Performer})
+		r, err := e.anon.RegisterOrdersUserWithResponse(ctx, ordersapi.NewUser{Username: "E2E-POOR-CUSTOMER", Password: "whatever-pass", UserType: ordersapi.Performer})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,6 +64,7 @@ type Config struct {
 	LogLevel        string        // LOG_LEVEL: debug, info, warn, error
 	BodyLimit       int64         // BODY_LIMIT: request body cap in bytes
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: how long in-flight requests may finish
+	CORSOrigins     string        // CORS_ORIGINS: comma-separated browser origins allowed to call the API
 
 	Orders OrdersConfig
 	Brands BrandsConfig
@@ -189,6 +190,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.Var(secretFlag{&c.DatabaseURL}, "database-url", "PostgreSQL URL; empty starts a managed cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("DATA_DIR", "./var"), "folder for the managed database and file stores (DATA_DIR)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", env("CORS_ORIGINS", ""), "browser origins allowed cross-origin, comma-separated exact origins or * (no credentials); dev mode adds local dev servers (CORS_ORIGINS)")
 	fs.Int64Var(&c.BodyLimit, "body-limit", int64(e.int("BODY_LIMIT", 1<<20)), "request body cap in bytes (BODY_LIMIT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", e.duration("SHUTDOWN_TIMEOUT", 20*time.Second), "grace period for in-flight requests (SHUTDOWN_TIMEOUT)")
 
@@ -335,6 +337,9 @@ func (c *Config) validate() error {
 	}
 	if c.BodyLimit <= 0 {
 		errs = append(errs, errors.New("body limit must be positive"))
+	}
+	if _, err := corsPolicy(*c); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Orders.TokenTTL <= 0 {
 		errs = append(errs, errors.New("orders token TTL must be positive"))

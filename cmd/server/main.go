@@ -23,6 +23,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/impl/cors"
 	"github.com/triadhq/triad/impl/migrate"
 	"github.com/triadhq/triad/impl/pgcluster"
 	"github.com/triadhq/triad/impl/web"
@@ -209,15 +210,28 @@ func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
+// corsPolicy is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode.
+func corsPolicy(cfg Config) (cors.Policy, error) {
+	var dev []string
+	if cfg.IsDev() {
+		dev = cors.DevOrigins()
+	}
+	return cors.Parse(cfg.CORSOrigins, dev...)
+}
+
 // routes builds the root router: shared middleware, platform endpoints, then each surface.
 func (a *app) routes() (http.Handler, error) {
+	origins, err := corsPolicy(a.cfg)
+	if err != nil {
+		return nil, err
+	}
 	screenInput, err := inputScreen()
 	if err != nil {
 		return nil, err
 	}
 	r := chi.NewRouter()
 	// AccessLog sits outside Recover so a recovered panic is logged with its 500.
-	r.Use(web.WithRequestID, web.AccessLog(a.log), web.Recover(a.log), web.ReportOutages(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
+	r.Use(web.WithRequestID, origins.Middleware, web.AccessLog(a.log), web.Recover(a.log), web.ReportOutages(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
 	r.NotFound(web.NotFound)
 	r.MethodNotAllowed(web.MethodNotAllowed)
 

@@ -56,95 +56,81 @@ func (e StatusStatus) Valid() bool {
 	}
 }
 
-// Defines values for LoginParamsSession.
+// Defines values for AuthLoginParamsSession.
 const (
-	LoginParamsSessionFalse LoginParamsSession = "false"
-	LoginParamsSessionN0    LoginParamsSession = "0"
-	LoginParamsSessionN1    LoginParamsSession = "1"
-	LoginParamsSessionTrue  LoginParamsSession = "true"
+	AuthLoginParamsSessionFalse AuthLoginParamsSession = "false"
+	AuthLoginParamsSessionN0    AuthLoginParamsSession = "0"
+	AuthLoginParamsSessionN1    AuthLoginParamsSession = "1"
+	AuthLoginParamsSessionTrue  AuthLoginParamsSession = "true"
 )
 
-// Valid indicates whether the value is a known member of the LoginParamsSession enum.
-func (e LoginParamsSession) Valid() bool {
+// Valid indicates whether the value is a known member of the AuthLoginParamsSession enum.
+func (e AuthLoginParamsSession) Valid() bool {
 	switch e {
-	case LoginParamsSessionFalse:
+	case AuthLoginParamsSessionFalse:
 		return true
-	case LoginParamsSessionN0:
+	case AuthLoginParamsSessionN0:
 		return true
-	case LoginParamsSessionN1:
+	case AuthLoginParamsSessionN1:
 		return true
-	case LoginParamsSessionTrue:
+	case AuthLoginParamsSessionTrue:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for LoginParamsSess.
+// Defines values for AuthLoginParamsSess.
 const (
-	LoginParamsSessFalse LoginParamsSess = "false"
-	LoginParamsSessN0    LoginParamsSess = "0"
-	LoginParamsSessN1    LoginParamsSess = "1"
-	LoginParamsSessTrue  LoginParamsSess = "true"
+	AuthLoginParamsSessFalse AuthLoginParamsSess = "false"
+	AuthLoginParamsSessN0    AuthLoginParamsSess = "0"
+	AuthLoginParamsSessN1    AuthLoginParamsSess = "1"
+	AuthLoginParamsSessTrue  AuthLoginParamsSess = "true"
 )
 
-// Valid indicates whether the value is a known member of the LoginParamsSess enum.
-func (e LoginParamsSess) Valid() bool {
+// Valid indicates whether the value is a known member of the AuthLoginParamsSess enum.
+func (e AuthLoginParamsSess) Valid() bool {
 	switch e {
-	case LoginParamsSessFalse:
+	case AuthLoginParamsSessFalse:
 		return true
-	case LoginParamsSessN0:
+	case AuthLoginParamsSessN0:
 		return true
-	case LoginParamsSessN1:
+	case AuthLoginParamsSessN1:
 		return true
-	case LoginParamsSessTrue:
+	case AuthLoginParamsSessTrue:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for LoginPostParamsSession.
+// Defines values for AuthLoginPostParamsSession.
 const (
-	LoginPostParamsSessionFalse LoginPostParamsSession = "false"
-	LoginPostParamsSessionN0    LoginPostParamsSession = "0"
-	LoginPostParamsSessionN1    LoginPostParamsSession = "1"
-	LoginPostParamsSessionTrue  LoginPostParamsSession = "true"
+	AuthLoginPostParamsSessionFalse AuthLoginPostParamsSession = "false"
+	AuthLoginPostParamsSessionN0    AuthLoginPostParamsSession = "0"
+	AuthLoginPostParamsSessionN1    AuthLoginPostParamsSession = "1"
+	AuthLoginPostParamsSessionTrue  AuthLoginPostParamsSession = "true"
 )
 
-// Valid indicates whether the value is a known member of the LoginPostParamsSession enum.
-func (e LoginPostParamsSession) Valid() bool {
+// Valid indicates whether the value is a known member of the AuthLoginPostParamsSession enum.
+func (e AuthLoginPostParamsSession) Valid() bool {
 	switch e {
-	case LoginPostParamsSessionFalse:
+	case AuthLoginPostParamsSessionFalse:
 		return true
-	case LoginPostParamsSessionN0:
+	case AuthLoginPostParamsSessionN0:
 		return true
-	case LoginPostParamsSessionN1:
+	case AuthLoginPostParamsSessionN1:
 		return true
-	case LoginPostParamsSessionTrue:
+	case AuthLoginPostParamsSessionTrue:
 		return true
 	default:
 		return false
 	}
-}
-
-// Credentials Direct-login credentials.
-type Credentials struct {
-	// Aud Example: triad
-	Aud *string `json:"aud,omitempty"`
-
-	// Passwd A password or a hash the caller prepared.
-	//
-	// Example: demo-password
-	Passwd string `json:"passwd"`
-
-	// User Example: demo
-	User string `json:"user"`
 }
 
 // Error The body of every refusal on this surface.
 type Error struct {
-	// Code Stable machine-readable reason.
+	// Code Stable machine-readable reason; every code this surface answers is listed.
 	//
 	// Example: unauthorized
 	Code string `json:"code"`
@@ -167,6 +153,20 @@ type Error struct {
 	//
 	// Example: 3f2a9c0d1e4b5a6c
 	RequestId *string `json:"requestId,omitempty"`
+}
+
+// Credentials Direct-login credentials.
+type Credentials struct {
+	// Aud Example: triad
+	Aud *string `json:"aud,omitempty"`
+
+	// Passwd A password or a hash the caller prepared.
+	//
+	// Example: demo-password
+	Passwd string `json:"passwd"`
+
+	// User Example: demo
+	User string `json:"user"`
 }
 
 // MessengerLogin A messenger login request; the bot token itself is never revealed.
@@ -293,20 +293,20 @@ type UnknownProvider = Error
 // ValidationFailed The body of every refusal on this surface.
 type ValidationFailed = Error
 
-// GetStatusParams defines parameters for GetStatus.
-type GetStatusParams struct {
+// GetAuthStatusParams defines parameters for GetAuthStatus.
+type GetAuthStatusParams struct {
 	// XXSRFTOKEN The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie.
 	XXSRFTOKEN *XSRFHeader `json:"X-XSRF-TOKEN,omitempty"`
 }
 
-// GetUserParams defines parameters for GetUser.
-type GetUserParams struct {
+// GetAuthUserParams defines parameters for GetAuthUser.
+type GetAuthUserParams struct {
 	// XXSRFTOKEN The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie.
 	XXSRFTOKEN *XSRFHeader `json:"X-XSRF-TOKEN,omitempty"`
 }
 
-// CallbackParams defines parameters for Callback.
-type CallbackParams struct {
+// AuthCallbackParams defines parameters for AuthCallback.
+type AuthCallbackParams struct {
 	// State OAuth 2.0 state.
 	State *string `form:"state,omitempty" json:"state,omitempty"`
 
@@ -317,8 +317,8 @@ type CallbackParams struct {
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
 }
 
-// LoginParams defines parameters for Login.
-type LoginParams struct {
+// AuthLoginParams defines parameters for AuthLogin.
+type AuthLoginParams struct {
 	// Site Audience of the token (OAuth providers).
 	Site *string `form:"site,omitempty" json:"site,omitempty"`
 
@@ -329,10 +329,10 @@ type LoginParams struct {
 	From *string `form:"from,omitempty" json:"from,omitempty"`
 
 	// Session 1 for session-only cookies.
-	Session *LoginParamsSession `form:"session,omitempty" json:"session,omitempty"`
+	Session *AuthLoginParamsSession `form:"session,omitempty" json:"session,omitempty"`
 
 	// Sess 1 for session-only cookies (verified provider).
-	Sess *LoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
+	Sess *AuthLoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
 
 	// User User name (direct, verified).
 	User *string `form:"user,omitempty" json:"user,omitempty"`
@@ -347,25 +347,25 @@ type LoginParams struct {
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
 }
 
-// LoginParamsSession defines parameters for Login.
-type LoginParamsSession string
+// AuthLoginParamsSession defines parameters for AuthLogin.
+type AuthLoginParamsSession string
 
-// LoginParamsSess defines parameters for Login.
-type LoginParamsSess string
+// AuthLoginParamsSess defines parameters for AuthLogin.
+type AuthLoginParamsSess string
 
-// Login200JSONResponseBody defines parameters for Login.
-type Login200JSONResponseBody struct {
+// AuthLogin200JSONResponseBody defines parameters for AuthLogin.
+type AuthLogin200JSONResponseBody struct {
 	union json.RawMessage
 }
 
-// LoginPostParams defines parameters for LoginPost.
-type LoginPostParams struct {
+// AuthLoginPostParams defines parameters for AuthLoginPost.
+type AuthLoginPostParams struct {
 	// Session 1 for session-only cookies.
-	Session *LoginPostParamsSession `form:"session,omitempty" json:"session,omitempty"`
+	Session *AuthLoginPostParamsSession `form:"session,omitempty" json:"session,omitempty"`
 }
 
-// LoginPostParamsSession defines parameters for LoginPost.
-type LoginPostParamsSession string
+// AuthLoginPostParamsSession defines parameters for AuthLoginPost.
+type AuthLoginPostParamsSession string
 
 // GetAvatarParams defines parameters for GetAvatar.
 type GetAvatarParams struct {
@@ -379,28 +379,28 @@ type HeadAvatarParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
-// LoginPostJSONRequestBody defines body for LoginPost for application/json ContentType.
-type LoginPostJSONRequestBody = Credentials
+// AuthLoginPostJSONRequestBody defines body for AuthLoginPost for application/json ContentType.
+type AuthLoginPostJSONRequestBody = Credentials
 
-// LoginPostFormdataRequestBody defines body for LoginPost for application/x-www-form-urlencoded ContentType.
-type LoginPostFormdataRequestBody = Credentials
+// AuthLoginPostFormdataRequestBody defines body for AuthLoginPost for application/x-www-form-urlencoded ContentType.
+type AuthLoginPostFormdataRequestBody = Credentials
 
-// AsUser returns the union data inside the Login200JSONResponseBody as a User
-func (t Login200JSONResponseBody) AsUser() (User, error) {
+// AsUser returns the union data inside the AuthLogin200JSONResponseBody as a User
+func (t AuthLogin200JSONResponseBody) AsUser() (User, error) {
 	var body User
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromUser overwrites any union data inside the Login200JSONResponseBody as the provided User
-func (t *Login200JSONResponseBody) FromUser(v User) error {
+// FromUser overwrites any union data inside the AuthLogin200JSONResponseBody as the provided User
+func (t *AuthLogin200JSONResponseBody) FromUser(v User) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeUser performs a merge with any union data inside the Login200JSONResponseBody, using the provided User
-func (t *Login200JSONResponseBody) MergeUser(v User) error {
+// MergeUser performs a merge with any union data inside the AuthLogin200JSONResponseBody, using the provided User
+func (t *AuthLogin200JSONResponseBody) MergeUser(v User) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -411,22 +411,22 @@ func (t *Login200JSONResponseBody) MergeUser(v User) error {
 	return err
 }
 
-// AsSent returns the union data inside the Login200JSONResponseBody as a Sent
-func (t Login200JSONResponseBody) AsSent() (Sent, error) {
+// AsSent returns the union data inside the AuthLogin200JSONResponseBody as a Sent
+func (t AuthLogin200JSONResponseBody) AsSent() (Sent, error) {
 	var body Sent
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromSent overwrites any union data inside the Login200JSONResponseBody as the provided Sent
-func (t *Login200JSONResponseBody) FromSent(v Sent) error {
+// FromSent overwrites any union data inside the AuthLogin200JSONResponseBody as the provided Sent
+func (t *AuthLogin200JSONResponseBody) FromSent(v Sent) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeSent performs a merge with any union data inside the Login200JSONResponseBody, using the provided Sent
-func (t *Login200JSONResponseBody) MergeSent(v Sent) error {
+// MergeSent performs a merge with any union data inside the AuthLogin200JSONResponseBody, using the provided Sent
+func (t *AuthLogin200JSONResponseBody) MergeSent(v Sent) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -437,22 +437,22 @@ func (t *Login200JSONResponseBody) MergeSent(v Sent) error {
 	return err
 }
 
-// AsMessengerLogin returns the union data inside the Login200JSONResponseBody as a MessengerLogin
-func (t Login200JSONResponseBody) AsMessengerLogin() (MessengerLogin, error) {
+// AsMessengerLogin returns the union data inside the AuthLogin200JSONResponseBody as a MessengerLogin
+func (t AuthLogin200JSONResponseBody) AsMessengerLogin() (MessengerLogin, error) {
 	var body MessengerLogin
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromMessengerLogin overwrites any union data inside the Login200JSONResponseBody as the provided MessengerLogin
-func (t *Login200JSONResponseBody) FromMessengerLogin(v MessengerLogin) error {
+// FromMessengerLogin overwrites any union data inside the AuthLogin200JSONResponseBody as the provided MessengerLogin
+func (t *AuthLogin200JSONResponseBody) FromMessengerLogin(v MessengerLogin) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeMessengerLogin performs a merge with any union data inside the Login200JSONResponseBody, using the provided MessengerLogin
-func (t *Login200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) error {
+// MergeMessengerLogin performs a merge with any union data inside the AuthLogin200JSONResponseBody, using the provided MessengerLogin
+func (t *AuthLogin200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -463,12 +463,12 @@ func (t *Login200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) error {
 	return err
 }
 
-func (t Login200JSONResponseBody) MarshalJSON() ([]byte, error) {
+func (t AuthLogin200JSONResponseBody) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *Login200JSONResponseBody) UnmarshalJSON(b []byte) error {
+func (t *AuthLogin200JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -547,63 +547,63 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// LoginPage Demo login page
+	// AuthLoginPage Demo login page
 	//
 	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
 	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
 	// `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
 	// allows only its own nonce-tagged script and style.
 	//
-	// Corresponds with GET /auth (the `LoginPage` operationId).
-	LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth (the `AuthLoginPage` operationId).
+	AuthLoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListProviders List the active providers
+	// ListAuthProviders List the active providers
 	//
 	// The names of the registered providers, in registration order.
 	//
-	// Corresponds with GET /auth/list (the `ListProviders` operationId).
-	ListProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth/list (the `ListAuthProviders` operationId).
+	ListAuthProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Logout Log out
+	// AuthLogout Log out
 	//
 	// Clears the `JWT` and `XSRF-TOKEN` cookies.
 	//
-	// Corresponds with GET /auth/logout (the `Logout` operationId).
-	Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth/logout (the `AuthLogout` operationId).
+	AuthLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LogoutPost Log out (POST)
+	// AuthLogoutPost Log out (POST)
 	//
 	// Same as GET.
 	//
-	// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
-	LogoutPost(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /auth/logout (the `AuthLogoutPost` operationId).
+	AuthLogoutPost(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetStatus Whether the request is logged in
+	// GetAuthStatus Whether the request is logged in
 	//
 	// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
 	//
-	// Corresponds with GET /auth/status (the `GetStatus` operationId).
-	GetStatus(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth/status (the `GetAuthStatus` operationId).
+	GetAuthStatus(ctx context.Context, params *GetAuthStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetUser The logged-in user
+	// GetAuthUser The logged-in user
 	//
 	// The user of the request's token (or basic auth). An expired cookie token within the cookie
 	// lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
 	//
-	// Corresponds with GET /auth/user (the `GetUser` operationId).
-	GetUser(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth/user (the `GetAuthUser` operationId).
+	GetAuthUser(ctx context.Context, params *GetAuthUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Callback OAuth 2.0 redirect target
+	// AuthCallback OAuth 2.0 redirect target
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
 	// any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
 	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
-	// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
-	Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
+	AuthCallback(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CallbackPost OAuth 2.0 redirect target (form_post)
+	// AuthCallbackPost OAuth 2.0 redirect target (form_post)
 	//
 	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
@@ -611,10 +611,10 @@ type ClientInterface interface {
 	// `error` and only the `name` taken from `user` (never the e-mail address, which would land in
 	// logs and history), where the state is checked; other outcomes as GET.
 	//
-	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
-	CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
+	AuthCallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Login Start or perform a login
+	// AuthLogin Start or perform a login
 	//
 	// Depends on the provider's kind:
 	// - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
@@ -635,49 +635,49 @@ type ClientInterface interface {
 	// `from` is honoured only for this server's host and the configured allowed hosts; any other
 	// value is ignored (never followed).
 	//
-	// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
-	Login(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth/{provider}/login (the `AuthLogin` operationId).
+	AuthLogin(ctx context.Context, provider Provider, params *AuthLoginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LoginPostWithBody Direct login with a body
+	// AuthLoginPostWithBody Direct login with a body
 	//
 	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-	LoginPostWithBody(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+	AuthLoginPostWithBody(ctx context.Context, provider Provider, params *AuthLoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LoginPost Direct login with a body
+	// AuthLoginPost Direct login with a body
 	//
 	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-	LoginPost(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+	AuthLoginPost(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// LoginPostWithFormdataBody Direct login with a body
+	// AuthLoginPostWithFormdataBody Direct login with a body
 	//
 	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
-	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-	LoginPostWithFormdataBody(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+	AuthLoginPostWithFormdataBody(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProviderLogout Log out through a provider
+	// AuthProviderLogout Log out through a provider
 	//
 	// Clears the `JWT` and `XSRF-TOKEN` cookies.
 	//
-	// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
-	ProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /auth/{provider}/logout (the `AuthProviderLogout` operationId).
+	AuthProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProviderLogoutPost Log out through a provider (POST)
+	// AuthProviderLogoutPost Log out through a provider (POST)
 	//
 	// Same as GET.
 	//
-	// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
-	ProviderLogoutPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /auth/{provider}/logout (the `AuthProviderLogoutPost` operationId).
+	AuthProviderLogoutPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAvatar A proxied avatar
 	//
@@ -694,16 +694,16 @@ type ClientInterface interface {
 	HeadAvatar(ctx context.Context, id string, params *HeadAvatarParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// LoginPage Demo login page
+// AuthLoginPage Demo login page
 //
 // An HTML page showing how a browser logs in: a link per provider (with `from` back to the
 // page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
 // `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
 // allows only its own nonce-tagged script and style.
 //
-// Corresponds with GET /auth (the `LoginPage` operationId).
-func (c *Client) LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLoginPageRequest(c.Server)
+// Corresponds with GET /auth (the `AuthLoginPage` operationId).
+func (c *Client) AuthLoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLoginPageRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -714,13 +714,13 @@ func (c *Client) LoginPage(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
-// ListProviders List the active providers
+// ListAuthProviders List the active providers
 //
 // The names of the registered providers, in registration order.
 //
-// Corresponds with GET /auth/list (the `ListProviders` operationId).
-func (c *Client) ListProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListProvidersRequest(c.Server)
+// Corresponds with GET /auth/list (the `ListAuthProviders` operationId).
+func (c *Client) ListAuthProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAuthProvidersRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -731,13 +731,13 @@ func (c *Client) ListProviders(ctx context.Context, reqEditors ...RequestEditorF
 	return c.Client.Do(req)
 }
 
-// Logout Log out
+// AuthLogout Log out
 //
 // Clears the `JWT` and `XSRF-TOKEN` cookies.
 //
-// Corresponds with GET /auth/logout (the `Logout` operationId).
-func (c *Client) Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLogoutRequest(c.Server)
+// Corresponds with GET /auth/logout (the `AuthLogout` operationId).
+func (c *Client) AuthLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLogoutRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -748,13 +748,13 @@ func (c *Client) Logout(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// LogoutPost Log out (POST)
+// AuthLogoutPost Log out (POST)
 //
 // Same as GET.
 //
-// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
-func (c *Client) LogoutPost(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLogoutPostRequest(c.Server)
+// Corresponds with POST /auth/logout (the `AuthLogoutPost` operationId).
+func (c *Client) AuthLogoutPost(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLogoutPostRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -765,13 +765,13 @@ func (c *Client) LogoutPost(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
-// GetStatus Whether the request is logged in
+// GetAuthStatus Whether the request is logged in
 //
 // Never refuses; answers `not logged in` for any missing or unacceptable credentials.
 //
-// Corresponds with GET /auth/status (the `GetStatus` operationId).
-func (c *Client) GetStatus(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetStatusRequest(c.Server, params)
+// Corresponds with GET /auth/status (the `GetAuthStatus` operationId).
+func (c *Client) GetAuthStatus(ctx context.Context, params *GetAuthStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAuthStatusRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -782,14 +782,14 @@ func (c *Client) GetStatus(ctx context.Context, params *GetStatusParams, reqEdit
 	return c.Client.Do(req)
 }
 
-// GetUser The logged-in user
+// GetAuthUser The logged-in user
 //
 // The user of the request's token (or basic auth). An expired cookie token within the cookie
 // lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
 //
-// Corresponds with GET /auth/user (the `GetUser` operationId).
-func (c *Client) GetUser(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetUserRequest(c.Server, params)
+// Corresponds with GET /auth/user (the `GetAuthUser` operationId).
+func (c *Client) GetAuthUser(ctx context.Context, params *GetAuthUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAuthUserRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -800,16 +800,16 @@ func (c *Client) GetUser(ctx context.Context, params *GetUserParams, reqEditors 
 	return c.Client.Do(req)
 }
 
-// Callback OAuth 2.0 redirect target
+// AuthCallback OAuth 2.0 redirect target
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
 // any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
 // handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
-// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
-func (c *Client) Callback(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCallbackRequest(c.Server, provider, params)
+// Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
+func (c *Client) AuthCallback(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthCallbackRequest(c.Server, provider, params)
 	if err != nil {
 		return nil, err
 	}
@@ -820,7 +820,7 @@ func (c *Client) Callback(ctx context.Context, provider Provider, params *Callba
 	return c.Client.Do(req)
 }
 
-// CallbackPost OAuth 2.0 redirect target (form_post)
+// AuthCallbackPost OAuth 2.0 redirect target (form_post)
 //
 // For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 // the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
@@ -828,9 +828,9 @@ func (c *Client) Callback(ctx context.Context, provider Provider, params *Callba
 // `error` and only the `name` taken from `user` (never the e-mail address, which would land in
 // logs and history), where the state is checked; other outcomes as GET.
 //
-// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
-func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCallbackPostRequest(c.Server, provider)
+// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
+func (c *Client) AuthCallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthCallbackPostRequest(c.Server, provider)
 	if err != nil {
 		return nil, err
 	}
@@ -841,7 +841,7 @@ func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors
 	return c.Client.Do(req)
 }
 
-// Login Start or perform a login
+// AuthLogin Start or perform a login
 //
 // Depends on the provider's kind:
 //   - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
@@ -862,9 +862,9 @@ func (c *Client) CallbackPost(ctx context.Context, provider Provider, reqEditors
 // `from` is honoured only for this server's host and the configured allowed hosts; any other
 // value is ignored (never followed).
 //
-// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
-func (c *Client) Login(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLoginRequest(c.Server, provider, params)
+// Corresponds with GET /auth/{provider}/login (the `AuthLogin` operationId).
+func (c *Client) AuthLogin(ctx context.Context, provider Provider, params *AuthLoginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLoginRequest(c.Server, provider, params)
 	if err != nil {
 		return nil, err
 	}
@@ -875,15 +875,15 @@ func (c *Client) Login(ctx context.Context, provider Provider, params *LoginPara
 	return c.Client.Do(req)
 }
 
-// LoginPostWithBody Direct login with a body
+// AuthLoginPostWithBody Direct login with a body
 //
 // Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-func (c *Client) LoginPostWithBody(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLoginPostRequestWithBody(c.Server, provider, params, contentType, body)
+// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+func (c *Client) AuthLoginPostWithBody(ctx context.Context, provider Provider, params *AuthLoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLoginPostRequestWithBody(c.Server, provider, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -894,15 +894,15 @@ func (c *Client) LoginPostWithBody(ctx context.Context, provider Provider, param
 	return c.Client.Do(req)
 }
 
-// LoginPost Direct login with a body
+// AuthLoginPost Direct login with a body
 //
 // Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-func (c *Client) LoginPost(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLoginPostRequest(c.Server, provider, params, body)
+// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+func (c *Client) AuthLoginPost(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLoginPostRequest(c.Server, provider, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -913,15 +913,15 @@ func (c *Client) LoginPost(ctx context.Context, provider Provider, params *Login
 	return c.Client.Do(req)
 }
 
-// LoginPostWithFormdataBody Direct login with a body
+// AuthLoginPostWithFormdataBody Direct login with a body
 //
 // Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
-// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-func (c *Client) LoginPostWithFormdataBody(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLoginPostRequestWithFormdataBody(c.Server, provider, params, body)
+// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+func (c *Client) AuthLoginPostWithFormdataBody(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLoginPostRequestWithFormdataBody(c.Server, provider, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -932,13 +932,13 @@ func (c *Client) LoginPostWithFormdataBody(ctx context.Context, provider Provide
 	return c.Client.Do(req)
 }
 
-// ProviderLogout Log out through a provider
+// AuthProviderLogout Log out through a provider
 //
 // Clears the `JWT` and `XSRF-TOKEN` cookies.
 //
-// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
-func (c *Client) ProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProviderLogoutRequest(c.Server, provider)
+// Corresponds with GET /auth/{provider}/logout (the `AuthProviderLogout` operationId).
+func (c *Client) AuthProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthProviderLogoutRequest(c.Server, provider)
 	if err != nil {
 		return nil, err
 	}
@@ -949,13 +949,13 @@ func (c *Client) ProviderLogout(ctx context.Context, provider Provider, reqEdito
 	return c.Client.Do(req)
 }
 
-// ProviderLogoutPost Log out through a provider (POST)
+// AuthProviderLogoutPost Log out through a provider (POST)
 //
 // Same as GET.
 //
-// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
-func (c *Client) ProviderLogoutPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProviderLogoutPostRequest(c.Server, provider)
+// Corresponds with POST /auth/{provider}/logout (the `AuthProviderLogoutPost` operationId).
+func (c *Client) AuthProviderLogoutPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthProviderLogoutPostRequest(c.Server, provider)
 	if err != nil {
 		return nil, err
 	}
@@ -1000,8 +1000,8 @@ func (c *Client) HeadAvatar(ctx context.Context, id string, params *HeadAvatarPa
 	return c.Client.Do(req)
 }
 
-// NewLoginPageRequest constructs an http.Request for the LoginPage method
-func NewLoginPageRequest(server string) (*http.Request, error) {
+// NewAuthLoginPageRequest constructs an http.Request for the AuthLoginPage method
+func NewAuthLoginPageRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1027,8 +1027,8 @@ func NewLoginPageRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewListProvidersRequest constructs an http.Request for the ListProviders method
-func NewListProvidersRequest(server string) (*http.Request, error) {
+// NewListAuthProvidersRequest constructs an http.Request for the ListAuthProviders method
+func NewListAuthProvidersRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1054,8 +1054,8 @@ func NewListProvidersRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewLogoutRequest constructs an http.Request for the Logout method
-func NewLogoutRequest(server string) (*http.Request, error) {
+// NewAuthLogoutRequest constructs an http.Request for the AuthLogout method
+func NewAuthLogoutRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1081,8 +1081,8 @@ func NewLogoutRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewLogoutPostRequest constructs an http.Request for the LogoutPost method
-func NewLogoutPostRequest(server string) (*http.Request, error) {
+// NewAuthLogoutPostRequest constructs an http.Request for the AuthLogoutPost method
+func NewAuthLogoutPostRequest(server string) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1108,8 +1108,8 @@ func NewLogoutPostRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewGetStatusRequest constructs an http.Request for the GetStatus method
-func NewGetStatusRequest(server string, params *GetStatusParams) (*http.Request, error) {
+// NewGetAuthStatusRequest constructs an http.Request for the GetAuthStatus method
+func NewGetAuthStatusRequest(server string, params *GetAuthStatusParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1150,8 +1150,8 @@ func NewGetStatusRequest(server string, params *GetStatusParams) (*http.Request,
 	return req, nil
 }
 
-// NewGetUserRequest constructs an http.Request for the GetUser method
-func NewGetUserRequest(server string, params *GetUserParams) (*http.Request, error) {
+// NewGetAuthUserRequest constructs an http.Request for the GetAuthUser method
+func NewGetAuthUserRequest(server string, params *GetAuthUserParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1192,8 +1192,8 @@ func NewGetUserRequest(server string, params *GetUserParams) (*http.Request, err
 	return req, nil
 }
 
-// NewCallbackRequest constructs an http.Request for the Callback method
-func NewCallbackRequest(server string, provider Provider, params *CallbackParams) (*http.Request, error) {
+// NewAuthCallbackRequest constructs an http.Request for the AuthCallback method
+func NewAuthCallbackRequest(server string, provider Provider, params *AuthCallbackParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1277,8 +1277,8 @@ func NewCallbackRequest(server string, provider Provider, params *CallbackParams
 	return req, nil
 }
 
-// NewCallbackPostRequest constructs an http.Request for the CallbackPost method
-func NewCallbackPostRequest(server string, provider Provider) (*http.Request, error) {
+// NewAuthCallbackPostRequest constructs an http.Request for the AuthCallbackPost method
+func NewAuthCallbackPostRequest(server string, provider Provider) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1311,8 +1311,8 @@ func NewCallbackPostRequest(server string, provider Provider) (*http.Request, er
 	return req, nil
 }
 
-// NewLoginRequest constructs an http.Request for the Login method
-func NewLoginRequest(server string, provider Provider, params *LoginParams) (*http.Request, error) {
+// NewAuthLoginRequest constructs an http.Request for the AuthLogin method
+func NewAuthLoginRequest(server string, provider Provider, params *AuthLoginParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1468,30 +1468,30 @@ func NewLoginRequest(server string, provider Provider, params *LoginParams) (*ht
 	return req, nil
 }
 
-// NewLoginPostRequest calls the generic LoginPost builder with application/json body
-func NewLoginPostRequest(server string, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody) (*http.Request, error) {
+// NewAuthLoginPostRequest calls the generic AuthLoginPost builder with application/json body
+func NewAuthLoginPostRequest(server string, provider Provider, params *AuthLoginPostParams, body AuthLoginPostJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewLoginPostRequestWithBody(server, provider, params, "application/json", bodyReader)
+	return NewAuthLoginPostRequestWithBody(server, provider, params, "application/json", bodyReader)
 }
 
-// NewLoginPostRequestWithFormdataBody calls the generic LoginPost builder with application/x-www-form-urlencoded body
-func NewLoginPostRequestWithFormdataBody(server string, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody) (*http.Request, error) {
+// NewAuthLoginPostRequestWithFormdataBody calls the generic AuthLoginPost builder with application/x-www-form-urlencoded body
+func NewAuthLoginPostRequestWithFormdataBody(server string, provider Provider, params *AuthLoginPostParams, body AuthLoginPostFormdataRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	bodyStr, err := runtime.MarshalForm(body, nil)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = strings.NewReader(bodyStr.Encode())
-	return NewLoginPostRequestWithBody(server, provider, params, "application/x-www-form-urlencoded", bodyReader)
+	return NewAuthLoginPostRequestWithBody(server, provider, params, "application/x-www-form-urlencoded", bodyReader)
 }
 
-// NewLoginPostRequestWithBody constructs an http.Request for the LoginPost method, with any body, and a specified content type
-func NewLoginPostRequestWithBody(server string, provider Provider, params *LoginPostParams, contentType string, body io.Reader) (*http.Request, error) {
+// NewAuthLoginPostRequestWithBody constructs an http.Request for the AuthLoginPost method, with any body, and a specified content type
+func NewAuthLoginPostRequestWithBody(server string, provider Provider, params *AuthLoginPostParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1553,8 +1553,8 @@ func NewLoginPostRequestWithBody(server string, provider Provider, params *Login
 	return req, nil
 }
 
-// NewProviderLogoutRequest constructs an http.Request for the ProviderLogout method
-func NewProviderLogoutRequest(server string, provider Provider) (*http.Request, error) {
+// NewAuthProviderLogoutRequest constructs an http.Request for the AuthProviderLogout method
+func NewAuthProviderLogoutRequest(server string, provider Provider) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1587,8 +1587,8 @@ func NewProviderLogoutRequest(server string, provider Provider) (*http.Request, 
 	return req, nil
 }
 
-// NewProviderLogoutPostRequest constructs an http.Request for the ProviderLogoutPost method
-func NewProviderLogoutPostRequest(server string, provider Provider) (*http.Request, error) {
+// NewAuthProviderLogoutPostRequest constructs an http.Request for the AuthProviderLogoutPost method
+func NewAuthProviderLogoutPostRequest(server string, provider Provider) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1763,7 +1763,7 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// LoginPageWithResponse Demo login page
+	// AuthLoginPageWithResponse Demo login page
 	//
 	// An HTML page showing how a browser logs in: a link per provider (with `from` back to the
 	// page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
@@ -1772,56 +1772,56 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth (the `LoginPage` operationId).
-	LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error)
+	// Corresponds with GET /auth (the `AuthLoginPage` operationId).
+	AuthLoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthLoginPageResponse, error)
 
-	// ListProvidersWithResponse List the active providers
+	// ListAuthProvidersWithResponse List the active providers
 	//
 	// The names of the registered providers, in registration order.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/list (the `ListProviders` operationId).
-	ListProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProvidersResponse, error)
+	// Corresponds with GET /auth/list (the `ListAuthProviders` operationId).
+	ListAuthProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAuthProvidersResponse, error)
 
-	// LogoutWithResponse Log out
+	// AuthLogoutWithResponse Log out
 	//
 	// Clears the `JWT` and `XSRF-TOKEN` cookies.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/logout (the `Logout` operationId).
-	LogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutResponse, error)
+	// Corresponds with GET /auth/logout (the `AuthLogout` operationId).
+	AuthLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error)
 
-	// LogoutPostWithResponse Log out (POST)
+	// AuthLogoutPostWithResponse Log out (POST)
 	//
 	// Same as GET.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
-	LogoutPostWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutPostResponse, error)
+	// Corresponds with POST /auth/logout (the `AuthLogoutPost` operationId).
+	AuthLogoutPostWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthLogoutPostResponse, error)
 
-	// GetStatusWithResponse Whether the request is logged in
+	// GetAuthStatusWithResponse Whether the request is logged in
 	//
 	// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/status (the `GetStatus` operationId).
-	GetStatusWithResponse(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*GetStatusResponse, error)
+	// Corresponds with GET /auth/status (the `GetAuthStatus` operationId).
+	GetAuthStatusWithResponse(ctx context.Context, params *GetAuthStatusParams, reqEditors ...RequestEditorFn) (*GetAuthStatusResponse, error)
 
-	// GetUserWithResponse The logged-in user
+	// GetAuthUserWithResponse The logged-in user
 	//
 	// The user of the request's token (or basic auth). An expired cookie token within the cookie
 	// lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/user (the `GetUser` operationId).
-	GetUserWithResponse(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*GetUserResponse, error)
+	// Corresponds with GET /auth/user (the `GetAuthUser` operationId).
+	GetAuthUserWithResponse(ctx context.Context, params *GetAuthUserParams, reqEditors ...RequestEditorFn) (*GetAuthUserResponse, error)
 
-	// CallbackWithResponse OAuth 2.0 redirect target
+	// AuthCallbackWithResponse OAuth 2.0 redirect target
 	//
 	// Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 	// `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
@@ -1830,10 +1830,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
-	CallbackWithResponse(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*CallbackResponse, error)
+	// Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
+	AuthCallbackWithResponse(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*AuthCallbackResponse, error)
 
-	// CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
+	// AuthCallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 	//
 	// For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
@@ -1843,10 +1843,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
-	CallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*CallbackPostResponse, error)
+	// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
+	AuthCallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error)
 
-	// LoginWithResponse Start or perform a login
+	// AuthLoginWithResponse Start or perform a login
 	//
 	// Depends on the provider's kind:
 	// - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
@@ -1869,53 +1869,53 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
-	LoginWithResponse(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*LoginResponse, error)
+	// Corresponds with GET /auth/{provider}/login (the `AuthLogin` operationId).
+	AuthLoginWithResponse(ctx context.Context, provider Provider, params *AuthLoginParams, reqEditors ...RequestEditorFn) (*AuthLoginResponse, error)
 
-	// LoginPostWithBodyWithResponse Direct login with a body
+	// AuthLoginPostWithBodyWithResponse Direct login with a body
 	//
 	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-	LoginPostWithBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginPostResponse, error)
+	// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+	AuthLoginPostWithBodyWithResponse(ctx context.Context, provider Provider, params *AuthLoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthLoginPostResponse, error)
 
-	// LoginPostWithResponse Direct login with a body
+	// AuthLoginPostWithResponse Direct login with a body
 	//
 	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-	LoginPostWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error)
+	// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+	AuthLoginPostWithResponse(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthLoginPostResponse, error)
 
-	// LoginPostWithFormdataBodyWithResponse Direct login with a body
+	// AuthLoginPostWithFormdataBodyWithResponse Direct login with a body
 	//
 	// Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-	LoginPostWithFormdataBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error)
+	// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+	AuthLoginPostWithFormdataBodyWithResponse(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*AuthLoginPostResponse, error)
 
-	// ProviderLogoutWithResponse Log out through a provider
+	// AuthProviderLogoutWithResponse Log out through a provider
 	//
 	// Clears the `JWT` and `XSRF-TOKEN` cookies.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
-	ProviderLogoutWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutResponse, error)
+	// Corresponds with GET /auth/{provider}/logout (the `AuthProviderLogout` operationId).
+	AuthProviderLogoutWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthProviderLogoutResponse, error)
 
-	// ProviderLogoutPostWithResponse Log out through a provider (POST)
+	// AuthProviderLogoutPostWithResponse Log out through a provider (POST)
 	//
 	// Same as GET.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
-	ProviderLogoutPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutPostResponse, error)
+	// Corresponds with POST /auth/{provider}/logout (the `AuthProviderLogoutPost` operationId).
+	AuthProviderLogoutPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthProviderLogoutPostResponse, error)
 
 	// GetAvatarWithResponse A proxied avatar
 	//
@@ -1936,12 +1936,12 @@ type ClientWithResponsesInterface interface {
 	HeadAvatarWithResponse(ctx context.Context, id string, params *HeadAvatarParams, reqEditors ...RequestEditorFn) (*HeadAvatarResponse, error)
 }
 
-// LoginPageResponse200Headers the declared response headers of an HTTP 200 response for LoginPage
-type LoginPageResponse200Headers struct {
+// AuthLoginPageResponse200Headers the declared response headers of an HTTP 200 response for AuthLoginPage
+type AuthLoginPageResponse200Headers struct {
 	ContentSecurityPolicy *string
 }
 
-type LoginPageResponse struct {
+type AuthLoginPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -1949,26 +1949,26 @@ type LoginPageResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LoginPageResponse200Headers
+	Headers200 *AuthLoginPageResponse200Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LoginPageResponse) GetJSON400() *ValidationFailed {
+func (r AuthLoginPageResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LoginPageResponse) GetJSON500() *Internal {
+func (r AuthLoginPageResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r LoginPageResponse) GetBody() []byte {
+func (r AuthLoginPageResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LoginPageResponse) Status() string {
+func (r AuthLoginPageResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1976,7 +1976,7 @@ func (r LoginPageResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LoginPageResponse) StatusCode() int {
+func (r AuthLoginPageResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1984,19 +1984,19 @@ func (r LoginPageResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LoginPageResponse) ContentType() string {
+func (r AuthLoginPageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// ListProvidersResponse200Headers the declared response headers of an HTTP 200 response for ListProviders
-type ListProvidersResponse200Headers struct {
+// ListAuthProvidersResponse200Headers the declared response headers of an HTTP 200 response for ListAuthProviders
+type ListAuthProvidersResponse200Headers struct {
 	XContentTypeOptions *string
 }
 
-type ListProvidersResponse struct {
+type ListAuthProvidersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2006,31 +2006,31 @@ type ListProvidersResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *ListProvidersResponse200Headers
+	Headers200 *ListAuthProvidersResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListProvidersResponse) GetJSON200() *[]string {
+func (r ListAuthProvidersResponse) GetJSON200() *[]string {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListProvidersResponse) GetJSON400() *ValidationFailed {
+func (r ListAuthProvidersResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListProvidersResponse) GetJSON500() *Internal {
+func (r ListAuthProvidersResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r ListProvidersResponse) GetBody() []byte {
+func (r ListAuthProvidersResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ListProvidersResponse) Status() string {
+func (r ListAuthProvidersResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2038,7 +2038,7 @@ func (r ListProvidersResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ListProvidersResponse) StatusCode() int {
+func (r ListAuthProvidersResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2046,19 +2046,19 @@ func (r ListProvidersResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ListProvidersResponse) ContentType() string {
+func (r ListAuthProvidersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LogoutResponse200Headers the declared response headers of an HTTP 200 response for Logout
-type LogoutResponse200Headers struct {
+// AuthLogoutResponse200Headers the declared response headers of an HTTP 200 response for AuthLogout
+type AuthLogoutResponse200Headers struct {
 	SetCookie *string
 }
 
-type LogoutResponse struct {
+type AuthLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2068,31 +2068,31 @@ type LogoutResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LogoutResponse200Headers
+	Headers200 *AuthLogoutResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LogoutResponse) GetJSON200() *LoggedOut {
+func (r AuthLogoutResponse) GetJSON200() *LoggedOut {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LogoutResponse) GetJSON400() *ValidationFailed {
+func (r AuthLogoutResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LogoutResponse) GetJSON500() *Internal {
+func (r AuthLogoutResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r LogoutResponse) GetBody() []byte {
+func (r AuthLogoutResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LogoutResponse) Status() string {
+func (r AuthLogoutResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2100,7 +2100,7 @@ func (r LogoutResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LogoutResponse) StatusCode() int {
+func (r AuthLogoutResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2108,19 +2108,19 @@ func (r LogoutResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LogoutResponse) ContentType() string {
+func (r AuthLogoutResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LogoutPostResponse200Headers the declared response headers of an HTTP 200 response for LogoutPost
-type LogoutPostResponse200Headers struct {
+// AuthLogoutPostResponse200Headers the declared response headers of an HTTP 200 response for AuthLogoutPost
+type AuthLogoutPostResponse200Headers struct {
 	SetCookie *string
 }
 
-type LogoutPostResponse struct {
+type AuthLogoutPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2130,31 +2130,31 @@ type LogoutPostResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LogoutPostResponse200Headers
+	Headers200 *AuthLogoutPostResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LogoutPostResponse) GetJSON200() *LoggedOut {
+func (r AuthLogoutPostResponse) GetJSON200() *LoggedOut {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LogoutPostResponse) GetJSON400() *ValidationFailed {
+func (r AuthLogoutPostResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LogoutPostResponse) GetJSON500() *Internal {
+func (r AuthLogoutPostResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r LogoutPostResponse) GetBody() []byte {
+func (r AuthLogoutPostResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LogoutPostResponse) Status() string {
+func (r AuthLogoutPostResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2162,7 +2162,7 @@ func (r LogoutPostResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LogoutPostResponse) StatusCode() int {
+func (r AuthLogoutPostResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2170,14 +2170,14 @@ func (r LogoutPostResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LogoutPostResponse) ContentType() string {
+func (r AuthLogoutPostResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type GetStatusResponse struct {
+type GetAuthStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2189,27 +2189,27 @@ type GetStatusResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetStatusResponse) GetJSON200() *Status {
+func (r GetAuthStatusResponse) GetJSON200() *Status {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetStatusResponse) GetJSON400() *ValidationFailed {
+func (r GetAuthStatusResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetStatusResponse) GetJSON500() *Internal {
+func (r GetAuthStatusResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r GetStatusResponse) GetBody() []byte {
+func (r GetAuthStatusResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetStatusResponse) Status() string {
+func (r GetAuthStatusResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2217,7 +2217,7 @@ func (r GetStatusResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetStatusResponse) StatusCode() int {
+func (r GetAuthStatusResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2225,24 +2225,24 @@ func (r GetStatusResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetStatusResponse) ContentType() string {
+func (r GetAuthStatusResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetUserResponse200Headers the declared response headers of an HTTP 200 response for GetUser
-type GetUserResponse200Headers struct {
+// GetAuthUserResponse200Headers the declared response headers of an HTTP 200 response for GetAuthUser
+type GetAuthUserResponse200Headers struct {
 	SetCookie *string
 }
 
-// GetUserResponse503Headers the declared response headers of an HTTP 503 response for GetUser
-type GetUserResponse503Headers struct {
+// GetAuthUserResponse503Headers the declared response headers of an HTTP 503 response for GetAuthUser
+type GetAuthUserResponse503Headers struct {
 	RetryAfter *int
 }
 
-type GetUserResponse struct {
+type GetAuthUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2256,43 +2256,43 @@ type GetUserResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *GetUserResponse200Headers
+	Headers200 *GetAuthUserResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetUserResponse503Headers
+	Headers503 *GetAuthUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetUserResponse) GetJSON200() *User {
+func (r GetAuthUserResponse) GetJSON200() *User {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetUserResponse) GetJSON400() *ValidationFailed {
+func (r GetAuthUserResponse) GetJSON400() *ValidationFailed {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetUserResponse) GetJSON401() *Unauthorized {
+func (r GetAuthUserResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetUserResponse) GetJSON500() *Internal {
+func (r GetAuthUserResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetUserResponse) GetJSON503() *Unavailable {
+func (r GetAuthUserResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetUserResponse) GetBody() []byte {
+func (r GetAuthUserResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetUserResponse) Status() string {
+func (r GetAuthUserResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2300,7 +2300,7 @@ func (r GetUserResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetUserResponse) StatusCode() int {
+func (r GetAuthUserResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2308,30 +2308,30 @@ func (r GetUserResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetUserResponse) ContentType() string {
+func (r GetAuthUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// CallbackResponse200Headers the declared response headers of an HTTP 200 response for Callback
-type CallbackResponse200Headers struct {
+// AuthCallbackResponse200Headers the declared response headers of an HTTP 200 response for AuthCallback
+type AuthCallbackResponse200Headers struct {
 	SetCookie *string
 }
 
-// CallbackResponse303Headers the declared response headers of an HTTP 303 response for Callback
-type CallbackResponse303Headers struct {
+// AuthCallbackResponse303Headers the declared response headers of an HTTP 303 response for AuthCallback
+type AuthCallbackResponse303Headers struct {
 	Location  *string
 	SetCookie *string
 }
 
-// CallbackResponse503Headers the declared response headers of an HTTP 503 response for Callback
-type CallbackResponse503Headers struct {
+// AuthCallbackResponse503Headers the declared response headers of an HTTP 503 response for AuthCallback
+type AuthCallbackResponse503Headers struct {
 	RetryAfter *int
 }
 
-type CallbackResponse struct {
+type AuthCallbackResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2349,55 +2349,55 @@ type CallbackResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *CallbackResponse200Headers
+	Headers200 *AuthCallbackResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
-	Headers303 *CallbackResponse303Headers
+	Headers303 *AuthCallbackResponse303Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *CallbackResponse503Headers
+	Headers503 *AuthCallbackResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CallbackResponse) GetJSON200() *LoggedIn {
+func (r AuthCallbackResponse) GetJSON200() *LoggedIn {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CallbackResponse) GetJSON400() *CallbackBadRequest {
+func (r AuthCallbackResponse) GetJSON400() *CallbackBadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CallbackResponse) GetJSON401() *ProviderRefused {
+func (r AuthCallbackResponse) GetJSON401() *ProviderRefused {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CallbackResponse) GetJSON403() *LoginForbidden {
+func (r AuthCallbackResponse) GetJSON403() *LoginForbidden {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r CallbackResponse) GetJSON500() *Internal {
+func (r AuthCallbackResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r CallbackResponse) GetJSON502() *BadGateway {
+func (r AuthCallbackResponse) GetJSON502() *BadGateway {
 	return r.JSON502
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CallbackResponse) GetJSON503() *Unavailable {
+func (r AuthCallbackResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r CallbackResponse) GetBody() []byte {
+func (r AuthCallbackResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r CallbackResponse) Status() string {
+func (r AuthCallbackResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2405,7 +2405,7 @@ func (r CallbackResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r CallbackResponse) StatusCode() int {
+func (r AuthCallbackResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2413,30 +2413,30 @@ func (r CallbackResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r CallbackResponse) ContentType() string {
+func (r AuthCallbackResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// CallbackPostResponse200Headers the declared response headers of an HTTP 200 response for CallbackPost
-type CallbackPostResponse200Headers struct {
+// AuthCallbackPostResponse200Headers the declared response headers of an HTTP 200 response for AuthCallbackPost
+type AuthCallbackPostResponse200Headers struct {
 	SetCookie *string
 }
 
-// CallbackPostResponse303Headers the declared response headers of an HTTP 303 response for CallbackPost
-type CallbackPostResponse303Headers struct {
+// AuthCallbackPostResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackPost
+type AuthCallbackPostResponse303Headers struct {
 	Location  *string
 	SetCookie *string
 }
 
-// CallbackPostResponse503Headers the declared response headers of an HTTP 503 response for CallbackPost
-type CallbackPostResponse503Headers struct {
+// AuthCallbackPostResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackPost
+type AuthCallbackPostResponse503Headers struct {
 	RetryAfter *int
 }
 
-type CallbackPostResponse struct {
+type AuthCallbackPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2454,55 +2454,55 @@ type CallbackPostResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *CallbackPostResponse200Headers
+	Headers200 *AuthCallbackPostResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
-	Headers303 *CallbackPostResponse303Headers
+	Headers303 *AuthCallbackPostResponse303Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *CallbackPostResponse503Headers
+	Headers503 *AuthCallbackPostResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CallbackPostResponse) GetJSON200() *LoggedIn {
+func (r AuthCallbackPostResponse) GetJSON200() *LoggedIn {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CallbackPostResponse) GetJSON400() *CallbackBadRequest {
+func (r AuthCallbackPostResponse) GetJSON400() *CallbackBadRequest {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CallbackPostResponse) GetJSON401() *ProviderRefused {
+func (r AuthCallbackPostResponse) GetJSON401() *ProviderRefused {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CallbackPostResponse) GetJSON403() *LoginForbidden {
+func (r AuthCallbackPostResponse) GetJSON403() *LoginForbidden {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r CallbackPostResponse) GetJSON500() *Internal {
+func (r AuthCallbackPostResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r CallbackPostResponse) GetJSON502() *BadGateway {
+func (r AuthCallbackPostResponse) GetJSON502() *BadGateway {
 	return r.JSON502
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CallbackPostResponse) GetJSON503() *Unavailable {
+func (r AuthCallbackPostResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r CallbackPostResponse) GetBody() []byte {
+func (r AuthCallbackPostResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r CallbackPostResponse) Status() string {
+func (r AuthCallbackPostResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2510,7 +2510,7 @@ func (r CallbackPostResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r CallbackPostResponse) StatusCode() int {
+func (r AuthCallbackPostResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2518,40 +2518,40 @@ func (r CallbackPostResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r CallbackPostResponse) ContentType() string {
+func (r AuthCallbackPostResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LoginResponse200Headers the declared response headers of an HTTP 200 response for Login
-type LoginResponse200Headers struct {
+// AuthLoginResponse200Headers the declared response headers of an HTTP 200 response for AuthLogin
+type AuthLoginResponse200Headers struct {
 	SetCookie *string
 }
 
-// LoginResponse302Headers the declared response headers of an HTTP 302 response for Login
-type LoginResponse302Headers struct {
+// AuthLoginResponse302Headers the declared response headers of an HTTP 302 response for AuthLogin
+type AuthLoginResponse302Headers struct {
 	Location  *string
 	SetCookie *string
 }
 
-// LoginResponse303Headers the declared response headers of an HTTP 303 response for Login
-type LoginResponse303Headers struct {
+// AuthLoginResponse303Headers the declared response headers of an HTTP 303 response for AuthLogin
+type AuthLoginResponse303Headers struct {
 	Location  *string
 	SetCookie *string
 }
 
-// LoginResponse503Headers the declared response headers of an HTTP 503 response for Login
-type LoginResponse503Headers struct {
+// AuthLoginResponse503Headers the declared response headers of an HTTP 503 response for AuthLogin
+type AuthLoginResponse503Headers struct {
 	RetryAfter *int
 }
 
-type LoginResponse struct {
+type AuthLoginResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Login200JSONResponseBody
+	JSON200 *AuthLogin200JSONResponseBody
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *LoginBadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -2567,62 +2567,62 @@ type LoginResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LoginResponse200Headers
+	Headers200 *AuthLoginResponse200Headers
 	// Headers302 the parsed response headers for an HTTP 302 response
-	Headers302 *LoginResponse302Headers
+	Headers302 *AuthLoginResponse302Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
-	Headers303 *LoginResponse303Headers
+	Headers303 *AuthLoginResponse303Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *LoginResponse503Headers
+	Headers503 *AuthLoginResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LoginResponse) GetJSON200() *Login200JSONResponseBody {
+func (r AuthLoginResponse) GetJSON200() *AuthLogin200JSONResponseBody {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LoginResponse) GetJSON400() *LoginBadRequest {
+func (r AuthLoginResponse) GetJSON400() *LoginBadRequest {
 	return r.JSON400
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LoginResponse) GetJSON403() *LoginForbidden {
+func (r AuthLoginResponse) GetJSON403() *LoginForbidden {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r LoginResponse) GetJSON404() *Error {
+func (r AuthLoginResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r LoginResponse) GetJSON413() *TooLarge {
+func (r AuthLoginResponse) GetJSON413() *TooLarge {
 	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LoginResponse) GetJSON500() *Internal {
+func (r AuthLoginResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r LoginResponse) GetJSON502() *BadGateway {
+func (r AuthLoginResponse) GetJSON502() *BadGateway {
 	return r.JSON502
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r LoginResponse) GetJSON503() *Unavailable {
+func (r AuthLoginResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r LoginResponse) GetBody() []byte {
+func (r AuthLoginResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LoginResponse) Status() string {
+func (r AuthLoginResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2630,7 +2630,7 @@ func (r LoginResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LoginResponse) StatusCode() int {
+func (r AuthLoginResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2638,36 +2638,36 @@ func (r LoginResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LoginResponse) ContentType() string {
+func (r AuthLoginResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// LoginPostResponse200Headers the declared response headers of an HTTP 200 response for LoginPost
-type LoginPostResponse200Headers struct {
+// AuthLoginPostResponse200Headers the declared response headers of an HTTP 200 response for AuthLoginPost
+type AuthLoginPostResponse200Headers struct {
 	SetCookie *string
 }
 
-// LoginPostResponse302Headers the declared response headers of an HTTP 302 response for LoginPost
-type LoginPostResponse302Headers struct {
+// AuthLoginPostResponse302Headers the declared response headers of an HTTP 302 response for AuthLoginPost
+type AuthLoginPostResponse302Headers struct {
 	Location  *string
 	SetCookie *string
 }
 
-// LoginPostResponse303Headers the declared response headers of an HTTP 303 response for LoginPost
-type LoginPostResponse303Headers struct {
+// AuthLoginPostResponse303Headers the declared response headers of an HTTP 303 response for AuthLoginPost
+type AuthLoginPostResponse303Headers struct {
 	Location  *string
 	SetCookie *string
 }
 
-// LoginPostResponse503Headers the declared response headers of an HTTP 503 response for LoginPost
-type LoginPostResponse503Headers struct {
+// AuthLoginPostResponse503Headers the declared response headers of an HTTP 503 response for AuthLoginPost
+type AuthLoginPostResponse503Headers struct {
 	RetryAfter *int
 }
 
-type LoginPostResponse struct {
+type AuthLoginPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2687,62 +2687,62 @@ type LoginPostResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *LoginPostResponse200Headers
+	Headers200 *AuthLoginPostResponse200Headers
 	// Headers302 the parsed response headers for an HTTP 302 response
-	Headers302 *LoginPostResponse302Headers
+	Headers302 *AuthLoginPostResponse302Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
-	Headers303 *LoginPostResponse303Headers
+	Headers303 *AuthLoginPostResponse303Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *LoginPostResponse503Headers
+	Headers503 *AuthLoginPostResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r LoginPostResponse) GetJSON200() *User {
+func (r AuthLoginPostResponse) GetJSON200() *User {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r LoginPostResponse) GetJSON400() *LoginBadRequest {
+func (r AuthLoginPostResponse) GetJSON400() *LoginBadRequest {
 	return r.JSON400
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LoginPostResponse) GetJSON403() *LoginForbidden {
+func (r AuthLoginPostResponse) GetJSON403() *LoginForbidden {
 	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r LoginPostResponse) GetJSON413() *TooLarge {
+func (r AuthLoginPostResponse) GetJSON413() *TooLarge {
 	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LoginPostResponse) GetJSON415() *Error {
+func (r AuthLoginPostResponse) GetJSON415() *Error {
 	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r LoginPostResponse) GetJSON500() *Internal {
+func (r AuthLoginPostResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r LoginPostResponse) GetJSON502() *BadGateway {
+func (r AuthLoginPostResponse) GetJSON502() *BadGateway {
 	return r.JSON502
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r LoginPostResponse) GetJSON503() *Unavailable {
+func (r AuthLoginPostResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r LoginPostResponse) GetBody() []byte {
+func (r AuthLoginPostResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r LoginPostResponse) Status() string {
+func (r AuthLoginPostResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2750,7 +2750,7 @@ func (r LoginPostResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r LoginPostResponse) StatusCode() int {
+func (r AuthLoginPostResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2758,19 +2758,19 @@ func (r LoginPostResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r LoginPostResponse) ContentType() string {
+func (r AuthLoginPostResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// ProviderLogoutResponse200Headers the declared response headers of an HTTP 200 response for ProviderLogout
-type ProviderLogoutResponse200Headers struct {
+// AuthProviderLogoutResponse200Headers the declared response headers of an HTTP 200 response for AuthProviderLogout
+type AuthProviderLogoutResponse200Headers struct {
 	SetCookie *string
 }
 
-type ProviderLogoutResponse struct {
+type AuthProviderLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2780,31 +2780,31 @@ type ProviderLogoutResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *ProviderLogoutResponse200Headers
+	Headers200 *AuthProviderLogoutResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProviderLogoutResponse) GetJSON200() *LoggedOut {
+func (r AuthProviderLogoutResponse) GetJSON200() *LoggedOut {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ProviderLogoutResponse) GetJSON400() *UnknownProvider {
+func (r AuthProviderLogoutResponse) GetJSON400() *UnknownProvider {
 	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ProviderLogoutResponse) GetJSON500() *Internal {
+func (r AuthProviderLogoutResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r ProviderLogoutResponse) GetBody() []byte {
+func (r AuthProviderLogoutResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProviderLogoutResponse) Status() string {
+func (r AuthProviderLogoutResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2812,7 +2812,7 @@ func (r ProviderLogoutResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProviderLogoutResponse) StatusCode() int {
+func (r AuthProviderLogoutResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2820,19 +2820,19 @@ func (r ProviderLogoutResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProviderLogoutResponse) ContentType() string {
+func (r AuthProviderLogoutResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// ProviderLogoutPostResponse200Headers the declared response headers of an HTTP 200 response for ProviderLogoutPost
-type ProviderLogoutPostResponse200Headers struct {
+// AuthProviderLogoutPostResponse200Headers the declared response headers of an HTTP 200 response for AuthProviderLogoutPost
+type AuthProviderLogoutPostResponse200Headers struct {
 	SetCookie *string
 }
 
-type ProviderLogoutPostResponse struct {
+type AuthProviderLogoutPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -2842,31 +2842,31 @@ type ProviderLogoutPostResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *ProviderLogoutPostResponse200Headers
+	Headers200 *AuthProviderLogoutPostResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProviderLogoutPostResponse) GetJSON200() *LoggedOut {
+func (r AuthProviderLogoutPostResponse) GetJSON200() *LoggedOut {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ProviderLogoutPostResponse) GetJSON400() *UnknownProvider {
+func (r AuthProviderLogoutPostResponse) GetJSON400() *UnknownProvider {
 	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ProviderLogoutPostResponse) GetJSON500() *Internal {
+func (r AuthProviderLogoutPostResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
-func (r ProviderLogoutPostResponse) GetBody() []byte {
+func (r AuthProviderLogoutPostResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProviderLogoutPostResponse) Status() string {
+func (r AuthProviderLogoutPostResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -2874,7 +2874,7 @@ func (r ProviderLogoutPostResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProviderLogoutPostResponse) StatusCode() int {
+func (r AuthProviderLogoutPostResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -2882,7 +2882,7 @@ func (r ProviderLogoutPostResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProviderLogoutPostResponse) ContentType() string {
+func (r AuthProviderLogoutPostResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3045,7 +3045,7 @@ func (r HeadAvatarResponse) ContentType() string {
 	return ""
 }
 
-// LoginPageWithResponse Demo login page
+// AuthLoginPageWithResponse Demo login page
 //
 // An HTML page showing how a browser logs in: a link per provider (with `from` back to the
 // page), the direct-login form in dev mode, the current user (read from `/auth/user` with the
@@ -3054,92 +3054,92 @@ func (r HeadAvatarResponse) ContentType() string {
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth (the `LoginPage` operationId).
-func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LoginPageResponse, error) {
-	rsp, err := c.LoginPage(ctx, reqEditors...)
+// Corresponds with GET /auth (the `AuthLoginPage` operationId).
+func (c *ClientWithResponses) AuthLoginPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthLoginPageResponse, error) {
+	rsp, err := c.AuthLoginPage(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLoginPageResponse(rsp)
+	return ParseAuthLoginPageResponse(rsp)
 }
 
-// ListProvidersWithResponse List the active providers
+// ListAuthProvidersWithResponse List the active providers
 //
 // The names of the registered providers, in registration order.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/list (the `ListProviders` operationId).
-func (c *ClientWithResponses) ListProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProvidersResponse, error) {
-	rsp, err := c.ListProviders(ctx, reqEditors...)
+// Corresponds with GET /auth/list (the `ListAuthProviders` operationId).
+func (c *ClientWithResponses) ListAuthProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAuthProvidersResponse, error) {
+	rsp, err := c.ListAuthProviders(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseListProvidersResponse(rsp)
+	return ParseListAuthProvidersResponse(rsp)
 }
 
-// LogoutWithResponse Log out
+// AuthLogoutWithResponse Log out
 //
 // Clears the `JWT` and `XSRF-TOKEN` cookies.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/logout (the `Logout` operationId).
-func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutResponse, error) {
-	rsp, err := c.Logout(ctx, reqEditors...)
+// Corresponds with GET /auth/logout (the `AuthLogout` operationId).
+func (c *ClientWithResponses) AuthLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error) {
+	rsp, err := c.AuthLogout(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLogoutResponse(rsp)
+	return ParseAuthLogoutResponse(rsp)
 }
 
-// LogoutPostWithResponse Log out (POST)
+// AuthLogoutPostWithResponse Log out (POST)
 //
 // Same as GET.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /auth/logout (the `LogoutPost` operationId).
-func (c *ClientWithResponses) LogoutPostWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutPostResponse, error) {
-	rsp, err := c.LogoutPost(ctx, reqEditors...)
+// Corresponds with POST /auth/logout (the `AuthLogoutPost` operationId).
+func (c *ClientWithResponses) AuthLogoutPostWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthLogoutPostResponse, error) {
+	rsp, err := c.AuthLogoutPost(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLogoutPostResponse(rsp)
+	return ParseAuthLogoutPostResponse(rsp)
 }
 
-// GetStatusWithResponse Whether the request is logged in
+// GetAuthStatusWithResponse Whether the request is logged in
 //
 // Never refuses; answers `not logged in` for any missing or unacceptable credentials.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/status (the `GetStatus` operationId).
-func (c *ClientWithResponses) GetStatusWithResponse(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*GetStatusResponse, error) {
-	rsp, err := c.GetStatus(ctx, params, reqEditors...)
+// Corresponds with GET /auth/status (the `GetAuthStatus` operationId).
+func (c *ClientWithResponses) GetAuthStatusWithResponse(ctx context.Context, params *GetAuthStatusParams, reqEditors ...RequestEditorFn) (*GetAuthStatusResponse, error) {
+	rsp, err := c.GetAuthStatus(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetStatusResponse(rsp)
+	return ParseGetAuthStatusResponse(rsp)
 }
 
-// GetUserWithResponse The logged-in user
+// GetAuthUserWithResponse The logged-in user
 //
 // The user of the request's token (or basic auth). An expired cookie token within the cookie
 // lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/user (the `GetUser` operationId).
-func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, params *GetUserParams, reqEditors ...RequestEditorFn) (*GetUserResponse, error) {
-	rsp, err := c.GetUser(ctx, params, reqEditors...)
+// Corresponds with GET /auth/user (the `GetAuthUser` operationId).
+func (c *ClientWithResponses) GetAuthUserWithResponse(ctx context.Context, params *GetAuthUserParams, reqEditors ...RequestEditorFn) (*GetAuthUserResponse, error) {
+	rsp, err := c.GetAuthUser(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetUserResponse(rsp)
+	return ParseGetAuthUserResponse(rsp)
 }
 
-// CallbackWithResponse OAuth 2.0 redirect target
+// AuthCallbackWithResponse OAuth 2.0 redirect target
 //
 // Register `<URL>/auth/<provider>/callback` at the provider. The state must match the
 // `AUTH-HANDSHAKE` cookie, which is then cleared (a state works once). No session is set on
@@ -3148,16 +3148,16 @@ func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, params *G
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/{provider}/callback (the `Callback` operationId).
-func (c *ClientWithResponses) CallbackWithResponse(ctx context.Context, provider Provider, params *CallbackParams, reqEditors ...RequestEditorFn) (*CallbackResponse, error) {
-	rsp, err := c.Callback(ctx, provider, params, reqEditors...)
+// Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
+func (c *ClientWithResponses) AuthCallbackWithResponse(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*AuthCallbackResponse, error) {
+	rsp, err := c.AuthCallback(ctx, provider, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCallbackResponse(rsp)
+	return ParseAuthCallbackResponse(rsp)
 }
 
-// CallbackPostWithResponse OAuth 2.0 redirect target (form_post)
+// AuthCallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 //
 // For providers answering with `response_mode=form_post` (Apple: `code`, `state`, `user` on
 // the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
@@ -3167,16 +3167,16 @@ func (c *ClientWithResponses) CallbackWithResponse(ctx context.Context, provider
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /auth/{provider}/callback (the `CallbackPost` operationId).
-func (c *ClientWithResponses) CallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*CallbackPostResponse, error) {
-	rsp, err := c.CallbackPost(ctx, provider, reqEditors...)
+// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
+func (c *ClientWithResponses) AuthCallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error) {
+	rsp, err := c.AuthCallbackPost(ctx, provider, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCallbackPostResponse(rsp)
+	return ParseAuthCallbackPostResponse(rsp)
 }
 
-// LoginWithResponse Start or perform a login
+// AuthLoginWithResponse Start or perform a login
 //
 // Depends on the provider's kind:
 //   - **OAuth 2.0** (`dev` and third parties): `site`, `from`, `session` → 302 to the provider's
@@ -3199,88 +3199,88 @@ func (c *ClientWithResponses) CallbackPostWithResponse(ctx context.Context, prov
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/{provider}/login (the `Login` operationId).
-func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, provider Provider, params *LoginParams, reqEditors ...RequestEditorFn) (*LoginResponse, error) {
-	rsp, err := c.Login(ctx, provider, params, reqEditors...)
+// Corresponds with GET /auth/{provider}/login (the `AuthLogin` operationId).
+func (c *ClientWithResponses) AuthLoginWithResponse(ctx context.Context, provider Provider, params *AuthLoginParams, reqEditors ...RequestEditorFn) (*AuthLoginResponse, error) {
+	rsp, err := c.AuthLogin(ctx, provider, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLoginResponse(rsp)
+	return ParseAuthLoginResponse(rsp)
 }
 
-// LoginPostWithBodyWithResponse Direct login with a body
+// AuthLoginPostWithBodyWithResponse Direct login with a body
 //
 // Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-func (c *ClientWithResponses) LoginPostWithBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginPostResponse, error) {
-	rsp, err := c.LoginPostWithBody(ctx, provider, params, contentType, body, reqEditors...)
+// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+func (c *ClientWithResponses) AuthLoginPostWithBodyWithResponse(ctx context.Context, provider Provider, params *AuthLoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthLoginPostResponse, error) {
+	rsp, err := c.AuthLoginPostWithBody(ctx, provider, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLoginPostResponse(rsp)
+	return ParseAuthLoginPostResponse(rsp)
 }
 
-// LoginPostWithResponse Direct login with a body
+// AuthLoginPostWithResponse Direct login with a body
 //
 // Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-func (c *ClientWithResponses) LoginPostWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error) {
-	rsp, err := c.LoginPost(ctx, provider, params, body, reqEditors...)
+// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+func (c *ClientWithResponses) AuthLoginPostWithResponse(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthLoginPostResponse, error) {
+	rsp, err := c.AuthLoginPost(ctx, provider, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLoginPostResponse(rsp)
+	return ParseAuthLoginPostResponse(rsp)
 }
 
-// LoginPostWithFormdataBodyWithResponse Direct login with a body
+// AuthLoginPostWithFormdataBodyWithResponse Direct login with a body
 //
 // Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /auth/{provider}/login (the `LoginPost` operationId).
-func (c *ClientWithResponses) LoginPostWithFormdataBodyWithResponse(ctx context.Context, provider Provider, params *LoginPostParams, body LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginPostResponse, error) {
-	rsp, err := c.LoginPostWithFormdataBody(ctx, provider, params, body, reqEditors...)
+// Corresponds with POST /auth/{provider}/login (the `AuthLoginPost` operationId).
+func (c *ClientWithResponses) AuthLoginPostWithFormdataBodyWithResponse(ctx context.Context, provider Provider, params *AuthLoginPostParams, body AuthLoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*AuthLoginPostResponse, error) {
+	rsp, err := c.AuthLoginPostWithFormdataBody(ctx, provider, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseLoginPostResponse(rsp)
+	return ParseAuthLoginPostResponse(rsp)
 }
 
-// ProviderLogoutWithResponse Log out through a provider
+// AuthProviderLogoutWithResponse Log out through a provider
 //
 // Clears the `JWT` and `XSRF-TOKEN` cookies.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /auth/{provider}/logout (the `ProviderLogout` operationId).
-func (c *ClientWithResponses) ProviderLogoutWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutResponse, error) {
-	rsp, err := c.ProviderLogout(ctx, provider, reqEditors...)
+// Corresponds with GET /auth/{provider}/logout (the `AuthProviderLogout` operationId).
+func (c *ClientWithResponses) AuthProviderLogoutWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthProviderLogoutResponse, error) {
+	rsp, err := c.AuthProviderLogout(ctx, provider, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProviderLogoutResponse(rsp)
+	return ParseAuthProviderLogoutResponse(rsp)
 }
 
-// ProviderLogoutPostWithResponse Log out through a provider (POST)
+// AuthProviderLogoutPostWithResponse Log out through a provider (POST)
 //
 // Same as GET.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /auth/{provider}/logout (the `ProviderLogoutPost` operationId).
-func (c *ClientWithResponses) ProviderLogoutPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*ProviderLogoutPostResponse, error) {
-	rsp, err := c.ProviderLogoutPost(ctx, provider, reqEditors...)
+// Corresponds with POST /auth/{provider}/logout (the `AuthProviderLogoutPost` operationId).
+func (c *ClientWithResponses) AuthProviderLogoutPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthProviderLogoutPostResponse, error) {
+	rsp, err := c.AuthProviderLogoutPost(ctx, provider, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProviderLogoutPostResponse(rsp)
+	return ParseAuthProviderLogoutPostResponse(rsp)
 }
 
 // GetAvatarWithResponse A proxied avatar
@@ -3313,15 +3313,15 @@ func (c *ClientWithResponses) HeadAvatarWithResponse(ctx context.Context, id str
 	return ParseHeadAvatarResponse(rsp)
 }
 
-// ParseLoginPageResponse parses an HTTP response from a LoginPageWithResponse call
-func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
+// ParseAuthLoginPageResponse parses an HTTP response from a AuthLoginPageWithResponse call
+func ParseAuthLoginPageResponse(rsp *http.Response) (*AuthLoginPageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LoginPageResponse{
+	response := &AuthLoginPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3345,7 +3345,7 @@ func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LoginPageResponse200Headers
+		var headers AuthLoginPageResponse200Headers
 		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3359,15 +3359,15 @@ func ParseLoginPageResponse(rsp *http.Response) (*LoginPageResponse, error) {
 	return response, nil
 }
 
-// ParseListProvidersResponse parses an HTTP response from a ListProvidersWithResponse call
-func ParseListProvidersResponse(rsp *http.Response) (*ListProvidersResponse, error) {
+// ParseListAuthProvidersResponse parses an HTTP response from a ListAuthProvidersWithResponse call
+func ParseListAuthProvidersResponse(rsp *http.Response) (*ListAuthProvidersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ListProvidersResponse{
+	response := &ListAuthProvidersResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3398,7 +3398,7 @@ func ParseListProvidersResponse(rsp *http.Response) (*ListProvidersResponse, err
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers ListProvidersResponse200Headers
+		var headers ListAuthProvidersResponse200Headers
 		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3412,15 +3412,15 @@ func ParseListProvidersResponse(rsp *http.Response) (*ListProvidersResponse, err
 	return response, nil
 }
 
-// ParseLogoutResponse parses an HTTP response from a LogoutWithResponse call
-func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
+// ParseAuthLogoutResponse parses an HTTP response from a AuthLogoutWithResponse call
+func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LogoutResponse{
+	response := &AuthLogoutResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3451,7 +3451,7 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LogoutResponse200Headers
+		var headers AuthLogoutResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3465,15 +3465,15 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 	return response, nil
 }
 
-// ParseLogoutPostResponse parses an HTTP response from a LogoutPostWithResponse call
-func ParseLogoutPostResponse(rsp *http.Response) (*LogoutPostResponse, error) {
+// ParseAuthLogoutPostResponse parses an HTTP response from a AuthLogoutPostWithResponse call
+func ParseAuthLogoutPostResponse(rsp *http.Response) (*AuthLogoutPostResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LogoutPostResponse{
+	response := &AuthLogoutPostResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3504,7 +3504,7 @@ func ParseLogoutPostResponse(rsp *http.Response) (*LogoutPostResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LogoutPostResponse200Headers
+		var headers AuthLogoutPostResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3518,15 +3518,15 @@ func ParseLogoutPostResponse(rsp *http.Response) (*LogoutPostResponse, error) {
 	return response, nil
 }
 
-// ParseGetStatusResponse parses an HTTP response from a GetStatusWithResponse call
-func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
+// ParseGetAuthStatusResponse parses an HTTP response from a GetAuthStatusWithResponse call
+func ParseGetAuthStatusResponse(rsp *http.Response) (*GetAuthStatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetStatusResponse{
+	response := &GetAuthStatusResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3558,15 +3558,15 @@ func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
 	return response, nil
 }
 
-// ParseGetUserResponse parses an HTTP response from a GetUserWithResponse call
-func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
+// ParseGetAuthUserResponse parses an HTTP response from a GetAuthUserWithResponse call
+func ParseGetAuthUserResponse(rsp *http.Response) (*GetAuthUserResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetUserResponse{
+	response := &GetAuthUserResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3611,7 +3611,7 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers GetUserResponse200Headers
+		var headers GetAuthUserResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3621,7 +3621,7 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
-		var headers GetUserResponse503Headers
+		var headers GetAuthUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3635,15 +3635,15 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 	return response, nil
 }
 
-// ParseCallbackResponse parses an HTTP response from a CallbackWithResponse call
-func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
+// ParseAuthCallbackResponse parses an HTTP response from a AuthCallbackWithResponse call
+func ParseAuthCallbackResponse(rsp *http.Response) (*AuthCallbackResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &CallbackResponse{
+	response := &AuthCallbackResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3705,7 +3705,7 @@ func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers CallbackResponse200Headers
+		var headers AuthCallbackResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3715,7 +3715,7 @@ func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
-		var headers CallbackResponse303Headers
+		var headers AuthCallbackResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
@@ -3732,7 +3732,7 @@ func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
 		}
 		response.Headers303 = &headers
 	case rsp.StatusCode == 503:
-		var headers CallbackResponse503Headers
+		var headers AuthCallbackResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3746,15 +3746,15 @@ func ParseCallbackResponse(rsp *http.Response) (*CallbackResponse, error) {
 	return response, nil
 }
 
-// ParseCallbackPostResponse parses an HTTP response from a CallbackPostWithResponse call
-func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error) {
+// ParseAuthCallbackPostResponse parses an HTTP response from a AuthCallbackPostWithResponse call
+func ParseAuthCallbackPostResponse(rsp *http.Response) (*AuthCallbackPostResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &CallbackPostResponse{
+	response := &AuthCallbackPostResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -3816,7 +3816,7 @@ func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers CallbackPostResponse200Headers
+		var headers AuthCallbackPostResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3826,7 +3826,7 @@ func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
-		var headers CallbackPostResponse303Headers
+		var headers AuthCallbackPostResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
@@ -3843,7 +3843,7 @@ func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error
 		}
 		response.Headers303 = &headers
 	case rsp.StatusCode == 503:
-		var headers CallbackPostResponse503Headers
+		var headers AuthCallbackPostResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3857,22 +3857,22 @@ func ParseCallbackPostResponse(rsp *http.Response) (*CallbackPostResponse, error
 	return response, nil
 }
 
-// ParseLoginResponse parses an HTTP response from a LoginWithResponse call
-func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
+// ParseAuthLoginResponse parses an HTTP response from a AuthLoginWithResponse call
+func ParseAuthLoginResponse(rsp *http.Response) (*AuthLoginResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LoginResponse{
+	response := &AuthLoginResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Login200JSONResponseBody
+		var dest AuthLogin200JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3937,7 +3937,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LoginResponse200Headers
+		var headers AuthLoginResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3947,7 +3947,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 302:
-		var headers LoginResponse302Headers
+		var headers AuthLoginResponse302Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
@@ -3964,7 +3964,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.Headers302 = &headers
 	case rsp.StatusCode == 303:
-		var headers LoginResponse303Headers
+		var headers AuthLoginResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
@@ -3981,7 +3981,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.Headers303 = &headers
 	case rsp.StatusCode == 503:
-		var headers LoginResponse503Headers
+		var headers AuthLoginResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -3995,15 +3995,15 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 	return response, nil
 }
 
-// ParseLoginPostResponse parses an HTTP response from a LoginPostWithResponse call
-func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
+// ParseAuthLoginPostResponse parses an HTTP response from a AuthLoginPostWithResponse call
+func ParseAuthLoginPostResponse(rsp *http.Response) (*AuthLoginPostResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &LoginPostResponse{
+	response := &AuthLoginPostResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4075,7 +4075,7 @@ func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers LoginPostResponse200Headers
+		var headers AuthLoginPostResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4085,7 +4085,7 @@ func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 302:
-		var headers LoginPostResponse302Headers
+		var headers AuthLoginPostResponse302Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
@@ -4102,7 +4102,7 @@ func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
 		}
 		response.Headers302 = &headers
 	case rsp.StatusCode == 303:
-		var headers LoginPostResponse303Headers
+		var headers AuthLoginPostResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: "uri-reference"}); err != nil {
@@ -4119,7 +4119,7 @@ func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
 		}
 		response.Headers303 = &headers
 	case rsp.StatusCode == 503:
-		var headers LoginPostResponse503Headers
+		var headers AuthLoginPostResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -4133,15 +4133,15 @@ func ParseLoginPostResponse(rsp *http.Response) (*LoginPostResponse, error) {
 	return response, nil
 }
 
-// ParseProviderLogoutResponse parses an HTTP response from a ProviderLogoutWithResponse call
-func ParseProviderLogoutResponse(rsp *http.Response) (*ProviderLogoutResponse, error) {
+// ParseAuthProviderLogoutResponse parses an HTTP response from a AuthProviderLogoutWithResponse call
+func ParseAuthProviderLogoutResponse(rsp *http.Response) (*AuthProviderLogoutResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProviderLogoutResponse{
+	response := &AuthProviderLogoutResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4172,7 +4172,7 @@ func ParseProviderLogoutResponse(rsp *http.Response) (*ProviderLogoutResponse, e
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers ProviderLogoutResponse200Headers
+		var headers AuthProviderLogoutResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4186,15 +4186,15 @@ func ParseProviderLogoutResponse(rsp *http.Response) (*ProviderLogoutResponse, e
 	return response, nil
 }
 
-// ParseProviderLogoutPostResponse parses an HTTP response from a ProviderLogoutPostWithResponse call
-func ParseProviderLogoutPostResponse(rsp *http.Response) (*ProviderLogoutPostResponse, error) {
+// ParseAuthProviderLogoutPostResponse parses an HTTP response from a AuthProviderLogoutPostWithResponse call
+func ParseAuthProviderLogoutPostResponse(rsp *http.Response) (*AuthProviderLogoutPostResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProviderLogoutPostResponse{
+	response := &AuthProviderLogoutPostResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4225,7 +4225,7 @@ func ParseProviderLogoutPostResponse(rsp *http.Response) (*ProviderLogoutPostRes
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers ProviderLogoutPostResponse200Headers
+		var headers AuthProviderLogoutPostResponse200Headers
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4433,121 +4433,124 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs31uCrnOVOlUlV86ZbLKpSu4rjxE4cW2PJm6kytWqw+5DEqAkwAFoUx6Wq+bUPsA8xD5Yn+QoH",
-	"6Bu7Kcmycpmv5petbjRwcHDuF/BTK5KLpRQojG6NPrXmyGJU9N+Ta2aYesGiOb6QwiiZ2Kcx6kjxpeFS",
-	"tEatcJlOEh4FsGA3XTbDr/cOB4Ow1wpaOprjgtkv8IYtlgm2Rq2mwa2gZdZL+1YbxcWsdXsbtF6es1l9",
-	"sTOjpJjBNUt4zIxUAZg5wpzpOcgp/V8bqTCGydqg3gbEuIUHcbQ32J3EB9PBcHC0f3A4PBiy4QGL8PD5",
-	"4DCK473h0VfR4bjVCNwbGTEH0SaA7zHmCiMDhqkZmioEU6kWzLRGrVTxrsIpKhQRNq7wVp4JPp3WFzhJ",
-	"VmytIRRS2wGbiBbpojX62PJvWxdNc5+heSHlFceGw/zh5/MQmIgh/NvZ+++65+9+fPk2hIiGa2hrNCAF",
-	"JHLGBQ1TOFWo5wFECTKLePdWpqZThWwTjNugtWSKLdB4Wns9fSsF/sRMNK/DZalB0/lGCUdhYC6TWENb",
-	"Kgh3ws4xMFjYL4EJvUKlYW+wb9d/9Jlzu6rjhFbQEmxh53g97VoYuw7I8u4W7OYNipmZt0bDwe5+E9ZP",
-	"lbzmdroGmplxbdBib+kHgV3Rohuhz1Iz7ydcO4wWO4rxOgN0ycy8ADObpBW0FP6ScoVxa2RUimWIl8wY",
-	"VPbj//uRdf8x6B5d+H8vuxefBsHe8PYvjZRp6eKVQ0xtJ+dzhIJuPNk805ZfUzyGDBpYzVHQaRp5hQIi",
-	"uUANUyUX9PCHn8/9p71tJ/G3brHMtoPYPTgMmshOoV5KodFJuKlB9caSc303b+RshjFwcQx7gz0wkqDz",
-	"sgdjCC3EYQ/srjMOYQpBO74vydGyvPiLwmlr1Pqf/ULq9v3Qfj7OcWm3YNO7vir4mfb3DYu/ZwZXbG0/",
-	"jKQwKIz9L1suE+4W6P9dO2hycrIjY4sqvInmTMzwcsp4gnEraC1Qazaz7+z+cxKNeQxCGmBRhEtDuLGk",
-	"KhX/B60BNOFt+XSaduHe6v5LpaRyO9iQSRsQhdCuwKFwmmqMnXSQMXYCCFONiouprH5in0Ik08QBPkFQ",
-	"yGI7XqOIq2MjKabcimu3k9I3MSb82nJrp2d394IlyYRFV9+w+D3+kqI2D0c7EceyJBiIUUqHkYorIVfi",
-	"ssTSxWn4lyWhIZdIPKoNM9g034TFl+5leSInzuk5LLjWXMwCwJsl8apUtHESr1zMju045Y7bq4EZ48Id",
-	"3Jee9OZ2w2MIc5BDaM+ZiPWcXWX8VoM2sGccBw5GK2i4sTpBmjmqHE+B3ZPbbXlnHb+YcqcYQltIIqgA",
-	"hARpafvyGhWfcj8FKzBv15GpAQaRJwdHHK+FFbIseRQncv/xJRLCyieWvQKN6hoVuBFPcALVNcMRMAGp",
-	"wJslRhaflkVShccQo2E8cfJOimQN3Al0D08iZ7R/J0Jfi8/bP4+ders82N2d7H51yPYODifxdO9oMNyL",
-	"p2yCbDeK9/dwuD/EKDrC54ViYAmPPkPofNDYiIdc9NPZq6pRd+xFzV0S/9HS2638LjWfhzJLzql2vGwh",
-	"l6l5OBbO3McNeHjhN+mtuyfcJBePFpie6bfJN8+/VVFpJb+1V5dM61VMh5bbRmSLPrUQ/g2lYSGgPCas",
-	"MJLXqDT/B8ak5fpun30Wxwq1DppklZkzA9NErjoZq3LxnVQTHscoPvNIWBpz8mUa0Je9uxTSXLIkkaua",
-	"VcE1aG4QuHYWhQA/DvKJLX4ihTEKw1mitx1+eUhVYEZSEQ8TKUjlKEEqd/xWazRNWbYCLmlQedKKjeBM",
-	"WZZYk2JNauhpqKAJfSG0Lb76LHVWiRe+m0jTmUorYSWEthNm+bvSJkJoew0X+/1wQfZuScFa3Wk9sMm6",
-	"pljtlDWM1edUuEzYOrOfMr/ovTPjHqUpMwAaNOVWU5GMl6dQmdXFwxFUlnQOaWaeeuMgs0uc3oY29mY9",
-	"yC3UGIVFlrWrtXZIOpd3uY+ZdpKVpZ/pDXt8yWZ4bHWV86RPPpy/6r46efvt2auTH1+WPK4/ynE5l/KN",
-	"VbCPIgEvFC+NlJcJzVKmAv8WJjJeg5ES3JAnOP3aup4AaCW8iRBjXbKMnmlI+IIbOtUPIjugR9J9Wp6g",
-	"vF/72DK8m6Gk6p5CKxVrhiNrHhFXe4vYcTipFq7BsMUSSWpk3sSSaVMynyDhUzR8gQFoPhO5xZ5zKktm",
-	"UnEzXwQwpQXyF17GBS5uQGaqqgdSAlD4d2e7TtZl/106G96B0Z1IJbCkGTH3CqAcashO7ZrxhE2Sx1Fq",
-	"zAybMI2XaWmiTZGVDbJYLI07BoVGkbXNYIor0BhJEWsf6kFtXlvbeW+6y46iQTzE/ckBO4ye4tybwPa0",
-	"ngMbMVE41tEcY1B8Njcg5AraTFirlM0Q/EE6R1JO4VRqM1N49tc3nWOrzwjvK6bB+f1xD97TrtnUoKIV",
-	"RbqYWDU+zRBgMRLSqC6FdMINQVZ61RBV9nMYCSvGLfxTSQaiUWsuZlvCyAd5dMk6TTPnSBB9kNlWFtiP",
-	"YOzPNzl/A4OT2DtfhiLszLjYJNdQsBvxxf9xjMWl+M5Fjh6z8et8kiL+5H3N1ujjp9aUYxLXA4AFchbs",
-	"hi/SBbiIHyQUDLTQ7h4ctm4vmpRCLFEXkQCnG09fg15ixKe8UGxfit7a3jz7bIXDmsVLjFxAKs8XZD52",
-	"FojUgNeo1i5QTE5On1HeJp+YIjTaADfHQKaGZcVrVN1Ebgg4cCxjjY58w8Q/L6qmd3Vn35L90XXhoJKt",
-	"aRlnqeQSleG5n1BNxRjFGamuu+O2Qcs5NA35kNyQd2KFckGZrUW2KS4z17UcO1/Ibu4BBPfG78lDUFXQ",
-	"7RwP+PS2HIX/6ObJt1PkZ+TEqim7kiOgxtg6GRVy6g+cVCFLwDofRCupmrII61h3vFXPpVkRDgtm9Rx2",
-	"rd9CDxQyLUUVXxuGRg07OYtuLnKKqks8a8XIJMGFtvAzKHghiylRrN/gIouJluD3TF9GvkdjDZCcu8uD",
-	"yatzEssfxH2n5FYspms6J/+AKcXWG0tXcfAqXTBR4BdvlgkTtPcqkrcZbQ3bLCn7xhxM10dWuq/jLDHq",
-	"P3F2VG7dFPE6XQWmZkLchzIisrsx9hNqjWK2NeFyAotshI8te6CPvUltMq/UaEymFC6wrAAKr5Eljsmr",
-	"pDORZhsrmWea/C2rzqp7J6F0SRBc2gkaDoDgaPLFnMT1JjE5yt4ts9AzDWHfmT3jdDDYi2gc/RfDKgyH",
-	"02E0wH12NNmN96Ov8Pl0wIaT3Wgv3seD6eHg3vPwgBOcTYdx5vXy5hFUghr+NMkYs5tpkOguwlRlOIrC",
-	"/m//dy+SiyYUZiHLImttV2hOWZc35r8L8qUbd5dPXgvs+lRHqskBcKyh08Q4weSS1/V91qFNshhxK2hZ",
-	"rV3+uxSFvSifannMVhVThfiDztLBlDXNZ9iQHRT3fiDqmhD2QW9L6HJS58Y7HURQDWRgjMrogduPWXJa",
-	"GuCyzxs5/RujGNgP+ST11Ro1sLzBsEGk3vdzUbBOJuFy0OrmRQ3XuGC8oZjlZdc+d5gmW7gBy/fRNW+A",
-	"OHTsnpnSjuMv3UM9Z8NsC6XYDYWCeNwoHD4zN1IHcdmgpUpFNHbtZxpen0KbUMEgShhfaEiX1uJULojE",
-	"XUVCbXaXiqkbiXqZsDXUxe0W2g1aSx6ZVDXMdarkDYXInJ374f2b6oxzY5ajfj+REUvmUpvR88HzgbeK",
-	"+4PJPjvE3eledBT3+ILNGtdWMmlY+L1MkBTo+29OXmzsIl40sfUGBxJuiEbqTGhlIkap4mZ9Zi1vr8GY",
-	"5tFJahqqYr6xryjIFziSRWEtjBjaLt9hIXIBlZMP568uT7796fXby9OTs7Ofvy2qc1zkXPOShrfoszhw",
-	"wZHmtc8ppKV1EfreKNlwfxaZuR9+Pi9WYEv+I5LV9PeVuauaJItCW8uehkHbmiw8wq6RXf/fzh11ItuX",
-	"/WuKan3PqpYZfrHjvD+ZL0QPi3Wcmm1Y50ar6bb9vZDLdcZxtaqZcrWMPcHiLB5aFLMBiyUvLqayecev",
-	"zs9PMwcigwkXE4ydzUqupcc2tMMZN/N0YgVgnyTs/Bf3b58vlgn5oWHHGjtmjmNRc1wXMhUkPkZ50QjM",
-	"mYitu8YMhG4CV9rnObz6mp6FvbEYi52dc4t63dvZgRNvNLoI90pmKdoRuLK29itjlu9Esg7glJn51/0A",
-	"ztgCz7jBr9+wG7fgq7Pdg0NHAB3rTI9FpRKunZvxkzU4JOqgVMrE404PTgrPuzDpiwikgyarYEi1GQuN",
-	"Is4IPCyfYwj4S8qSzIhsqMrrwav8O5pYKk+yIYEUwoKtxyJiSq3LgAptkMVU5GAnzVa38HZ6EHre/noY",
-	"uio7+/fXw7BjvU3mEb1gV6itYTsfiywd7r/rSpGse3Ai8siv369fXWeVg1ZaaQooxceVj/MEuzYW/vKr",
-	"DqzmPMHmOHJkqQvjopyMYA0gYdroHhQy0wLhapfKFWlZQQVJUkuk0A5r0jPseOJ771xwvbNDKeUfzt69",
-	"hZAc+NA66xz1sXfWrXtkV0y4Nq5M0lueVIvmAmv2jDgt2huLl/QZAZqPygaEf+u+cJG17vl6id13xMp6",
-	"BFlVaAAMYhTrLkuSsQizwWdevXRPZcKjta/0pPreri/wtXN0qYg2Y7DXYpkaUGmCxGXf+OCoTA1V3pQ8",
-	"eamg6sMGeaTCsQPXlmcQBcbHwMbimsvEfWrPAvYHA2iIksFqLjVC6IMMobOGLfrITe/BOd4YaC8ZyajZ",
-	"AoXlSeKBsbA7nEq1gKLaNHDndIVrTQhwol0HpdCV5wbdIf6EiU8bwIfz77rP8zzB2w9vxqIdjq2NNhiE",
-	"wEWUpDE6EeBD1Ak3qFgCbSbWbl334hhYARJYWW2NeoojU8kVDerAnGlgZiwWUhvY24VozhSL7C7sGjQf",
-	"BYW4BrxhkUnWIAW6gkuK3sbMMB8454aqWa5wDWZlBTnV8I6Fsz8CK1xpmeEhJHiNCYVqBGp7zoSofMBg",
-	"MICFVQ9Ku0nW4CYhElCKrXtjcoN4hEKTHeV11E+vrTpOVeLNDD3q9+UShZapirAn1azvP9J9O9a62twU",
-	"tjyclDRRK2hR1QNpsUFv2BvY8XY6tuStUWuvN+jtUbDNzMmWIs1i/zPDJt9XwKvzn95QnhT0XK7svudy",
-	"BQwmSq60j5MAFyMrArm4gmUp+w1tUtSuKhQozeuk9ljYGTtOTcTlWCkRJhcQ4zUsqNKMRFqqFApfqUAK",
-	"xwkzpxj79nHojAKafENfeDkeySUvS8EGzdFxh+pdXpikxkjRg9dGw4uz07GgcgLty7uMBrkSIKSwphcj",
-	"J9Qhz/PQOkF36NbrI/6lVBQ53KfOyK5U3u4OBhsZAoM3pj83i2SjWp+8pP8Ry8hyCdgBzilyL4q/f/3n",
-	"v9yjfvHsvhr0uiVkz2ojebRFfDa4eTFOWZqYrlYRPBNS4LNjj6X8UYTdX//5r2fH8Os//xXeDd5t0Np3",
-	"WGpKOOTY7NcyL7dB6+AhH+bliWXfozX6eBG0dLpYMGsft77FhfQKf+mdJTbTLl5DOtm6MjddYs9ulgps",
-	"jaYs0WjnLQrYt3KexbsVELoIVtYyuToACgjaFyrTNzGqXp3kuDZZ9k3fT3Z3JqY++jJ7ciXtRovjyoPV",
-	"myX59WBhJVJcJ7vTctW/3iC+ZlV/X2lF1j/yZyEieybOoI8Mvy4CHfqx5EQyaytBvUiQKV2ytre1tPSa",
-	"BJaduZls7sZEUbv5J0G6nIHby2egOGgtpW5AqXWVrE/3/cvzbUg7lfq/FeKgffru7LzzSBItIsaNJPrW",
-	"Zy6mqbZeQta4FFZCyaGrehFrKJV6psK5LeSGbqRbq8fyPZqzLFpe7rb62IylYki/1OVze/ElIpS+cMme",
-	"vLhys1iZ4mYu+p0VcFs7zvF3/atqsP0ziiy31zlTNIve9v4kJPjzHKm2slwgYN3HcgLhEUSZ5Ri2qmFX",
-	"HltJGT7T3mtvSwWT3H/ubHfvrXHqo2fu+VhkDnrF9R9tOsHoozcCV05w9xuFdoOd+T2aD1lq/Q8h9Ly8",
-	"IU86/PFtDNmBPlXd/qP5Yn8wvP/DSjnk5zOT/WDvQavkVXcbDPipEvG2/FgO3368uA0+lePV+QMfSXZ/",
-	"l+L1Hy9uKzx97qJRM4y7XEBWwrDJxQWzfsqspNt+Vjm8lXezJlLwqaYP7984D8hN1ZR/yicNrWdfTj+5",
-	"nkbfEJbqUmXUWITVuuGMKQNYzXlEQTVi46wfuM38PCuprqwzGWGnB29lnjzgGlxX8VhYPeeLWnpwvuLG",
-	"7qf9jlz+YW/AOlTUo6EooQ5dW5YPdLajOUZXGOcFTwRw0TSW8CsED08nyD7OerpCygeHrvo6LCKCrmuQ",
-	"iQiTBOMm2ZO1ANaFT/WM3E52ewMHwrZkQtag19jVejDcbcgx1TOkm42Y2xbzZRuNa+0Pjg4fsBjFO0Hh",
-	"UqpSlDunpS0LZ6X6D9/lxeNNy9dUwLf3EPlQ6gh+qMRraAF9qMzb7H6g7/YetK1yt87jpOXu/R+Umomf",
-	"QMBWpGHBDRv9dSWh6Jo0Lm4/V6vnxbeWaJr9me9kEbrT3vymumOSK9l2Lhcyxq+nUi0u7TQhtE+WywRH",
-	"EFrGCQMIXW+q7zkOSY650LTShorau+kygNA1h3R68I0LJWqIJRV7UurHflHORUGt09XVxY9FpKTWXeqW",
-	"ss5JAFoCgfRMg4WQIulZz0mpbf37l+dF+wklg+xmN3cxFh5Qcpgp8kc+tOXZEAyzxp2LRbrdtl39FWUL",
-	"XelE3nHm1MGKOqcTOxsXY0HxU/vHnGsj1bpDiWuF/uoO5nrAvBg/BtdeJFPjbgjw3ucdEvgLPdD/iIl/",
-	"IzEB7ZwtOw0io8mKSrK6w0YT6ltcooh1lpsr1eJccRGPxqILOzs5ODs70A5jvHasYuZcxbBkVO/UGUFo",
-	"OdQyFmUDgjyfGsKv/+//w95gt96tNRbQ0LBFBhS1xgQwPOguuEgNwhYjDK4Ql9oxUgCnP754CZl1Q7Nb",
-	"QAl3nZ7bjUPozs7IM3QAoatMtv9jaVyDfHcwyFMPkHfVlvqh/cRZy19lai8bSnO7XEk2cfhp7L38cWs0",
-	"pnLAces29OkrKyitzCKjDip1isfO5vQJbw+zm9cFrtteEvoFybbjhsoaZ/wa3V02vn0ysLNjorG+WUrs",
-	"NXR9FrYtTeR8Yu3hHh6AO7UMN8ZZtpaAyrat/XJnx3qYaLFGxmpB/FvIBtoHg10LcP2WDNpkZkX7OFMl",
-	"nOCKHDxQeeUt0bXBBGeKLcLOKM92ZuUE5dOaSDNuBTB2BTD2sI4LyqC8HsGWZfpMb4HeFbFfkhfyv6ge",
-	"9ut6Pazr17YEgxrO7CByS0QFkP3BPoXMsjZWjEO7YioMT/Ky2znToDBCfo3xHQW4Qd5gxMz9hG6XaXt3",
-	"xotz7U8+O/hBdvBF/XIW5qN+NdfGI1UeRHHQCHArczsh2da+DJcS8p6EuYa5FDJ1dy4lawoUujaArNFw",
-	"bs2BAmox5TManrUJ2/cUeVw7RTsWeaE8nwm6Rsvr96l0n3S2Zvjuc33yks1yrWZG/7kZ1mmu3mx0kvh2",
-	"H6nx5p/ggSB5HWPxlgmxzwCLpfGXQfWzM4ckzKQnIy/BKqdGR955UNGjVYFbgLWUtBXawf7zB4A7JLpr",
-	"qtvZ6t36OEfTtWWDVtAaWl2uUnu4FLtsLAh/OBil7vO8Tf0u0J4WrqJ429NVsI2ofDdRE1g+UPQ5t43V",
-	"CmazHikPxjGkQrMpUhsYLBPGBZUAdu5uk2qCzncyfRl8OdXn3lBFy7a3IK2pHruRK32nwBdx5ou63i/g",
-	"slK80rKSjcj1aue+2tHPCMF8eUYmB6uSYqFumab2F9ftcn9TijPkRTVxk7eINJ5Xntah725LfRDFBPWw",
-	"Okm5y+dHuH90gF8d7Q+j6RHuD/Dw6PkgHu6z4eFkOtjdi6J4PzoaFsgmNttIGUmB76ZbowrVGHtwT4aJ",
-	"9nDPoI02qNuLhsi9a6n0JCVVLjWqfKHTKEKMraIu6i9Nx/fiV4aWO3ieIhWw9xC3sHRtxW/oV2/eJvR4",
-	"53h/sP+oruWKAVrr5a/KBX/HTT4c2uvsyKjXf9MofIrO46qBXBZKI3gAhGauZDqb50bsGs0GvJXr4sp3",
-	"4Lh06nDvIbTib//4dwxSnLmrDBQsUVFRny+R/n1CmV5YFNFMw65wm0cPTANzlYdSFRWkxyVHXxu21pX2",
-	"h96Wuj4XbrvT8v9jLMSLvEf2GxmvvySLmzWe14whX7DgNMpDebTcR28JqgzKTXe1WnXtyXRTlaCwwiXe",
-	"gO23hOZ2877Y2y/Nhz+Bqn6ym/yOoaQi/6MF79KCnyuu94cHj7zlRKdLlzW8XGDM2SWx8cbFfbA5GemY",
-	"e/nmSe5DaYKvfMETdaBzylK42n4yvCwovX9LPVYxO/1VTHajD4+v/0ZVmRkH/a7VmZs3+fwmNYaZcVXc",
-	"0FhH9p3Vmk9tTdxZ6Fk9h9+x4PMPOot6Cei9R0KM4VqNP/H49s5qO9/hDJpdI/XX+GAfFX36zvtIik5A",
-	"V0e4kLVvicxaw10Lc34NOYlg6ieiyhrBp9NyG0j55xGI/bgG5n9SgCbq74TH/jXFwZnC7E5Oeu8eUFSY",
-	"As2xW/jlOZv52p8ciDnTc8pPh5WL88PyJf2lSH2GC5fGaK5mdT9IcX9Nv98KlY3Wf35hwgUjg/NBDSE0",
-	"12ZHSLll7j6boeFXNEo/cHHXlzTmNniKHoA959pu1CBLAwsZu8hCe/OYqOgru7nS9yRZiDobyHj4Tr6w",
-	"hvDxzvlUpqLqmAsJOo3mvsH4qZxsWsddm1aa3cdjFiyxJFjcW+CuQvgjKh0r0u/ESrvSfQolYecfWK/V",
-	"nmSzEPNnDHIK4fcvz0NoW74K/N1rAdFMABFzt6xXblm0toW7kci+9iKJOutcDYhqEAOvkMV3yoEtLPxM",
-	"Z5BSG6Rd+j9c/Wfh6gfzErRzcnMpsIJ97r7KvvnD35CNCnprZqi786Vus1OeuM644G7tf1wRL9Qj4uKI",
-	"lHuSU9++XNyGuL/5+ziNt6I0/LgMj+/8WZkHZFXusVDLvwN0e/H7VGhTxtwdQ9GaXMulks3sD7JJypT7",
-	"doO8oi3190PkFmXCfVq+uGpqI/BVzz29cXcY5AV8xef2cKWoltv66bIbru++PUeXvsiU4cXtfwUAAP//",
+	"7H3rchs31uCrnOVOlUlV86ZbbKpSu4rjxE4cW2PJm6kyvWqw+5DEqAkwAFoSx6Wq+bUPsA8xD5Yn+QoH",
+	"6HtTkmXlMl/NL1vdaODg4Nwv4KdOJFdrKVAY3Zl86iyRxajov8eXzDD1nEVLfC6FUTKxT2PUkeJrw6Xo",
+	"TDrhOp0lPApgxa77bIFf7x2ORuGgE3R0tMQVs1/gNVutE+xMOm2DO0HHbNb2rTaKi0Xn5ibovDhji+Zi",
+	"p0ZJsYBLlvCYGakCMEuEJdNLkHP6vzZSYQyzjUG9DYhpBw/iaG+0O4sP5qPx6Nn+weH4YMzGByzCw6ej",
+	"wyiO98bPvooOp51W4F7LiDmI6gC+w5grjAwYphZoqhDMpVox05l0UsX7CueoUETYusIbeSr4fN5c4Di5",
+	"YhsNoZDaDqgjWqSrzuRDx7/tfGyb+xTNcykvOLYc5g8/n4XARAzh307ffdc/e/vjizchRDRcQ1ejASkg",
+	"kQsuaJjCuUK9DCBKkFnEu7cyNb0qZHUwboLOmim2QuNp7dX8jRT4EzPRsgmXpQZN5xslHIWBpUxiDV2p",
+	"INwJe0fAYGW/BCb0FSoNe6N9u/6Dz5zbVR0ndIKOYCs7x6t538LYd0CWd7di169RLMyyMxmPdvfbsH6i",
+	"5CW307XQzIJrgxZ7az8I7IoW3QhDlprlMOHaYbTYUYyXGaBrZpYFmNkknaCj8JeUK4w7E6NSLEO8Zsag",
+	"sh//3w+s/49R/9lH/+95/+OnUbA3vvlLK2VaunjpENPYydkSoaAbTzZPtOXXFI8ggwaulijoNI28QAGR",
+	"XKGGuZIrevjDz2f+08G2k/hbv1hm20HsHhwGbWSnUK+l0Ogk3Nygem3Jubmb13KxwBi4OIK90R4YSdB5",
+	"2YMxhBbicAB21xmHMIWgHd+X5GhZXvxF4bwz6fzPYSF1h37oMB/nuLRfsOltXxX8TPv7hsXfM4NXbGM/",
+	"jKQwKIz9L1uvE+4WGP5dO2hycrIjY4sqvI6WTCzwfM54gnEn6KxQa7aw7+z+cxKNeQxCGmBRhGtDuLGk",
+	"KhX/B60BNOFN+XTaduHe6uHxmr9QSiq3iZpYqgEVQrcCisJ5qjF2AkLG2AsgTDUqLuay+ol9CpFMEwf7",
+	"DEEhi+14jSKujo2kmHMrsd1mSt/EmPBLy7C9gd3gc5YkMxZdfMPid/hLitrcH/NEH+uSbCBeKZ1HKi6E",
+	"vBLnJa4uDsS/LMkNuUZiU22Ywbb5Ziw+dy/LEzmJTs9hxbXmYhEAXq+JXaWijZOE5WJxZMcpd+JeEywY",
+	"F+7gHuGw6zsOjyDMoQ6hu2Qi1kt2kXFdA+DAHnMcODCtuOHGagZplqhyVAV2W27D5c31/GLKHWQIXSGJ",
+	"pgIQEqSl8PNLVHzO/RSsQL5dR6YGGESeIhx9vBJW1LLkQfzI/cfnSAgrH1r2CjSqS1TgRjzOIVSXDSfA",
+	"BKQCr9cYWZRaRkkVHkGMhvHECT4pkg1wJ9k9SIlcEAqcLH0lPg8FPHZ67vxgd3e2+9Uh2zs4nMXzvWej",
+	"8V48ZzNku1G8v4fj/TFG0TN8WmgIlvDoM6TPe42teMh1AB2/qlp3R17g3Cb6HyzG3cpvU/N5KLMUnWrH",
+	"0RZymZr7Y+HUfdyCh+d+k97Me8RNcvFgsen5fpuU8yxcFZhW/lvDdc20vorp0HIjiYzSxxbFv61MLMSU",
+	"R4YVSfISleb/wJjU3dBtdcjiWKHWQZvEMktmYJ7Iq17GrVx8J9WMxzGKzzwVlsac/JoWDGbvzoU05yxJ",
+	"5FXDwuAaNDcIXDvrQoAfB/nEFj+RwhiF4SzR286/PKQqNiOpiI2JGqRyxCCVowCrO9qmLJsD5zSoPGnF",
+	"WHBmLUusbbEhZfRohNCGwRC6FmVDljoLxYvgOt50pttKiAmh60Ra/q60jxC6XtXFfktckPlb0rRWiVqH",
+	"bLZpaFg7ZQNpzTkVrhO2yWypzE1650y6B6nMDIAWlbnVbCRD5pF0Z3X9cAKVVZ2Lmlmr3lDIbBSnw6GL",
+	"g8UAcoM1RmHxZS1trR2ezuRtDmWmpmRl6Se6ZqGv2QKPrNJyvvXx+7OX/ZfHb749fXn844uSD/ZHuTJn",
+	"Ur62mvZBVOBF47mR8jyhWcqE4N/CTMYbMFKCG/I4BNBY2tMALYbXEWKsS1bSEw0JX3FDB/teZGf0QOpP",
+	"yxOUt2wfW7Z3M5TU3iNpqGLZcGKtJWJvbyM7Vic1wzUYtlojiY/MxVgzbUrWFCR8joavMADNFyK34XOW",
+	"ZclCKm6WqwDmtED+wgu7wMUTyGpVzQBLAAr/7kzZ2abs10tn1Tsw+jOpBJa0JOZ+ApRDENnBXTKesFny",
+	"MHqNmWEzpvE8LU1Ul13ZIIvF0rgjUGgUGd8M5ngFGiMpYu1DQKjNK2tK78132bNoFI9xf3bADqNHOvo2",
+	"yD3F5/BGTBQOd7TEGBRfLA0IeQVdJqydyhYI/iydgynncCK1WSg8/evr3pHVbYT6K6bBxQPiAbyjjbO5",
+	"QUUrinQ1s1p9nuHAIiWkUX2K9oQ1iVZ61RJw9nMYCVeMW/jnkkxGozZcLLZEmA/ywJN1oxbOtSASISuu",
+	"LLkfwN6fb4T+NiYoMXm+EsXfmXGRS66hYDrijv/j2ItL8Z2LKz1k75f5JEV0yjugncmHT505xyRuhgcL",
+	"/KzYNV+lK3DxQEgoVGih3T047Nx8bFMQsURdRAicnjx5BXqNEZ/zQsk9AoYb2/NMtBUUayuvMXLhqjyh",
+	"kPneWaRSA16i2rhIMjk/Q0aJnXxiit9oA9wcAVkeliEvUfUTWZN04BjH2iD5nl0gNdtYa1CYFJ+ce0BI",
+	"VrMErKVMe0jVnEVkaayVXKMy3LkS7tibSSArYGDFrCDGvjWy6YFCpqU48ovYbyvT57kBbtWtNs6LzTIm",
+	"baSVCp2u11IZjM9XGHN2TlwdtJoWNbVrzfO5TIVTwWYp45rP04jrbJH/VU+2hfvLAb2m21O36TtBqyOz",
+	"xTGzf/nh9HfDsm5Gi2txVysgi8hq52M5g1FDWTVWH3Su+wvZrwXwS/xeJ4sTVH0SAFYmzRJcaUtxDIqT",
+	"zaJWlFYwuMpiryWK8xKknC20G2pmQkqiojyYnEYn/rx11ZZDKdIyH/yKxXRFyk7OrIVil/IPmFJsU1u6",
+	"ioOX6YqJgiPwep0wQXuv5o62mYIt2yzZD63pnr6P3fRfxVkO1n/iTLPcYCoigroKTMMquQtlJBZuwZgn",
+	"HR8JfJFFRZ9XQwbVvXxLHlPfxbNLLNQUSiytEYhRnNEJ3p57CjouENOS080DEM7+oXx25h2SQ43rLOpW",
+	"zv+tZD+PXAR35iAda1ZBt3Pc49Ma/j1H+O20EexPqDWKxdbU2jGsshE+heBp5sj7SSYLOBiNyZyCQVas",
+	"g8JLZIlDRfVYZtJs0z3miSY/2hJEFYd0dOcEwbmdoAVpBEebj+1Up3dyKAbi3W0LPdMQDp0VO01Ho72I",
+	"xtF/MazCcDgfRyPcZ89mu/F+9BU+nY/YeLYb7cX7eDA/HN3JDh5wgrPtME69jVU/gkrIyjMT2dZ2My10",
+	"7+KHVQKiMPv/9n8PIrlqQ2EWky7qE+wK7cUJ5Y3574J86dbd5ZM3Ivc+o5VqcumcZNJpYpxecGUKzX02",
+	"oU2yJIDTiFD+uxRmr+i28pitjFiF+L3OEv+UH89nqIluSmzcE3VtCHuvt6XuOQk9491IIqgWMjBGZfTA",
+	"7ccsOSkNcHUGteqNa6MY2A/5LPV1OQ2wvFitEak3S1yAs5cpmBy0phBu4BpXjLeULb3o2+cO02RStWD5",
+	"LrrmLRCHjt0zQ8lx/Ll7qJdsnG2hFJOjEB+PW4XDZya/miCuW4yEUrmUXfuJhlcn0CVUMIgSxlca0rV1",
+	"HZQLDnJXe9KY3WnYpirV64RtoClut9Bu0FnzyKSqZa4TJa8p9OkclvfvXldnXBqzngyHiYxYspTaTJ6O",
+	"no68ezMczfbZIe7O96Jn8YCv2KJ1bSWTloXfyQTJfnn3zfHz2i7iVRtb1ziQcEM00mRCKxMxShU3m1Pr",
+	"QnkNxjSPjlPTUv/0jX1FwdvAkSwKa+DF0HUJLQuRC5Edvz97eX787U+v3pyfHJ+e/vxtUYfl8iKalwws",
+	"iz6LAxfual/7jOKUWheJjVpxjvuzSL3+8PNZsQJb8x+RjNa/X5nb6oayBIO1f2gYdK3FyCPsG9n3/+3d",
+	"UhG0fdm/pqg2d6xqmeEXO87HBvKF6GGxjlOzLetcazXftr/ncr3JOK5RH1Wui7InWJzFfcufarBY8rIe",
+	"WPuOX56dneQusYcJVzOMnctAMQKPbeiGC26W6cwKwCFJ2OUv7t8hX60TCiiEPWvsmCVORSMCsZKpIPEx",
+	"ycuDYMlEbI1aZiB0E7giTs/h1df0LBxMxVTs7JxZ1OvBzg4ce6PRZS6uZJaDn4ArYOy+NGb9ViSbAE6Y",
+	"WX49DOCUrfCUG/z6Nbt2C7483T04dATQAybiqajUPHZzL2q2AYdEHZSK1njcG8BxEUIpPKoipuygyapU",
+	"Um2mwjrDGYGH5XMMAX9JWZIZkS31lwN4mX9HE0vlSTYkkEJYsc1UREypTRlQoQ2ymApZ7KTZ6hbe3gBC",
+	"z9tfj0NXT2n//noc9kAKZyVxASt2gdoatsupyOod/Hd9KZLNAI5FHsv3+/Wr66xG1EorTcHB+KjycV5B",
+	"oY2Fv/yqB1dLnmB7ZiCy1IVxUThIsAaQMG30AAqZaYFwVWrl2sOsaIYkqSVS6IYN6Rn2PPG9czErvbND",
+	"NQM/nL59A2EW9AphJmOOuhJ7ysNMLs5FxicVHro4qT0mTusOpuIFfUaw5qOyAeHf+s9doLR/tllj/y1x",
+	"s55AVgIcAIMYxabPkmQqwmzwqdcw/ROZ8Gjjy3qpmLvvq7ntHH2qmM547JVYpwZUmiAx2jc+3C1TQwVW",
+	"pViK9VQrUYQgj+45juDasg2iwPgI2FRccpm4T+1xwP5oBC0RT7haSo0Q+jBP6Axiiz4KlAzgDK8NdNeM",
+	"xNRihcKyJbHBVNgdzqVaQVFaHLijusCNJgQ46a6Dko/vGUL3iEVh5nNB8P7su/7TPPnz5v3rqeiGU2um",
+	"jUYhcBElaYxOCvikQ8INKpZAl4mNW9e9OAJWgARWXFu7njIDVFxHg3rW7wdmpmIltYG9XYiWTLHI7sKu",
+	"QfNRIJVrwGsWmWQDUqCrrqVgfMwM86kQbqhi6QI3YK6sLKeC7alwJkhg5SstMz6EBC8xoWCZQG3PmRCV",
+	"DxiNRrCyGkJpN8kG3CREAkqxzWBKnhCPUGgypbya+umV1cipSryloSfDoVyj0DJVEQ6kWgz9R3pox1pv",
+	"m5vCnIfjkjLqBB0qayFFNhqMByM73k7H1rwz6ewNRoM9ikqYJZlTpFzsfxbY5v4KeHn202tKgYNeyiu7",
+	"76W8AgYzJa+0j1QBFxMrBbm4gHWptgG6pKtdCTBQBt8J7qmwM/acpojLQSUiTC4gxktYUUEhSbVUKRS+",
+	"FIV0jpNnTjcO7ePQ2QU0eU1leFEeyTUvC8IW5dFzh+q9XpilxkgxgFdGw/PTk6mgmK/2JXxGg7wSIKSw",
+	"1hcjP9Qhz/PQJkF36NbxI/6l/KI9L/K7T5ytXSm13h2Nakkfg9dmuDSrpNaeQc7S/4hlZDkF7ADnG7kX",
+	"xd+//vNf7tGweHZX00HTILLnVUsJbhGhLd5ejHOWJqavVQRPhBT45MhjKn8UYf/Xf/7ryRH8+s9/hbeD",
+	"dxN09h2W2nJIOTaHjWTaTdA5uM+HeSVq2QXpTD58DDo6Xa2YNZM73+JKer2/9j4TW2gXtiHVbD2a6z6x",
+	"aD/LWnQmc5ZotPMWHQtbuc/i3QoJXYSMGyl6HQDFBe0LlemcGNWgQXavuTaW9LK8qr6b9G7NN37wvRXk",
+	"VdrNFkeWpw3qfRjNuGElZt8kvZNyq4euEWC7yr+reiZrGvqzEJI9F2fbR4ZfFjEP/VCSItm1laieJ8iU",
+	"Lhne2/qYBtsEl529nXRux0ZRq/snQbxcgNvLZ6A56KylbkGr9Zysi/f9i7PbEHci9X8r5EH35O3pWe+B",
+	"pFoEkVtJ9Y1PZsxTbb2GLDMdVqLLoSttEhso1famwnky5JnW8lTVo/keSSieZkH0crvdh3ZMFUOGpTav",
+	"m49fIk7pC5cDyitq60XqFE5zQfGscN/ado7Xm19VY/CfUVm7vb6dglz0dvAnIcOfl0jVtOUCEOtSlvMK",
+	"DyDMLPWwVS27muhKIveJ9s58VyqY5W51b7vXbw1WH1Rzz6ci89srEYFJ3TFGH9QReOWE+LBVgLfYnp7c",
+	"32e5yT+E2PP8cJ6P+ONbWLJDfayejQfzxv5ofPeHlfLXz2co+8HevVbJS2xqTPipEgy3PFmO7H74eBN8",
+	"Koey8wc+yOz+LoXyP3y8qfD1mQtULTDucwFZcUmdkwuG/ZRZTTfDrFh8K/9mncTgs1Dv3712XpGbqi01",
+	"lU8aWo+/nJlyja2+JTDVpQK4qQirpeIZYwZwteQRxduIlbOm8C7z81xJdWGdzAh7A3gj87wC1+Bay6fC",
+	"6jtfIDaAsytu7H66bykUMB6MWI+qIjQUVfOh68rzMdButMToAuO8qI0ALnoGE36B4OHpBdnHWUtfSKni",
+	"0BXch0Ww0PWNMhFhkmC8zffNGkGbAqh6Tm43u4ORA2NbriGr6mptbz4Y77akoJoJ1HpH7rbFfFFN61r7",
+	"o2eH91iMYqGg0JXMZUHwnJ62LJyVkt1/lx8fbma+olrNvfvIiFJr+H2lXksj8H3lXr3vhb7bu9e2yq1a",
+	"D5OYu3d/UOoqfwQhW5GIBTfU+itLgtG153y8+VzNnpdaW6Jp92++k0VYT3tTnKrMSbZk2zlfyRi/nku1",
+	"OrfThNA9Xq8TnEBoGScMIHTtyb7zPCRZ5sLWShvqYuin6wBC1xPUG8A3LsyoIZZU1EuZIftFOVUFjWZn",
+	"1wgxFZGSWvepVc46KgFoCQTSEw0WQoqyZ61GpfsLvn9xVnQdUa7Ibra+i6nwgJITTVFB8qstz4ZgmDXy",
+	"XJzS7bbryrMomegqK/J2Q6cSrqh/PrGzcTEVFFu1fyy5NlJtepTXVujvcGGuAdCL8iNwjWUyNe6qCO+N",
+	"3iGFv9Aj/Y+o+DcSFdDNWbPXIjbarKkkK01sNaW+xTWKWGe5u1K5zgUX8WQq+rCzk4OzswPdMMZLxy5m",
+	"yVUMa0YlUb0JhJZLLXNRtiDIU64h/Pr//j/sjXabjXpTAS29emRIUT9UAOOD/oqL1CBsMcbgAnGtHTMF",
+	"cPLj8xeQWTk0uwWUcNcbuN04hO7sTDxTBxC6Ek/7P5bGDch3R6M8NQF5Z3WpJ95PnDV8Vqb28qE0t8ul",
+	"ZBOHn6be4592JlOqGJx2bkKf3rLC0sotMu6gUsp45GxPnxP3MLt5XVC766WhX5BsPG6o8nHBL9FdbORr",
+	"4AM7OyYam5ulxF9L229h49JEzj/WHu7xAbhTy3BjnIVrCahs49ovd3asp4kWa2S0FsS/hWygezDatQA3",
+	"70uhTWbWtI87VUILrg7CA5UX5xJdG0xwodgq7E3ybGhWcVA+rZk0004AU1cjYw/rqKAMyvsRbFkm0AxW",
+	"6F0S+yV5I/+LSma/bpbMup59SzCo4dQOIvdEVADZH+1TCK1oWQjtiqkwPMkrc5dMg8II+SXGt9ToBnlL",
+	"GTN3E7pdpuvdGi/OtT/57OBH2cEXJc5Z2I+aFF3jllR5QMVBI8CtzO2EZF/7Sl1K2HsS5hqWUsjUXcCV",
+	"bChw6HpfsgbTpTUJCqjFnC9oeNYkbt9TJHLjlO1U5K0MfCHoTjWv4+fSfdK7NQN4lwuUV3aWSzozHsjN",
+	"sV57kWers8S3+0qtV0EF9wTJ6xmLu0yQfQZYLI2/DKqfnVkkYSE9KXkpVjk5OvbevWojrRrcAqylpq3Q",
+	"jvaf3gPcMdFeW3nPVi/Xxzza7rEbdYLO2OpzldrDpVhma934/cEo3T+QX1RwG2iPC1dR4+3pKthGVL41",
+	"ow0sHzT6nOvnGnW1WcOJB+MIUqHZHKntD9YJ44IqBXu395y0QefbQr4Mvpzqc6+oomm7W5DWVrbdypW+",
+	"oeCLOPN5U/cXcFlJXulsyUbkurV3V4npZ4RivjxDk4NVSblQU01bl4xrirm7d8UZ86KayMk7SVrPK0/z",
+	"0Hc3pXaJYoJmiJ2k3PnTZ7j/7AC/erY/jubPcH+Eh8+ejuLxPhsfzuaj3b0oivejZ+MC2cRmtRSSFPh2",
+	"vjW6UI23B3dknGgPdwyqdUvdfGyJ4rv+NE9SUuVSo8oXOo0ixNgq66JM0/T8JQyVoeVGn8dIC+zdxzUs",
+	"3VryG/rW9VulHu4g74/2H9SoXu+brV7iUJUL/qKjfDh0N9mR0SUPdcPwkZrNq3ZyWS5N4B5AmqWS6WKZ",
+	"27IbNDWQK/cHlu9CchnW8d59yMXf//LvGKs4dXdYKFijoto/X0z9+0Q1vbwoApuGXeA2xx6YBuYKFKUq",
+	"Ck2PSv6+NmyjK40Sg1vK/1zk7VYH4I8xFD/mDc3fyHjzJYndrJm3YRP5OganWO7LquXeZEtUZVCu+1dX",
+	"V317Ov1UJSisjIlrsP2W0NzU7xG++dIU+SNo7Ee72PEISpryP8rwNmX4uSJ7f3zwwCtutty7UbnHEeqT",
+	"kZ65k28e6zKcNhDL13xRyzqnvIXrBCATzEIz+LdUZxUD1N/GZTd6/2j7b1i7mTHS71rDWb/N6TepQszs",
+	"rOLSzibCb63pfGzD4s5y0OpZ/I5loX/QeTQLRe88FmIQ16P8icc3t9bj+dZo0OwSqSvHh/+oNNS37EdS",
+	"9AK6c8IFsn0vZdZT7nqf85vqSRpTFxLV3Qg+n5ebR8q/oEFsyDUw/6sTNNFwJzzyryk6zhRmV7XSe/eA",
+	"YsUUfo7dwi/O2MJXBuVALJleUuY6rPy2Qlj+HYdS/D7DhUtubKl5pb3f3QHgt0KFpc1f6Jhxwcj2vFcL",
+	"Cc1V7yEpN9rdZT60/NBK6TdQbvuSxtwEj9ExsOec3VqlsjSwkrGLNXTrx0QlYdlVpr6TyULUqyHj/jv5",
+	"wgrDh7vrxWVdmY0hJOg0WvrO5Ed0u2kpd31eaQEfpFmxxFJhceeBu0bhjyiFrAjAYyvwSncxlOSdf2D9",
+	"WHuY7XLMHzPIOYTfvzgLoWtZK/B38AVENgFEzN3CX7lz05oZ7jIp+9pLJWrJcwUiqkUSvEQW3yoKtnDx",
+	"E51BSv2Tdun/MPafhbHvzUvQzcnN5cUK9rn9dw7aP/wN2aigt3aGuj2J6jY754lrpwtuNwCOKuKFmklc",
+	"cJESUnLu+56LWzH367+i1HqjSstPEPH41h8fukeq5Q5DtfxrUTcff58Sbkqltx3DWXGbABlE9H/tEvCx",
+	"jNKV5Z6uwoQZfolk73CT14lQzn0ptQnAOpTgyhGvN7BWOOfXxHGuh3pIZrknkjYgys3EQV5Kl/p7K3KD",
+	"NeG+FqC4AqsWYmsmu167uxXyysHic0s4UlTrfP102aXqt9/qo0tfZLr2481/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -22,6 +22,33 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Error The body of every refusal on this surface.
+type Error struct {
+	// Code Stable machine-readable reason; every code this surface answers is listed.
+	//
+	// Example: not_found
+	Code string `json:"code"`
+
+	// Details Per-field problems of a validation failure.
+	Details *[]struct {
+		// Field Example: email
+		Field string `json:"field"`
+
+		// Message Example: must be an email address
+		Message string `json:"message"`
+	} `json:"details,omitempty"`
+
+	// Message Human-readable explanation.
+	//
+	// Example: brand not found
+	Message string `json:"message"`
+
+	// RequestId The X-Request-Id of the request, for matching server logs.
+	//
+	// Example: 3f2a9c0d1e4b5a6c
+	RequestId *string `json:"requestId,omitempty"`
+}
+
 // Brand defines model for Brand.
 type Brand struct {
 	// UnderscoreId The brand id, 24 hex digits.
@@ -108,7 +135,7 @@ type BrandUpdate struct {
 
 // EditRequest At least one of `name` and `email`; an empty value counts as left out.
 type EditRequest struct {
-	// Email An email address, at most 254 characters; unique without regard to case.
+	// Email An email address, at most 254 characters; unique without regard to case. Empty leaves it unchanged.
 	//
 	// Example: ada.king@example.com
 	Email *string `json:"email,omitempty"`
@@ -117,33 +144,6 @@ type EditRequest struct {
 	//
 	// Example: Ada King
 	Name *string `json:"name,omitempty"`
-}
-
-// Error The body of every refusal on this surface.
-type Error struct {
-	// Code Stable machine-readable reason.
-	//
-	// Example: not_found
-	Code string `json:"code"`
-
-	// Details Per-field problems of a validation failure.
-	Details *[]struct {
-		// Field Example: email
-		Field string `json:"field"`
-
-		// Message Example: must be an email address
-		Message string `json:"message"`
-	} `json:"details,omitempty"`
-
-	// Message Human-readable explanation.
-	//
-	// Example: brand not found
-	Message string `json:"message"`
-
-	// RequestId The X-Request-Id of the request, for matching server logs.
-	//
-	// Example: 3f2a9c0d1e4b5a6c
-	RequestId *string `json:"requestId,omitempty"`
 }
 
 // LoginRequest defines model for LoginRequest.
@@ -172,7 +172,7 @@ type Product map[string]interface{}
 
 // RegisterRequest defines model for RegisterRequest.
 type RegisterRequest struct {
-	// Email An email address, at most 254 characters; unique without regard to case.
+	// Email An email address (one `@`, no spaces or angle brackets around it), at most 254 characters; unique without regard to case.
 	//
 	// Example: ada@example.com
 	Email string `json:"email"`
@@ -296,6 +296,9 @@ type Unauthorized = Error
 // Unavailable The body of every refusal on this surface.
 type Unavailable = Error
 
+// UnsupportedMediaType The body of every refusal on this surface.
+type UnsupportedMediaType = Error
+
 // CreateBrandParams defines parameters for CreateBrand.
 type CreateBrandParams struct {
 	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
@@ -368,11 +371,11 @@ type LoginUserJSONRequestBody = LoginRequest
 // LoginUserFormdataRequestBody defines body for LoginUser for application/x-www-form-urlencoded ContentType.
 type LoginUserFormdataRequestBody = LoginRequest
 
-// RegisterUserJSONRequestBody defines body for RegisterUser for application/json ContentType.
-type RegisterUserJSONRequestBody = RegisterRequest
+// RegisterBrandsUserJSONRequestBody defines body for RegisterBrandsUser for application/json ContentType.
+type RegisterBrandsUserJSONRequestBody = RegisterRequest
 
-// RegisterUserFormdataRequestBody defines body for RegisterUser for application/x-www-form-urlencoded ContentType.
-type RegisterUserFormdataRequestBody = RegisterRequest
+// RegisterBrandsUserFormdataRequestBody defines body for RegisterBrandsUser for application/x-www-form-urlencoded ContentType.
+type RegisterBrandsUserFormdataRequestBody = RegisterRequest
 
 // ResetPasswordJSONRequestBody defines body for ResetPassword for application/json ContentType.
 type ResetPasswordJSONRequestBody = ResetRequest
@@ -621,35 +624,35 @@ type ClientInterface interface {
 	// Corresponds with GET /api/user/me (the `GetMe` operationId).
 	GetMe(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RegisterUserWithBody Register a user
+	// RegisterBrandsUserWithBody Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case; a taken email gets 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-	RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+	RegisterBrandsUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RegisterUser Register a user
+	// RegisterBrandsUser Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case; a taken email gets 409.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-	RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+	RegisterBrandsUser(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RegisterUserWithFormdataBody Register a user
+	// RegisterBrandsUserWithFormdataBody Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case; a taken email gets 409.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
-	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-	RegisterUserWithFormdataBody(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+	RegisterBrandsUserWithFormdataBody(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResetPasswordWithBody Change the password
 	//
@@ -1029,16 +1032,16 @@ func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...R
 	return c.Client.Do(req)
 }
 
-// RegisterUserWithBody Register a user
+// RegisterBrandsUserWithBody Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case; a taken email gets 409.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-func (c *Client) RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterUserRequestWithBody(c.Server, contentType, body)
+// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+func (c *Client) RegisterBrandsUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterBrandsUserRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1049,16 +1052,16 @@ func (c *Client) RegisterUserWithBody(ctx context.Context, contentType string, b
 	return c.Client.Do(req)
 }
 
-// RegisterUser Register a user
+// RegisterBrandsUser Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case; a taken email gets 409.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-func (c *Client) RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterUserRequest(c.Server, body)
+// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+func (c *Client) RegisterBrandsUser(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterBrandsUserRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1069,16 +1072,16 @@ func (c *Client) RegisterUser(ctx context.Context, body RegisterUserJSONRequestB
 	return c.Client.Do(req)
 }
 
-// RegisterUserWithFormdataBody Register a user
+// RegisterBrandsUserWithFormdataBody Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case; a taken email gets 409.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
-// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-func (c *Client) RegisterUserWithFormdataBody(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterUserRequestWithFormdataBody(c.Server, body)
+// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+func (c *Client) RegisterBrandsUserWithFormdataBody(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterBrandsUserRequestWithFormdataBody(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1798,30 +1801,30 @@ func NewGetMeRequest(server string, params *GetMeParams) (*http.Request, error) 
 	return req, nil
 }
 
-// NewRegisterUserRequest calls the generic RegisterUser builder with application/json body
-func NewRegisterUserRequest(server string, body RegisterUserJSONRequestBody) (*http.Request, error) {
+// NewRegisterBrandsUserRequest calls the generic RegisterBrandsUser builder with application/json body
+func NewRegisterBrandsUserRequest(server string, body RegisterBrandsUserJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewRegisterUserRequestWithBody(server, "application/json", bodyReader)
+	return NewRegisterBrandsUserRequestWithBody(server, "application/json", bodyReader)
 }
 
-// NewRegisterUserRequestWithFormdataBody calls the generic RegisterUser builder with application/x-www-form-urlencoded body
-func NewRegisterUserRequestWithFormdataBody(server string, body RegisterUserFormdataRequestBody) (*http.Request, error) {
+// NewRegisterBrandsUserRequestWithFormdataBody calls the generic RegisterBrandsUser builder with application/x-www-form-urlencoded body
+func NewRegisterBrandsUserRequestWithFormdataBody(server string, body RegisterBrandsUserFormdataRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	bodyStr, err := runtime.MarshalForm(body, nil)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = strings.NewReader(bodyStr.Encode())
-	return NewRegisterUserRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+	return NewRegisterBrandsUserRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
 }
 
-// NewRegisterUserRequestWithBody constructs an http.Request for the RegisterUser method, with any body, and a specified content type
-func NewRegisterUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+// NewRegisterBrandsUserRequestWithBody constructs an http.Request for the RegisterBrandsUser method, with any body, and a specified content type
+func NewRegisterBrandsUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2154,35 +2157,35 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/user/me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*GetMeResponse, error)
 
-	// RegisterUserWithBodyWithResponse Register a user
+	// RegisterBrandsUserWithBodyWithResponse Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case; a taken email gets 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-	RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+	RegisterBrandsUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
 
-	// RegisterUserWithResponse Register a user
+	// RegisterBrandsUserWithResponse Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case; a taken email gets 409.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-	RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+	RegisterBrandsUserWithResponse(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
 
-	// RegisterUserWithFormdataBodyWithResponse Register a user
+	// RegisterBrandsUserWithFormdataBodyWithResponse Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case; a taken email gets 409.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-	RegisterUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+	RegisterBrandsUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
 
 	// ResetPasswordWithBodyWithResponse Change the password
 	//
@@ -2233,6 +2236,8 @@ type CreateBrandResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2264,6 +2269,11 @@ func (r CreateBrandResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateBrandResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateBrandResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2657,6 +2667,8 @@ type UpdateBrandResponse struct {
 	JSON404 *BrandNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2693,6 +2705,11 @@ func (r UpdateBrandResponse) GetJSON404() *BrandNotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r UpdateBrandResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateBrandResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2939,6 +2956,8 @@ type EditProfileResponse struct {
 	JSON409 *EmailTaken
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2970,6 +2989,11 @@ func (r EditProfileResponse) GetJSON409() *EmailTaken {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r EditProfileResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EditProfileResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3037,6 +3061,8 @@ type LoginUserResponse struct {
 	JSON401 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -3069,6 +3095,11 @@ func (r LoginUserResponse) GetJSON401() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r LoginUserResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r LoginUserResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -3288,17 +3319,17 @@ func (r GetMeResponse) ContentType() string {
 	return ""
 }
 
-// RegisterUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterUser
-type RegisterUserResponse201Headers struct {
+// RegisterBrandsUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterBrandsUser
+type RegisterBrandsUserResponse201Headers struct {
 	CacheControl string
 }
 
-// RegisterUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterUser
-type RegisterUserResponse503Headers struct {
+// RegisterBrandsUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterBrandsUser
+type RegisterBrandsUserResponse503Headers struct {
 	RetryAfter *int
 }
 
-type RegisterUserResponse struct {
+type RegisterBrandsUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -3309,53 +3340,60 @@ type RegisterUserResponse struct {
 	JSON409 *EmailTaken
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *RegisterUserResponse201Headers
+	Headers201 *RegisterBrandsUserResponse201Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *RegisterUserResponse503Headers
+	Headers503 *RegisterBrandsUserResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r RegisterUserResponse) GetJSON201() *RegisteredUser {
+func (r RegisterBrandsUserResponse) GetJSON201() *RegisteredUser {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RegisterUserResponse) GetJSON400() *BadRequest {
+func (r RegisterBrandsUserResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r RegisterUserResponse) GetJSON409() *EmailTaken {
+func (r RegisterBrandsUserResponse) GetJSON409() *EmailTaken {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r RegisterUserResponse) GetJSON413() *TooLarge {
+func (r RegisterBrandsUserResponse) GetJSON413() *TooLarge {
 	return r.JSON413
 }
 
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RegisterBrandsUserResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RegisterUserResponse) GetJSON500() *Internal {
+func (r RegisterBrandsUserResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RegisterUserResponse) GetJSON503() *Unavailable {
+func (r RegisterBrandsUserResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r RegisterUserResponse) GetBody() []byte {
+func (r RegisterBrandsUserResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r RegisterUserResponse) Status() string {
+func (r RegisterBrandsUserResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3363,7 +3401,7 @@ func (r RegisterUserResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r RegisterUserResponse) StatusCode() int {
+func (r RegisterBrandsUserResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3371,7 +3409,7 @@ func (r RegisterUserResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r RegisterUserResponse) ContentType() string {
+func (r RegisterBrandsUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3396,6 +3434,8 @@ type ResetPasswordResponse struct {
 	JSON403 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3427,6 +3467,11 @@ func (r ResetPasswordResponse) GetJSON403() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ResetPasswordResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResetPasswordResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3759,52 +3804,52 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, params *Get
 	return ParseGetMeResponse(rsp)
 }
 
-// RegisterUserWithBodyWithResponse Register a user
+// RegisterBrandsUserWithBodyWithResponse Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case; a taken email gets 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-func (c *ClientWithResponses) RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
-	rsp, err := c.RegisterUserWithBody(ctx, contentType, body, reqEditors...)
+// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+func (c *ClientWithResponses) RegisterBrandsUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
+	rsp, err := c.RegisterBrandsUserWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRegisterUserResponse(rsp)
+	return ParseRegisterBrandsUserResponse(rsp)
 }
 
-// RegisterUserWithResponse Register a user
+// RegisterBrandsUserWithResponse Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case; a taken email gets 409.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-func (c *ClientWithResponses) RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
-	rsp, err := c.RegisterUser(ctx, body, reqEditors...)
+// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+func (c *ClientWithResponses) RegisterBrandsUserWithResponse(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
+	rsp, err := c.RegisterBrandsUser(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRegisterUserResponse(rsp)
+	return ParseRegisterBrandsUserResponse(rsp)
 }
 
-// RegisterUserWithFormdataBodyWithResponse Register a user
+// RegisterBrandsUserWithFormdataBodyWithResponse Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case; a taken email gets 409.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /api/user/register (the `RegisterUser` operationId).
-func (c *ClientWithResponses) RegisterUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
-	rsp, err := c.RegisterUserWithFormdataBody(ctx, body, reqEditors...)
+// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
+func (c *ClientWithResponses) RegisterBrandsUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
+	rsp, err := c.RegisterBrandsUserWithFormdataBody(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRegisterUserResponse(rsp)
+	return ParseRegisterBrandsUserResponse(rsp)
 }
 
 // ResetPasswordWithBodyWithResponse Change the password
@@ -3903,6 +3948,13 @@ func ParseCreateBrandResponse(rsp *http.Response) (*CreateBrandResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -4288,6 +4340,13 @@ func ParseUpdateBrandResponse(rsp *http.Response) (*UpdateBrandResponse, error) 
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4538,6 +4597,13 @@ func ParseEditProfileResponse(rsp *http.Response) (*EditProfileResponse, error) 
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4611,6 +4677,13 @@ func ParseLoginUserResponse(rsp *http.Response) (*LoginUserResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
@@ -4829,15 +4902,15 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 	return response, nil
 }
 
-// ParseRegisterUserResponse parses an HTTP response from a RegisterUserWithResponse call
-func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error) {
+// ParseRegisterBrandsUserResponse parses an HTTP response from a RegisterBrandsUserWithResponse call
+func ParseRegisterBrandsUserResponse(rsp *http.Response) (*RegisterBrandsUserResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &RegisterUserResponse{
+	response := &RegisterBrandsUserResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -4871,6 +4944,13 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4889,7 +4969,7 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers RegisterUserResponse201Headers
+		var headers RegisterBrandsUserResponse201Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -4899,7 +4979,7 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 503:
-		var headers RegisterUserResponse503Headers
+		var headers RegisterBrandsUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -4961,6 +5041,13 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -5032,9 +5119,9 @@ type ServerInterface interface {
 	// GetMe Read the current user
 	// (GET /api/user/me)
 	GetMe(w http.ResponseWriter, r *http.Request, params GetMeParams)
-	// RegisterUser Register a user
+	// RegisterBrandsUser Register a user
 	// (POST /api/user/register)
-	RegisterUser(w http.ResponseWriter, r *http.Request)
+	RegisterBrandsUser(w http.ResponseWriter, r *http.Request)
 	// ResetPassword Change the password
 	// (POST /api/user/reset)
 	ResetPassword(w http.ResponseWriter, r *http.Request, params ResetPasswordParams)
@@ -5116,9 +5203,9 @@ func (_ Unimplemented) GetMe(w http.ResponseWriter, r *http.Request, params GetM
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// RegisterUser Register a user
+// RegisterBrandsUser Register a user
 // (POST /api/user/register)
-func (_ Unimplemented) RegisterUser(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) RegisterBrandsUser(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5505,11 +5592,11 @@ func (siw *ServerInterfaceWrapper) GetMe(w http.ResponseWriter, r *http.Request)
 	handler.ServeHTTP(w, r)
 }
 
-// RegisterUser operation middleware
-func (siw *ServerInterfaceWrapper) RegisterUser(w http.ResponseWriter, r *http.Request) {
+// RegisterBrandsUser operation middleware
+func (siw *ServerInterfaceWrapper) RegisterBrandsUser(w http.ResponseWriter, r *http.Request) {
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RegisterUser(w, r)
+		siw.Handler.RegisterBrandsUser(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5666,30 +5753,6 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/api/user/register", wrapper.RegisterUser)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/api/user/login", wrapper.LoginUser)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/api/user/reset", wrapper.ResetPassword)
-	})
-	r.Group(func(r chi.Router) {
-		r.Put(options.BaseURL+"/api/user/edit", wrapper.EditProfile)
-	})
-	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/api/user/logout", wrapper.LogoutUser)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/api/user/me", wrapper.GetMe)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/api/brand/list", wrapper.ListBrands)
-	})
-	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/api/brand/list/featured", wrapper.ListFeaturedBrands)
-	})
-	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/brand", wrapper.CreateBrand)
 	})
 	r.Group(func(r chi.Router) {
@@ -5702,10 +5765,34 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Patch(options.BaseURL+"/api/brand/{id}", wrapper.UpdateBrand)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/brand/list", wrapper.ListBrands)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/brand/list/featured", wrapper.ListFeaturedBrands)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/subscribe/{id}", wrapper.SubscribeBrand)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/unsubscribe/{id}", wrapper.UnsubscribeBrand)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/user/edit", wrapper.EditProfile)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/user/login", wrapper.LoginUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/user/logout", wrapper.LogoutUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/user/me", wrapper.GetMe)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/user/register", wrapper.RegisterBrandsUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/user/reset", wrapper.ResetPassword)
 	})
 
 	return r
@@ -5733,6 +5820,8 @@ type UnavailableJSONResponse struct {
 
 	Headers UnavailableResponseHeaders
 }
+
+type UnsupportedMediaTypeJSONResponse Error
 
 type CreateBrandRequestObject struct {
 	Params CreateBrandParams
@@ -5809,6 +5898,22 @@ func (response CreateBrand413JSONResponse) VisitCreateBrandResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBrand415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateBrand415JSONResponse) VisitCreateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6317,6 +6422,22 @@ func (response UpdateBrand413JSONResponse) VisitUpdateBrandResponse(w http.Respo
 	return err
 }
 
+type UpdateBrand415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateBrand415JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateBrand500JSONResponse struct{ InternalJSONResponse }
 
 func (response UpdateBrand500JSONResponse) VisitUpdateBrandResponse(w http.ResponseWriter) error {
@@ -6662,6 +6783,22 @@ func (response EditProfile413JSONResponse) VisitEditProfileResponse(w http.Respo
 	return err
 }
 
+type EditProfile415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response EditProfile415JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EditProfile500JSONResponse struct{ InternalJSONResponse }
 
 func (response EditProfile500JSONResponse) VisitEditProfileResponse(w http.ResponseWriter) error {
@@ -6762,6 +6899,22 @@ func (response LoginUser413JSONResponse) VisitLoginUserResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginUser415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response LoginUser415JSONResponse) VisitLoginUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7017,25 +7170,25 @@ func (response GetMe503JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	return err
 }
 
-type RegisterUserRequestObject struct {
-	JSONBody     *RegisterUserJSONRequestBody
-	FormdataBody *RegisterUserFormdataRequestBody
+type RegisterBrandsUserRequestObject struct {
+	JSONBody     *RegisterBrandsUserJSONRequestBody
+	FormdataBody *RegisterBrandsUserFormdataRequestBody
 }
 
-type RegisterUserResponseObject interface {
-	VisitRegisterUserResponse(w http.ResponseWriter) error
+type RegisterBrandsUserResponseObject interface {
+	VisitRegisterBrandsUserResponse(w http.ResponseWriter) error
 }
 
-type RegisterUser201ResponseHeaders struct {
+type RegisterBrandsUser201ResponseHeaders struct {
 	CacheControl string
 }
 
-type RegisterUser201JSONResponse struct {
+type RegisterBrandsUser201JSONResponse struct {
 	Body    RegisteredUser
-	Headers RegisterUser201ResponseHeaders
+	Headers RegisterBrandsUser201ResponseHeaders
 }
 
-func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterBrandsUser201JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7048,9 +7201,9 @@ func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser400JSONResponse struct{ BadRequestJSONResponse }
+type RegisterBrandsUser400JSONResponse struct{ BadRequestJSONResponse }
 
-func (response RegisterUser400JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterBrandsUser400JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7062,9 +7215,9 @@ func (response RegisterUser400JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser409JSONResponse struct{ EmailTakenJSONResponse }
+type RegisterBrandsUser409JSONResponse struct{ EmailTakenJSONResponse }
 
-func (response RegisterUser409JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterBrandsUser409JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7076,9 +7229,9 @@ func (response RegisterUser409JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser413JSONResponse struct{ TooLargeJSONResponse }
+type RegisterBrandsUser413JSONResponse struct{ TooLargeJSONResponse }
 
-func (response RegisterUser413JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterBrandsUser413JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7090,9 +7243,25 @@ func (response RegisterUser413JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser500JSONResponse struct{ InternalJSONResponse }
+type RegisterBrandsUser415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
 
-func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterBrandsUser415JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterBrandsUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response RegisterBrandsUser500JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7104,9 +7273,9 @@ func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser503JSONResponse struct{ UnavailableJSONResponse }
+type RegisterBrandsUser503JSONResponse struct{ UnavailableJSONResponse }
 
-func (response RegisterUser503JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterBrandsUser503JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7201,6 +7370,22 @@ func (response ResetPassword413JSONResponse) VisitResetPasswordResponse(w http.R
 	return err
 }
 
+type ResetPassword415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ResetPassword415JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResetPassword500JSONResponse struct{ InternalJSONResponse }
 
 func (response ResetPassword500JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
@@ -7270,9 +7455,9 @@ type StrictServerInterface interface {
 	// GetMe Read the current user
 	// (GET /api/user/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
-	// RegisterUser Register a user
+	// RegisterBrandsUser Register a user
 	// (POST /api/user/register)
-	RegisterUser(ctx context.Context, request RegisterUserRequestObject) (RegisterUserResponseObject, error)
+	RegisterBrandsUser(ctx context.Context, request RegisterBrandsUserRequestObject) (RegisterBrandsUserResponseObject, error)
 	// ResetPassword Change the password
 	// (POST /api/user/reset)
 	ResetPassword(ctx context.Context, request ResetPasswordRequestObject) (ResetPasswordResponseObject, error)
@@ -7686,13 +7871,13 @@ func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request, params Ge
 	}
 }
 
-// RegisterUser operation middleware
-func (sh *strictHandler) RegisterUser(w http.ResponseWriter, r *http.Request) {
-	var request RegisterUserRequestObject
+// RegisterBrandsUser operation middleware
+func (sh *strictHandler) RegisterBrandsUser(w http.ResponseWriter, r *http.Request) {
+	var request RegisterBrandsUserRequestObject
 
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 
-		var body RegisterUserJSONRequestBody
+		var body RegisterBrandsUserJSONRequestBody
 		if err := runtime.BindJSONBody(r, &body); err != nil {
 			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
 			return
@@ -7705,7 +7890,7 @@ func (sh *strictHandler) RegisterUser(w http.ResponseWriter, r *http.Request) {
 			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode formdata: %w", err))
 			return
 		}
-		var body RegisterUserFormdataRequestBody
+		var body RegisterBrandsUserFormdataRequestBody
 		if err := runtime.BindForm(&body, r.Form, nil, nil); err != nil {
 			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't bind formdata: %w", err))
 			return
@@ -7714,18 +7899,18 @@ func (sh *strictHandler) RegisterUser(w http.ResponseWriter, r *http.Request) {
 	}
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.RegisterUser(ctx, request.(RegisterUserRequestObject))
+		return sh.ssi.RegisterBrandsUser(ctx, request.(RegisterBrandsUserRequestObject))
 	}
 	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "RegisterUser")
+		handler = middleware(handler, "RegisterBrandsUser")
 	}
 
 	response, err := handler(r.Context(), w, r, request)
 
 	if err != nil {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(RegisterUserResponseObject); ok {
-		if err := validResponse.VisitRegisterUserResponse(w); err != nil {
+	} else if validResponse, ok := response.(RegisterBrandsUserResponseObject); ok {
+		if err := validResponse.VisitRegisterBrandsUserResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7786,107 +7971,112 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Hxxd9s2su9XmcO359TuoWRJdrKJ/c9zsuk22zTNi533djfKsyByJKGmABUALevm+PPc73E/2T0YgCRI",
-	"Ubbs2E7a2/7VWCQxGMz8MDP4DT5HiZwvpEBhdHT4OcJLNl9kSP//QjGR/l+W5Wj/pfP5nKlVdBgdw9j+",
-	"EsXRRfHjGU+jw+jpkyfYnwxYr/5fP4ojdsF4xsY842YVHRqVYxylqBPFF4ZLER1GJ1xMM+xIxadcwBiZ",
-	"0KAk0wZTMBKkSlF1oziaIDO5wvT1nE0xOoxmxiz04d4et//WXT+BbiLne0IqM1tykXZ/XUyjOOL6B/9y",
-	"IYJgc/uNt8WD8FJOJohRHC2UTPPEKuXj5+KxH2WuEcYZ0uQXiicYHfYH3SdXn+JI52M7nTGqlzIXxv4Q",
-	"R7nKAhEreQIpo6urqziaIUtRkdrfyhMjFam1rqGRkB1tfxodgpkhjGW6goQpxVEDE8CSBLUGI89RxLCc",
-	"8WQGQsJYyaVGBVLBQslL+0oyQ5izFZwjLrpDEcWRwt9yHihGJzOcM7IIkc+jw49RMXj0KS6sJDqs/hpH",
-	"ZrWwf9FGcTF1s1owxeZo/MSOSb5TK9765E5n6CSHiZJzUDjl2jipMznlogvvvYiQi8zOkxvgGjQKA0zD",
-	"6Dg3M6n4fzD7wUN4gUyhGrnZcTvCbzmqVVSuudPWGY0Z1SZcTm7/t0Hnr8sXoj/96Z8/PlEvevplz7w6",
-	"mP+rnz9dPZ88Y/8+/613ebH/j8GyZf6xc6DXf1ufrPcgGJ3xdNSFY7EyMy6mYGaMJiWkAQbnQi4F8BR2",
-	"5iybSDXHFKRADVwkWZ5iugtTNBoOegfdYpILZmbVHHl6/dKWM73Gc1uWVaFeSKE9SrDUrgxqY/+VSGFQ",
-	"0P+yxSLjCS3H3q9aitqI9snUfveCZTylh84mjGdoJU7RMJ4515twzCy24JzxLIqjOWrtHH+eawNjtJZP",
-	"PwJLU4VaR9Ybq8eUEw5SiU6xc2aSGTnQ8bvXoBeY8ImX02sLtXltx9yfDNjzpJf28WD8hD1NoqtQe39R",
-	"OIkOo/+1VyHonvtV771SSiqnrHUzv0aimjRHMPKaGIFdUA3IkhlwQToD0kw3KuzsrTQ/yFykd1oFIc3Z",
-	"hN4OVeeM1EpY/PbA2nkrvWPMmAYz45qsXyrSDU+ta5SusEtTf2VX/pR5SLn1vMlwzgxzGFDN3I7njIpr",
-	"YJlClq5KTMJH0MSxkGaGCnKL3KU2nEg79kPMIuGSm5nMjZWMKdomE6bRaeYHqcY8Te+omEn5dqgWKbIV",
-	"sHTOhab9Y84Em6JbM/04zkMKKSBSOGFovq+FQSVYdqfpcv/yGdLY4ZyLn0CjukAFxRMPbgBQjmyBMVd4",
-	"VO36Ci+QZaQF2jjY2JoBNzGMSrlGMOEidfukoFczOSVVnUr5hqkp3klV/vtnRsqzjL7ShrYkJbfBiITi",
-	"qUewDhrWAgY3GlJMMnKTl26OnTcopmYWgxTAxAqUzA3uWimlXVjCX1rj7zRkfM4NKeuDYD6ywLthax5+",
-	"INQVAwfkYdxmpSk37EdRWXP0Odeai2kMuaAAJAa8XFDcJZW1O3mOaaEYF9RndzOklBk2ZhrP8uBDTRAu",
-	"HrKSBc8dgUKjVtawGUxwCRoT+SgYNGoT2wfkpbAJExafxnavt8F2CopPZwaEXMIOEyBzY3FTKmCgUBum",
-	"DMgJvJPaTBWe/J83u0elay+ZhmTGxBRTGwPbWbOJ8fYq8vnYBsmTQgFWIyN6qnNsnxrZyDBILoKf1sPS",
-	"E/8NI2HJuJV/IhU6VXMx7baHyU/KGNEC1hRJbVelpqtU0v7PQskFKsNd7EhpY1sm4KIAnsYwOIAZXkLK",
-	"p9xoK8FWQeuCGYud0WH0/z/2Os9ZZ/Lp8+Dg6i/r8WwzNW1K8wttecVC+60OmELIOOWmVtCE2YwVyhTQ",
-	"bsU1WV3k7YceS5khE1HTtsKAfNtseG02jfT4c8u2Yn+BD+/f1LV5izx6bdAwsW6OWPxSqm6xQKaKLakQ",
-	"l7S5lcpcahPqqiV7X5OwSuc/R9zgXN8EAO/cC/Zd/zGmFFsRgjQz/TYLrjzTRiy6bhtuI7f6OAKWLdlK",
-	"A16ypK6A/iC2YdicGeda+wOLjlzwuU3Ie+te58sNG/3pOw2aG2xf9vbaRFtWW+WTH8mB/ZLUjdnJ0jTH",
-	"hrPVDCdYo3UVfyoFkeNf0S0LYcpLhcyQPbA05XZolr0LMGbCMo1xA3bWPX7C8swUNndbry1fj2qa3daF",
-	"5+zSBSbR4ZNer7edT7eOeAsXDgYdtA/a9Gk/olfo/bhpXQqy7uLf/RucuBTo46f41h49Z5ev3Sv9cPKl",
-	"h5d+dK2aN7nMTbpt+BBpaqOBf1ik2xj4nIvwr/2bTL6cjX//AbamO9j1o5jyzVN/aNt9IHO9Vwtds8ZX",
-	"KTdBoa8RVhjIkGkDUqDd80ZWhSOKjUZUtBgduTrdwqyATg0gscCugWnIcGJsSNyNmlbrin5tQUyt4hcD",
-	"MzCX2sDgyYENlhVLDCp9BLngv+W4oU5S3whZyrrnXEz/92ZVPTloWdjCWOoi9u0g/V4vkKYI2xWfz21g",
-	"rxcswUZIe5wy+Ml+uDZwf9sloqSlPQCwibGcAF6gWoHCSa5ZZhNhqivpXE1YgusL4FK1tTzBUCw8Z8mM",
-	"C+woZCn9QSHTUtRnFFYW13RXFnqbI7xD1aH6JiyUHGc411Z4nzBTYlkURajyXfhTXXhfOg4do6gir0lS",
-	"Zp3h0xsrzDdBuhu5+mobujedOJCgrosf8zkTlZLxcpExQTqoa3q9Wrs2yyA3bjOSf3a8g3dep1bfpipW",
-	"xzCRyhWqyXZdLSyT04YBr2XcN6mKLOx6Tb2RUy4C6NmAETVXvq0XL5jWS6ka5pJIpTAxnZlUGjtjSipt",
-	"2FqG5eVrdX8dPLtp2oUhlh9om/jPlUnU57zRVo4hkWLCrXTWRwxe1nOK6CSncs8kz7IVnJQ5yY3LdN36",
-	"FDvVxhil7bj3GPyO6BzbJ0NUg5uxBdV7JgoRduyfXKzBMjqxSbm3cn4J3OzGhO4+neRikZuhUHmG+rDc",
-	"FSwOVwqMof8UMrzAjEBFoDbWpCf+mGE5k5nDy9i+2IM52kyOKitMrIbCTZyKN9Z33QljUN668bCYbKUW",
-	"rQX4Xqn1vT9uuNnyH2d3vMGlgvhnf+tt8m9cLzK2ouOtGL5g03wjLzBjCbZsnDcFZoHn14V7RuIMngXi",
-	"1Af+EngIpHq2VYYQb4cZ78tDqg+6rcZ3DAKX7hSF6eqYXaHJldDAzRGw6hGuQdiQIThqibet4bkPbFfC",
-	"C7eMv6bP8JYlvISqAOkZawlNX5/8As+e9vrw4fQlGD5Hbdh8QUYPc55l3FdO64INeoOnnX6/MxicDvqH",
-	"+08Oe0+7/cH+v8PVtYlZx35xTaQ4uuxMZWdNzq32qo2us9Hi197w5RNSQUt0dexLThSNT6gKXax4LZy6",
-	"Lj1xFd1actKSmZjNZI/aucOvNtLiWueYNuKJL6RgrBerCsJH4U3eueoqq5lUu5tpNBuROcmVQmHePXRQ",
-	"EUcCl+/uDmDasEVWyuAkegD8aqqjLnabeokk9N7TTNb1u6VZPZwpOQHaJG9HXSuZ1wK52XfaBiQTnuGf",
-	"gPr4gMr1sd3LWoCxoDYEtIbaNG5RMvpCjC6r9pqiUlr72hnC0T3h910hm/JDriFhWfaVMLtYx1uit1U+",
-	"JrniZnViteErpF/CToyBuXUahbTCERDnEEoaZHc7LmKxJAv+E9KajInMeJxbtG0TTbN5Id9GKiQM815v",
-	"P6Gn6H9xVB7okjHTU9XoM2MW7gCci4lcH/cDHWsVmoitHsAqwtFNy9M+kVZm60++5t2hGIrvv38hU466",
-	"+/338L5ijXDURemBbJ5IGu7AdRTyCi47y+WyY6Gjk6sMRSJTTEfFOgxFLWU0Up7TyD7DtOqiGo37MMu0",
-	"JONe0IEukWlHTRLDCJz9dOHUfp+iYX9O7WU07BzhHye/vAXiSe2w8thtVFR/R8QnEy5ztPN039S7XXjl",
-	"K3Nuz7PP2U95VdkVRWG8PE5l3gStAGSDPoa3n5cLZhO7mr/uDJ48BSuPnMOYGx3DOS4MjFdOX76i4xhe",
-	"Ghic/Hjcsa/MmJ7tduG9n+OMGRBo1eTWhybNzXX2PxSlA5R+0szoY8qnb2G7sLOcoYCxNDNaQ43CxG4q",
-	"Dacj6ojGdLcLx0IvrdXSLBKm1AqYV49mKxi9ZMkMOy+lMEpmh1DyrbtwXDxmbOTseDu5MDwbCm48Q0bD",
-	"zn4PUvuAy1opoC3oyhW9CDQaDS/eH7/928nZ6S8/vXp7dnr6Zje2gmZyOsUUZG5II9xokEuBaigcB8R9",
-	"p4jLrBJ4MvO0HO2ru445GKA0c0GHVcC19J6h8Pwe/7JnF/ePiKbiXLQoFjCxCp+q2CJW5IL95cu1mHoz",
-	"fp2SuzvosIbrUWLGLhAGB50ZXnYoqnHMaA07BzBeGQcJhOlU1eJzjOFZacz2AVpc4OlQFBxqPz+rRSFN",
-	"qQiLGBVt2nsXbfuVZBTKjPzuMnIDYww5HcWR3ClmaAqQO7LKkAIBM43Ft/f9t6kmT99+VSu9F7x9chp6",
-	"aERqKzQlFrkBqmPZd194Jo7MDS1eUAe3flNDh7gs8rsV4xp0ohAFpkfAhuKCy8y9arEIDno9GK2xsEew",
-	"nEmNDQayo2wQ7xhO8dLAzoKZGWiczm1wERf+blVEiq4aAGKHjOe48psC7fc6ttpNrfAsA89T2oWi8O78",
-	"7MPpD51npeG9/fBmKHZGQ4sDvd6oIsNb6/asi4wbVCyDHWulNK77wRpyhQt2o0vB0yfITuihXeLbMjMU",
-	"VDTbH4TpExy77xUWTrSNbEXnXnSuZVGDiGAFBpjY/uUcV2CWPEFXRiyqiFVtrrUmaRUVFDGbtUholCJh",
-	"R8uhqLadiUKkLTLcgCxYjmUuUnJzuevqlxlP0KdaPib5+fVp1GxgkQsUWuYqwa5U0z3/kt6zz9rQkRsK",
-	"AI3iLIUXzreP372O4ugClfYnY91et2efth9jC24Dxm6vu+8ylBnFYntswffGJWdMth05OuaHLmrHzmmF",
-	"rKINu1pvcGI61mr8bk+7lZkhV+AP9zXslOwuu1JmKIpj6dhH2AYvrW0LWZSsLdqMcpX5A87aMfaoNF42",
-	"1jLLDYLV3o7ehQ/v3+ihoG1ryi9QOM3b1I88jxiLblYvfH9V2D/zsT2erx7ZC/trrj6Vpz0vZLq6HUHz",
-	"j9+stVVf1rZc0ZCIdFVPYKzgzYaZQa+//XK4cpLLZjbJUTy6FzTsXd1O+o18audaTPtNMI1b/czq6qDX",
-	"2zRUOf29oFmIXunf/EqNf00v7d/8UtX8YN/ob/FGyYm/iqMn20yl7DegF/a3mkhJc6blKRsqne2USLZD",
-	"ucWuTcXY1Np0RH+IPtm3Kmjcy7jDxSm2wKOLNvz6ua08dGtKRMit7F5Shlal49ZR6Q3X5kXV5FEz5t5t",
-	"sOXjn62iX9Qq+in06i+p82zoBWjwnO/s2N+ox/mqjyMNVv5nzXtt7oH7uUikzf32JgGxbFs/rGzrOi+M",
-	"A4l8DrNTd+GhMJhlGpYzpIyPm1Yi+m5bnGGnXEhxD57t+DaBLirl/iIClnejcfyPDgdf5uv1Pfz+vb2+",
-	"Kv+jnL0x9Rt9/TNPr5xv27y/hcdAf9cVr58yA5eHh7Vpa4/crG+w7v37Cvvvvj8H1CJHPwYdEobc9F37",
-	"13bRZUFhuja+5BqmUuC3Hkb2DraQrNaK/XsIPp3pbRF8xu0bnMV39+p45cp26zvXusH/HU1h7V+465Rl",
-	"gq+RGt3dZP9ItrQBad8jSwu7akHY2+JccZuGxbgFM0nLWdjLoEbuKz5UaSE0Pkdc+MMHGy7pIxg1NudR",
-	"0Vi+VJwozut269oxvqn6jD+TDkMU+tPtzNz3mWxVv7iti7rC+derX7Dishghl39uMl9jk/ngj062rnCU",
-	"nlmGXl8AFq3145L87DAhZOfYKI2JZkbYLfnSVJqfMpuyecAp72EQ6VAwf8o46PX8UdKxv0GkIlyP2tDH",
-	"t8TQLS8khxQJ0sFW0Gs+FE6H/pzpeVt2V47ztSNKx6xws6+nhSWhaclqzbHFw8HlYlVIuq5Hb2flPxsX",
-	"lQlc1uLv9s9uIsVfXd1XnFuQaYOJ7gi5dKfeflJLpncfGZ3uhDW953e67oGs9tq7HspkgO52CR57jItD",
-	"WscmclVoP93fBdqehISb9QCs5hAV5Obi4UH3VcFna5AhazqG/zdDUTGALEDYVQl8p4DbAn7t2hH1w0Gv",
-	"XccKfN9KEwJvG15+qKb+TSCmkOZkA6adzlCh18kW0FafPNlJsM7r365XK1CkmG6BmR/CT94/ajZWn071",
-	"51IhwafrT/i9gOc3H6hVK+mojtvDh0a1hyl3dPjcXJ+duYaf6po1qYjKdQQs7CQujtLdcTkcu6SubBim",
-	"m540CjMUdFK/63M8brQjY1Ds5AagO95gvAIW3qx2XRD1KuXmnSNpf71Uz5eZy77g7Xe7oF3brtGN3MnG",
-	"wJ5Zvakt+p7kut9ks45Qfu3qFcziJqV7q2B6Gn/tmqbHxaHnN78U3JL4ewAhayOO51i6XwE+1muboEPs",
-	"12uIQjNMznWANTsbrk2kMKKkVhKx13fFOX59rbUEjsVQFBxD328pUmCwVFJMq89M0VSc44NeH1yI0h0K",
-	"uoQL+j1wjDtH4tUUchKZkL5JGGz/mWScbrp1PZ1Fz2v/Ccy5yA3q2NEbF4yroXCwNnjuKKqurZWLVC7t",
-	"jq5bzwPt4NS78gVgFWBGAy6qJssN7U9bu2OtGfwLge2xhLx/lPNNGrdqtdha+nrz1Qbcq2ibjkNPF9w1",
-	"Lpur0ak3jeqf3yuuvabx7o6ed7j6k1imZ8GEaplpGZ+ULs3pBmZnIY+TnZZX0Qak5hoPnGuPOzsl1vhU",
-	"aOIjq927pa4Hg7tl+0bKszkTqzPrOvOFqevUSAn21zr0HQFdbkiFNS7g2UHvEa91XBOY7nQs79wlHHb9",
-	"TnUgnrF0HcMdOg9FCM9awiRXFHoWQzjHwUmuC2Kd3ZUSu1+528CrFY5LKGdmKAIwh53adY+71J4CVR5c",
-	"2kPBEvFckqb5OP8diuLi4fLyAG9qzqb8pKnnzD9I+onL0slkgonBtAt0cWIxgva8/KVNXmmC/uZEZ7VU",
-	"+IQd+wGvQcfVd0qlNJ7V7t/djasD9rJ3RSFZJugZU0VV137Y7Xe3vQTT6bu2VFWLENnozvsfXsLzfr8H",
-	"//Wf/V530N3f7W533/qzg15wlV+/9QLNr86ToH6um0Mv6VK99tjrvW9MMWX/XNg2aJM9KRJ/sbEvBQXd",
-	"K5rabVwXQLctZJG58THLt0GZ+JfMXS9LLeeoenruL+0ILguubuR9tJzjW08grO1au7zeeF3Hbiupoaw+",
-	"VYY7xkyKqQ3/PQd65HvctI3w5UYTF2l50uPaU0dDMZNZWiC8tRFffvbNgBsafmOQWYra1Et0E660aYvo",
-	"/47mZ/zKnlEn97X0pId95te1iG8O2stebn8MHhQmgu7rRrP1nzTkdhry9izkB01ACNM35R3BwcE3kG78",
-	"wYCTKDvN85kbYLRoAd+mVcvdOxRUVrgpwruJQj1r1FgauU/LbVVD4as3R8B8jde9cF1lt+idfrh6RzsK",
-	"3V+BoXk32P0WQh5f+vttmnqkrWe7reahwbJx4dd1R2lBH9dRGb4EzcOoyxTVxi7aOWBwUULYuT8Ux+9e",
-	"f6cb94/ATtU3zbW7TsDfzeeLuTGM/v7qFMIwbLS7lqI9Mpb/YWroG6mYxW0R2yG6xmuTuoW19cZVBK7d",
-	"uVa8KDYRKbC432LtboLylLe8fOBoUygd3L3QjuoawzumvtKJ3drdXxsv/Krd3dV+F9ctUCC4j+wuu8E3",
-	"IfaDHgcWhtp2Hnh/x4HFKF/vPHD/TgVbKsSdhRe+1bhZhSt/pSL4qGGeo7Li/ftgZDnqQw0wWzC4DuCN",
-	"K6k+frqKP9dugvr4ibI4Kn46jKuyt8O9vUwmLJtJbQ6f9Z71XNbmBlwHdLs7KH97iLtMyFOqrrm1zoc/",
-	"JLwVrf7NF0outd0IqlvU/Atj36O2iZBLu4dcf6/GO1l//Wcm2LQa0HOMXQiyG3zGMY2vPl39dwAAAP//",
+	"7F1xd9s2kv8q83j7Xu0eJUuynU3sP65ONt1mm6a5xLnb3ShrQeRIQk0BKgBa1uX589z3uE92DwOQBCnK",
+	"lh3HyXbbP/piiQQGg5kfZgYzo49RIucLKVAYHR19jPCSzRcZ0r+fKibS/2JZjvYvnc/nTK2io+gExvab",
+	"KI4uii/PeBodRY8OD7E/GbBe/b9+FEfsgvGMjXnGzSo6MirHOEpRJ4ovDJciOorecjHNsCMVn3IBY2RC",
+	"g5JMG0zBSJAqRdWN4miCzOQK0xdzNsXoKJoZs9BHe3vc/q27fgHdRM73hFRmtuQi7f6ymEZxxPX3/uWC",
+	"BMHmdoxXxYPwTE4miFEcLZRM88Qy5f3H4rEfZK4RxhnS4heKJxgd9Qfdw6sPcaTzsV3OGNUzmQtjv4ij",
+	"XGUBiRU9AZXR1dVVHM2QpaiI7a/kWyMVsbXOoZGQHW2/Gh2BmSGMZbqChCnFUQMTwJIEtQYjz1HEsJzx",
+	"ZAZCwljJpUYFUsFCyUv7SjJDmLMVnCMuukMRxZHCX3MeMEYnM5wzkgiRz6Oj91ExefQhLqQkOqo+jSOz",
+	"WthPtFFcTN2qFkyxORq/sBOi79SSt7640xk6ymGi5BwUTrk2jupMTrnowhtPIuQis+vkBrgGjcIA0zA6",
+	"yc1MKv4/zA54BE+RKVQjtzpuZ/g1R7WKyj133DqjOaPagsvF7f866Pxx+VT0pz/+9YdD9bSnn/XM84P5",
+	"3/r5o9WTyWP29/Nfe5cX+38ZLFvWHzsFevGn9cV6DYLRGU9HXTgRKzPjYgpmxmhRQhpgcC7kUgBPYWfO",
+	"solUc0xBCtTARZLlKaa7MEWj4aB30C0WuWBmVq2Rp9dvbbnSazS3ZVsV6oUU2qMES+3OoDb2r0QKg4L+",
+	"yRaLjCe0HXu/aClqM9onUzvuBct4Sg+dTRjP0FKcomE8c6o34ZhZbME541kUR3PU2in+PNcGxmgln74E",
+	"lqYKtY6sNlaPKUccpBIdY+fMJDNSoJPXL0AvMOETT6fnFmrzws65PxmwJ0kv7ePB+JA9SqKrkHt/UDiJ",
+	"jqJ/26sQdM99q/dOFvy5UlI5fq1L+jVE1Qg6hpFnxgjsnmpAlsyAC2IbEHO6USFqr6T5XuYivdNGCGnO",
+	"JvR2yD0np5bC4rvPz6BX0qvHjGkwM65JB6Qi9vDUKkipELu0+ud2/0+ZB5ZbL53E58wwhwTV4u18TrS4",
+	"BpYpZOmqRCZ8GGacCGlmqCC3EF4yxFG1Y8diFhKX3MxkbixxTNF5mTCNjjnfSzXmaXpH3kzKt0POSJGt",
+	"gKVzLjQdJHMm2BTdtukH0yLiSQGXwtFDS34hDCrBsjutmPuXz5DmDpddfAUa1QUqKJ54CDGAcnKLk7nC",
+	"48oIUHiBLCNG0DnCxlYYuIlhVJI2ggkXqTs2Bb2aySlx61TKl0xN8U7c8uOfGSnPMhqlDXyJSm5tEwnF",
+	"Uw8jIzSzBQ9uNKSYZKQvz9wyOy9RTM0sBimAiRUomRvctYRKu70Ex7TT32jI+Jwb4tc7wbytgXeD2jwc",
+	"IGQXA4froSVnqSmP8IfiWpOAOdeai2kMuSCrJAa8XJAxJpWVPnmOacEbZ+lndxOnlBk2ZhrP8mCgJiYX",
+	"D1nKgueOQaFRKyveDCa4BI2JfCg8GrVR7g31kt6ECYtVY2sAWCM8BcWnMwNCLmGHCZC5sTAqFTBQqA1T",
+	"BuQEXkttpgrf/ufL3eNSx5dMQzJjYoqptY3twtnEeKkV+XxsjedJwQPLlBE91TmxT42sxRg4HcFX6+bq",
+	"Wz+GkbBk3NI/kQodt7mYdtvN58PSdrTINUViG4mIzhcLqQymP2HK2Sk9dCc1Kgc6m9uRzmi+prSEGPSN",
+	"LlXfTlscHlKgO1flAhVNSxqwMPpBcWp76qytorvkZPgJyMEq5mj1rggJ5QTwApU9Mia5ZplFPhpb52rC",
+	"Euw613eBynBn3ztmr4mEsfINc5bMuMCONY3oA4VMW7PVTWLfrQ0PTOglKm2XllkzKrUTFi5mmy+wcZPb",
+	"Dp4GsNZNWjOT6Zn9iGWZXNIDa0f9BvgJjaC6segt8bNEYYrCcJZZkVkqKaZnC6b1Uio7kSVyzsTqjBmD",
+	"cydXZCzVJmp41hXxdR8sji47U9lpOGaB29TcrNeoOuQqwELJcYZzbeXAHzZOoLxNQX6kwTkNUpcD74iF",
+	"XmPhk61RUipg+PRGf63Nda6c1vd+5mrUD+ULcvwLJsbO6D9gSrFVg4I6L37I50xU8oqXi4wJ4gFJYknt",
+	"uuOztsoAGNr07a8d7xd3XqSW3wEWxTCRyvl8Fsq9NZnJqa4TsQY3N7GKlPUaTnnR8eEBD0jee1zfcorq",
+	"tUIJMYenMQwOYIaXkPIpNw3ir4kpLKwaKDvaP973Ok9YZ/Lh4+Dg6g9tXK5HDpvU/EyOSKFB3gEBptDD",
+	"C1hCEyas4JUROusg1Wh1gRE/9VjKDJmImjAdyvK2wcq11TSilx9bzHz7Dbx787LOzVuEOdcmDeOezRmL",
+	"b0rWLRbIVOEiFOQSN7dimROtkFctwdU1Cqto68cKf647Tl+7F9pUfy0Q2ybBlYFknUhdlw3nWFl+HAPL",
+	"lmylAS9ZUmdAf0DnwpwZZ+HsD6ziccHn9jDrrRs/Phq8UZ++0aC5wfZtbw8d3wQHZxQApC2pC7OjpSmO",
+	"DWWrCU6wR+ssbkNkwpRnCpkheWBpyu3ULHsdYMyEZRqbFse6xk9YnplC5m6rteXrUY2z26rwnF06LzE6",
+	"Ouz1etvpdOuMt1DhYNJB+6RNnfYzeobej5rWqSDpLv7u36DEJUHvP8S31ug5u3zhXumHiy81vNSja9m8",
+	"SWVu4m1Dh4hTGwX83SLdRsDnXISf9m8S+XI1/v3PcDTdQa4fRJRvXvrnlt3PJK73KqFr0vg85Sa4h2mY",
+	"FQYyZNq5knICI8vCEdlGI7LFR8fOLF+YFdClLiQW2DUwDRlODMjcrLuGzv5vM2JqBn4MzMBcagODwwNI",
+	"ZkyxxKDSx5AL/muOG6LXXXhO9GTILpDilrkoAh41hWcp655zMf2uzsXycC6vjgK2Hh7UrNDhUH+78/4f",
+	"3w2Hepj3evsJ/R8//Pt3bR/u/od9/g9bO2aFwNbZ1LcL7fd6AUeKCI7i8zk5BguWYMOsPkkZ/OhmCxbU",
+	"31JMXsopF4GcbNjQGnO/2yydlo3rulT4vbWBEqkUJqYzk0pjZ0y8X4XbFLjL4cIGj29C6GJ/ywHa0Pqn",
+	"yiGsr3mjp3gCiRQTbqmjkAte1g3A6G1OUdJJnmUreFsakDdaZdf5sQWsbDxQ2lInTsDDl3PrveVK0esZ",
+	"c3GkiUKEHfuROxhYRrefKfc+Lr8EbnZjUkVv+3OxyM1QqDxDfVSqsBXYioEx9B9BhheYUUhBoDZWbif+",
+	"sm45k5kLPMX2xR7M0ZrdFI1kYjUUbuEU8LRo6W7rg0jfjYkXJCu1ozVQhIqtb/yl3c2Sfz2UwY5F0NF3",
+	"oxiE9OpJ1Nsz1zI+OUeLmkrm1kG2HL0b9jUB7rbYFhx3+2tItzXQ3QfM/YnrRcZWdH0dwyeA3kt5gRlL",
+	"sAX4bjrcA0CqE/eYyBk8DsipT/wpqBVQ9XgrKzPeDsrelDfQ73RbuP4EBC7d5SjTVSaNQpMrYQ/SY2DV",
+	"I1yDwAv7bHmDGm8bB3IDbBcGCuNYf0wf4y3DQAl5kukZazFvXrz9GR4/6vXh3ekzMHyO2rD5glQL5jzL",
+	"uL8EqRM26A0edfr9zmBwOugf7R8e9R51+4P9v4e7a437jh1xayXY6gjdqDobJX7tDe+CEwtaQr4nPmxB",
+	"FtSELpSKHa/FeK8zcV1UsGbgtli3ZnM+V+0W8ZdcG+Ba503z7VOzrNYDHkVOV6FNXrnqLKuJVLuaaTQb",
+	"D4wkVwqFef25bZ04Erh8fXcA04YtspIGR9FnwK8mO+pkt7GX8gDf+Eyydf5uKVafT5QcAW2Ut6Oupcxz",
+	"gdTsG23tpAnP8HdAfXhA5frEnmUtwFgkLQUJS7Vl3CLs8IkYXUZ+NRnLtPe1OPTxPeH3XSGbLq24hoRl",
+	"2RfC7GIfb4nelvmY5Iqb1VvLDR9l+5QE5BiY26dRmDk8AkorhjLTubtdunGxJQv+I9KejClf+SS3aNtG",
+	"mmbzgr6N2c7grHd6ypnwozI3g4SZnqpmnxmzcPkIXEzk+rzv6Gqk4ERs+QCWES6jvLwxEmkltv72ZN4d",
+	"iqH49tunMuWou99+C2+qLAyOurgPJZmnrCt3aTcKMz8uO8vlsmOho5OrDEUiU0xHxT4MRc2TNVKe08ze",
+	"8bXsootjNzDLtPQ5HZjaEZioT/aLlmIETn66cGrHJ2vY33V6Gg07R/jL259fAWVA7rDy6mZURBBHlCwq",
+	"nENr1+nG1LtdeO4zL9yZZ5+zQ3lW2R1FYTw9jmVeBC0BJIPehrfDywWz7mNNX3cGh4/A0iPnMOZGx3CO",
+	"CwPjleOXv2Z2uZsaGLz94aRjX5kxPdvtwhu/xhkzINCyye0PLZqb6+R/KEoFKPWkGWiIyVG+hezCznKG",
+	"AsbSzGgPNQoTu6U0lI4SwTSmu1048QkmtIqEKbUC5tmj2QpGz1gyw84zKYyS2RGUJRVdOCkeM9Zydol4",
+	"uTA8GwpufL6bhp39HqT2Aee1kkFbVCRU+YKg0Wh4+ubk1Z/enp3+/OPzV2enpy93Y8p7kdMppiBzQxzh",
+	"RoNcClRDH9104xR2mWUCT2Y+yU77xBqXExygNHNGh2XAtcl6Q+Gz9fzLvoCgf0wZZ05Fi5AEE6vwqSrx",
+	"y5JcZHT6HBJMvRi/SEndHXRYwfUoMWMXCIODzgwvO2TVuOIHDTsHMF4ZBwmE6RRs43OM4XEpzPYB2lzg",
+	"6VAUZRJ+fZaLlCflGWERo6qM8NpFx35FGZkyI3+6jNzEGENO1zlEd4oZmgLkji0zpEDATGMx9r4fm9Io",
+	"aOzntdSqojSHlKbIzRoR5wpmiUVugCJs9vWnPq9O5ob2L8jPsapTA4i4zONym8Y16EQhCkyPgQ3FBZeZ",
+	"e9XCERz0ejBay68awXImNTaKDNzNP5UWwCleGthZMDMDjdO5tS/iQuUtl4jXVZlP7MDxHFf+XKAjX8dQ",
+	"5UeBzzrchSIhyKnau9PvO49L2Xv17uVQ7IyGFgp6vVFV8mIF3F/eZ9ygYhnsWEGled0XVpYraLBnXQr+",
+	"Fp5EhR7apWR6ZoaConP7g9CDghM3XiHkdPufrej6hK5HLHBQWmcBA4YCgue4ArPkCboAZxHfrIKArdFS",
+	"y6ggvNqMkkIjSAo7Wg5FdfJMFCKdkuEZZPFyLHORkqbLXRdZzXiC3tvyZslPL06jZpmaXKDQMlcJdqWa",
+	"7vmX9J591lqP3JANaBRnKTx16n3y+kUURxeotL/c6Pa6Pfu0HYwtuLUZu73uvnNSZmSO7bEF3xuXqUey",
+	"7ebKJRDoIqrt9FbIyuCwu/USJ6ZjpcYf+HRgmRlyBf6OWMNOmSRkd8oMRXG7GXsj2+CllW0hi2C6BZxR",
+	"rjJ/T1a7DR2VwsvGWma5QbDc29G78O7NSz0UdHJN+QUKx/kydZPSSN2qnvoqyrBK7n27SV89shdW0V19",
+	"KLPQnsp0dbss2t9+SeZW1ZfbJvCG+SxXdR/GEt4sixv0+ttvh4soOYdmEx3Fo3tBWe7V7ajfmHvsVItp",
+	"fw6mcaueWV4d9HqbpiqXvxeUBNIr/ZtfqdVU0Ev7N79UVTbZN/pbvFGWutALh9vQ1ZKsfhVHh9vwoSxD",
+	"ohf2t+JCmQxMe1vWXDvBK2Fwh3yTXevKsalViIg+iD7Ytypc3cu4A9UptmCrs1b85js7IMQEcmRIJ+1B",
+	"VJpmpdbXIe0l1+ZpVf5V04TebYDp/e/V5J9UTf4hhIRPiRNtqAxq5NreGRVuq64PpHE+auQS1yr9s+K9",
+	"tvZA/ZwZ06Z+e5MguWlbPaxk6zotjAOKvA+0U1fhoTCYZRqWMySPkZvWZOjdNiPFLrmg4h402xURBLyo",
+	"mPuzCDKNG70lfutw8Gm6XjcA7l/b67vyL6XsjaXfqOsfeXrldDtD05YHQZ/rKrec3ArnxIexbSuP3Kwf",
+	"sO79+/IZ7n4+BxlTLgUWdJgH5ZbvikG3M02LzKxrjVOuYSoFfu02aO9gC8pqrRq+Yu0o9cGJ3hbGZ9x+",
+	"wFl8d6+OVy7st35yrQv8n9EU0v6Jp04ZY/gSftXdRfa3JEsbkPYNsrSQqxaEvS3OFQ13LMYtmEla7tKe",
+	"BTF2Hy6iMA2h8Tniwl9eWHNJH8OocTiPiqLcpeJUArsut64k4KsK7vg77dBEoY9uJ+a+1mGr4MdtVdQF",
+	"3r9c8IMV/aSEXP5+yPzThUfe+XubrcMjpVqXdtsnIE1r5LpMCHeAEqYGWROPiaY72S1zyOlSYMqsv+fR",
+	"qmzsItKhKGroB72ev8c68b2JqiT0URt0+ZoOaiFFdEiRIN2qBVXoQ+F46C+5nrS5huU8X9ocdWkdbvV1",
+	"n7LMplqyWnVn8XDQvLCyZ9f56OWs/LPRCFHgsma8tw+7qVDg6uq+jOQikzdY6I6QS3fl7he1ZHr3gaHt",
+	"TkDVe3KnbiDr7RSajUBKT4L6RQWPPVCHj9bpKbkrFKHuP4VL8DZM+Fk34Go6UaFuLj4/7j4v8ukayZg1",
+	"HsN/z1BUGUgWI+yuBOpTIG6BwHbvKPXEoa/dxwp/X0kTYm8bZL6rlv5VgKaQ5u0GWDudoULPky3Qrb54",
+	"kpNgn9fHrkc7UKSYbgGb78Ih7x84G7tPKQVzqZAQ1NVH/LPg59cOHcFOulTL7eFDo9rDlLt0/Nxc7925",
+	"gqOqh6NUlEp2DCyshi3u8d1dPZw4p7AseqXWcRqFGQpKE9j1PiI32mWCkPnkJqCeQDBeAQt7Nl5nRz1P",
+	"uXntksS/nKvow9RlXenWqhWWHNs9ujF3szGxz+zeVL97T3Tdr7NaRyi/d/UIaFmjfF8Y5csIah3fHhaH",
+	"ntz8UtCC9TfvbVoBc0mape4WyGVVvolYlLp7TYrTDJNzHQDVzoZurmSDlHmhlJXsS/pccUCtLgZOxFAU",
+	"CZK+hlWkwIB6k1XDTNFUCdMHvb7v0NYdCmoGCP0euFxBl4GsyV6lTEgakwDc/plknDpx+zpZX0fcP4Q5",
+	"F7lBHbvczAXjaigcJg6euPxaVyrMRSqX1hzQrZeRdnIqvPkEpAsAp4E1VYXohtqtrXW5VmD/iaj4UETe",
+	"P0T6CpNb1YlsTX29cmwDaAYN+SgZkhptNppe1nLBN83qn98r2vLTfHeH3ju0I27rMFidQaVxU6o0pw7x",
+	"TkIezLst+2QHSdm1PHauPfTslHDjXamJt8x2uw9/dBwM7hZtaGvoGEQbpAT7bR06j4GatFJgjwt4fNB7",
+	"2A61azRTe9qymzhBuav3qmP5jKXrx4AD+KEIEV5LmOSKTN9iCqd7OMl1kVVoD7bEHnnuBw8qCYnL04CZ",
+	"oQjOA9ipda7dpfIcqPzwUp6KLBefC9MUPwcBQ1G0VC/b03hRdTLpF001d/5B4k9chm4mE0wMpl2g5oPF",
+	"DNrXJSyt80wL9N0HndRT7BV27ACeg65WwTGVwgis1lZ8N64SBMraHYUknKBnTBWBZTuwOzJv28/X8bu2",
+	"VVWJFInpzpvvn8GTfr8H//e//V530N3f7W73kxKPD3pBO7z+hl7AXzjPg+rZbrbepHM12823N74wx5T1",
+	"g2HZpHU2pUh8s3YfigqqdzSVG7kSiG6b1SNz482eryPl428yd7U8NZ+nqmm6P7cn6H5e9Rd/MJ/na4+i",
+	"WNm1cnm98LqK5dakjDL6VQnuGDMpptaD8AngI1/jp62TIDeKuEjLyyZXnjsaipnM0gLhrYz48LcvhtxQ",
+	"8ByDzFLUph4inHClTZtT8Gc0P+EX1ox6cmJLTX5YZ39difxmu7+sZffX+EFgJKg+bxSb/55G3Z5GvX0W",
+	"9Wf1YQjTN7kuwcXFV+Cx/MaAk1KOmvdDN8BoUQK/TZ2a67sUBGe4Kcy7iUI9a4RpGr5TS0+wofABoGNg",
+	"PsbsXrguslzUjrvE7c8XOGnHovuLVDQbt91vROXhqb/furEHOoC2O3A+N2Q22p5dd6EXlLIdl0ZMUD+N",
+	"unRUrQWjnRoG7SLC/gVDcfL6xTe60YUFdqrqca5dUwXfONFHhWMY/fn5KYTG2Gh3zVF7YET/PZJ/bTZq",
+	"0XBju0NB47V+4SKj9pC1MIQrF6/FP4pzSAosWoSstXcoL6rL/g3Hm6zxoH1F+8GgMWzT9YUuHdfap23s",
+	"mVZrf9bezuwWEBK0dLvLUfJVkP1ZbzQLQW270ry/G81ili93pbl/p7Dv2g/71DPMClX+cqH4UUNCR2Xc",
+	"vfsvUCRNklQD3BYMrx8Aja5g7z9cxR9rzbjefyBHkuKvDiNbmnO56CxFdOnf/mc6U5nkcysQOwozZvgF",
+	"UpDcegRSneviZwdnUpsYLAOrH2leKJzwS4q2Ood1zzmlbjHrh409uZTvDON6RfmMtWuaEnq7jhhjl10f",
+	"86mSS20PqapJnn9h7EsIN6U808km19+rpfWsv/4TE2xaTeizuJ1ttRsM43K5rz5c/X8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

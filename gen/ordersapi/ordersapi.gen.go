@@ -23,6 +23,45 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for OrderSort.
+const (
+	CreatedAt     OrderSort = "createdAt"
+	CreatedAtasc  OrderSort = "createdAt,asc"
+	CreatedAtdesc OrderSort = "createdAt,desc"
+	Id            OrderSort = "id"
+	Idasc         OrderSort = "id,asc"
+	Iddesc        OrderSort = "id,desc"
+	Price         OrderSort = "price"
+	Priceasc      OrderSort = "price,asc"
+	Pricedesc     OrderSort = "price,desc"
+)
+
+// Valid indicates whether the value is a known member of the OrderSort enum.
+func (e OrderSort) Valid() bool {
+	switch e {
+	case CreatedAt:
+		return true
+	case CreatedAtasc:
+		return true
+	case CreatedAtdesc:
+		return true
+	case Id:
+		return true
+	case Idasc:
+		return true
+	case Iddesc:
+		return true
+	case Price:
+		return true
+	case Priceasc:
+		return true
+	case Pricedesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderStatus.
 const (
 	COMPLETED  OrderStatus = "COMPLETED"
@@ -65,126 +104,9 @@ func (e UserType) Valid() bool {
 	}
 }
 
-// Defines values for Sort.
-const (
-	SortCreatedAt     Sort = "createdAt"
-	SortCreatedAtasc  Sort = "createdAt,asc"
-	SortCreatedAtdesc Sort = "createdAt,desc"
-	SortId            Sort = "id"
-	SortIdasc         Sort = "id,asc"
-	SortIddesc        Sort = "id,desc"
-	SortPrice         Sort = "price"
-	SortPriceasc      Sort = "price,asc"
-	SortPricedesc     Sort = "price,desc"
-)
-
-// Valid indicates whether the value is a known member of the Sort enum.
-func (e Sort) Valid() bool {
-	switch e {
-	case SortCreatedAt:
-		return true
-	case SortCreatedAtasc:
-		return true
-	case SortCreatedAtdesc:
-		return true
-	case SortId:
-		return true
-	case SortIdasc:
-		return true
-	case SortIddesc:
-		return true
-	case SortPrice:
-		return true
-	case SortPriceasc:
-		return true
-	case SortPricedesc:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListNewOrdersParamsSort.
-const (
-	ListNewOrdersParamsSortCreatedAt     ListNewOrdersParamsSort = "createdAt"
-	ListNewOrdersParamsSortCreatedAtasc  ListNewOrdersParamsSort = "createdAt,asc"
-	ListNewOrdersParamsSortCreatedAtdesc ListNewOrdersParamsSort = "createdAt,desc"
-	ListNewOrdersParamsSortId            ListNewOrdersParamsSort = "id"
-	ListNewOrdersParamsSortIdasc         ListNewOrdersParamsSort = "id,asc"
-	ListNewOrdersParamsSortIddesc        ListNewOrdersParamsSort = "id,desc"
-	ListNewOrdersParamsSortPrice         ListNewOrdersParamsSort = "price"
-	ListNewOrdersParamsSortPriceasc      ListNewOrdersParamsSort = "price,asc"
-	ListNewOrdersParamsSortPricedesc     ListNewOrdersParamsSort = "price,desc"
-)
-
-// Valid indicates whether the value is a known member of the ListNewOrdersParamsSort enum.
-func (e ListNewOrdersParamsSort) Valid() bool {
-	switch e {
-	case ListNewOrdersParamsSortCreatedAt:
-		return true
-	case ListNewOrdersParamsSortCreatedAtasc:
-		return true
-	case ListNewOrdersParamsSortCreatedAtdesc:
-		return true
-	case ListNewOrdersParamsSortId:
-		return true
-	case ListNewOrdersParamsSortIdasc:
-		return true
-	case ListNewOrdersParamsSortIddesc:
-		return true
-	case ListNewOrdersParamsSortPrice:
-		return true
-	case ListNewOrdersParamsSortPriceasc:
-		return true
-	case ListNewOrdersParamsSortPricedesc:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListUserOrdersParamsSort.
-const (
-	ListUserOrdersParamsSortCreatedAt     ListUserOrdersParamsSort = "createdAt"
-	ListUserOrdersParamsSortCreatedAtasc  ListUserOrdersParamsSort = "createdAt,asc"
-	ListUserOrdersParamsSortCreatedAtdesc ListUserOrdersParamsSort = "createdAt,desc"
-	ListUserOrdersParamsSortId            ListUserOrdersParamsSort = "id"
-	ListUserOrdersParamsSortIdasc         ListUserOrdersParamsSort = "id,asc"
-	ListUserOrdersParamsSortIddesc        ListUserOrdersParamsSort = "id,desc"
-	ListUserOrdersParamsSortPrice         ListUserOrdersParamsSort = "price"
-	ListUserOrdersParamsSortPriceasc      ListUserOrdersParamsSort = "price,asc"
-	ListUserOrdersParamsSortPricedesc     ListUserOrdersParamsSort = "price,desc"
-)
-
-// Valid indicates whether the value is a known member of the ListUserOrdersParamsSort enum.
-func (e ListUserOrdersParamsSort) Valid() bool {
-	switch e {
-	case ListUserOrdersParamsSortCreatedAt:
-		return true
-	case ListUserOrdersParamsSortCreatedAtasc:
-		return true
-	case ListUserOrdersParamsSortCreatedAtdesc:
-		return true
-	case ListUserOrdersParamsSortId:
-		return true
-	case ListUserOrdersParamsSortIdasc:
-		return true
-	case ListUserOrdersParamsSortIddesc:
-		return true
-	case ListUserOrdersParamsSortPrice:
-		return true
-	case ListUserOrdersParamsSortPriceasc:
-		return true
-	case ListUserOrdersParamsSortPricedesc:
-		return true
-	default:
-		return false
-	}
-}
-
 // Error The body of every refusal on this surface.
 type Error struct {
-	// Code Stable machine-readable reason.
+	// Code Stable machine-readable reason; every code this surface answers is listed.
 	//
 	// Example: not_found
 	Code string `json:"code"`
@@ -283,6 +205,11 @@ type OrderPage struct {
 	Page PageMeta `json:"page"`
 }
 
+// OrderSort The order of a list of orders, `field` or `field,direction` (default direction `asc`).
+//
+// Example: price,desc
+type OrderSort string
+
 // OrderStatus WAITING → IN_PROGRESS → READY → COMPLETED.
 //
 // Example: WAITING
@@ -353,8 +280,10 @@ type Page = int32
 // Size Example: 20
 type Size = int32
 
-// Sort Example: price,desc
-type Sort string
+// Sort The order of a list of orders, `field` or `field,direction` (default direction `asc`).
+//
+// Example: price,desc
+type Sort = OrderSort
 
 // BadRequest The body of every refusal on this surface.
 type BadRequest = Error
@@ -377,6 +306,9 @@ type Unauthorized = Error
 // Unavailable The body of every refusal on this surface.
 type Unavailable = Error
 
+// UnsupportedMediaType The body of every refusal on this surface.
+type UnsupportedMediaType = Error
+
 // WrongState The body of every refusal on this surface.
 type WrongState = Error
 
@@ -390,11 +322,8 @@ type ListNewOrdersParams struct {
 
 	// Sort `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
 	// `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
-	Sort *ListNewOrdersParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
+	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 }
-
-// ListNewOrdersParamsSort defines parameters for ListNewOrders.
-type ListNewOrdersParamsSort string
 
 // ListUserOrdersParams defines parameters for ListUserOrders.
 type ListUserOrdersParams struct {
@@ -406,17 +335,14 @@ type ListUserOrdersParams struct {
 
 	// Sort `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
 	// `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
-	Sort *ListUserOrdersParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
+	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
 }
-
-// ListUserOrdersParamsSort defines parameters for ListUserOrders.
-type ListUserOrdersParamsSort string
 
 // CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
 type CreateOrderJSONRequestBody = NewOrder
 
-// RegisterUserJSONRequestBody defines body for RegisterUser for application/json ContentType.
-type RegisterUserJSONRequestBody = NewUser
+// RegisterOrdersUserJSONRequestBody defines body for RegisterOrdersUser for application/json ContentType.
+type RegisterOrdersUserJSONRequestBody = NewUser
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -552,25 +478,25 @@ type ClientInterface interface {
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 	TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RegisterUserWithBody Register a user
+	// RegisterOrdersUserWithBody Register a user
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /users (the `RegisterUser` operationId).
-	RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+	RegisterOrdersUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RegisterUser Register a user
+	// RegisterOrdersUser Register a user
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /users (the `RegisterUser` operationId).
-	RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+	RegisterOrdersUser(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUserOrders A user's own orders
 	//
@@ -712,16 +638,16 @@ func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
-// RegisterUserWithBody Register a user
+// RegisterOrdersUserWithBody Register a user
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /users (the `RegisterUser` operationId).
-func (c *Client) RegisterUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterUserRequestWithBody(c.Server, contentType, body)
+// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+func (c *Client) RegisterOrdersUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterOrdersUserRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -732,16 +658,16 @@ func (c *Client) RegisterUserWithBody(ctx context.Context, contentType string, b
 	return c.Client.Do(req)
 }
 
-// RegisterUser Register a user
+// RegisterOrdersUser Register a user
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /users (the `RegisterUser` operationId).
-func (c *Client) RegisterUser(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterUserRequest(c.Server, body)
+// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+func (c *Client) RegisterOrdersUser(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterOrdersUserRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1018,19 +944,19 @@ func NewTakeOrderRequest(server string, id OrderID) (*http.Request, error) {
 	return req, nil
 }
 
-// NewRegisterUserRequest calls the generic RegisterUser builder with application/json body
-func NewRegisterUserRequest(server string, body RegisterUserJSONRequestBody) (*http.Request, error) {
+// NewRegisterOrdersUserRequest calls the generic RegisterOrdersUser builder with application/json body
+func NewRegisterOrdersUserRequest(server string, body RegisterOrdersUserJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewRegisterUserRequestWithBody(server, "application/json", bodyReader)
+	return NewRegisterOrdersUserRequestWithBody(server, "application/json", bodyReader)
 }
 
-// NewRegisterUserRequestWithBody constructs an http.Request for the RegisterUser method, with any body, and a specified content type
-func NewRegisterUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+// NewRegisterOrdersUserRequestWithBody constructs an http.Request for the RegisterOrdersUser method, with any body, and a specified content type
+func NewRegisterOrdersUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1257,25 +1183,25 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 	TakeOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
 
-	// RegisterUserWithBodyWithResponse Register a user
+	// RegisterOrdersUserWithBodyWithResponse Register a user
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /users (the `RegisterUser` operationId).
-	RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+	RegisterOrdersUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error)
 
-	// RegisterUserWithResponse Register a user
+	// RegisterOrdersUserWithResponse Register a user
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /users (the `RegisterUser` operationId).
-	RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error)
+	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+	RegisterOrdersUserWithResponse(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error)
 
 	// ListUserOrdersWithResponse A user's own orders
 	//
@@ -1490,6 +1416,8 @@ type CreateOrderResponse struct {
 	JSON403 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1525,6 +1453,11 @@ func (r CreateOrderResponse) GetJSON403() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateOrderResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateOrderResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1878,17 +1811,17 @@ func (r TakeOrderResponse) ContentType() string {
 	return ""
 }
 
-// RegisterUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterUser
-type RegisterUserResponse201Headers struct {
+// RegisterOrdersUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterOrdersUser
+type RegisterOrdersUserResponse201Headers struct {
 	Location *string
 }
 
-// RegisterUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterUser
-type RegisterUserResponse503Headers struct {
+// RegisterOrdersUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterOrdersUser
+type RegisterOrdersUserResponse503Headers struct {
 	RetryAfter *int
 }
 
-type RegisterUserResponse struct {
+type RegisterOrdersUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -1899,53 +1832,60 @@ type RegisterUserResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
-	Headers201 *RegisterUserResponse201Headers
+	Headers201 *RegisterOrdersUserResponse201Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *RegisterUserResponse503Headers
+	Headers503 *RegisterOrdersUserResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r RegisterUserResponse) GetJSON201() *User {
+func (r RegisterOrdersUserResponse) GetJSON201() *User {
 	return r.JSON201
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RegisterUserResponse) GetJSON400() *BadRequest {
+func (r RegisterOrdersUserResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r RegisterUserResponse) GetJSON409() *Error {
+func (r RegisterOrdersUserResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r RegisterUserResponse) GetJSON413() *TooLarge {
+func (r RegisterOrdersUserResponse) GetJSON413() *TooLarge {
 	return r.JSON413
 }
 
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RegisterOrdersUserResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RegisterUserResponse) GetJSON500() *Internal {
+func (r RegisterOrdersUserResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RegisterUserResponse) GetJSON503() *Unavailable {
+func (r RegisterOrdersUserResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r RegisterUserResponse) GetBody() []byte {
+func (r RegisterOrdersUserResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r RegisterUserResponse) Status() string {
+func (r RegisterOrdersUserResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -1953,7 +1893,7 @@ func (r RegisterUserResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r RegisterUserResponse) StatusCode() int {
+func (r RegisterOrdersUserResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -1961,7 +1901,7 @@ func (r RegisterUserResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r RegisterUserResponse) ContentType() string {
+func (r RegisterOrdersUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2170,36 +2110,36 @@ func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id Orde
 	return ParseTakeOrderResponse(rsp)
 }
 
-// RegisterUserWithBodyWithResponse Register a user
+// RegisterOrdersUserWithBodyWithResponse Register a user
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /users (the `RegisterUser` operationId).
-func (c *ClientWithResponses) RegisterUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
-	rsp, err := c.RegisterUserWithBody(ctx, contentType, body, reqEditors...)
+// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+func (c *ClientWithResponses) RegisterOrdersUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error) {
+	rsp, err := c.RegisterOrdersUserWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRegisterUserResponse(rsp)
+	return ParseRegisterOrdersUserResponse(rsp)
 }
 
-// RegisterUserWithResponse Register a user
+// RegisterOrdersUserWithResponse Register a user
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /users (the `RegisterUser` operationId).
-func (c *ClientWithResponses) RegisterUserWithResponse(ctx context.Context, body RegisterUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterUserResponse, error) {
-	rsp, err := c.RegisterUser(ctx, body, reqEditors...)
+// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
+func (c *ClientWithResponses) RegisterOrdersUserWithResponse(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error) {
+	rsp, err := c.RegisterOrdersUser(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRegisterUserResponse(rsp)
+	return ParseRegisterOrdersUserResponse(rsp)
 }
 
 // ListUserOrdersWithResponse A user's own orders
@@ -2428,6 +2368,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -2775,15 +2722,15 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 	return response, nil
 }
 
-// ParseRegisterUserResponse parses an HTTP response from a RegisterUserWithResponse call
-func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error) {
+// ParseRegisterOrdersUserResponse parses an HTTP response from a RegisterOrdersUserWithResponse call
+func ParseRegisterOrdersUserResponse(rsp *http.Response) (*RegisterOrdersUserResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &RegisterUserResponse{
+	response := &RegisterOrdersUserResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -2817,6 +2764,13 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2835,7 +2789,7 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 
 	switch {
 	case rsp.StatusCode == 201:
-		var headers RegisterUserResponse201Headers
+		var headers RegisterOrdersUserResponse201Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2845,7 +2799,7 @@ func ParseRegisterUserResponse(rsp *http.Response) (*RegisterUserResponse, error
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 503:
-		var headers RegisterUserResponse503Headers
+		var headers RegisterOrdersUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -2963,9 +2917,9 @@ type ServerInterface interface {
 	// TakeOrder Take a waiting order (performers)
 	// (PATCH /orders/{id}/take)
 	TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID)
-	// RegisterUser Register a user
+	// RegisterOrdersUser Register a user
 	// (POST /users)
-	RegisterUser(w http.ResponseWriter, r *http.Request)
+	RegisterOrdersUser(w http.ResponseWriter, r *http.Request)
 	// ListUserOrders A user's own orders
 	// (GET /users/{id}/orders)
 	ListUserOrders(w http.ResponseWriter, r *http.Request, id int64, params ListUserOrdersParams)
@@ -3011,9 +2965,9 @@ func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id Orde
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// RegisterUser Register a user
+// RegisterOrdersUser Register a user
 // (POST /users)
-func (_ Unimplemented) RegisterUser(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) RegisterOrdersUser(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3197,11 +3151,11 @@ func (siw *ServerInterfaceWrapper) TakeOrder(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
-// RegisterUser operation middleware
-func (siw *ServerInterfaceWrapper) RegisterUser(w http.ResponseWriter, r *http.Request) {
+// RegisterOrdersUser operation middleware
+func (siw *ServerInterfaceWrapper) RegisterOrdersUser(w http.ResponseWriter, r *http.Request) {
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RegisterUser(w, r)
+		siw.Handler.RegisterOrdersUser(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3393,9 +3347,6 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
-		r.Post(options.BaseURL+"/users", wrapper.RegisterUser)
-	})
-	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/authenticated", wrapper.GetAuthenticatedUser)
 	})
 	r.Group(func(r chi.Router) {
@@ -3405,16 +3356,19 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/orders", wrapper.CreateOrder)
 	})
 	r.Group(func(r chi.Router) {
-		r.Get(options.BaseURL+"/users/{id}/orders", wrapper.ListUserOrders)
-	})
-	r.Group(func(r chi.Router) {
-		r.Patch(options.BaseURL+"/orders/{id}/take", wrapper.TakeOrder)
+		r.Patch(options.BaseURL+"/orders/{id}/accept", wrapper.AcceptOrder)
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/pass", wrapper.PassOrder)
 	})
 	r.Group(func(r chi.Router) {
-		r.Patch(options.BaseURL+"/orders/{id}/accept", wrapper.AcceptOrder)
+		r.Patch(options.BaseURL+"/orders/{id}/take", wrapper.TakeOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/users", wrapper.RegisterOrdersUser)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/users/{id}/orders", wrapper.ListUserOrders)
 	})
 
 	return r
@@ -3449,6 +3403,8 @@ type UnavailableJSONResponse struct {
 
 	Headers UnavailableResponseHeaders
 }
+
+type UnsupportedMediaTypeJSONResponse Error
 
 type WrongStateJSONResponse Error
 
@@ -3720,6 +3676,22 @@ func (response CreateOrder413JSONResponse) VisitCreateOrderResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateOrder415JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4133,24 +4105,24 @@ func (response TakeOrder503JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 	return err
 }
 
-type RegisterUserRequestObject struct {
-	Body *RegisterUserJSONRequestBody
+type RegisterOrdersUserRequestObject struct {
+	Body *RegisterOrdersUserJSONRequestBody
 }
 
-type RegisterUserResponseObject interface {
-	VisitRegisterUserResponse(w http.ResponseWriter) error
+type RegisterOrdersUserResponseObject interface {
+	VisitRegisterOrdersUserResponse(w http.ResponseWriter) error
 }
 
-type RegisterUser201ResponseHeaders struct {
+type RegisterOrdersUser201ResponseHeaders struct {
 	Location *string
 }
 
-type RegisterUser201JSONResponse struct {
+type RegisterOrdersUser201JSONResponse struct {
 	Body    User
-	Headers RegisterUser201ResponseHeaders
+	Headers RegisterOrdersUser201ResponseHeaders
 }
 
-func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterOrdersUser201JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -4165,9 +4137,9 @@ func (response RegisterUser201JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser400JSONResponse struct{ BadRequestJSONResponse }
+type RegisterOrdersUser400JSONResponse struct{ BadRequestJSONResponse }
 
-func (response RegisterUser400JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterOrdersUser400JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4179,9 +4151,9 @@ func (response RegisterUser400JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser409JSONResponse Error
+type RegisterOrdersUser409JSONResponse Error
 
-func (response RegisterUser409JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterOrdersUser409JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4193,9 +4165,9 @@ func (response RegisterUser409JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser413JSONResponse struct{ TooLargeJSONResponse }
+type RegisterOrdersUser413JSONResponse struct{ TooLargeJSONResponse }
 
-func (response RegisterUser413JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterOrdersUser413JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4207,9 +4179,25 @@ func (response RegisterUser413JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser500JSONResponse struct{ InternalJSONResponse }
+type RegisterOrdersUser415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
 
-func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterOrdersUser415JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterOrdersUser500JSONResponse struct{ InternalJSONResponse }
+
+func (response RegisterOrdersUser500JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4221,9 +4209,9 @@ func (response RegisterUser500JSONResponse) VisitRegisterUserResponse(w http.Res
 	return err
 }
 
-type RegisterUser503JSONResponse struct{ UnavailableJSONResponse }
+type RegisterOrdersUser503JSONResponse struct{ UnavailableJSONResponse }
 
-func (response RegisterUser503JSONResponse) VisitRegisterUserResponse(w http.ResponseWriter) error {
+func (response RegisterOrdersUser503JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -4357,9 +4345,9 @@ type StrictServerInterface interface {
 	// TakeOrder Take a waiting order (performers)
 	// (PATCH /orders/{id}/take)
 	TakeOrder(ctx context.Context, request TakeOrderRequestObject) (TakeOrderResponseObject, error)
-	// RegisterUser Register a user
+	// RegisterOrdersUser Register a user
 	// (POST /users)
-	RegisterUser(ctx context.Context, request RegisterUserRequestObject) (RegisterUserResponseObject, error)
+	RegisterOrdersUser(ctx context.Context, request RegisterOrdersUserRequestObject) (RegisterOrdersUserResponseObject, error)
 	// ListUserOrders A user's own orders
 	// (GET /users/{id}/orders)
 	ListUserOrders(ctx context.Context, request ListUserOrdersRequestObject) (ListUserOrdersResponseObject, error)
@@ -4563,11 +4551,11 @@ func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id Or
 	}
 }
 
-// RegisterUser operation middleware
-func (sh *strictHandler) RegisterUser(w http.ResponseWriter, r *http.Request) {
-	var request RegisterUserRequestObject
+// RegisterOrdersUser operation middleware
+func (sh *strictHandler) RegisterOrdersUser(w http.ResponseWriter, r *http.Request) {
+	var request RegisterOrdersUserRequestObject
 
-	var body RegisterUserJSONRequestBody
+	var body RegisterOrdersUserJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
 		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
 		return
@@ -4575,18 +4563,18 @@ func (sh *strictHandler) RegisterUser(w http.ResponseWriter, r *http.Request) {
 	request.Body = &body
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.RegisterUser(ctx, request.(RegisterUserRequestObject))
+		return sh.ssi.RegisterOrdersUser(ctx, request.(RegisterOrdersUserRequestObject))
 	}
 	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "RegisterUser")
+		handler = middleware(handler, "RegisterOrdersUser")
 	}
 
 	response, err := handler(r.Context(), w, r, request)
 
 	if err != nil {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(RegisterUserResponseObject); ok {
-		if err := validResponse.VisitRegisterUserResponse(w); err != nil {
+	} else if validResponse, ok := response.(RegisterOrdersUserResponseObject); ok {
+		if err := validResponse.VisitRegisterOrdersUserResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -4626,90 +4614,96 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7HzrcttGlv+rnMJ/pkJ5IAqkJMeRaj4oiZO/dxzbaznl3TG9YhM4JHsEdjPdDdNMVl/3AfYl9j32UfZJ",
-	"ts7pBtggoZtHcWa2pipVoYC+nD59Lr9zgX9Jcr1YaoXK2eTkl2QpjFigQ8N/vTQFmmff0s8CbW7k0kmt",
-	"kpPkzRxB08svLMiiD19jqVcwAGnB4LSyWMBKujkcZVk/SRNJc5bCzZM0UWKByUkiiyRNDP5USYNFcuJM",
-	"hWli8zkuBG2HH8ViWWJyMvgyTabaLISjSco9PkrSZCGVXFSL5GSQJm69RP8KZ2iSq6s0eSVmuEvzn9Ho",
-	"/Ykg2pZihqCqxQTNKQgHC20dDLIsovanCs16Qy7NSGICC5yKqnTJSZZuiM3atB4OiVbxMdBK60e0Z520",
-	"n8ufO2inE4GVP+MphI1hmKUx6dArhZmh6bqCvetORSt2n2oYH2t427luvZFzbdzuqcZTiWUxBm3A/0wL",
-	"aTCnt2NPPD+FsSzGKYyXRuboR+cGhcPizI1BqAKaaTAWNqchIzWmvcbQq/nFb/ZOwUm0IAzCxOhLVDBZ",
-	"swR/Ww+TRUoj+/DSzdF4CvyEmq09ZulIXcdUOmsnUxO/dpImqIhX77wWNE9lkRLRSZrwUev/h7f+dxjQ",
-	"MCD+HQZu/ubB76ObbC8SLso6I9UsuaKLMmiXWllk9f9aFK/xpwot312ulUPFP8VyWcpcEMcP/mLpLiON",
-	"pZEFrftBlLLgQRdTIUuksxbohCxtcvLul4RZW9NEEoXWsuYmXjVhUVkHEyQxL1FYB1k/GyRX7+OhxhMI",
-	"hUYLSjtYCJfPwc0Rzl49A7vEXE4DrcHioHXPaN/D6VB8lWfFAI8mx+JxnlzFt/Y7g9PkJPl/BxsDeeDf",
-	"2oOnxmjjGbYl0TtnHp8wLdeSKW2bxlMYBx6NgQTKAoo8KEKfKHymHBolyk+6EhkmXyCfIGZk/Qosmg9o",
-	"oB7xa3OsTdL4BISChhbiYWXY6jFPWA+1KtcgFfM1EFvqGTPnhXbf6UoVn8Qcpd3FlGfHfGE3B4Mv+db8",
-	"6wc4dbPX+ASU9r4U5sJ6iZD+qtn9vvzTPQ/TWIaTZJgNH+9ng/1s+GaQnWT035/JQFTW6QUautNBuuNq",
-	"pHLM2ykq1ktZeDe8RENeAA1tQw+HaVJZuii2exM9IaK9Np8Mhln/OE2sE66yyUny7MXFq9cvv3/99Pz8",
-	"7vxjBnTxr8EfIKYODZPrjFBW0oAN82okcB9ZCCPf/aqs7GbS27Nnb569+J5N3DKQ7m0hwwV21+yNnXai",
-	"fFriwuO2QXhCx6U/r+7HYeZSB5dfKvRQSU89ty1z9o3WzwlrfJKSBXNy4bS+YMSSdFnziS7WhGSc1uBH",
-	"PYDO7WwdbDNvhh9zxMJGRuULC6VcSMdn/lGJys21kT/jpxmXKl4gPjJtKPIcLZ2WAIm0sJDWSjVLoVKX",
-	"Sq8UYR78uGSo/ACMiGmpeYDCkB7dgQLovf7uG3j85bHHlXMURQgX3r59u39WuTkqRwzpwLHjr/0+BkW5",
-	"+OPIG1c7Ssapx3tjdgJ/HCVSsSe9YIJGyRhWc1QgAoErYcGicv2kM2ZIrtklhWuW78JC/tI/CFmKSflp",
-	"sl4IJyjguKiihbbvvh5EXI/GnYJBZ9jPCZjiCizmWhX2M3jkLrKDmDTE5kKRP5wQshH5HAswcjZ3oPQK",
-	"ekKBrhwbDgMCDFonjCMr8kpbNzN4/s/P907Joc6lmvFt5nOhZlj04TWfemPVAxTU05oBxJExj9o/o1Hj",
-	"LSGMXu3K33lYw2lYCUn0TzUje2fWUs2ukafjjpiG+PbWaDU7d0HSPwGMeSG0vEIn5pAWIsd5Ck5cIig2",
-	"VI2veAgIFhESbtqTID1YrcEWvfcIZeNsgS/XwtToRT/ZeB6+DL9nZ/qAra6eAn5As/axlShBq4CJKzMV",
-	"OfY57tFLNBS2bXi3c6+OhBQWIp9LhfsGRcEPDApLeCAOgWKYt6X1UXyyE4Gj2ffR6NLoSYkLS8QL2AD+",
-	"GqxysO1w4fMpLeJDxPPLdkDWRUkjDfHoGwOjXSMWZ1jehd03K79vJujJXzB3tGt4IIwR6y0q2vz4/9VC",
-	"qA2j8eOyFEp49BVz28vR0TCCzx2HjUxal6z8y36IQ/efFcT2KKJKYaqNj6bIlmziAdumY8dQ3sYtFrSb",
-	"mfWDVrjepfhMgVjoSrHefJDGVaIEU01KtN7L1Wkbt9IwNYIzF6KEQs6ksyngR5G7FvUBJwYCAiJMk4/7",
-	"M70fHpKZ6b/wbygQwpUHz2SNikL6LV5F0jgVpcV0l3R/YU6DR7+7GtiasX32t3PhPHAj+Sy0wlMY0F/D",
-	"LMvIytNx0diU5YEjObsUOVoPAHTl4MWPz6OB7VvcRdQL8fE5qpmbEzAOmaj6waBD0gLy7qSb1m2CHDCY",
-	"o/yA9pS1i87AGbws62fZHe6x6wLbucB2NrCfDe5xw1vCGh+mPmOXxL7A1Y/2/lIBBmfSOtPod1silsLa",
-	"lTYdyvuE2TZ8cu2FilLmuN8sEOUZo2fRHQ+GT1pX/KTjiikmfcMPb3aIP9bjruI4dvsIh3SEwyGU6Lzg",
-	"1mo67o9TGF/4hOT++BQqJX+qEORMaSIFcmGx47TtAx0OW+c5pMCPNqKt/+3d2f6fxf7P2f5X/Yv993/4",
-	"3a1GqzlGGvOvYUiXSDRmotsSdHjgTVQcu6ZrAuTmPgvhcN/JRaezi8PoLgdQv4fVXMOympTSEuZsgEpb",
-	"2ToqBtv4Ld02YzfZmB1yZXF7jWJ3x1b+5DbBfI3Tlrm6abz3Q1ebRMIdYv5zP3RbgKRP0u5ak2bx1mXF",
-	"iehrhau7HNOVXNgFew2kbhDVHfJFuzCmTqbcNJnI/AGd6EACnoqwzLXnPG+4v+VbPFKH//mP/4zRPP/9",
-	"+unZt//Kv755+cOr50/fPP22H9UHapCftvJnacLTkjRpJrWz/JtpO6LbnLLDBaJBEP5SrHS2hv2ruS4R",
-	"Smnd7g3V2aldpZWWV/rCws+bwpsf3tLWrtrSru7YzrLYmw0OrKt6NLC1/vBuG2xl1Hbgrl7BQqh1ENUt",
-	"vsBcl4WFHiO3vU8wRnH2bnvrHGXZa5EHB3zMGzfqPOaWYDcwI9QB2zxoUdUl9DWS2AYL5G5OPZgKPojj",
-	"SAr0KNKujMJiV5ImohTqHrZu2wbfic9/LTTYdeU3+2NZu9/glJv90+a813GWHEAHcw1O0ZBfIlgimNe7",
-	"vNzizfDOvNk950RP7nnK6w5U831XhUWeU7j0hQUr1YzCdl1ibAa/CR4nSSkOD060ZfGiEbu0WswrI936",
-	"nG43SBtnCM8qwlxd0GcpCMq18rJToxcwfvXy/A0caFG5+QE/H0OvEfOZEcrtpT4pAMMjmOvK+zUWLOYn",
-	"b7whc+7ckhFQKVG5r4WVeTeTXhKx4Idx1wVXvi3mBl2dkj36Cv77v4b9w/5gz8fFXeRS0NUmiTfdooj4",
-	"JtVUdzhubwGXpcixgMm6AWeWKapRDr9qII9NYSlksRsR90dqpB49+q7Uq/6jR3C2gXoeWdCiISbtBbe2",
-	"14ezKE5z4hItSAe9yEfupb7UynZam8uRYtqEtX4sMSefY35JQL3H7nSvDy2oSZe/dH7lxs/u+exYM2gp",
-	"1rzJSDFMgmVZWRBw/HvI9YKT6Fql1wSW/jEX5P3PUjgaApeIS/92s0jgU5Rep4ePHgW5GPYzMGh1ZXIE",
-	"vVJMWiyVLRE56h/uUfTaIR6nI+UzcprbH3JRllwbWTajSdHtGHJhjEQL47NQS2CKTiDk3kdVlh3mXoFC",
-	"mp2e4DguH4zUG3pjoZQfsNEX6OVaTeWsMmJS4h67EoM+F0n2z6Cde50MTGGfwNLDaRdfJS4wlwtRBshx",
-	"l8wL9C71EvNLu5eCddpgMVLs0cs1CAvBVEIYFKSluSCi7/j3dXbKS4PRlSqwgLkop/vVkkw2vfQrBOJf",
-	"iZlUzW0+JzRhdEWCz8ne8yWZsX3r1iXCmCDOGHpsirK9FMbkuaMml62moNORuqEriNV1bLVxY+jt9uII",
-	"m/+776HR5LlbTTjpSEU9OJumpLp7JugS53gbQQk42rfshKMs0IlCOBGYwfliS4x42koL12sQ98Y8aMyL",
-	"p1uyGUtyCqu5zOcglF2RAEg1UjQ/0oPj/hDsXCwRemPWI7/0XqDmmVpWDkxFZurRI/g6FAt05bg0FqV+",
-	"tQHR0sy0yWv7gqa0YHODqLA4BTFSH6Qu/VRJ9uIoy6Cjd4QgpsWtjhAfmnIquifcSHUc/QSanH4gYJxG",
-	"02gVNsW+3HYR2Xe+OfzoyKm5OVicMRhMgZucvBVlG7VpFEzhn85fvoBLXHsH4B2vTcmAF8QRUUKoz+w1",
-	"mWvvIX98893+kzjxN1K98YgMRZaNQaq8rAos2N6HzHcpHRpRQo+wOO/btPFtSALyZEWjsNqEQXvcYUE8",
-	"YwU5HMZpKTjz69Wl51rztWJqK+RGDZLVUJ2SLqUnl7gGtyJtlwqEGimPeiI9fAwlfsCSCwYKLQkPMypu",
-	"PIQFejPFi6zBL8JyRTGs7zYjyKms7wrwPRc/PHtD0MuUwW/bk4MDvUTlHUFfm9lBmGQPaCyFGtIxYnJG",
-	"igKCMz979SxJkw9orPfxg37Wz2g0LSaWMjlJDvtZ/5BjYDdnCHUQSbwvis/QdWMXchm7ZeYJllrNCF6F",
-	"6q/3rMagchDgMQEVQrasFlzx/B5dXGMuOArZalwbZtn9KnJN8HE4GPaP07i7xcPWCHd2Nb3crQLHpF7T",
-	"zVKf2wP6qzQ58mfoWq8560HUocdTBrdPaXUyXKXJ8V32aZrOeMLhnXZpKt4MwavFQph1x2EJeIqZrbOX",
-	"NnlP42Nzlpz8wk9MXeLtlLMgyUqzAnMrlSApWxM8rpGjR8UbVMp1jrkmI8v1S/hmg2U3HZ8j1TvKDj30",
-	"W4PF0ILm5igN+OaIgg0hQarvn9YY6eAXWVwFssdeg9uiTM6+LtRYVq1N8/W7bg5vhhz4rp301nHcUXyX",
-	"cdo47jzqUqWbbzvqIvp8gnvk5fDeZfepNhNZFKjaJXe60UgwOK2jcBXu9iHK7M3GocRO2NpDM9EEFP3f",
-	"QiVfNMeE3oYFe5FmBia8v0qTpbYd2vdNHazVfQkhZqNQhCPB+sBcGKkPyyDRQ2VpYbVbg1vJshypEDCd",
-	"glYhKhOcANkJxKTzAdjx7/vwInSXMPLlsjB7XEatPp7a0Ud/CJ9EbmrSX+tifT85u60JMG7+u7NYNQXd",
-	"q3b2xZkKr3Z0dvA30zN6S6Pjg3SCBvI3paCoHei5Dr3fN37DQqDmumayYMEPBl9e0yb2d2zwNqkbz8PP",
-	"ZO0aBfdIZ3AH69U0nf4G9tHbhSgR1bCt00ZuwIpHAN5k+UK5yzsSjh1FoJQCAQo9uNHKJyq2Uk/SQoET",
-	"6UId9Pr800j1bkxE7G0nqCSLQ7G1NIUsrTRVSNv6qDpOd/EXCwv9gQsJYDAnbhR1OanEYka2/20I+1Dp",
-	"ajaHaaUK2/QE0myb+syaZ7p1ZOE9q2pSfGhP9B5lX1HMa6vpVOYSlbvg9Tph1xnfR23m7we66i/i/gqc",
-	"9PJPf+coyUWGs5HGhVgH3wzS/br2Q2nXSUMIm45uZ1LzmQhP+OruDPI1T/0dyRb9jDCUbiR5wSWqNOGs",
-	"Qavfc1s8W7z13CPhb9o/c22dhcHwcf/4EHpeDdmVZvCHOPX4uJ8d7p3WMTPxaMBtSmzHVq0u1TbFdR15",
-	"l9S7tKY21uq0vnrfmupXvbr6HK2p3iD0KKyTynpgKEqDoqjlEYu91H8R2GEf2jb1CxvzcMIftUZ2tZWN",
-	"/y0ckbdcvsxC+gb+nMErSbfRhTs5pqWw9ga31Nmr0IeX2zZg4zjICBQapNtN27wS1v7D5D6EyW2zm+7w",
-	"s1vcLfz2iSb35glRc/1voGk/CHO5AXxezVjBmqPfScOcuMQbNOyazqDTmP0TzPUilD52+Q9v56h8Z0qc",
-	"1RKX6GGZFYvmSzkHmixbnNheSWX9blzuszBDR1iqCza9EZf4Dw1+gNQS1/V+g7TS/0U9JaEEwR/zbJDT",
-	"bUks0lKfaybVvCWf1SDcHn/oQrvUGOGYQdae/8ppY5Z7h/55H34MhQKfTfb9wSNlcCZMUaLlipDvK/bN",
-	"wj4fFjVN+TI0CO6CEGam1VBSFGfnDAK2eqo6lPY1N26jaaokn5jT2rR477ZsR1WSqA0nKpL4Xqn7pLo2",
-	"lZIHznQ1hZ7jLAtZqoc/wE11HhMuBIumd+tO2Srfnem2iieQCxU+wiu8dS/1bMax9rXprHbZ7gFTWl99",
-	"2oexgc0XXK5pGc76FTD/2aIFZO/HPsSnsK3dgwVt9u3RWoLuitRzXyqL/NXbByzXe0SPVDT4bzqLFXrf",
-	"kpN372PDWRuG0EN4TRVup451bfntOzaCtbFMN3DFbuXpm+b9nu+Q4Mhu75QLc5EVjVfwUCbq+NL6MopD",
-	"WBF8p4Qswq347lM3Z4zMTUzSnYJQa0I9WFokpGPhKDtMR2o1R2520qZBurIA/Cits9fV7UjHryvcdRfA",
-	"uWnvtOmA2LjqL+yv+g8o3fvfT/pH5fGzwsO1rlhKueLIWHGtq7iu/GuARNaNAE2Ub/VrOg8+e1ajVo/o",
-	"yF2orW3N2j28796T/PivP70SbppiTg4OSp2Lcq6tO3mSPclY1sL6O82/Ucuvhd6mu3Krybe/0URuVWA5",
-	"30rrRx/NNSnrdp9Hs4Y3urtrhK6GMFua8A12+NA5JiKIyvur/w0AAP//",
+	"7Hzrchs3lv+rnOr/TJnytCiKkpxEqvmgJE7+3nFsry/l3TG9Ith9SGLUBBgAbZrJ6us+wL7Evsc+yj7J",
+	"1jlAd6PJpi4exd6ZmqpUhepGAwcH5/I7F/jXJNOLpVaonE1Of02WwogFOjT813OTo3nyPf3M0WZGLp3U",
+	"KjlNXs8RNL18YEHmffgWC72CQ5AWDE5LizmspJvD8WDQT9JE0jdL4eZJmiixwOQ0kXmSJgZ/LqXBPDl1",
+	"psQ0sdkcF4KWw49isSwwOT38Kk2m2iyEo4+Ue3ScpMlCKrkoF8npYZq49RL9K5yhSa6u0uSFmOE2zX9G",
+	"o/cngmhbihmCKhcTNGcgHCy0dXA4GETU/lyiWTfk0hdJTGCOU1EWLjkdpA2xgzatR0OiVXwMtNL8Ee2D",
+	"TtpfyV86aKcdgZW/4BmEhWE4SGPSoVcIM0PTdQR7u3ZFM3bvahhva3jTvm48kVfauO1djacSi3wM2oD/",
+	"mebSYEZvx554fgpjmY9TGC+NzNCPzgwKh/m5G4NQOdSfwVjYjIaM1JjWGkOv4he/2TsDJ9GCMAgToy9R",
+	"wWTNEvx9NUzmKY3sw3M3R+Mp8B9UbO0xS0dqF1NprzFTf2dwmpwm/++gUbUD/9YesIYxd66ITwbtUiuL",
+	"rH3fivwl/lyiZdZlWjlU/FMsl4XMBG344C+WWBkpDI3MiY4PopA5D7qYClkgKVyOTsjCJqfvfk14ZyTa",
+	"xFY6ULSWFSfxmgGL0jqYIElZgcI6GPQHh8nV+3io8QRCrtGC0g4WwmVzcHOE8xdPwC4xk9NAa1B4tO4J",
+	"rXs0HYpvskF+iMeTE/EoS65uy7TzpXxsjDaeZxsytbXt8SmTs5NSadtknsE4sGkMdKQWUGRBFPtE5BPl",
+	"0ChRfNKpyPDxBfIOYl5Wr8Ci+YAGqhGfgWltqsanIBTU5BAbS8Omh9nCyqBVsQapmLWB3kLPmD/PtPtB",
+	"lyr/JP4o7S6m/HXMGvY1cPgVH5x/fT8br5cbn4LS3qfBXFgvF9IfOCvp8z/dcT+ViUpOk+Fg+Gh/cLg/",
+	"GL4+HJwO6L8/J2mSldbpBRo62cN0y+RL5Zi9U1SsoDL37nCJhqwxGlqGHg7TpLR0Vmx/JnpCRHu1Pj0c",
+	"DvonaWKdcKVNTpMnzy5evHz+48vHr17dnoXMgC7+1TgAxNShYXKdEcpKGtAwr/LIdxGHMPLdb8rKbia9",
+	"PX/y+smzH9nWLQPp3iiy22a3yV7RaSeKxwUuPH46DE9ou/Tn1d04zFzq4PJzhR6y6KnntmXOvtb6Kfn8",
+	"T9KzYFQunNYXjBySLrM+0fmaEIXTGvyo+1G7rdWDkeb18GOGmNvItDywUMiFdLztN0qUbq6N/AU/zcSU",
+	"8QTxrmlBkWVoacOEDaSFhbRWqlkKpbpUeqUIfuDHJaPW++FFTE7FBhSGtOkWREDv5Q/fwaOvTjzKm6PI",
+	"A3h/+/bt/nnp5qgc8aQDVY6/9esYFMXijyNvZe0oGacefY3ZG/xxlEjFXvWCCRolY1jNUYEIBK6EBYvK",
+	"9ZNOBJ/sWCWFHdMnNYS0zkg1I675c/8gZCEmxadJfC6cIPh/UUYTbR5/NYi4Ho07A4POsMMTMMUVWMy0",
+	"yu3n8c5dlAdJqenNhCLfOCGgI7I55mDkbO5A6RX0hAJdOrYgBgQYtE4YR+bkhbZuZvDVPz/dOyPnOpdq",
+	"xgeazYWaYd6Hl7zxxrwHcKinFQ+IKWMetX9Oo8Ybchi92hbBV2EOp2ElJNE/1Qy1nVlLNdshUicdQYYX",
+	"EVsul9o4zH/CXIrXPOiTTEQ90cWCZrrg9TalJTaTDyx855fZp2VJgOhAtEKPJfQSDS/LJmbp7L2Zjy5S",
+	"I3t6e8KcuETvWt4arWavXLAanwByvUJbnqETyEkLERQ547VBsd2vve89QduIlsAWT0VgRAVi6b3nSINg",
+	"gBXFwtToRT9p3DkLdr1sZ3qEXZmeAn5As/axoyiAuMwRR2mmIkOS76WhE6CwtOHglpo40nlYiGwuFe4b",
+	"FDk/MCgsRSx+Efq2NT0IZVdoLG21kNZhTguiokD9XWeAuFPwu/DChiNtQ3c31/kFPRJFoVc8YCv2mWoz",
+	"kXmOFBpWCPaCJMHH1m0hksqW06nMJCp3MS299e006u+j3EWLqrZbSZOP+zO9v+FroiB5KwuDZt9nJJZG",
+	"TwpcWDpgAQ0jq1iJEy4OFz6n1jrgEHbHDrKKwLcoqfUmHn1tdL7tOuMs27uwejPz+/oDPfkLZo5WDQ+E",
+	"MWK9QUWbH/+/XAjVCCN+XBZCCY/84yPw6nY8jKK3js1GjrRLn/5lPyRD9p/kxPbI/qYw1cbH8+S+mnDU",
+	"tunYcs83cYuV8RpmBQkKgVewQWnyk1a43t7FuQKx0KVik/NBGleKAkw5KdB6vFWl89xKw9QIzmiJAnI5",
+	"k86mgB9F5lo7CnFLICpEKG2xJiPdf+bfUGyOKx/MkS3Pc+mXeBFJ6FQUFtNt0v0hOg0+Gtu2XK0vNvf+",
+	"di6cDyRIZnOt8AwO6a/hYDAgsEHbRWPT4JuKNdilyNB6KKpLB8/ePI0Gtk92O8JbiI9PUc3cnAK1kKGs",
+	"Hhx2SF+IBDvppnnroBsMZig/oD1jjaM9cGZ3MOgPBrc4x64DbOeI21ni/uDwDie8IcDxZqo9dqn8M1y9",
+	"sXeXCjA4k9aZWufbErEU1q606VDor5ltw693HqgoZIb79QRR/jl6Fp3x4fDr1hF/3XHE5GEqRHgdnHhT",
+	"jbuK8yqbWziiLRwNoUDnBbdS03F/nML4wieq98dnUCr5c4kgZ0oTKZAJix27bW/oaNjaz1GaLAUtREv/",
+	"27vz/T+L/V8G+9/0L/bf/+F3NxqyehtpzL+aIV0iUZuJbkvQgVyaLE3srnYkbOrzzIXDfScXnQ4wTut0",
+	"OYXqPazmGpblpJCWQp8a47WVraOStBlGpJtm7Dobs0WuzG+uXW2v2Mrn3SSYL3HaMlfXjfd+6KpJbN2m",
+	"FuGHbgqQ9NWDbWtST946rDSShp3C1V2m60p2bYPkOiCpUdYt8pfb0KZK7l33MZH5EzrRgQ48FWGanfts",
+	"il+huJb4GlOyO5vKsJIQe8OFFK4tl9V1ro1a2F6M+PkU68VlntL60VHy/8Nb/zsMaE4z+h0GNn/z4Bb4",
+	"bk2ypS6xwG17Xh8Fwv/8x3/GkSL//fLx+ff/yr++e/7Ti6ePXz/+Pt5mFUCmrWx3mvBnSZrUH7WJbT7b",
+	"orSWgQ6AgAZBeJG10tkqnlzNdYF8htvyW+WSt02atDzTAwu/NOVqP7xly7oqstuWxXYWk183yLmqhdPA",
+	"1vzD2y2wkf/eChD0ChZCrYMIb/AF5rrILfQY1+59gqmOc+2bS2coi16LPDjgbV67UOc2N9S+BmGhet7m",
+	"QYuqLpNQ4axNKEXO+MxDzeChOUFBkT0YdKVRPnpvS9JEFELdwRNseqhb8fmvBU7bQOd6tCLzKB8Q45S0",
+	"3u8uzpJ77GCuwSka8toE2gTzepuXG7wZ3po32/uc6Mkdd7lrQxXft1VYZBkFkw8sWKlmBYLRBcZm8Lvg",
+	"j5M0eVFDjJbFi0Zs02oxK41061d0ukHaOJN/XhIi7QKGS0FAt1VCmRq9gPGL569ew4EWpZsf8PMx9Gox",
+	"nxmh3F7q0ygwPIa5Lr3XZ8FifvLCDZlz55aMDwuJyn0rrMy6mfSciAU/jHuVuF/EYmbQVaWT42/gv/9r",
+	"2D/qH+75TEIXuRSStkniRbcoqnb1I22qmyYrFu0STwp64oRUjFyNLme+gcLTPuwPGoswLfQKeisKSl+t",
+	"xGyGBt48eWBH6rxKxJFs21NAVeXrScIeWO5k4L3Xc9EfNMAzp82a0N5Cy21FcjbTSxYHtsCXqN6YIjlN",
+	"Ynax/FTiTI+HPjUr1VR3ID7vHJaFyDCHybpG9dYTHGSXX9VY2aawFDLfTqX0R2qkHj78odCr/sOHcN7E",
+	"CB6o0KQBZfWCx9/rw3kU4HMaHKSDXgQf9lLfOcIuTJvLkaqY6ceS3GRzzC4pwusx0tjrQytGCXl/nrmG",
+	"IHs+I10PWoo1LzJSjJ1gWZQWBJz8HjK94DqgVumOjIR/zJDL/yyEoyFwibj0b5tJAp+iCiE9fPgwEjuD",
+	"VpcmQ9ArxaTFCtvSnuP+0R4I16U5ZyPls9Oa+6kyURRc4V3Wo0lC7RgyYYxEC+NKlpmiUwjlw1E5GBxl",
+	"3raESiE9wXFcAR2p1/TGQiE/YG1KoJdpNZWz0ohJgXvsZU0ohJBrMGjnXhMDU9hdsvRwvs53vOSYyYUo",
+	"Ahq7TcoOepd6idml3UvBOm0wHykGO8UahIXgRSAMCtJSHxDRd/L7KtXppcHoUuWYw1wU0/1ySd6MXvoZ",
+	"AvEvxEyq+jSfEtAyuiTB5xrLqyVZ+H3r1gXCmNDfGHpspQd7KYwJ1ETRxEaX4dlIXdNmyOo6ttq4MfS2",
+	"oxVhs3/3TXmaQE2rqy8dqaipr+lyrNrxgi5xUaUWlBCA+R7AsJUFOpELJwIzOCdriRGPW3WYag7i3rgq",
+	"5Ix5/nRDPGNhTmE1l9m8qauokaIpIlU46Q/BzsUSoTdmVfJT7wWCnqhl6cCUZKkePoRvQ71Tl44L/FEp",
+	"QRsQLeVM61qSrzpKCzYziArzMxAj9UHqwn8qyWQcDwbQ0Q1HANziRo+bT2twaaMn3Eh1bP0U6lJaIGCc",
+	"Rp/RLGyNfdPARWTi+fDwoyOX7+ZgccZQOQVunPSGlM1U03ycwj+9ev4MLnHtfYCHJTYlG54TR0QBocS8",
+	"V1dCPH548/qH/a/jpPFI9cYjshWDwRikyooyx5xNfqikFNKhEQX0KFLhdevW4IYkIHeW1zqrTRi0x91i",
+	"xDPWkaNhnNKEcz9f1UZTKb9WTG2J3HRG4hoK7NKl9OQS1+BWpPBSgVAj5TFhpIqPoMAPWHABSqEl4WFG",
+	"xc3MsEBvqXiSNfhJWK6MEWvv4gmQK+s7nHwZ46cnrwmYslMnVGNPDw70EpX3BX1tZgfhI3tAY8nVS8d4",
+	"0hkpcgj+/PzFkyRNPqCx3s0f9gf9AY2mycRSJqfJUX/QP+L8iZszzjiIJN5398xwB4oir7HdLDPBQqsZ",
+	"gc/Qw+KdqzEEcULwQDCuLnpz38aP6OJOmZxjtI1u3OFgcLdaeB2aHR0O+ydp3KnnQX2Eyrsa+G5X+2ZS",
+	"d3TmVfv24c5Vmhz7PXTNV+/1IGo75k8Ob/6k1ZJ1lSYnt1mnbqPlD45utUpd4uUApVwshFl3bJZguZjZ",
+	"KvNtk/c0voVQGb4e+LzETjkLkqw0KzC3hQqSsjUFDxV49DFDA0y5RjbXZGS5bQC+a+Bs00U+Ur3jwZFH",
+	"f2uwGDpq3RylAd/i5bN+hKp+fFzBpINfZX4VyB57DW6LMvn7qshnWbWaCx3vujncDDnwHYjpjeP4lsJt",
+	"xnFn+/tuVbr+tKOOyM8nuMdeDu/c8BI3MkTNLnSikWBw0kvhKpztPTW41GuH5hZC2B6giTqs6H8JrXxW",
+	"7xR6DRf2IuUMfHhPcbO2HQr4XRWyVU1BVX58pXw8WG2Y62rVZhkqesAsLay2S7grWRQjFcKmM6h7sgRn",
+	"iLbCMel8GHby+z48Cz1yjH+504CdLmNXH1VtqaTfhK9B1G0O3+p8fTdRu6mnOe5lvrVk1f0AV+30lDMl",
+	"Xm2p7eH/mRb4G/q276WxPZDfVBKjpsanOtxpufZqHOGaXV2xwYgfHH61o9/1b9jmNQkcz8PPZ/BqHfd4",
+	"5/AWBqxuo+cPTm7DwI4u0y9gX71didJZNds7bWyDdzyI8CbPZ/dc1pHR7aiypRRLcOeoEcr6dMdGAkta",
+	"yHEiXSjD785ijVTv2nTG3maaS7I45RtTV2nMOtkV8uI+MI+TZnyNa6E/cKUGDGbEjbyq1xWYz8h3vA2R",
+	"IypOxHKjYd0ZTV/b1OfnPNOtIw/hWVWR4rMDRO/x4BsKmzcbFzuR2zmfR+Um7obbqou6fwXUev6nv3Gg",
+	"5SLDW0vjQqyDbwfpfnP7o7TrJCMEX8c386m+O8cffHN7Hvm6sv6B+2JPf41hmK6FecFlwDTh3EOrX7uj",
+	"tbZhr2cgyX/dvp1p6ywcDh/1T46g5zWRvfEA/hDnMB/1B0d7Z1XkTTw65EY5NmWrVpd5m+KqVr9N6m1a",
+	"y2uDdVadvm8t97NeXX2m1nJvFnoUH0plPbwUhUGRV1KJ+V7qryt3WIm2ZX1gYzZO+MZ9ZF1bmf0v4Y68",
+	"/Qo1pjVfM6F9Bt8kXaMOt3JPS2HtNc6psyWkD883LUHjPsgU5Bqk287/vBDW/sPw3ofhbbObzvBL2N0N",
+	"FPiJhvf6D6IrMl9A2X4S5rJBfl7TWMfqrd9KyZy4xGuUbEcP1lnM/glmehEqKdv8h7dzVL4HKM6QiUv0",
+	"+Ixr4eEGsQNNxi1Okq+ksn41rh5amKEjUNWFn16LS/yHEt9DmorLhF8mRfX3qKoklyD4emMDoW5KiJGi",
+	"+tQ1aecNubEa7fb4uhqtUiGFE0Zbe/7eZ2Oce0f+eR/ehLqDT077VvWRMjgTJi/QcoHJt7j7vnWfW4s6",
+	"1HxhGwT3VQgz02ooKaKzc4YCGw1sHXr7ku8QoPEp67r08olZsqZTZfsOQVR6iTqfosqLb0+7S/KsKb/c",
+	"c+6srh6dDAYh73X/G7iueGTCsWBet8vdKv/lG2LdRkUGMqHC5eTcm/lCz2Ycfe9MkLVrgfeYJPvm0+4E",
+	"b15QbCxo9QqY/2zXAsr3Y+/ppm+LgGBK66V7NJ2g4yI93ZfKIl9i/YDFeo9IkooG//3mxUK7YnL67n1s",
+	"fivzEto+d5QGt4prO2uCP7AprUxu2uAeu1E5qG+j9HzbBkeJe2dcLYxscTyDx0RRJ5rWl1FMw4rk2zdk",
+	"Ho7UNwy7OeNtbq6S7gyEWhN8wsIiQSYLx4OjdKRWc+QmLG1qyCxzwI/SOrurmEg2Ylc1sbsqz32WZ3Vb",
+	"RuPwH9jf9F+Ku/M/FPePcuhnxZlrXbKU+nstJNRrXcbF7t8IbbJ6BIyjfBdi3RHx2ZMklYZEu+6Cf22D",
+	"1u68fveeRG2j0fjde5Irf/V5l3KGi9FuLpz/Hf6Zq1xnJefEewYLQS4jBatBOu50tVwfVWuYa+tSIANP",
+	"BmRp9Mc1LA1O5Ue+U+E7hg5YvsOGtnrEo85wC72OBmffC95vtJ97Nli3NooT0c3TppW51fBSz+EN/fYc",
+	"ob0jfC1N+Dcgwr+yEBMRxPP91f8GAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

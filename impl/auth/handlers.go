@@ -127,7 +127,7 @@ func (s *Service) badXSRFHeader(w http.ResponseWriter, r *http.Request) bool {
 	if len(r.Header.Get(key)) <= maxXSRFHeader {
 		return false
 	}
-	web.WriteError(w, r, http.StatusBadRequest, web.Error{Code: web.CodeValidation, Message: "request does not match the API specification",
+	web.WriteError(w, r, http.StatusBadRequest, web.Error{Code: web.CodeValidation, Message: web.MessageValidation,
 		Details: []web.FieldError{{Field: key, Message: "maximum string length is 256"}}})
 	return true
 }

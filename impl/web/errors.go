@@ -40,6 +40,8 @@ const (
 	CodeForbidden        = "forbidden"
 	CodeConflict         = "conflict"
 	CodeTooLarge         = "request_too_large"
+	// CodeUnsupportedMediaType answers a body whose Content-Type the operation does not take (415).
+	CodeUnsupportedMediaType = "unsupported_media_type"
 )
 
 // WriteJSON writes v as a JSON body with the given status.

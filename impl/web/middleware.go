@@ -73,7 +73,7 @@ func LimitBody(n int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > n {
-				WriteError(w, r, http.StatusRequestEntityTooLarge, Error{Code: CodeTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", n)})
+				WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
 				return
 			}
 			if r.Body != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -14,8 +16,10 @@ import (
 
 // Validator returns middleware that checks every request against spec before a handler sees it.
 // The spec's servers are cleared so paths match wherever the server is mounted. Authentication is
-// left to the surface's own middleware (security requirements are not checked here). A refusal is
-// a 400 carrying the shared error body with one detail per invalid field.
+// left to the surface's own middleware (security requirements are not checked here). Every
+// violation of the request is reported at once: a body whose Content-Type the operation does not
+// take is a 415 unsupported_media_type, anything else a 400 validation_failed with one detail per
+// invalid field.
 func Validator(spec *openapi3.T) func(http.Handler) http.Handler {
 	spec.Servers = nil
 	return middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
@@ -25,20 +29,68 @@ func Validator(spec *openapi3.T) func(http.Handler) http.Handler {
 			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
 		},
 		ErrorHandlerWithOpts: func(_ context.Context, err error, w http.ResponseWriter, r *http.Request, opts middleware.ErrorHandlerOpts) {
-			switch opts.StatusCode {
-			case http.StatusNotFound:
+			switch {
+			case opts.StatusCode == http.StatusNotFound:
 				NotFound(w, r)
-			case http.StatusMethodNotAllowed:
+			case opts.StatusCode == http.StatusMethodNotAllowed:
 				MethodNotAllowed(w, r)
+			case IsTooLarge(err):
+				WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
+			case unsupportedMediaType(err):
+				WriteError(w, r, http.StatusUnsupportedMediaType, UnsupportedMediaType())
 			default:
-				if IsTooLarge(err) {
-					WriteError(w, r, http.StatusRequestEntityTooLarge, Error{Code: CodeTooLarge, Message: "request body is too large"})
-					return
-				}
-				WriteError(w, r, http.StatusBadRequest, Error{Code: CodeValidation, Message: "request does not match the API specification", Details: FieldErrors(err)})
+				WriteError(w, r, http.StatusBadRequest, Invalid(FieldErrors(err)...))
 			}
 		},
 	})
+}
+
+// The one message of each shared code, whichever layer refuses: the details (or the status) say
+// what differs, the message stays the same so clients and logs can match on it.
+const (
+	MessageValidation       = "request does not match the API specification"
+	MessageTooLarge         = "request body is too large"
+	MessageUnsupportedMedia = "the request body's Content-Type is not one this operation accepts"
+)
+
+// Invalid is the validation_failed body with the given per-field details.
+func Invalid(details ...FieldError) Error {
+	return Error{Code: CodeValidation, Message: MessageValidation, Details: details}
+}
+
+// TooLarge is the request_too_large body.
+func TooLarge() Error { return Error{Code: CodeTooLarge, Message: MessageTooLarge} }
+
+// UnsupportedMediaType is the unsupported_media_type body (status 415).
+func UnsupportedMediaType() Error {
+	return Error{Code: CodeUnsupportedMediaType, Message: MessageUnsupportedMedia}
+}
+
+// unsupportedMediaType reports whether kin-openapi refused the request's Content-Type (a body of a
+// type the operation does not list, or no type at all). Checked before the field errors, since
+// the fields of a body that could not be read say nothing useful.
+func unsupportedMediaType(err error) bool {
+	found := false
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case openapi3.MultiError:
+			for _, inner := range e {
+				walk(inner)
+			}
+		case *openapi3filter.RequestError:
+			if e.RequestBody != nil && (strings.HasPrefix(e.Reason, "header Content-Type has unexpected value") ||
+				strings.HasPrefix(e.Reason, "unsupported content type")) {
+				found = true
+			}
+			var pe *openapi3filter.ParseError
+			if errors.As(e.Err, &pe) && pe.Kind == openapi3filter.KindUnsupportedFormat {
+				found = true
+			}
+		}
+	}
+	walk(err)
+	return found
 }
 
 // FieldErrors flattens kin-openapi validation errors into per-field details.
@@ -86,6 +138,10 @@ func schemaField(field string, err error) FieldError {
 				field = field + "." + strings.Join(p, ".")
 			}
 		}
+		if se.Schema != nil && se.Schema.Format == "email" && (se.SchemaField == "pattern" || se.SchemaField == "format") {
+			// The pattern is the spec's machine-readable rule; the reader wants the plain words.
+			return FieldError{Field: field, Message: "must be an email address"}
+		}
 		return FieldError{Field: field, Message: se.Reason}
 	}
 	msg := err.Error()
@@ -95,18 +151,56 @@ func schemaField(field string, err error) FieldError {
 	return FieldError{Field: field, Message: msg}
 }
 
-// BadParam is the chi-server ErrorHandlerFunc: parameter binding failures become a 400.
+// BadParam is the chi-server ErrorHandlerFunc: a parameter the generated binder could not read
+// (not a number, missing, repeated) becomes a 400 naming the parameter, in the same words the spec
+// validator uses.
 func BadParam(w http.ResponseWriter, r *http.Request, err error) {
-	WriteError(w, r, http.StatusBadRequest, Error{Code: CodeValidation, Message: "invalid request parameter", Details: []FieldError{{Field: "parameter", Message: firstLine(err.Error())}}})
+	WriteError(w, r, http.StatusBadRequest, Invalid(FieldError{Field: paramName(err), Message: paramProblem(err)}))
+}
+
+// paramName finds the parameter a generated binder error is about. Each generated package has its
+// own error types, all carrying the name in a ParamName field.
+func paramName(err error) string {
+	v := reflect.ValueOf(err)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return "parameter"
+		}
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Struct {
+		if f := v.FieldByName("ParamName"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
+			return f.String()
+		}
+	}
+	return "parameter"
+}
+
+// paramProblem says in plain words what is wrong with a parameter; the binder's own text
+// (strconv.ParseInt: parsing "abc": invalid syntax) is for programmers, not API users.
+func paramProblem(err error) string {
+	var num *strconv.NumError
+	switch {
+	case errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange):
+		return "number is out of range"
+	case errors.As(err, &num):
+		return "must be a number"
+	case strings.Contains(err.Error(), "is required"):
+		return "value is required"
+	case strings.Contains(err.Error(), "Expected one value"):
+		return "must be given once"
+	default:
+		return "value is not valid"
+	}
 }
 
 // StrictRequestError is the strict handler's RequestErrorHandlerFunc: a body that cannot be decoded.
 func StrictRequestError(w http.ResponseWriter, r *http.Request, err error) {
 	if IsTooLarge(err) {
-		WriteError(w, r, http.StatusRequestEntityTooLarge, Error{Code: CodeTooLarge, Message: "request body is too large"})
+		WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
 		return
 	}
-	WriteError(w, r, http.StatusBadRequest, Error{Code: CodeValidation, Message: "request body could not be decoded"})
+	WriteError(w, r, http.StatusBadRequest, Invalid(FieldError{Field: "body", Message: "could not be decoded"}))
 }
 
 // StrictResponseError returns the strict handler's ResponseErrorHandlerFunc: an error a handler
@@ -115,11 +209,4 @@ func StrictResponseError(log *slog.Logger) func(http.ResponseWriter, *http.Reque
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		Internal(w, r, log, err)
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

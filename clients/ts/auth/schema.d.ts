@@ -18,7 +18,7 @@ export interface paths {
          *     `X-XSRF-TOKEN` header copied from the `XSRF-TOKEN` cookie) and a logout button. Its CSP
          *     allows only its own nonce-tagged script and style.
          */
-        get: operations["loginPage"];
+        get: operations["authLoginPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -38,7 +38,7 @@ export interface paths {
          * List the active providers
          * @description The names of the registered providers, in registration order.
          */
-        get: operations["listProviders"];
+        get: operations["listAuthProviders"];
         put?: never;
         post?: never;
         delete?: never;
@@ -59,7 +59,7 @@ export interface paths {
          * @description The user of the request's token (or basic auth). An expired cookie token within the cookie
          *     lifetime is refreshed: the response then sets new `JWT`/`XSRF-TOKEN` cookies.
          */
-        get: operations["getUser"];
+        get: operations["getAuthUser"];
         put?: never;
         post?: never;
         delete?: never;
@@ -79,7 +79,7 @@ export interface paths {
          * Whether the request is logged in
          * @description Never refuses; answers `not logged in` for any missing or unacceptable credentials.
          */
-        get: operations["getStatus"];
+        get: operations["getAuthStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -99,13 +99,13 @@ export interface paths {
          * Log out
          * @description Clears the `JWT` and `XSRF-TOKEN` cookies.
          */
-        get: operations["logout"];
+        get: operations["authLogout"];
         put?: never;
         /**
          * Log out (POST)
          * @description Same as GET.
          */
-        post: operations["logoutPost"];
+        post: operations["authLogoutPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -146,13 +146,13 @@ export interface paths {
          *     `from` is honoured only for this server's host and the configured allowed hosts; any other
          *     value is ignored (never followed).
          */
-        get: operations["login"];
+        get: operations["authLogin"];
         put?: never;
         /**
          * Direct login with a body
          * @description Direct providers take `user`, `passwd`, `aud` as a form or JSON body; `session` stays in the query.
          */
-        post: operations["loginPost"];
+        post: operations["authLoginPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -179,7 +179,7 @@ export interface paths {
          *     any refusal. Twitter (OAuth 1.0a) calls back with `oauth_token` (checked against the
          *     handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
          */
-        get: operations["callback"];
+        get: operations["authCallback"];
         put?: never;
         /**
          * OAuth 2.0 redirect target (form_post)
@@ -189,7 +189,7 @@ export interface paths {
          *     `error` and only the `name` taken from `user` (never the e-mail address, which would land in
          *     logs and history), where the state is checked; other outcomes as GET.
          */
-        post: operations["callbackPost"];
+        post: operations["authCallbackPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -213,13 +213,13 @@ export interface paths {
          * Log out through a provider
          * @description Clears the `JWT` and `XSRF-TOKEN` cookies.
          */
-        get: operations["providerLogout"];
+        get: operations["authProviderLogout"];
         put?: never;
         /**
          * Log out through a provider (POST)
          * @description Same as GET.
          */
-        post: operations["providerLogoutPost"];
+        post: operations["authProviderLogoutPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -351,12 +351,13 @@ export interface components {
             aud?: string;
         };
         /** @description The body of every refusal on this surface. */
-        Error: {
+        ApiError: {
             /**
-             * @description Stable machine-readable reason.
+             * @description Stable machine-readable reason; every code this surface answers is listed.
              * @example unauthorized
+             * @enum {string}
              */
-            code: string;
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed";
             /**
              * @description Human-readable explanation.
              * @example authentication required
@@ -392,7 +393,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `validation_failed`: the request does not match this spec (the reference server validates every /auth and /avatar request against it; e.g. an over-long X-XSRF-TOKEN header). */
@@ -413,7 +414,7 @@ export interface components {
                  *       ]
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `unauthorized`: no token, or a token that is tampered, expired past the cookie lifetime, signed with a refused algorithm, for a refused audience, from an unregistered provider, rejected by the validator, or cookie-borne without the matching X-XSRF-TOKEN. */
@@ -428,7 +429,7 @@ export interface components {
                  *       "message": "authentication required"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description Cookies cleared. */
@@ -492,7 +493,7 @@ export interface components {
                  *       "message": "unknown provider nope"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `unknown_provider`; `bad_request` (missing or oversized user/passwd/address, a provider without that flow). */
@@ -501,7 +502,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `unknown_provider`; `bad_state` (handshake cookie missing, expired, used, started with another provider, or state not matching); `bad_request` (no code, no oauth_verifier, or a provider without a callback). */
@@ -510,7 +511,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `provider_error`: the provider answered the callback with an error (e.g. the user denied access). */
@@ -525,7 +526,7 @@ export interface components {
                  *       "message": "the provider refused the login"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `audience_not_allowed` (site/aud not in the allowed audiences); `bad_credentials` (direct); `bad_confirmation` (verified token invalid, expired, or sent by another provider); `confirmation_used` (verified token replayed). */
@@ -534,7 +535,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `exchange_failed` (the provider refused the code), `userinfo_failed` (the user could not be read), `send_failed` (the confirmation could not be delivered). */
@@ -549,7 +550,7 @@ export interface components {
                  *       "message": "the provider did not accept the authorization code"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `request_too_large`: the body exceeds the server's limit. */
@@ -564,7 +565,7 @@ export interface components {
                  *       "message": "request body too large"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `internal_error`: an unexpected failure; details are only in the server log. */
@@ -579,7 +580,7 @@ export interface components {
                  *       "message": "internal server error"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
     };
@@ -614,7 +615,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    loginPage: {
+    authLoginPage: {
         parameters: {
             query?: never;
             header?: never;
@@ -639,7 +640,7 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
-    listProviders: {
+    listAuthProviders: {
         parameters: {
             query?: never;
             header?: never;
@@ -668,7 +669,7 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
-    getUser: {
+    getAuthUser: {
         parameters: {
             query?: never;
             header?: {
@@ -703,7 +704,7 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    getStatus: {
+    getAuthStatus: {
         parameters: {
             query?: never;
             header?: {
@@ -728,7 +729,7 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
-    logout: {
+    authLogout: {
         parameters: {
             query?: never;
             header?: never;
@@ -742,7 +743,7 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
-    logoutPost: {
+    authLogoutPost: {
         parameters: {
             query?: never;
             header?: never;
@@ -756,7 +757,7 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
-    login: {
+    authLogin: {
         parameters: {
             query?: {
                 /**
@@ -834,7 +835,7 @@ export interface operations {
                      *       "message": "the login request is not confirmed (yet), or is unknown or expired"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             413: components["responses"]["TooLarge"];
@@ -843,7 +844,7 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    loginPost: {
+    authLoginPost: {
         parameters: {
             query?: {
                 /** @description 1 for session-only cookies. */
@@ -912,7 +913,7 @@ export interface operations {
                      *       "message": "use application/json or application/x-www-form-urlencoded"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             500: components["responses"]["Internal"];
@@ -920,7 +921,7 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    callback: {
+    authCallback: {
         parameters: {
             query?: {
                 /** @description OAuth 2.0 state. */
@@ -952,7 +953,7 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    callbackPost: {
+    authCallbackPost: {
         parameters: {
             query?: never;
             header?: never;
@@ -977,7 +978,7 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    providerLogout: {
+    authProviderLogout: {
         parameters: {
             query?: never;
             header?: never;
@@ -997,7 +998,7 @@ export interface operations {
             500: components["responses"]["Internal"];
         };
     };
-    providerLogoutPost: {
+    authProviderLogoutPost: {
         parameters: {
             query?: never;
             header?: never;
@@ -1071,7 +1072,7 @@ export interface operations {
                      *       "message": "no such avatar"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             500: components["responses"]["Internal"];

@@ -18,7 +18,7 @@ export interface paths {
          * @description Creates a user and returns it with a fresh access token. The email is unique without regard
          *     to case; a taken email gets 409.
          */
-        post: operations["registerUser"];
+        post: operations["registerBrandsUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -285,7 +285,8 @@ export interface components {
              */
             name: string;
             /**
-             * @description An email address, at most 254 characters; unique without regard to case.
+             * Format: email
+             * @description An email address (one `@`, no spaces or angle brackets around it), at most 254 characters; unique without regard to case.
              * @example ada@example.com
              */
             email: string;
@@ -326,7 +327,8 @@ export interface components {
              */
             name?: string;
             /**
-             * @description An email address, at most 254 characters; unique without regard to case.
+             * Format: email
+             * @description An email address, at most 254 characters; unique without regard to case. Empty leaves it unchanged.
              * @example ada.king@example.com
              */
             email?: string;
@@ -497,12 +499,13 @@ export interface components {
             products?: components["schemas"]["Product"][];
         };
         /** @description The body of every refusal on this surface. */
-        Error: {
+        ApiError: {
             /**
-             * @description Stable machine-readable reason.
+             * @description Stable machine-readable reason; every code this surface answers is listed.
              * @example not_found
+             * @enum {string}
              */
-            code: string;
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "brand_unavailable";
             /**
              * @description Human-readable explanation.
              * @example brand not found
@@ -538,7 +541,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The request does not match the specification; `details` names each invalid field. */
@@ -560,7 +563,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The access token is missing, unknown, expired or revoked. */
@@ -576,7 +579,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The user is not an admin. */
@@ -592,7 +595,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description No brand has this id (or the id is malformed). */
@@ -608,7 +611,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description Another user has this email (compared without regard to case). */
@@ -624,7 +627,23 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description The body's Content-Type is not one this operation takes. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unsupported_media_type",
+                 *       "message": "the request body's Content-Type is not one this operation accepts",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The body (or its declared Content-Length, on any route) is over the server's limit. */
@@ -640,7 +659,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description An internal failure; the body reveals nothing about it, `requestId` finds it in the log. */
@@ -656,7 +675,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
     };
@@ -675,7 +694,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    registerUser: {
+    registerBrandsUser: {
         parameters: {
             query?: never;
             header?: never;
@@ -729,6 +748,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             409: components["responses"]["EmailTaken"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -788,10 +808,11 @@ export interface operations {
                      *       "requestId": "3f2a9c0d1e4b5a6c"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /**
              * @description `too_many_attempts`: this email from this client address had 10 failed logins within
              *     15 minutes, so further attempts are refused, without checking the password, until that
@@ -814,7 +835,7 @@ export interface operations {
                      *       "requestId": "3f2a9c0d1e4b5a6c"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             500: components["responses"]["Internal"];
@@ -879,10 +900,11 @@ export interface operations {
                      *       "requestId": "3f2a9c0d1e4b5a6c"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -933,6 +955,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["EmailTaken"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1140,6 +1163,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1249,6 +1273,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["BrandNotFound"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1293,7 +1318,7 @@ export interface operations {
                      *       "requestId": "3f2a9c0d1e4b5a6c"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             413: components["responses"]["TooLarge"];

@@ -42,7 +42,7 @@ export function createOrdersClient({ token, ...options }) {
 
 /**
  * passwordGrant obtains an access token with the OAuth 2.0 password grant at POST /oauth/token,
- * sending the client credentials and the user's as query parameters (the original API's style).
+ * sending the user's and the client's credentials as form fields (RFC 6749 §4.3.2).
  * It throws with the RFC 6749 error code when the server refuses.
  *
  * @param {OrdersClient} client
@@ -51,12 +51,12 @@ export function createOrdersClient({ token, ...options }) {
  */
 export async function passwordGrant(client, { clientId, clientSecret, username, password }) {
   const { data, error, response } = await client.POST("/oauth/token", {
-    params: {
-      query: { grant_type: "password", client_id: clientId, client_secret: clientSecret, username, password },
-    },
+    body: { grant_type: "password", client_id: clientId, client_secret: clientSecret, username, password },
+    // openapi-fetch serializes the body as a form when the Content-Type says so.
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
   });
   if (!data) {
-    // The token endpoint refuses in the RFC 6749 shape; only an oversized body gets the Error shape.
+    // The token endpoint refuses in the RFC 6749 shape; only an oversized body gets the ApiError shape.
     const reason = error && "error" in error ? `${error.error}: ${error.error_description ?? ""}` : error?.code;
     throw new Error(`token request refused: ${response.status} ${reason}`);
   }

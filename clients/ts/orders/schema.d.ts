@@ -15,14 +15,18 @@ export interface paths {
         put?: never;
         /**
          * Issue an access token (password grant)
-         * @description RFC 6749 §4.3 resource owner password credentials grant. The client authenticates with
-         *     `client_id` and `client_secret` as query parameters (as the original API did), as form fields
-         *     of an `application/x-www-form-urlencoded` body, or with HTTP Basic (RFC 6749 §2.3.1); use
-         *     exactly one method. `grant_type`, `username` and `password` may likewise come in the query or
-         *     in the form body; each parameter may appear once. An unknown user and a wrong password get
-         *     the same `invalid_grant` answer. After 10 failed logins for one username from one client
-         *     address within 15 minutes, that pair gets 429 until the window ends. Refusals use the
-         *     RFC 6749 §5.2 body, not `Error`.
+         * @description RFC 6749 §4.3 resource owner password credentials grant: `grant_type`, `username` and
+         *     `password` as fields of an `application/x-www-form-urlencoded` body. The client authenticates
+         *     with HTTP Basic (RFC 6749 §2.3.1) or with `client_id` and `client_secret` form fields; use
+         *     exactly one method. Each field may appear once. An unknown user and a wrong password get the
+         *     same `invalid_grant` answer. After 10 failed logins for one username from one client address
+         *     within 15 minutes, that pair gets 429 until the window ends. Refusals use the RFC 6749 §5.2
+         *     body, not `ApiError`.
+         *
+         *     For clients of the original API, the server also accepts every one of these fields as a
+         *     query parameter instead (`POST /oauth/token?grant_type=password&client_id=…`); a field sent
+         *     both ways is refused as repeated. New clients should use the form body, which is what OAuth
+         *     libraries and Swagger UI's Authorize send.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -45,7 +49,7 @@ export interface paths {
          * @description Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
          *     regardless of letter case. The password is stored as an argon2id hash and never returned.
          */
-        post: operations["registerUser"];
+        post: operations["registerOrdersUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -189,6 +193,13 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description The order of a list of orders, `field` or `field,direction` (default direction `asc`).
+         * @default id,asc
+         * @example price,desc
+         * @enum {string}
+         */
+        OrderSort: "id" | "id,asc" | "id,desc" | "price" | "price,asc" | "price,desc" | "createdAt" | "createdAt,asc" | "createdAt,desc";
+        /**
          * @description An amount in virtual rubles with at most two fractional digits, exact.
          * @example 120.5
          */
@@ -311,20 +322,20 @@ export interface components {
             content: components["schemas"]["Order"][];
             page: components["schemas"]["PageMeta"];
         };
-        /** @description Form fields of the password grant (RFC 6749 §4.3.2); client fields only when not sent otherwise. */
+        /** @description Form fields of the password grant (RFC 6749 §4.3.2); client fields only when not sent with HTTP Basic. */
         TokenRequest: {
             /**
              * @description Must be `password`.
              * @example password
              */
-            grant_type?: string;
+            grant_type: string;
             /** @example alice */
-            username?: string;
+            username: string;
             /**
              * Format: password
              * @example alice-password
              */
-            password?: string;
+            password: string;
             /** @example triad-orders */
             client_id?: string;
             /** @example triad-orders-secret */
@@ -360,12 +371,13 @@ export interface components {
             error_description?: string;
         };
         /** @description The body of every refusal on this surface. */
-        Error: {
+        ApiError: {
             /**
-             * @description Stable machine-readable reason.
+             * @description Stable machine-readable reason; every code this surface answers is listed.
              * @example not_found
+             * @enum {string}
              */
-            code: string;
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "database_unavailable";
             /**
              * @description Human-readable explanation.
              * @example order 42 not found
@@ -401,7 +413,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description The order after the transition. */
@@ -475,7 +487,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `unauthorized`: the bearer token is missing, unknown or expired (RFC 6750). */
@@ -492,7 +504,7 @@ export interface components {
                  *       "message": "the access token is missing, unknown or expired"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `not_found`: no order has this id. */
@@ -507,7 +519,7 @@ export interface components {
                  *       "message": "order 17 not found"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `invalid_state`: the order is not in the state this transition starts from. */
@@ -522,7 +534,22 @@ export interface components {
                  *       "message": "order 17 is IN_PROGRESS; take needs WAITING"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description `unsupported_media_type`: the body's Content-Type is not one this operation takes. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unsupported_media_type",
+                 *       "message": "the request body's Content-Type is not one this operation accepts"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `request_too_large`: the body exceeds the server's limit. */
@@ -537,7 +564,7 @@ export interface components {
                  *       "message": "request body is too large"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
         /** @description `internal_error`: an internal failure; details are only in the server log. */
@@ -553,7 +580,7 @@ export interface components {
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ApiError"];
             };
         };
     };
@@ -566,7 +593,7 @@ export interface components {
          * @description `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
          *     `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
          */
-        Sort: "id" | "id,asc" | "id,desc" | "price" | "price,asc" | "price,desc" | "createdAt" | "createdAt,asc" | "createdAt,desc";
+        Sort: components["schemas"]["OrderSort"];
         /** @description The order's id. Below 1 is refused with 400. */
         OrderID: number;
     };
@@ -578,23 +605,12 @@ export type $defs = Record<string, never>;
 export interface operations {
     issueToken: {
         parameters: {
-            query?: {
-                /** @description Must be `password`. */
-                grant_type?: string;
-                /** @description The client id (ORDERS_CLIENT_ID). */
-                client_id?: string;
-                /** @description The client secret (ORDERS_CLIENT_SECRET). */
-                client_secret?: string;
-                /** @description The resource owner's username. */
-                username?: string;
-                /** @description The resource owner's password. */
-                password?: string;
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 /**
                  * @example {
@@ -675,7 +691,7 @@ export interface operations {
                      *       "message": "request body exceeds 1048576 bytes"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /**
@@ -724,7 +740,7 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    registerUser: {
+    registerOrdersUser: {
         parameters: {
             query?: never;
             header?: never;
@@ -776,10 +792,11 @@ export interface operations {
                      *       "message": "username alice is already taken"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -850,7 +867,7 @@ export interface operations {
                      *       "message": "only performers list new orders"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             500: components["responses"]["Internal"];
@@ -911,10 +928,11 @@ export interface operations {
                      *       "message": "only customers create orders"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -956,7 +974,7 @@ export interface operations {
                      *       "message": "you may list only your own orders"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             500: components["responses"]["Internal"];
@@ -990,7 +1008,7 @@ export interface operations {
                      *       "message": "only performers take orders"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -1026,7 +1044,7 @@ export interface operations {
                      *       "message": "only the order's performer may pass it"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -1062,7 +1080,7 @@ export interface operations {
                      *       "message": "only the order's customer may accept it"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -1075,7 +1093,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             500: components["responses"]["Internal"];

@@ -212,7 +212,7 @@ func refuse[T any](ctx context.Context, err error) (T, error) {
 	var ve *brands.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		e.status, e.body.Code, e.body.Message = http.StatusBadRequest, web.CodeValidation, "the request has invalid fields"
+		e.status, e.body.Code, e.body.Message = http.StatusBadRequest, web.CodeValidation, web.MessageValidation
 		for _, p := range ve.Problems {
 			e.body.Details = append(e.body.Details, web.FieldError{Field: p.Field, Message: p.Message})
 		}
@@ -271,7 +271,7 @@ func (e refusal) VisitEditProfileResponse(w http.ResponseWriter) error        { 
 func (e refusal) VisitLoginUserResponse(w http.ResponseWriter) error          { return e.write(w) }
 func (e refusal) VisitLogoutUserResponse(w http.ResponseWriter) error         { return e.write(w) }
 func (e refusal) VisitGetMeResponse(w http.ResponseWriter) error              { return e.write(w) }
-func (e refusal) VisitRegisterUserResponse(w http.ResponseWriter) error       { return e.write(w) }
+func (e refusal) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error { return e.write(w) }
 func (e refusal) VisitResetPasswordResponse(w http.ResponseWriter) error      { return e.write(w) }
 
 func (j rawJSON) VisitCreateBrandResponse(w http.ResponseWriter) error        { return j.write(w) }

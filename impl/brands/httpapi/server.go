@@ -42,19 +42,19 @@ var _ brandsapi.StrictServerInterface = (*server)(nil)
 // errNoBody is a body in neither JSON nor form encoding; the spec validator refuses those first.
 var errNoBody = &brands.ValidationError{Problems: []brands.FieldProblem{{Field: "body", Message: "send a form or JSON body"}}}
 
-func (s *server) RegisterUser(ctx context.Context, req brandsapi.RegisterUserRequestObject) (brandsapi.RegisterUserResponseObject, error) {
+func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterBrandsUserRequestObject) (brandsapi.RegisterBrandsUserResponseObject, error) {
 	body := req.JSONBody
 	if body == nil {
 		body = req.FormdataBody
 	}
 	if body == nil {
-		return refuse[brandsapi.RegisterUserResponseObject](ctx, errNoBody)
+		return refuse[brandsapi.RegisterBrandsUserResponseObject](ctx, errNoBody)
 	}
 	u, tok, err := s.svc.Register(ctx, body.Name, body.Email, body.Password)
 	if err != nil {
-		return refuse[brandsapi.RegisterUserResponseObject](ctx, err)
+		return refuse[brandsapi.RegisterBrandsUserResponseObject](ctx, err)
 	}
-	return brandsapi.RegisterUser201JSONResponse{
+	return brandsapi.RegisterBrandsUser201JSONResponse{
 		Body: brandsapi.RegisteredUser{
 			UnderscoreId:  u.ID,
 			Token:         tok,
@@ -63,7 +63,7 @@ func (s *server) RegisterUser(ctx context.Context, req brandsapi.RegisterUserReq
 			Subscriptions: []brandsapi.Brand{},
 			CreatedAt:     u.CreatedAt.UTC().Format(brands.TimeLayout),
 		},
-		Headers: brandsapi.RegisterUser201ResponseHeaders{CacheControl: noStore},
+		Headers: brandsapi.RegisterBrandsUser201ResponseHeaders{CacheControl: noStore},
 	}, nil
 }
 

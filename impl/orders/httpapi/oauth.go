@@ -37,7 +37,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Pragma", "no-cache")
 	if err := r.ParseForm(); err != nil {
 		if web.IsTooLarge(err) {
-			web.WriteError(w, r, http.StatusRequestEntityTooLarge, web.Error{Code: web.CodeTooLarge, Message: "request body is too large"})
+			web.WriteError(w, r, http.StatusRequestEntityTooLarge, web.TooLarge())
 			return
 		}
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "the request parameters could not be parsed")

@@ -19,14 +19,14 @@ type server struct{ a *API }
 
 var _ ordersapi.StrictServerInterface = (*server)(nil)
 
-// RegisterUser is POST /users.
-func (s *server) RegisterUser(ctx context.Context, req ordersapi.RegisterUserRequestObject) (ordersapi.RegisterUserResponseObject, error) {
+// RegisterOrdersUser is POST /users.
+func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterOrdersUserRequestObject) (ordersapi.RegisterOrdersUserResponseObject, error) {
 	u, err := s.a.svc.Register(ctx, req.Body.Username, req.Body.Password, orders.UserType(req.Body.UserType))
 	if err != nil {
 		return refusal(ctx, err)
 	}
 	loc := "/authenticated"
-	return ordersapi.RegisterUser201JSONResponse{Body: userJSON(u), Headers: ordersapi.RegisterUser201ResponseHeaders{Location: &loc}}, nil
+	return ordersapi.RegisterOrdersUser201JSONResponse{Body: userJSON(u), Headers: ordersapi.RegisterOrdersUser201ResponseHeaders{Location: &loc}}, nil
 }
 
 // GetAuthenticatedUser is GET /authenticated.
@@ -151,7 +151,7 @@ func refusal(ctx context.Context, err error) (errorResponse, error) {
 	var status int
 	switch {
 	case errors.Is(err, orders.ErrInvalidInput):
-		status, e.Code, e.Message = http.StatusBadRequest, web.CodeValidation, "the request is invalid"
+		status, e.Code, e.Message = http.StatusBadRequest, web.CodeValidation, web.MessageValidation
 		e.Details = []web.FieldError{{Field: rf.Field, Message: rf.Msg}}
 	case errors.Is(err, orders.ErrForbidden):
 		status, e.Code = http.StatusForbidden, web.CodeForbidden
@@ -175,8 +175,10 @@ func (e errorResponse) write(w http.ResponseWriter) error {
 	return json.NewEncoder(w).Encode(e.body)
 }
 
-// VisitRegisterUserResponse writes the refusal.
-func (e errorResponse) VisitRegisterUserResponse(w http.ResponseWriter) error { return e.write(w) }
+// VisitRegisterOrdersUserResponse writes the refusal.
+func (e errorResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
+	return e.write(w)
+}
 
 // VisitGetAuthenticatedUserResponse writes the refusal.
 func (e errorResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
