@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/cors"
+	"github.com/triadhq/triad/impl/metrics"
 	"github.com/triadhq/triad/impl/migrate"
 	"github.com/triadhq/triad/impl/pgcluster"
 	"github.com/triadhq/triad/impl/web"
@@ -61,6 +62,7 @@ type app struct {
 	cfg     Config
 	pool    *pgxpool.Pool
 	log     *slog.Logger
+	metrics *metrics.Registry
 	closers []func()
 }
 
@@ -116,7 +118,9 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		return fmt.Errorf("database: %w", err)
 	}
 	defer pool.Close()
-	a := &app{cfg: cfg, pool: pool, log: log}
+	reg := metrics.New()
+	reg.WatchPool(pool)
+	a := &app{cfg: cfg, pool: pool, log: log, metrics: reg}
 	defer func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
 			a.closers[i]()
@@ -230,8 +234,13 @@ func (a *app) routes() (http.Handler, error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	// AccessLog sits outside Recover so a recovered panic is logged with its 500.
-	r.Use(web.WithRequestID, origins.Middleware, web.AccessLog(a.log), web.Recover(a.log), web.ReportOutages(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
+	accessLevel := slog.LevelInfo
+	if a.cfg.IsDev() {
+		accessLevel = slog.LevelDebug
+	}
+	// AccessLog sits outside Recover so a recovered panic is logged with its 500; so do the
+	// metrics, which read the complete route pattern once the handler returns.
+	r.Use(web.WithRequestID, a.metrics.Middleware, origins.Middleware, web.AccessLog(a.log, accessLevel), web.Recover(a.log), web.ReportOutages(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
 	r.NotFound(web.NotFound)
 	r.MethodNotAllowed(web.MethodNotAllowed)
 
@@ -248,6 +257,7 @@ func (a *app) routes() (http.Handler, error) {
 		}
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
 	})
+	r.Method(http.MethodGet, "/metrics", a.metrics.Handler())
 	mountDocs(r)
 
 	for _, s := range surfaces {

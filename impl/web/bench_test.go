@@ -17,7 +17,7 @@ func BenchmarkSharedStack(b *testing.B) {
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
 	})
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	stacked := WithRequestID(Recover(log)(AccessLog(log)(LimitBody(1 << 20)(bare))))
+	stacked := WithRequestID(Recover(log)(AccessLog(log, slog.LevelDebug)(LimitBody(1 << 20)(bare))))
 	measure := func(h http.Handler) float64 {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		start := time.Now()

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 )
 
 type ctxKey int
@@ -131,17 +133,32 @@ func headerWritten(w http.ResponseWriter) bool {
 }
 
 // AccessLog records every response's status (so Internal knows whether a response has started) and
-// logs one line per request at debug level, so production logs stay quiet unless asked.
-func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
+// logs one line per request at level: info in production, so every request leaves a trace, debug
+// in development, so a person's terminal stays readable. The route is chi's pattern, never the raw
+// path, which would carry ids and secrets in the URL.
+func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			rec := &statusRecorder{ResponseWriter: w}
 			next.ServeHTTP(rec, r)
-			if log.Enabled(r.Context(), slog.LevelDebug) {
-				log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-					"bytes", rec.bytes, "duration", time.Since(start), "request_id", RequestID(r.Context()))
+			if !log.Enabled(r.Context(), level) {
+				return
 			}
+			route := ""
+			if rc := chi.RouteContext(r.Context()); rc != nil {
+				route = rc.RoutePattern()
+			}
+			if route == "" {
+				route = "unmatched"
+			}
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			log.Log(r.Context(), level, "request", "request_id", RequestID(r.Context()), "method", r.Method,
+				"route", route, "status", status, "bytes", rec.bytes, "duration", time.Since(start),
+				"client", r.RemoteAddr)
 		})
 	}
 }

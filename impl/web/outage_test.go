@@ -126,7 +126,7 @@ func TestInternal_AfterResponseStartedWritesNothingMore(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	h := AccessLog(log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := AccessLog(log, slog.LevelDebug)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"partial":`))
 		Internal(w, r, log, errors.New("encoding failed"))

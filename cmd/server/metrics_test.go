@@ -1,0 +1,87 @@
+package main
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/triadhq/triad/impl/dbtest"
+)
+
+// TestServer_Metrics sends real traffic through the whole server and scrapes /metrics: the request
+// counters move under the route pattern, ids in paths never become labels, and the pool is watched.
+func TestServer_Metrics(t *testing.T) {
+	t.Parallel()
+	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+
+	for range 3 {
+		if code, _, _ := get(t, base+"/healthz"); code != http.StatusOK {
+			t.Fatalf("/healthz: %d", code)
+		}
+	}
+	// A route with an id in its path (refused without a token) and a path no route matches.
+	req, _ := http.NewRequest(http.MethodPatch, base+"/orders/987654321/take", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	get(t, base+"/no-such-thing/123456789")
+
+	code, hdr, body := get(t, base+"/metrics")
+	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Fatalf("/metrics: %d %q", code, hdr.Get("Content-Type"))
+	}
+	if n := sample(t, body, `triad_http_requests_total{method="GET",operation="/healthz",status_class="2xx",surface="platform"}`); n != 3 {
+		t.Errorf("healthz requests counted %v, want 3", n)
+	}
+	if n := sample(t, body, `triad_http_requests_total{method="PATCH",operation="/orders/{id}/take",status_class="4xx",surface="orders"}`); n != 1 {
+		t.Errorf("take requests counted %v, want 1", n)
+	}
+	if n := sample(t, body, `triad_http_requests_total{method="GET",operation="unmatched",status_class="4xx",surface="unmatched"}`); n != 1 {
+		t.Errorf("unmatched requests counted %v, want 1", n)
+	}
+	if n := sample(t, body, `triad_http_request_duration_seconds_count{method="GET",operation="/healthz",surface="platform"}`); n != 3 {
+		t.Errorf("healthz durations observed %v, want 3", n)
+	}
+	for _, raw := range []string{"987654321", "123456789"} {
+		if strings.Contains(body, raw) {
+			t.Errorf("a raw path with id %s appears in the metrics", raw)
+		}
+	}
+	for _, g := range []string{"triad_db_pool_acquired_conns", "triad_db_pool_idle_conns", "triad_db_pool_total_conns",
+		"triad_db_pool_max_conns", "triad_db_pool_acquires_total", "triad_db_pool_acquire_duration_seconds_total",
+		"triad_db_pool_empty_acquires_total"} {
+		sample(t, body, g)
+	}
+	if n := sample(t, body, "triad_db_pool_max_conns"); n < 1 {
+		t.Errorf("pool max conns %v", n)
+	}
+}
+
+// sample returns the value of the exposition line whose name and labels are exactly series.
+func sample(t *testing.T, body, series string) float64 {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`)
+	m := re.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no sample %s in:\n%s", series, grepTriad(body))
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func grepTriad(body string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "triad_") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

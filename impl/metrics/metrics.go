@@ -1,0 +1,177 @@
+// Package metrics provides the server's Prometheus instruments: per-request counts and latency by
+// surface and operation, the database pool's statistics, and the /metrics handler. Everything hangs
+// off one Registry built by the caller, so tests and embedders never share global state.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Unmatched is the operation label of requests no route matched: the raw path is never a label,
+// since it would carry ids and let any caller grow the series without bound.
+const Unmatched = "unmatched"
+
+// Registry holds the server's instruments.
+type Registry struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// New builds a registry with the request instruments and the Go runtime and process collectors.
+func New() *Registry {
+	m := &Registry{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "triad_http_requests_total",
+			Help: "HTTP requests answered, by surface, operation (route pattern), method and status class.",
+		}, []string{"surface", "operation", "method", "status_class"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "triad_http_request_duration_seconds",
+			Help:    "Time from request to the handler's return, by surface, operation and method.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"surface", "operation", "method"}),
+	}
+	m.reg.MustRegister(m.requests, m.duration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Registry) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Observe records one answered request. pattern is chi's route pattern ("" when nothing matched).
+func (m *Registry) Observe(method, pattern string, status int, took time.Duration) {
+	op := Operation(pattern)
+	surface := Surface(op)
+	method = normMethod(method)
+	m.requests.WithLabelValues(surface, op, method, statusClass(status)).Inc()
+	m.duration.WithLabelValues(surface, op, method).Observe(took.Seconds())
+}
+
+// Middleware observes every request passing through it. It must sit on the root chi router so the
+// route pattern is complete once the handler returns.
+func (m *Registry) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		pattern := ""
+		if rc := chi.RouteContext(r.Context()); rc != nil {
+			pattern = rc.RoutePattern()
+		}
+		m.Observe(r.Method, pattern, rec.status, time.Since(start))
+	})
+}
+
+// Operation turns a chi route pattern into the operation label: the pattern with chi's mount
+// wildcards trimmed, or Unmatched when no route matched (a mounted router's catch-all included).
+func Operation(pattern string) string {
+	if pattern == "" || strings.HasSuffix(pattern, "/*") || pattern == "/*" {
+		return Unmatched
+	}
+	return pattern
+}
+
+// Surface names the surface an operation belongs to, from its first path segment.
+func Surface(op string) string {
+	if op == Unmatched {
+		return Unmatched
+	}
+	seg := strings.TrimPrefix(op, "/")
+	if i := strings.IndexByte(seg, '/'); i >= 0 {
+		seg = seg[:i]
+	}
+	switch seg {
+	case "auth", "avatar":
+		return "auth"
+	case "api":
+		return "brands"
+	case "oauth", "users", "orders", "authenticated":
+		return "orders"
+	default:
+		return "platform"
+	}
+}
+
+// normMethod keeps the method label bounded: unknown verbs collapse to "other".
+func normMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+func statusClass(code int) string {
+	if code == 0 {
+		code = http.StatusOK
+	}
+	return strconv.Itoa(code/100) + "xx"
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController and the error writer reach the writer underneath.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// WatchPool registers a collector reading pool's statistics at each scrape.
+func (m *Registry) WatchPool(pool *pgxpool.Pool) { m.reg.MustRegister(poolCollector{pool}) }
+
+var (
+	descAcquired = prometheus.NewDesc("triad_db_pool_acquired_conns", "Connections currently checked out of the pool.", nil, nil)
+	descIdle     = prometheus.NewDesc("triad_db_pool_idle_conns", "Idle connections in the pool.", nil, nil)
+	descTotal    = prometheus.NewDesc("triad_db_pool_total_conns", "Connections open in the pool.", nil, nil)
+	descMax      = prometheus.NewDesc("triad_db_pool_max_conns", "The pool's connection limit.", nil, nil)
+	descAcqCount = prometheus.NewDesc("triad_db_pool_acquires_total", "Successful connection acquisitions.", nil, nil)
+	descAcqDur   = prometheus.NewDesc("triad_db_pool_acquire_duration_seconds_total", "Total time spent acquiring connections.", nil, nil)
+	descEmptyAcq = prometheus.NewDesc("triad_db_pool_empty_acquires_total", "Acquisitions that had to wait for a connection.", nil, nil)
+)
+
+type poolCollector struct{ pool *pgxpool.Pool }
+
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descAcquired, descIdle, descTotal, descMax, descAcqCount, descAcqDur, descEmptyAcq} {
+		ch <- d
+	}
+}
+
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.pool.Stat()
+	ch <- prometheus.MustNewConstMetric(descAcquired, prometheus.GaugeValue, float64(s.AcquiredConns()))
+	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.GaugeValue, float64(s.IdleConns()))
+	ch <- prometheus.MustNewConstMetric(descTotal, prometheus.GaugeValue, float64(s.TotalConns()))
+	ch <- prometheus.MustNewConstMetric(descMax, prometheus.GaugeValue, float64(s.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(descAcqCount, prometheus.CounterValue, float64(s.AcquireCount()))
+	ch <- prometheus.MustNewConstMetric(descAcqDur, prometheus.CounterValue, s.AcquireDuration().Seconds())
+	ch <- prometheus.MustNewConstMetric(descEmptyAcq, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
+}
