@@ -99,6 +99,15 @@ func (h *Hasher) acquire(ctx context.Context) error {
 	}
 }
 
+// Hold takes a worker as a hash would (waiting in the queue, or ErrBusy) and keeps it until
+// release is called. Tests use it to fill a small hasher deterministically, without timing.
+func (h *Hasher) Hold(ctx context.Context) (release func(), err error) {
+	if err := h.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return func() { <-h.sem }, nil
+}
+
 // Waiting reports how many calls are queued for a worker right now, for metrics: a queue that
 // stays near its length means logins are being shed with ErrBusy.
 func (h *Hasher) Waiting() int { return int(h.waiting.Load()) }

@@ -505,7 +505,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "brand_unavailable";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "brand_unavailable" | "server_busy";
             /**
              * @description Human-readable explanation.
              * @example brand not found
@@ -526,7 +526,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. On the routes that hash a password (register, login, password change) also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of logins or registrations), so the request was refused at once, before checking or storing anything, with `Retry-After: 1`; a refused login does not count as a failed one. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -534,13 +534,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "database_unavailable",
-                 *       "message": "the database is unavailable; retry in a few seconds",
-                 *       "requestId": "3f2a9c0d1e4b5a6c"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ApiError"];
             };
         };

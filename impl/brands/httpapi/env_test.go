@@ -58,7 +58,9 @@ func newEnvWith(t testing.TB, opts httpapi.Options) *env {
 // newEnvPool is newEnvWith on a given pool (one with an outage switch, or one of two instances).
 func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
 	t.Helper()
-	opts.Hasher = testHasher()
+	if opts.Hasher == nil {
+		opts.Hasher = testHasher()
+	}
 	opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h, api, err := httpapi.NewHTTPHandler(pool, opts)
 	if err != nil {

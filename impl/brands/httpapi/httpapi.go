@@ -230,6 +230,9 @@ func refuse[T any](ctx context.Context, err error) (T, error) {
 		e.status, e.body.Code, e.body.Message = http.StatusConflict, "email_taken", "the email is already registered"
 	case errors.Is(err, brands.ErrUnavailable):
 		e.status, e.body.Code, e.body.Message = http.StatusConflict, "brand_unavailable", "the brand is not available"
+	case errors.Is(err, password.ErrBusy):
+		e.status, e.body.Code, e.body.Message = http.StatusServiceUnavailable, codeServerBusy, "the server is busy; try again shortly"
+		e.retryAfter = 1
 	default:
 		return zero, err
 	}

@@ -27,6 +27,9 @@ const (
 // codeTooManyAttempts is the Error code of a login refused by the failed-login limit.
 const codeTooManyAttempts = "too_many_attempts"
 
+// codeServerBusy is the Error code of a 503 given when the password hasher's queue is full.
+const codeServerBusy = "server_busy"
+
 // noStore is the Cache-Control of every answer that carries an access token: no browser or shared
 // cache may keep a credential.
 const noStore = "no-store"

@@ -14,6 +14,7 @@ import (
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/brands/httpapi"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
@@ -174,4 +175,41 @@ func TestLoginThrottleSharedByInstances(t *testing.T) {
 	for _, e := range es {
 		e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
 	}
+}
+
+// TestHasherBusy: with the only hashing worker taken and no queue, register, login and password
+// change answer the documented 503 server_busy with Retry-After at once, and the refused logins
+// do not count as failed ones: once the worker is free the right password still logs in.
+func TestHasherBusy(t *testing.T) {
+	t.Parallel()
+	h := password.NewSized(password.Fast, 1, 0)
+	e := newEnvWith(t, httpapi.Options{Hasher: h, Logins: throttle.Options{Max: 2}})
+	ada := e.register("Ada", "ada@example.com", "correct-horse")
+
+	release, err := h.Hold(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBusy := func(what string, r resp) {
+		t.Helper()
+		e.want(r, http.StatusServiceUnavailable)
+		body := r.errBody(t)
+		if body.Code != "server_busy" || body.RequestId == nil || *body.RequestId != r.header.Get("X-Request-Id") {
+			t.Fatalf("%s: 503 body %s; want code server_busy and the request id", what, r.body)
+		}
+		if got := r.header.Get("Retry-After"); got != "1" {
+			t.Fatalf("%s: Retry-After %q, want 1", what, got)
+		}
+	}
+	for range 3 { // more than the throttle's Max of 2
+		wantBusy("login", e.tryLogin("ada@example.com", "correct-horse"))
+	}
+	wantBusy("register", e.do(request{method: "POST", path: "/api/user/register",
+		form: url.Values{"name": {"Bea"}, "email": {"bea@example.com"}, "password": {"correct-horse"}}}))
+	wantBusy("password change", e.do(request{method: "POST", path: "/api/user/reset", token: ada.Token,
+		form: url.Values{"currentPassword": {"correct-horse"}, "newPassword": {"staple-battery"}}}))
+	release()
+
+	e.want(e.tryLogin("ada@example.com", "correct-horse"), http.StatusOK)
+	e.register("Bea", "bea@example.com", "correct-horse") // the refused registration stored nothing
 }
