@@ -8,6 +8,7 @@ import (
 
 	"github.com/triadhq/triad/impl/brands/devdata"
 	"github.com/triadhq/triad/impl/brands/httpapi"
+	"github.com/triadhq/triad/impl/password"
 )
 
 // mountBrands mounts the brands API (/api/...). In dev mode it loads the prepared brands, admin and
@@ -16,7 +17,9 @@ import (
 func (a *app) mountBrands(r chi.Router) error {
 	// Logins is left zero: throttle's defaults, 10 failed logins per email and client address in
 	// 15 minutes (shared by replicas in PostgreSQL; see docs/brands.md).
-	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log})
+	hasher := password.New(password.Default)
+	a.metrics.WatchHashQueue("brands", hasher.Waiting)
+	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log, Hasher: hasher})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if a.cfg.IsDev() {

@@ -53,7 +53,8 @@ func TestServer_Metrics(t *testing.T) {
 	}
 	for _, g := range []string{"triad_db_pool_acquired_conns", "triad_db_pool_idle_conns", "triad_db_pool_total_conns",
 		"triad_db_pool_max_conns", "triad_db_pool_acquires_total", "triad_db_pool_acquire_duration_seconds_total",
-		"triad_db_pool_empty_acquires_total"} {
+		"triad_db_pool_empty_acquires_total",
+		`triad_password_hash_queue_depth{surface="orders"}`, `triad_password_hash_queue_depth{surface="brands"}`} {
 		sample(t, body, g)
 	}
 	if n := sample(t, body, "triad_db_pool_max_conns"); n < 1 {

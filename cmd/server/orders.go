@@ -8,12 +8,16 @@ import (
 
 	"github.com/triadhq/triad/impl/orders/devdata"
 	"github.com/triadhq/triad/impl/orders/httpapi"
+	"github.com/triadhq/triad/impl/password"
 )
 
 // mountOrders mounts the orders API (/oauth/token, /users, /authenticated, /orders) and, in dev
 // mode, loads its demo data once.
 func (a *app) mountOrders(r chi.Router) error {
+	hasher := password.New(password.Default)
+	a.metrics.WatchHashQueue("orders", hasher.Waiting)
 	api, err := httpapi.New(a.pool, httpapi.Options{
+		Hasher:       hasher,
 		ClientID:     a.cfg.Orders.ClientID,
 		ClientSecret: string(a.cfg.Orders.ClientSecret),
 		TokenTTL:     a.cfg.Orders.TokenTTL,

@@ -175,3 +175,13 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descAcqDur, prometheus.CounterValue, s.AcquireDuration().Seconds())
 	ch <- prometheus.MustNewConstMetric(descEmptyAcq, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
 }
+
+// WatchHashQueue exports waiting (how many password hashes are queued for a worker) as the
+// triad_password_hash_queue_depth gauge of surface, read at each scrape.
+func (m *Registry) WatchHashQueue(surface string, waiting func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "triad_password_hash_queue_depth",
+		Help:        "Password hashes waiting for a hashing worker, by surface.",
+		ConstLabels: prometheus.Labels{"surface": surface},
+	}, func() float64 { return float64(waiting()) }))
+}
