@@ -9,17 +9,19 @@ import (
 	"github.com/triadhq/triad/impl/brands/devdata"
 	"github.com/triadhq/triad/impl/brands/httpapi"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/throttle"
 )
 
 // mountBrands mounts the brands API (/api/...). In dev mode it loads the prepared brands, admin and
 // demo user (see README); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
 // admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
-	// Logins is left zero: throttle's defaults, 10 failed logins per email and client address in
-	// 15 minutes (shared by replicas in PostgreSQL; see docs/brands.md).
 	hasher := password.New(password.Default)
 	a.metrics.WatchHashQueue("brands", hasher.Waiting)
-	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log, Hasher: hasher})
+	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log, Hasher: hasher,
+		// Throttle's defaults, 10 failed logins per email and client address in 15 minutes (shared
+		// by replicas in PostgreSQL; see docs/brands.md); refusals are counted in the metrics.
+		Logins: throttle.Options{OnBlocked: a.metrics.LoginRefused("brands")}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if a.cfg.IsDev() {

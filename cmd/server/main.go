@@ -229,9 +229,13 @@ func (a *app) routes() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	screenInput, err := inputScreen()
+	specs, err := publishedSpecs()
 	if err != nil {
 		return nil, err
+	}
+	screenInput := inputScreen(specs)
+	for _, spec := range specs {
+		a.metrics.NameOperations(spec)
 	}
 	r := chi.NewRouter()
 	accessLevel := slog.LevelInfo

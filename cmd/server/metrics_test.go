@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,6 +30,14 @@ func TestServer_Metrics(t *testing.T) {
 	}
 	resp.Body.Close()
 	get(t, base+"/no-such-thing/123456789")
+	// Eleven wrong passwords for one brands account: the 11th is refused by the login throttle.
+	for range 11 {
+		resp, err := http.PostForm(base+"/api/user/login", url.Values{"email": {"nobody@brands.test"}, "password": {"wrong-password"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
 
 	code, hdr, body := get(t, base+"/metrics")
 	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
@@ -37,7 +46,7 @@ func TestServer_Metrics(t *testing.T) {
 	if n := sample(t, body, `triad_http_requests_total{method="GET",operation="/healthz",status_class="2xx",surface="platform"}`); n != 3 {
 		t.Errorf("healthz requests counted %v, want 3", n)
 	}
-	if n := sample(t, body, `triad_http_requests_total{method="PATCH",operation="/orders/{id}/take",status_class="4xx",surface="orders"}`); n != 1 {
+	if n := sample(t, body, `triad_http_requests_total{method="PATCH",operation="takeOrder",status_class="4xx",surface="orders"}`); n != 1 {
 		t.Errorf("take requests counted %v, want 1", n)
 	}
 	if n := sample(t, body, `triad_http_requests_total{method="GET",operation="unmatched",status_class="4xx",surface="unmatched"}`); n != 1 {
@@ -45,6 +54,10 @@ func TestServer_Metrics(t *testing.T) {
 	}
 	if n := sample(t, body, `triad_http_request_duration_seconds_count{method="GET",operation="/healthz",surface="platform"}`); n != 3 {
 		t.Errorf("healthz durations observed %v, want 3", n)
+	}
+	// The 11th login was refused by the throttle, and counted.
+	if n := sample(t, body, `triad_login_throttle_refusals_total{surface="brands"}`); n != 1 {
+		t.Errorf("login throttle refusals counted %v, want 1", n)
 	}
 	for _, raw := range []string{"987654321", "123456789"} {
 		if strings.Contains(body, raw) {

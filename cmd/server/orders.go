@@ -9,6 +9,7 @@ import (
 	"github.com/triadhq/triad/impl/orders/devdata"
 	"github.com/triadhq/triad/impl/orders/httpapi"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/throttle"
 )
 
 // mountOrders mounts the orders API (/oauth/token, /users, /authenticated, /orders) and, in dev
@@ -22,8 +23,9 @@ func (a *app) mountOrders(r chi.Router) error {
 		ClientSecret: string(a.cfg.Orders.ClientSecret),
 		TokenTTL:     a.cfg.Orders.TokenTTL,
 		Log:          a.log,
-		// Logins is left zero: throttle's defaults, 10 failed logins per username and client
-		// address in 15 minutes (shared by replicas in PostgreSQL; see docs/orders.md).
+		// Logins keeps throttle's defaults, 10 failed logins per username and client address in
+		// 15 minutes (shared by replicas in PostgreSQL; see docs/orders.md), and counts refusals.
+		Logins: throttle.Options{OnBlocked: a.metrics.LoginRefused("orders")},
 	})
 	if err != nil {
 		return err

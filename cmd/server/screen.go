@@ -14,9 +14,13 @@ import (
 // inputScreen is the one input-screening layer in front of every surface (impl/screen): it refuses
 // invalid UTF-8, NUL, over-long number literals and non-strict JSON before any validator or
 // handler parses the request, with the numeric parameters and path names taken from the three specs.
-func inputScreen() (func(http.Handler) http.Handler, error) {
-	// The published documents, not the generated packages' embedded copies: those leave out
-	// operations served by hand (the OAuth token endpoint).
+func inputScreen(specs []*openapi3.T) func(http.Handler) http.Handler {
+	return screen.New(screen.Options{Refuse: refuseInput}, specs...).Handler
+}
+
+// publishedSpecs parses the three published documents, not the generated packages' embedded
+// copies: those leave out operations served by hand (the OAuth token endpoint).
+func publishedSpecs() ([]*openapi3.T, error) {
 	var specs []*openapi3.T
 	for _, name := range specNames {
 		data, err := api.FS.ReadFile(name + ".yaml")
@@ -29,7 +33,7 @@ func inputScreen() (func(http.Handler) http.Handler, error) {
 		}
 		specs = append(specs, spec)
 	}
-	return screen.New(screen.Options{Refuse: refuseInput}, specs...).Handler, nil
+	return specs, nil
 }
 
 // refuseInput answers a screened-out request with the shared error body, except at the OAuth token

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +26,9 @@ type Registry struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	refusals *prometheus.CounterVec
+	// names maps "METHOD /route/{pattern}" to the spec's operationId; filled before serving.
+	names map[string]string
 }
 
 // New builds a registry with the request instruments and the Go runtime and process collectors.
@@ -33,15 +37,20 @@ func New() *Registry {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "triad_http_requests_total",
-			Help: "HTTP requests answered, by surface, operation (route pattern), method and status class.",
+			Help: "HTTP requests answered, by surface, operation (operationId, else route pattern), method and status class.",
 		}, []string{"surface", "operation", "method", "status_class"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "triad_http_request_duration_seconds",
 			Help:    "Time from request to the handler's return, by surface, operation and method.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"surface", "operation", "method"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "triad_login_throttle_refusals_total",
+			Help: "Logins refused with 429 by the failed-login throttle, by surface.",
+		}, []string{"surface"}),
+		names: map[string]string{},
 	}
-	m.reg.MustRegister(m.requests, m.duration,
+	m.reg.MustRegister(m.requests, m.duration, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -51,11 +60,33 @@ func (m *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
+// NameOperations labels the operations of spec with their operationId instead of their route
+// pattern, for the routes whose chi pattern is the spec's path (spec paths and chi patterns share the
+// {param} syntax). Call it before serving: the map is read without a lock.
+func (m *Registry) NameOperations(spec *openapi3.T) {
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.OperationID != "" {
+				m.names[method+" "+path] = op.OperationID
+			}
+		}
+	}
+}
+
+// LoginRefused returns the hook a login throttle calls when it refuses a login of surface.
+func (m *Registry) LoginRefused(surface string) func() {
+	c := m.refusals.WithLabelValues(surface)
+	return c.Inc
+}
+
 // Observe records one answered request. pattern is chi's route pattern ("" when nothing matched).
 func (m *Registry) Observe(method, pattern string, status int, took time.Duration) {
 	op := Operation(pattern)
 	surface := Surface(op)
 	method = normMethod(method)
+	if id, ok := m.names[method+" "+op]; ok {
+		op = id
+	}
 	m.requests.WithLabelValues(surface, op, method, statusClass(status)).Inc()
 	m.duration.WithLabelValues(surface, op, method).Observe(took.Seconds())
 }

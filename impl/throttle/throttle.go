@@ -46,14 +46,18 @@ type Options struct {
 	Window time.Duration
 	// Now is the clock; nil means time.Now. Tests inject one to move past a window.
 	Now func() time.Time
+	// OnBlocked, when set, is called each time Reserve refuses a blocked key (the server counts
+	// refusals in its metrics).
+	OnBlocked func()
 }
 
 // Limiter counts attempts per key in PostgreSQL. It is safe for concurrent use.
 type Limiter struct {
-	q      *db.Queries
-	max    int32
-	window time.Duration
-	now    func() time.Time
+	q         *db.Queries
+	max       int32
+	window    time.Duration
+	now       func() time.Time
+	onBlocked func()
 
 	reserves atomic.Uint64
 	sweeping atomic.Bool
@@ -71,7 +75,7 @@ func New(conn db.DBTX, opts Options) *Limiter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Limiter{q: db.New(conn), max: int32(min(opts.Max, 1<<30)), window: opts.Window, now: opts.Now}
+	return &Limiter{q: db.New(conn), max: int32(min(opts.Max, 1<<30)), window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
 }
 
 // hash is how a key is stored: a fixed 32 bytes, so a caller-chosen key of any length (an account
@@ -121,6 +125,9 @@ func (l *Limiter) Reserve(ctx context.Context, key string) (Reservation, error) 
 		}
 		if err != nil {
 			return Reservation{}, err
+		}
+		if l.onBlocked != nil {
+			l.onBlocked()
 		}
 		return Reservation{Blocked: true, RetryAfter: max(end.Sub(now), time.Nanosecond)}, nil
 	}
