@@ -104,7 +104,11 @@ func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, 
 		row, err = s.q.GetOrderUserByUsername(ctx, username)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		_, _ = s.hasher.Verify(ctx, "", pw)
+		// Dummy work, so an unknown user costs what a wrong password does; a hasher error (busy,
+		// cancelled) is passed on, since no password was checked and no guess may be counted.
+		if _, err := s.hasher.Verify(ctx, "", pw); err != nil {
+			return User{}, err
+		}
 		return User{}, ErrInvalidCredentials
 	}
 	if err != nil {

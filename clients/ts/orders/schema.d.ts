@@ -366,7 +366,7 @@ export interface components {
              * @example invalid_grant
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "server_error";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "server_error" | "temporarily_unavailable";
             /** @example username or password is incorrect */
             error_description?: string;
         };
@@ -377,7 +377,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "database_unavailable";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "server_busy" | "database_unavailable";
             /**
              * @description Human-readable explanation.
              * @example order 42 not found
@@ -398,7 +398,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -406,13 +406,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "database_unavailable",
-                 *       "message": "the database is unavailable; retry in a few seconds",
-                 *       "requestId": "3f2a9c0d1e4b5a6c"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ApiError"];
             };
         };
@@ -737,7 +730,26 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
-            503: components["responses"]["Unavailable"];
+            /**
+             * @description `temporarily_unavailable` (RFC 6749 §4.1.2.1's code for an overloaded server), in the
+             *     OAuth error body: every password-hashing worker is busy and the wait queue is full (a
+             *     flood of logins), so the request was refused at once without checking the password,
+             *     with `Retry-After: 1`; a refused login does not count as a failed one. Or
+             *     `database_unavailable`, in the shared Error body: the database cannot be reached right
+             *     now; retry after `Retry-After` seconds.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3). */
+                    "Retry-After"?: number;
+                    /** @description Always `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"] | components["schemas"]["ApiError"];
+                };
+            };
         };
     };
     registerOrdersUser: {

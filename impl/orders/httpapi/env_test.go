@@ -88,8 +88,14 @@ func newEnvLogins(t testing.TB, ttl time.Duration, logins throttle.Options) *env
 // newEnvPool is newEnvLogins on a given pool (one with an outage switch, or shared by a twin).
 func newEnvPool(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins throttle.Options) *env {
 	t.Helper()
+	return newEnvHasher(t, pool, ttl, logins, sharedHasher())
+}
+
+// newEnvHasher is newEnvPool with its own password hasher (a small one, to fill it).
+func newEnvHasher(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins throttle.Options, hasher *password.Hasher) *env {
+	t.Helper()
 	h, _, err := httpapi.NewHTTPHandler(pool, httpapi.Options{
-		ClientID: testClientID, ClientSecret: testClientSecret, TokenTTL: ttl, Hasher: sharedHasher(),
+		ClientID: testClientID, ClientSecret: testClientSecret, TokenTTL: ttl, Hasher: hasher,
 		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Logins: logins,
 	})

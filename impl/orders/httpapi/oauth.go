@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/triadhq/triad/impl/orders"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -119,8 +120,14 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		// The password was not checked (database down, request cancelled): not a failed guess.
+		// The password was not checked (database down, hasher busy, request cancelled): not a
+		// failed guess.
 		_ = res.Release()
+		if errors.Is(err, password.ErrBusy) {
+			w.Header().Set("Retry-After", "1")
+			oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", msgServerBusy)
+			return
+		}
 		a.oauthInternal(w, r, err)
 		return
 	}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/orders/money"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -132,17 +134,28 @@ func checkID(id int64) error {
 	return nil
 }
 
+// The refusal of a request the password hasher has no room for (password.ErrBusy).
+const (
+	codeServerBusy = "server_busy"
+	msgServerBusy  = "the server is busy; try again shortly"
+)
+
 // errorResponse is a documented refusal. It satisfies every operation's response interface, so
 // all operations share the one mapping below.
 type errorResponse struct {
-	status int
-	body   web.Error
+	status     int
+	retryAfter int // seconds; 0 sends no Retry-After
+	body       web.Error
 }
 
 // refusal maps a domain error to its status and Error body: the one place where domain errors
 // meet HTTP. Anything that is not a domain refusal is returned as an error and becomes an opaque,
 // logged 500 (web.StrictResponseError).
 func refusal(ctx context.Context, err error) (errorResponse, error) {
+	if errors.Is(err, password.ErrBusy) {
+		return errorResponse{status: http.StatusServiceUnavailable, retryAfter: 1, body: web.Error{
+			Code: codeServerBusy, Message: msgServerBusy, RequestID: web.RequestID(ctx)}}, nil
+	}
 	var rf *orders.Refusal
 	if !errors.As(err, &rf) {
 		return errorResponse{}, err
@@ -171,6 +184,9 @@ func refusal(ctx context.Context, err error) (errorResponse, error) {
 
 func (e errorResponse) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
 	w.WriteHeader(e.status)
 	return json.NewEncoder(w).Encode(e.body)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/throttle/throttletest"
 )
@@ -190,4 +191,39 @@ func TestOAuth_LoginThrottleSharedByInstances(t *testing.T) {
 	for _, e := range es {
 		e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
 	}
+}
+
+// TestHasherBusy: with the only hashing worker taken and no queue, a login (known or unknown
+// user) answers the documented 503 temporarily_unavailable and registration 503 server_busy, both
+// with Retry-After at once; the refused logins do not count as failed ones, so once the worker is
+// free the right password still gets a token.
+func TestHasherBusy(t *testing.T) {
+	t.Parallel()
+	h := password.NewSized(password.Fast, 1, 0)
+	e := newEnvHasher(t, dbtest.New(t), time.Hour, throttle.Options{Max: 2}, h)
+	e.register("alice", "alice-password", "Customer")
+
+	release, err := h.Hold(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alice", "alice", "alice", "nobody"} { // more than the Max of 2
+		r := e.passwordLogin(name, "alice-password")
+		e.want(r, http.StatusServiceUnavailable)
+		if want := `{"error":"temporarily_unavailable","error_description":"the server is busy; try again shortly"}` + "\n"; string(r.body) != want {
+			t.Fatalf("login %s while busy: body %s, want %s", name, r.body, want)
+		}
+		if got := r.header.Get("Retry-After"); got != "1" {
+			t.Fatalf("login %s while busy: Retry-After %q, want 1", name, got)
+		}
+	}
+	r := e.do("POST", "/users", "", map[string]string{"username": "bob", "password": "bob-password", "userType": "Performer"})
+	e.want(r, http.StatusServiceUnavailable)
+	if code := r.errCode(t); code != "server_busy" || r.header.Get("Retry-After") != "1" {
+		t.Fatalf("register while busy: code %q, Retry-After %q; want server_busy and 1", code, r.header.Get("Retry-After"))
+	}
+	release()
+
+	e.login("alice", "alice-password")
+	e.register("bob", "bob-password", "Performer") // the refused registration stored nothing
 }
