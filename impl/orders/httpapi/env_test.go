@@ -43,7 +43,9 @@ var (
 )
 
 func sharedHasher() *password.Hasher {
-	hasherOnce.Do(func() { hasher = password.New(password.Default) })
+	// A deep queue: the race tests send dozens of registrations at once and test the domain, not
+	// shedding (TestHasherBusy does that with a hasher of its own).
+	hasherOnce.Do(func() { hasher = password.NewSized(password.Default, 2, 1024) })
 	return hasher
 }
 
