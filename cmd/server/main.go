@@ -27,6 +27,7 @@ import (
 	"github.com/triadhq/triad/impl/metrics"
 	"github.com/triadhq/triad/impl/migrate"
 	"github.com/triadhq/triad/impl/pgcluster"
+	"github.com/triadhq/triad/impl/router"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -237,16 +238,16 @@ func (a *app) routes() (http.Handler, error) {
 	for _, spec := range specs {
 		a.metrics.NameOperations(spec)
 	}
-	r := chi.NewRouter()
 	accessLevel := slog.LevelInfo
 	if a.cfg.IsDev() {
 		accessLevel = slog.LevelDebug
 	}
-	// AccessLog sits outside Recover so a recovered panic is logged with its 500; so do the
-	// metrics, which read the complete route pattern once the handler returns.
-	r.Use(web.WithRequestID, a.metrics.Middleware, origins.Middleware, web.AccessLog(a.log, accessLevel), web.Recover(a.log), web.ReportOutages(a.log), web.LimitBody(a.cfg.BodyLimit), screenInput)
-	r.NotFound(web.NotFound)
-	r.MethodNotAllowed(web.MethodNotAllowed)
+	// Metrics and CORS run outermost (after request ids): the metrics read the complete route
+	// pattern once the handler returns, and see recovered panics' 500s. Input screening runs for
+	// every surface, after the shared layers, before routing.
+	r := router.New(router.Options{Log: a.log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
+		Outer:      []func(http.Handler) http.Handler{a.metrics.Middleware, origins.Middleware},
+		Middleware: []func(http.Handler) http.Handler{screenInput}})
 
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -1,6 +1,6 @@
 // Package httpapi serves the orders API of api/orders.yaml over HTTP: the hand-written OAuth 2.0
 // token endpoint, the bearer-token check and the generated strict server, which translates each
-// operation into one call of the orders domain and maps its errors to statuses in one place.
+// operation into one call of the orders domain; its errors meet HTTP in one table (refusals.go).
 package httpapi
 
 import (
@@ -16,9 +16,12 @@ import (
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/bearer"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/router"
+	"github.com/triadhq/triad/impl/sweep"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -33,8 +36,6 @@ type Options struct {
 	Log *slog.Logger
 	// Hasher hashes passwords; nil means argon2id with password.Default.
 	Hasher *password.Hasher
-	// BodyLimit caps request bodies in NewHTTPHandler (cmd/server applies its own); 0 means 1 MiB.
-	BodyLimit int64
 	// Logins limits failed password logins at the token endpoint per username and client address
 	// (throttle.LoginKey); zero fields take throttle's defaults (10 per 15 minutes). The server
 	// uses the defaults; tests set a clock. The limit cannot be turned off.
@@ -45,6 +46,7 @@ type Options struct {
 type API struct {
 	svc    *orders.Service
 	tokens *opaquetoken.Tokens[*orders.Principal]
+	auth   *bearer.Authenticator[*orders.Principal]
 	logins *throttle.Limiter
 	opts   Options
 	log    *slog.Logger
@@ -69,19 +71,30 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{
+	spec, err := ordersapi.GetSpec()
+	if err != nil {
+		return nil, fmt.Errorf("orders spec: %w", err)
+	}
+	a := &API{
 		svc:    orders.NewService(pool, opts.Hasher),
 		tokens: tokens,
 		logins: throttle.New(pool, opts.Logins),
 		opts:   opts,
 		log:    opts.Log,
-	}, nil
+	}
+	a.auth = bearer.New(a.tokens.Resolve, bearer.Options{
+		Realm:     "orders",
+		Public:    bearer.PublicBySpec(spec),
+		IsInvalid: func(err error) bool { return errors.Is(err, opaquetoken.ErrInvalid) },
+		Log:       opts.Log,
+	})
+	return a, nil
 }
 
 // Service is the domain service behind the API (dev data loading uses it).
 func (a *API) Service() *orders.Service { return a.svc }
 
-// Tokens is the token store (the server sweeps expired tokens through it).
+// Tokens is the token store.
 func (a *API) Tokens() *opaquetoken.Tokens[*orders.Principal] { return a.tokens }
 
 // TokenCacheFor is how long a replica serves a resolved access token from memory: bearer checks
@@ -97,72 +110,52 @@ func (a *API) Mount(r chi.Router) error {
 		return fmt.Errorf("orders spec: %w", err)
 	}
 	r.Post("/oauth/token", a.issueToken)
-	r.Group(func(g chi.Router) {
-		// Authentication comes before validation: an anonymous caller learns nothing about inputs.
-		g.Use(a.bearer(func(r *http.Request) bool { return r.Method == http.MethodPost && r.URL.Path == "/users" }))
-		g.Use(bodiesOnly(web.Validator(spec)))
+	router.Group(r, router.Surface{
+		Spec:     spec,
+		Before:   []func(http.Handler) http.Handler{a.auth.Middleware},
+		Validate: hasBody,
+	}, func(g chi.Router) {
 		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, nil, ordersapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
-			ResponseErrorHandlerFunc: web.StrictResponseError(a.log),
+			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(a.log),
 		})
 		ordersapi.HandlerWithOptions(strict, ordersapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: web.BadParam})
 	})
 	return nil
 }
 
-// bodiesOnly applies the spec validator to requests that carry a body (POST /users, POST /orders).
-// The other operations take only integer ids and the page parameters, which the generated binders
-// (types) and orders.ParsePage (the same bounds and allow-list as the spec) check with the same
-// 400 body; skipping kin-openapi there halves the server's own cost of a list page, which the
-// `GET /orders` benchmark holds against a raw query.
-func bodiesOnly(validate func(http.Handler) http.Handler) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		validated := validate(next)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPost || r.Method == http.MethodPut || r.ContentLength > 0 {
-				validated.ServeHTTP(w, r)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+// hasBody picks the requests the spec validator sees: those that carry a body (POST /users, POST
+// /orders). The other operations take only integer ids and the page parameters, which the
+// generated binders (types), checkID and orders.ParsePage check with the spec's bounds and the
+// same 400 body (bounds_test.go ties them to the spec); skipping kin-openapi there halves the
+// server's own cost of a list page, which the `GET /orders` benchmark holds against a raw query.
+func hasBody(r *http.Request) bool {
+	return r.Method == http.MethodPost || r.Method == http.MethodPut || r.ContentLength > 0
 }
 
-// NewHTTPHandler is the orders API alone behind the server's shared middleware (request ids, panic
+// NewHTTPHandler is the orders API alone on the server's root router (request ids, panic
 // recovery, body limit, JSON 404/405): what tests and benchmarks serve.
 func NewHTTPHandler(pool *pgxpool.Pool, opts Options) (http.Handler, *API, error) {
 	a, err := New(pool, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	limit := opts.BodyLimit
-	if limit <= 0 {
-		limit = 1 << 20
-	}
-	r := chi.NewRouter()
-	r.Use(web.WithRequestID, web.Recover(a.log), web.LimitBody(limit))
-	r.NotFound(web.NotFound)
-	r.MethodNotAllowed(web.MethodNotAllowed)
+	r := router.New(router.Options{Log: a.log})
 	if err := a.Mount(r); err != nil {
 		return nil, nil, err
 	}
 	return r, a, nil
 }
 
-// SweepTokens deletes expired tokens every interval until ctx ends.
-func (a *API) SweepTokens(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := a.tokens.Sweep(ctx); err != nil && ctx.Err() == nil {
-				a.log.Warn("orders: sweeping expired tokens", "err", err)
-			} else if n > 0 {
-				a.log.Debug("orders: swept expired tokens", "count", n)
-			}
-		}
+// SweepTokens starts deleting expired tokens every interval; stop ends it.
+func (a *API) SweepTokens(every time.Duration) (stop func()) {
+	return sweep.Start(a.log, "orders tokens", every, a.tokens.Sweep)
+}
+
+// principal is the caller the bearer middleware authenticated.
+func principal(ctx context.Context) orders.Principal {
+	if p, ok := bearer.From[*orders.Principal](ctx); ok {
+		return *p
 	}
+	return orders.Principal{}
 }

@@ -3,16 +3,11 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/orders/money"
-	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/web"
 )
 
 // server implements the generated strict interface: each method translates one operation into a
@@ -25,7 +20,7 @@ var _ ordersapi.StrictServerInterface = (*server)(nil)
 func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterOrdersUserRequestObject) (ordersapi.RegisterOrdersUserResponseObject, error) {
 	u, err := s.a.svc.Register(ctx, req.Body.Username, req.Body.Password, orders.UserType(req.Body.UserType))
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	loc := "/authenticated"
 	return ordersapi.RegisterOrdersUser201JSONResponse{Body: userJSON(u), Headers: ordersapi.RegisterOrdersUser201ResponseHeaders{Location: &loc}}, nil
@@ -35,7 +30,7 @@ func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterO
 func (s *server) GetAuthenticatedUser(ctx context.Context, _ ordersapi.GetAuthenticatedUserRequestObject) (ordersapi.GetAuthenticatedUserResponseObject, error) {
 	u, err := s.a.svc.User(ctx, principal(ctx).ID)
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	return ordersapi.GetAuthenticatedUser200JSONResponse(userJSON(u)), nil
 }
@@ -44,11 +39,11 @@ func (s *server) GetAuthenticatedUser(ctx context.Context, _ ordersapi.GetAuthen
 func (s *server) ListNewOrders(ctx context.Context, req ordersapi.ListNewOrdersRequestObject) (ordersapi.ListNewOrdersResponseObject, error) {
 	pr, err := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	page, err := s.a.svc.ListWaiting(ctx, principal(ctx), pr)
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	return ordersapi.ListNewOrders200JSONResponse{OrderPageJSONResponse: pageJSON(page)}, nil
 }
@@ -56,15 +51,15 @@ func (s *server) ListNewOrders(ctx context.Context, req ordersapi.ListNewOrdersR
 // ListUserOrders is GET /users/{id}/orders.
 func (s *server) ListUserOrders(ctx context.Context, req ordersapi.ListUserOrdersRequestObject) (ordersapi.ListUserOrdersResponseObject, error) {
 	if err := checkID(req.Id); err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	pr, err := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	page, err := s.a.svc.ListOwn(ctx, principal(ctx), req.Id, pr)
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	return ordersapi.ListUserOrders200JSONResponse{OrderPageJSONResponse: pageJSON(page)}, nil
 }
@@ -74,15 +69,15 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 	p := principal(ctx)
 	if p.Type != orders.Customer {
 		// The role is checked before the body so a performer learns nothing about input rules.
-		return refusal(ctx, &orders.Refusal{Kind: orders.ErrForbidden, Msg: "only customers create orders"})
+		return nil, &orders.Refusal{Kind: orders.ErrForbidden, Msg: "only customers create orders"}
 	}
 	price, err := money.Parse(req.Body.Price.String())
 	if err != nil {
-		return refusal(ctx, &orders.Refusal{Kind: orders.ErrInvalidInput, Field: "price", Msg: "price " + err.Error()})
+		return nil, &orders.Refusal{Kind: orders.ErrInvalidInput, Field: "price", Msg: "price " + err.Error()}
 	}
 	o, err := s.a.svc.CreateOrder(ctx, p, req.Body.Description, price)
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	loc := fmt.Sprintf("/orders/%d", o.ID)
 	return ordersapi.CreateOrder201JSONResponse{Body: orderJSON(o), Headers: ordersapi.CreateOrder201ResponseHeaders{Location: &loc}}, nil
@@ -91,11 +86,11 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 // TakeOrder is PATCH /orders/{id}/take.
 func (s *server) TakeOrder(ctx context.Context, req ordersapi.TakeOrderRequestObject) (ordersapi.TakeOrderResponseObject, error) {
 	if err := checkID(req.Id); err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	o, err := s.a.svc.Take(ctx, principal(ctx), req.Id)
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	return ordersapi.TakeOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
 }
@@ -103,11 +98,11 @@ func (s *server) TakeOrder(ctx context.Context, req ordersapi.TakeOrderRequestOb
 // PassOrder is PATCH /orders/{id}/pass.
 func (s *server) PassOrder(ctx context.Context, req ordersapi.PassOrderRequestObject) (ordersapi.PassOrderResponseObject, error) {
 	if err := checkID(req.Id); err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	o, err := s.a.svc.Pass(ctx, principal(ctx), req.Id)
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	return ordersapi.PassOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
 }
@@ -115,11 +110,11 @@ func (s *server) PassOrder(ctx context.Context, req ordersapi.PassOrderRequestOb
 // AcceptOrder is PATCH /orders/{id}/accept.
 func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderRequestObject) (ordersapi.AcceptOrderResponseObject, error) {
 	if err := checkID(req.Id); err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	o, err := s.a.svc.Accept(ctx, principal(ctx), req.Id)
 	if err != nil {
-		return refusal(ctx, err)
+		return nil, err
 	}
 	return ordersapi.AcceptOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
 }
@@ -133,91 +128,6 @@ func checkID(id int64) error {
 	}
 	return nil
 }
-
-// The refusal of a request the password hasher has no room for (password.ErrBusy).
-const (
-	codeServerBusy = "server_busy"
-	msgServerBusy  = "the server is busy; try again shortly"
-)
-
-// errorResponse is a documented refusal. It satisfies every operation's response interface, so
-// all operations share the one mapping below.
-type errorResponse struct {
-	status     int
-	retryAfter int // seconds; 0 sends no Retry-After
-	body       web.Error
-}
-
-// refusal maps a domain error to its status and Error body: the one place where domain errors
-// meet HTTP. Anything that is not a domain refusal is returned as an error and becomes an opaque,
-// logged 500 (web.StrictResponseError).
-func refusal(ctx context.Context, err error) (errorResponse, error) {
-	if errors.Is(err, password.ErrBusy) {
-		return errorResponse{status: http.StatusServiceUnavailable, retryAfter: 1, body: web.Error{
-			Code: codeServerBusy, Message: msgServerBusy, RequestID: web.RequestID(ctx)}}, nil
-	}
-	var rf *orders.Refusal
-	if !errors.As(err, &rf) {
-		return errorResponse{}, err
-	}
-	e := web.Error{Message: rf.Msg, RequestID: web.RequestID(ctx)}
-	var status int
-	switch {
-	case errors.Is(err, orders.ErrInvalidInput):
-		status, e.Code, e.Message = http.StatusBadRequest, web.CodeValidation, web.MessageValidation
-		e.Details = []web.FieldError{{Field: rf.Field, Message: rf.Msg}}
-	case errors.Is(err, orders.ErrForbidden):
-		status, e.Code = http.StatusForbidden, web.CodeForbidden
-	case errors.Is(err, orders.ErrNotFound):
-		status, e.Code = http.StatusNotFound, web.CodeNotFound
-	case errors.Is(err, orders.ErrUsernameTaken):
-		status, e.Code = http.StatusConflict, "username_taken"
-	case errors.Is(err, orders.ErrInvalidState):
-		status, e.Code = http.StatusConflict, "invalid_state"
-	case errors.Is(err, orders.ErrInsufficientFunds):
-		status, e.Code = http.StatusConflict, "insufficient_funds"
-	default:
-		return errorResponse{}, err
-	}
-	return errorResponse{status: status, body: e}, nil
-}
-
-func (e errorResponse) write(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", "application/json")
-	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
-	}
-	w.WriteHeader(e.status)
-	return json.NewEncoder(w).Encode(e.body)
-}
-
-// VisitRegisterOrdersUserResponse writes the refusal.
-func (e errorResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
-	return e.write(w)
-}
-
-// VisitGetAuthenticatedUserResponse writes the refusal.
-func (e errorResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
-	return e.write(w)
-}
-
-// VisitListNewOrdersResponse writes the refusal.
-func (e errorResponse) VisitListNewOrdersResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitListUserOrdersResponse writes the refusal.
-func (e errorResponse) VisitListUserOrdersResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitCreateOrderResponse writes the refusal.
-func (e errorResponse) VisitCreateOrderResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitTakeOrderResponse writes the refusal.
-func (e errorResponse) VisitTakeOrderResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitPassOrderResponse writes the refusal.
-func (e errorResponse) VisitPassOrderResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitAcceptOrderResponse writes the refusal.
-func (e errorResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error { return e.write(w) }
 
 func userJSON(u orders.User) ordersapi.User {
 	return ordersapi.User{Id: u.ID, Username: u.Username, UserType: ordersapi.UserType(u.Type), Balance: json.Number(u.Balance.String())}

@@ -1,0 +1,98 @@
+// Package refusal maps a surface's domain errors to HTTP answers from one table per surface. A
+// generated strict handler returns the domain error as it is; the table's ResponseErrorHandler
+// (installed as the strict handler's ResponseErrorHandlerFunc) writes the documented status and
+// the shared JSON error body, and anything the table does not know becomes an opaque, logged 500.
+// Each surface has a test that walks its domain errors and its spec against its table, so an
+// unmapped or undocumented error fails at test time rather than answering 500 at run time.
+package refusal
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/triadhq/triad/impl/web"
+)
+
+// Refusal is one documented error answer.
+type Refusal struct {
+	// Status is the HTTP status code.
+	Status int
+	// Code is the Error body's machine-readable code.
+	Code string
+	// Message is the Error body's sentence; "" uses the domain error's own text, for domain errors
+	// whose messages are written for the caller.
+	Message string
+	// Details, when set, lists the per-field problems the error carries.
+	Details func(error) []web.FieldError
+	// Challenge is the WWW-Authenticate header of a 401.
+	Challenge string
+	// RetryAfter, when set, gives the Retry-After seconds the error carries (0 sends none).
+	RetryAfter func(error) int
+}
+
+// Entry maps one domain error (matched with errors.Is) to its refusal.
+type Entry struct {
+	Err error
+	Refusal
+}
+
+// Table is a surface's mapping; the first entry whose error matches wins.
+type Table []Entry
+
+// Lookup finds the refusal for err.
+func (t Table) Lookup(err error) (Refusal, bool) {
+	for _, e := range t {
+		if errors.Is(err, e.Err) {
+			return e.Refusal, true
+		}
+	}
+	return Refusal{}, false
+}
+
+// Errors lists the mapped errors (for the surface's tests).
+func (t Table) Errors() []error {
+	out := make([]error, len(t))
+	for i, e := range t {
+		out[i] = e.Err
+	}
+	return out
+}
+
+// Write answers err with its refusal and reports true, or writes nothing and reports false when
+// the table does not map err.
+func (t Table) Write(w http.ResponseWriter, r *http.Request, err error) bool {
+	rf, ok := t.Lookup(err)
+	if !ok {
+		return false
+	}
+	body := web.Error{Code: rf.Code, Message: rf.Message}
+	if body.Message == "" {
+		body.Message = err.Error()
+	}
+	if rf.Details != nil {
+		body.Details = rf.Details(err)
+	}
+	if rf.Challenge != "" {
+		w.Header().Set("WWW-Authenticate", rf.Challenge)
+	}
+	if rf.RetryAfter != nil {
+		if secs := rf.RetryAfter(err); secs > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+	}
+	web.WriteError(w, r, rf.Status, body)
+	return true
+}
+
+// ResponseErrorHandler is the strict handler's ResponseErrorHandlerFunc for this table: mapped
+// errors get their refusal, any other error web.StrictResponseError's opaque, logged 500.
+func (t Table) ResponseErrorHandler(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
+	internal := web.StrictResponseError(log)
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		if !t.Write(w, r, err) {
+			internal(w, r, err)
+		}
+	}
+}
