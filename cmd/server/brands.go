@@ -18,10 +18,13 @@ import (
 func (a *app) mountBrands(r chi.Router) error {
 	hasher := password.New(password.Default)
 	a.metrics.WatchHashQueue("brands", hasher.Waiting)
-	api := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log, Hasher: hasher,
+	api, err := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log, Hasher: hasher,
 		// Throttle's defaults, 10 failed logins per email and client address in 15 minutes (shared
 		// by replicas in PostgreSQL; see docs/brands.md); refusals are counted in the metrics.
 		Logins: throttle.Options{OnBlocked: a.metrics.LoginRefused("brands")}})
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if a.cfg.IsDev() {
@@ -41,25 +44,6 @@ func (a *app) mountBrands(r chi.Router) error {
 		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "changed", changed)
 	}
 	// Expired tokens authenticate nobody already; the sweep only keeps the table small.
-	sweepCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := api.Service().SweepExpiredTokens(sweepCtx); err != nil && sweepCtx.Err() == nil {
-				a.log.Warn("brands: sweeping expired tokens", "err", err)
-			} else if n > 0 {
-				a.log.Info("brands: swept expired tokens", "count", n)
-			}
-			select {
-			case <-sweepCtx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	a.onClose(func() { stop(); <-done })
+	a.onClose(api.SweepTokens(time.Hour))
 	return api.Mount(r)
 }

@@ -9,8 +9,8 @@ RETURNING id, email, name, is_admin, created_at;
 SELECT id, password_hash FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
 
 -- name: GetBrandUserByToken :one
--- GetBrandUserByToken resolves an unexpired access token hash to its user.
-SELECT u.id, u.email, u.name, u.is_admin, u.created_at
+-- GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry.
+SELECT u.id, u.is_admin, t.expires_at
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now);
 
@@ -42,15 +42,14 @@ UPDATE brand_users SET is_admin = true, password_hash = $2 WHERE id = $1;
 DELETE FROM brand_tokens WHERE user_id = $1;
 
 -- name: GetBrandMeRows :many
--- GetBrandMeRows reads the owner of an unexpired access token hash and its subscribed brands, oldest
--- subscription first, in one round trip: one row per subscription, or one row with NULL brand
--- columns when there is none; no row at all means the token is not valid.
+-- GetBrandMeRows reads a user and its subscribed brands, oldest subscription first, in one round
+-- trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
+-- all means the user is gone.
 SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
     b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products,
     b.subscriber_count
-FROM brand_tokens t
-JOIN brand_users u ON u.id = t.user_id
+FROM brand_users u
 LEFT JOIN brand_subscriptions s ON s.user_id = u.id
 LEFT JOIN brands_counted b ON b.id = s.brand_id
-WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now)
+WHERE u.id = $1
 ORDER BY s.seq;

@@ -66,18 +66,12 @@ const getBrandMeRows = `-- name: GetBrandMeRows :many
 SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
     b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products,
     b.subscriber_count
-FROM brand_tokens t
-JOIN brand_users u ON u.id = t.user_id
+FROM brand_users u
 LEFT JOIN brand_subscriptions s ON s.user_id = u.id
 LEFT JOIN brands_counted b ON b.id = s.brand_id
-WHERE t.token_hash = $1 AND t.expires_at > $2
+WHERE u.id = $1
 ORDER BY s.seq
 `
-
-type GetBrandMeRowsParams struct {
-	TokenHash []byte
-	Now       time.Time
-}
 
 type GetBrandMeRowsRow struct {
 	UserID          string
@@ -96,11 +90,11 @@ type GetBrandMeRowsRow struct {
 	SubscriberCount pgtype.Int4
 }
 
-// GetBrandMeRows reads the owner of an unexpired access token hash and its subscribed brands, oldest
-// subscription first, in one round trip: one row per subscription, or one row with NULL brand
-// columns when there is none; no row at all means the token is not valid.
-func (q *Queries) GetBrandMeRows(ctx context.Context, arg GetBrandMeRowsParams) ([]GetBrandMeRowsRow, error) {
-	rows, err := q.db.Query(ctx, getBrandMeRows, arg.TokenHash, arg.Now)
+// GetBrandMeRows reads a user and its subscribed brands, oldest subscription first, in one round
+// trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
+// all means the user is gone.
+func (q *Queries) GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error) {
+	rows, err := q.db.Query(ctx, getBrandMeRows, id)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +146,7 @@ func (q *Queries) GetBrandUserByEmailForUpdate(ctx context.Context, email string
 }
 
 const getBrandUserByToken = `-- name: GetBrandUserByToken :one
-SELECT u.id, u.email, u.name, u.is_admin, u.created_at
+SELECT u.id, u.is_admin, t.expires_at
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > $2
 `
@@ -164,23 +158,15 @@ type GetBrandUserByTokenParams struct {
 
 type GetBrandUserByTokenRow struct {
 	ID        string
-	Email     string
-	Name      string
 	IsAdmin   bool
-	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
-// GetBrandUserByToken resolves an unexpired access token hash to its user.
+// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry.
 func (q *Queries) GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error) {
 	row := q.db.QueryRow(ctx, getBrandUserByToken, arg.TokenHash, arg.Now)
 	var i GetBrandUserByTokenRow
-	err := row.Scan(
-		&i.ID,
-		&i.Email,
-		&i.Name,
-		&i.IsAdmin,
-		&i.CreatedAt,
-	)
+	err := row.Scan(&i.ID, &i.IsAdmin, &i.ExpiresAt)
 	return i, err
 }
 

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -17,7 +18,7 @@ FROM brands_counted b WHERE b.availability
 `
 
 // AvailableBrandsDigest identifies the current row versions of the available brands; it changes
-// whenever ListAvailableBrandsJSON's result would.
+// whenever ListAvailableBrandRows' result would.
 func (q *Queries) AvailableBrandsDigest(ctx context.Context) (string, error) {
 	row := q.db.QueryRow(ctx, availableBrandsDigest)
 	var digest string
@@ -28,10 +29,7 @@ func (q *Queries) AvailableBrandsDigest(ctx context.Context) (string, error) {
 const createBrand = `-- name: CreateBrand :one
 INSERT INTO brands (name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING json_build_object(
-    '_id', id, 'name', name, 'description', description, 'url', url,
-    'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
-    'products', products, 'subscriberCount', 0)::text AS brand
+RETURNING id, name, description, url, featured_image, availability, is_featured, products, seq, created_at, version
 `
 
 type CreateBrandParams struct {
@@ -44,8 +42,8 @@ type CreateBrandParams struct {
 	Products      []byte
 }
 
-// CreateBrand inserts a brand with no subscribers and renders it as JSON.
-func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (string, error) {
+// CreateBrand inserts a brand with no subscribers and returns it.
+func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error) {
 	row := q.db.QueryRow(ctx, createBrand,
 		arg.Name,
 		arg.Description,
@@ -55,9 +53,21 @@ func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (strin
 		arg.IsFeatured,
 		arg.Products,
 	)
-	var brand string
-	err := row.Scan(&brand)
-	return brand, err
+	var i Brand
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Description,
+		&i.Url,
+		&i.FeaturedImage,
+		&i.Availability,
+		&i.IsFeatured,
+		&i.Products,
+		&i.Seq,
+		&i.CreatedAt,
+		&i.Version,
+	)
+	return i, err
 }
 
 const deleteBrand = `-- name: DeleteBrand :execrows
@@ -86,6 +96,31 @@ func (q *Queries) FeaturedBrandsDigest(ctx context.Context) (string, error) {
 	return digest, err
 }
 
+const getBrand = `-- name: GetBrand :one
+SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version, seq, created_at FROM brands_counted WHERE id = $1
+`
+
+// GetBrand reads one brand, available or not, with its subscriber count.
+func (q *Queries) GetBrand(ctx context.Context, id string) (BrandsCounted, error) {
+	row := q.db.QueryRow(ctx, getBrand, id)
+	var i BrandsCounted
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Description,
+		&i.Url,
+		&i.FeaturedImage,
+		&i.Availability,
+		&i.IsFeatured,
+		&i.Products,
+		&i.SubscriberCount,
+		&i.Version,
+		&i.Seq,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const getBrandAvailability = `-- name: GetBrandAvailability :one
 SELECT availability FROM brands WHERE id = $1
 `
@@ -98,51 +133,21 @@ func (q *Queries) GetBrandAvailability(ctx context.Context, id string) (bool, er
 	return availability, err
 }
 
-const getBrandJSON = `-- name: GetBrandJSON :one
-SELECT json_build_object(
-    '_id', b.id, 'name', b.name, 'description', b.description, 'url', b.url,
-    'featuredImage', b.featured_image, 'availability', b.availability, 'isFeatured', b.is_featured,
-    'products', b.products, 'subscriberCount', b.subscriber_count)::text AS brand
-FROM brands_counted b WHERE b.id = $1
-`
-
-// GetBrandJSON renders one brand, available or not, as a JSON object.
-func (q *Queries) GetBrandJSON(ctx context.Context, id string) (string, error) {
-	row := q.db.QueryRow(ctx, getBrandJSON, id)
-	var brand string
-	err := row.Scan(&brand)
-	return brand, err
-}
-
 const listAvailableBrandRows = `-- name: ListAvailableBrandRows :many
-SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands_counted WHERE availability ORDER BY seq
+SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version, seq, created_at FROM brands_counted WHERE availability ORDER BY seq
 `
-
-type ListAvailableBrandRowsRow struct {
-	ID              string
-	Name            string
-	Description     string
-	Url             string
-	FeaturedImage   string
-	Availability    bool
-	IsFeatured      bool
-	Products        []byte
-	SubscriberCount int32
-	Version         int64
-}
 
 // ListAvailableBrandRows reads every available brand with its row version, in creation order, for
-// rendering in Go (one snapshot gives both the list and its digest).
-func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBrandRowsRow, error) {
+// rendering at the HTTP edge (one snapshot gives both the list and its digest).
+func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]BrandsCounted, error) {
 	rows, err := q.db.Query(ctx, listAvailableBrandRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ListAvailableBrandRowsRow{}
+	items := []BrandsCounted{}
 	for rows.Next() {
-		var i ListAvailableBrandRowsRow
+		var i BrandsCounted
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
@@ -154,6 +159,8 @@ func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBr
 			&i.Products,
 			&i.SubscriberCount,
 			&i.Version,
+			&i.Seq,
+			&i.CreatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -166,34 +173,20 @@ func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBr
 }
 
 const listFeaturedBrandRows = `-- name: ListFeaturedBrandRows :many
-SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version
-FROM brands_counted WHERE is_featured ORDER BY seq
+SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version, seq, created_at FROM brands_counted WHERE is_featured ORDER BY seq
 `
-
-type ListFeaturedBrandRowsRow struct {
-	ID              string
-	Name            string
-	Description     string
-	Url             string
-	FeaturedImage   string
-	Availability    bool
-	IsFeatured      bool
-	Products        []byte
-	SubscriberCount int32
-	Version         int64
-}
 
 // ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
 // creation order (the seed: brands whose isFeatured is true appear in the featured list).
-func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBrandRowsRow, error) {
+func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]BrandsCounted, error) {
 	rows, err := q.db.Query(ctx, listFeaturedBrandRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ListFeaturedBrandRowsRow{}
+	items := []BrandsCounted{}
 	for rows.Next() {
-		var i ListFeaturedBrandRowsRow
+		var i BrandsCounted
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
@@ -205,6 +198,8 @@ func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBran
 			&i.Products,
 			&i.SubscriberCount,
 			&i.Version,
+			&i.Seq,
+			&i.CreatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -226,11 +221,7 @@ UPDATE brands SET
     is_featured = coalesce($6, is_featured),
     products = coalesce($7, products)
 WHERE id = $8
-RETURNING json_build_object(
-    '_id', id, 'name', name, 'description', description, 'url', url,
-    'featuredImage', featured_image, 'availability', availability, 'isFeatured', is_featured,
-    'products', products,
-    'subscriberCount', brand_subscriber_count(id))::text AS brand
+RETURNING id, name, description, url, featured_image, availability, is_featured, products, seq, created_at, version, brand_subscriber_count(id) AS subscriber_count
 `
 
 type UpdateBrandParams struct {
@@ -244,8 +235,23 @@ type UpdateBrandParams struct {
 	ID            string
 }
 
-// UpdateBrand changes the given fields of a brand (NULL keeps one) and renders it as JSON.
-func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (string, error) {
+type UpdateBrandRow struct {
+	ID              string
+	Name            string
+	Description     string
+	Url             string
+	FeaturedImage   string
+	Availability    bool
+	IsFeatured      bool
+	Products        []byte
+	Seq             pgtype.Int8
+	CreatedAt       time.Time
+	Version         int64
+	SubscriberCount int32
+}
+
+// UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it.
+func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (UpdateBrandRow, error) {
 	row := q.db.QueryRow(ctx, updateBrand,
 		arg.Name,
 		arg.Description,
@@ -256,9 +262,22 @@ func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (strin
 		arg.Products,
 		arg.ID,
 	)
-	var brand string
-	err := row.Scan(&brand)
-	return brand, err
+	var i UpdateBrandRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Description,
+		&i.Url,
+		&i.FeaturedImage,
+		&i.Availability,
+		&i.IsFeatured,
+		&i.Products,
+		&i.Seq,
+		&i.CreatedAt,
+		&i.Version,
+		&i.SubscriberCount,
+	)
+	return i, err
 }
 
 const upsertBrandFixture = `-- name: UpsertBrandFixture :exec

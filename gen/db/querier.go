@@ -16,10 +16,10 @@ type Querier interface {
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
 	// AvailableBrandsDigest identifies the current row versions of the available brands; it changes
-	// whenever ListAvailableBrandsJSON's result would.
+	// whenever ListAvailableBrandRows' result would.
 	AvailableBrandsDigest(ctx context.Context) (string, error)
-	// CreateBrand inserts a brand with no subscribers and renders it as JSON.
-	CreateBrand(ctx context.Context, arg CreateBrandParams) (string, error)
+	// CreateBrand inserts a brand with no subscribers and returns it.
+	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
 	// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
 	CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error)
 	// CreateOrder publishes a waiting order of a customer and counts it in the new-orders list and
@@ -55,17 +55,17 @@ type Querier interface {
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
 	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
 	GetAvatarEtag(ctx context.Context, id string) (string, error)
+	// GetBrand reads one brand, available or not, with its subscriber count.
+	GetBrand(ctx context.Context, id string) (BrandsCounted, error)
 	// GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
 	GetBrandAvailability(ctx context.Context, id string) (bool, error)
-	// GetBrandJSON renders one brand, available or not, as a JSON object.
-	GetBrandJSON(ctx context.Context, id string) (string, error)
-	// GetBrandMeRows reads the owner of an unexpired access token hash and its subscribed brands, oldest
-	// subscription first, in one round trip: one row per subscription, or one row with NULL brand
-	// columns when there is none; no row at all means the token is not valid.
-	GetBrandMeRows(ctx context.Context, arg GetBrandMeRowsParams) ([]GetBrandMeRowsRow, error)
+	// GetBrandMeRows reads a user and its subscribed brands, oldest subscription first, in one round
+	// trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
+	// all means the user is gone.
+	GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error)
 	// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
-	// GetBrandUserByToken resolves an unexpired access token hash to its user.
+	// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry.
 	GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error)
 	// GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
 	GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error)
@@ -87,13 +87,13 @@ type Querier interface {
 	// InsertBrandToken records the hash of a newly issued access token and when it expires.
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
 	// ListAvailableBrandRows reads every available brand with its row version, in creation order, for
-	// rendering in Go (one snapshot gives both the list and its digest).
-	ListAvailableBrandRows(ctx context.Context) ([]ListAvailableBrandRowsRow, error)
+	// rendering at the HTTP edge (one snapshot gives both the list and its digest).
+	ListAvailableBrandRows(ctx context.Context) ([]BrandsCounted, error)
 	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 	ListAvatarIDs(ctx context.Context) ([]string, error)
 	// ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
 	// creation order (the seed: brands whose isFeatured is true appear in the featured list).
-	ListFeaturedBrandRows(ctx context.Context) ([]ListFeaturedBrandRowsRow, error)
+	ListFeaturedBrandRows(ctx context.Context) ([]BrandsCounted, error)
 	// OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
 	// counted).
 	OrderListSize(ctx context.Context, arg OrderListSizeParams) (int64, error)
@@ -121,8 +121,8 @@ type Querier interface {
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
 	// UnsubscribeBrand ends the user's subscription to the brand; 0 rows means there was none.
 	UnsubscribeBrand(ctx context.Context, arg UnsubscribeBrandParams) (int64, error)
-	// UpdateBrand changes the given fields of a brand (NULL keeps one) and renders it as JSON.
-	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (string, error)
+	// UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it.
+	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (UpdateBrandRow, error)
 	// UpdateBrandUserProfile changes the name and/or email of the user; NULL keeps a value.
 	UpdateBrandUserProfile(ctx context.Context, arg UpdateBrandUserProfileParams) (int64, error)
 	// UpsertAvatar stores or replaces the avatar with the given id.

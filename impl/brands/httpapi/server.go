@@ -3,13 +3,11 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
 	"github.com/triadhq/triad/impl/throttle"
-	"github.com/triadhq/triad/impl/web"
 )
 
 // The success messages are the original API's, word for word.
@@ -24,21 +22,13 @@ const (
 	msgBrandDeleted    = "Brand successfully deleted."
 )
 
-// codeTooManyAttempts is the Error code of a login refused by the failed-login limit.
-const codeTooManyAttempts = "too_many_attempts"
-
-// codeServerBusy is the Error code of a 503 given when the password hasher's queue is full.
-const codeServerBusy = "server_busy"
-
 // noStore is the Cache-Control of every answer that carries an access token: no browser or shared
 // cache may keep a credential.
 const noStore = "no-store"
 
-// server implements the generated strict interface by calling brands.Service.
-type server struct {
-	svc    *brands.Service
-	logins *throttle.Limiter
-}
+// server implements the generated strict interface: each method translates one operation into a
+// call of brands.Service and renders its result; errors go to the refusal table.
+type server struct{ a *API }
 
 var _ brandsapi.StrictServerInterface = (*server)(nil)
 
@@ -51,11 +41,11 @@ func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterB
 		body = req.FormdataBody
 	}
 	if body == nil {
-		return refuse[brandsapi.RegisterBrandsUserResponseObject](ctx, errNoBody)
+		return nil, errNoBody
 	}
-	u, tok, err := s.svc.Register(ctx, body.Name, body.Email, body.Password)
+	u, tok, err := s.a.svc.Register(ctx, body.Name, body.Email, body.Password)
 	if err != nil {
-		return refuse[brandsapi.RegisterBrandsUserResponseObject](ctx, err)
+		return nil, err
 	}
 	return brandsapi.RegisterBrandsUser201JSONResponse{
 		Body: brandsapi.RegisteredUser{
@@ -64,7 +54,7 @@ func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterB
 			Email:         u.Email,
 			Name:          u.Name,
 			Subscriptions: []brandsapi.Brand{},
-			CreatedAt:     u.CreatedAt.UTC().Format(brands.TimeLayout),
+			CreatedAt:     u.CreatedAt.UTC().Format(timeLayout),
 		},
 		Headers: brandsapi.RegisterBrandsUser201ResponseHeaders{CacheControl: noStore},
 	}, nil
@@ -76,7 +66,7 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 		body = req.FormdataBody
 	}
 	if body == nil {
-		return refuse[brandsapi.LoginUserResponseObject](ctx, errNoBody)
+		return nil, errNoBody
 	}
 	// Brute-force guard: an email that failed too often from this address is refused before its
 	// password is checked, so the answer cannot tell a right password from a wrong one and the
@@ -84,23 +74,21 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	// requests sent in parallel cannot all slip in while the first are being hashed; only a wrong
 	// password keeps it (see impl/throttle). Unknown emails count alike: otherwise the 429 would
 	// tell which are registered.
-	res, err := s.logins.Reserve(ctx, throttle.LoginKey(body.Email, remoteAddr(ctx)))
+	res, err := s.a.logins.Reserve(ctx, throttle.LoginKey(body.Email, remoteAddr(ctx)))
 	if err != nil {
 		return nil, err
 	}
 	if res.Blocked {
-		secs := throttle.RetryAfterSeconds(res.RetryAfter)
-		return refusal{status: http.StatusTooManyRequests, retryAfter: secs, body: web.Error{Code: codeTooManyAttempts,
-			Message: fmt.Sprintf("too many failed logins; try again in %d seconds", secs), RequestID: web.RequestID(ctx)}}, nil
+		return nil, throttled{secs: throttle.RetryAfterSeconds(res.RetryAfter)}
 	}
-	tok, err := s.svc.Login(ctx, body.Email, body.Password)
+	tok, err := s.a.svc.Login(ctx, body.Email, body.Password)
 	if errors.Is(err, brands.ErrInvalidCredentials) {
-		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
+		return nil, err
 	}
 	if err != nil {
 		// The password was not checked (database down, request cancelled): not a failed guess.
 		_ = res.Release()
-		return refuse[brandsapi.LoginUserResponseObject](ctx, err)
+		return nil, err
 	}
 	// Best effort: if forgetting fails, the earlier failures simply count until the window ends.
 	_ = res.Succeeded()
@@ -114,10 +102,11 @@ func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordR
 		body = req.FormdataBody
 	}
 	if body == nil {
-		return refuse[brandsapi.ResetPasswordResponseObject](ctx, errNoBody)
+		return nil, errNoBody
 	}
-	if err := s.svc.ResetPassword(ctx, token(ctx), body.CurrentPassword, body.NewPassword); err != nil {
-		return refuse[brandsapi.ResetPasswordResponseObject](ctx, err)
+	p, tok := caller(ctx)
+	if err := s.a.svc.ResetPassword(ctx, p, tok, body.CurrentPassword, body.NewPassword); err != nil {
+		return nil, err
 	}
 	return brandsapi.ResetPassword200JSONResponse{Message: msgPasswordChanged}, nil
 }
@@ -128,31 +117,34 @@ func (s *server) EditProfile(ctx context.Context, req brandsapi.EditProfileReque
 		body = req.FormdataBody
 	}
 	if body == nil {
-		return refuse[brandsapi.EditProfileResponseObject](ctx, errNoBody)
+		return nil, errNoBody
 	}
-	if err := s.svc.EditProfile(ctx, token(ctx), deref(body.Name), deref(body.Email)); err != nil {
-		return refuse[brandsapi.EditProfileResponseObject](ctx, err)
+	p, _ := caller(ctx)
+	if err := s.a.svc.EditProfile(ctx, p, deref(body.Name), deref(body.Email)); err != nil {
+		return nil, err
 	}
 	return brandsapi.EditProfile200JSONResponse{Message: msgProfileChanged}, nil
 }
 
 func (s *server) LogoutUser(ctx context.Context, _ brandsapi.LogoutUserRequestObject) (brandsapi.LogoutUserResponseObject, error) {
-	if err := s.svc.Logout(ctx, token(ctx)); err != nil {
-		return refuse[brandsapi.LogoutUserResponseObject](ctx, err)
+	_, tok := caller(ctx)
+	if err := s.a.svc.Logout(ctx, tok); err != nil {
+		return nil, err
 	}
 	return brandsapi.LogoutUser200JSONResponse{Message: msgLoggedOut}, nil
 }
 
 func (s *server) GetMe(ctx context.Context, _ brandsapi.GetMeRequestObject) (brandsapi.GetMeResponseObject, error) {
-	me, err := s.svc.MeJSON(ctx, token(ctx))
+	p, tok := caller(ctx)
+	me, err := s.a.svc.Me(ctx, p)
 	if err != nil {
-		return refuse[brandsapi.GetMeResponseObject](ctx, err)
+		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: string(me), noStore: true}, nil
+	return rawJSON{status: http.StatusOK, body: renderMe(tok, &me), noStore: true}, nil
 }
 
 func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestObject) (brandsapi.ListBrandsResponseObject, error) {
-	list, err := s.svc.ListJSON(ctx)
+	list, err := s.a.available.get(ctx, s.a.svc)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +152,7 @@ func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestOb
 }
 
 func (s *server) ListFeaturedBrands(ctx context.Context, _ brandsapi.ListFeaturedBrandsRequestObject) (brandsapi.ListFeaturedBrandsResponseObject, error) {
-	list, err := s.svc.FeaturedJSON(ctx)
+	list, err := s.a.featured.get(ctx, s.a.svc)
 	if err != nil {
 		return nil, err
 	}
@@ -168,17 +160,18 @@ func (s *server) ListFeaturedBrands(ctx context.Context, _ brandsapi.ListFeature
 }
 
 func (s *server) GetBrand(ctx context.Context, req brandsapi.GetBrandRequestObject) (brandsapi.GetBrandResponseObject, error) {
-	b, err := s.svc.BrandJSON(ctx, req.Id)
+	b, err := s.a.svc.Brand(ctx, req.Id)
 	if err != nil {
-		return refuse[brandsapi.GetBrandResponseObject](ctx, err)
+		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: b}, nil
+	return rawJSON{status: http.StatusOK, body: renderBrand(&b)}, nil
 }
 
 func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBrandRequestObject) (brandsapi.SubscribeBrandResponseObject, error) {
-	created, err := s.svc.Subscribe(ctx, token(ctx), req.Id)
+	p, _ := caller(ctx)
+	created, err := s.a.svc.Subscribe(ctx, p, req.Id)
 	if err != nil {
-		return refuse[brandsapi.SubscribeBrandResponseObject](ctx, err)
+		return nil, err
 	}
 	if !created {
 		return brandsapi.SubscribeBrand200JSONResponse{Message: msgAlreadySub}, nil
@@ -187,9 +180,10 @@ func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBran
 }
 
 func (s *server) UnsubscribeBrand(ctx context.Context, req brandsapi.UnsubscribeBrandRequestObject) (brandsapi.UnsubscribeBrandResponseObject, error) {
-	removed, err := s.svc.Unsubscribe(ctx, token(ctx), req.Id)
+	p, _ := caller(ctx)
+	removed, err := s.a.svc.Unsubscribe(ctx, p, req.Id)
 	if err != nil {
-		return refuse[brandsapi.UnsubscribeBrandResponseObject](ctx, err)
+		return nil, err
 	}
 	if !removed {
 		return brandsapi.UnsubscribeBrand200JSONResponse{Message: msgNotSubscribed}, nil
@@ -199,7 +193,7 @@ func (s *server) UnsubscribeBrand(ctx context.Context, req brandsapi.Unsubscribe
 
 func (s *server) CreateBrand(ctx context.Context, req brandsapi.CreateBrandRequestObject) (brandsapi.CreateBrandResponseObject, error) {
 	if req.Body == nil {
-		return refuse[brandsapi.CreateBrandResponseObject](ctx, errNoBody)
+		return nil, errNoBody
 	}
 	b := req.Body
 	in := brands.BrandInput{
@@ -213,16 +207,17 @@ func (s *server) CreateBrand(ctx context.Context, req brandsapi.CreateBrandReque
 	if b.Products != nil {
 		in.Products = products(*b.Products)
 	}
-	out, err := s.svc.CreateBrand(ctx, token(ctx), in)
+	p, _ := caller(ctx)
+	out, err := s.a.svc.CreateBrand(ctx, p, in)
 	if err != nil {
-		return refuse[brandsapi.CreateBrandResponseObject](ctx, err)
+		return nil, err
 	}
-	return rawJSON{status: http.StatusCreated, body: out}, nil
+	return rawJSON{status: http.StatusCreated, body: renderBrand(&out)}, nil
 }
 
 func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandRequestObject) (brandsapi.UpdateBrandResponseObject, error) {
 	if req.Body == nil {
-		return refuse[brandsapi.UpdateBrandResponseObject](ctx, errNoBody)
+		return nil, errNoBody
 	}
 	b := req.Body
 	in := brands.BrandPatch{
@@ -233,16 +228,18 @@ func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandReque
 		ps := products(*b.Products)
 		in.Products = &ps
 	}
-	out, err := s.svc.UpdateBrand(ctx, token(ctx), req.Id, in)
+	p, _ := caller(ctx)
+	out, err := s.a.svc.UpdateBrand(ctx, p, req.Id, in)
 	if err != nil {
-		return refuse[brandsapi.UpdateBrandResponseObject](ctx, err)
+		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: out}, nil
+	return rawJSON{status: http.StatusOK, body: renderBrand(&out)}, nil
 }
 
 func (s *server) DeleteBrand(ctx context.Context, req brandsapi.DeleteBrandRequestObject) (brandsapi.DeleteBrandResponseObject, error) {
-	if err := s.svc.DeleteBrand(ctx, token(ctx), req.Id); err != nil {
-		return refuse[brandsapi.DeleteBrandResponseObject](ctx, err)
+	p, _ := caller(ctx)
+	if err := s.a.svc.DeleteBrand(ctx, p, req.Id); err != nil {
+		return nil, err
 	}
 	return brandsapi.DeleteBrand200JSONResponse{Message: msgBrandDeleted}, nil
 }
@@ -262,3 +259,29 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// rawJSON is a success answer whose body is rendered JSON already (render.go).
+type rawJSON struct {
+	status  int
+	body    []byte
+	noStore bool // the body carries an access token (see noStore)
+}
+
+func (j rawJSON) write(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	if j.noStore {
+		w.Header().Set("Cache-Control", noStore)
+	}
+	w.WriteHeader(j.status)
+	_, err := w.Write(j.body)
+	return err
+}
+
+// One Visit method per operation answered with a rendered Brand or profile.
+
+func (j rawJSON) VisitCreateBrandResponse(w http.ResponseWriter) error        { return j.write(w) }
+func (j rawJSON) VisitListBrandsResponse(w http.ResponseWriter) error         { return j.write(w) }
+func (j rawJSON) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error { return j.write(w) }
+func (j rawJSON) VisitGetBrandResponse(w http.ResponseWriter) error           { return j.write(w) }
+func (j rawJSON) VisitUpdateBrandResponse(w http.ResponseWriter) error        { return j.write(w) }
+func (j rawJSON) VisitGetMeResponse(w http.ResponseWriter) error              { return j.write(w) }

@@ -23,7 +23,7 @@ var refusals = refusal.Table{
 	{Err: password.ErrBusy, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: codeServerBusy,
 		Message: msgServerBusy, RetryAfter: func(error) int { return 1 }}},
 	{Err: orders.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
-		Message: "the request is invalid", Details: fieldOf}},
+		Message: web.MessageValidation, Details: fieldOf}},
 	{Err: orders.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},
 	{Err: orders.ErrNotFound, Refusal: refusal.Refusal{Status: http.StatusNotFound, Code: web.CodeNotFound}},
 	{Err: orders.ErrUsernameTaken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "username_taken"}},

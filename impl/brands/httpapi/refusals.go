@@ -1,0 +1,75 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/refusal"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// codeTooManyAttempts is the Error code of a login refused by the failed-login limit.
+const codeTooManyAttempts = "too_many_attempts"
+
+// codeServerBusy is the Error code of a 503 given when the password hasher's queue is full.
+const codeServerBusy = "server_busy"
+
+// errTooManyAttempts is a login the failed-login limit refuses; the throttle lives at the edge.
+var errTooManyAttempts = errors.New("too many failed logins")
+
+// throttled carries the wait of a refused login.
+type throttled struct{ secs int }
+
+func (e throttled) Error() string {
+	return fmt.Sprintf("too many failed logins; try again in %d seconds", e.secs)
+}
+
+func (e throttled) Unwrap() error { return errTooManyAttempts }
+
+// refusals maps the brands domain's errors (and the edge's own login limit) to their documented
+// answers: the one place where they meet HTTP.
+var refusals = refusal.Table{
+	{Err: brands.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
+		Message: web.MessageValidation, Details: problems}},
+	{Err: brands.ErrUnauthenticated, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: web.CodeUnauthorized,
+		Message: msgTokenRequired, Challenge: `Bearer realm="brands", error="invalid_token"`}},
+	{Err: brands.ErrInvalidCredentials, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: "invalid_credentials",
+		Message: "email or password is incorrect", Challenge: `Bearer realm="brands"`}},
+	{Err: brands.ErrWrongPassword, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: "wrong_password",
+		Message: "the current password is incorrect"}},
+	{Err: brands.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden,
+		Message: "only admins may manage brands"}},
+	{Err: brands.ErrNotFound, Refusal: refusal.Refusal{Status: http.StatusNotFound, Code: web.CodeNotFound,
+		Message: "brand not found"}},
+	{Err: brands.ErrEmailTaken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "email_taken",
+		Message: "the email is already registered"}},
+	{Err: brands.ErrUnavailable, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "brand_unavailable",
+		Message: "the brand is not available"}},
+	{Err: password.ErrBusy, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: codeServerBusy,
+		Message: "the server is busy; try again shortly", RetryAfter: func(error) int { return 1 }}},
+	{Err: errTooManyAttempts, Refusal: refusal.Refusal{Status: http.StatusTooManyRequests, Code: codeTooManyAttempts,
+		RetryAfter: func(err error) int {
+			var t throttled
+			errors.As(err, &t)
+			return t.secs
+		}}},
+}
+
+// problems lists the invalid fields of an ErrInvalidInput.
+func problems(err error) []web.FieldError {
+	var ve *brands.ValidationError
+	if !errors.As(err, &ve) {
+		return nil
+	}
+	out := make([]web.FieldError, len(ve.Problems))
+	for i, p := range ve.Problems {
+		out[i] = web.FieldError{Field: p.Field, Message: p.Message}
+	}
+	return out
+}
+
+// isUnauthenticated tells the bearer middleware which resolver errors mean "no such token".
+func isUnauthenticated(err error) bool { return errors.Is(err, brands.ErrUnauthenticated) }

@@ -1,0 +1,180 @@
+package brands
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/opaquetoken"
+	"github.com/triadhq/triad/impl/pgtx"
+)
+
+// User is a registered user, without any secret.
+type User struct {
+	ID        string
+	Email     string
+	Name      string
+	IsAdmin   bool
+	CreatedAt time.Time
+}
+
+// Profile is a user with the brands it subscribes to, oldest subscription first.
+type Profile struct {
+	User
+	Subscriptions []Brand
+}
+
+func isEmailTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "brand_users_email_key"
+}
+
+// Register creates a user and issues its first access token.
+func (s *Service) Register(ctx context.Context, name, email, pw string) (User, string, error) {
+	var v ValidationError
+	name = checkName(&v, "name", name, MaxNameLen)
+	email = checkEmail(&v, email)
+	checkPassword(&v, "password", pw)
+	if err := v.orNil(); err != nil {
+		return User{}, "", err
+	}
+	hash, err := s.hasher.Hash(ctx, pw)
+	if err != nil {
+		return User{}, "", err
+	}
+	tok, tokHash, err := opaquetoken.Mint()
+	if err != nil {
+		return User{}, "", err
+	}
+	var u User
+	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		q := s.q.WithTx(tx)
+		row, err := q.CreateBrandUser(ctx, db.CreateBrandUserParams{Email: email, Name: name, PasswordHash: hash})
+		if isEmailTaken(err) {
+			return ErrEmailTaken
+		}
+		if err != nil {
+			return err
+		}
+		u = User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
+		// Issued in the same transaction as the user, so a user never exists without its token.
+		return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID, ExpiresAt: s.now().Add(s.tokens.TTL())})
+	})
+	if err != nil {
+		return User{}, "", err
+	}
+	return u, tok, nil
+}
+
+// Login checks the credentials and issues a new access token. An unknown email and a wrong password
+// both give ErrInvalidCredentials after the same amount of hashing work.
+func (s *Service) Login(ctx context.Context, email, pw string) (string, error) {
+	email = strings.TrimSpace(email)
+	row, err := s.q.GetBrandUserCredentials(ctx, email)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", err
+	}
+	ok, err := s.hasher.Verify(ctx, row.PasswordHash, pw) // "" for an unknown user: dummy work, false
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", ErrInvalidCredentials
+	}
+	return s.tokens.Issue(ctx, Principal{UserID: row.ID})
+}
+
+// ResetPassword replaces the caller's password after checking the current one, and revokes every
+// token of the caller except keep (the one the request presented).
+func (s *Service) ResetPassword(ctx context.Context, p Principal, keep, current, next string) error {
+	var v ValidationError
+	checkPassword(&v, "newPassword", next)
+	if err := v.orNil(); err != nil {
+		return err
+	}
+	// Hash outside the transaction: it is the slow part and needs no lock.
+	newHash, err := s.hasher.Hash(ctx, next)
+	if err != nil {
+		return err
+	}
+	return pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		q := s.q.WithTx(tx)
+		// The row lock serializes concurrent changes, so each one checks the password in force.
+		stored, err := q.GetBrandUserPasswordHashForUpdate(ctx, p.UserID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrUnauthenticated
+		}
+		if err != nil {
+			return err
+		}
+		ok, err := s.hasher.Verify(ctx, stored, current)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrWrongPassword
+		}
+		if err := q.SetBrandUserPassword(ctx, db.SetBrandUserPasswordParams{ID: p.UserID, PasswordHash: newHash}); err != nil {
+			return err
+		}
+		return q.DeleteOtherBrandTokens(ctx, db.DeleteOtherBrandTokensParams{UserID: p.UserID, TokenHash: opaquetoken.Hash(keep)})
+	})
+}
+
+// EditProfile changes the caller's name and/or email; an empty value keeps the field, and at least
+// one must be given.
+func (s *Service) EditProfile(ctx context.Context, p Principal, name, email string) error {
+	var v ValidationError
+	params := db.UpdateBrandUserProfileParams{ID: p.UserID}
+	if strings.TrimSpace(name) != "" {
+		params.Name = pgtype.Text{String: checkName(&v, "name", name, MaxNameLen), Valid: true}
+	}
+	if strings.TrimSpace(email) != "" {
+		params.Email = pgtype.Text{String: checkEmail(&v, email), Valid: true}
+	}
+	if !params.Name.Valid && !params.Email.Valid {
+		v.add("body", "give at least one of name and email")
+	}
+	if err := v.orNil(); err != nil {
+		return err
+	}
+	n, err := s.q.UpdateBrandUserProfile(ctx, params)
+	if isEmailTaken(err) {
+		return ErrEmailTaken
+	}
+	if err == nil && n == 0 {
+		return ErrUnauthenticated
+	}
+	return err
+}
+
+// Me returns the caller's profile with the brands it subscribes to, in one query.
+func (s *Service) Me(ctx context.Context, p Principal) (Profile, error) {
+	rows, err := s.q.GetBrandMeRows(ctx, p.UserID)
+	if err != nil {
+		return Profile{}, err
+	}
+	if len(rows) == 0 {
+		return Profile{}, ErrUnauthenticated
+	}
+	u := rows[0]
+	out := Profile{User: User{ID: u.UserID, Email: u.Email, Name: u.UserName, IsAdmin: u.IsAdmin, CreatedAt: u.CreatedAt}}
+	out.Subscriptions = make([]Brand, 0, len(rows))
+	for _, r := range rows {
+		if !r.ID.Valid { // the one row of a user without subscriptions
+			continue
+		}
+		out.Subscriptions = append(out.Subscriptions, Brand{
+			ID: r.ID.String, Name: r.Name.String, Description: r.Description.String, URL: r.Url.String,
+			FeaturedImage: r.FeaturedImage.String, Availability: r.Availability.Bool, IsFeatured: r.IsFeatured.Bool,
+			Products: r.Products, SubscriberCount: r.SubscriberCount.Int32,
+		})
+	}
+	return out, nil
+}
