@@ -9,8 +9,8 @@ RETURNING id, email, name, is_admin, created_at;
 SELECT id, password_hash FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
 
 -- name: GetBrandUserByToken :one
--- GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry.
-SELECT u.id, u.is_admin, t.expires_at
+-- GetBrandUserByToken resolves an unexpired access token hash to its user.
+SELECT u.id, u.is_admin
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now);
 

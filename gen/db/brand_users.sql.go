@@ -146,7 +146,7 @@ func (q *Queries) GetBrandUserByEmailForUpdate(ctx context.Context, email string
 }
 
 const getBrandUserByToken = `-- name: GetBrandUserByToken :one
-SELECT u.id, u.is_admin, t.expires_at
+SELECT u.id, u.is_admin
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > $2
 `
@@ -157,16 +157,15 @@ type GetBrandUserByTokenParams struct {
 }
 
 type GetBrandUserByTokenRow struct {
-	ID        string
-	IsAdmin   bool
-	ExpiresAt time.Time
+	ID      string
+	IsAdmin bool
 }
 
-// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry.
+// GetBrandUserByToken resolves an unexpired access token hash to its user.
 func (q *Queries) GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error) {
 	row := q.db.QueryRow(ctx, getBrandUserByToken, arg.TokenHash, arg.Now)
 	var i GetBrandUserByTokenRow
-	err := row.Scan(&i.ID, &i.IsAdmin, &i.ExpiresAt)
+	err := row.Scan(&i.ID, &i.IsAdmin)
 	return i, err
 }
 

@@ -65,7 +65,7 @@ type Querier interface {
 	GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error)
 	// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
-	// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry.
+	// GetBrandUserByToken resolves an unexpired access token hash to its user.
 	GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error)
 	// GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
 	GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error)

@@ -25,7 +25,8 @@ func (s tokenStore) SaveToken(ctx context.Context, hash []byte, p Principal, exp
 	return s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: hash, UserID: p.UserID, ExpiresAt: expires})
 }
 
-// TokenOwner resolves an unexpired token to its user and the token's expiry.
+// TokenOwner resolves an unexpired token to its user. The expiry is not read back (a token row may
+// hold 'infinity', which time.Time cannot): brands does not cache resolved tokens.
 func (s tokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, time.Time, error) {
 	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hash, Now: s.now()})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -34,7 +35,7 @@ func (s tokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, tim
 	if err != nil {
 		return Principal{}, time.Time{}, err
 	}
-	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, row.ExpiresAt, nil
+	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, time.Time{}, nil
 }
 
 // DeleteExpiredTokens deletes the rows of expired tokens.
