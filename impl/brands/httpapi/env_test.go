@@ -33,7 +33,8 @@ var (
 )
 
 func testHasher() *password.Hasher {
-	hasherOnce.Do(func() { hasher = password.New(password.Fast) })
+	// Tests register many users at once; a deep queue keeps the hasher's shedding (ErrBusy) out of them.
+	hasherOnce.Do(func() { hasher = password.NewSized(password.Fast, 2, 1024) })
 	return hasher
 }
 
