@@ -180,3 +180,39 @@ func TestCluster_RestartsKilledPostmaster(t *testing.T) {
 		t.Fatal("postmaster still running after Stop")
 	}
 }
+
+// A stop that arrives while the supervisor is bringing a killed postmaster back (crash recovery,
+// or serving but not yet seen to serve) still ends with a cleanly stopped cluster: no postmaster
+// left running and no stale postmaster.pid for the next owner.
+func TestCluster_StopDuringRestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "pg")
+	c, err := Start(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	pid := postmasterPID(t, dir)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The replacement has written its pid file: it is starting, and the supervisor is waiting
+	// for it to accept connections.
+	var next int
+	eventually(t, "a replacement postmaster starting", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid"))
+		if err != nil {
+			return false
+		}
+		next, _ = strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+		return next != 0 && next != pid
+	})
+	_ = c.Stop()
+	if _, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid")); !os.IsNotExist(err) {
+		t.Fatalf("postmaster.pid left behind after Stop (stat: %v)", err)
+	}
+	if err := syscall.Kill(next, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("postmaster %d still running after Stop (%v)", next, err)
+	}
+}

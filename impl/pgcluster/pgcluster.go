@@ -224,8 +224,10 @@ func (c *Cluster) startPostmaster(ctx context.Context) (*exec.Cmd, chan struct{}
 		close(exited)
 	}()
 	if err := c.waitReady(ctx, exited); err != nil {
-		_ = cmd.Process.Kill()
-		<-exited
+		// A stop can arrive while a restarted postmaster is still replaying its WAL, or just after
+		// it began accepting connections: a clean shutdown leaves no stale postmaster.pid behind
+		// for the next owner to wonder about, where a kill would.
+		_ = c.shutdown(cmd, exited)
 		return nil, nil, fmt.Errorf("%w (log: %s)", err, logFile)
 	}
 	return cmd, exited, nil

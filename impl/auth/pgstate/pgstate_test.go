@@ -208,10 +208,12 @@ func TestTelegram_TwoReplicasOnePoller(t *testing.T) {
 	if st, body := a.call(t, "?token="+tok); st != http.StatusNotFound {
 		t.Fatalf("second completion on a: %d %s", st, body)
 	}
-	// Exactly one replica holds the poller's lock: b never answered a message.
+	// Exactly one replica holds the poller's lock: b never answered a message. pg_locks spans the
+	// cluster, where other tests' databases hold advisory locks of their own; count this one's.
 	var holders int
-	if err := pools[0].QueryRow(context.Background(),
-		"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted").Scan(&holders); err != nil || holders != 1 {
+	if err := pools[0].QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted
+		  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&holders); err != nil || holders != 1 {
 		t.Fatalf("advisory lock holders %d (%v), want 1", holders, err)
 	}
 
