@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -117,7 +118,8 @@ func (s *Service) list(w http.ResponseWriter, _ *http.Request) {
 	web.WriteJSON(w, http.StatusOK, s.Providers())
 }
 
-// maxXSRFHeader bounds X-XSRF-TOKEN as api/auth.yaml does; a token id is 22 characters.
+// maxXSRFHeader bounds X-XSRF-TOKEN as api/auth.yaml does (maxLength of the XSRFHeader
+// parameter; TestXSRFHeaderBound_MatchesTheSpec fails when the two differ); a token id is 22 characters.
 const maxXSRFHeader = 256
 
 // badXSRFHeader answers 400 validation_failed for an over-long X-XSRF-TOKEN, the same refusal the
@@ -128,7 +130,7 @@ func (s *Service) badXSRFHeader(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	web.WriteError(w, r, http.StatusBadRequest, web.Error{Code: web.CodeValidation, Message: web.MessageValidation,
-		Details: []web.FieldError{{Field: key, Message: "maximum string length is 256"}}})
+		Details: []web.FieldError{{Field: key, Message: fmt.Sprintf("maximum string length is %d", maxXSRFHeader)}}})
 	return true
 }
 
