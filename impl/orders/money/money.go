@@ -24,10 +24,22 @@ var (
 	ErrOutOfRange = errors.New("must be between 0.01 and 1000000.00")
 )
 
-// Parse reads a JSON number (any valid notation, e.g. "120.5", "1.2e2") exactly and returns it in
-// kopecks. It refuses numbers with a non-zero third fractional digit and amounts outside
-// [0.01, MaxPrice]: prices are positive and bounded.
+// Parse reads a JSON number (any notation of RFC 8259, e.g. "120.5", "1.2e2", "12050E-2") exactly
+// and returns it in kopecks. It refuses numbers with a non-zero third fractional digit and amounts
+// outside [0.01, MaxPrice]: prices are positive and bounded. Other notations big.Rat would take
+// ("0x10", "1/3") are not JSON numbers and are refused.
 func Parse(s string) (Kopecks, error) {
+	digits, exp, ok := scan(s)
+	if !ok {
+		return 0, ErrNotNumber
+	}
+	// Defends against exponent bombs: "1e99999" is a short literal whose value big.Rat would
+	// build digit by digit (tens of milliseconds of CPU each). With n mantissa digits, a value in
+	// [0.01, 1000000] has an exponent in [-n-1, n+6]: the digits can shift the point by at most n.
+	// Anything beyond cannot be a price, so it is refused before any big arithmetic, as out of range.
+	if exp > int64(digits)+6 || exp < -int64(digits)-1 {
+		return 0, ErrOutOfRange
+	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		return 0, ErrNotNumber
@@ -42,6 +54,60 @@ func Parse(s string) (Kopecks, error) {
 	}
 	return Kopecks(n.Int64()), nil
 }
+
+// maxExp caps the exponent scan reads; larger magnitudes are reported as maxExp, which is beyond
+// any bound Parse applies to a literal it would parse.
+const maxExp = 1 << 40
+
+// scan checks that s is a JSON number (-? int frac? exp?) and returns the number of digits of its
+// mantissa and its decimal exponent (0 without one).
+func scan(s string) (digits int, exp int64, ok bool) {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	intLen := i - start
+	if intLen == 0 || intLen > 1 && s[start] == '0' {
+		return 0, 0, false
+	}
+	digits = intLen
+	if i < len(s) && s[i] == '.' {
+		i++
+		fs := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i == fs {
+			return 0, 0, false
+		}
+		digits += i - fs
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		neg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			neg = s[i] == '-'
+			i++
+		}
+		es := i
+		for ; i < len(s) && isDigit(s[i]); i++ {
+			exp = min(exp*10+int64(s[i]-'0'), maxExp)
+		}
+		if i == es {
+			return 0, 0, false
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	return digits, exp, i == len(s)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // String formats k with exactly two fractional digits, e.g. "120.50" or "-0.05".
 func (k Kopecks) String() string {

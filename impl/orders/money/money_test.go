@@ -1,6 +1,9 @@
 package money
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestParse_Exact(t *testing.T) {
 	for _, tc := range []struct {
@@ -33,5 +36,49 @@ func TestKopecks_String(t *testing.T) {
 		if got := k.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int64(k), got, want)
 		}
+	}
+}
+
+// TestParse_Exponents: an exponent no price can have is refused as out of range, before any big
+// arithmetic (a few hundred bytes, where building 1e99999 takes tens of kilobytes), while the
+// widest valid exponents still parse.
+func TestParse_Exponents(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Kopecks
+		err  error
+	}{
+		{"1e99999", 0, ErrOutOfRange},
+		{"1E+99999", 0, ErrOutOfRange},
+		{"1e-99999", 0, ErrOutOfRange},
+		{"1e99999999999999999999999999", 0, ErrOutOfRange},
+		{"0e99999", 0, ErrOutOfRange},
+		{"1e7", 0, ErrOutOfRange},
+		{"1e6", 100_000_000, nil},
+		{"0.0000000000000000000000001e25", 100, nil},
+		{"1000000000000000000000e-23", 1, nil},
+		{"1e-2", 1, nil},
+		{"0x10", 0, ErrNotNumber},
+		{"1/3", 0, ErrNotNumber},
+		{".5", 0, ErrNotNumber},
+		{"01", 0, ErrNotNumber},
+		{"1e", 0, ErrNotNumber},
+		{"1.", 0, ErrNotNumber},
+		{"+1", 0, ErrNotNumber},
+	} {
+		got, err := Parse(tc.in)
+		if err != tc.err || got != tc.want {
+			t.Errorf("Parse(%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const runs = 10
+	for range runs {
+		_, _ = Parse("1e99999")
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 1024 {
+		t.Fatalf("Parse(\"1e99999\") allocates %d bytes: the exponent reached big arithmetic", per)
 	}
 }
