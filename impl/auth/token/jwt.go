@@ -4,15 +4,12 @@
 package token
 
 import (
-	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -54,23 +51,6 @@ func (c Claims) ProviderName() string {
 		return ""
 	}
 	return c.User.Provider()
-}
-
-// Handshake is the short-lived state of a login in progress.
-type Handshake struct {
-	// State is the OAuth2 state value the callback must echo.
-	State string `json:"state,omitempty"`
-	// From is the validated redirect target after login, or "".
-	From string `json:"from,omitempty"`
-	// Verifier is the PKCE code verifier of the flow.
-	Verifier string `json:"verifier,omitempty"`
-	// ID identifies a confirmation request (verified provider): user and address.
-	ID string `json:"id,omitempty"`
-	// Session asks for session-only cookies once the login completes.
-	Session bool `json:"session,omitempty"`
-	// Provider names the provider that started the handshake; the provider finishing it checks it,
-	// so a state or confirmation issued for one provider is never accepted by another.
-	Provider string `json:"provider,omitempty"`
 }
 
 // Aud returns the single audience of the claims, or "".
@@ -260,207 +240,4 @@ func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// Set completes claims (jti when empty, iss, iat, exp, auth_time when zero), runs the ClaimsUpdater,
-// signs them and sets the JWT and XSRF cookies. It returns the claims as signed.
-func (s *Service) Set(w http.ResponseWriter, c Claims) (Claims, error) {
-	now := s.Now()
-	if c.ID == "" {
-		c.ID = NewID()
-	}
-	if s.Issuer != "" {
-		c.Issuer = s.Issuer
-	}
-	c.IssuedAt = jwt.NewNumericDate(now)
-	c.ExpiresAt = jwt.NewNumericDate(now.Add(s.TokenDuration))
-	if c.AuthTime == 0 {
-		c.AuthTime = now.Unix()
-	}
-	if c.User != nil && c.User.Audience == "" {
-		c.User.Audience = c.Aud()
-	}
-	if s.ClaimsUpd != nil {
-		c = s.ClaimsUpd.Update(c)
-	}
-	tok, err := s.Token(c)
-	if err != nil {
-		return Claims{}, err
-	}
-	maxAge := int(s.CookieDuration / time.Second)
-	if c.SessionOnly {
-		maxAge = 0 // a session cookie: gone when the browser closes
-	}
-	http.SetCookie(w, &http.Cookie{Name: s.JWTCookieName, Value: tok, Path: "/", Domain: s.JWTCookieDomain,
-		MaxAge: maxAge, HttpOnly: true, Secure: s.SecureCookies, SameSite: s.SameSite})
-	// The XSRF cookie is readable by scripts on purpose: the page copies it into X-XSRF-TOKEN, which a
-	// cross-site attacker cannot do.
-	http.SetCookie(w, &http.Cookie{Name: s.XSRFCookieName, Value: c.ID, Path: "/", Domain: s.JWTCookieDomain,
-		MaxAge: maxAge, HttpOnly: false, Secure: s.SecureCookies, SameSite: s.SameSite})
-	return c, nil
-}
-
-// Get finds the token of a request: header X-JWT, then query token, then the JWT cookie (which
-// needs the XSRF header). It returns the claims and the raw token. A cookie token that is expired
-// but otherwise good comes back with its claims and ErrExpired, so the caller may refresh it.
-func (s *Service) Get(r *http.Request) (Claims, string, error) {
-	if tok := r.Header.Get(s.JWTHeaderKey); tok != "" {
-		return s.getNonCookie(tok)
-	}
-	if r.URL.RawQuery != "" { // checked first: parsing the query allocates
-		if tok := r.URL.Query().Get(s.JWTQuery); tok != "" {
-			return s.getNonCookie(tok)
-		}
-	}
-	ck, err := r.Cookie(s.JWTCookieName)
-	if err != nil || ck.Value == "" {
-		return Claims{}, "", ErrNoToken
-	}
-	c, err := s.Parse(ck.Value)
-	if err != nil && !errors.Is(err, ErrExpired) {
-		return Claims{}, "", err
-	}
-	if err == nil || errors.Is(err, ErrExpired) {
-		if xerr := s.checkXSRF(r, c.ID); xerr != nil {
-			return Claims{}, "", xerr
-		}
-	}
-	if err != nil && c.AuthTime == 0 && c.IssuedAt != nil && c.Issuer != s.Issuer {
-		// A token of an accepted other issuer (go-pkgz/auth writes no auth_time) is bounded from its
-		// iat, the time of its own last refresh, which is how long that library's cookie lives.
-		c.AuthTime = c.IssuedAt.Unix()
-	}
-	if err != nil {
-		// Session-only logins are refreshed too (their cookies stay session cookies, see Set): the
-		// browser ends them when it closes, and CookieDuration still bounds them from the login.
-		if c.AuthTime == 0 || !s.Now().Before(time.Unix(c.AuthTime, 0).Add(s.CookieDuration)) {
-			return Claims{}, "", fmt.Errorf("%w: past the cookie lifetime", ErrInvalid)
-		}
-		return c, ck.Value, err
-	}
-	return c, ck.Value, nil
-}
-
-// getNonCookie parses a header or query token: no XSRF (a cross-site page cannot set these) and no
-// refresh (the caller holds no cookie to refresh).
-func (s *Service) getNonCookie(tok string) (Claims, string, error) {
-	c, err := s.Parse(tok)
-	if err != nil {
-		if errors.Is(err, ErrExpired) {
-			return Claims{}, "", fmt.Errorf("%w: expired", ErrInvalid)
-		}
-		return Claims{}, "", err
-	}
-	return c, tok, nil
-}
-
-func (s *Service) checkXSRF(r *http.Request, id string) error {
-	if s.DisableXSRF || slices.Contains(s.XSRFIgnoreMethods, r.Method) {
-		return nil
-	}
-	h := r.Header.Get(s.XSRFHeaderKey)
-	// Constant-time: the comparison must not leak how much of the id an attacker guessed.
-	if h == "" || id == "" || subtle.ConstantTimeCompare([]byte(h), []byte(id)) != 1 {
-		return ErrXSRF
-	}
-	return nil
-}
-
-// Reset removes the JWT and XSRF cookies (logout).
-func (s *Service) Reset(w http.ResponseWriter) {
-	for _, name := range []string{s.JWTCookieName, s.XSRFCookieName} {
-		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", Domain: s.JWTCookieDomain, MaxAge: -1,
-			Expires: time.Unix(0, 0), HttpOnly: name == s.JWTCookieName, Secure: s.SecureCookies, SameSite: s.SameSite})
-	}
-}
-
-// HandshakeToken signs a handshake (login in progress or confirmation request) valid for
-// HandshakeDuration. It has no user, so it never authenticates a request.
-func (s *Service) HandshakeToken(aud string, h Handshake) (string, error) {
-	now := s.Now()
-	c := Claims{
-		RegisteredClaims: jwt.RegisteredClaims{ID: NewID(), Issuer: s.Issuer, IssuedAt: jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(s.HandshakeDuration))},
-		Handshake: &h,
-	}
-	if aud != "" {
-		c.Audience = jwt.ClaimStrings{aud}
-	}
-	return s.Token(c)
-}
-
-// ParseHandshake verifies a handshake token made by HandshakeToken. Expired ones fail.
-func (s *Service) ParseHandshake(tok string) (Claims, error) {
-	c, err := s.Parse(tok)
-	if err != nil {
-		return Claims{}, err
-	}
-	if c.Handshake == nil || c.User != nil {
-		return Claims{}, fmt.Errorf("%w: not a handshake", ErrInvalid)
-	}
-	return c, nil
-}
-
-// SetHandshake stores a login in progress in a short-lived HttpOnly cookie bound to its state.
-func (s *Service) SetHandshake(w http.ResponseWriter, aud string, h Handshake) error {
-	tok, err := s.HandshakeToken(aud, h)
-	if err != nil {
-		return err
-	}
-	http.SetCookie(w, &http.Cookie{Name: s.HandshakeCookieName, Value: tok, Path: "/", Domain: s.JWTCookieDomain,
-		MaxAge: int(s.HandshakeDuration / time.Second), HttpOnly: true, Secure: s.SecureCookies, SameSite: s.SameSite})
-	return nil
-}
-
-// GetHandshake reads and verifies the handshake cookie.
-func (s *Service) GetHandshake(r *http.Request) (Claims, error) {
-	ck, err := r.Cookie(s.HandshakeCookieName)
-	if err != nil || ck.Value == "" {
-		return Claims{}, ErrNoToken
-	}
-	return s.ParseHandshake(ck.Value)
-}
-
-// ResetHandshake removes the handshake cookie, so a state can be used once.
-func (s *Service) ResetHandshake(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: s.HandshakeCookieName, Value: "", Path: "/", Domain: s.JWTCookieDomain,
-		MaxAge: -1, Expires: time.Unix(0, 0), HttpOnly: true, Secure: s.SecureCookies, SameSite: s.SameSite})
-}
-
-// IsSessionRequest reports whether a login request asks for session-only cookies (session=1 or sess=1).
-func IsSessionRequest(r *http.Request) bool {
-	q := r.URL.Query()
-	v := q.Get("session")
-	if v == "" {
-		v = q.Get("sess")
-	}
-	return v == "1" || strings.EqualFold(v, "true")
-}
-
-type ctxKey struct{}
-
-// SetUserInfo returns r with u in its context.
-func SetUserInfo(r *http.Request, u User) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), ctxKey{}, u))
-}
-
-// ErrNoUser: the request context holds no user (no auth middleware, or Trace without a login).
-var ErrNoUser = errors.New("token: no user in request context")
-
-// GetUserInfo returns the user the middleware put in the request context.
-func GetUserInfo(r *http.Request) (User, error) {
-	if u, ok := r.Context().Value(ctxKey{}).(User); ok {
-		return u, nil
-	}
-	return User{}, ErrNoUser
-}
-
-// MustGetUserInfo returns the user of the request and panics when there is none: use it only
-// behind the Auth middleware, where a missing user is a wiring bug.
-func MustGetUserInfo(r *http.Request) User {
-	u, err := GetUserInfo(r)
-	if err != nil {
-		panic(err)
-	}
-	return u
 }
