@@ -16,10 +16,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,10 +28,6 @@ import (
 
 // ErrInUse means another live process owns the cluster's folder (its lock file is held).
 var ErrInUse = errors.New("pgcluster: data folder in use")
-
-// ErrNoBinaries means no PostgreSQL server binaries were found on this machine.
-var ErrNoBinaries = errors.New("pgcluster: PostgreSQL binaries (initdb, pg_ctl, postgres) not found; " +
-	"install them with `apt-get install postgresql` or set DATABASE_URL to an existing server")
 
 // Options tune a cluster. The zero value is a durable cluster suitable for development.
 type Options struct {
@@ -67,45 +60,6 @@ type Cluster struct {
 	stop     chan struct{} // closed by Stop
 	done     chan struct{} // closed when the supervisor has shut the postmaster down
 	stopErr  error
-}
-
-// FindBinaries returns the folder holding initdb, pg_ctl and postgres: PATH first, then
-// `pg_config --bindir`, then the newest /usr/lib/postgresql/*/bin.
-func FindBinaries() (string, error) {
-	var candidates []string
-	if p, err := exec.LookPath("pg_ctl"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			candidates = append(candidates, filepath.Dir(real))
-		}
-		candidates = append(candidates, filepath.Dir(p))
-	}
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		candidates = append(candidates, strings.TrimSpace(string(out)))
-	}
-	versions, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(versions, func(i, j int) bool { return pgMajor(versions[i]) > pgMajor(versions[j]) })
-	candidates = append(candidates, versions...)
-	return firstWithBinaries(candidates)
-}
-
-// firstWithBinaries returns the first folder that holds all three server programs.
-func firstWithBinaries(candidates []string) (string, error) {
-	for _, dir := range candidates {
-		if isExec(filepath.Join(dir, "initdb")) && isExec(filepath.Join(dir, "pg_ctl")) && isExec(filepath.Join(dir, "postgres")) {
-			return dir, nil
-		}
-	}
-	return "", ErrNoBinaries
-}
-
-func pgMajor(binDir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return n
-}
-
-func isExec(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
 // Start initialises the cluster in dir when it holds none yet, then starts it. Data in dir survives
@@ -198,201 +152,8 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// startPostmaster runs postgres as our child and waits until it accepts connections. exited is
-// closed when the process ends.
-func (c *Cluster) startPostmaster(ctx context.Context) (*exec.Cmd, chan struct{}, error) {
-	logFile := filepath.Join(c.dir, "server.log")
-	out, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.dataDir())
-	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
-	cmd.Stdout, cmd.Stderr = out, out
-	// A process group of its own: a Ctrl-C in the terminal goes to the server, which drains its
-	// requests and then stops PostgreSQL, instead of PostgreSQL dying under it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		return nil, nil, fmt.Errorf("pgcluster: postgres: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		out.Close()
-		close(exited)
-	}()
-	if err := c.waitReady(ctx, exited); err != nil {
-		// A stop can arrive while a restarted postmaster is still replaying its WAL, or just after
-		// it began accepting connections: a clean shutdown leaves no stale postmaster.pid behind
-		// for the next owner to wonder about, where a kill would.
-		_ = c.shutdown(cmd, exited)
-		return nil, nil, fmt.Errorf("%w (log: %s)", err, logFile)
-	}
-	return cmd, exited, nil
-}
-
-// supervise restarts the postmaster whenever it dies, until Stop, then shuts it down.
-func (c *Cluster) supervise(proc *exec.Cmd, exited chan struct{}) {
-	defer close(c.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-c.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	for {
-		select {
-		case <-c.stop:
-			c.stopErr = c.shutdown(proc, exited)
-			return
-		case <-exited:
-		}
-		backoff := minRestartBackoff
-		c.warnf("postgres (pid %d) died: %s; restarting in %s", proc.Process.Pid, proc.ProcessState, backoff)
-		for {
-			select {
-			case <-c.stop:
-				return
-			case <-time.After(backoff):
-			}
-			var err error
-			if proc, exited, err = c.startPostmaster(ctx); err == nil {
-				c.warnf("postgres restarted (pid %d)", proc.Process.Pid)
-				break
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			backoff = min(2*backoff, maxRestartBackoff)
-			c.warnf("restarting postgres failed: %v; next try in %s", err, backoff)
-		}
-	}
-}
-
-// shutdown asks the postmaster for a fast shutdown (abort open transactions, checkpoint, exit) and
-// waits for it, killing it when it does not finish within a minute.
-func (c *Cluster) shutdown(proc *exec.Cmd, exited chan struct{}) error {
-	_ = proc.Process.Signal(syscall.SIGINT)
-	select {
-	case <-exited:
-		c.logf("postgres stopped")
-		return nil
-	case <-time.After(time.Minute):
-		_ = proc.Process.Kill()
-		<-exited
-		return errors.New("pgcluster: postgres did not stop within a minute; killed")
-	}
-}
-
-func postgresCredential() (*syscall.Credential, error) {
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("pgcluster: running as root needs the `postgres` system user (apt-get install postgresql creates it): %w", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
 func (c *Cluster) dataDir() string   { return filepath.Join(c.dir, "data") }
 func (c *Cluster) socketDir() string { return c.dir }
-
-// mkdirOwned creates dir (and its parents) and hands dir to the server's user, so a root-owned
-// process can keep a cluster in its own data folder.
-func (c *Cluster) mkdirOwned(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	if c.cred != nil {
-		if err := os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			return err
-		}
-		// The postgres user must be able to reach the folder through its parents.
-		for p := filepath.Dir(dir); p != "/" && p != "."; p = filepath.Dir(p) {
-			fi, err := os.Stat(p)
-			if err != nil {
-				return err
-			}
-			if fi.Mode().Perm()&0o001 == 0 {
-				if err := os.Chmod(p, fi.Mode().Perm()|0o011); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func (c *Cluster) command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, name), args...)
-	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
-	if c.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
-	}
-	return cmd
-}
-
-func (c *Cluster) run(ctx context.Context, name string, args ...string) error {
-	out, err := c.command(ctx, name, args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("pgcluster: %s: %w: %s", name, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-func (c *Cluster) initdb(ctx context.Context, ephemeral bool) error {
-	args := []string{"-D", c.dataDir(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C"}
-	if ephemeral {
-		args = append(args, "--no-sync")
-	}
-	if err := c.run(ctx, "initdb", args...); err != nil {
-		return err
-	}
-	// listen_addresses='' keeps the server off TCP entirely: only the socket in our folder.
-	conf := fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nmax_connections = 200\n", c.socketDir())
-	if ephemeral {
-		conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-	}
-	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(conf); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// waitReady polls until the server accepts connections, it exits, or 60 s pass.
-func (c *Cluster) waitReady(ctx context.Context, exited <-chan struct{}) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		conn, err := pgx.Connect(cctx, c.URL("postgres"))
-		cancel()
-		if err == nil {
-			conn.Close(ctx)
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pgcluster: server did not accept connections: %w", err)
-		}
-		select {
-		case <-exited:
-			return errors.New("pgcluster: postgres exited while starting")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
 
 // Dir is the folder that holds the cluster's data and socket.
 func (c *Cluster) Dir() string { return c.dir }
