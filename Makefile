@@ -82,6 +82,10 @@ sdk: deps-npm ## regenerate the TypeScript SDK types clients/ts/<surface>/schema
 check-sdk: deps-npm ## type-check the TypeScript SDK and its tests (tsc, strict); freshness is check-generated's
 	$(NPM_BIN)/tsc -p clients/ts
 
+.PHONY: sdk-pack
+sdk-pack: deps-postgres deps-npm ## npm pack the TypeScript SDK, install the tarball in a scratch app, type-check it and call a server (part of make test's go test ./e2e)
+	$(GO) test -count=1 -run '^TestSDKPackage$$' ./e2e/
+
 .PHONY: contract
 contract: deps-postgres deps-npm ## replay the end-to-end suites through Prism validating proxies (--errors); fails on any violation
 	TRIAD_E2E_PRISM=1 $(GO) test -count=1 -timeout 10m -v ./e2e/

@@ -457,12 +457,12 @@ var (
 	npmErr  string
 )
 
-// ensureNodeModules installs the pinned npm packages (openapi-fetch for the SDK, Prism for the
+// ensureNodeModules installs the pinned npm packages (tsc for the SDK, Prism for the
 // contract run) when `make deps-npm` has not, so `go test ./...` works on a fresh checkout too.
 func ensureNodeModules(t *testing.T) {
 	t.Helper()
 	npmOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(repoRoot, "node_modules", "openapi-fetch", "package.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(repoRoot, "node_modules", "typescript", "package.json")); err == nil {
 			return
 		}
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")

@@ -14,7 +14,7 @@ import (
 )
 
 // TestTypeScriptSDK runs the Node tests of the TypeScript SDK (clients/ts/test/*.test.mjs, node's
-// own test runner) against a fresh server: through the typed openapi-fetch clients they register
+// own test runner) against a fresh server: through the SDK's typed clients they register
 // and log in, place, take, pass and accept an order, subscribe to a brand, and log in to the auth
 // service. `make test`
 // type-checks the same files with tsc first (make check-sdk).
@@ -24,7 +24,8 @@ func TestTypeScriptSDK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the TypeScript SDK tests need Node.js 20 or later on PATH: %v", err)
 	}
-	ensureNodeModules(t)
+	// The tests import each surface's built index.js; packing builds them.
+	packSDK(t)
 	files, err := filepath.Glob(filepath.Join(repoRoot, "clients", "ts", "test", "*.test.mjs"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no TypeScript SDK tests in clients/ts/test (%v)", err)

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { createAuthClient } from "../auth/index.mjs";
+import { createAuthClient } from "../auth/index.js";
 import { baseUrl, checkedFetch } from "./env.mjs";
 
 const api = createAuthClient({ baseUrl: baseUrl("auth"), fetch: checkedFetch });

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FORM, createBrandsClient } from "../brands/index.mjs";
+import { FORM, createBrandsClient } from "../brands/index.js";
 import { baseUrl, checkedFetch } from "./env.mjs";
 
 const api = createBrandsClient({ baseUrl: baseUrl("brands"), fetch: checkedFetch });

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { createOrdersClient, passwordGrant } from "../orders/index.mjs";
+import { createOrdersClient, passwordGrant } from "../orders/index.js";
 import { baseUrl, checkedFetch, env } from "./env.mjs";
 
 const base = { baseUrl: baseUrl("orders"), fetch: checkedFetch };
@@ -14,7 +14,7 @@ const client = { clientId: env("TRIAD_ORDERS_CLIENT_ID"), clientSecret: env("TRI
  * signUp registers a user of the given role and returns a client logged in as that user.
  *
  * @param {string} username
- * @param {import("../orders/index.mjs").schemas["UserType"]} userType
+ * @param {import("../orders/index.js").schemas["UserType"]} userType
  */
 async function signUp(username, userType) {
   const anon = createOrdersClient(base);
