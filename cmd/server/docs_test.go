@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/triadhq/triad/impl/browsertest"
+	"github.com/triadhq/triad/impl/dbtest"
+)
+
+// setReactValue sets a form control's value the way typing would, so Swagger UI's React state
+// sees it: the native value setter, then an input event.
+const setReactValue = `((sel, v) => {
+	const el = document.querySelector(sel);
+	const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+	Object.getOwnPropertyDescriptor(proto, "value").set.call(el, v);
+	el.dispatchEvent(new Event("input", {bubbles: true}));
+	return true;
+})`
+
+// TestDocs_SwaggerUITryItOut is what a reader of /docs does in a browser: the real server at
+// 127.0.0.1 on a random port, Swagger UI on the orders spec, Authorize through the OAuth 2.0
+// password flow with the dev client and a dev customer, then Try it out on POST /orders, Execute,
+// and a 201 with the new order shown. Every request the page makes stays on the server (the Swagger
+// UI assets are embedded in the binary; the machine running the docs may have no internet).
+func TestDocs_SwaggerUITryItOut(t *testing.T) {
+	t.Parallel()
+	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
+	origin, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b := browsertest.New(t, 4*time.Minute)
+	var mu sync.Mutex
+	var offsite []string
+	chromedp.ListenTarget(b, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			u, err := url.Parse(e.Request.URL)
+			if err == nil && (u.Scheme == "data" || u.Scheme == "blob" || u.Host == origin.Host) {
+				return
+			}
+			mu.Lock()
+			offsite = append(offsite, e.Request.URL)
+			mu.Unlock()
+		}
+	})
+
+	const op = `#operations-orders-createOrder`
+	description := "Swagger UI order " + strings.ReplaceAll(t.Name(), "/", "_")
+	body, _ := json.Marshal(map[string]any{"description": description, "price": 42.5})
+	var status, shown string
+	steps := []chromedp.Action{
+		network.Enable(),
+		chromedp.EmulateViewport(1280, 2000),
+		chromedp.Navigate(base + "/docs/"),
+		chromedp.WaitVisible(op, chromedp.ByQuery),
+
+		chromedp.Click(`.auth-wrapper .authorize`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#oauth_username`, chromedp.ByQuery),
+		chromedp.SendKeys(`#oauth_username`, "alice", chromedp.ByQuery),
+		chromedp.SendKeys(`#oauth_password`, "alice-password", chromedp.ByQuery),
+		chromedp.SendKeys(`#client_id_password`, "triad-orders", chromedp.ByQuery),
+		chromedp.SendKeys(`#client_secret_password`, "triad-orders-secret", chromedp.ByQuery),
+		chromedp.Click(`button[aria-label="Apply given OAuth2 credentials"]`, chromedp.ByQuery),
+		// Authorized: the password flow's block swaps its inputs for a Logout button (an error
+		// would be shown in the block instead).
+		chromedp.WaitNotPresent(`#oauth_username`, chromedp.ByQuery),
+		chromedp.WaitVisible(`button[aria-label="Remove authorization"]`, chromedp.ByQuery),
+		chromedp.Click(`.modal-ux .close-modal`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(`.modal-ux`, chromedp.ByQuery),
+
+		chromedp.Click(op+` .opblock-summary-control`, chromedp.ByQuery),
+		chromedp.WaitVisible(op+` .try-out__btn`, chromedp.ByQuery),
+		chromedp.Click(op+` .try-out__btn`, chromedp.ByQuery),
+		chromedp.WaitVisible(op+` textarea.body-param__text`, chromedp.ByQuery),
+		chromedp.Evaluate(setReactValue+`(`+jsString(op+` textarea.body-param__text`)+`, `+jsString(string(body))+`)`, nil),
+		chromedp.Click(op+` .btn.execute`, chromedp.ByQuery),
+		chromedp.WaitVisible(op+` .live-responses-table tr.response td.response-col_status`, chromedp.ByQuery),
+		chromedp.Text(op+` .live-responses-table tr.response td.response-col_status`, &status, chromedp.ByQuery),
+		chromedp.Text(op+` .live-responses-table tr.response td.response-col_description`, &shown, chromedp.ByQuery),
+	}
+	// One step at a time, each with its own deadline, so a failure names the step and shows what
+	// the page (or the Authorize dialog, with any error it displays) said at that moment.
+	if err := chromedp.Run(b); err != nil {
+		t.Fatal(err)
+	}
+	for i, step := range steps {
+		ctx, cancel := context.WithTimeout(b, time.Minute)
+		err := chromedp.Run(ctx, step)
+		cancel()
+		if err != nil {
+			var text string
+			_ = chromedp.Run(b, chromedp.Evaluate(`(document.querySelector(".modal-ux") || document.body).innerText`, &text))
+			t.Fatalf("Swagger UI step %d: %v; the page said:\n%.4000s", i, err, text)
+		}
+	}
+	if strings.TrimSpace(status) != "201" {
+		t.Fatalf("Execute POST /orders shows status %q, want 201; response %.500s", status, shown)
+	}
+	if !strings.Contains(shown, description) || !strings.Contains(shown, `"status": "WAITING"`) {
+		t.Fatalf("the response shown is not the new order: %.500s", shown)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(offsite) > 0 {
+		t.Fatalf("the docs page fetched from elsewhere than the server: %q", offsite)
+	}
+}
+
+// jsString quotes s as a JavaScript string literal (JSON is a subset).
+func jsString(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
+}
