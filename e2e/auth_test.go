@@ -201,7 +201,7 @@ func TestAuth_DevOAuth2LoginThroughGeneratedClient(t *testing.T) {
 	}
 	q := authorize.Query()
 	form := url.Values{"username": {"carol"}, "state": {q.Get("state")}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
-	back, err := browser.PostForm(authorize.Scheme+"://"+authorize.Host+"/login/oauth/authorize", form)
+	back, err := browser.PostForm(authorize.String(), form)
 	if err != nil {
 		t.Fatal(err)
 	}

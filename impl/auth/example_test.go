@@ -309,7 +309,7 @@ func ExampleService_AddCustomProvider_localServer() {
 	b.get(strings.TrimPrefix(resp.Header.Get("Location"), srv.URL))
 	b.get("/private")
 	// Output:
-	// login page answers 302 to true
+	// login page answers 303 to true
 	// GET /auth/staff/callback?… → 200 {"name":"dana","id":"staff_e2caf7af05796ccbe1122a508962c48c98cc423a"}
 	// GET /private → 200 hello dana (role "")
 }

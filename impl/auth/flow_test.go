@@ -125,7 +125,6 @@ func TestDev_StateWorksOnce(t *testing.T) {
 	_, h, _ := s.get("/auth/dev/login", nil)
 	authURL, _ := url.Parse(h.Get("Location"))
 	q := authURL.Query()
-	authURL.RawQuery = ""
 	form := url.Values{"username": {"bob"}, "state": {q.Get("state")}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
 	_, h, _ = s.do(s.plain, http.MethodPost, authURL.String(), strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 	callback := h.Get("Location")
@@ -148,7 +147,6 @@ func TestDev_ServerSpeaksOAuth2(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 	authURL, _ := url.Parse(conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier)))
 	q := authURL.Query()
-	authURL.RawQuery = ""
 	form := url.Values{"username": {"carol"}, "state": {"st4te"}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
 	st, h, b := s.do(s.plain, http.MethodPost, authURL.String(), strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 	if st != http.StatusSeeOther {
@@ -169,17 +167,24 @@ func TestDev_ServerSpeaksOAuth2(t *testing.T) {
 	if err != nil || st != http.StatusSeeOther {
 		t.Fatalf("exchange: %v", err)
 	}
+	userInfo := func() (int, string) {
+		resp, err := conf.Client(ctx, tok).Get(dev.URL() + "/user")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if st, body := userInfo(); st != 200 || !strings.Contains(body, `"name":"carol"`) || !strings.Contains(body, `"email":"carol@example.com"`) {
+		t.Fatalf("user info: %d %s", st, body)
+	}
 	if _, err := conf.Exchange(ctx, cb.Query().Get("code"), oauth2.VerifierOption(verifier)); err == nil {
 		t.Fatal("code reused")
 	}
-	resp, err := conf.Client(ctx, tok).Get(dev.URL() + "/user")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"name":"carol"`) || !strings.Contains(string(body), `"email":"carol@example.com"`) {
-		t.Fatalf("user info: %d %s", resp.StatusCode, body)
+	// A replayed code means it leaked: the token it bought is revoked (RFC 6749 §4.1.2).
+	if st, body := userInfo(); st != http.StatusUnauthorized {
+		t.Fatalf("user info after the code's replay: %d %s", st, body)
 	}
 	// The dev server refuses to redirect anywhere but the registered callback.
 	evil := url.Values{"username": {"x"}, "state": {"s"}, "redirect_uri": {"https://evil.example.com/cb"}, "code_challenge": {"c"}}

@@ -191,7 +191,6 @@ func (s *site) devLogin(loginQuery, username string) (int, http.Header, []byte) 
 	}
 	q := authURL.Query()
 	form := url.Values{"username": {username}, "state": {q.Get("state")}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
-	authURL.RawQuery = ""
 	st, h, b = s.do(s.plain, http.MethodPost, authURL.String(), strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 	if st != http.StatusSeeOther {
 		s.t.Fatalf("dev authorize: %d %s", st, b)

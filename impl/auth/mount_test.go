@@ -170,7 +170,6 @@ func devLoginByForm(t *testing.T, c *http.Client, base, username string) {
 	authURL, _ := url.Parse(resp.Header.Get("Location"))
 	q := authURL.Query()
 	form := url.Values{"username": {username}, "state": {q.Get("state")}, "redirect_uri": {q.Get("redirect_uri")}, "code_challenge": {q.Get("code_challenge")}}
-	authURL.RawQuery = ""
 	resp, err = nc.PostForm(authURL.String(), form)
 	if err != nil {
 		t.Fatal(err)

@@ -3,10 +3,14 @@
 // integration tests and for sites that want to be their own identity provider: a custom OAuth2
 // provider of the auth service can point at it like at any third party.
 //
-// Endpoints, relative to Options.URL:
+// It is the one OAuth 2.0 server of the tree: the auth service's dev provider runs it with a login
+// page that lets any user name in, and the provider tests' stand-ins for third parties run it with
+// their providers' paths and approve at once.
+//
+// Endpoints, relative to Options.URL (Options.Paths may move them):
 //
 //	GET  /authorize  the authorization endpoint (shows the login page when WithLoginPage is set)
-//	POST /authorize  the login form's target; issues the one-time code and redirects
+//	POST /authorize  the login form's target; issues the one-time code and redirects (303)
 //	POST /token      the token endpoint (grant_type=authorization_code)
 //	GET  /userinfo   the user-info endpoint, bearer token required; answers {id, name, picture, email}
 //
@@ -17,11 +21,6 @@
 package oauthserver
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,12 +33,19 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// Paths of the server's endpoints, relative to Options.URL.
+// Default paths of the server's endpoints, relative to Options.URL.
 const (
 	AuthorizePath = "/authorize"
 	TokenPath     = "/token"
 	UserInfoPath  = "/userinfo"
 )
+
+// Paths places the endpoints, relative to Options.URL. A path may hold http.ServeMux wildcards
+// ("/{tenant}/oauth2/v2.0/token"). Empty fields take the defaults above; UserInfo "-" serves no
+// user-info endpoint (a caller that answers it itself reads the tokens with Server.Lookup).
+type Paths struct {
+	Authorize, Token, UserInfo string
+}
 
 // Client is an OAuth2 client registered at the server.
 type Client struct {
@@ -48,6 +54,10 @@ type Client struct {
 	// RedirectURIs are compared to the request's redirect_uri character for character: no prefix
 	// or pattern matching, because loose matching is the classic open-redirect and code-theft hole.
 	RedirectURIs []string
+	// MatchRedirectURI, when set, replaces that comparison. It exists for test peers standing in
+	// for a third party, which accept whatever callback the site under test sends; a server users
+	// log in to must leave it nil.
+	MatchRedirectURI func(uri string) bool
 }
 
 // User is what the user-info endpoint reports for a logged-in user.
@@ -64,9 +74,17 @@ type Options struct {
 	URL string
 	// Clients are the registered OAuth2 clients.
 	Clients []Client
+	// Paths moves the endpoints; the zero value serves the defaults.
+	Paths Paths
+	// RequirePKCE refuses authorization requests without an S256 code_challenge (RFC 9700 §2.1.1
+	// asks it of every client).
+	RequirePKCE bool
 	// WithLoginPage shows a login page at the authorization endpoint. Without it every
-	// authorization request is approved at once for DefaultUser, which suits automated tests.
+	// authorization request is decided at once by Approve, which suits automated tests.
 	WithLoginPage bool
+	// Approve decides an authorization request when WithLoginPage is false: the user to approve,
+	// or false to answer access_denied (as if the user clicked Cancel). Nil approves DefaultUser.
+	Approve func(r *http.Request) (User, bool)
 	// LoginPageHandler renders the login page. It must show a form that POSTs to the same
 	// authorization URL (query string included) with a "username" field, and a "password" field
 	// when Authenticate checks one. Nil shows a built-in page.
@@ -75,10 +93,12 @@ type Options struct {
 	// unless AnyUser is set.
 	Authenticate func(username, password string) (User, bool)
 	// AnyUser lets anyone log in under any non-empty user name up to 64 characters, without a
-	// password: a development server. Off by default so a forgotten Authenticate refuses to start
-	// instead of letting everyone in.
+	// password (the built-in page asks for none): a development server. Authenticate, when also
+	// set, turns the name into the user (its password argument is then empty) and may refuse it.
+	// Off by default so a forgotten Authenticate refuses to start instead of letting everyone in.
 	AnyUser bool
-	// DefaultUser is the user approved when WithLoginPage is false; the default is "dev_user".
+	// DefaultUser is the user approved when WithLoginPage is false and Approve is nil, and the
+	// name the built-in page suggests with AnyUser; the default is "dev_user".
 	DefaultUser string
 	// CodeTTL bounds the life of an authorization code; default 1 minute (RFC 6749 §4.1.2
 	// recommends at most 10).
@@ -144,12 +164,24 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Authenticate == nil {
-		if opts.WithLoginPage && !opts.AnyUser {
-			return nil, errors.New("oauthserver: WithLoginPage needs Authenticate, or AnyUser for development")
-		}
-		opts.Authenticate = anyUser
+	switch {
+	case opts.AnyUser:
+		opts.Authenticate = anyUser(opts.Authenticate)
+	case opts.Authenticate == nil && opts.WithLoginPage:
+		return nil, errors.New("oauthserver: WithLoginPage needs Authenticate, or AnyUser for development")
 	}
+	if opts.Approve == nil {
+		dflt := User{ID: opts.DefaultUser, Name: opts.DefaultUser}
+		opts.Approve = func(*http.Request) (User, bool) { return dflt, true }
+	}
+	def := func(p *string, d string) {
+		if *p == "" {
+			*p = d
+		}
+	}
+	def(&opts.Paths.Authorize, AuthorizePath)
+	def(&opts.Paths.Token, TokenPath)
+	def(&opts.Paths.UserInfo, UserInfoPath)
 	s := &Server{
 		opts:    opts,
 		clients: map[string]Client{},
@@ -161,299 +193,50 @@ func New(opts Options) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	for _, c := range opts.Clients {
-		if c.ID == "" || c.Secret == "" || len(c.RedirectURIs) == 0 {
+		if c.ID == "" || c.Secret == "" || (len(c.RedirectURIs) == 0 && c.MatchRedirectURI == nil) {
 			return nil, fmt.Errorf("oauthserver: client %q needs an id, a secret and a redirect URI", c.ID)
 		}
 		s.clients[c.ID] = c
 	}
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("GET "+AuthorizePath, s.authorize)
-	s.mux.HandleFunc("POST "+AuthorizePath, s.authorize)
-	s.mux.HandleFunc("POST "+TokenPath, s.token)
-	s.mux.HandleFunc("GET "+UserInfoPath, s.userInfo)
+	s.mux.HandleFunc("GET "+opts.Paths.Authorize, s.authorize)
+	s.mux.HandleFunc("POST "+opts.Paths.Authorize, s.authorize)
+	s.mux.HandleFunc("POST "+opts.Paths.Token, s.token)
+	if opts.Paths.UserInfo != "-" {
+		s.mux.HandleFunc("GET "+opts.Paths.UserInfo, s.userInfo)
+	}
 	return s, nil
 }
 
 // Endpoint returns the endpoints for golang.org/x/oauth2 or a custom provider.
 func (s *Server) Endpoint() oauth2.Endpoint {
 	return oauth2.Endpoint{
-		AuthURL:  s.opts.URL + AuthorizePath,
-		TokenURL: s.opts.URL + TokenPath,
+		AuthURL:  s.opts.URL + s.opts.Paths.Authorize,
+		TokenURL: s.opts.URL + s.opts.Paths.Token,
 		// Basic auth is what RFC 6749 §2.3.1 requires servers to support.
 		AuthStyle: oauth2.AuthStyleInHeader,
 	}
 }
 
 // InfoURL returns the user-info endpoint's URL.
-func (s *Server) InfoURL() string { return s.opts.URL + UserInfoPath }
+func (s *Server) InfoURL() string { return s.opts.URL + s.opts.Paths.UserInfo }
+
+// URL is the server's base URL, without a trailing slash.
+func (s *Server) URL() string { return s.opts.URL }
 
 // ServeHTTP dispatches to the endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-func anyUser(username, _ string) (User, bool) {
-	username = strings.TrimSpace(username)
-	if username == "" || len(username) > 64 {
-		return User{}, false
-	}
-	return User{ID: username, Name: username}, true
-}
-
-// authRequest is a parsed and validated authorization request.
-type authRequest struct {
-	client        Client
-	redirectURI   string
-	redirectGiven bool
-	state         string
-	challenge     string
-}
-
-// authorize is the authorization endpoint (RFC 6749 §4.1.1).
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	// Client and redirect URI first: until both are known-good, nothing may be redirected.
-	client, ok := s.clients[q.Get("client_id")]
-	if !ok {
-		s.showError(w, "invalid_client", "unknown client_id")
-		return
-	}
-	redirectURI := q.Get("redirect_uri")
-	if redirectURI == "" && len(client.RedirectURIs) == 1 {
-		redirectURI = client.RedirectURIs[0] // §3.1.2.3: may be omitted when only one is registered
-	}
-	if !contains(client.RedirectURIs, redirectURI) {
-		s.showError(w, "invalid_request", "redirect_uri does not match a registered redirect URI")
-		return
-	}
-	ar := authRequest{client: client, redirectURI: redirectURI, redirectGiven: q.Get("redirect_uri") != "", state: q.Get("state")}
-	if q.Get("response_type") != "code" {
-		s.redirectError(w, r, ar, "unsupported_response_type", "only response_type=code is supported")
-		return
-	}
-	if c := q.Get("code_challenge"); c != "" {
-		if m := q.Get("code_challenge_method"); m != "S256" {
-			// "plain" gives no protection against a leaked code; refuse it (RFC 7636 §4.4.1 allows that).
-			s.redirectError(w, r, ar, "invalid_request", "code_challenge_method must be S256")
-			return
+// anyUser lets any user name of 1 to 64 characters in, without a password, through then (when set).
+func anyUser(then func(username, password string) (User, bool)) func(string, string) (User, bool) {
+	return func(username, _ string) (User, bool) {
+		username = strings.TrimSpace(username)
+		if username == "" || len(username) > 64 {
+			return User{}, false
 		}
-		if len(c) != 43 {
-			s.redirectError(w, r, ar, "invalid_request", "code_challenge must be a base64url SHA-256 digest")
-			return
+		if then != nil {
+			return then(username, "")
 		}
-		ar.challenge = c
+		return User{ID: username, Name: username}, true
 	}
-	if !s.opts.WithLoginPage {
-		s.approve(w, r, ar, User{ID: s.opts.DefaultUser, Name: s.opts.DefaultUser})
-		return
-	}
-	if r.Method == http.MethodGet {
-		s.loginPage(w, r, http.StatusOK)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		s.redirectError(w, r, ar, "invalid_request", "malformed login form")
-		return
-	}
-	if r.PostForm.Get("deny") != "" {
-		s.redirectError(w, r, ar, "access_denied", "the user denied the request")
-		return
-	}
-	user, ok := s.opts.Authenticate(r.PostForm.Get("username"), r.PostForm.Get("password"))
-	if !ok {
-		s.loginPage(w, r, http.StatusUnauthorized)
-		return
-	}
-	s.approve(w, r, ar, user)
-}
-
-// approve issues a one-time code and sends the user agent back to the client.
-func (s *Server) approve(w http.ResponseWriter, r *http.Request, ar authRequest, user User) {
-	code := randomToken()
-	s.mu.Lock()
-	s.gcLocked()
-	s.codes[code] = &grant{
-		clientID:      ar.client.ID,
-		redirectURI:   ar.redirectURI,
-		redirectGiven: ar.redirectGiven,
-		user:          user,
-		challenge:     ar.challenge,
-		expires:       s.opts.Now().Add(s.opts.CodeTTL),
-	}
-	s.mu.Unlock()
-	v := url.Values{"code": {code}}
-	if ar.state != "" {
-		v.Set("state", ar.state)
-	}
-	http.Redirect(w, r, withQuery(ar.redirectURI, v), http.StatusFound)
-}
-
-// token is the token endpoint (RFC 6749 §4.1.3).
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		s.tokenError(w, http.StatusBadRequest, "invalid_request", "malformed form body")
-		return
-	}
-	id, secret, basic := r.BasicAuth()
-	if basic {
-		// §2.3.1: the credentials are form-urlencoded before being put in the header.
-		id, _ = url.QueryUnescape(id)
-		secret, _ = url.QueryUnescape(secret)
-	} else {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	}
-	client, ok := s.clients[id]
-	if !ok || subtle.ConstantTimeCompare([]byte(secret), []byte(client.Secret)) != 1 {
-		if basic {
-			w.Header().Set("WWW-Authenticate", `Basic realm="oauth"`)
-		}
-		s.tokenError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
-		return
-	}
-	if gt := r.PostForm.Get("grant_type"); gt != "authorization_code" {
-		if gt == "" {
-			s.tokenError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
-			return
-		}
-		s.tokenError(w, http.StatusBadRequest, "unsupported_grant_type", "only authorization_code is supported")
-		return
-	}
-	code := r.PostForm.Get("code")
-	if code == "" {
-		s.tokenError(w, http.StatusBadRequest, "invalid_request", "code is required")
-		return
-	}
-	now := s.opts.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g, ok := s.codes[code]
-	switch {
-	case !ok:
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "unknown authorization code")
-		return
-	case g.used:
-		// A replayed code means it leaked: revoke what it bought (§4.1.2).
-		delete(s.tokens, g.issuedTokenID)
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "authorization code already used")
-		return
-	case now.After(g.expires):
-		delete(s.codes, code)
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "authorization code expired")
-		return
-	case g.clientID != client.ID:
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "authorization code was issued to another client")
-		return
-	case (g.redirectGiven || r.PostForm.Has("redirect_uri")) && r.PostForm.Get("redirect_uri") != g.redirectURI:
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request")
-		return
-	}
-	if g.challenge != "" {
-		v := r.PostForm.Get("code_verifier")
-		sum := sha256.Sum256([]byte(v))
-		if v == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge {
-			s.tokenError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
-			return
-		}
-	}
-	tok := randomToken()
-	g.used = true
-	g.issuedTokenID = tok
-	s.tokens[tok] = &issued{user: g.user, expires: now.Add(s.opts.TokenTTL)}
-	noStore(w)
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": tok,
-		"token_type":   "Bearer",
-		"expires_in":   int(s.opts.TokenTTL / time.Second),
-	})
-}
-
-// userInfo answers the logged-in user for a bearer token (RFC 6750 errors).
-func (s *Server) userInfo(w http.ResponseWriter, r *http.Request) {
-	auth := r.Header.Get("Authorization")
-	// The scheme name is case-insensitive (RFC 7235 §2.1), so "bearer x" is as good as "Bearer x".
-	scheme, tok, _ := strings.Cut(auth, " ")
-	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="oauth"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_request", "error_description": "bearer token required"})
-		return
-	}
-	s.mu.Lock()
-	it, ok := s.tokens[tok]
-	if ok && s.opts.Now().After(it.expires) {
-		delete(s.tokens, tok)
-		ok = false
-	}
-	s.mu.Unlock()
-	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="oauth", error="invalid_token"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token", "error_description": "unknown or expired access token"})
-		return
-	}
-	noStore(w)
-	writeJSON(w, http.StatusOK, it.user)
-}
-
-// gcLocked drops expired codes and tokens so an abandoned flow does not leak memory.
-func (s *Server) gcLocked() {
-	now := s.opts.Now()
-	for k, g := range s.codes {
-		if now.After(g.expires) {
-			delete(s.codes, k)
-		}
-	}
-	for k, t := range s.tokens {
-		if now.After(t.expires) {
-			delete(s.tokens, k)
-		}
-	}
-}
-
-// showError answers an authorization error that must not be redirected (§4.1.2.1).
-func (s *Server) showError(w http.ResponseWriter, code, desc string) {
-	s.log.Info("oauthserver: authorization refused", "error", code, "description", desc)
-	noStore(w)
-	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
-}
-
-// redirectError sends an authorization error back to the client (§4.1.2.1).
-func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, ar authRequest, code, desc string) {
-	s.log.Info("oauthserver: authorization refused", "error", code, "description", desc, "client_id", ar.client.ID)
-	v := url.Values{"error": {code}, "error_description": {desc}}
-	if ar.state != "" {
-		v.Set("state", ar.state)
-	}
-	http.Redirect(w, r, withQuery(ar.redirectURI, v), http.StatusFound)
-}
-
-func (s *Server) tokenError(w http.ResponseWriter, status int, code, desc string) {
-	s.log.Info("oauthserver: token refused", "error", code, "description", desc)
-	noStore(w)
-	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
-}
-
-func noStore(w http.ResponseWriter) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Pragma", "no-cache")
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// withQuery appends v to u, keeping a query u already has (§3.1.2 allows one).
-func withQuery(u string, v url.Values) string {
-	if strings.Contains(u, "?") {
-		return u + "&" + v.Encode()
-	}
-	return u + "?" + v.Encode()
-}
-
-// randomToken returns 32 random bytes in hex: unguessable codes and tokens.
-func randomToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b)
 }

@@ -48,7 +48,8 @@ func noFollow() *http.Client {
 	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// redirected fetches u (GET, or POST with form) and returns the parsed Location of the 302.
+// redirected fetches u (GET, or POST with form) and returns the parsed Location of the redirect:
+// 302 after a GET, 303 after a POST.
 func redirected(t *testing.T, method, u string, form url.Values) *url.URL {
 	t.Helper()
 	var resp *http.Response
@@ -62,9 +63,13 @@ func redirected(t *testing.T, method, u string, form url.Values) *url.URL {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusFound {
+	want := http.StatusFound
+	if method == http.MethodPost {
+		want = http.StatusSeeOther
+	}
+	if resp.StatusCode != want {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("%s %s: status %d, want 302; body %s", method, u, resp.StatusCode, b)
+		t.Fatalf("%s %s: status %d, want %d; body %s", method, u, resp.StatusCode, want, b)
 	}
 	loc, err := url.Parse(resp.Header.Get("Location"))
 	if err != nil {

@@ -277,12 +277,6 @@ func (d UserData) Value(key string) string {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // userFor makes the user of a provider that knows only a name; its raw id is the name.
 func userFor(name string) token.User { return token.User{Name: name, ID: name} }
 
