@@ -58,6 +58,9 @@ func GenerateP8(t testing.TB) ([]byte, *ecdsa.PublicKey) {
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), &k.PublicKey
 }
 
+// pending is a code the fake issued, waiting for its exchange.
+type pending struct{ redirectURI string }
+
 // NewApple starts the fake for one service (client) id, registered with the developer's public key.
 func NewApple(t testing.TB, clientID, teamID, keyID string, clientKey *ecdsa.PublicKey) *Apple {
 	t.Helper()

@@ -5,15 +5,14 @@
 // Graph /me, Yandex login.yandex.ru/info, Battle.net /oauth/userinfo, Patreon identity v2 JSON:API),
 // plus Twitter's OAuth 1.0a, Apple's Sign in with Apple and the Telegram bot API in sibling files.
 //
-// The fakes approve every authorization request at once (as if the user clicked "Allow"), and let a
-// test inject the failures a real provider produces: a denied consent, a failing token exchange, a
+// The OAuth 2.0 fakes run the tree's one authorization server (package oauthserver) at the
+// provider's paths and add only what differs between providers. They approve every authorization
+// request at once (as if the user clicked "Allow"), and let a test inject the failures a real provider produces: a denied consent, a failing token exchange, a
 // failing or id-less user-info answer.
 package providertest
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/triadhq/triad/impl/auth/oauthserver"
 )
 
 // Kind names which provider a fake OAuth2 server imitates.
@@ -60,7 +61,8 @@ var kindPaths = map[Kind]paths{
 	Patreon:   {"/oauth2/authorize", "/api/oauth2/token", "/api/oauth2/v2/identity"},
 }
 
-// OAuth2 is a running fake OAuth 2.0 provider.
+// OAuth2 is a running fake OAuth 2.0 provider: an oauthserver at the provider's paths, approving at
+// once, with the provider's token-response and user-info formats around it.
 type OAuth2 struct {
 	Kind         Kind
 	ClientID     string
@@ -69,11 +71,10 @@ type OAuth2 struct {
 	// Tenant is the Microsoft tenant the fake serves ("common" unless set before use).
 	Tenant string
 
+	core     *oauthserver.Server
 	mu       sync.Mutex
 	profile  Profile
 	fail     Failures
-	codes    map[string]pending
-	tokens   map[string]bool
 	requests []AuthRequest
 }
 
@@ -94,11 +95,6 @@ type AuthRequest struct {
 	Query url.Values
 }
 
-type pending struct {
-	redirectURI string
-	challenge   string
-}
-
 // NewOAuth2 starts a fake of kind for one client; it stops when the test ends.
 func NewOAuth2(t testing.TB, kind Kind, clientID, clientSecret string) *OAuth2 {
 	t.Helper()
@@ -107,13 +103,25 @@ func NewOAuth2(t testing.TB, kind Kind, clientID, clientSecret string) *OAuth2 {
 		t.Fatalf("providertest: unknown kind %q", kind)
 	}
 	f := &OAuth2{Kind: kind, ClientID: clientID, ClientSecret: clientSecret, Tenant: "common",
-		codes: map[string]pending{}, tokens: map[string]bool{},
 		profile: Profile{ID: "1001", Name: "Test User", Login: "tester", Picture: "", Email: "tester@example.com"}}
+	f.Server = httptest.NewUnstartedServer(nil)
+	core, err := oauthserver.New(oauthserver.Options{
+		URL:   "http://" + f.Server.Listener.Addr().String(),
+		Paths: oauthserver.Paths{Authorize: p.authorize, Token: p.token, UserInfo: "-"},
+		// A third party accepts whatever callback the site under test registered with it.
+		Clients: []oauthserver.Client{{ID: clientID, Secret: clientSecret, MatchRedirectURI: func(string) bool { return true }}},
+		Approve: f.approve,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.core = core
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+p.authorize, f.authorize)
+	mux.Handle("GET "+p.authorize, core)
 	mux.HandleFunc("POST "+p.token, f.token)
 	mux.HandleFunc("GET "+p.info, f.info)
-	f.Server = httptest.NewServer(mux)
+	f.Server.Config.Handler = mux
+	f.Server.Start()
 	t.Cleanup(f.Server.Close)
 	return f
 }
@@ -155,92 +163,48 @@ func (f *OAuth2) Requests() []AuthRequest {
 	return append([]AuthRequest(nil), f.requests...)
 }
 
-func (f *OAuth2) authorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if q.Get("client_id") != f.ClientID || q.Get("redirect_uri") == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client"})
-		return
-	}
-	redirect := q.Get("redirect_uri")
+// approve records each valid authorization request and approves it at once, unless Deny is on.
+// The user info is rendered from the profile when it is asked for, so the approved user is a
+// placeholder.
+func (f *OAuth2) approve(r *http.Request) (oauthserver.User, bool) {
 	f.mu.Lock()
-	f.requests = append(f.requests, AuthRequest{Query: q})
-	fail := f.fail
-	f.mu.Unlock()
-	back := url.Values{}
-	if s := q.Get("state"); s != "" {
-		back.Set("state", s)
-	}
-	switch {
-	case q.Get("response_type") != "code":
-		back.Set("error", "unsupported_response_type")
-	case fail.Deny:
-		back.Set("error", "access_denied")
-		back.Set("error_description", "The user has denied your application access.")
-	default:
-		code := randomHex(16)
-		f.mu.Lock()
-		f.codes[code] = pending{redirectURI: redirect, challenge: q.Get("code_challenge")}
-		f.mu.Unlock()
-		back.Set("code", code)
-	}
-	http.Redirect(w, r, redirect+"?"+back.Encode(), http.StatusFound)
+	defer f.mu.Unlock()
+	f.requests = append(f.requests, AuthRequest{Query: r.URL.Query()})
+	return oauthserver.User{ID: f.profile.ID}, !f.fail.Deny
 }
 
+// token runs the server's token endpoint and answers in the provider's format.
 func (f *OAuth2) token(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		f.tokenError(w, http.StatusBadRequest, "invalid_request")
-		return
-	}
-	id, secret, ok := r.BasicAuth()
-	if ok {
-		id, _ = url.QueryUnescape(id)
-		secret, _ = url.QueryUnescape(secret)
-	} else {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	}
-	if id != f.ClientID || secret != f.ClientSecret {
-		f.tokenError(w, http.StatusUnauthorized, "invalid_client")
-		return
-	}
-	code := r.PostForm.Get("code")
 	f.mu.Lock()
-	p, found := f.codes[code]
-	delete(f.codes, code) // one use only
 	fail := f.fail.Token
 	f.mu.Unlock()
-	if r.PostForm.Get("grant_type") != "authorization_code" {
-		f.tokenError(w, http.StatusBadRequest, "unsupported_grant_type")
-		return
-	}
-	if !found || fail || r.PostForm.Get("redirect_uri") != p.redirectURI {
+	if fail {
 		f.tokenError(w, http.StatusBadRequest, "invalid_grant")
 		return
 	}
-	if p.challenge != "" {
-		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-		if base64.RawURLEncoding.EncodeToString(sum[:]) != p.challenge {
-			f.tokenError(w, http.StatusBadRequest, "invalid_grant")
-			return
-		}
+	rec := httptest.NewRecorder()
+	f.core.ServeHTTP(rec, r)
+	var body struct {
+		AccessToken string `json:"access_token"`
+		Error       string `json:"error"`
 	}
-	tok := randomHex(20)
-	f.mu.Lock()
-	f.tokens[tok] = true
-	f.mu.Unlock()
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
+		f.tokenError(w, rec.Code, body.Error)
+		return
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	// GitHub answers form-encoded unless the client asks for JSON; the others answer JSON.
 	if f.Kind == GitHub && !strings.Contains(r.Header.Get("Accept"), "application/json") {
 		w.Header().Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
-		_, _ = w.Write([]byte(url.Values{"access_token": {tok}, "scope": {""}, "token_type": {"bearer"}}.Encode()))
+		_, _ = w.Write([]byte(url.Values{"access_token": {body.AccessToken}, "scope": {""}, "token_type": {"bearer"}}.Encode()))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": body.AccessToken, "token_type": "Bearer", "expires_in": 3600})
 }
 
 func (f *OAuth2) tokenError(w http.ResponseWriter, status int, code string) {
 	if f.Kind == GitHub {
 		// GitHub reports a bad code with 200 and an error field, which clients must still treat as failure.
-		w.Header().Set("Content-Type", "application/json")
 		writeJSON(w, http.StatusOK, map[string]string{"error": "bad_verification_code", "error_description": "The code passed is incorrect or expired."})
 		return
 	}
@@ -272,9 +236,8 @@ func (f *OAuth2) bearer(r *http.Request) string {
 }
 
 func (f *OAuth2) info(w http.ResponseWriter, r *http.Request) {
-	tok := f.bearer(r)
+	_, known := f.core.Lookup(f.bearer(r))
 	f.mu.Lock()
-	known := f.tokens[tok]
 	fail, p := f.fail, f.profile
 	f.mu.Unlock()
 	if !known {
