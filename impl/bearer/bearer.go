@@ -23,8 +23,8 @@ var ErrInvalid = errors.New("bearer: invalid token")
 // holds when the token authenticates nobody.
 type Resolver[P any] func(ctx context.Context, tok string) (P, error)
 
-// Options configure an Authenticator.
-type Options struct {
+// Options configure an Authenticator of principals P.
+type Options[P any] struct {
 	// Realm names the surface in WWW-Authenticate challenges.
 	Realm string
 	// Public reports whether a request's operation needs no token (PublicBySpec). A token it
@@ -39,16 +39,19 @@ type Options struct {
 	Log *slog.Logger
 	// Missing and Invalid are the 401 messages for no token and for a bad one.
 	Missing, Invalid string
+	// UserID, when set, names the user of a resolved principal for the request's access log
+	// line (web.SetUser); nil logs no user.
+	UserID func(P) string
 }
 
 // Authenticator is the middleware.
 type Authenticator[P any] struct {
 	resolve Resolver[P]
-	o       Options
+	o       Options[P]
 }
 
 // New returns an Authenticator resolving tokens with resolve.
-func New[P any](resolve Resolver[P], o Options) *Authenticator[P] {
+func New[P any](resolve Resolver[P], o Options[P]) *Authenticator[P] {
 	if o.IsInvalid == nil {
 		o.IsInvalid = func(err error) bool { return errors.Is(err, ErrInvalid) }
 	}
@@ -125,6 +128,9 @@ func (a *Authenticator[P]) Middleware(next http.Handler) http.Handler {
 		if err != nil {
 			web.Internal(w, r, a.o.Log, err)
 			return
+		}
+		if a.o.UserID != nil {
+			web.SetUser(r.Context(), a.o.UserID(p))
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, &caller[P]{tok: tok, p: p})))
 	})

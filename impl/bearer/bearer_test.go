@@ -24,7 +24,7 @@ func resolver(ctx context.Context, tok string) (who, error) {
 }
 
 func TestBearer_Answers(t *testing.T) {
-	a := New(resolver, Options{Realm: "test", QueryParam: "access_token",
+	a := New(resolver, Options[who]{Realm: "test", QueryParam: "access_token",
 		Public: func(r *http.Request) bool { return r.URL.Path == "/open" }})
 	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := From[who](r.Context())

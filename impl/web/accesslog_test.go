@@ -50,3 +50,45 @@ func TestAccessLog_RoutePatternAtLevel(t *testing.T) {
 		t.Errorf("a debug-level access log wrote at info: %q", buf.String())
 	}
 }
+
+// TestAccessLog_User: the line names the user an authentication layer inside it recorded with
+// SetUser, with or without WithRequestID in front; an anonymous request's line has no user field.
+func TestAccessLog_User(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		requestID bool
+		user      string
+	}{
+		{"authenticated", true, "42"},
+		{"authenticated without request ids", false, "ada"},
+		{"anonymous", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&buf, nil))
+			r := chi.NewRouter()
+			if tc.requestID {
+				r.Use(WithRequestID)
+			}
+			r.Use(AccessLog(log, slog.LevelInfo))
+			r.Use(func(next http.Handler) http.Handler { // an authentication middleware
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if tc.user != "" {
+						SetUser(r.Context(), tc.user)
+					}
+					next.ServeHTTP(w, r)
+				})
+			})
+			r.Get("/x", func(http.ResponseWriter, *http.Request) {})
+			r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
+			var line map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+				t.Fatalf("want one JSON line, got %q: %v", buf.String(), err)
+			}
+			user, has := line["user"]
+			if tc.user == "" && has || tc.user != "" && user != tc.user {
+				t.Fatalf("user = %v (present %v), want %q", user, has, tc.user)
+			}
+		})
+	}
+}

@@ -16,12 +16,39 @@ import (
 
 type ctxKey int
 
-const requestIDKey ctxKey = iota
+const requestInfoKey ctxKey = iota
+
+// requestInfo is what the shared middleware keep about a request in its context, in one value (one
+// allocation per request): the id WithRequestID gives it, and the slot for the authenticated user
+// that authentication middleware fill (SetUser) and AccessLog reads once the handler has returned.
+// The slot is a pointer's target rather than a context value of its own because the middleware
+// that learns the user runs inside the access log and cannot hand a new context back out.
+type requestInfo struct {
+	id   string
+	user string
+}
+
+func info(ctx context.Context) *requestInfo {
+	i, _ := ctx.Value(requestInfoKey).(*requestInfo)
+	return i
+}
 
 // RequestID returns the id the RequestID middleware gave the request, or "".
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	if i := info(ctx); i != nil {
+		return i.id
+	}
+	return ""
+}
+
+// SetUser records id as the authenticated user of the request, for its access log line. The
+// authentication middleware of each surface call it once they have resolved a caller; outside
+// WithRequestID or AccessLog it does nothing. Like the rest of a request's handling it must be
+// called before the handler returns, from the request's goroutine.
+func SetUser(ctx context.Context, id string) {
+	if i := info(ctx); i != nil {
+		i.user = id
+	}
 }
 
 // WithRequestID gives every request an id: the caller's X-Request-Id when it is a sane token,
@@ -35,7 +62,7 @@ func WithRequestID(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{id: id})))
 	})
 }
 
@@ -135,12 +162,20 @@ func headerWritten(w http.ResponseWriter) bool {
 // AccessLog records every response's status (so Internal knows whether a response has started) and
 // logs one line per request at level: info in production, so every request leaves a trace, debug
 // in development, so a person's terminal stays readable. The route is chi's pattern, never the raw
-// path, which would carry ids and secrets in the URL.
+// path, which would carry ids and secrets in the URL. The line names the authenticated user
+// ("user") when the surface's authentication recorded one with SetUser, and has no user field
+// for an anonymous request.
 func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			rec := &statusRecorder{ResponseWriter: w}
+			ri := info(r.Context())
+			if ri == nil {
+				// Without WithRequestID in front the slot is made here, so SetUser still reaches it.
+				ri = &requestInfo{}
+				r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, ri))
+			}
 			next.ServeHTTP(rec, r)
 			if !log.Enabled(r.Context(), level) {
 				return
@@ -156,9 +191,14 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 			if status == 0 {
 				status = http.StatusOK
 			}
-			log.Log(r.Context(), level, "request", "request_id", RequestID(r.Context()), "method", r.Method,
-				"route", route, "status", status, "bytes", rec.bytes, "duration", time.Since(start),
-				"client", r.RemoteAddr)
+			attrs := [...]slog.Attr{slog.String("request_id", ri.id), slog.String("method", r.Method),
+				slog.String("route", route), slog.Int("status", status), slog.Int("bytes", rec.bytes),
+				slog.Duration("duration", time.Since(start)), slog.String("client", r.RemoteAddr), slog.String("user", ri.user)}
+			n := len(attrs)
+			if ri.user == "" {
+				n-- // the user is last: an anonymous request's line has no user field
+			}
+			log.LogAttrs(r.Context(), level, "request", attrs[:n]...)
 		})
 	}
 }

@@ -112,7 +112,16 @@ func Forbidden(w http.ResponseWriter, r *http.Request, msg string) {
 
 // Authenticate finds the user of a request: basic auth when enabled and sent, else the token,
 // refreshing an expired cookie token (same id) through the token service. It may set cookies on w.
+// The user found is recorded for the request's access log line (web.SetUser).
 func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request) (token.User, error) {
+	u, err := a.authenticate(w, r)
+	if err == nil {
+		web.SetUser(r.Context(), u.ID)
+	}
+	return u, err
+}
+
+func (a *Authenticator) authenticate(w http.ResponseWriter, r *http.Request) (token.User, error) {
 	if a.BasicAuthChecker != nil || a.AdminPasswd != "" {
 		if user, pass, ok := r.BasicAuth(); ok {
 			return a.basic(user, pass)

@@ -65,7 +65,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	svc := brands.NewService(pool, brands.Config{Hasher: opts.Hasher, TokenTTL: opts.TokenTTL, Now: opts.Now})
 	a := &API{svc: svc, logins: throttle.New(pool, opts.Logins), log: opts.Log}
 	a.available.list, a.featured.list = brands.Available, brands.Featured
-	a.auth = bearer.New(svc.Resolve, bearer.Options{
+	a.auth = bearer.New(svc.Resolve, bearer.Options[brands.Principal]{
 		Realm:      "brands",
 		Public:     bearer.PublicBySpec(spec),
 		QueryParam: "access_token",
@@ -73,6 +73,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		Log:        opts.Log,
 		Missing:    msgTokenRequired,
 		Invalid:    msgTokenRequired,
+		UserID:     func(p brands.Principal) string { return p.UserID },
 	})
 	return a, nil
 }

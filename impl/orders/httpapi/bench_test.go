@@ -213,7 +213,7 @@ func BenchmarkBearerCheck(b *testing.B) {
 	bare := chi.NewRouter()
 	bare.Get("/x", handler)
 	guarded := chi.NewRouter()
-	guarded.Use(bearer.New(a.tokens.Resolve, bearer.Options{Realm: "orders"}).Middleware) // every request needs a token
+	guarded.Use(bearer.New(a.tokens.Resolve, bearer.Options[*orders.Principal]{Realm: "orders"}).Middleware) // every request needs a token
 	guarded.Get("/x", func(w http.ResponseWriter, r *http.Request) {
 		if principal(r.Context()).ID != p.ID {
 			http.Error(w, "no principal", http.StatusInternalServerError)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -82,11 +83,12 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		opts:   opts,
 		log:    opts.Log,
 	}
-	a.auth = bearer.New(a.tokens.Resolve, bearer.Options{
+	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[*orders.Principal]{
 		Realm:     "orders",
 		Public:    bearer.PublicBySpec(spec),
 		IsInvalid: func(err error) bool { return errors.Is(err, opaquetoken.ErrInvalid) },
 		Log:       opts.Log,
+		UserID:    func(p *orders.Principal) string { return strconv.FormatInt(p.ID, 10) },
 	})
 	return a, nil
 }
