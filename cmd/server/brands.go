@@ -19,8 +19,9 @@ func (a *app) mountBrands(r chi.Router) error {
 	hasher := password.New(password.Default)
 	a.metrics.WatchHashQueue("brands", hasher.Waiting)
 	api, err := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log, Hasher: hasher,
-		// Throttle's defaults, 10 failed logins per email and client address in 15 minutes (shared
-		// by replicas in PostgreSQL; see docs/brands.md); refusals are counted in the metrics.
+		// Throttle's defaults, 10 failed logins per email and client address and 100 per client
+		// address in 15 minutes (shared by replicas in PostgreSQL; see docs/brands.md); refusals
+		// are counted in the metrics.
 		Logins: throttle.Options{OnBlocked: a.metrics.LoginRefused("brands")}})
 	if err != nil {
 		return err

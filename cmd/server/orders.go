@@ -23,8 +23,9 @@ func (a *app) mountOrders(r chi.Router) error {
 		ClientSecret: string(a.cfg.Orders.ClientSecret),
 		TokenTTL:     a.cfg.Orders.TokenTTL,
 		Log:          a.log,
-		// Logins keeps throttle's defaults, 10 failed logins per username and client address in
-		// 15 minutes (shared by replicas in PostgreSQL; see docs/orders.md), and counts refusals.
+		// Logins keeps throttle's defaults, 10 failed logins per username and client address and
+		// 100 per client address in 15 minutes (shared by replicas in PostgreSQL; see
+		// docs/orders.md), and counts refusals.
 		Logins: throttle.Options{OnBlocked: a.metrics.LoginRefused("orders")},
 	})
 	if err != nil {

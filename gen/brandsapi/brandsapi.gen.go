@@ -578,7 +578,8 @@ type ClientInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends.
+	// gets 429 until the window ends; after 100 from one client address over any emails, that
+	// address does.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -590,7 +591,8 @@ type ClientInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends.
+	// gets 429 until the window ends; after 100 from one client address over any emails, that
+	// address does.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -602,7 +604,8 @@ type ClientInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends.
+	// gets 429 until the window ends; after 100 from one client address over any emails, that
+	// address does.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -936,7 +939,8 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends.
+// gets 429 until the window ends; after 100 from one client address over any emails, that
+// address does.
 //
 // Takes any type of body and a specified content type.
 //
@@ -958,7 +962,8 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends.
+// gets 429 until the window ends; after 100 from one client address over any emails, that
+// address does.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -980,7 +985,8 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends.
+// gets 429 until the window ends; after 100 from one client address over any emails, that
+// address does.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2107,7 +2113,8 @@ type ClientWithResponsesInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends.
+	// gets 429 until the window ends; after 100 from one client address over any emails, that
+	// address does.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2119,7 +2126,8 @@ type ClientWithResponsesInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends.
+	// gets 429 until the window ends; after 100 from one client address over any emails, that
+	// address does.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2131,7 +2139,8 @@ type ClientWithResponsesInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends.
+	// gets 429 until the window ends; after 100 from one client address over any emails, that
+	// address does.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3724,7 +3733,8 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends.
+// gets 429 until the window ends; after 100 from one client address over any emails, that
+// address does.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3742,7 +3752,8 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends.
+// gets 429 until the window ends; after 100 from one client address over any emails, that
+// address does.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3760,7 +3771,8 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends.
+// gets 429 until the window ends; after 100 from one client address over any emails, that
+// address does.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7971,117 +7983,118 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7F1xd9s2kv8q83j7XqUeJUu2k03sP65ONt1mm6a5xLnb3ShrQeRIQk0BKgBa1uXl89z3uE92DwOQBCnK",
-	"lh3HyXbbP/piiQQGg5kfZgYzow9RIhdLKVAYHR19iPCSLZYZ0r+fKCbS/2JZjvYvnS8WTK2jo+gEJvab",
-	"KI4uii/PeBodRQ8fPMDhdJ8N6v8NozhiF4xnbMIzbtbRkVE5xlGKOlF8abgU0VH0hotZhj2p+IwLmCAT",
-	"GpRk2mAKRoJUKap+FEdTZCZXmD5fsBlGR9HcmKU+2tvj9m/d9wvoJ3KxJ6Qy8xUXaf+X5SyKI66/9y8X",
-	"JAi2sGO8LB6Ep3I6RYziaKlkmieWKe8+FI/9IHONMMmQFr9UPMHoaLjff/DxfRzpfGKXM0H1VObC2C/i",
-	"KFdZQGJFT0Bl9PHjxziaI0tREdtfyjdGKmJrnUNjIXvafjU+AjNHmMh0DQlTiqMGJoAlCWoNRp6jiGE1",
-	"58kchISJkiuNCqSCpZKX9pVkjrBgazhHXPZHIoojhb/mPGCMTua4YCQRIl9ER++iYvLofVxISXRUfRpH",
-	"Zr20n2ijuJi5VS2ZYgs0fmEnRN+pJW9zcadzdJTDVMkFKJxxbRzVmZxx0YfXnkTIRWbXyQ1wDRqFAaZh",
-	"fJKbuVT8f5gd8AieIFOoxm513M7wa45qHZV77rh1RnNGtQWXizv4db/3x9UTMZz9+NcfHqgnA/10YJ4d",
-	"Lv42zB+uH08fsb+f/zq4vDj4y/6qZf2xU6Dnf9pcrNcgGJ/xdNyHE7E2cy5mYOaMFiWkAQbnQq4E8BQ6",
-	"C5ZNpVpgClKgBi6SLE8x7cIMjYbDwWG/WOSSmXm1Rp5evbXlSq/Q3JZtVaiXUmiPEiy1O4Pa2L8SKQwK",
-	"+idbLjOe0Hbs/aKlqM1on0ztuBcs4yk9dDZlPENLcYqG8cyp3pRjZrEFF4xnURwtUGun+ItcG5iglXz6",
-	"EliaKtQ6stpYPaYccZBKdIxdMJPMSYFOXj0HvcSETz2dnluozXM758F0nz1OBukQDycP2MMk+hhy7w8K",
-	"p9FR9G97FYLuuW/13smSP1NKKsevTUm/gqgaQccw9swYg91TDciSOXBBbANiTj8qRO2lNN/LXKS32ggh",
-	"zdmU3g655+TUUlh89/kZ9FJ69ZgzDWbONemAVMQenloFKRWiS6t/Zvf/lHlgufHSSXzODHNIUC3ezudE",
-	"i2tgmUKWrktkwvthxomQZo4KcgvhJUMcVR07FrOQuOJmLnNjiWOKzsuEaXTM+V6qCU/TW/JmWr4dckaK",
-	"bA0sXXCh6SBZMMFm6LZN35sWEU8KuBSOHlryc2FQCZbdasXcv3yGNHe47OIr0KguUEHxxH2IAZSTW5zM",
-	"FR5XRoDCC2QZMYLOETaxwsBNDOOStDFMuUjdsSno1UzOiFunUr5gaoa34pYf/8xIeZbRKG3gS1Rya5tI",
-	"KJ66HxmhmS14cKMhxSQjfXnqltl7gWJm5jFIAUysQcncYNcSKu32EhzTTn+jIeMLbohfbwXztgbeDmrz",
-	"cICQXQwcroeWnKWmPMLvi2tNAhZcay5mMeSCrJIY8HJJxphUVvrkOaYFb5yln91AnMiOSJlhE6axMULl",
-	"dli6iocgYcJq/cQepdacrXkjns3Fw2d5MGQT38sRuYbguWNQaNTaqgqDKa5AYyJ3wTa7BSQyT3K93lzA",
-	"kmm9korOtrlDr2meZdApjpXYmbtx9WQyZ2KGYCG327JKN9vZxE7XXJyHKa7Bfn0MdkVsxrgAPZfKZOvr",
-	"l3MnIjVu2wrvxWzfUlB8Njcg5Ao6TIDMjT1jpAIGCrVhyoCcwiupzUzhm/980T0uAXDFtOdbah0HWvfU",
-	"eJUW+WJiPYtpsal2l8f0VO/EPjXuw88OIgkQtLPL7Y4Bq/bl2i3rAsu0hHGwQ+MjwAtU6/LRnh2VKJbq",
-	"vNoqsOaPJWDFuIFfc8yxEhUG00zK1C6AJtZOCS0xivRLd2PQ0i3AA7BliMJprjEFZkCKBGOY4FQqhGSO",
-	"ybmlQSqwzhydIN4licm0qHHnCIbjY9oDNxzRUFmyifV+rUfGwBn01mex/kng4gajbTpHb/ymGOlW76kk",
-	"feRi1m931h6Unoo9J2dIckiApPPlUiqD6U+YcnZKD90KtMuBzhZ2pDOar6ly4Yn3jS4PGjttYapIgc6K",
-	"k0t0G0Z4uzT6Xk/F3amzlrHuRxUWOHe+mKPVl6dzV069uJOssMyeszS2ztWUJSQWS2UnMtydAo7ZGyJh",
-	"LGDAgiVzLrBnDXH6QCHT1klyk9h3a8MDE3qFStulZVZVUzthEdBo8zy3bnKbmdM4xusOlJnL9Mx+xLJM",
-	"ruiBDcNyywEVmtx118T7fWeJwhSF4SyzIrNSUszOCkSxLruUZwsm1mfMGFw4uSLTvDFReHQ0ojrVUur+",
-	"fxxd9may1wgKBC57c+teoeqRmwpLJScZLrSVCm/oOPHy9izFMAwuaJC6VPggQBixKOIBG5SU6hg+vTVW",
-	"0Ba2qQIm7/zM1ajvyxfk5BdMjJ3Rf8CUYusGBXVe/JAvmKikFy+XGRPEA5LLktpNp3tjlQFMtGnfX3s+",
-	"JtN7TudEgEwxTKVy8QYL9N5EyORM14nYAJ/rWEWqewWnvOj40JSHJx+52Nxyiii3Agsxh6cx7B/CHC8h",
-	"5TNuGsRfEc9aWqVQdrR/vBv0HrPe9P2H/cOPf2jjcj1q3aTmZ3KCC33yzi8whR5s6BBPmLCCV0aHrXNe",
-	"o9UF5fzUEykzZCJqgnYoy7sGyjdW04icf2hxMe038Pb1izo3bxBi35g0jLk3Zyy+KVm3XCJThXtakEvc",
-	"3IllTrRCXrUE9jcorCL9Hyr8uepwfeVeaFP9jUuANgmu7M9c29OpJhvOqbf8OAaWrdhaA16ypM6A4T6d",
-	"EgtmnL1zsG8Vjwu+sEfbYNMU8jcRW/XpGw2aG2zf9vZri+vg4IyCz7QldWF2tDTFsaFsNcEJ9miTxW2I",
-	"TJjyVCEzJA8sTbmdmmWvAoyZskxj0/7Y1PgpyzNTyNxNtbZ8PapxdlcVXrBLF6GIjh4MBoPddLp1xhuo",
-	"cDDpfvukTZ32M3qG3o2a1qkg6S7+Hl6jxCVB797HN9boBbt87l4ZhosvNbzUoyvZvE1lruNtQ4eIU1sF",
-	"/O0y3UXAF1yEnw6vE/lyNf79z3A03UKu70WUr1/655bdzySudyqhG9L4LOUmuANsmBUGMmTaOZZyCmPL",
-	"wjHZRmOyxcfHzixfmjVQcMuFEDQwDRlODcjcbDqKzv5vM2JqBn4MzMBCagP7Dw4hmTPFEoNKH0Mu+K85",
-	"brk56cMzoidDdoEUM89FEU+qKTxLWf+ci9l3dS6Wh3N5bRmw9cFhzQodjfS3nXf/+G400qN8MDhI6P/4",
-	"/t+/a/uw+x/2+T/s7JgVAltn09AudDgYBBwpAmSKLxbkGCxZgg2z+iRl8KObLVjQcEcxeSFnXARysmVD",
-	"a8z9brt0WjZu6lLhBdcGSqRSmJjeXCqNvQnxfh1uU+A8hwvbf3QdQhf7Ww7QhtY/VQ5hfc1bPcUTSKSY",
-	"cksdBWDwsm4ARm9yitBP8yxbw5vSgLzWKrvKjy1gZeuB0pa2cwIevpxb7y1XCj7PmYsqTRUidOxH7mBg",
-	"Gd28p9z7uPwSuOm6SKO3/blY5mYkVJ6hPipV2ApsxcAYhg8hwwvMKKQgUBsrt1N/Ubyay8yFoWL74gAW",
-	"aM1uCvYysR4Jt3CKJ1u0dJkiQdzv2qQfkpXa0RooQsXW1z5MfL3kXw1l0LEIOv5uHIOQXj2JenvmWsYn",
-	"52hRU8ncOsiWo7fDvibA3RTbguPuYAPpdga6u4C5P3G9zNiaUidi+ATQeyEvMGMJtgDfdYd7AEh14h4R",
-	"OfuPAnLqE38KagVUPdrJyox3g7LXZfbDW90WvD8BgSt3MU83Dj6LS6HJlbAH6TGw6hGuQeCFfba8vY93",
-	"jQO5AXYLA4VxrD+mj/CGYaCEPMn0jLWYN8/f/AyPHg6G8Pb0KRi+QG3YYuluTRY8y7i/Y6oTtj/Yf9gb",
-	"Dnv7+6f7w6ODB0eDh/3h/sHfw921xn3PjrizEux0hG5Vna0Sv/GGd8GJBS0h3xMftiALakr3dcWO12K8",
-	"V5m4LipYM3BbrFuzPZewdoP9S64NcK3zpvn2qRl+mwGPIp+w0CavXHWW1USqXc00mq0HRpIrhcK8+ty2",
-	"ThwJXL26PYBpw5ZZSYOj6DPgV5MddbLb2Es5qK99FuMmf3cUq88nSo6ANsrbUddS5rlAavaNtnbSlGf4",
-	"O6DeP6ByfWLPshZgLBLmgmS52jJuEHb4RIwuI7+ajGXa+1oc+viO8Pu2kE2XVlxDwrLsC2F2sY83RG/K",
-	"AEpyxc36jeWGj7J9SvJ7DMzt0zjMWh8DpbRDmWXf3y3VvdiSJf8RaU8mlCt/klu0bSNNs0VB39ZMe3DW",
-	"Oz3lTPhxmalBwkxPVbPPjVm67AQupnJz3rd0NVJLsQHLCFfNUN4YibQSW397suiPxEh8++0TmXLU/W+/",
-	"hddVTgZHXdyHksz7BB+mLG+DPJDL3mq16lno6OUqQ5HIFNNxsQ8jUfNkjZTnNLN3fC276OLYDUxZQC7D",
-	"A1PKjBH1yX7RUozByU8fTu34ZA37u84iCYmdI/zlzc8vKRUMOqy8uhkXEcQxJSoL59DadboxdbcPz3we",
-	"hjvz7HN2KM8qu6MojKfHscyLoCXAZfg4G94OL5fMuo81fe3sP3gIlh65gAk3OoZzXBqYrB2//DWzyxvW",
-	"wODNDyc9+8qc6Xm3D6+DRCuBlk1uf2jR3Fwl/yNRKkCpJ81AQ0yO8g1kFzqrOQqYSDOnPdQoTOyW0lA6",
-	"ShzUmHb7cOLTTWgVCVNqDcyzR7M1jJ+yZI69p1IYJbMjKMt5+nBSPGas5eySQHNheDYS3PhcSw2dgwGk",
-	"9gHntZJBW1TDBOl+Go2GJ69PXv7pzdnpzz8+e3l2evqiG1MWjJzNMAWZG+IINxrkSqAa+eimG6dKcXNF",
-	"RC7BU/s0G5ePHqA0c0aHZcCViaIj4TNF/cu+eGXoksl8npoPSTCxDp+q0sAsyUU2MSWuWVmZMS60GQmX",
-	"/LPEBDokaVXdDAWUYtCIVXwJKLwEE8zkKnZpti6jjWyNw8GgmNMusetV5XlKkOLgySqHR6I5u0DYP+zN",
-	"8bJHlpMr7tHQOYTJ2jjYoXODAnp8gTE8KhXGPkACBDy1y3BlQJ6HdqcoM8sz2y6pqvzxGkymRUWZy9rz",
-	"J9jYTYwx5HRlRHSnmKEpgPTYMlwKBMw0FmMf+LEpVYPGflZL5ipKz0gxi2ywMe1OwayKzfb1Jz6TT+aG",
-	"ZCTIAbLqWQOhuMwcc4JhNzZRiALTY2AjccFl5l61kEe7Nd7I6BrDai41NopoXHYBlc7AKV4a6CyZmYPG",
-	"2cLaMHEBK5ZLxOuqjC12AHyOa3/2kFmhY6gyssDnOXahSDpy6vz29Pveo1K+X759MRKd8cjCzWAwrkq6",
-	"rBL5BIGMG1Qsg45VBprXfXFMWagF/NjzNAV/00+iQg91qViEmZGgCODBfuilwYkbr1AkyjDI1nRFQ1cw",
-	"FpwoM7eAGkNBx3Ncg1nxBF0QtYihVoHG1oisZVQQwm1GYqERiIWOliNRnW5ThUgncXjOWUyeyFykhCay",
-	"66K3GU/Qe3Te9Pnp+WnULMOUSxRa5irBvlSzPf+S3rPPWguVG7IzjeIshSdOvU9ePY/i6AKV9hco/UF/",
-	"YJ+2g7Elt3Zpf9A/cI7QnEy+Pbbke5MyvUm23Y65JAVdRM6d3gpZGTV2t17g1PSs1Hijgg5FM0euwN9D",
-	"a+iUiUh2p8xIFDeosTfkDV5a2RayCNhbwBnnKvN3cbUb13EpvGyiZZYbBMu9ju7C29cv9EjQ6TjjFygc",
-	"58tkUUpcdat64quEwyrQd+1uQ/XIXlgl+vF9men2RKbrm+Xt/vZLjneqLt41ZTjMmflY95Ms4c2yz/3B",
-	"8IYFHt5p2kZH8eheUHb+8WbUb812dqrFtD8H07hVzyyvDgeDbVOVy98LSl7pleH1r9Rqhuilg+tfqir3",
-	"7BvDHd4oS7nohQe70NWSHv8xjh7swoeyzI5eONiJC2X6Me1tWRvjBK+EwQ75P13rLrKZVYiIPoje27cq",
-	"XN3LuAPVGbZgq7NW/OY7OyDEBHKWSCftQVSaZqXW1yHtBdfmSVXeWNOEwU2A6d3v3RI+qVvC+xASPiUW",
-	"taXyrZHPe2tUuKm63pPG+ciUS46r9M+K98baA/VzZkyb+u1NgwSqXfWwkq2rtDAOKPI+UKeuwiNhMMs0",
-	"rOZIXik3rQnX3TYjxS65oOIONNsVKgS8qJj7swiymRu9U37rcPBpul43AO5e2+u78i+l7I2lX6vrH3j6",
-	"0el2hqYt14I+11X+OrkVzokP4+dWHrnZPGDd+3flM9z+fA6yslyaLegw18ot3xU772aaFtlfVxqnXMOM",
-	"6iS/bht0cLgDZbVWJF+xdpT64ERvB+Mzbj/gLL67VydrF/bbPLk2Bf7PaApp/8RTp4wxfAm/6vYi+1uS",
-	"pS1I+xpZWshVC8LeFOeKhlIW45bMJC33dU+DOL4PF1GYhtD4HHHpL0isuaSPYdw4nMdFGfBKcSq63ZRb",
-	"V3bwVQV3/L15aKLQRzcTc19PsVPw46Yq6gLvXy74wYp+aUKufj9k/unCI2/9vc3O4ZFSrUu77ROQpjVy",
-	"XSadO0AJ04+sicdE053sl3nqdClAbUiKW8eycZFIR6Ko2t8fDPw91onvvVUluo/boMvXjVCLNKJDigTp",
-	"Vi2oex8Jx0N/yfW4zTUs5/nS5qhLHXGr32wmQ2tcsVoFafFw0Cimsmc3+ejlrPyz0ehT4KpmvLcPu60Y",
-	"4QbdY64xkots4WChHSFX7lrfL2rFdPeeoe1WQDV4fKv+I20NHOqtR0pPgvqhBY/dU0+R1ukpgSwUof4/",
-	"hUvwJkwq2jTgajpRoW4uPj/uPity9hoJnzUew3/PUVRZThYj7K4E6lMgboHAvuFQgb52Hyv8fSlNiL1t",
-	"kPm2WvpXAZpCmjdbYO10jgo9T3ZAt/riSU6Cfd4cux7tQJHWm5Ntgc234ZB3D5yN3aeUgoVUSAjqajD+",
-	"WfDza4eOYCddOufu8KFR7WHKXcp/bq727lxRU9WjVCpKVzsGFlbcFvf47q4eTpxTWBbWUmtEjcKMBKUJ",
-	"dL2PyI12mSBkPrkJqAsRTNbAwp6kV9lRz1JuXrlE9C/nKvowdVm7urNqhWXNdo+uzQ9tTOyzx7fVCN8R",
-	"XXfrrNYRyu9dPQJa1kHfFUb5UoVa0777xaHH178UtBj+zXubVsBcImipuwVyWZVvIhalB1+R4jTH5FwH",
-	"QNXZ0q2YbJAy95Qyn33ZoCtAqNXewIkYiSJB0tfJihQYUDe0apgZmiop+3Aw9D3h+iNB7QdhOCjaFPpe",
-	"itZepUxIGpMA3P6ZZJw6zftaXF+rPHwACy5ygzp2uZlLxtVIOEzcf+xyeF05MhepXFlzQLdeRtrJqbjn",
-	"E5AuAJwG1lRVqFvqw3bW5VoR/yei4n0RefcQ6atYblSLsjP19eq0LaAZtACkZEjqldpos1nLN982q39+",
-	"r/jZCZrv9tB7i3bbbT0NqzOoNG5Kleb0CwhOQu7Nuy37wAdJ2bVcea499HRKuPGu1NRbZt3+/R8dh/u3",
-	"iza0tZAMog1Sgv22Dp1hf2Eu4NHhYOeuyXfSZHiDZuowXHbLJyh3NWV1LJ+zdPMYcAA/EiHCawnTXJHp",
-	"W0zhdM/VDcRldnfZUTeUkLg8DZgZieA8gE6t+XCXSoCg8sNLeSqyXHwuTFP8HASMRPGTAWULHC+qTib9",
-	"oqmuzz9I/InL0M10ionBtA/U4LCYQfu6hBUWLYN9h0Mn9a7tb8cO4DnoahUcUymMwGpt87txlSBQ1gcp",
-	"JOEEPWeqCCzbgd2RedMOwo7fta2qyrBITDuvv38Kj4fDAfzf/w4H/f3+Qbe/20+mPDocBC33hlu6D3/h",
-	"PA+qmbveepPO1Ww331774h9T1iiGpZlFM+njMtj0jQ4rhDSVNLkSiH6b1SNz482eryPl428yd7U8NZ+n",
-	"qpu6O7cn6O5f9c+/N5/na4+iWNm1cnm18Lqq6NakjDL6VQnuBDMpZtaDKNqa+zpCbZ0EuVXERVpeNrkS",
-	"4PFIzGWWFghPbdld+NsXXG4pqo5BZilqUw8RTrnSps0p+DOan/ALa0Y9ObGl7j+s5b+qDH+73V/Wy/tr",
-	"/CAwElS4Nwraf0+jbk+j3j2L+rP6MITp21yX4OLiK/BYfmPASSlHzfuha2C0KLPfpU7N9XYKgjPcFObd",
-	"VKGeN8I0Dd+ppe/YSPgA0DEwH2N2L1wVWS7q013i9ucLnLRj0d1FKprN4e42onL/1N9t3dg9HUC7HTif",
-	"GzIbrdWuutALStmOSyMmqJ9GXTqq1oLRTg2DlhRhj4SROHn1/Bvd6PQCnap6nGvXuME3Z/RR4RjGf352",
-	"CqExNu5uOGr3jOi/R/KvzEYtmnrsdihovNIvXGbUgrIWhnDl4rX4R3EOSYFFG5KNFhLlRXXZI+J4mzUe",
-	"tMhoPxg0hq3AvtCl40aLtq192Wot1tpbpt0AQoK2cbc5Sr4Ksj/rjWYhqG1Xmnd3o1nM8uWuNA9uFfbd",
-	"+CmheoZZocpfLhQ/bkjouIy79/8FiqTdLwGGgNuC4fUDoNF57N37j/GHWsOvd+/JkaT4q8PIlgZgLjpL",
-	"EV36t/8Z2lQm+cIKREdhxgy/QAqSW49AqnNd/KzmXGoTg2Vg9SPkS4VTfknRVuew7jmn1C1m87Cpft3O",
-	"/9xe+RN52xsferuOGGOXXR/ziZIrbQ+pqhGff2HiSwi3pTzTySY336ul9Wy+/hMTbFZN6LO4nW3VDYZx",
-	"udwf33/8/wAAAP//",
+	"7F3vcttGkn+VLtxWhcyBFCnJXlv6cJG9zsYbx/HZ8t3uml5xCDTJicAZZmYgiufy89x73JNdTc8AGICg",
+	"RMmy7M0mH1IWCcyfnu5f/5nu5ocokYulFCiMjo4+RHjJFssM6d9PFBPpf7EsR/uXzhcLptbRUXQCE/tN",
+	"FEcXxZdnPI2OoocPHuBwus8G9f+GURyxC8YzNuEZN+voyKgc4yhFnSi+NFyK6Ch6w8Usw55UfMYFTJAJ",
+	"DUoybTAFI0GqFFU/iqMpMpMrTJ8v2Ayjo2huzFIf7e1x+7fu+w30E7nYE1KZ+YqLtP/LchbFEdff+5eL",
+	"JQi2sGO8LB6Ep3I6RYziaKlkmieWKO8+FI/9IHONMMmQNr9UPMHoaLjff/DxfRzpfGK3M0H1VObC2C/i",
+	"KFdZsMRqPcEqo48fP8bRHFmKisj+Ur4xUhFZ6xQaC9nT9qvxEZg5wkSma0iYUhw1MAEsSVBrMPIcRQyr",
+	"OU/mICRMlFxpVCAVLJW8tK8kc4QFW8M54rI/ElEcKfw15wFhdDLHBSOOEPkiOnoXFZNH7+OCS6Kj6tM4",
+	"Muul/UQbxcXM7WrJFFug8Rs7ofWd2uVtbu50jm7lMFVyAQpnXBu36kzOuOjDa79EyEVm98kNcA0ahQGm",
+	"YXySm7lU/H+YHfAIniBTqMZud9zO8GuOah2VZ+6odUZzRrUNl5s7+HW/98fVEzGc/fjXHx6oJwP9dGCe",
+	"HS7+Nswfrh9PH7G/n/86uLw4+Mv+qmX/sROg53/a3KyXIBif8XTchxOxNnMuZmDmjDYlpAEG50KuBPAU",
+	"OguWTaVaYApSoAYukixPMe3CDI2Gw8Fhv9jkkpl5tUeeXn205U6vkNyWY1Wol1JojxIstSeD2ti/EikM",
+	"CvonWy4zntBx7P2ipajNaJ9M7bgXLOMpPXQ2ZTxDu+IUDeOZE70px8xiCy4Yz6I4WqDWTvAXuTYwQcv5",
+	"9CWwNFWodWSlsXpMucVBKtERdsFMMicBOnn1HPQSEz716/TUQm2e2zkPpvvscTJIh3g4ecAeJtHHkHp/",
+	"UDiNjqJ/26sQdM99q/dOlvyZUlI5em1y+hWLqi3oGMaeGGOwZ6oBWTIHLohsQMTpRwWrvZTme5mL9FYH",
+	"IaQ5m9LbIfUcn9oVFt99fgK9lF485kyDmXNNMiAVkYenVkBKgejS7p/Z8z9lHlhuvHVinzPDHBJUm7fz",
+	"OdbiGlimkKXrEpnwfohxIqSZo4LcQnhJELeqjh2LWUhccTOXubGLY4r0ZcI0OuJ8L9WEp+ktaTMt3w4p",
+	"I0W2BpYuuNCkSBZMsBm6Y9P3JkVEkwIuhVsPbfm5MKgEy261Y+5fPkOaO9x28RVoVBeooHjiPtgAyskt",
+	"TuYKjysjQOEFsowIQXqETSwzcBPDuFzaGKZcpE5tCno1kzOi1qmUL5ia4a2o5cc/M1KeZTRKG/jSKrm1",
+	"TSQUT90Pj9DMFjy40ZBikpG8PHXb7L1AMTPzGKQAJtagZG6waxcq7fESHNNJf6Mh4wtuiF5vBfO2Bt4O",
+	"avNwgJBcDByuh5acXU2pwu+Las0FLLjWXMxiyAVZJTHg5ZKMMaks98lzTAvaOEs/uwE7kR2RMsMmTGNj",
+	"hMrtsOsqHoKECSv1E6tKrTlb80Y8mYuHz/JgyCa+lyNyDcFzx6DQqLUVFQZTXIHGRO6CbfYIiGWe5Hq9",
+	"uYEl03olFem2uUOvaZ5l0CnUSuzM3bh6MpkzMUOwkNtt2aWb7Wxip2tuzsMU12C/Pga7IzZjXICeS2Wy",
+	"9fXbuROWGrcdhfdith8pKD6bGxByBR0mQObG6hipgIFCbZgyIKfwSmozU/jmP190j0sAXDHt6ZZax4H2",
+	"PTVepEW+mFjPYlocqj3lMT3VO7FPjfvws4NIAgTt7HJ7YsCqc7n2yLrAMi1hHJzQ+AjwAtW6fLRnR6UV",
+	"S3VeHRVY88cuYMW4gV9zzLFiFQbTTMrUboAm1k4I7WIUyZfuxqCl24AHYEsQhdNcYwrMgBQJxjDBqVQI",
+	"yRyTc7sGqcA6c6RBvEsSk2lRo84RDMfHdAZuOFpDZckm1vu1HhkDZ9Bbn8X6J4GLG4y26Ry98YdipNu9",
+	"XyXJIxezfruz9qD0VKyenCHxIQGSzpdLqQymP2HK2Sk9dCvQLgc6W9iRzmi+psiFGu8bXSoaO21hqkiB",
+	"zoqTS3QHRni7NPpeteLuq7OWse5HFRY4d76Yo9WXJ70rp57diVdYZvUsja1zNWUJscVS2YkMd1rAEXuD",
+	"JYwFDFiwZM4F9qwhTh8oZNo6SW4S+25teGBCr1Bpu7XMimpqJywCGm2e59ZDbjNzGmq87kCZuUzP7Ecs",
+	"y+SKHtgwLLcoqNDkrrsm3u87SxSmKAxnmWWZlZJidlYginXZpTxbMLE+Y8bgwvEVmeaNiULV0YjqVFup",
+	"+/9xdNmbyV4jKBC47M2je4WqR24qLJWcZLjQliu8oePYy9uzFMMwuKBB6lzhgwBhxKKIB2yspBTH8Omt",
+	"sYK2sE0VMHnnZ65GfV++ICe/YGLsjP4DphRbN1ZQp8UP+YKJinvxcpkxQTQgvixXu+l0b+wygIk26ftr",
+	"z8dkes9JTwTIFMNUKhdvsEDvTYRMznR9ERvgcx2pSHSvoJRnHR+a8vDkIxebR04R5VZgIeLwNIb9Q5jj",
+	"JaR8xk1j8VfEs5ZWKJQd7R/vBr3HrDd9/2H/8OMf2qhcj1o3V/MzOcGFPHnnF5hCDzakxBMmLOOV0WHr",
+	"nNfW6oJyfuqJlBkyETVBO+TlXQPlG7tpRM4/tLiY9ht4+/pFnZo3CLFvTBrG3JszFt+UpFsukanCPS2W",
+	"S9TciWSOtUJatQT2N1ZYRfo/VPhzlXJ95V5oE/2NS4A2Dq7sz1xb7VTjDefUW3ocA8tWbK0BL1lSJ8Bw",
+	"n7TEghln7xzsW8Hjgi+sahtsmkL+JmKrPH2jQXOD7cfefm1xHRycUfCZjqTOzG4tTXZsCFuNcYIz2iRx",
+	"GyITpjxVyAzxA0tTbqdm2asAY6Ys09i0PzYlfsryzBQ8d1OpLV+PapTdVYQX7NJFKKKjB4PBYDeZbp3x",
+	"BiIcTLrfPmlTpv2MnqB3I6b1VRB3F38PrxHickHv3sc3lugFu3zuXhmGmy8lvJSjK8m8TWSuo21DhohS",
+	"Wxn87TLdhcEXXISfDq9j+XI3/v3PoJpuwdf3wsrXb/1z8+5nYtc75dANbnyWchPcATbMCgMZMu0cSzmF",
+	"sSXhmGyjMdni42Nnli/NGii45UIIGpiGDKcGZG42HUVn/7cZMTUDPwZmYCG1gf0Hh5DMmWKJQaWPIRf8",
+	"1xy33Jz04RmtJ0N2gRQzz0URT6oJPEtZ/5yL2Xd1KpbKuby2DMj64LBmhY5G+tvOu398NxrpUT4YHCT0",
+	"f3z/79+1fdj9D/v8H3Z2zAqGrZNpaDc6HAwCihQBMsUXC3IMlizBhll9kjL40c0WbGi4I5u8kDMuAj7Z",
+	"cqA14n63nTstGTdlqfCCawMlUilMTG8ulcbehGi/Do8pcJ7Dje0/ug6hi/MtB2hD658qh7C+562e4gkk",
+	"Uky5XR0FYPCybgBGb3KK0E/zLFvDm9KAvNYqu8qPLWBlq0JpS9s5AQ9fzq33lisFn+fMRZWmChE69iOn",
+	"GFhGN+8p9z4uvwRuui7S6G1/Lpa5GQmVZ6iPShG2DFsRMIbhQ8jwAjMKKQjUxvLt1F8Ur+Yyc2Go2L44",
+	"gAVas5uCvUysR8JtnOLJFi1dpkgQ97s26Yd4paZaA0GoyPrah4mv5/yroQw6FkHH341jENKLJ63e6lxL",
+	"+OQcLWoqmVsH2VL0dtjXBLibYlug7g42kG5noLsLmPsT18uMrSl1IoZPAL0X8gIzlmAL8F2n3ANAqi/u",
+	"ES1n/1GwnPrEn4Jawaoe7WRlxrtB2esy++Gtbgven4DAlbuYpxsHn8Wl0ORKWEV6DKx6hGsQeGGfLW/v",
+	"413jQG6A3cJAYRzrj+kjvGEYKCFPMj1jLebN8zc/w6OHgyG8PX0Khi9QG7ZYuluTBc8y7u+Y6gvbH+w/",
+	"7A2Hvf390/3h0cGDo8HD/nD/4O/h6VrjvmdH3FkIdlKhW0VnK8dvvOFdcCJBS8j3xIctyIKa0n1dceK1",
+	"GO9VJq6LCtYM3Bbr1mzPJazdYP+SawNc67xpvn1qht9mwKPIJyykyQtXnWQ1lmoXM41mq8JIcqVQmFef",
+	"29aJI4GrV7cHMG3YMivX4Fb0GfCrSY76stvISzmor30W4yZ9d2Srz8dKbgFtK29HXbsyTwUSs2+0tZOm",
+	"PMPfAfX+AZXrE6vLWoCxSJgLkuVq27hB2OETMbqM/Goylunsa3Ho4zvC79tCNl1acQ0Jy7IvhNnFOd4Q",
+	"vSkDKMkVN+s3lho+yvYpye8xMHdO4zBrfQyU0g5lln1/t1T34kiW/EekM5lQrvxJbtG2bWmaLYr1bc20",
+	"B2e901POhB+XmRrEzPRUNfvcmKXLTuBiKjfnfUtXI7UUG7CEcNUM5Y2RSCu29bcni/5IjMS33z6RKUfd",
+	"//ZbeF3lZHDUxX0o8bxP8GHK0jbIA7nsrVarnoWOXq4yFIlMMR0X5zASNU/WSHlOM3vH15KLLo7dwJQF",
+	"5DI8MKXMGFGf7BctxRgc//Th1I5P1rC/6yySkNg5wl/e/PySUsGgw8qrm3ERQRxTorJwDq3dpxtTd/vw",
+	"zOdhOJ1nn7NDeVLZE0Vh/HocyTwL2gW4DB9nw9vh5ZJZ97Emr539Bw/BrkcuYMKNjuEclwYma0cvf83s",
+	"8oY1MHjzw0nPvjJnet7tw+sg0UqgJZM7H9o0N1fx/0iUAlDKSTPQEJOjfAPehc5qjgIm0szpDDUKE7ut",
+	"NISOEgc1pt0+nPh0E9pFwpRaA/Pk0WwN46csmWPvqRRGyewIynKePpwUjxlrObsk0FwYno0ENz7XUkPn",
+	"YACpfcB5rWTQFtUwQbqfRqPhyeuTl396c3b684/PXp6dnr7oxpQFI2czTEHmhijCjQa5EqhGPrrpxqlS",
+	"3FwRkUvw1D7NxuWjByjNnNFhCXBlouhI+ExR/7IvXhm6ZDKfp+ZDEkysw6eqNDC75CKbmBLXLK/MGBfa",
+	"jIRL/lliAh3itKpuhgJKMWjEKr4EFF6CCWZyFbs0W5fRRrbG4WBQzGm32PWi8jwlSHHwZIXDI9GcXSDs",
+	"H/bmeNkjy8kV92joHMJkbRzskN6ggB5fYAyPSoGxDxADAU/tNlwZkKehPSnKzPLEtluqKn+8BJNpUa3M",
+	"Ze15DTZ2E2MMOV0Z0bpTzNAUQHpsCS4FAmYai7EP/NiUqkFjP6slcxWlZySYRTbYmE6nIFZFZvv6E5/J",
+	"J3NDPBLkAFnxrIFQXGaOOcawB5soRIHpMbCRuOAyc69ayKPTGm9kdI1hNZcaG0U0LruASmfgFC8NdJbM",
+	"zEHjbGFtmLiAFUslonVVxhY7AD7Htdc9ZFboGKqMLPB5jl0oko6cOL89/b73qOTvl29fjERnPLJwMxiM",
+	"q5IuK0Q+QSDjBhXLoGOFgeZ1XxxTFmoBP1afpuBv+olV6KEuFYswMxIUATzYD700OHHjFYJEGQbZmq5o",
+	"6ArGghNl5hZQYyjoeI5rMCueoAuiFjHUKtDYGpG1hApCuM1ILDQCsdDRciQq7TZViKSJQz1nMXkic5ES",
+	"msiui95mPEHv0XnT56fnp1GzDFMuUWiZqwT7Us32/Et6zz5rLVRuyM40irMUnjjxPnn1PIqjC1TaX6D0",
+	"B/2BfdoOxpbc2qX9Qf/AOUJzMvn22JLvTcr0Jtl2O+aSFHQROXdyK2Rl1NjTeoFT07Nc440KUopmjlyB",
+	"v4fW0CkTkexJmZEoblBjb8gbvLS8LWQRsLeAM85V5u/iajeu45J52UTLLDcIlnod3YW3r1/okSDtOOMX",
+	"KBzly2RRSlx1u3riq4TDKtB37W5D9cheWCX68X2Z6fZEpuub5e3+9kuOd6ou3jVlOMyZ+Vj3k+zCm2Wf",
+	"+4PhDQs8vNO0bR3Fo3tB2fnHm61+a7azEy2mvR5M41Y5s7Q6HAy2TVVufy8oeaVXhte/UqsZopcOrn+p",
+	"qtyzbwx3eKMs5aIXHuyyrpb0+I9x9GAXOpRldvTCwU5UKNOP6WzL2hjHeCUMdsj/6Vp3kc2sQET0QfTe",
+	"vlXh6l7GHajOsAVbnbXiD9/ZASEmkLNEMmkVUWmalVJfh7QXXJsnVXljTRIGNwGmd793S/ikbgnvQ0j4",
+	"lFjUlsq3Rj7vrVHhpuJ6TxLnI1MuOa6SP8veG3sPxM+ZMW3itzcNEqh2lcOKt66SwjhYkfeBOnURHgmD",
+	"WaZhNUfySrlpTbjuthkpdsvFKu5Asl2hQkCLirg/iyCbudE75bcOB58m63UD4O6lvX4q/1LC3tj6tbL+",
+	"gacfnWxnaNpyLehzXeWvk1vhnPgwfm75kZtNBevevyuf4fb6OcjKcmm2oMNcK7d9V+y8m2laZH9daZxy",
+	"DTOqk/y6bdDB4Q4rq7Ui+Yqlo5QHx3o7GJ9xu4Kz+O5enaxd2G9Tc20y/J/RFNz+iVqnjDF8Cb/q9iz7",
+	"W+KlLUj7Glla8FULwt4U54qGUhbjlswkLfd1T4M4vg8XUZiG0PgccekvSKy5pI9h3FDO46IMeKU4Fd1u",
+	"8q0rO/iqgjv+3jw0Ueijm7G5r6fYKfhxUxF1gfcvF/xgRb80IVe/K5l/uvDIW39vs3N4pBTr0m77BKRp",
+	"jVyXSecOUML0I2viMdF0J/tlnjpdClAbkuLWsWxcJNKRKKr29wcDf4914ntvVYnu4zbo8nUj1CKN1iFF",
+	"gnSrFtS9j4Sjob/ketzmGpbzfGlz1KWOuN1vNpOhPa5YrYK0eDhoFFPZs5t09HxW/tlo9ClwVTPe24fd",
+	"Voxwg+4x1xjJRbZwsNGOkCt3re83tWK6e8/QdiugGjy+Vf+RtgYO9dYjpSdB/dCCx+6pp0jr9JRAFrJQ",
+	"/5/CJXgTJhVtGnA1mahQNxefH3efFTl7jYTPGo3hv+coqiwnixH2VALxKRC3QGDfcKhAX3uOFf6+lCbE",
+	"3jbIfFtt/asATSHNmy2wdjpHhZ4mO6BbffPEJ8E5b45dj3agSOvNybbA5ttwyLsHzsbpU0rBQiokBHU1",
+	"GP8s+Pm1Q0dwki6dc3f40Kj2MOUu5T83V3t3rqip6lEqFaWrHQMLK26Le3x3Vw8nziksC2upNaJGYUaC",
+	"0gS63kfkRrtMEDKf3ATUhQgma2BhT9Kr7KhnKTevXCL6l3MVfZi6rF3dWbTCsmZ7RtfmhzYm9tnj22qE",
+	"72hdd+us1hHKn109AlrWQd8VRvlShVrTvvvFocfXvxS0GP7Ne5uWwVwiaCm7BXJZkW8iFqUHX5HiNMfk",
+	"XAdA1dnSrZhskDL3lDKffdmgK0Co1d7AiRiJIkHS18mKFBhQN7RqmBmaKin7cDD0PeH6I0HtB2E4KNoU",
+	"+l6K1l6lTEgakwDc/plknDrN+1pcX6s8fAALLnKDOna5mUvG1Ug4TNx/7HJ4XTkyF6lcWXNAH/ukuuFg",
+	"sHV86aoi124ZfvSRKL5OJerWO027B6oR+gTADHCrAVlVMeuWMrOdIaHWC+ATwfW+Fnn3SOuLYW5U0rLz",
+	"6utFbluwN+gkSDmV1HK10a2zlra+bVb//F7x6xU03+0R/BZdu9taI1aqrLSRSmTg9EMKjkPuzUku28kH",
+	"ud21lHuuPYJ1StTyHtnUG3jd/v1roMP92wUt2jpRBkELKcF+W0fgsE0xF/DocLBz8+U76VW8sWZqVFw2",
+	"3SfEdqVpdcies3RTmzg9MRKhotASprkiC7qYwsmeKz+IyyTxsjFvyCFxqVSsQgjUCnRqPYy7VEkElTtf",
+	"8lORLONTaprs5yBgJIpfHig76XhWdTzpN03lgf5Bok9cRoCmU0wo1zJcb0Us7fRfjVoNrbepZalltPBZ",
+	"Ba4sic6DG690K1UfaF9mQvXbB2rcWGzZl+ussOiE7Bs3khSOhGtn3LE78ot0NRhu3RQeYbWfA+jGYeKD",
+	"+0IhCQvoOVPoK8hoYKfDb9oZ2e2rxjtVeRnJTef190/h8XA4gP/73+Ggv98/6PZ3+ymYR4eDoJXgcEtX",
+	"5S+cv0K1gNdbpdK50O1m6Wtf1GTK2suw5LRokn1cBtG+0WHlk6ZSLVfa0W8zw2RuvB32daSy/E3mrkap",
+	"5stV9WB3584Fv1pQ/S7AvflyX3t0yPKu5curmddVe7cmm5RRvYpxJ5hJMbOeUdGu3ddHauv8yK0sLtLy",
+	"Es2VNo9HYi6ztFA51G7ehfV9IemWYvEYZJaiNvXQ55Qrbdq8lD+j+Qm/sGTUky5b+hmEPQquai+w3REp",
+	"+wD49IQg4BNU7jcK9X9PD29PD989O/yzOlWE6dt8qeBC5itwoX5jwEmpVM17r2tgtGgfsEv9netZFQSd",
+	"uCnMu6lCPW+EnxrOXEs/tZHwga1jYD527l64KmJe1N27hPTPF8lpx6K7C500m97dbYjn/ld/t/Vw96SA",
+	"dlM4nxsyGy3jrrqoDEr0jksjJqgLR116ztaC0U4Mg1YbYe+HkTh59fwb3ehgA52qKp5r15DCN5300e4Y",
+	"xn9+dgqhMTbubjhq94zov99QXJllWzQr2U0paLzSL1xm1FqzFhdxEftaQKbQQ1Jg0V5lozVGeQFf9r44",
+	"3maNB60/2hWDxrDF2Re6TN1oPbe131ytdVx7K7gbQEjQDu82quSrWPZnvaktGLXtqvbubmqLWb7cVe3B",
+	"reLQGz+RVM+cK0T5y90NjBscOi4vAvr/AsXf7hcOQ8BtwfC6Amh0VHv3/mP8odbI7N17ciQpAOswsqWx",
+	"mQvPUkSX/u1/XjeVSb6wDNFRmDHDL5Ci9tYjkOpcFz8XOpfaxGAJWP24+lLhlF9StNU5rHvOKXWb2VQ2",
+	"1a/2+Z8RLH/6b3tDR2/XEWHstutjPlFypa2SqhoM+hcmvjRyWyo3aTa5+V4tXWnz9Z+YYLNqQp+d7myr",
+	"bjCMy1H/+P7j/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

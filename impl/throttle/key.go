@@ -20,6 +20,13 @@ func LoginKey(account, remoteAddr string) string {
 	return strings.ToLower(strings.TrimSpace(account)) + "|" + clientNet(remoteAddr)
 }
 
+// AddressKey is the key ReserveLogin counts a client address's failures under, whatever the
+// account: the client network as in LoginKey, after a prefix no LoginKey can start with (LoginKey
+// lower-cases the account, so its keys hold no upper-case ASCII before the "|").
+func AddressKey(remoteAddr string) string {
+	return "ADDRESS|" + clientNet(remoteAddr)
+}
+
 func clientNet(remoteAddr string) string {
 	ap, err := netip.ParseAddrPort(remoteAddr)
 	if err != nil {

@@ -13,6 +13,10 @@
 // Reserving before the check, rather than counting after it, is what keeps requests sent in
 // parallel from all slipping in while the first are being hashed: at most Max checks run per key
 // and window, however many requests arrive at once.
+//
+// ReserveLogin is what login endpoints use: it counts the attempt twice, under the account and
+// client address (LoginKey, Max per window) and under the client address alone (AddressKey,
+// AddressMax per window), so one address guessing across many accounts is stopped too.
 package throttle
 
 import (
@@ -31,6 +35,12 @@ import (
 const (
 	// DefaultMax is the number of failures a key may have in one window before it is blocked.
 	DefaultMax = 10
+	// DefaultAddressMax is the number of failures one client address may have in one window,
+	// over all the accounts it tries, before it is blocked: ten times DefaultMax, so ten people
+	// behind one NAT who each mistype their password a few times are not locked out, while one
+	// host spraying guesses over many usernames gets 100 checks per 15 minutes (400 a hour)
+	// instead of as many as the hasher can do.
+	DefaultAddressMax = 100
 	// DefaultWindow is how long a key's failures are counted, from its first attempt; a blocked
 	// key stays blocked until its window ends.
 	DefaultWindow = 15 * time.Minute
@@ -42,6 +52,9 @@ type Options struct {
 	// Max is the number of attempts counted per key in one window; the key is blocked once it
 	// reaches Max, for the rest of that window.
 	Max int
+	// AddressMax is the number of attempts ReserveLogin counts per client address, over all
+	// accounts, in one window.
+	AddressMax int
 	// Window is the length of the counting window, starting at the key's first attempt.
 	Window time.Duration
 	// Now is the clock; nil means time.Now. Tests inject one to move past a window.
@@ -53,11 +66,12 @@ type Options struct {
 
 // Limiter counts attempts per key in PostgreSQL. It is safe for concurrent use.
 type Limiter struct {
-	q         *db.Queries
-	max       int32
-	window    time.Duration
-	now       func() time.Time
-	onBlocked func()
+	q          *db.Queries
+	max        int32
+	addressMax int32
+	window     time.Duration
+	now        func() time.Time
+	onBlocked  func()
 
 	reserves atomic.Uint64
 	sweeping atomic.Bool
@@ -69,13 +83,17 @@ func New(conn db.DBTX, opts Options) *Limiter {
 	if opts.Max <= 0 {
 		opts.Max = DefaultMax
 	}
+	if opts.AddressMax <= 0 {
+		opts.AddressMax = DefaultAddressMax
+	}
 	if opts.Window <= 0 {
 		opts.Window = DefaultWindow
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Limiter{q: db.New(conn), max: int32(min(opts.Max, 1<<30)), window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
+	return &Limiter{q: db.New(conn), max: int32(min(opts.Max, 1<<30)), addressMax: int32(min(opts.AddressMax, 1<<30)),
+		window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
 }
 
 // hash is how a key is stored: a fixed 32 bytes, so a caller-chosen key of any length (an account
@@ -96,6 +114,10 @@ type Reservation struct {
 	l   *Limiter
 	key []byte
 	end time.Time // the end of the window the attempt was counted in
+	// addr and addrEnd are the address key and window ReserveLogin also counted the attempt
+	// under; nil for Reserve.
+	addr    []byte
+	addrEnd time.Time
 }
 
 // releaseTimeout bounds Release and Succeeded, which run on a context of their own: they follow a
@@ -105,14 +127,39 @@ const releaseTimeout = 5 * time.Second
 // Reserve counts one attempt for key, or reports it blocked. An error (the database is down) means
 // nothing was counted; the caller refuses the login as a server error.
 func (l *Limiter) Reserve(ctx context.Context, key string) (Reservation, error) {
-	h := hash(key)
+	return l.reserve(ctx, hash(key), l.max)
+}
+
+// ReserveLogin counts one login attempt for account from remoteAddr (http.Request.RemoteAddr)
+// under two keys: the pair (LoginKey, blocked at Max) and the address alone (AddressKey, blocked
+// at AddressMax). It reports the attempt blocked when either key is, with the longer wait of the
+// one that blocks; then nothing stays counted. An error means nothing was counted.
+//
+// The pair is reserved first, so a blocked pair spends none of its address's allowance.
+func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) (Reservation, error) {
+	r, err := l.reserve(ctx, hash(LoginKey(account, remoteAddr)), l.max)
+	if err != nil || r.Blocked {
+		return r, err
+	}
+	a, err := l.reserve(ctx, hash(AddressKey(remoteAddr)), l.addressMax)
+	if err != nil || a.Blocked {
+		// Best effort, as Release always is: a pair attempt that stays counted only moves that
+		// pair's block nearer.
+		_ = r.Release()
+		return a, err
+	}
+	r.addr, r.addrEnd = a.key, a.end
+	return r, nil
+}
+
+func (l *Limiter) reserve(ctx context.Context, h []byte, maxAttempts int32) (Reservation, error) {
 	if l.reserves.Add(1)%256 == 0 {
 		l.sweep()
 	}
 	// Twice at most: the key's row can vanish (a success elsewhere) between the two queries.
 	for range 2 {
 		now := l.now()
-		end, err := l.q.ReserveLoginAttempt(ctx, db.ReserveLoginAttemptParams{Key: h, ExpiresAt: now.Add(l.window), Now: now, Max: l.max})
+		end, err := l.q.ReserveLoginAttempt(ctx, db.ReserveLoginAttemptParams{Key: h, ExpiresAt: now.Add(l.window), Now: now, Max: maxAttempts})
 		if err == nil {
 			return Reservation{l: l, key: h, end: end}, nil
 		}
@@ -134,24 +181,36 @@ func (l *Limiter) Reserve(ctx context.Context, key string) (Reservation, error) 
 	return Reservation{}, errors.New("throttle: key changed during reservation")
 }
 
-// Release gives the reserved attempt back: the password was not checked.
+// Release gives the reserved attempt back, under every key it was counted under: the password
+// was not checked.
 func (r Reservation) Release() error {
 	if r.l == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	return r.l.q.ReleaseLoginAttempt(ctx, db.ReleaseLoginAttemptParams{Key: r.key, ExpiresAt: r.end})
+	err := r.l.q.ReleaseLoginAttempt(ctx, db.ReleaseLoginAttemptParams{Key: r.key, ExpiresAt: r.end})
+	return errors.Join(err, r.releaseAddress(ctx))
 }
 
-// Succeeded forgets the key's attempts: the password was right.
+// Succeeded forgets the key's attempts: the password was right. Of the address count of
+// ReserveLogin only this attempt is given back: the address's other failures stay counted, or
+// one account of the attacker's own, logged in now and then, would reset its guesses at others.
 func (r Reservation) Succeeded() error {
 	if r.l == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	return r.l.q.DeleteLoginThrottle(ctx, r.key)
+	err := r.l.q.DeleteLoginThrottle(ctx, r.key)
+	return errors.Join(err, r.releaseAddress(ctx))
+}
+
+func (r Reservation) releaseAddress(ctx context.Context) error {
+	if r.addr == nil {
+		return nil
+	}
+	return r.l.q.ReleaseLoginAttempt(ctx, db.ReleaseLoginAttemptParams{Key: r.addr, ExpiresAt: r.addrEnd})
 }
 
 // sweep deletes rows whose window ended, in the background, one sweep at a time per process.

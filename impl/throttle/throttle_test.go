@@ -2,6 +2,7 @@ package throttle_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -246,5 +247,136 @@ func TestThrottle_ReserveConcurrent(t *testing.T) {
 	wg.Wait()
 	if passed.Load() != throttle.DefaultMax {
 		t.Fatalf("%d of 100 concurrent attempts passed, want %d", passed.Load(), throttle.DefaultMax)
+	}
+}
+
+// reserveLogin is ReserveLogin that fails the test on a database error.
+func reserveLogin(t *testing.T, l *throttle.Limiter, account, addr string) throttle.Reservation {
+	t.Helper()
+	r, err := l.ReserveLogin(context.Background(), account, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestThrottle_LoginPerAddress: one address failing over many accounts is blocked at AddressMax
+// (100 by default), for every account, while another address is not; the pair limit still
+// blocks one account at Max.
+func TestThrottle_LoginPerAddress(t *testing.T) {
+	t.Parallel()
+	c := throttletest.NewClock()
+	l := throttle.New(dbtest.New(t), throttle.Options{Now: c.Now})
+	const spray = "192.0.2.1:4000"
+	for i := range throttle.DefaultAddressMax {
+		if r := reserveLogin(t, l, fmt.Sprintf("user%d", i), spray); r.Blocked {
+			t.Fatalf("guess %d over distinct accounts refused", i+1)
+		}
+	}
+	for _, account := range []string{"user-new", "alice"} {
+		if r := reserveLogin(t, l, account, "192.0.2.1:4001"); !r.Blocked || r.RetryAfter != throttle.DefaultWindow {
+			t.Fatalf("%s from the spraying address after %d failures: %+v", account, throttle.DefaultAddressMax, r)
+		}
+	}
+	// Another address is not affected, and its successes work as before.
+	if r := reserveLogin(t, l, "alice", "192.0.2.2:4000"); r.Blocked {
+		t.Fatal("another address blocked")
+	} else if err := r.Succeeded(); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(throttle.DefaultWindow)
+	if r := reserveLogin(t, l, "user-new", spray); r.Blocked {
+		t.Fatal("still blocked after the window")
+	}
+
+	// The pair limit is unchanged: one account from one address is blocked at Max.
+	for range throttle.DefaultMax {
+		reserveLogin(t, l, "bob", "198.51.100.1:1")
+	}
+	if r := reserveLogin(t, l, "bob", "198.51.100.1:1"); !r.Blocked {
+		t.Fatal("pair not blocked at Max")
+	}
+}
+
+// TestThrottle_LoginAddressReleases: attempts whose check did not happen are given back to the
+// address too, a success gives back its own attempt only (an attacker's own account, logged in
+// now and then, does not reset its guesses at others), and a refusal by the address limit leaves
+// the pair's count as it was.
+func TestThrottle_LoginAddressReleases(t *testing.T) {
+	t.Parallel()
+	c := throttletest.NewClock()
+	pool := dbtest.New(t)
+	l := throttle.New(pool, throttle.Options{Max: 3, AddressMax: 5, Now: c.Now})
+	const addr = "203.0.113.9:1"
+	for range 20 {
+		if err := reserveLogin(t, l, "x", addr).Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		reserveLogin(t, l, fmt.Sprintf("guess%d", i), addr)
+	}
+	for range 20 {
+		if err := reserveLogin(t, l, "mine", addr).Succeeded(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reserveLogin(t, l, "guess4", addr) // the 5th failure
+	if r := reserveLogin(t, l, "mine", addr); !r.Blocked {
+		t.Fatal("successes reset the address's failures")
+	}
+	// Attempts the address limit refused do not count for their pair: a limiter over the same
+	// table with a higher address limit (another replica's setting) gives the pair all of Max.
+	for range 3 {
+		if r := reserveLogin(t, l, "victim", addr); !r.Blocked {
+			t.Fatal("the blocked address let an attempt through")
+		}
+	}
+	wider := throttle.New(pool, throttle.Options{Max: 3, AddressMax: 100, Now: c.Now})
+	for i := range 3 {
+		if r := reserveLogin(t, wider, "victim", addr); r.Blocked {
+			t.Fatalf("attempt %d of the pair refused: the address's refusals counted for it", i+1)
+		}
+	}
+}
+
+// TestThrottle_LoginPerAddressConcurrent: of many logins at once over distinct accounts from one
+// address, exactly AddressMax pass (run with -race).
+func TestThrottle_LoginPerAddressConcurrent(t *testing.T) {
+	t.Parallel()
+	l := throttle.New(dbtest.New(t), throttle.Options{AddressMax: 20, Now: throttletest.NewClock().Now})
+	var passed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Go(func() {
+			r, err := l.ReserveLogin(context.Background(), fmt.Sprintf("u%d", i), "192.0.2.50:1")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !r.Blocked {
+				passed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if passed.Load() != 20 {
+		t.Fatalf("%d of 60 concurrent attempts passed, want 20", passed.Load())
+	}
+}
+
+func TestThrottle_AddressKey(t *testing.T) {
+	t.Parallel()
+	for remote, want := range map[string]string{
+		"127.0.0.1:5555": "ADDRESS|127.0.0.1", "[::ffff:10.1.2.3]:80": "ADDRESS|10.1.2.3",
+		"[2001:db8:1:2:3:4:5:6]:80": "ADDRESS|2001:db8:1:2::/64",
+	} {
+		if got := throttle.AddressKey(remote); got != want {
+			t.Errorf("AddressKey(%q) = %q, want %q", remote, got, want)
+		}
+	}
+	// No account's key is an address key: accounts are lower-cased.
+	if throttle.LoginKey("ADDRESS", "127.0.0.1:1") == "ADDRESS|127.0.0.1" {
+		t.Error("an account named ADDRESS shares its address's key")
 	}
 }

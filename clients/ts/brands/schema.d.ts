@@ -39,7 +39,8 @@ export interface paths {
          * @description Checks the email (without regard to case) and password and returns a new access token. An
          *     unknown email and a wrong password get the same 401 answer.
          *     After 10 failed logins for one email from one client address within 15 minutes, that pair
-         *     gets 429 until the window ends.
+         *     gets 429 until the window ends; after 100 from one client address over any emails, that
+         *     address does.
          */
         post: operations["loginUser"];
         delete?: never;
@@ -810,9 +811,11 @@ export interface operations {
              * @description `too_many_attempts`: this email from this client address had 10 failed logins within
              *     15 minutes, so further attempts are refused, without checking the password, until that
              *     window ends (`Retry-After`). The answer is the same whether or not the password is right.
-             *     Another address, or the same address for another email, is not affected. Only passwords
-             *     that were checked and wrong count (not logins that failed with a server error), and every
-             *     server replica shares the count.
+             *     Another address, or the same address for another email, is not affected, until that
+             *     address has 100 failed logins over any emails within 15 minutes: then every login from it
+             *     gets the same 429 until that window ends. Only passwords that were checked and wrong
+             *     count (not logins that failed with a server error), and every server replica shares the
+             *     count.
              */
             429: {
                 headers: {

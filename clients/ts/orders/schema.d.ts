@@ -20,8 +20,9 @@ export interface paths {
          *     with HTTP Basic (RFC 6749 §2.3.1) or with `client_id` and `client_secret` form fields; use
          *     exactly one method. Each field may appear once. An unknown user and a wrong password get the
          *     same `invalid_grant` answer. After 10 failed logins for one username from one client address
-         *     within 15 minutes, that pair gets 429 until the window ends. Refusals use the RFC 6749 §5.2
-         *     body, not `ApiError`.
+         *     within 15 minutes, that pair gets 429 until the window ends; after 100 from one client
+         *     address over any usernames, that address does. Refusals use the RFC 6749 §5.2 body, not
+         *     `ApiError`.
          *
          *     For clients of the original API, the server also accepts every one of these fields as a
          *     query parameter instead (`POST /oauth/token?grant_type=password&client_id=…`); a field sent
@@ -693,9 +694,10 @@ export interface operations {
              *     that window ends (`Retry-After`). The answer is the same whether or not the password is
              *     right. The code is `invalid_grant` (RFC 6749 has no rate-limit code, and the grant is
              *     what is refused); the status and `Retry-After` say it is temporary. Another address, or
-             *     the same address for another username, is not affected. Only passwords that were checked
-             *     and wrong count (not logins that failed with a server error), and every server replica
-             *     shares the count.
+             *     the same address for another username, is not affected, until that address has 100 wrong
+             *     passwords over any usernames within 15 minutes: then every login from it gets the same
+             *     429 until that window ends. Only passwords that were checked and wrong count (not logins
+             *     that failed with a server error), and every server replica shares the count.
              */
             429: {
                 headers: {

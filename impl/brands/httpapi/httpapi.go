@@ -34,8 +34,9 @@ type Options struct {
 	Now func() time.Time
 	// Log receives internal errors; nil discards them.
 	Log *slog.Logger
-	// Logins limits failed logins per email and client address (throttle.LoginKey); zero fields
-	// take throttle's defaults (10 per 15 minutes). The server uses the defaults; tests set a
+	// Logins limits failed logins per email and client address and per client address
+	// (throttle.Limiter.ReserveLogin); zero fields take throttle's defaults (10 and 100 per 15
+	// minutes). The server uses the defaults; tests set a
 	// clock (its own, apart from Now). The limit cannot be turned off.
 	Logins throttle.Options
 }

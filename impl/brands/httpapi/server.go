@@ -73,8 +73,9 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	// attacker's requests cost no argon2 work. Reserve counts this try before the check, so
 	// requests sent in parallel cannot all slip in while the first are being hashed; only a wrong
 	// password keeps it (see impl/throttle). Unknown emails count alike: otherwise the 429 would
-	// tell which are registered.
-	res, err := s.a.logins.Reserve(ctx, throttle.LoginKey(body.Email, remoteAddr(ctx)))
+	// tell which are registered. The address is also counted across emails (100 failures per
+	// window by default), so one host cannot spray guesses over many accounts.
+	res, err := s.a.logins.ReserveLogin(ctx, body.Email, remoteAddr(ctx))
 	if err != nil {
 		return nil, err
 	}

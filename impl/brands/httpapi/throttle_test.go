@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -212,4 +213,26 @@ func TestHasherBusy(t *testing.T) {
 
 	e.want(e.tryLogin("ada@example.com", "correct-horse"), http.StatusOK)
 	e.register("Bea", "bea@example.com", "correct-horse") // the refused registration stored nothing
+}
+
+// TestLoginThrottlePerAddress: one address guessing over many distinct emails gets 429 once the
+// address has AddressMax failures, for every email, the right password included; another address
+// is not affected and its real user logs in; the block ends with the window.
+func TestLoginThrottlePerAddress(t *testing.T) {
+	t.Parallel()
+	clock := throttletest.NewClock()
+	e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{AddressMax: 12, Now: clock.Now}})
+	e.register("Ada", "ada@example.com", "correct-horse")
+	for i := range 12 { // one failure per email: the per-email limit never fires
+		e.failLogins(fmt.Sprintf("guess%d@example.com", i), 1)
+	}
+	e.wantBlocked(e.tryLogin("guess12@example.com", "wrong-horse"), "900")
+	e.wantBlocked(e.tryLogin("ada@example.com", "correct-horse"), "900")
+
+	other := e.from("127.0.0.2")
+	other.login("ada@example.com", "correct-horse")
+	other.failLogins("guess0@example.com", 1)
+
+	clock.Advance(15 * time.Minute)
+	e.login("ada@example.com", "correct-horse")
 }

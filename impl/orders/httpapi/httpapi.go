@@ -38,7 +38,8 @@ type Options struct {
 	// Hasher hashes passwords; nil means argon2id with password.Default.
 	Hasher *password.Hasher
 	// Logins limits failed password logins at the token endpoint per username and client address
-	// (throttle.LoginKey); zero fields take throttle's defaults (10 per 15 minutes). The server
+	// and per client address (throttle.Limiter.ReserveLogin); zero fields take throttle's defaults
+	// (10 and 100 per 15 minutes). The server
 	// uses the defaults; tests set a clock. The limit cannot be turned off.
 	Logins throttle.Options
 }

@@ -102,8 +102,10 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	// rate-limit code and the grant is what is refused; 429 and Retry-After say it is temporary.
 	// Reserve counts this try before the check, so requests sent in parallel cannot all slip in
 	// while the first are being hashed; only a wrong password keeps it (see impl/throttle).
-	// Unknown usernames count alike: otherwise the 429 would tell which usernames exist.
-	res, err := a.logins.Reserve(r.Context(), throttle.LoginKey(username, r.RemoteAddr))
+	// Unknown usernames count alike: otherwise the 429 would tell which usernames exist. The
+	// address is also counted across usernames (100 failures per window by default), so one host
+	// cannot spray guesses over many accounts.
+	res, err := a.logins.ReserveLogin(r.Context(), username, r.RemoteAddr)
 	if err != nil {
 		a.oauthInternal(w, r, err)
 		return

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -226,4 +227,26 @@ func TestHasherBusy(t *testing.T) {
 
 	e.login("alice", "alice-password")
 	e.register("bob", "bob-password", "Performer") // the refused registration stored nothing
+}
+
+// TestOAuth_LoginThrottlePerAddress: one address guessing over many distinct usernames gets 429
+// once the address has AddressMax failures, for every username, the right password included;
+// another address is not affected and its real user logs in; the block ends with the window.
+func TestOAuth_LoginThrottlePerAddress(t *testing.T) {
+	t.Parallel()
+	clock := throttletest.NewClock()
+	e := newEnvLogins(t, 24*time.Hour, throttle.Options{AddressMax: 12, Now: clock.Now})
+	e.register("alice", "alice-password", "Customer")
+	for i := range 12 { // one failure per username: the per-username limit never fires
+		e.failLogins(fmt.Sprintf("guess%d", i), 1)
+	}
+	e.wantBlocked(e.passwordLogin("guess12", "wrong-password"), "900")
+	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
+
+	other := e.from("127.0.0.2")
+	other.want(other.passwordLogin("alice", "alice-password"), http.StatusOK)
+	other.failLogins("guess0", 1)
+
+	clock.Advance(15 * time.Minute)
+	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
 }
