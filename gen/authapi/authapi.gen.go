@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,36 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for LoggedInUserStatus.
+const (
+	LoggedInUserStatusLoggedIn LoggedInUserStatus = "logged in"
+)
+
+// Valid indicates whether the value is a known member of the LoggedInUserStatus enum.
+func (e LoggedInUserStatus) Valid() bool {
+	switch e {
+	case LoggedInUserStatusLoggedIn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessengerLoginStatus.
+const (
+	Pending MessengerLoginStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the MessengerLoginStatus enum.
+func (e MessengerLoginStatus) Valid() bool {
+	switch e {
+	case Pending:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for SentStatus.
 const (
@@ -169,12 +200,61 @@ type Credentials struct {
 	User string `json:"user"`
 }
 
-// MessengerLogin A messenger login request; the bot token itself is never revealed.
+// LoggedInUser The answer to a completed login: the user in the new token, with `status: logged in` so a
+// client can tell it from the other bodies a login may answer (`Sent`, `MessengerLogin`).
+type LoggedInUser struct {
+	// Attrs Extra attributes.
+	Attrs *map[string]interface{} `json:"attrs,omitempty"`
+
+	// Aud Audience (site) of the token.
+	//
+	// Example: triad
+	Aud *string `json:"aud,omitempty"`
+
+	// Email E-mail when known.
+	//
+	// Example: alice@example.com
+	Email *string `json:"email,omitempty"`
+
+	// Id `<provider>_<sha1 of the provider's user id>`.
+	//
+	// Example: dev_522b276a356bdf39013dfabea2cd43e141ecc9e8
+	Id string `json:"id"`
+
+	// Ip Hash of the user's IP (when a claims updater sets it).
+	Ip *string `json:"ip,omitempty"`
+
+	// Name Display name.
+	//
+	// Example: alice
+	Name string `json:"name"`
+
+	// Picture Proxied avatar URL.
+	//
+	// Example: http://localhost:8080/avatar/0b4a6e2f3c9d.image
+	Picture *string `json:"picture,omitempty"`
+
+	// Role Role for RBAC.
+	//
+	// Example: admin
+	Role *string `json:"role,omitempty"`
+
+	// Status Example: logged in
+	Status LoggedInUserStatus `json:"status"`
+}
+
+// LoggedInUserStatus Example: logged in
+type LoggedInUserStatus string
+
+// MessengerLogin A messenger login request, pending until confirmed through the bot; the bot token itself is never revealed.
 type MessengerLogin struct {
 	// Bot The bot's username.
 	//
 	// Example: triad_login_bot
 	Bot string `json:"bot"`
+
+	// Status Example: pending
+	Status MessengerLoginStatus `json:"status"`
 
 	// Token Request token, sent to the bot as `/start <token>`.
 	//
@@ -182,14 +262,19 @@ type MessengerLogin struct {
 	Token string `json:"token"`
 }
 
+// MessengerLoginStatus Example: pending
+type MessengerLoginStatus string
+
 // Sent A confirmation message was sent.
 type Sent struct {
 	// Address Example: alice@example.com
-	Address string     `json:"address"`
-	Status  SentStatus `json:"status"`
+	Address string `json:"address"`
+
+	// Status Example: sent
+	Status SentStatus `json:"status"`
 }
 
-// SentStatus defines model for Sent.Status.
+// SentStatus Example: sent
 type SentStatus string
 
 // Status Login status, or the result of a logout.
@@ -263,8 +348,9 @@ type CallbackBadRequest = Error
 // Internal The body of every refusal on this surface.
 type Internal = Error
 
-// LoggedIn The identity in a token.
-type LoggedIn = User
+// LoggedIn The answer to a completed login: the user in the new token, with `status: logged in` so a
+// client can tell it from the other bodies a login may answer (`Sent`, `MessengerLogin`).
+type LoggedIn = LoggedInUser
 
 // LoggedOut Login status, or the result of a logout.
 type LoggedOut = Status
@@ -385,23 +471,31 @@ type AuthLoginPostJSONRequestBody = Credentials
 // AuthLoginPostFormdataRequestBody defines body for AuthLoginPost for application/x-www-form-urlencoded ContentType.
 type AuthLoginPostFormdataRequestBody = Credentials
 
-// AsUser returns the union data inside the AuthLogin200JSONResponseBody as a User
-func (t AuthLogin200JSONResponseBody) AsUser() (User, error) {
-	var body User
+// AsLoggedInUser returns the union data inside the AuthLogin200JSONResponseBody as a LoggedInUser
+func (t AuthLogin200JSONResponseBody) AsLoggedInUser() (LoggedInUser, error) {
+	var body LoggedInUser
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromUser overwrites any union data inside the AuthLogin200JSONResponseBody as the provided User
-func (t *AuthLogin200JSONResponseBody) FromUser(v User) error {
+// FromLoggedInUser overwrites any union data inside the AuthLogin200JSONResponseBody as the provided LoggedInUser
+func (t *AuthLogin200JSONResponseBody) FromLoggedInUser(v LoggedInUser) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"status":"logged in"}`))
 	t.union = b
 	return err
 }
 
-// MergeUser performs a merge with any union data inside the AuthLogin200JSONResponseBody, using the provided User
-func (t *AuthLogin200JSONResponseBody) MergeUser(v User) error {
+// MergeLoggedInUser performs a merge with any union data inside the AuthLogin200JSONResponseBody, using the provided LoggedInUser
+func (t *AuthLogin200JSONResponseBody) MergeLoggedInUser(v LoggedInUser) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"status":"logged in"}`))
 	if err != nil {
 		return err
 	}
@@ -421,6 +515,10 @@ func (t AuthLogin200JSONResponseBody) AsSent() (Sent, error) {
 // FromSent overwrites any union data inside the AuthLogin200JSONResponseBody as the provided Sent
 func (t *AuthLogin200JSONResponseBody) FromSent(v Sent) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"status":"sent"}`))
 	t.union = b
 	return err
 }
@@ -428,6 +526,10 @@ func (t *AuthLogin200JSONResponseBody) FromSent(v Sent) error {
 // MergeSent performs a merge with any union data inside the AuthLogin200JSONResponseBody, using the provided Sent
 func (t *AuthLogin200JSONResponseBody) MergeSent(v Sent) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"status":"sent"}`))
 	if err != nil {
 		return err
 	}
@@ -447,6 +549,10 @@ func (t AuthLogin200JSONResponseBody) AsMessengerLogin() (MessengerLogin, error)
 // FromMessengerLogin overwrites any union data inside the AuthLogin200JSONResponseBody as the provided MessengerLogin
 func (t *AuthLogin200JSONResponseBody) FromMessengerLogin(v MessengerLogin) error {
 	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"status":"pending"}`))
 	t.union = b
 	return err
 }
@@ -457,10 +563,39 @@ func (t *AuthLogin200JSONResponseBody) MergeMessengerLogin(v MessengerLogin) err
 	if err != nil {
 		return err
 	}
+	b, err = runtime.JSONMerge(b, []byte(`{"status":"pending"}`))
+	if err != nil {
+		return err
+	}
 
 	merged, err := runtime.JSONMerge(t.union, b)
 	t.union = merged
 	return err
+}
+
+func (t AuthLogin200JSONResponseBody) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"status"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t AuthLogin200JSONResponseBody) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "logged in":
+		return t.AsLoggedInUser()
+	case "pending":
+		return t.AsMessengerLogin()
+	case "sent":
+		return t.AsSent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
 }
 
 func (t AuthLogin200JSONResponseBody) MarshalJSON() ([]byte, error) {
@@ -2671,7 +2806,7 @@ type AuthLoginPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *User
+	JSON200 *LoggedInUser
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *LoginBadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -2697,7 +2832,7 @@ type AuthLoginPostResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AuthLoginPostResponse) GetJSON200() *User {
+func (r AuthLoginPostResponse) GetJSON200() *LoggedInUser {
 	return r.JSON200
 }
 
@@ -4010,7 +4145,7 @@ func ParseAuthLoginPostResponse(rsp *http.Response) (*AuthLoginPostResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest User
+		var dest LoggedInUser
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -4433,124 +4568,129 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs31uCrnOVOlUlV86ZbbKpSu4rjxE4cW2PJm6kyvWqw+5DEqAkwAFoSx6Wq+bUPsA8xD5Yn+QoH",
-	"6HtTkmXlMl/NL1vdaODg4Nwv4KdOJFdrKVAY3Zl86iyRxajov8eXzDD1nEVLfC6FUTKxT2PUkeJrw6Xo",
-	"TDrhOp0lPApgxa77bIFf7x2ORuGgE3R0tMQVs1/gNVutE+xMOm2DO0HHbNb2rTaKi0Xn5ibovDhji+Zi",
-	"p0ZJsYBLlvCYGakCMEuEJdNLkHP6vzZSYQyzjUG9DYhpBw/iaG+0O4sP5qPx6Nn+weH4YMzGByzCw6ej",
-	"wyiO98bPvooOp51W4F7LiDmI6gC+w5grjAwYphZoqhDMpVox05l0UsX7CueoUETYusIbeSr4fN5c4Di5",
-	"YhsNoZDaDqgjWqSrzuRDx7/tfGyb+xTNcykvOLYc5g8/n4XARAzh307ffdc/e/vjizchRDRcQ1ejASkg",
-	"kQsuaJjCuUK9DCBKkFnEu7cyNb0qZHUwboLOmim2QuNp7dX8jRT4EzPRsgmXpQZN5xslHIWBpUxiDV2p",
-	"INwJe0fAYGW/BCb0FSoNe6N9u/6Dz5zbVR0ndIKOYCs7x6t538LYd0CWd7di169RLMyyMxmPdvfbsH6i",
-	"5CW307XQzIJrgxZ7az8I7IoW3QhDlprlMOHaYbTYUYyXGaBrZpYFmNkknaCj8JeUK4w7E6NSLEO8Zsag",
-	"sh//3w+s/49R/9lH/+95/+OnUbA3vvlLK2VaunjpENPYydkSoaAbTzZPtOXXFI8ggwaulijoNI28QAGR",
-	"XKGGuZIrevjDz2f+08G2k/hbv1hm20HsHhwGbWSnUK+l0Ogk3Nygem3Jubmb13KxwBi4OIK90R4YSdB5",
-	"2YMxhBbicAB21xmHMIWgHd+X5GhZXvxF4bwz6fzPYSF1h37oMB/nuLRfsOltXxX8TPv7hsXfM4NXbGM/",
-	"jKQwKIz9L1uvE+4WGP5dO2hycrIjY4sqvI6WTCzwfM54gnEn6KxQa7aw7+z+cxKNeQxCGmBRhGtDuLGk",
-	"KhX/B60BNOFN+XTaduHe6uHxmr9QSiq3iZpYqgEVQrcCisJ5qjF2AkLG2AsgTDUqLuay+ol9CpFMEwf7",
-	"DEEhi+14jSKujo2kmHMrsd1mSt/EmPBLy7C9gd3gc5YkMxZdfMPid/hLitrcH/NEH+uSbCBeKZ1HKi6E",
-	"vBLnJa4uDsS/LMkNuUZiU22Ywbb5Ziw+dy/LEzmJTs9hxbXmYhEAXq+JXaWijZOE5WJxZMcpd+JeEywY",
-	"F+7gHuGw6zsOjyDMoQ6hu2Qi1kt2kXFdA+DAHnMcODCtuOHGagZplqhyVAV2W27D5c31/GLKHWQIXSGJ",
-	"pgIQEqSl8PNLVHzO/RSsQL5dR6YGGESeIhx9vBJW1LLkQfzI/cfnSAgrH1r2CjSqS1TgRjzOIVSXDSfA",
-	"BKQCr9cYWZRaRkkVHkGMhvHECT4pkg1wJ9k9SIlcEAqcLH0lPg8FPHZ67vxgd3e2+9Uh2zs4nMXzvWej",
-	"8V48ZzNku1G8v4fj/TFG0TN8WmgIlvDoM6TPe42teMh1AB2/qlp3R17g3Cb6HyzG3cpvU/N5KLMUnWrH",
-	"0RZymZr7Y+HUfdyCh+d+k97Me8RNcvFgsen5fpuU8yxcFZhW/lvDdc20vorp0HIjiYzSxxbFv61MLMSU",
-	"R4YVSfISleb/wJjU3dBtdcjiWKHWQZvEMktmYJ7Iq17GrVx8J9WMxzGKzzwVlsac/JoWDGbvzoU05yxJ",
-	"5FXDwuAaNDcIXDvrQoAfB/nEFj+RwhiF4SzR286/PKQqNiOpiI2JGqRyxCCVowCrO9qmLJsD5zSoPGnF",
-	"WHBmLUusbbEhZfRohNCGwRC6FmVDljoLxYvgOt50pttKiAmh60Ra/q60jxC6XtXFfktckPlb0rRWiVqH",
-	"bLZpaFg7ZQNpzTkVrhO2yWypzE1650y6B6nMDIAWlbnVbCRD5pF0Z3X9cAKVVZ2Lmlmr3lDIbBSnw6GL",
-	"g8UAcoM1RmHxZS1trR2ezuRtDmWmpmRl6Se6ZqGv2QKPrNJyvvXx+7OX/ZfHb749fXn844uSD/ZHuTJn",
-	"Ur62mvZBVOBF47mR8jyhWcqE4N/CTMYbMFKCG/I4BNBY2tMALYbXEWKsS1bSEw0JX3FDB/teZGf0QOpP",
-	"yxOUt2wfW7Z3M5TU3iNpqGLZcGKtJWJvbyM7Vic1wzUYtlojiY/MxVgzbUrWFCR8joavMADNFyK34XOW",
-	"ZclCKm6WqwDmtED+wgu7wMUTyGpVzQBLAAr/7kzZ2abs10tn1Tsw+jOpBJa0JOZ+ApRDENnBXTKesFny",
-	"MHqNmWEzpvE8LU1Ul13ZIIvF0rgjUGgUGd8M5ngFGiMpYu1DQKjNK2tK78132bNoFI9xf3bADqNHOvo2",
-	"yD3F5/BGTBQOd7TEGBRfLA0IeQVdJqydyhYI/iydgynncCK1WSg8/evr3pHVbYT6K6bBxQPiAbyjjbO5",
-	"QUUrinQ1s1p9nuHAIiWkUX2K9oQ1iVZ61RJw9nMYCVeMW/jnkkxGozZcLLZEmA/ywJN1oxbOtSASISuu",
-	"LLkfwN6fb4T+NiYoMXm+EsXfmXGRS66hYDrijv/j2ItL8Z2LKz1k75f5JEV0yjugncmHT505xyRuhgcL",
-	"/KzYNV+lK3DxQEgoVGih3T047Nx8bFMQsURdRAicnjx5BXqNEZ/zQsk9AoYb2/NMtBUUayuvMXLhqjyh",
-	"kPneWaRSA16i2rhIMjk/Q0aJnXxiit9oA9wcAVkeliEvUfUTWZN04BjH2iD5nl0gNdtYa1CYFJ+ce0BI",
-	"VrMErKVMe0jVnEVkaayVXKMy3LkS7tibSSArYGDFrCDGvjWy6YFCpqU48ovYbyvT57kBbtWtNs6LzTIm",
-	"baSVCp2u11IZjM9XGHN2TlwdtJoWNbVrzfO5TIVTwWYp45rP04jrbJH/VU+2hfvLAb2m21O36TtBqyOz",
-	"xTGzf/nh9HfDsm5Gi2txVysgi8hq52M5g1FDWTVWH3Su+wvZrwXwS/xeJ4sTVH0SAFYmzRJcaUtxDIqT",
-	"zaJWlFYwuMpiryWK8xKknC20G2pmQkqiojyYnEYn/rx11ZZDKdIyH/yKxXRFyk7OrIVil/IPmFJsU1u6",
-	"ioOX6YqJgiPwep0wQXuv5o62mYIt2yzZD63pnr6P3fRfxVkO1n/iTLPcYCoigroKTMMquQtlJBZuwZgn",
-	"HR8JfJFFRZ9XQwbVvXxLHlPfxbNLLNQUSiytEYhRnNEJ3p57CjouENOS080DEM7+oXx25h2SQ43rLOpW",
-	"zv+tZD+PXAR35iAda1ZBt3Pc49Ma/j1H+O20EexPqDWKxdbU2jGsshE+heBp5sj7SSYLOBiNyZyCQVas",
-	"g8JLZIlDRfVYZtJs0z3miSY/2hJEFYd0dOcEwbmdoAVpBEebj+1Up3dyKAbi3W0LPdMQDp0VO01Ho72I",
-	"xtF/MazCcDgfRyPcZ89mu/F+9BU+nY/YeLYb7cX7eDA/HN3JDh5wgrPtME69jVU/gkrIyjMT2dZ2My10",
-	"7+KHVQKiMPv/9n8PIrlqQ2EWky7qE+wK7cUJ5Y3574J86dbd5ZM3Ivc+o5VqcumcZNJpYpxecGUKzX02",
-	"oU2yJIDTiFD+uxRmr+i28pitjFiF+L3OEv+UH89nqIluSmzcE3VtCHuvt6XuOQk9491IIqgWMjBGZfTA",
-	"7ccsOSkNcHUGteqNa6MY2A/5LPV1OQ2wvFitEak3S1yAs5cpmBy0phBu4BpXjLeULb3o2+cO02RStWD5",
-	"LrrmLRCHjt0zQ8lx/Ll7qJdsnG2hFJOjEB+PW4XDZya/miCuW4yEUrmUXfuJhlcn0CVUMIgSxlca0rV1",
-	"HZQLDnJXe9KY3WnYpirV64RtoClut9Bu0FnzyKSqZa4TJa8p9OkclvfvXldnXBqzngyHiYxYspTaTJ6O",
-	"no68ezMczfbZIe7O96Jn8YCv2KJ1bSWTloXfyQTJfnn3zfHz2i7iVRtb1ziQcEM00mRCKxMxShU3m1Pr",
-	"QnkNxjSPjlPTUv/0jX1FwdvAkSwKa+DF0HUJLQuRC5Edvz97eX787U+v3pyfHJ+e/vxtUYfl8iKalwws",
-	"iz6LAxfual/7jOKUWheJjVpxjvuzSL3+8PNZsQJb8x+RjNa/X5nb6oayBIO1f2gYdK3FyCPsG9n3/+3d",
-	"UhG0fdm/pqg2d6xqmeEXO87HBvKF6GGxjlOzLetcazXftr/ncr3JOK5RH1Wui7InWJzFfcufarBY8rIe",
-	"WPuOX56dneQusYcJVzOMnctAMQKPbeiGC26W6cwKwCFJ2OUv7t8hX60TCiiEPWvsmCVORSMCsZKpIPEx",
-	"ycuDYMlEbI1aZiB0E7giTs/h1df0LBxMxVTs7JxZ1OvBzg4ce6PRZS6uZJaDn4ArYOy+NGb9ViSbAE6Y",
-	"WX49DOCUrfCUG/z6Nbt2C7483T04dATQAybiqajUPHZzL2q2AYdEHZSK1njcG8BxEUIpPKoipuygyapU",
-	"Um2mwjrDGYGH5XMMAX9JWZIZkS31lwN4mX9HE0vlSTYkkEJYsc1UREypTRlQoQ2ymApZ7KTZ6hbe3gBC",
-	"z9tfj0NXT2n//noc9kAKZyVxASt2gdoatsupyOod/Hd9KZLNAI5FHsv3+/Wr66xG1EorTcHB+KjycV5B",
-	"oY2Fv/yqB1dLnmB7ZiCy1IVxUThIsAaQMG30AAqZaYFwVWrl2sOsaIYkqSVS6IYN6Rn2PPG9czErvbND",
-	"NQM/nL59A2EW9AphJmOOuhJ7ysNMLs5FxicVHro4qT0mTusOpuIFfUaw5qOyAeHf+s9doLR/tllj/y1x",
-	"s55AVgIcAIMYxabPkmQqwmzwqdcw/ROZ8Gjjy3qpmLvvq7ntHH2qmM547JVYpwZUmiAx2jc+3C1TQwVW",
-	"pViK9VQrUYQgj+45juDasg2iwPgI2FRccpm4T+1xwP5oBC0RT7haSo0Q+jBP6Axiiz4KlAzgDK8NdNeM",
-	"xNRihcKyJbHBVNgdzqVaQVFaHLijusCNJgQ46a6Dko/vGUL3iEVh5nNB8P7su/7TPPnz5v3rqeiGU2um",
-	"jUYhcBElaYxOCvikQ8INKpZAl4mNW9e9OAJWgARWXFu7njIDVFxHg3rW7wdmpmIltYG9XYiWTLHI7sKu",
-	"QfNRIJVrwGsWmWQDUqCrrqVgfMwM86kQbqhi6QI3YK6sLKeC7alwJkhg5SstMz6EBC8xoWCZQG3PmRCV",
-	"DxiNRrCyGkJpN8kG3CREAkqxzWBKnhCPUGgypbya+umV1cipSryloSfDoVyj0DJVEQ6kWgz9R3pox1pv",
-	"m5vCnIfjkjLqBB0qayFFNhqMByM73k7H1rwz6ewNRoM9ikqYJZlTpFzsfxbY5v4KeHn202tKgYNeyiu7",
-	"76W8AgYzJa+0j1QBFxMrBbm4gHWptgG6pKtdCTBQBt8J7qmwM/acpojLQSUiTC4gxktYUUEhSbVUKRS+",
-	"FIV0jpNnTjcO7ePQ2QU0eU1leFEeyTUvC8IW5dFzh+q9XpilxkgxgFdGw/PTk6mgmK/2JXxGg7wSIKSw",
-	"1hcjP9Qhz/PQJkF36NbxI/6l/KI9L/K7T5ytXSm13h2Nakkfg9dmuDSrpNaeQc7S/4hlZDkF7ADnG7kX",
-	"xd+//vNf7tGweHZX00HTILLnVUsJbhGhLd5ejHOWJqavVQRPhBT45MhjKn8UYf/Xf/7ryRH8+s9/hbeD",
-	"dxN09h2W2nJIOTaHjWTaTdA5uM+HeSVq2QXpTD58DDo6Xa2YNZM73+JKer2/9j4TW2gXtiHVbD2a6z6x",
-	"aD/LWnQmc5ZotPMWHQtbuc/i3QoJXYSMGyl6HQDFBe0LlemcGNWgQXavuTaW9LK8qr6b9G7NN37wvRXk",
-	"VdrNFkeWpw3qfRjNuGElZt8kvZNyq4euEWC7yr+reiZrGvqzEJI9F2fbR4ZfFjEP/VCSItm1laieJ8iU",
-	"Lhne2/qYBtsEl529nXRux0ZRq/snQbxcgNvLZ6A56KylbkGr9Zysi/f9i7PbEHci9X8r5EH35O3pWe+B",
-	"pFoEkVtJ9Y1PZsxTbb2GLDMdVqLLoSttEhso1famwnky5JnW8lTVo/keSSieZkH0crvdh3ZMFUOGpTav",
-	"m49fIk7pC5cDyitq60XqFE5zQfGscN/ado7Xm19VY/CfUVm7vb6dglz0dvAnIcOfl0jVtOUCEOtSlvMK",
-	"DyDMLPWwVS27muhKIveJ9s58VyqY5W51b7vXbw1WH1Rzz6ci89srEYFJ3TFGH9QReOWE+LBVgLfYnp7c",
-	"32e5yT+E2PP8cJ6P+ONbWLJDfayejQfzxv5ofPeHlfLXz2co+8HevVbJS2xqTPipEgy3PFmO7H74eBN8",
-	"Koey8wc+yOz+LoXyP3y8qfD1mQtULTDucwFZcUmdkwuG/ZRZTTfDrFh8K/9mncTgs1Dv3712XpGbqi01",
-	"lU8aWo+/nJlyja2+JTDVpQK4qQirpeIZYwZwteQRxduIlbOm8C7z81xJdWGdzAh7A3gj87wC1+Bay6fC",
-	"6jtfIDaAsytu7H66bykUMB6MWI+qIjQUVfOh68rzMdButMToAuO8qI0ALnoGE36B4OHpBdnHWUtfSKni",
-	"0BXch0Ww0PWNMhFhkmC8zffNGkGbAqh6Tm43u4ORA2NbriGr6mptbz4Y77akoJoJ1HpH7rbFfFFN61r7",
-	"o2eH91iMYqGg0JXMZUHwnJ62LJyVkt1/lx8fbma+olrNvfvIiFJr+H2lXksj8H3lXr3vhb7bu9e2yq1a",
-	"D5OYu3d/UOoqfwQhW5GIBTfU+itLgtG153y8+VzNnpdaW6Jp92++k0VYT3tTnKrMSbZk2zlfyRi/nku1",
-	"OrfThNA9Xq8TnEBoGScMIHTtyb7zPCRZ5sLWShvqYuin6wBC1xPUG8A3LsyoIZZU1EuZIftFOVUFjWZn",
-	"1wgxFZGSWvepVc46KgFoCQTSEw0WQoqyZ61GpfsLvn9xVnQdUa7Ibra+i6nwgJITTVFB8qstz4ZgmDXy",
-	"XJzS7bbryrMomegqK/J2Q6cSrqh/PrGzcTEVFFu1fyy5NlJtepTXVujvcGGuAdCL8iNwjWUyNe6qCO+N",
-	"3iGFv9Aj/Y+o+DcSFdDNWbPXIjbarKkkK01sNaW+xTWKWGe5u1K5zgUX8WQq+rCzk4OzswPdMMZLxy5m",
-	"yVUMa0YlUb0JhJZLLXNRtiDIU64h/Pr//j/sjXabjXpTAS29emRIUT9UAOOD/oqL1CBsMcbgAnGtHTMF",
-	"cPLj8xeQWTk0uwWUcNcbuN04hO7sTDxTBxC6Ek/7P5bGDch3R6M8NQF5Z3WpJ95PnDV8Vqb28qE0t8ul",
-	"ZBOHn6be4592JlOqGJx2bkKf3rLC0sotMu6gUsp45GxPnxP3MLt5XVC766WhX5BsPG6o8nHBL9FdbORr",
-	"4AM7OyYam5ulxF9L229h49JEzj/WHu7xAbhTy3BjnIVrCahs49ovd3asp4kWa2S0FsS/hWygezDatQA3",
-	"70uhTWbWtI87VUILrg7CA5UX5xJdG0xwodgq7E3ybGhWcVA+rZk0004AU1cjYw/rqKAMyvsRbFkm0AxW",
-	"6F0S+yV5I/+LSma/bpbMup59SzCo4dQOIvdEVADZH+1TCK1oWQjtiqkwPMkrc5dMg8II+SXGt9ToBnlL",
-	"GTN3E7pdpuvdGi/OtT/57OBH2cEXJc5Z2I+aFF3jllR5QMVBI8CtzO2EZF/7Sl1K2HsS5hqWUsjUXcCV",
-	"bChw6HpfsgbTpTUJCqjFnC9oeNYkbt9TJHLjlO1U5K0MfCHoTjWv4+fSfdK7NQN4lwuUV3aWSzozHsjN",
-	"sV57kWers8S3+0qtV0EF9wTJ6xmLu0yQfQZYLI2/DKqfnVkkYSE9KXkpVjk5OvbevWojrRrcAqylpq3Q",
-	"jvaf3gPcMdFeW3nPVi/Xxzza7rEbdYLO2OpzldrDpVhma934/cEo3T+QX1RwG2iPC1dR4+3pKthGVL41",
-	"ow0sHzT6nOvnGnW1WcOJB+MIUqHZHKntD9YJ44IqBXu395y0QefbQr4Mvpzqc6+oomm7W5DWVrbdypW+",
-	"oeCLOPN5U/cXcFlJXulsyUbkurV3V4npZ4RivjxDk4NVSblQU01bl4xrirm7d8UZ86KayMk7SVrPK0/z",
-	"0Hc3pXaJYoJmiJ2k3PnTZ7j/7AC/erY/jubPcH+Eh8+ejuLxPhsfzuaj3b0oivejZ+MC2cRmtRSSFPh2",
-	"vjW6UI23B3dknGgPdwyqdUvdfGyJ4rv+NE9SUuVSo8oXOo0ixNgq66JM0/T8JQyVoeVGn8dIC+zdxzUs",
-	"3VryG/rW9VulHu4g74/2H9SoXu+brV7iUJUL/qKjfDh0N9mR0SUPdcPwkZrNq3ZyWS5N4B5AmqWS6WKZ",
-	"27IbNDWQK/cHlu9CchnW8d59yMXf//LvGKs4dXdYKFijoto/X0z9+0Q1vbwoApuGXeA2xx6YBuYKFKUq",
-	"Ck2PSv6+NmyjK40Sg1vK/1zk7VYH4I8xFD/mDc3fyHjzJYndrJm3YRP5OganWO7LquXeZEtUZVCu+1dX",
-	"V317Ov1UJSisjIlrsP2W0NzU7xG++dIU+SNo7Ee72PEISpryP8rwNmX4uSJ7f3zwwCtutty7UbnHEeqT",
-	"kZ65k28e6zKcNhDL13xRyzqnvIXrBCATzEIz+LdUZxUD1N/GZTd6/2j7b1i7mTHS71rDWb/N6TepQszs",
-	"rOLSzibCb63pfGzD4s5y0OpZ/I5loX/QeTQLRe88FmIQ16P8icc3t9bj+dZo0OwSqSvHh/+oNNS37EdS",
-	"9AK6c8IFsn0vZdZT7nqf85vqSRpTFxLV3Qg+n5ebR8q/oEFsyDUw/6sTNNFwJzzyryk6zhRmV7XSe/eA",
-	"YsUUfo7dwi/O2MJXBuVALJleUuY6rPy2Qlj+HYdS/D7DhUtubKl5pb3f3QHgt0KFpc1f6Jhxwcj2vFcL",
-	"Cc1V7yEpN9rdZT60/NBK6TdQbvuSxtwEj9ExsOec3VqlsjSwkrGLNXTrx0QlYdlVpr6TyULUqyHj/jv5",
-	"wgrDh7vrxWVdmY0hJOg0WvrO5Ed0u2kpd31eaQEfpFmxxFJhceeBu0bhjyiFrAjAYyvwSncxlOSdf2D9",
-	"WHuY7XLMHzPIOYTfvzgLoWtZK/B38AVENgFEzN3CX7lz05oZ7jIp+9pLJWrJcwUiqkUSvEQW3yoKtnDx",
-	"E51BSv2Tdun/MPafhbHvzUvQzcnN5cUK9rn9dw7aP/wN2aigt3aGuj2J6jY754lrpwtuNwCOKuKFmklc",
-	"cJESUnLu+56LWzH367+i1HqjSstPEPH41h8fukeq5Q5DtfxrUTcff58Sbkqltx3DWXGbABlE9H/tEvCx",
-	"jNKV5Z6uwoQZfolk73CT14lQzn0ptQnAOpTgyhGvN7BWOOfXxHGuh3pIZrknkjYgys3EQV5Kl/p7K3KD",
-	"NeG+FqC4AqsWYmsmu167uxXyysHic0s4UlTrfP102aXqt9/qo0tfZLr2481/BQAA//8=",
+	"7H3rchs3lvCrnI/fVJlUNW+6xaYqtas4TuzEsTWWvJkqU6sGuw9JjJoAA6AlcVyqml/7APsQ82B5ki0c",
+	"oG/spkTLcpKZml+2utHAwcG5X8CPrUgullKgMLo1+tiaI4tR0X+Pr5hh6jmL5vhcCqNkYp/GqCPFl4ZL",
+	"0Rq1wmU6SXgUwILddNkMv947HAzCXito6WiOC2a/wBu2WCbYGrWaBreCllkt7VttFBez1u1t0Hpxxmb1",
+	"xU6NkmIGVyzhMTNSBWDmCHOm5yCn9H9tpMIYJiuDehMQ4xYexNHeYHcSH0wHw8Gz/YPD4cGQDQ9YhIdP",
+	"B4dRHO8Nn30VHY5bjcC9lhFzEK0D+A5jrjAyYJiaoalCMJVqwUxr1EoV7yqcokIRYeMKb+Sp4NNpfYHj",
+	"5JqtNIRCajtgHdEiXbRGH1r+beu8ae5TNM+lvOTYcJg//HwWAhMxhH85ffdd9+ztjy/ehBDRcA1tjQak",
+	"gETOuKBhCqcK9TyAKEFmEe/eytR0qpCtg3EbtJZMsQUaT2uvpm+kwJ+YieZ1uCw1aDrfKOEoDMxlEmto",
+	"SwXhTtg5AgYL+yUwoa9Radgb7Nv1H3zm3K7qOKEVtARb2DleTbsWxq4Dsry7Bbt5jWJm5q3RcLC734T1",
+	"EyWvuJ2ugWZmXBu02Fv6QWBXtOhG6LPUzPsJ1w6jxY5ivMoAXTIzL8DMJmkFLYW/pFxh3BoZlWIZ4iUz",
+	"BpX9+L8/sO7fBt1n5/7fi+75x0GwN7z9UyNlWrp46RBT28nZHKGgG082T7Tl1xSPIIMGruco6DSNvEQB",
+	"kVyghqmSC3r4w89n/tPeppP4S7dYZtNB7B4cBk1kp1AvpdDoJNzUoHptybm+m9dyNsMYuDiCvcEeGEnQ",
+	"edmDMYQW4rAHdtcZhzCFoB3fl+RoWV78SeG0NWr9/34hdft+aD8f57i0W7DpXV8V/Ez7+4bF3zOD12xl",
+	"P4ykMCiM/S9bLhPuFuj/VTtocnKyI2OLKryJ5kzM8GLKeIJxK2gtUGs2s+/s/nMSjXkMQhpgUYRLQ7ix",
+	"pCoV/xutATThbfl0mnbh3ur+8ZK/UEoqt4k1sbQGVAjtCigKp6nG2AkIGWMngDDVqLiYyuon9ilEMk0c",
+	"7BMEhSy24zWKuDo2kmLKrcR2myl9E2PCryzDdnp2g89ZkkxYdPkNi9/hLylqsz3miT6WJdlAvFI6j1Rc",
+	"CnktLkpcXRyIf1mSG3KJxKbaMINN801YfOFelidyEp2ew4JrzcUsALxZErtKRRsnCcvF7MiOU+7EvSaY",
+	"MS7cwT3CYa/vODyCMIc6hPaciVjP2WXGdTWAA3vMceDAtOKGG6sZpJmjylEV2G25DZc31/GLKXeQIbSF",
+	"JJoKQEiQlsIvrlDxKfdTsAL5dh2ZGmAQeYpw9PFKWFHLkgfxI/cfXyAhrHxo2SvQqK5QgRvxOIdQXTYc",
+	"AROQCrxZYmRRahklVXgEMRrGEyf4pEhWwJ1k9yAlckYocLL0lfg0FPDY6bmLg93dye5Xh2zv4HAST/ee",
+	"DYZ78ZRNkO1G8f4eDveHGEXP8GmhIVjCybSyJ5xqR+FOmm+PoAzo9xobkZQrCKINVTX9jrw0uksvPFjG",
+	"u5XfpubT8LmODJma7bFx6j5uwMNzv0lvAz7iJrl4sEz1QmGTCPT8XZWmVjlYq3bJtL6O6dByC4os1seW",
+	"019WYBYyzCPDyit5hUrzv2FMurDvttpncaxQ66BJnJk5MzBN5HUnY2UuvpNqwuMYxSeeCktjTk5PAwaz",
+	"dxdCmguWJPK6Zn5wDZobBK6d6SHAj4N8YoufSGGMwnCW6E3nXx5SlamRVMTGRA1SOWKQylGAVSxNU5Zt",
+	"hQsaVJ60Ykk4m5cl1vBYkaZ6NEJowmAIbYuyPkud+eLl8zredKb4SogJoe1EWv6utI8Q2l4Pxn5LXJBt",
+	"XFLDVsNab22yqqlfO2UNafU5FS4TtsoMrcyHeufsvQfp0wyABn260aYkK+eRFGt1/XAElVWd/5qZst6K",
+	"yAwYp+Chjb1ZD3JrNkZh8WXNcK0dns7kXd5mpqZkZeknes18X7IZHlml5Rzv4/dnL7svj998e/ry+McX",
+	"JQft9/JzzqR8bTXtg6jAi8YLI+VFQrOUCcG/hYmMV2CkBDfkcQigtrSnAVoMbyLEWJdMqCcaEr7ghg72",
+	"vcjO6IHUn5YnKG/ZPrZs72Yoqb1H0lDFsuHIWkvE3t6AdqxOaoZrMGyxRBIfmf+xZNqUrClI+BQNX2AA",
+	"ms9EbuDnLMuSmVTczBcBTGmB/IUXdoELNpBJq+rRlwAU/tXZuZNV2emXzuR3YHQnUgksaUnMnQgoxyey",
+	"g7tiPGGT5GH0GjPDJkzjRVqaaF12ZYMsFkvjjkChUWSZM5jiNWiMpIi1jw+hNq+snb033WXPokE8xP3J",
+	"ATuMHunomyD3FJ/DGzFReOPRHGNQfDY3IOQ1tJmwdiqbIfizdN6nnMKJ1Gam8PTPrztHVrcR6q+ZBhcs",
+	"iHvwjjbOpgYVrSjSxcRq9WmGA4uUkEZ1KRQUrkm00quGaLSfw0i4ZtzCP5VkMhq14mK2Ifx8kEelrI81",
+	"c64FkQhZcWXJ/QD2/nQj9MuYoMTk+UoUnGfGhTW5hoLpiDv+y7EXl+I7F3R6yN6v8kmK0JX3TlujDx9b",
+	"U45JXI8dFvhZsBu+SBfggoWQUBzRQrt7cNi6PW9SELFEXYQPnJ48eQV6iRGf8kLJPQKGa9vzTLQRFGsr",
+	"LzFysaw825A55lkYUwNeoVq5MDM5P31GWZ98YgruaAPcHAFZHpYhr1B1E7km6cAxjrVB8j27KGu2scaI",
+	"MSk+OfWAkKxmCVhLmfaQqimLyNJYKrlEZbhzJdyx1zNEVsDAgllBjF1rZNMDhUxLceQXsd9Wps8TB9yq",
+	"W22cF5ulU5pIKxU6XS6lMhhfLDDm7IK4Omg0LdbUrjXPpzIVTgWbuYzXfJ5a0GeD/K96sg3cX4721d2e",
+	"dZu+FTQ6MhscM/uXH05/1yzreih5LShrBWQRdm2dl9MbayirBvKD1k13Jrtr0f0Sv6+TxQmqLgkAK5Mm",
+	"CS60pTgGxclmIS3KORhcZIHZEsV5CVJOJdoN1dMkJVFRHkxOoxN/3rpqSrAUOZsPfsViuiKfJyfWQrFL",
+	"+QdMKbZaW7qKg5fpgomCI/BmmTBBe68mljaZgg3bLNkPjbmgro/ddF/FWYLWf+JMs9xgKsKFugpMzSq5",
+	"D2UkFu7AmCcdHyZ8kYVMn1dDBtW9fEseU9cFu0ssVBdKLF0jEKM4oxO8OzEVtFwgpiHhmwcgnP1Dye7M",
+	"OySHGpdZ1K2cHFzIbh65CO5NUDrWrIJu59ji0zX8e47w22ki2EpY1eIsSd5OSUXfpRxdEDZY58kspFnk",
+	"votAb0WeFI/v24Gfsg76edBA405xWBuQgQU7Qes3EKmMCifdR10EXmeeD/ksoVtrBDl0IWgJbCx8njti",
+	"AgwmCXBTJEhdJGUiY4os+xzMgq0yWNrhKQoTBhD+hFqjmPkUZ9jpjckcqT5uorlFNsLPnnPtEkVsGTYV",
+	"hieQi38wcyXT2dx7sj76PZEmiw0ZjcmU4nZWA4PCK2SJo9rqgU6k2WQmmCeasGl5t0ruxGUXBOqFnaCB",
+	"vuuE4rdSJZPsYcMMtJOmgIqzk/y5UsDLx1bs/pmGsO9clnE6GOxFNI7+i2F1F4fTYTTAffZsshvvR1/h",
+	"0+mADSe70V68jwfTw8G2lBu0PA4I4CYWPPWW9fqxVwKVXoSSR2V31SDtXNS4KjYo8/Kf/u9eJBfbnYZd",
+	"oXoU9GTrLWewNG43X62WwPFZz1STZ+8UlE4T48wDV8pS3/hdUocMIyj/Xcq2bCuSCnlchdhKQedFUQ1F",
+	"PsOaBvfJrwfKuaD1Xm8q7+Ck+4yPJhCFNdCFMSojEG4/ZslJaYCrRVmr8LkxioH9kE9SX7tVA8tr1zWq",
+	"9dapi3N3MjsjB62ui2u4xgXjDaVtL7r2ucM0WdYNWL6P0HkDxKETBJm97GTBhXuo52yYbaEUmnVKJG4U",
+	"G5+YIK2DuGywFUsldXbtJxpenUCbUMEgShhfaEiX1oNULkbMXX1SbXZnaNUtKr1M2ArqonwD7QatJY9M",
+	"qhrmOlHyhiLgzm99/+51dca5MctRv5/IiCVzqc3o6eDpwHu5/cFknx3i7nQvehb3+ILNGtdWMmlY+J1M",
+	"kMzYd98cP1/bRbzYwtIg3BCN1JnQCkmMUsXN6tSaQF47Ms2j49Q01Mh9Y19RDD9wJIvC2vkxtF1e00Lk",
+	"rI7j92cvL46//enVm4uT49PTn78tavVcekzzkp1t0Wdx4KKezWufUbha6yK/tVbA5f4s0vM//HxWrMCW",
+	"/Eck3+Wv1+au2rIsz2TNYBoGbes48Ai7Rnb9fzt3VI1tXvbPKarVPataZvjFjvMhonwhelis4/Ruwzo3",
+	"Wk037e+5XK4yjqvV0JVr5+wJFmexbYncGiyWvKwj3rzjl2dnJ3lkxMOEiwnGznOkUJHHNrTDGTfzdGIF",
+	"YJ8k7PwX92+fL5YJxZXCjjWDzBzHohaIWshUkPgY5SVkMGcitr4NMxC6CVyhr+fw6mt6FvbGYix2ds4s",
+	"6nVvZweOveXqEljXMivFGIErcm2/NGb5ViSrAE6YmX/dD+CULfCUG/z6NbtxC7483T04dATQASbisajU",
+	"xbZzZ3qyAodEHZQKG3nc6cFxEUkrHOsiteCgySqZUm3GQqOIMwIPy+cYAv6SsiQzLxtqdHvwMv+OJpbK",
+	"k2xIIIXWTxiLiCm1KgMqtEEWU7GTnTRb3cLb6UHoefvrYehqbu3fXw/DDkhRckAuUVuTdz4WWdmL/64r",
+	"RbLqwbHIUzp+v351ndURW2mlKUYcH1U+zgtptLHwl1914HrOE2xOEEWWujAufCeCNYCEaaN7UMhMC4Sr",
+	"ZCzXp2aFVSRJLZFCO6xJT3KrLPG9c6FLvbNDpSM/nL59A2EW+wy9w1YJQebRRhfuJOOTilNduNweE6d1",
+	"e2Pxgj4jWPNR2YDwL93nLl7ePVstsfuWuFmPICsTD4BBjGLVZUkyFmE2+NRrmO6JTHi08qXfVPDf9RX/",
+	"do4uVdVnPPZKLFMDKk2QGO0bn/WQqaEivFJITSqoBpOCPMjrOIJryzaIAuMj6/VecZm4T+1xwP5gAA2B",
+	"b7ieS40Q+mhf6Axiiz6Kl/XgDG8MtJeMxNRsgcKyJbHBWNgdTqVaQFF+HrijusSVJgQ46a6DUqjHM4Tu",
+	"EIvCxKcE4f3Zd92neQ7wzfvXY9EOx9ZMGwxC4CJK0hidFPC5p4QbVCyBNhMrt657cQSsAAmsuLZ2PSWI",
+	"qACTBnVgzjQwMxYLqQ3s7UI0Z4pFdhd2DZqP4ulcA96wyCQrkAJdBTblZGJmmM+IcUOFa5e4AnNtZTkV",
+	"9Y+FM0ECK19pmeEhJHiFCcVMBWp7zoSofMBgMICF1RBKu0lW4CYhElCKrXpj8oR4hEKTKeXV1E+vrEZO",
+	"VeItDT3q9+UShZapirAn1azvP9J9O9b64dwU5jwcl5RRK2hRdRMpskFv2BvY8XY6tuStUWuvN+jtUXDK",
+	"zMmcIuVi/zPDJn9YwMuzn15TJQTouby2+57La2AwUfJa+4AlcDGyUpCLS1iWSlyg7WI8VCYOVMjhBPdY",
+	"2Bk7TlPE5dgiESYXEOMVLKjolKRaqhQKX5FEOsfJM6cb+/Zx6OwCmnxNZXhRHsklLwvCBuXRcYfqvV6Y",
+	"pMZI0YNXRsPz05OxoNC/9mWeRoO8FiCksNYXIz/UIc/z0CpBd+jW8SP+pTSzPS/yu0+crV0px98dDNZy",
+	"fwZvTH9uFslaCw85S/8vlpHlFLADnG/kXhR///r3f7hH/eLZfY0pdYPIntdaZniDCG3w9mKcsjQxXa0i",
+	"eCKkwCdHHlP5owi7v/79H0+O4Ne//yO8G7zboLXvsNQULc2x2a/lVG+D1sE2H+bVymUXpDX6cB60dLpY",
+	"MGsmt77FhfR6f+l9JjbTLo5Dqtl6NDddYtFulrxqjaYs0WjnLbpaNnKfxbsVErrIHNQqNXQAFJy0L1Sm",
+	"c2JUvRrZvebaWNLL0uv6ftK7M+38wfffkFdpN1scWZ49Wu/VqUcUK6mbOumdlNuB9BoBNqv8+4qossay",
+	"Pwoh2XNxtn1k+FUR89APJSmSXRuJ6nmCTOmS4b2p1623SXDZ2ZtJ525sFCXbfxDEyxm4vXwCmoPWUuoG",
+	"tFrPybp43784uwtxJ1L/SyEP2idvT886DyTVIojcSKpvfKJkmmrrNWQFCmEluhy6CjexglKJdyqcJ0Oe",
+	"6Vq6sno03yMJxdMsiF5uydyQjyuG9EutgLfnnyNO6QuXiMoLqxsaN7KguI8RWkx6Xq9/VY3Bf0KB9eY2",
+	"Bwpy0dveH4QMf54jpQLLdUDWpSznFR5AmFnqYaNadqXxlXz+E+2d+bZUMMnd6s5mr98arD6o5p6PRea3",
+	"VyICo3XHGH1QR+C1E+L9RgHeYHt6cn+fpah/F2LPywTyfMRntzltTdybOpmyQ32s1p0H88b+YHj/h5Uq",
+	"6E9nKPvB3lar5JVWa0z4sRIMtzxZjux+OL8NPpZD2fkDH2R2f5dC+R/Obyt8feYCVTOMu1xAVmO0zskF",
+	"w37MrKbbftYzsJF/s25z8Fmo9+9eO6/ITdWUmsonDa3HX85MueZn3zaa6lId5FiE1Y6BjDEDuJ7ziOJt",
+	"xMrZxQFt5ue5lurSOpkRdnrwRuZ5Ba7BXT8wFlbf+TrBHpxdc2P3035LoYBhb8A6VByjoWieCF3npo+B",
+	"tqM5RpcY57WNBHDRV5rwSwQPTyfIPs7aPkNKFYeu7yIsgoWut5iJCJME402+b9YsXBdA1XNyu9ntDRwY",
+	"m3INWXFfYwv8wXC3IQVVT6Cud21vWszXVjWutT94drjFYhQLBYWucjILguf0tGHhrKJw+12eP9zMfEU1",
+	"MnvbyIjS9QHbSr2GZvFt5d56+xN9t7fVtsodew+TmLv3f1C6eeARhGxFIhbcsNZmWxKMrkvr/PZTNXte",
+	"cW+Jptm/+U4WYT3tTXFqNiDZkm3nYiFj/Hoq1eLCThNC+3i5THAEoWWcMHDlXvQfF7OzssyFrZU21MzS",
+	"TZcBhK41rNODb1yYUUMsqbabMkP2i3KqCmoN8a4fZiwiJbXuUsekdVQC0BIIpCcaLIQUZc86zkp3XHz/",
+	"4qxoPqNckd3s+i7GwgNKTjRFBcmvtjwbgmHWyHNxSrfbtiv9omSiq6zIu06dSrimOxYSOxsXY0GxVfvH",
+	"nGsj1apDeW2F/p4f5vpAvSg/8lVxMjXuOhHvjd4jhT/TI/23qPgnEhXQzlmz0yA2mqypJKuPbDSlvsUl",
+	"ilhnubtSuc4lF/FoLLqws5ODs7MD7TDGK8cuZs5VDEtGJVGdEYSWSy1zUbYgyFOuIfz6P/8Le4Pder/m",
+	"WEBDyyYZUtQWF8DwoLvgIjUIG4wxuERcasdMAZz8+PwFZFYOzW4BJdx1em43DqE7OyPP1AGErtLX/o+l",
+	"cQ3y3cEgT01A3mBfuhrBT5z1/Vam9vKhNLfLpWQThx/H3uMft0ZjKhgct25Dn97SvlSVjDuo1DYeOdvT",
+	"58Q9zG5eF9Rue2noFyQbjxsqhZzxK3SXX/lWiMDOjonG+mYp8dfQ/V3YuDSR84+1h3t4AO7UMtwYZ+Fa",
+	"AirbuPbLnR3raaLFGhmtBfFvIBtoHwx2LcD1O3Vok5k17eNOldCCq4PwQOUVwkTXBhOcKbYIO6M8G5pV",
+	"HJRPayLNuBXA2NXI2MM6KiiD8n4EW5YJNL0FepfEfkneyH9QMe3X9WJad3WDJRjUcGoHkXsiKoDsD/Yp",
+	"hFZ0roR2RVfOnNXszpkGhRHyK4zvqN4N8s5CZu4ndLtM27s1Xpxrf/LZwQ+ygy/Kp7OwH/Wquv49qfKA",
+	"ioNGgFuZ2wnJvvalu5Sw9yTMNcylkKm7pC1ZUeDQtUBlfcZzaxIUUIspn9Hw7K4A+54ikSunbMci72jh",
+	"M0H37nkdP5Xuk86dGcD7XKC8srNc0pnxQG6OdZqLPBudJb7ZV2q8LizYEiSvZyzuMkH2CWCxNP48qH52",
+	"ZpGEmfSk5KVY5eTo2Dtb1UZaNbgBWEtNG6Ed7D/dAtwh0V5Tec9GL9fHPJruOhy0gtbQ6nOV2sOlWGbj",
+	"xYfbg1G6hiK/r+Iu0B4XrqLG29NVsImofIdOE1g+aPQpVxTW6mqzviMPxhGkQrMpUvcnLBPGBVUKdu5u",
+	"PWqCzncHfR58OdXnXlFF07Y3IK2pbLuRK31DwWdx5vO67i/gspK80l6Tjch1a+e+EtNPCMV8foYmB6uS",
+	"cqGGnYYOnDwVU2qpcR009ze6OPteVHM7ebdJ4xHmy9F3t6UOimKCetSdBN/F02e4/+wAv3q2P4ymz3B/",
+	"gIfPng7i4T4bHk6mg929KIr3o2fDAv+e85puF6ummmJuyWHBBTOu/3nBlkt/L1Xx0TYXkAU5IjeMXuvq",
+	"yjC4Ic1FWMobN1ZvinBiqqlqSuAWXXnVK9KCe1Jrbs27B63t4va8IV3xVngFrBB9WWUARiYxMOtRwWSV",
+	"ddaFIwhLydJMUfsqUGqozEW9VGOx3veWd/Q1XucWZKkp48PZzuh3t0ma0m1GIxfnqcinrK2KxEDozzYs",
+	"Mf+odMNiISCySbKOOzfzRBpvaz1G+mZvGxe+dMnQF4yBrF8C9/BAxv5g/0H3Sqy3uVfvXKkej7+XrGiL",
+	"bK/QdIjQ6E6WdQP+ke6GqPozZf3RREM1INd6N2FlKbsCcuUu0PLVZS4TPtzbhlz8dU3/jDGlU3fljIIl",
+	"KqrR9EXvv0302bWflwLQhl3ipgAMMA3MFZJKVRQEH5XiMtqwla40tPTuKNN0EdI7HbXfx6A/z+8f+EbG",
+	"q89JwGe99zXb1debkLbfmlXLVwlYoiqDctO9vr7u2tPppipBYWVMvAbbl4Tmdv1O8NvPLWX4UmbUo1/S",
+	"elT0kDzeRaz/mpryU+X5/vDggddVbbhDp3InK6xPRkroXqZ6rIutmkAsX9lHdxpwSj65dg6yKi00vX9K",
+	"XfdtyUTObtazG90+ZfIFC3AzRvpNC3HXb2b7IqWkmRFWXMBbR/idhbmPbXXcW9NbPYvfsLb3dzqPerXv",
+	"vcdCDOIazT/y+PbOokrf3w6aXSG1VvkYLtX3+nsXIik6AV0p4rIRviE2uxjANbDnP0lB0phayah4SvDp",
+	"tNwBVP6pHGJDroH5n5ehifo74ZF/TSkO6/X6a5fpvXtAAX/KIcRu4RdnbJb5wxkQc6bnVH4QVn5EJSz/",
+	"YEspCZPhwmWoNhQu097vb+PwW6Hq4PpP8Uy4YGSYbtUHRHOtNwKVuyXvMx8aflGp9GNHd31JY26Dx2j7",
+	"2HOe8Fq5uTSwkLELhbTXj4nq+rJriX07moWos4aM7XfymWWiD/fli4v3MhtDSNBpNPft5Y/ok9NS7irM",
+	"0gI+7rRgiaXC4uIKdxfG71HPWhGAx1bglS7UKMk7/8A6ufYwm+WYP2aQUwi/f3EWQtuyVuDv0wyIbAKI",
+	"mPu5jcr9udbMcBfD2ddeKlFfpavyUQ2S4CWy+E5RsIGLn+gMUmqCtUv/m7H/KIy9NS9BOyc3l9ws2Ofu",
+	"HzRp/vALslFBb80MdXcm3G12yhPXExncbQAcVcQLdQS5yCNlFeXUN68XN9zur/9cWuO1OA2/NcbjO39l",
+	"bIt82T2Gavln4W7Pf5s6fKqHaDqGs+JKCDKI6P/aVVHEMkoXlnvaChNm+BWSvcNNXuxDhRNzSbfoSR9O",
+	"VPJmBUuFU35DHOca4ftklnsiaQKi3BEe5PWQqb98JDdYE+4LOop7zNbib/WM5WuXGsnLP4vPLeFIUS3W",
+	"9tNlP5Bw99VMuvRFpmvPb/8vAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -102,7 +102,7 @@ func Example() {
 	b.get("/auth/status")
 	// Output:
 	// GET /private → 401 {"code":"unauthorized","message":"authentication required"}
-	// POST /auth/local/login → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91"}
+	// POST /auth/local/login → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91"}
 	// GET /private → 200 hello demo
 	// GET /auth/status → 200 {"status":"logged in","user":"demo"}
 }
@@ -140,7 +140,7 @@ func Example_serveMux() {
 	b.get("/private")
 	// Output:
 	// GET /auth/list → 200 ["local"]
-	// POST /auth/local/login → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91"}
+	// POST /auth/local/login → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91"}
 	// GET /private → 200 hello demo
 	// GET /auth/logout → 200 {"status":"logged out"}
 	// GET /private → 401 {"code":"unauthorized","message":"authentication required"}
@@ -183,7 +183,7 @@ func ExampleService_AddDirectProvider() {
 	b.get("/private")
 	// Output:
 	// POST /auth/local/login → 403 {"code":"bad_credentials","message":"incorrect user or password"}
-	// POST /auth/local/login?session=1 → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","aud":"shop"}
+	// POST /auth/local/login?session=1 → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","aud":"shop"}
 	// GET /private → 200 hello demo (role "")
 }
 
@@ -209,7 +209,7 @@ func ExampleService_AddVerifProvider() {
 	b.get("/private")
 	// Output:
 	// GET /auth/chat/login?user=ann&address=%40ann → 200 {"status":"sent","address":"@ann"}
-	// GET /auth/chat/login?… → 200 {"name":"ann","id":"chat_9ca8571756a3f38e22e1be7f79c1de50f59e4aa6","email":"@ann"}
+	// GET /auth/chat/login?… → 200 {"status":"logged in","name":"ann","id":"chat_9ca8571756a3f38e22e1be7f79c1de50f59e4aa6","email":"@ann"}
 	// GET /auth/chat/login?… → 403 {"code":"confirmation_used","message":"confirmation token already used"}
 	// GET /private → 200 hello ann (role "")
 }
@@ -257,7 +257,7 @@ func ExampleService_AddCustomProvider() {
 	b.get("/auth/corp/login")
 	b.get("/private")
 	// Output:
-	// GET /auth/corp/login → 200 {"name":"CAROL","id":"corp_28b92b56ee64b92ebb72d865f172ef00c708df83"}
+	// GET /auth/corp/login → 200 {"status":"logged in","name":"CAROL","id":"corp_28b92b56ee64b92ebb72d865f172ef00c708df83"}
 	// GET /private → 200 hello CAROL (role "")
 }
 
@@ -310,7 +310,7 @@ func ExampleService_AddCustomProvider_localServer() {
 	b.get("/private")
 	// Output:
 	// login page answers 303 to true
-	// GET /auth/staff/callback?… → 200 {"name":"dana","id":"staff_e2caf7af05796ccbe1122a508962c48c98cc423a"}
+	// GET /auth/staff/callback?… → 200 {"status":"logged in","name":"dana","id":"staff_e2caf7af05796ccbe1122a508962c48c98cc423a"}
 	// GET /private → 200 hello dana (role "")
 }
 
@@ -346,7 +346,7 @@ func ExampleOptions_avatarStore() {
 	ids, _ := store.List(context.Background())
 	fmt.Println("stored:", len(ids))
 	// Output:
-	// POST /auth/local/login → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","picture":"/avatar/ed2c45bb3fe3b8360f505280ab363a0893379cc2.image"}
+	// POST /auth/local/login → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","picture":"/avatar/ed2c45bb3fe3b8360f505280ab363a0893379cc2.image"}
 	// avatar: 200 image/png
 	// stored: 1
 }
@@ -382,9 +382,9 @@ func ExampleOptions_claimsUpdaterAndValidator() {
 	mallory.do(http.MethodPost, "/auth/local/login", "application/json", `{"user":"mallory","passwd":"x"}`)
 	mallory.get("/private")
 	// Output:
-	// POST /auth/local/login → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","attrs":{"plan":"pro"},"role":"editor"}
+	// POST /auth/local/login → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","attrs":{"plan":"pro"},"role":"editor"}
 	// GET /private → 200 hello demo (role "editor")
-	// POST /auth/local/login → 200 {"name":"mallory","id":"local_1beef780003d3d858d399044058a46cae1b78166"}
+	// POST /auth/local/login → 200 {"status":"logged in","name":"mallory","id":"local_1beef780003d3d858d399044058a46cae1b78166"}
 	// GET /private → 401 {"code":"unauthorized","message":"authentication required"}
 }
 
@@ -438,7 +438,7 @@ func ExampleService_Middleware_rbac() {
 	fmt.Println("basic auth admin →", resp.StatusCode, strings.TrimSpace(string(body)))
 	// Output:
 	// GET /edit → 401 {"code":"unauthorized","message":"authentication required"}
-	// POST /auth/local/login → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","role":"editor"}
+	// POST /auth/local/login → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","role":"editor"}
 	// GET /edit → 200 welcome demo
 	// GET /admin → 403 {"code":"forbidden","message":"administrator only"}
 	// basic auth admin → 200 welcome admin
@@ -472,7 +472,7 @@ func ExampleOptions_secretPerAudience() {
 	b.get("/private")
 	b.do(http.MethodPost, "/auth/local/login", "application/json", `{"user":"demo","passwd":"demo-password","aud":"forum"}`)
 	// Output:
-	// POST /auth/local/login → 200 {"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","aud":"blog"}
+	// POST /auth/local/login → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","aud":"blog"}
 	// GET /private → 200 hello demo (role "")
 	// POST /auth/local/login → 403 {"code":"audience_not_allowed","message":"this site is not an allowed audience"}
 }

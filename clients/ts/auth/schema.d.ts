@@ -318,15 +318,40 @@ export interface components {
              */
             user?: string;
         };
+        /**
+         * @description The answer to a completed login: the user in the new token, with `status: logged in` so a
+         *     client can tell it from the other bodies a login may answer (`Sent`, `MessengerLogin`).
+         */
+        LoggedInUser: components["schemas"]["User"] & {
+            /**
+             * @example logged in
+             * @enum {string}
+             */
+            status: "logged in";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "logged in";
+        };
         /** @description A confirmation message was sent. */
         Sent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             status: "sent";
             /** @example alice@example.com */
             address: string;
         };
-        /** @description A messenger login request; the bot token itself is never revealed. */
+        /** @description A messenger login request, pending until confirmed through the bot; the bot token itself is never revealed. */
         MessengerLogin: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "pending";
             /**
              * @description The bot's username.
              * @example triad_login_bot
@@ -456,11 +481,12 @@ export interface components {
             content: {
                 /**
                  * @example {
+                 *       "status": "logged in",
                  *       "name": "alice",
                  *       "id": "dev_522b276a356bdf39013dfabea2cd43e141ecc9e8"
                  *     }
                  */
-                "application/json": components["schemas"]["User"];
+                "application/json": components["schemas"]["LoggedInUser"];
             };
         };
         /** @description Redirect to the provider's authorization page; sets the AUTH-HANDSHAKE cookie. */
@@ -809,14 +835,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Direct login or verified confirmation succeeded (cookies set), or a confirmation was sent. */
+            /**
+             * @description One of three bodies, told apart by `status`: `logged in` (direct login, or a verified or
+             *     messenger login completed; the cookies are set, the rest is the user), `sent` (verified:
+             *     the confirmation was sent) or `pending` (messenger: the login request to confirm through
+             *     the bot).
+             */
             200: {
                 headers: {
                     "Set-Cookie": components["headers"]["SetCookie"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"] | components["schemas"]["Sent"] | components["schemas"]["MessengerLogin"];
+                    "application/json": components["schemas"]["LoggedInUser"] | components["schemas"]["Sent"] | components["schemas"]["MessengerLogin"];
                 };
             };
             302: components["responses"]["ToProvider"];
@@ -889,11 +920,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "status": "logged in",
                      *       "name": "demo",
                      *       "id": "local_89e495e7941cf9e40e6980d14a16bf023ccd4c91"
                      *     }
                      */
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["LoggedInUser"];
                 };
             };
             302: components["responses"]["ToProvider"];

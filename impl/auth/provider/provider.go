@@ -204,7 +204,22 @@ func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res L
 		http.Redirect(w, r, from, http.StatusSeeOther)
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, c.User)
+	web.WriteJSON(w, http.StatusOK, loggedIn{Status: StatusLoggedIn, User: *c.User})
+}
+
+// Values of "status" in the bodies a login answers with 200, so a client can tell them apart
+// (the spec's discriminator): the user after a completed login, a sent confirmation (verified),
+// a pending request to confirm through the bot (messenger).
+const (
+	StatusLoggedIn = "logged in"
+	StatusSent     = "sent"
+	StatusPending  = "pending"
+)
+
+// loggedIn is the body of a completed login: the user, flattened, beside the status.
+type loggedIn struct {
+	Status string `json:"status"`
+	token.User
 }
 
 // Constructor builds a built-in provider from Params (Cid and Csecret set by the caller).

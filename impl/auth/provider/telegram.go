@@ -115,8 +115,9 @@ func (h *TelegramHandler) Close() error { h.stop(); <-h.done; return nil }
 
 // telegramLogin is the body of GET /login without a token.
 type telegramLogin struct {
-	Bot   string `json:"bot"`
-	Token string `json:"token"`
+	Status string `json:"status"` // always StatusPending
+	Bot    string `json:"bot"`
+	Token  string `json:"token"`
 }
 
 // LoginHandler without ?token starts a request; with ?token checks it (404 until confirmed).
@@ -137,7 +138,7 @@ func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 			web.Internal(w, r, nil, fmt.Errorf("telegram: start a login: %w", err))
 			return
 		}
-		web.WriteJSON(w, http.StatusOK, telegramLogin{Bot: h.botName, Token: tok})
+		web.WriteJSON(w, http.StatusOK, telegramLogin{Status: StatusPending, Bot: h.botName, Token: tok})
 		return
 	}
 	req, confirmed, err := h.conf.Logins.Take(r.Context(), tok)

@@ -108,7 +108,7 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusBadGateway, CodeSendFailed, "the confirmation message could not be sent")
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, sentJSON{Status: "sent", Address: address})
+	web.WriteJSON(w, http.StatusOK, sentJSON{Status: StatusSent, Address: address})
 }
 
 func (h *VerifyHandler) confirm(w http.ResponseWriter, r *http.Request) {
