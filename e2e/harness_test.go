@@ -106,11 +106,18 @@ func (s *server) Base(surface string) string {
 // Prism proxy for each of surfaces.
 func startServer(t *testing.T, surfaces ...string) *server {
 	t.Helper()
+	return startServerArgs(t, nil, surfaces...)
+}
+
+// startServerArgs is startServer with extra flags for the server (for every replica behind the
+// balancer in replica mode).
+func startServerArgs(t *testing.T, args []string, surfaces ...string) *server {
+	t.Helper()
 	if replicas > 1 {
-		return startCluster(t, replicas).lb
+		return startCluster(t, replicas, args...).lb
 	}
 	dbURL := dbtest.NewURL(t)
-	s := launchRetrying(t, launchOpts{dbURL: dbURL})
+	s := launchRetrying(t, launchOpts{dbURL: dbURL, args: args})
 	waitReady(t, s.URL+"/readyz")
 	if usePrism {
 		for _, surface := range surfaces {
