@@ -35,12 +35,9 @@ const (
 func (a *app) mountAuth(r chi.Router) error {
 	// Without AUTH_AVATAR_STORE avatars live in the server's own database (table avatars), which
 	// every replica shares and which leaves no files behind.
-	var store avatar.Store = avatar.NewPostgresStore(a.pool)
-	if uri := a.cfg.Auth.AvatarStore; uri != "" {
-		var err error
-		if store, err = avatar.NewStore(string(uri)); err != nil {
-			return fmt.Errorf("avatar store: %w", err)
-		}
+	store, err := openAvatarStore(context.Background(), string(a.cfg.Auth.AvatarStore), a.pool)
+	if err != nil {
+		return fmt.Errorf("avatar store: %w", err)
 	}
 	a.onClose(func() {
 		if err := store.Close(); err != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/filestore"
 )
 
 func main() {
@@ -91,7 +92,7 @@ func newSite(url string, devPort int) (*site, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := avatar.NewStore(dir) // a directory; bolt://, mongodb:// and postgres:// work too
+	store, err := filestore.New(dir) // or boltstore, mongostore, pgstore
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

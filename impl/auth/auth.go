@@ -49,8 +49,9 @@ type Options struct {
 	URL string
 	// AuthPath is where Handlers()'s auth handler is mounted; default "/auth".
 	AuthPath string
-	// AvatarStore keeps proxied avatars (see avatar.NewStore). Nil disables the proxy: users keep the
-	// provider's picture URL and the avatar handler answers 404. The caller owns and closes it.
+	// AvatarStore keeps proxied avatars (a store of impl/avatar's filestore, boltstore, mongostore
+	// or pgstore). Nil disables the proxy: users keep the provider's picture URL and the avatar
+	// handler answers 404. The caller owns and closes it.
 	AvatarStore avatar.Store
 	// AvatarRoutePath is where the avatar handler is mounted; default "/avatar".
 	AvatarRoutePath string

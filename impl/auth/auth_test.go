@@ -18,6 +18,7 @@ import (
 	"github.com/triadhq/triad/impl/auth"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/filestore"
 )
 
 func TestHandlers_ListStatusUserLogout(t *testing.T) {
@@ -461,7 +462,7 @@ func TestAuth_SecretByAudience(t *testing.T) {
 
 func TestAvatar_ProxiedAtLogin(t *testing.T) {
 	t.Parallel()
-	store, err := avatar.NewFileStore(t.TempDir())
+	store, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/filestore"
 )
 
 // TestAvatar_RefusalsReachTheServiceLogger: a picture the proxy refuses at login (here a private
@@ -16,7 +17,7 @@ import (
 // as a warning without the picture URL, which may carry a token.
 func TestAvatar_RefusalsReachTheServiceLogger(t *testing.T) {
 	t.Parallel()
-	store, err := avatar.NewFileStore(t.TempDir())
+	store, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/filestore"
 )
 
 // browser is what the examples use in place of a browser: a cookie jar, and the XSRF header a
@@ -315,15 +316,15 @@ func ExampleService_AddCustomProvider_localServer() {
 }
 
 // An avatar store makes the service keep each user's picture (or an identicon) and serve it from
-// the site's own /avatar route; the user's Picture links there. avatar.NewStore picks a store from
-// a URI: a directory, bolt://, mongodb:// or postgres://.
+// the site's own /avatar route; the user's Picture links there. Each kind of store has its package
+// under impl/avatar: filestore (a directory, here), boltstore, mongostore and pgstore.
 func ExampleOptions_avatarStore() {
 	dir, err := os.MkdirTemp("", "avatars-")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := avatar.NewStore(dir)
+	store, err := filestore.New(dir)
 	if err != nil {
 		log.Fatal(err)
 	}

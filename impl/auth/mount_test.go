@@ -14,7 +14,7 @@ import (
 	"github.com/triadhq/triad/impl/auth"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
-	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/filestore"
 )
 
 // TestHandlers_MountAnywhere: the two handlers answer the same whether the application mounts them
@@ -57,7 +57,7 @@ func TestHandlers_MountAnywhere(t *testing.T) {
 	for name, mount := range mounts {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			store, err := avatar.NewFileStore(t.TempDir())
+			store, err := filestore.New(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}

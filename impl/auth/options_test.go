@@ -15,6 +15,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/filestore"
 )
 
 // TestOptions_Logger: the service logs through Options.Logger (a *slog.Logger), e.g.
@@ -39,7 +40,7 @@ func TestOptions_Logger(t *testing.T) {
 // application mounts the avatar handler.
 func TestOptions_AvatarRoutePath(t *testing.T) {
 	t.Parallel()
-	store, err := avatar.NewFileStore(t.TempDir())
+	store, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

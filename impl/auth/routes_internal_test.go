@@ -10,7 +10,7 @@ import (
 
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/auth/token"
-	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/filestore"
 )
 
 // TestRoutes_MatchTheSpec: the auth and avatar routers serve exactly the paths and methods of
@@ -28,7 +28,7 @@ func TestRoutes_MatchTheSpec(t *testing.T) {
 			want = append(want, method+" "+path)
 		}
 	}
-	store, err := avatar.NewFileStore(t.TempDir())
+	store, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

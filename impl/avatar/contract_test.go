@@ -6,54 +6,30 @@ import (
 
 	"github.com/triadhq/triad/impl/avatar"
 	"github.com/triadhq/triad/impl/avatar/avatartest"
+	"github.com/triadhq/triad/impl/avatar/boltstore"
+	"github.com/triadhq/triad/impl/avatar/filestore"
+	"github.com/triadhq/triad/impl/avatar/pgstore"
 	"github.com/triadhq/triad/impl/dbtest"
 )
 
-// opener opens the store at uri through avatar.NewStore, as the server does.
-func opener(t *testing.T, uri string) func() avatar.Store {
-	return func() avatar.Store {
-		t.Helper()
-		s, err := avatar.NewStore(uri)
-		if err != nil {
-			t.Fatalf("NewStore(%s): %v", uri, err)
-		}
-		return s
-	}
-}
-
-func TestFileStore_Contract(t *testing.T) {
-	t.Parallel()
-	avatartest.StoreContract(t, opener(t, t.TempDir()))
-}
-
-func TestFileStore_FileURIContract(t *testing.T) {
-	t.Parallel()
-	avatartest.StoreContract(t, opener(t, "file://"+filepath.Join(t.TempDir(), "new", "dir")))
-}
-
-func TestBoltStore_Contract(t *testing.T) {
-	t.Parallel()
-	avatartest.StoreContract(t, opener(t, "bolt://"+filepath.Join(t.TempDir(), "sub", "avatars.db")))
-}
-
-func TestPostgresStore_Contract(t *testing.T) {
-	t.Parallel()
-	avatartest.StoreContract(t, opener(t, dbtest.NewURL(t)))
-}
+func TestMain(m *testing.M) { dbtest.Main(m) }
 
 // TestMigrate_BetweenStores moves avatars along file -> bolt -> postgres -> file, so every store is
-// both a source and a destination of Migrate (the MongoDB store's turn is in mongotest).
+// both a source and a destination of Migrate (the MongoDB store's turn is in its own package).
 func TestMigrate_BetweenStores(t *testing.T) {
 	t.Parallel()
-	open := func(uri string) avatar.Store {
-		s := opener(t, uri)()
+	keep := func(s avatar.Store, err error) avatar.Store {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	}
-	files := open(t.TempDir())
-	bolt := open("bolt://" + filepath.Join(t.TempDir(), "a.db"))
-	pg := open(dbtest.NewURL(t))
-	back := open("file://" + t.TempDir())
+	files := keep(filestore.New(t.TempDir()))
+	bolt := keep(boltstore.Open(filepath.Join(t.TempDir(), "a.db")))
+	pg := keep(pgstore.Open(t.Context(), dbtest.NewURL(t)))
+	back := keep(filestore.New(t.TempDir()))
 	avatartest.MigrateCheck(t, bolt, files)
 	avatartest.MigrateCheck(t, pg, bolt)
 	avatartest.MigrateCheck(t, back, pg)

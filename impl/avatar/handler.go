@@ -65,7 +65,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	etag := p.opts.Store.ID(r.Context(), id)
 	if etag == "" {
-		etag = contentID(b) // removed between Get and ID; the bytes we hold still have an identity
+		etag = ContentID(b) // removed between Get and ID; the bytes we hold still have an identity
 	}
 	etag = `"` + etag + `"`
 	h := w.Header()

@@ -1,4 +1,4 @@
-package avatar
+package avatar_test
 
 import (
 	"bytes"
@@ -23,13 +23,18 @@ import (
 
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/apitest"
+	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/avatartest"
+	"github.com/triadhq/triad/impl/avatar/filestore"
+	"github.com/triadhq/triad/impl/avatar/pgstore"
+	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/web"
 )
 
 // pictureServer is a hostile-or-not picture host on loopback.
 func pictureServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	big := append(pngImage(t, 4, 4), make([]byte, DefaultMaxBytes)...)
+	big := append(pngImage(t, 4, 4), make([]byte, avatar.DefaultMaxBytes)...)
 	mux := http.NewServeMux()
 	serve := func(ct string, b []byte) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
@@ -79,10 +84,10 @@ func pictureServer(t *testing.T) *httptest.Server {
 }
 
 // testProxy is a proxy over a fresh file store that may dial loopback (the picture server).
-func testProxy(t *testing.T, o ProxyOptions) (*Proxy, Store) {
+func testProxy(t *testing.T, o avatar.ProxyOptions) (*avatar.Proxy, avatar.Store) {
 	t.Helper()
 	if o.Store == nil {
-		s, err := NewFileStore(t.TempDir())
+		s, err := filestore.New(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,12 +100,12 @@ func testProxy(t *testing.T, o ProxyOptions) (*Proxy, Store) {
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Second
 	}
-	return NewProxy(o), o.Store
+	return avatar.NewProxy(o), o.Store
 }
 
 // avatarServer mounts the proxy's handler at /avatar as cmd/server does, and returns its URL and a
 // client that validates every response against api/auth.yaml.
-func avatarServer(t *testing.T, p *Proxy) (string, *http.Client) {
+func avatarServer(t *testing.T, p *avatar.Proxy) (string, *http.Client) {
 	t.Helper()
 	r := chi.NewRouter()
 	r.Mount("/avatar", p.Handler())
@@ -126,17 +131,17 @@ func idOf(t *testing.T, link string) string {
 func TestProxy_PutFetchesStoresAndServes(t *testing.T) {
 	t.Parallel()
 	pics := pictureServer(t)
-	p, store := testProxy(t, ProxyOptions{})
+	p, store := testProxy(t, avatar.ProxyOptions{})
 	link, err := p.Put(context.Background(), "github_alice", pics.URL+"/wide.png")
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := idOf(t, link)
-	if id != AvatarID("github_alice") {
-		t.Fatalf("id %q, want %q", id, AvatarID("github_alice"))
+	if id != avatar.AvatarID("github_alice") {
+		t.Fatalf("id %q, want %q", id, avatar.AvatarID("github_alice"))
 	}
 	// No resize configured: the stored picture is the original.
-	got, _ := readAll(t, store, id)
+	got := avatartest.Read(t, store, id)
 	if w, h, _ := decodeSize(t, got); w != 600 || h != 300 {
 		t.Fatalf("stored %dx%d, want the original 600x300", w, h)
 	}
@@ -156,7 +161,7 @@ func TestProxy_PutFetchesStoresAndServes(t *testing.T) {
 	}
 	for h, want := range map[string]string{
 		"Content-Type":           "image/png",
-		"Cache-Control":          CacheControl,
+		"Cache-Control":          avatar.CacheControl,
 		"X-Content-Type-Options": "nosniff",
 		"ETag":                   `"` + store.ID(context.Background(), id) + `"`,
 		"Content-Length":         strconv.Itoa(len(got)),
@@ -206,12 +211,12 @@ func TestProxy_PutFetchesStoresAndServes(t *testing.T) {
 
 func TestProxy_Serve404(t *testing.T) {
 	t.Parallel()
-	p, store := testProxy(t, ProxyOptions{})
+	p, store := testProxy(t, avatar.ProxyOptions{})
 	base, c := avatarServer(t, p)
 	// Bytes planted in the store that are not an image (a store written by something else) are
 	// never served.
-	dir := store.(*FileStore).dir
-	planted, disguised := AvatarID("planted"), AvatarID("disguised")
+	dir := store.(*filestore.Store).Dir()
+	planted, disguised := avatar.AvatarID("planted"), avatar.AvatarID("disguised")
 	if err := os.WriteFile(filepath.Join(dir, planted), []byte("<html><script>alert(1)</script></html>"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -220,12 +225,12 @@ func TestProxy_Serve404(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{
-		"/avatar/" + AvatarID("nobody"), // unknown
-		"/avatar/" + planted,            // not an image
-		"/avatar/" + disguised,          // not an image behind a PNG signature
-		"/avatar/%2e%2e.image",          // dots, percent-encoded
+		"/avatar/" + avatar.AvatarID("nobody"), // unknown
+		"/avatar/" + planted,                   // not an image
+		"/avatar/" + disguised,                 // not an image behind a PNG signature
+		"/avatar/%2e%2e.image",                 // dots, percent-encoded
 		"/avatar/abc.image",
-		"/avatar/" + strings.ToUpper(AvatarID("x")),
+		"/avatar/" + strings.ToUpper(avatar.AvatarID("x")),
 	} {
 		resp, err := c.Get(base + path)
 		if err != nil {
@@ -245,23 +250,23 @@ func TestProxy_Serve404(t *testing.T) {
 
 func TestProxy_IdenticonWithoutPicture(t *testing.T) {
 	t.Parallel()
-	p, store := testProxy(t, ProxyOptions{})
+	p, store := testProxy(t, avatar.ProxyOptions{})
 	link, err := p.Put(context.Background(), "dev_bob", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := readAll(t, store, idOf(t, link))
-	if !bytes.Equal(got, Identicon("dev_bob")) {
+	got := avatartest.Read(t, store, idOf(t, link))
+	if !bytes.Equal(got, avatar.Identicon("dev_bob")) {
 		t.Fatal("stored picture is not the user's identicon")
 	}
-	if w, h, format := decodeSize(t, got); w != identiconSize || h != identiconSize || format != "png" {
+	if w, h, format := decodeSize(t, got); w != avatar.IdenticonSize || h != avatar.IdenticonSize || format != "png" {
 		t.Fatalf("identicon %dx%d %s", w, h, format)
 	}
 }
 
 func TestIdenticon_DeterministicPerUser(t *testing.T) {
 	t.Parallel()
-	a1, a2, b := Identicon("user-a"), Identicon("user-a"), Identicon("user-b")
+	a1, a2, b := avatar.Identicon("user-a"), avatar.Identicon("user-a"), avatar.Identicon("user-b")
 	if !bytes.Equal(a1, a2) {
 		t.Fatal("same user, different identicons")
 	}
@@ -289,7 +294,7 @@ func TestProxy_ResizeLimit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, store := testProxy(t, ProxyOptions{ResizeLimit: tc.limit})
+			p, store := testProxy(t, avatar.ProxyOptions{ResizeLimit: tc.limit})
 			pic := ""
 			if tc.path != "" {
 				pic = pics.URL + tc.path
@@ -298,7 +303,7 @@ func TestProxy_ResizeLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := readAll(t, store, idOf(t, link))
+			got := avatartest.Read(t, store, idOf(t, link))
 			if w, h, f := decodeSize(t, got); w != tc.wantW || h != tc.wantH || f != tc.wantFormat {
 				t.Fatalf("got %dx%d %s, want %dx%d %s", w, h, f, tc.wantW, tc.wantH, tc.wantFormat)
 			}
@@ -309,25 +314,25 @@ func TestProxy_ResizeLimit(t *testing.T) {
 func TestProxy_FetchRefusals(t *testing.T) {
 	t.Parallel()
 	pics := pictureServer(t)
-	p, _ := testProxy(t, ProxyOptions{Timeout: 10 * time.Second})
+	p, _ := testProxy(t, avatar.ProxyOptions{Timeout: 10 * time.Second})
 	// The timeout case gets its own short-timeout proxy, so the other cases have room on a busy machine.
-	quick, _ := testProxy(t, ProxyOptions{Timeout: 300 * time.Millisecond})
+	quick, _ := testProxy(t, avatar.ProxyOptions{Timeout: 300 * time.Millisecond})
 	tests := []struct {
 		name string
 		url  string
 		want error // nil: any error
 	}{
-		{"file scheme", "file:///etc/passwd", ErrBadURL},
-		{"ftp scheme", "ftp://example.com/a.png", ErrBadURL},
-		{"javascript", "javascript:alert(1)", ErrBadURL},
-		{"data url", "data:image/png;base64,AAAA", ErrBadURL},
-		{"relative", "/a.png", ErrBadURL},
-		{"declared too large", pics.URL + "/huge.png", ErrTooLarge},
-		{"streamed too large", pics.URL + "/stream.png", ErrTooLarge},
+		{"file scheme", "file:///etc/passwd", avatar.ErrBadURL},
+		{"ftp scheme", "ftp://example.com/a.png", avatar.ErrBadURL},
+		{"javascript", "javascript:alert(1)", avatar.ErrBadURL},
+		{"data url", "data:image/png;base64,AAAA", avatar.ErrBadURL},
+		{"relative", "/a.png", avatar.ErrBadURL},
+		{"declared too large", pics.URL + "/huge.png", avatar.ErrTooLarge},
+		{"streamed too large", pics.URL + "/stream.png", avatar.ErrTooLarge},
 		{"timeout", pics.URL + "/slow.png", context.DeadlineExceeded},
 		{"not found upstream", pics.URL + "/missing.png", nil},
 		{"redirect loop", pics.URL + "/loop", nil},
-		{"redirect to file", pics.URL + "/to-file", ErrBadURL},
+		{"redirect to file", pics.URL + "/to-file", avatar.ErrBadURL},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,28 +355,28 @@ func TestProxy_FetchRefusals(t *testing.T) {
 
 func TestProxy_ImageRefusals(t *testing.T) {
 	t.Parallel()
-	p, _ := testProxy(t, ProxyOptions{MaxPixels: 1000})
+	p, _ := testProxy(t, avatar.ProxyOptions{MaxPixels: 1000})
 	tests := []struct {
 		name string
 		b    []byte
 		want error
 	}{
-		{"html", []byte("<!DOCTYPE html><html></html>"), ErrNotImage},
-		{"svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), ErrNotImage},
-		{"png header then script", append([]byte("\x89PNG\r\n\x1a\n"), "<script>"...), ErrNotImage},
-		{"decompression bomb header", pngBomb(100000, 100000), ErrTooManyPixels},
-		{"over the pixel cap", pngImage(t, 50, 21), ErrTooManyPixels},
-		{"truncated png", pngImage(t, 20, 20)[:60], ErrNotImage},
+		{"html", []byte("<!DOCTYPE html><html></html>"), avatar.ErrNotImage},
+		{"svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), avatar.ErrNotImage},
+		{"png header then script", append([]byte("\x89PNG\r\n\x1a\n"), "<script>"...), avatar.ErrNotImage},
+		{"decompression bomb header", pngBomb(100000, 100000), avatar.ErrTooManyPixels},
+		{"over the pixel cap", pngImage(t, 50, 21), avatar.ErrTooManyPixels},
+		{"truncated png", pngImage(t, 20, 20)[:60], avatar.ErrNotImage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := p.prepare(tc.b); !errors.Is(err, tc.want) {
+			if _, err := p.Prepare(tc.b); !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 		})
 	}
-	if _, err := p.prepare(pngImage(t, 50, 20)); err != nil {
+	if _, err := p.Prepare(pngImage(t, 50, 20)); err != nil {
 		t.Fatalf("1000 pixels refused: %v", err)
 	}
 }
@@ -379,7 +384,7 @@ func TestProxy_ImageRefusals(t *testing.T) {
 func TestProxy_RefusedPictureFallsBack(t *testing.T) {
 	t.Parallel()
 	pics := pictureServer(t)
-	p, store := testProxy(t, ProxyOptions{})
+	p, store := testProxy(t, avatar.ProxyOptions{})
 	ctx := context.Background()
 
 	// No avatar yet: a hostile picture gives the identicon, and the login goes on.
@@ -388,8 +393,8 @@ func TestProxy_RefusedPictureFallsBack(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", bad, err)
 		}
-		got, _ := readAll(t, store, idOf(t, link))
-		if !bytes.Equal(got, Identicon("new_user"+bad)) {
+		got := avatartest.Read(t, store, idOf(t, link))
+		if !bytes.Equal(got, avatar.Identicon("new_user"+bad)) {
 			t.Fatalf("%s: stored something other than the identicon", bad)
 		}
 	}
@@ -399,11 +404,11 @@ func TestProxy_RefusedPictureFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := readAll(t, store, idOf(t, link))
+	before := avatartest.Read(t, store, idOf(t, link))
 	if _, err := p.Put(ctx, "old_user", pics.URL+"/page.html"); err != nil {
 		t.Fatal(err)
 	}
-	if after, _ := readAll(t, store, idOf(t, link)); !bytes.Equal(before, after) {
+	if after := avatartest.Read(t, store, idOf(t, link)); !bytes.Equal(before, after) {
 		t.Fatal("a refused picture replaced the stored avatar")
 	}
 }
@@ -414,7 +419,7 @@ func TestClient_DefaultRefusesNonPublicAddresses(t *testing.T) {
 	_, port, _ := strings.Cut(strings.TrimPrefix(pics.URL, "http://"), ":")
 	// The default proxy (no AllowPrivate) must not reach the loopback server, whether the URL
 	// names the address or a host name that resolves to it: the guard checks the dialed address.
-	p := NewProxy(ProxyOptions{Store: mustFileStore(t), URL: "https://example.test"})
+	p := avatar.NewProxy(avatar.ProxyOptions{Store: mustFileStore(t), URL: "https://example.test"})
 	for _, u := range []string{
 		pics.URL + "/small.png",
 		"http://localhost:" + port + "/small.png",
@@ -426,7 +431,7 @@ func TestClient_DefaultRefusesNonPublicAddresses(t *testing.T) {
 		"http://192.168.1.1/a.png",                 // private
 		"http://[fd00::1]/a.png",                   // unique local
 	} {
-		if _, err := p.Fetch(context.Background(), u); !errors.Is(err, ErrForbiddenAddress) {
+		if _, err := p.Fetch(context.Background(), u); !errors.Is(err, avatar.ErrForbiddenAddress) {
 			t.Errorf("%s: err = %v, want ErrForbiddenAddress", u, err)
 		}
 	}
@@ -435,8 +440,8 @@ func TestClient_DefaultRefusesNonPublicAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := readAll(t, p.opts.Store, idOf(t, link))
-	if !bytes.Equal(got, Identicon("u")) {
+	got := avatartest.Read(t, p.ProxyStore(), idOf(t, link))
+	if !bytes.Equal(got, avatar.Identicon("u")) {
 		t.Fatal("want the identicon after a refused fetch")
 	}
 }
@@ -468,15 +473,15 @@ func TestPublicAddr(t *testing.T) {
 		"198.18.0.1":           false,
 		"2001:db8::1":          true, // documentation range, harmless: not routable to us
 	} {
-		if got := PublicAddr(netip.MustParseAddr(addr)); got != want {
+		if got := avatar.PublicAddr(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("PublicAddr(%s) = %v, want %v", addr, got, want)
 		}
 	}
 }
 
-func mustFileStore(t *testing.T) *FileStore {
+func mustFileStore(t *testing.T) *filestore.Store {
 	t.Helper()
-	s, err := NewFileStore(t.TempDir())
+	s, err := filestore.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +493,7 @@ func TestProxy_RefusalLogsDoNotLeakPictureURL(t *testing.T) {
 	pics := pictureServer(t)
 	var logs bytes.Buffer
 	// Default client: the loopback picture server is refused at dial time.
-	p := NewProxy(ProxyOptions{Store: mustFileStore(t), URL: "https://example.test",
+	p := avatar.NewProxy(avatar.ProxyOptions{Store: mustFileStore(t), URL: "https://example.test",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	secretURL := pics.URL + "/file/bot123456:SECRET-TOKEN/photo.jpg"
 	_, err := p.Fetch(context.Background(), secretURL)
@@ -539,17 +544,17 @@ func TestClient_RedirectIntoPrivateNetworkRefused(t *testing.T) {
 	outerAddr := netip.MustParseAddrPort(outer.Listener.Addr().String())
 
 	// The guarded client, with only the outer server let through as if it were public.
-	client := NewHTTPClient(ClientOptions{Timeout: 5 * time.Second, permit: func(ap netip.AddrPort) bool { return ap == outerAddr }})
-	p := NewProxy(ProxyOptions{Store: mustFileStore(t), URL: "https://example.test", HTTPClient: client})
+	client := avatar.NewHTTPClient(avatar.WithPermit(avatar.ClientOptions{Timeout: 5 * time.Second}, func(ap netip.AddrPort) bool { return ap == outerAddr }))
+	p := avatar.NewProxy(avatar.ProxyOptions{Store: mustFileStore(t), URL: "https://example.test", HTTPClient: client})
 	ctx := context.Background()
 	if b, err := p.Fetch(ctx, outer.URL+"/pic.png"); err != nil || len(b) == 0 {
 		t.Fatalf("the permitted server itself: %v", err)
 	}
-	if _, err := p.Fetch(ctx, inner.URL+"/a.png"); !errors.Is(err, ErrForbiddenAddress) {
+	if _, err := p.Fetch(ctx, inner.URL+"/a.png"); !errors.Is(err, avatar.ErrForbiddenAddress) {
 		t.Fatalf("inner server directly: err = %v, want ErrForbiddenAddress", err)
 	}
 	for path, to := range targets {
-		if _, err := p.Fetch(ctx, outer.URL+path); !errors.Is(err, ErrForbiddenAddress) {
+		if _, err := p.Fetch(ctx, outer.URL+path); !errors.Is(err, avatar.ErrForbiddenAddress) {
 			t.Errorf("redirect to %s: err = %v, want ErrForbiddenAddress", to, err)
 		}
 	}
@@ -558,10 +563,50 @@ func TestClient_RedirectIntoPrivateNetworkRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := readAll(t, p.opts.Store, idOf(t, link)); !bytes.Equal(got, Identicon("u")) {
+	if got := avatartest.Read(t, p.ProxyStore(), idOf(t, link)); !bytes.Equal(got, avatar.Identicon("u")) {
 		t.Fatal("want the identicon after a refused redirect")
 	}
 	if n := innerHits.Load(); n != 0 {
 		t.Fatalf("the private server got %d requests", n)
+	}
+}
+
+// TestProxy_ReplicasServeTheSameAvatar: two replicas on one PostgreSQL store serve one avatar alike.
+func TestProxy_ReplicasServeTheSameAvatar(t *testing.T) {
+	t.Parallel()
+	pics := pictureServer(t)
+	url := dbtest.NewURL(t)
+	// Two server replicas, each with its own connection to the shared database.
+	replica := func() *avatar.Proxy {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		p, _ := testProxy(t, avatar.ProxyOptions{Store: s})
+		return p
+	}
+	a, b := replica(), replica()
+	link, err := a.Put(context.Background(), "github_alice", pics.URL+"/small.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseA, c := avatarServer(t, a)
+	baseB, _ := avatarServer(t, b)
+	path := "/avatar/" + idOf(t, link)
+	var etags []string
+	for _, base := range []string{baseA, baseB} {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" {
+			t.Fatalf("%s: %d %s", base, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		etags = append(etags, resp.Header.Get("ETag"))
+	}
+	if etags[0] == "" || etags[0] != etags[1] {
+		t.Fatalf("replicas disagree on the ETag: %v", etags)
 	}
 }

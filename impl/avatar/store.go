@@ -2,8 +2,10 @@
 // (refusing hostile URLs and hostile images), stores it in a pluggable Store, generates identicons
 // for users without a picture, and serves the stored pictures over HTTP.
 //
-// Stores are chosen by URI with NewStore: a file-system path or file:// URI, bolt:// (bbolt),
-// mongodb:// (GridFS) and postgres:// (a table shared by several server replicas).
+// Each kind of Store lives in a package of its own: filestore (a directory), boltstore (a bbolt
+// file), mongostore (a GridFS bucket) and pgstore (a PostgreSQL table several server replicas
+// share); the server picks one by the URI it is configured with. This package holds what they
+// share: the Store contract, avatar ids, the image check every Put runs, and Migrate.
 package avatar
 
 import (
@@ -80,15 +82,15 @@ func AvatarID(userID string) string {
 	return hex.EncodeToString(h[:]) + idSuffix
 }
 
-// contentID is the ETag-style id of stored bytes.
-func contentID(b []byte) string {
+// ContentID is the ETag-style id of stored bytes.
+func ContentID(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
 }
 
-// readImageBytes reads at most MaxStoreBytes from r and checks the bytes are an image (imageType),
-// so no store ever holds something the handler would refuse to serve.
-func readImageBytes(r io.Reader) ([]byte, error) {
+// ReadImage reads at most MaxStoreBytes from r and checks the bytes are an image, so no store
+// ever holds something the handler would refuse to serve. Every store's Put runs it.
+func ReadImage(r io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxStoreBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("avatar: read: %w", err)
@@ -122,38 +124,9 @@ func imageType(b []byte) string {
 	return ct
 }
 
-// NewStore opens the store named by uri:
-//
-//   - "/path/to/dir" or "file:///path/to/dir": one file per avatar in a directory (created if missing);
-//   - "bolt:///path/to/file.db": a bbolt database file;
-//   - "mongodb://host:port/?ava_db=db&ava_coll=coll": GridFS bucket coll in database db (defaults
-//     "triad" and "avatars");
-//   - "postgres://..." or "postgresql://...": table avatars of that database (migration 00030).
-func NewStore(uri string) (Store, error) {
-	if uri == "" {
-		return nil, errors.New("avatar: empty store URI")
-	}
-	if !strings.Contains(uri, "://") {
-		return NewFileStore(uri)
-	}
-	u, err := parseURI(uri)
-	if err != nil {
-		return nil, err
-	}
-	switch u.Scheme {
-	case "file":
-		return NewFileStore(u.Path)
-	default:
-		if open, ok := openers[u.Scheme]; ok {
-			return open(uri)
-		}
-		return nil, fmt.Errorf("avatar: unsupported store scheme %q", u.Scheme)
-	}
-}
-
-// parseURI parses a store URI. A parse error names the reason but not the URI: store URIs carry
-// passwords (postgres://user:pass@..., mongodb://user:pass@...) and the error ends up in logs.
-func parseURI(uri string) (*url.URL, error) {
+// ParseStoreURI parses a store URI. A parse error names the reason but not the URI: store URIs
+// carry passwords (postgres://user:pass@..., mongodb://user:pass@...) and the error ends up in logs.
+func ParseStoreURI(uri string) (*url.URL, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
 		var ue *url.Error
@@ -164,9 +137,6 @@ func parseURI(uri string) (*url.URL, error) {
 	}
 	return u, nil
 }
-
-// openers maps URI schemes to store constructors; each store file registers its own.
-var openers = map[string]func(uri string) (Store, error){}
 
 // Migrate copies every avatar of src into dst and returns how many it copied. Ids are preserved,
 // because they are derived from user ids which tokens already reference.
@@ -197,24 +167,36 @@ func Migrate(ctx context.Context, dst, src Store) (int, error) {
 	return n, nil
 }
 
-// idPutter is implemented by stores that can store bytes under a known avatar id; Migrate needs it
-// because the user id behind an avatar id is not recoverable.
-type idPutter interface {
-	putID(ctx context.Context, avatarID string, b []byte) error
+// IDPutter is implemented by stores that can store bytes under a known avatar id; Migrate needs it
+// because the user id behind an avatar id is not recoverable. PutID gets a valid id and bytes that
+// ReadImage accepted.
+type IDPutter interface {
+	PutID(ctx context.Context, avatarID string, b []byte) error
+}
+
+// PutImage is every store's Put: it checks the bytes (ReadImage), derives the avatar id from the
+// user id and stores the bytes through the store's PutID.
+func PutImage(ctx context.Context, s IDPutter, userID string, r io.Reader) (string, error) {
+	b, err := ReadImage(r)
+	if err != nil {
+		return "", err
+	}
+	id := AvatarID(userID)
+	return id, s.PutID(ctx, id, b)
 }
 
 // putID stores b under avatarID in dst.
 func putID(ctx context.Context, dst Store, avatarID string, b []byte) error {
-	p, ok := dst.(idPutter)
+	p, ok := dst.(IDPutter)
 	if !ok {
 		return fmt.Errorf("avatar: store %T cannot be a migration target", dst)
 	}
 	if !ValidID(avatarID) {
 		return ErrNotFound
 	}
-	b, err := readImageBytes(bytes.NewReader(b))
+	b, err := ReadImage(bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
-	return p.putID(ctx, avatarID, b)
+	return p.PutID(ctx, avatarID, b)
 }

@@ -1,4 +1,6 @@
-package mongotest
+// The MongoDB store's tests run against a real MongoDB-protocol server: an embedded FerretDB
+// (SQLite backend) listening on an ephemeral loopback port.
+package mongostore_test
 
 import (
 	"bytes"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/triadhq/triad/impl/avatar"
 	"github.com/triadhq/triad/impl/avatar/avatartest"
+	"github.com/triadhq/triad/impl/avatar/filestore"
+	"github.com/triadhq/triad/impl/avatar/mongostore"
 )
 
 // startFerretDB runs an embedded FerretDB over SQLite files in a temp dir and returns its
@@ -57,9 +61,9 @@ func startFerretDB(t *testing.T) string {
 
 func openStore(t *testing.T, uri string) avatar.Store {
 	t.Helper()
-	s, err := avatar.NewStore(uri)
+	s, err := mongostore.Open(context.Background(), uri)
 	if err != nil {
-		t.Fatalf("NewStore(%s): %v", uri, err)
+		t.Fatalf("Open(%s): %v", uri, err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -68,9 +72,9 @@ func openStore(t *testing.T, uri string) avatar.Store {
 func TestMongoStore_Contract(t *testing.T) {
 	uri := startFerretDB(t) + "?ava_db=triad_test&ava_coll=pics"
 	avatartest.StoreContract(t, func() avatar.Store {
-		s, err := avatar.NewStore(uri)
+		s, err := mongostore.Open(context.Background(), uri)
 		if err != nil {
-			t.Fatalf("NewStore(%s): %v", uri, err)
+			t.Fatalf("Open(%s): %v", uri, err)
 		}
 		return s
 	})
@@ -106,7 +110,7 @@ func TestMongoStore_URIChoosesDatabaseAndBucket(t *testing.T) {
 			t.Errorf("%s lists %v, want %v", name, ids, want)
 		}
 	}
-	explicit := openStore(t, uri+"?ava_db="+avatar.DefaultMongoDB+"&ava_coll="+avatar.DefaultMongoColl)
+	explicit := openStore(t, uri+"?ava_db="+mongostore.DefaultDB+"&ava_coll="+mongostore.DefaultColl)
 	if !bytes.Equal(avatartest.Read(t, explicit, id), img) {
 		t.Fatal("the default store is not database triad, bucket avatars")
 	}
@@ -116,8 +120,14 @@ func TestMongoStore_URIChoosesDatabaseAndBucket(t *testing.T) {
 // file store.
 func TestMigrate_MongoAndFiles(t *testing.T) {
 	mongo := openStore(t, startFerretDB(t)+"?ava_db=triad_test&ava_coll=migrated")
-	src := openStore(t, t.TempDir())
-	dst := openStore(t, t.TempDir())
+	src, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	avatartest.MigrateCheck(t, mongo, src)
 	avatartest.MigrateCheck(t, dst, mongo)
 }

@@ -1,4 +1,6 @@
-package avatar
+// Package pgstore keeps avatars in a PostgreSQL table, so every server replica pointed at one
+// database serves the same avatars (store URI postgres://...; the server's own database by default).
+package pgstore
 
 import (
 	"bytes"
@@ -13,38 +15,33 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/avatar"
 )
-
-func init() {
-	open := func(uri string) (Store, error) { return OpenPostgresStore(context.Background(), uri) }
-	openers["postgres"] = open
-	openers["postgresql"] = open
-}
 
 // pgTimeout bounds each store call on top of the caller's context: a stuck database must not hold
 // a login or an avatar request forever, and a cancelled request releases its connection at once.
 const pgTimeout = 10 * time.Second
 
-// PostgresStore keeps avatars in the avatars table (migration 00030), so every server replica
+// Store keeps avatars in the avatars table (migration 00030), so every server replica
 // pointed at the same database serves the same avatars.
-type PostgresStore struct {
+type Store struct {
 	pool    *pgxpool.Pool
 	q       *db.Queries
 	ownPool bool
 }
 
-var _ Store = (*PostgresStore)(nil)
+var _ avatar.Store = (*Store)(nil)
 
-// NewPostgresStore uses an existing pool (the server's own database, already migrated). Close does
+// New uses an existing pool (the server's own database, already migrated). Close does
 // not close the pool.
-func NewPostgresStore(pool *pgxpool.Pool) *PostgresStore {
-	return &PostgresStore{pool: pool, q: db.New(pool)}
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, q: db.New(pool)}
 }
 
-// OpenPostgresStore connects to the database at uri and creates the avatars table there when it is
+// Open connects to the database at uri and creates the avatars table there when it is
 // missing, and nothing else: the database may be anyone's (in the server's own, migration 00030
 // made the same table already). Close closes the connection pool.
-func OpenPostgresStore(ctx context.Context, uri string) (*PostgresStore, error) {
+func Open(ctx context.Context, uri string) (*Store, error) {
 	pool, err := pgxpool.New(ctx, uri)
 	if err != nil {
 		return nil, fmt.Errorf("avatar: postgres store: %w", err)
@@ -55,7 +52,7 @@ func OpenPostgresStore(ctx context.Context, uri string) (*PostgresStore, error) 
 		pool.Close()
 		return nil, fmt.Errorf("avatar: postgres store: %w", err)
 	}
-	s := NewPostgresStore(pool)
+	s := New(pool)
 	s.ownPool = true
 	return s, nil
 }
@@ -90,20 +87,17 @@ func pgCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // Put stores the image as userID's avatar.
-func (s *PostgresStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
-	b, err := readImageBytes(r)
-	if err != nil {
-		return "", err
-	}
-	id := AvatarID(userID)
-	return id, s.putID(ctx, id, b)
+func (s *Store) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
+	return avatar.PutImage(ctx, s, userID, r)
 }
 
-func (s *PostgresStore) putID(ctx context.Context, id string, b []byte) error {
+// PutID stores b under the avatar id with one upsert.
+// It is the store's avatar.IDPutter, which Migrate uses.
+func (s *Store) PutID(ctx context.Context, id string, b []byte) error {
 	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	err := s.q.UpsertAvatar(ctx, db.UpsertAvatarParams{
-		ID: id, Content: b, ContentType: http.DetectContentType(b), Etag: contentID(b),
+		ID: id, Content: b, ContentType: http.DetectContentType(b), Etag: avatar.ContentID(b),
 	})
 	if err != nil {
 		return fmt.Errorf("avatar: postgres put: %w", err)
@@ -112,15 +106,15 @@ func (s *PostgresStore) putID(ctx context.Context, id string, b []byte) error {
 }
 
 // Get reads the avatar's bytes.
-func (s *PostgresStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
-	if !ValidID(avatarID) {
-		return nil, 0, ErrNotFound
+func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
+	if !avatar.ValidID(avatarID) {
+		return nil, 0, avatar.ErrNotFound
 	}
 	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	b, err := s.q.GetAvatar(ctx, avatarID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, 0, ErrNotFound
+		return nil, 0, avatar.ErrNotFound
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("avatar: postgres get: %w", err)
@@ -129,8 +123,8 @@ func (s *PostgresStore) Get(ctx context.Context, avatarID string) (io.ReadCloser
 }
 
 // ID reads the content id saved with the avatar, without its bytes.
-func (s *PostgresStore) ID(ctx context.Context, avatarID string) string {
-	if !ValidID(avatarID) {
+func (s *Store) ID(ctx context.Context, avatarID string) string {
+	if !avatar.ValidID(avatarID) {
 		return ""
 	}
 	ctx, cancel := pgCtx(ctx)
@@ -143,9 +137,9 @@ func (s *PostgresStore) ID(ctx context.Context, avatarID string) string {
 }
 
 // Remove deletes the avatar.
-func (s *PostgresStore) Remove(ctx context.Context, avatarID string) error {
-	if !ValidID(avatarID) {
-		return ErrNotFound
+func (s *Store) Remove(ctx context.Context, avatarID string) error {
+	if !avatar.ValidID(avatarID) {
+		return avatar.ErrNotFound
 	}
 	ctx, cancel := pgCtx(ctx)
 	defer cancel()
@@ -154,13 +148,13 @@ func (s *PostgresStore) Remove(ctx context.Context, avatarID string) error {
 		return fmt.Errorf("avatar: postgres remove: %w", err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return avatar.ErrNotFound
 	}
 	return nil
 }
 
 // List returns all avatar ids.
-func (s *PostgresStore) List(ctx context.Context) ([]string, error) {
+func (s *Store) List(ctx context.Context) ([]string, error) {
 	ctx, cancel := pgCtx(ctx)
 	defer cancel()
 	ids, err := s.q.ListAvatarIDs(ctx)
@@ -171,7 +165,7 @@ func (s *PostgresStore) List(ctx context.Context) ([]string, error) {
 }
 
 // Close closes the pool if the store opened it.
-func (s *PostgresStore) Close() error {
+func (s *Store) Close() error {
 	if s.ownPool {
 		s.pool.Close()
 	}

@@ -1,9 +1,10 @@
-package avatar
+package pgstore_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,45 +13,60 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/avatartest"
+	"github.com/triadhq/triad/impl/avatar/pgstore"
 	"github.com/triadhq/triad/impl/dbtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
+func TestPostgresStore_Contract(t *testing.T) {
+	t.Parallel()
+	url := dbtest.NewURL(t)
+	avatartest.StoreContract(t, func() avatar.Store {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return s
+	})
+}
+
 func TestPostgresStore_ReplicasShareAvatars(t *testing.T) {
 	t.Parallel()
 	url := dbtest.NewURL(t)
-	a, err := OpenPostgresStore(context.Background(), url)
+	a, err := pgstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := OpenPostgresStore(context.Background(), url)
+	b, err := pgstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	img := pngImage(t, 6, 6)
+	img := avatar.Identicon(fmt.Sprint("picture", 6, "x", 6))
 	id, err := a.Put(context.Background(), "u", bytes.NewReader(img))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := readAll(t, b, id); !bytes.Equal(got, img) {
+	if got := avatartest.Read(t, b, id); !bytes.Equal(got, img) {
 		t.Fatal("replica b does not see replica a's avatar")
 	}
-	if a.ID(context.Background(), id) != b.ID(context.Background(), id) || a.ID(context.Background(), id) != contentID(img) {
+	if a.ID(context.Background(), id) != b.ID(context.Background(), id) || a.ID(context.Background(), id) != avatar.ContentID(img) {
 		t.Fatal("replicas disagree on the content id")
 	}
 }
 
 func TestPostgresStore_ConcurrentLogins(t *testing.T) {
 	t.Parallel()
-	s := NewPostgresStore(dbtest.New(t))
+	s := pgstore.New(dbtest.New(t))
 	// Many replicas logging the same user in at once: every Put succeeds and the row ends up as
 	// one of the pictures, with its matching content id.
 	imgs := make([][]byte, 8)
 	for i := range imgs {
-		imgs[i] = pngImage(t, 3+i, 3)
+		imgs[i] = avatar.Identicon(fmt.Sprint("picture", 3+i, "x", 3))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(imgs))
@@ -69,8 +85,8 @@ func TestPostgresStore_ConcurrentLogins(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, _ := readAll(t, s, AvatarID("same_user"))
-	if s.ID(context.Background(), AvatarID("same_user")) != contentID(got) {
+	got := avatartest.Read(t, s, avatar.AvatarID("same_user"))
+	if s.ID(context.Background(), avatar.AvatarID("same_user")) != avatar.ContentID(got) {
 		t.Fatal("content id does not match the stored bytes")
 	}
 	found := false
@@ -90,53 +106,14 @@ func TestPostgresStore_TableRefusesNonImages(t *testing.T) {
 	pool := dbtest.New(t)
 	ctx := context.Background()
 	for _, tc := range []struct{ id, ct string }{
-		{AvatarID("u"), "text/html"},      // not an image type
-		{"../../etc/passwd", "image/png"}, // not an avatar id
+		{avatar.AvatarID("u"), "text/html"}, // not an image type
+		{"../../etc/passwd", "image/png"},   // not an avatar id
 	} {
 		_, err := pool.Exec(ctx, `INSERT INTO avatars (id, content, content_type, etag) VALUES ($1, $2, $3, 'x')`,
 			tc.id, []byte("<html>"), tc.ct)
 		if err == nil {
 			t.Errorf("insert %q %q accepted", tc.id, tc.ct)
 		}
-	}
-}
-
-func TestProxy_ReplicasServeTheSameAvatar(t *testing.T) {
-	t.Parallel()
-	pics := pictureServer(t)
-	url := dbtest.NewURL(t)
-	// Two server replicas, each with its own connection to the shared database.
-	replica := func() *Proxy {
-		s, err := NewStore(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		p, _ := testProxy(t, ProxyOptions{Store: s})
-		return p
-	}
-	a, b := replica(), replica()
-	link, err := a.Put(context.Background(), "github_alice", pics.URL+"/small.png")
-	if err != nil {
-		t.Fatal(err)
-	}
-	baseA, c := avatarServer(t, a)
-	baseB, _ := avatarServer(t, b)
-	path := "/avatar/" + idOf(t, link)
-	var etags []string
-	for _, base := range []string{baseA, baseB} {
-		resp, err := c.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" {
-			t.Fatalf("%s: %d %s", base, resp.StatusCode, resp.Header.Get("Content-Type"))
-		}
-		etags = append(etags, resp.Header.Get("ETag"))
-	}
-	if etags[0] == "" || etags[0] != etags[1] {
-		t.Fatalf("replicas disagree on the ETag: %v", etags)
 	}
 }
 
@@ -158,7 +135,7 @@ func TestPostgresStore_OwnTableMatchesMigration(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			s, err := OpenPostgresStore(ctx, url+"&search_path=elsewhere")
+			s, err := pgstore.Open(ctx, url+"&search_path=elsewhere")
 			if err != nil {
 				t.Error(err)
 				return
@@ -205,7 +182,7 @@ func TestPostgresStore_OwnTableMatchesMigration(t *testing.T) {
 func TestPostgresStore_CancelReachesTheDatabase(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
-	s := NewPostgresStore(pool)
+	s := pgstore.New(pool)
 	ctx := context.Background()
 	// Another session holds the table, so the store's read waits in the database.
 	tx, err := pool.Begin(ctx)
@@ -228,7 +205,7 @@ func TestPostgresStore_CancelReachesTheDatabase(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := s.Get(cctx, AvatarID("u"))
+		_, _, err := s.Get(cctx, avatar.AvatarID("u"))
 		done <- err
 	}()
 	for waiting() == 0 {

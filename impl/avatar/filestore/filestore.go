@@ -1,4 +1,6 @@
-package avatar
+// Package filestore keeps avatars as files in a directory, one file per avatar (store URI: a path
+// or file:///path). Only one server should use a directory.
+package filestore
 
 import (
 	"bytes"
@@ -9,40 +11,40 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/triadhq/triad/impl/avatar"
 )
 
-// FileStore keeps one file per avatar in a directory. Names are validated avatar ids, never joined
+// Store keeps one file per avatar in a directory. Names are validated avatar ids, never joined
 // from raw request input, so a request cannot reach outside the directory.
-type FileStore struct {
+type Store struct {
 	dir string
 }
 
-var _ Store = (*FileStore)(nil)
+var _ avatar.Store = (*Store)(nil)
 
-// NewFileStore opens (creating if needed) the directory dir as a store.
-func NewFileStore(dir string) (*FileStore, error) {
+// New opens (creating if needed) the directory dir as a store.
+func New(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("avatar: empty file store path")
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("avatar: file store: %w", err)
 	}
-	return &FileStore{dir: dir}, nil
+	return &Store{dir: dir}, nil
 }
+
+// Dir is the directory holding the avatars.
+func (s *Store) Dir() string { return s.dir }
 
 // Put stores the image as userID's avatar.
-func (s *FileStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
-	b, err := readImageBytes(r)
-	if err != nil {
-		return "", err
-	}
-	id := AvatarID(userID)
-	return id, s.putID(ctx, id, b)
+func (s *Store) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
+	return avatar.PutImage(ctx, s, userID, r)
 }
 
-// putID writes through a temporary file and a rename, so a concurrent Get sees the old or the new
+// PutID writes through a temporary file and a rename, so a concurrent Get sees the old or the new
 // picture, never half of one.
-func (s *FileStore) putID(ctx context.Context, id string, b []byte) error {
+func (s *Store) PutID(ctx context.Context, id string, b []byte) error {
 	f, err := os.CreateTemp(s.dir, ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("avatar: file store: %w", err)
@@ -65,13 +67,13 @@ func (s *FileStore) putID(ctx context.Context, id string, b []byte) error {
 }
 
 // Get opens the avatar file.
-func (s *FileStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
-	if !ValidID(avatarID) {
-		return nil, 0, ErrNotFound
+func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
+	if !avatar.ValidID(avatarID) {
+		return nil, 0, avatar.ErrNotFound
 	}
 	f, err := os.Open(filepath.Join(s.dir, avatarID))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, ErrNotFound
+		return nil, 0, avatar.ErrNotFound
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("avatar: file store: %w", err)
@@ -86,25 +88,25 @@ func (s *FileStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, in
 
 // ID hashes the file's content; avatars are small, and a content hash stays right when a file is
 // replaced within the same second (a modification-time id would not).
-func (s *FileStore) ID(ctx context.Context, avatarID string) string {
-	if !ValidID(avatarID) {
+func (s *Store) ID(ctx context.Context, avatarID string) string {
+	if !avatar.ValidID(avatarID) {
 		return ""
 	}
 	b, err := os.ReadFile(filepath.Join(s.dir, avatarID))
 	if err != nil {
 		return ""
 	}
-	return contentID(b)
+	return avatar.ContentID(b)
 }
 
 // Remove deletes the avatar file.
-func (s *FileStore) Remove(ctx context.Context, avatarID string) error {
-	if !ValidID(avatarID) {
-		return ErrNotFound
+func (s *Store) Remove(ctx context.Context, avatarID string) error {
+	if !avatar.ValidID(avatarID) {
+		return avatar.ErrNotFound
 	}
 	err := os.Remove(filepath.Join(s.dir, avatarID))
 	if errors.Is(err, fs.ErrNotExist) {
-		return ErrNotFound
+		return avatar.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("avatar: file store: %w", err)
@@ -113,14 +115,14 @@ func (s *FileStore) Remove(ctx context.Context, avatarID string) error {
 }
 
 // List returns the ids of the avatar files, ignoring anything else in the directory.
-func (s *FileStore) List(ctx context.Context) ([]string, error) {
+func (s *Store) List(ctx context.Context) ([]string, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("avatar: file store: %w", err)
 	}
 	ids := []string{}
 	for _, e := range entries {
-		if e.Type().IsRegular() && ValidID(e.Name()) {
+		if e.Type().IsRegular() && avatar.ValidID(e.Name()) {
 			ids = append(ids, e.Name())
 		}
 	}
@@ -128,4 +130,4 @@ func (s *FileStore) List(ctx context.Context) ([]string, error) {
 }
 
 // Close does nothing; the file store holds no open resources.
-func (s *FileStore) Close() error { return nil }
+func (s *Store) Close() error { return nil }

@@ -1,4 +1,6 @@
-package avatar
+// Package mongostore keeps avatars in a MongoDB GridFS bucket (store URI
+// mongodb://host:port/?ava_db=db&ava_coll=coll).
+package mongostore
 
 import (
 	"bytes"
@@ -8,39 +10,35 @@ import (
 	"io"
 	"time"
 
+	"github.com/triadhq/triad/impl/avatar"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-func init() {
-	openers["mongodb"] = func(uri string) (Store, error) { return OpenMongoStore(context.Background(), uri) }
-	openers["mongodb+srv"] = openers["mongodb"]
-}
-
 // Defaults for the database and bucket of a mongodb:// store URI without ava_db / ava_coll.
 const (
-	DefaultMongoDB   = "triad"
-	DefaultMongoColl = "avatars"
+	DefaultDB   = "triad"
+	DefaultColl = "avatars"
 )
 
-// mongoTimeout bounds each store call, as pgTimeout does for Postgres.
+// mongoTimeout bounds each store call, as pgstore does for PostgreSQL.
 const mongoTimeout = 10 * time.Second
 
-// MongoStore keeps avatars in a GridFS bucket. Each avatar is a GridFS file named by its avatar
+// Store keeps avatars in a GridFS bucket. Each avatar is a GridFS file named by its avatar
 // id with its content id in metadata.etag. A new picture is uploaded as a new revision and the
 // older revisions are deleted afterwards, so a reader always finds a complete picture: the
 // previous one until the new upload is finished, the new one after.
-type MongoStore struct {
+type Store struct {
 	client *mongo.Client
 	db     *mongo.Database
 	coll   string
 	// bucket serves reads and deletes, which keep no state in the bucket; uploads use their own
-	// (see putID).
+	// (see PutID).
 	bucket *mongo.GridFSBucket
 }
 
-var _ Store = (*MongoStore)(nil)
+var _ avatar.Store = (*Store)(nil)
 
 // mongoFile is the part of a GridFS files document the store reads.
 type mongoFile struct {
@@ -51,21 +49,21 @@ type mongoFile struct {
 	} `bson:"metadata"`
 }
 
-// OpenMongoStore connects to uri ("mongodb://host:port/?ava_db=db&ava_coll=coll"); the ava_*
+// Open connects to uri ("mongodb://host:port/?ava_db=db&ava_coll=coll"); the ava_*
 // parameters choose the database and the GridFS bucket name and are removed before the URI goes
 // to the driver.
-func OpenMongoStore(ctx context.Context, uri string) (*MongoStore, error) {
-	u, err := parseURI(uri)
+func Open(ctx context.Context, uri string) (*Store, error) {
+	u, err := avatar.ParseStoreURI(uri)
 	if err != nil {
 		return nil, err
 	}
 	q := u.Query()
 	dbName, coll := q.Get("ava_db"), q.Get("ava_coll")
 	if dbName == "" {
-		dbName = DefaultMongoDB
+		dbName = DefaultDB
 	}
 	if coll == "" {
-		coll = DefaultMongoColl
+		coll = DefaultColl
 	}
 	q.Del("ava_db")
 	q.Del("ava_coll")
@@ -80,13 +78,13 @@ func OpenMongoStore(ctx context.Context, uri string) (*MongoStore, error) {
 		_ = client.Disconnect(context.Background())
 		return nil, fmt.Errorf("avatar: mongo store: %w", err)
 	}
-	s := &MongoStore{client: client, db: client.Database(dbName), coll: coll}
+	s := &Store{client: client, db: client.Database(dbName), coll: coll}
 	s.bucket = s.newBucket()
 	return s, nil
 }
 
 // newBucket returns a handle on the store's GridFS bucket; it costs no round trip.
-func (s *MongoStore) newBucket() *mongo.GridFSBucket {
+func (s *Store) newBucket() *mongo.GridFSBucket {
 	return s.db.GridFSBucket(options.GridFSBucket().SetName(s.coll))
 }
 
@@ -96,22 +94,19 @@ func mongoCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // Put stores the image as userID's avatar.
-func (s *MongoStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
-	b, err := readImageBytes(r)
-	if err != nil {
-		return "", err
-	}
-	id := AvatarID(userID)
-	return id, s.putID(ctx, id, b)
+func (s *Store) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
+	return avatar.PutImage(ctx, s, userID, r)
 }
 
-func (s *MongoStore) putID(ctx context.Context, id string, b []byte) error {
+// PutID stores b under the avatar id as a new GridFS revision and then drops the older ones.
+// It is the store's avatar.IDPutter, which Migrate uses.
+func (s *Store) PutID(ctx context.Context, id string, b []byte) error {
 	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	// A bucket of its own per upload: the driver's GridFSBucket reads the source through one
 	// buffer shared by all its uploads and sets a first-write flag without a lock, so concurrent
 	// logins through a shared bucket race and can store one user's bytes in another's picture.
-	meta := options.GridFSUpload().SetMetadata(bson.D{{Key: "etag", Value: contentID(b)}})
+	meta := options.GridFSUpload().SetMetadata(bson.D{{Key: "etag", Value: avatar.ContentID(b)}})
 	newID, err := s.newBucket().UploadFromStream(ctx, id, bytes.NewReader(b), meta)
 	if err != nil {
 		return fmt.Errorf("avatar: mongo put: %w", err)
@@ -137,7 +132,7 @@ func (s *MongoStore) putID(ctx context.Context, id string, b []byte) error {
 }
 
 // files returns the revisions of an avatar, newest first.
-func (s *MongoStore) files(ctx context.Context, id string) ([]mongoFile, error) {
+func (s *Store) files(ctx context.Context, id string) ([]mongoFile, error) {
 	cur, err := s.bucket.Find(ctx, bson.D{{Key: "filename", Value: bson.D{{Key: "$eq", Value: id}}}},
 		options.GridFSFind().SetSort(bson.D{{Key: "uploadDate", Value: -1}, {Key: "_id", Value: -1}}))
 	if err != nil {
@@ -151,22 +146,22 @@ func (s *MongoStore) files(ctx context.Context, id string) ([]mongoFile, error) 
 }
 
 // latest returns the newest revision of an avatar.
-func (s *MongoStore) latest(ctx context.Context, id string) (mongoFile, error) {
-	if !ValidID(id) {
-		return mongoFile{}, ErrNotFound
+func (s *Store) latest(ctx context.Context, id string) (mongoFile, error) {
+	if !avatar.ValidID(id) {
+		return mongoFile{}, avatar.ErrNotFound
 	}
 	fs, err := s.files(ctx, id)
 	if err != nil {
 		return mongoFile{}, fmt.Errorf("avatar: mongo find: %w", err)
 	}
 	if len(fs) == 0 {
-		return mongoFile{}, ErrNotFound
+		return mongoFile{}, avatar.ErrNotFound
 	}
 	return fs[0], nil
 }
 
 // Get downloads the newest revision of the avatar.
-func (s *MongoStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
+func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
 	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	// The newest revision is only deleted by a Put of a newer one, so when it vanishes between the
@@ -182,7 +177,7 @@ func (s *MongoStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, i
 			continue
 		}
 		if errors.Is(err, mongo.ErrFileNotFound) {
-			return nil, 0, ErrNotFound
+			return nil, 0, avatar.ErrNotFound
 		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("avatar: mongo get: %w", err)
@@ -192,7 +187,7 @@ func (s *MongoStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, i
 }
 
 // ID returns the content id saved in the newest revision's metadata.
-func (s *MongoStore) ID(ctx context.Context, avatarID string) string {
+func (s *Store) ID(ctx context.Context, avatarID string) string {
 	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	f, err := s.latest(ctx, avatarID)
@@ -203,18 +198,18 @@ func (s *MongoStore) ID(ctx context.Context, avatarID string) string {
 }
 
 // Remove deletes every revision of the avatar.
-func (s *MongoStore) Remove(ctx context.Context, avatarID string) error {
+func (s *Store) Remove(ctx context.Context, avatarID string) error {
 	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
-	if !ValidID(avatarID) {
-		return ErrNotFound
+	if !avatar.ValidID(avatarID) {
+		return avatar.ErrNotFound
 	}
 	fs, err := s.files(ctx, avatarID)
 	if err != nil {
 		return fmt.Errorf("avatar: mongo remove: %w", err)
 	}
 	if len(fs) == 0 {
-		return ErrNotFound
+		return avatar.ErrNotFound
 	}
 	for _, f := range fs {
 		if err := s.bucket.Delete(ctx, f.ID); err != nil && !errors.Is(err, mongo.ErrFileNotFound) {
@@ -225,7 +220,7 @@ func (s *MongoStore) Remove(ctx context.Context, avatarID string) error {
 }
 
 // List returns the ids of all stored avatars.
-func (s *MongoStore) List(ctx context.Context) ([]string, error) {
+func (s *Store) List(ctx context.Context) ([]string, error) {
 	ctx, cancel := mongoCtx(ctx)
 	defer cancel()
 	// A plain find rather than distinct: it works the same on MongoDB and on compatible servers
@@ -242,7 +237,7 @@ func (s *MongoStore) List(ctx context.Context) ([]string, error) {
 	}
 	ids := []string{}
 	for _, d := range docs {
-		if ValidID(d.Filename) && (len(ids) == 0 || ids[len(ids)-1] != d.Filename) {
+		if avatar.ValidID(d.Filename) && (len(ids) == 0 || ids[len(ids)-1] != d.Filename) {
 			ids = append(ids, d.Filename)
 		}
 	}
@@ -250,7 +245,7 @@ func (s *MongoStore) List(ctx context.Context) ([]string, error) {
 }
 
 // Close disconnects from the server.
-func (s *MongoStore) Close() error {
+func (s *Store) Close() error {
 	ctx, cancel := mongoCtx(context.Background())
 	defer cancel()
 	return s.client.Disconnect(ctx)

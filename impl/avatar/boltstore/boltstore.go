@@ -1,4 +1,5 @@
-package avatar
+// Package boltstore keeps avatars in one bbolt database file (store URI bolt:///path/to/file.db).
+package boltstore
 
 import (
 	"bytes"
@@ -10,32 +11,23 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/triadhq/triad/impl/avatar"
 	bolt "go.etcd.io/bbolt"
 )
-
-func init() {
-	openers["bolt"] = func(uri string) (Store, error) {
-		u, err := parseURI(uri)
-		if err != nil {
-			return nil, err
-		}
-		return NewBoltStore(u.Path)
-	}
-}
 
 // boltBucket holds avatar id -> image bytes.
 var boltBucket = []byte("avatars")
 
-// BoltStore keeps avatars in one bbolt database file. bbolt locks the file, so only one process
+// Store keeps avatars in one bbolt database file. bbolt locks the file, so only one process
 // can use it at a time; replicas of the server should share the postgres store instead.
-type BoltStore struct {
+type Store struct {
 	db *bolt.DB
 }
 
-var _ Store = (*BoltStore)(nil)
+var _ avatar.Store = (*Store)(nil)
 
-// NewBoltStore opens (creating if needed) the bbolt database at path.
-func NewBoltStore(path string) (*BoltStore, error) {
+// Open opens (creating if needed) the bbolt database at path.
+func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("avatar: empty bolt path")
 	}
@@ -54,20 +46,17 @@ func NewBoltStore(path string) (*BoltStore, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("avatar: bolt store: %w", err)
 	}
-	return &BoltStore{db: db}, nil
+	return &Store{db: db}, nil
 }
 
 // Put stores the image as userID's avatar.
-func (s *BoltStore) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
-	b, err := readImageBytes(r)
-	if err != nil {
-		return "", err
-	}
-	id := AvatarID(userID)
-	return id, s.putID(ctx, id, b)
+func (s *Store) Put(ctx context.Context, userID string, r io.Reader) (string, error) {
+	return avatar.PutImage(ctx, s, userID, r)
 }
 
-func (s *BoltStore) putID(ctx context.Context, id string, b []byte) error {
+// PutID stores b under the avatar id into the bucket in one transaction.
+// It is the store's avatar.IDPutter, which Migrate uses.
+func (s *Store) PutID(ctx context.Context, id string, b []byte) error {
 	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(boltBucket).Put([]byte(id), b) })
 	if err != nil {
 		return fmt.Errorf("avatar: bolt put: %w", err)
@@ -76,15 +65,15 @@ func (s *BoltStore) putID(ctx context.Context, id string, b []byte) error {
 }
 
 // get copies the avatar's bytes out of a read transaction (bbolt's slices die with it).
-func (s *BoltStore) get(avatarID string) ([]byte, error) {
-	if !ValidID(avatarID) {
-		return nil, ErrNotFound
+func (s *Store) get(avatarID string) ([]byte, error) {
+	if !avatar.ValidID(avatarID) {
+		return nil, avatar.ErrNotFound
 	}
 	var b []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(boltBucket).Get([]byte(avatarID))
 		if v == nil {
-			return ErrNotFound
+			return avatar.ErrNotFound
 		}
 		b = bytes.Clone(v)
 		return nil
@@ -93,7 +82,7 @@ func (s *BoltStore) get(avatarID string) ([]byte, error) {
 }
 
 // Get returns the avatar's bytes.
-func (s *BoltStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
+func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, error) {
 	b, err := s.get(avatarID)
 	if err != nil {
 		return nil, 0, err
@@ -102,30 +91,30 @@ func (s *BoltStore) Get(ctx context.Context, avatarID string) (io.ReadCloser, in
 }
 
 // ID hashes the stored bytes.
-func (s *BoltStore) ID(ctx context.Context, avatarID string) string {
+func (s *Store) ID(ctx context.Context, avatarID string) string {
 	b, err := s.get(avatarID)
 	if err != nil {
 		return ""
 	}
-	return contentID(b)
+	return avatar.ContentID(b)
 }
 
 // Remove deletes the avatar.
-func (s *BoltStore) Remove(ctx context.Context, avatarID string) error {
-	if !ValidID(avatarID) {
-		return ErrNotFound
+func (s *Store) Remove(ctx context.Context, avatarID string) error {
+	if !avatar.ValidID(avatarID) {
+		return avatar.ErrNotFound
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(boltBucket)
 		if bk.Get([]byte(avatarID)) == nil {
-			return ErrNotFound
+			return avatar.ErrNotFound
 		}
 		return bk.Delete([]byte(avatarID))
 	})
 }
 
 // List returns all avatar ids.
-func (s *BoltStore) List(ctx context.Context) ([]string, error) {
+func (s *Store) List(ctx context.Context) ([]string, error) {
 	ids := []string{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(boltBucket).ForEach(func(k, _ []byte) error {
@@ -140,4 +129,4 @@ func (s *BoltStore) List(ctx context.Context) ([]string, error) {
 }
 
 // Close closes the database file.
-func (s *BoltStore) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.db.Close() }

@@ -1,0 +1,22 @@
+package boltstore_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/avatartest"
+	"github.com/triadhq/triad/impl/avatar/boltstore"
+)
+
+func TestBoltStore_Contract(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sub", "avatars.db") // the folder is created on open
+	avatartest.StoreContract(t, func() avatar.Store {
+		s, err := boltstore.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
