@@ -249,9 +249,7 @@ func (a *app) routes() (http.Handler, error) {
 		Outer:      []func(http.Handler) http.Handler{a.metrics.Middleware, origins.Middleware},
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 
-	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -270,5 +268,27 @@ func (a *app) routes() (http.Handler, error) {
 			return nil, fmt.Errorf("mounting %s: %w", s.name, err)
 		}
 	}
-	return r, nil
+	return livenessFirst(r), nil
+}
+
+// healthz is the liveness probe: the process serves HTTP. It needs nothing but the process.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+}
+
+// livenessFirst answers GET /healthz ahead of the shared middleware (request id, metrics, CORS,
+// access log, recovery, input screening), which exists for the API surfaces: a probe that a
+// kubelet sends every few seconds would otherwise be one access-log line and one metrics sample
+// each time, and pay for all of it (the benchmark holds /healthz to 0.9x of a bare chi handler).
+// So /healthz is neither logged nor metered; /readyz, which reaches the database, still is.
+// Every other request, /healthz with another method included, goes through next.
+func livenessFirst(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
+			healthz(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -18,6 +18,10 @@ func TestServer_Metrics(t *testing.T) {
 	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
 
 	for range 3 {
+		if code, _, _ := get(t, base+"/readyz"); code != http.StatusOK {
+			t.Fatalf("/readyz: %d", code)
+		}
+		// The liveness probe is answered ahead of the metrics: it must not appear below.
 		if code, _, _ := get(t, base+"/healthz"); code != http.StatusOK {
 			t.Fatalf("/healthz: %d", code)
 		}
@@ -43,8 +47,11 @@ func TestServer_Metrics(t *testing.T) {
 	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 		t.Fatalf("/metrics: %d %q", code, hdr.Get("Content-Type"))
 	}
-	if n := sample(t, body, `triad_http_requests_total{method="GET",operation="/healthz",status_class="2xx",surface="platform"}`); n != 3 {
-		t.Errorf("healthz requests counted %v, want 3", n)
+	if n := sample(t, body, `triad_http_requests_total{method="GET",operation="/readyz",status_class="2xx",surface="platform"}`); n != 3 {
+		t.Errorf("readyz requests counted %v, want 3", n)
+	}
+	if strings.Contains(body, `operation="/healthz"`) {
+		t.Error("the liveness probe /healthz is metered")
 	}
 	if n := sample(t, body, `triad_http_requests_total{method="PATCH",operation="takeOrder",status_class="4xx",surface="orders"}`); n != 1 {
 		t.Errorf("take requests counted %v, want 1", n)
@@ -52,8 +59,8 @@ func TestServer_Metrics(t *testing.T) {
 	if n := sample(t, body, `triad_http_requests_total{method="GET",operation="unmatched",status_class="4xx",surface="unmatched"}`); n != 1 {
 		t.Errorf("unmatched requests counted %v, want 1", n)
 	}
-	if n := sample(t, body, `triad_http_request_duration_seconds_count{method="GET",operation="/healthz",surface="platform"}`); n != 3 {
-		t.Errorf("healthz durations observed %v, want 3", n)
+	if n := sample(t, body, `triad_http_request_duration_seconds_count{method="GET",operation="/readyz",surface="platform"}`); n != 3 {
+		t.Errorf("readyz durations observed %v, want 3", n)
 	}
 	// The 11th login was refused by the throttle, and counted.
 	if n := sample(t, body, `triad_login_throttle_refusals_total{surface="brands"}`); n != 1 {
