@@ -131,6 +131,10 @@ bench: deps-postgres build ## Go benchmarks and a wrk load run, each beside a sa
 bench-curves: deps-postgres ## orders cost curves: page times and write throughput at 10k..10M orders and 1..256 clients
 	bash scripts/bench-curves.sh
 
+.PHONY: flood
+flood: deps-postgres build ## login-flood load run: server RSS <= 256 MiB and a real user's median login <= 1 s under 120 connections for 20 s (RUNS, FLOOD_ARGS; not part of make test)
+	bash scripts/flood.sh
+
 .PHONY: clean
 clean: ## remove build output (keeps DATA_DIR)
 	rm -rf bin
