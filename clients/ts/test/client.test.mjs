@@ -1,0 +1,125 @@
+// @ts-check
+// What the SDK's client puts on the wire, seen by a local HTTP server that echoes each request:
+// path parameters encoded, query and header parameters, JSON and form bodies, the bearer token,
+// and how answers become data or error. And what the compiler refuses: the `@ts-expect-error`
+// lines below fail `make check-sdk` as soon as a mistake they make stops being a type error.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { after, before, test } from "node:test";
+
+import { createAuthClient } from "../auth/index.js";
+import { FORM, createBrandsClient } from "../brands/index.js";
+import { createOrdersClient } from "../orders/index.js";
+
+/** @type {import("node:http").Server} */
+let server;
+let baseUrl = "";
+
+before(async () => {
+  // The echo server answers every request with what it received, with the status asked for in
+  // X-Echo-Status (204 answers no body).
+  server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      const status = Number(req.headers["x-echo-status"] ?? 200);
+      if (status === 204) {
+        res.writeHead(204).end();
+        return;
+      }
+      res.writeHead(status, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const addr = server.address();
+  assert.ok(addr && typeof addr === "object");
+  // A trailing slash on baseUrl is not doubled.
+  baseUrl = `http://127.0.0.1:${addr.port}/`;
+});
+
+after(() => server.close());
+
+/**
+ * echo reads what the echo server saw from a call's answer.
+ *
+ * @param {{ data?: unknown, error?: unknown }} r
+ * @returns {{ method: string, url: string, headers: Record<string, string>, body: string }}
+ */
+function echo(r) {
+  return /** @type {any} */ (r.data ?? r.error);
+}
+
+test("path parameters are percent-encoded into the path", async () => {
+  const api = createBrandsClient({ baseUrl });
+  const r = await api.GET("/api/brand/{id}", { params: { path: { id: "a b/c?d" } } });
+  assert.equal(echo(r).url, "/api/brand/a%20b%2Fc%3Fd");
+});
+
+test("query parameters are sent, and undefined ones left out", async () => {
+  const api = createAuthClient({ baseUrl });
+  const r = await api.GET("/auth/{provider}/login", {
+    params: { path: { provider: "local" }, query: { user: "demo user", passwd: undefined, session: "1" } },
+  });
+  assert.equal(echo(r).method, "GET");
+  assert.equal(echo(r).url, "/auth/local/login?user=demo+user&session=1");
+});
+
+test("header parameters, the client's headers and a call's headers all go out", async () => {
+  const api = createOrdersClient({ baseUrl, token: "tok-1", headers: { "X-Request-Id": "req-1" } });
+  const r = await api.GET("/authenticated", { headers: { "Accept-Language": "en" } });
+  assert.equal(echo(r).headers.authorization, "Bearer tok-1");
+  assert.equal(echo(r).headers["x-request-id"], "req-1");
+  assert.equal(echo(r).headers["accept-language"], "en");
+
+  const auth = createAuthClient({ baseUrl });
+  const me = await auth.GET("/auth/user", { params: { header: { "X-XSRF-TOKEN": "xsrf-1" } } });
+  assert.equal(echo(me).headers["x-xsrf-token"], "xsrf-1");
+});
+
+test("a body is JSON by default and a form with FORM", async () => {
+  const orders = createOrdersClient({ baseUrl });
+  const json = await orders.POST("/users", { body: { username: "bob", password: "bob-password", userType: "Customer" } });
+  assert.equal(echo(json).headers["content-type"], "application/json");
+  assert.deepEqual(JSON.parse(echo(json).body), { username: "bob", password: "bob-password", userType: "Customer" });
+
+  const brands = createBrandsClient({ baseUrl });
+  const form = await brands.POST("/api/user/login", { body: { email: "a+b@example.com", password: "p&q=r" }, ...FORM });
+  assert.equal(echo(form).headers["content-type"], "application/x-www-form-urlencoded");
+  assert.equal(echo(form).body, "email=a%2Bb%40example.com&password=p%26q%3Dr");
+});
+
+test("a 2xx answer is data, anything else is error, and 204 has no data", async () => {
+  const api = createOrdersClient({ baseUrl });
+  const ok = await api.GET("/authenticated");
+  assert.equal(ok.response.status, 200);
+  assert.ok(ok.data && !ok.error);
+
+  const refused = await api.GET("/authenticated", { headers: { "X-Echo-Status": "409" } });
+  assert.equal(refused.response.status, 409);
+  assert.ok(refused.error && !refused.data);
+
+  const empty = await api.GET("/authenticated", { headers: { "X-Echo-Status": "204" } });
+  assert.equal(empty.response.status, 204);
+  assert.equal(empty.data, undefined);
+});
+
+test("the compiler holds calls to the spec", () => {
+  const orders = createOrdersClient({ baseUrl });
+  // Never called: these lines are for the type checker, each must stay an error.
+  const mistakes = () => [
+    // @ts-expect-error no such path
+    orders.GET("/nowhere"),
+    // @ts-expect-error no GET on this path
+    orders.GET("/orders/{id}/take", { params: { path: { id: 1 } } }),
+    // @ts-expect-error the path parameter is required
+    orders.PATCH("/orders/{id}/take"),
+    // @ts-expect-error an id is a number
+    orders.PATCH("/orders/{id}/take", { params: { path: { id: "1" } } }),
+    // @ts-expect-error the price is required
+    orders.POST("/orders", { body: { description: "no price" } }),
+    // @ts-expect-error userType is an enum
+    orders.POST("/users", { body: { username: "u", password: "p", userType: "Admin" } }),
+  ];
+  assert.equal(typeof mistakes, "function");
+});
