@@ -3,6 +3,10 @@
 // client generated from its spec (gen/<surface>api), with every response validated against the
 // spec by impl/apitest. TestTypeScriptSDK runs the Node tests of the TypeScript SDK (clients/ts)
 // against the same kind of server, through reverse proxies that validate every response the same way.
+// The SDK is also tested as users get it: TestSDKPackage installs its `npm pack` tarball in a
+// scratch project, type-checks it and calls a server; TestSDKCrossOrigin drives a page on another
+// origin in headless Chromium through the packed files and the server's CORS answers. TestGoClientRecipe
+// runs docs/specs.md's Go client recipe as written.
 //
 // With TRIAD_E2E_PRISM=1 (`make contract`) every surface is reached through Stoplight Prism in
 // validating proxy mode (--errors): a request or response that violates the spec fails the test,
