@@ -3,10 +3,8 @@ package httpapi_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,53 +55,6 @@ func (e *env) failLogins(username string, n int) {
 	}
 }
 
-// TestOAuth_LoginThrottle: ten wrong passwords for one username from one address block that pair
-// for the rest of the 15-minute window, even for the right password; another address, another
-// username and the end of the window are not blocked.
-func TestOAuth_LoginThrottle(t *testing.T) {
-	t.Parallel()
-	clock := throttletest.NewClock()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: clock.Now})
-	e.register("alice", "alice-password", "Customer")
-	e.register("carol", "carol-password", "Customer")
-
-	// Usernames are matched without regard to case, so are the failures.
-	e.failLogins("alice", 5)
-	e.failLogins("ALICE", 5)
-	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
-	e.wantBlocked(e.passwordLogin("Alice", "wrong-password"), "900")
-
-	// Another address: the victim logs in from home while the attacker is blocked.
-	if ok := e.from("127.0.0.2").passwordLogin("alice", "alice-password"); ok.status != http.StatusOK {
-		t.Fatalf("another address: %d %s", ok.status, ok.body)
-	}
-	// Another username from the blocked address.
-	e.want(e.passwordLogin("carol", "carol-password"), http.StatusOK)
-
-	// Unknown usernames are counted alike, so a 429 does not tell which usernames exist.
-	e.failLogins("nobody", 10)
-	e.wantBlocked(e.passwordLogin("nobody", "whatever"), "900")
-
-	// Retry-After counts down; the window ends 15 minutes after the first failure.
-	clock.Advance(14*time.Minute + 30*time.Second)
-	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "30")
-	clock.Advance(30 * time.Second)
-	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
-}
-
-// TestOAuth_LoginThrottleResetOnSuccess: a successful login clears the failures before it.
-func TestOAuth_LoginThrottleResetOnSuccess(t *testing.T) {
-	t.Parallel()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: throttletest.NewClock().Now})
-	e.register("alice", "alice-password", "Customer")
-	e.failLogins("alice", 9)
-	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
-	e.failLogins("alice", 9) // 18 failures in the window, but only 9 since the success
-	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
-	e.failLogins("alice", 10)
-	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
-}
-
 // TestOAuth_LoginThrottleRealClient: golang.org/x/oauth2 reports the block as a RetrieveError
 // with status 429 and the RFC 6749 code.
 func TestOAuth_LoginThrottleRealClient(t *testing.T) {
@@ -121,76 +72,6 @@ func TestOAuth_LoginThrottleRealClient(t *testing.T) {
 	}
 	if got := re.Response.Header.Get("Retry-After"); got != "900" {
 		t.Fatalf("Retry-After %q", got)
-	}
-}
-
-// TestOAuth_LoginThrottleConcurrent: 30 wrong passwords sent at once still get only 10 password
-// checks; the others are refused with 429 while the first are being hashed.
-func TestOAuth_LoginThrottleConcurrent(t *testing.T) {
-	t.Parallel()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{Now: throttletest.NewClock().Now})
-	e.register("alice", "alice-password", "Customer")
-	statuses := make([]int, 30)
-	var wg sync.WaitGroup
-	for i := range statuses {
-		wg.Go(func() { statuses[i] = e.passwordLogin("alice", "wrong-password").status })
-	}
-	wg.Wait()
-	count := map[int]int{}
-	for _, s := range statuses {
-		count[s]++
-	}
-	if count[http.StatusBadRequest] != 10 || count[http.StatusTooManyRequests] != 20 {
-		t.Fatalf("statuses %v; want 10 × 400 and 20 × 429", count)
-	}
-}
-
-// TestOAuth_LoginThrottleOutage: logins that fail because the database is down are not guesses:
-// after the outage the right password logs in, and wrong ones still count from zero.
-func TestOAuth_LoginThrottleOutage(t *testing.T) {
-	t.Parallel()
-	pool, outage := dbtest.NewWithOutage(t)
-	e := newEnvPool(t, pool, 24*time.Hour, throttle.Options{Max: 4, Now: throttletest.NewClock().Now})
-	e.register("alice", "alice-password", "Customer")
-	outage.Begin()
-	for i := range 15 {
-		pw := "wrong-password"
-		if i%2 == 0 {
-			pw = "alice-password"
-		}
-		if r := e.passwordLogin("alice", pw); r.status < 500 {
-			t.Fatalf("login %d during the outage: %d %s", i+1, r.status, r.body)
-		}
-	}
-	outage.End()
-	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
-	e.failLogins("alice", 4)
-	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
-}
-
-// TestOAuth_LoginThrottleSharedByInstances: two server instances on one database share the count:
-// four wrong passwords (the limit, made small to spare hashing) spread over both block the
-// account on both from the fifth attempt.
-func TestOAuth_LoginThrottleSharedByInstances(t *testing.T) {
-	t.Parallel()
-	url := dbtest.NewURL(t)
-	clock := throttletest.NewClock()
-	var es []*env
-	for range 2 {
-		pool, err := pgxpool.New(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		es = append(es, newEnvPool(t, pool, 24*time.Hour, throttle.Options{Max: 4, Now: clock.Now}))
-	}
-	es[0].register("alice", "alice-password", "Customer")
-	for range 2 {
-		es[0].failLogins("alice", 1)
-		es[1].failLogins("alice", 1)
-	}
-	for _, e := range es {
-		e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
 	}
 }
 
@@ -229,24 +110,27 @@ func TestHasherBusy(t *testing.T) {
 	e.register("bob", "bob-password", "Performer") // the refused registration stored nothing
 }
 
-// TestOAuth_LoginThrottlePerAddress: one address guessing over many distinct usernames gets 429
-// once the address has AddressMax failures, for every username, the right password included;
-// another address is not affected and its real user logs in; the block ends with the window.
-func TestOAuth_LoginThrottlePerAddress(t *testing.T) {
+// throttleSite drives the orders password grant for the shared throttle scenarios.
+type throttleSite struct{ e *env }
+
+func (s throttleSite) Register(name, pw string)  { s.e.register(name, pw, "Customer") }
+func (s throttleSite) Login(name, pw string) int { return s.e.passwordLogin(name, pw).status }
+func (s throttleSite) WantBlocked(name, pw, secs string) {
+	s.e.t.Helper()
+	s.e.wantBlocked(s.e.passwordLogin(name, pw), secs)
+}
+func (s throttleSite) From(ip string) throttletest.Site { return throttleSite{s.e.from(ip)} }
+
+// TestOAuth_LoginThrottle holds the token endpoint's password grant to the shared throttle
+// scenarios: per username (matched without regard to case) and address, per address, shared by
+// instances; a wrong password is invalid_grant (400).
+func TestOAuth_LoginThrottle(t *testing.T) {
 	t.Parallel()
-	clock := throttletest.NewClock()
-	e := newEnvLogins(t, 24*time.Hour, throttle.Options{AddressMax: 12, Now: clock.Now})
-	e.register("alice", "alice-password", "Customer")
-	for i := range 12 { // one failure per username: the per-username limit never fires
-		e.failLogins(fmt.Sprintf("guess%d", i), 1)
-	}
-	e.wantBlocked(e.passwordLogin("guess12", "wrong-password"), "900")
-	e.wantBlocked(e.passwordLogin("alice", "alice-password"), "900")
-
-	other := e.from("127.0.0.2")
-	other.want(other.passwordLogin("alice", "alice-password"), http.StatusOK)
-	other.failLogins("guess0", 1)
-
-	clock.Advance(15 * time.Minute)
-	e.want(e.passwordLogin("alice", "alice-password"), http.StatusOK)
+	throttletest.Run(t, throttletest.Surface{
+		Start: func(t *testing.T, pool *pgxpool.Pool, o throttle.Options) throttletest.Site {
+			return throttleSite{newEnvPool(t, pool, 24*time.Hour, o)}
+		},
+		User: "alice", Other: "carol", UserVariant: "ALICE",
+		Failed: http.StatusBadRequest,
+	})
 }

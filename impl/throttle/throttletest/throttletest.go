@@ -1,5 +1,6 @@
 // Package throttletest gives tests of login throttling a clock they move by hand, so a test can
-// step past a limiter's window without waiting for it.
+// step past a limiter's window without waiting for it, and the scenarios every surface's password
+// login must pass (Run), so each surface's test states only how to drive its login.
 package throttletest
 
 import (

@@ -1,0 +1,212 @@
+package throttletest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/throttle"
+)
+
+// Surface is one surface's password login as the shared throttle scenarios drive it; each surface's
+// test states only this, what differs between surfaces.
+type Surface struct {
+	// Start runs the surface over pool with the login throttle o and returns it as seen from the
+	// default client address.
+	Start func(t *testing.T, pool *pgxpool.Pool, o throttle.Options) Site
+	// User and Other are two account names; UserVariant is User spelled otherwise (case, spaces),
+	// which the surface must count as User.
+	User, Other, UserVariant string
+	// Failed is the status of a wrong password.
+	Failed int
+}
+
+// Site is a running surface seen from one client address.
+type Site interface {
+	// Register creates an account with the password, failing the test if it cannot.
+	Register(user, password string)
+	// Login tries a password login and returns the status.
+	Login(user, password string) int
+	// WantBlocked tries a password login and fails the test unless it is the surface's documented
+	// 429 with secs seconds in Retry-After and the message.
+	WantBlocked(user, password, secs string)
+	// From is the same surface seen from another loopback address.
+	From(ip string) Site
+}
+
+// The passwords the scenarios use.
+const (
+	right = "correct-horse"
+	wrong = "wrong-horse"
+)
+
+// Run runs every login-throttle scenario against s, each on its own database.
+func Run(t *testing.T, s Surface) {
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T, Surface)
+	}{
+		{"blocks the account and address pair for the window", blocksPair},
+		{"a success resets the count", resetOnSuccess},
+		{"concurrent guesses get only Max checks", concurrent},
+		{"an outage counts no guesses", outage},
+		{"instances on one database share the count", sharedByInstances},
+		{"one address over many accounts", perAddress},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			sc.run(t, s)
+		})
+	}
+}
+
+func (s Surface) fail(t *testing.T, site Site, user string, n int) {
+	t.Helper()
+	for i := range n {
+		if st := site.Login(user, wrong); st != s.Failed {
+			t.Fatalf("wrong password %d of %d for %q: %d, want %d", i+1, n, user, st, s.Failed)
+		}
+	}
+}
+
+func wantOK(t *testing.T, site Site, user string) {
+	t.Helper()
+	if st := site.Login(user, right); st != http.StatusOK {
+		t.Fatalf("login %q: %d, want 200", user, st)
+	}
+}
+
+// blocksPair: ten wrong passwords for one account from one address block that pair for the rest
+// of the 15-minute window, even for the right password; another address, another account and the
+// end of the window are not blocked; unknown accounts are counted alike, so a 429 does not tell
+// which accounts exist.
+func blocksPair(t *testing.T, s Surface) {
+	clock := NewClock()
+	site := s.Start(t, dbtest.New(t), throttle.Options{Now: clock.Now})
+	site.Register(s.User, right)
+	site.Register(s.Other, right)
+
+	s.fail(t, site, s.User, 5)
+	s.fail(t, site, s.UserVariant, 5)
+	site.WantBlocked(s.User, right, "900")
+	site.WantBlocked(s.UserVariant, wrong, "900")
+
+	wantOK(t, site.From("127.0.0.2"), s.User)
+	wantOK(t, site, s.Other)
+
+	s.fail(t, site, "nobody"+s.Other, 10)
+	site.WantBlocked("nobody"+s.Other, right, "900")
+
+	// Retry-After counts down; the window ends 15 minutes after the first failure.
+	clock.Advance(14*time.Minute + 30*time.Second)
+	site.WantBlocked(s.User, right, "30")
+	clock.Advance(30 * time.Second)
+	wantOK(t, site, s.User)
+}
+
+// resetOnSuccess: a successful login clears the failures before it.
+func resetOnSuccess(t *testing.T, s Surface) {
+	site := s.Start(t, dbtest.New(t), throttle.Options{Now: NewClock().Now})
+	site.Register(s.User, right)
+	s.fail(t, site, s.User, 9)
+	wantOK(t, site, s.User)
+	s.fail(t, site, s.User, 9) // 18 failures in the window, but only 9 since the success
+	wantOK(t, site, s.User)
+	s.fail(t, site, s.User, 10)
+	site.WantBlocked(s.User, right, "900")
+}
+
+// concurrent: 30 wrong passwords sent at once still get only 10 password checks; the others are
+// refused with 429 while the first are being checked.
+func concurrent(t *testing.T, s Surface) {
+	site := s.Start(t, dbtest.New(t), throttle.Options{Now: NewClock().Now})
+	site.Register(s.User, right)
+	statuses := make([]int, 30)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = site.Login(s.User, wrong) })
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, st := range statuses {
+		count[st]++
+	}
+	if count[s.Failed] != 10 || count[http.StatusTooManyRequests] != 20 {
+		t.Fatalf("statuses %v; want 10 × %d and 20 × 429", count, s.Failed)
+	}
+}
+
+// outage: logins that fail because the database is down are not guesses: after the outage the
+// right password logs in, and wrong ones still count from zero.
+func outage(t *testing.T, s Surface) {
+	pool, out := dbtest.NewWithOutage(t)
+	site := s.Start(t, pool, throttle.Options{Max: 4, Now: NewClock().Now})
+	site.Register(s.User, right)
+	out.Begin()
+	for i := range 15 {
+		pw := wrong
+		if i%2 == 0 {
+			pw = right
+		}
+		if st := site.Login(s.User, pw); st < 500 {
+			t.Fatalf("login %d during the outage: %d", i+1, st)
+		}
+	}
+	out.End()
+	wantOK(t, site, s.User)
+	s.fail(t, site, s.User, 4)
+	site.WantBlocked(s.User, right, "900")
+}
+
+// sharedByInstances: two server instances on one database share the count: four wrong passwords
+// (the limit, made small to spare hashing) spread over both block the account on both from the
+// fifth attempt.
+func sharedByInstances(t *testing.T, s Surface) {
+	url := dbtest.NewURL(t)
+	clock := NewClock()
+	var sites []Site
+	for range 2 {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		sites = append(sites, s.Start(t, pool, throttle.Options{Max: 4, Now: clock.Now}))
+	}
+	sites[0].Register(s.User, right)
+	for range 2 {
+		s.fail(t, sites[0], s.User, 1)
+		s.fail(t, sites[1], s.User, 1)
+	}
+	for _, site := range sites {
+		site.WantBlocked(s.User, right, "900")
+	}
+}
+
+// perAddress: one address guessing over many distinct accounts gets 429 once the address has
+// AddressMax failures, for every account, the right password included; another address is not
+// affected and its real user logs in; the block ends with the window.
+func perAddress(t *testing.T, s Surface) {
+	clock := NewClock()
+	site := s.Start(t, dbtest.New(t), throttle.Options{AddressMax: 12, Now: clock.Now})
+	site.Register(s.User, right)
+	guess := func(i int) string { return fmt.Sprintf("guess%d%s", i, s.Other) }
+	for i := range 12 { // one failure per account: the per-account limit never fires
+		s.fail(t, site, guess(i), 1)
+	}
+	site.WantBlocked(guess(12), wrong, "900")
+	site.WantBlocked(s.User, right, "900")
+
+	other := site.From("127.0.0.2")
+	wantOK(t, other, s.User)
+	s.fail(t, other, guess(0), 1)
+
+	clock.Advance(15 * time.Minute)
+	wantOK(t, site, s.User)
+}
