@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,4 +140,55 @@ func TestInternal_AfterResponseStartedWritesNothingMore(t *testing.T) {
 	if !strings.Contains(logs.String(), "failed after the response started") {
 		t.Fatalf("log = %s", logs.String())
 	}
+}
+
+// Through a real net/http server: a failure after the response started leaves net/http nothing to
+// complain about (no "superfluous response.WriteHeader call" in its error log) and the client gets
+// the started response.
+func TestInternal_AfterResponseStartedRealServer(t *testing.T) {
+	t.Parallel()
+	var logs, serverLog syncBuf
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	srv := httptest.NewUnstartedServer(AccessLog(log, slog.LevelDebug)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"partial":`))
+		Internal(w, r, log, errors.New("encoding failed"))
+	})))
+	srv.Config.ErrorLog = slog.NewLogLogger(slog.NewTextHandler(&serverLog, nil), slog.LevelWarn)
+	srv.Start()
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close() // flushes the server's logging
+	if strings.Contains(serverLog.String(), "superfluous") {
+		t.Fatalf("net/http logged: %s", serverLog.String())
+	}
+	if resp.StatusCode != http.StatusOK || string(body) != `{"partial":` {
+		t.Fatalf("response = %d %q, want the started 200 left alone", resp.StatusCode, body)
+	}
+	if !strings.Contains(logs.String(), "failed after the response started") {
+		t.Fatalf("log = %s", logs.String())
+	}
+}
+
+// syncBuf is a log sink safe for the server's goroutines.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
