@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -90,5 +91,23 @@ func TestAccessLog_User(t *testing.T) {
 				t.Fatalf("user = %v (present %v), want %q", user, has, tc.user)
 			}
 		})
+	}
+}
+
+// TestAccessLog_ClientGone: a request whose client left before anything was written is logged
+// with 499, not as a 200 it never got.
+func TestAccessLog_ClientGone(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	h := AccessLog(log, slog.LevelInfo)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if line["status"] != float64(StatusClientGone) {
+		t.Fatalf("status = %v, want 499", line["status"])
 	}
 }

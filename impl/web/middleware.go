@@ -159,6 +159,10 @@ func headerWritten(w http.ResponseWriter) bool {
 	}
 }
 
+// StatusClientGone is the status the access log gives a request whose client went away before
+// any response was written (nginx's 499 "client closed request"); nothing is sent.
+const StatusClientGone = 499
+
 // AccessLog records every response's status (so Internal knows whether a response has started) and
 // logs one line per request at level: info in production, so every request leaves a trace, debug
 // in development, so a person's terminal stays readable. The route is chi's pattern, never the raw
@@ -190,6 +194,10 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 			status := rec.status
 			if status == 0 {
 				status = http.StatusOK
+				if clientGone(r) {
+					// Nothing was written because nobody was left to read it: not a 200.
+					status = StatusClientGone
+				}
 			}
 			attrs := [...]slog.Attr{slog.String("request_id", ri.id), slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", status), slog.Int("bytes", rec.bytes),
