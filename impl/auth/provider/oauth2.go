@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"golang.org/x/oauth2"
@@ -145,26 +144,7 @@ func (h *OAuth2Handler) userInfo(ctx context.Context, tok *oauth2.Token) (UserDa
 	if h.UserInfo != nil {
 		return h.UserInfo(ctx, client, tok)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.InfoURL, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	tok.SetAuthHeader(req)
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxInfoBody))
-	if err != nil {
-		return nil, nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("user info: status %d", resp.StatusCode)
-	}
-	data, err := DecodeUserData(body)
-	return data, body, err
+	return getUserInfo(ctx, client, h.InfoURL, tok.Type()+" "+tok.AccessToken)
 }
 
 // DecodeUserData decodes a JSON object keeping numbers exact.
