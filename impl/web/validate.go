@@ -138,17 +138,71 @@ func schemaField(field string, err error) FieldError {
 				field = field + "." + strings.Join(p, ".")
 			}
 		}
-		if se.Schema != nil && se.Schema.Format == "email" && (se.SchemaField == "pattern" || se.SchemaField == "format") {
-			// The pattern is the spec's machine-readable rule; the reader wants the plain words.
-			return FieldError{Field: field, Message: "must be an email address"}
-		}
-		return FieldError{Field: field, Message: se.Reason}
+		return FieldError{Field: field, Message: schemaMessage(se)}
 	}
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
 	return FieldError{Field: field, Message: msg}
+}
+
+// schemaMessage says in plain words what a schema refused.
+func schemaMessage(se *openapi3.SchemaError) string {
+	if se.SchemaField == "oneOf" {
+		// kin-openapi only says that no variant matched. The variant of the value's type (a price
+		// sent as a string) says what is wrong with it; when no variant has that type, the
+		// reader learns which types the field takes.
+		var branches openapi3.MultiError
+		if errors.As(se.Origin, &branches) {
+			var types []string
+			for _, b := range branches {
+				var bse *openapi3.SchemaError
+				if !errors.As(b, &bse) {
+					continue
+				}
+				if bse.SchemaField != "type" {
+					return schemaMessage(bse)
+				}
+				types = append(types, typeWords(bse.Schema))
+			}
+			if len(types) > 0 {
+				return "must be " + strings.Join(types, " or ")
+			}
+		}
+	}
+	if se.Schema != nil && (se.SchemaField == "pattern" || se.SchemaField == "format") {
+		// The pattern is the spec's machine-readable rule; the reader wants the plain words.
+		switch se.Schema.Format {
+		case "email":
+			return "must be an email address"
+		case "decimal":
+			return "must be a decimal in plain notation, e.g. 120.50"
+		}
+	}
+	return se.Reason
+}
+
+// typeWords names the type a schema takes, for "must be a number or a decimal string".
+func typeWords(s *openapi3.Schema) string {
+	switch {
+	case s == nil || s.Type == nil:
+		return "a value of another type"
+	case s.Type.Is(openapi3.TypeString) && s.Format == "decimal":
+		return "a decimal string"
+	case s.Type.Is(openapi3.TypeString):
+		return "a string"
+	case s.Type.Is(openapi3.TypeNumber):
+		return "a number"
+	case s.Type.Is(openapi3.TypeInteger):
+		return "an integer"
+	case s.Type.Is(openapi3.TypeBoolean):
+		return "true or false"
+	case s.Type.Is(openapi3.TypeArray):
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 // BadParam is the chi-server ErrorHandlerFunc: a parameter the generated binder could not read

@@ -267,3 +267,68 @@ func TestBadParam_NamesTheParameterInPlainWords(t *testing.T) {
 		})
 	}
 }
+
+const oneOfSpecYAML = `
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /prices:
+    post:
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                price:
+                  oneOf:
+                    - {type: number, minimum: 0.01}
+                    - {type: string, format: decimal, pattern: '^(0|[1-9][0-9]*)(\.[0-9]+)?$', maxLength: 32}
+      responses:
+        "204": {description: ok}
+`
+
+// TestValidator_OneOfSaysWhatIsWrong: a field that takes a number or a decimal string (the orders
+// price) is refused with the words of the variant of the value's type, or with the types it takes,
+// never with kin-openapi's "doesn't match any schema from oneOf".
+func TestValidator_OneOfSaysWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	spec, err := openapi3.NewLoader().LoadFromData([]byte(oneOfSpecYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Validate(t.Context()); err != nil {
+		t.Fatalf("the spec (format: decimal included) does not validate: %v", err)
+	}
+	h := Validator(spec)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	tests := []struct {
+		name, body, want string
+	}{
+		{"number", `{"price":12.5}`, ""},
+		{"decimal string", `{"price":"12.50"}`, ""},
+		{"number below the minimum", `{"price":0}`, "number must be at least 0.01"},
+		{"string with an exponent", `{"price":"1e2"}`, "must be a decimal in plain notation, e.g. 120.50"},
+		{"string with a comma", `{"price":"12,50"}`, "must be a decimal in plain notation, e.g. 120.50"},
+		{"string too long", `{"price":"1.` + strings.Repeat("0", 31) + `"}`, "maximum string length is 32"},
+		{"neither type", `{"price":true}`, "must be a number or a decimal string"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/prices", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if tc.want == "" {
+				if rec.Code != http.StatusNoContent {
+					t.Fatalf("status = %d, want 204; body %s", rec.Code, rec.Body)
+				}
+				return
+			}
+			e := decodeError(t, rec.Body)
+			if rec.Code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Field != "price" || e.Details[0].Message != tc.want {
+				t.Fatalf("got %d %+v, want 400 with price: %q", rec.Code, e, tc.want)
+			}
+		})
+	}
+}

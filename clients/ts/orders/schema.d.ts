@@ -262,10 +262,14 @@ export interface components {
              */
             description: string;
             /**
-             * @description What the performer receives; 0.01 to 1000000.00 with at most two fractional digits.
-             * @example 120.5
+             * @description What the performer receives: 0.01 to 1000000.00 with at most two fractional digits. Send
+             *     a JSON number (`120.5`) or the same decimal as a string (`"120.50"`); clients in
+             *     languages whose numbers are binary floats (JavaScript, TypeScript) should send the
+             *     string, built from integer cents, since `0.1 + 0.2` is `0.30000000000000004` and is
+             *     refused for its third fractional digit.
+             * @example 120.50
              */
-            price: number;
+            price: number | string;
         };
         /** @description An order. */
         Order: {
@@ -897,12 +901,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "description": "Paint the fence",
-                 *       "price": 120.5
-                 *     }
-                 */
                 "application/json": components["schemas"]["NewOrder"];
             };
         };
