@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/sha1"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -123,25 +122,11 @@ func (h *AppleHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, h.CallbackURL(AppleName)+"?"+v.Encode(), http.StatusSeeOther)
 		return
 	}
-	hc, err := h.JwtService.GetHandshake(r)
-	h.JwtService.ResetHandshake(w)
+	hc, code, ok := h.callback(w, r, AppleName)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
-	// A handshake started for another provider is refused (OAuth mix-up defence), like in OAuth2Handler.
-	if err != nil || hc.Handshake.State == "" || hc.Handshake.Provider != AppleName ||
-		subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(hc.Handshake.State)) != 1 {
-		WriteError(w, r, http.StatusBadRequest, CodeBadState, "login state missing, expired or not matching; start the login again")
-		return
-	}
-	if e := q.Get("error"); e != "" {
-		h.log().Warn("login: provider error", "provider", AppleName, "error", e)
-		WriteError(w, r, http.StatusUnauthorized, CodeProviderError, "the provider refused the login")
-		return
-	}
-	code := q.Get("code")
-	if code == "" {
-		WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "missing code")
-		return
-	}
 	idToken, err := h.exchange(r.Context(), code)
 	if err != nil {
 		h.log().Warn("login: exchange", "provider", AppleName, "err", err)

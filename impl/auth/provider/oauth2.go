@@ -3,7 +3,6 @@ package provider
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -89,25 +88,8 @@ func (h *OAuth2Handler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 // clears, so a state works once), exchanges the code, reads the user and finishes the login.
 // Each failure is a JSON refusal and sets no session.
 func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
-	hc, err := h.JwtService.GetHandshake(r)
-	h.JwtService.ResetHandshake(w)
-	q := r.URL.Query()
-	state := q.Get("state")
-	// The handshake must be this provider's: a state issued for another provider (another
-	// authorization server) is refused, a defence against OAuth mix-up attacks.
-	if err != nil || hc.Handshake.State == "" || hc.Handshake.Provider != h.Name() ||
-		subtle.ConstantTimeCompare([]byte(state), []byte(hc.Handshake.State)) != 1 {
-		WriteError(w, r, http.StatusBadRequest, CodeBadState, "login state missing, expired or not matching; start the login again")
-		return
-	}
-	if e := q.Get("error"); e != "" {
-		h.log().Warn("login: provider error", "provider", h.Name(), "error", e)
-		WriteError(w, r, http.StatusUnauthorized, CodeProviderError, "the provider refused the login")
-		return
-	}
-	code := q.Get("code")
-	if code == "" {
-		WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "missing code")
+	hc, code, ok := h.callback(w, r, h.Name())
+	if !ok {
 		return
 	}
 	ctx := context.WithValue(r.Context(), oauth2.HTTPClient, h.Client())

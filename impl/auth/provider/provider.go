@@ -7,6 +7,7 @@ package provider
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -297,3 +298,30 @@ func userFor(name string) token.User { return token.User{Name: name, ID: name} }
 
 // sessionParam reads session=1 / sess=1 from the query.
 func sessionParam(r *http.Request) bool { return token.IsSessionRequest(r) }
+
+// callback reads a provider's answer at the callback of an authorization-code login. The state
+// must match the handshake cookie, which it clears, so a state works once; the handshake must be
+// this provider's: a state issued for another provider (another authorization server) is refused,
+// a defence against OAuth mix-up attacks. Then the provider's error, or the code. On a refusal it
+// has answered and ok is false.
+func (p Params) callback(w http.ResponseWriter, r *http.Request, provider string) (hc token.Claims, code string, ok bool) {
+	hc, err := p.JwtService.GetHandshake(r)
+	p.JwtService.ResetHandshake(w)
+	q := r.URL.Query()
+	if err != nil || hc.Handshake.State == "" || hc.Handshake.Provider != provider ||
+		subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(hc.Handshake.State)) != 1 {
+		WriteError(w, r, http.StatusBadRequest, CodeBadState, "login state missing, expired or not matching; start the login again")
+		return hc, "", false
+	}
+	if e := q.Get("error"); e != "" {
+		p.log().Warn("login: provider error", "provider", provider, "error", e)
+		WriteError(w, r, http.StatusUnauthorized, CodeProviderError, "the provider refused the login")
+		return hc, "", false
+	}
+	code = q.Get("code")
+	if code == "" {
+		WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "missing code")
+		return hc, "", false
+	}
+	return hc, code, true
+}
