@@ -52,6 +52,7 @@ defaults
 	timeout server 60s
 	retries 3
 	option redispatch
+	option forwardfor
 frontend triad
 	bind :$PORT
 	default_backend replicas
@@ -65,8 +66,9 @@ CFG
 for i in $(seq 1 "$REPLICAS"); do
   p=$((PORT + i))
   echo "	server r$i 127.0.0.1:$p check" >>"$cfg"
+  # The balancer is the trusted proxy: the replicas log and throttle the client it names.
   ./bin/server -mode dev -addr "127.0.0.1:$p" -data-dir "$DATA_DIR/r$i" -auth-url "http://localhost:$PORT" \
-    -auth-dev-port "$DEV_PORT" 2>&1 | sed -u "s/^/[r$i] /" &
+    -trusted-proxies 127.0.0.1 -auth-dev-port "$DEV_PORT" 2>&1 | sed -u "s/^/[r$i] /" &
   pids+=($!)
 done
 "$HAPROXY" -db -f "$cfg" 2>&1 | sed -u 's/^/[lb] /' &

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/triadhq/triad/impl/web"
 )
 
 // Secret is a configuration string that never appears in logs.
@@ -65,6 +67,7 @@ type Config struct {
 	BodyLimit       int64         // BODY_LIMIT: request body cap in bytes
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: how long in-flight requests may finish
 	CORSOrigins     string        // CORS_ORIGINS: comma-separated browser origins allowed to call the API
+	TrustedProxies  string        // TRUSTED_PROXIES: reverse proxies whose X-Forwarded-For names the client
 
 	Orders OrdersConfig
 	Brands BrandsConfig
@@ -191,6 +194,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.StringVar(&c.DataDir, "data-dir", env("DATA_DIR", "./var"), "folder for the managed database and file stores (DATA_DIR)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", env("CORS_ORIGINS", ""), "browser origins allowed cross-origin, comma-separated exact origins or * (no credentials); dev mode adds local dev servers (CORS_ORIGINS)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("TRUSTED_PROXIES", ""), "addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client, comma-separated; empty trusts none (TRUSTED_PROXIES)")
 	fs.Int64Var(&c.BodyLimit, "body-limit", int64(e.int("BODY_LIMIT", 1<<20)), "request body cap in bytes (BODY_LIMIT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", e.duration("SHUTDOWN_TIMEOUT", 20*time.Second), "grace period for in-flight requests (SHUTDOWN_TIMEOUT)")
 
@@ -340,6 +344,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := corsPolicy(*c); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := web.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %w", err))
 	}
 	if c.Orders.TokenTTL <= 0 {
 		errs = append(errs, errors.New("orders token TTL must be positive"))

@@ -242,11 +242,17 @@ func (a *app) routes() (http.Handler, error) {
 	if a.cfg.IsDev() {
 		accessLevel = slog.LevelDebug
 	}
-	// Metrics and CORS run outermost (after request ids): the metrics read the complete route
-	// pattern once the handler returns, and see recovered panics' 500s. Input screening runs for
-	// every surface, after the shared layers, before routing.
+	// validate has refused a malformed list.
+	proxies, err := web.ParseTrustedProxies(a.cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	// The client address is settled first (behind trusted proxies), so the access log and the
+	// login throttle see the same one. Metrics and CORS run outermost (after request ids): the
+	// metrics read the complete route pattern once the handler returns, and see recovered panics'
+	// 500s. Input screening runs for every surface, after the shared layers, before routing.
 	r := router.New(router.Options{Log: a.log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
-		Outer:      []func(http.Handler) http.Handler{a.metrics.Middleware, origins.Middleware},
+		Outer:      []func(http.Handler) http.Handler{web.ClientAddr(proxies), a.metrics.Middleware, origins.Middleware},
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 
 	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405

@@ -298,6 +298,12 @@ func TestLoadConfig(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a malformed trusted proxy stops the start", func(t *testing.T) {
+		_, err := LoadConfig([]string{"-trusted-proxies", "10.0.0.0/8,proxy.internal"})
+		if err == nil || !strings.Contains(err.Error(), "TRUSTED_PROXIES") || !strings.Contains(err.Error(), "proxy.internal") {
+			t.Fatalf("error = %v, want it to name TRUSTED_PROXIES and the bad entry", err)
+		}
+	})
 	t.Run("prod refuses published, dev-default and short secrets", func(t *testing.T) {
 		good := []string{"-mode", "prod", "-orders-client-id", "prod-client", "-orders-client-secret", "a-client-secret-of-our-own-42",
 			"-auth-secret", strings.Repeat("k", 40)}

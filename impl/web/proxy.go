@@ -1,0 +1,100 @@
+package web
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// ParseTrustedProxies reads a comma-separated list of addresses and CIDR prefixes
+// ("10.0.0.0/8, 127.0.0.1") of the reverse proxies whose X-Forwarded-For the server believes.
+// Empty means none. A malformed entry is an error: the start must stop rather than trust the wrong
+// peers or none.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: want an IP address or a CIDR prefix such as 10.0.0.0/8", f)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+// ClientAddr sets http.Request.RemoteAddr to the client's address when the connection comes from
+// one of the trusted reverse proxies: the right-most X-Forwarded-For entry that is not itself a
+// trusted proxy (entries further left were written by whoever sent the request and prove nothing).
+// Every later layer that reads RemoteAddr (the access log, the login throttle's per-address
+// counts) then sees the client, not the proxy. Without trusted proxies it is the identity: a
+// client can write any X-Forwarded-For it likes.
+func ClientAddr(trusted []netip.Prefix) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if len(trusted) == 0 {
+			return next
+		}
+		isTrusted := func(a netip.Addr) bool {
+			a = a.Unmap()
+			for _, p := range trusted {
+				if p.Contains(a) {
+					return true
+				}
+			}
+			return false
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if client, ok := forwardedClient(r, isTrusted); ok {
+				r.RemoteAddr = net.JoinHostPort(client.String(), "0")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// forwardedClient walks X-Forwarded-For from the right while the hop that added the entry is
+// trusted, and returns the first address no trusted proxy vouches for beyond.
+func forwardedClient(r *http.Request, trusted func(netip.Addr) bool) (netip.Addr, bool) {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil || !trusted(peer.Addr()) {
+		return netip.Addr{}, false
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	var client netip.Addr
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, ok := parseHop(hops[i])
+		if !ok {
+			break // garbage: keep the last address a trusted hop gave
+		}
+		client = a.Unmap()
+		if !trusted(client) {
+			break
+		}
+	}
+	return client, client.IsValid()
+}
+
+// parseHop reads one X-Forwarded-For entry: an address, possibly with a port or IPv6 brackets.
+func parseHop(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a, true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr(), true
+	}
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil {
+		return a, true
+	}
+	return netip.Addr{}, false
+}
