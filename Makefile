@@ -86,9 +86,22 @@ check-sdk: deps-npm ## type-check the TypeScript SDK and its tests (tsc, strict)
 sdk-pack: deps-postgres deps-npm ## npm pack the TypeScript SDK, install the tarball in a scratch app, type-check it and call a server (part of make test's go test ./e2e)
 	$(GO) test -count=1 -run '^TestSDKPackage$$' ./e2e/
 
+# The suites `make contract BASE_URL=...` runs against a server already running: those that need
+# nothing but its API (the brands and auth suites rely on dev-mode data and providers, the SDK ones
+# start servers with their own flags). docs/specs.md, "Contract check".
+CONTRACT_REMOTE := ^(TestSpecs_ServedAsInTheRepository|TestOrders_)
+
 .PHONY: contract
-contract: deps-postgres deps-npm ## replay the end-to-end suites through Prism validating proxies (--errors); fails on any violation
+contract: deps-npm $(if $(BASE_URL),,deps-postgres) ## replay the end-to-end suites through Prism validating proxies (--errors); BASE_URL=<url>: against that running server
+ifeq ($(BASE_URL),)
 	TRIAD_E2E_PRISM=1 $(GO) test -count=1 -timeout 10m -v ./e2e/
+else
+	TRIAD_E2E_BASE_URL=$(BASE_URL) $(GO) test -count=1 -timeout 10m -v -run '$(CONTRACT_REMOTE)' ./e2e/
+endif
+
+.PHONY: mock
+mock: deps-npm ## serve each spec's examples with Prism in mock mode: orders :4010, brands :4011, auth :4012 (MOCK_HOST, MOCK_<SPEC>_PORT, MOCK_SPECS)
+	@bash scripts/mock.sh
 
 .PHONY: test-replicas
 test-replicas: deps-postgres deps-haproxy deps-npm ## the end-to-end suites through HAProxy over three servers on one database

@@ -43,7 +43,11 @@ const (
 var (
 	repoRoot  string // absolute path of the repository
 	serverBin string // the server binary built once by TestMain
-	usePrism  = os.Getenv("TRIAD_E2E_PRISM") == "1"
+	// remoteURL is a server already running elsewhere, e.g. a staging deployment (`make contract
+	// BASE_URL=...`): startServer starts none and puts the Prism proxies in front of it instead.
+	// Only the suites that need nothing but the API itself run that way (see the Makefile).
+	remoteURL = strings.TrimSuffix(os.Getenv("TRIAD_E2E_BASE_URL"), "/")
+	usePrism  = os.Getenv("TRIAD_E2E_PRISM") == "1" || remoteURL != ""
 	// replicas > 1 runs every suite against that many servers on one database behind HAProxy
 	// (make test-replicas); see replicas_test.go.
 	replicas, _ = strconv.Atoi(os.Getenv("TRIAD_E2E_REPLICAS"))
@@ -56,6 +60,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	repoRoot = root
+	if remoteURL != "" {
+		dbtest.Main(m) // no server to build: the suites talk to remoteURL
+		return
+	}
 	// The binary goes beside the test binary: `go test` runs that from its own work folder and
 	// deletes the folder afterwards, which dbtest.Main's os.Exit would keep us from doing.
 	exe, err := os.Executable()
@@ -113,6 +121,16 @@ func startServer(t *testing.T, surfaces ...string) *server {
 // balancer in replica mode).
 func startServerArgs(t *testing.T, args []string, surfaces ...string) *server {
 	t.Helper()
+	if remoteURL != "" {
+		if len(args) > 0 {
+			t.Fatalf("this test starts the server with %q, which a running server at %s cannot take", args, remoteURL)
+		}
+		s := &server{URL: remoteURL, base: map[string]string{}, log: &syncBuffer{}}
+		for _, surface := range surfaces {
+			s.base[surface] = startPrism(t, surface, remoteURL)
+		}
+		return s
+	}
 	if replicas > 1 {
 		return startCluster(t, replicas, args...).lb
 	}
@@ -126,6 +144,32 @@ func startServerArgs(t *testing.T, args []string, surfaces ...string) *server {
 	}
 	return s
 }
+
+// ordersClient is the OAuth2 client the orders suites log in with: the one every test server is
+// started with, or, against a running server, TRIAD_E2E_ORDERS_CLIENT_ID and _SECRET (the dev-mode
+// defaults when unset).
+func ordersClient() (id, secret string) {
+	if remoteURL == "" {
+		return ordersClientID, ordersClientSecret
+	}
+	id, secret = os.Getenv("TRIAD_E2E_ORDERS_CLIENT_ID"), os.Getenv("TRIAD_E2E_ORDERS_CLIENT_SECRET")
+	if id == "" {
+		id, secret = "triad-orders", "triad-orders-secret"
+	}
+	return id, secret
+}
+
+// uniqueName is name with a suffix unique to this run when the server is shared (a running server
+// keeps the users of earlier runs), name itself otherwise.
+func uniqueName(name string) string {
+	if remoteURL == "" {
+		return name
+	}
+	return name + "-" + runID
+}
+
+// runID tells this run's users from those of earlier runs against the same server.
+var runID = strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 
 // launchOpts say how to start one server.
 type launchOpts struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/big"
 	"net/http"
+	"strings"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -39,9 +40,10 @@ func newOrdersEnvAt(t *testing.T, base string) *ordersEnv {
 	t.Helper()
 	e := &ordersEnv{t: t, base: base, hc: httpClient(t, loadSpec(t, orders))}
 	var err error
+	id, secret := ordersClient()
 	e.oauth = oauth2.Config{
-		ClientID:     ordersClientID,
-		ClientSecret: ordersClientSecret,
+		ClientID:     id,
+		ClientSecret: secret,
 		Endpoint:     oauth2.Endpoint{TokenURL: e.base + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader},
 	}
 	// golang.org/x/oauth2 takes its HTTP client from the context: the token requests are validated
@@ -54,9 +56,11 @@ func newOrdersEnvAt(t *testing.T, base string) *ordersEnv {
 	return e
 }
 
-// signUp registers a user and logs in with the password grant.
+// signUp registers a user and logs in with the password grant. Against a running server the name
+// gets this run's suffix (uniqueName).
 func (e *ordersEnv) signUp(username string, role ordersapi.UserType) ordersUser {
 	e.t.Helper()
+	username = uniqueName(username)
 	password := username + "-password"
 	reg, err := e.anon.RegisterOrdersUserWithResponse(context.Background(), ordersapi.RegisterOrdersUserJSONRequestBody{
 		Username: username, Password: password, UserType: role,
@@ -138,8 +142,9 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("created order = %+v, want WAITING, customer %d, no performer", order, customer.Id)
 	}
 
-	size := ordersapi.Size(100)
-	offered, err := performer.api.ListNewOrdersWithResponse(ctx, &ordersapi.ListNewOrdersParams{Size: &size})
+	// Newest first: on a shared server (make contract BASE_URL=...) older waiting orders may fill pages.
+	size, newest := ordersapi.Size(100), ordersapi.Sort(ordersapi.Iddesc)
+	offered, err := performer.api.ListNewOrdersWithResponse(ctx, &ordersapi.ListNewOrdersParams{Size: &size, Sort: &newest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +254,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 	})
 	t.Run("taken username: 409", func(t *testing.T) {
 		// Usernames are unique regardless of letter case.
-		r, err := e.anon.RegisterOrdersUserWithResponse(ctx, ordersapi.NewUser{Username: "E2E-POOR-CUSTOMER", Password: "whatever-pass", UserType: ordersapi.Performer})
+		r, err := e.anon.RegisterOrdersUserWithResponse(ctx, ordersapi.NewUser{Username: strings.ToUpper(customer.Username), Password: "whatever-pass", UserType: ordersapi.Performer})
 		if err != nil {
 			t.Fatal(err)
 		}
