@@ -368,10 +368,11 @@ export interface components {
         /** @description RFC 6749 §5.2 error response of the token endpoint. */
         OAuthError: {
             /**
+             * @description The RFC 6749 §5.2 codes this server answers (it has one client and no scopes, so never `unauthorized_client` or `invalid_scope`).
              * @example invalid_grant
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "server_error" | "temporarily_unavailable";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "server_error" | "temporarily_unavailable";
             /** @example username or password is incorrect */
             error_description?: string;
         };
