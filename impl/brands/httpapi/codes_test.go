@@ -1,0 +1,140 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/impl/brands/httpapi"
+	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/throttle"
+)
+
+// TestErrorCodes_EveryEnumCodeIsSent holds the Error.code enum of api/brands.yaml to what the
+// server sends: each code of the enum is triggered here through the real handler (every answer
+// also validated against the spec by the client), and the table and the enum list the same codes,
+// so a code that can no longer happen, or a new one, fails until the spec and this table agree.
+func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
+	t.Parallel()
+	registerForm := url.Values{"name": {"Ada"}, "email": {"ada@example.com"}, "password": {"correct-horse"}}
+	tests := map[string]struct {
+		status  int
+		trigger func(t *testing.T) resp
+	}{
+		"validation_failed": {http.StatusBadRequest, func(t *testing.T) resp {
+			return newEnv(t).do(request{method: "POST", path: "/api/user/register",
+				form: url.Values{"name": {"Ada"}, "email": {"not-an-email"}, "password": {"correct-horse"}}})
+		}},
+		"unsupported_media_type": {http.StatusUnsupportedMediaType, func(t *testing.T) resp {
+			return newEnv(t).do(request{method: "POST", path: "/api/user/register", form: registerForm, ctype: "text/plain"})
+		}},
+		"request_too_large": {http.StatusRequestEntityTooLarge, func(t *testing.T) resp {
+			return newEnv(t).do(request{method: "POST", path: "/api/user/register",
+				form: url.Values{"name": {strings.Repeat("a", 2<<20)}, "email": {"ada@example.com"}, "password": {"correct-horse"}}})
+		}},
+		"unauthorized": {http.StatusUnauthorized, func(t *testing.T) resp {
+			return newEnv(t).do(request{method: "GET", path: "/api/user/me"})
+		}},
+		"not_found": {http.StatusNotFound, func(t *testing.T) resp {
+			return newEnv(t).do(request{method: "GET", path: "/api/brand/655e1f2a00000000000000ff"})
+		}},
+		"method_not_allowed": {http.StatusMethodNotAllowed, func(t *testing.T) resp {
+			e := newEnv(t)
+			// A method the spec does not have for the path: no operation to validate the answer
+			// against, so a plain client sends it.
+			plain := &env{t: t, url: e.url, c: http.DefaultClient, pool: e.pool, api: e.api}
+			return plain.do(request{method: "PUT", path: "/api/brand/list"})
+		}},
+		"internal_error": {http.StatusInternalServerError, func(t *testing.T) resp {
+			e := newEnv(t)
+			e.register("Ada", "ada@example.com", "correct-horse")
+			// A schema the code does not expect (here: a table gone) is a bug, not a refusal.
+			if _, err := e.pool.Exec(context.Background(), "ALTER TABLE brand_users RENAME TO brand_users_gone"); err != nil {
+				t.Fatal(err)
+			}
+			return e.tryLogin("ada@example.com", "correct-horse")
+		}},
+		"database_unavailable": {http.StatusServiceUnavailable, func(t *testing.T) resp {
+			pool, outage := dbtest.NewWithOutage(t)
+			e := newEnvPool(t, pool, httpapi.Options{})
+			outage.Begin()
+			defer outage.End()
+			return e.do(request{method: "GET", path: "/api/brand/655e1f2a00000000000000ff"})
+		}},
+		"forbidden": {http.StatusForbidden, func(t *testing.T) resp {
+			e := newEnv(t)
+			u := e.register("Ada", "ada@example.com", "correct-horse")
+			return e.do(request{method: "POST", path: "/api/brand", token: u.Token, json: map[string]any{"name": "Fabrikam"}})
+		}},
+		"email_taken": {http.StatusConflict, func(t *testing.T) resp {
+			e := newEnv(t)
+			e.register("Ada", "ada@example.com", "correct-horse")
+			return e.do(request{method: "POST", path: "/api/user/register",
+				form: url.Values{"name": {"Other"}, "email": {"ADA@example.com"}, "password": {"other-horse"}}})
+		}},
+		"invalid_credentials": {http.StatusUnauthorized, func(t *testing.T) resp {
+			e := newEnv(t)
+			e.register("Ada", "ada@example.com", "correct-horse")
+			return e.tryLogin("ada@example.com", "wrong-horse")
+		}},
+		"wrong_password": {http.StatusForbidden, func(t *testing.T) resp {
+			e := newEnv(t)
+			u := e.register("Ada", "ada@example.com", "correct-horse")
+			return e.do(request{method: "POST", path: "/api/user/reset", token: u.Token,
+				form: url.Values{"currentPassword": {"wrong-horse"}, "newPassword": {"new-password"}}})
+		}},
+		"too_many_attempts": {http.StatusTooManyRequests, func(t *testing.T) resp {
+			e := newEnvWith(t, httpapi.Options{Logins: throttle.Options{Max: 2}})
+			e.register("Ada", "ada@example.com", "correct-horse")
+			e.failLogins("ada@example.com", 2)
+			return e.tryLogin("ada@example.com", "correct-horse")
+		}},
+		"brand_unavailable": {http.StatusConflict, func(t *testing.T) resp {
+			e := newEnv(t)
+			b := e.createBrand(e.admin(), map[string]any{"name": "Fabrikam", "availability": false})
+			u := e.register("Ada", "ada@example.com", "correct-horse")
+			return e.do(request{method: "POST", path: "/api/subscribe/" + b.UnderscoreId, token: u.Token})
+		}},
+		"server_busy": {http.StatusServiceUnavailable, func(t *testing.T) resp {
+			h := password.NewSized(password.Fast, 1, 0)
+			e := newEnvWith(t, httpapi.Options{Hasher: h})
+			release, err := h.Hold(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			return e.do(request{method: "POST", path: "/api/user/register", form: registerForm})
+		}},
+	}
+	var table []string
+	for code := range tests {
+		table = append(table, code)
+	}
+	slices.Sort(table)
+	spec, err := brandsapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var enum []string
+	for _, v := range spec.Components.Schemas["ApiError"].Value.Properties["code"].Value.Enum {
+		enum = append(enum, v.(string))
+	}
+	slices.Sort(enum)
+	if !slices.Equal(enum, table) {
+		t.Fatalf("ApiError.code enum %q, codes triggered here %q: make them the same", enum, table)
+	}
+	for code, tc := range tests {
+		t.Run(code, func(t *testing.T) {
+			t.Parallel()
+			r := tc.trigger(t)
+			if r.status != tc.status || r.errBody(t).Code != code {
+				t.Fatalf("got %d %s, want %d %s", r.status, r.body, tc.status, code)
+			}
+		})
+	}
+}
