@@ -20,6 +20,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// makeFlags are the arguments of a make run from a test: the npm packages are never reinstalled
+// (npm ci would empty node_modules under the tests running beside this one; ensureNodeModules has
+// installed them when they were missing).
+func makeFlags(args ...string) []string {
+	return append([]string{"--no-print-directory", "-o", "node_modules/.installed"}, args...)
+}
+
 // TestMake_MockServesTheSpecExamples runs `make mock` for the orders spec on a free port, as a
 // frontend team does before the backend exists, and checks that it answers with the spec's
 // examples and takes a price as a decimal string.
@@ -28,7 +35,7 @@ func TestMake_MockServesTheSpecExamples(t *testing.T) {
 	ensureNodeModules(t)
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "mock", "MOCK_SPECS=orders", fmt.Sprintf("MOCK_ORDERS_PORT=%d", port))
+	cmd := exec.CommandContext(ctx, "make", makeFlags("mock", "MOCK_SPECS=orders", fmt.Sprintf("MOCK_ORDERS_PORT=%d", port))...)
 	cmd.Dir = repoRoot
 	// Its own process group, so the stop reaches make, the script and Prism.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -130,7 +137,7 @@ func TestMake_ContractAgainstARunningServer(t *testing.T) {
 	srv := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "contract", "BASE_URL="+srv.URL)
+	cmd := exec.CommandContext(ctx, "make", makeFlags("contract", "BASE_URL="+srv.URL)...)
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "TRIAD_E2E_ORDERS_CLIENT_ID="+ordersClientID, "TRIAD_E2E_ORDERS_CLIENT_SECRET="+ordersClientSecret)
 	var out bytes.Buffer
