@@ -42,7 +42,7 @@ func run() error {
 	var maxRSSMiB int64
 	flag.StringVar(&c.server, "server", "bin/server", "the server binary to start")
 	flag.IntVar(&c.conns, "conns", 120, "flood connections (half logins, half registrations, split over orders and brands)")
-	flag.IntVar(&c.sources, "sources", 120, "loopback addresses the flood connects from (127.0.1.1 onward): 1 is one attacker, which the per-address login cap stops early; many spread the flood as a botnet would")
+	flag.IntVar(&c.sources, "sources", 1, "loopback addresses the flood connects from (127.0.1.1 onward): 1 is one attacking machine; many spread the flood as a botnet would, past the per-address login cap")
 	flag.DurationVar(&c.duration, "duration", 20*time.Second, "how long the flood lasts")
 	flag.DurationVar(&c.every, "every", 500*time.Millisecond, "the real user's login interval")
 	flag.Int64Var(&maxRSSMiB, "max-rss", 256, "fail when the server's peak RSS exceeds this many MiB")
