@@ -26,8 +26,10 @@ import (
 	"github.com/triadhq/triad/impl/cors"
 	"github.com/triadhq/triad/impl/metrics"
 	"github.com/triadhq/triad/impl/migrate"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/pgcluster"
 	"github.com/triadhq/triad/impl/router"
+	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -224,6 +226,18 @@ func corsPolicy(cfg Config) (cors.Policy, error) {
 	return cors.Parse(cfg.CORSOrigins, dev...)
 }
 
+// hashingClient tags the context of requests that may hash a password (POSTs: logins,
+// registrations, password changes) with the client's network, so each hasher shares its workers and
+// queue out per client and one flooding host cannot shed everyone else (password.WithClient).
+func hashingClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			r = r.WithContext(password.WithClient(r.Context(), throttle.AddressKey(r.RemoteAddr)))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // routes builds the root router: shared middleware, platform endpoints, then each surface.
 func (a *app) routes() (http.Handler, error) {
 	origins, err := corsPolicy(a.cfg)
@@ -252,7 +266,7 @@ func (a *app) routes() (http.Handler, error) {
 	// metrics read the complete route pattern once the handler returns, and see recovered panics'
 	// 500s. Input screening runs for every surface, after the shared layers, before routing.
 	r := router.New(router.Options{Log: a.log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
-		Outer:      []func(http.Handler) http.Handler{web.ClientAddr(proxies), a.metrics.Middleware, origins.Middleware},
+		Outer:      []func(http.Handler) http.Handler{web.ClientAddr(proxies), hashingClient, a.metrics.Middleware, origins.Middleware},
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 
 	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405

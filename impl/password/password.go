@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
@@ -55,6 +56,22 @@ type Hasher struct {
 	// dummy is what an unknown user's password is checked against, so an unknown account costs
 	// the same time as a wrong password and the two cannot be told apart by timing.
 	dummy Hash
+
+	// perClient bounds the calls one client (WithClient) may have running or queued at once.
+	perClient int
+	mu        sync.Mutex
+	clients   map[string]int // calls running or queued per client
+}
+
+type clientKey struct{}
+
+// WithClient tags ctx with the client (a network address) the hashes of a request are made for.
+// A Hasher lets one client hold at most a fifth of its workers and queue places (at least one), so
+// one host flooding logins or registrations is shed with ErrBusy while other clients' calls still
+// find room; without it, a single attacker keeps the queue full and every real user is shed too.
+// Calls on an untagged context are limited only by the queue.
+func WithClient(ctx context.Context, client string) context.Context {
+	return context.WithValue(ctx, clientKey{}, client)
 }
 
 // New returns a Hasher using p for new hashes, running at most GOMAXPROCS (at least 2) hashes at
@@ -68,7 +85,8 @@ func New(p Params) *Hasher {
 // 0). With workers*Memory bounding hashing memory and queue bounding waiting goroutines, a flood
 // costs at most that much; calls beyond it get ErrBusy.
 func NewSized(p Params, workers, queue int) *Hasher {
-	h := &Hasher{p: p, sem: make(chan struct{}, max(1, workers)), queue: int64(max(0, queue))}
+	h := &Hasher{p: p, sem: make(chan struct{}, max(1, workers)), queue: int64(max(0, queue)),
+		perClient: max(1, (max(1, workers)+max(0, queue))/5), clients: map[string]int{}}
 	salt, err := newSalt()
 	if err != nil {
 		panic(err) // crypto/rand failing leaves nothing sensible to do
@@ -99,13 +117,62 @@ func (h *Hasher) acquire(ctx context.Context) error {
 	}
 }
 
+// enter counts a call of ctx's client, or refuses it with ErrBusy when the client already has
+// perClient calls running or queued; leave undoes it.
+func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
+	client, _ := ctx.Value(clientKey{}).(string)
+	if client == "" {
+		return func() {}, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.clients[client] >= h.perClient {
+		return nil, ErrBusy
+	}
+	h.clients[client]++
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.clients[client]--; h.clients[client] <= 0 {
+			delete(h.clients, client)
+		}
+	}, nil
+}
+
+// Admits reports whether a call on ctx would now get a worker or a queue place rather than
+// ErrBusy. Login handlers ask before any database work, so the requests of a flood that would be
+// shed anyway cost no queries (under a flood those, not the hashes, kept a real user waiting for a
+// database connection for seconds). The answer can be stale by the time the call is made; the call
+// then decides.
+func (h *Hasher) Admits(ctx context.Context) bool {
+	if client, _ := ctx.Value(clientKey{}).(string); client != "" {
+		h.mu.Lock()
+		n := h.clients[client]
+		h.mu.Unlock()
+		if n >= h.perClient {
+			return false
+		}
+	}
+	return len(h.sem) < cap(h.sem) || h.waiting.Load() < h.queue
+}
+
+// take is enter then acquire: a worker for ctx's client, released by release.
+func (h *Hasher) take(ctx context.Context) (release func(), err error) {
+	leave, err := h.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.acquire(ctx); err != nil {
+		leave()
+		return nil, err
+	}
+	return func() { <-h.sem; leave() }, nil
+}
+
 // Hold takes a worker as a hash would (waiting in the queue, or ErrBusy) and keeps it until
 // release is called. Tests use it to fill a small hasher deterministically, without timing.
 func (h *Hasher) Hold(ctx context.Context) (release func(), err error) {
-	if err := h.acquire(ctx); err != nil {
-		return nil, err
-	}
-	return func() { <-h.sem }, nil
+	return h.take(ctx)
 }
 
 // Waiting reports how many calls are queued for a worker right now, for metrics: a queue that
@@ -118,10 +185,11 @@ func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := h.acquire(ctx); err != nil {
+	release, err := h.take(ctx)
+	if err != nil {
 		return "", err
 	}
-	defer func() { <-h.sem }()
+	defer release()
 	ph := Hash{Params: h.p, Salt: salt}
 	ph.Key = ph.derive([]byte(pw), keyLen)
 	return ph.String(), nil
@@ -139,10 +207,11 @@ func (h *Hasher) Verify(ctx context.Context, stored, pw string) (bool, error) {
 			return false, err
 		}
 	}
-	if err := h.acquire(ctx); err != nil {
+	release, err := h.take(ctx)
+	if err != nil {
 		return false, err
 	}
-	defer func() { <-h.sem }()
+	defer release()
 	got := ph.derive([]byte(pw), uint32(len(ph.Key)))
 	return subtle.ConstantTimeCompare(got, ph.Key) == 1 && !unknown, nil
 }

@@ -218,3 +218,79 @@ func TestPassword_QueuedCallHonoursContext(t *testing.T) {
 		t.Fatalf("Waiting() = %d after the caller left, want 0", got)
 	}
 }
+
+// TestPassword_PerClient: one client holds at most a fifth of the workers and queue places; its
+// next call is refused with ErrBusy at once, while another client's call and an untagged one still
+// get a worker. A call that finishes gives its client's place back.
+func TestPassword_PerClient(t *testing.T) {
+	h := NewSized(Fast, 2, 8) // 10 places: 2 per client
+	attacker := WithClient(context.Background(), "192.0.2.1")
+	var held []func()
+	for range 2 {
+		release, err := h.Hold(attacker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, release)
+	}
+	if _, err := h.Verify(attacker, "", "pw"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("the client's third call: %v, want ErrBusy", err)
+	}
+	held[0]() // both workers were the attacker's; one is free now
+	if _, err := h.Hash(WithClient(context.Background(), "198.51.100.7"), "pw"); err != nil {
+		t.Fatalf("another client: %v", err)
+	}
+	if _, err := h.Hash(attacker, "pw"); err != nil {
+		t.Fatalf("the client after one of its calls finished: %v", err)
+	}
+	if _, err := h.Hash(context.Background(), "pw"); err != nil {
+		t.Fatalf("an untagged call: %v", err)
+	}
+	held[1]()
+	if n := len(h.clients); n != 0 {
+		t.Fatalf("%d clients still counted when idle", n)
+	}
+}
+
+// TestPassword_Admits: Admits foretells ErrBusy, per client and for the whole queue.
+func TestPassword_Admits(t *testing.T) {
+	h := NewSized(Fast, 1, 4) // 5 places: 1 per client
+	a, b := WithClient(context.Background(), "a"), WithClient(context.Background(), "b")
+	release, err := h.Hold(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Admits(a) || !h.Admits(b) || !h.Admits(context.Background()) {
+		t.Fatalf("one call of a running: Admits(a, b, untagged) = %v %v %v, want false true true",
+			h.Admits(a), h.Admits(b), h.Admits(context.Background()))
+	}
+	release()
+	if !h.Admits(a) {
+		t.Fatal("a is refused after its call finished")
+	}
+	// The worker and every queue place taken: nobody is admitted.
+	hold, err := h.Hold(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			r, err := h.Hold(context.Background())
+			if err == nil {
+				r()
+			}
+			done <- struct{}{}
+		}()
+	}
+	for h.Waiting() < 4 {
+		runtime.Gosched()
+	}
+	if h.Admits(b) || h.Admits(context.Background()) {
+		t.Fatal("admitted with the queue full")
+	}
+	hold()
+	for range 4 {
+		<-done
+	}
+}

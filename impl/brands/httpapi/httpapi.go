@@ -46,6 +46,7 @@ type API struct {
 	svc    *brands.Service
 	auth   *bearer.Authenticator[brands.Principal]
 	logins *throttle.Limiter
+	hasher *password.Hasher
 	log    *slog.Logger
 	// The two public lists, rendered and cached at the edge.
 	available, featured listCache
@@ -63,8 +64,11 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Hasher == nil {
+		opts.Hasher = password.New(password.Default)
+	}
 	svc := brands.NewService(pool, brands.Config{Hasher: opts.Hasher, TokenTTL: opts.TokenTTL, Now: opts.Now})
-	a := &API{svc: svc, logins: throttle.New(pool, opts.Logins), log: opts.Log}
+	a := &API{svc: svc, logins: throttle.New(pool, opts.Logins), hasher: opts.Hasher, log: opts.Log}
 	a.available.list, a.featured.list = brands.Available, brands.Featured
 	a.auth = bearer.New(svc.Resolve, bearer.Options[brands.Principal]{
 		Realm:      "brands",

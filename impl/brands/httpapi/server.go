@@ -7,6 +7,7 @@ import (
 
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 )
 
@@ -67,6 +68,11 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	}
 	if body == nil {
 		return nil, errNoBody
+	}
+	// A login the hasher would shed is refused before any database work: under a flood those
+	// queries, not the hashes, are what keeps everyone else waiting.
+	if !s.a.hasher.Admits(ctx) {
+		return nil, password.ErrBusy
 	}
 	// Brute-force guard: an email that failed too often from this address is refused before its
 	// password is checked, so the answer cannot tell a right password from a wrong one and the

@@ -96,6 +96,13 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "password is required")
 		return
 	}
+	// A login the hasher would shed is refused before any database work: under a flood those
+	// queries, not the hashes, are what keeps everyone else waiting.
+	if !a.opts.Hasher.Admits(r.Context()) {
+		w.Header().Set("Retry-After", "1")
+		oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", msgServerBusy)
+		return
+	}
 	// Brute-force guard: a username that failed too often from this address is refused before its
 	// password is checked, so the answer cannot tell a right password from a wrong one and the
 	// attacker's requests cost no argon2 work. invalid_grant is kept because RFC 6749 §5.2 has no
