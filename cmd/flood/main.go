@@ -35,6 +35,7 @@ type config struct {
 	maxRSS    int64
 	maxMedian time.Duration
 	keep      bool
+	dbConns   int
 }
 
 func run() error {
@@ -48,6 +49,7 @@ func run() error {
 	flag.Int64Var(&maxRSSMiB, "max-rss", 256, "fail when the server's peak RSS exceeds this many MiB")
 	flag.DurationVar(&c.maxMedian, "max-median", time.Second, "fail when the real user's median login time exceeds this")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary data folder and server log")
+	flag.IntVar(&c.dbConns, "db-max-conns", 0, "the server's DB_MAX_CONNS (0: its default)")
 	flag.Parse()
 	c.maxRSS = maxRSSMiB << 20
 	if c.conns < 4 || c.sources < 1 || c.sources > 250*250 {
@@ -61,12 +63,12 @@ func run() error {
 	if !c.keep {
 		defer os.RemoveAll(dir)
 	}
-	srv, err := startServer(c.server, dir)
+	srv, err := startServer(c.server, dir, c.dbConns)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
-	fmt.Printf("server pid %d on %s (prod mode, managed PostgreSQL in %s)\n", srv.cmd.Process.Pid, srv.base, dir)
+	fmt.Printf("server pid %d on %s (prod mode, DB_MAX_CONNS=%d, managed PostgreSQL in %s)\n", srv.cmd.Process.Pid, srv.base, c.dbConns, dir)
 
 	real := newUser(srv, "127.0.0.2")
 	if err := real.register(); err != nil {

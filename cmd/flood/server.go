@@ -27,7 +27,7 @@ type server struct {
 	once     sync.Once
 }
 
-func startServer(bin, dir string) (*server, error) {
+func startServer(bin, dir string, dbConns int) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func startServer(bin, dir string) (*server, error) {
 	// managed PostgreSQL under the data folder (a separate process, so not in the server's RSS).
 	s.cmd = exec.Command(bin, "-mode", "prod", "-addr", addr, "-data-dir", filepath.Join(dir, "data"))
 	s.cmd.Env = append(os.Environ(), "ORDERS_CLIENT_ID="+s.clientID, "ORDERS_CLIENT_SECRET="+s.secret,
-		"AUTH_SECRET="+randomHex(24), "DATABASE_URL=", "LOG_LEVEL=info")
+		"AUTH_SECRET="+randomHex(24), "DATABASE_URL=", "LOG_LEVEL=info", fmt.Sprintf("DB_MAX_CONNS=%d", dbConns))
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		logf.Close()

@@ -63,6 +63,7 @@ type Config struct {
 	Mode            string        // MODE: dev or prod
 	DatabaseURL     Secret        // DATABASE_URL: empty starts a managed cluster under DataDir/pg
 	DataDir         string        // DATA_DIR: where the managed cluster and file stores live
+	DBMaxConns      int           // DB_MAX_CONNS: the database pool's size; 0 keeps pgx's (or the URL's pool_max_conns)
 	LogLevel        string        // LOG_LEVEL: debug, info, warn, error
 	BodyLimit       int64         // BODY_LIMIT: request body cap in bytes
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: how long in-flight requests may finish
@@ -191,6 +192,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "run mode: dev (prepared data, demo logins) or prod (MODE)")
 	c.DatabaseURL = Secret(env("DATABASE_URL", ""))
 	fs.Var(secretFlag{&c.DatabaseURL}, "database-url", "PostgreSQL URL; empty starts a managed cluster (DATABASE_URL)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", e.int("DB_MAX_CONNS", 0), "database pool size; 0 keeps pgx's default, max(4, CPUs), or the URL's pool_max_conns (DB_MAX_CONNS)")
 	fs.StringVar(&c.DataDir, "data-dir", env("DATA_DIR", "./var"), "folder for the managed database and file stores (DATA_DIR)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", env("CORS_ORIGINS", ""), "browser origins allowed cross-origin, comma-separated exact origins or * (no credentials); dev mode adds local dev servers (CORS_ORIGINS)")
@@ -341,6 +343,9 @@ func (c *Config) validate() error {
 	}
 	if c.BodyLimit <= 0 {
 		errs = append(errs, errors.New("body limit must be positive"))
+	}
+	if c.DBMaxConns < 0 || c.DBMaxConns > 10000 {
+		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %d: want 0 (pgx's default) to 10000", c.DBMaxConns))
 	}
 	if _, err := corsPolicy(*c); err != nil {
 		errs = append(errs, err)

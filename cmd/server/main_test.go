@@ -298,6 +298,11 @@ func TestLoadConfig(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a negative pool size stops the start", func(t *testing.T) {
+		if _, err := LoadConfig([]string{"-db-max-conns", "-1"}); err == nil || !strings.Contains(err.Error(), "DB_MAX_CONNS") {
+			t.Fatalf("error = %v, want it to name DB_MAX_CONNS", err)
+		}
+	})
 	t.Run("a malformed trusted proxy stops the start", func(t *testing.T) {
 		_, err := LoadConfig([]string{"-trusted-proxies", "10.0.0.0/8,proxy.internal"})
 		if err == nil || !strings.Contains(err.Error(), "TRUSTED_PROXIES") || !strings.Contains(err.Error(), "proxy.internal") {

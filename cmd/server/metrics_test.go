@@ -106,3 +106,13 @@ func grepTriad(body string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestServer_DBMaxConns: DB_MAX_CONNS sizes the database pool (seen in the pool gauge).
+func TestServer_DBMaxConns(t *testing.T) {
+	t.Parallel()
+	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-db-max-conns", "7")
+	_, _, body := get(t, base+"/metrics")
+	if n := sample(t, body, "triad_db_pool_max_conns"); n != 7 {
+		t.Fatalf("pool max conns %v, want 7", n)
+	}
+}
