@@ -9,11 +9,12 @@ import (
 	"github.com/triadhq/triad/impl/brands/devdata"
 	"github.com/triadhq/triad/impl/brands/httpapi"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/sweep"
 	"github.com/triadhq/triad/impl/throttle"
 )
 
 // mountBrands mounts the brands API (/api/...). In dev mode it loads the prepared brands, admin and
-// demo user (see README); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
+// demo user (see docs/brands.md); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
 // admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
 	hasher := password.New(password.Default)
@@ -34,7 +35,7 @@ func (a *app) mountBrands(r chi.Router) error {
 			return err
 		}
 		if created {
-			a.log.Info("brands: loaded dev data (admin " + devdata.AdminEmail + ", demo user " + devdata.DemoEmail + "; see README)")
+			a.log.Info("brands: loaded dev data (admin " + devdata.AdminEmail + ", demo user " + devdata.DemoEmail + "; see docs/brands.md)")
 		}
 	}
 	if a.cfg.Brands.AdminEmail != "" {
@@ -45,6 +46,6 @@ func (a *app) mountBrands(r chi.Router) error {
 		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "changed", changed)
 	}
 	// Expired tokens authenticate nobody already; the sweep only keeps the table small.
-	a.onClose(api.SweepTokens(time.Hour))
+	a.onClose(sweep.Start(a.log, "brands tokens", time.Hour, api.Service().SweepExpiredTokens))
 	return api.Mount(r)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/triadhq/triad/impl/orders/devdata"
 	"github.com/triadhq/triad/impl/orders/httpapi"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/sweep"
 	"github.com/triadhq/triad/impl/throttle"
 )
 
@@ -39,10 +40,10 @@ func (a *app) mountOrders(r chi.Router) error {
 			return err
 		}
 		if created {
-			a.log.Info("orders: loaded dev data (demo users alice, carol, bob, dave; see README)")
+			a.log.Info("orders: loaded dev data (demo users alice, carol, bob, dave; see docs/orders.md)")
 		}
 	}
 	// Expired tokens authenticate nobody already; the sweep only keeps the table small.
-	a.onClose(api.SweepTokens(time.Hour))
+	a.onClose(sweep.Start(a.log, "orders tokens", time.Hour, api.Tokens().Sweep))
 	return api.Mount(r)
 }

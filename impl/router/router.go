@@ -59,6 +59,17 @@ func New(o Options) chi.Router {
 	return r
 }
 
+// Standalone returns a root router with default Options (log aside) carrying one surface, whose
+// mount registers its routes: what a surface's tests and benchmarks serve, so they exercise the
+// shared stack users get rather than a bare handler.
+func Standalone(log *slog.Logger, mount func(chi.Router) error) (http.Handler, error) {
+	r := New(Options{Log: log})
+	if err := mount(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // Surface describes how one surface's operations are guarded inside its group.
 type Surface struct {
 	// Spec is the surface's OpenAPI document; requests are validated against it.

@@ -1,10 +1,13 @@
 package router
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/go-chi/chi/v5"
 )
 
 // TestNew_SharedStack: every route of the root gets request ids, the body limit, JSON 404/405 and
@@ -43,5 +46,36 @@ func TestNew_SharedStack(t *testing.T) {
 		if tc.status != 413 && strings.Join(order, ",") != "screen,cors" {
 			t.Errorf("%s %s: layers ran as %v", tc.method, tc.path, order)
 		}
+	}
+}
+
+// TestStandalone_OneSurfaceOnTheSharedStack: a surface served alone gets the root's shared
+// answers around its own routes, and a surface that cannot mount yields no handler.
+func TestStandalone_OneSurfaceOnTheSharedStack(t *testing.T) {
+	h, err := Standalone(nil, func(r chi.Router) error {
+		r.Get("/ping", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/ping", 204},
+		{"POST", "/ping", 405},
+		{"GET", "/nowhere", 404},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+		if w.Code != tc.status || w.Header().Get("X-Request-Id") == "" {
+			t.Errorf("%s %s: %d, request id %q", tc.method, tc.path, w.Code, w.Header().Get("X-Request-Id"))
+		}
+	}
+
+	broken := errors.New("spec does not load")
+	if h, err := Standalone(nil, func(chi.Router) error { return broken }); !errors.Is(err, broken) || h != nil {
+		t.Errorf("mount error: handler %v, err %v", h, err)
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/router"
-	"github.com/triadhq/triad/impl/sweep"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -143,16 +142,11 @@ func NewHTTPHandler(pool *pgxpool.Pool, opts Options) (http.Handler, *API, error
 	if err != nil {
 		return nil, nil, err
 	}
-	r := router.New(router.Options{Log: a.log})
-	if err := a.Mount(r); err != nil {
+	h, err := router.Standalone(a.log, a.Mount)
+	if err != nil {
 		return nil, nil, err
 	}
-	return r, a, nil
-}
-
-// SweepTokens starts deleting expired tokens every interval; stop ends it.
-func (a *API) SweepTokens(every time.Duration) (stop func()) {
-	return sweep.Start(a.log, "orders tokens", every, a.tokens.Sweep)
+	return h, a, nil
 }
 
 // principal is the caller the bearer middleware authenticated.
