@@ -108,9 +108,10 @@ test-replicas: deps-postgres deps-haproxy deps-npm ## the end-to-end suites thro
 	TRIAD_E2E_REPLICAS=3 $(GO) test -tags replicas -count=1 -timeout 15m ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-haproxy deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the replica run, the Prism contract run
+test: deps-postgres deps-haproxy deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the short fuzz run, the replica run, the Prism contract run
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 12m ./...
+	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory test-replicas
 	@$(MAKE) --no-print-directory contract
 
