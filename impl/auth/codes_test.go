@@ -182,10 +182,9 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 	}
 	// Codes the library never answers itself: the server that mounts it does.
 	elsewhere := map[string]string{
-		"validation_failed":    "cmd/server TestServer_AuthDevWiring (the spec validator the server puts in front of the library)",
-		"method_not_allowed":   "cmd/server TestServer_PlatformEndpoints (the root router's 405, the same on every surface)",
-		"database_unavailable": "web.ReportOutages in the server's root router (cmd/server TestBinary_DatabaseDownAnswers503 shows it on brands; auth's PostgreSQL state goes through it alike)",
-		"not_confirmed":        "cmd/server TestServer_TelegramProviderLogin (the messenger provider the server configures)",
+		"validation_failed":    "cmd/server TestServer_AuthCodesOfTheServer (the spec validator the server puts in front of the library)",
+		"database_unavailable": "cmd/server TestServer_AuthCodesOfTheServer (the server's PostgreSQL stopped)",
+		"not_confirmed":        "cmd/server TestServer_AuthCodesOfTheServer (the messenger provider the server configures)",
 	}
 	var all []string
 	for code := range tests {

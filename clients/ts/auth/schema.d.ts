@@ -382,7 +382,7 @@ export interface components {
              * @example unauthorized
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed";
             /**
              * @description Human-readable explanation.
              * @example authentication required

@@ -206,6 +206,18 @@ export interface components {
          */
         Money: number;
         /**
+         * @description A price as a JSON number, at most 32 characters.
+         * @example 120.5
+         */
+        PriceNumber: number;
+        /**
+         * Format: decimal
+         * @description An amount as a decimal in plain notation: digits, no sign, no leading zeros, no exponent, an
+         *     optional point followed by digits; at most 32 characters. Exact in every language.
+         * @example 120.50
+         */
+        DecimalString: string;
+        /**
          * @description The account's single role.
          * @example Customer
          * @enum {string}
@@ -269,7 +281,7 @@ export interface components {
              *     refused for its third fractional digit.
              * @example 120.50
              */
-            price: number | string;
+            price: components["schemas"]["PriceNumber"] | components["schemas"]["DecimalString"];
         };
         /** @description An order. */
         Order: {
