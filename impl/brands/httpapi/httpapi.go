@@ -122,9 +122,10 @@ func NewHTTPHandler(pool *pgxpool.Pool, opts Options) (http.Handler, *API, error
 
 type remoteAddrKey struct{}
 
-// withRemoteAddr hands the connection's address (http.Request.RemoteAddr, never a forwarding
-// header, which any client can write) to LoginUser, which counts failed logins per address. Only
-// that operation gets it, so no other request pays for the context value.
+// withRemoteAddr hands the client address (http.Request.RemoteAddr: the connection's, or the one a
+// trusted proxy named, as web.ClientAddr set it; never a header the client wrote itself) to
+// LoginUser, which counts failed logins per address. Only that operation gets it, so no other
+// request pays for the context value.
 func withRemoteAddr(f brandsapi.StrictHandlerFunc, operationID string) brandsapi.StrictHandlerFunc {
 	if operationID != "LoginUser" {
 		return f
