@@ -22,7 +22,7 @@ import (
 	"github.com/triadhq/triad/impl/web"
 )
 
-// Demo credentials of the direct provider "local" in dev mode (documented in the README).
+// Demo credentials of the direct provider "local" in dev mode (documented in docs/auth.md).
 const (
 	devDirectProvider = "local"
 	devDirectUser     = "demo"

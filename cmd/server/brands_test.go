@@ -14,7 +14,7 @@ import (
 	"github.com/triadhq/triad/impl/dbtest"
 )
 
-// TestServer_BrandsDevData starts the whole server twice in dev mode on one database: the README's
+// TestServer_BrandsDevData starts the whole server twice in dev mode on one database: docs/brands.md's
 // admin and demo user log in, the prepared brands are listed, and the second start adds nothing.
 // Then a prod start creates the configured first admin and nothing else.
 func TestServer_BrandsDevData(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 )
 
 // TestServer_OrdersDevData starts the whole server twice in dev mode on one database: the demo
-// users of the README log in with the dev client, their lists hold orders in every state, and the
+// users of docs/orders.md log in with the dev client, their lists hold orders in every state, and the
 // second start adds nothing. Then a prod start on a fresh database has no users.
 func TestServer_OrdersDevData(t *testing.T) {
 	t.Parallel()

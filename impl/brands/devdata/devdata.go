@@ -15,7 +15,7 @@ import (
 	"github.com/triadhq/triad/impl/brands"
 )
 
-// Demo credentials, documented in the README. Dev mode only.
+// Demo credentials, documented in docs/brands.md. Dev mode only.
 const (
 	AdminEmail    = "admin@brands.test"
 	AdminPassword = "admin-password"

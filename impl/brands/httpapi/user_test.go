@@ -143,7 +143,7 @@ func TestTokens_QueryAndBearer(t *testing.T) {
 	if got := e.me(second).Token; got != second {
 		t.Errorf("me returns token %q, want the presented %q", got, second)
 	}
-	// When both are sent, the query parameter is the one used (README, spec).
+	// When both are sent, the query parameter is the one used (docs/brands.md, spec).
 	r = e.want(e.do(request{method: "GET", path: "/api/user/me", token: second, bearer: "nonsense"}), http.StatusOK)
 	r.decode(t, &me)
 	if me.Token != second {

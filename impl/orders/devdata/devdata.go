@@ -1,5 +1,5 @@
 // Package devdata loads the orders API's prepared data for development mode: demo users of both
-// roles (credentials in the README) and orders in every state. Loading is idempotent: a marker
+// roles (credentials in docs/orders.md) and orders in every state. Loading is idempotent: a marker
 // row in platform_info records that it ran, so restarting the server adds nothing.
 package devdata
 
@@ -16,7 +16,7 @@ import (
 	"github.com/triadhq/triad/impl/orders/money"
 )
 
-// Users are the demo accounts, documented in the README.
+// Users are the demo accounts, documented in docs/orders.md.
 var Users = []struct {
 	Username, Password string
 	Type               orders.UserType
