@@ -63,6 +63,7 @@ type Problem struct {
 	Message string
 }
 
+// Error reads as one sentence: the field, then what is wrong with it.
 func (p *Problem) Error() string { return p.Field + " " + p.Message }
 
 const (

@@ -9,8 +9,9 @@ import (
 // LoginKey is the key both login endpoints count failures under: the account name, trimmed and
 // lower-cased as the services look it up (usernames and emails are unique without regard to case,
 // and brands trims the email, so " Alice" and "alice" are one account and get one counter), and
-// the client address of the connection (remoteAddr is http.Request.RemoteAddr;
-// X-Forwarded-For is never used, as any client can write it).
+// the client address (remoteAddr is http.Request.RemoteAddr: the connection's, or behind a trusted
+// proxy the client it named, as web.ClientAddr set it; an X-Forwarded-For the client wrote itself
+// is never used).
 //
 // Keying on the pair means one address guessing one account is stopped, while an attacker cannot
 // lock the real user out from the user's own address. An IPv6 client is keyed by its /64 prefix:
