@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # make bench: Go benchmarks (each reports its own same-run baseline ratio), then a wrk load run
-# against the real binary on loopback beside the baseline server (cmd/benchbase), as ratios.
+# against the real binary on loopback beside the baseline server (cmd/benchbase), as ratios, then
+# the server's RSS and a table of every gated ratio (median of ROUNDS runs, their range, target,
+# PASS/FAIL); it exits non-zero when a target is not met. About 8-10 minutes on 2 cores
+# (ROUNDS=1 BENCH_OTHERS=0 for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BENCHTIME=${BENCHTIME:-1s}
-DURATION=${DURATION:-5s}
+BENCHTIME=${BENCHTIME:-1x}
+DURATION=${DURATION:-3s}
 CONNS=${CONNS:-32}
+ROUNDS=${ROUNDS:-3}
 
 if ! command -v wrk >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
@@ -17,12 +21,36 @@ if ! command -v wrk >/dev/null 2>&1; then
   fi
 fi
 
-echo "== Go benchmarks (ratios are against baselines measured in the same benchmark run)"
-go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" ./... | grep -E '^(Benchmark|ok|FAIL|---)' | grep -v 'no test files'
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+summary="$work/summary"
+# target NAME TARGET RATIO... records a gated ratio: each RATIO is one run's figure (ours over the
+# same-run baseline); the summary prints their median, their range and PASS/FAIL against TARGET.
+target() { local name=$1 want=$2; shift 2; echo "$name|$want|$*" >>"$summary"; }
+# metric UNIT FILE prints, one per line, the value reported before UNIT on each benchmark line.
+metric() { awk -v u="$1" '/^Benchmark/ {for (i = 2; i <= NF; i++) if ($i == u) print $(i - 1)}' "$2"; }
+
+gated='BenchmarkCreateThroughput|BenchmarkAcceptThroughput|BenchmarkSubscribeHotBrand'
+echo "== Go benchmarks with a target (${ROUNDS} runs each; every run measures ours and its baseline in alternating rounds)"
+go test -run '^$' -bench 'BenchmarkCreateThroughput|BenchmarkAcceptThroughput' -benchtime 1x -count "$ROUNDS" ./impl/orders/httpapi/ |
+  grep -E '^(Benchmark|ok|FAIL|---)' | tee "$work/orders.txt" || true
+go test -run '^$' -bench 'BenchmarkSubscribeHotBrand' -benchtime 1x -count "$ROUNDS" ./impl/brands/httpapi/ |
+  grep -E '^(Benchmark|ok|FAIL|---)' | tee "$work/brands.txt" || true
+grep '^BenchmarkCreate' "$work/orders.txt" >"$work/create.txt" || true
+grep '^BenchmarkAccept' "$work/orders.txt" >"$work/accept.txt" || true
+target "POST /orders vs one-INSERT handler" 0.8 $(metric x-baseline "$work/create.txt")
+target "PATCH accept vs one-row UPDATE tx" 0.5 $(metric x-baseline "$work/accept.txt")
+target "PATCH accept vs its write floor (info)" - $(metric x-floor "$work/accept.txt")
+target "subscribe 1 hot brand vs one-row INSERT" 0.5 $(metric x-baseline "$work/brands.txt")
+
+if [ "${BENCH_OTHERS:-1}" = 1 ]; then
+  echo
+  echo "== Other Go benchmarks (once each; ratios against baselines of the same run; BENCH_OTHERS=0 skips them)"
+  go test -run '^$' -bench . -skip "$gated" -benchmem -benchtime "$BENCHTIME" ./... | grep -E '^(Benchmark|ok|FAIL|---)' | grep -v 'no test files'
+fi
 
 echo
 echo "== wrk load run: triad vs baseline server (${DURATION}, ${CONNS} connections, 2 threads)"
-work=$(mktemp -d)
 cleanup() {
   [ -n "${srv_pid:-}" ] && kill -INT "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null || true
   [ -n "${base_pid:-}" ] && kill -INT "$base_pid" 2>/dev/null && wait "$base_pid" 2>/dev/null || true
@@ -55,8 +83,23 @@ pair() {
   b=$(python3 -c "print(max($b1,$b2))"); o=$(python3 -c "print(max($o1,$o2))")
   printf '%-40s %12.0f req/s  baseline %12.0f req/s  ratio %.2fx\n' "$name" "$o" "$b" "$(python3 -c "print($o/$b)")"
 }
+# rounds NAME TARGET OURS THEIRS: HEALTHZ_ROUNDS short wrk runs a side, alternating which goes
+# first (ABBA), one ratio per round, so a neighbour's burst moves one round instead of the result.
+rounds() {
+  local name=$1 want=$2 ours=$3 theirs=$4 i o b ratios=()
+  for ((i = 0; i < ${HEALTHZ_ROUNDS:-8}; i++)); do
+    if ((i % 2 == 0)); then
+      b=$(wrk -t2 -c"$CONNS" -d2s "$theirs" | awk '/Requests\/sec/ {print $2}'); o=$(wrk -t2 -c"$CONNS" -d2s "$ours" | awk '/Requests\/sec/ {print $2}')
+    else
+      o=$(wrk -t2 -c"$CONNS" -d2s "$ours" | awk '/Requests\/sec/ {print $2}'); b=$(wrk -t2 -c"$CONNS" -d2s "$theirs" | awk '/Requests\/sec/ {print $2}')
+    fi
+    ratios+=("$(python3 -c "print($o / $b)")")
+    printf '%-40s %12.0f req/s  baseline %12.0f req/s  ratio %.2fx (round %d)\n' "$name" "$o" "$b" "${ratios[-1]}" "$((i + 1))"
+  done
+  target "$name" "$want" "${ratios[@]}"
+}
 T="http://127.0.0.1:$port"; B="http://127.0.0.1:$base_port"
-pair "GET /healthz vs bare chi"                "$T/healthz" "$B/bare"
+rounds "GET /healthz vs bare chi" 0.9 "$T/healthz" "$B/bare"
 pair "GET /readyz vs raw pgx SELECT 1"         "$T/readyz"  "$B/pgx"
 # Surfaces add their load pairs in scripts/bench.d/*.sh; each sees T, B and the pair function.
 for f in scripts/bench.d/*.sh; do [ -e "$f" ] && . "$f"; done
@@ -67,4 +110,21 @@ printf '%-40s %12.0f req/s\n' "GET /orders, 256 connections" "$wide"
 echo
 printf 'server RSS: idle %s MiB, peak under the %s-connection wrk runs %s MiB, peak under 256 connections %s MiB (now %s MiB)\n' \
   "$rss_idle" "$CONNS" "$rss_wrk" "$(rss_mib VmHWM)" "$(rss_mib VmRSS)"
-echo "done"
+echo
+echo "== Targets (median of the runs; range is the lowest and highest run)"
+python3 - "$summary" <<'EOF'
+import statistics as st, sys
+failed = 0
+for line in open(sys.argv[1]):
+    name, want, vals = line.rstrip("\n").split("|")
+    xs = [float(v) for v in vals.split()]
+    if not xs:
+        print(f"{name:<42} no figure  FAIL"); failed += 1; continue
+    med = st.median(xs)
+    verdict = "info" if want == "-" else ("PASS" if med >= float(want) else "FAIL")
+    failed += verdict == "FAIL"
+    tgt = "" if want == "-" else f">= {float(want):.2f}x"
+    print(f"{name:<42} {med:5.2f}x  range {min(xs):.2f}-{max(xs):.2f} ({len(xs)} runs)  target {tgt:<9} {verdict}")
+print("all targets met" if not failed else f"{failed} target(s) not met")
+sys.exit(1 if failed else 0)
+EOF
