@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BENCHTIME=${BENCHTIME:-1x}
+BENCHTIME=${BENCHTIME:-1s}
 DURATION=${DURATION:-3s}
 CONNS=${CONNS:-32}
 ROUNDS=${ROUNDS:-3}
