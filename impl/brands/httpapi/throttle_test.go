@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -103,6 +104,20 @@ func (s throttleSite) WantBlocked(email, pw, secs string) {
 	s.e.t.Helper()
 	s.e.wantBlocked(s.e.tryLogin(email, pw), secs)
 }
+func (s throttleSite) LoginContext(ctx context.Context, email, pw string) (int, error) {
+	form := url.Values{"email": {email}, "password": {pw}}
+	req, err := http.NewRequestWithContext(ctx, "POST", s.e.url+"/api/user/login", strings.NewReader(form.Encode()))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := s.e.c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	return res.StatusCode, nil
+}
 func (s throttleSite) From(ip string) throttletest.Site { return throttleSite{s.e.from(ip)} }
 
 // TestLoginThrottle holds brands login to the shared throttle scenarios: per email (matched
@@ -110,8 +125,8 @@ func (s throttleSite) From(ip string) throttletest.Site { return throttleSite{s.
 func TestLoginThrottle(t *testing.T) {
 	t.Parallel()
 	throttletest.Run(t, throttletest.Surface{
-		Start: func(t *testing.T, pool *pgxpool.Pool, o throttle.Options) throttletest.Site {
-			return throttleSite{newEnvPool(t, pool, httpapi.Options{Logins: o})}
+		Start: func(t *testing.T, pool *pgxpool.Pool, o throttle.Options, h *password.Hasher) throttletest.Site {
+			return throttleSite{newEnvPool(t, pool, httpapi.Options{Logins: o, Hasher: h})}
 		},
 		User: "ada@example.com", Other: "bea@example.com", UserVariant: " ADA@example.com",
 		Failed: http.StatusUnauthorized,

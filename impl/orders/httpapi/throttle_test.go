@@ -119,6 +119,20 @@ func (s throttleSite) WantBlocked(name, pw, secs string) {
 	s.e.t.Helper()
 	s.e.wantBlocked(s.e.passwordLogin(name, pw), secs)
 }
+func (s throttleSite) LoginContext(ctx context.Context, name, pw string) (int, error) {
+	q := url.Values{"grant_type": {"password"}, "client_id": {testClientID}, "client_secret": {testClientSecret},
+		"username": {name}, "password": {pw}}
+	req, err := http.NewRequestWithContext(ctx, "POST", s.e.url+"/oauth/token?"+q.Encode(), nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.e.c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	return res.StatusCode, nil
+}
 func (s throttleSite) From(ip string) throttletest.Site { return throttleSite{s.e.from(ip)} }
 
 // TestOAuth_LoginThrottle holds the token endpoint's password grant to the shared throttle
@@ -127,8 +141,11 @@ func (s throttleSite) From(ip string) throttletest.Site { return throttleSite{s.
 func TestOAuth_LoginThrottle(t *testing.T) {
 	t.Parallel()
 	throttletest.Run(t, throttletest.Surface{
-		Start: func(t *testing.T, pool *pgxpool.Pool, o throttle.Options) throttletest.Site {
-			return throttleSite{newEnvPool(t, pool, 24*time.Hour, o)}
+		Start: func(t *testing.T, pool *pgxpool.Pool, o throttle.Options, h *password.Hasher) throttletest.Site {
+			if h == nil {
+				h = sharedHasher()
+			}
+			return throttleSite{newEnvHasher(t, pool, 24*time.Hour, o, h)}
 		},
 		User: "alice", Other: "carol", UserVariant: "ALICE",
 		Failed: http.StatusBadRequest,

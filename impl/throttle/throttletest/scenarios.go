@@ -11,15 +11,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 )
 
 // Surface is one surface's password login as the shared throttle scenarios drive it; each surface's
 // test states only this, what differs between surfaces.
 type Surface struct {
-	// Start runs the surface over pool with the login throttle o and returns it as seen from the
-	// default client address.
-	Start func(t *testing.T, pool *pgxpool.Pool, o throttle.Options) Site
+	// Start runs the surface over pool with the login throttle o and the password hasher h (nil:
+	// the surface's test hasher) and returns it as seen from the default client address.
+	Start func(t *testing.T, pool *pgxpool.Pool, o throttle.Options, h *password.Hasher) Site
 	// User and Other are two account names; UserVariant is User spelled otherwise (case, spaces),
 	// which the surface must count as User.
 	User, Other, UserVariant string
@@ -33,6 +34,9 @@ type Site interface {
 	Register(user, password string)
 	// Login tries a password login and returns the status.
 	Login(user, password string) int
+	// LoginContext is Login on ctx: it returns ctx's error if ctx ends before the answer comes,
+	// which hangs up on the server.
+	LoginContext(ctx context.Context, user, password string) (int, error)
 	// WantBlocked tries a password login and fails the test unless it is the surface's documented
 	// 429 with secs seconds in Retry-After and the message.
 	WantBlocked(user, password, secs string)
@@ -56,6 +60,7 @@ func Run(t *testing.T, s Surface) {
 		{"a success resets the count", resetOnSuccess},
 		{"concurrent guesses get only Max checks", concurrent},
 		{"an outage counts no guesses", outage},
+		{"a login abandoned after its reservation counts nothing", abandoned},
 		{"instances on one database share the count", sharedByInstances},
 		{"one address over many accounts", perAddress},
 	} {
@@ -88,7 +93,7 @@ func wantOK(t *testing.T, site Site, user string) {
 // which accounts exist.
 func blocksPair(t *testing.T, s Surface) {
 	clock := NewClock()
-	site := s.Start(t, dbtest.New(t), throttle.Options{Now: clock.Now})
+	site := s.Start(t, dbtest.New(t), throttle.Options{Now: clock.Now}, nil)
 	site.Register(s.User, right)
 	site.Register(s.Other, right)
 
@@ -112,7 +117,7 @@ func blocksPair(t *testing.T, s Surface) {
 
 // resetOnSuccess: a successful login clears the failures before it.
 func resetOnSuccess(t *testing.T, s Surface) {
-	site := s.Start(t, dbtest.New(t), throttle.Options{Now: NewClock().Now})
+	site := s.Start(t, dbtest.New(t), throttle.Options{Now: NewClock().Now}, nil)
 	site.Register(s.User, right)
 	s.fail(t, site, s.User, 9)
 	wantOK(t, site, s.User)
@@ -125,7 +130,7 @@ func resetOnSuccess(t *testing.T, s Surface) {
 // concurrent: 30 wrong passwords sent at once still get only 10 password checks; the others are
 // refused with 429 while the first are being checked.
 func concurrent(t *testing.T, s Surface) {
-	site := s.Start(t, dbtest.New(t), throttle.Options{Now: NewClock().Now})
+	site := s.Start(t, dbtest.New(t), throttle.Options{Now: NewClock().Now}, nil)
 	site.Register(s.User, right)
 	statuses := make([]int, 30)
 	var wg sync.WaitGroup
@@ -146,7 +151,7 @@ func concurrent(t *testing.T, s Surface) {
 // right password logs in, and wrong ones still count from zero.
 func outage(t *testing.T, s Surface) {
 	pool, out := dbtest.NewWithOutage(t)
-	site := s.Start(t, pool, throttle.Options{Max: 4, Now: NewClock().Now})
+	site := s.Start(t, pool, throttle.Options{Max: 4, Now: NewClock().Now}, nil)
 	site.Register(s.User, right)
 	out.Begin()
 	for i := range 15 {
@@ -164,6 +169,67 @@ func outage(t *testing.T, s Surface) {
 	site.WantBlocked(s.User, right, "900")
 }
 
+// abandoned: a login whose attempt was counted but whose password was never checked, because the
+// client hung up while the login waited for a hashing worker, is given back. Twice Max such logins,
+// right and wrong passwords alike, leave the right password logging in afterwards. The outage
+// scenario cannot show this: there the database refuses the reservation itself, so nothing was
+// counted to give back.
+func abandoned(t *testing.T, s Surface) {
+	const limit = 3
+	h := password.NewSized(password.Fast, 1, 4) // one worker, held below, so a login queues for it
+	site := s.Start(t, dbtest.New(t), throttle.Options{Max: limit, Now: NewClock().Now}, h)
+	site.Register(s.User, right)
+	release, err := h.Hold(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 * limit {
+		pw := wrong
+		if i%2 == 0 {
+			pw = right
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan answer, 1)
+		go func() {
+			st, err := site.LoginContext(ctx, s.User, pw)
+			done <- answer{st, err}
+		}()
+		// A login queued for the hasher has passed the throttle: its attempt is counted.
+		waitUntil(t, done, func() bool { return h.Waiting() == 1 }, "login %d never reached the hasher", i+1)
+		cancel()
+		if a := <-done; a.err == nil {
+			t.Fatalf("login %d answered %d though the client hung up", i+1, a.status)
+		}
+		// The server has noticed the hang-up once the login leaves the queue.
+		waitUntil(t, done, func() bool { return h.Waiting() == 0 }, "login %d still queued after the hang-up", i+1)
+	}
+	release()
+	wantOK(t, site, s.User)
+}
+
+// answer is what LoginContext returned.
+type answer struct {
+	status int
+	err    error
+}
+
+// waitUntil polls cond for up to ten seconds, failing the test with the message if it never holds
+// or if done delivers first (the request was answered instead of waiting).
+func waitUntil(t *testing.T, done <-chan answer, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		select {
+		case a := <-done:
+			t.Fatalf(format+": answered %+v", append(args, a)...)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf(format, args...)
+		}
+	}
+}
+
 // sharedByInstances: two server instances on one database share the count: four wrong passwords
 // (the limit, made small to spare hashing) spread over both block the account on both from the
 // fifth attempt.
@@ -177,7 +243,7 @@ func sharedByInstances(t *testing.T, s Surface) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		sites = append(sites, s.Start(t, pool, throttle.Options{Max: 4, Now: clock.Now}))
+		sites = append(sites, s.Start(t, pool, throttle.Options{Max: 4, Now: clock.Now}, nil))
 	}
 	sites[0].Register(s.User, right)
 	for range 2 {
@@ -194,7 +260,7 @@ func sharedByInstances(t *testing.T, s Surface) {
 // affected and its real user logs in; the block ends with the window.
 func perAddress(t *testing.T, s Surface) {
 	clock := NewClock()
-	site := s.Start(t, dbtest.New(t), throttle.Options{AddressMax: 12, Now: clock.Now})
+	site := s.Start(t, dbtest.New(t), throttle.Options{AddressMax: 12, Now: clock.Now}, nil)
 	site.Register(s.User, right)
 	guess := func(i int) string { return fmt.Sprintf("guess%d%s", i, s.Other) }
 	for i := range 12 { // one failure per account: the per-account limit never fires
