@@ -296,6 +296,17 @@ func (s *Service) AddDirectProvider(name string, cc provider.CredChecker) error 
 	return s.AddCustomHandler(&provider.DirectHandler{Params: s.Params("", ""), ProviderName: name, CredChecker: cc})
 }
 
+// AddDirectProviderWithUserIDFunc is AddDirectProvider whose user's raw id is f(user name, request)
+// instead of the name (see provider.DirectHandler.RawUserID); Options.UserIDFunc still derives the
+// stored id from it. It is the counterpart of go-pkgz/auth's method of the same name: with
+// UserIDFunc: provider.GoPkgzUserID the ids are the ones go-pkgz gave.
+func (s *Service) AddDirectProviderWithUserIDFunc(name string, cc provider.CredChecker, f provider.DirectUserIDFunc) error {
+	if cc == nil || f == nil {
+		return errors.New("auth: direct provider needs a CredChecker and a user id func")
+	}
+	return s.AddCustomHandler(&provider.DirectHandler{Params: s.Params("", ""), ProviderName: name, CredChecker: cc, RawUserID: f})
+}
+
 // AddVerifProvider registers a login confirmed by a token sent through sender, with a message
 // template using {{.Address}}, {{.User}}, {{.Token}} and {{.Site}}.
 func (s *Service) AddVerifProvider(name, msgTmpl string, sender provider.Sender) error {

@@ -132,16 +132,80 @@ func TestCompat_GoPkgzUserIDs(t *testing.T) {
 		t.Fatalf("direct id %q", u.ID)
 	}
 
-	gh := provider.UserData{"login": "octocat", "id": "583231"}
-	if id := provider.GoPkgzUserID("github", "583231", gh); id != "github_"+sha1hex("octocat") {
-		t.Fatalf("github id %q", id)
-	}
-	if id := provider.GoPkgzUserID("google", "1234", provider.UserData{"sub": "1234"}); id != "google_"+sha1hex("1234") {
-		t.Fatalf("google id %q", id)
-	}
+	// User info as the providers send it, decoded as the OAuth handlers decode it. go-pkgz reads a
+	// JSON number through a float64 printed with %v: 123456789 is "1.23456789e+08".
 	hashed := sha1hex("x")
-	if id := provider.GoPkgzUserID("email", hashed, nil); id != "email_"+hashed {
-		t.Fatalf("pre-hashed id %q", id)
+	for _, tc := range []struct {
+		name, rawID, info string
+		want              string // what go-pkgz hashes after "<name>_"
+	}{
+		{"github", "583231", `{"login":"octocat","id":583231}`, "octocat"},
+		{"google", "1234", `{"sub":"1234"}`, "1234"},
+		{"battlenet", "123456789", `{"sub":"123456789","id":123456789,"battletag":"Hero#1"}`, "1.23456789e+08"},
+		{"battlenet", "1000000", `{"sub":"1000000","id":1000000}`, "1e+06"},
+		{"battlenet", "999999", `{"sub":"999999","id":999999}`, "999999"},
+		// go-pkgz would hash "" (one id for everyone); the raw id is used instead.
+		{"battlenet", "42", `{"sub":"42"}`, "42"},
+		{"yandex", "1000034426", `{"id":"1000034426"}`, "1000034426"},
+		{"yandex", "1000034426", `{"id":1000034426}`, "1.000034426e+09"},
+		{"microsoft", "87d349ed", `{"id":"87d349ed"}`, "87d349ed"},
+		{"telegram", "123456789", ``, "123456789"},
+		{"email", hashed, ``, ""},
+	} {
+		var data provider.UserData
+		if tc.info != "" {
+			var err error
+			if data, err = provider.DecodeUserData([]byte(tc.info)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := tc.name + "_" + sha1hex(tc.want)
+		if tc.want == "" {
+			want = tc.name + "_" + tc.rawID // already a SHA-1: kept
+		}
+		if id := provider.GoPkgzUserID(tc.name, tc.rawID, data); id != want {
+			t.Errorf("%s %s: id %q, want %q", tc.name, tc.info, id, want)
+		}
+	}
+}
+
+// TestCompat_GoPkgzDirectUserIDFunc: AddDirectProviderWithUserIDFunc gives the user-id function the
+// user name and the request, and with GoPkgzUserID the stored id is go-pkgz's name + "_" + HashID
+// of its result (a result that is already a SHA-1 kept as it is); an empty result refuses the login.
+func TestCompat_GoPkgzDirectUserIDFunc(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, func(o *auth.Options) { o.UserIDFunc = provider.GoPkgzUserID })
+	cc := provider.CredCheckerFunc(func(u, p string) (bool, error) { return p == "pw", nil })
+	err := s.svc.AddDirectProviderWithUserIDFunc("staff", cc, func(user string, r *http.Request) string {
+		switch user {
+		case "hashed":
+			return sha1hex("kept")
+		case "nobody":
+			return ""
+		}
+		return r.Header.Get("X-Tenant") + "/" + user
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := func(user string) (int, []byte) {
+		st, _, b := s.do(s.client, http.MethodPost, "/auth/staff/login", strings.NewReader(`{"user":"`+user+`","passwd":"pw"}`),
+			map[string]string{"Content-Type": "application/json", "X-Tenant": "acme"})
+		return st, b
+	}
+	for user, want := range map[string]string{"bob": "staff_" + sha1hex("acme/bob"), "hashed": "staff_" + sha1hex("kept")} {
+		st, b := login(user)
+		var u token.User
+		mustJSON(t, b, &u)
+		if st != http.StatusOK || u.ID != want || u.Name != user {
+			t.Fatalf("%s: %d %s, want id %s", user, st, b, want)
+		}
+	}
+	if st, b := login("nobody"); st != http.StatusInternalServerError {
+		t.Fatalf("empty id: %d %s", st, b)
+	}
+	if err := s.svc.AddDirectProviderWithUserIDFunc("other", cc, nil); err == nil {
+		t.Fatal("a nil user id func was accepted")
 	}
 }
 

@@ -1,6 +1,8 @@
 package provider_test
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/cookiejar"
@@ -111,6 +113,54 @@ func TestBuiltin_LoginFlow(t *testing.T) {
 			s.wantLoggedOut()
 		})
 	}
+}
+
+// TestBuiltin_GoPkgzUserIDs logs in through every built-in OAuth2 provider with
+// provider.GoPkgzUserID and checks the id go-pkgz/auth v2 gives the same account: the provider name
+// and the SHA-1 of the field go-pkgz reads, as go-pkgz writes it. GitHub's is the login, not the
+// numeric id; Battle.net's numeric id 123456789 goes through encoding/json's float64 and %v, so
+// go-pkgz hashes "1.23456789e+08", while token.UserID (TestBuiltin_LoginFlow) hashes the digits.
+func TestBuiltin_GoPkgzUserIDs(t *testing.T) {
+	t.Parallel()
+	goPkgzRaw := map[providertest.Kind]string{
+		providertest.GitHub:    "octocat",
+		providertest.Google:    "110169484474386276334",
+		providertest.Facebook:  "10158744582",
+		providertest.Microsoft: "87d349ed-44d7-43e1-9a83-5f2406dee5bd",
+		providertest.Yandex:    "1000034426",
+		providertest.BattleNet: "1.23456789e+08",
+		providertest.Patreon:   "12345",
+	}
+	for _, c := range builtinCases {
+		t.Run(string(c.kind), func(t *testing.T) {
+			t.Parallel()
+			s := newSite(t)
+			fake := providertest.NewOAuth2(t, c.kind, "cid-"+string(c.kind), "secret-"+string(c.kind))
+			fake.SetProfile(c.profile)
+			p := s.params(fake.ClientID, fake.ClientSecret)
+			p.UserIDFunc = provider.GoPkgzUserID
+			h := c.make(p, provider.Endpoints{AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), InfoURL: fake.InfoURL()})
+			if err := s.svc.AddCustomHandler(h); err != nil {
+				t.Fatal(err)
+			}
+			if resp, body := s.get("/auth/" + string(c.kind) + "/login"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("login: %d %s", resp.StatusCode, body)
+			}
+			raw, ok := goPkgzRaw[c.kind]
+			if !ok {
+				t.Fatalf("no go-pkgz id for %s", c.kind)
+			}
+			if _, u := s.me(); u.ID != string(c.kind)+"_"+sha1Hex(raw) {
+				t.Fatalf("id %q, want %s_ + sha1(%q)", u.ID, c.kind, raw)
+			}
+		})
+	}
+}
+
+// sha1Hex is the hex SHA-1 of s, written out here rather than taken from the code under test.
+func sha1Hex(s string) string {
+	h := sha1.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
 }
 
 // TestBuiltin_Refusals: each failure on the provider's side is a JSON refusal and sets no session.

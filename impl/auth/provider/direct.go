@@ -27,7 +27,16 @@ type DirectHandler struct {
 	ProviderName string
 	// CredChecker decides; required.
 	CredChecker CredChecker
+	// RawUserID, when set, gives the raw id of a user who passed CredChecker in place of the user
+	// name, and sees the request (a tenant header, an account looked up by name). The site's
+	// UserIDFunc (default token.UserID) still turns it into the stored id, so with GoPkgzUserID the
+	// id is go-pkgz's AddDirectProviderWithUserIDFunc id: name + "_" + GoPkgzHash(raw id). An empty
+	// raw id refuses the login (500): it would give every user the same id.
+	RawUserID DirectUserIDFunc
 }
+
+// DirectUserIDFunc maps a direct login's user name, with its request, to the user's raw id.
+type DirectUserIDFunc func(user string, r *http.Request) string
 
 // Name returns the provider name.
 func (h *DirectHandler) Name() string { return h.ProviderName }
@@ -98,10 +107,15 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusForbidden, CodeBadCredentials, "incorrect user or password")
 		return
 	}
+	u := userFor(c.User)
+	if h.RawUserID != nil {
+		if u.ID = h.RawUserID(c.User, r); u.ID == "" {
+			web.Internal(w, r, h.log(), errors.New("direct provider "+h.ProviderName+": RawUserID returned an empty id"))
+			return
+		}
+	}
 	// Direct logins answer with JSON only: the caller is a script, not a browser redirect chain.
-	Finish(w, r, h.Params, h.ProviderName, LoginResult{
-		User: userFor(c.User), Aud: c.Aud, Session: sessionParam(r),
-	})
+	Finish(w, r, h.Params, h.ProviderName, LoginResult{User: u, Aud: c.Aud, Session: sessionParam(r)})
 }
 
 // AuthHandler is unused by direct login: there is no callback.
