@@ -13,6 +13,7 @@ import (
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/pgcluster"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // TestServer_AuthCodesOfTheServer triggers the three ApiError codes of api/auth.yaml that the auth
@@ -51,8 +52,12 @@ func TestServer_AuthCodesOfTheServer(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		var e struct{ Code string }
+		var e struct{ Code, Message string }
 		_ = json.Unmarshal(b, &e)
+		// A code every surface shares carries its one message here too.
+		if want, shared := web.OneMessage(e.Code); shared && e.Message != want {
+			t.Errorf("%s %s: %s with message %q, want %q", method, path, e.Code, e.Message, want)
+		}
 		return resp.StatusCode, e.Code
 	}
 	want := func(code string, wantStatus int, status int, got string) {

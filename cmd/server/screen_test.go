@@ -14,6 +14,7 @@ import (
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/brands/devdata"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // TestServer_HostileInputRefused sends, to the whole server over a socket, the hostile inputs of
@@ -125,6 +126,7 @@ func TestServer_HostileInputRefused(t *testing.T) {
 			}
 			var e struct {
 				Code    string `json:"code"`
+				Message string `json:"message"`
 				Details []struct{ Field, Message string }
 			}
 			if err := json.Unmarshal(b, &e); err != nil {
@@ -132,6 +134,10 @@ func TestServer_HostileInputRefused(t *testing.T) {
 			}
 			if e.Code != "validation_failed" || len(e.Details) == 0 || e.Details[0].Field != tc.field {
 				t.Fatalf("body %s, want validation_failed naming %q", b, tc.field)
+			}
+			// The screen is one more layer that refuses input; its message is the code's one message.
+			if e.Message != web.MessageValidation {
+				t.Fatalf("message %q, want %q", e.Message, web.MessageValidation)
 			}
 		})
 	}

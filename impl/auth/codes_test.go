@@ -216,6 +216,14 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			if st != tc.status || errCode(t, b) != code {
 				t.Fatalf("got %d %s, want %d %s", st, b, tc.status, code)
 			}
+			// A code every surface shares carries its one message, whichever layer refused.
+			if want, shared := web.OneMessage(code); shared {
+				var e struct{ Message string }
+				mustJSON(t, b, &e)
+				if e.Message != want {
+					t.Fatalf("%s answered with message %q, want its one message %q", code, e.Message, want)
+				}
+			}
 		})
 	}
 }

@@ -37,8 +37,6 @@ type Options[P any] struct {
 	IsInvalid func(error) bool
 	// Log receives resolver failures; nil discards them.
 	Log *slog.Logger
-	// Missing and Invalid are the 401 messages for no token and for a bad one.
-	Missing, Invalid string
 	// UserID, when set, names the user of a resolved principal for the request's access log
 	// line (web.SetUser); nil logs no user.
 	UserID func(P) string
@@ -57,12 +55,6 @@ func New[P any](resolve Resolver[P], o Options[P]) *Authenticator[P] {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
-	}
-	if o.Missing == "" {
-		o.Missing = "an access token is required: Authorization: Bearer <token>"
-	}
-	if o.Invalid == "" {
-		o.Invalid = "the access token is unknown or expired"
 	}
 	return &Authenticator[P]{resolve: resolve, o: o}
 }
@@ -117,12 +109,12 @@ func (a *Authenticator[P]) Middleware(next http.Handler) http.Handler {
 		}
 		tok := a.Presented(r)
 		if tok == "" {
-			a.unauthorized(w, r, `Bearer realm="`+a.o.Realm+`"`, a.o.Missing)
+			a.unauthorized(w, r, `Bearer realm="`+a.o.Realm+`"`)
 			return
 		}
 		p, err := a.resolve(r.Context(), tok)
 		if err != nil && a.o.IsInvalid(err) {
-			a.unauthorized(w, r, `Bearer realm="`+a.o.Realm+`", error="invalid_token"`, a.o.Invalid)
+			a.unauthorized(w, r, `Bearer realm="`+a.o.Realm+`", error="invalid_token"`)
 			return
 		}
 		if err != nil {
@@ -136,7 +128,9 @@ func (a *Authenticator[P]) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-func (a *Authenticator[P]) unauthorized(w http.ResponseWriter, r *http.Request, challenge, msg string) {
+// unauthorized answers 401 with the shared body, whose message is the same for a missing and a
+// refused token: the challenge tells them apart.
+func (a *Authenticator[P]) unauthorized(w http.ResponseWriter, r *http.Request, challenge string) {
 	w.Header().Set("WWW-Authenticate", challenge)
-	web.WriteError(w, r, http.StatusUnauthorized, web.Error{Code: web.CodeUnauthorized, Message: msg})
+	web.WriteError(w, r, http.StatusUnauthorized, web.Unauthorized())
 }

@@ -2,6 +2,7 @@ package bearer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/triadhq/triad/impl/web"
 )
 
 type who struct{ name string }
@@ -61,6 +64,17 @@ func TestBearer_Answers(t *testing.T) {
 			}
 			if strings.Contains(w.Body.String(), "database down") {
 				t.Fatal("internal error echoed")
+			}
+			// A missing and a refused token get the same message (the challenge tells them
+			// apart), the one every surface sends with the code.
+			if w.Code >= 400 {
+				var e web.Error
+				if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
+					t.Fatal(err)
+				}
+				if want, _ := web.OneMessage(e.Code); e.Message != want {
+					t.Fatalf("%s message %q, want %q", e.Code, e.Message, want)
+				}
 			}
 		})
 	}

@@ -382,9 +382,5 @@ func bodyKind(ct string) kindOfBody {
 
 // WriteRefusal answers 400 with the shared error body, code validation_failed, naming the field.
 func WriteRefusal(w http.ResponseWriter, r *http.Request, p *Problem) {
-	web.WriteError(w, r, http.StatusBadRequest, web.Error{
-		Code:    web.CodeValidation,
-		Message: "request input is malformed",
-		Details: []web.FieldError{{Field: p.Field, Message: p.Message}},
-	})
+	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(web.FieldError{Field: p.Field, Message: p.Message}))
 }

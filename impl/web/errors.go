@@ -90,7 +90,7 @@ func Internal(w http.ResponseWriter, r *http.Request, log *slog.Logger, err erro
 		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", RequestID(r.Context()),
 			"method", r.Method, "path", r.URL.Path)
 	}
-	WriteError(w, r, http.StatusInternalServerError, Error{Code: CodeInternal, Message: "internal server error"})
+	WriteError(w, r, http.StatusInternalServerError, Error{Code: CodeInternal, Message: MessageInternal})
 }
 
 // NotFound answers unknown routes with the JSON error body.

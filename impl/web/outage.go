@@ -108,5 +108,5 @@ func unavailable(w http.ResponseWriter, r *http.Request, log *slog.Logger, err e
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterDatabase))
 	WriteError(w, r, http.StatusServiceUnavailable, Error{Code: CodeDatabaseUnavailable,
-		Message: "the database is unavailable; retry in a few seconds"})
+		Message: MessageDatabaseDown})
 }

@@ -45,13 +45,38 @@ func Validator(spec *openapi3.T) func(http.Handler) http.Handler {
 	})
 }
 
-// The one message of each shared code, whichever layer refuses: the details (or the status) say
-// what differs, the message stays the same so clients and logs can match on it.
+// The one message of each shared code, whichever layer and surface refuses: the details (or the
+// status, or the WWW-Authenticate challenge) say what differs, the message stays the same so
+// clients and logs can match on it. OneMessage lists them for the tests that hold every layer to
+// them.
 const (
 	MessageValidation       = "request does not match the API specification"
 	MessageTooLarge         = "request body is too large"
 	MessageUnsupportedMedia = "the request body's Content-Type is not one this operation accepts"
+	MessageUnauthorized     = "authentication required"
+	MessageInternal         = "internal server error"
+	MessageDatabaseDown     = "the database is unavailable; retry in a few seconds"
 )
+
+// OneMessage returns the one message of a code every surface shares, and false for a code whose
+// message names the thing refused ("order 17 not found") or that one surface alone answers.
+func OneMessage(code string) (string, bool) {
+	switch code {
+	case CodeValidation:
+		return MessageValidation, true
+	case CodeTooLarge:
+		return MessageTooLarge, true
+	case CodeUnsupportedMediaType:
+		return MessageUnsupportedMedia, true
+	case CodeUnauthorized:
+		return MessageUnauthorized, true
+	case CodeInternal:
+		return MessageInternal, true
+	case CodeDatabaseUnavailable:
+		return MessageDatabaseDown, true
+	}
+	return "", false
+}
 
 // Invalid is the validation_failed body with the given per-field details.
 func Invalid(details ...FieldError) Error {
@@ -60,6 +85,10 @@ func Invalid(details ...FieldError) Error {
 
 // TooLarge is the request_too_large body.
 func TooLarge() Error { return Error{Code: CodeTooLarge, Message: MessageTooLarge} }
+
+// Unauthorized is the unauthorized body (status 401); the WWW-Authenticate challenge beside it
+// says whether credentials were missing or refused.
+func Unauthorized() Error { return Error{Code: CodeUnauthorized, Message: MessageUnauthorized} }
 
 // UnsupportedMediaType is the unsupported_media_type body (status 415).
 func UnsupportedMediaType() Error {

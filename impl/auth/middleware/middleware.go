@@ -102,7 +102,7 @@ var ErrUnauthorized = errors.New("middleware: unauthorized")
 
 // Unauthorized writes the 401 JSON refusal.
 func Unauthorized(w http.ResponseWriter, r *http.Request) {
-	web.WriteError(w, r, http.StatusUnauthorized, web.Error{Code: CodeUnauthorized, Message: "authentication required"})
+	web.WriteError(w, r, http.StatusUnauthorized, web.Unauthorized())
 }
 
 // Forbidden writes the 403 JSON refusal.

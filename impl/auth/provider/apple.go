@@ -17,6 +17,7 @@ import (
 
 	"github.com/triadhq/triad/impl/auth/appleid"
 	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // AppleConfig configures the device-vendor provider (Sign in with Apple).
@@ -88,7 +89,7 @@ func (h *AppleHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	hs := token.Handshake{State: token.NewID(), From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r), Provider: AppleName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
 		h.log().Error("login: handshake", "provider", AppleName, "err", err)
-		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
+		WriteError(w, r, http.StatusInternalServerError, web.CodeInternal, web.MessageInternal)
 		return
 	}
 	v := url.Values{"response_type": {"code"}, "client_id": {h.conf.ClientID}, "redirect_uri": {h.CallbackURL(AppleName)},

@@ -64,7 +64,7 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		case "application/json":
 			if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
 				if web.IsTooLarge(err) {
-					WriteError(w, r, http.StatusRequestEntityTooLarge, "request_too_large", "request body too large")
+					web.WriteError(w, r, http.StatusRequestEntityTooLarge, web.TooLarge())
 					return
 				}
 				WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "body is not a JSON object with user, passwd and aud")
@@ -72,12 +72,16 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 			}
 		case "application/x-www-form-urlencoded", "multipart/form-data":
 			if err := r.ParseForm(); err != nil {
+				if web.IsTooLarge(err) {
+					web.WriteError(w, r, http.StatusRequestEntityTooLarge, web.TooLarge())
+					return
+				}
 				WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "unreadable form")
 				return
 			}
 			c = credentials{User: r.PostForm.Get("user"), Passwd: r.PostForm.Get("passwd"), Aud: r.PostForm.Get("aud")}
 		default:
-			WriteError(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "use application/json or application/x-www-form-urlencoded")
+			web.WriteError(w, r, http.StatusUnsupportedMediaType, web.UnsupportedMediaType())
 			return
 		}
 	default:

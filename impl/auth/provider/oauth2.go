@@ -10,6 +10,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // OAuth2Config describes one OAuth 2.0 provider for the generic machinery.
@@ -78,7 +79,7 @@ func (h *OAuth2Handler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
 		h.log().Error("login: handshake", "provider", h.Name(), "err", err)
-		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
+		WriteError(w, r, http.StatusInternalServerError, web.CodeInternal, web.MessageInternal)
 		return
 	}
 	http.Redirect(w, r, h.conf.AuthCodeURL(hs.State, opts...), http.StatusFound)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/triadhq/triad/impl/auth/oauth1"
 	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // TwitterEndpoints overrides the microblogging provider's URLs (tests); empty fields keep the real ones.
@@ -68,7 +69,7 @@ func (h *TwitterHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		Provider: TwitterName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
 		h.log().Error("login: handshake", "provider", TwitterName, "err", err)
-		WriteError(w, r, http.StatusInternalServerError, "internal_error", "internal server error")
+		WriteError(w, r, http.StatusInternalServerError, web.CodeInternal, web.MessageInternal)
 		return
 	}
 	http.Redirect(w, r, h.conf.AuthorizationURL(temp), http.StatusFound)

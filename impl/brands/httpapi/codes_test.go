@@ -13,6 +13,7 @@ import (
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // TestErrorCodes_EveryEnumCodeIsSent holds the Error.code enum of api/brands.yaml to what the
@@ -132,8 +133,13 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 		t.Run(code, func(t *testing.T) {
 			t.Parallel()
 			r := tc.trigger(t)
-			if r.status != tc.status || r.errBody(t).Code != code {
+			body := r.errBody(t)
+			if r.status != tc.status || body.Code != code {
 				t.Fatalf("got %d %s, want %d %s", r.status, r.body, tc.status, code)
+			}
+			// A code every surface shares carries its one message, whichever layer refused.
+			if want, shared := web.OneMessage(code); shared && body.Message != want {
+				t.Fatalf("%s answered with message %q, want its one message %q", code, body.Message, want)
 			}
 		})
 	}

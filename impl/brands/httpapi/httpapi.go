@@ -51,9 +51,6 @@ type API struct {
 	available, featured listCache
 }
 
-// msgTokenRequired is the message of every 401 for a missing or bad access token.
-const msgTokenRequired = "a valid access token is required"
-
 // New builds the API over pool.
 func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Log == nil {
@@ -75,8 +72,6 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		QueryParam: "access_token",
 		IsInvalid:  isUnauthenticated,
 		Log:        opts.Log,
-		Missing:    msgTokenRequired,
-		Invalid:    msgTokenRequired,
 		UserID:     func(p brands.Principal) string { return p.UserID },
 	})
 	return a, nil

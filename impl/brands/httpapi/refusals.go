@@ -35,7 +35,7 @@ var refusals = refusal.Table{
 	{Err: brands.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
 		Message: web.MessageValidation, Details: problems}},
 	{Err: brands.ErrUnauthenticated, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: web.CodeUnauthorized,
-		Message: msgTokenRequired, Challenge: `Bearer realm="brands", error="invalid_token"`}},
+		Message: web.MessageUnauthorized, Challenge: `Bearer realm="brands", error="invalid_token"`}},
 	{Err: brands.ErrInvalidCredentials, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: "invalid_credentials",
 		Message: "email or password is incorrect", Challenge: `Bearer realm="brands"`}},
 	{Err: brands.ErrWrongPassword, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: "wrong_password",

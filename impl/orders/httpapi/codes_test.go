@@ -13,6 +13,7 @@ import (
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // specEnum is the enum of a string property of a component schema of api/orders.yaml.
@@ -149,7 +150,23 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			if r.status != tc.status || r.errCode(t) != code {
 				t.Fatalf("got %d %s, want %d %s", r.status, r.body, tc.status, code)
 			}
+			wantOneMessage(t, code, r)
 		})
+	}
+}
+
+// wantOneMessage fails when r, an answer with a code every surface shares, does not carry that
+// code's one message (web.OneMessage): whichever layer refuses, a client sees one text per code.
+func wantOneMessage(t *testing.T, code string, r resp) {
+	t.Helper()
+	want, shared := web.OneMessage(code)
+	if !shared {
+		return
+	}
+	var e struct{ Message string }
+	r.decode(t, &e)
+	if e.Message != want {
+		t.Fatalf("%s answered with message %q, want its one message %q", code, e.Message, want)
 	}
 }
 
