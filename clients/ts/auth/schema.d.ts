@@ -588,7 +588,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "request_too_large",
-                 *       "message": "request body too large"
+                 *       "message": "request body is too large"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiError"];
@@ -942,7 +942,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "unsupported_media_type",
-                     *       "message": "use application/json or application/x-www-form-urlencoded"
+                     *       "message": "the request body's Content-Type is not one this operation accepts"
                      *     }
                      */
                     "application/json": components["schemas"]["ApiError"];

@@ -569,7 +569,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "unauthorized",
-                 *       "message": "a valid access token is required",
+                 *       "message": "authentication required",
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */

@@ -512,7 +512,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "unauthorized",
-                 *       "message": "the access token is missing, unknown or expired"
+                 *       "message": "authentication required"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiError"];
@@ -699,7 +699,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "request_too_large",
-                     *       "message": "request body exceeds 1048576 bytes"
+                     *       "message": "request body is too large"
                      *     }
                      */
                     "application/json": components["schemas"]["ApiError"];
