@@ -134,6 +134,7 @@ type Service struct {
 	auth      *middleware.Authenticator
 	redirect  func(string) bool
 	avatar    provider.AvatarSaver
+	proxy     *avatar.Proxy
 	avatarH   http.Handler
 	mu        sync.RWMutex
 	providers []provider.Provider
@@ -246,6 +247,26 @@ func (s *Service) AddProvider(name, cid, csecret string) error {
 	return s.AddCustomHandler(p)
 }
 
+// AddProviderWithUserAttributes is AddProvider for an OAuth 2.0 built-in (every one but twitter)
+// that also copies user-info fields into the user's string attributes, e.g.
+// {"email": "email"}; see provider.Params.UserAttributes.
+func (s *Service) AddProviderWithUserAttributes(name, cid, csecret string, attrs map[string]string) error {
+	c, ok := provider.Builtin(name)
+	if !ok {
+		return fmt.Errorf("%w: %q (known: %s)", ErrUnknownProvider, name, strings.Join(provider.Builtins(), ", "))
+	}
+	p := s.Params(cid, csecret)
+	p.UserAttributes = attrs
+	h, err := c(p)
+	if err != nil {
+		return fmt.Errorf("auth: provider %s: %w", name, err)
+	}
+	if _, ok := h.(*provider.OAuth2Handler); !ok {
+		return fmt.Errorf("auth: provider %s: user attributes need an OAuth 2.0 provider", name)
+	}
+	return s.AddCustomHandler(h)
+}
+
 // AddDevProvider starts the development-only fake OAuth 2.0 server on host:port (host "" is
 // 127.0.0.1; port 0 picks a free port) and registers it as "dev". Close stops it.
 func (s *Service) AddDevProvider(host string, port int) error {
@@ -316,6 +337,10 @@ func (s *Service) AddVerifProvider(name, msgTmpl string, sender provider.Sender)
 	}
 	return s.AddCustomHandler(h)
 }
+
+// AvatarProxy returns the avatar proxy (to store a picture for a user logged in some other way),
+// or nil when Options.AvatarStore is nil.
+func (s *Service) AvatarProxy() *avatar.Proxy { return s.proxy }
 
 // Provider returns the registered provider of that name.
 func (s *Service) Provider(name string) (provider.Provider, bool) {

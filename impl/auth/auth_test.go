@@ -460,6 +460,28 @@ func TestAuth_SecretByAudience(t *testing.T) {
 	}
 }
 
+// TestAvatar_ProxyAccessor: AvatarProxy is nil without a store; with one, a picture stored through
+// it (an identicon for a user logged in some other way) is served at the link it returns.
+func TestAvatar_ProxyAccessor(t *testing.T) {
+	t.Parallel()
+	if p := newSite(t).svc.AvatarProxy(); p != nil {
+		t.Fatalf("proxy without a store: %v", p)
+	}
+	store, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	s := newSite(t, func(o *auth.Options) { o.AvatarStore = store })
+	link, err := s.svc.AvatarProxy().Put(t.Context(), "sso_1", "")
+	if err != nil || link != s.srv.URL+"/avatar/"+avatar.AvatarID("sso_1") {
+		t.Fatalf("Put: %q %v", link, err)
+	}
+	if st, h, _ := s.get(strings.TrimPrefix(link, s.srv.URL), nil); st != 200 || !strings.HasPrefix(h.Get("Content-Type"), "image/") {
+		t.Fatalf("stored avatar: %d %s", st, h.Get("Content-Type"))
+	}
+}
+
 func TestAvatar_ProxiedAtLogin(t *testing.T) {
 	t.Parallel()
 	store, err := filestore.New(t.TempDir())

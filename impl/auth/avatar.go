@@ -24,7 +24,7 @@ func (s *Service) initAvatar() error {
 		// see, so the proxy logs through the service's logger rather than nowhere.
 		Logger: s.opts.Logger,
 	})
-	s.avatar = proxy
+	s.avatar, s.proxy = proxy, proxy
 	s.avatarH = proxy.Handler()
 	return nil
 }

@@ -157,6 +157,51 @@ func TestBuiltin_GoPkgzUserIDs(t *testing.T) {
 	}
 }
 
+// TestBuiltin_UserAttributes: Params.UserAttributes copies user-info fields into string
+// attributes at login (a numeric field as its digits, a missing one as ""), and
+// Service.AddProviderWithUserAttributes registers a built-in with the mapping, refusing twitter
+// (not OAuth 2.0) and unknown names.
+func TestBuiltin_UserAttributes(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	c := builtinCases[0] // github
+	fake := providertest.NewOAuth2(t, c.kind, "cid", "secret")
+	fake.SetProfile(c.profile)
+	p := s.params(fake.ClientID, fake.ClientSecret)
+	p.UserAttributes = map[string]string{"login": "gh_login", "id": "gh_id", "no_such_field": "empty"}
+	h := c.make(p, provider.Endpoints{AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), InfoURL: fake.InfoURL()})
+	if err := s.svc.AddCustomHandler(h); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := s.get("/auth/github/login"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: %d %s", resp.StatusCode, body)
+	}
+	_, u := s.me()
+	for attr, want := range map[string]string{"gh_login": "octocat", "gh_id": "583231", "empty": ""} {
+		if got, ok := u.Attributes[attr]; !ok || got != want {
+			t.Errorf("attribute %s = %v (present %v), want %q; user %+v", attr, got, ok, want, u)
+		}
+	}
+
+	svc := newSite(t).svc
+	attrs := map[string]string{"email": "email"}
+	if err := svc.AddProviderWithUserAttributes("google", "cid", "secret", attrs); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := svc.Provider("google"); !ok || g.(*provider.OAuth2Handler).UserAttributes["email"] != "email" {
+		t.Fatalf("google registered without its attributes: %v", g)
+	}
+	if err := svc.AddProviderWithUserAttributes("twitter", "key", "secret", attrs); err == nil {
+		t.Fatal("twitter accepted user attributes")
+	}
+	if err := svc.AddProviderWithUserAttributes("nosuch", "cid", "secret", attrs); !errors.Is(err, auth.ErrUnknownProvider) {
+		t.Fatalf("unknown provider: %v", err)
+	}
+	if got := svc.Providers(); len(got) != 1 || got[0] != "google" {
+		t.Fatalf("providers %v", got)
+	}
+}
+
 // sha1Hex is the hex SHA-1 of s, written out here rather than taken from the code under test.
 func sha1Hex(s string) string {
 	h := sha1.Sum([]byte(s))

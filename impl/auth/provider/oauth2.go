@@ -111,6 +111,9 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := h.MapUser(data, body)
+	for field, attr := range h.UserAttributes {
+		u.SetStrAttr(attr, data.Value(field))
+	}
 	if u.ID == "" {
 		h.log().Warn("login: user info without id", "provider", h.Name())
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")

@@ -90,6 +90,9 @@ type Params struct {
 	UsedIDs UsedIDs
 	// UserIDFunc derives the user id at login; nil gives token.UserID(provider, raw id).
 	UserIDFunc UserIDFunc
+	// UserAttributes copies top-level user-info fields into the user's string attributes at an
+	// OAuth 2.0 login: field name → attribute name (a missing field gives ""). Nil copies none.
+	UserAttributes map[string]string
 }
 
 // UserIDFunc derives a user's id from the provider name, the provider's raw user id and, for OAuth
