@@ -54,6 +54,63 @@ func TestOptions_TransportNames(t *testing.T) {
 	}
 }
 
+// TestOptions_CookieDomainAndSameSite: JWTCookieDomain puts Domain on both session cookies, at
+// login and on the clearing cookies of logout (a browser keeps a cookie whose clearing copy names
+// another domain); without it the cookies are host-only. SameSite is Lax by default, and
+// http.SameSiteDefaultMode sends no attribute, as go-pkgz/auth does by default.
+func TestOptions_CookieDomainAndSameSite(t *testing.T) {
+	t.Parallel()
+	login := func(s *site) []*http.Cookie {
+		st, h, b := s.do(s.plain, http.MethodPost, "/auth/local/login", strings.NewReader(`{"user":"demo","passwd":"demo-password"}`),
+			map[string]string{"Content-Type": "application/json"})
+		if st != http.StatusOK {
+			t.Fatalf("login: %d %s", st, b)
+		}
+		return (&http.Response{Header: h}).Cookies()
+	}
+	logout := func(s *site) []*http.Cookie {
+		st, h, b := s.do(s.plain, http.MethodGet, "/auth/logout", nil, nil)
+		if st != http.StatusOK {
+			t.Fatalf("logout: %d %s", st, b)
+		}
+		return (&http.Response{Header: h}).Cookies()
+	}
+	// check finds the JWT and XSRF cookies among cs and compares their Domain and SameSite.
+	check := func(what string, cs []*http.Cookie, domain string, sameSite http.SameSite) {
+		t.Helper()
+		found := 0
+		for _, c := range cs {
+			if c.Name != "JWT" && c.Name != "XSRF-TOKEN" {
+				continue
+			}
+			found++
+			if c.Domain != domain || c.SameSite != sameSite {
+				t.Errorf("%s: cookie %s has Domain %q SameSite %v (raw %q), want %q %v", what, c.Name, c.Domain, c.SameSite, c.Raw, domain, sameSite)
+			}
+		}
+		if found != 2 {
+			t.Errorf("%s: %d session cookies in %v", what, found, cs)
+		}
+	}
+
+	wide := newSite(t, func(o *auth.Options) { o.JWTCookieDomain = "example.com" })
+	check("domain login", login(wide), "example.com", http.SameSiteLaxMode)
+	check("domain logout", logout(wide), "example.com", http.SameSiteLaxMode)
+
+	def := newSite(t)
+	check("default login", login(def), "", http.SameSiteLaxMode)
+	check("default logout", logout(def), "", http.SameSiteLaxMode)
+
+	unset := newSite(t, func(o *auth.Options) { o.SameSite = http.SameSiteDefaultMode })
+	cs := login(unset)
+	check("SameSiteDefaultMode", cs, "", 0) // parsed back, an absent attribute is 0
+	for _, c := range cs {
+		if strings.Contains(strings.ToLower(c.Raw), "samesite") {
+			t.Errorf("SameSiteDefaultMode: cookie %q carries SameSite", c.Raw)
+		}
+	}
+}
+
 // TestOptions_ErrorHandler: the middleware's refusals go through Options.ErrorHandler with their
 // status and reason: here a site sends anonymous visitors to its login page and answers the
 // forbidden ones with its own text.
