@@ -27,7 +27,7 @@ export interface paths {
          *     For clients of the original API, the server also accepts every one of these fields as a
          *     query parameter instead (`POST /oauth/token?grant_type=password&client_id=…`); a field sent
          *     both ways is refused as repeated. New clients should use the form body, which is what OAuth
-         *     libraries and Swagger UI's Authorize send.
+         *     libraries and Swagger UI's Authorize send. A body of any other type is refused with 415.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -700,6 +700,26 @@ export interface operations {
                      * @example {
                      *       "code": "request_too_large",
                      *       "message": "request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /**
+             * @description `unsupported_media_type`: a body that is not `application/x-www-form-urlencoded` (a JSON
+             *     body, say). Like the 413, this is the shared `ApiError` body, as on every other
+             *     operation: the request never reached the grant. A request without a body (the query
+             *     form) is not refused.
+             */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "message": "the request body's Content-Type is not one this operation accepts"
                      *     }
                      */
                     "application/json": components["schemas"]["ApiError"];

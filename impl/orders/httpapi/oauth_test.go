@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/triadhq/triad/impl/web"
 )
 
 // TestOAuth_PasswordGrantWithRealClient logs in with golang.org/x/oauth2, the client sending its
@@ -170,5 +172,66 @@ func TestOAuth_TokenEndpoint(t *testing.T) {
 		if bodies["wrong password"] != bodies[other] {
 			t.Errorf("%s %s differs from wrong password %s", other, bodies[other], bodies["wrong password"])
 		}
+	}
+}
+
+// TestOAuth_TokenBodyIsAFormOrNothing: the token request's fields come in a form body or, for
+// the original API's clients, in the query with no body. Any other body is refused with 415 and
+// the shared ApiError body, rather than read as if empty (which would blame a missing grant_type).
+func TestOAuth_TokenBodyIsAFormOrNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 24*time.Hour)
+	e.register("alice", "alice-password", "Customer")
+	fields := url.Values{"grant_type": {"password"}, "client_id": {testClientID}, "client_secret": {testClientSecret},
+		"username": {"alice"}, "password": {"alice-password"}}
+	jsonBody := `{"grant_type":"password","client_id":"` + testClientID + `","client_secret":"` + testClientSecret +
+		`","username":"alice","password":"alice-password"}`
+	cases := []struct {
+		name, query, ctype, body string
+		status                   int
+	}{
+		{"form", "", "application/x-www-form-urlencoded", fields.Encode(), http.StatusOK},
+		{"form with a charset", "", "application/x-www-form-urlencoded; charset=utf-8", fields.Encode(), http.StatusOK},
+		{"query, no body", fields.Encode(), "", "", http.StatusOK},
+		// A client library that always sets a Content-Type sends no body all the same.
+		{"query, a JSON type but no body", fields.Encode(), "application/json", "", http.StatusOK},
+		{"JSON body", "", "application/json", jsonBody, http.StatusUnsupportedMediaType},
+		{"JSON body beside the query", fields.Encode(), "application/json", "{}", http.StatusUnsupportedMediaType},
+		{"plain text", "", "text/plain", fields.Encode(), http.StatusUnsupportedMediaType},
+		{"multipart", "", "multipart/form-data; boundary=x", "--x--\r\n", http.StatusUnsupportedMediaType},
+		{"a body without a type", "", "", fields.Encode(), http.StatusUnsupportedMediaType},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			target := e.url + "/oauth/token"
+			if tc.query != "" {
+				target += "?" + tc.query
+			}
+			var body io.Reader = http.NoBody
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			req, _ := http.NewRequest("POST", target, body)
+			if tc.ctype != "" {
+				req.Header.Set("Content-Type", tc.ctype)
+			}
+			res, err := e.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("got %d %s, want %d", res.StatusCode, b, tc.status)
+			}
+			if tc.status != http.StatusUnsupportedMediaType {
+				return
+			}
+			var apiErr struct{ Code, Message string }
+			if err := json.Unmarshal(b, &apiErr); err != nil || apiErr.Code != web.CodeUnsupportedMediaType ||
+				apiErr.Message != web.MessageUnsupportedMedia {
+				t.Fatalf("body %s, want the shared unsupported_media_type body", b)
+			}
+		})
 	}
 }
