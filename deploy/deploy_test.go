@@ -90,6 +90,28 @@ func documentedEnv(t *testing.T) map[string]bool {
 	return names
 }
 
+// serverEnv is every environment variable the server reads: each flag's usage in its -h names the
+// variable that sets its default, as "(NAME)".
+func serverEnv(t *testing.T) map[string]bool {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "server")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/server")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// -h prints the usage and exits non-zero (flag.ErrHelp ends the start); the text is what counts.
+	out, _ := exec.Command(bin, "-h").CombinedOutput()
+	names := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\(([A-Z][A-Z0-9_]+)\)`).FindAllStringSubmatch(string(out), -1) {
+		names[m[1]] = true
+	}
+	if !names["DATABASE_URL"] || !names["MODE"] {
+		t.Fatalf("the server's -h names no settings:\n%s", out)
+	}
+	return names
+}
+
 func TestManifests_AgreeWithEachOtherAndTheServer(t *testing.T) {
 	t.Parallel()
 	m := load(t)
@@ -133,13 +155,30 @@ func TestManifests_AgreeWithEachOtherAndTheServer(t *testing.T) {
 		}
 	}
 
-	env := map[string]corev1.EnvVar{}
+	// What the container reads: every key of a ConfigMap or Secret it takes whole (envFrom), then
+	// its env list, which wins. Each must be a setting the server has, and is documented.
+	known := serverEnv(t)
 	documented := documentedEnv(t)
+	readKeys := map[string]bool{} // ConfigMap keys the Deployment reads
+	for _, src := range m.container.EnvFrom {
+		switch {
+		case src.ConfigMapRef != nil:
+			if src.ConfigMapRef.Name != m.config.Name {
+				t.Errorf("envFrom reads config map %s, which does not exist", src.ConfigMapRef.Name)
+			}
+			for k := range m.config.Data {
+				readKeys[k] = true
+			}
+		case src.SecretRef != nil:
+			t.Errorf("envFrom reads secret %s whole: name each secret in env so the manifest says which it needs", src.SecretRef.Name)
+		}
+		if src.Prefix != "" {
+			t.Errorf("envFrom prefix %q renames the settings the server reads", src.Prefix)
+		}
+	}
+	env := map[string]corev1.EnvVar{}
 	for _, e := range m.container.Env {
 		env[e.Name] = e
-		if !documented[e.Name] {
-			t.Errorf("env %s is not a setting documented in docs/configuration.md", e.Name)
-		}
 		if ref := e.ValueFrom; ref != nil {
 			switch {
 			case ref.SecretKeyRef != nil:
@@ -150,7 +189,31 @@ func TestManifests_AgreeWithEachOtherAndTheServer(t *testing.T) {
 				if _, ok := m.config.Data[ref.ConfigMapKeyRef.Key]; !ok || ref.ConfigMapKeyRef.Name != m.config.Name {
 					t.Errorf("env %s reads config map %s/%s, which does not exist", e.Name, ref.ConfigMapKeyRef.Name, ref.ConfigMapKeyRef.Key)
 				}
+				readKeys[ref.ConfigMapKeyRef.Key] = true
 			}
+		}
+	}
+	for k := range m.config.Data {
+		if !readKeys[k] {
+			t.Errorf("config map key %s is read by no environment variable of the deployment", k)
+		}
+		if e, ok := env[k]; ok && len(m.container.EnvFrom) > 0 && (e.ValueFrom == nil || e.ValueFrom.ConfigMapKeyRef == nil) {
+			t.Errorf("config map key %s is ignored: the deployment's own env %s wins over envFrom", k, k)
+		}
+	}
+	read := map[string]bool{}
+	for k := range readKeys {
+		read[k] = true
+	}
+	for k := range env {
+		read[k] = true
+	}
+	for name := range read {
+		if !known[name] {
+			t.Errorf("env %s is no setting of the server (not in its -h)", name)
+		}
+		if !documented[name] {
+			t.Errorf("env %s is not a setting documented in docs/configuration.md", name)
 		}
 	}
 	if env["MODE"].Value != "prod" {
@@ -287,7 +350,14 @@ func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
 		"ORDERS_CLIENT_SECRET": "a-deployment-test-client-secret-0123456789",
 	}
 	cmd := exec.Command(bin)
-	cmd.Env = []string{"HOME=" + t.TempDir()}
+	podEnv := map[string]string{}
+	for _, src := range m.container.EnvFrom { // first, as the kubelet does: env wins over it
+		if src.ConfigMapRef != nil {
+			for k, v := range m.config.Data {
+				podEnv[k] = v
+			}
+		}
+	}
 	for _, e := range m.container.Env {
 		v := e.Value
 		switch {
@@ -302,7 +372,11 @@ func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
 		case "DATA_DIR":
 			v = t.TempDir()
 		}
-		cmd.Env = append(cmd.Env, e.Name+"="+v)
+		podEnv[e.Name] = v
+	}
+	cmd.Env = []string{"HOME=" + t.TempDir()}
+	for k, v := range podEnv {
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	log := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
