@@ -98,3 +98,16 @@ func TestServer_ReplicasStartTogetherOnAnEmptyDatabase(t *testing.T) {
 		t.Fatalf("dev orders loaded more than once: %d orders, %d distinct descriptions", orders, distinctDescriptions)
 	}
 }
+
+// A pool of one connection is enough to start: the start-up lock is held on a connection of its
+// own, not on the one the migrations and the dev data need (they used to wait for it forever).
+func TestServer_StartsWithAPoolOfOne(t *testing.T) {
+	t.Parallel()
+	base, stop := testServer(t, "-mode", "dev", "-db-max-conns", "1", "-database-url", dbtest.NewEmptyURL(t))
+	if status, _, body := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Fatalf("readyz: %d %s", status, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+}

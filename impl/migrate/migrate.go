@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -46,23 +47,23 @@ const startupLockKey int64 = 0x7472696164 // "triad" in ASCII
 // one database run their start-up work one after the other, and each finds what the one before it
 // did (the schema applied, the dev data's marker rows). The lock is a session-level advisory lock
 // on a connection of its own, so a server that dies while holding it releases it with its session.
+// That connection is made beside the pool (with its configuration), not taken from it: fn needs
+// the pool's connections (Up holds one for goose's lock and its migrations), and a pool of one
+// would otherwise wait for the connection the lock holds, forever.
 func Exclusive(ctx context.Context, pool *pgxpool.Pool, fn func(context.Context) error) error {
-	conn, err := pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return fmt.Errorf("start-up lock: %w", err)
 	}
-	defer conn.Release()
+	defer func() {
+		// Ending the session is the unlock: PostgreSQL frees every lock it held. A cancelled ctx
+		// must not keep the lock, so the close runs on a context of its own.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", startupLockKey); err != nil {
 		return fmt.Errorf("start-up lock: %w", err)
 	}
-	defer func() {
-		// A cancelled ctx must not keep the lock: unlock on a context of its own, and when even that
-		// fails, close the session, which frees every lock it holds.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, uerr := conn.Exec(uctx, "SELECT pg_advisory_unlock($1)", startupLockKey); uerr != nil {
-			_ = conn.Conn().Close(uctx)
-		}
-	}()
 	return fn(ctx)
 }
