@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -37,5 +38,42 @@ func mountDocs(r chi.Router) {
 		},
 	})
 	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
-	r.Mount("/docs/", ui)
+	r.Mount("/docs/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ui.ServeHTTP(&firstStatus{ResponseWriter: w}, r)
+	}))
 }
+
+// firstStatus passes on a response's first status and drops any later one, with the body of a
+// response whose write already failed. The Swagger UI's file server (statigz) answers a failed copy
+// with http.Error, though the file's status and first bytes are out: when a client hangs up in the
+// middle of a large asset, that 500 cannot be sent, and net/http would log every such call as a
+// "superfluous response.WriteHeader" warning for a fault that is not the server's.
+type firstStatus struct {
+	http.ResponseWriter
+	started bool // a final status (or a body byte) has gone to the writer
+	failed  bool // a write failed: the connection is gone or broken
+}
+
+func (f *firstStatus) WriteHeader(code int) {
+	if f.started {
+		return
+	}
+	f.started = code >= 200 // informational statuses (1xx) may precede the final one
+	f.ResponseWriter.WriteHeader(code)
+}
+
+func (f *firstStatus) Write(b []byte) (int, error) {
+	if f.failed {
+		return 0, errWriteFailed
+	}
+	f.started = true
+	n, err := f.ResponseWriter.Write(b)
+	f.failed = err != nil
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (f *firstStatus) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// errWriteFailed refuses writes after one failed, so nothing is appended to a broken response.
+var errWriteFailed = errors.New("docs: an earlier write of this response failed")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,17 +14,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/triadhq/triad/impl/pgcluster"
 )
 
-// Fault tests against the real binary: a database that goes away, a second server on the same
-// data folder, clients that hang up. (The postmaster killed under the server is in
-// TestServer_ManagedPostgres and impl/pgcluster.)
+// Fault tests against the real binary: a database that goes away, its postmaster killed under the
+// server, a second server on the same data folder, clients that hang up.
 
 var (
 	binaryOnce sync.Once
@@ -173,6 +175,136 @@ func TestBinary_DatabaseDownAnswers503(t *testing.T) {
 	waitFor(t, func() bool { code, _, _ := get(t, brand); return code == http.StatusNotFound })
 }
 
+// logins posts one password login to the orders token endpoint and to brands login and returns
+// each answer's status and Retry-After.
+func (s *binServer) logins(t *testing.T, ordersPw, brandsPw string) (orders, brands loginAnswer) {
+	t.Helper()
+	post := func(path string, form url.Values) loginAnswer {
+		resp, err := http.PostForm(s.base+path, form)
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return loginAnswer{resp.StatusCode, resp.Header.Get("Retry-After")}
+	}
+	orders = post("/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {devOrdersClientID},
+		"client_secret": {devOrdersClientSecret}, "username": {"alice"}, "password": {ordersPw}})
+	brands = post("/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {brandsPw}})
+	return orders, brands
+}
+
+type loginAnswer struct {
+	status     int
+	retryAfter string
+}
+
+// Logins that fail because the database is down are not guesses: more than the throttle's ten,
+// right and wrong passwords, on the orders token endpoint and brands login, all answer 503; once
+// the database is back the right password logs in on both (not 429).
+func TestBinary_OutageLocksNoOneOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pgDir := filepath.Join(t.TempDir(), "pg")
+	cluster, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	if err := cluster.EnsureDatabase(ctx, "triad"); err != nil {
+		t.Fatal(err)
+	}
+	s := startBinary(t, "-mode", "dev", "-database-url", cluster.URL("triad"), "-auth-dev-port", "0")
+	if o, b := s.logins(t, "alice-password", "demo-password"); o.status != http.StatusOK || b.status != http.StatusOK {
+		t.Fatalf("logins with the database up: orders %d, brands %d; want 200", o.status, b.status)
+	}
+
+	if err := cluster.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		pw := map[bool]string{true: "-password", false: "-wrong"}[i%2 == 0]
+		o, b := s.logins(t, "alice"+pw, "demo"+pw)
+		for name, a := range map[string]loginAnswer{"orders": o, "brands": b} {
+			if a.status != http.StatusServiceUnavailable || a.retryAfter == "" {
+				t.Fatalf("%s login %d with the database down: %d Retry-After=%q, want 503 with Retry-After", name, i+1, a.status, a.retryAfter)
+			}
+		}
+	}
+
+	back, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = back.Stop() })
+	waitFor(t, func() bool { code, _, _ := get(t, s.base+"/readyz"); return code == http.StatusOK })
+	if o, b := s.logins(t, "alice-password", "demo-password"); o.status != http.StatusOK || b.status != http.StatusOK {
+		t.Fatalf("right passwords after the outage: orders %d (Retry-After %q), brands %d (Retry-After %q); want 200",
+			o.status, o.retryAfter, b.status, b.retryAfter)
+	}
+}
+
+// kill -9 of the managed postmaster under the running binary: while it is down /readyz is 503 and
+// a route that needs the database answers 503 database_unavailable with Retry-After (never 500);
+// after the supervisor's restart both answer 200 again from the same server process.
+func TestBinary_PostmasterKilled(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	s := startBinary(t, "-mode", "dev", "-data-dir", dataDir, "-auth-dev-port", "0")
+	brand := s.base + "/api/brand/655e1f2a0000000000000001"
+	waitFor(t, func() bool { code, _, _ := get(t, s.base+"/readyz"); return code == http.StatusOK })
+	if code, _, body := get(t, brand); code != http.StatusOK {
+		t.Fatalf("brand with the database up: %d %s", code, body)
+	}
+
+	pidFile, err := os.ReadFile(filepath.Join(dataDir, "pg", "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	if err != nil {
+		t.Fatalf("postmaster.pid: %v", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Poll both until each has been seen down and then both are up again.
+	var readyDown, apiDown bool
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		readyCode, _, _ := get(t, s.base+"/readyz")
+		code, h, body := get(t, brand)
+		switch code {
+		case http.StatusOK:
+		case http.StatusServiceUnavailable:
+			var e struct{ Code string }
+			_ = json.Unmarshal([]byte(body), &e)
+			if e.Code != "database_unavailable" || h.Get("Retry-After") == "" {
+				t.Fatalf("brand with the postmaster dead: 503 Retry-After=%q %s, want database_unavailable with Retry-After", h.Get("Retry-After"), body)
+			}
+			apiDown = true
+		default:
+			t.Fatalf("brand with the postmaster dead: %d %s, want 503 database_unavailable", code, body)
+		}
+		readyDown = readyDown || readyCode == http.StatusServiceUnavailable
+		if readyDown && apiDown && readyCode == http.StatusOK && code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after kill -9: readyz seen 503 %v, brand seen 503 %v, now readyz %d brand %d; want both down, then both 200",
+				readyDown, apiDown, readyCode, code)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The supervisor logs the restart once the new postmaster is ready, which the server may see first.
+	waitFor(t, func() bool { return strings.Contains(s.log.String(), "postgres restarted") })
+	select {
+	case <-s.done:
+		t.Fatalf("the server exited:\n%s", s.log.String())
+	default:
+	}
+}
+
 // A second server on a data folder whose owner runs refuses with one line naming the owner, and
 // the owner keeps serving.
 func TestBinary_SecondServerOnSameDataDir(t *testing.T) {
@@ -208,19 +340,46 @@ func lastLine(s string) string {
 	return last
 }
 
-// Clients that hang up while their login is being worked on are not server errors: no ERROR line.
+// Clients that hang up while their login is being worked on, or while a large answer is being
+// sent, are not server errors: no ERROR line, no "superfluous WriteHeader"; and the hung-up logins
+// count nothing, so the right password still logs in after more of them than the throttle's ten.
 func TestBinary_ClientGoneIsNoError(t *testing.T) {
 	t.Parallel()
-	s := startBinary(t, "-mode", "dev", "-data-dir", t.TempDir(), "-auth-dev-port", "0", "-log-level", "info")
+	s := startBinary(t, "-mode", "dev", "-data-dir", t.TempDir(), "-auth-dev-port", "0", "-log-level", "debug")
+	addr := strings.TrimPrefix(s.base, "http://")
 	form := url.Values{"email": {"demo@brands.test"}, "password": {"demo-password"}}.Encode()
-	for range 5 { // fewer than the login throttle's 10, whatever it counts
-		conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	for range 15 {
+		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(conn, "POST /api/user/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s", len(form), form)
 		conn.Close() // gone while the password is being checked
 	}
+
+	// Gone mid-response: a client with a small receive buffer reads the first bytes of a large
+	// answer and hangs up while the server is still writing it.
+	small := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return errors.Join(err, serr)
+	}}
+	for _, path := range []string{"/openapi/orders.yaml", "/docs/swagger-ui-bundle.js", "/api/brand/list"} {
+		conn, err := small.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
+		buf := make([]byte, 64)
+		if _, err := io.ReadFull(conn, buf); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		if !strings.HasPrefix(string(buf), "HTTP/1.1 200") {
+			t.Fatalf("GET %s: %q, want a 200", path, buf)
+		}
+		conn.Close()
+	}
+
 	// A request after them completes, so the hung-up ones have been worked through or dropped.
 	time.Sleep(2 * time.Second)
 	resp, err := http.Post(s.base+"/api/user/login", "application/x-www-form-urlencoded", strings.NewReader(form))
@@ -230,7 +389,7 @@ func TestBinary_ClientGoneIsNoError(t *testing.T) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("login after the hang-ups: %d", resp.StatusCode)
+		t.Fatalf("login after 15 hang-ups: %d (Retry-After %q), want 200", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	if logs := s.log.String(); strings.Contains(logs, "level=ERROR") || strings.Contains(logs, "superfluous") {
 		t.Fatalf("clients that hung up were logged as server errors:\n%s", logs)
