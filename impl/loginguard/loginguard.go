@@ -1,0 +1,101 @@
+// Package loginguard runs one password login the way every surface must: ask the hasher whether it
+// has room, reserve the attempt against the failed-login limit, check the password, then give the
+// attempt back or forget the key's failures. The surfaces differ only in how they render the
+// outcome (an RFC 6749 body at the orders token endpoint, the shared Error body in brands), so the
+// guard returns errors for them to map and leaves the wire format to the edge.
+//
+// The properties it keeps, for every surface alike:
+//   - a login the hasher would shed is refused (password.ErrBusy) before any database work: under a
+//     flood those queries, not the hashes, are what keeps everyone else waiting;
+//   - the attempt is reserved before the password is checked, so requests sent in parallel cannot
+//     all slip in while the first are being hashed: at most throttle's Max checks run per key and
+//     window, and a blocked key costs no argon2 work, so the answer cannot tell a right password
+//     from a wrong one;
+//   - only a password that was checked and was wrong keeps the attempt counted; a check that did
+//     not happen (database down, hasher busy, request cancelled) gives it back.
+//
+// Unknown accounts count like known ones (the check does dummy work and reports the wrong
+// password): otherwise a 429 would tell which accounts exist.
+package loginguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/throttle"
+)
+
+// ErrTooManyAttempts matches (errors.Is) the *Blocked error of a login the limit refused.
+var ErrTooManyAttempts = errors.New("too many failed logins")
+
+// Blocked is a login refused by the failed-login limit without its password being checked.
+type Blocked struct {
+	// Seconds is the wait until the key's window ends, rounded up (the Retry-After value).
+	Seconds int
+}
+
+func (b *Blocked) Error() string {
+	return fmt.Sprintf("too many failed logins; try again in %d seconds", b.Seconds)
+}
+
+// Unwrap makes a *Blocked match ErrTooManyAttempts.
+func (b *Blocked) Unwrap() error { return ErrTooManyAttempts }
+
+// RetryAfter is the Retry-After seconds of a *Blocked in err's chain, or 0 (a refusal table's
+// RetryAfter function).
+func RetryAfter(err error) int {
+	var b *Blocked
+	if errors.As(err, &b) {
+		return b.Seconds
+	}
+	return 0
+}
+
+// Guard is one surface's login guard: its hasher and its failed-login limiter.
+type Guard struct {
+	hasher  *password.Hasher
+	limiter *throttle.Limiter
+	wrong   error
+}
+
+// New returns the guard over hasher and limiter. wrong is the surface's error for a checked-wrong
+// password (matched with errors.Is): the one outcome of a check that keeps the attempt counted.
+func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error) *Guard {
+	return &Guard{hasher: hasher, limiter: limiter, wrong: wrong}
+}
+
+// Login runs check, the surface's password check for account, under the guard; remoteAddr is the
+// client's address (http.Request.RemoteAddr), counted per account and alone (throttle's
+// ReserveLogin). It returns nil when check passed (the key's failures are forgotten), and
+// otherwise one of:
+//   - password.ErrBusy: the hasher had no room; nothing was read or counted;
+//   - a *Blocked (ErrTooManyAttempts): the limit refused the login; check did not run;
+//   - check's error matching wrong: the password was wrong, and the attempt stays counted;
+//   - any other error, from the limiter's database or from check (password.ErrBusy among them):
+//     the password was not checked, and the attempt was given back.
+func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check func(context.Context) error) error {
+	if !g.hasher.Admits(ctx) {
+		return password.ErrBusy
+	}
+	res, err := g.limiter.ReserveLogin(ctx, account, remoteAddr)
+	if err != nil {
+		return err
+	}
+	if res.Blocked {
+		return &Blocked{Seconds: throttle.RetryAfterSeconds(res.RetryAfter)}
+	}
+	err = check(ctx)
+	if errors.Is(err, g.wrong) {
+		return err
+	}
+	if err != nil {
+		// Best effort, as both calls below: an attempt that stays counted only moves the key's
+		// block nearer, and its window ends anyway.
+		_ = res.Release()
+		return err
+	}
+	_ = res.Succeeded()
+	return nil
+}
