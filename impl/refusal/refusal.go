@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -96,3 +97,14 @@ func (t Table) ResponseErrorHandler(log *slog.Logger) func(http.ResponseWriter, 
 		}
 	}
 }
+
+// The refusal of work the password hasher has no room for (password.ErrBusy), on every surface.
+const (
+	CodeServerBusy    = "server_busy"
+	MessageServerBusy = "the server is busy; try again shortly"
+)
+
+// ServerBusy is the entry every surface's table carries for password.ErrBusy: a 503 whose
+// Retry-After of one second tells the client the shedding is brief.
+var ServerBusy = Entry{Err: password.ErrBusy, Refusal: Refusal{Status: http.StatusServiceUnavailable,
+	Code: CodeServerBusy, Message: MessageServerBusy, RetryAfter: func(error) int { return 1 }}}

@@ -18,6 +18,7 @@ import (
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/router"
 )
 
 // The benchmarks live in package httpapi (the test binary's TestMain, in httpapi_test, starts the
@@ -28,8 +29,12 @@ const benchClientID, benchClientSecret = "bench-client", "bench-secret"
 
 func benchAPI(b *testing.B, pool *pgxpool.Pool) (http.Handler, *API) {
 	b.Helper()
-	h, a, err := NewHTTPHandler(pool, Options{ClientID: benchClientID, ClientSecret: benchClientSecret,
+	a, err := New(pool, Options{ClientID: benchClientID, ClientSecret: benchClientSecret,
 		TokenTTL: time.Hour, Hasher: password.New(password.Params{Time: 1, Memory: 64, Threads: 1})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := router.Standalone(nil, a.Mount)
 	if err != nil {
 		b.Fatal(err)
 	}

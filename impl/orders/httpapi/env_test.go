@@ -26,6 +26,7 @@ import (
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/orders/httpapi"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/router"
 	"github.com/triadhq/triad/impl/throttle"
 )
 
@@ -96,11 +97,15 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins thro
 // newEnvHasher is newEnvPool with its own password hasher (a small one, to fill it).
 func newEnvHasher(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins throttle.Options, hasher *password.Hasher) *env {
 	t.Helper()
-	h, _, err := httpapi.NewHTTPHandler(pool, httpapi.Options{
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a, err := httpapi.New(pool, httpapi.Options{
 		ClientID: testClientID, ClientSecret: testClientSecret, TokenTTL: ttl, Hasher: hasher,
-		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Logins: logins,
+		Log: log, Logins: logins,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := router.Standalone(log, a.Mount)
 	if err != nil {
 		t.Fatal(err)
 	}

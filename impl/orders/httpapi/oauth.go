@@ -1,18 +1,19 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 
+	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/refusal"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -111,52 +112,34 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		oauthFail(w, http.StatusBadRequest, "invalid_request", "password is required")
 		return
 	}
-	// A login the hasher would shed is refused before any database work: under a flood those
-	// queries, not the hashes, are what keeps everyone else waiting.
-	if !a.opts.Hasher.Admits(r.Context()) {
+	// The shared login guard (impl/loginguard): a busy hasher is refused before any database work,
+	// the attempt is reserved against the failed-login limit before the password is checked, and
+	// only a wrong password keeps it counted. A blocked login keeps invalid_grant because RFC 6749
+	// §5.2 has no rate-limit code and the grant is what is refused; 429 and Retry-After say it is
+	// temporary.
+	var u orders.User
+	err := a.guard.Login(r.Context(), username, r.RemoteAddr, func(ctx context.Context) (err error) {
+		u, err = a.svc.Authenticate(ctx, username, pw)
+		return err
+	})
+	var blocked *loginguard.Blocked
+	switch {
+	case err == nil:
+	case errors.Is(err, password.ErrBusy):
 		w.Header().Set("Retry-After", "1")
-		oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", msgServerBusy)
+		oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", refusal.MessageServerBusy)
 		return
-	}
-	// Brute-force guard: a username that failed too often from this address is refused before its
-	// password is checked, so the answer cannot tell a right password from a wrong one and the
-	// attacker's requests cost no argon2 work. invalid_grant is kept because RFC 6749 §5.2 has no
-	// rate-limit code and the grant is what is refused; 429 and Retry-After say it is temporary.
-	// Reserve counts this try before the check, so requests sent in parallel cannot all slip in
-	// while the first are being hashed; only a wrong password keeps it (see impl/throttle).
-	// Unknown usernames count alike: otherwise the 429 would tell which usernames exist. The
-	// address is also counted across usernames (100 failures per window by default), so one host
-	// cannot spray guesses over many accounts.
-	res, err := a.logins.ReserveLogin(r.Context(), username, r.RemoteAddr)
-	if err != nil {
-		a.oauthInternal(w, r, err)
+	case errors.As(err, &blocked):
+		w.Header().Set("Retry-After", strconv.Itoa(blocked.Seconds))
+		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", blocked.Error())
 		return
-	}
-	if res.Blocked {
-		secs := throttle.RetryAfterSeconds(res.RetryAfter)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", fmt.Sprintf("too many failed logins; try again in %d seconds", secs))
-		return
-	}
-	u, err := a.svc.Authenticate(r.Context(), username, pw)
-	if errors.Is(err, orders.ErrInvalidCredentials) {
+	case errors.Is(err, orders.ErrInvalidCredentials):
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
 		return
-	}
-	if err != nil {
-		// The password was not checked (database down, hasher busy, request cancelled): not a
-		// failed guess.
-		_ = res.Release()
-		if errors.Is(err, password.ErrBusy) {
-			w.Header().Set("Retry-After", "1")
-			oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", msgServerBusy)
-			return
-		}
+	default:
 		a.oauthInternal(w, r, err)
 		return
 	}
-	// Best effort: if forgetting fails, the earlier failures simply count until the window ends.
-	_ = res.Succeeded()
 	tok, err := a.tokens.Issue(r.Context(), &orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
 	if err != nil {
 		a.oauthInternal(w, r, err)

@@ -5,23 +5,15 @@ import (
 	"net/http"
 
 	"github.com/triadhq/triad/impl/orders"
-	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/refusal"
 	"github.com/triadhq/triad/impl/web"
-)
-
-// The refusal of a request the password hasher has no room for (password.ErrBusy).
-const (
-	codeServerBusy = "server_busy"
-	msgServerBusy  = "the server is busy; try again shortly"
 )
 
 // refusals maps the orders domain's errors to their documented answers: the one place where they
 // meet HTTP. A refusal's message is the domain's (orders.Refusal messages are written for the
 // caller). ErrInvalidCredentials is answered by the token endpoint in RFC 6749 form instead.
 var refusals = refusal.Table{
-	{Err: password.ErrBusy, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: codeServerBusy,
-		Message: msgServerBusy, RetryAfter: func(error) int { return 1 }}},
+	refusal.ServerBusy,
 	{Err: orders.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
 		Message: web.MessageValidation, Details: fieldOf}},
 	{Err: orders.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},
