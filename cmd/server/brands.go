@@ -8,22 +8,19 @@ import (
 
 	"github.com/triadhq/triad/impl/brands/devdata"
 	"github.com/triadhq/triad/impl/brands/httpapi"
-	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/sweep"
-	"github.com/triadhq/triad/impl/throttle"
 )
 
 // mountBrands mounts the brands API (/api/...). In dev mode it loads the prepared brands, admin and
 // demo user (see docs/brands.md); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
 // admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
-	hasher := password.New(password.Default)
-	a.metrics.WatchHashQueue("brands", hasher.Waiting)
-	api, err := httpapi.New(a.pool, httpapi.Options{TokenTTL: a.cfg.Brands.TokenTTL, Log: a.log, Hasher: hasher,
-		// Throttle's defaults, 10 failed logins per email and client address and 100 per client
-		// address in 15 minutes (shared by replicas in PostgreSQL; see docs/brands.md); refusals
-		// are counted in the metrics.
-		Logins: throttle.Options{OnBlocked: a.metrics.LoginRefused("brands")}})
+	hasher, logins := a.passwordLogins("brands")
+	api, err := httpapi.New(a.pool, httpapi.Options{
+		Hasher:   hasher,
+		TokenTTL: a.cfg.Brands.TokenTTL,
+		Log:      a.log,
+		Logins:   logins,
+	})
 	if err != nil {
 		return err
 	}
@@ -45,7 +42,6 @@ func (a *app) mountBrands(r chi.Router) error {
 		}
 		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "changed", changed)
 	}
-	// Expired tokens authenticate nobody already; the sweep only keeps the table small.
-	a.onClose(sweep.Start(a.log, "brands tokens", time.Hour, api.Service().SweepExpiredTokens))
+	a.sweepTokens("brands", api.Tokens().Sweep)
 	return api.Mount(r)
 }

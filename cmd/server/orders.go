@@ -8,26 +8,19 @@ import (
 
 	"github.com/triadhq/triad/impl/orders/devdata"
 	"github.com/triadhq/triad/impl/orders/httpapi"
-	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/sweep"
-	"github.com/triadhq/triad/impl/throttle"
 )
 
 // mountOrders mounts the orders API (/oauth/token, /users, /authenticated, /orders) and, in dev
 // mode, loads its demo data once.
 func (a *app) mountOrders(r chi.Router) error {
-	hasher := password.New(password.Default)
-	a.metrics.WatchHashQueue("orders", hasher.Waiting)
+	hasher, logins := a.passwordLogins("orders")
 	api, err := httpapi.New(a.pool, httpapi.Options{
 		Hasher:       hasher,
 		ClientID:     a.cfg.Orders.ClientID,
 		ClientSecret: string(a.cfg.Orders.ClientSecret),
 		TokenTTL:     a.cfg.Orders.TokenTTL,
 		Log:          a.log,
-		// Logins keeps throttle's defaults, 10 failed logins per username and client address and
-		// 100 per client address in 15 minutes (shared by replicas in PostgreSQL; see
-		// docs/orders.md), and counts refusals.
-		Logins: throttle.Options{OnBlocked: a.metrics.LoginRefused("orders")},
+		Logins:       logins,
 	})
 	if err != nil {
 		return err
@@ -43,7 +36,6 @@ func (a *app) mountOrders(r chi.Router) error {
 			a.log.Info("orders: loaded dev data (demo users alice, carol, bob, dave; see docs/orders.md)")
 		}
 	}
-	// Expired tokens authenticate nobody already; the sweep only keeps the table small.
-	a.onClose(sweep.Start(a.log, "orders tokens", time.Hour, api.Tokens().Sweep))
+	a.sweepTokens("orders", api.Tokens().Sweep)
 	return api.Mount(r)
 }

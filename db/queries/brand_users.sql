@@ -5,8 +5,8 @@ VALUES ($1, $2, $3, $4)
 RETURNING id, email, name, is_admin, created_at;
 
 -- name: GetBrandUserCredentials :one
--- GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
-SELECT id, password_hash FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
+-- GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case.
+SELECT id, password_hash, is_admin FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
 
 -- name: GetBrandUserByToken :one
 -- GetBrandUserByToken resolves an unexpired access token hash to its user.

@@ -170,19 +170,20 @@ func (q *Queries) GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTok
 }
 
 const getBrandUserCredentials = `-- name: GetBrandUserCredentials :one
-SELECT id, password_hash FROM brand_users WHERE lower(email) = lower($1::text)
+SELECT id, password_hash, is_admin FROM brand_users WHERE lower(email) = lower($1::text)
 `
 
 type GetBrandUserCredentialsRow struct {
 	ID           string
 	PasswordHash string
+	IsAdmin      bool
 }
 
-// GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
+// GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case.
 func (q *Queries) GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error) {
 	row := q.db.QueryRow(ctx, getBrandUserCredentials, email)
 	var i GetBrandUserCredentialsRow
-	err := row.Scan(&i.ID, &i.PasswordHash)
+	err := row.Scan(&i.ID, &i.PasswordHash, &i.IsAdmin)
 	return i, err
 }
 

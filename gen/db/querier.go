@@ -67,7 +67,7 @@ type Querier interface {
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
 	// GetBrandUserByToken resolves an unexpired access token hash to its user.
 	GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error)
-	// GetBrandUserCredentials finds a user's id and password hash by email, without regard to case.
+	// GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case.
 	GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error)
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 	// concurrent password changes apply one after the other.

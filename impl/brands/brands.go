@@ -61,28 +61,26 @@ const DefaultTokenTTL = 30 * 24 * time.Hour
 type Config struct {
 	// Hasher hashes passwords; nil uses password.Default.
 	Hasher *password.Hasher
-	// TokenTTL is the lifetime of an access token from its issue; 0 uses DefaultTokenTTL.
-	TokenTTL time.Duration
-	// Now is the clock that token expiry is judged by; nil uses time.Now. Tests move it forward.
+	// Tokens issues and revokes the access tokens, over NewTokenStore; the HTTP edge builds it
+	// (and resolves and sweeps with it), as the orders edge does. The domain uses it where a token
+	// is part of a transaction: Register issues the first token with the user, Logout revokes one.
+	// It is required.
+	Tokens *opaquetoken.Tokens[Principal]
+	// Now is the clock that token expiry is judged by, the one Tokens' store uses; nil uses
+	// time.Now. Tests move it forward.
 	Now func() time.Time
 }
 
 // NewService returns a Service storing in pool.
 func NewService(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Tokens == nil {
+		panic("brands: Config.Tokens is required")
+	}
 	if cfg.Hasher == nil {
 		cfg.Hasher = password.New(password.Default)
-	}
-	if cfg.TokenTTL <= 0 {
-		cfg.TokenTTL = DefaultTokenTTL
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	q := db.New(pool)
-	// No cache (CacheFor 0): logout and a password change revoke at once on every replica.
-	tokens, err := opaquetoken.New(tokenStore{q: q, now: cfg.Now}, opaquetoken.Options{TTL: cfg.TokenTTL, Now: cfg.Now})
-	if err != nil {
-		panic(err) // unreachable: the TTL was made positive above
-	}
-	return &Service{pool: pool, q: q, hasher: cfg.Hasher, tokens: tokens, now: cfg.Now}
+	return &Service{pool: pool, q: db.New(pool), hasher: cfg.Hasher, tokens: cfg.Tokens, now: cfg.Now}
 }

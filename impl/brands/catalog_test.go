@@ -3,8 +3,11 @@ package brands
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
 )
 
@@ -16,7 +19,11 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 func TestCatalog_DigestMatchesSQL(t *testing.T) {
 	pool := dbtest.New(t)
 	ctx := context.Background()
-	svc := NewService(pool, Config{Hasher: password.New(password.Fast)})
+	tokens, err := opaquetoken.New(NewTokenStore(db.New(pool), nil), opaquetoken.Options{TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := NewService(pool, Config{Hasher: password.New(password.Fast), Tokens: tokens})
 	admin := Principal{UserID: "000000000000000000000000", IsAdmin: true}
 	agree := func(l List, wantLen int) string {
 		t.Helper()

@@ -11,23 +11,31 @@ import (
 	"github.com/triadhq/triad/impl/opaquetoken"
 )
 
-// tokenStore keeps the brands API's access tokens (their SHA-256) in PostgreSQL; it implements
-// opaquetoken.Store, judging expiry by the service's clock so tests can move past it.
-type tokenStore struct {
+// TokenStore keeps the brands API's access tokens (their SHA-256) in PostgreSQL. It implements
+// opaquetoken.Store, judging expiry by its clock so tests can move past it.
+type TokenStore struct {
 	q   *db.Queries
 	now func() time.Time
 }
 
-var _ opaquetoken.Store[Principal] = tokenStore{}
+var _ opaquetoken.Store[Principal] = TokenStore{}
+
+// NewTokenStore returns the token store over q, judging expiry by now (nil: time.Now).
+func NewTokenStore(q *db.Queries, now func() time.Time) TokenStore {
+	if now == nil {
+		now = time.Now
+	}
+	return TokenStore{q: q, now: now}
+}
 
 // SaveToken records a new token of p.
-func (s tokenStore) SaveToken(ctx context.Context, hash []byte, p Principal, expires time.Time) error {
+func (s TokenStore) SaveToken(ctx context.Context, hash []byte, p Principal, expires time.Time) error {
 	return s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: hash, UserID: p.UserID, ExpiresAt: expires})
 }
 
 // TokenOwner resolves an unexpired token to its user. The expiry is not read back (a token row may
 // hold 'infinity', which time.Time cannot): brands does not cache resolved tokens.
-func (s tokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, time.Time, error) {
+func (s TokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, time.Time, error) {
 	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hash, Now: s.now()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, time.Time{}, opaquetoken.ErrInvalid
@@ -39,26 +47,11 @@ func (s tokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, tim
 }
 
 // DeleteExpiredTokens deletes the rows of expired tokens.
-func (s tokenStore) DeleteExpiredTokens(ctx context.Context) (int64, error) {
+func (s TokenStore) DeleteExpiredTokens(ctx context.Context) (int64, error) {
 	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
 }
 
-// SweepExpiredTokens deletes the rows of expired tokens and reports how many there were.
-func (s *Service) SweepExpiredTokens(ctx context.Context) (int64, error) {
-	return s.tokens.Sweep(ctx)
-}
-
-// Resolve returns the owner of an unexpired access token, or ErrUnauthenticated. The HTTP edge's
-// bearer middleware calls it once per request.
-func (s *Service) Resolve(ctx context.Context, tok string) (Principal, error) {
-	p, err := s.tokens.Resolve(ctx, tok)
-	if errors.Is(err, opaquetoken.ErrInvalid) {
-		return Principal{}, ErrUnauthenticated
-	}
-	return p, err
-}
-
-// Logout revokes tok, the token the caller presented, at once.
+// Logout revokes tok, the token the caller presented, at once: its row is deleted.
 func (s *Service) Logout(ctx context.Context, tok string) error {
 	if !opaquetoken.WellFormed(tok) {
 		return ErrUnauthenticated

@@ -48,11 +48,10 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (User, s
 	if err != nil {
 		return User{}, "", err
 	}
-	tok, tokHash, err := opaquetoken.Mint()
-	if err != nil {
-		return User{}, "", err
-	}
-	var u User
+	var (
+		u   User
+		tok string
+	)
 	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		q := s.q.WithTx(tx)
 		row, err := q.CreateBrandUser(ctx, db.CreateBrandUserParams{Email: email, Name: name, PasswordHash: hash})
@@ -64,7 +63,8 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (User, s
 		}
 		u = User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
 		// Issued in the same transaction as the user, so a user never exists without its token.
-		return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: tokHash, UserID: row.ID, ExpiresAt: s.now().Add(s.tokens.TTL())})
+		tok, err = s.tokens.IssueTo(ctx, NewTokenStore(q, s.now), Principal{UserID: row.ID, IsAdmin: row.IsAdmin})
+		return err
 	})
 	if err != nil {
 		return User{}, "", err
@@ -72,22 +72,23 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (User, s
 	return u, tok, nil
 }
 
-// Login checks the credentials and issues a new access token. An unknown email and a wrong password
-// both give ErrInvalidCredentials after the same amount of hashing work.
-func (s *Service) Login(ctx context.Context, email, pw string) (string, error) {
+// Authenticate checks the credentials and returns the user as a principal; the HTTP edge issues
+// the access token. An unknown email and a wrong password both give ErrInvalidCredentials after
+// the same amount of hashing work.
+func (s *Service) Authenticate(ctx context.Context, email, pw string) (Principal, error) {
 	email = strings.TrimSpace(email)
 	row, err := s.q.GetBrandUserCredentials(ctx, email)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return "", err
+		return Principal{}, err
 	}
 	ok, err := s.hasher.Verify(ctx, row.PasswordHash, pw) // "" for an unknown user: dummy work, false
 	if err != nil {
-		return "", err
+		return Principal{}, err
 	}
 	if !ok {
-		return "", ErrInvalidCredentials
+		return Principal{}, ErrInvalidCredentials
 	}
-	return s.tokens.Issue(ctx, Principal{UserID: row.ID})
+	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, nil
 }
 
 // ResetPassword replaces the caller's password after checking the current one, and revokes every

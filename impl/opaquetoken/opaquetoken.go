@@ -118,17 +118,34 @@ func (t *Tokens[Owner]) TTL() time.Duration { return t.opts.TTL }
 
 // Issue mints a token for owner, valid for TTL.
 func (t *Tokens[Owner]) Issue(ctx context.Context, owner Owner) (string, error) {
-	tok, hash, err := Mint()
+	tok, now, expires, err := t.issue(ctx, t.store, owner)
 	if err != nil {
-		return "", err
-	}
-	now := t.opts.Now()
-	expires := now.Add(t.opts.TTL)
-	if err := t.store.SaveToken(ctx, hash, owner, expires); err != nil {
 		return "", err
 	}
 	t.put(tok, owner, now, expires)
 	return tok, nil
+}
+
+// IssueTo is Issue into store instead of the Tokens' own: the same surface's store bound to a
+// transaction, so the token commits or rolls back with the rows written beside it (a user and its
+// first token). The token is not cached, as the transaction may still roll back; once committed it
+// resolves from the store.
+func (t *Tokens[Owner]) IssueTo(ctx context.Context, store Store[Owner], owner Owner) (string, error) {
+	tok, _, _, err := t.issue(ctx, store, owner)
+	return tok, err
+}
+
+func (t *Tokens[Owner]) issue(ctx context.Context, store Store[Owner], owner Owner) (tok string, now, expires time.Time, err error) {
+	tok, hash, err := Mint()
+	if err != nil {
+		return "", now, expires, err
+	}
+	now = t.opts.Now()
+	expires = now.Add(t.opts.TTL)
+	if err := store.SaveToken(ctx, hash, owner, expires); err != nil {
+		return "", now, expires, err
+	}
+	return tok, now, expires, nil
 }
 
 // Resolve returns the owner of tok, or ErrInvalid.

@@ -15,6 +15,7 @@ import (
 	"github.com/triadhq/triad/impl/brands/httpapi"
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/router"
 )
 
 // baselineBrand is what the raw baseline endpoint scans each row into.
@@ -122,7 +123,11 @@ func compare(b *testing.B, ours, base string, prep func()) {
 }
 
 func benchServer(b *testing.B, pool *pgxpool.Pool) string {
-	h, _, err := httpapi.NewHTTPHandler(pool, httpapi.Options{Hasher: password.New(password.Fast)})
+	api, err := httpapi.New(pool, httpapi.Options{Hasher: password.New(password.Fast)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := router.Standalone(nil, api.Mount)
 	if err != nil {
 		b.Fatal(err)
 	}

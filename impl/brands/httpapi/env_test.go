@@ -21,6 +21,7 @@ import (
 	"github.com/triadhq/triad/impl/brands/httpapi"
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/router"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -63,7 +64,11 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
 		opts.Hasher = testHasher()
 	}
 	opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	h, api, err := httpapi.NewHTTPHandler(pool, opts)
+	api, err := httpapi.New(pool, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := router.Standalone(opts.Log, api.Mount)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +87,11 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
 // twin starts a second server (its own caches) on the same database, as a second instance would be.
 func (e *env) twin() *env {
 	e.t.Helper()
-	h, api, err := httpapi.NewHTTPHandler(e.pool, httpapi.Options{Hasher: testHasher()})
+	api, err := httpapi.New(e.pool, httpapi.Options{Hasher: testHasher()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	h, err := router.Standalone(nil, api.Mount)
 	if err != nil {
 		e.t.Fatal(err)
 	}

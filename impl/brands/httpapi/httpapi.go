@@ -7,6 +7,8 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -15,8 +17,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/bearer"
 	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/loginguard"
+	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/router"
 	"github.com/triadhq/triad/impl/throttle"
@@ -40,12 +45,12 @@ type Options struct {
 	Logins throttle.Options
 }
 
-// API is the brands surface: the service and its HTTP handlers.
+// API is the brands surface: the domain service, the token store and the HTTP glue.
 type API struct {
 	svc    *brands.Service
+	tokens *opaquetoken.Tokens[brands.Principal]
 	auth   *bearer.Authenticator[brands.Principal]
-	logins *throttle.Limiter
-	hasher *password.Hasher
+	guard  *loginguard.Guard
 	log    *slog.Logger
 	// The two public lists, rendered and cached at the edge.
 	available, featured listCache
@@ -56,29 +61,48 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	spec, err := brandsapi.GetSpec()
-	if err != nil {
-		return nil, err
-	}
 	if opts.Hasher == nil {
 		opts.Hasher = password.New(password.Default)
 	}
-	svc := brands.NewService(pool, brands.Config{Hasher: opts.Hasher, TokenTTL: opts.TokenTTL, Now: opts.Now})
-	a := &API{svc: svc, logins: throttle.New(pool, opts.Logins), hasher: opts.Hasher, log: opts.Log}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = brands.DefaultTokenTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	// No cache (CacheFor 0): logout and a password change revoke at once on every replica.
+	tokens, err := opaquetoken.New(brands.NewTokenStore(db.New(pool), opts.Now),
+		opaquetoken.Options{TTL: opts.TokenTTL, Now: opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	spec, err := brandsapi.GetSpec()
+	if err != nil {
+		return nil, fmt.Errorf("brands spec: %w", err)
+	}
+	a := &API{
+		svc:    brands.NewService(pool, brands.Config{Hasher: opts.Hasher, Tokens: tokens, Now: opts.Now}),
+		tokens: tokens,
+		guard:  loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), brands.ErrInvalidCredentials),
+		log:    opts.Log,
+	}
 	a.available.list, a.featured.list = brands.Available, brands.Featured
-	a.auth = bearer.New(svc.Resolve, bearer.Options[brands.Principal]{
+	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[brands.Principal]{
 		Realm:      "brands",
 		Public:     bearer.PublicBySpec(spec),
 		QueryParam: "access_token",
-		IsInvalid:  isUnauthenticated,
+		IsInvalid:  func(err error) bool { return errors.Is(err, opaquetoken.ErrInvalid) },
 		Log:        opts.Log,
 		UserID:     func(p brands.Principal) string { return p.UserID },
 	})
 	return a, nil
 }
 
-// Service returns the domain service (for dev data and the first admin).
+// Service is the domain service behind the API (dev data and the first admin use it).
 func (a *API) Service() *brands.Service { return a.svc }
+
+// Tokens is the token store.
+func (a *API) Tokens() *opaquetoken.Tokens[brands.Principal] { return a.tokens }
 
 // Mount registers the routes of api/brands.yaml (all under /api) on r: the bearer check first (a
 // caller without a valid token learns that before anything about its input, and nothing parses
@@ -86,7 +110,7 @@ func (a *API) Service() *brands.Service { return a.svc }
 func (a *API) Mount(r chi.Router) error {
 	spec, err := brandsapi.GetSpec()
 	if err != nil {
-		return err
+		return fmt.Errorf("brands spec: %w", err)
 	}
 	router.Group(r, router.Surface{
 		Spec:   spec,
@@ -99,20 +123,6 @@ func (a *API) Mount(r chi.Router) error {
 		brandsapi.HandlerWithOptions(strict, brandsapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: web.BadParam})
 	})
 	return nil
-}
-
-// NewHTTPHandler returns the API alone on the server's root router (request ids, panic recovery,
-// body limit, JSON 404/405), for tests and benchmarks.
-func NewHTTPHandler(pool *pgxpool.Pool, opts Options) (http.Handler, *API, error) {
-	a, err := New(pool, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	h, err := router.Standalone(a.log, a.Mount)
-	if err != nil {
-		return nil, nil, err
-	}
-	return h, a, nil
 }
 
 type remoteAddrKey struct{}
@@ -135,8 +145,14 @@ func remoteAddr(ctx context.Context) string {
 	return a
 }
 
-// caller is the principal the bearer middleware authenticated and the token it presented.
-func caller(ctx context.Context) (brands.Principal, string) {
+// principal is the caller the bearer middleware authenticated.
+func principal(ctx context.Context) brands.Principal {
 	p, _ := bearer.From[brands.Principal](ctx)
-	return p, bearer.Token[brands.Principal](ctx)
+	return p
+}
+
+// presentedToken is the access token the caller presented: the profile shows it, logout revokes it
+// and a password change keeps it.
+func presentedToken(ctx context.Context) string {
+	return bearer.Token[brands.Principal](ctx)
 }

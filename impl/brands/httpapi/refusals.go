@@ -2,11 +2,10 @@ package httpapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/triadhq/triad/impl/brands"
-	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/refusal"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -14,24 +13,10 @@ import (
 // codeTooManyAttempts is the Error code of a login refused by the failed-login limit.
 const codeTooManyAttempts = "too_many_attempts"
 
-// codeServerBusy is the Error code of a 503 given when the password hasher's queue is full.
-const codeServerBusy = "server_busy"
-
-// errTooManyAttempts is a login the failed-login limit refuses; the throttle lives at the edge.
-var errTooManyAttempts = errors.New("too many failed logins")
-
-// throttled carries the wait of a refused login.
-type throttled struct{ secs int }
-
-func (e throttled) Error() string {
-	return fmt.Sprintf("too many failed logins; try again in %d seconds", e.secs)
-}
-
-func (e throttled) Unwrap() error { return errTooManyAttempts }
-
 // refusals maps the brands domain's errors (and the edge's own login limit) to their documented
 // answers: the one place where they meet HTTP.
 var refusals = refusal.Table{
+	refusal.ServerBusy,
 	{Err: brands.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
 		Message: web.MessageValidation, Details: problems}},
 	{Err: brands.ErrUnauthenticated, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: web.CodeUnauthorized,
@@ -48,14 +33,8 @@ var refusals = refusal.Table{
 		Message: "the email is already registered"}},
 	{Err: brands.ErrUnavailable, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "brand_unavailable",
 		Message: "the brand is not available"}},
-	{Err: password.ErrBusy, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: codeServerBusy,
-		Message: "the server is busy; try again shortly", RetryAfter: func(error) int { return 1 }}},
-	{Err: errTooManyAttempts, Refusal: refusal.Refusal{Status: http.StatusTooManyRequests, Code: codeTooManyAttempts,
-		RetryAfter: func(err error) int {
-			var t throttled
-			errors.As(err, &t)
-			return t.secs
-		}}},
+	{Err: loginguard.ErrTooManyAttempts, Refusal: refusal.Refusal{Status: http.StatusTooManyRequests, Code: codeTooManyAttempts,
+		RetryAfter: loginguard.RetryAfter}},
 }
 
 // problems lists the invalid fields of an ErrInvalidInput.
@@ -70,6 +49,3 @@ func problems(err error) []web.FieldError {
 	}
 	return out
 }
-
-// isUnauthenticated tells the bearer middleware which resolver errors mean "no such token".
-func isUnauthenticated(err error) bool { return errors.Is(err, brands.ErrUnauthenticated) }

@@ -2,13 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
-	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/throttle"
 )
 
 // The success messages are the original API's, word for word.
@@ -69,36 +66,21 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	if body == nil {
 		return nil, errNoBody
 	}
-	// A login the hasher would shed is refused before any database work: under a flood those
-	// queries, not the hashes, are what keeps everyone else waiting.
-	if !s.a.hasher.Admits(ctx) {
-		return nil, password.ErrBusy
-	}
-	// Brute-force guard: an email that failed too often from this address is refused before its
-	// password is checked, so the answer cannot tell a right password from a wrong one and the
-	// attacker's requests cost no argon2 work. Reserve counts this try before the check, so
-	// requests sent in parallel cannot all slip in while the first are being hashed; only a wrong
-	// password keeps it (see impl/throttle). Unknown emails count alike: otherwise the 429 would
-	// tell which are registered. The address is also counted across emails (100 failures per
-	// window by default), so one host cannot spray guesses over many accounts.
-	res, err := s.a.logins.ReserveLogin(ctx, body.Email, remoteAddr(ctx))
+	// The shared login guard (impl/loginguard): a busy hasher is refused before any database work,
+	// the attempt is reserved against the failed-login limit before the password is checked, and
+	// only a wrong password keeps it counted. Its refusals are in the table (refusals.go).
+	var p brands.Principal
+	err := s.a.guard.Login(ctx, body.Email, remoteAddr(ctx), func(ctx context.Context) (err error) {
+		p, err = s.a.svc.Authenticate(ctx, body.Email, body.Password)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if res.Blocked {
-		return nil, throttled{secs: throttle.RetryAfterSeconds(res.RetryAfter)}
-	}
-	tok, err := s.a.svc.Login(ctx, body.Email, body.Password)
-	if errors.Is(err, brands.ErrInvalidCredentials) {
-		return nil, err
-	}
+	tok, err := s.a.tokens.Issue(ctx, p)
 	if err != nil {
-		// The password was not checked (database down, request cancelled): not a failed guess.
-		_ = res.Release()
 		return nil, err
 	}
-	// Best effort: if forgetting fails, the earlier failures simply count until the window ends.
-	_ = res.Succeeded()
 	return brandsapi.LoginUser200JSONResponse{Body: brandsapi.TokenResponse{Token: tok},
 		Headers: brandsapi.LoginUser200ResponseHeaders{CacheControl: noStore}}, nil
 }
@@ -111,8 +93,7 @@ func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordR
 	if body == nil {
 		return nil, errNoBody
 	}
-	p, tok := caller(ctx)
-	if err := s.a.svc.ResetPassword(ctx, p, tok, body.CurrentPassword, body.NewPassword); err != nil {
+	if err := s.a.svc.ResetPassword(ctx, principal(ctx), presentedToken(ctx), body.CurrentPassword, body.NewPassword); err != nil {
 		return nil, err
 	}
 	return brandsapi.ResetPassword200JSONResponse{Message: msgPasswordChanged}, nil
@@ -126,28 +107,25 @@ func (s *server) EditProfile(ctx context.Context, req brandsapi.EditProfileReque
 	if body == nil {
 		return nil, errNoBody
 	}
-	p, _ := caller(ctx)
-	if err := s.a.svc.EditProfile(ctx, p, deref(body.Name), deref(body.Email)); err != nil {
+	if err := s.a.svc.EditProfile(ctx, principal(ctx), deref(body.Name), deref(body.Email)); err != nil {
 		return nil, err
 	}
 	return brandsapi.EditProfile200JSONResponse{Message: msgProfileChanged}, nil
 }
 
 func (s *server) LogoutUser(ctx context.Context, _ brandsapi.LogoutUserRequestObject) (brandsapi.LogoutUserResponseObject, error) {
-	_, tok := caller(ctx)
-	if err := s.a.svc.Logout(ctx, tok); err != nil {
+	if err := s.a.svc.Logout(ctx, presentedToken(ctx)); err != nil {
 		return nil, err
 	}
 	return brandsapi.LogoutUser200JSONResponse{Message: msgLoggedOut}, nil
 }
 
 func (s *server) GetMe(ctx context.Context, _ brandsapi.GetMeRequestObject) (brandsapi.GetMeResponseObject, error) {
-	p, tok := caller(ctx)
-	me, err := s.a.svc.Me(ctx, p)
+	me, err := s.a.svc.Me(ctx, principal(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: renderMe(tok, &me), noStore: true}, nil
+	return rawJSON{status: http.StatusOK, body: renderMe(presentedToken(ctx), &me), noStore: true}, nil
 }
 
 func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestObject) (brandsapi.ListBrandsResponseObject, error) {
@@ -175,8 +153,7 @@ func (s *server) GetBrand(ctx context.Context, req brandsapi.GetBrandRequestObje
 }
 
 func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBrandRequestObject) (brandsapi.SubscribeBrandResponseObject, error) {
-	p, _ := caller(ctx)
-	created, err := s.a.svc.Subscribe(ctx, p, req.Id)
+	created, err := s.a.svc.Subscribe(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +164,7 @@ func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBran
 }
 
 func (s *server) UnsubscribeBrand(ctx context.Context, req brandsapi.UnsubscribeBrandRequestObject) (brandsapi.UnsubscribeBrandResponseObject, error) {
-	p, _ := caller(ctx)
-	removed, err := s.a.svc.Unsubscribe(ctx, p, req.Id)
+	removed, err := s.a.svc.Unsubscribe(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
@@ -214,8 +190,7 @@ func (s *server) CreateBrand(ctx context.Context, req brandsapi.CreateBrandReque
 	if b.Products != nil {
 		in.Products = products(*b.Products)
 	}
-	p, _ := caller(ctx)
-	out, err := s.a.svc.CreateBrand(ctx, p, in)
+	out, err := s.a.svc.CreateBrand(ctx, principal(ctx), in)
 	if err != nil {
 		return nil, err
 	}
@@ -235,8 +210,7 @@ func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandReque
 		ps := products(*b.Products)
 		in.Products = &ps
 	}
-	p, _ := caller(ctx)
-	out, err := s.a.svc.UpdateBrand(ctx, p, req.Id, in)
+	out, err := s.a.svc.UpdateBrand(ctx, principal(ctx), req.Id, in)
 	if err != nil {
 		return nil, err
 	}
@@ -244,8 +218,7 @@ func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandReque
 }
 
 func (s *server) DeleteBrand(ctx context.Context, req brandsapi.DeleteBrandRequestObject) (brandsapi.DeleteBrandResponseObject, error) {
-	p, _ := caller(ctx)
-	if err := s.a.svc.DeleteBrand(ctx, p, req.Id); err != nil {
+	if err := s.a.svc.DeleteBrand(ctx, principal(ctx), req.Id); err != nil {
 		return nil, err
 	}
 	return brandsapi.DeleteBrand200JSONResponse{Message: msgBrandDeleted}, nil

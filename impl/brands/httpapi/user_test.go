@@ -400,7 +400,7 @@ func TestTokens_Expire(t *testing.T) {
 	fresh := e.login("ada@example.com", "correct-horse")
 	e.me(fresh)
 
-	n, err := e.api.Service().SweepExpiredTokens(context.Background())
+	n, err := e.api.Tokens().Sweep(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("sweep removed %d rows (%v), want the one expired token", n, err)
 	}
