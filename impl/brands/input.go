@@ -45,7 +45,7 @@ func (e *ValidationError) orNil() error {
 	return e
 }
 
-// Bounds of user input, mirrored in api/brands.yaml.
+// Bounds of user input, mirrored in api/brands.yaml (bounds_test.go fails when the two differ).
 const (
 	MaxNameLen      = 100
 	MaxEmailLen     = 254

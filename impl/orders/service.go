@@ -19,7 +19,8 @@ import (
 	"github.com/triadhq/triad/impl/pgtx"
 )
 
-// Bounds of user input, mirrored in api/orders.yaml and in the table constraints.
+// Bounds of user input, mirrored in api/orders.yaml (bounds_test.go fails when the two differ) and
+// in the table constraints.
 const (
 	MinUsername    = 3
 	MaxUsername    = 32

@@ -14,7 +14,8 @@ type Kopecks int64
 // Rubles returns n whole rubles.
 func Rubles(n int64) Kopecks { return Kopecks(n * 100) }
 
-// MaxPrice bounds an order's price: 1,000,000.00 rubles.
+// MaxPrice bounds an order's price: 1,000,000.00 rubles, the maximum of api/orders.yaml's PriceNumber
+// (impl/orders/bounds_test.go ties the two).
 const MaxPrice = Kopecks(100_000_000)
 
 // Errors of Parse; the message of each is safe to show to a client.
