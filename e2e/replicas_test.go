@@ -279,10 +279,11 @@ func TestReplicas_ConfirmationSingleUse(t *testing.T) {
 	}
 }
 
-// revocationDelay is how long a replica may still accept a revoked token: the bearer check serves
-// a resolved token from memory for at most 5 seconds (docs/orders.md). The test allows the same
-// again for a loaded machine's scheduling.
-const revocationDelay = 5 * time.Second
+// revocationDelay is how long a replica may still accept a revoked orders token: the bearer check
+// serves a resolved token from memory for at most 5 seconds (docs/orders.md), and the test allows
+// one second more for the requests that observe it on a loaded machine. More, and a cache that
+// outlived its documented bound would pass.
+const revocationDelay = 5*time.Second + time.Second
 
 // TestReplicas_RevokedTokenRefusedByAll warms every replica's token cache with an orders token,
 // deletes the token's row (what revocation is), and waits for every replica to refuse it.
@@ -320,7 +321,7 @@ func TestReplicas_RevokedTokenRefusedByAll(t *testing.T) {
 		t.Fatalf("revoking: %v (%d rows)", err, tag.RowsAffected())
 	}
 	revoked := time.Now()
-	deadline := revoked.Add(2 * revocationDelay)
+	deadline := revoked.Add(revocationDelay)
 	for i, node := range c.nodes {
 		for status(node.URL) != 401 {
 			if time.Now().After(deadline) {
@@ -333,7 +334,7 @@ func TestReplicas_RevokedTokenRefusedByAll(t *testing.T) {
 }
 
 // TestReplicas_BrandsLogoutEverywhere logs out through the balancer: no replica accepts the token
-// afterwards.
+// afterwards, from the first request on (brands caches no token, docs/brands.md).
 func TestReplicas_BrandsLogoutEverywhere(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3)
@@ -372,42 +373,40 @@ func TestReplicas_BrandsLogoutEverywhere(t *testing.T) {
 	if out.StatusCode != 200 {
 		t.Fatalf("logout: %d", out.StatusCode)
 	}
-	revoked := time.Now()
 	for i, node := range c.nodes {
-		for me(node.URL) != 401 {
-			if time.Since(revoked) > 2*revocationDelay {
-				t.Fatalf("replica %d still accepts the token after logout", i+1)
-			}
-			time.Sleep(100 * time.Millisecond)
+		if st := me(node.URL); st != 401 {
+			t.Fatalf("replica %d answered %d after the logout, want 401 at once", i+1, st)
 		}
 	}
 }
 
 // TestReplicas_LoginThrottleShared spreads twelve wrong passwords for one account over the
-// replicas: the balancer's round-robin sends them to all three, yet the 11th and 12th are refused
-// with 429, as with one server.
+// replicas, attempt i going to replica i mod 3 directly (not trusting the balancer's rotation, which
+// a replica out of it would quietly reduce to fewer): each replica sees four, yet the 11th and 12th
+// are refused with 429, as with one server.
 func TestReplicas_LoginThrottleShared(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3)
 	hc := &http.Client{Timeout: 30 * time.Second}
 	for _, tc := range []struct {
 		name string
-		try  func() (*http.Response, error)
+		try  func(base string) (*http.Response, error)
 		fail int
 	}{
-		{"orders token endpoint", func() (*http.Response, error) {
-			req, _ := http.NewRequest(http.MethodPost, c.lb.URL+"/oauth/token", strings.NewReader(url.Values{
+		{"orders token endpoint", func(base string) (*http.Response, error) {
+			req, _ := http.NewRequest(http.MethodPost, base+"/oauth/token", strings.NewReader(url.Values{
 				"grant_type": {"password"}, "username": {"alice"}, "password": {"not-alice-password"}}.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.SetBasicAuth(ordersClientID, ordersClientSecret)
 			return hc.Do(req)
 		}, 400},
-		{"brands login", func() (*http.Response, error) {
-			return hc.PostForm(c.lb.URL+"/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {"wrong-password"}})
+		{"brands login", func(base string) (*http.Response, error) {
+			return hc.PostForm(base+"/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {"wrong-password"}})
 		}, 401},
 	} {
 		for i := 1; i <= 12; i++ {
-			resp, err := tc.try()
+			node := (i - 1) % len(c.nodes)
+			resp, err := tc.try(c.nodes[node].URL)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -417,7 +416,7 @@ func TestReplicas_LoginThrottleShared(t *testing.T) {
 				want = http.StatusTooManyRequests
 			}
 			if resp.StatusCode != want {
-				t.Fatalf("%s: attempt %d answered %d, want %d", tc.name, i, resp.StatusCode, want)
+				t.Fatalf("%s: attempt %d (replica %d) answered %d, want %d", tc.name, i, node+1, resp.StatusCode, want)
 			}
 		}
 	}
