@@ -108,3 +108,67 @@ func TestBinary_AccessLogNamesTheUser(t *testing.T) {
 }
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestBinary_AccessLogIsJSONInProd: in prod every line the binary writes is a JSON object, and a
+// request's line is at info with the documented fields (docs/operations.md): request id, method,
+// route pattern (not the path), status, duration, client (the one a trusted proxy names) and user.
+func TestBinary_AccessLogIsJSONInProd(t *testing.T) {
+	t.Parallel()
+	s := startBinary(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
+		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef",
+		"-brands-admin-email", "boss@example.com", "-brands-admin-password", "boss-password-of-prod",
+		"-trusted-proxies", "127.0.0.1")
+	resp, err := http.PostForm(s.base+"/api/user/login", url.Values{"email": {"boss@example.com"}, "password": {"boss-password-of-prod"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct{ Token string }
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || tok.Token == "" {
+		t.Fatalf("login: %d %v", resp.StatusCode, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.base+"/api/user/me", nil)
+	req.Header.Set("Authorization", "Bearer "+tok.Token)
+	req.Header.Set("X-Request-Id", "prod-me")
+	req.Header.Set("X-Forwarded-For", "203.0.113.7")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var me struct {
+		ID string `json:"_id"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&me)
+	resp.Body.Close()
+	if err != nil || me.ID == "" {
+		t.Fatalf("me: %d %v", resp.StatusCode, err)
+	}
+
+	waitFor(t, func() bool { return strings.Contains(s.log.String(), `"prod-me"`) })
+	var line map[string]any
+	for _, raw := range strings.Split(strings.TrimSpace(s.log.String()), "\n") {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(raw), &l); err != nil {
+			t.Fatalf("a prod log line is not JSON (%v): %s", err, raw)
+		}
+		if l["msg"] == "request" && l["request_id"] == "prod-me" {
+			line = l
+		}
+	}
+	if line == nil {
+		t.Fatalf("no access log line for request prod-me in:\n%s", s.log.String())
+	}
+	want := map[string]any{
+		"level": "INFO", "method": "GET", "route": "/api/user/me", "status": float64(200),
+		"client": "203.0.113.7:0", "user": me.ID,
+	}
+	for k, v := range want {
+		if line[k] != v {
+			t.Errorf("%s = %#v, want %#v in %v", k, line[k], v, line)
+		}
+	}
+	if d, ok := line["duration"].(float64); !ok || d <= 0 {
+		t.Errorf("duration = %#v, want a positive number in %v", line["duration"], line)
+	}
+}

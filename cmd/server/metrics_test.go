@@ -43,6 +43,17 @@ func TestServer_Metrics(t *testing.T) {
 		resp.Body.Close()
 	}
 
+	// The auth and brands surfaces: the login page (with and without its trailing slash), a session
+	// read, a provider route with a parameter, a login, an avatar and a brands list.
+	for _, p := range []string{"/auth", "/auth/", "/auth/user", "/auth/no-such-provider/login", "/avatar/0123456789abcdef", "/api/brand/list"} {
+		get(t, base+p)
+	}
+	if resp, err := http.Post(base+"/auth/local/login", "application/json", strings.NewReader(`{"user":"demo","passwd":"wrong-password"}`)); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+
 	code, hdr, body := get(t, base+"/metrics")
 	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 		t.Fatalf("/metrics: %d %q", code, hdr.Get("Content-Type"))
@@ -61,6 +72,30 @@ func TestServer_Metrics(t *testing.T) {
 	}
 	if n := sample(t, body, `triad_http_request_duration_seconds_count{method="GET",operation="/readyz",surface="platform"}`); n != 3 {
 		t.Errorf("readyz durations observed %v, want 3", n)
+	}
+	for _, series := range []string{
+		`triad_http_requests_total{method="GET",operation="authLoginPage",status_class="2xx",surface="auth"}`,
+		`triad_http_requests_total{method="GET",operation="getAuthUser",status_class="4xx",surface="auth"}`,
+		`triad_http_requests_total{method="GET",operation="authLogin",status_class="4xx",surface="auth"}`,
+		`triad_http_requests_total{method="POST",operation="authLoginPost",status_class="4xx",surface="auth"}`,
+		`triad_http_requests_total{method="GET",operation="getAvatar",status_class="4xx",surface="auth"}`,
+		`triad_http_requests_total{method="GET",operation="listBrands",status_class="2xx",surface="brands"}`,
+		`triad_http_requests_total{method="POST",operation="loginUser",status_class="4xx",surface="brands"}`,
+	} {
+		if n := sample(t, body, series); n < 1 {
+			t.Errorf("%s = %v, want at least 1", series, n)
+		}
+	}
+	// Every request a surface answered is labelled with an operationId of its spec, never a route
+	// pattern: the specs describe every route of the three surfaces.
+	surfaceOps := regexp.MustCompile(`(?m)^triad_http_requests_total\{method="[A-Z]+",operation="([^"]*)",status_class="\dxx",surface="(auth|brands|orders)"\}`).FindAllStringSubmatch(body, -1)
+	if len(surfaceOps) < 8 {
+		t.Errorf("%d request series of the surfaces, want one per operation called above", len(surfaceOps))
+	}
+	for _, m := range surfaceOps {
+		if strings.Contains(m[1], "/") {
+			t.Errorf("surface %s labels an operation by its route pattern %q, not its operationId", m[2], m[1])
+		}
 	}
 	// The 11th login was refused by the throttle, and counted.
 	if n := sample(t, body, `triad_login_throttle_refusals_total{surface="brands"}`); n != 1 {
