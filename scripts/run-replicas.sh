@@ -26,8 +26,8 @@ if [ ! -f "$PG/PG_VERSION" ]; then
   as_pg "$bindir/initdb" -D "$PG" -U postgres -A trust >/dev/null
 fi
 [ "$(id -u)" = 0 ] && chown postgres: "$PG"
-# Unix socket in the data folder only: no TCP port, so it never collides with another cluster.
-as_pg "$bindir/pg_ctl" -D "$PG" -w -l "$PG/log" -o "-c listen_addresses='' -c unix_socket_directories='$PG' -c max_connections=200" start >/dev/null
+# pids are the servers' and HAProxy's own process ids (not those of the log-prefixing seds), so
+# stopping the script (Ctrl-C, kill, an error) stops each of them, then PostgreSQL.
 pids=()
 cleanup() {
   trap - INT TERM EXIT
@@ -37,6 +37,8 @@ cleanup() {
   echo "stopped"
 }
 trap cleanup INT TERM EXIT
+# Unix socket in the data folder only: no TCP port, so it never collides with another cluster.
+as_pg "$bindir/pg_ctl" -D "$PG" -w -l "$PG/log" -o "-c listen_addresses='' -c unix_socket_directories='$PG' -c max_connections=200" start >/dev/null
 as_pg "$bindir/psql" -h "$PG" -U postgres -qtAc "SELECT 1 FROM pg_database WHERE datname='triad'" | grep -q 1 ||
   as_pg "$bindir/createdb" -h "$PG" -U postgres triad
 export DATABASE_URL="postgres://postgres@/triad?host=$PG"
@@ -66,12 +68,13 @@ CFG
 for i in $(seq 1 "$REPLICAS"); do
   p=$((PORT + i))
   echo "	server r$i 127.0.0.1:$p check" >>"$cfg"
-  # The balancer is the trusted proxy: the replicas log and throttle the client it names.
+  # The balancer is the trusted proxy: the replicas log and throttle the client it names. The
+  # prefixing sed reads a process substitution, so $! is the server itself, not the end of a pipe.
   ./bin/server -mode dev -addr "127.0.0.1:$p" -data-dir "$DATA_DIR/r$i" -auth-url "http://localhost:$PORT" \
-    -trusted-proxies 127.0.0.1 -auth-dev-port "$DEV_PORT" 2>&1 | sed -u "s/^/[r$i] /" &
+    -trusted-proxies 127.0.0.1 -auth-dev-port "$DEV_PORT" > >(sed -u "s/^/[r$i] /") 2>&1 &
   pids+=($!)
 done
-"$HAPROXY" -db -f "$cfg" 2>&1 | sed -u 's/^/[lb] /' &
+"$HAPROXY" -db -f "$cfg" > >(sed -u 's/^/[lb] /') 2>&1 &
 pids+=($!)
 echo "balancer on http://localhost:$PORT over $REPLICAS replicas (ports $((PORT + 1))-$((PORT + REPLICAS))); Ctrl-C stops all"
 wait
