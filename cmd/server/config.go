@@ -265,6 +265,10 @@ const (
 	minAdminPassword = 12
 )
 
+// maxAvatarResize is the largest AUTH_AVATAR_RESIZE: an avatar is shown at a few hundred pixels,
+// so a bigger limit is a typo (an extra zero), and one above the pictures' own size resizes nothing.
+const maxAvatarResize = 4096
+
 // publishedSecrets are values anyone can read in the docs, the seeds or the dev data (dev
 // defaults, demo passwords, placeholders of examples): a prod server configured with one of them
 // is open to whoever read them, so prod refuses them for every secret, whatever their length.
@@ -343,6 +347,17 @@ func (c *Config) validate() error {
 	}
 	if c.BodyLimit <= 0 {
 		errs = append(errs, errors.New("body limit must be positive"))
+	}
+	// Ports and sizes outside their range would fail only later (a dev server that cannot listen,
+	// an SMTP dial at the first e-mail login, a negative resize): refuse them at the start.
+	if c.Auth.DevPort < 0 || c.Auth.DevPort > 65535 {
+		errs = append(errs, fmt.Errorf("AUTH_DEV_PORT %d: want 0 (any free port) to 65535", c.Auth.DevPort))
+	}
+	if c.Auth.SMTPPort < 1 || c.Auth.SMTPPort > 65535 {
+		errs = append(errs, fmt.Errorf("AUTH_SMTP_PORT %d: want 1 to 65535", c.Auth.SMTPPort))
+	}
+	if c.Auth.AvatarResize < 0 || c.Auth.AvatarResize > maxAvatarResize {
+		errs = append(errs, fmt.Errorf("AUTH_AVATAR_RESIZE %d: want 0 (keep the size) to %d pixels", c.Auth.AvatarResize, maxAvatarResize))
 	}
 	if c.DBMaxConns < 0 || c.DBMaxConns > 10000 {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %d: want 0 (pgx's default) to 10000", c.DBMaxConns))

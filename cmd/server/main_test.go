@@ -303,6 +303,36 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatalf("error = %v, want it to name DB_MAX_CONNS", err)
 		}
 	})
+	t.Run("ports and the avatar size out of range stop the start", func(t *testing.T) {
+		tests := []struct {
+			flag, value, want string
+		}{
+			{"-auth-dev-port", "-1", "AUTH_DEV_PORT -1"},
+			{"-auth-dev-port", "65536", "AUTH_DEV_PORT 65536"},
+			{"-auth-smtp-port", "0", "AUTH_SMTP_PORT 0"},
+			{"-auth-smtp-port", "70000", "AUTH_SMTP_PORT 70000"},
+			{"-auth-avatar-resize", "-5", "AUTH_AVATAR_RESIZE -5"},
+			{"-auth-avatar-resize", "40960", "AUTH_AVATAR_RESIZE 40960"},
+		}
+		for _, tc := range tests {
+			if _, err := LoadConfig([]string{tc.flag, tc.value}); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s %s: error = %v, want it to say %q", tc.flag, tc.value, err, tc.want)
+			}
+		}
+		for _, args := range [][]string{
+			{"-auth-dev-port", "0"}, {"-auth-dev-port", "65535"}, {"-auth-smtp-port", "465"},
+			{"-auth-avatar-resize", "0"}, {"-auth-avatar-resize", "256"}, {"-auth-avatar-resize", "4096"},
+		} {
+			if _, err := LoadConfig(args); err != nil {
+				t.Errorf("%v refused: %v", args, err)
+			}
+		}
+		// From the environment too: a port that is no number is named as such.
+		t.Setenv("AUTH_SMTP_PORT", "smtp")
+		if _, err := LoadConfig(nil); err == nil || !strings.Contains(err.Error(), `AUTH_SMTP_PORT="smtp"`) {
+			t.Errorf("AUTH_SMTP_PORT=smtp: error = %v", err)
+		}
+	})
 	t.Run("a malformed trusted proxy stops the start", func(t *testing.T) {
 		_, err := LoadConfig([]string{"-trusted-proxies", "10.0.0.0/8,proxy.internal"})
 		if err == nil || !strings.Contains(err.Error(), "TRUSTED_PROXIES") || !strings.Contains(err.Error(), "proxy.internal") {
