@@ -179,6 +179,15 @@ func schemaField(field string, err error) FieldError {
 		}
 		return FieldError{Field: field, Message: schemaMessage(se)}
 	}
+	var pe *openapi3filter.ParseError
+	if errors.As(err, &pe) {
+		// A value kin-openapi could not read: its text (value abc: an invalid integer: invalid
+		// syntax) is for programmers; say it as the generated binders' path does.
+		if field == "body" {
+			return FieldError{Field: field, Message: MessageUndecodable}
+		}
+		return FieldError{Field: field, Message: ParamProblem(pe)}
+	}
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
@@ -248,8 +257,22 @@ func typeWords(s *openapi3.Schema) string {
 // (not a number, missing, repeated) becomes a 400 naming the parameter, in the same words the spec
 // validator uses.
 func BadParam(w http.ResponseWriter, r *http.Request, err error) {
-	WriteError(w, r, http.StatusBadRequest, Invalid(FieldError{Field: paramName(err), Message: paramProblem(err)}))
+	WriteError(w, r, http.StatusBadRequest, Invalid(ParamError(err)))
 }
+
+// ParamError is the detail BadParam gives for a generated binder's error: the parameter's name and
+// what is wrong with it in plain words. A surface that checks its other parameters too (to report
+// them all at once) builds its answer from it.
+func ParamError(err error) FieldError {
+	return FieldError{Field: paramName(err), Message: ParamProblem(err)}
+}
+
+// MessageUndecodable is the detail message of a body that could not be read as its Content-Type
+// says (JSON cut short, say).
+const MessageUndecodable = "could not be decoded"
+
+// ParamRepeated is the detail message of a parameter given more than once where it takes one value.
+const ParamRepeated = "must be given once"
 
 // paramName finds the parameter a generated binder error is about. Each generated package has its
 // own error types, all carrying the name in a ParamName field.
@@ -269,19 +292,31 @@ func paramName(err error) string {
 	return "parameter"
 }
 
-// paramProblem says in plain words what is wrong with a parameter; the binder's own text
-// (strconv.ParseInt: parsing "abc": invalid syntax) is for programmers, not API users.
-func paramProblem(err error) string {
+// ParamProblem says in plain words what is wrong with a parameter value that could not be read
+// (a binder's error, or a strconv error); the binder's own text (strconv.ParseInt: parsing "abc":
+// invalid syntax) is for programmers, not API users.
+func ParamProblem(err error) string {
 	var num *strconv.NumError
+	var pe *openapi3filter.ParseError
 	switch {
-	case errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange):
+	case errors.As(err, &pe) && errors.Is(pe.Cause, strconv.ErrRange):
+		return "number is out of range"
+	case errors.As(err, &pe) && (pe.Reason == "an invalid integer" || pe.Reason == "an invalid number"):
+		return "must be a number"
+	case errors.As(err, &pe) && pe.Reason == "an invalid boolean":
+		return "must be true or false"
+	case errors.As(err, &pe):
+		return "value is not valid"
+	case errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange),
+		strings.Contains(err.Error(), "overflows destination"):
 		return "number is out of range"
 	case errors.As(err, &num):
 		return "must be a number"
 	case strings.Contains(err.Error(), "is required"):
 		return "value is required"
-	case strings.Contains(err.Error(), "Expected one value"):
-		return "must be given once"
+	case strings.Contains(err.Error(), "Expected one value"),
+		strings.Contains(err.Error(), "multiple values for single value parameter"):
+		return ParamRepeated
 	default:
 		return "value is not valid"
 	}
@@ -293,7 +328,7 @@ func StrictRequestError(w http.ResponseWriter, r *http.Request, err error) {
 		WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
 		return
 	}
-	WriteError(w, r, http.StatusBadRequest, Invalid(FieldError{Field: "body", Message: "could not be decoded"}))
+	WriteError(w, r, http.StatusBadRequest, Invalid(FieldError{Field: "body", Message: MessageUndecodable}))
 }
 
 // StrictResponseError returns the strict handler's ResponseErrorHandlerFunc: an error a handler

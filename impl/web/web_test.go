@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oapi-codegen/runtime"
 )
 
 func decodeError(t *testing.T, body io.Reader) Error {
@@ -254,6 +257,10 @@ func TestBadParam_NamesTheParameterInPlainWords(t *testing.T) {
 		{"not a number", &paramErr{"size", syntax}, "size", "must be a number"},
 		{"out of range", &paramErr{"page", rng}, "page", "number is out of range"},
 		{"no name known", errors.New("odd"), "parameter", "value is not valid"},
+		// What the generated binders' runtime says for a number too big for its type and for a
+		// parameter sent twice.
+		{"overflows the type", &paramErr{"size", bindInt32(t, "size=99999999999")}, "size", "number is out of range"},
+		{"repeated", &paramErr{"page", bindInt32(t, "page=1&page=2")}, "page", ParamRepeated},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,6 +270,80 @@ func TestBadParam_NamesTheParameterInPlainWords(t *testing.T) {
 			if rec.Code != http.StatusBadRequest || e.Code != CodeValidation || e.Message != MessageValidation ||
 				len(e.Details) != 1 || e.Details[0].Field != tc.field || e.Details[0].Message != tc.cause {
 				t.Fatalf("got %d %+v, want 400 %s/%s", rec.Code, e, tc.field, tc.cause)
+			}
+		})
+	}
+}
+
+// bindInt32 is the error of the oapi-codegen runtime binding the first parameter of query into an
+// int32, as the generated wrappers call it.
+func bindInt32(t *testing.T, query string) error {
+	t.Helper()
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v *int32
+	name, _, _ := strings.Cut(query, "=")
+	err = runtime.BindQueryParameterWithOptions("form", true, false, name, q, &v,
+		runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err == nil {
+		t.Fatalf("%s binds", query)
+	}
+	return err
+}
+
+const paramSpecYAML = `
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /orders/{id}/take:
+    parameters:
+      - {name: id, in: path, required: true, schema: {type: integer, format: int64}}
+    patch:
+      parameters:
+        - {name: notify, in: query, schema: {type: boolean}}
+        - {name: size, in: query, schema: {type: integer, format: int32}}
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {note: {type: string}}}
+      responses:
+        "204": {description: ok}
+`
+
+// TestValidator_ParametersInPlainWords: a parameter the spec validator cannot read gets the same
+// words as on the generated binders' path (BadParam), never kin-openapi's "value abc: an invalid
+// integer: invalid syntax"; a body it cannot read says so without the decoder's text.
+func TestValidator_ParametersInPlainWords(t *testing.T) {
+	t.Parallel()
+	spec, err := openapi3.NewLoader().LoadFromData([]byte(paramSpecYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Validator(spec)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	tests := []struct {
+		target, body string
+		want         []FieldError
+	}{
+		{"/orders/abc/take", `{}`, []FieldError{{"id", "must be a number"}}},
+		{"/orders/abc/take?notify=maybe&size=99999999999", `{}`, []FieldError{
+			{"id", "must be a number"}, {"notify", "must be true or false"}, {"size", "number is out of range"}}},
+		{"/orders/1/take?size=x", `{}`, []FieldError{{"size", "must be a number"}}},
+		{"/orders/1/take", `{"note":`, []FieldError{{"body", MessageUndecodable}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.target+" "+tc.body, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodPatch, tc.target, strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", "application/json")
+			h.ServeHTTP(rec, r)
+			e := decodeError(t, rec.Body)
+			if rec.Code != http.StatusBadRequest || e.Code != CodeValidation || e.Message != MessageValidation {
+				t.Fatalf("got %d %+v, want 400 validation_failed", rec.Code, e)
+			}
+			if !slices.Equal(e.Details, tc.want) {
+				t.Fatalf("details %+v, want %+v", e.Details, tc.want)
 			}
 		})
 	}
