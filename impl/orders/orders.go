@@ -6,6 +6,7 @@ package orders
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/triadhq/triad/impl/orders/money"
@@ -99,6 +100,54 @@ func (r *Refusal) Error() string { return r.Msg }
 
 // Unwrap lets errors.Is match the sentinel.
 func (r *Refusal) Unwrap() error { return r.Kind }
+
+// Problems is input refused for several reasons at once, each a Refusal of ErrInvalidInput naming
+// its field, so that a caller learns every problem of a request from one answer.
+type Problems []*Refusal
+
+// Error joins the messages.
+func (p Problems) Error() string {
+	msgs := make([]string, len(p))
+	for i, r := range p {
+		msgs[i] = r.Msg
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap exposes each refusal: errors.Is(err, ErrInvalidInput) holds, and errors.As finds the
+// first refusal.
+func (p Problems) Unwrap() []error {
+	out := make([]error, len(p))
+	for i, r := range p {
+		out[i] = r
+	}
+	return out
+}
+
+// JoinInvalid gathers the input refusals among errs (each nil, a *Refusal or Problems) into one
+// error: nil when there is none, the refusal itself when there is one, Problems otherwise. An
+// error of any other kind wins over them all and is returned as it is.
+func JoinInvalid(errs ...error) error {
+	var all Problems
+	for _, err := range errs {
+		switch e := err.(type) {
+		case nil:
+		case *Refusal:
+			all = append(all, e)
+		case Problems:
+			all = append(all, e...)
+		default:
+			return err
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
 
 func refuse(kind error, format string, args ...any) error {
 	return &Refusal{Kind: kind, Msg: fmt.Sprintf(format, args...)}

@@ -30,38 +30,51 @@ type PageRequest struct {
 }
 
 // ParsePage validates Spring-style page, size and sort ("field" or "field,asc|desc"); nil means
-// the default (page 0, size 20, id ascending).
+// the default (page 0, size 20, id ascending). Every invalid one is reported (JoinInvalid), not
+// only the first, so a client fixes its request in one round.
 func ParsePage(page, size *int32, sort *string) (PageRequest, error) {
 	p := PageRequest{Number: 0, Size: DefaultPageSize, Sort: SortID}
+	var pageErr, sizeErr, sortErr error
 	if page != nil {
 		if *page < 0 || *page > MaxPage {
-			return p, invalid("page", "page must be between 0 and %d", MaxPage)
+			pageErr = invalid("page", "page must be between 0 and %d", MaxPage)
+		} else {
+			p.Number = int(*page)
 		}
-		p.Number = int(*page)
 	}
 	if size != nil {
 		if *size < 1 || *size > MaxPageSize {
-			return p, invalid("size", "size must be between 1 and %d", MaxPageSize)
+			sizeErr = invalid("size", "size must be between 1 and %d", MaxPageSize)
+		} else {
+			p.Size = int(*size)
 		}
-		p.Size = int(*size)
 	}
 	if sort != nil && *sort != "" {
-		field, dir, hasDir := strings.Cut(*sort, ",")
-		switch SortField(field) {
-		case SortID, SortPrice, SortCreatedAt:
-			p.Sort = SortField(field)
-		default:
-			return p, invalid("sort", "sort field %q is not one of id, price, createdAt", field)
-		}
-		switch {
-		case !hasDir || dir == "asc":
-		case dir == "desc":
-			p.Desc = true
-		default:
-			return p, invalid("sort", "sort direction %q is not asc or desc", dir)
-		}
+		sortErr = p.parseSort(*sort)
 	}
-	return p, nil
+	if pageErr == nil && sizeErr == nil && sortErr == nil {
+		return p, nil // the common case: no slice of problems to build
+	}
+	return p, JoinInvalid(pageErr, sizeErr, sortErr)
+}
+
+// parseSort sets the sort of p from "field" or "field,asc|desc".
+func (p *PageRequest) parseSort(sort string) error {
+	field, dir, hasDir := strings.Cut(sort, ",")
+	switch SortField(field) {
+	case SortID, SortPrice, SortCreatedAt:
+		p.Sort = SortField(field)
+	default:
+		return invalid("sort", "sort field %q is not one of id, price, createdAt", field)
+	}
+	switch {
+	case !hasDir || dir == "asc":
+	case dir == "desc":
+		p.Desc = true
+	default:
+		return invalid("sort", "sort direction %q is not asc or desc", dir)
+	}
+	return nil
 }
 
 // PageOf is one page of a list with its exact total.

@@ -2,6 +2,7 @@ package orders
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -38,6 +39,57 @@ func TestParsePage_DefaultsAndBounds(t *testing.T) {
 		if !errors.As(err, &rf) || !errors.Is(err, ErrInvalidInput) || rf.Field != tc.field {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestParsePage_EveryProblemAtOnce: a request with several bad page parameters learns about all
+// of them, each naming its field, in the order page, size, sort.
+func TestParsePage_EveryProblemAtOnce(t *testing.T) {
+	i32 := func(v int32) *int32 { return &v }
+	str := func(v string) *string { return &v }
+	for name, tc := range map[string]struct {
+		page, size *int32
+		sort       *string
+		fields     []string
+	}{
+		"page and size": {page: i32(-1), size: i32(0), fields: []string{"page", "size"}},
+		"all three":     {page: i32(MaxPage + 1), size: i32(MaxPageSize + 1), sort: str("password"), fields: []string{"page", "size", "sort"}},
+		"size and sort": {size: i32(-5), sort: str("id,up"), fields: []string{"size", "sort"}},
+		"page and sort": {page: i32(-1), sort: str("price,sideways"), fields: []string{"page", "sort"}},
+	} {
+		_, err := ParsePage(tc.page, tc.size, tc.sort)
+		var all Problems
+		if !errors.As(err, &all) || !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: %v, want Problems of ErrInvalidInput", name, err)
+			continue
+		}
+		var fields []string
+		for _, rf := range all {
+			fields = append(fields, rf.Field)
+		}
+		if !slices.Equal(fields, tc.fields) {
+			t.Errorf("%s: fields %v, want %v", name, fields, tc.fields)
+		}
+	}
+}
+
+// TestJoinInvalid: no refusal is nil, one is itself, several are Problems, and any other error
+// wins, since it is no input problem.
+func TestJoinInvalid(t *testing.T) {
+	a, b := invalid("a", "a is bad"), invalid("b", "b is bad")
+	other := errors.New("database down")
+	if err := JoinInvalid(nil, nil); err != nil {
+		t.Errorf("none: %v", err)
+	}
+	if err := JoinInvalid(nil, a); err != a {
+		t.Errorf("one: %v", err)
+	}
+	var all Problems
+	if err := JoinInvalid(a, Problems{b.(*Refusal)}); !errors.As(err, &all) || len(all) != 2 || err.Error() != "a is bad; b is bad" {
+		t.Errorf("several: %v", err)
+	}
+	if err := JoinInvalid(a, other, b); err != other {
+		t.Errorf("another error: %v", err)
 	}
 }
 

@@ -23,8 +23,16 @@ var refusals = refusal.Table{
 	{Err: orders.ErrInsufficientFunds, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "insufficient_funds"}},
 }
 
-// fieldOf names the field an ErrInvalidInput refusal is about.
+// fieldOf names the fields an ErrInvalidInput refusal is about: one, or each of orders.Problems.
 func fieldOf(err error) []web.FieldError {
+	var all orders.Problems
+	if errors.As(err, &all) {
+		out := make([]web.FieldError, len(all))
+		for i, rf := range all {
+			out[i] = web.FieldError{Field: rf.Field, Message: rf.Msg}
+		}
+		return out
+	}
 	var rf *orders.Refusal
 	if !errors.As(err, &rf) {
 		return nil

@@ -50,11 +50,10 @@ func (s *server) ListNewOrders(ctx context.Context, req ordersapi.ListNewOrdersR
 
 // ListUserOrders is GET /users/{id}/orders.
 func (s *server) ListUserOrders(ctx context.Context, req ordersapi.ListUserOrdersRequestObject) (ordersapi.ListUserOrdersResponseObject, error) {
-	if err := checkID(req.Id); err != nil {
-		return nil, err
-	}
-	pr, err := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
-	if err != nil {
+	// The id and the page parameters are checked together, so all their problems are answered at once.
+	idErr := checkID(req.Id)
+	pr, pageErr := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
+	if err := orders.JoinInvalid(idErr, pageErr); err != nil {
 		return nil, err
 	}
 	page, err := s.a.svc.ListOwn(ctx, principal(ctx), req.Id, pr)

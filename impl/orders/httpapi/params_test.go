@@ -1,0 +1,71 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/web"
+)
+
+// TestListParams_EveryProblemAtOnce: the list routes skip the spec validator, and their generated
+// binder stops at the first parameter it cannot read; a request with several bad parameters still
+// gets one answer naming each of them, whether they are unreadable (the binder's path) or out of
+// bounds (orders.ParsePage's), and the same message per field either way.
+func TestListParams_EveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	bob := e.account("bob", "Performer")
+	alice := e.account("alice", "Customer")
+	own := fmt.Sprintf("/users/%d/orders", alice.Id)
+	tests := []struct {
+		target string
+		who    account
+		want   map[string]string // field → message
+	}{
+		{"/orders?page=-1&size=0", bob, map[string]string{
+			"page": "page must be between 0 and 10000", "size": "size must be between 1 and 100"}},
+		{"/orders?size=abc&page=xyz", bob, map[string]string{"page": "must be a number", "size": "must be a number"}},
+		{"/orders?page=xyz&size=0&sort=password", bob, map[string]string{"page": "must be a number",
+			"size": "size must be between 1 and 100", "sort": `sort field "password" is not one of id, price, createdAt`}},
+		{"/orders?page=1&size=99999999999&sort=id,up", bob, map[string]string{"size": "number is out of range",
+			"sort": `sort direction "up" is not asc or desc`}},
+		{"/orders?page=1&page=2&size=-3", bob, map[string]string{"page": web.ParamRepeated, "size": "size must be between 1 and 100"}},
+		{own + "?page=-1&size=101", alice, map[string]string{
+			"page": "page must be between 0 and 10000", "size": "size must be between 1 and 100"}},
+		{"/users/0/orders?page=-1", alice, map[string]string{"id": "id must be at least 1", "page": "page must be between 0 and 10000"}},
+		{"/users/0/orders?page=abc", alice, map[string]string{"id": "id must be at least 1", "page": "must be a number"}},
+		{"/users/abc/orders?size=0", alice, map[string]string{"id": "must be a number", "size": "size must be between 1 and 100"}},
+		// One problem stays one detail.
+		{"/orders?size=abc", bob, map[string]string{"size": "must be a number"}},
+		{"/orders?sort=price,up", bob, map[string]string{"sort": `sort direction "up" is not asc or desc`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.target, func(t *testing.T) {
+			r := e.do("GET", tc.target, tc.who.token, nil)
+			var body ordersapi.Error
+			r.decode(t, &body)
+			if r.status != http.StatusBadRequest || body.Code != web.CodeValidation || body.Message != web.MessageValidation {
+				t.Fatalf("got %d %s, want 400 validation_failed", r.status, r.body)
+			}
+			if body.Details == nil {
+				t.Fatalf("no details in %s", r.body)
+			}
+			got := map[string]string{}
+			for _, d := range *body.Details {
+				got[d.Field] = d.Message
+			}
+			// One detail per field: none missing, none twice.
+			if len(*body.Details) != len(tc.want) || len(got) != len(tc.want) {
+				t.Fatalf("details %s, want one per field of %v", r.body, tc.want)
+			}
+			for f, msg := range tc.want {
+				if got[f] != msg {
+					t.Errorf("%s: %q, want %q (body %s)", f, got[f], msg, r.body)
+				}
+			}
+		})
+	}
+}
