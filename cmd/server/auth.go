@@ -137,6 +137,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		// An https public URL means the browser always talks TLS: mark the cookies Secure then too.
 		SecureCookies:        c.SecureCookies || strings.HasPrefix(strings.ToLower(c.URL), "https://"),
 		AllowedRedirectHosts: splitList(c.AllowedHosts),
+		JWTCookieDomain:      c.CookieDomain,
 		LoginPage:            true,
 		UsedIDs:              shared.usedIDs(),
 	}

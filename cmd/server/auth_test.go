@@ -221,3 +221,50 @@ func checkAvatarRoute(t *testing.T, c *http.Client, avatarURL string) {
 		}
 	}
 }
+
+// TestServer_AuthCookieDomain: with AUTH_COOKIE_DOMAIN the login's JWT and XSRF-TOKEN cookies, and
+// the logout's clearing ones, carry Domain=, so a page on a sibling host (app.example.test) reads
+// XSRF-TOKEN set by the API's host (api.example.test); without it they stay host-only.
+func TestServer_AuthCookieDomain(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.NewURL(t)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		domain string
+	}{
+		{"configured", []string{"-auth-url", "https://api.example.test", "-auth-cookie-domain", "example.test"}, "example.test"},
+		{"unset", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, _ := testServer(t, append([]string{"-database-url", dbURL}, tc.args...)...)
+			// No cookie jar: the test reads Set-Cookie as the server wrote it.
+			post := func(path, body string) *http.Response {
+				t.Helper()
+				resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("POST %s: %d", path, resp.StatusCode)
+				}
+				return resp
+			}
+			login := post("/auth/"+devDirectProvider+"/login", `{"user":"`+devDirectUser+`","passwd":"`+devDirectPassword+`"}`)
+			logout := post("/auth/logout", "")
+			for what, resp := range map[string]*http.Response{"login": login, "logout": logout} {
+				seen := map[string]bool{}
+				for _, ck := range resp.Cookies() {
+					seen[ck.Name] = true
+					if ck.Domain != tc.domain {
+						t.Errorf("%s: cookie %s has Domain %q, want %q", what, ck.Name, ck.Domain, tc.domain)
+					}
+				}
+				if !seen["JWT"] || !seen["XSRF-TOKEN"] {
+					t.Errorf("%s set cookies %v, want JWT and XSRF-TOKEN", what, resp.Header.Values("Set-Cookie"))
+				}
+			}
+		})
+	}
+}

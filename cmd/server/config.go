@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -97,6 +98,7 @@ type AuthConfig struct {
 	TokenDuration  time.Duration // AUTH_TOKEN_DURATION
 	CookieDuration time.Duration // AUTH_COOKIE_DURATION
 	SecureCookies  bool          // AUTH_SECURE_COOKIES
+	CookieDomain   string        // AUTH_COOKIE_DOMAIN: Domain of the JWT and XSRF cookies; empty keeps them host-only
 	AllowedHosts   string        // AUTH_ALLOWED_HOSTS: comma-separated hosts `from` may point at
 	AvatarStore    CredURI       // AUTH_AVATAR_STORE: file path, file://, bolt://, mongodb://, postgres://
 	AvatarResize   int           // AUTH_AVATAR_RESIZE
@@ -217,6 +219,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.DurationVar(&c.Auth.TokenDuration, "auth-token-duration", e.duration("AUTH_TOKEN_DURATION", 5*time.Minute), "JWT lifetime (AUTH_TOKEN_DURATION)")
 	fs.DurationVar(&c.Auth.CookieDuration, "auth-cookie-duration", e.duration("AUTH_COOKIE_DURATION", 24*time.Hour), "cookie lifetime (AUTH_COOKIE_DURATION)")
 	fs.BoolVar(&c.Auth.SecureCookies, "auth-secure-cookies", e.bool("AUTH_SECURE_COOKIES", false), "mark cookies Secure (AUTH_SECURE_COOKIES)")
+	fs.StringVar(&c.Auth.CookieDomain, "auth-cookie-domain", env("AUTH_COOKIE_DOMAIN", ""), "domain of the auth cookies, e.g. example.com so a page on app.example.com reads XSRF-TOKEN set by api.example.com; empty keeps them to AUTH_URL's host (AUTH_COOKIE_DOMAIN)")
 	fs.StringVar(&c.Auth.AllowedHosts, "auth-allowed-hosts", env("AUTH_ALLOWED_HOSTS", ""), "hosts a login `from` may redirect to (AUTH_ALLOWED_HOSTS)")
 	c.Auth.AvatarStore = CredURI(env("AUTH_AVATAR_STORE", ""))
 	fs.Func("auth-avatar-store", "avatar store URI; empty uses the server database (AUTH_AVATAR_STORE)", func(v string) error {
@@ -359,6 +362,9 @@ func (c *Config) validate() error {
 	if c.Auth.AvatarResize < 0 || c.Auth.AvatarResize > maxAvatarResize {
 		errs = append(errs, fmt.Errorf("AUTH_AVATAR_RESIZE %d: want 0 (keep the size) to %d pixels", c.Auth.AvatarResize, maxAvatarResize))
 	}
+	if err := checkCookieDomain(c.Auth.CookieDomain, c.Auth.URL); err != nil {
+		errs = append(errs, err)
+	}
 	if c.DBMaxConns < 0 || c.DBMaxConns > 10000 {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %d: want 0 (pgx's default) to 10000", c.DBMaxConns))
 	}
@@ -383,4 +389,28 @@ func (c *Config) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkCookieDomain refuses an AUTH_COOKIE_DOMAIN the browser would drop: it must be a bare host
+// name (no scheme, port or path) that AUTH_URL's host is, or is below. A browser silently ignores a
+// Set-Cookie whose Domain does not cover the host that sent it, so a wrong value would show only as
+// logins that never stick.
+func checkCookieDomain(domain, authURL string) error {
+	if domain == "" {
+		return nil
+	}
+	d := strings.ToLower(strings.TrimPrefix(domain, "."))
+	if d == "" || strings.ContainsAny(d, ":/ ;,@") || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") {
+		return fmt.Errorf("AUTH_COOKIE_DOMAIN %q: want a host name such as example.com", domain)
+	}
+	u, err := url.Parse(authURL)
+	if err != nil || u.Hostname() == "" {
+		return fmt.Errorf("AUTH_COOKIE_DOMAIN needs AUTH_URL to name a host, got %q", authURL)
+	}
+	host := strings.ToLower(u.Hostname())
+	// An address has no parent domains: browsers take Domain on it only when it is the address.
+	if host != d && (net.ParseIP(host) != nil || !strings.HasSuffix(host, "."+d)) {
+		return fmt.Errorf("AUTH_COOKIE_DOMAIN %q does not cover AUTH_URL's host %s: browsers would drop the cookies", domain, host)
+	}
+	return nil
 }

@@ -333,6 +333,29 @@ func TestLoadConfig(t *testing.T) {
 			t.Errorf("AUTH_SMTP_PORT=smtp: error = %v", err)
 		}
 	})
+	t.Run("a cookie domain browsers would drop stops the start", func(t *testing.T) {
+		const api = "https://api.example.com"
+		for _, tc := range []struct{ url, domain, want string }{
+			{api, "other.com", "does not cover"},
+			{api, "ample.com", "does not cover"},
+			{api, "https://example.com", "want a host name"},
+			{api, "example.com:443", "want a host name"},
+			{"http://127.0.0.1:8080", "0.0.1", "does not cover"},
+		} {
+			_, err := LoadConfig([]string{"-auth-url", tc.url, "-auth-cookie-domain", tc.domain})
+			if err == nil || !strings.Contains(err.Error(), "AUTH_COOKIE_DOMAIN") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s on %s: error = %v, want it to say %q", tc.domain, tc.url, err, tc.want)
+			}
+		}
+		for _, tc := range []struct{ url, domain string }{
+			{api, "example.com"}, {api, ".example.com"}, {api, "api.example.com"}, {api, "Example.COM"},
+			{"http://127.0.0.1:8080", "127.0.0.1"},
+		} {
+			if _, err := LoadConfig([]string{"-auth-url", tc.url, "-auth-cookie-domain", tc.domain}); err != nil {
+				t.Errorf("%s on %s refused: %v", tc.domain, tc.url, err)
+			}
+		}
+	})
 	t.Run("a malformed trusted proxy stops the start", func(t *testing.T) {
 		_, err := LoadConfig([]string{"-trusted-proxies", "10.0.0.0/8,proxy.internal"})
 		if err == nil || !strings.Contains(err.Error(), "TRUSTED_PROXIES") || !strings.Contains(err.Error(), "proxy.internal") {
