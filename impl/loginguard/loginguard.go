@@ -5,8 +5,9 @@
 // guard returns errors for them to map and leaves the wire format to the edge.
 //
 // The properties it keeps, for every surface alike:
-//   - a login the hasher would shed is refused (password.ErrBusy) before any database work: under a
-//     flood those queries, not the hashes, are what keeps everyone else waiting;
+//   - a login the hasher would shed is refused (password.ErrBusy) before any database work, and an
+//     admitted one holds its hasher place from then on (password.Admit): under a flood those
+//     queries, not the hashes, are what keeps everyone else waiting;
 //   - the attempt is reserved before the password is checked, so requests sent in parallel cannot
 //     all slip in while the first are being hashed: at most throttle's Max checks run per key and
 //     window, and a blocked key costs no argon2 work, so the answer cannot tell a right password
@@ -76,9 +77,14 @@ func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error) *Guard
 //   - any other error, from the limiter's database or from check (password.ErrBusy among them):
 //     the password was not checked, and the attempt was given back.
 func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check func(context.Context) error) error {
-	if !g.hasher.Admits(ctx) {
-		return password.ErrBusy
+	// The login's place at the hasher is taken now, before the database work, and held until it
+	// is answered (password.Admit): a check that only asked whether there was room would let every
+	// flooding login through while the ones before it still wait for the database.
+	ctx, admitted, err := g.hasher.Admit(ctx)
+	if err != nil {
+		return err
 	}
+	defer admitted()
 	res, err := g.limiter.ReserveLogin(ctx, account, remoteAddr)
 	if err != nil {
 		return err

@@ -53,6 +53,8 @@ type Hasher struct {
 	// waiting counts calls queued for a worker; at most queue may wait, the rest get ErrBusy.
 	waiting atomic.Int64
 	queue   int64
+	// admitted counts the requests holding a place taken by Admit; at most workers+queue.
+	admitted atomic.Int64
 	// dummy is what an unknown user's password is checked against, so an unknown account costs
 	// the same time as a wrong password and the two cannot be told apart by timing.
 	dummy Hash
@@ -118,7 +120,7 @@ func (h *Hasher) acquire(ctx context.Context) error {
 }
 
 // enter counts a call of ctx's client, or refuses it with ErrBusy when the client already has
-// perClient calls running or queued; leave undoes it.
+// perClient calls running, queued or admitted (Admit); leave undoes it.
 func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 	client, _ := ctx.Value(clientKey{}).(string)
 	if client == "" {
@@ -139,28 +141,53 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 	}, nil
 }
 
-// Admits reports whether a call on ctx would now get a worker or a queue place rather than
-// ErrBusy. Login handlers ask before any database work, so the requests of a flood that would be
-// shed anyway cost no queries (under a flood those, not the hashes, kept a real user waiting for a
-// database connection for seconds). The answer can be stale by the time the call is made; the call
-// then decides.
-func (h *Hasher) Admits(ctx context.Context) bool {
-	if client, _ := ctx.Value(clientKey{}).(string); client != "" {
-		h.mu.Lock()
-		n := h.clients[client]
-		h.mu.Unlock()
-		if n >= h.perClient {
-			return false
-		}
+// Admit takes, ahead of a call that comes later in the same request, a place for it, or refuses
+// with ErrBusy when that call would now be refused (the client's share or the queue is full) or
+// when as many requests as the hasher has workers and queue places already hold one. A login
+// handler admits itself before any database work (the throttle, the account's row) and calls done
+// when it has answered; the hash calls made on the returned context use the place taken here and
+// are not counted for the client a second time.
+//
+// Without it, the check before the database work is stale: under a flood, logins that passed it
+// are still waiting for database connections, not yet counted by the hasher, so every flooding
+// connection passes and piles up in front of the pool, where a real user's login then waits
+// seconds behind them. With it, the logins doing database work at once are at most workers+queue
+// per hasher, and at most a client's share of those per client.
+func (h *Hasher) Admit(ctx context.Context) (admitted context.Context, done func(), err error) {
+	if len(h.sem) == cap(h.sem) && h.waiting.Load() >= h.queue {
+		return ctx, func() {}, ErrBusy
 	}
-	return len(h.sem) < cap(h.sem) || h.waiting.Load() < h.queue
-}
-
-// take is enter then acquire: a worker for ctx's client, released by release.
-func (h *Hasher) take(ctx context.Context) (release func(), err error) {
 	leave, err := h.enter(ctx)
 	if err != nil {
-		return nil, err
+		return ctx, func() {}, err
+	}
+	if h.admitted.Add(1) > int64(cap(h.sem))+h.queue {
+		h.admitted.Add(-1)
+		leave()
+		return ctx, func() {}, ErrBusy
+	}
+	var once sync.Once
+	done = func() {
+		once.Do(func() {
+			h.admitted.Add(-1)
+			leave()
+		})
+	}
+	return context.WithValue(ctx, admissionKey{h}, true), done, nil
+}
+
+// admissionKey marks a context admitted by one Hasher (Admit).
+type admissionKey struct{ h *Hasher }
+
+// take is enter then acquire: a worker for ctx's client, released by release. A call on a
+// context this Hasher admitted is already counted for its client.
+func (h *Hasher) take(ctx context.Context) (release func(), err error) {
+	leave := func() {}
+	if ctx.Value(admissionKey{h}) == nil {
+		var err error
+		if leave, err = h.enter(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := h.acquire(ctx); err != nil {
 		leave()

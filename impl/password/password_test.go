@@ -252,45 +252,88 @@ func TestPassword_PerClient(t *testing.T) {
 	}
 }
 
-// TestPassword_Admits: Admits foretells ErrBusy, per client and for the whole queue.
-func TestPassword_Admits(t *testing.T) {
+// admits reports whether Admit gives ctx a place, giving it back at once.
+func admits(h *Hasher, ctx context.Context) bool {
+	_, done, err := h.Admit(ctx)
+	done()
+	return err == nil
+}
+
+// TestPassword_Admit: Admit refuses what the call would be refused (the client's share, the
+// queue full), and a place it gives counts until done: per client, and for the whole hasher at
+// workers+queue, so requests admitted but not yet hashing (doing database work) cannot pile up.
+func TestPassword_Admit(t *testing.T) {
 	h := NewSized(Fast, 1, 4) // 5 places: 1 per client
 	a, b := WithClient(context.Background(), "a"), WithClient(context.Background(), "b")
 	release, err := h.Hold(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Admits(a) || !h.Admits(b) || !h.Admits(context.Background()) {
-		t.Fatalf("one call of a running: Admits(a, b, untagged) = %v %v %v, want false true true",
-			h.Admits(a), h.Admits(b), h.Admits(context.Background()))
+	if admits(h, a) || !admits(h, b) || !admits(h, context.Background()) {
+		t.Fatalf("one call of a running: Admit(a, b, untagged) = %v %v %v, want false true true",
+			admits(h, a), admits(h, b), admits(h, context.Background()))
 	}
 	release()
-	if !h.Admits(a) {
-		t.Fatal("a is refused after its call finished")
+
+	// An admitted request holds its client's share before it hashes, and its own hash uses it.
+	actx, done, err := h.Admit(a)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if admits(h, a) {
+		t.Fatal("a admitted twice with a share of one")
+	}
+	if _, err := h.Hash(actx, "pw"); err != nil {
+		t.Fatalf("the admitted request's own hash: %v", err)
+	}
+	if _, err := h.Hash(a, "pw"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("another call of a while it is admitted: %v, want ErrBusy", err)
+	}
+	done()
+	done() // twice is harmless
+	if !admits(h, a) {
+		t.Fatal("a is refused after its admitted request finished")
+	}
+
+	// Untagged requests are bounded by workers+queue places in all.
+	var dones []func()
+	for i := range 5 {
+		_, d, err := h.Admit(context.Background())
+		if err != nil {
+			t.Fatalf("admission %d of 5: %v", i+1, err)
+		}
+		dones = append(dones, d)
+	}
+	if admits(h, context.Background()) || admits(h, b) {
+		t.Fatal("admitted beyond workers+queue")
+	}
+	for _, d := range dones {
+		d()
+	}
+
 	// The worker and every queue place taken: nobody is admitted.
 	hold, err := h.Hold(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
+	wait := make(chan struct{})
 	for range 4 {
 		go func() {
 			r, err := h.Hold(context.Background())
 			if err == nil {
 				r()
 			}
-			done <- struct{}{}
+			wait <- struct{}{}
 		}()
 	}
 	for h.Waiting() < 4 {
 		runtime.Gosched()
 	}
-	if h.Admits(b) || h.Admits(context.Background()) {
+	if admits(h, b) || admits(h, context.Background()) {
 		t.Fatal("admitted with the queue full")
 	}
 	hold()
 	for range 4 {
-		<-done
+		<-wait
 	}
 }
