@@ -99,7 +99,8 @@ func TestGuard_BusyBeforeDatabase(t *testing.T) {
 func TestGuard_ParallelChecksAtMostMax(t *testing.T) {
 	t.Parallel()
 	const max, n = 3, 12
-	g, _ := newGuard(t, max)
+	// A hasher with a place for every login, so the limit alone refuses the others.
+	g := loginguard.New(password.NewSized(password.Fast, 1, n), throttle.New(dbtest.New(t), throttle.Options{Max: max}), errWrong)
 	var checks atomic.Int32
 	var wg sync.WaitGroup
 	for range n {
@@ -116,5 +117,34 @@ func TestGuard_ParallelChecksAtMostMax(t *testing.T) {
 	wg.Wait()
 	if got := checks.Load(); got != max {
 		t.Fatalf("%d parallel wrong logins ran %d checks, want %d", n, got, max)
+	}
+}
+
+// A login holds its hasher place from before its database work until it is answered: while one
+// login of a hasher with one place is being worked on (here, inside its check), the next is refused
+// with ErrBusy at once, before its attempt is reserved or its account read; once the first is
+// answered, the place is free again.
+func TestGuard_AdmittedLoginHoldsItsPlace(t *testing.T) {
+	t.Parallel()
+	g, _ := newGuard(t, 10) // one worker, no queue: one place
+	inCheck, finish := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- g.Login(context.Background(), "alice", addr, func(context.Context) error {
+			close(inCheck)
+			<-finish
+			return errWrong
+		})
+	}()
+	<-inCheck
+	if got, ran := login(g, "bob", errWrong); !errors.Is(got, password.ErrBusy) || ran {
+		t.Fatalf("a login while another holds the only place: got %v (check ran: %v), want ErrBusy before any check", got, ran)
+	}
+	close(finish)
+	if err := <-first; !errors.Is(err, errWrong) {
+		t.Fatalf("the first login: %v, want its wrong password", err)
+	}
+	if got, ran := login(g, "bob", errWrong); !errors.Is(got, errWrong) || !ran {
+		t.Fatalf("a login after the first was answered: got %v (check ran: %v), want its check's wrong password", got, ran)
 	}
 }
