@@ -4688,9 +4688,10 @@ var swaggerSpec = []string{
 	"zfwRfXNayt1+WVnAx5/mLEMqLC+wcHdi/BF1rTUBeIICr3KxRkXe+Qfo7OJhNssxf8ygJhD/8OI8hjay",
 	"VuSv0IyIbCJImPuRjdqVuWhmuAvi8LWXStRf6ap9dIMkeMlZeqco2MDFT0yAlJphcel/M/afhbG35iVo",
 	"F+Tmkpwl+9z9MybNH35FNirprZmh7s6Iu81OROZ6I6O7DYDjmnihziAXgaTsopr4JvbyUtuD1R9Ja7we",
-	"p+EXxkR652+LbZE3u8dQrf4Y3O3F71OPT3URTcdwXl4NQQYR/d84BzRVST5H7mlrnjErrjjZO8IWRT9U",
-	"QDFTdJue8mFFrW6WsNB8Im6I41xD/C6Z5Z5ImoCodoZHRV1k7i8hKQzWTPjCjvI+s5U43Hrm8rVLkRRl",
-	"oOXnSDjob1eLtv104WcR7r6iyVS+CLr24va/AgAA//8=",
+	"p+EXxkR652+LbZE3u8dQrf4Y3O3F71OPT3URTcdA4k0Z/0MYNM449zNVST5H3mlrnjErrjhZO8IWJT9U",
+	"PlFUWqBHGdH/xnwmqPsayWXpZnbVWWQIMTsz/hKVJdpbdLc15JJ+IoBew0LzibghhnX99Ltk1Xsaa9pD",
+	"tbE8Ksoqc3+HSWHvZsJDW16HthLGW098vnYZlqKKtPwc6Q7d9WrNt58u/KrC3Tc8mcoXQVVf3P5XAAAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -8091,10 +8091,10 @@ var swaggerSpec = []string{
 	"mY2WcVddVAYleselERPUhaMuPWdrwWgnhkGrjbD3w0icvHr+jW50sIFOVRXPtWtI4ZtO+mh3DOM/PzuF",
 	"0BgbdzcctXtG9N9vKK7Msi2aleymFDRe6RcuM2qtWYuLuIh9LSBT6CEpsGivstEao7yAL3tfHG+zxoPW",
 	"H+2KQWPY4uwLXaZutJ7b2m+u1jquvRXcDSAkaId3G1XyVSz7s97UFozadlV7dze1xSxf7qr24FZx6I2f",
-	"SKpnzhWi/OXuBsYNDh2XFwH9f4Hib/cLhyHgtmB4XQE0Oqq9e/8x/lBrZPbuPTmSFIB1GNnS2MyFZymi",
-	"S//2v6qbyiRfWIboKMyY4RdIUXvrEUh1rotfCZ1LbWKwBKx+U32pcMovKdrqHNY955S6zWwqm+pX+/zP",
-	"CJY//be9oaO364gwdtv1MZ8oudJWSVUNBv0LE18auS2VmzSb3Hyvlq60+fpPTLBZNaHPTne2VTcYxuWo",
-	"f3z/8f8DAAD//w==",
+	"SKpnzhWi/OXuBsYNDh2XFwH9f4Hib/cLhyHgtmB4XQE0Oqq9e/8x/lBrZPbuPTmSFIB1GLnJz3OpjYvn",
+	"0nP+N3VTmeQLyw4dhRkz/AIpZm/9AanOdfEbofQyXVlLZVzQd4JzTpfQ7vfVaeSq5oIag/gOVWtrrtDv",
+	"FUIuUlJd1IRmqXDKLylY6/zdPefTOlps6qrqR//8rxCWvxy4vR+kNwuJrpZq9TGfKLnSVsdV/Qn9CxNf",
+	"WbktE5wUo9x8r5bttPn6T0ywWTWhT253plk3GMaluH98//H/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
