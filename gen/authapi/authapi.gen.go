@@ -66,6 +66,30 @@ func (e SentStatus) Valid() bool {
 	}
 }
 
+// Defines values for SessionFlag.
+const (
+	False SessionFlag = "false"
+	N0    SessionFlag = "0"
+	N1    SessionFlag = "1"
+	True  SessionFlag = "true"
+)
+
+// Valid indicates whether the value is a known member of the SessionFlag enum.
+func (e SessionFlag) Valid() bool {
+	switch e {
+	case False:
+		return true
+	case N0:
+		return true
+	case N1:
+		return true
+	case True:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StatusStatus.
 const (
 	StatusStatusLoggedIn    StatusStatus = "logged in"
@@ -81,78 +105,6 @@ func (e StatusStatus) Valid() bool {
 	case StatusStatusLoggedOut:
 		return true
 	case StatusStatusNotLoggedIn:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AuthLoginParamsSession.
-const (
-	AuthLoginParamsSessionFalse AuthLoginParamsSession = "false"
-	AuthLoginParamsSessionN0    AuthLoginParamsSession = "0"
-	AuthLoginParamsSessionN1    AuthLoginParamsSession = "1"
-	AuthLoginParamsSessionTrue  AuthLoginParamsSession = "true"
-)
-
-// Valid indicates whether the value is a known member of the AuthLoginParamsSession enum.
-func (e AuthLoginParamsSession) Valid() bool {
-	switch e {
-	case AuthLoginParamsSessionFalse:
-		return true
-	case AuthLoginParamsSessionN0:
-		return true
-	case AuthLoginParamsSessionN1:
-		return true
-	case AuthLoginParamsSessionTrue:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AuthLoginParamsSess.
-const (
-	AuthLoginParamsSessFalse AuthLoginParamsSess = "false"
-	AuthLoginParamsSessN0    AuthLoginParamsSess = "0"
-	AuthLoginParamsSessN1    AuthLoginParamsSess = "1"
-	AuthLoginParamsSessTrue  AuthLoginParamsSess = "true"
-)
-
-// Valid indicates whether the value is a known member of the AuthLoginParamsSess enum.
-func (e AuthLoginParamsSess) Valid() bool {
-	switch e {
-	case AuthLoginParamsSessFalse:
-		return true
-	case AuthLoginParamsSessN0:
-		return true
-	case AuthLoginParamsSessN1:
-		return true
-	case AuthLoginParamsSessTrue:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for AuthLoginPostParamsSession.
-const (
-	AuthLoginPostParamsSessionFalse AuthLoginPostParamsSession = "false"
-	AuthLoginPostParamsSessionN0    AuthLoginPostParamsSession = "0"
-	AuthLoginPostParamsSessionN1    AuthLoginPostParamsSession = "1"
-	AuthLoginPostParamsSessionTrue  AuthLoginPostParamsSession = "true"
-)
-
-// Valid indicates whether the value is a known member of the AuthLoginPostParamsSession enum.
-func (e AuthLoginPostParamsSession) Valid() bool {
-	switch e {
-	case AuthLoginPostParamsSessionFalse:
-		return true
-	case AuthLoginPostParamsSessionN0:
-		return true
-	case AuthLoginPostParamsSessionN1:
-		return true
-	case AuthLoginPostParamsSessionTrue:
 		return true
 	default:
 		return false
@@ -276,6 +228,11 @@ type Sent struct {
 
 // SentStatus Example: sent
 type SentStatus string
+
+// SessionFlag `1` or `true` asks for session-only cookies (dropped when the browser closes); `0` or `false`, the default, for cookies that last as long as the token.
+//
+// Example: 1
+type SessionFlag string
 
 // Status Login status, or the result of a logout.
 type Status struct {
@@ -415,10 +372,10 @@ type AuthLoginParams struct {
 	From *string `form:"from,omitempty" json:"from,omitempty"`
 
 	// Session 1 for session-only cookies.
-	Session *AuthLoginParamsSession `form:"session,omitempty" json:"session,omitempty"`
+	Session *SessionFlag `form:"session,omitempty" json:"session,omitempty"`
 
 	// Sess 1 for session-only cookies (verified provider).
-	Sess *AuthLoginParamsSess `form:"sess,omitempty" json:"sess,omitempty"`
+	Sess *SessionFlag `form:"sess,omitempty" json:"sess,omitempty"`
 
 	// User User name (direct, verified).
 	User *string `form:"user,omitempty" json:"user,omitempty"`
@@ -433,12 +390,6 @@ type AuthLoginParams struct {
 	Token *string `form:"token,omitempty" json:"token,omitempty"`
 }
 
-// AuthLoginParamsSession defines parameters for AuthLogin.
-type AuthLoginParamsSession string
-
-// AuthLoginParamsSess defines parameters for AuthLogin.
-type AuthLoginParamsSess string
-
 // AuthLogin200JSONResponseBody defines parameters for AuthLogin.
 type AuthLogin200JSONResponseBody struct {
 	union json.RawMessage
@@ -447,11 +398,8 @@ type AuthLogin200JSONResponseBody struct {
 // AuthLoginPostParams defines parameters for AuthLoginPost.
 type AuthLoginPostParams struct {
 	// Session 1 for session-only cookies.
-	Session *AuthLoginPostParamsSession `form:"session,omitempty" json:"session,omitempty"`
+	Session *SessionFlag `form:"session,omitempty" json:"session,omitempty"`
 }
-
-// AuthLoginPostParamsSession defines parameters for AuthLoginPost.
-type AuthLoginPostParamsSession string
 
 // GetAvatarParams defines parameters for GetAvatar.
 type GetAvatarParams struct {
@@ -4568,130 +4516,131 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs31uCrnOV+VSZVTYrUbWyqUruK48ROHFufJW+mytSqwW6QxLgJMABaEselqvm1D7APMQ+WJ/nq",
-	"HAB9IZsSLctJ5qv5ZasbDRwcnPsF/NRK1HyhJJfWtIafWjPOUq7pvydXzDL9nCUz/lxJq1WGT1NuEi0W",
-	"VijZGrbiRT7ORBLBnN102ZR/s3/U78e9VtQyyYzPGX7Bb9h8kfHWsNU0uBW17HKBb43VQk5bt7dR68U5",
-	"m64vdma1klO4YplImVU6AjvjMGNmBmpC/zdWaZ7CeGm52QTEqMUP02S/vzdODyf9Qf/ZweHR4HDABocs",
-	"4UdP+0dJmu4Pnv0lORq1GoF7rRLmIFoF8B1PheaJBcv0lNs6BBOl58y2hq1ci67mE665THjjCm/UmRST",
-	"yfoCJ9k1WxqIpTI4YBXRMp+3hh9a/m3romnuM26fK/VR8IbD/PGX8xiYTCH+69m777vnb3968SaGhIYb",
-	"aBtuQUnI1FRIGqb5RHMziyDJOEPEu7cqt506ZKtg3EatBdNszq2ntVeTN0ryn5lNZutwITUYOt8kE1xa",
-	"mKksNdBWGuKduHMMDOb4JTBprrk2sN8/wPUffOYCV3Wc0Ipaks1xjleTLsLYdUBWdzdnN6+5nNpZazjo",
-	"7x00Yf1UqyuB0zXQzFQYyxF7Cz8IcEVEN4ddltvZbiaMw2i5o5RfBUAXzM5KMMMkrail+a+50DxtDa3O",
-	"eRXiBbOWa/z4/35g3b/3u88u/L+X3YtP/Wh/cPsfjZSJdPHSIWZtJ+czDiXdeLJ5YpBfc34MARq4nnFJ",
-	"p2nVRy4hUXNuYKLVnB7++Mu5/7S36ST+2i2X2XQQe4dHURPZaW4WShruJNzEcv0ayXl9N6/VdMpTEPIY",
-	"9vv7YBVB52UPTyFGiOMe4K4DhzDNwTi+r8jRqrz4D80nrWHrf+6WUnfXD90txjku7ZZsetdXJT/T/r5l",
-	"6Q/M8mu2xA8TJS2XFv/LFotMuAV2/2YcNAU54cgUUcVvkhmTU345YSLjaStqzbkxbIrvcP8FiaYiBaks",
-	"sCThC0u4QVJVWvyd1gCa8LZ6Ok27cG/N7slCvNBaabeJFbG0AlQM7Roomk9yw1MnIFTKOxHEueFayImq",
-	"f4JPIVF55mAfc9CcpTjecJnWxyZKTgRKbLeZyjcpz8QVMmynhxt8zrJszJKP37L0Hf8158Zuj3mij0VF",
-	"NhCvVM4jlx+lupaXFa4uD8S/rMgNteDEpsYyy5vmG7P00r2sTuQkOj2HuTBGyGkE/GZB7Ko0bZwkrJDT",
-	"Yxyn3Yl7TTBlQrqDe4TDXt1xfAxxAXUM7RmTqZmxj4Hr1gCO8JjTyIGJ4kZY1AzKzrguUBXhttyGq5vr",
-	"+MW0O8gY2lIRTUUgFSik8MsrrsVE+ClYiXxcR+UWGCSeIhx9vJIoaln2IH4U/uNLTgirHlp4BYbrK67B",
-	"jXicQ6gvGw+BScglv1nwBFGKjJJrfgwpt0xkTvApmS1BOMnuQcrUlFDgZOkr+XkoEKnTc5eHe3vjvb8c",
-	"sf3Do3E62X/WH+ynEzbmbC9JD/b54GDAk+QZf1pqCJYJMq3whHPjKNxJ8+0RFIB+b3gjkgoFQbSh66bf",
-	"sZdGd+mFB8t4t/Lb3H4ePleRoXK7PTbO3McNeHjuN+ltwEfcpJAPlqleKGwSgZ6/69IUlQNatQtmzHVK",
-	"h1ZYUGSxPrac/roCs5RhHhkor9QV10b8naekC3fdVndZmmpuTNQkzuyMWZhk6roTWFnI75UeizTl8jNP",
-	"heWpIKenAYPh3aVU9pJlmbpeMz+EASMsB2Gc6SHBj4NiYsRPonnKpRUsM5vOvzqkLlMTpYmNiRqUdsSg",
-	"tKMAVCxNU1ZthUsaVJ20Zkk4m5dlaHgsSVM9GiE0YTCGNqJsl+XOfPHyeRVvJii+CmJiaDuRVryr7COG",
-	"tteDqd+SkGQbV9Qwalj01sbLNfWLU64hbX1OzRcZWwZDK/hQ75y99yB9GgBo0KcbbUqych5JsdbXj4dQ",
-	"W9X5r8GU9VZEMGCcgoc27017UFizKZeILzTDjXF4Old3eZtBTana0k/Mivm+YFN+jErLOd4n789fdl+e",
-	"vPnu7OXJTy8qDtof5eecK/UaNe2DqMCLxkur1GVGs1QJwb+FsUqXKGusUuBGPQ4NrK3uyYDW4zcJ56mp",
-	"WFFPDGRiLiyd7XsZjumBDJBXJ6juGh8j57sZKprvkZRUuWw8RIOJONzb0I7bSdMgvtl8wUmCBBdkwYyt",
-	"GFSQiQm3Ys4jMGIqCxu/4FqWTZUWdjaPYEILFC+8vItcvIGsWr0egIlA8785U3e8rPr9yln9DozuWGnJ",
-	"K4qSF34EVEMU4eCumMjYOHsYyabMsjEz/DKvTLQqvsIgxGJl3DFobjUZ5wwm/BoMT5RMjQ8RcWNfoam9",
-	"P9ljz5J+OuAH40N2lDzS0TdB7im+gDdhsnTIkxlPQYvpzIJU19BmEk1VNuXgz9I5oGoCp8rYqeZn//m6",
-	"c4zqjVB/zQy4eEHag3e0cTaxXNOKMp+PUbFPAg4QKTGN6lI0KF4RapVXDQFpP4dVcM0Ewj9RZDVavRRy",
-	"uiECfVgEptDNmjrvgkiEDLmq8H4Ae3++Hfp1rFBi8mIlis8z6yKbwkDJdMQd/8exl1Dyexd3esjer4pJ",
-	"yuiVd1Bbww+fWhPBs3Q9fFjiZ85uxDyfg4sXQkahRIR27/CodXvRpCNSxU0ZQXCq8vQVmAVPxESUeu4R",
-	"MLy2Pc9EG0FBc3nBExfOKhIOwTcPkUwD/IrrpYs0k/+zyyjxU0xM8R1jQdhjIOMDGfKK626mViQdOMZB",
-	"M6TYswu0ho01Bo1J8amJB4RkNcsAjWXaQ64nLCFjY6HVgmsrnDfhjn09SYQCBuYMBTHvop1NDzRnRslj",
-	"vwh+W5u+yB0IVLfGOkc2ZFSaSCuXJl8slLY8vZzzVLBL4uqo0bpYUbtooU9ULlMKca+EeDaI+rrf2sDo",
-	"1djeupOzasG3oka3ZYMbhn/54fT3mh29HjheCcGiLCyDrK2LajJjBTv1sH3UuulOVXclll9h7VUKOOW6",
-	"S7yO4mec8blB4mJQHmIIYFGGwfJ5CMNWiMsLi2riEDe0nhSpSIXqYHIRnaTzhlRTOqXM0HzwK5bTldk7",
-	"NUZjBJfyD5jWbLmydB0HL/M5kyXx85tFxiTtvZ5G2mT1NWyzYio0Zn66PlLTfZWGdKz/xFlhhW1UBgdN",
-	"HZg1A+Q+lJEEuANjnnR8UPBFCJA+rwcI6nv5jvyjrgttV1hoXf6wfIVArBaMTvDuNFTUcmGXhvRuEW5w",
-	"pg6ltoMvSO4zX4QYWzUVOFfdIk4R3ZuOdKxZBx3n2OLTFfx7jvDbaSLYWhAVcZZlbyekje/Sgy7kGq3y",
-	"ZAhglpnuMqxbkyfl4/t24KdcB/0iaqBxpyPQ3GOAYGccXQQilWHpkvsYi+TXwckh9yR2aw2hgC4Go4CN",
-	"pM9qJ0yC5VkGwpbpUBc3GauU4sg+4zJnywBLOz7j0sYRxD9zY7ic+oRm3OmNyPKoP26iuXkY4WcvuHbB",
-	"ZYoMm0srMijEP9iZVvl05p1WH+seKxsiQdbwbEJROlS2oPkVZ5mj2vqBjpXdZBHYJ4awibxbJ3fisksC",
-	"9RInaKDvdULxW6mTSXjYMAPtpCl84kwif64U3vKRFNw/MxDvOu9klPf7+wmNo//yuL6Lo8kg6fMD9my8",
-	"lx4kf+FPJ302GO8l++kBP5wc9bel3KjlcUAAN7HgmTeiV4+9Fpb0IpScJ9xVg7RzMeK62KA8y//2f/cS",
-	"Nd/uNHCF+lHQk623HGBp3G6x2lq6xuc4c0NOvFNQJs+sMw9c4cr6xu+SOmQYQfXvSm5lW5FUyuM6xCgF",
-	"ncNEFRPFDCsa3Ke6HijnotZ7s6mYQ5Dusz5wQBTWQBfW6kAgAj9m2WllgKs8WannubGaAX4oxrmv1FoD",
-	"y2vXFar11qmLaneCnVGAtq6L13DN50w0FLK96OJzh2myrBuwfB+hiwaIYycIgr3sZMGle2hmbBC2UAnE",
-	"OiWSNoqNz0yHroO4aLAVKwV0uPYTA69OoU2oYJBkTMwN5At0FrWLCAtXjbQ2uzO01i0qs8jYEtZF+Qba",
-	"jVoLkdhcN8x1qtUNxbudi/r+3ev6jDNrF8Pd3UwlLJspY4dP+0/73qHd7Y8P2BHfm+wnz9KemLNp49pa",
-	"ZQ0Lv1MZJzP23bcnz1d2kc63sDQIN0Qj60yIQpInuRZ2eYYmkNeOzIjkJLcNFXHf4iuK2EeOZLlEOz+F",
-	"tstiIkTO6jh5f/7y8uS7n1+9uTw9OTv75buyMs8lw4yo2NmIPsSBC3A2r31OkWljymzWSrmW+7NMxv/4",
-	"y3m5AluInzj5Ln+7tndVkoWsEprBNAza6DiIhHet6vr/du6oEdu87H/mXC/vWRWZ4Vcc56NBxUL0sFzH",
-	"6d2GdW6Mnmza33O1WAaOW6uYq1bK4QmWZ7FtQdwKLEhe6Ig37/jl+flpEQTxMPH5mKfOc6SokMc2tOOp",
-	"sLN8jAJwlyTs7Ff3766YLzIKIcUdNIPsjI/kWsxprnJJ4mNYFIzBjMkUfRtmIXYTuLJez+H11/Qs7o3k",
-	"SO7snCPqTW9nB0685erSVdcqFF4MwZW0tl9au3grs2UEp8zOvtmN4IzN+Zmw/JvX7MYt+PJs7/DIEUAH",
-	"mExHslYF2y6c6fESHBJNVCljFGmnBydl0Kx0rMssgoMm1C3lxo6k4TINBB5XzzEG/mvOsmBeNlTk9uBl",
-	"8R1NrLQn2ZhAitFPGMmEab2sAiqN5Syl0iacNKyO8HZ6EHve/mYQuwpb/PubQdwBJSsOyEdu0OSdjWQo",
-	"cvHfdZXMlj04kUX2xu/Xr25C1TBKK0Ph4PS49nFRNmMswl991YHrmch4cy4oQeriaek7EawRZMxY04NS",
-	"ZiIQrm6xWo0ayqhIkiKRQjtek57kViHxvXNRSrOzQ4UiP569fQNxCHPG3mGrRRuLwKKLbJLxSaWoLjKO",
-	"xyRo3d5IvqDPCNZiVBgQ/7X73IXGu+fLBe++JW42QwhF4REwSLlcdlmWjWQcBp95DdM9VZlIlr7Qm8r7",
-	"u76+H+foUg194LFXcpFb0HnGidG+9QkOlVsquauE1JSGejApKuK5jiOEQbbhXPL0GL3eK6Ey9ykeBxz0",
-	"+9AQ44brmTIcYh/ti51BjOijeFkPzvmNhfaCkZiazrlEtiQ2GEnc4UTpOZTF5pE7qo98aQgBTrqbqBLq",
-	"8QxhOsSiMPbZP3h//n33aZHue/P+9Ui24xGaaf1+DEImWZ5yJwV8mikTlmuWQZvJpVvXvTgGVoIEKK7R",
-	"rqdcEJVb0qAOzJgBZkdyroyF/T1IZkyzBHeBa9B8IUfNb1hisyUoyV29NaVfUmaZT34JS2VqH/kS7DXK",
-	"cirhH0lngkQoX2mZwRFk/IpnFDOV3OA5E6KKAf1+H+aoIbRxkyzBTUIkoDVb9kbkCYmES0OmlFdTP79C",
-	"jZzrzFsaZri7qxZcGpXrhPeUnu76j8wujkU/XNjSnIeTijJqRS2qZSJF1u8Nen0cj9OxhWgNW/u9fm+f",
-	"glN2RuYUKRf8z5Q3+cMSXp7//JrqHsDM1DXue6augcFYq2vjA5Yg5BCloJAfYVEpaIG2i/FQUThQ2YYT",
-	"3COJM3acpkirsUUiTCEh5VcwpxJTkmq51lz6+iPSOU6eOd24i49jZxfQ5Csqw4vyRC1EVRA2KI+OO1Tv",
-	"9cI4t1bJHryyBp6fnY4khf6NL+q0BtS1BKkkWl+M/FCHPM9Dy4y7Q0fHj/iXMsp4XuR3nzpbu1Z8v9fv",
-	"r6T5LL+xuzM7z1YadshZ+h+pSpBTAAc438i9KP/+7R//dI92y2f3taGsG0R4XitJ4A0itMHbS/mE5Znt",
-	"Gp3AE6kkf3LsMVU8Snj3t3/888kx/PaPf8Z3g3cbtQ4clpqipQU2d9fSp7dR63CbD4va5KoL0hp+uIha",
-	"Jp/PGZrJre/4XHm9v/A+E5saF8ch1YwezU2XWLQbklet4YRlhuO8ZQ/LRu5DvKOQMGXmYK0ow0RAwUl8",
-	"oYPOSbnurZHda2Eskl7IpJv7Se/ODPMH321DXiVutjyyInu02pmzHlGspW7WSe+02vxjVgiwWeXfVzIV",
-	"2sj+LISE5+Js+8SKqzLmYR5KUiS7NhLV84wzbSqG96bOtt4mwYWzN5PO3dgoC7T/JIhXU3B7+Qw0R62F",
-	"Mg1oRc8JXbwfXpzfhbhTZf5bIQ/ap2/PzjsPJNUyiNxIqm98omSSG/QaQi1CXIsux66YTS6hUtCdS+fJ",
-	"kGe6kq6sH80PnITiWQiiVxswN+TjyiG7lca/24svEaf0hUtEFWXUDW0aISjuY4SISc/r61/VY/CfUU69",
-	"uamBglz0tvcnIcNfZpxSgdWSH3Qpq3mFBxBmSD1sVMuuEL6Wz39ivDPfVhrGhVvd2ez1o8Hqg2ru+UgG",
-	"v70WERiuOsbcB3Ukv3ZCfLdRgDfYnp7c34cU9R9C7EWZQJGP+OKmpq2Je1PfUjjUx2rUeTBvHPQH939Y",
-	"K3j+fIbCD/a3WqWotFphwk+1YDjyZDWy++HiNvpUDWUXD3yQ2f1dCeV/uLit8fW5C1RNedoVEkKN0Son",
-	"lwz7KVhNt7uhQ2Aj/4becvBZqPfvXjuvyE3VlJoqJo3R469mplyrs28SzU2l5HEk43p/QGDMCK5nIqF4",
-	"G7FyuCagzfw810p/RCcz4Z0evFFFXkEYcJcNjCTqO18S2IPza2FxP+23FAoY9PqsQ8UxBspWidj1afoY",
-	"aDuZ8eQjT4syRgK47CLNxEcOHp5OFD4OTZ4xpYpj12URl8FC10nMZMKzjKebfN/QGrwugOrn5Haz1+s7",
-	"MDblGkJxX2PD++FgryEFtZ5AXe3R3rSYr61qXOug/+xoi8UoFgqauyLJEAQv6GnDwqGicPtdXjzczHxF",
-	"NTL728iIymUB20q9htbwbeXearMTfbe/1baq/XkPk5h7939QuWfgEYRsTSKW3LDSVFsRjK4n6+L2czV7",
-	"UVyPRNPs33yvyrCe8aY49RWQbAnbuZyrlH8zUXp+idPE0D5ZLDI+hBgZJ45cuRf9x8XsUJa5sLU2lvpW",
-	"uvkigtg1gnV68K0LMxpIFZVxU2YIv6imqmCt/d21voxkopUxXeqPREclAqOAQHpiACGkKHvoL6vcaPHD",
-	"i/Oy1YxyRbjZ1V2MpAeUnGiKCpJfjTwbg2Vo5Lk4pdtt25V+UTLRVVYUPaZOJVzTjQoZzibkSFJsFf+Y",
-	"CWOVXnYor625v9WHua5PL8qPfVWcyq27PMR7o/dI4S/0SP8tKv6FRAW0C9bsNIiNJmsqC/WRjabUd3zB",
-	"ZWpC7q5SrvNRyHQ4kl3Y2SnA2dmBdpzyK8cudiZ0CgtGJVGdIcTIpchclC2IipRrDL/9v/8P+/299e7M",
-	"kYSGBk0ypKgDLoLBYXcuZG45bDDG4CPnC+OYKYLTn56/gGDl0OwIKOGu03O7cQjd2Rl6po4gdpW++D+W",
-	"p2uQ7/X7RWoCinb6ykUIfuLQ5Vub2suHytwulxImjj+NvMc/ag1HVDA4at3GPr1lfKkqGXdQq208dran",
-	"z4l7mN28Lqjd9tLQL0g2nrBUCjkVV9xddeVbISKcnWeGr2+WEn8Nvd6ljUsTOf/YeLgHh+BOLeDGOgsX",
-	"Cahq4+KXOzvoaXLEGhmtJfFvIBtoH/b3EOD1G3Rok8Ga9nGnWmjB1UF4oIoKYaJryzM+1Wwed4ZFNjRU",
-	"HFRPa6zsqBXByNXI4GEdl5RBeT+CLWQCbW/OvUuCX5I38r+omPab9WJad1EDEgw3cIaDyD2RNUAO+gcU",
-	"Qis7V2Jc0ZUzh5rdGTOgecLFFU/vqN6NiiZCZu8ndFym7d0aL86NP/lw8P1w8GX5dAj7UVuqa9VTugio",
-	"OGgkuJUFTkj2tS/dpYS9J2FhYKakyt2VbNmSAoeu2ym0FM/QJCihlhMxpeHhZgB8T5HIpVO2I1l0tIip",
-	"pFv2vI6fKPdJ584M4H0uUFHZWS3pDDxQmGOd5iLPRmdJbPaVGi8Hi7YEyesZxF0QZJ8BFsvTL4PqF2cW",
-	"KZgqT0peitVOjo69s1VtJKrBDcAiNW2Etn/wdAtwB0R7TeU9G71cH/Noutmw34paA9TnOsfDpVhm4zWH",
-	"24NRuXSiuJ3iLtAeF66yxtvTVbSJqHyHThNYPmj0ORcSrtXVhr4jD8Yx5NKwCadGT1hkTEiqFOzc3XrU",
-	"BJ3vDvoy+AqqL7yimqZtb0BaU9l2I1f6hoIv4szn67q/hAslea29JowodGvnvhLTzwjFfHmGpgCrlnKh",
-	"hp2GDpwiFVNpqXEdNPc3ujj7XtZzO0W3SeMRFsvRd7eVDopygvWoOwm+y6fP+MGzQ/6XZweDZPKMH/T5",
-	"0bOn/XRwwAZH40l/bz9J0oPk2aDEv+e8prvE6qmmVCA5zIVk1rU6z9li4W+hKj/a5rqxqEDkhtErXV0B",
-	"gxvSXISlonFj+aYMJ+aGqqYk36Irr34hWnRPas2tefeglV3cXjSkK95Kr4A1576sMgKrshQYelQwXobO",
-	"ungIcSVZGhS1rwKlhspC1Cs9kqt9b0VHX+PlbVFITVkfznZGv7s70lbuLhq6OE9NPoW2KhIDsT/buML8",
-	"w8p9iqWACJOEjjs381hZb2s9RvpmfxsXvnKl0FeMgaxe+fbwQMZB/+BBV0istrnXr1epH4+/haxsi2wv",
-	"ue0QodH1K6sG/CNdA1H3Z6r6o4mG1oBc6d2EJVJ2DeTazZ/Vi8pcJnywvw25+MuZ/hVjSmfudhkNC66p",
-	"RtMXvf8+0WfXfl4JQFv2kW8KwAAzwFwhqdJlQfBxJS5jLFuaWkNL744yTRchvdNR+2MM+ovi/oFvVbr8",
-	"kgR86L1fs119vQlp+61ZtXqVABJVFZSb7vX1dRdPp5vrjEuUMekKbF8TmtvVG8Bvv7SU4WuZUY9+Jetx",
-	"2UPyeNeu/vfUlJ8rzw8Ghw+8mWrDdTl1HVu9fO+JgWrZa1BmSvqrewop5rt5zKPdZdUEavWWPrrbQFAS",
-	"yrV1kHWJrN77l9R531VM5XCZHm50+9TJVyzEDQz1uxbkrl7G9lVKSoMxVl67u47wOwt0H9v6uLe2t34W",
-	"v2ON7x90HutVv/ceCzGIazj/JNLbO4srfZ87GHbFqcXKx3Kpztffv5Ao2YnoahGXlfCNseGCANfIXvwQ",
-	"BYlLaimjIiopJpNqJ1D1B3KIDYUB5n9Uhiba3YmP/WtKdaD36y9bpvfuAQX+KZeQuoVfnLNp8IsDEDNm",
-	"ZlSGENd+OiWu/kxLJRkTcOEyVRsKmGnv97dz+K1QlfD6D/CMhWRkoG7VD0RzrTYEVbsm7zMjGn5HqfIT",
-	"R3d9SWNuo8do/9h3HvFK2bmyMFepC4m0V4+J6vvCZcS+LQ0h6qwgY/udfGG56MN9+nDXXmlrSAUmT2a+",
-	"zfwRfXNayt1+WVnAx5/mLEMqLC+wcHdi/BF1rTUBeIICr3KxRkXe+Qfo7OJhNssxf8ygJhD/8OI8hjay",
-	"VuSv0IyIbCJImPuRjdqVuWhmuAvi8LWXStRf6ap9dIMkeMlZeqco2MDFT0yAlJphcel/M/afhbG35iVo",
-	"F+Tmkpwl+9z9MybNH35FNirprZmh7s6Iu81OROZ6I6O7DYDjmnihziAXgaTsopr4JvbyUtuD1R9Ja7we",
-	"p+EXxkR652+LbZE3u8dQrf4Y3O3F71OPT3URTcdA4k0Z/0MYNM449zNVST5H3mlrnjErrjhZO8IWJT9U",
-	"PlFUWqBHGdH/xnwmqPsayWXpZnbVWWQIMTsz/hKVJdpbdLc15JJ+IoBew0LzibghhnX99Ltk1Xsaa9pD",
-	"tbE8Ksoqc3+HSWHvZsJDW16HthLGW098vnYZlqKKtPwc6Q7d9WrNt58u/KrC3Tc8mcoXQVVf3P5XAAAA",
-	"//8=",
+	"7H3rchs3lvCrnI/fVJlUNW+6xaYqtas4TuzEsTWWvJkqU6sGu0ESoybQAdCSOC5Vza99gH2IebA8ydY5",
+	"QN/IpkTLcpKZml+2utHAwcG5X8CPrUgtUiW5tKY1+tiacxZzTf89vmKW6ecsmvPnSlqtEnwacxNpkVqh",
+	"ZGvUCtNskogogAW76bIZ/3rvcDAIe62gZaI5XzD8gt+wRZrw1qjVNLgVtOwyxbfGaiFnrdvboPXijM3W",
+	"Fzu1WskZXLFExMwqHYCdc5gzMwc1pf8bqzSPYbK03GwCYtziB3G0N9idxAfTwXDwbP/gcHgwZMMDFvHD",
+	"p4PDKI73hs++ig7HrUbgXquIOYhWAXzHY6F5ZMEyPeO2DsFU6QWzrVEr06Kr+ZRrLiPeuMIbdSrFdLq+",
+	"wHFyzZYGQqkMDlhFtMwWrdGHln/bOm+a+5Tb50pdCt5wmD/8fBYCkzGEfzl991337O2PL96EENFwA23D",
+	"LSgJiZoJScM0n2pu5gFECWeIePdWZbZTh2wVjNuglTLNFtx6Wns1faMk/4nZaL4OF1KDofONEsGlhblK",
+	"YgNtpSHcCTtHwGCBXwKT5pprA3uDfVz/wWcucFXHCa2gJdkC53g17SKMXQdkdXcLdvOay5mdt0bDwe5+",
+	"E9ZPtLoSOF0DzcyEsRyxl/pBgCsiujn0WWbn/UQYh9FyRzG/ygFNmZ2XYOaTtIKW5r9kQvO4NbI641WI",
+	"U2Yt1/jxf39g3b8Nus/O/b8X3fOPg2BvePunRspEunjpELO2k7M5h5JuPNk8McivGT+CHBq4nnNJp2nV",
+	"JZcQqQU3MNVqQQ9/+PnMf9rbdBJ/6ZbLbDqI3YPDoInsNDepkoY7CTe1XL9Gcl7fzWs1m/EYhDyCvcEe",
+	"WEXQednDYwgR4rAHuOucQ5jmYBzfV+RoVV78SfNpa9T6//1S6vb90H4xznFpt2TTu74q+Zn29w2Lv2eW",
+	"X7Mlfhgpabm0+F+WpolwC/T/ahw0BTnhyBhRxW+iOZMzfjFlIuFxK2gtuDFshu9w/wWJxiIGqSywKOKp",
+	"JdwgqSot/kZrAE14Wz2dpl24t6Z/nIoXWivtNrEillaACqFdA0XzaWZ47ASEinkngDAzXAs5VfVP8ClE",
+	"Kksc7BMOmrMYxxsu4/rYSMmpQIntNlP5JuaJuEKG7fRwg89ZkkxYdPkNi9/xXzJu7PaYJ/pIK7KBeKVy",
+	"Hpm8lOpaXlS4ujwQ/7IiN1TKiU2NZZY3zTdh8YV7WZ3ISXR6DgthjJCzAPhNSuyqNG2cJKyQsyMcp92J",
+	"e00wY0K6g3uEw17dcXgEYQF1CO05k7GZs8uc69YADvCY48CBieJGWNQMys65LlAV4Lbchqub6/jFtDvI",
+	"ENpSEU0FIBUopPCLK67FVPgpWIl8XEdlFhhEniIcfbySKGpZ8iB+FP7jC04Iqx5a/goM11dcgxvxOIdQ",
+	"XzYcAZOQSX6T8ghRioySaX4EMbdMJE7wKZksQTjJ7kFK1IxQ4GTpK/lpKBCx03MXB7u7k92vDtneweEk",
+	"nu49Gwz34imbcLYbxft7fLg/5FH0jD8tNQRLBJlWeMKZcRTupPn2CMqBfm94I5IKBUG0oeum35GXRnfp",
+	"hQfLeLfy28x+Gj5XkaEyuz02Tt3HDXh47jfpbcBH3KSQD5apXihsEoGev+vSFJUDWrUpM+Y6pkMrLCiy",
+	"WB9bTn9ZgVnKMI8MlFfqimsj/sZj0oV9t9U+i2PNjQmaxJmdMwvTRF13clYW8julJyKOufzEU2FZLMjp",
+	"acBg/u5CKnvBkkRdr5kfwoARloMwzvSQ4MdBMTHiJ9I85tIKlphN518dUpepkdLExkQNSjtiUNpRACqW",
+	"pimrtsIFDapOWrMknM3LEjQ8lqSpHo0QmjAYQhtR1meZM1+8fF7Fm8kVXwUxIbSdSCveVfYRQtvrwdhv",
+	"SUiyjStqGDUsemuT5Zr6xSnXkLY+p+Zpwpa5oZX7UO+cvfcgfZoD0KBPN9qUZOU8kmKtrx+OoLaq819z",
+	"U9ZbEbkB4xQ8tHlv1oPCmo25RHyhGW6Mw9OZusvbzNWUqi39xKyY7ymb8SNUWs7xPn5/9rL78vjNt6cv",
+	"j398UXHQfi8/50yp16hpH0QFXjReWKUuEpqlSgj+LUxUvERZY5UCN+pxaGBtdU8GtB6/iTiPTcWKemIg",
+	"EQth6Wzfy/yYHsgAWXWC6q7xMXK+m6Gi+R5JSZXLhiM0mIjDvQ3tuJ00DeKbLVJOEiR3QVJmbMWggkRM",
+	"uRULHoARM1nY+AXXsmSmtLDzRQBTWqB44eVd4OINZNXq9QBMAJr/1Zm6k2XV71fO6ndgdCdKS15RlLzw",
+	"I6AaosgP7oqJhE2Sh5FszCybMMMvsspEq+IrH4RYrIw7As2tJuOcwZRfg+GRkrHxISJu7Cs0tfemu+xZ",
+	"NIiHfH9ywA6jRzr6Jsg9xRfwRkyWDnk05zFoMZtbkOoa2kyiqcpmHPxZOgdUTeFEGTvT/PTPrztHqN4I",
+	"9dfMgIsXxD14RxtnU8s1rSizxQQV+zTHASIlpFFdigaFK0Kt8qohIO3nsAqumUD4p4qsRquXQs42RKAP",
+	"isAUulkz510QiZAhVxXeD2DvT7dDv4wVSkxerETxeWZdZFMYKJmOuOO/HHsJJb9zcaeH7P2qmKSMXnkH",
+	"tTX68LE1FTyJ18OHJX4W7EYssgW4eCEkFEpEaHcPDlu35006IlbclBEEpypPXoFJeSSmotRzj4Dhte15",
+	"JtoICprLKY9cOKtIOOS+eR7JNMCvuF66SDP5P31GiZ9iYorvGAvCHgEZH8iQV1x3E7Ui6cAxDpohxZ5d",
+	"oDXfWGPQmBSfmnpASFazBNBYpj1kesoiMjZSrVKurXDehDv29SQRChhYMBTEvIt2Nj3QnBklj/wi+G1t",
+	"+iJ3IFDdGusc2Tyj0kRamTRZmipteXyx4LFgF8TVQaN1saJ20UKfqkzGFOJeCfFsEPV1v7WB0auxvXUn",
+	"Z9WCbwWNbssGNwz/8sPp7zU7ej1wvBKCRVlYBllb59Vkxgp26mH7oHXTnanuSiy/wtqrFHDCdZd4HcXP",
+	"JOELg8TFoDzEPIBFGQbLF3kYtkJcXlhUE4e4ofWkSEUqVAeTi+gknTekmtIpZYbmg1+xnK7M3qkJGiO4",
+	"lH/AtGbLlaXrOHiZLZgsiZ/fpAmTtPd6GmmT1dewzYqp0Jj56fpITfdVnKdj/SfOCitsozI4aOrArBkg",
+	"96GMJMAdGPOk44OCL/IA6fN6gKC+l2/JP+q60HaFhdblD8tWCMRqwegE705DBS0XdmlI7xbhBmfqUGo7",
+	"9wXJfeZpHmOrpgIXqlvEKYJ705GONeug4xxbfLqCf88RfjtNBFsLoiLOkuTtlLTxXXrQhVyDVZ7MA5hl",
+	"prsM69bkSfn4vh34KddBPw8aaNzpCDT3GCDYCUcXgUhlVLrkPsYi+XXu5JB7Erq1RlBAF4JRwMbSZ7Uj",
+	"JsHyJAFhy3Soi5tMVExxZJ9xWbBlDks7POXShgGEP3FjuJz5hGbY6Y3J8qg/bqK5RT7Cz15wbcpljAyb",
+	"SSsSKMQ/2LlW2WzunVYf654om0eCrOHJlKJ0qGxB8yvOEke19QOdKLvJIrBPDGETebdO7sRlFwTqBU7Q",
+	"QN/rhOK3UieT/GHDDLSTpvCJM4n8uVJ4y0dScP/MQNh33sk4Gwz2IhpH/+VhfReH02E04Pvs2WQ33o++",
+	"4k+nAzac7EZ78T4/mB4OtqXcoOVxQAA3seCpN6JXj70WlvQilJwn3FWDtHMx4rrYoDzLf/q/e5FabHca",
+	"uEL9KOjJ1lvOYWnerjHoRyRNFUThMETJGlqd8RCYuTSkmoz7pksprKLcJdYqTav1ChOtrimDnCjjQqYD",
+	"N92UJYaHrhwp5lOWJV7n5XOR75MwQyRCZjMzZQlE1dLEgx8iJnSGqo1mrqNq2ITj0wLHa0kqn9nNDIUu",
+	"nFo2WWKdUeTKddaP+y5ZS+YgVP+uZJS2FcSlFqpDjLLfuYmE92KGFbvFJ/geKN2D1nuzqYRFkMa3PlxS",
+	"HNAKN1irc7YQ+DFLTioDXL3NShXTjdUM8EMxyXx92hpY3qZY4VVvk7tYfie3rkraWbNA1nDNF0w0lO+9",
+	"6OJzh2nyJxqwfB97iwaIQyf+ci/BScAL99DM2TDfQiX87FRn3CgsPzEJvA5i2mAhV8oGce0nBl6dQJtQ",
+	"wSBKmFgYyFJ0kbWLgwtXg7U2uzMv1+1IkyZsCesKbAPtBq1URDbTDXOdaHVDUX7nmL9/97o+49zadNTv",
+	"JypiyVwZO3o6eDrwbnx/MNlnh3x3uhc9i3tiwWaNa2uVNCz8TiWcBNm7b46fr+wiXmxhXxFuiEbWmRBV",
+	"A48yLezyFA0/bxMwI6LjzDbUAX6DryhPETiS5RK9mxjaLneLEDlb6/j92cuL429/evXm4uT49PTnb8t6",
+	"RJcCNKLiXSD6EAdOWjevfUbxeFITRd1arUjN/VmWIPzw81m5AkvFj5w8tr9e27vq5/JcGhr/NAza6C6J",
+	"iHet6vr/du6ojNu87J8zrpf3rIrM8AuO8zGwYiF6WK7jrI2GdW6Mnm7a33OVLnOOW6sTrNYH4gmWZ7Ft",
+	"GeAKLEheQk5V845fnp2dFKEfDxNfTHjs/GWKhXlsQzucCTvPJigA+yRh57+4f/tikSYUOAs7XqOP5Vqk",
+	"baEySeJjVJTJwZzJGD06ZiF0EzjrwXN4/TU9C3tjOZY7O2eIetPb2YFjb6+7JN21yq2NEbhC3vZLa9O3",
+	"MlkGcMLs/Ot+AKdswU+F5V+/ZjduwZenuweHjgA6wGQ8lrXa33YRQpgswSHRBJXiTRF3enBchgrLcEKZ",
+	"O3HQ5NVambFjabiMcwIPq+cYAv8lY0luVDfUIffgZfEdTay0J9mQQArROxrLiGm9rAIqjeUspoIunDRf",
+	"HeHt9CD0vP31MHR1xfj318OwA0pW3K5LbtDQn49lbtlVTcceHMsiZ+X361c3ea00SitDQfD4qNnuNBbh",
+	"r77qwPVcJLw5AxYhdfG49BgJ1oCsTdODUmYiEK5as2rT5sVjJEmRSKEdrklPciaR+N652KzZ2aHymB9O",
+	"376BMA/uht5NrcVYi3Cqi+eS8UkFuM4mxmMStG5vLF/QZwRrMSofEP6l+9wlBLpny5R33xI3mxHkpfAB",
+	"MIi5XHZZkoxlmA8+9Rqme6ISES19eTs1NXR9VwPO0aXOgZzHXsk0s6CzhBOjfePTOiqzVGhYCSQqDfUQ",
+	"WlBEsR1HCINsw7nk8RH6+ldCJe5TPA7YHwygIbIP13NlOIQ+xhk6gxjRR1HCHpzxGwvtlJGYmi24RLYk",
+	"NhhL3OFU6QWUJfaBO6pLvjSEACfdTVAJcHmGMB1iUZj4nCe8P/uu+7RIcr55/3os2+EYzbTBIAQhoySL",
+	"uZMCPrmWCMs1S6DN5NKt614cAStBAhTXaNdTBoyKTGlQB+bMALNjuVDGwt4uRHOmWYS7wDVovjwzz29Y",
+	"ZJMlKMldlTklnWJmmU/5CUvFeZd8CfYaZTk1LoylM0EClK+0zPAQEn7FE4oUS27wnAlRxYDBYAAL1BDa",
+	"uEmW4CYhEtCaLXtj8oRExKUhU8qrqZ9eoUbOdOItDTPq91XKpVGZjnhP6Vnff2T6OPY2aFlhS3MejivK",
+	"qBW0qIKLFNmgN+wNcDxOx1LRGrX2eoPeHoXk7JzMKVIu+J8Zb4oCSHh59tNrqvYAM1fXuO+5ugZWOLuJ",
+	"muGORygFhbyEtFLGA20X2aJSeKBiFSe4xxJn7HiPuBpRJcIUEmJ+BQsqrCWplmnNpa+6Ip3j5JnTjX18",
+	"HDq7gCZfURlelEcqFVVB2KA8Ou5QvdcLk8xaJXvwyhp4fnoylpTwML6U1RpQ1xKkkmh9MfJDHfI8Dy0T",
+	"7g4dHT/iX8qj43mR333ibO1ay8HuYLCS3LT8xvbndpGstCmRs/T/YhUhpwAOcL6Re1H+/evf/+Ee9ctn",
+	"9zXfrBtEeF4rqe8NIrTB2/Mxj67RETyRSvInRx5TxaOId3/9+z+eHMGvf/9HeDd4t0Fr32GpKUZcYLO/",
+	"ljS+DVoH23xYVGRXXZDW6MN50DLZYsHQTG59yxfK6/3U+0xsZlz0ilQzejQ3XWLRbp6ya40oYIPzlp07",
+	"G7kP8Y5CwpT5krVSFBMAhWTxhc51Tsx1b43sXgtjkfTy+gFzP+ndmVf/4HuMyKvEzZZHVuTMVvuR1uOo",
+	"tYTVOumdVFuezAoBNqv8+wrF8ua5Pwoh4bk42z6y4qqMeZiHkhTJro1E9TzhTJuK4b2pn6+3SXDh7M2k",
+	"czc2yrL0Pwji1QzcXj4BzUErVaYBreg5oYv3/YuzuxB3osy/FPKgffL29KzzQFItg8iNpPrGp4emmUGv",
+	"Ia/ACGvR5dCV8MklVMrYM+k8GfJMV5K09aP5npNQPM1TB9W20w1ZyHJIv9LueHv+OeKUvnDpt6J4vKE5",
+	"JQ+K+xghYtLz+vpX9Rj8JxSRb27loCAXve39Qcjw5zmnBGi10Aldympe4QGEmaceNqplV/5fq2J4Yrwz",
+	"31YaJoVb3dns9aPB6oNq7vlY5n57LSIwWnWMuQ/qSH7thHi/UYA32J6e3N/nifnfhdiL4ogiH/HZrVxb",
+	"E/embq38UB+rPenBvLE/GN7/Ya3M+9MZCj/Y22qVor5shQk/1oLhyJPVyO6H89vgYzWUXTzwQWb3dyWU",
+	"/+H8tsbXZy5QNeNxV0jIK6tWOblk2I+51XTbz/siNvJv3lEPPgv1/t1r5xW5qZpSU8WkIXr81cyUa/D2",
+	"rbGZqRR6jmVY74rIGTOA67mIKN5GrJxfjtBmfp5rpS/RyYx4pwdvVJFXEAbcFQtjifrOF0L24OxaWNxP",
+	"+y2FAoa9AetQSZCBskEkdN2pPgbajuY8uuRxUbxJAJe9s4m45ODh6QT5x3lra0ip4tD1loRlsND1TzMZ",
+	"8STh8SbfN2+IXhdA9XNyu9ntDRwYm3INeUljY5v/wXC3IQW1nkBd7UzftJivKGtca3/w7HCLxSgWCpq7",
+	"0tA8CF7Q04aF8zrK7Xd5/nAz8xVVBu1tIyMqVyRsK/UaGuK3lXurLV703d5W26p2JT5MYu7e/0HldoVH",
+	"ELI1iVhyw0orcUUwuk6089tP1exFSwESTbN/850qw3rGm+LUTUGyJd/OxULF/Oup0osLnCaE9nGaJnwE",
+	"ITJOGLgiN/qPi9mhLHNha20sdet0szSA0LW/dXrwjQszGogVFa9TZgi/qKaqYK3p3zX8jGWklTFd6gpF",
+	"RyUAo4BAemIAIaQoe95VV7nH4/sXZ2WDHeWKcLOruxhLDyg50RQVJL8aeTYEy9DIc3FKt9u2K3ijZKKr",
+	"rCg6a51KuKZ7JBKcTcixpNgq/jEXxiq97FBeW3N/lxFzva5elB/5WkCVWXdlivdG75HCn+mR/ltU/BOJ",
+	"CmgXrNlpEBtN1lSSV4U2mlLf8pTL2OS5u0q5zqWQ8Wgsu7CzU4CzswPtMOZXjl3sXOgYUkYlUZ0RhMil",
+	"yFyULQiKlGsIv/7P/8LeYHe9J3UsoaEtlQwp6vsLYHjQXQiZWQ4bjDG45Dw1jpkCOPnx+QvIrRyaHQEl",
+	"3HV6bjcOoTs7I8/UAYSuvhn/x7J4DfLdwaBITUBxiUDl+gc/cd7bXJvay4fK3C6Xkk8cfhx7j3/cGo2p",
+	"THLcug19esv4Al0y7qBW0XnkbE+fE/cwu3ldULvtpaFfkGw8YakAdCauuLvgyzeABDg7Twxf3ywl/ho6",
+	"3EsblyZy/rHxcA8PwJ1ajhvrLFwkoKqNi1/u7KCnyRFrZLSWxL+BbKB9MNhFgNfvDaJN5ta0jzvVQguu",
+	"DsIDVdRFE11bnvCZZouwMyqyoXnFQfW0JsqOWwGMXY0MHtZRSRmU9yPY8kyg7S24d0nwS/JG/oNKiL9e",
+	"LyF211MgwXADpziI3BNZA2R/sE8htLJfJ8QVXRF3Xqk8ZwY0j7i44vEdNctB0TrJ7P2Ejsu0vVvjxbnx",
+	"J58f/CA/+LJoPA/7UTOua1BUugioOGgkuJUFTkj2tS9YpoS9J2FhYK6kytxFdMmSAoeuxytvpJ6jSVBC",
+	"LadiRsPz+xDwPUUil07ZjmXRxyNmku4W9Dp+qtwnnTszgPe5QEVlZ7WkM+eBwhzrNBd5NjpLYrOv1Hgl",
+	"WrAlSF7PIO5yQfYJYLEs/jyofnZmkYKZ8qTkpVjt5OjYO1vVRqIa3AAsUtNGaAf7T7cAd7ixrHyjl+tj",
+	"HlsHcStl7p8EQOWSjeI2jruAeiyIyrpuT0vBJkLyvUhNAPlA0adcvbhWS5t3WHkwjiCThk05tbRCmjAh",
+	"qTqwc3eTVRN0vg/q8+ArKL3whGratb0BaU2l2o2c6FsnPosbn6/r+xIulN61RqJ8RKFPO/eVlX5C+OXz",
+	"szIFWLU0C7UmNfQaFemXSvOQ6xW6v6XH2fSyns8p+moaj7BYjr67rXRNlBOsR9pJ2F08fcb3nx3wr57t",
+	"D6PpM74/4IfPng7i4T4bHk6mg929KIr3o2fDEv+e85puTaunl2KB5LAQklnX1L1gaerv2yo/2uZitaBA",
+	"5IbRK/1rOQY3ySBJHqRv1li+KUOImaFKKcm36D+sX/0W3Cf3aM27B63s4va8IUXxVnqlqzn3pZQBWJXE",
+	"wNCLgsky7yEMRxBWEqS5cvaVn9Q6Wgh5pcdytcOv6F1svKYuyNNR1oewnaHvbsm0lVuaRi62U5NPeQMZ",
+	"iYHQn21YYf5R5ebIUkDkk+S9hW7mibLevnqMlM3eNm575fKkLxj3WL3c7uHBi/3B/oMuy1ht6K9fJFM/",
+	"Hn/fWtkA2l5y2yFCo4tmVo32R7rwou7DVPVHEw2tAbnSpQpLpOwayLU7TqtXsrns93BvG3Lx11D9M8aR",
+	"Tt09OhpSrqku0xe6/zYRZ9doXwk6W3bJNwVdgBlgrnhU6bII+KgSizGWLU2tiaV3R2mmi4re6Zz91kb8",
+	"eXHHwjcqXn5Ouj2/X2DNavXVJaTnt2bS6nUJSE5VUG6619fXXTyXbqYTLlG6xCuwfUlobldvOb/93MKF",
+	"L2VAPfq1s0dlx8jjXS37r6kjP1WS7w8PHnj71oYrgeratXrB4BMD1SLXXI0p6a8nKuSX790xj3ZfVxOo",
+	"1ZsI6f4GQSkn18RBdiWyeu+fUtt9WzGS8wsDcaPbJ0q+YNltzlC/afnt6oVzX6SANDfDyquF1xF+Zznu",
+	"Y9sd91by1s/iN6zo/Z3OY73G995jIQZx7eUfRXx7Zyml72oHw644NVT5yC1V9frbFiIlOwFdn+JyEL4N",
+	"Nr8OwLWtFz+2QeKSGsioZEqK6bTa91P9ESBiQ2GA+R/OoYn6O+GRf02JDfR7/YXS9N49oDA/ZQ5it/CL",
+	"MzbLPeIciDkzcyo6CGs/DxNWf4qmknrJceHyUhvKlWnv9zdv+K1QTfD6jwxNhGRkmm7V/UNzrbb/VHsk",
+	"7zMjGn4rqvIzTnd9SWNug8do9thzvvBKkbmysFCxC4a0V4+JqvnyC5d9ExpC1FlBxvY7+czi0Id78/l9",
+	"gqWtIRWYLJr7pvJH9MppKXfDZ2UBH3lasASpsLyuwt2A8XtUsdYE4DEKvMo1GhV55x+gm4uH2SzH/DGD",
+	"mkL4/YuzENrIWoG/JjQgsgkgYu6HRGrXAqOZ4S8EQg5xUom6KV1tj26QBC85i+8UBRu4+InJIaXWV1z6",
+	"34z9R2HsrXkJ2gW5uZRmyT53/1RL84dfkI1KemtmqLvz326zU5G4TsjgbgPgqCZeqA/IxR4pr6imvmW9",
+	"vLh3f/WH4Bovw2n4FTUR3/n7aVtkzO4xVKs/eHd7/ttU31MVRNMxkHhTxv/YB40zzv2MVZQtkHfamifM",
+	"iitO1o6wRYEPFUsUdRXoUQb0vwmfC+q1RnJZupldLRYZQszOjb8yZYn2Ft3fDZmkn0Gg15BqPhU3xLCu",
+	"e75PVr2nsaY9VNvIg6KIMvM3lhT2biI8tOXlZysBvPWU52uXWylqRsvPke7QXa9WePvp8l+OuPs+J1P5",
+	"IlfV57f/FwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

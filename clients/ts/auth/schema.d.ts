@@ -266,6 +266,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description `1` or `true` asks for session-only cookies (dropped when the browser closes); `0` or `false`, the default, for cookies that last as long as the token.
+         * @example 1
+         * @enum {string}
+         */
+        SessionFlag: "0" | "1" | "true" | "false";
         /** @description The identity in a token. */
         User: {
             /**
@@ -802,9 +808,9 @@ export interface operations {
                  */
                 from?: string;
                 /** @description 1 for session-only cookies. */
-                session?: "0" | "1" | "true" | "false";
+                session?: components["schemas"]["SessionFlag"];
                 /** @description 1 for session-only cookies (verified provider). */
-                sess?: "0" | "1" | "true" | "false";
+                sess?: components["schemas"]["SessionFlag"];
                 /**
                  * @description User name (direct, verified).
                  * @example demo
@@ -879,7 +885,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description 1 for session-only cookies. */
-                session?: "0" | "1" | "true" | "false";
+                session?: components["schemas"]["SessionFlag"];
             };
             header?: never;
             path: {
