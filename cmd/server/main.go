@@ -281,7 +281,9 @@ func (a *app) routes() (http.Handler, error) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := a.pool.Ping(ctx); err != nil {
-			a.log.Warn("readiness: database unreachable", "err", err)
+			// The outage's shared, rate-limited line: a probe every few seconds per replica must
+			// not add a warning each.
+			web.ReportOutage(r, a.log, err)
 			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 			return
 		}

@@ -87,6 +87,42 @@ func TestInternal_DatabaseDownIs503AndLoggedOncePerPeriod(t *testing.T) {
 	}
 }
 
+// A handler that writes its own 503 (the readiness probe) reports through the same limiter as the
+// database_unavailable answers, and logs at warn each time only where no limiter is in place.
+func TestReportOutage_SharesTheLimiter(t *testing.T) {
+	t.Parallel()
+	dbErr := realConnectError(t)
+	for _, tc := range []struct {
+		name    string
+		limited bool
+		want    int
+	}{{"below ReportOutages", true, 1}, {"without it", false, 40}} {
+		var logs bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/readyz" {
+				ReportOutage(r, log, dbErr)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			Internal(w, r, log, dbErr)
+		})
+		if tc.limited {
+			h = ReportOutages(log)(h)
+		}
+		for i := range 40 {
+			path := "/readyz"
+			if i%2 == 1 {
+				path = "/users/1/orders"
+			}
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+		}
+		if n := strings.Count(logs.String(), "database unavailable: answering 503"); n != tc.want {
+			t.Errorf("%s: 40 failures logged %d lines, want %d:\n%s", tc.name, n, tc.want, logs.String())
+		}
+	}
+}
+
 func TestOutageLog_CountsBetweenLines(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
