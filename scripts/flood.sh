@@ -3,7 +3,7 @@
 # floods the orders and brands login and registration endpoints while one real user logs in every
 # half second, and fails when the server's peak RSS or the real user's median login is over its
 # bound. RUNS (1) repeats it, to see the spread; FLOOD_ARGS pass flags to cmd/flood (e.g.
-# "-sources 1" for a single attacking address, "-duration 60s").
+# "-sources 120" to send the flood from 120 addresses instead of one, "-duration 60s").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-1}
