@@ -267,7 +267,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description `1` or `true` asks for session-only cookies (dropped when the browser closes); `0` or `false`, the default, for cookies that last as long as the token.
+         * @description `1` or `true` asks for session-only cookies (dropped when the browser closes); `0` or `false` (the default) for persistent ones.
          * @example 1
          * @enum {string}
          */
