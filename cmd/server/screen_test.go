@@ -99,6 +99,8 @@ func TestServer_HostileInputRefused(t *testing.T) {
 		{"NUL in a query parameter", "brands", "GET", "/api/brand/list?x=%00", "", "", nil, "x"},
 		{"invalid UTF-8 in a path segment", "brands", "GET", "/api/brand/%FF", "", "", nil, "id"},
 		{"invalid UTF-8 in a header", "auth", "GET", "/auth/user", "", "", http.Header{"X-Xsrf-Token": {"\xff"}}, "X-Xsrf-Token"},
+		{"invalid UTF-8 in the X-JWT header", "auth", "GET", "/auth/user", "", "", http.Header{"X-Jwt": {"\xff"}}, "X-Jwt"},
+		{"invalid UTF-8 in the JWT cookie", "auth", "GET", "/auth/user", "", "", http.Header{"Cookie": {"JWT=\xff"}}, "JWT"},
 		{"NUL in the token endpoint's form", "orders", "POST", "/oauth/token", form, "grant_type=password&username=a%00&password=p&client_id=" + devOrdersClientID + "&client_secret=" + devOrdersClientSecret, nil, ""},
 		{"NUL in the direct login (auth)", "auth", "POST", "/auth/local/login", js, `{"user":"demo\u0000","passwd":"x"}`, nil, "user"},
 		// Item 8: strict JSON.

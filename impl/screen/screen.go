@@ -1,6 +1,7 @@
 // Package screen refuses hostile request input before any parser, validator or handler sees it,
 // in one place for every surface: text (path segments, query and form parameters, JSON keys and
-// string values, credential headers) that is not valid UTF-8 or holds NUL, number literals longer
+// string values, declared headers, and credentials: Authorization and the specs' apiKey headers
+// and cookies) that is not valid UTF-8 or holds NUL, number literals longer
 // than a bound, and JSON bodies that are not one strict value (duplicate keys, trailing data,
 // nesting too deep, containers too large). A refusal is a 400 naming the field; the bytes of an
 // accepted body are handed on unchanged.
@@ -146,7 +147,8 @@ func safeName(s string) string {
 type Screen struct {
 	limits  Limits
 	routes  map[int][]route // by segment count
-	headers []string        // header parameters the specs declare, plus Authorization
+	headers []string        // header parameters and apiKey headers the specs declare, plus Authorization
+	cookies map[string]bool // cookies the specs' apiKey security schemes declare
 	refuse  RefuseFunc
 }
 
@@ -176,12 +178,33 @@ type numbers struct {
 // New builds the screen for the operations of specs (their paths as mounted: servers are ignored).
 func New(opts Options, specs ...*openapi3.T) *Screen {
 	s := &Screen{limits: opts.Limits.orDefaults(), routes: map[int][]route{}, refuse: opts.Refuse,
-		headers: []string{"Authorization"}}
+		headers: []string{"Authorization"}, cookies: map[string]bool{}}
 	if s.refuse == nil {
 		s.refuse = WriteRefusal
 	}
 	seenHeader := map[string]bool{"Authorization": true}
+	addHeader := func(name string) {
+		if h := http.CanonicalHeaderKey(name); !seenHeader[h] {
+			seenHeader[h] = true
+			s.headers = append(s.headers, h)
+		}
+	}
 	for _, spec := range specs {
+		// Credentials carried as API keys (auth's X-JWT header and JWT cookie) are text the
+		// surfaces read like any declared parameter; query keys are screened with the query.
+		if spec.Components != nil {
+			for _, ref := range spec.Components.SecuritySchemes {
+				if ref == nil || ref.Value == nil || ref.Value.Type != "apiKey" {
+					continue
+				}
+				switch ref.Value.In {
+				case openapi3.ParameterInHeader:
+					addHeader(ref.Value.Name)
+				case openapi3.ParameterInCookie:
+					s.cookies[ref.Value.Name] = true
+				}
+			}
+		}
 		if spec.Paths == nil {
 			continue
 		}
@@ -196,11 +219,7 @@ func New(opts Options, specs ...*openapi3.T) *Screen {
 						}
 						switch pr.Value.In {
 						case openapi3.ParameterInHeader:
-							h := http.CanonicalHeaderKey(pr.Value.Name)
-							if !seenHeader[h] {
-								seenHeader[h] = true
-								s.headers = append(s.headers, h)
-							}
+							addHeader(pr.Value.Name)
 						case openapi3.ParameterInQuery, openapi3.ParameterInPath:
 							if isNumeric(pr.Value.Schema) {
 								n.params[pr.Value.Name] = true
@@ -223,6 +242,28 @@ func New(opts Options, specs ...*openapi3.T) *Screen {
 		}
 	}
 	return s
+}
+
+// checkCookies screens the declared credential cookies in the raw Cookie headers. Other cookies
+// are not the server's to judge: a browser sends every cookie of the host, those of other
+// applications too. (net/http's own cookie parser skips a value with bytes outside the cookie
+// grammar, NUL and non-ASCII among them, so a handler would see no cookie rather than a bad one;
+// the screen says why instead.)
+func (s *Screen) checkCookies(r *http.Request) *Problem {
+	if len(s.cookies) == 0 {
+		return nil
+	}
+	for _, line := range r.Header.Values("Cookie") {
+		for pair := range strings.SplitSeq(line, ";") {
+			name, value, _ := strings.Cut(strings.TrimSpace(pair), "=")
+			if s.cookies[name] {
+				if p := CheckText(name, value); p != nil {
+					return p
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func isNumeric(ref *openapi3.SchemaRef) bool {
@@ -320,6 +361,9 @@ func (s *Screen) check(w http.ResponseWriter, r *http.Request) *Problem {
 				return p
 			}
 		}
+	}
+	if p := s.checkCookies(r); p != nil {
+		return p
 	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil

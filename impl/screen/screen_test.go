@@ -132,6 +132,10 @@ paths:
     get:
       responses:
         "204": {description: ok}
+components:
+  securitySchemes:
+    keyHeader: {type: apiKey, in: header, name: X-Key}
+    keyCookie: {type: apiKey, in: cookie, name: Sess}
 `
 
 // The middleware refuses with the shared error body naming the field, and hands an accepted body
@@ -167,6 +171,11 @@ func TestScreen_Handler(t *testing.T) {
 		{"invalid UTF-8 in a literal segment", "GET", "/th%FFngs/list", "", "", nil, "path"},
 		{"invalid UTF-8 in a declared header", "POST", "/things/1", "", "", http.Header{"X-Thing": {"\xff"}}, "X-Thing"},
 		{"invalid UTF-8 in Authorization", "POST", "/things/1", "", "", http.Header{"Authorization": {"Bearer \xff"}}, "Authorization"},
+		{"NUL in an apiKey header", "GET", "/things/list", "", "", http.Header{"X-Key": {"k\x00"}}, "X-Key"},
+		{"invalid UTF-8 in an apiKey header", "GET", "/things/list", "", "", http.Header{"X-Key": {"\xff"}}, "X-Key"},
+		{"NUL in an apiKey cookie", "GET", "/things/list", "", "", http.Header{"Cookie": {"a=1; Sess=k\x00"}}, "Sess"},
+		{"invalid UTF-8 in an apiKey cookie", "GET", "/things/list", "", "", http.Header{"Cookie": {"a=1", "Sess=\xff"}}, "Sess"},
+		{"another application's cookie passes", "GET", "/things/list", "", "", http.Header{"Cookie": {"other=\xff; Sess=fine"}}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
