@@ -1,13 +1,12 @@
--- name: AvailableBrandsDigest :one
--- AvailableBrandsDigest identifies the current row versions of the available brands; it changes
--- whenever ListAvailableBrandRows' result would.
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands_counted b WHERE b.availability;
+-- name: ListAvailableBrandVersions :many
+-- ListAvailableBrandVersions reads the row versions of the available brands in list order: they
+-- change whenever ListAvailableBrandRows' result would (brands.ListDigest hashes them).
+SELECT b.version FROM brands_counted b WHERE b.availability ORDER BY b.seq;
 
--- name: FeaturedBrandsDigest :one
--- FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands_counted b WHERE b.is_featured;
+-- name: ListFeaturedBrandVersions :many
+-- ListFeaturedBrandVersions reads the row versions of the featured brands, available or not, in
+-- list order.
+SELECT b.version FROM brands_counted b WHERE b.is_featured ORDER BY b.seq;
 
 -- name: GetBrand :one
 -- GetBrand reads one brand, available or not, with its subscriber count.

@@ -12,20 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const availableBrandsDigest = `-- name: AvailableBrandsDigest :one
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands_counted b WHERE b.availability
-`
-
-// AvailableBrandsDigest identifies the current row versions of the available brands; it changes
-// whenever ListAvailableBrandRows' result would.
-func (q *Queries) AvailableBrandsDigest(ctx context.Context) (string, error) {
-	row := q.db.QueryRow(ctx, availableBrandsDigest)
-	var digest string
-	err := row.Scan(&digest)
-	return digest, err
-}
-
 const createBrand = `-- name: CreateBrand :one
 INSERT INTO brands (name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -81,19 +67,6 @@ func (q *Queries) DeleteBrand(ctx context.Context, id string) (int64, error) {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const featuredBrandsDigest = `-- name: FeaturedBrandsDigest :one
-SELECT md5(coalesce(string_agg(b.version::text, ',' ORDER BY b.seq), ''))::text AS digest
-FROM brands_counted b WHERE b.is_featured
-`
-
-// FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
-func (q *Queries) FeaturedBrandsDigest(ctx context.Context) (string, error) {
-	row := q.db.QueryRow(ctx, featuredBrandsDigest)
-	var digest string
-	err := row.Scan(&digest)
-	return digest, err
 }
 
 const getBrand = `-- name: GetBrand :one
@@ -172,6 +145,32 @@ func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]BrandsCounted, 
 	return items, nil
 }
 
+const listAvailableBrandVersions = `-- name: ListAvailableBrandVersions :many
+SELECT b.version FROM brands_counted b WHERE b.availability ORDER BY b.seq
+`
+
+// ListAvailableBrandVersions reads the row versions of the available brands in list order: they
+// change whenever ListAvailableBrandRows' result would (brands.ListDigest hashes them).
+func (q *Queries) ListAvailableBrandVersions(ctx context.Context) ([]int64, error) {
+	rows, err := q.db.Query(ctx, listAvailableBrandVersions)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var version int64
+		if err := rows.Scan(&version); err != nil {
+			return nil, err
+		}
+		items = append(items, version)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listFeaturedBrandRows = `-- name: ListFeaturedBrandRows :many
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version, seq, created_at FROM brands_counted WHERE is_featured ORDER BY seq
 `
@@ -204,6 +203,32 @@ func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]BrandsCounted, e
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listFeaturedBrandVersions = `-- name: ListFeaturedBrandVersions :many
+SELECT b.version FROM brands_counted b WHERE b.is_featured ORDER BY b.seq
+`
+
+// ListFeaturedBrandVersions reads the row versions of the featured brands, available or not, in
+// list order.
+func (q *Queries) ListFeaturedBrandVersions(ctx context.Context) ([]int64, error) {
+	rows, err := q.db.Query(ctx, listFeaturedBrandVersions)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var version int64
+		if err := rows.Scan(&version); err != nil {
+			return nil, err
+		}
+		items = append(items, version)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

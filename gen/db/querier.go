@@ -15,9 +15,6 @@ type Querier interface {
 	AcceptOrder(ctx context.Context, arg AcceptOrderParams) (AcceptOrderRow, error)
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
-	// AvailableBrandsDigest identifies the current row versions of the available brands; it changes
-	// whenever ListAvailableBrandRows' result would.
-	AvailableBrandsDigest(ctx context.Context) (string, error)
 	// CreateBrand inserts a brand with no subscribers and returns it.
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
 	// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
@@ -49,8 +46,6 @@ type Querier interface {
 	DeleteLoginThrottle(ctx context.Context, key []byte) error
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
 	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) error
-	// FeaturedBrandsDigest identifies the current row versions of the featured brands, available or not.
-	FeaturedBrandsDigest(ctx context.Context) (string, error)
 	// GetAvatar returns the bytes of one avatar.
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
 	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
@@ -89,11 +84,17 @@ type Querier interface {
 	// ListAvailableBrandRows reads every available brand with its row version, in creation order, for
 	// rendering at the HTTP edge (one snapshot gives both the list and its digest).
 	ListAvailableBrandRows(ctx context.Context) ([]BrandsCounted, error)
+	// ListAvailableBrandVersions reads the row versions of the available brands in list order: they
+	// change whenever ListAvailableBrandRows' result would (brands.ListDigest hashes them).
+	ListAvailableBrandVersions(ctx context.Context) ([]int64, error)
 	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 	ListAvatarIDs(ctx context.Context) ([]string, error)
 	// ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
 	// creation order (the seed: brands whose isFeatured is true appear in the featured list).
 	ListFeaturedBrandRows(ctx context.Context) ([]BrandsCounted, error)
+	// ListFeaturedBrandVersions reads the row versions of the featured brands, available or not, in
+	// list order.
+	ListFeaturedBrandVersions(ctx context.Context) ([]int64, error)
 	// OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
 	// counted).
 	OrderListSize(ctx context.Context, arg OrderListSizeParams) (int64, error)

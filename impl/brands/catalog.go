@@ -72,15 +72,23 @@ const (
 // ListDigest identifies the current contents of a list: it changes with every insert, update
 // (subscriber counts included) and delete of a listed row (see db/schema/00021_brands_version.sql),
 // so a rendering made from ListBrands' result stays exact while the digest does not move. It is
-// one cheap query, which is what lets the HTTP edge cache the rendered lists.
+// one cheap query (the rows' versions alone), which is what lets the HTTP edge cache the rendered
+// lists.
 func (s *Service) ListDigest(ctx context.Context, l List) (string, error) {
+	var versions []int64
+	var err error
 	if l == Featured {
-		return s.q.FeaturedBrandsDigest(ctx)
+		versions, err = s.q.ListFeaturedBrandVersions(ctx)
+	} else {
+		versions, err = s.q.ListAvailableBrandVersions(ctx)
 	}
-	return s.q.AvailableBrandsDigest(ctx)
+	if err != nil {
+		return "", err
+	}
+	return digest(len(versions), func(i int) int64 { return versions[i] }), nil
 }
 
-// ListBrands reads a list with its digest, both from one snapshot.
+// ListBrands reads a list with its digest, both from one snapshot (the digest is of the rows read).
 func (s *Service) ListBrands(ctx context.Context, l List) ([]Brand, string, error) {
 	var rows []db.BrandsCounted
 	var err error
@@ -96,19 +104,19 @@ func (s *Service) ListBrands(ctx context.Context, l List) ([]Brand, string, erro
 	for i, r := range rows {
 		out[i] = brandOf(r)
 	}
-	return out, digest(rows), nil
+	return out, digest(len(rows), func(i int) int64 { return rows[i].Version }), nil
 }
 
-// digest computes, from the rows' versions, exactly what the *BrandsDigest queries compute in SQL
-// (md5 of the versions joined by commas), so the two can be compared.
-func digest(rows []db.BrandsCounted) string {
+// digest is the one statement of a list's digest: the MD5 of its n row versions, in list order,
+// joined by commas. The database only returns the versions, so the formula lives here alone.
+func digest(n int, version func(int) int64) string {
 	h := md5.New()
 	var num [20]byte
-	for i, r := range rows {
+	for i := range n {
 		if i > 0 {
 			h.Write([]byte{','})
 		}
-		h.Write(strconv.AppendInt(num[:0], r.Version, 10))
+		h.Write(strconv.AppendInt(num[:0], version(i), 10))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

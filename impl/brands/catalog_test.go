@@ -13,10 +13,11 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// TestCatalog_DigestMatchesSQL: the digest ListBrands computes from its rows' versions equals the
-// one ListDigest asks PostgreSQL for, for both lists, empty or not, and moves with every change of
-// a listed row: that is what lets the HTTP edge's list cache hit and never serve a stale list.
-func TestCatalog_DigestMatchesSQL(t *testing.T) {
+// TestCatalog_DigestOfRowsMatchesListDigest: the digest ListBrands computes from the rows it read
+// equals the one ListDigest computes from the versions query, for both lists, empty or not, and
+// moves with every change of a listed row: that is what lets the HTTP edge's list cache hit and
+// never serve a stale list.
+func TestCatalog_DigestOfRowsMatchesListDigest(t *testing.T) {
 	pool := dbtest.New(t)
 	ctx := context.Background()
 	tokens, err := opaquetoken.New(NewTokenStore(db.New(pool), nil), opaquetoken.Options{TTL: time.Hour})
@@ -33,7 +34,7 @@ func TestCatalog_DigestMatchesSQL(t *testing.T) {
 		}
 		sqlD, err := svc.ListDigest(ctx, l)
 		if err != nil || d != sqlD {
-			t.Fatalf("list %d: digest %s, SQL says %s (%v)", l, d, sqlD, err)
+			t.Fatalf("list %d: digest %s, ListDigest says %s (%v)", l, d, sqlD, err)
 		}
 		if len(bs) != wantLen {
 			t.Fatalf("list %d has %d brands, want %d", l, len(bs), wantLen)
