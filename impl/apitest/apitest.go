@@ -1,4 +1,5 @@
-// Package apitest checks, in tests, that every response a server sends matches its OpenAPI spec.
+// Package apitest checks, in tests, that every response a server sends matches its OpenAPI spec,
+// and (CheckBounds) that the bounds Go code states again are the spec's.
 //
 // Client wraps an http.Client's transport: each request is matched to its operation in the spec and
 // the response (status, headers, body) is validated with kin-openapi. A response the spec does not
