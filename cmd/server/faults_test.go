@@ -127,16 +127,7 @@ func startBinary(t *testing.T, args ...string) *binServer {
 // the database is back, without a restart.
 func TestBinary_DatabaseDownAnswers503(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pgDir := filepath.Join(t.TempDir(), "pg")
-	cluster, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cluster.Stop() })
-	if err := cluster.EnsureDatabase(ctx, "triad"); err != nil {
-		t.Fatal(err)
-	}
+	cluster, pgDir := outsideCluster(t)
 	s := startBinary(t, "-mode", "dev", "-database-url", cluster.URL("triad"), "-log-level", "info")
 	brand := s.base + "/api/brand/000000000000000000000001"
 	if code, _, body := get(t, brand); code != http.StatusNotFound {
@@ -174,7 +165,7 @@ func TestBinary_DatabaseDownAnswers503(t *testing.T) {
 		t.Fatalf("the outage was logged as internal errors:\n%s", logs)
 	}
 
-	back, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{Ephemeral: true})
+	back, err := pgcluster.Start(context.Background(), pgDir, pgcluster.Options{Ephemeral: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,16 +202,7 @@ type loginAnswer struct {
 // the database is back the right password logs in on both (not 429).
 func TestBinary_OutageLocksNoOneOut(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pgDir := filepath.Join(t.TempDir(), "pg")
-	cluster, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cluster.Stop() })
-	if err := cluster.EnsureDatabase(ctx, "triad"); err != nil {
-		t.Fatal(err)
-	}
+	cluster, pgDir := outsideCluster(t)
 	s := startBinary(t, "-mode", "dev", "-database-url", cluster.URL("triad"), "-auth-dev-port", "0")
 	if o, b := s.logins(t, "alice-password", "demo-password"); o.status != http.StatusOK || b.status != http.StatusOK {
 		t.Fatalf("logins with the database up: orders %d, brands %d; want 200", o.status, b.status)
@@ -239,7 +221,7 @@ func TestBinary_OutageLocksNoOneOut(t *testing.T) {
 		}
 	}
 
-	back, err := pgcluster.Start(ctx, pgDir, pgcluster.Options{Ephemeral: true})
+	back, err := pgcluster.Start(context.Background(), pgDir, pgcluster.Options{Ephemeral: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,4 +383,21 @@ func TestBinary_ClientGoneIsNoError(t *testing.T) {
 	if logs := s.log.String(); strings.Contains(logs, "level=ERROR") || strings.Contains(logs, "superfluous") {
 		t.Fatalf("clients that hung up were logged as server errors:\n%s", logs)
 	}
+}
+
+// outsideCluster starts a PostgreSQL cluster (in the folder it returns) with a triad database that the test, not the binary,
+// stops and starts: the binary's own managed cluster would restart too fast to hold an outage open.
+func outsideCluster(t *testing.T) (*pgcluster.Cluster, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "pg")
+	cluster, err := pgcluster.Start(ctx, dir, pgcluster.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	if err := cluster.EnsureDatabase(ctx, "triad"); err != nil {
+		t.Fatal(err)
+	}
+	return cluster, dir
 }
