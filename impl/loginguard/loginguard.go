@@ -37,6 +37,7 @@ type Blocked struct {
 	Seconds int
 }
 
+// Error says how long the caller must wait.
 func (b *Blocked) Error() string {
 	return fmt.Sprintf("too many failed logins; try again in %d seconds", b.Seconds)
 }

@@ -33,6 +33,7 @@ var _ brandsapi.StrictServerInterface = (*server)(nil)
 // errNoBody is a body in neither JSON nor form encoding; the spec validator refuses those first.
 var errNoBody = &brands.ValidationError{Problems: []brands.FieldProblem{{Field: "body", Message: "send a form or JSON body"}}}
 
+// RegisterBrandsUser is POST /api/user/register.
 func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterBrandsUserRequestObject) (brandsapi.RegisterBrandsUserResponseObject, error) {
 	body := req.JSONBody
 	if body == nil {
@@ -58,6 +59,7 @@ func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterB
 	}, nil
 }
 
+// LoginUser is POST /api/user/login.
 func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestObject) (brandsapi.LoginUserResponseObject, error) {
 	body := req.JSONBody
 	if body == nil {
@@ -85,6 +87,7 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 		Headers: brandsapi.LoginUser200ResponseHeaders{CacheControl: noStore}}, nil
 }
 
+// ResetPassword is POST /api/user/reset.
 func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordRequestObject) (brandsapi.ResetPasswordResponseObject, error) {
 	body := req.JSONBody
 	if body == nil {
@@ -99,6 +102,7 @@ func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordR
 	return brandsapi.ResetPassword200JSONResponse{Message: msgPasswordChanged}, nil
 }
 
+// EditProfile is PUT /api/user/edit.
 func (s *server) EditProfile(ctx context.Context, req brandsapi.EditProfileRequestObject) (brandsapi.EditProfileResponseObject, error) {
 	body := req.JSONBody
 	if body == nil {
@@ -113,6 +117,7 @@ func (s *server) EditProfile(ctx context.Context, req brandsapi.EditProfileReque
 	return brandsapi.EditProfile200JSONResponse{Message: msgProfileChanged}, nil
 }
 
+// LogoutUser is POST /api/user/logout.
 func (s *server) LogoutUser(ctx context.Context, _ brandsapi.LogoutUserRequestObject) (brandsapi.LogoutUserResponseObject, error) {
 	if err := s.a.svc.Logout(ctx, presentedToken(ctx)); err != nil {
 		return nil, err
@@ -120,6 +125,7 @@ func (s *server) LogoutUser(ctx context.Context, _ brandsapi.LogoutUserRequestOb
 	return brandsapi.LogoutUser200JSONResponse{Message: msgLoggedOut}, nil
 }
 
+// GetMe is GET /api/user/me.
 func (s *server) GetMe(ctx context.Context, _ brandsapi.GetMeRequestObject) (brandsapi.GetMeResponseObject, error) {
 	me, err := s.a.svc.Me(ctx, principal(ctx))
 	if err != nil {
@@ -128,6 +134,7 @@ func (s *server) GetMe(ctx context.Context, _ brandsapi.GetMeRequestObject) (bra
 	return rawJSON{status: http.StatusOK, body: renderMe(presentedToken(ctx), &me), noStore: true}, nil
 }
 
+// ListBrands is GET /api/brand/list.
 func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestObject) (brandsapi.ListBrandsResponseObject, error) {
 	list, err := s.a.available.get(ctx, s.a.svc)
 	if err != nil {
@@ -136,6 +143,7 @@ func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestOb
 	return rawJSON{status: http.StatusOK, body: list}, nil
 }
 
+// ListFeaturedBrands is GET /api/brand/list/featured.
 func (s *server) ListFeaturedBrands(ctx context.Context, _ brandsapi.ListFeaturedBrandsRequestObject) (brandsapi.ListFeaturedBrandsResponseObject, error) {
 	list, err := s.a.featured.get(ctx, s.a.svc)
 	if err != nil {
@@ -144,6 +152,7 @@ func (s *server) ListFeaturedBrands(ctx context.Context, _ brandsapi.ListFeature
 	return rawJSON{status: http.StatusOK, body: list}, nil
 }
 
+// GetBrand is GET /api/brand/{id}.
 func (s *server) GetBrand(ctx context.Context, req brandsapi.GetBrandRequestObject) (brandsapi.GetBrandResponseObject, error) {
 	b, err := s.a.svc.Brand(ctx, req.Id)
 	if err != nil {
@@ -152,6 +161,7 @@ func (s *server) GetBrand(ctx context.Context, req brandsapi.GetBrandRequestObje
 	return rawJSON{status: http.StatusOK, body: renderBrand(&b)}, nil
 }
 
+// SubscribeBrand is POST /api/subscribe/{id}.
 func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBrandRequestObject) (brandsapi.SubscribeBrandResponseObject, error) {
 	created, err := s.a.svc.Subscribe(ctx, principal(ctx), req.Id)
 	if err != nil {
@@ -163,6 +173,7 @@ func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBran
 	return brandsapi.SubscribeBrand200JSONResponse{Message: msgSubscribed}, nil
 }
 
+// UnsubscribeBrand is POST /api/unsubscribe/{id}.
 func (s *server) UnsubscribeBrand(ctx context.Context, req brandsapi.UnsubscribeBrandRequestObject) (brandsapi.UnsubscribeBrandResponseObject, error) {
 	removed, err := s.a.svc.Unsubscribe(ctx, principal(ctx), req.Id)
 	if err != nil {
@@ -174,6 +185,7 @@ func (s *server) UnsubscribeBrand(ctx context.Context, req brandsapi.Unsubscribe
 	return brandsapi.UnsubscribeBrand200JSONResponse{Message: msgUnsubscribed}, nil
 }
 
+// CreateBrand is POST /api/brand.
 func (s *server) CreateBrand(ctx context.Context, req brandsapi.CreateBrandRequestObject) (brandsapi.CreateBrandResponseObject, error) {
 	if req.Body == nil {
 		return nil, errNoBody
@@ -197,6 +209,7 @@ func (s *server) CreateBrand(ctx context.Context, req brandsapi.CreateBrandReque
 	return rawJSON{status: http.StatusCreated, body: renderBrand(&out)}, nil
 }
 
+// UpdateBrand is PATCH /api/brand/{id}.
 func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandRequestObject) (brandsapi.UpdateBrandResponseObject, error) {
 	if req.Body == nil {
 		return nil, errNoBody
@@ -217,6 +230,7 @@ func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandReque
 	return rawJSON{status: http.StatusOK, body: renderBrand(&out)}, nil
 }
 
+// DeleteBrand is DELETE /api/brand/{id}.
 func (s *server) DeleteBrand(ctx context.Context, req brandsapi.DeleteBrandRequestObject) (brandsapi.DeleteBrandResponseObject, error) {
 	if err := s.a.svc.DeleteBrand(ctx, principal(ctx), req.Id); err != nil {
 		return nil, err
