@@ -40,6 +40,7 @@ grep '^BenchmarkCreate' "$work/orders.txt" >"$work/create.txt" || true
 grep '^BenchmarkAccept' "$work/orders.txt" >"$work/accept.txt" || true
 target "POST /orders vs one-INSERT handler" 0.8 $(metric x-baseline "$work/create.txt")
 target "PATCH accept vs one-row UPDATE tx" 0.5 $(metric x-baseline "$work/accept.txt")
+target "PATCH accept vs one-row UPDATE over HTTP (info)" - $(metric x-baseline-http "$work/accept.txt")
 target "PATCH accept vs its write floor (info)" - $(metric x-floor "$work/accept.txt")
 target "subscribe 1 hot brand vs one-row INSERT" 0.5 $(metric x-baseline "$work/brands.txt")
 
