@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/pgsession"
 )
 
 // DefaultLeaderInterval is how often a Leader tries to take the lock, and how often the holder
@@ -17,29 +18,13 @@ import (
 // work within about this long once PostgreSQL has ended the dead one's session.
 const DefaultLeaderInterval = time.Second
 
-// Keepalive settings of the leader's session, sent in its startup packet. Without them PostgreSQL
-// learns that a host which died without closing its socket (power loss, kernel panic, a cut
-// network) is gone only from the operating system's defaults, about two hours, and the dead host
-// keeps the lock, and so the poller, all that time. With them the server gives up on a silent
-// client after about leaderKeepaliveIdle + leaderKeepaliveCount × leaderKeepaliveInterval seconds
-// (11 s), and tcp_user_timeout bounds the other case, a reply the dead host never acknowledged,
-// which keepalives do not cover, to leaderUserTimeout. The holder's own ping (each Interval, with
-// Interval as its deadline) makes it step down first, so two pollers never overlap. A process that
-// crashes on a live host needs none of this: its kernel closes the socket and the lock is free at once.
-const (
-	leaderKeepaliveIdle     = "5"     // seconds without traffic before the server probes
-	leaderKeepaliveInterval = "2"     // seconds between probes
-	leaderKeepaliveCount    = "3"     // probes lost before the server ends the session
-	leaderUserTimeout       = "10000" // milliseconds data may stay unacknowledged
-	// leaderConnectTimeout bounds a connect to an unreachable server, so the next try comes in
-	// seconds rather than after the kernel's SYN retries (minutes).
-	leaderConnectTimeout = 10 * time.Second
-)
-
 // Leader is a provider.Leader elected through a PostgreSQL session-level advisory lock, held on a
 // connection of its own (never a pooled one, which would carry the lock to unrelated work). The
 // lock lives exactly as long as that session: a process that dies, or whose connection drops,
-// loses it, and the next try of another process takes it.
+// loses it, and the next try of another process takes it. The session carries pgsession's
+// keepalives, so PostgreSQL ends a silently dead host's session (and frees its lock) within
+// seconds; the holder's own ping (each Interval, with Interval as its deadline) makes it step down
+// first, so two pollers never overlap.
 type Leader struct {
 	pool *pgxpool.Pool
 	key  int64
@@ -91,7 +76,7 @@ func (l *Leader) Lead(ctx context.Context, fn func(context.Context)) {
 // term connects, waits for the lock, runs fn while the connection stays alive, and closes the
 // connection (releasing the lock) when anything fails or ctx ends.
 func (l *Leader) term(ctx context.Context, t *time.Ticker, fn func(context.Context)) {
-	conn, err := pgx.ConnectConfig(ctx, leaderConnConfig(l.pool))
+	conn, err := pgx.ConnectConfig(ctx, pgsession.Config(l.pool, ""))
 	if err != nil {
 		if ctx.Err() == nil {
 			l.log().Warn("auth: leader election: connect", "err", err)
@@ -149,28 +134,4 @@ func (l *Leader) term(ctx context.Context, t *time.Ticker, fn func(context.Conte
 			return
 		}
 	}
-}
-
-// leaderConnConfig is the pool's connection configuration with the leader's keepalives and connect
-// timeout. A value the URL already sets (?tcp_keepalives_idle=…, connect_timeout) wins: the operator
-// knows the network.
-func leaderConnConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
-	cc := pool.Config().ConnConfig.Copy()
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	for k, v := range map[string]string{
-		"tcp_keepalives_idle":     leaderKeepaliveIdle,
-		"tcp_keepalives_interval": leaderKeepaliveInterval,
-		"tcp_keepalives_count":    leaderKeepaliveCount,
-		"tcp_user_timeout":        leaderUserTimeout,
-	} {
-		if _, set := cc.RuntimeParams[k]; !set {
-			cc.RuntimeParams[k] = v
-		}
-	}
-	if cc.ConnectTimeout == 0 {
-		cc.ConnectTimeout = leaderConnectTimeout
-	}
-	return cc
 }
