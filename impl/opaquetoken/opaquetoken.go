@@ -5,8 +5,9 @@
 // deleting a row revokes the token. A plain SHA-256 suffices: a token is 256 random bits, so there
 // is nothing to guess that a slow hash would protect.
 //
-// Each surface implements Store with its own queries; Tokens adds issuing, resolving (with an
-// optional short-lived cache) and sweeping on top.
+// Each surface implements Store with its own queries; Tokens adds issuing, resolving and sweeping
+// on top. Resolved tokens are cached in memory only while a Watcher relays the database's
+// revocations to the cache (see Watcher), so a deleted row is refused at once by every replica.
 package opaquetoken
 
 import (
@@ -73,13 +74,19 @@ type Store[Owner any] interface {
 type Options struct {
 	// TTL is the lifetime of issued tokens; it must be positive.
 	TTL time.Duration
-	// CacheFor is how long a resolved token may be served from memory without asking the store;
-	// 0 disables the cache. A deleted (revoked) token keeps working on a replica for at most this
-	// long, so keep it to seconds.
+	// CacheFor bounds how long a resolved token may be served from memory; 0 disables the cache.
+	// Entries are kept only while a Watcher has the Tokens live, that is listening for the
+	// database's revocations (Watcher.Watch): a revoked token is dropped the moment PostgreSQL
+	// reports its row deleted, and CacheFor is only a backstop. Without a Watcher, or while its
+	// connection is down, nothing is cached and every Resolve asks the store.
 	CacheFor time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultCacheFor is the CacheFor of the orders and brands surfaces: revocations reach the cache
+// through a Watcher, so the bound only ages out entries (and so memory) of tokens no longer used.
+const DefaultCacheFor = time.Minute
 
 // maxCache bounds the cache; past it the cache is emptied and refills from the store, which is
 // simple and cannot serve a stale entry.
@@ -91,8 +98,16 @@ type Tokens[Owner any] struct {
 	opts  Options
 
 	mu    sync.RWMutex
-	cache map[string]entry[Owner]
+	cache map[[sha256.Size]byte]entry[Owner] // by the token's hash, which revocations name
+	// live says the cache may be filled: a Watcher is listening for this Tokens' revocations.
+	live bool
+	// gen counts the drops, flushes and changes of live. A store read records it before it
+	// starts and fills the cache only if it is unchanged when the read is done, so an answer the
+	// database gave before a revocation (or before the listener was up) is never cached after it.
+	gen uint64
 }
+
+var _ revocable = (*Tokens[int])(nil)
 
 type entry[Owner any] struct {
 	owner Owner
@@ -110,7 +125,7 @@ func New[Owner any](store Store[Owner], opts Options) (*Tokens[Owner], error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Tokens[Owner]{store: store, opts: opts, cache: make(map[string]entry[Owner])}, nil
+	return &Tokens[Owner]{store: store, opts: opts, cache: make(map[[sha256.Size]byte]entry[Owner])}, nil
 }
 
 // TTL is the lifetime of issued tokens.
@@ -118,11 +133,12 @@ func (t *Tokens[Owner]) TTL() time.Duration { return t.opts.TTL }
 
 // Issue mints a token for owner, valid for TTL.
 func (t *Tokens[Owner]) Issue(ctx context.Context, owner Owner) (string, error) {
+	gen := t.generation()
 	tok, now, expires, err := t.issue(ctx, t.store, owner)
 	if err != nil {
 		return "", err
 	}
-	t.put(tok, owner, now, expires)
+	t.put(sha256.Sum256([]byte(tok)), owner, now, expires, gen)
 	return tok, nil
 }
 
@@ -151,27 +167,34 @@ func (t *Tokens[Owner]) issue(ctx context.Context, store Store[Owner], owner Own
 // Resolve returns the owner of tok, or ErrInvalid.
 func (t *Tokens[Owner]) Resolve(ctx context.Context, tok string) (Owner, error) {
 	var zero Owner
-	now := t.opts.Now()
-	if t.opts.CacheFor > 0 {
-		t.mu.RLock()
-		e, ok := t.cache[tok]
-		t.mu.RUnlock()
-		if ok && now.Before(e.until) {
-			return e.owner, nil
-		}
-	}
 	if !WellFormed(tok) {
 		return zero, ErrInvalid
 	}
-	owner, expires, err := t.store.TokenOwner(ctx, Hash(tok))
+	key := sha256.Sum256([]byte(tok))
+	now := t.opts.Now()
+	t.mu.RLock()
+	e, ok := t.cache[key]
+	gen := t.gen
+	t.mu.RUnlock()
+	if ok && now.Before(e.until) {
+		return e.owner, nil
+	}
+	owner, expires, err := t.store.TokenOwner(ctx, key[:])
 	if err != nil {
 		return zero, err
 	}
-	t.put(tok, owner, now, expires)
+	t.put(key, owner, now, expires, gen)
 	return owner, nil
 }
 
-func (t *Tokens[Owner]) put(tok string, owner Owner, now, expires time.Time) {
+func (t *Tokens[Owner]) generation() uint64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.gen
+}
+
+// put caches owner for key if the cache is live and nothing was dropped since gen was read.
+func (t *Tokens[Owner]) put(key [sha256.Size]byte, owner Owner, now, expires time.Time, gen uint64) {
 	if t.opts.CacheFor <= 0 {
 		return
 	}
@@ -180,18 +203,54 @@ func (t *Tokens[Owner]) put(tok string, owner Owner, now, expires time.Time) {
 		until = expires
 	}
 	t.mu.Lock()
-	if len(t.cache) >= maxCache {
-		t.cache = make(map[string]entry[Owner])
+	if t.live && t.gen == gen {
+		if len(t.cache) >= maxCache {
+			t.cache = make(map[[sha256.Size]byte]entry[Owner])
+		}
+		t.cache[key] = entry[Owner]{owner: owner, until: until}
 	}
-	t.cache[tok] = entry[Owner]{owner: owner, until: until}
 	t.mu.Unlock()
 }
 
-// Forget drops tok from this process's cache, for a surface that revokes it (its store deletes
-// the row); other replicas stop serving it within CacheFor.
+// Forget drops tok from this process's cache at once, for a surface that revokes it (its store
+// deletes the row): the Watcher tells the other replicas, and this one, a moment later, but the
+// caller's next request must not be served from the cache in between.
 func (t *Tokens[Owner]) Forget(tok string) {
+	t.drop(sha256.Sum256([]byte(tok)))
+}
+
+// ForgetHash is Forget for the token with hash (a row a surface deleted by other columns).
+func (t *Tokens[Owner]) ForgetHash(hash []byte) {
+	if len(hash) == sha256.Size {
+		t.drop([sha256.Size]byte(hash))
+	}
+}
+
+// drop forgets the token with hash; a Watcher calls it when the token's row is deleted.
+func (t *Tokens[Owner]) drop(hash [sha256.Size]byte) {
 	t.mu.Lock()
-	delete(t.cache, tok)
+	delete(t.cache, hash)
+	t.gen++
+	t.mu.Unlock()
+}
+
+// flush forgets every token; a Watcher calls it when the table was emptied.
+func (t *Tokens[Owner]) flush() {
+	t.mu.Lock()
+	clear(t.cache)
+	t.gen++
+	t.mu.Unlock()
+}
+
+// setLive allows (true) or stops (false) caching: a Watcher calls it once it listens for the
+// Tokens' revocations and as soon as it may have missed one. Stopping empties the cache.
+func (t *Tokens[Owner]) setLive(live bool) {
+	t.mu.Lock()
+	t.live = live
+	if !live {
+		clear(t.cache)
+	}
+	t.gen++
 	t.mu.Unlock()
 }
 
