@@ -16,10 +16,11 @@ import (
 func (a *app) mountBrands(r chi.Router) error {
 	hasher, logins := a.passwordLogins("brands")
 	api, err := httpapi.New(a.pool, httpapi.Options{
-		Hasher:   hasher,
-		TokenTTL: a.cfg.Brands.TokenTTL,
-		Log:      a.log,
-		Logins:   logins,
+		Hasher:      hasher,
+		TokenTTL:    a.cfg.Brands.TokenTTL,
+		Log:         a.log,
+		Logins:      logins,
+		Revocations: a.revocations,
 	})
 	if err != nil {
 		return err

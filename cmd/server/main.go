@@ -26,6 +26,7 @@ import (
 	"github.com/triadhq/triad/impl/cors"
 	"github.com/triadhq/triad/impl/metrics"
 	"github.com/triadhq/triad/impl/migrate"
+	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/pgcluster"
 	"github.com/triadhq/triad/impl/router"
@@ -66,7 +67,10 @@ type app struct {
 	pool    *pgxpool.Pool
 	log     *slog.Logger
 	metrics *metrics.Registry
-	closers []func()
+	// revocations relays token revocations to the orders and brands token caches: one listening
+	// session per process, whatever the number of surfaces.
+	revocations *opaquetoken.Watcher
+	closers     []func()
 }
 
 // onClose registers f to run at shutdown, after the HTTP server has stopped.
@@ -130,12 +134,13 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	defer pool.Close()
 	reg := metrics.New()
 	reg.WatchPool(pool)
-	a := &app{cfg: cfg, pool: pool, log: log, metrics: reg}
+	a := &app{cfg: cfg, pool: pool, log: log, metrics: reg, revocations: opaquetoken.NewWatcher(pool, log)}
 	defer func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
 			a.closers[i]()
 		}
 	}()
+	a.onClose(a.revocations.Start())
 	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
 	// over the database: replicas starting together take turns, and each finds the work done.
 	var handler http.Handler

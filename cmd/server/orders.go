@@ -21,6 +21,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		TokenTTL:     a.cfg.Orders.TokenTTL,
 		Log:          a.log,
 		Logins:       logins,
+		Revocations:  a.revocations,
 	})
 	if err != nil {
 		return err

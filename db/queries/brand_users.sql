@@ -9,8 +9,9 @@ RETURNING id, email, name, is_admin, created_at;
 SELECT id, password_hash, is_admin FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
 
 -- name: GetBrandUserByToken :one
--- GetBrandUserByToken resolves an unexpired access token hash to its user.
-SELECT u.id, u.is_admin
+-- GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry
+-- ('infinity', which time.Time cannot hold, reads as the last day of 9999).
+SELECT u.id, u.is_admin, least(t.expires_at, '9999-12-31 00:00:00+00'::timestamptz)::timestamptz AS expires_at
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > sqlc.arg(now);
 

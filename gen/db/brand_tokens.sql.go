@@ -41,8 +41,8 @@ func (q *Queries) DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (
 	return result.RowsAffected(), nil
 }
 
-const deleteOtherBrandTokens = `-- name: DeleteOtherBrandTokens :exec
-DELETE FROM brand_tokens WHERE user_id = $1 AND token_hash <> $2
+const deleteOtherBrandTokens = `-- name: DeleteOtherBrandTokens :many
+DELETE FROM brand_tokens WHERE user_id = $1 AND token_hash <> $2 RETURNING token_hash
 `
 
 type DeleteOtherBrandTokensParams struct {
@@ -50,10 +50,26 @@ type DeleteOtherBrandTokensParams struct {
 	TokenHash []byte
 }
 
-// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
-func (q *Queries) DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) error {
-	_, err := q.db.Exec(ctx, deleteOtherBrandTokens, arg.UserID, arg.TokenHash)
-	return err
+// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given, and
+// returns the revoked tokens' hashes.
+func (q *Queries) DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) ([][]byte, error) {
+	rows, err := q.db.Query(ctx, deleteOtherBrandTokens, arg.UserID, arg.TokenHash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := [][]byte{}
+	for rows.Next() {
+		var token_hash []byte
+		if err := rows.Scan(&token_hash); err != nil {
+			return nil, err
+		}
+		items = append(items, token_hash)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const insertBrandToken = `-- name: InsertBrandToken :exec

@@ -146,7 +146,7 @@ func (q *Queries) GetBrandUserByEmailForUpdate(ctx context.Context, email string
 }
 
 const getBrandUserByToken = `-- name: GetBrandUserByToken :one
-SELECT u.id, u.is_admin
+SELECT u.id, u.is_admin, least(t.expires_at, '9999-12-31 00:00:00+00'::timestamptz)::timestamptz AS expires_at
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > $2
 `
@@ -157,15 +157,17 @@ type GetBrandUserByTokenParams struct {
 }
 
 type GetBrandUserByTokenRow struct {
-	ID      string
-	IsAdmin bool
+	ID        string
+	IsAdmin   bool
+	ExpiresAt time.Time
 }
 
-// GetBrandUserByToken resolves an unexpired access token hash to its user.
+// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry
+// ('infinity', which time.Time cannot hold, reads as the last day of 9999).
 func (q *Queries) GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error) {
 	row := q.db.QueryRow(ctx, getBrandUserByToken, arg.TokenHash, arg.Now)
 	var i GetBrandUserByTokenRow
-	err := row.Scan(&i.ID, &i.IsAdmin)
+	err := row.Scan(&i.ID, &i.IsAdmin, &i.ExpiresAt)
 	return i, err
 }
 

@@ -44,8 +44,9 @@ type Querier interface {
 	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
 	// DeleteLoginThrottle forgets a key's attempts: its password proved right.
 	DeleteLoginThrottle(ctx context.Context, key []byte) error
-	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given.
-	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) error
+	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given, and
+	// returns the revoked tokens' hashes.
+	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) ([][]byte, error)
 	// GetAvatar returns the bytes of one avatar.
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
 	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
@@ -60,7 +61,8 @@ type Querier interface {
 	GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error)
 	// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
-	// GetBrandUserByToken resolves an unexpired access token hash to its user.
+	// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry
+	// ('infinity', which time.Time cannot hold, reads as the last day of 9999).
 	GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error)
 	// GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case.
 	GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error)

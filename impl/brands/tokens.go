@@ -20,6 +20,10 @@ type TokenStore struct {
 
 var _ opaquetoken.Store[Principal] = TokenStore{}
 
+// TokenRevocationChannel is the channel on which PostgreSQL notifies the hash of every deleted
+// brand_tokens row (db/schema/00100_token_revocation_notify.sql), for opaquetoken.Watch.
+const TokenRevocationChannel = "brand_tokens_revoked"
+
 // NewTokenStore returns the token store over q, judging expiry by now (nil: time.Now).
 func NewTokenStore(q *db.Queries, now func() time.Time) TokenStore {
 	if now == nil {
@@ -33,8 +37,8 @@ func (s TokenStore) SaveToken(ctx context.Context, hash []byte, p Principal, exp
 	return s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: hash, UserID: p.UserID, ExpiresAt: expires})
 }
 
-// TokenOwner resolves an unexpired token to its user. The expiry is not read back (a token row may
-// hold 'infinity', which time.Time cannot): brands does not cache resolved tokens.
+// TokenOwner resolves an unexpired token to its user and its expiry (a token issued before tokens
+// expired holds 'infinity', read as the year 9999).
 func (s TokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, time.Time, error) {
 	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hash, Now: s.now()})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -43,7 +47,7 @@ func (s TokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, tim
 	if err != nil {
 		return Principal{}, time.Time{}, err
 	}
-	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, time.Time{}, nil
+	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, row.ExpiresAt, nil
 }
 
 // DeleteExpiredTokens deletes the rows of expired tokens.

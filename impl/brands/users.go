@@ -104,7 +104,8 @@ func (s *Service) ResetPassword(ctx context.Context, p Principal, keep, current,
 	if err != nil {
 		return err
 	}
-	return pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	var revoked [][]byte
+	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		q := s.q.WithTx(tx)
 		// The row lock serializes concurrent changes, so each one checks the password in force.
 		stored, err := q.GetBrandUserPasswordHashForUpdate(ctx, p.UserID)
@@ -124,8 +125,18 @@ func (s *Service) ResetPassword(ctx context.Context, p Principal, keep, current,
 		if err := q.SetBrandUserPassword(ctx, db.SetBrandUserPasswordParams{ID: p.UserID, PasswordHash: newHash}); err != nil {
 			return err
 		}
-		return q.DeleteOtherBrandTokens(ctx, db.DeleteOtherBrandTokensParams{UserID: p.UserID, TokenHash: opaquetoken.Hash(keep)})
+		revoked, err = q.DeleteOtherBrandTokens(ctx, db.DeleteOtherBrandTokensParams{UserID: p.UserID, TokenHash: opaquetoken.Hash(keep)})
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	// Every replica drops them when PostgreSQL reports the deletes; this one does at once, so the
+	// caller's next request with an old token is refused even before that.
+	for _, h := range revoked {
+		s.tokens.ForgetHash(h)
+	}
+	return nil
 }
 
 // EditProfile changes the caller's name and/or email; an empty value keeps the field, and at least

@@ -17,6 +17,10 @@ type TokenStore struct{ q *db.Queries }
 
 var _ opaquetoken.Store[*Principal] = TokenStore{}
 
+// TokenRevocationChannel is the channel on which PostgreSQL notifies the hash of every deleted
+// order_tokens row (db/schema/00100_token_revocation_notify.sql), for opaquetoken.Watch.
+const TokenRevocationChannel = "order_tokens_revoked"
+
 // NewTokenStore returns the token store over q.
 func NewTokenStore(q *db.Queries) TokenStore { return TokenStore{q: q} }
 

@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/opaquetoken"
+	"github.com/triadhq/triad/impl/opaquetoken/watchertest"
 	"github.com/triadhq/triad/impl/orders"
 )
 
@@ -73,12 +76,21 @@ func TestTokenStore_StoresOnlyTheHash(t *testing.T) {
 	}
 }
 
+// watched registers s with a Watcher of its own on pool (one replica's) and waits until s caches.
+func watched(t *testing.T, pool *pgxpool.Pool, s *opaquetoken.Tokens[*orders.Principal]) {
+	t.Helper()
+	w := opaquetoken.NewWatcher(pool, nil)
+	opaquetoken.Watch(w, orders.TokenRevocationChannel, s)
+	watchertest.Run(t, w)
+}
+
 func TestTokenStore_ExpiryHoldsInCacheAndDatabase(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	q := db.New(pool)
 	c := newClock()
 	s := tokens(t, q, opaquetoken.Options{TTL: time.Hour, CacheFor: 2 * time.Hour, Now: c.now})
+	watched(t, pool, s)
 	tok, err := s.Issue(context.Background(), newUser(t, q))
 	if err != nil {
 		t.Fatal(err)
@@ -103,25 +115,42 @@ func TestTokenStore_ExpiryHoldsInCacheAndDatabase(t *testing.T) {
 	}
 }
 
-// Deleting a token's row revokes it on every replica once the caching period has passed.
-func TestTokenStore_DeletedRowRevokesAfterCachePeriod(t *testing.T) {
+// TestTokenStore_DeletedRowRevokesAtOnce: deleting a token's row revokes it on every replica at
+// once, though each has it cached for hours: the table's trigger notifies orders'
+// TokenRevocationChannel and each replica's Watcher drops it.
+func TestTokenStore_DeletedRowRevokesAtOnce(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	q := db.New(pool)
-	c := newClock()
-	s := tokens(t, q, opaquetoken.Options{TTL: 24 * time.Hour, CacheFor: 5 * time.Second, Now: c.now})
-	tok, err := s.Issue(context.Background(), newUser(t, q))
+	replicas := make([]*opaquetoken.Tokens[*orders.Principal], 2)
+	for i := range replicas {
+		replicas[i] = tokens(t, q, opaquetoken.Options{TTL: 24 * time.Hour, CacheFor: 2 * time.Hour})
+		watched(t, pool, replicas[i])
+	}
+	tok, err := replicas[0].Issue(context.Background(), newUser(t, q))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Resolve(context.Background(), tok); err != nil {
-		t.Fatal(err)
+	for _, r := range replicas {
+		if _, err := r.Resolve(context.Background(), tok); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := pool.Exec(context.Background(), "DELETE FROM order_tokens"); err != nil {
 		t.Fatal(err)
 	}
-	c.advance(5 * time.Second)
-	if _, err := s.Resolve(context.Background(), tok); !errors.Is(err, opaquetoken.ErrInvalid) {
-		t.Fatalf("a deleted token still resolves after the caching period: %v", err)
+	deleted := time.Now()
+	for i, r := range replicas {
+		for {
+			_, err := r.Resolve(context.Background(), tok)
+			if errors.Is(err, opaquetoken.ErrInvalid) {
+				break
+			}
+			if time.Since(deleted) > 2*time.Second {
+				t.Fatalf("replica %d still resolves the deleted token after 2 s: %v", i, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
+	t.Logf("both replicas refused the deleted token within %v", time.Since(deleted).Round(time.Millisecond))
 }

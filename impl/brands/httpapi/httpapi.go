@@ -38,6 +38,11 @@ type Options struct {
 	Now func() time.Time
 	// Log receives internal errors; nil discards them.
 	Log *slog.Logger
+	// Revocations relays the database's token revocations to this surface's token cache (the
+	// process's one opaquetoken.Watcher): with it, a resolved token is served from memory until
+	// its row is deleted (every replica drops it then) or opaquetoken.DefaultCacheFor has passed;
+	// nil caches nothing, and every request resolves its token in the database.
+	Revocations *opaquetoken.Watcher
 	// Logins limits failed logins per email and client address and per client address
 	// (throttle.Limiter.ReserveLogin); zero fields take throttle's defaults (10 and 100 per 15
 	// minutes). The server uses the defaults; tests set a
@@ -70,11 +75,13 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	// No cache (CacheFor 0): logout and a password change revoke at once on every replica.
 	tokens, err := opaquetoken.New(brands.NewTokenStore(db.New(pool), opts.Now),
-		opaquetoken.Options{TTL: opts.TokenTTL, Now: opts.Now})
+		opaquetoken.Options{TTL: opts.TokenTTL, CacheFor: opaquetoken.DefaultCacheFor, Now: opts.Now})
 	if err != nil {
 		return nil, err
+	}
+	if opts.Revocations != nil {
+		opaquetoken.Watch(opts.Revocations, brands.TokenRevocationChannel, tokens)
 	}
 	spec, err := brandsapi.GetSpec()
 	if err != nil {

@@ -37,6 +37,11 @@ type Options struct {
 	TokenTTL time.Duration
 	// Log receives internal errors; nil discards them.
 	Log *slog.Logger
+	// Revocations relays the database's token revocations to this surface's token cache (the
+	// process's one opaquetoken.Watcher): with it, a resolved token is served from memory until
+	// its row is deleted (every replica drops it then) or opaquetoken.DefaultCacheFor has passed;
+	// nil caches nothing, and every request resolves its token in the database.
+	Revocations *opaquetoken.Watcher
 	// Hasher hashes passwords; nil means argon2id with password.Default.
 	Hasher *password.Hasher
 	// Logins limits failed password logins at the token endpoint per username and client address
@@ -71,9 +76,12 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		opts.Hasher = password.New(password.Default)
 	}
 	tokens, err := opaquetoken.New(orders.NewTokenStore(db.New(pool)),
-		opaquetoken.Options{TTL: opts.TokenTTL, CacheFor: TokenCacheFor})
+		opaquetoken.Options{TTL: opts.TokenTTL, CacheFor: opaquetoken.DefaultCacheFor})
 	if err != nil {
 		return nil, err
+	}
+	if opts.Revocations != nil {
+		opaquetoken.Watch(opts.Revocations, orders.TokenRevocationChannel, tokens)
 	}
 	spec, err := ordersapi.GetSpec()
 	if err != nil {
@@ -101,11 +109,6 @@ func (a *API) Service() *orders.Service { return a.svc }
 
 // Tokens is the token store.
 func (a *API) Tokens() *opaquetoken.Tokens[*orders.Principal] { return a.tokens }
-
-// TokenCacheFor is how long a replica serves a resolved access token from memory: bearer checks
-// are on every request's path, and deleting a token's row revokes it on every replica within this
-// delay.
-const TokenCacheFor = 5 * time.Second
 
 // Mount registers the orders routes on r: POST /oauth/token, POST /users, GET /authenticated,
 // /orders and /users/{id}/orders.
