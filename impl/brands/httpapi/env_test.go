@@ -20,6 +20,8 @@ import (
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/brands/httpapi"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/opaquetoken"
+	"github.com/triadhq/triad/impl/opaquetoken/watchertest"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/router"
 )
@@ -64,9 +66,17 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
 		opts.Hasher = testHasher()
 	}
 	opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// As in the server: resolved tokens are cached, and revocations reach the cache by a Watcher.
+	watcher := opts.Revocations == nil
+	if watcher {
+		opts.Revocations = opaquetoken.NewWatcher(pool, opts.Log)
+	}
 	api, err := httpapi.New(pool, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if watcher {
+		watchertest.Run(t, opts.Revocations)
 	}
 	h, err := router.Standalone(opts.Log, api.Mount)
 	if err != nil {
@@ -84,13 +94,16 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
 	return &env{t: t, url: srv.URL, c: c, pool: pool, api: api}
 }
 
-// twin starts a second server (its own caches) on the same database, as a second instance would be.
+// twin starts a second server (its own caches and Watcher) on the same database, as a second
+// instance would be.
 func (e *env) twin() *env {
 	e.t.Helper()
-	api, err := httpapi.New(e.pool, httpapi.Options{Hasher: testHasher()})
+	w := opaquetoken.NewWatcher(e.pool, nil)
+	api, err := httpapi.New(e.pool, httpapi.Options{Hasher: testHasher(), Revocations: w})
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	watchertest.Run(e.t, w)
 	h, err := router.Standalone(nil, api.Mount)
 	if err != nil {
 		e.t.Fatal(err)

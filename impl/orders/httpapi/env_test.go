@@ -24,6 +24,8 @@ import (
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/apitest"
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/opaquetoken"
+	"github.com/triadhq/triad/impl/opaquetoken/watchertest"
 	"github.com/triadhq/triad/impl/orders/httpapi"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/router"
@@ -98,13 +100,16 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins thro
 func newEnvHasher(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins throttle.Options, hasher *password.Hasher) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// As in the server: resolved tokens are cached, and revocations reach the cache by a Watcher.
+	w := opaquetoken.NewWatcher(pool, log)
 	a, err := httpapi.New(pool, httpapi.Options{
 		ClientID: testClientID, ClientSecret: testClientSecret, TokenTTL: ttl, Hasher: hasher,
-		Log: log, Logins: logins,
+		Log: log, Logins: logins, Revocations: w,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	watchertest.Run(t, w)
 	h, err := router.Standalone(log, a.Mount)
 	if err != nil {
 		t.Fatal(err)
