@@ -2,7 +2,7 @@
 // token a request presents (RFC 6750: an Authorization: Bearer header, or a query parameter where
 // a surface's spec allows one), resolves it once into the surface's principal, and hands the
 // principal to the handlers through the request context. A surface supplies the resolver (its
-// token store, which may cache for a few seconds; see opaque tokens) and the predicate telling
+// token store, which may cache until the token is revoked; see opaquetoken) and the predicate telling
 // which operations need no token (PublicBySpec).
 package bearer
 

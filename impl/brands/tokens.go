@@ -55,7 +55,8 @@ func (s TokenStore) DeleteExpiredTokens(ctx context.Context) (int64, error) {
 	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
 }
 
-// Logout revokes tok, the token the caller presented, at once: its row is deleted.
+// Logout revokes tok, the token the caller presented, at once: its row is deleted, this process's
+// cache forgets it, and the other replicas drop it when PostgreSQL notifies the deletion.
 func (s *Service) Logout(ctx context.Context, tok string) error {
 	if !opaquetoken.WellFormed(tok) {
 		return ErrUnauthenticated

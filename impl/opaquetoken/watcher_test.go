@@ -353,3 +353,37 @@ func TestWatcher_ReconnectsAfterKill(t *testing.T) {
 		t.Errorf("the outage logged %d warnings, want 1:\n%s", n, logs.String())
 	}
 }
+
+// TestWatcher_WatchWhileRunning: a Tokens registered after the Watcher started (as the server
+// builds its surfaces while the Watcher connects) starts caching once its channel is listened to,
+// and a second one on a channel already listened to caches at once; both get the revocations.
+func TestWatcher_WatchWhileRunning(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	w := opaquetoken.NewWatcher(pool, nil)
+	watchertest.Run(t, w) // no channel yet
+	s1, s2 := newStore(pool), newStore(pool)
+	first, second := newTokens(t, s1), newTokens(t, s2)
+	opaquetoken.Watch(w, orders.TokenRevocationChannel, first)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.WaitListening(ctx); err != nil {
+		t.Fatal(err)
+	}
+	opaquetoken.Watch(w, orders.TokenRevocationChannel, second)
+	alice := newUser(t, pool, "alice")
+	tok := mustIssue(t, first, alice)
+	if n := s1.during(func() { resolve(t, first, tok) }); n != 0 {
+		t.Fatalf("the Tokens registered while running read the store %d times, want 0 (cached)", n)
+	}
+	if n := s2.during(func() { resolve(t, second, tok); resolve(t, second, tok) }); n != 1 {
+		t.Fatalf("the second Tokens on a listened channel read the store %d times in 2 resolves, want 1", n)
+	}
+	exec(t, pool, "DELETE FROM order_tokens WHERE user_id = $1", alice.ID)
+	for _, tk := range []*opaquetoken.Tokens[*orders.Principal]{first, second} {
+		within(t, "the deleted token refused", func() bool {
+			_, err := tk.Resolve(context.Background(), tok)
+			return errors.Is(err, opaquetoken.ErrInvalid)
+		})
+	}
+}
