@@ -43,6 +43,7 @@ target "PATCH accept vs one-row UPDATE tx" 0.5 $(metric x-baseline "$work/accept
 target "PATCH accept vs one-row UPDATE over HTTP (info)" - $(metric x-baseline-http "$work/accept.txt")
 target "PATCH accept vs its write floor (info)" - $(metric x-floor "$work/accept.txt")
 target "subscribe 1 hot brand vs one-row INSERT" 0.5 $(metric x-baseline "$work/brands.txt")
+target "subscribe, first use of each token (info)" - $(metric x-baseline-first-use "$work/brands.txt")
 
 if [ "${BENCH_OTHERS:-1}" = 1 ]; then
   echo
