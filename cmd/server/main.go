@@ -140,7 +140,6 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 			a.closers[i]()
 		}
 	}()
-	a.onClose(a.revocations.Start())
 	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
 	// over the database: replicas starting together take turns, and each finds the work done.
 	var handler http.Handler
@@ -155,6 +154,9 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	if err != nil {
 		return err
 	}
+	// The listener starts once the surfaces have registered their channels, so its first session
+	// listens on all of them (a channel registered later is listened to as well, a moment later).
+	a.onClose(a.revocations.Start())
 
 	srv := &http.Server{
 		Handler:           handler,
