@@ -328,16 +328,21 @@ func BenchmarkAcceptThroughput(b *testing.B) {
 	defer srv.Close()
 	// The same one-row UPDATE transaction served over HTTP by a bare handler, reported beside the
 	// raw one: it shows what the HTTP round trip alone costs on these two cores.
+	// bump is the baseline's transaction: one row of client c's updated and committed.
+	bump := func(ctx context.Context, c int) error {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE bench_baseline SET n = n + 1 WHERE id = $1", c); err != nil {
+			_ = tx.Rollback(ctx)
+			return err
+		}
+		return tx.Commit(ctx)
+	}
 	baseSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := strconv.Atoi(r.URL.Query().Get("c"))
-		tx, err := pool.Begin(r.Context())
-		if err == nil {
-			_, err = tx.Exec(r.Context(), "UPDATE bench_baseline SET n = n + 1 WHERE id = $1", c)
-			if err == nil {
-				err = tx.Commit(r.Context())
-			}
-		}
-		if err != nil {
+		if err := bump(r.Context(), c); err != nil {
 			http.Error(w, "db", http.StatusInternalServerError)
 			return
 		}
@@ -346,12 +351,27 @@ func BenchmarkAcceptThroughput(b *testing.B) {
 	}))
 	defer baseSrv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	var failures atomic.Int64
+	// patch sends PATCH url (with token, if any) and counts anything but a 200 as a failure.
+	patch := func(url, token string) {
+		req, _ := http.NewRequest("PATCH", url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := client.Do(req)
+		if err != nil || res.StatusCode != http.StatusOK {
+			failures.Add(1)
+		}
+		if res != nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}
 	if _, err := pool.Exec(ctx, `CREATE TABLE bench_baseline (id int PRIMARY KEY, n bigint NOT NULL);
 		INSERT INTO bench_baseline SELECT g, 0 FROM generate_series(0, 63) AS g`); err != nil {
 		b.Fatal(err)
 	}
 
-	var failures atomic.Int64
 	var accepted, acceptedInproc, baselineTx, baselineHTTPTx, floorTx int64
 	var tOurs, tInproc, tBase, tBaseHTTP, tFloor time.Duration
 	run := func(n int, work func(client, i int)) time.Duration {
@@ -426,16 +446,7 @@ func BenchmarkAcceptThroughput(b *testing.B) {
 							}
 							return
 						}
-						req, _ := http.NewRequest("PATCH", srv.URL+path, nil)
-						req.Header.Set("Authorization", "Bearer "+tokens[cc])
-						res, err := client.Do(req)
-						if err != nil || res.StatusCode != http.StatusOK {
-							failures.Add(1)
-						}
-						if res != nil {
-							_, _ = io.Copy(io.Discard, res.Body)
-							res.Body.Close()
-						}
+						patch(srv.URL+path, tokens[cc])
 						return
 					}
 				}
@@ -443,30 +454,13 @@ func BenchmarkAcceptThroughput(b *testing.B) {
 		}
 		baseRun := func() time.Duration {
 			return run(k, func(c, _ int) {
-				tx, err := pool.Begin(ctx)
-				if err == nil {
-					_, err = tx.Exec(ctx, "UPDATE bench_baseline SET n = n + 1 WHERE id = $1", c)
-					if err == nil {
-						err = tx.Commit(ctx)
-					}
-				}
-				if err != nil {
+				if err := bump(ctx, c); err != nil {
 					failures.Add(1)
 				}
 			})
 		}
 		baseHTTPRun := func() time.Duration {
-			return run(k, func(c, _ int) {
-				req, _ := http.NewRequest("PATCH", fmt.Sprintf("%s/x?c=%d", baseSrv.URL, c), nil)
-				res, err := client.Do(req)
-				if err != nil || res.StatusCode != http.StatusOK {
-					failures.Add(1)
-				}
-				if res != nil {
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}
-			})
+			return run(k, func(c, _ int) { patch(fmt.Sprintf("%s/x?c=%d", baseSrv.URL, c), "") })
 		}
 		var floorRun func() time.Duration
 		if viaHTTP {
