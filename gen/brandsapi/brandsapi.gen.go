@@ -614,7 +614,7 @@ type ClientInterface interface {
 
 	// LogoutUser Log out
 	//
-	// Revokes the token of this call at once; the user's other tokens stay valid.
+	// Revokes the token of this call. The server that answers refuses it from then on, every other server of the deployment within milliseconds; the user's other tokens stay valid.
 	//
 	// Corresponds with POST /api/user/logout (the `LogoutUser` operationId).
 	LogoutUser(ctx context.Context, params *LogoutUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1005,7 +1005,7 @@ func (c *Client) LoginUserWithFormdataBody(ctx context.Context, body LoginUserFo
 
 // LogoutUser Log out
 //
-// Revokes the token of this call at once; the user's other tokens stay valid.
+// Revokes the token of this call. The server that answers refuses it from then on, every other server of the deployment within milliseconds; the user's other tokens stay valid.
 //
 // Corresponds with POST /api/user/logout (the `LogoutUser` operationId).
 func (c *Client) LogoutUser(ctx context.Context, params *LogoutUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2149,7 +2149,7 @@ type ClientWithResponsesInterface interface {
 
 	// LogoutUserWithResponse Log out
 	//
-	// Revokes the token of this call at once; the user's other tokens stay valid.
+	// Revokes the token of this call. The server that answers refuses it from then on, every other server of the deployment within milliseconds; the user's other tokens stay valid.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3787,7 +3787,7 @@ func (c *ClientWithResponses) LoginUserWithFormdataBodyWithResponse(ctx context.
 
 // LogoutUserWithResponse Log out
 //
-// Revokes the token of this call at once; the user's other tokens stay valid.
+// Revokes the token of this call. The server that answers refuses it from then on, every other server of the deployment within milliseconds; the user's other tokens stay valid.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8083,18 +8083,19 @@ var swaggerSpec = []string{
 	"KTVN9nMQMBLFDw6UnXQ8qzqe9Jum8kD/INEnLiNA0ykmlGsZrrcilnb6r0athtbb1LLUMlr4rAJXlkTn",
 	"wY1XupWqD7QvM6H67QM1biy27Mt1Vlh0QvaNG0kKR8K1M+7YHflFuhoMt24Kj7DarwB04zDxwX2hkIQF",
 	"9Jwp9BVkNLDT4TftjOz2VeOdqryM5Kbz+vun8Hg4HMD//e9w0N/vH3T7u/0CzKPDQdBKcLilq/IXzl+h",
-	"WsDrrVLpXOh2s/S1L2oyZe1lWHJaNMk+LoNo3+iw8klTqZYr7ei3mWEyN94O+zpSWf4mc1ejVPPlqnqw",
-	"u3Pnyh8NCH8X4N58ua89OmR51/Ll1czrqr1bk03KqF7FuBPMpJhZz6ho1+7rI7V1fuRWFhdpeYnmSpvH",
-	"IzGXWVqoHGo378L6vpB0S7F4DDJLUZt66HPKlTZtXsqf0fyEX1gy6kmXLf0Mwh4FV7UX2O6IlH0AfHpC",
-	"EPAJKvcbhfq/p4e3p4fvnh3+WZ0qwvRtvlRwIfMVuFC/MeCkVKrmvdc1MFq0D9il/s71rAqCTtwU5t1U",
-	"oZ43wk8NZ66ln9pI+MDWMTAfO3cvXBUxL+ruXUL654vktGPR3YVOmk3v7jbEc/+rv9t6uHtSQLspnM8N",
-	"mY2WcVddVAYleselERPUhaMuPWdrwWgnhkGrjbD3w0icvHr+jW50sIFOVRXPtWtI4ZtO+mh3DOM/PzuF",
-	"0BgbdzcctXtG9N9vKK7Msi2aleymFDRe6RcuM2qtWYuLuIh9LSBT6CEpsGivstEao7yAL3tfHG+zxoPW",
-	"H+2KQWPY4uwLXaZutJ7b2m+u1jquvRXcDSAkaId3G1XyVSz7s97UFozadlV7dze1xSxf7qr24FZx6I2f",
-	"SKpnzhWi/OXuBsYNDh2XFwH9f4Hib/cLhyHgtmB4XQE0Oqq9e/8x/lBrZPbuPTmSFIB1GLnJz3OpjYvn",
-	"0nP+N3VTmeQLyw4dhRkz/AIpZm/9AanOdfEbofQyXVlLZVzQd4JzTpfQ7vfVaeSq5oIag/gOVWtrrtDv",
-	"FUIuUlJd1IRmqXDKLylY6/zdPefTOlps6qrqR//8rxCWvxy4vR+kNwuJrpZq9TGfKLnSVsdV/Qn9CxNf",
-	"WbktE5wUo9x8r5bttPn6T0ywWTWhT253plk3GMaluH98//H/AwAA//8=",
+	"WsDrrVLpXOh2s/S1L2oyZe1lreSUhMcfH514cSvhpJSu0zwU2FfLehUnCkW5m6s0THGZyfXCgoXn6LCQ",
+	"+biM032jw+IqTdVgrnqk32bpydx4U+/ryJb5m8xdGVTNXaxKzu7OYyx/lyD86YF7cxe/9gCUFQ/L+lfL",
+	"hysob81nKQOHlWxMMJNiZp2voiO8L8HU1r+SW6TIVZbUqqfHIzGXWVpoNepo724OfK3qlnr0GGSWojb1",
+	"6OqUK23aHKE/o/kJv7Bk1PM6W1omhG0QrupgsN3XKVsN+AyIIKYUNAdo9AL4PQO9PQN99wT0z+q3EaZv",
+	"c9eCO5+vwEv7jQEnZWs1r9augdGiQ8EuJX6uLVYQ1+KmsCCnCvW8EeFq+IstLdtGwsfOjoH58Lx74aqg",
+	"fFHa73LeP1+wqB2L7i460+yrd7dRpPtf/d2W3N2TAtpN4XxuyGx0pbvqLjSoAjwujZig9Bx16ZxbC0Y7",
+	"MQy6eYTtJUbi5NXzb3SjSQ50qsJ7rl3PC9/X0gfUYxj/+dkphMbYuLvhC94zov9+CXJlIm/RD2U3paDx",
+	"StdzmVH3zlroxV0K1GI+hR6SAosOLhvdN8o7/rK9xvE2azzoLtKuGDSGXdS+0H3tRne7rS3tat3p2rvN",
+	"3QBCgo57t1ElX8WyP+tlcMGobbfBd3cZXMzy5W6DD24V6t74FaZ6cl4hyl/u+mHc4NBxedfQ/xeoL3c/",
+	"ohgCbguG1xVAo2nbu/cf4w+1Xmnv3pMjSbE+h5Gb/DyX2rgAIj3nf7Y3lUlO8cCOwowZfoF0LWD9AanO",
+	"dfEzpPQy3YpLZVxceYJzTvfc7ifcaeSqrIN6j/gmWGtrrtBPIkIuUlJd1OdmqXDKLyke7PzdPefTOlps",
+	"6qrqdwX9Dx2WP064veWkNwuJrpZq9TGfKLnSVsdVLRD9CxNfvLkt2ZwUo9x8r5ZQtfn6T0ywWTWhz593",
+	"plk3GMZl0X98//H/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -102,7 +102,7 @@ export interface paths {
         put?: never;
         /**
          * Log out
-         * @description Revokes the token of this call at once; the user's other tokens stay valid.
+         * @description Revokes the token of this call. The server that answers refuses it from then on, every other server of the deployment within milliseconds; the user's other tokens stay valid.
          */
         post: operations["logoutUser"];
         delete?: never;
