@@ -60,8 +60,6 @@ type Watcher struct {
 	mu       sync.Mutex
 	channels map[string][]revocable
 	listened map[string]bool // channels the current session listens on; nil between sessions
-	// listening reports that a session is up and listens on every channel.
-	listening bool
 }
 
 // WatcherApplicationName is appended to the application_name of the Watcher's session, so that
@@ -88,9 +86,11 @@ func NewWatcher(pool *pgxpool.Pool, log *slog.Logger) *Watcher {
 
 // Watch registers tokens for the revocations notified on channel (the surface's table's trigger
 // names it). It may be called before or while the Watcher runs; tokens starts caching once its
-// channel is listened to.
+// channel is listened to. A nil Watcher watches nothing, so tokens never caches.
 func Watch[Owner any](w *Watcher, channel string, tokens *Tokens[Owner]) {
-	w.watch(channel, tokens)
+	if w != nil {
+		w.watch(channel, tokens)
+	}
 }
 
 func (w *Watcher) watch(channel string, c revocable) {
@@ -102,7 +102,6 @@ func (w *Watcher) watch(channel string, c revocable) {
 		c.setLive(true)
 		return
 	}
-	w.listening = false
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -114,7 +113,21 @@ func (w *Watcher) watch(channel string, c revocable) {
 func (w *Watcher) Listening() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.listening
+	return w.listensOnAll()
+}
+
+// listensOnAll reports whether a session is up and listens on every registered channel; w.mu
+// must be held.
+func (w *Watcher) listensOnAll() bool {
+	if w.listened == nil {
+		return false
+	}
+	for ch := range w.channels {
+		if !w.listened[ch] {
+			return false
+		}
+	}
+	return true
 }
 
 // WaitListening waits until Listening or ctx ends (tests, and a start-up that wants the cache from
@@ -265,19 +278,14 @@ func (w *Watcher) listen(ctx context.Context, conn *pgx.Conn) (bool, error) {
 			c.setLive(true)
 		}
 	}
-	all := true
-	for ch := range w.channels {
-		all = all && w.listened[ch]
-	}
-	w.listening = all
-	return all, nil
+	return w.listensOnAll(), nil
 }
 
 // down ends a session: every cache empties and stops filling, as a revocation may be missed now.
 func (w *Watcher) down() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.listened, w.listening = nil, false
+	w.listened = nil
 	for _, cs := range w.channels {
 		for _, c := range cs {
 			c.setLive(false)

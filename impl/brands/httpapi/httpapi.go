@@ -80,9 +80,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Revocations != nil {
-		opaquetoken.Watch(opts.Revocations, brands.TokenRevocationChannel, tokens)
-	}
+	opaquetoken.Watch(opts.Revocations, brands.TokenRevocationChannel, tokens)
 	spec, err := brandsapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("brands spec: %w", err)

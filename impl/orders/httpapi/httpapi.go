@@ -80,9 +80,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Revocations != nil {
-		opaquetoken.Watch(opts.Revocations, orders.TokenRevocationChannel, tokens)
-	}
+	opaquetoken.Watch(opts.Revocations, orders.TokenRevocationChannel, tokens)
 	spec, err := ordersapi.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("orders spec: %w", err)
