@@ -47,7 +47,7 @@ var hs256Header = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","t
 
 // verify checks a compact JWS: three base64url segments, header alg exactly HS256 (anything else,
 // "none" and every asymmetric or other HMAC algorithm included, is refused before a key is
-// chosen), then the HMAC (golang-jwt's constant-time HS256 Verify) with the key for the token's
+// chosen) and no crit, then the HMAC (golang-jwt's constant-time HS256 Verify) with the key for the token's
 // audience. Claims are returned only once the signature holds.
 func verify(tok string, key func(aud string) ([]byte, error)) (Claims, error) {
 	i := strings.IndexByte(tok, '.')
@@ -63,12 +63,19 @@ func verify(tok string, key func(aud string) ([]byte, error)) (Claims, error) {
 		}
 		var h struct {
 			Alg string `json:"alg"`
+			// Crit lists extensions the recipient must understand or refuse the token (RFC 7515
+			// §4.1.11). This package implements none, so a crit of any value, null and [] included,
+			// is refused: accepting it would ignore a rule the issuer declared binding.
+			Crit json.RawMessage `json:"crit"`
 		}
 		if err := json.Unmarshal(hb, &h); err != nil {
 			return Claims{}, errors.New("bad header")
 		}
 		if h.Alg != jwt.SigningMethodHS256.Alg() {
 			return Claims{}, fmt.Errorf("algorithm %q refused", h.Alg)
+		}
+		if h.Crit != nil {
+			return Claims{}, errors.New("critical header extensions refused")
 		}
 	}
 	pb, err := base64.RawURLEncoding.DecodeString(payload)

@@ -241,3 +241,42 @@ func TestJWT_NotBeforeInTheFutureIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A JWS whose header lists critical extensions must be refused unless every one is understood
+// (RFC 7515 §4.1.11); this package understands none, so any crit is refused, even one naming a
+// registered claim, an empty list or null, with a good signature and every claim in order.
+func TestJWT_CritHeaderIsRefused(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, nil)
+	c := userClaims("")
+	c.Issuer, c.ID = "iss", "id-1"
+	c.ExpiresAt = jwt.NewNumericDate(now.Add(time.Hour))
+	key := []byte("secret-0123456789abcdef-")
+	for _, crit := range []any{[]string{"exp"}, []string{"b64"}, []string{"x-unknown"}, []string{}, nil} {
+		tk := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+		tk.Header["crit"] = crit
+		if l, ok := crit.([]string); ok && len(l) == 1 {
+			tk.Header[l[0]] = false
+		}
+		tok, err := tk.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Parse(tok); !errors.Is(err, token.ErrInvalid) {
+			t.Errorf("crit %v: %v, want ErrInvalid", crit, err)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("X-JWT", tok)
+		if _, _, err := s.Get(r); err == nil {
+			t.Errorf("crit %v accepted through X-JWT", crit)
+		}
+	}
+	// The same claims without crit, with another unregistered header, are accepted: the refusal is
+	// about crit, not about an unusual header.
+	tk := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	tk.Header["kid"] = "k1"
+	tok, _ := tk.SignedString(key)
+	if _, err := s.Parse(tok); err != nil {
+		t.Fatalf("header with kid refused: %v", err)
+	}
+}
