@@ -294,6 +294,13 @@ func (a *app) routes() (http.Handler, error) {
 			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 			return
 		}
+		// A full disk (or memory, or connections: SQLSTATE class 53) still answers the ping, so the
+		// requests it refused say it: not ready while they are recent. Those refusals are the
+		// outage line's count already; the probe adds none.
+		if web.ExhaustedRecently(r) {
+			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "out of resources"})
+			return
+		}
 		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
 	})
 	r.Method(http.MethodGet, "/metrics", a.metrics.Handler())

@@ -17,23 +17,27 @@ import (
 )
 
 // CodeDatabaseUnavailable is the error code of the 503 every route that needs the database answers
-// while PostgreSQL cannot be reached.
+// while PostgreSQL cannot be reached or has run out of a resource (disk, memory, connections).
 const CodeDatabaseUnavailable = "database_unavailable"
 
 // RetryAfterDatabase is the Retry-After (seconds) of a database_unavailable answer: about the time
 // the managed cluster's supervisor needs to bring a crashed PostgreSQL back.
 const RetryAfterDatabase = 5
 
-// DatabaseUnavailable reports whether err means PostgreSQL could not be reached or dropped the
-// connection, rather than that a query failed: a failed connect (refused, no socket, pool acquire
-// timed out while connecting), a connection lost mid-query, SQLSTATE class 08 (connection
-// exception) and 57P01-57P03 (the server is shutting down, crashed, or not accepting yet).
+// DatabaseUnavailable reports whether err means PostgreSQL could not be reached, dropped the
+// connection or ran out of resources, rather than that a query failed: a failed connect (refused,
+// no socket, pool acquire timed out while connecting), a connection lost mid-query, SQLSTATE class
+// 08 (connection exception), 57P01-57P03 (the server is shutting down, crashed, or not accepting
+// yet) and class 53 (DatabaseExhausted: disk full, out of memory, too many connections).
 func DatabaseUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
+		return true
+	}
+	if DatabaseExhausted(err) {
 		return true
 	}
 	var pgErr *pgconn.PgError
@@ -46,6 +50,17 @@ func DatabaseUnavailable(err error) bool {
 		strings.Contains(err.Error(), "conn closed")
 }
 
+// DatabaseExhausted reports whether err is PostgreSQL refusing for lack of a resource: SQLSTATE
+// class 53 (insufficient resources: 53100 disk full, 53200 out of memory, 53300 too many
+// connections, 53400 a configuration limit such as temp_file_limit). Every request that writes
+// fails the same way until an operator frees the resource, so it is an outage like an unreachable
+// database (503 database_unavailable, the shared rate-limited log line), not a bug per request
+// (500 and an ERROR line each), and the readiness probe reports it (ExhaustedRecently).
+func DatabaseExhausted(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "53")
+}
+
 // clientGone reports whether the request failed because its client went away: net/http cancels the
 // request's context when the connection closes or a write to it fails. (Servers here never cancel
 // request contexts at shutdown: they finish in-flight requests.)
@@ -56,6 +71,12 @@ func clientGone(r *http.Request) bool {
 // outageReportEvery is how often at most the log says the database is unavailable.
 const outageReportEvery = 5 * time.Second
 
+// ExhaustedHold is how long after the last request refused for a class-53 error (DatabaseExhausted)
+// ExhaustedRecently stays true, so the readiness probe reports not ready. A ping succeeds on a full
+// disk (reading needs no space), so only the refusals themselves show the outage; the hold covers
+// a few probe periods between them, and ends on its own once no request has failed for that long.
+const ExhaustedHold = 15 * time.Second
+
 // outageLog turns a storm of database failures into one log line every few seconds with a count:
 // while PostgreSQL is down every request fails the same way, and one ERROR line per request would
 // bury everything else (thousands of lines a second under load).
@@ -64,9 +85,10 @@ type outageLog struct {
 	every time.Duration
 	now   func() time.Time
 
-	mu      sync.Mutex
-	last    time.Time // when the last line was written
-	pending int       // failures since then
+	mu        sync.Mutex
+	last      time.Time // when the last line was written
+	pending   int       // failures since then
+	exhausted time.Time // when the last class-53 failure was reported
 }
 
 // report counts one failure and writes a line when the last one is older than every.
@@ -74,6 +96,9 @@ func (o *outageLog) report(ctx context.Context, err error) {
 	o.mu.Lock()
 	o.pending++
 	now := o.now()
+	if DatabaseExhausted(err) {
+		o.exhausted = now
+	}
 	if !o.last.IsZero() && now.Sub(o.last) < o.every {
 		o.mu.Unlock()
 		return
@@ -97,6 +122,22 @@ func ReportOutages(log *slog.Logger) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), outageKey{}, o)))
 		})
 	}
+}
+
+// recentlyExhausted reports whether a class-53 failure was reported within ExhaustedHold.
+func (o *outageLog) recentlyExhausted() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.exhausted.IsZero() && o.now().Sub(o.exhausted) < ExhaustedHold
+}
+
+// ExhaustedRecently reports whether, below the same ReportOutages as r, a request was answered
+// 503 for a class-53 error (DatabaseExhausted) within the last ExhaustedHold: what the readiness
+// probe needs to say not ready while PostgreSQL still answers its ping. False when r did not pass
+// ReportOutages.
+func ExhaustedRecently(r *http.Request) bool {
+	o, ok := r.Context().Value(outageKey{}).(*outageLog)
+	return ok && o.recentlyExhausted()
 }
 
 // ReportOutage logs that r is answered 503 because the database cannot be reached, for a handler

@@ -44,6 +44,10 @@ func TestDatabaseUnavailable(t *testing.T) {
 		{"starting up 57P03", &pgconn.PgError{Code: "57P03"}, true},
 		{"connection lost mid-query", fmt.Errorf("query: %w", io.ErrUnexpectedEOF), true},
 		{"network error", &net.OpError{Op: "read", Net: "unix", Err: errors.New("connection reset by peer")}, true},
+		{"disk full 53100", fmt.Errorf("insert: %w", &pgconn.PgError{Code: "53100"}), true},
+		{"out of memory 53200", &pgconn.PgError{Code: "53200"}, true},
+		{"too many connections 53300", &pgconn.PgError{Code: "53300"}, true},
+		{"temp_file_limit 53400", &pgconn.PgError{Code: "53400"}, true},
 		{"unique violation is no outage", &pgconn.PgError{Code: "23505"}, false},
 		{"query cancelled is no outage", &pgconn.PgError{Code: "57014"}, false},
 		{"plain bug", errors.New("nil map"), false},
@@ -120,6 +124,59 @@ func TestReportOutage_SharesTheLimiter(t *testing.T) {
 		if n := strings.Count(logs.String(), "database unavailable: answering 503"); n != tc.want {
 			t.Errorf("%s: 40 failures logged %d lines, want %d:\n%s", tc.name, n, tc.want, logs.String())
 		}
+	}
+}
+
+// A full disk (SQLSTATE class 53) is answered like an unreachable database, through the same
+// rate-limited line, and keeps ExhaustedRecently true for ExhaustedHold after the last refusal,
+// while a connection failure does not (the readiness probe's ping sees that one itself).
+func TestInternal_DiskFullIs503AndExhaustedForAWhile(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	o := &outageLog{log: slog.New(slog.NewTextHandler(&logs, nil)), every: outageReportEvery, now: func() time.Time { return now }}
+	diskFull := fmt.Errorf("create order: %w", &pgconn.PgError{Code: "53100", Message: "could not extend file"})
+	var exhausted bool
+	h := WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), outageKey{}, o))
+		switch r.URL.Path {
+		case "/readyz":
+			exhausted = ExhaustedRecently(r)
+		case "/down":
+			Internal(w, r, nil, realConnectError(t))
+		default:
+			Internal(w, r, nil, diskFull)
+		}
+	}))
+	probe := func() bool {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		return exhausted
+	}
+	if probe() {
+		t.Fatal("exhausted before any failure")
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/down", nil))
+	if probe() {
+		t.Fatal("an unreachable database counted as exhausted")
+	}
+	for range 100 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/orders", nil))
+		if e := decodeError(t, rec.Body); rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "5" ||
+			e.Code != CodeDatabaseUnavailable || strings.Contains(e.Message, "extend") {
+			t.Fatalf("disk full: %d Retry-After=%q %+v, want 503 database_unavailable with Retry-After 5", rec.Code, rec.Header().Get("Retry-After"), e)
+		}
+	}
+	if n := strings.Count(logs.String(), "database unavailable: answering 503"); n != 1 || strings.Contains(logs.String(), "internal error") {
+		t.Fatalf("101 refusals logged %d outage lines, want 1:\n%s", n, logs.String())
+	}
+	now = now.Add(ExhaustedHold - time.Second)
+	if !probe() {
+		t.Fatal("not exhausted within the hold after the last refusal")
+	}
+	now = now.Add(time.Second)
+	if probe() {
+		t.Fatal("still exhausted after the hold")
 	}
 }
 

@@ -409,7 +409,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */

@@ -416,7 +416,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -775,7 +775,7 @@ export interface operations {
              *     flood of logins), so the request was refused at once without checking the password,
              *     with `Retry-After: 1`; a refused login does not count as a failed one. Or
              *     `database_unavailable`, in the shared Error body: the database cannot be reached right
-             *     now; retry after `Retry-After` seconds.
+             *     now or has run out of a resource (a full disk); retry after `Retry-After` seconds.
              */
             503: {
                 headers: {
