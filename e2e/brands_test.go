@@ -206,6 +206,64 @@ func TestBrands_UserJourneyThroughGeneratedClient(t *testing.T) {
 	}
 }
 
+// TestBrands_LogoutEndsEveryToken: brands-api.md, authentication rule 3, "logging out resets the
+// user token, so the old token stops being the user token". Two logins (two devices) both work
+// until one logs out; then neither does, while another user's token still does.
+func TestBrands_LogoutEndsEveryToken(t *testing.T) {
+	t.Parallel()
+	api := newBrandsClient(t)
+	ctx := context.Background()
+	email := uniqueName("devices") + "@e2e.test"
+	reg, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Devices", Email: email, Password: "devices-password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.JSON201 == nil {
+		t.Fatalf("register: status %d, body %s", reg.StatusCode(), reg.Body)
+	}
+	login := func(email, password string) string {
+		t.Helper()
+		r, err := api.LoginUserWithFormdataBodyWithResponse(ctx, brandsapi.LoginRequest{Email: email, Password: password})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.JSON200 == nil {
+			t.Fatalf("login %s: status %d, body %s", email, r.StatusCode(), r.Body)
+		}
+		return r.JSON200.Token
+	}
+	me := func(tok string) int {
+		t.Helper()
+		r, err := api.GetMeWithResponse(ctx, &brandsapi.GetMeParams{AccessToken: tokenParam(tok)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.StatusCode()
+	}
+	phone, laptop := login(email, "devices-password"), login(email, "devices-password")
+	demo := login("demo@brands.test", "demo-password")
+	for _, tok := range []string{reg.JSON201.Token, phone, laptop} {
+		if st := me(tok); st != http.StatusOK {
+			t.Fatalf("a signed-in device is refused before any logout: %d", st)
+		}
+	}
+	out, err := api.LogoutUserWithResponse(ctx, &brandsapi.LogoutUserParams{AccessToken: tokenParam(phone)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.JSON200 == nil {
+		t.Fatalf("logout: status %d, body %s", out.StatusCode(), out.Body)
+	}
+	for name, tok := range map[string]string{"register's": reg.JSON201.Token, "the logged-out": phone, "the other device's": laptop} {
+		if st := me(tok); st != http.StatusUnauthorized {
+			t.Errorf("%s token after the logout: %d, want 401", name, st)
+		}
+	}
+	if st := me(demo); st != http.StatusOK {
+		t.Errorf("another user's token after the logout: %d, want 200", st)
+	}
+}
+
 // TestBrands_AdminThroughGeneratedClient manages a brand as the dev-mode admin and checks that a
 // plain user may not, and that availability governs subscriptions.
 func TestBrands_AdminThroughGeneratedClient(t *testing.T) {

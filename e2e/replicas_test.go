@@ -333,28 +333,35 @@ func TestReplicas_RevokedTokenRefusedByAll(t *testing.T) {
 	t.Logf("every replica refused the revoked token within %v", time.Since(revoked).Round(time.Millisecond))
 }
 
-// TestReplicas_BrandsLogoutEverywhere warms every replica's token cache, logs out through the
-// balancer, and waits for every replica to refuse the token: each drops it when PostgreSQL notifies
-// the deletion of its row, within milliseconds (docs/brands.md).
+// TestReplicas_BrandsLogoutEverywhere signs the demo user in twice (two devices), warms every
+// replica's token cache with both tokens, logs one out through the balancer, and waits for every
+// replica to refuse both: a logout ends every token of the user (brands-api.md, rule 3), and each
+// replica drops them when PostgreSQL notifies the deletion of their rows, within milliseconds
+// (docs/brands.md).
 func TestReplicas_BrandsLogoutEverywhere(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3)
 	hc := httpClient(t, loadSpec(t, brands))
-	login, err := hc.PostForm(c.lb.URL+"/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {"demo-password"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tok struct {
-		Token string `json:"token"`
-	}
-	err = json.NewDecoder(login.Body).Decode(&tok)
-	login.Body.Close()
-	if err != nil || tok.Token == "" {
-		t.Fatalf("login: %d %v", login.StatusCode, err)
-	}
-	me := func(base string) int {
+	login := func() string {
 		t.Helper()
-		resp, err := hc.Get(base + "/api/user/me?access_token=" + url.QueryEscape(tok.Token))
+		resp, err := hc.PostForm(c.lb.URL+"/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {"demo-password"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tok struct {
+			Token string `json:"token"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&tok)
+		resp.Body.Close()
+		if err != nil || tok.Token == "" {
+			t.Fatalf("login: %d %v", resp.StatusCode, err)
+		}
+		return tok.Token
+	}
+	phone, laptop := login(), login()
+	me := func(base, tok string) int {
+		t.Helper()
+		resp, err := hc.Get(base + "/api/user/me?access_token=" + url.QueryEscape(tok))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,11 +369,13 @@ func TestReplicas_BrandsLogoutEverywhere(t *testing.T) {
 		return resp.StatusCode
 	}
 	for i, node := range c.nodes {
-		if st := me(node.URL); st != 200 {
-			t.Fatalf("replica %d refused a fresh token: %d", i+1, st)
+		for _, tok := range []string{phone, laptop} {
+			if st := me(node.URL, tok); st != 200 {
+				t.Fatalf("replica %d refused a fresh token: %d", i+1, st)
+			}
 		}
 	}
-	out, err := hc.Post(c.lb.URL+"/api/user/logout?access_token="+url.QueryEscape(tok.Token), "", nil)
+	out, err := hc.Post(c.lb.URL+"/api/user/logout?access_token="+url.QueryEscape(phone), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,14 +386,16 @@ func TestReplicas_BrandsLogoutEverywhere(t *testing.T) {
 	loggedOut := time.Now()
 	deadline := loggedOut.Add(revocationDelay)
 	for i, node := range c.nodes {
-		for st := me(node.URL); st != 401; st = me(node.URL) {
-			if st != 200 || time.Now().After(deadline) {
-				t.Fatalf("replica %d answered %d %v after the logout, want 401 within %v", i+1, st, time.Since(loggedOut).Round(time.Millisecond), revocationDelay)
+		for _, tok := range []string{phone, laptop} {
+			for st := me(node.URL, tok); st != 401; st = me(node.URL, tok) {
+				if st != 200 || time.Now().After(deadline) {
+					t.Fatalf("replica %d answered %d %v after the logout, want 401 within %v", i+1, st, time.Since(loggedOut).Round(time.Millisecond), revocationDelay)
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	t.Logf("every replica refused the logged-out token within %v", time.Since(loggedOut).Round(time.Millisecond))
+	t.Logf("every replica refused both of the user's tokens within %v", time.Since(loggedOut).Round(time.Millisecond))
 }
 
 // TestReplicas_LoginThrottleShared spreads twelve wrong passwords for one account over the

@@ -2,9 +2,13 @@
 -- InsertBrandToken records the hash of a newly issued access token and when it expires.
 INSERT INTO brand_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3);
 
--- name: DeleteBrandToken :execrows
--- DeleteBrandToken revokes one unexpired access token, by hash; 0 rows means it was not valid.
-DELETE FROM brand_tokens WHERE token_hash = $1 AND expires_at > sqlc.arg(now);
+-- name: DeleteBrandTokensOfHolder :many
+-- DeleteBrandTokensOfHolder revokes every token of the user who holds the unexpired token whose
+-- hash is given (a logout: the seed's "resets the user token"), in one statement, and returns the
+-- revoked tokens' hashes; no row means the given token was not valid.
+DELETE FROM brand_tokens WHERE user_id = (
+    SELECT h.user_id FROM brand_tokens h WHERE h.token_hash = $1 AND h.expires_at > sqlc.arg(now)
+) RETURNING token_hash;
 
 -- name: DeleteOtherBrandTokens :many
 -- DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given, and

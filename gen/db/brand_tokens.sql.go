@@ -10,22 +10,38 @@ import (
 	"time"
 )
 
-const deleteBrandToken = `-- name: DeleteBrandToken :execrows
-DELETE FROM brand_tokens WHERE token_hash = $1 AND expires_at > $2
+const deleteBrandTokensOfHolder = `-- name: DeleteBrandTokensOfHolder :many
+DELETE FROM brand_tokens WHERE user_id = (
+    SELECT h.user_id FROM brand_tokens h WHERE h.token_hash = $1 AND h.expires_at > $2
+) RETURNING token_hash
 `
 
-type DeleteBrandTokenParams struct {
+type DeleteBrandTokensOfHolderParams struct {
 	TokenHash []byte
 	Now       time.Time
 }
 
-// DeleteBrandToken revokes one unexpired access token, by hash; 0 rows means it was not valid.
-func (q *Queries) DeleteBrandToken(ctx context.Context, arg DeleteBrandTokenParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteBrandToken, arg.TokenHash, arg.Now)
+// DeleteBrandTokensOfHolder revokes every token of the user who holds the unexpired token whose
+// hash is given (a logout: the seed's "resets the user token"), in one statement, and returns the
+// revoked tokens' hashes; no row means the given token was not valid.
+func (q *Queries) DeleteBrandTokensOfHolder(ctx context.Context, arg DeleteBrandTokensOfHolderParams) ([][]byte, error) {
+	rows, err := q.db.Query(ctx, deleteBrandTokensOfHolder, arg.TokenHash, arg.Now)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := [][]byte{}
+	for rows.Next() {
+		var token_hash []byte
+		if err := rows.Scan(&token_hash); err != nil {
+			return nil, err
+		}
+		items = append(items, token_hash)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const deleteExpiredBrandTokens = `-- name: DeleteExpiredBrandTokens :execrows

@@ -34,8 +34,10 @@ type Querier interface {
 	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
 	DeleteBrand(ctx context.Context, id string) (int64, error)
-	// DeleteBrandToken revokes one unexpired access token, by hash; 0 rows means it was not valid.
-	DeleteBrandToken(ctx context.Context, arg DeleteBrandTokenParams) (int64, error)
+	// DeleteBrandTokensOfHolder revokes every token of the user who holds the unexpired token whose
+	// hash is given (a logout: the seed's "resets the user token"), in one statement, and returns the
+	// revoked tokens' hashes; no row means the given token was not valid.
+	DeleteBrandTokensOfHolder(ctx context.Context, arg DeleteBrandTokensOfHolderParams) ([][]byte, error)
 	// DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
 	DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error)
 	// DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.

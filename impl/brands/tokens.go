@@ -55,19 +55,25 @@ func (s TokenStore) DeleteExpiredTokens(ctx context.Context) (int64, error) {
 	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
 }
 
-// Logout revokes tok, the token the caller presented, at once: its row is deleted, this process's
-// cache forgets it, and the other replicas drop it when PostgreSQL notifies the deletion.
+// Logout ends the session of the user holding tok, the token the caller presented, on every device
+// at once: the seed's "logging out resets the user token, so the old token stops being the user
+// token" (brands-api.md, authentication rule 3). Every token of that user is deleted in one
+// statement; this process's cache forgets them at once, and the other replicas drop them when
+// PostgreSQL notifies the deletions. Until a logout, each login adds a token beside the others, so
+// several devices stay signed in; the next login after it starts afresh.
 func (s *Service) Logout(ctx context.Context, tok string) error {
 	if !opaquetoken.WellFormed(tok) {
 		return ErrUnauthenticated
 	}
-	n, err := s.q.DeleteBrandToken(ctx, db.DeleteBrandTokenParams{TokenHash: opaquetoken.Hash(tok), Now: s.now()})
+	revoked, err := s.q.DeleteBrandTokensOfHolder(ctx, db.DeleteBrandTokensOfHolderParams{TokenHash: opaquetoken.Hash(tok), Now: s.now()})
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	if len(revoked) == 0 {
 		return ErrUnauthenticated
 	}
-	s.tokens.Forget(tok)
+	for _, h := range revoked {
+		s.tokens.ForgetHash(h)
+	}
 	return nil
 }

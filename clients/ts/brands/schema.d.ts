@@ -102,7 +102,7 @@ export interface paths {
         put?: never;
         /**
          * Log out
-         * @description Revokes the token of this call. The server that answers refuses it from then on, every other server of the deployment within milliseconds; the user's other tokens stay valid.
+         * @description Resets the user token, as the original API did. Every token of the user this token belongs to is revoked (the user's other devices are signed out too), not only the one presented. The server that answers refuses them from then on, every other server of the deployment within milliseconds. Other users' tokens are untouched; the next login issues a fresh token.
          */
         post: operations["logoutUser"];
         delete?: never;
@@ -968,7 +968,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The token is revoked. */
+            /** @description Every token of the user is revoked. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -32,7 +32,8 @@ func refusedWithin(t *testing.T, e *env, tok, after string) {
 // TestTokens_RevokedOnEveryReplica: two replicas on one database, each caching tokens. A token
 // used on both (so cached on both) and revoked through one, by a logout, a password change or
 // the user's deletion, is refused by the other too, in milliseconds, and at once by the one that
-// revoked it; the tokens a revocation spares keep working on both.
+// revoked it; the tokens a revocation spares (the one a password change was made with, another
+// user's) keep working on both.
 func TestTokens_RevokedOnEveryReplica(t *testing.T) {
 	t.Parallel()
 	a := newEnv(t)
@@ -41,17 +42,22 @@ func TestTokens_RevokedOnEveryReplica(t *testing.T) {
 		u := a.register("Ada", email, "correct-horse")
 		tok = a.login(email, "correct-horse")
 		a.me(tok)
+		a.me(u.Token)
 		b.me(tok)
 		b.me(u.Token)
 		return u.Token, tok
 	}
 
 	t.Run("logout", func(t *testing.T) {
+		_, other := signedIn("bystander@example.com")
 		keep, tok := signedIn("logout@example.com")
 		a.want(a.do(request{method: "POST", path: "/api/user/logout", token: tok}), http.StatusOK)
 		a.want(a.do(request{method: "GET", path: "/api/user/me", token: tok}), http.StatusUnauthorized)
+		// A logout ends every token of the user (the seed's "resets the user token"), on both.
+		a.want(a.do(request{method: "GET", path: "/api/user/me", token: keep}), http.StatusUnauthorized)
 		refusedWithin(t, b, tok, "the logout")
-		b.me(keep)
+		refusedWithin(t, b, keep, "the logout")
+		b.me(other)
 	})
 	t.Run("password change", func(t *testing.T) {
 		keep, tok := signedIn("reset@example.com")

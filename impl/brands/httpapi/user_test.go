@@ -229,23 +229,34 @@ func TestTokens_StoredAsHashOnly(t *testing.T) {
 	}
 }
 
+// TestLogout: logging out resets the user token (brands-api.md, authentication rule 3): every
+// token of the user stops working, not only the one presented, while until then each login keeps
+// its own token beside the others (several devices signed in at once). Other users are untouched.
 func TestLogout(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	u := e.register("Ada", "ada@example.com", "correct-horse")
-	other := e.login("ada@example.com", "correct-horse")
-	r := e.want(e.do(request{method: "POST", path: "/api/user/logout", token: u.Token}), http.StatusOK)
+	phone := e.login("ada@example.com", "correct-horse")
+	laptop := e.login("ada@example.com", "correct-horse")
+	stranger := e.register("Bob", "bob@example.com", "correct-horse").Token
+	for _, tok := range []string{u.Token, phone, laptop} {
+		e.me(tok) // several devices signed in at once
+	}
+	r := e.want(e.do(request{method: "POST", path: "/api/user/logout", token: phone}), http.StatusOK)
 	if m := r.message(t); m != "You have successfully logged out." {
 		t.Errorf("message %q", m)
 	}
-	// The token stops working at once; logging it out again is a 401.
-	e.want(e.do(request{method: "GET", path: "/api/user/me", token: u.Token}), http.StatusUnauthorized)
-	e.want(e.do(request{method: "POST", path: "/api/user/logout", token: u.Token}), http.StatusUnauthorized)
-	// The user's other sessions are untouched.
-	e.me(other)
-	// Bearer works for logout too.
-	e.want(e.do(request{method: "POST", path: "/api/user/logout", bearer: other}), http.StatusOK)
-	e.want(e.do(request{method: "GET", path: "/api/user/me", bearer: other}), http.StatusUnauthorized)
+	// Every token of the user stops working at once; logging out again is a 401.
+	for _, tok := range []string{u.Token, phone, laptop} {
+		e.want(e.do(request{method: "GET", path: "/api/user/me", token: tok}), http.StatusUnauthorized)
+	}
+	e.want(e.do(request{method: "POST", path: "/api/user/logout", token: laptop}), http.StatusUnauthorized)
+	e.me(stranger)
+	// A new login works, and Bearer works for logout too.
+	again := e.login("ada@example.com", "correct-horse")
+	e.want(e.do(request{method: "POST", path: "/api/user/logout", bearer: again}), http.StatusOK)
+	e.want(e.do(request{method: "GET", path: "/api/user/me", bearer: again}), http.StatusUnauthorized)
+	e.me(stranger)
 }
 
 func TestReset(t *testing.T) {
