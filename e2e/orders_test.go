@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"strings"
@@ -142,6 +143,22 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("created order = %+v, want WAITING, customer %d, no performer", order, customer.Id)
 	}
 
+	// The Location of the create resolves, for the customer; a stranger gets 404 as for no order.
+	if loc := created.HTTPResponse.Header.Get("Location"); loc != fmt.Sprintf("/orders/%d", order.Id) {
+		t.Fatalf("Location %q, want /orders/%d", loc, order.Id)
+	}
+	read, err := customer.api.GetOrderWithResponse(ctx, order.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.JSON200 == nil || read.JSON200.Id != order.Id || read.JSON200.Status != ordersapi.WAITING {
+		t.Fatalf("GET /orders/%d as its customer: status %d: %s", order.Id, read.StatusCode(), read.Body)
+	}
+	stranger := e.signUp("e2e-stranger", ordersapi.Customer)
+	if r, err := stranger.api.GetOrderWithResponse(ctx, order.Id); err != nil || r.JSON404 == nil {
+		t.Fatalf("GET /orders/%d as a stranger: %v %s; want 404", order.Id, err, r.Body)
+	}
+
 	// Newest first: on a shared server (make contract BASE_URL=...) older waiting orders may fill pages.
 	size, newest := ordersapi.Size(100), ordersapi.Sort(ordersapi.Iddesc)
 	offered, err := performer.api.ListNewOrdersWithResponse(ctx, &ordersapi.ListNewOrdersParams{Size: &size, Sort: &newest})
@@ -172,6 +189,9 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 	}, ordersapi.INPROGRESS)
 	if taken.Performer == nil || taken.Performer.Id != performer.Id {
 		t.Fatalf("taken order's performer = %+v, want %d", taken.Performer, performer.Id)
+	}
+	if r, err := performer.api.GetOrderWithResponse(ctx, order.Id); err != nil || r.JSON200 == nil || r.JSON200.Status != ordersapi.INPROGRESS {
+		t.Fatalf("GET /orders/%d as its performer: %v %s; want it IN PROGRESS", order.Id, err, r.Body)
 	}
 	step("pass", func() (*ordersapi.Order, int, []byte, error) {
 		r, err := performer.api.PassOrderWithResponse(ctx, order.Id)

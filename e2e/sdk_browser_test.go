@@ -108,7 +108,7 @@ func TestSDKCrossOrigin(t *testing.T) {
 		t.Fatalf("the page's flow through the SDK: %v", err)
 	}
 
-	if strings.Join(got.Orders.Statuses, ",") != "WAITING,IN_PROGRESS,READY,COMPLETED" {
+	if strings.Join(got.Orders.Statuses, ",") != "WAITING,IN PROGRESS,READY,COMPLETED" {
 		t.Errorf("order statuses seen by the page: %v", got.Orders.Statuses)
 	}
 	// The customer started with 500 and paid the price 100 plus the 5% commission.

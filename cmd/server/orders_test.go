@@ -100,7 +100,7 @@ func TestServer_OrdersDevData(t *testing.T) {
 	dbURL := dbtest.NewURL(t)
 	base, stop := testServer(t, "-mode", "dev", "-database-url", dbURL)
 	states, waiting := statesOf(base)
-	for _, s := range []string{"WAITING", "IN_PROGRESS", "READY", "COMPLETED"} {
+	for _, s := range []string{"WAITING", "IN PROGRESS", "READY", "COMPLETED"} {
 		if states[s] == 0 {
 			t.Errorf("dev data has no %s order: %v", s, states)
 		}

@@ -19,11 +19,11 @@ SELECT id, customer_id, description, price, status, created_at FROM o;
 SELECT customer_id, performer_id, status FROM orders WHERE id = @id;
 
 -- name: TakeOrder :one
--- TakeOrder moves a waiting order to IN_PROGRESS for a performer and moves it from the
+-- TakeOrder moves a waiting order to IN PROGRESS for a performer and moves it from the
 -- new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
 -- means it was not waiting. Among concurrent takes of one order exactly one matches the row.
 WITH t AS (
-    UPDATE orders SET status = 'IN_PROGRESS', performer_id = @performer_id, updated_at = now()
+    UPDATE orders SET status = 'IN PROGRESS', performer_id = @performer_id, updated_at = now()
     WHERE id = @id AND status = 'WAITING'
     RETURNING id, customer_id, performer_id, description, price, status, created_at
 ), counted AS (
@@ -37,7 +37,7 @@ SELECT id, customer_id, description, price, status, created_at FROM t;
 -- name: PassOrder :one
 -- PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
 UPDATE orders SET status = 'READY', updated_at = now()
-WHERE id = @id AND status = 'IN_PROGRESS' AND performer_id = @performer_id
+WHERE id = @id AND status = 'IN PROGRESS' AND performer_id = @performer_id
 RETURNING id, customer_id, description, price, status, created_at;
 
 -- name: AcceptOrder :one
@@ -49,3 +49,14 @@ SELECT a.outcome::text AS outcome, coalesce(a.customer_id, 0)::bigint AS custome
        coalesce(a.commission, 0)::bigint AS commission, coalesce(a.balance, 0)::bigint AS balance,
        coalesce(a.status, '')::text AS status, coalesce(a.created_at, 'epoch')::timestamptz AS created_at
 FROM order_accept(@order_id, @caller_id) AS a;
+
+-- name: GetVisibleOrder :one
+-- GetVisibleOrder reads an order as the caller may see it: its customer and its performer always,
+-- any performer while it is WAITING (it is on the new-orders list then). No row means the order
+-- does not exist or is not the caller's to see; callers cannot tell which.
+SELECT o.id, o.customer_id, o.performer_id, coalesce(u.username, '')::text AS performer_name,
+       o.description, o.price, o.status, o.created_at
+FROM orders o LEFT JOIN order_users u ON u.id = o.performer_id
+WHERE o.id = @id
+  AND (o.customer_id = @caller_id OR o.performer_id = @caller_id
+       OR (o.status = 'WAITING' AND @caller_is_performer::boolean));

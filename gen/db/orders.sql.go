@@ -123,9 +123,54 @@ func (q *Queries) GetOrderState(ctx context.Context, id int64) (GetOrderStateRow
 	return i, err
 }
 
+const getVisibleOrder = `-- name: GetVisibleOrder :one
+SELECT o.id, o.customer_id, o.performer_id, coalesce(u.username, '')::text AS performer_name,
+       o.description, o.price, o.status, o.created_at
+FROM orders o LEFT JOIN order_users u ON u.id = o.performer_id
+WHERE o.id = $1
+  AND (o.customer_id = $2 OR o.performer_id = $2
+       OR (o.status = 'WAITING' AND $3::boolean))
+`
+
+type GetVisibleOrderParams struct {
+	ID                int64
+	CallerID          int64
+	CallerIsPerformer bool
+}
+
+type GetVisibleOrderRow struct {
+	ID            int64
+	CustomerID    int64
+	PerformerID   pgtype.Int8
+	PerformerName string
+	Description   string
+	Price         int64
+	Status        string
+	CreatedAt     time.Time
+}
+
+// GetVisibleOrder reads an order as the caller may see it: its customer and its performer always,
+// any performer while it is WAITING (it is on the new-orders list then). No row means the order
+// does not exist or is not the caller's to see; callers cannot tell which.
+func (q *Queries) GetVisibleOrder(ctx context.Context, arg GetVisibleOrderParams) (GetVisibleOrderRow, error) {
+	row := q.db.QueryRow(ctx, getVisibleOrder, arg.ID, arg.CallerID, arg.CallerIsPerformer)
+	var i GetVisibleOrderRow
+	err := row.Scan(
+		&i.ID,
+		&i.CustomerID,
+		&i.PerformerID,
+		&i.PerformerName,
+		&i.Description,
+		&i.Price,
+		&i.Status,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const passOrder = `-- name: PassOrder :one
 UPDATE orders SET status = 'READY', updated_at = now()
-WHERE id = $1 AND status = 'IN_PROGRESS' AND performer_id = $2
+WHERE id = $1 AND status = 'IN PROGRESS' AND performer_id = $2
 RETURNING id, customer_id, description, price, status, created_at
 `
 
@@ -160,7 +205,7 @@ func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrder
 
 const takeOrder = `-- name: TakeOrder :one
 WITH t AS (
-    UPDATE orders SET status = 'IN_PROGRESS', performer_id = $1, updated_at = now()
+    UPDATE orders SET status = 'IN PROGRESS', performer_id = $1, updated_at = now()
     WHERE id = $2 AND status = 'WAITING'
     RETURNING id, customer_id, performer_id, description, price, status, created_at
 ), counted AS (
@@ -186,7 +231,7 @@ type TakeOrderRow struct {
 	CreatedAt   time.Time
 }
 
-// TakeOrder moves a waiting order to IN_PROGRESS for a performer and moves it from the
+// TakeOrder moves a waiting order to IN PROGRESS for a performer and moves it from the
 // new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
 // means it was not waiting. Among concurrent takes of one order exactly one matches the row.
 func (q *Queries) TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error) {

@@ -83,6 +83,10 @@ type Querier interface {
 	GetOrderUserByUsername(ctx context.Context, username string) (GetOrderUserByUsernameRow, error)
 	// GetPlatformInfo reads one deployment fact by key.
 	GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error)
+	// GetVisibleOrder reads an order as the caller may see it: its customer and its performer always,
+	// any performer while it is WAITING (it is on the new-orders list then). No row means the order
+	// does not exist or is not the caller's to see; callers cannot tell which.
+	GetVisibleOrder(ctx context.Context, arg GetVisibleOrderParams) (GetVisibleOrderRow, error)
 	// InsertBrandToken records the hash of a newly issued access token and when it expires.
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
 	// ListAvailableBrandRows reads every available brand with its row version, in creation order, for
@@ -120,7 +124,7 @@ type Querier interface {
 	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
 	// subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
 	SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error)
-	// TakeOrder moves a waiting order to IN_PROGRESS for a performer and moves it from the
+	// TakeOrder moves a waiting order to IN PROGRESS for a performer and moves it from the
 	// new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
 	// means it was not waiting. Among concurrent takes of one order exactly one matches the row.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)

@@ -65,7 +65,7 @@ func (e OrderSort) Valid() bool {
 // Defines values for OrderStatus.
 const (
 	COMPLETED  OrderStatus = "COMPLETED"
-	INPROGRESS OrderStatus = "IN_PROGRESS"
+	INPROGRESS OrderStatus = "IN PROGRESS"
 	READY      OrderStatus = "READY"
 	WAITING    OrderStatus = "WAITING"
 )
@@ -202,7 +202,9 @@ type Order struct {
 	// Example: 120.5
 	Price Money `json:"price"`
 
-	// Status WAITING → IN_PROGRESS → READY → COMPLETED.
+	// Status WAITING → IN PROGRESS → READY → COMPLETED, spelled as the original API spells them:
+	// `IN PROGRESS` has a space.
+	//
 	//
 	// Example: WAITING
 	Status OrderStatus `json:"status"`
@@ -221,7 +223,8 @@ type OrderPage struct {
 // Example: price,desc
 type OrderSort string
 
-// OrderStatus WAITING → IN_PROGRESS → READY → COMPLETED.
+// OrderStatus WAITING → IN PROGRESS → READY → COMPLETED, spelled as the original API spells them:
+// `IN PROGRESS` has a space.
 //
 // Example: WAITING
 type OrderStatus string
@@ -469,6 +472,16 @@ type ClientInterface interface {
 	// Corresponds with POST /orders (the `CreateOrder` operationId).
 	CreateOrder(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOrder One order (its customer, its performer)
+	//
+	// The order, as the lists show it. Its customer and its performer may read it at any time;
+	// any performer may read it while it is WAITING (it is on the new-orders list then). Anyone
+	// else gets 404, the same answer as for an id no order has, so ids reveal nothing. This is
+	// where the `Location` of `POST /orders` points.
+	//
+	// Corresponds with GET /orders/{id} (the `GetOrder` operationId).
+	GetOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AcceptOrder Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
@@ -481,14 +494,14 @@ type ClientInterface interface {
 
 	// PassOrder Mark an order ready (its performer)
 	//
-	// IN_PROGRESS → READY. Only the order's performer may do it.
+	// IN PROGRESS → READY. Only the order's performer may do it.
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TakeOrder Take a waiting order (performers)
 	//
-	// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409.
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
@@ -599,6 +612,26 @@ func (c *Client) CreateOrder(ctx context.Context, body CreateOrderJSONRequestBod
 	return c.Client.Do(req)
 }
 
+// GetOrder One order (its customer, its performer)
+//
+// The order, as the lists show it. Its customer and its performer may read it at any time;
+// any performer may read it while it is WAITING (it is on the new-orders list then). Anyone
+// else gets 404, the same answer as for an id no order has, so ids reveal nothing. This is
+// where the `Location` of `POST /orders` points.
+//
+// Corresponds with GET /orders/{id} (the `GetOrder` operationId).
+func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AcceptOrder Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
@@ -621,7 +654,7 @@ func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...Requ
 
 // PassOrder Mark an order ready (its performer)
 //
-// IN_PROGRESS → READY. Only the order's performer may do it.
+// IN PROGRESS → READY. Only the order's performer may do it.
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -638,7 +671,7 @@ func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 
 // TakeOrder Take a waiting order (performers)
 //
-// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409.
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
@@ -854,6 +887,40 @@ func NewCreateOrderRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetOrderRequest constructs an http.Request for the GetOrder method
+func NewGetOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -1168,6 +1235,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /orders (the `CreateOrder` operationId).
 	CreateOrderWithResponse(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error)
 
+	// GetOrderWithResponse One order (its customer, its performer)
+	//
+	// The order, as the lists show it. Its customer and its performer may read it at any time;
+	// any performer may read it while it is WAITING (it is on the new-orders list then). Anyone
+	// else gets 404, the same answer as for an id no order has, so ids reveal nothing. This is
+	// where the `Location` of `POST /orders` points.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /orders/{id} (the `GetOrder` operationId).
+	GetOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*GetOrderResponse, error)
+
 	// AcceptOrderWithResponse Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
@@ -1182,7 +1261,7 @@ type ClientWithResponsesInterface interface {
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
-	// IN_PROGRESS → READY. Only the order's performer may do it.
+	// IN PROGRESS → READY. Only the order's performer may do it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1191,7 +1270,7 @@ type ClientWithResponsesInterface interface {
 
 	// TakeOrderWithResponse Take a waiting order (performers)
 	//
-	// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -1509,6 +1588,96 @@ func (r CreateOrderResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOrderResponse401Headers the declared response headers of an HTTP 401 response for GetOrder
+type GetOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetOrderResponse503Headers the declared response headers of an HTTP 503 response for GetOrder
+type GetOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Order
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetOrderResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrderResponse) GetJSON200() *Order {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrderResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrderResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2077,6 +2246,24 @@ func (c *ClientWithResponses) CreateOrderWithResponse(ctx context.Context, body 
 	return ParseCreateOrderResponse(rsp)
 }
 
+// GetOrderWithResponse One order (its customer, its performer)
+//
+// The order, as the lists show it. Its customer and its performer may read it at any time;
+// any performer may read it while it is WAITING (it is on the new-orders list then). Anyone
+// else gets 404, the same answer as for an id no order has, so ids reveal nothing. This is
+// where the `Location` of `POST /orders` points.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /orders/{id} (the `GetOrder` operationId).
+func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*GetOrderResponse, error) {
+	rsp, err := c.GetOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrderResponse(rsp)
+}
+
 // AcceptOrderWithResponse Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
@@ -2097,7 +2284,7 @@ func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id Or
 
 // PassOrderWithResponse Mark an order ready (its performer)
 //
-// IN_PROGRESS → READY. Only the order's performer may do it.
+// IN PROGRESS → READY. Only the order's performer may do it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2112,7 +2299,7 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id Orde
 
 // TakeOrderWithResponse Take a waiting order (performers)
 //
-// WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -2431,6 +2618,90 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOrderResponse parses an HTTP response from a GetOrderWithResponse call
+func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -2924,6 +3195,9 @@ type ServerInterface interface {
 	// CreateOrder Create an order (customers)
 	// (POST /orders)
 	CreateOrder(w http.ResponseWriter, r *http.Request)
+	// GetOrder One order (its customer, its performer)
+	// (GET /orders/{id})
+	GetOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// AcceptOrder Accept and pay a ready order (its customer)
 	// (PATCH /orders/{id}/accept)
 	AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID)
@@ -2960,6 +3234,12 @@ func (_ Unimplemented) ListNewOrders(w http.ResponseWriter, r *http.Request, par
 // CreateOrder Create an order (customers)
 // (POST /orders)
 func (_ Unimplemented) CreateOrder(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetOrder One order (its customer, its performer)
+// (GET /orders/{id})
+func (_ Unimplemented) GetOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3080,6 +3360,32 @@ func (siw *ServerInterfaceWrapper) CreateOrder(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateOrder(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetOrder operation middleware
+func (siw *ServerInterfaceWrapper) GetOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetOrder(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3370,6 +3676,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/orders", wrapper.CreateOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/orders/{id}", wrapper.GetOrder)
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/accept", wrapper.AcceptOrder)
@@ -3729,6 +4038,104 @@ func (response CreateOrder500JSONResponse) VisitCreateOrderResponse(w http.Respo
 type CreateOrder503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response CreateOrder503JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type GetOrderResponseObject interface {
+	VisitGetOrderResponse(w http.ResponseWriter) error
+}
+
+type GetOrder200JSONResponse Order
+
+func (response GetOrder200JSONResponse) VisitGetOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetOrder400JSONResponse) VisitGetOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetOrder401JSONResponse) VisitGetOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrder404JSONResponse Error
+
+func (response GetOrder404JSONResponse) VisitGetOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response GetOrder500JSONResponse) VisitGetOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetOrder503JSONResponse) VisitGetOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -4352,6 +4759,9 @@ type StrictServerInterface interface {
 	// CreateOrder Create an order (customers)
 	// (POST /orders)
 	CreateOrder(ctx context.Context, request CreateOrderRequestObject) (CreateOrderResponseObject, error)
+	// GetOrder One order (its customer, its performer)
+	// (GET /orders/{id})
+	GetOrder(ctx context.Context, request GetOrderRequestObject) (GetOrderResponseObject, error)
 	// AcceptOrder Accept and pay a ready order (its customer)
 	// (PATCH /orders/{id}/accept)
 	AcceptOrder(ctx context.Context, request AcceptOrderRequestObject) (AcceptOrderResponseObject, error)
@@ -4482,6 +4892,32 @@ func (sh *strictHandler) CreateOrder(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateOrderResponseObject); ok {
 		if err := validResponse.VisitCreateOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetOrder operation middleware
+func (sh *strictHandler) GetOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request GetOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOrder(ctx, request.(GetOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetOrderResponseObject); ok {
+		if err := validResponse.VisitGetOrderResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -4630,107 +5066,111 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Hz9chs3lu+rnOo7UyaTJkVSkhNTNXVLTpxczzi2x5LL946pK4LdIIlRE2AAtGgmo3/3AfYl9j32UfZJ",
-	"ts4BuhvNburDoyQ7UzM1VZHZaODg4Hz8zgf65yhRq7WSXFoTjX+O1kyzFbdc07/e6JTrl9/inyk3iRZr",
-	"K5SMxtH5koPCh08MiLQPz3mmNjAEYUDzeW54Chthl3A0GPSjOBL4zprZZRRHkq14NI5EGsWR5j/mQvM0",
-	"Glud8zgyyZKvGC7HP7HVOuPRePhVHM2VXjGLL0n79CiKo5WQYpWvovEwjux2zd0jvuA6urmJo7dswZs0",
-	"/4Vr1ZsxpG3NFhxkvppxfQLMwkoZC8PBIKD2x5zrbUUuvhGFBKZ8zvLMRuNBXBE7qNN6OEJa2SdPK84f",
-	"0D5opf1M/NRCO+4IjPiJn4BfGEaDOCQdOhnTC67bjqC7b1c4Y/uuRuG2Rnft684TOVPaNnc1nQuepVNQ",
-	"GtyfcSo0T/Dp1BFPv8JUpNMYpmstEu5GJ5ozy9NTOwUmUyhfgykzCQ6ZyCmuNYVOwS960j0BK7gBpjnM",
-	"tLriEmZbkuBvi2EijXFkH97YJdeOAvdCwdYOsXQi9zEV9xoy9Xeaz6Nx9L8OKlU7cE/NAWkYcecG+aS5",
-	"WStpOGnfc5a+4z/m3BDrEiUtl/QnW68zkTDc8MFfDbIyUBgcmSId1ywTKQ26nDORcVS4lFsmMhONP/4c",
-	"0c5QtJGteKDcGFKcyGkGrHJjYcZRyjLOjIVBfzCMbi7CodoRCKniBqSysGI2WYJdcjh9+xLMmidi7mn1",
-	"Cs+NfYnrHs5H7FkySIf8aHbMnibRzX2ZdroWL7RW2vFsR6Ya256OiZy9lApTJ/MEpp5NU8AjNcBZ4kWx",
-	"j0S+lJZrybLPOhXhX77ktIOQl8UjMFxfcw3FiF+BaXWqpmNgEkpykI25JtNDbCFlUDLbgpDEWk9vphbE",
-	"n9fKfqdymX4Wf6Syl3N6O2QN+RoYfkUH5x4/zsbL5aZjkMr5NFgy4+RCuAMnJX3zpwfupzBR0TgaDUZP",
-	"e4NhbzA6Hw7GA/z/X6I4SnJj1YprPNlh3DD5Qlpi75xLUlCROne45hqtMde4DP44iqPc4FmR/ZmpGRLt",
-	"1Ho8HA36x3FkLLO5icbRy9eXb9+9+f7di7Oz+7OQGNDGvxIHAJtbrolcq5k0AgdUzCs88kPEwY/8+Iuy",
-	"sp1JH05fnr98/T3ZurUn3RlFctvkNskrWmVZ9iLjK4efhv4X3C7+8+ZhHCYutXD5jeQOsqi547Yhzp4r",
-	"9Qp9/mfpmTcql1apS0IOUZtZn6l0i4jCKgVu1OOoXWN1b6RpPf4p4Tw1gWl5YiATK2Fp2+8ly+1SafET",
-	"/zwTk4cThLvGn7m0fgYo0enj7DlcttguZxq1hoCIMLASxgi5iCGXV1JtJGId/mmNREDn3XffwNOvjh2a",
-	"W3KWepD+4cOH3mlFeQt6nD5362jOstUfJs6amkk0jR3KmpLV/8MkEpK85yURNImmsFlyCcwTuGEGDJe2",
-	"H7Ui9WjPKjHsmT4qoaKxWsgFcs2d7zUTGZtlD5Bs4kTKLEOAvzODyVcrprfeXBWDIGESvckMoQFLliQL",
-	"1yzLQ1EpBl/mwZShyNhwRmEgGHcCmltNTpLBnG/A8ETJ1Nzp0VHcSOyf52bb3MCaGbNROkU3tXSAf55n",
-	"GXQ0XwhjtRNe9M/dlh25mS9nOPXuRrwfFwbw8Qkg9WzBhASzVNpm27tJfxxVaWO7V5n9xwdaLJYWpNpA",
-	"h0lQuSWTqYGB5sYybdF+vlXGLjQ/+/OrLj5DV69zGo1PaajKdcKhc/bnV2fnp+cvIMmYMXB8OMZzRE6n",
-	"wlzFsOIrpbcxJEpKF32Y7gkClKWQC1KWZMnkgqd9eEeCULlID7DVvJAJFJIpjeqd4igMP9AABQfKMqNg",
-	"GhzfdAz8muttKRA9FAhaW+mr6hwpQsJVN0xY+DHnOa9khsE8UypFUsLVDPImUwshTTcGo2oIGrdWxELM",
-	"gpIJd4YEmWisQl0GJrfEiMLEBJsbw3C6Y8OCp03zdeZ5ZJXbwozPFYVjVm+FXOwxR8ctgagzLyZfr5W2",
-	"PP2Bp4Kd06DPciPlRJcrnOmS1ttVqtCVPjHwjVumh8viMaAMK8kd3lRrXpx2kvC1NY/metpIDXzu/Qmz",
-	"7Io7+PFBK7k4s97jfEYg5JyBoRlawb4wEMDVE1obJGGDEqE9UvgT0OLZ4qjwjCgCHXzuOFKhXCDbYmCu",
-	"1aofVRaQBLtctjWFRnBHzb0ek06xDJDLFJXmes4SjvK91ngCVjg/5zjYUBOLZhJWLFkKyXuas5R+0JwZ",
-	"jGrdIvhubXpg0my4NrjVTBjLU1yQy3wVjT+2JhH2Cn4bptwBW/Xwzi5Veok/sSxTGxrQiI/nSs9EmnIZ",
-	"VVHOJUqCy7/UhUhIk8/nIhFc2st57rxt3eW1uvSLINtVo7EOUOLoU2+hejuoJUirNPJ2XPdcDmut1Szj",
-	"K+O8TMXWIrqmFJ3lK5eFrR23T9SEUKvI2TQoKbUoHH1rPqcJwsK87Ee/ejXzRfmCmv2VJxZX9T8wrdl2",
-	"h4o6P/5PvmKyEk3+aZ0xyVysGB6BU76jURDvt2w2wCJt2vV/ez591ntJDi6wxjHMlXYZIHRWVQLD1Olo",
-	"IJy7uEWqeQuzvAT5UN1bpDj6lidixbIzN2ljN6cS2Erl0gIzwCB1o9EqrTOEZ1JZYuIYUrEQ1sQgFRix",
-	"kPRHxlmKu/yJa+Ue8U/OPMbA5EQqWoZlsFYYJ8+VU0aYbf10VY78cISgRrPEYhAKLz6xhIyjsy0Zk4uc",
-	"LbjLjVZcpPB6EAVJZL8Dl0Z+xeXCLqPx4QijbYv6H42j/98Z/O3jsPfs4uOg9+zii25nMunTn192//fv",
-	"2qThByX59jbeCQnXQtucZaDzWcaNgybF3uxGwRy35phRcJLjHmtS4bMFngCfF6ibBnR7/dfuyU0cveYb",
-	"l0JB75imwi3xNtDyOcsMj5ukO0WwClwOpOkLam/s7v3DklkXvqPep0ryExjiv0aDwSA4ydh7+2wLZs0S",
-	"bio89/r9q/DIa+fazKsEpzkqqh3FD8OWM/P5l1a6cd4y1QWaJ1xcczMmq4V7oHrKYNAfDO5xjn044zKd",
-	"SAZ/PHvzugDgnSmd5ZRCAXLwbMVL9SJdc7RCZzrxYjyJpt0TSDJ0MYjbJ7IQewObpTIFuvdFBiGZ3iLI",
-	"ZtZA54/smp3RRmNAoOX+7mJ8lWcpRtcE1SfSLRvDLBeZJWgBHsZCggvHYIRMOEwH/SF8CYP+aIoHPR30",
-	"Dwf1/x25EokwE1mAdrR9wlKOU6cNXu3VXiX5mzkl5G4DWm/xSEvRv31s3ezdXNyiRDt2NpSXQozaPNNr",
-	"vnlvHq54tWCoqXRFxNWU3K9JMkdf79UZlomE98oJApsY/Bao0XD0dU2Lvm7RIoRFRRhzG7vfF+NuwoTx",
-	"7hYOcQuHI8i4dbahsITT/jSG6aWrwPWmJ5BL8SMGkwvpYr6EGd6y26aVD/ZzWLP5H097f2G9nwa9Z/3L",
-	"3sWXv7vT35bbiEP+lQxpE4nSErcb2xa4XaWfQ1S1JxNd+Thmec+KVStOC/PVbdileI4mBdb5LBNmydMq",
-	"MKk7pJYS+W7sG+96itvMeINckd5dlG+uWCtU3CWY7/i85hFuG+9c/U2Vsb9PkdUN3RUg4cqiTWtSTl47",
-	"rDiQhr3C1d5/0JbFb0Z2ZRRdBgP3KMw0EXhRtbjVUrMF/4Fb1gJiHRV+mr37rKr6vmsgcsXzaH+ZiKIf",
-	"DDMrLsRwax9AWcDfKfJ3wzCVTrFcXKQxrh8cJf3XP3V/+wHVaQZ/+4HVv2lwLUasTdJQl1DgmuDGpS7g",
-	"v/7t38P0Bv373YvTb/8f/fXNmx/evnpx/uLbcJtF1iOulfHiiF6L4qh8qU5s9VqD0lIGWjAY1xyYE1kj",
-	"COu4NOJSZZzOsCm/RZGsadKEoZmeGApDfB+OG16zZW2tJk3LYlq7ZM6rAK9o8sGBtflH91tgp7DXiGPV",
-	"BlZMbr0I7/AFlipLDXQodOh+hqkOi4i7SydcZJ0aeXBA27x1odZt7qh9Gcn4tqA6D2pUtZmEEPg1vSuQ",
-	"xjhMHUDweE9o2RJv1Rup6q1U/cFwNyC7iaMC+e2SgvDgxMUXRS1FGJAYxILmNtfSJcHqsj1jGZMP8E27",
-	"PvNeJ//3Qrkm9LodP4k0SKuFyCku99t21oXDbmGu5nOuEUcgjGTE6yYvd3gzujdvmvucqdkDd7lvQwXf",
-	"m0aFJYnKpX1iMOpaZBy0ynhomL/xCCGKo7cl6KnZ4GBEk1bDk1wLuz3D0/XSRsXU0xwxchtUXTOE3ixJ",
-	"uDG+PktR4vTtm7NzOFAst8sD+n0KnVLMF5pJ241d/hFGR7BUudM2EiziJy1ckbm0dk2IlSLe58yIpJ1J",
-	"b5BYHxhTWyjFnYYnmtuien30DP7zP0b9w/6w61JwbeQqmW3rJNGiDYqKXX2Pm2qnieL5sMoeg5pZJiRh",
-	"aa3yhetVc7SP+oPKIswztYHOZsksnG3YAiPv9y+fmIk8LfLZKNtmDFwWZT2UsCeGmsZo7+VcRQXOMafO",
-	"Gt9JiMs1YkuTqDWJA/mEKy7f6ywaRyG7SH4KccafR67CIeRctWBQ567WGUtcgq+AtsYR7GWXHpXo3cSw",
-	"ZiJt5s/6EzmRX3zxXaY2/S++gNMqanHQCSf1uK/jMUi3D6dBVoeqSSAsdAJA041dkx45VaWvJrJgphuL",
-	"cpMseXJFiRnCPt0+1KImXz6jmUtQ1HWFnXLQmm2Ny7Y437TOcvROx7+HRK2oFUPJeE8ayv1MIND9mTGL",
-	"Q+CK87V7Wk3i+XRaay9BjlViV5ad1UYSaaHC1rTnqH/YRafZojknE+kSsYpaVxOWZdRMsy5Ho4SaKSRM",
-	"a8ENTAtZ9tlj38ExyQeDw8TZFt+sgb/wadiEMpHn+MRAJq55aUqgkyg5F4tcs1nGu+Rlta8nomvQ3Cyd",
-	"JnqmkLsk6aEkrcua+QzcfRK00LlSa55cUZ3aKs1Tl7HNtsDMRBZJMz8IpU/yTdm77g5+xbYw49Tb0gAo",
-	"1EAQJt2d2Z7IWkYw9tnDOYdkqXBOFNIq21fkC7snULb4Ass2KIF4GNtwSTORGy2s5dLtf8++Xe5yMC1k",
-	"vxQ35Pbx74uKh9uiVrlMeTqRS5bNe/kanTM+dXzxZ/GWLYQshfMVIlmtctRjqryerXHnPWO3GYcpwusp",
-	"dMjpDLoxTBE1BuHaTn/6yUTe0qBO1mdqlLZT6DTDQWaSv7l2boUYrdYPHk9k0A5e9ccXjdyePVRqLeXe",
-	"R7guNeq3suKWpcwyzwyqzRhkxItadbaYA7k3Lcq7U5o/3tG2UDdj2CxFsqyqrXIicYpAs4/7IzBLtubQ",
-	"mZJlcFN3PUEv5Tq3oHM0vF98Ac99F4TKLWWKg5IiimzN1sRlhdn1IggDJtGcS56eAJvIa6Ey96pAUT8a",
-	"DKClj9qnt+vd0S5vRCXODrMT2bL1MZQFdk+A1xf3Gs5CzsW1oV0GHosOj3+yiGDsEgxfrFzym1runV8g",
-	"q1tdW4mdJl3xrXNpTl1NjC4pRY6wDHzjSbesiDo49P78u97XYeGDlBxN32AwBSGTLE95Sh7M24ZMWK5Z",
-	"Bh0MBQMNPqG42ZME6J3TMn2vtB/UpeYj5Flbae3UzVc0YBY2TUmiNufUrozi6tuKhKXK3hXfgt2gxgvp",
-	"insEcQNVfAoZv+YZFaIlN9Y166S1azCw4q6EQZNswU1CcqU12zrEgvGFNK431pUzf3h5jjibMAqCNDM+",
-	"OFBrLp1r6yu9OPAvmQMci8hFWILHVguWgocnp29fRnF0zbVxqGXYH/QHOBonY2sRjaPD/qB/SAkquyTY",
-	"dBBIvOsLXfA9oBCdYLP9csYzJReIpX3LksMKWqNX8LEQotKyFYZa4L7nNuy9TCnk3LnHMRoMHtYhU0aa",
-	"h8MRRr5Bj7eLUYIgo631+34dMUTqnp7uYt8ueruJoyO3h7b5yr0eBBdW6JXh3a/Umnlv4uj4PuuUFzDo",
-	"hcN7rVK2elC8VWuoDDeLUQZbmKK0YKILHF8D3ITGD1ziZ6+ceUmWihSYLhQwlLItxkIFFnYhUIWzqc67",
-	"VGhkqZkIvqnQeXX/aCI7R4NDB2a3YLi/i2GXXGhwTcMurYog8fsXBeo7+FmkN57sqdPguiijvy8K1YZU",
-	"q7oKuKfmVw05cL3r8Z3j6H7bfcbRnaiLdlW6/bSDXvpfT3CPnBw+uA0ubG8KWuDwRAPBoKxiCVwfqy2w",
-	"XNu3vGHA4AAaK6Ok/m+hla/LnUKn4kI3UE7Ph4ubOFor06KA3xQRaNEqWBQgNtKFt8WGqXBZbJagokPM",
-	"wsCm2YawEVk2kT4KPIGyU5NRwqsRXQrrosrj3/fhte8MJvxLHUfkdAm7uiCxoZJuE67IU7Y7PVfp9qGN",
-	"8bvtRTsd5VVqth7l+PxHM44JGxZqXeZ3Xbzx5b2iqQCPvaoZ7KUqgFafsRit9YDW9LJb56aeR7Q65zcN",
-	"gzT8H3Mt7I67TI9y2cuTXxWhgybuV8rf87z1ujgitn03SLx7Ohh+teduyD+wNa8ybY6Hv54pL62XQ3LD",
-	"e5jm8moZvXB8Hwa2dNX/Bp7DWcwg71iyvdV7VEjOwSNnzF0a1iYtqfeWAm2MURJ1ymsmjUvT7GQahYGU",
-	"z4T1HRz7040T2fGZGmhN1HR385GCxCndmbrIN5dZSV/AcCmHMLtJV5tX6pqKfKB5gtxIi1JvxtMFesUP",
-	"PibmkjLm1Fhd3nTBt03sEqmO6cai73OsKkhxeQ+k92jwDKbNRu1WTHpK51E4wIch0uLjFX8HiHzzp39w",
-	"CGkDw1tK44ptPWoBYX9x+yOVbSXDh5VHd/OpvE9OLzx7IPaR6ju6B1DDF69VKcwrqtc2L8q1XiUI7ooS",
-	"A1H+y+sqiTLWwHD0tH98CB2niQ7nwJdhevZpf3DYPSlyCsijIbWxkinb1G7V1Cku2jyapN7nKk1psE6K",
-	"03dXadysj3V1786rNM4sdKgHVRoHnFmmOUsLqeRpN3af8GixEnXL+sSEbJzRV2gC61orwfwW7sjZL18M",
-	"3NL1Qtyn903CVupwL/e0Zsbc4pxau4n68GbXElTuA01BqkDYZmbrLTPmX4b3MQxvnd14hr+F3d1BgZ9p",
-	"eG9/IbgS+Bso2w9MX1XIz2ka6Vi59XspmWVX/BYl29O+dxKyf8YTtfI1oib/4cOSS9c+Fub+2BV3+Iya",
-	"FvxXNdz12lr6fyOkcatRmdfAglsEVW346Zxd8X8p8SMk4KgA+tsk3/4ZVRXlEhhd564g1F2pPlRUl5RH",
-	"7bwj61ei3Q5dz8VVCqRwTGir6z4NUBnnzqH7vQ/vfUXFpd3dLYeJ1HzBdJpxQ6UzdzvCXXmA851WQt+I",
-	"wKgBhumFkiPhvtdAUGCn07BFb9/R9ROuXTK+LCp9Rv6v3lLUvH4SFJWCFrWgpuT6CB+SPKsKS4+cOyvr",
-	"YseDgc97Pf4GbiuLaX8sPC37Gu+V/3K91Han1gQJk/77Fakz85laLCj63psgq1c5HzFJ9uzzvoGweyG7",
-	"sqDFIyD+k13zKN+NfaQvG9QI8Ka0XLqD0zE8LtTTnpCG06X9a55tu0iSkDj4nzcv5vtKo/HHi9D8FubF",
-	"9+fuKXo2yoZ7q53fkSktTG5c4R6zUxMpLzJ1XEMKRYndE6qDBrY4nMFhoqBlUKmrIKYhRXKNKSL1R+o6",
-	"u+2S8DZ1wQl7AkxuET7xzHCETAaOBofxRG6WnLrllC4hs0iBfxLGmn1lUrQR++qk7f0G1BB7UjacVA7/",
-	"iflFv5764I+n/qvQ+6vizK3KSUrdlSgU6q3KwzL+L4Q2ST08xpGuXbTs9fjVkySFhgS7boN/dYNWb5H/",
-	"eIGittMR/vEC5cp93GGfci6ps3TJrPsIhP/wY6qSnDLiHc0zhg6DvoIkLDUkG6r7yq17mZI7StPHFFKY",
-	"8aWQKRozrT5t3cxVTzC1KwF9XpJvEV3SB6MglxTsuVNZaz4Xn+g2j2ulOiD18Pxo3AUIbgAY6LQ0srue",
-	"/35lPKiZhVRzp7ZR+9xU0bJe6wQq53B+ojmH73vxbwvtP5njP0oTEuGl++LmvwMAAP//",
+	"7Fz9kts2kn+VLt5uWUo4GkkzTmJNbV1NEifnXcf2esblu7V8Q4iEJOxQgAKAIyvZ+fce4F7i3uMe5Z7k",
+	"qhsgCYrUfPgm8e1WtrYqYxEEGo3++PUH+HOUqtVaSS6tiSY/R2um2YpbrulfL3XG9bNv8c+Mm1SLtRVK",
+	"RpPofMlB4cNHBkQ2gK95rjYwAmFA83lheAYbYZdwPBwOojgS+M6a2WUUR5KteDSJRBbFkeY/FkLzLJpY",
+	"XfA4MumSrxguxz+w1Trn0WT0ZRzNlV4xiy9J+8VxFEcrIcWqWEWTURzZ7Zq7R3zBdXR9HUev2IK3af4L",
+	"1+pgxpC2NVtwkMVqxvUJMAsrZSyMhsOA2h8Lrrc1ufhGFBKY8TkrchtNhnFN7LBJ69EYaWUfPK04f0D7",
+	"sJP2M/FTB+24IzDiJ34CfmEYD+OQdOjlTC+47jqC/r5d4YzduxqH2xrftq9bT+RMadveVTIXPM8SUBrc",
+	"n3EmNE/xaeKIp18hEVkSQ7LWIuVudKo5szw7tQkwmUH1GiTMpDhkKhNcK4FeyS960j8BK7gBpjnMtLrk",
+	"EmZbkuBvy2Eii3HkAF7aJdeOAvdCydYesXQq9zEV9xoy9Xeaz6NJ9E+HtaoduqfmkDSMuHONfNLcrJU0",
+	"nLTva5a95j8W3BDrUiUtl/QnW69zkTLc8OFfDbIyUBgcmSEdVywXGQ26mDORc1S4jFsmchNN3v0c0c5Q",
+	"tJGteKDcGFKcyGkGrApjYcZRynLOjIXhYDiKrt+HQ7UjEDLFDUhlYcVsugS75HD66hmYNU/F3NPqFZ4b",
+	"+wzXPZqP2ZN0mI348ewx+yKNru/KtNO1eKq10o5nOzLV2nYyIXL2UipMk8wTSDybEsAjNcBZ6kVxgEQ+",
+	"k5ZryfKPOhXhX77gtIOQl+UjMFxfcQ3liF+BaU2qkgkwCRU5yMZCk+khtpAyKJlvQUhirac3Vwvizwtl",
+	"v1OFzD6KP1LZizm9HbKGfA2MvqSDc48fZuPVcskEpHI+DZbMOLkQ7sBJSV/+6Z77KU1UNInGw/EXB8PR",
+	"wXB8PhpOhvj/v0RxlBbGqhXXeLKjuGXyhbTE3jmXpKAic+5wzTVaY65xGfxxHEeFwbMi+zNTMyTaqfVk",
+	"NB4OHseRscwWJppEz17Aq9cvv3/99Ozs7iwkBnTxr8IBwOaWayLXaiaNwAE180qPfB9x8CPf/aKs7GbS",
+	"29Nn589efE+2bu1Jd0aR3Da5TfKKVlmWP835yuGnkf8Ft4v/vL4fh4lLHVx+KbmDLGruuG2Is+dKPUef",
+	"/1F65o3KhVXqgpBD1GXWZyrbIqKwSoEb9TBq11rdG2laj39IOc9MYFoeGcjFSlja9hvJCrtUWvzEP87E",
+	"FOEE4a7xZy6tnwEqdPowew6XLbfLmUatISAiDKyEMUIuYijkpVQbiViHf1gjEdB7/d038MWXjx2aW3KW",
+	"eZD+9u3bg9Oa8g70mHzt1tGc5as/TJ01NdMoiR3KSsjq/2EaCUne84IImkYJbJZcAvMEbpgBw6UdRJ1I",
+	"PdqzSgx7po8qqGisFnKBXHPne8VEzmb5PSSbOJExyxDg78xgitWK6a03V+UgSJlEbzJDaMDSJcnCFcuL",
+	"UFTKwRdFMGUoMjacURgIxp2A5laTk2Qw5xswPFUyM7d6dBQ3EvuvC7Ntb2DNjNkonaGbWjrAPy/yHHqa",
+	"L4Sx2gkv+ud+x47czBcznHp3I96PCwP4+ASQerZgQoJZKm3z7e2kP4yqdLHdq8z+4wMtFksLUm2gxySo",
+	"wpLJ1MBAc2OZtmg/XyljF5qf/fl5H5+hq9cFjcanNFQVOuXQO/vz87Pz0/OnkObMGHh8NMFzRE5nwlzG",
+	"sOIrpbcxpEpKF32Y/gkClKWQC1KWdMnkgmcDeE2CULtID7DVvJQJFJKERh2c4igMP9AABQfKcqMgCY4v",
+	"mQC/4npbCcQBCgStrfRlfY4UIeGqGyYs/Fjwgtcyw2CeK5UhKeFqBnmTq4WQph+DUQ0EjVsrYyFmQcmU",
+	"O0OCTDRWoS4Dk1tiRGligs1NYJTs2LDgadt8nXkeWeW2MONzReGY1VshF3vM0eOOQNSZF1Os10pbnv3A",
+	"M8HOadBHuZFqoosVznRB6+0qVehKHxn4xi1zgMviMaAMK8kd3lRrXp52mvK1NQ/merpIDXzu3Qmz7JI7",
+	"+PFWK7k4s97jfEQg5JyBoRk6wb4wEMDVE1obJGGDCqE9UPgT0OLZ4qjwjCgDHXzuOFKjXCDbYmCu1WoQ",
+	"1RaQBLtatjOFRnBHzb0ek06xHJDLFJUWes5SjvK91ngCVjg/5zjYUhOLZhJWLF0KyQ80Zxn9oDkzGNW6",
+	"RfDdxvTApNlwbXCruTCWZ7ggl8UqmrzrTCLsFfwuTLkDtprhnV2q7AJ/YnmuNjSgFR/PlZ6JLOMyqqOc",
+	"C5QEl39pCpGQppjPRSq4tBfzwnnbpsvrdOnvg2xXg8YmQImjDwcLdbCDWoK0Sitvx/WBy2GttZrlfGWc",
+	"l6nZWkbXlKKzfOWysI3j9omaEGqVOZsWJZUWhaNvzOe0QViYl33nV69nfl+9oGZ/5anFVf0PTGu23aGi",
+	"yY9/KVZM1qLJP6xzJpmLFcMjcMp3PA7i/Y7NBlikS7v+9cCnzw6ekYMLrHEMc6VdBgidVZ3AME06Wgjn",
+	"Nm6Rat7ALC9BPlT3FimOvuWpWLH8zE3a2s2pBLZShbTADDDI3Gi0Susc4ZlUlpg4gUwshDUxSAVGLCT9",
+	"kXOW4S5/4lq5R/yDM48xMDmVipZhOawVxslz5ZQRZls/XZ0jPxojqNEstRiEwtMPLCXj6GxLzuSiYAvu",
+	"cqM1Fym8HkZBEtnvwKWRn3O5sMtocjTGaNui/keT6N97w7+9Gx08ef9uePDk/Wf93nQ6oD8/7//z77qk",
+	"4Qcl+fYm3gkJV0LbguWgi1nOjYMm5d7sRsEct+aYUXKS4x4bUuGzBZ4AnxdomgZ0e4MX7sl1HL3gG5dC",
+	"Qe+YZcIt8SrQ8jnLDY/bpDtFsApcDqTtCxpv7O797ZJZF76j3mdK8hMY4b/Gw+EwOMnYe/t8C2bNUm5q",
+	"PPfizfPwyBvn2s6rBKc5Lqsd5Q+jjjPz+ZdOunHeKtUFmqdcXHEzIauFe6B6ynA4GA7vcI4DOOMym0oG",
+	"fzx7+aIE4L2EzjKhUIAcPFvxSr1I1xyt0EumXoynUdI/gTRHF4O4fSpLsTewWSpTontfZBCS6S2CbGYN",
+	"9P7IrtgZbTQGBFru7z7GV0WeYXRNUH0q3bIxzAqRW4IW4GEspLhwDEbIlEMyHIzgcxgOxgkedDIcHA2b",
+	"/zt2JRJhprIE7Wj7hKUcp85avNqrvUryl3NKyN0EtF7hkVaif/PYptm7fn+DEu3Y2VBeSjHq8kwv+OaN",
+	"ub/iNYKhttKVEVdbcr8iyRx/tVdnWC5SflBNENjE4LdAjUbjrxpa9FWHFiEsKsOYm9j9phx3HSaMd7dw",
+	"hFs4GkPOrbMNpSVMBkkMyYWrwB0kJ1BI8SMGkwvpYr6UGd6x27aVD/Zz1LD5704P/sIOfhoePBlcHLz/",
+	"/He3+ttqG3HIv4ohXSJRWeJuY9sBt+v0c4iq9mSiax/HLD+wYtWJ08J8dRd2KZ+jSYF1McuFWfKsDkya",
+	"DqmjRL4b+8a7nuImM94iV2S3F+XbKzYKFbcJ5ms+b3iEm8Y7V39dZ+zvUmR1Q3cFSLiyaNuaVJM3DisO",
+	"pGGvcHX3H3Rl8duRXRVFV8HAHQozbQReVi1utNRswX/glnWAWEeFn2bvPuuqvu8aiFzxPNpfJqLoB8PM",
+	"mgsx3NgHUBXwd4r8/TBMpVOsFhdZjOsHR0n/9U/d335AfZrB335g/W8a3IgRG5O01CUUuDa4cakL+J//",
+	"+M8wvUH/fv309Nt/o7++efnDq+dPz59+G4NZ8zznGTDj9V8sBHprX2DPc/p9NZnKJJgvodwmc4DO+3TP",
+	"rTJ5EjeqgXFEq0dxVK3d3HP9WmvDlSh1QDmuOTAn+UYQZHLZyKXKOYlCWw3KWlvbMgpDMz0yFM34dh43",
+	"vGESuzpW2gbKdDbbnNdxYtkrhAMb84/vtsBOfbAVDqsNrJjcek3Y4QssVZ4Z6FEE0v8Iix/WIneXTrnI",
+	"ew3y4JC2eeNCndvcsR5VQOS7i5o8aFDVZVlC/Nh20kCK56B5gOTjPRFqR9jW7MdqdmQNhqPduO46jkoA",
+	"uUsKoowTF6aUJRlhQGIsDJrbQkuXS2vK9ozlTN7Dxe263jud/P8VEbYR3M0wTGRBdi4EYHG1366zLv1+",
+	"B3M1n3ONcATRKCNet3m5w5vxnXnT3udMze65y30bKvneNiosTVUh7SODwdsi56BVzkM39o0HGlEcvaqw",
+	"U8MGByPatBqeFlrY7Rmerpc2qsmeFgi1uxDvmiGCZ2nKjfFlXgo2k1cvz87hULHCLg/p9wR6lZgvNJO2",
+	"H7s0JoyPYakKp20kWMRPWrgmc2ntmoAvBc5fMyPSbia9RGJ9fE3dpRS+Gp5qbssi+PET+O//Gg+OBqO+",
+	"y+R1katkvm2SRIu2KCp39T1uqpsmSguExfoY1MwyIQmSa1UsXMubo308GNYWYZ6rDfQ2S2bhbMMWGMC/",
+	"efbITOVpmRZH2TYT4LKsDqKEPTLUe0Z7r+YqC3mOOU3W+IZEXK4VoppUrUkcyCdccvlG59EkCtlF8lOK",
+	"M/48doUSIeeqA8o6d7XOWeryhCVCNo5gL7v0qAoCTAxrJrJ2Gm4wlVP52Wff5Woz+OwzOK2DH4fAcFIP",
+	"H3seg/QHcBokh6goBcJCLwA0/dj1+pFTVfpyKktmurEoN+mSp5eU3yHs0x9AI/jyVTiauQJFfVcfqgat",
+	"2da4pI3zTeu8QO/0+PeQqhV1dCgZ78lmuZ8JS7o/c2ZxCFxyvnZP60k8n04bXSrIsVrsquq12kgiLVTY",
+	"hvYcD4766DQ7NOdkKl0+V1EHbMrynHpy1tVolFCTQMq0FtxAUsqyT0L7RpBpMRwepc62+J4P/IUnYS/L",
+	"VJ7jEwO5uOKVKYFequRcLArNZjnvk5fVviyJrkFzs3Sa6JlC7pKkh3K9LvnmE3l3yfNC71KteXpJ5W6r",
+	"NM9c4jffAjNTWebe/CCUPsk3VQu8O/gV28KMU4tMC6BQH0KYu3dmeyobicXYJyHnHNKlwjlRSOukYZl2",
+	"7J9A1SkMLN+gBOJhbMMlzVRutLCWS7f/Pft2KdBhUsp+JW7I7ce/LwsnbotaFTLj2VQuWT4/KNbonPGp",
+	"44s/i1cM45NSOJ8jktWqQD2mAu7ZGnd+YOw255AgvE6gR05n2I8hQdQYRH07be4nU3lDnztZn8QobRPo",
+	"taNKZtK/ua5whRit0VYeT2XQVV632Zf94J49VLGt5N4Hyi7D6rey4pZlzDLPDCrxGGTE00aRt5wDuZeU",
+	"VeKE5o93tC3UzRg2S5Eu66KtnEqcItDsx4MxmCVbc+glZBnc1H1P0DO5LizoAg3vZ5/B176ZQhWWEs5B",
+	"ZRJFtmFr4qpQ7VoahAGTas4lz06ATeWVULl7VaCoHw+H0NGO7bPkzSZrl36iSmmP2ans2PoEqjq9J8Dr",
+	"i3sNZyHn4rrZLgKPRYfHP1hEMHYJhi9WLodOnfvOL5DVrW+/xE6TLvnWuTSnriZGl5QhR1gOvn+lXxVW",
+	"HRx6c/7dwVdh/YSUHE3fcJiAkGleZDwjD+ZtQy4s1yyHHoaCgQafUNzsSQL0zllVBVDaD+q7ON9OZVeF",
+	"7tTNV/ZxljZNSaK24NT1jOLqu5OEpQLhJd+C3aDGC+lqhARxA1X8AnJ+xXOqZ0turOv5yRq3aWDFXSWE",
+	"JtmCm4TkSmu2dYgF4wtpXIutq4r+8OwccTZhFARpZnJ4qNZcOtc2UHpx6F8yhzgWkYuwBI+tFiwDD09O",
+	"Xz2L4uiKa+NQy2gwHAxxNE7G1iKaREeD4eCI8lx2SbDpMJB411664HtAITrBdhfnjOdKLhBL+84nhxW0",
+	"Rq/gYyFEpVVHDXXSfc9t2MKZUci5cx1kPBzer9GmijSPRmOMfINWcRejBEFGVwf53RpriNQ9reHlvl30",
+	"dh1Hx24PXfNVez0M7r3QK6PbX2n0BF/H0eO7rFPd46AXju60StUxQvFWoy8z3CxGGWxhygqFid7j+Abg",
+	"JjR+6BI/e+XMS7JUpMB0L4GhlG0xFiqxsAuBapxN5eKlQiNLPUnwTY3O62tMU9k7Hh45MLsFw/2VDrvk",
+	"QoPrPXbZWQSJ3z8tUd/hzyK79mQnToObooz+vqx3G1Kt+kbhntJhPeTQtcDHt46ja3J3GUdXq953q9LN",
+	"px205P96gnvs5PDe3XRhl1TQSYcnGggGZRUr4PpQ3YXV2r5zDgMGB9BYFSUNPoVWvqh2Cr2aC/1AOT0f",
+	"3l/H0VqZDgX8poxAy47Dso6xkS68LTdM9c9yswQVHWIWBjbtboaNyPOp9FHgCVQNn4wSXq3oUlgXVT7+",
+	"/QBe+AZjwr/UuEROl7CrCxJbKuk24WpFVdfU1yrb3re/frdLaacxvU7NNqMcn/9oxzFh30OjWf22+zu+",
+	"Slj2JuCx1zWDvVQF0OojFqO17tHhXjX9XDfziFYX/LplkEb/b26X3XIl6kHujHny61p20Av+XPnrojfe",
+	"OkfEdkKOKUH1sAo0ZzsF8q5LKt51HY6+3HP95O/Y0tdZOMffX8/MV5bNobzRHcx2dXuNXnh8FwZ2NO5/",
+	"Aq/irGmQk6zY3ulZapRH0OnGkILGxWWhF701mcgNCDuAZ9YEmUmZUQtX7VJWbOtUQFj0BxhvWbHiJxje",
+	"bveM2yxFzvEPUXXUQ8/9U7kqreSbA+9CCTxgjIKhq9wqyaeS54bDglsDx8PjuG6hc+kJ3AhCUyZBZI3r",
+	"tXSnRGTowq44y8tbM+g4haFetQ0l/Cg7UhqEBGPNMjHgAKhrWTVdTu97bkuPdz8IWn70Yh9q/O0KcLfc",
+	"Dn5dnHz8j3C9PC4bT70xReVEGjAcExZ6dJ96oyhuw9+tyjNga6Zt/5Mg6peybOTpicAcxU1bdBc7eOgA",
+	"rytV2bSjPNnZCyOku5SkmTQulb1TjREGMj4T1jfL7S/JTGXPZ7OhM5nd363ZCHKr2c7UZU2uqtz4Iq9L",
+	"y4YVIPqKxEpdUSMEaJ4iN7KyHSbn2QIjh7c+b8glVRXpDkt1qRDfNrErNrljMBbjA8eqkhRvfAUa5SeQ",
+	"tO/EdMbtp3Qev4zJvEOg/fJPf+dhtg3AaSWNqM9O0EHYXxyHkYXoIGMQWMyb+VR9uoNeeHLP+FCq7+jK",
+	"VSMGe6EqYV5RT0v7TnLnra3gWj4xEOW/stOpQmg0Gn8xeHwEPaeJLhaEz8MS1heD4VH/pMy7Io9GdGOA",
+	"zNqmcYGxSXHZCtcm9S63FiuDdVKevru16GZ9qFvSt95adGahR+3+0rjkAssR/JVSybN+7L6W1GElmpb1",
+	"kQnZOKMPfgXWtVGm/hSuydkv3zCxpZvcuM8Ob3Un97RmxtzgnDobNwfwctcSNHF3phDJt0zvK2bMb4b3",
+	"IQxvk914hp/C7u5Ewx9peG9+Ibh9/QmU7QemL+sI2Gla7/4Y0LJLfoOS7emUPgnZP+OpWnGzh//wdsml",
+	"a7EN6yPskjt8RsGq/4CR+5JBo0S6EdK41agVxmCoi6CqCz+ds0v+mxI/QJGCmkQ+TYHiH1FVUS6B0Zcz",
+	"agh1WzkEFdUVLlE7b6mMVGi3R19CwFVKpPCY0FbffYWlNs69I/f7AN74pIUrTboLZVOp+YLpLOeG2gvc",
+	"RTR3uwzOd9qtfbMWoyZBphdKjoX7NA5BgZ1u7A69fU03/bh2Bcuq8P4RNZJm22X7pl9QeA/aeIO0jeu1",
+	"vk+BoS6+P3B9oeodeDwc+rTTw2/gptYB7Y+FZ1Xv951qBG+rvGFYj4eUSf+poMyZ+VwtFhR97y0UNDtB",
+	"HrBY8OTjPjez++2L2oKWj4D4T3bNo3w39oE+ItMgwJvSaukeTsfwuFBPD4Q0nL6PcsXzbR9JEhIH/+PW",
+	"B3zvfTR59z40v6V58XcY9jSGtFor9pYJviNTWifeKtxjdurG1Z3Rnmvaoyixf+IS8rUtDmdwmChoq1bq",
+	"MohpSJFc857I/JG62y92SXibOoWFPQFG5QEIqwNHMeX0qaNY6Qoyiwz4B2G6U/jPhbFoI/b1knT3ZNGl",
+	"gZOqKa92+I/ML/qh6nt/p/q3ZphfFWduVUFS6m6folBvVRG2Ov1CaJPUw2Mc6Vrqq364Xz1JUmpIsOsu",
+	"+Nc0aM1rRO/eo6jt3Jp59x7lyn1HZ59yLqn7fsms+96OL4JkKi0oI97TPGfoMFxx0NKlDSpEYvhGL1Ny",
+	"R2n6bk0GM74UMkNjptWHrZu5vjdBLZ2+lLpFdEnf5oNCUrDnTmWt+Vx8oBuPrt30kNTD86N1Xyq4JWWg",
+	"13HZx92LGtTGgxr+SDV3ahuNL/uV13oa3ZLVHM5PtOfwvYH+baH918n8979CIrx0v7/+3wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

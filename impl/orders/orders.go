@@ -1,5 +1,5 @@
 // Package orders is the domain of the orders API: users with a role and a balance, orders moving
-// through WAITING → IN_PROGRESS → READY → COMPLETED, and the payment on acceptance. It enforces the
+// through WAITING → IN PROGRESS → READY → COMPLETED (or WAITING → CANCELLED), and the payment on acceptance. It enforces the
 // role rules and keeps money exact and consistent under concurrency; it knows nothing of HTTP.
 package orders
 
@@ -35,12 +35,15 @@ func InitialBalance(t UserType) money.Kopecks {
 // Status is an order's state.
 type Status string
 
-// The states of an order, in the only order they can follow each other.
+// The states of an order, spelled as the seed spells them (with a space in IN PROGRESS), in the
+// database and on the wire alike. An order moves WAITING → IN PROGRESS → READY → COMPLETED; its
+// customer may cancel it while WAITING (→ CANCELLED).
 const (
 	Waiting    Status = "WAITING"
-	InProgress Status = "IN_PROGRESS"
+	InProgress Status = "IN PROGRESS"
 	Ready      Status = "READY"
 	Completed  Status = "COMPLETED"
+	Cancelled  Status = "CANCELLED"
 )
 
 // User is an account of the orders API. The password hash never leaves the package.

@@ -137,6 +137,21 @@ func (s *Service) User(ctx context.Context, id int64) (User, error) {
 	return User{ID: row.ID, Username: row.Username, Type: UserType(row.UserType), Balance: money.Kopecks(row.Balance)}, nil
 }
 
+// Order reads one order for the caller: its customer and its performer may read it, and so may
+// any performer while it is WAITING (it is on the new-orders list then, so that reveals nothing).
+// Anyone else gets ErrNotFound, as for an order that does not exist, so ids reveal nothing.
+func (s *Service) Order(ctx context.Context, p Principal, id int64) (Order, error) {
+	row, err := s.q.GetVisibleOrder(ctx, db.GetVisibleOrderParams{ID: id, CallerID: p.ID, CallerIsPerformer: p.Type == Performer})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, refuse(ErrNotFound, "order %d not found", id)
+	}
+	if err != nil {
+		return Order{}, err
+	}
+	return Order{ID: row.ID, CustomerID: row.CustomerID, PerformerID: row.PerformerID.Int64, PerformerName: row.PerformerName,
+		Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+}
+
 // CreateOrder publishes a WAITING order of the calling customer. price is in kopecks and must lie
 // in [0.01, money.MaxPrice].
 func (s *Service) CreateOrder(ctx context.Context, p Principal, description string, price money.Kopecks) (Order, error) {
@@ -166,7 +181,7 @@ func (s *Service) CreateOrder(ctx context.Context, p Principal, description stri
 	return o, err
 }
 
-// Take makes the calling performer the performer of a WAITING order (→ IN_PROGRESS). The move is
+// Take makes the calling performer the performer of a WAITING order (→ IN PROGRESS). The move is
 // one conditional UPDATE, so among concurrent callers exactly one wins; the others get
 // ErrInvalidState.
 func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error) {
@@ -188,7 +203,7 @@ func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error
 		Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
 }
 
-// Pass marks an IN_PROGRESS order of the calling performer READY, in one conditional UPDATE.
+// Pass marks an IN PROGRESS order of the calling performer READY, in one conditional UPDATE.
 func (s *Service) Pass(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Performer {
 		return Order{}, refuse(ErrForbidden, "only the order's performer may pass it")

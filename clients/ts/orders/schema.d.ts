@@ -125,6 +125,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One order (its customer, its performer)
+         * @description The order, as the lists show it. Its customer and its performer may read it at any time;
+         *     any performer may read it while it is WAITING (it is on the new-orders list then). Anyone
+         *     else gets 404, the same answer as for an id no order has, so ids reveal nothing. This is
+         *     where the `Location` of `POST /orders` points.
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/orders/{id}/take": {
         parameters: {
             query?: never;
@@ -140,7 +163,7 @@ export interface paths {
         head?: never;
         /**
          * Take a waiting order (performers)
-         * @description WAITING → IN_PROGRESS; the caller becomes the order's performer. When many performers take
+         * @description WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
          *     the same order at once exactly one wins; the others get 409.
          */
         patch: operations["takeOrder"];
@@ -161,7 +184,7 @@ export interface paths {
         head?: never;
         /**
          * Mark an order ready (its performer)
-         * @description IN_PROGRESS → READY. Only the order's performer may do it.
+         * @description IN PROGRESS → READY. Only the order's performer may do it.
          */
         patch: operations["passOrder"];
         trace?: never;
@@ -261,11 +284,12 @@ export interface components {
             username: string;
         };
         /**
-         * @description WAITING → IN_PROGRESS → READY → COMPLETED.
+         * @description WAITING → IN PROGRESS → READY → COMPLETED, spelled as the original API spells them:
+         *     `IN PROGRESS` has a space.
          * @example WAITING
          * @enum {string}
          */
-        OrderStatus: "WAITING" | "IN_PROGRESS" | "READY" | "COMPLETED";
+        OrderStatus: "WAITING" | "IN PROGRESS" | "READY" | "COMPLETED";
         /** @description An order to create. */
         NewOrder: {
             /**
@@ -438,7 +462,7 @@ export interface components {
                  *       "id": 17,
                  *       "description": "Paint the fence",
                  *       "price": 120.5,
-                 *       "status": "IN_PROGRESS",
+                 *       "status": "IN PROGRESS",
                  *       "customerId": 1,
                  *       "performer": {
                  *         "id": 2,
@@ -542,7 +566,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "invalid_state",
-                 *       "message": "order 17 is IN_PROGRESS; take needs WAITING"
+                 *       "message": "order 17 is IN PROGRESS; take needs WAITING"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiError"];
@@ -941,7 +965,7 @@ export interface operations {
             /** @description The created order. */
             201: {
                 headers: {
-                    /** @description The order's path. */
+                    /** @description The order's path; `GET` it to read the order. */
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -1017,6 +1041,62 @@ export interface operations {
                      * @example {
                      *       "code": "forbidden",
                      *       "message": "you may list only your own orders"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. Below 1 is refused with 400. */
+                id: components["parameters"]["OrderID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "description": "Paint the fence",
+                     *       "price": 120.5,
+                     *       "status": "IN PROGRESS",
+                     *       "customerId": 1,
+                     *       "performer": {
+                     *         "id": 2,
+                     *         "username": "bob"
+                     *       },
+                     *       "createdAt": "2026-01-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `not_found`: no order has this id, or the caller may not see it (the two are not told apart). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "message": "order 17 not found"
                      *     }
                      */
                     "application/json": components["schemas"]["ApiError"];

@@ -38,12 +38,20 @@ test("a customer places an order, a performer does it, the customer accepts and 
   const id = created.data.id;
   assert.equal(created.data.status, "WAITING");
 
+  // The Location of the create resolves for the customer.
+  assert.equal(created.response.headers.get("Location"), `/orders/${id}`);
+  const read = await customer.api.GET("/orders/{id}", { params: { path: { id } } });
+  assert.equal(read.data?.id, id);
+
   const waiting = await performer.api.GET("/orders", { params: { query: { size: 100 } } });
   assert.ok(waiting.data?.content.some((o) => o.id === id), "the new order is offered to performers");
 
   const taken = await performer.api.PATCH("/orders/{id}/take", { params: { path: { id } } });
-  assert.equal(taken.data?.status, "IN_PROGRESS");
+  assert.equal(taken.data?.status, "IN PROGRESS");
   assert.equal(taken.data?.performer?.id, performer.user.id);
+
+  const held = await performer.api.GET("/orders/{id}", { params: { path: { id } } });
+  assert.equal(held.data?.status, "IN PROGRESS");
 
   const passed = await performer.api.PATCH("/orders/{id}/pass", { params: { path: { id } } });
   assert.equal(passed.data?.status, "READY");

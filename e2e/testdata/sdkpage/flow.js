@@ -41,7 +41,7 @@ async function ordersFlow({ api, clientId, clientSecret, suffix }) {
     check(r.data, `${path}: ${r.response.status} ${JSON.stringify(r.error)}`);
     statuses.push(r.data.status);
   }
-  check(statuses.join() === "WAITING,IN_PROGRESS,READY,COMPLETED", `statuses ${statuses}`);
+  check(statuses.join() === "WAITING,IN PROGRESS,READY,COMPLETED", `statuses ${statuses}`);
   // A refusal reaches the page too: its body is readable cross-origin, with the documented code.
   const again = await customer.api.PATCH("/orders/{id}/accept", { params: { path: { id } } });
   check(again.response.status === 409 && again.error?.code === "invalid_state", `accept twice: ${again.response.status}`);

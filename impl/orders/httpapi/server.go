@@ -82,6 +82,18 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 	return ordersapi.CreateOrder201JSONResponse{Body: orderJSON(o), Headers: ordersapi.CreateOrder201ResponseHeaders{Location: &loc}}, nil
 }
 
+// GetOrder is GET /orders/{id}, where the Location of POST /orders points.
+func (s *server) GetOrder(ctx context.Context, req ordersapi.GetOrderRequestObject) (ordersapi.GetOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Order(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.GetOrder200JSONResponse(orderJSON(o)), nil
+}
+
 // TakeOrder is PATCH /orders/{id}/take.
 func (s *server) TakeOrder(ctx context.Context, req ordersapi.TakeOrderRequestObject) (ordersapi.TakeOrderResponseObject, error) {
 	if err := checkID(req.Id); err != nil {
