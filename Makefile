@@ -118,7 +118,8 @@ test: deps-postgres deps-haproxy deps-chromium deps-npm check-generated lint-spe
 # Go native fuzz targets (package:target); each runs FUZZTIME on top of its seed corpus, which
 # `go test` alone replays as plain tests (testdata/fuzz/<target>/ plus the f.Add seeds).
 FUZZ_TARGETS := impl/screen:FuzzCheckJSON impl/screen:FuzzCheckValues impl/orders/money:FuzzParse \
-	impl/auth/token:FuzzParse impl/auth/token:FuzzParseClaims impl/auth/oauth1:FuzzParseAuthorization \
+	impl/auth/token:FuzzParse impl/auth/token:FuzzParseClaims impl/auth/token:FuzzFastClaims impl/auth/token:FuzzCookieValue \
+	impl/auth/oauth1:FuzzParseAuthorization \
 	impl/password:FuzzParse
 # A count, not a duration: a -fuzztime duration races Go's fuzz coordinator at its deadline and
 # fails a healthy target with "context deadline exceeded" on a loaded machine (go.dev/issue/75804,

@@ -126,7 +126,7 @@ const maxXSRFHeader = 256
 // spec-driven validator gives, so the session reads need no validator in front of them.
 func (s *Service) badXSRFHeader(w http.ResponseWriter, r *http.Request) bool {
 	key := s.jwt.XSRFHeaderKey
-	if len(r.Header.Get(key)) <= maxXSRFHeader {
+	if len(s.jwt.XSRFHeader(r)) <= maxXSRFHeader {
 		return false
 	}
 	web.WriteError(w, r, http.StatusBadRequest, web.Error{Code: web.CodeValidation, Message: web.MessageValidation,

@@ -162,6 +162,9 @@ func (a *Authenticator) refresh(w http.ResponseWriter, c token.Claims) (token.Cl
 	if a.ProviderKnown != nil && !a.ProviderKnown(c.ProviderName()) {
 		return token.Claims{}, "", errors.New("provider not registered")
 	}
+	if st, ok := a.JWTService.(tokenSetter); ok {
+		return st.SetToken(w, c)
+	}
 	c, err := a.JWTService.Set(w, c)
 	if err != nil {
 		return token.Claims{}, "", err
@@ -169,6 +172,12 @@ func (a *Authenticator) refresh(w http.ResponseWriter, c token.Claims) (token.Cl
 	// HS256 is deterministic: signing the returned claims again yields the cookie's token.
 	tok, err := a.JWTService.Token(c)
 	return c, tok, err
+}
+
+// tokenSetter is a TokenService that returns the token it sets (*token.Service does), so a
+// refresh signs once; other TokenServices are signed a second time for the Validator.
+type tokenSetter interface {
+	SetToken(w http.ResponseWriter, claims token.Claims) (token.Claims, string, error)
 }
 
 func (a *Authenticator) basic(user, pass string) (token.User, error) {

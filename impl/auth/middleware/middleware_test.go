@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/triadhq/triad/impl/auth/middleware"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -87,5 +88,48 @@ func TestMiddleware_UpdateUserOnlyWithAUser(t *testing.T) {
 	tok := headerToken(t, ts, token.User{Name: "bob", ID: token.UserID("local", "bob")})
 	if b := serve(h, map[string]string{"X-JWT": tok}).Body.String(); b != "bob!" {
 		t.Fatalf("updated: %q", b)
+	}
+}
+
+// A refresh signs the new token once: the Validator is handed the token the cookie now holds, and
+// the secret is read twice (verifying the expired token, signing the new one), not a third time
+// to sign the same claims again.
+func TestMiddleware_RefreshSignsOnce(t *testing.T) {
+	now := time.Now()
+	reads := 0
+	ts := token.NewService(token.Opts{
+		SecretReader: token.SecretFunc(func(string) (string, error) { reads++; return "secret-0123456789abcdef0123", nil }),
+		Now:          func() time.Time { return now },
+	})
+	var seen string
+	a := &middleware.Authenticator{JWTService: ts, Validator: token.ValidatorFunc(func(tok string, _ token.Claims) bool { seen = tok; return true })}
+	login := httptest.NewRecorder()
+	c, err := ts.Set(login, token.Claims{User: &token.User{Name: "carol", ID: token.UserID("local", "carol")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour) // the token has expired; the cookie lives on
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	for _, ck := range login.Result().Cookies() {
+		r.AddCookie(ck)
+	}
+	r.Header.Set("X-XSRF-TOKEN", c.ID)
+	w := httptest.NewRecorder()
+	reads = 0
+	a.Auth(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })).ServeHTTP(w, r)
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("refresh: %d %s", w.Code, w.Body)
+	}
+	var set string
+	for _, ck := range w.Result().Cookies() {
+		if ck.Name == "JWT" {
+			set = ck.Value
+		}
+	}
+	if set == "" || seen != set {
+		t.Fatalf("validator saw %q, cookie holds %q", seen, set)
+	}
+	if reads != 2 {
+		t.Fatalf("secret read %d times in a refresh, want 2 (verify, sign once)", reads)
 	}
 }

@@ -2,12 +2,8 @@ package token
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -39,69 +35,6 @@ func (w *claimsWire) claims() Claims {
 			ExpiresAt: date(w.ExpiresAt), NotBefore: date(w.NotBefore), IssuedAt: date(w.IssuedAt), ID: w.ID},
 		User: w.User, SessionOnly: w.SessionOnly, AuthTime: w.AuthTime, Handshake: w.Handshake, AuthProvider: w.AuthProvider,
 	}
-}
-
-// hs256Header is the header this package writes, base64url-encoded; tokens carrying it skip the
-// header decode.
-var hs256Header = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-
-// verify checks a compact JWS: three base64url segments, header alg exactly HS256 (anything else,
-// "none" and every asymmetric or other HMAC algorithm included, is refused before a key is
-// chosen) and no crit, then the HMAC (golang-jwt's constant-time HS256 Verify) with the key for the token's
-// audience. Claims are returned only once the signature holds.
-func verify(tok string, key func(aud string) ([]byte, error)) (Claims, error) {
-	i := strings.IndexByte(tok, '.')
-	j := strings.LastIndexByte(tok, '.')
-	if i <= 0 || j <= i || strings.IndexByte(tok[i+1:j], '.') >= 0 {
-		return Claims{}, errors.New("not a compact JWS")
-	}
-	hdr, payload, sig := tok[:i], tok[i+1:j], tok[j+1:]
-	if hdr != hs256Header {
-		hb, err := base64.RawURLEncoding.DecodeString(hdr)
-		if err != nil {
-			return Claims{}, errors.New("bad header encoding")
-		}
-		var h struct {
-			Alg string `json:"alg"`
-			// Crit lists extensions the recipient must understand or refuse the token (RFC 7515
-			// §4.1.11). This package implements none, so a crit of any value, null and [] included,
-			// is refused: accepting it would ignore a rule the issuer declared binding.
-			Crit json.RawMessage `json:"crit"`
-		}
-		if err := json.Unmarshal(hb, &h); err != nil {
-			return Claims{}, errors.New("bad header")
-		}
-		if h.Alg != jwt.SigningMethodHS256.Alg() {
-			return Claims{}, fmt.Errorf("algorithm %q refused", h.Alg)
-		}
-		if h.Crit != nil {
-			return Claims{}, errors.New("critical header extensions refused")
-		}
-	}
-	pb, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil {
-		return Claims{}, errors.New("bad payload encoding")
-	}
-	var w claimsWire
-	if err := json.Unmarshal(pb, &w); err != nil {
-		return Claims{}, errors.New("bad claims")
-	}
-	c := w.claims()
-	if len(c.Audience) > 1 {
-		return Claims{}, errors.New("several audiences")
-	}
-	k, err := key(c.Aud())
-	if err != nil {
-		return Claims{}, err
-	}
-	sb, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil {
-		return Claims{}, errors.New("bad signature encoding")
-	}
-	if err := jwt.SigningMethodHS256.Verify(tok[:j], sb, k); err != nil {
-		return Claims{}, err
-	}
-	return c, nil
 }
 
 func date(f *float64) *jwt.NumericDate {

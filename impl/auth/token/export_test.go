@@ -2,7 +2,7 @@ package token
 
 import "encoding/json"
 
-// DecodeClaims exposes the claims decoder to the tests.
+// DecodeClaims exposes the encoding/json claims decoder (the fallback of the fast one) to the tests.
 func DecodeClaims(b []byte) (Claims, error) {
 	var w claimsWire
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -10,3 +10,9 @@ func DecodeClaims(b []byte) (Claims, error) {
 	}
 	return w.claims(), nil
 }
+
+// FastClaims exposes the fast claims decoder to the tests.
+var FastClaims = fastClaims
+
+// CookieValue exposes the cookie scan to the tests.
+var CookieValue = cookieValue

@@ -4,6 +4,10 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +101,115 @@ func signingInput(tok string) string {
 	h, _ := base64.RawURLEncoding.DecodeString(parts[0])
 	p, _ := base64.RawURLEncoding.DecodeString(parts[1])
 	return string(h) + "." + string(p)
+}
+
+// fastSeeds are payloads of the shapes the service issues (a session after a direct login, with
+// attributes, a handshake, a confirmation, a go-pkgz/auth session) and near misses of each.
+var fastSeeds = []string{
+	`{"aud":["site"],"exp":1800000300,"jti":"Zm9vYmFyYmF6cXV4MTIzNA","iat":1800000000,"iss":"triad","user":{"name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","picture":"http://localhost/avatar/x.image","aud":"site","email":"demo@example.com","attrs":{"admin":true,"roles":["a","b"],"n":3,"s":"x"},"role":"editor"},"sess_only":true,"auth_time":1800000000,"auth_provider":{"name":"local"}}`,
+	`{"aud":"site","exp":1800000300,"jti":"j","iat":1800000000,"iss":"go-pkgz/auth","user":{"name":"n","id":"github_1"},"auth_provider":{"name":"github"}}`,
+	`{"exp":1800000900,"jti":"h","iat":1800000000,"iss":"triad","handshake":{"state":"s","from":"/x","verifier":"v","session":true,"provider":"dev"}}`,
+	`{"handshake":{"id":"u::a@b.test","provider":"email"},"aud":["s"],"exp":1}`,
+	` { "iss" : "i" , "user" : { } , "exp" : 0 } `,
+	`{"user":{"name":"Zoë ☃","attrs":{}}}`,
+	`{"iss":"a","iss":"b"}`, `{"ISS":"a"}`, `{"exp":1.5}`, `{"exp":1e3}`, `{"exp":-1}`, `{"exp":01}`,
+	`{"exp":1234567890123456}`, `{"aud":["a","b"]}`, `{"aud":[]}`, `{"aud":null}`, `{"user":null}`,
+	`{"iss":"a\"b"}`, `{"iss":"\u00e9"}`, "{\"iss\":\"\xff\"}", `{"user":{"attrs":{"a":1,"a":true}}}`,
+	`{"user":{"attrs":{"a":[1]}}}`, `{"user":{"attrs":{"a":{"b":1}}}}`, `{"x":1}`, `{"iss":"a"} x`, `{"iss":"a",}`,
+	`{"sess_only":truex}`, `{"sess_only":"true"}`, `{"auth_time":99}`, `{"auth_provider":{"name":"a","name":"b"}}`,
+	`{"iss":"a\u003cb\n\/\"\\\t"}`, `{"iss":"\ud800\udc00"}`, `{"iss":"\u00"}`, `{"iss":"\x"}`, "{\"iss\":\"\xc3\\u00a9\"}",
+	`[]`, `null`, ``, `{`, `{"iss":`, `{"handshake":{"session":false,"session":true}}`,
+}
+
+// FuzzFastClaims holds the fast claims decoder to encoding/json: whatever it decodes must be
+// exactly what encoding/json makes of the same bytes (which must not be an error), to the last
+// field, map and pointer. Declining (ok false) is always allowed; the caller then uses encoding/json.
+func FuzzFastClaims(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := token.FastClaims(string(b))
+		if !ok {
+			return
+		}
+		want, err := token.DecodeClaims(b)
+		if err != nil {
+			t.Fatalf("fast decoder accepted %q, encoding/json refuses it: %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, want) {
+			t.Fatalf("%q:\n fast %#v\n json %#v", b, fast, want)
+		}
+	})
+}
+
+// The claims the service issues take the fast decoder (else its speed is silently lost): a session
+// with every user field and attribute kind, a session-only one, a handshake and a confirmation;
+// and the seeds of those shapes do too.
+func TestFastClaims_TakesWhatTheServiceIssues(t *testing.T) {
+	svc := fuzzService()
+	u := token.User{Name: "Zoë", ID: token.UserID("local", "z"), Picture: "http://x/avatar/a.image", Email: "z@example.com", IP: "ab", Role: "editor"}
+	u.SetAdmin(true)
+	u.SetSliceAttr("groups", []string{"a", "b"})
+	u.SetStrAttr("s", "<&>")
+	var toks []string
+	for _, c := range []token.Claims{
+		{User: &u, AuthProvider: &token.AuthProvider{Name: "local"}},
+		{User: &token.User{Name: "n", ID: "p_1"}, SessionOnly: true},
+	} {
+		c.Audience = []string{"site"}
+		c, err := svc.Set(httptest.NewRecorder(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, _ := svc.Token(c)
+		toks = append(toks, tok)
+	}
+	for _, h := range []token.Handshake{{State: "s", From: "/x", Verifier: "v", Session: true, Provider: "dev"}, {ID: "u::a@b.test", Provider: "email"}} {
+		tok, err := svc.HandshakeToken("site", h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks = append(toks, tok)
+	}
+	for _, tok := range toks {
+		p, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := token.FastClaims(string(p)); !ok {
+			t.Errorf("issued claims %s take the slow decoder", p)
+		}
+	}
+	for _, s := range fastSeeds[:6] {
+		if _, ok := token.FastClaims(s); !ok {
+			t.Errorf("seed %s takes the slow decoder", s)
+		}
+	}
+}
+
+// FuzzCookieValue holds the token's cookie scan to net/http's r.Cookie on arbitrary Cookie lines:
+// the same value, or none for both.
+func FuzzCookieValue(f *testing.F) {
+	for _, s := range [][2]string{
+		{"JWT=a.b.c; XSRF-TOKEN=x", ""}, {`JWT="a.b"`, ""}, {"JWT=a\"b; JWT=ok", ""}, {" JWT = v ", "JWT=w"},
+		{"XSRF=1;;JWT=", "JWT=late"}, {"jwt=x", ""}, {`JWT="`, ""}, {"JWT=a b", ""}, {"JWT=\x7f;JWT=y", ""}, {"", ""},
+		{strings.Repeat(";", 3000) + "JWT=x", ""}, {strings.Repeat(";", 2998) + "JWT=x", ""},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, l1, l2 string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header["Cookie"] = []string{l1}
+		if l2 != "" {
+			r.Header["Cookie"] = append(r.Header["Cookie"], l2)
+		}
+		want := ""
+		if ck, err := r.Cookie("JWT"); err == nil {
+			want = ck.Value
+		}
+		if got := token.CookieValue(r, "JWT"); got != want {
+			t.Fatalf("Cookie %q %q: scan %q, net/http %q", l1, l2, got, want)
+		}
+	})
 }

@@ -137,7 +137,33 @@ type Opts struct {
 // Service creates, parses and transports tokens. It is safe for concurrent use.
 type Service struct {
 	Opts
+	// macs keeps keyed HMAC states per secret (hs256.go).
+	macs macs
+	// jwtHeader and xsrfHeader are the canonical forms of the header names, so reading them on
+	// each request does not canonicalise (and allocate) again.
+	jwtHeader, xsrfHeader canonKey
 }
+
+// canonKey is a header name and its canonical form.
+type canonKey struct{ raw, canon string }
+
+func newCanonKey(raw string) canonKey { return canonKey{raw, http.CanonicalHeaderKey(raw)} }
+
+// value returns r's header named raw, as r.Header.Get(raw) does; the canonical form is cached for
+// the name the Service was made with (Opts may be changed since).
+func (k canonKey) value(r *http.Request, raw string) string {
+	canon := k.canon
+	if raw != k.raw {
+		canon = http.CanonicalHeaderKey(raw)
+	}
+	if v := r.Header[canon]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// XSRFHeader returns the request's XSRF header (XSRFHeaderKey), "" when absent.
+func (s *Service) XSRFHeader(r *http.Request) string { return s.xsrfHeader.value(r, s.XSRFHeaderKey) }
 
 // NewService returns a Service with defaults filled in.
 func NewService(o Opts) *Service {
@@ -169,7 +195,7 @@ func NewService(o Opts) *Service {
 	}
 	// Parse accepts HS256 only (see verify) and checks time claims by hand in validate, so an
 	// expired token's claims can still be read for a refresh.
-	return &Service{Opts: o}
+	return &Service{Opts: o, jwtHeader: newCanonKey(o.JWTHeaderKey), xsrfHeader: newCanonKey(o.XSRFHeaderKey)}
 }
 
 // AllowedAudience reports whether aud may be used: always when Audiences is empty.
@@ -177,15 +203,15 @@ func (s *Service) AllowedAudience(aud string) bool {
 	return len(s.Audiences) == 0 || slices.Contains(s.Audiences, aud)
 }
 
-func (s *Service) secret(aud string) ([]byte, error) {
+func (s *Service) secret(aud string) (string, error) {
 	if s.SecretReader == nil {
-		return nil, ErrSecret
+		return "", ErrSecret
 	}
 	sec, err := s.SecretReader.Get(aud)
 	if err != nil || sec == "" {
-		return nil, fmt.Errorf("%w for aud %q", ErrSecret, aud)
+		return "", fmt.Errorf("%w for aud %q", ErrSecret, aud)
 	}
-	return []byte(sec), nil
+	return sec, nil
 }
 
 // Token signs claims as they are (no defaults added) with the secret of their audience.
@@ -197,13 +223,13 @@ func (s *Service) Token(c Claims) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
+	return sign(key, &s.macs, c)
 }
 
 // Parse verifies a token string and returns its claims. An expired token returns its claims and an
 // error wrapping ErrExpired; every other failure returns ErrInvalid, ErrAudience or ErrSecret.
 func (s *Service) Parse(tokenString string) (Claims, error) {
-	c, err := verify(tokenString, s.secret)
+	c, err := s.verify(tokenString)
 	if err != nil {
 		if errors.Is(err, ErrSecret) {
 			return Claims{}, err

@@ -3,9 +3,11 @@ package token_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,4 +281,67 @@ func TestJWT_CritHeaderIsRefused(t *testing.T) {
 	if _, err := s.Parse(tok); err != nil {
 		t.Fatalf("header with kid refused: %v", err)
 	}
+}
+
+// Token signs with a MAC keyed once per secret; its tokens are byte for byte what golang-jwt's
+// SignedString makes of the same claims, for every secret of several audiences and across reuse.
+func TestJWT_TokenIsGolangJWTs(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, nil)
+	u := token.User{Name: "a<b&c", ID: "p_1", Email: "e@x"}
+	u.SetAdmin(true)
+	for i := range 3 {
+		for _, aud := range []string{"a", "b", ""} {
+			c := userClaims(aud)
+			c.User = &u
+			c.ID, c.Issuer, c.AuthTime = token.NewID(), "iss", int64(i)
+			c.ExpiresAt = jwt.NewNumericDate(now.Add(time.Minute))
+			got, err := s.Token(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte("secret-0123456789abcdef-" + aud))
+			if got != want {
+				t.Fatalf("aud %q:\n got %s\nwant %s", aud, got, want)
+			}
+			if back, err := s.Parse(got); err != nil || !reflect.DeepEqual(back.User, c.User) {
+				t.Fatalf("parse back: %v %+v", err, back.User)
+			}
+		}
+	}
+}
+
+// The keyed MAC states are shared between requests: tokens signed and verified at once from many
+// goroutines, under many secrets (more than the pools kept per secret, so some are keyed per use),
+// each verify with its own secret and refuse another's.
+func TestJWT_ParallelSignAndVerifyAcrossSecrets(t *testing.T) {
+	now := time.Now()
+	s := newSvc(&now, nil)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				aud := fmt.Sprintf("site-%d", (g*40+i)%100)
+				c := userClaims(aud)
+				c.ExpiresAt, c.Issuer = jwt.NewNumericDate(now.Add(time.Minute)), "iss"
+				tok, err := s.Token(c)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if back, err := s.Parse(tok); err != nil || back.Aud() != aud {
+					t.Errorf("%s: %v %q", aud, err, back.Aud())
+					return
+				}
+				forged := c
+				forged.Audience = jwt.ClaimStrings{aud + "x"}
+				other, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, forged).SignedString([]byte("secret-0123456789abcdef-" + aud))
+				if _, err := s.Parse(other); !errors.Is(err, token.ErrInvalid) {
+					t.Errorf("token for %sx signed with %s's secret: %v", aud, aud, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -15,6 +15,13 @@ import (
 // Set completes claims (jti when empty, iss, iat, exp, auth_time when zero), runs the ClaimsUpdater,
 // signs them and sets the JWT and XSRF cookies. It returns the claims as signed.
 func (s *Service) Set(w http.ResponseWriter, c Claims) (Claims, error) {
+	c, _, err := s.SetToken(w, c)
+	return c, err
+}
+
+// SetToken is Set that also returns the token it set, so a caller that needs both (the
+// middleware's refresh hands the token to the Validator) signs once.
+func (s *Service) SetToken(w http.ResponseWriter, c Claims) (Claims, string, error) {
 	now := s.Now()
 	if c.ID == "" {
 		c.ID = NewID()
@@ -35,7 +42,7 @@ func (s *Service) Set(w http.ResponseWriter, c Claims) (Claims, error) {
 	}
 	tok, err := s.Token(c)
 	if err != nil {
-		return Claims{}, err
+		return Claims{}, "", err
 	}
 	maxAge := int(s.CookieDuration / time.Second)
 	if c.SessionOnly {
@@ -47,14 +54,14 @@ func (s *Service) Set(w http.ResponseWriter, c Claims) (Claims, error) {
 	// cross-site attacker cannot do.
 	http.SetCookie(w, &http.Cookie{Name: s.XSRFCookieName, Value: c.ID, Path: "/", Domain: s.JWTCookieDomain,
 		MaxAge: maxAge, HttpOnly: false, Secure: s.SecureCookies, SameSite: s.SameSite})
-	return c, nil
+	return c, tok, nil
 }
 
 // Get finds the token of a request: header X-JWT, then query token, then the JWT cookie (which
 // needs the XSRF header). It returns the claims and the raw token. A cookie token that is expired
 // but otherwise good comes back with its claims and ErrExpired, so the caller may refresh it.
 func (s *Service) Get(r *http.Request) (Claims, string, error) {
-	if tok := r.Header.Get(s.JWTHeaderKey); tok != "" {
+	if tok := s.jwtHeader.value(r, s.JWTHeaderKey); tok != "" {
 		return s.getNonCookie(tok)
 	}
 	if r.URL.RawQuery != "" { // checked first: parsing the query allocates
@@ -62,11 +69,11 @@ func (s *Service) Get(r *http.Request) (Claims, string, error) {
 			return s.getNonCookie(tok)
 		}
 	}
-	ck, err := r.Cookie(s.JWTCookieName)
-	if err != nil || ck.Value == "" {
+	tok := cookieValue(r, s.JWTCookieName)
+	if tok == "" {
 		return Claims{}, "", ErrNoToken
 	}
-	c, err := s.Parse(ck.Value)
+	c, err := s.Parse(tok)
 	if err != nil && !errors.Is(err, ErrExpired) {
 		return Claims{}, "", err
 	}
@@ -86,9 +93,9 @@ func (s *Service) Get(r *http.Request) (Claims, string, error) {
 		if c.AuthTime == 0 || !s.Now().Before(time.Unix(c.AuthTime, 0).Add(s.CookieDuration)) {
 			return Claims{}, "", fmt.Errorf("%w: past the cookie lifetime", ErrInvalid)
 		}
-		return c, ck.Value, err
+		return c, tok, err
 	}
-	return c, ck.Value, nil
+	return c, tok, nil
 }
 
 // getNonCookie parses a header or query token: no XSRF (a cross-site page cannot set these) and no
@@ -108,7 +115,7 @@ func (s *Service) checkXSRF(r *http.Request, id string) error {
 	if s.DisableXSRF || slices.Contains(s.XSRFIgnoreMethods, r.Method) {
 		return nil
 	}
-	h := r.Header.Get(s.XSRFHeaderKey)
+	h := s.XSRFHeader(r)
 	// Constant-time: the comparison must not leak how much of the id an attacker guessed.
 	if h == "" || id == "" || subtle.ConstantTimeCompare([]byte(h), []byte(id)) != 1 {
 		return ErrXSRF
