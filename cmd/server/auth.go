@@ -105,6 +105,14 @@ func (s *sharedState) usedIDs() provider.UsedIDs {
 	return s.store
 }
 
+// sendLimiter bounds confirmation e-mails in the database; nil means the library's in-memory one.
+func (s *sharedState) sendLimiter(c AuthConfig) provider.SendLimiter {
+	if s == nil {
+		return nil
+	}
+	return newSendLimiter(s.pool, c)
+}
+
 // telegram returns the pending-login store and the poller election of one bot; nils mean the
 // library's single-process defaults.
 func (s *sharedState) telegram(botToken string) (provider.TelegramLogins, provider.Leader) {
@@ -140,6 +148,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		JWTCookieDomain:      c.CookieDomain,
 		LoginPage:            true,
 		UsedIDs:              shared.usedIDs(),
+		SendLimiter:          shared.sendLimiter(c),
 	}
 	if cfg.IsDev() {
 		opts.LoginPageDirect = devDirectProvider

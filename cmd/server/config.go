@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -112,6 +113,12 @@ type AuthConfig struct {
 	SMTPPassword   Secret        // AUTH_SMTP_PASSWORD
 	SMTPFrom       string        // AUTH_SMTP_FROM
 	SMTPStartTLS   bool          // AUTH_SMTP_STARTTLS
+	// ConfirmPerRecipient, ConfirmPerClient and ConfirmWindow bound the verified provider's
+	// confirmation messages: AUTH_CONFIRM_PER_RECIPIENT to one recipient, AUTH_CONFIRM_PER_CLIENT
+	// asked by one client address, in each AUTH_CONFIRM_WINDOW.
+	ConfirmPerRecipient int
+	ConfirmPerClient    int
+	ConfirmWindow       time.Duration
 	// ProviderSettings enables providers one by one: AUTH_<NAME>_CID/_CSECRET, AUTH_MICROSOFT_TENANT,
 	// AUTH_APPLE_*, AUTH_TELEGRAM_*, AUTH_CUSTOM_PROVIDERS (see auth_providers.go).
 	ProviderSettings ProvidersConfig
@@ -241,6 +248,12 @@ func LoadConfig(args []string) (Config, error) {
 	fs.Var(secretFlag{&c.Auth.SMTPPassword}, "auth-smtp-password", "SMTP password (AUTH_SMTP_PASSWORD)")
 	fs.StringVar(&c.Auth.SMTPFrom, "auth-smtp-from", env("AUTH_SMTP_FROM", ""), "sender address of confirmation e-mails (AUTH_SMTP_FROM)")
 	fs.BoolVar(&c.Auth.SMTPStartTLS, "auth-smtp-starttls", e.bool("AUTH_SMTP_STARTTLS", true), "require STARTTLS (AUTH_SMTP_STARTTLS)")
+	fs.IntVar(&c.Auth.ConfirmPerRecipient, "auth-confirm-per-recipient", e.int("AUTH_CONFIRM_PER_RECIPIENT", provider.DefaultSendsPerRecipient),
+		"confirmation e-mails to one recipient per window, whichever clients ask (AUTH_CONFIRM_PER_RECIPIENT)")
+	fs.IntVar(&c.Auth.ConfirmPerClient, "auth-confirm-per-client", e.int("AUTH_CONFIRM_PER_CLIENT", provider.DefaultSendsPerClient),
+		"confirmation e-mails one client address may ask for per window (AUTH_CONFIRM_PER_CLIENT)")
+	fs.DurationVar(&c.Auth.ConfirmWindow, "auth-confirm-window", e.duration("AUTH_CONFIRM_WINDOW", provider.DefaultSendWindow),
+		"window of the confirmation e-mail limits (AUTH_CONFIRM_WINDOW)")
 	registerProviderFlags(fs, &c.Auth.ProviderSettings)
 
 	if err := fs.Parse(args); err != nil {
@@ -358,6 +371,10 @@ func (c *Config) validate() error {
 	}
 	if c.Auth.SMTPPort < 1 || c.Auth.SMTPPort > 65535 {
 		errs = append(errs, fmt.Errorf("AUTH_SMTP_PORT %d: want 1 to 65535", c.Auth.SMTPPort))
+	}
+	if c.Auth.ConfirmPerRecipient < 1 || c.Auth.ConfirmPerClient < 1 || c.Auth.ConfirmWindow < time.Second {
+		errs = append(errs, fmt.Errorf("AUTH_CONFIRM_PER_RECIPIENT %d, AUTH_CONFIRM_PER_CLIENT %d, AUTH_CONFIRM_WINDOW %s: want at least 1, 1 and 1s (the limits cannot be turned off)",
+			c.Auth.ConfirmPerRecipient, c.Auth.ConfirmPerClient, c.Auth.ConfirmWindow))
 	}
 	if c.Auth.AvatarResize < 0 || c.Auth.AvatarResize > maxAvatarResize {
 		errs = append(errs, fmt.Errorf("AUTH_AVATAR_RESIZE %d: want 0 (keep the size) to %d pixels", c.Auth.AvatarResize, maxAvatarResize))

@@ -313,6 +313,9 @@ func TestLoadConfig(t *testing.T) {
 			{"-auth-smtp-port", "70000", "AUTH_SMTP_PORT 70000"},
 			{"-auth-avatar-resize", "-5", "AUTH_AVATAR_RESIZE -5"},
 			{"-auth-avatar-resize", "40960", "AUTH_AVATAR_RESIZE 40960"},
+			{"-auth-confirm-per-recipient", "0", "AUTH_CONFIRM_PER_RECIPIENT 0"},
+			{"-auth-confirm-per-client", "-1", "AUTH_CONFIRM_PER_CLIENT -1"},
+			{"-auth-confirm-window", "0s", "AUTH_CONFIRM_WINDOW 0s"},
 		}
 		for _, tc := range tests {
 			if _, err := LoadConfig([]string{tc.flag, tc.value}); err == nil || !strings.Contains(err.Error(), tc.want) {

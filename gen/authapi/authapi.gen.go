@@ -707,6 +707,15 @@ type ClientInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	//   Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
+	//   (`alice@example.com`; a list, a group, a display name or no address at all is 400
+	//   `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
+	//   text of the caller's in the message, never in its subject), `aud` one of the allowed
+	//   audiences (with none configured, only this site's own, the issuer) else 403
+	//   `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
+	//   whichever clients ask (letter case and a `+tag` do not make another recipient), at most
+	//   30 are asked by one client address: past either, 429 `too_many_confirmations` with
+	//   `Retry-After` (the reference server's defaults, shared by its replicas).
 	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
 	//   `exchange_failed` when Twitter refuses the request token).
 	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
@@ -934,6 +943,15 @@ func (c *Client) AuthCallbackPost(ctx context.Context, provider Provider, reqEdi
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//     Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
+//     (`alice@example.com`; a list, a group, a display name or no address at all is 400
+//     `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
+//     text of the caller's in the message, never in its subject), `aud` one of the allowed
+//     audiences (with none configured, only this site's own, the issuer) else 403
+//     `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
+//     whichever clients ask (letter case and a `+tag` do not make another recipient), at most
+//     30 are asked by one client address: past either, 429 `too_many_confirmations` with
+//     `Retry-After` (the reference server's defaults, shared by its replicas).
 //   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
 //     `exchange_failed` when Twitter refuses the request token).
 //   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
@@ -1939,6 +1957,15 @@ type ClientWithResponsesInterface interface {
 	// - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
+	//   Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
+	//   (`alice@example.com`; a list, a group, a display name or no address at all is 400
+	//   `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
+	//   text of the caller's in the message, never in its subject), `aud` one of the allowed
+	//   audiences (with none configured, only this site's own, the issuer) else 403
+	//   `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
+	//   whichever clients ask (letter case and a `+tag` do not make another recipient), at most
+	//   30 are asked by one client address: past either, 429 `too_many_confirmations` with
+	//   `Retry-After` (the reference server's defaults, shared by its replicas).
 	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
 	//   `exchange_failed` when Twitter refuses the request token).
 	// - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
@@ -2625,6 +2652,11 @@ type AuthLoginResponse303Headers struct {
 	SetCookie *string
 }
 
+// AuthLoginResponse429Headers the declared response headers of an HTTP 429 response for AuthLogin
+type AuthLoginResponse429Headers struct {
+	RetryAfter *int
+}
+
 // AuthLoginResponse503Headers the declared response headers of an HTTP 503 response for AuthLogin
 type AuthLoginResponse503Headers struct {
 	RetryAfter *int
@@ -2643,6 +2675,8 @@ type AuthLoginResponse struct {
 	JSON404 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -2655,6 +2689,8 @@ type AuthLoginResponse struct {
 	Headers302 *AuthLoginResponse302Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthLoginResponse303Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthLoginResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *AuthLoginResponse503Headers
 }
@@ -2682,6 +2718,11 @@ func (r AuthLoginResponse) GetJSON404() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AuthLoginResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthLoginResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3269,6 +3310,15 @@ func (c *ClientWithResponses) AuthCallbackPostWithResponse(ctx context.Context, 
 //   - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
+//     Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
+//     (`alice@example.com`; a list, a group, a display name or no address at all is 400
+//     `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
+//     text of the caller's in the message, never in its subject), `aud` one of the allowed
+//     audiences (with none configured, only this site's own, the issuer) else 403
+//     `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
+//     whichever clients ask (letter case and a `+tag` do not make another recipient), at most
+//     30 are asked by one client address: past either, 429 `too_many_confirmations` with
+//     `Retry-After` (the reference server's defaults, shared by its replicas).
 //   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
 //     `exchange_failed` when Twitter refuses the request token).
 //   - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
@@ -3995,6 +4045,13 @@ func ParseAuthLoginResponse(rsp *http.Response) (*AuthLoginResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4063,6 +4120,16 @@ func ParseAuthLoginResponse(rsp *http.Response) (*AuthLoginResponse, error) {
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuthLoginResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthLoginResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4516,131 +4583,140 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs3lvCrnI/fVJlUNW+6xaYqtas4TuzEsTWWvJkqU6sGu0ESoybQAdCSOC5Vza99gH2IebA8ydY5",
-	"QN/IpkTLcpKZml+2utHAwcG5X8CPrUgtUiW5tKY1+tiacxZzTf89vmKW6ecsmvPnSlqtEnwacxNpkVqh",
-	"ZGvUCtNskogogAW76bIZ/3rvcDAIe62gZaI5XzD8gt+wRZrw1qjVNLgVtOwyxbfGaiFnrdvboPXijM3W",
-	"Fzu1WskZXLFExMwqHYCdc5gzMwc1pf8bqzSPYbK03GwCYtziB3G0N9idxAfTwXDwbP/gcHgwZMMDFvHD",
-	"p4PDKI73hs++ig7HrUbgXquIOYhWAXzHY6F5ZMEyPeO2DsFU6QWzrVEr06Kr+ZRrLiPeuMIbdSrFdLq+",
-	"wHFyzZYGQqkMDlhFtMwWrdGHln/bOm+a+5Tb50pdCt5wmD/8fBYCkzGEfzl991337O2PL96EENFwA23D",
-	"LSgJiZoJScM0n2pu5gFECWeIePdWZbZTh2wVjNuglTLNFtx6Wns1faMk/4nZaL4OF1KDofONEsGlhblK",
-	"YgNtpSHcCTtHwGCBXwKT5pprA3uDfVz/wWcucFXHCa2gJdkC53g17SKMXQdkdXcLdvOay5mdt0bDwe5+",
-	"E9ZPtLoSOF0DzcyEsRyxl/pBgCsiujn0WWbn/UQYh9FyRzG/ygFNmZ2XYOaTtIKW5r9kQvO4NbI641WI",
-	"U2Yt1/jxf39g3b8Nus/O/b8X3fOPg2BvePunRspEunjpELO2k7M5h5JuPNk8McivGT+CHBq4nnNJp2nV",
-	"JZcQqQU3MNVqQQ9/+PnMf9rbdBJ/6ZbLbDqI3YPDoInsNDepkoY7CTe1XL9Gcl7fzWs1m/EYhDyCvcEe",
-	"WEXQednDYwgR4rAHuOucQ5jmYBzfV+RoVV78SfNpa9T6//1S6vb90H4xznFpt2TTu74q+Zn29w2Lv2eW",
-	"X7Mlfhgpabm0+F+WpolwC/T/ahw0BTnhyBhRxW+iOZMzfjFlIuFxK2gtuDFshu9w/wWJxiIGqSywKOKp",
-	"JdwgqSot/kZrAE14Wz2dpl24t6Z/nIoXWivtNrEillaACqFdA0XzaWZ47ASEinkngDAzXAs5VfVP8ClE",
-	"Kksc7BMOmrMYxxsu4/rYSMmpQIntNlP5JuaJuEKG7fRwg89ZkkxYdPkNi9/xXzJu7PaYJ/pIK7KBeKVy",
-	"Hpm8lOpaXlS4ujwQ/7IiN1TKiU2NZZY3zTdh8YV7WZ3ISXR6DgthjJCzAPhNSuyqNG2cJKyQsyMcp92J",
-	"e00wY0K6g3uEw17dcXgEYQF1CO05k7GZs8uc69YADvCY48CBieJGWNQMys65LlAV4Lbchqub6/jFtDvI",
-	"ENpSEU0FIBUopPCLK67FVPgpWIl8XEdlFhhEniIcfbySKGpZ8iB+FP7jC04Iqx5a/goM11dcgxvxOIdQ",
-	"XzYcAZOQSX6T8ghRioySaX4EMbdMJE7wKZksQTjJ7kFK1IxQ4GTpK/lpKBCx03MXB7u7k92vDtneweEk",
-	"nu49Gwz34imbcLYbxft7fLg/5FH0jD8tNQRLBJlWeMKZcRTupPn2CMqBfm94I5IKBUG0oeum35GXRnfp",
-	"hQfLeLfy28x+Gj5XkaEyuz02Tt3HDXh47jfpbcBH3KSQD5apXihsEoGev+vSFJUDWrUpM+Y6pkMrLCiy",
-	"WB9bTn9ZgVnKMI8MlFfqimsj/sZj0oV9t9U+i2PNjQmaxJmdMwvTRF13clYW8julJyKOufzEU2FZLMjp",
-	"acBg/u5CKnvBkkRdr5kfwoARloMwzvSQ4MdBMTHiJ9I85tIKlphN518dUpepkdLExkQNSjtiUNpRACqW",
-	"pimrtsIFDapOWrMknM3LEjQ8lqSpHo0QmjAYQhtR1meZM1+8fF7Fm8kVXwUxIbSdSCveVfYRQtvrwdhv",
-	"SUiyjStqGDUsemuT5Zr6xSnXkLY+p+Zpwpa5oZX7UO+cvfcgfZoD0KBPN9qUZOU8kmKtrx+OoLaq819z",
-	"U9ZbEbkB4xQ8tHlv1oPCmo25RHyhGW6Mw9OZusvbzNWUqi39xKyY7ymb8SNUWs7xPn5/9rL78vjNt6cv",
-	"j398UXHQfi8/50yp16hpH0QFXjReWKUuEpqlSgj+LUxUvERZY5UCN+pxaGBtdU8GtB6/iTiPTcWKemIg",
-	"EQth6Wzfy/yYHsgAWXWC6q7xMXK+m6Gi+R5JSZXLhiM0mIjDvQ3tuJ00DeKbLVJOEiR3QVJmbMWggkRM",
-	"uRULHoARM1nY+AXXsmSmtLDzRQBTWqB44eVd4OINZNXq9QBMAJr/1Zm6k2XV71fO6ndgdCdKS15RlLzw",
-	"I6AaosgP7oqJhE2Sh5FszCybMMMvsspEq+IrH4RYrIw7As2tJuOcwZRfg+GRkrHxISJu7Cs0tfemu+xZ",
-	"NIiHfH9ywA6jRzr6Jsg9xRfwRkyWDnk05zFoMZtbkOoa2kyiqcpmHPxZOgdUTeFEGTvT/PTPrzv4bs4M",
-	"6IxG41saqjIdcWif/vn16dnx2QuIEmYMHOyNEBVZkkAszGUAC75Qehmg1y95hKCjSkSthad5zQy4EETc",
-	"g3eESza1XNMmZLaYoK0wzdGKeA5pVJcCTOGKnKy8aohx+zmsgmsmECVTRYao1UshZxuC2gdFrAs9t5lz",
-	"WIjqyDas6oMHSIxPN22/jGFLcqNYiUL+zLpgqTBQ8jEx3H85jhVKfudCWQ/Z+1UxSRkQ8z5va/ThY2sq",
-	"eBKvRyRL/CzYjVhkC3AhSEgoOonQ7h4ctm7Pm9ROrLgpgxJO+568ApPySExFqTofAcNr2/N8uREUtMBT",
-	"HrkIWZHDyN39PDhqgF9xvXTBa3Kp+oxyScXEFDIyFoQ9ArJnkMevuO4makV4gmMctGyKPbvYbb6xxjg0",
-	"6VI19YCQ+GcJoP1Ne8j0lEVkv6RapVxb4RwUd+zreSeUWbBgKNt5F013eqA5M0oe+UXw29r0RTpCoAY3",
-	"1vnGeZKmibQyabI0Vdry+GLBY8EuiKuDRoNlRZOj0T9VmYwpar4SNdqgPequcAOjV8OF637TqlPQCho9",
-	"oQ2eHf7lh9Pfa6b5eix6JaqLsrCM27bOq/mRFezUMwFB66Y7U92V9ECFtVcp4ITrLvE6ip9JwhfGKZjy",
-	"EPOYGCUtLF/kkd0KcXlhUc1F4obW8ywVqVAdTF6nk3TeNmvK0JRJnw9+xXK6MiGoJmjf4FL+AdOaLVeW",
-	"ruPgZbZgsiR+fpMmTNLe65mpTYZkwzYr1kdjMqnrgz/dV3Ge4fWfOMOuMLfKeKOpA7Nm09yHMpIAd2DM",
-	"k46PM77IY67P6zGH+l6+JZer66LlFRZalz8sWyEQqwWjE7w7sxW0XCSnIWNcRDCc9UTZ8ty9JI+cp3nY",
-	"rppdXKhuEfoI7s1wOtasg45zbPHpCv49R/jtNBFsLS6LOEuSt1PSxnfpQRfFDVZ5Mo+JlsnzMlJckyfl",
-	"4/t24KdcB/08aKBxpyPQ3GOAYCccvQ4ilVHp5fuwjeTXud9EHk/o1hpBAV0IRgEbS58oj5gEy5MEhC0z",
-	"rC4UM1ExhaZ9EmfBljks7fCUSxsGEP7EjeFy5nOkYac3Jsuj/riJ5hb5CD97wbUplzEybCatSKAQ/2Dn",
-	"WmWzufeDffh8omweXLKGJ1MK/KGyBc2vOEsc1dYPdKLsJovAPjGETeTdOrkTl10QqBc4QQN9rxOK30qd",
-	"TPKHDTPQTpoiMs4k8udKETMfnMH9MwNh3zk842ww2ItoHP2Xh/VdHE6H0YDvs2eT3Xg/+oo/nQ7YcLIb",
-	"7cX7/GB6ONiWcoOWxwEB3MSCp96IXj32WqTTi1BynnBXDdLOhZ3rYoNSN//p/+5FarHdaeAK9aOgJ1tv",
-	"OYelebvGoB+RNBUlhcMQJWtodcZDYObSkGoy7psuZcWKCppYqzStlkBMtLqmpHSijIvCDtx0U5YY7lPR",
-	"MZ+yLLEdmjjl2qAxKS0o6aqcchzgCQ9xyzpDHUZT1HEybELmaYHMtQSXzwpnhsIeTv+aLPHutSv1WT/X",
-	"u4Qq2X1Q/buSjdpW4pbqpg4xCnnnDxKCixlWDBSfHHygGA9a782m8hdBqt36UAsxUAPZW6tz+hf4MUtO",
-	"KgNcrc5KBdSN1QzwQzHJfG3bGljeeFhhSm98uzxAJzejCtDWTY01XPMFEw2lfy+6+NxhmhyHBizfx8ei",
-	"AeLQybncHXCi7sI9NHM2zLdQCV07HRk3SsVPTCCvg5g2mMKVkkNc+4mBVyfQJlQwiBImFgayFH1h7WLo",
-	"wtVvrc3u7Mh1g9GkCVvCuqbaQLtBKxWRzXTDXCda3VCGwHng79+9rs84tzYd9fuJilgyV8aOng6eDry/",
-	"3h9M9tkh353uRc/inliwWePaWiUNC79TCSeJ9e6b4+cru4gXWxhShBuikXUmRB3Ao0wLuzxFC88rf2ZE",
-	"dJzZhhrCb/AV5TgCR7JcohsTQ9vlfREiZ1Qdvz97eXH87U+v3lycHJ+e/vxtWcvo0odGVNwIRB/iwIn4",
-	"5rXPKJZP+qCoeasVuLk/y/KFH34+K1dgqfiRk2v212t7V+1dnodDK5+GQRv9IhHxrlVd/9/OHVV1m5f9",
-	"c8b18p5VkRl+wXE+2FUsRA/LdZxZ0bDOjdHTTft7rtJlznFrNYbV2kI8wfIsti0hXIEFyUvIqWre8cuz",
-	"s5MixuNh4osJj51jTEEvj21ohzNh59kEBWCfJOz8F/dvXyzShCJkYQetPDvnY7kWUluoTJL4GBUldjBn",
-	"MkbXjVkI3QSuENpzeP01PQt7YzmWOztniHrT29mBY2+YuwTftcpNlBG4IuD2S2vTtzJZBnDC7PzrfgCn",
-	"bMFPheVfv2Y3bsGXp7sHh44AOsBkPJa1uuF2ESuYLMEh0QSVwk8Rd3pwXMYEy7hBmXdx0OSVXpmxY2m4",
-	"jHMCD6vnGAL/JWNJbj031DD34GXxHU2stCfZkEAK0Q0ay4hpvawCKo3lLKZiMJw0Xx3h7fQg9Lz99TB0",
-	"Ncn499fDsANKVvyrS27Qop+PZW4OVm3EHhzLIt/l9+tXN3mdNUorQ9Hu+KjZwDQW4a++6sD1XCS8OXsW",
-	"IXXxuHQNCdYAEmas6UEpMxEIV+lZNV7zwjOSpEik0A7XpCd5jUh871wQ1uzsUGnND6dv30CYR3FD74/W",
-	"gqlF3NQFbsn4pOJdF/jHYxK0bm8sX9BnBGsxKh8Q/qX73EX+u2fLlHffEjebEeRl9AEwiLlcdlmSjGWY",
-	"Dz71GqZ7ohIRLX1pPDVEdH1HBM7Rpa6DnMdeyTSzoLOEE6N94/M3KrNUpFiJGCoN9VhZUISrHUcIg2zD",
-	"ueTxETr1V0Il7lM8DtgfDKAhhA/Xc2U4hD6YGTqDGNFH4cAenPEbC+2UkZiaLbhEtiQ2GEvc4VTpBZTl",
-	"+YE7qku+NIQAJ91NUIlkeYYwHWJRmPh8Kbw/+677tEiQvnn/eizb4RjNtMEgBCGjJIu5kwI+i5YIyzVL",
-	"oM3k0q3rXhwBK0ECFNdo11OqiwpUaVCHMoDMjuVCGQt7uxDNmWYR7gLXoPnyrD6/YZFNluhEuQp1yi7F",
-	"zDKf2xOWCvsu+RLsNcpyanoYS2eCBChfaZnhIST8iicUEpbc4DkToooBg8EAFqghtHGTLMFNQiSgNVv2",
-	"xuQJiYhLQ6aUV1M/vUKNnOnEWxpm1O+rlEuX1uwpPev7j0wfx94GLStsac7DcUUZtYIWVX+RIhv0hr0B",
-	"jsfpWCpao9Zeb9Dbo9ibnZM5RcoF/zPjTe6+hJdnP72mShEwc3WN+56ra2CFV5uoGe54hFJQyEv0Xcv8",
-	"XduFsKiMHqjQxQnuscQZO05TxNXQKRGmkBDzK1hQUS5JtUxr9IbJjiOd4+SZ0419fBw6u4AmX1EZXpRH",
-	"KhVVQdigPDruUL3XC5PMWiV78MoaeH56MpaU2TC+DNYaUNcSpJJofTHyQx3yPA8tE+4OHR0/4l/KweN5",
-	"kd994mztWrvC7mCwksW0/Mb253aRrLQ4kbP0/2IVIacADnC+kXtR/v3r3//hHvXLZ/c17qwbRHheKznu",
-	"DSK0wdvzwY2u0RE8kUryJ0ceU8WjiHd//fs/nhzBr3//R3g3eLdBa99hqSkYXGCzv5Ydvg1aB9t8WFRz",
-	"V12Q1ujDedAy2WLB0ExufcsXyuv91PtMbGZcmIpUM3o0N11i0W6em2uNKGCD85ZdPxu5D/GOQsKUiZG1",
-	"MhYTAMVe8YXOdU7MdW+N7F4LY5H08kIBcz/p3ZlA/+D7k8irxM2WR1Ykx1Z7mdYDprXM1DrpnVTbpcwK",
-	"ATar/PuKzPLGuz8KIeG5ONs+suKqjHmYh5IUya6NRPU84UybiuG9qRewt0lw4ezNpHM3NsqS9j8I4tUM",
-	"3F4+Ac1BK1WmAa3oOaGL9/2Ls7sQd6LMvxTyoH3y9vSs80BSLYPIjaT6xueBpplBryEvtQhr0eXQlf/J",
-	"JVRK4DPpPBnyTFeysfWj+Z6TUDzNcwTVltUN6cZySL/SKnl7/jnilL5webai8LyhsSUPivsYIWLS8/r6",
-	"V/UY/CcUoG9uA6EgF73t/UHI8Oc5p0xntaIJXcpqXuEBhJmnHjaqZdc6UCtXeGK8M99WGiaFW93Z7PWj",
-	"weqDau75WOZ+ey0iMFp1jLkP6kh+7YR4v1GAN9ientzf5xn434XYiyqIIh/x2W1gWxP3pk6v/FAfq7Xp",
-	"wbyxPxje/2GtRPzTGQo/2NtqlaKQbIUJP9aC4ciT1cjuh/Pb4GM1lF088EFm93cllP/h/LbG12cuUDXj",
-	"cVdIyEuoVjm5ZNiPudV02897Kjbyb96NDz4L9f7da+cVuamaUlPFpCF6/NXMlGsO9221malUdI5lWO+o",
-	"yBkzgOu5iCjeRqycX6zQZn6ea6Uv0cmMeKcHb1SRVxAG3PUMY4n6zlc89uDsWljcT/sthQKGvQHrUO2P",
-	"gbK5JHSdrT4G2o7mPLrkcVGlSQCXfbeJuOTg4ekE+cd5W2xIqeLQ9aWEZbDQ9V4zGfEk4fEm3zdvpl4X",
-	"QPVzcrvZ7Q0cGJtyDXntYuMVAQfD3YYU1HoCdbWrfdNivnSsca39wbPDLRajWCho7mpA8yB4QU8bFs4L",
-	"Jrff5fnDzcxXVAK0t42MqFyvsK3Ua2im31burbaH0Xd7W22r2tH4MIm5e/8HlZsZHkHI1iRiyQ0rbcgV",
-	"wei62M5vP1WzF70DSDTN/s13qgzrGW+KU9sEyZZ8OxcLFfOvp0ovLnCaENrHaZrwEYTIOGHgqtnoPy5m",
-	"h7LMha21sdTp083SAELXOtfpwTcuzGggVlSlTpkh/KKaqoK1CwNcs9BYRloZ06WOUnRUAjAKCKQnBhBC",
-	"irLnHXmVO0C+f3FWNudRrgg3u7qLsfSAkhNNUUHyq5FnQ7AMjTwXp3S7bbvKNkomusqKoivXqYRruoMi",
-	"wdmEHEuKreIfc2Gs0ssO5bU19/cgMdcn60X5kS/6U5l11614b/QeKfyZHum/RcU/kaiAdsGanQax0WRN",
-	"JXn5Z6Mp9S1PuYxNnrurlOtcChmPxrILOzsFODs70A5jfuXYxc6FjiFlVBLVGUGIXIrMRdmCoEi5hvDr",
-	"//wv7A121/tZxxIaWlrJkKKewQCGB92FkJnlsMEYg0vOU+OYKYCTH5+/gNzKodkRUMJdp+d24xC6szPy",
-	"TB1A6AqZ8X8si9cg3x0MitQEFBcQVK6O8BPnfdG1qb18qMztcin5xOHHsff4x63RmOohx63b0Ke3jK/E",
-	"JeMOaqWbR8729DlxD7Ob1wW1214a+gXJxhOWKj1n4oq7y8F8p0eAs/PE8PXNUuKvoTu+tHFpIucfGw/3",
-	"8ADcqeW4sc7CRQKq2rj45c4OepocsUZGa0n8G8gG2geDXQR4/c4h2mRuTfu4Uy204OogPFBFATTRteUJ",
-	"n2m2CDujIhuaVxxUT2ui7LgVwNjVyOBhHZWUQXk/gi3PBNregnuXBL8kb+Q/qFb46/VaYXe1BRIMN3CK",
-	"g8g9kTVA9gf7FEIrG3NCXNFVa+clydRmySMurnh8R3FyUPRIMns/oeMybe/WeHFu/MnnBz/ID76sDs/D",
-	"ftTI6zoRlS4CKg4aCW5lgROSfe0rkylh70lYGJgrqTJ3iV2ypMCha+bKm7DnaBKUUMupmNHw/C4FfE+R",
-	"yKVTtmNZNOyImaR7Cb2Onyr3SefODOB9LlBR2Vkt6cx5oDDHOs1Fno3OktjsKzVepxZsCZLXM4i7XJB9",
-	"Algsiz8Pqp+dWaRgpjwpeSlWOzk69s5WtZGoBjcAi9S0EdrB/tMtwB1urB/f6OX6mMfWQdxKPfsnAVC5",
-	"oKO4yeMuoB4LorKu29NSsImQfNNRE0A+UPQp1zau1dLmrVQejCPIpGFTTr2rkCZMSKoO7NzdTdUEnW94",
-	"+jz4CkovPKGadm1vQFpTqXYjJ/oeic/ixufr+r6EC6V3rWMoH1Ho0859ZaWfEH75/KxMAVYtzUI9SA1N",
-	"RUX6pdIl5JqC7u/dcTa9rOdzigaaxiMslqPvbitdE+UE65F2EnYXT5/x/WcH/Ktn+8No+ozvD/jhs6eD",
-	"eLjPhoeT6WB3L4ri/ejZsMS/57ymG9fq6aVYIDkshGTWdW8vWJr6u7rKj7a5lC0oELlh9EqjWo7BTTJI",
-	"kgfpmzWWb8oQYmaoUkryLRoN69fGBffJPVrz7kEru7g9b0hRvJVe6WrOfSllAFYlMTD0omCyzJsFwxGE",
-	"lQRprpx95Sf1iBZCXumxXG3lK5oUG6+4C/J0lPUhbGfouxs2beWGp5GL7dTkU94pRmIg9GcbVph/VLl1",
-	"shQQ+SR5E6GbeaKst68eI2Wzt43bXrl46QvGPVYvxnt48GJ/sP+gWzFWO/frl9DUj8ff1VZ2eraX3HaI",
-	"0OiSmlWj/ZFutqj7MFX90URDa0CutKPCEim7BnLtftTqdW4u+z3c24Zc/BVW/4xxpFN3Bw/1I1Jdpi90",
-	"/20izq6jvhJ0tuySbwq6ADPAXPGo0mUR8FElFmMsW5paE0vvjtJMFxW90zn7rY348+IyhW9UvPycdHt+",
-	"kcCa1eqrS0jPb82k1XsRkJyqoNx0r6+vu3gu3UwnXKJ0iVdg+5LQ3K7ekH77uYULX8qAevQra4/KjpHH",
-	"u5b2X1NHfqok3x8ePPCarQ13/9S1a/VywicGqkWuuRpT0t9DVMgv37tjHu1iriZQq7cY0kUNglJOromD",
-	"7Epk9d4/pbb7tmIk55cN4ka3T5R8wbLbnKF+0/Lb1ZvlvkgBaW6GldcSryP8znLcx7Y77q3krZ/Fb1jR",
-	"+zudx3qN773HQgzi2ss/ivj2zlJK39UOhl1xaqjykVuq6vW3LURKdgK6J8XlIHwbbH4dgGtbL36og8Ql",
-	"NZBRyZQU02m176f6A0LEhsIA8z+6QxP1d8Ij/5oSG+j3+suo6b17QGF+yhzEbuEXZ2yWe8Q5EHNm5lR0",
-	"ENZ+Wias/oxNJfWS48LlpTaUK9Pe72/e8FuhmuD1HyiaCMnINN2q+4fmWm3/qfZI3mdGNPzOVOUnoO76",
-	"ksbcBo/R7LHnfOGVInNlYaFiFwxprx4TVfPllzX7JjSEqLOCjO138pnFoQ/35vOLA0tbQyowWTT3TeWP",
-	"6JXTUu4qz8oCPvK0YAlSYXldhbsB4/eoYq0JwGMUeJVrNCryzj9ANxcPs1mO+WMGNYXw+xdnIbSRtQJ/",
-	"H2hAZBNAxNyPkNSuFEYzw912h6+9VKJuSlfboxskwUvO4jtFwQYufmJySKn1FZf+N2P/URh7a16CdkFu",
-	"LqVZss/dP/PS/OEXZKOS3poZ6u78t9vsVCSuEzK42wA4qokX6gNysUfKK6qpb1kvb+jdX/0RucbLcBp+",
-	"gU3Ed/722hYZs3sM1eqP5d2e/zbV91QF0XQMJN6U8T8UQuOMcz9jFWUL5J225gmz4oqTtSNsUeBDxRJF",
-	"XQV6lAH9b8LngnqtkVyWbmZXi0WGELNz469MWaK9RRd1QybpJxToNaSaT8UNMazrnu+TVe9prGkP1Tby",
-	"oCiizPyNJYW9mwgPbXn52UoAbz3l+drlVoqa0fJzpDt016sV3n66/Fcn7r7PyVS+yFX1+e3/BQAA//8=",
+	"7H1rchs50uBVsNwvwqS3SJF6jUVFx67a7W57xm1rLHl7IkytCqwCSYyKABtASeI4FDG/9gB7iDnYnGQj",
+	"M4F6kEWJluWeni++X7aqUEAikZnINz+3Ej1faCWUs63h59ZM8FQY/O/JNXfcvOTJTLzUyhmdwdNU2MTI",
+	"hZNatYateJGPM5lEbM5vu3wqvts77PfjXitq2WQm5hy+ELd8vshEa9hqGtyKWm65gLfWGammrbu7qPXq",
+	"nE/XFztzRqspu+aZTLnTJmJuJtiM2xnTE/y/ddqIlI2XTthNQIxa4iBN9vq74/Rg0h/0j/YPDgcHAz44",
+	"4Ik4fNE/TNJ0b3D0h+Rw1GoE7q1OOEG0CuAHkUojEsccN1Ph6hBMtJlz1xq2ciO7RkyEESoRjSu802dK",
+	"TibrC5xkN3xpWay0hQGriFb5vDX81PJvWxdNc58J91LrKykaDvOPv5zHjKuUxX85+/Bj9/z9n169i1mC",
+	"wy1rW+GYVizTU6lwmBETI+wsYkkmOCCe3urcdeqQrYJxF7UW3PC5cJ7W3kzeaSV+5i6ZrcMF1GDxfJNM",
+	"CuXYTGepZW1tWPw87hwzzubwJePK3ghj2V5/H9Z/9JlLWJU4oRW1FJ/DHG8mXYCxS0BWdzfnt2+FmrpZ",
+	"azjo7+43Yf3U6GsJ0zXQzFRaJwB7Cz+IwYqAbsF2eO5mO5m0hNFyR6m4DoAuuJuVYIZJWlHLiF9zaUTa",
+	"GjqTiyrEC+6cMPDx//nEu3/rd48u/L+X3YvP/WhvcPcfjZQJdPGaELO2k/OZYCXdeLJ5ZoFfc3HMAjTs",
+	"ZiYUnqbTV0KxRM+FZROj5/jwj7+c+097m07iL91ymU0HsXtwGDWRnRF2oZUVJOEmTpi3QM7ru3mrp1OR",
+	"MqmO2V5/jzmN0HnZI1IWA8Rxj8GuA4dwI5glvq/I0aq8+A8jJq1h67/vlFJ3xw/dKcYRl3ZLNr3vq5Kf",
+	"cX/f8/Qn7sQNX8KHiVZOKAf/5YtFJmmBnb9agqYgJxiZAqrEbTLjaiouJ1xmIm1Frbmwlk/hHey/INFU",
+	"pkxpx3iSiIVD3ACpaiP/hmswnPCuejpNu6C3dudkIV8Zow1tYkUsrQAVs3YNFCMmuRUpCQidik7E4twK",
+	"I9VE1z+BpyzReUawjwUzgqcw3gqV1scmWk0kSGzaTOWbVGTyGhi204MNvuRZNubJ1fc8/SB+zYV122Me",
+	"6WNRkQ3IK5XzyNWV0jfqssLV5YH4lxW5oRcC2dQ67kTTfGOeXtLL6kQk0fE5m0trpZpGTNwukF21wY2j",
+	"hJVqegzjDJ24vwmmXCo6uCc47NUdx8csLqCOWXvGVWpn/Cpw3RrAERxzGhGYIG6kg5tBu5kwBaoi2BZt",
+	"uLq5jl/M0EHGrK000lTElGYaKPzyWhg5kX4KXiIf1tG5Y5wlniKIPt4oELU8exQ/Sv/xpUCEVQ8tvGJW",
+	"mGthGI14mkOoLxsPGVcsV+J2IRJAKTBKbsQxS4XjMiPBp1W2ZJIkuwcp01NEAcnSN+rLUCBTuucuD3Z3",
+	"x7t/OOR7B4fjdLJ31B/spRM+Fnw3Sff3xGB/IJLkSLwobwieSVSt4IRzSxRO0nx7BAWgP1rRiKTigkDa",
+	"MHXV79hLo/vuhUfLeFr5fe6+DJ+ryNC52x4bZ/RxAx5e+k16HfAJNynVo2UqT1MjrN0kAj1/1/jJf8Lm",
+	"uUUxL2554rIl0wquiUQuQPWMmM1B0bQMSex/+TV7iZ6j4PXC6EvWxUsJtOkFt/YmRWIpNDfUlJ/6fvi2",
+	"grqUnR4ZICf1tTBW/k2keAfv0FZ3PMqjJjHqZtyxSaZvjpmXuCmKoXBM+F5aFN/Vo5pzmY31LcyJmEVd",
+	"Gu+AhIxYlsy44QlYHp0gnaT6UZuxTFOhvpTQ8lSiHddwOOHdpdLukmeZvlnTqKRlVjoRNgL7o3GsmBhQ",
+	"nxiRCuUkzzaSdHVI/ZpItEHJhOjQhuhMGyIuuCubpqyqP5c4qDppTTkiNZ5noEst8fJ9MhprwmDM2oCy",
+	"HZ6TRuavnFW82XCXVxATszZJ6eJdZR8xawdC81uSCtX9imYBSgMYoOPlmkYBU64hbX1OIxYZXwbdMZiF",
+	"H0iFfZSKEABoUBE2qsmouD2RrlBfPx6y2qpkkgft3CtGQScjnYW1RW/aY4WCngoF+ALLwnoWPdf3GdDh",
+	"5tW1pZ/ZFYtkwafiGO5h8iWcfDx/3X198u6Hs9cnf3pVsTn/VabbudZvQXl4FBV4qXvptL7McJYqIfi3",
+	"bKzTJcgapzWjUU9DA2urezLA9cRtIkRqK4rhM8syOZcOz/ajCsf0SAbIqxPUbvTczYDzaYbKpfpE91+5",
+	"bDwEHRA53JsFxO3hknJ8vhAoQYJVteDWVXRElsmJcHIuImblVBVmS8G1PJtqI91sHrEJLlC88PIuIhcK",
+	"Kupm3acUMSP+Str7eFl1ZWgyZAiM7lgbJSp3sChMI1b1uoSDu+Yy4+PscSSbcsfH3IrLvDLRqvgKgwCL",
+	"lXHHzAhn0N7gbCJumBWJVqn1Xi9h3RuwHvYmu/wo6acDsT8+4IfJEx19E+Se4gt4E65KH0MyEykzcjpz",
+	"TOkb1uYKtG8+FcyfJdnUesJOtXVTI87+/LYD72bcMpPjaHiLQ3VuEsHaZ39+e3Z+cv6KJRm3lh3sDQEV",
+	"eZaxVNqriM3FXJtlBGqPEgmADlci3FpwmjfcMvKqpD32AXHJJ04Y3ITK52PQFSYBrYDnGEd10WcWr8jJ",
+	"yqsGt72fw2l2wyWgZKJRx3VmKdV0g5/+oHDfgTE6JRsMqQ7Vzup98AiJ8eVa87fRmVFuFCthFIM70lml",
+	"ZSUfI8P9b+JYqdWP5J17zN6vi0lKH58341vDT59bEymydN3JWuJnzm/lPJ8z8qqyDB2uAO3uwWHr7qLp",
+	"2km1sKWfhW7f0zfMLkQiJ7K8Op8Aw2vb83y5ERTQwBciIadfEZYJHozg77VMXAuzJH88Wms7HMNjxcTo",
+	"BbOOSXfMUJ8BHr8WppvpFeHJiHFAsyn2TO7osLFG1zrepXriAUHxzzMG+jfuITcTnqD+sjB6IYyTZKDQ",
+	"sa+H0kBmsTkH2S66oLrjAyO41erYLwLf1qYvIiwSbnDryNwPcacm0sqVzRcLbZxIL+cilfwSuTpqVFhW",
+	"bnJQ+ic6VykGAlYcYRtuj7qV3cDoVQ/out20ahS0okZLaINlB3/54fj3mmq+7l5fcVSDLCxd0a2oBeiZ",
+	"c7WsQWVbF9VY0Ara6lGPqHXbneruSiikwvOrpHEqTBeFAMilcSbmlm6e8nSD/w8DNE7Mgxe7QnVeilTj",
+	"rrDT9ZhSRVxUB6M5SiLQK21N0agywPXJr1hOVwY/9RgUH1jKP+DG8OXK0nUcvM7nXJVcIW4XGVe493oU",
+	"bpOG2bDNilrSGDjrekdX900aotn+E9L4Cj2s9K3aOjBrys5DKEPRcA/GPOl4n+qr4F9+WXdG1PfyA9pi",
+	"XYoMVHhrXTDxfIVAnJEcT/D+KF7UIu9RQ3S8cG2QWoWZAcHuRFNdLIKLshpJnetu4ROJHozmEs/WQYc5",
+	"tvh0Bf+eI/x2mgi25oMGnGXZ+wle0/ddkOSxjlZ5Mvh/y0SB0itekyfl44d24KdcB/0iaqBxujxAD+QM",
+	"wM4EmCNIKsPS/Pf+HCVugkGFplBMaw1ZAV3MrGZ8pHxSQMIVcyLLmHRlNJl8NGOdohveB6zmfBlgacdn",
+	"Qrk4YvHPwlqhpj4eHHd6I1RJ6o+baG4eRvjZC65dCJUCw+bKyYwV9wJzM6Pz6cwbyD5UMNYueJ2cFdkE",
+	"PYJwCzMjrgXPiGrrBzrWbpOq4J5ZxCbwbp3ckcsuEdRLmKCBvtcJxW+lTibhYcMMuJMmVw3pSv5c0ZXm",
+	"vTawf25ZvEOW0Cjv9/cSHIf/FXF9F4eTQdIX+/xovJvuJ38QLyZ9PhjvJnvpvjiYHPa3pdyo5XGAADex",
+	"4JnXrlePveYC9SIUrSrYVYO0KwMSletjLYaw1WnACvWjwCdbbznA0rxda8HAyJoSsOJBDJI1diYXMeP2",
+	"yuLVZOmbLkYAi2yh1OjFopruMTb6BgPwmbbknu3TdBOeWeHD7qmY8DxzHZx4IYwFLVM5phVldAUcwAkP",
+	"YMsmhzsMp6jjZNCEzLMCmWvBPB8Bzy36Q+j+tXnm7W5Ka1o/1/uEKiqErPp3JfK2rcQtr5s6xB/L4AYg",
+	"uJhhRUHxgdBHivGo9dFuSvWReLU774NBBmoge+dMoH8JH/PstDKA8pJWsr1uneEMPpTj3OfxrYHllYcV",
+	"pvRaOQUIOkGNKkBbVzXWcC3mXDakOb7qwnPCNFoUDVh+iI9lA8QxyblgJ5Cou6SHdsYHYQsVnzbdkWmj",
+	"VPzCYPk6iIsGVbiSXglrP7PszSlrIyo4SzIu55blCzCSDTnXJeWqrc1OeuS6wmgXGV+y9ZtqA+1GrYVM",
+	"XG4a5jo1+hZDB2Saf/zwtj7jzLnFcGcn0wnPZtq64Yv+i7435Hf6431+KHYne8lR2pNzPm1c2+isYeEP",
+	"OhMosT58f/JyZRfpfAtFCnGDNLLOhHAHiCQ30i3PQMPzlz+3MjnJXUO+5PfwCoMfEZGsUGDGpKxNsWaA",
+	"iJSqk4/nry9Pfvj5zbvL05Ozs19+KPM2Ka5oZcWMAPQBDkjEN699jk5+vA+K/L5aMh/9WaZq/PGX83IF",
+	"vpB/Emia/fXG3ZdnGAJ0oOXjMNYGu0gmout01/+3c08G4eZl/5wLs3xgVWCGX2Gc94IVC+HDch1SKxrW",
+	"ubVmsml/L/ViGThuLZ+ymkdJQe1wFtumS67AAuQl1UQ37/j1+flp4fzxMIn5WKRkGKM3zGObteOpdLN8",
+	"DAJwByXs7Ff6d0fOFxm6zuIOaHluJkZqzdc217lC8TEs0gnZjKsUTDfuWEwTUNK35/D6a3wW90ZqpJ4/",
+	"PwfU297z5+zEK+YU+bvRQUUZMkp4br92bvFeZcuInXI3+24nYmd8Ls6kE9+95be04Ouz3YNDIoAO4yod",
+	"qVqOdLvwFYyXjJBoo0qSq0w7PXZSOgtLv0EZkCFoQlZbbt1IWaHSQOBx9RxjJn7NeRa054Z87R57XXyH",
+	"E2vjSTZGkGIwg0Yq4cYsq4Aq6wRPMfENJg2rA7ydHos9b383iCn/Gv7+bhB3mFYV++pKWNDoZyMV1MGq",
+	"jthjJ6oIhPn9+tVtyCkHaWXRDZ4eNyuY1gH81VcddjOTmWgOqyVAXSItTUOENWIZt872WCkzAQjKaq0q",
+	"ryHJDiUpEClrx2vSE61GIL4P5J21z59jOs8fz96/Y3Fw78beHq15WQuHKnl0UfnERGWKCMAxSVy3N1Kv",
+	"8DOEtRgVBsR/6b6kkED3fLkQ3ffIzXbIQslAxDhLhVp2eZaNVBwGn/kbpnuqM5ksfRkAFn90ffUHzNHF",
+	"CovAY2/UInfM5JlARvveB3Z07jAhs+Ix1IbVfWVR4ccmjpAW2EYIJdJjMOqvpc7oUzgOtt/vswbfPruZ",
+	"aStY7J2ZMSnEgD50B/bYubh1rL3gKKamc6GALZENRgp2ONFmzspShIiO6kosLSKApLuNKp4szxC2UySK",
+	"IVjs4/mP3RdF5PTdx7cj1Y5HoKb1+zGTKsnyVJAU8OG1TDpheMbaXC1pXXpxzHgJEgNxDXo9xsAwGRcH",
+	"dTA0yN1IzbV1bG+3ktYEa+B8IdxfzY9CzyqGnVLuuA/6SYdJjFdiydwNyHIs8BgpUkEikK+4zOCQZeJa",
+	"ZOgSVsLCOSOiigH9fp/N4YYwliZZMpoEScAYvuyN0BKSiVAWVSl/Tf38Bm7k3GRe07DDnR29EIrinT1t",
+	"pjv+I7sDY++ilpOuVOfZSeUyakUtzDjDi6zfG/T6MB6m4wvZGrb2ev3eHvre3AzVKbxc4D9T0WTuK/b6",
+	"/Oe3mELC7EzfwL5n+obxwqrN9BR2PAQpKNUV2K5lYK9NLiwsGWCYAUOCe6Rgxg7dFGnVdYqEKRVLxTWb",
+	"YwIySrXcGLCGUY/DO4fkGd2NO/A4Jr0AJ1+5MrwoT/RCVgVhw+XRoUP1Vi8b585p1WNvnGUvz05HCkMe",
+	"1qf8Osv0jWJKK9C+ONqhhDzPQ8tM0KGD4Yf8i8F5OC+0u09J166VZuz2+yvhTSdu3c7MzbOVci40lv5b",
+	"qhPgFAYDyDaiF+Xf//z7P+jRTvnsoSKldYUIzmsl+L1BhDZYe9650bUmYc+UVuLZscdU8SgR3X/+/R/P",
+	"jtk///6P+H7w7qLWPmGpyRlcYHNnLWx8F7UOtvmwyFyvmiCt4aeLqGXz+ZyDmtz6Qcy1v/cX3mbiU0tu",
+	"KryawaK57SKLdkPQrjVEhw3MW1Y4beQ+wDsICVsGRtbyW2zE0PcKL0y4c1Jhemtk91ZaB6QXMgjsw6R3",
+	"b2T9k6/FQqsSNlseWREcW63bWneY1iJT66R3Wi0NsysE2HzlP5R9FooMfy+EBOdCun3i5HXp87CPJSmU",
+	"XRuJ6mUmuLEVxXtT3WNvk+CC2ZtJ535slOn7vxPE6ymjvXwBmqPWQtsGtILlBCbeT6/O70Pcqbb/qZDH",
+	"2qfvz847jyTV0oncSKrvfBxokluwGkIORlzzLseUF6iWrJJ2nyuyZNAyXYnG1o/mJ4FC8SzECKrluRvC",
+	"jeWQnUpZ6N3F14hT/ILibEVGekMRT3CKex8hYNLz+vpXdR/8F2Smby55QScXvu39Tsjwl5nASGc11QlM",
+	"ympc4RGEGUIPG69lqimopSs8s96Yb2vDxoVZ3dls9YPC6p1q9Hykgt1e8wgMVw1j4Z06StyQEN9pFOAN",
+	"uqcn948hAv8vIfYiC6KIR3x1ydvWxL2pqi0c6lOVcT2aN/b7g4c/rOWOfzlDwQd7W61SZJitMOHnmjMc",
+	"eLLq2f10cRd9rrqyiwfeyUx/V1z5ny7uanx9To6qqUi7UrGQQrXKySXDfg5a091OKLbYyL+h8wDzUaiP",
+	"H96SVURTNYWmikljsPirkSkqhPclxLmtpHqOVFwvtQiMGbGbmUzQ34asHJpItLmf50abKzAyE9HpsXe6",
+	"iCtIy6gVxUjBfedTIXvs/EY62E/7PboCBr0+72Duj2Vl1UlMVbzeB9pOZiK5EmmRvokAlzXGmbwSzMPT",
+	"icLHoQQ4xlBxTAUrcekspDpzrhKRZSLdZPuGwvF1AVQ/J9rNbq9PYGyKNYSkxsZ2CAeD3YYQ1HoAdbWC",
+	"f9NiPnWsca39/tHhFouhL5QZQcmhwQle0NOGhUMm5fa7vHi8mvkGU4D2tpERlVYS20q9hsYB28q91box",
+	"/G5vq21VSx0fJzF3H/6g0oXiCYRsTSKW3LBScl0RjFTednH3pTd7UVQARNNs3/yoS7ee9ao41lOgbAnb",
+	"uZzrVHw30WZ+CdPErH2yWGRiyGJgnDiibDb8D/nsQJaR29pYhyVA3XwRsZhq6jo99j25GS1LNaavY2QI",
+	"vqiGqthacwSqIhqpxGhru1hqCoZKxKxmCNIzywBC9LKHUr1Kv5OfXp2XVXsYK4LNru5ipDygaESjVxDt",
+	"auDZmDkOSh75KWm3bcpsw2AiZVYUlcB0Jdxgv40MZpNqpNC3Cn/MpHXaLDsY1zbC93ziVEDrRfmxT/rT",
+	"uaPWMt4afUAKf6VF+l+i4t9IVLB2wZqdBrHRpE1lIf2zUZX6QSyESm2I3VXSda6kSocj1WXPnxfgPH/O",
+	"2nEqrold3EyalC04pkR1hiwGLgXmwmhBVIRcY/bP//v/2F5/d73QdaRYQ60rKlJYTBixwUF3LlXuBNug",
+	"jLErIRaWmClip396+SqU3RucHQBF3HV6tBtC6PPnQ8/UEYspkRn+x/N0DfLdfr8ITbCi6UGlTYafOBRM",
+	"16b28qEyN8VSwsTx55G3+Eet4QjzIUetu9iHt6zPxEXljtVSN49J9/QxcQ8zzUtO7baXhn5B1PGkw0zP",
+	"qbwW1AjNl4BEMLvIrFjfLAb+GsrmSx0XJyL72Hq4BweMTg1ww9iJWlKHgyXj9gplOIWmaXfSsrHOVQqG",
+	"coGwxnYWY26KRgkwcTtey2CLjzGQZV3EOJsaDbcRZ2klWYsaAxX9GLgDLAAQ+/0+TFprBhHh7kLxoaQs",
+	"2U5x/YXw4eE+WxipvL+qCGhSaijcKzCxE7cu+Bwos/+ZDUk5PhE38rnTEtOpmc0xBNnx1IM48BP4kyMO",
+	"8p0DfLhOwTA8smlO1f90sfmeDc8w7EVxOWltLkyHzn6/v4f7b2xecFwLlx4EgC2baqCyWrMRAL8kAZgT",
+	"b0fcGSW9w+V2xdqZQLsn4Vb4wF38PxyfxkFZmINGEBoWFNN3irguTL3Xx1QFbq9IGcfNU2a9P+IhFS0L",
+	"CdNEbH/3CNimqTyJYpCIhGrRaHON3TMbkn5txOyMUwNHPDcj0Hdig8xxZOCB/KyaeLDl5885qDMgNNBm",
+	"K2X/BqnJ2gf9XQRxrb0Y8ngwJr3bteZZozQgD1SR/49i3YlMTA2fx51hkQwQEm6qwmqs3agVsRGliIGs",
+	"Oi4FI4a9EbYQCHe9ufAWOXyJxvj/xFT579ZT5ambDByZsOwMBqF1rmqA7Pf30YNcFqzFsCIVK4SMfCw/",
+	"FomQ1yK9Jzc/KmqHuXtYzqPE8Va912asF3xB7vUD0ZfFEcHrjQXuVKGrTeFPJGiAQ2BloB1qLeHZC/NV",
+	"vASXls200jn1q8yW6Dcnrg70OAPeLKEOEqDoMQLv0RG/JF1zpIp6NTlV2ILUq7gTTZ907g2AP+QBKBKb",
+	"qxnNgQcKa6TTnOPc6CuQm10FjZ0Toy1B8moW4C7c418AFs/Tr4PqF7IKNEhTIiV/iddODo+9s1VqMGiB",
+	"G4AFatoIbX//xRbgDjaWT2x08niX39YxjEo5xxcBUGlcU3S4uQ+op4KoLGvwtBRtIiRfc9cEkPeTfkmH",
+	"1rVU8lBJ6ME4ZrmyfCKwppstMi4VJsd27i8mbILO1/t9HXwFpReOgJpy2d6AtKZKhUZO9CVCX8WNL9fV",
+	"3RIukN61grkworhPOw9lVX+B9/Hrg5IFWLUoI5bgNdTUFdHHSpEc1cQ9XLpGJq2qhzOL+rHGIyyWw+/u",
+	"KkVD5QTrgSYUdpcvjsT+0YH4w9H+IJkcif2+ODx60U8H+3xwOJ70d/eSJN1PjgYl/j3nNTVXrEdXUwnk",
+	"MJeKO+pqMOeLhW+PV360Tf/FqEDkhtErdZoBg5tkkEIHiq9VWr4rPei5xURBJbaos613iIweknu45v2D",
+	"VnZxd9EQoXsfjBcjhM8kjpjTWcr4AtSz8TLUysZDFlfyA8Ll7BOfsUS6EPLajNRqJWtRo9vYzTIK0Vjn",
+	"Izhk51IzXVfpfDYk12ZNPoVCSRQDsT/buML8w0qD2VJAhElCDS3NPNbO61dPEbHc28ZrVWlI9g3dfqs9",
+	"MB/vu9vv7z+qW8xqR4t6c6b68fgehmWhc3spwMjUhpo3rSrtT9TxpW7DVO+PJhpaA3KlGpstgbJrINda",
+	"IVfbHFLyx2BvG3Lxrd3gg92jRx3Fhk4gtTPRmsGQxuJkSxawtIXLRpuQBCytt/VDX62Mu6KF/DduprXJ",
+	"hVCqCkOCsPSLgFk64ynaec1bnYA8gyO9kSrVN6x9UHemdHyRb7HxAimYVo9OEFCN0Xs0A4nX3uvTFCMV",
+	"5qh308K677VWWhsbaK3Kq61aaJXWud8XWtzVzo6hEl2odNMvYLzY72/orfVv5+E/o7ZpWCmOGfO+BOm3",
+	"iQVSr5NKONDxK7HJHY49gymtX5uyPOO44iW3ji9trbywd0/SPMWr7vUb/Nb25UUhML7X6fJrEqFCi5c1",
+	"g8rn/aEKurX8qXasAXKqgnLbvbm56cK5dHOTCQXSNl2B7VtCc7f6Ox13X5tS9q10+ydvnH5c1vI9XXP0",
+	"/5zq2xcrGYODR3ZG3NCura74VfvJPrOsWn4QNCytfOu4Qn75qkr7ZL0Um0CtNp7FFjoYrfDldWjyAKv3",
+	"/i3j2T9U7LfQHxY2un0I+xsWRASG+k0LI1abgX6T1P5gIZRN6tcRfm+hxFPrHQ/WWNTP4jestfgXncd6",
+	"9cWDx4IMQo0/Psv07t4kd99vhFl+LTB264MKWG/h++AkWnUi7GBF4THfoCA0aqGGIsXPRaG4xNJejIUr",
+	"OZlUKzKrP2OHbAhGm//pN5xo53l87F+jBQAGiv/9AHxPDzAChUGtlBZ+dc6nwVkTgJhxO8NUgrj2A2dx",
+	"9cfUKnZHwAWFTDcUkuDeHy6r81vBao31n8kbS8VRNd2qLhPnWi3MrFavP6RGNPzaYeWHCO/7EsfcRU9R",
+	"hrdHbpqV8h/t2Fyn5Kdrrx4T5lmH/vq+PBgg6qwgY/udfGXa/uMdTaHXa6lrKO1/b4Uo6ukcRrgUdV+u",
+	"LOCdonOeARWWjYSoN9G/or6gJgBPQOBVGhxV5J1/AGYuHGazHPPHzPSExT+9Oo9ZG1gr8i2cIySbiCWc",
+	"fgqr1gUe1AzqQwqvvVTCOnfKujQNkuC14Om9omADFz+zAVJsSgBL/xdj/14Ye2teYu2C3CjaXrLP/T82",
+	"1vzhN2Sjkt6aGer+1Aza7ERmVKMe3a8AHNfEC1ZoklucMuomvplI2VR9f/WnTBvblDX8DqhM7/0F0C2C",
+	"uQ8oqtWfbL27+G3qojBBp+kYULxp6382CsdZMj9TneRz4J22ERl38lqgtiNdkXqJeTxFyg9YlJStOBYz",
+	"icl0QC5LmpmyZFER4m5mfTOrJehb6A1mucJfvcHXbGHERN4iw1Jfkx3U6j2NNe2h2uAjKtLbc99LqtB3",
+	"M+mhLdtSrjjw1qPxbynsV2Tzl58D3YG5Xq298dOFHwq6v9OerXwRruqLu/8fAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -95,6 +95,9 @@ type Options struct {
 	// memory, which holds for one process only. Replicas share one through PostgreSQL (pgstate.New),
 	// or a confirmation replayed on another replica logs in again.
 	UsedIDs provider.UsedIDs
+	// SendLimiter bounds the confirmation messages of verified providers (per recipient and per
+	// client); default in memory, provider.NewMemorySendLimiter's defaults, one process only.
+	SendLimiter provider.SendLimiter
 	// JWTCookieName, JWTCookieDomain, JWTHeaderKey, XSRFCookieName, XSRFHeaderKey and JWTQuery
 	// rename the token's transports for a site that already uses other names; defaults "JWT", ""
 	// (host-only cookies), "X-JWT", "XSRF-TOKEN", "X-XSRF-TOKEN" and "token".
@@ -166,6 +169,9 @@ func New(opts Options) (*Service, error) {
 		// One set for every verified provider of the service (their ids are random, never shared).
 		opts.UsedIDs = provider.NewMemoryUsedIDs()
 	}
+	if opts.SendLimiter == nil {
+		opts.SendLimiter = provider.NewMemorySendLimiter(0, 0, 0, nil)
+	}
 	s := &Service{opts: opts}
 	s.jwt = token.NewService(token.Opts{
 		SecretReader: opts.SecretReader, ClaimsUpd: opts.ClaimsUpdater, SecureCookies: opts.SecureCookies,
@@ -198,7 +204,7 @@ func (s *Service) Params(cid, csecret string) provider.Params {
 	return provider.Params{
 		URL: s.opts.URL, AuthPath: s.opts.AuthPath, JwtService: s.jwt, AvatarSaver: s.avatar,
 		Cid: cid, Csecret: csecret, Issuer: s.opts.Issuer, L: s.opts.Logger,
-		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient, UsedIDs: s.opts.UsedIDs,
+		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient, UsedIDs: s.opts.UsedIDs, SendLimiter: s.opts.SendLimiter,
 		UserIDFunc: s.opts.UserIDFunc,
 	}
 }
@@ -334,6 +340,11 @@ func (s *Service) AddVerifProvider(name, msgTmpl string, sender provider.Sender)
 	h, err := provider.NewVerifyHandler(s.Params("", ""), name, msgTmpl, sender)
 	if err != nil {
 		return err
+	}
+	// The aud a caller names is mailed to the recipient: only the configured audiences, or this
+	// site (the issuer) when there are none.
+	h.AudienceAllowed = func(aud string) bool {
+		return slices.Contains(s.opts.Audiences, aud) || len(s.opts.Audiences) == 0 && aud == s.opts.Issuer
 	}
 	return s.AddCustomHandler(h)
 }

@@ -179,6 +179,15 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			st, _, b := s.get("/auth/sms/login?user=eve&address=555", nil)
 			return st, b
 		}},
+		"too_many_confirmations": {http.StatusTooManyRequests, func(t *testing.T) (int, []byte) {
+			s := newSite(t, func(o *auth.Options) { o.SendLimiter = provider.NewMemorySendLimiter(1, 0, 0, nil) })
+			if err := s.svc.AddVerifProvider("sms", `{{.Token}}`, provider.SenderFunc(func(string, string) error { return nil })); err != nil {
+				t.Fatal(err)
+			}
+			s.get("/auth/sms/login?user=eve&address=555", nil)
+			st, _, b := s.get("/auth/sms/login?user=eve&address=555", nil)
+			return st, b
+		}},
 	}
 	// Codes the library never answers itself: the server that mounts it does.
 	elsewhere := map[string]string{

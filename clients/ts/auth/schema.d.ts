@@ -135,6 +135,15 @@ export interface paths {
          *     - **verified**: `user`, `address`, `aud`, `from` → 200 `{"status":"sent"}` after sending the
          *       confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
          *       else 200 with the user). A confirmation token works once and expires after 15 minutes.
+         *       Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
+         *       (`alice@example.com`; a list, a group, a display name or no address at all is 400
+         *       `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
+         *       text of the caller's in the message, never in its subject), `aud` one of the allowed
+         *       audiences (with none configured, only this site's own, the issuer) else 403
+         *       `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
+         *       whichever clients ask (letter case and a `+tag` do not make another recipient), at most
+         *       30 are asked by one client address: past either, 429 `too_many_confirmations` with
+         *       `Retry-After` (the reference server's defaults, shared by its replicas).
          *     - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
          *       `exchange_failed` when Twitter refuses the request token).
          *     - **messenger** (`telegram`): without `token` → 200 `{"bot", "token"}`; the user opens
@@ -388,7 +397,7 @@ export interface components {
              * @example unauthorized
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations";
             /**
              * @description Human-readable explanation.
              * @example authentication required
@@ -528,7 +537,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `unknown_provider`; `bad_request` (missing or oversized user/passwd/address, a provider without that flow). */
+        /** @description `unknown_provider`; `bad_request` (missing or oversized user/passwd/address, a provider without that flow; verified: an address that is not exactly one mailbox, a user name with control characters). */
         LoginBadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -876,6 +885,28 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
+            /**
+             * @description `too_many_confirmations` (verified): this recipient has had its confirmation messages for
+             *     the window (5 in 15 minutes), or this client address has asked for its share (30 in 15
+             *     minutes); nothing was sent. Retry after the seconds in `Retry-After`.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the window that refused the message ends. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "too_many_confirmations",
+                     *       "message": "too many confirmation messages to this address or from this client; retry later",
+                     *       "requestId": "3f2a9c0d1e4b5a6c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["Unavailable"];

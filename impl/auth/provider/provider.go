@@ -88,6 +88,9 @@ type Params struct {
 	// UsedIDs remembers consumed single-use tokens (verified-login confirmations); nil gives each
 	// verified provider its own in-memory set (one process).
 	UsedIDs UsedIDs
+	// SendLimiter bounds the confirmation messages of verified providers; nil gives each verified
+	// provider its own in-memory limiter with the defaults (one process).
+	SendLimiter SendLimiter
 	// UserIDFunc derives the user id at login; nil gives token.UserID(provider, raw id).
 	UserIDFunc UserIDFunc
 	// UserAttributes copies top-level user-info fields into the user's string attributes at an
@@ -152,6 +155,8 @@ const (
 	CodeBadConfirmation  = "bad_confirmation"
 	CodeConfirmationUsed = "confirmation_used"
 	CodeSendFailed       = "send_failed"
+	// CodeTooManyConfirmations refuses a confirmation message over the SendLimiter's bounds (429).
+	CodeTooManyConfirmations = "too_many_confirmations"
 )
 
 // WriteError sends the service's JSON error body.

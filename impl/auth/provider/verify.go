@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
@@ -14,6 +17,15 @@ import (
 // Sender delivers a confirmation message (e-mail, messenger, ...).
 type Sender interface {
 	Send(address, text string) error
+}
+
+// AddressChecker is implemented by a Sender that can tell a well-formed address from one it must
+// not send to. The verified provider asks it before anything else, so an address that is not
+// exactly one recipient (a list, a group, a display name, no address at all) is refused with 400
+// bad_request, never tried (a 502 would tell a caller only that the relay refused it) and never
+// sent to.
+type AddressChecker interface {
+	CheckAddress(address string) error
 }
 
 // SenderFunc adapts a function to Sender.
@@ -31,6 +43,13 @@ type VerifyHandler struct {
 	Sender Sender
 	// Site fills {{.Site}} when the request has no aud.
 	Site string
+	// AudienceAllowed reports whether a request's aud may be named in a message (and the token be
+	// for it): the service's audiences, or only Site when it has none, since the aud is text of the
+	// caller's choosing that would otherwise be mailed to anyone. Nil allows only Site.
+	AudienceAllowed func(aud string) bool
+	// Limiter bounds the messages sent (per recipient and per client); NewVerifyHandler sets
+	// Params.SendLimiter, or an in-memory limiter with the defaults when that is nil.
+	Limiter SendLimiter
 
 	tmpl *template.Template
 	used UsedIDs // jti of consumed confirmation tokens until they expire
@@ -51,7 +70,11 @@ func NewVerifyHandler(p Params, name, msgTmpl string, sender Sender) (*VerifyHan
 	if used == nil {
 		used = NewMemoryUsedIDs()
 	}
-	return &VerifyHandler{Params: p, ProviderName: name, Sender: sender, tmpl: t, used: used}, nil
+	limiter := p.SendLimiter
+	if limiter == nil {
+		limiter = NewMemorySendLimiter(0, 0, 0, nil)
+	}
+	return &VerifyHandler{Params: p, ProviderName: name, Sender: sender, Site: p.Issuer, Limiter: limiter, tmpl: t, used: used}, nil
 }
 
 // Name returns the provider name.
@@ -80,12 +103,29 @@ func (h *VerifyHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	user, address, aud := strings.TrimSpace(q.Get("user")), strings.TrimSpace(q.Get("address")), q.Get("aud")
-	if user == "" || address == "" || len(user) > 64 || len(address) > 256 || strings.ContainsAny(user+address, "\r\n") {
-		WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "user and address are required (user up to 64, address up to 256 characters)")
+	if user == "" || address == "" || len(user) > MaxVerifyUser || len(address) > 256 || !printable(user+address) {
+		WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "user and address are required (user up to 64, address up to 256 characters, printable)")
 		return
 	}
-	if !h.JwtService.AllowedAudience(aud) {
+	if c, ok := h.Sender.(AddressChecker); ok {
+		if err := c.CheckAddress(address); err != nil {
+			WriteError(w, r, http.StatusBadRequest, CodeBadRequest, "address must be exactly one recipient, such as alice@example.com")
+			return
+		}
+	}
+	if !h.audienceAllowed(aud) {
 		WriteError(w, r, http.StatusForbidden, CodeAudience, "this site is not an allowed audience")
+		return
+	}
+	wait, err := h.Limiter.Allow(r.Context(), address, r.RemoteAddr)
+	if err != nil {
+		web.Internal(w, r, nil, fmt.Errorf("verified %s: send limiter: %w", h.ProviderName, err))
+		return
+	}
+	if wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		WriteError(w, r, http.StatusTooManyRequests, CodeTooManyConfirmations,
+			"too many confirmation messages to this address or from this client; retry later")
 		return
 	}
 	tok, err := h.JwtService.HandshakeToken(aud, token.Handshake{ID: user + "::" + address, From: h.SafeFrom(q.Get("from")), Provider: h.ProviderName})
@@ -109,6 +149,30 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, sentJSON{Status: StatusSent, Address: address})
+}
+
+// MaxVerifyUser is the longest user name (bytes) a verified login takes: the name is text of the
+// caller's choosing in a message sent to someone else, so it stays short.
+const MaxVerifyUser = 64
+
+// printable reports whether s holds no control or format characters (line breaks, which would
+// reach mail headers, and bidirectional overrides, which would disguise the text around them).
+func printable(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) })
+}
+
+// audienceAllowed applies AudienceAllowed, or allows only Site; "" (no aud: Site) always passes.
+func (h *VerifyHandler) audienceAllowed(aud string) bool {
+	if aud == "" {
+		return true
+	}
+	if !h.JwtService.AllowedAudience(aud) {
+		return false
+	}
+	if h.AudienceAllowed != nil {
+		return h.AudienceAllowed(aud)
+	}
+	return aud == h.Site
 }
 
 func (h *VerifyHandler) confirm(w http.ResponseWriter, r *http.Request) {

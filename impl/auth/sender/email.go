@@ -81,6 +81,21 @@ func NewEmail(p EmailParams, l *slog.Logger) *Email {
 // headers or recipients to the message.
 var ErrHeaderInjection = errors.New("sender: line break in a header value")
 
+// ErrNotOneMailbox refuses an address that is not exactly one bare mailbox.
+var ErrNotOneMailbox = errors.New("sender: the address is not exactly one mailbox")
+
+// CheckAddress accepts exactly one bare mailbox such as alice@example.com: not a list, a group, a
+// display name, angle brackets or a comment, nor anything net/mail cannot parse. A caller of the
+// verified login names the recipient, so anything that could reach a second mailbox is refused
+// before a message exists. It makes Email a provider.AddressChecker.
+func (e *Email) CheckAddress(address string) error {
+	a, err := mail.ParseAddress(address)
+	if err != nil || a.Name != "" || a.Address != address {
+		return ErrNotOneMailbox
+	}
+	return nil
+}
+
 // Send delivers text to the address.
 func (e *Email) Send(address, text string) error {
 	if e.StartTLS && e.TLS {
@@ -91,10 +106,10 @@ func (e *Email) Send(address, text string) error {
 			return ErrHeaderInjection
 		}
 	}
-	to, err := mail.ParseAddress(address)
-	if err != nil {
-		return fmt.Errorf("sender: recipient: %w", err)
+	if err := e.CheckAddress(address); err != nil {
+		return err
 	}
+	to := &mail.Address{Address: address}
 	from, err := mail.ParseAddress(e.From)
 	if err != nil {
 		return fmt.Errorf("sender: from: %w", err)

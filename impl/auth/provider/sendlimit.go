@@ -1,0 +1,134 @@
+package provider
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SendLimiter bounds the confirmation messages verified providers send, so that the login form is
+// no relay: an anonymous caller names the recipient, and without a bound could send it any number
+// of messages (or send one each to any number of recipients). Implementations are safe for
+// concurrent use; replicas behind a load balancer need a shared one (the reference server counts
+// in PostgreSQL), or each replica grants the whole allowance again.
+type SendLimiter interface {
+	// Allow counts one message to recipient (normalized by RecipientKey) requested by client
+	// (http.Request.RemoteAddr), or refuses it: wait > 0 is how long until the window that
+	// refuses it ends, and then nothing is counted. An error means nothing was counted either.
+	Allow(ctx context.Context, recipient, client string) (wait time.Duration, err error)
+}
+
+// Defaults of the in-memory SendLimiter (NewMemorySendLimiter with zero values), also the reference
+// server's defaults: five messages to one recipient in 15 minutes however many clients ask, and
+// 30 asked by one client address (its /64 for IPv6) in 15 minutes over any recipients.
+const (
+	DefaultSendsPerRecipient = 5
+	DefaultSendsPerClient    = 30
+	DefaultSendWindow        = 15 * time.Minute
+)
+
+// RecipientKey is the form of an address a SendLimiter counts under: lower-cased (mail systems
+// treat the local part without regard to case in practice, and the domain always), and without a
+// "+tag" in the local part, which most mail systems deliver to the same mailbox, so Victim@x.test
+// and victim+1@x.test share one allowance.
+func RecipientKey(address string) string {
+	a := strings.ToLower(strings.TrimSpace(address))
+	at := strings.LastIndexByte(a, '@')
+	if at < 0 {
+		return a
+	}
+	local, domain := a[:at], a[at:]
+	if plus := strings.IndexByte(local, '+'); plus > 0 {
+		local = local[:plus]
+	}
+	return local + domain
+}
+
+// ClientKey is the client a SendLimiter counts under: the address of remoteAddr
+// (http.Request.RemoteAddr), an IPv6 one by its /64 (one host commonly holds a whole /64), or
+// remoteAddr itself when it is not host:port.
+func ClientKey(remoteAddr string) string {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	if err != nil {
+		return remoteAddr
+	}
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		if p, err := a.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return a.String()
+}
+
+// NewMemorySendLimiter returns the in-process SendLimiter: at most perRecipient messages to one
+// recipient and perClient requested by one client in each window (fixed, from the first message
+// counted). Zero values take the defaults. now is the clock; nil means time.Now.
+func NewMemorySendLimiter(perRecipient, perClient int, window time.Duration, now func() time.Time) SendLimiter {
+	if perRecipient <= 0 {
+		perRecipient = DefaultSendsPerRecipient
+	}
+	if perClient <= 0 {
+		perClient = DefaultSendsPerClient
+	}
+	if window <= 0 {
+		window = DefaultSendWindow
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &memorySendLimiter{perRecipient: perRecipient, perClient: perClient, window: window, now: now,
+		counts: map[string]*sendCount{}}
+}
+
+type sendCount struct {
+	n   int
+	end time.Time
+}
+
+type memorySendLimiter struct {
+	perRecipient, perClient int
+	window                  time.Duration
+	now                     func() time.Time
+
+	mu        sync.Mutex
+	counts    map[string]*sendCount
+	lastSweep time.Time
+}
+
+func (m *memorySendLimiter) Allow(_ context.Context, recipient, client string) (time.Duration, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	// Ended windows are dropped at most once a second, so a flood of fresh keys costs one pass
+	// over the map a second rather than one per message.
+	if now.Sub(m.lastSweep) >= time.Second {
+		m.lastSweep = now
+		for k, c := range m.counts {
+			if !now.Before(c.end) {
+				delete(m.counts, k)
+			}
+		}
+	}
+	to, from := "to|"+RecipientKey(recipient), "from|"+ClientKey(client)
+	wait := time.Duration(0)
+	for key, limit := range map[string]int{to: m.perRecipient, from: m.perClient} {
+		if c := m.counts[key]; c != nil && now.Before(c.end) && c.n >= limit {
+			wait = max(wait, c.end.Sub(now))
+		}
+	}
+	if wait > 0 {
+		return wait, nil
+	}
+	for _, key := range []string{to, from} {
+		c := m.counts[key]
+		if c == nil || !now.Before(c.end) {
+			c = &sendCount{end: now.Add(m.window)}
+			m.counts[key] = c
+		}
+		c.n++
+	}
+	return 0, nil
+}
