@@ -176,6 +176,8 @@ type launchOpts struct {
 	dbURL string
 	// publicURL is the base URL clients use (AUTH_URL); empty means the server's own.
 	publicURL string
+	// noAuthURL starts the server without -auth-url, so dev mode picks AUTH_URL itself.
+	noAuthURL bool
 	// devPort is the dev OAuth2 server's port; 0 picks a free one.
 	devPort int
 	// extra flags, e.g. SMTP settings.
@@ -218,11 +220,16 @@ func launch(t *testing.T, o launchOpts) (*server, string) {
 		"-log-level", "info",
 		"-orders-client-id", ordersClientID,
 		"-orders-client-secret", ordersClientSecret,
-		"-auth-url", public,
 		"-auth-dev-port", fmt.Sprint(devPort),
 	)
+	if !o.noAuthURL {
+		cmd.Args = append(cmd.Args, "-auth-url", public)
+	}
 	cmd.Args = append(cmd.Args, o.args...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+o.dbURL)
+	if o.noAuthURL {
+		cmd.Env = append(cmd.Env, "AUTH_URL=") // empty is unset: not even the runner's environment gives one
+	}
 	// SIGTERM lets the server shut down gracefully and close its database connections before dbtest
 	// drops the database.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

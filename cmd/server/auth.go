@@ -20,6 +20,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/sender"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/cors"
 	"github.com/triadhq/triad/impl/router"
 )
 
@@ -144,7 +145,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		Logger:            log.With("surface", "auth"),
 		// An https public URL means the browser always talks TLS: mark the cookies Secure then too.
 		SecureCookies:        c.SecureCookies || strings.HasPrefix(strings.ToLower(c.URL), "https://"),
-		AllowedRedirectHosts: splitList(c.AllowedHosts),
+		AllowedRedirectHosts: redirectHosts(cfg),
 		JWTCookieDomain:      c.CookieDomain,
 		LoginPage:            true,
 		UsedIDs:              shared.usedIDs(),
@@ -205,6 +206,18 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		log.Warn("auth: no login provider configured (set AUTH_PROVIDERS)")
 	}
 	return svc, nil
+}
+
+// redirectHosts are the origins besides AUTH_URL's that a login's `from` may send the browser to:
+// AUTH_ALLOWED_HOSTS, plus in dev mode the local dev-server origins CORS already admits there, so a
+// single-page app on its dev server (Vite's localhost:5173, ...) gets its user back after a login
+// instead of the JSON answer. Prod mode admits only what the operator listed (deny by default).
+func redirectHosts(cfg Config) []string {
+	hosts := splitList(cfg.Auth.AllowedHosts)
+	if cfg.IsDev() {
+		hosts = append(hosts, cors.DevOrigins()...)
+	}
+	return hosts
 }
 
 // emailTemplate is the confirmation message of the "email" verified provider.

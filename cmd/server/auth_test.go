@@ -70,12 +70,13 @@ func TestServer_AuthDevWiring(t *testing.T) {
 	if st != 200 || !strings.Contains(b, `"name":"demo"`) {
 		t.Fatalf("demo login: %d %s", st, b)
 	}
-	// The picture is an identicon proxied through the avatar store, served under /avatar.
+	// The picture is an identicon proxied through the avatar store, served under /avatar of this
+	// very server: without AUTH_URL, dev mode's public URL is the address listened on.
 	var user struct{ Picture string }
-	if err := json.Unmarshal([]byte(b), &user); err != nil || !strings.HasPrefix(user.Picture, "http://localhost:8080/avatar/") {
-		t.Fatalf("picture: %v %q", err, user.Picture)
+	if err := json.Unmarshal([]byte(b), &user); err != nil || !strings.HasPrefix(user.Picture, base+"/avatar/") {
+		t.Fatalf("picture: %v %q, want it under %s/avatar/", err, user.Picture, base)
 	}
-	checkAvatarRoute(t, c, base+strings.TrimPrefix(user.Picture, "http://localhost:8080"))
+	checkAvatarRoute(t, c, user.Picture)
 	u, _ := url.Parse(base)
 	xsrf := ""
 	for _, ck := range c.Jar.Cookies(u) {

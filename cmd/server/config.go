@@ -119,6 +119,9 @@ type AuthConfig struct {
 	ConfirmPerRecipient int
 	ConfirmPerClient    int
 	ConfirmWindow       time.Duration
+	// URLFromListener: AUTH_URL was not given in dev mode, so URL is the address the server listens
+	// on, settled by run once it listens (the configured port may be 0).
+	URLFromListener bool
 	// ProviderSettings enables providers one by one: AUTH_<NAME>_CID/_CSECRET, AUTH_MICROSOFT_TENANT,
 	// AUTH_APPLE_*, AUTH_TELEGRAM_*, AUTH_CUSTOM_PROVIDERS (see auth_providers.go).
 	ProviderSettings ProvidersConfig
@@ -221,7 +224,7 @@ func LoadConfig(args []string) (Config, error) {
 
 	c.Auth.Secret = Secret(env("AUTH_SECRET", ""))
 	fs.Var(secretFlag{&c.Auth.Secret}, "auth-secret", "JWT signing secret (AUTH_SECRET)")
-	fs.StringVar(&c.Auth.URL, "auth-url", env("AUTH_URL", "http://localhost:8080"), "public base URL (AUTH_URL)")
+	fs.StringVar(&c.Auth.URL, "auth-url", env("AUTH_URL", ""), "public base URL; empty: in dev mode the address listened on, in prod mode "+prodDefaultAuthURL+" (AUTH_URL)")
 	fs.StringVar(&c.Auth.Issuer, "auth-issuer", env("AUTH_ISSUER", "triad"), "JWT issuer (AUTH_ISSUER)")
 	fs.DurationVar(&c.Auth.TokenDuration, "auth-token-duration", e.duration("AUTH_TOKEN_DURATION", 5*time.Minute), "JWT lifetime (AUTH_TOKEN_DURATION)")
 	fs.DurationVar(&c.Auth.CookieDuration, "auth-cookie-duration", e.duration("AUTH_COOKIE_DURATION", 24*time.Hour), "cookie lifetime (AUTH_COOKIE_DURATION)")
@@ -263,6 +266,27 @@ func LoadConfig(args []string) (Config, error) {
 		return c, errors.Join(e.errs...)
 	}
 	return c, c.validate()
+}
+
+// prodDefaultAuthURL is AUTH_URL when prod mode is not given one.
+const prodDefaultAuthURL = "http://localhost:8080"
+
+// listenURL is the http base URL of a server configured to listen on addr: addr's host, or
+// localhost when addr names none or every address (":8080", "0.0.0.0:8080", "[::]:8080"), with the
+// port of bound (the listener's real address, for a configured port 0) when bound is not nil, else
+// addr's. An addr that does not parse is returned behind http:// as it is; net.Listen refuses it.
+func listenURL(addr string, bound net.Addr) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok {
+		port = strconv.Itoa(tcp.Port)
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // Development defaults: documented in docs/, refused in prod mode.
@@ -320,6 +344,15 @@ func checkProdSecret(name string, v Secret, min int, required bool) error {
 
 func (c *Config) validate() error {
 	var errs []error
+	if c.Auth.URL == "" {
+		// Dev mode's callbacks and avatar links must reach this very server, on whatever port it was
+		// started (`-addr 127.0.0.1:9090`), so there the default is the listen address. A prod server
+		// sits behind names and proxies only the operator knows: it keeps the documented default.
+		c.Auth.URL, c.Auth.URLFromListener = prodDefaultAuthURL, false
+		if c.IsDev() {
+			c.Auth.URL, c.Auth.URLFromListener = listenURL(c.Addr, nil), true
+		}
+	}
 	switch c.Mode {
 	case "dev":
 		if c.Orders.ClientID == "" {

@@ -134,6 +134,18 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	defer pool.Close()
 	reg := metrics.New()
 	reg.WatchPool(pool)
+	var ln net.Listener
+	if cfg.Auth.URLFromListener {
+		// AUTH_URL is the address listened on (dev mode without AUTH_URL), which for port 0 is known
+		// only once listening, and the auth surface puts it into its callbacks and avatar links: so the
+		// listener opens before the surfaces are built. Connections wait in its backlog meanwhile.
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return err
+		}
+		defer ln.Close() // Serve closes it too; this covers a start-up that fails before Serve
+		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
+		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
+	}
 	a := &app{cfg: cfg, pool: pool, log: log, metrics: reg, revocations: opaquetoken.NewWatcher(pool, log)}
 	defer func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
@@ -167,9 +179,10 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return err
+		}
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "mode", cfg.Mode)
 	if ready != nil {
