@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/middleware"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -72,8 +73,9 @@ type Options struct {
 	AdminPasswd string
 	// BasicAuthChecker enables basic auth with a custom checker; it wins over AdminPasswd.
 	BasicAuthChecker middleware.BasicAuthFunc
-	// Logger receives the service's log lines; default none (discarded).
-	Logger *slog.Logger
+	// Logger receives the service's log lines: a *slog.Logger, or the seed's Logf form
+	// (logger.Std, logger.NoOp, logger.Func(f)); default none (logger.NoOp).
+	Logger logger.Sink
 	// SecureCookies marks cookies Secure; default false so plain-HTTP development works. Turn it on
 	// behind HTTPS.
 	SecureCookies bool
@@ -133,6 +135,7 @@ var (
 // Service is the auth service: token service, providers, handlers and middleware.
 type Service struct {
 	opts      Options
+	log       *slog.Logger // opts.Logger as slog
 	jwt       *token.Service
 	auth      *middleware.Authenticator
 	redirect  func(string) bool
@@ -162,9 +165,6 @@ func New(opts Options) (*Service, error) {
 		opts.AvatarRoutePath = DefaultAvatarRoutePath
 	}
 	opts.URL = strings.TrimSuffix(opts.URL, "/")
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
 	if opts.UsedIDs == nil {
 		// One set for every verified provider of the service (their ids are random, never shared).
 		opts.UsedIDs = provider.NewMemoryUsedIDs()
@@ -172,7 +172,7 @@ func New(opts Options) (*Service, error) {
 	if opts.SendLimiter == nil {
 		opts.SendLimiter = provider.NewMemorySendLimiter(0, 0, 0, nil)
 	}
-	s := &Service{opts: opts}
+	s := &Service{opts: opts, log: logger.Of(opts.Logger)}
 	s.jwt = token.NewService(token.Opts{
 		SecretReader: opts.SecretReader, ClaimsUpd: opts.ClaimsUpdater, SecureCookies: opts.SecureCookies,
 		SameSite: opts.SameSite, TokenDuration: opts.TokenDuration, CookieDuration: opts.CookieDuration,
@@ -183,7 +183,7 @@ func New(opts Options) (*Service, error) {
 	})
 	s.auth = &middleware.Authenticator{
 		JWTService: s.jwt, Validator: opts.Validator, AdminPasswd: opts.AdminPasswd,
-		BasicAuthChecker: opts.BasicAuthChecker, UserUpdater: opts.UserUpdater, L: opts.Logger,
+		BasicAuthChecker: opts.BasicAuthChecker, UserUpdater: opts.UserUpdater, L: s.log,
 		ProviderKnown: s.isProvider, ErrorHandler: opts.ErrorHandler, RolesIgnoreCase: opts.RolesIgnoreCase,
 	}
 	s.redirect = provider.NewRedirectValidator(opts.URL, opts.AllowedRedirectHosts)
@@ -203,7 +203,7 @@ func (s *Service) Middleware() *middleware.Authenticator { return s.auth }
 func (s *Service) Params(cid, csecret string) provider.Params {
 	return provider.Params{
 		URL: s.opts.URL, AuthPath: s.opts.AuthPath, JwtService: s.jwt, AvatarSaver: s.avatar,
-		Cid: cid, Csecret: csecret, Issuer: s.opts.Issuer, L: s.opts.Logger,
+		Cid: cid, Csecret: csecret, Issuer: s.opts.Issuer, L: s.log,
 		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient, UsedIDs: s.opts.UsedIDs, SendLimiter: s.opts.SendLimiter,
 		UserIDFunc: s.opts.UserIDFunc,
 	}

@@ -22,7 +22,7 @@ func (s *Service) initAvatar() error {
 		ResizeLimit: s.opts.AvatarResizeLimit, HTTPClient: s.opts.AvatarHTTPClient,
 		// Refused pictures (private addresses, bombs, non-images) are what an operator needs to
 		// see, so the proxy logs through the service's logger rather than nowhere.
-		Logger: s.opts.Logger,
+		Logger: s.log,
 	})
 	s.avatar, s.proxy = proxy, proxy
 	s.avatarH = proxy.Handler()

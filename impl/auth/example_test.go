@@ -2,9 +2,11 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/impl/auth"
+	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/oauthserver"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -186,6 +189,45 @@ func ExampleService_AddDirectProvider() {
 	// POST /auth/local/login → 403 {"code":"bad_credentials","message":"incorrect user or password"}
 	// POST /auth/local/login?session=1 → 200 {"status":"logged in","name":"demo","id":"local_89e495e7941cf9e40e6980d14a16bf023ccd4c91","aud":"shop"}
 	// GET /private → 200 hello demo (role "")
+}
+
+// The seed's Logger (auth-service.md): anything with Logf(format, args...), the predefined
+// logger.NoOp (the default) and logger.Std, and logger.Func adapting a function. Options.Logger
+// takes those as they are, or a *slog.Logger; logger.ToSlog and logger.FromSlog convert between
+// the two forms. Here a site's own printf-style logger sees the line the library logs when the
+// credential checker fails.
+func ExampleOptions_logger() {
+	logf := logger.Func(func(format string, args ...any) { fmt.Printf("site log: "+format+"\n", args...) })
+	svc, srv := newExampleSite(auth.Options{Logger: logf}) // or logger.Std, logger.NoOp, a *slog.Logger
+	defer srv.Close()
+	defer svc.Close()
+	down := provider.CredCheckerFunc(func(user, passwd string) (bool, error) {
+		return false, errors.New("user store unreachable")
+	})
+	if err := svc.AddDirectProvider("local", down); err != nil {
+		log.Fatal(err)
+	}
+	resp, err := http.Post(srv.URL+"/auth/local/login", "application/json", strings.NewReader(`{"user":"demo","passwd":"demo-password"}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	fmt.Println("POST /auth/local/login →", resp.StatusCode)
+
+	// The other direction: code written for the seed's Logger, fed by the site's slog logger.
+	var seedLog logger.L = logger.FromSlog(slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // so the output is the same on every run
+			}
+			return a
+		},
+	})))
+	seedLog.Logf("[WARN] %d providers configured", len(svc.Providers()))
+	// Output:
+	// site log: level=ERROR msg="direct login: checker" provider=local err="user store unreachable"
+	// POST /auth/local/login → 500
+	// level=WARN msg="1 providers configured"
 }
 
 // A verified provider sends a confirmation through any Sender (here a function standing in for
