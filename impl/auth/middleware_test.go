@@ -120,3 +120,19 @@ func TestMiddleware_ValidatorBlocks(t *testing.T) {
 		t.Fatalf("status: %d %s", st, b)
 	}
 }
+
+// What the embedder's routes answer an authenticated user is marked Cache-Control: no-store by the
+// middleware (Auth, Admin, RBAC, and Trace when it finds a user); an anonymous answer is left alone.
+func TestMiddleware_AuthenticatedAnswersAreNoStore(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	u := token.User{Name: "p", ID: token.UserID("local", "p"), Role: "editor"}
+	for _, path := range []string{"/app/private", "/app/editors", "/app/trace"} {
+		if st, h, b := s.do(s.plain, http.MethodGet, path, nil, bearer(t, u)); st != http.StatusOK || h.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s as a user: %d Cache-Control %q %s, want 200 no-store", path, st, h.Get("Cache-Control"), b)
+		}
+	}
+	if st, h, _ := s.do(s.plain, http.MethodGet, "/app/trace", nil, nil); st != http.StatusOK || h.Get("Cache-Control") != "" {
+		t.Errorf("/app/trace anonymous: %d Cache-Control %q, want 200 without", st, h.Get("Cache-Control"))
+	}
+}

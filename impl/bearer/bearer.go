@@ -100,13 +100,17 @@ func (a *Authenticator[P]) Presented(r *http.Request) string {
 
 // Middleware requires a valid token on every request that is not public. A missing token gets a
 // challenge without an error code, a bad one error="invalid_token" (RFC 6750 §3.1); both are 401
-// with the shared Error body, before anything else about the request is looked at.
+// with the shared Error body, before anything else about the request is looked at. Every answer
+// to a request that needs a token carries Cache-Control: no-store: it is about the caller (a
+// balance, a profile, its orders), and a browser or a shared cache that kept it would show it to
+// the next user of the machine or the proxy.
 func (a *Authenticator[P]) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.o.Public != nil && a.o.Public(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		w.Header().Set("Cache-Control", "no-store")
 		tok := a.Presented(r)
 		if tok == "" {
 			a.unauthorized(w, r, `Bearer realm="`+a.o.Realm+`"`)

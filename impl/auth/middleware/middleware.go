@@ -112,11 +112,14 @@ func Forbidden(w http.ResponseWriter, r *http.Request, msg string) {
 
 // Authenticate finds the user of a request: basic auth when enabled and sent, else the token,
 // refreshing an expired cookie token (same id) through the token service. It may set cookies on w.
-// The user found is recorded for the request's access log line (web.SetUser).
+// The user found is recorded for the request's access log line (web.SetUser), and the response is
+// marked Cache-Control: no-store: what a handler answers an authenticated user is that user's, and
+// no browser or shared cache may keep it (a handler may still set its own).
 func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request) (token.User, error) {
 	u, err := a.authenticate(w, r)
 	if err == nil {
 		web.SetUser(r.Context(), u.ID)
+		w.Header().Set("Cache-Control", "no-store")
 	}
 	return u, err
 }
