@@ -20,6 +20,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/sender"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/avatar/avatarstore"
 	"github.com/triadhq/triad/impl/cors"
 	"github.com/triadhq/triad/impl/router"
 )
@@ -37,7 +38,7 @@ const (
 func (a *app) mountAuth(r chi.Router) error {
 	// Without AUTH_AVATAR_STORE avatars live in the server's own database (table avatars), which
 	// every replica shares and which leaves no files behind.
-	store, err := openAvatarStore(context.Background(), string(a.cfg.Auth.AvatarStore), a.pool)
+	store, err := avatarstore.Open(context.Background(), string(a.cfg.Auth.AvatarStore), avatarstore.Options{Pool: a.pool})
 	if err != nil {
 		return fmt.Errorf("avatar store: %w", err)
 	}

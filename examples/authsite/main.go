@@ -5,6 +5,7 @@
 //
 //	go run ./examples/authsite              # a free port; the URL is printed
 //	go run ./examples/authsite -addr :8090  # a given one
+//	go run ./examples/authsite -avatars bolt:///tmp/avatars.db  # avatars kept in that store
 //
 // Log in with any name through "dev", or as demo / demo-password through the form.
 package main
@@ -31,27 +32,29 @@ import (
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
-	"github.com/triadhq/triad/impl/avatar/filestore"
+	"github.com/triadhq/triad/impl/avatar/avatarstore"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address; port 0 picks a free one")
 	devPort := flag.Int("dev-port", 0, "port of the development OAuth 2.0 server; 0 picks a free one")
+	avatars := flag.String("avatars", "", "avatar store URI: a directory path or file://, bolt://file.db, mongodb://host/?ava_db=db&ava_coll=coll, postgres://...; empty: a temporary directory removed at exit")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr, *devPort, os.Stdout); err != nil {
+	if err := run(ctx, *addr, *devPort, *avatars, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run serves the site on addr until ctx ends, printing its URL to out.
-func run(ctx context.Context, addr string, devPort int, out io.Writer) error {
+// run serves the site on addr until ctx ends, printing its URL to out; avatars is the avatar store's
+// URI (empty: a temporary directory).
+func run(ctx context.Context, addr string, devPort int, avatars string, out io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	s, err := newSite("http://"+ln.Addr().String(), devPort)
+	s, err := newSite(ctx, "http://"+ln.Addr().String(), devPort, avatars)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -80,21 +83,28 @@ type site struct {
 	avaDir string
 }
 
-// newSite wires the library into a plain http.ServeMux.
-func newSite(url string, devPort int) (*site, error) {
+// newSite wires the library into a plain http.ServeMux, with avatars kept in the store the URI
+// avatars names (avatarstore.Open), or in a temporary directory when it is empty.
+func newSite(ctx context.Context, url string, devPort int, avatars string) (*site, error) {
 	// A real site reads its secret from its configuration; a random one per run means every
 	// restart logs everyone out, which suits an example.
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	key := base64.RawURLEncoding.EncodeToString(secret)
 
-	dir, err := os.MkdirTemp("", "authsite-avatars-")
-	if err != nil {
-		return nil, err
+	var dir string // the temporary directory to remove at Close, if the site made one
+	if avatars == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "authsite-avatars-"); err != nil {
+			return nil, err
+		}
+		avatars = dir
 	}
-	store, err := filestore.New(dir) // or boltstore, mongostore, pgstore
+	store, err := avatarstore.Open(ctx, avatars, avatarstore.Options{})
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 		return nil, err
 	}
 	s := &site{url: url, store: store, avaDir: dir}
@@ -139,13 +149,16 @@ func newSite(url string, devPort int) (*site, error) {
 	return s, nil
 }
 
-// Close stops the dev OAuth 2.0 server and removes the avatars.
+// Close stops the dev OAuth 2.0 server, closes the avatar store and removes the temporary one.
 func (s *site) Close() error {
 	var err error
 	if s.svc != nil {
 		err = s.svc.Close()
 	}
-	err = errors.Join(err, s.store.Close(), os.RemoveAll(s.avaDir))
+	err = errors.Join(err, s.store.Close())
+	if s.avaDir != "" {
+		err = errors.Join(err, os.RemoveAll(s.avaDir))
+	}
 	return err
 }
 

@@ -22,7 +22,7 @@ func TestAuthsite_Browser(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, "127.0.0.1:0", 0, pw) }()
+	go func() { done <- run(ctx, "127.0.0.1:0", 0, "", pw) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -18,7 +19,7 @@ func TestAuthsite_MembersRoute(t *testing.T) {
 	t.Parallel()
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
-	s, err := newSite(base, 0)
+	s, err := newSite(context.Background(), base, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
