@@ -3,11 +3,13 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/triadhq/triad/api"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -62,4 +64,93 @@ func TestMessages_ExamplesShowWhatTheServerSends(t *testing.T) {
 			t.Errorf("no example of %s found in the specs", code)
 		}
 	}
+}
+
+// TestMessages_DetailCodesAreTheServers: every spec documents the detail codes package invalid
+// defines, no more and no fewer, and every example of a detail (an object with in, field, code and
+// message) carries the message the server sends for its code and limit.
+func TestMessages_DetailCodesAreTheServers(t *testing.T) {
+	want := make([]string, len(invalid.Codes))
+	for i, c := range invalid.Codes {
+		want[i] = string(c)
+	}
+	examples := 0
+	for _, name := range []string{"orders", "brands", "auth"} {
+		doc := loadJSON(t, name)
+		detail, _ := dig(doc, "components", "schemas", "ErrorDetail", "properties", "code", "enum").([]any)
+		var got []string
+		for _, c := range detail {
+			got = append(got, fmt.Sprint(c))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s.yaml ErrorDetail.code enum %v, want invalid.Codes %v", name, got, want)
+		}
+		var walk func(where string, v any)
+		walk = func(where string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				code, okCode := v["code"].(string)
+				msg, okMsg := v["message"].(string)
+				_, okIn := v["in"].(string)
+				if okCode && okMsg && okIn {
+					examples++
+					var limit json.Number
+					if l, ok := v["limit"]; ok {
+						limit = json.Number(fmt.Sprint(l))
+					}
+					expected, _ := v["expected"].(string)
+					var allowed []string
+					if a, ok := v["allowed"].([]any); ok {
+						for _, x := range a {
+							allowed = append(allowed, fmt.Sprint(x))
+						}
+					}
+					if w := invalid.Message(invalid.Code(code), limit, expected, allowed); msg != w {
+						t.Errorf("%s.yaml %s: detail %s says %q, the server sends %q", name, where, code, msg, w)
+					}
+				}
+				for k, inner := range v {
+					walk(where+"/"+k, inner)
+				}
+			case []any:
+				for i, inner := range v {
+					walk(fmt.Sprintf("%s/%d", where, i), inner)
+				}
+			}
+		}
+		walk("", doc)
+	}
+	if examples < 3 {
+		t.Errorf("found %d examples of details, want one per spec at least", examples)
+	}
+}
+
+// loadJSON is a spec as JSON values.
+func loadJSON(t *testing.T, name string) any {
+	t.Helper()
+	body, err := api.FS.ReadFile(name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var doc any
+	if err := json.Unmarshal(j, &doc); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return doc
+}
+
+// dig walks nested objects by key.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }

@@ -71,14 +71,22 @@ func TestNames_NoSchemaShadowsABuiltin(t *testing.T) {
 }
 
 // TestNames_NoGoExtensions: the published documents are for every reader and generator; Go-only
-// hints (x-go-type, x-go-name, x-oapi-codegen-*) belong in gen/<surface>api/overlay.yaml.
+// hints (x-go-name, x-oapi-codegen-*, and x-go-type for the server's own convenience) belong in
+// gen/<surface>api/overlay.yaml. One hint is published on purpose: `x-go-type: json.Number` on
+// exact numbers (money, and the limit of an error detail), since without it every
+// Go client generated from the served document with default options holds them as float32, and
+// an overlay is applied only by this repository's own generation.
 func TestNames_NoGoExtensions(t *testing.T) {
+	exact := []string{"x-go-type: json.Number"}
 	for _, name := range []string{"orders", "brands", "auth"} {
 		body, err := api.FS.ReadFile(name + ".yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, line := range strings.Split(string(body), "\n") {
+			if slices.Contains(exact, strings.TrimSpace(line)) {
+				continue
+			}
 			if strings.Contains(line, "x-go-") || strings.Contains(line, "x-oapi-codegen") {
 				t.Errorf("%s.yaml:%d carries a Go generator hint: %s", name, i+1, strings.TrimSpace(line))
 			}

@@ -109,9 +109,10 @@ func TestGoClientRecipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := strings.TrimSpace(sh(project, runIt))
-	m := regexp.MustCompile(`^order (\d+): WAITING, price 120\.5$`).FindStringSubmatch(out)
+	// The price is the server's literal (json.Number), not a float's rendering (120.5).
+	m := regexp.MustCompile(`^order (\d+): WAITING, price 120\.50$`).FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("the recipe printed %q, want \"order <id>: WAITING, price 120.5\"", out)
+		t.Fatalf("the recipe printed %q, want \"order <id>: WAITING, price 120.50\"", out)
 	}
 	id, _ := strconv.ParseInt(m[1], 10, 64)
 

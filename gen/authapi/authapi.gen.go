@@ -21,6 +21,111 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ErrorDetailCode.
+const (
+	ErrorDetailCodeAtLeastOne       ErrorDetailCode = "at_least_one"
+	ErrorDetailCodeBlank            ErrorDetailCode = "blank"
+	ErrorDetailCodeControlCharacter ErrorDetailCode = "control_character"
+	ErrorDetailCodeDuplicateKey     ErrorDetailCode = "duplicate_key"
+	ErrorDetailCodeEncoding         ErrorDetailCode = "encoding"
+	ErrorDetailCodeEnum             ErrorDetailCode = "enum"
+	ErrorDetailCodeFormat           ErrorDetailCode = "format"
+	ErrorDetailCodeInvalid          ErrorDetailCode = "invalid"
+	ErrorDetailCodeMalformed        ErrorDetailCode = "malformed"
+	ErrorDetailCodePattern          ErrorDetailCode = "pattern"
+	ErrorDetailCodePrecision        ErrorDetailCode = "precision"
+	ErrorDetailCodeRepeated         ErrorDetailCode = "repeated"
+	ErrorDetailCodeRequired         ErrorDetailCode = "required"
+	ErrorDetailCodeTooDeep          ErrorDetailCode = "too_deep"
+	ErrorDetailCodeTooFew           ErrorDetailCode = "too_few"
+	ErrorDetailCodeTooLarge         ErrorDetailCode = "too_large"
+	ErrorDetailCodeTooLong          ErrorDetailCode = "too_long"
+	ErrorDetailCodeTooMany          ErrorDetailCode = "too_many"
+	ErrorDetailCodeTooShort         ErrorDetailCode = "too_short"
+	ErrorDetailCodeTooSmall         ErrorDetailCode = "too_small"
+	ErrorDetailCodeType             ErrorDetailCode = "type"
+	ErrorDetailCodeUnknownField     ErrorDetailCode = "unknown_field"
+)
+
+// Valid indicates whether the value is a known member of the ErrorDetailCode enum.
+func (e ErrorDetailCode) Valid() bool {
+	switch e {
+	case ErrorDetailCodeAtLeastOne:
+		return true
+	case ErrorDetailCodeBlank:
+		return true
+	case ErrorDetailCodeControlCharacter:
+		return true
+	case ErrorDetailCodeDuplicateKey:
+		return true
+	case ErrorDetailCodeEncoding:
+		return true
+	case ErrorDetailCodeEnum:
+		return true
+	case ErrorDetailCodeFormat:
+		return true
+	case ErrorDetailCodeInvalid:
+		return true
+	case ErrorDetailCodeMalformed:
+		return true
+	case ErrorDetailCodePattern:
+		return true
+	case ErrorDetailCodePrecision:
+		return true
+	case ErrorDetailCodeRepeated:
+		return true
+	case ErrorDetailCodeRequired:
+		return true
+	case ErrorDetailCodeTooDeep:
+		return true
+	case ErrorDetailCodeTooFew:
+		return true
+	case ErrorDetailCodeTooLarge:
+		return true
+	case ErrorDetailCodeTooLong:
+		return true
+	case ErrorDetailCodeTooMany:
+		return true
+	case ErrorDetailCodeTooShort:
+		return true
+	case ErrorDetailCodeTooSmall:
+		return true
+	case ErrorDetailCodeType:
+		return true
+	case ErrorDetailCodeUnknownField:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ErrorDetailIn.
+const (
+	Body   ErrorDetailIn = "body"
+	Cookie ErrorDetailIn = "cookie"
+	Header ErrorDetailIn = "header"
+	Path   ErrorDetailIn = "path"
+	Query  ErrorDetailIn = "query"
+)
+
+// Valid indicates whether the value is a known member of the ErrorDetailIn enum.
+func (e ErrorDetailIn) Valid() bool {
+	switch e {
+	case Body:
+		return true
+	case Cookie:
+		return true
+	case Header:
+		return true
+	case Path:
+		return true
+	case Query:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LoggedInUserStatus.
 const (
 	LoggedInUserStatusLoggedIn LoggedInUserStatus = "logged in"
@@ -118,14 +223,8 @@ type Error struct {
 	// Example: unauthorized
 	Code string `json:"code"`
 
-	// Details Per-field problems of a validation failure.
-	Details *[]struct {
-		// Field Example: user
-		Field string `json:"field"`
-
-		// Message Example: value is required
-		Message string `json:"message"`
-	} `json:"details,omitempty"`
+	// Details Every problem of a refused request (validation_failed), one entry each.
+	Details *[]ErrorDetail `json:"details,omitempty"`
 
 	// Message Human-readable explanation.
 	//
@@ -151,6 +250,83 @@ type Credentials struct {
 	// User Example: demo
 	User string `json:"user"`
 }
+
+// ErrorDetail One problem of a refused request. A client switches on `code` (and reads `limit`,
+// `expected` or `allowed` where the code has one); `message` is the code's one English
+// sentence ending, to show after the field's name. Every problem of a request is listed in
+// one answer: the specification's rules and the server's own (a price's two fractional
+// digits) alike.
+//
+// | code | meaning | message |
+// |---|---|---|
+// | `required` | a required field or parameter is missing | is required |
+// | `unknown_field` | a body property the operation does not take | is not a field of this request |
+// | `type` | a value of the wrong type; `expected` names it (`number`, `string`, `integer`, `boolean`, `array`, `object`; several joined by `\|`) | must be a number (or a string, ...) |
+// | `too_short` | text shorter than `limit` characters | must be at least `limit` characters |
+// | `too_long` | text (or a number literal) longer than `limit` characters | must be at most `limit` characters |
+// | `too_small` | a number below `limit` (no `limit`: it overflows its type) | must be at least `limit` |
+// | `too_large` | a number above `limit` (no `limit`: it overflows its type) | must be at most `limit` |
+// | `too_few` | an array or object with fewer than `limit` items | must have at least `limit` items |
+// | `too_many` | an array or object with more than `limit` items | must have at most `limit` items |
+// | `too_deep` | JSON nested deeper than `limit` levels | must nest at most `limit` levels |
+// | `precision` | a decimal with more than `limit` fractional digits | must have at most `limit` fractional digits |
+// | `pattern` | text not matching the regular expression `expected` | must match the pattern `expected` |
+// | `format` | text not of the format `expected` (`email`, `decimal`, `uri`, `date-time`) | must be an email address, ... |
+// | `enum` | a value not among `allowed` | must be one of: `allowed` |
+// | `blank` | text of spaces only | must not be blank |
+// | `control_character` | text holding control characters | must not contain control characters |
+// | `encoding` | text that is not valid UTF-8 (or percent-encoding), or holds NUL | must be valid UTF-8 without NUL characters |
+// | `repeated` | a parameter or form field sent more than once | must be given once |
+// | `duplicate_key` | a JSON object key sent twice | must appear once in its object |
+// | `at_least_one` | none of the fields in `allowed` was given | must hold at least one of: `allowed` |
+// | `malformed` | a body that cannot be read as its Content-Type says | could not be decoded |
+// | `invalid` | a value refused by a rule none of the above names | is not valid |
+type ErrorDetail struct {
+	// Allowed For `enum`, the values taken; for `at_least_one`, the fields of which one is needed.
+	//
+	// Example: ["Customer","Performer"]
+	Allowed *[]string `json:"allowed,omitempty"`
+
+	// Code The rule broken (see the table above).
+	//
+	// Example: too_long
+	Code ErrorDetailCode `json:"code"`
+
+	// Expected For `type`, the type(s) taken; for `pattern`, the regular expression; for `format`, the format.
+	//
+	// Example: number
+	Expected *string `json:"expected,omitempty"`
+
+	// Field The parameter's name, or the body property's path with members joined by dots (`products.0.price`); `body` for a body that could not be read at all.
+	//
+	// Example: X-XSRF-TOKEN
+	Field string `json:"field"`
+
+	// In Where the value was sent; `body` also for the fields of a form body.
+	//
+	// Example: body
+	In ErrorDetailIn `json:"in"`
+
+	// Limit The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
+	//
+	// Example: 256
+	Limit *json.Number `json:"limit,omitempty"`
+
+	// Message The code's one message, to follow the field's name.
+	//
+	// Example: must be at most 256 characters
+	Message string `json:"message"`
+}
+
+// ErrorDetailCode The rule broken (see the table above).
+//
+// Example: too_long
+type ErrorDetailCode string
+
+// ErrorDetailIn Where the value was sent; `body` also for the fields of a form body.
+//
+// Example: body
+type ErrorDetailIn string
 
 // LoggedInUser The answer to a completed login: the user in the new token, with `status: logged in` so a
 // client can tell it from the other bodies a login may answer (`Sent`, `MessengerLogin`).
@@ -4583,140 +4759,162 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1rchs50uBVsNwvwqS3SJF6jUVFx67a7W57xm1rLHl7IkytCqwCSYyKABtASeI4FDG/9gB7iDnYnGQj",
-	"M4F6kEWJluWeni++X7aqUEAikZnINz+3Ej1faCWUs63h59ZM8FQY/O/JNXfcvOTJTLzUyhmdwdNU2MTI",
-	"hZNatYateJGPM5lEbM5vu3wqvts77PfjXitq2WQm5hy+ELd8vshEa9hqGtyKWm65gLfWGammrbu7qPXq",
-	"nE/XFztzRqspu+aZTLnTJmJuJtiM2xnTE/y/ddqIlI2XTthNQIxa4iBN9vq74/Rg0h/0j/YPDgcHAz44",
-	"4Ik4fNE/TNJ0b3D0h+Rw1GoE7q1OOEG0CuAHkUojEsccN1Ph6hBMtJlz1xq2ciO7RkyEESoRjSu802dK",
-	"TibrC5xkN3xpWay0hQGriFb5vDX81PJvWxdNc58J91LrKykaDvOPv5zHjKuUxX85+/Bj9/z9n169i1mC",
-	"wy1rW+GYVizTU6lwmBETI+wsYkkmOCCe3urcdeqQrYJxF7UW3PC5cJ7W3kzeaSV+5i6ZrcMF1GDxfJNM",
-	"CuXYTGepZW1tWPw87hwzzubwJePK3ghj2V5/H9Z/9JlLWJU4oRW1FJ/DHG8mXYCxS0BWdzfnt2+FmrpZ",
-	"azjo7+43Yf3U6GsJ0zXQzFRaJwB7Cz+IwYqAbsF2eO5mO5m0hNFyR6m4DoAuuJuVYIZJWlHLiF9zaUTa",
-	"GjqTiyrEC+6cMPDx//nEu3/rd48u/L+X3YvP/WhvcPcfjZQJdPGaELO2k/OZYCXdeLJ5ZoFfc3HMAjTs",
-	"ZiYUnqbTV0KxRM+FZROj5/jwj7+c+097m07iL91ymU0HsXtwGDWRnRF2oZUVJOEmTpi3QM7ru3mrp1OR",
-	"MqmO2V5/jzmN0HnZI1IWA8Rxj8GuA4dwI5glvq/I0aq8+A8jJq1h67/vlFJ3xw/dKcYRl3ZLNr3vq5Kf",
-	"cX/f8/Qn7sQNX8KHiVZOKAf/5YtFJmmBnb9agqYgJxiZAqrEbTLjaiouJ1xmIm1Frbmwlk/hHey/INFU",
-	"pkxpx3iSiIVD3ACpaiP/hmswnPCuejpNu6C3dudkIV8Zow1tYkUsrQAVs3YNFCMmuRUpCQidik7E4twK",
-	"I9VE1z+BpyzReUawjwUzgqcw3gqV1scmWk0kSGzaTOWbVGTyGhi204MNvuRZNubJ1fc8/SB+zYV122Me",
-	"6WNRkQ3IK5XzyNWV0jfqssLV5YH4lxW5oRcC2dQ67kTTfGOeXtLL6kQk0fE5m0trpZpGTNwukF21wY2j",
-	"hJVqegzjDJ24vwmmXCo6uCc47NUdx8csLqCOWXvGVWpn/Cpw3RrAERxzGhGYIG6kg5tBu5kwBaoi2BZt",
-	"uLq5jl/M0EHGrK000lTElGYaKPzyWhg5kX4KXiIf1tG5Y5wlniKIPt4oELU8exQ/Sv/xpUCEVQ8tvGJW",
-	"mGthGI14mkOoLxsPGVcsV+J2IRJAKTBKbsQxS4XjMiPBp1W2ZJIkuwcp01NEAcnSN+rLUCBTuucuD3Z3",
-	"x7t/OOR7B4fjdLJ31B/spRM+Fnw3Sff3xGB/IJLkSLwobwieSVSt4IRzSxRO0nx7BAWgP1rRiKTigkDa",
-	"MHXV79hLo/vuhUfLeFr5fe6+DJ+ryNC52x4bZ/RxAx5e+k16HfAJNynVo2UqT1MjrN0kAj1/1/jJf8Lm",
-	"uUUxL2554rIl0wquiUQuQPWMmM1B0bQMSex/+TV7iZ6j4PXC6EvWxUsJtOkFt/YmRWIpNDfUlJ/6fvi2",
-	"grqUnR4ZICf1tTBW/k2keAfv0FZ3PMqjJjHqZtyxSaZvjpmXuCmKoXBM+F5aFN/Vo5pzmY31LcyJmEVd",
-	"Gu+AhIxYlsy44QlYHp0gnaT6UZuxTFOhvpTQ8lSiHddwOOHdpdLukmeZvlnTqKRlVjoRNgL7o3GsmBhQ",
-	"nxiRCuUkzzaSdHVI/ZpItEHJhOjQhuhMGyIuuCubpqyqP5c4qDppTTkiNZ5noEst8fJ9MhprwmDM2oCy",
-	"HZ6TRuavnFW82XCXVxATszZJ6eJdZR8xawdC81uSCtX9imYBSgMYoOPlmkYBU64hbX1OIxYZXwbdMZiF",
-	"H0iFfZSKEABoUBE2qsmouD2RrlBfPx6y2qpkkgft3CtGQScjnYW1RW/aY4WCngoF+ALLwnoWPdf3GdDh",
-	"5tW1pZ/ZFYtkwafiGO5h8iWcfDx/3X198u6Hs9cnf3pVsTn/VabbudZvQXl4FBV4qXvptL7McJYqIfi3",
-	"bKzTJcgapzWjUU9DA2urezLA9cRtIkRqK4rhM8syOZcOz/ajCsf0SAbIqxPUbvTczYDzaYbKpfpE91+5",
-	"bDwEHRA53JsFxO3hknJ8vhAoQYJVteDWVXRElsmJcHIuImblVBVmS8G1PJtqI91sHrEJLlC88PIuIhcK",
-	"Kupm3acUMSP+Str7eFl1ZWgyZAiM7lgbJSp3sChMI1b1uoSDu+Yy4+PscSSbcsfH3IrLvDLRqvgKgwCL",
-	"lXHHzAhn0N7gbCJumBWJVqn1Xi9h3RuwHvYmu/wo6acDsT8+4IfJEx19E+Se4gt4E65KH0MyEykzcjpz",
-	"TOkb1uYKtG8+FcyfJdnUesJOtXVTI87+/LYD72bcMpPjaHiLQ3VuEsHaZ39+e3Z+cv6KJRm3lh3sDQEV",
-	"eZaxVNqriM3FXJtlBGqPEgmADlci3FpwmjfcMvKqpD32AXHJJ04Y3ITK52PQFSYBrYDnGEd10WcWr8jJ",
-	"yqsGt72fw2l2wyWgZKJRx3VmKdV0g5/+oHDfgTE6JRsMqQ7Vzup98AiJ8eVa87fRmVFuFCthFIM70lml",
-	"ZSUfI8P9b+JYqdWP5J17zN6vi0lKH58341vDT59bEymydN3JWuJnzm/lPJ8z8qqyDB2uAO3uwWHr7qLp",
-	"2km1sKWfhW7f0zfMLkQiJ7K8Op8Aw2vb83y5ERTQwBciIadfEZYJHozg77VMXAuzJH88Wms7HMNjxcTo",
-	"BbOOSXfMUJ8BHr8WppvpFeHJiHFAsyn2TO7osLFG1zrepXriAUHxzzMG+jfuITcTnqD+sjB6IYyTZKDQ",
-	"sa+H0kBmsTkH2S66oLrjAyO41erYLwLf1qYvIiwSbnDryNwPcacm0sqVzRcLbZxIL+cilfwSuTpqVFhW",
-	"bnJQ+ic6VykGAlYcYRtuj7qV3cDoVQ/out20ahS0okZLaINlB3/54fj3mmq+7l5fcVSDLCxd0a2oBeiZ",
-	"c7WsQWVbF9VY0Ara6lGPqHXbneruSiikwvOrpHEqTBeFAMilcSbmlm6e8nSD/w8DNE7Mgxe7QnVeilTj",
-	"rrDT9ZhSRVxUB6M5SiLQK21N0agywPXJr1hOVwY/9RgUH1jKP+DG8OXK0nUcvM7nXJVcIW4XGVe493oU",
-	"bpOG2bDNilrSGDjrekdX900aotn+E9L4Cj2s9K3aOjBrys5DKEPRcA/GPOl4n+qr4F9+WXdG1PfyA9pi",
-	"XYoMVHhrXTDxfIVAnJEcT/D+KF7UIu9RQ3S8cG2QWoWZAcHuRFNdLIKLshpJnetu4ROJHozmEs/WQYc5",
-	"tvh0Bf+eI/x2mgi25oMGnGXZ+wle0/ddkOSxjlZ5Mvh/y0SB0itekyfl44d24KdcB/0iaqBxujxAD+QM",
-	"wM4EmCNIKsPS/Pf+HCVugkGFplBMaw1ZAV3MrGZ8pHxSQMIVcyLLmHRlNJl8NGOdohveB6zmfBlgacdn",
-	"Qrk4YvHPwlqhpj4eHHd6I1RJ6o+baG4eRvjZC65dCJUCw+bKyYwV9wJzM6Pz6cwbyD5UMNYueJ2cFdkE",
-	"PYJwCzMjrgXPiGrrBzrWbpOq4J5ZxCbwbp3ckcsuEdRLmKCBvtcJxW+lTibhYcMMuJMmVw3pSv5c0ZXm",
-	"vTawf25ZvEOW0Cjv9/cSHIf/FXF9F4eTQdIX+/xovJvuJ38QLyZ9PhjvJnvpvjiYHPa3pdyo5XGAADex",
-	"4JnXrlePveYC9SIUrSrYVYO0KwMSletjLYaw1WnACvWjwCdbbznA0rxda8HAyJoSsOJBDJI1diYXMeP2",
-	"yuLVZOmbLkYAi2yh1OjFopruMTb6BgPwmbbknu3TdBOeWeHD7qmY8DxzHZx4IYwFLVM5phVldAUcwAkP",
-	"YMsmhzsMp6jjZNCEzLMCmWvBPB8Bzy36Q+j+tXnm7W5Ka1o/1/uEKiqErPp3JfK2rcQtr5s6xB/L4AYg",
-	"uJhhRUHxgdBHivGo9dFuSvWReLU774NBBmoge+dMoH8JH/PstDKA8pJWsr1uneEMPpTj3OfxrYHllYcV",
-	"pvRaOQUIOkGNKkBbVzXWcC3mXDakOb7qwnPCNFoUDVh+iI9lA8QxyblgJ5Cou6SHdsYHYQsVnzbdkWmj",
-	"VPzCYPk6iIsGVbiSXglrP7PszSlrIyo4SzIu55blCzCSDTnXJeWqrc1OeuS6wmgXGV+y9ZtqA+1GrYVM",
-	"XG4a5jo1+hZDB2Saf/zwtj7jzLnFcGcn0wnPZtq64Yv+i7435Hf6431+KHYne8lR2pNzPm1c2+isYeEP",
-	"OhMosT58f/JyZRfpfAtFCnGDNLLOhHAHiCQ30i3PQMPzlz+3MjnJXUO+5PfwCoMfEZGsUGDGpKxNsWaA",
-	"iJSqk4/nry9Pfvj5zbvL05Ozs19+KPM2Ka5oZcWMAPQBDkjEN699jk5+vA+K/L5aMh/9WaZq/PGX83IF",
-	"vpB/Emia/fXG3ZdnGAJ0oOXjMNYGu0gmout01/+3c08G4eZl/5wLs3xgVWCGX2Gc94IVC+HDch1SKxrW",
-	"ubVmsml/L/ViGThuLZ+ymkdJQe1wFtumS67AAuQl1UQ37/j1+flp4fzxMIn5WKRkGKM3zGObteOpdLN8",
-	"DAJwByXs7Ff6d0fOFxm6zuIOaHluJkZqzdc217lC8TEs0gnZjKsUTDfuWEwTUNK35/D6a3wW90ZqpJ4/",
-	"PwfU297z5+zEK+YU+bvRQUUZMkp4br92bvFeZcuInXI3+24nYmd8Ls6kE9+95be04Ouz3YNDIoAO4yod",
-	"qVqOdLvwFYyXjJBoo0qSq0w7PXZSOgtLv0EZkCFoQlZbbt1IWaHSQOBx9RxjJn7NeRa054Z87R57XXyH",
-	"E2vjSTZGkGIwg0Yq4cYsq4Aq6wRPMfENJg2rA7ydHos9b383iCn/Gv7+bhB3mFYV++pKWNDoZyMV1MGq",
-	"jthjJ6oIhPn9+tVtyCkHaWXRDZ4eNyuY1gH81VcddjOTmWgOqyVAXSItTUOENWIZt872WCkzAQjKaq0q",
-	"ryHJDiUpEClrx2vSE61GIL4P5J21z59jOs8fz96/Y3Fw78beHq15WQuHKnl0UfnERGWKCMAxSVy3N1Kv",
-	"8DOEtRgVBsR/6b6kkED3fLkQ3ffIzXbIQslAxDhLhVp2eZaNVBwGn/kbpnuqM5ksfRkAFn90ffUHzNHF",
-	"CovAY2/UInfM5JlARvveB3Z07jAhs+Ix1IbVfWVR4ccmjpAW2EYIJdJjMOqvpc7oUzgOtt/vswbfPruZ",
-	"aStY7J2ZMSnEgD50B/bYubh1rL3gKKamc6GALZENRgp2ONFmzspShIiO6kosLSKApLuNKp4szxC2UySK",
-	"IVjs4/mP3RdF5PTdx7cj1Y5HoKb1+zGTKsnyVJAU8OG1TDpheMbaXC1pXXpxzHgJEgNxDXo9xsAwGRcH",
-	"dTA0yN1IzbV1bG+3ktYEa+B8IdxfzY9CzyqGnVLuuA/6SYdJjFdiydwNyHIs8BgpUkEikK+4zOCQZeJa",
-	"ZOgSVsLCOSOiigH9fp/N4YYwliZZMpoEScAYvuyN0BKSiVAWVSl/Tf38Bm7k3GRe07DDnR29EIrinT1t",
-	"pjv+I7sDY++ilpOuVOfZSeUyakUtzDjDi6zfG/T6MB6m4wvZGrb2ev3eHvre3AzVKbxc4D9T0WTuK/b6",
-	"/Oe3mELC7EzfwL5n+obxwqrN9BR2PAQpKNUV2K5lYK9NLiwsGWCYAUOCe6Rgxg7dFGnVdYqEKRVLxTWb",
-	"YwIySrXcGLCGUY/DO4fkGd2NO/A4Jr0AJ1+5MrwoT/RCVgVhw+XRoUP1Vi8b585p1WNvnGUvz05HCkMe",
-	"1qf8Osv0jWJKK9C+ONqhhDzPQ8tM0KGD4Yf8i8F5OC+0u09J166VZuz2+yvhTSdu3c7MzbOVci40lv5b",
-	"qhPgFAYDyDaiF+Xf//z7P+jRTvnsoSKldYUIzmsl+L1BhDZYe9650bUmYc+UVuLZscdU8SgR3X/+/R/P",
-	"jtk///6P+H7w7qLWPmGpyRlcYHNnLWx8F7UOtvmwyFyvmiCt4aeLqGXz+ZyDmtz6Qcy1v/cX3mbiU0tu",
-	"KryawaK57SKLdkPQrjVEhw3MW1Y4beQ+wDsICVsGRtbyW2zE0PcKL0y4c1Jhemtk91ZaB6QXMgjsw6R3",
-	"b2T9k6/FQqsSNlseWREcW63bWneY1iJT66R3Wi0NsysE2HzlP5R9FooMfy+EBOdCun3i5HXp87CPJSmU",
-	"XRuJ6mUmuLEVxXtT3WNvk+CC2ZtJ535slOn7vxPE6ymjvXwBmqPWQtsGtILlBCbeT6/O70Pcqbb/qZDH",
-	"2qfvz847jyTV0oncSKrvfBxokluwGkIORlzzLseUF6iWrJJ2nyuyZNAyXYnG1o/mJ4FC8SzECKrluRvC",
-	"jeWQnUpZ6N3F14hT/ILibEVGekMRT3CKex8hYNLz+vpXdR/8F2Smby55QScXvu39Tsjwl5nASGc11QlM",
-	"ympc4RGEGUIPG69lqimopSs8s96Yb2vDxoVZ3dls9YPC6p1q9Hykgt1e8wgMVw1j4Z06StyQEN9pFOAN",
-	"uqcn948hAv8vIfYiC6KIR3x1ydvWxL2pqi0c6lOVcT2aN/b7g4c/rOWOfzlDwQd7W61SZJitMOHnmjMc",
-	"eLLq2f10cRd9rrqyiwfeyUx/V1z5ny7uanx9To6qqUi7UrGQQrXKySXDfg5a091OKLbYyL+h8wDzUaiP",
-	"H96SVURTNYWmikljsPirkSkqhPclxLmtpHqOVFwvtQiMGbGbmUzQ34asHJpItLmf50abKzAyE9HpsXe6",
-	"iCtIy6gVxUjBfedTIXvs/EY62E/7PboCBr0+72Duj2Vl1UlMVbzeB9pOZiK5EmmRvokAlzXGmbwSzMPT",
-	"icLHoQQ4xlBxTAUrcekspDpzrhKRZSLdZPuGwvF1AVQ/J9rNbq9PYGyKNYSkxsZ2CAeD3YYQ1HoAdbWC",
-	"f9NiPnWsca39/tHhFouhL5QZQcmhwQle0NOGhUMm5fa7vHi8mvkGU4D2tpERlVYS20q9hsYB28q91box",
-	"/G5vq21VSx0fJzF3H/6g0oXiCYRsTSKW3LBScl0RjFTednH3pTd7UVQARNNs3/yoS7ee9ao41lOgbAnb",
-	"uZzrVHw30WZ+CdPErH2yWGRiyGJgnDiibDb8D/nsQJaR29pYhyVA3XwRsZhq6jo99j25GS1LNaavY2QI",
-	"vqiGqthacwSqIhqpxGhru1hqCoZKxKxmCNIzywBC9LKHUr1Kv5OfXp2XVXsYK4LNru5ipDygaESjVxDt",
-	"auDZmDkOSh75KWm3bcpsw2AiZVYUlcB0Jdxgv40MZpNqpNC3Cn/MpHXaLDsY1zbC93ziVEDrRfmxT/rT",
-	"uaPWMt4afUAKf6VF+l+i4t9IVLB2wZqdBrHRpE1lIf2zUZX6QSyESm2I3VXSda6kSocj1WXPnxfgPH/O",
-	"2nEqrold3EyalC04pkR1hiwGLgXmwmhBVIRcY/bP//v/2F5/d73QdaRYQ60rKlJYTBixwUF3LlXuBNug",
-	"jLErIRaWmClip396+SqU3RucHQBF3HV6tBtC6PPnQ8/UEYspkRn+x/N0DfLdfr8ITbCi6UGlTYafOBRM",
-	"16b28qEyN8VSwsTx55G3+Eet4QjzIUetu9iHt6zPxEXljtVSN49J9/QxcQ8zzUtO7baXhn5B1PGkw0zP",
-	"qbwW1AjNl4BEMLvIrFjfLAb+GsrmSx0XJyL72Hq4BweMTg1ww9iJWlKHgyXj9gplOIWmaXfSsrHOVQqG",
-	"coGwxnYWY26KRgkwcTtey2CLjzGQZV3EOJsaDbcRZ2klWYsaAxX9GLgDLAAQ+/0+TFprBhHh7kLxoaQs",
-	"2U5x/YXw4eE+WxipvL+qCGhSaijcKzCxE7cu+Bwos/+ZDUk5PhE38rnTEtOpmc0xBNnx1IM48BP4kyMO",
-	"8p0DfLhOwTA8smlO1f90sfmeDc8w7EVxOWltLkyHzn6/v4f7b2xecFwLlx4EgC2baqCyWrMRAL8kAZgT",
-	"b0fcGSW9w+V2xdqZQLsn4Vb4wF38PxyfxkFZmINGEBoWFNN3irguTL3Xx1QFbq9IGcfNU2a9P+IhFS0L",
-	"CdNEbH/3CNimqTyJYpCIhGrRaHON3TMbkn5txOyMUwNHPDcj0Hdig8xxZOCB/KyaeLDl5885qDMgNNBm",
-	"K2X/BqnJ2gf9XQRxrb0Y8ngwJr3bteZZozQgD1SR/49i3YlMTA2fx51hkQwQEm6qwmqs3agVsRGliIGs",
-	"Oi4FI4a9EbYQCHe9ufAWOXyJxvj/xFT579ZT5ambDByZsOwMBqF1rmqA7Pf30YNcFqzFsCIVK4SMfCw/",
-	"FomQ1yK9Jzc/KmqHuXtYzqPE8Va912asF3xB7vUD0ZfFEcHrjQXuVKGrTeFPJGiAQ2BloB1qLeHZC/NV",
-	"vASXls200jn1q8yW6Dcnrg70OAPeLKEOEqDoMQLv0RG/JF1zpIp6NTlV2ILUq7gTTZ907g2AP+QBKBKb",
-	"qxnNgQcKa6TTnOPc6CuQm10FjZ0Toy1B8moW4C7c418AFs/Tr4PqF7IKNEhTIiV/iddODo+9s1VqMGiB",
-	"G4AFatoIbX//xRbgDjaWT2x08niX39YxjEo5xxcBUGlcU3S4uQ+op4KoLGvwtBRtIiRfc9cEkPeTfkmH",
-	"1rVU8lBJ6ME4ZrmyfCKwppstMi4VJsd27i8mbILO1/t9HXwFpReOgJpy2d6AtKZKhUZO9CVCX8WNL9fV",
-	"3RIukN61grkworhPOw9lVX+B9/Hrg5IFWLUoI5bgNdTUFdHHSpEc1cQ9XLpGJq2qhzOL+rHGIyyWw+/u",
-	"KkVD5QTrgSYUdpcvjsT+0YH4w9H+IJkcif2+ODx60U8H+3xwOJ70d/eSJN1PjgYl/j3nNTVXrEdXUwnk",
-	"MJeKO+pqMOeLhW+PV360Tf/FqEDkhtErdZoBg5tkkEIHiq9VWr4rPei5xURBJbaos613iIweknu45v2D",
-	"VnZxd9EQoXsfjBcjhM8kjpjTWcr4AtSz8TLUysZDFlfyA8Ll7BOfsUS6EPLajNRqJWtRo9vYzTIK0Vjn",
-	"Izhk51IzXVfpfDYk12ZNPoVCSRQDsT/buML8w0qD2VJAhElCDS3NPNbO61dPEbHc28ZrVWlI9g3dfqs9",
-	"MB/vu9vv7z+qW8xqR4t6c6b68fgehmWhc3spwMjUhpo3rSrtT9TxpW7DVO+PJhpaA3KlGpstgbJrINda",
-	"IVfbHFLyx2BvG3Lxrd3gg92jRx3Fhk4gtTPRmsGQxuJkSxawtIXLRpuQBCytt/VDX62Mu6KF/DduprXJ",
-	"hVCqCkOCsPSLgFk64ynaec1bnYA8gyO9kSrVN6x9UHemdHyRb7HxAimYVo9OEFCN0Xs0A4nX3uvTFCMV",
-	"5qh308K677VWWhsbaK3Kq61aaJXWud8XWtzVzo6hEl2odNMvYLzY72/orfVv5+E/o7ZpWCmOGfO+BOm3",
-	"iQVSr5NKONDxK7HJHY49gymtX5uyPOO44iW3ji9trbywd0/SPMWr7vUb/Nb25UUhML7X6fJrEqFCi5c1",
-	"g8rn/aEKurX8qXasAXKqgnLbvbm56cK5dHOTCQXSNl2B7VtCc7f6Ox13X5tS9q10+ydvnH5c1vI9XXP0",
-	"/5zq2xcrGYODR3ZG3NCura74VfvJPrOsWn4QNCytfOu4Qn75qkr7ZL0Um0CtNp7FFjoYrfDldWjyAKv3",
-	"/i3j2T9U7LfQHxY2un0I+xsWRASG+k0LI1abgX6T1P5gIZRN6tcRfm+hxFPrHQ/WWNTP4jestfgXncd6",
-	"9cWDx4IMQo0/Psv07t4kd99vhFl+LTB264MKWG/h++AkWnUi7GBF4THfoCA0aqGGIsXPRaG4xNJejIUr",
-	"OZlUKzKrP2OHbAhGm//pN5xo53l87F+jBQAGiv/9AHxPDzAChUGtlBZ+dc6nwVkTgJhxO8NUgrj2A2dx",
-	"9cfUKnZHwAWFTDcUkuDeHy6r81vBao31n8kbS8VRNd2qLhPnWi3MrFavP6RGNPzaYeWHCO/7EsfcRU9R",
-	"hrdHbpqV8h/t2Fyn5Kdrrx4T5lmH/vq+PBgg6qwgY/udfGXa/uMdTaHXa6lrKO1/b4Uo6ukcRrgUdV+u",
-	"LOCdonOeARWWjYSoN9G/or6gJgBPQOBVGhxV5J1/AGYuHGazHPPHzPSExT+9Oo9ZG1gr8i2cIySbiCWc",
-	"fgqr1gUe1AzqQwqvvVTCOnfKujQNkuC14Om9omADFz+zAVJsSgBL/xdj/14Ye2teYu2C3CjaXrLP/T82",
-	"1vzhN2Sjkt6aGer+1Aza7ERmVKMe3a8AHNfEC1ZoklucMuomvplI2VR9f/WnTBvblDX8DqhM7/0F0C2C",
-	"uQ8oqtWfbL27+G3qojBBp+kYULxp6382CsdZMj9TneRz4J22ERl38lqgtiNdkXqJeTxFyg9YlJStOBYz",
-	"icl0QC5LmpmyZFER4m5mfTOrJehb6A1mucJfvcHXbGHERN4iw1Jfkx3U6j2NNe2h2uAjKtLbc99LqtB3",
-	"M+mhLdtSrjjw1qPxbynsV2Tzl58D3YG5Xq298dOFHwq6v9OerXwRruqLu/8fAAD//w==",
+	"7H3rchu51eCrYLlflUlvk6Jujk3V1K7G4xk7cWzHkndSNfSqwW6QRNQEGAAtiplRVX7tA+xD5MHyJFvn",
+	"HKAbTTYlWdbk8tX3Y2pkNho4AM791j93Mr1YaiWUs53Rz5254Lkw+OfpFXfcvOTZXLzUyhldwK+5sJmR",
+	"Sye16ow66bKcFDJL2IJf9/lMfHP4bDhMB52kY7O5WHB4Q1zzxbIQnVGnbXAn6bj1Ep5aZ6SadW5uks6r",
+	"cz7bXuzMGa1m7IoXMudOm4S5uWBzbudMT/Fv67QROZusnbC7gBh3xHGeHQ4PJvnxdLg/fHF0/Gz/eJ/v",
+	"H/NMPHs+fJbl+eH+i99kz8adVuDe6owTRJsAfhS5NCJzzHEzE64JwVSbBXedUac0sm/EVBihMtG6wjt9",
+	"puR0ur3AabHia8tSpS0M2DxoVS46o586/mnnc9vcZ8K91PpSipbL/O2P5ynjKmfpH88+ft8/f/+7V+9S",
+	"luFwy7pWOKYVK/RMKhxmxNQIO09YVggOB09Pdel6Tcg2wbhJOktu+EI4j2tvpu+0Er/nLptvwwXYYPF+",
+	"s0IK5dhcF7llXW1Y+jTtnTDOFvAm48quhLHscHgE6z/4ziWsSpTQSTqKL2CON9M+wNgnIOPdLfj1W6Fm",
+	"bt4Z7Q8PjtpO/YPRVxKma8GZmbROwOkt/SAGK8JxC7bHSzffK6SlE613lIurAOiSu3kNZpikk3SM+HMp",
+	"jcg7I2dKEUO85M4JAy//n594/y/D/ovP/v8X/c8/D5PD/Zv/aMVMwIvXdDBbOzmfC1bjjUebJxbotRQn",
+	"LEDDVnOh8DadvhSKZXohLJsavcAff/vjuX91sOsm/tivl9l1EQfHz5I2tDPCLrWygjjc1AnzFtB5ezdv",
+	"9WwmcibVCTscHjKnETrPe0TOUoA4HTDYdaAQbgSzRPcRH435xX8YMe2MOv99r+a6e37oXjWOqLRfk+lt",
+	"b9X0jPv7luc/cCdWfA0vZlo5oRz8yZfLQtICe3+yBE2FTjAyh6MS19mcq5m4mHJZiLyTdBbCWj6DZ7D/",
+	"CkVzmTOlHeNZJpYOzwZQVRv5F1yD4YQ38e207YKe2r3TpXxljDa0iQ22tAFUyroNUIyYllbkxCB0LnoJ",
+	"S0srjFRT3XwFfmWZLguCfSKYETyH8VaovDk202oqgWPTZqJ3clHIKyDY3gA2+JIXxYRnl9/y/KP4cyms",
+	"u//JI34sI96AtBLdR6kulV6pi4iq6wvxDyO+oZcCydQ67kTbfBOeX9DDeCLi6Pg7W0hrpZolTFwvkVy1",
+	"wY0jh5VqdgLjDN24lwQzLhVd3CNc9uaO0xOWVlCnrDvnKrdzfhmobgvgBK45TwhMYDfSgWTQbi5MdVQJ",
+	"bIs2HG+u5xczdJEp6yqNOJUwpZkGDL+4EkZOpZ+C14cP6+jSMc4yjxGEH28UsFpePIgepX/5QuCBxZcW",
+	"HjErzJUwjEY8ziU0l01HjCtWKnG9FBkcKRBKacQJy4XjsiDGp1WxZpI4uwep0DM8AuKlb9SXHYHMSc5d",
+	"HB8cTA5+84wfHj+b5NPDF8P9w3zKJ4IfZPnRodg/2hdZ9kI8ryUELySqVnDDpSUMJ25+/wMKQH+yovWQ",
+	"KgGBuGGaqt+J50a3yYUH83ha+X3pvuw8Nw9Dl+7+p3FGL7ecw0u/Sa8DPuImpXowT+V5boS1u1igp+8G",
+	"PflX2KK0yObFNc9csWZagZjI5BJUz4TZEhRNyxDF/pdfc5DpBTJez4y+ZF0USqBNL7m1qxyRpdLcUFN+",
+	"bPnw6zLqmnf6wwA+qa+EsfIvIkcZvEdb3fNHnrSxUTfnjk0LvTphnuPmyIbCNeFzaZF9x1e14LKY6GuY",
+	"E08WdWmUARkZsSybc8MzsDx6gTtJ9b02E5nnQn0popW5RDuu5XLCswul3QUvCr3a0qikZVY6ETYC+6Nx",
+	"rJoYjj4zIhfKSV7sROl4SFNMZNogZ8Lj0IbwTBtCLpCVbVPG6s8FDoonbShHpMbzAnSpNQrfR8OxthNM",
+	"WReObI+XpJF5kbN5bjbI8uhgUtYlLl09i/aRsm5ANL8lqVDdjzQLUBrAAJ2stzQKmHLr0LbnNGJZ8HXQ",
+	"HYNZ+JFU2AepCAGAFhVhp5qMitsj6QrN9dMRa6xKJnnQzr1iFHQy0llYVwxmA1Yp6LlQcF5gWVhPouf6",
+	"NgM6SF7dWPqJ3bBIlnwmTkAOky/h9NP56/7r03ffnb0+/d2ryOb8Z5lu51q/BeXhQVjgue6F0/qiwFli",
+	"RPBP2UTna+A1TmtGox4HB7ZW92iA64nrTIjcRorhE8sKuZAO7/aTCtf0QAIo4wkaEr10c6B8miESqo8k",
+	"/+pl0xHogEjh3iwgag9CyvHFUiAHCVbVklsX6YiskFPh5EIkzMqZqsyWimp5MdNGuvkiYVNcoHrg+V1C",
+	"LhRU1M22TylhRvyJtPfJOnZlaDJkCIz+RBslIhksKtOIxV6XcHFXXBZ8UjwMZXPu+IRbcVFGE22yrzAI",
+	"TjEad8KMcAbtDc6mYsWsyLTKrfd6CevegPVwOD3gL7Jhvi+OJsf8WfZIV98Gucf4Ct6Mq9rHkM1Fzoyc",
+	"zR1TesW6XIH2zWeC+bskm1pP2Qdt3cyIsz+87cGzObfMlDganuJQXZpMsO7ZH96enZ+ev2JZwa1lx4cj",
+	"OIqyKFgu7WXCFmKhzToBtUeJDEAHkQhSC25zxS0jr0o+YB/xLPnUCYObUOViArrCNBwrnHOKo/roM0s3",
+	"+GT0qMVt7+dwmq24hCOZatRxnVlLNdvhpz+u3HdgjM7IBkOsQ7UzlgcP4BhfrjX/Ojoz8o1qJYxicEc6",
+	"q7SspmMkuP9NFCu1+p68cw/Z+1U1Se3j82Z8Z/RTNQw5uVazTtKZSlHk227XpmsW+bl3u9ZnGWwp7thC",
+	"W8cOjp9F6nfn5nObkMq1sLVXhmT1hzfMLkUmp7IWtI9wH1uH4al4Jyigry9FRi7CKogT/B3BO2yZuBJm",
+	"Td57tO32OAbTqonRZ2Ydk+6EofYDHOFKmD6ceYPVMjpi0IOqPZPzOmys1RGPkldPPSAoLHjBQFvHPZRm",
+	"yjPUdpZGL4VxkswZuv3twBtwOLbgIAlEHxR9/MEIbrU68YvAu43pq3iMBHlvHTkHQpSqDRFLZcvlUhsn",
+	"8ouFyCW/QB6QtKo3G3IfTISpLlWOuLnhNtsha5o2eQtbiP2l21bWpgnRSVrtph12IPzLD8d/byny2874",
+	"Dbc2cM7acd1JkGoXXK0bUNnO5zhytHFszRhJ0rnuz3R/I3AScYit2Bxe/dLoSSEWQUSRZhJwvbt1070E",
+	"TXWhQOyAdMRQjxMLexc1I8Z/h8AAWB5Obgxfw78rZrIJ5utywVWNuOJ6WXCFIDXDartUxq1YUkPPaI2E",
+	"9b3nqv8mD+Fp/wqpcJViVTtLbROYLe2lLSJXB/l+IuqtT6GO/+oJ6H7hdr2T9FVwGL9seheae/kOjas+",
+	"ufoj9N/mHbzMm5F2ZyRHjfz2sFzSIXdQS7i78lWQnoSh/mBIou0tlsHnGIdGF7pfOTmSO8OzRFZN0GGO",
+	"e7y6cf44T7WdreO/STox/m5t970St1LSgJ2GCLhdSZfNhQWOnsK1p6BU5hjPsixFaZwmY5UGn30KJ5hW",
+	"LpTVXBhRRcxQzdRK9E5Y6pEnRbPFP3+CT9krNSuknY+VFaB0ZEDBOYZenGZ2rleRColKwxOLqsyAtXIJ",
+	"4g6VbGBSjRUsQ1KDBHFD6D8BXbgQFiVqw5oEfa3L2dLIDIB1K82moGRIrXgxVrmcSWd7jBfyUgzGaqx+",
+	"oX3/whaCKyBC+As3zn4Zq1/6/X71HwxOwy2n7BcPO1pxuEvyqflsBthP8Hv+QjqcH0sTBRmDb9JsKKo9",
+	"KZFpBn8SA6oUEMcvBU2IfsKw8pQEbjhMWgOwjqZGr17gPivMnoGHJyzCC7ghy6Rj3ZT0/jRhKSE4/OW1",
+	"b/hzonUhuII/kePCH4Ta6QmzoATwgv1JS0VGZjoe/5L24GSDFhgMiy5SM62RsMFg0AuQa31h59o4AN+J",
+	"a8fwX4hTXAW8jlTIeHbHCgFWdduoanbQr6rJCQ4PVCEdbKDHYMh9V0St9tYF7YIXBd2GX2giCr2qXuoq",
+	"Hf4ewS2AFjgt9AquxOJt9W7bZLQz9LvEC/GJvhIPX6ixt3qdqVjhKoohEqB3H5GAXBZTsdo8PJTsYe45",
+	"v2rZhh9SLQJKzG2rLDSyr7sWaWxhc41ciCWs8duz9++YEsiD4LdN8AtxJYpqaoXq+8bUYQjOvTQikxY9",
+	"ynAZucjkghe74K75FCM2deseWkbTmpTQU2F2HNT2qsesLLgBzccIC9DFPMAvWRtcfr7GGFyIstga63j2",
+	"Qk/iN7qpWHBZAJvwhwB/lkbiL9yJvpML0WQRiuE7rAoNDQYDvzQYDjFbQ0a4AJ5Wy7V6JpAkejqKn+Es",
+	"k4Krywp+PWV2yTMUpMW6umNy3OBQ/5oPHl1UNF5NMdcFCMGW8FI8HTzloEG1jPK7yzTMU80bB7hQg2af",
+	"zr/vP0emtRQmE8r1w0s99OFRWty7T2+jY4jfDG49GLG1vhFLwV2QcLU80wZv1gscjH7USKxBCagXm8kr",
+	"EX7ESfOSXBLi4lIQPRO1eVK+FGua0a1kPRFfLgU3NI1UyJ38eJqUuwtkHhdaIb9TdNW12kHuqlrX4dZD",
+	"FihLF3nNgnYhyoIXsHERS2m8k4ZnL2ecGOhLcsT0z9dLwSxfw+1vpA2ByhH0AB9bivE5aHuTNagYZSEa",
+	"OyNmTsL6lyZe/DJW28q4NzO3lMzvQQ9EUkqCG7gUFvULdYKGSfOAk/hc9ZSt5jKb46EBDELkG+r3T52X",
+	"pXV6gZrwB2HwDA0ow5WBt6V/b5px7V4IsKrwWCYGneuYIIl5hGjT4QH1Yg9DZL011K5gR5G9jBqG/9t7",
+	"vCq5HX72Hgcv/iJD2/8JYgOvwHN+NAIoxTIJib8erqSDbIVcBU2WgkOIoNHlQQTZSToNMuoknfiC0Erx",
+	"mIqeD8SJpskfb23z7AO73oEpqEsSDsCfXdtroEqQO8kOIeOHeamRRIKiabORxtIGn/c+tiFDxaS8nYFM",
+	"sAo7BY36iQVpNvfyV8A6NtJSc+0s66ZLo/Myc3YwHKAVkWKIWOfr1MdbIvrfTCAEXsKLormjDW/p1r7a",
+	"ck5/rKwy4gjAuYA/VqDwwmqEp0mTnFg0jInxH/7dSTp/LoVZE0bOK7c94h/GHhuY4l/Zgta7d9s9jaVC",
+	"SwSVqqcg2yMNCLPJK20rAW65MtI5DK/XDtXKxmNdTOY4YZz9oIO1OxMKDCIwuChNWFqW66xc1Mng0sHU",
+	"GNv2enzjOmK/Q4VrsavrT1arwTt6cpsj6bxpEvtxaAFPNfDcbeu3gRZ3eMTv8jBIVTnkkzvdPVHm3Sfv",
+	"4eBF8X6Kfv7bvGyU8pb8vCFTQgJZXWlQp9U1sKj++a79+Cm3Qf+ctBw8eQbgrDkDsAsBOIGuqVGdP+AT",
+	"QpRYhYgskn5Ka41YBV3KrGZ8rDyWZVwxJ4oCcKlKR6ckj4nOMY/PZ7wu+DrA0k3PhALOlv5eWCvAcsR8",
+	"orQ3GGOUovlzm49rEUb42Ssv4ZLcK6xUThaschUzNze6nM09q/O5hhPtQtqKs6KYkni+wsSPK8ELEtPN",
+	"C53onTTtnlg8zW0MRq/eBYJ6ARO0cIttRPFbaaJJ+LFlBtxJW64H+Tn8vZLuqKv9c8vSPQqljsvh8DDD",
+	"cfinSJu7eDbdz4biiL+YHORH2W/E8+mQ708OssP8SBxPnw3vi7lJx58BAtxGgmc+PLd57Y0cquB8Chy/",
+	"xbtaZzRG7uqtJMR73Qas0LwK/OXeWw6wtG8XBf/3RVsFV7pPfkhnSpEybi8tSjNL7/TRBqvKjXKjl8u4",
+	"XmRi9Aoz+AttKb9rSNNNeWGFz9vPxZSXhevhxEthrLSglwO3trFwhBvehy2bEpgoTtE8k/22wzyrDnMr",
+	"G9in0Je20kOMsGXhA/dUF7V9r7cxVYwRsfjfUerufTlu7d5uQvypzo6EA65m2AiI+EzqB7LxpPPJ7qoV",
+	"khhKcD6JAwmoBe2dMwH/JXk+PkQDqLBpIyR17Qxn8KKclL4QcAssH6zYIEofqKMMw14wvSrQtkMb2+r0",
+	"otW1/6qPXg08abREWk75LjqWLRCnxOdC6JBY3QX9aOd8P2whSoojGZm3csUvzLbfBnHZEnqL6jNh7SeW",
+	"vfnAungUnGUFlwvLymXOnTCUnSep2G1rdopbbQeo7LLg6xZdawfuJp2lzFxpWub6YPQ15h5StP7Tx7fN",
+	"GefOLUd7e4XOeDHX1o2eD58PfWx/bzg54s/EwfQwe5EP5ILPWtc2umhZ+KMu0DBiH789fbmxi3xxD0UK",
+	"zwZxZJsIQQaIrDTSrc9Aw/PCn1uZnZaupeDyW3iE2ZMJoaxQYGLnrEvJ6gARKVWnn85fX5x+9/s37y4+",
+	"nJ6d/fhdXfhJiclWRmFLOD6y74HFt699jnEd8lCGAsFGNaA3W6paj9/+eF6vwJfydwJ9CH9audsKFUOG",
+	"L+M+wYJ1rTBXMhN9p/v+z94tJYi7l/0D2lu3rwrEgHaZj4JUCwVjza9DakXLOtfWTHft76VergPFbRVk",
+	"xoWYlBUf7uK+9ZYbsNygMTvV7Tt+fX7+ocoH8TCBDZ5TIB4TZPxps246k25eToAB7iGHnf+Z/r8nF8sC",
+	"s2nSnrfzxmor/WahS4XsY1TVI7I5V3kBOOtYShOQE8JTePMx/pZigPDp03M4ejt4+pSdesWcUodXOqgo",
+	"I0YV093Xzi3fq2KdsA/czb/ZS9gZX4gz6cQ3b/k1Lfj6DEw9vM8eWMVj1Siy7la5CZM1o0O0SVQlK/Pe",
+	"gJ3W+UN1nkKd0UnQhLK40jqM1OYBwdP4HlMm/lzyImjPLQXfA/a6eg8n1sajbIogpWAGjVXGjVnHgCrr",
+	"BM8x3ASThtUB3t6ApZ62v9lPqYAb/v3NftpjWkX21aWwoNHPxyqog7GOOGCnqsqk9fv1q9tQlA7cymIe",
+	"XX7SrmBaB/DHj3psNZeFaM/LzQC7aheET6JPWMGtswNW80wAgspiY+U1VOkhJ/Xx1i3uiVYjIN9HStiy",
+	"T59iPRA6zdOQ8ZV6e7SReFXH0bUKyidWOgentTES1x2MFYXjEdZqVBiQ/rEfu7L775Ga7YiFngMJxrTU",
+	"us+LYqzSMPjMS5j+B13IbO09P9g9ou/bR8AcfWzREGjsjVqWjoL6QGjf+sxQXTqMDNeJQ5j/0cjNSarU",
+	"tiqPwGZGCCXyEzDqr6Qu6FW4DnY0HLKWdD+2mmsrWOrzmygaXrtwBuwc48ToQLRithAKyBLJYKxgh+h4",
+	"q3sZJHRVl2JNWQrE3W0SZc54grC9u2I0Y9VNx6CmDYcpkyorylwQF2hGrFmXq7WPYuKDk0YAB9g16PUY",
+	"xsdqXhzUw6QP7sYK/VCHB5EbCtbA+UK9QFxgha5JzFvNueM+5UM6rIK8FGsfy8EOEWNFKkhSubv2n4VY",
+	"qZ5iKFWqGR5UNWA4HFZeWpxkHaI/gALG8PUAwx2g2ymLqpQXU79/AxK5NIXXNOxob08vhaKE6YE2sz3/",
+	"kt2DsTdJx0lXq/PsNBJGnaSDJWsoyIaD/cEQxsN0fCk7o87hYDg49E5VVKdQuMAfM9Fm7iv2+vz3b7EG",
+	"BVNlYN+YMVNZtYWewY5HwAWlugTbtc4M7pILC3sOMCyhIcY9VjBjjyRFHqdqIWJKxXJxxRZYwYxcrTQG",
+	"rGHU41DmED8j2bgHP6ekF+DkGyLDs/JML2XMCFuER48u1Vu9bFI6p9WAvXGWvTz7MFYYnvJBVwzwrRRT",
+	"WoH2xdEOpcPzNLQuBF16lRiD2f1wX2h3fyBdu9Hb4WA43MiPduLa7c3dotjoB4PG0n/LdQaUwmAA2Ub0",
+	"oP733//6N/ppr/7tri4nbUGL2WaV0Q4W2mLteedG35qMPVFaiScn/qSqnzLR//tf//bkhP39r39Lbwfv",
+	"Jukc0Sm1OYOr09zbyju/STrH93mxKn2PTZDO6KfPSceWiwUHNbnznVhoL/eX3mbiM0tuKhTNYNFc95FE",
+	"+yGPtzNChw3MW7dI2Ul9cO4UOa0SMbcKZGzC0PcKD0yQObkwgy20eyutA9QLJQj2btS7NTX/J9/MBa1K",
+	"2Gx9ZVXIdLPxyx0h1G3U+xD3lrEbCNgu8u8qXwtdiv5VEAnuhXT7zMmr2udhH4pSyLt2ItXLQnBjI8V7",
+	"V+OkwS7GBbO3o87tp1HX//+LHLyeMdrLFxxz0llq23KsYDmBiffDq/PbDu6Dtv+pDo91P7w/O+89EFVr",
+	"J3Irqr7zcaBpacFqCGUZacO77APdas2iuv1SkSWDlulG9nfzan4QyBTPQowg7u+1I9xYD9mL+krdfP4a",
+	"dopvUJytKmlv6QISnOLeRwgn6Wl9+62mD/4LStt398xAJxc+HfyLoOGPc4GRzrj6CUzKOK7wAMQMoYed",
+	"YpmaEjTKI55Yb8x3tWGTyqzu7bb6QWH1TjX6fayC3d7wCIw2DWPhnTpKrIiJ77Uy8Bbd06P7p5Dx/09B",
+	"9qrqoopHfHXPnHsj9662OOFSH6sPzINp42i4f/eLjeLzLycoeOHwXqtURWcbRPhzwxkONBl7dn/6fJP8",
+	"HLuyqx+8k5n+Hbnyf/p806Drc3JUzUTel4r5ApUtSq4J9uegNd3shW4NO+k3tC5kPgr16eNbsopoqrbQ",
+	"VDVpChZ/HJmiTnq+B1kjGXms0mavhkCYiU9GpEoVVXWh7HI/z0qbS4uJpL0Be6eruIK0jHpZjhXIO18d",
+	"OWDnK+lgP9336ArYHwx5D2uNLKvbVqTUBsz7QLvZXGSXIq8qOhHguklZIS8F8/D0kvBy6CGWYqg4pY4X",
+	"ae0spEZ1XGWiKES+y/YNnee2GdBGXRHu5mAwJDB2xRpCnWNrP8Xj/YOWENR2AHWzBeCuxXzuUutaR8MX",
+	"z+6xGPpCmRFULxqc4BU+7Vg4FFfef5efH65mvsEUoMP78IioF+V9uV5L58H78r3NxjP43uG9thX3SnoY",
+	"xzy4+4WojeUjMNkGR6ypYaNnW8QYqT/O55svlexVVwJAmnb75ntdu/WsV8WxIQPylrCdi4XOxTdTbRYX",
+	"ME3KuqfLZSFGvtgvoWw2/IN8dsDLyG1trMMeIv1ymbCUmvL0BuxbcjNalmvMXcXIELwRh6rYVndFakMy",
+	"VpnR1vaxVxUYKgmzmiFITywDCNHLHnr9RA1Tf3h1Xrf9wVgRbHZzF2PlAUUjGr2CaFcDzaaUcOz9lLTb",
+	"LmW2YTCx36wXIZGwwhzdAmaTaqzQtwr/mEvrtFn3kqgCkmSFtMyz8hOf9KdLR71pvTV6Bxf+Sov0v1jF",
+	"vxGrYN2KNHstbKNNmypC+merKvWdWAqV2xC7i9J1LqXKR2PVZ0+fVuA8fcq6aS6uUl8JK03OlhxTonoj",
+	"lgKVAnFhtCCpQq4p+/v//X/scHiw3SlrrFhLsyxUpLAbUcL2j/sLqUon2A5ljF0KsbRETAn78LuXr0Lf",
+	"PoOzA6B4dr0B7YYO9OnTkSfqhKVUOI31pWW+BfnBcFiFJljVNTHqs+knDh3XGlN7/hDNTbGUMHH689hb",
+	"/OPOaIz5kOPOTerDW9Zn4qJyxxqpmyeke/qYuIeZ5iWndtdzQ78g6njSRVVJGCmhcp0EZheFFdubxcBf",
+	"S9+9WsfFicg+th7u/WNGtwZnw9ipWlOLxDXj9hJ5OIWmaXfSUjI/GMrVgbX2w5xwU3VahIm76VYGW3qC",
+	"gSzrEsbZzGiQRpzlUbIWdRauGjpSEQUAcTQcwqSNbpIJ7i50L5KUJdurxF8IHz47YksjlfdX1TVumBoK",
+	"cgUmDpV/dSeBJzYk5VQJ/SRhfP2ZLTEE2fPYw+K6LLo5oiDfetCH67B8C69sVlL7QBJsvukj1a1TXE5a",
+	"WwrTo7s/Gh7i/lu7H540wqXHAWDLZhqwrNGtFMCvUQDmROmIO6OkdxBul6xbCLR7Mm6FD9yl/8PxWRqU",
+	"hQVoBKHjYTV9r4rrwtSHQ0xV4PaSlHHcPGXW+yseUdczIWGahB0dvKiLfZsdSygGiYcQd51qb7vzxIak",
+	"X5swO+f0BQi8NyPQd2IDz3Fk4AH/jE082PLTpxzUGWAaaLPVvH8H12Td4+EBgrjVnxxpPBiT3u3a8KxR",
+	"GpAHqsr/R7buRCFmhi/S3qhKBggJNzGzmmg37iRsTCliwKtOasaIYW+ELQTC3WAhvEUOb6Ix/j8xVf6b",
+	"7VR5akcLVyYsO4NBaJ2rBiBHwyP0INc9bFJYkYoVQkY+9i8TmZBXIr8lNz+pOkdwdzefR47jrXqvzVjP",
+	"+ALfGwakr4sjgtcbO+RRiy9tKn8iQQMUAisD7lBvSk9emK/iObi0bK6VLumDF8XaF2QhT/L4OAfarKEO",
+	"HKBqUgrP0RG/Jl1zrKjgS1omZwq/YeJVXCoqEnnv1gD4XR6AKrE5zmgONFBZI732HOdWX4Hc7Spo/fRC",
+	"ck+QvJoFZxfk+BeAxcv866DyFXgauCmhkhfijZvDa+/dKzUYtMAdwAI27YR2ePT8HuDu7yyf2Onk8S6/",
+	"e8cwonKOLwIg6nxbtci9DajHgqgua/C4lOxCJN/jpw0g7yf9kk+8bKWSh85FHowTVirLpwL7brBlwaXC",
+	"5Nje7c2L2qDz/YW+Dr4K0ytHQEO57O44tLZKhVZK9CVCX0WNL7fV3Rou4N6NgrkwopKnvbuyqr/A+/j1",
+	"QckKrEaUEUvwWmrqquhjVCRHNXF3l66RSaua4cyqfqz1Cqvl8L2bqGionmA70ITM7uL5C3H04lj85sXR",
+	"fjZ9IY6G4tmL58N8/4jvP5tMhweHWZYfZS/26/P3lNf2dYZmdDWXgA4LqbijRocLvlz6/vr1S/f5gENS",
+	"HeSO0Rt1muEEd/EghQ6UUGP+rvaglxYTBZW4R51t8xMTyV18D9e8fdDGLm4+t0To3gfjxQjhM4kT5rAn",
+	"xhLUs8k61MqmI5ZG+QFBOPvEZyyLr5i8NmO1Wcla1ei2fg4j9Awg52Fl59LXeFzUOn1Ers0GfwqFksgG",
+	"Un+3aUT8o+gLNTWDCJOEGlqaeaKd168eI2J5eB+vVdTR/Fd0+21+ROPhvruj4dGD2s1uNrlsdnduXo9v",
+	"alIXOnfXwlFrG+z+vKm0P1IT2KYNE8uPNhzaAnKjGputAbMbIDe+pRR/J4GSP/YP74Muvjc8vHDw4kFX",
+	"saM5aONOtGYwpLU42ZIFLG3lstEmashAtn5ozF1wV32D7lfuxr3LhVCrCqPQJS/4RcAsnfMc7bz2rU6B",
+	"n2HXPKlyvWLd46YzpeeLfKuNV4eCafXoBAHVGL1Hc+B43cMhTTFWYY5mO26s+97qxb2zA/cmv7pXD+7a",
+	"Ovf7Qos7/jREqEQXKt/1Cc3nR8Mdzbn/7Tz8Z9R3HSvFMWPelyD9Y2KB1Fs1Cgdil8cd7nD86BCl9WtT",
+	"l2ecRF5y6/jaNsoLB7ckzVO86la/wT/avvxcMYxvdb7+mkSo0FJ2y6DyeX+ogt6b/8QdcgGdYlCu+6vV",
+	"qg/30i9NgQ2cRL4B268Jzc3mhz5vvjal7NfS7R/9y2sndS3f431d7T+n+vbFSsb+8QM/rbCjg3tT8Ys/",
+	"SPNko3me17C08t3k6264lItsH+1jDG2gxl+uwRY6GK3w5XVo8gCpD/4t49nfRfZb+MBM6Ph1vxD2r1gQ",
+	"EQjqH1oYsfk1kV8ltT9YCPVX7rYP/NZCicfWO+6ssWjexT+w1uKfdB/b1Rd3XgsSCDX++FnmN7cmuft+",
+	"I8zyK0GdRymogPUWvg9OplUP2+P5ZFrfoCA0aqGGItX3ppFdYmkvxsKVnE7jisz4O/hIhmC0+W/H40R7",
+	"T9MT/xgtADBQ/AcI8Tn9gBEoDGrltPCrcz6rG8MTEHNu55hKkDa+kJ7GX2OP7I5wFhQy3VFIgnu/u6zO",
+	"bwWrNba/sz+RipuWbobtOes412ZhZly9fpcaQUDjK+GNmwS/XX/XmzjmJnmMMrxDctNslP9oxxY6Jz9d",
+	"d/OaMM86fKDPlwcDRL2Nw7j/Tr4ybf/hjqbw+Zda11Daf7CVMOrxHEa4FH2+KVrAO0WrhqyhzQj1Jvpn",
+	"1Bc0GOApMLyowVHE7/wPYObCZbbzMX/N2Ozzh1fnKesCaSWswNBJgmiTsIzTt7Qbn5EDNYO+ewKPPVfC",
+	"OnfKujQtnOC14PmtrGAHFT+xAVJsShDaov4XYf8rEPa9aYl1K3SjaHtNPrd/rbz9xV+RjGp8ayeo21Mz",
+	"aLNTWQjfxPhWBeCkwV6wQpPc4pRRN/XNRIgiKZnuqBnBbW1Thq4c3yDYG/Iy72x6Fr4wmHuHovpmCtiK",
+	"yIqBqn9EXRQm6LRdA7I3bX3bfRxnNxoNd40ouJNXArUd6arUS8zjqVJ+wKKkbMWJmEtMpgN08c2jKUvW",
+	"f2Jhbn0zqzXoW+gNZqXCz+ZSz+qlEVN5jQRLfU32UKv3ONbamzhq8JFU6e2l7yVV6buF9NDWbSk3HHjb",
+	"0fi3FParsvnr1wHvtGrW3vjpwpeGb++0Z6M3gqj+fPP/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -22,6 +22,111 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ErrorDetailCode.
+const (
+	ErrorDetailCodeAtLeastOne       ErrorDetailCode = "at_least_one"
+	ErrorDetailCodeBlank            ErrorDetailCode = "blank"
+	ErrorDetailCodeControlCharacter ErrorDetailCode = "control_character"
+	ErrorDetailCodeDuplicateKey     ErrorDetailCode = "duplicate_key"
+	ErrorDetailCodeEncoding         ErrorDetailCode = "encoding"
+	ErrorDetailCodeEnum             ErrorDetailCode = "enum"
+	ErrorDetailCodeFormat           ErrorDetailCode = "format"
+	ErrorDetailCodeInvalid          ErrorDetailCode = "invalid"
+	ErrorDetailCodeMalformed        ErrorDetailCode = "malformed"
+	ErrorDetailCodePattern          ErrorDetailCode = "pattern"
+	ErrorDetailCodePrecision        ErrorDetailCode = "precision"
+	ErrorDetailCodeRepeated         ErrorDetailCode = "repeated"
+	ErrorDetailCodeRequired         ErrorDetailCode = "required"
+	ErrorDetailCodeTooDeep          ErrorDetailCode = "too_deep"
+	ErrorDetailCodeTooFew           ErrorDetailCode = "too_few"
+	ErrorDetailCodeTooLarge         ErrorDetailCode = "too_large"
+	ErrorDetailCodeTooLong          ErrorDetailCode = "too_long"
+	ErrorDetailCodeTooMany          ErrorDetailCode = "too_many"
+	ErrorDetailCodeTooShort         ErrorDetailCode = "too_short"
+	ErrorDetailCodeTooSmall         ErrorDetailCode = "too_small"
+	ErrorDetailCodeType             ErrorDetailCode = "type"
+	ErrorDetailCodeUnknownField     ErrorDetailCode = "unknown_field"
+)
+
+// Valid indicates whether the value is a known member of the ErrorDetailCode enum.
+func (e ErrorDetailCode) Valid() bool {
+	switch e {
+	case ErrorDetailCodeAtLeastOne:
+		return true
+	case ErrorDetailCodeBlank:
+		return true
+	case ErrorDetailCodeControlCharacter:
+		return true
+	case ErrorDetailCodeDuplicateKey:
+		return true
+	case ErrorDetailCodeEncoding:
+		return true
+	case ErrorDetailCodeEnum:
+		return true
+	case ErrorDetailCodeFormat:
+		return true
+	case ErrorDetailCodeInvalid:
+		return true
+	case ErrorDetailCodeMalformed:
+		return true
+	case ErrorDetailCodePattern:
+		return true
+	case ErrorDetailCodePrecision:
+		return true
+	case ErrorDetailCodeRepeated:
+		return true
+	case ErrorDetailCodeRequired:
+		return true
+	case ErrorDetailCodeTooDeep:
+		return true
+	case ErrorDetailCodeTooFew:
+		return true
+	case ErrorDetailCodeTooLarge:
+		return true
+	case ErrorDetailCodeTooLong:
+		return true
+	case ErrorDetailCodeTooMany:
+		return true
+	case ErrorDetailCodeTooShort:
+		return true
+	case ErrorDetailCodeTooSmall:
+		return true
+	case ErrorDetailCodeType:
+		return true
+	case ErrorDetailCodeUnknownField:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ErrorDetailIn.
+const (
+	Body   ErrorDetailIn = "body"
+	Cookie ErrorDetailIn = "cookie"
+	Header ErrorDetailIn = "header"
+	Path   ErrorDetailIn = "path"
+	Query  ErrorDetailIn = "query"
+)
+
+// Valid indicates whether the value is a known member of the ErrorDetailIn enum.
+func (e ErrorDetailIn) Valid() bool {
+	switch e {
+	case Body:
+		return true
+	case Cookie:
+		return true
+	case Header:
+		return true
+	case Path:
+		return true
+	case Query:
+		return true
+	default:
+		return false
+	}
+}
+
 // Error The body of every refusal on this surface.
 type Error struct {
 	// Code Stable machine-readable reason; every code this surface answers is listed.
@@ -29,14 +134,8 @@ type Error struct {
 	// Example: not_found
 	Code string `json:"code"`
 
-	// Details Per-field problems of a validation failure.
-	Details *[]struct {
-		// Field Example: email
-		Field string `json:"field"`
-
-		// Message Example: must be an email address
-		Message string `json:"message"`
-	} `json:"details,omitempty"`
+	// Details Every problem of a refused request (validation_failed), one entry each.
+	Details *[]ErrorDetail `json:"details,omitempty"`
 
 	// Message Human-readable explanation.
 	//
@@ -145,6 +244,83 @@ type EditRequest struct {
 	// Example: Ada King
 	Name *string `json:"name,omitempty"`
 }
+
+// ErrorDetail One problem of a refused request. A client switches on `code` (and reads `limit`,
+// `expected` or `allowed` where the code has one); `message` is the code's one English
+// sentence ending, to show after the field's name. Every problem of a request is listed in
+// one answer: the specification's rules and the server's own (a price's two fractional
+// digits) alike.
+//
+// | code | meaning | message |
+// |---|---|---|
+// | `required` | a required field or parameter is missing | is required |
+// | `unknown_field` | a body property the operation does not take | is not a field of this request |
+// | `type` | a value of the wrong type; `expected` names it (`number`, `string`, `integer`, `boolean`, `array`, `object`; several joined by `\|`) | must be a number (or a string, ...) |
+// | `too_short` | text shorter than `limit` characters | must be at least `limit` characters |
+// | `too_long` | text (or a number literal) longer than `limit` characters | must be at most `limit` characters |
+// | `too_small` | a number below `limit` (no `limit`: it overflows its type) | must be at least `limit` |
+// | `too_large` | a number above `limit` (no `limit`: it overflows its type) | must be at most `limit` |
+// | `too_few` | an array or object with fewer than `limit` items | must have at least `limit` items |
+// | `too_many` | an array or object with more than `limit` items | must have at most `limit` items |
+// | `too_deep` | JSON nested deeper than `limit` levels | must nest at most `limit` levels |
+// | `precision` | a decimal with more than `limit` fractional digits | must have at most `limit` fractional digits |
+// | `pattern` | text not matching the regular expression `expected` | must match the pattern `expected` |
+// | `format` | text not of the format `expected` (`email`, `decimal`, `uri`, `date-time`) | must be an email address, ... |
+// | `enum` | a value not among `allowed` | must be one of: `allowed` |
+// | `blank` | text of spaces only | must not be blank |
+// | `control_character` | text holding control characters | must not contain control characters |
+// | `encoding` | text that is not valid UTF-8 (or percent-encoding), or holds NUL | must be valid UTF-8 without NUL characters |
+// | `repeated` | a parameter or form field sent more than once | must be given once |
+// | `duplicate_key` | a JSON object key sent twice | must appear once in its object |
+// | `at_least_one` | none of the fields in `allowed` was given | must hold at least one of: `allowed` |
+// | `malformed` | a body that cannot be read as its Content-Type says | could not be decoded |
+// | `invalid` | a value refused by a rule none of the above names | is not valid |
+type ErrorDetail struct {
+	// Allowed For `enum`, the values taken; for `at_least_one`, the fields of which one is needed.
+	//
+	// Example: ["Customer","Performer"]
+	Allowed *[]string `json:"allowed,omitempty"`
+
+	// Code The rule broken (see the table above).
+	//
+	// Example: format
+	Code ErrorDetailCode `json:"code"`
+
+	// Expected For `type`, the type(s) taken; for `pattern`, the regular expression; for `format`, the format.
+	//
+	// Example: number
+	Expected *string `json:"expected,omitempty"`
+
+	// Field The parameter's name, or the body property's path with members joined by dots (`products.0.price`); `body` for a body that could not be read at all.
+	//
+	// Example: email
+	Field string `json:"field"`
+
+	// In Where the value was sent; `body` also for the fields of a form body.
+	//
+	// Example: body
+	In ErrorDetailIn `json:"in"`
+
+	// Limit The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
+	//
+	// Example: 254
+	Limit *json.Number `json:"limit,omitempty"`
+
+	// Message The code's one message, to follow the field's name.
+	//
+	// Example: must be an email address
+	Message string `json:"message"`
+}
+
+// ErrorDetailCode The rule broken (see the table above).
+//
+// Example: format
+type ErrorDetailCode string
+
+// ErrorDetailIn Where the value was sent; `body` also for the fields of a form body.
+//
+// Example: body
+type ErrorDetailIn string
 
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
@@ -7983,122 +8159,145 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1td9s2sv9XmcP/nlOpf1qW/JBN7Be3TjbdZpum2di5d3ejrAWRIxE1BagAaFk3J5/nfo/7ye7BACRB",
-	"ibJlx3Gy3fZFTyyReBjM/OYBM6MPUSJncylQGB0dfYjwis3mOdK/nyom0v9keYH2L13MZkwto6PoBMb2",
-	"myiOLssvz3kaHUWPDg9xMNlj/eZ/gyiO2CXjORvznJtldGRUgXGUok4UnxsuRXQUnXIxzXFHKj7lAsbI",
-	"hAYlmTaYgpEgVYqqF8XRBJkpFKYvZmyK0VGUGTPXR7u73P6te34DvUTOdoVUJltwkfZ+mU+jOOL6e/9y",
-	"uQTBZnaMV+WD8ExOJohRHM2VTIvEEuXdh/KxH2ShEcY50ubniicYHQ32eocf38eRLsZ2O2NUz2QhjP0i",
-	"jgqVB0us1xOsMvr48WMcZchSVET2V/LUSEVkbVJoJOSOtl+NjsBkCGOZLiFhSnHUwASwJEGtwcgLFDEs",
-	"Mp5kICSMlVxoVCAVzJW8sq8kGcKMLeECcd4biiiOFP5a8IAwOslwxogjRDGLjt5F5eTR+7jkkuio/jSO",
-	"zHJuP9FGcTF1u5ozxWZo/MZOaH1ndnnrmzvL0K0cJkrOQOGUa+NWncspFz1445cIhcjtPrkBrkGjMMA0",
-	"jE4Kk0nF/5vZAY/gKTKFauR2x+0MvxaollF15o5a5zRn1Nhwtbn9X/d2/rh4KgbTH//2w6F62tfP+ub5",
-	"wezvg+LR8snkMfvHxa/9q8v9v+wtWvYfOwF68af1zXoJgtE5T0c9OBFLk3ExBZMx2pSQBhhcCLkQwFPo",
-	"zFg+kWqGKUiBGrhI8iLFtAtTNBoO+ge9cpNzZrJ6jzy9/mirnV4juS3HqlDPpdAeJVhqTwa1sX8lUhgU",
-	"9E82n+c8oePY/UVL0ZjRPpnacS9ZzlN66HzCeI52xSkaxnMnehOOucUWnDGeR3E0Q62d4M8KbWCMlvPp",
-	"S2BpqlDryEpj/Zhyi4NUoiPsjJkkIwE6ef0C9BwTPvHr9NRCbV7YOfcne+xJ0k8HeDA+ZI+S6GNIvT8o",
-	"nERH0f/brRF0132rd0/m/LlSUjl6rXP6NYtqLOgYRp4YI7BnqgFZkgEXRDYg4vSiktVeSfO9LER6p4MQ",
-	"0pxP6O2Qeo5P7QrL7z4/gV5JLx4Z02AyrkkGpCLy8NQKSCUQXdr9c3v+Z8wDy623TuxzbphDgnrzdj7H",
-	"WlwDyxWydFkhEz4MMU6ENBkqKCyEVwRxq+rYsZiFxAU3mSyMXRxTpC8TptER53upxjxN70ibSfV2SBkp",
-	"8iWwdMaFJkUyY4JN0R2bfjApIpqUcCncemjLL4RBJVh+px1z//I50tzhtsuvQKO6RAXlEw/BBlBNbnGy",
-	"UHhcGwEKL5HlRAjSI2xsmYGbGEbV0kYw4SJ1alPQq7mcErXOpHzJ1BTvRC0//rmR8jynUdrAl1bJrW0i",
-	"oXzqYXiEZrbgwY2GFJOc5OWZ2+bOSxRTk8UgBTCxBCULg127UGmPl+CYTvobDTmfcUP0eiuYtzXwblBb",
-	"hAOE5LIfozB+BKg090MRK7QgCWa51lxMYygEGSMx4NWcbDCpLNPJC0xLkjgDP78FF5H5kDLDxkzjygi1",
-	"t2HXVT4ECRNW2MdWg1ortuGEeOqWD58XwZCrsF6NyDUEzx2DQqOWVkIYTHABGhO5DaTZIyBOeVro5foG",
-	"5kzrhVSk0jIHWpMiz6FTapPYWblx/WSSMTFFsEjbbdmlm+18bKdb3ZxHJ67Bfn0MdkdsyrgAnUll8uXN",
-	"27kXlhq1HYV3XjYfKSg+zQwIuYAOEyALY1WLVMBAoTZMGZATeC21mSo8/evLrv3OakZV0NP2W3pUFipB",
-	"6Jz+9eXp2cnZc0hypjUc7h/Zs7XUT7m+iGGGM6mWMSRSCEzs0nX3uILSBdP+KFLrghApJ8aDgyhmY+uj",
-	"TEo+sYwzoqd2TuxTox787MCWoEU7C98yAbD6qG/kgi6wXEsYBYc+OgK8RLWsHt2xo9KKpbqoTx+sIWUX",
-	"sGDcwK8FFlhzH4NJLmVqN0ATayfXdjGKOUrEoKXbgIdySxCFk0JjCsyAFAnGMMaJVAhJhsmFXYNUYN1C",
-	"0kXeuYnJSGlQ5wgGo2M6KzccraG2iRPrR1vfjoFzDaz3Yz2dwFkORlt3s079oRjpdu9XSSLOxbTX7vYd",
-	"Vj6P1bhTJNYmjNPFfC6VwfQnTDk7o4fuBP/VQOczO9I5zbcqxaHu/EZXKstOWxo9UqCzB+Uc3YERhM+N",
-	"flD9uv3qrI2te1ENLy4wUM7RGhUgDS4nnt2JV1huNTaNrQs1YQmxxVzZiQx3isURe40ljMUgmLEk4wJ3",
-	"rElPHyhk2rpbbhL7bmN4YEIvUGm7tdyKamonLEMjbT7sxkNuM5hWDIKmK2YymZ7bj1ieywU9sGaibtB5",
-	"ofHedHK8B3meKEytxcFyyzILJcX0vEQU6/xLeT5jYnnOjMGZ4ysy8lcmCrXRSnyo3kozkhBHVztTubMS",
-	"Xgic/9Wje41qhxxemCs5znGmHdLX1C8tY4qGGJzRIE2u8OGEMPZRRhbWVlKJY/j0xqhDWwCoDr288zPX",
-	"o76vXpDjXzAxdkb/AVOKLVdW0KTFD8WMiZp78WqeM0E0IL6sVrvuvq/tMoCJNun7246P7uy8ID0RIFMM",
-	"E6lc5MICvbc6cjnVzUWsgc9NpCLRvYZSnnV8kMvDk4+BrB85xaZbgYWIw9MY9g4gwytI+ZSblcVfExmb",
-	"W6FQdrR/vuvvPGE7k/cf9g4+/qGNys349+pqfiZ3upQn70YDU+jBhpR4woRlvCrObN38xlpdeM9PPZYy",
-	"RyaiVdAOeXnbkPvablZi8B9anFX7Dbx987JJzVsE69cmDaP3qzOW31Skm8+RqdLRLZdL1NyKZI61Qlq1",
-	"XBGsrbC+M/hQ4891yvW1e6FN9NeuE9o4uLY/C221U4M3XHjA0uMYWL5gSw14xZImAQZ7pCVmzDh7Z3/P",
-	"Ch4XfGZVW3/dFPJ3Ghvl6RsNmhtsP/b2C5Cb4OCcwth0JE1mdmtZZccVYWswTnBG6yRuQ2TClGcKmSF+",
-	"YGnK7dQsfx1gzITlGlftj3WJn7AiNyXP3VZqq9ejBmW3FeEZu3KxjujosN/vbyfTrTPeQoSDSffaJ12V",
-	"aT+jJ+j9iGlzFcTd5d+DG4S4WtC79/GtJXrGrl64Vwbh5isJr+ToWjJvEpmbaLsiQ0SpjQz+dp5uw+Az",
-	"LsJPBzexfLUb//5nUE134OsHYeWbt/65efczseu9cugaNz5PuQluE1fMCgM5Mu0cSzmBkSXhiGyjEdni",
-	"o2Nnls/NEihe5kIIGpiGHCcGZGHWHUVn/7cZMQ0DPwZmYCa1gb3DA0gyplhiUOljKAT/tcANdzA9eE7r",
-	"yZFdIkXfC1HGkxoCz1LWu+Bi+l2TipVyri5AA7IeHjSs0OFQf9t598/vhkM9LPr9/YT+j+///3dtH3b/",
-	"wz7/h60ds5Jhm2Qa2I0O+v2AImWATPHZjByDOUtwxaw+SRn86GYLNjTYkk1eyikXAZ9sONAGcb/bzJ2W",
-	"jOuyVHrBjYESqRQmZieTSuPOmGi/DI8pcJ7Dje09vgmhy/OtBmhD659qh7C5542e4gkkUky4XR0FYPCq",
-	"aQBGpwUF/SdFni/htDIgb7TKrvNjS1jZqFDaEoBOwMOXc+u95Urx7Iy5qNJEIULHfuQUA8vpDj/l3sfl",
-	"V8BN10Uave3PxbwwQ6GKHPVRJcKWYWsCxjB4BDleYk4hBYHaWL6d+CvnRSZzF4aK7Yt9mKE1uynYy8Ry",
-	"KNzGKURt0dLlnARxvxvTh4hXGqo1EISarG98mPhmzr8eyqBjEXT03SgGIb140uqtzrWETy7QoqaShXWQ",
-	"LUXvhn2rAHdbbAvU3f4a0m0NdPcBc3/iep6zJSVhxPAJoPdSXmLOEmwBvpuUewBIzcU9puXsPQ6W05z4",
-	"U1ArWNXjrazMeDsoe1PlUbzVbcH7ExC4cFf8dOPg88EUmkIJq0iPgdWPcA0CL+2zVR5AvG0cyA2wXRgo",
-	"jGP9MX2MtwwDJeRJpuesxbx5cfozPH7UH8Dbs2dg+Ay1YbO5uzWZ8Tzn/o6pubC9/t6jncFgZ2/vbG9w",
-	"tH941H/UG+zt/yM8XWvc79gRtxaCrVToRtHZyPFrb3gXnEjQEvI98WELsqAmdAVYnngjxnudieuigg0D",
-	"t8W6NZuzEhuX4r8U2gDXulg13z41V3A94FFmJpbS5IWrSbIGS7WLmUazUWEkhVIozOvPbevEkcDF67sD",
-	"mDZsnldrcCv6DPi1So7mstvIS9msb3w+5Dp9t2Srz8dKbgFtK29HXbsyTwUSs2+0tZMmPMffAfXhAZXr",
-	"E6vLWoCxTL0L0u4a27hF2OETMbqK/GoylunsG3Ho43vC77tCNl1acQ0Jy/MvhNnlOd4SvSmpKCkUN8tT",
-	"Sw0fZfuUNPoYmDunUZj/PgJKjocqX7+3XdJ8eSRz/iPSmYwp6/6ksGjbtjTNZuX6Nubsg7Pe6Slnwo+q",
-	"TA1iZnqqnj0zZu6yE7iYyPV539LVSCPFBiwhXF1EdWMk0ppt/e3JrDcUQ/Htt09lylH3vv0W3tQ5GRx1",
-	"eR9KPO8TfJiytA3yQK52FovFjoWOnULlKBKZYjoqz2EoGp6skfKCZvaOryUXXRy7gSkLyGV4YEqZMaI5",
-	"2S9aihE4/unBmR2frGF/11kmIbELhL+c/vyKssugw6qrm1EZQRxRyrNwDq3dpxtTd3vw3OdhOJ1nn7ND",
-	"eVKdNDIYHck8C9oFuAwfZ8Pb4eWcWfexIa+dvcNHYNcjZzDmRsdwgXMD46Wjl79mdhnIGhic/nCyY1/J",
-	"mM66PXgTJFoJtGRy50Ob5uY6/h+KSgAqOVkNNMTkKN+Cd6GzyFDAWJqMzlCjMLHbyorQUS6ixrTbgxOf",
-	"bkK7SJhSS2BlYY+lo0tTcUkpllmZO9p61xqkwKHoLDJmyC/iRoM2zBSU0sWWMHrGkgx3nklhlMyPoCou",
-	"6sFzlmT+qFhqWc9NPRRj1JwyY7A0Dig5XVOSmLbzsBxSvOQJ0mxL0HwqMKVIicsV68GJP2f7vXbZG1AI",
-	"w/Oh4MYnmGro7PchtQ84v5pM7rLyJ8hx1Gg0PH1z8upPp+dnP//4/NX52dnLbkzblQvh8xEoLbBDFVFD",
-	"oZBeqgSXVlNm0wUqg5nKtfSprrFPa8qXjjUEwtyOJgymXWKMatqhD/K6eepMP1eV5cbTfk6X4L8+s+WD",
-	"a1Nw7V5oYf5lXw00cDl1Pl3PR2aYWIZP1dlwdsllejbl71mRmTIutBkKlwM1xwQ6tO26EIniajFoxDrM",
-	"BhRlgzHmchE7urnEPjK5Dvr9ck67xa5HjBcpIatDacvbHpAzdomwd7CT4dUOGZCuWkpD5wDGS+PQl9Qn",
-	"xTX5DGN4XOGGfYDkCHhqt+HqqjwN7UnRSXpi2y3VpVQeyMjCqlfmkhe9Ih+5iTGGgm7OaN0p5mhKfXJs",
-	"CW4ZBHON5dj7fmzKWKGxnzdy2spaPsKnMiluRKdTEqsms339qU9olIUhHglSoSxKNbA4rhLoHGPYg00U",
-	"osD0GNhQXHKZu1ct8tNpjdYS20awyKTGlaokl2RBtUhwhlcGOnNmMtA4nVlTLi7R1VKJaF3XBcZOD13g",
-	"0qtgsq50DHViGvh0zy6UuVcOM96efb/zuOLvV29fDkVnNLSo2++P6ho5K0Q+TyLnhhCqY4WB5nVfHFMy",
-	"bonC1qxIwSc8EKvQQ13KMWZmKCgQur8XOqtw4sYrBYkSLfIlQQTdRFl8pZznEs8MxV4vcAlmwRN0seQy",
-	"lFzHW1sD05ZQQSR7NSANK/Fo6Gg5FLWSnyhEMkhCdW9V01gWIiU0kV0XxM55gt6x9RbgTy/OotW6VjlH",
-	"4bKte1JNd/1Letc+aw11bsjcNoqzFJ468T55/SKKo0tU2t8j9fq9vn3aDsbm3JrnvX5v3/mDGVm+u2zO",
-	"d8dVlpdsuyR0uRq6vEBwcitkbdvZ03qJE7NjucbbVmQbmAy5An8dr6FT5WMR7A9FeZEce3/G4JXlbSHL",
-	"ewsLOKNC5f5KsnHxPKqYl421zK2uttTr6C68ffNSDwUZCVN+icJRvsqZpfxdt6unvuw6LKt91+491Y/s",
-	"hmW3H99XCX9PZbq8Xfryb7+Ge6ty7W0zp8PUoY9Nd9EufLWOdq8/uGXpjPcdN62jfHQ3qOP/eLvVb0z6",
-	"dqLFtNeDadwqZ5ZWB/3+pqmq7e8GNcT0yuDmVxpFWPTS/s0v1aWQ9o3BFm9UtXH0wuE262qpEvgYR4fb",
-	"0KGqW6QX9reiQpWFTWdbVR05xqtgsENuYNd6zWxqBSKiD6L39q0aV3dz7kB1ii3Y6qwVf/jODggxgXxG",
-	"kkmriCrTrJL6JqS95No8retFG5LQvw0wvfu9/cQntZ94H0LCp4TkNtQUrqQ13xkVbiuuDyRxPkDncgRr",
-	"+bPsvbb3QPycGdMmfruTII9sWzmsees6KYyDFXkfqNMU4aEwmOcaFhmSV8pNa955t81IsVsuV3EPku3q",
-	"NQJa1MT9WQRJ3SvNaH7rcPBpst40AO5f2pun8m8l7Ctbv1HWP/D0o5PtHE1bygl9rus0/iDyF14jWH7k",
-	"Zl3Buvfvy2e4u34OktNctjHoMOXMbd+VkW9nmpZJcNcap1zDlMpFv24btH+wxcoavV2+Yumo5MGx3hbG",
-	"Z9yu4Cy+u1fHSxf2W9dc6wz/ZzQlt3+i1qliDF/Cr7o7y/6WeGkD0r5BlpZ81YKwt8W5skOXxbg5M0nL",
-	"teWzII7vw0UUpiE0vkCc+3siugg5htGKch6V1dALxan2eJ1vXfXFVxXc8ekDoYlCH92OzX1ZyVbBj9uK",
-	"qAu8f7ngBysb0Am5+F3J/MuFR976e5utwyOVWFd22ycgTWvkusq9d4ASZmHRFa9YdSd7Vbo+XQpQg5fy",
-	"1rHqBCXSoSibF+z1+/4e68Q3M6vz/Udt0OXLZ6jnHK3D3+CKsGfOUDga+kuuJ22uYTXPlzZHXQaN2/16",
-	"mx7a44I1CmnLh4MWPLU9u05Hz2fVnyudUwUuGsZ7+7CbajJu0ZfnBiO5vNkONtoRcuGyG/ymFkx3Hxja",
-	"7gRU/Sd3asPS1sei2YGl8iSowVzw2AO1VmmdnvLoQhbq/Uu4BKdhbtW6AdeQiRp1C/H5cfd5mbq4kvfa",
-	"oDH8V4aizhmxGGFPJRCfEnFLBPZ9l0r0tedY4+8raULsbYPMt/XWvwrQFNKcboC1swwVeppsgW7NzROf",
-	"BOe8PnYz2oEibbZ92wCbb8Mh7x84V06fUgpmUiEhqCtF+VfBz68dOoKTdFmt28OHRrWLKXeVD4W53rtz",
-	"tV1101epKGvvGFhYeFze47u7ejhxTmFVX0y9JjUKMxSUJtD1PiI32mWCkPnkJqBmTDBeAgubvF5nRz1P",
-	"uXnt8vG/nKvow9RVCe/WohVWd9szujFNdmVin0S/qVT6ntZ1v85qE6H82TUjoFU5+H1hlK/YaPQufFgc",
-	"enLzS0HP5t+8t2kZzCWCVrJbIpcV+VXEotTba1KcMkwudABUnQ3tn8kGqXJPKQHcV0+6OoxGCRKciKEo",
-	"EyR9ubBIgQE1hauHmaKpc9MP+gOfhdwbCurCCIN+2a3Rt5S09iplQtKYBOD2zyTn1LrflyT7ku3BIcy4",
-	"KAzq2OVmzhlXQ+Ewce+JSxR2VdlcpHJhzQF97JPqBv3+xvGlKw5dumX40Yei/DqVqFvvNO0eqFTqEwAz",
-	"wK0VyKprejdU220NCY2WCJ8Irg+1yPtHWl8TdKvKnq1X36z124C9QUNFyqmkZrYrTUsbmfebZvXP75Y/",
-	"B0Lz3R3B79AGva1DZK3KKhupQgZOv0zhOOTBnOSqP3+Q291IuefaI1inQi3vkU28gdftPbwGOti7W9Ci",
-	"rSFnELSQEuy3TQQOG0BzAY8P+lu3tb6XLtBra6YW0NWvGBBiuwq9JmRnLF3XJk5PDEWoKLSESaHIgi6n",
-	"cLLnyg/iKkm86k8cckhcKRWrEAK1Ap1GK+cuFVRB7c5X/FQmy/iUmlX2cxAwFOVPOVQNhTyrOp70m6Yq",
-	"Sf8g0SeuIkCTCSaUaxmutyaWdvqvQa0VrbeuZakZt/BZBa7kh86DG690a1UfaF9mQvXbA+pfWW7ZVy0t",
-	"sGwI7ftXkhQOhevq3LE78ot0NRhu3RQeYY3fV+iGJU/+C4UkLKAzptAX0tHATofftkG021eDd+oqO5Kb",
-	"zpvvn8GTwaAP//s/g35vr7ff7W332zqPD/pBR8XBhubSXzh/hUoib7ZKpXOh283SN211VRvr6Mo6wqDs",
-	"qXwv42Up4BhzKabUwLuuwnJAHtafVSVnVF/nKs6suBspu9fVbDmB9ixFXFjelDjkoJXPSoCyy6yqaNy8",
-	"ZS2iW32K81wuZxbCvJw1qszh58rH19+4DboVF8LIIsnQdzsSeOVFw1W9Uf9zhTqrewWs2aiyMN5I/Try",
-	"fP4uC1fA1XB0czmduqO5H193EwfVvPKwbu/XHkizYm5F+Ho5d/0BWvNyzmoZxTURLRv8+4pabf1EGTwZ",
-	"1uG7CplGMfxoKDKZp6V2ph8ocDcgvvR4Q3uBGGSeojbNKPGEK23aHLo/o/kJv7CcNPNTWzpghF0trmtI",
-	"sdlnqzpH+EyOIDYW9HpYae3weyZ9eyb99on0n9X/JITf5HYGd1dfgbf5GwNOyjpbvSK8AUbLhhPblCq6",
-	"LmdBfI6b0hJ2mr8ZqVvxe1s68A2FjwEeA/PXDO6F6y4Xyk4NLnf/8wW92rHo/qJMq20S7zca9vCrv9/S",
-	"wQdSQNspnM8NmStNBq+70w2qGY8rIyYooUddBRmsBaOdGAbNWUIvZyhOXr/4Rq/0PIJO3UCAa+eU+Dal",
-	"/mIghtGfn59BaIyNums+7QMj+u+XOdcmJJftbbZTChqvdaHnOTVjbYSQ3OVGI3ZV6iEpsHSk17qIVM5Q",
-	"1SbkeJM1HrRiaVcMGsOmeF/o3nmtWeHGDoWNZoPtzQNvASFBA8W7qJKvYtmf9VK7ZNS2W+37u9QuZ/ly",
-	"t9r7dwrZr/2oVjPJsBTlL3eNMlrh0FF1Z9L7N6iTdz+zGQJuC4Y3FcBKD7537z/GHxqt7969J0eSooMO",
-	"I9f5OZPauKAjPed/2DmVSUERxI7CnBl+iXS9Yf0BqS50+UO19DLd7ktlXHx8jBmn+3r3I/80cl2eQj1U",
-	"fCx2ac0V+oVLKERKqov69cwVTvgVxbWdv7vrfFpHi3VdVf9MZFx2CxNpWyZl0EHUm4VEV0u15phPlVxo",
-	"q+Pqjpb+hbEvQt2UNE+KUa6/10gMW3/9JybYtJ7Q1wE406wbDOOqAT6+//h/AQAA//8=",
+	"7H3tdts4luCr4HDnnEi1tCw7SU3K/rHlpFPdmU6lMomz8xFlLIi8klCmABUAWtZW8jz7Hvtke+4FQIIU",
+	"ZcuO46Rrqs/pOo4I4uPifn/x9yRTi6WSIK1Jjn5P4JIvlgXQ3081l/n/5kUJ+C9TLhZcr5Oj5IRN8EmS",
+	"Jhfh4ZnIk6Pk+8eP4WB6yIfN/x0kacIvuCj4RBTCrpMjq0tIkxxMpsXSCiWTo+StkLMC9pQWMyHZBLg0",
+	"TCtuLOTMKqZ0DnqQpMkUuC015C8WfAbJUTK3dmmO9vcF/tsM/AEGmVrsS6XtfCVkPvh1OUvSRJif/Mth",
+	"C5IvcI5XYSB7pqZTgCRNllrlZYZAef97GPY3VRpgkwLo8EstMkiODg4Hjz99SBNTTvA4E9DPVCktPkiT",
+	"UhfRFuv9RLtMPn36lCZz4DloAvsr9dYqTWBtQmgs1Z7BR+MjZufAJipfs4xrLcAwLhnPMjCGWXUOMmWr",
+	"ucjmTCo20WplQDOl2VKrS3wlmwNb8DU7B1gORjJJEw2/lSICjMnmsOCEEbJcJEfvk7B48iENWJIc1b+m",
+	"iV0v8RdjtZAzd6ol13wB1h/shPZ3itvbPNzpHNzO2VSrBdMwE8a6XRdqJuSAvfFbZKUs8JzCMmGYAWkZ",
+	"N2x8Utq50uL/cJzwiD0FrkGP3ekErvBbCXqdVHfuoHVGayaNA1eHe/jb4d4/r57Kg9nf//1vj/XToXk2",
+	"tM8fLf7joPx+/cP0Cf/P89+GlxcP/+Vw1XH+1BHQi79sHtZTEBufiXw8YCdybedCzpidczqUVJZxdi7V",
+	"SjKRs96CF1OlF5AzJcEwIbOizCHvsxlYwx4NHw3CIZfczuszivzqq61OegXldlyrBrNU0nguwXO8GTAW",
+	"/5UpaUHSn3y5LERG17H/q1GysSKOzHHeC16InAadTbkoAHecg+WicKTnh+HxuU0Q9ZaQWTxNAgsuCuQI",
+	"Aor43wQIJI4kTRZgjOMTi9JYNgEkFBrIeJ5rMCb5lFarWKXOzFxpG8265MaslM5bExdiIWxy9KRzCcsK",
+	"4MayJyybc80zogBkEvVY7WDGcgXuvhfcZnOi65PXL5hZQiamHnz+EsHYF7ijh9ND/kM2zA/g0eQx/z5L",
+	"PsWX+k8apslR8j/2a8a+756a/ZOleK610u4aNwnwik01NnTMxv6OxgxRzTDg2ZwJSbfJCHSDJFDAK2V/",
+	"UqXMb4UfUtmzKb0dQ8+RD+4wPPvyAHqlPNXOuWF2LgyRptIEHpEj3VZ02qfTP0c8O+We39346ISmZ5Y7",
+	"BlUfHtdzKCwM44UGnq8rhgn3A4wTqewcNCtRslQAcbvq4VwcOfVK2LkqLW6OaxLjGTfggPOT0hOR57eE",
+	"zbR6O4aMksWa8XwhpCH5tuCSz8Bdm7k3KiKYBC4u3X7oyC+kBS15casTC//yGdDa8bHDI2ZAX4BmYcR9",
+	"oAGrFkf2XWo4rnUTDRfACwIEiTc+QWQQNmXjamtjNhUyd9Jc0quFmhG0TpV6yfUMbgUtP/8ZcvSCZuli",
+	"vrRLgSqTYmHU/eAIrYzMQ1jDcsgKopdn7ph7L0HO7DxlSjIu10yr0kIfN6rweokd000/MIzkEMHrneRe",
+	"BYLbsdoyniAGF/4M0voZWKVQ3BewYsWW2KwwRshZykpJOlLK4HJJqqHSiHTqHPIAEmd3FDfAItJqcm75",
+	"hBtozVAbQbivMIhlXCKxT1CConLdsI08dMPgszKass3WqxmFYdG4Y6bB6jVSCGdTWDEDmdqFpeEVEKY8",
+	"Lc168wBBt0EOPndMa1oWBesFaZI65TutR2ZzLmfAkNP2O07pVjub4HLtw3nuJAzDx8cMT8RnXEhGOlex",
+	"vv44d4JS466r8DbV9itlWszmlkm1Yj0umSotihalGWcajOXaMjVlr5WxMw1v//VlH5+hZNQljcanNFSV",
+	"OgPWe/uvL9+enpw+Z1nBjWGPHx7h3SL0c2HOU7aAhdLrlGVKSshw66Z/XLHSFTf+KnK0jAiUU+uZgywX",
+	"EzSdpgFPEHHGNGrvBEeNB+wXx2yJtRhneCASMF5f9bVY0Ge8MIqNo0sfHzG4AL2uhu7hrLRjpc/r22eo",
+	"SOEGVlxY9lsJJdTYx9m0UCrHA9DCxtE1bkZzB4mUGeUO4Fk5AkTDtDSQo/6tZAYpm8BUaWDZHLJz3IPS",
+	"DK1VkkXe5kpJSWlA54gdjI/prtx0tIdaJ87QvEeTkzNnsaBRhgZYZMNHs21af2/9pVjlTu93SSQu5GzQ",
+	"bY0+rkwxlLgzINQmHmfK5VJpC/nPkAt+SoNuxf6ric4WONMZrdem4lh2PjCVyMJlg9KjJDh9UC3BXRix",
+	"8KU19ypfd98d6thmkNTsxfkrwhqdzgqS4Grq0Z1whRcosWluU+opzwgtlhoXssIJFgfsDZSwyIPYgmdz",
+	"IWEPVXr6QQM3aG65RfDdxvSMS7MCbfBoBZJqjgsGj02Xab31krsUppZC0DTF7FzlZ/gTLwq1Amcft1TU",
+	"LTIvVt6bRo63IM8yDTlqHLxAlFlpJWdnkSGOm1xwuT7j1sLC4RUp+a2FYmnUclvVR2k6ONLkcm+m9lpe",
+	"j8gn0b66547daTUpYBGYvGMcgVR6GzfRTwkNQSLjRvlCDhwLC3Md4hNG/oU2g9vy++Ra8zX+u6LV9jb/",
+	"Vi64rBELLpcFl7QlQpkKMpuW9QYoIgruIox/3/P+oL0XxMIjppGyqdLOqYA82CsEhZqZ5iY2+EKXd632",
+	"a713VFWf/kM1Xk1+hcyGW/VuMc85vHsCT9GkUfJmd9I8AUfkKTt8xOZwyXIxE7a1+St8aUvEV42z/df7",
+	"4d4PfG/64ffDR5/+qQvKTY95eze/kKUbUN1buIxr8HyA5GvGJSowlWcaLfDGXp1D0C89UaoALpM2P439",
+	"hLs66TdO0/La/95hR+IT9u7NyyY0b+De31g09ve3VwxPKtAtl8B1sEHDdgmaO4HMoVYMq46gwsYO6yjD",
+	"77uR/2v3QhfpbwQgujC4Vg1Lg4KjgRvOckd4HDNerPjaMLjkWRMAB4dp8MaSKvLwEAlPSLFAqTPc1FJ8",
+	"FGQrPT0wzAgL3dfeHTK5jh2ckeObrqSJzG4vbXRsEVsDcaI72gTxBp8JPOWZBm4JH3ieC1yaF68jHjPl",
+	"hYG2arBJ8VNeFjbg3E2ptno9aUB2VxJe8EvnhkiOHg+Hw91ounPFG5BwtOhh96JtmvYreoDeDZk2d0HY",
+	"Hf59cA0RVxt6/yG9MUUv+OUL98pBfPiKwis6uhLM20jmOti2aIggtRXB3y3zXRB8IWT868F1KF+dxr//",
+	"BUTTLfD6XlD5+qN/adz9Quh6pxi6gY3Pc2Gj+GNLrQiBOFS21ZSNEYRj0o3GZHignS8ZmhBrRq4sZ90b",
+	"NO8LmFqmSrtpw7lAY5cS04gspoxbtlDGssPHj6JI4DErpfithC3hkQF7TvspgF8AOcZLGVw9DYLnOR+c",
+	"Czn7sQnFSjiHeGgM1sePGlroaGS+673/rx9HIzMqh8OHGf0XPvzPH7t+7P8vHP9PO9tMAWGbYDrAgx4M",
+	"hxFEgu9Ki8WCDIMlz6ClVp/knP3drRYd6GBXNInMpg5lGq404AbshGWFAGmZWQmbzcGgoT9Gq2PMeohO",
+	"aFgZNiZv/DgdyXGIU4+Z0mzsbeQxW81BA+lZZMzPOc4E/WM29rbLmOIR/vkDesqey1khzHwkDUgLMkPD",
+	"MSfflVXMzNUq8v1R7PWBobDsgHUap84orVwGTMiRxGWcM+FoM9z7wDBdFpRkkjejD2olWY8zSoV5YJhd",
+	"KTbFOyV5MJLOPOozXohzGIzkSH505/7IFsAlXjX+RQdnH0fy497eXvV/HDwOEmnMPvq9k5+fTkkZLSHD",
+	"JIoLsI/4j2qsm8iHCs7oTTcbeXA8Za/pXLVHqPL2WX4ObkKXlOFXnjo/TACmWwOxzk3teIk3fsl9wfDh",
+	"MYvwwgXOhWW9sdPKxykbOxzGv7z+jH96GYB/EnPFPxxqj4+ZgQvQvGC/KiHRnFmz8Wj0cdxHyIZ8hKD2",
+	"98hd7dZI2WAw6Iedh8QH3L6FS+tc8oRTXAa8jik2mj0w2a5R1eyFkrNqcrcPv6lCWDxAn+GQXVcktnrl",
+	"gmbBi8Ldhl9oAoVaVS/1pAp/H+EtqAvQ00KtDIXk8Lb6Vx0yOhnXM2gsxCfqAm6/UONs9TpTWNEqkhES",
+	"IPY7JHAe7Cms2sAjgR7mnvOLjmP4IdUiCy7XV62yUMS+rlukcYT2GjnAEtf4l7e/vGISiAfhb+3tF3AB",
+	"RTU1DtyYOgyhuZcaMmGEku4ycsjEghfb9l3zKe/FufIMHaPdmk6WVphdJc24dC5A2V4WXDO4XKJOgLwl",
+	"4gF+yTrNxs/XGEMLOaneWMezF/ckfqPnlZuUjT0Q8M9SC/qFW9izYgFNFrGhuwwGA780yHIRszVihAvk",
+	"abVcq2dyqtZR/IxmmRRcnlf7V1Mv5CmSWN2xi7jRUP9apqTVqjiraLyaYq4KFILMj+hgFS5aIy0XsnOU",
+	"P12mcJ5q3jgJz+UzvTv9ae8JMa0l6Ayk3Qsv9VOK8qkiN+zVu5cRGOI3g56HIzbW17AEboOEq+WZ0nSz",
+	"XuBQmmONxAqVgHqxmbiA8CNNmpcu4gNn5+Do2VGbJ+VzWLsZ7UrUE3kXGE0jJHEnP95Nyu0ZMY8zJYnf",
+	"Sa9VV2qHizPWug43fmeBslSR1yxoG6JUSVSRlKY7aYRkc1TRcYuNEI/ha7z9TJVFHrApB1Q5gh7gIwwx",
+	"Pgdtb7JGFaMsoHEyx8ydsP7YxIuPlFzasmh9NGTT4Yh6IJFSSvPS2ob0C3lMfvEmgNMYrmrq83lxY7gH",
+	"gLxlDrxPnpXGqgXoJE1egyYY6iR2Q2wo6G2LrTs4RZmBJXmZKQOjZ8CpsC5oRQDqx4GnKEGkoXYFwyFt",
+	"JFoG7SD8jHI7/OwDUV78RZEf/yeKDboCz/kjH3sa5YzivtKE2EqSJhsshYY4gqZImCPIJE0aZJSkSXxB",
+	"ZId4TK0jV80wU7WDDcjXaaydeEKapMMA/LNn+g1ECVIn3SJi/DAvM9JITDRtKqevdPrrXfZrFypULMpb",
+	"GcQCq5yvoE8/MCjL5l76Aq5jIh01V9aw3ji4HwbDAdkQY7SEcJ4xnaBB/TFNOwZgGS+K5omCzbvpbOnI",
+	"Of+3yhhzjAAZFrLFag+U3jBVukWK3HFmHBOjvc8MDnnmPhXbZQUQ2qlz0Uqf969s7NZnF3fHnUtJBgjp",
+	"Ut+hSI8UH3JtVEpWikxypYW1IF1oQ5imacd65OE/Zpz9VQUjdwYS7SC0s7RauLdylZULfOiEnaAMCErX",
+	"8+p74x7Iz+BPVSFZ7CT41Sg5eOWeXBW2PG1awn4cGb5Thax20+ht4MPWrO/r3J9CVjng6bXhxU9p8lLN",
+	"hIwcUVs8Rg3vzY/b3V8R/CJnXYiANybKlNaQ2b250gb2JsQa1rEfKAqcx56TwyfXwSAQUzVB18F/rq+u",
+	"eeatd3qCythU4O4o+QIuW2zpbUkJf9OyKNbsbRWhuvbOrrqf4Lfc6rHuqkk6YZ5BOar3oTHygMy5yyiZ",
+	"agDWI+cBeZ55Qfn7ufBBdHHJhO27LCMfXBRyWdqRJJfKUWVpHAyHrAZgyg6+D9aNmpLxg7pu4EWruSoc",
+	"w03xxWHFYQVljI6kV9yQh6Jwd2UwUc7PtRVNhCsN333kaavB+saniF2P+Vf7SlkPyXv84zhlUlWmgWZc",
+	"zlx4OzsHaxjXxP0IordzrrY9qDd1nkb+9IcbrtSdPal34Uf9izDLgq+9DP4Mr+pLdQEFz6DDs3pd9CBi",
+	"SM3NPaHtHMYFMM2FP4drRbt6slMYK92Nlb2paijema7EvRMmYeXS+ynb0JeoabClligTUYxWQ0hNv8Cx",
+	"VQ1AumuiiZtgtzyTOFHmn/MncMM8k4xC1fkZ79A3Xrz9hT35fnjA3p0+Y1YswFi+WHqdThSF8PmlzY0d",
+	"Dg+/3zs42Ds8PD08OHr4+Gj4/eDg8OF/xrdbeSF2JoKdROhW0tmK8Rtv+Bg/gaAj3evE50VQiMbpqOHG",
+	"d87hcmlHjQhaR/jMbi+UbCTE/1qSN9+U7fjQ55YvbmZUhGLJQE2euJoga6BUN5kZsFsFRlZqDdK+/tK6",
+	"TppIWL2+PQMzli+Lag9uR1+Af7XB0dx2F3ipwPaNL9HchO+OaPXlUMltoGvn3VyXTAAHBSIztCy1mooC",
+	"/mSo989QhTlBWdbBGEPZXVRy1zjGDfIaPpNHV6llzkKlu28kuh3fEf++LcsO4cNsw39xbzw73OMNuTcV",
+	"FGWlFnb9FqHhnZ6fU9mfBk/COC7JHzPyo9TepsFudfzhSpbi70B3MqFGACclctuurRm+CPvb2kaAOe2d",
+	"RjkVflxVaRAy06h69bm1S1eZIORUba77jnIvG+U1DAHhWjVUKakyr9HWp2cuKIr+3XdPVS7ADL77jr2p",
+	"6zEEmOC1Jpz3xT1cI2yjGpDLvdVqtYesY6/UBbk+IR+HexjJhiVrlTqnlb3hi+DyrjCcmFxkrroDyCfP",
+	"ZXOxX42SYx9IGLBTnJ+0YZ9MHQqQ+Dn4EIUs1qzHq9zQykdImRF1XHLq5zT9kOYQ2hLgOJzKg+qkUb3o",
+	"QOZREDfgqnucDo/TqyVH87FBr73Dx98z3I9asImwJmXnsLRssnbw8nnsrvrYMM7e/u1kD1+ZczPvD9ib",
+	"qMhKAoLJ3Q8duvakdeH/SFYEUNFJ29FADtib4C7rreYg2UTZOd2hAWlTd5QW0VEdooG8P2AnvtTEh2K0",
+	"XjMeeo0gHF2JisshQWTl7mrrU5MHbyR7qzm3ZBcJa5ix3JZUzsXXbPyMZ3PYe+b880es6ncyYM95NvdX",
+	"xXNEPbf0SE7AiBwqnH9gGBWmGyoQC7kROVyIDGi1NTNiJinrJdSJDdiJv2d8bnxwp5RWFCMprC8uNaz3",
+	"cMhyHODsalK5QzOSqL7RgDXs6ZuTV395e3b6y9+fvzo7PX3ZT108bSV9wQOVBPYoqDOSGuilinBpN6GS",
+	"LhIZ3FampS9zTX1JU+ETWCiTCShPKHfByWrZkc8iMz7QHKr8XGDJzWf8mq64f3NlxIMry2/xLLQx/7Jv",
+	"UHJwHGUeBc8Ml+t4VF0Jh1sOpdlUu4ckM+NCGjuSlQ+b9ejYdW8U8qulLESn6J8+cYlSP1IHNxfsI5Xr",
+	"0XAY1sQj9j3HeJETZ3VcGnHbM2TKDDh8tDeHyz1SIF0DF8N6j9hkbR33JfFJfk2xgJQ9qfgGDiA6YiLH",
+	"Y7gos4ch3lQV0+fWBRiq7i6ekZGGVe/MFS56QT52C0PKSkrNpX3nUIAN8uQYAU5VR4WBMPdDPzflx9Hc",
+	"zxv1bKG9EPGnUBA3dqEPD6wazPj6U1/MqEpLOFKXPhGXavDitCqeq1LSTKYBJOTHjI/khVCFexU5P93W",
+	"eKOUasxWc2Wg1ZGkDgsM2CmlHFE0ysBsgapcGrgrQolgXbcqSp0cOoe1F8GkXZmU1UVpzJd69q8L949k",
+	"bzxCrjscjuu2PUhEzeQn1kNicAkx9OC4kQuAakXOfEYYoQoN6lP+ILcjSY7Qh4exscpO3HyBkCjOU6yJ",
+	"RVC4C/kr1TsHfmbJ93oOa58WQL7k4Equ/a2djmkEVOTJbjukWcsfzXpGjWQt5KcagBSSWNyjaKJoF3ET",
+	"1XdO7EJk4A1brwH+/OI0abfaUkuQrtJ6oPRs379k9nEsKurCkrptteA5e+rI++T1iyRNLkAbn6g6GA6G",
+	"OBon40uB6vlgOHjoY3uk+e7zpdifVGVkqisL2RWDmBBAcHQrVa3b4W29hKndQ6zxuhXpBnYOQjOf729Y",
+	"ryr4IrY/kiFTPfX2jIVLxG2pQtwCGc641IUPDDYy28d18s/EqAJlNUKvZ/rs3ZuXZiRJSaAEDgf5KjuS",
+	"anfdqZ76TnBxp6/33dZTPWQ/7gT26UNVUfhU5eublS7/8dvK7dRBbteq6bg26VPTXMSNt1t7HQ4Pbtg2",
+	"w9uO2/YRhu5HrQU/3Wz3Wwu+HWlx4+VgnnbSGcLq0XC4banq+PtRWzN65eD6VxoNWOilh9e/VLdBwjcO",
+	"dnij6otDLzzeZV8dHQI+pcnjXeBQ9SyiFx7uBIWqApvutuo44hCvYoM9MgP7aDXzGRJEQj8kH/Ctmq/u",
+	"F8Ix1RnYbdXX/vKdHhDzBJdNjzSJgqhSzSqqb7K0l8LYp3WvqAYlDG/CmN7/2RHzszpifohZwue45Lb0",
+	"E2rVTd+aK9yUXO+J4ryDzhUh1vSH6L1x9oj8nBrTRX7706hQbVc6rHHrKipMox15G6jXJOGRtFAUhq3m",
+	"QFapsJ2F7f0uJQWPHHZxB5RNb8SwqIH7i4yqxlv9cf/o7ODzaL2pANw9tTdv5b8VsbeOfi2t/y7yT462",
+	"C7BdKSf0u6n7BESevziMgPgo7KaAde/flc1we/kcJae5cmZm4pQzd3zXQm431TQkwV2pnArDZtQq6tvW",
+	"QYePdthZo6/rN0wdFT041NtB+Uy7BRzyd/fqZO3cfpuSaxPh/wo2YPtnSp3Kx/A17Krbo+wfCZe2cNo3",
+	"lIteyfw2h70pnwtNw5HHLbnNOsKWzyI/vncXuTobRM9zgKWPE1Eg5JiNW8J5HKpYVlpQCccm3rr2Dt+U",
+	"c8enD8QqCv10MzT3fSt2cn7clESd4/3rOT946Ikv1epPIfMP5x555+M2O7tHKrKu9LbP4DSdnusq9963",
+	"JIiysCjEK9vm5KBK16egADV3DVHHqgu0zEcyNC48HA59HOvENzKv8/3HXazL9+egfvO0Dx/BlXG/3JF0",
+	"MPRBrh+6TMNqna+tjvqyQTr9ZoteOiMVJtXGbhgctd+t9dlNOHo8q/7Z+piLhFVDee+edltNxg168l6j",
+	"JIfIdnTQnlQrl93gD7Xipn/PrO1WjGr4w61asHb1sGx2X60sCSrCjobdU1vVzuUpjy5GocE/hEnwNs6t",
+	"2lTgGjRRc91Sfnm++zykLrbyXhswZv82B1nnjCCPwFuJyCdw3MCBffuWwH3xHmv++0rZmPd2scx39dG/",
+	"CaYplX27ha2dUmmng8kO3K15eMKT6J435256O0DmzZbvW9jmu3jKu2ecrdunlIKF0q5A15Wi/KPwz2+d",
+	"dUQ36bJad2cfBvQ+5K66d1naq607V9tVf/BFacraO252UWi0gRiwE98zIjQwo84VBqQdSUoT6HsbUVjj",
+	"MkFIfXILUJU5dUKIP/BylR71PBf2tcvH/3qmondTVz3CdiatuH0c3tG1abKthX0S/bZebHe0r7s1Vpsc",
+	"yt9d0wNa9Zu7Kx7lKzYa3y24Xz70w/UvRd9r+sNbm4hgLhG0ot3AuZDk2xyLUm+vSHGaQ3ZuIkbV2/Lp",
+	"J9JBqtxT1znPVU+6OoxGCRI7kSMZEiR9ubDMGfcd1appZmDr3PRHwwOfhTwYSfoCAzsYhi81+M9JoL5K",
+	"mZA0JzFw/KdvfxBKkn3J9sFjthCytGBSl5u55EKPpOOJhz+4RGFXlS1krlaoDphjn1R3MBxunV+54tC1",
+	"24affSTD41yB6Yxp4hmoVOozGGbEt1osq67p3VJttzNLaLRE+Ezmel+bvHtO62uCblTZs/Pum7V+W3hv",
+	"9DEFyqmkD9m0PljSyLzftqofvx++UErr3Z6D3+ITaF1fh6hFWaUjVZxB0McyHYbcm5FcfZsvyu1upNwL",
+	"4zlYr+Ja3iKbegWvP7h/CfTo8HZOi66PcUROC6UYPm1y4PjjT0KyJ4+GO3/S6k6+ALWxZ/r8U/UFw7rt",
+	"TYtlz3m+KU2cnBjJWFAYxaalJg06LOFoz5UfpFWSePVtohhD0kqooECIxArrNT7j1KeCKlab8xU+hWQZ",
+	"n1LTRj/HAkYyfMax6vrnUdXhpD80VUn6gQSftPIATafUxaq53xpYxsm/BrRaUm9TylIDWumzClzJD92H",
+	"sF7o1qI+kr7cxuJ3wOgDGeHIvmppBeFjUP4DGUSFI+m+6NTDE/lNuhoMt29yj/DGtxX7ccmTf6CBiIWZ",
+	"OdfgC+loYifDb/pxKHeuBu7UVXZEN703Pz1jPxwcDNn/+78Hw8Hh4CH1YNrhc79PHg2jTzYcbPmw1FfO",
+	"X6GSyOu1UuVM6G619E1XXdXWOrpQRxiVPYX35iKUAk6gUHJGH++qq7AcI4/rz6qSM6qvcxVnSO5Wqf5V",
+	"NVuOoD1KERaGSInjHLTzRWBQ1PQxbdRshVpEt/scloVaU98uT2eNKnP2S2XjmwfugG7HpbSqzObgux1J",
+	"uPSk4are6NtnGsy87hWwoaOq0nol9dvI8/kPVboCroahW6jZzF3N3di62zCoxpX7NXu/dUcakjmS8NV0",
+	"7voDdOblnNY0ChskGj7u5ytqDdqJKhoZ1+G7CplGMfx4JEOTWUq1KIvCR0B86fGW9gIpU0UOxja9xFOh",
+	"je0y6P4K9mf4ynTSzE/t6IARd7W4qiHFdput6hzhMzki31jU66HV2uHPTPruTPrdE+m/qP1JHH6b2RnF",
+	"rr4Ba/MPxjgp66wdIryGjYaGE7uUKrouZ5F/TtigCTvJ3/TUtezejg58I+l9gMeM+zCDe+Gq4ELo1OBy",
+	"97+c06ubF92dl6ndJvFuvWH3v/u7LR28JwG0m8D50iyz1WTwqphuVM14XCkxUQk9mMrJgBqMcWQYNWeJ",
+	"rZyRPHn94oFp9TxivbqBgPDN+H2bUh8YSNn4r89PWayMjfsbNu09c/Q/gzlXJiSH9ja7CQUDV5rQy4Ka",
+	"sTZcSC640fBdBTmkZPXdoY0uIpUxVLUJOd6mjUetWLoFg4G4Kd5XijtvNCvc2qGw0Wywu3ngDVhI1EDx",
+	"NqLkm9j2Fw1qB0TtimrfXVA7rPL1otoPb+Wy3/igdjPJMJDy1wujjFsYOq5iJoP/BnXyhEkNhtvBw5sC",
+	"oNWD7/2HT+nvjdZ37z+QIUneQccjN/F5roz//A2NM63O/z0NBbfiAii8gfaA0uf0JTwu1+5liu4rbZ1/",
+	"fAJzQfH6pVaX/jMOdXkK9VDxvtg1qivH5BctZU6ii/r1LDVMxSX5tZ29u+9sWgeLTVmFgk/73kK+W5jM",
+	"uzIpow6iXi0kuCLUmnM+1WpFH5WrO1r6Fya+CHVb0jwJRrX5XiMxbPP1n7nks3pBXwfgVLN+NI2rBvj0",
+	"4dP/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -23,6 +23,111 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ErrorDetailCode.
+const (
+	ErrorDetailCodeAtLeastOne       ErrorDetailCode = "at_least_one"
+	ErrorDetailCodeBlank            ErrorDetailCode = "blank"
+	ErrorDetailCodeControlCharacter ErrorDetailCode = "control_character"
+	ErrorDetailCodeDuplicateKey     ErrorDetailCode = "duplicate_key"
+	ErrorDetailCodeEncoding         ErrorDetailCode = "encoding"
+	ErrorDetailCodeEnum             ErrorDetailCode = "enum"
+	ErrorDetailCodeFormat           ErrorDetailCode = "format"
+	ErrorDetailCodeInvalid          ErrorDetailCode = "invalid"
+	ErrorDetailCodeMalformed        ErrorDetailCode = "malformed"
+	ErrorDetailCodePattern          ErrorDetailCode = "pattern"
+	ErrorDetailCodePrecision        ErrorDetailCode = "precision"
+	ErrorDetailCodeRepeated         ErrorDetailCode = "repeated"
+	ErrorDetailCodeRequired         ErrorDetailCode = "required"
+	ErrorDetailCodeTooDeep          ErrorDetailCode = "too_deep"
+	ErrorDetailCodeTooFew           ErrorDetailCode = "too_few"
+	ErrorDetailCodeTooLarge         ErrorDetailCode = "too_large"
+	ErrorDetailCodeTooLong          ErrorDetailCode = "too_long"
+	ErrorDetailCodeTooMany          ErrorDetailCode = "too_many"
+	ErrorDetailCodeTooShort         ErrorDetailCode = "too_short"
+	ErrorDetailCodeTooSmall         ErrorDetailCode = "too_small"
+	ErrorDetailCodeType             ErrorDetailCode = "type"
+	ErrorDetailCodeUnknownField     ErrorDetailCode = "unknown_field"
+)
+
+// Valid indicates whether the value is a known member of the ErrorDetailCode enum.
+func (e ErrorDetailCode) Valid() bool {
+	switch e {
+	case ErrorDetailCodeAtLeastOne:
+		return true
+	case ErrorDetailCodeBlank:
+		return true
+	case ErrorDetailCodeControlCharacter:
+		return true
+	case ErrorDetailCodeDuplicateKey:
+		return true
+	case ErrorDetailCodeEncoding:
+		return true
+	case ErrorDetailCodeEnum:
+		return true
+	case ErrorDetailCodeFormat:
+		return true
+	case ErrorDetailCodeInvalid:
+		return true
+	case ErrorDetailCodeMalformed:
+		return true
+	case ErrorDetailCodePattern:
+		return true
+	case ErrorDetailCodePrecision:
+		return true
+	case ErrorDetailCodeRepeated:
+		return true
+	case ErrorDetailCodeRequired:
+		return true
+	case ErrorDetailCodeTooDeep:
+		return true
+	case ErrorDetailCodeTooFew:
+		return true
+	case ErrorDetailCodeTooLarge:
+		return true
+	case ErrorDetailCodeTooLong:
+		return true
+	case ErrorDetailCodeTooMany:
+		return true
+	case ErrorDetailCodeTooShort:
+		return true
+	case ErrorDetailCodeTooSmall:
+		return true
+	case ErrorDetailCodeType:
+		return true
+	case ErrorDetailCodeUnknownField:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ErrorDetailIn.
+const (
+	Body   ErrorDetailIn = "body"
+	Cookie ErrorDetailIn = "cookie"
+	Header ErrorDetailIn = "header"
+	Path   ErrorDetailIn = "path"
+	Query  ErrorDetailIn = "query"
+)
+
+// Valid indicates whether the value is a known member of the ErrorDetailIn enum.
+func (e ErrorDetailIn) Valid() bool {
+	switch e {
+	case Body:
+		return true
+	case Cookie:
+		return true
+	case Header:
+		return true
+	case Path:
+		return true
+	case Query:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderSort.
 const (
 	CreatedAt     OrderSort = "createdAt"
@@ -111,14 +216,8 @@ type Error struct {
 	// Example: not_found
 	Code string `json:"code"`
 
-	// Details Per-field problems of a validation failure.
-	Details *[]struct {
-		// Field Example: price
-		Field string `json:"field"`
-
-		// Message Example: number must be at least 0.01
-		Message string `json:"message"`
-	} `json:"details,omitempty"`
+	// Details Every problem of a refused request (validation_failed), one entry each.
+	Details *[]ErrorDetail `json:"details,omitempty"`
 
 	// Message Human-readable explanation.
 	//
@@ -137,7 +236,88 @@ type Error struct {
 // Example: 120.50
 type DecimalString = string
 
-// Money An amount in virtual rubles with at most two fractional digits, exact.
+// ErrorDetail One problem of a refused request. A client switches on `code` (and reads `limit`,
+// `expected` or `allowed` where the code has one); `message` is the code's one English
+// sentence ending, to show after the field's name. Every problem of a request is listed in
+// one answer: the specification's rules and the server's own (a price's two fractional
+// digits) alike.
+//
+// | code | meaning | message |
+// |---|---|---|
+// | `required` | a required field or parameter is missing | is required |
+// | `unknown_field` | a body property the operation does not take | is not a field of this request |
+// | `type` | a value of the wrong type; `expected` names it (`number`, `string`, `integer`, `boolean`, `array`, `object`; several joined by `\|`) | must be a number (or a string, ...) |
+// | `too_short` | text shorter than `limit` characters | must be at least `limit` characters |
+// | `too_long` | text (or a number literal) longer than `limit` characters | must be at most `limit` characters |
+// | `too_small` | a number below `limit` (no `limit`: it overflows its type) | must be at least `limit` |
+// | `too_large` | a number above `limit` (no `limit`: it overflows its type) | must be at most `limit` |
+// | `too_few` | an array or object with fewer than `limit` items | must have at least `limit` items |
+// | `too_many` | an array or object with more than `limit` items | must have at most `limit` items |
+// | `too_deep` | JSON nested deeper than `limit` levels | must nest at most `limit` levels |
+// | `precision` | a decimal with more than `limit` fractional digits | must have at most `limit` fractional digits |
+// | `pattern` | text not matching the regular expression `expected` | must match the pattern `expected` |
+// | `format` | text not of the format `expected` (`email`, `decimal`, `uri`, `date-time`) | must be an email address, ... |
+// | `enum` | a value not among `allowed` | must be one of: `allowed` |
+// | `blank` | text of spaces only | must not be blank |
+// | `control_character` | text holding control characters | must not contain control characters |
+// | `encoding` | text that is not valid UTF-8 (or percent-encoding), or holds NUL | must be valid UTF-8 without NUL characters |
+// | `repeated` | a parameter or form field sent more than once | must be given once |
+// | `duplicate_key` | a JSON object key sent twice | must appear once in its object |
+// | `at_least_one` | none of the fields in `allowed` was given | must hold at least one of: `allowed` |
+// | `malformed` | a body that cannot be read as its Content-Type says | could not be decoded |
+// | `invalid` | a value refused by a rule none of the above names | is not valid |
+type ErrorDetail struct {
+	// Allowed For `enum`, the values taken; for `at_least_one`, the fields of which one is needed.
+	//
+	// Example: ["Customer","Performer"]
+	Allowed *[]string `json:"allowed,omitempty"`
+
+	// Code The rule broken (see the table above).
+	//
+	// Example: precision
+	Code ErrorDetailCode `json:"code"`
+
+	// Expected For `type`, the type(s) taken; for `pattern`, the regular expression; for `format`, the format.
+	//
+	// Example: number
+	Expected *string `json:"expected,omitempty"`
+
+	// Field The parameter's name, or the body property's path with members joined by dots (`products.0.price`); `body` for a body that could not be read at all.
+	//
+	// Example: price
+	Field string `json:"field"`
+
+	// In Where the value was sent; `body` also for the fields of a form body.
+	//
+	// Example: body
+	In ErrorDetailIn `json:"in"`
+
+	// Limit The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
+	//
+	// Example: 2
+	Limit *json.Number `json:"limit,omitempty"`
+
+	// Message The code's one message, to follow the field's name.
+	//
+	// Example: must have at most 2 fractional digits
+	Message string `json:"message"`
+}
+
+// ErrorDetailCode The rule broken (see the table above).
+//
+// Example: precision
+type ErrorDetailCode string
+
+// ErrorDetailIn Where the value was sent; `body` also for the fields of a form body.
+//
+// Example: body
+type ErrorDetailIn string
+
+// Money An amount in virtual rubles with at most two fractional digits, exact. Written as a JSON
+// number with two fractional digits (`120.50`); decode it into an exact decimal type, not a
+// binary float (JavaScript's number holds every amount of up to 15 significant digits
+// exactly through JSON.parse and JSON.stringify; a float32 does not). A Go client generated by
+// oapi-codegen from this document holds the literal itself (`json.Number`).
 //
 // Example: 120.5
 type Money = json.Number
@@ -197,7 +377,12 @@ type Order struct {
 	// Performer A reference to a user.
 	Performer *UserRef `json:"performer,omitempty"`
 
-	// Price An amount in virtual rubles with at most two fractional digits, exact.
+	// Price An amount in virtual rubles with at most two fractional digits, exact. Written as a JSON
+	// number with two fractional digits (`120.50`); decode it into an exact decimal type, not a
+	// binary float (JavaScript's number holds every amount of up to 15 significant digits
+	// exactly through JSON.parse and JSON.stringify; a float32 does not). A Go client generated by
+	// oapi-codegen from this document holds the literal itself (`json.Number`).
+	//
 	//
 	// Example: 120.5
 	Price Money `json:"price"`
@@ -252,14 +437,19 @@ type PageMeta struct {
 	TotalPages int32 `json:"totalPages"`
 }
 
-// PriceNumber A price as a JSON number, at most 32 characters.
+// PriceNumber A price as a JSON number, at most 32 characters (held exactly in Go as `json.Number`, like `Money`).
 //
 // Example: 120.5
-type PriceNumber = float32
+type PriceNumber = json.Number
 
 // User A user; the password is never returned.
 type User struct {
-	// Balance An amount in virtual rubles with at most two fractional digits, exact.
+	// Balance An amount in virtual rubles with at most two fractional digits, exact. Written as a JSON
+	// number with two fractional digits (`120.50`); decode it into an exact decimal type, not a
+	// binary float (JavaScript's number holds every amount of up to 15 significant digits
+	// exactly through JSON.parse and JSON.stringify; a float32 does not). A Go client generated by
+	// oapi-codegen from this document holds the literal itself (`json.Number`).
+	//
 	//
 	// Example: 120.5
 	Balance Money `json:"balance"`
@@ -5066,113 +5256,137 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fz9kts2kn+VLt5uWUoojUZjJ7Gmtq4mjpPzrmN7PePy3VpzQ4iEJOxQgAKAIyvZ+fce4F7i3uMe5Z7k",
-	"qhsgCYrUfPgmye1WtrYqYxEEGo3++PUH+FOUqtVaSS6tiSY/RWum2Ypbrulfr3XG9Ytv8M+Mm1SLtRVK",
-	"RpPobMlB4cNHBkQ2hK95rjZwCMKA5vPC8Aw2wi7h8Wg0jOJI4DtrZpdRHEm24tEkElkUR5r/UAjNs2hi",
-	"dcHjyKRLvmK4HP/IVuucR5PDL+NorvSKWXxJ2i8eR3G0ElKsilU0OYwju11z94gvuI6ur+PoDVvwNs1/",
-	"4VoNZgxpW7MFB1msZlwfA7OwUsbC4WgUUPtDwfW2JhffiEICMz5nRW6jySiuiR01aT0aI63so6cV5w9o",
-	"H3XSfip+7KAddwRG/MiPwS8M41Eckg69nOkF111H0N+3K5yxe1fjcFvj2/Z164mcKm3bu0rmgudZAkqD",
-	"+zPOhOYpPk0c8fQrJCJLYkjWWqTcjU41Z5ZnJzYBJjOoXoOEmRSHTGWCayXQK/lFT/rHYAU3wDSHmVaX",
-	"XMJsSxL8TTlMZDGOHMJru+TaUeBeKNnaI5ZO5T6m4l5Dpv5O83k0if7poFa1A/fUHJCGEXeukU+am7WS",
-	"hpP2fc2yt/yHghtiXaqk5ZL+ZOt1LlKGGz74q0FWBgqDIzOk44rlIqNBF3Mmco4Kl3HLRG6iyYefItoZ",
-	"ijayFQ+UG0OKEznNgFVhLMw4SlnOmbEwGo4Oo+vzcKh2BEKmuAGpLKyYTZdglxxO3rwAs+apmHtavcJz",
-	"Y1/gukfzMXuajrJD/nj2hH2RRtd3ZdrJWjzXWmnHsx2Zam07mRA5eykVpknmMSSeTQngkRrgLPWiOEQi",
-	"X0jLtWT5J52K8C9fcNpByMvyERiur7iGcsQvwLQmVckEmISKHGRjocn0EFtIGZTMtyAksdbTm6sF8eeV",
-	"st+qQmafxB+p7MWc3g5ZQ74GDr+kg3OPH2bj1XLJBKRyPg2WzDi5EO7ASUlf/+me+ylNVDSJxqPxF4PR",
-	"4WA0PjscTUb4/79EcZQWxqoV13iyh3HL5Atpib1zLklBRebc4ZprtMZc4zL44ziOCoNnRfZnpmZItFPr",
-	"yeF4NHwSR8YyW5hoEr14BW/evv7u7fPT07uzkBjQxb8KBwCbW66JXKuZNAIH1MwrPfJ9xMGP/PCzsrKb",
-	"Se9PXpy9ePUd2bq1J90ZRXLb5DbJK1plWf485yuHnw79L7hd/Of1/ThMXOrg8mvJHWRRc8dtQ5w9U+ol",
-	"+vxP0jNvVC6sUheEHKIusz5T2RYRhVUK3KiHUbvW6t5I03r8Y8p5ZgLT8shALlbC0rbfSVbYpdLiR/5p",
-	"JqYIJwh3jT9zaf0MUKHTh9lzuGy5Xc40ag0BEWFgJYwRchFDIS+l2kjEOvzjGomA3ttvn8EXXz5xaG7J",
-	"WeZB+vv37wcnNeUd6DH52q2jOctXf5g6a2qmURI7lJWQ1f/DNBKSvOcFETSNEtgsuQTmCdwwA4ZLO4w6",
-	"kXq0Z5UY9kwfVVDRWC3kArnmzveKiZzN8ntINnEiY5YhwN+ZwRSrFdNbb67KQZAyid5khtCApUuShSuW",
-	"F6GolIMvimDKUGRsOKMwEIw7Bs2tJifJYM43YHiqZGZu9egobiT2Xxdm297AmhmzUTpDN7V0gH9e5Dn0",
-	"NF8IY7UTXvTP/Y4duZkvZjj17ka8HxcG8PExIPVswYQEs1Ta5tvbSX8YVeliu1eZ/ccHWiyWFqTaQI9J",
-	"UIUlk6mBgebGMm3Rfr5Rxi40P/3zyz4+Q1evCxqNT2moKnTKoXf655enZydnzyHNmTHw5GiC54iczoS5",
-	"jGHFV0pvY0iVlC76MP1jBChLIRekLOmSyQXPhvCWBKF2kR5gq3kpEygkCY0anOAoDD/QAAUHynKjIAmO",
-	"L5kAv+J6WwnEAAWC1lb6sj5HipBw1Q0TFn4oeMFrmWEwz5XKkJRwNYO8ydVCSNOPwagGgsatlbEQs6Bk",
-	"yp0hQSYaq1CXgcktMaI0McHmJnCY7Niw4GnbfJ16HlnltjDjc0XhmNVbIRd7zNGTjkDUmRdTrNdKW559",
-	"zzPBzmjQJ7mRaqKLFc50QevtKlXoSh8ZeOaWGeCyeAwow0pyhzfVmpennaZ8bc2DuZ4uUgOfe3fCLLvk",
-	"Dn6810ouTq33OJ8QCDlnYGiGTrAvDARw9ZjWBknYoEJoDxT+BLR4tjgqPCPKQAefO47UKBfIthiYa7Ua",
-	"RrUFJMGulu1MoRHcUXOvx6RTLAfkMkWlhZ6zlKN8rzWegBXOzzkOttTEopmEFUuXQvKB5iyjHzRnBqNa",
-	"twi+25gemDQbrg1uNRfG8gwX5LJYRZMPnUmEvYLfhSl3wFYzvLNLlV3gTyzP1YYGtOLjudIzkWVcRnWU",
-	"c4GS4PIvTSES0hTzuUgFl/ZiXjhv23R5nS79PMh2NWhsApQ4+jhYqMEOagnSKq28HdcDl8NaazXL+co4",
-	"L1OztYyuKUVn+cplYRvH7RM1IdQqczYtSiotCkffmM9pg7AwL/vBr17PfF69oGZ/5anFVf0PTGu23aGi",
-	"yY9/KVZM1qLJP65zJpmLFcMjcMr3eBzE+x2bDbBIl3b968CnzwYvyMEF1jiGudIuA4TOqk5gmCYdLYRz",
-	"G7dINW9glpcgH6p7ixRH3/BUrFh+6iZt7eZEAlupQlpgBhhkbjRapXWO8EwqS0ycQCYWwpoYpAIjFpL+",
-	"yDnLcJc/cq3cI/7RmccYmJxKRcuwHNYK4+S5csoIs62frs6RH40R1GiWWgxC4flHlpJxdLYlZ3JRsAV3",
-	"udGaixRej6Igiex34NLIL7lc2GU0ORpjtG1R/6NJ9O+90d8+HA6enn8YDZ6ef9bvTadD+vPz/j//rksa",
-	"vleSb2/inZBwJbQtWA66mOXcOGhS7s1uFMxxa44ZJSc57rEhFT5b4AnweYGmaUC3N3zlnlzH0Su+cSkU",
-	"9I5ZJtwSbwItn7Pc8LhNulMEq8DlQNq+oPHG7t7fL5l14TvqfaYkP4ZD/Nd4NBoFJxl7b59vwaxZyk2N",
-	"5169exkeeeNc23mV4DTHZbWj/OGw48x8/qWTbpy3SnWB5ikXV9xMyGrhHqieMhoNR6M7nOMQTrnMppLB",
-	"H09fvyoBeC+hs0woFCAHz1a8Ui/SNUcr9JKpF+NplPSPIc3RxSBun8pS7A1slsqU6N4XGYRkeosgm1kD",
-	"vT+yK3ZKG40BgZb7u4/xVZFnGF0TVJ9Kt2wMs0LklqAFeBgLKS4cgxEy5ZCMhofwOYyG4wQPOhkNj0bN",
-	"/z12JRJhprIE7Wj7hKUcp85avNqrvUry13NKyN0EtN7gkVaif/PYptm7Pr9BiXbsbCgvpRh1eaZXfPPO",
-	"3F/xGsFQW+nKiKstuV+RZI6/2qszLBcpH1QTBDYx+C1Qo8PxVw0t+qpDixAWlWHMTex+V467DhPGu1s4",
-	"wi0cjSHn1tmG0hImwySG5MJV4AbJMRRS/IDB5EK6mC9lhnfstm3lg/0cNWz+h5PBX9jgx9Hg6fBicP75",
-	"7271t9U24pB/FUO6RKKyxN3GtgNu1+nnEFXtyUTXPo5ZPrBi1YnTwnx1F3Ypn6NJgXUxy4VZ8qwOTJoO",
-	"qaNEvhv7xrue4iYz3iJXZLcX5dsrNgoVtwnmWz5veISbxjtXf11n7O9SZHVDdwVIuLJo25pUkzcOKw6k",
-	"Ya9wdfcfdGXx25FdFUVXwcAdCjNtBF5WLW601GzBv+eWdYBYR4WfZu8+66q+7xqIXPE82l8mougHw8ya",
-	"CzHc2AdQFfB3ivz9MEylU6wWF1mM6wdHSf/1T93ffkB9msHffmD9bxrciBEbk7TUJRS4NrhxqQv4n//4",
-	"zzC9Qf9++/zkm3+jv569/v7Ny+dnz7+Jwax5nvMMmPH6LxYCvbUvsOc5/b6aTGUSzJdQbpM5QOd9uudW",
-	"mTyJG9XAOKLVoziq1m7uuX6tteFKlDqgHNccmJN8IwgyuWzkUuWcRKGtBmWtrW0ZhaGZHhmKZnw7jxve",
-	"MIldHSttA2U6m23O6jix7BXCgY35x3dbYKc+2AqH1QZWTG69JuzwBZYqzwz0KALpf4LFD2uRu0unXOS9",
-	"BnlwQNu8caHObe5Yjyog8t1FTR40qOqyLCF+bDtpIMVz0DxA8vGeCLUjbGv2YzU7soajw9247jqOSgC5",
-	"SwqijGMXppQlGWFAYiwMmttCS5dLa8r2jOVM3sPF7breO538/xURthHczTBMZEF2LgRgcbXfrrMu/X4H",
-	"czWfc41wBNEoI163ebnDm/GdedPe50zN7rnLfRsq+d42KixNVSHtI4PB2yLnoFXOQzf2zAONKI7eVNip",
-	"YYODEW1aDU8LLez2FE/XSxvVZE8KhNpdiHfNEMGzNOXG+DIvBZvJm9enZ3CgWGGXB/R7Ar1KzBeaSduP",
-	"XRoTxo9hqQqnbSRYxE9auCZzae2agC8Fzl8zI9JuJr1GYn18Td2lFL4anmpuyyL446fw3/81Hh4ND/su",
-	"k9dFrpL5tkkSLdqiqNzVd7ipbpooLRAW62NQM8uEJEiuVbFwLW+O9vFwVFuEea420NssmYXTDVtgAP/u",
-	"xSMzlSdlWhxl20yAy7I6iBL2yFDvGe29mqss5DnmNFnjGxJxuVaIalK1JnEgn3DJ5TudR5MoZBfJTynO",
-	"+PPYFUqEnKsOKOvc1TpnqcsTlgjZOIK97NKjKggwMayZyNppuOFUTuVnn32bq83ws8/gpA5+HALDST18",
-	"7HkM0h/CSZAcoqIUCAu9AND0Y9frR05V6cupLJnpxqLcpEueXlJ+h7BPfwiN4MtX4WjmChT1XX2oGrRm",
-	"W+OSNs43rfMCvdOT30OqVtTRoWS8J5vlfiYs6f7MmcUhcMn52j2tJ/F8Oml0qSDHarGrqtdqI4m0UGEb",
-	"2vN4eNRHp9mhOcdT6fK5ijpgU5bn1JOzrkajhJoEUqa14AaSUpZ9Eto3gkyL0egodbbF93zgLzwJe1mm",
-	"8gyfGMjFFa9MCfRSJediUWg2y3mfvKz2ZUl0DZqbpdPEITwnWl0VyzkLotiiylGxcCrLDhbSQ/LPCERd",
-	"fNevt/GMpUs+eKak1SqfgFQDY5XmyQQFQBhgM1W4QBlXINQhM5BqKmdabQyGNxrMkmmeQYpzwYpt6SiB",
-	"0mp4euTXScwpKe2yhD7jeJeENPQu1Zqnl1SXR+oyl6HOt8DMVJZJQj8I1UTyTdWr7yQUqZpx6uVpISlq",
-	"mAiLDM6/TGUjAxr7bOmcQ7pUOCdqU53dLPOj/WOoWpqB5RtUFWT3NlzSTOVGC2u5dPvfs2+Xqx0lpZJW",
-	"eoFH8+T3ZYXHbVGrQmY8m8oly+eDYo2CgU8dX/xZvGEYSJVa9BIht1YFGhyqNJ+ucecDY7c5hwTjgAR6",
-	"5B1H/RgShLdBeLrTj388lTc05JPgJEZpm0CvHf4yk/7Nta8rFNZG/3s8lUH7e30foGxc9+yh0nIl2T6i",
-	"d6lgv5UVtyxjlnlmUC3KICOeN6rR5RzIvaQsZyc0f7xjFkIjEsNmKdJlXV2WU4lTBCboyXCM2rLm0EvI",
-	"hLmp+56gF3JdWNAFeojPPoOvfdeHKixlxoMSKopswyjGVUXd9V4IAybVnEueHQObyiuhcvcqajWeCHT0",
-	"jft0frMb3OXJqKTbY3YqO7Y+gaqhwBPg9cW9hrOQF3RtdxeBa6XD4x8tQi27BMMXK5fspysGzoGRe6iv",
-	"6cROky751vlep64mRt+ZIUdYDr7Rpl9VgB1ue3f27eCrsNBDSo42ejRKQMg0LzKekav1tiEXlmuWQw9j",
-	"1kCDjynA9yQBwoisKlco7Qf1XULCTmVXKfHEzVc2nJY2TUmituDUno3i6tuohKVK5iXfgt2gxgvpipmE",
-	"xQNV/AJyfsVzKrxLbqxrTsoa135gxV3JhibZgpuE5EprtnXQCgMhaVwvsCvffv/iDAMCAlOIJs3k4ECt",
-	"uXQ+eKj04sC/ZA5wLEIsYQnHWy1YBh5Hnbx5EcXRFdfGwavD4Wg4wtE4GVuLaBIdDUfDI0rI2SXhu4NA",
-	"4l0f7ILvQa/ordvtpjOeK7lA0O9btByo0Rq9gg/aED5XrT/U8vcdt2GvaUax8c69lfFodL+OoCokPjoc",
-	"Y4ge9LS7YCqIhrpa3e/WAUSk7ulhL/ftwszrOHrs9tA1X7XXg+CCDr1yePsrjebl6zh6cpd1qgsn9MLR",
-	"nVapWlsoMGw0kIabxXCILUxZSjHROY5vRAYUNhy4DNVeOfOSLBUpMF2gYChlWwzaStDuYrU6IKC69lKh",
-	"kaXmKXhWhxH1faup7D0eHTnUvQXD/d0Tu+RCg2uSdmlkRLPfPS/h6cFPIrv2ZCdOg5uijP6+LMwbUq36",
-	"6uOeGmc95MD16se3jqP7fHcZR3fAzrtV6ebTDu4O/HKC+9jJ4b3b/sJ2rqDlD080EAxKf1bA9aHaIKu1",
-	"fYufQ/EOA5Th3PDX0MpX1U6hV3OhHyin58P5dRytlelQwGdlqFy2RpYFl410cXi5YSrUlpslqOgQszCw",
-	"abddbESeT6UPV4+h6kxllJlrhcHCuvD3ye+H8Mp3QhP+pQ4rcrqEXV0021JJtwlX1Krau75W2fa+FwF2",
-	"26l2OujrHHIzyvGJmnYcEzZoNLrqb7to5MuZZRMFHntd3NhLVQCtPmExWuserfhVd9J1M+FpdcGvWwbp",
-	"8P/NNbhb7m49yOU2T35ddA+a1l8qf6/1xuvxiNiOyTElqB5WgeZsp5LfdZvGu66Dwy/33JP5O7b0dbrQ",
-	"8feXM/OVZXMo7/AOZru6ZkcvPLkLAztuGPwKXsVZ0yB5WrG907PUKI+g040hBY2Ly4o0emsykRsQdggv",
-	"rAlSqDKjZFvtUlZs61RAWPQHGG9ZseLHGN5u94zbLEXOfRau9G8990/lysmSbwbehRJ4wBgFQ1e5VZJP",
-	"Jc8NhwW3Bh6PHsd1r59PGzJD0JRJEFnjHjBdfhEZurArzvLyeg86TmGoqW5DmUnKjpQGIcFYs0wMOADq",
-	"emtNl9P7jtvS490PgpZf59iHGn+7q9wtt8NfFic//ke4Bx+XHbLemKJyIg0YjgkLPbr4vVEUt+HvVuUZ",
-	"sDXTtv+rIOrXsuw46onAHMVNW3QXO3jgAK+rqdm0o47a2bQjpLs9pZk0LpW9UzYSBjI+E9Z39e2vHU1l",
-	"z2ezoTOZ3d8tLglyq9nO1GXxsCox+Wq0S8uGpSr63MVKXVHHBmieIjeysm8n59kCI4f3Pm/IJZU/6bJN",
-	"dfsR3zaxq4q5YzAW4wPHqpIUb3wFGuWnkLQv73TG7Sd0Hj+PybxDoP36T3/nYbYNwGkljajPTtBB2J8d",
-	"h5GF6CBjGFjMm/lUfWOEXnh6z/hQqm/pblgjBnulKmFeUfNN+/J05/Wy4PsBxECU/8pOpwqh0eH4i+GT",
-	"I+g5TXSxIHwelrC+GI6O+sdl3hV5dEhXG8isbRo3LZsUlz17bVLvcr2yMljH5em765Vu1oe6zn3r9Upn",
-	"Fnp0L0Eal1xgOYK/Uip51o/dZ506rETTsj4yIRtn9GWywLo26um/hmty9st3dmzpyjnus8Nb3ck9rZkx",
-	"Nzinzg7TIbzetQRN3J0pRPIt0/uGGfOb4X0Iw9tkN57hr2F3d6LhTzS8N78QXBP/FZTte6Yv6wjYaVrv",
-	"/hjQskt+g5Ltaek+Dtk/46lacbOH//B+yaXrBQ7rI+ySO3xGwar/0pL75EKjRLoR0rjVqGfHYKiLoKoL",
-	"P52xS/6bEj9AkYKaRH6dAsU/oqqiXAKjT3zUEOq2cggqqitconbeUhmp0G6PPtmAq5RI4Qmhrb77XExt",
-	"nHtH7vchvPNJC1eadDffplLzBdNZzg21F7gbc+4aHJzt9IX7Zi1G3YxML5QcC/cNH9dF1mwb79Dbt3Ql",
-	"kWtXsKwK759QI2n2h7avJAaF96DfOEjbuKbw+xQY6uL7A9cXqt6BJ6ORTzs9/AZuah3Q/lh4VjWp36lG",
-	"8L7KG4b1eEiZ9N80ypyZz9ViQdH33kJBsxPkAYsFTz/tuzi7H+moLWj5CIj/ZNc8yndjH+hrNw0CvCmt",
-	"lu7hdL5F0/CBkIbTh1yueL7tI0lC4uB/3PqAvyQQTT6ch+a3NC/+ssWexpBWa8XeMsG3ZErrxFuFe8xO",
-	"3bi63NpzTXsUJfaPXUK+tsXhDA4TBf3fSl0GMQ0pkmveE5k/UndNxy4Jb1ODsLDHwKg8AGF14CimnD61",
-	"PitdQWaRAf8oTHcK/6UwFm3Evl6S7p4sut1wXDXl1Q7/kflZv6h97w9q/9YM84vizK0qSErdNVkU6q0q",
-	"wlannwltknp4jCNd73/VD/eLJ0lKDQl23QX/mgated/pwzmK2s71ng/nKFfugz/7lHNJ3fdLZt2HgXwR",
-	"JFNpQRnxnuY5Q4fhioOWbpdQIRLDN3qZkjtKW3dDYMaXQmZozLT6uHUz1xc8qKXTl1K3iC7pI4JQSAr2",
-	"3KmsNZ+Lj3Q107WbHpB6eH60LnYF17kM9DpuJbkLXMPaeFDDH6nmTm2j8QnC8v5Ro1uymsP5ifYcvjfQ",
-	"vy20/4ya/1BZSISX7vPr/w0AAP//",
+	"7H3tkts2tuCroLgzZSnDVqvVdiZR162tTuJkfa9j+6bt8u5Y3iZEQhKmKUABwJaVcf/dB9iX2PfYR9kn",
+	"2TrnACQoUv3hdZK9U5maqWGLIHBwcL4/4H8kuV5vtBLK2WT6j2TDDV8LJwz+9dIUwjz7Dh4LYXMjN05q",
+	"lUyT1yvBNLx8ZJksRuwbUeotO2HSMiMWlRUF20q3Yo/H41GSJhK+2XC3StJE8bVIpokskjQx4udKGlEk",
+	"U2cqkSY2X4k1h+XEB77elCKZnvw1TRbarLmDj5T78nGSJmup5LpaJ9OTNHG7jaBXYilMcnOTJq/4UnRh",
+	"/psw+mjOAbYNXwqmqvVcmDPGHVtr69jJeBxB+3MlzK4BF75IYgALseBV6ZLpOG2AHbdhPZ0ArPyDhxXm",
+	"j2Af98J+IX/pgR12xKz8RZwxvzCbjNMYdDYouVkK03cEw0O7ghn7dzWJtzW5a193nsiFNq67q2whRVlk",
+	"TBtGj2khjcjhbUbA468sk0WWsmxjZC5odG4Ed6I4dxnjqmD1ZyzjNochM5XBWhkbBHzhm+EZc1JYxo1g",
+	"c6OvhGLzHVLwd2GYLFIYOWIv3UoYgoA+CGgdIEpn6hBSYa8xUv9kxCKZJv/puGG1Y3prj5HDEDs3gCcj",
+	"7EYrK5D7vuHFT+LnSlhEXa6VEwof+WZTypzDho//bgGVEcPAyALguOalLHDQ5YLLUgDDFcJxWdpk+q4e",
+	"5rS+tCuCGTebTFvH5Dc51wXssZRr6fCU18Ja5LNkXVnH5gKosRQcyJHlK2547uD003qlSl0pvVWXtEqz",
+	"Wq5LXZm9hZrppWVKO8Y9MegFcyskckJNtMDGiFxaAjpMjkTTv4lJZxMrfi1qppqwBexBasVLVsildDa5",
+	"eR9/40FghRYE45q7fMXcSrDzV8+Y3YhcLvxBeWknrHsGYJ0uJvzrfFyciMfzJ/zLPLm5L8Wcb+RTY7Qh",
+	"gtljqM6ZZ1ME5yCk0rbBPGOZp5GMAT1bJnju+XAEQD5TThjFy08iSek/vhS4g9Yp+1fMCnMtDAsjfgOk",
+	"taHKpowrVoMDaKwMyl1EC0oCrcodkwpR6+Et9RLx80K773Wlik/Cj9LucoFfx6hBRctO/ooHR68/z8br",
+	"5bIpU5oUOltxS3Qh6cBRQr38twfuJ8jnZJpMxpMvj8YnR+PJ65PxdAz//VuSJnllnV4LAyd7knb0nVQO",
+	"0bsQivi3IFtgIwyoImFgGfhxkiaVhbNC4TvXcwCauH56MhmPnqSJddxVNpkmz16wVz+9/OGnpxcX90ch",
+	"IqAPf7URxPjCCYPgOsOVlTCgQV4wRx5CDn7ku18Vlf1Ienv+7PWzFz+grNt40MlWQpsFbQY0CZx2vHxa",
+	"ijUZjyf+F9gu/HnzMAwjlnqw/FIJstf0grBtEbOvtX4OBs8n8ZkXKpeg+9BsSvrEOmgLMKec1oxGfR62",
+	"66zuhTSuJz7kQhQ2Ei2PLEOFhdt+o3jlVtrIX8SniZgqniDeNfwslPMzsNo0/zx7jpcN2xXcANegFSYt",
+	"W0trpVqmzNsJYOiJDxsAgg1++v5b9uVfn5ApuxK88B7K27dvj84byHtM5+wbWscIXq7/ZUbS1M6SLCUT",
+	"M0Op/y+zRCrUnpcI0CzJ2HYlFOMewC23zArlRkmvm5IcWCVlB6ZPajvZOiPVErBG53vNZcnn5QMoGzFR",
+	"cMfBu9mbwVbrNTc7L67CIJZzBdpkDqYBz1dIC9e8rGJSCYMvq2jKmGRcPKO0LBp3xoxwBpUkZwuxZVbk",
+	"WhX2To0O5IZk/01ld90NbLi1W20KUFMr8nYWVVmygRFLaZ0h4gX9POzZEc18OYep9zfi9bi0DF6fMYCe",
+	"L7lUDK3jcnc36J+HVfrQ7lnm8PExI5crx5TesgFXTFcORaZhnBlhHTcO5Ocrbd3SiIt/fz6Ed6DqTYWj",
+	"4S0O1ZXJBRtc/Pvzi9fnr5+yvOTWsienUzhHwHQh7VXK1mKtzS5luVaKXC87PAMDZSXVEpklX3G1FMWI",
+	"/YSE0KhI0iWwoKcJIJIMRx2dwyjwvUAARQfKS6tZFh1fNmXiWphdTRBHQBC4tjZXzTmiewirbrl07OdK",
+	"VKKhGc4WpdboUsSrWcBNqZdS2WHKrG5Z0LC14Ahyx7TKBQkSQKJ1GniZcbVDRAQRE21uyk6yPRkWve2K",
+	"rwuPI6dpC3Ox0OiLOrOTanlAHD3p8cJJvNhqs9HGieJHUUj+Ggd9khqpJ7pcw0yXuN4+U8Wq9JFl39Iy",
+	"R7As836dVoLsTb0R4bTzXGzA2/pMqqcP1Ejn3h8wx68EmR9vjVbLC+c1zic4QqQMLM7Qa+xLyyJz9QzX",
+	"Zgptg9pC+0zuTwSLRwtB4RERHB14TxhprFyGssWyhdHrUdJIQCTsetne+CGaO3rh+Rh5ipcMsIxeaWUW",
+	"PBdA3xsDJ+Ak6TnCYIdNHIhJtub5SipxZAQv8AcjuAWvlhaBb1vTM67sVhgLWy2ldaKABYWq1sn0XW8E",
+	"5SDh99mUe8ZW271zK11cwk+8LPUWB3T844U2c1kUQiWNl3MJlEBxmTYRSWWrxULmUih3uahI27ZVXq9K",
+	"fx+F+lowtg2UNPlwtNRHe1ZLFFPaP5OnJKCNnpdiHRQMSc4gFwYdFA9TZDyhQGmAbsPYpRNrexeRI6l9",
+	"h8AAWB5Obgzfwd81i+2D+V+qNVcNxYgPm5IrTi5cjBniiceTyA3v2HAtE6GP6P/rkQ/pHT3zoaxaSKZs",
+	"oQ0FZkCHNHEF24ajY3h0Lck4sv6OOKZBwPt6vJ7/XeQuHKz3oL2gSJPvRC7XvLygSTu7OVeMr3WlHOOW",
+	"cVbQaBAWmxKsJqUdInHqY2cpU5pZuVT4UApewC5/EUbTK/GBDjRlXM2U3vjA20aD+7rQxCNsvvPTNXH7",
+	"00kTbrQj9vQDz1FmEcuXXC0rvhQUr22wiF7vOIkC234HFNp+LtTSrZLp6QScYAdsmUyT/z4Yf3x3cvT1",
+	"+3fjo6/ffzEczGYjfPzL8D//qY8aYprsYBA921u4Y8TOWV4CNzO7lS5fCQviMYPzzMDMg5G8sCxD/zBL",
+	"ZyoTHzYid8IH1b1kQVfGCCQ2FIFg+Gklhmcs81SRoaPr3z/Ct+ypWpbSrmYK/B6hcuDKAq0ap8Eo3kZG",
+	"HQYIH1mMGY5YL+cTx9eClkk4ZhVEMOmdVizyEVinpbC1DVf7w+AdDjjDAMYjy9xWR7HamSIKGTJeyis4",
+	"+Jn6SPv+yNaCK6A7eMKNs48z9fHo6Kj+HwzOAvtk7KOHHd1QH4E2rE6TRY4r+8h8WBrH0kStmDfNhnrP",
+	"67QdadvawKjjs6jtP7LbY99+DTRncGr0d4JY2YKJwuDlGYvogqK60rFBRpZ4lrKMKBaevL0Ij3OtS8EV",
+	"PKIUhQcSGdkZs8BevGR/11IRX2az2cdsCJgN+YBg6g/QD6E1UjYajYYB8pB7APCd+ODI10Ka4irQdcTe",
+	"8ewh29A3qp691GpZT05weKBK6WADQwZD7rsiCpxbF7RrXpZ0Gn6hOeZGw0cDpcPzFE5BXwuzKPUWjsTi",
+	"aQ1v22S0M4wcxQvxub4Wn75Qa2/NOguxxVUUQyIA6ici8Bk6sd1HHmrrMHdIqbS34YfUi6y52t22ylqj",
+	"+LprkdYW9tcohNjAGv968fIFUwJlEPy2D34prkVZTw0DO1OHITh3nXWiwwiK8ADcnZzSrXvoGU1rkkqq",
+	"KbtO6YAcIptiWZUcA2hGWIup0UYG+CWbdJWfrzUGFyLt2FrHixd6E38xyMSayxLEhEcCPFZG4i/ciSMn",
+	"16ItIhTDbxgvCoATpYNfGqzwWKyhIFyDTGv0WjMTaBK9mMbvcJZ5ydVVDb9eMLvhOSrSclefMYVScKj/",
+	"DDw6o8vLmsfrKVa6RMvFj+gRFTAdvAUrqG+U312uYZ56XrfiLsh7tIrZm9ffH32FQmsjTA7uafgIjGSD",
+	"kFj24s3zCA3xlyEqASM66xuxwbwCYbjRZ9rgyXqFA5o/ImINRkCz2FJei/AjTlpU5PyKyytB/Ezc5ln5",
+	"SuxoRreVzUR8sxHc0DRSoXTy42lS7i5ReFxqhfJO0VE3ZgcFkBpbh1sPWeAsXRaNCDpEKGteYmIp1tJ4",
+	"Jq1YWwHWLoDYihhYvoPTz3VVFoGaCgEmR7ADvK8W03Ow9uY7MDGqUrR2RsKclPXHNl18RFO27RUHH7Jj",
+	"ZH4PdiCyUorz4toW7Qt1hh5HG8FpjFe9YNuVzFeINIBBiMK7yMGQfpd867NPSZq8qpNz7yOnrWMV77tm",
+	"/S49uEuIFl+oMbCCTFhy9RFBw9hdr32etFNq4H30uNYhWAfhZ9Db4Wfvvnv1559AR/lHUBt4BE29QXAS",
+	"aofCw5UmKFaSNOmIFBxCDI3xA2JI8NJjNkrSJD4gdE88pTYxgLYPH8PVQX6Q1wdIBY1JIgJ4HNhhi1aC",
+	"4kkPaBk/zKuNNNIUbSfWJxR74POFG33UUEsp72igFKwzZ8GkfmRBna28Ahawjo3M1EI7ywbZxuiiyp0d",
+	"jUdUVwTOEMyT4Q5aAiBma5IBjvGybO8oFJp0NiRVdzdva3+MZEHILtUwYMB7oc0eN3ISzjAmpnxf1xIK",
+	"kXylHYWYkfL0ldyL8/hPOtD62pj+gF2l0AdBc+oLKsmqbR9w0ho7KwU5uTXSOaEogLhfacIGAjz1M8bZ",
+	"Dzr4uUuhwBUCV8voNX1V6Lxaw0vSdxIDDoCWYMG3zmFS76kmsThs9Xer1egFvbktKPS67Qr7cej5Uiyi",
+	"6/W2qOF+5UR3RW5kU8mU3hnGuUmTH7USu9tCNVKxa2lcxUtmqjn41sglAca2I10HbvCgRuytP06M94Be",
+	"nynveeAkvR+zQUaRFuAvUolwglI5jcYfBmuCyQz7ScnOm6m5VNzs2KLU3LHBv/JrfoFbAnTTqkQPFObx",
+	"+9MLVm3gkE6eYKwJqU05D8xM4Xol8LXR1XKFuxhtuLEC6Rf/pLOQix2QJi5/Oqkd8+GInffS63w3U5pv",
+	"5BFscSnUYQKOSBcsCVEu2CCL6DIb7sWqfIHGA8j6hdhS1QpYBkUh6UheRRbDgpdWpF06oSCn04zKTrrh",
+	"99YXXbFGNqzTaAFpJc7YCfw1GY/HkQ2a+gRLufPmeHrAWG0zVbeUJYrUTUJ1bfjhpEe6+ZKXXrjRDwoG",
+	"DDMiF/Ja2Ckbj8a4B6zfHY9H4/E9mGbELoQqZsobwCEQQsyQDYPisnwtavJHviJY2SCb+RDlLAHWIXqz",
+	"GDQLIU3LtittQ0LVF7VGXGNjtkkZWKr0PGR2hTrNCoqszVQIzswrWTqiXR8JYuB52JRZCQZ6Nh6dsL+w",
+	"8WiCEcNsPDodt//zmFSBtDMVLFzQYxh0WElTdHB1MDKrlXi5wBqo28L+r+BIa9K/fWw7pH3z/hYm2pPE",
+	"7YpYIqM+CfxCbN/YhzNeK//cZbqQ5O5S7ldImZOvDvIML2UujuoJonh39FvERieTr1pc9FUPF1VWmJA5",
+	"vg3db8K4m7hGb38Lp7CF0wkrhSPZENRONgIT45JC2UfZGauU/LkSTC4VpdlzbkXPbrsR/Gg/p614/rvz",
+	"o7/xo1/GR1+PLo/e/+VPd2rkehtpjL8aIX0kUUvifmHbk+FsKv7iCqMDxX9N/iJEWPrMurhEsNfW8e9B",
+	"pLBNNS+lXYmiyQW30HzS05KxX26Q7muK28R412Yu7m4C6a7Yqg29izB/EouWRrhtPNlVN02R5H2K+mlo",
+	"x6SjMvyuNKknbx1WGlHDQeLq73fpK5zsJtPrwoV75Vh9LWzXhQ+FordKar4UPwrHexKUBIWf5uA+my4S",
+	"36WSULNGcrgyF32mUlrXYCFlt/ad1A0je00lrVADnmK9uCxSWD86Svx//5ae/YDmNKNnP7D5Gwe/73iX",
+	"YZIOu8QE1zVuqFqE/Z//8T/jihL8+6en59/9N3z69uWPr54/ff30uxTctLIURXCztJFLCdra9zSUJf6+",
+	"ns5UFs2XYVaRk0HndbrHVqhXSVsF2GmCqydpUq/d3nPzWWfDNSkd8Kw5Ub6VaDJROmylS4Gk0GWDUN7c",
+	"lYzS4kyPLGaqffsYDW+JxL4Oqa6Asr3NXa+bGoDQmwYD227t/RbYK8nulDroLVtztfOcsIcX75+QXz78",
+	"BIkfl3/vL50LWQ5a4LFj3OatC/Vuc0961A6R72Zr46AFVZ9kie3HrpKmHHPj8vqzT/urD9hgJcqCBS9T",
+	"KnAVuWUt9y5lpbwSLEOlku1tn1y9ds9gu2twND55kC8YzNH9jYHNcuaTP76mFiO81+j8uMooivS2OWXO",
+	"S64eoDD3Ffm96Oj/1b7s2oN3hFmKqLwqNufSer99lBOsiB7kGrEQBksmnGYccd3F5R5uJvfGTXefcz1/",
+	"4C4PbSjgvSuieJ7rSrlHFlzBZSmY0aWIleKhREADZjSiC6sVeWWk213A6Xpqw6L68woM9z77ecPBH+B5",
+	"Lqz1dfroumavXl68ZseaV251jL9nbFCT+dJw5Yapz6ZMHrOVrsg4QsJCfOLCDZgr5zZoRqMb/g23Mu9H",
+	"0ksA1nvr2BuNzrAVuREudDE8/pr97/81GZ2OToZU89UHrlblrg0SLtqBKOzqB9hUP0wYZIi7LVKm545j",
+	"QDwEwlwN+2Q0biTCotRbNtiuuGMXW75cCsPePHtkZ+o81DUCbdspEypUAgGF+ZAo7r2eK1Tx+NBZCzU+",
+	"5IX1CfsOr831BskBNcyVUG9MmUyTGF1IP4Gc4ecJVbpKtdA9hjEpv03Jc0oJBHubKo2CF4GvapfCpmzD",
+	"ZdGNoGJ90RdffF/q7eiLL9h540qRPQeTemN04C0aDCI2oSasKsaKnMg8GqYUc0QVrc3VTAVk0ligm3wl",
+	"8iuMFqElNRyxlivny6hx5trEGlKhVT1ow3eWQkCk6TZlBbruyZ9ZrtdY2aRVeiA2Rj+jZUqPJXeYn7gS",
+	"YhPKycIkHk/nrTYjwFhDdnX7gd4qBC1m2Bb3PB6dDkEF93DO2UxRSFhj/3bOyxKbqjb1aKBQm7GcGyOF",
+	"ZVmgZV+u6Dt5ZtV4fJqTbPFNO/CLyOJmpJl6DW8sK+W1qEUJG+RaLeSyMnxeiiFqWePrykE1GGFXxImh",
+	"VI5q4EhZIMSYeMJq75kKLUjIh6ifwawlb3HYbONbnq/E0beUZZwypY+s00ZQ9Y+0jM91RW43rIA2jCqY",
+	"0jM1N3prKfdvV9yIguUwF1vzHR4lwyAdnB7qdSRzjLdTzNHHL++TS2CDK70R+RU2VgB0jbHE7UyFkKMf",
+	"BGyixLa+aYIoFKCaCyok2LfLsOMlLkcl/TJTrXhq6mOvC8HylYY5gZuaWGmItg7PWN2Qz3i5BVYBdO/i",
+	"Je1MhTzXvdIgnklrvoCjefLnkPanLRpdqUIUM7Xi5eKIMhrwlvDiz+IVB7cscNFzMOCNrpxP7rOLDez8",
+	"yLpdKVi2wRrPAWrH8TBlGRjLkbO7d5vE2Uzdcp0E5fos1u0Nus40t/lHunxBA7G2bm9IZyq6vKG5zSJc",
+	"u+DRg8nXmrJ9fMDnGGkra+F4wR33yMBCWwuIeNpqJwhzAPay0I+Q4fzpnliIhUjq6x7q9gA1UzBFJIKe",
+	"jCbALRvBBhmKMJp66AF6pjaVo/pVgOob37ajK4dx9qbuHUm2JRTTuiWiLpm1uRFCieKM8Zm6lrqkT4Gr",
+	"4URYT+O/Tw602/mbrCUbcDdTPVuf1sUqlx6AuCYEZ0EtSH2Tl5FqxcPDOkvMv1uxXFPqAPPSpMBQPTSX",
+	"zKTESVdiR7qX2NWmoDsLwAgvme+UGt5V44RMDjJ6PM6YVHlZFaJAVduu+GQD8IAjDj5rFUCBGVHUyQ9t",
+	"/KAhhTfcTPUVnZ/TfKFjOMg0rXyCH/vrgVx9ybR0WPN+JXa+FkoqKntHWzxixS9DraFeYCkidZcVrUtr",
+	"6iIHnGQXqqeArozhOzKtwBFSlpq5qdD/x2evwSFAYwqsSTs9PtYboUgHj7RZHvuP7DGMBRNLOrTjnZG8",
+	"YN6OOn/1LEmTa2EsmVcno/FoDKNhMr6RyTQ5HY1Hp74wAe2744jiqRRlKQ5Yr6Ctu/3Cc1FqtQSj3/fY",
+	"kVFjDGgF77SB+VyXVmPP5g/Cxc3CBfrGe7euTMbjh7V01S7x6ckEnPfoUgJypiJvqO+ugvu1cCGoBy4h",
+	"CPsmN/MmTR7THvrmq/d6HF0vg5+c3P1Jq/v8Jk2e3Ged+sYQ/OD0XqvUvUnoGLY6gOPNgjvElzYkZmzy",
+	"Hsa3PAN0G44p3nWQzjwlK40MjDdgcKCyHThtwWgnX61xCDBLvtIgZLH7jX3buBHNbUEzNXg8PiWre8es",
+	"8JeHuJWQhlGXOwWlwZr94WkwT4//IYsbD3ZGHNwmZdD3Ic1vkbWai7sOZEybIcd02UJ65zi8jeo+4/AG",
+	"o/f9rHT7aUeXP/x2hPuY6PDBfZtxP17UswknGhEGBlNrw/Vz9bHWa/seTbLiyQYI7tzo9+DKF/VO2aDB",
+	"wjBiTo+H9zdpstG2hwG/Da5y6G0N6Zutr9oLG8a0b9gsmopkMUvLtt0ijq0sy5ny7uoZq1uLOUbmOm6w",
+	"dOT+PvnziL3wrexo/2LjESpdtF3Jm+2wJG2CUmR1I+A3utg99CaH/ca7vSsQmoh028vxgZquHxOXe7Su",
+	"RbjrphifHA0lGXDsTarkIFSRafUJi+FaD7hLoa51umkHPJ2pxE1HIJ38f3OP0R2X73yW24k8+E0KP7p1",
+	"4Ln2F5PderkjWGxnqJgyYA+nqQC2VRfQdx2KV13HJ389cNHJf2BJ34QLCb+/nZivJRtZeSf3ENv1PUn4",
+	"wZP7ILDniojfQauQNI2CpzXaezVLY+Wh6XSrS4Hj0qaM2JKI3DLpRuyZs1EIVRUYbGtUyprviAUktoWB",
+	"v+XkWpyBe7s7MG67kqXwUbig3wb0p6bktBLbI69C0XgAHwVcV7XTSsyUKK1gS+Esezx+nDaVgz5syC3V",
+	"rCsmi9ZFbnh7iSxAhV0LXob7WUBxSoslek1jcBYEQoYl3j4wQAYodWHbPqX3g3BB4z3MBA13yx6yGv+4",
+	"bK6fbke/rZ38+J/hIsO6UcQLU2BOgAHcMenYALtdthr9Nuy+xo6xDTdu+LtY1C9VqF8ayEgcpW1ZdB85",
+	"eEwGL+XUXN6TR+0tAZKKrr8xXFkKZe+ljaRlhZhL52sED+eOZmrgo9msN5g93E8uSVSrxd7UIXlYp5h8",
+	"NprCsnGqCu8rXetrrP9gRuSAjSJUAZWiWILn8NbHDYXC9CfellJfXwVf25SyYnQM1oF/QKgKoHjhK0Eo",
+	"f82y7u0rvX77OZ7HryMy7+Fov/y3/+ButouM05oagZ+J0Jl0v7odhhKiB4xRJDFvx1N9SSx+8PUD/UOl",
+	"v8fLfVo+2AtdE/Mai2+6t9/13g8UXQCJCAT6r+V0rsE0Opl8OXpyygbEieQLsr/EKawvR+PT4VmIuwKO",
+	"TrBRAsXatnVVVhviUAHYBfU+92PVAussnD7dj0Wzfq77+O68H4vEwgC7HJSl4AIvwfgLVEnXGpmZ6pMS",
+	"bcn6yMZopLsjIunayqf/HqqJ5Jev7MDOZdxnj7a6l3racGtvUU699aoj9nJfErTt7kKDJd8Rva+4tX8I",
+	"3s8heNvohjP8PeTunjf8iYL39g+ie/5+B2b7kZurxgMmThs83AZ0/ErcwmQHCsTPYvTPRa7Xwh7AP3u7",
+	"Eooqi+P8CL8SZJ+hs+qvyqY7M1sp0q1UllbDmh0Lri4YVX3202t+Jf5g4s+QpMAikd8nQfHPyKpAl4zj",
+	"Ha2NCXVXOgQYlRKXwJ13ZEZqa3eAd27CKsFSeILW1pDu+22E8+CUfh+xNz5oQalJ6qObKSOW3BSlsFhe",
+	"QP131FTHXu/VhftiLW7piqalVhNJlzBTFVm7bLyHb3/CBkdhKGFZJ94/IUfSrg/tNjhGifeo3jgK21BR",
+	"+EMSDE3y/TPnF+ragSfjsQ87ff4N3FY6YPyxiKIuUr9XjqC5wCLOx7Ocq/qSDBTzpV4u0fs+mChoV4J8",
+	"xmTB1592sfH+LauNBA2vGOIf5Zq38mnsZ7quuAWAF6X10gOYzpdoWnEklRV4E++1KHdDAEkqGPzPmx/w",
+	"TQLJ9N37WPwG8eKbLQ4UhnRKKw6mCb5HUdoE3mq7x+7ljetW2QEV7aGXODzzl8jUsjiegWyiqP5b66vI",
+	"p0FGouI9Wfgj9Xe0rdDexgJh6c4Yx/QAi7MDpynG9LH0WZvaZJYFEx+k7Q/hP5fWgYw4VEvSX5OF3Q1n",
+	"dVFeo/Af2V/134N78D8H90cxzG9qZ+50hVRKTbdA1DtdxaVOv5K1iezhbRxFtf91PdxvHiQJHBLtus/8",
+	"awu0dr/Tu/dAanvtPe/eA13RPbiHmHOF1fcr7ui+XLt3Cc3AiJKDwqDkoMPuEkxEgvuGH2NwRxtHHQJz",
+	"sZKqAGFm9Ad/JVbT4IElnT6VugPrEv8VCFYpdPboVDZGLOQH7HSkctNjZA+Pj05jV9TOZdmgpyuJGrhG",
+	"jfDAgj9kzb3cRuvfkAj9R61qyXoO0hPdOXxtoP9aGn8Pvr9pPgbCU/f7m/8bAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

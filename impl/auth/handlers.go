@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/middleware"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -129,8 +129,7 @@ func (s *Service) badXSRFHeader(w http.ResponseWriter, r *http.Request) bool {
 	if len(s.jwt.XSRFHeader(r)) <= maxXSRFHeader {
 		return false
 	}
-	web.WriteError(w, r, http.StatusBadRequest, web.Error{Code: web.CodeValidation, Message: web.MessageValidation,
-		Details: []web.FieldError{{Field: key, Message: fmt.Sprintf("maximum string length is %d", maxXSRFHeader)}}})
+	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(invalid.Bound(invalid.Header, key, invalid.TooLong, invalid.Int(maxXSRFHeader))))
 	return true
 }
 

@@ -2,20 +2,19 @@ package brands
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/mail"
 	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/triadhq/triad/impl/invalid"
 )
 
-// FieldProblem names one invalid input field.
-type FieldProblem struct {
-	Field   string
-	Message string
-}
+// FieldProblem names one invalid input field in the shared vocabulary (code, limit); its place
+// (in) is the HTTP edge's to fill.
+type FieldProblem = invalid.Detail
 
 // ValidationError lists the invalid fields of one call.
 type ValidationError struct {
@@ -34,8 +33,8 @@ func (e *ValidationError) Error() string {
 	return "brands: invalid input: " + strings.Join(parts, "; ")
 }
 
-func (e *ValidationError) add(field, msg string) {
-	e.Problems = append(e.Problems, FieldProblem{field, msg})
+func (e *ValidationError) add(d invalid.Detail) {
+	e.Problems = append(e.Problems, d)
 }
 
 func (e *ValidationError) orNil() error {
@@ -66,13 +65,13 @@ func checkName(v *ValidationError, field, name string, maxLen int) string {
 	n := utf8.RuneCountInString(name)
 	switch {
 	case !utf8.ValidString(name):
-		v.add(field, "must be valid UTF-8")
+		v.add(invalid.New("", field, invalid.Encoding))
 	case n == 0:
-		v.add(field, "must not be empty")
+		v.add(invalid.New("", field, invalid.Blank))
 	case n > maxLen:
-		v.add(field, fmt.Sprintf("must be at most %d characters", maxLen))
+		v.add(invalid.Bound("", field, invalid.TooLong, invalid.Int(int64(maxLen))))
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		v.add(field, "must not contain control characters")
+		v.add(invalid.New("", field, invalid.ControlCharacter))
 	}
 	return name
 }
@@ -80,25 +79,27 @@ func checkName(v *ValidationError, field, name string, maxLen int) string {
 func checkEmail(v *ValidationError, email string) string {
 	email = strings.TrimSpace(email)
 	if len(email) > MaxEmailLen {
-		v.add("email", fmt.Sprintf("must be at most %d characters", MaxEmailLen))
+		v.add(invalid.Bound("", "email", invalid.TooLong, invalid.Int(MaxEmailLen)))
 		return email
 	}
 	addr, err := mail.ParseAddress(email)
 	// Only a bare address is accepted ("Ada <ada@x>" parses too, but is not an email field value).
 	if err != nil || addr.Address != email || addr.Name != "" {
-		v.add("email", "must be an email address")
+		v.add(invalid.Expect("", "email", invalid.Format, "email"))
 		return email
 	}
 	if at := strings.LastIndexByte(email, '@'); at < 1 || !strings.Contains(email[at+1:], ".") {
-		v.add("email", "must be an email address")
+		v.add(invalid.Expect("", "email", invalid.Format, "email"))
 	}
 	return email
 }
 
 func checkPassword(v *ValidationError, field, pw string) {
-	n := utf8.RuneCountInString(pw)
-	if n < MinPasswordLen || n > MaxPasswordLen {
-		v.add(field, fmt.Sprintf("must be %d to %d characters", MinPasswordLen, MaxPasswordLen))
+	switch n := utf8.RuneCountInString(pw); {
+	case n < MinPasswordLen:
+		v.add(invalid.Bound("", field, invalid.TooShort, invalid.Int(MinPasswordLen)))
+	case n > MaxPasswordLen:
+		v.add(invalid.Bound("", field, invalid.TooLong, invalid.Int(MaxPasswordLen)))
 	}
 }
 
@@ -108,19 +109,22 @@ func checkURL(v *ValidationError, field, s string) string {
 		return s
 	}
 	if len(s) > MaxURLLen {
-		v.add(field, fmt.Sprintf("must be at most %d characters", MaxURLLen))
+		v.add(invalid.Bound("", field, invalid.TooLong, invalid.Int(MaxURLLen)))
 		return s
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v.add(field, "must be an absolute http or https URL")
+		v.add(invalid.Expect("", field, invalid.Format, "uri"))
 	}
 	return s
 }
 
 func checkDescription(v *ValidationError, s string) string {
-	if utf8.RuneCountInString(s) > MaxDescription || !utf8.ValidString(s) {
-		v.add("description", fmt.Sprintf("must be valid text of at most %d characters", MaxDescription))
+	switch {
+	case !utf8.ValidString(s):
+		v.add(invalid.New("", "description", invalid.Encoding))
+	case utf8.RuneCountInString(s) > MaxDescription:
+		v.add(invalid.Bound("", "description", invalid.TooLong, invalid.Int(MaxDescription)))
 	}
 	return s
 }
@@ -131,13 +135,13 @@ func productsJSON(v *ValidationError, ps []Product) []byte {
 	}
 	for _, p := range ps {
 		if p == nil {
-			v.add("products", "every product must be a JSON object")
+			v.add(invalid.Expect("", "products", invalid.Type, "array"))
 			return nil
 		}
 	}
 	b, err := json.Marshal(ps)
 	if err != nil {
-		v.add("products", "must be an array of JSON objects")
+		v.add(invalid.Expect("", "products", invalid.Type, "array"))
 	}
 	return b
 }

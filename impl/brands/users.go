@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/pgtx"
 )
@@ -151,7 +152,7 @@ func (s *Service) EditProfile(ctx context.Context, p Principal, name, email stri
 		params.Email = pgtype.Text{String: checkEmail(&v, email), Valid: true}
 	}
 	if !params.Name.Valid && !params.Email.Valid {
-		v.add("body", "give at least one of name and email")
+		v.add(invalid.Some("", "body", []string{"name", "email"}))
 	}
 	if err := v.orNil(); err != nil {
 		return err

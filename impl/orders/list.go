@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/orders/money"
 	"github.com/triadhq/triad/impl/pgtx"
 )
@@ -97,7 +98,7 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 	out = PageOf[Order]{Items: make([]Order, 0, pr.Size), Number: pr.Number, Size: pr.Size}
 	sql, ok := listQueries[listKey(scope, pr.Sort, pr.Desc)]
 	if !ok {
-		return out, invalid("sort", "sort field %q is not one of id, price, createdAt", pr.Sort)
+		return out, InvalidInput(invalid.OneOf("", "sort", SortValues()))
 	}
 	args := []any{scope, owner, pr.Size, pr.Number * pr.Size}
 	var found bool

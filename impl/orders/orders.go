@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/orders/money"
 )
 
@@ -96,6 +97,9 @@ type Refusal struct {
 	Kind  error
 	Msg   string
 	Field string // for ErrInvalidInput: the offending field
+	// Detail is, for ErrInvalidInput, the problem in the shared vocabulary (code, limit); its
+	// place (in) is the HTTP edge's to fill.
+	Detail invalid.Detail
 }
 
 // Error is the message for the caller.
@@ -156,6 +160,8 @@ func refuse(kind error, format string, args ...any) error {
 	return &Refusal{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 
-func invalid(field, format string, args ...any) error {
-	return &Refusal{Kind: ErrInvalidInput, Field: field, Msg: fmt.Sprintf(format, args...)}
+// InvalidInput is the input refusal of one detail; its message is the field's name and the code's one
+// message ("size must be at most 100").
+func InvalidInput(d invalid.Detail) *Refusal {
+	return &Refusal{Kind: ErrInvalidInput, Field: d.Field, Msg: d.Field + " " + d.Message, Detail: d}
 }

@@ -1,6 +1,10 @@
 package orders
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/triadhq/triad/impl/invalid"
+)
 
 // Page bounds: size defaults to DefaultPageSize and may not exceed MaxPageSize; page numbers stop at
 // MaxPage so OFFSET stays bounded. The spec states the same limits, so requests beyond them are
@@ -36,15 +40,15 @@ func ParsePage(page, size *int32, sort *string) (PageRequest, error) {
 	p := PageRequest{Number: 0, Size: DefaultPageSize, Sort: SortID}
 	var pageErr, sizeErr, sortErr error
 	if page != nil {
-		if *page < 0 || *page > MaxPage {
-			pageErr = invalid("page", "page must be between 0 and %d", MaxPage)
+		if err := bounded("page", int64(*page), 0, MaxPage); err != nil {
+			pageErr = err
 		} else {
 			p.Number = int(*page)
 		}
 	}
 	if size != nil {
-		if *size < 1 || *size > MaxPageSize {
-			sizeErr = invalid("size", "size must be between 1 and %d", MaxPageSize)
+		if err := bounded("size", int64(*size), 1, MaxPageSize); err != nil {
+			sizeErr = err
 		} else {
 			p.Size = int(*size)
 		}
@@ -65,14 +69,34 @@ func (p *PageRequest) parseSort(sort string) error {
 	case SortID, SortPrice, SortCreatedAt:
 		p.Sort = SortField(field)
 	default:
-		return invalid("sort", "sort field %q is not one of id, price, createdAt", field)
+		return InvalidInput(invalid.OneOf("", "sort", SortValues()))
 	}
 	switch {
 	case !hasDir || dir == "asc":
 	case dir == "desc":
 		p.Desc = true
 	default:
-		return invalid("sort", "sort direction %q is not asc or desc", dir)
+		return InvalidInput(invalid.OneOf("", "sort", SortValues()))
+	}
+	return nil
+}
+
+// SortValues lists every sort a list takes, as the spec's OrderSort enum does.
+func SortValues() []string {
+	var out []string
+	for _, f := range []SortField{SortID, SortPrice, SortCreatedAt} {
+		out = append(out, string(f), string(f)+",asc", string(f)+",desc")
+	}
+	return out
+}
+
+// bounded refuses n outside [lowest, highest] as too_small or too_large, with the bound broken.
+func bounded(field string, n, lowest, highest int64) error {
+	switch {
+	case n < lowest:
+		return InvalidInput(invalid.Bound("", field, invalid.TooSmall, invalid.Int(lowest)))
+	case n > highest:
+		return InvalidInput(invalid.Bound("", field, invalid.TooLarge, invalid.Int(highest)))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/triadhq/triad/impl/invalid"
 )
 
 func TestParsePage_DefaultsAndBounds(t *testing.T) {
@@ -76,7 +78,7 @@ func TestParsePage_EveryProblemAtOnce(t *testing.T) {
 // TestJoinInvalid: no refusal is nil, one is itself, several are Problems, and any other error
 // wins, since it is no input problem.
 func TestJoinInvalid(t *testing.T) {
-	a, b := invalid("a", "a is bad"), invalid("b", "b is bad")
+	var a, b error = InvalidInput(invalid.New("", "a", invalid.Blank)), InvalidInput(invalid.New("", "b", invalid.Blank))
 	other := errors.New("database down")
 	if err := JoinInvalid(nil, nil); err != nil {
 		t.Errorf("none: %v", err)
@@ -85,7 +87,7 @@ func TestJoinInvalid(t *testing.T) {
 		t.Errorf("one: %v", err)
 	}
 	var all Problems
-	if err := JoinInvalid(a, Problems{b.(*Refusal)}); !errors.As(err, &all) || len(all) != 2 || err.Error() != "a is bad; b is bad" {
+	if err := JoinInvalid(a, Problems{b.(*Refusal)}); !errors.As(err, &all) || len(all) != 2 || err.Error() != "a must not be blank; b must not be blank" {
 		t.Errorf("several: %v", err)
 	}
 	if err := JoinInvalid(a, other, b); err != other {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -52,17 +51,8 @@ func NewService(pool *pgxpool.Pool, hasher *password.Hasher) *Service {
 
 // Register creates a user of role t with the role's starting balance, recorded as a ledger grant.
 func (s *Service) Register(ctx context.Context, username, pw string, t UserType) (User, error) {
-	switch n := utf8.RuneCountInString(username); {
-	case n < MinUsername || n > MaxUsername:
-		return User{}, invalid("username", "username must be %d to %d characters", MinUsername, MaxUsername)
-	case !usernameRE.MatchString(username):
-		return User{}, invalid("username", "username may hold only letters, digits, '.', '_' and '-'")
-	}
-	if n := utf8.RuneCountInString(pw); n < MinPassword || n > MaxPassword {
-		return User{}, invalid("password", "password must be %d to %d characters", MinPassword, MaxPassword)
-	}
-	if !t.Valid() {
-		return User{}, invalid("userType", "userType must be Customer or Performer")
+	if err := CheckNewUser(username, pw, t); err != nil {
+		return User{}, err
 	}
 	hash, err := s.hasher.Hash(ctx, pw)
 	if err != nil {
@@ -158,18 +148,8 @@ func (s *Service) CreateOrder(ctx context.Context, p Principal, description stri
 	if p.Type != Customer {
 		return Order{}, refuse(ErrForbidden, "only customers create orders")
 	}
-	if strings.TrimSpace(description) == "" {
-		return Order{}, invalid("description", "description must not be blank")
-	}
-	if utf8.RuneCountInString(description) > MaxDescription {
-		return Order{}, invalid("description", "description must be at most %d characters", MaxDescription)
-	}
-	if strings.ContainsRune(description, 0) {
-		// PostgreSQL text cannot hold NUL; refuse it here rather than fail the insert.
-		return Order{}, invalid("description", "description must not contain NUL characters")
-	}
-	if price < 1 || price > money.MaxPrice {
-		return Order{}, invalid("price", "price %s", money.ErrOutOfRange)
+	if err := JoinInvalid(checkDescription(description), checkPriceRange(price)); err != nil {
+		return Order{}, err
 	}
 	var o Order
 	err := pgtx.Retry(ctx, func() error {

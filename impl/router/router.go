@@ -81,19 +81,22 @@ type Surface struct {
 	// request. A surface may skip requests whose every input the generated binders and its own
 	// parsers check with the spec's bounds (a test must tie those bounds to the spec).
 	Validate func(*http.Request) bool
+	// Also runs the surface's own field checks (the domain's rules beyond the spec) on a request
+	// the spec validator refused, so that one answer lists every problem; nil adds none.
+	Also web.FieldCheck
 }
 
 // Group registers a group on r guarded by s, and calls mount to add the surface's routes to it.
 func Group(r chi.Router, s Surface, mount func(chi.Router)) {
 	r.Group(func(g chi.Router) {
 		g.Use(s.Before...)
-		g.Use(validator(s.Spec, s.Validate))
+		g.Use(validator(s.Spec, s.Validate, s.Also))
 		mount(g)
 	})
 }
 
-func validator(spec *openapi3.T, want func(*http.Request) bool) func(http.Handler) http.Handler {
-	validate := web.Validator(spec)
+func validator(spec *openapi3.T, want func(*http.Request) bool, also web.FieldCheck) func(http.Handler) http.Handler {
+	validate := web.Validator(spec, also)
 	if want == nil {
 		return validate
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/triadhq/triad/impl/invalid"
 )
 
 // FuzzCheckJSON: the checker never panics, and whatever it accepts (with at most 4 levels and 8
@@ -96,7 +98,7 @@ func FuzzCheckValues(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		if (Limits{}).CheckValues(raw, func(string) bool { return true }) != nil {
+		if (Limits{}).CheckValues(invalid.Query, raw, func(string) bool { return true }) != nil {
 			return
 		}
 		vals, _ := url.ParseQuery(raw) // semicolons are its own refusal; the pairs it keeps are checked

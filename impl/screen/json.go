@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/triadhq/triad/impl/invalid"
 )
 
 // CheckJSON reports the first reason body is not one strict JSON value within l: a syntax error,
@@ -35,7 +36,7 @@ func (l Limits) CheckJSON(body []byte) *Problem {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			if len(stack) > 0 {
-				return &Problem{Field: "body", Message: "is not valid JSON: unexpected end of input"}
+				return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
 			}
 			return nil // only an empty body gets here: a complete value returns below
 		}
@@ -59,13 +60,13 @@ func (l Limits) CheckJSON(body []byte) *Problem {
 			key := tok.(string)
 			top := &stack[len(stack)-1]
 			if !allValid && !utf8.Valid(raw) {
-				return &Problem{Field: containerPath(stack), Message: "has a key that is not valid UTF-8"}
+				return bad(invalid.New(invalid.Body, containerPath(stack), invalid.Encoding))
 			}
 			if strings.IndexByte(key, 0) >= 0 {
-				return &Problem{Field: containerPath(stack), Message: "has a key that contains a NUL character"}
+				return bad(invalid.New(invalid.Body, containerPath(stack), invalid.Encoding))
 			}
 			if _, dup := top.keys[key]; dup {
-				return &Problem{Field: pathOf(stack, key), Message: "appears more than once in its object"}
+				return bad(invalid.New(invalid.Body, pathOf(stack, key), invalid.DuplicateKey))
 			}
 			if top.keys == nil {
 				top.keys = map[string]struct{}{}
@@ -73,7 +74,7 @@ func (l Limits) CheckJSON(body []byte) *Problem {
 			top.keys[key] = struct{}{}
 			top.members++
 			if top.members > l.MaxMembers {
-				return &Problem{Field: containerPath(stack), Message: fmt.Sprintf("has more than %d members", l.MaxMembers)}
+				return bad(invalid.Bound(invalid.Body, containerPath(stack), invalid.TooMany, invalid.Int(int64(l.MaxMembers))))
 			}
 			top.key, top.haveKey = key, true
 			continue
@@ -91,27 +92,27 @@ func (l Limits) CheckJSON(body []byte) *Problem {
 			if !top.object {
 				top.members++
 				if top.members > l.MaxMembers {
-					return &Problem{Field: containerPath(stack), Message: fmt.Sprintf("has more than %d members", l.MaxMembers)}
+					return bad(invalid.Bound(invalid.Body, containerPath(stack), invalid.TooMany, invalid.Int(int64(l.MaxMembers))))
 				}
 			}
 		}
 		switch v := tok.(type) {
 		case json.Delim: // '{' or '['
 			if len(stack) >= l.MaxDepth {
-				return &Problem{Field: pathOf(stack, ""), Message: fmt.Sprintf("nests deeper than %d levels", l.MaxDepth)}
+				return bad(invalid.Bound(invalid.Body, pathOf(stack, ""), invalid.TooDeep, invalid.Int(int64(l.MaxDepth))))
 			}
 			stack = append(stack, frame{object: v == '{'})
 			continue
 		case json.Number:
 			if len(v) > l.MaxNumberLen {
-				return &Problem{Field: pathOf(stack, ""), Message: fmt.Sprintf("is a number literal longer than %d characters", l.MaxNumberLen)}
+				return bad(invalid.Bound(invalid.Body, pathOf(stack, ""), invalid.TooLong, invalid.Int(int64(l.MaxNumberLen))))
 			}
 		case string:
 			if !allValid && !utf8.Valid(raw) {
-				return &Problem{Field: pathOf(stack, ""), Message: msgNotUTF8}
+				return bad(invalid.New(invalid.Body, pathOf(stack, ""), invalid.Encoding))
 			}
 			if strings.IndexByte(v, 0) >= 0 {
-				return &Problem{Field: pathOf(stack, ""), Message: msgNUL}
+				return bad(invalid.New(invalid.Body, pathOf(stack, ""), invalid.Encoding))
 			}
 		}
 		if valueDone(stack) {
@@ -124,7 +125,7 @@ func (l Limits) CheckJSON(body []byte) *Problem {
 // would read it as a second value, or report it as a syntax error of the first.
 func trailing(body []byte, off int64) *Problem {
 	if len(bytes.TrimLeft(body[off:], " \t\r\n")) > 0 {
-		return &Problem{Field: "body", Message: "has data after the JSON value"}
+		return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
 	}
 	return nil
 }
@@ -178,10 +179,10 @@ func pathOf(stack []frame, key string) string {
 func syntaxProblem(err error) *Problem {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &Problem{Field: "body", Message: fmt.Sprintf("is not valid JSON (offset %d): %s", se.Offset, se.Error())}
+		return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &Problem{Field: "body", Message: "is not valid JSON: unexpected end of input"}
+		return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
 	}
-	return &Problem{Field: "body", Message: "is not valid JSON"}
+	return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
 }

@@ -9,13 +9,13 @@ package screen
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -168,7 +168,7 @@ func (s *Screen) checkCookies(r *http.Request) *Problem {
 		for pair := range strings.SplitSeq(line, ";") {
 			name, value, _ := strings.Cut(strings.TrimSpace(pair), "=")
 			if s.cookies[name] {
-				if p := CheckText(name, value); p != nil {
+				if p := CheckText(invalid.Cookie, name, value); p != nil {
 					return p
 				}
 			}
@@ -236,24 +236,24 @@ func (s *Screen) Handler(next http.Handler) http.Handler {
 }
 
 // errTooLarge marks a body that ran past the server's body limit while being read.
-var errTooLarge = &Problem{Field: "body", Message: "is too large"}
+var errTooLarge = bad(invalid.New(invalid.Body, "body", invalid.Invalid))
 
 func (s *Screen) check(w http.ResponseWriter, r *http.Request) *Problem {
 	rt, ops := s.match(r.Method, r.URL.Path)
 	// Path: checked whole (cheap); on failure, or when the template has numeric parameters,
 	// segment by segment so the refusal can name the parameter.
-	pathBad := CheckText("path", r.URL.Path) != nil
+	pathBad := CheckText(invalid.Path, "path", r.URL.Path) != nil
 	if pathBad || (ops != nil && len(ops.params) > 0) {
 		for i, seg := range strings.Split(strings.Trim(r.URL.Path, "/"), "/") {
 			name := "path"
 			if rt != nil && isParam(rt.segments[i]) {
 				name = strings.Trim(rt.segments[i], "{}")
 			}
-			if p := CheckText(name, seg); p != nil {
+			if p := CheckText(invalid.Path, name, seg); p != nil {
 				return p
 			}
 			if rt != nil && ops != nil && ops.params[name] && len(seg) > s.limits.MaxNumberLen {
-				return &Problem{Field: name, Message: fmt.Sprintf("is a number literal longer than %d characters", s.limits.MaxNumberLen)}
+				return bad(invalid.Bound(invalid.Path, name, invalid.TooLong, invalid.Int(int64(s.limits.MaxNumberLen))))
 			}
 		}
 	}
@@ -262,13 +262,13 @@ func (s *Screen) check(w http.ResponseWriter, r *http.Request) *Problem {
 		if ops != nil {
 			numeric = func(name string) bool { return ops.params[name] }
 		}
-		if p := s.limits.CheckValues(r.URL.RawQuery, numeric); p != nil {
+		if p := s.limits.CheckValues(invalid.Query, r.URL.RawQuery, numeric); p != nil {
 			return p
 		}
 	}
 	for _, h := range s.headers {
 		for _, v := range r.Header.Values(h) {
-			if p := CheckText(h, v); p != nil {
+			if p := CheckText(invalid.Header, h, v); p != nil {
 				return p
 			}
 		}
@@ -289,7 +289,7 @@ func (s *Screen) check(w http.ResponseWriter, r *http.Request) *Problem {
 		if web.IsTooLarge(err) {
 			return errTooLarge
 		}
-		return &Problem{Field: "body", Message: "could not be read"}
+		return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
 	}
 	// Hand the same bytes on: later layers read the body as if nothing had touched it.
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -305,7 +305,7 @@ func (s *Screen) check(w http.ResponseWriter, r *http.Request) *Problem {
 		if ops != nil {
 			numeric = func(name string) bool { return ops.form[name] }
 		}
-		return s.limits.CheckValues(string(body), numeric)
+		return s.limits.CheckValues(invalid.Body, string(body), numeric)
 	}
 	return nil
 }
@@ -337,5 +337,5 @@ func bodyKind(ct string) kindOfBody {
 
 // WriteRefusal answers 400 with the shared error body, code validation_failed, naming the field.
 func WriteRefusal(w http.ResponseWriter, r *http.Request, p *Problem) {
-	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(web.FieldError{Field: p.Field, Message: p.Message}))
+	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(p.Detail))
 }

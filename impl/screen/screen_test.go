@@ -10,6 +10,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -17,33 +18,34 @@ func TestCheckJSON(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, body string
-		field      string // "" when the body is accepted
+		field      string       // "" when the body is accepted
+		code       invalid.Code // the rule broken
 	}{
-		{"object", `{"a":1,"b":[1,2,{"c":"d"}],"e":null,"f":true}`, ""},
-		{"whitespace after the value", "{\"a\":1} \n\t", ""},
-		{"scalar document", `12.5`, ""},
-		{"unicode text", `{"name":"Ada Λόβλεϊς ☕"}`, ""},
-		{"32-character number", `{"price":` + "1" + strings.Repeat("0", 31) + `}`, ""},
-		{"same key in sibling objects", `[{"a":1},{"a":2}]`, ""},
-		{"16 levels", strings.Repeat("[", 16) + strings.Repeat("]", 16), ""},
-		{"1000 members", "[" + strings.Repeat("0,", 999) + "0]", ""},
+		{"object", `{"a":1,"b":[1,2,{"c":"d"}],"e":null,"f":true}`, "", ""},
+		{"whitespace after the value", "{\"a\":1} \n\t", "", ""},
+		{"scalar document", `12.5`, "", ""},
+		{"unicode text", `{"name":"Ada Λόβλεϊς ☕"}`, "", ""},
+		{"32-character number", `{"price":` + "1" + strings.Repeat("0", 31) + `}`, "", ""},
+		{"same key in sibling objects", `[{"a":1},{"a":2}]`, "", ""},
+		{"16 levels", strings.Repeat("[", 16) + strings.Repeat("]", 16), "", ""},
+		{"1000 members", "[" + strings.Repeat("0,", 999) + "0]", "", ""},
 
-		{"33-character number", `{"price":` + "1" + strings.Repeat("0", 32) + `}`, "price"},
-		{"long exponent form", `{"a":[1,2e` + strings.Repeat("1", 40) + `]}`, "a.1"},
-		{"trailing garbage", `{"a":1}garbage`, "body"},
-		{"second value", `{"a":1} {"a":2}`, "body"},
-		{"trailing after scalar", `1 2`, "body"},
-		{"duplicate key", `{"price":1,"price":999999}`, "price"},
-		{"duplicate key by escape", `{"price":1,"\u0070rice":2}`, "price"},
-		{"nested duplicate", `{"a":{"b":1,"b":2}}`, "a.b"},
-		{"17 levels", strings.Repeat("[", 17) + strings.Repeat("]", 17), "0" + strings.Repeat(".0", 15)},
-		{"1001 members", `{"a":[` + strings.Repeat("0,", 1000) + "0]}", "a"},
-		{"escaped NUL", `{"email":"a\u0000b"}`, "email"},
-		{"escaped NUL in a key", `{"x":{"a\u0000":1}}`, "x"},
-		{"invalid UTF-8 value", "{\"a\":[\"ok\",\"\xff\"]}", "a.1"},
-		{"invalid UTF-8 key", "{\"a\":{\"\xc3\":1}}", "a"},
-		{"syntax error", `{"a":}`, "body"},
-		{"truncated", `{"a":[1,2`, "body"},
+		{"33-character number", `{"price":` + "1" + strings.Repeat("0", 32) + `}`, "price", invalid.TooLong},
+		{"long exponent form", `{"a":[1,2e` + strings.Repeat("1", 40) + `]}`, "a.1", invalid.TooLong},
+		{"trailing garbage", `{"a":1}garbage`, "body", invalid.Malformed},
+		{"second value", `{"a":1} {"a":2}`, "body", invalid.Malformed},
+		{"trailing after scalar", `1 2`, "body", invalid.Malformed},
+		{"duplicate key", `{"price":1,"price":999999}`, "price", invalid.DuplicateKey},
+		{"duplicate key by escape", `{"price":1,"\u0070rice":2}`, "price", invalid.DuplicateKey},
+		{"nested duplicate", `{"a":{"b":1,"b":2}}`, "a.b", invalid.DuplicateKey},
+		{"17 levels", strings.Repeat("[", 17) + strings.Repeat("]", 17), "0" + strings.Repeat(".0", 15), invalid.TooDeep},
+		{"1001 members", `{"a":[` + strings.Repeat("0,", 1000) + "0]}", "a", invalid.TooMany},
+		{"escaped NUL", `{"email":"a\u0000b"}`, "email", invalid.Encoding},
+		{"escaped NUL in a key", `{"x":{"a\u0000":1}}`, "x", invalid.Encoding},
+		{"invalid UTF-8 value", "{\"a\":[\"ok\",\"\xff\"]}", "a.1", invalid.Encoding},
+		{"invalid UTF-8 key", "{\"a\":{\"\xc3\":1}}", "a", invalid.Encoding},
+		{"syntax error", `{"a":}`, "body", invalid.Malformed},
+		{"truncated", `{"a":[1,2`, "body", invalid.Malformed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,8 +55,8 @@ func TestCheckJSON(t *testing.T) {
 				t.Fatalf("refused: %v", p)
 			case tc.field != "" && p == nil:
 				t.Fatal("accepted")
-			case tc.field != "" && p.Field != tc.field:
-				t.Fatalf("field = %q (%v), want %q", p.Field, p, tc.field)
+			case tc.field != "" && (p.Field != tc.field || p.Code != tc.code || p.In != invalid.Body):
+				t.Fatalf("got %+v, want body %q %s", p.Detail, tc.field, tc.code)
 			}
 		})
 	}
@@ -80,28 +82,29 @@ func TestCheckValues(t *testing.T) {
 	tests := []struct {
 		name, raw string
 		field     string
+		code      invalid.Code
 	}{
-		{"plain", "a=1&b=two&page=3", ""},
-		{"encoded unicode", "name=%CE%9B+x", ""},
-		{"empty pairs", "&&a=&", ""},
-		{"long text is not a number", "q=" + strings.Repeat("1", 40), ""},
-		{"long number", "page=" + strings.Repeat("1", 33), "page"},
-		{"NUL value", "email=a%00b", "email"},
-		{"invalid UTF-8 value", "email=a%FFb", "email"},
-		{"bad escape", "email=a%zz", "email"},
-		{"NUL in a name", "a%00=1", "parameter"},
-		{"invalid UTF-8 name", "%FF=1", "parameter"},
+		{"plain", "a=1&b=two&page=3", "", ""},
+		{"encoded unicode", "name=%CE%9B+x", "", ""},
+		{"empty pairs", "&&a=&", "", ""},
+		{"long text is not a number", "q=" + strings.Repeat("1", 40), "", ""},
+		{"long number", "page=" + strings.Repeat("1", 33), "page", invalid.TooLong},
+		{"NUL value", "email=a%00b", "email", invalid.Encoding},
+		{"invalid UTF-8 value", "email=a%FFb", "email", invalid.Encoding},
+		{"bad escape", "email=a%zz", "email", invalid.Encoding},
+		{"NUL in a name", "a%00=1", "parameter", invalid.Encoding},
+		{"invalid UTF-8 name", "%FF=1", "parameter", invalid.Encoding},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Limits{}.CheckValues(tc.raw, numeric)
+			p := Limits{}.CheckValues(invalid.Query, tc.raw, numeric)
 			switch {
 			case tc.field == "" && p != nil:
 				t.Fatalf("refused: %v", p)
 			case tc.field != "" && p == nil:
 				t.Fatal("accepted")
-			case tc.field != "" && p.Field != tc.field:
-				t.Fatalf("field = %q (%v), want %q", p.Field, p, tc.field)
+			case tc.field != "" && (p.Field != tc.field || p.Code != tc.code || p.In != invalid.Query):
+				t.Fatalf("got %+v, want query %q %s", p.Detail, tc.field, tc.code)
 			}
 		})
 	}
@@ -199,8 +202,13 @@ func TestScreen_Handler(t *testing.T) {
 			if rec.Code != http.StatusBadRequest || json.Unmarshal(rec.Body.Bytes(), &e) != nil {
 				t.Fatalf("status %d body %s, want 400 with the error body", rec.Code, rec.Body)
 			}
-			if e.Code != web.CodeValidation || len(e.Details) != 1 || e.Details[0].Field != tc.field || e.RequestID == "" {
-				t.Fatalf("error %+v, want validation_failed naming %q with the request id", e, tc.field)
+			// Each refusal places the field where it was sent.
+			in := map[string]invalid.In{"a": invalid.Body, "body": invalid.Body, "count": invalid.Body, "id": invalid.Path,
+				"path": invalid.Path, "limit": invalid.Query, "X-Thing": invalid.Header, "Authorization": invalid.Header,
+				"X-Key": invalid.Header, "Sess": invalid.Cookie}[tc.field]
+			if e.Code != web.CodeValidation || len(e.Details) != 1 || e.Details[0].Field != tc.field ||
+				e.Details[0].In != in || e.RequestID == "" {
+				t.Fatalf("error %+v, want validation_failed naming %s %q with the request id", e, in, tc.field)
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+
+	"github.com/triadhq/triad/impl/invalid"
 )
 
 // Error is the JSON body of every refusal outside the OAuth token endpoint. Each spec documents it
@@ -22,13 +24,9 @@ type Error struct {
 	RequestID string `json:"requestId,omitempty"`
 }
 
-// FieldError names one invalid input.
-type FieldError struct {
-	// Field is the parameter name or the JSON pointer of the body property.
-	Field string `json:"field"`
-	// Message says what is wrong with it.
-	Message string `json:"message"`
-}
+// FieldError is one entry of details: where (in), which field, the rule broken (code), its limit,
+// and the code's one message. It is the vocabulary of package invalid, which the domains speak too.
+type FieldError = invalid.Detail
 
 // Common error codes shared by all surfaces.
 const (

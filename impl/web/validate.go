@@ -3,15 +3,16 @@ package web
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
-	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	middleware "github.com/oapi-codegen/nethttp-middleware"
+
+	"github.com/triadhq/triad/impl/invalid"
 )
 
 // Validator returns middleware that checks every request against spec before a handler sees it.
@@ -19,8 +20,9 @@ import (
 // and its security requirements too, since authentication is the surface's own middleware's. Every
 // violation of the request is reported at once: a body whose Content-Type the operation does not
 // take is a 415 unsupported_media_type, anything else a 400 validation_failed with one detail per
-// invalid field.
-func Validator(spec *openapi3.T) func(http.Handler) http.Handler {
+// invalid field. also, when set, adds the surface's own checks of the request's fields to a 400,
+// so that a client learns every problem from one answer.
+func Validator(spec *openapi3.T, also FieldCheck) func(http.Handler) http.Handler {
 	spec.Servers = nil
 	// kin-openapi walks an operation's security requirements on every request even when the
 	// authentication function accepts anything; the surfaces authenticate before the validator
@@ -49,10 +51,43 @@ func Validator(spec *openapi3.T) func(http.Handler) http.Handler {
 			case unsupportedMediaType(err):
 				WriteError(w, r, http.StatusUnsupportedMediaType, UnsupportedMediaType())
 			default:
-				WriteError(w, r, http.StatusBadRequest, Invalid(FieldErrors(err)...))
+				WriteError(w, r, http.StatusBadRequest, Invalid(withChecks(r, FieldErrors(err), also)...))
 			}
 		},
 	})
+}
+
+// FieldCheck is a surface's own checks of a request's fields beyond its spec (a price's two
+// fractional digits), given the request and its body: the details of the fields it refuses.
+type FieldCheck func(r *http.Request, body []byte) []FieldError
+
+// withChecks adds to the spec validator's details those of also about fields the validator did
+// not name (a field the spec refused, or one inside it, is not refused twice).
+func withChecks(r *http.Request, details []FieldError, also FieldCheck) []FieldError {
+	if also == nil {
+		return details
+	}
+	var body []byte
+	if r.GetBody != nil {
+		// kin-openapi read the body and left a way to read it again.
+		if rc, err := r.GetBody(); err == nil {
+			body, _ = io.ReadAll(rc)
+			_ = rc.Close()
+		}
+	}
+	for _, d := range also(r, body) {
+		named := false
+		for _, have := range details {
+			if have.In == d.In && (have.Field == d.Field || strings.HasPrefix(d.Field, have.Field+".") || have.Field == "body") {
+				named = true
+				break
+			}
+		}
+		if !named {
+			details = append(details, d)
+		}
+	}
+	return details
 }
 
 // The one message of each shared code, whichever layer and surface refuses: the details (or the
@@ -132,203 +167,13 @@ func unsupportedMediaType(err error) bool {
 	return found
 }
 
-// FieldErrors flattens kin-openapi validation errors into per-field details.
-func FieldErrors(err error) []FieldError {
-	var out []FieldError
-	var walk func(error)
-	walk = func(err error) {
-		// A type switch, not errors.As: MultiError.As would stop at its first match, and a
-		// RequestError unwraps to the MultiError of its own schema errors.
-		switch e := err.(type) {
-		case openapi3.MultiError:
-			for _, inner := range e {
-				walk(inner)
-			}
-		case *openapi3filter.RequestError:
-			field := "body"
-			if e.Parameter != nil {
-				field = e.Parameter.Name
-			}
-			switch inner := e.Err.(type) {
-			case openapi3.MultiError:
-				for _, ie := range inner {
-					out = append(out, schemaField(field, ie))
-				}
-			case nil:
-				out = append(out, FieldError{Field: field, Message: e.Reason})
-			default:
-				out = append(out, schemaField(field, inner))
-			}
-		default:
-			out = append(out, schemaField("request", err))
-		}
-	}
-	walk(err)
-	return out
-}
-
-func schemaField(field string, err error) FieldError {
-	var se *openapi3.SchemaError
-	if errors.As(err, &se) {
-		if p := se.JSONPointer(); len(p) > 0 {
-			if field == "body" {
-				field = strings.Join(p, ".")
-			} else {
-				field = field + "." + strings.Join(p, ".")
-			}
-		}
-		return FieldError{Field: field, Message: schemaMessage(se)}
-	}
-	var pe *openapi3filter.ParseError
-	if errors.As(err, &pe) {
-		// A value kin-openapi could not read: its text (value abc: an invalid integer: invalid
-		// syntax) is for programmers; say it as the generated binders' path does.
-		if field == "body" {
-			return FieldError{Field: field, Message: MessageUndecodable}
-		}
-		return FieldError{Field: field, Message: ParamProblem(pe)}
-	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	return FieldError{Field: field, Message: msg}
-}
-
-// schemaMessage says in plain words what a schema refused.
-func schemaMessage(se *openapi3.SchemaError) string {
-	if se.SchemaField == "oneOf" {
-		// kin-openapi only says that no variant matched. The variant of the value's type (a price
-		// sent as a string) says what is wrong with it; when no variant has that type, the
-		// reader learns which types the field takes.
-		var branches openapi3.MultiError
-		if errors.As(se.Origin, &branches) {
-			var types []string
-			for _, b := range branches {
-				var bse *openapi3.SchemaError
-				if !errors.As(b, &bse) {
-					continue
-				}
-				if bse.SchemaField != "type" {
-					return schemaMessage(bse)
-				}
-				types = append(types, typeWords(bse.Schema))
-			}
-			if len(types) > 0 {
-				return "must be " + strings.Join(types, " or ")
-			}
-		}
-	}
-	if se.Schema != nil && (se.SchemaField == "pattern" || se.SchemaField == "format") {
-		// The pattern is the spec's machine-readable rule; the reader wants the plain words.
-		switch se.Schema.Format {
-		case "email":
-			return "must be an email address"
-		case "decimal":
-			return "must be a decimal in plain notation, e.g. 120.50"
-		}
-	}
-	return se.Reason
-}
-
-// typeWords names the type a schema takes, for "must be a number or a decimal string".
-func typeWords(s *openapi3.Schema) string {
-	switch {
-	case s == nil || s.Type == nil:
-		return "a value of another type"
-	case s.Type.Is(openapi3.TypeString) && s.Format == "decimal":
-		return "a decimal string"
-	case s.Type.Is(openapi3.TypeString):
-		return "a string"
-	case s.Type.Is(openapi3.TypeNumber):
-		return "a number"
-	case s.Type.Is(openapi3.TypeInteger):
-		return "an integer"
-	case s.Type.Is(openapi3.TypeBoolean):
-		return "true or false"
-	case s.Type.Is(openapi3.TypeArray):
-		return "an array"
-	default:
-		return "an object"
-	}
-}
-
-// BadParam is the chi-server ErrorHandlerFunc: a parameter the generated binder could not read
-// (not a number, missing, repeated) becomes a 400 naming the parameter, in the same words the spec
-// validator uses.
-func BadParam(w http.ResponseWriter, r *http.Request, err error) {
-	WriteError(w, r, http.StatusBadRequest, Invalid(ParamError(err)))
-}
-
-// ParamError is the detail BadParam gives for a generated binder's error: the parameter's name and
-// what is wrong with it in plain words. A surface that checks its other parameters too (to report
-// them all at once) builds its answer from it.
-func ParamError(err error) FieldError {
-	return FieldError{Field: paramName(err), Message: ParamProblem(err)}
-}
-
-// MessageUndecodable is the detail message of a body that could not be read as its Content-Type
-// says (JSON cut short, say).
-const MessageUndecodable = "could not be decoded"
-
-// ParamRepeated is the detail message of a parameter given more than once where it takes one value.
-const ParamRepeated = "must be given once"
-
-// paramName finds the parameter a generated binder error is about. Each generated package has its
-// own error types, all carrying the name in a ParamName field.
-func paramName(err error) string {
-	v := reflect.ValueOf(err)
-	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-		if v.IsNil() {
-			return "parameter"
-		}
-		v = v.Elem()
-	}
-	if v.Kind() == reflect.Struct {
-		if f := v.FieldByName("ParamName"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
-			return f.String()
-		}
-	}
-	return "parameter"
-}
-
-// ParamProblem says in plain words what is wrong with a parameter value that could not be read
-// (a binder's error, or a strconv error); the binder's own text (strconv.ParseInt: parsing "abc":
-// invalid syntax) is for programmers, not API users.
-func ParamProblem(err error) string {
-	var num *strconv.NumError
-	var pe *openapi3filter.ParseError
-	switch {
-	case errors.As(err, &pe) && errors.Is(pe.Cause, strconv.ErrRange):
-		return "number is out of range"
-	case errors.As(err, &pe) && (pe.Reason == "an invalid integer" || pe.Reason == "an invalid number"):
-		return "must be a number"
-	case errors.As(err, &pe) && pe.Reason == "an invalid boolean":
-		return "must be true or false"
-	case errors.As(err, &pe):
-		return "value is not valid"
-	case errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange),
-		strings.Contains(err.Error(), "overflows destination"):
-		return "number is out of range"
-	case errors.As(err, &num):
-		return "must be a number"
-	case strings.Contains(err.Error(), "is required"):
-		return "value is required"
-	case strings.Contains(err.Error(), "Expected one value"),
-		strings.Contains(err.Error(), "multiple values for single value parameter"):
-		return ParamRepeated
-	default:
-		return "value is not valid"
-	}
-}
-
 // StrictRequestError is the strict handler's RequestErrorHandlerFunc: a body that cannot be decoded.
 func StrictRequestError(w http.ResponseWriter, r *http.Request, err error) {
 	if IsTooLarge(err) {
 		WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
 		return
 	}
-	WriteError(w, r, http.StatusBadRequest, Invalid(FieldError{Field: "body", Message: MessageUndecodable}))
+	WriteError(w, r, http.StatusBadRequest, Invalid(invalid.New(invalid.Body, "body", invalid.Malformed)))
 }
 
 // StrictResponseError returns the strict handler's ResponseErrorHandlerFunc: an error a handler

@@ -2,19 +2,14 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/oapi-codegen/runtime"
 )
 
 func decodeError(t *testing.T, body io.Reader) Error {
@@ -143,7 +138,7 @@ func TestValidator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Validator(spec)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	h := Validator(spec, nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	tests := []struct {
 		name, method, target, body string
 		want                       int
@@ -192,7 +187,7 @@ func TestValidator_AllViolationsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Validator(spec)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	h := Validator(spec, nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	req := httptest.NewRequest(http.MethodPost, "/things?limit=11", strings.NewReader(`{"name":"abcd"}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -215,7 +210,7 @@ func TestValidator_WrongContentTypeIs415(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Validator(spec)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	h := Validator(spec, nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
 		t.Run(ct, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "/things", strings.NewReader(`{"name":"abc"}`))
@@ -232,184 +227,3 @@ func TestValidator_WrongContentTypeIs415(t *testing.T) {
 	}
 }
 
-// paramErr mirrors the binder errors oapi-codegen generates in each gen/<surface>api package.
-type paramErr struct {
-	ParamName string
-	Err       error
-}
-
-func (e *paramErr) Error() string {
-	return "Invalid format for parameter " + e.ParamName + ": " + e.Err.Error()
-}
-func (e *paramErr) Unwrap() error { return e.Err }
-
-// TestBadParam_NamesTheParameterInPlainWords: GET /orders?size=abc says `size: must be a number`,
-// never the binder's strconv text.
-func TestBadParam_NamesTheParameterInPlainWords(t *testing.T) {
-	t.Parallel()
-	_, syntax := strconv.ParseInt("abc", 10, 32)
-	_, rng := strconv.ParseInt("99999999999", 10, 32)
-	tests := []struct {
-		name         string
-		err          error
-		field, cause string
-	}{
-		{"not a number", &paramErr{"size", syntax}, "size", "must be a number"},
-		{"out of range", &paramErr{"page", rng}, "page", "number is out of range"},
-		{"no name known", errors.New("odd"), "parameter", "value is not valid"},
-		// What the generated binders' runtime says for a number too big for its type and for a
-		// parameter sent twice.
-		{"overflows the type", &paramErr{"size", bindInt32(t, "size=99999999999")}, "size", "number is out of range"},
-		{"repeated", &paramErr{"page", bindInt32(t, "page=1&page=2")}, "page", ParamRepeated},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			BadParam(rec, httptest.NewRequest(http.MethodGet, "/orders", nil), tc.err)
-			e := decodeError(t, rec.Body)
-			if rec.Code != http.StatusBadRequest || e.Code != CodeValidation || e.Message != MessageValidation ||
-				len(e.Details) != 1 || e.Details[0].Field != tc.field || e.Details[0].Message != tc.cause {
-				t.Fatalf("got %d %+v, want 400 %s/%s", rec.Code, e, tc.field, tc.cause)
-			}
-		})
-	}
-}
-
-// bindInt32 is the error of the oapi-codegen runtime binding the first parameter of query into an
-// int32, as the generated wrappers call it.
-func bindInt32(t *testing.T, query string) error {
-	t.Helper()
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v *int32
-	name, _, _ := strings.Cut(query, "=")
-	err = runtime.BindQueryParameterWithOptions("form", true, false, name, q, &v,
-		runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
-	if err == nil {
-		t.Fatalf("%s binds", query)
-	}
-	return err
-}
-
-const paramSpecYAML = `
-openapi: 3.0.3
-info: {title: t, version: "1"}
-paths:
-  /orders/{id}/take:
-    parameters:
-      - {name: id, in: path, required: true, schema: {type: integer, format: int64}}
-    patch:
-      parameters:
-        - {name: notify, in: query, schema: {type: boolean}}
-        - {name: size, in: query, schema: {type: integer, format: int32}}
-      requestBody:
-        content:
-          application/json:
-            schema: {type: object, properties: {note: {type: string}}}
-      responses:
-        "204": {description: ok}
-`
-
-// TestValidator_ParametersInPlainWords: a parameter the spec validator cannot read gets the same
-// words as on the generated binders' path (BadParam), never kin-openapi's "value abc: an invalid
-// integer: invalid syntax"; a body it cannot read says so without the decoder's text.
-func TestValidator_ParametersInPlainWords(t *testing.T) {
-	t.Parallel()
-	spec, err := openapi3.NewLoader().LoadFromData([]byte(paramSpecYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := Validator(spec)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-	tests := []struct {
-		target, body string
-		want         []FieldError
-	}{
-		{"/orders/abc/take", `{}`, []FieldError{{"id", "must be a number"}}},
-		{"/orders/abc/take?notify=maybe&size=99999999999", `{}`, []FieldError{
-			{"id", "must be a number"}, {"notify", "must be true or false"}, {"size", "number is out of range"}}},
-		{"/orders/1/take?size=x", `{}`, []FieldError{{"size", "must be a number"}}},
-		{"/orders/1/take", `{"note":`, []FieldError{{"body", MessageUndecodable}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.target+" "+tc.body, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			r := httptest.NewRequest(http.MethodPatch, tc.target, strings.NewReader(tc.body))
-			r.Header.Set("Content-Type", "application/json")
-			h.ServeHTTP(rec, r)
-			e := decodeError(t, rec.Body)
-			if rec.Code != http.StatusBadRequest || e.Code != CodeValidation || e.Message != MessageValidation {
-				t.Fatalf("got %d %+v, want 400 validation_failed", rec.Code, e)
-			}
-			if !slices.Equal(e.Details, tc.want) {
-				t.Fatalf("details %+v, want %+v", e.Details, tc.want)
-			}
-		})
-	}
-}
-
-const oneOfSpecYAML = `
-openapi: 3.0.3
-info: {title: t, version: "1"}
-paths:
-  /prices:
-    post:
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              type: object
-              properties:
-                price:
-                  oneOf:
-                    - {type: number, minimum: 0.01}
-                    - {type: string, format: decimal, pattern: '^(0|[1-9][0-9]*)(\.[0-9]+)?$', maxLength: 32}
-      responses:
-        "204": {description: ok}
-`
-
-// TestValidator_OneOfSaysWhatIsWrong: a field that takes a number or a decimal string (the orders
-// price) is refused with the words of the variant of the value's type, or with the types it takes,
-// never with kin-openapi's "doesn't match any schema from oneOf".
-func TestValidator_OneOfSaysWhatIsWrong(t *testing.T) {
-	t.Parallel()
-	spec, err := openapi3.NewLoader().LoadFromData([]byte(oneOfSpecYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := spec.Validate(t.Context()); err != nil {
-		t.Fatalf("the spec (format: decimal included) does not validate: %v", err)
-	}
-	h := Validator(spec)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-	tests := []struct {
-		name, body, want string
-	}{
-		{"number", `{"price":12.5}`, ""},
-		{"decimal string", `{"price":"12.50"}`, ""},
-		{"number below the minimum", `{"price":0}`, "number must be at least 0.01"},
-		{"string with an exponent", `{"price":"1e2"}`, "must be a decimal in plain notation, e.g. 120.50"},
-		{"string with a comma", `{"price":"12,50"}`, "must be a decimal in plain notation, e.g. 120.50"},
-		{"string too long", `{"price":"1.` + strings.Repeat("0", 31) + `"}`, "maximum string length is 32"},
-		{"neither type", `{"price":true}`, "must be a number or a decimal string"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodPost, "/prices", strings.NewReader(tc.body))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if tc.want == "" {
-				if rec.Code != http.StatusNoContent {
-					t.Fatalf("status = %d, want 204; body %s", rec.Code, rec.Body)
-				}
-				return
-			}
-			e := decodeError(t, rec.Body)
-			if rec.Code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Field != "price" || e.Details[0].Message != tc.want {
-				t.Fatalf("got %d %+v, want 400 with price: %q", rec.Code, e, tc.want)
-			}
-		})
-	}
-}

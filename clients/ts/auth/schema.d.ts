@@ -403,18 +403,87 @@ export interface components {
              * @example authentication required
              */
             message: string;
-            /** @description Per-field problems of a validation failure. */
-            details?: {
-                /** @example user */
-                field: string;
-                /** @example value is required */
-                message: string;
-            }[];
+            /** @description Every problem of a refused request (validation_failed), one entry each. */
+            details?: components["schemas"]["ErrorDetail"][];
             /**
              * @description The X-Request-Id of the request, for matching server logs.
              * @example 3f2a9c0d1e4b5a6c
              */
             requestId?: string;
+        };
+        /**
+         * @description One problem of a refused request. A client switches on `code` (and reads `limit`,
+         *     `expected` or `allowed` where the code has one); `message` is the code's one English
+         *     sentence ending, to show after the field's name. Every problem of a request is listed in
+         *     one answer: the specification's rules and the server's own (a price's two fractional
+         *     digits) alike.
+         *
+         *     | code | meaning | message |
+         *     |---|---|---|
+         *     | `required` | a required field or parameter is missing | is required |
+         *     | `unknown_field` | a body property the operation does not take | is not a field of this request |
+         *     | `type` | a value of the wrong type; `expected` names it (`number`, `string`, `integer`, `boolean`, `array`, `object`; several joined by `\|`) | must be a number (or a string, ...) |
+         *     | `too_short` | text shorter than `limit` characters | must be at least `limit` characters |
+         *     | `too_long` | text (or a number literal) longer than `limit` characters | must be at most `limit` characters |
+         *     | `too_small` | a number below `limit` (no `limit`: it overflows its type) | must be at least `limit` |
+         *     | `too_large` | a number above `limit` (no `limit`: it overflows its type) | must be at most `limit` |
+         *     | `too_few` | an array or object with fewer than `limit` items | must have at least `limit` items |
+         *     | `too_many` | an array or object with more than `limit` items | must have at most `limit` items |
+         *     | `too_deep` | JSON nested deeper than `limit` levels | must nest at most `limit` levels |
+         *     | `precision` | a decimal with more than `limit` fractional digits | must have at most `limit` fractional digits |
+         *     | `pattern` | text not matching the regular expression `expected` | must match the pattern `expected` |
+         *     | `format` | text not of the format `expected` (`email`, `decimal`, `uri`, `date-time`) | must be an email address, ... |
+         *     | `enum` | a value not among `allowed` | must be one of: `allowed` |
+         *     | `blank` | text of spaces only | must not be blank |
+         *     | `control_character` | text holding control characters | must not contain control characters |
+         *     | `encoding` | text that is not valid UTF-8 (or percent-encoding), or holds NUL | must be valid UTF-8 without NUL characters |
+         *     | `repeated` | a parameter or form field sent more than once | must be given once |
+         *     | `duplicate_key` | a JSON object key sent twice | must appear once in its object |
+         *     | `at_least_one` | none of the fields in `allowed` was given | must hold at least one of: `allowed` |
+         *     | `malformed` | a body that cannot be read as its Content-Type says | could not be decoded |
+         *     | `invalid` | a value refused by a rule none of the above names | is not valid |
+         */
+        ErrorDetail: {
+            /**
+             * @description Where the value was sent; `body` also for the fields of a form body.
+             * @example body
+             * @enum {string}
+             */
+            in: "body" | "query" | "path" | "header" | "cookie";
+            /**
+             * @description The parameter's name, or the body property's path with members joined by dots (`products.0.price`); `body` for a body that could not be read at all.
+             * @example X-XSRF-TOKEN
+             */
+            field: string;
+            /**
+             * @description The rule broken (see the table above).
+             * @example too_long
+             * @enum {string}
+             */
+            code: "required" | "unknown_field" | "type" | "too_short" | "too_long" | "too_small" | "too_large" | "too_few" | "too_many" | "too_deep" | "precision" | "pattern" | "format" | "enum" | "blank" | "control_character" | "encoding" | "repeated" | "duplicate_key" | "at_least_one" | "malformed" | "invalid";
+            /**
+             * @description The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
+             * @example 256
+             */
+            limit?: number;
+            /**
+             * @description For `type`, the type(s) taken; for `pattern`, the regular expression; for `format`, the format.
+             * @example number
+             */
+            expected?: string;
+            /**
+             * @description For `enum`, the values taken; for `at_least_one`, the fields of which one is needed.
+             * @example [
+             *       "Customer",
+             *       "Performer"
+             *     ]
+             */
+            allowed?: string[];
+            /**
+             * @description The code's one message, to follow the field's name.
+             * @example must be at most 256 characters
+             */
+            message: string;
         };
     };
     responses: {
@@ -448,8 +517,11 @@ export interface components {
                  *       "message": "request does not match the API specification",
                  *       "details": [
                  *         {
+                 *           "in": "header",
                  *           "field": "X-XSRF-TOKEN",
-                 *           "message": "maximum string length is 256"
+                 *           "code": "too_long",
+                 *           "limit": 256,
+                 *           "message": "must be at most 256 characters"
                  *         }
                  *       ]
                  *     }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/refusal"
 	"github.com/triadhq/triad/impl/web"
@@ -45,7 +46,16 @@ func problems(err error) []web.FieldError {
 	}
 	out := make([]web.FieldError, len(ve.Problems))
 	for i, p := range ve.Problems {
-		out[i] = web.FieldError{Field: p.Field, Message: p.Message}
+		out[i] = p.At(inOf(p.Field))
 	}
 	return out
+}
+
+// inOf places a field of the brands domain's refusals: ids are path segments, every other field is
+// in the body (JSON or form).
+func inOf(field string) invalid.In {
+	if field == "id" {
+		return invalid.Path
+	}
+	return invalid.Body
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/invalid"
 )
 
 // The success messages are the original API's, word for word.
@@ -31,7 +32,7 @@ type server struct{ a *API }
 var _ brandsapi.StrictServerInterface = (*server)(nil)
 
 // errNoBody is a body in neither JSON nor form encoding; the spec validator refuses those first.
-var errNoBody = &brands.ValidationError{Problems: []brands.FieldProblem{{Field: "body", Message: "send a form or JSON body"}}}
+var errNoBody = &brands.ValidationError{Problems: []brands.FieldProblem{invalid.New(invalid.Body, "body", invalid.Required)}}
 
 // RegisterBrandsUser is POST /api/user/register.
 func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterBrandsUserRequestObject) (brandsapi.RegisterBrandsUserResponseObject, error) {

@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -120,6 +118,7 @@ func (a *API) Mount(r chi.Router) error {
 		Spec:     spec,
 		Before:   []func(http.Handler) http.Handler{a.auth.Middleware},
 		Validate: hasBody,
+		Also:     fieldChecks,
 	}, func(g chi.Router) {
 		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, nil, ordersapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
@@ -137,64 +136,6 @@ func (a *API) Mount(r chi.Router) error {
 // server's own cost of a list page, which the `GET /orders` benchmark holds against a raw query.
 func hasBody(r *http.Request) bool {
 	return r.Method == http.MethodPost || r.Method == http.MethodPut || r.ContentLength > 0
-}
-
-// badParam answers a parameter the generated binder could not read. The binder stops at the first
-// such parameter; on the list routes the page parameters are then read again from the raw query,
-// so that every problem of the request is answered at once (GET /orders?page=xyz&size=abc names
-// both). Only this error path pays for it: a valid request is bound once.
-func badParam(w http.ResponseWriter, r *http.Request, err error) {
-	first := web.ParamError(err)
-	details := []web.FieldError{first}
-	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/orders") {
-		// The path's id was bound before the query (a bad one is first); a number out of range
-		// is checkID's to name.
-		if id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64); err == nil && first.Field != "id" {
-			details = append(details, fieldOf(checkID(id))...)
-		}
-		for _, fe := range pageProblems(r.URL.Query()) {
-			if fe.Field != first.Field {
-				details = append(details, fe)
-			}
-		}
-	}
-	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(details...))
-}
-
-// pageProblems reads page, size and sort from a raw query as the binder and orders.ParsePage do,
-// and lists every problem found.
-func pageProblems(q url.Values) []web.FieldError {
-	var out []web.FieldError
-	var page, size *int32
-	for _, name := range []string{"page", "size"} {
-		vals, ok := q[name]
-		if !ok {
-			continue
-		}
-		if len(vals) > 1 {
-			out = append(out, web.FieldError{Field: name, Message: web.ParamRepeated})
-			continue
-		}
-		n, err := strconv.ParseInt(vals[0], 10, 32)
-		if err != nil {
-			out = append(out, web.FieldError{Field: name, Message: web.ParamProblem(err)})
-			continue
-		}
-		v := int32(n)
-		if name == "page" {
-			page = &v
-		} else {
-			size = &v
-		}
-	}
-	var sort *string
-	if vals := q["sort"]; len(vals) > 1 {
-		out = append(out, web.FieldError{Field: "sort", Message: web.ParamRepeated})
-	} else if len(vals) == 1 {
-		sort = &vals[0]
-	}
-	_, err := orders.ParsePage(page, size, sort)
-	return append(out, fieldOf(err)...)
 }
 
 // principal is the caller the bearer middleware authenticated.

@@ -1,12 +1,15 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -23,24 +26,23 @@ func TestListParams_EveryProblemAtOnce(t *testing.T) {
 	tests := []struct {
 		target string
 		who    account
-		want   map[string]string // field → message
+		want   map[string]string // field → "in code [limit]"
 	}{
-		{"/orders?page=-1&size=0", bob, map[string]string{
-			"page": "page must be between 0 and 10000", "size": "size must be between 1 and 100"}},
-		{"/orders?size=abc&page=xyz", bob, map[string]string{"page": "must be a number", "size": "must be a number"}},
-		{"/orders?page=xyz&size=0&sort=password", bob, map[string]string{"page": "must be a number",
-			"size": "size must be between 1 and 100", "sort": `sort field "password" is not one of id, price, createdAt`}},
-		{"/orders?page=1&size=99999999999&sort=id,up", bob, map[string]string{"size": "number is out of range",
-			"sort": `sort direction "up" is not asc or desc`}},
-		{"/orders?page=1&page=2&size=-3", bob, map[string]string{"page": web.ParamRepeated, "size": "size must be between 1 and 100"}},
-		{own + "?page=-1&size=101", alice, map[string]string{
-			"page": "page must be between 0 and 10000", "size": "size must be between 1 and 100"}},
-		{"/users/0/orders?page=-1", alice, map[string]string{"id": "id must be at least 1", "page": "page must be between 0 and 10000"}},
-		{"/users/0/orders?page=abc", alice, map[string]string{"id": "id must be at least 1", "page": "must be a number"}},
-		{"/users/abc/orders?size=0", alice, map[string]string{"id": "must be a number", "size": "size must be between 1 and 100"}},
+		{"/orders?page=-1&size=0", bob, map[string]string{"page": "query too_small 0", "size": "query too_small 1"}},
+		{"/orders?size=abc&page=xyz", bob, map[string]string{"page": "query type", "size": "query type"}},
+		{"/orders?page=xyz&size=0&sort=password", bob, map[string]string{"page": "query type",
+			"size": "query too_small 1", "sort": "query enum"}},
+		{"/orders?page=1&size=99999999999&sort=id,up", bob, map[string]string{"size": "query too_large 100",
+			"sort": "query enum"}},
+		{"/orders?page=1&page=2&size=-3", bob, map[string]string{"page": "query repeated", "size": "query too_small 1"}},
+		{own + "?page=-1&size=101", alice, map[string]string{"page": "query too_small 0", "size": "query too_large 100"}},
+		{"/users/0/orders?page=-1", alice, map[string]string{"id": "path too_small 1", "page": "query too_small 0"}},
+		{"/users/0/orders?page=abc", alice, map[string]string{"id": "path too_small 1", "page": "query type"}},
+		{"/users/abc/orders?size=0", alice, map[string]string{"id": "path type", "size": "query too_small 1"}},
+		{"/orders?page=10001", bob, map[string]string{"page": "query too_large 10000"}},
 		// One problem stays one detail.
-		{"/orders?size=abc", bob, map[string]string{"size": "must be a number"}},
-		{"/orders?sort=price,up", bob, map[string]string{"sort": `sort direction "up" is not asc or desc`}},
+		{"/orders?size=abc", bob, map[string]string{"size": "query type"}},
+		{"/orders?sort=price,up", bob, map[string]string{"sort": "query enum"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.target, func(t *testing.T) {
@@ -55,7 +57,11 @@ func TestListParams_EveryProblemAtOnce(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, d := range *body.Details {
-				got[d.Field] = d.Message
+				got[d.Field] = strings.TrimSpace(fmt.Sprintf("%s %s %s", d.In, d.Code, limitOf(d)))
+				// Every detail carries its code's one message.
+				if want := invalid.Message(invalid.Code(d.Code), limitOf(d), deref(d.Expected), derefs(d.Allowed)); d.Message != want {
+					t.Errorf("%s: message %q, want %q", d.Field, d.Message, want)
+				}
 			}
 			// One detail per field: none missing, none twice.
 			if len(*body.Details) != len(tc.want) || len(got) != len(tc.want) {
@@ -81,8 +87,31 @@ func TestParams_SameWordsOnBothPaths(t *testing.T) {
 		var got ordersapi.Error
 		r.decode(t, &got)
 		if r.status != http.StatusBadRequest || got.Details == nil || len(*got.Details) != 1 ||
-			(*got.Details)[0].Field != "id" || (*got.Details)[0].Message != "must be a number" {
-			t.Errorf("body %v: got %d %s, want 400 naming id: must be a number", body, r.status, r.body)
+			(*got.Details)[0].Field != "id" || (*got.Details)[0].Code != ordersapi.ErrorDetailCodeType ||
+			(*got.Details)[0].In != ordersapi.Path || (*got.Details)[0].Message != "must be an integer" {
+			t.Errorf("body %v: got %d %s, want 400 naming path id: type, must be an integer", body, r.status, r.body)
 		}
 	}
+}
+
+// limitOf is a detail's limit, "" when it has none.
+func limitOf(d ordersapi.ErrorDetail) json.Number {
+	if d.Limit == nil {
+		return ""
+	}
+	return *d.Limit
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefs(s *[]string) []string {
+	if s == nil {
+		return nil
+	}
+	return *s
 }

@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +23,7 @@ func TestCreateOrder_PriceNumberOrDecimalString(t *testing.T) {
 	tests := []struct {
 		name, price string // the JSON value of "price", as sent
 		want        string // the created order's price, or "" for a refusal
-		wantMsg     string // the refusal's message for the price field
+		wantMsg     string // the refusal's code (and limit) for the price field
 	}{
 		{"number", `10.3`, "10.30", ""},
 		{"decimal string", `"10.30"`, "10.30", ""},
@@ -30,18 +32,18 @@ func TestCreateOrder_PriceNumberOrDecimalString(t *testing.T) {
 		{"string at the maximum", `"1000000.00"`, "1000000.00", ""},
 		{"string at the minimum", `"0.01"`, "0.01", ""},
 		{"cents string of 0.1 + 0.2", `"0.30"`, "0.30", ""},
-		{"float sum of 0.1 + 0.2", `0.30000000000000004`, "", "price must have at most two fractional digits"},
-		{"string with three decimals", `"1.005"`, "", "price must have at most two fractional digits"},
-		{"zero string", `"0.00"`, "", "price must be between 0.01 and 1000000.00"},
-		{"string above the maximum", `"1000000.01"`, "", "price must be between 0.01 and 1000000.00"},
-		{"negative string", `"-3"`, "", "must be a decimal in plain notation, e.g. 120.50"},
-		{"string with an exponent", `"1e2"`, "", "must be a decimal in plain notation, e.g. 120.50"},
-		{"string with a comma", `"10,30"`, "", "must be a decimal in plain notation, e.g. 120.50"},
-		{"string with leading zeros", `"007"`, "", "must be a decimal in plain notation, e.g. 120.50"},
-		{"string with spaces", `" 10.30"`, "", "must be a decimal in plain notation, e.g. 120.50"},
-		{"empty string", `""`, "", "must be a decimal in plain notation, e.g. 120.50"},
-		{"string over 32 characters", `"1.` + strings.Repeat("0", 31) + `"`, "", "maximum string length is 32"},
-		{"neither number nor string", `true`, "", "must be a number or a decimal string"},
+		{"float sum of 0.1 + 0.2", `0.30000000000000004`, "", "precision 2"},
+		{"string with three decimals", `"1.005"`, "", "precision 2"},
+		{"zero string", `"0.00"`, "", "too_small 0.01"},
+		{"string above the maximum", `"1000000.01"`, "", "too_large 1000000"},
+		{"negative string", `"-3"`, "", "format"},
+		{"string with an exponent", `"1e2"`, "", "format"},
+		{"string with a comma", `"10,30"`, "", "format"},
+		{"string with leading zeros", `"007"`, "", "format"},
+		{"string with spaces", `" 10.30"`, "", "format"},
+		{"empty string", `""`, "", "format"},
+		{"string over 32 characters", `"1.` + strings.Repeat("0", 31) + `"`, "", "too_long 32"},
+		{"neither number nor string", `true`, "", "type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,8 +61,51 @@ func TestCreateOrder_PriceNumberOrDecimalString(t *testing.T) {
 			var body ordersapi.Error
 			r.decode(t, &body)
 			if r.status != http.StatusBadRequest || body.Code != "validation_failed" || body.Details == nil ||
-				len(*body.Details) != 1 || (*body.Details)[0].Field != "price" || (*body.Details)[0].Message != tc.wantMsg {
+				len(*body.Details) != 1 || (*body.Details)[0].Field != "price" ||
+				strings.TrimSpace(fmt.Sprintf("%s %s", (*body.Details)[0].Code, limitOf((*body.Details)[0]))) != tc.wantMsg {
 				t.Fatalf("price %s: %d %s, want 400 validation_failed with price: %q", tc.price, r.status, r.body, tc.wantMsg)
+			}
+		})
+	}
+}
+
+// TestCreateOrder_EveryProblemAtOnce: one answer names every problem of a new order, whether the
+// spec's rules find it (an empty description, an unknown field) or the domain's (a third
+// fractional digit, a blank description), each with where, which field, the rule and its limit.
+func TestCreateOrder_EveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 24*time.Hour)
+	alice := e.account("alice", "Customer")
+	tests := []struct {
+		body string
+		want []string // "in field code [limit]"
+	}{
+		// The spec refuses description and colour; the domain adds price.
+		{`{"description":"","price":"0.001","colour":1}`, []string{
+			"body description too_short 1", "body colour unknown_field", "body price precision 2"}},
+		// The spec finds nothing; the domain finds both.
+		{`{"description":"   ","price":5.001}`, []string{"body description blank", "body price precision 2"}},
+		{`{"description":"   ","price":"0.00"}`, []string{"body description blank", "body price too_small 0.01"}},
+		// A price of the wrong type is the spec's; the domain does not name it again.
+		{`{"description":"   ","price":true}`, []string{"body price type", "body description blank"}},
+		{`{"price":"1000000.01"}`, []string{"body description required", "body price too_large 1000000"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.body, func(t *testing.T) {
+			r := e.do("POST", "/orders", alice.token, tc.body)
+			var body ordersapi.Error
+			r.decode(t, &body)
+			if r.status != http.StatusBadRequest || body.Code != "validation_failed" || body.Details == nil {
+				t.Fatalf("%d %s, want 400 validation_failed with details", r.status, r.body)
+			}
+			var got []string
+			for _, d := range *body.Details {
+				got = append(got, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", d.In, d.Field, d.Code, limitOf(d))))
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(got, want) {
+				t.Fatalf("details %v, want %v (body %s)", got, want, r.body)
 			}
 		})
 	}

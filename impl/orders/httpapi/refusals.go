@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/refusal"
 	"github.com/triadhq/triad/impl/web"
@@ -23,19 +23,21 @@ var refusals = refusal.Table{
 	{Err: orders.ErrInsufficientFunds, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "insufficient_funds"}},
 }
 
-// fieldOf names the fields an ErrInvalidInput refusal is about: one, or each of orders.Problems.
+// fieldOf lists the details of an ErrInvalidInput refusal: one, or each of orders.Problems, placed
+// by inOf.
 func fieldOf(err error) []web.FieldError {
-	var all orders.Problems
-	if errors.As(err, &all) {
-		out := make([]web.FieldError, len(all))
-		for i, rf := range all {
-			out[i] = web.FieldError{Field: rf.Field, Message: rf.Msg}
-		}
-		return out
-	}
-	var rf *orders.Refusal
-	if !errors.As(err, &rf) {
+	all := problemsOf(err)
+	if len(all) == 0 {
 		return nil
 	}
-	return []web.FieldError{{Field: rf.Field, Message: rf.Msg}}
+	out := make([]web.FieldError, len(all))
+	for i, rf := range all {
+		d := rf.Detail
+		if d.Code == "" {
+			// A refusal built without a detail: its own words, coded as a rule without a name.
+			d = invalid.Detail{Field: rf.Field, Code: invalid.Invalid, Message: rf.Msg}
+		}
+		out[i] = d.At(inOf(d.Field))
+	}
+	return out
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/orders"
-	"github.com/triadhq/triad/impl/orders/money"
 )
 
 // server implements the generated strict interface: each method translates one operation into a
@@ -70,9 +70,9 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 		// The role is checked before the body so a performer learns nothing about input rules.
 		return nil, &orders.Refusal{Kind: orders.ErrForbidden, Msg: "only customers create orders"}
 	}
-	price, err := money.Parse(req.Body.Price.String())
+	price, err := orders.CheckNewOrder(req.Body.Description, req.Body.Price.String())
 	if err != nil {
-		return nil, &orders.Refusal{Kind: orders.ErrInvalidInput, Field: "price", Msg: "price " + err.Error()}
+		return nil, err
 	}
 	o, err := s.a.svc.CreateOrder(ctx, p, req.Body.Description, price)
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderReque
 // request the spec calls invalid.
 func checkID(id int64) error {
 	if id < 1 {
-		return &orders.Refusal{Kind: orders.ErrInvalidInput, Field: "id", Msg: "id must be at least 1"}
+		return orders.InvalidInput(invalid.Bound(invalid.Path, "id", invalid.TooSmall, "1"))
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ var (
 	ErrNotNumber  = errors.New("must be a decimal number")
 	ErrTooPrecise = errors.New("must have at most two fractional digits")
 	ErrOutOfRange = errors.New("must be between 0.01 and 1000000.00")
+	// ErrTooSmall is the ErrOutOfRange of an amount below 0.01 (errors.Is matches both).
+	ErrTooSmall = fmt.Errorf("%w", ErrOutOfRange)
 )
 
 // Parse reads a JSON number (any notation of RFC 8259, e.g. "120.5", "1.2e2", "12050E-2") exactly
@@ -38,8 +40,14 @@ func Parse(s string) (Kopecks, error) {
 	// build digit by digit (tens of milliseconds of CPU each). With n mantissa digits, a value in
 	// [0.01, 1000000] has an exponent in [-n-1, n+6]: the digits can shift the point by at most n.
 	// Anything beyond cannot be a price, so it is refused before any big arithmetic, as out of range.
-	if exp > int64(digits)+6 || exp < -int64(digits)-1 {
+	if exp > int64(digits)+6 {
+		if s[0] == '-' {
+			return 0, ErrTooSmall
+		}
 		return 0, ErrOutOfRange
+	}
+	if exp < -int64(digits)-1 {
+		return 0, ErrTooSmall
 	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
@@ -50,7 +58,10 @@ func Parse(s string) (Kopecks, error) {
 		return 0, ErrTooPrecise
 	}
 	n := r.Num()
-	if !n.IsInt64() || n.Int64() < 1 || n.Int64() > int64(MaxPrice) {
+	if n.Sign() < 0 || (n.IsInt64() && n.Int64() < 1) {
+		return 0, ErrTooSmall
+	}
+	if !n.IsInt64() || n.Int64() > int64(MaxPrice) {
 		return 0, ErrOutOfRange
 	}
 	return Kopecks(n.Int64()), nil

@@ -1,6 +1,7 @@
 package money
 
 import (
+	"errors"
 	"runtime"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestParse_Exact(t *testing.T) {
 		{"abc", 0, ErrNotNumber},
 	} {
 		got, err := Parse(tc.in)
-		if err != tc.err || got != tc.want {
+		if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) || got != tc.want {
 			t.Errorf("Parse(%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.err)
 		}
 	}
@@ -67,7 +68,7 @@ func TestParse_Exponents(t *testing.T) {
 		{"+1", 0, ErrNotNumber},
 	} {
 		got, err := Parse(tc.in)
-		if err != tc.err || got != tc.want {
+		if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) || got != tc.want {
 			t.Errorf("Parse(%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.err)
 		}
 	}
@@ -80,5 +81,20 @@ func TestParse_Exponents(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 1024 {
 		t.Fatalf("Parse(\"1e99999\") allocates %d bytes: the exponent reached big arithmetic", per)
+	}
+}
+
+// TestParse_TooSmallIsOutOfRange: an amount below 0.01 is ErrTooSmall, which is also
+// ErrOutOfRange; one above the maximum is ErrOutOfRange alone, so a caller tells the two apart.
+func TestParse_TooSmallIsOutOfRange(t *testing.T) {
+	for _, s := range []string{"0", "0.00", "-5", "1e-99999", "-1e99999"} {
+		if _, err := Parse(s); !errors.Is(err, ErrTooSmall) || !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("Parse(%q) = %v, want ErrTooSmall (an ErrOutOfRange)", s, err)
+		}
+	}
+	for _, s := range []string{"1000000.01", "1e99999", "99999999999999999999"} {
+		if _, err := Parse(s); errors.Is(err, ErrTooSmall) || !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("Parse(%q) = %v, want ErrOutOfRange, not ErrTooSmall", s, err)
+		}
 	}
 }
