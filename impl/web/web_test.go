@@ -226,4 +226,3 @@ func TestValidator_WrongContentTypeIs415(t *testing.T) {
 		})
 	}
 }
-
