@@ -21,42 +21,18 @@ import (
 func TestMessages_ExamplesShowWhatTheServerSends(t *testing.T) {
 	checked := map[string]int{}
 	for _, name := range []string{"orders", "brands", "auth"} {
-		body, err := api.FS.ReadFile(name + ".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		j, err := yaml.YAMLToJSON(body)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var doc any
-		if err := json.Unmarshal(j, &doc); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var walk func(where string, v any)
-		walk = func(where string, v any) {
-			switch v := v.(type) {
-			case map[string]any:
-				code, okCode := v["code"].(string)
-				msg, okMsg := v["message"].(string)
-				if okCode && okMsg {
-					if want, shared := web.OneMessage(code); shared {
-						checked[code]++
-						if msg != want {
-							t.Errorf("%s.yaml %s: example %s says %q, the server sends %q", name, where, code, msg, want)
-						}
+		eachObject(loadJSON(t, name), func(where string, v map[string]any) {
+			code, okCode := v["code"].(string)
+			msg, okMsg := v["message"].(string)
+			if okCode && okMsg {
+				if want, shared := web.OneMessage(code); shared {
+					checked[code]++
+					if msg != want {
+						t.Errorf("%s.yaml %s: example %s says %q, the server sends %q", name, where, code, msg, want)
 					}
 				}
-				for k, inner := range v {
-					walk(where+"/"+k, inner)
-				}
-			case []any:
-				for i, inner := range v {
-					walk(fmt.Sprintf("%s/%d", where, i), inner)
-				}
 			}
-		}
-		walk("", doc)
+		})
 	}
 	// The walk must have found the examples it is about, or it checks nothing.
 	for _, code := range []string{web.CodeValidation, web.CodeTooLarge, web.CodeUnsupportedMediaType, web.CodeUnauthorized} {
@@ -85,40 +61,28 @@ func TestMessages_DetailCodesAreTheServers(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s.yaml ErrorDetail.code enum %v, want invalid.Codes %v", name, got, want)
 		}
-		var walk func(where string, v any)
-		walk = func(where string, v any) {
-			switch v := v.(type) {
-			case map[string]any:
-				code, okCode := v["code"].(string)
-				msg, okMsg := v["message"].(string)
-				_, okIn := v["in"].(string)
-				if okCode && okMsg && okIn {
-					examples++
-					var limit json.Number
-					if l, ok := v["limit"]; ok {
-						limit = json.Number(fmt.Sprint(l))
-					}
-					expected, _ := v["expected"].(string)
-					var allowed []string
-					if a, ok := v["allowed"].([]any); ok {
-						for _, x := range a {
-							allowed = append(allowed, fmt.Sprint(x))
-						}
-					}
-					if w := invalid.Message(invalid.Code(code), limit, expected, allowed); msg != w {
-						t.Errorf("%s.yaml %s: detail %s says %q, the server sends %q", name, where, code, msg, w)
-					}
-				}
-				for k, inner := range v {
-					walk(where+"/"+k, inner)
-				}
-			case []any:
-				for i, inner := range v {
-					walk(fmt.Sprintf("%s/%d", where, i), inner)
+		eachObject(doc, func(where string, v map[string]any) {
+			code, okCode := v["code"].(string)
+			msg, okMsg := v["message"].(string)
+			if _, okIn := v["in"].(string); !okCode || !okMsg || !okIn {
+				return
+			}
+			examples++
+			var limit json.Number
+			if l, ok := v["limit"]; ok {
+				limit = json.Number(fmt.Sprint(l))
+			}
+			expected, _ := v["expected"].(string)
+			var allowed []string
+			if a, ok := v["allowed"].([]any); ok {
+				for _, x := range a {
+					allowed = append(allowed, fmt.Sprint(x))
 				}
 			}
-		}
-		walk("", doc)
+			if w := invalid.Message(invalid.Code(code), limit, expected, allowed); msg != w {
+				t.Errorf("%s.yaml %s: detail %s says %q, the server sends %q", name, where, code, msg, w)
+			}
+		})
 	}
 	if examples < 3 {
 		t.Errorf("found %d examples of details, want one per spec at least", examples)
@@ -153,4 +117,23 @@ func dig(v any, keys ...string) any {
 		v = m[k]
 	}
 	return v
+}
+
+// eachObject calls fn with every object inside v and where it sits.
+func eachObject(v any, fn func(where string, m map[string]any)) {
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			fn(where, v)
+			for k, inner := range v {
+				walk(where+"/"+k, inner)
+			}
+		case []any:
+			for i, inner := range v {
+				walk(fmt.Sprintf("%s/%d", where, i), inner)
+			}
+		}
+	}
+	walk("", v)
 }
