@@ -23,6 +23,10 @@ deps-postgres: ## install PostgreSQL server binaries from Debian when missing (a
 deps-haproxy: ## install Debian's haproxy when missing (as root); the replica test and run-replicas put it in front
 	@bash scripts/ensure-haproxy.sh
 
+.PHONY: deps-pgbouncer
+deps-pgbouncer: ## install Debian's pgbouncer when missing (as root); tests put it in front of PostgreSQL in transaction mode
+	@bash scripts/ensure-pgbouncer.sh
+
 .PHONY: deps-chromium
 deps-chromium: ## install Debian's chromium when missing (as root); the auth browser test drives it
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
@@ -104,11 +108,11 @@ mock: deps-npm ## serve each spec's examples with Prism in mock mode: orders :40
 	@bash scripts/mock.sh
 
 .PHONY: test-replicas
-test-replicas: deps-postgres deps-haproxy deps-npm ## the end-to-end suites through HAProxy over three servers on one database
+test-replicas: deps-postgres deps-haproxy deps-pgbouncer deps-npm ## the end-to-end suites through HAProxy over three servers on one database
 	TRIAD_E2E_REPLICAS=3 $(GO) test -tags replicas -count=1 -timeout 15m ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-haproxy deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the short fuzz run, the replica run, the Prism contract run
+test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the short fuzz run, the replica run, the Prism contract run
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 12m ./...
 	@$(MAKE) --no-print-directory fuzz-short

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/authapi"
@@ -49,11 +50,10 @@ func (a *app) mountAuth(r chi.Router) error {
 	})
 	// Single-use confirmations and Telegram logins live in the server's database, so every replica
 	// sees the same state; one replica at a time polls the bot.
-	st, err := pgstate.New(context.Background(), a.pool)
-	if err != nil {
-		return err
-	}
-	svc, err := newAuthService(a.cfg, a.log, store, &sharedState{store: st, pool: a.pool, log: a.log})
+	// The tables are the server's migrations' (db/schema/00040_auth_state.sql): nothing is created
+	// at start, so a role that may only read and write rows runs the server.
+	st := pgstate.Open(a.pool)
+	svc, err := newAuthService(a.cfg, a.log, store, &sharedState{store: st, pool: a.pool, direct: a.direct, log: a.log})
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,10 @@ func authValidated(r *http.Request) bool {
 type sharedState struct {
 	store *pgstate.Store
 	pool  *pgxpool.Pool
-	log   *slog.Logger
+	// direct makes the leader's session: its advisory lock needs a connection straight to
+	// PostgreSQL, never a pooled one.
+	direct *pgx.ConnConfig
+	log    *slog.Logger
 }
 
 // usedIDs is the store of used confirmation ids; nil means the library's in-memory default.
@@ -124,7 +127,7 @@ func (s *sharedState) telegram(botToken string) (provider.TelegramLogins, provid
 	// The bot id (before the ':' of the token) names the election: replicas polling the same bot
 	// contend, different bots do not, and the secret part of the token stays out of it.
 	botID, _, _ := strings.Cut(botToken, ":")
-	l := pgstate.NewLeader(s.pool, "telegram:"+botID)
+	l := pgstate.NewLeaderConfig(s.direct, "telegram:"+botID)
 	l.Log = s.log
 	return s.store, l
 }

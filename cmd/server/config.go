@@ -61,11 +61,19 @@ func (u CredURI) MarshalJSON() ([]byte, error) { return json.Marshal(u.String())
 // Config is every setting of the server, loaded once at start from flags, whose defaults come from
 // the environment variables named beside them.
 type Config struct {
-	Addr            string        // ADDR: listen address
-	Mode            string        // MODE: dev or prod
-	DatabaseURL     Secret        // DATABASE_URL: empty starts a managed cluster under DataDir/pg
+	Addr        string // ADDR: listen address
+	Mode        string // MODE: dev or prod
+	DatabaseURL Secret // DATABASE_URL: empty starts a managed cluster under DataDir/pg; may be a transaction-mode pooler
+	// DatabaseDirectURL (DATABASE_DIRECT_URL) reaches PostgreSQL without a pooler, for LISTEN, the
+	// advisory locks and migrations; empty uses DatabaseURL. Set and different, it tells the server
+	// that DatabaseURL is a pooler.
+	DatabaseDirectURL Secret
+	// DatabaseReadURL (DATABASE_READ_URL) is a hot standby for the reads that tolerate its lag;
+	// empty reads from DatabaseURL.
+	DatabaseReadURL Secret
+	DBAppRole       string        // DB_APP_ROLE: -mode migrate grants this role the rows of every table
 	DataDir         string        // DATA_DIR: where the managed cluster and file stores live
-	DBMaxConns      int           // DB_MAX_CONNS: the database pool's size; 0 keeps pgx's (or the URL's pool_max_conns)
+	DBMaxConns      int           // DB_MAX_CONNS: each database pool's size; 0: the URL's pool_max_conns, else max(4, GOMAXPROCS)
 	LogLevel        string        // LOG_LEVEL: debug, info, warn, error
 	BodyLimit       int64         // BODY_LIMIT: request body cap in bytes
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: how long in-flight requests may finish
@@ -201,10 +209,15 @@ func LoadConfig(args []string) (Config, error) {
 	var e envReader
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.StringVar(&c.Addr, "addr", env("ADDR", ":8080"), "listen address (ADDR)")
-	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "run mode: dev (prepared data, demo logins) or prod (MODE)")
+	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "run mode: dev (prepared data, demo logins), prod, or migrate (apply the migrations and exit) (MODE)")
 	c.DatabaseURL = Secret(env("DATABASE_URL", ""))
-	fs.Var(secretFlag{&c.DatabaseURL}, "database-url", "PostgreSQL URL; empty starts a managed cluster (DATABASE_URL)")
-	fs.IntVar(&c.DBMaxConns, "db-max-conns", e.int("DB_MAX_CONNS", 0), "database pool size; 0 keeps pgx's default, max(4, CPUs), or the URL's pool_max_conns (DB_MAX_CONNS)")
+	fs.Var(secretFlag{&c.DatabaseURL}, "database-url", "PostgreSQL URL, or a transaction-mode pooler's; empty starts a managed cluster (DATABASE_URL)")
+	c.DatabaseDirectURL = Secret(env("DATABASE_DIRECT_URL", ""))
+	fs.Var(secretFlag{&c.DatabaseDirectURL}, "database-direct-url", "PostgreSQL URL without a pooler, for LISTEN, advisory locks and migrations; empty uses DATABASE_URL (DATABASE_DIRECT_URL)")
+	c.DatabaseReadURL = Secret(env("DATABASE_READ_URL", ""))
+	fs.Var(secretFlag{&c.DatabaseReadURL}, "database-read-url", "PostgreSQL hot standby URL for lists, the brand catalog and avatars; empty reads from DATABASE_URL (DATABASE_READ_URL)")
+	fs.StringVar(&c.DBAppRole, "db-app-role", env("DB_APP_ROLE", ""), "role that -mode migrate grants reading and writing the rows of every table (DB_APP_ROLE)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", e.int("DB_MAX_CONNS", 0), "database pool size (each pool: DATABASE_URL's, DATABASE_READ_URL's); 0 uses the URL's pool_max_conns, else max(4, GOMAXPROCS) (DB_MAX_CONNS)")
 	fs.StringVar(&c.DataDir, "data-dir", env("DATA_DIR", "./var"), "folder for the managed database and file stores (DATA_DIR)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", env("CORS_ORIGINS", ""), "browser origins allowed cross-origin, comma-separated exact origins or * (no credentials); dev mode adds local dev servers (CORS_ORIGINS)")
@@ -386,8 +399,9 @@ func (c *Config) validate() error {
 		if (c.Brands.AdminEmail == "") != (c.Brands.AdminPassword == "") {
 			errs = append(errs, errors.New("BRANDS_ADMIN_EMAIL and BRANDS_ADMIN_PASSWORD go together"))
 		}
+	case "migrate": // needs only the database
 	default:
-		errs = append(errs, fmt.Errorf("mode %q: want dev or prod", c.Mode))
+		errs = append(errs, fmt.Errorf("mode %q: want dev, prod or migrate", c.Mode))
 	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":
@@ -416,7 +430,10 @@ func (c *Config) validate() error {
 		errs = append(errs, err)
 	}
 	if c.DBMaxConns < 0 || c.DBMaxConns > 10000 {
-		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %d: want 0 (pgx's default) to 10000", c.DBMaxConns))
+		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %d: want 0 (max(4, GOMAXPROCS)) to 10000", c.DBMaxConns))
+	}
+	if c.DatabaseURL == "" && (c.DatabaseDirectURL != "" || c.DatabaseReadURL != "") {
+		errs = append(errs, errors.New("DATABASE_DIRECT_URL and DATABASE_READ_URL go with DATABASE_URL (without it the server manages its own PostgreSQL)"))
 	}
 	if _, err := corsPolicy(*c); err != nil {
 		errs = append(errs, err)

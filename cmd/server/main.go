@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/cors"
@@ -63,8 +65,12 @@ func main() {
 // app is what the surfaces' mount functions need: the config, the database and the logger, plus
 // a list of things to close at shutdown.
 type app struct {
-	cfg     Config
-	pool    *pgxpool.Pool
+	cfg  Config
+	pool *pgxpool.Pool
+	// read is the pool of the reads that tolerate a standby's lag (DATABASE_READ_URL), else pool.
+	read *pgxpool.Pool
+	// direct makes the sessions that must not go through a pooler (DATABASE_DIRECT_URL).
+	direct  *pgx.ConnConfig
 	log     *slog.Logger
 	metrics *metrics.Registry
 	// revocations relays token revocations to the orders and brands token caches: one listening
@@ -94,7 +100,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		return err
 	}
 	log := newLogger(cfg)
-	log.Info("config", "config", cfg, "gomemlimit_mib", debug.SetMemoryLimit(-1)>>20)
+	log.Info("config", "config", cfg, "gomaxprocs", runtime.GOMAXPROCS(0), "gomemlimit_mib", debug.SetMemoryLimit(-1)>>20)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -120,18 +126,19 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		dbURL = cluster.URL("triad")
 	}
 
-	poolCfg, err := pgxpool.ParseConfig(dbURL)
+	if cfg.Mode == "migrate" {
+		direct, err := directConfig(cfg, dbURL)
+		if err != nil {
+			return err
+		}
+		return runMigrate(ctx, cfg, direct, log)
+	}
+	dbs, err := openDatabases(ctx, cfg, dbURL, log)
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
-	if cfg.DBMaxConns > 0 {
-		poolCfg.MaxConns = int32(cfg.DBMaxConns)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
-	if err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	defer pool.Close()
+	defer dbs.close()
+	pool := dbs.pool
 	reg := metrics.New()
 	reg.WatchPool(pool)
 	var ln net.Listener
@@ -146,17 +153,20 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
 		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
 	}
-	a := &app{cfg: cfg, pool: pool, log: log, metrics: reg, revocations: opaquetoken.NewWatcher(pool, log)}
+	a := &app{cfg: cfg, pool: pool, read: dbs.read, direct: dbs.direct, log: log, metrics: reg,
+		revocations: opaquetoken.NewSessionWatcher(dbs.direct, pool, log)}
 	defer func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
 			a.closers[i]()
 		}
 	}()
 	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
-	// over the database: replicas starting together take turns, and each finds the work done.
+	// over the database: replicas starting together take turns, and each finds the work done. A
+	// database already at the newest schema is only read, so a role that may only read and write
+	// rows starts once `server -mode migrate` has run.
 	var handler http.Handler
-	err = migrate.Exclusive(ctx, pool, func(ctx context.Context) error {
-		if err := migrate.Up(ctx, pool); err != nil {
+	err = migrate.Exclusive(ctx, dbs.direct, func(ctx context.Context) error {
+		if _, err := migrate.Ensure(ctx, dbs.direct); err != nil {
 			return err
 		}
 		h, err := a.routes()

@@ -10,6 +10,19 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AuthTelegramLogin struct {
+	Token     string
+	Aud       string
+	Session   bool
+	ExpiresAt time.Time
+	Usr       []byte
+}
+
+type AuthUsedID struct {
+	ID        string
+	ExpiresAt time.Time
+}
+
 type Avatar struct {
 	ID          string
 	Content     []byte

@@ -5,10 +5,12 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -22,19 +24,103 @@ import (
 // applies migrations missing below the newest applied version too (out of order): migrations are
 // numbered in ranges per area of the code, so a lower number may land after a higher one.
 func Up(ctx context.Context, pool *pgxpool.Pool) error {
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	locker, err := lock.NewPostgresSessionLocker()
+	provider, done, err := newProvider(pool, true)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return err
 	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, schema.FS,
-		goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
+	defer done()
+	if _, err := provider.Up(ctx); err != nil {
+		return wrap(err)
+	}
+	return nil
+}
+
+// wrap names the way out of a refusal for want of privileges: a role that may only read and write
+// rows cannot migrate.
+func wrap(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege
+		return fmt.Errorf("migrate: %w: this database role may not change the schema; apply the migrations as the tables' owner first (server -mode migrate, docs/deploy.md)", err)
+	}
+	return fmt.Errorf("migrate: %w", err)
+}
+
+// newProvider is goose over pool, with goose's session lock when locked.
+func newProvider(pool *pgxpool.Pool, locked bool) (*goose.Provider, func(), error) {
+	db := stdlib.OpenDBFromPool(pool)
+	opts := []goose.ProviderOption{goose.WithAllowOutofOrder(true)}
+	if locked {
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			db.Close()
+			return nil, nil, fmt.Errorf("migrate: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, schema.FS, opts...)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		db.Close()
+		return nil, nil, fmt.Errorf("migrate: %w", err)
+	}
+	return provider, func() { db.Close() }, nil
+}
+
+// Ensure applies the migrations the database reached with direct lacks, and reports whether there
+// were any. Run it inside Exclusive: it takes no lock of its own (goose's is a session lock, which
+// a transaction-mode pooler would leave on a pooled server connection), so it also works when the
+// only URL is a pooler's. A database
+// already at the newest schema is only read (goose's version table), so a server whose role may
+// only read and write rows starts on a database that `server -mode migrate` brought up to date.
+func Ensure(ctx context.Context, direct *pgx.ConnConfig) (applied bool, err error) {
+	cfg, err := pgxpool.ParseConfig("")
+	if err != nil {
+		return false, fmt.Errorf("migrate: %w", err)
+	}
+	cfg.ConnConfig = direct.Copy()
+	// No named prepared statements, in case direct is a transaction-mode pooler after all: they
+	// live in one server connection, which the pooler gives another client after each transaction.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	// goose holds one connection while it reads its version table and may take another.
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return false, fmt.Errorf("migrate: %w", err)
+	}
+	defer pool.Close()
+	provider, done, err := newProvider(pool, false)
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	pending, err := provider.HasPending(ctx)
+	if err != nil {
+		return false, wrap(err)
+	}
+	if !pending {
+		return false, nil
 	}
 	if _, err := provider.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return false, wrap(err)
+	}
+	return true, nil
+}
+
+// Grant lets role read and write the rows of every table (and use every sequence) of the current
+// schema, now and in the tables later migrations create (default privileges of the role running
+// Grant, the owner), and nothing else: such a role runs the server, while the owner runs
+// `server -mode migrate`. The statements are those of docs/deploy.md.
+func Grant(ctx context.Context, conn *pgx.Conn, role string) error {
+	r := pgx.Identifier{role}.Sanitize()
+	for _, stmt := range []string{
+		"GRANT USAGE ON SCHEMA public TO " + r,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + r,
+		"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO " + r,
+		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO " + r,
+		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO " + r,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("migrate: grant to %s: %w", role, err)
+		}
 	}
 	return nil
 }
@@ -44,25 +130,31 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 const startupLockKey int64 = 0x7472696164 // "triad" in ASCII
 
 // Exclusive runs fn while holding the database-wide start-up lock: servers starting together on
-// one database run their start-up work one after the other, and each finds what the one before it
-// did (the schema applied, the dev data's marker rows). The lock is a session-level advisory lock
-// on a connection of its own, so a server that dies while holding it releases it with its session.
-// That connection is made beside the pool (with its configuration), not taken from it: fn needs
-// the pool's connections (Up holds one for goose's lock and its migrations), and a pool of one
-// would otherwise wait for the connection the lock holds, forever.
-func Exclusive(ctx context.Context, pool *pgxpool.Pool, fn func(context.Context) error) error {
-	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+// one database (and `server -mode migrate`) run their start-up work one after the other, and each
+// finds what the one before it did (the schema applied, the dev data's marker rows). The lock is
+// a transaction-level advisory lock in a transaction held open on a connection of its own while fn
+// runs: a transaction keeps its server connection even through a transaction-mode pooler (a
+// session lock would stay on a pooled server connection once the session moved on, and every later
+// server would wait for it forever), and a server that dies while holding it ends the transaction,
+// and so the lock, with its connection. That connection is made with conn's configuration beside
+// the pool, not taken from it: fn needs the pool's connections, and a pool of one would otherwise
+// wait for the connection the lock holds.
+func Exclusive(ctx context.Context, conn *pgx.ConnConfig, fn func(context.Context) error) error {
+	c, err := pgx.ConnectConfig(ctx, conn.Copy())
 	if err != nil {
 		return fmt.Errorf("start-up lock: %w", err)
 	}
 	defer func() {
-		// Ending the session is the unlock: PostgreSQL frees every lock it held. A cancelled ctx
+		// Ending the session rolls the transaction back, which is the unlock. A cancelled ctx
 		// must not keep the lock, so the close runs on a context of its own.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = conn.Close(cctx)
+		_ = c.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", startupLockKey); err != nil {
+	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("start-up lock: %w", err)
+	}
+	if _, err := c.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", startupLockKey); err != nil {
 		return fmt.Errorf("start-up lock: %w", err)
 	}
 	return fn(ctx)

@@ -2,6 +2,7 @@ package opaquetoken
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -30,6 +31,13 @@ const (
 	// fail: a restarting server is found again within seconds, a dead one is not hammered.
 	watchBackoffMin = 100 * time.Millisecond
 	watchBackoffMax = 3 * time.Second
+	// watchProbeTimeout bounds the wait for a new session's probe notification. It travels from
+	// the pool to the session through one PostgreSQL server, so it takes milliseconds; a session
+	// behind a transaction-mode pooler never hears it.
+	watchProbeTimeout = 3 * time.Second
+	// watchDeafRetry is the wait before a session that heard nothing is tried again: the
+	// configuration, not the network, is wrong, so retrying quickly would change nothing.
+	watchDeafRetry = 30 * time.Second
 	// watchLogEvery rate-limits the lines of an outage: one when the session fails, then at most
 	// one this often while reconnecting fails, and one when it is back.
 	watchLogEvery = 30 * time.Second
@@ -51,9 +59,13 @@ type revocable interface {
 // has reconnected and LISTENs again. One Watcher serves every surface of a process.
 type Watcher struct {
 	dial func(context.Context) (*pgx.Conn, error)
-	log  *slog.Logger
+	// notify sends a notification by another way than the session (the pool): a new session
+	// must hear its probe before any cache fills (see verify).
+	notify func(ctx context.Context, channel, payload string) error
+	probe  string // the channel of this Watcher's probes
+	log    *slog.Logger
 	// Tests change these.
-	pingEvery, backoffMin, backoffMax time.Duration
+	pingEvery, backoffMin, backoffMax, deafRetry time.Duration
 
 	wake chan struct{} // a Watch while a session is up: LISTEN on its channel
 
@@ -69,16 +81,35 @@ const WatcherApplicationName = "token revocations"
 // NewWatcher returns a Watcher whose session is made with pool's configuration (its URL, with the
 // keepalives of pgsession.Config). log receives its outages; nil discards them.
 func NewWatcher(pool *pgxpool.Pool, log *slog.Logger) *Watcher {
+	return NewSessionWatcher(pool.Config().ConnConfig, pool, log)
+}
+
+// NewSessionWatcher returns a Watcher whose session is made with direct (a connection straight to
+// PostgreSQL, with the keepalives of pgsession.ConfigFrom), while its probes are sent through
+// pool, which may be a transaction-mode pooler. log receives its outages; nil discards them.
+func NewSessionWatcher(direct *pgx.ConnConfig, pool *pgxpool.Pool, log *slog.Logger) *Watcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cc := pgsession.Config(pool, WatcherApplicationName)
+	cc := pgsession.ConfigFrom(direct, WatcherApplicationName)
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
 	return &Watcher{
-		dial:       func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cc) },
+		dial: func(ctx context.Context) (*pgx.Conn, error) {
+			return pgsession.Connect(ctx, cc, func(err error) {
+				log.Warn("token revocations: the database refused the session's keepalives, connecting without them (a pooler?)", "err", err)
+			})
+		},
+		notify: func(ctx context.Context, channel, payload string) error {
+			_, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", channel, payload)
+			return err
+		},
+		probe:      "triad_watch_probe_" + hex.EncodeToString(nonce[:]),
 		log:        log,
 		pingEvery:  watchPingEvery,
 		backoffMin: watchBackoffMin,
 		backoffMax: watchBackoffMax,
+		deafRetry:  watchDeafRetry,
 		wake:       make(chan struct{}, 1),
 		channels:   map[string][]revocable{},
 	}
@@ -168,6 +199,18 @@ func (w *Watcher) Run(ctx context.Context) {
 			return
 		}
 		now := time.Now()
+		if errors.Is(err, ErrDeaf) {
+			if lastLog.IsZero() || now.Sub(lastLog) >= watchLogEvery {
+				lastLog = now
+				w.log.Warn("token revocations: LISTEN hears nothing on this connection; tokens are not cached, every request asks the database (revocations hold at once, at a query per request); give the listener a direct connection to PostgreSQL (DATABASE_DIRECT_URL)", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(w.deafRetry):
+			}
+			continue
+		}
 		if wasUp {
 			backoff = w.backoffMin
 			downSince, failures = now, 0
@@ -205,6 +248,9 @@ func (w *Watcher) session(ctx context.Context) (up bool, err error) {
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
+	if err := w.verify(ctx, conn); err != nil {
+		return false, err
+	}
 	w.mu.Lock()
 	w.listened = map[string]bool{}
 	w.mu.Unlock()

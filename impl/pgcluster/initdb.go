@@ -12,6 +12,16 @@ import (
 	"syscall"
 )
 
+// SystemUser is the credential PostgreSQL's programs (and PgBouncer, which refuses root too) must
+// run under: the `postgres` system user when this process is root, nil (this process's own user)
+// otherwise.
+func SystemUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	return postgresCredential()
+}
+
 func postgresCredential() (*syscall.Credential, error) {
 	u, err := user.Lookup("postgres")
 	if err != nil {
@@ -74,16 +84,35 @@ func (c *Cluster) initdb(ctx context.Context, ephemeral bool) error {
 	if err := c.run(ctx, "initdb", args...); err != nil {
 		return err
 	}
-	// listen_addresses='' keeps the server off TCP entirely: only the socket in our folder.
-	conf := fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nmax_connections = 200\n", c.socketDir())
+	conf := c.ownSocket()
 	if ephemeral {
 		conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
 	}
-	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	return appendFile(filepath.Join(c.dataDir(), "postgresql.conf"), conf)
+}
+
+// ownSocket is the configuration that keeps the server off TCP entirely (listen_addresses=”):
+// only the socket in our folder.
+func (c *Cluster) ownSocket() string {
+	return fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nmax_connections = 200\n", c.socketDir())
+}
+
+// basebackup makes the data folder a streaming standby of the cluster primaryURL reaches: a copy
+// of its data with standby.signal and primary_conninfo (`pg_basebackup -R`), on a socket of its
+// own (the copied postgresql.conf names the primary's, which postgresql.auto.conf overrides).
+func (c *Cluster) basebackup(ctx context.Context, primaryURL string) error {
+	if err := c.run(ctx, "pg_basebackup", "-D", c.dataDir(), "-R", "-X", "stream", "-c", "fast", "-d", primaryURL); err != nil {
+		return err
+	}
+	return appendFile(filepath.Join(c.dataDir(), "postgresql.auto.conf"), c.ownSocket())
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	if _, err := f.WriteString(conf); err != nil {
+	if _, err := f.WriteString(text); err != nil {
 		f.Close()
 		return err
 	}

@@ -33,6 +33,10 @@ var ErrInUse = errors.New("pgcluster: data folder in use")
 type Options struct {
 	// Ephemeral turns off fsync and friends: for test clusters whose data may be lost.
 	Ephemeral bool
+	// StandbyOf, a URL of another cluster's database, makes a new cluster a hot standby of that
+	// one: its data is copied with `pg_basebackup -R`, which sets it streaming from there, instead
+	// of made by initdb. It serves reads only, and lags its primary by the replay delay.
+	StandbyOf string
 	// Log receives the cluster's progress lines; nil discards them.
 	Log func(format string, args ...any)
 	// Warn receives what an operator must notice (the postmaster died, a restart failed); nil
@@ -101,7 +105,11 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 		}
 	}()
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
-		if err := c.initdb(ctx, opts.Ephemeral); err != nil {
+		init := func() error { return c.initdb(ctx, opts.Ephemeral) }
+		if opts.StandbyOf != "" {
+			init = func() error { return c.basebackup(ctx, opts.StandbyOf) }
+		}
+		if err := init(); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,8 @@
 package pgsession
 
 import (
+	"context"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,22 +31,31 @@ const (
 	connectTimeout = 10 * time.Second
 )
 
+// keepalives are the startup parameters Config adds.
+var keepalives = map[string]string{
+	"tcp_keepalives_idle":     keepaliveIdle,
+	"tcp_keepalives_interval": keepaliveInterval,
+	"tcp_keepalives_count":    keepaliveCount,
+	"tcp_user_timeout":        userTimeout,
+}
+
 // Config is pool's connection configuration (a copy: the pool's own is not changed) with the
 // session's keepalives and connect timeout. A value the URL already sets (?tcp_keepalives_idle=…,
 // connect_timeout) wins: the operator knows the network. A non-empty name is appended to the
 // application_name (that of the URL, else "triad"), so the session can be told apart in
 // pg_stat_activity.
 func Config(pool *pgxpool.Pool, name string) *pgx.ConnConfig {
-	cc := pool.Config().ConnConfig.Copy()
+	return ConfigFrom(pool.Config().ConnConfig, name)
+}
+
+// ConfigFrom is Config over base, a connection configuration of its own (the server's
+// DATABASE_DIRECT_URL); base is not changed.
+func ConfigFrom(base *pgx.ConnConfig, name string) *pgx.ConnConfig {
+	cc := base.Copy()
 	if cc.RuntimeParams == nil {
 		cc.RuntimeParams = map[string]string{}
 	}
-	for k, v := range map[string]string{
-		"tcp_keepalives_idle":     keepaliveIdle,
-		"tcp_keepalives_interval": keepaliveInterval,
-		"tcp_keepalives_count":    keepaliveCount,
-		"tcp_user_timeout":        userTimeout,
-	} {
+	for k, v := range keepalives {
 		if _, set := cc.RuntimeParams[k]; !set {
 			cc.RuntimeParams[k] = v
 		}
@@ -60,4 +71,26 @@ func Config(pool *pgxpool.Pool, name string) *pgx.ConnConfig {
 		cc.ConnectTimeout = connectTimeout
 	}
 	return cc
+}
+
+// Connect opens a session with cc. A connection pooler such as PgBouncer refuses startup
+// parameters it does not know ("unsupported startup parameter: tcp_user_timeout") unless told to
+// ignore them; the session is then opened again without the keepalives Config added, which only
+// PostgreSQL itself could apply. warn, when not nil, hears that this happened: such a session goes
+// through a pooler, where LISTEN and session locks do not hold (the caller checks what it needs).
+func Connect(ctx context.Context, cc *pgx.ConnConfig, warn func(err error)) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err == nil || !strings.Contains(err.Error(), "unsupported startup parameter") {
+		return conn, err
+	}
+	if warn != nil {
+		warn(err)
+	}
+	plain := cc.Copy()
+	for k, v := range keepalives {
+		if plain.RuntimeParams[k] == v {
+			delete(plain.RuntimeParams, k)
+		}
+	}
+	return pgx.ConnectConfig(ctx, plain)
 }

@@ -18,6 +18,11 @@ import (
 // work within about this long once PostgreSQL has ended the dead one's session.
 const DefaultLeaderInterval = time.Second
 
+// holdsLock reports whether this session holds the advisory lock $1 (a bigint key shows in
+// pg_locks as its high and low 32 bits, classid and objid).
+const holdsLock = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+	AND pid = pg_backend_pid() AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1)`
+
 // Leader is a provider.Leader elected through a PostgreSQL session-level advisory lock, held on a
 // connection of its own (never a pooled one, which would carry the lock to unrelated work). The
 // lock lives exactly as long as that session: a process that dies, or whose connection drops,
@@ -26,7 +31,7 @@ const DefaultLeaderInterval = time.Second
 // seconds; the holder's own ping (each Interval, with Interval as its deadline) makes it step down
 // first, so two pollers never overlap.
 type Leader struct {
-	pool *pgxpool.Pool
+	conn *pgx.ConnConfig
 	key  int64
 	// Interval overrides DefaultLeaderInterval.
 	Interval time.Duration
@@ -40,9 +45,16 @@ var _ provider.Leader = (*Leader)(nil)
 // the same name elect one; different names do not interfere. Connections are made with pool's
 // configuration.
 func NewLeader(pool *pgxpool.Pool, name string) *Leader {
+	return NewLeaderConfig(pool.Config().ConnConfig, name)
+}
+
+// NewLeaderConfig is NewLeader whose connections are made with direct, a connection straight to
+// PostgreSQL: a session-level lock taken through a transaction-mode pooler stays on whichever
+// server connection ran it, and every process would then elect itself.
+func NewLeaderConfig(direct *pgx.ConnConfig, name string) *Leader {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte("triad-auth-leader:" + name))
-	return &Leader{pool: pool, key: int64(h.Sum64())}
+	return &Leader{conn: direct, key: int64(h.Sum64())}
 }
 
 func (l *Leader) interval() time.Duration {
@@ -76,7 +88,7 @@ func (l *Leader) Lead(ctx context.Context, fn func(context.Context)) {
 // term connects, waits for the lock, runs fn while the connection stays alive, and closes the
 // connection (releasing the lock) when anything fails or ctx ends.
 func (l *Leader) term(ctx context.Context, t *time.Ticker, fn func(context.Context)) {
-	conn, err := pgx.ConnectConfig(ctx, pgsession.Config(l.pool, ""))
+	conn, err := pgsession.Connect(ctx, pgsession.ConfigFrom(l.conn, ""), nil)
 	if err != nil {
 		if ctx.Err() == nil {
 			l.log().Warn("auth: leader election: connect", "err", err)
@@ -124,13 +136,21 @@ func (l *Leader) term(ctx context.Context, t *time.Ticker, fn func(context.Conte
 			return
 		case <-t.C:
 		}
+		// The check is a query for the lock itself rather than a bare ping: through a
+		// transaction-mode pooler it may run on another server connection than the one that took
+		// the lock, which then shows as not held here, and the leader steps down saying why.
 		pctx, pcancel := context.WithTimeout(ctx, l.interval())
-		err := conn.Ping(pctx)
+		var held bool
+		err := conn.QueryRow(pctx, holdsLock, l.key).Scan(&held)
 		pcancel()
 		if err != nil {
 			if ctx.Err() == nil {
 				l.log().Warn("auth: leader lost its connection, stepping down", "err", err)
 			}
+			return
+		}
+		if !held {
+			l.log().Error("auth: leader's lock is not held by its own session, stepping down: its connection goes through a transaction-mode pooler; give it a direct connection to PostgreSQL (DATABASE_DIRECT_URL)")
 			return
 		}
 	}

@@ -3,8 +3,10 @@
 // pending messenger logins (TelegramLogins) and the election of the one process that polls a bot
 // (Leader, a session-level advisory lock held on a dedicated connection).
 //
-// The package creates its own two tables (auth_used_ids, auth_telegram_logins) when missing, and
-// nothing else, so it can share any database, the embedder's included.
+// New creates the package's own two tables (auth_used_ids, auth_telegram_logins) when missing, and
+// nothing else, so it can share any database, the embedder's included. Open uses them as they are:
+// for a server whose migrations create them (triad's db/schema/00040_auth_state.sql holds Schema),
+// so that it can run as a role that may not change the schema.
 package pgstate
 
 import (
@@ -22,9 +24,9 @@ import (
 	"github.com/triadhq/triad/impl/auth/token"
 )
 
-// schema is the package's own tables. Expired rows are useless (the tokens they guard are refused
+// Schema is the package's own tables. Expired rows are useless (the tokens they guard are refused
 // by their exp), so they are swept, never kept.
-const schema = `
+const Schema = `
 CREATE TABLE IF NOT EXISTS auth_used_ids (
     id         text PRIMARY KEY,
     expires_at timestamptz NOT NULL
@@ -64,7 +66,7 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, schema)
+		_, err := tx.Exec(ctx, Schema)
 		return err
 	})
 	if err != nil {
@@ -72,6 +74,10 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	}
 	return &Store{pool: pool}, nil
 }
+
+// Open returns the Store over tables that already exist (Schema, applied by the embedder's own
+// migrations): nothing is created, so the pool's role needs only to read and write rows.
+func Open(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // sweep deletes expired rows at most once per SweepEvery across the Store's calls. A failure only
 // delays the cleanup, so it is not reported to the caller.
