@@ -179,6 +179,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	// The listener starts once the surfaces have registered their channels, so its first session
 	// listens on all of them (a channel registered later is listened to as well, a moment later).
 	a.onClose(a.revocations.Start())
+	releaseStartupMemory()
 
 	srv := &http.Server{
 		Handler:           handler,
