@@ -142,7 +142,7 @@ func (s *Service) user(w http.ResponseWriter, r *http.Request) {
 		middleware.Unauthorized(w, r)
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, u)
+	web.WriteJSON(w, http.StatusOK, &u) // a pointer: boxing the User itself would copy it to the heap
 }
 
 // Status is the body of GET /auth/status.

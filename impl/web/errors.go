@@ -44,10 +44,14 @@ const (
 
 // WriteJSON writes v as a JSON body with the given status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	// A shared value under the canonical key: Set would allocate a slice per response.
+	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// contentTypeJSON is never changed: a later Add to the header appends to a full slice, which copies it.
+var contentTypeJSON = []string{"application/json"}
 
 // WriteError writes the shared error body, stamping it with the request id.
 func WriteError(w http.ResponseWriter, r *http.Request, status int, e Error) {

@@ -2,6 +2,7 @@ package token
 
 import (
 	"encoding/json"
+	"time"
 	"unsafe"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -116,10 +117,11 @@ func (s *scanner) date() (*jwt.NumericDate, bool) {
 	if !ok || a.ndate == len(a.dates) {
 		return nil, false
 	}
-	f := float64(n)
 	d := &a.dates[a.ndate]
 	a.ndate++
-	*d = *date(&f)
+	// What date gives for a whole float64 (jwt.NewNumericDate's Truncate leaves a whole second as
+	// it is), without its allocation.
+	d.Time = time.Unix(n, 0)
 	return d, true
 }
 

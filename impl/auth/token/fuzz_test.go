@@ -213,3 +213,23 @@ func FuzzCookieValue(f *testing.F) {
 		}
 	})
 }
+
+// The cookie scan checks eight bytes at a time: every byte value at every place of a 17-byte value
+// (two words and a tail) is judged as net/http judges it.
+func TestCookieValue_EveryByteEveryPlace(t *testing.T) {
+	for pos := range 17 {
+		for c := range 256 {
+			v := []byte("abcdefghijklmnopq")
+			v[pos] = byte(c)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.Header["Cookie"] = []string{"JWT=" + string(v) + "x"}
+			want := ""
+			if ck, err := r.Cookie("JWT"); err == nil {
+				want = ck.Value
+			}
+			if got := token.CookieValue(r, "JWT"); got != want {
+				t.Fatalf("byte %#x at %d: scan %q, net/http %q", c, pos, got, want)
+			}
+		}
+	}
+}
