@@ -9,19 +9,26 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/triadhq/triad/impl/avatar"
 	bolt "go.etcd.io/bbolt"
 )
 
-// boltBucket holds avatar id -> image bytes.
-var boltBucket = []byte("avatars")
+// boltBucket holds avatar id -> image bytes; etagBucket avatar id -> content id, written in the same
+// transaction, so ID (a revalidation's 304) never reads the picture.
+var (
+	boltBucket = []byte("avatars")
+	etagBucket = []byte("avatar_etags")
+)
 
 // Store keeps avatars in one bbolt database file. bbolt locks the file, so only one process
 // can use it at a time; replicas of the server should share the postgres store instead.
 type Store struct {
 	db *bolt.DB
+	// reads counts the pictures read out of the file (tests check a revalidation reads none).
+	reads atomic.Int64
 }
 
 var _ avatar.Store = (*Store)(nil)
@@ -40,7 +47,10 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("avatar: bolt store: %w", err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(boltBucket)
+		if _, err := tx.CreateBucketIfNotExists(boltBucket); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucketIfNotExists(etagBucket)
 		return err
 	}); err != nil {
 		_ = db.Close()
@@ -54,10 +64,15 @@ func (s *Store) Put(ctx context.Context, userID string, r io.Reader) (string, er
 	return avatar.PutImage(ctx, s, userID, r)
 }
 
-// PutID stores b under the avatar id into the bucket in one transaction.
+// PutID stores b and its content id under the avatar id in one transaction.
 // It is the store's avatar.IDPutter, which Migrate uses.
 func (s *Store) PutID(ctx context.Context, id string, b []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(boltBucket).Put([]byte(id), b) })
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(boltBucket).Put([]byte(id), b); err != nil {
+			return err
+		}
+		return tx.Bucket(etagBucket).Put([]byte(id), []byte(avatar.ContentID(b)))
+	})
 	if err != nil {
 		return fmt.Errorf("avatar: bolt put: %w", err)
 	}
@@ -76,6 +91,7 @@ func (s *Store) get(avatarID string) ([]byte, error) {
 			return avatar.ErrNotFound
 		}
 		b = bytes.Clone(v)
+		s.reads.Add(1)
 		return nil
 	})
 	return b, err
@@ -90,8 +106,22 @@ func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, e
 	return io.NopCloser(bytes.NewReader(b)), len(b), nil
 }
 
-// ID hashes the stored bytes.
+// ID returns the content id stored beside the picture; only a picture stored before content ids
+// were kept (a file of an earlier version) is read and hashed.
 func (s *Store) ID(ctx context.Context, avatarID string) string {
+	if !avatar.ValidID(avatarID) {
+		return ""
+	}
+	var etag string
+	// PutID and Remove change both buckets in one transaction: an id is in the etag bucket
+	// exactly while its picture is stored.
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		etag = string(tx.Bucket(etagBucket).Get([]byte(avatarID)))
+		return nil
+	})
+	if etag != "" {
+		return etag
+	}
 	b, err := s.get(avatarID)
 	if err != nil {
 		return ""
@@ -108,6 +138,9 @@ func (s *Store) Remove(ctx context.Context, avatarID string) error {
 		bk := tx.Bucket(boltBucket)
 		if bk.Get([]byte(avatarID)) == nil {
 			return avatar.ErrNotFound
+		}
+		if err := tx.Bucket(etagBucket).Delete([]byte(avatarID)); err != nil {
+			return err
 		}
 		return bk.Delete([]byte(avatarID))
 	})

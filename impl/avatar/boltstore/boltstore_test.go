@@ -20,3 +20,14 @@ func TestBoltStore_Contract(t *testing.T) {
 		return s
 	})
 }
+
+// A revalidation with the current ETag is answered 304 without reading the picture out of the file.
+func TestBoltStore_RevalidationReadsNoPicture(t *testing.T) {
+	t.Parallel()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "avatars.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	avatartest.RevalidationReadsNoPicture(t, s, func() int64 { return boltstore.Reads(s) })
+}

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"github.com/triadhq/triad/impl/avatar"
 )
@@ -19,7 +21,24 @@ import (
 // from raw request input, so a request cannot reach outside the directory.
 type Store struct {
 	dir string
+	// reads counts the pictures opened or read (tests check a revalidation reads none).
+	reads atomic.Int64
+
+	mu  sync.Mutex
+	ids map[string]knownID // content ids of files as this process last saw them
 }
+
+// knownID is the content id of one avatar file, valid while the file is that same file (inode,
+// size and modification time): PutID replaces a file by renaming a new one over it, which is
+// another inode.
+type knownID struct {
+	file os.FileInfo
+	etag string
+}
+
+// maxKnownIDs bounds the content ids kept; past it one is dropped per new one (and computed again
+// from the file when next asked).
+const maxKnownIDs = 10000
 
 var _ avatar.Store = (*Store)(nil)
 
@@ -31,7 +50,7 @@ func New(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("avatar: file store: %w", err)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, ids: map[string]knownID{}}, nil
 }
 
 // Dir is the directory holding the avatars.
@@ -54,6 +73,11 @@ func (s *Store) PutID(ctx context.Context, id string, b []byte) error {
 		_ = f.Close()
 		_ = os.Remove(tmp)
 		return fmt.Errorf("avatar: file store write: %w", err)
+	}
+	// The file's identity before the rename is its identity after: a concurrent Put that renames
+	// another file over it in between leaves this entry matching nothing.
+	if fi, err := f.Stat(); err == nil {
+		s.remember(id, fi, avatar.ContentID(b))
 	}
 	if err := f.Close(); err != nil {
 		_ = os.Remove(tmp)
@@ -83,20 +107,59 @@ func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, e
 		_ = f.Close()
 		return nil, 0, fmt.Errorf("avatar: file store: %w", err)
 	}
+	s.reads.Add(1)
 	return f, int(st.Size()), nil
 }
 
-// ID hashes the file's content; avatars are small, and a content hash stays right when a file is
-// replaced within the same second (a modification-time id would not).
+// ID returns the content id of the avatar file. The id of a file this process wrote or hashed
+// before is answered from a stat alone, so a revalidation does not read the picture; another file
+// (written by an earlier process, or replaced) is hashed once. A content hash stays right when a
+// file is replaced within the same second, which a modification-time id would not.
 func (s *Store) ID(ctx context.Context, avatarID string) string {
 	if !avatar.ValidID(avatarID) {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(s.dir, avatarID))
+	path := filepath.Join(s.dir, avatarID)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return ""
 	}
-	return avatar.ContentID(b)
+	s.mu.Lock()
+	k, ok := s.ids[avatarID]
+	s.mu.Unlock()
+	if ok && os.SameFile(k.file, fi) && k.file.Size() == fi.Size() && k.file.ModTime().Equal(fi.ModTime()) {
+		return k.etag
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err = f.Stat() // the identity of the bytes read below, whatever replaced the path since
+	if err != nil {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(f, avatar.MaxStoreBytes+1))
+	if err != nil {
+		return ""
+	}
+	s.reads.Add(1)
+	etag := avatar.ContentID(b)
+	s.remember(avatarID, fi, etag)
+	return etag
+}
+
+// remember keeps the content id of the file fi under avatarID.
+func (s *Store) remember(avatarID string, fi os.FileInfo, etag string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.ids[avatarID]; !ok && len(s.ids) >= maxKnownIDs {
+		for k := range s.ids {
+			delete(s.ids, k)
+			break
+		}
+	}
+	s.ids[avatarID] = knownID{file: fi, etag: etag}
 }
 
 // Remove deletes the avatar file.
@@ -104,6 +167,9 @@ func (s *Store) Remove(ctx context.Context, avatarID string) error {
 	if !avatar.ValidID(avatarID) {
 		return avatar.ErrNotFound
 	}
+	s.mu.Lock()
+	delete(s.ids, avatarID)
+	s.mu.Unlock()
 	err := os.Remove(filepath.Join(s.dir, avatarID))
 	if errors.Is(err, fs.ErrNotExist) {
 		return avatar.ErrNotFound

@@ -114,3 +114,31 @@ func TestFileStore_ReadersNeverSeeAPartialPicture(t *testing.T) {
 		t.Fatalf("%d files in the store directory, want 1", len(entries))
 	}
 }
+
+// A revalidation with the current ETag is answered 304 without opening the picture's file, also by
+// a store opened after the picture was written (it hashes the file once, then stats it only).
+func TestFileStore_RevalidationReadsNoPicture(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := filestore.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	avatartest.RevalidationReadsNoPicture(t, s, func() int64 { return filestore.Reads(s) })
+
+	reopened, err := filestore.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := avatar.AvatarID("github_revalidate")
+	etag := reopened.ID(context.Background(), id)
+	before := filestore.Reads(reopened)
+	for range 5 {
+		if reopened.ID(context.Background(), id) != etag {
+			t.Fatal("ID changed without a new picture")
+		}
+	}
+	if n := filestore.Reads(reopened) - before; n != 0 {
+		t.Fatalf("five IDs of a known file read it %d times, want 0", n)
+	}
+}

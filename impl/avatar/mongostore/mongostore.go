@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/triadhq/triad/impl/avatar"
@@ -36,6 +37,8 @@ type Store struct {
 	// bucket serves reads and deletes, which keep no state in the bucket; uploads use their own
 	// (see PutID).
 	bucket *mongo.GridFSBucket
+	// reads counts the pictures downloaded (tests check a revalidation downloads none).
+	reads atomic.Int64
 }
 
 var _ avatar.Store = (*Store)(nil)
@@ -172,6 +175,7 @@ func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, e
 			return nil, 0, err
 		}
 		var buf bytes.Buffer
+		s.reads.Add(1)
 		_, err = s.bucket.DownloadToStream(ctx, f.ID, &buf)
 		if errors.Is(err, mongo.ErrFileNotFound) && attempt < 3 {
 			continue

@@ -169,3 +169,9 @@ func TestMongoStore_ConcurrentLogins(t *testing.T) {
 		}
 	}
 }
+
+// A revalidation with the current ETag is answered 304 without downloading the picture's chunks.
+func TestMongoStore_RevalidationReadsNoPicture(t *testing.T) {
+	s := openStore(t, startFerretDB(t)+"?ava_db=triad_test&ava_coll=revalidate")
+	avatartest.RevalidationReadsNoPicture(t, s, func() int64 { return mongostore.Reads(s.(*mongostore.Store)) })
+}

@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/avatar"
 	"github.com/triadhq/triad/impl/avatar/avatartest"
@@ -223,4 +225,36 @@ func TestPostgresStore_CancelReachesTheDatabase(t *testing.T) {
 	for waiting() != 0 {
 		runtime.Gosched()
 	}
+}
+
+// readCounter counts the queries that read avatar bytes out of PostgreSQL (GetAvatar), seen by the
+// driver: what a revalidation must not send.
+type readCounter struct{ n atomic.Int64 }
+
+func (c *readCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "-- name: GetAvatar :one") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *readCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A revalidation with the current ETag is answered 304 without reading the picture out of
+// PostgreSQL (it used to fetch the whole bytea per 304: 424 MB/s for 50 clients on a 4 MB avatar).
+func TestPostgresStore_RevalidationReadsNoPicture(t *testing.T) {
+	t.Parallel()
+	cfg, err := pgxpool.ParseConfig(dbtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := &readCounter{}
+	cfg.ConnConfig.Tracer = reads
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	// The test database is migrated: the avatars table is there.
+	avatartest.RevalidationReadsNoPicture(t, pgstore.New(pool), reads.n.Load)
 }
