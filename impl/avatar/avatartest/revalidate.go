@@ -87,4 +87,3 @@ func RevalidationReadsNoPicture(t *testing.T, s avatar.Store, reads func() int64
 		t.Fatalf("stale If-None-Match after a new picture: %d, %d bytes, ETag %q; want 200 with the new picture", rec.Code, rec.Body.Len(), rec.Header().Get("ETag"))
 	}
 }
-
