@@ -283,7 +283,22 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 		}
 	})
 
-	created, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: "Build a house", Price: "1000"})
+	t.Run("an order beyond the balance: 409, nothing created", func(t *testing.T) {
+		// 500.00 cannot reserve 1000 + 50.
+		r, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: "Build a house", Price: "1000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.JSON409 == nil || r.JSON409.Code != "insufficient_funds" {
+			t.Fatalf("status %d, body %s; want 409 insufficient_funds", r.StatusCode(), r.Body)
+		}
+		mine, err := customer.api.ListUserOrdersWithResponse(ctx, customer.Id, nil)
+		if err != nil || mine.JSON200 == nil || len(mine.JSON200.Content) != 0 {
+			t.Fatalf("the refused order was created: %v %s", err, mine.Body)
+		}
+	})
+
+	created, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: "Build a shed", Price: "400"})
 	if err != nil || created.JSON201 == nil {
 		t.Fatalf("create order: %v %s", err, created.Body)
 	}
@@ -336,7 +351,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 		}
 	})
 
-	// Run the order to READY, then the customer (500.00) cannot pay 1000 + 50.
+	// Run the order to READY; the customer pays from what the create reserved.
 	if r, err := performer.api.TakeOrderWithResponse(ctx, id); err != nil || r.JSON200 == nil {
 		t.Fatalf("take: %v %s", err, r.Body)
 	}
@@ -352,20 +367,16 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 			t.Fatalf("status %d, body %s; want 403", r.StatusCode(), r.Body)
 		}
 	})
-	t.Run("insufficient funds: 409, nothing moves", func(t *testing.T) {
+	t.Run("the reserved order is paid", func(t *testing.T) {
 		r, err := customer.api.AcceptOrderWithResponse(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.JSON409 == nil || r.JSON409.Code != "insufficient_funds" {
-			t.Fatalf("status %d, body %s; want 409 insufficient_funds", r.StatusCode(), r.Body)
+		if r.JSON200 == nil || r.JSON200.Status != ordersapi.COMPLETED {
+			t.Fatalf("status %d, body %s; want 200 COMPLETED", r.StatusCode(), r.Body)
 		}
-		wantMoney(t, "customer's balance", customer.balance(t), "500")
-		wantMoney(t, "performer's balance", performer.balance(t), "300")
-		mine, err := customer.api.ListUserOrdersWithResponse(ctx, customer.Id, nil)
-		if err != nil || mine.JSON200 == nil || len(mine.JSON200.Content) != 1 || mine.JSON200.Content[0].Status != ordersapi.READY {
-			t.Fatalf("the order should still be READY: %v %s", err, mine.Body)
-		}
+		wantMoney(t, "customer's balance", customer.balance(t), "80")
+		wantMoney(t, "performer's balance", performer.balance(t), "700")
 	})
 }
 

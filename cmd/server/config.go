@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -90,6 +91,10 @@ type OrdersConfig struct {
 	ClientID     string        // ORDERS_CLIENT_ID
 	ClientSecret Secret        // ORDERS_CLIENT_SECRET
 	TokenTTL     time.Duration // ORDERS_TOKEN_TTL
+	// MaxInProgress is how many orders one performer may hold IN PROGRESS at once.
+	MaxInProgress int // ORDERS_MAX_IN_PROGRESS
+	// InProgressTimeout is how long an order may stay IN PROGRESS untouched before it returns to WAITING.
+	InProgressTimeout time.Duration // ORDERS_IN_PROGRESS_TIMEOUT
 }
 
 // BrandsConfig configures the brands surface.
@@ -229,6 +234,8 @@ func LoadConfig(args []string) (Config, error) {
 	c.Orders.ClientSecret = Secret(env("ORDERS_CLIENT_SECRET", ""))
 	fs.Var(secretFlag{&c.Orders.ClientSecret}, "orders-client-secret", "OAuth2 client secret of the orders API (ORDERS_CLIENT_SECRET)")
 	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", e.duration("ORDERS_TOKEN_TTL", 24*time.Hour), "access token lifetime (ORDERS_TOKEN_TTL)")
+	fs.IntVar(&c.Orders.MaxInProgress, "orders-max-in-progress", e.int("ORDERS_MAX_IN_PROGRESS", orders.DefaultMaxInProgress), "orders one performer may hold IN PROGRESS at once; a take beyond gets 409 too_many_in_progress (ORDERS_MAX_IN_PROGRESS)")
+	fs.DurationVar(&c.Orders.InProgressTimeout, "orders-in-progress-timeout", e.duration("ORDERS_IN_PROGRESS_TIMEOUT", 72*time.Hour), "an order IN PROGRESS untouched this long returns to WAITING (ORDERS_IN_PROGRESS_TIMEOUT)")
 
 	fs.StringVar(&c.Brands.AdminEmail, "brands-admin-email", env("BRANDS_ADMIN_EMAIL", ""), "first admin of the brands API (BRANDS_ADMIN_EMAIL)")
 	c.Brands.AdminPassword = Secret(env("BRANDS_ADMIN_PASSWORD", ""))
@@ -443,6 +450,12 @@ func (c *Config) validate() error {
 	}
 	if c.Orders.TokenTTL <= 0 {
 		errs = append(errs, errors.New("orders token TTL must be positive"))
+	}
+	if c.Orders.MaxInProgress < 1 {
+		errs = append(errs, errors.New("ORDERS_MAX_IN_PROGRESS must be at least 1"))
+	}
+	if c.Orders.InProgressTimeout < time.Second {
+		errs = append(errs, errors.New("ORDERS_IN_PROGRESS_TIMEOUT must be at least 1s"))
 	}
 	if c.Brands.TokenTTL <= 0 {
 		errs = append(errs, errors.New("brands token TTL must be positive"))

@@ -6,8 +6,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/orders/devdata"
 	"github.com/triadhq/triad/impl/orders/httpapi"
+	"github.com/triadhq/triad/impl/sweep"
 )
 
 // mountOrders mounts the orders API (/oauth/token, /users, /authenticated, /orders) and, in dev
@@ -22,6 +24,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		Log:          a.log,
 		Logins:       logins,
 		Revocations:  a.revocations,
+		Limits:       orders.Limits{MaxInProgress: a.cfg.Orders.MaxInProgress},
 	})
 	if err != nil {
 		return err
@@ -38,5 +41,17 @@ func (a *app) mountOrders(r chi.Router) error {
 		}
 	}
 	a.sweepTokens("orders", api.Tokens().Sweep)
+	// Every replica sweeps; each stale order moves once (the statement skips rows another holds).
+	timeout := a.cfg.Orders.InProgressTimeout
+	a.onClose(sweep.Start(a.log, "orders in progress", staleSweepEvery(timeout), func(ctx context.Context) (int64, error) {
+		return api.Service().ExpireStale(ctx, timeout)
+	}))
 	return api.Mount(r)
+}
+
+// staleSweepEvery is how often the stale-order sweep runs for a timeout: a quarter of it, so an
+// order returns at most a quarter late, and at least once a minute (the sweep is one indexed
+// statement that usually finds nothing).
+func staleSweepEvery(timeout time.Duration) time.Duration {
+	return min(timeout/4, time.Minute)
 }

@@ -1,10 +1,20 @@
 -- name: CreateOrder :one
--- CreateOrder publishes a waiting order of a customer and counts it in the new-orders list and
--- the customer's, in one statement: each counter change goes to the session's own slot, so
--- concurrent creates lock no common row. The counters are always changed waiting first, then
--- the user's (the order every counter change follows).
-WITH o AS (
-    INSERT INTO orders (customer_id, description, price) VALUES (@customer_id, @description, @price)
+-- CreateOrder publishes a waiting order of a customer, reserving its price plus commission of the
+-- customer's balance, and counts it in the new-orders list and the customer's, in one statement.
+-- The reservation is a conditional UPDATE (the funds check is its WHERE; the CHECK reserved <=
+-- balance backs it), and the INSERT reads its row, so a create the balance cannot cover matches
+-- no row and changes nothing. Each counter change goes to the session's own slot, so concurrent
+-- creates of different customers lock no common row; one customer's creates queue on its row.
+-- The counters are always changed waiting first, then the user's.
+WITH cost AS (
+    SELECT sqlc.arg(price)::bigint AS price, sqlc.arg(price)::bigint + order_commission(sqlc.arg(price)::bigint) AS total
+), funds AS (
+    UPDATE order_users u SET reserved = u.reserved + cost.total
+    FROM cost WHERE u.id = @customer_id AND u.balance - u.reserved >= cost.total
+    RETURNING u.id, cost.price, cost.total
+), o AS (
+    INSERT INTO orders (customer_id, description, price, held)
+    SELECT funds.id, @description, funds.price, funds.total FROM funds
     RETURNING id, customer_id, description, price, status, created_at
 ), counted AS (
     INSERT INTO order_counters (scope, owner_id, slot, n)
@@ -14,31 +24,106 @@ WITH o AS (
 )
 SELECT id, customer_id, description, price, status, created_at FROM o;
 
+-- name: GetOrderFunds :one
+-- GetOrderFunds reads a customer's balance and what its open orders reserve, and what an order
+-- of a price would cost, to explain a create refused for funds.
+SELECT balance, reserved, order_commission(@price::bigint)::bigint AS commission FROM order_users WHERE id = @id;
+
 -- name: GetOrderState :one
 -- GetOrderState reads who owns an order and its status, to explain a refused transition.
 SELECT customer_id, performer_id, status FROM orders WHERE id = @id;
 
 -- name: TakeOrder :one
--- TakeOrder moves a waiting order to IN PROGRESS for a performer and moves it from the
--- new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
--- means it was not waiting. Among concurrent takes of one order exactly one matches the row.
-WITH t AS (
-    UPDATE orders SET status = 'IN PROGRESS', performer_id = @performer_id, updated_at = now()
-    WHERE id = @id AND status = 'WAITING'
-    RETURNING id, customer_id, performer_id, description, price, status, created_at
+-- TakeOrder moves a waiting order to IN PROGRESS for a performer holding fewer than max_held
+-- orders IN PROGRESS (order_take holds the rules and the counter changes); outcome names the
+-- result: taken, too_many or not_waiting.
+SELECT t.outcome::text AS outcome, coalesce(t.held, 0)::integer AS held,
+       coalesce(t.customer_id, 0)::bigint AS customer_id, coalesce(t.description, '')::text AS description,
+       coalesce(t.price, 0)::bigint AS price, coalesce(t.status, '')::text AS status,
+       coalesce(t.created_at, 'epoch')::timestamptz AS created_at
+FROM order_take(@order_id, @performer_id, @max_held) AS t;
+
+-- name: PassOrder :one
+-- PassOrder moves an order in progress to READY when the caller is its performer, and gives back
+-- the performer's place under the cap; no row means refused. Locks: the order, then the performer.
+WITH p AS (
+    UPDATE orders o SET status = 'READY', updated_at = now()
+    WHERE o.id = @id AND o.status = 'IN PROGRESS' AND o.performer_id = @performer_id
+    RETURNING o.id, o.customer_id, o.performer_id, o.description, o.price, o.status, o.created_at
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - 1 FROM p WHERE u.id = p.performer_id
+)
+SELECT p.id, p.customer_id, p.description, p.price, p.status, p.created_at FROM p;
+
+-- name: CancelOrder :one
+-- CancelOrder withdraws a waiting order of the calling customer (→ CANCELLED): its reservation
+-- returns to the customer's free balance, it leaves the new-orders count (it stays in the
+-- customer's list) and the ledger records the cancel. No row means refused. Locks: the order,
+-- then the customer (as an acceptance).
+WITH c AS (
+    UPDATE orders o SET status = 'CANCELLED', updated_at = now()
+    WHERE o.id = @id AND o.status = 'WAITING' AND o.customer_id = @customer_id
+    RETURNING o.id, o.customer_id, o.description, o.price, o.held, o.status, o.created_at
+), funds AS (
+    UPDATE order_users u SET reserved = u.reserved - c.held FROM c WHERE u.id = c.customer_id
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT 'waiting', 0, order_counter_slot(), -1 FROM c
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT c.customer_id, c.id, 'cancel', 0 FROM c
+)
+SELECT c.id, c.customer_id, c.description, c.price, c.status, c.created_at FROM c;
+
+-- name: ReleaseOrder :one
+-- ReleaseOrder hands an order in progress back by its performer (→ WAITING, no performer): it
+-- returns to the new-orders count, leaves the performer's, gives back the performer's place under
+-- the cap, and the ledger records the release. The customer's reservation stays. No row means
+-- refused. Locks: the order, then the performer.
+WITH r AS (
+    UPDATE orders o SET status = 'WAITING', performer_id = NULL, updated_at = now()
+    WHERE o.id = @id AND o.status = 'IN PROGRESS' AND o.performer_id = @performer_id::bigint
+    RETURNING o.id, o.customer_id, o.description, o.price, o.status, o.created_at
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - 1 FROM r WHERE u.id = @performer_id::bigint
 ), counted AS (
     INSERT INTO order_counters (scope, owner_id, slot, n)
     SELECT c.scope, c.owner_id, order_counter_slot(), c.delta
-    FROM t, LATERAL (VALUES ('waiting', 0::bigint, -1::bigint), ('performer', t.performer_id, 1::bigint)) AS c(scope, owner_id, delta)
+    FROM r, LATERAL (VALUES ('waiting', 0::bigint, 1::bigint), ('performer', @performer_id::bigint, -1::bigint)) AS c(scope, owner_id, delta)
     ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT @performer_id::bigint, r.id, 'release', 0 FROM r
 )
-SELECT id, customer_id, description, price, status, created_at FROM t;
+SELECT r.id, r.customer_id, r.description, r.price, r.status, r.created_at FROM r;
 
--- name: PassOrder :one
--- PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
-UPDATE orders SET status = 'READY', updated_at = now()
-WHERE id = @id AND status = 'IN PROGRESS' AND performer_id = @performer_id
-RETURNING id, customer_id, description, price, status, created_at;
+-- name: ExpireStaleOrders :one
+-- ExpireStaleOrders returns up to batch orders IN PROGRESS untouched since before now() - after
+-- (the take or the last move set updated_at) to WAITING, as if each performer had released them:
+-- the counters, the performers' places under the cap and one ledger row ('expire') each. Every
+-- replica may run it at once: SKIP LOCKED leaves an order another sweep (or a move) holds, and the
+-- UPDATE checks the status again. The result is how many orders returned.
+WITH stale AS (
+    SELECT o.id, o.performer_id FROM orders o
+    WHERE o.status = 'IN PROGRESS' AND o.updated_at < now() - @after::interval
+    ORDER BY o.updated_at LIMIT @batch FOR UPDATE SKIP LOCKED
+), r AS (
+    UPDATE orders o SET status = 'WAITING', performer_id = NULL, updated_at = now()
+    FROM stale WHERE o.id = stale.id AND o.status = 'IN PROGRESS'
+    RETURNING o.id, stale.performer_id
+), per AS (
+    SELECT r.performer_id, count(*)::bigint AS n FROM r GROUP BY r.performer_id
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - per.n FROM per WHERE u.id = per.performer_id
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT 'waiting', 0, order_counter_slot(), sum(per.n) FROM per HAVING count(*) > 0
+    UNION ALL
+    SELECT 'performer', per.performer_id, order_counter_slot(), -per.n FROM per
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT r.performer_id, r.id, 'expire', 0 FROM r
+)
+SELECT count(*)::bigint FROM r;
 
 -- name: AcceptOrder :one
 -- AcceptOrder completes and pays for a READY order of the caller (order_accept holds every rule);

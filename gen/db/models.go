@@ -105,6 +105,7 @@ type Order struct {
 	Status      string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	Held        int64
 }
 
 type OrderCounter struct {
@@ -148,6 +149,8 @@ type OrderUser struct {
 	UserType     string
 	Balance      int64
 	CreatedAt    time.Time
+	Reserved     int64
+	Holding      int32
 }
 
 type PlatformInfo struct {

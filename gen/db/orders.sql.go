@@ -59,9 +59,65 @@ func (q *Queries) AcceptOrder(ctx context.Context, arg AcceptOrderParams) (Accep
 	return i, err
 }
 
+const cancelOrder = `-- name: CancelOrder :one
+WITH c AS (
+    UPDATE orders o SET status = 'CANCELLED', updated_at = now()
+    WHERE o.id = $1 AND o.status = 'WAITING' AND o.customer_id = $2
+    RETURNING o.id, o.customer_id, o.description, o.price, o.held, o.status, o.created_at
+), funds AS (
+    UPDATE order_users u SET reserved = u.reserved - c.held FROM c WHERE u.id = c.customer_id
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT 'waiting', 0, order_counter_slot(), -1 FROM c
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT c.customer_id, c.id, 'cancel', 0 FROM c
+)
+SELECT c.id, c.customer_id, c.description, c.price, c.status, c.created_at FROM c
+`
+
+type CancelOrderParams struct {
+	ID         int64
+	CustomerID int64
+}
+
+type CancelOrderRow struct {
+	ID          int64
+	CustomerID  int64
+	Description string
+	Price       int64
+	Status      string
+	CreatedAt   time.Time
+}
+
+// CancelOrder withdraws a waiting order of the calling customer (→ CANCELLED): its reservation
+// returns to the customer's free balance, it leaves the new-orders count (it stays in the
+// customer's list) and the ledger records the cancel. No row means refused. Locks: the order,
+// then the customer (as an acceptance).
+func (q *Queries) CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error) {
+	row := q.db.QueryRow(ctx, cancelOrder, arg.ID, arg.CustomerID)
+	var i CancelOrderRow
+	err := row.Scan(
+		&i.ID,
+		&i.CustomerID,
+		&i.Description,
+		&i.Price,
+		&i.Status,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const createOrder = `-- name: CreateOrder :one
-WITH o AS (
-    INSERT INTO orders (customer_id, description, price) VALUES ($1, $2, $3)
+WITH cost AS (
+    SELECT $1::bigint AS price, $1::bigint + order_commission($1::bigint) AS total
+), funds AS (
+    UPDATE order_users u SET reserved = u.reserved + cost.total
+    FROM cost WHERE u.id = $2 AND u.balance - u.reserved >= cost.total
+    RETURNING u.id, cost.price, cost.total
+), o AS (
+    INSERT INTO orders (customer_id, description, price, held)
+    SELECT funds.id, $3, funds.price, funds.total FROM funds
     RETURNING id, customer_id, description, price, status, created_at
 ), counted AS (
     INSERT INTO order_counters (scope, owner_id, slot, n)
@@ -73,9 +129,9 @@ SELECT id, customer_id, description, price, status, created_at FROM o
 `
 
 type CreateOrderParams struct {
+	Price       int64
 	CustomerID  int64
 	Description string
-	Price       int64
 }
 
 type CreateOrderRow struct {
@@ -87,12 +143,15 @@ type CreateOrderRow struct {
 	CreatedAt   time.Time
 }
 
-// CreateOrder publishes a waiting order of a customer and counts it in the new-orders list and
-// the customer's, in one statement: each counter change goes to the session's own slot, so
-// concurrent creates lock no common row. The counters are always changed waiting first, then
-// the user's (the order every counter change follows).
+// CreateOrder publishes a waiting order of a customer, reserving its price plus commission of the
+// customer's balance, and counts it in the new-orders list and the customer's, in one statement.
+// The reservation is a conditional UPDATE (the funds check is its WHERE; the CHECK reserved <=
+// balance backs it), and the INSERT reads its row, so a create the balance cannot cover matches
+// no row and changes nothing. Each counter change goes to the session's own slot, so concurrent
+// creates of different customers lock no common row; one customer's creates queue on its row.
+// The counters are always changed waiting first, then the user's.
 func (q *Queries) CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error) {
-	row := q.db.QueryRow(ctx, createOrder, arg.CustomerID, arg.Description, arg.Price)
+	row := q.db.QueryRow(ctx, createOrder, arg.Price, arg.CustomerID, arg.Description)
 	var i CreateOrderRow
 	err := row.Scan(
 		&i.ID,
@@ -102,6 +161,72 @@ func (q *Queries) CreateOrder(ctx context.Context, arg CreateOrderParams) (Creat
 		&i.Status,
 		&i.CreatedAt,
 	)
+	return i, err
+}
+
+const expireStaleOrders = `-- name: ExpireStaleOrders :one
+WITH stale AS (
+    SELECT o.id, o.performer_id FROM orders o
+    WHERE o.status = 'IN PROGRESS' AND o.updated_at < now() - $1::interval
+    ORDER BY o.updated_at LIMIT $2 FOR UPDATE SKIP LOCKED
+), r AS (
+    UPDATE orders o SET status = 'WAITING', performer_id = NULL, updated_at = now()
+    FROM stale WHERE o.id = stale.id AND o.status = 'IN PROGRESS'
+    RETURNING o.id, stale.performer_id
+), per AS (
+    SELECT r.performer_id, count(*)::bigint AS n FROM r GROUP BY r.performer_id
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - per.n FROM per WHERE u.id = per.performer_id
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT 'waiting', 0, order_counter_slot(), sum(per.n) FROM per HAVING count(*) > 0
+    UNION ALL
+    SELECT 'performer', per.performer_id, order_counter_slot(), -per.n FROM per
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT r.performer_id, r.id, 'expire', 0 FROM r
+)
+SELECT count(*)::bigint FROM r
+`
+
+type ExpireStaleOrdersParams struct {
+	After pgtype.Interval
+	Batch int32
+}
+
+// ExpireStaleOrders returns up to batch orders IN PROGRESS untouched since before now() - after
+// (the take or the last move set updated_at) to WAITING, as if each performer had released them:
+// the counters, the performers' places under the cap and one ledger row ('expire') each. Every
+// replica may run it at once: SKIP LOCKED leaves an order another sweep (or a move) holds, and the
+// UPDATE checks the status again. The result is how many orders returned.
+func (q *Queries) ExpireStaleOrders(ctx context.Context, arg ExpireStaleOrdersParams) (int64, error) {
+	row := q.db.QueryRow(ctx, expireStaleOrders, arg.After, arg.Batch)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const getOrderFunds = `-- name: GetOrderFunds :one
+SELECT balance, reserved, order_commission($1::bigint)::bigint AS commission FROM order_users WHERE id = $2
+`
+
+type GetOrderFundsParams struct {
+	Price int64
+	ID    int64
+}
+
+type GetOrderFundsRow struct {
+	Balance    int64
+	Reserved   int64
+	Commission int64
+}
+
+// GetOrderFunds reads a customer's balance and what its open orders reserve, and what an order
+// of a price would cost, to explain a create refused for funds.
+func (q *Queries) GetOrderFunds(ctx context.Context, arg GetOrderFundsParams) (GetOrderFundsRow, error) {
+	row := q.db.QueryRow(ctx, getOrderFunds, arg.Price, arg.ID)
+	var i GetOrderFundsRow
+	err := row.Scan(&i.Balance, &i.Reserved, &i.Commission)
 	return i, err
 }
 
@@ -169,9 +294,14 @@ func (q *Queries) GetVisibleOrder(ctx context.Context, arg GetVisibleOrderParams
 }
 
 const passOrder = `-- name: PassOrder :one
-UPDATE orders SET status = 'READY', updated_at = now()
-WHERE id = $1 AND status = 'IN PROGRESS' AND performer_id = $2
-RETURNING id, customer_id, description, price, status, created_at
+WITH p AS (
+    UPDATE orders o SET status = 'READY', updated_at = now()
+    WHERE o.id = $1 AND o.status = 'IN PROGRESS' AND o.performer_id = $2
+    RETURNING o.id, o.customer_id, o.performer_id, o.description, o.price, o.status, o.created_at
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - 1 FROM p WHERE u.id = p.performer_id
+)
+SELECT p.id, p.customer_id, p.description, p.price, p.status, p.created_at FROM p
 `
 
 type PassOrderParams struct {
@@ -188,7 +318,8 @@ type PassOrderRow struct {
 	CreatedAt   time.Time
 }
 
-// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
+// PassOrder moves an order in progress to READY when the caller is its performer, and gives back
+// the performer's place under the cap; no row means refused. Locks: the order, then the performer.
 func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error) {
 	row := q.db.QueryRow(ctx, passOrder, arg.ID, arg.PerformerID)
 	var i PassOrderRow
@@ -203,26 +334,30 @@ func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrder
 	return i, err
 }
 
-const takeOrder = `-- name: TakeOrder :one
-WITH t AS (
-    UPDATE orders SET status = 'IN PROGRESS', performer_id = $1, updated_at = now()
-    WHERE id = $2 AND status = 'WAITING'
-    RETURNING id, customer_id, performer_id, description, price, status, created_at
+const releaseOrder = `-- name: ReleaseOrder :one
+WITH r AS (
+    UPDATE orders o SET status = 'WAITING', performer_id = NULL, updated_at = now()
+    WHERE o.id = $1 AND o.status = 'IN PROGRESS' AND o.performer_id = $2::bigint
+    RETURNING o.id, o.customer_id, o.description, o.price, o.status, o.created_at
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - 1 FROM r WHERE u.id = $2::bigint
 ), counted AS (
     INSERT INTO order_counters (scope, owner_id, slot, n)
     SELECT c.scope, c.owner_id, order_counter_slot(), c.delta
-    FROM t, LATERAL (VALUES ('waiting', 0::bigint, -1::bigint), ('performer', t.performer_id, 1::bigint)) AS c(scope, owner_id, delta)
+    FROM r, LATERAL (VALUES ('waiting', 0::bigint, 1::bigint), ('performer', $2::bigint, -1::bigint)) AS c(scope, owner_id, delta)
     ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT $2::bigint, r.id, 'release', 0 FROM r
 )
-SELECT id, customer_id, description, price, status, created_at FROM t
+SELECT r.id, r.customer_id, r.description, r.price, r.status, r.created_at FROM r
 `
 
-type TakeOrderParams struct {
-	PerformerID pgtype.Int8
+type ReleaseOrderParams struct {
 	ID          int64
+	PerformerID int64
 }
 
-type TakeOrderRow struct {
+type ReleaseOrderRow struct {
 	ID          int64
 	CustomerID  int64
 	Description string
@@ -231,14 +366,57 @@ type TakeOrderRow struct {
 	CreatedAt   time.Time
 }
 
-// TakeOrder moves a waiting order to IN PROGRESS for a performer and moves it from the
-// new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
-// means it was not waiting. Among concurrent takes of one order exactly one matches the row.
-func (q *Queries) TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error) {
-	row := q.db.QueryRow(ctx, takeOrder, arg.PerformerID, arg.ID)
-	var i TakeOrderRow
+// ReleaseOrder hands an order in progress back by its performer (→ WAITING, no performer): it
+// returns to the new-orders count, leaves the performer's, gives back the performer's place under
+// the cap, and the ledger records the release. The customer's reservation stays. No row means
+// refused. Locks: the order, then the performer.
+func (q *Queries) ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (ReleaseOrderRow, error) {
+	row := q.db.QueryRow(ctx, releaseOrder, arg.ID, arg.PerformerID)
+	var i ReleaseOrderRow
 	err := row.Scan(
 		&i.ID,
+		&i.CustomerID,
+		&i.Description,
+		&i.Price,
+		&i.Status,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const takeOrder = `-- name: TakeOrder :one
+SELECT t.outcome::text AS outcome, coalesce(t.held, 0)::integer AS held,
+       coalesce(t.customer_id, 0)::bigint AS customer_id, coalesce(t.description, '')::text AS description,
+       coalesce(t.price, 0)::bigint AS price, coalesce(t.status, '')::text AS status,
+       coalesce(t.created_at, 'epoch')::timestamptz AS created_at
+FROM order_take($1, $2, $3) AS t
+`
+
+type TakeOrderParams struct {
+	OrderID     int64
+	PerformerID int64
+	MaxHeld     int32
+}
+
+type TakeOrderRow struct {
+	Outcome     string
+	Held        int32
+	CustomerID  int64
+	Description string
+	Price       int64
+	Status      string
+	CreatedAt   time.Time
+}
+
+// TakeOrder moves a waiting order to IN PROGRESS for a performer holding fewer than max_held
+// orders IN PROGRESS (order_take holds the rules and the counter changes); outcome names the
+// result: taken, too_many or not_waiting.
+func (q *Queries) TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error) {
+	row := q.db.QueryRow(ctx, takeOrder, arg.OrderID, arg.PerformerID, arg.MaxHeld)
+	var i TakeOrderRow
+	err := row.Scan(
+		&i.Outcome,
+		&i.Held,
 		&i.CustomerID,
 		&i.Description,
 		&i.Price,

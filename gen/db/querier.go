@@ -15,14 +15,22 @@ type Querier interface {
 	AcceptOrder(ctx context.Context, arg AcceptOrderParams) (AcceptOrderRow, error)
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
+	// CancelOrder withdraws a waiting order of the calling customer (→ CANCELLED): its reservation
+	// returns to the customer's free balance, it leaves the new-orders count (it stays in the
+	// customer's list) and the ledger records the cancel. No row means refused. Locks: the order,
+	// then the customer (as an acceptance).
+	CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error)
 	// CreateBrand inserts a brand with no subscribers and returns it.
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
 	// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
 	CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error)
-	// CreateOrder publishes a waiting order of a customer and counts it in the new-orders list and
-	// the customer's, in one statement: each counter change goes to the session's own slot, so
-	// concurrent creates lock no common row. The counters are always changed waiting first, then
-	// the user's (the order every counter change follows).
+	// CreateOrder publishes a waiting order of a customer, reserving its price plus commission of the
+	// customer's balance, and counts it in the new-orders list and the customer's, in one statement.
+	// The reservation is a conditional UPDATE (the funds check is its WHERE; the CHECK reserved <=
+	// balance backs it), and the INSERT reads its row, so a create the balance cannot cover matches
+	// no row and changes nothing. Each counter change goes to the session's own slot, so concurrent
+	// creates of different customers lock no common row; one customer's creates queue on its row.
+	// The counters are always changed waiting first, then the user's.
 	CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error)
 	// CreateOrderToken stores the SHA-256 of a new access token.
 	CreateOrderToken(ctx context.Context, arg CreateOrderTokenParams) error
@@ -49,6 +57,12 @@ type Querier interface {
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given, and
 	// returns the revoked tokens' hashes.
 	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) ([][]byte, error)
+	// ExpireStaleOrders returns up to batch orders IN PROGRESS untouched since before now() - after
+	// (the take or the last move set updated_at) to WAITING, as if each performer had released them:
+	// the counters, the performers' places under the cap and one ledger row ('expire') each. Every
+	// replica may run it at once: SKIP LOCKED leaves an order another sweep (or a move) holds, and the
+	// UPDATE checks the status again. The result is how many orders returned.
+	ExpireStaleOrders(ctx context.Context, arg ExpireStaleOrdersParams) (int64, error)
 	// GetAvatar returns the bytes of one avatar.
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
 	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
@@ -73,6 +87,9 @@ type Querier interface {
 	GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error)
 	// GetLoginThrottleEnd is when the window of a key ends, to tell a blocked client how long to wait.
 	GetLoginThrottleEnd(ctx context.Context, key []byte) (time.Time, error)
+	// GetOrderFunds reads a customer's balance and what its open orders reserve, and what an order
+	// of a price would cost, to explain a create refused for funds.
+	GetOrderFunds(ctx context.Context, arg GetOrderFundsParams) (GetOrderFundsRow, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
 	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
 	// GetOrderTokenUser resolves an unexpired token hash to its user.
@@ -106,7 +123,8 @@ type Querier interface {
 	// OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
 	// counted).
 	OrderListSize(ctx context.Context, arg OrderListSizeParams) (int64, error)
-	// PassOrder moves an order in progress to READY when the caller is its performer; no row means refused.
+	// PassOrder moves an order in progress to READY when the caller is its performer, and gives back
+	// the performer's place under the cap; no row means refused. Locks: the order, then the performer.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PromoteBrandUser makes the user an admin with the given password hash.
 	PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error
@@ -115,6 +133,11 @@ type Querier interface {
 	// ReleaseLoginAttempt gives back one reserved attempt of the window ending at expires_at (a check
 	// that did not happen); a window that has since been replaced is left alone.
 	ReleaseLoginAttempt(ctx context.Context, arg ReleaseLoginAttemptParams) error
+	// ReleaseOrder hands an order in progress back by its performer (→ WAITING, no performer): it
+	// returns to the new-orders count, leaves the performer's, gives back the performer's place under
+	// the cap, and the ledger records the release. The customer's reservation stays. No row means
+	// refused. Locks: the order, then the performer.
+	ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (ReleaseOrderRow, error)
 	// ReserveLoginAttempt counts one attempt for key unless it already has max in its window; a key
 	// without a row or whose window ended starts a new window ending at expires_at. It returns the end
 	// of the window counted in, or no row when the key is blocked.
@@ -124,9 +147,9 @@ type Querier interface {
 	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
 	// subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
 	SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error)
-	// TakeOrder moves a waiting order to IN PROGRESS for a performer and moves it from the
-	// new-orders count to the performer's, in one statement (session slots, as CreateOrder); no row
-	// means it was not waiting. Among concurrent takes of one order exactly one matches the row.
+	// TakeOrder moves a waiting order to IN PROGRESS for a performer holding fewer than max_held
+	// orders IN PROGRESS (order_take holds the rules and the counter changes); outcome names the
+	// result: taken, too_many or not_waiting.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
 	// UnsubscribeBrand ends the user's subscription to the brand; 0 rows means there was none.
 	UnsubscribeBrand(ctx context.Context, arg UnsubscribeBrandParams) (int64, error)

@@ -169,6 +169,7 @@ func (e OrderSort) Valid() bool {
 
 // Defines values for OrderStatus.
 const (
+	CANCELLED  OrderStatus = "CANCELLED"
 	COMPLETED  OrderStatus = "COMPLETED"
 	INPROGRESS OrderStatus = "IN PROGRESS"
 	READY      OrderStatus = "READY"
@@ -178,6 +179,8 @@ const (
 // Valid indicates whether the value is a known member of the OrderStatus enum.
 func (e OrderStatus) Valid() bool {
 	switch e {
+	case CANCELLED:
+		return true
 	case COMPLETED:
 		return true
 	case INPROGRESS:
@@ -388,7 +391,7 @@ type Order struct {
 	Price Money `json:"price"`
 
 	// Status WAITING → IN PROGRESS → READY → COMPLETED, spelled as the original API spells them:
-	// `IN PROGRESS` has a space.
+	// `IN PROGRESS` has a space. CANCELLED: the customer withdrew the order while WAITING.
 	//
 	//
 	// Example: WAITING
@@ -409,7 +412,7 @@ type OrderPage struct {
 type OrderSort string
 
 // OrderStatus WAITING → IN PROGRESS → READY → COMPLETED, spelled as the original API spells them:
-// `IN PROGRESS` has a space.
+// `IN PROGRESS` has a space. CANCELLED: the customer withdrew the order while WAITING.
 //
 // Example: WAITING
 type OrderStatus string
@@ -645,7 +648,12 @@ type ClientInterface interface {
 	// CreateOrderWithBody Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// reserved of the customer's balance at once, until the order is accepted (then paid from the
+	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+	// balance, and an order a performer has finished can always be paid. A create the free
+	// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+	// with 409 `insufficient_funds` and creates nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -655,7 +663,12 @@ type ClientInterface interface {
 	// CreateOrder Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// reserved of the customer's balance at once, until the order is accepted (then paid from the
+	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+	// balance, and an order a performer has finished can always be paid. A create the free
+	// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+	// with 409 `insufficient_funds` and creates nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -676,11 +689,21 @@ type ClientInterface interface {
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
 	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-	// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
-	// order stays READY and the answer is 409 `insufficient_funds`.
+	// the commission, each movement recorded in the ledger. The money was reserved when the order
+	// was created, so the payment cannot lack funds; only an order created before reservations
+	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 	AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelOrder Cancel a waiting order (its customer)
+	//
+	// WAITING → CANCELLED. Only the order's customer may do it, and only while nobody has taken
+	// it. The order leaves the new-orders list, stays in the customer's list, and the price plus
+	// commission it reserved is free again. The ledger records the cancel.
+	//
+	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
+	CancelOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PassOrder Mark an order ready (its performer)
 	//
@@ -689,10 +712,24 @@ type ClientInterface interface {
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReleaseOrder Hand an order back (its performer)
+	//
+	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
+	// returns to the new-orders list and leaves the performer's list; the performer's place under
+	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+	// records the release. The server does the same by itself to an order left IN PROGRESS
+	// untouched for the configured time (default 72 hours).
+	//
+	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
+	ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// TakeOrder Take a waiting order (performers)
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
-	// the same order at once exactly one wins; the others get 409.
+	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
+	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+	// returns to WAITING after the configured time untouched).
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 	TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -765,7 +802,12 @@ func (c *Client) ListNewOrders(ctx context.Context, params *ListNewOrdersParams,
 // CreateOrderWithBody Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// reserved of the customer's balance at once, until the order is accepted (then paid from the
+// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+// balance, and an order a performer has finished can always be paid. A create the free
+// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+// with 409 `insufficient_funds` and creates nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -785,7 +827,12 @@ func (c *Client) CreateOrderWithBody(ctx context.Context, contentType string, bo
 // CreateOrder Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// reserved of the customer's balance at once, until the order is accepted (then paid from the
+// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+// balance, and an order a performer has finished can always be paid. A create the free
+// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+// with 409 `insufficient_funds` and creates nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -826,12 +873,32 @@ func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...Request
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
 // (rounded half-up to the kopeck), the performer is credited the price and the platform account
-// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
-// order stays READY and the answer is 409 `insufficient_funds`.
+// the commission, each movement recorded in the ledger. The money was reserved when the order
+// was created, so the payment cannot lack funds; only an order created before reservations
+// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAcceptOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelOrder Cancel a waiting order (its customer)
+//
+// WAITING → CANCELLED. Only the order's customer may do it, and only while nobody has taken
+// it. The order leaves the new-orders list, stays in the customer's list, and the price plus
+// commission it reserved is free again. The ledger records the cancel.
+//
+// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
+func (c *Client) CancelOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelOrderRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -859,10 +926,34 @@ func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// ReleaseOrder Hand an order back (its performer)
+//
+// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
+// returns to the new-orders list and leaves the performer's list; the performer's place under
+// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+// records the release. The server does the same by itself to an order left IN PROGRESS
+// untouched for the configured time (default 72 hours).
+//
+// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
+func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // TakeOrder Take a waiting order (performers)
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
-// the same order at once exactly one wins; the others get 409.
+// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
+// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+// returns to WAITING after the configured time untouched).
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1149,6 +1240,40 @@ func NewAcceptOrderRequest(server string, id OrderID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewCancelOrderRequest constructs an http.Request for the CancelOrder method
+func NewCancelOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPassOrderRequest constructs an http.Request for the PassOrder method
 func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
 	var err error
@@ -1166,6 +1291,40 @@ func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/orders/%s/pass", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReleaseOrderRequest constructs an http.Request for the ReleaseOrder method
+func NewReleaseOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s/release", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -1408,7 +1567,12 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithBodyWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// reserved of the customer's balance at once, until the order is accepted (then paid from the
+	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+	// balance, and an order a performer has finished can always be paid. A create the free
+	// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+	// with 409 `insufficient_funds` and creates nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1418,7 +1582,12 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// reserved of the customer's balance at once, until the order is accepted (then paid from the
+	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+	// balance, and an order a performer has finished can always be paid. A create the free
+	// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+	// with 409 `insufficient_funds` and creates nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1441,13 +1610,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
 	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-	// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
-	// order stays READY and the answer is 409 `insufficient_funds`.
+	// the commission, each movement recorded in the ledger. The money was reserved when the order
+	// was created, so the payment cannot lack funds; only an order created before reservations
+	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 	AcceptOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
+
+	// CancelOrderWithResponse Cancel a waiting order (its customer)
+	//
+	// WAITING → CANCELLED. Only the order's customer may do it, and only while nobody has taken
+	// it. The order leaves the new-orders list, stays in the customer's list, and the price plus
+	// commission it reserved is free again. The ledger records the cancel.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
+	CancelOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error)
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
@@ -1458,10 +1639,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
 
+	// ReleaseOrderWithResponse Hand an order back (its performer)
+	//
+	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
+	// returns to the new-orders list and leaves the performer's list; the performer's place under
+	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+	// records the release. The server does the same by itself to an order left IN PROGRESS
+	// untouched for the configured time (default 72 hours).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
+	ReleaseOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error)
+
 	// TakeOrderWithResponse Take a waiting order (performers)
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
-	// the same order at once exactly one wins; the others get 409.
+	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
+	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+	// returns to WAITING after the configured time untouched).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1699,6 +1896,8 @@ type CreateOrderResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -1733,6 +1932,11 @@ func (r CreateOrderResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreateOrderResponse) GetJSON403() *Error {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateOrderResponse) GetJSON409() *Error {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -1978,6 +2182,110 @@ func (r AcceptOrderResponse) ContentType() string {
 	return ""
 }
 
+// CancelOrderResponse401Headers the declared response headers of an HTTP 401 response for CancelOrder
+type CancelOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// CancelOrderResponse503Headers the declared response headers of an HTTP 503 response for CancelOrder
+type CancelOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CancelOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Order
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelOrderResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelOrderResponse) GetJSON200() *Order {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelOrderResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelOrderResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PassOrderResponse401Headers the declared response headers of an HTTP 401 response for PassOrder
 type PassOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2082,6 +2390,110 @@ func (r PassOrderResponse) ContentType() string {
 	return ""
 }
 
+// ReleaseOrderResponse401Headers the declared response headers of an HTTP 401 response for ReleaseOrder
+type ReleaseOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ReleaseOrderResponse503Headers the declared response headers of an HTTP 503 response for ReleaseOrder
+type ReleaseOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ReleaseOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Order
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReleaseOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReleaseOrderResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReleaseOrderResponse) GetJSON200() *Order {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReleaseOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReleaseOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReleaseOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReleaseOrderResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ReleaseOrderResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReleaseOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReleaseOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReleaseOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReleaseOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReleaseOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReleaseOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TakeOrderResponse401Headers the declared response headers of an HTTP 401 response for TakeOrder
 type TakeOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2106,7 +2518,7 @@ type TakeOrderResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *WrongState
+	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2143,7 +2555,7 @@ func (r TakeOrderResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r TakeOrderResponse) GetJSON409() *WrongState {
+func (r TakeOrderResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
@@ -2407,7 +2819,12 @@ func (c *ClientWithResponses) ListNewOrdersWithResponse(ctx context.Context, par
 // CreateOrderWithBodyWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// reserved of the customer's balance at once, until the order is accepted (then paid from the
+// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+// balance, and an order a performer has finished can always be paid. A create the free
+// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+// with 409 `insufficient_funds` and creates nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2423,7 +2840,12 @@ func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Contex
 // CreateOrderWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// reserved of the customer's balance at once, until the order is accepted (then paid from the
+// reservation) or cancelled (then freed): the customer's open orders never cost more than its
+// balance, and an order a performer has finished can always be paid. A create the free
+// balance (balance minus what the customer's open orders reserve) cannot cover is refused
+// with 409 `insufficient_funds` and creates nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2458,8 +2880,9 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id Order
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
 // (rounded half-up to the kopeck), the performer is credited the price and the platform account
-// the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
-// order stays READY and the answer is 409 `insufficient_funds`.
+// the commission, each movement recorded in the ledger. The money was reserved when the order
+// was created, so the payment cannot lack funds; only an order created before reservations
+// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2470,6 +2893,23 @@ func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id Or
 		return nil, err
 	}
 	return ParseAcceptOrderResponse(rsp)
+}
+
+// CancelOrderWithResponse Cancel a waiting order (its customer)
+//
+// WAITING → CANCELLED. Only the order's customer may do it, and only while nobody has taken
+// it. The order leaves the new-orders list, stays in the customer's list, and the price plus
+// commission it reserved is free again. The ledger records the cancel.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
+func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error) {
+	rsp, err := c.CancelOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelOrderResponse(rsp)
 }
 
 // PassOrderWithResponse Mark an order ready (its performer)
@@ -2487,10 +2927,32 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id Orde
 	return ParsePassOrderResponse(rsp)
 }
 
+// ReleaseOrderWithResponse Hand an order back (its performer)
+//
+// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
+// returns to the new-orders list and leaves the performer's list; the performer's place under
+// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+// records the release. The server does the same by itself to an order left IN PROGRESS
+// untouched for the configured time (default 72 hours).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
+func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error) {
+	rsp, err := c.ReleaseOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseOrderResponse(rsp)
+}
+
 // TakeOrderWithResponse Take a waiting order (performers)
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
-// the same order at once exactly one wins; the others get 409.
+// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
+// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+// returns to WAITING after the configured time untouched).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2755,6 +3217,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3003,6 +3472,104 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 	return response, nil
 }
 
+// ParseCancelOrderResponse parses an HTTP response from a CancelOrderWithResponse call
+func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CancelOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePassOrderResponse parses an HTTP response from a PassOrderWithResponse call
 func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3101,6 +3668,104 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 	return response, nil
 }
 
+// ParseReleaseOrderResponse parses an HTTP response from a ReleaseOrderWithResponse call
+func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReleaseOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ReleaseOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReleaseOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseTakeOrderResponse parses an HTTP response from a TakeOrderWithResponse call
 func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3151,7 +3816,7 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest WrongState
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3391,9 +4056,15 @@ type ServerInterface interface {
 	// AcceptOrder Accept and pay a ready order (its customer)
 	// (PATCH /orders/{id}/accept)
 	AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	// CancelOrder Cancel a waiting order (its customer)
+	// (PATCH /orders/{id}/cancel)
+	CancelOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	// ReleaseOrder Hand an order back (its performer)
+	// (PATCH /orders/{id}/release)
+	ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// TakeOrder Take a waiting order (performers)
 	// (PATCH /orders/{id}/take)
 	TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID)
@@ -3439,9 +4110,21 @@ func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id Or
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// CancelOrder Cancel a waiting order (its customer)
+// (PATCH /orders/{id}/cancel)
+func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // PassOrder Mark an order ready (its performer)
 // (PATCH /orders/{id}/pass)
 func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReleaseOrder Hand an order back (its performer)
+// (PATCH /orders/{id}/release)
+func (_ Unimplemented) ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3611,6 +4294,32 @@ func (siw *ServerInterfaceWrapper) AcceptOrder(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// CancelOrder operation middleware
+func (siw *ServerInterfaceWrapper) CancelOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelOrder(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // PassOrder operation middleware
 func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Request) {
 
@@ -3628,6 +4337,32 @@ func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.PassOrder(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReleaseOrder operation middleware
+func (siw *ServerInterfaceWrapper) ReleaseOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReleaseOrder(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3874,7 +4609,13 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Patch(options.BaseURL+"/orders/{id}/accept", wrapper.AcceptOrder)
 	})
 	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/orders/{id}/cancel", wrapper.CancelOrder)
+	})
+	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/pass", wrapper.PassOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/orders/{id}/release", wrapper.ReleaseOrder)
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/take", wrapper.TakeOrder)
@@ -4181,6 +4922,20 @@ func (response CreateOrder403JSONResponse) VisitCreateOrderResponse(w http.Respo
 	return err
 }
 
+type CreateOrder409JSONResponse Error
+
+func (response CreateOrder409JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateOrder413JSONResponse struct{ TooLargeJSONResponse }
 
 func (response CreateOrder413JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
@@ -4466,6 +5221,132 @@ func (response AcceptOrder503JSONResponse) VisitAcceptOrderResponse(w http.Respo
 	return err
 }
 
+type CancelOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type CancelOrderResponseObject interface {
+	VisitCancelOrderResponse(w http.ResponseWriter) error
+}
+
+type CancelOrder200JSONResponse Order
+
+func (response CancelOrder200JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelOrder400JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelOrder401JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder403JSONResponse Error
+
+func (response CancelOrder403JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelOrder404JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder409JSONResponse Error
+
+func (response CancelOrder409JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response CancelOrder500JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CancelOrder503JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PassOrderRequestObject struct {
 	Id OrderID `json:"id"`
 }
@@ -4592,6 +5473,132 @@ func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
+type ReleaseOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type ReleaseOrderResponseObject interface {
+	VisitReleaseOrderResponse(w http.ResponseWriter) error
+}
+
+type ReleaseOrder200JSONResponse Order
+
+func (response ReleaseOrder200JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ReleaseOrder400JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ReleaseOrder401JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseOrder403JSONResponse Error
+
+func (response ReleaseOrder403JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseOrder404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ReleaseOrder404JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseOrder409JSONResponse Error
+
+func (response ReleaseOrder409JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response ReleaseOrder500JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ReleaseOrder503JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TakeOrderRequestObject struct {
 	Id OrderID `json:"id"`
 }
@@ -4673,7 +5680,7 @@ func (response TakeOrder404JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 	return err
 }
 
-type TakeOrder409JSONResponse struct{ WrongStateJSONResponse }
+type TakeOrder409JSONResponse Error
 
 func (response TakeOrder409JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
 
@@ -4955,9 +5962,15 @@ type StrictServerInterface interface {
 	// AcceptOrder Accept and pay a ready order (its customer)
 	// (PATCH /orders/{id}/accept)
 	AcceptOrder(ctx context.Context, request AcceptOrderRequestObject) (AcceptOrderResponseObject, error)
+	// CancelOrder Cancel a waiting order (its customer)
+	// (PATCH /orders/{id}/cancel)
+	CancelOrder(ctx context.Context, request CancelOrderRequestObject) (CancelOrderResponseObject, error)
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(ctx context.Context, request PassOrderRequestObject) (PassOrderResponseObject, error)
+	// ReleaseOrder Hand an order back (its performer)
+	// (PATCH /orders/{id}/release)
+	ReleaseOrder(ctx context.Context, request ReleaseOrderRequestObject) (ReleaseOrderResponseObject, error)
 	// TakeOrder Take a waiting order (performers)
 	// (PATCH /orders/{id}/take)
 	TakeOrder(ctx context.Context, request TakeOrderRequestObject) (TakeOrderResponseObject, error)
@@ -5141,6 +6154,32 @@ func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id 
 	}
 }
 
+// CancelOrder operation middleware
+func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request CancelOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelOrder(ctx, request.(CancelOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelOrderResponseObject); ok {
+		if err := validResponse.VisitCancelOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // PassOrder operation middleware
 func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	var request PassOrderRequestObject
@@ -5160,6 +6199,32 @@ func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id Or
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(PassOrderResponseObject); ok {
 		if err := validResponse.VisitPassOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReleaseOrder operation middleware
+func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request ReleaseOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReleaseOrder(ctx, request.(ReleaseOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReleaseOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReleaseOrderResponseObject); ok {
+		if err := validResponse.VisitReleaseOrderResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -5256,137 +6321,154 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3tkts2tuCroLgzZSnDVqvVdiZR162tTuJkfa9j+6bt8u5Y3iZEQhKmKUABwJaVcf/dB9iX2PfYR9kn",
-	"2TrnACQoUv3hdZK9U5maqWGLIHBwcL4/4H8kuV5vtBLK2WT6j2TDDV8LJwz+9dIUwjz7Dh4LYXMjN05q",
-	"lUyT1yvBNLx8ZJksRuwbUeotO2HSMiMWlRUF20q3Yo/H41GSJhK+2XC3StJE8bVIpokskjQx4udKGlEk",
-	"U2cqkSY2X4k1h+XEB77elCKZnvw1TRbarLmDj5T78nGSJmup5LpaJ9OTNHG7jaBXYilMcnOTJq/4UnRh",
-	"/psw+mjOAbYNXwqmqvVcmDPGHVtr69jJeBxB+3MlzK4BF75IYgALseBV6ZLpOG2AHbdhPZ0ArPyDhxXm",
-	"j2Af98J+IX/pgR12xKz8RZwxvzCbjNMYdDYouVkK03cEw0O7ghn7dzWJtzW5a193nsiFNq67q2whRVlk",
-	"TBtGj2khjcjhbUbA468sk0WWsmxjZC5odG4Ed6I4dxnjqmD1ZyzjNochM5XBWhkbBHzhm+EZc1JYxo1g",
-	"c6OvhGLzHVLwd2GYLFIYOWIv3UoYgoA+CGgdIEpn6hBSYa8xUv9kxCKZJv/puGG1Y3prj5HDEDs3gCcj",
-	"7EYrK5D7vuHFT+LnSlhEXa6VEwof+WZTypzDho//bgGVEcPAyALguOalLHDQ5YLLUgDDFcJxWdpk+q4e",
-	"5rS+tCuCGTebTFvH5Dc51wXssZRr6fCU18Ja5LNkXVnH5gKosRQcyJHlK2547uD003qlSl0pvVWXtEqz",
-	"Wq5LXZm9hZrppWVKO8Y9MegFcyskckJNtMDGiFxaAjpMjkTTv4lJZxMrfi1qppqwBexBasVLVsildDa5",
-	"eR9/40FghRYE45q7fMXcSrDzV8+Y3YhcLvxBeWknrHsGYJ0uJvzrfFyciMfzJ/zLPLm5L8Wcb+RTY7Qh",
-	"gtljqM6ZZ1ME5yCk0rbBPGOZp5GMAT1bJnju+XAEQD5TThjFy08iSek/vhS4g9Yp+1fMCnMtDAsjfgOk",
-	"taHKpowrVoMDaKwMyl1EC0oCrcodkwpR6+Et9RLx80K773Wlik/Cj9LucoFfx6hBRctO/ooHR68/z8br",
-	"5bIpU5oUOltxS3Qh6cBRQr38twfuJ8jnZJpMxpMvj8YnR+PJ65PxdAz//VuSJnllnV4LAyd7knb0nVQO",
-	"0bsQivi3IFtgIwyoImFgGfhxkiaVhbNC4TvXcwCauH56MhmPnqSJddxVNpkmz16wVz+9/OGnpxcX90ch",
-	"IqAPf7URxPjCCYPgOsOVlTCgQV4wRx5CDn7ku18Vlf1Ienv+7PWzFz+grNt40MlWQpsFbQY0CZx2vHxa",
-	"ijUZjyf+F9gu/HnzMAwjlnqw/FIJstf0grBtEbOvtX4OBs8n8ZkXKpeg+9BsSvrEOmgLMKec1oxGfR62",
-	"66zuhTSuJz7kQhQ2Ei2PLEOFhdt+o3jlVtrIX8SniZgqniDeNfwslPMzsNo0/zx7jpcN2xXcANegFSYt",
-	"W0trpVqmzNsJYOiJDxsAgg1++v5b9uVfn5ApuxK88B7K27dvj84byHtM5+wbWscIXq7/ZUbS1M6SLCUT",
-	"M0Op/y+zRCrUnpcI0CzJ2HYlFOMewC23zArlRkmvm5IcWCVlB6ZPajvZOiPVErBG53vNZcnn5QMoGzFR",
-	"cMfBu9mbwVbrNTc7L67CIJZzBdpkDqYBz1dIC9e8rGJSCYMvq2jKmGRcPKO0LBp3xoxwBpUkZwuxZVbk",
-	"WhX2To0O5IZk/01ld90NbLi1W20KUFMr8nYWVVmygRFLaZ0h4gX9POzZEc18OYep9zfi9bi0DF6fMYCe",
-	"L7lUDK3jcnc36J+HVfrQ7lnm8PExI5crx5TesgFXTFcORaZhnBlhHTcO5Ocrbd3SiIt/fz6Ed6DqTYWj",
-	"4S0O1ZXJBRtc/Pvzi9fnr5+yvOTWsienUzhHwHQh7VXK1mKtzS5luVaKXC87PAMDZSXVEpklX3G1FMWI",
-	"/YSE0KhI0iWwoKcJIJIMRx2dwyjwvUAARQfKS6tZFh1fNmXiWphdTRBHQBC4tjZXzTmiewirbrl07OdK",
-	"VKKhGc4WpdboUsSrWcBNqZdS2WHKrG5Z0LC14Ahyx7TKBQkSQKJ1GniZcbVDRAQRE21uyk6yPRkWve2K",
-	"rwuPI6dpC3Ox0OiLOrOTanlAHD3p8cJJvNhqs9HGieJHUUj+Ggd9khqpJ7pcw0yXuN4+U8Wq9JFl39Iy",
-	"R7As836dVoLsTb0R4bTzXGzA2/pMqqcP1Ejn3h8wx68EmR9vjVbLC+c1zic4QqQMLM7Qa+xLyyJz9QzX",
-	"Zgptg9pC+0zuTwSLRwtB4RERHB14TxhprFyGssWyhdHrUdJIQCTsetne+CGaO3rh+Rh5ipcMsIxeaWUW",
-	"PBdA3xsDJ+Ak6TnCYIdNHIhJtub5SipxZAQv8AcjuAWvlhaBb1vTM67sVhgLWy2ldaKABYWq1sn0XW8E",
-	"5SDh99mUe8ZW271zK11cwk+8LPUWB3T844U2c1kUQiWNl3MJlEBxmTYRSWWrxULmUih3uahI27ZVXq9K",
-	"fx+F+lowtg2UNPlwtNRHe1ZLFFPaP5OnJKCNnpdiHRQMSc4gFwYdFA9TZDyhQGmAbsPYpRNrexeRI6l9",
-	"h8AAWB5Obgzfwd81i+2D+V+qNVcNxYgPm5IrTi5cjBniiceTyA3v2HAtE6GP6P/rkQ/pHT3zoaxaSKZs",
-	"oQ0FZkCHNHEF24ajY3h0Lck4sv6OOKZBwPt6vJ7/XeQuHKz3oL2gSJPvRC7XvLygSTu7OVeMr3WlHOOW",
-	"cVbQaBAWmxKsJqUdInHqY2cpU5pZuVT4UApewC5/EUbTK/GBDjRlXM2U3vjA20aD+7rQxCNsvvPTNXH7",
-	"00kTbrQj9vQDz1FmEcuXXC0rvhQUr22wiF7vOIkC234HFNp+LtTSrZLp6QScYAdsmUyT/z4Yf3x3cvT1",
-	"+3fjo6/ffzEczGYjfPzL8D//qY8aYprsYBA921u4Y8TOWV4CNzO7lS5fCQviMYPzzMDMg5G8sCxD/zBL",
-	"ZyoTHzYid8IH1b1kQVfGCCQ2FIFg+Gklhmcs81SRoaPr3z/Ct+ypWpbSrmYK/B6hcuDKAq0ap8Eo3kZG",
-	"HQYIH1mMGY5YL+cTx9eClkk4ZhVEMOmdVizyEVinpbC1DVf7w+AdDjjDAMYjy9xWR7HamSIKGTJeyis4",
-	"+Jn6SPv+yNaCK6A7eMKNs48z9fHo6Kj+HwzOAvtk7KOHHd1QH4E2rE6TRY4r+8h8WBrH0kStmDfNhnrP",
-	"67QdadvawKjjs6jtP7LbY99+DTRncGr0d4JY2YKJwuDlGYvogqK60rFBRpZ4lrKMKBaevL0Ij3OtS8EV",
-	"PKIUhQcSGdkZs8BevGR/11IRX2az2cdsCJgN+YBg6g/QD6E1UjYajYYB8pB7APCd+ODI10Ka4irQdcTe",
-	"8ewh29A3qp691GpZT05weKBK6WADQwZD7rsiCpxbF7RrXpZ0Gn6hOeZGw0cDpcPzFE5BXwuzKPUWjsTi",
-	"aQ1v22S0M4wcxQvxub4Wn75Qa2/NOguxxVUUQyIA6ici8Bk6sd1HHmrrMHdIqbS34YfUi6y52t22ylqj",
-	"+LprkdYW9tcohNjAGv968fIFUwJlEPy2D34prkVZTw0DO1OHITh3nXWiwwiK8ADcnZzSrXvoGU1rkkqq",
-	"KbtO6YAcIptiWZUcA2hGWIup0UYG+CWbdJWfrzUGFyLt2FrHixd6E38xyMSayxLEhEcCPFZG4i/ciSMn",
-	"16ItIhTDbxgvCoATpYNfGqzwWKyhIFyDTGv0WjMTaBK9mMbvcJZ5ydVVDb9eMLvhOSrSclefMYVScKj/",
-	"DDw6o8vLmsfrKVa6RMvFj+gRFTAdvAUrqG+U312uYZ56XrfiLsh7tIrZm9ffH32FQmsjTA7uafgIjGSD",
-	"kFj24s3zCA3xlyEqASM66xuxwbwCYbjRZ9rgyXqFA5o/ImINRkCz2FJei/AjTlpU5PyKyytB/Ezc5ln5",
-	"SuxoRreVzUR8sxHc0DRSoXTy42lS7i5ReFxqhfJO0VE3ZgcFkBpbh1sPWeAsXRaNCDpEKGteYmIp1tJ4",
-	"Jq1YWwHWLoDYihhYvoPTz3VVFoGaCgEmR7ADvK8W03Ow9uY7MDGqUrR2RsKclPXHNl18RFO27RUHH7Jj",
-	"ZH4PdiCyUorz4toW7Qt1hh5HG8FpjFe9YNuVzFeINIBBiMK7yMGQfpd867NPSZq8qpNz7yOnrWMV77tm",
-	"/S49uEuIFl+oMbCCTFhy9RFBw9hdr32etFNq4H30uNYhWAfhZ9Db4Wfvvnv1559AR/lHUBt4BE29QXAS",
-	"aofCw5UmKFaSNOmIFBxCDI3xA2JI8NJjNkrSJD4gdE88pTYxgLYPH8PVQX6Q1wdIBY1JIgJ4HNhhi1aC",
-	"4kkPaBk/zKuNNNIUbSfWJxR74POFG33UUEsp72igFKwzZ8GkfmRBna28Ahawjo3M1EI7ywbZxuiiyp0d",
-	"jUdUVwTOEMyT4Q5aAiBma5IBjvGybO8oFJp0NiRVdzdva3+MZEHILtUwYMB7oc0eN3ISzjAmpnxf1xIK",
-	"kXylHYWYkfL0ldyL8/hPOtD62pj+gF2l0AdBc+oLKsmqbR9w0ho7KwU5uTXSOaEogLhfacIGAjz1M8bZ",
-	"Dzr4uUuhwBUCV8voNX1V6Lxaw0vSdxIDDoCWYMG3zmFS76kmsThs9Xer1egFvbktKPS67Qr7cej5Uiyi",
-	"6/W2qOF+5UR3RW5kU8mU3hnGuUmTH7USu9tCNVKxa2lcxUtmqjn41sglAca2I10HbvCgRuytP06M94Be",
-	"nynveeAkvR+zQUaRFuAvUolwglI5jcYfBmuCyQz7ScnOm6m5VNzs2KLU3LHBv/JrfoFbAnTTqkQPFObx",
-	"+9MLVm3gkE6eYKwJqU05D8xM4Xol8LXR1XKFuxhtuLEC6Rf/pLOQix2QJi5/Oqkd8+GInffS63w3U5pv",
-	"5BFscSnUYQKOSBcsCVEu2CCL6DIb7sWqfIHGA8j6hdhS1QpYBkUh6UheRRbDgpdWpF06oSCn04zKTrrh",
-	"99YXXbFGNqzTaAFpJc7YCfw1GY/HkQ2a+gRLufPmeHrAWG0zVbeUJYrUTUJ1bfjhpEe6+ZKXXrjRDwoG",
-	"DDMiF/Ja2Ckbj8a4B6zfHY9H4/E9mGbELoQqZsobwCEQQsyQDYPisnwtavJHviJY2SCb+RDlLAHWIXqz",
-	"GDQLIU3LtittQ0LVF7VGXGNjtkkZWKr0PGR2hTrNCoqszVQIzswrWTqiXR8JYuB52JRZCQZ6Nh6dsL+w",
-	"8WiCEcNsPDodt//zmFSBtDMVLFzQYxh0WElTdHB1MDKrlXi5wBqo28L+r+BIa9K/fWw7pH3z/hYm2pPE",
-	"7YpYIqM+CfxCbN/YhzNeK//cZbqQ5O5S7ldImZOvDvIML2UujuoJonh39FvERieTr1pc9FUPF1VWmJA5",
-	"vg3db8K4m7hGb38Lp7CF0wkrhSPZENRONgIT45JC2UfZGauU/LkSTC4VpdlzbkXPbrsR/Gg/p614/rvz",
-	"o7/xo1/GR1+PLo/e/+VPd2rkehtpjL8aIX0kUUvifmHbk+FsKv7iCqMDxX9N/iJEWPrMurhEsNfW8e9B",
-	"pLBNNS+lXYmiyQW30HzS05KxX26Q7muK28R412Yu7m4C6a7Yqg29izB/EouWRrhtPNlVN02R5H2K+mlo",
-	"x6SjMvyuNKknbx1WGlHDQeLq73fpK5zsJtPrwoV75Vh9LWzXhQ+FordKar4UPwrHexKUBIWf5uA+my4S",
-	"36WSULNGcrgyF32mUlrXYCFlt/ad1A0je00lrVADnmK9uCxSWD86Svx//5ae/YDmNKNnP7D5Gwe/73iX",
-	"YZIOu8QE1zVuqFqE/Z//8T/jihL8+6en59/9N3z69uWPr54/ff30uxTctLIURXCztJFLCdra9zSUJf6+",
-	"ns5UFs2XYVaRk0HndbrHVqhXSVsF2GmCqydpUq/d3nPzWWfDNSkd8Kw5Ub6VaDJROmylS4Gk0GWDUN7c",
-	"lYzS4kyPLGaqffsYDW+JxL4Oqa6Asr3NXa+bGoDQmwYD227t/RbYK8nulDroLVtztfOcsIcX75+QXz78",
-	"BIkfl3/vL50LWQ5a4LFj3OatC/Vuc0961A6R72Zr46AFVZ9kie3HrpKmHHPj8vqzT/urD9hgJcqCBS9T",
-	"KnAVuWUt9y5lpbwSLEOlku1tn1y9ds9gu2twND55kC8YzNH9jYHNcuaTP76mFiO81+j8uMooivS2OWXO",
-	"S64eoDD3Ffm96Oj/1b7s2oN3hFmKqLwqNufSer99lBOsiB7kGrEQBksmnGYccd3F5R5uJvfGTXefcz1/",
-	"4C4PbSjgvSuieJ7rSrlHFlzBZSmY0aWIleKhREADZjSiC6sVeWWk213A6Xpqw6L68woM9z77ecPBH+B5",
-	"Lqz1dfroumavXl68ZseaV251jL9nbFCT+dJw5Yapz6ZMHrOVrsg4QsJCfOLCDZgr5zZoRqMb/g23Mu9H",
-	"0ksA1nvr2BuNzrAVuREudDE8/pr97/81GZ2OToZU89UHrlblrg0SLtqBKOzqB9hUP0wYZIi7LVKm545j",
-	"QDwEwlwN+2Q0biTCotRbNtiuuGMXW75cCsPePHtkZ+o81DUCbdspEypUAgGF+ZAo7r2eK1Tx+NBZCzU+",
-	"5IX1CfsOr831BskBNcyVUG9MmUyTGF1IP4Gc4ecJVbpKtdA9hjEpv03Jc0oJBHubKo2CF4GvapfCpmzD",
-	"ZdGNoGJ90RdffF/q7eiLL9h540qRPQeTemN04C0aDCI2oSasKsaKnMg8GqYUc0QVrc3VTAVk0ligm3wl",
-	"8iuMFqElNRyxlivny6hx5trEGlKhVT1ow3eWQkCk6TZlBbruyZ9ZrtdY2aRVeiA2Rj+jZUqPJXeYn7gS",
-	"YhPKycIkHk/nrTYjwFhDdnX7gd4qBC1m2Bb3PB6dDkEF93DO2UxRSFhj/3bOyxKbqjb1aKBQm7GcGyOF",
-	"ZVmgZV+u6Dt5ZtV4fJqTbPFNO/CLyOJmpJl6DW8sK+W1qEUJG+RaLeSyMnxeiiFqWePrykE1GGFXxImh",
-	"VI5q4EhZIMSYeMJq75kKLUjIh6ifwawlb3HYbONbnq/E0beUZZwypY+s00ZQ9Y+0jM91RW43rIA2jCqY",
-	"0jM1N3prKfdvV9yIguUwF1vzHR4lwyAdnB7qdSRzjLdTzNHHL++TS2CDK70R+RU2VgB0jbHE7UyFkKMf",
-	"BGyixLa+aYIoFKCaCyok2LfLsOMlLkcl/TJTrXhq6mOvC8HylYY5gZuaWGmItg7PWN2Qz3i5BVYBdO/i",
-	"Je1MhTzXvdIgnklrvoCjefLnkPanLRpdqUIUM7Xi5eKIMhrwlvDiz+IVB7cscNFzMOCNrpxP7rOLDez8",
-	"yLpdKVi2wRrPAWrH8TBlGRjLkbO7d5vE2Uzdcp0E5fos1u0Nus40t/lHunxBA7G2bm9IZyq6vKG5zSJc",
-	"u+DRg8nXmrJ9fMDnGGkra+F4wR33yMBCWwuIeNpqJwhzAPay0I+Q4fzpnliIhUjq6x7q9gA1UzBFJIKe",
-	"jCbALRvBBhmKMJp66AF6pjaVo/pVgOob37ajK4dx9qbuHUm2JRTTuiWiLpm1uRFCieKM8Zm6lrqkT4Gr",
-	"4URYT+O/Tw602/mbrCUbcDdTPVuf1sUqlx6AuCYEZ0EtSH2Tl5FqxcPDOkvMv1uxXFPqAPPSpMBQPTSX",
-	"zKTESVdiR7qX2NWmoDsLwAgvme+UGt5V44RMDjJ6PM6YVHlZFaJAVduu+GQD8IAjDj5rFUCBGVHUyQ9t",
-	"/KAhhTfcTPUVnZ/TfKFjOMg0rXyCH/vrgVx9ybR0WPN+JXa+FkoqKntHWzxixS9DraFeYCkidZcVrUtr",
-	"6iIHnGQXqqeArozhOzKtwBFSlpq5qdD/x2evwSFAYwqsSTs9PtYboUgHj7RZHvuP7DGMBRNLOrTjnZG8",
-	"YN6OOn/1LEmTa2EsmVcno/FoDKNhMr6RyTQ5HY1Hp74wAe2744jiqRRlKQ5Yr6Ctu/3Cc1FqtQSj3/fY",
-	"kVFjDGgF77SB+VyXVmPP5g/Cxc3CBfrGe7euTMbjh7V01S7x6ckEnPfoUgJypiJvqO+ugvu1cCGoBy4h",
-	"CPsmN/MmTR7THvrmq/d6HF0vg5+c3P1Jq/v8Jk2e3Ged+sYQ/OD0XqvUvUnoGLY6gOPNgjvElzYkZmzy",
-	"Hsa3PAN0G44p3nWQzjwlK40MjDdgcKCyHThtwWgnX61xCDBLvtIgZLH7jX3buBHNbUEzNXg8PiWre8es",
-	"8JeHuJWQhlGXOwWlwZr94WkwT4//IYsbD3ZGHNwmZdD3Ic1vkbWai7sOZEybIcd02UJ65zi8jeo+4/AG",
-	"o/f9rHT7aUeXP/x2hPuY6PDBfZtxP17UswknGhEGBlNrw/Vz9bHWa/seTbLiyQYI7tzo9+DKF/VO2aDB",
-	"wjBiTo+H9zdpstG2hwG/Da5y6G0N6Zutr9oLG8a0b9gsmopkMUvLtt0ijq0sy5ny7uoZq1uLOUbmOm6w",
-	"dOT+PvnziL3wrexo/2LjESpdtF3Jm+2wJG2CUmR1I+A3utg99CaH/ca7vSsQmoh028vxgZquHxOXe7Su",
-	"RbjrphifHA0lGXDsTarkIFSRafUJi+FaD7hLoa51umkHPJ2pxE1HIJ38f3OP0R2X73yW24k8+E0KP7p1",
-	"4Ln2F5PderkjWGxnqJgyYA+nqQC2VRfQdx2KV13HJ389cNHJf2BJ34QLCb+/nZivJRtZeSf3ENv1PUn4",
-	"wZP7ILDniojfQauQNI2CpzXaezVLY+Wh6XSrS4Hj0qaM2JKI3DLpRuyZs1EIVRUYbGtUyprviAUktoWB",
-	"v+XkWpyBe7s7MG67kqXwUbig3wb0p6bktBLbI69C0XgAHwVcV7XTSsyUKK1gS+Esezx+nDaVgz5syC3V",
-	"rCsmi9ZFbnh7iSxAhV0LXob7WUBxSoslek1jcBYEQoYl3j4wQAYodWHbPqX3g3BB4z3MBA13yx6yGv+4",
-	"bK6fbke/rZ38+J/hIsO6UcQLU2BOgAHcMenYALtdthr9Nuy+xo6xDTdu+LtY1C9VqF8ayEgcpW1ZdB85",
-	"eEwGL+XUXN6TR+0tAZKKrr8xXFkKZe+ljaRlhZhL52sED+eOZmrgo9msN5g93E8uSVSrxd7UIXlYp5h8",
-	"NprCsnGqCu8rXetrrP9gRuSAjSJUAZWiWILn8NbHDYXC9CfellJfXwVf25SyYnQM1oF/QKgKoHjhK0Eo",
-	"f82y7u0rvX77OZ7HryMy7+Fov/y3/+ButouM05oagZ+J0Jl0v7odhhKiB4xRJDFvx1N9SSx+8PUD/UOl",
-	"v8fLfVo+2AtdE/Mai2+6t9/13g8UXQCJCAT6r+V0rsE0Opl8OXpyygbEieQLsr/EKawvR+PT4VmIuwKO",
-	"TrBRAsXatnVVVhviUAHYBfU+92PVAussnD7dj0Wzfq77+O68H4vEwgC7HJSl4AIvwfgLVEnXGpmZ6pMS",
-	"bcn6yMZopLsjIunayqf/HqqJ5Jev7MDOZdxnj7a6l3racGtvUU699aoj9nJfErTt7kKDJd8Rva+4tX8I",
-	"3s8heNvohjP8PeTunjf8iYL39g+ie/5+B2b7kZurxgMmThs83AZ0/ErcwmQHCsTPYvTPRa7Xwh7AP3u7",
-	"Eooqi+P8CL8SZJ+hs+qvyqY7M1sp0q1UllbDmh0Lri4YVX3202t+Jf5g4s+QpMAikd8nQfHPyKpAl4zj",
-	"Ha2NCXVXOgQYlRKXwJ13ZEZqa3eAd27CKsFSeILW1pDu+22E8+CUfh+xNz5oQalJ6qObKSOW3BSlsFhe",
-	"QP131FTHXu/VhftiLW7piqalVhNJlzBTFVm7bLyHb3/CBkdhKGFZJ94/IUfSrg/tNjhGifeo3jgK21BR",
-	"+EMSDE3y/TPnF+ragSfjsQ87ff4N3FY6YPyxiKIuUr9XjqC5wCLOx7Ocq/qSDBTzpV4u0fs+mChoV4J8",
-	"xmTB1592sfH+LauNBA2vGOIf5Zq38mnsZ7quuAWAF6X10gOYzpdoWnEklRV4E++1KHdDAEkqGPzPmx/w",
-	"TQLJ9N37WPwG8eKbLQ4UhnRKKw6mCb5HUdoE3mq7x+7ljetW2QEV7aGXODzzl8jUsjiegWyiqP5b66vI",
-	"p0FGouI9Wfgj9Xe0rdDexgJh6c4Yx/QAi7MDpynG9LH0WZvaZJYFEx+k7Q/hP5fWgYw4VEvSX5OF3Q1n",
-	"dVFeo/Af2V/134N78D8H90cxzG9qZ+50hVRKTbdA1DtdxaVOv5K1iezhbRxFtf91PdxvHiQJHBLtus/8",
-	"awu0dr/Tu/dAanvtPe/eA13RPbiHmHOF1fcr7ui+XLt3Cc3AiJKDwqDkoMPuEkxEgvuGH2NwRxtHHQJz",
-	"sZKqAGFm9Ad/JVbT4IElnT6VugPrEv8VCFYpdPboVDZGLOQH7HSkctNjZA+Pj05jV9TOZdmgpyuJGrhG",
-	"jfDAgj9kzb3cRuvfkAj9R61qyXoO0hPdOXxtoP9aGn8Pvr9pPgbCU/f7m/8bAAD//w==",
+	"7L37khs3sif8Koj65oRITzXF7pZ8acaJL9qy7KNzZEnHksO7I2qbYBVIYroI0ACqKXqkf/cB9iX2PfZR",
+	"9kk2MhNAoVjFvmhkacc7DjvMZqFwzcsvE5nJv2WFXm+0EsrZ7Oxv2YYbvhZOGPzruSmFefIdfCyFLYzc",
+	"OKlVdpa9Wgmm4eE9y2Q5Yt+KSm/ZMZOWGbGorSjZVroVezAej7I8k/DOhrtVlmeKr0V2lskyyzMjfq2l",
+	"EWV25kwt8swWK7HmMJx4y9ebSmRnx1/l2UKbNXfwknJfPsjybC2VXNfr7Ow4z9xuI+iRWAqTvX+fZy/4",
+	"UnTn/Bdh9NGcw9w2fCmYqtdzYSaMO7bW1rHj8TiZ7a+1MLtmuvBGlk6wFAteVy47G+fNZMftuZ6ewFz5",
+	"Wz9X6D+Z+7h37i/lbz1zhxUxK38TE+YHZifjPJ06G1TcLIXpO4LhoVVBj/2rOkmXdXLTum48kZfauO6q",
+	"ZgspqnLGtGH0MS+lEQU8ndHk8Vs2k+UsZ7ONkYWg1oUR3Iny3M0YVyWLr7EZtwU0maoZjDVjg7Bf+GQ4",
+	"YU4Ky7gRbG70pVBsvkMK/i40k2UOLUfsuVsJQzOgF8K2DnBLp+rQpsJa0039kxGL7Cz7/+43rHafntr7",
+	"yGG4O+9hn4ywG62sQO77lpc/iV9rYXHrCq2cUPiRbzaVLDgs+P5fLWxlwjDQsoR5XPFKltjoYsFlJYDh",
+	"SuG4rGx29jo2c1pf2BXNGRebnbWOyS9yrktYYyXX0uEpr4W1yGfZuraOzQVQYyU4kCMrVtzwwsHp53Gk",
+	"Wl0qvVUXNEozWqErXZu9gZrupWVKO8Y9MegFcyskctqaZICNEYW0NOnQORJN/yJOOotY8SsRmeqELWAN",
+	"UitesVIupbPZ+zfpO34KrNSC5rjmrlgxtxLs/MUTZjeikAt/UF7aCeuewLROFyf8m2JcHosH84f8yyJ7",
+	"f1uKOd/Ix8ZoQwSzx1CdM5+d4XQOzlTa9jQnbOZpZMaAni0TvPB8OIJJPlFOGMWrDyJJ6V++ELiC1in7",
+	"R8wKcyUMCy0+waa1ZzU7Y1yxOB3Yxtqg3MVtQUmgVbVjUuHW+vlWeon780y773Wtyg/aH6XdxQLfTrcG",
+	"FS07/goPjh5/nIXH4WZnTGlS6GzFLdGFpANHCfX8P+64niCfs7PsZHzy5dH4+Gh88up4fDaGf/+S5VlR",
+	"W6fXwsDJHucdfSeVw+1dCEX8WxIW2AgDqkgYGAa+PMmz2sJZofCd6zlMmrj+7PhkPHqYZ9ZxV9vsLHvy",
+	"jL346fkPPz1++fL2W4gb0Ld/EQQxvnDC4HSd4cpKaNBsXoAjdyEH3/L177qV/Zv0y/mTV0+e/YCybuOn",
+	"TlgJMQtiBoQETjtePa7EmsDjsf8Glgt/vr/bDuMu9ezycyUIr+kF7bbFnX2l9VMAPB/EZ16oXIDuQ9iU",
+	"9Yl10BYAp5zWjFp9HLbrjO6FNI4n3hZClDYRLfcsQ4WFy/5Z8dqttJG/iQ8TMXXaQbpq+Foo53tgEZp/",
+	"nDWnw4blCm6AaxCFScvW0lqpljnzOAGAnni7gUmwwU/fP2JffvWQoOxK8NJbKL/88svReTPzHug8+5bG",
+	"MYJX63+dkjS102yWE8ScodT/12kmFWrPC5zQNJux7Uooxv0Et9wyK5QbZb1mSnZglJwd6D6LONk6I9US",
+	"do3O94rLis+rO1A27kTJHQfrZq8HW6/X3Oy8uAqNWMEVaJM5QANerJAWrnhVp6QSGl/USZcpybi0R2lZ",
+	"0m7CjHAGlSRnC7FlVhRalfZGjQ7khmT/bW133QVsuLVbbUpQUyuydhZ1VbGBEUtpnSHiBf087FkR9Xwx",
+	"h673F+L1uLQMHk8YzJ4vuVQM0XG1u3nqH4dV+rbds8zh42NGLleOKb1lA66Yrh2KTMM4M8I6bhzIzxfa",
+	"uqURL//z6RCegao3NbaGp9hU16YQbPDyP5++fHX+6jErKm4te3h6BucIO11Ke5mztVhrs8tZoZUi08sO",
+	"JwBQVlItkVmKFVdLUY7YT0gIjYokXQIDepoAIplhq6NzaAW2Fwig5EB5ZTWbJcc3O2PiSphdJIgjIAgc",
+	"W5vL5hzRPIRRt1w69mstatHQDGeLSms0KdLRLOxNpZdS2WHOrG4haFhaMAS5Y1oVggQJbKJ1GniZcbXD",
+	"jQgiJlncGTue7cmw5GlXfL30e+Q0LWEuFhptUWd2Ui0PiKOHPVY4iRdbbzbaOFH+KErJX2GjD1IjsaOL",
+	"NfR0gePtM1WqSu9Z9oiGOYJhmbfrtBKEN/VGhNMuCrEBa+sjqZ6+qSY69/YTc/xSEPz4xWi1fOm8xvkA",
+	"Q4iUgcUeesG+tCyBqxMcmynEBhGhfSTzJ5mL3xaahd+IYOjAc9qRBuUylC2WLYxej7JGAiJhx2F7/YcI",
+	"d/TC8zHyFK8Y7DJapbVZ8EIAfW8MnICTpOdoBzts4kBMsjUvVlKJIyN4iV8YwS1YtTQIvNvqnnFlt8JY",
+	"WGolrRMlDChUvc7OXvd6UA4Sfh+m3ANbbfPOrXR5AV/xqtJbbNCxjxfazGVZCpU1Vs4FUAL5ZdpEJJWt",
+	"FwtZSKHcxaImbQvTWXO1u5DqYmP00ggLX7c1Ya+mf5N4AFtTb+OWPHt7tNRHe2AmcTXtH9VjkttGzyux",
+	"DnqHBGoQF4POzg9z5EehQJeAykOXphNrexPtIwV+h5OBafl5cmP4Dv6OnLc/zX+r11w1hCTebiquOFl2",
+	"6c4Qqzw4SazzDrRrIYc+XvgvR97Td/TEe7ii7MzZQhvy14BqadwNtj2PDh7pAszU4f6aGKnZgDexvZ7/",
+	"VRQuHKw3rL38yLPvRCHXvHpJnXZWc64YX+taOcYt46yk1iBDNhWAKaUdbuKZd6nlTGlm5VLhh0rwElb5",
+	"mzCaHom3dKA542qq9Mb74zYarNqFJtZh853vrnHnn540Xkg7Yo/f8gJFGUmCiqtlzZeC3LjNLqIxPM4S",
+	"f7dfAXm8nwq1dKvs7PQEbGMH3JqdZf9tMH73+vjomzevx0ffvPliOJhOR/jxz8P//0991JDSZGcH0eC9",
+	"hjtG7JwVFTA5s1vpipWwIDVncJ4zQH/QkpeWzdBsnOVTNRNvN6JwwvvavcBBC8cIJDaUjIAHtRLDCZt5",
+	"qpih/euf38On7LFaVtKupgrMIaEK4MoSwY7TgJW3CdZDv+E9i67EEevlfOL4KH+ZhGNWQTKTOmq5KO8B",
+	"aK2EjdAumslgNA44Q7/GPcvcVicu3KkiChkyXslLOPipekfrfsfWgiugO/iEC2fvpurd0dFR/A8azwL7",
+	"zNg7P3e0Tr1j2rB4e5bYs+wd895qbEsdtVzh1BuqQ6/qdqSEI+6IblsEAe/Y9S5xPwaiHOwazaAgVraA",
+	"XBg8nLCELsjZKx0bzAigz3I2I4qFTx5Gwse51pXgCj6iFIUPJDJmE2aBvXjF/qqlIr6cTafvZkPY2XBN",
+	"ECyAAZonNEbORqPRMMw8XEnA9J1468gEQ5riKtB1wt5p7+ESoq9V7L3Sahk7p3n4SVXSwQKGDJrcdkQU",
+	"ONcOaNe8qug0/EBzvDINLw2UDp/P4BT0lTCLSm/hSCye1vC6RSYrQ4dSOhCf6yvx4QO11taMsxBbHEUx",
+	"JAKgfiICf3Entvubh9o69B1uWtrL8E3iIABcrhtlrVF83TRIawn7Y5RCbGCMf3/5/BlTAmUQfLc//Upc",
+	"iSp2DQ07XYcm2He8jKLDCIrwwLw7V03XrqGnNY1JKilSdrzpATlEmGJZVxz9agAE8ca0kQF+yOYWy/fX",
+	"aoMDkXZsjePFCz1J3xjMxJrLCsSE3wT4WBuJ33Anjpxci7aIUAzfYbwsYZ4oHfzQAM5TsYaCcA0yrdFr",
+	"TU+gSfTiLH2Gvcwrri7j/PWC2Q0vUJFWu3jG5GHBpv41MPSMri4ij8cuVrpC5OJb9IgK6A6eAgrqa+VX",
+	"V2joJ/brVtwFeY+omP386vujr1FobYQpwGoNLwFINjgTy579/DTZhvTN4KyAFp3xjdjgdQPtcKPPtMGT",
+	"9QoHNH9CxBpAQDPYUl6J8CV2WtZkE4uLS0H8TNzmWflS7KhHt5VNR3yzEdxQN1KhdPLtqVPuLlB4XGiF",
+	"8k7RUTewg/xKDdbh1s8scJauykYEHSKUNa/wvinV0ngmLRdcCWgXpthyJFi+g9MvdF2VgZpKAZAj4ABv",
+	"wqX0HNDefAcQo65Ea2UkzElZv2vTxTuEsm1jOZiWHZD5PeBAZKUc+8WxLeILNUGLo73BebqvesG2K1ms",
+	"cNNgDkKU3nIOQPp19shfSmV59iLe2b1JjLYOKt43zfotfTCXcFt8/MbACoKw5AHADRqmVny0efJOBII3",
+	"3dMQiIAOwtegt8PX3qr36i8xrv1HUBt4BE0YQjASokHh55VnKFayPOuIFGxCDI1uBWJIsNJTNsryLD0g",
+	"NE88pTaugbYNn86rs/lBXh8gFQSTRATwcWCHLVoJiic/oGV8M6828kRTtI1Yf8/YMz8fz9FHDVFKeUMD",
+	"pWC8UAuQ+p4FdbbyCljAODaBqaV2lg1mG6PLunB2NB5RuBEYQ9DPDFfQEgApW5MMcIxXVXtFIf6ksyCp",
+	"uqv5JdpjJAvCpVOcA/rBF9rscSMn4QxtUsr34S4hPskH4JHnGSlPX8o9P49/pTNbHzLT78erFdogCKe+",
+	"oEitiH3ASGtwVg5ycmukc0KRX3E/AIUNBFjqE8bZDzrYuUuhwBQCU8voNb1V6qJew0PSdxIdDrAtAcG3",
+	"zuEkrimSWOq2+qvVavSMnlznFHrVNoV9O7R8yRfRtXpb1HC7KKObPDeyCXDKb3TjvM+zH7USu+tcNVKx",
+	"K2lczStm6jnY1sglYY5tQzo6bvCgRuwXf5zo7wG9PlXe8sBOel9mgxl5WoC/SCXCCUrlNII/dNYEyAzr",
+	"yQnnTdVcKm52bFFp7tjg3/kVf4lLgu2mUYkeyM3j16cXrN7AIR0/RF8TUptyfjJTheNVwNdG18sVrmK0",
+	"4cYKpF/8k85CLnZAmjj86Uk0zIcjdt5Lr/PdVGm+kUewxKVQhwk4IV1AEqJasMEsocvZcM9X5eM27kDW",
+	"z8SWglkAGZSlpCN5kSCGBa+syLt0Qk5OpxlFo3S98q03umKNMKzTiIC0EhN2DH+djMfjBIPm/t6l2nk4",
+	"nh8Aq22m6ka4JJ66kxB0G7447pFuPhKmd95oBwUAw4wohLwS9oyNR2NcA4b1jsej8fgWTDNiL4Uqp8oD",
+	"4OAIIWaYDYPisnwtIvkjX9Fc2WA29S7KaQasQ/Rm0WkWXJqWbVfahntWH+uacI1N2SZngFTp85DZFeo0",
+	"K8izNlXBOTOvZeWIdr0niIHlYXNmJQD02Xh0zP7MxqMT9BjOxqPTcfufB6QKpJ2qgHBBj6HTYSVN2dmr",
+	"g55ZrcTzBYZGXef2fwFHGkn/+rZtl/b7N9cw0Z4kbgfKEhn1SeBnYvuzvTvjta6lu0wX7r67lPs1UubJ",
+	"1wd5hleyEEexg8TfnXyXsNHxydctLvq6h4tqK0y4UL5uu38O7d6noXv7SziFJZyesEo4kg1B7cxGADEu",
+	"yJV9NJuwWslfa8HkUtHte8Gt6Flt14OfrOe05c9/fX70F3702/jom9HF0Zs//+lGjRyXkaf7FzekjySi",
+	"JO4Xtj0Xn00gYBp4dCAmsLm/CB6WPliXRg72Yh3/HEQK29TzStqVKJsr4tY2H/dkauxHIeT7muI6Md7F",
+	"zOXNuSHdEVshozcR5k9i0dII17UnXPW+iZ28Taw/Ne1AOorO70qT2HnrsPKEGg4SV38aTF88ZfeOPcYz",
+	"3OqO1YfIdk34ED96raTmS/GjcLzngpJm4bs5uM4mucQnr2SUw5EdDthFm6mS1jW7kLNr01FiHslerknL",
+	"1YCnGAeXZQ7jJ0eJ//dP6bNv0Jxm8tk3bP7Gxm861mXopMMuKcF1wQ0FkbD//d//Rxpogn//9Pj8u/+K",
+	"nx49//HF08evHn+Xg5lWVaIMZpY2cilBW/tUh6rC79dnUzVL+pvhrSInQDdij86fPXr89Onj7+hir5Ev",
+	"0q1KI7ZJ9Ml2JSsRYl08GvD7HAJg8lZEd57hvLM8i7OGz2HE9s41XXS2LRLkAfucE/9YicCLLtVWuhJI",
+	"UF1mCrHTXfkqLfZ0z+J9t89No+YtwdqXftUVc7Y3c+xVE0kQEt+gYds4vt0Ae/HenYAJvWVrrnaen/b2",
+	"xVs5ZN0PP0BvpLHl+0MXQlaD1vTYfVzmtQP1LnNPBkWzyqfKtfegNas++ZSi0K6qp5vqxnD2Z5/3xzCw",
+	"wUpUJQu2qlRgcHLLWkZizip5KdgMVdNsb/lkMLYTEtspiaPx8Z0sygBq9xcGyGfir5B8wC76ia/QhHK1",
+	"UeQvbnPKnFdc3UHt7sOBW9HR34tSu6jyBmdNmcRupaAwj+vto5yARXo214iFMBh44TTjuNfdvdzbm5Nb",
+	"7013nXM9v+MqDy0o7HtXRPGi0LVy9ywYlMtKMKMrkarWQ9cJzTSTFt25WlHURrrdSzhdT20YsX9eA/zv",
+	"Q+EbDlYFLwphrU8CQAN49uL5y1fsvua1W93H72dsEMl8abhyw9zfyZw8YCtdE8RCwsL9xIGbaa6c2yAY",
+	"R2P+W25l0b9Jz2Gy3ubHxGs0qa0ojHAhReLBN+x//c+T0enoeEiRY33T1arataeEg3ZmFFb1Ayyqf07o",
+	"qkhTOXKm546jWz2401yc+8lo3EiERaW3bLBdccdebvlyKQz7+ck9O1XnIWgSaNueMaFCPBFQmHes4tpj",
+	"XyEWyDvgWlvjHWcY5bBvNttCb5AcUMNcCvWzqbKzLN0upJ9AzvD1CYXRSrXQPfCalN+m4gVdLASIQ/FK",
+	"wRbBR9EwsTnbcFl2/bAYpfTFF99Xejv64gt23gAmQoXQqYdLA49o0BXZOKwwZBnjehKoNMzJc4kqWpvL",
+	"qQqbSW2BboqVKC7R54SoajhiLYPQx2hjzxFuDfdQ3YbvLDmSSNNtqhp03cN/YYVeY3yUVvkBDxt9jfiW",
+	"Plbc4S3HpRCbEJQWOhlN1SPYEAq+9ztiBEaGWbquSWbQvBeuVcOM71nmhTIG/qMTeaqou4IrNhd4UKP0",
+	"JNZ8B88KUTEe4Go4kwg+J/5iDGZE9xzSsoURohxOpoon64fujKgER+dzC5r7Tue8uATRHw4899gqoAbO",
+	"Cq0WclmbCCenKtovx+Nhq9OYxAAkEPeuEgvXalYrp2vMNKF7sGQIJ9ciGeCrE5J5Q6/pbTJXzLZH57an",
+	"7PNW1hnQeCMoYjaK3iokplTEtuTdg9HpEBbSI+smU0VXARrT+QteVZhjt4mtQabYGSu4MVJYNgvSx4ep",
+	"+sSuaT0enxakDXwOF3wjZmlu2lS9gieWVfJKROHPBmGz+LwSQyQF49MMQJkbYVckO0OIJMU+knrHGSMF",
+	"Y/A/EAspI5SciKjAECEvwbBZxiNerMTRI7pdPmNKH1mnjaCoL2kZn+ua3C0wAqJOVTKlp2pu9NZSzIdd",
+	"cTjhAvpCygTmY+ichdNDJIaCCe9ZyNfs/da3uUNig0u9EcUl5tnA7Bp4y+1UBVezbwRcp8Q2Fh4hjoZZ",
+	"zQUFkOwjaUyASsOQCRFMVcuPnnuf+0KwYqWhTyDxxkcevOzDCYv1GRivtiDcYLt36ZB2qsL95q2uv7xY",
+	"bSSStCAfvVyiJRpdq1KUU7Xi1eKIbrLgKe2LP4sXHMzxwEVPweQyunY+qIO93MDKj6zbVYLNNhjbO0A8",
+	"Mx7mbAbmTeLk2CsuMpmqa6qL0B2vxXjNQdeJwm3xjmpxaCDWVjGPfKqSWh5NcZNQhcNvD166R8r2fiF/",
+	"t0xLWQvHS+643wwMsLawEY9b2SWhD9i9WUhPmWH/+Z5YSIVI7uNdYraImiroIhFBD0cnwC0bwQYzFGHU",
+	"9dBP6Ina1I7ilmFW3/osLl07vF9p8h2QZFtCMY8ZMjFU2hZGCCXKCeNTdSV1FVUKhxNhPXUg/KVQu7pD",
+	"c1vNBtxNVc/Sz2KQ0oWfQBoLhL0gbqE02osEDOHhYXwtxl1YsVzTlRHGIxDkQIXe1BzKiZMuxY7QErGr",
+	"zQHtlLAjvGI+cW54U2wbMjnI6PF4xqQqqroUJYKjdqQvG3DV4uBJK/ANgF8ZL7208Y2G5NZyU9WXbHBO",
+	"/YUE8iDTtPKBHVhuAcjVh8pLh7kOl2LnY+CkonQHtJ4SVvwyxJjqBYagEt4pWzWMYnALdrILUXNAV8bw",
+	"HYFhMF2Vpdx+SvD48ckrMOEQ/gL+t2f37+uNUKSDR9os7/uX7H1oC6BYOrS8nJG8ZB75nr94kuXZlTCW",
+	"APHxaDwaQ2vojG9kdpadjsajUx+Qgoj8fkLxFIK0FAfsDdDW3fTxuai0WgLS8CmXBOqMAa3gER0YPDGk",
+	"HlN4fxAuzR0v0ZuxV4TnZDy+W4ZfdGKcHp+MHuZpjQoyfxP7ta90xe0y+nCqB2pShHWTY+B9nj2gNfT1",
+	"F9d6P6k2hK8c3/xKqxjB+zx7eJtxYgEZfOH0VqPEnDQ05VsJ4eliwYDlSxsu5Gz2Btq3bDk09O6Th/Ig",
+	"nXlKVhoZGAuicKCyHZjZDepeUAiuN+EwOmKlQchiMiR71Bh+TfGoqRo8GJ+SnbRjVvhaMm4lpGFU9IAu",
+	"IwDN/vA4wNP7f5Plez/tGXFwm5RB34fwDous1dRxO3BT3jS5T7U38hvbYXGy27TDglZv+lnp+tNOaoF8",
+	"OsJ9QHR45zTeND0zSeGFE00IA93fEbh+rLTmOLZP2SUUTxgg2Kajz8GVz+JK2aDZhWHCnH4f3rzPs422",
+	"PQz4KDg39uxpMATRcxIWjNf9YbEIFQkxS8u23eCdrayqqfIOhgmLmeYcfakdx4V05C54+C/QNXchmmxA",
+	"Y/w5Qe1DH9iCDofysFehsbZr5WTVzrWmyYiSDUAnkUfIh4uJ0DlSJMYJkcuhis3JmXC2PzBo3XAc5H8v",
+	"ACg0wfsYABedHi0nQOqWACm4kIru/wuuggGUekTw1AgcGiFir2wQPqylqpOTOTBNv43DEGJf6KuW5TFV",
+	"3vT4BrDpfs4zmQXBPeYrUvSJTCIyurqOCbrf6nJ318Ir+wmxexVLmjuethXqXZ9dOzMNw2pVMbmpsJMP",
+	"WgihUsCWzeXjwVkl0PcDBsOx7lD6JMYgvm9fIThTi/cdhXH8f03ZsRtqZX2UYmJ++k1oTVIk5Kn2dQSv",
+	"rcUKiHqCwGEG4stpCkxvxev0VS/y0OL+8VcH6hL9A2vixgHvBdQnU8NRenoU/s0H1grpKeuQ1O1STUxL",
+	"EosKUt6y4/HDVnBq22vOBuHpcMIeUjOvuoLE9t96Z3XO8K+5APEVtR3g4ER+f7SyJB3JntQmie6/fYe+",
+	"tIlu21MyN2slzDLrUUUj9iwtbUR8CkoFzvX4FnAplqvDFx7ehjF6KvV8BjRHWjK5Zors1IvoGusKTZZr",
+	"TXlslzdpG5ZU35ZJN2JPnE0um1SJR7N/S8JLzPtw6Odwci0mUwUf+9tRQBF5vwOuHNCfmmhFie2RP3kE",
+	"7QCshiN2rnZaiakSlRVsKZxlD8YP8iZS27vrASFpg9VDy1Y9TbxLkiWQ05XgVQQlDEOAADk2hRhmQdDP",
+	"MKXGO+TI8KOqF7YPzPwgXEAydzP9QonvQ9baP2t+9tPt6NPapw/+CPVkY2KeV5LAnDAHK5AtB5hduNXo",
+	"L8FqF5ihu+HGDT+LJftcBetsIBNxlLdl0W3k4H2y7Sj6wBU9ESe9IZdSURUyw5WlK6S9C3ZpWSnm0vmY",
+	"7MO37FM18LdIrPcSabh/DS9RzZV7XYcwi3gZ7+N26DokvdTHstFrfYWRcsyIAnajDPGSlSiXwWJfayV2",
+	"vq6eRxRYeTPq+qlKlG4syLfhO+zaG4kVLy4ZwoQJudSixgqoOlbOi3Y0Zn5R1RmwaK2TVUXJnK0brgNm",
+	"5iBUO4RVWiAKZh2YxD5eokdKnyMV/D6C+hZutef/8Q/uVEvhXyv+gtiLSfe7o3qUSz3TGCVy+vp9ihXC",
+	"72oTUDSx/h5NgJZF/0w7JhTGWiE39ZQ+vcmKwA0Eao7awVsQJ1+OHp4Gnxd5FlquL/blaHw6nESLQYLV",
+	"AWYCCtNtq05ie8YhWrs71dsUR4xichJOn4ojUq8fqxjrjcURSW4PMJdNWXIl8gog5y469LAux1QdNml6",
+	"HIXS+gpBvWaONz0+tUIk+eUj77A+Ba6zR0feSimSC/MapZjmKMRQqhF7fq0sKDXep8IkUWgQ7N+/zJkq",
+	"sDKajJBK8BB0tmcF5F6sy449SU+jTowHNVWpQeoavebNaKorTKOTJvQK0oe14bb0uizxyR8Y6PdD+CaF",
+	"4yP52aLr/HNA+U+nFX1U4h9bK/59VXX9Fn2WurrRB5HeszitL1F+YXI0wvBIrV6vfB5j6FEIcd1ymQCF",
+	"u0v9Dbf2Gpnfm4vWI/PbPh4U+t0Ijxfc2n/C7Y8hWNrbDWf4OeTKvkf9wwTL9S8kpb0/A5v9yM1lGsIO",
+	"+Gpwd3+DjyC/A5+FRMvbcVqKnDRlDSQN86lKYr/7PKsAmhLIFd/0qGrS+RYTKlit0B9ARLJhOjrq09W0",
+	"UNZkH7SlMfgI7FIchtEBEYj5TaQGvvByzJugxJcQzs6ocE1/8PxUtaPnyVfSip9n3fD5PgD4E83o/zkE",
+	"+HHvWf25luEGIihiguV/WKEdskr+YeX27wQIEWFM4vYQFvyga4O/Dw8mQ34WhPdvreAfzDL6AM0D1vUt",
+	"Tfr271s0BDQXhV4Le4CC2C8roSjTPI2+5JeCFAMKZh/ARNFWrQDsrVSWRsOMIMuWwgUnb3pArTS6qbox",
+	"xaqpJNGXXsXS/KsJ45SUMRc7rcqpki5cK37TFD5Of7FhlsSLNUztE/a0CbRLVekG2jC8r+zJv2pKs+8r",
+	"oKiiehXPK34p/gmkP0IwKJ775wkE/QTeaaf1j1z1/W5XE0gYq90hJ3mWaX4DZd8bfOAHTJod3umaavke",
+	"j3sYME+GUqKtESdkxzT8g00W0gD1XOO8foXR4N4a/2AH9o2/7vP+k/shFCVJdrwRtCfBJ7HldqqiV2I4",
+	"OSCyWtQYXOL9p9/Cyp1j+kzObjjlrrvjhohm0IaUewAq8Ibg5uisG+CvKMEo7birIf2CW7Mbg1P6fsR+",
+	"9vEPlF1AJdBA4i+5KSthMUOISqdRPTT2aq8Yh8+35Jaq6y+1OpH0s3qUCNqu1dFriyyldcJQzkHMnfmA",
+	"MNp2Un63Nl2SO5MUeUgiQKgSx11iUJv8mY8cghrTfx6Ox96s+fgLuC77x/hjEWWsDHKrMNKm9nCaUhOy",
+	"3jGGCoFMpZdLvMg/GEvaTub6iPGkH2YEdH43qxHH4RHD/UeV6eUUtf1IP0DXmoCXi3HoAXTns6ytOJLK",
+	"CvxttStR7YYwJamg8egPG2roK7NkZ6/fpOI3iBdf4eZAblcnO+pgxOH3VLYgxvBENWj3Uj9ilcMB5d2i",
+	"3hxOfN2DxseV9ECGR1ttJo40ZCTKv5WlP1L/8xorf1FTVUy6CeMYacjSQMPTHMMDUTFrEy1rWTKMXbGH",
+	"ssFARhxKB+tPq8SSMpOYV9to73t2xL7Fy+jjvgTwUfh5fV9g3Ms0LAnUlq69AqOvbFOsSHXcV6Hrn/ls",
+	"n9SEAYANVEr1EoGod7pOsxV/J0MG2cNjHI9MY0rrJ498CBySrLoP/rUFWrvI1Os3QGp7NZVevwG6Iufy",
+	"IeZcYQGNFXcsFrRJ64cPjKg4KAyKM3ZY0gdjmrna0csYsaGNj1aYi5VUJQgzo9/6XzNoqupgVraPyt4B",
+	"usTf9SXXO6bGuxXbGLGQb7G8HGWM30f28PvRqaaV1NCybNBTCoqqZo0a4YE5u8iae2GSrV8FDkWfWgnP",
+	"sQ/SE90+fHqvf1sa/8um/rdD00l46n7z/v8EAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

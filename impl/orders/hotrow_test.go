@@ -121,8 +121,8 @@ func TestWrites_ShareNoRow(t *testing.T) {
 	first, second = twoSlots(t, pool)
 	take := func(tx pgx.Tx, id, perf int64) {
 		t.Helper()
-		if _, err := db.New(tx).TakeOrder(ctx, db.TakeOrderParams{ID: id, PerformerID: pgtype.Int8{Int64: perf, Valid: true}}); err != nil {
-			t.Fatalf("take: %v", err)
+		if r, err := db.New(tx).TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: perf, MaxHeld: DefaultMaxInProgress}); err != nil || r.Outcome != "taken" {
+			t.Fatalf("take: %+v %v", r, err)
 		}
 	}
 	take(first, o1, perfs[0])

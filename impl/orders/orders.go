@@ -88,8 +88,12 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrInvalidState is a transition from the wrong state (409).
 	ErrInvalidState = errors.New("invalid state")
-	// ErrInsufficientFunds is an acceptance the customer cannot pay for (409); nothing moved.
+	// ErrInsufficientFunds is an order its customer cannot pay for (409): a create beyond the
+	// free balance, or the acceptance of an order from before reservations; nothing moved.
 	ErrInsufficientFunds = errors.New("insufficient funds")
+	// ErrTooManyInProgress is a take by a performer who already holds Limits.MaxInProgress orders
+	// IN PROGRESS (409); nothing moved.
+	ErrTooManyInProgress = errors.New("too many orders in progress")
 )
 
 // Refusal is a domain error with a message fit for the caller. It wraps one of the sentinels.

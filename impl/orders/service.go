@@ -42,11 +42,26 @@ type Service struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
 	hasher *password.Hasher
+	limits Limits
 }
 
-// NewService returns a Service on pool hashing passwords with hasher.
-func NewService(pool *pgxpool.Pool, hasher *password.Hasher) *Service {
-	return &Service{pool: pool, q: db.New(pool), hasher: hasher}
+// DefaultMaxInProgress is how many orders one performer may hold IN PROGRESS at once unless
+// configured otherwise.
+const DefaultMaxInProgress = 10
+
+// Limits bound what one user may hold, so that no one can take the marketplace hostage.
+type Limits struct {
+	// MaxInProgress is how many orders one performer may hold IN PROGRESS at once; a take beyond
+	// it is refused with ErrTooManyInProgress. 0 means DefaultMaxInProgress.
+	MaxInProgress int
+}
+
+// NewService returns a Service on pool hashing passwords with hasher, within limits.
+func NewService(pool *pgxpool.Pool, hasher *password.Hasher, limits Limits) *Service {
+	if limits.MaxInProgress <= 0 {
+		limits.MaxInProgress = DefaultMaxInProgress
+	}
+	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits}
 }
 
 // Register creates a user of role t with the role's starting balance, recorded as a ledger grant.
@@ -143,7 +158,10 @@ func (s *Service) Order(ctx context.Context, p Principal, id int64) (Order, erro
 }
 
 // CreateOrder publishes a WAITING order of the calling customer. price is in kopecks and must lie
-// in [0.01, money.MaxPrice].
+// in [0.01, money.MaxPrice]. The order reserves its price plus commission of the customer's
+// balance until it is accepted or cancelled; when the balance, less what the customer's other open
+// orders reserve, cannot cover that, nothing is created and ErrInsufficientFunds is returned. So
+// every order a performer can take is one its customer can pay.
 func (s *Service) CreateOrder(ctx context.Context, p Principal, description string, price money.Kopecks) (Order, error) {
 	if p.Type != Customer {
 		return Order{}, refuse(ErrForbidden, "only customers create orders")
@@ -158,61 +176,22 @@ func (s *Service) CreateOrder(ctx context.Context, p Principal, description stri
 			Status: Status(row.Status), CreatedAt: row.CreatedAt}
 		return err
 	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, s.explainFunds(ctx, p, price)
+	}
 	return o, err
 }
 
-// Take makes the calling performer the performer of a WAITING order (→ IN PROGRESS). The move is
-// one conditional UPDATE, so among concurrent callers exactly one wins; the others get
-// ErrInvalidState.
-func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error) {
-	if p.Type != Performer {
-		return Order{}, refuse(ErrForbidden, "only performers take orders")
-	}
-	var row db.TakeOrderRow
-	err := pgtx.Retry(ctx, func() (err error) {
-		row, err = s.q.TakeOrder(ctx, db.TakeOrderParams{ID: id, PerformerID: pgtype.Int8{Int64: p.ID, Valid: true}})
-		return err
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Order{}, s.explain(ctx, s.q, p, id, "take", Waiting)
-	}
-	if err != nil {
-		return Order{}, err
-	}
-	return Order{ID: row.ID, CustomerID: row.CustomerID, PerformerID: p.ID, PerformerName: p.Username,
-		Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
-}
-
-// Pass marks an IN PROGRESS order of the calling performer READY, in one conditional UPDATE.
-func (s *Service) Pass(ctx context.Context, p Principal, id int64) (Order, error) {
-	if p.Type != Performer {
-		return Order{}, refuse(ErrForbidden, "only the order's performer may pass it")
-	}
-	row, err := s.q.PassOrder(ctx, db.PassOrderParams{ID: id, PerformerID: pgtype.Int8{Int64: p.ID, Valid: true}})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Order{}, s.explain(ctx, s.q, p, id, "pass", InProgress)
-	}
-	if err != nil {
-		return Order{}, err
-	}
-	return Order{ID: row.ID, CustomerID: row.CustomerID, PerformerID: p.ID, PerformerName: p.Username,
-		Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
-}
-
-// explain turns a conditional UPDATE that matched no row into the reason: no such order, not the
-// caller's, or the wrong state.
-func (s *Service) explain(ctx context.Context, q *db.Queries, p Principal, id int64, action string, from Status) error {
-	st, err := q.GetOrderState(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return refuse(ErrNotFound, "order %d not found", id)
-	}
+// explainFunds says why a create reserved nothing: the customer's free balance (balance minus
+// what its open orders reserve) is below the new order's price plus commission.
+func (s *Service) explainFunds(ctx context.Context, p Principal, price money.Kopecks) error {
+	f, err := s.q.GetOrderFunds(ctx, db.GetOrderFundsParams{ID: p.ID, Price: int64(price)})
 	if err != nil {
 		return err
 	}
-	if action == "pass" && (!st.PerformerID.Valid || st.PerformerID.Int64 != p.ID) {
-		return refuse(ErrForbidden, "only the order's performer may pass it")
-	}
-	return refuse(ErrInvalidState, "order %d is %s; %s needs %s", id, st.Status, action, from)
+	balance, reserved, commission := money.Kopecks(f.Balance), money.Kopecks(f.Reserved), money.Kopecks(f.Commission)
+	return refuse(ErrInsufficientFunds, "an order of %s costs %s with the commission (%s); %s of the balance %s is free, %s being reserved for open orders",
+		price, price+commission, commission, balance-reserved, balance, reserved)
 }
 
 // Accept completes a READY order of the calling customer and pays for it in one statement, the

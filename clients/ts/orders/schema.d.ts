@@ -94,7 +94,12 @@ export interface paths {
         /**
          * Create an order (customers)
          * @description Creates a WAITING order owned by the calling customer. The price is what the performer will
-         *     receive; on acceptance the customer pays it plus 5%. Nothing is reserved at creation.
+         *     receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+         *     reserved of the customer's balance at once, until the order is accepted (then paid from the
+         *     reservation) or cancelled (then freed): the customer's open orders never cost more than its
+         *     balance, and an order a performer has finished can always be paid. A create the free
+         *     balance (balance minus what the customer's open orders reserve) cannot cover is refused
+         *     with 409 `insufficient_funds` and creates nothing.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -148,6 +153,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orders/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Cancel a waiting order (its customer)
+         * @description WAITING → CANCELLED. Only the order's customer may do it, and only while nobody has taken
+         *     it. The order leaves the new-orders list, stays in the customer's list, and the price plus
+         *     commission it reserved is free again. The ledger records the cancel.
+         */
+        patch: operations["cancelOrder"];
+        trace?: never;
+    };
+    "/orders/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Hand an order back (its performer)
+         * @description IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
+         *     returns to the new-orders list and leaves the performer's list; the performer's place under
+         *     the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+         *     records the release. The server does the same by itself to an order left IN PROGRESS
+         *     untouched for the configured time (default 72 hours).
+         */
+        patch: operations["releaseOrder"];
+        trace?: never;
+    };
     "/orders/{id}/take": {
         parameters: {
             query?: never;
@@ -164,7 +215,10 @@ export interface paths {
         /**
          * Take a waiting order (performers)
          * @description WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
-         *     the same order at once exactly one wins; the others get 409.
+         *     the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
+         *     holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+         *     it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+         *     returns to WAITING after the configured time untouched).
          */
         patch: operations["takeOrder"];
         trace?: never;
@@ -206,8 +260,9 @@ export interface paths {
          * Accept and pay a ready order (its customer)
          * @description READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
          *     (rounded half-up to the kopeck), the performer is credited the price and the platform account
-         *     the commission, each movement recorded in the ledger. Without enough funds nothing moves, the
-         *     order stays READY and the answer is 409 `insufficient_funds`.
+         *     the commission, each movement recorded in the ledger. The money was reserved when the order
+         *     was created, so the payment cannot lack funds; only an order created before reservations
+         *     existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
          */
         patch: operations["acceptOrder"];
         trace?: never;
@@ -289,11 +344,11 @@ export interface components {
         };
         /**
          * @description WAITING → IN PROGRESS → READY → COMPLETED, spelled as the original API spells them:
-         *     `IN PROGRESS` has a space.
+         *     `IN PROGRESS` has a space. CANCELLED: the customer withdrew the order while WAITING.
          * @example WAITING
          * @enum {string}
          */
-        OrderStatus: "WAITING" | "IN PROGRESS" | "READY" | "COMPLETED";
+        OrderStatus: "WAITING" | "IN PROGRESS" | "READY" | "COMPLETED" | "CANCELLED";
         /** @description An order to create. */
         NewOrder: {
             /**
@@ -423,7 +478,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "server_busy" | "database_unavailable";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "too_many_in_progress" | "server_busy" | "database_unavailable";
             /**
              * @description Human-readable explanation.
              * @example order 42 not found
@@ -1089,6 +1144,24 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /**
+             * @description `insufficient_funds`: the order's price plus commission is more than the customer's free
+             *     balance (balance minus what its open orders reserve). Nothing was created.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "insufficient_funds",
+                     *       "message": "an order of 1000000.00 costs 1050000.00 with the commission (50000.00); 500.00 of the balance 500.00 is free, 0.00 being reserved for open orders"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["Internal"];
@@ -1195,6 +1268,142 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    cancelOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. Below 1 is refused with 400. */
+                id: components["parameters"]["OrderID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "description": "Paint the fence",
+                     *       "price": 120.5,
+                     *       "status": "CANCELLED",
+                     *       "customerId": 1,
+                     *       "createdAt": "2026-01-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is not the order's customer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only the order's customer may cancel it"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description `invalid_state`: the order is not WAITING (a performer took it, or it is cancelled already). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_state",
+                     *       "message": "order 17 is IN PROGRESS; cancel needs WAITING"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    releaseOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. Below 1 is refused with 400. */
+                id: components["parameters"]["OrderID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The released order, WAITING again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "description": "Paint the fence",
+                     *       "price": 120.5,
+                     *       "status": "WAITING",
+                     *       "customerId": 1,
+                     *       "createdAt": "2026-01-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is not the order's performer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only the order's performer may release it"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description `invalid_state`: the order is not IN PROGRESS. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_state",
+                     *       "message": "order 17 is READY; release needs IN PROGRESS"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     takeOrder: {
         parameters: {
             query?: never;
@@ -1226,7 +1435,19 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            409: components["responses"]["WrongState"];
+            /**
+             * @description `invalid_state`: the order is not WAITING (another performer took it first, or it was
+             *     cancelled); `too_many_in_progress`: the caller already holds the most orders IN PROGRESS
+             *     one performer may.
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

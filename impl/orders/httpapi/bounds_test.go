@@ -31,6 +31,7 @@ func TestRefusals_CoverTheDomainAndTheSpec(t *testing.T) {
 		"ErrNotFound":           orders.ErrNotFound,
 		"ErrInvalidState":       orders.ErrInvalidState,
 		"ErrInsufficientFunds":  orders.ErrInsufficientFunds,
+		"ErrTooManyInProgress":  orders.ErrTooManyInProgress,
 	}, map[string]string{
 		"ErrInvalidCredentials": "the token endpoint answers it as invalid_grant (RFC 6749 §5.2)",
 	}, "..", spec(t))

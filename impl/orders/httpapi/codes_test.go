@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
@@ -113,8 +114,13 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 		"insufficient_funds": {http.StatusConflict, func(t *testing.T) resp {
 			e := newEnv(t, time.Hour)
 			alice := e.account("alice", "Customer") // starts with 500.00
-			o := e.readyOrder(alice, e.account("bob", "Performer"), "1000")
-			return e.transition(alice, o.Id, "accept")
+			return e.do("POST", "/orders", alice.token, `{"description":"x","price":1000}`)
+		}},
+		"too_many_in_progress": {http.StatusConflict, func(t *testing.T) resp {
+			e := newEnvLimits(t, orders.Limits{MaxInProgress: 1})
+			alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
+			e.want(e.transition(bob, e.createOrder(alice, "x", "1").Id, "take"), http.StatusOK)
+			return e.transition(bob, e.createOrder(alice, "y", "1").Id, "take")
 		}},
 		"server_busy": {http.StatusServiceUnavailable, func(t *testing.T) resp {
 			h := password.NewSized(password.Fast, 1, 0)

@@ -26,6 +26,7 @@ import (
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/opaquetoken/watchertest"
+	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/orders/httpapi"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/router"
@@ -99,13 +100,24 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins thro
 // newEnvHasher is newEnvPool with its own password hasher (a small one, to fill it).
 func newEnvHasher(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins throttle.Options, hasher *password.Hasher) *env {
 	t.Helper()
+	return newEnvWith(t, pool, httpapi.Options{TokenTTL: ttl, Hasher: hasher, Logins: logins})
+}
+
+// newEnvLimits is newEnv with limits on what one user may hold.
+func newEnvLimits(t testing.TB, limits orders.Limits) *env {
+	t.Helper()
+	return newEnvWith(t, dbtest.New(t), httpapi.Options{TokenTTL: time.Hour, Hasher: sharedHasher(), Limits: limits})
+}
+
+// newEnvWith is the API with opts (the test client's id and secret, a log and a token Watcher
+// added) on pool.
+func newEnvWith(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// As in the server: resolved tokens are cached, and revocations reach the cache by a Watcher.
 	w := opaquetoken.NewWatcher(pool, log)
-	a, err := httpapi.New(pool, httpapi.Options{
-		ClientID: testClientID, ClientSecret: testClientSecret, TokenTTL: ttl, Hasher: hasher,
-		Log: log, Logins: logins, Revocations: w,
-	})
+	opts.ClientID, opts.ClientSecret, opts.Log, opts.Revocations = testClientID, testClientSecret, log, w
+	a, err := httpapi.New(pool, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +281,18 @@ func (e *env) readyOrder(c, p account, price string) ordersapi.Order {
 	return o
 }
 
+// fund grants a user rubles more (a ledger grant, as at registration), for tests of prices
+// beyond a starting balance.
+func (e *env) fund(a account, rubles int64) {
+	e.t.Helper()
+	_, err := e.pool.Exec(context.Background(), `
+		WITH u AS (UPDATE order_users SET balance = balance + $2 WHERE id = $1 RETURNING id)
+		INSERT INTO order_ledger (user_id, kind, amount) SELECT id, 'grant', $2 FROM u`, a.Id, rubles*100)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func (e *env) balance(a account) string {
 	e.t.Helper()
 	r := e.do("GET", "/authenticated", a.token, nil)
@@ -316,5 +340,20 @@ func (e *env) checkLedger() {
 	}
 	if badCounters != 0 {
 		e.t.Fatalf("%d list counters differ from the real counts", badCounters)
+	}
+	// What a customer has reserved is what its open orders hold, and no more than its balance;
+	// what a performer holds IN PROGRESS is counted exactly.
+	var badReserved, badHolding int64
+	err = e.pool.QueryRow(ctx, `
+		SELECT
+		  (SELECT count(*) FROM order_users u WHERE u.reserved > u.balance OR u.reserved <> (SELECT coalesce(sum(held), 0)
+		     FROM orders o WHERE o.customer_id = u.id AND o.status IN ('WAITING', 'IN PROGRESS', 'READY'))),
+		  (SELECT count(*) FROM order_users u WHERE u.holding <> (SELECT count(*)
+		     FROM orders o WHERE o.performer_id = u.id AND o.status = 'IN PROGRESS'))`).Scan(&badReserved, &badHolding)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if badReserved != 0 || badHolding != 0 {
+		e.t.Fatalf("%d customers' reservations and %d performers' counts IN PROGRESS differ from their orders", badReserved, badHolding)
 	}
 }

@@ -47,6 +47,9 @@ type Options struct {
 	// (10 and 100 per 15 minutes). The server
 	// uses the defaults; tests set a clock. The limit cannot be turned off.
 	Logins throttle.Options
+	// Limits bound what one user may hold (orders IN PROGRESS per performer); zero fields take
+	// the orders package's defaults.
+	Limits orders.Limits
 }
 
 // API is the orders surface: the domain service, the token store and the HTTP glue.
@@ -84,7 +87,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		return nil, fmt.Errorf("orders spec: %w", err)
 	}
 	a := &API{
-		svc:    orders.NewService(pool, opts.Hasher),
+		svc:    orders.NewService(pool, opts.Hasher, opts.Limits),
 		tokens: tokens,
 		guard:  loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), orders.ErrInvalidCredentials),
 		opts:   opts,

@@ -150,7 +150,8 @@ func TestOrders_Lifecycle(t *testing.T) {
 			t.Errorf("%s: %d %s", name, r.status, r.body)
 		}
 	}
-	big := e.createOrder(alice, "Big job", "1000000")
+	e.fund(carol, 1_050_000) // the largest price and its commission
+	big := e.createOrder(carol, "Big job", "1000000")
 	if big.Price.String() != "1000000.00" {
 		t.Fatalf("max price: %s", big.Price)
 	}
@@ -241,29 +242,36 @@ func TestOrders_Lifecycle(t *testing.T) {
 	e.checkLedger()
 }
 
+// TestOrders_InsufficientFunds: an order reserves its price and commission when it is created, so
+// the create the free balance cannot cover is the one refused, and what was created can be paid.
 func TestOrders_InsufficientFunds(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 24*time.Hour)
 	alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
 	// 480.00 + 24.00 commission = 504.00 > 500.00.
-	o := e.readyOrder(alice, bob, "480")
-	r := e.transition(alice, o.Id, "accept")
+	r := e.do("POST", "/orders", alice.token, `{"description":"work","price":480}`)
 	if r.status != http.StatusConflict || r.errCode(t) != "insufficient_funds" {
-		t.Fatalf("accept without funds: %d %s", r.status, r.body)
+		t.Fatalf("create without funds: %d %s", r.status, r.body)
 	}
-	if !strings.Contains(string(r.body), "504.00") {
-		t.Errorf("message does not state the cost: %s", r.body)
+	if !strings.Contains(string(r.body), "504.00") || !strings.Contains(string(r.body), "500.00 of the balance 500.00 is free") {
+		t.Errorf("message does not state the cost and the free balance: %s", r.body)
 	}
-	if e.balance(alice) != "500.00" || e.balance(bob) != "300.00" {
-		t.Fatal("money moved on a refused accept")
+	if page := e.list(alice, fmt.Sprintf("/users/%d/orders", alice.Id)); len(page.Content) != 0 {
+		t.Fatalf("a refused create left an order: %+v", page.Content)
 	}
-	page := e.list(alice, fmt.Sprintf("/users/%d/orders", alice.Id))
-	if len(page.Content) != 1 || page.Content[0].Status != ordersapi.READY {
-		t.Fatalf("order left the READY state: %+v", page.Content)
+	// 300.00 + 15.00 reserved leaves 185.00 free: 180.00 + 9.00 no longer fits, 176.19 + 8.81 does.
+	first := e.createOrder(alice, "first", "300")
+	r = e.do("POST", "/orders", alice.token, `{"description":"work","price":180}`)
+	if r.status != http.StatusConflict || !strings.Contains(string(r.body), "185.00 of the balance 500.00 is free, 315.00 being reserved") {
+		t.Fatalf("create beyond the free balance: %d %s", r.status, r.body)
 	}
-	// 476.19 + 23.81 (23.8095 rounded) = 500.00 exactly: the whole balance may be spent.
-	o2 := e.readyOrder(alice, bob, "476.19")
-	e.want(e.transition(alice, o2.Id, "accept"), http.StatusOK)
+	second := e.createOrder(alice, "second", "176.19")
+	// Both are paid, in any order: the whole balance may be spent, never more.
+	for _, o := range []ordersapi.Order{second, first} {
+		e.want(e.transition(bob, o.Id, "take"), http.StatusOK)
+		e.want(e.transition(bob, o.Id, "pass"), http.StatusOK)
+		e.want(e.transition(alice, o.Id, "accept"), http.StatusOK)
+	}
 	if got := e.balance(alice); got != "0.00" {
 		t.Fatalf("balance %s, want 0.00", got)
 	}

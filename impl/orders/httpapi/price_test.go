@@ -20,6 +20,7 @@ func TestCreateOrder_PriceNumberOrDecimalString(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 24*time.Hour)
 	alice := e.account("alice", "Customer")
+	e.fund(alice, 100_000_000) // room for every accepted price, the largest ones included
 	tests := []struct {
 		name, price string // the JSON value of "price", as sent
 		want        string // the created order's price, or "" for a refusal

@@ -85,59 +85,6 @@ func TestRace_TwentyAcceptsOfOneOrder(t *testing.T) {
 	e.checkLedger()
 }
 
-// TestRace_AcceptManyWithFundsForSome: a customer with 500.00 accepts ten READY orders of 100.00
-// (105.00 each) at once: exactly four are paid, six refused for funds, balances never negative.
-func TestRace_AcceptManyWithFundsForSome(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, 24*time.Hour)
-	alice := e.account("alice", "Customer")
-	performers := e.accounts("perf", "Performer", 3)
-	var ids []int64
-	for i := range 10 {
-		ids = append(ids, e.readyOrder(alice, performers[i%3], "100").Id)
-	}
-
-	var mu sync.Mutex
-	counts := map[string]int{}
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, id := range ids {
-		wg.Go(func() {
-			<-start
-			r := e.transition(alice, id, "accept")
-			key := "ok"
-			if r.status != http.StatusOK {
-				key = r.errCode(t)
-			}
-			mu.Lock()
-			counts[key]++
-			mu.Unlock()
-		})
-	}
-	close(start)
-	wg.Wait()
-	if counts["ok"] != 4 || counts["insufficient_funds"] != 6 {
-		t.Fatalf("outcomes %v, want 4 paid and 6 insufficient_funds", counts)
-	}
-	if got := e.balance(alice); got != "80.00" {
-		t.Fatalf("customer balance %s, want 500 - 4*105 = 80.00", got)
-	}
-	p := e.list(alice, "/users/"+itoa(alice.Id)+"/orders?size=100")
-	completed, ready := 0, 0
-	for _, o := range p.Content {
-		switch o.Status {
-		case "COMPLETED":
-			completed++
-		case "READY":
-			ready++
-		}
-	}
-	if completed != 4 || ready != 6 {
-		t.Fatalf("%d completed and %d ready, want 4 and 6", completed, ready)
-	}
-	e.checkLedger()
-}
-
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestRace_RegisterOneNameAtOnce: ten registrations of one name in different letter cases at once

@@ -21,6 +21,7 @@ var refusals = refusal.Table{
 	{Err: orders.ErrUsernameTaken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "username_taken"}},
 	{Err: orders.ErrInvalidState, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "invalid_state"}},
 	{Err: orders.ErrInsufficientFunds, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "insufficient_funds"}},
+	{Err: orders.ErrTooManyInProgress, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "too_many_in_progress"}},
 }
 
 // fieldOf lists the details of an ErrInvalidInput refusal: one, or each of orders.Problems, placed

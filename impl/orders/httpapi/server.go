@@ -118,6 +118,30 @@ func (s *server) PassOrder(ctx context.Context, req ordersapi.PassOrderRequestOb
 	return ordersapi.PassOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
 }
 
+// CancelOrder is PATCH /orders/{id}/cancel.
+func (s *server) CancelOrder(ctx context.Context, req ordersapi.CancelOrderRequestObject) (ordersapi.CancelOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Cancel(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.CancelOrder200JSONResponse(orderJSON(o)), nil
+}
+
+// ReleaseOrder is PATCH /orders/{id}/release.
+func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderRequestObject) (ordersapi.ReleaseOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Release(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.ReleaseOrder200JSONResponse(orderJSON(o)), nil
+}
+
 // AcceptOrder is PATCH /orders/{id}/accept.
 func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderRequestObject) (ordersapi.AcceptOrderResponseObject, error) {
 	if err := checkID(req.Id); err != nil {
