@@ -103,19 +103,24 @@ $$;
 -- +goose StatementEnd
 
 -- order_take makes a performer the performer of a WAITING order, if the performer holds fewer
--- than max_held orders IN PROGRESS. The performer's row is locked first (its holding raised
--- within the cap by a conditional UPDATE, so concurrent takes by one performer never pass the
--- cap), then the order's (a conditional UPDATE: of concurrent takes of one order exactly one
--- wins). A take that loses the order gives its place back in the same transaction. No lock
--- cycle with the other moves: they lock an order first only when it is not WAITING, and a take
--- waits only for a WAITING one. outcome: 'taken', 'too_many' (nothing changed; held is the
--- count) or 'not_waiting' (nothing changed; the caller explains it).
+-- than max_held orders IN PROGRESS. Like every move, it locks the order first (FOR UPDATE of a
+-- WAITING order: of concurrent takes of one order exactly one finds it WAITING), then the user
+-- (the performer's holding raised within the cap by a conditional UPDATE, so concurrent takes by
+-- one performer never pass the cap). Every write of the orders API locks in the order: orders,
+-- then their customer, then their performer, so no two wait on each other in a cycle. outcome:
+-- 'taken'; 'not_waiting' (nothing changed; the caller explains it); 'too_many' (nothing changed;
+-- held is the performer's count).
 -- +goose StatementBegin
 CREATE FUNCTION order_take(order_id bigint, performer_id bigint, max_held integer,
     OUT outcome text, OUT held integer, OUT customer_id bigint, OUT description text, OUT price bigint,
     OUT status text, OUT created_at timestamptz)
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM 1 FROM orders o WHERE o.id = order_take.order_id AND o.status = 'WAITING' FOR UPDATE;
+    IF NOT FOUND THEN
+        outcome := 'not_waiting';
+        RETURN;
+    END IF;
     UPDATE order_users u SET holding = u.holding + 1
     WHERE u.id = order_take.performer_id AND u.holding < max_held
     RETURNING u.holding INTO held;
@@ -126,7 +131,7 @@ BEGIN
     END IF;
     WITH t AS (
         UPDATE orders o SET status = 'IN PROGRESS', performer_id = order_take.performer_id, updated_at = now()
-        WHERE o.id = order_take.order_id AND o.status = 'WAITING'
+        WHERE o.id = order_take.order_id
         RETURNING o.id, o.customer_id, o.description, o.price, o.status, o.created_at
     ), counted AS (
         INSERT INTO order_counters (scope, owner_id, slot, n)
@@ -136,12 +141,6 @@ BEGIN
     )
     SELECT t.customer_id, t.description, t.price, t.status, t.created_at
     INTO customer_id, description, price, status, created_at FROM t;
-    IF NOT FOUND THEN
-        UPDATE order_users u SET holding = u.holding - 1 WHERE u.id = order_take.performer_id;
-        held := held - 1;
-        outcome := 'not_waiting';
-        RETURN;
-    END IF;
     outcome := 'taken';
 END
 $$;
