@@ -179,6 +179,16 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			st, _, b := s.get("/auth/sms/login?user=eve&address=555", nil)
 			return st, b
 		}},
+		"provider_starting": {http.StatusServiceUnavailable, func(t *testing.T) (int, []byte) {
+			// A messenger handler built the seed's way, registered before its Run has started.
+			s := newSite(t)
+			h := &provider.TelegramHandler{ProviderName: "tg", TokenService: s.svc.TokenService()}
+			if err := s.svc.AddCustomHandler(h); err != nil {
+				t.Fatal(err)
+			}
+			st, _, b := s.get("/auth/tg/login", nil)
+			return st, b
+		}},
 		"too_many_confirmations": {http.StatusTooManyRequests, func(t *testing.T) (int, []byte) {
 			s := newSite(t, func(o *auth.Options) { o.SendLimiter = provider.NewMemorySendLimiter(1, 0, 0, nil) })
 			if err := s.svc.AddVerifProvider("sms", `{{.Token}}`, provider.SenderFunc(func(string, string) error { return nil })); err != nil {

@@ -397,7 +397,7 @@ export interface components {
              * @example unauthorized
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_starting" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations";
             /**
              * @description Human-readable explanation.
              * @example authentication required
@@ -487,7 +487,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. `provider_starting` (a messenger provider's login or logout): a messenger handler a site built the seed's way is registered but its `Run` has not reached the messenger yet (a moment at start-up). Retry after the number of seconds in `Retry-After`. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */

@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/triadhq/triad/impl/auth/logger"
 )
 
 // Default paths of the server's endpoints, relative to Options.URL.
@@ -87,8 +89,9 @@ type Options struct {
 	Approve func(r *http.Request) (User, bool)
 	// LoginPageHandler renders the login page. It must show a form that POSTs to the same
 	// authorization URL (query string included) with a "username" field, and a "password" field
-	// when Authenticate checks one. Nil shows a built-in page.
-	LoginPageHandler http.Handler
+	// when Authenticate checks one. Nil shows a built-in page. A function, as the seed has it
+	// (func(w http.ResponseWriter, r *http.Request)); any http.Handler h fits as h.ServeHTTP.
+	LoginPageHandler http.HandlerFunc
 	// Authenticate checks the login form and returns the user. It is required with WithLoginPage
 	// unless AnyUser is set.
 	Authenticate func(username, password string) (User, bool)
@@ -105,8 +108,9 @@ type Options struct {
 	CodeTTL time.Duration
 	// TokenTTL bounds the life of an access token; default 1 hour.
 	TokenTTL time.Duration
-	// Logger receives one line per refusal; nil logs nothing.
-	Logger *slog.Logger
+	// Logger receives one line per refusal: a *slog.Logger or the seed's Logf form (logger.Std,
+	// logger.Func); nil logs nothing.
+	Logger logger.Sink
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
 }
@@ -185,12 +189,9 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:    opts,
 		clients: map[string]Client{},
-		log:     opts.Logger,
+		log:     logger.Of(opts.Logger),
 		codes:   map[string]*grant{},
 		tokens:  map[string]*issued{},
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
 	}
 	for _, c := range opts.Clients {
 		if c.ID == "" || c.Secret == "" || (len(c.RedirectURIs) == 0 && c.MatchRedirectURI == nil) {

@@ -146,6 +146,7 @@ func (p Params) SafeFrom(from string) string {
 // Error codes of the JSON refusals providers send; api/auth.yaml documents each.
 const (
 	CodeBadRequest       = "bad_request"
+	CodeNotStarted       = "provider_starting"
 	CodeBadState         = "bad_state"
 	CodeProviderError    = "provider_error"
 	CodeExchangeFailed   = "exchange_failed"

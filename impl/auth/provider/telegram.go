@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/telegram"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
@@ -54,12 +56,37 @@ const CodeNotConfirmed = "not_confirmed"
 // the bot; a background poller sees it and confirms the request; GET /login?token=<token> then
 // sets the session. The bot token stays on the server: the browser only ever sees the bot's name
 // and the request token.
+//
+// It is built either by NewTelegram (triad's way: the service's Params and a TelegramConfig; it
+// polls by itself) or, the seed's way (go-pkgz/auth's), as a struct literal of the exported fields
+// below, started with Run and registered with the service's AddCustomHandler (seed.go).
 type TelegramHandler struct {
 	Params
+	// The seed's fields (auth-service.md, "Messenger provider handler"). NewTelegram fills them from
+	// its arguments; a handler built as a literal sets them and calls Run.
+
+	// ProviderName is the provider's unique name; default "telegram".
+	ProviderName string
+	// SuccessMsg is sent to the user when the login is confirmed; ErrorMsg when the login request
+	// is unknown or expired. Defaults DefaultTelegramSuccessMsg and DefaultTelegramErrorMsg.
+	SuccessMsg, ErrorMsg string
+	// Telegram is the messenger API, built from the bot's secret token and an HTTP client
+	// (NewTelegramAPI, or telegram.NewAPI).
+	Telegram *telegram.API
+	// L is the seed's logger (logger.Std, logger.Func(f), logger.FromSlog(s), ...); nil logs nothing.
+	L logger.L
+	// TokenService issues the session (the service's TokenService()).
+	TokenService TokenService
+	// AvatarSaver stores the user's picture (the service's AvatarProxy()); nil keeps none.
+	AvatarSaver AvatarSaver
+
 	conf    TelegramConfig
 	botName string
 	stop    context.CancelFunc
 	done    chan struct{}
+	// ready is set once the fields above and conf are final (NewTelegram's return, or Run's start):
+	// until then the handlers answer 503, and after it they only read.
+	ready atomic.Bool
 }
 
 // NewTelegram asks the Bot API for the bot's name (which also proves the token) and starts polling
@@ -93,7 +120,10 @@ func NewTelegram(ctx context.Context, p Params, c TelegramConfig) (*TelegramHand
 	if c.Leader == nil {
 		c.Leader = AlwaysLeader{}
 	}
-	h := &TelegramHandler{Params: p, conf: c, botName: me.Username, done: make(chan struct{})}
+	h := &TelegramHandler{Params: p, conf: c, botName: me.Username, done: make(chan struct{}),
+		ProviderName: c.ProviderName, SuccessMsg: c.SuccessMsg, ErrorMsg: c.ErrorMsg, Telegram: c.Telegram,
+		TokenService: p.JwtService, AvatarSaver: p.AvatarSaver}
+	h.ready.Store(true)
 	poller := &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.log()}
 	pctx, stop := context.WithCancel(context.Background())
 	h.stop = stop
@@ -105,13 +135,40 @@ func NewTelegram(ctx context.Context, p Params, c TelegramConfig) (*TelegramHand
 }
 
 // Name is the configured provider name.
-func (h *TelegramHandler) Name() string { return h.conf.ProviderName }
+func (h *TelegramHandler) Name() string {
+	if h.ProviderName == "" {
+		return TelegramName
+	}
+	return h.ProviderName
+}
 
-// BotName is the bot's username.
-func (h *TelegramHandler) BotName() string { return h.botName }
+// BotName is the bot's username ("" until Run has asked the API for it).
+func (h *TelegramHandler) BotName() string {
+	if !h.ready.Load() {
+		return ""
+	}
+	return h.botName
+}
 
-// Close stops the background poller (and gives up the election, so another process takes over).
-func (h *TelegramHandler) Close() error { h.stop(); <-h.done; return nil }
+// Close stops the background poller NewTelegram started (and gives up the election, so another
+// process takes over). A handler started with Run stops when Run's context ends.
+func (h *TelegramHandler) Close() error {
+	if h.stop != nil {
+		h.stop()
+		<-h.done
+	}
+	return nil
+}
+
+// notReady answers 503 while a handler built as a literal waits for Run; it reports whether it did.
+func (h *TelegramHandler) notReady(w http.ResponseWriter, r *http.Request) bool {
+	if h.ready.Load() {
+		return false
+	}
+	w.Header().Set("Retry-After", "1")
+	WriteError(w, r, http.StatusServiceUnavailable, CodeNotStarted, "the messenger provider has not started yet")
+	return true
+}
 
 // telegramLogin is the body of GET /login without a token.
 type telegramLogin struct {
@@ -122,6 +179,9 @@ type telegramLogin struct {
 
 // LoginHandler without ?token starts a request; with ?token checks it (404 until confirmed).
 func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
+	if h.notReady(w, r) {
+		return
+	}
 	q := r.URL.Query()
 	tok := q.Get("token")
 	if tok == "" {
@@ -160,7 +220,8 @@ func (h *TelegramHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 
 // LogoutHandler clears the session cookies.
 func (h *TelegramHandler) LogoutHandler(w http.ResponseWriter, _ *http.Request) {
-	Logout(w, h.JwtService)
+	// Clearing cookies needs nothing Run sets up, so a logout works before it too.
+	Logout(w, h.TokenService)
 }
 
 // handleUpdate confirms a request on "/start <token>" and answers the user either way.
@@ -179,13 +240,13 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 		if err != nil {
 			h.log().Error("telegram: pending logins", "err", err)
 		}
-		h.send(ctx, m.Chat.ID, h.conf.ErrorMsg)
+		h.send(ctx, m.Chat.ID, h.ErrorMsg)
 		return
 	}
 	// The photo URL carries the bot token, so it is only used when the avatar proxy fetches and
 	// re-serves the image; without a proxy the user gets no picture rather than a leaked token.
 	if h.AvatarSaver != nil {
-		pic, err := h.conf.Telegram.UserPhotoURL(ctx, m.From.ID)
+		pic, err := h.Telegram.UserPhotoURL(ctx, m.From.ID)
 		if err != nil {
 			h.log().Warn("telegram: profile photo of a user", "err", err)
 		}
@@ -196,14 +257,14 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 		h.log().Error("telegram: confirm a login", "err", err)
 	}
 	if !confirmed {
-		h.send(ctx, m.Chat.ID, h.conf.ErrorMsg)
+		h.send(ctx, m.Chat.ID, h.ErrorMsg)
 		return
 	}
-	h.send(ctx, m.Chat.ID, h.conf.SuccessMsg)
+	h.send(ctx, m.Chat.ID, h.SuccessMsg)
 }
 
 func (h *TelegramHandler) send(ctx context.Context, chatID int64, text string) {
-	if err := h.conf.Telegram.SendMessage(ctx, chatID, text); err != nil {
+	if err := h.Telegram.SendMessage(ctx, chatID, text); err != nil {
 		h.log().Warn("telegram: sendMessage", "err", err)
 	}
 }
