@@ -119,10 +119,13 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request) (to
 	u, err := a.authenticate(w, r)
 	if err == nil {
 		web.SetUser(r.Context(), u.ID)
-		w.Header().Set("Cache-Control", "no-store")
+		w.Header()["Cache-Control"] = noStore // canonical key, shared value: no slice per request
 	}
 	return u, err
 }
+
+// noStore is never changed: an Add to the header appends to a full slice, which copies it.
+var noStore = []string{"no-store"}
 
 func (a *Authenticator) authenticate(w http.ResponseWriter, r *http.Request) (token.User, error) {
 	if a.BasicAuthChecker != nil || a.AdminPasswd != "" {
