@@ -74,7 +74,9 @@ echo
 peer_rounds=${PEER_ROUNDS:-5}
 echo "== auth library vs go-pkgz/auth v2.1.1 in one process (bench/authpeer, a module of its own; GOMAXPROCS=1, ${peer_rounds} rounds of interleaved blocks)"
 # x-peer is triad's time over the peer's for the same request, so lower is better: the targets are ceilings.
-(cd bench/authpeer && go test -run '^$' -bench 'BenchmarkVsPeer' -cpu 1 -benchtime "${PEER_BENCHTIME:-1s}" -count "$peer_rounds" .) |
+# -mod=mod: the module follows the server's own requirements through its replace, so a dependency
+# the server gained since bench/authpeer's go.sum was last tidied is resolved here, not refused.
+(cd bench/authpeer && go test -mod=mod -run '^$' -bench 'BenchmarkVsPeer' -cpu 1 -benchtime "${PEER_BENCHTIME:-1s}" -count "$peer_rounds" .) |
   grep -E '^(Benchmark|ok|FAIL|---)' | tee "$work/peer.txt" || true
 peer() { grep "^BenchmarkVsPeer/$1" "$work/peer.txt" >"$work/peer-$1.txt" || true; metric x-peer "$work/peer-$1.txt"; }
 target "auth middleware, cookie+XSRF vs go-pkgz" "<=0.3" $(peer cookie+xsrf)
