@@ -20,6 +20,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"github.com/triadhq/triad/impl/auth/logger"
 )
 
 // EmailParams configure the e-mail sender.
@@ -54,8 +56,9 @@ type Email struct {
 	L *slog.Logger
 }
 
-// NewEmail fills the defaults of p.
-func NewEmail(p EmailParams, l *slog.Logger) *Email {
+// NewEmail fills the defaults of p. l logs SMTP trouble: a *slog.Logger or the seed's Logf form
+// (logger.Std, logger.Func); nil logs nothing.
+func NewEmail(p EmailParams, l logger.Sink) *Email {
 	if p.Port == 0 {
 		p.Port = 25
 	}
@@ -71,10 +74,7 @@ func NewEmail(p EmailParams, l *slog.Logger) *Email {
 	if p.TimeOut <= 0 {
 		p.TimeOut = 30 * time.Second
 	}
-	if l == nil {
-		l = slog.New(slog.DiscardHandler)
-	}
-	return &Email{EmailParams: p, L: l}
+	return &Email{EmailParams: p, L: logger.Of(l)}
 }
 
 // ErrHeaderInjection refuses addresses or subjects with line breaks, which would let a caller add

@@ -2,9 +2,11 @@ package sender_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/triadhq/triad/impl/auth/logger"
 	"github.com/triadhq/triad/impl/auth/sender"
 	"github.com/triadhq/triad/impl/auth/sender/smtptest"
 )
@@ -84,5 +86,23 @@ func TestEmail_ImplicitTLS(t *testing.T) {
 	}
 	if err := sender.NewEmail(sender.EmailParams{Host: host, Port: p, StartTLS: true, TLS: true, From: "noreply@example.com"}, nil).Send("c@example.com", "x"); err == nil {
 		t.Fatal("StartTLS and TLS together accepted")
+	}
+}
+
+// TestEmail_SeedLogger: the sender takes the seed's Logf logger (logger.Std, logger.Func) where it
+// took a *slog.Logger, and its log lines reach that function.
+func TestEmail_SeedLogger(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.Start(t, smtptest.Options{})
+	var got []string
+	for _, l := range []logger.Sink{logger.Std, logger.Func(func(format string, args ...any) { got = append(got, fmt.Sprintf(format, args...)) })} {
+		e := sender.NewEmail(sender.EmailParams{Host: srv.Host, Port: srv.Port, From: "noreply@example.com"}, l)
+		if err := e.Send("bob@example.com", "hi"); err != nil {
+			t.Fatal(err)
+		}
+		e.L.Warn("smtp quit", "err", "test")
+	}
+	if len(got) != 1 || got[0] != `level=WARN msg="smtp quit" err=test` {
+		t.Fatalf("the Func logger got %q", got)
 	}
 }
