@@ -39,7 +39,7 @@ const (
 func (a *app) mountAuth(r chi.Router) error {
 	// Without AUTH_AVATAR_STORE avatars live in the server's own database (table avatars), which
 	// every replica shares and which leaves no files behind.
-	store, err := avatarstore.Open(context.Background(), string(a.cfg.Auth.AvatarStore), avatarstore.Options{Pool: a.pool})
+	store, err := avatarstore.Open(context.Background(), string(a.cfg.Auth.AvatarStore), avatarstore.Options{Pool: a.pool, Reads: a.reads})
 	if err != nil {
 		return fmt.Errorf("avatar store: %w", err)
 	}

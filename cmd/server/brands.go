@@ -21,6 +21,7 @@ func (a *app) mountBrands(r chi.Router) error {
 		Log:         a.log,
 		Logins:      logins,
 		Revocations: a.revocations,
+		Reads:       a.reads,
 	})
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ import (
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/pgcluster"
+	"github.com/triadhq/triad/impl/pgread"
 	"github.com/triadhq/triad/impl/router"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
@@ -67,8 +68,9 @@ func main() {
 type app struct {
 	cfg  Config
 	pool *pgxpool.Pool
-	// read is the pool of the reads that tolerate a standby's lag (DATABASE_READ_URL), else pool.
-	read *pgxpool.Pool
+	// reads picks the pool of the reads that tolerate a standby's lag: DATABASE_READ_URL's when
+	// it has the caller's writes, else pool.
+	reads *pgread.Reader
 	// direct makes the sessions that must not go through a pooler (DATABASE_DIRECT_URL).
 	direct  *pgx.ConnConfig
 	log     *slog.Logger
@@ -153,8 +155,9 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
 		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
 	}
-	a := &app{cfg: cfg, pool: pool, read: dbs.read, direct: dbs.direct, log: log, metrics: reg,
+	a := &app{cfg: cfg, pool: pool, reads: pgread.New(pool, dbs.read), direct: dbs.direct, log: log, metrics: reg,
 		revocations: opaquetoken.NewSessionWatcher(dbs.direct, pool, log)}
+	reg.WatchReads(a.reads.Counts)
 	defer func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
 			a.closers[i]()

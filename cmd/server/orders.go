@@ -25,6 +25,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		Logins:       logins,
 		Revocations:  a.revocations,
 		Limits:       orders.Limits{MaxInProgress: a.cfg.Orders.MaxInProgress},
+		Reads:        a.reads,
 	})
 	if err != nil {
 		return err

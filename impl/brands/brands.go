@@ -17,6 +17,7 @@ import (
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/pgread"
 )
 
 // Domain errors; the HTTP layer maps each to one status code.
@@ -52,7 +53,13 @@ type Service struct {
 	hasher *password.Hasher
 	tokens *opaquetoken.Tokens[Principal]
 	now    func() time.Time
+	// reads picks the pool of the catalog's reads: a standby that has the caller's writes, or pool.
+	reads *pgread.Reader
 }
+
+// ReadFrom sends the catalog's reads (the lists, their digests, one brand) through r (a standby
+// with read-your-writes); without it they read from the Service's pool.
+func (s *Service) ReadFrom(r *pgread.Reader) { s.reads = r }
 
 // DefaultTokenTTL is how long an access token lives unless configured otherwise.
 const DefaultTokenTTL = 30 * 24 * time.Hour
@@ -82,5 +89,5 @@ func NewService(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{pool: pool, q: db.New(pool), hasher: cfg.Hasher, tokens: cfg.Tokens, now: cfg.Now}
+	return &Service{pool: pool, q: db.New(pool), hasher: cfg.Hasher, tokens: cfg.Tokens, now: cfg.Now, reads: pgread.New(pool, nil)}
 }

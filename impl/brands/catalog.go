@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
 )
@@ -77,11 +78,14 @@ const (
 func (s *Service) ListDigest(ctx context.Context, l List) (string, error) {
 	var versions []int64
 	var err error
-	if l == Featured {
-		versions, err = s.q.ListFeaturedBrandVersions(ctx)
-	} else {
-		versions, err = s.q.ListAvailableBrandVersions(ctx)
-	}
+	err = s.read(ctx, func(q *db.Queries) (err error) {
+		if l == Featured {
+			versions, err = q.ListFeaturedBrandVersions(ctx)
+		} else {
+			versions, err = q.ListAvailableBrandVersions(ctx)
+		}
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
@@ -92,11 +96,14 @@ func (s *Service) ListDigest(ctx context.Context, l List) (string, error) {
 func (s *Service) ListBrands(ctx context.Context, l List) ([]Brand, string, error) {
 	var rows []db.BrandsCounted
 	var err error
-	if l == Featured {
-		rows, err = s.q.ListFeaturedBrandRows(ctx)
-	} else {
-		rows, err = s.q.ListAvailableBrandRows(ctx)
-	}
+	err = s.read(ctx, func(q *db.Queries) (err error) {
+		if l == Featured {
+			rows, err = q.ListFeaturedBrandRows(ctx)
+		} else {
+			rows, err = q.ListAvailableBrandRows(ctx)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}
@@ -105,6 +112,12 @@ func (s *Service) ListBrands(ctx context.Context, l List) ([]Brand, string, erro
 		out[i] = brandOf(r)
 	}
 	return out, digest(len(rows), func(i int) int64 { return rows[i].Version }), nil
+}
+
+// read runs a catalog read on the pool s.reads picks: the catalog tolerates a standby's lag, and
+// the Reader makes sure the caller's own writes are there.
+func (s *Service) read(ctx context.Context, fn func(*db.Queries) error) error {
+	return s.reads.Do(ctx, func(p *pgxpool.Pool) error { return fn(db.New(p)) })
 }
 
 // digest is the one statement of a list's digest: the MD5 of its n row versions, in list order,
@@ -126,7 +139,11 @@ func (s *Service) Brand(ctx context.Context, id string) (Brand, error) {
 	if !ValidID(id) {
 		return Brand{}, ErrNotFound
 	}
-	r, err := s.q.GetBrand(ctx, id)
+	var r db.BrandsCounted
+	err := s.read(ctx, func(q *db.Queries) (err error) {
+		r, err = q.GetBrand(ctx, id)
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Brand{}, ErrNotFound
 	}

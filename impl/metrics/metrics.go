@@ -207,6 +207,24 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descEmptyAcq, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
 }
 
+// WatchReads exports counts (the reads sent to a standby and to the primary, pgread.Reader.Counts)
+// as triad_db_reads_total by db, read at each scrape.
+func (m *Registry) WatchReads(counts func() (standby, primary int64)) {
+	for _, db := range []string{"standby", "primary"} {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "triad_db_reads_total",
+			Help:        "Reads that tolerate a standby's lag (lists, the brand catalog, avatars), by the database that served them.",
+			ConstLabels: prometheus.Labels{"db": db},
+		}, func() float64 {
+			s, p := counts()
+			if db == "standby" {
+				return float64(s)
+			}
+			return float64(p)
+		}))
+	}
+}
+
 // WatchHashQueue exports waiting (how many password hashes are queued for a worker) as the
 // triad_password_hash_queue_depth gauge of surface, read at each scrape.
 func (m *Registry) WatchHashQueue(surface string, waiting func() int) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/invalid"
@@ -101,18 +102,24 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 		return out, InvalidInput(invalid.OneOf("", "sort", SortValues()))
 	}
 	args := []any{scope, owner, pr.Size, pr.Number * pr.Size}
-	var found bool
-	if scope == scopeWaiting {
-		found, err = s.listGeneric(ctx, sql, args, &out)
-	} else {
-		var rows pgx.Rows
-		if rows, err = s.pool.Query(ctx, sql, args...); err == nil {
-			found, err = scanPage(rows, &out)
+	// A page only reads, and its total comes from the same snapshot, so a standby that has
+	// replayed the caller's writes serves it (s.reads).
+	err = s.reads.Do(ctx, func(pool *pgxpool.Pool) (err error) {
+		out.Items = out.Items[:0]
+		var found bool
+		if scope == scopeWaiting {
+			found, err = listGeneric(ctx, pool, sql, args, &out)
+		} else {
+			var rows pgx.Rows
+			if rows, err = pool.Query(ctx, sql, args...); err == nil {
+				found, err = scanPage(rows, &out)
+			}
 		}
-	}
-	if err == nil && !found {
-		out.TotalElements, err = s.q.OrderListSize(ctx, db.OrderListSizeParams{Scope: scope, OwnerID: owner})
-	}
+		if err == nil && !found {
+			out.TotalElements, err = db.New(pool).OrderListSize(ctx, db.OrderListSizeParams{Scope: scope, OwnerID: owner})
+		}
+		return err
+	})
 	return out, err
 }
 
@@ -123,8 +130,8 @@ func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRe
 // (status = 'WAITING') and each sort order has its own partial index, so the plan does not depend
 // on the parameters. The per-user lists keep custom plans, since how many orders one user has
 // decides between an index walk and a sort.
-func (s *Service) listGeneric(ctx context.Context, sql string, args []any, out *PageOf[Order]) (found bool, err error) {
-	conn, err := s.pool.Acquire(ctx)
+func listGeneric(ctx context.Context, pool *pgxpool.Pool, sql string, args []any, out *PageOf[Order]) (found bool, err error) {
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}

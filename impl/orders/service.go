@@ -15,6 +15,7 @@ import (
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/orders/money"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/pgread"
 	"github.com/triadhq/triad/impl/pgtx"
 )
 
@@ -43,6 +44,8 @@ type Service struct {
 	q      *db.Queries
 	hasher *password.Hasher
 	limits Limits
+	// reads picks the pool of the list pages: a standby that has the caller's writes, or pool.
+	reads *pgread.Reader
 }
 
 // DefaultMaxInProgress is how many orders one performer may hold IN PROGRESS at once unless
@@ -61,8 +64,12 @@ func NewService(pool *pgxpool.Pool, hasher *password.Hasher, limits Limits) *Ser
 	if limits.MaxInProgress <= 0 {
 		limits.MaxInProgress = DefaultMaxInProgress
 	}
-	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits}
+	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits, reads: pgread.New(pool, nil)}
 }
+
+// ReadFrom sends the list pages through r (a standby with read-your-writes); without it they read
+// from the Service's pool.
+func (s *Service) ReadFrom(r *pgread.Reader) { s.reads = r }
 
 // Register creates a user of role t with the role's starting balance, recorded as a ledger grant.
 func (s *Service) Register(ctx context.Context, username, pw string, t UserType) (User, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/triadhq/triad/impl/avatar/filestore"
 	"github.com/triadhq/triad/impl/avatar/mongostore"
 	"github.com/triadhq/triad/impl/avatar/pgstore"
+	"github.com/triadhq/triad/impl/pgread"
 )
 
 // Options say what Open needs besides the URI.
@@ -25,6 +26,9 @@ type Options struct {
 	// Pool is the site's own PostgreSQL database (migrated, with table avatars), where an empty URI
 	// keeps avatars; Close leaves it open. Without it an empty URI is an error.
 	Pool *pgxpool.Pool
+	// Reads, when set, sends the reads of Pool's avatars to a standby with read-your-writes
+	// (pgread); nil reads them from Pool.
+	Reads *pgread.Reader
 }
 
 // ErrNoURI is an empty URI without Options.Pool.
@@ -46,7 +50,11 @@ func Open(ctx context.Context, uri string, opts Options) (avatar.Store, error) {
 		if opts.Pool == nil {
 			return nil, ErrNoURI
 		}
-		return pgstore.New(opts.Pool), nil
+		s := pgstore.New(opts.Pool)
+		if opts.Reads != nil {
+			s.ReadFrom(opts.Reads)
+		}
+		return s, nil
 	}
 	if !strings.Contains(uri, "://") {
 		return filestore.New(uri)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/avatar"
+	"github.com/triadhq/triad/impl/pgread"
 )
 
 // pgTimeout bounds each store call on top of the caller's context: a stuck database must not hold
@@ -28,6 +29,8 @@ type Store struct {
 	pool    *pgxpool.Pool
 	q       *db.Queries
 	ownPool bool
+	// reads picks the pool of Get and ID: a standby that has every write made before, or pool.
+	reads *pgread.Reader
 }
 
 var _ avatar.Store = (*Store)(nil)
@@ -35,8 +38,12 @@ var _ avatar.Store = (*Store)(nil)
 // New uses an existing pool (the server's own database, already migrated). Close does
 // not close the pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, q: db.New(pool)}
+	return &Store{pool: pool, q: db.New(pool), reads: pgread.New(pool, nil)}
 }
+
+// ReadFrom sends Get and ID through r (a standby with read-your-writes, so an avatar saved at a
+// login is there for the page that shows it next); without it they read from the Store's pool.
+func (s *Store) ReadFrom(r *pgread.Reader) { s.reads = r }
 
 // Open connects to the database at uri and creates the avatars table there when it is
 // missing, and nothing else: the database may be anyone's (in the server's own, migration 00030
@@ -112,7 +119,11 @@ func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, e
 	}
 	ctx, cancel := pgCtx(ctx)
 	defer cancel()
-	b, err := s.q.GetAvatar(ctx, avatarID)
+	var b []byte
+	err := s.reads.Do(ctx, func(p *pgxpool.Pool) (err error) {
+		b, err = db.New(p).GetAvatar(ctx, avatarID)
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, avatar.ErrNotFound
 	}
@@ -129,7 +140,11 @@ func (s *Store) ID(ctx context.Context, avatarID string) string {
 	}
 	ctx, cancel := pgCtx(ctx)
 	defer cancel()
-	etag, err := s.q.GetAvatarEtag(ctx, avatarID)
+	var etag string
+	err := s.reads.Do(ctx, func(p *pgxpool.Pool) (err error) {
+		etag, err = db.New(p).GetAvatarEtag(ctx, avatarID)
+		return err
+	})
 	if err != nil {
 		return ""
 	}

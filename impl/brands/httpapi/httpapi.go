@@ -23,6 +23,7 @@ import (
 	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/pgread"
 	"github.com/triadhq/triad/impl/router"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
@@ -43,6 +44,9 @@ type Options struct {
 	// its row is deleted (every replica drops it then) or opaquetoken.DefaultCacheFor has passed;
 	// nil caches nothing, and every request resolves its token in the database.
 	Revocations *opaquetoken.Watcher
+	// Reads sends the reads that tolerate a standby's lag (the brand catalog) to a standby, with
+	// read-your-writes (pgread); nil reads them from pool.
+	Reads *pgread.Reader
 	// Logins limits failed logins per email and client address and per client address
 	// (throttle.Limiter.ReserveLogin); zero fields take throttle's defaults (10 and 100 per 15
 	// minutes). The server uses the defaults; tests set a
@@ -90,6 +94,9 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		tokens: tokens,
 		guard:  loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), brands.ErrInvalidCredentials),
 		log:    opts.Log,
+	}
+	if opts.Reads != nil {
+		a.svc.ReadFrom(opts.Reads)
 	}
 	a.available.list, a.featured.list = brands.Available, brands.Featured
 	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[brands.Principal]{

@@ -22,6 +22,7 @@ import (
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/pgread"
 	"github.com/triadhq/triad/impl/router"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
@@ -40,6 +41,9 @@ type Options struct {
 	// its row is deleted (every replica drops it then) or opaquetoken.DefaultCacheFor has passed;
 	// nil caches nothing, and every request resolves its token in the database.
 	Revocations *opaquetoken.Watcher
+	// Reads sends the reads that tolerate a standby's lag (the list pages) to a standby, with
+	// read-your-writes (pgread); nil reads them from pool.
+	Reads *pgread.Reader
 	// Hasher hashes passwords; nil means argon2id with password.Default.
 	Hasher *password.Hasher
 	// Logins limits failed password logins at the token endpoint per username and client address
@@ -92,6 +96,9 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		guard:  loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), orders.ErrInvalidCredentials),
 		opts:   opts,
 		log:    opts.Log,
+	}
+	if opts.Reads != nil {
+		a.svc.ReadFrom(opts.Reads)
 	}
 	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[*orders.Principal]{
 		Realm:     "orders",
