@@ -1,12 +1,12 @@
 -- name: CreateBrandUser :one
--- CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
+-- CreateBrandUser inserts a user; a taken email (any case, unicode_fold) violates brand_users_email_key.
 INSERT INTO brand_users (email, name, password_hash, is_admin)
 VALUES ($1, $2, $3, $4)
 RETURNING id, email, name, is_admin, created_at;
 
 -- name: GetBrandUserCredentials :one
--- GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case.
-SELECT id, password_hash, is_admin FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text);
+-- GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case (unicode_fold).
+SELECT id, password_hash, is_admin FROM brand_users WHERE unicode_fold(email) = unicode_fold(sqlc.arg(email)::text);
 
 -- name: GetBrandUserByToken :one
 -- GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry
@@ -31,8 +31,8 @@ SET name = coalesce(sqlc.narg(name), name), email = coalesce(sqlc.narg(email), e
 WHERE id = sqlc.arg(id);
 
 -- name: GetBrandUserByEmailForUpdate :one
--- GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
-SELECT id, is_admin FROM brand_users WHERE lower(email) = lower(sqlc.arg(email)::text) FOR UPDATE;
+-- GetBrandUserByEmailForUpdate finds a user by email (any case, unicode_fold) and locks the row.
+SELECT id, is_admin FROM brand_users WHERE unicode_fold(email) = unicode_fold(sqlc.arg(email)::text) FOR UPDATE;
 
 -- name: PromoteBrandUser :exec
 -- PromoteBrandUser makes the user an admin with the given password hash.

@@ -806,7 +806,9 @@ type ClientInterface interface {
 	// RegisterBrandsUserWithBody Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
-	// to case; a taken email gets 409.
+	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+	// are all kate@x.test, and log in as it); a taken email gets 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -816,7 +818,9 @@ type ClientInterface interface {
 	// RegisterBrandsUser Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
-	// to case; a taken email gets 409.
+	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+	// are all kate@x.test, and log in as it); a taken email gets 409.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -826,7 +830,9 @@ type ClientInterface interface {
 	// RegisterBrandsUserWithFormdataBody Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
-	// to case; a taken email gets 409.
+	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+	// are all kate@x.test, and log in as it); a taken email gets 409.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -1217,7 +1223,9 @@ func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...R
 // RegisterBrandsUserWithBody Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
-// to case; a taken email gets 409.
+// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+// are all kate@x.test, and log in as it); a taken email gets 409.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1237,7 +1245,9 @@ func (c *Client) RegisterBrandsUserWithBody(ctx context.Context, contentType str
 // RegisterBrandsUser Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
-// to case; a taken email gets 409.
+// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+// are all kate@x.test, and log in as it); a taken email gets 409.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1257,7 +1267,9 @@ func (c *Client) RegisterBrandsUser(ctx context.Context, body RegisterBrandsUser
 // RegisterBrandsUserWithFormdataBody Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
-// to case; a taken email gets 409.
+// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+// are all kate@x.test, and log in as it); a taken email gets 409.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2345,7 +2357,9 @@ type ClientWithResponsesInterface interface {
 	// RegisterBrandsUserWithBodyWithResponse Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
-	// to case; a taken email gets 409.
+	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+	// are all kate@x.test, and log in as it); a taken email gets 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2355,7 +2369,9 @@ type ClientWithResponsesInterface interface {
 	// RegisterBrandsUserWithResponse Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
-	// to case; a taken email gets 409.
+	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+	// are all kate@x.test, and log in as it); a taken email gets 409.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2365,7 +2381,9 @@ type ClientWithResponsesInterface interface {
 	// RegisterBrandsUserWithFormdataBodyWithResponse Register a user
 	//
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
-	// to case; a taken email gets 409.
+	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+	// are all kate@x.test, and log in as it); a taken email gets 409.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3995,7 +4013,9 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, params *Get
 // RegisterBrandsUserWithBodyWithResponse Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
-// to case; a taken email gets 409.
+// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+// are all kate@x.test, and log in as it); a taken email gets 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4011,7 +4031,9 @@ func (c *ClientWithResponses) RegisterBrandsUserWithBodyWithResponse(ctx context
 // RegisterBrandsUserWithResponse Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
-// to case; a taken email gets 409.
+// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+// are all kate@x.test, and log in as it); a taken email gets 409.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4027,7 +4049,9 @@ func (c *ClientWithResponses) RegisterBrandsUserWithResponse(ctx context.Context
 // RegisterBrandsUserWithFormdataBodyWithResponse Register a user
 //
 // Creates a user and returns it with a fresh access token. The email is unique without regard
-// to case; a taken email gets 409.
+// to case, compared after Unicode normalization and case folding (NFKC, then each character's
+// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+// are all kate@x.test, and log in as it); a taken email gets 409.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8159,145 +8183,147 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3tdts4luCr4HDnnEi1tCw7SU3K/rHlpFPdmU6lMomz8xFlLIi8klCmABUAWtZW8jz7Hvtke+4FQIIU",
-	"ZcuO46Rrqs/pOo4I4uPifn/x9yRTi6WSIK1Jjn5P4JIvlgXQ3081l/n/5kUJ+C9TLhZcr5Oj5IRN8EmS",
-	"Jhfh4ZnIk6Pk+8eP4WB6yIfN/x0kacIvuCj4RBTCrpMjq0tIkxxMpsXSCiWTo+StkLMC9pQWMyHZBLg0",
-	"TCtuLOTMKqZ0DnqQpMkUuC015C8WfAbJUTK3dmmO9vcF/tsM/AEGmVrsS6XtfCVkPvh1OUvSRJif/Mth",
-	"C5IvcI5XYSB7pqZTgCRNllrlZYZAef97GPY3VRpgkwLo8EstMkiODg4Hjz99SBNTTvA4E9DPVCktPkiT",
-	"UhfRFuv9RLtMPn36lCZz4DloAvsr9dYqTWBtQmgs1Z7BR+MjZufAJipfs4xrLcAwLhnPMjCGWXUOMmWr",
-	"ucjmTCo20WplQDOl2VKrS3wlmwNb8DU7B1gORjJJEw2/lSICjMnmsOCEEbJcJEfvk7B48iENWJIc1b+m",
-	"iV0v8RdjtZAzd6ol13wB1h/shPZ3itvbPNzpHNzO2VSrBdMwE8a6XRdqJuSAvfFbZKUs8JzCMmGYAWkZ",
-	"N2x8Utq50uL/cJzwiD0FrkGP3ekErvBbCXqdVHfuoHVGayaNA1eHe/jb4d4/r57Kg9nf//1vj/XToXk2",
-	"tM8fLf7joPx+/cP0Cf/P89+GlxcP/+Vw1XH+1BHQi79sHtZTEBufiXw8YCdybedCzpidczqUVJZxdi7V",
-	"SjKRs96CF1OlF5AzJcEwIbOizCHvsxlYwx4NHw3CIZfczuszivzqq61OegXldlyrBrNU0nguwXO8GTAW",
-	"/5UpaUHSn3y5LERG17H/q1GysSKOzHHeC16InAadTbkoAHecg+WicKTnh+HxuU0Q9ZaQWTxNAgsuCuQI",
-	"Aor43wQIJI4kTRZgjOMTi9JYNgEkFBrIeJ5rMCb5lFarWKXOzFxpG8265MaslM5bExdiIWxy9KRzCcsK",
-	"4MayJyybc80zogBkEvVY7WDGcgXuvhfcZnOi65PXL5hZQiamHnz+EsHYF7ijh9ND/kM2zA/g0eQx/z5L",
-	"PsWX+k8apslR8j/2a8a+756a/ZOleK610u4aNwnwik01NnTMxv6OxgxRzTDg2ZwJSbfJCHSDJFDAK2V/",
-	"UqXMb4UfUtmzKb0dQ8+RD+4wPPvyAHqlPNXOuWF2LgyRptIEHpEj3VZ02qfTP0c8O+We39346ISmZ5Y7",
-	"BlUfHtdzKCwM44UGnq8rhgn3A4wTqewcNCtRslQAcbvq4VwcOfVK2LkqLW6OaxLjGTfggPOT0hOR57eE",
-	"zbR6O4aMksWa8XwhpCH5tuCSz8Bdm7k3KiKYBC4u3X7oyC+kBS15casTC//yGdDa8bHDI2ZAX4BmYcR9",
-	"oAGrFkf2XWo4rnUTDRfACwIEiTc+QWQQNmXjamtjNhUyd9Jc0quFmhG0TpV6yfUMbgUtP/8ZcvSCZuli",
-	"vrRLgSqTYmHU/eAIrYzMQ1jDcsgKopdn7ph7L0HO7DxlSjIu10yr0kIfN6rweokd000/MIzkEMHrneRe",
-	"BYLbsdoyniAGF/4M0voZWKVQ3BewYsWW2KwwRshZykpJOlLK4HJJqqHSiHTqHPIAEmd3FDfAItJqcm75",
-	"hBtozVAbQbivMIhlXCKxT1CConLdsI08dMPgszKass3WqxmFYdG4Y6bB6jVSCGdTWDEDmdqFpeEVEKY8",
-	"Lc168wBBt0EOPndMa1oWBesFaZI65TutR2ZzLmfAkNP2O07pVjub4HLtw3nuJAzDx8cMT8RnXEhGOlex",
-	"vv44d4JS466r8DbV9itlWszmlkm1Yj0umSotihalGWcajOXaMjVlr5WxMw1v//VlH5+hZNQljcanNFSV",
-	"OgPWe/uvL9+enpw+Z1nBjWGPHx7h3SL0c2HOU7aAhdLrlGVKSshw66Z/XLHSFTf+KnK0jAiUU+uZgywX",
-	"EzSdpgFPEHHGNGrvBEeNB+wXx2yJtRhneCASMF5f9bVY0Ge8MIqNo0sfHzG4AL2uhu7hrLRjpc/r22eo",
-	"SOEGVlxY9lsJJdTYx9m0UCrHA9DCxtE1bkZzB4mUGeUO4Fk5AkTDtDSQo/6tZAYpm8BUaWDZHLJz3IPS",
-	"DK1VkkXe5kpJSWlA54gdjI/prtx0tIdaJ87QvEeTkzNnsaBRhgZYZMNHs21af2/9pVjlTu93SSQu5GzQ",
-	"bY0+rkwxlLgzINQmHmfK5VJpC/nPkAt+SoNuxf6ric4WONMZrdem4lh2PjCVyMJlg9KjJDh9UC3BXRix",
-	"8KU19ypfd98d6thmkNTsxfkrwhqdzgqS4Grq0Z1whRcosWluU+opzwgtlhoXssIJFgfsDZSwyIPYgmdz",
-	"IWEPVXr6QQM3aG65RfDdxvSMS7MCbfBoBZJqjgsGj02Xab31krsUppZC0DTF7FzlZ/gTLwq1Amcft1TU",
-	"LTIvVt6bRo63IM8yDTlqHLxAlFlpJWdnkSGOm1xwuT7j1sLC4RUp+a2FYmnUclvVR2k6ONLkcm+m9lpe",
-	"j8gn0b66547daTUpYBGYvGMcgVR6GzfRTwkNQSLjRvlCDhwLC3Md4hNG/oU2g9vy++Ra8zX+u6LV9jb/",
-	"Vi64rBELLpcFl7QlQpkKMpuW9QYoIgruIox/3/P+oL0XxMIjppGyqdLOqYA82CsEhZqZ5iY2+EKXd632",
-	"a713VFWf/kM1Xk1+hcyGW/VuMc85vHsCT9GkUfJmd9I8AUfkKTt8xOZwyXIxE7a1+St8aUvEV42z/df7",
-	"4d4PfG/64ffDR5/+qQvKTY95eze/kKUbUN1buIxr8HyA5GvGJSowlWcaLfDGXp1D0C89UaoALpM2P439",
-	"hLs66TdO0/La/95hR+IT9u7NyyY0b+De31g09ve3VwxPKtAtl8B1sEHDdgmaO4HMoVYMq46gwsYO6yjD",
-	"77uR/2v3QhfpbwQgujC4Vg1Lg4KjgRvOckd4HDNerPjaMLjkWRMAB4dp8MaSKvLwEAlPSLFAqTPc1FJ8",
-	"FGQrPT0wzAgL3dfeHTK5jh2ckeObrqSJzG4vbXRsEVsDcaI72gTxBp8JPOWZBm4JH3ieC1yaF68jHjPl",
-	"hYG2arBJ8VNeFjbg3E2ptno9aUB2VxJe8EvnhkiOHg+Hw91ounPFG5BwtOhh96JtmvYreoDeDZk2d0HY",
-	"Hf59cA0RVxt6/yG9MUUv+OUL98pBfPiKwis6uhLM20jmOti2aIggtRXB3y3zXRB8IWT868F1KF+dxr//",
-	"BUTTLfD6XlD5+qN/adz9Quh6pxi6gY3Pc2Gj+GNLrQiBOFS21ZSNEYRj0o3GZHignS8ZmhBrRq4sZ90b",
-	"NO8LmFqmSrtpw7lAY5cS04gspoxbtlDGssPHj6JI4DErpfithC3hkQF7TvspgF8AOcZLGVw9DYLnOR+c",
-	"Czn7sQnFSjiHeGgM1sePGlroaGS+673/rx9HIzMqh8OHGf0XPvzPH7t+7P8vHP9PO9tMAWGbYDrAgx4M",
-	"hxFEgu9Ki8WCDIMlz6ClVp/knP3drRYd6GBXNInMpg5lGq404AbshGWFAGmZWQmbzcGgoT9Gq2PMeohO",
-	"aFgZNiZv/DgdyXGIU4+Z0mzsbeQxW81BA+lZZMzPOc4E/WM29rbLmOIR/vkDesqey1khzHwkDUgLMkPD",
-	"MSfflVXMzNUq8v1R7PWBobDsgHUap84orVwGTMiRxGWcM+FoM9z7wDBdFpRkkjejD2olWY8zSoV5YJhd",
-	"KTbFOyV5MJLOPOozXohzGIzkSH505/7IFsAlXjX+RQdnH0fy497eXvV/HDwOEmnMPvq9k5+fTkkZLSHD",
-	"JIoLsI/4j2qsm8iHCs7oTTcbeXA8Za/pXLVHqPL2WX4ObkKXlOFXnjo/TACmWwOxzk3teIk3fsl9wfDh",
-	"MYvwwgXOhWW9sdPKxykbOxzGv7z+jH96GYB/EnPFPxxqj4+ZgQvQvGC/KiHRnFmz8Wj0cdxHyIZ8hKD2",
-	"98hd7dZI2WAw6Iedh8QH3L6FS+tc8oRTXAa8jik2mj0w2a5R1eyFkrNqcrcPv6lCWDxAn+GQXVcktnrl",
-	"gmbBi8Ldhl9oAoVaVS/1pAp/H+EtqAvQ00KtDIXk8Lb6Vx0yOhnXM2gsxCfqAm6/UONs9TpTWNEqkhES",
-	"IPY7JHAe7Cms2sAjgR7mnvOLjmP4IdUiCy7XV62yUMS+rlukcYT2GjnAEtf4l7e/vGISiAfhb+3tF3AB",
-	"RTU1DtyYOgyhuZcaMmGEku4ycsjEghfb9l3zKe/FufIMHaPdmk6WVphdJc24dC5A2V4WXDO4XKJOgLwl",
-	"4gF+yTrNxs/XGEMLOaneWMezF/ckfqPnlZuUjT0Q8M9SC/qFW9izYgFNFrGhuwwGA780yHIRszVihAvk",
-	"abVcq2dyqtZR/IxmmRRcnlf7V1Mv5CmSWN2xi7jRUP9apqTVqjiraLyaYq4KFILMj+hgFS5aIy0XsnOU",
-	"P12mcJ5q3jgJz+UzvTv9ae8JMa0l6Ayk3Qsv9VOK8qkiN+zVu5cRGOI3g56HIzbW17AEboOEq+WZ0nSz",
-	"XuBQmmONxAqVgHqxmbiA8CNNmpcu4gNn5+Do2VGbJ+VzWLsZ7UrUE3kXGE0jJHEnP95Nyu0ZMY8zJYnf",
-	"Sa9VV2qHizPWug43fmeBslSR1yxoG6JUSVSRlKY7aYRkc1TRcYuNEI/ha7z9TJVFHrApB1Q5gh7gIwwx",
-	"Pgdtb7JGFaMsoHEyx8ydsP7YxIuPlFzasmh9NGTT4Yh6IJFSSvPS2ob0C3lMfvEmgNMYrmrq83lxY7gH",
-	"gLxlDrxPnpXGqgXoJE1egyYY6iR2Q2wo6G2LrTs4RZmBJXmZKQOjZ8CpsC5oRQDqx4GnKEGkoXYFwyFt",
-	"JFoG7SD8jHI7/OwDUV78RZEf/yeKDboCz/kjH3sa5YzivtKE2EqSJhsshYY4gqZImCPIJE0aZJSkSXxB",
-	"ZId4TK0jV80wU7WDDcjXaaydeEKapMMA/LNn+g1ECVIn3SJi/DAvM9JITDRtKqevdPrrXfZrFypULMpb",
-	"GcQCq5yvoE8/MCjL5l76Aq5jIh01V9aw3ji4HwbDAdkQY7SEcJ4xnaBB/TFNOwZgGS+K5omCzbvpbOnI",
-	"Of+3yhhzjAAZFrLFag+U3jBVukWK3HFmHBOjvc8MDnnmPhXbZQUQ2qlz0Uqf969s7NZnF3fHnUtJBgjp",
-	"Ut+hSI8UH3JtVEpWikxypYW1IF1oQ5imacd65OE/Zpz9VQUjdwYS7SC0s7RauLdylZULfOiEnaAMCErX",
-	"8+p74x7Iz+BPVSFZ7CT41Sg5eOWeXBW2PG1awn4cGb5Thax20+ht4MPWrO/r3J9CVjng6bXhxU9p8lLN",
-	"hIwcUVs8Rg3vzY/b3V8R/CJnXYiANybKlNaQ2b250gb2JsQa1rEfKAqcx56TwyfXwSAQUzVB18F/rq+u",
-	"eeatd3qCythU4O4o+QIuW2zpbUkJf9OyKNbsbRWhuvbOrrqf4Lfc6rHuqkk6YZ5BOar3oTHygMy5yyiZ",
-	"agDWI+cBeZ55Qfn7ufBBdHHJhO27LCMfXBRyWdqRJJfKUWVpHAyHrAZgyg6+D9aNmpLxg7pu4EWruSoc",
-	"w03xxWHFYQVljI6kV9yQh6Jwd2UwUc7PtRVNhCsN333kaavB+saniF2P+Vf7SlkPyXv84zhlUlWmgWZc",
-	"zlx4OzsHaxjXxP0IordzrrY9qDd1nkb+9IcbrtSdPal34Uf9izDLgq+9DP4Mr+pLdQEFz6DDs3pd9CBi",
-	"SM3NPaHtHMYFMM2FP4drRbt6slMYK92Nlb2paijema7EvRMmYeXS+ynb0JeoabClligTUYxWQ0hNv8Cx",
-	"VQ1AumuiiZtgtzyTOFHmn/MncMM8k4xC1fkZ79A3Xrz9hT35fnjA3p0+Y1YswFi+WHqdThSF8PmlzY0d",
-	"Dg+/3zs42Ds8PD08OHr4+Gj4/eDg8OF/xrdbeSF2JoKdROhW0tmK8Rtv+Bg/gaAj3evE50VQiMbpqOHG",
-	"d87hcmlHjQhaR/jMbi+UbCTE/1qSN9+U7fjQ55YvbmZUhGLJQE2euJoga6BUN5kZsFsFRlZqDdK+/tK6",
-	"TppIWL2+PQMzli+Lag9uR1+Af7XB0dx2F3ipwPaNL9HchO+OaPXlUMltoGvn3VyXTAAHBSIztCy1mooC",
-	"/mSo989QhTlBWdbBGEPZXVRy1zjGDfIaPpNHV6llzkKlu28kuh3fEf++LcsO4cNsw39xbzw73OMNuTcV",
-	"FGWlFnb9FqHhnZ6fU9mfBk/COC7JHzPyo9TepsFudfzhSpbi70B3MqFGACclctuurRm+CPvb2kaAOe2d",
-	"RjkVflxVaRAy06h69bm1S1eZIORUba77jnIvG+U1DAHhWjVUKakyr9HWp2cuKIr+3XdPVS7ADL77jr2p",
-	"6zEEmOC1Jpz3xT1cI2yjGpDLvdVqtYesY6/UBbk+IR+HexjJhiVrlTqnlb3hi+DyrjCcmFxkrroDyCfP",
-	"ZXOxX42SYx9IGLBTnJ+0YZ9MHQqQ+Dn4EIUs1qzHq9zQykdImRF1XHLq5zT9kOYQ2hLgOJzKg+qkUb3o",
-	"QOZREDfgqnucDo/TqyVH87FBr73Dx98z3I9asImwJmXnsLRssnbw8nnsrvrYMM7e/u1kD1+ZczPvD9ib",
-	"qMhKAoLJ3Q8duvakdeH/SFYEUNFJ29FADtib4C7rreYg2UTZOd2hAWlTd5QW0VEdooG8P2AnvtTEh2K0",
-	"XjMeeo0gHF2JisshQWTl7mrrU5MHbyR7qzm3ZBcJa5ix3JZUzsXXbPyMZ3PYe+b880es6ncyYM95NvdX",
-	"xXNEPbf0SE7AiBwqnH9gGBWmGyoQC7kROVyIDGi1NTNiJinrJdSJDdiJv2d8bnxwp5RWFCMprC8uNaz3",
-	"cMhyHODsalK5QzOSqL7RgDXs6ZuTV395e3b6y9+fvzo7PX3ZT108bSV9wQOVBPYoqDOSGuilinBpN6GS",
-	"LhIZ3FampS9zTX1JU+ETWCiTCShPKHfByWrZkc8iMz7QHKr8XGDJzWf8mq64f3NlxIMry2/xLLQx/7Jv",
-	"UHJwHGUeBc8Ml+t4VF0Jh1sOpdlUu4ckM+NCGjuSlQ+b9ejYdW8U8qulLESn6J8+cYlSP1IHNxfsI5Xr",
-	"0XAY1sQj9j3HeJETZ3VcGnHbM2TKDDh8tDeHyz1SIF0DF8N6j9hkbR33JfFJfk2xgJQ9qfgGDiA6YiLH",
-	"Y7gos4ch3lQV0+fWBRiq7i6ekZGGVe/MFS56QT52C0PKSkrNpX3nUIAN8uQYAU5VR4WBMPdDPzflx9Hc",
-	"zxv1bKG9EPGnUBA3dqEPD6wazPj6U1/MqEpLOFKXPhGXavDitCqeq1LSTKYBJOTHjI/khVCFexU5P93W",
-	"eKOUasxWc2Wg1ZGkDgsM2CmlHFE0ysBsgapcGrgrQolgXbcqSp0cOoe1F8GkXZmU1UVpzJd69q8L949k",
-	"bzxCrjscjuu2PUhEzeQn1kNicAkx9OC4kQuAakXOfEYYoQoN6lP+ILcjSY7Qh4exscpO3HyBkCjOU6yJ",
-	"RVC4C/kr1TsHfmbJ93oOa58WQL7k4Equ/a2djmkEVOTJbjukWcsfzXpGjWQt5KcagBSSWNyjaKJoF3ET",
-	"1XdO7EJk4A1brwH+/OI0abfaUkuQrtJ6oPRs379k9nEsKurCkrptteA5e+rI++T1iyRNLkAbn6g6GA6G",
-	"OBon40uB6vlgOHjoY3uk+e7zpdifVGVkqisL2RWDmBBAcHQrVa3b4W29hKndQ6zxuhXpBnYOQjOf729Y",
-	"ryr4IrY/kiFTPfX2jIVLxG2pQtwCGc641IUPDDYy28d18s/EqAJlNUKvZ/rs3ZuXZiRJSaAEDgf5KjuS",
-	"anfdqZ76TnBxp6/33dZTPWQ/7gT26UNVUfhU5eublS7/8dvK7dRBbteq6bg26VPTXMSNt1t7HQ4Pbtg2",
-	"w9uO2/YRhu5HrQU/3Wz3Wwu+HWlx4+VgnnbSGcLq0XC4banq+PtRWzN65eD6VxoNWOilh9e/VLdBwjcO",
-	"dnij6otDLzzeZV8dHQI+pcnjXeBQ9SyiFx7uBIWqApvutuo44hCvYoM9MgP7aDXzGRJEQj8kH/Ctmq/u",
-	"F8Ix1RnYbdXX/vKdHhDzBJdNjzSJgqhSzSqqb7K0l8LYp3WvqAYlDG/CmN7/2RHzszpifohZwue45Lb0",
-	"E2rVTd+aK9yUXO+J4ryDzhUh1vSH6L1x9oj8nBrTRX7706hQbVc6rHHrKipMox15G6jXJOGRtFAUhq3m",
-	"QFapsJ2F7f0uJQWPHHZxB5RNb8SwqIH7i4yqxlv9cf/o7ODzaL2pANw9tTdv5b8VsbeOfi2t/y7yT462",
-	"C7BdKSf0u6n7BESevziMgPgo7KaAde/flc1we/kcJae5cmZm4pQzd3zXQm431TQkwV2pnArDZtQq6tvW",
-	"QYePdthZo6/rN0wdFT041NtB+Uy7BRzyd/fqZO3cfpuSaxPh/wo2YPtnSp3Kx/A17Krbo+wfCZe2cNo3",
-	"lIteyfw2h70pnwtNw5HHLbnNOsKWzyI/vncXuTobRM9zgKWPE1Eg5JiNW8J5HKpYVlpQCccm3rr2Dt+U",
-	"c8enD8QqCv10MzT3fSt2cn7clESd4/3rOT946Ikv1epPIfMP5x555+M2O7tHKrKu9LbP4DSdnusq9963",
-	"JIiysCjEK9vm5KBK16egADV3DVHHqgu0zEcyNC48HA59HOvENzKv8/3HXazL9+egfvO0Dx/BlXG/3JF0",
-	"MPRBrh+6TMNqna+tjvqyQTr9ZoteOiMVJtXGbhgctd+t9dlNOHo8q/7Z+piLhFVDee+edltNxg168l6j",
-	"JIfIdnTQnlQrl93gD7Xipn/PrO1WjGr4w61asHb1sGx2X60sCSrCjobdU1vVzuUpjy5GocE/hEnwNs6t",
-	"2lTgGjRRc91Sfnm++zykLrbyXhswZv82B1nnjCCPwFuJyCdw3MCBffuWwH3xHmv++0rZmPd2scx39dG/",
-	"CaYplX27ha2dUmmng8kO3K15eMKT6J435256O0DmzZbvW9jmu3jKu2ecrdunlIKF0q5A15Wi/KPwz2+d",
-	"dUQ36bJad2cfBvQ+5K66d1naq607V9tVf/BFacraO252UWi0gRiwE98zIjQwo84VBqQdSUoT6HsbUVjj",
-	"MkFIfXILUJU5dUKIP/BylR71PBf2tcvH/3qmondTVz3CdiatuH0c3tG1abKthX0S/bZebHe0r7s1Vpsc",
-	"yt9d0wNa9Zu7Kx7lKzYa3y24Xz70w/UvRd9r+sNbm4hgLhG0ot3AuZDk2xyLUm+vSHGaQ3ZuIkbV2/Lp",
-	"J9JBqtxT1znPVU+6OoxGCRI7kSMZEiR9ubDMGfcd1appZmDr3PRHwwOfhTwYSfoCAzsYhi81+M9JoL5K",
-	"mZA0JzFw/KdvfxBKkn3J9sFjthCytGBSl5u55EKPpOOJhz+4RGFXlS1krlaoDphjn1R3MBxunV+54tC1",
-	"24affSTD41yB6Yxp4hmoVOozGGbEt1osq67p3VJttzNLaLRE+Ezmel+bvHtO62uCblTZs/Pum7V+W3hv",
-	"9DEFyqmkD9m0PljSyLzftqofvx++UErr3Z6D3+ITaF1fh6hFWaUjVZxB0McyHYbcm5FcfZsvyu1upNwL",
-	"4zlYr+Ja3iKbegWvP7h/CfTo8HZOi66PcUROC6UYPm1y4PjjT0KyJ4+GO3/S6k6+ALWxZ/r8U/UFw7rt",
-	"TYtlz3m+KU2cnBjJWFAYxaalJg06LOFoz5UfpFWSePVtohhD0kqooECIxArrNT7j1KeCKlab8xU+hWQZ",
-	"n1LTRj/HAkYyfMax6vrnUdXhpD80VUn6gQSftPIATafUxaq53xpYxsm/BrRaUm9TylIDWumzClzJD92H",
-	"sF7o1qI+kr7cxuJ3wOgDGeHIvmppBeFjUP4DGUSFI+m+6NTDE/lNuhoMt29yj/DGtxX7ccmTf6CBiIWZ",
-	"OdfgC+loYifDb/pxKHeuBu7UVXZEN703Pz1jPxwcDNn/+78Hw8Hh4CH1YNrhc79PHg2jTzYcbPmw1FfO",
-	"X6GSyOu1UuVM6G619E1XXdXWOrpQRxiVPYX35iKUAk6gUHJGH++qq7AcI4/rz6qSM6qvcxVnSO5Wqf5V",
-	"NVuOoD1KERaGSInjHLTzRWBQ1PQxbdRshVpEt/scloVaU98uT2eNKnP2S2XjmwfugG7HpbSqzObgux1J",
-	"uPSk4are6NtnGsy87hWwoaOq0nol9dvI8/kPVboCroahW6jZzF3N3di62zCoxpX7NXu/dUcakjmS8NV0",
-	"7voDdOblnNY0ChskGj7u5ytqDdqJKhoZ1+G7CplGMfx4JEOTWUq1KIvCR0B86fGW9gIpU0UOxja9xFOh",
-	"je0y6P4K9mf4ynTSzE/t6IARd7W4qiHFdput6hzhMzki31jU66HV2uHPTPruTPrdE+m/qP1JHH6b2RnF",
-	"rr4Ba/MPxjgp66wdIryGjYaGE7uUKrouZ5F/TtigCTvJ3/TUtezejg58I+l9gMeM+zCDe+Gq4ELo1OBy",
-	"97+c06ubF92dl6ndJvFuvWH3v/u7LR28JwG0m8D50iyz1WTwqphuVM14XCkxUQk9mMrJgBqMcWQYNWeJ",
-	"rZyRPHn94oFp9TxivbqBgPDN+H2bUh8YSNn4r89PWayMjfsbNu09c/Q/gzlXJiSH9ja7CQUDV5rQy4Ka",
-	"sTZcSC640fBdBTmkZPXdoY0uIpUxVLUJOd6mjUetWLoFg4G4Kd5XijtvNCvc2qGw0Wywu3ngDVhI1EDx",
-	"NqLkm9j2Fw1qB0TtimrfXVA7rPL1otoPb+Wy3/igdjPJMJDy1wujjFsYOq5iJoP/BnXyhEkNhtvBw5sC",
-	"oNWD7/2HT+nvjdZ37z+QIUneQccjN/F5roz//A2NM63O/z0NBbfiAii8gfaA0uf0JTwu1+5liu4rbZ1/",
-	"fAJzQfH6pVaX/jMOdXkK9VDxvtg1qivH5BctZU6ii/r1LDVMxSX5tZ29u+9sWgeLTVmFgk/73kK+W5jM",
-	"uzIpow6iXi0kuCLUmnM+1WpFH5WrO1r6Fya+CHVb0jwJRrX5XiMxbPP1n7nks3pBXwfgVLN+NI2rBvj0",
-	"4dP/DwAA//8=",
+	"7H3ddhs3muCr4NT2OSazJYqU7YwjXWxkt5P2xHE8tjzTM6ZHBKs+koiKAAOgRHFjX+zFXu3tvsM+Rd/s",
+	"C+UV5nwfgCoUWZQoWZbd6fQ5nSOzUPj58P3/1a9JpuYLJUFakxz+msAFny8KoL8fay7zf+VFCfgvU87n",
+	"XK+Sw+SYjfFJkibn4eGpyJPD5OuHD2EwOeD95v8GSZrwcy4KPhaFsKvk0OoS0iQHk2mxsELJ5DB5LeS0",
+	"gD2lxVRINgYuDdOKGws5s4opnYPuJWkyAW5LDfmzOZ9CcpjMrF2Yw/19gf82PX+AXqbm+1JpO1sKmfd+",
+	"XkyTNBHmO/9y2ILkc5zjRRjInqjJBCBJk4VWeZkhUN7+Gob9RZUG2LgAOvxCiwySw8FB7+GHd2liyjEe",
+	"Zwz6iSqlxQdpUuoi2mK9n2iXyYcPH9JkBjwHTWB/oV5bpQmsTQiNpNoz+Gh0yOwM2FjlK5ZxrQUYxiXj",
+	"WQbGMKvOQKZsORPZjEnFxlotDWimNFtodYGvZDNgc75iZwCL3lAmaaLhl1JEgDHZDOacMEKW8+TwbRIW",
+	"T96lAUuSw/rXNLGrBf5irBZy6k614JrPwfqDHdP+TnB7m4c7mYHbOZtoNWcapsJYt+tCTYXssVd+i6yU",
+	"BZ5TWCYMMyAt44aNjks7U1r8T44THrLHwDXokTudwBV+KUGvkurOHbROac2kceDqcPd/Odj7p+VjOZj+",
+	"8Ne/PNSP++ZJ3z59MP/3Qfn16pvJI/4fZ7/0L87v//PBsuX8qSOgZ3/ePKynIDY6Ffmox47lys6EnDI7",
+	"43QoqSzj7EyqpWQiZ505LyZKzyFnSoJhQmZFmUPeZVOwhj3oP+iFQy64ndVnFPnlV1ud9BLKbblWDWah",
+	"pPFcgud4M2As/itT0oKkP/liUYiMrmP/Z6NkY0UcmeO857wQOQ06nXBRAO44B8tF4UjPD8Pjc5sg6i0g",
+	"s3iaBOZcFMgRBBTxvwkQSBxJmszBGMcn5qWxbAxIKDSQ8TzXYEzyIa1WsUqdmpnSNpp1wY1ZKp2vTVyI",
+	"ubDJ4aPWJSwrgBvLHrFsxjXPiAKQSdRjtYMZyxW4+55zm82Iro9fPmNmAZmYePD5SwRjn+GO7k8O+DdZ",
+	"Px/Ag/FD/nWWfIgv9U8aJslh8t/2a8a+756a/eOFeKq10u4aNwnwkk01NnTERv6ORgxRzTDg2YwJSbfJ",
+	"CHS9JFDAC2W/U6XMb4QfUtnTCb0dQ8+RD+4wPPv0AHqhPNXOuGF2JgyRptIEHpEj3VZ02qXTP0U8O+Ge",
+	"31376ISmp5Y7BlUfHtdzKCwM44UGnq8qhgl3A4xjqewMNCtRslQAcbvq4FwcOfVS2JkqLW6OaxLjGTeQ",
+	"Mj5B1v5GCjwpk0jbhefcDCGMo9hEFbmQUwfK75Qeizy/ISQn1dsxHJUsVozncyENScM5l3wK7pLNndEc",
+	"QTDwfOn2Q0d+Ji1oyYsbnVj4l0+B1o6PHR4xA/ocNAsj7gJpWLU4MvtSw1GtyWg4B14QIEgY8jGijrAp",
+	"G1VbG7GJkLmT/ZJeLdSUoHWi1HOup3AjaPn5T5H/FzRLG6umXQpUsBQLo+4GR2hlZDXCGpZDVhB1PXHH",
+	"3HsOcmpnKSPiWTGtSgtd3KjC6yXmTTd9zzCSWgSvN5J7hQluxpjLeIIYXPgzSOtnYJX6cVfAitVgYsrC",
+	"GCGnKSslaVQpg4sFKZJKI9KpM8gDSJyVUlwDi0gHyrnlY25gbYbaZMJ9hUEs4xKJfYzyFlXxhiXloRsG",
+	"n5bRlOtCoJpRGBaNO2IarF4hhXA2gSUzkKldWBpeAWHK49KsNg8QNCHk9zPHtCZlUbBOkD2pU9XTemQ2",
+	"43IKDDltt+WUbrXTMS63fjjPnYRh+PiI4Yn4lAvJSEMrVlcf51ZQatR2Fd4C236lTIvpzDKplqzDJVOl",
+	"RdGiNONMg7FcW6Ym7KUydqrh9b887+IzlKO6pNH4lIaqUmfAOq//5fnrk+OTpywruDHs4f1DvFuEfi7M",
+	"WcrmMFd6lbJMSQkZbt10jypWuuTGX0WOdhSBkkQwHkKW8zEaWpOAJ4g4Ixq1d4yjRj32k2O2xFqMM1MQ",
+	"CRivr/pKLOgyXhjFRtGljw4ZnINeVUP3cFbasdJn9e2TUoAbWHJh2S8llFBjH2eTQqkcD0ALG0fXuBnN",
+	"HSRSZpQ7gGflCBANk9JAjtq6khmkbAwTpYFlM8jOcA9KM7RtSRZ5Cy0llaYBnUM2GB3RXbnpaA+1Bp2p",
+	"0hmonDn7Bk04NNciiz+abdNWfO0vxSp3er9LInEhp7122/VhZbihxJ0CoTbxOFMuFkpbyH+EXPATGnQj",
+	"9l9NdDrHmU5pvXUqjmXnPVOJLFw2KD1KgtMe1QK01wGzDBbW3Kl83X13qJGbXlKzF+fdCGu0ujZIgquJ",
+	"R3fCFV6gxKa5TaknPCO0WGhcyAonWBywN1DCIg9ic57NhIQ9NADoBw3coHHmFiHdOp6ecWmWoA0erUBS",
+	"zXHB4N9pM8S3XnKbwrSmEDQNNztT+Sn+xItCLcFZ02sq6haZFyvvTZPI25unmYYcNQ5eIMostZLT08hs",
+	"x03OuVydcmth7vCKlPy1hWJptObkqo/SdIekycXeVO2t+UgiD8b61T117E6rcQHzwOQd4wik0tm4iW5K",
+	"aAgSGTfKF3L3WJibqxCfMPLPtBnclt8n15qv8N8Vra5v8y/lnMsaseBiUXBJWyKUqSCzaYdvgCKi4DbC",
+	"+Oue9x7tPSMWHjGNlE2Udi4I5MFeISjU1DQ3scEX2nxxtRfsraOq+vTvqvFq/DNkNtyqd6J5zuGdGXiK",
+	"Jo2S77uV5gk4Ik/ZwQM2gwuWi6mwa5u/xPO2QHzVONt/vu3vfcP3Ju9+PXjw4U9tUG7619d38xNZugHV",
+	"vYXLuAbPB7zRLVGBqfzYaK839urch37psVIFcJms89PYq7irS3/jNGs+/l9b7Eh8wt68et6E5jWCARuL",
+	"xtGB9RXDkwp0iwVwHWzQsF2C5k4gc6gVw6olBLGxwzom8etu5P/SvdBG+hvhijYMrlXD0qDgaOCGs9wR",
+	"HkeMF0u+MgwueNYEwOAgDb5bUkXuHyDhCSnmKHX6m1qKj5lspad7hhlhof3a2wMsV7GDU3KT05U0kdnt",
+	"ZR0d14itgTjRHW2CeIPPBJ7yRAO3hA88zwUuzYuXEY+Z8MLAumqwSfETXhY24Nx1qbZ6PWlAdlcSnvML",
+	"54ZIDh/2+/3daLp1xWuQcLToQfui6zTtV/QAvR0ybe6CsDv8e3AFEVcbevsuvTZFz/nFM/fKID58ReEV",
+	"HV0K5m0kcxVs12iIILUVwd8s8l0QfC5k/OvgKpSvTuPf/wSi6QZ4fSeofPXRPzXufiJ0vVUM3cDGp7mw",
+	"UbRyTa0IYTtUttWEjRCEI9KNRmR4oJ0vGZoQK0auLGfdGzTvC5hYpkq7acO5sGSbEtOIQ6aMWzZXxrKD",
+	"hw+iuOERK6X4pYQtwZQee0r7KYCfAznGSxlcPQ2C5znvnQk5/bYJxUo4h+hpDNaHDxpa6HBovuq8/c9v",
+	"h0MzLPv9+xn9F97992/bfuz+Dxz/p51tpoCwTTAN8KCDfj+CSPBdaTGfk2Gw4BmsqdXHOWc/uNWiAw12",
+	"RZPIbGpRpuFSA67HjllWCJCWmaWw2QwMGvojtDpGrIPohIaVYSPyxo/SoRyFqPaIKc1G3kYeseUMNJCe",
+	"Rcb8jONM0D1iI2+7jCge4Z/fo6fsqZwWwsyG0oC0IDM0HHPyXVnFzEwtI98fRWrvGQri9lirceqM0spl",
+	"wIQcSlzGORMON4PD9wzTZUEpKXkz+qCWknU4o8SZe4bZpWITvFOSB0PpzKMu44U4g95QDuV7d+73bA5c",
+	"4lXjX3Rw9n4o3+/t7VX/x8GjIJFG7L3fO/n56ZSU/xLyUaK4AHuP/6jGuol8qOCU3nSzkQfHU/aKzlV7",
+	"hCpvn+Vn4CZ0KRx+5YnzwwRgujUQ69zUjpd445fcFwwfHrEIL1yYXVjWGTmtfJSykcNh/Mvrz/inlwH4",
+	"JzFX/MOh9uiIGTgHzQv2sxISzZkVGw2H70ddhGzIXghqf4fc1W6NlPV6vW7YeUiTwO1buLDOJU84xWXA",
+	"65hio9kDk20bVc1eKDmtJnf78JsqhMUDdBkO2XVFYquXLmjmvCjcbfiFxlCoZfVSR6rw9yHegjoHPSnU",
+	"0lBIDm+re9kho5NxPYXGQnyszuHmCzXOVq8zgSWtIhkhAWK/QwLnwZ7Ach14JNDD3DN+3nIMP6RaZM7l",
+	"6rJV5orY11WLNI6wvkYOsMA1/vn1Ty+YBOJB+Nv69gs4h6KaGgduTB2G0NwLDZkwQkl3GTlkYs6Lbfuu",
+	"+ZT34lx6hpbRbk0nSyvMrlJsXPIXoGwvC64ZXCxQJ0DeEvEAv2SdlOPna4yhhZxUb6zj2Yt7Er/R8cpN",
+	"ykYeCPhnqQX9wi3sWTGHJovY0F16vZ5fGmQ5j9kaMcI58rRartUzOVXrMH5Gs4wLLs+q/auJF/IUSazu",
+	"2EXcaKh/LVPSalWcVjReTTFz2STMj2hhFS5aIy0XsnWUP12mcJ5q3jhlz2U/vTn5bu8RMa0F6Ayk3Qsv",
+	"dVOK8qkiN+zFm+cRGOI3g56HIzbW17AAboOEq+WZ0nSzXuBQUmSNxAqVgHqxqTiH8CNNmpcu4gOnZ+Do",
+	"2VGbJ+UzWLkZ7VLUE3kXGE0jJHEnP95Nyu0pMY9TJYnfSa9VV2qHizPWug43fmeBslSR1yxoG6JUKVeR",
+	"lKY7aYRkc1TRcYuNEI/hK7z9TJVFHrApB1Q5gh7gIwwxPgdtb7xCFaMsoHEyx8ydsH7fxIv3lIq6ZtH6",
+	"aMimwxH1QCKllOaltQ3pF/KI/OJNAKcxXNXEZ//ixnAPAPmaOfA2eVIaq+agkzR5CZpgqJPYDbGhoK9b",
+	"bO3BKcojLMnLTBkYHQNOhXVBKwJQNw48RQkiDbUrGA5pIy0zaAfhZ5Tb4WcfiPLiL4r8+D9RbNAVeM4f",
+	"+djTKMMU95UmxFaSNNlgKTTEETRFwhxBJmnSIKMkTeILIjvEY2oduWqGmaodbEC+TnptxRPSJB0G4J8d",
+	"020gSpA66RYR44d5mZFGYqJpUzl9pdVf73Jl21ChYlHeyiAWWOV8BX36nkFZNvPSF3AdE+moubKGdUbB",
+	"/dDr98iGGKElhPOM6AQN6o9p2jEAy3hRNE8UbN5NZ0tLhvq/VcaYYwTIsJAtVnug9IaJ0mukyB1nxjEx",
+	"2vs84pCV7hO3XVYAoZ06E2vJ9v6Vjd36XOT2uHMpyQAhXeorFOmR4kOujUrJSpFJLrWwFqQLbQjTNO1Y",
+	"hzz8R4yz71Uwcqcg0Q5CO0uruXsrV1k5x4dO2AnKgKB0Pa++N+6B/Az+VBWSxU6Cn42SvRfuyWVhy5Om",
+	"JezHkeE7UchqN43eBj5szRG/yv0pZJUxnl4ZXvyQJs/VVMjIEbXFY9Tw3ny73f0VwS9y1oUIeGOiTGkN",
+	"md2bKW1gb0ysYRX7gaLAeew5OXh0FQwCMVUTtB38x/rqmmfeeqfHqIxNBO6Oki/gYo0tvS4p4W9SFsWK",
+	"va4iVFfe2WX3E/yWWz3WbRVMx8wzKEf1PjRGHpAZdxklEw3AOuQ8IM8zLyjbPxc+iC4umLBdl2Xkg4tC",
+	"Lko7lORSOawsjUG/z2oApmzwdbBu1ISMH9R1Ay9azlThGG6KL/YrDisoY3QoveKGPBSFuyuaiXJ+rqx/",
+	"Ilxp+O4jT1sN1lc+RexqzL/cV8o6SN6jb0cpk6oyDTTjcurC29kZWMO4Ju5HEL2Zc3Xdg3pd52nkT7+/",
+	"4Urd2ZN6G37UPwuzKPjKy+CP8Ko+V+dQ8AxaPKtXRQ8ihtTc3CPazkFcLtNc+GO4VrSrRzuFsdLdWNmr",
+	"quLijWlL3DtmEpYuvZ+yDX1BmwZbaokyEcVoNYTU9HMcW9UApLsmmrgJdssziRNl/il/BNfMM8koVJ2f",
+	"8hZ949nrn9ijr/sD9ubkCbNiDsby+cLrdKIohM8vbW7soH/w9d5gsHdwcHIwOLz/8LD/dW9wcP8/4tut",
+	"vBA7E8FOInQr6WzF+I03fIyfQNCS7nXs8yIoRON01HDjO+dwubSjRgStJXxmt5dVNhLify7Jm2/K9fjQ",
+	"xxY7bmZUhNLKQE2euJoga6BUO5kZsFsFRlZqDdK+/NS6TppIWL68OQMzli+Kag9uR5+Af62Do7ntNvBS",
+	"Oe4rX9C5Cd8d0erToZLbQNvO27kumQAOCkRmaFlqNREF/MFQ756hCnOMsqyFMYayu6jkrnGMa+Q1fCSP",
+	"rlLLnIVKd99IdDu6Jf59U5YdwofZhv/iznh2uMdrcm8qKMpKLezqNULDOz0/pg9AGjwJo7iAf8TIj1J7",
+	"m3q7Vf2HK1mIH4DuZExtA45L5LZtWzN8Hva3tekAc9o7jXIq/Kiq0iBkplH16jNrF64yQciJ2lz3DeVe",
+	"NsprGALCNXaoUlJlXqOtT8+cUxT9q68eq1yA6X31FXtV12MIMMFrTTjvi3u4RthGNSAXe8vlcg9Zx16p",
+	"C3J9Qj4K9zCUDUvWKnVGK3vDF8HlXWE4MbnIXHUHkE+ey+ZiPxslRz6Q0GMnOD9pwz6ZOhQg8TPwIQpZ",
+	"rFiHV7mhlY+QMiPquOTEz2m6Ic0hNDHAcTiVB9Vxo3rRgcyjIG7AVfc4HR6nVwuO5mODXjsHD79muB81",
+	"Z2NhTcrOYGHZeOXg5fPYXfWxYZy9/svxHr4y42bW7bFXUZGVBASTux86dO1Ja8P/oawIoKKTdUcDOWCv",
+	"g7uss5yBZGNlZ3SHBqRN3VHWiI7qEA3k3R479qUmPhSj9Yrx0JkE4ehKVFwOCSIrd1dbn5o8eEPZWc64",
+	"JbtIWMOM5bakci6+YqMnPJvB3hPnnz9kVXeUHnvKs5m/Kp4j6rmlh3IMRuRQ4fw9w6iM3VCBWMiNyOFc",
+	"ZECrrZgRU0lZL6FOrMeO/T3jc+ODO6W0ohhKYX1xqWGd+32W4wBnV5PKHVqXRPWNBqxhj18dv/jz69OT",
+	"n354+uL05OR5N3XxtKX0BQ9UEtihoM5QaqCXKsKl3YRKukhkcFuZlr7MNfUlTYVPYKFMJqA8odwFJ6tl",
+	"hz6LzPhAc6jyc4ElN5/xa7pWAJsrIx5cWn6LZ6GN+Zd9O5PBUZR5FDwzXK7iUXUlHG45lGZT7R6SzJQL",
+	"aexQVj5s1qFj151UyK+WshCdon/6xCVK/Ugd3Fywj1SuB/1+WBOP2PUc41lOnNVxacRtz5ApM+Dgwd4M",
+	"LvZIgXTtXgzrPGDjlXXcl8Qn+TXFHFL2qOIbOIDoiIkcj+GizB6GeFNVTJ9bF2CoesF4RkYaVr0zV7jo",
+	"BfnILQwpKyk1l/adQwE2yJMjBDhVHRUGwtz3/dyUH0dzP23Us4VmRMSfQkHcyIU+PLBqMOPrj30xoyot",
+	"4Uhd+kRcqsGL06p4rkpJM5kGkJAfMT6U50IV7lXk/HRbo41SqhFbzpSBtf4ldVigx04o5YiiUQamc1Tl",
+	"0sBdEUoE67qxUerk0BmsvAgm7cqkrC5KY77Us3tVuH8oO6Mhct1+f1Q3+UEiaiY/sQ4Sg0uIoQdHjVwA",
+	"VCty5jPCCFVoUJfyB7kdSnKE3j+IjVV27OYLhERxnmJFLILCXchfqd458DNLvtczWPm0APIlB1dy7W9t",
+	"dUwjoCJP9rpDmq35o1nHqKGshfxEA5BCEot7FE0U7SJuorrOiV2IDLxh6zXAH5+dJOuNudQCpKu07ik9",
+	"3fcvmX0ci4q6sKRuWy14zh478j5++SxJk3PQxieq9vq9Po7GyfhCoHre6/fu+9geab77fCH2x1UZmWrL",
+	"QnbFICYEEBzdSlXrdnhbz2Fi9xBrvG5FuoGdgdDM5/sb1qkKvojtD2XIVE+9PWPhAnFbqhC3QIYzKnXh",
+	"A4ONzPZRnfwzNqpAWY3Q65gue/PquRlKUhIogcNBvsqOpNpdd6rHvm9c3Bfsbbv1VA/Zj/uGfXhXVRQ+",
+	"VvnqeqXLv/8mdDv1m9u1ajquTfrQNBdx4+uNwA76g2u2zfC247Z9hKH7USPCD9fb/daCb0da3Hg5mKet",
+	"dIawetDvb1uqOv5+1ASNXhlc/UqjAQu9dP/ql+o2SPjGYIc3qr449MLDXfbV0iHgQ5o83AUOVc8ieuH+",
+	"TlCoKrDpbquOIw7xKjbYITOwi1YznyJBJPRD8g7fqvnqfiEcU52C3VZ97S/f6QExT3DZ9EiTKIgq1ayi",
+	"+iZLey6MfVz3impQQv86jOntH/0zP6p/5ruYJXyMS25LP6G1uukbc4XrkusdUZx30LkixJr+EL03zh6R",
+	"n1Nj2shvfxIVqu1KhzVuXUaFabQjbwN1miQ8lBaKwrDlDMgqFba1sL3bpqTgkcMuboGy6Y0YFjVwf5JR",
+	"1fhaN93fOzv4OFpvKgC3T+3NW/mHIva1o19J67+K/IOj7QJsW8oJ/W7qPgGR5y8OIyA+CrspYN37t2Uz",
+	"3Fw+R8lprpyZmTjlzB3ftZDbTTUNSXCXKqfCsCm1ivqyddD+gx121ugC+wVTR0UPDvV2UD7TdgGH/N29",
+	"Ol45t9+m5NpE+O/BBmz/SKlT+Rg+h111c5T9PeHSFk77inLRK5m/zmGvy+dCi3HkcQtus5aw5ZPIj+/d",
+	"Ra7OBtHzDGDh40QUCDliozXhPApVLEstqIRjE29de4cvyrnj0wdiFYV+uh6a+74VOzk/rkuizvH++Zwf",
+	"PHTQl2r5h5D5u3OPvPFxm53dIxVZV3rbR3CaVs91lXvvWxJEWVgU4pXr5mSvStenoAA1dw1Rx6oLtMyH",
+	"MjQuPOj3fRzr2Lc9r/P9R22sy/fnoO70tA8fwZVxv9yhdDD0Qa5v2kzDap3PrY76skE6/WaLXjojFSbV",
+	"xm4YHLXfrfXZTTh6PKv+ufbpFwnLhvLePu22moxr9OS9QkkOke3ooB2pli67wR9qyU33jlnbjRhV/5sb",
+	"tWBt62HZ7L5aWRJUhB0Nu6O2qq3LUx5djEK9vwuT4HWcW7WpwDVooua6pfz0fPdpSF1cy3ttwJj92wxk",
+	"nTOCPAJvJSKfwHEDB/btWwL3xXus+e8LZWPe28Yy39RH/yKYplT29Ra2dkKlnQ4mO3C35uEJT6J73py7",
+	"6e0AmTdbvm9hm2/iKW+fca7dPqUUzJV2BbquFOXvhX9+6awjukmX1bo7+zCg9yF31b2L0l5u3bnarvrz",
+	"MEpT1t5Rs4tCow1Ejx37nhGhgRl1rjAg7VBSmkDX24jCGpcJQuqTW4CqzKkTQvw5mMv0qKe5sC9dPv7n",
+	"MxW9m7rqEbYzacXt4/COrkyTXVvYJ9Fv68V2S/u6XWO1yaH83TU9oFW/udviUb5io/HdgrvlQ99c/VL0",
+	"daffvbWJCOYSQSvaDZwLSX6dY1Hq7SUpTjPIzkzEqDrt5bdd0kGq3FPXOc9VT7o6jEYJEjuWQxkSJH25",
+	"sMwZ9x3VqmmmYOvc9Af9gc9C7g0lfYGBDfrhSw3+cxKor1ImJM1JDBz/6dsfhJJkX7I9eMjmQpYWTOpy",
+	"Mxdc6KF0PPHgG5co7KqyhczVEtUBc+ST6gb9/tb5lSsOXblt+NmHMjzOFZjWmCaegUqlPoJhRnxrjWXV",
+	"Nb1bqu12ZgmNlggfyVzvapO3z2l9TdC1Knt23n2z1m8L740+pkA5lfQhm7UPljQy77et6sfvh++Z0no3",
+	"5+A3+ARa29chalFW6UgVZxD0aU2HIXdmJFdf8otyuxsp98J4DtapuJa3yCZewev27l4CPTi4mdOi7WMc",
+	"kdNCKYZPmxw4/viTkOzRg/7On7S6lS9AbeyZPv9Ufe+wbnuzxrJnPN+UJk5ODGUsKIxik1KTBh2WcLTn",
+	"yg/SKkm8+jZRjCFpJVRQIERihXUan3HqUkEVq835Cp9CsoxPqVlHP8cChjJ89LHq+udR1eGkPzRVSfqB",
+	"BJ+08gBNJtTFqrnfGljGyb8GtNak3qaUpQa00mcVuJIfug9hvdCtRX0kfbmNxW+P0QcywpF91dISwseg",
+	"/AcyiAqH0n3RqYMn8pt0NRhu3+Qe4Y1vK3bjkif/QAMRCzMzrsEX0tHEToZf9+NQ7lwN3Kmr7IhuOq++",
+	"e8K+GQz67P//v0G/d9C7Tz2Ydvg48KMH/eiTDYMtH5b6zPkrVBJ5tVaqnAndrpa+aqur2lpHF+oIo7Kn",
+	"8N5MhFLAMRRKTunjXXUVlmPkcf1ZVXJG9XWu4gzJ3SrVvaxmyxG0RynCwhApcZyDdj4PDIqaPqaNmq1Q",
+	"i+h2n8OiUCvq2+XprFFlzn6qbHxzzx3Q7biUVpXZDHy3IwkXnjRc1Rt9+0yDmdW9AjZ0VFVar6R+GXk+",
+	"/65KV8DVMHQLNZ26q7kdW3cbBtW4crdm75fuSEMyRxK+nM5df4DWvJyTmkZhg0TDx/18Ra1BO1FFI+M6",
+	"fFch0yiGHw1laDJLqRZlUfgIiC893tJeIGWqyMHYppd4IrSxbQbd92B/hM9MJ8381JYOGHFXi8saUmy3",
+	"2arOET6TI/KNRb0e1lo7/JFJ355Jv3si/Se1P4nDbzM7o9jVF2Bt/s4YJ2WdrYcIr2CjoeHELqWKrstZ",
+	"5J8TNmjCTvI3PXVrdm9LB76hrD4WX31N/jpfjWedF9/98CT1xgHPZnWx6z0zlIVagsbxh2w0HJYHg4Nj",
+	"buHbi54FY0du6wiuH54+/9dnL9jrZ9+/SNnoh+OTp9/+tXfy9PWJK5FEHr8UOQqN3/72f3772//67W//",
+	"97e//e8wz1C6nhcFO6tnT0MfCSp2RUh1jxj3oRQHlMsCKKEbhatP+HSOvXZ+e3uetPVWkLfr8bv73d9u",
+	"eeQdCdndhOqnFgtrjRQvi1tHFZtHlaIWtQkAUzlSUEszjtVEDWhiS24oj18+u2fW+jqxTt0kQfgPDvhW",
+	"rD74kbLR909PWKxwjrobdvsdS60/AlaXJl2HFj67CT4Dl7oJFgU1nG24yZxwavjngqxVsvq20kanlMrg",
+	"q1qhHG2zOKJ2M+2CwUDc+O8zxdY3GjJu7cLYaKjY3iDxGiwkahJ5E1HyRWz7kwbuA6K2Re5vL3AfVvl8",
+	"kfv7NwpLbHw0vJlIGUj584WKRmsYOqriQr1/gF4AhEkNhtvCw5sCYK3P4Nt3H9JfG+393r4jY5k8oI5H",
+	"buLzTBn/iR8aZ9a+btDRUHArzoFCOGjzKH1GX/vjcuVepgwGpb3aP4aZoJyEhVYX/lMVdQkO9Ynx/uYV",
+	"qitH5PstZU6ii3oSLTRMxAX57p1Nv+/sdgeLTVmFgk/7/km+I5rM27JFoy6pXi0kuCLUmnM+1mpJH86r",
+	"u3b6F8a+0HZbYQAJRrX5XiP5bfP1H7nk03pBX+vgVLNuNI2rePjw7sN/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -33,7 +33,7 @@ type CreateBrandUserRow struct {
 	CreatedAt time.Time
 }
 
-// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
+// CreateBrandUser inserts a user; a taken email (any case, unicode_fold) violates brand_users_email_key.
 func (q *Queries) CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error) {
 	row := q.db.QueryRow(ctx, createBrandUser,
 		arg.Email,
@@ -129,7 +129,7 @@ func (q *Queries) GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRo
 }
 
 const getBrandUserByEmailForUpdate = `-- name: GetBrandUserByEmailForUpdate :one
-SELECT id, is_admin FROM brand_users WHERE lower(email) = lower($1::text) FOR UPDATE
+SELECT id, is_admin FROM brand_users WHERE unicode_fold(email) = unicode_fold($1::text) FOR UPDATE
 `
 
 type GetBrandUserByEmailForUpdateRow struct {
@@ -137,7 +137,7 @@ type GetBrandUserByEmailForUpdateRow struct {
 	IsAdmin bool
 }
 
-// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
+// GetBrandUserByEmailForUpdate finds a user by email (any case, unicode_fold) and locks the row.
 func (q *Queries) GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error) {
 	row := q.db.QueryRow(ctx, getBrandUserByEmailForUpdate, email)
 	var i GetBrandUserByEmailForUpdateRow
@@ -172,7 +172,7 @@ func (q *Queries) GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTok
 }
 
 const getBrandUserCredentials = `-- name: GetBrandUserCredentials :one
-SELECT id, password_hash, is_admin FROM brand_users WHERE lower(email) = lower($1::text)
+SELECT id, password_hash, is_admin FROM brand_users WHERE unicode_fold(email) = unicode_fold($1::text)
 `
 
 type GetBrandUserCredentialsRow struct {
@@ -181,7 +181,7 @@ type GetBrandUserCredentialsRow struct {
 	IsAdmin      bool
 }
 
-// GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case.
+// GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case (unicode_fold).
 func (q *Queries) GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error) {
 	row := q.db.QueryRow(ctx, getBrandUserCredentials, email)
 	var i GetBrandUserCredentialsRow

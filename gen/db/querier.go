@@ -22,7 +22,7 @@ type Querier interface {
 	CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error)
 	// CreateBrand inserts a brand with no subscribers and returns it.
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
-	// CreateBrandUser inserts a user; a taken email (any case) violates brand_users_email_key.
+	// CreateBrandUser inserts a user; a taken email (any case, unicode_fold) violates brand_users_email_key.
 	CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error)
 	// CreateOrder publishes a waiting order of a customer, reserving its price plus commission of the
 	// customer's balance, and counts it in the new-orders list and the customer's, in one statement.
@@ -75,12 +75,12 @@ type Querier interface {
 	// trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
 	// all means the user is gone.
 	GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error)
-	// GetBrandUserByEmailForUpdate finds a user by email (any case) and locks the row.
+	// GetBrandUserByEmailForUpdate finds a user by email (any case, unicode_fold) and locks the row.
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
 	// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry
 	// ('infinity', which time.Time cannot hold, reads as the last day of 9999).
 	GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error)
-	// GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case.
+	// GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case (unicode_fold).
 	GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error)
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 	// concurrent password changes apply one after the other.

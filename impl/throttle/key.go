@@ -2,7 +2,6 @@ package throttle
 
 import (
 	"net/netip"
-	"strings"
 	"time"
 )
 
@@ -18,7 +17,7 @@ import (
 // one host commonly holds a whole /64, so keying on the full address would give it 2^64 fresh
 // counters.
 func LoginKey(account, remoteAddr string) string {
-	return strings.ToLower(strings.TrimSpace(account)) + "|" + clientNet(remoteAddr)
+	return FoldAccount(account) + "|" + clientNet(remoteAddr)
 }
 
 // AddressKey is the key ReserveLogin counts a client address's failures under, whatever the

@@ -16,7 +16,9 @@ export interface paths {
         /**
          * Register a user
          * @description Creates a user and returns it with a fresh access token. The email is unique without regard
-         *     to case; a taken email gets 409.
+         *     to case, compared after Unicode normalization and case folding (NFKC, then each character's
+         *     lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
+         *     are all kate@x.test, and log in as it); a taken email gets 409.
          */
         post: operations["registerBrandsUser"];
         delete?: never;
@@ -687,7 +689,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description Another user has this email (compared without regard to case). */
+        /** @description Another user has this email (compared without regard to case, after Unicode normalization and case folding). */
         EmailTaken: {
             headers: {
                 [name: string]: unknown;
