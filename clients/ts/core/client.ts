@@ -28,8 +28,29 @@ export type PathsWith<P, M extends HttpMethod> = {
 /** Operation is the operation of P at path and method M. */
 export type Operation<P, Path extends keyof P, M extends HttpMethod> = P[Path] extends { [m in M]: infer Op } ? Op : never;
 
-/** Params are an operation's `path`, `query` and `header` parameters (cookies are the browser's job). */
-export type Params<Op> = Op extends { parameters: infer Pa } ? Omit<Pa, "cookie"> : Record<string, never>;
+/** HeaderParams are header parameters: each may be left out or undefined (the client fills some). */
+type HeaderParams<H> = { [K in keyof H]?: H[K] | undefined };
+
+/** QueryParams are query parameters: an optional one may also be given as undefined (left out). */
+type QueryParams<Q> = { [K in keyof Q]: {} extends Pick<Q, K> ? Q[K] | undefined : Q[K] };
+
+/** Slot is one kind of parameters: absent, optional when none of them is required, or required. */
+type Slot<Name extends string, V> = [V] extends [never]
+  ? {}
+  : {} extends V
+    ? { [k in Name]?: V | undefined }
+    : { [k in Name]: V };
+
+/**
+ * Params are an operation's `path`, `query` and `header` parameters (cookies are the browser's,
+ * or the client's cookie jar's). Optional ones may be given as undefined, so a value that may be
+ * missing (`xsrfToken()`) is passed as it is, even under exactOptionalPropertyTypes.
+ */
+export type Params<Op> = Op extends { parameters: infer Pa }
+  ? (Pa extends { path: infer X } ? Slot<"path", X> : {}) &
+      (Pa extends { query?: infer Q } ? Slot<"query", QueryParams<NonNullable<Q>>> : {}) &
+      (Pa extends { header?: infer H } ? Slot<"header", HeaderParams<NonNullable<H>>> : {})
+  : Record<string, never>;
 
 /** Body is the request body an operation takes: any of its media types' schemas. */
 export type Body<Op> = Op extends { requestBody?: infer RB } ? (RB extends { content: infer C } ? C[keyof C] : never) : never;
@@ -95,25 +116,129 @@ export interface Client<P> {
   HEAD: Method<P, "head">;
 }
 
-/** ClientOptions configure a client; the RequestInit fields (credentials, mode, ...) go with every call. */
+/**
+ * ClientOptions configure a client of any surface, the same way on each; the RequestInit fields
+ * (credentials, mode, headers, ...) go with every call.
+ */
 export type ClientOptions = Omit<RequestInit, "body" | "method"> & {
   /** baseUrl is where the API is, e.g. `https://api.example.com`; paths are appended to it. */
   baseUrl: string;
   /** fetch replaces the global fetch (tests, retries, logging); it receives a Request. */
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * token is the credential every call carries, as the surface takes it (orders and brands:
+   * `Authorization: Bearer`; auth: `X-JWT`). A function is asked before each call, so a client
+   * made before login uses the token once there is one.
+   */
+  token?: string | (() => string | undefined) | undefined;
+  /**
+   * cookies keeps the cookies the server sets and sends them back, for clients without a
+   * browser's cookie store (Node, Deno, workers); in a browser use `credentials: "include"`.
+   */
+  cookies?: CookieJar | undefined;
 };
+
+/**
+ * CookieJar holds the cookies of one API (a host): what its responses set, sent back with every
+ * call of the clients sharing the jar. Paths, domains and expiry dates are not tracked; a cookie
+ * the server clears (Max-Age=0 or an expiry in the past) is dropped.
+ */
+export class CookieJar {
+  readonly #cookies = new Map<string, string>();
+
+  /** get returns a cookie's value, or undefined. */
+  get(name: string): string | undefined {
+    return this.#cookies.get(name);
+  }
+
+  /** store keeps the cookies a response sets. */
+  store(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = "", ...attrs] = line.split(";");
+      const i = pair.indexOf("=");
+      if (i <= 0) {
+        continue;
+      }
+      const name = pair.slice(0, i).trim();
+      const cleared = attrs.some((a) => {
+        const [k = "", v = ""] = a.split("=").map((x) => x.trim());
+        return (k.toLowerCase() === "max-age" && Number(v) <= 0) || (k.toLowerCase() === "expires" && Date.parse(v) < Date.now());
+      });
+      if (cleared) {
+        this.#cookies.delete(name);
+      } else {
+        this.#cookies.set(name, pair.slice(i + 1).trim());
+      }
+    }
+  }
+
+  /** header is the Cookie header of every cookie held, "" when there is none. */
+  header(): string {
+    return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+}
+
+/**
+ * xsrfToken returns the XSRF-TOKEN cookie's value from cookies (in a browser, `document.cookie`,
+ * the default), or undefined when there is none. Cookies ignore ports, so a page on another port
+ * of the API's host reads the API's cookie.
+ */
+export function xsrfToken(cookies: string = (globalThis as { document?: { cookie: string } }).document?.cookie ?? ""): string | undefined {
+  for (const pair of cookies.split(";")) {
+    const i = pair.indexOf("=");
+    if (i > 0 && pair.slice(0, i).trim() === "XSRF-TOKEN") {
+      return decodeURIComponent(pair.slice(i + 1).trim());
+    }
+  }
+  return undefined;
+}
 
 const FORM_TYPE = "application/x-www-form-urlencoded";
 
+/** FormOnly is true for an operation whose body is a form and nothing else. */
+type FormOnly<Op> = Op extends { requestBody?: { content: infer C } }
+  ? [C] extends [never]
+    ? false
+    : typeof FORM_TYPE extends keyof C
+    ? keyof C extends typeof FORM_TYPE
+      ? true
+      : false
+    : false
+  : false;
+
+/** FormMethods are the methods of a path item whose body is only a form. */
+type FormMethods<Item> = {
+  [M in HttpMethod]: Item extends { [m in M]: infer Op } ? (FormOnly<Op> extends true ? M : never) : never;
+}[HttpMethod];
+
 /**
- * createClient returns a typed client of the API at options.baseUrl.
+ * FormRoutes lists, for a spec's paths P, every path with an operation whose body is only a form
+ * (`application/x-www-form-urlencoded`), and its methods. A surface's table of this type is
+ * written once and held to its spec by the compiler: a missing or extra path does not compile.
+ */
+export type FormRoutes<P> = { [K in keyof P as [FormMethods<P[K]>] extends [never] ? never : K]: readonly FormMethods<P[K]>[] };
+
+/** Surface is what a surface's client knows of its spec beyond the types. */
+export interface Surface<P> {
+  /** credential is the header that carries a token on this surface. */
+  credential: (token: string) => [name: string, value: string];
+  /** forms are the operations whose body is sent as a form (FormRoutes holds it to the spec). */
+  forms: FormRoutes<P>;
+  /** xsrf echoes the XSRF-TOKEN cookie in X-XSRF-TOKEN (a double-submit cookie) when a call does not. */
+  xsrf?: boolean;
+}
+
+/**
+ * createClient returns a typed client of the API at options.baseUrl, sending tokens, bodies and
+ * cookies as surface says.
  *
  * @example
- * const api = createClient<paths>({ baseUrl: "https://api.example.com", credentials: "include" });
+ * const api = createClient<paths>({ baseUrl: "https://api.example.com", credentials: "include" }, surface);
  * const { data, error } = await api.GET("/orders/{id}", { params: { path: { id: 17 } } });
  */
-export function createClient<P>(options: ClientOptions): Client<P> {
-  const { baseUrl, fetch: send = (r: Request) => globalThis.fetch(r), headers: clientHeaders, ...clientInit } = options;
+export function createClient<P>(options: ClientOptions, surface: Surface<P>): Client<P> {
+  const { baseUrl, fetch: send = (r: Request) => globalThis.fetch(r), headers: clientHeaders, token, cookies, ...clientInit } = options;
+  const forms = surface.forms as Record<string, readonly string[] | undefined>;
   const base = baseUrl.replace(/\/+$/, "");
 
   async function call(method: string, path: string, init: Record<string, unknown> = {}): Promise<unknown> {
@@ -129,8 +254,29 @@ export function createClient<P>(options: ClientOptions): Client<P> {
         headers.set(k, String(v));
       }
     }
+    const credential = typeof token === "function" ? token() : token;
+    if (credential) {
+      const [name, value] = surface.credential(credential);
+      if (!headers.has(name)) {
+        headers.set(name, value);
+      }
+    }
+    if (cookies && !headers.has("Cookie") && cookies.header() !== "") {
+      headers.set("Cookie", cookies.header());
+    }
+    if (surface.xsrf && !headers.has("X-XSRF-TOKEN")) {
+      const xsrf = cookies?.get("XSRF-TOKEN") ?? xsrfToken();
+      if (xsrf !== undefined) {
+        headers.set("X-XSRF-TOKEN", xsrf);
+      }
+    }
     let payload: RequestInit["body"];
     if (body !== undefined) {
+      // The spec says how a body goes: a form where the operation takes nothing else, JSON otherwise,
+      // unless the call names its Content-Type.
+      if (!headers.has("Content-Type") && forms[path]?.includes(method.toLowerCase())) {
+        headers.set("Content-Type", FORM_TYPE);
+      }
       if ((headers.get("Content-Type") ?? "").startsWith(FORM_TYPE)) {
         payload = fields(body as Record<string, unknown>);
       } else {
@@ -148,6 +294,7 @@ export function createClient<P>(options: ClientOptions): Client<P> {
       body: payload,
     });
     const response = await send(request);
+    cookies?.store(response);
     const parsed = await read(response);
     return response.ok ? { data: parsed, response } : { error: parsed, response };
   }

@@ -4,16 +4,19 @@
  * checked by the TypeScript compiler against the spec.
  *
  * @example
- * const anon = createOrdersClient({ baseUrl: "http://localhost:8080" });
- * const token = await passwordGrant(anon, { clientId, clientSecret, username, password });
- * const api = createOrdersClient({ baseUrl: "http://localhost:8080", token });
+ * let token: string | undefined;
+ * const api = createOrdersClient({ baseUrl: "http://localhost:8080", token: () => token });
+ * const grant = await passwordGrant(api, { clientId, clientSecret, username, password });
+ * if (grant.error) throw new Error(grant.error.error); // the RFC 6749 code: invalid_grant, ...
+ * token = grant.data.access_token; // valid for grant.data.expires_in seconds
  * const { data: me } = await api.GET("/authenticated");
  *
  * @module
  */
-import { createClient, type Client, type ClientOptions } from "../core/client.js";
+import { createClient, type Client, type ClientOptions, type FetchResult, type Surface } from "../core/client.js";
 import type { components, operations, paths } from "./schema.js";
 
+export { CookieJar } from "../core/client.js";
 export type { ClientOptions, FetchResult } from "../core/client.js";
 export type { components, operations, paths };
 
@@ -23,19 +26,19 @@ export type schemas = components["schemas"];
 /** OrdersClient is a typed client of the orders API. */
 export type OrdersClient = Client<paths>;
 
-/** OrdersClientOptions are ClientOptions plus the bearer token every request carries. */
-export type OrdersClientOptions = ClientOptions & { token?: string };
+/** surface is what the orders client knows of api/orders.yaml beyond its types. */
+const surface: Surface<paths> = {
+  credential: (token) => ["Authorization", `Bearer ${token}`],
+  // The token request is a form (RFC 6749 §4.3.2); the compiler holds this list to the spec.
+  forms: { "/oauth/token": ["post"] },
+};
 
 /**
  * createOrdersClient returns a client of the orders API at options.baseUrl. With options.token
  * every request carries it as `Authorization: Bearer <token>`.
  */
-export function createOrdersClient({ token, headers, ...options }: OrdersClientOptions): OrdersClient {
-  const h = new Headers(headers);
-  if (token) {
-    h.set("Authorization", `Bearer ${token}`);
-  }
-  return createClient<paths>({ ...options, headers: h });
+export function createOrdersClient(options: ClientOptions): OrdersClient {
+  return createClient<paths>(options, surface);
 }
 
 /** Credentials are what the password grant sends: the user's and the OAuth client's. */
@@ -46,20 +49,18 @@ export interface Credentials {
   password: string;
 }
 
+/** TokenGrant is the answer of passwordGrant: the token response, or the typed refusal. */
+export type TokenGrant = FetchResult<operations["issueToken"]>;
+
 /**
- * passwordGrant obtains an access token with the OAuth 2.0 password grant at POST /oauth/token,
- * sending the user's and the client's credentials as form fields (RFC 6749 §4.3.2). It throws
- * with the RFC 6749 error code when the server refuses.
+ * passwordGrant asks POST /oauth/token for an access token with the OAuth 2.0 password grant
+ * (RFC 6749 §4.3), the credentials as form fields. It answers like every call: `data` is the token
+ * response (`access_token`, `token_type`, `expires_in` in seconds), `error` the refusal, in the RFC
+ * 6749 §5.2 shape (`error`: invalid_grant, invalid_client, ...) or, for an oversized body, the
+ * ApiError shape; `response.status` tells 400 from 429 (too many failed logins, with Retry-After).
  */
-export async function passwordGrant(client: OrdersClient, { clientId, clientSecret, username, password }: Credentials): Promise<string> {
-  const { data, error, response } = await client.POST("/oauth/token", {
+export function passwordGrant(client: OrdersClient, { clientId, clientSecret, username, password }: Credentials): Promise<TokenGrant> {
+  return client.POST("/oauth/token", {
     body: { grant_type: "password", client_id: clientId, client_secret: clientSecret, username, password },
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
   });
-  if (!data) {
-    // The token endpoint refuses in the RFC 6749 shape; only an oversized body gets the ApiError shape.
-    const reason = error && "error" in error ? `${error.error}: ${error.error_description ?? ""}` : error?.code;
-    throw new Error(`token request refused: ${response.status} ${reason}`);
-  }
-  return data.access_token;
 }

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, test } from "node:test";
 
-import { createAuthClient } from "../auth/index.js";
+import { CookieJar, createAuthClient } from "../auth/index.js";
 import { FORM, createBrandsClient } from "../brands/index.js";
 import { createOrdersClient } from "../orders/index.js";
 
@@ -77,16 +77,48 @@ test("header parameters, the client's headers and a call's headers all go out", 
   assert.equal(echo(me).headers["x-xsrf-token"], "xsrf-1");
 });
 
-test("a body is JSON by default and a form with FORM", async () => {
+test("a body goes as the spec takes it: a form where it takes only a form, JSON otherwise, a form with FORM", async () => {
   const orders = createOrdersClient({ baseUrl });
   const json = await orders.POST("/users", { body: { username: "bob", password: "bob-password", userType: "Customer" } });
   assert.equal(echo(json).headers["content-type"], "application/json");
   assert.deepEqual(JSON.parse(echo(json).body), { username: "bob", password: "bob-password", userType: "Customer" });
 
+  // The token request takes only a form; the caller says nothing about it.
+  const token = await orders.POST("/oauth/token", { body: { grant_type: "password", username: "a b", password: "p&q" } });
+  assert.equal(echo(token).headers["content-type"], "application/x-www-form-urlencoded");
+  assert.equal(echo(token).body, "grant_type=password&username=a+b&password=p%26q");
+
   const brands = createBrandsClient({ baseUrl });
   const form = await brands.POST("/api/user/login", { body: { email: "a+b@example.com", password: "p&q=r" }, ...FORM });
   assert.equal(echo(form).headers["content-type"], "application/x-www-form-urlencoded");
   assert.equal(echo(form).body, "email=a%2Bb%40example.com&password=p%26q%3Dr");
+});
+
+test("every surface takes its token the same way, as the surface sends it", async () => {
+  for (const [name, api, header, value] of /** @type {const} */ ([
+    ["orders", createOrdersClient({ baseUrl, token: "t-1" }).GET("/authenticated"), "authorization", "Bearer t-1"],
+    ["brands", createBrandsClient({ baseUrl, token: () => "t-2" }).GET("/api/user/me"), "authorization", "Bearer t-2"],
+    ["auth", createAuthClient({ baseUrl, token: "t-3" }).GET("/auth/user"), "x-jwt", "t-3"],
+  ])) {
+    assert.equal(echo(await api).headers[header], value, name);
+  }
+  // No token, no header.
+  assert.equal(echo(await createOrdersClient({ baseUrl, token: () => undefined }).GET("/authenticated")).headers.authorization, undefined);
+});
+
+test("a cookie jar keeps what the server sets and the auth client echoes XSRF-TOKEN", async () => {
+  const cookies = new CookieJar();
+  const api = createAuthClient({ baseUrl, cookies });
+  const fake = new Response(null, { headers: [["Set-Cookie", "JWT=j1; Path=/; HttpOnly"], ["Set-Cookie", "XSRF-TOKEN=x1; Path=/"]] });
+  cookies.store(fake);
+  const r = await api.GET("/auth/user");
+  assert.equal(echo(r).headers.cookie, "JWT=j1; XSRF-TOKEN=x1");
+  assert.equal(echo(r).headers["x-xsrf-token"], "x1");
+  // A call's own header wins; a cleared cookie is dropped.
+  const own = await api.GET("/auth/user", { params: { header: { "X-XSRF-TOKEN": "mine" } } });
+  assert.equal(echo(own).headers["x-xsrf-token"], "mine");
+  cookies.store(new Response(null, { headers: [["Set-Cookie", "JWT=; Max-Age=0"]] }));
+  assert.equal(cookies.header(), "XSRF-TOKEN=x1");
 });
 
 test("a 2xx answer is data, anything else is error, and 204 has no data", async () => {
@@ -121,5 +153,10 @@ test("the compiler holds calls to the spec", () => {
     // @ts-expect-error userType is an enum
     orders.POST("/users", { body: { username: "u", password: "p", userType: "Admin" } }),
   ];
+  // The table of form bodies is held to the spec: leaving out the token request does not compile.
+  /** @type {import("../core/client.js").FormRoutes<import("../orders/schema.js").paths>} */
+  // @ts-expect-error POST /oauth/token takes only a form
+  const forms = {};
   assert.equal(typeof mistakes, "function");
+  assert.deepEqual(forms, {});
 });

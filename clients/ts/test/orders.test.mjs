@@ -22,8 +22,11 @@ async function signUp(username, userType) {
   const { data: user, response } = await anon.POST("/users", { body: { username, password, userType } });
   assert.equal(response.status, 201);
   assert.ok(user);
-  const token = await passwordGrant(anon, { ...client, username, password });
-  return { user, api: createOrdersClient({ ...base, token }) };
+  const grant = await passwordGrant(anon, { ...client, username, password });
+  assert.ok(grant.data, `token: ${grant.response.status}`);
+  assert.equal(grant.data.token_type, "bearer");
+  assert.ok(grant.data.expires_in > 0, "the grant says how long the token lives");
+  return { user, api: createOrdersClient({ ...base, token: grant.data.access_token }) };
 }
 
 test("a customer places an order, a performer does it, the customer accepts and pays", async () => {
@@ -78,11 +81,23 @@ test("a customer places an order, a performer does it, the customer accepts and 
   );
 });
 
-test("a wrong password gets the RFC 6749 invalid_grant error", async () => {
+test("a wrong password gets the RFC 6749 invalid_grant error, typed", async () => {
   const anon = createOrdersClient(base);
   await anon.POST("/users", { body: { username: "ts-forgetful", password: "right-password", userType: "Customer" } });
-  await assert.rejects(
-    passwordGrant(anon, { ...client, username: "ts-forgetful", password: "wrong-password" }),
-    /400 invalid_grant/,
-  );
+  const grant = await passwordGrant(anon, { ...client, username: "ts-forgetful", password: "wrong-password" });
+  assert.equal(grant.response.status, 400);
+  assert.ok(grant.error && "error" in grant.error, "the refusal is the RFC 6749 body");
+  assert.equal(grant.error.error, "invalid_grant");
+});
+
+test("one client logs in and then carries the token it got", async () => {
+  /** @type {string | undefined} */
+  let token;
+  const api = createOrdersClient({ ...base, token: () => token });
+  await api.POST("/users", { body: { username: "ts-later", password: "ts-later-password", userType: "Performer" } });
+  assert.equal((await api.GET("/authenticated")).response.status, 401);
+  const grant = await passwordGrant(api, { ...client, username: "ts-later", password: "ts-later-password" });
+  token = grant.data?.access_token;
+  const me = await api.GET("/authenticated");
+  assert.equal(me.data?.username, "ts-later");
 });

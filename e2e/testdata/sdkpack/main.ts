@@ -2,7 +2,7 @@
 // package export, must type-check strictly, and then calls a server at TRIAD_<SURFACE>_URL, printing
 // what it saw as one JSON line for the Go test (e2e.TestSDKPackage) to check.
 import { createAuthClient, xsrfToken, type schemas as authSchemas } from "@triad/sdk/auth";
-import { FORM, createBrandsClient, type schemas as brandsSchemas } from "@triad/sdk/brands";
+import { createBrandsClient, type schemas as brandsSchemas } from "@triad/sdk/brands";
 import { createOrdersClient, passwordGrant, type schemas as ordersSchemas } from "@triad/sdk/orders";
 
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
@@ -20,8 +20,9 @@ async function main(): Promise<Record<string, unknown>> {
   const userType: ordersSchemas["UserType"] = "Customer";
   const reg = await anon.POST("/users", { body: { username: "pack-customer", password: "pack-customer-password", userType } });
   if (!reg.data) throw new Error(`register: ${reg.response.status}`);
-  const token = await passwordGrant(anon, { clientId, clientSecret, username: "pack-customer", password: "pack-customer-password" });
-  const orders = createOrdersClient({ baseUrl: base("ORDERS"), token });
+  const grant = await passwordGrant(anon, { clientId, clientSecret, username: "pack-customer", password: "pack-customer-password" });
+  if (!grant.data) throw new Error(`token: ${grant.response.status} ${JSON.stringify(grant.error)}`);
+  const orders = createOrdersClient({ baseUrl: base("ORDERS"), token: grant.data.access_token });
   const created = await orders.POST("/orders", { body: { description: "Packed and installed", price: 12.5 } });
   if (!created.data) throw new Error(`create order: ${created.response.status} ${created.error?.code}`);
   const order: ordersSchemas["Order"] = created.data;
@@ -30,11 +31,13 @@ async function main(): Promise<Record<string, unknown>> {
   // @ts-expect-error price is required by api/orders.yaml
   void (() => orders.POST("/orders", { body: { description: "no price" } }));
 
-  // brands: log in with a form body as the prepared demo user.
-  const brands = createBrandsClient({ baseUrl: base("BRANDS") });
-  const login = await brands.POST("/api/user/login", { body: { email: "demo@brands.test", password: "demo-password" }, ...FORM });
+  // brands: log in as the prepared demo user; the client carries the token from then on.
+  let brandsToken: string | undefined;
+  const brands = createBrandsClient({ baseUrl: base("BRANDS"), token: () => brandsToken });
+  const login = await brands.POST("/api/user/login", { body: { email: "demo@brands.test", password: "demo-password" } });
   if (!login.data) throw new Error(`brands login: ${login.response.status}`);
-  const me = await brands.GET("/api/user/me", { params: { query: { access_token: login.data.token } } });
+  brandsToken = login.data.token;
+  const me = await brands.GET("/api/user/me");
   const brandsUser: brandsSchemas["User"] | undefined = me.data;
 
   // auth: the provider list and a refused login with its documented error body.

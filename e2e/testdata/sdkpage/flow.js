@@ -21,8 +21,9 @@ async function ordersFlow({ api, clientId, clientSecret, suffix }) {
     const password = `${username}-password`;
     const reg = await anon.POST("/users", { body: { username, password, userType } });
     check(reg.response.status === 201, `register ${username}: ${reg.response.status} ${JSON.stringify(reg.error)}`);
-    const token = await passwordGrant(anon, { clientId, clientSecret, username, password });
-    return { user: reg.data, username, password, api: createOrdersClient({ baseUrl: api, token }) };
+    const grant = await passwordGrant(anon, { clientId, clientSecret, username, password });
+    check(grant.data, `token ${username}: ${grant.response.status} ${JSON.stringify(grant.error)}`);
+    return { user: reg.data, username, password, api: createOrdersClient({ baseUrl: api, token: grant.data.access_token }) };
   }
   const customer = await signUp("customer", "Customer");
   const performer = await signUp("performer", "Performer");
@@ -82,8 +83,9 @@ async function authFlow({ api }) {
   check(login.data?.name === "demo", `auth login: ${login.response.status} ${JSON.stringify(login.error)}`);
   const xsrf = xsrfToken();
   check(xsrf, `no XSRF-TOKEN cookie in ${JSON.stringify(document.cookie)}`);
-  const withoutHeader = await auth.GET("/auth/user");
-  const me = await auth.GET("/auth/user", { params: { header: { "X-XSRF-TOKEN": xsrf } } });
+  // The client echoes the cookie by itself; a call that sends another value is refused.
+  const withoutHeader = await auth.GET("/auth/user", { params: { header: { "X-XSRF-TOKEN": "not-the-cookie" } } });
+  const me = await auth.GET("/auth/user");
   check(me.data?.name === "demo", `auth user: ${me.response.status} ${JSON.stringify(me.error)}`);
   const status = await auth.GET("/auth/status", { params: { header: { "X-XSRF-TOKEN": xsrf } } });
   return {
