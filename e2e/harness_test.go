@@ -37,7 +37,8 @@ const (
 // The OAuth2 client of the orders API that every test server is configured with.
 const (
 	ordersClientID     = "e2e-client"
-	ordersClientSecret = "e2e-client-secret"
+	// Long enough for prod mode (24 characters), which deployment_test.go runs.
+	ordersClientSecret = "e2e-client-secret-for-prod-mode"
 )
 
 var (
@@ -250,7 +251,8 @@ func launch(t *testing.T, o launchOpts) (*server, string) {
 		seen := false
 		for sc.Scan() {
 			s.log.WriteLine(sc.Text())
-			if !seen && strings.Contains(sc.Text(), "msg=listening ") {
+			// Dev mode logs text, prod mode JSON.
+			if !seen && (strings.Contains(sc.Text(), "msg=listening ") || strings.Contains(sc.Text(), `"msg":"listening"`)) {
 				seen = true
 				close(listening)
 			}
