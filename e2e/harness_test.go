@@ -36,7 +36,7 @@ const (
 
 // The OAuth2 client of the orders API that every test server is configured with.
 const (
-	ordersClientID     = "e2e-client"
+	ordersClientID = "e2e-client"
 	// Long enough for prod mode (24 characters), which deployment_test.go runs.
 	ordersClientSecret = "e2e-client-secret-for-prod-mode"
 )
