@@ -119,7 +119,7 @@ type AuthConfig struct {
 	DevPort        int           // AUTH_DEV_PORT: port of the dev OAuth2 server (dev mode)
 	AdminPasswd    Secret        // AUTH_ADMIN_PASSWD: enables basic auth for user admin
 	Providers      Secret        // AUTH_PROVIDERS: comma-separated name:cid:csecret of built-in OAuth providers
-	Audiences      string        // AUTH_AUDIENCES: comma-separated allowed aud values (empty: any)
+	Audiences      string        // AUTH_AUDIENCES: comma-separated allowed aud values (empty: any; confirmation e-mails: the issuer)
 	SMTPHost       string        // AUTH_SMTP_HOST: enables the "email" verified provider
 	SMTPPort       int           // AUTH_SMTP_PORT
 	SMTPUser       string        // AUTH_SMTP_USER
@@ -263,7 +263,7 @@ func LoadConfig(args []string) (Config, error) {
 
 	c.Auth.Providers = Secret(env("AUTH_PROVIDERS", ""))
 	fs.Var(secretFlag{&c.Auth.Providers}, "auth-providers", "OAuth providers as name:cid:csecret,... (AUTH_PROVIDERS)")
-	fs.StringVar(&c.Auth.Audiences, "auth-audiences", env("AUTH_AUDIENCES", ""), "allowed token audiences, comma-separated; empty allows any (AUTH_AUDIENCES)")
+	fs.StringVar(&c.Auth.Audiences, "auth-audiences", env("AUTH_AUDIENCES", ""), "allowed token audiences, comma-separated; empty allows any (a confirmation e-mail's aud: only AUTH_ISSUER) (AUTH_AUDIENCES)")
 	fs.StringVar(&c.Auth.SMTPHost, "auth-smtp-host", env("AUTH_SMTP_HOST", ""), "SMTP host; enables the email verified provider (AUTH_SMTP_HOST)")
 	fs.IntVar(&c.Auth.SMTPPort, "auth-smtp-port", e.int("AUTH_SMTP_PORT", 587), "SMTP port (AUTH_SMTP_PORT)")
 	fs.StringVar(&c.Auth.SMTPUser, "auth-smtp-user", env("AUTH_SMTP_USER", ""), "SMTP user name (AUTH_SMTP_USER)")
