@@ -47,11 +47,22 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("avatar: bolt store: %w", err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.CreateBucketIfNotExists(boltBucket); err != nil {
+		pics, err := tx.CreateBucketIfNotExists(boltBucket)
+		if err != nil {
 			return err
 		}
-		_, err := tx.CreateBucketIfNotExists(etagBucket)
-		return err
+		etags, err := tx.CreateBucketIfNotExists(etagBucket)
+		if err != nil {
+			return err
+		}
+		// A file written before content ids were kept gets them now, once, so that no
+		// revalidation ever reads a picture.
+		return pics.ForEach(func(k, v []byte) error {
+			if etags.Get(k) != nil {
+				return nil
+			}
+			return etags.Put(k, []byte(avatar.ContentID(v)))
+		})
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("avatar: bolt store: %w", err)
@@ -106,8 +117,8 @@ func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, e
 	return io.NopCloser(bytes.NewReader(b)), len(b), nil
 }
 
-// ID returns the content id stored beside the picture; only a picture stored before content ids
-// were kept (a file of an earlier version) is read and hashed.
+// ID returns the content id stored beside the picture (Open fills in those of pictures stored
+// before content ids were kept); the picture itself is read only if that id is missing.
 func (s *Store) ID(ctx context.Context, avatarID string) string {
 	if !avatar.ValidID(avatarID) {
 		return ""
