@@ -78,6 +78,7 @@ type Config struct {
 	LogLevel        string        // LOG_LEVEL: debug, info, warn, error
 	BodyLimit       int64         // BODY_LIMIT: request body cap in bytes
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: how long in-flight requests may finish
+	DrainDelay      time.Duration // DRAIN_DELAY: how long a stopping server serves with /readyz 503 first
 	CORSOrigins     string        // CORS_ORIGINS: comma-separated browser origins allowed to call the API
 	TrustedProxies  string        // TRUSTED_PROXIES: reverse proxies whose X-Forwarded-For names the client
 
@@ -228,6 +229,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.StringVar(&c.CORSOrigins, "cors-origins", env("CORS_ORIGINS", ""), "browser origins allowed cross-origin, comma-separated exact origins or * (no credentials); dev mode adds local dev servers (CORS_ORIGINS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("TRUSTED_PROXIES", ""), "addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client, comma-separated; empty trusts none (TRUSTED_PROXIES)")
 	fs.Int64Var(&c.BodyLimit, "body-limit", int64(e.int("BODY_LIMIT", 1<<20)), "request body cap in bytes (BODY_LIMIT)")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", e.duration("DRAIN_DELAY", -1), "on SIGTERM, how long to keep serving with /readyz 503 and Connection: close before the listener closes; default 5s in prod, 0 in dev (DRAIN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", e.duration("SHUTDOWN_TIMEOUT", 20*time.Second), "grace period for in-flight requests (SHUTDOWN_TIMEOUT)")
 
 	fs.StringVar(&c.Orders.ClientID, "orders-client-id", env("ORDERS_CLIENT_ID", ""), "OAuth2 client id of the orders API (ORDERS_CLIENT_ID)")
@@ -308,6 +310,10 @@ func listenURL(addr string, bound net.Addr) string {
 	}
 	return "http://" + net.JoinHostPort(host, port)
 }
+
+// defaultProdDrainDelay is DRAIN_DELAY in prod mode: a balancer checking /readyz every second or
+// two, failing after two or three checks, and Kubernetes' endpoint updates all fit in it.
+const defaultProdDrainDelay = 5 * time.Second
 
 // Development defaults: documented in docs/, refused in prod mode.
 const (
@@ -438,6 +444,12 @@ func (c *Config) validate() error {
 	}
 	if c.DBMaxConns < 0 || c.DBMaxConns > 10000 {
 		errs = append(errs, fmt.Errorf("DB_MAX_CONNS %d: want 0 (max(4, GOMAXPROCS)) to 10000", c.DBMaxConns))
+	}
+	if c.DrainDelay < 0 { // unset: a balancer needs a few health checks to notice; a developer's Ctrl-C does not
+		c.DrainDelay = 0
+		if c.Mode == "prod" {
+			c.DrainDelay = defaultProdDrainDelay
+		}
 	}
 	if c.DatabaseURL == "" && (c.DatabaseDirectURL != "" || c.DatabaseReadURL != "") {
 		errs = append(errs, errors.New("DATABASE_DIRECT_URL and DATABASE_READ_URL go with DATABASE_URL (without it the server manages its own PostgreSQL)"))

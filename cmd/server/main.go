@@ -78,6 +78,7 @@ type app struct {
 	// revocations relays token revocations to the orders and brands token caches: one listening
 	// session per process, whatever the number of surfaces.
 	revocations *opaquetoken.Watcher
+	drain       draining
 	closers     []func()
 }
 
@@ -185,7 +186,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	releaseStartupMemory()
 
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           a.drain.closeWhileDraining(handler),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -209,6 +210,13 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	case err := <-serveErr:
 		return err
 	case <-ctx.Done():
+	}
+	a.drain.on.Store(true)
+	log.Info("draining: /readyz answers 503 and responses close their connections while the balancer takes this server out", "drain_delay", cfg.DrainDelay)
+	select {
+	case err := <-serveErr:
+		return err
+	case <-time.After(cfg.DrainDelay):
 	}
 	log.Info("shutting down: finishing in-flight requests", "grace", cfg.ShutdownTimeout)
 	shCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
@@ -312,6 +320,10 @@ func (a *app) routes() (http.Handler, error) {
 
 	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if a.drain.on.Load() {
+			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := a.pool.Ping(ctx); err != nil {
