@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/swaggest/swgui"
 	"github.com/swaggest/swgui/v5emb"
+	"sigs.k8s.io/yaml"
 
 	"github.com/triadhq/triad/api"
 )
@@ -14,19 +15,23 @@ import (
 // specNames are the published OpenAPI documents, one per surface.
 var specNames = []string{"orders", "brands", "auth"}
 
-// mountDocs publishes the specs byte for byte at /openapi/{name}.yaml and an interactive reference
-// (Swagger UI, embedded in the binary by the swgui module) at /docs with a picker for the three specs.
+// mountDocs publishes the specs byte for byte at /openapi/{name}.yaml, the same documents as JSON
+// at /openapi/{name}.json (for tools that read no YAML), and an interactive reference (Swagger UI,
+// embedded in the binary by the swgui module) at /docs with a picker for the three specs. The UI
+// keeps what Authorize was given across reloads (persistAuthorization, in the browser's
+// localStorage).
 func mountDocs(r chi.Router) {
 	for _, name := range specNames {
 		body, err := api.FS.ReadFile(name + ".yaml")
 		if err != nil {
 			panic(err) // the embed directive guarantees the files; a miss is a build mistake
 		}
-		r.Get("/openapi/"+name+".yaml", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/yaml")
-			w.Header().Set("Cache-Control", "no-cache")
-			_, _ = w.Write(body)
-		})
+		asJSON, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			panic(err) // api's tests load every spec; a miss is a build mistake
+		}
+		r.Get("/openapi/"+name+".yaml", serveSpec("application/yaml", body))
+		r.Get("/openapi/"+name+".json", serveSpec("application/json", asJSON))
 	}
 	ui := v5emb.NewHandlerWithConfig(swgui.Config{
 		Title:       "triad API reference",
@@ -34,13 +39,23 @@ func mountDocs(r chi.Router) {
 		BasePath:    "/docs/",
 		ShowTopBar:  true,
 		SettingsUI: map[string]string{
-			"urls": `[{"url":"/openapi/orders.yaml","name":"orders"},{"url":"/openapi/brands.yaml","name":"brands"},{"url":"/openapi/auth.yaml","name":"auth"}]`,
+			"urls":                 `[{"url":"/openapi/orders.yaml","name":"orders"},{"url":"/openapi/brands.yaml","name":"brands"},{"url":"/openapi/auth.yaml","name":"auth"}]`,
+			"persistAuthorization": "true",
 		},
 	})
 	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
 	r.Mount("/docs/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ui.ServeHTTP(&firstStatus{ResponseWriter: w}, r)
 	}))
+}
+
+// serveSpec answers a spec document of the given media type.
+func serveSpec(contentType string, body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(body)
+	}
 }
 
 // firstStatus passes on a response's first status and drops any later one, with the body of a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -59,27 +58,15 @@ func TestDocs_SwaggerUITryItOut(t *testing.T) {
 	const op = `#operations-orders-createOrder`
 	description := "Swagger UI order " + strings.ReplaceAll(t.Name(), "/", "_")
 	body, _ := json.Marshal(map[string]any{"description": description, "price": 42.5})
+	p := docsPage{t: t, ctx: b, base: base}
+	if err := chromedp.Run(b); err != nil {
+		t.Fatal(err)
+	}
+	p.run("start", network.Enable(), chromedp.EmulateViewport(1280, 2000))
+	p.open("orders", op)
+	p.authorizeOrders()
 	var status, shown string
-	steps := []chromedp.Action{
-		network.Enable(),
-		chromedp.EmulateViewport(1280, 2000),
-		chromedp.Navigate(base + "/docs/"),
-		chromedp.WaitVisible(op, chromedp.ByQuery),
-
-		chromedp.Click(`.auth-wrapper .authorize`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#oauth_username`, chromedp.ByQuery),
-		chromedp.SendKeys(`#oauth_username`, "alice", chromedp.ByQuery),
-		chromedp.SendKeys(`#oauth_password`, "alice-password", chromedp.ByQuery),
-		chromedp.SendKeys(`#client_id_password`, "triad-orders", chromedp.ByQuery),
-		chromedp.SendKeys(`#client_secret_password`, "triad-orders-secret", chromedp.ByQuery),
-		chromedp.Click(`button[aria-label="Apply given OAuth2 credentials"]`, chromedp.ByQuery),
-		// Authorized: the password flow's block swaps its inputs for a Logout button (an error
-		// would be shown in the block instead).
-		chromedp.WaitNotPresent(`#oauth_username`, chromedp.ByQuery),
-		chromedp.WaitVisible(`button[aria-label="Remove authorization"]`, chromedp.ByQuery),
-		chromedp.Click(`.modal-ux .close-modal`, chromedp.ByQuery),
-		chromedp.WaitNotPresent(`.modal-ux`, chromedp.ByQuery),
-
+	p.run("create an order",
 		chromedp.Click(op+` .opblock-summary-control`, chromedp.ByQuery),
 		chromedp.WaitVisible(op+` .try-out__btn`, chromedp.ByQuery),
 		chromedp.Click(op+` .try-out__btn`, chromedp.ByQuery),
@@ -89,22 +76,7 @@ func TestDocs_SwaggerUITryItOut(t *testing.T) {
 		chromedp.WaitVisible(op+` .live-responses-table tr.response td.response-col_status`, chromedp.ByQuery),
 		chromedp.Text(op+` .live-responses-table tr.response td.response-col_status`, &status, chromedp.ByQuery),
 		chromedp.Text(op+` .live-responses-table tr.response td.response-col_description`, &shown, chromedp.ByQuery),
-	}
-	// One step at a time, each with its own deadline, so a failure names the step and shows what
-	// the page (or the Authorize dialog, with any error it displays) said at that moment.
-	if err := chromedp.Run(b); err != nil {
-		t.Fatal(err)
-	}
-	for i, step := range steps {
-		ctx, cancel := context.WithTimeout(b, time.Minute)
-		err := chromedp.Run(ctx, step)
-		cancel()
-		if err != nil {
-			var text string
-			_ = chromedp.Run(b, chromedp.Evaluate(`(document.querySelector(".modal-ux") || document.body).innerText`, &text))
-			t.Fatalf("Swagger UI step %d: %v; the page said:\n%.4000s", i, err, text)
-		}
-	}
+	)
 	if strings.TrimSpace(status) != "201" {
 		t.Fatalf("Execute POST /orders shows status %q, want 201; response %.500s", status, shown)
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/pgcluster"
 )
@@ -127,6 +129,21 @@ func TestServer_SpecsServedVerbatim(t *testing.T) {
 		}
 		if _, _, got := get(t, base+"/openapi/"+name+".yaml"); got != string(want) {
 			t.Fatalf("/openapi/%s.yaml differs from api/%s.yaml", name, name)
+		}
+		// The same document as JSON, for tools that read no YAML: it loads to the same spec.
+		status, header, asJSON := get(t, base+"/openapi/"+name+".json")
+		fromYAML, err := openapi3.NewLoader().LoadFromData(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromJSON, err := openapi3.NewLoader().LoadFromData([]byte(asJSON))
+		if status != http.StatusOK || header.Get("Content-Type") != "application/json" || err != nil || !json.Valid([]byte(asJSON)) {
+			t.Fatalf("/openapi/%s.json: %d %s %v", name, status, header.Get("Content-Type"), err)
+		}
+		a, _ := json.Marshal(fromYAML)
+		b, _ := json.Marshal(fromJSON)
+		if string(a) != string(b) {
+			t.Fatalf("/openapi/%s.json is not the document of api/%s.yaml", name, name)
 		}
 	}
 }

@@ -322,12 +322,12 @@ type ErrorDetailCode string
 // Example: body
 type ErrorDetailIn string
 
-// LoginRequest defines model for LoginRequest.
+// LoginRequest A login; the examples are dev mode's demo user (Swagger UI fills a form from them).
 type LoginRequest struct {
-	// Email Example: ada@example.com
+	// Email Example: demo@brands.test
 	Email string `json:"email"`
 
-	// Password Example: correct-horse-battery
+	// Password Example: demo-password
 	Password string `json:"password"`
 }
 
@@ -442,7 +442,7 @@ type User struct {
 	Token string `json:"token"`
 }
 
-// AccessToken Example: 3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w
+// AccessToken defines model for AccessToken.
 type AccessToken = string
 
 // BrandID Example: 655e1f2a0000000000000001
@@ -477,55 +477,73 @@ type UnsupportedMediaType = Error
 
 // CreateBrandParams defines parameters for CreateBrand.
 type CreateBrandParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // DeleteBrandParams defines parameters for DeleteBrand.
 type DeleteBrandParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // UpdateBrandParams defines parameters for UpdateBrand.
 type UpdateBrandParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // SubscribeBrandParams defines parameters for SubscribeBrand.
 type SubscribeBrandParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // UnsubscribeBrandParams defines parameters for UnsubscribeBrand.
 type UnsubscribeBrandParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // EditProfileParams defines parameters for EditProfile.
 type EditProfileParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // LogoutUserParams defines parameters for LogoutUser.
 type LogoutUserParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // GetMeParams defines parameters for GetMe.
 type GetMeParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
 // ResetPasswordParams defines parameters for ResetPassword.
 type ResetPasswordParams struct {
-	// AccessToken The token from register or login. Required unless it is sent as `Authorization: Bearer`.
+	// AccessToken The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 }
 
@@ -8183,147 +8201,150 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3ddhs3muCr4NT2OSazJYqU7YwjXWxkt5P2xHE8tjzTM6ZHBKs+koiKAAOgRHFjX+zFXu3tvsM+Rd/s",
-	"C+UV5nwfgCoUWZQoWZbd6fQ5nSOzUPj58P3/1a9JpuYLJUFakxz+msAFny8KoL8fay7zf+VFCfgvU87n",
-	"XK+Sw+SYjfFJkibn4eGpyJPD5OuHD2EwOeD95v8GSZrwcy4KPhaFsKvk0OoS0iQHk2mxsELJ5DB5LeS0",
-	"gD2lxVRINgYuDdOKGws5s4opnYPuJWkyAW5LDfmzOZ9CcpjMrF2Yw/19gf82PX+AXqbm+1JpO1sKmfd+",
-	"XkyTNBHmO/9y2ILkc5zjRRjInqjJBCBJk4VWeZkhUN7+Gob9RZUG2LgAOvxCiwySw8FB7+GHd2liyjEe",
-	"Zwz6iSqlxQdpUuoi2mK9n2iXyYcPH9JkBjwHTWB/oV5bpQmsTQiNpNoz+Gh0yOwM2FjlK5ZxrQUYxiXj",
-	"WQbGMKvOQKZsORPZjEnFxlotDWimNFtodYGvZDNgc75iZwCL3lAmaaLhl1JEgDHZDOacMEKW8+TwbRIW",
-	"T96lAUuSw/rXNLGrBf5irBZy6k614JrPwfqDHdP+TnB7m4c7mYHbOZtoNWcapsJYt+tCTYXssVd+i6yU",
-	"BZ5TWCYMMyAt44aNjks7U1r8T44THrLHwDXokTudwBV+KUGvkurOHbROac2kceDqcPd/Odj7p+VjOZj+",
-	"8Ne/PNSP++ZJ3z59MP/3Qfn16pvJI/4fZ7/0L87v//PBsuX8qSOgZ3/ePKynIDY6Ffmox47lys6EnDI7",
-	"43QoqSzj7EyqpWQiZ505LyZKzyFnSoJhQmZFmUPeZVOwhj3oP+iFQy64ndVnFPnlV1ud9BLKbblWDWah",
-	"pPFcgud4M2As/itT0oKkP/liUYiMrmP/Z6NkY0UcmeO857wQOQ06nXBRAO44B8tF4UjPD8Pjc5sg6i0g",
-	"s3iaBOZcFMgRBBTxvwkQSBxJmszBGMcn5qWxbAxIKDSQ8TzXYEzyIa1WsUqdmpnSNpp1wY1ZKp2vTVyI",
-	"ubDJ4aPWJSwrgBvLHrFsxjXPiAKQSdRjtYMZyxW4+55zm82Iro9fPmNmAZmYePD5SwRjn+GO7k8O+DdZ",
-	"Px/Ag/FD/nWWfIgv9U8aJslh8t/2a8a+756a/eOFeKq10u4aNwnwkk01NnTERv6ORgxRzTDg2YwJSbfJ",
-	"CHS9JFDAC2W/U6XMb4QfUtnTCb0dQ8+RD+4wPPv0AHqhPNXOuGF2JgyRptIEHpEj3VZ02qXTP0U8O+Ge",
-	"31376ISmp5Y7BlUfHtdzKCwM44UGnq8qhgl3A4xjqewMNCtRslQAcbvq4FwcOfVS2JkqLW6OaxLjGTeQ",
-	"Mj5B1v5GCjwpk0jbhefcDCGMo9hEFbmQUwfK75Qeizy/ISQn1dsxHJUsVozncyENScM5l3wK7pLNndEc",
-	"QTDwfOn2Q0d+Ji1oyYsbnVj4l0+B1o6PHR4xA/ocNAsj7gJpWLU4MvtSw1GtyWg4B14QIEgY8jGijrAp",
-	"G1VbG7GJkLmT/ZJeLdSUoHWi1HOup3AjaPn5T5H/FzRLG6umXQpUsBQLo+4GR2hlZDXCGpZDVhB1PXHH",
-	"3HsOcmpnKSPiWTGtSgtd3KjC6yXmTTd9zzCSWgSvN5J7hQluxpjLeIIYXPgzSOtnYJX6cVfAitVgYsrC",
-	"GCGnKSslaVQpg4sFKZJKI9KpM8gDSJyVUlwDi0gHyrnlY25gbYbaZMJ9hUEs4xKJfYzyFlXxhiXloRsG",
-	"n5bRlOtCoJpRGBaNO2IarF4hhXA2gSUzkKldWBpeAWHK49KsNg8QNCHk9zPHtCZlUbBOkD2pU9XTemQ2",
-	"43IKDDltt+WUbrXTMS63fjjPnYRh+PiI4Yn4lAvJSEMrVlcf51ZQatR2Fd4C236lTIvpzDKplqzDJVOl",
-	"RdGiNONMg7FcW6Ym7KUydqrh9b887+IzlKO6pNH4lIaqUmfAOq//5fnrk+OTpywruDHs4f1DvFuEfi7M",
-	"WcrmMFd6lbJMSQkZbt10jypWuuTGX0WOdhSBkkQwHkKW8zEaWpOAJ4g4Ixq1d4yjRj32k2O2xFqMM1MQ",
-	"CRivr/pKLOgyXhjFRtGljw4ZnINeVUP3cFbasdJn9e2TUoAbWHJh2S8llFBjH2eTQqkcD0ALG0fXuBnN",
-	"HSRSZpQ7gGflCBANk9JAjtq6khmkbAwTpYFlM8jOcA9KM7RtSRZ5Cy0llaYBnUM2GB3RXbnpaA+1Bp2p",
-	"0hmonDn7Bk04NNciiz+abdNWfO0vxSp3er9LInEhp7122/VhZbihxJ0CoTbxOFMuFkpbyH+EXPATGnQj",
-	"9l9NdDrHmU5pvXUqjmXnPVOJLFw2KD1KgtMe1QK01wGzDBbW3Kl83X13qJGbXlKzF+fdCGu0ujZIgquJ",
-	"R3fCFV6gxKa5TaknPCO0WGhcyAonWBywN1DCIg9ic57NhIQ9NADoBw3coHHmFiHdOp6ecWmWoA0erUBS",
-	"zXHB4N9pM8S3XnKbwrSmEDQNNztT+Sn+xItCLcFZ02sq6haZFyvvTZPI25unmYYcNQ5eIMostZLT08hs",
-	"x03OuVydcmth7vCKlPy1hWJptObkqo/SdIekycXeVO2t+UgiD8b61T117E6rcQHzwOQd4wik0tm4iW5K",
-	"aAgSGTfKF3L3WJibqxCfMPLPtBnclt8n15qv8N8Vra5v8y/lnMsaseBiUXBJWyKUqSCzaYdvgCKi4DbC",
-	"+Oue9x7tPSMWHjGNlE2Udi4I5MFeISjU1DQ3scEX2nxxtRfsraOq+vTvqvFq/DNkNtyqd6J5zuGdGXiK",
-	"Jo2S77uV5gk4Ik/ZwQM2gwuWi6mwa5u/xPO2QHzVONt/vu3vfcP3Ju9+PXjw4U9tUG7619d38xNZugHV",
-	"vYXLuAbPB7zRLVGBqfzYaK839urch37psVIFcJms89PYq7irS3/jNGs+/l9b7Eh8wt68et6E5jWCARuL",
-	"xtGB9RXDkwp0iwVwHWzQsF2C5k4gc6gVw6olBLGxwzom8etu5P/SvdBG+hvhijYMrlXD0qDgaOCGs9wR",
-	"HkeMF0u+MgwueNYEwOAgDb5bUkXuHyDhCSnmKHX6m1qKj5lspad7hhlhof3a2wMsV7GDU3KT05U0kdnt",
-	"ZR0d14itgTjRHW2CeIPPBJ7yRAO3hA88zwUuzYuXEY+Z8MLAumqwSfETXhY24Nx1qbZ6PWlAdlcSnvML",
-	"54ZIDh/2+/3daLp1xWuQcLToQfui6zTtV/QAvR0ybe6CsDv8e3AFEVcbevsuvTZFz/nFM/fKID58ReEV",
-	"HV0K5m0kcxVs12iIILUVwd8s8l0QfC5k/OvgKpSvTuPf/wSi6QZ4fSeofPXRPzXufiJ0vVUM3cDGp7mw",
-	"UbRyTa0IYTtUttWEjRCEI9KNRmR4oJ0vGZoQK0auLGfdGzTvC5hYpkq7acO5sGSbEtOIQ6aMWzZXxrKD",
-	"hw+iuOERK6X4pYQtwZQee0r7KYCfAznGSxlcPQ2C5znvnQk5/bYJxUo4h+hpDNaHDxpa6HBovuq8/c9v",
-	"h0MzLPv9+xn9F97992/bfuz+Dxz/p51tpoCwTTAN8KCDfj+CSPBdaTGfk2Gw4BmsqdXHOWc/uNWiAw12",
-	"RZPIbGpRpuFSA67HjllWCJCWmaWw2QwMGvojtDpGrIPohIaVYSPyxo/SoRyFqPaIKc1G3kYeseUMNJCe",
-	"Rcb8jONM0D1iI2+7jCge4Z/fo6fsqZwWwsyG0oC0IDM0HHPyXVnFzEwtI98fRWrvGQri9lirceqM0spl",
-	"wIQcSlzGORMON4PD9wzTZUEpKXkz+qCWknU4o8SZe4bZpWITvFOSB0PpzKMu44U4g95QDuV7d+73bA5c",
-	"4lXjX3Rw9n4o3+/t7VX/x8GjIJFG7L3fO/n56ZSU/xLyUaK4AHuP/6jGuol8qOCU3nSzkQfHU/aKzlV7",
-	"hCpvn+Vn4CZ0KRx+5YnzwwRgujUQ69zUjpd445fcFwwfHrEIL1yYXVjWGTmtfJSykcNh/Mvrz/inlwH4",
-	"JzFX/MOh9uiIGTgHzQv2sxISzZkVGw2H70ddhGzIXghqf4fc1W6NlPV6vW7YeUiTwO1buLDOJU84xWXA",
-	"65hio9kDk20bVc1eKDmtJnf78JsqhMUDdBkO2XVFYquXLmjmvCjcbfiFxlCoZfVSR6rw9yHegjoHPSnU",
-	"0lBIDm+re9kho5NxPYXGQnyszuHmCzXOVq8zgSWtIhkhAWK/QwLnwZ7Ach14JNDD3DN+3nIMP6RaZM7l",
-	"6rJV5orY11WLNI6wvkYOsMA1/vn1Ty+YBOJB+Nv69gs4h6KaGgduTB2G0NwLDZkwQkl3GTlkYs6Lbfuu",
-	"+ZT34lx6hpbRbk0nSyvMrlJsXPIXoGwvC64ZXCxQJ0DeEvEAv2SdlOPna4yhhZxUb6zj2Yt7Er/R8cpN",
-	"ykYeCPhnqQX9wi3sWTGHJovY0F16vZ5fGmQ5j9kaMcI58rRartUzOVXrMH5Gs4wLLs+q/auJF/IUSazu",
-	"2EXcaKh/LVPSalWcVjReTTFz2STMj2hhFS5aIy0XsnWUP12mcJ5q3jhlz2U/vTn5bu8RMa0F6Ayk3Qsv",
-	"dVOK8qkiN+zFm+cRGOI3g56HIzbW17AAboOEq+WZ0nSzXuBQUmSNxAqVgHqxqTiH8CNNmpcu4gOnZ+Do",
-	"2VGbJ+UzWLkZ7VLUE3kXGE0jJHEnP95Nyu0pMY9TJYnfSa9VV2qHizPWug43fmeBslSR1yxoG6JUKVeR",
-	"lKY7aYRkc1TRcYuNEI/hK7z9TJVFHrApB1Q5gh7gIwwxPgdtb7xCFaMsoHEyx8ydsH7fxIv3lIq6ZtH6",
-	"aMimwxH1QCKllOaltQ3pF/KI/OJNAKcxXNXEZ//ixnAPAPmaOfA2eVIaq+agkzR5CZpgqJPYDbGhoK9b",
-	"bO3BKcojLMnLTBkYHQNOhXVBKwJQNw48RQkiDbUrGA5pIy0zaAfhZ5Tb4WcfiPLiL4r8+D9RbNAVeM4f",
-	"+djTKMMU95UmxFaSNNlgKTTEETRFwhxBJmnSIKMkTeILIjvEY2oduWqGmaodbEC+TnptxRPSJB0G4J8d",
-	"020gSpA66RYR44d5mZFGYqJpUzl9pdVf73Jl21ChYlHeyiAWWOV8BX36nkFZNvPSF3AdE+moubKGdUbB",
-	"/dDr98iGGKElhPOM6AQN6o9p2jEAy3hRNE8UbN5NZ0tLhvq/VcaYYwTIsJAtVnug9IaJ0mukyB1nxjEx",
-	"2vs84pCV7hO3XVYAoZ06E2vJ9v6Vjd36XOT2uHMpyQAhXeorFOmR4kOujUrJSpFJLrWwFqQLbQjTNO1Y",
-	"hzz8R4yz71Uwcqcg0Q5CO0uruXsrV1k5x4dO2AnKgKB0Pa++N+6B/Az+VBWSxU6Cn42SvRfuyWVhy5Om",
-	"JezHkeE7UchqN43eBj5szRG/yv0pZJUxnl4ZXvyQJs/VVMjIEbXFY9Tw3ny73f0VwS9y1oUIeGOiTGkN",
-	"md2bKW1gb0ysYRX7gaLAeew5OXh0FQwCMVUTtB38x/rqmmfeeqfHqIxNBO6Oki/gYo0tvS4p4W9SFsWK",
-	"va4iVFfe2WX3E/yWWz3WbRVMx8wzKEf1PjRGHpAZdxklEw3AOuQ8IM8zLyjbPxc+iC4umLBdl2Xkg4tC",
-	"Lko7lORSOawsjUG/z2oApmzwdbBu1ISMH9R1Ay9azlThGG6KL/YrDisoY3QoveKGPBSFuyuaiXJ+rqx/",
-	"Ilxp+O4jT1sN1lc+RexqzL/cV8o6SN6jb0cpk6oyDTTjcurC29kZWMO4Ju5HEL2Zc3Xdg3pd52nkT7+/",
-	"4Urd2ZN6G37UPwuzKPjKy+CP8Ko+V+dQ8AxaPKtXRQ8ihtTc3CPazkFcLtNc+GO4VrSrRzuFsdLdWNmr",
-	"quLijWlL3DtmEpYuvZ+yDX1BmwZbaokyEcVoNYTU9HMcW9UApLsmmrgJdssziRNl/il/BNfMM8koVJ2f",
-	"8hZ949nrn9ijr/sD9ubkCbNiDsby+cLrdKIohM8vbW7soH/w9d5gsHdwcHIwOLz/8LD/dW9wcP8/4tut",
-	"vBA7E8FOInQr6WzF+I03fIyfQNCS7nXs8yIoRON01HDjO+dwubSjRgStJXxmt5dVNhLify7Jm2/K9fjQ",
-	"xxY7bmZUhNLKQE2euJoga6BUO5kZsFsFRlZqDdK+/NS6TppIWL68OQMzli+Kag9uR5+Af62Do7ntNvBS",
-	"Oe4rX9C5Cd8d0erToZLbQNvO27kumQAOCkRmaFlqNREF/MFQ756hCnOMsqyFMYayu6jkrnGMa+Q1fCSP",
-	"rlLLnIVKd99IdDu6Jf59U5YdwofZhv/iznh2uMdrcm8qKMpKLezqNULDOz0/pg9AGjwJo7iAf8TIj1J7",
-	"m3q7Vf2HK1mIH4DuZExtA45L5LZtWzN8Hva3tekAc9o7jXIq/Kiq0iBkplH16jNrF64yQciJ2lz3DeVe",
-	"NsprGALCNXaoUlJlXqOtT8+cUxT9q68eq1yA6X31FXtV12MIMMFrTTjvi3u4RthGNSAXe8vlcg9Zx16p",
-	"C3J9Qj4K9zCUDUvWKnVGK3vDF8HlXWE4MbnIXHUHkE+ey+ZiPxslRz6Q0GMnOD9pwz6ZOhQg8TPwIQpZ",
-	"rFiHV7mhlY+QMiPquOTEz2m6Ic0hNDHAcTiVB9Vxo3rRgcyjIG7AVfc4HR6nVwuO5mODXjsHD79muB81",
-	"Z2NhTcrOYGHZeOXg5fPYXfWxYZy9/svxHr4y42bW7bFXUZGVBASTux86dO1Ja8P/oawIoKKTdUcDOWCv",
-	"g7uss5yBZGNlZ3SHBqRN3VHWiI7qEA3k3R479qUmPhSj9Yrx0JkE4ehKVFwOCSIrd1dbn5o8eEPZWc64",
-	"JbtIWMOM5bakci6+YqMnPJvB3hPnnz9kVXeUHnvKs5m/Kp4j6rmlh3IMRuRQ4fw9w6iM3VCBWMiNyOFc",
-	"ZECrrZgRU0lZL6FOrMeO/T3jc+ODO6W0ohhKYX1xqWGd+32W4wBnV5PKHVqXRPWNBqxhj18dv/jz69OT",
-	"n354+uL05OR5N3XxtKX0BQ9UEtihoM5QaqCXKsKl3YRKukhkcFuZlr7MNfUlTYVPYKFMJqA8odwFJ6tl",
-	"hz6LzPhAc6jyc4ElN5/xa7pWAJsrIx5cWn6LZ6GN+Zd9O5PBUZR5FDwzXK7iUXUlHG45lGZT7R6SzJQL",
-	"aexQVj5s1qFj151UyK+WshCdon/6xCVK/Ugd3Fywj1SuB/1+WBOP2PUc41lOnNVxacRtz5ApM+Dgwd4M",
-	"LvZIgXTtXgzrPGDjlXXcl8Qn+TXFHFL2qOIbOIDoiIkcj+GizB6GeFNVTJ9bF2CoesF4RkYaVr0zV7jo",
-	"BfnILQwpKyk1l/adQwE2yJMjBDhVHRUGwtz3/dyUH0dzP23Us4VmRMSfQkHcyIU+PLBqMOPrj30xoyot",
-	"4Uhd+kRcqsGL06p4rkpJM5kGkJAfMT6U50IV7lXk/HRbo41SqhFbzpSBtf4ldVigx04o5YiiUQamc1Tl",
-	"0sBdEUoE67qxUerk0BmsvAgm7cqkrC5KY77Us3tVuH8oO6Mhct1+f1Q3+UEiaiY/sQ4Sg0uIoQdHjVwA",
-	"VCty5jPCCFVoUJfyB7kdSnKE3j+IjVV27OYLhERxnmJFLILCXchfqd458DNLvtczWPm0APIlB1dy7W9t",
-	"dUwjoCJP9rpDmq35o1nHqKGshfxEA5BCEot7FE0U7SJuorrOiV2IDLxh6zXAH5+dJOuNudQCpKu07ik9",
-	"3fcvmX0ci4q6sKRuWy14zh478j5++SxJk3PQxieq9vq9Po7GyfhCoHre6/fu+9geab77fCH2x1UZmWrL",
-	"QnbFICYEEBzdSlXrdnhbz2Fi9xBrvG5FuoGdgdDM5/sb1qkKvojtD2XIVE+9PWPhAnFbqhC3QIYzKnXh",
-	"A4ONzPZRnfwzNqpAWY3Q65gue/PquRlKUhIogcNBvsqOpNpdd6rHvm9c3Bfsbbv1VA/Zj/uGfXhXVRQ+",
-	"VvnqeqXLv/8mdDv1m9u1ajquTfrQNBdx4+uNwA76g2u2zfC247Z9hKH7USPCD9fb/daCb0da3Hg5mKet",
-	"dIawetDvb1uqOv5+1ASNXhlc/UqjAQu9dP/ql+o2SPjGYIc3qr449MLDXfbV0iHgQ5o83AUOVc8ieuH+",
-	"TlCoKrDpbquOIw7xKjbYITOwi1YznyJBJPRD8g7fqvnqfiEcU52C3VZ97S/f6QExT3DZ9EiTKIgq1ayi",
-	"+iZLey6MfVz3impQQv86jOntH/0zP6p/5ruYJXyMS25LP6G1uukbc4XrkusdUZx30LkixJr+EL03zh6R",
-	"n1Nj2shvfxIVqu1KhzVuXUaFabQjbwN1miQ8lBaKwrDlDMgqFba1sL3bpqTgkcMuboGy6Y0YFjVwf5JR",
-	"1fhaN93fOzv4OFpvKgC3T+3NW/mHIva1o19J67+K/IOj7QJsW8oJ/W7qPgGR5y8OIyA+CrspYN37t2Uz",
-	"3Fw+R8lprpyZmTjlzB3ftZDbTTUNSXCXKqfCsCm1ivqyddD+gx121ugC+wVTR0UPDvV2UD7TdgGH/N29",
-	"Ol45t9+m5NpE+O/BBmz/SKlT+Rg+h111c5T9PeHSFk77inLRK5m/zmGvy+dCi3HkcQtus5aw5ZPIj+/d",
-	"Ra7OBtHzDGDh40QUCDliozXhPApVLEstqIRjE29de4cvyrnj0wdiFYV+uh6a+74VOzk/rkuizvH++Zwf",
-	"PHTQl2r5h5D5u3OPvPFxm53dIxVZV3rbR3CaVs91lXvvWxJEWVgU4pXr5mSvStenoAA1dw1Rx6oLtMyH",
-	"MjQuPOj3fRzr2Lc9r/P9R22sy/fnoO70tA8fwZVxv9yhdDD0Qa5v2kzDap3PrY76skE6/WaLXjojFSbV",
-	"xm4YHLXfrfXZTTh6PKv+ufbpFwnLhvLePu22moxr9OS9QkkOke3ooB2pli67wR9qyU33jlnbjRhV/5sb",
-	"tWBt62HZ7L5aWRJUhB0Nu6O2qq3LUx5djEK9vwuT4HWcW7WpwDVooua6pfz0fPdpSF1cy3ttwJj92wxk",
-	"nTOCPAJvJSKfwHEDB/btWwL3xXus+e8LZWPe28Yy39RH/yKYplT29Ra2dkKlnQ4mO3C35uEJT6J73py7",
-	"6e0AmTdbvm9hm2/iKW+fca7dPqUUzJV2BbquFOXvhX9+6awjukmX1bo7+zCg9yF31b2L0l5u3bnarvrz",
-	"MEpT1t5Rs4tCow1Ejx37nhGhgRl1rjAg7VBSmkDX24jCGpcJQuqTW4CqzKkTQvw5mMv0qKe5sC9dPv7n",
-	"MxW9m7rqEbYzacXt4/COrkyTXVvYJ9Fv68V2S/u6XWO1yaH83TU9oFW/udviUb5io/HdgrvlQ99c/VL0",
-	"daffvbWJCOYSQSvaDZwLSX6dY1Hq7SUpTjPIzkzEqDrt5bdd0kGq3FPXOc9VT7o6jEYJEjuWQxkSJH25",
-	"sMwZ9x3VqmmmYOvc9Af9gc9C7g0lfYGBDfrhSw3+cxKor1ImJM1JDBz/6dsfhJJkX7I9eMjmQpYWTOpy",
-	"Mxdc6KF0PPHgG5co7KqyhczVEtUBc+ST6gb9/tb5lSsOXblt+NmHMjzOFZjWmCaegUqlPoJhRnxrjWXV",
-	"Nb1bqu12ZgmNlggfyVzvapO3z2l9TdC1Knt23n2z1m8L740+pkA5lfQhm7UPljQy77et6sfvh++Z0no3",
-	"5+A3+ARa29chalFW6UgVZxD0aU2HIXdmJFdf8otyuxsp98J4DtapuJa3yCZewev27l4CPTi4mdOi7WMc",
-	"kdNCKYZPmxw4/viTkOzRg/7On7S6lS9AbeyZPv9Ufe+wbnuzxrJnPN+UJk5ODGUsKIxik1KTBh2WcLTn",
-	"yg/SKkm8+jZRjCFpJVRQIERihXUan3HqUkEVq835Cp9CsoxPqVlHP8cChjJ89LHq+udR1eGkPzRVSfqB",
-	"BJ+08gBNJtTFqrnfGljGyb8GtNak3qaUpQa00mcVuJIfug9hvdCtRX0kfbmNxW+P0QcywpF91dISwseg",
-	"/AcyiAqH0n3RqYMn8pt0NRhu3+Qe4Y1vK3bjkif/QAMRCzMzrsEX0tHEToZf9+NQ7lwN3Kmr7IhuOq++",
-	"e8K+GQz67P//v0G/d9C7Tz2Ydvg48KMH/eiTDYMtH5b6zPkrVBJ5tVaqnAndrpa+aqur2lpHF+oIo7Kn",
-	"8N5MhFLAMRRKTunjXXUVlmPkcf1ZVXJG9XWu4gzJ3SrVvaxmyxG0RynCwhApcZyDdj4PDIqaPqaNmq1Q",
-	"i+h2n8OiUCvq2+XprFFlzn6qbHxzzx3Q7biUVpXZDHy3IwkXnjRc1Rt9+0yDmdW9AjZ0VFVar6R+GXk+",
-	"/65KV8DVMHQLNZ26q7kdW3cbBtW4crdm75fuSEMyRxK+nM5df4DWvJyTmkZhg0TDx/18Ra1BO1FFI+M6",
-	"fFch0yiGHw1laDJLqRZlUfgIiC893tJeIGWqyMHYppd4IrSxbQbd92B/hM9MJ8381JYOGHFXi8saUmy3",
-	"2arOET6TI/KNRb0e1lo7/JFJ355Jv3si/Se1P4nDbzM7o9jVF2Bt/s4YJ2WdrYcIr2CjoeHELqWKrstZ",
-	"5J8TNmjCTvI3PXVrdm9LB76hrD4WX31N/jpfjWedF9/98CT1xgHPZnWx6z0zlIVagsbxh2w0HJYHg4Nj",
-	"buHbi54FY0du6wiuH54+/9dnL9jrZ9+/SNnoh+OTp9/+tXfy9PWJK5FEHr8UOQqN3/72f3772//67W//",
-	"97e//e8wz1C6nhcFO6tnT0MfCSp2RUh1jxj3oRQHlMsCKKEbhatP+HSOvXZ+e3uetPVWkLfr8bv73d9u",
-	"eeQdCdndhOqnFgtrjRQvi1tHFZtHlaIWtQkAUzlSUEszjtVEDWhiS24oj18+u2fW+jqxTt0kQfgPDvhW",
-	"rD74kbLR909PWKxwjrobdvsdS60/AlaXJl2HFj67CT4Dl7oJFgU1nG24yZxwavjngqxVsvq20kanlMrg",
-	"q1qhHG2zOKJ2M+2CwUDc+O8zxdY3GjJu7cLYaKjY3iDxGiwkahJ5E1HyRWz7kwbuA6K2Re5vL3AfVvl8",
-	"kfv7NwpLbHw0vJlIGUj584WKRmsYOqriQr1/gF4AhEkNhtvCw5sCYK3P4Nt3H9JfG+393r4jY5k8oI5H",
-	"buLzTBn/iR8aZ9a+btDRUHArzoFCOGjzKH1GX/vjcuVepgwGpb3aP4aZoJyEhVYX/lMVdQkO9Ynx/uYV",
-	"qitH5PstZU6ii3oSLTRMxAX57p1Nv+/sdgeLTVmFgk/7/km+I5rM27JFoy6pXi0kuCLUmnM+1mpJH86r",
-	"u3b6F8a+0HZbYQAJRrX5XiP5bfP1H7nk03pBX+vgVLNuNI2rePjw7sN/BQAA//8=",
+	"7H3ddhs3muCr4NT2OSazJYqS7YwjXWxkt5L2xHE8ljzTM6ZHBKs+koiKAAOgRHFjX+zFXu3tvsM+Rd/s",
+	"C+UV5nwfgCoUWZQoWZbd6fQ5nSOzUPj58P3/1a9JpmZzJUFakxz8msAln80LoL+fai7zf+VFCfgvU85m",
+	"XC+Tg+SIjfBJkiYX4eGZyJOD5OvHj2FvvM/7zf/tJWnCL7go+EgUwi6TA6tLSJMcTKbF3Aolk4PkRMhJ",
+	"ATtKi4mQbARcGqYVNxZyZhVTOgfdS9JkDNyWGvLnMz6B5CCZWjs3B7u7Av9tev4AvUzNdqXSdroQMu/9",
+	"PJ8kaSLMd/7lsAXJZzjHyzCQPVPjMUCSJnOt8jJDoLz9NQz7iyoNsFEBdPi5FhkkB3v7vccf3qWJKUd4",
+	"nBHoZ6qUFh+kSamLaIv1fqJdJh8+fEiTKfAcNIH9pTqxShNYmxAaSrVj8NHwgNkpsJHKlyzjWgswjEvG",
+	"swyMYVadg0zZYiqyKZOKjbRaGNBMaTbX6hJfyabAZnzJzgHmvYFM0kTDL6WIAGOyKcw4YYQsZ8nB2yQs",
+	"nrxLA5YkB/WvaWKXc/zFWC3kxJ1qzjWfgfUHO6L9neL21g93OgW3czbWasY0TISxbteFQozoQG/SY8OH",
+	"v+zv/NPiqdyb/PDXvzzWT/vmWd8eP5r9+1759fKb8RP+H+e/9C8vHv7z/mLY7bHX/lwDWcoCoSMsE4YZ",
+	"kJZxw4ZHpZ0qLf4nx20csKfANehhj71UzB+SEZKnTEk2L/VcGThgJws+mYBmb56zhSqLfCDHoihobpky",
+	"LnPGGf4C+Y6QrIICWwhpmLoATffnjjsRFyDZQtgpC5sBdycC4fJLCXqZVJjq7viMXk3ia1qFfurI9/mf",
+	"10Ht6ZcNz0Q+7LEjubRTISfMTjkBRyrLODuXaiGZyFlnxoux0jPImZJgmJBZUeaQd9kErGGP+o96YbNz",
+	"bqf1XkV+NWJVSHQF32hBKg1mrqTxPIrneMVgLP4rU9KCpD/5fF6IjK5192ejZGNFHJnjvBe8EDkNOhtz",
+	"UQDuOAfLReEI3w/D43ObIOLPIbN4mgRmXBTIjwQU8b8JEEiaSZrMwBjHpWalsWwESKY0kPE812BM8iGt",
+	"VrFKnZmp0jaadc6NWSidr0xciJmwycGT1iUsK4Aby56wbMo1z4j+kEXVY7WDGcsVuPuecZtNCSuPXj1n",
+	"Zg6ZGHvw+UsEY5/jjh6O9/k3WT/fg0ejx/zrLPkQX+qfNIyTg+S/7dZiZdc9NbtHc3GstdLuGtfJ/4pN",
+	"NTZ0yIb+joYMUc0w4NmUCUm3yQh0vSRQwEtlv1OlzG+FH1LZszG9HUPPkQ/uMDz79AB6qTzVTrlhdioM",
+	"kaZynETkSLcVnXbp9MeIZ6fcc9sbH53Q9Mxyx2jqw+N6DoWFYbzQwPNlxa7hfoBxJJWdgmYlyrUKIG5X",
+	"HZyLa8iJp6rS4ua4JiUi4wZSxsfIi99IgSdlEmm78BKAeDeOYmNV5EJOHCi/U3ok8vyWkBxXb8dwVLJY",
+	"Mp7PUCSgLJ5xySfgLtncG80RBAPPl24/dOTn0oKWvLjViYV/+Qxo7fjY4REzoFEQhhH3gTSsWhyZfanh",
+	"sNajNFwALwgQJAz5CFFH2JQNq60N2VjI3OkQkl4t1ISgdarUC64ncCto+fnPkP8XNEsbq6ZdClTvFAuj",
+	"7gdHaGVkNcIalkNWEHU9c8fceQFyYqekH3G5ZFqVFrq40UrPcTf9wDCSWgSvN5IHXed2jLmMJ4jBhT+D",
+	"tH4GVqkf9wWsWAknpiyMEXKSslKSRpUyuJzjjlCz1XChziEPIHE2UnEDLCIdKOeWj7iBlRlqgw33FQax",
+	"jEsk9hHKWzQEGnach24YfFZGU64KgWpGYVg07pBpsHqJFMLZGBbMQKa2YWl4BYQpT0uzXD9A0ISQ308d",
+	"0xqXRcE6QfakzlBI65HZlMsJMOS03ZZTutXORrjc6uE8dxKG4eNDhifiEy4kIw2tWF5/nDtBqWHbVXj7",
+	"b/OVMi0mU8ukWrAOl0yVFkWL0owzDcZybZkas1fK2ImGk3950cVnKEd1SaPxKQ1Vpc6AdU7+5cXJ6dHp",
+	"McsKbgx7/PAA7xahnwtznrIZzJRepixTUkKGWzfdw4qVLrjxV5GjQUagJBGMh5DlbIRm3jjgCSLOkEbt",
+	"HOGoYY/95JgtsRbjzBREAsbrq74WC7qMF0axYXTpwwMGF6CX1dAdnJV2rPR5ffukFOAGFlxY9ksJJdTY",
+	"x9m4UCrHA9DCxtE1bkZzB4mUGeUO4Fk5AkTDuDSQo7auZAYpG8FYaWDZFLJz3IPSDC1rkkXeQkudmRhD",
+	"54DtDQ/prtx0zlauNOhMlc7Q5czZN2jCobkW+Rui2dZtxRN/KVa50/tdEokLOeklrRbd48pwQ4k7AUJt",
+	"4nGmnM+VtpD/CLngpzToVuy/muhshjOd0XqrVBzLzgemElm4bFB6lASnPao5aK8DZhnMrblX+br97lAj",
+	"N72kZi/OtxLWaHWskARXY4/uhCu8QIlNc5tSj3lGaDHXuJAVTrA4YK+hhEUexGY8mwoJO2gA0A8auEHj",
+	"zC1CunU8PePSLEAbPFqBpJrjgsG71GaIb7zkNoVpRSFoGm52qvIz/IkXhVqAs6ZXVNQNMi9W3psmkbc3",
+	"zzINOWocvECUWWglJ2eR2Y6bnHG5POPWwszhFSn5KwvF0mjFxVYfpekOSZPLnYnaWfGRRB6M1as7duxO",
+	"q1EBs8DkHeMIpNJZu4luSmgIEhk3yhdy91iYmesQnzDyz7QZ3JbfJ9eaL/HfFa2ubvMv5YzLGrHgcl5w",
+	"SVsilKkgs26Hr4EiouA2wvjrjvce7TwnFh4xjZSNlXYuCOTBXiEo1MQ0N7HGF9IWX1ztBXvrqKo+/btq",
+	"vBr9DJkNt+qdaJ5zeGcGnqJJo+R5b6V5Ao7IU7b/iE3hkuViIuzK5q/wvM0RXzXO9p9v+zvf8J3xu1/3",
+	"H334UxuUm9791d38RJZuQHVv4TKuwfMBb3RLVGAqLzra6429OvehX3qkVAFcJqv8NPYqbhtQWDvNSoTh",
+	"1xY7Ep+wN69fNKF5g1DE2qJxbGJ1xfCkAt18DlwHGzRsl6C5FcgcasWwagmArO2wjoj8uh35v3IvtJH+",
+	"WrCkDYNr1bA0KDgauOEsd4THIePFgi8Ng0ueNQGwt58G3y2pIg/3kfCEFDOUOv11LcVHbDbS0wPDjLDQ",
+	"fu3t4Z3r2MEZucnpSprI7Payio4rxNZAnOiO1kG8xmcCT3mmgVvCB57nApfmxauIx4x5YWBVNVin+DEv",
+	"Cxtw7qZUW72eNCC7LQnP+KVzQyQHj/v9/nY03briDUg4WnS/fdFVmvYreoDeDZk2d0HYHf69dw0RVxt6",
+	"+y69MUXP+OVz98pefPiKwis6uhLMm0jmOtiu0BBBaiOCv5nn2yD4TMj4173rUL46jX//E4imW+D1vaDy",
+	"9Uf/1Lj7idD1TjF0DRuPc2GjaOWKWhHCdqhsqzEbIgiHpBsNyfBAO18yNCGWLibtrHuD5n0BY8tUaddt",
+	"OBeWbFNiGnHIlHHLZspYtv/4URQ3PGSlFL+UsCGY0mPHtJ8C+AWQY7yUwdXTIHie8965kJNvm1CshHOI",
+	"nsZgffyooYUOBuarztv//HYwMIOy33+Y0X/h3X//tu3H7v/A8X/a2mYKCNsE0x4edK/fjyASfFdazGZk",
+	"GMx5Bitq9VHO2Q9utehAe9uiSWQ2tSjTcKUB12NHLCsESMvMQthsCgYN/SFaHUPWQXRCw8qwIXnjh+lA",
+	"DkNUe8iUZkNvIw/ZYgoaSM8iY37KcSboHrKht12GFI/wzx/QU3YsJ4Uw04E0IC3IDA3HnHxXVjEzVYvI",
+	"90eR2geGgrg91mqcOqO0chkwIQcSl3HOhIP14PADw3RZUEJM3ow+qIVkHc4obeeBYXah2BjvlOTBQDrz",
+	"qMt4Ic6hN5AD+d6d+z2bAZd41fgXHZy9H8j3Ozs71f9x8DBIpCF77/dOfn46JWXfVHkgdVyAvcd/VGPd",
+	"RD5UcEZvutnIg+Mpe0nnqj1ClbfP8nNwE7oUDr/y2PlhAjDdGoh1bmrHS7zxS+4Lhg8PWYQXLswuLOsM",
+	"nVY+TNnQ4TD+5fVn/NPLAPyTmCv+4VB7eMgMXIDmBftZCYnmzJINB4P3wy5CNmQvBLW/Q+5qt0bKer1e",
+	"N+w8pEng9i1cWueSJ5ziMuB1TLHR7IHJto2qZi+UnFSTu334TRXC4gG6DIdsuyKx1SsXNDNeFO42/EIj",
+	"KNSieqkjVfj7AG9BXYAeF2phKCSHt9W96pDRybieQGMhPlIXcPuFGmer1xnDglaRjJAAsd8hgfNgj2Gx",
+	"CjwS6GHuKb9oOYYfUi0y43J51SozRezrukUaR1hdIweY4xr/fPLTSyaBeBD+trr9Ai6gqKbGgWtThyE0",
+	"91xDJoxQ0l1GDpmY8WLTvms+5b04V56hZbRb08nSCrOrFBuX/AUo28uCawaXc9QJkLdEPMAvWSfl+Pka",
+	"Y2ghJ9Ub63j24p7Eb3S8cpOyoQcC/llqQb9wCztWzKDJItZ0l16v55cGWc5itkaMcIY8rZZr9UxO1TqI",
+	"n9Eso4LL82r/auyFPEUSqzt2ETca6l/LlLRaFWcVjVdTTF02CfMjWliFi9ZIy4VsHeVPlymcp5o3Ttlz",
+	"2U9vTr/beUJMaw46A2l3wkvdlKJ8qsgNe/nmRQSG+M2g5+GItfU1zIHbIOFqeaY03awXOJRcWSOxQiWg",
+	"XszlO7ofadK8dBEfODsHR8+O2jwpn8PSzWgXop7Iu8BoGiGJO/nxblJuz4h5nClJ/E56rbpSO1ycsdZ1",
+	"uPE7C5SlirxmQZsQpUq5iqQ03UkjJJujio5bbIR4DF/i7WeqLPKATTmgyhH0AB9hiPE5aHujJaoYZQGN",
+	"kzlm7oT1+yZevKeU0hWL1kdD1h2OqAcSKaU0L61tSL+Qh+QXbwI4jeGqxj73GDeGewDIV8yBt8mz0lg1",
+	"A52kySvQBEOdxG6INQV91WJrD05RHmFJXmbKwOgYcCqsC1oRgLpx4ClKEGmoXcFwSBtpmUE7CD+j3A4/",
+	"+0CUF39R5Mf/iWKDrsBz/sjHnkYZprivNCG2kqTJGkuhIY6gKRLmCDJJkwYZJWkSXxDZIR5T68hVM8xU",
+	"7WAN8nXSayuekCbpMAD/7JhuA1GC1Ek3iBg/zMuMNBITTZvK6Sut/nqXK9uGChWL8lYGscAq5yvo0w8M",
+	"yrKpl76A65hIR82VNawzDO6HXr9HNsQQLSGcZ0gnaFB/TNOOAVjGi6J5omDzrjtbWvLj/60yxhwjQIaF",
+	"bLHaA6U3jJVeIUXuODOOidHe5xGH7HKfuO2yAgjt1LlYSfX3r6zt1ucit8edS0kGCOlSX6FIjxQfcm1U",
+	"SlaKTHKhhbUgXWhDmKZpxzrk4T9knH2vgpE7AYl2ENpZWs3cW7nKyhk+dMJOUAYEpet59b1xD+Rn8Keq",
+	"kCx2EvxslOy9dE+uClueNi1hP44M37FCVrtu9DbwYWOO+HXuTyGrjPH02vDihzR5oSZCbnZEuSQSlxsZ",
+	"8swoXJfDBZu5A+YwUy55tBMVQ4xFUZiAcv4+YNa9witVnx5n/NYFuHoWN7buDFr3CIYw+9pMO1EEvnIy",
+	"Rb/Fbpn9J9cBOFBqNUEbVH+s8aJ52I0Ic4Sa3ljg7iizAy5XeN5JSdmE47IoluykCn9dixBXXX5wim50",
+	"h7cVZx0xz/0cS/FxN3KvTLlLVxlrANYhzwS5tXlBpQS58BF6ccmE7boUJh+5FHJe2oEkf81BZcbs9fus",
+	"BmDK9r4OppMak2WFinRgdIupKhw3T/HFfsW+BaWjDqTXCpFBo+bgKmuihKJrS7sIVxqBgciNV4P1tc8/",
+	"i8jqVo5Y1kHeMfx2mDKpKrtDMy4nLnaenYNFciTWShC9ned21T17U89s5Kx/uOan3dpNexdO2j8LMy/4",
+	"0gv4j3DZvlAXUPAMWty214UmIkbU3NwT2s5+XIvTXDhTWkNmd6ZKG9gZERyXW3KtaFdPtoqRpduxstdV",
+	"Occb05YVeMQkLBz7p1RGX6unwZZaosBFGV0NIRvgAsdWBQbptlksboLtkljiLJx/yp/ADZNYMoqD52e8",
+	"RSY+P/mJPfm6v8fenD5jVszAWD6be4VRFIXwyavNje3397/e2dvb2d8/3d87ePj4oP91b2//4X/Et1u5",
+	"OLYmghbZuU6+G0lnI8avveETCAgELblkRz7pguI/TgEON751gpjLaWqE51pic3ZzxWgj2/7nkkIFplwN",
+	"Pt2gZnTLdI1QfxmoyRNXE2QNlGonMwN2o8DISq1B2letOs7HcI113IDFq9szMGP5vKj24Hb0CfjXKjia",
+	"224DL1Uav/bVouvw3RKtPh0quQ207byd65J94aBAZIZmq1ZjUcAfDPX+GaowRyjLWhhjqOmL6vkax7hB",
+	"0sRH8ugqb82Zv3T3jSy6wzvi37dl2SE2ma05R+6NZ4d7vCH3pmqlrNTCLk8QGt6j+jEtDtLgphjGVf5D",
+	"Rk6a2pXV2641QLiSufgB6E5G1NvgqERu27Y1w2dhfxs7IzCnvdMop8IPqxIQQmYaVa8+tXbuyh6EHKv1",
+	"dd9QYmejdodaKLieFVW+q8xrtPW5nzMK0X/11VOVCzC9r75ir+tiDwEmuMQJ533lENcI26jA5HJnsVjs",
+	"IOvYKXVBflXIh+EeBrJhyVqlzmllb/giuLyfDScm/5srHQFy+HPZXOxno+TQRyl67BTnJ23YZ2qH6iZ+",
+	"Dj7+IYsl6/Aq8bRyQFLaRR30HPs5TTfkUIQOCTgOp/KgOmqURjqQeRTEDbjSIafD4/RqztF8bNBrZ//x",
+	"1wz3o2ZsJKxJ2TnMLRstHbx8krwrbTaMs5O/HO3gK1Nupt0eex1VcElAMLn7oUPXbro2/B/IigAqOll1",
+	"NJB39ya4yzqLKUg2UnZKd2hA2tQdZYXoqMjRQN7tsSNfx+LjPFovGQ9NVxCOrv7FJaggsnJ3tfWpyT04",
+	"kJ3FlFuyi4Q1zFhuS6oV40s2fMazKew8c87/A1Y1fumxY55N/VXxHFHPLT2QIzAihwrnHxhGNfKGqs9C",
+	"4kUOFyIDWm3JjJhISqkJRWg9duTvGZ8bHzkqpRXFQArrK1cN6zzssxwHOLuaVG7m+6tExZMGrGFPXx+9",
+	"/PPJ2elPPxy/PDs9fdFNXbBuIX01BdUbdihiNJAa6KWKcGk3oUwvEhncVqalr6FNfb1U4bNjKE0KKAkp",
+	"d5HPatmBT1EzPoodSghd1MrNZ/yars/A+sqIB1fW9uJZaGOhzYvrlbJ3GKU1Bc8Ml8t4VF1mh1sOdd9U",
+	"GIgkM+FCGjuQlYOcdejYdZsW8qulLIS+6J8+K4rySlIHNxdJJJXrUb8f1sQjdj3HeJ4TZ3VcGnHbM2RK",
+	"O9h/tDOFyx1SIF0vGcM6j9hoaR33JfFJfk0xg5Q9qfgGDiA6YiLHY7gQtoch3lSVMMCtcyVXjWY8IyMN",
+	"q96Zq4r0gnzoFoaUlZT3S/vOoQAb5MkhApxKmgoDYe6Hfm5KvqO5jxvFcqHPEvGnUG03dHEVD6wazPj6",
+	"U18pqUpLOFLXVRGXavDitKrMq/LdTKYBJOSHjA/khVCFexU5P93WcK1Oa8gWU2VgpTlKHXPosVPKZ6JQ",
+	"l4HJDFW5NHBXhBLBuu7ZlDo5dA5LL4JJuzIpqyvemK8j7V6XSzCQneEAuW6/P6w7CCERNTOrWAeJwWXb",
+	"0IPDRqIBqhU58+lmhCo0qEvJidwOJDlCH+7Hxio7cvMFQqIgUrEkFkGxNOSvVEwd+Jkl3+s5LH3OAfmS",
+	"gyu59re2Oqap+VPtyV51SLMVfzTrGDWQtZAfawBSSGJxj6KJQmnETVTXObELkYE3bL0G+OPz02S155ia",
+	"g3Rl3D2lJ7v+JbOLY1FRF5bUbasFz9lTR95Hr54naXIB2vgs2F6/18fROBmfC1TPe/3eQx84JM13l8/F",
+	"7qiqUVNtkSVXaWJCAMHRrVS1boe39QLGdgexxutWpBvYKQjNfDGBYZ2qmozY/kCGNPjU2zMWLhG3pQpx",
+	"C2Q4w1IXPurYSJsf1plFI6MKlNUIvY7psjevX5iBJCWBskMc5KvUSyoMdqd66lvixS3P3rZbT/WQ3bgl",
+	"2od3VbniU5Uvb1YX/fvvr7dVK71tS7LjwqcPTXMRN77aZWy/v3fDnhzedty0jzB0N+qx+OFmu99YTe5I",
+	"ixsvB/O0lc4QVo/6/U1LVcffjTqs0St717/S6O5CLz28/qW6xxK+sbfFG1XTHXrh8Tb7amk/8CFNHm8D",
+	"h6ohEr3wcCsoVOXddLdVOxOHeBUb7JAZ2EWrmU+QIBL6IXmHb9V8dbcQjqlOwG4q7faX7/SAmCe4VH2k",
+	"SRRElWpWUX2Tpb0Qxj6tG1E1KKF/E8b09o/WoB/VGvRdzBI+xiW3oVnRSlH2rbnCTcn1nijOO+hchWNN",
+	"f4jea2ePyM+pMW3ktzuOquC2pcMat66iwjTakbeBOk0SHkgLRWHYYgpklQrbWjXfbVNS8MhhF3dA2fRG",
+	"DIsauD/JqCR9pVHw750dfBytNxWAu6f25q38QxH7ytGvpfVfRf7B0XYBti3lhH43dROCyPMXhxEQH4Vd",
+	"F7Du/buyGW4vn6PkNFcrzUyccuaO7/rTbaeahiS4K5VTYdiE+lB92Tpo/9EWO2u0mP2CqaOiB4d6Wyif",
+	"abuAQ/7uXh0tndtvXXKtI/z3YAO2f6TUqXwMn8Ouuj3K/p5waQOnfU2J7pXMX+WwN+VzoX858rg5t1lL",
+	"2PJZ5Mf37iJXxIPoeQ4w93EiCoQcsuGKcB6GEpmFFlQfso63rnfEF+Xc8ekDsYpCP90MzX1TjK2cHzcl",
+	"Ued4/3zODx7a/Eu1+EPI/N25R974uM3W7pGKrCu97SM4Tavnusq99/0OoiwsCvHKVXOyV6XrU1CAOseG",
+	"qGPVYlrmAxm6Iu73+z6OdeR7qtf5/sM21uWbf1Dre9qHj+DKuBnvQDoY+iDXN22mYbXO51ZHfU0inX69",
+	"/y+dkaqeamM3DI56+9b67DocPZ5V/1z5qo2ERUN5b592U03GDRr+XqMkh8h2dNCOVAuX3eAPteCme8+s",
+	"7VaMqv/Nrfq7tjXIbLZ2rSwJqvCOht1Tz9bW5SmPLkah3t+FSXAS51atK3ANmqi5bik/Pd89DqmLK3mv",
+	"DRizf5uCrHNGkEfgrUTkEzhu4MC+N0zgvniPNf99qWzMe9tY5pv66F8E05TKnmxga6dUN+pgsgV3ax6e",
+	"8CS65/W5m94OkHmzn/wGtvkmnvLuGefK7VNKwUxpV/3rSlH+Xvjnl846opt0Wa3bsw8DehdyVzo8L+3V",
+	"1p2r7aq/PaM0Ze0dNls0NHpM9NiRb0gRuqNRWwwD0g4kpQl0vY0orHGZIKQ+uQWohJ3aLMTfmrlKjzrO",
+	"hX3l8vE/n6no3dRVA7KtSSvuTYd3dG2a7MrCPol+U6O3O9rX3RqrTQ7l767pAa2a2d0Vj/IVG42PItwv",
+	"H/rm+peiT0f97q1NRDCXCFrRbuBcSPKrHItSb69IcZpCdm4iRtVpL7/tkg5S5Z66tnyuetLVYTRKkNiR",
+	"HMiQIOnLhekjg65dWzXNBGydm/6ov+ezkHsDSZ93YHv98BkI/60K1FcpE5LmJAaO//S9FUJJsi/Z3nvM",
+	"ZkKWFkzqcjPnXOiBdDxx/xuXKOyqsoXM1QLVAXPok+r2+v2N8ytXHLp02/CzD2R4nCswrTFNPAOVSn0E",
+	"wwx8q6X9QF3Uu9JSYGte0Gi08DFc9T52d/e81VcB3aiWZ+vdN6v7NnDb6NsMlEVJ38VZ+f5JI9d+06p+",
+	"/G74OCutd3uefYsvqrV9bKIWXpVWVPECQV/qdGWi92YWVx8GjLK5G0n2wnie1an4lLfBxl6l6/buX+Y8",
+	"2r+dm6Lt2x6Rm0Iphk+bPDf+lpSQ7Mmj/tZfyLqTD0qt7Zm+JlV9PrHuorPCpKc8X5cfTjIMZCwajGLj",
+	"UpPOHJZwtOcKDtIqLbz61FGMIWklRlAERIKEdRpfhepSCRWrDfgKn0J6jE+iWUU/xwIGMnxDsmoi6FHV",
+	"4aQ/NNVF+oEEn7Ty+YzH1BSrud8aWMZJvAa0VuTculylfrbS5xG4Ih+6D2G9mK2FeyRvuY0Fbo/R9zbC",
+	"kX2d0gLCt6X89zaICgfSfSCqgyfym3RVF27f5BDhjU81duMiJ/9AAxELM1OuwZfO0cROat/0W1PuXA3c",
+	"qevqiG46r797xr7Z2+uz////9vq9/d5D6jG0xbeGnzzqR1+A2NvwnarPnLFCRZDX66HKGc3tiujrtkqq",
+	"jZVzoXIwKnQK701FKP4bQaHkhL4FVtddOUYeV5xVRWZUUedqzJDcrVLdq6q0HEF7lCIsDLERxzlo53Vb",
+	"Kcnquhm3bqg+dLvPYV6oJbUB83TWqCtnP1VWvXngDuh2XEqrymwKvr+RhEtPGq7OjdpbaTDTujvAmlaq",
+	"SuvV0i8js+ffVelKthqmbaEmE3c1d2PdbsKgGlfu19D90l1nSOZIwlfTuesI0JqJc1rTKKyRaPhWoK+h",
+	"NWgZqmhkXHnvamIa5e/DgQw9aym5oiwKH/PwxcYbGgqkTBU5GNv0C4+FNrbNhPse7I/wmemkmZHa0vMi",
+	"7mNxVQuKyAW24v2qekX43I3IGxZ1d1hp5vBH7nx77vz2qfOf1P4kDr/J7IyiVV+Atfk7Y5yUZ7YaFLyG",
+	"jYYWE9sUJ7q+ZpFHTtigCTvJ3/TNrdi9LT33BrL69nz1cfqbfISedV5+98Oz1BsHPJvW5a0PzEAWagEa",
+	"xx+w4WBQ7u/tH3EL316Sp2joto7g+uH4xb8+f8lOnn//MmXDH45Oj7/9a+/0+OTUFUUij1+IHIXGb3/7",
+	"P7/97X/99rf/+9vf/neYZyBdl4uCndezp6FzBJW3IqS6h4z74IkDylUhk9B/wlUk3JUrb53/tvPbyIPW",
+	"3k5ra16w2vzxIwMon333d1sQeU9Cdjuh+qnFwkrrxKsi1VGN5mGlqEWNAcBUjhTU0oxjNVHLmdiSG8ij",
+	"V88fmJVOTqxTt0UQ/vsFvvmqD3ekbPj98SmLFc5hd81uv2ep9UeI6so069C0ZzvBZ+BKN8G8oBazDTeZ",
+	"E04N/1yQtUpWn2pa641SGXxV85PDTRZH1GCmXTAYiFv9faZo+loLxo19FxstFNtbIt6AhURtIW8jSr6I",
+	"bX/SUH1A1LZY/d2F6sMqny9W//BWYYm1b5A3UycDKX++UNFwBUOHVVyo9w9Q/U+Y1GC4LTy8KQBWOgu+",
+	"ffch/bXR0O/tOzKWyQPqeOQ6Pk+V8V8MonFm5WMJHQ0Ft+ICKISDNo/S5/TxQC6X7mXKWVDaq/0jmArK",
+	"Qphrdem/fFEX3VBnGO9vXqK6cki+31LmJLqoC9Fcw1hcku/e2fS7zm53sFiXVSj4tO+Y5HugybwtPzTq",
+	"i+rVQoIrQq0551OtFvQdvrpPp39h5EtrN5UCkGBU6+810t3WX/+RSz6pF/TVDU4160bTuBqHD+8+/FcA",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -118,8 +118,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -174,8 +174,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -211,8 +211,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -704,8 +704,8 @@ export interface components {
          */
         IfNoneMatch: string;
         /**
-         * @description Registered provider name (see /auth/list).
-         * @example dev
+         * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+         * @example local
          */
         Provider: string;
         /** @description The XSRF-TOKEN cookie's value; required when the token comes from the JWT cookie. */
@@ -913,8 +913,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -993,8 +993,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -1075,8 +1075,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -1100,8 +1100,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -1125,8 +1125,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };
@@ -1145,8 +1145,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list).
-                 * @example dev
+                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
+                 * @example local
                  */
                 provider: components["parameters"]["Provider"];
             };

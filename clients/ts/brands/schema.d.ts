@@ -300,12 +300,13 @@ export interface components {
              */
             password: string;
         };
+        /** @description A login; the examples are dev mode's demo user (Swagger UI fills a form from them). */
         LoginRequest: {
-            /** @example ada@example.com */
+            /** @example demo@brands.test */
             email: string;
             /**
              * Format: password
-             * @example correct-horse-battery
+             * @example demo-password
              */
             password: string;
         };
@@ -755,7 +756,11 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+        /**
+         * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+         *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+         *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+         */
         AccessToken: string;
         /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
         BrandID: string;
@@ -839,15 +844,15 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct-horse-battery"
+                 *       "email": "demo@brands.test",
+                 *       "password": "demo-password"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["LoginRequest"];
                 /**
                  * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct-horse-battery"
+                 *       "email": "demo@brands.test",
+                 *       "password": "demo-password"
                  *     }
                  */
                 "application/json": components["schemas"]["LoginRequest"];
@@ -922,7 +927,11 @@ export interface operations {
     resetPassword: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -989,7 +998,11 @@ export interface operations {
     editProfile: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -1040,7 +1053,11 @@ export interface operations {
     logoutUser: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -1073,7 +1090,11 @@ export interface operations {
     getMe: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -1198,7 +1219,11 @@ export interface operations {
     createBrand: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -1276,7 +1301,11 @@ export interface operations {
     deleteBrand: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -1314,7 +1343,11 @@ export interface operations {
     updateBrand: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -1358,7 +1391,11 @@ export interface operations {
     subscribeBrand: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
@@ -1406,7 +1443,11 @@ export interface operations {
     unsubscribeBrand: {
         parameters: {
             query?: {
-                /** @description The token from register or login. Required unless it is sent as `Authorization: Bearer`. */
+                /**
+                 * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+                 *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+                 *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+                 */
                 access_token?: components["parameters"]["AccessToken"];
             };
             header?: never;
