@@ -91,9 +91,10 @@ sdk-pack: deps-postgres deps-npm ## npm pack the TypeScript SDK, install the tar
 	$(GO) test -count=1 -run '^TestSDKPackage$$' ./e2e/
 
 # The suites `make contract BASE_URL=...` runs against a server already running: those that need
-# nothing but its API (the brands and auth suites rely on dev-mode data and providers, the SDK ones
-# start servers with their own flags). docs/specs.md, "Contract check".
-CONTRACT_REMOTE := ^(TestSpecs_ServedAsInTheRepository|TestOrders_)
+# nothing but its API and accounts the TRIAD_E2E_* variables name (dev mode's by default), on all
+# three surfaces; not the brands journey over dev-mode brands, auth's dev OAuth 2.0 provider, or the
+# SDK suites, which start servers with their own flags. docs/specs.md, "Checking a running deployment".
+CONTRACT_REMOTE := ^(TestSpecs_ServedAsInTheRepository|TestOrders_.*|TestBrands_(LogoutEndsEveryToken|AdminThroughGeneratedClient)|TestAuth_DirectLoginThroughGeneratedClient)$$
 
 .PHONY: contract
 contract: deps-npm $(if $(BASE_URL),,deps-postgres) ## replay the end-to-end suites through Prism validating proxies (--errors); BASE_URL=<url>: against that running server

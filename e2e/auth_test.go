@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,22 +110,25 @@ func (e *authEnv) logout(t *testing.T) {
 	}
 }
 
-// TestAuth_DirectLoginThroughGeneratedClient logs in with the dev-mode direct provider's demo
-// credentials, uses the session the way a browser app does, and logs out.
+// TestAuth_DirectLoginThroughGeneratedClient logs in with a direct provider's account (dev mode's
+// demo user of local, or the one authAccount names against a running server), uses the session the
+// way a browser app does, and logs out.
 func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
 	t.Parallel()
 	e := newAuthEnv(t)
 	ctx := context.Background()
+	provider, user, password := authAccount()
 
 	list, err := e.api.ListAuthProvidersWithResponse(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if list.JSON200 == nil || strings.Join(*list.JSON200, ",") != "dev,local" {
-		t.Fatalf("providers: status %d, body %s; want dev and local", list.StatusCode(), list.Body)
+	if list.JSON200 == nil || (remoteURL == "" && strings.Join(*list.JSON200, ",") != "dev,local") ||
+		!slices.Contains(*list.JSON200, provider) {
+		t.Fatalf("providers: status %d, body %s; want %s (dev and local in dev mode)", list.StatusCode(), list.Body, provider)
 	}
 
-	wrong, err := e.api.AuthLoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "not-the-password"})
+	wrong, err := e.api.AuthLoginPostWithResponse(ctx, provider, nil, authapi.Credentials{User: user, Passwd: "not-the-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +139,14 @@ func TestAuth_DirectLoginThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("a refused login set a session cookie")
 	}
 
-	in, err := e.api.AuthLoginPostWithResponse(ctx, "local", nil, authapi.Credentials{User: "demo", Passwd: "demo-password"})
+	in, err := e.api.AuthLoginPostWithResponse(ctx, provider, nil, authapi.Credentials{User: user, Passwd: password})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.JSON200 == nil || in.JSON200.Name != "demo" {
+	if in.JSON200 == nil || in.JSON200.Name != user {
 		t.Fatalf("direct login: status %d, body %s", in.StatusCode(), in.Body)
 	}
-	me := e.loggedInAs(t, "demo")
+	me := e.loggedInAs(t, user)
 	if me.Id != in.JSON200.Id {
 		t.Fatalf("GET /auth/user id %q, login answered %q", me.Id, in.JSON200.Id)
 	}

@@ -242,7 +242,11 @@ func TestBrands_LogoutEndsEveryToken(t *testing.T) {
 		return r.StatusCode()
 	}
 	phone, laptop := login(email, "devices-password"), login(email, "devices-password")
-	demo := login("demo@brands.test", "demo-password")
+	otherEmail := uniqueName("bystander") + "@e2e.test"
+	if r, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Bystander", Email: otherEmail, Password: "bystander-password"}); err != nil || r.JSON201 == nil {
+		t.Fatalf("register another user: %v %v", err, r)
+	}
+	demo := login(otherEmail, "bystander-password")
 	for _, tok := range []string{reg.JSON201.Token, phone, laptop} {
 		if st := me(tok); st != http.StatusOK {
 			t.Fatalf("a signed-in device is refused before any logout: %d", st)
@@ -271,8 +275,9 @@ func TestBrands_LogoutEndsEveryToken(t *testing.T) {
 	}
 }
 
-// TestBrands_AdminThroughGeneratedClient manages a brand as the dev-mode admin and checks that a
-// plain user may not, and that availability governs subscriptions.
+// TestBrands_AdminThroughGeneratedClient manages a brand as the admin (dev mode's, or the one
+// brandsAdmin names against a running server) and checks that a plain user may not, and that
+// availability governs subscriptions. It needs no prepared data: its user and brand are its own.
 func TestBrands_AdminThroughGeneratedClient(t *testing.T) {
 	t.Parallel()
 	api := newBrandsClient(t)
@@ -288,8 +293,12 @@ func TestBrands_AdminThroughGeneratedClient(t *testing.T) {
 		}
 		return r.JSON200.Token
 	}
-	admin := login("admin@brands.test", "admin-password")
-	user := login("demo@brands.test", "demo-password")
+	admin := login(brandsAdmin())
+	userEmail := uniqueName("brand-fan") + "@e2e.test"
+	if r, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Brand Fan", Email: userEmail, Password: "brand-fan-password"}); err != nil || r.JSON201 == nil {
+		t.Fatalf("register a user: %v %v", err, r)
+	}
+	user := login(userEmail, "brand-fan-password")
 
 	url := "https://fabrikam.example.com"
 	brand := brandsapi.BrandCreate{Name: "Fabrikam", Url: &url, Products: &[]brandsapi.Product{{"name": "Widget", "price": 3.5}}}
@@ -325,7 +334,7 @@ func TestBrands_AdminThroughGeneratedClient(t *testing.T) {
 	if upd.JSON200 == nil || upd.JSON200.Availability || upd.JSON200.SubscriberCount != 1 {
 		t.Fatalf("update: status %d, body %s; want unavailable with its subscriber kept", upd.StatusCode(), upd.Body)
 	}
-	other, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Late", Email: "late@e2e.test", Password: "late-password"})
+	other, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Late", Email: uniqueName("late") + "@e2e.test", Password: "late-password"})
 	if err != nil || other.JSON201 == nil {
 		t.Fatalf("register: %v %s", err, other.Body)
 	}

@@ -160,6 +160,30 @@ func ordersClient() (id, secret string) {
 	return id, secret
 }
 
+// brandsAdmin is the brands admin account the admin suite logs in with: the dev-mode admin, or,
+// against a running server, TRIAD_E2E_BRANDS_ADMIN_EMAIL and _PASSWORD when set.
+func brandsAdmin() (email, password string) {
+	email, password = os.Getenv("TRIAD_E2E_BRANDS_ADMIN_EMAIL"), os.Getenv("TRIAD_E2E_BRANDS_ADMIN_PASSWORD")
+	if remoteURL == "" || email == "" {
+		return "admin@brands.test", "admin-password"
+	}
+	return email, password
+}
+
+// authAccount is the direct-login account the auth suite logs in with: dev mode's demo user of the
+// local provider, or, against a running server, TRIAD_E2E_AUTH_PROVIDER, _USER and _PASSWORD when
+// set (a direct provider's account that exists there).
+func authAccount() (provider, user, password string) {
+	provider, user, password = os.Getenv("TRIAD_E2E_AUTH_PROVIDER"), os.Getenv("TRIAD_E2E_AUTH_USER"), os.Getenv("TRIAD_E2E_AUTH_PASSWORD")
+	if remoteURL == "" || user == "" {
+		return "local", "demo", "demo-password"
+	}
+	if provider == "" {
+		provider = "local"
+	}
+	return provider, user, password
+}
+
 // uniqueName is name with a suffix unique to this run when the server is shared (a running server
 // keeps the users of earlier runs), name itself otherwise.
 func uniqueName(name string) string {

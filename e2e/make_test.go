@@ -129,8 +129,9 @@ func TestMake_MockServesTheSpecExamples(t *testing.T) {
 }
 
 // TestMake_ContractAgainstARunningServer runs `make contract BASE_URL=...` against a server this
-// test starts on its own, as an operator points it at a staging deployment: the remote suites must
-// pass through the Prism proxies, and the server must have seen their requests.
+// test starts on its own, as an operator points it at a staging deployment: the remote suites of
+// all three surfaces must pass through the Prism proxies, and the server must have seen their
+// requests.
 func TestMake_ContractAgainstARunningServer(t *testing.T) {
 	t.Parallel()
 	ensureNodeModules(t)
@@ -149,6 +150,9 @@ func TestMake_ContractAgainstARunningServer(t *testing.T) {
 		"--- PASS: TestSpecs_ServedAsInTheRepository",
 		"--- PASS: TestOrders_LifecycleThroughGeneratedClient",
 		"--- PASS: TestOrders_RefusalsThroughGeneratedClient",
+		"--- PASS: TestBrands_LogoutEndsEveryToken",
+		"--- PASS: TestBrands_AdminThroughGeneratedClient",
+		"--- PASS: TestAuth_DirectLoginThroughGeneratedClient",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("make contract BASE_URL= did not run %q:\n%s", strings.TrimPrefix(want, "--- PASS: "), out.String())
