@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/web"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -455,4 +456,24 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestConfigMap_TrustsTheClusterProxyRange: the shipped ConfigMap trusts the private ranges an
+// ingress inside the cluster connects from, so behind it every client keeps its own address for the
+// per-address login and registration limits, and nothing public is trusted.
+func TestConfigMap_TrustsTheClusterProxyRange(t *testing.T) {
+	t.Parallel()
+	m := load(t)
+	trusted, err := web.ParseTrustedProxies(m.config.Data["TRUSTED_PROXIES"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]bool{
+		"10.244.1.7:0": true, "172.17.0.5:0": true, "192.168.49.2:0": true, "[fd00:10:244::7]:0": true,
+		"203.0.113.9:0": false, "8.8.8.8:0": false, "[2001:db8::1]:0": false,
+	} {
+		if got := web.Trusts(trusted, addr); got != want {
+			t.Errorf("TRUSTED_PROXIES %q trusts %s: %v, want %v", m.config.Data["TRUSTED_PROXIES"], addr, got, want)
+		}
+	}
 }

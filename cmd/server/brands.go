@@ -14,12 +14,13 @@ import (
 // demo user (see docs/brands.md); in any mode BRANDS_ADMIN_EMAIL/BRANDS_ADMIN_PASSWORD create the first
 // admin, or take over the non-admin account holding that email (see brands.Service.EnsureAdmin).
 func (a *app) mountBrands(r chi.Router) error {
-	hasher, logins := a.passwordLogins("brands")
+	hasher, logins, signups := a.passwordLogins("brands")
 	api, err := httpapi.New(a.pool, httpapi.Options{
 		Hasher:      hasher,
 		TokenTTL:    a.cfg.Brands.TokenTTL,
 		Log:         a.log,
 		Logins:      logins,
+		Signups:     signups,
 		Revocations: a.revocations,
 		Reads:       a.reads,
 	})

@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/orders"
+	"github.com/triadhq/triad/impl/password"
+	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -82,9 +85,20 @@ type Config struct {
 	CORSOrigins     string        // CORS_ORIGINS: comma-separated browser origins allowed to call the API
 	TrustedProxies  string        // TRUSTED_PROXIES: reverse proxies whose X-Forwarded-For names the client
 
+	Logins LoginsConfig
 	Orders OrdersConfig
 	Brands BrandsConfig
 	Auth   AuthConfig
+}
+
+// LoginsConfig tunes what every surface with passwords shares: the per-address layer of the
+// failed-login limit, the hasher's per-client line and the registration cap.
+type LoginsConfig struct {
+	AddressMax      int           // LOGIN_ADDRESS_MAX: failed logins per client address per window before it is slowed
+	AddressInterval time.Duration // LOGIN_ADDRESS_INTERVAL: spacing of a slowed address's password checks
+	ClientQueue     int           // LOGIN_CLIENT_QUEUE: hashes of one client that may wait for its share
+	SignupMax       int           // SIGNUP_MAX: registrations per client address per SIGNUP_WINDOW, per surface
+	SignupWindow    time.Duration // SIGNUP_WINDOW
 }
 
 // OrdersConfig configures the orders surface.
@@ -231,6 +245,17 @@ func LoadConfig(args []string) (Config, error) {
 	fs.Int64Var(&c.BodyLimit, "body-limit", int64(e.int("BODY_LIMIT", 1<<20)), "request body cap in bytes (BODY_LIMIT)")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", e.duration("DRAIN_DELAY", -1), "on SIGTERM, how long to keep serving with /readyz 503 and Connection: close before the listener closes; default 5s in prod, 0 in dev (DRAIN_DELAY)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", e.duration("SHUTDOWN_TIMEOUT", 20*time.Second), "grace period for in-flight requests (SHUTDOWN_TIMEOUT)")
+
+	fs.IntVar(&c.Logins.AddressMax, "login-address-max", e.int("LOGIN_ADDRESS_MAX", throttle.DefaultAddressMax),
+		"failed logins from one client address per 15 minutes, over all accounts, before its checks are slowed (LOGIN_ADDRESS_MAX)")
+	fs.DurationVar(&c.Logins.AddressInterval, "login-address-interval", e.duration("LOGIN_ADDRESS_INTERVAL", throttle.DefaultAddressInterval),
+		"spacing of the password checks of a client address past LOGIN_ADDRESS_MAX (LOGIN_ADDRESS_INTERVAL)")
+	fs.IntVar(&c.Logins.ClientQueue, "login-client-queue", e.int("LOGIN_CLIENT_QUEUE", password.DefaultClientLine),
+		"password hashes of one client address that may wait for its share of the hasher before it gets 429 (LOGIN_CLIENT_QUEUE)")
+	fs.IntVar(&c.Logins.SignupMax, "signup-max", e.int("SIGNUP_MAX", loginguard.DefaultSignupMax),
+		"registrations from one client address per SIGNUP_WINDOW, on orders and on brands each (SIGNUP_MAX)")
+	fs.DurationVar(&c.Logins.SignupWindow, "signup-window", e.duration("SIGNUP_WINDOW", loginguard.DefaultSignupWindow),
+		"window of SIGNUP_MAX (SIGNUP_WINDOW)")
 
 	fs.StringVar(&c.Orders.ClientID, "orders-client-id", env("ORDERS_CLIENT_ID", ""), "OAuth2 client id of the orders API (ORDERS_CLIENT_ID)")
 	c.Orders.ClientSecret = Secret(env("ORDERS_CLIENT_SECRET", ""))
@@ -435,6 +460,10 @@ func (c *Config) validate() error {
 	if c.Auth.ConfirmPerRecipient < 1 || c.Auth.ConfirmPerClient < 1 || c.Auth.ConfirmWindow < time.Second {
 		errs = append(errs, fmt.Errorf("AUTH_CONFIRM_PER_RECIPIENT %d, AUTH_CONFIRM_PER_CLIENT %d, AUTH_CONFIRM_WINDOW %s: want at least 1, 1 and 1s (the limits cannot be turned off)",
 			c.Auth.ConfirmPerRecipient, c.Auth.ConfirmPerClient, c.Auth.ConfirmWindow))
+	}
+	if l := c.Logins; l.AddressMax < 1 || l.AddressInterval < time.Millisecond || l.ClientQueue < 0 || l.SignupMax < 1 || l.SignupWindow < time.Second {
+		errs = append(errs, fmt.Errorf("LOGIN_ADDRESS_MAX %d, LOGIN_ADDRESS_INTERVAL %s, LOGIN_CLIENT_QUEUE %d, SIGNUP_MAX %d, SIGNUP_WINDOW %s: want at least 1, 1ms, 0, 1 and 1s (the limits cannot be turned off)",
+			l.AddressMax, l.AddressInterval, l.ClientQueue, l.SignupMax, l.SignupWindow))
 	}
 	if c.Auth.AvatarResize < 0 || c.Auth.AvatarResize > maxAvatarResize {
 		errs = append(errs, fmt.Errorf("AUTH_AVATAR_RESIZE %d: want 0 (keep the size) to %d pixels", c.Auth.AvatarResize, maxAvatarResize))

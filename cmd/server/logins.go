@@ -9,13 +9,18 @@ import (
 )
 
 // passwordLogins is what a surface with password logins gets from the server: its own hasher,
-// whose queue the metrics watch, and the failed-login limit with throttle's defaults (10 failures
-// per account and client address and 100 per client address in 15 minutes, shared by replicas in
-// PostgreSQL; see the surface's docs), whose refusals the metrics count.
-func (a *app) passwordLogins(surface string) (*password.Hasher, throttle.Options) {
-	hasher := password.New(password.Default)
+// whose queue the metrics watch, with LOGIN_CLIENT_QUEUE; the failed-login limit (10 failures per
+// account and client address in 15 minutes, then 429; past LOGIN_ADDRESS_MAX per client address
+// its checks are spaced LOGIN_ADDRESS_INTERVAL apart; shared by replicas in PostgreSQL; see the
+// surface's docs), whose refusals the metrics count; and the registration cap (SIGNUP_MAX per
+// SIGNUP_WINDOW per client address).
+func (a *app) passwordLogins(surface string) (hasher *password.Hasher, logins, signups throttle.Options) {
+	hasher = password.New(password.Default)
+	hasher.SetClientLine(a.cfg.Logins.ClientQueue)
 	a.metrics.WatchHashQueue(surface, hasher.Waiting)
-	return hasher, throttle.Options{OnBlocked: a.metrics.LoginRefused(surface)}
+	l := a.cfg.Logins
+	return hasher, throttle.Options{AddressMax: l.AddressMax, AddressInterval: l.AddressInterval, OnBlocked: a.metrics.LoginRefused(surface)},
+		throttle.Options{Max: l.SignupMax, Window: l.SignupWindow}
 }
 
 // sweepTokens deletes a surface's expired access tokens every hour until shutdown. Expired tokens

@@ -310,12 +310,14 @@ func (a *app) routes() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The client address is settled first (behind trusted proxies), so the access log and the
+	pc := &proxyCheck{trusted: proxies, log: a.log}
+	// A peer sending X-Forwarded-For without being trusted is noticed first (proxyCheck), while
+	// RemoteAddr is still its own. The client address is settled next (behind trusted proxies), so the access log and the
 	// login throttle see the same one. Metrics and CORS run outermost (after request ids): the
 	// metrics read the complete route pattern once the handler returns, and see recovered panics'
 	// 500s. Input screening runs for every surface, after the shared layers, before routing.
 	r := router.New(router.Options{Log: a.log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
-		Outer:      []func(http.Handler) http.Handler{web.ClientAddr(proxies), hashingClient, a.metrics.Middleware, origins.Middleware},
+		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), hashingClient, a.metrics.Middleware, origins.Middleware},
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 
 	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405
@@ -340,7 +342,12 @@ func (a *app) routes() (http.Handler, error) {
 			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "out of resources"})
 			return
 		}
-		web.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "ok"})
+		ready := map[string]string{"status": "ready", "database": "ok"}
+		if d := pc.detail(); d != "" {
+			// Still ready: the warning is for the operator reading the probe, not for the kubelet.
+			ready["proxy"] = d
+		}
+		web.WriteJSON(w, http.StatusOK, ready)
 	})
 	r.Method(http.MethodGet, "/metrics", a.metrics.Handler())
 	mountDocs(r)

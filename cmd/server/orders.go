@@ -15,7 +15,7 @@ import (
 // mountOrders mounts the orders API (/oauth/token, /users, /authenticated, /orders) and, in dev
 // mode, loads its demo data once.
 func (a *app) mountOrders(r chi.Router) error {
-	hasher, logins := a.passwordLogins("orders")
+	hasher, logins, signups := a.passwordLogins("orders")
 	api, err := httpapi.New(a.pool, httpapi.Options{
 		Hasher:       hasher,
 		ClientID:     a.cfg.Orders.ClientID,
@@ -23,6 +23,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		TokenTTL:     a.cfg.Orders.TokenTTL,
 		Log:          a.log,
 		Logins:       logins,
+		Signups:      signups,
 		Revocations:  a.revocations,
 		Limits:       orders.Limits{MaxInProgress: a.cfg.Orders.MaxInProgress},
 		Reads:        a.reads,

@@ -6,9 +6,25 @@ INSERT INTO login_throttle AS t (key, attempts, expires_at)
 VALUES (@key, 1, @expires_at)
 ON CONFLICT (key) DO UPDATE SET
     attempts   = CASE WHEN t.expires_at <= sqlc.arg(now)::timestamptz THEN 1 ELSE t.attempts + 1 END,
-    expires_at = CASE WHEN t.expires_at <= sqlc.arg(now)::timestamptz THEN EXCLUDED.expires_at ELSE t.expires_at END
+    expires_at = CASE WHEN t.expires_at <= sqlc.arg(now)::timestamptz THEN EXCLUDED.expires_at ELSE t.expires_at END,
+    next_slot  = CASE WHEN t.expires_at <= sqlc.arg(now)::timestamptz THEN NULL ELSE t.next_slot END
 WHERE t.expires_at <= sqlc.arg(now)::timestamptz OR t.attempts < sqlc.arg(max)::integer
 RETURNING expires_at;
+
+-- name: TakeLoginSlot :one
+-- TakeLoginSlot schedules one check of a key that reached its limit in a window that has not
+-- ended: at the key's next free slot, or now when that has passed, and moves the next free slot
+-- one interval on. It returns the slot's start, or no row when that start is more than max_wait
+-- away (the key is over its share: the caller refuses) or the key has no such window.
+UPDATE login_throttle SET next_slot = greatest(next_slot, sqlc.arg(now)::timestamptz) + sqlc.arg(interval_us)::bigint * interval '1 microsecond'
+WHERE key = @key AND expires_at > sqlc.arg(now)::timestamptz
+  AND greatest(next_slot, sqlc.arg(now)::timestamptz) <= sqlc.arg(now)::timestamptz + sqlc.arg(max_wait_us)::bigint * interval '1 microsecond'
+RETURNING (next_slot - sqlc.arg(interval_us)::bigint * interval '1 microsecond')::timestamptz AS slot;
+
+-- name: GetLoginSlot :one
+-- GetLoginSlot is a key's next free slot (NULL when it has none yet) and window end, to tell a
+-- client over its share how long to wait.
+SELECT next_slot, expires_at FROM login_throttle WHERE key = @key;
 
 -- name: GetLoginThrottleEnd :one
 -- GetLoginThrottleEnd is when the window of a key ends, to tell a blocked client how long to wait.

@@ -772,8 +772,10 @@ type ClientInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends; after 100 from one client address over any emails, that
-	// address does.
+	// gets 429 until the window ends. A client address with 100 failed logins over any emails
+	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+	// right password, and only a login that would wait more than three such slots gets 429.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -785,8 +787,10 @@ type ClientInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends; after 100 from one client address over any emails, that
-	// address does.
+	// gets 429 until the window ends. A client address with 100 failed logins over any emails
+	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+	// right password, and only a login that would wait more than three such slots gets 429.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -798,8 +802,10 @@ type ClientInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends; after 100 from one client address over any emails, that
-	// address does.
+	// gets 429 until the window ends. A client address with 100 failed logins over any emails
+	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+	// right password, and only a login that would wait more than three such slots gets 429.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -826,7 +832,9 @@ type ClientInterface interface {
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
 	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-	// are all kate@x.test, and log in as it); a taken email gets 409.
+	// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+	// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+	// replica together; only accounts really created count.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -838,7 +846,9 @@ type ClientInterface interface {
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
 	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-	// are all kate@x.test, and log in as it); a taken email gets 409.
+	// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+	// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+	// replica together; only accounts really created count.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -850,7 +860,9 @@ type ClientInterface interface {
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
 	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-	// are all kate@x.test, and log in as it); a taken email gets 409.
+	// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+	// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+	// replica together; only accounts really created count.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -1139,8 +1151,10 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends; after 100 from one client address over any emails, that
-// address does.
+// gets 429 until the window ends. A client address with 100 failed logins over any emails
+// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+// right password, and only a login that would wait more than three such slots gets 429.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1162,8 +1176,10 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends; after 100 from one client address over any emails, that
-// address does.
+// gets 429 until the window ends. A client address with 100 failed logins over any emails
+// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+// right password, and only a login that would wait more than three such slots gets 429.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1185,8 +1201,10 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends; after 100 from one client address over any emails, that
-// address does.
+// gets 429 until the window ends. A client address with 100 failed logins over any emails
+// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+// right password, and only a login that would wait more than three such slots gets 429.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -1243,7 +1261,9 @@ func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...R
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case, compared after Unicode normalization and case folding (NFKC, then each character's
 // lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-// are all kate@x.test, and log in as it); a taken email gets 409.
+// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+// replica together; only accounts really created count.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1265,7 +1285,9 @@ func (c *Client) RegisterBrandsUserWithBody(ctx context.Context, contentType str
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case, compared after Unicode normalization and case folding (NFKC, then each character's
 // lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-// are all kate@x.test, and log in as it); a taken email gets 409.
+// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+// replica together; only accounts really created count.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1287,7 +1309,9 @@ func (c *Client) RegisterBrandsUser(ctx context.Context, body RegisterBrandsUser
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case, compared after Unicode normalization and case folding (NFKC, then each character's
 // lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-// are all kate@x.test, and log in as it); a taken email gets 409.
+// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+// replica together; only accounts really created count.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2319,8 +2343,10 @@ type ClientWithResponsesInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends; after 100 from one client address over any emails, that
-	// address does.
+	// gets 429 until the window ends. A client address with 100 failed logins over any emails
+	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+	// right password, and only a login that would wait more than three such slots gets 429.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2332,8 +2358,10 @@ type ClientWithResponsesInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends; after 100 from one client address over any emails, that
-	// address does.
+	// gets 429 until the window ends. A client address with 100 failed logins over any emails
+	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+	// right password, and only a login that would wait more than three such slots gets 429.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2345,8 +2373,10 @@ type ClientWithResponsesInterface interface {
 	// Checks the email (without regard to case) and password and returns a new access token. An
 	// unknown email and a wrong password get the same 401 answer.
 	// After 10 failed logins for one email from one client address within 15 minutes, that pair
-	// gets 429 until the window ends; after 100 from one client address over any emails, that
-	// address does.
+	// gets 429 until the window ends. A client address with 100 failed logins over any emails
+	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+	// right password, and only a login that would wait more than three such slots gets 429.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2377,7 +2407,9 @@ type ClientWithResponsesInterface interface {
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
 	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-	// are all kate@x.test, and log in as it); a taken email gets 409.
+	// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+	// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+	// replica together; only accounts really created count.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2389,7 +2421,9 @@ type ClientWithResponsesInterface interface {
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
 	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-	// are all kate@x.test, and log in as it); a taken email gets 409.
+	// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+	// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+	// replica together; only accounts really created count.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2401,7 +2435,9 @@ type ClientWithResponsesInterface interface {
 	// Creates a user and returns it with a fresh access token. The email is unique without regard
 	// to case, compared after Unicode normalization and case folding (NFKC, then each character's
 	// lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-	// are all kate@x.test, and log in as it); a taken email gets 409.
+	// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+	// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+	// replica together; only accounts really created count.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3545,6 +3581,11 @@ type RegisterBrandsUserResponse201Headers struct {
 	CacheControl string
 }
 
+// RegisterBrandsUserResponse429Headers the declared response headers of an HTTP 429 response for RegisterBrandsUser
+type RegisterBrandsUserResponse429Headers struct {
+	RetryAfter int
+}
+
 // RegisterBrandsUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterBrandsUser
 type RegisterBrandsUserResponse503Headers struct {
 	RetryAfter *int
@@ -3563,12 +3604,16 @@ type RegisterBrandsUserResponse struct {
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *RegisterBrandsUserResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RegisterBrandsUserResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RegisterBrandsUserResponse503Headers
 }
@@ -3596,6 +3641,11 @@ func (r RegisterBrandsUserResponse) GetJSON413() *TooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r RegisterBrandsUserResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RegisterBrandsUserResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3637,6 +3687,11 @@ func (r RegisterBrandsUserResponse) ContentType() string {
 	return ""
 }
 
+// ResetPasswordResponse429Headers the declared response headers of an HTTP 429 response for ResetPassword
+type ResetPasswordResponse429Headers struct {
+	RetryAfter int
+}
+
 // ResetPasswordResponse503Headers the declared response headers of an HTTP 503 response for ResetPassword
 type ResetPasswordResponse503Headers struct {
 	RetryAfter *int
@@ -3657,10 +3712,14 @@ type ResetPasswordResponse struct {
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResetPasswordResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ResetPasswordResponse503Headers
 }
@@ -3693,6 +3752,11 @@ func (r ResetPasswordResponse) GetJSON413() *TooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r ResetPasswordResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResetPasswordResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3945,8 +4009,10 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends; after 100 from one client address over any emails, that
-// address does.
+// gets 429 until the window ends. A client address with 100 failed logins over any emails
+// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+// right password, and only a login that would wait more than three such slots gets 429.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3964,8 +4030,10 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends; after 100 from one client address over any emails, that
-// address does.
+// gets 429 until the window ends. A client address with 100 failed logins over any emails
+// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+// right password, and only a login that would wait more than three such slots gets 429.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3983,8 +4051,10 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 // Checks the email (without regard to case) and password and returns a new access token. An
 // unknown email and a wrong password get the same 401 answer.
 // After 10 failed logins for one email from one client address within 15 minutes, that pair
-// gets 429 until the window ends; after 100 from one client address over any emails, that
-// address does.
+// gets 429 until the window ends. A client address with 100 failed logins over any emails
+// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+// right password, and only a login that would wait more than three such slots gets 429.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4033,7 +4103,9 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, params *Get
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case, compared after Unicode normalization and case folding (NFKC, then each character's
 // lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-// are all kate@x.test, and log in as it); a taken email gets 409.
+// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+// replica together; only accounts really created count.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4051,7 +4123,9 @@ func (c *ClientWithResponses) RegisterBrandsUserWithBodyWithResponse(ctx context
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case, compared after Unicode normalization and case folding (NFKC, then each character's
 // lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-// are all kate@x.test, and log in as it); a taken email gets 409.
+// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+// replica together; only accounts really created count.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4069,7 +4143,9 @@ func (c *ClientWithResponses) RegisterBrandsUserWithResponse(ctx context.Context
 // Creates a user and returns it with a fresh access token. The email is unique without regard
 // to case, compared after Unicode normalization and case folding (NFKC, then each character's
 // lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-// are all kate@x.test, and log in as it); a taken email gets 409.
+// are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+// client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+// replica together; only accounts really created count.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5181,6 +5257,13 @@ func ParseRegisterBrandsUserResponse(rsp *http.Response) (*RegisterBrandsUserRes
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5208,6 +5291,16 @@ func ParseRegisterBrandsUserResponse(rsp *http.Response) (*RegisterBrandsUserRes
 			headers.CacheControl = value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers RegisterBrandsUserResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RegisterBrandsUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -5279,6 +5372,13 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5296,6 +5396,16 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 429:
+		var headers ResetPasswordResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ResetPasswordResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -7489,6 +7599,28 @@ func (response RegisterBrandsUser415JSONResponse) VisitRegisterBrandsUserRespons
 	return err
 }
 
+type RegisterBrandsUser429ResponseHeaders struct {
+	RetryAfter int
+}
+
+type RegisterBrandsUser429JSONResponse struct {
+	Body    Error
+	Headers RegisterBrandsUser429ResponseHeaders
+}
+
+func (response RegisterBrandsUser429JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterBrandsUser500JSONResponse struct{ InternalJSONResponse }
 
 func (response RegisterBrandsUser500JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
@@ -7612,6 +7744,28 @@ func (response ResetPassword415JSONResponse) VisitResetPasswordResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResetPassword429ResponseHeaders struct {
+	RetryAfter int
+}
+
+type ResetPassword429JSONResponse struct {
+	Body    Error
+	Headers ResetPassword429ResponseHeaders
+}
+
+func (response ResetPassword429JSONResponse) VisitResetPasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8201,150 +8355,160 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3ddhs3muCr4NT2OSazJYqS7YwjXWxkt5L2xHE8ljzTM6ZHBKs+koiKAAOgRHFjX+zFXu3tvsM+Rd/s",
-	"C+UV5nwfgCoUWZQoWZbd6fQ5nSOzUPj58P3/1a9JpmZzJUFakxz8msAln80LoL+fai7zf+VFCfgvU85m",
-	"XC+Tg+SIjfBJkiYX4eGZyJOD5OvHj2FvvM/7zf/tJWnCL7go+EgUwi6TA6tLSJMcTKbF3Aolk4PkRMhJ",
-	"ATtKi4mQbARcGqYVNxZyZhVTOgfdS9JkDNyWGvLnMz6B5CCZWjs3B7u7Av9tev4AvUzNdqXSdroQMu/9",
-	"PJ8kaSLMd/7lsAXJZzjHyzCQPVPjMUCSJnOt8jJDoLz9NQz7iyoNsFEBdPi5FhkkB3v7vccf3qWJKUd4",
-	"nBHoZ6qUFh+kSamLaIv1fqJdJh8+fEiTKfAcNIH9pTqxShNYmxAaSrVj8NHwgNkpsJHKlyzjWgswjEvG",
-	"swyMYVadg0zZYiqyKZOKjbRaGNBMaTbX6hJfyabAZnzJzgHmvYFM0kTDL6WIAGOyKcw4YYQsZ8nB2yQs",
-	"nrxLA5YkB/WvaWKXc/zFWC3kxJ1qzjWfgfUHO6L9neL21g93OgW3czbWasY0TISxbteFQozoQG/SY8OH",
-	"v+zv/NPiqdyb/PDXvzzWT/vmWd8eP5r9+1759fKb8RP+H+e/9C8vHv7z/mLY7bHX/lwDWcoCoSMsE4YZ",
-	"kJZxw4ZHpZ0qLf4nx20csKfANehhj71UzB+SEZKnTEk2L/VcGThgJws+mYBmb56zhSqLfCDHoihobpky",
-	"LnPGGf4C+Y6QrIICWwhpmLoATffnjjsRFyDZQtgpC5sBdycC4fJLCXqZVJjq7viMXk3ia1qFfurI9/mf",
-	"10Ht6ZcNz0Q+7LEjubRTISfMTjkBRyrLODuXaiGZyFlnxoux0jPImZJgmJBZUeaQd9kErGGP+o96YbNz",
-	"bqf1XkV+NWJVSHQF32hBKg1mrqTxPIrneMVgLP4rU9KCpD/5fF6IjK5192ejZGNFHJnjvBe8EDkNOhtz",
-	"UQDuOAfLReEI3w/D43ObIOLPIbN4mgRmXBTIjwQU8b8JEEiaSZrMwBjHpWalsWwESKY0kPE812BM8iGt",
-	"VrFKnZmp0jaadc6NWSidr0xciJmwycGT1iUsK4Aby56wbMo1z4j+kEXVY7WDGcsVuPuecZtNCSuPXj1n",
-	"Zg6ZGHvw+UsEY5/jjh6O9/k3WT/fg0ejx/zrLPkQX+qfNIyTg+S/7dZiZdc9NbtHc3GstdLuGtfJ/4pN",
-	"NTZ0yIb+joYMUc0w4NmUCUm3yQh0vSRQwEtlv1OlzG+FH1LZszG9HUPPkQ/uMDz79AB6qTzVTrlhdioM",
-	"kaZynETkSLcVnXbp9MeIZ6fcc9sbH53Q9Mxyx2jqw+N6DoWFYbzQwPNlxa7hfoBxJJWdgmYlyrUKIG5X",
-	"HZyLa8iJp6rS4ua4JiUi4wZSxsfIi99IgSdlEmm78BKAeDeOYmNV5EJOHCi/U3ok8vyWkBxXb8dwVLJY",
-	"Mp7PUCSgLJ5xySfgLtncG80RBAPPl24/dOTn0oKWvLjViYV/+Qxo7fjY4REzoFEQhhH3gTSsWhyZfanh",
-	"sNajNFwALwgQJAz5CFFH2JQNq60N2VjI3OkQkl4t1ISgdarUC64ncCto+fnPkP8XNEsbq6ZdClTvFAuj",
-	"7gdHaGVkNcIalkNWEHU9c8fceQFyYqekH3G5ZFqVFrq40UrPcTf9wDCSWgSvN5IHXed2jLmMJ4jBhT+D",
-	"tH4GVqkf9wWsWAknpiyMEXKSslKSRpUyuJzjjlCz1XChziEPIHE2UnEDLCIdKOeWj7iBlRlqgw33FQax",
-	"jEsk9hHKWzQEGnach24YfFZGU64KgWpGYVg07pBpsHqJFMLZGBbMQKa2YWl4BYQpT0uzXD9A0ISQ308d",
-	"0xqXRcE6QfakzlBI65HZlMsJMOS03ZZTutXORrjc6uE8dxKG4eNDhifiEy4kIw2tWF5/nDtBqWHbVXj7",
-	"b/OVMi0mU8ukWrAOl0yVFkWL0owzDcZybZkas1fK2ImGk3950cVnKEd1SaPxKQ1Vpc6AdU7+5cXJ6dHp",
-	"McsKbgx7/PAA7xahnwtznrIZzJRepixTUkKGWzfdw4qVLrjxV5GjQUagJBGMh5DlbIRm3jjgCSLOkEbt",
-	"HOGoYY/95JgtsRbjzBREAsbrq74WC7qMF0axYXTpwwMGF6CX1dAdnJV2rPR5ffukFOAGFlxY9ksJJdTY",
-	"x9m4UCrHA9DCxtE1bkZzB4mUGeUO4Fk5AkTDuDSQo7auZAYpG8FYaWDZFLJz3IPSDC1rkkXeQkudmRhD",
-	"54DtDQ/prtx0zlauNOhMlc7Q5czZN2jCobkW+Rui2dZtxRN/KVa50/tdEokLOeklrRbd48pwQ4k7AUJt",
-	"4nGmnM+VtpD/CLngpzToVuy/muhshjOd0XqrVBzLzgemElm4bFB6lASnPao5aK8DZhnMrblX+br97lAj",
-	"N72kZi/OtxLWaHWskARXY4/uhCu8QIlNc5tSj3lGaDHXuJAVTrA4YK+hhEUexGY8mwoJO2gA0A8auEHj",
-	"zC1CunU8PePSLEAbPFqBpJrjgsG71GaIb7zkNoVpRSFoGm52qvIz/IkXhVqAs6ZXVNQNMi9W3psmkbc3",
-	"zzINOWocvECUWWglJ2eR2Y6bnHG5POPWwszhFSn5KwvF0mjFxVYfpekOSZPLnYnaWfGRRB6M1as7duxO",
-	"q1EBs8DkHeMIpNJZu4luSmgIEhk3yhdy91iYmesQnzDyz7QZ3JbfJ9eaL/HfFa2ubvMv5YzLGrHgcl5w",
-	"SVsilKkgs26Hr4EiouA2wvjrjvce7TwnFh4xjZSNlXYuCOTBXiEo1MQ0N7HGF9IWX1ztBXvrqKo+/btq",
-	"vBr9DJkNt+qdaJ5zeGcGnqJJo+R5b6V5Ao7IU7b/iE3hkuViIuzK5q/wvM0RXzXO9p9v+zvf8J3xu1/3",
-	"H334UxuUm9791d38RJZuQHVv4TKuwfMBb3RLVGAqLzra6429OvehX3qkVAFcJqv8NPYqbhtQWDvNSoTh",
-	"1xY7Ep+wN69fNKF5g1DE2qJxbGJ1xfCkAt18DlwHGzRsl6C5FcgcasWwagmArO2wjoj8uh35v3IvtJH+",
-	"WrCkDYNr1bA0KDgauOEsd4THIePFgi8Ng0ueNQGwt58G3y2pIg/3kfCEFDOUOv11LcVHbDbS0wPDjLDQ",
-	"fu3t4Z3r2MEZucnpSprI7Payio4rxNZAnOiO1kG8xmcCT3mmgVvCB57nApfmxauIx4x5YWBVNVin+DEv",
-	"Cxtw7qZUW72eNCC7LQnP+KVzQyQHj/v9/nY03briDUg4WnS/fdFVmvYreoDeDZk2d0HYHf69dw0RVxt6",
-	"+y69MUXP+OVz98pefPiKwis6uhLMm0jmOtiu0BBBaiOCv5nn2yD4TMj4173rUL46jX//E4imW+D1vaDy",
-	"9Uf/1Lj7idD1TjF0DRuPc2GjaOWKWhHCdqhsqzEbIgiHpBsNyfBAO18yNCGWLibtrHuD5n0BY8tUaddt",
-	"OBeWbFNiGnHIlHHLZspYtv/4URQ3PGSlFL+UsCGY0mPHtJ8C+AWQY7yUwdXTIHie8965kJNvm1CshHOI",
-	"nsZgffyooYUOBuarztv//HYwMIOy33+Y0X/h3X//tu3H7v/A8X/a2mYKCNsE0x4edK/fjyASfFdazGZk",
-	"GMx5Bitq9VHO2Q9utehAe9uiSWQ2tSjTcKUB12NHLCsESMvMQthsCgYN/SFaHUPWQXRCw8qwIXnjh+lA",
-	"DkNUe8iUZkNvIw/ZYgoaSM8iY37KcSboHrKht12GFI/wzx/QU3YsJ4Uw04E0IC3IDA3HnHxXVjEzVYvI",
-	"90eR2geGgrg91mqcOqO0chkwIQcSl3HOhIP14PADw3RZUEJM3ow+qIVkHc4obeeBYXah2BjvlOTBQDrz",
-	"qMt4Ic6hN5AD+d6d+z2bAZd41fgXHZy9H8j3Ozs71f9x8DBIpCF77/dOfn46JWXfVHkgdVyAvcd/VGPd",
-	"RD5UcEZvutnIg+Mpe0nnqj1ClbfP8nNwE7oUDr/y2PlhAjDdGoh1bmrHS7zxS+4Lhg8PWYQXLswuLOsM",
-	"nVY+TNnQ4TD+5fVn/NPLAPyTmCv+4VB7eMgMXIDmBftZCYnmzJINB4P3wy5CNmQvBLW/Q+5qt0bKer1e",
-	"N+w8pEng9i1cWueSJ5ziMuB1TLHR7IHJto2qZi+UnFSTu334TRXC4gG6DIdsuyKx1SsXNDNeFO42/EIj",
-	"KNSieqkjVfj7AG9BXYAeF2phKCSHt9W96pDRybieQGMhPlIXcPuFGmer1xnDglaRjJAAsd8hgfNgj2Gx",
-	"CjwS6GHuKb9oOYYfUi0y43J51SozRezrukUaR1hdIweY4xr/fPLTSyaBeBD+trr9Ai6gqKbGgWtThyE0",
-	"91xDJoxQ0l1GDpmY8WLTvms+5b04V56hZbRb08nSCrOrFBuX/AUo28uCawaXc9QJkLdEPMAvWSfl+Pka",
-	"Y2ghJ9Ub63j24p7Eb3S8cpOyoQcC/llqQb9wCztWzKDJItZ0l16v55cGWc5itkaMcIY8rZZr9UxO1TqI",
-	"n9Eso4LL82r/auyFPEUSqzt2ETca6l/LlLRaFWcVjVdTTF02CfMjWliFi9ZIy4VsHeVPlymcp5o3Ttlz",
-	"2U9vTr/beUJMaw46A2l3wkvdlKJ8qsgNe/nmRQSG+M2g5+GItfU1zIHbIOFqeaY03awXOJRcWSOxQiWg",
-	"XszlO7ofadK8dBEfODsHR8+O2jwpn8PSzWgXop7Iu8BoGiGJO/nxblJuz4h5nClJ/E56rbpSO1ycsdZ1",
-	"uPE7C5SlirxmQZsQpUq5iqQ03UkjJJujio5bbIR4DF/i7WeqLPKATTmgyhH0AB9hiPE5aHujJaoYZQGN",
-	"kzlm7oT1+yZevKeU0hWL1kdD1h2OqAcSKaU0L61tSL+Qh+QXbwI4jeGqxj73GDeGewDIV8yBt8mz0lg1",
-	"A52kySvQBEOdxG6INQV91WJrD05RHmFJXmbKwOgYcCqsC1oRgLpx4ClKEGmoXcFwSBtpmUE7CD+j3A4/",
-	"+0CUF39R5Mf/iWKDrsBz/sjHnkYZprivNCG2kqTJGkuhIY6gKRLmCDJJkwYZJWkSXxDZIR5T68hVM8xU",
-	"7WAN8nXSayuekCbpMAD/7JhuA1GC1Ek3iBg/zMuMNBITTZvK6Sut/nqXK9uGChWL8lYGscAq5yvo0w8M",
-	"yrKpl76A65hIR82VNawzDO6HXr9HNsQQLSGcZ0gnaFB/TNOOAVjGi6J5omDzrjtbWvLj/60yxhwjQIaF",
-	"bLHaA6U3jJVeIUXuODOOidHe5xGH7HKfuO2yAgjt1LlYSfX3r6zt1ucit8edS0kGCOlSX6FIjxQfcm1U",
-	"SlaKTHKhhbUgXWhDmKZpxzrk4T9knH2vgpE7AYl2ENpZWs3cW7nKyhk+dMJOUAYEpet59b1xD+Rn8Keq",
-	"kCx2EvxslOy9dE+uClueNi1hP44M37FCVrtu9DbwYWOO+HXuTyGrjPH02vDihzR5oSZCbnZEuSQSlxsZ",
-	"8swoXJfDBZu5A+YwUy55tBMVQ4xFUZiAcv4+YNa9witVnx5n/NYFuHoWN7buDFr3CIYw+9pMO1EEvnIy",
-	"Rb/Fbpn9J9cBOFBqNUEbVH+s8aJ52I0Ic4Sa3ljg7iizAy5XeN5JSdmE47IoluykCn9dixBXXX5wim50",
-	"h7cVZx0xz/0cS/FxN3KvTLlLVxlrANYhzwS5tXlBpQS58BF6ccmE7boUJh+5FHJe2oEkf81BZcbs9fus",
-	"BmDK9r4OppMak2WFinRgdIupKhw3T/HFfsW+BaWjDqTXCpFBo+bgKmuihKJrS7sIVxqBgciNV4P1tc8/",
-	"i8jqVo5Y1kHeMfx2mDKpKrtDMy4nLnaenYNFciTWShC9ned21T17U89s5Kx/uOan3dpNexdO2j8LMy/4",
-	"0gv4j3DZvlAXUPAMWty214UmIkbU3NwT2s5+XIvTXDhTWkNmd6ZKG9gZERyXW3KtaFdPtoqRpduxstdV",
-	"Occb05YVeMQkLBz7p1RGX6unwZZaosBFGV0NIRvgAsdWBQbptlksboLtkljiLJx/yp/ADZNYMoqD52e8",
-	"RSY+P/mJPfm6v8fenD5jVszAWD6be4VRFIXwyavNje3397/e2dvb2d8/3d87ePj4oP91b2//4X/Et1u5",
-	"OLYmghbZuU6+G0lnI8avveETCAgELblkRz7pguI/TgEON751gpjLaWqE51pic3ZzxWgj2/7nkkIFplwN",
-	"Pt2gZnTLdI1QfxmoyRNXE2QNlGonMwN2o8DISq1B2letOs7HcI113IDFq9szMGP5vKj24Hb0CfjXKjia",
-	"224DL1Uav/bVouvw3RKtPh0quQ207byd65J94aBAZIZmq1ZjUcAfDPX+GaowRyjLWhhjqOmL6vkax7hB",
-	"0sRH8ugqb82Zv3T3jSy6wzvi37dl2SE2ma05R+6NZ4d7vCH3pmqlrNTCLk8QGt6j+jEtDtLgphjGVf5D",
-	"Rk6a2pXV2641QLiSufgB6E5G1NvgqERu27Y1w2dhfxs7IzCnvdMop8IPqxIQQmYaVa8+tXbuyh6EHKv1",
-	"dd9QYmejdodaKLieFVW+q8xrtPW5nzMK0X/11VOVCzC9r75ir+tiDwEmuMQJ533lENcI26jA5HJnsVjs",
-	"IOvYKXVBflXIh+EeBrJhyVqlzmllb/giuLyfDScm/5srHQFy+HPZXOxno+TQRyl67BTnJ23YZ2qH6iZ+",
-	"Dj7+IYsl6/Aq8bRyQFLaRR30HPs5TTfkUIQOCTgOp/KgOmqURjqQeRTEDbjSIafD4/RqztF8bNBrZ//x",
-	"1wz3o2ZsJKxJ2TnMLRstHbx8krwrbTaMs5O/HO3gK1Nupt0eex1VcElAMLn7oUPXbro2/B/IigAqOll1",
-	"NJB39ya4yzqLKUg2UnZKd2hA2tQdZYXoqMjRQN7tsSNfx+LjPFovGQ9NVxCOrv7FJaggsnJ3tfWpyT04",
-	"kJ3FlFuyi4Q1zFhuS6oV40s2fMazKew8c87/A1Y1fumxY55N/VXxHFHPLT2QIzAihwrnHxhGNfKGqs9C",
-	"4kUOFyIDWm3JjJhISqkJRWg9duTvGZ8bHzkqpRXFQArrK1cN6zzssxwHOLuaVG7m+6tExZMGrGFPXx+9",
-	"/PPJ2elPPxy/PDs9fdFNXbBuIX01BdUbdihiNJAa6KWKcGk3oUwvEhncVqalr6FNfb1U4bNjKE0KKAkp",
-	"d5HPatmBT1EzPoodSghd1MrNZ/yars/A+sqIB1fW9uJZaGOhzYvrlbJ3GKU1Bc8Ml8t4VF1mh1sOdd9U",
-	"GIgkM+FCGjuQlYOcdejYdZsW8qulLIS+6J8+K4rySlIHNxdJJJXrUb8f1sQjdj3HeJ4TZ3VcGnHbM2RK",
-	"O9h/tDOFyx1SIF0vGcM6j9hoaR33JfFJfk0xg5Q9qfgGDiA6YiLHY7gQtoch3lSVMMCtcyVXjWY8IyMN",
-	"q96Zq4r0gnzoFoaUlZT3S/vOoQAb5MkhApxKmgoDYe6Hfm5KvqO5jxvFcqHPEvGnUG03dHEVD6wazPj6",
-	"U18pqUpLOFLXVRGXavDitKrMq/LdTKYBJOSHjA/khVCFexU5P93WcK1Oa8gWU2VgpTlKHXPosVPKZ6JQ",
-	"l4HJDFW5NHBXhBLBuu7ZlDo5dA5LL4JJuzIpqyvemK8j7V6XSzCQneEAuW6/P6w7CCERNTOrWAeJwWXb",
-	"0IPDRqIBqhU58+lmhCo0qEvJidwOJDlCH+7Hxio7cvMFQqIgUrEkFkGxNOSvVEwd+Jkl3+s5LH3OAfmS",
-	"gyu59re2Oqap+VPtyV51SLMVfzTrGDWQtZAfawBSSGJxj6KJQmnETVTXObELkYE3bL0G+OPz02S155ia",
-	"g3Rl3D2lJ7v+JbOLY1FRF5bUbasFz9lTR95Hr54naXIB2vgs2F6/18fROBmfC1TPe/3eQx84JM13l8/F",
-	"7qiqUVNtkSVXaWJCAMHRrVS1boe39QLGdgexxutWpBvYKQjNfDGBYZ2qmozY/kCGNPjU2zMWLhG3pQpx",
-	"C2Q4w1IXPurYSJsf1plFI6MKlNUIvY7psjevX5iBJCWBskMc5KvUSyoMdqd66lvixS3P3rZbT/WQ3bgl",
-	"2od3VbniU5Uvb1YX/fvvr7dVK71tS7LjwqcPTXMRN77aZWy/v3fDnhzedty0jzB0N+qx+OFmu99YTe5I",
-	"ixsvB/O0lc4QVo/6/U1LVcffjTqs0St717/S6O5CLz28/qW6xxK+sbfFG1XTHXrh8Tb7amk/8CFNHm8D",
-	"h6ohEr3wcCsoVOXddLdVOxOHeBUb7JAZ2EWrmU+QIBL6IXmHb9V8dbcQjqlOwG4q7faX7/SAmCe4VH2k",
-	"SRRElWpWUX2Tpb0Qxj6tG1E1KKF/E8b09o/WoB/VGvRdzBI+xiW3oVnRSlH2rbnCTcn1nijOO+hchWNN",
-	"f4jea2ePyM+pMW3ktzuOquC2pcMat66iwjTakbeBOk0SHkgLRWHYYgpklQrbWjXfbVNS8MhhF3dA2fRG",
-	"DIsauD/JqCR9pVHw750dfBytNxWAu6f25q38QxH7ytGvpfVfRf7B0XYBti3lhH43dROCyPMXhxEQH4Vd",
-	"F7Du/buyGW4vn6PkNFcrzUyccuaO7/rTbaeahiS4K5VTYdiE+lB92Tpo/9EWO2u0mP2CqaOiB4d6Wyif",
-	"abuAQ/7uXh0tndtvXXKtI/z3YAO2f6TUqXwMn8Ouuj3K/p5waQOnfU2J7pXMX+WwN+VzoX858rg5t1lL",
-	"2PJZ5Mf37iJXxIPoeQ4w93EiCoQcsuGKcB6GEpmFFlQfso63rnfEF+Xc8ekDsYpCP90MzX1TjK2cHzcl",
-	"Ued4/3zODx7a/Eu1+EPI/N25R974uM3W7pGKrCu97SM4Tavnusq99/0OoiwsCvHKVXOyV6XrU1CAOseG",
-	"qGPVYlrmAxm6Iu73+z6OdeR7qtf5/sM21uWbf1Dre9qHj+DKuBnvQDoY+iDXN22mYbXO51ZHfU0inX69",
-	"/y+dkaqeamM3DI56+9b67DocPZ5V/1z5qo2ERUN5b592U03GDRr+XqMkh8h2dNCOVAuX3eAPteCme8+s",
-	"7VaMqv/Nrfq7tjXIbLZ2rSwJqvCOht1Tz9bW5SmPLkah3t+FSXAS51atK3ANmqi5bik/Pd89DqmLK3mv",
-	"DRizf5uCrHNGkEfgrUTkEzhu4MC+N0zgvniPNf99qWzMe9tY5pv66F8E05TKnmxga6dUN+pgsgV3ax6e",
-	"8CS65/W5m94OkHmzn/wGtvkmnvLuGefK7VNKwUxpV/3rSlH+Xvjnl846opt0Wa3bsw8DehdyVzo8L+3V",
-	"1p2r7aq/PaM0Ze0dNls0NHpM9NiRb0gRuqNRWwwD0g4kpQl0vY0orHGZIKQ+uQWohJ3aLMTfmrlKjzrO",
-	"hX3l8vE/n6no3dRVA7KtSSvuTYd3dG2a7MrCPol+U6O3O9rX3RqrTQ7l767pAa2a2d0Vj/IVG42PItwv",
-	"H/rm+peiT0f97q1NRDCXCFrRbuBcSPKrHItSb69IcZpCdm4iRtVpL7/tkg5S5Z66tnyuetLVYTRKkNiR",
-	"HMiQIOnLhekjg65dWzXNBGydm/6ov+ezkHsDSZ93YHv98BkI/60K1FcpE5LmJAaO//S9FUJJsi/Z3nvM",
-	"ZkKWFkzqcjPnXOiBdDxx/xuXKOyqsoXM1QLVAXPok+r2+v2N8ytXHLp02/CzD2R4nCswrTFNPAOVSn0E",
-	"wwx8q6X9QF3Uu9JSYGte0Gi08DFc9T52d/e81VcB3aiWZ+vdN6v7NnDb6NsMlEVJ38VZ+f5JI9d+06p+",
-	"/G74OCutd3uefYsvqrV9bKIWXpVWVPECQV/qdGWi92YWVx8GjLK5G0n2wnie1an4lLfBxl6l6/buX+Y8",
-	"2r+dm6Lt2x6Rm0Iphk+bPDf+lpSQ7Mmj/tZfyLqTD0qt7Zm+JlV9PrHuorPCpKc8X5cfTjIMZCwajGLj",
-	"UpPOHJZwtOcKDtIqLbz61FGMIWklRlAERIKEdRpfhepSCRWrDfgKn0J6jE+iWUU/xwIGMnxDsmoi6FHV",
-	"4aQ/NNVF+oEEn7Ty+YzH1BSrud8aWMZJvAa0VuTculylfrbS5xG4Ih+6D2G9mK2FeyRvuY0Fbo/R9zbC",
-	"kX2d0gLCt6X89zaICgfSfSCqgyfym3RVF27f5BDhjU81duMiJ/9AAxELM1OuwZfO0cROat/0W1PuXA3c",
-	"qevqiG46r797xr7Z2+uz////9vq9/d5D6jG0xbeGnzzqR1+A2NvwnarPnLFCRZDX66HKGc3tiujrtkqq",
-	"jZVzoXIwKnQK701FKP4bQaHkhL4FVtddOUYeV5xVRWZUUedqzJDcrVLdq6q0HEF7lCIsDLERxzlo53Vb",
-	"Kcnquhm3bqg+dLvPYV6oJbUB83TWqCtnP1VWvXngDuh2XEqrymwKvr+RhEtPGq7OjdpbaTDTujvAmlaq",
-	"SuvV0i8js+ffVelKthqmbaEmE3c1d2PdbsKgGlfu19D90l1nSOZIwlfTuesI0JqJc1rTKKyRaPhWoK+h",
-	"NWgZqmhkXHnvamIa5e/DgQw9aym5oiwKH/PwxcYbGgqkTBU5GNv0C4+FNrbNhPse7I/wmemkmZHa0vMi",
-	"7mNxVQuKyAW24v2qekX43I3IGxZ1d1hp5vBH7nx77vz2qfOf1P4kDr/J7IyiVV+Atfk7Y5yUZ7YaFLyG",
-	"jYYWE9sUJ7q+ZpFHTtigCTvJ3/TNrdi9LT33BrL69nz1cfqbfISedV5+98Oz1BsHPJvW5a0PzEAWagEa",
-	"xx+w4WBQ7u/tH3EL316Sp2joto7g+uH4xb8+f8lOnn//MmXDH45Oj7/9a+/0+OTUFUUij1+IHIXGb3/7",
-	"P7/97X/99rf/+9vf/neYZyBdl4uCndezp6FzBJW3IqS6h4z74IkDylUhk9B/wlUk3JUrb53/tvPbyIPW",
-	"3k5ra16w2vzxIwMon333d1sQeU9Cdjuh+qnFwkrrxKsi1VGN5mGlqEWNAcBUjhTU0oxjNVHLmdiSG8ij",
-	"V88fmJVOTqxTt0UQ/vsFvvmqD3ekbPj98SmLFc5hd81uv2ep9UeI6so069C0ZzvBZ+BKN8G8oBazDTeZ",
-	"E04N/1yQtUpWn2pa641SGXxV85PDTRZH1GCmXTAYiFv9faZo+loLxo19FxstFNtbIt6AhURtIW8jSr6I",
-	"bX/SUH1A1LZY/d2F6sMqny9W//BWYYm1b5A3UycDKX++UNFwBUOHVVyo9w9Q/U+Y1GC4LTy8KQBWOgu+",
-	"ffch/bXR0O/tOzKWyQPqeOQ6Pk+V8V8MonFm5WMJHQ0Ft+ICKISDNo/S5/TxQC6X7mXKWVDaq/0jmArK",
-	"Qphrdem/fFEX3VBnGO9vXqK6cki+31LmJLqoC9Fcw1hcku/e2fS7zm53sFiXVSj4tO+Y5HugybwtPzTq",
-	"i+rVQoIrQq0551OtFvQdvrpPp39h5EtrN5UCkGBU6+810t3WX/+RSz6pF/TVDU4160bTuBqHD+8+/FcA",
-	"AAD//w==",
+	"7H3ddhs30uCr1OHOOSazLYqS7Xy2dLGRHSWjL47tseSZ+T7To4bYIImoCTAAWhQ39sVe7NXe7jvsU8zN",
+	"vtC8wp4qAN3oZlOiZFn2ZCfnxEcku4FCoapQ//itM1KzuZJcWtPZ+63DL9lsnnP6+5lmMvszywuOn0wx",
+	"mzG97Ox1DuAMf+kknYvw46nIOnudbx8/5jvjXTao/7fTSTrsgomcnYlc2GVnz+qCJ52Mm5EWcyuU7Ox1",
+	"joWc5HxLaTEREs44kwa0YsbyDKwCpTOu+52kM+bMFppnRzM24Z29ztTaudnb3hb42fT9AvojNduWStvp",
+	"Qsis/8t80kk6wvzgXw4gSDbDMV6GB+G5Go857ySduVZZMUKkvPstPPZHVRgOZzmnxc+1GPHO3s5u//HH",
+	"90nHFGe4nDOun6tCWvwh6RQ6j0Cs4Img7Hz8+DHpTDnLuCa0v1THVmlCax1DqVRbBn9K98BOOZypbAkj",
+	"prXgBpgENhpxY8Cqcy4TWEzFaApSwZlWC8M1KA1zrS7xldGUw4wt4ZzzeX8oO0lH818LESHGjKZ8xogi",
+	"ZDHr7L3rhMk775NAJZ296tukY5dz/MZYLeTErWrONJtx6xd2QPCdIHirizuZcgc5jLWageYTYayDOldI",
+	"EV3en/Qhffjr7ta/LZ7JnclPf/3jY/1sYJ4P7OGj2X/sFN8un46fsP88/3VwefHw33cXaa8Pb/y6hrKQ",
+	"OWJHWBAGDJcWmIH0oLBTpcV/ZwjGHjzjTHOd9uGlAr9IICJPQEmYF3quDN+D4wWbTLiGt0ewUEWeDeVY",
+	"5DmNLRNgMgMG+A3PtoSEEguwENKAuuCa9s8tdyIuuISFsFMIwHC3JwLx8mvB9bJTUqrb41N6tRNvUxP7",
+	"iWPfo+9XUe35F9JTkaV9OJBLOxVyAnbKCDlSWWBwLtVCgsigO2P5WOkZz0BJbkDIUV5kPOvBhFsDjwaP",
+	"+gHYObPTClaRXU1YJRFdITdaiEpzM1fSeBnFMtxibix+GilpuaQ/2XyeixFt6/YvRsnajPhkhuNesFxk",
+	"9NDpmImcI8QZt0zkjvH9Y7h8ZjtI+HM+sriaDp8xkaM8EjyPPxMikDU7SWfGjXFSalYYC2cc2ZQeBJZl",
+	"mhvT+ZiUs1ilTs1UaRuNOmfGLJTOGgPnYiZsZ+9J6xQWcs6MhScwmjLNRsR/KKKqZ7XDGWSKu/2eMTua",
+	"ElUevD4CM+cjMfbo85vIjT1CiB6Od9nT0SDb4Y/OHrNvR52P8ab+QfNxZ6/zX7arY2Xb/Wq2D+biUGul",
+	"3Tausv8VQNUA2ofU71EKSGoGOBtNQUjaTSDU9TuBA14q+4MqZHYr+pDKno7p7Rh7jn0QwvDb50fQS+W5",
+	"dsoM2KkwxJrKSRKRId+WfNqj1R8inZ0wL21vvHQi01PLnKCpFo/zORIWBliuOcuWpbjm94OMA6nslGso",
+	"8FwrEeKg6uJYTPOMZKoqLALHNCkRI2Z4AmyMsvitFLhSkMjbuT8BSHbjUzBWeSbkxKHyB6XPRJbdEpPj",
+	"8u0Yj0rmS2DZDI8EPItnTLIJd5ts7o3nCINB5ksHDy35SFquJctvtWLhXz7lNHe87PATGK7xIAxP3AfR",
+	"QDk5CvtC8/1Kj9L8grOcEEGHITtD0hE2gbQELYWxkJnTISS9mqsJYetEqRdMT/itsOXHP0X5n9MobaKa",
+	"oBSo3ikIT90PjdDMKGqENZDxUU7c9dwtc+sFlxM7Jf2IySVoVVjeQ0BLPcft9AMDdGoRvt5KFnSd2wnm",
+	"Ih4gRhd+zaX1I0CpftwXsmIlnISyMEbISQKFJI0qAX45R4hQs9X8Qp3zLKDE2Uj5DaiIdKCMWXbGDG+M",
+	"UBlsCFd4CEZMIrOf4XmLhkDNjvPYDQ+fFtGQzUOgHFEYiJ7bB82tXiKHMBjzBRg+UpuINNwCopRnhVmu",
+	"LiBoQijvp05ojYs8h244exJnKCTVk6MpkxMOKGl7Lat0s52e4XTNxXnpJAzgz/uAK2ITJiSQhpYvr1/O",
+	"nZBU2rYV3v5bv6WgxWRqQaoFdJkEVVg8WpQGBpoby7QFNYbXytiJ5sd/etHD3/Ac1QU9jb/So6rQIw7d",
+	"4z+9OD45ODmEUc6MgccP93BvEfuZMOcJzPhM6WUCIyUlHyHoprdfitIFM34rMjTICJV0BOMiZDE7QzNv",
+	"HOgECSelp7YO8Km0D6+csCXRYpyZgkQArNrqa6mgByw3CtJo09M94BdcL8tHt3BUgljp82r3SSlAABZM",
+	"WPi14AWvqI/BOFcqwwXQxMbxNQKjmcNEAka5BXhRjgjRfFwYnqG2ruSIJ3DGx0pzGE356BxhUBrQsqaz",
+	"yFtoiTMTY+zswU66T3vlhnO2cqlBj1ThDF0Gzr5BEw7NtcjfEI22aise+02xyq3eQ0ksLuSk32m16B6X",
+	"hhueuBNOpE0yzhTzudKWZz/zTLATeuhW4r8c6HSGI53SfE0ujs/OB6Y8snDaoPQoyZ32qOZcex1wNOJz",
+	"a+71fN0cOtTITb9TiRfnWwlztDpW6ARXY0/uRCssxxObxjaFHrMRkcVc40RWuIPFIXuFJCzKIJix0VRI",
+	"voUGAH2hOTNonLlJSLeOhwcmzYJrg0vLkVUznDB4l9oM8bWb3KYwNRSCuuFmpyo7xa9YnqsFd9Z0Q0Vd",
+	"c+bFynvdJPL25ulI8ww1DpYjySy0kpPTyGxHIGdMLk+ZtXzm6Kr8zq+k9p0RE1nM8SuyBRrwxIdWwxNX",
+	"rbjuNUk6l1sTtdVwpUSOjuYOHzqpqNVZzmfhLHDyJXBUd2XDeglRK5co3/EYIq+Q5TNzHX8Q4X5PwCBY",
+	"Hk6mNVvi55Klm2D+sZgxWdEfv5znTBJIRFklZlbN9RVURIzexj9/3fJOpq0jkvSRbElgrLTzVKCo9npD",
+	"riamDsSK+EhaXHaVs+ydY75q9e/L59XZL3xkw656X5sXMN7ngauoszI56FtFAyFHZAnsPoIpv4RMTIRt",
+	"AH+Fg26OZK1xtL+9G2w9ZVvj97/tPvr4hzYs14MATWhekUEcSN0bwsA09+LC2+YS9ZzS2Y5mfQ1W52X0",
+	"U58plXMmO02xGzsfN407rKymEYj4rcXcxF/g7ZsXdWzeIGKxMmkcwmjOGH4pUTefc6aDqRrAJWxuhDJH",
+	"WjGuWuIkKxBWgZPfNmP/1+6FNtZfiam0UXClQRYGz5cabTgDH/GxDyxfsKUBfslGdQTs7CbBxUsay8Nd",
+	"ZDwhxQwPp8GqMuMDO2v56YEBIyxv3/b2KNB14uCUvOm0JXVidrA0ybHBbDXCifZoFcUrcibIlOeaM0v0",
+	"wLJM4NQsfx3JmDHLDW9qEKscP2ZFbgPN3ZRry9c7NcxuysIzdum8FZ29x4PBYDOebp3xBiwcTbrbPmmT",
+	"p/2MHqF3w6Z1KIi6w+eda5i4BOjd++TGHD1jl0fulZ148SWHl3x0JZrXscx1uG3wEGFqLYG/nWebEPhM",
+	"yPjbnetIvlyNf/8zHE23oOt7IeXrl/65afczkeudUugKNR5mwkZBzYZaEaJ7qGyrMaSIwpR0o5Tsk3Tf",
+	"BRnndulC184JYIAZyPnYgirsqqnnopdtSkwtXJkAszBTxsLu40dReHEfCil+LfiamEsfDgmenLMLTv7z",
+	"QgaPUI3hWcb650JOvqtjsTycQ5A1RuvjRzUtdDg033Tf/e274dAMi8Hg4Yj+5e//63dtX/b+Gz7/h41t",
+	"pkCwdTTt4EJ3BoMII8HFpcVsRobBnI14Q60+yBj85GaLFrSzKZlEZlOLMs2vNOD6cACjXHBpwSyEHU25",
+	"ASUhRasjhS6SExpWBlJy2qfJUKYh+J2C0pB6UzqFxZRrTnoW2fxThiPx3j6k3nZJKWzhf39Av8KhnOTC",
+	"TIfScGm5HKHhmJGLyyowU7WIXIQU0H1gKNbbh1bj1BmlpWcBhBxKnMb5HPZWY8gPDOgip7yZrB6kUAsJ",
+	"XQaU3fPAgF0oGOOe0nkwlM486gHLxTnvD+VQfnDr/gAzziRuNf5FC4cPQ/lha2ur/B8fTsOJlMIHDzuF",
+	"A2iVlKRTpotU4QP4gB/KZ91APqJwSm+60cjR4zl7SeuqHEelU9Cyc+4GdJkefuaxc9cEZLo5kOrc0E6W",
+	"eOOXvByAP+5DRBcuGi8sdFOnlacJpI6G8S+vP+Of/gzAP0m44h+OtNN9MPyCa5bDL0pINGeWkA6HH9Ie",
+	"YjYkOQS1v0tebTdHAv1+vxcgD9kUCL7ll9Z57ommmAx0HXNsNHoQsm1PlaPnSk7KwR0cHqhcWFxAD/CR",
+	"TWcksXrlhGbG8tzthp/ojOdqUb7UlSr8vYe7oC64HudqYShyh7vVu2qR0cqYnvDaROxMXfDbT1RbWzXP",
+	"mC9oFglEBEj9jgico3vMF03k0YEexp6yi5Zl+EfKSWZMLq+aZaZIfF03SW0JzTkyzuc4x78fv3oJkpMM",
+	"wu+a4Of8gufl0PjgytDhERp7rvlIGKGk24yMj8SM5evgruSU9+JcuYaWp92c7iwtKbvMxHE5YhzP9iJn",
+	"GvjlHHUClC2RDPBTVrk7frzaMzSRO9Vr83jx4n6J3+h65SaB1CMB/yy0oG+Y5VtWzHhdRKzoLv1+30/N",
+	"ZTGLxRoJwhnKtOpcq0ZyqtZe/BuNcpYzeV7Cr8b+kKeAY7nHLjBHj/rXRkparfLTksfLIaYu6QT8Ey2i",
+	"wgV1pGVCtj7lVzdSOE45bpzZ55Kk3p78sPWEhNac6xGXdiu81EsoGKjyzMDLty8iNMRvBj0Pn1iZX/M5",
+	"ZzaccNV5pjTtrD9wKAezImKFSkA1mUuLdF/SoFnhAkP89Jw7fnbc5ln5nC/diHYhqoG8C4yGEZKkk3/e",
+	"DcrsKQmPUyVJ3kmvVZdqhwtHVroOMx6ywFkqzyoRtI5Qysys6JSmPalFbjNU0RHEWiTIsCXu/kgVeRao",
+	"KeOocgQ9wAciYnoO2t7ZElWMIue1lTlh7g7rD3W6+ECZpw2L1gdNVh2OqAcSKyU0Ls1tSL+Q++QXryM4",
+	"ifGqxj5FGQFDGDjPGubAu87zwlg147qTdF5zTTjUndgNsaKgNy229hgWpRsW5GWmRI2u4U6FdbEtQlAv",
+	"jk9FeSQ1tSsYDkktezNoB+FrPLfD1z5e5Y+/KPDj/8Rjg7bAS/7Ix55EiagIV9IhsdJJOisihR5xDE0B",
+	"M8eQnaRTY6NO0ok3iOwQT6lVgKseZiohWMF8lRvbSiekSToKwD+7plcjlHDqJGuOGP+YPzOS6Jio21RO",
+	"X2n117uU2jZSKEWUtzJIBJapYUGffmDwLJv605fjPCbSUTNlDXTT4H7oD/pkQ6RoCeE4Ka2gxv0xTzsB",
+	"YIHleX1FweZddba0pNH/pTTGnCBAgYVisYSBsiDGSjdYkTnJjM/EZO/TjUMSus/vdskDRHbqXDQqAvwr",
+	"K9D6lOX28HQhyQAhXeobPNIjxYdcG6WSlaCQXGhhLZcutCFM3bSDLnn494HBjyoYuRMu0Q5CO0urmXsr",
+	"U6Nihj+6w05QogRl9Xn1vbYP5GfwqyqJLHYS/GKU7L90v1wVtjypW8L+OTJ8xwpF7arRW6OHtank17k/",
+	"hSwTy5Nrw4sfk84LNRFyvSPK5Zq4FMqQjkbhuoxfwMwtMOMz5XJMu1HNxFjkuQkk5/eDz3pXeKWq1eOI",
+	"37kAV98iYKvOoFWPYIjGr4y0FQXqSydT9F3sltl9ch2CA6eWA7Rh9eeKLuqLXUswB6jpjQVCRwkg/LIh",
+	"844LSjocF3m+hOMy/HUtQVy1+cEputYd3lbDdQBe+jmR4uNu5F6ZMpfVMtacQ5c8E+TWZjlVHGTCR+jF",
+	"JQjbc5lOPnIp5LywQ0n+mr3SjNkZDKBCYAI73wbTSY3JskJFOgi6xVTlTpon+OKgFN+CslaH0muFKKBR",
+	"c3AFOFHe0bUVYEQrtcBA5Mar0PrGp6lFbHUrRyx0UXak36UJSFXaHRqYnLjY+eicW2RHEq2E0dt5bpvu",
+	"2Zt6ZiNn/cMVP+3Gbtq7cNJ+L8w8Z0t/wH+Cy/aFuuA5G/EWt+11oYlIENWBe0Lg7MYlO/WJR0prPrJb",
+	"U6UN3zojPC43lFoRVE82ipElm4myN2XVx1vTljx4AJIvnPinjEdf0qe5LbTEAxfP6PIRsgEu8NmyDiHZ",
+	"NIvFDbBZEkuchfNv2RN+wySWEcXBs1PWciYeHb+CJ98OduDtyXOwYsaNZbO5VxhFnguf41oHbHew++3W",
+	"zs7W7u7J7s7ew8d7g2/7O7sP/zPe3dLFsTETtJydq+y7lnXWUvzKGz6BgFDQkkt24JMuKP7jFOCw4xsn",
+	"iLmcplp4riU2Z9cXltaS8n8pKFRgimbw6QalpRuma4QyzcBNnrnqKKuRVDubGW7XHhijQmsu7etWHedT",
+	"pMYqbfDF69sLMGPZPC9hcBB9BvnVREcd7Db0UkHyG19UuorfDcnq85GSA6AN8napS/aFwwKxGZqtWo1F",
+	"zv8lUO9foApzgGdZi2AMpX9R2V9tGTdImvhEGV3mrTnzl/a+lkW3f0fy+7YiO8QmRyvOkXuT2WEfbyi9",
+	"qahpVGhhl8eIDe9R/ZROCElwU6RxM4AUyElTubL6m3UQCFsyFz9x2pMzaoFwUKC0bQPNsFmAb20DBXDa",
+	"Oz3lVPi0rBQhYqanqtmn1s5ddYSQY7U671tK7KyV+FCnBdfaosx3lVlFtj73c0Yh+m++eaYywU3/m2/g",
+	"TVUTIrgJLnGieV9gxDTiNqpDudxaLBZbKDq2Cp2TX5VnadiHoaxZslapc5rZG76ILu9nw4HJ/+YqTDg5",
+	"/JmsT/aLUTL1UYo+nOD4pA37TO1QBMXOuY9/yHwJXVYmnpYOSEq7qIKeYz+m6YUcitBIAZ/DoTyqDmoV",
+	"lA5lngQRAFdh5HR4HF7NGZqPNX7t7j7+FhAeNYMzYU0C53xu4Wzp8OWT5F0FtAEGx3882MJXpsxMe314",
+	"ExV6SY5ocvtDi67cdG30P5QlA5R80nQ0kHf3JrQL3cWUSzhTdkp7aLi0iVtKg+moFtLwrNeHA1/u4uM8",
+	"Wi+Bhd4siEdXJuMSVJBYmdvaatXkHhzK7mLKLNlFwhowltmCSsrYEtLnbDTlW8+d838Pyv4wfThko6nf",
+	"KpYh6bmph/KMG5HxkuYfGKBSekNFaiHxIuMXYsRptiUYMZGUUhNq1fpw4PcZfzc+clRIK/KhFNYXuBro",
+	"PhxAhg84u5pUbvBtWKIaS8OtgWdvDl5+f3x68uqnw5enJycveokL1i2kr6agssQuRYyGUnN6qWRcgiZU",
+	"80VHBrOlaelLbRNfVpX77BhKk+KUhJS5yGc57dCnqBkfxQ6Vhi5q5cYzfk7XjmB1ZqSDK0uAcS0EWOgG",
+	"41qq7OxHaU3BM8PkMn6qqsZDkEN5ONUPIstMmJDGDmXpIIcuLbvq5kJ+tQRC6Is++qwoyitJHN5cJJFU",
+	"rkeDQZgTl9jzEuMoI8nqpDTSthfIlHaw+2hryi+3SIF0LWcMdB/B2dI66UvHJ/k1xYwn8KSUG/gA8RGI",
+	"DJfhQtgeh7hTZcIAs86VXPaj8YKMNKwKMlc86Q/y1E3MEygo75fgznjObThP9hHhVNKUGx7GfujHpuQ7",
+	"GvuwVlMX2jGRfApFeamLq3hkVWjG15/5gkpVWKKRqq6KpFRNFidlAV+Z72ZGmnPJs31gQ3khVO5eRclP",
+	"u5Wu1GmlsJgqwxs9VKqYQx9OKJ+JQl2GT2aoyiVBuiKWCNdVa6fEnUPnfOmPYNKuTAJVYRz4ctPedbkE",
+	"Q9lNhyh1B4O0ajSETFTPrIIuMoPLtqEf9muJBqhWZODTzYhU6KEeJScyO5TkCH24GxurcODGC4xEQaR8",
+	"SSKCYmkoX6nmOsgzS77Xc770OQfkSw6u5Mrf2uqYph5RlSe76ZCGhj8aukYNZXXIjzXnpJDExz0eTRRK",
+	"I2mies6JnYsR94at1wB/PjrpNFuTqTmXrtq7r/Rk279ktvFZVNSFJXXbasEyeObY++D1USfpXHBtfBZs",
+	"f9Af4NM4GJsLVM/7g/5DHzgkzXebzcX2WVmjptoiS67SxIQAguNbqSrdDnfrBR/bLaQar1uRbmCnXGjw",
+	"xQQGumU1GYn9oQxp8Im3Zyy/RNqWKsQtUOCkhc591LGWNp9WmUVnRuV4ViP2uqYHb9+8MENJSgJlhzjM",
+	"l6mXVD/sVvXMd86LO6O9a7eeqke2485pH9+X5YrPVLa8Wfn0778N30Yd9zat3I4Lnz7WzUUEvNmMbHew",
+	"c8PWHd52XAdHeHQ7asX48WbQry06d6zFjD8Hs6SVzxBXjwaDdVOVy9+OGrHRKzvXv1JrAkMvPbz+paoV",
+	"E76xs8EbZW8eeuHxJnC1dCn4mHQeb4KHsm8SvfBwIyyU5d20t2XXE0d4pRjskhnYQ6uZTZAhOvRF5z2+",
+	"VcnV7Vw4oTrhdl1pt998pwfEMsGl6iNP4kFUqmYl19dF2gth7LOqX1WNEwY3EUzv/tVB9JM6iL6PRcKn",
+	"uOTW9DRqFGXfWirclF3vieO8g85VOFb8h+S9svaI/Zwa08Z+2+OoCm5TPqxo6youTCKIvA3UrbPwUFqe",
+	"5wYWU05WqbCtVfO9NiUFlxyguAPOpjdiXFTIfSWjkvRGP+Hfuzj4NF6vKwB3z+31Xfn/itkbS7+W138T",
+	"2UfH2zm3bSkn9L2pmhBEnr84jID0KOzqAevevyub4fbnc5Sc5mqlwcQpZ275ro3dZqppSIK7UjkVBibU",
+	"rurr1kEHjzaArNaJ9ivmjpIfHOltoHwm7Qccynf36tnSuf1WT65Vgv+R20Dtn3jqlD6GL2FX3Z5kf0+0",
+	"tEbSvqFE9/LMb0rYm8q50OYcZdyc2VFL2PJ55Mf37iJXxIPkec753MeJKBCyD2njcE5DicxCC6oPWaVb",
+	"1zviq3Lu+PSBWEWhr25G5r4pxkbOj5uyqHO8fznnBwu3AUi1+Nch80/nHnnr4zYbu0dKti71tk+QNK2e",
+	"6zL33vc7iLKwKMQrm+Zkv0zXp6AANZgNUceyE7XMhjI0T9wdDHwc68C3Xq/y/dM20eWbf1CHfILDR3Bl",
+	"3LN3KB0OfZDraZtpWM7zpdVRX5NIq19tE0xrpKqnytgND0ctgCt9dhWPns7Kj43LbyRf1JT39mHX1WTc",
+	"oC/wNUpyiGxHC+1KtXDZDX5RC2Z69yzabiWoBk9v1Qa2rUFmvQNsaUlQhXf02D21dm2dnvLoYhLq/1OY",
+	"BMdxbtWqAlfjiUrqFvLzy93DkLrYyHut4Rj+MuWyyhlBGYG7ErFPkLhBAvveMEH64j5W8velsrHsbROZ",
+	"b6ulfxVCUyp7vEasnVDdqMPJBtKtvniik2ifV8euezu4zOpt59eIzbfxkHcvOBu7TykFM6Vd9a8rRfln",
+	"kZ9fu+iIdtJltW4uPgzX2zxzpcPzwl5t3bnaruqKGqUpa2+/3qKh1mOiDwe+IUXojkZtMQyXdigpTaDn",
+	"bURhjcsEIfXJTUAl7NRmIb6S5io96jAT9rXLx/9ypqJ3U5cNyDZmrbg3He7RtWmyjYl9Ev26Rm93BNfd",
+	"Gqt1CeX3ru4BLZvZ3ZWM8hUbtbsT7lcOPb3+peiGqd+9tYkE5hJBS94NkgtZvimxKPX2ihSnKR+dm0hQ",
+	"ddvLb3ukg5S5p64tn6uedHUYtRIkOJBDGRIkfbkw3UXo2rWVw0y4rXLTHw12fBZyfyjpFgjYGYTbIvyV",
+	"FqivUiYkjUkCHD/63gqhJNmXbO88hpmQheUmcbmZcyb0UDqZuPvUJQq7qmwhM7VAdcBE/Qjj4ahCtw6L",
+	"ciWiSweMGcqVackoopY1iT/Gc0U5saqweyTF/VAs3Lfh7sWg7hs+DXV3KMN9JGzOtIVu+uLVj0cvTw++",
+	"//7N4fHx6dHLk8M3fz54kbrrPRhoznIn/c/4VFDRNRgr8txn6/o7HkmfdNezhP1w+eAuG97nbBPe6GpJ",
+	"d+1G1SbJTjUn4TPFNVoDAa+t4VwcjKrEPuGsCCK7pfNCVc/c6KawsRis9Zj4lAPlPqC7+2PFF0DdqIxp",
+	"Y+jrhY1rDpro9griByLNxg0xtTKDdbP657fD9bU03+2Pq1vcOdd2HUd1bpcKYSkGBd1l6ipk780jUF6d",
+	"GCWy1+oLhPHiuluKaG9+jr022+vf/3H7aPfpDY1Nq9TPTC4Pwq0ndZNQKZihEF89Z6KrHKtWPVWLm+Yl",
+	"Xm3Xq0QuoNZ54uu8hIQnjwY3uaTML+xNuLqlfWHhiHElMzdbSnQrTMtSwq/RmOHkdJN9wdvKVnaDripr",
+	"2dDGWT9l2arW4Q72oYwVCqNgXGiytMIUTmy5MpWkLCYo79GKmSsplQ9mUXEo1Q/o1q4c61HhHVRun5IV",
+	"Q1KVT71qcq6TnkMZLigtW096Lnfs7BdN1bT+QcJPUnoKx2NqpUaGZqwPDeW1ChFcoQ+BkMZyljW1oKFc",
+	"pwZBTQsKmgq/XkFB3cQrfZWquft09QazNFIIkcayIndNpLVSM7pfrbpDsNeHVzKnIj+Hc19et+CRJkcp",
+	"dSRB3e1nXcSoX6urFXLoI0iYr0IbSroHqhfX5vn6NM1J0IGZMh0COzgw1fOkK0wbKL5B4cEjP/U9Hmm0",
+	"UH3auNtwKIVEVRJ8lLLO9o6xEeuhw5Gw0K02gElQ47HrXr1QGhfp75gbSq/EPn9xdPjy5PRPbw/fHqYr",
+	"N/V5StBumc1L++p7193plZpyH14RLbuVG18qqS94Rq2xF1OR+5vNb3r7nKOQGsNXJbSEju6bH57D052d",
+	"Afzf/7Mz6O/2H1I7sQ1uH3/yaBBd9rKz5ua6L5ycRvXO15ucyvnH2m3ON21Fk2uLZEORcFTTGN6bilDn",
+	"e8ZzJSd0O2BVYukUl7i4tKwnJYpw5aQoo61SvasKMp0U9mxIrBvCoE7cE+RVBzkJVYmcmzcUGjvoMz7P",
+	"1ZI6/nkZWWsh4amXLhF64BboIC6kVQVKJlfRLfmllyeupJU62WluplUjkBUrTBXWm2FfRxLff6jCVWfW",
+	"vFi5mkzc1tyNI2sdBVW0cr8+ra/dS45sjix8NZ+75h+tSXcnFY/yFRYNt4f6cnnDbbgfa7XJhit/q3W6",
+	"SIcytKemPKoiz3140/cVWNM7JAGVZ9zYeghoLLSxbS6LH7n9mX9hPqknn7e0t4lb1lzVbSbydjcc3WVb",
+	"GJ+mFTm+o0Yujb4t/yqTaS+T2bxK5rP6W0jCr3OzRIHpr8C78jsTnJRS2oz/XyNGQzeZTeqQXQvDyPku",
+	"bDAf3Mlfd8M3/Dwt7TWH0jv4E8Cl0oX6Tr1+KwVdJyOVnrHc9ybxV18aDmMvgrsvf/jpeeK0HsrtKivZ",
+	"H5ihRGNP4/N7kA6Hxe7O7gGz/LtL8oympSMafjp88eejl3B89OPLBNKfDk4Ov/tr/+Tw+MTVP6OMX4gM",
+	"D41//P1//ePv/+Mff//f//j7/wzjDKVraJPDeTV6EprEUCU7Yqq3j+YkxUkdUsroqG8s4+/Jdu54Np/z",
+	"DObUfqNmQe3B7gC/h6kqNPXbdmXe0E0R/revT38++GuaQPj0l6OX37/6S9pLghmD75ByOJTBpLNqQub8",
+	"vve+j3y2nOaMonpOzJfm3sphFRrjuFKpu3K0r54W7adD5N9u7/O3seRqdqX9xMjuF4f+biu170kl2EwF",
+	"+NyHWKOn61UpNFHx+H6pVkYdS7gpfXWoUxonGKNeWLHdOZQHr48emEaLOehW/VqEv1jFd4X2cdgE0h8P",
+	"TyBWj9Peipfhns/Yrzx2fmtn/jU+b10X5/8sru/SpX/sb15fyV7zgD8wtSXiYeVsWaSu7KplVXe6t64q",
+	"RtsKuhrRioffDm4Qrrhjt75fxxof5zTq8swrz2V5rLqCixlb0v18UQZAt/1ob3gmqbfZVd7IKmbfdZeI",
+	"mPJGKTdRLzh5PMTeJVVzuX8mny4t+UY+3WsXP5QrvthAGJ/kZq0T+Qo9UnOpu/K+IjV/9e7Xqv/hZoaF",
+	"4Ve6Yec5deuvEYmj5lrQKtgySpa3Xq60mSsdamUfuf11Hp2oV1+7Kmt43DX5CyUmrnSzXtvCutaNur27",
+	"9A2UnqjD9m2U368C7M+a9RgItS3t8e6yHsMsXy7t8eGtkk8o3ngatzCvVaEEVv5yqSdpg0LTMs/ka08m",
+	"+Uq0xLvVo74ixSKO93qOc0rGUK4J+H6akmGVyxjwfUQ1vkMerVvrEDtfjwJR9e4iVNb2q0VtqOscjb7g",
+	"795/TH6rteN+95783xTUdMfyqgidKuPv+6TnTOOqs67mObPiglMqjbCwUPqcrv5GsqGXKeNYhWQPn8zK",
+	"0N6+9PfWVSXz1NfRh5CXqEsTbUEhM9KWqIfoXPOxuKTNdG76beeKd7hYVY8q3TMJHYxl1lbdFd1q4H0n",
+	"hFfEWn3MZ1ot6Bbtqsu+f+HMN8ZZV8hLuphafa9WrLL6+s9Mskk1oa9Ndv6LXjSMq1D++P7j/wsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

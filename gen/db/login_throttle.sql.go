@@ -8,6 +8,8 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const deleteExpiredLoginThrottles = `-- name: DeleteExpiredLoginThrottles :execrows
@@ -32,6 +34,24 @@ DELETE FROM login_throttle WHERE key = $1
 func (q *Queries) DeleteLoginThrottle(ctx context.Context, key []byte) error {
 	_, err := q.db.Exec(ctx, deleteLoginThrottle, key)
 	return err
+}
+
+const getLoginSlot = `-- name: GetLoginSlot :one
+SELECT next_slot, expires_at FROM login_throttle WHERE key = $1
+`
+
+type GetLoginSlotRow struct {
+	NextSlot  pgtype.Timestamptz
+	ExpiresAt time.Time
+}
+
+// GetLoginSlot is a key's next free slot (NULL when it has none yet) and window end, to tell a
+// client over its share how long to wait.
+func (q *Queries) GetLoginSlot(ctx context.Context, key []byte) (GetLoginSlotRow, error) {
+	row := q.db.QueryRow(ctx, getLoginSlot, key)
+	var i GetLoginSlotRow
+	err := row.Scan(&i.NextSlot, &i.ExpiresAt)
+	return i, err
 }
 
 const getLoginThrottleEnd = `-- name: GetLoginThrottleEnd :one
@@ -68,7 +88,8 @@ INSERT INTO login_throttle AS t (key, attempts, expires_at)
 VALUES ($1, 1, $2)
 ON CONFLICT (key) DO UPDATE SET
     attempts   = CASE WHEN t.expires_at <= $3::timestamptz THEN 1 ELSE t.attempts + 1 END,
-    expires_at = CASE WHEN t.expires_at <= $3::timestamptz THEN EXCLUDED.expires_at ELSE t.expires_at END
+    expires_at = CASE WHEN t.expires_at <= $3::timestamptz THEN EXCLUDED.expires_at ELSE t.expires_at END,
+    next_slot  = CASE WHEN t.expires_at <= $3::timestamptz THEN NULL ELSE t.next_slot END
 WHERE t.expires_at <= $3::timestamptz OR t.attempts < $4::integer
 RETURNING expires_at
 `
@@ -93,4 +114,34 @@ func (q *Queries) ReserveLoginAttempt(ctx context.Context, arg ReserveLoginAttem
 	var expires_at time.Time
 	err := row.Scan(&expires_at)
 	return expires_at, err
+}
+
+const takeLoginSlot = `-- name: TakeLoginSlot :one
+UPDATE login_throttle SET next_slot = greatest(next_slot, $1::timestamptz) + $2::bigint * interval '1 microsecond'
+WHERE key = $3 AND expires_at > $1::timestamptz
+  AND greatest(next_slot, $1::timestamptz) <= $1::timestamptz + $4::bigint * interval '1 microsecond'
+RETURNING (next_slot - $2::bigint * interval '1 microsecond')::timestamptz AS slot
+`
+
+type TakeLoginSlotParams struct {
+	Now        time.Time
+	IntervalUs int64
+	Key        []byte
+	MaxWaitUs  int64
+}
+
+// TakeLoginSlot schedules one check of a key that reached its limit in a window that has not
+// ended: at the key's next free slot, or now when that has passed, and moves the next free slot
+// one interval on. It returns the slot's start, or no row when that start is more than max_wait
+// away (the key is over its share: the caller refuses) or the key has no such window.
+func (q *Queries) TakeLoginSlot(ctx context.Context, arg TakeLoginSlotParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, takeLoginSlot,
+		arg.Now,
+		arg.IntervalUs,
+		arg.Key,
+		arg.MaxWaitUs,
+	)
+	var slot time.Time
+	err := row.Scan(&slot)
+	return slot, err
 }

@@ -94,6 +94,7 @@ type LoginThrottle struct {
 	Key       []byte
 	Attempts  int32
 	ExpiresAt time.Time
+	NextSlot  pgtype.Timestamptz
 }
 
 type Order struct {

@@ -85,6 +85,9 @@ type Querier interface {
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 	// concurrent password changes apply one after the other.
 	GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error)
+	// GetLoginSlot is a key's next free slot (NULL when it has none yet) and window end, to tell a
+	// client over its share how long to wait.
+	GetLoginSlot(ctx context.Context, key []byte) (GetLoginSlotRow, error)
 	// GetLoginThrottleEnd is when the window of a key ends, to tell a blocked client how long to wait.
 	GetLoginThrottleEnd(ctx context.Context, key []byte) (time.Time, error)
 	// GetOrderFunds reads a customer's balance and what its open orders reserve, and what an order
@@ -147,6 +150,11 @@ type Querier interface {
 	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
 	// subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
 	SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error)
+	// TakeLoginSlot schedules one check of a key that reached its limit in a window that has not
+	// ended: at the key's next free slot, or now when that has passed, and moves the next free slot
+	// one interval on. It returns the slot's start, or no row when that start is more than max_wait
+	// away (the key is over its share: the caller refuses) or the key has no such window.
+	TakeLoginSlot(ctx context.Context, arg TakeLoginSlotParams) (time.Time, error)
 	// TakeOrder moves a waiting order to IN PROGRESS for a performer holding fewer than max_held
 	// orders IN PROGRESS (order_take holds the rules and the counter changes); outcome names the
 	// result: taken, too_many or not_waiting.

@@ -738,6 +738,8 @@ type ClientInterface interface {
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+	// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -748,6 +750,8 @@ type ClientInterface interface {
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+	// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -972,6 +976,8 @@ func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
+// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 //
 // Takes any type of body and a specified content type.
 //
@@ -992,6 +998,8 @@ func (c *Client) RegisterOrdersUserWithBody(ctx context.Context, contentType str
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
+// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1669,6 +1677,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+	// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1679,6 +1689,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 	// regardless of letter case. The password is stored as an argon2id hash and never returned.
+	// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+	// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2603,6 +2615,11 @@ type RegisterOrdersUserResponse201Headers struct {
 	Location *string
 }
 
+// RegisterOrdersUserResponse429Headers the declared response headers of an HTTP 429 response for RegisterOrdersUser
+type RegisterOrdersUserResponse429Headers struct {
+	RetryAfter int
+}
+
 // RegisterOrdersUserResponse503Headers the declared response headers of an HTTP 503 response for RegisterOrdersUser
 type RegisterOrdersUserResponse503Headers struct {
 	RetryAfter *int
@@ -2621,12 +2638,16 @@ type RegisterOrdersUserResponse struct {
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *RegisterOrdersUserResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RegisterOrdersUserResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RegisterOrdersUserResponse503Headers
 }
@@ -2654,6 +2675,11 @@ func (r RegisterOrdersUserResponse) GetJSON413() *TooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r RegisterOrdersUserResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RegisterOrdersUserResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2969,6 +2995,8 @@ func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id Orde
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
+// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2985,6 +3013,8 @@ func (c *ClientWithResponses) RegisterOrdersUserWithBodyWithResponse(ctx context
 //
 // Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
 // regardless of letter case. The password is stored as an argon2id hash and never returned.
+// Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+// `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3913,6 +3943,13 @@ func ParseRegisterOrdersUserResponse(rsp *http.Response) (*RegisterOrdersUserRes
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3940,6 +3977,16 @@ func ParseRegisterOrdersUserResponse(rsp *http.Response) (*RegisterOrdersUserRes
 			headers.Location = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers RegisterOrdersUserResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RegisterOrdersUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -5815,6 +5862,28 @@ func (response RegisterOrdersUser415JSONResponse) VisitRegisterOrdersUserRespons
 	return err
 }
 
+type RegisterOrdersUser429ResponseHeaders struct {
+	RetryAfter int
+}
+
+type RegisterOrdersUser429JSONResponse struct {
+	Body    Error
+	Headers RegisterOrdersUser429ResponseHeaders
+}
+
+func (response RegisterOrdersUser429JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegisterOrdersUser500JSONResponse struct{ InternalJSONResponse }
 
 func (response RegisterOrdersUser500JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
@@ -6321,154 +6390,160 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37khs3sif8Koj65oRITzXF7pZ8acaJL9qy7KNzZEnHksO7I2qbYBVIYroI0ACqKXqkf/cB9iX2PfZR",
-	"9kk2MhNAoVjFvmhkacc7DjvMZqFwzcsvE5nJv2WFXm+0EsrZ7Oxv2YYbvhZOGPzruSmFefIdfCyFLYzc",
-	"OKlVdpa9Wgmm4eE9y2Q5Yt+KSm/ZMZOWGbGorSjZVroVezAej7I8k/DOhrtVlmeKr0V2lskyyzMjfq2l",
-	"EWV25kwt8swWK7HmMJx4y9ebSmRnx1/l2UKbNXfwknJfPsjybC2VXNfr7Ow4z9xuI+iRWAqTvX+fZy/4",
-	"UnTn/Bdh9NGcw9w2fCmYqtdzYSaMO7bW1rHj8TiZ7a+1MLtmuvBGlk6wFAteVy47G+fNZMftuZ6ewFz5",
-	"Wz9X6D+Z+7h37i/lbz1zhxUxK38TE+YHZifjPJ06G1TcLIXpO4LhoVVBj/2rOkmXdXLTum48kZfauO6q",
-	"ZgspqnLGtGH0MS+lEQU8ndHk8Vs2k+UsZ7ONkYWg1oUR3Iny3M0YVyWLr7EZtwU0maoZjDVjg7Bf+GQ4",
-	"YU4Ky7gRbG70pVBsvkMK/i40k2UOLUfsuVsJQzOgF8K2DnBLp+rQpsJa0039kxGL7Cz7/+43rHafntr7",
-	"yGG4O+9hn4ywG62sQO77lpc/iV9rYXHrCq2cUPiRbzaVLDgs+P5fLWxlwjDQsoR5XPFKltjoYsFlJYDh",
-	"SuG4rGx29jo2c1pf2BXNGRebnbWOyS9yrktYYyXX0uEpr4W1yGfZuraOzQVQYyU4kCMrVtzwwsHp53Gk",
-	"Wl0qvVUXNEozWqErXZu9gZrupWVKO8Y9MegFcyskctqaZICNEYW0NOnQORJN/yJOOotY8SsRmeqELWAN",
-	"UitesVIupbPZ+zfpO34KrNSC5rjmrlgxtxLs/MUTZjeikAt/UF7aCeuewLROFyf8m2JcHosH84f8yyJ7",
-	"f1uKOd/Ix8ZoQwSzx1CdM5+d4XQOzlTa9jQnbOZpZMaAni0TvPB8OIJJPlFOGMWrDyJJ6V++ELiC1in7",
-	"R8wKcyUMCy0+waa1ZzU7Y1yxOB3Yxtqg3MVtQUmgVbVjUuHW+vlWeon780y773Wtyg/aH6XdxQLfTrcG",
-	"FS07/goPjh5/nIXH4WZnTGlS6GzFLdGFpANHCfX8P+64niCfs7PsZHzy5dH4+Gh88up4fDaGf/+S5VlR",
-	"W6fXwsDJHucdfSeVw+1dCEX8WxIW2AgDqkgYGAa+PMmz2sJZofCd6zlMmrj+7PhkPHqYZ9ZxV9vsLHvy",
-	"jL346fkPPz1++fL2W4gb0Ld/EQQxvnDC4HSd4cpKaNBsXoAjdyEH3/L177qV/Zv0y/mTV0+e/YCybuOn",
-	"TlgJMQtiBoQETjtePa7EmsDjsf8Glgt/vr/bDuMu9ezycyUIr+kF7bbFnX2l9VMAPB/EZ16oXIDuQ9iU",
-	"9Yl10BYAp5zWjFp9HLbrjO6FNI4n3hZClDYRLfcsQ4WFy/5Z8dqttJG/iQ8TMXXaQbpq+Foo53tgEZp/",
-	"nDWnw4blCm6AaxCFScvW0lqpljnzOAGAnni7gUmwwU/fP2JffvWQoOxK8NJbKL/88svReTPzHug8+5bG",
-	"MYJX63+dkjS102yWE8ScodT/12kmFWrPC5zQNJux7Uooxv0Et9wyK5QbZb1mSnZglJwd6D6LONk6I9US",
-	"do3O94rLis+rO1A27kTJHQfrZq8HW6/X3Oy8uAqNWMEVaJM5QANerJAWrnhVp6QSGl/USZcpybi0R2lZ",
-	"0m7CjHAGlSRnC7FlVhRalfZGjQ7khmT/bW133QVsuLVbbUpQUyuydhZ1VbGBEUtpnSHiBf087FkR9Xwx",
-	"h673F+L1uLQMHk8YzJ4vuVQM0XG1u3nqH4dV+rbds8zh42NGLleOKb1lA66Yrh2KTMM4M8I6bhzIzxfa",
-	"uqURL//z6RCegao3NbaGp9hU16YQbPDyP5++fHX+6jErKm4te3h6BucIO11Ke5mztVhrs8tZoZUi08sO",
-	"JwBQVlItkVmKFVdLUY7YT0gIjYokXQIDepoAIplhq6NzaAW2Fwig5EB5ZTWbJcc3O2PiSphdJIgjIAgc",
-	"W5vL5hzRPIRRt1w69mstatHQDGeLSms0KdLRLOxNpZdS2WHOrG4haFhaMAS5Y1oVggQJbKJ1GniZcbXD",
-	"jQgiJlncGTue7cmw5GlXfL30e+Q0LWEuFhptUWd2Ui0PiKOHPVY4iRdbbzbaOFH+KErJX2GjD1IjsaOL",
-	"NfR0gePtM1WqSu9Z9oiGOYJhmbfrtBKEN/VGhNMuCrEBa+sjqZ6+qSY69/YTc/xSEPz4xWi1fOm8xvkA",
-	"Q4iUgcUeesG+tCyBqxMcmynEBhGhfSTzJ5mL3xaahd+IYOjAc9qRBuUylC2WLYxej7JGAiJhx2F7/YcI",
-	"d/TC8zHyFK8Y7DJapbVZ8EIAfW8MnICTpOdoBzts4kBMsjUvVlKJIyN4iV8YwS1YtTQIvNvqnnFlt8JY",
-	"WGolrRMlDChUvc7OXvd6UA4Sfh+m3ANbbfPOrXR5AV/xqtJbbNCxjxfazGVZCpU1Vs4FUAL5ZdpEJJWt",
-	"FwtZSKHcxaImbQvTWXO1u5DqYmP00ggLX7c1Ya+mf5N4AFtTb+OWPHt7tNRHe2AmcTXtH9VjkttGzyux",
-	"DnqHBGoQF4POzg9z5EehQJeAykOXphNrexPtIwV+h5OBafl5cmP4Dv6OnLc/zX+r11w1hCTebiquOFl2",
-	"6c4Qqzw4SazzDrRrIYc+XvgvR97Td/TEe7ii7MzZQhvy14BqadwNtj2PDh7pAszU4f6aGKnZgDexvZ7/",
-	"VRQuHKw3rL38yLPvRCHXvHpJnXZWc64YX+taOcYt46yk1iBDNhWAKaUdbuKZd6nlTGlm5VLhh0rwElb5",
-	"mzCaHom3dKA542qq9Mb74zYarNqFJtZh853vrnHnn540Xkg7Yo/f8gJFGUmCiqtlzZeC3LjNLqIxPM4S",
-	"f7dfAXm8nwq1dKvs7PQEbGMH3JqdZf9tMH73+vjomzevx0ffvPliOJhOR/jxz8P//0991JDSZGcH0eC9",
-	"hjtG7JwVFTA5s1vpipWwIDVncJ4zQH/QkpeWzdBsnOVTNRNvN6JwwvvavcBBC8cIJDaUjIAHtRLDCZt5",
-	"qpih/euf38On7LFaVtKupgrMIaEK4MoSwY7TgJW3CdZDv+E9i67EEevlfOL4KH+ZhGNWQTKTOmq5KO8B",
-	"aK2EjdAumslgNA44Q7/GPcvcVicu3KkiChkyXslLOPipekfrfsfWgiugO/iEC2fvpurd0dFR/A8azwL7",
-	"zNg7P3e0Tr1j2rB4e5bYs+wd895qbEsdtVzh1BuqQ6/qdqSEI+6IblsEAe/Y9S5xPwaiHOwazaAgVraA",
-	"XBg8nLCELsjZKx0bzAigz3I2I4qFTx5Gwse51pXgCj6iFIUPJDJmE2aBvXjF/qqlIr6cTafvZkPY2XBN",
-	"ECyAAZonNEbORqPRMMw8XEnA9J1468gEQ5riKtB1wt5p7+ESoq9V7L3Sahk7p3n4SVXSwQKGDJrcdkQU",
-	"ONcOaNe8qug0/EBzvDINLw2UDp/P4BT0lTCLSm/hSCye1vC6RSYrQ4dSOhCf6yvx4QO11taMsxBbHEUx",
-	"JAKgfiICf3Entvubh9o69B1uWtrL8E3iIABcrhtlrVF83TRIawn7Y5RCbGCMf3/5/BlTAmUQfLc//Upc",
-	"iSp2DQ07XYcm2He8jKLDCIrwwLw7V03XrqGnNY1JKilSdrzpATlEmGJZVxz9agAE8ca0kQF+yOYWy/fX",
-	"aoMDkXZsjePFCz1J3xjMxJrLCsSE3wT4WBuJ33Anjpxci7aIUAzfYbwsYZ4oHfzQAM5TsYaCcA0yrdFr",
-	"TU+gSfTiLH2Gvcwrri7j/PWC2Q0vUJFWu3jG5GHBpv41MPSMri4ij8cuVrpC5OJb9IgK6A6eAgrqa+VX",
-	"V2joJ/brVtwFeY+omP386vujr1FobYQpwGoNLwFINjgTy579/DTZhvTN4KyAFp3xjdjgdQPtcKPPtMGT",
-	"9QoHNH9CxBpAQDPYUl6J8CV2WtZkE4uLS0H8TNzmWflS7KhHt5VNR3yzEdxQN1KhdPLtqVPuLlB4XGiF",
-	"8k7RUTewg/xKDdbh1s8scJauykYEHSKUNa/wvinV0ngmLRdcCWgXpthyJFi+g9MvdF2VgZpKAZAj4ABv",
-	"wqX0HNDefAcQo65Ea2UkzElZv2vTxTuEsm1jOZiWHZD5PeBAZKUc+8WxLeILNUGLo73BebqvesG2K1ms",
-	"cNNgDkKU3nIOQPp19shfSmV59iLe2b1JjLYOKt43zfotfTCXcFt8/MbACoKw5AHADRqmVny0efJOBII3",
-	"3dMQiIAOwtegt8PX3qr36i8xrv1HUBt4BE0YQjASokHh55VnKFayPOuIFGxCDI1uBWJIsNJTNsryLD0g",
-	"NE88pTaugbYNn86rs/lBXh8gFQSTRATwcWCHLVoJiic/oGV8M6828kRTtI1Yf8/YMz8fz9FHDVFKeUMD",
-	"pWC8UAuQ+p4FdbbyCljAODaBqaV2lg1mG6PLunB2NB5RuBEYQ9DPDFfQEgApW5MMcIxXVXtFIf6ksyCp",
-	"uqv5JdpjJAvCpVOcA/rBF9rscSMn4QxtUsr34S4hPskH4JHnGSlPX8o9P49/pTNbHzLT78erFdogCKe+",
-	"oEitiH3ASGtwVg5ycmukc0KRX3E/AIUNBFjqE8bZDzrYuUuhwBQCU8voNb1V6qJew0PSdxIdDrAtAcG3",
-	"zuEkrimSWOq2+qvVavSMnlznFHrVNoV9O7R8yRfRtXpb1HC7KKObPDeyCXDKb3TjvM+zH7USu+tcNVKx",
-	"K2lczStm6jnY1sglYY5tQzo6bvCgRuwXf5zo7wG9PlXe8sBOel9mgxl5WoC/SCXCCUrlNII/dNYEyAzr",
-	"yQnnTdVcKm52bFFp7tjg3/kVf4lLgu2mUYkeyM3j16cXrN7AIR0/RF8TUptyfjJTheNVwNdG18sVrmK0",
-	"4cYKpF/8k85CLnZAmjj86Uk0zIcjdt5Lr/PdVGm+kUewxKVQhwk4IV1AEqJasMEsocvZcM9X5eM27kDW",
-	"z8SWglkAGZSlpCN5kSCGBa+syLt0Qk5OpxlFo3S98q03umKNMKzTiIC0EhN2DH+djMfjBIPm/t6l2nk4",
-	"nh8Aq22m6ka4JJ66kxB0G7447pFuPhKmd95oBwUAw4wohLwS9oyNR2NcA4b1jsej8fgWTDNiL4Uqp8oD",
-	"4OAIIWaYDYPisnwtIvkjX9Fc2WA29S7KaQasQ/Rm0WkWXJqWbVfahntWH+uacI1N2SZngFTp85DZFeo0",
-	"K8izNlXBOTOvZeWIdr0niIHlYXNmJQD02Xh0zP7MxqMT9BjOxqPTcfufB6QKpJ2qgHBBj6HTYSVN2dmr",
-	"g55ZrcTzBYZGXef2fwFHGkn/+rZtl/b7N9cw0Z4kbgfKEhn1SeBnYvuzvTvjta6lu0wX7r67lPs1UubJ",
-	"1wd5hleyEEexg8TfnXyXsNHxydctLvq6h4tqK0y4UL5uu38O7d6noXv7SziFJZyesEo4kg1B7cxGADEu",
-	"yJV9NJuwWslfa8HkUtHte8Gt6Flt14OfrOe05c9/fX70F3702/jom9HF0Zs//+lGjRyXkaf7FzekjySi",
-	"JO4Xtj0Xn00gYBp4dCAmsLm/CB6WPliXRg72Yh3/HEQK29TzStqVKJsr4tY2H/dkauxHIeT7muI6Md7F",
-	"zOXNuSHdEVshozcR5k9i0dII17UnXPW+iZ28Taw/Ne1AOorO70qT2HnrsPKEGg4SV38aTF88ZfeOPcYz",
-	"3OqO1YfIdk34ED96raTmS/GjcLzngpJm4bs5uM4mucQnr2SUw5EdDthFm6mS1jW7kLNr01FiHslerknL",
-	"1YCnGAeXZQ7jJ0eJ//dP6bNv0Jxm8tk3bP7Gxm861mXopMMuKcF1wQ0FkbD//d//Rxpogn//9Pj8u/+K",
-	"nx49//HF08evHn+Xg5lWVaIMZpY2cilBW/tUh6rC79dnUzVL+pvhrSInQDdij86fPXr89Onj7+hir5Ev",
-	"0q1KI7ZJ9Ml2JSsRYl08GvD7HAJg8lZEd57hvLM8i7OGz2HE9s41XXS2LRLkAfucE/9YicCLLtVWuhJI",
-	"UF1mCrHTXfkqLfZ0z+J9t89No+YtwdqXftUVc7Y3c+xVE0kQEt+gYds4vt0Ae/HenYAJvWVrrnaen/b2",
-	"xVs5ZN0PP0BvpLHl+0MXQlaD1vTYfVzmtQP1LnNPBkWzyqfKtfegNas++ZSi0K6qp5vqxnD2Z5/3xzCw",
-	"wUpUJQu2qlRgcHLLWkZizip5KdgMVdNsb/lkMLYTEtspiaPx8Z0sygBq9xcGyGfir5B8wC76ia/QhHK1",
-	"UeQvbnPKnFdc3UHt7sOBW9HR34tSu6jyBmdNmcRupaAwj+vto5yARXo214iFMBh44TTjuNfdvdzbm5Nb",
-	"7013nXM9v+MqDy0o7HtXRPGi0LVy9ywYlMtKMKMrkarWQ9cJzTSTFt25WlHURrrdSzhdT20YsX9eA/zv",
-	"Q+EbDlYFLwphrU8CQAN49uL5y1fsvua1W93H72dsEMl8abhyw9zfyZw8YCtdE8RCwsL9xIGbaa6c2yAY",
-	"R2P+W25l0b9Jz2Gy3ubHxGs0qa0ojHAhReLBN+x//c+T0enoeEiRY33T1arataeEg3ZmFFb1Ayyqf07o",
-	"qkhTOXKm546jWz2401yc+8lo3EiERaW3bLBdccdebvlyKQz7+ck9O1XnIWgSaNueMaFCPBFQmHes4tpj",
-	"XyEWyDvgWlvjHWcY5bBvNttCb5AcUMNcCvWzqbKzLN0upJ9AzvD1CYXRSrXQPfCalN+m4gVdLASIQ/FK",
-	"wRbBR9EwsTnbcFl2/bAYpfTFF99Xejv64gt23gAmQoXQqYdLA49o0BXZOKwwZBnjehKoNMzJc4kqWpvL",
-	"qQqbSW2BboqVKC7R54SoajhiLYPQx2hjzxFuDfdQ3YbvLDmSSNNtqhp03cN/YYVeY3yUVvkBDxt9jfiW",
-	"Plbc4S3HpRCbEJQWOhlN1SPYEAq+9ztiBEaGWbquSWbQvBeuVcOM71nmhTIG/qMTeaqou4IrNhd4UKP0",
-	"JNZ8B88KUTEe4Go4kwg+J/5iDGZE9xzSsoURohxOpoon64fujKgER+dzC5r7Tue8uATRHw4899gqoAbO",
-	"Cq0WclmbCCenKtovx+Nhq9OYxAAkEPeuEgvXalYrp2vMNKF7sGQIJ9ciGeCrE5J5Q6/pbTJXzLZH57an",
-	"7PNW1hnQeCMoYjaK3iokplTEtuTdg9HpEBbSI+smU0VXARrT+QteVZhjt4mtQabYGSu4MVJYNgvSx4ep",
-	"+sSuaT0enxakDXwOF3wjZmlu2lS9gieWVfJKROHPBmGz+LwSQyQF49MMQJkbYVckO0OIJMU+knrHGSMF",
-	"Y/A/EAspI5SciKjAECEvwbBZxiNerMTRI7pdPmNKH1mnjaCoL2kZn+ua3C0wAqJOVTKlp2pu9NZSzIdd",
-	"cTjhAvpCygTmY+ichdNDJIaCCe9ZyNfs/da3uUNig0u9EcUl5tnA7Bp4y+1UBVezbwRcp8Q2Fh4hjoZZ",
-	"zQUFkOwjaUyASsOQCRFMVcuPnnuf+0KwYqWhTyDxxkcevOzDCYv1GRivtiDcYLt36ZB2qsL95q2uv7xY",
-	"bSSStCAfvVyiJRpdq1KUU7Xi1eKIbrLgKe2LP4sXHMzxwEVPweQyunY+qIO93MDKj6zbVYLNNhjbO0A8",
-	"Mx7mbAbmTeLk2CsuMpmqa6qL0B2vxXjNQdeJwm3xjmpxaCDWVjGPfKqSWh5NcZNQhcNvD166R8r2fiF/",
-	"t0xLWQvHS+643wwMsLawEY9b2SWhD9i9WUhPmWH/+Z5YSIVI7uNdYraImiroIhFBD0cnwC0bwQYzFGHU",
-	"9dBP6Ina1I7ilmFW3/osLl07vF9p8h2QZFtCMY8ZMjFU2hZGCCXKCeNTdSV1FVUKhxNhPXUg/KVQu7pD",
-	"c1vNBtxNVc/Sz2KQ0oWfQBoLhL0gbqE02osEDOHhYXwtxl1YsVzTlRHGIxDkQIXe1BzKiZMuxY7QErGr",
-	"zQHtlLAjvGI+cW54U2wbMjnI6PF4xqQqqroUJYKjdqQvG3DV4uBJK/ANgF8ZL7208Y2G5NZyU9WXbHBO",
-	"/YUE8iDTtPKBHVhuAcjVh8pLh7kOl2LnY+CkonQHtJ4SVvwyxJjqBYagEt4pWzWMYnALdrILUXNAV8bw",
-	"HYFhMF2Vpdx+SvD48ckrMOEQ/gL+t2f37+uNUKSDR9os7/uX7H1oC6BYOrS8nJG8ZB75nr94kuXZlTCW",
-	"APHxaDwaQ2vojG9kdpadjsajUx+Qgoj8fkLxFIK0FAfsDdDW3fTxuai0WgLS8CmXBOqMAa3gER0YPDGk",
-	"HlN4fxAuzR0v0ZuxV4TnZDy+W4ZfdGKcHp+MHuZpjQoyfxP7ta90xe0y+nCqB2pShHWTY+B9nj2gNfT1",
-	"F9d6P6k2hK8c3/xKqxjB+zx7eJtxYgEZfOH0VqPEnDQ05VsJ4eliwYDlSxsu5Gz2Btq3bDk09O6Th/Ig",
-	"nXlKVhoZGAuicKCyHZjZDepeUAiuN+EwOmKlQchiMiR71Bh+TfGoqRo8GJ+SnbRjVvhaMm4lpGFU9IAu",
-	"IwDN/vA4wNP7f5Plez/tGXFwm5RB34fwDous1dRxO3BT3jS5T7U38hvbYXGy27TDglZv+lnp+tNOaoF8",
-	"OsJ9QHR45zTeND0zSeGFE00IA93fEbh+rLTmOLZP2SUUTxgg2Kajz8GVz+JK2aDZhWHCnH4f3rzPs422",
-	"PQz4KDg39uxpMATRcxIWjNf9YbEIFQkxS8u23eCdrayqqfIOhgmLmeYcfakdx4V05C54+C/QNXchmmxA",
-	"Y/w5Qe1DH9iCDofysFehsbZr5WTVzrWmyYiSDUAnkUfIh4uJ0DlSJMYJkcuhis3JmXC2PzBo3XAc5H8v",
-	"ACg0wfsYABedHi0nQOqWACm4kIru/wuuggGUekTw1AgcGiFir2wQPqylqpOTOTBNv43DEGJf6KuW5TFV",
-	"3vT4BrDpfs4zmQXBPeYrUvSJTCIyurqOCbrf6nJ318Ir+wmxexVLmjuethXqXZ9dOzMNw2pVMbmpsJMP",
-	"WgihUsCWzeXjwVkl0PcDBsOx7lD6JMYgvm9fIThTi/cdhXH8f03ZsRtqZX2UYmJ++k1oTVIk5Kn2dQSv",
-	"rcUKiHqCwGEG4stpCkxvxev0VS/y0OL+8VcH6hL9A2vixgHvBdQnU8NRenoU/s0H1grpKeuQ1O1STUxL",
-	"EosKUt6y4/HDVnBq22vOBuHpcMIeUjOvuoLE9t96Z3XO8K+5APEVtR3g4ER+f7SyJB3JntQmie6/fYe+",
-	"tIlu21MyN2slzDLrUUUj9iwtbUR8CkoFzvX4FnAplqvDFx7ehjF6KvV8BjRHWjK5Zors1IvoGusKTZZr",
-	"TXlslzdpG5ZU35ZJN2JPnE0um1SJR7N/S8JLzPtw6Odwci0mUwUf+9tRQBF5vwOuHNCfmmhFie2RP3kE",
-	"7QCshiN2rnZaiakSlRVsKZxlD8YP8iZS27vrASFpg9VDy1Y9TbxLkiWQ05XgVQQlDEOAADk2hRhmQdDP",
-	"MKXGO+TI8KOqF7YPzPwgXEAydzP9QonvQ9baP2t+9tPt6NPapw/+CPVkY2KeV5LAnDAHK5AtB5hduNXo",
-	"L8FqF5ihu+HGDT+LJftcBetsIBNxlLdl0W3k4H2y7Sj6wBU9ESe9IZdSURUyw5WlK6S9C3ZpWSnm0vmY",
-	"7MO37FM18LdIrPcSabh/DS9RzZV7XYcwi3gZ7+N26DokvdTHstFrfYWRcsyIAnajDPGSlSiXwWJfayV2",
-	"vq6eRxRYeTPq+qlKlG4syLfhO+zaG4kVLy4ZwoQJudSixgqoOlbOi3Y0Zn5R1RmwaK2TVUXJnK0brgNm",
-	"5iBUO4RVWiAKZh2YxD5eokdKnyMV/D6C+hZutef/8Q/uVEvhXyv+gtiLSfe7o3qUSz3TGCVy+vp9ihXC",
-	"72oTUDSx/h5NgJZF/0w7JhTGWiE39ZQ+vcmKwA0Eao7awVsQJ1+OHp4Gnxd5FlquL/blaHw6nESLQYLV",
-	"AWYCCtNtq05ie8YhWrs71dsUR4xichJOn4ojUq8fqxjrjcURSW4PMJdNWXIl8gog5y469LAux1QdNml6",
-	"HIXS+gpBvWaONz0+tUIk+eUj77A+Ba6zR0feSimSC/MapZjmKMRQqhF7fq0sKDXep8IkUWgQ7N+/zJkq",
-	"sDKajJBK8BB0tmcF5F6sy449SU+jTowHNVWpQeoavebNaKorTKOTJvQK0oe14bb0uizxyR8Y6PdD+CaF",
-	"4yP52aLr/HNA+U+nFX1U4h9bK/59VXX9Fn2WurrRB5HeszitL1F+YXI0wvBIrV6vfB5j6FEIcd1ymQCF",
-	"u0v9Dbf2Gpnfm4vWI/PbPh4U+t0Ijxfc2n/C7Y8hWNrbDWf4OeTKvkf9wwTL9S8kpb0/A5v9yM1lGsIO",
-	"+Gpwd3+DjyC/A5+FRMvbcVqKnDRlDSQN86lKYr/7PKsAmhLIFd/0qGrS+RYTKlit0B9ARLJhOjrq09W0",
-	"UNZkH7SlMfgI7FIchtEBEYj5TaQGvvByzJugxJcQzs6ocE1/8PxUtaPnyVfSip9n3fD5PgD4E83o/zkE",
-	"+HHvWf25luEGIihiguV/WKEdskr+YeX27wQIEWFM4vYQFvyga4O/Dw8mQ34WhPdvreAfzDL6AM0D1vUt",
-	"Tfr271s0BDQXhV4Le4CC2C8roSjTPI2+5JeCFAMKZh/ARNFWrQDsrVSWRsOMIMuWwgUnb3pArTS6qbox",
-	"xaqpJNGXXsXS/KsJ45SUMRc7rcqpki5cK37TFD5Of7FhlsSLNUztE/a0CbRLVekG2jC8r+zJv2pKs+8r",
-	"oKiiehXPK34p/gmkP0IwKJ775wkE/QTeaaf1j1z1/W5XE0gYq90hJ3mWaX4DZd8bfOAHTJod3umaavke",
-	"j3sYME+GUqKtESdkxzT8g00W0gD1XOO8foXR4N4a/2AH9o2/7vP+k/shFCVJdrwRtCfBJ7HldqqiV2I4",
-	"OSCyWtQYXOL9p9/Cyp1j+kzObjjlrrvjhohm0IaUewAq8Ibg5uisG+CvKMEo7birIf2CW7Mbg1P6fsR+",
-	"9vEPlF1AJdBA4i+5KSthMUOISqdRPTT2aq8Yh8+35Jaq6y+1OpH0s3qUCNqu1dFriyyldcJQzkHMnfmA",
-	"MNp2Un63Nl2SO5MUeUgiQKgSx11iUJv8mY8cghrTfx6Ox96s+fgLuC77x/hjEWWsDHKrMNKm9nCaUhOy",
-	"3jGGCoFMpZdLvMg/GEvaTub6iPGkH2YEdH43qxHH4RHD/UeV6eUUtf1IP0DXmoCXi3HoAXTns6ytOJLK",
-	"CvxttStR7YYwJamg8egPG2roK7NkZ6/fpOI3iBdf4eZAblcnO+pgxOH3VLYgxvBENWj3Uj9ilcMB5d2i",
-	"3hxOfN2DxseV9ECGR1ttJo40ZCTKv5WlP1L/8xorf1FTVUy6CeMYacjSQMPTHMMDUTFrEy1rWTKMXbGH",
-	"ssFARhxKB+tPq8SSMpOYV9to73t2xL7Fy+jjvgTwUfh5fV9g3Ms0LAnUlq69AqOvbFOsSHXcV6Hrn/ls",
-	"n9SEAYANVEr1EoGod7pOsxV/J0MG2cNjHI9MY0rrJ498CBySrLoP/rUFWrvI1Os3QGp7NZVevwG6Iufy",
-	"IeZcYQGNFXcsFrRJ64cPjKg4KAyKM3ZY0gdjmrna0csYsaGNj1aYi5VUJQgzo9/6XzNoqupgVraPyt4B",
-	"usTf9SXXO6bGuxXbGLGQb7G8HGWM30f28PvRqaaV1NCybNBTCoqqZo0a4YE5u8iae2GSrV8FDkWfWgnP",
-	"sQ/SE90+fHqvf1sa/8um/rdD00l46n7z/v8EAAD//w==",
+	"7H39khs3kuerIOpmQ6SnmmJ3S/7ojo2Ltix7tStLWkkO7Y2oa4JVIInpIkADqKbokf69B7iX2PfYR7kn",
+	"uchMAIViFftD05Zu5sZhh9ksEB+JROYvE5lZf8kKvVprJZSz2clfsjU3fCWcMPjXc1MK8+QH+FgKWxi5",
+	"dlKr7CR7vRRMw8N7lslyxL4Xld6wQyYtM2JeW1GyjXRL9mA8HmV5JuE3a+6WWZ4pvhLZSSbLLM+M+LWW",
+	"RpTZiTO1yDNbLMWKw3DiPV+tK5GdHH6TZ3NtVtzBj5T7+kGWZyup5KpeZSeHeea2a0GPxEKY7OPHPHvB",
+	"F6I75z8Jow9mHOa25gvBVL2aCXPKuGMrbR07HI+T2f5aC7Ntpgu/yNIJlmLO68plJ+O8mey4PdfjI5gr",
+	"f+/nCv0ncx/3zv2V/K1n7rAiZuVv4pT5gdnROE+nzgYVNwth+rZguG9V0GP/qo7SZR1dt65rd+SVNq67",
+	"qulciqqcMm0YfcxLaUQBT6c0efyWTWU5zdl0bWQhqHVhBHeiPHNTxlXJ4s/YlNsCmkzUFMaaskGgFz4Z",
+	"njInhWXcCDYz+kIoNtsiB/8Qmskyh5Yj9twthaEZ0A8CWQdI0onaR1RYa0rUPxgxz06y/3a/OWr36am9",
+	"jycMqfMR6GSEXWtlBZ6+73n5UvxaC4ukK7RyQuFHvl5XsuCw4Pt/tkDK5MBAyxLmcckrWWKj8zmXlYAD",
+	"VwrHZWWzk7exmdP63C5pzrjY7KS1TX6RM13CGiu5kg53eSWsxXOWrWrr2EwAN1aCAzuyYskNLxzsfh5H",
+	"qtWF0ht1TqM0oxW60rXZGajpXlqmtGPcM4OeM7dEJifSJAOsjSikpUmHzpFp+hdx1FnEkl+KeKiO2BzW",
+	"ILXiFSvlQjqbfXyX/sZPgZVa0BxX3BVL5paCnb14wuxaFHLuN8pLO2HdE5jW8fyIf1eMy0PxYPaQf11k",
+	"H2/KMWdr+dgYbYhhdg5UZ8+nJzidvTOVtj3NUzb1PDJlwM+WCV74cziCST5RThjFq09iSel/fC5wBa1d",
+	"9o+YFeZSGBZafAaitWc1PWFcsTgdIGNtUO4iWVASaFVtmVRIWj/fSi+QPs+0+1HXqvwk+ijtzuf465Q0",
+	"qGjZ4Te4cfT4bhYeh5ueMKVJobMlt8QXkjYcJdTzf7vleoJ8zk6yo/HR1wfjw4Px0evD8ckY/v1TlmdF",
+	"bZ1eCQM7e5h39J1UDsk7F4rOb0lYYC0MqCJhYBj48ijPagt7hcJ3pmcwaTr1J4dH49HDPLOOu9pmJ9mT",
+	"Z+zFy+c/vXz86tXNSYgE6KNfBEGMz50wOF1nuLISGjTEC3DkNuzgW779XUnZT6Q3Z09eP3n2E8q6tZ86",
+	"YSXELIgZEBI47Xj1uBIrAo+H/htYLvz58XYURir1UPm5EoTX9JyobZGyr7V+CoDnk86ZFyrnoPsQNmV9",
+	"Yh20BcAppzWjVndz7DqjeyGN44n3hRClTUTLPctQYeGyf1G8dktt5G/i00RMnXaQrhq+Fsr5HliE5nez",
+	"5nTYsFzBDZwaRGHSspW0VqpFzjxOAKAn3q9hEmzw8sdH7OtvHhKUXQpeegvlzZs3B2fNzHug8/R7GscI",
+	"Xq3+eULS1E6yaU4Qc4pS/58nmVSoPc9xQpNsyjZLoRj3E9xwy6xQbpT1minZnlFytqf7LOJk64xUC6Aa",
+	"7e8llxWfVbfgbKREyR0H62anB1uvVtxsvbgKjVjBFWiTGUADXiyRFy55VaesEhqf10mXKcu4tEdpWdLu",
+	"lBnhDCpJzuZiw6wotCrttRod2A3Z/vvabrsLWHNrN9qUoKaWZO3M66piAyMW0jpDzAv6edizIur5fAZd",
+	"7y7E63FpGTw+ZTB7vuBSMUTH1fb6qd/NUekjuz8y+7ePGblYOqb0hg24Yrp2KDIN48wI67hxID9faOsW",
+	"Rrz696dDeAaq3tTYGp5iU12bQrDBq39/+ur12evHrKi4tezh8QnsI1C6lPYiZyux0mabs0IrRaaXHZ4C",
+	"QFlKtcDDUiy5WohyxF4iIzQqknQJDOh5Aphkiq0OzqAV2F4ggJIN5ZXVbJps3/SEiUthtpEhDoAhcGxt",
+	"Lpp9RPMQRt1w6divtahFwzOczSut0aRIR7NAm0ovpLLDnFndQtCwtGAIcse0KgQJEiCidRrOMuNqi4QI",
+	"IiZZ3Ak7nO7IsORpV3y98jRympYwE3ONtqgzW6kWe8TRwx4rnMSLrddrbZwofxal5K+x0SepkdjR+Qp6",
+	"Osfxdg9VqkrvWfaIhjmAYZm367QShDf1WoTdLgqxBmvrjlRP31QTnXvziTl+IQh+vDFaLV45r3E+wRAi",
+	"ZWCxh16wLy1L4Oopjs0UYoOI0O7I/Enm4slCs/CECIYOPCeKNCiXoWyxbG70apQ1EhAZOw7b6z9EuKPn",
+	"/hzjmeIVAyqjVVqbOS8E8PfawA44SXqOKNg5Jg7EJFvxYimVODCCl/iFEdyCVUuDwG9b3TOu7EYYC0ut",
+	"pHWihAGFqlfZydteD8pexu/DlDtgq23euaUuz+ErXlV6gw069vFcm5ksS6Gyxso5B04gv0ybiaSy9Xwu",
+	"CymUO5/XpG1hOiuutudSna+NXhhh4eu2JoyN/CJaP7Ryoeo1fNULCN4ljsLWCtvwJs/eHyz0wQ7mSTxS",
+	"uzv6mMS70bNKrIJ6IrkbpMqgs0HDHI+tUKByQDOi59OJlb3uiCCj/oCTgWn5eXJj+Bb+jgd0d5r/Uq+4",
+	"avhNvF9XXHEyAFPK0Il6cJQY8R0E2AIYfUfmPw68Q/DgiXeERRGbs7k25NYBDdR4JWx7Hh3Y0sWhqV/+",
+	"LZ23hgDvYns9+7MoXNhYb397MZNnP4hCrnj1ijrtrOZMMb7StXKMW8ZZSa1B1KwrwFxKOyTiife85Uxp",
+	"BpyIHyrBS1jlb8JoeiTe04bmjKuJ0mvvtltrMH7nmk4Ym219d43X//iocVbaEXv8nhco8UhgVFwtar4Q",
+	"5O1tqIg28zhL3OJ+BeQYfyrUwi2zk+MjMKEdHOrsJPufg/GHt4cH3717Oz747t1Xw8FkMsKPfxz+9z/0",
+	"cUPKkx0Kol18xekYsTNWVCALmN1IVyyFBeE6hf2cAkiElry0bIrW5TSfqKl4vxaFE94l7+USGkJGILOh",
+	"AAXYqJUYnrKp54opmsn++T18yh6rRSXtcqLAahKqgFNZIiZyGiD1JoGE6F68Z9HjOGK9J59OfBTTTMI2",
+	"qyDASWu1PJn3ANtWwkYEGK1psC0HnKH7455lbqMTT+9EEYcMGa/kBWz8RH2gdX9gK8EV8B18woWzDxP1",
+	"4eDgIP4Hjafh+EzZBz93NGK9/9qweMmWmL3sA/NObWxLHbU85tQbak2vEbekqyM8id5dxAof2NWecz8G",
+	"giHsGq2lIFY2AHAYPDxlCV+QT1g6NpgSjp/mbEocC5882oSPM60rwRV8RCkKH0hkTE+ZhePFK/ZnLRWd",
+	"y+lk8mE6BMqG24RgKAzQiqExcjYajYZh5uHmAqbvxHtHlhryFFeBr5PjnfYe7ir6WsXeK60WsXOah59U",
+	"JR0sYMigyU1HRIFz5YB2xauKdsMPNMOb1fCjgdLh8wnsgr4UZl7pDWyJxd0aXrXIZGXod0oH4jN9KT59",
+	"oNbamnHmYoOjKIZMANxPTODv98Rml3iorUPf4UKmvQzfJA4CMOWqUVYaxdd1g7SWsDtGKcQaxvjXV8+f",
+	"MSVQBsF3u9OvxKWoYtfQsNN1aIJ9xzsr2oygCPfMu3MjdeUaelrTmKSSImfHCyGQQ4QpFnXF0f0GeBEv",
+	"VhsZ4IdsLrt8f602OBBpx9Y4XrzQk/QXg6lYcVmBmPBEgI+1kfgNd+LAyZVoiwjF8DeMlyXME6WDHxow",
+	"fCrWUBCuQKY1eq3pCTSJnp+kz7CXWcXVRZy/njO75gUq0mob95gcMdjU/wzsQaOr83jGYxdLXSFy8S16",
+	"RAV0B08BBfW18qsrNPQT+3VL7oK8R1TMfnn948G3KLTWwhRg3IYfAUg2OBPLnv3yNCFD+svg04AWnfGN",
+	"WOOtBFG40Wfa4M56hQOaP2FiDSCgGWwhL0X4EjstazKdxfmFoPNMp80f5QuxpR7dRjYd8fVacEPdSIXS",
+	"ybenTrk7R+FxrhXKO0Vb3cAOcj81WIdbP7NwsnRVNiJoH6OseIXXUqmWxj1peepKQLswxZa/wfIt7H6h",
+	"66oM3FQKgBwBB3hLL+XngPZmW4AYdSVaKyNhTsr6Q5svPiCUbdvUwQLtgMwfAQfiUcqxXxzbIr5Qp2hx",
+	"tAmcp3TVc7ZZymKJRIM5CFF6AzsA6bfZI393leXZi3i19y4x2jqoeNc063cIgLmEZPFhHgMrCMKSowAJ",
+	"NEyN/Wjz5J1ABW/hp5ESAR2Er0Fvh6+98e/VX2JK+4+gNnALmmiFYCREg8LPK89QrGR51hEp2IQONHof",
+	"6ECClZ4eoyzP0g1C88RzauNBaNvw6bw6xA/yeg+rIJgkJoCPAzts8UpQPPkeLeObebWRJ5qibcT668ie",
+	"+fmwjz5uiFLKGxooBeO9W4DU9yyos6VXwALGsQlMLbWzbDBdG13WhbOj8YiiksAYgn6muIKWAEiPNckA",
+	"x3hVtVcUwlQ6C5Kqu5o30R4jWRDupuIc0F0+12bnNHISztAm5XwfFRPCmHycHjmokfP0hdzx8/ifdGbr",
+	"I2v63X21QhsE4dRXFNAVsQ8YaQ3OykFObox0TihyP+7GqbCBAEv9lHH2kw527kIoMIXA1DJ6Rb8qdVGv",
+	"4CHpO4kOByBLQPCtfTiKa4oslrqt/my1Gj2jJ1c5hV63TWHfDi1f8kV0rd4WN9wsGOk6z41s4qDya904",
+	"H/PsZ63E9ipXjVTsUhpX84qZega2NZ6SMMe2IR0dN7hRI/bGbyf6e0CvT5S3PLCT3h+zwZQ8LXC+SCXC",
+	"DkrlNII/dNYEyAzryQnnTdRMKm62bF5p7tjgX/klf4VLAnLTqMQP5Obx69NzVq9hkw4foq8JuU05P5mJ",
+	"wvEqONdG14slrmK05sYK5F/8k/ZCzrfAmjj88VE0zIcjdtbLr7PtRGm+lgewxIVQ+xk4YV1AEqKas8E0",
+	"4cvpcMdX5cM7bsHWz8SGYl4AGZSlpC15kSCGOa+syLt8Qk5OpxkFrXSd961fdMUaYVinEQFpJU7ZIfx1",
+	"NB6PEwya++uZauvheL4HrLYPVTcQJvHUHYXY3PDFYY908wEzvfNGOygAGGZEIeSlsCdsPBrjGjD6dzwe",
+	"jcc3ODQj9kqocqI8AA6OEDoM02FQXJavRGR/PFc0VzaYTryLcpLB0SF+s+g0Cy5NyzZLbcN1rA+JTU6N",
+	"TY9NzgCp0uchs0vUaVaQZ22ignNmVsvKEe96TxADy8PmzEoA6NPx6JD9kY1HR+gxnI5Hx+P2Pw9IFUg7",
+	"UQHhgh5Dp8NSmrJDq72eWa3E8zlGUF3l9n8BWxpZ/+q2bZf2x3dXHKIdSdyOpyU26pPAz8TmF3v7g9e6",
+	"ve4eunBF3uXcb5Ezj77de2Z4JQtxEDtI/N3Jd8kxOjz6tnWKvu05RbUVJtw7X0XuX0K7j2mE3+4SjmEJ",
+	"x0esEo5kQ1A70xFAjHNyZR9MT1mt5K+1YHKh6JK+4Fb0rLbrwU/Wc9zy5789O/gTP/htfPDd6Pzg3R//",
+	"cK1GjsvIU/pFgvSxRJTE/cK25360iRdM45P2hA429xfBw9IH69IAw16s45+DSGHrelZJuxRlc5PcIvNh",
+	"T0LHbrBCvqsprhLjXcxcXp9C0h2xFVl6HWO+FPOWRriqPeGqj02I5U1SAqhpB9JREH9XmsTOW5uVJ9yw",
+	"l7n6s2X6wi67V/Ex7OFGd6w+krZrwocw0yslNV+In4XjPReUNAvfzd51NjkoPsclo1SPbH9cL9pMlbSu",
+	"oULOrsxaiekmOykpLVcD7mIcXJY5jJ9sJf7fP6XPvkGzm8ln37D5Gxu/61iXoZPOcUkZrgtuKNaE/Z//",
+	"9b/TeBT8++Xjsx/+B3569PznF08fv378Qw5mWlWJMphZ2siFBG3tMyKqCr9fnUzUNOlvireKnADdiD06",
+	"e/bo8dOnj3+gi71Gvki3LI3YJEEqm6WsRAiJ8WjA0znEyeStwO88w3lneRZnDZ/DiG3KNV10yBYZco99",
+	"zun8WInAiy7VlroSyFDdwxRCrLvyVVrs6Z7F+26fwkbNW4K1L0urK+Zsb4LZ6yaSIOTHQcO2cXyzAXbC",
+	"wjsBE3rDVlxt/XnaoYu3csi6H36C3khD0HeHLoSsBq3psfu4zCsH6l3mjgyKZpXPqGvToDWrPvmUotCu",
+	"qqeb6sZw9nuf98cwsMFSVCULtqpUYHByy1pGYs4qeSHYFFXTdGf5ZDC28xbbmYuj8eGtLMoAancXBsjn",
+	"1F8h+bhe9BNfognlaqPIX9w+KTNecXULtbsLB27ER38tSu2iymucNWUS4pWCwjyut49zAhbpIa4Rc2Ew",
+	"8MJpxpHWXVru0OboxrTprnOmZ7dc5b4FBbp3RRQvCl0rd8+CQbmoBDO6Eqlq3Xed0EwzadGdqxVFbaTb",
+	"voLd9dyGgf1nNcD/PhS+5mBV8KIQ1vpcATSApy+ev3rN7mteu+V9/H7KBpHNF4YrN8z9nczRA7bUNUEs",
+	"ZCykJw7cTHPp3BrBOBrz33Mri34iPYfJepsf87PRpLaiMMKFTIoH37H/+s+j0fHocEiRY33T1aratqeE",
+	"g3ZmFFb1Eyyqf07oqkgzPnKmZ46jWz2401yc+9Fo3EiEeaU3bLBZcsdebfhiIQz75ck9O1FnIbYSeNue",
+	"MKFCPBFwmHes4tpjXyEWyDvgWqTxjjOMctg1m22h18gOqGEuhPrFVNlJlpIL+SewM3x9RNG2Us11D7wm",
+	"5beueEEXCwHiULxSsEXwUTRMbM7WXJZdPyxGKX311Y+V3oy++oqdNYCJUCF06uHSwCMadEU2DiuMbMa4",
+	"ngQqDXPyXKKK1uZiogIxqS3wTbEUxQX6nBBVDUesZRD6UG7sOcKt4Q6qW/OtJUcSabp1VYOue/hPrNAr",
+	"jI/SKt/jYaOvEd/Sx4o7vOW4EGIdgtJCJ6OJegQEoRh9TxEjMDLM0nVNMoPmd+FaNcz4nmVeKGN+ADqR",
+	"J4q6K7hiM4EbNUp3YsW38KwQFeMBroY9ieDz1F+MwYzonkNaNjdClMPTieLJ+qE7IyrB0fncgua+0xkv",
+	"LkD0hw3PPbYKqIGzQqu5XNQmwsmJivbL4XjY6jTmOgALRNpVYu5azWrldI0JKXQPlgzh5EokA3xzRDJv",
+	"6DW9TeaKSfno3PacfdZKTgMebwRFTFrRG4XMlIrYlrx7MDoewkJ6ZN3pRNFVgMas/4JXFabirWNrkCl2",
+	"ygpujBSWTYP08WGqPv9rUo/HxwVpA5/qBd+IaZrCNlGv4YlllbwUUfizQSAWn1ViiKxgfDYCKHMj7JJk",
+	"ZwiRpNhHUu84Y+RgzBEAZiFlhJITERUYIuQlGDbLeMSLpTh4RLfLJ0zpA+u0ERT1JS3jM12TuwVGQNSp",
+	"Sqb0RM2M3liK+bBLDjtcQF/ImXD4GDpnYfcQiaFgwnsW8jV7v/VN7pDY4EKvRXGB6TgwuwbecjtRwdXs",
+	"G8GpU2IT65PQiYZZzQQFkOwiacyTSsOQCRFMVMuPnnuf+1ywYqmhT2DxxkcevOzDUxbLODBebUC4Abm3",
+	"6ZB2osL95o2uv7xYbSSStCAfvVyiJRpdq1KUE7Xk1fyAbrLgKdHF78ULDuZ4OEVPweQyunY+qIO9WsPK",
+	"D6zbVoJN1xjbO0A8Mx7mbArmTeLk2KlBcjpRVxQhoTtei/Gag64ThdviA5Xs0MCsrZof+UQlJT+aGiih",
+	"WIcnD166R872fiF/t0xLWQnHS+64JwYGWFsgxONWEkroA6g3DVksU+w/3xELqRDJfbxLTCpREwVdJCLo",
+	"4egITstasMEURRh1PfQTeqLWtaO4ZZjV9z7ZS9cO71eafAdk2ZZQzGMiTQyVtoURQonylPGJupS6iiqF",
+	"w46wnnIR/lKoXQSiua1mA+4mqmfpJzFIKeSQpLFA2AviFsq2PU/AEG4extdi3IUVixVdGWE8AkEOVOhN",
+	"aaKcTtKF2BJaouNqc0A7JVCEV8zn1w2vi23DQw4yejyeMqmKqi5FieCoHenLBly1TvBpK/ANgF8ZL720",
+	"8Y2G5NZyE9WXbHBG/YU88yDTtPKBHViVAdjVh8pLh7kOF2LrY+CkonQHtJ6So/h1iDHVcwxBJbxTtkod",
+	"xeAW7GQbouaAr4zhWwLDYLoqSyUAKMHj5yevwYRD+Av4357cv6/XQpEOHmmzuO9/ZO9DWwDF0qHl5Yzk",
+	"JfPI9+zFkyzPLoWxBIgPR+PRGFpDZ3wts5PseDQeHfuAFETk9xOOpxCkhdhjb4C27maZz0Sl1QKQhs/M",
+	"JFBnDGgFj+jA4Ikh9Zjp+5NwaYp5id6MnVo9R+Px7RIBoxPj+PBo9DBPS1mQ+ZvYr30VLm6W+IdT3VO6",
+	"IqybHAMf8+wBraGvv7jW+0lRIvzJ4fU/adUs+JhnD28yTqwzgz84vtEoMScNTflW3ni6WDBg+cKGCzmb",
+	"vYP2LVsODb375KHcy2eek5XGA4x1Uzhw2RbM7AZ1zykE15twGB2x1CBkMWeSPWoMv6bG1EQNHoyPyU7a",
+	"Mit8yRm3FNIwqo1AlxGAZn96HODp/b/I8qOf9pROcJuVQd+H8A6LR6sp97bnprxpcp9KdOTXtsMaZjdp",
+	"h3Wv3vUfpat3OykZ8vkY9wHx4a2zfdMsziTTF3Y0YQx0f0fgelfZz3Fsn9lLKJ4wQLBNR1/iVD6LK2WD",
+	"hgrD5HB6Orz7mGdrbXsO4KPg3Nixp8EQRM9JWDBe94fFIlQkxCwt23SDdzayqibKOxhOWUxI5+hL7Tgu",
+	"pCN3wcN/gq65C9FkAxrjjwlqH/rAFnQ4lPu9Co21XSsnq3ZKNk1GlGwAOok8Qj5cTITOkSMxTohcDlVs",
+	"Ts6Ek92BQeuG7SD/ewFAoQnexwC46PRoOQFStwRIwblUdP9fcBUMoNQjgrtG4NAIEXtlg/BhJVWd7Mye",
+	"aXoyDkOIfaEvW5bHRHnT4zvAprup0WQWBPeYL1zRJzKJyejqOibofq/L7W3rs+wmxO4UNmnueNpWqHd9",
+	"du3MNAyrVezkuvpPPmghhErBsWwuH/fOKoG+nzAYjnWLCikxBvFj+wrBmVp87CiMw/9nqpNdU1LrTmqO",
+	"+ek3oTVJLZGn2pcbvLJkKyDqUwQOUxBfTlNgeitep6/IkYcW9w+/2VO+6G9YEzcOeC+gPpsajtLTo/Dv",
+	"PrGkSE/1h6S8l2piWpJYVJDylh2OH7aCU9teczYIT4en7CE186orSGz/rXdW5wz/mgkQX1HbAQ5O5Ped",
+	"VS/pSPakhEl0/+069KVNdNuOkrleK2GWWY8qGrFnaQUkOqegVGBfD28Al2JVO/zBw5scjJ6CPl8AzZGW",
+	"TK6Z4nHqRXSNdYUmy5WmPLbLm7QNS6pvw6QbsSfOJpdNqsSt2b0l4SXmfTj0czi5EqcTBR/721FAEXm/",
+	"A64c0J+aeEWJzYHfeQTtAKyGI3amtlqJiRKVFWwhnGUPxg/yJlLbu+sBIWmDRUbLVtlNvEuSJbDTpeBV",
+	"BCUMQ4AAOTaFGKZB0E8xpcY75Mjwo6oXtg/M/CRcQDK3M/1CJfB91to/SoP28+3o89qnD/4eys7GxDyv",
+	"JOFwwhyswGM5wOzCjUZ/CVa7wAzdNTdu+EUs2ecqWGcDmYijvC2LbiIH75NtR9EHruiJOOkNuZSKipUZ",
+	"rixdIe1csEvLSjGTzsdk779ln6iBv0VivZdIw91reIlqrtzpOoRZxMt4H7dD1yHppT5Wl17pS4yUY0YU",
+	"QI0yxEtWolwEi32lldj68nseUWCBzqjrJypRurFu35pvsWtvJFa8uGAIE07JpRY1VkDVscBetKMx84uq",
+	"zoBFa52sKkrmbN1w7TEzB6EoIqzSAlMw68Ak9vESPVL6DLng9xHUN3CrPf+3v3GnWgr/WvEXdLyYdL87",
+	"qke51DONUSKnr6ZTLCR+W5uAoon1j2gCtCz6Z9oxoTDWCk9TT4XU66wIJCBwc9QO3oI4+nr08Dj4vMiz",
+	"0HJ9sa9H4+PhabQYJFgdYCagMN20yim2ZxyitbtTvUkNxSgmT8PuUw1F6vWuarZeW0OR5PYAc9mUJVci",
+	"rwBybqNDD+tyTNR+k6bHUSitrxDUa+Z40+NzK0SSXz7yDutT4Dp7dOSNlCK5MK9QimmOQgylGrHnV8qC",
+	"UuN9KkwShQbB/t3LnIkCK6PJCKkED0FnO1ZA7sW67NiT9DTqxLhRE5UapK7Ra96MpvLDNDppQq8gfVgb",
+	"kqXXZYlP/o6Bfj+Eb1I47sjPFl3nXwLKfz6t6KMS/7614l9XfNeT6IuU340+iPSexWl9gfILk6MRhkdu",
+	"9XrlyxhDj0KI64bLBCjcXuqvubVXyPzeXLQemd/28aDQ70Z4vODW/gNu34VgaZMb9vBLyJVdj/qnCZar",
+	"f5BUAP8Cx+xnbi7SEHbAV4Pb+xt8BPktzllItLzZSUuRk6asgaRhPlFJ7HefZxVAUwK54i89qjrtfIsJ",
+	"FaxW6A8gJlkzHR316WpaKOt0F7SlMfgI7FIchtEBEYh5IlIDX3g55k1Q4ksIZ2dUuKY/eH6i2tHz5Ctp",
+	"xc+zbvh8HwB8STP6/w4B3u09q9/XMtxABEVMsPzvVmiHrJK/Wbn9OwFCRBinkTyEBT/p2uCvw4PJkF8E",
+	"4f1LK/gHs4w+QfOAdX1Dk779GoyGgWai0Cth93AQe7MUijLN0+hLfiFIMaBg9gFMFG3VCsDeSGVpNMwI",
+	"smwhXHDyphvUSqObqGtTrJpKEn3pVSzNvzplnJIyZmKrVTlR0oVrxe+awsfpix2mSbxYc6h9wp42gXep",
+	"Kt1AG4b3lT35V01p9l0FFFVUr+J5zS/EP4D0HQSD4r5/mUDQz+Cddlr/zFXf672aQMJY7Q5Pkj8yzatS",
+	"dr3Be95z0lB4q2uq5Xs47jmAeTKUEm2NeEp2THN+sMlcGuCeK5zXrzEa3Fvjn+zAvvYlQB8/ux9CUZJk",
+	"xxtBNAk+iQ23ExW9EsPTPSKrxY3BJd6/+y2s3NmmL+Tshl3uujuuiWgGbUi5B6ACrwlujs66Ab5sCUZp",
+	"x10N6UVvDTUGx/T9iP3i4x8ou4BKoIHEX3BTVsJihhCVTqN6aOz1TjEOn2/JLVXXX2h1JOnte5QI2q7V",
+	"MVEvWy9Sg0ELvl4LTGkPafe+XPsJOxrj12DIYHFdr/sG01dPfnr2y4vzn8/+A3P//J9vnjz74fmb6TBn",
+	"eJtMMd4h6w0lDnN6IYA5w+0u3TtbfC9jtY2XvPhtv+UE0xeGMiRips8nBP22Swh0K+klmT5JSYokXoXq",
+	"htwmYrbJ9rnjgNmYrPRwPPZG2N0v4KpcJeO3RZSxjsmNgl6bSslpAlDI0ceIL4RdlV4sMOxgb+RrO/Xs",
+	"DqNfP81k6bwMrFEe4RFD+qOC91KV2t7RW/VaE/BSPA49gO58TrgVB1JZgS+MuxTVdghTkgoajz5/YOSD",
+	"o08EKy/Dq9HaOl5rsjHaL5AMcL4p4+tl3lXIJXn5WvIWxWYAepr0GcQpDfZJryzNw/Je+be8dSCZnzi6",
+	"xJI3chZ8TbkW+94e2/P+uN5VpWTrkCtdk1Ts+Ovx+OZvkr0bRt9dB7J6QnyaKL1LtZFS3NL6ogLCFz+g",
+	"fyVkhW+kKvWGDfqV4M7bVEkNt1+m2npn6kSFt6kOfAmR+K4VGmg4Ys8RtvkZe0iA9bLncyzqP5qoaYcb",
+	"96w3IjX/RgssARHrEey+pVdNVO2rZAfKRH6m3Q34iar9Xrv4iWqtng0Oh4ExSK3f9v2qZDjzNpN3+LGV",
+	"f0UTx7oe3x0ejtl//efheHQ0OsZyam0N3KtUgJuTqmqHe97Z+pkAra98lZ28fZfC2wCIfAWxPbmznezT",
+	"vRHdP1JZmBgjGc0Mu5NaF6vIDgjhoV0yPPV1ZZo7hKQHOldtsyS5qEDVT/UNZOmVkH990dJfhFcVMh/H",
+	"SG6WBnIf5xh+jSdIm+i5lCXD2EC7L9sWUM2+dNv+tHUs2XUa6xY01tE9O2LfY7DPYV+BDXzVpcLSzPgC",
+	"B4/CsOTaDbixryzelbyZ/yNf+LO6iLa6Ri6lerTA1FtQGU02+O/kKMLj4W1Ib/nHkgGfPbIsnJBk1X3m",
+	"dVugtYv4vX0HrLZTs+7tO+ArurzbdziXWKBoyR2LBcPS9zMMjKg4QFzK43BYMg1zRkDd4Y8xIk4bHw02",
+	"E0sJCpGtjX7v3xbTVC3Dqhc+62ULqhp1Il1tYukRt2RrI+byPeobqshxH4+Hp0enWmFSo9CyQU+pPapK",
+	"OGqEB9ZEwKO5E4beejl7KKrXKigR+yA90e3Dl0/wv5bGv2Dav8I5nYTn7ncf/28AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

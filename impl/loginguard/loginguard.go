@@ -13,7 +13,10 @@
 //     window, and a blocked key costs no argon2 work, so the answer cannot tell a right password
 //     from a wrong one;
 //   - only a password that was checked and was wrong keeps the attempt counted; a check that did
-//     not happen (database down, hasher busy, request cancelled) gives it back.
+//     not happen (database down, hasher busy, request cancelled) gives it back;
+//   - a client address past its own limit (many accounts guessed from it) is slowed, never refused
+//     while its schedule has room: the check waits for the address's slot (throttle.ReserveLogin),
+//     so a real user behind the same address still gets in with the right password.
 //
 // Unknown accounts count like known ones (the check does dummy work and reports the wrong
 // password): otherwise a 429 would tell which accounts exist.
@@ -23,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
@@ -45,12 +49,16 @@ func (b *Blocked) Error() string {
 // Unwrap makes a *Blocked match ErrTooManyAttempts.
 func (b *Blocked) Unwrap() error { return ErrTooManyAttempts }
 
-// RetryAfter is the Retry-After seconds of a *Blocked in err's chain, or 0 (a refusal table's
-// RetryAfter function).
+// RetryAfter is the Retry-After seconds of a *Blocked or *SignupsBlocked in err's chain, or 0 (a
+// refusal table's RetryAfter function).
 func RetryAfter(err error) int {
 	var b *Blocked
 	if errors.As(err, &b) {
 		return b.Seconds
+	}
+	var s *SignupsBlocked
+	if errors.As(err, &s) {
+		return s.Seconds
 	}
 	return 0
 }
@@ -73,6 +81,8 @@ func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error) *Guard
 // ReserveLogin). It returns nil when check passed (the key's failures are forgotten), and
 // otherwise one of:
 //   - password.ErrBusy: the hasher had no room; nothing was read or counted;
+//   - password.ErrClientBusy: the client had its share of the hasher in use and its line full;
+//     nothing was read or counted;
 //   - a *Blocked (ErrTooManyAttempts): the limit refused the login; check did not run;
 //   - check's error matching wrong: the password was wrong, and the attempt stays counted;
 //   - any other error, from the limiter's database or from check (password.ErrBusy among them):
@@ -81,17 +91,38 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 	// The login's place at the hasher is taken now, before the database work, and held until it
 	// is answered (password.Admit): a check that only asked whether there was room would let every
 	// flooding login through while the ones before it still wait for the database.
-	ctx, admitted, err := g.hasher.Admit(ctx)
+	outer := ctx
+	ctx, admitted, err := g.hasher.Admit(outer)
 	if err != nil {
 		return err
 	}
-	defer admitted()
+	defer func() { admitted() }()
 	res, err := g.limiter.ReserveLogin(ctx, account, remoteAddr)
 	if err != nil {
 		return err
 	}
 	if res.Blocked {
 		return &Blocked{Seconds: throttle.RetryAfterSeconds(res.RetryAfter)}
+	}
+	if res.Wait > 0 {
+		// The client address is past its failed-login limit: this check waits for the slot the
+		// address was given, which is what slows a guesser there without refusing anyone. It
+		// waits without its hasher place, or a guesser's waiting logins would hold its share
+		// and queue every other login from the address (a real user's) behind them; it asks for
+		// one again when its slot comes.
+		admitted()
+		t := time.NewTimer(res.Wait)
+		select {
+		case <-t.C:
+		case <-outer.Done():
+			t.Stop()
+			_ = res.Release()
+			return outer.Err()
+		}
+		if ctx, admitted, err = g.hasher.Admit(outer); err != nil {
+			_ = res.Release()
+			return err
+		}
 	}
 	err = check(ctx)
 	if errors.Is(err, g.wrong) {

@@ -36,8 +36,14 @@ var ErrMalformed = errors.New("password: malformed hash")
 
 // ErrBusy reports that every worker is hashing and the wait queue is full: the call was refused at
 // once, before taking any memory, so a flood of logins is shed instead of piling up goroutines
-// that each wait to allocate Params.Memory. Callers answer it with "try again shortly".
+// that each wait to allocate Params.Memory. Callers answer it with "try again shortly" (503): the
+// whole hashing capacity is taken.
 var ErrBusy = errors.New("password: hasher busy")
+
+// ErrClientBusy reports that the call's client (WithClient) already has its share of the hasher
+// in use and as many calls again waiting for it: that client is over its fair share, while the
+// hasher may well have room for others. Callers answer it with 429 Too Many Requests (RFC 6585).
+var ErrClientBusy = errors.New("password: too many calls from this client at once")
 
 const (
 	saltLen = 16
@@ -59,19 +65,39 @@ type Hasher struct {
 	// the same time as a wrong password and the two cannot be told apart by timing.
 	dummy Hash
 
-	// perClient bounds the calls one client (WithClient) may have running or queued at once.
-	perClient int
-	mu        sync.Mutex
-	clients   map[string]int // calls running or queued per client
+	// perClient bounds the calls one client (WithClient) may have running, queued or admitted at
+	// once; clientLine bounds the calls of one client waiting for one of those places, and
+	// linesMax the calls waiting so over all clients.
+	perClient  int
+	clientLine int
+	linesMax   int
+	mu         sync.Mutex
+	clients    map[string]*client // clients with a place or a call waiting for one
+	lines      int                // calls waiting in every client's line
 }
+
+// client is one client's share of a Hasher: places holds a token per call that has one, refs
+// counts those calls and the ones waiting for a place, so the entry lives exactly while used.
+type client struct {
+	places  chan struct{}
+	waiting int
+	refs    int
+}
+
+// DefaultClientLine is how many calls of one client may wait for its share of a Hasher beyond
+// those that hold it: people who arrive together from one address (an office behind NAT) are
+// queued and served in turn, and only a client with more than that at once is refused.
+const DefaultClientLine = 16
 
 type clientKey struct{}
 
 // WithClient tags ctx with the client (a network address) the hashes of a request are made for.
-// A Hasher lets one client hold at most a fifth of its workers and queue places (at least one), so
-// one host flooding logins or registrations is shed with ErrBusy while other clients' calls still
-// find room; without it, a single attacker keeps the queue full and every real user is shed too.
-// Calls on an untagged context are limited only by the queue.
+// A Hasher lets one client hold at most a fifth of its workers and queue places (at least one);
+// the client's further calls wait in its own line (DefaultClientLine long) for one of those places,
+// and beyond that are refused with ErrClientBusy. So logins that arrive together from one address
+// are all served in turn, one host flooding logins or registrations is shed, and other clients'
+// calls still find room; without it, a single attacker keeps the queue full and every real user is
+// shed too. Calls on an untagged context are limited only by the queue.
 func WithClient(ctx context.Context, client string) context.Context {
 	return context.WithValue(ctx, clientKey{}, client)
 }
@@ -87,8 +113,10 @@ func New(p Params) *Hasher {
 // 0). With workers*Memory bounding hashing memory and queue bounding waiting goroutines, a flood
 // costs at most that much; calls beyond it get ErrBusy.
 func NewSized(p Params, workers, queue int) *Hasher {
+	places := max(1, workers) + max(0, queue)
 	h := &Hasher{p: p, sem: make(chan struct{}, max(1, workers)), queue: int64(max(0, queue)),
-		perClient: max(1, (max(1, workers)+max(0, queue))/5), clients: map[string]int{}}
+		perClient: max(1, places/5), clientLine: DefaultClientLine, linesMax: 16 * places,
+		clients: map[string]*client{}}
 	salt, err := newSalt()
 	if err != nil {
 		panic(err) // crypto/rand failing leaves nothing sensible to do
@@ -119,31 +147,78 @@ func (h *Hasher) acquire(ctx context.Context) error {
 	}
 }
 
-// enter counts a call of ctx's client, or refuses it with ErrBusy when the client already has
-// perClient calls running, queued or admitted (Admit); leave undoes it.
+// SetClientLine sets how many calls of one client may wait for its share beyond those that hold
+// it (DefaultClientLine; 0 refuses every call over the share at once). Call it before any use.
+func (h *Hasher) SetClientLine(n int) { h.clientLine = max(0, n) }
+
+// enter takes one of the perClient places of ctx's client (running, queued or admitted by
+// Admit), waiting in the client's line while they are all taken; leave gives it back. A call that
+// finds the client's line full is refused with ErrClientBusy, one that finds every client's lines
+// full (linesMax) with ErrBusy, and one whose ctx ends while waiting with ctx's error.
 func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
-	client, _ := ctx.Value(clientKey{}).(string)
-	if client == "" {
+	name, _ := ctx.Value(clientKey{}).(string)
+	if name == "" {
 		return func() {}, nil
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.clients[client] >= h.perClient {
+	c := h.clients[name]
+	if c == nil {
+		c = &client{places: make(chan struct{}, h.perClient)}
+		h.clients[name] = c
+	}
+	leave = func() {
+		<-c.places
+		h.mu.Lock()
+		h.unref(name, c)
+		h.mu.Unlock()
+	}
+	select {
+	case c.places <- struct{}{}:
+		c.refs++
+		h.mu.Unlock()
+		return leave, nil
+	default:
+	}
+	// Every place of the client is taken, so c has refs and stays in the map.
+	if c.waiting >= h.clientLine {
+		h.mu.Unlock()
+		return nil, ErrClientBusy
+	}
+	if h.lines >= h.linesMax {
+		h.mu.Unlock()
 		return nil, ErrBusy
 	}
-	h.clients[client]++
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.clients[client]--; h.clients[client] <= 0 {
-			delete(h.clients, client)
-		}
-	}, nil
+	c.waiting++
+	c.refs++
+	h.lines++
+	h.mu.Unlock()
+	select {
+	case c.places <- struct{}{}:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c.waiting--
+	h.lines--
+	if err != nil {
+		h.unref(name, c)
+		return nil, err
+	}
+	return leave, nil
 }
 
-// Admit takes, ahead of a call that comes later in the same request, a place for it, or refuses
-// with ErrBusy when that call would now be refused (the client's share or the queue is full) or
-// when as many requests as the hasher has workers and queue places already hold one. A login
+// unref drops one reference to c, deleting the client once nothing holds or waits; h.mu is held.
+func (h *Hasher) unref(name string, c *client) {
+	if c.refs--; c.refs == 0 {
+		delete(h.clients, name)
+	}
+}
+
+// Admit takes, ahead of a call that comes later in the same request, a place for it: first one of
+// the client's own (waiting in its line while they are taken, ErrClientBusy when that is full),
+// then one of the hasher's; it refuses with ErrBusy when the worker queue is full or as many
+// requests as the hasher has workers and queue places already hold one. A login
 // handler admits itself before any database work (the throttle, the account's row) and calls done
 // when it has answered; the hash calls made on the returned context use the place taken here and
 // are not counted for the client a second time.

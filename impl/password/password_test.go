@@ -219,11 +219,12 @@ func TestPassword_QueuedCallHonoursContext(t *testing.T) {
 	}
 }
 
-// TestPassword_PerClient: one client holds at most a fifth of the workers and queue places; its
-// next call is refused with ErrBusy at once, while another client's call and an untagged one still
-// get a worker. A call that finishes gives its client's place back.
+// TestPassword_PerClient: one client holds at most a fifth of the workers and queue places; with
+// no line to wait in, its next call is refused with ErrClientBusy at once, while another client's
+// call and an untagged one still get a worker. A call that finishes gives its client's place back.
 func TestPassword_PerClient(t *testing.T) {
 	h := NewSized(Fast, 2, 8) // 10 places: 2 per client
+	h.SetClientLine(0)
 	attacker := WithClient(context.Background(), "192.0.2.1")
 	var held []func()
 	for range 2 {
@@ -233,8 +234,8 @@ func TestPassword_PerClient(t *testing.T) {
 		}
 		held = append(held, release)
 	}
-	if _, err := h.Verify(attacker, "", "pw"); !errors.Is(err, ErrBusy) {
-		t.Fatalf("the client's third call: %v, want ErrBusy", err)
+	if _, err := h.Verify(attacker, "", "pw"); !errors.Is(err, ErrClientBusy) {
+		t.Fatalf("the client's third call: %v, want ErrClientBusy", err)
 	}
 	held[0]() // both workers were the attacker's; one is free now
 	if _, err := h.Hash(WithClient(context.Background(), "198.51.100.7"), "pw"); err != nil {
@@ -264,6 +265,7 @@ func admits(h *Hasher, ctx context.Context) bool {
 // workers+queue, so requests admitted but not yet hashing (doing database work) cannot pile up.
 func TestPassword_Admit(t *testing.T) {
 	h := NewSized(Fast, 1, 4) // 5 places: 1 per client
+	h.SetClientLine(0)
 	a, b := WithClient(context.Background(), "a"), WithClient(context.Background(), "b")
 	release, err := h.Hold(a)
 	if err != nil {
@@ -286,8 +288,8 @@ func TestPassword_Admit(t *testing.T) {
 	if _, err := h.Hash(actx, "pw"); err != nil {
 		t.Fatalf("the admitted request's own hash: %v", err)
 	}
-	if _, err := h.Hash(a, "pw"); !errors.Is(err, ErrBusy) {
-		t.Fatalf("another call of a while it is admitted: %v, want ErrBusy", err)
+	if _, err := h.Hash(a, "pw"); !errors.Is(err, ErrClientBusy) {
+		t.Fatalf("another call of a while it is admitted: %v, want ErrClientBusy", err)
 	}
 	done()
 	done() // twice is harmless
@@ -335,5 +337,80 @@ func TestPassword_Admit(t *testing.T) {
 	hold()
 	for range 4 {
 		<-wait
+	}
+}
+
+// TestPassword_ClientLine: calls of one client beyond its share wait in its line and are all
+// served in turn (ten logins at once from one office behind NAT); the one that finds the line
+// full is refused with ErrClientBusy at once, while another client still gets a worker; and once
+// every client's lines are full, ErrBusy says the hasher itself is out of room.
+func TestPassword_ClientLine(t *testing.T) {
+	h := NewSized(Fast, 2, 8) // 2 places per client
+	h.SetClientLine(8)
+	office := WithClient(context.Background(), "203.0.113.9")
+	var held []func()
+	for range 2 {
+		release, err := h.Hold(office)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, release)
+	}
+	done := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := h.Hash(office, "pw")
+			done <- err
+		}()
+	}
+	waiting := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.lines
+	}
+	for waiting() < 8 {
+		runtime.Gosched()
+	}
+	if _, err := h.Hash(office, "pw"); !errors.Is(err, ErrClientBusy) {
+		t.Fatalf("the call beyond the client's line: %v, want ErrClientBusy", err)
+	}
+	for _, release := range held {
+		release()
+	}
+	for i := range 8 {
+		if err := <-done; err != nil {
+			t.Fatalf("waiting call %d: %v", i+1, err)
+		}
+	}
+	if n := len(h.clients); n != 0 {
+		t.Fatalf("%d clients still counted when idle", n)
+	}
+
+	// Every line full: the hasher as a whole has no room left.
+	h.linesMax = 1
+	release, err := h.Hold(office)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release2, err := h.Hold(office)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(office)
+	go func() { _, err := h.Hash(ctx, "pw"); done <- err }()
+	for waiting() < 1 {
+		runtime.Gosched()
+	}
+	if _, err := h.Hash(office, "pw"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a call with every line full: %v, want ErrBusy", err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled waiting call: %v, want context.Canceled", err)
+	}
+	release()
+	release2()
+	if n := len(h.clients); n != 0 {
+		t.Fatalf("%d clients still counted when idle", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -108,3 +109,34 @@ const (
 // Retry-After of one second tells the client the shedding is brief.
 var ServerBusy = Entry{Err: password.ErrBusy, Refusal: Refusal{Status: http.StatusServiceUnavailable,
 	Code: CodeServerBusy, Message: MessageServerBusy, RetryAfter: func(error) int { return 1 }}}
+
+// The refusal of a client over its fair share of the password hasher (password.ErrClientBusy), on
+// every surface: that client has its share hashing and a line of calls waiting, while the server
+// may well have room for others.
+const (
+	CodeTooManyRequests    = "too_many_requests"
+	MessageTooManyRequests = "too many requests from this client at once; try again shortly"
+)
+
+// ClientBusy is the entry every surface's table carries for password.ErrClientBusy: a 429 (RFC
+// 6585) whose Retry-After of one second tells the client its earlier requests will be done soon.
+var ClientBusy = Entry{Err: password.ErrClientBusy, Refusal: Refusal{Status: http.StatusTooManyRequests,
+	Code: CodeTooManyRequests, Message: MessageTooManyRequests, RetryAfter: func(error) int { return 1 }}}
+
+// CodeTooManyAttempts is the code of a login refused by the failed-login limit (loginguard), the
+// one 429 code of logins on every surface but the OAuth token endpoint (which answers RFC 6749's
+// invalid_grant).
+const CodeTooManyAttempts = "too_many_attempts"
+
+// TooManyAttempts is the entry of a surface with password logins for loginguard.ErrTooManyAttempts:
+// a 429 with the wait until the limit's window ends.
+var TooManyAttempts = Entry{Err: loginguard.ErrTooManyAttempts, Refusal: Refusal{Status: http.StatusTooManyRequests,
+	Code: CodeTooManyAttempts, RetryAfter: loginguard.RetryAfter}}
+
+// CodeTooManySignups is the code of a registration refused by the per-address cap.
+const CodeTooManySignups = "too_many_signups"
+
+// TooManySignups is the entry of a surface with registrations for loginguard.ErrTooManySignups: a
+// 429 with the wait until the address's window ends.
+var TooManySignups = Entry{Err: loginguard.ErrTooManySignups, Refusal: Refusal{Status: http.StatusTooManyRequests,
+	Code: CodeTooManySignups, RetryAfter: loginguard.RetryAfter}}

@@ -27,6 +27,12 @@ func AddressKey(remoteAddr string) string {
 	return "ADDRESS|" + clientNet(remoteAddr)
 }
 
+// SignupKey is the key registrations are counted under per client address (loginguard.Signups):
+// the client network as in LoginKey, after a prefix no LoginKey or AddressKey can start with.
+func SignupKey(remoteAddr string) string {
+	return "SIGNUP|" + clientNet(remoteAddr)
+}
+
 func clientNet(remoteAddr string) string {
 	ap, err := netip.ParseAddrPort(remoteAddr)
 	if err != nil {

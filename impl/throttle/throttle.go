@@ -15,8 +15,14 @@
 // and window, however many requests arrive at once.
 //
 // ReserveLogin is what login endpoints use: it counts the attempt twice, under the account and
-// client address (LoginKey, Max per window) and under the client address alone (AddressKey,
-// AddressMax per window), so one address guessing across many accounts is stopped too.
+// client address (LoginKey, Max per window, then refused) and under the client address alone
+// (AddressKey, AddressMax per window). The address layer never refuses outright: many real users
+// can share one address (an office behind NAT, every client behind an untrusted proxy), and an
+// attacker guessing made-up accounts from it must not lock them out. Past AddressMax the address
+// is slowed instead: its logins are checked one at a time, AddressInterval apart, so guessing from
+// one address stays bounded (Window/AddressInterval more checks per window), a real user's right
+// password is still checked after a short wait, and only a login that would wait longer than
+// three intervals (a guesser sending many at once) is refused, briefly.
 package throttle
 
 import (
@@ -44,7 +50,15 @@ const (
 	// DefaultWindow is how long a key's failures are counted, from its first attempt; a blocked
 	// key stays blocked until its window ends.
 	DefaultWindow = 15 * time.Minute
+	// DefaultAddressInterval is how far apart the checks of a client address past AddressMax are
+	// scheduled: at most 450 more checks per 15-minute window from one address, and a real user
+	// there waits about 2 s.
+	DefaultAddressInterval = 2 * time.Second
 )
+
+// addressQueue is how many intervals ahead an address past its limit may have checks scheduled;
+// a login that would wait longer is refused (Blocked) until the schedule has room.
+const addressQueue = 3
 
 // Options configure a Limiter. Zero fields take the defaults, so a zero Options is the
 // production setting; there is no way to turn the limit off.
@@ -55,6 +69,9 @@ type Options struct {
 	// AddressMax is the number of attempts ReserveLogin counts per client address, over all
 	// accounts, in one window.
 	AddressMax int
+	// AddressInterval is the spacing of the checks of a client address that reached AddressMax in
+	// its window (see the package comment).
+	AddressInterval time.Duration
 	// Window is the length of the counting window, starting at the key's first attempt.
 	Window time.Duration
 	// Now is the clock; nil means time.Now. Tests inject one to move past a window.
@@ -69,6 +86,7 @@ type Limiter struct {
 	q          *db.Queries
 	max        int32
 	addressMax int32
+	slot       time.Duration
 	window     time.Duration
 	now        func() time.Time
 	onBlocked  func()
@@ -89,11 +107,14 @@ func New(conn db.DBTX, opts Options) *Limiter {
 	if opts.Window <= 0 {
 		opts.Window = DefaultWindow
 	}
+	if opts.AddressInterval <= 0 {
+		opts.AddressInterval = DefaultAddressInterval
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	return &Limiter{q: db.New(conn), max: int32(min(opts.Max, 1<<30)), addressMax: int32(min(opts.AddressMax, 1<<30)),
-		window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
+		slot: opts.AddressInterval, window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
 }
 
 // hash is how a key is stored: a fixed 32 bytes, so a caller-chosen key of any length (an account
@@ -110,6 +131,9 @@ type Reservation struct {
 	Blocked bool
 	// RetryAfter is, when Blocked, how long until the window ends.
 	RetryAfter time.Duration
+	// Wait is, when not Blocked, how long the caller must wait before checking the password: the
+	// time to the slot its address was given (ReserveLogin past AddressMax), else 0.
+	Wait time.Duration
 
 	l   *Limiter
 	key []byte
@@ -131,9 +155,11 @@ func (l *Limiter) Reserve(ctx context.Context, key string) (Reservation, error) 
 }
 
 // ReserveLogin counts one login attempt for account from remoteAddr (http.Request.RemoteAddr)
-// under two keys: the pair (LoginKey, blocked at Max) and the address alone (AddressKey, blocked
-// at AddressMax). It reports the attempt blocked when either key is, with the longer wait of the
-// one that blocks; then nothing stays counted. An error means nothing was counted.
+// under two keys: the pair (LoginKey, blocked at Max) and the address alone (AddressKey). It
+// reports the attempt blocked when the pair is; then nothing stays counted. An address that
+// reached AddressMax does not block: the attempt is given the address's next check slot
+// (Reservation.Wait), and is blocked only when that slot is more than three AddressIntervals
+// away, with RetryAfter until the schedule has room. An error means nothing was counted.
 //
 // The pair is reserved first, so a blocked pair spends none of its address's allowance.
 func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) (Reservation, error) {
@@ -141,18 +167,67 @@ func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) 
 	if err != nil || r.Blocked {
 		return r, err
 	}
-	a, err := l.reserve(ctx, hash(AddressKey(remoteAddr)), l.addressMax)
+	addr := hash(AddressKey(remoteAddr))
+	a, err := l.reserveQuiet(ctx, addr, l.addressMax)
+	if err == nil && a.Blocked {
+		a, err = l.takeSlot(ctx, addr)
+	}
 	if err != nil || a.Blocked {
 		// Best effort, as Release always is: a pair attempt that stays counted only moves that
 		// pair's block nearer.
 		_ = r.Release()
+		if a.Blocked && l.onBlocked != nil {
+			l.onBlocked()
+		}
 		return a, err
 	}
-	r.addr, r.addrEnd = a.key, a.end
+	if a.l != nil {
+		r.addr, r.addrEnd = a.key, a.end
+	}
+	r.Wait = a.Wait
 	return r, nil
 }
 
+// takeSlot schedules a check of an address past its limit (Reservation.Wait until its slot), or
+// reports it blocked when its schedule is full; nothing is counted either way.
+func (l *Limiter) takeSlot(ctx context.Context, h []byte) (Reservation, error) {
+	maxWait := addressQueue * l.slot
+	now := l.now()
+	slot, err := l.q.TakeLoginSlot(ctx, db.TakeLoginSlotParams{Key: h, Now: now,
+		IntervalUs: l.slot.Microseconds(), MaxWaitUs: maxWait.Microseconds()})
+	if err == nil {
+		return Reservation{Wait: max(slot.Sub(now), 0)}, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return Reservation{}, err
+	}
+	row, err := l.q.GetLoginSlot(ctx, h)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !row.ExpiresAt.After(now) {
+		// The window ended (or was swept) since the address was found blocked: it is under its
+		// limit again.
+		return l.reserveQuiet(ctx, h, l.addressMax)
+	}
+	if err != nil {
+		return Reservation{}, err
+	}
+	wait := time.Nanosecond
+	if row.NextSlot.Valid {
+		wait = max(row.NextSlot.Time.Sub(now)-maxWait, wait)
+	}
+	return Reservation{Blocked: true, RetryAfter: wait}, nil
+}
+
 func (l *Limiter) reserve(ctx context.Context, h []byte, maxAttempts int32) (Reservation, error) {
+	r, err := l.reserveQuiet(ctx, h, maxAttempts)
+	if r.Blocked && l.onBlocked != nil {
+		l.onBlocked()
+	}
+	return r, err
+}
+
+// reserveQuiet is reserve without counting a refusal (OnBlocked): an address past its limit is
+// slowed, not refused, unless takeSlot says so.
+func (l *Limiter) reserveQuiet(ctx context.Context, h []byte, maxAttempts int32) (Reservation, error) {
 	if l.reserves.Add(1)%256 == 0 {
 		l.sweep()
 	}
@@ -172,9 +247,6 @@ func (l *Limiter) reserve(ctx context.Context, h []byte, maxAttempts int32) (Res
 		}
 		if err != nil {
 			return Reservation{}, err
-		}
-		if l.onBlocked != nil {
-			l.onBlocked()
 		}
 		return Reservation{Blocked: true, RetryAfter: max(end.Sub(now), time.Nanosecond)}, nil
 	}

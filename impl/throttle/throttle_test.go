@@ -260,33 +260,45 @@ func reserveLogin(t *testing.T, l *throttle.Limiter, account, addr string) throt
 	return r
 }
 
-// TestThrottle_LoginPerAddress: one address failing over many accounts is blocked at AddressMax
-// (100 by default), for every account, while another address is not; the pair limit still
-// blocks one account at Max.
+// TestThrottle_LoginPerAddress: one address failing over many accounts is never blocked by its
+// own count: past AddressMax (100 by default) its logins are given check slots AddressInterval
+// apart, at most three intervals ahead; beyond that they are refused until the schedule has room
+// (RetryAfter one interval), whatever the account. Another address is not affected; after the
+// window the address is counted afresh; the pair limit still blocks one account at Max.
 func TestThrottle_LoginPerAddress(t *testing.T) {
 	t.Parallel()
 	c := throttletest.NewClock()
 	l := throttle.New(dbtest.New(t), throttle.Options{Now: c.Now})
-	const spray = "192.0.2.1:4000"
+	const spray, step = "192.0.2.1:4000", throttle.DefaultAddressInterval
 	for i := range throttle.DefaultAddressMax {
-		if r := reserveLogin(t, l, fmt.Sprintf("user%d", i), spray); r.Blocked {
-			t.Fatalf("guess %d over distinct accounts refused", i+1)
+		if r := reserveLogin(t, l, fmt.Sprintf("user%d", i), spray); r.Blocked || r.Wait != 0 {
+			t.Fatalf("guess %d over distinct accounts: %+v", i+1, r)
 		}
 	}
-	for _, account := range []string{"user-new", "alice"} {
-		if r := reserveLogin(t, l, account, "192.0.2.1:4001"); !r.Blocked || r.RetryAfter != throttle.DefaultWindow {
-			t.Fatalf("%s from the spraying address after %d failures: %+v", account, throttle.DefaultAddressMax, r)
+	for i, account := range []string{"alice", "user-new", "user-new2", "user-new3"} {
+		if r := reserveLogin(t, l, account, "192.0.2.1:4001"); r.Blocked || r.Wait != time.Duration(i)*step {
+			t.Fatalf("%s from the spraying address after %d failures: %+v, want a slot in %v", account,
+				throttle.DefaultAddressMax, r, time.Duration(i)*step)
 		}
+	}
+	if r := reserveLogin(t, l, "alice", spray); !r.Blocked || r.RetryAfter != step {
+		t.Fatalf("with three intervals scheduled: %+v, want blocked for one interval", r)
+	}
+	c.Advance(step)
+	if r := reserveLogin(t, l, "alice", spray); r.Blocked || r.Wait != 3*step {
+		t.Fatalf("an interval later: %+v, want the slot three intervals on", r)
 	}
 	// Another address is not affected, and its successes work as before.
-	if r := reserveLogin(t, l, "alice", "192.0.2.2:4000"); r.Blocked {
-		t.Fatal("another address blocked")
+	if r := reserveLogin(t, l, "alice", "192.0.2.2:4000"); r.Blocked || r.Wait != 0 {
+		t.Fatalf("another address: %+v", r)
 	} else if err := r.Succeeded(); err != nil {
 		t.Fatal(err)
 	}
 	c.Advance(throttle.DefaultWindow)
-	if r := reserveLogin(t, l, "user-new", spray); r.Blocked {
-		t.Fatal("still blocked after the window")
+	for i := range 5 {
+		if r := reserveLogin(t, l, fmt.Sprintf("later%d", i), spray); r.Blocked || r.Wait != 0 {
+			t.Fatalf("still slowed after the window: %+v", r)
+		}
 	}
 
 	// The pair limit is unchanged: one account from one address is blocked at Max.
@@ -300,13 +312,13 @@ func TestThrottle_LoginPerAddress(t *testing.T) {
 
 // TestThrottle_LoginAddressReleases: attempts whose check did not happen are given back to the
 // address too, a success gives back its own attempt only (an attacker's own account, logged in
-// now and then, does not reset its guesses at others), and a refusal by the address limit leaves
-// the pair's count as it was.
+// now and then, does not reset its guesses at others), and a refusal by the address's full
+// schedule leaves the pair's count as it was.
 func TestThrottle_LoginAddressReleases(t *testing.T) {
 	t.Parallel()
 	c := throttletest.NewClock()
 	pool := dbtest.New(t)
-	l := throttle.New(pool, throttle.Options{Max: 3, AddressMax: 5, Now: c.Now})
+	l := throttle.New(pool, throttle.Options{Max: 3, AddressMax: 5, AddressInterval: time.Second, Now: c.Now})
 	const addr = "203.0.113.9:1"
 	for range 20 {
 		if err := reserveLogin(t, l, "x", addr).Release(); err != nil {
@@ -322,14 +334,16 @@ func TestThrottle_LoginAddressReleases(t *testing.T) {
 		}
 	}
 	reserveLogin(t, l, "guess4", addr) // the 5th failure
-	if r := reserveLogin(t, l, "mine", addr); !r.Blocked {
-		t.Fatal("successes reset the address's failures")
+	for i := range 4 {                 // the schedule: slots now and 1, 2, 3 s on
+		if r := reserveLogin(t, l, fmt.Sprintf("slow%d", i), addr); r.Wait != time.Duration(i)*time.Second {
+			t.Fatalf("successes reset the address's failures: %+v", r)
+		}
 	}
-	// Attempts the address limit refused do not count for their pair: a limiter over the same
+	// Attempts the full schedule refused do not count for their pair: a limiter over the same
 	// table with a higher address limit (another replica's setting) gives the pair all of Max.
 	for range 3 {
 		if r := reserveLogin(t, l, "victim", addr); !r.Blocked {
-			t.Fatal("the blocked address let an attempt through")
+			t.Fatal("the full schedule let an attempt through")
 		}
 	}
 	wider := throttle.New(pool, throttle.Options{Max: 3, AddressMax: 100, Now: c.Now})
@@ -341,11 +355,13 @@ func TestThrottle_LoginAddressReleases(t *testing.T) {
 }
 
 // TestThrottle_LoginPerAddressConcurrent: of many logins at once over distinct accounts from one
-// address, exactly AddressMax pass (run with -race).
+// address, AddressMax pass at once and four more get the slots now and one, two and three
+// intervals on; the rest are refused (run with -race).
 func TestThrottle_LoginPerAddressConcurrent(t *testing.T) {
 	t.Parallel()
 	l := throttle.New(dbtest.New(t), throttle.Options{AddressMax: 20, Now: throttletest.NewClock().Now})
-	var passed atomic.Int64
+	var mu sync.Mutex
+	waits := map[time.Duration]int{}
 	var wg sync.WaitGroup
 	for i := range 60 {
 		wg.Go(func() {
@@ -355,13 +371,17 @@ func TestThrottle_LoginPerAddressConcurrent(t *testing.T) {
 				return
 			}
 			if !r.Blocked {
-				passed.Add(1)
+				mu.Lock()
+				waits[r.Wait]++
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	if passed.Load() != 20 {
-		t.Fatalf("%d of 60 concurrent attempts passed, want 20", passed.Load())
+	step := throttle.DefaultAddressInterval
+	want := map[time.Duration]int{0: 21, step: 1, 2 * step: 1, 3 * step: 1}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Fatalf("waits of the attempts let through: %v, want %v", waits, want)
 	}
 }
 

@@ -62,6 +62,22 @@ func ClientAddr(trusted []netip.Prefix) func(http.Handler) http.Handler {
 	}
 }
 
+// Trusts reports whether remoteAddr (http.Request.RemoteAddr, host:port) is one of the trusted
+// proxies.
+func Trusts(trusted []netip.Prefix, remoteAddr string) bool {
+	peer, err := netip.ParseAddrPort(remoteAddr)
+	if err != nil {
+		return false
+	}
+	a := peer.Addr().Unmap()
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
 // forwardedClient walks X-Forwarded-For from the right while the hop that added the entry is
 // trusted, and returns the first address no trusted proxy vouches for beyond.
 func forwardedClient(r *http.Request, trusted func(netip.Addr) bool) (netip.Addr, bool) {

@@ -18,7 +18,9 @@ export interface paths {
          * @description Creates a user and returns it with a fresh access token. The email is unique without regard
          *     to case, compared after Unicode normalization and case folding (NFKC, then each character's
          *     lowercase: `\u212Aate@x.test` with the KELVIN SIGN, `KATE@X.TEST` and fullwidth `ｋａｔｅ@x.test`
-         *     are all kate@x.test, and log in as it); a taken email gets 409.
+         *     are all kate@x.test, and log in as it); a taken email gets 409. Registrations are capped per
+         *     client address: 20 per hour by default (`SIGNUP_MAX`, `SIGNUP_WINDOW`), counted by every
+         *     replica together; only accounts really created count.
          */
         post: operations["registerBrandsUser"];
         delete?: never;
@@ -41,8 +43,10 @@ export interface paths {
          * @description Checks the email (without regard to case) and password and returns a new access token. An
          *     unknown email and a wrong password get the same 401 answer.
          *     After 10 failed logins for one email from one client address within 15 minutes, that pair
-         *     gets 429 until the window ends; after 100 from one client address over any emails, that
-         *     address does.
+         *     gets 429 until the window ends. A client address with 100 failed logins over any emails
+         *     within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
+         *     seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
+         *     right password, and only a login that would wait more than three such slots gets 429.
          */
         post: operations["loginUser"];
         delete?: never;
@@ -509,7 +513,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "brand_unavailable" | "server_busy";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "too_many_requests" | "too_many_signups" | "brand_unavailable" | "server_busy";
             /**
              * @description Human-readable explanation.
              * @example brand not found
@@ -829,6 +833,24 @@ export interface operations {
             409: components["responses"]["EmailTaken"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description `too_many_signups`: this client address has registered as many accounts as it may in
+             *     the window (20 per hour by default); nothing was stored. Retry after `Retry-After`
+             *     seconds (the rest of the window). Other addresses are not affected.
+             *     `too_many_requests`: this client address already has its share of the password hasher in
+             *     use and as many requests again waiting for it; nothing was stored. Retry after
+             *     `Retry-After` (1) seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until a registration from this address is accepted again (RFC 9110 §10.2.3). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -897,11 +919,17 @@ export interface operations {
              * @description `too_many_attempts`: this email from this client address had 10 failed logins within
              *     15 minutes, so further attempts are refused, without checking the password, until that
              *     window ends (`Retry-After`). The answer is the same whether or not the password is right.
-             *     Another address, or the same address for another email, is not affected, until that
-             *     address has 100 failed logins over any emails within 15 minutes: then every login from it
-             *     gets the same 429 until that window ends. Only passwords that were checked and wrong
-             *     count (not logins that failed with a server error), and every server replica shares the
-             *     count.
+             *     Another address, or the same address for another email, is not affected. An address with
+             *     100 failed logins over any emails within 15 minutes is slowed instead: its logins are
+             *     checked one at a time, 2 seconds apart, and one that would wait more than three slots
+             *     gets the same 429 with `Retry-After` until the schedule has room (a few seconds). Only
+             *     passwords that were checked and wrong count (not logins that failed with a server
+             *     error), and every server replica shares the count.
+             *
+             *     `too_many_requests`: this client address already has its share of the password hasher
+             *     in use and as many requests again waiting for it (more than an office's worth at once,
+             *     `LOGIN_CLIENT_QUEUE`); nothing was checked or counted. Retry after `Retry-After` (1)
+             *     seconds. Other clients are served meanwhile.
              */
             429: {
                 headers: {
@@ -910,13 +938,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "too_many_attempts",
-                     *       "message": "too many failed logins; try again in 840 seconds",
-                     *       "requestId": "3f2a9c0d1e4b5a6c"
-                     *     }
-                     */
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
@@ -991,6 +1012,28 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description `too_many_requests`: this client address already has its share of the password hasher in
+             *     use and as many requests again waiting for it; nothing was checked or changed. Retry
+             *     after `Retry-After` (1) seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "too_many_requests",
+                     *       "message": "too many requests from this client at once; try again shortly",
+                     *       "requestId": "3f2a9c0d1e4b5a6c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

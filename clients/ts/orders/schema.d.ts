@@ -20,9 +20,13 @@ export interface paths {
          *     with HTTP Basic (RFC 6749 §2.3.1) or with `client_id` and `client_secret` form fields; use
          *     exactly one method. Each field may appear once. An unknown user and a wrong password get the
          *     same `invalid_grant` answer. After 10 failed logins for one username from one client address
-         *     within 15 minutes, that pair gets 429 until the window ends; after 100 from one client
-         *     address over any usernames, that address does. Refusals use the RFC 6749 §5.2 body, not
-         *     `ApiError`.
+         *     within 15 minutes, that pair gets 429 until the window ends. A client address with 100 wrong
+         *     passwords over any usernames within 15 minutes is slowed, never locked out: its logins are
+         *     checked one at a time, 2 seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it
+         *     still gets in with the right password, and only a login that would wait more than three
+         *     such slots gets 429. Logins that arrive together from one address (an office behind NAT)
+         *     wait their turn for the password hasher; only a client with more than its share in flight
+         *     gets 429 `temporarily_unavailable`. Refusals use the RFC 6749 §5.2 body, not `ApiError`.
          *
          *     For clients of the original API, the server also accepts every one of these fields as a
          *     query parameter instead (`POST /oauth/token?grant_type=password&client_id=…`); a field sent
@@ -49,6 +53,8 @@ export interface paths {
          * Register a user
          * @description Creates a customer (starting balance 500.00) or a performer (300.00). Usernames are unique
          *     regardless of letter case. The password is stored as an argon2id hash and never returned.
+         *     Registrations are capped per client address: 20 per hour by default (`SIGNUP_MAX`,
+         *     `SIGNUP_WINDOW`), counted by every replica together; only accounts really created count.
          */
         post: operations["registerOrdersUser"];
         delete?: never;
@@ -478,7 +484,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "too_many_in_progress" | "server_busy" | "database_unavailable";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "too_many_in_progress" | "server_busy" | "too_many_requests" | "too_many_signups" | "database_unavailable";
             /**
              * @description Human-readable explanation.
              * @example order 42 not found
@@ -899,10 +905,17 @@ export interface operations {
              *     that window ends (`Retry-After`). The answer is the same whether or not the password is
              *     right. The code is `invalid_grant` (RFC 6749 has no rate-limit code, and the grant is
              *     what is refused); the status and `Retry-After` say it is temporary. Another address, or
-             *     the same address for another username, is not affected, until that address has 100 wrong
-             *     passwords over any usernames within 15 minutes: then every login from it gets the same
-             *     429 until that window ends. Only passwords that were checked and wrong count (not logins
-             *     that failed with a server error), and every server replica shares the count.
+             *     the same address for another username, is not affected. An address with 100 wrong
+             *     passwords over any usernames within 15 minutes is slowed instead: its logins are checked
+             *     one at a time, 2 seconds apart, and one that would wait more than three slots gets this
+             *     429 with `Retry-After` until the schedule has room (a few seconds). Only passwords that
+             *     were checked and wrong count (not logins that failed with a server error), and every
+             *     server replica shares the count.
+             *
+             *     `temporarily_unavailable` with 429 (RFC 6585): this client address already has its share
+             *     of the password hasher in use and as many logins again waiting for it (more than an
+             *     office's worth at once, `LOGIN_CLIENT_QUEUE`); nothing was checked or counted. Retry
+             *     after `Retry-After` (1) seconds. Other clients are served meanwhile.
              */
             429: {
                 headers: {
@@ -913,12 +926,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid_grant",
-                     *       "error_description": "too many failed logins; try again in 840 seconds"
-                     *     }
-                     */
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
@@ -1016,6 +1023,24 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description `too_many_signups`: this client address has registered as many accounts as it may in
+             *     the window (20 per hour by default); nothing was stored. Retry after `Retry-After`
+             *     seconds (the rest of the window). Other addresses are not affected.
+             *     `too_many_requests`: this client address already has its share of the password hasher in
+             *     use and as many requests again waiting for it; nothing was stored. Retry after
+             *     `Retry-After` (1) seconds.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until a registration from this address is accepted again (RFC 9110 §10.2.3). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

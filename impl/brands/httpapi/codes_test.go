@@ -101,6 +101,22 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			u := e.register("Ada", "ada@example.com", "correct-horse")
 			return e.do(request{method: "POST", path: "/api/subscribe/" + b.UnderscoreId, token: u.Token})
 		}},
+		"too_many_requests": {http.StatusTooManyRequests, func(t *testing.T) resp {
+			h := password.NewSized(password.Fast, 1, 0) // one place per client
+			h.SetClientLine(0)
+			e := newEnvPool(t, dbtest.New(t), httpapi.Options{Hasher: h}, oneClient)
+			release, err := h.Hold(password.WithClient(context.Background(), "one-client"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			return e.do(request{method: "POST", path: "/api/user/register", form: registerForm})
+		}},
+		"too_many_signups": {http.StatusTooManyRequests, func(t *testing.T) resp {
+			e := newEnvWith(t, httpapi.Options{Signups: throttle.Options{Max: 1}})
+			e.register("Ada", "ada@example.com", "correct-horse")
+			return e.do(request{method: "POST", path: "/api/user/register", form: registerForm})
+		}},
 		"server_busy": {http.StatusServiceUnavailable, func(t *testing.T) resp {
 			h := password.NewSized(password.Fast, 1, 0)
 			e := newEnvWith(t, httpapi.Options{Hasher: h})
@@ -143,4 +159,12 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oneClient tags every request as coming from one hashing client, as the server's hashingClient
+// layer does per address, so a test can fill that client's share of the hasher.
+func oneClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(password.WithClient(r.Context(), "one-client")))
+	})
 }

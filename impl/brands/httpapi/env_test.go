@@ -59,11 +59,17 @@ func newEnvWith(t testing.TB, opts httpapi.Options) *env {
 	return newEnvPool(t, dbtest.New(t), opts)
 }
 
-// newEnvPool is newEnvWith on a given pool (one with an outage switch, or one of two instances).
-func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
+// newEnvPool is newEnvWith on a given pool (one with an outage switch, or one of two instances),
+// its handler wrapped in wrap (the server's own layers a test needs, outermost first).
+func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options, wrap ...func(http.Handler) http.Handler) *env {
 	t.Helper()
 	if opts.Hasher == nil {
 		opts.Hasher = testHasher()
+	}
+	if opts.Signups.Max == 0 {
+		// Tests register many users from one address: the registration cap is tested on its own
+		// (TestRegister_CappedPerAddress, with the server's default).
+		opts.Signups.Max = 1 << 20
 	}
 	opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// As in the server: resolved tokens are cached, and revocations reach the cache by a Watcher.
@@ -81,6 +87,9 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
 	h, err := router.Standalone(opts.Log, api.Mount)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := len(wrap) - 1; i >= 0; i-- {
+		h = wrap[i](h)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -52,15 +52,19 @@ type Options struct {
 	// minutes). The server uses the defaults; tests set a
 	// clock (its own, apart from Now). The limit cannot be turned off.
 	Logins throttle.Options
+	// Signups caps registrations per client address (loginguard.Signups); zero fields take
+	// loginguard.DefaultSignupMax per loginguard.DefaultSignupWindow.
+	Signups throttle.Options
 }
 
 // API is the brands surface: the domain service, the token store and the HTTP glue.
 type API struct {
-	svc    *brands.Service
-	tokens *opaquetoken.Tokens[brands.Principal]
-	auth   *bearer.Authenticator[brands.Principal]
-	guard  *loginguard.Guard
-	log    *slog.Logger
+	svc     *brands.Service
+	tokens  *opaquetoken.Tokens[brands.Principal]
+	auth    *bearer.Authenticator[brands.Principal]
+	guard   *loginguard.Guard
+	signups *loginguard.Signups
+	log     *slog.Logger
 	// The two public lists, rendered and cached at the edge.
 	available, featured listCache
 }
@@ -90,10 +94,11 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		return nil, fmt.Errorf("brands spec: %w", err)
 	}
 	a := &API{
-		svc:    brands.NewService(pool, brands.Config{Hasher: opts.Hasher, Tokens: tokens, Now: opts.Now}),
-		tokens: tokens,
-		guard:  loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), brands.ErrInvalidCredentials),
-		log:    opts.Log,
+		svc:     brands.NewService(pool, brands.Config{Hasher: opts.Hasher, Tokens: tokens, Now: opts.Now}),
+		tokens:  tokens,
+		guard:   loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), brands.ErrInvalidCredentials),
+		signups: loginguard.NewSignups(throttle.New(pool, loginguard.SignupOptions(opts.Signups))),
+		log:     opts.Log,
 	}
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
@@ -141,10 +146,11 @@ type remoteAddrKey struct{}
 
 // withRemoteAddr hands the client address (http.Request.RemoteAddr: the connection's, or the one a
 // trusted proxy named, as web.ClientAddr set it; never a header the client wrote itself) to
-// LoginUser, which counts failed logins per address. Only that operation gets it, so no other
-// request pays for the context value.
+// LoginUser, which counts failed logins per address, and RegisterBrandsUser, which counts
+// registrations per address. Only those operations get it, so no other request pays for the
+// context value.
 func withRemoteAddr(f brandsapi.StrictHandlerFunc, operationID string) brandsapi.StrictHandlerFunc {
-	if operationID != "LoginUser" {
+	if operationID != "LoginUser" && operationID != "RegisterBrandsUser" {
 		return f
 	}
 	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {

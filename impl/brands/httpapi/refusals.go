@@ -6,18 +6,15 @@ import (
 
 	"github.com/triadhq/triad/impl/brands"
 	"github.com/triadhq/triad/impl/invalid"
-	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/refusal"
 	"github.com/triadhq/triad/impl/web"
 )
-
-// codeTooManyAttempts is the Error code of a login refused by the failed-login limit.
-const codeTooManyAttempts = "too_many_attempts"
 
 // refusals maps the brands domain's errors (and the edge's own login limit) to their documented
 // answers: the one place where they meet HTTP.
 var refusals = refusal.Table{
 	refusal.ServerBusy,
+	refusal.ClientBusy,
 	{Err: brands.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
 		Message: web.MessageValidation, Details: problems}},
 	{Err: brands.ErrUnauthenticated, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: web.CodeUnauthorized,
@@ -34,8 +31,8 @@ var refusals = refusal.Table{
 		Message: "the email is already registered"}},
 	{Err: brands.ErrUnavailable, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "brand_unavailable",
 		Message: "the brand is not available"}},
-	{Err: loginguard.ErrTooManyAttempts, Refusal: refusal.Refusal{Status: http.StatusTooManyRequests, Code: codeTooManyAttempts,
-		RetryAfter: loginguard.RetryAfter}},
+	refusal.TooManyAttempts,
+	refusal.TooManySignups,
 }
 
 // problems lists the invalid fields of an ErrInvalidInput.

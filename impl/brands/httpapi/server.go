@@ -43,7 +43,14 @@ func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterB
 	if body == nil {
 		return nil, errNoBody
 	}
-	u, tok, err := s.a.svc.Register(ctx, body.Name, body.Email, body.Password)
+	// Registrations are capped per client address (loginguard.Signups); only one that created
+	// an account counts.
+	var u brands.User
+	var tok string
+	err := s.a.signups.Register(ctx, remoteAddr(ctx), func(ctx context.Context) (err error) {
+		u, tok, err = s.a.svc.Register(ctx, body.Name, body.Email, body.Password)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/orders"
+	"github.com/triadhq/triad/impl/orders/httpapi"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/throttle"
 	"github.com/triadhq/triad/impl/web"
@@ -132,6 +133,22 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			defer release()
 			return e.do("POST", "/users", "", map[string]string{"username": "alice", "password": "alice-password", "userType": "Customer"})
 		}},
+		"too_many_requests": {http.StatusTooManyRequests, func(t *testing.T) resp {
+			h := password.NewSized(password.Fast, 1, 0) // one place per client
+			h.SetClientLine(0)
+			e := newEnvWith(t, dbtest.New(t), httpapi.Options{TokenTTL: time.Hour, Hasher: h}, oneClient)
+			release, err := h.Hold(password.WithClient(context.Background(), "one-client"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			return e.do("POST", "/users", "", map[string]string{"username": "alice", "password": "alice-password", "userType": "Customer"})
+		}},
+		"too_many_signups": {http.StatusTooManyRequests, func(t *testing.T) resp {
+			e := newEnvWith(t, dbtest.New(t), httpapi.Options{TokenTTL: time.Hour, Signups: throttle.Options{Max: 1}})
+			e.register("alice", "alice-password", "Customer")
+			return e.do("POST", "/users", "", map[string]string{"username": "bob", "password": "bob-password", "userType": "Customer"})
+		}},
 		"database_unavailable": {http.StatusServiceUnavailable, func(t *testing.T) resp {
 			pool, outage := dbtest.NewWithOutage(t)
 			e := newEnvPool(t, pool, time.Hour, throttle.Options{})
@@ -251,4 +268,12 @@ func TestErrorCodes_EveryOAuthErrorIsSent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oneClient tags every request as coming from one hashing client, as the server's hashingClient
+// layer does per address, so a test can fill that client's share of the hasher.
+func oneClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(password.WithClient(r.Context(), "one-client")))
+	})
 }

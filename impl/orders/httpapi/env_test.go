@@ -110,13 +110,22 @@ func newEnvLimits(t testing.TB, limits orders.Limits) *env {
 }
 
 // newEnvWith is the API with opts (the test client's id and secret, a log and a token Watcher
-// added) on pool.
-func newEnvWith(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
+// added) on pool, its handler wrapped in wrap (the server's own layers a test needs, outermost
+// first). Without a hasher it gets the shared one; without a registration cap, one no test
+// reaches: tests register many users from one address, and the cap is tested on its own
+// (TestRegister_CappedPerAddress, with the server's default).
+func newEnvWith(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options, wrap ...func(http.Handler) http.Handler) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// As in the server: resolved tokens are cached, and revocations reach the cache by a Watcher.
 	w := opaquetoken.NewWatcher(pool, log)
 	opts.ClientID, opts.ClientSecret, opts.Log, opts.Revocations = testClientID, testClientSecret, log, w
+	if opts.Hasher == nil {
+		opts.Hasher = sharedHasher()
+	}
+	if opts.Signups.Max == 0 {
+		opts.Signups.Max = 1 << 20
+	}
 	a, err := httpapi.New(pool, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +134,9 @@ func newEnvWith(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options) *env {
 	h, err := router.Standalone(log, a.Mount)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := len(wrap) - 1; i >= 0; i-- {
+		h = wrap[i](h)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -54,16 +54,20 @@ type Options struct {
 	// Limits bound what one user may hold (orders IN PROGRESS per performer); zero fields take
 	// the orders package's defaults.
 	Limits orders.Limits
+	// Signups caps registrations (POST /users) per client address (loginguard.Signups); zero
+	// fields take loginguard.DefaultSignupMax per loginguard.DefaultSignupWindow.
+	Signups throttle.Options
 }
 
 // API is the orders surface: the domain service, the token store and the HTTP glue.
 type API struct {
-	svc    *orders.Service
-	tokens *opaquetoken.Tokens[*orders.Principal]
-	auth   *bearer.Authenticator[*orders.Principal]
-	guard  *loginguard.Guard
-	opts   Options
-	log    *slog.Logger
+	svc     *orders.Service
+	tokens  *opaquetoken.Tokens[*orders.Principal]
+	auth    *bearer.Authenticator[*orders.Principal]
+	guard   *loginguard.Guard
+	signups *loginguard.Signups
+	opts    Options
+	log     *slog.Logger
 }
 
 // New checks opts and builds the API on pool.
@@ -91,11 +95,12 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		return nil, fmt.Errorf("orders spec: %w", err)
 	}
 	a := &API{
-		svc:    orders.NewService(pool, opts.Hasher, opts.Limits),
-		tokens: tokens,
-		guard:  loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), orders.ErrInvalidCredentials),
-		opts:   opts,
-		log:    opts.Log,
+		svc:     orders.NewService(pool, opts.Hasher, opts.Limits),
+		tokens:  tokens,
+		guard:   loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), orders.ErrInvalidCredentials),
+		signups: loginguard.NewSignups(throttle.New(pool, loginguard.SignupOptions(opts.Signups))),
+		opts:    opts,
+		log:     opts.Log,
 	}
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
@@ -130,13 +135,27 @@ func (a *API) Mount(r chi.Router) error {
 		Validate: hasBody,
 		Also:     fieldChecks,
 	}, func(g chi.Router) {
-		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, nil, ordersapi.StrictHTTPServerOptions{
+		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, []ordersapi.StrictMiddlewareFunc{withRemoteAddr}, ordersapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
 			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(a.log),
 		})
 		ordersapi.HandlerWithOptions(strict, ordersapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: badParam})
 	})
 	return nil
+}
+
+type remoteAddrKey struct{}
+
+// withRemoteAddr hands the client address (http.Request.RemoteAddr: the connection's, or the one a
+// trusted proxy named, as web.ClientAddr set it) to RegisterOrdersUser, which counts registrations
+// per address. Only that operation gets it, so no other request pays for the context value.
+func withRemoteAddr(f ordersapi.StrictHandlerFunc, operationID string) ordersapi.StrictHandlerFunc {
+	if operationID != "RegisterOrdersUser" {
+		return f
+	}
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		return f(context.WithValue(ctx, remoteAddrKey{}, r.RemoteAddr), w, r, req)
+	}
 }
 
 // hasBody picks the requests the spec validator sees: those that carry a body (POST /users, POST

@@ -129,6 +129,12 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", refusal.MessageServerBusy)
 		return
+	case errors.Is(err, password.ErrClientBusy):
+		// RFC 6749 has no rate-limit code either: temporarily_unavailable, with 429 (RFC 6585)
+		// and Retry-After saying that this client, not the server, is over its share.
+		w.Header().Set("Retry-After", "1")
+		oauthFail(w, http.StatusTooManyRequests, "temporarily_unavailable", refusal.MessageTooManyRequests)
+		return
 	case errors.As(err, &blocked):
 		w.Header().Set("Retry-After", strconv.Itoa(blocked.Seconds))
 		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", blocked.Error())

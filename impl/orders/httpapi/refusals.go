@@ -14,6 +14,8 @@ import (
 // caller). ErrInvalidCredentials is answered by the token endpoint in RFC 6749 form instead.
 var refusals = refusal.Table{
 	refusal.ServerBusy,
+	refusal.ClientBusy,
+	refusal.TooManySignups,
 	{Err: orders.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
 		Message: web.MessageValidation, Details: fieldOf}},
 	{Err: orders.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},

@@ -18,7 +18,14 @@ var _ ordersapi.StrictServerInterface = (*server)(nil)
 
 // RegisterOrdersUser is POST /users.
 func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterOrdersUserRequestObject) (ordersapi.RegisterOrdersUserResponseObject, error) {
-	u, err := s.a.svc.Register(ctx, req.Body.Username, req.Body.Password, orders.UserType(req.Body.UserType))
+	// Registrations are capped per client address (loginguard.Signups); only one that created
+	// an account counts.
+	addr, _ := ctx.Value(remoteAddrKey{}).(string)
+	var u orders.User
+	err := s.a.signups.Register(ctx, addr, func(ctx context.Context) (err error) {
+		u, err = s.a.svc.Register(ctx, req.Body.Username, req.Body.Password, orders.UserType(req.Body.UserType))
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

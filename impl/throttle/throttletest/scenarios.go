@@ -255,24 +255,33 @@ func sharedByInstances(t *testing.T, s Surface) {
 	}
 }
 
-// perAddress: one address guessing over many distinct accounts gets 429 once the address has
-// AddressMax failures, for every account, the right password included; another address is not
-// affected and its real user logs in; the block ends with the window.
+// perAddress: one address guessing over many distinct accounts never locks out a real user of
+// that address: past AddressMax failures its logins are checked one slot (AddressInterval) apart,
+// the right password among them gets in, and only a guess that would wait more than three slots
+// gets 429 (Retry-After 1), until the schedule has room again. Another address is not affected.
 func perAddress(t *testing.T, s Surface) {
 	clock := NewClock()
-	site := s.Start(t, dbtest.New(t), throttle.Options{AddressMax: 12, Now: clock.Now}, nil)
+	const step = 20 * time.Millisecond
+	site := s.Start(t, dbtest.New(t), throttle.Options{AddressMax: 12, AddressInterval: step, Now: clock.Now}, nil)
 	site.Register(s.User, right)
 	guess := func(i int) string { return fmt.Sprintf("guess%d%s", i, s.Other) }
 	for i := range 12 { // one failure per account: the per-account limit never fires
 		s.fail(t, site, guess(i), 1)
 	}
-	site.WantBlocked(guess(12), wrong, "900")
-	site.WantBlocked(s.User, right, "900")
+	wantOK(t, site, s.User) // the slot now
+	start := time.Now()
+	s.fail(t, site, guess(12), 1) // slots one, two and three steps on (the clock stands still)
+	s.fail(t, site, guess(13), 1)
+	s.fail(t, site, guess(14), 1)
+	if took := time.Since(start); took < 3*step {
+		t.Fatalf("three guesses past the address's limit took %v, want at least %v (one slot each)", took, 3*step)
+	}
+	site.WantBlocked(guess(15), wrong, "1")
 
 	other := site.From("127.0.0.2")
 	wantOK(t, other, s.User)
 	s.fail(t, other, guess(0), 1)
 
-	clock.Advance(15 * time.Minute)
+	clock.Advance(4 * step)
 	wantOK(t, site, s.User)
 }
