@@ -27,15 +27,14 @@ func makeFlags(args ...string) []string {
 	return append([]string{"--no-print-directory", "-o", "node_modules/.installed"}, args...)
 }
 
-// TestMake_MockServesTheSpecExamples runs `make mock` for the orders spec on a free port, as a
-// frontend team does before the backend exists, and checks that it answers with the spec's
-// examples and takes a price as a decimal string.
-func TestMake_MockServesTheSpecExamples(t *testing.T) {
-	t.Parallel()
+// startMock runs `make mock` for one spec on a free port, as a frontend team does before the
+// backend exists, stops it when t ends, and returns its base URL.
+func startMock(t *testing.T, surface string) string {
+	t.Helper()
 	ensureNodeModules(t)
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "make", makeFlags("mock", "MOCK_SPECS=orders", fmt.Sprintf("MOCK_ORDERS_PORT=%d", port))...)
+	cmd := exec.CommandContext(ctx, "make", makeFlags("mock", "MOCK_SPECS="+surface, fmt.Sprintf("MOCK_%s_PORT=%d", strings.ToUpper(surface), port))...)
 	cmd.Dir = repoRoot
 	// Its own process group, so the stop reaches make, the script and Prism.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -79,11 +78,18 @@ func TestMake_MockServesTheSpecExamples(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("make mock did not listen within 2 minutes:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), fmt.Sprintf("mock orders: http://127.0.0.1:%d", port)) {
-		t.Fatalf("make mock did not say where orders is served:\n%s", out.String())
+	if !strings.Contains(out.String(), fmt.Sprintf("mock %s: http://127.0.0.1:%d", surface, port)) {
+		t.Fatalf("make mock did not say where %s is served:\n%s", surface, out.String())
 	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
 
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+// TestMake_MockServesTheSpecExamples runs `make mock` for the orders spec and checks that it
+// answers with the spec's examples and takes a price as a decimal string.
+func TestMake_MockServesTheSpecExamples(t *testing.T) {
+	t.Parallel()
+	base := startMock(t, orders)
+
 	spec := loadSpec(t, orders)
 	example := func(path, method string, status int) any {
 		t.Helper()
@@ -171,4 +177,60 @@ func TestMake_ContractAgainstARunningServer(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM order_users WHERE username LIKE 'e2e-customer-%'").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("users the contract run registered on the server: %d (%v), want 1", n, err)
 	}
+}
+
+// TestMake_AuthMockCarriesItsCookies: the auth mock's login sets the JWT and XSRF-TOKEN cookies (the
+// spec's Set-Cookie example, the two joined in one line as proxies send them), and a client that
+// sends them back with the X-XSRF-TOKEN echo gets the session routes' examples; without them, the
+// mock refuses as the server would.
+func TestMake_AuthMockCarriesItsCookies(t *testing.T) {
+	t.Parallel()
+	base := startMock(t, auth)
+	resp, err := http.Post(base+"/auth/local/login", "application/json", strings.NewReader(`{"user":"demo","passwd":"demo-password"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	cookies := map[string]string{}
+	for _, line := range resp.Header.Values("Set-Cookie") {
+		for _, c := range splitSetCookie(line) {
+			name, value, _ := strings.Cut(strings.TrimSpace(strings.Split(c, ";")[0]), "=")
+			cookies[name] = value
+		}
+	}
+	if resp.StatusCode != http.StatusOK || cookies["JWT"] == "" || cookies["XSRF-TOKEN"] == "" {
+		t.Fatalf("mock login: %d, Set-Cookie %q; want 200 setting JWT and XSRF-TOKEN", resp.StatusCode, resp.Header.Values("Set-Cookie"))
+	}
+	user := func(withSession bool) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/auth/user", nil)
+		if withSession {
+			req.Header.Set("Cookie", "JWT="+cookies["JWT"]+"; XSRF-TOKEN="+cookies["XSRF-TOKEN"])
+			req.Header.Set("X-XSRF-TOKEN", cookies["XSRF-TOKEN"])
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = r.Body.Close()
+		return r.StatusCode
+	}
+	if st := user(true); st != http.StatusOK {
+		t.Fatalf("GET /auth/user with the mock's cookies: %d, want 200", st)
+	}
+	if st := user(false); st != http.StatusUnauthorized {
+		t.Fatalf("GET /auth/user without a session: %d, want 401", st)
+	}
+}
+
+// splitSetCookie splits a Set-Cookie line that joins several cookies with commas (as proxies and
+// the mock send them) into one string per cookie; a comma inside an Expires date does not split.
+func splitSetCookie(line string) []string {
+	var out []string
+	start := 0
+	for _, m := range regexp.MustCompile(`,\s*[^;,=\s]+=`).FindAllStringIndex(line, -1) {
+		out = append(out, strings.TrimSpace(line[start:m[0]]))
+		start = m[0] + 1
+	}
+	return append(out, strings.TrimSpace(line[start:]))
 }

@@ -547,7 +547,7 @@ export interface components {
         /** @description Cookies cleared. */
         LoggedOut: {
             headers: {
-                "Set-Cookie": components["headers"]["SetCookie"];
+                "Set-Cookie": components["headers"]["ClearCookie"];
                 [name: string]: unknown;
             };
             content: {
@@ -719,8 +719,19 @@ export interface components {
         AvatarCacheControl: string;
         /** @description Always `nosniff`. */
         NoSniff: "nosniff";
-        /** @description `JWT` and `XSRF-TOKEN` cookies (set on login and refresh, cleared on logout). */
+        /**
+         * @description The `JWT` (HttpOnly) and `XSRF-TOKEN` cookies, set on login and refresh, each in a
+         *     `Set-Cookie` header of its own. The example shows the two joined in one line, as proxies
+         *     and a Prism mock (`make mock`) send them; a client that splits such a line (the SDK's
+         *     CookieJar) then carries the mock's session like the server's.
+         * @example JWT=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VyIjp7Im5hbWUiOiJkZW1vIn19.c2lnbmF0dXJl; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax, XSRF-TOKEN=9d4c6b1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718; Path=/; Max-Age=86400; SameSite=Lax
+         */
         SetCookie: string;
+        /**
+         * @description The `JWT` and `XSRF-TOKEN` cookies cleared (Max-Age=0), each in a `Set-Cookie` header of its own; the example joins them as SetCookie's does.
+         * @example JWT=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax, XSRF-TOKEN=; Path=/; Max-Age=0; SameSite=Lax
+         */
+        ClearCookie: string;
         /** @description Redirect target. */
         Location: string;
     };

@@ -151,9 +151,13 @@ export class CookieJar {
     return this.#cookies.get(name);
   }
 
-  /** store keeps the cookies a response sets. */
+  /**
+   * store keeps the cookies a response sets. A Set-Cookie line that joins several cookies with
+   * commas (as proxies and a Prism mock send them) counts as each of them; a comma inside an
+   * Expires date does not split.
+   */
   store(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
+    for (const line of response.headers.getSetCookie().flatMap((l) => l.split(/,\s*(?=[^;,=\s]+=)/))) {
       const [pair = "", ...attrs] = line.split(";");
       const i = pair.indexOf("=");
       if (i <= 0) {

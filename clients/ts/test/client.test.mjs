@@ -119,6 +119,10 @@ test("a cookie jar keeps what the server sets and the auth client echoes XSRF-TO
   assert.equal(echo(own).headers["x-xsrf-token"], "mine");
   cookies.store(new Response(null, { headers: [["Set-Cookie", "JWT=; Max-Age=0"]] }));
   assert.equal(cookies.header(), "XSRF-TOKEN=x1");
+  // One line joining two cookies (a proxy's, or the mock's example) is both; an Expires date's
+  // comma does not split.
+  cookies.store(new Response(null, { headers: [["Set-Cookie", "JWT=j2; Path=/; Expires=Thu, 01 Jan 2099 00:00:00 GMT; HttpOnly, XSRF-TOKEN=x2; Path=/"]] }));
+  assert.equal(cookies.header(), "XSRF-TOKEN=x2; JWT=j2");
 });
 
 test("a 2xx answer is data, anything else is error, and 204 has no data", async () => {
