@@ -1,10 +1,61 @@
-// Package api embeds the OpenAPI documents, the source of truth for the three HTTP surfaces, so the
+// Package api embeds the OpenAPI documents, the source of truth for the HTTP surfaces, so the
 // server can publish them at /openapi/{name}.yaml exactly as they are in the repository.
+//
+// The documents are also the registry of surfaces: every api/<name>.yaml is the surface <name>
+// (Names), and every list of surfaces in the repository (generation, lint, the SDK, /openapi,
+// /docs, metrics labels, mock ports, the names and messages tests) is read from them. wiring_test.go
+// fails, naming what is missing, when a spec is here without the rest of its surface.
 package api
 
-import "embed"
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
 
-// FS holds auth.yaml, brands.yaml and orders.yaml.
+	"sigs.k8s.io/yaml"
+)
+
+// FS holds one <surface>.yaml per surface.
 //
 //go:embed *.yaml
 var FS embed.FS
+
+// Names returns the surfaces: the names of the specs in api/, sorted.
+func Names() []string {
+	files, err := fs.Glob(FS, "*.yaml")
+	if err != nil {
+		panic(err) // only a malformed pattern fails
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = strings.TrimSuffix(f, ".yaml")
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Spec returns the document of surface name as it is in the repository.
+func Spec(name string) ([]byte, error) { return FS.ReadFile(name + ".yaml") }
+
+// MockPort is the port `make mock` serves surface name's examples on: the info.x-mock-port of its
+// spec (scripts/mock.sh reads the same line).
+func MockPort(name string) (int, error) {
+	body, err := Spec(name)
+	if err != nil {
+		return 0, err
+	}
+	var doc struct {
+		Info struct {
+			MockPort int `json:"x-mock-port"`
+		} `json:"info"`
+	}
+	if err := yaml.Unmarshal(body, &doc); err != nil {
+		return 0, fmt.Errorf("%s.yaml: %w", name, err)
+	}
+	if doc.Info.MockPort == 0 {
+		return 0, fmt.Errorf("%s.yaml: info has no x-mock-port (the port make mock serves it on)", name)
+	}
+	return doc.Info.MockPort, nil
+}

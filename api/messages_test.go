@@ -20,7 +20,7 @@ import (
 // body, wherever it sits (a response's example, a named example, a schema's example).
 func TestMessages_ExamplesShowWhatTheServerSends(t *testing.T) {
 	checked := map[string]int{}
-	for _, name := range []string{"orders", "brands", "auth"} {
+	for _, name := range api.Names() {
 		eachObject(loadJSON(t, name), func(where string, v map[string]any) {
 			code, okCode := v["code"].(string)
 			msg, okMsg := v["message"].(string)
@@ -51,7 +51,7 @@ func TestMessages_DetailCodesAreTheServers(t *testing.T) {
 		want[i] = string(c)
 	}
 	examples := 0
-	for _, name := range []string{"orders", "brands", "auth"} {
+	for _, name := range api.Names() {
 		doc := loadJSON(t, name)
 		detail, _ := dig(doc, "components", "schemas", "ErrorDetail", "properties", "code", "enum").([]any)
 		var got []string

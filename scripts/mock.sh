@@ -2,22 +2,26 @@
 # Serves each spec's examples with Stoplight Prism in mock mode (the version pinned in package.json),
 # one process per spec, until interrupted: a frontend team can work before the backend exists.
 #   MOCK_HOST         interface to listen on (127.0.0.1)
-#   MOCK_ORDERS_PORT  orders (4010), MOCK_BRANDS_PORT brands (4011), MOCK_AUTH_PORT auth (4012)
-#   MOCK_SPECS        which specs to serve ("orders brands auth")
+#   MOCK_<SPEC>_PORT  the port of one spec (MOCK_ORDERS_PORT, ...); by default its info.x-mock-port
+#                     (orders 4010, brands 4011, auth 4012)
+#   MOCK_SPECS        which specs to serve (every api/*.yaml)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prism=node_modules/.bin/prism
 [ -x "$prism" ] || { echo "Prism is missing: run 'make deps-npm'" >&2; exit 1; }
 host=${MOCK_HOST:-127.0.0.1}
-declare -A port=([orders]=${MOCK_ORDERS_PORT:-4010} [brands]=${MOCK_BRANDS_PORT:-4011} [auth]=${MOCK_AUTH_PORT:-4012})
+all=$(for f in api/*.yaml; do basename "$f" .yaml; done)
 pids=()
 stop() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null || true; }
 trap stop EXIT
 trap 'exit 130' INT TERM
-for s in ${MOCK_SPECS:-orders brands auth}; do
-	[ -n "${port[$s]:-}" ] || { echo "unknown spec $s (orders, brands, auth)" >&2; exit 2; }
-	echo "mock $s: http://$host:${port[$s]} (api/$s.yaml)"
-	"$prism" mock --host "$host" --port "${port[$s]}" "api/$s.yaml" > >(sed -u "s/^/[$s] /") 2>&1 &
+for s in ${MOCK_SPECS:-$all}; do
+	[ -f "api/$s.yaml" ] || { echo "unknown spec $s (known: "$all")" >&2; exit 2; }
+	var="MOCK_${s^^}_PORT"
+	port=${!var:-$(sed -n 's/^  x-mock-port: *\([0-9]*\).*/\1/p' "api/$s.yaml" | head -n 1)}
+	[ -n "$port" ] || { echo "api/$s.yaml has no info.x-mock-port and $var is not set" >&2; exit 2; }
+	echo "mock $s: http://$host:$port (api/$s.yaml)"
+	"$prism" mock --host "$host" --port "$port" "api/$s.yaml" > >(sed -u "s/^/[$s] /") 2>&1 &
 	pids+=($!)
 done
 # One Prism ending (a port in use, a broken spec) ends the others too.

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/swaggest/swgui"
@@ -12,12 +15,40 @@ import (
 	"github.com/triadhq/triad/api"
 )
 
-// specNames are the published OpenAPI documents, one per surface.
-var specNames = []string{"orders", "brands", "auth"}
+// specNames are the published OpenAPI documents, one per spec in api/ (api.Names), in the order
+// their surfaces are registered (orders first: the document /docs opens on).
+var specNames = registeredOrder(api.Names())
+
+// registeredOrder sorts names (stably) by the position of their surface in surfaces; a name with no
+// surface registered goes last (TestSurfaces_EverySpecIsMounted fails on it).
+func registeredOrder(names []string) []string {
+	at := func(name string) int {
+		return cmp.Or(slices.IndexFunc(surfaces, func(s surface) bool { return s.name == name })+1, len(surfaces)+1)
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(at(a), at(b)) })
+	return names
+}
+
+// swaggerURLs is Swagger UI's spec picker: every published document.
+func swaggerURLs() string {
+	type entry struct {
+		URL  string `json:"url"`
+		Name string `json:"name"`
+	}
+	urls := make([]entry, len(specNames))
+	for i, name := range specNames {
+		urls[i] = entry{URL: "/openapi/" + name + ".yaml", Name: name}
+	}
+	b, err := json.Marshal(urls)
+	if err != nil {
+		panic(err) // strings only
+	}
+	return string(b)
+}
 
 // mountDocs publishes the specs byte for byte at /openapi/{name}.yaml, the same documents as JSON
 // at /openapi/{name}.json (for tools that read no YAML), and an interactive reference (Swagger UI,
-// embedded in the binary by the swgui module) at /docs with a picker for the three specs. The UI
+// embedded in the binary by the swgui module) at /docs with a picker for every spec. The UI
 // keeps what Authorize was given across reloads (persistAuthorization, in the browser's
 // localStorage).
 func mountDocs(r chi.Router) {
@@ -35,11 +66,11 @@ func mountDocs(r chi.Router) {
 	}
 	ui := v5emb.NewHandlerWithConfig(swgui.Config{
 		Title:       "triad API reference",
-		SwaggerJSON: "/openapi/orders.yaml",
+		SwaggerJSON: "/openapi/" + specNames[0] + ".yaml",
 		BasePath:    "/docs/",
 		ShowTopBar:  true,
 		SettingsUI: map[string]string{
-			"urls":                 `[{"url":"/openapi/orders.yaml","name":"orders"},{"url":"/openapi/brands.yaml","name":"brands"},{"url":"/openapi/auth.yaml","name":"auth"}]`,
+			"urls":                 swaggerURLs(),
 			"persistAuthorization": "true",
 		},
 	})

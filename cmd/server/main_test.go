@@ -234,10 +234,7 @@ func waitFor(t *testing.T, ok func() bool) {
 func TestServer_GracefulShutdownFinishesInFlight(t *testing.T) {
 	started := make(chan struct{})
 	saved := surfaces
-	surfaces = append(surfaces[:len(surfaces):len(surfaces)], struct {
-		name  string
-		mount func(*app, chi.Router) error
-	}{"slow", func(_ *app, r chi.Router) error {
+	surfaces = append(surfaces[:len(surfaces):len(surfaces)], surface{"slow", func(_ *app, r chi.Router) error {
 		r.Get("/test/slow", func(w http.ResponseWriter, _ *http.Request) {
 			close(started)
 			time.Sleep(500 * time.Millisecond)

@@ -29,6 +29,9 @@ type Registry struct {
 	refusals *prometheus.CounterVec
 	// names maps "METHOD /route/{pattern}" to the spec's operationId; filled before serving.
 	names map[string]string
+	// surfaces maps a path's first segment ("orders", "api") to the surface whose spec has paths
+	// under it; filled before serving.
+	surfaces map[string]string
 }
 
 // New builds a registry with the request instruments and the Go runtime and process collectors.
@@ -48,7 +51,8 @@ func New() *Registry {
 			Name: "triad_login_throttle_refusals_total",
 			Help: "Logins refused with 429 by the failed-login throttle, by surface.",
 		}, []string{"surface"}),
-		names: map[string]string{},
+		names:    map[string]string{},
+		surfaces: map[string]string{},
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -62,9 +66,11 @@ func (m *Registry) Handler() http.Handler {
 
 // NameOperations labels the operations of spec with their operationId instead of their route
 // pattern, for the routes whose chi pattern is the spec's path (spec paths and chi patterns share the
-// {param} syntax). Call it before serving: the map is read without a lock.
-func (m *Registry) NameOperations(spec *openapi3.T) {
+// {param} syntax), and every route under the first path segments of the spec's paths with
+// surface. Call it before serving: the maps are read without a lock.
+func (m *Registry) NameOperations(surface string, spec *openapi3.T) {
 	for path, item := range spec.Paths.Map() {
+		m.surfaces[firstSegment(path)] = surface
 		for method, op := range item.Operations() {
 			if op.OperationID != "" {
 				m.names[method+" "+path] = op.OperationID
@@ -82,7 +88,7 @@ func (m *Registry) LoginRefused(surface string) func() {
 // Observe records one answered request. pattern is chi's route pattern ("" when nothing matched).
 func (m *Registry) Observe(method, pattern string, status int, took time.Duration) {
 	op := Operation(pattern)
-	surface := Surface(op)
+	surface := m.Surface(op)
 	method = normMethod(method)
 	if id, ok := m.names[method+" "+op]; ok {
 		op = id
@@ -115,25 +121,29 @@ func Operation(pattern string) string {
 	return pattern
 }
 
-// Surface names the surface an operation belongs to, from its first path segment.
-func Surface(op string) string {
+// Platform is the surface label of the server's own routes (probes, /metrics, /docs): those under
+// no spec's paths.
+const Platform = "platform"
+
+// Surface names the surface an operation belongs to: the one whose spec has paths under the
+// operation's first path segment (NameOperations), else Platform.
+func (m *Registry) Surface(op string) string {
 	if op == Unmatched {
 		return Unmatched
 	}
-	seg := strings.TrimPrefix(op, "/")
+	if s, ok := m.surfaces[firstSegment(op)]; ok {
+		return s
+	}
+	return Platform
+}
+
+// firstSegment is the first segment of a path: "orders" of /orders/{id}/take.
+func firstSegment(path string) string {
+	seg := strings.TrimPrefix(path, "/")
 	if i := strings.IndexByte(seg, '/'); i >= 0 {
 		seg = seg[:i]
 	}
-	switch seg {
-	case "auth", "avatar":
-		return "auth"
-	case "api":
-		return "brands"
-	case "oauth", "users", "orders", "authenticated":
-		return "orders"
-	default:
-		return "platform"
-	}
+	return seg
 }
 
 // normMethod keeps the method label bounded: unknown verbs collapse to "other".

@@ -1,21 +1,41 @@
 package metrics
 
-import "testing"
+import (
+	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/triadhq/triad/api"
+)
+
+// TestOperationAndSurface: the surface label comes from the specs in api/, each route to the
+// surface whose spec has paths under its first segment.
 func TestOperationAndSurface(t *testing.T) {
+	m := New()
+	for _, name := range api.Names() {
+		body, err := api.Spec(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := openapi3.NewLoader().LoadFromData(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.NameOperations(name, spec)
+	}
 	tests := []struct{ pattern, op, surface string }{
 		{"/orders/{id}/take", "/orders/{id}/take", "orders"},
 		{"/oauth/token", "/oauth/token", "orders"},
 		{"/api/brands/{id}", "/api/brands/{id}", "brands"},
 		{"/auth/*", Unmatched, Unmatched}, // a mounted router's catch-all is not a route
 		{"/avatar/{id}", "/avatar/{id}", "auth"},
-		{"/healthz", "/healthz", "platform"},
+		{"/healthz", "/healthz", Platform},
 		{"", Unmatched, Unmatched},
 	}
 	for _, tt := range tests {
 		op := Operation(tt.pattern)
-		if op != tt.op || Surface(op) != tt.surface {
-			t.Errorf("%q: operation %q surface %q, want %q %q", tt.pattern, op, Surface(op), tt.op, tt.surface)
+		if op != tt.op || m.Surface(op) != tt.surface {
+			t.Errorf("%q: operation %q surface %q, want %q %q", tt.pattern, op, m.Surface(op), tt.op, tt.surface)
 		}
 	}
 }
