@@ -145,3 +145,28 @@ func productsJSON(v *ValidationError, ps []Product) []byte {
 	}
 	return b
 }
+
+// CheckField runs the domain's own rule for one text field of a body, as the operations that take
+// it check it (brand: the body is a brand's, whose name may be longer than a user's), and lists its
+// problems. The HTTP edge runs it on a request the spec refused, so one answer names the spec's
+// problems and the domain's (a control character in a name) at once.
+func CheckField(field, value string, brand bool) []FieldProblem {
+	var v ValidationError
+	switch field {
+	case "name":
+		if brand {
+			checkName(&v, field, value, MaxBrandNameLen)
+		} else {
+			checkName(&v, field, value, MaxNameLen)
+		}
+	case "email":
+		checkEmail(&v, value)
+	case "password", "newPassword":
+		checkPassword(&v, field, value)
+	case "url", "featuredImage":
+		checkURL(&v, field, value)
+	case "description":
+		checkDescription(&v, value)
+	}
+	return v.Problems
+}

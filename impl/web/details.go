@@ -76,6 +76,10 @@ func schemaField(in invalid.In, field string, param *openapi3.Schema, err error)
 	if field == "" {
 		field = "body"
 	}
+	if errors.Is(err, openapi3filter.ErrInvalidRequired) {
+		// A required body (or parameter) that is absent or empty.
+		return invalid.New(in, field, invalid.Required)
+	}
 	var pe *openapi3filter.ParseError
 	if errors.As(err, &pe) {
 		// A value kin-openapi could not read: its text (value abc: an invalid integer: invalid

@@ -147,6 +147,7 @@ func TestValidator_EveryCode(t *testing.T) {
 		want               FieldError
 	}{
 		{"required", "/things/1", `{}`, "", invalid.New(B, "name", invalid.Required)},
+		{"required body", "/things/1", ``, "", invalid.New(B, "body", invalid.Required)},
 		{"unknown_field", "/things/1", `{"name":"ab","colour":1}`, "", invalid.New(B, "colour", invalid.UnknownField)},
 		{"unknown_field nested", "/things/1", `{"name":"ab","shop":{"town":"x"}}`, "", invalid.New(B, "shop.town", invalid.UnknownField)},
 		{"type", "/things/1", `{"name":"ab","count":"x"}`, "", invalid.Expect(B, "count", invalid.Type, "integer")},

@@ -132,6 +132,7 @@ func (a *API) Mount(r chi.Router) error {
 	router.Group(r, router.Surface{
 		Spec:   spec,
 		Before: []func(http.Handler) http.Handler{a.auth.Middleware},
+		Also:   fieldChecks,
 	}, func(g chi.Router) {
 		strict := brandsapi.NewStrictHandlerWithOptions(&server{a}, []brandsapi.StrictMiddlewareFunc{withRemoteAddr}, brandsapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/triadhq/triad/impl/brands"
-	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/refusal"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -46,13 +45,4 @@ func problems(err error) []web.FieldError {
 		out[i] = p.At(inOf(p.Field))
 	}
 	return out
-}
-
-// inOf places a field of the brands domain's refusals: ids are path segments, every other field is
-// in the body (JSON or form).
-func inOf(field string) invalid.In {
-	if field == "id" {
-		return invalid.Path
-	}
-	return invalid.Body
 }
