@@ -110,6 +110,10 @@ type OrdersConfig struct {
 	MaxInProgress int // ORDERS_MAX_IN_PROGRESS
 	// InProgressTimeout is how long an order may stay IN PROGRESS untouched before it returns to WAITING.
 	InProgressTimeout time.Duration // ORDERS_IN_PROGRESS_TIMEOUT
+	// ListShare is how many list pages one user reads at once per replica (0: a quarter of the pool).
+	ListShare int // ORDERS_LIST_SHARE
+	// ListTimeout bounds one list page's query.
+	ListTimeout time.Duration // ORDERS_LIST_TIMEOUT
 }
 
 // BrandsConfig configures the brands surface.
@@ -262,6 +266,8 @@ func LoadConfig(args []string) (Config, error) {
 	fs.Var(secretFlag{&c.Orders.ClientSecret}, "orders-client-secret", "OAuth2 client secret of the orders API (ORDERS_CLIENT_SECRET)")
 	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", e.duration("ORDERS_TOKEN_TTL", 24*time.Hour), "access token lifetime (ORDERS_TOKEN_TTL)")
 	fs.IntVar(&c.Orders.MaxInProgress, "orders-max-in-progress", e.int("ORDERS_MAX_IN_PROGRESS", orders.DefaultMaxInProgress), "orders one performer may hold IN PROGRESS at once; a take beyond gets 409 too_many_in_progress (ORDERS_MAX_IN_PROGRESS)")
+	fs.IntVar(&c.Orders.ListShare, "orders-list-share", e.int("ORDERS_LIST_SHARE", 0), "list pages one user reads at once per replica, more wait their turn; 0 is a quarter of the database pool, at least 1 (ORDERS_LIST_SHARE)")
+	fs.DurationVar(&c.Orders.ListTimeout, "orders-list-timeout", e.duration("ORDERS_LIST_TIMEOUT", orders.DefaultListTimeout), "longest a list page's query may run before it is cancelled and answered 503 server_busy (ORDERS_LIST_TIMEOUT)")
 	fs.DurationVar(&c.Orders.InProgressTimeout, "orders-in-progress-timeout", e.duration("ORDERS_IN_PROGRESS_TIMEOUT", 72*time.Hour), "an order IN PROGRESS untouched this long returns to WAITING (ORDERS_IN_PROGRESS_TIMEOUT)")
 
 	fs.StringVar(&c.Brands.AdminEmail, "brands-admin-email", env("BRANDS_ADMIN_EMAIL", ""), "first admin of the brands API (BRANDS_ADMIN_EMAIL)")
@@ -494,6 +500,12 @@ func (c *Config) validate() error {
 	}
 	if c.Orders.MaxInProgress < 1 {
 		errs = append(errs, errors.New("ORDERS_MAX_IN_PROGRESS must be at least 1"))
+	}
+	if c.Orders.ListShare < 0 {
+		errs = append(errs, errors.New("ORDERS_LIST_SHARE must not be negative"))
+	}
+	if c.Orders.ListTimeout < time.Millisecond {
+		errs = append(errs, errors.New("ORDERS_LIST_TIMEOUT must be at least 1ms"))
 	}
 	if c.Orders.InProgressTimeout < time.Second {
 		errs = append(errs, errors.New("ORDERS_IN_PROGRESS_TIMEOUT must be at least 1s"))

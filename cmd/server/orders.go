@@ -25,8 +25,9 @@ func (a *app) mountOrders(r chi.Router) error {
 		Logins:       logins,
 		Signups:      signups,
 		Revocations:  a.revocations,
-		Limits:       orders.Limits{MaxInProgress: a.cfg.Orders.MaxInProgress},
-		Reads:        a.reads,
+		Limits: orders.Limits{MaxInProgress: a.cfg.Orders.MaxInProgress,
+			ListShare: a.cfg.Orders.ListShare, ListTimeout: a.cfg.Orders.ListTimeout},
+		Reads: a.reads,
 	})
 	if err != nil {
 		return err

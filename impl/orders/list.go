@@ -2,9 +2,12 @@ package orders
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -73,7 +76,7 @@ func (s *Service) ListWaiting(ctx context.Context, p Principal, pr PageRequest) 
 	if p.Type != Performer {
 		return PageOf[Order]{}, refuse(ErrForbidden, "only performers list new orders; customers list their own at /users/%d/orders", p.ID)
 	}
-	return s.list(ctx, scopeWaiting, 0, pr)
+	return s.list(ctx, p, scopeWaiting, 0, pr)
 }
 
 // ListOwn is the page of a user's own orders: published ones for a customer, taken ones for a
@@ -86,7 +89,7 @@ func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr Pag
 	if p.Type == Performer {
 		scope = scopePerformer
 	}
-	page, err := s.list(ctx, scope, userID, pr)
+	page, err := s.list(ctx, p, scope, userID, pr)
 	if scope == scopePerformer {
 		for i := range page.Items {
 			page.Items[i].PerformerName = p.Username
@@ -95,55 +98,65 @@ func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr Pag
 	return page, err
 }
 
-func (s *Service) list(ctx context.Context, scope string, owner int64, pr PageRequest) (out PageOf[Order], err error) {
+// list reads one page of a list for caller, holding one of the caller's places in the pool's
+// fair share while it does (Limits.ListShare) and bounded in time (Limits.ListTimeout).
+func (s *Service) list(ctx context.Context, caller Principal, scope string, owner int64, pr PageRequest) (out PageOf[Order], err error) {
 	out = PageOf[Order]{Items: make([]Order, 0, pr.Size), Number: pr.Number, Size: pr.Size}
 	sql, ok := listQueries[listKey(scope, pr.Sort, pr.Desc)]
 	if !ok {
 		return out, InvalidInput(invalid.OneOf("", "sort", SortValues()))
 	}
+	release, err := s.share.acquire(ctx, caller.ID)
+	if err != nil {
+		return out, err
+	}
+	defer release()
 	args := []any{scope, owner, pr.Size, pr.Number * pr.Size}
 	// A page only reads, and its total comes from the same snapshot, so a standby that has
 	// replayed the caller's writes serves it (s.reads).
 	err = s.reads.Do(ctx, func(pool *pgxpool.Pool) (err error) {
 		out.Items = out.Items[:0]
-		var found bool
-		if scope == scopeWaiting {
-			found, err = listGeneric(ctx, pool, sql, args, &out)
-		} else {
-			var rows pgx.Rows
-			if rows, err = pool.Query(ctx, sql, args...); err == nil {
-				found, err = scanPage(rows, &out)
-			}
-		}
+		found, err := s.listPipelined(ctx, pool, sql, args, scope == scopeWaiting, &out)
 		if err == nil && !found {
 			out.TotalElements, err = db.New(pool).OrderListSize(ctx, db.OrderListSizeParams{Scope: scope, OwnerID: owner})
 		}
 		return err
 	})
+	if err != nil && ctx.Err() == nil && pgErrCode(err) == "57014" /* query_canceled */ {
+		// Cancelled by the statement timeout (a cancel of the request itself leaves ctx.Err set).
+		return out, refuse(ErrListTooSlow, "this page took longer than %s to read; try again shortly", s.limits.ListTimeout)
+	}
 	return out, err
 }
 
-// listGeneric runs a new-orders page query with a generic plan, in one pipelined round trip
-// (BEGIN, SET LOCAL, the query, COMMIT). PostgreSQL would otherwise plan the statement afresh on
-// every call, which for a 20-row page costs more than running it (measured: about half the
-// time of GET /orders). A generic plan is safe for this list only: its filter is a constant
-// (status = 'WAITING') and each sort order has its own partial index, so the plan does not depend
-// on the parameters. The per-user lists keep custom plans, since how many orders one user has
-// decides between an index walk and a sort.
-func listGeneric(ctx context.Context, pool *pgxpool.Pool, sql string, args []any, out *PageOf[Order]) (found bool, err error) {
+// listPipelined runs a page query on pool in one pipelined round trip (BEGIN, the settings, the
+// query, COMMIT) with the statement timeout Limits.ListTimeout, so that no page holds a connection
+// for longer, and, for the new-orders list (generic), with a generic plan. PostgreSQL would
+// otherwise plan that statement afresh on every call, which for a 20-row page costs more than
+// running it (measured: about half the time of GET /orders). A generic plan is safe for that list
+// only: its filter is a constant (status = 'WAITING') and each sort order has its own partial
+// index, so the plan does not depend on the parameters. The per-user lists keep custom plans,
+// since how many orders one user has decides between an index walk and a sort. (A statement's
+// first preparation on a connection runs before the settings, without the timeout.)
+func (s *Service) listPipelined(ctx context.Context, pool *pgxpool.Pool, sql string, args []any, generic bool, out *PageOf[Order]) (found bool, err error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer conn.Release()
+	plans := "auto"
+	if generic {
+		plans = "force_generic_plan"
+	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN READ ONLY")
-	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue("SELECT set_config('statement_timeout', $1, true), set_config('plan_cache_mode', $2, true)",
+		strconv.FormatInt(s.limits.ListTimeout.Milliseconds(), 10), plans)
 	b.Queue(sql, args...)
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	err = func() error {
-		for range 2 { // BEGIN, SET LOCAL
+		for range 2 { // BEGIN, the settings
 			if _, err := br.Exec(); err != nil {
 				return err
 			}
@@ -165,6 +178,15 @@ func listGeneric(ctx context.Context, pool *pgxpool.Pool, sql string, args []any
 		pgtx.EndOpen(ctx, conn.Conn())
 	}
 	return found, err
+}
+
+// pgErrCode is the SQLSTATE of a PostgreSQL error, "" for any other error.
+func pgErrCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
 }
 
 // scanPage reads the rows of a list query into out and closes them; found reports whether any

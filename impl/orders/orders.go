@@ -94,6 +94,9 @@ var (
 	// ErrTooManyInProgress is a take by a performer who already holds Limits.MaxInProgress orders
 	// IN PROGRESS (409); nothing moved.
 	ErrTooManyInProgress = errors.New("too many orders in progress")
+	// ErrListTooSlow is a page whose query ran past Limits.ListTimeout and was cancelled (503,
+	// retry shortly); nothing is wrong with the request.
+	ErrListTooSlow = errors.New("list query too slow")
 )
 
 // Refusal is a domain error with a message fit for the caller. It wraps one of the sentinels.

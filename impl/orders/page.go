@@ -6,13 +6,15 @@ import (
 	"github.com/triadhq/triad/impl/invalid"
 )
 
-// Page bounds: size defaults to DefaultPageSize and may not exceed MaxPageSize; page numbers stop at
-// MaxPage so OFFSET stays bounded. The spec states the same limits, so requests beyond them are
-// refused with 400 before they reach this package.
+// Page bounds: size defaults to DefaultPageSize and may not exceed MaxPageSize; a page may start
+// at most MaxOffset rows into its list (page × size ≤ MaxOffset), so the rows a query skips stay
+// bounded whatever the list's size: a page deeper than that is refused, not read. MaxPage, the
+// largest page number, is MaxOffset (a page of one row). The spec states the same limits.
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100
-	MaxPage         = 10000
+	MaxOffset       = 10000
+	MaxPage         = MaxOffset
 )
 
 // SortField is a column a list may be sorted by.
@@ -55,6 +57,10 @@ func ParsePage(page, size *int32, sort *string) (PageRequest, error) {
 	}
 	if sort != nil && *sort != "" {
 		sortErr = p.parseSort(*sort)
+	}
+	if pageErr == nil && sizeErr == nil && p.Number*p.Size > MaxOffset {
+		// Too deep for this size: the limit is the deepest page of this size.
+		pageErr = bounded("page", int64(p.Number), 0, int64(MaxOffset/p.Size))
 	}
 	if pageErr == nil && sizeErr == nil && sortErr == nil {
 		return p, nil // the common case: no slice of problems to build

@@ -106,3 +106,31 @@ func TestPageOf_TotalPages(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePage_OffsetBound: a page may start at most MaxOffset rows into its list, whatever its
+// size; a deeper one is refused as too_large with the deepest page of that size as the limit, so
+// GET /orders?page=9999&size=100 costs no query.
+func TestParsePage_OffsetBound(t *testing.T) {
+	i32 := func(v int32) *int32 { return &v }
+	for _, tc := range []struct {
+		page, size int32
+		limit      string // "" when accepted
+	}{
+		{9999, 100, "100"},
+		{101, 100, "100"},
+		{100, 100, ""},
+		{500, 20, ""},
+		{501, 20, "500"},
+		{MaxPage, 1, ""},
+		{3334, 3, "3333"},
+	} {
+		_, err := ParsePage(i32(tc.page), i32(tc.size), nil)
+		var rf *Refusal
+		switch {
+		case tc.limit == "" && err != nil:
+			t.Errorf("page %d of size %d refused: %v", tc.page, tc.size, err)
+		case tc.limit != "" && (!errors.As(err, &rf) || rf.Field != "page" || rf.Detail.Code != invalid.TooLarge || string(rf.Detail.Limit) != tc.limit):
+			t.Errorf("page %d of size %d: %v (%+v), want page too_large with limit %s", tc.page, tc.size, err, rf, tc.limit)
+		}
+	}
+}

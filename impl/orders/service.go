@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -46,17 +47,28 @@ type Service struct {
 	limits Limits
 	// reads picks the pool of the list pages: a standby that has the caller's writes, or pool.
 	reads *pgread.Reader
+	share *share
 }
 
 // DefaultMaxInProgress is how many orders one performer may hold IN PROGRESS at once unless
 // configured otherwise.
 const DefaultMaxInProgress = 10
 
+// DefaultListTimeout is how long one page's query may run unless configured otherwise.
+const DefaultListTimeout = 2 * time.Second
+
 // Limits bound what one user may hold, so that no one can take the marketplace hostage.
 type Limits struct {
 	// MaxInProgress is how many orders one performer may hold IN PROGRESS at once; a take beyond
 	// it is refused with ErrTooManyInProgress. 0 means DefaultMaxInProgress.
 	MaxInProgress int
+	// ListShare is how many list pages one user reads at once in this process; more wait for one
+	// of the user's own places, so one user cannot hold the whole pool. 0 means a quarter of the
+	// pool's connections, at least 1.
+	ListShare int
+	// ListTimeout bounds one page's query (statement_timeout); a page past it is refused with
+	// ErrListTooSlow. 0 means DefaultListTimeout.
+	ListTimeout time.Duration
 }
 
 // NewService returns a Service on pool hashing passwords with hasher, within limits.
@@ -64,7 +76,14 @@ func NewService(pool *pgxpool.Pool, hasher *password.Hasher, limits Limits) *Ser
 	if limits.MaxInProgress <= 0 {
 		limits.MaxInProgress = DefaultMaxInProgress
 	}
-	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits, reads: pgread.New(pool, nil)}
+	if limits.ListShare <= 0 {
+		limits.ListShare = max(1, int(pool.Config().MaxConns)/4)
+	}
+	if limits.ListTimeout <= 0 {
+		limits.ListTimeout = DefaultListTimeout
+	}
+	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits, reads: pgread.New(pool, nil),
+		share: newShare(limits.ListShare)}
 }
 
 // ReadFrom sends the list pages through r (a standby with read-your-writes); without it they read

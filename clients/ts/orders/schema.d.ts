@@ -574,7 +574,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. On a list also `server_busy`, with `Retry-After: 1`: the page's query ran past the server's time limit and was cancelled. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -770,7 +770,12 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Zero-based page number; at most 10000. */
+        /**
+         * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
+         *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
+         *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
+         *     deepest page of the size asked for; sort the other way to read the far end of a list.
+         */
         Page: number;
         /** @description Page size; default 20, at most 100 (larger is refused with 400). */
         Size: number;
@@ -1080,7 +1085,12 @@ export interface operations {
     listNewOrders: {
         parameters: {
             query?: {
-                /** @description Zero-based page number; at most 10000. */
+                /**
+                 * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
+                 *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
+                 *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
+                 *     deepest page of the size asked for; sort the other way to read the far end of a list.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size; default 20, at most 100 (larger is refused with 400). */
                 size?: components["parameters"]["Size"];
@@ -1196,7 +1206,12 @@ export interface operations {
     listUserOrders: {
         parameters: {
             query?: {
-                /** @description Zero-based page number; at most 10000. */
+                /**
+                 * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
+                 *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
+                 *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
+                 *     deepest page of the size asked for; sort the other way to read the far end of a list.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size; default 20, at most 100 (larger is refused with 400). */
                 size?: components["parameters"]["Size"];

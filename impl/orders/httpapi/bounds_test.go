@@ -32,6 +32,7 @@ func TestRefusals_CoverTheDomainAndTheSpec(t *testing.T) {
 		"ErrInvalidState":       orders.ErrInvalidState,
 		"ErrInsufficientFunds":  orders.ErrInsufficientFunds,
 		"ErrTooManyInProgress":  orders.ErrTooManyInProgress,
+		"ErrListTooSlow":        orders.ErrListTooSlow,
 	}, map[string]string{
 		"ErrInvalidCredentials": "the token endpoint answers it as invalid_grant (RFC 6749 §5.2)",
 	}, "..", spec(t))
@@ -76,7 +77,10 @@ func TestBounds_SkippedRequestsCheckTheSpecsBounds(t *testing.T) {
 					parse := func(v int64) error {
 						n := int32(v)
 						if p.Name == "page" {
-							_, err := orders.ParsePage(&n, nil, nil)
+							// Pages of one row: any other size bounds the page lower (page ×
+							// size ≤ orders.MaxOffset, TestParsePage_OffsetBound).
+							one := int32(1)
+							_, err := orders.ParsePage(&n, &one, nil)
 							return err
 						}
 						_, err := orders.ParsePage(nil, &n, nil)

@@ -106,16 +106,24 @@ func newEnvHasher(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins th
 // newEnvLimits is newEnv with limits on what one user may hold.
 func newEnvLimits(t testing.TB, limits orders.Limits) *env {
 	t.Helper()
-	return newEnvWith(t, dbtest.New(t), httpapi.Options{TokenTTL: time.Hour, Hasher: sharedHasher(), Limits: limits})
+	return newEnvWith(t, nil, withLimits(limits))
+}
+
+// withLimits is the options of newEnv with limits.
+func withLimits(limits orders.Limits) httpapi.Options {
+	return httpapi.Options{TokenTTL: time.Hour, Hasher: sharedHasher(), Limits: limits}
 }
 
 // newEnvWith is the API with opts (the test client's id and secret, a log and a token Watcher
-// added) on pool, its handler wrapped in wrap (the server's own layers a test needs, outermost
-// first). Without a hasher it gets the shared one; without a registration cap, one no test
-// reaches: tests register many users from one address, and the cap is tested on its own
-// (TestRegister_CappedPerAddress, with the server's default).
+// added) on pool (nil: a database of its own), its handler wrapped in wrap (the server's own
+// layers a test needs, outermost first). Without a hasher it gets the shared one; without a
+// registration cap, one no test reaches: tests register many users from one address, and the cap
+// is tested on its own (TestRegister_CappedPerAddress, with the server's default).
 func newEnvWith(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options, wrap ...func(http.Handler) http.Handler) *env {
 	t.Helper()
+	if pool == nil {
+		pool = dbtest.New(t)
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// As in the server: resolved tokens are cached, and revocations reach the cache by a Watcher.
 	w := opaquetoken.NewWatcher(pool, log)

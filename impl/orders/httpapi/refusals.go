@@ -24,6 +24,10 @@ var refusals = refusal.Table{
 	{Err: orders.ErrInvalidState, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "invalid_state"}},
 	{Err: orders.ErrInsufficientFunds, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "insufficient_funds"}},
 	{Err: orders.ErrTooManyInProgress, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "too_many_in_progress"}},
+	// A page cancelled by its statement timeout: the server declined the work, as when the
+	// password hasher is full, so the same code and a short Retry-After.
+	{Err: orders.ErrListTooSlow, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: refusal.CodeServerBusy,
+		Message: refusal.MessageServerBusy, RetryAfter: func(error) int { return 1 }}},
 }
 
 // fieldOf lists the details of an ErrInvalidInput refusal: one, or each of orders.Problems, placed
