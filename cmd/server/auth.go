@@ -16,6 +16,7 @@ import (
 
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/auth"
+	"github.com/triadhq/triad/impl/auth/loginlimit"
 	"github.com/triadhq/triad/impl/auth/pgstate"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/sender"
@@ -23,7 +24,9 @@ import (
 	"github.com/triadhq/triad/impl/avatar"
 	"github.com/triadhq/triad/impl/avatar/avatarstore"
 	"github.com/triadhq/triad/impl/cors"
+	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/router"
+	"github.com/triadhq/triad/impl/throttle"
 )
 
 // Demo credentials of the direct provider "local" in dev mode (documented in docs/auth.md).
@@ -53,7 +56,8 @@ func (a *app) mountAuth(r chi.Router) error {
 	// The tables are the server's migrations' (db/schema/00040_auth_state.sql): nothing is created
 	// at start, so a role that may only read and write rows runs the server.
 	st := pgstate.Open(a.pool)
-	svc, err := newAuthService(a.cfg, a.log, store, &sharedState{store: st, pool: a.pool, direct: a.direct, log: a.log})
+	svc, err := newAuthService(a.cfg, a.log, store, &sharedState{store: st, pool: a.pool, direct: a.direct, log: a.log,
+		logins: a.loginLimits("auth")})
 	if err != nil {
 		return err
 	}
@@ -100,6 +104,8 @@ type sharedState struct {
 	// PostgreSQL, never a pooled one.
 	direct *pgx.ConnConfig
 	log    *slog.Logger
+	// logins are the failed-login limit's settings, as for orders and brands.
+	logins throttle.Options
 }
 
 // usedIDs is the store of used confirmation ids; nil means the library's in-memory default.
@@ -116,6 +122,18 @@ func (s *sharedState) sendLimiter(c AuthConfig) provider.SendLimiter {
 		return nil
 	}
 	return newSendLimiter(s.pool, c)
+}
+
+// loginGuard is the failed-login limit of direct logins and basic auth: the one guard orders and
+// brands run (impl/loginguard), over the same table, so the rules, the count and the 429 are the
+// same on every surface and every replica; nil means the library's in-memory one. The auth surface
+// hashes nothing itself (the checks are the embedder's or a constant-time compare), so the guard
+// has no hasher to admit logins to.
+func (s *sharedState) loginGuard() loginlimit.Guard {
+	if s == nil {
+		return nil
+	}
+	return loginguard.New(nil, throttle.New(s.pool, s.logins), loginlimit.ErrBadCredentials)
 }
 
 // telegram returns the pending-login store and the poller election of one bot; nils mean the
@@ -154,6 +172,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		LoginPage:            true,
 		UsedIDs:              shared.usedIDs(),
 		SendLimiter:          shared.sendLimiter(c),
+		LoginGuard:           shared.loginGuard(),
 	}
 	if cfg.IsDev() {
 		opts.LoginPageDirect = devDirectProvider

@@ -19,8 +19,14 @@ func (a *app) passwordLogins(surface string) (hasher *password.Hasher, logins, s
 	hasher.SetClientLine(a.cfg.Logins.ClientQueue)
 	a.metrics.WatchHashQueue(surface, hasher.Waiting)
 	l := a.cfg.Logins
-	return hasher, throttle.Options{AddressMax: l.AddressMax, AddressInterval: l.AddressInterval, OnBlocked: a.metrics.LoginRefused(surface)},
-		throttle.Options{Max: l.SignupMax, Window: l.SignupWindow}
+	return hasher, a.loginLimits(surface), throttle.Options{Max: l.SignupMax, Window: l.SignupWindow}
+}
+
+// loginLimits is the failed-login limit of surface's password logins, whose refusals the metrics
+// count.
+func (a *app) loginLimits(surface string) throttle.Options {
+	l := a.cfg.Logins
+	return throttle.Options{AddressMax: l.AddressMax, AddressInterval: l.AddressInterval, OnBlocked: a.metrics.LoginRefused(surface)}
 }
 
 // sweepTokens deletes a surface's expired access tokens every hour until shutdown. Expired tokens

@@ -500,6 +500,9 @@ type ProviderRefused = Error
 // TooLarge The body of every refusal on this surface.
 type TooLarge = Error
 
+// TooManyAttempts The body of every refusal on this surface.
+type TooManyAttempts = Error
+
 // Unauthorized The body of every refusal on this surface.
 type Unauthorized = Error
 
@@ -2523,6 +2526,11 @@ type GetAuthUserResponse200Headers struct {
 	SetCookie *string
 }
 
+// GetAuthUserResponse429Headers the declared response headers of an HTTP 429 response for GetAuthUser
+type GetAuthUserResponse429Headers struct {
+	RetryAfter int
+}
+
 // GetAuthUserResponse503Headers the declared response headers of an HTTP 503 response for GetAuthUser
 type GetAuthUserResponse503Headers struct {
 	RetryAfter *int
@@ -2537,12 +2545,16 @@ type GetAuthUserResponse struct {
 	JSON400 *ValidationFailed
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAuthUserResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAuthUserResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetAuthUserResponse503Headers
 }
@@ -2560,6 +2572,11 @@ func (r GetAuthUserResponse) GetJSON400() *ValidationFailed {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetAuthUserResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAuthUserResponse) GetJSON429() *TooManyAttempts {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2830,7 +2847,7 @@ type AuthLoginResponse303Headers struct {
 
 // AuthLoginResponse429Headers the declared response headers of an HTTP 429 response for AuthLogin
 type AuthLoginResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter int
 }
 
 // AuthLoginResponse503Headers the declared response headers of an HTTP 503 response for AuthLogin
@@ -2962,6 +2979,11 @@ type AuthLoginPostResponse303Headers struct {
 	SetCookie *string
 }
 
+// AuthLoginPostResponse429Headers the declared response headers of an HTTP 429 response for AuthLoginPost
+type AuthLoginPostResponse429Headers struct {
+	RetryAfter int
+}
+
 // AuthLoginPostResponse503Headers the declared response headers of an HTTP 503 response for AuthLoginPost
 type AuthLoginPostResponse503Headers struct {
 	RetryAfter *int
@@ -2980,6 +3002,8 @@ type AuthLoginPostResponse struct {
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -2992,6 +3016,8 @@ type AuthLoginPostResponse struct {
 	Headers302 *AuthLoginPostResponse302Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthLoginPostResponse303Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthLoginPostResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *AuthLoginPostResponse503Headers
 }
@@ -3019,6 +3045,11 @@ func (r AuthLoginPostResponse) GetJSON413() *TooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r AuthLoginPostResponse) GetJSON415() *Error {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthLoginPostResponse) GetJSON429() *TooManyAttempts {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3902,6 +3933,13 @@ func ParseGetAuthUserResponse(rsp *http.Response) (*GetAuthUserResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3929,6 +3967,16 @@ func ParseGetAuthUserResponse(rsp *http.Response) (*GetAuthUserResponse, error) 
 			headers.SetCookie = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAuthUserResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAuthUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4300,10 +4348,10 @@ func ParseAuthLoginResponse(rsp *http.Response) (*AuthLoginResponse, error) {
 		var headers AuthLoginResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
@@ -4376,6 +4424,13 @@ func ParseAuthLoginPostResponse(rsp *http.Response) (*AuthLoginPostResponse, err
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4444,6 +4499,16 @@ func ParseAuthLoginPostResponse(rsp *http.Response) (*AuthLoginPostResponse, err
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuthLoginPostResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthLoginPostResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4759,171 +4824,179 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs31uCrYLlflUhvkyJ1i0VWalexnViOY3sseZLa0KsGu0ESURPoaaBFcWJVza99gH2IebB5kq1z",
-	"DtAXsinJspyZ+er7kYrMRgMHwLnf+vdWpBepVkJZ0xr+3poLHosM/zy54pZnz3g0F8+0splO4NdYmCiT",
-	"qZVatYatMM0niYwCtuDXXT4T3+4f9fthrxW0TDQXCw5viGu+SBPRGraaBreCll2l8NTYTKpZ6+YmaD1L",
-	"BM+eaX0pxeaa53PBwlc/n4eMq5iFv5y9/757/vbHF29CFuErhkXwvohZ+yd+3T2ZiW/7nYAJHs2ZVIyz",
-	"8EzYLk0fMtox01MmrWF6qUbMzgVzULPftFQGflkwbtiZsPTejmGxFgZ2Wu7v1c/n347YO27n3+6OWLH2",
-	"iL20Nn2rktWInfGFOJNWfPuaXweshL35vero2pluHtmLcz7bPKszm2k1Y1c8kTG3Ogtwb3Nu5rBh+NtY",
-	"DSc1WVnaTdO9jVviMI72+3uT+HDaH/SPDw6PBocDPjjkkTh62j+K4nh/cPxNdDRuNd7nax1xgmgdwPci",
-	"lpmILLM8mwlbh2CqswW3rWErz2Q3E1ORCRWJxhXe6DMlp9PNBU6SJV8ZFiptYMA6bqp80Rr+2nJPWx+b",
-	"5i4u/TZcbPs77mxFy4AZYZlWLNEzwEMVs0xMM2HmFeQcq9uxs8fOK9hp5nqJ2MnsUiOuihim0UqwRCoR",
-	"ANKmmb6WwowVrMjZu0yaBVvo6JK1wwW/FPh32GFGqBgxfcQ4ixIplGV2zi0zaQKrmzyaM47zsjasefb8",
-	"xx0zVgTrK5514G3FIp5lQIUwBKbeMcwIYyTsXF4KQjuRXYlsx/TGaoOExOrVfPJDJN/KV6cf/no6eCNP",
-	"zal6fxg9Oz06vUx/+fOzV8c9sXo1iPb+vDr9Lf3mdHE4n/z8AV64/N8/D65O1eC4F+0larL4vh//8irZ",
-	"JK6nRwf9+xHmcXwQHU0GYm+6zw8mh9FR/I14Oj3u88FkL9qPD8Th9Kj/zeDp1jXuTcQ3QSvlGV8I6zjw",
-	"6fSNVuInbqP5JuoBwdMZu6ua6yQ2rK0zFj4JO3CHC3iTcWWWIjNsv39QZ1efSdYSViV8bAUtxRcwx+m0",
-	"CzB2Ccjq7hb8+rVQMztvDQf9vYMmwnqX6SsJ0zWwhZk0VgBnSt0gBiuythGC7fLczncTaWynTg6SDsSx",
-	"lOLNMNERT0KgolhcsYWORcCWc22EI0VpkGIy8ZdcGDtiYSyuQsJxeOHtSW7nbK/Xd2jbKc50Ke2cZY6H",
-	"GcbZJNNLIzI21UmilyZgSlvG2VTYaF4/fYTJH2vK7bw8VA94K2gBSDITcWtos1xUzzfl1ooMXv4/v/Lu",
-	"X/vd44/u/xfdj7/3g/3BzX80skrA7Zd0jY38rMR9x7h2DAiQXIyYh4Ytgc6R7ehLoHi9EIZNM73AH1/9",
-	"fO5e7W3Dm1+65TLb0Gbv8ChoIpJMmFQrI0hLmVqRvYZb3NzNaz2bIT8csf3+PrMaoXPCUMQsBIhDQiGv",
-	"OvAMmBMKooouVBVg/5GJaWvY+u+7pea064buFuNIbHRLuXHbW6WAwf19x+MfuBVLvoIXI62sUBb+5Gma",
-	"SFpg9zdD0BQIBSNjOCpxHc25momLKZeJiFtBayGM4TN4BvsvyCKWMaFnFInU4tkAYelM/hXXYDjhTfV2",
-	"mnZBT83uSSpfZJnOaBNreuIaUI64ClAyMc2NiImd6Vh0AhbmRmRSTXX9FfiVRTpPCPYJUC2PYTyIr/rY",
-	"SKupBBWCNlN5JxaJvAL20unBBp/xJJnw6PI7Hr8nHnD/k0f8SCucDGmlch+5ulR6qS4qVF1eiHtY4XI6",
-	"FUimxnIrmuab8PiCHlYnIkaGv7OFNEaqWcDEdYrkqjPcOMoDqWYjGJfRjTtdZMaloot7hMte33E4YmEB",
-	"dcjac65iMwfNg6huA+AArjkOCExgN8BmudJ2LrLiqALYFm24urmOW8wx85C1lUacAl7MNGD4xZXI5FS6",
-	"KXh5+LCOzoFhRw4jCD9OFbBanjyIHqV7+ULggVUvzT9ycoXRiMe5hPqy4ZBxxXIlrlMRwZECoeSZGLFY",
-	"WC4TYnxaJStQH0sNDfADj4B46an6vCOQcWvYisXVxeHe3mTvmyO+f3g0iaf7x/3BfjzlE8H3ovhgXwwO",
-	"BiKKjsXTUkLwRKKuDzecG8Jw4ub3PyAP9AcjGg+pEBCIG1ndFhk5bnSbXHgwj6eV3+b2885z/TB0bu9/",
-	"Gmf0csM5PKvbzQ/eZNVu99uU6sFclcdxJozZxgQdhdcoyr3CFrlBRi+ueWSTlVPvIpmCqhw4U8YwRLL/",
-	"5dbsRXqBrNexo89ZF8US2FcpN2YZI7oUuhtq9o8tIb4uqy65pzsM4JT6SmRG/lXEKIV3aau77siDJkaK",
-	"5uM00csRczw3RkbkrwmfS4MMvHpVCy6Tib6GOfFkUfdHKRCRK4pFc57xCCyljudPUn2vs4mMY6E+F9Hy",
-	"WKJroeFy/LMLpe0FB61+Q6eShhlphd8I7I/GsWJiOPooE7FQVvJkK0pXh9QFRaQz5E14HDojPNMZIRdI",
-	"y6YpqwrQBQ6qTlpTj0iR5wloUysUv4+GY00nGLI2HNkuz0knc0Jn/dyMl+aVgwlZm/h08ayyj5C1PaK5",
-	"LUmFCn9FtwC1AQzmyWpDp4ApNw5tc85MpAlfee3Rm7HvSYl9kJLgAWhQErYqyqi6PZK2UF8/HLLaqmTu",
-	"ev3cqUZeKyOthbVFb9ZjhYoeCwXnBbaFcSR6rm8z+L3s1bWld8yaTZLymRiBJCZT/+TD+cvuy5M3z89e",
-	"nvz4omJ1/rOMt3OtX4P68CAscFz3wmp9keAsVURwT9lExyt0dWjNaNTj4MDG6g4NcD1xHQkRm5rzjiVy",
-	"IS3e7Qflr+mBBJBXJ6hJ9NzOgfJphopQfST5Vy4bDkELRAp3hgFRuxdSli9SgRzE21UpN7aiJbJEToWV",
-	"CxEwI2eqMFwKquXJTGfSzhcBm+ICxQPH7wJyoqCqnm36wAKWid9If5+sqs4MTaYMgdGd6EyJigwWhXHE",
-	"qn4Xf3FXXCZ8kjwMZWNu+YQbcZFXJlpnX34QnGJl3IhlwmYrCspMxZIZEWkVG+f3Esaegv2wP93jx1E/",
-	"HoiDySE/ih7p6psgdxhfwBtxVXoZormIWSZnc8uUXrI2V6B/85lg7i7JqtZT9k4bO8vE2Z9ed+DZnBuW",
-	"5TganuJQnWeRYO2zP70+Oz85f8GihBvDDveHcBR5krBYmsuALcRCZ6sA1B4lIgAdRCJILbjNJTeM/Cpx",
-	"j5U8HOGQahayNmdwE0LNKkIOCBetfo3mnc5tB1YtB4J9ngDbJ7VmksvEOsIX8Y5hS478p4Kgk9xigCJ8",
-	"n6sQ9wvH5s8MMbCYfSUswqUXIIS5JSu/m6edHnuP+MCnVmT4lsoXEwp/ONQAXAlxVBc9f+Ear688aoiG",
-	"uTmsZksu4VqnGvV0m62kmm0Jfx0WTkgwqWdkSSLloOpclWkP4Hqfr/l/Hb0feV+xEgYHuSW9u3bVyDT+",
-	"TFxHavU9+RgfsverYpLSU+mcEa3hr8UwlEZazVpBaypFEm86j+sOZpRJznlcnqW3B7llC20s2zs8qpgQ",
-	"rZuPTYI21sKUviXSN96dMpOKSE5lqSw8wn1sHIbjRFtBAZsjFRE5OovYqPfaeB+3YeJKZCuKmKB9ussx",
-	"rF9MjJ4/A9Q7YqjBAVe7ElkXzrwmLlwsEnS5Ys/kgvcbawwnoPagpw4QFHg8YWBx4B7ybMoj1NjSTKci",
-	"s5JMMrr9zXg2cGm24CDNRBeMFfwhE9xoNXKLwLu16Yt4jQSdxVhycfjgbxMi5srkaaozK+KLhYglv0Ae",
-	"EDSqaGu6C5g5U52rGHFzzfm3RV7W/QoNbKHq9d20FNfNoFbQaPttsWXhX244/ntDkFR/8xvZDDOsOeyB",
-	"m5Yu+VaAlLzgalWD1LQ+VqNia0dZj/4ErevuTHfXQkIVrrERI0V0SDM9ScTCi17SuDz+tzduvxOgC0Io",
-	"EEUgwTCIZcXC3EXhSAXPERgAy8HJs4yv4N8Fg1kH82W+4KpEZnGdJlwhSPWQ4TZVeCNKVtOfGmN8XeeR",
-	"657GPhPEvUKqaaEwlm7gtWSXDa2sKdZYhi9/JYouT6FMtdAT0Gn97Tr37wvvCn9W95rU9/IcjcYuqTMV",
-	"ktjkJzyP60ktNpMcLY3bA45Bi9xcDZklhQ+G9D/MqvEGMqpbIvXe1HLZWCx0t3DeBHeGyYms6qDDHPd4",
-	"de38cZ5iOxvHfxO0qvi7sd23StxKST124jMRzFLaaC4McPkQrh0UUcx24bFhIUroMBir0EcjQjjBsHAN",
-	"LeciE0UsENVJrURnxEKHPKGP9MPzHQrev1CzRJr5WBkBikgEFBxjUMlqzJOpqJWoSOwYVG96rJFLEHco",
-	"5AWTaqxgGZIkJJxrisAO6PiJMChla1Yy6HBtztJMRgCsXWo2BcVDasWTsYrlTFrTYTyRl6I3VmP1ifb9",
-	"iS0EV0CEn5jbOPs0Vp+63W7xHwwO/S2H7JODHa1T3CX5Cl1WCezH+3M/kV7nxtJEXu7gmzQbim9HSmRy",
-	"wp/EgAqlxPJLQRO6dAdaeUpC2B8mrQFYR1Ojt9JznyUmqsHDEavgBdyQYdKydki2QBiwkBAc/nIaOfw5",
-	"0ToRXMGfyHHhD0LtcMQMKAY88RlSkxULx+NPYQdO1muG3thoIzXTGgHr9XodD7nWF2auMwvgW3FtGf4L",
-	"cYorj9cVtbI6u2WJ4MY2jipmB52rmJzgcEAl0sIGOgyG3HdF1HRvXdAseJLQbbiFJiLRy+KlttL+7yHc",
-	"AmiG00QvDVp7cFud2zZZ2Rn6k6oL8Ym+Eg9fqLa3cp2pWOIqiiESYNQCkYBcMVOxXD88lOx+7jm/atiG",
-	"G1IsAkrMbassNLKvuxapbWF9jViIFNZ4dfb2DVMCeRD8tg5+Iq5EUkytUKVfm9oPwbnTTETSoKccLiMW",
-	"kVzwZBvcJZ9ixKZu3UPDaFqTUpUKzK6G653qMcsTnoHmk7lMwQoPcEuWRpibrzYGF6KE0do6jr3Qk+ob",
-	"7VAsuEyATbhDgD/zTOIv3IqulQtRZxGK4TusCHn1ej23NBgTVbaGjHABPK2Ua+VMIEn0dFh9hrNMEq4u",
-	"C/j1lJmURyhIk1Vxx+SQwqHuNRcUuyhovJhirhMQgg1hs+p08JSDBtUwyu0u0rGsMKdq4A41aPbh/Pvu",
-	"U2RaqcgioWzXv9RB3ySlJ7758LpyDNU3vbsSRmysn4lUcOslXCnPdIY36wQORnVKJNagBJSLzeSV8D/i",
-	"pHFObgpxcSmInonaHClfihXNaJeynIinqeAZTSMVZeXSeJqU2wtkHhdaIb9TdNWl2kEurFLX4cZB5ilL",
-	"J3HJgrYhyoInsHFRldJ4JzWPZcw4MdBn5Jzpnq9SwQxfwe2vJUSByuH1ABczq+Kz1/YmK1Ax8kTUdkbM",
-	"nIT1pzpefMIM3zVl3JmeG0rm96AHIikF3r2dC4P6hRqhYVI/4KB6rnrKlnMZzfHQAAYh4jX1+9fWs9xY",
-	"vUBN+J3I8AwzUIYLA29D/14345o9E2BV4bFMMgwaYKIqZkiiTYcH1Kl6HSrWW03t8nYU2cuoYbi/nRes",
-	"kNv+Z+eFcOKvYmi7P0Fs4BU4zo9GACWPBj7H3sEVtJCtkPugzlJwCBE0ukGIIFtBq0ZGraBVvSC0Uhym",
-	"ojcEcaJu8le3tn72nl1vwRTUJQkH4M+26dRQxcudYIuQccOc1AgqgqJus5HG0gSf80g2IUPBpJydgUyw",
-	"CKd5jXrHgDSbO/krYB1T0VJjbQ1rh2mm4zyyptfvoRURYuhbx6vQxZEq9L+eGgm8hCdJfUdrHtSNfTVl",
-	"0/5cWGXEEYBzAX8sQOGJ0QhPnSY5sWgYU8V/+HcraP0lF9mKMHJeuPIR/zCmWsMU98oGtM7l2+x9zBVa",
-	"IqhUPQHZXtGAsFKj0LawWGKZSWsxbaB0shY2HmtjksqIcfaD9tbuTCgwiMDgogRoaViso3xRJuVLC1Nj",
-	"zN7p8bXrqPodClyrurp+M1r13tCT2xxJ53WT2I1DC5gS0jet3xpa3OElv8vDIFXhpA/udPdUcgo/OA8H",
-	"T5K3U/T93+Zlo2S+4Pc1meJT48qinjJh8GM98d7/fNd+3JSboH8MGg6ePANw1pwB2IkAnEDX1LDMi3CJ",
-	"LkosfaQZST+ktYasgC5kRjM+Vg7LIq6YFUkCuFQk2lPyykTHmKHoonoLvvKwtMMzoYCzhT/58BvmSYWd",
-	"3hgjF/Wfm3xcZdyOZi+8hCm5V1iurExY4T5mdp7pfDZ3rM5lUU609ek41ohkSuL5ChNargRPSEzXL3Si",
-	"t9K03TF4mpsYjF69CwT1AiZo4BabiOK2UkcT/2PDDLiTphwW8nO4eyXdURf754aFuxQiHuf9/n6E4/BP",
-	"EdZ3cTQdRH1xwI8ne/FB9I14Oq2XG90Xc4OWOwMEuIkEz1zIbv3aa7lh3vnkOX6Dd7XM1Ky4qzeSK+91",
-	"G7BC/Srwl3tv2cPSvF0U/N8nTcWS4YD8kDbLRci4uTQozVztWhdtMJ8O3I4znabVShhf+RMl2lDeWp+m",
-	"m/LEiKKaaMrzxHZw4lRkRhrQy4Fbm6pwhBsewJazHJgoTlE/k0HTYZ4Vh7mR5+yKA3JT6CGZMHniEhIo",
-	"DWDzXm9jqhg3YtV/V5KS78txS/d2HeIPZdYnHHAxw1pAxOWIP5CNB60PZlsVlMRQgnXJKUhADWhvbebx",
-	"X5Ln411lAJVsrYWkrm3GGbwoJ7mrud0AywUr1ojSBe8oc7LjTa8CtM3QxqY6vWh07b/oolcDTxotkYZT",
-	"vouOZQPEIfE5HzokVndBP5o5H/gtVBJTSEbGjVzxM+sINkFMG0JvlVJoWHvHsNN3rI1HwVmUcLkwLE9j",
-	"bkVGWYfSdnpNs1PcajNAZdKErxp0rS24G7RSGdk8a5jrHdbxxsxF8D+8f12fcW5tOtzdxcLCuTZ2+LT/",
-	"tO/i/bv9yQE/EnvT/eg47skFnzWunemkYeH3OkHDiL3/7uTZ2i7ixT0UKTwbxJFNIgQZIKI8k3Z1Bhqe",
-	"E/7cyOgktw2Fr9/BI8wKDQhlhQITO2ZtSsIHiEipOvlw/vLi5PlPp28u3p2cnf38vFOk+FDCtZGVsCUc",
-	"H9n3wOKb1z7HuA55KH3pY63O0ZktRRXLq5/PyxV4Kn8U6EP4bWlvK8H0mcuM+wLwthHZlYxE1+qu+7Nz",
-	"S3Hl9mX/hPbW7asCMaBd5qIgxULeWHPrkFrRsM61yabb9vdMpytPcRulptUSU8r293dx30rSNVhu0Jid",
-	"6uYdvzw/f1fkiDiYwAaPKRCPSTPutFk7nEk7zyfAAHeRw87/Qv/flYs0wQybsOPsvLHaSMlZ6Fwh+xgW",
-	"lZZlop1lIU1ATghH4fXH+FuIAcInT87h6E3vyRN24hRzSoleaq+iDNcbEwSuQD1Yq3WHBV+egamH94n9",
-	"C8aq1sCgXeQmTFaMDtEElfpfGXd67KTMKSrzFMpMVYLGF/zlxmKkNvYIHlbvMWTiLzlPvPbc0Eyhx14W",
-	"7+HEOnMoGyJIIZhBYxXxLFtVAVXGCh5juAkm9asDvJ0eCx1tfzsIqZAe/v3tIOwwrSr21aUwoNHPx8qr",
-	"g1UdscdOVJEh7PbrVje+4QNwK4O5dfGoWcE0FuCvPuqw5VwmojnfOALsKl0QrjggYAk31vRYyTMBCCr4",
-	"rSqvvv4QOamLt25wT7QaAfneUxKXefIE65zQaR76LLDQ2aO1ZKwyjq6VVz6xhts7raljhLS9saJwPMJa",
-	"jPIDwl+6VVd29y1Ssxky394jwJiWWnV5koxV6AefOQnTfacTGa2c5wd723RdcxuYo4vdUDyNnao0txTU",
-	"B0L7zmWL6txiZLhMHML8j1puTlCkuxV5BCbKhFAiHoFRfyV1Qq/CdbCDfp81pAC6HgWhy2+iaHjpwumx",
-	"c4wTowPRiNlCKCBLJANq9oGOt7KnREBXdSlWlKVA3N0ElcwZRxCmc1eMZqza4RjUtH4/ZFJFSR4L4gL1",
-	"iDVrc7VyUUx8MKoFcIBdg16PYXysU8ZBHUz64Has0A+1v1dxQ8EaOJ+vg6gWjqFrEnNZY265S/mQFus7",
-	"L8XKxXKw+8pYkQoSFO6uwZGPleophlKlmuFBFQP6/X7hpcVJVj76AyiQZXxFDU1At1MGVSknpn46BYmc",
-	"Z4nTNMxwd1enQlEieE9ns133ktmFsTdBy0pbqvPspCKMWkELS/FQkPV7g14fHYYLHV12U53Z1vCgP9i7",
-	"CVqwAk9la9ja7/V7+87PihoWyhv4YyaaPACKvTz/6TWW22D2DBwFJtEUhm6iZ3AIQ2oJcwnmbJlA3Cav",
-	"FjZYYFgtRLx8rGDGTlDp0+GytxBXpap06EBGl2cZGMio2qEYIhZH4nIXfg5JVcDJ16SI4+6RTmWVNzbI",
-	"E+ra4w1hNsmt1arHTq1hz87ejRVGrFwc1nXiYUorUMg4mqZ0eI6sVokgPChyZbCQAa4QTfF3pH7XGlns",
-	"9ftradRWXNvduV0ka92Y0H76b7GOgHgYDCBziR6U//7H3/5OP+2Wv93VgKYpjjFbL6jawlUbDEDn7+ia",
-	"LGI7SiuxM3InVfwUie4//vb3nRH7x9/+Ht4O3k3QOqBTavIPF6e5u5GefhO0Du/zYlHnX7VKWsNfPwYt",
-	"ky8WHDTn1nOx0E4VSJ0ZxWeGPFcorcHIue4i1XZ9um9riD4cmLfsXrOV+uDcKZha5GZu1AKZgKE7Fh5k",
-	"XgzFIuttoN1raSygnq9UMHej3q0Z/L+CJY7unognsNnyyoooas1qb/Sh1qKqm6j3rtr2x6whYLMWcFel",
-	"nu8R9q+CSHAvpO5HVl6VbhDzUJRC3rUVqbA431R08W19ynrbGBfM3ow6t59G2ezgX+Tg9YzRXj7jmINW",
-	"qk3DsYIxBVbfDy/Obzu4d9r8pzo81n739uy880BULf3Kjaj6xoWGprkBQ8JXb4Q1h7OLfasVq7QoyBUZ",
-	"N2isriWE16/mB4FM8cyHDaqt17ZEIMshu5UmWjcfv4Sd4hsUeiuq9xtanng/uXMbwkk6Wt98q+6W/4wq",
-	"/u0NQtDvhU97/yJo+PNcYPCzWiQlTS0c8RDE9NGIrWKZ+i/UKiZ2jLPv2zpjk8LS7mx3BIDC6vxs9PtY",
-	"eVO+5iQYrtvKwvl5lFgSE99tZOANuqdD9w++COCfguxFIUYRovjiBkH3Ru5tPYD8pT5WZ58H08ZBf3D3",
-	"i7U6+88nKHhh/16rFLVpa0T4e80/DjRZdfb++vEm+L3q3S5+cH5n+nfFu//rx5saXZ+T72om4q5UzNWs",
-	"bFBySbC/e63pZtc3pthKv76rJHOBqQ/vX5NVRFM1RauKSUPGbS1YRW0DXcO1Wn7yWIX1thSeMAOXn0jF",
-	"K6psU8zdPEudXRrMLe302BtdhBqkca1jxwrknSui7LHzpbSwnzZ1qBz0+ryD5UeGlR06Qup55tyi7Wgu",
-	"oksRF4WfCHDZkQ07tDp4OoF/2TdMCzF6HFJzj7D0H1JXPq4ikSQi3mb7+jZ7mwxordSo7LcJYGwLP/hy",
-	"yMbmkYeDvYao1GZMdb3f4bbFXDpT41oH/eOjeyyG7lGWCSor9X7xAp+2LOzrLe+/y48PVzNPMSto/z48",
-	"otJ4875cr6HN4n353nqPHXxv/17bqraFehjH3Lv7hUrPzkdgsjWOWFLDWoO6CmOkVkAfbz5XshfNCwBp",
-	"mu2b73Xp1jNOFcfeE8hb/HYuFjoW3051triAaULWPknTRAxd/V9ACW74B/nsgJeRJzszFtuldPM0YCH1",
-	"H+r02HfkZjQs1pjO6rtT16JXbKOVJHVcGaso08Z0sX8FGCoBM5ohSDuGAYToePdtjSrdYX94cV52OMLw",
-	"EWx2fRdj5QBFIxq9gmhXA82GlIPs/JS02zYlu2F8sVsvISGRsMS03QRmk2qs0LcK/5hLY3W26gSVokiS",
-	"FdIwx8pHLg9Q55Ya8Tpr9A4u/IUW6X+xin8jVsHaBWl2GthGkzaV+IzQRlXquUiFio0P51UyeC6liodj",
-	"1WVPnhTgPHnC2tRTm4pjZRazlGOWVGfIQqBSIC6MFgRFFDZk//i//4/t9/c2m4KNFWvoC4aKFDZeCtjg",
-	"sLuQKreCbVHG2KUQqSFiCti7H5+98C0KM5wdAMWz6/RoN3SgT54MHVEHLKRaaiw5zeMNyPf6/SI0wYoG",
-	"kZWmom5i31yuNrXjD5W5KZbiJw5/HzuLf9wajjFFcty6CV3Ey7jkXFTuWC2bc0S6pwuTO5hpXnJqtx03",
-	"dAuijidtpVAJIyVUwRPA7CIxYnOzGAtsaDFY6rg4EdnHxsE9OGR0a3A2jJ2oFXWDXDFuLpGHU7SadicN",
-	"5feDoVwcWGPrzwnPiqaSMHE73EhqC0cYyDI2YJzNMg3SiLO4kr9FbZSL3pVUVwFAHPT7MGmtcWaAu/ON",
-	"miQlznYK8ecjikcHLM2kcv6qsuwNs0VBrsDEvhiwbC6wY3yeTpHjTxLGlaSZHKOSHYc9rFqqRTdHFOS6",
-	"LLpwHVZ04ZXNcuqUSILN9bekUnaKy0ljcpF16O4P+vu4/8ZGj6NaBPXQA2zYTAOW1RqzAvglCsCcKB1x",
-	"Z5QHD8LtkrUTgXZPxI1wgbvwf1g+C72ygJ+18M0di+k7RagXpt7vY/YCN5ekjOPmKdneXfGQGrwJCdME",
-	"7GDvuKz/rTcxoRgkHkK1OVVzd54d4/OATcDMnNP3V/DeMoG+E+N5jiUDD/hn1cSDLT95wkGdAaaBNlvJ",
-	"+7dwTdY+7O8hiBvN2JHGvTHp3K41zxplBjmgipIAZOtWJGKW8UXYGRb5AT4Hp8qsJtqOWwEbU9YY8KpR",
-	"yRgxEo6w+di47S2Es8jhTTTG/ydmz3+7mT1PnXfhyoRhZzAIrXNVA+Sgf4Ae5LLVTQgrUv2CT9LHVm0i",
-	"EvJKxLek6wdFMwlu7+bzyHGcVe+0GeMYn+d7fY/0Zb2E93pjM0DqBKazwp9I0ACFwMqAO9SG05EXprA4",
-	"Di4Nm2ulc+wEDxRNNVrIkxw+zoE2S6g9Byj6scJzdMSvSNccK6oBk4bJmcIvCDkVl+qMRNy5NQB+lweg",
-	"yHWuJjl7GiiskU5z2nOjr0BudxU0fmciuCdITs2Cs/Ny/DPA4nn8ZVC5ojwN3JRQyQnx2s3htXfulS0M",
-	"WuAWYAGbtkLbP3h6D3AHWysqtjp5nMvv3jGMSoXHZwFQafJbdAO+DajHgqisdHC4FGxDJNf2pwkg5yf9",
-	"nK/vbGSX+2ZGDowRy5XhU4GtOFiacKkwX7Zzez+jJuhcy6Evg6/A9MIRUFMu21sOral4oZESXdXQF1Hj",
-	"s011t4TLtdssa+j8iEKedu5KtP4M7+OXByULsGpRRqzKayizK6KPlbo5KpO7u5qNTFpVD2cWJWWNV1gs",
-	"h+/dVOqIygk2A03I7C6eHouD40PxzfHBIJoei4O+ODp+2o8HB3xwNJn29/ajKD6Ijgfl+TvKa/oURT26",
-	"GktAh4VU3FI/xAVPU/cpgfKl+3ytIigOcsvotdJNf4LbeJBCB4ovO39TetBzAw+0Evcova1/TyO4i+/h",
-	"mrcPWtvFzceGCN1bb7xkQrjk4oBZbJORgno2Wfny2XDIwkp+gBfOLhcaK+ULJq+zsVovbi3Kdhu//eHb",
-	"CJDzsLBz6dNDttIlfkiuzRp/8rWTyAZCd7dhhfiHlc/xlAzCT+LLamnmibZOv3qMiOX+fbxWlebtX9Ht",
-	"t/69kIf77g76Bw/qSrveC7PeyLp+Pa7PSVn73F4JS91usNH1utL+SL1i6zZMVX404dAGkGsF2mwFmF0D",
-	"ufbhqOonISj5Y7B/H3RxbfDhhb3jB13Fln6htTvRmsGQxnplQxawNIXLRmeVHg1k6/se5Am3xQf3vnLj",
-	"8W0uhFJVGPrGed4vAmbpnMdo5zVvdQr8DBvpSRXrJWsf1p0pHVf3W2y8OBTMtEcnCKjG6D2aA8dr7/dp",
-	"irHyc9Q7j2Mp+EbL7q2Nutf51b1adZfWudsXWtzVr2D44nSh4m0fsH160N/Sw/vfzsN/Ri3msXgcM+Zd",
-	"VdIfEwt8Xv+wJjVm2uYOx+8rUVq/zsqKjVHFS24sX5laxWHvlqR5ilfd6jf4o+3LjwXD+E7Hqy9JhPJd",
-	"ZjcMKpf3hyrovflPtWkuoFMVlOvucrnswr108yzBnk4iXoPta0Jzs/5V05svTSn7Wrr9o39mblSW9z3e",
-	"p+T+c6pvn61kDA4f+AWGLY3e64pf9ds7O2v99JyGpZVrOl82yKVcZPNo32xoArX6kR7sqoPRCldxhyYP",
-	"kHrv3zKe/bxiv/lv6fgmYPcLYX/FgghPUH9oYcT6R0e+Smq/txDKD/ptHvithRKPrXfcWWNRv4s/sNbi",
-	"n3Qfm9UXd14LEgj1Avldxje3Jrm7FiTM8CtBzUgpqID1Fq41TqRVBzvmuWRa17PA926hHiPFx7WRXWK1",
-	"L8bClZxOqxWZWHcds8nKugbqYLQlS9AOQ5xo90k4co/RAgADxX1rEZ/TDxiBwqBWTAu/OOezslc8ATHn",
-	"Zo6pBGHt4/Vh9UP5FbvDnwWFTLcUkuDe7y6rc1vBao1CHrgOnMPWRCqeNTQ4bM5Zx7nWCzOrBe13qREE",
-	"NL7i37gJWnBid72JY26CxyjD2yc3zVr5j7ZsoWPy07XXrwnzrP23CF15MEDUWTuM++/kC9P2H+5o8l+J",
-	"KXUNpd23aQmjHs9hhEvRV54qCzinaNGj1XceoXZF/4z6ghoDPAGGV+l5VOF37gcwc+Eym/mYu2bs//nD",
-	"i/OQtYG0ApZg6CRAtAlYxOnD4bUv5oGaQZ9CgceOK2GdO2VdZg2c4KXg8a2sYAsV7xgPKfYp8J1S/4uw",
-	"/xUI+960xNoFulG0vSSf2z/N3vziVySjEt+aCer21Aza7FQmwvU1vlUBGNXYC1ZoklucMuqmrr8IUSQl",
-	"0x3UI7iNncvQleN6BjtDXsatdc/CZwZz71BUT6eArYisGKj6I+qiMEGn6RqQvWnjOvHjOLPWe7idiYRb",
-	"eSVQ25G2SL3EPJ4i5QcsSspWnIi5xGQ6QBfXT5qyZN1XF+bG9bdagb6F3mCWK/xCMLWxTjMxlddIsNTq",
-	"ZBe1eodjje2KKw0+giK9PXftpQp9N5EO2rJT5ZoDbzMa/5rCfkU2f/k64J1W9dobN53/qPLtzfdM5Q0v",
-	"qj/e/P8AAAD//w==",
+	"7H3rchs31uCrYLlflUhvkyJ1i0VValdxnFgex/ZY8mRqQ68a7AZJRE2gp4EWxUlUNb/2AfYhZt9jH2We",
+	"ZOucA/SF3ZRkWcnM99X3IxWZ3Q0cAOd+wy+dSC9TrYSypjP+pbMQPBYZ/nl6zS3PXvBoIV5oZTOdwK+x",
+	"MFEmUyu16ow7YZpPExkFbMlv+nwuvt4/Gg7DQSfomGghlhy+EDd8mSaiM+60vdwJOnadwlNjM6nmndvb",
+	"oPMiETx7ofWVFM05LxaCha9/vAgZVzEL/3z+4bv+xbs/vHwbsgg/MSyC70XMuj/wm/7pXHw97AVM8GjB",
+	"pGKchefC9mn4kNGKmZ4xaQ3TK3XC7EIwBzX7WUtl4Jcl44adC0vf7RgWa2FgpeX6Xv948fUJe8/t4uvd",
+	"E1bMfcJeWZu+U8n6hJ3zpTiXVnz9ht8ErIS9/bvq27U9bW7Zyws+b+7Vuc20mrNrnsiYW50FuLYFNwtY",
+	"MPxtrIadmq4trabt3CYdcRhH+8O9aXw4G46GxweHR6PDER8d8kgcPR8eRXG8Pzr+KjqadFrP842OOEG0",
+	"CeAHEctMRJZZns2FrUMw09mS2864k2eyn4mZyISKROsMb/W5krNZc4LTZMXXhoVKG3hhEzdVvuyMf+q4",
+	"p51PbWMXh34XLnb9Gfe2omXAjLBMK5boOeChilkmZpkwiwpyTtTd2DlgFxXsNAu9QuxkdqURV0UMw2gl",
+	"WCKVCABp00zfSGEmCmbk7H0mzZItdXTFuuGSXwn8O+wxI1SMmH7COIsSKZRldsEtM2kCs5s8WjCO47Iu",
+	"zHn+7R92zEQRrK951oOvFYt4lgEVwisw9I5hRhgjYeXyShDaiexaZDtmMFENEhLr14vp95F8J1+fffzr",
+	"2eitPDNn6sNh9OLs6Owq/fOfXrw+Hoj161G096f12c/pV2fLw8X0x4/wwdX//HF0faZGx4NoL1HT5XfD",
+	"+M+vkyZxPT86GD6MMI/jg+hoOhJ7s31+MD2MjuKvxPPZ8ZCPpnvRfnwgDmdHw69Gz7fO8WAivg06Kc/4",
+	"UljHgc9mb7USP3AbLZqoBwRPe+yOaqGT2LCuzlj4LOzBGS7hS8aVWYnMsP3hQZ1dfSZZS5iV8LETdBRf",
+	"whhnsz7A2Ccgq6tb8ps3Qs3tojMeDfcO2gjrfaavJQzXwhbm0lgBnCl1LzGYkXWNEGyX53axm0hje3Vy",
+	"kLQhjqUUX4aJjngSAhXF4potdSwCtlpoIxwpSoMUk4m/5MLYExbG4jokHIcP3p3mdsH2BkOHtr1iT1fS",
+	"LljmeJhhnE0zvTIiYzOdJHplAqa0ZZzNhI0W9d1HmPy2ptwuyk31gHeCDoAkMxF3xjbLRXV/U26tyODj",
+	"//UT7/912D/+5P5/2f/0yzDYH93+WyurBNx+RcfYys9K3HeMa8eAAMnFCfPQsBXQObIdfQUUr5fCsFmm",
+	"l/jj6x8v3KeDbXjz5345zTa02Ts8CtqIJBMm1coI0lJmVmRv4BSbq3mj53Pkhydsf7jPrEbonDAUMQsB",
+	"4pBQyKsOPAPmhIKoogtVBdi/ZWLWGXf+626pOe26V3eL90hs9Eu5cddXpYDB9X3D4++5FSu+hg8jraxQ",
+	"Fv7kaZpImmD3Z0PQFAgFb8awVeImWnA1F5czLhMRd4LOUhjD5/AM1l+QRSxjQs8oEqnFvQHC0pn8K87B",
+	"cMDb6um0rYKemt3TVL7MMp3RIjb0xA2gHHEVoGRilhsREzvTsegFLMyNyKSa6fon8CuLdJ4Q7FOgWh7D",
+	"+yC+6u9GWs0kqBC0mMo3sUjkNbCX3gAW+IInyZRHV9/w+APxgIfvPOJHWuFkSCuV88jVldIrdVmh6vJA",
+	"3MMKl9OpQDI1llvRNt6Ux5f0sDoQMTL8nS2lMVLNAyZuUiRXneHCUR5INT+B9zI6caeLzLlUdHBPcNib",
+	"Kw5PWFhAHbLugqvYLEDzIKprABzAMccBgQnsBtgsV9ouRFZsVQDLogVXF9dzkzlmHrKu0ohTwIuZBgy/",
+	"vBaZnEk3BC83H+bROTDsyGEE4ceZAlbLk0fRo3QfXwrcsOqh+UdOrjB642kOoT5tOGZcsVyJm1REsKVA",
+	"KHkmTlgsLJcJMT6tkjWoj6WGBviBW0C89Ex93hbIuDPuxOL68nBvb7r31RHfPzyaxrP94+FoP57xqeB7",
+	"UXywL0YHIxFFx+J5KSF4IlHXhxPODWE4cfOHb5AH+qMRrZtUCAjEjaxui5w4bnSXXHg0j6eZ3+X28/Zz",
+	"czN0bh++G+f0ccs+vKjbzY9eZNVu98uU6tFclcdxJozZxgQdhdcoyn3ClrlBRi9ueGSTtVPvIpmCqhw4",
+	"U8YwRLL/4eYcRHqJrNexo8+ZF8US2FcpN2YVI7oUuhtq9k8tIX5bVl1yT7cZwCn1tciM/KuIUQrv0lJ3",
+	"3ZYHbYwUzcdZolcnzPHcGBmRPyZ8Lg0y8OpRLblMpvoGxsSdRd0fpUBErigWLXjGI7CUep4/SfWdzqYy",
+	"joX6XETLY4muhZbD8c8ulbaXHLT6hk4lDTPSCr8QWB+9x4qBYeujTMRCWcmTrShdfaUuKCKdIW/C7dAZ",
+	"4ZnOCLlAWrYNWVWALvGl6qA19YgUeZ6ANrVG8ftkONa2gyHrwpbt8px0Mid0NvfNeGle2ZiQdYlPF88q",
+	"6whZ1yOaW5JUqPBXdAtQG8Bgnq4bOgUM2di05piZSBO+9tqjN2M/kBL7KCXBA9CiJGxVlFF1eyJtoT5/",
+	"OGa1Wcnc9fq5U428VkZaC+uKwXzAChU9Fgr2C2wL40j0Qt9l8HvZq2tT75gNmyTlc3ECkphM/dOPF6/6",
+	"r07ffnv+6vQPLytW5z/LeLvQ+g2oD4/CAsd1L63WlwmOUkUE95RNdbxGV4fWjN56GhxozO7QAOcTN5EQ",
+	"sak571gil9K6s9U/cLU+tVYsUwolfPbqYd4lV+tL7kepkYHWDJ4yMvEI+80Js9mazBfgIc8PhsyISKvY",
+	"OOeJMPYMlND92R4/jobxSBxMD/lR9ER71oAZFO2COTvrqss3XVI7BtnQlBsZIYL3CsqernGPaZV9GgD3",
+	"OSikqrSmnGIqQDpHCxFdgXBFaVTKTOeTkcZ7Cb3kXfCYjYZshfEBPxg5tKRio0O2lCq36LTWbJZnyCb9",
+	"ItlcWBr1YO+Y5crKhET5SqpYr5hQsWHd8IOw2bqPHpqwF7BMzhe2BJyM0gE7dTy40CPAJnO/FQsJCuE6",
+	"m6EBM2DvwFgpIaf5RSb8XqA6RuuLdK4sGIJo2uHjzOkmuM09gKLYGuRro2Fzc0D/YYCCBVgGwDIks7pw",
+	"LDi4YSblkYjZnkdGxlOe2R65A91JByxXCcwnLbreDVvqTDBumVaRAPBAJmZCkLZqEg08j18JclgV8RBv",
+	"qeEiDVDBe23sPBPnf3xDOENEC+iQ5QnYMipGixg0YAwrZMDJ8OdpBra5I66AmQWn6BAT1yJbo+CTET/B",
+	"MMA04xntxY5hsZjxPLEeipSEKjD/DW5cQYqWeJXbLkKpAt1AmyYvFRwrEnv3w3cv2PFoNGT/7/+OhoO9",
+	"wX5vcKe/tOA3zw+GoOIrucyXnfGocDGCwTwnO/E26HxUXu48UqLn1QFqJkpuF6DK0AgVK+GJFPpy2nAM",
+	"Zi2qLM7TQeqL17otX6YCVSLvKEq5sRWzlyVyJqwE8jNyrgpPTMGseDLXmbSLZcBmOEHxwClwAXEg9D1k",
+	"Tad+wDLxMzkkHN+rhCp15sDoT3WmRMWoEIW3h1UdySiJPip+zWXCp8njZHDMLZ9yIy7zykCb+ph/CXax",
+	"8t4JywC7Kco8E6vfVxa1Qe5EeAFvxFXpNo0WInZcWekV63LFdG75XDB3luQm1LMKR+nBswU3LMvxbXiK",
+	"r+o8iwTrnv/xzfnF6cVLFiXcGHa4D/JwlicJi6W5CthSLHW2DsCOUyIC0EHHB3YPp7niwEK5mgODL5VS",
+	"hEOqeQiiFE5CqHlFa99xDAtAS/Rc57YHs5YvLriKE+DdZKdNc5lYp8mIeMewFUeFqoKgUydmww+5CnG9",
+	"xLlpzxADi9HXwiJceokC1pLbsp+nvQFDbsc4cDv8SuXLKcVzvWSQitUE5WPYpdVsxSUc60yj48Fma6nm",
+	"W+L5h1tZHvoCqkr6I7je57syfhtHBvK+YibMduCWlKLaUSPT+BNxHanVdxQ0eczar4tBytCL8652xj/V",
+	"1NxEq3kn6MykSOJmNKweMUPlz0XDyr30Di5u2VIby/YOjyo+kc7tpzbLIdbClM5yMqDenzGTikjOZGn9",
+	"PMF5NDbDcaKtoIAilYqIIjcN5cYH7YxTRDAEjBrLLsc8pWJgVA8MUO8JQ5MUuNq1yPqw5zVx4ZIrwDgt",
+	"1kwxRb+w1vgomkN6VmhEs9zwhGnl1pBnMx6hCZpmOhWZlcKUSNJM0AEuzZYcpJnoZ4LH+EMmuNHqxE2C",
+	"ylp1+CIALcEIM5Z8tj6bpQ0Rc2XyNNWZFfHlUsSSXyIPCFptzg3dRWl7OdO5ihE3N6IZW+Rl3VHawhaq",
+	"Yaym62vTr9MJWp1ZW5xz8C/3Ov67IUiqv/mFNOOmGxFI4KZljLETlAZrFTRTfVBYsp+qof+N7a2HuIPO",
+	"TX+u+xtx7wonaSSCIIqkmZ4mYunFMWlhnia6DYzoBehnFQrEE0g1jNRbsTT3UT1SxrcIDIDl4ORZxtfw",
+	"74LpbIL5Kl9yVSK4uEkTrhCkel7ENvW4kQpQ06laExn6LuzQP4t9upv7hNTVQoksY10bGX0NTa0toaK0",
+	"OX4iKi93ocwn01PQc/3puhjXSx/ve1F3DdfX8i36DpwroEImTR7D87ieuWczydH6uDurIuiQL78lfa5m",
+	"r3NKHfReQFTBROpDRuW0sVjqfuGhDu7NBSJSq4MOYzzg0439x3GK5TS2/zboVPG3sdx3StxJSQN26h0p",
+	"ZiVttBAGOH8Ixw7KKab08diwEKV2GExU6EOuIexgWPi/VwuRiSLhAVVMrUTvhIUOeUKfzgTPdyhD6aWa",
+	"J9IsJsoIUE4ioOAYI+dWYzJgRdVE5WLHoMozYK1cgrhDIUOYVBMF05B0IYFdUw52TMWFUHMFgl7X5SzN",
+	"ZATA2pVmM1BGpFY8mahYzqU1PcYTeSUGEzVRv9K6f2VLwRUQ4a/MLZz9OlG/9vv94j94OfSnHLJfHexo",
+	"seIqKSDiUudgPT5o9Svpeu5dGsjLIvySRkOR7kiJzFD4kxhQoahYfiVoQJfTRTPPSDD7zaQ5AOtoaAzJ",
+	"eO5DDiV4eMIqeOE8SZZ1Q7IPwoCFhODwl9PS4c+p1ongCv5Ejgt/EGqHJ8yAssATnwY6XbNwMvk17MHO",
+	"em3RGyBdpGaaI2CDwaDnIdf60ix0ZgF8K24sw3+Rv0x5vK6omtXRLUsEN7b1rWJ00MOKwQkOB1QiLSyg",
+	"x+CVh86I2u+dE5olTxI6DTfRVCR6VXzUVdr/PYZTAG1xlugVOcfgtHp3LbKyMnSaVyfiU30tHj9RbW3l",
+	"PDOxwlkUQyTA0CwiAblnZmK1uXko2f3YC37dsgz3SjEJ6C93zYLOyvsnqS1hc45YiBTmeH3+7i1TAnkQ",
+	"/LYJfiKuRVIMrVDN3xjav4Jjp5mIpMFwIBxGLCK55Mk2uEs+xYhN3bmGlrdpTsrHLDC7mpPkVI95nvAM",
+	"NJ/MpUNXeICbsjTM3Hi1d3AiyoqvzePYCz2pftENxZLLBNiE2wT4M88k/sKt6Fu5FHUWoRh+U/rjB4OB",
+	"mxoMjCpbQ0a4BJ5WyrVyJJAkejauPsNRpglXVwX8ekbeckPZR/6MyUmFr7rPXOT/sqDxYoiFTmIMgjRy",
+	"A6rDwVMOGlTLW251kY5lhTlVsxNQg2YfL77rP0emlYosEsr2/Uc99FdSDvbbj28q21D90rsw4Y3G/JlI",
+	"BbdewpXyTGd4sk7gYOi6RGKMFZSTzeW18D/ioHFOrgtxeSWInonaHClfiTWNaFeyHIinqeAZDSMVxQjo",
+	"fRqU20tkHpdaIb9TdNSl2kFurVLX4cZB5ilLJ3HJgrYhypInsHBRldJ4JjUvZuzDGC/IYdO/WKeCGb6G",
+	"09/I+gSVw+sBLjGgis+VGBxHRae2MmLmJKx/rePFr1jGsKGMO3O0oWR+B3ogklLgXd65oNCOOkHDpL7B",
+	"QXVf9YytFjJa4KYBDELEG+r3T50XubF6iZrwe5HhHmagDBcGXkP/3jTj2r0VGHeCbZlmGEjAbHxMA0eb",
+	"DjeoV/VEVKy3mtrl7SgylVHDcH87z1ght/3PzjPhxF/FxnZ/gtjAI3CcH40AypAPfCGRgyvoIFshl0Kd",
+	"peArRNDoGiGC7ASdGhl1gk71gNBKcZiKHhLEibrJX13a5t57dr0FU1CXJByAP7umV0MVL3eCLULGveak",
+	"RlARFHWbjTSWNvicl7INGQom5ewMZIJFzoDXqHcMSLOFk78C5jEVLTXW1rBumGY6ziNrBsMBWhEh5vfo",
+	"eB262FKF/jfzv4GX8CSpr2jDq9pYV1vJwI+FVUYcATgX8McCFJ4YjfDUaZITi4Z3qvgP/+4Enb/kIlsT",
+	"Ri4K9z7iHyaO1DDFfdKA1rmB2z2SuUJLBJWqZyDbKxoQlqMV2hZWhK0yaS3mRpWO18LGY13MxDthnH2v",
+	"vbU7FwoMIjC4ioyCWEf5sqw8khaGxsQkp8fXjqPqdyhwrerq+tloNXhLT+5yJF3UTWL3HlrAVHXTtH5r",
+	"aHGP5/w+D4NUheM+uNfdU0mc/ug8HDxJ3s0wHnCXl40yloNfNmSKz/8tKxfLrOhP9eoi//N963FDNkH/",
+	"FLRsPHkGYK85A7ATYX0uzrhM/nLZfEqsfPQZST+kucasgC5kRjM+UQ7LIq6YFUkCuFRUE1EmyFTHmIbt",
+	"In1LvvawdMNzoYCzhT/4kBwmg4a9wQSjGfWf23xcZSyPRi+8hCm5V1w+QuFSZnaR6Xy+cKzOpYpPtfU5",
+	"h9aIZEbi+Rqz9q4FT0hM1w90qrfStN2hRJ4mBqNX7xJBvYQBWrhFE1HcUupo4n9sGQFX0paoR34Od66k",
+	"O+pi/dywcJfCxpN8ONyP8D38U4T1VRzNRtFQHPDj6V58EH0lns/qNZUPxdyg4/YAAW4jwXMXxts89loC",
+	"rHc+eY7f4l0t09Er7upGBvmDTgNmqB8F/vLgJXtY2peLgv+7pK0iPByRH9JmuQgZN1cGpZkr0O2jDeZr",
+	"HrpxptO0Wu7nyxujRBtKzh3ScDOeGFGUTGIqUA8HTkVmpAG9HLi1qQpHOOERLDnLgYniEPU9GbVt5nmx",
+	"mY1iDlcBlZtCD8mEyROXpECpAc1zvYupYiyJVf9dqbx4KMct3dt1iD+Wqe2wwcUIGwERVwjzSDYedD6a",
+	"baWeEkMJ1iWsIAG1oL21mcd/SZ6P95UXKM9qIyR1YzPO4EM5zV1jgQZYLlixQZQuoEfp4T1vehWgNUMb",
+	"TXV62eraf9lHrwbuNFoiLbt8Hx3LFohD4nM+nEis7pJ+NAs+8kuoJKuQjIxbueJnFks1QUxbQm+Vfg8u",
+	"Xe/sPeviVnAWJVwuDcvTmFuRUWq1tL1B2+gUt2oGqEya8HWLrrUFd4NOKiObZy1jvcdmBTFzUf2PH97U",
+	"R1xYm453d7F6eqGNHT8fPh+6HIDd4fSAH4m92X50HA/kks9b58500jLxB52gYcQ+fHP6YmMV8fIBihTu",
+	"DeJIkwhBBogoz6Rdn4OG54Q/NzI6zW1Ldf83RWZwQCgrFJjYMetSpRFARErV6ceLV5en3/5w9vby/en5",
+	"+Y/f9oq0H6oqMbIStoTtI/seWHz73BcY1yEPpa/vrhVzO7OlKNV7/eNFOQNP5R8E+hB+Xtm76sx9eQbj",
+	"vstF14jsWkaib3Xf/dm7o4J8+7R/RHvr7lmBGNAuc1GQYiJvrLl5SK1omefGZLNt63uh07WnuEY9fbWO",
+	"nkqa/Fk8tFx+A5ZbNGZnun3Fry4u3hd5Iw4msMFjCsRjIo3bbdYN59Iu8ikwwF3ksIu/0P935TJNMOsm",
+	"7Dk7b6IaaTpLl4Nsx0U5eZl8Z1lIA5ATwlF4/TH+FmKA8NmzC9h6M3j2jJ06xZzqPlbaqyjjze4rgevC",
+	"EWw09IAJX52DqYfniU1aJqrWpaVb5CZM14w20QSVJgcS08TLPKMyT6HMXiVofFVzbixGamOP4GH1HEMm",
+	"/pLzxGvPLR1jBuxV8R0OrDOHsiGCFIIZNFERz7J1FVBlrOAxhptgUD87wNsbsNDR9tejkLqFwL+/HoU9",
+	"plXFvroSBjT6xUR5dbCqI2LCvM8adut1sxvf1Qa4FWady/ikXcE0FuCvPuqx1UImoj0HGXPLSxeEq4AK",
+	"WMKNNQNW8kwAosgXL5RXX2SNnNTFWxvcE61GQL4PlNhlnj3D9HN0moc+Myx09mgtQauMo2vllU9sVOGd",
+	"1tQWR9rBRFE4HmEt3vIvhH/uV13Z/XdIzWbMfA+jAGNaat3nSTJRoX/53EmY/nudyGjtPD/YwKvvOnjB",
+	"GH1s+eRp7EyluaWgPhDaNy6DVOcWI8Nl4hDmf9Ryc4IiBa7IIzBRJoQS8QkY9ddSJ/QpHAc7GA5ZS1qg",
+	"a8QSuvwmioaXLpwBu8A4MToQjZgvhQKyRDKgjkboeCsb5wR0VFdiTVkKxN1NUMmccQRhevfFaCaqG05A",
+	"TRsOQyZVlOQxFYtsRKxZl6u1i2Lig5NaAAfYNej1GMbHuhd8qYdJH9xOFPqh9vcqbiiYA8fzxV7V6lh0",
+	"TWJ+a8wtdykf0mIR+5VYu1gOtpiaKFJBgsLdNTrysVI9w1CqVHPcqOKF4XBYeGlxkLWP/gAKZBlfU9cm",
+	"0O2UQVXKiakfzkAi51niNA0z3t3VqVCUHD7Q2XzXfWR24d3boGOlLdV5dloRRp2gg/XGKMiGg9FgiA7D",
+	"pY6u+qnObGd8MBzt3QYdmIGnsjPu7A+Gg33nZ0UNC+UN/DEXbR4AxV5d/PAGawoxewa2ApNoCkM30XPY",
+	"hDH1vbrydS2UVNwlrxZ2kWFYEkm8fKJgxF5QaUbksrcQV6WqtCFCRpdnGRjIqNqhGCIWR+JyF34Oi0Ie",
+	"kFo1KeK4e6RTWeWNLfKEWpN5Q5hNc2u1GrAza9iL8/cThRErF4d17caY0goUMo6mKW2eI6t1IggPilwZ",
+	"LG6AI0RT/D2p37VuPXvD4UZqtRU3dndhl8lGyzm0n/5LrCMgHgYvkLlED8p//+Nvf6efdsvf7uuy1RbH",
+	"mG9WjW7hqi0GoPN39E0WsR2lldg5cTtV/BSJ/j/+9vedE/aPv/09vBu826BzQLvU5h8udnO3kbJ+G3QO",
+	"H/Jh0cykapV0xj99CjomXy45aM6db8VSO1UgdWYUnxvyXKG0BiPnpo9U2/cpwJ0x+nBg3LJF11bqg32n",
+	"YGqRm9moDzIBQ3csPMi8GIpFNmig3RtpLKCer14w96PenVn9P4Elju6eiCew2PLIiihqzWpv9aHWoqpN",
+	"1Htf7W22WSjXrgXcV47sGyH+qyASnAup+5GV16UbxDwWpZB3bUUq7EBiKrr4tmaMg22MC0ZvR527d6Ps",
+	"6PIvsvF6zmgtn7HNQSfVpmVbwZgCq+/7lxd3bdx7bf5DbR7rvn93ftF7JKqWfuVWVH3rQkOz3IAh4Ss6",
+	"wprD2cW+1ZpV+rDkiowbNFY3EsLrR/O9QKZ47sMG1f6SWyKQ5Su7lU6Bt5++hJ3iFxR6K1qUtPR18n5y",
+	"5zaEnXS03vyq7pb/jFYl27sgod8Lnw7+RdDwx4XA4Ge1cEqaWjjiMYjpoxFbxTI1malVTOwYZ993630L",
+	"tjsCXCuB0pKfKG/K15wE401bWTg/jxIrYuK7rQy8Rfd06P7RFwH8U5C9KMQoQhRf3AXtwci9rdGZP9Sn",
+	"al/2aNo4GI7u/7BWew8f7R3f/9FmB5LPJ0T4YP9B0BV1bhvE+0vNrw60XHUS//TpNvil6hUvfnD+avp3",
+	"JSrw06fbGj+4IJ/XXMR9qZirdWlwgJLQf/Ha1u2u79qzle59y13mAlofP7wha4qGaotyFYOGjNtakIta",
+	"VLhulLW85okK6z17PEEHLq+Ril5U2cOdu3FWOrsymJPaG7C3ughRSOP6ak8UyElXkDlgFytpYT1dat87",
+	"Ggx5D8uWDCvbF4XUENK5U7tF6xBXRIoAl+0qsX21g6cX+I99N8kQo84hdT4KS78jtSzlKhJJIuJtNrPv",
+	"QdpkXBslSmUzYgBjW9jCl1a2dtY9HO21RLOasdjNZrDbJnNpUK1zHQyPjx4wGbpVWSaoRNX70wt82jKx",
+	"r918+Co/PV49PcNsov2H8IhKV+KHcsuWHrQP5ZebDcjwu/0HLavaM+9xHHPv/g8qDY2fgMnWOGJJDRvd",
+	"OyuMkfqkfbr9XI2gaIQASNNuF32nS3egcSo89rFA3uKXc7nUsfh6prPlJQwTsu5pmiZi7OoGA0qMwz/I",
+	"1we8jDzgmbHYeqWfpwELqTlbb8C+IfekYbHGNFjfur8W9WKNPrvUvWWiokwb08deGGDgYI8nBGnHMIAQ",
+	"Hfa+51uldfb3Ly/K9m8YdoLFbq5iohygaHyjNxHtcaDZkHKXnX+TVtulJDmMS/brpSckElaY7pvAaFJN",
+	"FPpk4R8LaazO1r2gUkxJskIa3wXqxOUP6txSl3Jnxd7Dhb/Qkv1PVvHviFWwbkGavRa20aZNJT6TtFWV",
+	"+lak2M/LhQErmT9XUsXjieqzZ88KcJ49Y126cICKamUWs5RjdlVvzEKgUiAujDIERfQ2ZP/43/+H7Q/3",
+	"mh0TJ4q1NE1ERQqbOAVsdNin9m5sizLGroRIDRFTwN7/4cVL3781w9EBUNy73oBWQxv67NnYEXXAQqrB",
+	"xlLVPG5Avjcclr3Jiu65lY7LbmDfebM2tOMPlbEpBuMHDn+ZOE/BpDOeYGrlpHMbukiZcUm9qNyxWhbo",
+	"CemeLrzuYKZxXSs/xw3dhKjjSVspcMIIC1X+BDC6SIxoLhZjiC39V0sdFwciu9o4uMumfAMY+VStqVXu",
+	"mnFzhTycoty0OmmoLgAM7GLDWvsiT3lWdNyFgbthIxkupI5vxgaMs3mmQRpxFlfyvqidX9FDj+oxAIiD",
+	"4RAGrXUVDnB1vumTpITbXiH+fCTy6IClmVTOz1WWy2GWKcgVGNgXEZZNCXaMz+8pagNIwrhSNpNjNLPn",
+	"sIdVS7zo5IiCXAtaF+bDSjA8snlObWRJsLnmv1QCT/E8aUwush6d/cFwH9ff2gX3pBZ5PfQAGzbXgGW1",
+	"rtWs1pcRxkTpiCuj/HkQblesmwi0eyJuhAv4hf/N8nnolQW888d3WCyG7xUhYhh6f0hN98wVKeO4+FoH",
+	"yTE1ixMShgmwEWTY3hCFYpe4CdVGV+2dfspWgrX2g3Burvmg8TzHkoEH/LNq4sGSnz3joM4A00CbreT9",
+	"W7gm6x4O9xDExk0VSOPemHTu2ppHjjKKHFBFKQGydSsSMc/4MuyNi7wCn7tTZVZTbSedgE0o2wx41UnJ",
+	"GDGCjrD5mLodLIWzyOFLNMb/O2bdf93Muqe25HBkwrBzeAmtc1UD5GB4gJ7nsm1OCDP61p6U3I9t30Qk",
+	"5LWI70jzD4omFNzez+eR4zir3mkzxjE+z/eGHunLOgvvLcfGgtRVTGeFH5KgAQqBmQF3qEexIy9MfXEc",
+	"XBq20ErneE0GUDTVdiFPcvi4ANosofYcoGhWDc/Rgb8mXXOiqHZMGibnCq9Xcyou1SeJuHdn4Pw+D0CR",
+	"I11NjvY0UFgjvfZ06VZfgdzuKmi9hCd4IEhOzYK983L8M8DiefxlULliPg3clFDJ9+Otnhwee+9BWcag",
+	"BW4BFrBpK7TDg+cPAHe0tRJjq5PHufweHPuoVIZ8FgCVDuhFq/S7gHoqiMoKCYdLwTZEcu2C2gByftLP",
+	"uZqskZXumyA5ME5YrgyfCWoJnCZcKsyz7d3dB6kNOteq6MvgKzC9cATUlMvulk1rK3popURXbfRF1Pii",
+	"qe6WcLnWnWXtnX+jkKe9+xK0P8P7+OXBzAKsWnQSq/layvOKqGWl3o7K6+6vgiOTVtXDoEUpWusRFtPh",
+	"d7eV+qNygGaACpnd5fNjcXB8KL46PhhFs2NxMBRHx8+H8eiAj46ms+HefhTFB9HxqNx/R3lt9/TUo7Kx",
+	"BHRYSsUt9VZc8jR196yUHz3kKp+g2Mgtb2+UfPod3MaDFDpQfLn629KDnmMcSSvxgJLd+mVDwX18D+e8",
+	"+6WNVdx+aonsvfPGSyaES0oOmMX2GimoZ9O1L7sNxyys5BV44exyqLHCvmDyOpuozaLYoty39WIk336A",
+	"nIeFnUv3stnKFRpjcm3W+JOvuUQ2ELqzDSvEP67cVVYyCD+IL8elkafaOv3qKSKd+w/xWlVutvgN3X6b",
+	"lyk93nd3MDx4VIfbzb6a9abY9eNx/VHKmunuWljqkoNNszeV9ifqO1u3Yaryow2HGkBuFHazNWB2DeTa",
+	"rXrV+3IoaWS0/6BQ9Rt/b4eLbX+G6LHNqzYqEeLWWzKKG3M6QeOOoN/51g2sLMcFvKg1TW1fRc2PUFEX",
+	"7lrHZjPWlsW0FX4bcglIU/iwdNa4PsM3eE+4La5nvWOtT3zHyIZXpdyOse9B6F1FYKkveIymb/tiZ8Di",
+	"sSchXdnRPaz7l3quhLrt5hDj/EJgLaBDbQFCoLs/pCEmyo9Rb+yOVfWNjuhb+6Cjkd68X6XA5TEzQrBw",
+	"I+8jbLD+z7hworIf6Lyo3rbk+wO4wnLiI0LF5kmvnfh3F1U5pysCsNAfqxtcBdnvE3/9tn6tDjXR2haC",
+	"wAv/qARDZ2V1zUklMmEsX5tadejgjgIHihHe6av5vW36TwVP+kbH6y9JWvMdgRtGrMvRRLX/wQyu2uAY",
+	"0KkKyk1/tVr14Vz6eZZg/y0Rb8D2W0Jzu0m/t1+a/vdb2VNPfu/pSVmK+XR3m/7HVJk/W7EbHT7yBo0t",
+	"jfrrynb1Mridjd6HTqvVyl0aUDYzprxx82R3brSBWr01DjsgYYTIVUeimQmkPvidEzv/uVLy24qt7e9Q",
+	"8o3eHpZu8BsWvXhC/F2LXzYvm/lNyje8NVfeTNvc8DuLYZ5aX7m3jqZ+Fr9jPc0/6TyaFTb3HgsSCPV7",
+	"+UXGt3cWMrg2M8zwa0ENZykAhDU1rv1RpFUPuyK6xGfXl8L356E+MiFlNDtujhXdmLeg5GxWrbrF2vqY",
+	"TdfWNckHezJZgVYZ4kC7z8IT9xhNDLCc3KXB+Jx+wGghBiBjmvjlBZ+X9wEQEAtuFpj2EZ7N+m+1Ev0f",
+	"uI0WYREc3R8eVAwbvxcU3t5SLIRrv7900i0FrfZCjrguq+POVCqetTSxbK9LwLE2i2+rTQvuUz8IaPzE",
+	"f3EbdGDH7vsS37kNnqLUcp9cahslXtqypY7Jp9rdPCbMifeX6roScICot7EZD1/JF5ZmPN4p6G8HKnUU",
+	"pd0l64RRT+fcw6nodq/KBM6BXfTh9d1lqCXVP6MWpMYAT4HhVfpaVfid+wHMYzjMdj7mjhl7vH7/8iJk",
+	"XSCtgCUY5goQbQIW4S1S817tpkRQM+i6G3jsuBL2MnAXobZwgleCx3eygi1UvGM8pNiLwnfD/U/C/lcg",
+	"7AfTEusW6EaZESX5bIxRvwwsbP/wNySjEt/aCeruNBpa7EwmwvWuvlMBOKmxF6zCpRAGZT/OXA8ZokhK",
+	"fDyoR9tbu9OhC8j1hXYOABnf6VF8QOD9HkX1bAbYisiKQcXfo4YNk6najgHZmzbutgV8z2z0l+5mIuFW",
+	"XgvUdqQt0mQx56pIzwJLlDJLp2IhMfER0MX1DKeMZnezxsK4HmZr0LfQTc1yhVfdU6vyNBMzeYMES+1s",
+	"dlGrdzjW2pK60sQlKEoRctdCrNB3E+mgLbuRbjj+mpkTbyhEW1RelJ8D3mlVr5NywyXOUXJ3g0VT+cKL",
+	"6k+3/z8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

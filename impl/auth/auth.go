@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/auth/logger"
+	"github.com/triadhq/triad/impl/auth/loginlimit"
 	"github.com/triadhq/triad/impl/auth/middleware"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/token"
@@ -73,6 +74,12 @@ type Options struct {
 	AdminPasswd string
 	// BasicAuthChecker enables basic auth with a custom checker; it wins over AdminPasswd.
 	BasicAuthChecker middleware.BasicAuthFunc
+	// LoginGuard limits failed password logins: direct providers' logins and basic auth (user
+	// name and client address; a refused login is 429 too_many_attempts with Retry-After, its
+	// password not checked). Default in memory, loginlimit.NewMemory's defaults (10 wrong
+	// passwords per user and client address in 15 minutes), one process only; replicas share one
+	// (the reference server passes its PostgreSQL guard).
+	LoginGuard loginlimit.Guard
 	// Logger receives the service's log lines: a *slog.Logger, or the seed's Logf form
 	// (logger.Std, logger.NoOp, logger.Func(f)); default none (logger.NoOp).
 	Logger logger.Sink
@@ -169,6 +176,9 @@ func New(opts Options) (*Service, error) {
 		// One set for every verified provider of the service (their ids are random, never shared).
 		opts.UsedIDs = provider.NewMemoryUsedIDs()
 	}
+	if opts.LoginGuard == nil {
+		opts.LoginGuard = loginlimit.NewMemory(0, 0, nil)
+	}
 	if opts.SendLimiter == nil {
 		opts.SendLimiter = provider.NewMemorySendLimiter(0, 0, 0, nil)
 	}
@@ -183,7 +193,7 @@ func New(opts Options) (*Service, error) {
 	})
 	s.auth = &middleware.Authenticator{
 		JWTService: s.jwt, Validator: opts.Validator, AdminPasswd: opts.AdminPasswd,
-		BasicAuthChecker: opts.BasicAuthChecker, UserUpdater: opts.UserUpdater, L: s.log,
+		BasicAuthChecker: opts.BasicAuthChecker, LoginGuard: opts.LoginGuard, UserUpdater: opts.UserUpdater, L: s.log,
 		ProviderKnown: s.isProvider, ErrorHandler: opts.ErrorHandler, RolesIgnoreCase: opts.RolesIgnoreCase,
 	}
 	s.redirect = provider.NewRedirectValidator(opts.URL, opts.AllowedRedirectHosts)
@@ -205,6 +215,7 @@ func (s *Service) Params(cid, csecret string) provider.Params {
 		URL: s.opts.URL, AuthPath: s.opts.AuthPath, JwtService: s.jwt, AvatarSaver: s.avatar,
 		Cid: cid, Csecret: csecret, Issuer: s.opts.Issuer, L: s.log,
 		AllowedRedirect: s.redirect, HTTPClient: s.opts.HTTPClient, UsedIDs: s.opts.UsedIDs, SendLimiter: s.opts.SendLimiter,
+		LoginGuard: s.opts.LoginGuard,
 		UserIDFunc: s.opts.UserIDFunc,
 	}
 }

@@ -121,6 +121,14 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			st, _, b := s.get("/auth/dev/callback?state=forged&code=x", nil)
 			return st, b
 		}},
+		"too_many_attempts": {http.StatusTooManyRequests, func(t *testing.T) (int, []byte) {
+			s := newSite(t)
+			for range 10 {
+				s.get("/auth/local/login?user=demo&passwd=wrong", nil)
+			}
+			st, _, b := s.get("/auth/local/login?user=demo&passwd=demo-password", nil)
+			return st, b
+		}},
 		"bad_credentials": {http.StatusForbidden, func(t *testing.T) (int, []byte) {
 			st, _, b := newSite(t).get("/auth/local/login?user=demo&passwd=wrong", nil)
 			return st, b

@@ -139,7 +139,9 @@ func (s *Service) user(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := s.auth.Authenticate(w, r)
 	if err != nil {
-		middleware.Unauthorized(w, r)
+		if !middleware.TooManyAttempts(w, r, err) {
+			middleware.Unauthorized(w, r)
+		}
 		return
 	}
 	web.WriteJSON(w, http.StatusOK, &u) // a pointer: boxing the User itself would copy it to the heap

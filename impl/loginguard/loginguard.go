@@ -49,6 +49,9 @@ func (b *Blocked) Error() string {
 // Unwrap makes a *Blocked match ErrTooManyAttempts.
 func (b *Blocked) Unwrap() error { return ErrTooManyAttempts }
 
+// RetryAfterSeconds is Seconds: what the auth library reads of a refusal (loginlimit.Refused).
+func (b *Blocked) RetryAfterSeconds() int { return b.Seconds }
+
 // RetryAfter is the Retry-After seconds of a *Blocked or *SignupsBlocked in err's chain, or 0 (a
 // refusal table's RetryAfter function).
 func RetryAfter(err error) int {
@@ -71,7 +74,8 @@ type Guard struct {
 }
 
 // New returns the guard over hasher and limiter. wrong is the surface's error for a checked-wrong
-// password (matched with errors.Is): the one outcome of a check that keeps the attempt counted.
+// password (matched with errors.Is): the one outcome of a check that keeps the attempt counted. A
+// nil hasher admits every login (a surface whose checks hash nothing of its own).
 func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error) *Guard {
 	return &Guard{hasher: hasher, limiter: limiter, wrong: wrong}
 }
@@ -92,7 +96,7 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 	// is answered (password.Admit): a check that only asked whether there was room would let every
 	// flooding login through while the ones before it still wait for the database.
 	outer := ctx
-	ctx, admitted, err := g.hasher.Admit(outer)
+	ctx, admitted, err := g.admit(outer)
 	if err != nil {
 		return err
 	}
@@ -119,7 +123,7 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 			_ = res.Release()
 			return outer.Err()
 		}
-		if ctx, admitted, err = g.hasher.Admit(outer); err != nil {
+		if ctx, admitted, err = g.admit(outer); err != nil {
 			_ = res.Release()
 			return err
 		}
@@ -136,4 +140,12 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 	}
 	_ = res.Succeeded()
 	return nil
+}
+
+// admit is the hasher's Admit, or a place that costs nothing without a hasher.
+func (g *Guard) admit(ctx context.Context) (context.Context, func(), error) {
+	if g.hasher == nil {
+		return ctx, func() {}, nil
+	}
+	return g.hasher.Admit(ctx)
 }

@@ -397,7 +397,7 @@ export interface components {
              * @example unauthorized
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_starting" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_starting" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations" | "too_many_attempts";
             /**
              * @description Human-readable explanation.
              * @example authentication required
@@ -524,6 +524,24 @@ export interface components {
                  *           "message": "must be at most 256 characters"
                  *         }
                  *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description `too_many_attempts`: a password login (a direct provider's, or basic auth) refused by the failed-login limit, without its password being checked: this user name from this client address had 10 wrong passwords within 15 minutes, so further attempts get this 429 until that window ends (`Retry-After`), right password or not. Another address, or another user name, is not affected. Only passwords that were checked and wrong count (not a checker that failed). An address with 100 wrong passwords over any user names is slowed (its checks spaced 2 seconds apart), not refused, unless it sends more at once than three such slots take. The reference server counts in PostgreSQL, with the same rules and code as its orders and brands logins, shared by every replica; a library user's default counts per process. */
+        TooManyAttempts: {
+            headers: {
+                /** @description Seconds until attempts are accepted again (RFC 9110 §10.2.3). */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "too_many_attempts",
+                 *       "message": "too many failed logins; try again in 840 seconds",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiError"];
@@ -824,6 +842,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationFailed"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyAttempts"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -972,21 +991,16 @@ export interface operations {
              * @description `too_many_confirmations` (verified): this recipient has had its confirmation messages for
              *     the window (5 in 15 minutes), or this client address has asked for its share (30 in 15
              *     minutes); nothing was sent. Retry after the seconds in `Retry-After`.
+             *
+             *     `too_many_attempts` (direct): see `TooManyAttempts`.
              */
             429: {
                 headers: {
-                    /** @description Seconds until the window that refused the message ends. */
-                    "Retry-After"?: number;
+                    /** @description Seconds until the window that refused the message or the login ends. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "too_many_confirmations",
-                     *       "message": "too many confirmation messages to this address or from this client; retry later",
-                     *       "requestId": "3f2a9c0d1e4b5a6c"
-                     *     }
-                     */
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
@@ -1068,6 +1082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAttempts"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["Unavailable"];

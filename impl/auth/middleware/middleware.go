@@ -5,13 +5,16 @@
 package middleware
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/triadhq/triad/impl/auth/loginlimit"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -37,8 +40,9 @@ func (f UserUpdFunc) Update(u token.User) token.User { return f(u) }
 // BasicAuthFunc checks basic-auth credentials and returns the user to put in the request context.
 type BasicAuthFunc func(user, passwd string) (ok bool, u token.User, err error)
 
-// ErrorHandlerFunc writes a refusal of the middleware: status is 401 (no or bad credentials) or
-// 403 (Admin, RBAC), err says why (for logs: never send it to the client verbatim).
+// ErrorHandlerFunc writes a refusal of the middleware: status is 401 (no or bad credentials), 403
+// (Admin, RBAC) or 429 (basic auth refused by the LoginGuard; Retry-After is already set), err says
+// why (for logs: never send it to the client verbatim).
 type ErrorHandlerFunc func(w http.ResponseWriter, r *http.Request, status int, err error)
 
 // Authenticator builds the middlewares. Configure it once; it is safe for concurrent use.
@@ -51,6 +55,9 @@ type Authenticator struct {
 	AdminPasswd string
 	// BasicAuthChecker enables basic auth with a custom check; when set, AdminPasswd is ignored.
 	BasicAuthChecker BasicAuthFunc
+	// LoginGuard limits failed basic-auth passwords (per user name and client address); nil
+	// checks them without a limit (the auth service always sets one).
+	LoginGuard loginlimit.Guard
 	// UserUpdater is the hook of UpdateUser.
 	UserUpdater UserUpdater
 	// ProviderKnown, when set, rejects tokens whose user comes from a provider it does not know
@@ -71,8 +78,13 @@ var (
 	ErrRoleRefused = errors.New("middleware: role not permitted")
 )
 
-// refuse writes a refusal through ErrorHandler, or as the JSON Error body.
+// refuse writes a refusal through ErrorHandler, or as the JSON Error body. Basic-auth credentials
+// the LoginGuard refused are a 429 with Retry-After, whatever status the caller meant.
 func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if secs, _, refused := loginlimit.Refused(err); refused {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		status = http.StatusTooManyRequests
+	}
 	if a.ErrorHandler != nil {
 		a.ErrorHandler(w, r, status, err)
 		return
@@ -88,13 +100,30 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, status in
 		Forbidden(w, r, msg)
 		return
 	}
+	if TooManyAttempts(w, r, err) {
+		return
+	}
 	Unauthorized(w, r)
 }
 
-// Refusal codes of the JSON bodies: 401 {"code":"unauthorized",...}, 403 {"code":"forbidden",...}.
+// TooManyAttempts writes the 429 too_many_attempts refusal, with Retry-After, when err is the
+// LoginGuard's refusal of basic-auth credentials, and reports whether it did.
+func TooManyAttempts(w http.ResponseWriter, r *http.Request, err error) bool {
+	secs, msg, refused := loginlimit.Refused(err)
+	if !refused {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	web.WriteError(w, r, http.StatusTooManyRequests, web.Error{Code: loginlimit.CodeTooManyAttempts, Message: msg})
+	return true
+}
+
+// Refusal codes of the JSON bodies: 401 {"code":"unauthorized",...}, 403 {"code":"forbidden",...},
+// 429 {"code":"too_many_attempts",...} (basic auth refused by the LoginGuard).
 const (
-	CodeUnauthorized = web.CodeUnauthorized
-	CodeForbidden    = web.CodeForbidden
+	CodeUnauthorized    = web.CodeUnauthorized
+	CodeForbidden       = web.CodeForbidden
+	CodeTooManyAttempts = loginlimit.CodeTooManyAttempts
 )
 
 // ErrUnauthorized is returned by Authenticate when the request has no acceptable credentials.
@@ -130,7 +159,7 @@ var noStore = []string{"no-store"}
 func (a *Authenticator) authenticate(w http.ResponseWriter, r *http.Request) (token.User, error) {
 	if a.BasicAuthChecker != nil || a.AdminPasswd != "" {
 		if user, pass, ok := r.BasicAuth(); ok {
-			return a.basic(user, pass)
+			return a.basicGuarded(r, user, pass)
 		}
 	}
 	claims, tok, err := a.JWTService.Get(r)
@@ -186,23 +215,45 @@ type tokenSetter interface {
 	SetToken(w http.ResponseWriter, claims token.Claims) (token.Claims, string, error)
 }
 
-func (a *Authenticator) basic(user, pass string) (token.User, error) {
+// basicGuarded checks basic-auth credentials under the LoginGuard: refused (too many failures)
+// without checking them, or checked, a wrong password counted.
+func (a *Authenticator) basicGuarded(r *http.Request, user, pass string) (token.User, error) {
+	var u token.User
+	check := func(context.Context) error {
+		var ok bool
+		var err error
+		if u, ok, err = a.basic(user, pass); err == nil && !ok {
+			return loginlimit.ErrBadCredentials
+		}
+		return err
+	}
+	var err error
+	if a.LoginGuard != nil {
+		err = a.LoginGuard.Login(r.Context(), user, r.RemoteAddr, check)
+	} else {
+		err = check(r.Context())
+	}
+	if err != nil {
+		return token.User{}, errors.Join(ErrUnauthorized, err)
+	}
+	return u, nil
+}
+
+// basic checks the credentials: ok false for wrong ones, an error when the checker failed.
+func (a *Authenticator) basic(user, pass string) (u token.User, ok bool, err error) {
 	if a.BasicAuthChecker != nil {
 		ok, u, err := a.BasicAuthChecker(user, pass)
-		if err != nil || !ok {
-			return token.User{}, errors.Join(ErrUnauthorized, err)
-		}
-		return u, nil
+		return u, ok, err
 	}
 	// Constant-time on both parts so timing reveals neither the user name nor the password.
 	uok := subtle.ConstantTimeCompare([]byte(user), []byte("admin"))
 	pok := subtle.ConstantTimeCompare([]byte(pass), []byte(a.AdminPasswd))
 	if uok&pok != 1 {
-		return token.User{}, ErrUnauthorized
+		return token.User{}, false, nil
 	}
-	u := token.User{Name: "admin", ID: "admin", Role: "admin"}
+	u = token.User{Name: "admin", ID: "admin", Role: "admin"}
 	u.SetAdmin(true)
-	return u, nil
+	return u, true, nil
 }
 
 func (a *Authenticator) log() *slog.Logger {

@@ -1,11 +1,14 @@
 package provider
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"mime"
 	"net/http"
+	"strconv"
 
+	"github.com/triadhq/triad/impl/auth/loginlimit"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -101,14 +104,33 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		web.Internal(w, r, nil, errors.New("direct provider without CredChecker"))
 		return
 	}
-	ok, err := h.CredChecker.Check(c.User, c.Passwd)
+	// The check runs under the service's failed-login limit (loginlimit): a login refused by it
+	// is 429 without the password being checked, and only a checked, wrong password counts.
+	check := func(context.Context) error {
+		ok, err := h.CredChecker.Check(c.User, c.Passwd)
+		if err == nil && !ok {
+			return loginlimit.ErrBadCredentials
+		}
+		return err
+	}
+	var err error
+	if h.LoginGuard != nil {
+		err = h.LoginGuard.Login(r.Context(), c.User, r.RemoteAddr, check)
+	} else {
+		err = check(r.Context())
+	}
+	if secs, msg, refused := loginlimit.Refused(err); refused {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		WriteError(w, r, http.StatusTooManyRequests, loginlimit.CodeTooManyAttempts, msg)
+		return
+	}
+	if errors.Is(err, loginlimit.ErrBadCredentials) {
+		WriteError(w, r, http.StatusForbidden, CodeBadCredentials, "incorrect user or password")
+		return
+	}
 	if err != nil {
 		h.log().Error("direct login: checker", "provider", h.ProviderName, "err", err)
 		web.Internal(w, r, nil, err)
-		return
-	}
-	if !ok {
-		WriteError(w, r, http.StatusForbidden, CodeBadCredentials, "incorrect user or password")
 		return
 	}
 	u := userFor(c.User)

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triadhq/triad/impl/auth/loginlimit"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -91,6 +92,9 @@ type Params struct {
 	// SendLimiter bounds the confirmation messages of verified providers; nil gives each verified
 	// provider its own in-memory limiter with the defaults (one process).
 	SendLimiter SendLimiter
+	// LoginGuard limits failed password logins of direct providers; nil checks passwords without
+	// a limit (the service always sets one).
+	LoginGuard loginlimit.Guard
 	// UserIDFunc derives the user id at login; nil gives token.UserID(provider, raw id).
 	UserIDFunc UserIDFunc
 	// UserAttributes copies top-level user-info fields into the user's string attributes at an
