@@ -102,3 +102,26 @@ test("one client logs in and then carries the token it got", async () => {
   const me = await api.GET("/authenticated");
   assert.equal(me.data?.username, "ts-later");
 });
+
+test("a customer cancels a waiting order, a performer hands one back, and an order beyond the balance is refused", async () => {
+  const customer = await signUp("ts-canceller", "Customer");
+  const performer = await signUp("ts-releaser", "Performer");
+
+  // 500.00 cannot reserve 1000.00 + 50.00.
+  const tooDear = await customer.api.POST("/orders", { body: { description: "Build a house", price: "1000" } });
+  assert.equal(tooDear.response.status, 409);
+  assert.equal(tooDear.error?.code, "insufficient_funds");
+
+  const first = await customer.api.POST("/orders", { body: { description: "Wash the car", price: "20.00" } });
+  assert.ok(first.data);
+  const cancelled = await customer.api.PATCH("/orders/{id}/cancel", { params: { path: { id: first.data.id } } });
+  assert.equal(cancelled.data?.status, "CANCELLED");
+
+  const second = await customer.api.POST("/orders", { body: { description: "Mow the lawn", price: "30.00" } });
+  assert.ok(second.data);
+  const id = second.data.id;
+  assert.equal((await performer.api.PATCH("/orders/{id}/take", { params: { path: { id } } })).data?.status, "IN PROGRESS");
+  const released = await performer.api.PATCH("/orders/{id}/release", { params: { path: { id } } });
+  assert.equal(released.data?.status, "WAITING");
+  assert.equal(released.data?.performer, undefined);
+});

@@ -292,6 +292,14 @@ func (e *env) transition(a account, id int64, action string) resp {
 	return e.do("PATCH", fmt.Sprintf("/orders/%d/%s", id, action), a.token, nil)
 }
 
+// complete takes, passes (p) and accepts (c) the waiting order id: the customer pays.
+func (e *env) complete(c, p account, id int64) {
+	e.t.Helper()
+	e.want(e.transition(p, id, "take"), http.StatusOK)
+	e.want(e.transition(p, id, "pass"), http.StatusOK)
+	e.want(e.transition(c, id, "accept"), http.StatusOK)
+}
+
 // readyOrder takes a new order of c through take and pass by p.
 func (e *env) readyOrder(c, p account, price string) ordersapi.Order {
 	e.t.Helper()

@@ -58,23 +58,12 @@ func TestRace_TwentyAcceptsOfOneOrder(t *testing.T) {
 	alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
 	o := e.readyOrder(alice, bob, "100")
 
-	var mu sync.Mutex
-	counts := map[int]int{}
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			<-start
-			s := e.transition(alice, o.Id, "accept").status
-			mu.Lock()
-			counts[s]++
-			mu.Unlock()
-		})
+	accepts := make([]func() resp, 20)
+	for i := range accepts {
+		accepts[i] = func() resp { return e.transition(alice, o.Id, "accept") }
 	}
-	close(start)
-	wg.Wait()
-	if counts[http.StatusOK] != 1 || counts[http.StatusConflict] != 19 {
-		t.Fatalf("statuses %v, want one 200 and nineteen 409", counts)
+	if got := e.outcomes(accepts...); got["ok"] != 1 || got["invalid_state"] != 19 {
+		t.Fatalf("outcomes %v, want one paid and nineteen invalid_state", got)
 	}
 	if got := e.balance(alice); got != "395.00" {
 		t.Fatalf("customer balance %s, want 500 - 105 = 395.00 (paid once)", got)
