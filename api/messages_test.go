@@ -137,3 +137,25 @@ func eachObject(v any, fn func(where string, m map[string]any)) {
 	}
 	walk("", v)
 }
+
+// TestNumbers_ExactInGoClients: every number a spec declares carries `x-go-type: json.Number`, so
+// a Go client generated from the served document with oapi-codegen's defaults holds it exactly
+// (its default for a number is float32: 999999.99 reads as 1e+06). e2e's
+// TestGeneratedClients_MoneyIsExact generates the clients; this fails first, without a server.
+func TestNumbers_ExactInGoClients(t *testing.T) {
+	numbers := 0
+	for _, name := range []string{"orders", "brands", "auth"} {
+		eachObject(loadJSON(t, name), func(where string, v map[string]any) {
+			if v["type"] != "number" {
+				return
+			}
+			numbers++
+			if v["x-go-type"] != "json.Number" {
+				t.Errorf("%s.yaml %s: a number without x-go-type: json.Number (a float32 in generated Go clients)", name, where)
+			}
+		})
+	}
+	if numbers == 0 {
+		t.Error("no number found in the specs: the walk checks nothing")
+	}
+}
