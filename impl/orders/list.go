@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -144,19 +143,22 @@ func (s *Service) listPipelined(ctx context.Context, pool *pgxpool.Pool, sql str
 		return false, err
 	}
 	defer conn.Release()
-	plans := "auto"
-	if generic {
-		plans = "force_generic_plan"
-	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN READ ONLY")
-	b.Queue("SELECT set_config('statement_timeout', $1, true), set_config('plan_cache_mode', $2, true)",
-		strconv.FormatInt(s.limits.ListTimeout.Milliseconds(), 10), plans)
+	// Constant statements (the timeout is the Service's, fixed at start): SET is a utility
+	// statement, cheaper than a SELECT of set_config with parameters.
+	settings := []string{s.setTimeout}
+	if generic {
+		settings = append(settings, "SET LOCAL plan_cache_mode = force_generic_plan")
+	}
+	for _, set := range settings {
+		b.Queue(set)
+	}
 	b.Queue(sql, args...)
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	err = func() error {
-		for range 2 { // BEGIN, the settings
+		for range 1 + len(settings) { // BEGIN, the settings
 			if _, err := br.Exec(); err != nil {
 				return err
 			}

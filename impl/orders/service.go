@@ -47,7 +47,10 @@ type Service struct {
 	limits Limits
 	// reads picks the pool of the list pages: a standby that has the caller's writes, or pool.
 	reads *pgread.Reader
+	// share bounds the list pages one user reads at once (Limits.ListShare).
 	share *share
+	// setTimeout is the statement giving a list page's transaction its statement_timeout.
+	setTimeout string
 }
 
 // DefaultMaxInProgress is how many orders one performer may hold IN PROGRESS at once unless
@@ -83,7 +86,7 @@ func NewService(pool *pgxpool.Pool, hasher *password.Hasher, limits Limits) *Ser
 		limits.ListTimeout = DefaultListTimeout
 	}
 	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits, reads: pgread.New(pool, nil),
-		share: newShare(limits.ListShare)}
+		share: newShare(limits.ListShare), setTimeout: fmt.Sprintf("SET LOCAL statement_timeout = %d", limits.ListTimeout.Milliseconds())}
 }
 
 // ReadFrom sends the list pages through r (a standby with read-your-writes); without it they read
