@@ -12,12 +12,13 @@ import (
 )
 
 // TestSDKReadme runs clients/ts/README.md as a reader would from a fresh clone: in a copy of the
-// files git tracks under clients/ts (no node_modules, nothing built), its Install block (npm
-// install, npm pack); then the tarball installed into an empty application, its two TypeScript
+// files git tracks under clients/ts (no node_modules, nothing built, and outside this repository,
+// so its root's TypeScript is out of reach), its Install block (npm pack, which installs the
+// pinned TypeScript first); then the tarball installed into an empty application, its two TypeScript
 // blocks compiled at tsc's strictest (strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess:
 // the browser block's xsrfToken() line among them), and the quick start run with Node against a
-// dev-mode server, whose address replaces http://localhost:8080. npm install may ask the registry
-// for TypeScript the first time (after that, npm's cache answers).
+// dev-mode server, whose address replaces http://localhost:8080. Installing TypeScript may ask the
+// registry the first time (after that, npm's cache answers).
 func TestSDKReadme(t *testing.T) {
 	t.Parallel()
 	ensureNodeModules(t)
