@@ -36,8 +36,10 @@ func fromAddr(ip string, conns int) *http.Client {
 // while a bystander performer (from 127.0.0.3) reads page 0 one request after another. The
 // bystander's median stays under 100 ms; the far page is refused at once (400, page too_large,
 // limit 100) and costs no query.
+//
+// It measures time, so it does not run in parallel: Go runs it while this package's parallel tests
+// wait, and the median is the server's, not the other suites' load.
 func TestHostileOrders_DeepPagesStarveNoOne(t *testing.T) {
-	t.Parallel()
 	s := startServer(t, orders)
 	if s.dbURL == "" {
 		t.Skip("needs the server's database to seed its orders")
