@@ -3,6 +3,7 @@ package main
 import (
 	"time"
 
+	"github.com/triadhq/triad/impl/idempotency"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/sweep"
 	"github.com/triadhq/triad/impl/throttle"
@@ -33,4 +34,10 @@ func (a *app) loginLimits(surface string) throttle.Options {
 // authenticate nobody already; the sweep only keeps the table small.
 func (a *app) sweepTokens(surface string, f sweep.Func) {
 	a.onClose(sweep.Start(a.log, surface+" tokens", time.Hour, f))
+}
+
+// sweepIdempotencyKeys deletes expired Idempotency-Key rows hourly, as the tokens' (the surfaces
+// that take the header keep them: impl/idempotency).
+func (a *app) sweepIdempotencyKeys() {
+	a.onClose(sweep.Start(a.log, "idempotency keys", time.Hour, idempotency.New(a.pool, nil, idempotency.Options{}).Sweep))
 }

@@ -448,6 +448,9 @@ type AccessToken = string
 // BrandID Example: 655e1f2a0000000000000001
 type BrandID = string
 
+// IdempotencyKey Example: 5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64
+type IdempotencyKey = string
+
 // BadRequest The body of every refusal on this surface.
 type BadRequest = Error
 
@@ -459,6 +462,9 @@ type EmailTaken = Error
 
 // Forbidden The body of every refusal on this surface.
 type Forbidden = Error
+
+// IdempotencyKeyReused The body of every refusal on this surface.
+type IdempotencyKeyReused = Error
 
 // Internal The body of every refusal on this surface.
 type Internal = Error
@@ -505,6 +511,16 @@ type SubscribeBrandParams struct {
 	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
 	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+
+	// IdempotencyKey Makes the request safe to retry. The first request with a key runs; a repeat with the same
+	// key and the same request (method, path, query, content type and body) by the same caller
+	// (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+	// `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+	// for its answer. The same key with another request is refused with 422
+	// `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+	// changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+	// UUID) per new request.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // UnsubscribeBrandParams defines parameters for UnsubscribeBrand.
@@ -537,6 +553,19 @@ type GetMeParams struct {
 	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
 	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+}
+
+// RegisterBrandsUserParams defines parameters for RegisterBrandsUser.
+type RegisterBrandsUserParams struct {
+	// IdempotencyKey Makes the request safe to retry. The first request with a key runs; a repeat with the same
+	// key and the same request (method, path, query, content type and body) by the same caller
+	// (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+	// `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+	// for its answer. The same key with another request is refused with 422
+	// `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+	// changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+	// UUID) per new request.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ResetPasswordParams defines parameters for ResetPassword.
@@ -839,7 +868,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-	RegisterBrandsUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RegisterBrandsUserWithBody(ctx context.Context, params *RegisterBrandsUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterBrandsUser Register a user
 	//
@@ -853,7 +882,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-	RegisterBrandsUser(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RegisterBrandsUser(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterBrandsUserWithFormdataBody Register a user
 	//
@@ -867,7 +896,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
 	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-	RegisterBrandsUserWithFormdataBody(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RegisterBrandsUserWithFormdataBody(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResetPasswordWithBody Change the password
 	//
@@ -1268,8 +1297,8 @@ func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...R
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-func (c *Client) RegisterBrandsUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterBrandsUserRequestWithBody(c.Server, contentType, body)
+func (c *Client) RegisterBrandsUserWithBody(ctx context.Context, params *RegisterBrandsUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterBrandsUserRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1292,8 +1321,8 @@ func (c *Client) RegisterBrandsUserWithBody(ctx context.Context, contentType str
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-func (c *Client) RegisterBrandsUser(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterBrandsUserRequest(c.Server, body)
+func (c *Client) RegisterBrandsUser(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterBrandsUserRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1316,8 +1345,8 @@ func (c *Client) RegisterBrandsUser(ctx context.Context, body RegisterBrandsUser
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
 // Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-func (c *Client) RegisterBrandsUserWithFormdataBody(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterBrandsUserRequestWithFormdataBody(c.Server, body)
+func (c *Client) RegisterBrandsUserWithFormdataBody(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterBrandsUserRequestWithFormdataBody(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1736,6 +1765,21 @@ func NewSubscribeBrandRequest(server string, id BrandID, params *SubscribeBrandP
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -2038,29 +2082,29 @@ func NewGetMeRequest(server string, params *GetMeParams) (*http.Request, error) 
 }
 
 // NewRegisterBrandsUserRequest calls the generic RegisterBrandsUser builder with application/json body
-func NewRegisterBrandsUserRequest(server string, body RegisterBrandsUserJSONRequestBody) (*http.Request, error) {
+func NewRegisterBrandsUserRequest(server string, params *RegisterBrandsUserParams, body RegisterBrandsUserJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewRegisterBrandsUserRequestWithBody(server, "application/json", bodyReader)
+	return NewRegisterBrandsUserRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewRegisterBrandsUserRequestWithFormdataBody calls the generic RegisterBrandsUser builder with application/x-www-form-urlencoded body
-func NewRegisterBrandsUserRequestWithFormdataBody(server string, body RegisterBrandsUserFormdataRequestBody) (*http.Request, error) {
+func NewRegisterBrandsUserRequestWithFormdataBody(server string, params *RegisterBrandsUserParams, body RegisterBrandsUserFormdataRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	bodyStr, err := runtime.MarshalForm(body, nil)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = strings.NewReader(bodyStr.Encode())
-	return NewRegisterBrandsUserRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+	return NewRegisterBrandsUserRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
 }
 
 // NewRegisterBrandsUserRequestWithBody constructs an http.Request for the RegisterBrandsUser method, with any body, and a specified content type
-func NewRegisterBrandsUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewRegisterBrandsUserRequestWithBody(server string, params *RegisterBrandsUserParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2084,6 +2128,21 @@ func NewRegisterBrandsUserRequestWithBody(server string, contentType string, bod
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -2414,7 +2473,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-	RegisterBrandsUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
+	RegisterBrandsUserWithBodyWithResponse(ctx context.Context, params *RegisterBrandsUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
 
 	// RegisterBrandsUserWithResponse Register a user
 	//
@@ -2428,7 +2487,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-	RegisterBrandsUserWithResponse(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
+	RegisterBrandsUserWithResponse(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
 
 	// RegisterBrandsUserWithFormdataBodyWithResponse Register a user
 	//
@@ -2442,7 +2501,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-	RegisterBrandsUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
+	RegisterBrandsUserWithFormdataBodyWithResponse(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error)
 
 	// ResetPasswordWithBodyWithResponse Change the password
 	//
@@ -3028,6 +3087,8 @@ type SubscribeBrandResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3064,6 +3125,11 @@ func (r SubscribeBrandResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SubscribeBrandResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SubscribeBrandResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3604,6 +3670,8 @@ type RegisterBrandsUserResponse struct {
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -3641,6 +3709,11 @@ func (r RegisterBrandsUserResponse) GetJSON413() *TooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r RegisterBrandsUserResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RegisterBrandsUserResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -4110,8 +4183,8 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, params *Get
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-func (c *ClientWithResponses) RegisterBrandsUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
-	rsp, err := c.RegisterBrandsUserWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) RegisterBrandsUserWithBodyWithResponse(ctx context.Context, params *RegisterBrandsUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
+	rsp, err := c.RegisterBrandsUserWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4130,8 +4203,8 @@ func (c *ClientWithResponses) RegisterBrandsUserWithBodyWithResponse(ctx context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-func (c *ClientWithResponses) RegisterBrandsUserWithResponse(ctx context.Context, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
-	rsp, err := c.RegisterBrandsUser(ctx, body, reqEditors...)
+func (c *ClientWithResponses) RegisterBrandsUserWithResponse(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
+	rsp, err := c.RegisterBrandsUser(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4150,8 +4223,8 @@ func (c *ClientWithResponses) RegisterBrandsUserWithResponse(ctx context.Context
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/user/register (the `RegisterBrandsUser` operationId).
-func (c *ClientWithResponses) RegisterBrandsUserWithFormdataBodyWithResponse(ctx context.Context, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
-	rsp, err := c.RegisterBrandsUserWithFormdataBody(ctx, body, reqEditors...)
+func (c *ClientWithResponses) RegisterBrandsUserWithFormdataBodyWithResponse(ctx context.Context, params *RegisterBrandsUserParams, body RegisterBrandsUserFormdataRequestBody, reqEditors ...RequestEditorFn) (*RegisterBrandsUserResponse, error) {
+	rsp, err := c.RegisterBrandsUserWithFormdataBody(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4741,6 +4814,13 @@ func ParseSubscribeBrandResponse(rsp *http.Response) (*SubscribeBrandResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5257,6 +5337,13 @@ func ParseRegisterBrandsUserResponse(rsp *http.Response) (*RegisterBrandsUserRes
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5461,7 +5548,7 @@ type ServerInterface interface {
 	GetMe(w http.ResponseWriter, r *http.Request, params GetMeParams)
 	// RegisterBrandsUser Register a user
 	// (POST /api/user/register)
-	RegisterBrandsUser(w http.ResponseWriter, r *http.Request)
+	RegisterBrandsUser(w http.ResponseWriter, r *http.Request, params RegisterBrandsUserParams)
 	// ResetPassword Change the password
 	// (POST /api/user/reset)
 	ResetPassword(w http.ResponseWriter, r *http.Request, params ResetPasswordParams)
@@ -5545,7 +5632,7 @@ func (_ Unimplemented) GetMe(w http.ResponseWriter, r *http.Request, params GetM
 
 // RegisterBrandsUser Register a user
 // (POST /api/user/register)
-func (_ Unimplemented) RegisterBrandsUser(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) RegisterBrandsUser(w http.ResponseWriter, r *http.Request, params RegisterBrandsUserParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5766,6 +5853,27 @@ func (siw *ServerInterfaceWrapper) SubscribeBrand(w http.ResponseWriter, r *http
 		return
 	}
 
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SubscribeBrand(w, r, id, params)
 	}))
@@ -5935,8 +6043,35 @@ func (siw *ServerInterfaceWrapper) GetMe(w http.ResponseWriter, r *http.Request)
 // RegisterBrandsUser operation middleware
 func (siw *ServerInterfaceWrapper) RegisterBrandsUser(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RegisterBrandsUserParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RegisterBrandsUser(w, r)
+		siw.Handler.RegisterBrandsUser(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6145,6 +6280,8 @@ type BrandNotFoundJSONResponse Error
 type EmailTakenJSONResponse Error
 
 type ForbiddenJSONResponse Error
+
+type IdempotencyKeyReusedJSONResponse Error
 
 type InternalJSONResponse Error
 
@@ -6902,6 +7039,22 @@ func (response SubscribeBrand413JSONResponse) VisitSubscribeBrandResponse(w http
 	return err
 }
 
+type SubscribeBrand422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response SubscribeBrand422JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubscribeBrand500JSONResponse struct{ InternalJSONResponse }
 
 func (response SubscribeBrand500JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
@@ -7511,6 +7664,7 @@ func (response GetMe503JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 }
 
 type RegisterBrandsUserRequestObject struct {
+	Params       RegisterBrandsUserParams
 	JSONBody     *RegisterBrandsUserJSONRequestBody
 	FormdataBody *RegisterBrandsUserFormdataRequestBody
 }
@@ -7595,6 +7749,22 @@ func (response RegisterBrandsUser415JSONResponse) VisitRegisterBrandsUserRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterBrandsUser422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response RegisterBrandsUser422JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8256,9 +8426,10 @@ func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request, params Ge
 }
 
 // RegisterBrandsUser operation middleware
-func (sh *strictHandler) RegisterBrandsUser(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) RegisterBrandsUser(w http.ResponseWriter, r *http.Request, params RegisterBrandsUserParams) {
 	var request RegisterBrandsUserRequestObject
 
+	request.Params = params
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 
 		var body RegisterBrandsUserJSONRequestBody
@@ -8355,161 +8526,168 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3dchs31uCrnOJOlclsi6JkO58tXWxkR8noi2N7LHlmvs/0qCE2SCJqAgyAFsWNfbEXe7W3+w77FHOz",
-	"LzSvsHUOgG50sylRsix7spOquESyGz8H5/8Pv3VGajZXkktrOnu/dfglm81zTn8/00xmf2Z5wfGTKWYz",
-	"ppedvc4BnOEvnaRzEX48FVlnr/Pt48d8Z7zLBvX/djpJh10wkbMzkQu77OxZXfCkk3Ez0mJuhZKdvc6x",
-	"kJOcbyktJkLCGWfSgFbMWJ6BVaB0xnW/k3TGnNlC8+xoxia8s9eZWjs3e9vbAj+bvt9Af6Rm21JpO10I",
-	"mfV/mU86SUeYH/zLYQmSzXCMl+FBeK7GY847SWeuVVaMECjvfguP/VEVhsNZzmnzcy1GvLO3s9t//PF9",
-	"0jHFGW7njOvnqpAWf0g6hc6jJVbriVbZ+fjxY9KZcpZxTWB/qY6t0gTWOoRSqbYM/pTugZ1yOFPZEkZM",
-	"a8ENMAlsNOLGgFXnXCawmIrRFKSCM60WhmtQGuZaXeIroymHGVvCOefz/lB2ko7mvxYiAowZTfmMEUbI",
-	"YtbZe9cJk3feJwFLOnvVt0nHLuf4jbFayInb1ZxpNuPWb+yA1neCy1vd3MmUu5XDWKsZaD4RxrpV5wox",
-	"osv7kz6kD3/d3fq3xTO5M/npr398rJ8NzPOBPXw0+4+d4tvl0/ET9p/nvw4uLx7+++4i7fXhjd/XUBYy",
-	"R+gIC8KA4dICM5AeFHaqtPjvDJexB88401ynfXipwG8SCMkTUBLmhZ4rw/fgeMEmE67h7REsVJFnQzkW",
-	"eU5jywSYzIABfsOzLSGhhAIshDSgLrim83PbnYgLLmEh7BTCYrg7E4Fw+bXgetkpMdWd8Sm92omPqQn9",
-	"xJHv0feroPb0C+mpyNI+HMilnQo5ATtlBBypLDA4l2ohQWTQnbF8rPSMZ6AkNyDkKC8ynvVgwq2BR4NH",
-	"/bDYObPTaq0iuxqxSiS6gm+0IJXmZq6k8TyKZXjE3Fj8NFLSckl/svk8FyM61u1fjJK1GfHJDMe9YLnI",
-	"6KHTMRM5xxVn3DKRO8L3j+H2me0g4s/5yOJuOnzGRI78SPA8/kyAQNLsJJ0ZN8ZxqVlhLJxxJFN6EFiW",
-	"aW5M52NSzmKVOjVTpW006pwZs1A6awyci5mwnb0nrVNYyDkzFp7AaMo0GxH9IYuqntUOZpAp7s57xuxo",
-	"Slh58PoIzJyPxNiDzx8iN/YIV/RwvMuejgbZDn909ph9O+p8jA/1D5qPO3ud/7JdiZVt96vZPpiLQ62V",
-	"dse4Sv5XLKq2oH1I/RmlgKhmgLPRFISk0wQCXb8TKOClsj+oQma3wg+p7OmY3o6h58gHVxh++/wAeqk8",
-	"1U6ZATsVhkhTOU4iMqTbkk57tPtDxLMT5rntjbdOaHpqmWM01eZxPofCwgDLNWfZsmTX/H6AcSCVnXIN",
-	"Bcq1EiBuVV0ci2meEU9VhcXFMU1KxIgZngAbIy9+KwXuFCTSdu4lAPFufArGKs+EnDhQ/qD0mciyW0Jy",
-	"XL4dw1HJfAksm6FIQFk8Y5JNuDtkc280RxAMPF+69dCWj6TlWrL8VjsW/uVTTnPH2w4/geEaBWF44j6Q",
-	"BsrJkdkXmu9XepTmF5zlBAgShuwMUUfYBNJyaSmMhcycDiHp1VxNCFonSr1gesJvBS0//iny/5xGaWPV",
-	"tEqB6p2C8NT94AjNjKxGWAMZH+VEXc/dNrdecDmxU9KPmFyCVoXlPVxoqee4k35ggKQWweutZEHXuR1j",
-	"LuIBYnDh11xaPwKU6sd9AStWwokpC2OEnCRQSNKoEuCXc1wRaraaX6hzngWQOBspvwEWkQ6UMcvOmOGN",
-	"ESqDDdcVHoIRk0jsZyhv0RCo2XEeuuHh0yIasikEyhGFgei5fdDc6iVSCIMxX4DhI7UJS8MjIEx5Vpjl",
-	"6gaCJoT8fuqY1rjIc+gG2ZM4QyGpnhxNmZxwQE7ba9mlm+30DKdrbs5zJ2EAf94H3BGbMCGBNLR8ef12",
-	"7gSl0raj8Pbf+iMFLSZTC1ItoMskqMKiaFEaGGhuLNMW1BheK2Mnmh//6UUPf0M5qgt6Gn+lR1WhRxy6",
-	"x396cXxycHIIo5wZA48f7uHZIvQzYc4TmPGZ0ssERkpKPsKlm95+yUoXzPijyNAgI1CSCMZNyGJ2hmbe",
-	"OOAJIk5KT20d4FNpH145ZkusxTgzBZEAWHXU12JBD1huFKTRoad7wC+4XpaPbuGotGKlz6vTJ6UAF7Bg",
-	"wsKvBS94hX0MxrlSGW6AJjaOrnExmjlIJGCU24Bn5QgQzceF4Rlq60qOeAJnfKw0h9GUj85xDUoDWtYk",
-	"i7yFljgzMYbOHuyk+3RWbjhnK5ca9EgVztBl4OwbNOHQXIv8DdFoq7bisT8Uq9zu/SqJxIWc9DutFt3j",
-	"0nBDiTvhhNrE40wxnyttefYzzwQ7oYduxf7LgU5nONIpzdek4lh2PjClyMJpg9KjJHfao5pz7XXA0YjP",
-	"rblX+br56lAjN/1OxV6cbyXM0epYIQmuxh7dCVdYjhKbxjaFHrMRocVc40RWOMHigL2CEhZ5EMzYaCok",
-	"30IDgL7QnBk0ztwkpFvHwwOTZsG1wa3lSKoZThi8S22G+NpDblOYGgpB3XCzU5Wd4lcsz9WCO2u6oaKu",
-	"kXmx8l43iby9eTrSPEONg+WIMgut5OQ0MttxkTMml6fMWj5zeFV+53dS+86IiSzm+BXZAo31xEKr4Ymr",
-	"dlz3miSdy62J2mq4UiJHR/OEDx1X1Oos57MgCxx/CRTVXTmwXkLYyiXydxRD5BWyfGauow9C3O9pMbgs",
-	"v06mNVvi55Kkm8v8YzFjssI/fjnPmaQlEWaVkFk111dAERF6G/38dcs7mbaOiNNHvCWBsdLOU4Gs2usN",
-	"uZqY+iJW2EfS4rKrnGXvHPFVu39fPq/OfuEjG07V+9o8g/E+D9xFnZTJQd/KGgg4Iktg9xFM+SVkYiJs",
-	"Y/FXOOjmiNYaR/vbu8HWU7Y1fv/b7qOPf2iDcj0I0FzNKzKIA6p7QxiY5p5deNtcop5TOtvRrK+t1XkZ",
-	"/dRnSuWcyU6T7cbOx03jDiu7aQQifmsxN/EXePvmRR2aN4hYrEwahzCaM4ZfStDN55zpYKqG5RI0NwKZ",
-	"Q60YVi1xkpUVVoGT3zYj/9fuhTbSX4mptGFwpUEWBuVLDTecgY/w2AeWL9jSAL9kozoAdnaT4OIljeXh",
-	"LhKekGKGwmmwqsz4wM5aenpgwAjL24+9PQp0HTs4JW86HUkdmd1amujYILYa4kRntAriFT4TeMpzzZkl",
-	"fGBZJnBqlr+OeMyY5YY3NYhVih+zIrcB525KteXrnRpkNyXhGbt03orO3uPBYLAZTbfOeAMSjibdbZ+0",
-	"SdN+Rg/QuyHT+ioIu8PnnWuIuFzQu/fJjSl6xi6P3Cs78eZLCi/p6EowryOZ62DboCGC1FoEfzvPNkHw",
-	"mZDxtzvXoXy5G//+ZxBNt8Dre0Hl67f+uXH3M6HrnWLoCjYeZsJGQc2GWhGie6hsqzGkCMKUdKOU7JN0",
-	"3wUZ53bpQtfOCWCAGcj52IIq7Kqp56KXbUpMLVyZALMwU8bC7uNHUXhxHwopfi34mphLHw5pPTlnF5z8",
-	"54UMHqEawbOM9c+FnHxXh2IpnEOQNQbr40c1LXQ4NN903/3tu+HQDIvB4OGI/uXv/+t3bV/2/hs+/4eN",
-	"baaAsHUw7eBGdwaDCCLBxaXFbEaGwZyNeEOtPsgY/ORmiza0symaRGZTizLNrzTg+nAAo1xwacEshB1N",
-	"uQElIUWrI4UuohMaVgZSctqnyVCmIfidgtKQelM6hcWUa056Ftn8U4Yj8d4+pN52SSls4X9/QL/CoZzk",
-	"wkyH0nBpuRyh4ZiRi8sqMFO1iFyEFNB9YCjW24dW49QZpaVnAYQcSpzG+Rz2VmPIDwzoIqe8mawepFAL",
-	"CV0GlN3zwIBdKBjjmZI8GEpnHvWA5eKc94dyKD+4fX+AGWcSjxr/oo3Dh6H8sLW1Vf6PD6dBIqXwwa+d",
-	"wgG0S0rSKdNFqvABfMAP5bNuIB9ROKU33Wjk6PGUvaR9VY6j0ilo2Tl3A7pMDz/z2LlrAjDdHIh1bmjH",
-	"S7zxS14OwB/3IcILF40XFrqp08rTBFKHw/iX15/xTy8D8E9irviHQ+10Hwy/4Jrl8IsSEs2ZJaTD4Ye0",
-	"h5ANSQ5B7e+SV9vNkUC/3++FlYdsCly+5ZfWee4Jp5gMeB1TbDR6YLJtT5Wj50pOysHdOvyicmFxAz3A",
-	"RzadkdjqlROaGctzdxp+ojOeq0X5Uleq8PcenoK64Hqcq4WhyB2eVu+qTUY7Y3rCaxOxM3XBbz9RbW/V",
-	"PGO+oFkkEBIg9jskcI7uMV80gUcCPYw9ZRct2/CPlJPMmFxeNctMEfu6bpLaFppzZJzPcY5/P371EiQn",
-	"HoTfNZef8wuel0PjgytDh0do7LnmI2GEku4wMj4SM5avW3fFp7wX58o9tDzt5nSytMTsMhPH5YhxlO1F",
-	"zjTwyznqBMhbIh7gp6xyd/x4tWdoIifVa/N49uJ+id/oeuUmgdQDAf8stKBvmOVbVsx4nUWs6C79ft9P",
-	"zWUxi9kaMcIZ8rRKrlUjOVVrL/6NRjnLmTwv16/GXshTwLE8YxeYo0f9ayMlrVb5aUnj5RBTl3QC/okW",
-	"VuGCOtIyIVuf8rsbKRynHDfO7HNJUm9Pfth6QkxrzvWIS7sVXuolFAxUeWbg5dsXERjiN4Oeh0+szK/5",
-	"nDMbJFwlz5Smk/UCh3IwKyRWqARUk7m0SPclDZoVLjDET8+5o2dHbZ6Uz/nSjWgXohrIu8BoGCGJO/nn",
-	"3aDMnhLzOFWS+J30WnWpdrhwZKXrMONXFihL5VnFgtYhSpmZFUlpOpNa5DZDFR2XWIsEGbbE0x+pIs8C",
-	"NmUcVY6gB/hARIzPQds7W6KKUeS8tjPHzJ2w/lDHiw+UedqwaH3QZNXhiHogkVJC49LchvQLuU9+8TqA",
-	"kxiuauxTlHFhuAbOs4Y58K7zvDBWzbjuJJ3XXBMMdSd2Q6wo6E2LrT2GRemGBXmZKVGja7hTYV1siwDU",
-	"i+NTUR5JTe0KhkNSy94M2kH4GuV2+NrHq7z4iwI//k8UG3QEnvNHPvYkSkTFdSUdYiudpLPCUugRR9AU",
-	"MHME2Uk6NTLqJJ34gMgO8ZhaBbjqYaZyBSuQr3JjW/GENEmHAfhn1/RqiBKkTrJGxPjHvMxIIjFRt6mc",
-	"vtLqr3cptW2oULIob2UQCyxTw4I+/cCgLJt66ctxHhPpqJmyBrppcD/0B32yIVK0hHCclHZQo/6Yph0D",
-	"sMDyvL6jYPOuOlta0uj/UhpjjhEgw0K2WK6BsiDGSjdIkTnOjM/EaO/TjUMSus/vdskDhHbqXDQqAvwr",
-	"K6v1Kcvt4elCkgFCutQ3KNIjxYdcG6WSlSCTXGhhLZcutCFM3bSDLnn494HBjyoYuRMu0Q5CO0urmXsr",
-	"U6Nihj86YScoUYKy+rz6XjsH8jP4XZVIFjsJfjFK9l+6X64KW57ULWH/HBm+Y4WsdtXoreHD2lTy69yf",
-	"QpaJ5cm14cWPSeeFmgi53hHlck1cCmVIR6NwXcYvYOY2mPGZcjmm3ahmYizy3ASU8+fBZ70rvFLV7nHE",
-	"71yAq29xYavOoFWPYIjGr4y0FQXqSydT9F3sltl9ch2AA6WWA7RB9ecKL+qbXYswB6jpjQWujhJA+GWD",
-	"5x0XlHQ4LvJ8Ccdl+OtahLjq8INTdK07vK2G6wA893MsxcfdyL0yZS6rZaw5hy55JsitzXKqOMiEj9CL",
-	"SxC25zKdfORSyHlhh5L8NXulGbMzGEAFwAR2vg2mkxqTZYWKdGB0i6nKHTdP8MVByb4FZa0OpdcKkUGj",
-	"5uAKcKK8o2srwAhXaoGByI1XgfWNT1OLyOpWjljoIu9Iv0sTkKq0OzQwOXGx89E5t0iOxFoJorfz3Dbd",
-	"szf1zEbO+ocrftqN3bR34aT9Xph5zpZewH+Cy/aFuuA5G/EWt+11oYmIEdUX94SWsxuX7NQnHimt+chu",
-	"TZU2fOuM4LjckGtFq3qyUYws2YyVvSmrPt6atuTBA5B84dg/ZTz6kj7NbaElClyU0eUjZANc4LNlHUKy",
-	"aRaLG2CzJJY4C+ffsif8hkksI4qDZ6esRSYeHb+CJ98OduDtyXOwYsaNZbO5VxhFnguf41pf2O5g99ut",
-	"nZ2t3d2T3Z29h4/3Bt/2d3Yf/md8uqWLY2MiaJGdq+S7lnTWYvzKGz6BgEDQkkt24JMuKP7jFOBw4hsn",
-	"iLmcplp4riU2Z9cXltaS8n8pKFRgimbw6QalpRuma4QyzUBNnrjqIKuhVDuZGW7XCoxRoTWX9nWrjvMp",
-	"XGMVN/ji9e0ZmLFsnpdrcCv6DPyrCY76stvASwXJb3xR6Sp8N0Srz4dKbgFtK2/numRfOCgQmaHZqtVY",
-	"5PxfDPX+GaowByjLWhhjKP2Lyv5q27hB0sQn8ugyb82Zv3T2tSy6/Tvi37dl2SE2OVpxjtwbzw7neEPu",
-	"TUVNo0ILuzxGaHiP6qd0QkiCmyKNmwGkQE6aypXV36yDQDiSufiJ05mcUQuEgwK5bdvSDJuF9a1toABO",
-	"e6ennAqflpUihMz0VDX71Nq5q44QcqxW531LiZ21Eh/qtOBaW5T5rjKr0Nbnfs4oRP/NN89UJrjpf/MN",
-	"vKlqQgQ3wSVOOO8LjJhG2EZ1KJdbi8ViC1nHVqFz8qvyLA3nMJQ1S9YqdU4ze8MXweX9bDgw+d9chQkn",
-	"hz+T9cl+MUqmPkrRhxMcn7Rhn6kdiqDYOffxD5kvocvKxNPSAUlpF1XQc+zHNL2QQxEaKeBzOJQH1UGt",
-	"gtKBzKMgLsBVGDkdHodXc4bmY41eu7uPvwVcj5rBmbAmgXM+t3C2dPDySfKuAtoAg+M/HmzhK1Nmpr0+",
-	"vIkKvSRHMLnzoU1Xbro2/B/KkgBKOmk6Gsi7exPche5iyiWcKTulMzRc2sRtpUF0VAtpeNbrw4Evd/Fx",
-	"Hq2XwEJvFoSjK5NxCSqIrMwdbbVrcg8OZXcxZZbsImENGMtsQSVlbAnpczaa8q3nzvm/B2V/mD4cstHU",
-	"HxXLEPXc1EN5xo3IeInzDwxQKb2hIrWQeJHxCzHiNNsSjJhISqkJtWp9OPDnjL8bHzkqpBX5UArrC1wN",
-	"dB8OIMMHnF1NKjf4NixRjaXh1sCzNwcvvz8+PXn10+HL05OTF73EBesW0ldTUFlilyJGQ6k5vVQSLq0m",
-	"VPNFIoPZ0rT0pbaJL6vKfXYMpUlxSkLKXOSznHboU9SMj2KHSkMXtXLjGT+na0ewOjPiwZUlwLgXWljo",
-	"BuNaquzsR2lNwTPD5DJ+qqrGwyWH8nCqH0SSmTAhjR3K0kEOXdp21c2F/GoJhNAXffRZUZRXkji4uUgi",
-	"qVyPBoMwJ26x5znGUUac1XFpxG3PkCntYPfR1pRfbpEC6VrOGOg+grOlddyXxCf5NcWMJ/Ck5Bv4ANER",
-	"iAy34ULYHoZ4UmXCALPOlVz2o/GMjDSsamWueNIL8tRNzBMoKO+X1p3xnNsgT/YR4FTSlBsexn7ox6bk",
-	"Oxr7sFZTF9oxEX8KRXmpi6t4YFVgxtef+YJKVVjCkaquirhUjRcnZQFfme9mRppzybN9YEN5IVTuXkXO",
-	"T6eVrtRppbCYKsMbPVSqmEMfTiifiUJdhk9mqMolgbsilAjWVWunxMmhc770Ipi0K5NAVRgHvty0d10u",
-	"wVB20yFy3cEgrRoNIRHVM6ugi8Tgsm3oh/1aogGqFRn4dDNCFXqoR8mJzA4lOUIf7sbGKhy48QIhURAp",
-	"XxKLoFga8lequQ78zJLv9Zwvfc4B+ZKDK7nyt7Y6pqlHVOXJbjqkoeGPhq5RQ1kJ+bHmnBSSWNyjaKJQ",
-	"GnET1XNO7FyMuDdsvQb489FJp9maTM25dNXefaUn2/4ls43PoqIuLKnbVguWwTNH3gevjzpJ54Jr47Ng",
-	"+4P+gMynmRqdb82Vtp29R4OdnY9JB8dnc4Eae3/Qf+hjiaQMb7O52D4ry9ZUW7DJFZ+YEFNwpCxVpe7h",
-	"Ab7gY7uFiOTVLVIX7JQLDb6+wEC3LDAjSTCUITM+8SaO5ZeI7lKFUAbyoLTQuQ9E1jLp0yrZ6MyoHMU3",
-	"ArRrevD2zQszlKQ3UMKIO4wyG5NKit2unvlmenGztHftBlX1yHbcTO3j+7KC8ZnKljerqP79d+bbqAnf",
-	"psXccS3Ux7oFiQtv9ifbHezcsJuHNyfXrSM8uh11Z/x4s9WvrUN3pMWMF41Z0kpnCKtHg8G6qcrtb0e9",
-	"2eiVnetfqfWFoZceXv9S1Z0J39jZ4I2yXQ+98HiTdbU0LviYdB5vAoeylRK98HAjKJQV33S2ZSMUh3gl",
-	"G+ySZdhDQ5pNkCA69EXnPb5V8dXtXDimOuF2XbW3P3ynGsQ8wWXvI02ibCq1tZLq6yzthTD2WdXCqkYJ",
-	"g5swpnf/air6SU1F38cs4VO8dGvaHDXqtG/NFW5KrvdEcd5n54oeK/pD9F7Ze0R+To1pI7/tcVQYtykd",
-	"Vrh1FRUm0Yq8WdStk/BQWp7nBhZTToaqsK2F9L02JQW3HFZxB5RNb8SwqID7SkZV6o0Ww793dvBptF5X",
-	"AO6e2uun8v8VsTe2fi2t/yayj462c27bslDoe1P1JYicgXFkAfFR2FUB696/K5vh9vI5yldz5dNg4iw0",
-	"t33X2W4z1TTkxV2pnAoDE+pg9XXroINHG6ys1pz2K6aOkh4c6m2gfCbtAg75u3v1bOk8gauSaxXhf+Q2",
-	"YPsnSp3Sx/Al7Krbo+zvCZfWcNo3lPteyvwmh70pnwudz5HHzZkdtUQyn0eufe8ucnU9iJ7nnM996Ihi",
-	"I/uQNoRzGqpmFlpQycgq3rp2El+Vc8dnFMQqCn11MzT3fTI2cn7clESdL/7LOT9YuCBAqsW/hMw/nXvk",
-	"rQ/lbOweKcm61Ns+gdO0eq7LdHzfAiFKzKKor2yak/0yg5/iBNRzNgQiy+bUMhvK0E9xdzDwoa0D3429",
-	"KgFI21iX7wdCTfNpHT6oK+M2vkPpYOjjXk/bTMNyni+tjvoyRdr9audg2iMVQlXGbng46gpc6bOrcPR4",
-	"Vn5s3Icj+aKmvLcPu65M4watgq9RkkOwO9poV6qFS3jwm1ow07tn1nYrRjV4eqvOsG09M+tNYUtLgoq+",
-	"o8fuqdtr6/SUWhejUP+fwiQ4jtOtVhW4Gk1UXLeQn5/vHoZsxkYqbA3G8Jcpl1UaCfIIPJWIfALHDRzY",
-	"t4sJ3BfPseK/L5WNeW8by3xbbf2rYJpS2eM1bO2ESkkdTDbgbvXNE55E57w6dt3bwWVW70S/hm2+jYe8",
-	"e8bZOH3KMpgp7QqCXXXKPwv//NpZR3SSLtF1c/ZhuN7mmasmnhf2auvOlXtVt9YoTYl8+/WuDbW2E304",
-	"8D0qQsM06pRhuLRDSWkCPW8jCmtccgipT24CqmqnzgvxLTVX6VGHmbCvXYr+lzMVvZu67Em2MWnF7erw",
-	"jK7NnG1M7PPq1/V+u6N13a2xWudQ/uzqHtCyv91d8ShfxFG7TuF++dDT61+KLp363VubiGAuN7Sk3cC5",
-	"kOSbHIuyca9IcZry0bmJGFW3vSK3RzpImY7qOvW5gkpXmlGrSoIDOZQhZ9JXENP1hK6DWznMhNsqXf3R",
-	"YMcnJveHki6GgJ1BuEDC33KB+iolR9KYxMDxo2+3EKqUfRX3zmOYCVlYbhKXrjlnQg+l44m7T13usCvU",
-	"FjJTC1QHTNSiMB6Oinbra1GuanTpFmOGcmVaMoqoi03ixXiuKE1WFXaPuLgfioUrONxVGdSQw2em7g5l",
-	"uKKEzZm20E1fvPrx6OXpwfffvzk8Pj49enly+ObPBy9Sd+MHA81Z7rj/GZ8KqsMGY0We+wRef+0j6ZPu",
-	"xpZwHi5F3CXI+zRughvdNulu4qg6J9mp5sR8prhHayDAtTWci4NR4dgnyIrAsluaMVQlzo0GCxuzwVrb",
-	"iU8RKPexursXK74m6kaVTRuvvl7ruEbQRBdaED0QajYujalVHqyb1T+/HW60pfluL65ucQ1d2w0dldwu",
-	"FcKSDQq63tQVzd6bR6C8TTHKba+VHAjj2XW3ZNHe/Bx7bbbXv39x+2j36Q2NTavUz0wuD8JFKHWTUCmY",
-	"IRNflTPR7Y5V956q603zXq+2G1ciF1DrPPENX0LCk0eDm9xb5jf2Jtzm0r6xIGJcFc3NthJdFNOylfBr",
-	"NGaQnG6yL3iB2cpp0O1lLQfakPVTlq1qHU6wD2WsUBgF40KTpRWmcGzLVa4kZX1BebVWTFxJqXwwi4pD",
-	"qX5At3YLWY9q8aBy+5SkGJKqfOpVk3Id9xzKcGdp2Y3SU7kjZ79pKrD1DxJ8ktJTOB5TdzUyNGN9aCiv",
-	"VYjgCn0IhDSWs6ypBQ3lOjUIalpQ0FT49QoK6iZe6atUzd2nq5eapZFCiDiWFbnrK62VmtGVa9W1gr0+",
-	"vJI51f05mPuKuwWPNDlKqSMO6i5E6yJE/V5d+ZADH62E+cK0oaSroXpxuZ4vWdOcGB2YKdMhsIMDU4lP",
-	"ukK0AeMbGB488lPf9pFGCwWpjesOh1JIVCXBRynrZO8IG6Eemh4JC93qAJgENR67htYLpXGT/tq5ofRK",
-	"7PMXR4cvT07/9Pbw7WG6cnmfxwTtttm8x69+dt2dXqkp9+EV4bLbufHVk/qCZ9QtezEVub/s/KYX0jkM",
-	"qRF8VVVL4Oi++eE5PN3ZGcD//T87g/5u/yF1GNvgQvInjwbR/S87ay6z+8LJaVQCfb3JqZx/rN3mfNNW",
-	"R7m2bjbUDUdljuG9qQilv2c8V3JCFwZWVZdOcYnrTcsSU8IIV2GKPNoq1buqRtNxYU+GRLohDOrYPa28",
-	"aionoaqac/OG2mO3+ozPc7WkJoCeR9a6SnjspXuFHrgNuhUX0qoCOZMr8pb80vMTV+VKze00N9OqN8iK",
-	"FaYK682wryOJ7z9U4Qo2a16sXE0m7mjuxpG1DoMqXLlfn9bX7iVHMkcSvprOXT+Q1qS7k4pG+QqJhgtF",
-	"fQW94TZcmbXad8OVv9WaX6RDGTpWUx5Vkec+vOlbDaxpJ5KAyjNubD0ENBba2DaXxY/c/sy/MJ3Uk89b",
-	"Ot7EXWyuakATebsbju6yU4xP04oc31Fvl0Yrl3+VybSXyWxeJfNZ/S3E4de5WaLA9FfgXfmdMU5KKW3G",
-	"/69ho6HBzCZ1yK6rYeR8FzaYD07y193wDT9PS8fNofQO/gRwq3THvlOv30pBN8xIpWcs9+1K/G2YhsPY",
-	"s+Duyx9+ep44rYdyu8ri9gdmKNHY0/j8HqTDYbG7s3vALP/ukjyjaemIhp8OX/z56CUcH/34MoH0p4OT",
-	"w+/+2j85PD5x9c/I4xciQ6Hxj7//r3/8/X/84+//+x9//59hnKF0PW5yOK9GT0LfGCpuR0j19tGcpDip",
-	"A0oZHfW9ZvzV2c4dz+ZznsGcOnLULKg92B3g9zBVhaYW3K7MG7oprv/t69OfD/6aJhA+/eXo5fev/pL2",
-	"kmDG4DukHA5lMOmsmpA5v++97yOfLac5o6ieY/OlubcirEKvHFcqdVeO9lVp0S4dIv92e+u/jTlXs1Ht",
-	"J0Z2v/jq77ZS+55Ugs1UgM8txBptXq9KoYmKx/dLtTJqYsJN6atDndI4xhi1x4rtzqE8eH30wDS6zkG3",
-	"auEi/F0rvlG0j8MmkP54eAKxepz2VrwM9yxjv/LY+a2d+df4vHWdnf+zuL5Ll/6xv4x9JXvNL/yBqW0R",
-	"hZWzZRG7squ2VV3z3rqrGGwr4GpEKx5+O7hBuOKO3fp+H2t8nNOo8TOvPJelWHUFFzO2pCv7ogyAbrto",
-	"b3gmqd3ZVd7IKmbfdfeKmPKSKTdRLzh5/Iq9S6rmcv9MPl3a8o18utdufihXfLEBMT7JzVpH8hV8pH5T",
-	"d+V9RWz+6t2vVUvEzQwLw690w85zauBfQxKHzbWgVbBllCwvwlzpPFc61MrWcvvrPDpR+752VdbwuJHy",
-	"F0pMXGlwvbarda1BdXvD6RsoPVHT7dsov1/Fsj9r1mNA1La0x7vLegyzfLm0x4e3Sj6heONp3NW8VoUS",
-	"SPnLpZ6kDQxNyzyTrz2Z5CvREu9Wj/qKFIs43uspzikZQ7km4PtpSoZVLmPAtxbV+A55tG6tQ+x8PQpE",
-	"1buLQFk7rxa1oa5zNFqFv3v/Mfmt1qH73Xvyf1NQ04nlVRY6VcZfAUrPmcbtZ13Nc2bFBadUGmFhofQ5",
-	"3QaOaEMvU8axCskePpmVob196a+yq0rmqa+jDyEvUZcm3IJCZqQtUVvRueZjcUmH6dz0284V72Cxqh5V",
-	"umcSmhrLrK26K7rowPtOCK4ItfqYz7Ra0MXaVeN9/8KZb4yzrpCXdDG1+l6tWGX19Z+ZZJNqQl+b7PwX",
-	"vWgYV6H88f3H/xcAAP//",
+	"7L3ddhu5tSD8Kvj4ZS2TfYo0Jf/Eli6mZbe649Nut48lJTnH9FFBLJBEqwgwAEoUp9uz1lzM1dzOO8xT",
+	"5GZeKK8wa+8NVKGKRYmSZdnJJGull8yqws/G/v/Dr52xni+0EsrZzt6vHXHJ54tc4N8vDFfZH3leCPiX",
+	"LeZzbladvc4BO4MnnaRzER6eyqyz13n65InYmezyYf1/O52kwy+4zPmZzKVbdfacKUTSyYQdG7lwUqvO",
+	"XudIqmku+trIqVTsTHBlmdHcOpExp5k2mTCDTtKZCO4KI7JXcz4Vnb3OzLmF3Xv4UMK/7cBvYDDW84dK",
+	"GzdbSpUNfllMO0lH2u/9x2EJis9hjDfhRfZSTyZCdJLOwuisGANQ3v8aXvuDLqxgZ7nAzS+MHIvO3s7u",
+	"4MnHD0nHFmewnTNhXupCOXiQdAqTR0us1hOtsvPx48ekMxM8EwbB/kYfOW0QrHUIpUr3LTxK95ibCXam",
+	"sxUbc2OksIwrxsdjYS1z+lyohC1ncjxjSrMzo5dWGKYNWxh9CZ+MZ4LN+YqdC7EYjFQn6Rjxl0JGgLHj",
+	"mZhzxAhVzDt77zth8s6HJGBJZ6/6Nem41QJ+sc5INaVdLbjhc+H8xg5wfcewvPXNHc8ErZxNjJ4zI6bS",
+	"Olp1rgEjumIwHbD00V92+79fvlA70x///Icn5sXQvhy6w8fzf98pnq6eT57x/zj/y/Dy4tG/7i7T3oC9",
+	"8/saqULlAB3pmLTMCuUYtyw9KNxMG/lfOSxjj70Q3AiTDtgbzfwmGSJ5wrRii8IstBV77GjJp1Nh2Mkr",
+	"ttRFno3UROY5jq0SxlXGOINfRNaXipVQYEupLNMXwuD50Xan8kIotpRuxsJiBJ2JBLj8pRBm1Skxlc74",
+	"FD/txMfUhH5C5Pvqu3VQe/pl6anM0gE7UCs3k2rK3IwjcJR2jLNzpZeKyYx15zyfaDMXGdNKWCbVOC8y",
+	"kfXYVDjLHg8fD8JiF9zNqrXK7GrEKpHoCr6xvq1XmZgvtBNqvPpRrNZ39xM/FxbhC1ML65jlEwA2M8KZ",
+	"1YABpk2ksa58AYHP2blYMVMou884M2IhuH8CY1k+FyMFbwDkwi/lCN25cDOdJQwgkDA8tISNtXKAaLAJ",
+	"/A4otsfOVtUAY57nwoxUt/rFiEwoJ3luPYRduWCu7FIYxqcc8AwJhasVs8JcCJOwiTZs9zGb6cLYhM25",
+	"OQfET0uIuf47scj5SmR7DE4jJVwdz7iaCjx3wIN4+zOZi2h+6wDNAUZsyaWzIwVTSmf9ygi4uA0AFcEV",
+	"hhWmBJW0zIhJYUVGzx/v7o5UKqtTPT0Xq1Mj4I10wH5W+YrZAtEe2JyBoRduDxc5KSzPgUVwNuEyL4xg",
+	"ekLARZCMFO0tC3tLmNX4pTMrxidAk9LRhmKMQQAP2JEgSjbCzhiQjJ4TN2BdPlInJ6++67GFMEyJZfg0",
+	"olxi6RU5RIjbB8xtp4Unk+H4Kd8V/WfZUPQfj38/6T/nT3b6j8a72c7ZUPx+8vRxJ+nM+eVroaZu1tnb",
+	"ffIk6cylCv/eAb7rnDCwiP98///1/9uHf/ldO382wi60sl7c8+wdbQL+5XEX/uSLRS7HyCEf/mK1qi0Y",
+	"3sxg3AueywxfOoWzEED8mXBc5iRD/WvASbjrgAxZiLEDxtARcy5zEO1S5PG/EYxAM7BhYS0J/HlhHTsD",
+	"gmL4IuNZZoS1nY9JOYvT+tTOtHHRqAtu7VKbrDFwLufSdfaetU7hWC64dewZEInhYxRlIO2rdwPOZJpI",
+	"iM25GxPTOHj7itmFGMuJB5/nh8K6V7CiR5Nd/nw8zHbE47Mn/Om48zHGid8ZMensdf7/h5WG9pCe2ocH",
+	"C3lojDZ0jOuS9IpF1Ra0z1J/RikDNLVM8PGMSYWnyRB0g04QJm+0+14XKrsVfijtTif4dQw9kkSwwvDs",
+	"8wPojfYCcMaB7KVFKadJKMsMOFQp8nq4+0PAs2PuFZcbbx3R9NRxktnV5mE+QmFpGc+N4Nmq1HzE/QDj",
+	"wLPnAlTEEiC0qi6MxY3n1LoAiTnlBvXxMbci8Sz0REnYKVNA27lXpki0cCvYROeZVFMC5ffanMksuyUk",
+	"J+XXMRw1yAiezUG7ArV2zhWfCjpke280hxAM6pOi9eCW6xrLO5Rst9p9u5BsoJS0rCFp2JJbhgIXpHVD",
+	"Hu/DE8ZRhoHMxldiiXYv8Nsk//dY64bGoGGciYk2ol3J6IYfgMmTVgZqAuplvf2gDSBgMq3EgJ1cDQQ6",
+	"RwVClee3Ozv/8alAGMRnFh55pYWFN+6D+Fk5uVeg9ivT0ogLwfNSL2T8DFiAdAlLy6WlbCJVRmaVwk9z",
+	"PUVoHWv9mpupuBW0/PinIMdzHKVN5OIqJVi8moW37ofWceau130zMc6RS76kbfZJE0OTEdRzowsnerDQ",
+	"0vSjk35gGWofCK8TxYP5dzvuUMQDxOCCn8GioBFYaZHdF7BivwQKV2kt6uKFQiMzYeJyASsCEjXiQp+L",
+	"LICE3Eb5DbAIddmMO37GrWiMUPmwYF3hJTbmCpj2GehNfDwTNdeWh254+bSIhmwK83JEaVn03r43OKQC",
+	"a0IsmRVjvY1ogiNATHlR2NX6BoJGC3J7RsJnUuQ56wYdIiHfSVK9SfYQA4nZa9klzXZ6BtM1N+e5k7QM",
+	"Hu8zNKHAUGKoaeer67dzN7Ki7Si8S2zzkTIjpzPHlF6CcGC6cKAiIJ83wjpuHJiOb7V1UyOO/u11D56B",
+	"PmQKfBue4qu6MGPBukf/9vro+OD4kI1zbi178ggsUoR+Ju15wuZirr0PQIkxLN02BI83TQfsXWSNwiZU",
+	"MT8TBib0eAKIk+Jb/QN4C81iMliBtVjy3AASMF4d9bVY0GM8t5ql0aGne0xcCLMqX+3DqLhibc6r0y+9",
+	"IEsuHYjVQlTYx9kk1zqDDeDElugaFmM4QQLt8NjiBoAEtwB3TKuxSIKEH8/E+BzWoA2zThuURd5plZD8",
+	"j6Gzx3bS/eAeEJl3H5aW0FgX5PsjnwF5tQadmgs2Gm3dwXTkD8Vp2r1fJZK4VNNBu2H/pDTAQeJOBaI2",
+	"8jhbLBbaOJH9JDLJj/GlW7H/cqDTOYx0ivM1qTiWnQ9sKbJg2qC8aiVI7dILYbwuPx6LhbP3Kl+3Xx1Y",
+	"VnbQqdgLuZvDHK2+ZpTgeuLRvXQlKRrbFmbCx4gWCwMTOUmChYC9hhIOeBCb8/FMKtEHQw5/MIJbMLJp",
+	"ErSR4uG918zC1nIg1QwmDA73NofKxkNuU5gaCkHdAHcznZ3CTzzP9VKQV6Shom6QeRvNkNg6q9u83qFw",
+	"Gjk3O0lnabSankZ+GVj9nKvVKXdOzAnhyt/8Fmu/WTlVxQJ+QmOvsdBYmjWiFhUo6m6xpHPZn+p+w1cW",
+	"ebKaR39I7NLos1zMg5AgxlMaI2sn2UsQjYUCxg/yCT3oTsztdYSDGP0dLgaW5dfJjeEr+HdJ681l/qGY",
+	"c1Uhprhc5FzhkhDlSsis+2PWQBFxgDbC+nPfexH7r7LgjfWfkIcaXVHAw71CkeuprS9ija+0xQGqwMJ7",
+	"ospq9x/K9/XZL2Lswql6R6znPN6pBbuo0zgGM1t5BgJHZgl62cUly+RUusbirwhmxG7ZYf85708+/Lr7",
+	"+OPv2qBcD5g2V4Ne8RLVvacDnePER7zzRYECVAYmM+Z0ba0UkfFTn2mdC646TX4cO6e3jdGu7aYRtP21",
+	"xQ6FJ+zk3es6NG8Q3V2bNA73NmcMT0rQLRaCm2DDhuUiNLcCGaFWDKuWmPLaCqsg86/bkf9b+qCN9Nfi",
+	"z20YXKmWhQXBU8MNsvwBHvuM50u+skxc8nEdADu7SfDhoyrzaLeD0Qc5B6k1XNdyfBB8Iz09sMxKJ9qP",
+	"vT1ifh07OMXIIx5JHZlpLU10bBBbDXGiM1oH8RqfCTzlpRHcIT7wLJMwNc/fRjxmwnMrmqrFOsVPeJG7",
+	"gHM3pdry804NstuScBRgejIcDrej6dYZb0DCcVSrfdImTfsZPUDvhkzrq2jG1q4k4nJB7z8kN6boOb98",
+	"RZ/sxJsvKbykoyvBvIlkroNtg4YQUhsR/GSRbYPgc6niX3euQ/lyN/77zyCaboHX94LK12/9c+PuZ0LX",
+	"O8XQNWw8zKSLotYNtSKEb0HZ1hOWAghT1I1StE/SfYoiL9zKB/bRO2AZtywXE8d04dZtQApPtykxtXh0",
+	"wrhjc20d233yOIof77NCyb8UYkNQbcAOcT254BcCHetFyGKoy0ie8cG5VNNv61AshXOIotdSBR7XtNDR",
+	"yH7Tff+f345GdlQMh4/G+F/x4V++bfux91/g/d9tbTMFhK2DaQc2ujMcRhAJvi8j53M0DBZ8LBpq9UHG",
+	"2Y80W7ShnW3RJDKbWpRpcaUBN2AHbJxLoRyzS+nGM2GZViwFqyNlXUAnMKwsS9GbnyYjlYbshpRpw1Jv",
+	"Y6dsOROGEmrQGTDjMJLo7bPU2y4pxjP88wf4lB2qaS7tbKSsUGB1g+GYoe/LaWZnehn5DjFi/8BiMH/A",
+	"Wo3TMg3HmwpSjRRMQ86IvfUkgQeWmSLHHMOsHr3QS8W6nGEm5APL3FKzCZwpyoORIvOox3guz8VgpEbq",
+	"N9r3b2wuuIKjhr9w4+y3kfqt3++X/4eX0yCRUvabXzvGCXCXmNBYptZVcQX2G+UY+XdpIB9qOMUvaTT0",
+	"AHnKpoysyqNUegsdPxc0IGXF+Zkn5McJwKQ5AOtoaOIl3vhFLwfmgO2zCC8o3UI61k1JK08TlhIOw19e",
+	"f4Y/vQyAP5G5wh+E2uk+s+JCGJ6zX7RUYM6sWDoa/Zb2ALIhiyWo/V10d9McCRsMBr2w8pAuA8t34tKR",
+	"Sx9xiquA1zHFRqMHJtv2Vjl6rtW0HJzW4ReVSwcb6DF4ZdsZka1eOaGd8zyn0/ATnYlcL8uPukqHv/fg",
+	"FPSFMJNcLy2G9OC0eldtMtoZN1NRm4if6Qtx+4lqe6vmmYglzqIYIgFgPyEBecAnYtkEHgr0MPaMX7Rs",
+	"w79STjLnanXVLHON7Ou6SWpbaM6RCbGAOf716Oc3TAnkQfBbc/m5uBB5ObTCvLzG0OEVHHthxFhaqRUd",
+	"RibGcs7zTeuu+JT34ly5h5a3aU6SpSVml6lWlE8rQLYXOTdMXC5AJwDeEvEAP2WVnOXHq72DE5FUr83j",
+	"2Qs9ib/oeuUmYakHAvxZGIm/cCf6Ts5FnUWs6S6DwcBPLVQxj9kaMsI58LRKrlUjkaq1Fz/DUc5yrs7L",
+	"9euJF/IYiSzPmCJ2+Kr/bKyVMzo/LWm8HGJGWUXMv9HCKijaoxyXqvUtv7uxhnHKceMsaMqCOzn+vv8M",
+	"mdZCmLFQrh8+6iUYJdR5Ztmbk9cRGOIvg54Hb6zNT5m2QcJV8kwbPFkvcDBfvUJiDUpANRmlkNOPOGhW",
+	"UMRInJ4LomeiNk/K52JFI7qlrAbyLjAcRirkTv59GpS7U2Qep1ohv1Neqy7VDopTVroOt35lgbJ0nlUs",
+	"aBOilKl3kZTGM6mFdDNQ0WGJtRCR5Ss4/bEu8ixgUyZA5Qh6gA9ExPgctL2zFagYRS5qOyNmTsL6tzpe",
+	"/Ia5vg2L1kdT1h2OoAciKSU4Ls5tUb9Q++gXrwM4ieGqJ76cAxYGaxAia5gD7zsvC+v0HDOO3wqDMDSd",
+	"2A2xpqA3Lbb24BbmkxboZcYMjq4VpMJS0AsB1IsDV1GCSU3tCoZDUkvPDdpB+BnkdvjZB7K8+IsCP/5P",
+	"EBt4BJ7zRz72JMo0hnUlHWQrnaSzxlLwFSJojKQRQXaSTo2MOkknPiC0QzymVgGuepipXMEa5Kvk51Y8",
+	"QU2SMAD+7NpeDVGC1Ek2iBj/mpcZSSQm6jYV6Sut/nrKmW5DhZJFeSsDWWCZMxb06QeWku5I+gqYx0Y6",
+	"aqadZd00uB8GwwHaEClYQjBO6lPwIuqPaZoYgGM8z+s7CjbvurOlpeToT6UxRowAGBawxXINmB4x0aZB",
+	"ipw4M7wTo73PJw8FO74WpqwCGGt9LhvVU/6TtdX6nPT2uHWh0ABBXeobEOmR4oOujVLJSoBJLo10TigK",
+	"bUhbN+1YFz38+4yzH3QwcqdCgR0EdpbRc/oq0+NiDg9J2EnMoMB0P6++184B/Qx+VyWSxU6CX6xWgzf0",
+	"5Kqw5XHdEvbvoeE70cBq143eGj5srBW4zv0pVVk5kFwbXvyYdF7rqVSbHVGUhEK5lSFPDcN1mbhgc9pg",
+	"Juaakoi7UX3ZROa5DSjnz0PMe1d4pardw4jfUoBr4CiVt+kMWvcIhmj82kj9KFBfOpmi32K3zO6z6wAc",
+	"KLUcoA2qP1V4Ud/sRoQ5AE1vImF1mBkiLhs874hKiSZFnq/YURn+uhYhrjr84BTd6A5vq3c9YJ77EUvx",
+	"cTd0r8w4pbtMjBAMK8PIrc1zLCnJpI/Qy0smXY9SoHzkUqpF4UYK/TV7pRmzMxyyCoAJ23kaTCc9QcsK",
+	"FOnA6JYznQufOL0zHA5L9i0xnXWkvFYIDBo0Byp5ihKSrq2WRVypBQYiN14F1nc+fy0iq1s5YlkXeEf6",
+	"bZowpUu7wzCuphQ7H58LB+SIrBUhejvPbdM9e1PPbOSsf7Tmp93aTXsXTtrvpF3kfOUF/Ce4bF/rC5Hz",
+	"sWhx214XmogYUX1xz3A5u3FNVn3isTZGjF1/po0V/TOE42pLrhWt6tlWMbJkO1b2rizrObFtWYUHWG6A",
+	"7B9TIX35sxGuMAoE7r6vSCjLTMQFvFsWmiTbZrHQANslscRZOL/PnokbJrGMMQ6enfIWmfjq6Gf27Olw",
+	"h50cv2ROzoV1fL7wCqPMc+mTX+sL2x3uPu3v7PR3d493d/YePdkbPh3s7D76j/h0SxfH1kTQIjvXyXcj",
+	"6WzE+LUvfAIBgqAll+zAJ11g/KeqQYED2zpBjHKaauG5ltic21yEX8vW/6XAUIEtmsGnG5Thb5muEUra",
+	"AzV54qqDrIZS7WRmhdsoMMaFMUK5t606zqdwjXXcEMu3t2dg1vFFXq6BVvQZ+FcTHPVlt4EXmze881XD",
+	"6/DdEq0+HyrRAtpW3s510b4gKCCZgdlq9ETm4p8M9f4ZqrQHIMtaGGOo7YzqOmvbuEHSxCfy6DJvjcxf",
+	"PPtaFt3+HfHv27LsEJscrzlH7o1nh3O8IffGaqdxYaRbHQE0vEf1U7rGJMFNkcaNU1IqBK1cWYPtuq2E",
+	"I1nIHwWeyRm2izkogNu2LQ07YdD6NjabYaS941ukwqdlCQkiM75VzT5zbkFlE1JN9Pq8J5jYWav9wa40",
+	"1AaozHdVWYW2PvdzjiH6b755oTMp7OCbb9i7qlhEChtc4ojzvvKIG4BtVKBy2V8ul31gHf3C5OhXFVka",
+	"zmGkapas0/ocZ96vOqJ4PxsMjP43Kj0R6PDnqj7ZL1ar1EcpsPfISKE27DO1Q3UUPxc+/qHyFevyMvG0",
+	"dEBi2kUV9Jz4MW0v5FCEThnwHgzlQXVQK60kkHkUhAVQ6RHp8DC8XnAwH2v02t198jQ0FzmTzibY38Q3",
+	"iRkpnyRPJe6WcXb0h4M+fDLjdtYbsHdRBZgSACY6H9x05aZrw/+RKgmgpJOmowG9uzfBXdZdzoRiZ9rN",
+	"8AytUC6hrTSIDoskrch6A3bg62B8nMeYFeOhjxXAkepnfPcbhx1cYNvVrtE9OFLd5Yw7tIuks8w67gqs",
+	"NeMrlr7k45novyTn/x4re2kN2CEfz/xR8QxQj6YeqTNhZSZKnH9gGRaVW6xeC4kXmbiQY4GzrZiVU4Up",
+	"NaGIbcAO/DnDc+sjR4VyMh8p6Xzlq2XdR0OWwQu+KQ2o3My3rIqKL61wlr14d/Dmu6PT459/PHxzenz8",
+	"updQsG6pfDUF1it2MWI0UkbY0ESIEANWE8r8IpHBXWla+hrcxNdb5T47BtOkBCYhZRT5LKcNjXasj2KH",
+	"EkSKWtF41s9JhfnrMwMeXFkbDHvBhYXOWdR+amc/SmsKnhmuVvFbVZkeLDnUjWNhIZDMlEtl3UiVDnLW",
+	"xW1Xna/Qr5awEPrCf/qsKMwrSdb7Gg2HYU7YYs9zjFcZclbi0tgTihgyph3sPu7PxGUfFUhqz2VZ9zE7",
+	"Wznivig+0a8p5yJhz0q+AS8gHTGZwTYohO1hCCdVJgxwR67ksneXZ2SoYVUro6pKL8hTmlgkrMC8X1x3",
+	"JnLhgjzZB4BjSVNuRRj7kR8bk+9w7MNasV1oXYf8KVTrpRRX8cCqwAyfv/CVlrpwiCNVXRVyqRovTsrK",
+	"vjLfzY6NEEpk+4yP1IXUOX0KnB9PK12r00rZcqataDTJqWIOA3aM+UwY6rJiOgdVLgncFaCEsK7a4CUk",
+	"h87Fyotg1K5sEnX9Yr4OtXddLsFIddMRcN3hMK2asgER1TOrWBeIgbJt8MF+LdEA1IqM+XQzRBV8qYfJ",
+	"idyNFDpCH+3Gxio7oPECIWEQKV8hi8BYGvBXLMYum2yh7/VcrHzOAfqSgyu58re2Oqaxn17lyW46pFnD",
+	"H826Vo9UJeQnRghUSGJxD6IJQ2nITXSPnNi5HAtv2HoN8KdXx51mG0e9EIrKwAfaTB/6j+xDeBcUdelQ",
+	"3XZG8oy9IPI+ePuqk3QuhLE+C3YwHAzRfJrr8Xl/oY3r7D0e7ux8TDowPl9I0NgHw8EjH0tEZfghX8iH",
+	"Z2XZmm4LNlHxiQ0xBSJlpSt1Dw7wtZi4PiCSV7dQXXAzIQ3z9QWWdcsCM5QEIxUy4xNv4jhxCeiudAhl",
+	"AA9KC5P7QGQtkz6tko3OrM5BfANAu7bHTt69tiOFegMmjNBhlNmYWGtMu3rhG4/GjSXftxtU1SsP48aT",
+	"Hz+UFYwvdLa6Wan1P34X060alm5b5R3XQn2sW5Cw8GYDut3hzg3bfHhzctM6wqsPo062H2+2+o0F6kRa",
+	"3HrRmCWtdAawejwcbpqq3P7DqPkefrJz/Se1hjH40aPrP6rab8EXO1t8UfbxwQ+ebLOulo4GH5POk23g",
+	"UPZYwg8ebQWFsuIbz7bskEKIV7LBLlqGPTCk+RQIooM/dD7AVxVffZhLYqpT4TZVe/vDJ9Ug5gmUvQ80",
+	"CbKp1NZKqq+ztNfSuhdVj7IaJQxvwpje/7MB8yc1YP4Qs4RP8dJt6H/UqNO+NVe4KbneE8V5nx0VPVb0",
+	"B+i9tveI/EiNaSO/h5OoMG5bOqxw6yoqTKIVebOoWyfhkXIizy1bzgQaqtK1FtL32pQU2HJYxR1QNn4R",
+	"w6IC7s8qqlJvtGP/R2cHn0brdQXg7qm9fir/TxF7Y+vX0vqvMvtItJ0L15aFgr/bqi9B5AyMIwuAj9Kt",
+	"C1j6/q5shtvL5yhfjcqnQ0NrykKj7VPLu+1U05AXd6VyKi2bYmurr1sHHT7eYmW17sNfMXWU9ECot4Xy",
+	"mbQLOODv9OnZijyB65JrHeF/EC5g+ydKndLH8CXsqtuj7D8SLm3gtO8w972U+U0Oe1M+F26JAB634G7c",
+	"Esl8Gbn2vbuI6noAPc+FWPjQEcZG9lnaEM5pqJpZGoklI+t4S+0kvirnjs8oiFUU/OlmaO77ZGzl/Lgp",
+	"iZIv/ss5P3i4TEXp5T+FzN+de+TEh3K2do+UZF3qbZ/AaVo912U6vm+BECVmYdRXNc3JQZnBj3ECbEbb",
+	"uM0EmNRIhUaLu8OhD20d+Hb7VQlA2sa6fD8QvBUB1+GDuiru7ztSBEMf93reZhqW89yOyzVuvfmY3KMC",
+	"6wsbEV7rTYgRKlg6VZnH4eWowXClAa9D3mNm+c/GbWNKLGvqfvuwmwo7btB1+Bq1OoTHo412lV5SioTf",
+	"1JLb3j0zw1uxtuHzWzWZbeuyWe8vW9oeWCYevXZPjWNbp8dkvBiFBrfj77u7W7DottsevgB/P4qzu9b1",
+	"xRpBVUy+UJ+fzR+G5MlG5m3tgNifZkJVWSvAYOBII9oLDD4wfN+dJjB7QIKK3b/RLmb1bRz6pNr6l3YZ",
+	"4BdKu6MNPPEYK1cJJluwxvrmEU+ic14fu+5cESqrd8TfwHNP4iHvnus2Th+TGubaUP0xFcP8vTDfr915",
+	"EZ2kv2Rua/ZhhXkoMipeXhTuamOSqsuqW5C0wbzB/XqTiFqXiwE78C0xQn82bMxhhXIjhVkJPW+SSmcp",
+	"FwW1NZoAi+ix0UN869FVatthJt1bqgj4cpap94qXLdC2Jq24Ox6c0bWJuo2JfRr/plZzd7Suu7WN6xzK",
+	"n13d4Vq207srHuVrRmrXOtwvH3p+/UfRJWb/8MYtIBilopa0GzgXkHyTY2Hy7xUZVTMxPrcRo+q2FwD3",
+	"UAcps1+pMSDVb1IlSK0Iih2okQopmr5gGe+bpIZx5TBT4ars+MfDnXDX5kjhBRVsZxgusvC3bYCyi7mY",
+	"OCYycPin7+4QiqJ90fjOEzaXqnDCJpQduuDSjBTxxN3nlKpMdeFSZXoJ6oCNOiLGw2GNcH0tmopUV7QY",
+	"O1Jr06JFhU1zEi/Gc41Zubpwe8jF/VA8XAVCV3Zg/w+fCLs7UuGqFL7gxrFu+vrnH169OT347rt3h0dH",
+	"p6/eHB++++PB67RX3gDKc+L+Z2Imsezb325K+cKqvPp1pOjmmHAelJFO+fg+axzhhhcB040gVaMmNzMC",
+	"mc8M9ugsC3BtjR7DYFin9gmyIrDslt4PVUV1o5/D1myw1uXiUwTKfazu7sWKL8G6USHV1quvl1ZuEDTR",
+	"/RlID4iajctraoUOm2b17z8Ml43jfLcXV7e4Dq/tQpBKbpcKYckGJd48TTW69+ZOKG/njFLpaxUO0np2",
+	"XV3g7M3Piddme4P7F7ePd5/f0Nh0Wv/E1eog3LtSNwm1ZnNg4utyJrottGoWVDXZad4v1nbBS+Q/ap0n",
+	"vmlMKvbs8fAm96f5jb0Ll8e0byyIGCraudlWontpWrYSnkZjBslJk33Bi9TWTiPct9k80Iasn/FsXesg",
+	"wT5SsUJhNZsUBi2tMAWxLSqUScpyhvKKr5i4klL54A4Uh1L9YN3abWg9una8cvuUpBhyuHymV5NyiXuO",
+	"VLgDt2x+6amcyNlvOr47FeGTlG7GyQSbuaGhGetDI3WtQsSu0IeYVNYJnjW1oJHapAaxmhYUNBVxvYIC",
+	"uolX+ipVc/f5+uVqaaQQAo5lRU5trI3Wc7z6rbresEe3t49UgLkv8FuKSJPDDD7koHQxWxcg6vdK1UoE",
+	"Pn9Hf7jXHa+o6sXVgb5CzghkdMzOuAlxJBgYK4rSNaINGN/A8ODOn/kukzhaqH9tXLs4UlLRJboUFK2T",
+	"PRE2QD30WJKOdasD4IrpyYT6Zy+1gU366+9GyiuxL1+/OnxzfPpvJ4cnh+naJYIeEwxts3mfYP3suju9",
+	"UlMesJ8Rl2nn1hdrmguRYXNuvPqftNSbXoxHGFIj+KqIF8HRfff9S/Z8Z2fI/s//3hkOdgePsKFZXV1r",
+	"vUbv2eNhdN3MzoZL9b5wLhxWXF9vcmryj7XbnO/ayjY3lumGMuWoqjJ8N5Oh0vhM5FpN8eLCqsiTFJe4",
+	"vLWsaEWMoIJW4NFO695VJaHEhT0ZIumGqCuxe1x51cNOsapIj+YNpc60+kwscr3CnoOeR9aaWHjsxWuM",
+	"HtAGacWFcroAzkQ15Upcen5CRbXYS88IO6takaxZYbpw3gz7OnIG/10XVB9a82Llejqlo7kbR9YmDKpw",
+	"5X59Wl+7lxzIHEj4ajqn9iOtOX7HFY2KNRINF5v6gn0rXLiha73NB1Xb1XptpCMVGmRj2laR5z426jsb",
+	"bOhekjCdZ8K6eghoIo11bS6LH4T7SXxhOqnnurc02Imb5lzV7ybydjcc3WVjGp8VFjm+o1Yyjc4x/6zK",
+	"aa/K2b4o57P6W5DDb3KzRIHpr8C78g/GODGDtRn/v4aNhn4225Q9UxPFyPkuXTAfSPLX3fANP09Lg8+R",
+	"8g7+hMFW8a5/Uq9PlMQLbZQ2c5777ij+8k0r2MSz4O6b7398mZDWg6lkZS39AztSYOwZeH+PpaNRsbuz",
+	"e8Cd+PYSPaNp6YhmPx6+/uOrN+zo1Q9vEpb+eHB8+O2fB8eHR8dUbg08fikzEBp/++v//Ntf//vf/vq/",
+	"/vbX/xHGGSlqqZOz82r0JLSpwVp6gFRvH8xJjJMSUMroqG9t46/wJnc8XyxExhbYAKRmQe2x3SH8zma6",
+	"MNjxm6rKWTeF9Z+8Pf3p4M9pwsK//vTqzXc//yntJcGMgW9QORypYNI5PUVzft9738c+Oc8IjlE9YvOl",
+	"ubcmrEJrHqrMupWG10zD+3AHnvp1cdMuXiIHeXurwq1ZX7Ox7ieGhr/46u+2svyedIrtdIjPLQUbbWmv",
+	"ysGJit33S700aroibOnsA6XUEmeN2nnFhutIHbx99cA2uuSxbtVyRvq7YXxjax/ITVj6w+Exi/XrtLfm",
+	"prhnIf2VB98/KW3x1qGEazzupi5M/l4c72VA4cjfPL+WO+cX/sDWtgiikixpQM3sqm1Vd9q37ioG2xq4",
+	"GrGSR0+HNwiW3HFQwe9jg4d1FnW5FpXftBTqVF0y5yu8nzDKP+i2KxYNvyj2drvKF1plDHTpEhVb3qhF",
+	"E/WCi8mv2DvEag7/z+RRxi3fyKN87eZHas0THBDjk5y8dSRfw0dsrnVXvl/A5q/e+Vv1f9zOrLHiSifw",
+	"IsfbCmpIQthcC5kFS0qr8tbPtTZ7pTuv7KO3v8mfFPUqbFekrYi7Rn+htMi1bt4bW3jXunG3d9e+gcYU",
+	"dRi/jeb8VSz7s+ZcBkRtS7q8u5zLMMuXS7p8dKvUF4x2nsYt3GsFNIGUv1ziS9rA0LTMcvnaU1m+Ei3x",
+	"bvWor0ixiKPNnuJIyRipDeHmT1MynKZ8Bd9H1cA36E+7tQ6x8/UoEFWjMgRl7bxa1Ia6ztHoi/7+w8fk",
+	"11o78vcf0PuOIVUSy+ssdKatv+8U37ONq966RuTcyQuBiTzSsaU253j1OaANfoz5zjqkmvhUWg7G+qW/",
+	"t6/qD4BNLH0AewW6NOIWK1SG2hL2UF0YMZGXeJgUJHhIgQCCxbp6VOmeSejgrLK22rLoVgfveEG4AtTq",
+	"Y74weom3iFe3DPgPznwXoE1Vy6iL6fXvaqUy65//xBWfVhP6QmxyfvSiYagc++OHj/83AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -90,6 +90,15 @@ type BrandsCounted struct {
 	CreatedAt       time.Time
 }
 
+type IdempotencyKey struct {
+	Scope        []byte
+	Key          string
+	Request      []byte
+	Answer       []byte
+	RunningUntil time.Time
+	ExpiresAt    time.Time
+}
+
 type LoginThrottle struct {
 	Key       []byte
 	Attempts  int32

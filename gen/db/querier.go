@@ -15,11 +15,16 @@ type Querier interface {
 	AcceptOrder(ctx context.Context, arg AcceptOrderParams) (AcceptOrderRow, error)
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
+	// AnswerIdempotencyKey stores the first answer of the request that claimed the key.
+	AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotencyKeyParams) error
 	// CancelOrder withdraws a waiting order of the calling customer (→ CANCELLED): its reservation
 	// returns to the customer's free balance, it leaves the new-orders count (it stays in the
 	// customer's list) and the ledger records the cancel. No row means refused. Locks: the order,
 	// then the customer (as an acceptance).
 	CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error)
+	// ClaimIdempotencyKey takes a key for a request to run: a key not seen, one expired, or one whose
+	// first run of this same request stopped answering (running_until passed without an answer).
+	ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (int64, error)
 	// CreateBrand inserts a brand with no subscribers and returns it.
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
 	// CreateBrandUser inserts a user; a taken email (any case, unicode_fold) violates brand_users_email_key.
@@ -48,6 +53,8 @@ type Querier interface {
 	DeleteBrandTokensOfHolder(ctx context.Context, arg DeleteBrandTokensOfHolderParams) ([][]byte, error)
 	// DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
 	DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error)
+	// DeleteExpiredIdempotencyKeys sweeps the keys past their expiry.
+	DeleteExpiredIdempotencyKeys(ctx context.Context) (int64, error)
 	// DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.
 	DeleteExpiredLoginThrottles(ctx context.Context, now time.Time) (int64, error)
 	// DeleteExpiredOrderTokens removes tokens past their expiry.
@@ -85,6 +92,8 @@ type Querier interface {
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 	// concurrent password changes apply one after the other.
 	GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error)
+	// GetIdempotencyKey reads what a key holds: its request's hash and, once answered, the answer.
+	GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyParams) (GetIdempotencyKeyRow, error)
 	// GetLoginSlot is a key's next free slot (NULL when it has none yet) and window end, to tell a
 	// client over its share how long to wait.
 	GetLoginSlot(ctx context.Context, key []byte) (GetLoginSlotRow, error)
@@ -133,6 +142,8 @@ type Querier interface {
 	PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
+	// ReleaseIdempotencyKey frees a key whose request failed on the server's side, so a retry runs it.
+	ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempotencyKeyParams) error
 	// ReleaseLoginAttempt gives back one reserved attempt of the window ending at expires_at (a check
 	// that did not happen); a window that has since been replaced is left alone.
 	ReleaseLoginAttempt(ctx context.Context, arg ReleaseLoginAttemptParams) error

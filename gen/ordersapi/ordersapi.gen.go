@@ -483,6 +483,9 @@ type UserRef struct {
 // Example: Customer
 type UserType string
 
+// IdempotencyKey Example: 5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64
+type IdempotencyKey = string
+
 // OrderID Example: 17
 type OrderID = int64
 
@@ -499,6 +502,9 @@ type Sort = OrderSort
 
 // BadRequest The body of every refusal on this surface.
 type BadRequest = Error
+
+// IdempotencyKeyReused The body of every refusal on this surface.
+type IdempotencyKeyReused = Error
 
 // Internal The body of every refusal on this surface.
 type Internal = Error
@@ -538,6 +544,32 @@ type ListNewOrdersParams struct {
 	// Sort `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
 	// `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
 	Sort *Sort `form:"sort,omitempty" json:"sort,omitempty"`
+}
+
+// CreateOrderParams defines parameters for CreateOrder.
+type CreateOrderParams struct {
+	// IdempotencyKey Makes the request safe to retry. The first request with a key runs; a repeat with the same
+	// key and the same request (method, path, query, content type and body) by the same caller
+	// (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+	// `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+	// for its answer. The same key with another request is refused with 422
+	// `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+	// changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+	// UUID) per new request.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RegisterOrdersUserParams defines parameters for RegisterOrdersUser.
+type RegisterOrdersUserParams struct {
+	// IdempotencyKey Makes the request safe to retry. The first request with a key runs; a repeat with the same
+	// key and the same request (method, path, query, content type and body) by the same caller
+	// (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+	// `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+	// for its answer. The same key with another request is refused with 422
+	// `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+	// changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+	// UUID) per new request.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListUserOrdersParams defines parameters for ListUserOrders.
@@ -664,7 +696,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /orders (the `CreateOrder` operationId).
-	CreateOrderWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateOrderWithBody(ctx context.Context, params *CreateOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateOrder Create an order (customers)
 	//
@@ -679,7 +711,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /orders (the `CreateOrder` operationId).
-	CreateOrder(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateOrder(ctx context.Context, params *CreateOrderParams, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrder One order (its customer, its performer)
 	//
@@ -750,7 +782,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-	RegisterOrdersUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RegisterOrdersUserWithBody(ctx context.Context, params *RegisterOrdersUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterOrdersUser Register a user
 	//
@@ -762,7 +794,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-	RegisterOrdersUser(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RegisterOrdersUser(ctx context.Context, params *RegisterOrdersUserParams, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUserOrders A user's own orders
 	//
@@ -822,8 +854,8 @@ func (c *Client) ListNewOrders(ctx context.Context, params *ListNewOrdersParams,
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /orders (the `CreateOrder` operationId).
-func (c *Client) CreateOrderWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateOrderRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateOrderWithBody(ctx context.Context, params *CreateOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOrderRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -847,8 +879,8 @@ func (c *Client) CreateOrderWithBody(ctx context.Context, contentType string, bo
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /orders (the `CreateOrder` operationId).
-func (c *Client) CreateOrder(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateOrderRequest(c.Server, body)
+func (c *Client) CreateOrder(ctx context.Context, params *CreateOrderParams, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOrderRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -988,8 +1020,8 @@ func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-func (c *Client) RegisterOrdersUserWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterOrdersUserRequestWithBody(c.Server, contentType, body)
+func (c *Client) RegisterOrdersUserWithBody(ctx context.Context, params *RegisterOrdersUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterOrdersUserRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1010,8 +1042,8 @@ func (c *Client) RegisterOrdersUserWithBody(ctx context.Context, contentType str
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-func (c *Client) RegisterOrdersUser(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegisterOrdersUserRequest(c.Server, body)
+func (c *Client) RegisterOrdersUser(ctx context.Context, params *RegisterOrdersUserParams, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegisterOrdersUserRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1147,18 +1179,18 @@ func NewListNewOrdersRequest(server string, params *ListNewOrdersParams) (*http.
 }
 
 // NewCreateOrderRequest calls the generic CreateOrder builder with application/json body
-func NewCreateOrderRequest(server string, body CreateOrderJSONRequestBody) (*http.Request, error) {
+func NewCreateOrderRequest(server string, params *CreateOrderParams, body CreateOrderJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateOrderRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateOrderRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateOrderRequestWithBody constructs an http.Request for the CreateOrder method, with any body, and a specified content type
-func NewCreateOrderRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateOrderRequestWithBody(server string, params *CreateOrderParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1182,6 +1214,21 @@ func NewCreateOrderRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -1391,18 +1438,18 @@ func NewTakeOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewRegisterOrdersUserRequest calls the generic RegisterOrdersUser builder with application/json body
-func NewRegisterOrdersUserRequest(server string, body RegisterOrdersUserJSONRequestBody) (*http.Request, error) {
+func NewRegisterOrdersUserRequest(server string, params *RegisterOrdersUserParams, body RegisterOrdersUserJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewRegisterOrdersUserRequestWithBody(server, "application/json", bodyReader)
+	return NewRegisterOrdersUserRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewRegisterOrdersUserRequestWithBody constructs an http.Request for the RegisterOrdersUser method, with any body, and a specified content type
-func NewRegisterOrdersUserRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewRegisterOrdersUserRequestWithBody(server string, params *RegisterOrdersUserParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1426,6 +1473,21 @@ func NewRegisterOrdersUserRequestWithBody(server string, contentType string, bod
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -1591,7 +1653,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /orders (the `CreateOrder` operationId).
-	CreateOrderWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error)
+	CreateOrderWithBodyWithResponse(ctx context.Context, params *CreateOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error)
 
 	// CreateOrderWithResponse Create an order (customers)
 	//
@@ -1606,7 +1668,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /orders (the `CreateOrder` operationId).
-	CreateOrderWithResponse(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error)
+	CreateOrderWithResponse(ctx context.Context, params *CreateOrderParams, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error)
 
 	// GetOrderWithResponse One order (its customer, its performer)
 	//
@@ -1689,7 +1751,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-	RegisterOrdersUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error)
+	RegisterOrdersUserWithBodyWithResponse(ctx context.Context, params *RegisterOrdersUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error)
 
 	// RegisterOrdersUserWithResponse Register a user
 	//
@@ -1701,7 +1763,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-	RegisterOrdersUserWithResponse(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error)
+	RegisterOrdersUserWithResponse(ctx context.Context, params *RegisterOrdersUserParams, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error)
 
 	// ListUserOrdersWithResponse A user's own orders
 	//
@@ -1920,6 +1982,8 @@ type CreateOrderResponse struct {
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1965,6 +2029,11 @@ func (r CreateOrderResponse) GetJSON413() *TooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateOrderResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2644,6 +2713,8 @@ type RegisterOrdersUserResponse struct {
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -2681,6 +2752,11 @@ func (r RegisterOrdersUserResponse) GetJSON413() *TooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r RegisterOrdersUserResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RegisterOrdersUserResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2861,8 +2937,8 @@ func (c *ClientWithResponses) ListNewOrdersWithResponse(ctx context.Context, par
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /orders (the `CreateOrder` operationId).
-func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error) {
-	rsp, err := c.CreateOrderWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Context, params *CreateOrderParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error) {
+	rsp, err := c.CreateOrderWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -2882,8 +2958,8 @@ func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /orders (the `CreateOrder` operationId).
-func (c *ClientWithResponses) CreateOrderWithResponse(ctx context.Context, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error) {
-	rsp, err := c.CreateOrder(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateOrderWithResponse(ctx context.Context, params *CreateOrderParams, body CreateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrderResponse, error) {
+	rsp, err := c.CreateOrder(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3007,8 +3083,8 @@ func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id Orde
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-func (c *ClientWithResponses) RegisterOrdersUserWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error) {
-	rsp, err := c.RegisterOrdersUserWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) RegisterOrdersUserWithBodyWithResponse(ctx context.Context, params *RegisterOrdersUserParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error) {
+	rsp, err := c.RegisterOrdersUserWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3025,8 +3101,8 @@ func (c *ClientWithResponses) RegisterOrdersUserWithBodyWithResponse(ctx context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /users (the `RegisterOrdersUser` operationId).
-func (c *ClientWithResponses) RegisterOrdersUserWithResponse(ctx context.Context, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error) {
-	rsp, err := c.RegisterOrdersUser(ctx, body, reqEditors...)
+func (c *ClientWithResponses) RegisterOrdersUserWithResponse(ctx context.Context, params *RegisterOrdersUserParams, body RegisterOrdersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterOrdersUserResponse, error) {
+	rsp, err := c.RegisterOrdersUser(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3273,6 +3349,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -3949,6 +4032,13 @@ func ParseRegisterOrdersUserResponse(rsp *http.Response) (*RegisterOrdersUserRes
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4102,7 +4192,7 @@ type ServerInterface interface {
 	ListNewOrders(w http.ResponseWriter, r *http.Request, params ListNewOrdersParams)
 	// CreateOrder Create an order (customers)
 	// (POST /orders)
-	CreateOrder(w http.ResponseWriter, r *http.Request)
+	CreateOrder(w http.ResponseWriter, r *http.Request, params CreateOrderParams)
 	// GetOrder One order (its customer, its performer)
 	// (GET /orders/{id})
 	GetOrder(w http.ResponseWriter, r *http.Request, id OrderID)
@@ -4123,7 +4213,7 @@ type ServerInterface interface {
 	TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// RegisterOrdersUser Register a user
 	// (POST /users)
-	RegisterOrdersUser(w http.ResponseWriter, r *http.Request)
+	RegisterOrdersUser(w http.ResponseWriter, r *http.Request, params RegisterOrdersUserParams)
 	// ListUserOrders A user's own orders
 	// (GET /users/{id}/orders)
 	ListUserOrders(w http.ResponseWriter, r *http.Request, id int64, params ListUserOrdersParams)
@@ -4147,7 +4237,7 @@ func (_ Unimplemented) ListNewOrders(w http.ResponseWriter, r *http.Request, par
 
 // CreateOrder Create an order (customers)
 // (POST /orders)
-func (_ Unimplemented) CreateOrder(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) CreateOrder(w http.ResponseWriter, r *http.Request, params CreateOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4189,7 +4279,7 @@ func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id Orde
 
 // RegisterOrdersUser Register a user
 // (POST /users)
-func (_ Unimplemented) RegisterOrdersUser(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) RegisterOrdersUser(w http.ResponseWriter, r *http.Request, params RegisterOrdersUserParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4284,8 +4374,35 @@ func (siw *ServerInterfaceWrapper) ListNewOrders(w http.ResponseWriter, r *http.
 // CreateOrder operation middleware
 func (siw *ServerInterfaceWrapper) CreateOrder(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateOrder(w, r)
+		siw.Handler.CreateOrder(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4454,8 +4571,35 @@ func (siw *ServerInterfaceWrapper) TakeOrder(w http.ResponseWriter, r *http.Requ
 // RegisterOrdersUser operation middleware
 func (siw *ServerInterfaceWrapper) RegisterOrdersUser(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RegisterOrdersUserParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RegisterOrdersUser(w, r)
+		siw.Handler.RegisterOrdersUser(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4685,6 +4829,8 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 
 type BadRequestJSONResponse Error
 
+type IdempotencyKeyReusedJSONResponse Error
+
 type InternalJSONResponse Error
 
 type NotFoundJSONResponse Error
@@ -4899,7 +5045,8 @@ func (response ListNewOrders503JSONResponse) VisitListNewOrdersResponse(w http.R
 }
 
 type CreateOrderRequestObject struct {
-	Body *CreateOrderJSONRequestBody
+	Params CreateOrderParams
+	Body   *CreateOrderJSONRequestBody
 }
 
 type CreateOrderResponseObject interface {
@@ -5015,6 +5162,22 @@ func (response CreateOrder415JSONResponse) VisitCreateOrderResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateOrder422JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5779,7 +5942,8 @@ func (response TakeOrder503JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 }
 
 type RegisterOrdersUserRequestObject struct {
-	Body *RegisterOrdersUserJSONRequestBody
+	Params RegisterOrdersUserParams
+	Body   *RegisterOrdersUserJSONRequestBody
 }
 
 type RegisterOrdersUserResponseObject interface {
@@ -5864,6 +6028,22 @@ func (response RegisterOrdersUser415JSONResponse) VisitRegisterOrdersUserRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RegisterOrdersUser422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response RegisterOrdersUser422JSONResponse) VisitRegisterOrdersUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6147,8 +6327,10 @@ func (sh *strictHandler) ListNewOrders(w http.ResponseWriter, r *http.Request, p
 }
 
 // CreateOrder operation middleware
-func (sh *strictHandler) CreateOrder(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateOrder(w http.ResponseWriter, r *http.Request, params CreateOrderParams) {
 	var request CreateOrderRequestObject
+
+	request.Params = params
 
 	var body CreateOrderJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -6334,8 +6516,10 @@ func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id Or
 }
 
 // RegisterOrdersUser operation middleware
-func (sh *strictHandler) RegisterOrdersUser(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) RegisterOrdersUser(w http.ResponseWriter, r *http.Request, params RegisterOrdersUserParams) {
 	var request RegisterOrdersUserRequestObject
+
+	request.Params = params
 
 	var body RegisterOrdersUserJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -6396,166 +6580,173 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3/khs3kif+Koj6zoZITzXF7pY842ZsfKMty17t2pJWkkN7I+qaYBVIYroIcABUU/RI/17E/Xv/3Atc",
-	"xL7H3pvsk1xkJoBCsYr9QyNLN3PjsMNsEoUfiUTmJxOZWX/OCr3eaCWUs9nZn7MNN3wtnDD41zNTCvPk",
-	"O/hYClsYuXFSq+wse7USTMOP9yyT5Yh9Kyq9ZcdMWmbEoraiZFvpVuzBeDzK8kzCMxvuVlmeKb4W2Vkm",
-	"yyzPjPhTLY0oszNnapFntliJNYfhxDu+3lQiOzv+XZ4ttFlzBw8p9/WDLM/WUsl1vc7OjvPM7TaCfhJL",
-	"YbIPH/LsOV+K7pz/IIw+mnOY24YvBVP1ei7MiJ3Tn2u+Y9Zx4xh3bK2tY8fj8XhMy7RMKqeZdJZV0roz",
-	"NoNnZux//8+pmln5i5ix//zv/8s/MQgdYL/H4zHRAprBXzl9/zB871aClWLB68pRmxPfZKqov+TpIUy3",
-	"FGIjDPXSQ/CczZzWFxU3SzHL2XalrWCzSq6lm0F7txJThX2EKeoFTgKH4PZSlGyhzYRZbRz+oN1KGLbl",
-	"O+Y0M4KX+O2CGyZUCU9zpMpoqsJe/6kWZtdsNoySpdvr15udjfNmq8ftnT49gZ3m7/xOAymSnR/37vxL",
-	"+UvPzgM/4OomkdBA42Sf2QDJZfroORwdWBX02L+qk3RZJzet60Z+fqmN665qtpCiKmdMG0Yf81IaUcCv",
-	"M5o8fstmspzlbLYxshDUujCCO1GeuxnjqmTxMTbjtoAmUzWDsWZsEOiFvwwnzElhGTeCzY2+FIrNd3j+",
-	"vwvNZJlDyxF7hjyDM6AHAlkHSNKDrAJM1yLqb4xYZGfZ/3e/EVT36Vd7H+UTUucD0MkIu9HKCpRd3/Ly",
-	"hfhTLSySrtDKCYUf+WZTyYLDgu//0QIpE3EDLUuYxxWvZImNLhZcVgLEVSkcl5XNzt7EZnDS7IrmjIvN",
-	"zlrb5Bc51yWsEQ8h7vJaWItSKlvX1rG5AG6sBAd2ZMWKG1442P08jlSrS6W36oJGaUYrdKVrszdQ0720",
-	"TGnHuGcGPOrI5ESaZICNEYW0NOnQOTJN/yJOOotY8SsRD9UJW8AapFa8YqVcSmezD2/TZ/wUWKkFzXHN",
-	"XUHi8Pz5E2Y3opALv1FeVwjrnsC0Thcn/JtiXB6LB/OH/Osi+3BbjjnfyMfGaEMMs3egOns+O8PpHJyp",
-	"tO1pTtjM88iMAT9bJnjhz+EIJvlEOWEUrz6KJaV/+ELgClq77H9iVpgrYVho8RmI1p7V7IxxxeJ0gIy1",
-	"QbmLZEFJoFW1Y1KRzqH5VnqJ9Hmq3fe6VuVH0Udpd7HAp1PSoP5mx7/DjaOfP83C43CzM6Y04QS24pb4",
-	"QtKGo4R69i93XE+Qz9lZdjI++fpofHw0Pnl1PD4bw79/yPKsqK3Ta2FgZ4/zjr6TijT3Qig6vyUhqY0w",
-	"oIqEgWHgy5M8qy3sFQrfuZ7DpOnUnx2fjEcP88w67mqbnWVPnrLnL5798OLxy5e3JyESoI9+EUIyvnDC",
-	"4HSd4cpKaNAQL4C5u7CDb/nmVyVlP5Fenz959eTpDyjrNn7qhDQRsyBmQEjgtOPV40qsCXof+29gufDn",
-	"h7tRGKnUQ+VnSkSMR0gWKftK6x8B8HzUOfNC5SKizKxPrIO2QLipNaNWn+bYdUb3QhrHE+8KIUqbiJZ7",
-	"gNjX0uGyf1a8ditt5C/i40RMnXaQrhq+Fsr5Hlg0bD7NmtNhw3IFN3BqEIVJy9bSWqmWOfM4AYCeeLeB",
-	"SbDBi+8fsa9/95Cg7Erw0tt3r1+/PjpvZt4DnWff0jhG8Gr9j1OSpnaagWEBEHOGUv8fp5lUqD0vcELT",
-	"bMa2K6EY9xPccsusUG6U9Rp52YFRcnag+yziZOuMVEugGu3vFZcVn1d34GykRMkdB9twrwdbr9fc7Ly4",
-	"Co1YwRVokzlAA16skBeueFWnrBIaX9RJlynLuLRHaVnSbsKMcAaVJGcLsWVWFFqV9kaNDuyGbP9tbXfd",
-	"BWy4tVttSlBTK7J2FnVVsYERS2mdIeYF/TzsWRH1fDGHrvcX4vW4tAx+njCYPV9yqRii42p389Q/zVHp",
-	"I7s/Moe3jxm5XDmm9JYNuGK6digyDePMCHIK6AV7rq1bGvHyX38cwm+g6k2NrckGNsLq2hSCDV7+648v",
-	"X52/esyKilvLHp6ewT4CpUtpL3O2FmttdjkrtFJketnhBADKSqolHpZixdVSlCP2AhmhUZGkS2BAzxPA",
-	"JDNsdXQOrcD2AgGUbCivrGazZPtmZ0xcCbOLDHEEDIFja3PZ7COahzDqlkvH/lSLWjQ8w9mi0hpNinQ0",
-	"C7Sp9FIqO8yZ1S0EDUsLhiB3TKtCkCABIlqn4SwzrnZIiCBiksWdsWNaH3kcelZ24CHiANCE9yxDk5MZ",
-	"rmD9rq0snFwL0hi4eNwLrgpRVaLck57JEF3B+dLvjtNEvLlYaLSCndlJtTwgCB/22P8k2Gy92WjjRPmT",
-	"KCV/hY0+SoHFji7W0NMFjrd/nFMlfs+yRzTMEQzLvEWplSCkqzci8FlRiA3YeZ9I6fVNNdH2t5+Y45eC",
-	"gM9ro9XypfO67iNMMFJDFnvoNTOkZQlQnuDYTCEqidjwExleyVw8WWgWnhDBxILfiSINviZXp2ULo9ej",
-	"rJG9yNhx2F6/LwItvfASBE8zrxhQGe3h2ix4IYC/NwZ2wEnSsETBzjFxIKDZmhcrqcSREbzEL4zgFuxp",
-	"GgSebXXPuLJbdMuSQ5bOplD1Ojt70+u7Ocj4fWh2D+a1DUu30uUFfMWrSm+xQccyX2gzl2UpVNbYVxfA",
-	"CeQRajORVLZeLGQhhXIXi5r0PExnzdXuQqqLjdFLIyx83dbBsZFfROtBK5eq3sBXvVDkbeKibK2wDazy",
-	"7N3RUh/toa3EF7a/o49JsRg9r8Q6KEaS+EGqDDobNMzx2AoFyg50MvpcnVjbm44IMup3OBmYlp8nN4bv",
-	"4O94QPen+U/1mquG38S7TcUVJ9MzpQydqAcnifuggz1b0KbvyPzbkXdFHj0pg7fdP5KzhTbkUALd1/hD",
-	"bHseHcDURcDpfcobOm8NAd7G9nr+R1G4sLHe8vdiJs++E4Vc8+olddpZzblifK1r5Ri3jLOSWoOo2VSA",
-	"9pR2SMQz7/PLmdIMOBE/VIKXsMpfhNH0k3hHG5ozrqZKb7zDcKPB7F5oOmFsvvPdTaJ/8fSkcZPaEXv8",
-	"jhco8UhgVFwta74U5GduqIjW+jhLHPJ+BeSS/1GopVtlZ6cnYLw7ONTZWfZfB+P3b46Pvnn7Znz0zduv",
-	"hoPpdIQffzv8/3/Txw0pT3YoiBb5NadjxM5ZUYEsYHYrXbESFoTrDPZzBvC0xCsYG6508qmaiXcbUTjh",
-	"LwO8XEITzAhkNhSgAFi1EsMJm3muCPdB+Ps9/JU9VstK2tVUgb0mVAGnskQ05jSA+W0CRtGxec+ir3PE",
-	"ek8+nfgoppmEbVZBgJPWavlQ7wGqroSN2DNCM7BqB5yh4wWQ2lYnPuapIg4ZMl7JS9j4qXpP637P1oIr",
-	"4Dv4hAtn76fq/dHRUfwPGs/C8Zmx937uaD57z7lh8XI0MbjZe+bd6diWOmr56qk31JpeI+5IV0d4Ev3K",
-	"iBXes+t99n4MBEPYNdppQaxsAeAw+HHCEr4gb7R0bDAjC2KWsxlxLHzyaBM+zrWuBFfwEaUofCCRMZsw",
-	"C8eLV+yPWio6l7Pp9P1sCJQN9xjBRBmg/URj5Gw0Gg3DzMOdCUzfiXeObETkKa7iVWVzvNPewy1JX6vY",
-	"e6XVMnZO8/CTqqSDBQwZNLntiChwrh3QrnlV0W74geZ4Ix4eGigdPp/BLugrYRaV3lq8UobdGl63yGRl",
-	"6PFKB+JzfSU+fqDW2ppxFmKLoyiGTADcT0zgbxbFdp94qK1D3+EqqL0M3yQOAjDlulHWGsXXTYO0lrA/",
-	"RinEBsb455fPnjIlUAb5C/RWz5W4ElXsGhp2ug5NsO94W0abERThgXl37sKuXUNPaxqTVFLk7HgVBXKI",
-	"MMWyrjg6/gAv4pVuIwP8kM01m++v1QYHIu3YGseLF/olfWIwE2suKxATngjwsTYSv+FOHIFJ3RYRiuEz",
-	"jJclzBOlgx8aMHwq1lAQrkGmNXqt6Qk0iV6cpb9hL/OKq8s4f71gdsMLVKTVLu4xuYCwqX8M7EGjq4t4",
-	"xmMXK10hcvEtekQFdAe/Agrqa+VXV2joJ/brVtwFeY+omP386vuj36PQ2ghTgHEbHgKQbHAmlj39+ceE",
-	"DOmTwZsCLTrjG7HB+xCicKPPtMGd9QoHNH/CxBpAQDPYUl6J8CV2WtZkOouLS0HnmU6bP8qXYkc9uq1s",
-	"OuKbjeCGupEKpZNvT51yd4HC40IrlHeKtrqBHeT4arAOt35m4WTpqmxE0CFGWfMKL8RSLY170vIRloB2",
-	"YYotf4PlO9j9QtdVGbipFAA5Ag7wll7KzwHtzXcAMepKtFZGwpyU9fs2X7xHKNu2qYMF2gGZ3wMOxKOU",
-	"Y784tkV8oSZocbQJnKd01Qu2XclihUSDOQhRegM7AOk32SN/a5bl2fN4qfg2Mdo6qHjfNOt3CIC5hGTx",
-	"ASYDKwjCkqMACTRMjf1o8+SdEAlv4acxGgEdhK9Bb4evvfHv1V9iSvuPoDZwC5o4iWAkRIPCzyvPUKxk",
-	"edYRKdiEDjR6H+hAgpWeHqMsz9INQvPEc2rjQWjb8Om8OsQP8voAqyCYJCaAjwM7bPFKUDz5AS3jm3m1",
-	"kSeaom3E+ovQnvn5gJM+bohSyhsaKAXjjV+A1PcsqLOVV8ACxrEJTC21s2ww2xhd1oWzo/GI4qHAGIJ+",
-	"ZriClgBIjzXJAMd4VbVXFAJkOguSqrua19EeI1kQbsXiHNCdvdBm7zRyEs7QJuV8H48TAqh8fCU5qJHz",
-	"9KXc8/P4Rzqz9TE9/e6+moL8EE59RaFkEfuAkdbgrBzk5NZI54Qi9+N+hAwbCLDUJ4yzH3Swc5dCgSkE",
-	"ppbRa3qq1EW9hh9J30l0OABZAoJv7cNJXFNksdRt9Uer1egp/XKdU+hV2xT27dDyJV9E1+ptccPtwqBu",
-	"8tzIJgIrv9GN8yHPftJK7K5z1UjFrqRxNa+YqedgW+MpCXNsG9LRcYMbNWKv/Xaivwf0+lR5y4OiV/se",
-	"ZoMZeVrgfJFKhB3EGFoAf+isCZAZ1pMTzpuquVTc7Nii0tyxwT/zK/4SlwTkplGJH8jN49enF6zewCYd",
-	"P0RfE3Kbcn4yU4XjVXCuja6XK1zFaMONFci/+CfthVzsgDVx+NOTaJhj2G0fv853U6X5Rh7BEpdCHWbg",
-	"hHUBSYhqwQazhC9nwz1flQ8suQNbPxVbirYBZFCWkrbkeYIYFryyIu/yCTk5nWYULtN13ree6Io1wrBO",
-	"IwLSSkzYMfx1Mh6PEwya++uZaufheH4ArLYPVTcEJ/HUnYSo4PDFcY9086E6vfNGOygAGGZEIeSVsGds",
-	"PBrjGjDueDwehTjsaw/NiL0UqpwqD4CDI4QOw2wYFJflaxHZH88VzZUNZlPvopxmcHSI3yw6zYJL0/qI",
-	"burcB+Mmp8amxyZngFTp85DZFeo0K8izNlXBOTOvZeWId70niIHlYXNmJQD02Xh0zH7LxqMT9BjOxqPT",
-	"cfufB6QKpJ2qgHBBj6HTYSVN2aHVQc+sVuLZAmO3rnP7P4ctjax/fdu2S/vD22sO0Z4kbkfyEhv1SeCn",
-	"YvuzvfvBa92bdw9duJzvcu7vkTNPfn/wzPBKFuIodpD4u5PvkmN0fPL71in6fc8pqq0w4d75OnL/HNp9",
-	"SGML95dwCks4PWGVcCQbgtqZjQBiXJAr+2g2YbWSf6oFk0tF4QEFt6JntV0PfrKe05Y//8350R/40S/j",
-	"o29GF0dvf/ubGzVyXEae0i8SpI8loiTuF7Y996NNpGIaGXUgaLG5vwgelj5Yl4Y29mId/zuIFLap55W0",
-	"K1E2N8ktMh/3JOLsByvk+5riOjHexczlzak/3RFbMa03MeYLsWhphOvaE6760AR33iYZgZp2IB2lD3Sl",
-	"Sey8tVl5wg0Hmas/y6kv4LN7FR/DHm51x+pjeLsmfAhwvVZS86X4STjec0FJs/DdHFxnk/3is2sySjLJ",
-	"DkcUx5Skhgo5uzZfJia67CXDtFwNuItxcFnmMH6ylfh//yt99g2a3Uw++4bN39j4bce6DJ10jkvKcF1w",
-	"Q7Em7D//2/9I41Hw7xePz7/7L/jp0bOfnv/4+NXj73Iw06pKlMHM0kYuJWhrn4tRVfj9+myqZkl/M7xV",
-	"5AToRuzR+dNHj3/88fF3dLHXyBfpVqUR2yRIZbuSlQghMR4NeDqHOJm8FXKeZzjvLM/irOFzGLFNuaaL",
-	"DtkiQx6wzzmdHysReNGl2kpXgnLcOocpBHd35au0IeDslyb10GcdZjfkvXXFnO1NbXvVRBKEvEZo2DaO",
-	"bzfAXkB6J2BCb9maq11IiGzTxVs5ZN0PP0JvpMHv+0MXQlaD1vTYfVzmtQP1LnNPBkWzyufytWnQmlWf",
-	"fEpRaFfV0011Yzj7vc/7YxjYYCWqkgVbVSowOLllLSMxZ5W8FGyGqmm2t3wyGNsZk+2cydH4+E4WZQC1",
-	"+wsD5DPxV0g+ohj9xFdoQrnaKPIXt0/KnFdc3UHt7sOBW/HRX4pSu6jyBmdNmYR4paAwj+vt45yARXqI",
-	"a8RCGAy8cJpxpHWXlnu0Obk1bbrrnOv5HVd5aEGB7l0RxYtC18rds2BQLivBjK5EqloPXSc000xadOdq",
-	"RVEb6XYvYXc9t2FKwXkN8L8PhW84WBW8KIS1PksBDeDZ82cvX7H7mtdudR+/n7FBZPOl4coNc38nc/KA",
-	"rXRNEAsZC+mJAzfTXDm3QTCOxvy33Mqin0jPYLLe5se8ejSprSiMcCGH48E37D/+/WR0OjoeUuRY33S1",
-	"qnbtKeGgnRmFVf0Ai+qfE7oq0lyTnOm54+hWD+40F+d+Mho3EmFR6S0bbFfcsZdbvlwKw35+cs9O1XmI",
-	"rQTetmdMqBBPBBzmHau49thXiAXyDrgWabzjDKMc9s1mW+gNsgNqmEuhfjZVdpal5EL+CewMX59QtK1U",
-	"C90Dr0n5bSpe0MVCgDgUrxRsEfwpGiY2Zxsuy64fFqOUvvrq+0pvR199xc4bwESoEDr1cGngEQ26IhuH",
-	"FUY2Y1xPApWGOXkuUUVrczlVgZjUFvimWIniEn1OiKqGI9YyCH0oN/Yc4dZwD9Vt+M6XEyBNt6lq0HUP",
-	"/4EVeo3xUVrlBzxs9DXiW/pYcYe3HJdCbEJQWuhkNFWPgCCUHeApYgRGhlm6rklm0DwXrlXDjO9Z5oUy",
-	"ZiagE3mqqLuCKzYXuFGjdCfWfOczABgPcDXsSQSfE38xBjOiew5p2cIIUQ4nU8WT9UN3RlSCo/O5Bc19",
-	"p3NeXILoDxuee2wVUANnhVYLuaxNhJNTFe2X4/Gw1WnMsgAWiLSrxMK1mtXK6RpTYegeLBnCybVIBvjd",
-	"Ccm8odf0NpkrlgNA57bn7PNWWhzweCMoYrqM3ipkplTEtuTdg9HpEBbSI+smU0VXAVSjouBVhUmAm9ga",
-	"ZIqdsYIbI4VlsyB9fJiqzzyb1uPxaUHawCeZwTdilibPTdUr+MWySl6JKPzZIBCLzysxRFYwPhsBlLkR",
-	"dkWyM4RIUuwjqXecMXIw5ggAs5AyQsmJiAoMEfISDJtlPOLFShw9otvlM6b0kXXaCIr6kpbxua7J3QIj",
-	"IOpUJVN6quZGby3FfNgVhx0uoC/kTDh8DJ2zsHuIxFAw4T0L+Zq93/o2d0hscKk3orjERCCYXQNvuZ2q",
-	"4Gr2jeDUKbGNdWXoRMOs5oICSPaRNGZopWHIhAimquVHz73PfSFYsdLQJ7B44yMPXvbhhMUCEoxXWxBu",
-	"QO5dOqSdqnC/eavrLy9WG4kkLchHL5doiUbXqhTlVK14tTiimyz4leji9+I5B3M8nKIfweQyunY+qIO9",
-	"3MDKj6zbVSIUpxkgnhkPc+ZL1AwOVD+ZTNU15U/ojtdivOag60ThtnhPxUI0MGur2kg+VUmxkab6SigT",
-	"4smDl+6Rs71fyN8t01LWwvGSO55W65mq25brYYNYroftV+uZNFV69KKp0TNVsUhP+PpkPDxDXsPgQR8b",
-	"s0+tMNReEZ4Q2Xeg9g6nyj8gOzTlJPZU2NFqiavJqTCP3KvNM2LPlJgqD6Fw2RQnbuqQRcpBeWCCG6zA",
-	"pxoMMNALc9TcSkjDQKgPvb5oZcxNFc7U1MpndcOMZJIfR1R4OD5tp+R5DsaoeAvc+7iVORQ2HlYzC6lH",
-	"M2SKfE+Wp5I/90FKMRNIwfwES/TGw9EJiLiNYIMZ6h3qeugn9ERtakfB5jCrb32Gnq4dXoo1SSooZ1qa",
-	"LI/ZTzG+3RZGCCXKCeNTdSV1FXEAR8boqS4SajO1aoY0IQZswN1U9Sz9LEaWhcSfNIALe0GwScnZFwmC",
-	"xROHQdEYLGPFck33fH6DYdMRhTV1wHISf5diRxCXZKzNAaKWQBFeMZ8UObwpIBElMyjW8XjGpCqquhQl",
-	"Itp2eDYbcNUSu5NWtCKg9TLeVGrjGw3JF+mmqi9D5Jz6C2UJgiKCc4zROFjEA2SMz2+QDhNULsXOBy5K",
-	"RTkqaPIm8vPrEBisFxg3TCC1bMmlGJGEnexCqCPwlTF8RxZMJQuhLFWMoKycn568ArsbbRYw2uzZ/ft6",
-	"IxQBp5E2y/v+IXsf2oIlIx2ay85IXjJvrpw/f5Ll2ZUwlqyY49F4NEbXz1oXl0cb9LA/GB+PP+QZ9M83",
-	"MjvLTkfj0akPLELL6n5yCCiUbCkO2I0ghrp1CuYCZAZIj7ypfVbUxoB298gcDNeYGoG54j8IlxYpKNEr",
-	"tVft6WQ8vltCZ3RGnR6fjB7maTEUcmMkfoi+Gim3S+DEqR4ofhLWTQ6eD3n2gNbQ119c6/2krBU+cnzz",
-	"I62qFx/y7OFtxomVivCB01uNEnML0SXTqjyQLjbLM8eXNlys2uwttG/Z5Giw3yddfpDPPHMrjWcaK+9w",
-	"4LKdcI25TF6SxhTHKJeVBrmLua/sUWPAN1XKpmrwYHxK9u6OWeGLFpGCpOoadKkEVskPj4OZcf/Psvzg",
-	"pz2jQ91mZcBtIUzH4tFqyi0eiHhomtynIi/5je2wCt5t2mHltLf9R+n63U6Kznw+xn1AfHjnrO00GzfJ",
-	"2IYdTRgDIVM0QD5VFnsc22dokzVGsCD4GEZf4lQ+jStlg4YKw+Rwejq8/ZBnG217DuCj4KTa84uAQY8e",
-	"sLBgDNsIi0XIT5aPtGzbDcLayqqaKu8omrBYWICjT7zjgJKO3D4P/wG65i5EBQ5ojN8m1tfQByghOi0P",
-	"e4car0mtnKzaqfU0GVGyAegk8uz5sD8ROkeOxHivBhxTc3IKne0PDFo3bAfdoxSAHZokDAxkjM6rljMn",
-	"dS+BFFxIRXEcBVfBkE09W7hrhBeNELFXNggf1lLVyc4cmKYn4zCkShT6qmVBTpU3ir4BuLqf4k7mXXBz",
-	"+tInfSKTmIxCEGKi9be63N21ws9+YvNeaZzmrq7tTfAu7K6/IA2na5XLuamCmA8+CSFvcCybS+SDs0rQ",
-	"8EcMhmPdocZOjCX90L4KcqYWHzoK4/j/mvp2NxRl+yRV6/z0mxCppCbMj9oXrLy2ZDIg6gkChxna8UlV",
-	"3dhpX5ksDy3uH//uQAGsv2JN3FykeAH12dRwlJ4ehX/zkaVheqp4JAXiVBOblMQUg5S37Hj8sBVk3L79",
-	"YIPw63DCHlIzr7qCxPbf+kuHnOFfcwHiK2o7wMGJ/P5kVWg6kj0pRRPduPsXM9Imum1PydyslTBbsEcV",
-	"jdjTtIYWnVNQKrCvx7eAS7EuIj7w8DYHo6cw0xdAc6Qlk+vCeJx6EV1jXaHJcq0pj+3yJv3GkurbMulG",
-	"7ImzyaWhKnFr9m+7eIn5Ow5dH06uxWSq4GN/OwoMo1uMgCsH9KcmXlFie+R3HkE7AKvhiJ2rnVZiqkRl",
-	"BVsKZ9mD8YO8ibj31y6AkLTBMrVlq3Ar3gnKEtjpSvAqghKGoVyAHJuCGrMg6GeYGuV9dGT4UfUS2wdm",
-	"fhAuIJm7mX6hEv8ha+3vxWX7+Xb0ee3TB38LhYtjgqVXknA4YQ5W4LEcYJboVqO/BKuWYKb1hhs3/CKW",
-	"7DMVrLOBTMRR3pZFt5GD98m2oygSV/REDvWGzkpFRecMV5auAvcCJaRlpZhL52PrD0dLTNXA3way3svA",
-	"4X44hUQ1V+51HcJlYlCFj7+iG5I0OAPvmtb6CiMemREFUKMMca+VKJfBYl9rJXa+gKNHFFjiNer6qUqU",
-	"bqz8uOE77NobiRUvLhnChAm51KLGCqg6FkqMdjRm8FH1ILBorZNVRUm5rbu3A2bmIJTVhFVaYApmHZjE",
-	"Pu6lR0qfIxf8OoL6Fm61Z//yV+5US+FfK46GjheT7ldH9SiXeqYxSuT09XSKpejvahNQVLj+Hk2AlkX/",
-	"VDsmFMbM4WnqqbF7kxWBBARujtrBWxAnX48engafF3kWWq4v9vVofDqcRItBgtUBZgIK022rLGZ7xiHq",
-	"vjvV29TCjGJyEnafamFSr5+q6u+NtTBJbg8wJ1FZciXyCiDnLjr0sL7KVB02aXochdL6Sk+9Zo43PT63",
-	"QiT55SMosc4IrrNHR95KKZIL8xqlmOaaxJC4EXt2rSwoNV6xwiRRaBDs37/MmSqwMprMnkrwEDy4ZwXk",
-	"XqzLjj1Jv0adGDdqqlKD1DV6zZvRVMCaRidN6BWkD09EsvS6LPGXv2Gg3w/hm1ScT+Rni67zLwHlP59W",
-	"9NGlf9ta8S8rouxJ9EXKKEcfRHrP4rS+RPmFSe7tKCivV76MMfQohCpvuUyAwt2l/oZbe43M780p7JH5",
-	"bR8PCv1uhMdzbu3f4fanECxtcsMefgm5su9R/zjBcv0DSSX3L3DMfuLmMk1FAHw1uLu/wWcC3OGchYTZ",
-	"2520FDlpyv5IGuZTlcTw93lWATQlkCs+6VHVpPMtJsawWqE/gJhkw3R01KeraaGsyT5oS3MpENilOAyj",
-	"AyIQ80SkBj6qNea/UAJTSEtgVICoPwliqtpZEOQraeVBsG4aRB8AfEEz+n8OAX7ae1a/r2W4gQiKmGD5",
-	"36zQDtlBf7Vy+1cChIgwJpE8hAU/6trgL8ODyZBfBOH9Uyv4B7PFPkLzgHV9S5O+/TqThoHmotBrYQ9w",
-	"EHu9EooqBqTRl/xSkGJAwewDmCjaqhWTvZXKTpoMB8uWwgUnb7pBrXTIqboxVa6pCNKXJsfSPLoJ45Rc",
-	"Mxc7rcqpki5cK37TFLBOX9AxS+LFmkPtEy+1CbxL1QUHGrNIWjo4irhYYn9fAUUV1at4XvFL8Xcg/QmC",
-	"QXHfv0wg6GfwTjutf+Kq7wVxTSBhrFqIJ8kfmeaVN/ve4APvq2kovNM11WQ+HvccwDwZSom2RpyQHdOc",
-	"H2yykAa45xrn9SuMBvfW+Ec7sG98mdOHz+6HUJT01fFGEE2CT2LL7VRFr8RwckBktbgxuMT7d7+FlTvb",
-	"9IWc3bDLXXfHDRHNoA0p9wBU4A3BzdFZN8CEQxilHXc1pFcFNtQYnNL3I/azj3+g7AIqZQcSf8lNWQmL",
-	"SUNUAo/q2rFXe0VVfN4st/SWhKVWJ5Le30gJve2aK1P1ovUqPhi04JuNwNIEoXyCL7t/xk7G+DUYMlgk",
-	"2eu+wezlkx+e/vz84qfzf8McTv/n6ydPv3v2ejbMGd4mU4x3SIRDicOcXgpgznC7S/fOFt/sWe3iJS9+",
-	"2285wfSFoQyJmOnzEUG/7VIQ3YqISaZPUlokiVeh+i93iZhtsn0+ccBsTFZ6OB57I+zTL+C6XCXjt0WU",
-	"sR7NrYJem4rXaQJQqLWAEV8Iuyq9XGLYwcHI13bq2SeMfv04k6XzUrdGeYSfGNIfFbyXqtT2E70dsTUB",
-	"L8Xj0APozuf2W3EklRX44r8rUe2GMCWpoPHo8wdGPjj5SLDyIrzirq3jtSYbo/0K0gDnm3LMXuZdh1yS",
-	"l+glb8NsBqBfkz6DOKXBPuqlt3lY3kv/tr4OJPMTR5dY8k7Xgm8o1+LQ+4d73gPYu6qUbB1ypWuSip1+",
-	"PR7f/l3En4bR99eBrJ4QnyZKb+NtpBS3tL6ogPAFHuhfCYniW6lKvWWDfiW49z5eUsPt1/G23ro7VeF9",
-	"vANfCia+M4cGGo7YM4RtfsYeEmDd88UCX84wmqpZhxsPrDciNf9mEizlEetK7L/nWWFhAEobsnv8TLsb",
-	"8BNVbb5x8VPVWj0bHA8DY5Bav+t7cslw5m0m7/BjK/+KJo71Wb45Ph6z//j34/HoZHSKZfHaGrhXqQA3",
-	"J9Xxjg+8e/czAVpfwSw7e/M2hbcBEPlKcAdyZzvZpwcjur+n8j4xRjKaGXYvtS5WAx4QwkO7ZDjx9YGa",
-	"O4SkBzpXbbMkuahA1U8lD2TplZB/DdXKX4RXFTIfx0hulgZyn+YYfo0nSJvouZQlw9hAeyjbFlDNoXTb",
-	"/rR1LL02iaUMGuvonh2xbzHY57iv9Ae+slRhiW18EYdHYVg67xbc2Ffe8FrezP+eL/xZXUQ7XSOXUl1h",
-	"YOodqIwmG/xXchTh8fA2pLf8Y8mAzx5ZFk5Isuo+87ot0NrFGN+8BVbbqz345i3wFV3eHTqcKyw0hcVy",
-	"QuG39D0bAyMqDhCX8jgclr7DnBFQd/gwRsRp46PB5mIlqciN0e/8W3+a6nNY9cJnvexAVaNOpKtNrEbi",
-	"VmxjxEK+Q31DRTru4/Hw9OhUnUxqTVo26CmZSNUlR43wwJoIeDT3wtBbr/cPxRFbBSViH6Qnun348gn+",
-	"aWn8i8L9q7jTSXjufvvh/wQAAP//",
+	"7L3bkhs5kib8Kvjj7zGR1ZEUk6msQ9LG1rJUqhpNV0kaHUyzLWqTYARIojMIsAEwKVZLe7lme7s3+wJr",
+	"Nu8x+ybzJGvuDiAQjGAe1Gppu7fLqqyYJAIHh8P9c4e7x5+yQq/WWgnlbHb2p2zNDV8JJwz+9bgUq7V2",
+	"QhW734kdfFMKWxi5dlKr7Cz7hV8Ky9xSMCP+uBHWMcvngjnNjHBmN2Avl4LNpbEuNthKt2ScXYodMxtl",
+	"x4wzI9aC+1+gL8tXYqKgBVdl/Cb20FsJt9RlztbcLXP2x40wu5wVWjmhHHO7tcDnZrrc9dlsV3dQ8KoS",
+	"ZqJ69TdGlEI5ySvbZwvhaC00Ya7sVhjGF1yqnM2NXjGudswKcyVMzubasNEDttQbY3O24uZSlBM1jRRz",
+	"R8/FuuI7UZ4xZzZimuOsiiVXC2GZ0m4p1SJd/lJWIhnfOllVSCO25dLZiYIhpbN+ZkRcXAaQiugK3QoT",
+	"SSUtM2K+saKk3x+MRhM1lfWuXlyK3YUR0GI6YE9VtWN2UxTCWmEZN9D12p3hJOcbyyumDeNszmW1MYLp",
+	"OREXSTJRtLYyrC1nVuOTzuwYnzsBs6cFpRyDBB6wF0KV0LURdskMV6VesStebQTr8Yl69erxD322FoYp",
+	"sQ2PDiYqyzMJjLgUvBQmyzPFVyI7Sxn3CDg3z2yxFCsOLCze8dW6glan82HxNR+Jo2/LoTh6UHwzP/qO",
+	"nx4fnRSj8ng2FN/Mv36Q5dmKv/tZqIVbZmej09M8W0kV/j7OszV3ThiYxH958/8d/de3v/1NlmfAhdlZ",
+	"Zp2RapF9+JBnT00pzOMf2mcIdlHDj/csk+WAfS8qvWXH7b0bDgdhucD59WJlmeUZ0EQaUWZnwG2d6z3+",
+	"Js/m2qy4g4eUo8VJJVebFS7Fz1oqJxbC4LSf8YVoz/n3wuijGYe5rflCMLVZzYAjz+nPFd8x67hxjDu2",
+	"0tax4+FwOKRlWiaV08jIlbTujE3hmSn73/9zoqZW/iqm7D/++//yT/RCB9jv8XBItIBm8FdO35+G74Gv",
+	"SjHnm8pRm5FvMlHUX/J0H6ZbCgFMhb10EDxnU6f1RcXNAg7wdqmtYNNKrqSbQnu3FBOFfYQphiMBQ3B7",
+	"KUoQFGNmtXH4A53PLd+RkOQk3+bcMOB/PWccqZKwNsq3erNhlAY7+/VmZ8O83uphc6dPRsTGfqeBFMnO",
+	"Dzt3/oX8tWPngR9wdeNIaKBxss+sh+QyXfTsDw6sCnrsXtUoXdbopnXdyM8vtHHtVU3nUlTlFKQbfcxL",
+	"aUQBv05p8vgtm8pymrPp2shCUOvCCO5Eee6mKN7jY2zKbQFNJmoKY01ZL9ALf+mPmZNexs6MvhQKVBWc",
+	"/x9CM1nm0HLAniLP4AzogUDWHpL0IKsA0zWI+hsj5tlZ9v/fr3X+ffrV3kf5hNT5AHQywq61sgJhwPe8",
+	"fE4iF/7ymhY+8vW6kgWHBd//gwVSJuIGWpYwjyteyRIbXYDmECCuSuG4rGx29iY2g5NmlzRnXGx21tgm",
+	"v0jQ61me4SHEXV4Ja1FKZauNdWwmgBsrwYEdQd8aXjjY/TyOtFGXSm/VBY1Sj1boSm/M3kB19xLVNigp",
+	"ZAY86sjkRJpkgLURhbQ06dA5Mk33IkatRSz5lYiHasTmsAapFa9YKRfS2ezD2/SZoEtLTdCCrbgrSBye",
+	"P3vM7FoUcu43yusKYd1jmNbJfMS/K4blsXgwO+VfF9mH23LM+Vo+MkYbYpi9A9Xa8+lZQ+u3Ziptc5pj",
+	"NvU8MmXAz5YJXvhzOIBJNrHpc8QwH8We3XCosfM4vT1MwbbcMjyGgMv2kNcYfmEc0QqgM2ySYpfPswsH",
+	"kN4Z61xQAVhyJubaiG442QtfAPsS/gYhiGKnPw64DwlTaiUG7NX1RKB9VACfePVxe+cfvhBIg8Zp9T95",
+	"eMpCi89B9saspmeMKxan48Ez6E9kb5ToGpC3VAmcZpVeIH2eaPej3qiP422l3cUcn05JgziMHX+DB5B+",
+	"/jQLj8NNz5jShPfYklviN0kHFzXN09/dcT1Bz2Zn2Wg4+vpoeHw0HL08Hp4N4d/fZ3lWbKzTK2FgZ4/z",
+	"Fm6RihDYXCiSwyUh4rUwACmEgWHgy1GebSzsFSrRmZ7BpEl6nx2PhoPTPLOOu40FO+MJe/b86U/PH714",
+	"cXsSIgG66BdNAW8uwXSd4cpKaFATL4Dyu7CDb/nmL0rKbiK9Pn/88vGTn1Bnrf3UyWJA7InYD6Gd045X",
+	"jyqxIm/Esf8Glgt/frgbhZFKHVR+qkTE6mSRIGVfav0zANePOmdeqFxEayHrUs8gNtFs0JpRq09z7Fqj",
+	"e2WL44l3hRClTUTLPbC8VpLE7yvFN26pjfz1I9XnJu0gXTV8LZTzPbBooH6aNafDhuUKbuDUIJqWlq2k",
+	"teiH8HgPdJV4t4ZJsN7zHx+yr785JZOE3AeIdV+/fn10Xs+8wwSafk/jGMGr1T9OSJraSQYGImjNKUr9",
+	"f5xkUiEKusAJTbIp2y6FYtxPELSkFcoNDjgnDoySswPdd3gdPtD+XnFZ8Vl1B85GSpTccbDx93qwm9WK",
+	"m50XV6ERK7gCbTIDiMeLJfIC+m8SVgmNLzZJl02clfQoLUvajb0jSQIF52LLrCi0Ku2NGh3YDdn++43d",
+	"tRew5tZutSlBTS3Jap1vqor1jFhI6wwxL+jnfseKqOeLGXS9vxCvx6Vl8POYoRtswaViaOVUu5un/mmO",
+	"ShfZ/ZE5vH3MyMXSMaW3APuY3jgUmQY9euTc0XP2TFu3MOLFv/zch99A1ZsNtiZfhhFWb0whWO/Fv/z8",
+	"4uX5y0esqLi17PTkDPYRKF1Ke5mzlVhp78dVZELbPUjp3YsD9jzxKMIiSJfAgJ4ngEmm2OroHFqha5M1",
+	"NpRXVrNpsn3TMyauhNlFhjgChsCxtbms9zH6pLdcOoC+G1HzDGfzSms0DdPRLNCm0gupbB+9oqklBEsL",
+	"Bj13TKtCkCABIlqn4Swzrnbep0oiJlncGTum9ZHnqGNlBx4iDgBNeM8ShmeGK1i/ayoLJ1eCNAYuHveC",
+	"q0JUlSj3pGcyRFtwvvC74zQRz5saeK6lWhwQhKcdfhwSbHazXmvjRPmLKCV/iY0+SoHFji5W0NMFjrd/",
+	"nFMlfs+yhzTMEQzLvGdAK0FIV69F4LOiEGuw1z+R0uuaaqLtbz8xxy8FAZ/XRqvFC+d13UeYYKSGLPbQ",
+	"aWaArVkD5TGOzRSikogNP5HhlczFk4Vm4QkRTCz4nShS42tyWVu86hlktexFxo7DdvrvEWjpuZcg8a5E",
+	"eb/Gxsx5IYC/1wZ2wEnSsETB1jFxIKDZihdLqcSREbzEL4zgVquxHwSebXTvr4UsLBUEAZ1NoTar7OxN",
+	"pw/uION3odk9mNc0LN1SlxfwFa8qvcUGLct8rs1MlqVQWW1fXQAnkGevyURS2c18LgsplLuYb0jPw3RW",
+	"XO0upLpYG70wwsLXTR0cG/lFNB60cqE2a/jqABQ54At6m/igG0tvIq48e3e00Ed7MCxxdu5v9SPSOEbP",
+	"KrEKGpNUQfS5tHaun+N5Fgq0IChrdKo7sbI3nR3k4B9wMjAtP09uDN/B3/Hk7k/znzYrrmpGFO/WFVec",
+	"bNKUMnTUHowSv0ILlDYwT9dZ+tcj72s+elyG6xT/CN26oscQlGLtKLHNebSQVNeFXH1h9oYOYk2At7G9",
+	"nv1BFC5srHcJePmTZz+IQq549YI6ba3mXDG+0hvlGLeMs5JagwxaVwADlXZIxDPv1M2Z0gxYFD9Ugpew",
+	"yl+F0fSTeEcbmjOuJkqvvUd4rcEen2s6emy2892NowP5ZFT7we2APXrHCxSFJEkqrhYbvhB0kVBTEc34",
+	"YZbcuPgVNK9ET0aNO9De8P2b46Pv3r4ZHn339qt+bzIZ4Mff9v/Tb7q4IeXJFgXRVL/mdAzYOSsqEBLM",
+	"bqUrlsKC1J3Cfk4Bt5Z4x2bDnV0+UVPxbi0KJ/xtjxdYaJsZun5HyQpIVivRH7Op54pw4Ye/38Nf2SO1",
+	"qKRdThQYckIVcCpLhGlOA8rfJigVPdf3LDqzB6zz5MdLe5LfTMI2qyDZSZ01nOT3AG5XwtaBEgGzgbnb",
+	"4ww9MgDhtjq5RJgo4pA+45W8hI2fqPe07vdsJbgCvoNPuHD2fqLeHx0dxf+g8TQcnyl77+eOdrW/GjEs",
+	"BpIkljh7z/x9CbaljhqXMdQbqlOvKil+o8Yt8eIAQcR7dv2ljB8DURJ2TSEFXqxsAflgxMiYJXxB1w3S",
+	"sd6UTItpzqbEsfDJw1D4ONO6ElzBR5Si8IFExnTMLBwvXrE/aKnoXE4nk/fTPlA2XFQF26WHhhWNkbPB",
+	"YNAPMw+XYjB9J945Mh6Rp7iKd9H18U57D9dgXa1i75VWi9g5zcNPqpIOFtBn0OS2I6LAuXZAu+JVRbvh",
+	"B5phyEN4qKd0+HwGu6CvhJlXemsxZgB2q3/dIpOVoSssHYjP9JX4+IEaa6vHmYstjqIYMgFwPzGBvzoW",
+	"233iobYOfYe7vuYyfJM4COCX60ZZaRRfNw3SWML+GKUQaxjjn188fcKUQBnkIyQaPVfiSlSxa4VRPHtd",
+	"hybYd7wOpc0IivDAvFuXndeuoaM1jUkqKXJ2vGsEOUSYYrGpOHoEAUjinX0tA/yQ9T2q76/RBgci7dgY",
+	"x4sX+iV9ojcVKy4rEBOeCPBxYyR+w504Alu7KSIUw2cYL0uYJ0oHPzSA+1SsoSBcgUyr9VrdE2gSPT9L",
+	"f8NeZhVXl3H+es7smheoSKtd3GPyDWFT/xgYikZXF/GMxy6WukLk4lt0iAroDn4FFNTVyq+u0NBP7Nct",
+	"uQvyHlExe/Xyx6NvUWithSnA6g0PAUg2OBPLnrz6OSFD+mRws0CL1vgUlxc0XK3PtMGd9QoHNH/CxBpA",
+	"QD3YQl6J8CV2Wm7IphZgXlDPeNr8Ub4UO+rRbWXdEV+vBTfUjVQonXx76pS7CxQeF1qhvFO01TXsII9Y",
+	"jXW49TMLJ0tXZS2CDjHKild4U5ZqadyThvOwBLQLU2w4Iizfwe4XelOVgZtKAZAj4ABvAqb8HNDebAcQ",
+	"Y1OJxspImJOyft/ki/cIZZvGdjBNWyDzR8CBeJRy7BfHtogv1BgtjiaB85Sues62S1kskWgwByFKb3kH",
+	"IP0me+iv07I8exZvG98mRlsLFe+bZt2eAjCXkCw+gqhnBUFY8iAggfqpFyDaPHkrBsab/mkQTkAH4WvQ",
+	"2+Fr7xXw6i+xsf1HUBu4BXUgTDASokHh55VnKFayPGuJFGxCBxrdEnQgwXxPj1GWZ+kGoXniObV2LTRt",
+	"+HReLeIHeX2AVRBMEhPAx57tN3glKJ78gJbxzbzayBNN0TRi/Q1px/x8RFEXN0Qp5Q0NlILxKjBA6nuW",
+	"YjdIAQsYxyYwtdTOst50bXS5KZwdDAcU8AbGEPQz9ZEciQBIjzXJAMd4VTVXFCKgWguSqr2a19EeI1kQ",
+	"rsviHNDPPddm7zRyEs7QJuV8H3AVIuR8AG0MGy60vpSiySP+kdZsfdBWtx9wQ1GcCKe+oljBiH3ASKtx",
+	"Vg5ycmukc0KRX3I/BIr1BFjqY8bZTzrYuQuhwBQCU8voFT1V6mKzgh9J30l0OABZAoJv7MMorimyWOq2",
+	"+oPVavCEfrnOKfSyaQr7dmj5ki+ibfU2uOF2cW43eW5kHWKX3+jG+ZBnv2jVlchQu2qkYlfSuA2vmNnM",
+	"wLamUCg/x6YhHR03uFED9tpvJ/p7QK9PlLc8KDy562HWm5KnBc4XqUTYQQySBvCHzpoAmWE9OeG8iZpJ",
+	"xc2OzSvNHev9M7/iL3BJQG4alfiB3Dx+fXrONmvYpONT9DUhtynnJzNROF4F59rozWKJqxisubGUVYF/",
+	"0l7I+Q5YE4c/GUXDHOOqu/h1tpsozdfyCJa4EOowAyesC0hCVHPWmyZ8Oe3v+ap8xMkd2PqJ2FIYDiCD",
+	"spS0Jc8SxDDnlRV5m0/Iyek0oziatle/8URbrBGGdRoRkFZizI7hr9FwOEwwaO7vbaqdh+P5AbDaPFTt",
+	"2Jw0eSGEfSfZCy3p5mN4OueNdlAAMMyIQsgrYc/YcDDENWBg+XA4CIH21x4aSvmYKA+AgyOEDsO0HxQX",
+	"JrgE9sdzRXNlvenEuygnGRwd4jeLTrPg0rQ+ZJ8699HWyamx6bHJGSBV+txndok6zQryrE1UcM7MNrJy",
+	"xLveE8TA8rA5sxIA+nQ4OGa/ZcPBCD2G0+HgZNj85wGpAmknKiDckNrjltKULVod9MxqJZ7OMajrOrf/",
+	"M9jSyPrXt226tD+8veYQ7UniZqg2sVGXBH4itq/s3Q9e40K9fejCrX2bc79Fzhx9e/DM8EoW4ih2kPi7",
+	"k++SY3Q8+rZxir7tOEUbK0y4kL6O3K9Cuw9p0OH+Ek5gCScjVglHsiGonekAIMYFubKPpmO2UfKPG8Hk",
+	"QlHcQMGt6Fht24OfrOekmdN0fvR7fvTr8Oi7wcXRoeSmlA/iMvKUfpEgXSwRJXG3sO24OK1DGNOQqQPR",
+	"jPX9RfCwdMG6NOaxE+v430GksPVmVkm7FGV9xdwg83FHptV+FEO+rymuE+NtzFzenNvVHrER7HoTYz4X",
+	"84ZGuK494aoPddTnbbJNqGkL0lF+SFuaxM4bm5Un3HCQubrT2LoiQdt39DEe4lZ3rD64t23Ch8jXayU1",
+	"X4hfhOMdF5Q0C9/NwXXW6U0+fSqjLKLscKhxzDmrqZCzaxOiYibTXrZTw9WAuxgHl2UO4ydbif/3v9Jn",
+	"36DezeSzb1j/jY3ftqzL0EnruKQM1wY3FITC/uO//Y80UAX/fv7o/If/jJ8ePv3l2c+PXj76IQczrapE",
+	"GcwsbeRCgrb2yTZVhd+vziZqmvQ3xVtFToBuwB6eP3n46OefH/1AF3u1fJFuWRqxTaJXKDfYT9OjAU/n",
+	"EECTN2LR8wznneVZnDV8DiM2KVd30SJbZMgD9jmn82MlAi+6VFvqSlASY+swhajvtnyVNkSi/Vrnlvq0",
+	"0uyGxMa2mLOduYsv60iCkLgKDZvG8e0G2ItUbwVM6C1bcbULGa9Nungrh6z7/kfojTQqfn/oQsiq15ge",
+	"u4/LvHagzmXuyaBoVvlkzSYNGrPqkk8pCm2rerqprg1nv/d5dwwD6y1FVbJgq0oFBie3rGEk5qySl4JN",
+	"UTVN95ZPBmMzJbaZFDsYHt/Jogygdn9hgHzG/grJhxqjn/gKTSi3MYr8xc2TMuMVV3dQu/tw4FZ89Oei",
+	"1DaqvMFZUyaxXykozON6uzgnYJEO4hoxFwYDL5xmHGndpuUebUa3pk17nTM9u+MqDy0o0L0tonhR6I1y",
+	"9ywYlItKMKMrkarWQ9cJ9TSTFu25WlFsjHS7F7C7ntsw1+B8A/C/C4WvOVgVHAtD+PQFNICnz56+eMnu",
+	"a75xy/v4/ZT1IpsvDFeun/s7mVAsI4b5Ij1x4HqaS+fWCMbRmP+eW1l0E+kpTNbb/Fg4AU1qKwojXEju",
+	"ePAd+/d/Gw1OBsd9ihzrmq5W1a45JRy0NaOwqp9gUd1zspQ/WSeh5EzPHEe3enCnuTj30WBYS4R5pbes",
+	"t11yx15s+WIhDHv1+J6dqPMQdAm8bc+YUCGeCDjMO1Zx7bGvEAvkHXAN0njHGUY57JvNttBrZAfUMJdC",
+	"vTJVdpal5EL+CewMX48oDFeque6A16T81hUv6GIhQByKVwq2CP4UDRObszWXZdsPi1FKX331Y6W3g6++",
+	"Yuc1YCJUCJ16uNTziAZdkbXDCkOeMa4ngUr9nDyXqKK1uZyoQExqC3xTLEVxiT4nRFV9Kr0Sx/cx3thz",
+	"hFv9PVS35jtfL4I03bragK47/QdW6BXGR2mVH/Cw0deIb+ljxR3eclwKsQ5BaaGTwUQ9BIJQ2oCniBEY",
+	"GWbpuiaZQf1cuFYNM75nmRfKmLKATuSJou4KrthM4EYN0p1Y8Z1PDWA8wNWwJxF8jv3FGMyI7jmkZXMj",
+	"RNkfTxRP1g/dGVEJjs7nBjT3nc54cQmiP2x47rFVQA2cFVrN5WJjIpycqGi/HA/7jU5j+gWwQKRdJeau",
+	"0WyjnN5gjgzdgyVDOLkSyQDfjEjm9b2mt8lcsd4DOrc9Z5838uWAx2tBEfNo9FYhM6UitiHvHgxO+rCQ",
+	"Dlk3nii6CqAk7oJXFWYHrmNrkCl2ygpujBSWTYP08WGqPiVtshkOTwrSBj77DL4R0zSrbqJewi+WVfJK",
+	"ROHPeoFYfFaJPrKC8WkKoMyx+g92GUIkfRkmVO84Y+RgTB4AZiFlhJITERUYIuQl6NfLeMiLpTh6SLfL",
+	"Z0zpI+u0ERT1JS3jM70hdwuViCIGUHqiZkZvLcV82CWHHS6gL+RMOHwMnbOwe4jEUDDhPQv5mr3f+jZ3",
+	"SKx3qdeiuMQMIZhdDW+5najgavaN4NQpsY2Fg+hEw6xmggJI9pE0pm6lYciECCaq4UfPvc99Llix1NAn",
+	"sHjtIw9e9v6YxQohjFdbEG5A7l06pJ2ocL95q+svL1ZriSQtyEcvl2iJRm9UKcqJWvJqfkQ3WfAr0cXv",
+	"xTMO5ng4RT+DyWX0xvmgDvZiDSs/sm5XiVB9qId4ZtjPma9B1DtQ3mY8UdfUt6E7Xovxmr22E4Xb4j1V",
+	"g9HArI1yMvlEJdVk6vI6oQ6MJw9eukfO9n4hf7dMS1kJx0vueFqOaaJuW4+J9WI9JrZfjmlcl2HS87oI",
+	"00TFKkzh69Gwf4a8hsGDPjZmn1phqL0qSyGy70BxJU6lnUB2aEpW7CihpNUCV5NT5SW5V3xpwJ4qMVEe",
+	"QuGyKU7cbEJ6KQflgZlvsAKfatDDQC9MXnNLIQ0Dod73+qKRSjdROFOqdqY1zUgmiXNEhdPhSTNXz3Mw",
+	"RsVb4N5HjZSisPGwmmnISZr6ehxNWZ5K/twHKcUUIQXzEyzRG6eDEYi4tWC9Keod6rrvJ/RYrTeOgs1h",
+	"Vt/71D29cXgpViepoJxpaLI8pkXF+HZbGCGUKMeMT9SV1FXEARwZo6N8TCi+1SgKU4cYsB53E9Wx9LMY",
+	"WRYygtIALuwFwSZlbV8kCBZPHAZFY7CMFYsV3fP5DYZNRxRW10zMSfxdih1BXJKxNk8KDTKfLdm/KSAR",
+	"JTMo1uFwyqQqqk0pSkS0zfBs1uOqIXbHjWhFQOtlvKnUxjfqky/STVRXhsg59RfqFQRFBOcYo3GwugfI",
+	"mFjXDxNULsXOBy5KRTkqaPIm8vPrEBis5xg3TCC1bMilGJGEnexCqCPwlTF8RxZMJQuhLJWSoKycXx6/",
+	"BLsbbRYw2uzZ/ft6LRQBp4E2i/v+IXsf2oIlIx2ay85IXjJvrpw/e5zl2ZUwlqyY48FwMETXz0oXl0dr",
+	"9LA/GB4PP+QZ9M/XMjvLTgbDwYkPLELL6n5yCCiUbCEO2I0ghtoFDGYCZAZIj7wubldsjAHt7pE5GK4x",
+	"NQKTyH8SLq1eUKJXaq+c12g4vFumZ3RGnRyPBqd5WiWF3BiJH6KreMrtMjtxqgeqooR1k4PnQ549oDV0",
+	"9RfXej+pW4aPHN/8SKMcxoc8O73NOLGEET5wcqtRYtIhumQaJQnSxWZ55vjChotVm72F9g2bHA32+6TL",
+	"D/KZZ26l8UxjSR4OXLYTrjaXyUtSm+IY5bLUIHcxKZY9rA34ugzdRPUeDE/I3t0xK3w1I1KQVHaDLpXA",
+	"KvnpUTAz7v9Jlh/8tKd0qJusDLgthOlYPFp1adoDEQ91k/tU/SW/sR2WObxNOyyN97b7KF2/20k1ms/H",
+	"uA+ID++czp2m6Sap3LCjCWMgZIoGyKdKb49j+9RtssYIFgQfw+BLnMoncaWsV1OhnxxOT4e3H/JsrW3H",
+	"AXwYnFR7fhEw6MtQphgWjGEbYbEI+cnykZZt20FYW1lVE+UdRWMWKw5w9Im3HFDSkdvn9B+ga+5CVGCP",
+	"xvhtYn31fYASotPysHeo9ppslJNVM+eeJiNK1gOdRJ49H/YnQufIkRjvVYNjak5OobP9gUHrhu2ge5QC",
+	"sEOdhIGBjNF51XDmpO4lkIJzqSiOo+AqGLKpZwt3jfCiESL2ynrhw0qqTbIzB6bpydgPqRKFvmpYkBPl",
+	"jaLvAK7u576TeRfcnL4mSpfIJCajEIS7Csy9Wt8k6lAGfa/L3V1rB+1nRu8V3akv+5ruCO8Dbzsc0ni8",
+	"RiGem2qT+eiVEDMH57q+hT44qwROf8RgONYdqvfEYNQPzbskZzbiQ0vjHP9fUznvhnJvn6Qenp9+HWOV",
+	"VJv5WfuSptcW1QZIPkbkMUVHQFJ3OXbaVYDLY5P7x98cKK31V6zK65sYL+E+mx6P4tfD+O8+suhMR32Q",
+	"pPScqoObkqBkUBOWHQ9PG1HKzesT1gu/9sfslJp53RdEvv/W31rkDP+aCRBfUV0CkE4UwCerb9NSDUmR",
+	"m+gH3r/ZkTZRjnta6ma1humGHbpswJ6k1bnonIJWgn09vgXeihUX8YHT2xyMjpJP8PBodAs42FUv+Atg",
+	"SdLRyWVlPIudeLK27dBgutaRgO3yOvnHkt7cMukG7LGzyZWlKnFf9+/aeInZQw4dL06uxHii4GN3OwpL",
+	"ozuUgGp79KcmRlNie+TZBk0GgHX9ATtXO63ERInKCnrvxoPhg7yO9w/v3rC+tjKTZaOeLN5IyhJ48Urw",
+	"KkIihoFkgFvrch7ToCWmmJjlPYRkdlLtFNsFpX4S7uNwVHjRwyFb8e81b7v5dvB5reMHfwv1lGN6p9ew",
+	"cDhhDlbgscQX3bitRm8N1kzBPO81N67/RezopyrYhj2ZiKO8KYtuIwfvk2VJMSyu6Ihb6gzclYpq4Rmu",
+	"LF1E7oVpSMtKMZPOR/YfjtWYqJ6/i2SdV5H9/WAOiTqy3Os6BOvEkA4f/UX3M2loCN50rfQVxlsyIwqg",
+	"RhmibitRLoK/YKWVL08f4QhWno1AYaISjR0LUq75Drv2JmrFi0uGGGNMDr2osQIkj/UboxWP+YNUuwjs",
+	"aXqF0Uzs3/wdMHJ7odonrNICUzDrwCD3UTcdUvocueAvI6hv4dR7+ru/cpdeih0bUTx0vJh0f3GTAOVS",
+	"xzQGiZy+nk6xQv5dDQqKSdc/ov3QcAc80Y4JhRF7eJo6Sv/eZIIgAYGbo3bw5sfo68HpSfC4kVui4Xhj",
+	"Xw+GJ/1xNDckmCxgY6Aw3TaqdTZnHGL+21O9TYnOKCbHYfepRCf1+qmKEd9YopPkdg8zIpUlRyavAHLu",
+	"ojsRq7tM1GF7qMNNKa2vM9VpI3m75XMrRJJfPn4Tq5zgOjt05K2UIjlQr1GKaaZLDMjzL347KAtKjRe8",
+	"MEkUGgT796+SJgqsjDqvqBI8hC7uWQG5F+uyZYzSr1Enxo2aqNSadbVe8zZ4eIncy6gJvYL0wZFIlk6H",
+	"Kf7yNwz0uyF8nQj0iZx00XH/JaD859OKPrb1b1sr/nm1nT2Jvkh15+iDSG95nNaXKL8wxb4Zg+X1ypcx",
+	"hh6GQOktlwlQuLvUX3Nrr5H5nRmNHTK/6eNBod+OL3nGrf073P4UgqVJbtjDLyFX9t3xHydYrn8gKTD/",
+	"BY7ZL9xcpokQgK96d/c3+DyEO5yzkK57u5OWIidNuSdJw3yikgyCLs8qgKYEcsUnPaoat77FtBy2UegP",
+	"ICZZMx29/OlqGihrvA/a0kwOBHYpDsPYhAjEPBH9q4sppjZm31D6VEiKYFT+qDsFY6KaORjkK2lkYbB2",
+	"EkYXAHxOM/p/DgF+2ktav69luIEIiphg+d+s0A65SX+1cvsvBAgRYYwjeQgLftS1wZ+HB5MhvwjC+6dG",
+	"6BHmqn2E5gHr+pYmffMtKzUDzUShV8Ie4CD2eikU1StIYz/5pSDFgILZh09RrFcjInwrlR3X+RWWLYQL",
+	"Tt50gxrJmBN1Y6JeXY+kK0mPpVl8Y8YptWcmdlqVEyVduFb8ri6fnb43ZJpEq9WH2qd9ahN4l2ob9jTm",
+	"sDR0cBRxscD/vgKKKqpT8bzkl+LvQPoThKLivn+ZMNTP4J12Wv/CVdd76+owxlgzEU+SPzL1m3j2vcEH",
+	"XqNTU3inN1QR+njYcQDzZCglmhpxTHZMfX6wyVwa4J5rnNcvMRbdW+Mf7cC+8R1THz67H8K/L7nljSCa",
+	"BJ/EltuJil6J/viAyGpwY3CJd+9+Ayu3tukLObthl9vujhviqUEbUuYDqMAbQqujs66H6Y4wSjNoq09v",
+	"MKyp0Tuh7/Fd1YaKiXMjfCE9kPgLbspKWExZogJ8VFWPvdwr6eKzdrmldzQstBpJeq0kpRM3K75M1PPG",
+	"GwJh0IKv1wILI4TiDb7o/xkbDfFrMGSwRLPXfb3pi8c/PXn17OKX83/FDFL/5+vHT354+nrazxneJlOE",
+	"eUjDQ4nDnF4IYM5wu0v3zhZfOFrt4iUvftttOcH0haH8DJ9n9GVCjpuVLNoFHZNEpaQyShLwQuVr7hKv",
+	"WycrfeJw3ZhrdToceivu0y/gulQr4/dVlLGczq1CbuuC3Wn+UigVgSFjiNsqvVhg3MLBuNtm5twnjL39",
+	"OJun9bK6WvuEnxjSHxGCF8vU9hO99bExAa8G4tA96M6XJrDiSCor8IWGV6La9WFKUkHjwV9ZWOaD0UdC",
+	"pefhvX9NhKE1WTjN97IGY6IuRe0l7nW4KXmzYPKK0HoA+jXpMwhzGuyj3gSch+W98K8wbAFCP3F0yCUv",
+	"ui34mvJMDr2UuePliJ2rSsnWIle6JqnYydfD4e1f0PxpTsn+OvCcJMSnidIrimsRxy2tL6o/fHkJendC",
+	"kvxWqlJvWa9bBe+9pJhAQPMdxY1XEU9UeElxz5fBie8LooH6A/YUQaOfsQckWPN9PscXUwwmatrixgPr",
+	"jTjRv5UFy5jEmhr7L79WWBSBUqbsHj/T7gb0RhWrb1z8RDVWz3rH/cAYBCru+vJgMtt5k8lb/NjIPaOJ",
+	"Y22a746Ph+zf/+14OBgNTrAkYFN9d2ok4OakMuDxgRcSfyY47au3ZWdv3qbgOsAxXwXvQN5wK/P2YDz5",
+	"j1TaKEZoRiPH7qUVxkrIPcKXaBX1x742Un2DkfRA56ppFCXXJIgbqNyDLL0G86/gWvpr+KpC5uMYR87S",
+	"MPKTHIO/8QRpE/2msmQYmWgPZRoDJDqUatydso9l58axjENtm92zA/Y9hhodd5U9wde1Kiwvji8h8RAO",
+	"ywbeghu7Sjtey5v533OlP6uDaqc3yKVUUxmYegcqo86E/wu5qfB4eAvW+x1iuYTPHtcWTkiy6i7jvinQ",
+	"moUo37wFVturu/jmLfAVXR0eOpxLLLKFhYJC0bv0HSM9IyoO+JiySByW/cOMFVB3+DDG42njY9FmYimp",
+	"wI/R7/wbj+rKe1jxw+fc7EBVo06ki1WsxOKWbG3EXL5DfUMFSu7j8fD0aFXcTOpsWtbrKBdJlTUHtfDA",
+	"ehB4NPeC4FMtGQtDNoppxD5IT7T78KUj/NPS+Len+/eTp5Pw3P32w/8JAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -513,7 +513,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "too_many_requests" | "too_many_signups" | "brand_unavailable" | "server_busy";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "idempotency_key_reused" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "too_many_requests" | "too_many_signups" | "brand_unavailable" | "server_busy";
             /**
              * @description Human-readable explanation.
              * @example brand not found
@@ -603,6 +603,22 @@ export interface components {
         };
     };
     responses: {
+        /** @description `idempotency_key_reused`: this Idempotency-Key came before with another request (another body, path or query); nothing was done. Use a new key for a new request. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "this Idempotency-Key was used for another request; use a new key for a new request",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
         /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On the routes that hash a password (register, login, password change) also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of logins or registrations), so the request was refused at once, before checking or storing anything, with `Retry-After: 1`; a refused login does not count as a failed one. */
         Unavailable: {
             headers: {
@@ -761,6 +777,17 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
+         *     key and the same request (method, path, query, content type and body) by the same caller
+         *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+         *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+         *     for its answer. The same key with another request is refused with 422
+         *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+         *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+         *     UUID) per new request.
+         */
+        IdempotencyKey: string;
+        /**
          * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
          *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
          *     fill it in, and a filled-in parameter wins over the token given with Authorize.
@@ -781,7 +808,19 @@ export interface operations {
     registerBrandsUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
+                 *     key and the same request (method, path, query, content type and body) by the same caller
+                 *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+                 *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+                 *     for its answer. The same key with another request is refused with 422
+                 *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+                 *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+                 *     UUID) per new request.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -833,6 +872,7 @@ export interface operations {
             409: components["responses"]["EmailTaken"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /**
              * @description `too_many_signups`: this client address has registered as many accounts as it may in
              *     the window (20 per hour by default); nothing was stored. Retry after `Retry-After`
@@ -1441,7 +1481,19 @@ export interface operations {
                  */
                 access_token?: components["parameters"]["AccessToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
+                 *     key and the same request (method, path, query, content type and body) by the same caller
+                 *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+                 *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+                 *     for its answer. The same key with another request is refused with 422
+                 *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+                 *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+                 *     UUID) per new request.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
                 id: components["parameters"]["BrandID"];
@@ -1479,6 +1531,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

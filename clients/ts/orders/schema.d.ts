@@ -484,7 +484,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "too_many_in_progress" | "server_busy" | "too_many_requests" | "too_many_signups" | "database_unavailable";
+            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "too_many_in_progress" | "server_busy" | "too_many_requests" | "too_many_signups" | "database_unavailable" | "idempotency_key_reused";
             /**
              * @description Human-readable explanation.
              * @example order 42 not found
@@ -574,6 +574,22 @@ export interface components {
         };
     };
     responses: {
+        /** @description `idempotency_key_reused`: this Idempotency-Key came before with another request (another body, path or query); nothing was done. Use a new key for a new request. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "this Idempotency-Key was used for another request; use a new key for a new request",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
         /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. On a list also `server_busy`, with `Retry-After: 1`: the page's query ran past the server's time limit and was cancelled. */
         Unavailable: {
             headers: {
@@ -770,6 +786,17 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
+         *     key and the same request (method, path, query, content type and body) by the same caller
+         *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+         *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+         *     for its answer. The same key with another request is refused with 422
+         *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+         *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+         *     UUID) per new request.
+         */
+        IdempotencyKey: string;
         /**
          * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
          *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
@@ -974,7 +1001,19 @@ export interface operations {
     registerOrdersUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
+                 *     key and the same request (method, path, query, content type and body) by the same caller
+                 *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+                 *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+                 *     for its answer. The same key with another request is refused with 422
+                 *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+                 *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+                 *     UUID) per new request.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1028,6 +1067,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /**
              * @description `too_many_signups`: this client address has registered as many accounts as it may in
              *     the window (20 per hour by default); nothing was stored. Retry after `Retry-After`
@@ -1131,7 +1171,19 @@ export interface operations {
     createOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
+                 *     key and the same request (method, path, query, content type and body) by the same caller
+                 *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+                 *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+                 *     for its answer. The same key with another request is refused with 422
+                 *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+                 *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+                 *     UUID) per new request.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1199,6 +1251,7 @@ export interface operations {
             };
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

@@ -95,6 +95,12 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			e.failLogins("ada@example.com", 2)
 			return e.tryLogin("ada@example.com", "correct-horse")
 		}},
+		"idempotency_key_reused": {http.StatusUnprocessableEntity, func(t *testing.T) resp {
+			e := newEnv(t)
+			e.want(e.do(request{method: "POST", path: "/api/user/register", form: registerForm, idemKey: "k"}), http.StatusCreated)
+			other := url.Values{"name": {"Bea"}, "email": {"bea@example.com"}, "password": {"correct-horse"}}
+			return e.do(request{method: "POST", path: "/api/user/register", form: other, idemKey: "k"})
+		}},
 		"brand_unavailable": {http.StatusConflict, func(t *testing.T) resp {
 			e := newEnv(t)
 			b := e.createBrand(e.admin(), map[string]any{"name": "Fabrikam", "availability": false})

@@ -157,6 +157,7 @@ type request struct {
 	form         url.Values
 	json         any    // a string is sent as is
 	ctype        string // overrides the Content-Type the body kind implies
+	idemKey      string // sent as Idempotency-Key
 }
 
 // secretFields are the request fields that carry passwords; no answer may repeat their values.
@@ -215,6 +216,9 @@ func (e *env) do(rq request) resp {
 	}
 	if rq.bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+rq.bearer)
+	}
+	if rq.idemKey != "" {
+		req.Header.Set("Idempotency-Key", rq.idemKey)
 	}
 	res, err := e.c.Do(req)
 	if err != nil {

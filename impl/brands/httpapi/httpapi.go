@@ -20,6 +20,7 @@ import (
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/bearer"
 	"github.com/triadhq/triad/impl/brands"
+	"github.com/triadhq/triad/impl/idempotency"
 	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
@@ -64,7 +65,9 @@ type API struct {
 	auth    *bearer.Authenticator[brands.Principal]
 	guard   *loginguard.Guard
 	signups *loginguard.Signups
-	log     *slog.Logger
+	// keys runs the operations that take Idempotency-Key once per key (impl/idempotency).
+	keys *idempotency.Keys
+	log  *slog.Logger
 	// The two public lists, rendered and cached at the edge.
 	available, featured listCache
 }
@@ -103,6 +106,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
 	}
+	a.keys = idempotency.New(pool, idempotency.Operations(spec), idempotency.Options{Log: opts.Log})
 	a.available.list, a.featured.list = brands.Available, brands.Featured
 	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[brands.Principal]{
 		Realm:      "brands",
@@ -131,7 +135,7 @@ func (a *API) Mount(r chi.Router) error {
 	}
 	router.Group(r, router.Surface{
 		Spec:   spec,
-		Before: []func(http.Handler) http.Handler{a.auth.Middleware},
+		Before: []func(http.Handler) http.Handler{a.auth.Middleware, a.keys.Middleware},
 		Also:   fieldChecks,
 	}, func(g chi.Router) {
 		strict := brandsapi.NewStrictHandlerWithOptions(&server{a}, []brandsapi.StrictMiddlewareFunc{withRemoteAddr}, brandsapi.StrictHTTPServerOptions{

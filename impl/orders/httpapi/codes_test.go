@@ -149,6 +149,12 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			e.register("alice", "alice-password", "Customer")
 			return e.do("POST", "/users", "", map[string]string{"username": "bob", "password": "bob-password", "userType": "Customer"})
 		}},
+		"idempotency_key_reused": {http.StatusUnprocessableEntity, func(t *testing.T) resp {
+			e := newEnv(t, time.Hour)
+			alice := e.account("alice", "Customer")
+			e.want(e.keyed("/orders", alice.token, "k", `{"description":"x","price":1}`), http.StatusCreated)
+			return e.keyed("/orders", alice.token, "k", `{"description":"y","price":1}`)
+		}},
 		"database_unavailable": {http.StatusServiceUnavailable, func(t *testing.T) resp {
 			pool, outage := dbtest.NewWithOutage(t)
 			e := newEnvPool(t, pool, time.Hour, throttle.Options{})

@@ -18,6 +18,7 @@ import (
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/bearer"
+	"github.com/triadhq/triad/impl/idempotency"
 	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/orders"
@@ -67,7 +68,9 @@ type API struct {
 	guard   *loginguard.Guard
 	signups *loginguard.Signups
 	opts    Options
-	log     *slog.Logger
+	// keys runs the operations that take Idempotency-Key once per key (impl/idempotency).
+	keys *idempotency.Keys
+	log  *slog.Logger
 }
 
 // New checks opts and builds the API on pool.
@@ -105,6 +108,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
 	}
+	a.keys = idempotency.New(pool, idempotency.Operations(spec), idempotency.Options{Log: opts.Log})
 	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[*orders.Principal]{
 		Realm:     "orders",
 		Public:    bearer.PublicBySpec(spec),
@@ -131,7 +135,7 @@ func (a *API) Mount(r chi.Router) error {
 	r.Post("/oauth/token", a.issueToken)
 	router.Group(r, router.Surface{
 		Spec:     spec,
-		Before:   []func(http.Handler) http.Handler{a.auth.Middleware},
+		Before:   []func(http.Handler) http.Handler{a.auth.Middleware, a.keys.Middleware},
 		Validate: hasBody,
 		Also:     fieldChecks,
 	}, func(g chi.Router) {

@@ -1,0 +1,40 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+// TestIdempotency_RegisterAndSubscribeOncePerKey: a repeated registration with its key gets the
+// first answer (the same user and token) and makes one user, where without the key it was refused
+// as a taken email; a repeated subscription with its key gets the first answer, replayed, and
+// counts one subscriber.
+func TestIdempotency_RegisterAndSubscribeOncePerKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	form := url.Values{"name": {"Ada"}, "email": {"ada@example.com"}, "password": {"correct-horse"}}
+	first := e.want(e.do(request{method: "POST", path: "/api/user/register", form: form, idemKey: "reg-ada"}), http.StatusCreated)
+	again := e.want(e.do(request{method: "POST", path: "/api/user/register", form: form, idemKey: "reg-ada"}), http.StatusCreated)
+	if !bytes.Equal(first.body, again.body) || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the repeated registration answered %s, want the first answer %s, replayed", again.body, first.body)
+	}
+	var users int
+	if err := e.pool.QueryRow(context.Background(), "SELECT count(*) FROM brand_users WHERE email = 'ada@example.com'").Scan(&users); err != nil || users != 1 {
+		t.Fatalf("%d users ada (%v)", users, err)
+	}
+
+	b := e.createBrand(e.admin(), map[string]any{"name": "Fabrikam", "availability": true})
+	u := e.register("Bea", "bea@example.com", "correct-horse")
+	sub := request{method: "POST", path: "/api/subscribe/" + b.UnderscoreId, token: u.Token, idemKey: "sub-fabrikam"}
+	s1 := e.want(e.do(sub), http.StatusOK)
+	s2 := e.want(e.do(sub), http.StatusOK)
+	if !bytes.Equal(s1.body, s2.body) || s2.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the repeated subscription answered %s, want the first answer %s, replayed", s2.body, s1.body)
+	}
+	if n := e.brand(b.UnderscoreId).SubscriberCount; n != 1 {
+		t.Fatalf("%d subscribers after a repeated subscription, want 1", n)
+	}
+}

@@ -1,0 +1,42 @@
+package idempotency
+
+import (
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/triadhq/triad/api"
+)
+
+// TestOperations_AreTheCreatingPOSTs: the specs declare Idempotency-Key on exactly the POSTs that
+// create something a retry must not create twice, and requests match their templates.
+func TestOperations_AreTheCreatingPOSTs(t *testing.T) {
+	var specs []*openapi3.T
+	for _, name := range []string{"orders", "brands", "auth"} {
+		data, err := api.FS.ReadFile(name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := openapi3.NewLoader().LoadFromData(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, spec)
+	}
+	got := Operations(specs...)
+	want := []Operation{{"POST", "/api/subscribe/{id}"}, {"POST", "/api/user/register"}, {"POST", "/orders"}, {"POST", "/users"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("operations taking Idempotency-Key: %v, want %v", got, want)
+	}
+	for path, wantOK := range map[string]bool{"/api/subscribe/655e1f2a9c0d1e4b5a6c7d8e": true, "/api/subscribe/": false,
+		"/orders": true, "/orders/1": false, "/users": true, "/api/user/register": true} {
+		if _, ok := match(got, httptest.NewRequest("POST", path, nil)); ok != wantOK {
+			t.Errorf("POST %s matches: %v, want %v", path, ok, wantOK)
+		}
+	}
+	if _, ok := match(got, httptest.NewRequest("GET", "/orders", nil)); ok {
+		t.Error("GET /orders matches")
+	}
+}
