@@ -15,43 +15,49 @@ import (
 	"github.com/triadhq/triad/impl/invalid"
 )
 
+// eachError walks kin-openapi's validation error: fn sees each RequestError, other each error
+// that is neither a RequestError nor a MultiError holding them. A type switch, not errors.As:
+// MultiError.As would stop at its first match, and a RequestError unwraps to the MultiError of its
+// own schema errors.
+func eachError(err error, fn func(*openapi3filter.RequestError), other func(error)) {
+	switch e := err.(type) {
+	case openapi3.MultiError:
+		for _, inner := range e {
+			eachError(inner, fn, other)
+		}
+	case *openapi3filter.RequestError:
+		fn(e)
+	default:
+		other(err)
+	}
+}
+
 // FieldErrors flattens kin-openapi validation errors into per-field details, each placed (in),
 // coded and worded by package invalid.
 func FieldErrors(err error) []FieldError {
 	var out []FieldError
-	var walk func(error)
-	walk = func(err error) {
-		// A type switch, not errors.As: MultiError.As would stop at its first match, and a
-		// RequestError unwraps to the MultiError of its own schema errors.
-		switch e := err.(type) {
-		case openapi3.MultiError:
-			for _, inner := range e {
-				walk(inner)
+	eachError(err, func(e *openapi3filter.RequestError) {
+		in, field := invalid.Body, ""
+		var param *openapi3.Schema
+		if e.Parameter != nil {
+			in, field = invalid.In(e.Parameter.In), e.Parameter.Name
+			if e.Parameter.Schema != nil {
+				param = e.Parameter.Schema.Value
 			}
-		case *openapi3filter.RequestError:
-			in, field := invalid.Body, ""
-			var param *openapi3.Schema
-			if e.Parameter != nil {
-				in, field = invalid.In(e.Parameter.In), e.Parameter.Name
-				if e.Parameter.Schema != nil {
-					param = e.Parameter.Schema.Value
-				}
-			}
-			switch inner := e.Err.(type) {
-			case openapi3.MultiError:
-				for _, ie := range inner {
-					out = append(out, schemaField(in, field, param, ie))
-				}
-			case nil:
-				out = append(out, reasonField(in, field, e.Reason))
-			default:
-				out = append(out, schemaField(in, field, param, inner))
-			}
-		default:
-			out = append(out, schemaField(invalid.Body, "", nil, err))
 		}
-	}
-	walk(err)
+		switch inner := e.Err.(type) {
+		case openapi3.MultiError:
+			for _, ie := range inner {
+				out = append(out, schemaField(in, field, param, ie))
+			}
+		case nil:
+			out = append(out, reasonField(in, field, e.Reason))
+		default:
+			out = append(out, schemaField(in, field, param, inner))
+		}
+	}, func(err error) {
+		out = append(out, schemaField(invalid.Body, "", nil, err))
+	})
 	return out
 }
 

@@ -145,25 +145,16 @@ func UnsupportedMediaType() Error {
 // the fields of a body that could not be read say nothing useful.
 func unsupportedMediaType(err error) bool {
 	found := false
-	var walk func(error)
-	walk = func(err error) {
-		switch e := err.(type) {
-		case openapi3.MultiError:
-			for _, inner := range e {
-				walk(inner)
-			}
-		case *openapi3filter.RequestError:
-			if e.RequestBody != nil && (strings.HasPrefix(e.Reason, "header Content-Type has unexpected value") ||
-				strings.HasPrefix(e.Reason, "unsupported content type")) {
-				found = true
-			}
-			var pe *openapi3filter.ParseError
-			if errors.As(e.Err, &pe) && pe.Kind == openapi3filter.KindUnsupportedFormat {
-				found = true
-			}
+	eachError(err, func(e *openapi3filter.RequestError) {
+		if e.RequestBody != nil && (strings.HasPrefix(e.Reason, "header Content-Type has unexpected value") ||
+			strings.HasPrefix(e.Reason, "unsupported content type")) {
+			found = true
 		}
-	}
-	walk(err)
+		var pe *openapi3filter.ParseError
+		if errors.As(e.Err, &pe) && pe.Kind == openapi3filter.KindUnsupportedFormat {
+			found = true
+		}
+	}, func(error) {})
 	return found
 }
 
