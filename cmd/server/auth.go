@@ -20,11 +20,13 @@ import (
 	"github.com/triadhq/triad/impl/auth/pgstate"
 	"github.com/triadhq/triad/impl/auth/provider"
 	"github.com/triadhq/triad/impl/auth/sender"
+	"github.com/triadhq/triad/impl/auth/sessions"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
 	"github.com/triadhq/triad/impl/avatar/avatarstore"
 	"github.com/triadhq/triad/impl/cors"
 	"github.com/triadhq/triad/impl/loginguard"
+	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/router"
 	"github.com/triadhq/triad/impl/throttle"
 )
@@ -56,8 +58,14 @@ func (a *app) mountAuth(r chi.Router) error {
 	// The tables are the server's migrations' (db/schema/00040_auth_state.sql): nothing is created
 	// at start, so a role that may only read and write rows runs the server.
 	st := pgstate.Open(a.pool)
+	// Sessions ended by logout are rows too (00210_auth_revoked_sessions.sql), held in memory by
+	// every replica and pushed to the others through the process's token revocation listener;
+	// while it is down, each replica reads new ones every half second.
+	sess := pgstate.NewSessions(a.pool, a.log.With("surface", "auth"))
+	opaquetoken.WatchCache(a.revocations, pgstate.SessionsChannel, sess)
+	a.onClose(sess.Start())
 	svc, err := newAuthService(a.cfg, a.log, store, &sharedState{store: st, pool: a.pool, direct: a.direct, log: a.log,
-		logins: a.loginLimits("auth")})
+		logins: a.loginLimits("auth"), sessions: sess})
 	if err != nil {
 		return err
 	}
@@ -106,6 +114,8 @@ type sharedState struct {
 	log    *slog.Logger
 	// logins are the failed-login limit's settings, as for orders and brands.
 	logins throttle.Options
+	// sessions are the sessions revoked by logout.
+	sessions *pgstate.Sessions
 }
 
 // usedIDs is the store of used confirmation ids; nil means the library's in-memory default.
@@ -122,6 +132,14 @@ func (s *sharedState) sendLimiter(c AuthConfig) provider.SendLimiter {
 		return nil
 	}
 	return newSendLimiter(s.pool, c)
+}
+
+// sessionStore is the store of revoked sessions; nil means the library's in-memory one.
+func (s *sharedState) sessionStore() sessions.Store {
+	if s == nil || s.sessions == nil {
+		return nil
+	}
+	return s.sessions
 }
 
 // loginGuard is the failed-login limit of direct logins and basic auth: the one guard orders and
@@ -173,6 +191,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		UsedIDs:              shared.usedIDs(),
 		SendLimiter:          shared.sendLimiter(c),
 		LoginGuard:           shared.loginGuard(),
+		Sessions:             shared.sessionStore(),
 	}
 	if cfg.IsDev() {
 		opts.LoginPageDirect = devDirectProvider

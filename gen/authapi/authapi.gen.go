@@ -828,7 +828,16 @@ type ClientInterface interface {
 
 	// AuthLogout Log out
 	//
-	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	// Ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN`
+	// cookies. The session is the token's `jti`, which every refresh keeps: once it is revoked, no
+	// token of it is accepted (as `X-JWT`, as the `token` query, or as the cookie) or refreshed,
+	// however it was captured. The answering server refuses it at once, every other replica within
+	// a second (the reference server keeps the revocations in PostgreSQL, held in memory by each
+	// replica and pushed to the others by LISTEN/NOTIFY, read every half second while that is
+	// down). The token is the one the request authenticates with: `X-JWT`, the `token` query, or
+	// the cookie with its `X-XSRF-TOKEN` header (an expired cookie token within the cookie lifetime
+	// counts); a request without one only clears the cookies. Each provider's
+	// `/auth/{provider}/logout` does the same.
 	//
 	// Corresponds with GET /auth/logout (the `AuthLogout` operationId).
 	AuthLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -938,7 +947,7 @@ type ClientInterface interface {
 
 	// AuthProviderLogout Log out through a provider
 	//
-	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	// Like `/auth/logout`, ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN` cookies.
 	//
 	// Corresponds with GET /auth/{provider}/logout (the `AuthProviderLogout` operationId).
 	AuthProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1004,7 +1013,16 @@ func (c *Client) ListAuthProviders(ctx context.Context, reqEditors ...RequestEdi
 
 // AuthLogout Log out
 //
-// Clears the `JWT` and `XSRF-TOKEN` cookies.
+// Ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN`
+// cookies. The session is the token's `jti`, which every refresh keeps: once it is revoked, no
+// token of it is accepted (as `X-JWT`, as the `token` query, or as the cookie) or refreshed,
+// however it was captured. The answering server refuses it at once, every other replica within
+// a second (the reference server keeps the revocations in PostgreSQL, held in memory by each
+// replica and pushed to the others by LISTEN/NOTIFY, read every half second while that is
+// down). The token is the one the request authenticates with: `X-JWT`, the `token` query, or
+// the cookie with its `X-XSRF-TOKEN` header (an expired cookie token within the cookie lifetime
+// counts); a request without one only clears the cookies. Each provider's
+// `/auth/{provider}/logout` does the same.
 //
 // Corresponds with GET /auth/logout (the `AuthLogout` operationId).
 func (c *Client) AuthLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1214,7 +1232,7 @@ func (c *Client) AuthLoginPostWithFormdataBody(ctx context.Context, provider Pro
 
 // AuthProviderLogout Log out through a provider
 //
-// Clears the `JWT` and `XSRF-TOKEN` cookies.
+// Like `/auth/logout`, ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN` cookies.
 //
 // Corresponds with GET /auth/{provider}/logout (the `AuthProviderLogout` operationId).
 func (c *Client) AuthProviderLogout(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2066,7 +2084,16 @@ type ClientWithResponsesInterface interface {
 
 	// AuthLogoutWithResponse Log out
 	//
-	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	// Ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN`
+	// cookies. The session is the token's `jti`, which every refresh keeps: once it is revoked, no
+	// token of it is accepted (as `X-JWT`, as the `token` query, or as the cookie) or refreshed,
+	// however it was captured. The answering server refuses it at once, every other replica within
+	// a second (the reference server keeps the revocations in PostgreSQL, held in memory by each
+	// replica and pushed to the others by LISTEN/NOTIFY, read every half second while that is
+	// down). The token is the one the request authenticates with: `X-JWT`, the `token` query, or
+	// the cookie with its `X-XSRF-TOKEN` header (an expired cookie token within the cookie lifetime
+	// counts); a request without one only clears the cookies. Each provider's
+	// `/auth/{provider}/logout` does the same.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2190,7 +2217,7 @@ type ClientWithResponsesInterface interface {
 
 	// AuthProviderLogoutWithResponse Log out through a provider
 	//
-	// Clears the `JWT` and `XSRF-TOKEN` cookies.
+	// Like `/auth/logout`, ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN` cookies.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2347,6 +2374,11 @@ type AuthLogoutResponse200Headers struct {
 	SetCookie *string
 }
 
+// AuthLogoutResponse503Headers the declared response headers of an HTTP 503 response for AuthLogout
+type AuthLogoutResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2356,8 +2388,12 @@ type AuthLogoutResponse struct {
 	JSON400 *ValidationFailed
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AuthLogoutResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthLogoutResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2373,6 +2409,11 @@ func (r AuthLogoutResponse) GetJSON400() *ValidationFailed {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AuthLogoutResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthLogoutResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2409,6 +2450,11 @@ type AuthLogoutPostResponse200Headers struct {
 	SetCookie *string
 }
 
+// AuthLogoutPostResponse503Headers the declared response headers of an HTTP 503 response for AuthLogoutPost
+type AuthLogoutPostResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthLogoutPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2418,8 +2464,12 @@ type AuthLogoutPostResponse struct {
 	JSON400 *ValidationFailed
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AuthLogoutPostResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthLogoutPostResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2435,6 +2485,11 @@ func (r AuthLogoutPostResponse) GetJSON400() *ValidationFailed {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AuthLogoutPostResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthLogoutPostResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3101,6 +3156,11 @@ type AuthProviderLogoutResponse200Headers struct {
 	SetCookie *string
 }
 
+// AuthProviderLogoutResponse503Headers the declared response headers of an HTTP 503 response for AuthProviderLogout
+type AuthProviderLogoutResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthProviderLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3110,8 +3170,12 @@ type AuthProviderLogoutResponse struct {
 	JSON400 *UnknownProvider
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AuthProviderLogoutResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthProviderLogoutResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3127,6 +3191,11 @@ func (r AuthProviderLogoutResponse) GetJSON400() *UnknownProvider {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AuthProviderLogoutResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthProviderLogoutResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3163,6 +3232,11 @@ type AuthProviderLogoutPostResponse200Headers struct {
 	SetCookie *string
 }
 
+// AuthProviderLogoutPostResponse503Headers the declared response headers of an HTTP 503 response for AuthProviderLogoutPost
+type AuthProviderLogoutPostResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthProviderLogoutPostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3172,8 +3246,12 @@ type AuthProviderLogoutPostResponse struct {
 	JSON400 *UnknownProvider
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AuthProviderLogoutPostResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthProviderLogoutPostResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3189,6 +3267,11 @@ func (r AuthProviderLogoutPostResponse) GetJSON400() *UnknownProvider {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AuthProviderLogoutPostResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthProviderLogoutPostResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3411,7 +3494,16 @@ func (c *ClientWithResponses) ListAuthProvidersWithResponse(ctx context.Context,
 
 // AuthLogoutWithResponse Log out
 //
-// Clears the `JWT` and `XSRF-TOKEN` cookies.
+// Ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN`
+// cookies. The session is the token's `jti`, which every refresh keeps: once it is revoked, no
+// token of it is accepted (as `X-JWT`, as the `token` query, or as the cookie) or refreshed,
+// however it was captured. The answering server refuses it at once, every other replica within
+// a second (the reference server keeps the revocations in PostgreSQL, held in memory by each
+// replica and pushed to the others by LISTEN/NOTIFY, read every half second while that is
+// down). The token is the one the request authenticates with: `X-JWT`, the `token` query, or
+// the cookie with its `X-XSRF-TOKEN` header (an expired cookie token within the cookie lifetime
+// counts); a request without one only clears the cookies. Each provider's
+// `/auth/{provider}/logout` does the same.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3595,7 +3687,7 @@ func (c *ClientWithResponses) AuthLoginPostWithFormdataBodyWithResponse(ctx cont
 
 // AuthProviderLogoutWithResponse Log out through a provider
 //
-// Clears the `JWT` and `XSRF-TOKEN` cookies.
+// Like `/auth/logout`, ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN` cookies.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3787,6 +3879,13 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -3800,6 +3899,16 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 			headers.SetCookie = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthLogoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -3840,6 +3949,13 @@ func ParseAuthLogoutPostResponse(rsp *http.Response) (*AuthLogoutPostResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -3853,6 +3969,16 @@ func ParseAuthLogoutPostResponse(rsp *http.Response) (*AuthLogoutPostResponse, e
 			headers.SetCookie = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthLogoutPostResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4559,6 +4685,13 @@ func ParseAuthProviderLogoutResponse(rsp *http.Response) (*AuthProviderLogoutRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -4572,6 +4705,16 @@ func ParseAuthProviderLogoutResponse(rsp *http.Response) (*AuthProviderLogoutRes
 			headers.SetCookie = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthProviderLogoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4612,6 +4755,13 @@ func ParseAuthProviderLogoutPostResponse(rsp *http.Response) (*AuthProviderLogou
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -4625,6 +4775,16 @@ func ParseAuthProviderLogoutPostResponse(rsp *http.Response) (*AuthProviderLogou
 			headers.SetCookie = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthProviderLogoutPostResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -4824,179 +4984,184 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs31uCrYLlflUhvkyJ1i0VValdxnFgex/ZY8mRqQ68a7AZJRE2gp4EWxUlUNb/2AfYhZt9jH2We",
-	"ZOucA/SF3ZRkWcnM99X3IxWZ3Q0cAOd+wy+dSC9TrYSypjP+pbMQPBYZ/nl6zS3PXvBoIV5oZTOdwK+x",
-	"MFEmUyu16ow7YZpPExkFbMlv+nwuvt4/Gg7DQSfomGghlhy+EDd8mSaiM+60vdwJOnadwlNjM6nmndvb",
-	"oPMiETx7ofWVFM05LxaCha9/vAgZVzEL/3z+4bv+xbs/vHwbsgg/MSyC70XMuj/wm/7pXHw97AVM8GjB",
-	"pGKchefC9mn4kNGKmZ4xaQ3TK3XC7EIwBzX7WUtl4Jcl44adC0vf7RgWa2FgpeX6Xv948fUJe8/t4uvd",
-	"E1bMfcJeWZu+U8n6hJ3zpTiXVnz9ht8ErIS9/bvq27U9bW7Zyws+b+7Vuc20mrNrnsiYW50FuLYFNwtY",
-	"MPxtrIadmq4trabt3CYdcRhH+8O9aXw4G46GxweHR6PDER8d8kgcPR8eRXG8Pzr+KjqadFrP842OOEG0",
-	"CeAHEctMRJZZns2FrUMw09mS2864k2eyn4mZyISKROsMb/W5krNZc4LTZMXXhoVKG3hhEzdVvuyMf+q4",
-	"p51PbWMXh34XLnb9Gfe2omXAjLBMK5boOeChilkmZpkwiwpyTtTd2DlgFxXsNAu9QuxkdqURV0UMw2gl",
-	"WCKVCABp00zfSGEmCmbk7H0mzZItdXTFuuGSXwn8O+wxI1SMmH7COIsSKZRldsEtM2kCs5s8WjCO47Iu",
-	"zHn+7R92zEQRrK951oOvFYt4lgEVwisw9I5hRhgjYeXyShDaiexaZDtmMFENEhLr14vp95F8J1+fffzr",
-	"2eitPDNn6sNh9OLs6Owq/fOfXrw+Hoj161G096f12c/pV2fLw8X0x4/wwdX//HF0faZGx4NoL1HT5XfD",
-	"+M+vkyZxPT86GD6MMI/jg+hoOhJ7s31+MD2MjuKvxPPZ8ZCPpnvRfnwgDmdHw69Gz7fO8WAivg06Kc/4",
-	"UljHgc9mb7USP3AbLZqoBwRPe+yOaqGT2LCuzlj4LOzBGS7hS8aVWYnMsP3hQZ1dfSZZS5iV8LETdBRf",
-	"whhnsz7A2Ccgq6tb8ps3Qs3tojMeDfcO2gjrfaavJQzXwhbm0lgBnCl1LzGYkXWNEGyX53axm0hje3Vy",
-	"kLQhjqUUX4aJjngSAhXF4potdSwCtlpoIxwpSoMUk4m/5MLYExbG4jokHIcP3p3mdsH2BkOHtr1iT1fS",
-	"LljmeJhhnE0zvTIiYzOdJHplAqa0ZZzNhI0W9d1HmPy2ptwuyk31gHeCDoAkMxF3xjbLRXV/U26tyODj",
-	"//UT7/912D/+5P5/2f/0yzDYH93+WyurBNx+RcfYys9K3HeMa8eAAMnFCfPQsBXQObIdfQUUr5fCsFmm",
-	"l/jj6x8v3KeDbXjz5345zTa02Ts8CtqIJBMm1coI0lJmVmRv4BSbq3mj53Pkhydsf7jPrEbonDAUMQsB",
-	"4pBQyKsOPAPmhIKoogtVBdi/ZWLWGXf+626pOe26V3eL90hs9Eu5cddXpYDB9X3D4++5FSu+hg8jraxQ",
-	"Fv7kaZpImmD3Z0PQFAgFb8awVeImWnA1F5czLhMRd4LOUhjD5/AM1l+QRSxjQs8oEqnFvQHC0pn8K87B",
-	"cMDb6um0rYKemt3TVL7MMp3RIjb0xA2gHHEVoGRilhsREzvTsegFLMyNyKSa6fon8CuLdJ4Q7FOgWh7D",
-	"+yC+6u9GWs0kqBC0mMo3sUjkNbCX3gAW+IInyZRHV9/w+APxgIfvPOJHWuFkSCuV88jVldIrdVmh6vJA",
-	"3MMKl9OpQDI1llvRNt6Ux5f0sDoQMTL8nS2lMVLNAyZuUiRXneHCUR5INT+B9zI6caeLzLlUdHBPcNib",
-	"Kw5PWFhAHbLugqvYLEDzIKprABzAMccBgQnsBtgsV9ouRFZsVQDLogVXF9dzkzlmHrKu0ohTwIuZBgy/",
-	"vBaZnEk3BC83H+bROTDsyGEE4ceZAlbLk0fRo3QfXwrcsOqh+UdOrjB642kOoT5tOGZcsVyJm1REsKVA",
-	"KHkmTlgsLJcJMT6tkjWoj6WGBviBW0C89Ex93hbIuDPuxOL68nBvb7r31RHfPzyaxrP94+FoP57xqeB7",
-	"UXywL0YHIxFFx+J5KSF4IlHXhxPODWE4cfOHb5AH+qMRrZtUCAjEjaxui5w4bnSXXHg0j6eZ3+X28/Zz",
-	"czN0bh++G+f0ccs+vKjbzY9eZNVu98uU6tFclcdxJozZxgQdhdcoyn3ClrlBRi9ueGSTtVPvIpmCqhw4",
-	"U8YwRLL/4eYcRHqJrNexo8+ZF8US2FcpN2YVI7oUuhtq9k8tIX5bVl1yT7cZwCn1tciM/KuIUQrv0lJ3",
-	"3ZYHbYwUzcdZolcnzPHcGBmRPyZ8Lg0y8OpRLblMpvoGxsSdRd0fpUBErigWLXjGI7CUep4/SfWdzqYy",
-	"joX6XETLY4muhZbD8c8ulbaXHLT6hk4lDTPSCr8QWB+9x4qBYeujTMRCWcmTrShdfaUuKCKdIW/C7dAZ",
-	"4ZnOCLlAWrYNWVWALvGl6qA19YgUeZ6ANrVG8ftkONa2gyHrwpbt8px0Mid0NvfNeGle2ZiQdYlPF88q",
-	"6whZ1yOaW5JUqPBXdAtQG8Bgnq4bOgUM2di05piZSBO+9tqjN2M/kBL7KCXBA9CiJGxVlFF1eyJtoT5/",
-	"OGa1Wcnc9fq5U428VkZaC+uKwXzAChU9Fgr2C2wL40j0Qt9l8HvZq2tT75gNmyTlc3ECkphM/dOPF6/6",
-	"r07ffnv+6vQPLytW5z/LeLvQ+g2oD4/CAsd1L63WlwmOUkUE95RNdbxGV4fWjN56GhxozO7QAOcTN5EQ",
-	"sak571gil9K6s9U/cLU+tVYsUwolfPbqYd4lV+tL7kepkYHWDJ4yMvEI+80Js9mazBfgIc8PhsyISKvY",
-	"OOeJMPYMlND92R4/jobxSBxMD/lR9ER71oAZFO2COTvrqss3XVI7BtnQlBsZIYL3CsqernGPaZV9GgD3",
-	"OSikqrSmnGIqQDpHCxFdgXBFaVTKTOeTkcZ7Cb3kXfCYjYZshfEBPxg5tKRio0O2lCq36LTWbJZnyCb9",
-	"ItlcWBr1YO+Y5crKhET5SqpYr5hQsWHd8IOw2bqPHpqwF7BMzhe2BJyM0gE7dTy40CPAJnO/FQsJCuE6",
-	"m6EBM2DvwFgpIaf5RSb8XqA6RuuLdK4sGIJo2uHjzOkmuM09gKLYGuRro2Fzc0D/YYCCBVgGwDIks7pw",
-	"LDi4YSblkYjZnkdGxlOe2R65A91JByxXCcwnLbreDVvqTDBumVaRAPBAJmZCkLZqEg08j18JclgV8RBv",
-	"qeEiDVDBe23sPBPnf3xDOENEC+iQ5QnYMipGixg0YAwrZMDJ8OdpBra5I66AmQWn6BAT1yJbo+CTET/B",
-	"MMA04xntxY5hsZjxPLEeipSEKjD/DW5cQYqWeJXbLkKpAt1AmyYvFRwrEnv3w3cv2PFoNGT/7/+OhoO9",
-	"wX5vcKe/tOA3zw+GoOIrucyXnfGocDGCwTwnO/E26HxUXu48UqLn1QFqJkpuF6DK0AgVK+GJFPpy2nAM",
-	"Zi2qLM7TQeqL17otX6YCVSLvKEq5sRWzlyVyJqwE8jNyrgpPTMGseDLXmbSLZcBmOEHxwClwAXEg9D1k",
-	"Tad+wDLxMzkkHN+rhCp15sDoT3WmRMWoEIW3h1UdySiJPip+zWXCp8njZHDMLZ9yIy7zykCb+ph/CXax",
-	"8t4JywC7Kco8E6vfVxa1Qe5EeAFvxFXpNo0WInZcWekV63LFdG75XDB3luQm1LMKR+nBswU3LMvxbXiK",
-	"r+o8iwTrnv/xzfnF6cVLFiXcGHa4D/JwlicJi6W5CthSLHW2DsCOUyIC0EHHB3YPp7niwEK5mgODL5VS",
-	"hEOqeQiiFE5CqHlFa99xDAtAS/Rc57YHs5YvLriKE+DdZKdNc5lYp8mIeMewFUeFqoKgUydmww+5CnG9",
-	"xLlpzxADi9HXwiJceokC1pLbsp+nvQFDbsc4cDv8SuXLKcVzvWSQitUE5WPYpdVsxSUc60yj48Fma6nm",
-	"W+L5h1tZHvoCqkr6I7je57syfhtHBvK+YibMduCWlKLaUSPT+BNxHanVdxQ0eczar4tBytCL8652xj/V",
-	"1NxEq3kn6MykSOJmNKweMUPlz0XDyr30Di5u2VIby/YOjyo+kc7tpzbLIdbClM5yMqDenzGTikjOZGn9",
-	"PMF5NDbDcaKtoIAilYqIIjcN5cYH7YxTRDAEjBrLLsc8pWJgVA8MUO8JQ5MUuNq1yPqw5zVx4ZIrwDgt",
-	"1kwxRb+w1vgomkN6VmhEs9zwhGnl1pBnMx6hCZpmOhWZlcKUSNJM0AEuzZYcpJnoZ4LH+EMmuNHqxE2C",
-	"ylp1+CIALcEIM5Z8tj6bpQ0Rc2XyNNWZFfHlUsSSXyIPCFptzg3dRWl7OdO5ihE3N6IZW+Rl3VHawhaq",
-	"Yaym62vTr9MJWp1ZW5xz8C/3Ov67IUiqv/mFNOOmGxFI4KZljLETlAZrFTRTfVBYsp+qof+N7a2HuIPO",
-	"TX+u+xtx7wonaSSCIIqkmZ4mYunFMWlhnia6DYzoBehnFQrEE0g1jNRbsTT3UT1SxrcIDIDl4ORZxtfw",
-	"74LpbIL5Kl9yVSK4uEkTrhCkel7ENvW4kQpQ06laExn6LuzQP4t9upv7hNTVQoksY10bGX0NTa0toaK0",
-	"OX4iKi93ocwn01PQc/3puhjXSx/ve1F3DdfX8i36DpwroEImTR7D87ieuWczydH6uDurIuiQL78lfa5m",
-	"r3NKHfReQFTBROpDRuW0sVjqfuGhDu7NBSJSq4MOYzzg0439x3GK5TS2/zboVPG3sdx3StxJSQN26h0p",
-	"ZiVttBAGOH8Ixw7KKab08diwEKV2GExU6EOuIexgWPi/VwuRiSLhAVVMrUTvhIUOeUKfzgTPdyhD6aWa",
-	"J9IsJsoIUE4ioOAYI+dWYzJgRdVE5WLHoMozYK1cgrhDIUOYVBMF05B0IYFdUw52TMWFUHMFgl7X5SzN",
-	"ZATA2pVmM1BGpFY8mahYzqU1PcYTeSUGEzVRv9K6f2VLwRUQ4a/MLZz9OlG/9vv94j94OfSnHLJfHexo",
-	"seIqKSDiUudgPT5o9Svpeu5dGsjLIvySRkOR7kiJzFD4kxhQoahYfiVoQJfTRTPPSDD7zaQ5AOtoaAzJ",
-	"eO5DDiV4eMIqeOE8SZZ1Q7IPwoCFhODwl9PS4c+p1ongCv5Ejgt/EGqHJ8yAssATnwY6XbNwMvk17MHO",
-	"em3RGyBdpGaaI2CDwaDnIdf60ix0ZgF8K24sw3+Rv0x5vK6omtXRLUsEN7b1rWJ00MOKwQkOB1QiLSyg",
-	"x+CVh86I2u+dE5olTxI6DTfRVCR6VXzUVdr/PYZTAG1xlugVOcfgtHp3LbKyMnSaVyfiU30tHj9RbW3l",
-	"PDOxwlkUQyTA0CwiAblnZmK1uXko2f3YC37dsgz3SjEJ6C93zYLOyvsnqS1hc45YiBTmeH3+7i1TAnkQ",
-	"/LYJfiKuRVIMrVDN3xjav4Jjp5mIpMFwIBxGLCK55Mk2uEs+xYhN3bmGlrdpTsrHLDC7mpPkVI95nvAM",
-	"NJ/MpUNXeICbsjTM3Hi1d3AiyoqvzePYCz2pftENxZLLBNiE2wT4M88k/sKt6Fu5FHUWoRh+U/rjB4OB",
-	"mxoMjCpbQ0a4BJ5WyrVyJJAkejauPsNRpglXVwX8ekbeckPZR/6MyUmFr7rPXOT/sqDxYoiFTmIMgjRy",
-	"A6rDwVMOGlTLW251kY5lhTlVsxNQg2YfL77rP0emlYosEsr2/Uc99FdSDvbbj28q21D90rsw4Y3G/JlI",
-	"BbdewpXyTGd4sk7gYOi6RGKMFZSTzeW18D/ioHFOrgtxeSWInonaHClfiTWNaFeyHIinqeAZDSMVxQjo",
-	"fRqU20tkHpdaIb9TdNSl2kFurVLX4cZB5ilLJ3HJgrYhypInsHBRldJ4JjUvZuzDGC/IYdO/WKeCGb6G",
-	"09/I+gSVw+sBLjGgis+VGBxHRae2MmLmJKx/rePFr1jGsKGMO3O0oWR+B3ogklLgXd65oNCOOkHDpL7B",
-	"QXVf9YytFjJa4KYBDELEG+r3T50XubF6iZrwe5HhHmagDBcGXkP/3jTj2r0VGHeCbZlmGEjAbHxMA0eb",
-	"DjeoV/VEVKy3mtrl7SgylVHDcH87z1ght/3PzjPhxF/FxnZ/gtjAI3CcH40AypAPfCGRgyvoIFshl0Kd",
-	"peArRNDoGiGC7ASdGhl1gk71gNBKcZiKHhLEibrJX13a5t57dr0FU1CXJByAP7umV0MVL3eCLULGveak",
-	"RlARFHWbjTSWNvicl7INGQom5ewMZIJFzoDXqHcMSLOFk78C5jEVLTXW1rBumGY6ziNrBsMBWhEh5vfo",
-	"eB262FKF/jfzv4GX8CSpr2jDq9pYV1vJwI+FVUYcATgX8McCFJ4YjfDUaZITi4Z3qvgP/+4Enb/kIlsT",
-	"Ri4K9z7iHyaO1DDFfdKA1rmB2z2SuUJLBJWqZyDbKxoQlqMV2hZWhK0yaS3mRpWO18LGY13MxDthnH2v",
-	"vbU7FwoMIjC4ioyCWEf5sqw8khaGxsQkp8fXjqPqdyhwrerq+tloNXhLT+5yJF3UTWL3HlrAVHXTtH5r",
-	"aHGP5/w+D4NUheM+uNfdU0mc/ug8HDxJ3s0wHnCXl40yloNfNmSKz/8tKxfLrOhP9eoi//N963FDNkH/",
-	"FLRsPHkGYK85A7ATYX0uzrhM/nLZfEqsfPQZST+kucasgC5kRjM+UQ7LIq6YFUkCuFRUE1EmyFTHmIbt",
-	"In1LvvawdMNzoYCzhT/4kBwmg4a9wQSjGfWf23xcZSyPRi+8hCm5V1w+QuFSZnaR6Xy+cKzOpYpPtfU5",
-	"h9aIZEbi+Rqz9q4FT0hM1w90qrfStN2hRJ4mBqNX7xJBvYQBWrhFE1HcUupo4n9sGQFX0paoR34Od66k",
-	"O+pi/dywcJfCxpN8ONyP8D38U4T1VRzNRtFQHPDj6V58EH0lns/qNZUPxdyg4/YAAW4jwXMXxts89loC",
-	"rHc+eY7f4l0t09Er7upGBvmDTgNmqB8F/vLgJXtY2peLgv+7pK0iPByRH9JmuQgZN1cGpZkr0O2jDeZr",
-	"HrpxptO0Wu7nyxujRBtKzh3ScDOeGFGUTGIqUA8HTkVmpAG9HLi1qQpHOOERLDnLgYniEPU9GbVt5nmx",
-	"mY1iDlcBlZtCD8mEyROXpECpAc1zvYupYiyJVf9dqbx4KMct3dt1iD+Wqe2wwcUIGwERVwjzSDYedD6a",
-	"baWeEkMJ1iWsIAG1oL21mcd/SZ6P95UXKM9qIyR1YzPO4EM5zV1jgQZYLlixQZQuoEfp4T1vehWgNUMb",
-	"TXV62eraf9lHrwbuNFoiLbt8Hx3LFohD4nM+nEis7pJ+NAs+8kuoJKuQjIxbueJnFks1QUxbQm+Vfg8u",
-	"Xe/sPeviVnAWJVwuDcvTmFuRUWq1tL1B2+gUt2oGqEya8HWLrrUFd4NOKiObZy1jvcdmBTFzUf2PH97U",
-	"R1xYm453d7F6eqGNHT8fPh+6HIDd4fSAH4m92X50HA/kks9b58500jLxB52gYcQ+fHP6YmMV8fIBihTu",
-	"DeJIkwhBBogoz6Rdn4OG54Q/NzI6zW1Ldf83RWZwQCgrFJjYMetSpRFARErV6ceLV5en3/5w9vby/en5",
-	"+Y/f9oq0H6oqMbIStoTtI/seWHz73BcY1yEPpa/vrhVzO7OlKNV7/eNFOQNP5R8E+hB+Xtm76sx9eQbj",
-	"vstF14jsWkaib3Xf/dm7o4J8+7R/RHvr7lmBGNAuc1GQYiJvrLl5SK1omefGZLNt63uh07WnuEY9fbWO",
-	"nkqa/Fk8tFx+A5ZbNGZnun3Fry4u3hd5Iw4msMFjCsRjIo3bbdYN59Iu8ikwwF3ksIu/0P935TJNMOsm",
-	"7Dk7b6IaaTpLl4Nsx0U5eZl8Z1lIA5ATwlF4/TH+FmKA8NmzC9h6M3j2jJ06xZzqPlbaqyjjze4rgevC",
-	"EWw09IAJX52DqYfniU1aJqrWpaVb5CZM14w20QSVJgcS08TLPKMyT6HMXiVofFVzbixGamOP4GH1HEMm",
-	"/pLzxGvPLR1jBuxV8R0OrDOHsiGCFIIZNFERz7J1FVBlrOAxhptgUD87wNsbsNDR9tejkLqFwL+/HoU9",
-	"plXFvroSBjT6xUR5dbCqI2LCvM8adut1sxvf1Qa4FWady/ikXcE0FuCvPuqx1UImoj0HGXPLSxeEq4AK",
-	"WMKNNQNW8kwAosgXL5RXX2SNnNTFWxvcE61GQL4PlNhlnj3D9HN0moc+Myx09mgtQauMo2vllU9sVOGd",
-	"1tQWR9rBRFE4HmEt3vIvhH/uV13Z/XdIzWbMfA+jAGNaat3nSTJRoX/53EmY/nudyGjtPD/YwKvvOnjB",
-	"GH1s+eRp7EyluaWgPhDaNy6DVOcWI8Nl4hDmf9Ryc4IiBa7IIzBRJoQS8QkY9ddSJ/QpHAc7GA5ZS1qg",
-	"a8QSuvwmioaXLpwBu8A4MToQjZgvhQKyRDKgjkboeCsb5wR0VFdiTVkKxN1NUMmccQRhevfFaCaqG05A",
-	"TRsOQyZVlOQxFYtsRKxZl6u1i2Lig5NaAAfYNej1GMbHuhd8qYdJH9xOFPqh9vcqbiiYA8fzxV7V6lh0",
-	"TWJ+a8wtdykf0mIR+5VYu1gOtpiaKFJBgsLdNTrysVI9w1CqVHPcqOKF4XBYeGlxkLWP/gAKZBlfU9cm",
-	"0O2UQVXKiakfzkAi51niNA0z3t3VqVCUHD7Q2XzXfWR24d3boGOlLdV5dloRRp2gg/XGKMiGg9FgiA7D",
-	"pY6u+qnObGd8MBzt3QYdmIGnsjPu7A+Gg33nZ0UNC+UN/DEXbR4AxV5d/PAGawoxewa2ApNoCkM30XPY",
-	"hDH1vbrydS2UVNwlrxZ2kWFYEkm8fKJgxF5QaUbksrcQV6WqtCFCRpdnGRjIqNqhGCIWR+JyF34Oi0Ie",
-	"kFo1KeK4e6RTWeWNLfKEWpN5Q5hNc2u1GrAza9iL8/cThRErF4d17caY0goUMo6mKW2eI6t1IggPilwZ",
-	"LG6AI0RT/D2p37VuPXvD4UZqtRU3dndhl8lGyzm0n/5LrCMgHgYvkLlED8p//+Nvf6efdsvf7uuy1RbH",
-	"mG9WjW7hqi0GoPN39E0WsR2lldg5cTtV/BSJ/j/+9vedE/aPv/09vBu826BzQLvU5h8udnO3kbJ+G3QO",
-	"H/Jh0cykapV0xj99CjomXy45aM6db8VSO1UgdWYUnxvyXKG0BiPnpo9U2/cpwJ0x+nBg3LJF11bqg32n",
-	"YGqRm9moDzIBQ3csPMi8GIpFNmig3RtpLKCer14w96PenVn9P4Elju6eiCew2PLIiihqzWpv9aHWoqpN",
-	"1Htf7W22WSjXrgXcV47sGyH+qyASnAup+5GV16UbxDwWpZB3bUUq7EBiKrr4tmaMg22MC0ZvR527d6Ps",
-	"6PIvsvF6zmgtn7HNQSfVpmVbwZgCq+/7lxd3bdx7bf5DbR7rvn93ftF7JKqWfuVWVH3rQkOz3IAh4Ss6",
-	"wprD2cW+1ZpV+rDkiowbNFY3EsLrR/O9QKZ47sMG1f6SWyKQ5Su7lU6Bt5++hJ3iFxR6K1qUtPR18n5y",
-	"5zaEnXS03vyq7pb/jFYl27sgod8Lnw7+RdDwx4XA4Ge1cEqaWjjiMYjpoxFbxTI1malVTOwYZ993630L",
-	"tjsCXCuB0pKfKG/K15wE401bWTg/jxIrYuK7rQy8Rfd06P7RFwH8U5C9KMQoQhRf3AXtwci9rdGZP9Sn",
-	"al/2aNo4GI7u/7BWew8f7R3f/9FmB5LPJ0T4YP9B0BV1bhvE+0vNrw60XHUS//TpNvil6hUvfnD+avp3",
-	"JSrw06fbGj+4IJ/XXMR9qZirdWlwgJLQf/Ha1u2u79qzle59y13mAlofP7wha4qGaotyFYOGjNtakIta",
-	"VLhulLW85okK6z17PEEHLq+Ril5U2cOdu3FWOrsymJPaG7C3ughRSOP6ak8UyElXkDlgFytpYT1dat87",
-	"Ggx5D8uWDCvbF4XUENK5U7tF6xBXRIoAl+0qsX21g6cX+I99N8kQo84hdT4KS78jtSzlKhJJIuJtNrPv",
-	"QdpkXBslSmUzYgBjW9jCl1a2dtY9HO21RLOasdjNZrDbJnNpUK1zHQyPjx4wGbpVWSaoRNX70wt82jKx",
-	"r918+Co/PV49PcNsov2H8IhKV+KHcsuWHrQP5ZebDcjwu/0HLavaM+9xHHPv/g8qDY2fgMnWOGJJDRvd",
-	"OyuMkfqkfbr9XI2gaIQASNNuF32nS3egcSo89rFA3uKXc7nUsfh6prPlJQwTsu5pmiZi7OoGA0qMwz/I",
-	"1we8jDzgmbHYeqWfpwELqTlbb8C+IfekYbHGNFjfur8W9WKNPrvUvWWiokwb08deGGDgYI8nBGnHMIAQ",
-	"Hfa+51uldfb3Ly/K9m8YdoLFbq5iohygaHyjNxHtcaDZkHKXnX+TVtulJDmMS/brpSckElaY7pvAaFJN",
-	"FPpk4R8LaazO1r2gUkxJskIa3wXqxOUP6txSl3Jnxd7Dhb/Qkv1PVvHviFWwbkGavRa20aZNJT6TtFWV",
-	"+lak2M/LhQErmT9XUsXjieqzZ88KcJ49Y126cICKamUWs5RjdlVvzEKgUiAujDIERfQ2ZP/43/+H7Q/3",
-	"mh0TJ4q1NE1ERQqbOAVsdNin9m5sizLGroRIDRFTwN7/4cVL3781w9EBUNy73oBWQxv67NnYEXXAQqrB",
-	"xlLVPG5Avjcclr3Jiu65lY7LbmDfebM2tOMPlbEpBuMHDn+ZOE/BpDOeYGrlpHMbukiZcUm9qNyxWhbo",
-	"CemeLrzuYKZxXSs/xw3dhKjjSVspcMIIC1X+BDC6SIxoLhZjiC39V0sdFwciu9o4uMumfAMY+VStqVXu",
-	"mnFzhTycoty0OmmoLgAM7GLDWvsiT3lWdNyFgbthIxkupI5vxgaMs3mmQRpxFlfyvqidX9FDj+oxAIiD",
-	"4RAGrXUVDnB1vumTpITbXiH+fCTy6IClmVTOz1WWy2GWKcgVGNgXEZZNCXaMz+8pagNIwrhSNpNjNLPn",
-	"sIdVS7zo5IiCXAtaF+bDSjA8snlObWRJsLnmv1QCT/E8aUwush6d/cFwH9ff2gX3pBZ5PfQAGzbXgGW1",
-	"rtWs1pcRxkTpiCuj/HkQblesmwi0eyJuhAv4hf/N8nnolQW888d3WCyG7xUhYhh6f0hN98wVKeO4+FoH",
-	"yTE1ixMShgmwEWTY3hCFYpe4CdVGV+2dfspWgrX2g3Burvmg8TzHkoEH/LNq4sGSnz3joM4A00CbreT9",
-	"W7gm6x4O9xDExk0VSOPemHTu2ppHjjKKHFBFKQGydSsSMc/4MuyNi7wCn7tTZVZTbSedgE0o2wx41UnJ",
-	"GDGCjrD5mLodLIWzyOFLNMb/O2bdf93Muqe25HBkwrBzeAmtc1UD5GB4gJ7nsm1OCDP61p6U3I9t30Qk",
-	"5LWI70jzD4omFNzez+eR4zir3mkzxjE+z/eGHunLOgvvLcfGgtRVTGeFH5KgAQqBmQF3qEexIy9MfXEc",
-	"XBq20ErneE0GUDTVdiFPcvi4ANosofYcoGhWDc/Rgb8mXXOiqHZMGibnCq9Xcyou1SeJuHdn4Pw+D0CR",
-	"I11NjvY0UFgjvfZ06VZfgdzuKmi9hCd4IEhOzYK983L8M8DiefxlULliPg3clFDJ9+Otnhwee+9BWcag",
-	"BW4BFrBpK7TDg+cPAHe0tRJjq5PHufweHPuoVIZ8FgCVDuhFq/S7gHoqiMoKCYdLwTZEcu2C2gByftLP",
-	"uZqskZXumyA5ME5YrgyfCWoJnCZcKsyz7d3dB6kNOteq6MvgKzC9cATUlMvulk1rK3popURXbfRF1Pii",
-	"qe6WcLnWnWXtnX+jkKe9+xK0P8P7+OXBzAKsWnQSq/layvOKqGWl3o7K6+6vgiOTVtXDoEUpWusRFtPh",
-	"d7eV+qNygGaACpnd5fNjcXB8KL46PhhFs2NxMBRHx8+H8eiAj46ms+HefhTFB9HxqNx/R3lt9/TUo7Kx",
-	"BHRYSsUt9VZc8jR196yUHz3kKp+g2Mgtb2+UfPod3MaDFDpQfLn629KDnmMcSSvxgJLd+mVDwX18D+e8",
-	"+6WNVdx+aonsvfPGSyaES0oOmMX2GimoZ9O1L7sNxyys5BV44exyqLHCvmDyOpuozaLYoty39WIk336A",
-	"nIeFnUv3stnKFRpjcm3W+JOvuUQ2ELqzDSvEP67cVVYyCD+IL8elkafaOv3qKSKd+w/xWlVutvgN3X6b",
-	"lyk93nd3MDx4VIfbzb6a9abY9eNx/VHKmunuWljqkoNNszeV9ifqO1u3Yaryow2HGkBuFHazNWB2DeTa",
-	"rXrV+3IoaWS0/6BQ9Rt/b4eLbX+G6LHNqzYqEeLWWzKKG3M6QeOOoN/51g2sLMcFvKg1TW1fRc2PUFEX",
-	"7lrHZjPWlsW0FX4bcglIU/iwdNa4PsM3eE+4La5nvWOtT3zHyIZXpdyOse9B6F1FYKkveIymb/tiZ8Di",
-	"sSchXdnRPaz7l3quhLrt5hDj/EJgLaBDbQFCoLs/pCEmyo9Rb+yOVfWNjuhb+6Cjkd68X6XA5TEzQrBw",
-	"I+8jbLD+z7hworIf6Lyo3rbk+wO4wnLiI0LF5kmvnfh3F1U5pysCsNAfqxtcBdnvE3/9tn6tDjXR2haC",
-	"wAv/qARDZ2V1zUklMmEsX5tadejgjgIHihHe6av5vW36TwVP+kbH6y9JWvMdgRtGrMvRRLX/wQyu2uAY",
-	"0KkKyk1/tVr14Vz6eZZg/y0Rb8D2W0Jzu0m/t1+a/vdb2VNPfu/pSVmK+XR3m/7HVJk/W7EbHT7yBo0t",
-	"jfrrynb1Mridjd6HTqvVyl0aUDYzprxx82R3brSBWr01DjsgYYTIVUeimQmkPvidEzv/uVLy24qt7e9Q",
-	"8o3eHpZu8BsWvXhC/F2LXzYvm/lNyje8NVfeTNvc8DuLYZ5aX7m3jqZ+Fr9jPc0/6TyaFTb3HgsSCPV7",
-	"+UXGt3cWMrg2M8zwa0ENZykAhDU1rv1RpFUPuyK6xGfXl8L356E+MiFlNDtujhXdmLeg5GxWrbrF2vqY",
-	"TdfWNckHezJZgVYZ4kC7z8IT9xhNDLCc3KXB+Jx+wGghBiBjmvjlBZ+X9wEQEAtuFpj2EZ7N+m+1Ev0f",
-	"uI0WYREc3R8eVAwbvxcU3t5SLIRrv7900i0FrfZCjrguq+POVCqetTSxbK9LwLE2i2+rTQvuUz8IaPzE",
-	"f3EbdGDH7vsS37kNnqLUcp9cahslXtqypY7Jp9rdPCbMifeX6roScICot7EZD1/JF5ZmPN4p6G8HKnUU",
-	"pd0l64RRT+fcw6nodq/KBM6BXfTh9d1lqCXVP6MWpMYAT4HhVfpaVfid+wHMYzjMdj7mjhl7vH7/8iJk",
-	"XSCtgCUY5goQbQIW4S1S817tpkRQM+i6G3jsuBL2MnAXobZwgleCx3eygi1UvGM8pNiLwnfD/U/C/lcg",
-	"7AfTEusW6EaZESX5bIxRvwwsbP/wNySjEt/aCeruNBpa7EwmwvWuvlMBOKmxF6zCpRAGZT/OXA8ZokhK",
-	"fDyoR9tbu9OhC8j1hXYOABnf6VF8QOD9HkX1bAbYisiKQcXfo4YNk6najgHZmzbutgV8z2z0l+5mIuFW",
-	"XgvUdqQt0mQx56pIzwJLlDJLp2IhMfER0MX1DKeMZnezxsK4HmZr0LfQTc1yhVfdU6vyNBMzeYMES+1s",
-	"dlGrdzjW2pK60sQlKEoRctdCrNB3E+mgLbuRbjj+mpkTbyhEW1RelJ8D3mlVr5NywyXOUXJ3g0VT+cKL",
-	"6k+3/z8AAP//",
+	"7H3rchs31uCrYLlflUhvkyJ1i0VValdxnFgex/ZY8mR2Q68a7AZJRE2A00CL4iSqml/7APsQs++xjzJP",
+	"snXOAbrRZFOSFSWZ2e/7kYrM7gYOgHO/4adWoucLrYSypjX8qTUTPBU5/nl6zS3PX/BkJl5oZXOdwa+p",
+	"MEkuF1Zq1Rq24kUxzmQSsTm/6fKp+HL/qN+Pe62oZZKZmHP4Qtzw+SITrWGr6eVW1LKrBTw1Npdq2rq9",
+	"jVovMsHzF1pfSbE558VMsPj19xcx4ypl8Z/PP3zTvXj3h5dvY5bgJ4Yl8L1IWfs7ftM9nYov+52ICZ7M",
+	"mFSMs/hc2C4NHzNaMdMTJq1heqlOmJ0J5qBmP2qpDPwyZ9ywc2Hpux3DUi0MrLRa3+vvL748Ye+5nX25",
+	"e8LKuU/YK2sX71S2OmHnfC7OpRVfvuE3Eatgb/4ufLu2p5tb9vKCTzf36tzmWk3ZNc9kyq3OI1zbjJsZ",
+	"LBj+NlbDTo1XllbTdG6jljhMk/3+3jg9nPQH/eODw6PB4YAPDnkijp73j5I03R8cf5EcjVqN5/lGJ5wg",
+	"Wgfwg0hlLhLLLM+nwtYhmOh8zm1r2Cpy2c3FRORCJaJxhrf6XMnJZHOC02zJV4bFSht4YR03VTFvDX9o",
+	"uaetT01jl4d+Fy62/Rl3tqJlxIywTCuW6SngoUpZLia5MLMAOUfqbuzssYsAO81MLxE7mV1qxFWRwjBa",
+	"CZZJJSJA2kWub6QwIwUzcvY+l2bO5jq5Yu14zq8E/h13mBEqRUw/YZwlmRTKMjvjlplFBrObIpkxjuOy",
+	"Nsx5/vUfdsxIEayved6BrxVLeJ4DFcIrMPSOYUYYI2Hl8koQ2on8WuQ7pjdSGyQkVq9n428T+U6+Pvv4",
+	"17PBW3lmztSHw+TF2dHZ1eLPf3rx+rgnVq8Hyd6fVmc/Lr44mx/Oxt9/hA+u/sf3g+szNTjuJXuZGs+/",
+	"6ad/fp1tEtfzo4P+wwjzOD1IjsYDsTfZ5wfjw+Qo/UI8nxz3+WC8l+ynB+JwctT/YvB86xwPJuLbqLXg",
+	"OZ8L6zjw2eStVuI7bpPZJuoBwdMeu6Oa6Sw1rK1zFj+LO3CGc/iScWWWIjdsv39QZ1efSdYSZiV8bEUt",
+	"xecwxtmkCzB2CchwdXN+80aoqZ21hoP+3kETYb3P9bWE4RrYwlQaK4AzLdxLDGZkbSME2+WFne1m0thO",
+	"nRwkbYhjKeWXcaYTnsVARam4ZnOdiogtZ9oIR4rSIMXk4i+FMPaExam4jgnH4YN3p4Wdsb1e36Ftp9zT",
+	"pbQzljseZhhn41wvjcjZRGeZXpqIKW0ZZxNhk1l99xEmv60LbmfVpnrAW1ELQJK5SFtDmxci3N8Ft1bk",
+	"8PH//IF3/9rvHn9y/7/sfvqpH+0Pbv+tkVUCbr+iY2zkZxXuO8a1Y0CAFOKEeWjYEugc2Y6+AorXc2HY",
+	"JNdz/PH19xfu0942vPlzt5pmG9rsHR5FTUSSC7PQygjSUiZW5G/gFDdX80ZPp8gPT9h+f59ZjdA5YShS",
+	"FgPEMaGQVx14DswJBVGgC4UC7N9yMWkNW/95t9Kcdt2ru+V7JDa6ldy466tKwOD6vuLpt9yKJV/Bh4lW",
+	"VigLf/LFIpM0we6PhqApEQreTGGrxE0y42oqLidcZiJtRa25MIZP4RmsvySLVKaEnkkiFhb3BghL5/Kv",
+	"OAfDAW/D02laBT01u6cL+TLPdU6LWNMT14ByxFWCkotJYURK7EynohOxuDAil2qi65/AryzRRUawj4Fq",
+	"eQrvg/iqv5toNZGgQtBigm9SkclrYC+dHizwBc+yMU+uvuLpB+IBD995xI9FwMmQVoLzKNSV0kt1GVB1",
+	"dSDuYcDl9EIgmRrLrWgab8zTS3oYDkSMDH9nc2mMVNOIiZsFkqvOceEoD6SansB7OZ2400WmXCo6uCc4",
+	"7PUVxycsLqGOWXvGVWpmoHkQ1W0AHMExpxGBCewG2CxX2s5EXm5VBMuiBYeL67jJHDOPWVtpxCngxUwD",
+	"hl9ei1xOpBuCV5sP8+gCGHbiMILw40wBq+XZo+hRuo8vBW5YeGj+kZMrjN54mkOoTxsPGVesUOJmIRLY",
+	"UiCUIhcnLBWWy4wYn1bZCtTHSkMD/MAtIF56pj5vC2TaGrZScX15uLc33vviiO8fHo3Tyf5xf7CfTvhY",
+	"8L0kPdgXg4OBSJJj8bySEDyTqOvDCReGMJy4+cM3yAP90YjGTSoFBOJGXrdFThw3uksuPJrH08zvCvt5",
+	"+7m+GbqwD9+Nc/q4YR9e1O3mRy8ytNv9MqV6NFflaZoLY7YxQUfhNYpyn7B5YZDRixue2Gzl1LtELkBV",
+	"jpwpYxgi2X9zc/YSPUfW69jR58yLYgnsqwU3ZpkiupS6G2r2Ty0hfl1WXXFPtxnAKfW1yI38q0hRCu/S",
+	"UnfdlkdNjBTNx0mmlyfM8dwUGZE/JnwuDTLw8KjmXGZjfQNj4s6i7o9SICFXFEtmPOcJWEodz5+k+kbn",
+	"Y5mmQn0uohWpRNdCw+H4Z5dK20sOWv2GTiUNM9IKvxBYH73HyoFh65NcpEJZybOtKB2+UhcUic6RN+F2",
+	"6JzwTOeEXCAtm4YMFaBLfCkctKYekSLPM9CmVih+nwzHmnYwZm3Ysl1ekE7mhM76vhkvzYONiVmb+HT5",
+	"LFhHzNoe0dySpEKFP9AtQG0Ag3m82tApYMiNTdscMxeLjK+89ujN2A+kxD5KSfAANCgJWxVlVN2eSFuo",
+	"zx8PWW1WMne9fu5UI6+VkdbC2qI37bFSRU+Fgv0C28I4Er3Qdxn8Xvbq2tQ7Zs0mWfCpOAFJTKb+6ceL",
+	"V91Xp2+/Pn91+oeXgdX5exlvF1q/AfXhUVjguO6l1foyw1FCRHBP2VinK3R1aM3orafBgY3ZHRrgfOIm",
+	"ESI1Necdy+RcWne2+juuVqfWivmCQgmfvXqYd87V6pL7UWpkoDWDp4xMPMJ+c8JsviLzBXjI84M+MyLR",
+	"KjXOeSKMPQMldH+yx4+TfjoQB+NDfpQ80Z5twAyKdsmcnXXV5usuqR2DbGjMjUwQwTslZY9XuMe0yi4N",
+	"gPsclVJVWlNNMRYgnZOZSK5AuKI0qmSm88lI472EXvLOeMoGfbbE+IAfjBxaUrHBIZtLVVh0Wms2KXJk",
+	"k36RbCosjXqwd8wKZWVGonwpVaqXTKjUsHb8Qdh81UUPTdyJWC6nM1sBTkZpj506HlzqEWCTud/KhUSl",
+	"cJ1M0IDpsXdgrFSQ0/wiF34vUB2j9SW6UBYMQTTt8HHudBPc5g5AUW4N8rVBf3NzQP9hgIIlWAbAMiSz",
+	"2nAsOLhhZsETkbI9j4yML3huO+QOdCcdsUJlMJ+06Ho3bK5zwbhlWiUCwAOZmAtB2qrJNPA8fiXIYVXG",
+	"Q7ylhos0QAXvtbHTXJz/8Q3hDBEtoENeZGDLqBQtYtCAMayQAyfDn8c52OaOuCJmZpyiQ0xci3yFgk8m",
+	"/ATDAOOc57QXO4alYsKLzHooFiRUgfmvceMAKRriVW67CKVKdANtmrxUcKxI7O0P37xgx4NBn/3f/zPo",
+	"9/Z6+53enf7Skt88P+iDiq/kvJi3hoPSxQgG85TsxNuo9VF5ufNIiV6EA9RMlMLOQJWhEQIr4YkU+mra",
+	"eAhmLaosztNB6gu5vn1MZskNECwdM4ej14Wtve+1dMvnC4EqlHcsLbixgZnMMjkRVgK5GjlVpeemZG48",
+	"m+pc2tk8YhOcoHzgFL6IOBb6KvLNIEDEcvEjOTAcnwxCmzp3YHTHOlciMEJE6R1ioeMZJddHxa+5zPg4",
+	"e5zMTrnlY27EZREMtK6/+ZdgF4P3TlgO1EBR6YlY/rayqwlyJ/JLeBOuKjdrMhOp4+JKL1mbK6YLy6eC",
+	"ubMkt6KeBByoA89m3LC8wLfhKb6qizwRrH3+xzfnF6cXL1mScWPY4T7Iz0mRZSyV5ipiczHX+SoCu0+J",
+	"BEAHmwDEA5wm4C45ltMeq5RYhEOqaQyiF05CqGmg5e84BgegEbp3YNbqxRlXaQa8nuy6cSEz6zQfke4Y",
+	"tuSogAUIOnZiOf5QqBjXS5ye9gwxsBx9JSzCpecokC25ObvFotNjyB0ZB+6IX6liPqb4r5ckUrGaYH0M",
+	"e7WaLbmEY51odFTYfCXVdEv8/3Ari0TfQajUP4JLfr7r49dxfCCvLGfC7AhuSYmqHTUyjT8R15FafUNB",
+	"lses/bocpArVOG9sa/hDTS3OtJq2otZEiizdjJ7VI2yoLLroWbWX3iHGLZtrY9ne4VHgQ2ndfmqyNFIt",
+	"TOVcJ4Pr/RkzC5HIiayspSc4j43NcJxoKyigeC1EQpGeDWXIB/mMU1wwZIwazi7HvKZyYFQnDFDvCUMT",
+	"Frjatci7sOc1ceGSMcCYLddMMUi/sMZ4KppPelJqUJPC8Ixp5dZQ5BOeoMm6yPVC5FYKUyHJZkIPcGk2",
+	"5yDNRDcXPMUfcsGNViduElTuwuHLgLUEo81Y8vH67JcmRCyUKRYLnVuRXs5FKvkl8oCo0UZd03WUtpcT",
+	"XagUcXMt+rFFXtYdqw1sIQx7bbrK1v1ArajR+bXFmQf/cq/jvzcESfibX8hmnHUtYgnctIpJtqLKwA1B",
+	"M+GD0vL9FKYKrG1vPSQetW66U91di5MHnGQjcQRRZJHrcSbmXhyTFuZpor2BEZ0I/bJCgXgCqYaRfSvm",
+	"5j6qR8r4GoEBsBycPM/5Cv5dMp11MF8Vc64qBBc3i4wrBKmeR7FNnd5IHajpVI2JD10XpuiepT49zn1C",
+	"6mqpRFaxsbUMwA1NrSkBo7JRfiAqr3ahyj/TY9Bz/em6mNhLHx98UXcl19fyNfoanOsgIJNNHsOLtJ7p",
+	"Z3PJ0Vq5OwsjapHvvyHdrmbfc0o19F5DVMHEwoeYqmlTMdfd0qMd3Zs7RKRWBx3GeMCna/uP45TL2dj+",
+	"26gV4u/Gct8pcScl9dipd7yYpbTJTBjg/DEcOyinmALIU8NilNpxNFKxD9HGsINx6S9fzkQuygQJVDG1",
+	"Ep0TFjvkiX36EzzfoYyml2qaSTMbKSNAOUmAglOMtFuNyYOBqonKxY5BlafHGrkEcYdShjCpRgqmIelC",
+	"ArumHOyYwOVQcx2CXtfmbJHLBIC1S80moIxIrXg2UqmcSms6jGfySvRGaqR+pnX/zOaCKyDCn5lbOPt5",
+	"pH7udrvlf/By7E85Zj872NFixVVSAMWl2sF6fJDrZ9L13Ls0kJdF+CWNhiLdkRKZofAnMaBSUbH8StCA",
+	"LgeMZp6QYPabSXMA1tHQGMLx3IccUPDwhAV44TxPlrVjsg/iiMWE4PCX09Lhz7HWmeAK/kSOC38Qascn",
+	"zICywDOfNjpesXg0+jnuwM56bdEbIG2kZpojYr1er+Mh1/rSzHRuAXwrbizDf5F/TXm8DlTNcHTLMsGN",
+	"bXyrHB30sHJwgsMBlUkLC+gweOWhM6L2e+eEZs6zjE7DTTQWmV6WH7WV9n8P4RRAW5xkeknONDitzl2L",
+	"DFaGTvZwIj7W1+LxE9XWVs0zEUucRTFEAgzlIhKQe2Yiluubh5Ldjz3j1w3LcK+Uk4D+ctcs6Ny8f5La",
+	"EtbnSIVYwByvz9+9ZUogD4Lf1sHPxLXIyqEVqvlrQ/tXcOxFLhJpMHwIh5GKRM55tg3uik8xYlN3rqHh",
+	"bZqT8jdLzA5zmJzqMS0ynoPmkztXXcAD3JSVYebGq72DE1EWfW0ex17oSfhFOxZzLjNgE24T4M8il/gL",
+	"t6Jr5VzUWYRi+E3lv+/1em5qMDBCtoaMcA48rZJr1UggSfRkGD7DUcYZV1cl/HpC3nVD2Ur+jMlJha+6",
+	"z1ymwGVJ4+UQM52lGDTZyCUIh4OnHDSohrfc6hKdyoA5hdkMqEGzjxffdJ8j01qIPBHKdv1HHfRXUs72",
+	"249vgm0Iv/QuTHhjY/5cLAS3XsJV8kzneLJO4GCou0JijC1Uk03ltfA/4qBpQa4LcXkliJ6J2hwpX4kV",
+	"jWiXshqILxaC5zSMVBRToPdpUG4vkXlcaoX8TtFRV2oHubUqXYcbB5mnLJ2lFQvahihznsHCRSil8Uxq",
+	"XszUhz1ekMOme7FaCGb4Ck5/LUsUVA6vB7hEghCfg5gdR0WntjJi5iSsf67jxc9Y9rCmjDtzdEPJ/Ab0",
+	"QCSlyLu8C0GhIHWChkl9g6NwX/WELWcymeGmAQxCpGvq9w+tF4Wxeo6a8HuR4x7moAyXBt6G/r1uxjV7",
+	"KzBOBdsyzjGQgNn7mDaONh1uUCf0RATWW03t8nYUmcqoYbi/nWeslNv+Z+eZcOIvsLHdnyA28Agc50cj",
+	"gDLqI1945OCKWshWyKVQZyn4ChE0ukaIIFtRq0ZGragVHhBaKQ5T0UOCOFE3+cOlre+9Z9dbMAV1ScIB",
+	"+LNtOjVU8XIn2iJk3GtOakSBoKjbbKSxNMHnvJRNyFAyKWdnIBMscwy8Rr1jQJrNnPwVMI8JtNRUW8Pa",
+	"8SLXaZFY0+v30IqIMR9Ip6vYxZYC+l/PFwdewrOsvqI1r+rGuppKDL4vrTLiCMC5gD+WoPDMaISnTpOc",
+	"WDS8E+I//LsVtf5SiHxFGDkr3fuIf5hoUsMU98kGtM4N3OyRLBRaIqhUPQPZHmhAWL5WaltYQbbMpbWY",
+	"S1U5Xksbj7Uxc++Ecfat9tbuVCgwiMDgKjMQUp0U86pSSVoYGhOZnB5fO47Q71DiWujq+tFo1XtLT+5y",
+	"JF3UTWL3HlrAVKWzaf3W0OIez/l9HgapSsd9dK+7J0i0/ug8HDzL3k0wHnCXl40ynKOf1mSKzxeuKh2r",
+	"LOpP9Wok//N963FDboL+KWrYePIMwF5zBmBnwvrcnWGVLOay/5RY+mg1kn5Mcw1ZCV3MjGZ8pByWJVwx",
+	"K7IMcKmsPqLMkbFOMW3bRfrmfOVhacfnQgFni7/zITlMHo07vRFGM+o/N/m4qlgejV56CRfkXnH5C6VL",
+	"mdlZrovpzLE6l1o+1tbnKFojsgmJ52vM8rsWPCMxXT/Qsd5K03aHEn82MRi9epcI6iUM0MAtNhHFLaWO",
+	"Jv7HhhFwJU2JfeTncOdKuqMu188Ni3cpbDwq+v39BN/DP0VcX8XRZJD0xQE/Hu+lB8kX4vmkXoP5UMyN",
+	"Wm4PEOAmEjx3Ybz1Y68lzHrnk+f4Dd7VKn09cFdvZJw/6DRghvpR4C8PXrKHpXm5KPi/yZoqyOMB+SFt",
+	"XoiYcXNlUJq55JEu2mC+RqKd5nqxCMsDfTlkkmlDybx9Gm7CMyPKEktMHergwAuRG2lALwdubULhCCc8",
+	"gCXnBTBRHKK+J4OmzTwvN3Oj+MNVTBWm1ENyYYrMJSlQasDmud7FVDGWxMJ/B5UaD+W4lXu7DvHHKhUe",
+	"NrgcYS0g4gpnHsnGo9ZHs600VGIowbqEFSSgBrS3Nvf4L8nz8T54gfKy1kJSNzbnDD6U48I1ItgAywUr",
+	"1ojSBfQonbzjTa8StM3QxqY6PW907b/solcDdxotkYZdvo+OZQPEMfE5H04kVndJP5oZH/glBMkqJCPT",
+	"Rq74mcVVmyAuGkJvQX8Il9539p61cSs4SzIu54YVi5RbkVMqtrSdXtPoFLfaDFCZRcZXDbrWFtyNWguZ",
+	"2CJvGOs9NjdImYvqf/zwpj7izNrFcHcXq61n2tjh8/7zvssB2O2PD/iR2JvsJ8dpT875tHHuXGcNE3/Q",
+	"GRpG7MNXpy/WVpHOH6BI4d4gjmwSIcgAkRS5tKtz0PCc8OdGJqeFbegG8FWZSRwRygoFJnbK2lSZBBCR",
+	"UnX68eLV5enX3529vXx/en7+/dedMu2HqlCMDMKWsH1k3wOLb577YlYlE/p68FrxtzNbytK+199fVDPw",
+	"hfyDQB/Cj0t7V126L+dg3HfFaBuRX8tEdK3uuj87d1Scb5/2j2hv3T0rEAPaZS4KUk7kjTU3D6kVDfPc",
+	"mHyybX0v9GLlKW6j/j6su6cSKH8WDy2vX4PlFo3ZiW5e8auLi/dl3oiDCWzwlALxmEjjdpu146m0s2IM",
+	"DHAXOezsL/T/XTlfZJh1E3ecnTdSG2k6c5ezbIdl+XmVfGdZTAOQE8JReP0x/hZjgPDZswvYetN79oyd",
+	"OsWc6kSW2qsow/VuLZHr2hGtNQCBCV+dg6mH54lNXUaq1tWlXeYmjFeMNtFEQVMEiWnlVZ5RladQZa8S",
+	"NL4KujAWI7WpR/A4PMeYib8UPPPac0OHmR57VX6HA+vcoWyMIMVgBo1UwvN8FQKqjBU8xXATDOpnB3g7",
+	"PRY72v5yEFN3Efj3l4O4w7QK7KsrYUCjn42UVwdDHRET7H3WsFuvm934LjjArTBLXaYnzQqmsQB/+KjD",
+	"ljOZieYcZMxFr1wQrmIqYhk31vRYxTMBiDK/vFRefVE2clIXb93gnmg1AvJ9oMQu8+wZpquj0zz2mWGx",
+	"s0drCVpVHF0rr3xiYwvvtKY2OtL2RorC8Qhr+ZZ/If5zN3Rld98hNZsh8z2PIoxpqVWXZ9lIxf7lcydh",
+	"uu91JpOV8/xgw6+u6/gFY3SxRZSnsTO1KCwF9YHQvnIZpLqwGBmuEocw/6OWmxOVKXBlHoFJciGUSE/A",
+	"qL+WOqNP4TjYQb/PGtICXfZ67PKbKBpeuXB67ALjxOhANGI6FwrIEsmAOiCh461qtBPRUV2JFWUpEHc3",
+	"UZA54wjCdO6L0YxUOx6Bmtbvx0yqJCtSKi5Zi1izNlcrF8XEBye1AA6wa9DrMYyPdTL4UgeTPrgdKfRD",
+	"7e8FbiiYA8fzxWFhNS26JjG/NeWWu5QPabHo/UqsXCwHW1KNFKkgUenuGhz5WKmeYChVqiluVPlCv98v",
+	"vbQ4yMpHfwAF8pyvqMsT6HbKoCrlxNR3ZyCRizxzmoYZ7u7qhVCUHN7T+XTXfWR24d3bqGWlrdR5dhoI",
+	"o1bUwvpkFGT93qDXR4fhXCdX3YXObWt40B/s3UYtmIEvZGvY2u/1e/vOz4oaFsob+GMqmjwAir26+O4N",
+	"1iBi9gxsBSbRlIZupqewCUPqk3Xl62AoqbhNXi3sOsOwhJJ4+UjBiJ0oaF7ksrcQV6UK2hYhoyvyHAxk",
+	"VO1QDBGLI3G5Cz/HZeEPSK2aFHHcPdELGfLGBnlCrcy8IczGhbVa9diZNezF+fuRwoiVi8O69mRMaQUK",
+	"GUfTlDbPkdUqE4QHZa4MFjfAEaIp/p7U71p3n71+fy212oobuzuz82ytRR3aT/8p1QkQD4MXyFyiB9W/",
+	"//G3v9NPu9Vv93XlaopjTNerTLdw1QYD0Pk7uiZP2I7SSuycuJ0qf0pE9x9/+/vOCfvH3/4e3w3ebdQ6",
+	"oF1q8g+Xu7m7kbJ+G7UOH/Jh2fwktEpawx8+RS1TzOccNOfW12KunSqwcGYUnxryXKG0BiPnpotU2/Up",
+	"wK0h+nBg3Kql11bqg32nYGqZm7lRH2Qihu5YeJB7MZSKvLeBdm+ksYB6vnrB3I96d2b1/wCWOLp7Ep7B",
+	"YqsjK6OoNau90Ydai6puot77sBfaemFdsxZwX/myb5z4z4JIcC6k7idWXlduEPNYlELetRWpXqqyppkM",
+	"2Hre745xWioY+lOt08i1OMwEz02gwq/3fCy1YCrW9KO7DE0cc8ew+Ecr48gF6Mv6ANCF2ZUQCzN0KRWW",
+	"tORrfSVSkNojRVBhW8ia8trmxmv/kQ+veeUfdSAq7DOBwowVWqUKHo3UTC8xCiEt1VfxhS1ykdJKKIgS",
+	"JEFTDgSF86h01et5FIhxJaOusnikuKtk2lK4get2R3DtCvI3ilpnIsM2l1QchuWpPJmBfUlzYSOWAi0K",
+	"Zy0hLAbefHN2fvHy7e7bdxdn3/z3iKLBBO+MZ77MqrQqMKFnpFK9VK7XYGm14LBK1KpUQiOPComH1XE0",
+	"nsVIBaYLymwsI2sU2W2+xYZyVdsNRhDgIZjY2A/SQ+k1VsxVQfuqQucSbV/yZBY4IUfKaRc/+d9uHW3F",
+	"lPLqa4zvkPFAiM1c9m7GUTVL+g15FHywf/8HYfnonXxNTxmtf4OL3UathTYNzOkcLBtu2LcvL3p37ClQ",
+	"xr/3fWXt9+/OLzqN21vKgipw0ygL3oqAn52UJVNxLaLjkkvUigWNkQpFDBi9QWsVF/VT+1ag1nHu43Jh",
+	"w9ctIf7qld2gdeftp1+ir+AXFNsuewY1NFrzgSjnl4eddMJ086t63Oszegdtb0uGkhOf9lr/HNrJ9zOB",
+	"Qi3k+dLU4n2PUVJ8uG+r3ktdn5pVk3a9kch2T9uGlBgpLyZqXrjhujNKOEeqEktSd3ab2ls3MX6H7h99",
+	"lc3vguxlpVMZA/zFbQkfjNzbOg/6Q32qfoKPpo2D/uBBzLgqQISP9o7v/2i9JdDvISp+qgWugJbDKMwP",
+	"n26jn8KwU/mDCwjRv4Ow2w+fbmv84IKcylORdqVirpjsDgkUKE++jdZWuvc9sJmLGH/88IbcFTRUUxi5",
+	"HDQGXTyMIjszhNrD1goHRiquN9HyBO3tElJ1VXWpAnfjLHV+ZVDj7/TYWx0aOdTofqRATrqK5x67WEoL",
+	"62lTP+1Br887WBdoWNVPLKYOrU5Nbpe9fFyVNgJc9Y/FfvIOnk7kP/btXWM0dmJqRRZXjn3qIcxVIrJM",
+	"pNsUVt8UeJNxrdUAVt3BAYxtcUFfu9zY6vpwsNcQLt5MdljvzrxtMpdn2DjXQf/46AGTYdwCrDesAfcB",
+	"qxKftkzsi6MfvspPj9dczzBdb/8hPCJoE/5QbtnQFPqh/HK9IyB+t/+gZYVNLB/HMffu/yDoMP7U+nhF",
+	"DWvtdAPGSI0LP91+rkZQdhoBpGk2mb7Rlb/dBM4K4i1+OZdznYovJzqfX8IwMWufLhaZGLrC3IgyT/EP",
+	"cqYDL6MQU24s9jbqFouIxdQtsdNjX5H/37BUY565v0ujFlZmG42vqT3SSCW5NqaLzWbAjsGmawjSjmEA",
+	"Ifp4fBPGoJf9ty8vqn6MGNeFxa6vYqQcoOgYQYsffRFAszEVB7gAAq22TVmoGPjv1mu7SCQsMZ8+g9Gk",
+	"GikMesA/ZtJYna86UVCtTLJCGt+W7cT5hXRh6doAZ+Dew4V/oZH7H6ziX4hVsHZJmp0GttGkTWU+VbtR",
+	"lfpaLLDBnouzB6l1V1Klw5HqsmfPSnCePWNtugGEqtZlnrIFx/TFzpDFQKVAXBjGi8r0iJj943/9b7bf",
+	"39tsYTpSrKGLKSpS2CUtYoPDLvVbZFuUMecXRWKK2Ps/vHjpGyrnODoAinvX6dFqaEOfPRs6oo5YTE0O",
+	"sBa8SDcg3+v3q2aBZTvr0CVIA/tWuLWhHX8IxqYgpx84/mnkPAWj1nCEucuj1m3sQtHGZc2jcsdqadYn",
+	"pHs6t6mDmcZ1vTUdN3QToo7nHNdUQYghTCqti2B0kRmxuVgM0jc0RK50XByI7Grj4K66ZPZg5FO1ot7V",
+	"K8bNFfJwiizQ6qShwhswsMsNa2xUPuZ52QIbBm7HG9mmMbVgNDZinE1zDdKIszRIrKT+mmVTSyp4AiAO",
+	"+n0YtNbmO8LV+a5qkjLaO6X486H+owO2yKVyfq6qHrVNvvBsBQP7Kt2q68eO8Ql0ZfENSRhXK2oKTBfo",
+	"OOxhYQ0lnRxRkOsJ7eLoWGqJRzYtqK8zCTbXjZt6TJDXXRpTiLxDZ3/Q38f1N7alPqmlNhx6gA2basCy",
+	"Wht5VmuUCmOidMSVUYEKCLcr1s4E2j0JN8JF1OP/Yvk09soCXsLlW56Ww3fKHAwYer9PXTDNFSnjuPha",
+	"S9chdWMUEoaJsDNr3NxxiJIDcBPCTnLNEZmqt2etHyicmwu3GM9zLBl4wD9DEw+W/OwZB3UGmAbabBXv",
+	"38I1Wfuwv4cgblwdgzTujUkffgo9cpSy54Aqa3WQrVuRiWnO53FnWIZBfEwmZFZjbUetiI0onRN41UnF",
+	"GDFFBWHzSSu2NxfOIocv0Rj/r1jW8uVmWQuFp+DIhGHn8BJa56oGyEH/AD3PVV+qGGb0vXapegb7KopE",
+	"yGuR3lFHE5VdXri9n88jx3FWvdNmjGN8nu/1PdJXhUzeW46dO6ltn85LPyRBAxTiI1zUNNyRF+aWOQ4u",
+	"DZtppQu8twYomoonkSc5fJwBbVZQew5Qdo+H5+jAdzHIkaLiTGmYnCq879CpuFQAKNLOnZkp93kAyiKE",
+	"sPrA00BpjXSa6xEafQVyu6ug8Vas6IEgOTUL9s7L8c8AixfpL4PKVctq4KaESr5BdnhyeOydB6Xxgxa4",
+	"BVjApq3Q9g+ePwDcwdZSp61OHufye3DsIyi9+iwAgisJyrsL7gLqqSCqSpAcLkXbEMn142oCyPlJP+eu",
+	"wI2yD99lzIFxwgpl+ERQj+5FxqXCRPbO3Y3GmqBzvcB+GXwlppeOgJpy2d6yaU1VRY2U6Mr5fhE1vthU",
+	"dyu4XG/cqrjVv1HK0859FRCf4X385cHMEqxadBLLZRvqX8uoZVDQSvWr95eZkkmr6mHQstaz8QjL6fC7",
+	"26DArxpgM0CFzO7y+bE4OD4UXxwfDJLJsTjoi6Pj5/10cMAHR+NJf28/SdKD5HhQ7b+jvKaLs+pR2VQC",
+	"Osyl4paal875YuEuPqo+esjdWlG5kVveXqup9ju4jQcpdKD4fhBvKw96gXEkrcQDauLrt39F9/E9nPPu",
+	"l9ZWcfupIbL3zhsvuRAu6z9iFvvXLEA9G698XXs8ZHGQV+CFsytSwBYWJZPX+UitV52X9fSNN5X5/h7k",
+	"PCztXLoo0QZ32gx9ClLADXxRM7KB2J1tHBD/MLg8sGIQfhBf704jj7V1+tVTRDr3H+K1Cq6a+RXdfuu3",
+	"mz3ed3fQP3hUC+n1xrX1rvP143ENiKqmBO2VsNSGCrvSryvtT9TYuW7DhPKjCYc2gFzrnMBWwq6BXLvm",
+	"MrzAipJGBvsPClW/8RfpuNj2Z4geu3n3TRAhbry2przCqhVtXNr1G1+Dg60bcAEval2Jm1dR8yME6sJd",
+	"61jvdtywmKbOCoZcAtKUPiydb9xn429QyLgt70u+Y61PfOnPmlel2o6hb/LpXUVgqc94iqZv82InPhfU",
+	"3aHTPqz7lzquR0HTVT7G+YXAWkCH2gyEQHu/T0OMlB+jfnMCtq3YuHJg60UDaKRvXnhU4vKQGSFYvJb3",
+	"EW+w/s+4ASbYD3RehNef+QYcrnMD8RGhUvOk98D8y0VVzukODuykgeVDrkTzt4m/fl2/54q61G0LQeAN",
+	"nFTjpPOqfO0kiEwYy1emVn7du6OCiGKEd/pqfmub/lPJk77S6eqXJK35ltsbRqzL0US1/8EMLuwgDugU",
+	"gnLTXS6XXTiXbpFn2OBOpGuw/ZrQ3K7T7+0vTf/7teypJ7+I+KSqdX66y4b//1SZP1uxGxw+8oqaLTdh",
+	"1JXt8HbGnbXmok6rpWoRaYJu4ZQ3bp7sUpsmUMNrHLHFGEaIXPkxmplA6r3fOLHz95WSXwe2tr+kzHdS",
+	"fFi6wV1VZW8kCL2wAC2O6FLEX6HULJRfm4LRE/VvWn6zfjPUP02ViLcmq6uqfxu16N5Knvox/YYVPf9C",
+	"R7VZ41MjUWrp9JNMb+8spXCdpJjh14J6SlMICqt6XIezRKsOlk+61GvXesa34KJWUTHlVDt5gk0bMHNC",
+	"yckkLKzH9hkpG6+suwcDLNpsCXptjAPtPotP3GM0csB2c/eI43P6AeOVGAJ1lZgvL/i0uvKDgJhxM8PE",
+	"k/hs0n2rleh+x20yi8vw7H7/IDCt/F5QgH1LuRKu/f7qaLcU9BuUksw1Uh62xlLxvKFPbXNlBI61Xl8f",
+	"9iW5TwEioPET/8Vt1IIdu+9LfOc2eopq6n1y6q0VmWnL5jolr257/ZgwK9/fs+26PABEnbXNePhKfmFx",
+	"yOPdkv4CsEpLUppusiVqekL3Ik5FF/gFEzgXetlq2zeQoq5zvzufOwW+FrSuC9ia+wEkERxmMx9zx4xt",
+	"nL99eRGzNpBWxDIMtEWINhFL8KK4aad2GSooOnSjFTx2XAnblbi7kRs4wSvB0ztZwRYq3jEeUmw34xte",
+	"/wdh/zMQ9oNpibVLdKPcjIp81sao3/cXN3/4K5JRhW/NBHV3Ig8tdiIz4drT36kAnNTYC9YBUxCF8i8n",
+	"rk0UUSSlXh7U4/2NDSjRCeVavzsXhEzv9Gk+IPR/jw57NgFsRWTFsOZvUUWH6VxNx4DsTRt3oQq+Z9Za",
+	"yLdzkXErrwVqO9KWibqY9VUmiIEtTLmtYzGTmHoJ6OKuBah6TWADKNcWYwX6FjrKWaFSvAUYm4ktcjGR",
+	"N0iw1LFqFxV+h2ONXeeDPk1RWQxRuC6BpVqbSQdt1XB4zfW4mbvxhoLEZe1H9TngnVb1Si03XOZcNXf3",
+	"UDXBF15Uf7r9fwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -10,6 +10,12 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AuthRevokedSession struct {
+	Hash      []byte
+	RevokedAt time.Time
+	ExpiresAt time.Time
+}
+
 type AuthTelegramLogin struct {
 	Token     string
 	Aud       string

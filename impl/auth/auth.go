@@ -25,6 +25,7 @@ import (
 	"github.com/triadhq/triad/impl/auth/loginlimit"
 	"github.com/triadhq/triad/impl/auth/middleware"
 	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/auth/sessions"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/avatar"
 )
@@ -80,6 +81,11 @@ type Options struct {
 	// passwords per user and client address in 15 minutes), one process only; replicas share one
 	// (the reference server passes its PostgreSQL guard).
 	LoginGuard loginlimit.Guard
+	// Sessions records the sessions ended by logout (GET/POST AuthPath/logout and each provider's
+	// logout): a token of a revoked session, even one captured before, is refused and never
+	// refreshed. Default in memory (sessions.NewMemory), one process only; replicas share one
+	// (pgstate.NewSessions, the reference server's: every replica refuses it within a second).
+	Sessions sessions.Store
 	// Logger receives the service's log lines: a *slog.Logger, or the seed's Logf form
 	// (logger.Std, logger.NoOp, logger.Func(f)); default none (logger.NoOp).
 	Logger logger.Sink
@@ -176,6 +182,9 @@ func New(opts Options) (*Service, error) {
 		// One set for every verified provider of the service (their ids are random, never shared).
 		opts.UsedIDs = provider.NewMemoryUsedIDs()
 	}
+	if opts.Sessions == nil {
+		opts.Sessions = sessions.NewMemory(nil)
+	}
 	if opts.LoginGuard == nil {
 		opts.LoginGuard = loginlimit.NewMemory(0, 0, nil)
 	}
@@ -193,7 +202,7 @@ func New(opts Options) (*Service, error) {
 	})
 	s.auth = &middleware.Authenticator{
 		JWTService: s.jwt, Validator: opts.Validator, AdminPasswd: opts.AdminPasswd,
-		BasicAuthChecker: opts.BasicAuthChecker, LoginGuard: opts.LoginGuard, UserUpdater: opts.UserUpdater, L: s.log,
+		BasicAuthChecker: opts.BasicAuthChecker, LoginGuard: opts.LoginGuard, Sessions: opts.Sessions, UserUpdater: opts.UserUpdater, L: s.log,
 		ProviderKnown: s.isProvider, ErrorHandler: opts.ErrorHandler, RolesIgnoreCase: opts.RolesIgnoreCase,
 	}
 	s.redirect = provider.NewRedirectValidator(opts.URL, opts.AllowedRedirectHosts)

@@ -1,9 +1,11 @@
 package auth
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -167,8 +169,35 @@ func (s *Service) status(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, Status{Status: "logged in", User: u.Name})
 }
 
-func (s *Service) logout(w http.ResponseWriter, _ *http.Request) {
+func (s *Service) logout(w http.ResponseWriter, r *http.Request) {
+	if err := s.RevokeSession(r); err != nil {
+		web.Internal(w, r, s.log, err)
+		return
+	}
 	provider.Logout(w, s.jwt)
+}
+
+// RevokeSession ends the session of r's token for good (Options.Sessions), when r carries one that
+// verifies (a cookie one with its XSRF header, or an expired cookie one still within the cookie
+// lifetime): from then on no token of that session is accepted or refreshed, on any replica that
+// shares the store. A request without such a token revokes nothing. The logout routes call it
+// before clearing the cookies; a site with its own logout calls it too.
+func (s *Service) RevokeSession(r *http.Request) error {
+	c, _, err := s.jwt.Get(r)
+	if err != nil && !errors.Is(err, token.ErrExpired) || c.ID == "" || c.User == nil || c.Handshake != nil {
+		return nil
+	}
+	start := s.jwt.Now()
+	if c.AuthTime != 0 {
+		start = time.Unix(c.AuthTime, 0)
+	}
+	// The session's tokens are refused past its cookie lifetime anyway; one that is not refreshed
+	// (a header token) expires earlier still.
+	until := start.Add(s.jwt.CookieDuration)
+	if c.ExpiresAt != nil && c.ExpiresAt.After(until) {
+		until = c.ExpiresAt.Time
+	}
+	return s.opts.Sessions.Revoke(r.Context(), c.ID, until)
 }
 
 func (s *Service) providerHandler(action string) http.HandlerFunc {
@@ -185,6 +214,10 @@ func (s *Service) providerHandler(action string) http.HandlerFunc {
 		case "callback":
 			p.AuthHandler(w, r)
 		default:
+			if err := s.RevokeSession(r); err != nil {
+				web.Internal(w, r, s.log, err)
+				return
+			}
 			p.LogoutHandler(w, r)
 		}
 	}

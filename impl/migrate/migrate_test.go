@@ -161,14 +161,16 @@ func TestEnsure_OwnerMigratesRowRoleStarts(t *testing.T) {
 // TestSchema_HoldsTheAuthState: the server's migrations create pgstate's tables as pgstate.Schema
 // has them, so pgstate.Open finds what pgstate.New would have made.
 func TestSchema_HoldsTheAuthState(t *testing.T) {
-	b, err := schema.FS.ReadFile("00040_auth_state.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mig := strings.Join(strings.Fields(string(b)), " ")
-	for _, stmt := range strings.Split(pgstate.Schema, ";") {
-		if stmt = strings.Join(strings.Fields(stmt), " "); stmt != "" && !strings.Contains(mig, stmt) {
-			t.Errorf("db/schema/00040_auth_state.sql lacks pgstate.Schema's %q", stmt)
+	for file, want := range map[string]string{"00040_auth_state.sql": pgstate.Schema, "00210_auth_revoked_sessions.sql": pgstate.SessionsSchema} {
+		b, err := schema.FS.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mig := strings.Join(strings.Fields(string(b)), " ")
+		for _, stmt := range strings.Split(want, ";") {
+			if stmt = strings.Join(strings.Fields(stmt), " "); stmt != "" && !strings.Contains(mig, stmt) {
+				t.Errorf("db/schema/%s lacks pgstate's %q", file, stmt)
+			}
 		}
 	}
 }

@@ -124,6 +124,33 @@ func Watch[Owner any](w *Watcher, channel string, tokens *Tokens[Owner]) {
 	}
 }
 
+// Cache is a cache outside this package that a Watcher keeps true to the database, as it keeps a
+// Tokens: Drop for each hash notified on its channel (64 hex digits of a SHA-256), Flush for '*',
+// and SetLive(false) whenever a notification may have been missed (the session failed), then
+// SetLive(true) once its channel is listened to again. The Watcher calls them under its own lock:
+// they must return at once, and not call the Watcher.
+type Cache interface {
+	Drop(hash [sha256.Size]byte)
+	Flush()
+	SetLive(live bool)
+}
+
+// WatchCache registers c for the notifications of channel, like Watch for a Tokens (the auth
+// library's revoked sessions use it, so one session per process listens for both). A nil Watcher
+// watches nothing: c is never live.
+func WatchCache(w *Watcher, channel string, c Cache) {
+	if w != nil {
+		w.watch(channel, cacheOf{c})
+	}
+}
+
+// cacheOf adapts a Cache to revocable.
+type cacheOf struct{ c Cache }
+
+func (a cacheOf) drop(hash [sha256.Size]byte) { a.c.Drop(hash) }
+func (a cacheOf) flush()                      { a.c.Flush() }
+func (a cacheOf) setLive(live bool)           { a.c.SetLive(live) }
+
 func (w *Watcher) watch(channel string, c revocable) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

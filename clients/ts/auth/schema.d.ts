@@ -97,7 +97,16 @@ export interface paths {
         };
         /**
          * Log out
-         * @description Clears the `JWT` and `XSRF-TOKEN` cookies.
+         * @description Ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN`
+         *     cookies. The session is the token's `jti`, which every refresh keeps: once it is revoked, no
+         *     token of it is accepted (as `X-JWT`, as the `token` query, or as the cookie) or refreshed,
+         *     however it was captured. The answering server refuses it at once, every other replica within
+         *     a second (the reference server keeps the revocations in PostgreSQL, held in memory by each
+         *     replica and pushed to the others by LISTEN/NOTIFY, read every half second while that is
+         *     down). The token is the one the request authenticates with: `X-JWT`, the `token` query, or
+         *     the cookie with its `X-XSRF-TOKEN` header (an expired cookie token within the cookie lifetime
+         *     counts); a request without one only clears the cookies. Each provider's
+         *     `/auth/{provider}/logout` does the same.
          */
         get: operations["authLogout"];
         put?: never;
@@ -220,7 +229,7 @@ export interface paths {
         };
         /**
          * Log out through a provider
-         * @description Clears the `JWT` and `XSRF-TOKEN` cookies.
+         * @description Like `/auth/logout`, ends the session of the request's token for good, then clears the `JWT` and `XSRF-TOKEN` cookies.
          */
         get: operations["authProviderLogout"];
         put?: never;
@@ -547,7 +556,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `unauthorized`: no token, or a token that is tampered, expired past the cookie lifetime, signed with a refused algorithm, for a refused audience, from an unregistered provider, rejected by the validator, or cookie-borne without the matching X-XSRF-TOKEN. */
+        /** @description `unauthorized`: no token, or a token whose session was ended by a logout, or a token that is tampered, expired past the cookie lifetime, signed with a refused algorithm, for a refused audience, from an unregistered provider, rejected by the validator, or cookie-borne without the matching X-XSRF-TOKEN. */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -884,6 +893,7 @@ export interface operations {
             200: components["responses"]["LoggedOut"];
             400: components["responses"]["ValidationFailed"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     authLogoutPost: {
@@ -898,6 +908,7 @@ export interface operations {
             200: components["responses"]["LoggedOut"];
             400: components["responses"]["ValidationFailed"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     authLogin: {
@@ -1163,6 +1174,7 @@ export interface operations {
             200: components["responses"]["LoggedOut"];
             400: components["responses"]["UnknownProvider"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     authProviderLogoutPost: {
@@ -1183,6 +1195,7 @@ export interface operations {
             200: components["responses"]["LoggedOut"];
             400: components["responses"]["UnknownProvider"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAvatar: {

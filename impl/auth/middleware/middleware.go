@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/triadhq/triad/impl/auth/loginlimit"
+	"github.com/triadhq/triad/impl/auth/sessions"
 	"github.com/triadhq/triad/impl/auth/token"
 	"github.com/triadhq/triad/impl/web"
 )
@@ -55,6 +56,9 @@ type Authenticator struct {
 	AdminPasswd string
 	// BasicAuthChecker enables basic auth with a custom check; when set, AdminPasswd is ignored.
 	BasicAuthChecker BasicAuthFunc
+	// Sessions, when set, refuses tokens of sessions revoked at logout (checked right after the
+	// token is verified, before any refresh, so a revoked cookie is never refreshed either).
+	Sessions sessions.Store
 	// LoginGuard limits failed basic-auth passwords (per user name and client address); nil
 	// checks them without a limit (the auth service always sets one).
 	LoginGuard loginlimit.Guard
@@ -126,6 +130,9 @@ const (
 	CodeTooManyAttempts = loginlimit.CodeTooManyAttempts
 )
 
+// ErrRevoked joins ErrUnauthorized for a token whose session was revoked (logout).
+var ErrRevoked = errors.New("middleware: session revoked")
+
 // ErrUnauthorized is returned by Authenticate when the request has no acceptable credentials.
 var ErrUnauthorized = errors.New("middleware: unauthorized")
 
@@ -163,6 +170,10 @@ func (a *Authenticator) authenticate(w http.ResponseWriter, r *http.Request) (to
 		}
 	}
 	claims, tok, err := a.JWTService.Get(r)
+	if (err == nil || errors.Is(err, token.ErrExpired)) && a.Sessions != nil && claims.ID != "" && a.Sessions.Revoked(claims.ID) {
+		// Verified, but its session was ended by a logout: a captured token is worth nothing.
+		return token.User{}, errors.Join(ErrUnauthorized, ErrRevoked)
+	}
 	if errors.Is(err, token.ErrExpired) {
 		// Within the cookie lifetime (checked by Get) an expired cookie token is re-issued; the
 		// ClaimsUpdater runs again, so a block set there takes effect at refresh.

@@ -3,9 +3,9 @@
 // pending messenger logins (TelegramLogins) and the election of the one process that polls a bot
 // (Leader, a session-level advisory lock held on a dedicated connection).
 //
-// New creates the package's own two tables (auth_used_ids, auth_telegram_logins) when missing, and
-// nothing else, so it can share any database, the embedder's included. Open uses them as they are:
-// for a server whose migrations create them (triad's db/schema/00040_auth_state.sql holds Schema),
+// New creates the package's own tables (auth_used_ids, auth_telegram_logins, and
+// auth_revoked_sessions of Sessions) when missing, and nothing else, so it can share any database, the embedder's included. Open uses them as they are:
+// for a server whose migrations create them (triad's db/schema/00040_auth_state.sql holds Schema, 00210_auth_revoked_sessions.sql SessionsSchema),
 // so that it can run as a role that may not change the schema.
 package pgstate
 
@@ -66,7 +66,7 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, Schema)
+		_, err := tx.Exec(ctx, Schema+";"+SessionsSchema)
 		return err
 	})
 	if err != nil {

@@ -112,7 +112,7 @@ func TestNew_CreatesOnlyItsTables(t *testing.T) {
 		_ = rows.Scan(&n)
 		tables = append(tables, n)
 	}
-	if rows.Err() != nil || len(tables) != 2 || tables[0] != "auth_telegram_logins" || tables[1] != "auth_used_ids" {
+	if rows.Err() != nil || len(tables) != 3 || tables[0] != "auth_revoked_sessions" || tables[1] != "auth_telegram_logins" || tables[2] != "auth_used_ids" {
 		t.Fatalf("tables %v (%v)", tables, rows.Err())
 	}
 }
