@@ -48,6 +48,12 @@ generate: ## regenerate gen/ from api/*.yaml (oapi-codegen) and db/ (sqlc), and 
 	$(SQLC) generate
 	@$(MAKE) --no-print-directory sdk
 
+.PHONY: new-surface
+new-surface: ## scaffold a surface NAME (TOKENS: the token source it accepts, orders) that builds, passes its tests and is served; then make generate (docs/adding-a-surface.md)
+	@test -n "$(NAME)" || { echo "usage: make new-surface NAME=notes [TOKENS=orders]"; exit 2; }
+	$(GO) run ./cmd/newsurface -name '$(NAME)' -tokens '$(or $(TOKENS),orders)'
+	@$(MAKE) --no-print-directory generate
+
 .PHONY: check-generated
 check-generated: ## regenerate and fail if gen/ or clients/ts/*/schema.d.ts differ from what is committed
 	@$(MAKE) --no-print-directory generate

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/triadhq/triad/impl/brands"
 	"github.com/triadhq/triad/impl/brands/devdata"
 	"github.com/triadhq/triad/impl/brands/httpapi"
 )
@@ -46,5 +47,11 @@ func (a *app) mountBrands(r chi.Router) error {
 		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "changed", changed)
 	}
 	a.sweepTokens("brands", api.Tokens().Sweep)
+	a.tokens.Provide("brands", tokenSource("brands", api.Tokens().Resolve, func(p brands.Principal) (string, string) {
+		if p.IsAdmin {
+			return p.UserID, "admin"
+		}
+		return p.UserID, "user"
+	}))
 	return api.Mount(r)
 }

@@ -21,11 +21,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/cors"
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/metrics"
 	"github.com/triadhq/triad/impl/migrate"
 	"github.com/triadhq/triad/impl/opaquetoken"
@@ -79,25 +79,14 @@ type app struct {
 	// session per process, whatever the number of surfaces.
 	revocations *opaquetoken.Watcher
 	drain       draining
-	closers     []func()
+	// tokens are the token sources the surfaces provide and use by name (kit.Sources), sealed
+	// once every surface is mounted.
+	tokens  *kit.Sources
+	closers []func()
 }
 
 // onClose registers f to run at shutdown, after the HTTP server has stopped.
 func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
-
-// surface is one API: its name (its spec is api/<name>.yaml) and what mounts it on the root router.
-type surface struct {
-	name  string
-	mount func(*app, chi.Router) error
-}
-
-// surfaces mount the APIs, one per spec in api/ (TestSurfaces_EverySpecIsMounted); each lives in
-// its own file. Adding one is this one line: docs/adding-a-surface.md.
-var surfaces = []surface{
-	{"orders", (*app).mountOrders},
-	{"brands", (*app).mountBrands},
-	{"auth", (*app).mountAuth},
-}
 
 // run starts the server and blocks until ctx ends or a signal arrives. ready, when not nil, gets
 // the bound address once the server accepts connections (tests use it).
@@ -161,7 +150,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
 	}
 	a := &app{cfg: cfg, pool: pool, reads: pgread.New(pool, dbs.read), direct: dbs.direct, log: log, metrics: reg,
-		revocations: opaquetoken.NewSessionWatcher(dbs.direct, pool, log)}
+		revocations: opaquetoken.NewSessionWatcher(dbs.direct, pool, log), tokens: kit.NewSources()}
 	reg.WatchReads(a.reads.Counts)
 	defer func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
@@ -361,6 +350,9 @@ func (a *app) routes() (http.Handler, error) {
 		if err := s.mount(a, r); err != nil {
 			return nil, fmt.Errorf("mounting %s: %w", s.name, err)
 		}
+	}
+	if err := a.tokens.Seal(); err != nil {
+		return nil, err
 	}
 	return livenessFirst(r), nil
 }

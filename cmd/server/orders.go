@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -44,6 +45,9 @@ func (a *app) mountOrders(r chi.Router) error {
 		}
 	}
 	a.sweepTokens("orders", api.Tokens().Sweep)
+	a.tokens.Provide("orders", tokenSource("orders", api.Tokens().Resolve, func(p *orders.Principal) (string, string) {
+		return strconv.FormatInt(p.ID, 10), string(p.Type)
+	}))
 	// Every replica sweeps; each stale order moves once (the statement skips rows another holds).
 	timeout := a.cfg.Orders.InProgressTimeout
 	a.onClose(sweep.Start(a.log, "orders in progress", staleSweepEvery(timeout), func(ctx context.Context) (int64, error) {

@@ -1,12 +1,22 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/triadhq/triad/api"
+	"github.com/triadhq/triad/impl/bearer"
+	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/metrics"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // TestSurfaces_EverySpecIsMounted: every spec in api/ is a surface this server mounts, publishes
@@ -48,5 +58,69 @@ func TestSurfaces_EverySpecIsMounted(t *testing.T) {
 				t.Errorf("metrics label %s of api/%s.yaml surface %q, want %q (two specs share its first path segment?)", path, name, got, name)
 			}
 		}
+	}
+}
+
+// whoami is a kit surface used by the tests below: GET /test/whoami answers the caller a token of
+// source names.
+func whoami(source string) surface {
+	return kitSurface("whoami", func(d kit.Deps, r chi.Router) error {
+		auth := bearer.New(d.Tokens.Use("whoami", source), bearer.Options[kit.Caller]{Realm: "whoami"})
+		r.With(auth.Middleware).Get("/test/whoami", func(w http.ResponseWriter, r *http.Request) {
+			c, _ := bearer.From[kit.Caller](r.Context())
+			web.WriteJSON(w, http.StatusOK, c)
+		})
+		return nil
+	})
+}
+
+// TestSurfaces_TokenSourcesByName: a surface accepts another's tokens by the source's name, even
+// when it is mounted before the surface that provides them (here first, ahead of brands), and a
+// name no surface provides stops the server at start-up, naming it. Not parallel: it changes the
+// package's surface list for its own servers.
+func TestSurfaces_TokenSourcesByName(t *testing.T) {
+	saved := surfaces
+	t.Cleanup(func() { surfaces = saved })
+	surfaces = append([]surface{whoami("brands")}, saved...)
+	base, stop := testServer(t, "-database-url", dbtest.NewURL(t))
+	resp, err := http.PostForm(base+"/api/user/register", url.Values{"name": {"Kit"}, "email": {"kit@example.com"}, "password": {"kit-password-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		ID    string `json:"_id"`
+		Token string `json:"token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	if err != nil || reg.Token == "" {
+		t.Fatalf("register: %d %v", resp.StatusCode, err)
+	}
+	ask := func(tok string) (int, kit.Caller) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/test/whoami", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var c kit.Caller
+		_ = json.NewDecoder(resp.Body).Decode(&c)
+		return resp.StatusCode, c
+	}
+	if status, c := ask(reg.Token); status != http.StatusOK || c != (kit.Caller{Source: "brands", UserID: reg.ID, Role: "user"}) {
+		t.Fatalf("a brands token: %d %+v, want 200 and the brands user %s", status, c, reg.ID)
+	}
+	if status, _ := ask("not-a-token"); status != http.StatusUnauthorized {
+		t.Fatalf("an unknown token: %d, want 401", status)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	surfaces = append([]surface{whoami("brnads")}, saved...)
+	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-log-level", "warn", "-database-url", dbtest.NewURL(t)}, nil)
+	if err == nil || !strings.Contains(err.Error(), `"brnads" (used by whoami)`) {
+		t.Fatalf("a surface using an unknown source: run = %v, want a start-up error naming it", err)
 	}
 }

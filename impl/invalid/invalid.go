@@ -8,6 +8,7 @@ package invalid
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -229,4 +230,34 @@ func count(n json.Number, noun string) string {
 		return "1 " + noun
 	}
 	return string(n) + " " + noun + "s"
+}
+
+// ErrInput is what every refusal of input matches (errors.Is): a surface's refusal table maps it
+// to 400 validation_failed with the Problems as the details (refusal.InvalidInput).
+var ErrInput = errors.New("invalid input")
+
+// Problems is a domain's refusal of input: every problem it found, in the shared vocabulary, with
+// no place (In) yet; the surface's edge places each (Detail.At). It is the one field-problem error
+// of the domains and imports no net/http.
+type Problems []Detail
+
+// Error lists the problems on one line.
+func (p Problems) Error() string {
+	parts := make([]string, len(p))
+	for i, d := range p {
+		parts[i] = d.Field + ": " + d.Message
+	}
+	return "invalid input: " + strings.Join(parts, "; ")
+}
+
+// Is makes every Problems match ErrInput.
+func (p Problems) Is(target error) bool { return target == ErrInput }
+
+// ProblemsOf returns the problems err carries (errors.As), or nil.
+func ProblemsOf(err error) Problems {
+	var p Problems
+	if errors.As(err, &p) {
+		return p
+	}
+	return nil
 }

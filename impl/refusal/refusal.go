@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/web"
@@ -140,3 +141,18 @@ const CodeTooManySignups = "too_many_signups"
 // 429 with the wait until the address's window ends.
 var TooManySignups = Entry{Err: loginguard.ErrTooManySignups, Refusal: Refusal{Status: http.StatusTooManyRequests,
 	Code: CodeTooManySignups, RetryAfter: loginguard.RetryAfter}}
+
+// InvalidInput is the entry of a domain's refusal of input (invalid.Problems, matching
+// invalid.ErrInput): 400 validation_failed listing every problem, each placed by in (a domain
+// names fields; where they were sent is the edge's knowledge).
+func InvalidInput(in func(field string) invalid.In) Entry {
+	return Entry{Err: invalid.ErrInput, Refusal: Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
+		Message: web.MessageValidation, Details: func(err error) []web.FieldError {
+			problems := invalid.ProblemsOf(err)
+			out := make([]web.FieldError, len(problems))
+			for i, p := range problems {
+				out[i] = p.At(in(p.Field))
+			}
+			return out
+		}}}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/web"
 )
 
@@ -46,5 +47,27 @@ func TestTable_Write(t *testing.T) {
 			w.Header().Get("Retry-After") != tc.retry || w.Header().Get("WWW-Authenticate") != tc.chall {
 			t.Errorf("%v: got %d %+v headers %v", tc.err, w.Code, body, w.Header())
 		}
+	}
+}
+
+// TestInvalidInput: a domain's invalid.Problems, however wrapped, answers 400 validation_failed
+// with every problem placed by the edge.
+func TestInvalidInput(t *testing.T) {
+	table := Table{InvalidInput(func(field string) invalid.In {
+		if field == "id" {
+			return invalid.Path
+		}
+		return invalid.Body
+	})}
+	err := fmt.Errorf("create: %w", invalid.Problems{invalid.New("", "text", invalid.Blank), invalid.New("", "id", invalid.Invalid)})
+	w := httptest.NewRecorder()
+	table.ResponseErrorHandler(nil)(w, httptest.NewRequest("POST", "/", nil), err)
+	var body web.Error
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != 400 || body.Code != web.CodeValidation || len(body.Details) != 2 ||
+		body.Details[0].In != invalid.Body || body.Details[0].Code != invalid.Blank || body.Details[1].In != invalid.Path {
+		t.Fatalf("got %d %+v", w.Code, body)
 	}
 }

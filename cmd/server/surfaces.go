@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/impl/bearer"
+	"github.com/triadhq/triad/impl/kit"
+	"github.com/triadhq/triad/impl/opaquetoken"
+)
+
+// surface is one API: its name (its spec is api/<name>.yaml) and what mounts it on the root router.
+type surface struct {
+	name  string
+	mount func(*app, chi.Router) error
+}
+
+// surfaces mount the APIs, one per spec in api/ (TestSurfaces_EverySpecIsMounted). The first three
+// have their own files here; a surface made by `make new-surface` is one line at the end, with its
+// import (docs/adding-a-surface.md). The order is /docs' order; nothing else depends on it (token
+// sources are resolved by name once all are mounted).
+var surfaces = []surface{
+	{"orders", (*app).mountOrders},
+	{"brands", (*app).mountBrands},
+	{"auth", (*app).mountAuth},
+	// new surfaces: make new-surface adds its line above this one.
+}
+
+// kitSurface registers a surface built on the kit: mount gets the database, the logger and the
+// token sources.
+func kitSurface(name string, mount func(kit.Deps, chi.Router) error) surface {
+	return surface{name, func(a *app, r chi.Router) error {
+		return mount(kit.Deps{Pool: a.pool, Log: a.log.With("surface", name), Tokens: a.tokens}, r)
+	}}
+}
+
+// tokenSource makes a surface's opaque-token store a named token source: resolve's principal
+// becomes a kit.Caller by who (user id, role), and an unknown, expired or revoked token
+// bearer.ErrInvalid.
+func tokenSource[P any](name string, resolve func(context.Context, string) (P, error), who func(P) (id, role string)) kit.Resolver {
+	return func(ctx context.Context, tok string) (kit.Caller, error) {
+		p, err := resolve(ctx, tok)
+		if errors.Is(err, opaquetoken.ErrInvalid) {
+			return kit.Caller{}, bearer.ErrInvalid
+		}
+		if err != nil {
+			return kit.Caller{}, err
+		}
+		id, role := who(p)
+		return kit.Caller{Source: name, UserID: id, Role: role}, nil
+	}
+}

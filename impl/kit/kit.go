@@ -1,0 +1,120 @@
+// Package kit is what a surface built on the house kit gets from the server: the database, the
+// logger, and the credentials it accepts, named rather than reached for. A surface scaffolded by
+// `make new-surface` exports one Mount(kit.Deps, chi.Router) error, registered by one line in
+// cmd/server (docs/adding-a-surface.md).
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/impl/bearer"
+)
+
+// Deps are what the server hands a kit surface when it mounts it.
+type Deps struct {
+	// Pool is the server's database (the migrations in db/schema have run).
+	Pool *pgxpool.Pool
+	// Log receives the surface's internal errors.
+	Log *slog.Logger
+	// Tokens are the server's token sources, by name.
+	Tokens *Sources
+}
+
+// Caller is who an access token names, whatever source issued it.
+type Caller struct {
+	// Source is the token source's name ("orders", "brands").
+	Source string
+	// UserID is the user's id in that source: two sources' ids are different users.
+	UserID string
+	// Role is the source's role of the user ("Customer", "Performer", "admin", "user").
+	Role string
+}
+
+// Resolver resolves a presented token into its Caller, or an error matching bearer.ErrInvalid when
+// the token authenticates nobody (bearer.Middleware's default).
+type Resolver = bearer.Resolver[Caller]
+
+// Sources are the token sources of one server, by name: a surface that issues tokens provides its
+// own (orders, brands), and a surface that accepts them uses one by name. A name is resolved once
+// every surface is mounted (Seal), so no surface depends on the order surfaces are mounted in, and
+// a name nobody provides stops the server at start-up instead of refusing every request.
+type Sources struct {
+	mu       sync.Mutex
+	provided map[string]Resolver
+	used     map[string][]string // name → the surfaces using it
+	sealed   bool
+	// frozen is provided as Seal left it: what the resolvers read, without a lock.
+	frozen atomic.Pointer[map[string]Resolver]
+}
+
+// NewSources returns an empty set of sources.
+func NewSources() *Sources {
+	return &Sources{provided: map[string]Resolver{}, used: map[string][]string{}}
+}
+
+// Provide registers the source name. Providing a name twice, or after Seal, is a wiring mistake
+// and panics.
+func (s *Sources) Provide(name string, r Resolver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sealed {
+		panic("kit: token source " + name + " provided after the surfaces were mounted")
+	}
+	if _, dup := s.provided[name]; dup {
+		panic("kit: token source " + name + " provided twice")
+	}
+	s.provided[name] = r
+}
+
+// errNotSealed is what a source answers when a request arrives before the server has sealed its
+// sources (only a test that skips Seal sees it).
+var errNotSealed = errors.New("kit: token sources used before Seal")
+
+// Use returns the resolver of source name for surface user. The source may be provided later
+// (by a surface mounted after user); Seal checks that it is.
+func (s *Sources) Use(user, name string) Resolver {
+	s.mu.Lock()
+	s.used[name] = append(s.used[name], user)
+	s.mu.Unlock()
+	return func(ctx context.Context, tok string) (Caller, error) {
+		m := s.frozen.Load()
+		if m == nil {
+			return Caller{}, errNotSealed
+		}
+		return (*m)[name](ctx, tok)
+	}
+}
+
+// Seal ends the providing: it fails, naming them, when a source used is provided by no surface.
+func (s *Sources) Seal() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sealed = true
+	s.frozen.Store(&s.provided)
+	var missing []string
+	for name, users := range s.used {
+		if _, ok := s.provided[name]; !ok {
+			missing = append(missing, fmt.Sprintf("%q (used by %s)", name, strings.Join(users, ", ")))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	have := make([]string, 0, len(s.provided))
+	for name := range s.provided {
+		have = append(have, name)
+	}
+	slices.Sort(have)
+	return fmt.Errorf("no surface provides the token source %s; provided: %s", strings.Join(missing, ", "), strings.Join(have, ", "))
+}
