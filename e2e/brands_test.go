@@ -51,14 +51,14 @@ func TestBrands_UserJourneyThroughGeneratedClient(t *testing.T) {
 	api := newBrandsClient(t)
 	ctx := context.Background()
 
-	reg, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Grace", Email: "grace@e2e.test", Password: "grace-password"})
+	reg, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, nil, brandsapi.RegisterRequest{Name: "Grace", Email: "grace@e2e.test", Password: "grace-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if reg.JSON201 == nil || reg.JSON201.Token == "" || len(reg.JSON201.Subscriptions) != 0 {
 		t.Fatalf("register: status %d, body %s; want a new user with a token and no subscriptions", reg.StatusCode(), reg.Body)
 	}
-	taken, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Other", Email: "GRACE@e2e.test", Password: "other-password"})
+	taken, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, nil, brandsapi.RegisterRequest{Name: "Other", Email: "GRACE@e2e.test", Password: "other-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestBrands_LogoutEndsEveryToken(t *testing.T) {
 	api := newBrandsClient(t)
 	ctx := context.Background()
 	email := uniqueName("devices") + "@e2e.test"
-	reg, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Devices", Email: email, Password: "devices-password"})
+	reg, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, nil, brandsapi.RegisterRequest{Name: "Devices", Email: email, Password: "devices-password"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestBrands_LogoutEndsEveryToken(t *testing.T) {
 	}
 	phone, laptop := login(email, "devices-password"), login(email, "devices-password")
 	otherEmail := uniqueName("bystander") + "@e2e.test"
-	if r, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Bystander", Email: otherEmail, Password: "bystander-password"}); err != nil || r.JSON201 == nil {
+	if r, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, nil, brandsapi.RegisterRequest{Name: "Bystander", Email: otherEmail, Password: "bystander-password"}); err != nil || r.JSON201 == nil {
 		t.Fatalf("register another user: %v %v", err, r)
 	}
 	demo := login(otherEmail, "bystander-password")
@@ -295,7 +295,7 @@ func TestBrands_AdminThroughGeneratedClient(t *testing.T) {
 	}
 	admin := login(brandsAdmin())
 	userEmail := uniqueName("brand-fan") + "@e2e.test"
-	if r, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Brand Fan", Email: userEmail, Password: "brand-fan-password"}); err != nil || r.JSON201 == nil {
+	if r, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, nil, brandsapi.RegisterRequest{Name: "Brand Fan", Email: userEmail, Password: "brand-fan-password"}); err != nil || r.JSON201 == nil {
 		t.Fatalf("register a user: %v %v", err, r)
 	}
 	user := login(userEmail, "brand-fan-password")
@@ -334,7 +334,7 @@ func TestBrands_AdminThroughGeneratedClient(t *testing.T) {
 	if upd.JSON200 == nil || upd.JSON200.Availability || upd.JSON200.SubscriberCount != 1 {
 		t.Fatalf("update: status %d, body %s; want unavailable with its subscriber kept", upd.StatusCode(), upd.Body)
 	}
-	other, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, brandsapi.RegisterRequest{Name: "Late", Email: uniqueName("late") + "@e2e.test", Password: "late-password"})
+	other, err := api.RegisterBrandsUserWithFormdataBodyWithResponse(ctx, nil, brandsapi.RegisterRequest{Name: "Late", Email: uniqueName("late") + "@e2e.test", Password: "late-password"})
 	if err != nil || other.JSON201 == nil {
 		t.Fatalf("register: %v %s", err, other.Body)
 	}

@@ -174,7 +174,7 @@ func TestDeployment_PoolerStandbyMigrateRowRole(t *testing.T) {
 	a, b, c := newOrdersEnvAt(t, d.nodes[0].URL), newOrdersEnvAt(t, d.nodes[1].URL), newOrdersEnvAt(t, d.nodes[2].URL)
 
 	// Made on one, signed in and ordering on another, listing on the third.
-	reg, err := a.anon.RegisterOrdersUserWithResponse(ctx, ordersapi.RegisterOrdersUserJSONRequestBody{
+	reg, err := a.anon.RegisterOrdersUserWithResponse(ctx, nil, ordersapi.RegisterOrdersUserJSONRequestBody{
 		Username: "deployed", Password: "deployed-password", UserType: ordersapi.Customer})
 	if err != nil || reg.JSON201 == nil {
 		t.Fatalf("register on replica 1: %v %s", err, reg.Body)
@@ -193,7 +193,7 @@ func TestDeployment_PoolerStandbyMigrateRowRole(t *testing.T) {
 	}
 	readsBefore := d.standbyReads(t)
 	for i := range 10 {
-		made, err := onB.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: fmt.Sprintf("deployed job %d", i), Price: "12.50"})
+		made, err := onB.CreateOrderWithResponse(ctx, nil, ordersapi.NewOrder{Description: fmt.Sprintf("deployed job %d", i), Price: "12.50"})
 		if err != nil || made.JSON201 == nil {
 			t.Fatalf("order on replica 2: %v %s", err, made.Body)
 		}

@@ -55,7 +55,7 @@ func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 	}
 	create := func(price string) func(int) int {
 		return func(i int) int {
-			r, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: fmt.Sprintf("job %d", i), Price: json.Number(price)})
+			r, err := customer.api.CreateOrderWithResponse(ctx, nil, ordersapi.NewOrder{Description: fmt.Sprintf("job %d", i), Price: json.Number(price)})
 			if err != nil {
 				t.Error(err)
 				return 0

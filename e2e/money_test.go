@@ -68,7 +68,7 @@ func main() {
 		panic(err)
 	}
 	name := os.Getenv("TRIAD_USER")
-	reg, err := api.RegisterOrdersUserWithResponse(ctx, ordersclient.NewUser{Username: name, Password: "money-password", UserType: ordersclient.Customer})
+	reg, err := api.RegisterOrdersUserWithResponse(ctx, nil, ordersclient.NewUser{Username: name, Password: "money-password", UserType: ordersclient.Customer})
 	if err != nil || reg.JSON201 == nil {
 		panic(fmt.Sprint(err, reg.StatusCode(), string(reg.Body)))
 	}
@@ -92,7 +92,7 @@ func main() {
 		if err := price.FromPriceNumber(ordersclient.PriceNumber(amount)); err != nil {
 			panic(err)
 		}
-		created, err := api.CreateOrderWithResponse(ctx, ordersclient.NewOrder{Description: "exact", Price: price}, auth)
+		created, err := api.CreateOrderWithResponse(ctx, nil, ordersclient.NewOrder{Description: "exact", Price: price}, auth)
 		if err != nil || created.JSON201 == nil {
 			panic(fmt.Sprint(err, created.StatusCode(), string(created.Body)))
 		}

@@ -63,7 +63,7 @@ func (e *ordersEnv) signUp(username string, role ordersapi.UserType) ordersUser 
 	e.t.Helper()
 	username = uniqueName(username)
 	password := username + "-password"
-	reg, err := e.anon.RegisterOrdersUserWithResponse(context.Background(), ordersapi.RegisterOrdersUserJSONRequestBody{
+	reg, err := e.anon.RegisterOrdersUserWithResponse(context.Background(), nil, ordersapi.RegisterOrdersUserJSONRequestBody{
 		Username: username, Password: password, UserType: role,
 	})
 	if err != nil {
@@ -131,7 +131,7 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 	wantMoney(t, "new customer's balance", customer.balance(t), "500")
 	wantMoney(t, "new performer's balance", performer.balance(t), "300")
 
-	created, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: "Paint the fence", Price: "120.50"})
+	created, err := customer.api.CreateOrderWithResponse(ctx, nil, ordersapi.NewOrder{Description: "Paint the fence", Price: "120.50"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 	})
 	t.Run("taken username: 409", func(t *testing.T) {
 		// Usernames are unique regardless of letter case.
-		r, err := e.anon.RegisterOrdersUserWithResponse(ctx, ordersapi.NewUser{Username: strings.ToUpper(customer.Username), Password: "whatever-pass", UserType: ordersapi.Performer})
+		r, err := e.anon.RegisterOrdersUserWithResponse(ctx, nil, ordersapi.NewUser{Username: strings.ToUpper(customer.Username), Password: "whatever-pass", UserType: ordersapi.Performer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 
 	t.Run("an order beyond the balance: 409, nothing created", func(t *testing.T) {
 		// 500.00 cannot reserve 1000 + 50.
-		r, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: "Build a house", Price: "1000"})
+		r, err := customer.api.CreateOrderWithResponse(ctx, nil, ordersapi.NewOrder{Description: "Build a house", Price: "1000"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +298,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 		}
 	})
 
-	created, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: "Build a shed", Price: "400"})
+	created, err := customer.api.CreateOrderWithResponse(ctx, nil, ordersapi.NewOrder{Description: "Build a shed", Price: "400"})
 	if err != nil || created.JSON201 == nil {
 		t.Fatalf("create order: %v %s", err, created.Body)
 	}
@@ -314,7 +314,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 		}
 	})
 	t.Run("performer creates an order: 403", func(t *testing.T) {
-		r, err := performer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: "x", Price: "1"})
+		r, err := performer.api.CreateOrderWithResponse(ctx, nil, ordersapi.NewOrder{Description: "x", Price: "1"})
 		if err != nil {
 			t.Fatal(err)
 		}

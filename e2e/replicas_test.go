@@ -46,7 +46,7 @@ func TestReplicas_LedgerExactUnderRacesThroughBalancer(t *testing.T) {
 	const orderCount = 6
 	ids := make([]int64, orderCount)
 	for i := range ids {
-		r, err := customer.api.CreateOrderWithResponse(ctx, ordersapi.NewOrder{Description: fmt.Sprintf("job %d", i), Price: "10.00"})
+		r, err := customer.api.CreateOrderWithResponse(ctx, nil, ordersapi.NewOrder{Description: fmt.Sprintf("job %d", i), Price: "10.00"})
 		if err != nil || r.JSON201 == nil {
 			t.Fatalf("create: %v %s", err, r.Body)
 		}

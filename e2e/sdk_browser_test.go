@@ -164,7 +164,7 @@ func TestSDKCrossOrigin(t *testing.T) {
 		t.Errorf("calls from an unlisted origin: %v, want both to fail with TypeError", refused)
 	}
 	// The preflight was refused, so the browser never sent the POST: the name is still free.
-	reg, err := e.anon.RegisterOrdersUserWithResponse(context.Background(), ordersapi.RegisterOrdersUserJSONRequestBody{
+	reg, err := e.anon.RegisterOrdersUserWithResponse(context.Background(), nil, ordersapi.RegisterOrdersUserJSONRequestBody{
 		Username: "web-probe-" + suffix, Password: "web-probe-password", UserType: ordersapi.Customer,
 	})
 	if err != nil {
