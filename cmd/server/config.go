@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/brands"
 	"github.com/triadhq/triad/impl/loginguard"
 	"github.com/triadhq/triad/impl/orders"
 	"github.com/triadhq/triad/impl/password"
@@ -264,7 +265,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.StringVar(&c.Orders.ClientID, "orders-client-id", env("ORDERS_CLIENT_ID", ""), "OAuth2 client id of the orders API (ORDERS_CLIENT_ID)")
 	c.Orders.ClientSecret = Secret(env("ORDERS_CLIENT_SECRET", ""))
 	fs.Var(secretFlag{&c.Orders.ClientSecret}, "orders-client-secret", "OAuth2 client secret of the orders API (ORDERS_CLIENT_SECRET)")
-	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", e.duration("ORDERS_TOKEN_TTL", 24*time.Hour), "access token lifetime (ORDERS_TOKEN_TTL)")
+	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", e.duration("ORDERS_TOKEN_TTL", orders.DefaultTokenTTL), "access token lifetime (ORDERS_TOKEN_TTL)")
 	fs.IntVar(&c.Orders.MaxInProgress, "orders-max-in-progress", e.int("ORDERS_MAX_IN_PROGRESS", orders.DefaultMaxInProgress), "orders one performer may hold IN PROGRESS at once; a take beyond gets 409 too_many_in_progress (ORDERS_MAX_IN_PROGRESS)")
 	fs.IntVar(&c.Orders.ListShare, "orders-list-share", e.int("ORDERS_LIST_SHARE", 0), "list pages one user reads at once per replica, more wait their turn; 0 is a quarter of the database pool, at least 1 (ORDERS_LIST_SHARE)")
 	fs.DurationVar(&c.Orders.ListTimeout, "orders-list-timeout", e.duration("ORDERS_LIST_TIMEOUT", orders.DefaultListTimeout), "longest a list page's query may run before it is cancelled and answered 503 server_busy (ORDERS_LIST_TIMEOUT)")
@@ -273,7 +274,7 @@ func LoadConfig(args []string) (Config, error) {
 	fs.StringVar(&c.Brands.AdminEmail, "brands-admin-email", env("BRANDS_ADMIN_EMAIL", ""), "first admin of the brands API (BRANDS_ADMIN_EMAIL)")
 	c.Brands.AdminPassword = Secret(env("BRANDS_ADMIN_PASSWORD", ""))
 	fs.Var(secretFlag{&c.Brands.AdminPassword}, "brands-admin-password", "password of that admin (BRANDS_ADMIN_PASSWORD)")
-	fs.DurationVar(&c.Brands.TokenTTL, "brands-token-ttl", e.duration("BRANDS_TOKEN_TTL", 30*24*time.Hour), "brands access token lifetime (BRANDS_TOKEN_TTL)")
+	fs.DurationVar(&c.Brands.TokenTTL, "brands-token-ttl", e.duration("BRANDS_TOKEN_TTL", brands.DefaultTokenTTL), "brands access token lifetime (BRANDS_TOKEN_TTL)")
 
 	c.Auth.Secret = Secret(env("AUTH_SECRET", ""))
 	fs.Var(secretFlag{&c.Auth.Secret}, "auth-secret", "JWT signing secret (AUTH_SECRET)")

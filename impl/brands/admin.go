@@ -19,7 +19,7 @@ import (
 //
 // It reports whether anything changed.
 func (s *Service) EnsureAdmin(ctx context.Context, email, name, pw string) (bool, error) {
-	var v ValidationError
+	var v checks
 	email = checkEmail(&v, email)
 	name = checkName(&v, "name", name, MaxNameLen)
 	checkPassword(&v, "password", pw)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/opaquetoken"
 	"github.com/triadhq/triad/impl/password"
 	"github.com/triadhq/triad/impl/pgread"
@@ -22,8 +23,9 @@ import (
 
 // Domain errors; the HTTP layer maps each to one status code.
 var (
-	// ErrInvalidInput: one or more input fields are invalid; the error is a *ValidationError.
-	ErrInvalidInput = errors.New("brands: invalid input")
+	// ErrInvalidInput: one or more input fields are invalid; the error is an invalid.Problems
+	// listing them (the shared invalid.ErrInput).
+	ErrInvalidInput = invalid.ErrInput
 	// ErrNotFound: no brand has the id (or the id is not a 24-hex-digit id).
 	ErrNotFound = errors.New("brands: not found")
 	// ErrEmailTaken: another user has the email, compared without regard to case.

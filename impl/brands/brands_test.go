@@ -20,7 +20,7 @@ func TestBrands_CheckEmail(t *testing.T) {
 		{"ada@example.com, bob@example.com", false},
 		{strings.Repeat("a", 250) + "@example.com", false},
 	} {
-		var v ValidationError
+		var v checks
 		checkEmail(&v, c.in)
 		if ok := len(v.Problems) == 0; ok != c.ok {
 			t.Errorf("checkEmail(%q) ok = %v, want %v (%v)", c.in, ok, c.ok, v.Problems)
@@ -40,7 +40,7 @@ func TestBrands_CheckName(t *testing.T) {
 		{"Ada\x00", "", false},
 		{"Ada\nKing", "", false},
 	} {
-		var v ValidationError
+		var v checks
 		got := checkName(&v, "name", c.in, MaxNameLen)
 		if ok := len(v.Problems) == 0; ok != c.ok || (ok && got != c.want) {
 			t.Errorf("checkName(%q) = %q ok=%v, want %q ok=%v", c.in, got, ok, c.want, c.ok)
@@ -56,7 +56,7 @@ func TestBrands_CheckPassword(t *testing.T) {
 		strings.Repeat("p", 129): false,
 		"":                       false,
 	} {
-		var v ValidationError
+		var v checks
 		checkPassword(&v, "password", pw)
 		if got := len(v.Problems) == 0; got != ok {
 			t.Errorf("checkPassword(len %d) ok = %v, want %v", len(pw), got, ok)
@@ -74,7 +74,7 @@ func TestBrands_CheckURL(t *testing.T) {
 		"ftp://example.com":         false,
 		"example.com":               false,
 	} {
-		var v ValidationError
+		var v checks
 		checkURL(&v, "url", u)
 		if got := len(v.Problems) == 0; got != ok {
 			t.Errorf("checkURL(%q) ok = %v, want %v", u, got, ok)

@@ -165,7 +165,7 @@ func (s *Service) CreateBrand(ctx context.Context, p Principal, in BrandInput) (
 	if err := requireAdmin(p); err != nil {
 		return Brand{}, err
 	}
-	var v ValidationError
+	var v checks
 	params := db.CreateBrandParams{
 		Name:          checkName(&v, "name", in.Name, MaxBrandNameLen),
 		Description:   checkDescription(&v, in.Description),
@@ -209,7 +209,7 @@ func (s *Service) UpdateBrand(ctx context.Context, p Principal, id string, in Br
 	if !ValidID(id) {
 		return Brand{}, ErrNotFound
 	}
-	var v ValidationError
+	var v checks
 	params := db.UpdateBrandParams{
 		ID:            id,
 		Name:          optText(in.Name, func(x string) string { return checkName(&v, "name", x, MaxBrandNameLen) }),

@@ -12,36 +12,22 @@ import (
 	"github.com/triadhq/triad/impl/invalid"
 )
 
-// FieldProblem names one invalid input field in the shared vocabulary (code, limit); its place
-// (in) is the HTTP edge's to fill.
-type FieldProblem = invalid.Detail
-
-// ValidationError lists the invalid fields of one call.
-type ValidationError struct {
-	Problems []FieldProblem
+// checks collects the problems of one call's input; orNil is its refusal (invalid.Problems, the
+// one field-problem error every domain returns; each problem's place, in, is the HTTP edge's to
+// fill).
+type checks struct {
+	Problems invalid.Problems
 }
 
-// Unwrap makes every ValidationError an ErrInvalidInput.
-func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
-
-// Error lists the problems on one line.
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		parts[i] = p.Field + ": " + p.Message
-	}
-	return "brands: invalid input: " + strings.Join(parts, "; ")
-}
-
-func (e *ValidationError) add(d invalid.Detail) {
+func (e *checks) add(d invalid.Detail) {
 	e.Problems = append(e.Problems, d)
 }
 
-func (e *ValidationError) orNil() error {
+func (e *checks) orNil() error {
 	if e == nil || len(e.Problems) == 0 {
 		return nil
 	}
-	return e
+	return e.Problems
 }
 
 // Bounds of user input, mirrored in api/brands.yaml (bounds_test.go fails when the two differ).
@@ -60,7 +46,7 @@ var idRE = regexp.MustCompile(`^[0-9a-f]{24}$`)
 // ValidID reports whether s has the form of a user or brand id.
 func ValidID(s string) bool { return idRE.MatchString(s) }
 
-func checkName(v *ValidationError, field, name string, maxLen int) string {
+func checkName(v *checks, field, name string, maxLen int) string {
 	name = strings.TrimSpace(name)
 	n := utf8.RuneCountInString(name)
 	switch {
@@ -76,7 +62,7 @@ func checkName(v *ValidationError, field, name string, maxLen int) string {
 	return name
 }
 
-func checkEmail(v *ValidationError, email string) string {
+func checkEmail(v *checks, email string) string {
 	email = strings.TrimSpace(email)
 	if len(email) > MaxEmailLen {
 		v.add(invalid.Bound("", "email", invalid.TooLong, invalid.Int(MaxEmailLen)))
@@ -94,7 +80,7 @@ func checkEmail(v *ValidationError, email string) string {
 	return email
 }
 
-func checkPassword(v *ValidationError, field, pw string) {
+func checkPassword(v *checks, field, pw string) {
 	switch n := utf8.RuneCountInString(pw); {
 	case n < MinPasswordLen:
 		v.add(invalid.Bound("", field, invalid.TooShort, invalid.Int(MinPasswordLen)))
@@ -103,7 +89,7 @@ func checkPassword(v *ValidationError, field, pw string) {
 	}
 }
 
-func checkURL(v *ValidationError, field, s string) string {
+func checkURL(v *checks, field, s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return s
@@ -119,7 +105,7 @@ func checkURL(v *ValidationError, field, s string) string {
 	return s
 }
 
-func checkDescription(v *ValidationError, s string) string {
+func checkDescription(v *checks, s string) string {
 	switch {
 	case !utf8.ValidString(s):
 		v.add(invalid.New("", "description", invalid.Encoding))
@@ -129,7 +115,7 @@ func checkDescription(v *ValidationError, s string) string {
 	return s
 }
 
-func productsJSON(v *ValidationError, ps []Product) []byte {
+func productsJSON(v *checks, ps []Product) []byte {
 	if ps == nil {
 		ps = []Product{}
 	}
@@ -150,8 +136,8 @@ func productsJSON(v *ValidationError, ps []Product) []byte {
 // it check it (brand: the body is a brand's, whose name may be longer than a user's), and lists its
 // problems. The HTTP edge runs it on a request the spec refused, so one answer names the spec's
 // problems and the domain's (a control character in a name) at once.
-func CheckField(field, value string, brand bool) []FieldProblem {
-	var v ValidationError
+func CheckField(field, value string, brand bool) []invalid.Detail {
+	var v checks
 	switch field {
 	case "name":
 		if brand {

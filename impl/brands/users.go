@@ -38,7 +38,7 @@ func isEmailTaken(err error) bool {
 
 // Register creates a user and issues its first access token.
 func (s *Service) Register(ctx context.Context, name, email, pw string) (User, string, error) {
-	var v ValidationError
+	var v checks
 	name = checkName(&v, "name", name, MaxNameLen)
 	email = checkEmail(&v, email)
 	checkPassword(&v, "password", pw)
@@ -95,7 +95,7 @@ func (s *Service) Authenticate(ctx context.Context, email, pw string) (Principal
 // ResetPassword replaces the caller's password after checking the current one, and revokes every
 // token of the caller except keep (the one the request presented).
 func (s *Service) ResetPassword(ctx context.Context, p Principal, keep, current, next string) error {
-	var v ValidationError
+	var v checks
 	checkPassword(&v, "newPassword", next)
 	if err := v.orNil(); err != nil {
 		return err
@@ -143,7 +143,7 @@ func (s *Service) ResetPassword(ctx context.Context, p Principal, keep, current,
 // EditProfile changes the caller's name and/or email; an empty value keeps the field, and at least
 // one must be given.
 func (s *Service) EditProfile(ctx context.Context, p Principal, name, email string) error {
-	var v ValidationError
+	var v checks
 	params := db.UpdateBrandUserProfileParams{ID: p.UserID}
 	if strings.TrimSpace(name) != "" {
 		params.Name = pgtype.Text{String: checkName(&v, "name", name, MaxNameLen), Valid: true}

@@ -11,6 +11,9 @@ import (
 	"github.com/triadhq/triad/impl/opaquetoken"
 )
 
+// DefaultTokenTTL is how long an access token lives unless configured otherwise (the seed's 24 h).
+const DefaultTokenTTL = 24 * time.Hour
+
 // TokenStore keeps the orders API's access tokens (their SHA-256) in PostgreSQL. It implements
 // opaquetoken.Store; a resolved token's owner is a shared, read-only *Principal.
 type TokenStore struct{ q *db.Queries }

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -113,4 +115,34 @@ func parseHop(s string) (netip.Addr, bool) {
 		return a, true
 	}
 	return netip.Addr{}, false
+}
+
+// StrictHandler is the shape of every generated strict server's handler func
+// (ordersapi.StrictHandlerFunc, brandsapi.StrictHandlerFunc, ...).
+type StrictHandler interface {
+	~func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
+}
+
+type clientAddrKey struct{}
+
+// ClientAddrFor returns a generated strict server's middleware that hands the client address
+// (http.Request.RemoteAddr: the connection's, or the one a trusted proxy named, as ClientAddr set
+// it; never a header the client wrote itself) to the operations named, for the limits counted per
+// address (failed logins, sign-ups); they read it with ClientAddrOf. Only those operations get
+// it, so no other request pays for the context value.
+func ClientAddrFor[F StrictHandler](operationIDs ...string) func(f F, operationID string) F {
+	return func(f F, operationID string) F {
+		if !slices.Contains(operationIDs, operationID) {
+			return f
+		}
+		return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+			return f(context.WithValue(ctx, clientAddrKey{}, r.RemoteAddr), w, r, req)
+		}
+	}
+}
+
+// ClientAddrOf is the client address ClientAddrFor handed to the operation, or "".
+func ClientAddrOf(ctx context.Context) string {
+	a, _ := ctx.Value(clientAddrKey{}).(string)
+	return a
 }

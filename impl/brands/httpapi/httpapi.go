@@ -138,7 +138,7 @@ func (a *API) Mount(r chi.Router) error {
 		Before: []func(http.Handler) http.Handler{a.auth.Middleware, a.keys.Middleware},
 		Also:   fieldChecks,
 	}, func(g chi.Router) {
-		strict := brandsapi.NewStrictHandlerWithOptions(&server{a}, []brandsapi.StrictMiddlewareFunc{withRemoteAddr}, brandsapi.StrictHTTPServerOptions{
+		strict := brandsapi.NewStrictHandlerWithOptions(&server{a}, []brandsapi.StrictMiddlewareFunc{clientAddr}, brandsapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
 			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(a.log),
 		})
@@ -147,26 +147,9 @@ func (a *API) Mount(r chi.Router) error {
 	return nil
 }
 
-type remoteAddrKey struct{}
-
-// withRemoteAddr hands the client address (http.Request.RemoteAddr: the connection's, or the one a
-// trusted proxy named, as web.ClientAddr set it; never a header the client wrote itself) to
-// LoginUser, which counts failed logins per address, and RegisterBrandsUser, which counts
-// registrations per address. Only those operations get it, so no other request pays for the
-// context value.
-func withRemoteAddr(f brandsapi.StrictHandlerFunc, operationID string) brandsapi.StrictHandlerFunc {
-	if operationID != "LoginUser" && operationID != "RegisterBrandsUser" {
-		return f
-	}
-	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
-		return f(context.WithValue(ctx, remoteAddrKey{}, r.RemoteAddr), w, r, req)
-	}
-}
-
-func remoteAddr(ctx context.Context) string {
-	a, _ := ctx.Value(remoteAddrKey{}).(string)
-	return a
-}
+// clientAddr hands the client address to LoginUser, which counts failed logins per address, and
+// RegisterBrandsUser, which counts registrations per address (web.ClientAddrFor).
+var clientAddr = web.ClientAddrFor[brandsapi.StrictHandlerFunc]("LoginUser", "RegisterBrandsUser")
 
 // principal is the caller the bearer middleware authenticated.
 func principal(ctx context.Context) brands.Principal {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/triadhq/triad/impl/brands"
@@ -14,8 +13,7 @@ import (
 var refusals = refusal.Table{
 	refusal.ServerBusy,
 	refusal.ClientBusy,
-	{Err: brands.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
-		Message: web.MessageValidation, Details: problems}},
+	refusal.InvalidInput(inOf), // brands.ErrInvalidInput
 	{Err: brands.ErrUnauthenticated, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: web.CodeUnauthorized,
 		Message: web.MessageUnauthorized, Challenge: `Bearer realm="brands", error="invalid_token"`}},
 	{Err: brands.ErrInvalidCredentials, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: "invalid_credentials",
@@ -32,17 +30,4 @@ var refusals = refusal.Table{
 		Message: "the brand is not available"}},
 	refusal.TooManyAttempts,
 	refusal.TooManySignups,
-}
-
-// problems lists the invalid fields of an ErrInvalidInput.
-func problems(err error) []web.FieldError {
-	var ve *brands.ValidationError
-	if !errors.As(err, &ve) {
-		return nil
-	}
-	out := make([]web.FieldError, len(ve.Problems))
-	for i, p := range ve.Problems {
-		out[i] = p.At(inOf(p.Field))
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/brands"
 	"github.com/triadhq/triad/impl/invalid"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // The success messages are the original API's, word for word.
@@ -32,7 +33,7 @@ type server struct{ a *API }
 var _ brandsapi.StrictServerInterface = (*server)(nil)
 
 // errNoBody is a body in neither JSON nor form encoding; the spec validator refuses those first.
-var errNoBody = &brands.ValidationError{Problems: []brands.FieldProblem{invalid.New(invalid.Body, "body", invalid.Required)}}
+var errNoBody = invalid.Problems{invalid.New(invalid.Body, "body", invalid.Required)}
 
 // RegisterBrandsUser is POST /api/user/register.
 func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterBrandsUserRequestObject) (brandsapi.RegisterBrandsUserResponseObject, error) {
@@ -47,7 +48,7 @@ func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterB
 	// an account counts.
 	var u brands.User
 	var tok string
-	err := s.a.signups.Register(ctx, remoteAddr(ctx), func(ctx context.Context) (err error) {
+	err := s.a.signups.Register(ctx, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
 		u, tok, err = s.a.svc.Register(ctx, body.Name, body.Email, body.Password)
 		return err
 	})
@@ -80,7 +81,7 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	// the attempt is reserved against the failed-login limit before the password is checked, and
 	// only a wrong password keeps it counted. Its refusals are in the table (refusals.go).
 	var p brands.Principal
-	err := s.a.guard.Login(ctx, body.Email, remoteAddr(ctx), func(ctx context.Context) (err error) {
+	err := s.a.guard.Login(ctx, body.Email, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
 		p, err = s.a.svc.Authenticate(ctx, body.Email, body.Password)
 		return err
 	})

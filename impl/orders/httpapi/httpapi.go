@@ -33,7 +33,7 @@ import (
 type Options struct {
 	// ClientID and ClientSecret authenticate the one OAuth client allowed to use the token endpoint.
 	ClientID, ClientSecret string
-	// TokenTTL is the access tokens' lifetime (24 h in the seed).
+	// TokenTTL is the access tokens' lifetime; 0 uses orders.DefaultTokenTTL (24 h, the seed's).
 	TokenTTL time.Duration
 	// Log receives internal errors; nil discards them.
 	Log *slog.Logger
@@ -79,7 +79,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		return nil, errors.New("orders: client id and secret are required")
 	}
 	if opts.TokenTTL <= 0 {
-		return nil, errors.New("orders: token TTL must be positive")
+		opts.TokenTTL = orders.DefaultTokenTTL
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -139,7 +139,7 @@ func (a *API) Mount(r chi.Router) error {
 		Validate: hasBody,
 		Also:     fieldChecks,
 	}, func(g chi.Router) {
-		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, []ordersapi.StrictMiddlewareFunc{withRemoteAddr}, ordersapi.StrictHTTPServerOptions{
+		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, []ordersapi.StrictMiddlewareFunc{clientAddr}, ordersapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
 			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(a.log),
 		})
@@ -148,19 +148,9 @@ func (a *API) Mount(r chi.Router) error {
 	return nil
 }
 
-type remoteAddrKey struct{}
-
-// withRemoteAddr hands the client address (http.Request.RemoteAddr: the connection's, or the one a
-// trusted proxy named, as web.ClientAddr set it) to RegisterOrdersUser, which counts registrations
-// per address. Only that operation gets it, so no other request pays for the context value.
-func withRemoteAddr(f ordersapi.StrictHandlerFunc, operationID string) ordersapi.StrictHandlerFunc {
-	if operationID != "RegisterOrdersUser" {
-		return f
-	}
-	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
-		return f(context.WithValue(ctx, remoteAddrKey{}, r.RemoteAddr), w, r, req)
-	}
-}
+// clientAddr hands the client address to RegisterOrdersUser, which counts registrations per
+// address (web.ClientAddrFor).
+var clientAddr = web.ClientAddrFor[ordersapi.StrictHandlerFunc]("RegisterOrdersUser")
 
 // hasBody picks the requests the spec validator sees: those that carry a body (POST /users, POST
 // /orders). The other operations take only integer ids and the page parameters, which the

@@ -8,6 +8,7 @@ import (
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/invalid"
 	"github.com/triadhq/triad/impl/orders"
+	"github.com/triadhq/triad/impl/web"
 )
 
 // server implements the generated strict interface: each method translates one operation into a
@@ -20,7 +21,7 @@ var _ ordersapi.StrictServerInterface = (*server)(nil)
 func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterOrdersUserRequestObject) (ordersapi.RegisterOrdersUserResponseObject, error) {
 	// Registrations are capped per client address (loginguard.Signups); only one that created
 	// an account counts.
-	addr, _ := ctx.Value(remoteAddrKey{}).(string)
+	addr := web.ClientAddrOf(ctx)
 	var u orders.User
 	err := s.a.signups.Register(ctx, addr, func(ctx context.Context) (err error) {
 		u, err = s.a.svc.Register(ctx, req.Body.Username, req.Body.Password, orders.UserType(req.Body.UserType))
