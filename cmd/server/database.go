@@ -67,7 +67,7 @@ func openDatabases(ctx context.Context, cfg Config, primary string, log *slog.Lo
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		pc.MaxConns = poolSize(cfg, url)
+		pc.MaxConns = poolSize(cfg, url, runtime.GOMAXPROCS(0))
 		if d.pooled && !strings.Contains(url, "default_query_exec_mode") {
 			pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 		}
@@ -95,17 +95,18 @@ func openDatabases(ctx context.Context, cfg Config, primary string, log *slog.Lo
 // sweeper, a readiness probe and a login's throttle check each want one.
 const minPoolSize = 4
 
-// poolSize is DB_MAX_CONNS, else the URL's pool_max_conns, else max(4, GOMAXPROCS). GOMAXPROCS
-// follows the container's CPU limit (the Go runtime reads the cgroup quota), where pgx's own
-// default follows the node's cores: 5 pods on 16-core nodes filled max_connections=100.
-func poolSize(cfg Config, url string) int32 {
+// poolSize is DB_MAX_CONNS, else the URL's pool_max_conns, else max(4, procs), procs being
+// GOMAXPROCS, which follows the container's CPU limit (the Go runtime reads the cgroup quota),
+// where pgx's own default follows the node's cores: 5 pods on 16-core nodes filled
+// max_connections=100.
+func poolSize(cfg Config, url string, procs int) int32 {
 	if cfg.DBMaxConns > 0 {
 		return int32(cfg.DBMaxConns)
 	}
 	if pc, err := pgxpool.ParseConfig(url); err == nil && strings.Contains(url, "pool_max_conns") {
 		return pc.MaxConns
 	}
-	return int32(max(minPoolSize, runtime.GOMAXPROCS(0)))
+	return int32(max(minPoolSize, procs))
 }
 
 // runMigrate is `server -mode migrate`: it applies the migrations through the direct URL, grants
