@@ -26,7 +26,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/triadhq/triad/impl/dbtest"
@@ -35,7 +38,8 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// decodeStrict reads one manifest into v, refusing fields the Kubernetes type does not have.
+// decodeStrict reads one manifest (a path below deploy/k8s) into v, refusing fields the
+// Kubernetes type does not have.
 func decodeStrict(t *testing.T, name string, v any) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("k8s", name))
@@ -52,19 +56,26 @@ type manifests struct {
 	service   corev1.Service
 	config    corev1.ConfigMap
 	secret    corev1.Secret
+	pdb       policyv1.PodDisruptionBudget
+	hpa       autoscalingv2.HorizontalPodAutoscaler
+	job       batchv1.Job
 	container corev1.Container
 }
 
 func load(t *testing.T) manifests {
 	t.Helper()
 	var m manifests
-	decodeStrict(t, "deployment.yaml", &m.deploy)
-	decodeStrict(t, "service.yaml", &m.service)
-	decodeStrict(t, "configmap.yaml", &m.config)
+	decodeStrict(t, "base/deployment.yaml", &m.deploy)
+	decodeStrict(t, "base/service.yaml", &m.service)
+	decodeStrict(t, "base/configmap.yaml", &m.config)
+	decodeStrict(t, "base/pdb.yaml", &m.pdb)
+	decodeStrict(t, "base/hpa.yaml", &m.hpa)
+	decodeStrict(t, "base/migrate-job.yaml", &m.job)
 	decodeStrict(t, "secret.example.yaml", &m.secret)
 	for _, c := range []struct{ kind, want string }{
 		{m.deploy.Kind, "Deployment"}, {m.service.Kind, "Service"},
 		{m.config.Kind, "ConfigMap"}, {m.secret.Kind, "Secret"},
+		{m.pdb.Kind, "PodDisruptionBudget"}, {m.hpa.Kind, "HorizontalPodAutoscaler"}, {m.job.Kind, "Job"},
 	} {
 		if c.kind != c.want {
 			t.Fatalf("kind %q, want %q", c.kind, c.want)
@@ -87,6 +98,19 @@ func documentedEnv(t *testing.T) map[string]bool {
 	names := map[string]bool{}
 	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(string(raw), -1) {
 		names[m[1]] = true
+	}
+	// A row for a family of settings names it `AUTH_<NAME>_CID`, `AUTH_<NAME>_CSECRET` and lists
+	// the names: each member is documented.
+	for _, line := range strings.Split(string(raw), "\n") {
+		family := regexp.MustCompile("`([A-Z_]+)<NAME>([A-Z_]+)`").FindAllStringSubmatch(line, -1)
+		if len(family) == 0 {
+			continue
+		}
+		for _, n := range regexp.MustCompile("`([A-Z]+)`").FindAllStringSubmatch(line, -1) {
+			for _, f := range family {
+				names[f[1]+n[1]+f[2]] = true
+			}
+		}
 	}
 	return names
 }
@@ -226,18 +250,22 @@ func TestManifests_AgreeWithEachOtherAndTheServer(t *testing.T) {
 		}
 	}
 
-	// Graceful shutdown: the kubelet waits preStop, then SIGTERM, then kills at the grace period.
-	shutdown, err := time.ParseDuration(env["SHUTDOWN_TIMEOUT"].Value)
-	if err != nil {
-		t.Fatalf("SHUTDOWN_TIMEOUT: %v", err)
+	// Graceful shutdown: the kubelet runs preStop (if any), then SIGTERM, on which the server drains
+	// (DRAIN_DELAY) and finishes in-flight requests (SHUTDOWN_TIMEOUT), then kills at the grace period.
+	var stop time.Duration
+	for _, name := range []string{"DRAIN_DELAY", "SHUTDOWN_TIMEOUT"} {
+		d, err := time.ParseDuration(env[name].Value)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		stop += d
 	}
-	var preStop time.Duration
 	if l := m.container.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
-		preStop = time.Duration(l.PreStop.Sleep.Seconds) * time.Second
+		stop += time.Duration(l.PreStop.Sleep.Seconds) * time.Second
 	}
 	grace := time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	if preStop+shutdown >= grace {
-		t.Errorf("preStop %v + SHUTDOWN_TIMEOUT %v do not fit in the grace period %v", preStop, shutdown, grace)
+	if stop >= grace {
+		t.Errorf("preStop + DRAIN_DELAY + SHUTDOWN_TIMEOUT (%v) do not fit in the grace period %v", stop, grace)
 	}
 
 	sc := pod.Spec.SecurityContext
