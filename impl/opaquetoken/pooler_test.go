@@ -1,12 +1,10 @@
 package opaquetoken_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +15,6 @@ import (
 	"github.com/triadhq/triad/impl/opaquetoken/watchertest"
 	"github.com/triadhq/triad/impl/orders"
 )
-
-// lockedBuffer is a log sink the Watcher's goroutine writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func poolOf(t *testing.T, url string) *pgxpool.Pool {
 	t.Helper()
@@ -56,7 +36,7 @@ func TestWatcher_BehindTransactionPoolerSaysSoAndCachesNothing(t *testing.T) {
 	pooled := poolOf(t, dbtest.Bouncer(t, dbtest.NewURL(t)))
 	s := newStore(pooled)
 	tk := newTokens(t, s)
-	var logs lockedBuffer
+	var logs syncBuffer
 	w := opaquetoken.NewWatcher(pooled, slog.New(slog.NewTextHandler(&logs, nil)))
 	opaquetoken.Watch(w, orders.TokenRevocationChannel, tk)
 	t.Cleanup(w.Start())
