@@ -45,7 +45,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		}
 	}
 	a.sweepTokens("orders", api.Tokens().Sweep)
-	a.tokens.Provide("orders", tokenSource("orders", api.Tokens().Resolve, func(p *orders.Principal) (string, string) {
+	a.tokens.Provide("orders", tokenSource("orders", api.Tokens().Resolve, func(p orders.Principal) (string, string) {
 		return strconv.FormatInt(p.ID, 10), string(p.Type)
 	}))
 	// Every replica sweeps; each stale order moves once (the statement skips rows another holds).

@@ -40,7 +40,7 @@ func newStore(pool *pgxpool.Pool) *store {
 	return &store{TokenStore: orders.NewTokenStore(db.New(pool)), read: make(chan struct{}), resume: make(chan struct{})}
 }
 
-func (s *store) TokenOwner(ctx context.Context, hash []byte) (*orders.Principal, time.Time, error) {
+func (s *store) TokenOwner(ctx context.Context, hash []byte) (orders.Principal, time.Time, error) {
 	s.reads.Add(1)
 	p, exp, err := s.TokenStore.TokenOwner(ctx, hash)
 	if s.hold.Load() {
@@ -50,22 +50,22 @@ func (s *store) TokenOwner(ctx context.Context, hash []byte) (*orders.Principal,
 	return p, exp, err
 }
 
-func newTokens(t *testing.T, s *store) *opaquetoken.Tokens[*orders.Principal] {
+func newTokens(t *testing.T, s *store) *opaquetoken.Tokens[orders.Principal] {
 	t.Helper()
-	tk, err := opaquetoken.New[*orders.Principal](s, opaquetoken.Options{TTL: time.Hour, CacheFor: time.Minute})
+	tk, err := opaquetoken.New[orders.Principal](s, opaquetoken.Options{TTL: time.Hour, CacheFor: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tk
 }
 
-func newUser(t *testing.T, pool *pgxpool.Pool, name string) *orders.Principal {
+func newUser(t *testing.T, pool *pgxpool.Pool, name string) orders.Principal {
 	t.Helper()
 	row, err := db.New(pool).CreateOrderUser(context.Background(), db.CreateOrderUserParams{Username: name, PasswordHash: "x", UserType: "Customer", Balance: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &orders.Principal{ID: row.ID, Username: row.Username, Type: orders.Customer}
+	return orders.Principal{ID: row.ID, Username: row.Username, Type: orders.Customer}
 }
 
 // reads returns how many store reads f caused.
@@ -75,7 +75,7 @@ func (s *store) during(f func()) int64 {
 	return s.reads.Load() - before
 }
 
-func resolve(t *testing.T, tk *opaquetoken.Tokens[*orders.Principal], tok string) {
+func resolve(t *testing.T, tk *opaquetoken.Tokens[orders.Principal], tok string) {
 	t.Helper()
 	if _, err := tk.Resolve(context.Background(), tok); err != nil {
 		t.Fatalf("resolve: %v", err)
@@ -129,19 +129,19 @@ func TestTokens_RevocationDuringReadIsNotCached(t *testing.T) {
 	pool := dbtest.New(t)
 	cases := []struct {
 		name     string
-		revoke   func(tk *opaquetoken.Tokens[*orders.Principal], tok string)
+		revoke   func(tk *opaquetoken.Tokens[orders.Principal], tok string)
 		uncached bool
 	}{
-		{"nothing", func(*opaquetoken.Tokens[*orders.Principal], string) {}, false},
-		{"this token dropped", func(tk *opaquetoken.Tokens[*orders.Principal], tok string) {
+		{"nothing", func(*opaquetoken.Tokens[orders.Principal], string) {}, false},
+		{"this token dropped", func(tk *opaquetoken.Tokens[orders.Principal], tok string) {
 			opaquetoken.Drop(tk, opaquetoken.Hash(tok))
 		}, true},
-		{"another token dropped", func(tk *opaquetoken.Tokens[*orders.Principal], _ string) {
+		{"another token dropped", func(tk *opaquetoken.Tokens[orders.Principal], _ string) {
 			opaquetoken.Drop(tk, opaquetoken.Hash("another"))
 		}, true},
-		{"forgotten here", func(tk *opaquetoken.Tokens[*orders.Principal], tok string) { tk.Forget(tok) }, true},
-		{"flushed", func(tk *opaquetoken.Tokens[*orders.Principal], _ string) { opaquetoken.Flush(tk) }, true},
-		{"source lost and back", func(tk *opaquetoken.Tokens[*orders.Principal], _ string) {
+		{"forgotten here", func(tk *opaquetoken.Tokens[orders.Principal], tok string) { tk.Forget(tok) }, true},
+		{"flushed", func(tk *opaquetoken.Tokens[orders.Principal], _ string) { opaquetoken.Flush(tk) }, true},
+		{"source lost and back", func(tk *opaquetoken.Tokens[orders.Principal], _ string) {
 			opaquetoken.SetLive(tk, false)
 			opaquetoken.SetLive(tk, true)
 		}, true},
@@ -283,7 +283,7 @@ func TestWatcher_ExpiredRowsAreNotNotified(t *testing.T) {
 	}
 }
 
-func mustIssue(t *testing.T, tk *opaquetoken.Tokens[*orders.Principal], p *orders.Principal) string {
+func mustIssue(t *testing.T, tk *opaquetoken.Tokens[orders.Principal], p orders.Principal) string {
 	t.Helper()
 	tok, err := tk.Issue(context.Background(), p)
 	if err != nil {
@@ -380,7 +380,7 @@ func TestWatcher_WatchWhileRunning(t *testing.T) {
 		t.Fatalf("the second Tokens on a listened channel read the store %d times in 2 resolves, want 1", n)
 	}
 	exec(t, pool, "DELETE FROM order_tokens WHERE user_id = $1", alice.ID)
-	for _, tk := range []*opaquetoken.Tokens[*orders.Principal]{first, second} {
+	for _, tk := range []*opaquetoken.Tokens[orders.Principal]{first, second} {
 		within(t, "the deleted token refused", func() bool {
 			_, err := tk.Resolve(context.Background(), tok)
 			return errors.Is(err, opaquetoken.ErrInvalid)

@@ -17,13 +17,13 @@ import (
 	"github.com/triadhq/triad/impl/orders"
 )
 
-func newUser(t *testing.T, q *db.Queries) *orders.Principal {
+func newUser(t *testing.T, q *db.Queries) orders.Principal {
 	t.Helper()
 	row, err := q.CreateOrderUser(context.Background(), db.CreateOrderUserParams{Username: "alice", PasswordHash: "x", UserType: "Customer", Balance: 50000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &orders.Principal{ID: row.ID, Username: row.Username, Type: orders.Customer}
+	return orders.Principal{ID: row.ID, Username: row.Username, Type: orders.Customer}
 }
 
 // clock is a settable clock for opaquetoken.Options.Now.
@@ -32,7 +32,7 @@ type clock struct{ ns atomic.Int64 }
 func newClock() *clock                   { c := &clock{}; c.ns.Store(time.Now().UnixNano()); return c }
 func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
-func tokens(t *testing.T, q *db.Queries, o opaquetoken.Options) *opaquetoken.Tokens[*orders.Principal] {
+func tokens(t *testing.T, q *db.Queries, o opaquetoken.Options) *opaquetoken.Tokens[orders.Principal] {
 	t.Helper()
 	tk, err := opaquetoken.New(orders.NewTokenStore(q), o)
 	if err != nil {
@@ -77,7 +77,7 @@ func TestTokenStore_StoresOnlyTheHash(t *testing.T) {
 }
 
 // watched registers s with a Watcher of its own on pool (one replica's) and waits until s caches.
-func watched(t *testing.T, pool *pgxpool.Pool, s *opaquetoken.Tokens[*orders.Principal]) {
+func watched(t *testing.T, pool *pgxpool.Pool, s *opaquetoken.Tokens[orders.Principal]) {
 	t.Helper()
 	w := opaquetoken.NewWatcher(pool, nil)
 	opaquetoken.Watch(w, orders.TokenRevocationChannel, s)
@@ -122,7 +122,7 @@ func TestTokenStore_DeletedRowRevokesAtOnce(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	q := db.New(pool)
-	replicas := make([]*opaquetoken.Tokens[*orders.Principal], 2)
+	replicas := make([]*opaquetoken.Tokens[orders.Principal], 2)
 	for i := range replicas {
 		replicas[i] = tokens(t, q, opaquetoken.Options{TTL: 24 * time.Hour, CacheFor: 2 * time.Hour})
 		watched(t, pool, replicas[i])

@@ -82,7 +82,7 @@ func fixtureUsers(b *testing.B, pool *pgxpool.Pool, a *API, prefix string, t ord
 
 func issue(b *testing.B, a *API, p orders.Principal) string {
 	b.Helper()
-	tok, err := a.tokens.Issue(context.Background(), &p)
+	tok, err := a.tokens.Issue(context.Background(), p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func BenchmarkBearerCheck(b *testing.B) {
 	bare := chi.NewRouter()
 	bare.Get("/x", handler)
 	guarded := chi.NewRouter()
-	guarded.Use(bearer.New(a.tokens.Resolve, bearer.Options[*orders.Principal]{Realm: "orders"}).Middleware) // every request needs a token
+	guarded.Use(bearer.New(a.tokens.Resolve, bearer.Options[orders.Principal]{Realm: "orders"}).Middleware) // every request needs a token
 	guarded.Get("/x", func(w http.ResponseWriter, r *http.Request) {
 		if principal(r.Context()).ID != p.ID {
 			http.Error(w, "no principal", http.StatusInternalServerError)

@@ -63,8 +63,8 @@ type Options struct {
 // API is the orders surface: the domain service, the token store and the HTTP glue.
 type API struct {
 	svc     *orders.Service
-	tokens  *opaquetoken.Tokens[*orders.Principal]
-	auth    *bearer.Authenticator[*orders.Principal]
+	tokens  *opaquetoken.Tokens[orders.Principal]
+	auth    *bearer.Authenticator[orders.Principal]
 	guard   *loginguard.Guard
 	signups *loginguard.Signups
 	opts    Options
@@ -109,12 +109,12 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		a.svc.ReadFrom(opts.Reads)
 	}
 	a.keys = idempotency.New(pool, idempotency.Operations(spec), idempotency.Options{Log: opts.Log})
-	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[*orders.Principal]{
+	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[orders.Principal]{
 		Realm:     "orders",
 		Public:    bearer.PublicBySpec(spec),
 		IsInvalid: func(err error) bool { return errors.Is(err, opaquetoken.ErrInvalid) },
 		Log:       opts.Log,
-		UserID:    func(p *orders.Principal) string { return strconv.FormatInt(p.ID, 10) },
+		UserID:    func(p orders.Principal) string { return strconv.FormatInt(p.ID, 10) },
 	})
 	return a, nil
 }
@@ -123,7 +123,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 func (a *API) Service() *orders.Service { return a.svc }
 
 // Tokens is the token store.
-func (a *API) Tokens() *opaquetoken.Tokens[*orders.Principal] { return a.tokens }
+func (a *API) Tokens() *opaquetoken.Tokens[orders.Principal] { return a.tokens }
 
 // Mount registers the orders routes on r: POST /oauth/token, POST /users, GET /authenticated,
 // /orders and /users/{id}/orders.
@@ -163,8 +163,6 @@ func hasBody(r *http.Request) bool {
 
 // principal is the caller the bearer middleware authenticated.
 func principal(ctx context.Context) orders.Principal {
-	if p, ok := bearer.From[*orders.Principal](ctx); ok {
-		return *p
-	}
-	return orders.Principal{}
+	p, _ := bearer.From[orders.Principal](ctx)
+	return p
 }

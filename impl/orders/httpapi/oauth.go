@@ -146,7 +146,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		a.oauthInternal(w, r, err)
 		return
 	}
-	tok, err := a.tokens.Issue(r.Context(), &orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
+	tok, err := a.tokens.Issue(r.Context(), orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
 	if err != nil {
 		a.oauthInternal(w, r, err)
 		return
