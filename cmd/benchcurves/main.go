@@ -129,7 +129,7 @@ func (b *bench) fixtures(ctx context.Context) error {
 		), l AS (
 			INSERT INTO order_ledger (user_id, kind, amount) SELECT id, 'grant', balance FROM u
 		), t AS (
-			INSERT INTO order_tokens (hash, user_id, expires_at)
+			INSERT INTO order_tokens (token_hash, user_id, expires_at)
 			SELECT sha256(convert_to(rpad(replace(username, '-', '_'), 43, 'A'), 'UTF8')), id, now() + interval '1 day' FROM u
 		)
 		SELECT id, username FROM u`, pairs)

@@ -64,7 +64,7 @@ func TestServer_RevocationsReachBothSurfaces(t *testing.T) {
 	for _, c := range []struct {
 		surface, me, table, column, tok string
 	}{
-		{"orders", "/authenticated", "order_tokens", "hash", token("/oauth/token", url.Values{"grant_type": {"password"},
+		{"orders", "/authenticated", "order_tokens", "token_hash", token("/oauth/token", url.Values{"grant_type": {"password"},
 			"client_id": {devOrdersClientID}, "client_secret": {devOrdersClientSecret}, "username": {"alice"}, "password": {"alice-password"}}, "access_token")},
 		{"brands", "/api/user/me", "brand_tokens", "token_hash", token("/api/user/login", url.Values{"email": {"demo@brands.test"}, "password": {"demo-password"}}, "token")},
 	} {

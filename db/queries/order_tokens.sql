@@ -1,13 +1,13 @@
--- name: CreateOrderToken :exec
--- CreateOrderToken stores the SHA-256 of a new access token.
-INSERT INTO order_tokens (hash, user_id, expires_at) VALUES (@hash, @user_id, @expires_at);
+-- name: InsertOrderToken :exec
+-- InsertOrderToken records the hash of a newly issued access token and when it expires.
+INSERT INTO order_tokens (token_hash, user_id, expires_at) VALUES (@token_hash, @user_id, @expires_at);
 
--- name: GetOrderTokenUser :one
--- GetOrderTokenUser resolves an unexpired token hash to its user.
+-- name: GetOrderUserByToken :one
+-- GetOrderUserByToken resolves the hash of a token unexpired at now to its user.
 SELECT u.id, u.username, u.user_type, t.expires_at
 FROM order_tokens t JOIN order_users u ON u.id = t.user_id
-WHERE t.hash = @hash AND t.expires_at > now();
+WHERE t.token_hash = @token_hash AND t.expires_at > sqlc.arg(now);
 
 -- name: DeleteExpiredOrderTokens :execrows
--- DeleteExpiredOrderTokens removes tokens past their expiry.
-DELETE FROM order_tokens WHERE expires_at <= now();
+-- DeleteExpiredOrderTokens removes the rows of tokens that expired by now (they authenticate nobody anyway).
+DELETE FROM order_tokens WHERE expires_at <= sqlc.arg(now);

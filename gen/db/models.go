@@ -152,7 +152,7 @@ type OrderPlatformSlot struct {
 }
 
 type OrderToken struct {
-	Hash      []byte
+	TokenHash []byte
 	UserID    int64
 	ExpiresAt time.Time
 	CreatedAt time.Time

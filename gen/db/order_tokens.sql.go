@@ -10,52 +10,41 @@ import (
 	"time"
 )
 
-const createOrderToken = `-- name: CreateOrderToken :exec
-INSERT INTO order_tokens (hash, user_id, expires_at) VALUES ($1, $2, $3)
-`
-
-type CreateOrderTokenParams struct {
-	Hash      []byte
-	UserID    int64
-	ExpiresAt time.Time
-}
-
-// CreateOrderToken stores the SHA-256 of a new access token.
-func (q *Queries) CreateOrderToken(ctx context.Context, arg CreateOrderTokenParams) error {
-	_, err := q.db.Exec(ctx, createOrderToken, arg.Hash, arg.UserID, arg.ExpiresAt)
-	return err
-}
-
 const deleteExpiredOrderTokens = `-- name: DeleteExpiredOrderTokens :execrows
-DELETE FROM order_tokens WHERE expires_at <= now()
+DELETE FROM order_tokens WHERE expires_at <= $1
 `
 
-// DeleteExpiredOrderTokens removes tokens past their expiry.
-func (q *Queries) DeleteExpiredOrderTokens(ctx context.Context) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteExpiredOrderTokens)
+// DeleteExpiredOrderTokens removes the rows of tokens that expired by now (they authenticate nobody anyway).
+func (q *Queries) DeleteExpiredOrderTokens(ctx context.Context, now time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteExpiredOrderTokens, now)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getOrderTokenUser = `-- name: GetOrderTokenUser :one
+const getOrderUserByToken = `-- name: GetOrderUserByToken :one
 SELECT u.id, u.username, u.user_type, t.expires_at
 FROM order_tokens t JOIN order_users u ON u.id = t.user_id
-WHERE t.hash = $1 AND t.expires_at > now()
+WHERE t.token_hash = $1 AND t.expires_at > $2
 `
 
-type GetOrderTokenUserRow struct {
+type GetOrderUserByTokenParams struct {
+	TokenHash []byte
+	Now       time.Time
+}
+
+type GetOrderUserByTokenRow struct {
 	ID        int64
 	Username  string
 	UserType  string
 	ExpiresAt time.Time
 }
 
-// GetOrderTokenUser resolves an unexpired token hash to its user.
-func (q *Queries) GetOrderTokenUser(ctx context.Context, hash []byte) (GetOrderTokenUserRow, error) {
-	row := q.db.QueryRow(ctx, getOrderTokenUser, hash)
-	var i GetOrderTokenUserRow
+// GetOrderUserByToken resolves the hash of a token unexpired at now to its user.
+func (q *Queries) GetOrderUserByToken(ctx context.Context, arg GetOrderUserByTokenParams) (GetOrderUserByTokenRow, error) {
+	row := q.db.QueryRow(ctx, getOrderUserByToken, arg.TokenHash, arg.Now)
+	var i GetOrderUserByTokenRow
 	err := row.Scan(
 		&i.ID,
 		&i.Username,
@@ -63,4 +52,20 @@ func (q *Queries) GetOrderTokenUser(ctx context.Context, hash []byte) (GetOrderT
 		&i.ExpiresAt,
 	)
 	return i, err
+}
+
+const insertOrderToken = `-- name: InsertOrderToken :exec
+INSERT INTO order_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)
+`
+
+type InsertOrderTokenParams struct {
+	TokenHash []byte
+	UserID    int64
+	ExpiresAt time.Time
+}
+
+// InsertOrderToken records the hash of a newly issued access token and when it expires.
+func (q *Queries) InsertOrderToken(ctx context.Context, arg InsertOrderTokenParams) error {
+	_, err := q.db.Exec(ctx, insertOrderToken, arg.TokenHash, arg.UserID, arg.ExpiresAt)
+	return err
 }

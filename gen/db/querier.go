@@ -37,8 +37,6 @@ type Querier interface {
 	// creates of different customers lock no common row; one customer's creates queue on its row.
 	// The counters are always changed waiting first, then the user's.
 	CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error)
-	// CreateOrderToken stores the SHA-256 of a new access token.
-	CreateOrderToken(ctx context.Context, arg CreateOrderTokenParams) error
 	// CreateOrderUser registers a user of the orders API with a starting balance.
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
 	// DeleteAllBrandTokens revokes every token of the user.
@@ -57,8 +55,8 @@ type Querier interface {
 	DeleteExpiredIdempotencyKeys(ctx context.Context) (int64, error)
 	// DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.
 	DeleteExpiredLoginThrottles(ctx context.Context, now time.Time) (int64, error)
-	// DeleteExpiredOrderTokens removes tokens past their expiry.
-	DeleteExpiredOrderTokens(ctx context.Context) (int64, error)
+	// DeleteExpiredOrderTokens removes the rows of tokens that expired by now (they authenticate nobody anyway).
+	DeleteExpiredOrderTokens(ctx context.Context, now time.Time) (int64, error)
 	// DeleteLoginThrottle forgets a key's attempts: its password proved right.
 	DeleteLoginThrottle(ctx context.Context, key []byte) error
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given, and
@@ -104,10 +102,10 @@ type Querier interface {
 	GetOrderFunds(ctx context.Context, arg GetOrderFundsParams) (GetOrderFundsRow, error)
 	// GetOrderState reads who owns an order and its status, to explain a refused transition.
 	GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error)
-	// GetOrderTokenUser resolves an unexpired token hash to its user.
-	GetOrderTokenUser(ctx context.Context, hash []byte) (GetOrderTokenUserRow, error)
 	// GetOrderUser reads a user by id.
 	GetOrderUser(ctx context.Context, id int64) (GetOrderUserRow, error)
+	// GetOrderUserByToken resolves the hash of a token unexpired at now to its user.
+	GetOrderUserByToken(ctx context.Context, arg GetOrderUserByTokenParams) (GetOrderUserByTokenRow, error)
 	// GetOrderUserByUsername finds a user by username ignoring case, with the password hash for login.
 	GetOrderUserByUsername(ctx context.Context, username string) (GetOrderUserByUsernameRow, error)
 	// GetPlatformInfo reads one deployment fact by key.
@@ -118,6 +116,8 @@ type Querier interface {
 	GetVisibleOrder(ctx context.Context, arg GetVisibleOrderParams) (GetVisibleOrderRow, error)
 	// InsertBrandToken records the hash of a newly issued access token and when it expires.
 	InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error
+	// InsertOrderToken records the hash of a newly issued access token and when it expires.
+	InsertOrderToken(ctx context.Context, arg InsertOrderTokenParams) error
 	// ListAvailableBrandRows reads every available brand with its row version, in creation order, for
 	// rendering at the HTTP edge (one snapshot gives both the list and its digest).
 	ListAvailableBrandRows(ctx context.Context) ([]BrandsCounted, error)

@@ -37,7 +37,7 @@ type store struct {
 }
 
 func newStore(pool *pgxpool.Pool) *store {
-	return &store{TokenStore: orders.NewTokenStore(db.New(pool)), read: make(chan struct{}), resume: make(chan struct{})}
+	return &store{TokenStore: orders.NewTokenStore(db.New(pool), nil), read: make(chan struct{}), resume: make(chan struct{})}
 }
 
 func (s *store) TokenOwner(ctx context.Context, hash []byte) (orders.Principal, time.Time, error) {
@@ -262,9 +262,9 @@ func TestWatcher_ExpiredRowsAreNotNotified(t *testing.T) {
 	u := newUser(t, pool, "alice")
 	for _, age := range []string{"1 hour", "10 minutes", "1 minute"} {
 		_, h, _ := opaquetoken.Mint()
-		exec(t, pool, "INSERT INTO order_tokens (hash, user_id, expires_at) VALUES ($1, $2, now() - $3::interval)", h, u.ID, age)
+		exec(t, pool, "INSERT INTO order_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, now() - $3::interval)", h, u.ID, age)
 	}
-	n, err := orders.NewTokenStore(db.New(pool)).DeleteExpiredTokens(context.Background())
+	n, err := orders.NewTokenStore(db.New(pool), nil).DeleteExpiredTokens(context.Background())
 	if err != nil || n != 3 {
 		t.Fatalf("sweep deleted %d (%v), want 3", n, err)
 	}

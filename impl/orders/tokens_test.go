@@ -34,7 +34,7 @@ func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 func tokens(t *testing.T, q *db.Queries, o opaquetoken.Options) *opaquetoken.Tokens[orders.Principal] {
 	t.Helper()
-	tk, err := opaquetoken.New(orders.NewTokenStore(q), o)
+	tk, err := opaquetoken.New(orders.NewTokenStore(q, nil), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestTokenStore_StoresOnlyTheHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stored []byte
-	if err := pool.QueryRow(context.Background(), "SELECT hash FROM order_tokens").Scan(&stored); err != nil {
+	if err := pool.QueryRow(context.Background(), "SELECT token_hash FROM order_tokens").Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(tok))

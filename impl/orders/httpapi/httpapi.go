@@ -87,7 +87,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Hasher == nil {
 		opts.Hasher = password.New(password.Default)
 	}
-	tokens, err := opaquetoken.New(orders.NewTokenStore(db.New(pool)),
+	tokens, err := opaquetoken.New(orders.NewTokenStore(db.New(pool), nil),
 		opaquetoken.Options{TTL: opts.TokenTTL, CacheFor: opaquetoken.DefaultCacheFor})
 	if err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func TestTokens_DeletedRowRefusedByEveryReplica(t *testing.T) {
 
 	kept := signedIn("kept")
 	tok := signedIn("revoked")
-	exec(t, pool, "DELETE FROM order_tokens WHERE hash = $1", opaquetoken.Hash(tok))
+	exec(t, pool, "DELETE FROM order_tokens WHERE token_hash = $1", opaquetoken.Hash(tok))
 	refused(tok, "its row's deletion")
 
 	for _, e := range replicas {
