@@ -57,6 +57,8 @@ type Sessions struct {
 
 	live atomic.Bool
 	kick chan struct{} // read now (the listener is back)
+	// size is len(revoked), so Revoked skips the hash while nothing is revoked.
+	size atomic.Int64
 
 	mu      sync.RWMutex
 	revoked map[[sha256.Size]byte]time.Time
@@ -96,8 +98,12 @@ func (s *Sessions) Revoke(ctx context.Context, id string, until time.Time) error
 	return nil
 }
 
-// Revoked implements sessions.Store from memory.
+// Revoked implements sessions.Store from memory: a SHA-256 of the id (about 75 ns) and a map
+// lookup, nothing at all while no session is revoked.
 func (s *Sessions) Revoked(id string) bool {
+	if s.size.Load() == 0 {
+		return false
+	}
 	h := sessionHash(id)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -111,6 +117,7 @@ func (s *Sessions) add(h [sha256.Size]byte, until time.Time) {
 	if t, ok := s.revoked[h]; !ok || until.After(t) {
 		s.revoked[h] = until
 	}
+	s.size.Store(int64(len(s.revoked)))
 }
 
 // Drop implements opaquetoken.Cache: a revocation notified by another process.
@@ -122,6 +129,7 @@ func (s *Sessions) Flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.revoked)
+	s.size.Store(0)
 }
 
 // SetLive implements opaquetoken.Cache: while live, notifications bring every revocation and the
@@ -216,6 +224,7 @@ func (s *Sessions) sweep(ctx context.Context) {
 			delete(s.revoked, h)
 		}
 	}
+	s.size.Store(int64(len(s.revoked)))
 	s.mu.Unlock()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
