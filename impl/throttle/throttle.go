@@ -23,6 +23,9 @@
 // one address stays bounded (Window/AddressInterval more checks per window), a real user's right
 // password is still checked after a short wait, and only a login that would wait longer than
 // three intervals (a guesser sending many at once) is refused, briefly.
+//
+// A key found blocked (or an address whose schedule was found full) is remembered in process for
+// a second, so a flood of refusals costs the database almost nothing (blocked.go).
 package throttle
 
 import (
@@ -93,6 +96,8 @@ type Limiter struct {
 
 	reserves atomic.Uint64
 	sweeping atomic.Bool
+	blocked  blockedCache // keys found at their limit
+	full     blockedCache // address keys whose check schedule was found full
 }
 
 // New returns a Limiter over the database of conn (the login_throttle table), with opts, zero
@@ -163,11 +168,18 @@ func (l *Limiter) Reserve(ctx context.Context, key string) (Reservation, error) 
 //
 // The pair is reserved first, so a blocked pair spends none of its address's allowance.
 func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) (Reservation, error) {
+	addr := hash(AddressKey(remoteAddr))
+	if wait, ok := l.full.get(addr, l.now()); ok {
+		// The address's schedule was full a moment ago: refused without a query.
+		if l.onBlocked != nil {
+			l.onBlocked()
+		}
+		return Reservation{Blocked: true, RetryAfter: wait}, nil
+	}
 	r, err := l.reserve(ctx, hash(LoginKey(account, remoteAddr)), l.max)
 	if err != nil || r.Blocked {
 		return r, err
 	}
-	addr := hash(AddressKey(remoteAddr))
 	a, err := l.reserveQuiet(ctx, addr, l.addressMax)
 	if err == nil && a.Blocked {
 		a, err = l.takeSlot(ctx, addr)
@@ -214,6 +226,7 @@ func (l *Limiter) takeSlot(ctx context.Context, h []byte) (Reservation, error) {
 	if row.NextSlot.Valid {
 		wait = max(row.NextSlot.Time.Sub(now)-maxWait, wait)
 	}
+	l.full.put(h, now, wait)
 	return Reservation{Blocked: true, RetryAfter: wait}, nil
 }
 
@@ -230,6 +243,10 @@ func (l *Limiter) reserve(ctx context.Context, h []byte, maxAttempts int32) (Res
 func (l *Limiter) reserveQuiet(ctx context.Context, h []byte, maxAttempts int32) (Reservation, error) {
 	if l.reserves.Add(1)%256 == 0 {
 		l.sweep()
+	}
+	if wait, ok := l.blocked.get(h, l.now()); ok {
+		// Refused a moment ago; the window's end is at least wait away.
+		return Reservation{Blocked: true, RetryAfter: wait}, nil
 	}
 	// Twice at most: the key's row can vanish (a success elsewhere) between the two queries.
 	for range 2 {
@@ -248,7 +265,9 @@ func (l *Limiter) reserveQuiet(ctx context.Context, h []byte, maxAttempts int32)
 		if err != nil {
 			return Reservation{}, err
 		}
-		return Reservation{Blocked: true, RetryAfter: max(end.Sub(now), time.Nanosecond)}, nil
+		wait := max(end.Sub(now), time.Nanosecond)
+		l.blocked.put(h, now, wait)
+		return Reservation{Blocked: true, RetryAfter: wait}, nil
 	}
 	return Reservation{}, errors.New("throttle: key changed during reservation")
 }

@@ -400,3 +400,40 @@ func TestThrottle_AddressKey(t *testing.T) {
 		t.Error("an account named ADDRESS shares its address's key")
 	}
 }
+
+// TestThrottle_BlockedRemembered: a key found blocked is refused again for a second without a
+// query (here the database is gone meanwhile), with the block's own Retry-After; after that
+// second the database is asked again. So is an address whose check schedule was found full.
+func TestThrottle_BlockedRemembered(t *testing.T) {
+	t.Parallel()
+	pool, err := pgxpool.New(context.Background(), dbtest.NewURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := throttletest.NewClock()
+	l := throttle.New(pool, throttle.Options{Max: 2, AddressMax: 2, Now: c.Now})
+	fails(t, l, "k", 2)
+	if r := reserve(t, l, "k"); !r.Blocked {
+		t.Fatal("not blocked at Max")
+	}
+	const spray = "192.0.2.9:1"
+	for i := range 6 { // two counted, four slots, then the schedule is full
+		reserveLogin(t, l, fmt.Sprintf("u%d", i), spray)
+	}
+	if r := reserveLogin(t, l, "u-full", spray); !r.Blocked {
+		t.Fatal("schedule not full")
+	}
+	pool.Close()
+	c.Advance(500 * time.Millisecond)
+	r, err := l.Reserve(context.Background(), "k")
+	if err != nil || !r.Blocked || r.RetryAfter != throttle.DefaultWindow-500*time.Millisecond {
+		t.Fatalf("half a second later: %+v, %v; want blocked from memory with the window's end", r, err)
+	}
+	if r, err := l.ReserveLogin(context.Background(), "u-other", spray); err != nil || !r.Blocked {
+		t.Fatalf("the full address half a second later: %+v, %v; want blocked from memory", r, err)
+	}
+	c.Advance(600 * time.Millisecond)
+	if _, err := l.Reserve(context.Background(), "k"); err == nil {
+		t.Fatal("a second later the database was not asked")
+	}
+}
