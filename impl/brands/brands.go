@@ -73,7 +73,7 @@ type Config struct {
 	// Tokens issues and revokes the access tokens, over NewTokenStore; the HTTP edge builds it
 	// (and resolves and sweeps with it), as the orders edge does. The domain uses it where a token
 	// is part of a transaction: Register issues the first token with the user, Logout revokes one.
-	// It is required.
+	// nil uses tokens of DefaultTokenTTL over NewTokenStore, uncached.
 	Tokens *opaquetoken.Tokens[Principal]
 	// Now is the clock that token expiry is judged by, the one Tokens' store uses; nil uses
 	// time.Now. Tests move it forward.
@@ -82,14 +82,17 @@ type Config struct {
 
 // NewService returns a Service storing in pool.
 func NewService(pool *pgxpool.Pool, cfg Config) *Service {
-	if cfg.Tokens == nil {
-		panic("brands: Config.Tokens is required")
-	}
 	if cfg.Hasher == nil {
 		cfg.Hasher = password.New(password.Default)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Tokens == nil {
+		// Without the edge's, tokens live DefaultTokenTTL and are not cached. New fails only for a
+		// TTL that is not positive, which the constant is not.
+		cfg.Tokens, _ = opaquetoken.New(NewTokenStore(db.New(pool), cfg.Now),
+			opaquetoken.Options{TTL: DefaultTokenTTL, Now: cfg.Now})
 	}
 	return &Service{pool: pool, q: db.New(pool), hasher: cfg.Hasher, tokens: cfg.Tokens, now: cfg.Now, reads: pgread.New(pool, nil)}
 }

@@ -92,3 +92,14 @@ func TestUnicodeFold_EveryCaseVariantOneKey(t *testing.T) {
 		t.Fatalf("different letters share a key: %v %v", distinct, err)
 	}
 }
+
+// NewService needs nothing but the pool, as orders.NewService: without the edge's token store it
+// issues tokens of DefaultTokenTTL (it panicked before).
+func TestNewService_Defaults(t *testing.T) {
+	t.Parallel()
+	svc := NewService(dbtest.New(t), Config{Hasher: password.New(password.Fast)})
+	_, tok, err := svc.Register(context.Background(), "Kit", "kit@brands.test", "kit-password")
+	if err != nil || tok == "" {
+		t.Fatalf("Register = %q, %v", tok, err)
+	}
+}

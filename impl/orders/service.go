@@ -74,8 +74,20 @@ type Limits struct {
 	ListTimeout time.Duration
 }
 
-// NewService returns a Service on pool hashing passwords with hasher, within limits.
-func NewService(pool *pgxpool.Pool, hasher *password.Hasher, limits Limits) *Service {
+// Config configures a Service (as brands.Config does brands'); the zero value is the defaults.
+type Config struct {
+	// Hasher hashes passwords; nil uses password.Default.
+	Hasher *password.Hasher
+	// Limits bound what one user may hold; zero fields take the defaults.
+	Limits Limits
+}
+
+// NewService returns a Service storing in pool.
+func NewService(pool *pgxpool.Pool, cfg Config) *Service {
+	hasher, limits := cfg.Hasher, cfg.Limits
+	if hasher == nil {
+		hasher = password.New(password.Default)
+	}
 	if limits.MaxInProgress <= 0 {
 		limits.MaxInProgress = DefaultMaxInProgress
 	}

@@ -98,7 +98,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		return nil, fmt.Errorf("orders spec: %w", err)
 	}
 	a := &API{
-		svc:     orders.NewService(pool, opts.Hasher, opts.Limits),
+		svc:     orders.NewService(pool, orders.Config{Hasher: opts.Hasher, Limits: opts.Limits}),
 		tokens:  tokens,
 		guard:   loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), orders.ErrInvalidCredentials),
 		signups: loginguard.NewSignups(throttle.New(pool, loginguard.SignupOptions(opts.Signups))),

@@ -239,7 +239,7 @@ func TestExpireStale_ReturnsUntouchedOrders(t *testing.T) {
 	if _, err := e.pool.Exec(ctx, `UPDATE orders SET updated_at = now() - interval '2 hours' WHERE id = ANY($1)`, stale); err != nil {
 		t.Fatal(err)
 	}
-	svc := orders.NewService(e.pool, nil, orders.Limits{})
+	svc := orders.NewService(e.pool, orders.Config{})
 	var mu sync.Mutex
 	var total int64
 	var wg sync.WaitGroup
