@@ -28,6 +28,13 @@ type cluster struct {
 // in production.
 func startCluster(t *testing.T, n int, extraArgs ...string) *cluster {
 	t.Helper()
+	return startClusterBehind(t, n, nil, extraArgs...)
+}
+
+// startClusterBehind is startCluster with lines added to HAProxy's backend section (e.g.
+// "http-reuse always").
+func startClusterBehind(t *testing.T, n int, backend []string, extraArgs ...string) *cluster {
+	t.Helper()
 	lbPort := freePort(t)
 	lbURL := fmt.Sprintf("http://127.0.0.1:%d", lbPort)
 	c := &cluster{dbURL: dbtest.NewURL(t), nodes: make([]*server, n)}
@@ -47,7 +54,7 @@ func startCluster(t *testing.T, n int, extraArgs ...string) *cluster {
 		}
 		waitReady(t, node.URL+"/readyz")
 	}
-	startHAProxy(t, lbPort, c.nodes)
+	startHAProxy(t, lbPort, c.nodes, backend...)
 	c.lb = &server{URL: lbURL, base: map[string]string{}, log: &syncBuffer{}, dbURL: c.dbURL}
 	waitReady(t, lbURL+"/readyz")
 	return c
@@ -68,7 +75,8 @@ func haproxyBin(t *testing.T) string {
 
 // startHAProxy balances port over the nodes round-robin. A node leaves the rotation when /readyz
 // fails (checked every 300 ms) and a request whose connection is refused is sent to another node.
-func startHAProxy(t *testing.T, port int, nodes []*server) {
+// backend lines go into the backend section.
+func startHAProxy(t *testing.T, port int, nodes []*server, backend ...string) {
 	t.Helper()
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, `global
@@ -89,6 +97,9 @@ backend replicas
 	http-check expect status 200
 	default-server inter 300ms fall 1 rise 1
 `, port)
+	for _, line := range backend {
+		fmt.Fprintf(&cfg, "\t%s\n", line)
+	}
 	for i, n := range nodes {
 		fmt.Fprintf(&cfg, "\tserver r%d %s check\n", i+1, strings.TrimPrefix(n.URL, "http://"))
 	}
