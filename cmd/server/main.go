@@ -233,17 +233,25 @@ func memoryLimit(containerMax int64) int64 {
 	return defaultMemoryLimit
 }
 
-// cgroupMemoryMax reads the cgroup v2 memory limit of this process, or 0 when there is none.
-func cgroupMemoryMax() int64 {
-	b, err := os.ReadFile("/sys/fs/cgroup/memory.max")
-	if err != nil {
-		return 0
+// cgroupMemoryMax reads the memory limit of this process's cgroup, or 0 when there is none.
+func cgroupMemoryMax() int64 { return cgroupMemoryMaxIn("/sys/fs/cgroup") }
+
+// cgroupMemoryMaxIn reads the memory limit under the cgroup mount root: cgroup v2's memory.max
+// ("max": none), else cgroup v1's memory/memory.limit_in_bytes, where no limit reads as a number
+// near 2^63 (nodes still on cgroup v1 set the pod's limit there).
+func cgroupMemoryMaxIn(root string) int64 {
+	for _, f := range []string{"memory.max", "memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n <= 0 || n >= 1<<62 { // "max", or v1's "unlimited"
+			return 0
+		}
+		return n
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil { // "max": unlimited
-		return 0
-	}
-	return n
+	return 0
 }
 
 func newLogger(cfg Config) *slog.Logger { return newLoggerTo(os.Stderr, cfg) }

@@ -469,3 +469,35 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestCgroupMemoryMax_V1AndV2: the container's memory limit is read from cgroup v2's memory.max and,
+// on nodes still on cgroup v1, from memory.limit_in_bytes; "max" and v1's near-2^63 mean none.
+func TestCgroupMemoryMax_V1AndV2(t *testing.T) {
+	write := func(files map[string]string) string {
+		root := t.TempDir()
+		for name, v := range files {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, name), []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return root
+	}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  int64
+	}{
+		{"v2 limit", map[string]string{"memory.max": "536870912"}, 512 << 20},
+		{"v2 none", map[string]string{"memory.max": "max"}, 0},
+		{"v1 limit", map[string]string{"memory/memory.limit_in_bytes": "536870912"}, 512 << 20},
+		{"v1 none", map[string]string{"memory/memory.limit_in_bytes": "9223372036854771712"}, 0},
+		{"neither", nil, 0},
+	} {
+		if got := cgroupMemoryMaxIn(write(c.files)); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
