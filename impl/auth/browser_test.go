@@ -1,10 +1,13 @@
 package auth_test
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/triadhq/triad/impl/browsertest"
@@ -44,13 +47,27 @@ func TestBrowser_DevLogin(t *testing.T) {
 		t.Fatalf("after login: %s %q", finalURL, status)
 	}
 
-	// Logging out from the page clears the session.
+	// Logging out from the page clears the session, and ends it: the token the browser held,
+	// captured before, is refused.
+	var jwt string
 	err = chromedp.Run(bctx,
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			cookies, err := network.GetCookies().Do(ctx)
+			for _, c := range cookies {
+				if c.Name == "JWT" {
+					jwt = c.Value
+				}
+			}
+			return err
+		}),
 		chromedp.Click(`#logout`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#status[data-user=""]`, chromedp.ByQuery),
 		chromedp.Text(`#status`, &status, chromedp.ByQuery),
 	)
 	if err != nil || status != "not logged in" {
 		t.Fatalf("logout: %v %q", err, status)
+	}
+	if st, _, b := s.get("/auth/user", map[string]string{"X-JWT": jwt}); jwt == "" || st != http.StatusUnauthorized {
+		t.Fatalf("the token captured before the page's logout: %d %s (token %q), want 401", st, b, jwt)
 	}
 }

@@ -68,7 +68,8 @@ if (form) form.addEventListener("submit", async (e) => {
   refresh();
 });
 document.getElementById("logout").addEventListener("click", async () => {
-  await fetch(base + "/logout", {method: "POST"});
+  // With the XSRF header the logout proves the session, which it then ends for good.
+  await fetch(base + "/logout", {method: "POST", headers: {[xsrfHeader]: xsrf()}});
   refresh();
 });
 providers();
