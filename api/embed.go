@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -58,4 +59,18 @@ func MockPort(name string) (int, error) {
 		return 0, fmt.Errorf("%s.yaml: info has no x-mock-port (the port make mock serves it on)", name)
 	}
 	return doc.Info.MockPort, nil
+}
+
+// Load parses the document of surface name as it is in the repository (with every operation,
+// unlike a generated package's embedded copy, which leaves out those served by hand).
+func Load(name string) (*openapi3.T, error) {
+	body, err := Spec(name)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s.yaml: %w", name, err)
+	}
+	return doc, nil
 }

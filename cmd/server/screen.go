@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -18,18 +17,14 @@ func inputScreen(specs []*openapi3.T) func(http.Handler) http.Handler {
 	return screen.New(screen.Options{Refuse: refuseInput}, specs...).Handler
 }
 
-// publishedSpecs parses the three published documents, not the generated packages' embedded
+// publishedSpecs parses the published documents, not the generated packages' embedded
 // copies: those leave out operations served by hand (the OAuth token endpoint).
 func publishedSpecs() ([]*openapi3.T, error) {
 	var specs []*openapi3.T
 	for _, name := range specNames {
-		data, err := api.FS.ReadFile(name + ".yaml")
+		spec, err := api.Load(name)
 		if err != nil {
 			return nil, err
-		}
-		spec, err := openapi3.NewLoader().LoadFromData(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s spec: %w", name, err)
 		}
 		specs = append(specs, spec)
 	}

@@ -3,8 +3,6 @@ package metrics
 import (
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
-
 	"github.com/triadhq/triad/api"
 )
 
@@ -13,11 +11,7 @@ import (
 func TestOperationAndSurface(t *testing.T) {
 	m := New()
 	for _, name := range api.Names() {
-		body, err := api.Spec(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec, err := openapi3.NewLoader().LoadFromData(body)
+		spec, err := api.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
