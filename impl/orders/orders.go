@@ -6,7 +6,6 @@ package orders
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/triadhq/triad/impl/invalid"
@@ -76,8 +75,9 @@ type Order struct {
 
 // Sentinel errors: handlers map each to one HTTP status with errors.Is.
 var (
-	// ErrInvalidInput is a value outside the domain's bounds (400).
-	ErrInvalidInput = errors.New("invalid input")
+	// ErrInvalidInput is a value outside the domain's bounds (400); the error is an
+	// invalid.Problems listing each (the shared invalid.ErrInput).
+	ErrInvalidInput = invalid.ErrInput
 	// ErrUsernameTaken is a registration with a name in use, compared ignoring case (409).
 	ErrUsernameTaken = errors.New("username taken")
 	// ErrInvalidCredentials is an unknown user or a wrong password; callers cannot tell which.
@@ -100,13 +100,10 @@ var (
 )
 
 // Refusal is a domain error with a message fit for the caller. It wraps one of the sentinels.
+// Refused input is not a Refusal but invalid.Problems, every domain's one field-problem error.
 type Refusal struct {
-	Kind  error
-	Msg   string
-	Field string // for ErrInvalidInput: the offending field
-	// Detail is, for ErrInvalidInput, the problem in the shared vocabulary (code, limit); its
-	// place (in) is the HTTP edge's to fill.
-	Detail invalid.Detail
+	Kind error
+	Msg  string
 }
 
 // Error is the message for the caller.
@@ -115,50 +112,22 @@ func (r *Refusal) Error() string { return r.Msg }
 // Unwrap lets errors.Is match the sentinel.
 func (r *Refusal) Unwrap() error { return r.Kind }
 
-// Problems is input refused for several reasons at once, each a Refusal of ErrInvalidInput naming
-// its field, so that a caller learns every problem of a request from one answer.
-type Problems []*Refusal
-
-// Error joins the messages.
-func (p Problems) Error() string {
-	msgs := make([]string, len(p))
-	for i, r := range p {
-		msgs[i] = r.Msg
-	}
-	return strings.Join(msgs, "; ")
-}
-
-// Unwrap exposes each refusal: errors.Is(err, ErrInvalidInput) holds, and errors.As finds the
-// first refusal.
-func (p Problems) Unwrap() []error {
-	out := make([]error, len(p))
-	for i, r := range p {
-		out[i] = r
-	}
-	return out
-}
-
-// JoinInvalid gathers the input refusals among errs (each nil, a *Refusal or Problems) into one
-// error: nil when there is none, the refusal itself when there is one, Problems otherwise. An
-// error of any other kind wins over them all and is returned as it is.
+// JoinInvalid gathers the input refusals among errs (each nil or invalid.Problems) into one
+// invalid.Problems, or nil when there is none. An error of any other kind wins over them all and
+// is returned as it is.
 func JoinInvalid(errs ...error) error {
-	var all Problems
+	var all invalid.Problems
 	for _, err := range errs {
 		switch e := err.(type) {
 		case nil:
-		case *Refusal:
-			all = append(all, e)
-		case Problems:
+		case invalid.Problems:
 			all = append(all, e...)
 		default:
 			return err
 		}
 	}
-	switch len(all) {
-	case 0:
+	if len(all) == 0 {
 		return nil
-	case 1:
-		return all[0]
 	}
 	return all
 }
@@ -167,8 +136,5 @@ func refuse(kind error, format string, args ...any) error {
 	return &Refusal{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 
-// InvalidInput is the input refusal of one detail; its message is the field's name and the code's one
-// message ("size must be at most 100").
-func InvalidInput(d invalid.Detail) *Refusal {
-	return &Refusal{Kind: ErrInvalidInput, Field: d.Field, Msg: d.Field + " " + d.Message, Detail: d}
-}
+// InvalidInput is the input refusal of one detail.
+func InvalidInput(d invalid.Detail) error { return invalid.Problems{d} }

@@ -37,8 +37,8 @@ func TestParsePage_DefaultsAndBounds(t *testing.T) {
 		"sql injection": {sort: str("id; DROP TABLE orders"), field: "sort"},
 	} {
 		_, err := ParsePage(tc.page, tc.size, tc.sort)
-		var rf *Refusal
-		if !errors.As(err, &rf) || !errors.Is(err, ErrInvalidInput) || rf.Field != tc.field {
+		all := invalid.ProblemsOf(err)
+		if len(all) != 1 || !errors.Is(err, ErrInvalidInput) || all[0].Field != tc.field {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -60,14 +60,14 @@ func TestParsePage_EveryProblemAtOnce(t *testing.T) {
 		"page and sort": {page: i32(-1), sort: str("price,sideways"), fields: []string{"page", "sort"}},
 	} {
 		_, err := ParsePage(tc.page, tc.size, tc.sort)
-		var all Problems
-		if !errors.As(err, &all) || !errors.Is(err, ErrInvalidInput) {
-			t.Errorf("%s: %v, want Problems of ErrInvalidInput", name, err)
+		all := invalid.ProblemsOf(err)
+		if len(all) == 0 || !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: %v, want invalid.Problems of ErrInvalidInput", name, err)
 			continue
 		}
 		var fields []string
-		for _, rf := range all {
-			fields = append(fields, rf.Field)
+		for _, d := range all {
+			fields = append(fields, d.Field)
 		}
 		if !slices.Equal(fields, tc.fields) {
 			t.Errorf("%s: fields %v, want %v", name, fields, tc.fields)
@@ -75,19 +75,18 @@ func TestParsePage_EveryProblemAtOnce(t *testing.T) {
 	}
 }
 
-// TestJoinInvalid: no refusal is nil, one is itself, several are Problems, and any other error
-// wins, since it is no input problem.
+// TestJoinInvalid: no refusal is nil, one is itself, several are one invalid.Problems, and any
+// other error wins, since it is no input problem.
 func TestJoinInvalid(t *testing.T) {
 	var a, b error = InvalidInput(invalid.New("", "a", invalid.Blank)), InvalidInput(invalid.New("", "b", invalid.Blank))
 	other := errors.New("database down")
 	if err := JoinInvalid(nil, nil); err != nil {
 		t.Errorf("none: %v", err)
 	}
-	if err := JoinInvalid(nil, a); err != a {
+	if err := JoinInvalid(nil, a); len(invalid.ProblemsOf(err)) != 1 || invalid.ProblemsOf(err)[0].Field != "a" {
 		t.Errorf("one: %v", err)
 	}
-	var all Problems
-	if err := JoinInvalid(a, Problems{b.(*Refusal)}); !errors.As(err, &all) || len(all) != 2 || err.Error() != "a must not be blank; b must not be blank" {
+	if err := JoinInvalid(a, b); len(invalid.ProblemsOf(err)) != 2 || err.Error() != "invalid input: a: must not be blank; b: must not be blank" {
 		t.Errorf("several: %v", err)
 	}
 	if err := JoinInvalid(a, other, b); err != other {
@@ -125,12 +124,12 @@ func TestParsePage_OffsetBound(t *testing.T) {
 		{3334, 3, "3333"},
 	} {
 		_, err := ParsePage(i32(tc.page), i32(tc.size), nil)
-		var rf *Refusal
+		all := invalid.ProblemsOf(err)
 		switch {
 		case tc.limit == "" && err != nil:
 			t.Errorf("page %d of size %d refused: %v", tc.page, tc.size, err)
-		case tc.limit != "" && (!errors.As(err, &rf) || rf.Field != "page" || rf.Detail.Code != invalid.TooLarge || string(rf.Detail.Limit) != tc.limit):
-			t.Errorf("page %d of size %d: %v (%+v), want page too_large with limit %s", tc.page, tc.size, err, rf, tc.limit)
+		case tc.limit != "" && (len(all) != 1 || all[0].Field != "page" || all[0].Code != invalid.TooLarge || string(all[0].Limit) != tc.limit):
+			t.Errorf("page %d of size %d: %v (%+v), want page too_large with limit %s", tc.page, tc.size, err, all, tc.limit)
 		}
 	}
 }

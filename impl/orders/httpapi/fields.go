@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -60,13 +59,13 @@ func fieldChecks(r *http.Request, body []byte) []web.FieldError {
 		u, uok := text("username")
 		p, pok := text("password")
 		t, tok := text("userType")
-		var errs []error
-		for _, rf := range problemsOf(orders.CheckNewUser(u, p, orders.UserType(t))) {
-			if (rf.Field == "username" && uok) || (rf.Field == "password" && pok) || (rf.Field == "userType" && tok) {
-				errs = append(errs, rf)
+		var sent invalid.Problems
+		for _, d := range invalid.ProblemsOf(orders.CheckNewUser(u, p, orders.UserType(t))) {
+			if (d.Field == "username" && uok) || (d.Field == "password" && pok) || (d.Field == "userType" && tok) {
+				sent = append(sent, d)
 			}
 		}
-		err = orders.JoinInvalid(errs...)
+		err = orders.JoinInvalid(sent)
 	}
 	return fieldOf(err)
 }
@@ -82,19 +81,6 @@ func priceLiteral(raw json.RawMessage) (string, bool) {
 		return n.String(), true
 	}
 	return "", false
-}
-
-// problemsOf lists the refusals of an input error.
-func problemsOf(err error) orders.Problems {
-	var all orders.Problems
-	if errors.As(err, &all) {
-		return all
-	}
-	var rf *orders.Refusal
-	if errors.As(err, &rf) {
-		return orders.Problems{rf}
-	}
-	return nil
 }
 
 // badParam answers a parameter the generated binder could not read. The binder stops at the first

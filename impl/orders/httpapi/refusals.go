@@ -16,8 +16,7 @@ var refusals = refusal.Table{
 	refusal.ServerBusy,
 	refusal.ClientBusy,
 	refusal.TooManySignups,
-	{Err: orders.ErrInvalidInput, Refusal: refusal.Refusal{Status: http.StatusBadRequest, Code: web.CodeValidation,
-		Message: web.MessageValidation, Details: fieldOf}},
+	refusal.InvalidInput(inOf), // orders.ErrInvalidInput
 	{Err: orders.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},
 	{Err: orders.ErrNotFound, Refusal: refusal.Refusal{Status: http.StatusNotFound, Code: web.CodeNotFound}},
 	{Err: orders.ErrUsernameTaken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "username_taken"}},
@@ -30,20 +29,11 @@ var refusals = refusal.Table{
 		Message: refusal.MessageServerBusy, RetryAfter: func(error) int { return 1 }}},
 }
 
-// fieldOf lists the details of an ErrInvalidInput refusal: one, or each of orders.Problems, placed
-// by inOf.
+// fieldOf lists the details of an input refusal (invalid.Problems), each placed by inOf.
 func fieldOf(err error) []web.FieldError {
-	all := problemsOf(err)
-	if len(all) == 0 {
-		return nil
-	}
+	all := invalid.ProblemsOf(err)
 	out := make([]web.FieldError, len(all))
-	for i, rf := range all {
-		d := rf.Detail
-		if d.Code == "" {
-			// A refusal built without a detail: its own words, coded as a rule without a name.
-			d = invalid.Detail{Field: rf.Field, Code: invalid.Invalid, Message: rf.Msg}
-		}
+	for i, d := range all {
 		out[i] = d.At(inOf(d.Field))
 	}
 	return out
