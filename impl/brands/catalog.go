@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/pgtx"
 )
 
 // Brand is a brand as callers see it.
@@ -178,7 +179,7 @@ func (s *Service) CreateBrand(ctx context.Context, p Principal, in BrandInput) (
 	if err := v.orNil(); err != nil {
 		return Brand{}, err
 	}
-	r, err := s.q.CreateBrand(ctx, params)
+	r, err := pgtx.Do(ctx, func() (db.Brand, error) { return s.q.CreateBrand(ctx, params) })
 	if err != nil {
 		return Brand{}, err
 	}
@@ -225,7 +226,7 @@ func (s *Service) UpdateBrand(ctx context.Context, p Principal, id string, in Br
 	if err := v.orNil(); err != nil {
 		return Brand{}, err
 	}
-	r, err := s.q.UpdateBrand(ctx, params)
+	r, err := pgtx.Do(ctx, func() (db.UpdateBrandRow, error) { return s.q.UpdateBrand(ctx, params) })
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Brand{}, ErrNotFound
 	}
@@ -244,7 +245,7 @@ func (s *Service) DeleteBrand(ctx context.Context, p Principal, id string) error
 	if !ValidID(id) {
 		return ErrNotFound
 	}
-	n, err := s.q.DeleteBrand(ctx, id)
+	n, err := pgtx.Do(ctx, func() (int64, error) { return s.q.DeleteBrand(ctx, id) })
 	if err != nil {
 		return err
 	}

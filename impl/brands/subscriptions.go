@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/pgtx"
 )
 
 // Subscribe subscribes the caller to an available brand. It reports whether a subscription
@@ -15,7 +16,9 @@ func (s *Service) Subscribe(ctx context.Context, p Principal, brandID string) (b
 	if !ValidID(brandID) {
 		return false, ErrNotFound
 	}
-	n, err := s.q.SubscribeBrand(ctx, db.SubscribeBrandParams{UserID: p.UserID, BrandID: brandID})
+	n, err := pgtx.Do(ctx, func() (int64, error) {
+		return s.q.SubscribeBrand(ctx, db.SubscribeBrandParams{UserID: p.UserID, BrandID: brandID})
+	})
 	if err != nil {
 		return false, err
 	}
@@ -41,7 +44,9 @@ func (s *Service) Unsubscribe(ctx context.Context, p Principal, brandID string) 
 	if !ValidID(brandID) {
 		return false, ErrNotFound
 	}
-	n, err := s.q.UnsubscribeBrand(ctx, db.UnsubscribeBrandParams{UserID: p.UserID, BrandID: brandID})
+	n, err := pgtx.Do(ctx, func() (int64, error) {
+		return s.q.UnsubscribeBrand(ctx, db.UnsubscribeBrandParams{UserID: p.UserID, BrandID: brandID})
+	})
 	if err != nil {
 		return false, err
 	}

@@ -157,7 +157,7 @@ func (s *Service) EditProfile(ctx context.Context, p Principal, name, email stri
 	if err := v.orNil(); err != nil {
 		return err
 	}
-	n, err := s.q.UpdateBrandUserProfile(ctx, params)
+	n, err := pgtx.Do(ctx, func() (int64, error) { return s.q.UpdateBrandUserProfile(ctx, params) })
 	if isEmailTaken(err) {
 		return ErrEmailTaken
 	}

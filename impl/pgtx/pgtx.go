@@ -60,3 +60,14 @@ func EndOpen(ctx context.Context, conn *pgx.Conn) {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 	}
 }
+
+// Do is Retry for one autocommitted statement with a result: every write, a single statement
+// included, goes through the one retry policy.
+func Do[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	var v T
+	err := Retry(ctx, func() (err error) {
+		v, err = fn()
+		return err
+	})
+	return v, err
+}
