@@ -129,10 +129,10 @@ test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-npm check-gen
 
 # Go native fuzz targets (package:target); each runs FUZZTIME on top of its seed corpus, which
 # `go test` alone replays as plain tests (testdata/fuzz/<target>/ plus the f.Add seeds).
-FUZZ_TARGETS := impl/screen:FuzzCheckJSON impl/screen:FuzzCheckValues impl/orders/money:FuzzParse \
-	impl/auth/token:FuzzParse impl/auth/token:FuzzParseClaims impl/auth/token:FuzzFastClaims impl/auth/token:FuzzCookieValue \
-	impl/auth/oauth1:FuzzParseAuthorization \
-	impl/password:FuzzParse
+FUZZ_TARGETS := impl/kit/screen:FuzzCheckJSON impl/kit/screen:FuzzCheckValues impl/surfaces/orders/money:FuzzParse \
+	impl/surfaces/auth/token:FuzzParse impl/surfaces/auth/token:FuzzParseClaims impl/surfaces/auth/token:FuzzFastClaims impl/surfaces/auth/token:FuzzCookieValue \
+	impl/surfaces/auth/oauth1:FuzzParseAuthorization \
+	impl/credentials/password:FuzzParse
 # A count, not a duration: a -fuzztime duration races Go's fuzz coordinator at its deadline and
 # fails a healthy target with "context deadline exceeded" on a loaded machine (go.dev/issue/75804,
 # not fixed in Go 1.26); a count has no deadline to race.

@@ -9,13 +9,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/triadhq/triad/api"
-	"github.com/triadhq/triad/impl/invalid"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/invalid"
+	"github.com/triadhq/triad/impl/kit/web"
 )
 
 // TestMessages_ExamplesShowWhatTheServerSends: a frontend team writes its error handling from the
 // specs' examples, and a mock server (make mock) answers with them, so an example of a shared code
-// must carry the message the server really sends, the one impl/web defines for that code. Every
+// must carry the message the server really sends, the one impl/kit/web defines for that code. Every
 // object in a document with a string code and a string message counts as an example of an error
 // body, wherever it sits (a response's example, a named example, a schema's example).
 func TestMessages_ExamplesShowWhatTheServerSends(t *testing.T) {

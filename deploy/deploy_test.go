@@ -32,8 +32,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

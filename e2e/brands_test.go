@@ -9,7 +9,7 @@ import (
 	"github.com/triadhq/triad/gen/brandsapi"
 )
 
-// Dev-mode data of the brands API (impl/brands/devdata): brand …0001 is available, …000b is not,
+// Dev-mode data of the brands API (impl/surfaces/brands/devdata): brand …0001 is available, …000b is not,
 // …000c is featured but not available (so in the featured list, not in the list of available brands).
 const (
 	availableBrand           = "655e1f2a0000000000000001"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // cluster is the production topology in miniature: several servers over one PostgreSQL database,

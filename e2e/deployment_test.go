@@ -21,8 +21,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/ordersapi"
-	"github.com/triadhq/triad/impl/auth/provider/providertest"
-	"github.com/triadhq/triad/impl/pgcluster"
+	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
 )
 
 // appRole is the role the deployment's servers run as: it may read and write rows, nothing else.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestDevMode_AnyPortWithoutAuthURL starts the binary as `-mode dev -addr 127.0.0.1:<port>` without

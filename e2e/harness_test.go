@@ -23,8 +23,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/api"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // Surface names, as in api/<name>.yaml.
@@ -452,7 +452,7 @@ func (c contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 }
 
 // httpClient returns the client every test request goes through: each response is validated in
-// process against spec by kin-openapi (impl/apitest), and, in contract mode, checked for Prism's
+// process against spec by kin-openapi (impl/testkit/apitest), and, in contract mode, checked for Prism's
 // verdict. Redirects are not followed so tests can assert on them.
 func httpClient(t testing.TB, spec *openapi3.T) *http.Client {
 	return httpClientVia(t, spec, nil, nil)

@@ -26,7 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/ordersapi"
-	"github.com/triadhq/triad/impl/auth/sender/smtptest"
+	"github.com/triadhq/triad/impl/surfaces/auth/sender/smtptest"
 )
 
 // TestReplicas_LedgerExactUnderRacesThroughBalancer races performers for the same orders and

@@ -19,8 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/triadhq/triad/gen/ordersapi"
-	"github.com/triadhq/triad/impl/browsertest"
-	"github.com/triadhq/triad/impl/cors"
+	"github.com/triadhq/triad/impl/kit/cors"
+	"github.com/triadhq/triad/impl/testkit/browsertest"
 )
 
 // TestSDKCrossOrigin is a single-page app on its own origin using the packed SDK in headless

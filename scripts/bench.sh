@@ -54,9 +54,9 @@ prod_sampler=$!
 
 gated='BenchmarkCreateThroughput|BenchmarkAcceptThroughput|BenchmarkSubscribeHotBrand'
 echo "== Go benchmarks with a target (${ROUNDS} runs each; every run measures ours and its baseline in alternating rounds)"
-go test -run '^$' -bench 'BenchmarkCreateThroughput|BenchmarkAcceptThroughput' -benchtime 1x -count "$ROUNDS" ./impl/orders/httpapi/ |
+go test -run '^$' -bench 'BenchmarkCreateThroughput|BenchmarkAcceptThroughput' -benchtime 1x -count "$ROUNDS" ./impl/surfaces/orders/httpapi/ |
   grep -E '^(Benchmark|ok|FAIL|---)' | tee "$work/orders.txt" || true
-go test -run '^$' -bench 'BenchmarkSubscribeHotBrand' -benchtime 1x -count "$ROUNDS" ./impl/brands/httpapi/ |
+go test -run '^$' -bench 'BenchmarkSubscribeHotBrand' -benchtime 1x -count "$ROUNDS" ./impl/surfaces/brands/httpapi/ |
   grep -E '^(Benchmark|ok|FAIL|---)' | tee "$work/brands.txt" || true
 grep '^BenchmarkCreate' "$work/orders.txt" >"$work/create.txt" || true
 grep '^BenchmarkAccept' "$work/orders.txt" >"$work/accept.txt" || true

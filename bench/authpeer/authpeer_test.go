@@ -20,9 +20,9 @@ import (
 	pkgztoken "github.com/go-pkgz/auth/v2/token"
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/triadhq/triad/impl/auth"
-	"github.com/triadhq/triad/impl/auth/provider"
-	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/surfaces/auth"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
+	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
 // The settings both libraries get.

@@ -22,8 +22,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/triadhq/triad/impl/invalid"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/invalid"
+	"github.com/triadhq/triad/impl/kit/web"
 )
 
 //go:embed skeleton
@@ -222,7 +222,7 @@ func register(root, name string) (string, error) {
 	if !strings.Contains(s, imp) {
 		return "", errors.New(rel + " does not import impl/kit")
 	}
-	s = strings.Replace(s, imp, imp+fmt.Sprintf("\t%shttpapi \"github.com/triadhq/triad/impl/%s/httpapi\"\n", name, name), 1)
+	s = strings.Replace(s, imp, imp+fmt.Sprintf("\t%shttpapi \"github.com/triadhq/triad/impl/surfaces/%s/httpapi\"\n", name, name), 1)
 	out, err := format.Source([]byte(s))
 	if err != nil {
 		return "", err

@@ -58,8 +58,8 @@ func TestScaffold_BuildsAndPasses(t *testing.T) {
 	run("node_modules/.bin/openapi-typescript", "api/probe.yaml", "--redocly", "clients/ts/redocly.yaml", "-o", "clients/ts/probe/schema.d.ts")
 	// -trimpath makes the copy's packages the repository's in the build cache, so only what the
 	// surface adds or changes compiles.
-	run("go", "vet", "-trimpath", "./impl/probe/...")
-	run("go", "test", "-trimpath", "-count=1", "./impl/probe/...", "./api/")
+	run("go", "vet", "-trimpath", "./impl/surfaces/probe/...")
+	run("go", "test", "-trimpath", "-count=1", "./impl/surfaces/probe/...", "./api/")
 	run("go", "test", "-trimpath", "-count=1", "-run", "^TestSurfaces_EverySpecIsMounted$", "./cmd/server/")
 	run("node_modules/.bin/tsc", "-p", "clients/ts")
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestBinary_AccessLogNamesTheUser: the access log line of a request names its authenticated user

@@ -15,20 +15,20 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/authapi"
-	"github.com/triadhq/triad/impl/auth"
-	"github.com/triadhq/triad/impl/auth/loginlimit"
-	"github.com/triadhq/triad/impl/auth/pgstate"
-	"github.com/triadhq/triad/impl/auth/provider"
-	"github.com/triadhq/triad/impl/auth/sender"
-	"github.com/triadhq/triad/impl/auth/sessions"
-	"github.com/triadhq/triad/impl/auth/token"
-	"github.com/triadhq/triad/impl/avatar"
-	"github.com/triadhq/triad/impl/avatar/avatarstore"
-	"github.com/triadhq/triad/impl/cors"
-	"github.com/triadhq/triad/impl/loginguard"
-	"github.com/triadhq/triad/impl/opaquetoken"
-	"github.com/triadhq/triad/impl/router"
-	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/credentials/loginguard"
+	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/kit/cors"
+	"github.com/triadhq/triad/impl/kit/router"
+	"github.com/triadhq/triad/impl/surfaces/auth"
+	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
+	"github.com/triadhq/triad/impl/surfaces/auth/avatar/avatarstore"
+	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
+	"github.com/triadhq/triad/impl/surfaces/auth/pgstate"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
+	"github.com/triadhq/triad/impl/surfaces/auth/sender"
+	"github.com/triadhq/triad/impl/surfaces/auth/sessions"
+	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
 // Demo credentials of the direct provider "local" in dev mode (documented in docs/auth.md).
@@ -92,7 +92,7 @@ func (a *app) mountAuth(r chi.Router) error {
 
 // authUnvalidated lists the auth routes (all GET) served past the spec validator: the hot path of
 // every page load, whose only input is the token (verified by the library) and the X-XSRF-TOKEN
-// header, whose length the library checks itself with the same 400 (impl/auth's bound test ties it
+// header, whose length the library checks itself with the same 400 (impl/surfaces/auth's bound test ties it
 // to the spec). Routing them past kin-openapi keeps /auth/user near a bare token parse under load
 // (make bench); TestAuthUnvalidated_TakeNoOtherInput holds each against the spec.
 var authUnvalidated = []string{"/auth/user", "/auth/status", "/auth/list"}
@@ -143,7 +143,7 @@ func (s *sharedState) sessionStore() sessions.Store {
 }
 
 // loginGuard is the failed-login limit of direct logins and basic auth: the one guard orders and
-// brands run (impl/loginguard), over the same table, so the rules, the count and the 429 are the
+// brands run (impl/credentials/loginguard), over the same table, so the rules, the count and the 429 are the
 // same on every surface and every replica; nil means the library's in-memory one. The auth surface
 // hashes nothing itself (the checks are the embedder's or a constant-time compare), so the guard
 // has no hasher to admit logins to.

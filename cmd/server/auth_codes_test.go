@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/triadhq/triad/gen/authapi"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/auth/provider/providertest"
-	"github.com/triadhq/triad/impl/pgcluster"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
+	"github.com/triadhq/triad/impl/testkit/apitest"
 )
 
 // TestServer_AuthCodesOfTheServer triggers the three ApiError codes of api/auth.yaml that the auth
-// library does not answer itself but the server around it does (impl/auth's
+// library does not answer itself but the server around it does (impl/surfaces/auth's
 // TestErrorCodes_EveryEnumCodeIsSent triggers the others and names these): validation_failed from
 // the spec validator, not_confirmed from the messenger
 // provider the server configures, database_unavailable when its PostgreSQL is gone.

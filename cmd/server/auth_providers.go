@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/triadhq/triad/impl/auth"
-	"github.com/triadhq/triad/impl/auth/appleid"
-	"github.com/triadhq/triad/impl/auth/provider"
-	"github.com/triadhq/triad/impl/auth/telegram"
-	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/surfaces/auth"
+	"github.com/triadhq/triad/impl/surfaces/auth/appleid"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
+	"github.com/triadhq/triad/impl/surfaces/auth/telegram"
+	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
 // ProvidersConfig enables login providers one by one, beside AUTH_PROVIDERS' name:cid:csecret

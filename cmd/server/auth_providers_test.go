@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/gen/authapi"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/auth"
-	"github.com/triadhq/triad/impl/auth/oauthserver"
-	"github.com/triadhq/triad/impl/auth/provider"
-	"github.com/triadhq/triad/impl/auth/provider/providertest"
-	"github.com/triadhq/triad/impl/auth/token"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/surfaces/auth"
+	"github.com/triadhq/triad/impl/surfaces/auth/oauthserver"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
+	"github.com/triadhq/triad/impl/surfaces/auth/token"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 func newTestAuthService(t *testing.T) *auth.Service {

@@ -16,9 +16,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/triadhq/triad/gen/authapi"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/auth/sender/smtptest"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/surfaces/auth/sender/smtptest"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // The demo page is text/html, which kin-openapi does not decode by default.

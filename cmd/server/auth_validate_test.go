@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/auth/token"
+	"github.com/triadhq/triad/impl/surfaces/auth/token"
+	"github.com/triadhq/triad/impl/testkit/apitest"
 )
 
 // TestAuthUnvalidated_TakeNoOtherInput: every route of authUnvalidated is a GET of api/auth.yaml
-// with no body and no input but the X-XSRF-TOKEN header (whose bound impl/auth checks against the
+// with no body and no input but the X-XSRF-TOKEN header (whose bound impl/surfaces/auth checks against the
 // spec), so skipping kin-openapi there loses no check; every other operation of the spec goes
 // through the validator.
 func TestAuthUnvalidated_TakeNoOtherInput(t *testing.T) {

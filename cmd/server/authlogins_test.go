@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/triadhq/triad/impl/auth/loginlimit"
-	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/refusal"
+	"github.com/triadhq/triad/impl/kit/refusal"
+	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // Every password is throttled: the auth surface's direct login (GET and POST) and basic auth with

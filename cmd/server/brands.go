@@ -6,9 +6,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/triadhq/triad/impl/brands"
-	"github.com/triadhq/triad/impl/brands/devdata"
-	"github.com/triadhq/triad/impl/brands/httpapi"
+	"github.com/triadhq/triad/impl/surfaces/brands"
+	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
+	"github.com/triadhq/triad/impl/surfaces/brands/httpapi"
 )
 
 // mountBrands mounts the brands API (/api/...). In dev mode it loads the prepared brands, admin and

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/triadhq/triad/gen/brandsapi"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/brands/devdata"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_BrandsDevData starts the whole server twice in dev mode on one database: docs/brands.md's

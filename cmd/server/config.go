@@ -13,13 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/triadhq/triad/impl/auth/provider"
-	"github.com/triadhq/triad/impl/brands"
-	"github.com/triadhq/triad/impl/loginguard"
-	"github.com/triadhq/triad/impl/orders"
-	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/throttle"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/credentials/loginguard"
+	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
+	"github.com/triadhq/triad/impl/surfaces/brands"
+	"github.com/triadhq/triad/impl/surfaces/orders"
 )
 
 // Secret is a configuration string that never appears in logs.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/auth/sender/smtptest"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/surfaces/auth/sender/smtptest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // fromAddr returns an HTTP client whose connections leave from 127.0.0.n, so the server sees a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_CORS: a SPA on a listed origin can preflight and read every surface's answers (with

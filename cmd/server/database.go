@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/impl/migrate"
+	"github.com/triadhq/triad/impl/platform/migrate"
 )
 
 // databases are the server's three ways to PostgreSQL (docs/replicas.md, "Behind a pooler, with

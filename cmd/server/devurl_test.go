@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/auth/provider"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 )
 
 // TestLoadConfig_AuthURLDefault: without AUTH_URL, dev mode takes the address it is told to listen

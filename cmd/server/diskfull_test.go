@@ -15,8 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/triadhq/triad/impl/auth/sender/smtptest"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/surfaces/auth/sender/smtptest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // diskFullSQL makes every insert into the tables a write route of each surface writes fail the way

@@ -9,8 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/triadhq/triad/impl/browsertest"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/browsertest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // authorizeScheme fills one security scheme of Swagger UI's Authorize dialog (by its name, for the

@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/triadhq/triad/impl/browsertest"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/browsertest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // setReactValue sets a form control's value the way typing would, so Swagger UI's React state

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_DrainsBeforeClosing: once told to stop, the server keeps serving for DRAIN_DELAY with

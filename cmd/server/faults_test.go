@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/pgcluster"
+	"github.com/triadhq/triad/impl/platform/pgcluster"
 )
 
 // Fault tests against the real binary: a database that goes away, its postmaster killed under the

@@ -3,10 +3,10 @@ package main
 import (
 	"time"
 
-	"github.com/triadhq/triad/impl/idempotency"
-	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/sweep"
-	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/kit/idempotency"
+	"github.com/triadhq/triad/impl/platform/sweep"
 )
 
 // passwordLogins is what a surface with password logins gets from the server: its own hasher,
@@ -37,7 +37,7 @@ func (a *app) sweepTokens(surface string, f sweep.Func) {
 }
 
 // sweepIdempotencyKeys deletes expired Idempotency-Key rows hourly, as the tokens' (the surfaces
-// that take the header keep them: impl/idempotency).
+// that take the header keep them: impl/kit/idempotency).
 func (a *app) sweepIdempotencyKeys() {
 	a.onClose(sweep.Start(a.log, "idempotency keys", time.Hour, idempotency.New(a.pool, nil, idempotency.Options{}).Sweep))
 }

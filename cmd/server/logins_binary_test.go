@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // answer is one response as the login scenarios read it.

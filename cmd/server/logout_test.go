@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // Logout ends the session on every replica: two servers on one database; a user logs in on the

@@ -24,17 +24,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/impl/cors"
+	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit"
-	"github.com/triadhq/triad/impl/metrics"
-	"github.com/triadhq/triad/impl/migrate"
-	"github.com/triadhq/triad/impl/opaquetoken"
-	"github.com/triadhq/triad/impl/password"
-	"github.com/triadhq/triad/impl/pgcluster"
-	"github.com/triadhq/triad/impl/pgread"
-	"github.com/triadhq/triad/impl/router"
-	"github.com/triadhq/triad/impl/throttle"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/cors"
+	"github.com/triadhq/triad/impl/kit/metrics"
+	"github.com/triadhq/triad/impl/kit/router"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/platform/migrate"
+	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/platform/pgread"
 )
 
 // defaultGCPercent is the garbage collector's target when GOGC is not set. The server keeps a few

@@ -19,8 +19,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/pgcluster"
+	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -12,9 +12,9 @@ import (
 	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/gen/brandsapi"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_WrongContentTypeIs415Everywhere: through the whole server (input screen, body limit,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestBinary_IdleProdServerReturnsStartUpMemory: a prod server that has served nothing gives the

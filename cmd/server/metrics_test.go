@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_Metrics sends real traffic through the whole server and scrapes /metrics: the request

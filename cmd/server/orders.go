@@ -7,10 +7,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/triadhq/triad/impl/orders"
-	"github.com/triadhq/triad/impl/orders/devdata"
-	"github.com/triadhq/triad/impl/orders/httpapi"
-	"github.com/triadhq/triad/impl/sweep"
+	"github.com/triadhq/triad/impl/platform/sweep"
+	"github.com/triadhq/triad/impl/surfaces/orders"
+	"github.com/triadhq/triad/impl/surfaces/orders/devdata"
+	"github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 )
 
 // mountOrders mounts the orders API (/oauth/token, /users, /authenticated, /orders) and, in dev

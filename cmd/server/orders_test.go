@@ -11,8 +11,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/api"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_OrdersDevData starts the whole server twice in dev mode on one database: the demo

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_ReplicasBehindTransactionPooler: three servers started at the same instant on an

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_TrustedProxyClientAddress: behind a trusted proxy the login throttle counts the

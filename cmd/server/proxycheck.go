@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"sync/atomic"
 
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/web"
 )
 
 // proxyCheck notices requests that carry X-Forwarded-For from a peer that is not a trusted proxy

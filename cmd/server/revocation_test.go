@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/opaquetoken"
+	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_RevocationsReachBothSurfaces: the server runs one revocation listener for the process

@@ -6,11 +6,11 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/api"
-	"github.com/triadhq/triad/impl/screen"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/screen"
+	"github.com/triadhq/triad/impl/kit/web"
 )
 
-// inputScreen is the one input-screening layer in front of every surface (impl/screen): it refuses
+// inputScreen is the one input-screening layer in front of every surface (impl/kit/screen): it refuses
 // invalid UTF-8, NUL, over-long number literals and non-strict JSON before any validator or
 // handler parses the request, with the numeric parameters and path names taken from the three specs.
 func inputScreen(specs []*openapi3.T) func(http.Handler) http.Handler {

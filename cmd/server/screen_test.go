@@ -11,10 +11,10 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/api"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/brands/devdata"
-	"github.com/triadhq/triad/impl/dbtest"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_HostileInputRefused sends, to the whole server over a socket, the hostile inputs of

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/gen/db"
-	"github.com/triadhq/triad/impl/auth/provider"
-	"github.com/triadhq/triad/impl/throttle"
+	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 )
 
 // pgSendLimiter is the verified provider's provider.SendLimiter in the server's database: the

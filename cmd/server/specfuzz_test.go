@@ -16,9 +16,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/api"
-	"github.com/triadhq/triad/impl/apitest"
-	"github.com/triadhq/triad/impl/brands/devdata"
-	"github.com/triadhq/triad/impl/dbtest"
+	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
+	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestServer_SpecFuzz sends requests generated from the three specs' schemas to the whole server

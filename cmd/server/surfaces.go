@@ -6,9 +6,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/triadhq/triad/impl/bearer"
+	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/kit"
-	"github.com/triadhq/triad/impl/opaquetoken"
+	"github.com/triadhq/triad/impl/kit/bearer"
 )
 
 // surface is one API: its name (its spec is api/<name>.yaml) and what mounts it on the root router.

@@ -12,11 +12,11 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/api"
-	"github.com/triadhq/triad/impl/bearer"
-	"github.com/triadhq/triad/impl/dbtest"
 	"github.com/triadhq/triad/impl/kit"
-	"github.com/triadhq/triad/impl/metrics"
-	"github.com/triadhq/triad/impl/web"
+	"github.com/triadhq/triad/impl/kit/bearer"
+	"github.com/triadhq/triad/impl/kit/metrics"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
 // TestSurfaces_EverySpecIsMounted: every spec in api/ is a surface this server mounts, publishes

@@ -1,5 +1,5 @@
 -- +goose Up
--- The auth library's shared state (impl/auth/pgstate.Schema, which pgstate.New creates itself for
+-- The auth library's shared state (impl/surfaces/auth/pgstate.Schema, which pgstate.New creates itself for
 -- embedders): the server creates it here, with the rest of its schema, so that it starts as a role
 -- that may only read and write rows, and on a database whose schema `server -mode migrate` made.
 -- IF NOT EXISTS: servers before this migration created the tables at start.

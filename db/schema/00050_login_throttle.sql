@@ -1,5 +1,5 @@
 -- +goose Up
--- Failed-login counting shared by every replica (impl/throttle). One row per login key (the SHA-256
+-- Failed-login counting shared by every replica (impl/credentials/throttle). One row per login key (the SHA-256
 -- of account and client network): attempts counts the password checks of the current window,
 -- reserved before a check and given back when the check did not happen or succeeded; the window
 -- ends at expires_at. Rows past expires_at count nothing and are deleted in passing.

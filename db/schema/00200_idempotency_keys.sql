@@ -1,5 +1,5 @@
 -- +goose Up
--- Idempotency-Key on the POSTs that create something (impl/idempotency): the first answer to a key,
+-- Idempotency-Key on the POSTs that create something (impl/kit/idempotency): the first answer to a key,
 -- replayed to a repeat of the same request by the same caller, on any replica. scope is the SHA-256
 -- of the operation and the caller's credentials, request that of the whole request (method, path,
 -- query, content type, body); answer is the first answer (status, headers, body), sealed with a key

@@ -1,5 +1,5 @@
 -- +goose Up
--- The auth library's revoked sessions (impl/auth/pgstate.SessionsSchema, which pgstate.New creates
+-- The auth library's revoked sessions (impl/surfaces/auth/pgstate.SessionsSchema, which pgstate.New creates
 -- itself for embedders): a logout records its session here, and every replica refuses the
 -- session's tokens from then on (pgstate.Sessions).
 CREATE TABLE IF NOT EXISTS auth_revoked_sessions (

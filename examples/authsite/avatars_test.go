@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/avatar/boltstore"
+	"github.com/triadhq/triad/impl/surfaces/auth/avatar/boltstore"
 )
 
 // TestAuthsite_AvatarStoreFromURI runs the site with `-avatars bolt://<file>` (the seed's embedded

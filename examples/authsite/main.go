@@ -1,5 +1,5 @@
 // Command authsite is a small web site built on the auth library alone (package
-// github.com/triadhq/triad/impl/auth and its subpackages): a development OAuth 2.0 login and a
+// github.com/triadhq/triad/impl/surfaces/auth and its subpackages): a development OAuth 2.0 login and a
 // direct (user/password) login, a home page showing the user and their avatar, and a protected JSON
 // route. It is an example to read and to run:
 //
@@ -28,11 +28,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/triadhq/triad/impl/auth"
-	"github.com/triadhq/triad/impl/auth/provider"
-	"github.com/triadhq/triad/impl/auth/token"
-	"github.com/triadhq/triad/impl/avatar"
-	"github.com/triadhq/triad/impl/avatar/avatarstore"
+	"github.com/triadhq/triad/impl/surfaces/auth"
+	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
+	"github.com/triadhq/triad/impl/surfaces/auth/avatar/avatarstore"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider"
+	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/triadhq/triad/impl/browsertest"
+	"github.com/triadhq/triad/impl/testkit/browsertest"
 )
 
 // TestAuthsite_Browser starts the site as `go run` does (a free port, the URL printed) and drives

@@ -17,7 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/impl/bearer"
+	"github.com/triadhq/triad/impl/kit/bearer"
 )
 
 // Deps are what the server hands a kit surface when it mounts it.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/triadhq/triad/impl/bearer"
 	"github.com/triadhq/triad/impl/kit"
+	"github.com/triadhq/triad/impl/kit/bearer"
 )
 
 // TestSources_ResolvedByNameWhateverTheMountOrder: a surface may use a source before the surface

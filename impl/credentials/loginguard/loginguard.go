@@ -1,0 +1,151 @@
+// Package loginguard runs one password login the way every surface must: ask the hasher whether it
+// has room, reserve the attempt against the failed-login limit, check the password, then give the
+// attempt back or forget the key's failures. The surfaces differ only in how they render the
+// outcome (an RFC 6749 body at the orders token endpoint, the shared Error body in brands), so the
+// guard returns errors for them to map and leaves the wire format to the edge.
+//
+// The properties it keeps, for every surface alike:
+//   - a login the hasher would shed is refused (password.ErrBusy) before any database work, and an
+//     admitted one holds its hasher place from then on (password.Admit): under a flood those
+//     queries, not the hashes, are what keeps everyone else waiting;
+//   - the attempt is reserved before the password is checked, so requests sent in parallel cannot
+//     all slip in while the first are being hashed: at most throttle's Max checks run per key and
+//     window, and a blocked key costs no argon2 work, so the answer cannot tell a right password
+//     from a wrong one;
+//   - only a password that was checked and was wrong keeps the attempt counted; a check that did
+//     not happen (database down, hasher busy, request cancelled) gives it back;
+//   - a client address past its own limit (many accounts guessed from it) is slowed, never refused
+//     while its schedule has room: the check waits for the address's slot (throttle.ReserveLogin),
+//     so a real user behind the same address still gets in with the right password.
+//
+// Unknown accounts count like known ones (the check does dummy work and reports the wrong
+// password): otherwise a 429 would tell which accounts exist.
+package loginguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/credentials/throttle"
+)
+
+// ErrTooManyAttempts matches (errors.Is) the *Blocked error of a login the limit refused.
+var ErrTooManyAttempts = errors.New("too many failed logins")
+
+// Blocked is a login refused by the failed-login limit without its password being checked.
+type Blocked struct {
+	// Seconds is the wait until the key's window ends, rounded up (the Retry-After value).
+	Seconds int
+}
+
+// Error says how long the caller must wait.
+func (b *Blocked) Error() string {
+	return fmt.Sprintf("too many failed logins; try again in %d seconds", b.Seconds)
+}
+
+// Unwrap makes a *Blocked match ErrTooManyAttempts.
+func (b *Blocked) Unwrap() error { return ErrTooManyAttempts }
+
+// RetryAfterSeconds is Seconds: what the auth library reads of a refusal (loginlimit.Refused).
+func (b *Blocked) RetryAfterSeconds() int { return b.Seconds }
+
+// RetryAfter is the Retry-After seconds of a *Blocked or *SignupsBlocked in err's chain, or 0 (a
+// refusal table's RetryAfter function).
+func RetryAfter(err error) int {
+	var b *Blocked
+	if errors.As(err, &b) {
+		return b.Seconds
+	}
+	var s *SignupsBlocked
+	if errors.As(err, &s) {
+		return s.Seconds
+	}
+	return 0
+}
+
+// Guard is one surface's login guard: its hasher and its failed-login limiter.
+type Guard struct {
+	hasher  *password.Hasher
+	limiter *throttle.Limiter
+	wrong   error
+}
+
+// New returns the guard over hasher and limiter. wrong is the surface's error for a checked-wrong
+// password (matched with errors.Is): the one outcome of a check that keeps the attempt counted. A
+// nil hasher admits every login (a surface whose checks hash nothing of its own).
+func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error) *Guard {
+	return &Guard{hasher: hasher, limiter: limiter, wrong: wrong}
+}
+
+// Login runs check, the surface's password check for account, under the guard; remoteAddr is the
+// client's address (http.Request.RemoteAddr), counted per account and alone (throttle's
+// ReserveLogin). It returns nil when check passed (the key's failures are forgotten), and
+// otherwise one of:
+//   - password.ErrBusy: the hasher had no room; nothing was read or counted;
+//   - password.ErrClientBusy: the client had its share of the hasher in use and its line full;
+//     nothing was read or counted;
+//   - a *Blocked (ErrTooManyAttempts): the limit refused the login; check did not run;
+//   - check's error matching wrong: the password was wrong, and the attempt stays counted;
+//   - any other error, from the limiter's database or from check (password.ErrBusy among them):
+//     the password was not checked, and the attempt was given back.
+func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check func(context.Context) error) error {
+	// The login's place at the hasher is taken now, before the database work, and held until it
+	// is answered (password.Admit): a check that only asked whether there was room would let every
+	// flooding login through while the ones before it still wait for the database.
+	outer := ctx
+	ctx, admitted, err := g.admit(outer)
+	if err != nil {
+		return err
+	}
+	defer func() { admitted() }()
+	res, err := g.limiter.ReserveLogin(ctx, account, remoteAddr)
+	if err != nil {
+		return err
+	}
+	if res.Blocked {
+		return &Blocked{Seconds: throttle.RetryAfterSeconds(res.RetryAfter)}
+	}
+	if res.Wait > 0 {
+		// The client address is past its failed-login limit: this check waits for the slot the
+		// address was given, which is what slows a guesser there without refusing anyone. It
+		// waits without its hasher place, or a guesser's waiting logins would hold its share
+		// and queue every other login from the address (a real user's) behind them; it asks for
+		// one again when its slot comes.
+		admitted()
+		t := time.NewTimer(res.Wait)
+		select {
+		case <-t.C:
+		case <-outer.Done():
+			t.Stop()
+			_ = res.Release()
+			return outer.Err()
+		}
+		if ctx, admitted, err = g.admit(outer); err != nil {
+			_ = res.Release()
+			return err
+		}
+	}
+	err = check(ctx)
+	if errors.Is(err, g.wrong) {
+		return err
+	}
+	if err != nil {
+		// Best effort, as both calls below: an attempt that stays counted only moves the key's
+		// block nearer, and its window ends anyway.
+		_ = res.Release()
+		return err
+	}
+	_ = res.Succeeded()
+	return nil
+}
+
+// admit is the hasher's Admit, or a place that costs nothing without a hasher.
+func (g *Guard) admit(ctx context.Context) (context.Context, func(), error) {
+	if g.hasher == nil {
+		return ctx, func() {}, nil
+	}
+	return g.hasher.Admit(ctx)
+}

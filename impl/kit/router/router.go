@@ -1,0 +1,113 @@
+// Package router builds the one chi router every surface is served from: the shared middleware
+// (request ids, any outer layers such as metrics and CORS, access log, panic recovery, outage reporting, body
+// limit, then any extra layers such as input screening), JSON 404/405 answers, and spec-validated
+// groups for each surface's operations. cmd/server builds the root with New; tests and benchmarks
+// of one surface build the same root, so they exercise the stack users get.
+package router
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/impl/kit/web"
+)
+
+// DefaultBodyLimit caps request bodies when Options.BodyLimit is 0.
+const DefaultBodyLimit int64 = 1 << 20
+
+// Options configure the root router.
+type Options struct {
+	// Log receives panics and, with AccessLog, one line per request; nil discards them.
+	Log *slog.Logger
+	// AccessLog logs every request (the server does; tests and benchmarks need not).
+	AccessLog bool
+	// AccessLevel is the level of the access log lines (the zero value is info).
+	AccessLevel slog.Level
+	// BodyLimit caps request bodies in bytes; 0 means DefaultBodyLimit.
+	BodyLimit int64
+	// Outer runs on every request right after request ids, before logging and recovery: the
+	// place for layers that see or decorate every response, such as metrics and CORS.
+	Outer []func(http.Handler) http.Handler
+	// Middleware runs on every request after the shared layers above and before routing, in
+	// order: the place for layers every surface gets, such as input screening.
+	Middleware []func(http.Handler) http.Handler
+}
+
+// New returns the root router with the shared middleware and JSON 404/405 answers. It is the one
+// place middleware for every surface is chained.
+func New(o Options) chi.Router {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.BodyLimit <= 0 {
+		o.BodyLimit = DefaultBodyLimit
+	}
+	r := chi.NewRouter()
+	r.Use(web.WithRequestID)
+	r.Use(o.Outer...)
+	if o.AccessLog {
+		// Outside Recover, so a recovered panic is logged with its 500.
+		r.Use(web.AccessLog(o.Log, o.AccessLevel))
+	}
+	r.Use(web.Recover(o.Log), web.ReportOutages(o.Log), web.LimitBody(o.BodyLimit))
+	r.Use(o.Middleware...)
+	r.NotFound(web.NotFound)
+	r.MethodNotAllowed(web.MethodNotAllowed)
+	return r
+}
+
+// Standalone returns a root router with default Options (log aside) carrying one surface, whose
+// mount registers its routes: what a surface's tests and benchmarks serve, so they exercise the
+// shared stack users get rather than a bare handler.
+func Standalone(log *slog.Logger, mount func(chi.Router) error) (http.Handler, error) {
+	r := New(Options{Log: log})
+	if err := mount(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Surface describes how one surface's operations are guarded inside its group.
+type Surface struct {
+	// Spec is the surface's OpenAPI document; requests are validated against it.
+	Spec *openapi3.T
+	// Before runs ahead of validation (authentication: an anonymous caller learns nothing about
+	// the rules its input breaks).
+	Before []func(http.Handler) http.Handler
+	// Validate reports whether a request goes through the spec validator; nil validates every
+	// request. A surface may skip requests whose every input the generated binders and its own
+	// parsers check with the spec's bounds (a test must tie those bounds to the spec).
+	Validate func(*http.Request) bool
+	// Also runs the surface's own field checks (the domain's rules beyond the spec) on a request
+	// the spec validator refused, so that one answer lists every problem; nil adds none.
+	Also web.FieldCheck
+}
+
+// Group registers a group on r guarded by s, and calls mount to add the surface's routes to it.
+func Group(r chi.Router, s Surface, mount func(chi.Router)) {
+	r.Group(func(g chi.Router) {
+		g.Use(s.Before...)
+		g.Use(validator(s.Spec, s.Validate, s.Also))
+		mount(g)
+	})
+}
+
+func validator(spec *openapi3.T, want func(*http.Request) bool, also web.FieldCheck) func(http.Handler) http.Handler {
+	validate := web.Validator(spec, also)
+	if want == nil {
+		return validate
+	}
+	return func(next http.Handler) http.Handler {
+		validated := validate(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if want(r) {
+				validated.ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,341 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/triadhq/triad/impl/kit/invalid"
+)
+
+// eachError walks kin-openapi's validation error: fn sees each RequestError, other each error
+// that is neither a RequestError nor a MultiError holding them. A type switch, not errors.As:
+// MultiError.As would stop at its first match, and a RequestError unwraps to the MultiError of its
+// own schema errors.
+func eachError(err error, fn func(*openapi3filter.RequestError), other func(error)) {
+	switch e := err.(type) {
+	case openapi3.MultiError:
+		for _, inner := range e {
+			eachError(inner, fn, other)
+		}
+	case *openapi3filter.RequestError:
+		fn(e)
+	default:
+		other(err)
+	}
+}
+
+// FieldErrors flattens kin-openapi validation errors into per-field details, each placed (in),
+// coded and worded by package invalid.
+func FieldErrors(err error) []FieldError {
+	var out []FieldError
+	eachError(err, func(e *openapi3filter.RequestError) {
+		in, field := invalid.Body, ""
+		var param *openapi3.Schema
+		if e.Parameter != nil {
+			in, field = invalid.In(e.Parameter.In), e.Parameter.Name
+			if e.Parameter.Schema != nil {
+				param = e.Parameter.Schema.Value
+			}
+		}
+		switch inner := e.Err.(type) {
+		case openapi3.MultiError:
+			for _, ie := range inner {
+				out = append(out, schemaField(in, field, param, ie))
+			}
+		case nil:
+			out = append(out, reasonField(in, field, e.Reason))
+		default:
+			out = append(out, schemaField(in, field, param, inner))
+		}
+	}, func(err error) {
+		out = append(out, schemaField(invalid.Body, "", nil, err))
+	})
+	return out
+}
+
+// reasonField is a RequestError without an inner error: a missing parameter or body.
+func reasonField(in invalid.In, field, reason string) FieldError {
+	if field == "" {
+		field = "body"
+	}
+	if strings.Contains(reason, "required") || strings.Contains(reason, "missing") {
+		return invalid.New(in, field, invalid.Required)
+	}
+	return invalid.New(in, field, invalid.Invalid)
+}
+
+// schemaField is the detail of one kin-openapi error about the value at field (a parameter's
+// name, or "" for the body's root).
+func schemaField(in invalid.In, field string, param *openapi3.Schema, err error) FieldError {
+	var se *openapi3.SchemaError
+	if errors.As(err, &se) {
+		return schemaDetail(in, joinPath(field, se.JSONPointer()), se)
+	}
+	if field == "" {
+		field = "body"
+	}
+	if errors.Is(err, openapi3filter.ErrInvalidRequired) {
+		// A required body (or parameter) that is absent or empty.
+		return invalid.New(in, field, invalid.Required)
+	}
+	var pe *openapi3filter.ParseError
+	if errors.As(err, &pe) {
+		// A value kin-openapi could not read: its text (value abc: an invalid integer: invalid
+		// syntax) is for programmers; say it as the generated binders' path does.
+		if in == invalid.Body {
+			return invalid.New(in, field, invalid.Malformed)
+		}
+		return paramDetail(in, field, param, pe)
+	}
+	return invalid.New(in, field, invalid.Invalid)
+}
+
+// joinPath is the dotted path of a value inside field (products.0.price).
+func joinPath(field string, pointer []string) string {
+	parts := pointer
+	if field != "" {
+		parts = append([]string{field}, pointer...)
+	}
+	if len(parts) == 0 {
+		return "body"
+	}
+	return strings.Join(parts, ".")
+}
+
+// schemaDetail says in the package invalid's terms what a schema refused.
+func schemaDetail(in invalid.In, field string, se *openapi3.SchemaError) FieldError {
+	s := se.Schema
+	if s == nil {
+		s = &openapi3.Schema{}
+	}
+	switch se.SchemaField {
+	case "required":
+		return invalid.New(in, field, invalid.Required)
+	case "properties", "additionalProperties":
+		// kin-openapi names an unknown property only in its reason: property "colour" is
+		// unsupported; the detail names the property itself, not the object holding it.
+		if name, ok := unsupportedProperty(se.Reason); ok {
+			if field == "body" {
+				field = name
+			} else {
+				field += "." + name
+			}
+			return invalid.New(in, field, invalid.UnknownField)
+		}
+	case "type", "nullable":
+		return invalid.Expect(in, field, invalid.Type, schemaType(s))
+	case "minLength":
+		return invalid.Bound(in, field, invalid.TooShort, invalid.Int(int64(s.MinLength)))
+	case "maxLength":
+		if s.MaxLength != nil {
+			return invalid.Bound(in, field, invalid.TooLong, invalid.Int(int64(*s.MaxLength)))
+		}
+	case "minimum", "exclusiveMinimum":
+		if s.Min != nil {
+			return invalid.Bound(in, field, invalid.TooSmall, number(*s.Min))
+		}
+	case "maximum", "exclusiveMaximum":
+		if s.Max != nil {
+			return invalid.Bound(in, field, invalid.TooLarge, number(*s.Max))
+		}
+	case "minItems":
+		return invalid.Bound(in, field, invalid.TooFew, invalid.Int(int64(s.MinItems)))
+	case "maxItems":
+		if s.MaxItems != nil {
+			return invalid.Bound(in, field, invalid.TooMany, invalid.Int(int64(*s.MaxItems)))
+		}
+	case "minProperties":
+		return invalid.Bound(in, field, invalid.TooFew, invalid.Int(int64(s.MinProps)))
+	case "maxProperties":
+		if s.MaxProps != nil {
+			return invalid.Bound(in, field, invalid.TooMany, invalid.Int(int64(*s.MaxProps)))
+		}
+	case "pattern", "format":
+		// A format the reader knows (email, decimal) says more than its machine-readable pattern.
+		if s.Format != "" && s.Format != "password" {
+			return invalid.Expect(in, field, invalid.Format, s.Format)
+		}
+		if se.SchemaField == "pattern" {
+			return invalid.Expect(in, field, invalid.Pattern, s.Pattern)
+		}
+	case "enum":
+		allowed := make([]string, len(s.Enum))
+		for i, v := range s.Enum {
+			allowed[i] = fmt.Sprint(v)
+		}
+		return invalid.OneOf(in, field, allowed)
+	case "oneOf", "anyOf":
+		// kin-openapi only says that no variant matched. The variant of the value's type (a price
+		// sent as a string) says what is wrong with it; when no variant has that type, the
+		// reader learns which types the field takes.
+		var branches openapi3.MultiError
+		if errors.As(se.Origin, &branches) {
+			var types []string
+			for _, b := range branches {
+				var bse *openapi3.SchemaError
+				if !errors.As(b, &bse) {
+					continue
+				}
+				if bse.SchemaField != "type" {
+					return schemaDetail(in, field, bse)
+				}
+				types = append(types, schemaType(bse.Schema))
+			}
+			if len(types) > 0 {
+				return invalid.Expect(in, field, invalid.Type, strings.Join(types, "|"))
+			}
+		}
+	}
+	return invalid.New(in, field, invalid.Invalid)
+}
+
+// unsupportedProperty reads the name out of kin-openapi's `property "colour" is unsupported`.
+func unsupportedProperty(reason string) (string, bool) {
+	rest, ok := strings.CutPrefix(reason, "property ")
+	if !ok {
+		return "", false
+	}
+	quoted, ok := strings.CutSuffix(rest, " is unsupported")
+	if !ok {
+		return "", false
+	}
+	name, err := strconv.Unquote(quoted)
+	return name, err == nil
+}
+
+// schemaType is the JSON type a schema takes, as Detail.Expected names it.
+func schemaType(s *openapi3.Schema) string {
+	if s == nil || s.Type == nil {
+		return ""
+	}
+	for _, t := range []string{openapi3.TypeString, openapi3.TypeInteger, openapi3.TypeNumber,
+		openapi3.TypeBoolean, openapi3.TypeArray, openapi3.TypeObject} {
+		if s.Type.Is(t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// number writes a schema bound as the decimal it is in the spec (0.01, 1000000), never in
+// exponent form.
+func number(f float64) json.Number {
+	return json.Number(strconv.FormatFloat(f, 'f', -1, 64))
+}
+
+// BadParam is the chi-server ErrorHandlerFunc: a parameter the generated binder could not read
+// (not a number, missing, repeated) becomes a 400 naming the parameter, in the same words the spec
+// validator uses.
+func BadParam(w http.ResponseWriter, r *http.Request, err error) {
+	WriteError(w, r, http.StatusBadRequest, Invalid(ParamError(r, err)))
+}
+
+// ParamError is the detail BadParam gives for a generated binder's error: where the parameter was,
+// its name and what is wrong with it. A surface that checks its other parameters too (to report
+// them all at once) builds its answer from it.
+func ParamError(r *http.Request, err error) FieldError {
+	name := paramName(err)
+	return paramDetail(paramIn(r, name, err), name, nil, err)
+}
+
+// paramIn places a parameter a generated binder refused. The binders' error types name header and
+// cookie parameters; of the rest, a name in the query string is a query parameter and any other
+// a path segment's (a missing required query parameter is RequiredParamError's).
+func paramIn(r *http.Request, name string, err error) invalid.In {
+	t := reflect.TypeOf(err)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	typ := ""
+	if t != nil {
+		typ = t.Name()
+	}
+	switch {
+	case strings.Contains(typ, "Header"):
+		return invalid.Header
+	case strings.Contains(typ, "Cookie"):
+		return invalid.Cookie
+	case strings.HasPrefix(typ, "RequiredParam") || strings.HasPrefix(typ, "TooManyValues"):
+		return invalid.Query
+	case r != nil && r.URL.Query().Has(name):
+		return invalid.Query
+	}
+	return invalid.Path
+}
+
+// paramName finds the parameter a generated binder error is about. Each generated package has its
+// own error types, all carrying the name in a ParamName field.
+func paramName(err error) string {
+	v := reflect.ValueOf(err)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return "parameter"
+		}
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Struct {
+		if f := v.FieldByName("ParamName"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
+			return f.String()
+		}
+	}
+	return "parameter"
+}
+
+// ParamDetail says what is wrong with a parameter value that could not be read (a binder's error,
+// kin-openapi's, or a strconv error); the binder's own text (strconv.ParseInt: parsing "abc":
+// invalid syntax) is for programmers, not API users. expected is the type the parameter takes
+// ("integer" when unknown and the error is a number's).
+func ParamDetail(in invalid.In, name, expected string, err error) FieldError {
+	var num *strconv.NumError
+	var pe *openapi3filter.ParseError
+	negative := func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "-") }
+	outOfRange := func(value string) FieldError {
+		if negative(value) {
+			return invalid.New(in, name, invalid.TooSmall)
+		}
+		return invalid.New(in, name, invalid.TooLarge)
+	}
+	if expected == "" {
+		expected = openapi3.TypeInteger
+	}
+	switch {
+	case errors.As(err, &pe) && errors.Is(pe.Cause, strconv.ErrRange):
+		return outOfRange(fmt.Sprint(pe.Value))
+	case errors.As(err, &pe) && pe.Reason == "an invalid integer":
+		return invalid.Expect(in, name, invalid.Type, openapi3.TypeInteger)
+	case errors.As(err, &pe) && pe.Reason == "an invalid number":
+		return invalid.Expect(in, name, invalid.Type, openapi3.TypeNumber)
+	case errors.As(err, &pe) && pe.Reason == "an invalid boolean":
+		return invalid.Expect(in, name, invalid.Type, openapi3.TypeBoolean)
+	case errors.As(err, &pe):
+		return invalid.New(in, name, invalid.Invalid)
+	case errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange):
+		return outOfRange(num.Num)
+	case strings.Contains(err.Error(), "overflows destination"):
+		// The runtime's text: value '-99999999999' overflows destination of type: int32.
+		_, value, _ := strings.Cut(err.Error(), "value '")
+		return outOfRange(value)
+	case errors.As(err, &num):
+		return invalid.Expect(in, name, invalid.Type, expected)
+	case strings.Contains(err.Error(), "is required"):
+		return invalid.New(in, name, invalid.Required)
+	case strings.Contains(err.Error(), "Expected one value"),
+		strings.Contains(err.Error(), "multiple values for single value parameter"):
+		return invalid.New(in, name, invalid.Repeated)
+	default:
+		return invalid.New(in, name, invalid.Invalid)
+	}
+}
+
+// paramDetail is ParamDetail with the type taken from the parameter's schema, when known.
+func paramDetail(in invalid.In, name string, schema *openapi3.Schema, err error) FieldError {
+	return ParamDetail(in, name, schemaType(schema), err)
+}

@@ -1,0 +1,106 @@
+// Package web holds the HTTP plumbing every surface of the server shares: one JSON error body,
+// request ids, panic recovery, body limits, spec-driven request validation and the strict-handler
+// error hooks. Domain packages never import it; handlers and cmd/server do.
+package web
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/triadhq/triad/impl/kit/invalid"
+)
+
+// Error is the JSON body of every refusal outside the OAuth token endpoint. Each spec documents it
+// as its `Error` schema.
+type Error struct {
+	// Code is a stable machine-readable reason, e.g. "not_found" or "validation_failed".
+	Code string `json:"code"`
+	// Message is a human-readable sentence; it never carries internal error text.
+	Message string `json:"message"`
+	// Details lists per-field problems for validation failures.
+	Details []FieldError `json:"details,omitempty"`
+	// RequestID repeats the X-Request-Id header so a report can be matched to the server log.
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// FieldError is one entry of details: where (in), which field, the rule broken (code), its limit,
+// and the code's one message. It is the vocabulary of package invalid, which the domains speak too.
+type FieldError = invalid.Detail
+
+// Common error codes shared by all surfaces.
+const (
+	CodeNotFound         = "not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeValidation       = "validation_failed"
+	CodeInternal         = "internal_error"
+	CodeUnauthorized     = "unauthorized"
+	CodeForbidden        = "forbidden"
+	CodeConflict         = "conflict"
+	CodeTooLarge         = "request_too_large"
+	// CodeUnsupportedMediaType answers a body whose Content-Type the operation does not take (415).
+	CodeUnsupportedMediaType = "unsupported_media_type"
+)
+
+// WriteJSON writes v as a JSON body with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	// A shared value under the canonical key: Set would allocate a slice per response.
+	w.Header()["Content-Type"] = contentTypeJSON
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// contentTypeJSON is never changed: a later Add to the header appends to a full slice, which copies it.
+var contentTypeJSON = []string{"application/json"}
+
+// WriteError writes the shared error body, stamping it with the request id.
+func WriteError(w http.ResponseWriter, r *http.Request, status int, e Error) {
+	if r != nil {
+		e.RequestID = RequestID(r.Context())
+	}
+	WriteJSON(w, status, e)
+}
+
+// Internal answers a request that failed inside the server, and is the one place such failures are
+// classified:
+//   - the client went away (its connection closed mid-request or mid-response): nothing to answer,
+//     logged at debug, since it is no fault of the server;
+//   - the response had already started: only logged, because a second status line cannot be sent;
+//   - the database is unreachable (DatabaseUnavailable): 503 database_unavailable with Retry-After,
+//     logged at most once every few seconds with a count (see ReportOutages);
+//   - anything else: logged with the request id and answered with a 500 that reveals nothing.
+func Internal(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if clientGone(r) {
+		if log != nil {
+			log.DebugContext(r.Context(), "client gone before the response was complete", "err", err,
+				"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+		}
+		return
+	}
+	if headerWritten(w) {
+		if log != nil {
+			log.ErrorContext(r.Context(), "failed after the response started", "err", err,
+				"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+		}
+		return
+	}
+	if DatabaseUnavailable(err) {
+		unavailable(w, r, log, err)
+		return
+	}
+	if log != nil {
+		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", RequestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path)
+	}
+	WriteError(w, r, http.StatusInternalServerError, Error{Code: CodeInternal, Message: MessageInternal})
+}
+
+// NotFound answers unknown routes with the JSON error body.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, http.StatusNotFound, Error{Code: CodeNotFound, Message: "no such route: " + r.Method + " " + r.URL.Path})
+}
+
+// MethodNotAllowed answers known routes called with the wrong method.
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, http.StatusMethodNotAllowed, Error{Code: CodeMethodNotAllowed, Message: "method " + r.Method + " is not allowed on " + r.URL.Path})
+}

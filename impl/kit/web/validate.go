@@ -1,0 +1,176 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	middleware "github.com/oapi-codegen/nethttp-middleware"
+
+	"github.com/triadhq/triad/impl/kit/invalid"
+)
+
+// Validator returns middleware that checks every request against spec before a handler sees it.
+// The validator owns spec: its servers are cleared so paths match wherever the server is mounted,
+// and its security requirements too, since authentication is the surface's own middleware's. Every
+// violation of the request is reported at once: a body whose Content-Type the operation does not
+// take is a 415 unsupported_media_type, anything else a 400 validation_failed with one detail per
+// invalid field. also, when set, adds the surface's own checks of the request's fields to a 400,
+// so that a client learns every problem from one answer.
+func Validator(spec *openapi3.T, also FieldCheck) func(http.Handler) http.Handler {
+	spec.Servers = nil
+	// kin-openapi walks an operation's security requirements on every request even when the
+	// authentication function accepts anything; the surfaces authenticate before the validator
+	// runs, so this copy of the spec states none and the walk ends at once.
+	none := openapi3.SecurityRequirements{}
+	spec.Security = nil
+	for _, item := range spec.Paths.Map() {
+		for _, op := range item.Operations() {
+			op.Security = &none
+		}
+	}
+	return middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
+		SilenceServersWarning: true,
+		Options: openapi3filter.Options{
+			MultiError:         true,
+			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		},
+		ErrorHandlerWithOpts: func(_ context.Context, err error, w http.ResponseWriter, r *http.Request, opts middleware.ErrorHandlerOpts) {
+			switch {
+			case opts.StatusCode == http.StatusNotFound:
+				NotFound(w, r)
+			case opts.StatusCode == http.StatusMethodNotAllowed:
+				MethodNotAllowed(w, r)
+			case IsTooLarge(err):
+				WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
+			case unsupportedMediaType(err):
+				WriteError(w, r, http.StatusUnsupportedMediaType, UnsupportedMediaType())
+			default:
+				WriteError(w, r, http.StatusBadRequest, Invalid(withChecks(r, FieldErrors(err), also)...))
+			}
+		},
+	})
+}
+
+// FieldCheck is a surface's own checks of a request's fields beyond its spec (a price's two
+// fractional digits), given the request and its body: the details of the fields it refuses.
+type FieldCheck func(r *http.Request, body []byte) []FieldError
+
+// withChecks adds to the spec validator's details those of also about fields the validator did
+// not name (a field the spec refused, or one inside it, is not refused twice).
+func withChecks(r *http.Request, details []FieldError, also FieldCheck) []FieldError {
+	if also == nil {
+		return details
+	}
+	var body []byte
+	if r.GetBody != nil {
+		// kin-openapi read the body and left a way to read it again.
+		if rc, err := r.GetBody(); err == nil {
+			body, _ = io.ReadAll(rc)
+			_ = rc.Close()
+		}
+	}
+	for _, d := range also(r, body) {
+		named := false
+		for _, have := range details {
+			if have.In == d.In && (have.Field == d.Field || strings.HasPrefix(d.Field, have.Field+".") || have.Field == "body") {
+				named = true
+				break
+			}
+		}
+		if !named {
+			details = append(details, d)
+		}
+	}
+	return details
+}
+
+// The one message of each shared code, whichever layer and surface refuses: the details (or the
+// status, or the WWW-Authenticate challenge) say what differs, the message stays the same so
+// clients and logs can match on it. OneMessage lists them for the tests that hold every layer to
+// them.
+const (
+	MessageValidation       = "request does not match the API specification"
+	MessageTooLarge         = "request body is too large"
+	MessageUnsupportedMedia = "the request body's Content-Type is not one this operation accepts"
+	MessageUnauthorized     = "authentication required"
+	MessageInternal         = "internal server error"
+	MessageDatabaseDown     = "the database is unavailable; retry in a few seconds"
+)
+
+// OneMessage returns the one message of a code every surface shares, and false for a code whose
+// message names the thing refused ("order 17 not found") or that one surface alone answers.
+func OneMessage(code string) (string, bool) {
+	switch code {
+	case CodeValidation:
+		return MessageValidation, true
+	case CodeTooLarge:
+		return MessageTooLarge, true
+	case CodeUnsupportedMediaType:
+		return MessageUnsupportedMedia, true
+	case CodeUnauthorized:
+		return MessageUnauthorized, true
+	case CodeInternal:
+		return MessageInternal, true
+	case CodeDatabaseUnavailable:
+		return MessageDatabaseDown, true
+	}
+	return "", false
+}
+
+// Invalid is the validation_failed body with the given per-field details.
+func Invalid(details ...FieldError) Error {
+	return Error{Code: CodeValidation, Message: MessageValidation, Details: details}
+}
+
+// TooLarge is the request_too_large body.
+func TooLarge() Error { return Error{Code: CodeTooLarge, Message: MessageTooLarge} }
+
+// Unauthorized is the unauthorized body (status 401); the WWW-Authenticate challenge beside it
+// says whether credentials were missing or refused.
+func Unauthorized() Error { return Error{Code: CodeUnauthorized, Message: MessageUnauthorized} }
+
+// UnsupportedMediaType is the unsupported_media_type body (status 415).
+func UnsupportedMediaType() Error {
+	return Error{Code: CodeUnsupportedMediaType, Message: MessageUnsupportedMedia}
+}
+
+// unsupportedMediaType reports whether kin-openapi refused the request's Content-Type (a body of a
+// type the operation does not list, or no type at all). Checked before the field errors, since
+// the fields of a body that could not be read say nothing useful.
+func unsupportedMediaType(err error) bool {
+	found := false
+	eachError(err, func(e *openapi3filter.RequestError) {
+		if e.RequestBody != nil && (strings.HasPrefix(e.Reason, "header Content-Type has unexpected value") ||
+			strings.HasPrefix(e.Reason, "unsupported content type")) {
+			found = true
+		}
+		var pe *openapi3filter.ParseError
+		if errors.As(e.Err, &pe) && pe.Kind == openapi3filter.KindUnsupportedFormat {
+			found = true
+		}
+	}, func(error) {})
+	return found
+}
+
+// StrictRequestError is the strict handler's RequestErrorHandlerFunc: a body that cannot be decoded.
+func StrictRequestError(w http.ResponseWriter, r *http.Request, err error) {
+	if IsTooLarge(err) {
+		WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
+		return
+	}
+	WriteError(w, r, http.StatusBadRequest, Invalid(invalid.New(invalid.Body, "body", invalid.Malformed)))
+}
+
+// StrictResponseError returns the strict handler's ResponseErrorHandlerFunc: an error a handler
+// returned instead of a typed response is logged and answered with an opaque 500.
+func StrictResponseError(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		Internal(w, r, log, err)
+	}
+}

@@ -1,0 +1,167 @@
+// Package loginlimit is how the auth service limits password guessing on the logins that check a
+// password: a direct provider's login (GET/POST /auth/<name>/login) and basic auth (AdminPasswd,
+// BasicAuthChecker). Both run their check through a Guard, which counts the failures and refuses a
+// login that has had too many before its password is checked.
+//
+// The default is NewMemory (one process). The reference server passes its PostgreSQL guard
+// (impl/credentials/loginguard, the same one its orders and brands logins run), so the count is shared by every
+// replica and the rules are the same on every surface: only a checked, wrong password counts
+// (ErrBadCredentials), per account and client address, and one address guessing over many accounts
+// is slowed rather than refused.
+package loginlimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrBadCredentials is what a check returns for a wrong password (or an unknown user): the one
+// outcome a Guard keeps counted. Any other error of a check means the password was not checked.
+var ErrBadCredentials = errors.New("loginlimit: incorrect user or password")
+
+// CodeTooManyAttempts is the Error code of a login a Guard refused (429), the same code on every
+// surface of the reference server.
+const CodeTooManyAttempts = "too_many_attempts"
+
+// Guard runs one password login under a failed-login limit.
+type Guard interface {
+	// Login runs check, the password check of account, from client (http.Request.RemoteAddr). It
+	// returns nil when check passed, check's error as it is (ErrBadCredentials: counted; anything
+	// else: not), or, without running check, an error with a RetryAfterSeconds() int method (see
+	// Refused) when the limit refuses the login.
+	Login(ctx context.Context, account, client string, check func(context.Context) error) error
+}
+
+// Refused reports whether err is a Guard's refusal, with its Retry-After in seconds and its own
+// sentence ("too many failed logins; try again in 840 seconds").
+func Refused(err error) (seconds int, message string, ok bool) {
+	var r interface {
+		error
+		RetryAfterSeconds() int
+	}
+	if errors.As(err, &r) {
+		return max(1, r.RetryAfterSeconds()), r.Error(), true
+	}
+	return 0, "", false
+}
+
+// Defaults of NewMemory with zero arguments: 10 wrong passwords per account and client address in
+// 15 minutes, as on every surface of the reference server.
+const (
+	DefaultMax    = 10
+	DefaultWindow = 15 * time.Minute
+)
+
+// Blocked is the refusal of the in-memory guard.
+type Blocked struct{ Wait time.Duration }
+
+// Error says how long to wait.
+func (b *Blocked) Error() string {
+	return fmt.Sprintf("too many failed logins; try again in %d seconds", b.RetryAfterSeconds())
+}
+
+// RetryAfterSeconds is the wait rounded up to whole seconds, at least 1.
+func (b *Blocked) RetryAfterSeconds() int {
+	return max(1, int((b.Wait+time.Second-1)/time.Second))
+}
+
+// Memory is an in-process Guard: failures are counted per account (trimmed, lower-cased) and
+// client address (an IPv6 one by its /64) for a window from the first; at Max the pair is refused
+// until the window ends, without its password being checked. A success forgets the pair's count.
+// Replicas behind a load balancer each count alone: give them a shared Guard.
+type Memory struct {
+	max    int
+	window time.Duration
+	now    func() time.Time
+
+	mu     sync.Mutex
+	pairs  map[string]*count
+	logins int // since the last sweep
+}
+
+type count struct {
+	n   int // reserved attempts in the window (checks running or failed)
+	end time.Time
+}
+
+// NewMemory returns an in-memory Guard refusing a pair at max failures in window (zero values: the
+// defaults); now is the clock (nil: time.Now).
+func NewMemory(max int, window time.Duration, now func() time.Time) *Memory {
+	if max <= 0 {
+		max = DefaultMax
+	}
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Memory{max: max, window: window, now: now, pairs: map[string]*count{}}
+}
+
+// Login implements Guard: the attempt is reserved before check runs (parallel guesses get no more
+// than max checks), kept when check says ErrBadCredentials, forgotten with the pair's count on
+// success, and given back on any other error.
+func (m *Memory) Login(ctx context.Context, account, client string, check func(context.Context) error) error {
+	key := strings.ToLower(strings.TrimSpace(account)) + "|" + clientNet(client)
+	m.mu.Lock()
+	now := m.now()
+	if m.logins++; m.logins >= 256 && m.logins >= len(m.pairs) {
+		// Swept as logins arrive, at a cost spread over as many logins as there are pairs, so the
+		// map holds about the pairs of one window.
+		m.logins = 0
+		for k, c := range m.pairs {
+			if !c.end.After(now) {
+				delete(m.pairs, k)
+			}
+		}
+	}
+	c := m.pairs[key]
+	if c != nil && !c.end.After(now) {
+		c = nil // its window ended: a new one starts
+	}
+	if c == nil {
+		c = &count{end: now.Add(m.window)}
+		m.pairs[key] = c
+	}
+	if c.n >= m.max {
+		m.mu.Unlock()
+		return &Blocked{Wait: c.end.Sub(now)}
+	}
+	c.n++
+	m.mu.Unlock()
+
+	err := check(ctx)
+	if errors.Is(err, ErrBadCredentials) {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pairs[key] == c {
+		if err == nil {
+			delete(m.pairs, key)
+		} else {
+			c.n--
+		}
+	}
+	return err
+}
+
+func clientNet(remoteAddr string) string {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	if err != nil {
+		return remoteAddr
+	}
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		if p, err := a.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return a.String()
+}

@@ -1,0 +1,79 @@
+package brands
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+)
+
+// TokenStore keeps the brands API's access tokens (their SHA-256) in PostgreSQL. It implements
+// opaquetoken.Store, judging expiry by its clock so tests can move past it.
+type TokenStore struct {
+	q   *db.Queries
+	now func() time.Time
+}
+
+var _ opaquetoken.Store[Principal] = TokenStore{}
+
+// TokenRevocationChannel is the channel on which PostgreSQL notifies the hash of every deleted
+// brand_tokens row (db/schema/00100_token_revocation_notify.sql), for opaquetoken.Watch.
+const TokenRevocationChannel = "brand_tokens_revoked"
+
+// NewTokenStore returns the token store over q, judging expiry by now (nil: time.Now).
+func NewTokenStore(q *db.Queries, now func() time.Time) TokenStore {
+	if now == nil {
+		now = time.Now
+	}
+	return TokenStore{q: q, now: now}
+}
+
+// SaveToken records a new token of p.
+func (s TokenStore) SaveToken(ctx context.Context, hash []byte, p Principal, expires time.Time) error {
+	return s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: hash, UserID: p.UserID, ExpiresAt: expires})
+}
+
+// TokenOwner resolves an unexpired token to its user and its expiry (a token issued before tokens
+// expired holds 'infinity', read as the year 9999).
+func (s TokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, time.Time, error) {
+	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hash, Now: s.now()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, time.Time{}, opaquetoken.ErrInvalid
+	}
+	if err != nil {
+		return Principal{}, time.Time{}, err
+	}
+	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, row.ExpiresAt, nil
+}
+
+// DeleteExpiredTokens deletes the rows of expired tokens.
+func (s TokenStore) DeleteExpiredTokens(ctx context.Context) (int64, error) {
+	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
+}
+
+// Logout ends the session of the user holding tok, the token the caller presented, on every device
+// at once: the seed's "logging out resets the user token, so the old token stops being the user
+// token" (brands-api.md, authentication rule 3). Every token of that user is deleted in one
+// statement; this process's cache forgets them at once, and the other replicas drop them when
+// PostgreSQL notifies the deletions. Until a logout, each login adds a token beside the others, so
+// several devices stay signed in; the next login after it starts afresh.
+func (s *Service) Logout(ctx context.Context, tok string) error {
+	if !opaquetoken.WellFormed(tok) {
+		return ErrUnauthenticated
+	}
+	revoked, err := s.q.DeleteBrandTokensOfHolder(ctx, db.DeleteBrandTokensOfHolderParams{TokenHash: opaquetoken.Hash(tok), Now: s.now()})
+	if err != nil {
+		return err
+	}
+	if len(revoked) == 0 {
+		return ErrUnauthenticated
+	}
+	for _, h := range revoked {
+		s.tokens.ForgetHash(h)
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+// Package devdata loads the orders API's prepared data for development mode: demo users of both
+// roles (credentials in docs/orders.md) and orders in every state. Loading is idempotent: a marker
+// row in platform_info records that it ran, so restarting the server adds nothing.
+package devdata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/surfaces/orders"
+	"github.com/triadhq/triad/impl/surfaces/orders/money"
+)
+
+// Users are the demo accounts, documented in docs/orders.md.
+var Users = []struct {
+	Username, Password string
+	Type               orders.UserType
+}{
+	{"alice", "alice-password", orders.Customer},
+	{"carol", "carol-password", orders.Customer},
+	{"bob", "bob-password", orders.Performer},
+	{"dave", "dave-password", orders.Performer},
+}
+
+const marker = "orders.devdata"
+
+// Load creates the demo data unless it was loaded before. It returns whether it created it.
+func Load(ctx context.Context, pool *pgxpool.Pool, svc *orders.Service) (bool, error) {
+	q := db.New(pool)
+	if _, err := q.GetPlatformInfo(ctx, marker); err == nil {
+		return false, nil
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return false, err
+	}
+	users := map[string]orders.Principal{}
+	for _, u := range Users {
+		got, err := svc.Register(ctx, u.Username, u.Password, u.Type)
+		if errors.Is(err, orders.ErrUsernameTaken) {
+			// A previous run stopped half-way, or someone registered the name: reuse the account.
+			got, err = svc.Authenticate(ctx, u.Username, u.Password)
+		}
+		if err != nil {
+			return false, fmt.Errorf("dev user %s: %w", u.Username, err)
+		}
+		users[u.Username] = orders.Principal{ID: got.ID, Username: got.Username, Type: got.Type}
+	}
+	alice, carol, bob, dave := users["alice"], users["carol"], users["bob"], users["dave"]
+	steps := []struct {
+		customer    orders.Principal
+		description string
+		price       money.Kopecks
+		performer   orders.Principal
+		take, pass  bool
+		accept      bool
+	}{
+		{customer: alice, description: "Paint the garden fence", price: 12050},
+		{customer: alice, description: "Assemble a bookshelf", price: 4000},
+		{customer: carol, description: "Translate a two-page letter", price: 7599},
+		{customer: alice, description: "Fix a leaking tap", price: 3500, performer: bob, take: true},
+		{customer: carol, description: "Walk the dog for a week", price: 9000, performer: dave, take: true, pass: true},
+		{customer: alice, description: "Mow the lawn", price: 2500, performer: bob, take: true, pass: true},
+		{customer: carol, description: "Deliver a parcel", price: 1500, performer: bob, take: true, pass: true, accept: true},
+	}
+	for _, s := range steps {
+		o, err := svc.CreateOrder(ctx, s.customer, s.description, s.price)
+		if err != nil {
+			return false, fmt.Errorf("dev order: %w", err)
+		}
+		if s.take {
+			if _, err := svc.Take(ctx, s.performer, o.ID); err != nil {
+				return false, fmt.Errorf("dev order %d take: %w", o.ID, err)
+			}
+		}
+		if s.pass {
+			if _, err := svc.Pass(ctx, s.performer, o.ID); err != nil {
+				return false, fmt.Errorf("dev order %d pass: %w", o.ID, err)
+			}
+		}
+		if s.accept {
+			if _, err := svc.Accept(ctx, s.customer, o.ID); err != nil {
+				return false, fmt.Errorf("dev order %d accept: %w", o.ID, err)
+			}
+		}
+	}
+	return true, q.PutPlatformInfo(ctx, db.PutPlatformInfoParams{Key: marker, Value: "loaded"})
+}

@@ -1,0 +1,116 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/triadhq/triad/impl/kit/idempotency"
+)
+
+// keyed sends a JSON POST with an Idempotency-Key through the validating client.
+func (e *env) keyed(path, token, key, body string) resp {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(idempotency.Header, key)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := e.c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return resp{status: res.StatusCode, header: res.Header, body: b}
+}
+
+func (e *env) count(sql string, args ...any) (n int) {
+	e.t.Helper()
+	if err := e.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// TestIdempotency_OrderCreatedOncePerKey: a repeat of POST /orders with the same key and body gets
+// the first answer (marked replayed) and creates nothing; eight at once create one order and all
+// get its answer; the same key with another body is refused with 422; another customer's same key
+// is another key; a refusal (insufficient funds) is not kept, so the key then serves another body.
+func TestIdempotency_OrderCreatedOncePerKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	alice, carol := e.account("alice", "Customer"), e.account("carol", "Customer")
+	orders := func(id int64) int { return e.count("SELECT count(*) FROM orders WHERE customer_id = $1", id) }
+
+	first := e.keyed("/orders", alice.token, "order-1", `{"description":"fence","price":"10.00"}`)
+	e.want(first, http.StatusCreated)
+	again := e.keyed("/orders", alice.token, "order-1", `{"description":"fence","price":"10.00"}`)
+	e.want(again, http.StatusCreated)
+	if !bytes.Equal(again.body, first.body) || again.header.Get(idempotency.ReplayedHeader) != "true" {
+		t.Fatalf("the repeat answered %s (replayed %q), want the first answer %s", again.body, again.header.Get(idempotency.ReplayedHeader), first.body)
+	}
+	if n := orders(alice.Id); n != 1 {
+		t.Fatalf("%d orders after a repeat, want 1", n)
+	}
+	other := e.keyed("/orders", alice.token, "order-1", `{"description":"roof","price":"10.00"}`)
+	e.want(other, http.StatusUnprocessableEntity)
+	if !strings.Contains(string(other.body), idempotency.CodeReused) {
+		t.Fatalf("another body under the key: %s", other.body)
+	}
+	e.want(e.keyed("/orders", carol.token, "order-1", `{"description":"fence","price":"10.00"}`), http.StatusCreated)
+	if n := orders(carol.Id); n != 1 {
+		t.Fatalf("carol's order under alice's key: %d orders, want 1", n)
+	}
+
+	var wg sync.WaitGroup
+	answers := make([]resp, 8)
+	for i := range answers {
+		wg.Go(func() {
+			answers[i] = e.keyed("/orders", alice.token, "order-2", `{"description":"gate","price":"1.00"}`)
+		})
+	}
+	wg.Wait()
+	for _, a := range answers {
+		if a.status != http.StatusCreated || !bytes.Equal(a.body, answers[0].body) {
+			t.Fatalf("eight at once: %d %s, want 201 %s each", a.status, a.body, answers[0].body)
+		}
+	}
+	if n := orders(alice.Id); n != 2 {
+		t.Fatalf("%d orders after eight concurrent repeats of a second key, want 2", n)
+	}
+
+	e.want(e.keyed("/orders", alice.token, "order-3", `{"description":"x","price":"100000.00"}`), http.StatusConflict)
+	e.want(e.keyed("/orders", alice.token, "order-3", `{"description":"x","price":"2.00"}`), http.StatusCreated)
+}
+
+// TestIdempotency_UserRegisteredOncePerKey: a repeated registration with its key gets the first
+// answer and registers nobody twice (the repeat is not refused as a taken username).
+func TestIdempotency_UserRegisteredOncePerKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	body := `{"username":"dora","password":"dora-password","userType":"Customer"}`
+	first := e.keyed("/users", "", "register-dora", body)
+	e.want(first, http.StatusCreated)
+	again := e.keyed("/users", "", "register-dora", body)
+	e.want(again, http.StatusCreated)
+	if !bytes.Equal(first.body, again.body) {
+		t.Fatalf("the repeat answered %s, want %s", again.body, first.body)
+	}
+	if n := e.count("SELECT count(*) FROM order_users WHERE username = 'dora'"); n != 1 {
+		t.Fatalf("%d users dora", n)
+	}
+	// The kept answer is sealed: the table holds no readable copy of it.
+	if n := e.count("SELECT count(*) FROM idempotency_keys WHERE position('dora'::bytea IN answer) > 0"); n != 0 {
+		t.Fatal("the kept answer is readable in the table")
+	}
+}

@@ -1,0 +1,40 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/triadhq/triad/impl/kit/invalid"
+	"github.com/triadhq/triad/impl/kit/refusal"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/surfaces/orders"
+)
+
+// refusals maps the orders domain's errors to their documented answers: the one place where they
+// meet HTTP. A refusal's message is the domain's (orders.Refusal messages are written for the
+// caller). ErrInvalidCredentials is answered by the token endpoint in RFC 6749 form instead.
+var refusals = refusal.Table{
+	refusal.ServerBusy,
+	refusal.ClientBusy,
+	refusal.TooManySignups,
+	refusal.InvalidInput(inOf), // orders.ErrInvalidInput
+	{Err: orders.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},
+	{Err: orders.ErrNotFound, Refusal: refusal.Refusal{Status: http.StatusNotFound, Code: web.CodeNotFound}},
+	{Err: orders.ErrUsernameTaken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "username_taken"}},
+	{Err: orders.ErrInvalidState, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "invalid_state"}},
+	{Err: orders.ErrInsufficientFunds, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "insufficient_funds"}},
+	{Err: orders.ErrTooManyInProgress, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "too_many_in_progress"}},
+	// A page cancelled by its statement timeout: the server declined the work, as when the
+	// password hasher is full, so the same code and a short Retry-After.
+	{Err: orders.ErrListTooSlow, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: refusal.CodeServerBusy,
+		Message: refusal.MessageServerBusy, RetryAfter: func(error) int { return 1 }}},
+}
+
+// fieldOf lists the details of an input refusal (invalid.Problems), each placed by inOf.
+func fieldOf(err error) []web.FieldError {
+	all := invalid.ProblemsOf(err)
+	out := make([]web.FieldError, len(all))
+	for i, d := range all {
+		out[i] = d.At(inOf(d.Field))
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/kit/invalid"
+	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/surfaces/orders"
+)
+
+// server implements the generated strict interface: each method translates one operation into a
+// domain call and its result into the documented response.
+type server struct{ a *API }
+
+var _ ordersapi.StrictServerInterface = (*server)(nil)
+
+// RegisterOrdersUser is POST /users.
+func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterOrdersUserRequestObject) (ordersapi.RegisterOrdersUserResponseObject, error) {
+	// Registrations are capped per client address (loginguard.Signups); only one that created
+	// an account counts.
+	addr := web.ClientAddrOf(ctx)
+	var u orders.User
+	err := s.a.signups.Register(ctx, addr, func(ctx context.Context) (err error) {
+		u, err = s.a.svc.Register(ctx, req.Body.Username, req.Body.Password, orders.UserType(req.Body.UserType))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	loc := "/authenticated"
+	return ordersapi.RegisterOrdersUser201JSONResponse{Body: userJSON(u), Headers: ordersapi.RegisterOrdersUser201ResponseHeaders{Location: &loc}}, nil
+}
+
+// GetAuthenticatedUser is GET /authenticated.
+func (s *server) GetAuthenticatedUser(ctx context.Context, _ ordersapi.GetAuthenticatedUserRequestObject) (ordersapi.GetAuthenticatedUserResponseObject, error) {
+	u, err := s.a.svc.User(ctx, principal(ctx).ID)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.GetAuthenticatedUser200JSONResponse(userJSON(u)), nil
+}
+
+// ListNewOrders is GET /orders.
+func (s *server) ListNewOrders(ctx context.Context, req ordersapi.ListNewOrdersRequestObject) (ordersapi.ListNewOrdersResponseObject, error) {
+	pr, err := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.a.svc.ListWaiting(ctx, principal(ctx), pr)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.ListNewOrders200JSONResponse{OrderPageJSONResponse: pageJSON(page)}, nil
+}
+
+// ListUserOrders is GET /users/{id}/orders.
+func (s *server) ListUserOrders(ctx context.Context, req ordersapi.ListUserOrdersRequestObject) (ordersapi.ListUserOrdersResponseObject, error) {
+	// The id and the page parameters are checked together, so all their problems are answered at once.
+	idErr := checkID(req.Id)
+	pr, pageErr := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
+	if err := orders.JoinInvalid(idErr, pageErr); err != nil {
+		return nil, err
+	}
+	page, err := s.a.svc.ListOwn(ctx, principal(ctx), req.Id, pr)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.ListUserOrders200JSONResponse{OrderPageJSONResponse: pageJSON(page)}, nil
+}
+
+// CreateOrder is POST /orders.
+func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderRequestObject) (ordersapi.CreateOrderResponseObject, error) {
+	p := principal(ctx)
+	if p.Type != orders.Customer {
+		// The role is checked before the body so a performer learns nothing about input rules.
+		return nil, &orders.Refusal{Kind: orders.ErrForbidden, Msg: "only customers create orders"}
+	}
+	price, err := orders.CheckNewOrder(req.Body.Description, req.Body.Price.String())
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.CreateOrder(ctx, p, req.Body.Description, price)
+	if err != nil {
+		return nil, err
+	}
+	loc := fmt.Sprintf("/orders/%d", o.ID)
+	return ordersapi.CreateOrder201JSONResponse{Body: orderJSON(o), Headers: ordersapi.CreateOrder201ResponseHeaders{Location: &loc}}, nil
+}
+
+// GetOrder is GET /orders/{id}, where the Location of POST /orders points.
+func (s *server) GetOrder(ctx context.Context, req ordersapi.GetOrderRequestObject) (ordersapi.GetOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Order(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.GetOrder200JSONResponse(orderJSON(o)), nil
+}
+
+// TakeOrder is PATCH /orders/{id}/take.
+func (s *server) TakeOrder(ctx context.Context, req ordersapi.TakeOrderRequestObject) (ordersapi.TakeOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Take(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.TakeOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
+}
+
+// PassOrder is PATCH /orders/{id}/pass.
+func (s *server) PassOrder(ctx context.Context, req ordersapi.PassOrderRequestObject) (ordersapi.PassOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Pass(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.PassOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
+}
+
+// CancelOrder is PATCH /orders/{id}/cancel.
+func (s *server) CancelOrder(ctx context.Context, req ordersapi.CancelOrderRequestObject) (ordersapi.CancelOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Cancel(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.CancelOrder200JSONResponse(orderJSON(o)), nil
+}
+
+// ReleaseOrder is PATCH /orders/{id}/release.
+func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderRequestObject) (ordersapi.ReleaseOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Release(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.ReleaseOrder200JSONResponse(orderJSON(o)), nil
+}
+
+// AcceptOrder is PATCH /orders/{id}/accept.
+func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderRequestObject) (ordersapi.AcceptOrderResponseObject, error) {
+	if err := checkID(req.Id); err != nil {
+		return nil, err
+	}
+	o, err := s.a.svc.Accept(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.AcceptOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
+}
+
+// checkID applies the spec's `minimum: 1` to a path id. These requests carry no body and so skip
+// the kin-openapi validator (bodiesOnly); without this, /orders/0/take would answer 404 to a
+// request the spec calls invalid.
+func checkID(id int64) error {
+	if id < 1 {
+		return orders.InvalidInput(invalid.Bound(invalid.Path, "id", invalid.TooSmall, "1"))
+	}
+	return nil
+}
+
+func userJSON(u orders.User) ordersapi.User {
+	return ordersapi.User{Id: u.ID, Username: u.Username, UserType: ordersapi.UserType(u.Type), Balance: json.Number(u.Balance.String())}
+}
+
+func orderJSON(o orders.Order) ordersapi.Order {
+	out := ordersapi.Order{
+		Id: o.ID, CustomerId: o.CustomerID, Description: o.Description, Price: json.Number(o.Price.String()),
+		Status: ordersapi.OrderStatus(o.Status), CreatedAt: o.CreatedAt.UTC(),
+	}
+	if o.PerformerID != 0 {
+		out.Performer = &ordersapi.UserRef{Id: o.PerformerID, Username: o.PerformerName}
+	}
+	return out
+}
+
+func pageJSON(p orders.PageOf[orders.Order]) ordersapi.OrderPageJSONResponse {
+	items := make([]ordersapi.Order, len(p.Items))
+	for i, o := range p.Items {
+		items[i] = orderJSON(o)
+	}
+	return ordersapi.OrderPageJSONResponse{
+		Content: items,
+		Page: ordersapi.PageMeta{Number: int32(p.Number), Size: int32(p.Size), TotalElements: p.TotalElements,
+			TotalPages: int32(p.TotalPages())},
+	}
+}

@@ -1,0 +1,218 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/kit/invalid"
+	"github.com/triadhq/triad/impl/platform/pgtx"
+	"github.com/triadhq/triad/impl/surfaces/orders/money"
+)
+
+// The list queries are written here rather than in db/queries because ORDER BY cannot take a
+// parameter: each allowed sort maps to a fixed SQL fragment that the indexes of 00010_orders.sql
+// serve (a CASE expression in one sqlc query would defeat them). Nothing from the request is
+// pasted into SQL except these constants.
+var orderBy = map[SortField][2]string{
+	SortID:        {"o.id", "o.id DESC"},
+	SortPrice:     {"o.price, o.id", "o.price DESC, o.id DESC"},
+	SortCreatedAt: {"o.created_at, o.id", "o.created_at DESC, o.id DESC"},
+}
+
+// The page and, in the same round trip, the exact total: the sum of the list's counter slots (an
+// InitPlan, evaluated once). An empty page carries no row and so no total; then OrderListSize
+// reads it. The
+// queries stay as plain as possible because for a 20-row page PostgreSQL's planning costs more
+// than the execution:
+//   - waiting orders have no performer, and a performer's own orders have the caller as performer,
+//     so those two lists need no join (the caller's name is filled in by list);
+//   - a customer's orders look the performer's name up outside the LIMIT, so rows skipped by
+//     OFFSET cost no lookup.
+const (
+	plainListSQL = `
+SELECT (SELECT sum(n)::bigint FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
+       o.id, o.customer_id, o.performer_id, NULL::text AS performer_name, o.description, o.price, o.status, o.created_at
+FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4`
+	joinedListSQL = `
+SELECT (SELECT sum(n)::bigint FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
+       o.id, o.customer_id, o.performer_id,
+       (SELECT u.username FROM order_users u WHERE u.id = o.performer_id) AS performer_name,
+       o.description, o.price, o.status, o.created_at
+FROM (SELECT * FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4) o
+ORDER BY %[2]s`
+)
+
+var listQueries = func() map[string]string {
+	filters := map[string][2]string{
+		scopeWaiting:   {plainListSQL, "o.status = 'WAITING'"},
+		scopeCustomer:  {joinedListSQL, "o.customer_id = $2"},
+		scopePerformer: {plainListSQL, "o.performer_id = $2"},
+	}
+	m := map[string]string{}
+	for scope, f := range filters {
+		for field, dirs := range orderBy {
+			for i, ob := range dirs {
+				m[listKey(scope, field, i == 1)] = fmt.Sprintf(f[0], f[1], ob)
+			}
+		}
+	}
+	return m
+}()
+
+func listKey(scope string, f SortField, desc bool) string {
+	return fmt.Sprintf("%s/%s/%t", scope, f, desc)
+}
+
+// ListWaiting is the page of orders nobody has taken, for performers.
+func (s *Service) ListWaiting(ctx context.Context, p Principal, pr PageRequest) (PageOf[Order], error) {
+	if p.Type != Performer {
+		return PageOf[Order]{}, refuse(ErrForbidden, "only performers list new orders; customers list their own at /users/%d/orders", p.ID)
+	}
+	return s.list(ctx, p, scopeWaiting, 0, pr)
+}
+
+// ListOwn is the page of a user's own orders: published ones for a customer, taken ones for a
+// performer. Only the user may list them.
+func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr PageRequest) (PageOf[Order], error) {
+	if p.ID != userID {
+		return PageOf[Order]{}, refuse(ErrForbidden, "you may list only your own orders")
+	}
+	scope := scopeCustomer
+	if p.Type == Performer {
+		scope = scopePerformer
+	}
+	page, err := s.list(ctx, p, scope, userID, pr)
+	if scope == scopePerformer {
+		for i := range page.Items {
+			page.Items[i].PerformerName = p.Username
+		}
+	}
+	return page, err
+}
+
+// list reads one page of a list for caller, holding one of the caller's places in the pool's
+// fair share while it does (Limits.ListShare) and bounded in time (Limits.ListTimeout).
+func (s *Service) list(ctx context.Context, caller Principal, scope string, owner int64, pr PageRequest) (out PageOf[Order], err error) {
+	out = PageOf[Order]{Items: make([]Order, 0, pr.Size), Number: pr.Number, Size: pr.Size}
+	sql, ok := listQueries[listKey(scope, pr.Sort, pr.Desc)]
+	if !ok {
+		return out, InvalidInput(invalid.OneOf("", "sort", SortValues()))
+	}
+	release, err := s.share.acquire(ctx, caller.ID)
+	if err != nil {
+		return out, err
+	}
+	defer release()
+	args := []any{scope, owner, pr.Size, pr.Number * pr.Size}
+	// A page only reads, and its total comes from the same snapshot, so a standby that has
+	// replayed the caller's writes serves it (s.reads).
+	err = s.reads.Do(ctx, func(pool *pgxpool.Pool) (err error) {
+		out.Items = out.Items[:0]
+		found, err := s.listPipelined(ctx, pool, sql, args, scope == scopeWaiting, &out)
+		if err == nil && !found {
+			out.TotalElements, err = db.New(pool).OrderListSize(ctx, db.OrderListSizeParams{Scope: scope, OwnerID: owner})
+		}
+		return err
+	})
+	if err != nil && ctx.Err() == nil && pgErrCode(err) == "57014" /* query_canceled */ {
+		// Cancelled by the statement timeout (a cancel of the request itself leaves ctx.Err set).
+		return out, refuse(ErrListTooSlow, "this page took longer than %s to read; try again shortly", s.limits.ListTimeout)
+	}
+	return out, err
+}
+
+// listPipelined runs a page query on pool in one pipelined round trip (BEGIN, the settings, the
+// query, COMMIT) with the statement timeout Limits.ListTimeout, so that no page holds a connection
+// for longer, and, for the new-orders list (generic), with a generic plan. PostgreSQL would
+// otherwise plan that statement afresh on every call, which for a 20-row page costs more than
+// running it (measured: about half the time of GET /orders). A generic plan is safe for that list
+// only: its filter is a constant (status = 'WAITING') and each sort order has its own partial
+// index, so the plan does not depend on the parameters. The per-user lists keep custom plans,
+// since how many orders one user has decides between an index walk and a sort. (A statement's
+// first preparation on a connection runs before the settings, without the timeout.)
+func (s *Service) listPipelined(ctx context.Context, pool *pgxpool.Pool, sql string, args []any, generic bool, out *PageOf[Order]) (found bool, err error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN READ ONLY")
+	// Constant statements (the timeout is the Service's, fixed at start): SET is a utility
+	// statement, cheaper than a SELECT of set_config with parameters.
+	settings := []string{s.setTimeout}
+	if generic {
+		settings = append(settings, "SET LOCAL plan_cache_mode = force_generic_plan")
+	}
+	for _, set := range settings {
+		b.Queue(set)
+	}
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	err = func() error {
+		for range 1 + len(settings) { // BEGIN, the settings
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		if found, err = scanPage(rows, out); err != nil {
+			return err
+		}
+		_, err = br.Exec() // COMMIT
+		return err
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		pgtx.EndOpen(ctx, conn.Conn())
+	}
+	return found, err
+}
+
+// pgErrCode is the SQLSTATE of a PostgreSQL error, "" for any other error.
+func pgErrCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// scanPage reads the rows of a list query into out and closes them; found reports whether any
+// row came (an empty page carries no total).
+func scanPage(rows pgx.Rows, out *PageOf[Order]) (found bool, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		// Plain and pgtype targets scan without per-row allocations, unlike pointers.
+		var (
+			o             Order
+			total         pgtype.Int8
+			performer     pgtype.Int8
+			performerName pgtype.Text
+			price         int64
+			status        string
+		)
+		if err := rows.Scan(&total, &o.ID, &o.CustomerID, &performer, &performerName, &o.Description, &price, &status, &o.CreatedAt); err != nil {
+			return found, err
+		}
+		found = true
+		out.TotalElements = total.Int64
+		o.Price, o.Status = money.Kopecks(price), Status(status)
+		o.PerformerID, o.PerformerName = performer.Int64, performerName.String
+		out.Items = append(out.Items, o)
+	}
+	return found, rows.Err()
+}
