@@ -9,50 +9,50 @@ import (
 	"context"
 )
 
-const deleteAvatar = `-- name: DeleteAvatar :execrows
+const DeleteAvatar = `-- name: DeleteAvatar :execrows
 DELETE FROM avatars WHERE id = $1
 `
 
 // DeleteAvatar removes one avatar and reports whether it existed.
 func (q *Queries) DeleteAvatar(ctx context.Context, id string) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteAvatar, id)
+	result, err := q.db.Exec(ctx, DeleteAvatar, id)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getAvatar = `-- name: GetAvatar :one
+const GetAvatar = `-- name: GetAvatar :one
 SELECT content FROM avatars WHERE id = $1
 `
 
 // GetAvatar returns the bytes of one avatar.
 func (q *Queries) GetAvatar(ctx context.Context, id string) ([]byte, error) {
-	row := q.db.QueryRow(ctx, getAvatar, id)
+	row := q.db.QueryRow(ctx, GetAvatar, id)
 	var content []byte
 	err := row.Scan(&content)
 	return content, err
 }
 
-const getAvatarEtag = `-- name: GetAvatarEtag :one
+const GetAvatarEtag = `-- name: GetAvatarEtag :one
 SELECT etag FROM avatars WHERE id = $1
 `
 
 // GetAvatarEtag returns the content id of one avatar without reading its bytes.
 func (q *Queries) GetAvatarEtag(ctx context.Context, id string) (string, error) {
-	row := q.db.QueryRow(ctx, getAvatarEtag, id)
+	row := q.db.QueryRow(ctx, GetAvatarEtag, id)
 	var etag string
 	err := row.Scan(&etag)
 	return etag, err
 }
 
-const listAvatarIDs = `-- name: ListAvatarIDs :many
+const ListAvatarIDs = `-- name: ListAvatarIDs :many
 SELECT id FROM avatars ORDER BY id
 `
 
 // ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 func (q *Queries) ListAvatarIDs(ctx context.Context) ([]string, error) {
-	rows, err := q.db.Query(ctx, listAvatarIDs)
+	rows, err := q.db.Query(ctx, ListAvatarIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (q *Queries) ListAvatarIDs(ctx context.Context) ([]string, error) {
 	return items, nil
 }
 
-const upsertAvatar = `-- name: UpsertAvatar :exec
+const UpsertAvatar = `-- name: UpsertAvatar :exec
 INSERT INTO avatars (id, content, content_type, etag)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (id) DO UPDATE
@@ -87,7 +87,7 @@ type UpsertAvatarParams struct {
 
 // UpsertAvatar stores or replaces the avatar with the given id.
 func (q *Queries) UpsertAvatar(ctx context.Context, arg UpsertAvatarParams) error {
-	_, err := q.db.Exec(ctx, upsertAvatar,
+	_, err := q.db.Exec(ctx, UpsertAvatar,
 		arg.ID,
 		arg.Content,
 		arg.ContentType,

@@ -9,7 +9,7 @@ import (
 	"context"
 )
 
-const subscribeBrand = `-- name: SubscribeBrand :execrows
+const SubscribeBrand = `-- name: SubscribeBrand :execrows
 INSERT INTO brand_subscriptions (user_id, brand_id)
 SELECT $1::text, b.id FROM brands b WHERE b.id = $2 AND b.availability
 ON CONFLICT (user_id, brand_id) DO NOTHING
@@ -23,14 +23,14 @@ type SubscribeBrandParams struct {
 // SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
 // subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
 func (q *Queries) SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error) {
-	result, err := q.db.Exec(ctx, subscribeBrand, arg.UserID, arg.BrandID)
+	result, err := q.db.Exec(ctx, SubscribeBrand, arg.UserID, arg.BrandID)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const unsubscribeBrand = `-- name: UnsubscribeBrand :execrows
+const UnsubscribeBrand = `-- name: UnsubscribeBrand :execrows
 DELETE FROM brand_subscriptions WHERE user_id = $1 AND brand_id = $2
 `
 
@@ -41,7 +41,7 @@ type UnsubscribeBrandParams struct {
 
 // UnsubscribeBrand ends the user's subscription to the brand; 0 rows means there was none.
 func (q *Queries) UnsubscribeBrand(ctx context.Context, arg UnsubscribeBrandParams) (int64, error) {
-	result, err := q.db.Exec(ctx, unsubscribeBrand, arg.UserID, arg.BrandID)
+	result, err := q.db.Exec(ctx, UnsubscribeBrand, arg.UserID, arg.BrandID)
 	if err != nil {
 		return 0, err
 	}

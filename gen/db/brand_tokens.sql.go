@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-const deleteBrandTokensOfHolder = `-- name: DeleteBrandTokensOfHolder :many
+const DeleteBrandTokensOfHolder = `-- name: DeleteBrandTokensOfHolder :many
 DELETE FROM brand_tokens WHERE user_id = (
     SELECT h.user_id FROM brand_tokens h WHERE h.token_hash = $1 AND h.expires_at > $2
 ) RETURNING token_hash
@@ -25,7 +25,7 @@ type DeleteBrandTokensOfHolderParams struct {
 // hash is given (a logout: the seed's "resets the user token"), in one statement, and returns the
 // revoked tokens' hashes; no row means the given token was not valid.
 func (q *Queries) DeleteBrandTokensOfHolder(ctx context.Context, arg DeleteBrandTokensOfHolderParams) ([][]byte, error) {
-	rows, err := q.db.Query(ctx, deleteBrandTokensOfHolder, arg.TokenHash, arg.Now)
+	rows, err := q.db.Query(ctx, DeleteBrandTokensOfHolder, arg.TokenHash, arg.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -44,20 +44,20 @@ func (q *Queries) DeleteBrandTokensOfHolder(ctx context.Context, arg DeleteBrand
 	return items, nil
 }
 
-const deleteExpiredBrandTokens = `-- name: DeleteExpiredBrandTokens :execrows
+const DeleteExpiredBrandTokens = `-- name: DeleteExpiredBrandTokens :execrows
 DELETE FROM brand_tokens WHERE expires_at <= $1
 `
 
 // DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
 func (q *Queries) DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteExpiredBrandTokens, now)
+	result, err := q.db.Exec(ctx, DeleteExpiredBrandTokens, now)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const deleteOtherBrandTokens = `-- name: DeleteOtherBrandTokens :many
+const DeleteOtherBrandTokens = `-- name: DeleteOtherBrandTokens :many
 DELETE FROM brand_tokens WHERE user_id = $1 AND token_hash <> $2 RETURNING token_hash
 `
 
@@ -69,7 +69,7 @@ type DeleteOtherBrandTokensParams struct {
 // DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given, and
 // returns the revoked tokens' hashes.
 func (q *Queries) DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) ([][]byte, error) {
-	rows, err := q.db.Query(ctx, deleteOtherBrandTokens, arg.UserID, arg.TokenHash)
+	rows, err := q.db.Query(ctx, DeleteOtherBrandTokens, arg.UserID, arg.TokenHash)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (q *Queries) DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBra
 	return items, nil
 }
 
-const insertBrandToken = `-- name: InsertBrandToken :exec
+const InsertBrandToken = `-- name: InsertBrandToken :exec
 INSERT INTO brand_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)
 `
 
@@ -100,6 +100,6 @@ type InsertBrandTokenParams struct {
 
 // InsertBrandToken records the hash of a newly issued access token and when it expires.
 func (q *Queries) InsertBrandToken(ctx context.Context, arg InsertBrandTokenParams) error {
-	_, err := q.db.Exec(ctx, insertBrandToken, arg.TokenHash, arg.UserID, arg.ExpiresAt)
+	_, err := q.db.Exec(ctx, InsertBrandToken, arg.TokenHash, arg.UserID, arg.ExpiresAt)
 	return err
 }

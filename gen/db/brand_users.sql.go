@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const createBrandUser = `-- name: CreateBrandUser :one
+const CreateBrandUser = `-- name: CreateBrandUser :one
 INSERT INTO brand_users (email, name, password_hash, is_admin)
 VALUES ($1, $2, $3, $4)
 RETURNING id, email, name, is_admin, created_at
@@ -35,7 +35,7 @@ type CreateBrandUserRow struct {
 
 // CreateBrandUser inserts a user; a taken email (any case, unicode_fold) violates brand_users_email_key.
 func (q *Queries) CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error) {
-	row := q.db.QueryRow(ctx, createBrandUser,
+	row := q.db.QueryRow(ctx, CreateBrandUser,
 		arg.Email,
 		arg.Name,
 		arg.PasswordHash,
@@ -52,17 +52,17 @@ func (q *Queries) CreateBrandUser(ctx context.Context, arg CreateBrandUserParams
 	return i, err
 }
 
-const deleteAllBrandTokens = `-- name: DeleteAllBrandTokens :exec
+const DeleteAllBrandTokens = `-- name: DeleteAllBrandTokens :exec
 DELETE FROM brand_tokens WHERE user_id = $1
 `
 
 // DeleteAllBrandTokens revokes every token of the user.
 func (q *Queries) DeleteAllBrandTokens(ctx context.Context, userID string) error {
-	_, err := q.db.Exec(ctx, deleteAllBrandTokens, userID)
+	_, err := q.db.Exec(ctx, DeleteAllBrandTokens, userID)
 	return err
 }
 
-const getBrandMeRows = `-- name: GetBrandMeRows :many
+const GetBrandMeRows = `-- name: GetBrandMeRows :many
 SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
     b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products,
     b.subscriber_count
@@ -94,7 +94,7 @@ type GetBrandMeRowsRow struct {
 // trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
 // all means the user is gone.
 func (q *Queries) GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error) {
-	rows, err := q.db.Query(ctx, getBrandMeRows, id)
+	rows, err := q.db.Query(ctx, GetBrandMeRows, id)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (q *Queries) GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRo
 	return items, nil
 }
 
-const getBrandUserByEmailForUpdate = `-- name: GetBrandUserByEmailForUpdate :one
+const GetBrandUserByEmailForUpdate = `-- name: GetBrandUserByEmailForUpdate :one
 SELECT id, is_admin FROM brand_users WHERE unicode_fold(email) = unicode_fold($1::text) FOR UPDATE
 `
 
@@ -139,13 +139,13 @@ type GetBrandUserByEmailForUpdateRow struct {
 
 // GetBrandUserByEmailForUpdate finds a user by email (any case, unicode_fold) and locks the row.
 func (q *Queries) GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error) {
-	row := q.db.QueryRow(ctx, getBrandUserByEmailForUpdate, email)
+	row := q.db.QueryRow(ctx, GetBrandUserByEmailForUpdate, email)
 	var i GetBrandUserByEmailForUpdateRow
 	err := row.Scan(&i.ID, &i.IsAdmin)
 	return i, err
 }
 
-const getBrandUserByToken = `-- name: GetBrandUserByToken :one
+const GetBrandUserByToken = `-- name: GetBrandUserByToken :one
 SELECT u.id, u.is_admin, least(t.expires_at, '9999-12-31 00:00:00+00'::timestamptz)::timestamptz AS expires_at
 FROM brand_tokens t JOIN brand_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > $2
@@ -165,13 +165,13 @@ type GetBrandUserByTokenRow struct {
 // GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry
 // ('infinity', which time.Time cannot hold, reads as the last day of 9999).
 func (q *Queries) GetBrandUserByToken(ctx context.Context, arg GetBrandUserByTokenParams) (GetBrandUserByTokenRow, error) {
-	row := q.db.QueryRow(ctx, getBrandUserByToken, arg.TokenHash, arg.Now)
+	row := q.db.QueryRow(ctx, GetBrandUserByToken, arg.TokenHash, arg.Now)
 	var i GetBrandUserByTokenRow
 	err := row.Scan(&i.ID, &i.IsAdmin, &i.ExpiresAt)
 	return i, err
 }
 
-const getBrandUserCredentials = `-- name: GetBrandUserCredentials :one
+const GetBrandUserCredentials = `-- name: GetBrandUserCredentials :one
 SELECT id, password_hash, is_admin FROM brand_users WHERE unicode_fold(email) = unicode_fold($1::text)
 `
 
@@ -183,26 +183,26 @@ type GetBrandUserCredentialsRow struct {
 
 // GetBrandUserCredentials finds a user's id, password hash and role by email, without regard to case (unicode_fold).
 func (q *Queries) GetBrandUserCredentials(ctx context.Context, email string) (GetBrandUserCredentialsRow, error) {
-	row := q.db.QueryRow(ctx, getBrandUserCredentials, email)
+	row := q.db.QueryRow(ctx, GetBrandUserCredentials, email)
 	var i GetBrandUserCredentialsRow
 	err := row.Scan(&i.ID, &i.PasswordHash, &i.IsAdmin)
 	return i, err
 }
 
-const getBrandUserPasswordHashForUpdate = `-- name: GetBrandUserPasswordHashForUpdate :one
+const GetBrandUserPasswordHashForUpdate = `-- name: GetBrandUserPasswordHashForUpdate :one
 SELECT password_hash FROM brand_users WHERE id = $1 FOR UPDATE
 `
 
 // GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 // concurrent password changes apply one after the other.
 func (q *Queries) GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error) {
-	row := q.db.QueryRow(ctx, getBrandUserPasswordHashForUpdate, id)
+	row := q.db.QueryRow(ctx, GetBrandUserPasswordHashForUpdate, id)
 	var password_hash string
 	err := row.Scan(&password_hash)
 	return password_hash, err
 }
 
-const promoteBrandUser = `-- name: PromoteBrandUser :exec
+const PromoteBrandUser = `-- name: PromoteBrandUser :exec
 UPDATE brand_users SET is_admin = true, password_hash = $2 WHERE id = $1
 `
 
@@ -213,11 +213,11 @@ type PromoteBrandUserParams struct {
 
 // PromoteBrandUser makes the user an admin with the given password hash.
 func (q *Queries) PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error {
-	_, err := q.db.Exec(ctx, promoteBrandUser, arg.ID, arg.PasswordHash)
+	_, err := q.db.Exec(ctx, PromoteBrandUser, arg.ID, arg.PasswordHash)
 	return err
 }
 
-const setBrandUserPassword = `-- name: SetBrandUserPassword :exec
+const SetBrandUserPassword = `-- name: SetBrandUserPassword :exec
 UPDATE brand_users SET password_hash = $2 WHERE id = $1
 `
 
@@ -228,11 +228,11 @@ type SetBrandUserPasswordParams struct {
 
 // SetBrandUserPassword replaces the user's password hash.
 func (q *Queries) SetBrandUserPassword(ctx context.Context, arg SetBrandUserPasswordParams) error {
-	_, err := q.db.Exec(ctx, setBrandUserPassword, arg.ID, arg.PasswordHash)
+	_, err := q.db.Exec(ctx, SetBrandUserPassword, arg.ID, arg.PasswordHash)
 	return err
 }
 
-const updateBrandUserProfile = `-- name: UpdateBrandUserProfile :execrows
+const UpdateBrandUserProfile = `-- name: UpdateBrandUserProfile :execrows
 UPDATE brand_users
 SET name = coalesce($1, name), email = coalesce($2, email)
 WHERE id = $3
@@ -246,7 +246,7 @@ type UpdateBrandUserProfileParams struct {
 
 // UpdateBrandUserProfile changes the name and/or email of the user; NULL keeps a value.
 func (q *Queries) UpdateBrandUserProfile(ctx context.Context, arg UpdateBrandUserProfileParams) (int64, error) {
-	result, err := q.db.Exec(ctx, updateBrandUserProfile, arg.Name, arg.Email, arg.ID)
+	result, err := q.db.Exec(ctx, UpdateBrandUserProfile, arg.Name, arg.Email, arg.ID)
 	if err != nil {
 		return 0, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const createBrand = `-- name: CreateBrand :one
+const CreateBrand = `-- name: CreateBrand :one
 INSERT INTO brands (name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING id, name, description, url, featured_image, availability, is_featured, products, seq, created_at, version
@@ -30,7 +30,7 @@ type CreateBrandParams struct {
 
 // CreateBrand inserts a brand with no subscribers and returns it.
 func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error) {
-	row := q.db.QueryRow(ctx, createBrand,
+	row := q.db.QueryRow(ctx, CreateBrand,
 		arg.Name,
 		arg.Description,
 		arg.Url,
@@ -56,26 +56,26 @@ func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand
 	return i, err
 }
 
-const deleteBrand = `-- name: DeleteBrand :execrows
+const DeleteBrand = `-- name: DeleteBrand :execrows
 DELETE FROM brands WHERE id = $1
 `
 
 // DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
 func (q *Queries) DeleteBrand(ctx context.Context, id string) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteBrand, id)
+	result, err := q.db.Exec(ctx, DeleteBrand, id)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getBrand = `-- name: GetBrand :one
+const GetBrand = `-- name: GetBrand :one
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version, seq, created_at FROM brands_counted WHERE id = $1
 `
 
 // GetBrand reads one brand, available or not, with its subscriber count.
 func (q *Queries) GetBrand(ctx context.Context, id string) (BrandsCounted, error) {
-	row := q.db.QueryRow(ctx, getBrand, id)
+	row := q.db.QueryRow(ctx, GetBrand, id)
 	var i BrandsCounted
 	err := row.Scan(
 		&i.ID,
@@ -94,26 +94,26 @@ func (q *Queries) GetBrand(ctx context.Context, id string) (BrandsCounted, error
 	return i, err
 }
 
-const getBrandAvailability = `-- name: GetBrandAvailability :one
+const GetBrandAvailability = `-- name: GetBrandAvailability :one
 SELECT availability FROM brands WHERE id = $1
 `
 
 // GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
 func (q *Queries) GetBrandAvailability(ctx context.Context, id string) (bool, error) {
-	row := q.db.QueryRow(ctx, getBrandAvailability, id)
+	row := q.db.QueryRow(ctx, GetBrandAvailability, id)
 	var availability bool
 	err := row.Scan(&availability)
 	return availability, err
 }
 
-const listAvailableBrandRows = `-- name: ListAvailableBrandRows :many
+const ListAvailableBrandRows = `-- name: ListAvailableBrandRows :many
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version, seq, created_at FROM brands_counted WHERE availability ORDER BY seq
 `
 
 // ListAvailableBrandRows reads every available brand with its row version, in creation order, for
 // rendering at the HTTP edge (one snapshot gives both the list and its digest).
 func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]BrandsCounted, error) {
-	rows, err := q.db.Query(ctx, listAvailableBrandRows)
+	rows, err := q.db.Query(ctx, ListAvailableBrandRows)
 	if err != nil {
 		return nil, err
 	}
@@ -145,14 +145,14 @@ func (q *Queries) ListAvailableBrandRows(ctx context.Context) ([]BrandsCounted, 
 	return items, nil
 }
 
-const listAvailableBrandVersions = `-- name: ListAvailableBrandVersions :many
+const ListAvailableBrandVersions = `-- name: ListAvailableBrandVersions :many
 SELECT b.version FROM brands_counted b WHERE b.availability ORDER BY b.seq
 `
 
 // ListAvailableBrandVersions reads the row versions of the available brands in list order: they
 // change whenever ListAvailableBrandRows' result would (brands.ListDigest hashes them).
 func (q *Queries) ListAvailableBrandVersions(ctx context.Context) ([]int64, error) {
-	rows, err := q.db.Query(ctx, listAvailableBrandVersions)
+	rows, err := q.db.Query(ctx, ListAvailableBrandVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -171,14 +171,14 @@ func (q *Queries) ListAvailableBrandVersions(ctx context.Context) ([]int64, erro
 	return items, nil
 }
 
-const listFeaturedBrandRows = `-- name: ListFeaturedBrandRows :many
+const ListFeaturedBrandRows = `-- name: ListFeaturedBrandRows :many
 SELECT id, name, description, url, featured_image, availability, is_featured, products, subscriber_count, version, seq, created_at FROM brands_counted WHERE is_featured ORDER BY seq
 `
 
 // ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
 // creation order (the seed: brands whose isFeatured is true appear in the featured list).
 func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]BrandsCounted, error) {
-	rows, err := q.db.Query(ctx, listFeaturedBrandRows)
+	rows, err := q.db.Query(ctx, ListFeaturedBrandRows)
 	if err != nil {
 		return nil, err
 	}
@@ -210,14 +210,14 @@ func (q *Queries) ListFeaturedBrandRows(ctx context.Context) ([]BrandsCounted, e
 	return items, nil
 }
 
-const listFeaturedBrandVersions = `-- name: ListFeaturedBrandVersions :many
+const ListFeaturedBrandVersions = `-- name: ListFeaturedBrandVersions :many
 SELECT b.version FROM brands_counted b WHERE b.is_featured ORDER BY b.seq
 `
 
 // ListFeaturedBrandVersions reads the row versions of the featured brands, available or not, in
 // list order.
 func (q *Queries) ListFeaturedBrandVersions(ctx context.Context) ([]int64, error) {
-	rows, err := q.db.Query(ctx, listFeaturedBrandVersions)
+	rows, err := q.db.Query(ctx, ListFeaturedBrandVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (q *Queries) ListFeaturedBrandVersions(ctx context.Context) ([]int64, error
 	return items, nil
 }
 
-const updateBrand = `-- name: UpdateBrand :one
+const UpdateBrand = `-- name: UpdateBrand :one
 UPDATE brands SET
     name = coalesce($1, name),
     description = coalesce($2, description),
@@ -277,7 +277,7 @@ type UpdateBrandRow struct {
 
 // UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it.
 func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (UpdateBrandRow, error) {
-	row := q.db.QueryRow(ctx, updateBrand,
+	row := q.db.QueryRow(ctx, UpdateBrand,
 		arg.Name,
 		arg.Description,
 		arg.Url,
@@ -305,7 +305,7 @@ func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Updat
 	return i, err
 }
 
-const upsertBrandFixture = `-- name: UpsertBrandFixture :exec
+const UpsertBrandFixture = `-- name: UpsertBrandFixture :exec
 INSERT INTO brands (id, name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (id) DO NOTHING
@@ -324,7 +324,7 @@ type UpsertBrandFixtureParams struct {
 
 // UpsertBrandFixture inserts a prepared brand with a fixed id unless it exists (dev data).
 func (q *Queries) UpsertBrandFixture(ctx context.Context, arg UpsertBrandFixtureParams) error {
-	_, err := q.db.Exec(ctx, upsertBrandFixture,
+	_, err := q.db.Exec(ctx, UpsertBrandFixture,
 		arg.ID,
 		arg.Name,
 		arg.Description,

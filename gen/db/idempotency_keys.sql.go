@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-const answerIdempotencyKey = `-- name: AnswerIdempotencyKey :exec
+const AnswerIdempotencyKey = `-- name: AnswerIdempotencyKey :exec
 UPDATE idempotency_keys SET answer = $1
 WHERE scope = $2 AND key = $3 AND request = $4 AND answer IS NULL
 `
@@ -24,7 +24,7 @@ type AnswerIdempotencyKeyParams struct {
 
 // AnswerIdempotencyKey stores the first answer of the request that claimed the key.
 func (q *Queries) AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotencyKeyParams) error {
-	_, err := q.db.Exec(ctx, answerIdempotencyKey,
+	_, err := q.db.Exec(ctx, AnswerIdempotencyKey,
 		arg.Answer,
 		arg.Scope,
 		arg.Key,
@@ -33,7 +33,7 @@ func (q *Queries) AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotenc
 	return err
 }
 
-const claimIdempotencyKey = `-- name: ClaimIdempotencyKey :execrows
+const ClaimIdempotencyKey = `-- name: ClaimIdempotencyKey :execrows
 INSERT INTO idempotency_keys (scope, key, request, running_until, expires_at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (scope, key) DO UPDATE
@@ -54,7 +54,7 @@ type ClaimIdempotencyKeyParams struct {
 // ClaimIdempotencyKey takes a key for a request to run: a key not seen, one expired, or one whose
 // first run of this same request stopped answering (running_until passed without an answer).
 func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (int64, error) {
-	result, err := q.db.Exec(ctx, claimIdempotencyKey,
+	result, err := q.db.Exec(ctx, ClaimIdempotencyKey,
 		arg.Scope,
 		arg.Key,
 		arg.Request,
@@ -67,20 +67,20 @@ func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyK
 	return result.RowsAffected(), nil
 }
 
-const deleteExpiredIdempotencyKeys = `-- name: DeleteExpiredIdempotencyKeys :execrows
+const DeleteExpiredIdempotencyKeys = `-- name: DeleteExpiredIdempotencyKeys :execrows
 DELETE FROM idempotency_keys WHERE expires_at < now()
 `
 
 // DeleteExpiredIdempotencyKeys sweeps the keys past their expiry.
 func (q *Queries) DeleteExpiredIdempotencyKeys(ctx context.Context) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteExpiredIdempotencyKeys)
+	result, err := q.db.Exec(ctx, DeleteExpiredIdempotencyKeys)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getIdempotencyKey = `-- name: GetIdempotencyKey :one
+const GetIdempotencyKey = `-- name: GetIdempotencyKey :one
 SELECT request, answer FROM idempotency_keys WHERE scope = $1 AND key = $2 AND expires_at >= now()
 `
 
@@ -96,13 +96,13 @@ type GetIdempotencyKeyRow struct {
 
 // GetIdempotencyKey reads what a key holds: its request's hash and, once answered, the answer.
 func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyParams) (GetIdempotencyKeyRow, error) {
-	row := q.db.QueryRow(ctx, getIdempotencyKey, arg.Scope, arg.Key)
+	row := q.db.QueryRow(ctx, GetIdempotencyKey, arg.Scope, arg.Key)
 	var i GetIdempotencyKeyRow
 	err := row.Scan(&i.Request, &i.Answer)
 	return i, err
 }
 
-const releaseIdempotencyKey = `-- name: ReleaseIdempotencyKey :exec
+const ReleaseIdempotencyKey = `-- name: ReleaseIdempotencyKey :exec
 DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND request = $3 AND answer IS NULL
 `
 
@@ -114,6 +114,6 @@ type ReleaseIdempotencyKeyParams struct {
 
 // ReleaseIdempotencyKey frees a key whose request failed on the server's side, so a retry runs it.
 func (q *Queries) ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempotencyKeyParams) error {
-	_, err := q.db.Exec(ctx, releaseIdempotencyKey, arg.Scope, arg.Key, arg.Request)
+	_, err := q.db.Exec(ctx, ReleaseIdempotencyKey, arg.Scope, arg.Key, arg.Request)
 	return err
 }

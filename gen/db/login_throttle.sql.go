@@ -12,31 +12,31 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const deleteExpiredLoginThrottles = `-- name: DeleteExpiredLoginThrottles :execrows
+const DeleteExpiredLoginThrottles = `-- name: DeleteExpiredLoginThrottles :execrows
 DELETE FROM login_throttle
 WHERE key IN (SELECT l.key FROM login_throttle l WHERE l.expires_at <= $1 LIMIT 1000)
 `
 
 // DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.
 func (q *Queries) DeleteExpiredLoginThrottles(ctx context.Context, now time.Time) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteExpiredLoginThrottles, now)
+	result, err := q.db.Exec(ctx, DeleteExpiredLoginThrottles, now)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const deleteLoginThrottle = `-- name: DeleteLoginThrottle :exec
+const DeleteLoginThrottle = `-- name: DeleteLoginThrottle :exec
 DELETE FROM login_throttle WHERE key = $1
 `
 
 // DeleteLoginThrottle forgets a key's attempts: its password proved right.
 func (q *Queries) DeleteLoginThrottle(ctx context.Context, key []byte) error {
-	_, err := q.db.Exec(ctx, deleteLoginThrottle, key)
+	_, err := q.db.Exec(ctx, DeleteLoginThrottle, key)
 	return err
 }
 
-const getLoginSlot = `-- name: GetLoginSlot :one
+const GetLoginSlot = `-- name: GetLoginSlot :one
 SELECT next_slot, expires_at FROM login_throttle WHERE key = $1
 `
 
@@ -48,25 +48,25 @@ type GetLoginSlotRow struct {
 // GetLoginSlot is a key's next free slot (NULL when it has none yet) and window end, to tell a
 // client over its share how long to wait.
 func (q *Queries) GetLoginSlot(ctx context.Context, key []byte) (GetLoginSlotRow, error) {
-	row := q.db.QueryRow(ctx, getLoginSlot, key)
+	row := q.db.QueryRow(ctx, GetLoginSlot, key)
 	var i GetLoginSlotRow
 	err := row.Scan(&i.NextSlot, &i.ExpiresAt)
 	return i, err
 }
 
-const getLoginThrottleEnd = `-- name: GetLoginThrottleEnd :one
+const GetLoginThrottleEnd = `-- name: GetLoginThrottleEnd :one
 SELECT expires_at FROM login_throttle WHERE key = $1
 `
 
 // GetLoginThrottleEnd is when the window of a key ends, to tell a blocked client how long to wait.
 func (q *Queries) GetLoginThrottleEnd(ctx context.Context, key []byte) (time.Time, error) {
-	row := q.db.QueryRow(ctx, getLoginThrottleEnd, key)
+	row := q.db.QueryRow(ctx, GetLoginThrottleEnd, key)
 	var expires_at time.Time
 	err := row.Scan(&expires_at)
 	return expires_at, err
 }
 
-const releaseLoginAttempt = `-- name: ReleaseLoginAttempt :exec
+const ReleaseLoginAttempt = `-- name: ReleaseLoginAttempt :exec
 UPDATE login_throttle SET attempts = attempts - 1
 WHERE key = $1 AND expires_at = $2 AND attempts > 0
 `
@@ -79,11 +79,11 @@ type ReleaseLoginAttemptParams struct {
 // ReleaseLoginAttempt gives back one reserved attempt of the window ending at expires_at (a check
 // that did not happen); a window that has since been replaced is left alone.
 func (q *Queries) ReleaseLoginAttempt(ctx context.Context, arg ReleaseLoginAttemptParams) error {
-	_, err := q.db.Exec(ctx, releaseLoginAttempt, arg.Key, arg.ExpiresAt)
+	_, err := q.db.Exec(ctx, ReleaseLoginAttempt, arg.Key, arg.ExpiresAt)
 	return err
 }
 
-const reserveLoginAttempt = `-- name: ReserveLoginAttempt :one
+const ReserveLoginAttempt = `-- name: ReserveLoginAttempt :one
 INSERT INTO login_throttle AS t (key, attempts, expires_at)
 VALUES ($1, 1, $2)
 ON CONFLICT (key) DO UPDATE SET
@@ -105,7 +105,7 @@ type ReserveLoginAttemptParams struct {
 // without a row or whose window ended starts a new window ending at expires_at. It returns the end
 // of the window counted in, or no row when the key is blocked.
 func (q *Queries) ReserveLoginAttempt(ctx context.Context, arg ReserveLoginAttemptParams) (time.Time, error) {
-	row := q.db.QueryRow(ctx, reserveLoginAttempt,
+	row := q.db.QueryRow(ctx, ReserveLoginAttempt,
 		arg.Key,
 		arg.ExpiresAt,
 		arg.Now,
@@ -116,7 +116,7 @@ func (q *Queries) ReserveLoginAttempt(ctx context.Context, arg ReserveLoginAttem
 	return expires_at, err
 }
 
-const takeLoginSlot = `-- name: TakeLoginSlot :one
+const TakeLoginSlot = `-- name: TakeLoginSlot :one
 UPDATE login_throttle SET next_slot = greatest(next_slot, $1::timestamptz) + $2::bigint * interval '1 microsecond'
 WHERE key = $3 AND expires_at > $1::timestamptz
   AND greatest(next_slot, $1::timestamptz) <= $1::timestamptz + $4::bigint * interval '1 microsecond'
@@ -135,7 +135,7 @@ type TakeLoginSlotParams struct {
 // one interval on. It returns the slot's start, or no row when that start is more than max_wait
 // away (the key is over its share: the caller refuses) or the key has no such window.
 func (q *Queries) TakeLoginSlot(ctx context.Context, arg TakeLoginSlotParams) (time.Time, error) {
-	row := q.db.QueryRow(ctx, takeLoginSlot,
+	row := q.db.QueryRow(ctx, TakeLoginSlot,
 		arg.Now,
 		arg.IntervalUs,
 		arg.Key,

@@ -9,19 +9,19 @@ import (
 	"context"
 )
 
-const orderListSize = `-- name: OrderListSize :one
+const OrderListTotal = `-- name: OrderListTotal :one
 SELECT coalesce(sum(n), 0)::bigint AS n FROM order_counters WHERE scope = $1 AND owner_id = $2
 `
 
-type OrderListSizeParams struct {
+type OrderListTotalParams struct {
 	Scope   string
 	OwnerID int64
 }
 
-// OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
+// OrderListTotal is the exact size of one list: the sum of its counter's slots (0 for a list never
 // counted).
-func (q *Queries) OrderListSize(ctx context.Context, arg OrderListSizeParams) (int64, error) {
-	row := q.db.QueryRow(ctx, orderListSize, arg.Scope, arg.OwnerID)
+func (q *Queries) OrderListTotal(ctx context.Context, arg OrderListTotalParams) (int64, error) {
+	row := q.db.QueryRow(ctx, OrderListTotal, arg.Scope, arg.OwnerID)
 	var n int64
 	err := row.Scan(&n)
 	return n, err

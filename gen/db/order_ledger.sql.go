@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const addOrderLedgerEntry = `-- name: AddOrderLedgerEntry :exec
+const AddOrderLedgerEntry = `-- name: AddOrderLedgerEntry :exec
 INSERT INTO order_ledger (user_id, order_id, kind, amount) VALUES ($1, $2, $3, $4)
 `
 
@@ -24,7 +24,7 @@ type AddOrderLedgerEntryParams struct {
 
 // AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 func (q *Queries) AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error {
-	_, err := q.db.Exec(ctx, addOrderLedgerEntry,
+	_, err := q.db.Exec(ctx, AddOrderLedgerEntry,
 		arg.UserID,
 		arg.OrderID,
 		arg.Kind,

@@ -10,20 +10,20 @@ import (
 	"time"
 )
 
-const deleteExpiredOrderTokens = `-- name: DeleteExpiredOrderTokens :execrows
+const DeleteExpiredOrderTokens = `-- name: DeleteExpiredOrderTokens :execrows
 DELETE FROM order_tokens WHERE expires_at <= $1
 `
 
 // DeleteExpiredOrderTokens removes the rows of tokens that expired by now (they authenticate nobody anyway).
 func (q *Queries) DeleteExpiredOrderTokens(ctx context.Context, now time.Time) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteExpiredOrderTokens, now)
+	result, err := q.db.Exec(ctx, DeleteExpiredOrderTokens, now)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getOrderUserByToken = `-- name: GetOrderUserByToken :one
+const GetOrderUserByToken = `-- name: GetOrderUserByToken :one
 SELECT u.id, u.username, u.user_type, t.expires_at
 FROM order_tokens t JOIN order_users u ON u.id = t.user_id
 WHERE t.token_hash = $1 AND t.expires_at > $2
@@ -43,7 +43,7 @@ type GetOrderUserByTokenRow struct {
 
 // GetOrderUserByToken resolves the hash of a token unexpired at now to its user.
 func (q *Queries) GetOrderUserByToken(ctx context.Context, arg GetOrderUserByTokenParams) (GetOrderUserByTokenRow, error) {
-	row := q.db.QueryRow(ctx, getOrderUserByToken, arg.TokenHash, arg.Now)
+	row := q.db.QueryRow(ctx, GetOrderUserByToken, arg.TokenHash, arg.Now)
 	var i GetOrderUserByTokenRow
 	err := row.Scan(
 		&i.ID,
@@ -54,7 +54,7 @@ func (q *Queries) GetOrderUserByToken(ctx context.Context, arg GetOrderUserByTok
 	return i, err
 }
 
-const insertOrderToken = `-- name: InsertOrderToken :exec
+const InsertOrderToken = `-- name: InsertOrderToken :exec
 INSERT INTO order_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)
 `
 
@@ -66,6 +66,6 @@ type InsertOrderTokenParams struct {
 
 // InsertOrderToken records the hash of a newly issued access token and when it expires.
 func (q *Queries) InsertOrderToken(ctx context.Context, arg InsertOrderTokenParams) error {
-	_, err := q.db.Exec(ctx, insertOrderToken, arg.TokenHash, arg.UserID, arg.ExpiresAt)
+	_, err := q.db.Exec(ctx, InsertOrderToken, arg.TokenHash, arg.UserID, arg.ExpiresAt)
 	return err
 }

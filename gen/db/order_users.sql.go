@@ -9,7 +9,7 @@ import (
 	"context"
 )
 
-const createOrderUser = `-- name: CreateOrderUser :one
+const CreateOrderUser = `-- name: CreateOrderUser :one
 INSERT INTO order_users (username, password_hash, user_type, balance)
 VALUES ($1, $2, $3, $4)
 RETURNING id, username, user_type, balance
@@ -31,7 +31,7 @@ type CreateOrderUserRow struct {
 
 // CreateOrderUser registers a user of the orders API with a starting balance.
 func (q *Queries) CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error) {
-	row := q.db.QueryRow(ctx, createOrderUser,
+	row := q.db.QueryRow(ctx, CreateOrderUser,
 		arg.Username,
 		arg.PasswordHash,
 		arg.UserType,
@@ -47,7 +47,7 @@ func (q *Queries) CreateOrderUser(ctx context.Context, arg CreateOrderUserParams
 	return i, err
 }
 
-const getOrderUser = `-- name: GetOrderUser :one
+const GetOrderUser = `-- name: GetOrderUser :one
 SELECT id, username, user_type, balance FROM order_users WHERE id = $1
 `
 
@@ -60,7 +60,7 @@ type GetOrderUserRow struct {
 
 // GetOrderUser reads a user by id.
 func (q *Queries) GetOrderUser(ctx context.Context, id int64) (GetOrderUserRow, error) {
-	row := q.db.QueryRow(ctx, getOrderUser, id)
+	row := q.db.QueryRow(ctx, GetOrderUser, id)
 	var i GetOrderUserRow
 	err := row.Scan(
 		&i.ID,
@@ -71,7 +71,7 @@ func (q *Queries) GetOrderUser(ctx context.Context, id int64) (GetOrderUserRow, 
 	return i, err
 }
 
-const getOrderUserByUsername = `-- name: GetOrderUserByUsername :one
+const GetOrderUserByUsername = `-- name: GetOrderUserByUsername :one
 SELECT id, username, password_hash, user_type, balance FROM order_users WHERE lower(username) = lower($1)
 `
 
@@ -85,7 +85,7 @@ type GetOrderUserByUsernameRow struct {
 
 // GetOrderUserByUsername finds a user by username ignoring case, with the password hash for login.
 func (q *Queries) GetOrderUserByUsername(ctx context.Context, username string) (GetOrderUserByUsernameRow, error) {
-	row := q.db.QueryRow(ctx, getOrderUserByUsername, username)
+	row := q.db.QueryRow(ctx, GetOrderUserByUsername, username)
 	var i GetOrderUserByUsernameRow
 	err := row.Scan(
 		&i.ID,

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const acceptOrder = `-- name: AcceptOrder :one
+const AcceptOrder = `-- name: AcceptOrder :one
 SELECT a.outcome::text AS outcome, coalesce(a.customer_id, 0)::bigint AS customer_id,
        coalesce(a.performer_id, 0)::bigint AS performer_id, coalesce(a.performer_name, '')::text AS performer_name,
        coalesce(a.description, '')::text AS description, coalesce(a.price, 0)::bigint AS price,
@@ -42,7 +42,7 @@ type AcceptOrderRow struct {
 // AcceptOrder completes and pays for a READY order of the caller (order_accept holds every rule);
 // outcome names the result, and fields a refusal did not reach are zero.
 func (q *Queries) AcceptOrder(ctx context.Context, arg AcceptOrderParams) (AcceptOrderRow, error) {
-	row := q.db.QueryRow(ctx, acceptOrder, arg.OrderID, arg.CallerID)
+	row := q.db.QueryRow(ctx, AcceptOrder, arg.OrderID, arg.CallerID)
 	var i AcceptOrderRow
 	err := row.Scan(
 		&i.Outcome,
@@ -59,7 +59,7 @@ func (q *Queries) AcceptOrder(ctx context.Context, arg AcceptOrderParams) (Accep
 	return i, err
 }
 
-const cancelOrder = `-- name: CancelOrder :one
+const CancelOrder = `-- name: CancelOrder :one
 WITH c AS (
     UPDATE orders o SET status = 'CANCELLED', updated_at = now()
     WHERE o.id = $1 AND o.status = 'WAITING' AND o.customer_id = $2
@@ -95,7 +95,7 @@ type CancelOrderRow struct {
 // customer's list) and the ledger records the cancel. No row means refused. Locks: the order,
 // then the customer (as an acceptance).
 func (q *Queries) CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error) {
-	row := q.db.QueryRow(ctx, cancelOrder, arg.ID, arg.CustomerID)
+	row := q.db.QueryRow(ctx, CancelOrder, arg.ID, arg.CustomerID)
 	var i CancelOrderRow
 	err := row.Scan(
 		&i.ID,
@@ -108,7 +108,7 @@ func (q *Queries) CancelOrder(ctx context.Context, arg CancelOrderParams) (Cance
 	return i, err
 }
 
-const createOrder = `-- name: CreateOrder :one
+const CreateOrder = `-- name: CreateOrder :one
 WITH cost AS (
     SELECT $1::bigint AS price, $1::bigint + order_commission($1::bigint) AS total
 ), funds AS (
@@ -151,7 +151,7 @@ type CreateOrderRow struct {
 // creates of different customers lock no common row; one customer's creates queue on its row.
 // The counters are always changed waiting first, then the user's.
 func (q *Queries) CreateOrder(ctx context.Context, arg CreateOrderParams) (CreateOrderRow, error) {
-	row := q.db.QueryRow(ctx, createOrder, arg.Price, arg.CustomerID, arg.Description)
+	row := q.db.QueryRow(ctx, CreateOrder, arg.Price, arg.CustomerID, arg.Description)
 	var i CreateOrderRow
 	err := row.Scan(
 		&i.ID,
@@ -164,7 +164,7 @@ func (q *Queries) CreateOrder(ctx context.Context, arg CreateOrderParams) (Creat
 	return i, err
 }
 
-const expireStaleOrders = `-- name: ExpireStaleOrders :one
+const ExpireStaleOrders = `-- name: ExpireStaleOrders :one
 WITH stale AS (
     SELECT o.id, o.performer_id FROM orders o
     WHERE o.status = 'IN PROGRESS' AND o.updated_at < now() - $1::interval
@@ -200,13 +200,13 @@ type ExpireStaleOrdersParams struct {
 // replica may run it at once: SKIP LOCKED leaves an order another sweep (or a move) holds, and the
 // UPDATE checks the status again. The result is how many orders returned.
 func (q *Queries) ExpireStaleOrders(ctx context.Context, arg ExpireStaleOrdersParams) (int64, error) {
-	row := q.db.QueryRow(ctx, expireStaleOrders, arg.After, arg.Batch)
+	row := q.db.QueryRow(ctx, ExpireStaleOrders, arg.After, arg.Batch)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
 }
 
-const getOrderFunds = `-- name: GetOrderFunds :one
+const GetOrderFunds = `-- name: GetOrderFunds :one
 SELECT balance, reserved, order_commission($1::bigint)::bigint AS commission FROM order_users WHERE id = $2
 `
 
@@ -224,13 +224,13 @@ type GetOrderFundsRow struct {
 // GetOrderFunds reads a customer's balance and what its open orders reserve, and what an order
 // of a price would cost, to explain a create refused for funds.
 func (q *Queries) GetOrderFunds(ctx context.Context, arg GetOrderFundsParams) (GetOrderFundsRow, error) {
-	row := q.db.QueryRow(ctx, getOrderFunds, arg.Price, arg.ID)
+	row := q.db.QueryRow(ctx, GetOrderFunds, arg.Price, arg.ID)
 	var i GetOrderFundsRow
 	err := row.Scan(&i.Balance, &i.Reserved, &i.Commission)
 	return i, err
 }
 
-const getOrderState = `-- name: GetOrderState :one
+const GetOrderState = `-- name: GetOrderState :one
 SELECT customer_id, performer_id, status FROM orders WHERE id = $1
 `
 
@@ -242,13 +242,13 @@ type GetOrderStateRow struct {
 
 // GetOrderState reads who owns an order and its status, to explain a refused transition.
 func (q *Queries) GetOrderState(ctx context.Context, id int64) (GetOrderStateRow, error) {
-	row := q.db.QueryRow(ctx, getOrderState, id)
+	row := q.db.QueryRow(ctx, GetOrderState, id)
 	var i GetOrderStateRow
 	err := row.Scan(&i.CustomerID, &i.PerformerID, &i.Status)
 	return i, err
 }
 
-const getVisibleOrder = `-- name: GetVisibleOrder :one
+const GetVisibleOrder = `-- name: GetVisibleOrder :one
 SELECT o.id, o.customer_id, o.performer_id, coalesce(u.username, '')::text AS performer_name,
        o.description, o.price, o.status, o.created_at
 FROM orders o LEFT JOIN order_users u ON u.id = o.performer_id
@@ -278,7 +278,7 @@ type GetVisibleOrderRow struct {
 // any performer while it is WAITING (it is on the new-orders list then). No row means the order
 // does not exist or is not the caller's to see; callers cannot tell which.
 func (q *Queries) GetVisibleOrder(ctx context.Context, arg GetVisibleOrderParams) (GetVisibleOrderRow, error) {
-	row := q.db.QueryRow(ctx, getVisibleOrder, arg.ID, arg.CallerID, arg.CallerIsPerformer)
+	row := q.db.QueryRow(ctx, GetVisibleOrder, arg.ID, arg.CallerID, arg.CallerIsPerformer)
 	var i GetVisibleOrderRow
 	err := row.Scan(
 		&i.ID,
@@ -293,7 +293,7 @@ func (q *Queries) GetVisibleOrder(ctx context.Context, arg GetVisibleOrderParams
 	return i, err
 }
 
-const passOrder = `-- name: PassOrder :one
+const PassOrder = `-- name: PassOrder :one
 WITH p AS (
     UPDATE orders o SET status = 'READY', updated_at = now()
     WHERE o.id = $1 AND o.status = 'IN PROGRESS' AND o.performer_id = $2
@@ -321,7 +321,7 @@ type PassOrderRow struct {
 // PassOrder moves an order in progress to READY when the caller is its performer, and gives back
 // the performer's place under the cap; no row means refused. Locks: the order, then the performer.
 func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error) {
-	row := q.db.QueryRow(ctx, passOrder, arg.ID, arg.PerformerID)
+	row := q.db.QueryRow(ctx, PassOrder, arg.ID, arg.PerformerID)
 	var i PassOrderRow
 	err := row.Scan(
 		&i.ID,
@@ -334,7 +334,7 @@ func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrder
 	return i, err
 }
 
-const releaseOrder = `-- name: ReleaseOrder :one
+const ReleaseOrder = `-- name: ReleaseOrder :one
 WITH r AS (
     UPDATE orders o SET status = 'WAITING', performer_id = NULL, updated_at = now()
     WHERE o.id = $1 AND o.status = 'IN PROGRESS' AND o.performer_id = $2::bigint
@@ -371,7 +371,7 @@ type ReleaseOrderRow struct {
 // the cap, and the ledger records the release. The customer's reservation stays. No row means
 // refused. Locks: the order, then the performer.
 func (q *Queries) ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (ReleaseOrderRow, error) {
-	row := q.db.QueryRow(ctx, releaseOrder, arg.ID, arg.PerformerID)
+	row := q.db.QueryRow(ctx, ReleaseOrder, arg.ID, arg.PerformerID)
 	var i ReleaseOrderRow
 	err := row.Scan(
 		&i.ID,
@@ -384,7 +384,7 @@ func (q *Queries) ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (Rel
 	return i, err
 }
 
-const takeOrder = `-- name: TakeOrder :one
+const TakeOrder = `-- name: TakeOrder :one
 SELECT t.outcome::text AS outcome, coalesce(t.held, 0)::integer AS held,
        coalesce(t.customer_id, 0)::bigint AS customer_id, coalesce(t.description, '')::text AS description,
        coalesce(t.price, 0)::bigint AS price, coalesce(t.status, '')::text AS status,
@@ -412,7 +412,7 @@ type TakeOrderRow struct {
 // orders IN PROGRESS (order_take holds the rules and the counter changes); outcome names the
 // result: taken, too_many or not_waiting.
 func (q *Queries) TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error) {
-	row := q.db.QueryRow(ctx, takeOrder, arg.OrderID, arg.PerformerID, arg.MaxHeld)
+	row := q.db.QueryRow(ctx, TakeOrder, arg.OrderID, arg.PerformerID, arg.MaxHeld)
 	var i TakeOrderRow
 	err := row.Scan(
 		&i.Outcome,

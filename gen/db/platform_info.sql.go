@@ -9,19 +9,19 @@ import (
 	"context"
 )
 
-const getPlatformInfo = `-- name: GetPlatformInfo :one
+const GetPlatformInfo = `-- name: GetPlatformInfo :one
 SELECT key, value, updated_at FROM platform_info WHERE key = $1
 `
 
 // GetPlatformInfo reads one deployment fact by key.
 func (q *Queries) GetPlatformInfo(ctx context.Context, key string) (PlatformInfo, error) {
-	row := q.db.QueryRow(ctx, getPlatformInfo, key)
+	row := q.db.QueryRow(ctx, GetPlatformInfo, key)
 	var i PlatformInfo
 	err := row.Scan(&i.Key, &i.Value, &i.UpdatedAt)
 	return i, err
 }
 
-const putPlatformInfo = `-- name: PutPlatformInfo :exec
+const PutPlatformInfo = `-- name: PutPlatformInfo :exec
 INSERT INTO platform_info (key, value) VALUES ($1, $2)
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
 `
@@ -33,6 +33,6 @@ type PutPlatformInfoParams struct {
 
 // PutPlatformInfo records a deployment fact, replacing an older value.
 func (q *Queries) PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error {
-	_, err := q.db.Exec(ctx, putPlatformInfo, arg.Key, arg.Value)
+	_, err := q.db.Exec(ctx, PutPlatformInfo, arg.Key, arg.Value)
 	return err
 }

@@ -126,15 +126,63 @@ type Querier interface {
 	ListAvailableBrandVersions(ctx context.Context) ([]int64, error)
 	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
 	ListAvatarIDs(ctx context.Context) ([]string, error)
+	// ListCustomerByCreatedAtAsc: a customer's own orders, the performer's name looked up outside the LIMIT, by CreatedAt asc.
+	ListCustomerByCreatedAtAsc(ctx context.Context, arg ListCustomerByCreatedAtAscParams) ([]ListCustomerByCreatedAtAscRow, error)
+	// ListCustomerByCreatedAtDesc: a customer's own orders, the performer's name looked up outside the LIMIT, by CreatedAt desc.
+	ListCustomerByCreatedAtDesc(ctx context.Context, arg ListCustomerByCreatedAtDescParams) ([]ListCustomerByCreatedAtDescRow, error)
+	// ListCustomerByIDAsc: a customer's own orders, the performer's name looked up outside the LIMIT, by ID asc.
+	ListCustomerByIDAsc(ctx context.Context, arg ListCustomerByIDAscParams) ([]ListCustomerByIDAscRow, error)
+	// ListCustomerByIDDesc: a customer's own orders, the performer's name looked up outside the LIMIT, by ID desc.
+	ListCustomerByIDDesc(ctx context.Context, arg ListCustomerByIDDescParams) ([]ListCustomerByIDDescRow, error)
+	// ListCustomerByPriceAsc: a customer's own orders, the performer's name looked up outside the LIMIT, by Price asc.
+	ListCustomerByPriceAsc(ctx context.Context, arg ListCustomerByPriceAscParams) ([]ListCustomerByPriceAscRow, error)
+	// ListCustomerByPriceDesc: a customer's own orders, the performer's name looked up outside the LIMIT, by Price desc.
+	ListCustomerByPriceDesc(ctx context.Context, arg ListCustomerByPriceDescParams) ([]ListCustomerByPriceDescRow, error)
 	// ListFeaturedBrandRows reads every featured brand, available or not, with its row version, in
 	// creation order (the seed: brands whose isFeatured is true appear in the featured list).
 	ListFeaturedBrandRows(ctx context.Context) ([]BrandsCounted, error)
 	// ListFeaturedBrandVersions reads the row versions of the featured brands, available or not, in
 	// list order.
 	ListFeaturedBrandVersions(ctx context.Context) ([]int64, error)
-	// OrderListSize is the exact size of one list: the sum of its counter's slots (0 for a list never
+	// ListPerformerByCreatedAtAsc: a performer's taken orders (the caller is the performer; list fills in the name), by CreatedAt asc.
+	ListPerformerByCreatedAtAsc(ctx context.Context, arg ListPerformerByCreatedAtAscParams) ([]ListPerformerByCreatedAtAscRow, error)
+	// ListPerformerByCreatedAtDesc: a performer's taken orders (the caller is the performer; list fills in the name), by CreatedAt desc.
+	ListPerformerByCreatedAtDesc(ctx context.Context, arg ListPerformerByCreatedAtDescParams) ([]ListPerformerByCreatedAtDescRow, error)
+	// ListPerformerByIDAsc: a performer's taken orders (the caller is the performer; list fills in the name), by ID asc.
+	ListPerformerByIDAsc(ctx context.Context, arg ListPerformerByIDAscParams) ([]ListPerformerByIDAscRow, error)
+	// ListPerformerByIDDesc: a performer's taken orders (the caller is the performer; list fills in the name), by ID desc.
+	ListPerformerByIDDesc(ctx context.Context, arg ListPerformerByIDDescParams) ([]ListPerformerByIDDescRow, error)
+	// ListPerformerByPriceAsc: a performer's taken orders (the caller is the performer; list fills in the name), by Price asc.
+	ListPerformerByPriceAsc(ctx context.Context, arg ListPerformerByPriceAscParams) ([]ListPerformerByPriceAscRow, error)
+	// ListPerformerByPriceDesc: a performer's taken orders (the caller is the performer; list fills in the name), by Price desc.
+	ListPerformerByPriceDesc(ctx context.Context, arg ListPerformerByPriceDescParams) ([]ListPerformerByPriceDescRow, error)
+	// ListWaitingByCreatedAtAsc: the new-orders list (WAITING, no performer yet), by CreatedAt asc.
+	ListWaitingByCreatedAtAsc(ctx context.Context, arg ListWaitingByCreatedAtAscParams) ([]ListWaitingByCreatedAtAscRow, error)
+	// ListWaitingByCreatedAtDesc: the new-orders list (WAITING, no performer yet), by CreatedAt desc.
+	ListWaitingByCreatedAtDesc(ctx context.Context, arg ListWaitingByCreatedAtDescParams) ([]ListWaitingByCreatedAtDescRow, error)
+	// The list pages of orders, one static query per list, sort key and direction: ORDER BY cannot
+	// take a parameter, and a CASE expression in the ORDER BY would defeat the indexes of
+	// 00010_orders.sql under the generic plan the new-orders list runs with. impl/surfaces/orders
+	// picks one by a switch and runs its text (db.ListWaitingByIDAsc, ...) in one pipelined round trip.
+	// Each returns the page and, in the same snapshot, the exact total: the sum of the list's counter
+	// slots (an InitPlan, evaluated once); an empty page carries no row and so no total.
+	// Parameters: $1 the counter scope, $2 the owner (0 for the new-orders list), $3 the page size,
+	// $4 the offset.
+	// The queries stay as plain as possible because for a 20-row page PostgreSQL's planning costs more
+	// than the execution: waiting orders have no performer, and a performer's own orders have the
+	// caller as performer, so those two lists need no join; a customer's orders look the performer's
+	// name up outside the LIMIT, so rows skipped by OFFSET cost no lookup.
+	// ListWaitingByIDAsc: the new-orders list (WAITING, no performer yet), by ID asc.
+	ListWaitingByIDAsc(ctx context.Context, arg ListWaitingByIDAscParams) ([]ListWaitingByIDAscRow, error)
+	// ListWaitingByIDDesc: the new-orders list (WAITING, no performer yet), by ID desc.
+	ListWaitingByIDDesc(ctx context.Context, arg ListWaitingByIDDescParams) ([]ListWaitingByIDDescRow, error)
+	// ListWaitingByPriceAsc: the new-orders list (WAITING, no performer yet), by Price asc.
+	ListWaitingByPriceAsc(ctx context.Context, arg ListWaitingByPriceAscParams) ([]ListWaitingByPriceAscRow, error)
+	// ListWaitingByPriceDesc: the new-orders list (WAITING, no performer yet), by Price desc.
+	ListWaitingByPriceDesc(ctx context.Context, arg ListWaitingByPriceDescParams) ([]ListWaitingByPriceDescRow, error)
+	// OrderListTotal is the exact size of one list: the sum of its counter's slots (0 for a list never
 	// counted).
-	OrderListSize(ctx context.Context, arg OrderListSizeParams) (int64, error)
+	OrderListTotal(ctx context.Context, arg OrderListTotalParams) (int64, error)
 	// PassOrder moves an order in progress to READY when the caller is its performer, and gives back
 	// the performer's place under the cap; no row means refused. Locks: the order, then the performer.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)

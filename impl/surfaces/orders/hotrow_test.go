@@ -166,7 +166,7 @@ func TestWrites_ShareNoRow(t *testing.T) {
 		owner int64
 		want  int64
 	}{{scopeWaiting, 0, 2}, {scopeCustomer, custs[0], 2}, {scopeCustomer, custs[1], 2}, {scopePerformer, perfs[0], 1}} {
-		n, err := q.OrderListSize(ctx, db.OrderListSizeParams{Scope: c.scope, OwnerID: c.owner})
+		n, err := q.OrderListTotal(ctx, db.OrderListTotalParams{Scope: c.scope, OwnerID: c.owner})
 		if err != nil || n != c.want {
 			t.Errorf("%s/%d: size %d (%v), want %d", c.scope, c.owner, n, err, c.want)
 		}

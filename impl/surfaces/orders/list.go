@@ -3,7 +3,6 @@ package orders
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -16,58 +15,43 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
 )
 
-// The list queries are written here rather than in db/queries because ORDER BY cannot take a
-// parameter: each allowed sort maps to a fixed SQL fragment that the indexes of 00010_orders.sql
-// serve (a CASE expression in one sqlc query would defeat them). Nothing from the request is
-// pasted into SQL except these constants.
-var orderBy = map[SortField][2]string{
-	SortID:        {"o.id", "o.id DESC"},
-	SortPrice:     {"o.price, o.id", "o.price DESC, o.id DESC"},
-	SortCreatedAt: {"o.created_at, o.id", "o.created_at DESC, o.id DESC"},
+// listQuery is the text of the page query of a list, sort key and direction: one static query
+// each in db/queries/order_lists.sql (ORDER BY cannot take a parameter, and a CASE there would
+// defeat the indexes of 00010_orders.sql under the new-orders list's generic plan); ok is false
+// for a sort no list offers. The text is run by listPipelined rather than by the generated
+// method so that a page, its settings and its transaction take one round trip.
+func listQuery(scope string, f SortField, desc bool) (sql string, ok bool) {
+	switch scope {
+	case scopeWaiting:
+		return pick(f, desc, db.ListWaitingByIDAsc, db.ListWaitingByIDDesc, db.ListWaitingByPriceAsc,
+			db.ListWaitingByPriceDesc, db.ListWaitingByCreatedAtAsc, db.ListWaitingByCreatedAtDesc)
+	case scopeCustomer:
+		return pick(f, desc, db.ListCustomerByIDAsc, db.ListCustomerByIDDesc, db.ListCustomerByPriceAsc,
+			db.ListCustomerByPriceDesc, db.ListCustomerByCreatedAtAsc, db.ListCustomerByCreatedAtDesc)
+	case scopePerformer:
+		return pick(f, desc, db.ListPerformerByIDAsc, db.ListPerformerByIDDesc, db.ListPerformerByPriceAsc,
+			db.ListPerformerByPriceDesc, db.ListPerformerByCreatedAtAsc, db.ListPerformerByCreatedAtDesc)
+	}
+	return "", false
 }
 
-// The page and, in the same round trip, the exact total: the sum of the list's counter slots (an
-// InitPlan, evaluated once). An empty page carries no row and so no total; then OrderListSize
-// reads it. The
-// queries stay as plain as possible because for a 20-row page PostgreSQL's planning costs more
-// than the execution:
-//   - waiting orders have no performer, and a performer's own orders have the caller as performer,
-//     so those two lists need no join (the caller's name is filled in by list);
-//   - a customer's orders look the performer's name up outside the LIMIT, so rows skipped by
-//     OFFSET cost no lookup.
-const (
-	plainListSQL = `
-SELECT (SELECT sum(n)::bigint FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
-       o.id, o.customer_id, o.performer_id, NULL::text AS performer_name, o.description, o.price, o.status, o.created_at
-FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4`
-	joinedListSQL = `
-SELECT (SELECT sum(n)::bigint FROM order_counters WHERE scope = $1 AND owner_id = $2) AS total,
-       o.id, o.customer_id, o.performer_id,
-       (SELECT u.username FROM order_users u WHERE u.id = o.performer_id) AS performer_name,
-       o.description, o.price, o.status, o.created_at
-FROM (SELECT * FROM orders o WHERE %s ORDER BY %s LIMIT $3 OFFSET $4) o
-ORDER BY %[2]s`
-)
-
-var listQueries = func() map[string]string {
-	filters := map[string][2]string{
-		scopeWaiting:   {plainListSQL, "o.status = 'WAITING'"},
-		scopeCustomer:  {joinedListSQL, "o.customer_id = $2"},
-		scopePerformer: {plainListSQL, "o.performer_id = $2"},
+// pick chooses among one list's six queries, in the order id, price, created_at, each ascending
+// then descending.
+func pick(f SortField, desc bool, queries ...string) (string, bool) {
+	i := 0
+	switch f {
+	case SortID:
+	case SortPrice:
+		i = 2
+	case SortCreatedAt:
+		i = 4
+	default:
+		return "", false
 	}
-	m := map[string]string{}
-	for scope, f := range filters {
-		for field, dirs := range orderBy {
-			for i, ob := range dirs {
-				m[listKey(scope, field, i == 1)] = fmt.Sprintf(f[0], f[1], ob)
-			}
-		}
+	if desc {
+		i++
 	}
-	return m
-}()
-
-func listKey(scope string, f SortField, desc bool) string {
-	return fmt.Sprintf("%s/%s/%t", scope, f, desc)
+	return queries[i], true
 }
 
 // ListWaiting is the page of orders nobody has taken, for performers.
@@ -101,7 +85,7 @@ func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr Pag
 // fair share while it does (Limits.ListShare) and bounded in time (Limits.ListTimeout).
 func (s *Service) list(ctx context.Context, caller Principal, scope string, owner int64, pr PageRequest) (out PageOf[Order], err error) {
 	out = PageOf[Order]{Items: make([]Order, 0, pr.Size), Number: pr.Number, Size: pr.Size}
-	sql, ok := listQueries[listKey(scope, pr.Sort, pr.Desc)]
+	sql, ok := listQuery(scope, pr.Sort, pr.Desc)
 	if !ok {
 		return out, InvalidInput(invalid.OneOf("", "sort", SortValues()))
 	}
@@ -117,7 +101,7 @@ func (s *Service) list(ctx context.Context, caller Principal, scope string, owne
 		out.Items = out.Items[:0]
 		found, err := s.listPipelined(ctx, pool, sql, args, scope == scopeWaiting, &out)
 		if err == nil && !found {
-			out.TotalElements, err = db.New(pool).OrderListSize(ctx, db.OrderListSizeParams{Scope: scope, OwnerID: owner})
+			out.TotalElements, err = db.New(pool).OrderListTotal(ctx, db.OrderListTotalParams{Scope: scope, OwnerID: owner})
 		}
 		return err
 	})
