@@ -192,6 +192,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		SendLimiter:          shared.sendLimiter(c),
 		LoginGuard:           shared.loginGuard(),
 		Sessions:             shared.sessionStore(),
+		HTTPClient:           c.ProviderSettings.httpClient(),
 	}
 	if cfg.IsDev() {
 		opts.LoginPageDirect = devDirectProvider

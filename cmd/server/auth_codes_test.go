@@ -34,7 +34,7 @@ func TestServer_AuthCodesOfTheServer(t *testing.T) {
 	}
 	tg := providertest.NewTelegram(t, "4242:bot-secret-token", "triad_login_bot")
 	base, _ := testServer(t, "-mode", "dev", "-database-url", cluster.URL("triad"),
-		"-auth-telegram-token", "4242:bot-secret-token", "-auth-telegram-api-url", tg.URL())
+		"-auth-telegram-token", "4242:bot-secret-token", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private")
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/appleid"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
@@ -35,6 +37,28 @@ type ProvidersConfig struct {
 	TelegramAPIURL string
 	// Custom is AUTH_CUSTOM_PROVIDERS, a JSON array of custom OAuth 2.0 providers (see customJSON).
 	Custom Secret
+	// AllowPrivate is AUTH_PROVIDERS_ALLOW_PRIVATE: the providers' server-to-server calls may reach
+	// private and loopback addresses (an identity provider or a local Bot API server inside the
+	// network). Off, the guarded client of package outbound refuses them, so a provider URL cannot
+	// be turned against the server's own network.
+	AllowPrivate bool
+}
+
+// httpClient is the providers' outbound client: the guarded one, with the address guard off only
+// when AllowPrivate says so.
+func (c ProvidersConfig) httpClient() *http.Client {
+	if !c.AllowPrivate {
+		return nil // each provider package's guarded default
+	}
+	return outbound.New(outbound.Options{AllowPrivate: true})
+}
+
+// telegramClient is httpClient for the Bot API, whose long polls outlast the default timeout.
+func (c ProvidersConfig) telegramClient() *http.Client {
+	if !c.AllowPrivate {
+		return nil // telegram's guarded default, with its long-poll timeout
+	}
+	return outbound.New(outbound.Options{AllowPrivate: true, Timeout: telegram.ClientTimeout})
 }
 
 // OAuthClient is a client id and secret.
@@ -153,7 +177,7 @@ func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, 
 		defer cancel()
 		logins, leader := shared.telegram(string(pc.TelegramToken))
 		h, err := provider.NewTelegram(gctx, svc.Params("", ""), provider.TelegramConfig{
-			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, nil),
+			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, pc.telegramClient()),
 			Logins:   logins, Leader: leader})
 		if err != nil {
 			return fmt.Errorf("AUTH_TELEGRAM_TOKEN: %w", err)

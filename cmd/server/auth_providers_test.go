@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/gen/authapi"
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/oauthserver"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
@@ -52,7 +54,7 @@ func TestAddConfiguredProviders(t *testing.T) {
 		"-auth-microsoft-cid", "ms-id", "-auth-microsoft-csecret", "ms-secret", "-auth-microsoft-tenant", "contoso.onmicrosoft.com",
 		"-auth-twitter-cid", "ck", "-auth-twitter-csecret", "cs",
 		"-auth-apple-client-id", "com.example.web", "-auth-apple-team-id", "TEAM", "-auth-apple-key-id", "KEY", "-auth-apple-key-file", keyFile,
-		"-auth-telegram-token", "123:tg-secret", "-auth-telegram-api-url", tg.URL(),
+		"-auth-telegram-token", "123:tg-secret", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private",
 		"-auth-custom-providers", custom,
 	})
 	if err != nil {
@@ -82,7 +84,9 @@ func TestAddConfiguredProviders(t *testing.T) {
 		"custom not JSON":       {"-auth-custom-providers", "corp:c:s"},
 		"custom built-in name":  {"-auth-custom-providers", strings.Replace(custom, `"corp"`, `"github"`, 1)},
 		"custom misspelt key":   {"-auth-custom-providers", strings.Replace(custom, `"scopes"`, `"scope"`, 1)},
-		"telegram wrong token":  {"-auth-telegram-token", "999:wrong", "-auth-telegram-api-url", tg.URL()},
+		"telegram wrong token":  {"-auth-telegram-token", "999:wrong", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private"},
+		// Without the opt-out, the guarded outbound client refuses a Bot API on loopback.
+		"telegram on loopback": {"-auth-telegram-token", "123:tg-secret", "-auth-telegram-api-url", tg.URL()},
 	} {
 		cfg, err := LoadConfig(args)
 		if err != nil {
@@ -92,6 +96,9 @@ func TestAddConfiguredProviders(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 			continue
+		}
+		if name == "telegram on loopback" && !errors.Is(err, outbound.ErrForbiddenAddress) {
+			t.Errorf("%s: err = %v, want ErrForbiddenAddress", name, err)
 		}
 		if name == "custom misspelt key" && !strings.Contains(err.Error(), `"scope"`) {
 			t.Errorf("%s: the error does not name the key: %v", name, err)
@@ -126,7 +133,7 @@ func TestServer_TelegramProviderLogin(t *testing.T) {
 	t.Parallel()
 	tg := providertest.NewTelegram(t, "4242:bot-secret-token", "triad_login_bot")
 	base, _ := testServer(t, "-database-url", dbtest.NewURL(t),
-		"-auth-telegram-token", "4242:bot-secret-token", "-auth-telegram-api-url", tg.URL())
+		"-auth-telegram-token", "4242:bot-secret-token", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private")
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +247,8 @@ func TestServer_CustomProviderWithLocalServer(t *testing.T) {
 	// A fixed -addr would put the dev provider on its default port 8084, which a parallel test or
 	// another process may hold: ask for a free one.
 	base, _ := testServer(t, "-addr", addr, "-auth-url", site, "-database-url", dbtest.NewURL(t),
-		"-auth-dev-port", "0", "-auth-custom-providers", string(custom))
+		"-auth-dev-port", "0", "-auth-custom-providers", string(custom),
+		"-auth-providers-allow-private") // the IdP is an httptest server on loopback
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)

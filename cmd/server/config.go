@@ -312,6 +312,8 @@ func LoadConfig(args []string) (Config, error) {
 	fs.DurationVar(&c.Auth.ConfirmWindow, "auth-confirm-window", e.duration("AUTH_CONFIRM_WINDOW", provider.DefaultSendWindow),
 		"window of the confirmation e-mail limits (AUTH_CONFIRM_WINDOW)")
 	registerProviderFlags(fs, &c.Auth.ProviderSettings)
+	fs.BoolVar(&c.Auth.ProviderSettings.AllowPrivate, "auth-providers-allow-private", e.bool("AUTH_PROVIDERS_ALLOW_PRIVATE", false),
+		"let provider calls reach private and loopback addresses (AUTH_PROVIDERS_ALLOW_PRIVATE)")
 
 	if err := fs.Parse(args); err != nil {
 		return c, err

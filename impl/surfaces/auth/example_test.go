@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar/filestore"
@@ -158,6 +159,10 @@ func newExampleSite(opts auth.Options) (*auth.Service, *httptest.Server) {
 		opts.SecretReader = token.SecretFunc(func(string) (string, error) { return "a-secret-of-at-least-32-characters!", nil })
 	}
 	opts.URL = srv.URL
+	if opts.HTTPClient == nil {
+		// The examples' providers listen on loopback, which the default outbound client refuses.
+		opts.HTTPClient = outbound.New(outbound.Options{AllowPrivate: true})
+	}
 	svc, err := auth.New(opts)
 	if err != nil {
 		log.Fatal(err)

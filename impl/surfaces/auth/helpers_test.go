@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/gen/authapi"
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
@@ -51,6 +52,8 @@ func newSite(t *testing.T, mods ...siteOpt) *site {
 		SecretReader: token.SecretFunc(func(string) (string, error) { return testSecret, nil }),
 		URL:          srv.URL,
 		LoginPage:    true, LoginPageDirect: "local",
+		// The fake providers are httptest servers on loopback: opt out of the outbound address guard.
+		HTTPClient: outbound.New(outbound.Options{AllowPrivate: true}),
 	}
 	for _, m := range mods {
 		m(&opts)

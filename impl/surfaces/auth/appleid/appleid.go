@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/triadhq/triad/impl/kit/outbound"
 )
 
 // Apple's production endpoints and the issuer of its id_tokens.
@@ -141,12 +143,17 @@ func (j JWK) rsa() (*rsa.PublicKey, error) {
 	return &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}, nil
 }
 
+// defaultClient is the guarded client of package outbound; a key set endpoint has no protocol
+// reason to redirect, so redirects are refused.
+var defaultClient = outbound.New(outbound.Options{})
+
 // KeySet fetches and caches Apple's public keys. A token with an unknown kid triggers one refetch
 // (Apple rotates keys), rate-limited so forged kids cannot make us hammer the keys endpoint.
 type KeySet struct {
 	// URL is the JWKS endpoint (KeysURL in production).
 	URL string
-	// Client fetches the keys; nil uses a client with a 10 s timeout.
+	// Client fetches the keys; nil uses the guarded client of package outbound (public addresses
+	// only; tests on loopback pass one with AllowPrivate).
 	Client *http.Client
 	// TTL is how long fetched keys are trusted without refetching; default 1 hour.
 	TTL time.Duration
@@ -198,7 +205,7 @@ func (s *KeySet) fetchLocked(ctx context.Context) error {
 	}
 	c := s.Client
 	if c == nil {
-		c = &http.Client{Timeout: 10 * time.Second}
+		c = defaultClient
 	}
 	resp, err := c.Do(req)
 	if err != nil {

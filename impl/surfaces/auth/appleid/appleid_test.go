@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth/appleid"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
 )
@@ -92,7 +93,7 @@ func TestKeySet_Verify(t *testing.T) {
 	k, _ := rsa.GenerateKey(rand.Reader, 2048)
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
 	ts, fetches := jwksServer(t, "k1", &k.PublicKey)
-	ks := &appleid.KeySet{URL: ts.URL}
+	ks := &appleid.KeySet{URL: ts.URL, Client: outbound.New(outbound.Options{AllowPrivate: true})} // ts is on loopback
 	ctx := context.Background()
 	now := time.Now()
 	good := jwt.MapClaims{"iss": appleid.Issuer, "aud": "cid", "sub": "s1", "exp": now.Add(time.Minute).Unix(), "iat": now.Unix()}

@@ -149,7 +149,7 @@ func (p *Proxy) Fetch(ctx context.Context, pictureURL string) ([]byte, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("avatar: fetch from %s: %w", u.Host, err)
+		return nil, fmt.Errorf("avatar: fetch from %s: %w", u.Host, clientError(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
@@ -160,7 +160,7 @@ func (p *Proxy) Fetch(ctx context.Context, pictureURL string) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, p.opts.MaxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("avatar: fetch: %w", err)
+		return nil, fmt.Errorf("avatar: fetch: %w", clientError(err))
 	}
 	if int64(len(b)) > p.opts.MaxBytes {
 		return nil, ErrTooLarge

@@ -21,6 +21,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/triadhq/triad/impl/kit/outbound"
 )
 
 // Store keeps avatar images under avatar ids. Implementations are safe for concurrent use. Every
@@ -58,7 +60,7 @@ var (
 	ErrBadURL = errors.New("avatar: picture URL must be http or https")
 	// ErrForbiddenAddress means the picture's host resolved to a private, loopback, link-local or
 	// otherwise non-public address.
-	ErrForbiddenAddress = errors.New("avatar: address not allowed")
+	ErrForbiddenAddress = outbound.ErrForbiddenAddress
 )
 
 // MaxStoreBytes caps what a store accepts in one Put. The proxy's own cap (ProxyOptions.MaxBytes)

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/triadhq/triad/impl/kit/outbound"
 )
 
 // Config describes the provider's endpoints and the client's credentials.
@@ -30,7 +32,8 @@ type Config struct {
 	RequestTokenURL, AuthorizeURL, AccessTokenURL string
 	// CallbackURL is where the provider sends the user back with oauth_token and oauth_verifier.
 	CallbackURL string
-	// HTTPClient makes the server-to-server calls; nil uses a client with a 10 s timeout.
+	// HTTPClient makes the server-to-server calls; nil uses the guarded client of package outbound
+	// (public addresses only; tests on loopback pass one with AllowPrivate).
 	HTTPClient *http.Client
 	// Now and Nonce are overridable for tests; nil uses the clock and 16 random bytes.
 	Now   func() time.Time
@@ -46,7 +49,9 @@ type Credentials struct {
 // RFC 5849 §2.1 requires of 1.0a servers (it defends against session fixation).
 var ErrCallbackNotConfirmed = errors.New("oauth1: provider did not confirm the callback")
 
-var defaultClient = &http.Client{Timeout: 10 * time.Second}
+// defaultClient is the guarded client of package outbound; the server-to-server calls of OAuth 1.0a
+// have no protocol reason to redirect, so redirects are refused.
+var defaultClient = outbound.New(outbound.Options{})
 
 func (c *Config) client() *http.Client {
 	if c.HTTPClient != nil {

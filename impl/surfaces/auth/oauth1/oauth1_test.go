@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth/oauth1"
 )
 
@@ -92,6 +93,7 @@ func TestRequestToken_RequiresCallbackConfirmed(t *testing.T) {
 	defer ts.Close()
 	for path, a := range answers {
 		c := &oauth1.Config{ConsumerKey: "ck", ConsumerSecret: "cs", RequestTokenURL: ts.URL + path,
+			HTTPClient:  outbound.New(outbound.Options{AllowPrivate: true}), // ts is on loopback
 			CallbackURL: "http://site.example/auth/twitter/callback"}
 		cr, err := c.RequestToken(context.Background())
 		switch {

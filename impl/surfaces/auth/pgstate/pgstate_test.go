@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth/pgstate"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
@@ -136,7 +137,7 @@ func newReplica(t *testing.T, pool *pgxpool.Pool, fake *providertest.Telegram) *
 	h, err := provider.NewTelegram(context.Background(), provider.Params{URL: "http://site.example", JwtService: jwt},
 		provider.TelegramConfig{
 			SuccessMsg: "logged in", ErrorMsg: "expired",
-			Telegram: telegram.NewAPI(botToken, fake.URL(), nil),
+			Telegram: telegram.NewAPI(botToken, fake.URL(), outbound.New(outbound.Options{AllowPrivate: true})),
 			PollWait: time.Second, Logins: newStore(t, pool), Leader: leader,
 		})
 	if err != nil {

@@ -373,7 +373,7 @@ func TestBuiltin_HandshakeExpires(t *testing.T) {
 		srv := httptest.NewUnstartedServer(nil)
 		base := "http://" + srv.Listener.Addr().String()
 		fake := providertest.NewOAuth2(t, providertest.GitHub, "cid", "secret")
-		h := provider.NewGitHub(provider.Params{URL: base, JwtService: ts, Cid: "cid", Csecret: "secret"},
+		h := provider.NewGitHub(provider.Params{URL: base, JwtService: ts, Cid: "cid", Csecret: "secret", HTTPClient: loopback},
 			provider.Endpoints{AuthURL: fake.AuthURL(), TokenURL: fake.TokenURL(), InfoURL: fake.InfoURL()})
 		mux := http.NewServeMux()
 		mux.HandleFunc("/auth/github/login", h.LoginHandler)

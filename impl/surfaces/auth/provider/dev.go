@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth/oauthserver"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
@@ -57,6 +58,10 @@ type Dev struct {
 	err  error
 }
 
+// devClient calls the dev OAuth 2.0 server: guarded like every outbound client except that it
+// may dial loopback, where the dev server listens.
+var devClient = outbound.New(outbound.Options{AllowPrivate: true})
+
 // NewDev starts the dev OAuth 2.0 server (listening at once, so port 0 is resolved) and returns
 // the provider. Close stops the server.
 func NewDev(p Params, o DevOpts) (*Dev, error) {
@@ -70,6 +75,11 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil && !(o.Share && o.Port != 0 && errors.Is(err, syscall.EADDRINUSE)) {
 		return nil, err
+	}
+	if p.HTTPClient == nil {
+		// The dev server is this process's own (or a replica's) loopback listener, which the guarded
+		// default client refuses by design; only the address guard is off, not the caps.
+		p.HTTPClient = devClient
 	}
 	d := &Dev{base: "http://" + addr}
 	if ln != nil {

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
@@ -84,7 +84,9 @@ type Params struct {
 	// AllowedRedirect reports whether a `from` target may be redirected to after login. Nil refuses
 	// every target (the login then answers with JSON instead of redirecting).
 	AllowedRedirect func(from string) bool
-	// HTTPClient calls the provider's token and user-info endpoints; nil uses a client with a 10 s timeout.
+	// HTTPClient calls the provider's token and user-info endpoints; nil uses the guarded client of
+	// package outbound (10 s, 4 MiB, no redirects, public addresses only). Tests whose provider
+	// listens on loopback pass outbound.New(outbound.Options{AllowPrivate: true}).
 	HTTPClient *http.Client
 	// UsedIDs remembers consumed single-use tokens (verified-login confirmations); nil gives each
 	// verified provider its own in-memory set (one process).
@@ -129,7 +131,9 @@ func (p Params) log() *slog.Logger {
 // discard is the logger of a nil Logger field: silent.
 var discard = slog.New(slog.DiscardHandler)
 
-var defaultClient = &http.Client{Timeout: 10 * time.Second}
+// defaultClient is the guarded client of package outbound: providers' token and user-info
+// endpoints are public APIs with no protocol reason to redirect, so redirects are refused.
+var defaultClient = outbound.New(outbound.Options{})
 
 // Client returns the HTTP client for calls to the provider.
 func (p Params) Client() *http.Client {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/gen/authapi"
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
@@ -30,6 +31,10 @@ type site struct {
 	browser *http.Client
 }
 
+// loopback is the tests' explicit opt-out of the outbound address guard: the fake providers are
+// httptest servers on 127.0.0.1, which the default guarded client refuses.
+var loopback = outbound.New(outbound.Options{AllowPrivate: true})
+
 func newSite(t *testing.T) *site {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
@@ -42,6 +47,7 @@ func newSite(t *testing.T) *site {
 		SecretReader:         token.SecretFunc(func(string) (string, error) { return "providers-test-secret-0123456789", nil }),
 		URL:                  u,
 		AllowedRedirectHosts: []string{strings.TrimPrefix(landing.URL, "http://")},
+		HTTPClient:           loopback,
 	})
 	if err != nil {
 		t.Fatal(err)

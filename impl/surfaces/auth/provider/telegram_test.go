@@ -53,7 +53,7 @@ func addTelegram(t *testing.T, s *site, saver provider.AvatarSaver, ttl time.Dur
 	p.AvatarSaver = saver
 	h, err := provider.NewTelegram(context.Background(), p, provider.TelegramConfig{
 		SuccessMsg: "logged in", ErrorMsg: "expired",
-		Telegram:   telegram.NewAPI(botToken, fake.URL(), nil),
+		Telegram:   telegram.NewAPI(botToken, fake.URL(), loopback),
 		RequestTTL: ttl, PollWait: time.Second,
 	})
 	if err != nil {
@@ -201,7 +201,7 @@ func TestTelegram_BadBotToken(t *testing.T) {
 	s := newSite(t)
 	fake := providertest.NewTelegram(t, botToken, "bot")
 	_, err := provider.NewTelegram(context.Background(), s.params("", ""), provider.TelegramConfig{
-		Telegram: telegram.NewAPI("wrong-token", fake.URL(), nil)})
+		Telegram: telegram.NewAPI("wrong-token", fake.URL(), loopback)})
 	if err == nil {
 		t.Fatal("registered with a wrong bot token")
 	}
@@ -273,7 +273,7 @@ func TestTelegram_ProviderName(t *testing.T) {
 	s := newSite(t)
 	fake := providertest.NewTelegram(t, botToken, "corp_login_bot")
 	h, err := provider.NewTelegram(context.Background(), s.params("", ""), provider.TelegramConfig{
-		ProviderName: "corp-tg", Telegram: telegram.NewAPI(botToken, fake.URL(), nil), PollWait: time.Second})
+		ProviderName: "corp-tg", Telegram: telegram.NewAPI(botToken, fake.URL(), loopback), PollWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/triadhq/triad/impl/kit/outbound"
 )
 
 // DefaultBaseURL is the public Bot API server.
@@ -83,14 +85,22 @@ type API struct {
 	client  *http.Client
 }
 
+// defaultClient is the guarded client of package outbound, with a timeout longer than the
+// long-poll wait; the Bot API never redirects.
+var defaultClient = outbound.New(outbound.Options{Timeout: ClientTimeout})
+
+// ClientTimeout bounds one Bot API call: longer than the longest long-poll wait.
+const ClientTimeout = 70 * time.Second
+
 // NewAPI returns a client for the bot with this token. baseURL "" means DefaultBaseURL; client nil
-// means one with a timeout longer than the long-poll wait.
+// means the guarded client of package outbound (public addresses only; tests on loopback pass one
+// with AllowPrivate), with a timeout longer than the long-poll wait.
 func NewAPI(token, baseURL string, client *http.Client) *API {
 	if baseURL == "" {
 		baseURL = DefaultBaseURL
 	}
 	if client == nil {
-		client = &http.Client{Timeout: 70 * time.Second}
+		client = defaultClient
 	}
 	return &API{token: token, baseURL: strings.TrimSuffix(baseURL, "/"), client: client}
 }

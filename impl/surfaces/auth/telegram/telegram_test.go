@@ -10,16 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/surfaces/auth/telegram"
 )
 
 const tok = "555:secret-bot-token"
 
+// loopback is the tests' explicit opt-out of the outbound address guard: the fake Bot API is
+// an httptest server on 127.0.0.1, which the default guarded client refuses.
+var loopback = outbound.New(outbound.Options{AllowPrivate: true})
+
 func TestAPI_GetMeAndSend(t *testing.T) {
 	t.Parallel()
 	fake := providertest.NewTelegram(t, tok, "some_bot")
-	api := telegram.NewAPI(tok, fake.URL(), nil)
+	api := telegram.NewAPI(tok, fake.URL(), loopback)
 	ctx := context.Background()
 	me, err := api.GetMe(ctx)
 	if err != nil || me.Username != "some_bot" || !me.IsBot {
@@ -42,7 +47,7 @@ func TestAPI_GetMeAndSend(t *testing.T) {
 func TestAPI_ErrorsHideToken(t *testing.T) {
 	t.Parallel()
 	fake := providertest.NewTelegram(t, tok, "some_bot")
-	_, err := telegram.NewAPI("555:wrong-token", fake.URL(), nil).GetMe(context.Background())
+	_, err := telegram.NewAPI("555:wrong-token", fake.URL(), loopback).GetMe(context.Background())
 	var apiErr *telegram.APIError
 	if !errors.As(err, &apiErr) || apiErr.Code != 401 || strings.Contains(err.Error(), "wrong-token") {
 		t.Fatalf("wrong token: %v", err)
@@ -50,7 +55,7 @@ func TestAPI_ErrorsHideToken(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	_, err = telegram.NewAPI(tok, "http://"+addr, nil).GetMe(context.Background())
+	_, err = telegram.NewAPI(tok, "http://"+addr, loopback).GetMe(context.Background())
 	if err == nil || strings.Contains(err.Error(), "secret-bot-token") {
 		t.Fatalf("network failure: %v", err)
 	}
@@ -59,7 +64,7 @@ func TestAPI_ErrorsHideToken(t *testing.T) {
 func TestAPI_UserPhotoURL(t *testing.T) {
 	t.Parallel()
 	fake := providertest.NewTelegram(t, tok, "some_bot")
-	api := telegram.NewAPI(tok, fake.URL(), nil)
+	api := telegram.NewAPI(tok, fake.URL(), loopback)
 	fake.UserSends(providertest.TelegramUser{ID: 7, FirstName: "P", Photo: []byte("jpeg")}, "hello")
 	u, err := api.UserPhotoURL(context.Background(), 7)
 	if err != nil || !strings.HasPrefix(u, fake.URL()+"/file/bot"+tok+"/") || !strings.Contains(u, "-m-") {
@@ -77,7 +82,7 @@ func TestPoller_DeliversInOrderOnceAndStops(t *testing.T) {
 	fake := providertest.NewTelegram(t, tok, "some_bot")
 	var mu sync.Mutex
 	var got []string
-	p := &telegram.Poller{API: telegram.NewAPI(tok, fake.URL(), nil), Wait: 2 * time.Second,
+	p := &telegram.Poller{API: telegram.NewAPI(tok, fake.URL(), loopback), Wait: 2 * time.Second,
 		Handle: func(_ context.Context, u telegram.Update) {
 			mu.Lock()
 			got = append(got, u.Message.Text)
@@ -122,7 +127,7 @@ func TestPoller_LogsFailures(t *testing.T) {
 	fake.FailUpdates(true)
 	var logw lockedBuffer
 	handled := make(chan string, 1)
-	p := &telegram.Poller{API: telegram.NewAPI(tok, fake.URL(), nil), Wait: time.Second,
+	p := &telegram.Poller{API: telegram.NewAPI(tok, fake.URL(), loopback), Wait: time.Second,
 		Handle: func(_ context.Context, u telegram.Update) { handled <- u.Message.Text },
 		Log:    slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	p.Start()
