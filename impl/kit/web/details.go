@@ -335,7 +335,16 @@ func ParamDetail(in invalid.In, name, expected string, err error) FieldError {
 	}
 }
 
-// paramDetail is ParamDetail with the type taken from the parameter's schema, when known.
+// paramDetail is ParamDetail with the type taken from the parameter's schema, when known; a
+// number too large (or small) to read at all breaks the schema's bound, which it then names.
 func paramDetail(in invalid.In, name string, schema *openapi3.Schema, err error) FieldError {
-	return ParamDetail(in, name, schemaType(schema), err)
+	d := ParamDetail(in, name, schemaType(schema), err)
+	switch {
+	case schema == nil || d.Limit != "":
+	case d.Code == invalid.TooLarge && schema.Max != nil:
+		return invalid.Bound(in, name, invalid.TooLarge, number(*schema.Max))
+	case d.Code == invalid.TooSmall && schema.Min != nil:
+		return invalid.Bound(in, name, invalid.TooSmall, number(*schema.Min))
+	}
+	return d
 }

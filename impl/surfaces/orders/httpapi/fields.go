@@ -5,9 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/kit/web"
@@ -28,9 +25,14 @@ func inOf(field string) invalid.In {
 
 // fieldChecks runs the domain's own field checks on a request the spec validator refused, so that
 // one answer names every problem: POST /orders {"description":"","price":"0.001","colour":1}
-// names description and colour (the spec) and price (the domain's two fractional digits). Only
-// fields of the JSON type the spec asks for are checked; the validator has named the others.
+// names description and colour (the spec) and price (the domain's two fractional digits), and
+// GET /orders?page=600&sort=name names sort (the spec) and page (too deep for the size, which
+// the spec cannot state). Only fields of the type the spec asks for are checked; the validator
+// has named the others.
 func fieldChecks(r *http.Request, body []byte) []web.FieldError {
+	if r.Method == http.MethodGet {
+		return pageChecks(r.URL.Query())
+	}
 	if r.Method != http.MethodPost {
 		return nil
 	}
@@ -83,64 +85,24 @@ func priceLiteral(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
-// badParam answers a parameter the generated binder could not read. The binder stops at the first
-// such parameter; on the list routes the page parameters are then read again from the raw query,
-// so that every problem of the request is answered at once (GET /orders?page=xyz&size=abc names
-// both). Only this error path pays for it: a valid request is bound once.
-func badParam(w http.ResponseWriter, r *http.Request, err error) {
-	first := web.ParamError(r, err)
-	if first.Field == "page" || first.Field == "size" {
-		// A number the binder could not hold (page=99999999999) breaks the page bounds.
-		first = pageBound(first)
-	}
-	details := []web.FieldError{first}
-	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/orders") {
-		// The path's id was bound before the query (a bad one is first); a number out of range
-		// is checkID's to name.
-		if id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64); err == nil && first.Field != "id" {
-			details = append(details, fieldOf(checkID(id))...)
-		}
-		for _, fe := range pageProblems(r.URL.Query()) {
-			if fe.Field != first.Field {
-				details = append(details, fe)
-			}
-		}
-	}
-	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(details...))
-}
-
-// pageBound gives an out-of-range page or size the bound of orders.ParsePage it breaks.
-func pageBound(d web.FieldError) web.FieldError {
-	if d.Code != invalid.TooLarge && d.Code != invalid.TooSmall {
-		return d
-	}
-	lowest, highest := int64(0), int64(orders.MaxPage)
-	if d.Field == "size" {
-		lowest, highest = 1, orders.MaxPageSize
-	}
-	if d.Code == invalid.TooSmall {
-		return invalid.Bound(d.In, d.Field, d.Code, invalid.Int(lowest))
-	}
-	return invalid.Bound(d.In, d.Field, d.Code, invalid.Int(highest))
-}
-
-// pageProblems reads page, size and sort from a raw query as the binder and orders.ParsePage do,
-// and lists every problem found.
-func pageProblems(q url.Values) []web.FieldError {
+// pageChecks names, on a list request the validator refused for another reason, what the spec
+// cannot state about its page parameters: a parameter sent twice (the validator reads the first;
+// alone, the generated binder refuses it) and orders.ParsePage's bound page × size ≤
+// orders.MaxOffset (a valid request meets it in the handler). A page or size that is not one
+// integer is the validator's to name.
+func pageChecks(q url.Values) []web.FieldError {
 	var out []web.FieldError
 	var page, size *int32
-	for _, name := range []string{"page", "size"} {
-		vals, ok := q[name]
-		if !ok {
-			continue
-		}
+	for _, name := range []string{"page", "size", "sort"} {
+		vals := q[name]
 		if len(vals) > 1 {
 			out = append(out, invalid.New(invalid.Query, name, invalid.Repeated))
+		}
+		if len(vals) != 1 || name == "sort" {
 			continue
 		}
 		n, err := strconv.ParseInt(vals[0], 10, 32)
 		if err != nil {
-			out = append(out, pageBound(web.ParamDetail(invalid.Query, name, "integer", err)))
 			continue
 		}
 		v := int32(n)
@@ -150,12 +112,6 @@ func pageProblems(q url.Values) []web.FieldError {
 			size = &v
 		}
 	}
-	var sort *string
-	if vals := q["sort"]; len(vals) > 1 {
-		out = append(out, invalid.New(invalid.Query, "sort", invalid.Repeated))
-	} else if len(vals) == 1 {
-		sort = &vals[0]
-	}
-	_, err := orders.ParsePage(page, size, sort)
+	_, err := orders.ParsePage(page, size, nil)
 	return append(out, fieldOf(err)...)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/triadhq/triad/gen/ordersapi"
-	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 )
@@ -58,10 +57,8 @@ func (s *server) ListNewOrders(ctx context.Context, req ordersapi.ListNewOrdersR
 
 // ListUserOrders is GET /users/{id}/orders.
 func (s *server) ListUserOrders(ctx context.Context, req ordersapi.ListUserOrdersRequestObject) (ordersapi.ListUserOrdersResponseObject, error) {
-	// The id and the page parameters are checked together, so all their problems are answered at once.
-	idErr := checkID(req.Id)
-	pr, pageErr := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
-	if err := orders.JoinInvalid(idErr, pageErr); err != nil {
+	pr, err := orders.ParsePage(req.Params.Page, req.Params.Size, (*string)(req.Params.Sort))
+	if err != nil {
 		return nil, err
 	}
 	page, err := s.a.svc.ListOwn(ctx, principal(ctx), req.Id, pr)
@@ -92,9 +89,6 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 
 // GetOrder is GET /orders/{id}, where the Location of POST /orders points.
 func (s *server) GetOrder(ctx context.Context, req ordersapi.GetOrderRequestObject) (ordersapi.GetOrderResponseObject, error) {
-	if err := checkID(req.Id); err != nil {
-		return nil, err
-	}
 	o, err := s.a.svc.Order(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
@@ -104,9 +98,6 @@ func (s *server) GetOrder(ctx context.Context, req ordersapi.GetOrderRequestObje
 
 // TakeOrder is PATCH /orders/{id}/take.
 func (s *server) TakeOrder(ctx context.Context, req ordersapi.TakeOrderRequestObject) (ordersapi.TakeOrderResponseObject, error) {
-	if err := checkID(req.Id); err != nil {
-		return nil, err
-	}
 	o, err := s.a.svc.Take(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
@@ -116,9 +107,6 @@ func (s *server) TakeOrder(ctx context.Context, req ordersapi.TakeOrderRequestOb
 
 // PassOrder is PATCH /orders/{id}/pass.
 func (s *server) PassOrder(ctx context.Context, req ordersapi.PassOrderRequestObject) (ordersapi.PassOrderResponseObject, error) {
-	if err := checkID(req.Id); err != nil {
-		return nil, err
-	}
 	o, err := s.a.svc.Pass(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
@@ -128,9 +116,6 @@ func (s *server) PassOrder(ctx context.Context, req ordersapi.PassOrderRequestOb
 
 // CancelOrder is PATCH /orders/{id}/cancel.
 func (s *server) CancelOrder(ctx context.Context, req ordersapi.CancelOrderRequestObject) (ordersapi.CancelOrderResponseObject, error) {
-	if err := checkID(req.Id); err != nil {
-		return nil, err
-	}
 	o, err := s.a.svc.Cancel(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
@@ -140,9 +125,6 @@ func (s *server) CancelOrder(ctx context.Context, req ordersapi.CancelOrderReque
 
 // ReleaseOrder is PATCH /orders/{id}/release.
 func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderRequestObject) (ordersapi.ReleaseOrderResponseObject, error) {
-	if err := checkID(req.Id); err != nil {
-		return nil, err
-	}
 	o, err := s.a.svc.Release(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
@@ -152,24 +134,11 @@ func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderReq
 
 // AcceptOrder is PATCH /orders/{id}/accept.
 func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderRequestObject) (ordersapi.AcceptOrderResponseObject, error) {
-	if err := checkID(req.Id); err != nil {
-		return nil, err
-	}
 	o, err := s.a.svc.Accept(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
 	return ordersapi.AcceptOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
-}
-
-// checkID applies the spec's `minimum: 1` to a path id. These requests carry no body and so skip
-// the kin-openapi validator (bodiesOnly); without this, /orders/0/take would answer 404 to a
-// request the spec calls invalid.
-func checkID(id int64) error {
-	if id < 1 {
-		return orders.InvalidInput(invalid.Bound(invalid.Path, "id", invalid.TooSmall, "1"))
-	}
-	return nil
 }
 
 func userJSON(u orders.User) ordersapi.User {
