@@ -43,8 +43,9 @@ node_modules/.installed: package.json package-lock.json
 	@touch $@
 
 .PHONY: generate
-generate: ## regenerate gen/ from api/*.yaml (oapi-codegen) and db/ (sqlc), and the TypeScript SDK types (make sdk)
-	$(GO) generate ./gen/...
+generate: ## regenerate gen/ from api/*.yaml (the bundles in gen/openapi, then oapi-codegen) and db/ (sqlc), and the TypeScript SDK types (make sdk)
+	$(GO) generate ./gen/openapi
+	$(GO) generate $(filter-out %/gen/openapi,$(shell $(GO) list ./gen/...))
 	$(SQLC) generate
 	@$(MAKE) --no-print-directory sdk
 
@@ -85,9 +86,9 @@ sqlc-check:
 	$(SQLC) vet
 
 .PHONY: sdk
-sdk: deps-npm ## regenerate the TypeScript SDK types clients/ts/<surface>/schema.d.ts from api/*.yaml (openapi-typescript)
+sdk: deps-npm ## regenerate the TypeScript SDK types clients/ts/<surface>/schema.d.ts from the bundled specs gen/openapi/*.yaml (openapi-typescript)
 	@for s in $(SPECS); do \
-		$(NPM_BIN)/openapi-typescript api/$$s.yaml --redocly clients/ts/redocly.yaml -o clients/ts/$$s/schema.d.ts >/dev/null || exit 1; done
+		$(NPM_BIN)/openapi-typescript gen/openapi/$$s.yaml --redocly clients/ts/redocly.yaml -o clients/ts/$$s/schema.d.ts >/dev/null || exit 1; done
 
 .PHONY: check-sdk
 check-sdk: deps-npm ## type-check the TypeScript SDK and its tests (tsc, strict); freshness is check-generated's
@@ -149,9 +150,9 @@ lint: deps-npm fmt-check sqlc-check lint-specs ## go vet, gofmt, sqlc vet and th
 	$(GO) vet ./...
 
 .PHONY: lint-specs
-lint-specs: deps-npm ## Spectral and Redocly over every spec in api/: zero errors, zero warnings (part of make test)
-	$(NPM_BIN)/spectral lint --fail-severity=warn --ruleset .spectral.yaml $(SPECS:%=api/%.yaml)
-	$(NPM_BIN)/redocly lint --config redocly.yaml $(SPECS:%=api/%.yaml)
+lint-specs: deps-npm ## Spectral and Redocly over every bundled spec (gen/openapi/*.yaml, what is served): zero errors, zero warnings (part of make test)
+	$(NPM_BIN)/spectral lint --fail-severity=warn --ruleset .spectral.yaml $(SPECS:%=gen/openapi/%.yaml)
+	$(NPM_BIN)/redocly lint --config redocly.yaml $(SPECS:%=gen/openapi/%.yaml)
 
 .PHONY: bench
 bench: deps-postgres build ## Go benchmarks and a wrk load run, each beside a same-run baseline

@@ -1,5 +1,6 @@
-// Package api embeds the OpenAPI documents, the source of truth for the HTTP surfaces, so the
-// server can publish them at /openapi/{name}.yaml exactly as they are in the repository.
+// Package api holds the OpenAPI documents, the source of truth for the HTTP surfaces: api/<name>.yaml
+// per surface and api/shared/components.yaml, the components they share (Bundle). FS is the
+// bundled, self-contained documents (gen/openapi) the server publishes at /openapi/{name}.yaml.
 //
 // The documents are also the registry of surfaces: every api/<name>.yaml is the surface <name>
 // (Names), and every list of surfaces in the repository (generation, lint, the SDK, /openapi,
@@ -16,16 +17,23 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/triadhq/triad/gen/openapi"
 )
 
-// FS holds one <surface>.yaml per surface.
+// Sources holds the specs as written: one <surface>.yaml per surface and SharedFile.
 //
-//go:embed *.yaml
-var FS embed.FS
+//go:embed *.yaml shared/components.yaml
+var Sources embed.FS
+
+// FS holds one <surface>.yaml per surface, bundled (Bundle): the documents served, generated from
+// and tested, each self-contained. `make generate` writes them; make check-generated and
+// TestBundles_AreFresh fail when one is stale.
+var FS = openapi.FS
 
 // Names returns the surfaces: the names of the specs in api/, sorted.
 func Names() []string {
-	files, err := fs.Glob(FS, "*.yaml")
+	files, err := fs.Glob(Sources, "*.yaml")
 	if err != nil {
 		panic(err) // only a malformed pattern fails
 	}
@@ -37,7 +45,7 @@ func Names() []string {
 	return names
 }
 
-// Spec returns the document of surface name as it is in the repository.
+// Spec returns the bundled document of surface name, as served.
 func Spec(name string) ([]byte, error) { return FS.ReadFile(name + ".yaml") }
 
 // MockPort is the port `make mock` serves surface name's examples on: the info.x-mock-port of its
@@ -61,7 +69,7 @@ func MockPort(name string) (int, error) {
 	return doc.Info.MockPort, nil
 }
 
-// Load parses the document of surface name as it is in the repository (with every operation,
+// Load parses the bundled document of surface name (with every operation,
 // unlike a generated package's embedded copy, which leaves out those served by hand).
 func Load(name string) (*openapi3.T, error) {
 	body, err := Spec(name)

@@ -15,7 +15,7 @@ const root = ".."
 // TestWiring_EverySpecIsASurface: a spec in api/ is a surface only with the rest of its files, each
 // of which the lists of surfaces find by its name: its generation recipe in gen/<name>api/ (which
 // `make generate` runs), its TypeScript SDK entry in clients/ts/<name>/ (which the SDK build and its
-// package exports pick up), its document in docs/ and its mock port. A spec copied into api/
+// package exports pick up), its bundle in gen/openapi/, its document in docs/ and its mock port. A spec copied into api/
 // without them fails here, naming each missing piece; `make new-surface NAME=x` writes them all.
 // cmd/server's TestSurfaces_EverySpecIsMounted checks its registration line.
 func TestWiring_EverySpecIsASurface(t *testing.T) {
@@ -35,7 +35,8 @@ func TestWiring_EverySpecIsASurface(t *testing.T) {
 			}
 		}
 		gen := "gen/" + name + "api/"
-		need(gen+"generate.go", "make generate runs its go:generate line", "package "+name+"api", "../../api/"+name+".yaml")
+		need(gen+"generate.go", "make generate runs its go:generate line", "package "+name+"api", "../openapi/"+name+".yaml")
+		need("gen/openapi/"+name+".yaml", "the bundled spec: run make generate")
 		need(gen+"cfg.yaml", "oapi-codegen's configuration", "package: "+name+"api")
 		need(gen+"overlay.yaml", "the Go-only generation hints cfg.yaml applies")
 		need(gen+name+"api.gen.go", "the generated server: run make generate")

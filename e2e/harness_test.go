@@ -343,7 +343,7 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startPrism runs `prism proxy --errors api/<surface>.yaml upstream` and returns its base URL. When
+// startPrism runs `prism proxy --errors gen/openapi/<surface>.yaml upstream` (the bundled spec) and returns its base URL. When
 // t ends, any violation Prism logged fails the test, whether or not a client saw it.
 func startPrism(t *testing.T, surface, upstream string) string {
 	t.Helper()
@@ -355,7 +355,7 @@ func startPrism(t *testing.T, surface, upstream string) string {
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := exec.CommandContext(ctx, prism, "proxy", "--errors",
 			"--host", "127.0.0.1", "--port", fmt.Sprint(port),
-			filepath.Join(repoRoot, "api", surface+".yaml"), upstream)
+			filepath.Join(repoRoot, "gen", "openapi", surface+".yaml"), upstream)
 		cmd.Dir = repoRoot
 		cmd.WaitDelay = 10 * time.Second
 		out := &syncBuffer{}
@@ -498,7 +498,8 @@ func (b bypassTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(direct)
 }
 
-// loadSpec parses the published spec of surface (api/<surface>.yaml as embedded in the binary). The
+// loadSpec parses the published spec of surface (its bundle, gen/openapi/<surface>.yaml, as embedded
+// in the binary). The
 // tests validate against it rather than the generated packages' GetSpec, which leaves out operations
 // excluded from code generation (the orders token endpoint is served by hand).
 func loadSpec(t testing.TB, surface string) *openapi3.T {
@@ -509,10 +510,10 @@ func loadSpec(t testing.TB, surface string) *openapi3.T {
 	}
 	spec, err := openapi3.NewLoader().LoadFromData(data)
 	if err != nil {
-		t.Fatalf("parsing api/%s.yaml: %v", surface, err)
+		t.Fatalf("parsing gen/openapi/%s.yaml: %v", surface, err)
 	}
 	if err := spec.Validate(context.Background()); err != nil {
-		t.Fatalf("api/%s.yaml is not valid OpenAPI: %v", surface, err)
+		t.Fatalf("gen/openapi/%s.yaml is not valid OpenAPI: %v", surface, err)
 	}
 	return spec
 }

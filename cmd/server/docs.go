@@ -46,11 +46,11 @@ func swaggerURLs() string {
 	return string(b)
 }
 
-// mountDocs publishes the specs byte for byte at /openapi/{name}.yaml, the same documents as JSON
-// at /openapi/{name}.json (for tools that read no YAML), and an interactive reference (Swagger UI,
-// embedded in the binary by the swgui module) at /docs with a picker for every spec. The UI
-// keeps what Authorize was given across reloads (persistAuthorization, in the browser's
-// localStorage).
+// mountDocs publishes the specs byte for byte as bundled (api.FS: gen/openapi, each self-contained)
+// at /openapi/{name}.yaml, the same documents as JSON at /openapi/{name}.json (for tools that read
+// no YAML), and an interactive reference (Swagger UI, embedded in the binary by the swgui module)
+// at /docs with a picker for every spec. The UI keeps what Authorize was given across reloads
+// (persistAuthorization, in the browser's localStorage).
 func mountDocs(r chi.Router) {
 	for _, name := range specNames {
 		body, err := api.FS.ReadFile(name + ".yaml")

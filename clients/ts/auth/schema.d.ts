@@ -399,14 +399,15 @@ export interface components {
             /** @example triad */
             aud?: string;
         };
+        /**
+         * @description Stable machine-readable reason; every code this surface answers is listed.
+         * @example unauthorized
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_starting" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations" | "too_many_attempts";
         /** @description The body of every refusal on this surface. */
         ApiError: {
-            /**
-             * @description Stable machine-readable reason; every code this surface answers is listed.
-             * @example unauthorized
-             * @enum {string}
-             */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_starting" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations" | "too_many_attempts";
+            code: components["schemas"]["ErrorCode"];
             /**
              * @description Human-readable explanation.
              * @example authentication required
@@ -461,7 +462,7 @@ export interface components {
             in: "body" | "query" | "path" | "header" | "cookie";
             /**
              * @description The parameter's name, or the body property's path with members joined by dots (`products.0.price`); `body` for a body that could not be read at all.
-             * @example X-XSRF-TOKEN
+             * @example name
              */
             field: string;
             /**
@@ -693,22 +694,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `request_too_large`: the body exceeds the server's limit. */
-        TooLarge: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "request_too_large",
-                 *       "message": "request body is too large"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ApiError"];
-            };
-        };
-        /** @description `internal_error`: an unexpected failure; details are only in the server log. */
+        /** @description `internal_error`: an internal failure; the body reveals nothing about it, `requestId` finds it in the server log. */
         Internal: {
             headers: {
                 [name: string]: unknown;
@@ -717,7 +703,24 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "internal_error",
-                 *       "message": "internal server error"
+                 *       "message": "internal server error",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description `request_too_large`: the body (or its declared Content-Length) is over the server's limit. */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "request_too_large",
+                 *       "message": "request body is too large",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiError"];

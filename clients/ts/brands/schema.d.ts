@@ -506,17 +506,18 @@ export interface components {
             isFeatured?: boolean;
             products?: components["schemas"]["Product"][];
         };
+        /**
+         * @description Stable machine-readable reason; every code this surface answers is listed.
+         * @example not_found
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "idempotency_key_reused" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "too_many_requests" | "too_many_signups" | "brand_unavailable" | "server_busy";
         /** @description The body of every refusal on this surface. */
         ApiError: {
-            /**
-             * @description Stable machine-readable reason; every code this surface answers is listed.
-             * @example not_found
-             * @enum {string}
-             */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "idempotency_key_reused" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "too_many_requests" | "too_many_signups" | "brand_unavailable" | "server_busy";
+            code: components["schemas"]["ErrorCode"];
             /**
              * @description Human-readable explanation.
-             * @example brand not found
+             * @example authentication required
              */
             message: string;
             /** @description Every problem of a refused request (validation_failed), one entry each. */
@@ -568,18 +569,18 @@ export interface components {
             in: "body" | "query" | "path" | "header" | "cookie";
             /**
              * @description The parameter's name, or the body property's path with members joined by dots (`products.0.price`); `body` for a body that could not be read at all.
-             * @example email
+             * @example name
              */
             field: string;
             /**
              * @description The rule broken (see the table above).
-             * @example format
+             * @example too_long
              * @enum {string}
              */
             code: "required" | "unknown_field" | "type" | "too_short" | "too_long" | "too_small" | "too_large" | "too_few" | "too_many" | "too_deep" | "precision" | "pattern" | "format" | "enum" | "blank" | "control_character" | "encoding" | "repeated" | "duplicate_key" | "at_least_one" | "malformed" | "invalid";
             /**
              * @description The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
-             * @example 254
+             * @example 256
              */
             limit?: number;
             /**
@@ -597,28 +598,12 @@ export interface components {
             allowed?: string[];
             /**
              * @description The code's one message, to follow the field's name.
-             * @example must be an email address
+             * @example must be at most 256 characters
              */
             message: string;
         };
     };
     responses: {
-        /** @description `idempotency_key_reused`: this Idempotency-Key came before with another request (another body, path or query); nothing was done. Use a new key for a new request. */
-        IdempotencyKeyReused: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "idempotency_key_reused",
-                 *       "message": "this Idempotency-Key was used for another request; use a new key for a new request",
-                 *       "requestId": "3f2a9c0d1e4b5a6c"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ApiError"];
-            };
-        };
         /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On the routes that hash a password (register, login, password change) also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of logins or registrations), so the request was refused at once, before checking or storing anything, with `Retry-After: 1`; a refused login does not count as a failed one. */
         Unavailable: {
             headers: {
@@ -726,23 +711,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description The body's Content-Type is not one this operation takes. */
-        UnsupportedMediaType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "unsupported_media_type",
-                 *       "message": "the request body's Content-Type is not one this operation accepts",
-                 *       "requestId": "3f2a9c0d1e4b5a6c"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ApiError"];
-            };
-        };
-        /** @description The body (or its declared Content-Length, on any route) is over the server's limit. */
+        /** @description `request_too_large`: the body (or its declared Content-Length) is over the server's limit. */
         TooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -758,7 +727,39 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description An internal failure; the body reveals nothing about it, `requestId` finds it in the log. */
+        /** @description `unsupported_media_type`: the body's Content-Type is not one this operation takes. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unsupported_media_type",
+                 *       "message": "the request body's Content-Type is not one this operation accepts",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description `idempotency_key_reused`: this Idempotency-Key came before with another request (another body, path or query); nothing was done. Use a new key for a new request. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "this Idempotency-Key was used for another request; use a new key for a new request",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
+        /** @description `internal_error`: an internal failure; the body reveals nothing about it, `requestId` finds it in the server log. */
         Internal: {
             headers: {
                 [name: string]: unknown;
@@ -777,6 +778,14 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
+         *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
+         *     fill it in, and a filled-in parameter wins over the token given with Authorize.
+         */
+        AccessToken: string;
+        /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
+        BrandID: string;
+        /**
          * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
          *     key and the same request (method, path, query, content type and body) by the same caller
          *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
@@ -787,14 +796,6 @@ export interface components {
          *     UUID) per new request.
          */
         IdempotencyKey: string;
-        /**
-         * @description The token from register or login (e.g. `3q2-7wBn1gKXH5rB0sC0tE4mY1u6y9f8aZkq0xv3J2w`). Required
-         *     unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
-         *     fill it in, and a filled-in parameter wins over the token given with Authorize.
-         */
-        AccessToken: string;
-        /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
-        BrandID: string;
     };
     requestBodies: never;
     headers: {

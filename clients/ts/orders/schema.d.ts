@@ -477,17 +477,18 @@ export interface components {
             /** @example username or password is incorrect */
             error_description?: string;
         };
+        /**
+         * @description Stable machine-readable reason; every code this surface answers is listed.
+         * @example not_found
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "too_many_in_progress" | "server_busy" | "too_many_requests" | "too_many_signups" | "database_unavailable" | "idempotency_key_reused";
         /** @description The body of every refusal on this surface. */
         ApiError: {
-            /**
-             * @description Stable machine-readable reason; every code this surface answers is listed.
-             * @example not_found
-             * @enum {string}
-             */
-            code: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "forbidden" | "username_taken" | "invalid_state" | "insufficient_funds" | "too_many_in_progress" | "server_busy" | "too_many_requests" | "too_many_signups" | "database_unavailable" | "idempotency_key_reused";
+            code: components["schemas"]["ErrorCode"];
             /**
              * @description Human-readable explanation.
-             * @example order 42 not found
+             * @example authentication required
              */
             message: string;
             /** @description Every problem of a refused request (validation_failed), one entry each. */
@@ -539,18 +540,18 @@ export interface components {
             in: "body" | "query" | "path" | "header" | "cookie";
             /**
              * @description The parameter's name, or the body property's path with members joined by dots (`products.0.price`); `body` for a body that could not be read at all.
-             * @example price
+             * @example name
              */
             field: string;
             /**
              * @description The rule broken (see the table above).
-             * @example precision
+             * @example too_long
              * @enum {string}
              */
             code: "required" | "unknown_field" | "type" | "too_short" | "too_long" | "too_small" | "too_large" | "too_few" | "too_many" | "too_deep" | "precision" | "pattern" | "format" | "enum" | "blank" | "control_character" | "encoding" | "repeated" | "duplicate_key" | "at_least_one" | "malformed" | "invalid";
             /**
              * @description The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
-             * @example 2
+             * @example 256
              */
             limit?: number;
             /**
@@ -568,28 +569,12 @@ export interface components {
             allowed?: string[];
             /**
              * @description The code's one message, to follow the field's name.
-             * @example must have at most 2 fractional digits
+             * @example must be at most 256 characters
              */
             message: string;
         };
     };
     responses: {
-        /** @description `idempotency_key_reused`: this Idempotency-Key came before with another request (another body, path or query); nothing was done. Use a new key for a new request. */
-        IdempotencyKeyReused: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "idempotency_key_reused",
-                 *       "message": "this Idempotency-Key was used for another request; use a new key for a new request",
-                 *       "requestId": "3f2a9c0d1e4b5a6c"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ApiError"];
-            };
-        };
         /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. On a list also `server_busy`, with `Retry-After: 1`: the page's query ran past the server's time limit and was cancelled. */
         Unavailable: {
             headers: {
@@ -738,6 +723,22 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
+        /** @description `request_too_large`: the body (or its declared Content-Length) is over the server's limit. */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "request_too_large",
+                 *       "message": "request body is too large",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
         /** @description `unsupported_media_type`: the body's Content-Type is not one this operation takes. */
         UnsupportedMediaType: {
             headers: {
@@ -747,28 +748,30 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "unsupported_media_type",
-                 *       "message": "the request body's Content-Type is not one this operation accepts"
+                 *       "message": "the request body's Content-Type is not one this operation accepts",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `request_too_large`: the body exceeds the server's limit. */
-        TooLarge: {
+        /** @description `idempotency_key_reused`: this Idempotency-Key came before with another request (another body, path or query); nothing was done. Use a new key for a new request. */
+        IdempotencyKeyReused: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "code": "request_too_large",
-                 *       "message": "request body is too large"
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "this Idempotency-Key was used for another request; use a new key for a new request",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `internal_error`: an internal failure; details are only in the server log. */
+        /** @description `internal_error`: an internal failure; the body reveals nothing about it, `requestId` finds it in the server log. */
         Internal: {
             headers: {
                 [name: string]: unknown;
@@ -787,17 +790,6 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
-         *     key and the same request (method, path, query, content type and body) by the same caller
-         *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
-         *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
-         *     for its answer. The same key with another request is refused with 422
-         *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
-         *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
-         *     UUID) per new request.
-         */
-        IdempotencyKey: string;
-        /**
          * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
          *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
          *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
@@ -813,6 +805,17 @@ export interface components {
         Sort: components["schemas"]["OrderSort"];
         /** @description The order's id. Below 1 is refused with 400. */
         OrderID: number;
+        /**
+         * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
+         *     key and the same request (method, path, query, content type and body) by the same caller
+         *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
+         *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
+         *     for its answer. The same key with another request is refused with 422
+         *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
+         *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
+         *     UUID) per new request.
+         */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: never;
