@@ -18,7 +18,8 @@ const SharedFile = "shared/components.yaml"
 // internal reference that SharedFile does not define (ErrorCode, the codes ApiError.code lists)
 // so resolves to the surface's own definition. The surface's text is otherwise kept as written,
 // comments included. It fails, naming the component, when the surface defines a component of a
-// name SharedFile defines, lacks ErrorCode, or refers to a shared component that does not exist.
+// name SharedFile defines, lacks ErrorCode, refers to a shared component that does not exist, or
+// refers to a shared component as if it were its own (#/components/...).
 func Bundle(name string) ([]byte, error) {
 	surface, err := Sources.ReadFile(name + ".yaml")
 	if err != nil {
@@ -81,6 +82,13 @@ func bundle(file string, surface, shared []byte) ([]byte, error) {
 			queue = append(queue, target)
 		} else if !strings.HasPrefix(ref.Value, "#") && badRef == nil {
 			badRef = fmt.Errorf("api/%s: $ref %q: a spec refers only to itself or to %s", file, ref.Value, prefix)
+		} else if local, ok := strings.CutPrefix(ref.Value, "#/components/"); ok && badRef == nil {
+			// A shared component named as if it were the surface's own would resolve only when
+			// some other reference happened to copy it in.
+			s, m, _ := strings.Cut(local, "/")
+			if member(member(own, s), m) == nil && member(member(libComponents, s), m) != nil {
+				badRef = fmt.Errorf("api/%s: $ref %q: %s is shared; refer to it as %s%s", file, ref.Value, m, prefix, local)
+			}
 		}
 	})
 	if badRef != nil {

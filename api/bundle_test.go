@@ -127,13 +127,14 @@ components:
 }
 
 // TestBundle_RefusesAmbiguity: generation fails, naming the problem, when a surface defines a
-// component the shared file defines, lacks its ErrorCode, or refers to a shared component that
-// does not exist.
+// component the shared file defines, lacks its ErrorCode, refers to a shared component that does
+// not exist, or names a shared component as if it were its own.
 func TestBundle_RefusesAmbiguity(t *testing.T) {
 	for _, c := range []struct{ name, components, ref, want string }{
 		{"same name", "  schemas:\n    ErrorCode: {type: string}\n    ApiError: {type: object}\n", "responses/Internal", "components.schemas.ApiError is also defined in api/shared/components.yaml"},
 		{"no ErrorCode", "  schemas:\n    Other: {type: string}\n", "responses/Internal", "components.schemas.ErrorCode is missing"},
 		{"unknown", "  schemas:\n    ErrorCode: {type: string}\n", "responses/Nope", "does not define"},
+		{"shared named as own", "  schemas:\n    ErrorCode: {type: string}\n    Wrap: {$ref: \"#/components/schemas/ApiError\"}\n", "responses/Internal", "ApiError is shared; refer to it as shared/components.yaml#/components/schemas/ApiError"},
 	} {
 		surface := "openapi: 3.0.3\npaths:\n  /x:\n    get:\n      responses:\n        \"500\": {$ref: \"shared/components.yaml#/components/" + c.ref + "\"}\ncomponents:\n" + c.components
 		_, err := bundle("t.yaml", []byte(surface), []byte(testShared))
