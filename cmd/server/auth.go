@@ -20,6 +20,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit/cors"
 	"github.com/triadhq/triad/impl/kit/router"
+	"github.com/triadhq/triad/impl/platform/sweep"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar/avatarstore"
@@ -58,6 +59,7 @@ func (a *app) mountAuth(r chi.Router) error {
 	// The tables are the server's migrations' (db/schema/00040_auth_state.sql): nothing is created
 	// at start, so a role that may only read and write rows runs the server.
 	st := pgstate.Open(a.pool)
+	a.onClose(sweep.Start(a.log, "auth used ids and messenger logins", pgstate.SweepEvery, st.Sweep))
 	// Sessions ended by logout are rows too (00210_auth_revoked_sessions.sql), held in memory by
 	// every replica and pushed to the others through the process's token revocation listener;
 	// while it is down, each replica reads new ones every half second.

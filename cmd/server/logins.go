@@ -41,3 +41,9 @@ func (a *app) sweepTokens(surface string, f sweep.Func) {
 func (a *app) sweepIdempotencyKeys() {
 	a.onClose(sweep.Start(a.log, "idempotency keys", time.Hour, idempotency.New(a.pool, nil, idempotency.Options{}).Sweep))
 }
+
+// sweepLoginThrottles deletes the login_throttle rows whose window ended, for every limiter over
+// the table (the surfaces' failed logins and sign-ups, the auth confirmation limits).
+func (a *app) sweepLoginThrottles() {
+	a.onClose(sweep.Start(a.log, "login throttles", throttle.SweepEvery, throttle.New(a.pool, throttle.Options{}).Sweep))
+}

@@ -321,6 +321,7 @@ func (a *app) routes() (http.Handler, error) {
 		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), hashingClient, a.metrics.Middleware, origins.Middleware},
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 	a.sweepIdempotencyKeys()
+	a.sweepLoginThrottles()
 
 	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {

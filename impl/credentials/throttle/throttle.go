@@ -32,7 +32,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"sync/atomic"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,10 +94,8 @@ type Limiter struct {
 	now        func() time.Time
 	onBlocked  func()
 
-	reserves atomic.Uint64
-	sweeping atomic.Bool
-	blocked  blockedCache // keys found at their limit
-	full     blockedCache // address keys whose check schedule was found full
+	blocked blockedCache // keys found at their limit
+	full    blockedCache // address keys whose check schedule was found full
 }
 
 // New returns a Limiter over the database of conn (the login_throttle table), with opts, zero
@@ -241,9 +239,6 @@ func (l *Limiter) reserve(ctx context.Context, h []byte, maxAttempts int32) (Res
 // reserveQuiet is reserve without counting a refusal (OnBlocked): an address past its limit is
 // slowed, not refused, unless takeSlot says so.
 func (l *Limiter) reserveQuiet(ctx context.Context, h []byte, maxAttempts int32) (Reservation, error) {
-	if l.reserves.Add(1)%256 == 0 {
-		l.sweep()
-	}
 	if wait, ok := l.blocked.get(h, l.now()); ok {
 		// Refused a moment ago; the window's end is at least wait away.
 		return Reservation{Blocked: true, RetryAfter: wait}, nil
@@ -304,17 +299,26 @@ func (r Reservation) releaseAddress(ctx context.Context) error {
 	return r.l.q.ReleaseLoginAttempt(ctx, db.ReleaseLoginAttemptParams{Key: r.addr, ExpiresAt: r.addrEnd})
 }
 
-// sweep deletes rows whose window ended, in the background, one sweep at a time per process.
-// Such rows count nothing (Reserve starts a new window over them); deleting them keeps the table
-// as small as the keys seen in the last window.
-func (l *Limiter) sweep() {
-	if !l.sweeping.CompareAndSwap(false, true) {
-		return
+// SweepEvery is how often the server runs Sweep (through impl/platform/sweep).
+const SweepEvery = time.Minute
+
+// Sweep deletes the rows whose window ended, of every limiter sharing the table, and reports how
+// many went. Such rows count nothing (Reserve starts a new window over them); deleting them keeps
+// the table as small as the keys seen in the last window. It deletes in batches (the query takes
+// at most 1000 rows), so no statement holds many locks, until a batch comes back short.
+func (l *Limiter) Sweep(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		n, err := l.q.DeleteExpiredLoginThrottles(ctx, l.now())
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("throttle: sweep: %w", err)
+		}
+		if n < sweepBatch {
+			return total, nil
+		}
 	}
-	go func() {
-		defer l.sweeping.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-		defer cancel()
-		_, _ = l.q.DeleteExpiredLoginThrottles(ctx, l.now())
-	}()
 }
+
+// sweepBatch is the LIMIT of DeleteExpiredLoginThrottles (db/queries/login_throttle.sql).
+const sweepBatch = 1000

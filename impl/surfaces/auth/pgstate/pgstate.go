@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,13 +44,13 @@ CREATE INDEX IF NOT EXISTS auth_telegram_logins_expires_at ON auth_telegram_logi
 // EXISTS is not safe against a concurrent creation of the same table.
 const schemaLock = int64(0x7472696164617574) // "triadaut"
 
-// SweepEvery is how often a Store deletes expired rows, piggybacked on its writes.
+// SweepEvery is how often the embedder runs Store.Sweep and Sessions.Sweep (through
+// impl/platform/sweep, as cmd/server does; Sessions.Start runs its own).
 const SweepEvery = time.Minute
 
 // Store is the PostgreSQL provider.UsedIDs and provider.TelegramLogins. It is safe for concurrent use.
 type Store struct {
-	pool      *pgxpool.Pool
-	lastSweep atomic.Int64 // unix nanoseconds of the last sweep
+	pool *pgxpool.Pool
 }
 
 var (
@@ -79,22 +78,26 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 // migrations): nothing is created, so the pool's role needs only to read and write rows.
 func Open(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// sweep deletes expired rows at most once per SweepEvery across the Store's calls. A failure only
-// delays the cleanup, so it is not reported to the caller.
-func (s *Store) sweep(ctx context.Context) {
-	now := time.Now().UnixNano()
-	last := s.lastSweep.Load()
-	if now-last < int64(SweepEvery) || !s.lastSweep.CompareAndSwap(last, now) {
-		return
+// Sweep deletes the expired used ids and messenger logins and reports how many rows went; the
+// embedder runs it every SweepEvery through impl/platform/sweep. An expired login is ignored by
+// every read (each query checks expires_at) and an expired used id only keeps refusing its own
+// single-use id, so a late sweep only leaves the tables larger.
+func (s *Store) Sweep(ctx context.Context) (int64, error) {
+	var n int64
+	for _, q := range []string{"DELETE FROM auth_used_ids WHERE expires_at < now()",
+		"DELETE FROM auth_telegram_logins WHERE expires_at < now()"} {
+		tag, err := s.pool.Exec(ctx, q)
+		if err != nil {
+			return n, fmt.Errorf("pgstate: sweep: %w", err)
+		}
+		n += tag.RowsAffected()
 	}
-	_, _ = s.pool.Exec(ctx, "DELETE FROM auth_used_ids WHERE expires_at < now()")
-	_, _ = s.pool.Exec(ctx, "DELETE FROM auth_telegram_logins WHERE expires_at < now()")
+	return n, nil
 }
 
 // Use records id as used until expires; firstUse is true for exactly one caller across every
 // process sharing the database (the primary key decides).
 func (s *Store) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
-	s.sweep(ctx)
 	tag, err := s.pool.Exec(ctx,
 		"INSERT INTO auth_used_ids (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", id, expires)
 	if err != nil {
@@ -105,7 +108,6 @@ func (s *Store) Use(ctx context.Context, id string, expires time.Time) (bool, er
 
 // Start records an unconfirmed messenger login.
 func (s *Store) Start(ctx context.Context, tok string, l provider.TelegramLogin) error {
-	s.sweep(ctx)
 	_, err := s.pool.Exec(ctx, `INSERT INTO auth_telegram_logins (token, aud, session, expires_at) VALUES ($1, $2, $3, $4)`,
 		tok, l.Aud, l.Session, l.Expires)
 	if err != nil {

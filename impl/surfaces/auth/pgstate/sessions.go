@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/impl/platform/sweep"
 	"github.com/triadhq/triad/impl/surfaces/auth/sessions"
 )
 
@@ -144,7 +145,8 @@ func (s *Sessions) SetLive(live bool) {
 	s.live.Store(live)
 }
 
-// Start runs Run in a goroutine until the returned stop is called.
+// Start runs Run in a goroutine, and Sweep every SweepEvery through impl/platform/sweep, until the
+// returned stop is called.
 func (s *Sessions) Start() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -152,17 +154,17 @@ func (s *Sessions) Start() (stop func()) {
 		defer close(done)
 		s.Run(ctx)
 	}()
-	return func() { cancel(); <-done }
+	stopSweep := sweep.Start(s.log, "revoked sessions", SweepEvery, s.Sweep)
+	return func() { cancel(); <-done; stopSweep() }
 }
 
 // Run reads the revocations (all of them first, then the new ones every SessionsPollEvery while
-// not live, and once each time it becomes live) and forgets the expired ones, until ctx ends.
+// not live, and once each time it becomes live), until ctx ends.
 func (s *Sessions) Run(ctx context.Context) {
 	var since time.Time // the newest revocation read, less the margin
 	loaded := false
 	tick := time.NewTicker(SessionsPollEvery)
 	defer tick.Stop()
-	lastSweep := time.Now()
 	for {
 		if !loaded || !s.live.Load() {
 			if newest, err := s.read(ctx, since); err != nil {
@@ -175,10 +177,6 @@ func (s *Sessions) Run(ctx context.Context) {
 					since = newest.Add(-sessionsPollMargin)
 				}
 			}
-		}
-		if time.Since(lastSweep) > SweepEvery {
-			lastSweep = time.Now()
-			s.sweep(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -215,8 +213,9 @@ func (s *Sessions) read(ctx context.Context, since time.Time) (time.Time, error)
 	return newest, err
 }
 
-// sweep forgets expired revocations, in memory and in the table (their tokens are refused anyway).
-func (s *Sessions) sweep(ctx context.Context) {
+// Sweep forgets expired revocations, in memory and in the table (their tokens are refused anyway),
+// and reports how many rows went.
+func (s *Sessions) Sweep(ctx context.Context) (int64, error) {
 	now := time.Now()
 	s.mu.Lock()
 	for h, t := range s.revoked {
@@ -228,5 +227,9 @@ func (s *Sessions) sweep(ctx context.Context) {
 	s.mu.Unlock()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, _ = s.pool.Exec(sctx, "DELETE FROM auth_revoked_sessions WHERE expires_at < now()")
+	tag, err := s.pool.Exec(sctx, "DELETE FROM auth_revoked_sessions WHERE expires_at < now()")
+	if err != nil {
+		return 0, fmt.Errorf("pgstate: sweep revoked sessions: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
