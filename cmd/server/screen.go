@@ -6,6 +6,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/api"
+	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/kit/screen"
 	"github.com/triadhq/triad/impl/kit/web"
 )
@@ -33,7 +34,7 @@ func publishedSpecs() ([]*openapi3.T, error) {
 
 // refuseInput answers a screened-out request with the shared error body, except at the OAuth token
 // endpoint, whose refusals are RFC 6749 §5.2 bodies (its spec says so, and OAuth clients read them).
-func refuseInput(w http.ResponseWriter, r *http.Request, p *screen.Problem) {
+func refuseInput(w http.ResponseWriter, r *http.Request, p *invalid.Detail) {
 	if r.URL.Path == "/oauth/token" {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Pragma", "no-cache")

@@ -241,6 +241,10 @@ var ErrInput = errors.New("invalid input")
 // of the domains and imports no net/http.
 type Problems []Detail
 
+// Error reads one detail as a sentence, the field and then what is wrong with it (an OAuth
+// error_description, a log line).
+func (d Detail) Error() string { return d.Field + " " + d.Message }
+
 // Error lists the problems on one line.
 func (p Problems) Error() string {
 	parts := make([]string, len(p))

@@ -23,7 +23,7 @@ import (
 // the exact-decimal parsers time proportional to its length (a million digits took seconds);
 // PostgreSQL refuses NUL and invalid UTF-8 in text with an error that would surface as a 500; deep
 // or wide free-form values are stored and served again to every reader.
-func (l Limits) CheckJSON(body []byte) *Problem {
+func (l Limits) CheckJSON(body []byte) *invalid.Detail {
 	l = l.orDefaults()
 	// JSON text is UTF-8 (RFC 8259 §8.1); checking the whole body once is cheaper than per
 	// string; only when it fails are the strings checked one by one, to name the field.
@@ -123,7 +123,7 @@ func (l Limits) CheckJSON(body []byte) *Problem {
 
 // trailing refuses anything but whitespace after the top-level value ending at off: the decoder
 // would read it as a second value, or report it as a syntax error of the first.
-func trailing(body []byte, off int64) *Problem {
+func trailing(body []byte, off int64) *invalid.Detail {
 	if len(bytes.TrimLeft(body[off:], " \t\r\n")) > 0 {
 		return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
 	}
@@ -176,7 +176,7 @@ func pathOf(stack []frame, key string) string {
 	return strings.Join(parts, ".")
 }
 
-func syntaxProblem(err error) *Problem {
+func syntaxProblem(err error) *invalid.Detail {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return bad(invalid.New(invalid.Body, "body", invalid.Malformed))

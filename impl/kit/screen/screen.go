@@ -65,7 +65,7 @@ type Screen struct {
 
 // RefuseFunc writes the answer to a refused request. The default writes the shared error body
 // (web.Error, code validation_failed) with status 400.
-type RefuseFunc func(w http.ResponseWriter, r *http.Request, p *Problem)
+type RefuseFunc func(w http.ResponseWriter, r *http.Request, p *invalid.Detail)
 
 // Options configure New.
 type Options struct {
@@ -160,7 +160,7 @@ func New(opts Options, specs ...*openapi3.T) *Screen {
 // applications too. (net/http's own cookie parser skips a value with bytes outside the cookie
 // grammar, NUL and non-ASCII among them, so a handler would see no cookie rather than a bad one;
 // the screen says why instead.)
-func (s *Screen) checkCookies(r *http.Request) *Problem {
+func (s *Screen) checkCookies(r *http.Request) *invalid.Detail {
 	if len(s.cookies) == 0 {
 		return nil
 	}
@@ -238,7 +238,7 @@ func (s *Screen) Handler(next http.Handler) http.Handler {
 // errTooLarge marks a body that ran past the server's body limit while being read.
 var errTooLarge = bad(invalid.New(invalid.Body, "body", invalid.Invalid))
 
-func (s *Screen) check(w http.ResponseWriter, r *http.Request) *Problem {
+func (s *Screen) check(w http.ResponseWriter, r *http.Request) *invalid.Detail {
 	rt, ops := s.match(r.Method, r.URL.Path)
 	// Path: checked whole (cheap); on failure, or when the template has numeric parameters,
 	// segment by segment so the refusal can name the parameter.
@@ -336,6 +336,6 @@ func bodyKind(ct string) kindOfBody {
 }
 
 // WriteRefusal answers 400 with the shared error body, code validation_failed, naming the field.
-func WriteRefusal(w http.ResponseWriter, r *http.Request, p *Problem) {
-	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(p.Detail))
+func WriteRefusal(w http.ResponseWriter, r *http.Request, p *invalid.Detail) {
+	web.WriteError(w, r, http.StatusBadRequest, web.Invalid(*p))
 }

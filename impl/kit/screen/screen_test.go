@@ -56,7 +56,7 @@ func TestCheckJSON(t *testing.T) {
 			case tc.field != "" && p == nil:
 				t.Fatal("accepted")
 			case tc.field != "" && (p.Field != tc.field || p.Code != tc.code || p.In != invalid.Body):
-				t.Fatalf("got %+v, want body %q %s", p.Detail, tc.field, tc.code)
+				t.Fatalf("got %+v, want body %q %s", *p, tc.field, tc.code)
 			}
 		})
 	}
@@ -104,7 +104,7 @@ func TestCheckValues(t *testing.T) {
 			case tc.field != "" && p == nil:
 				t.Fatal("accepted")
 			case tc.field != "" && (p.Field != tc.field || p.Code != tc.code || p.In != invalid.Query):
-				t.Fatalf("got %+v, want query %q %s", p.Detail, tc.field, tc.code)
+				t.Fatalf("got %+v, want query %q %s", *p, tc.field, tc.code)
 			}
 		})
 	}

@@ -8,23 +8,14 @@ import (
 	"github.com/triadhq/triad/impl/kit/invalid"
 )
 
-// Problem is one refused input: the field it is in and what is wrong with it.
-type Problem struct {
-	// Detail places, names and codes the input as the spec validator does: Field is a parameter
-	// name, or a body property's path with members joined by dots ("products.0.name"); "body" is
-	// the body itself.
-	invalid.Detail
-}
-
-// bad is the Problem of a detail.
-func bad(d invalid.Detail) *Problem { return &Problem{d} }
-
-// Error reads as one sentence: the field, then what is wrong with it.
-func (p *Problem) Error() string { return p.Field + " " + p.Message }
+// bad is the refusal of one input, placed, named and coded as the spec validator does: Field is a
+// parameter name, or a body property's path with members joined by dots ("products.0.name");
+// "body" is the body itself. The screen returns invalid.Detail itself, the one field-problem type.
+func bad(d invalid.Detail) *invalid.Detail { return &d }
 
 // CheckText refuses s, the value of field, when it is not valid UTF-8 or holds NUL: PostgreSQL
 // stores neither in text and would answer with an error, and no user types them.
-func CheckText(in invalid.In, field, s string) *Problem {
+func CheckText(in invalid.In, field, s string) *invalid.Detail {
 	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 		return bad(invalid.New(in, field, invalid.Encoding))
 	}
@@ -34,7 +25,7 @@ func CheckText(in invalid.In, field, s string) *Problem {
 // CheckValues checks an application/x-www-form-urlencoded string (a query string or a form body):
 // each name and value must be valid percent-encoding of valid UTF-8 without NUL, and the value of
 // every name numeric reports must be a short number literal. numeric may be nil.
-func (l Limits) CheckValues(in invalid.In, raw string, numeric func(name string) bool) *Problem {
+func (l Limits) CheckValues(in invalid.In, raw string, numeric func(name string) bool) *invalid.Detail {
 	l = l.orDefaults()
 	for raw != "" {
 		var pair string
