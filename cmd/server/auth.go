@@ -71,6 +71,7 @@ func (a *app) mountAuth(r chi.Router) error {
 	if err != nil {
 		return err
 	}
+	a.tokens.Provide("auth", authTokenSource(svc.Middleware()))
 	a.onClose(func() {
 		if err := svc.Close(); err != nil {
 			a.log.Warn("auth: close", "err", err)

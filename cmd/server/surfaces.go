@@ -9,6 +9,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/bearer"
+	"github.com/triadhq/triad/impl/surfaces/auth/middleware"
 )
 
 // surface is one API: its name (its spec is api/<name>.yaml) and what mounts it on the root router.
@@ -50,5 +51,25 @@ func tokenSource[P any](name string, resolve func(context.Context, string) (P, e
 		}
 		id, role := who(p)
 		return kit.Caller{Source: name, UserID: id, Role: role}, nil
+	}
+}
+
+// authTokenSource makes the auth service's JWT the token source "auth": a token the auth
+// middleware would accept in its header (verified, its session not ended by a logout, of a
+// registered provider) becomes a kit.Caller with the user's id and the role "admin" or "user".
+func authTokenSource(m *middleware.Authenticator) kit.Resolver {
+	return func(_ context.Context, tok string) (kit.Caller, error) {
+		u, err := m.UserOfToken(tok)
+		if errors.Is(err, middleware.ErrUnauthorized) {
+			return kit.Caller{}, bearer.ErrInvalid
+		}
+		if err != nil {
+			return kit.Caller{}, err
+		}
+		role := "user"
+		if u.IsAdmin() {
+			role = "admin"
+		}
+		return kit.Caller{Source: "auth", UserID: u.ID, Role: role}, nil
 	}
 }

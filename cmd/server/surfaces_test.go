@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"slices"
 	"strings"
@@ -122,5 +123,68 @@ func TestSurfaces_TokenSourcesByName(t *testing.T) {
 	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-log-level", "warn", "-database-url", dbtest.NewURL(t)}, nil)
 	if err == nil || !strings.Contains(err.Error(), `"brnads" (used by whoami)`) {
 		t.Fatalf("a surface using an unknown source: run = %v, want a start-up error naming it", err)
+	}
+}
+
+// TestSurfaces_AuthJWTIsATokenSource: the auth service's JWT is the token source "auth": a surface
+// that uses it by name accepts a token of a direct login (as the auth middleware would, its user
+// and role), and refuses it once the session is ended by a logout, as every auth route does. Not
+// parallel: it changes the package's surface list for its own server.
+func TestSurfaces_AuthJWTIsATokenSource(t *testing.T) {
+	saved := surfaces
+	t.Cleanup(func() { surfaces = saved })
+	surfaces = append([]surface{whoami("auth")}, saved...)
+	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t), "-auth-dev-port", "0")
+
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Post(base+"/auth/local/login", "application/json", strings.NewReader(`{"user":"demo","passwd":"demo-password"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var jwt, xsrf string
+	for _, c := range resp.Cookies() {
+		switch c.Name {
+		case "JWT":
+			jwt = c.Value
+		case "XSRF-TOKEN":
+			xsrf = c.Value
+		}
+	}
+	if resp.StatusCode != http.StatusOK || jwt == "" {
+		t.Fatalf("login: %d, JWT %q", resp.StatusCode, jwt)
+	}
+	ask := func(tok string) (int, kit.Caller) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/test/whoami", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var c kit.Caller
+		_ = json.NewDecoder(resp.Body).Decode(&c)
+		return resp.StatusCode, c
+	}
+	if status, c := ask(jwt); status != http.StatusOK || c.Source != "auth" || c.UserID == "" || c.Role != "user" {
+		t.Fatalf("the demo user's JWT: %d %+v, want 200 and an auth user with the role user", status, c)
+	}
+	if status, _ := ask(jwt + "x"); status != http.StatusUnauthorized {
+		t.Fatalf("a JWT with a broken signature: %d, want 401", status)
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, base+"/auth/logout", nil)
+	req.Header.Set("X-XSRF-TOKEN", xsrf)
+	resp, err = browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	if status, _ := ask(jwt); status != http.StatusUnauthorized {
+		t.Fatalf("the JWT after its logout: %d, want 401", status)
 	}
 }

@@ -32,7 +32,7 @@ type Deps struct {
 
 // Caller is who an access token names, whatever source issued it.
 type Caller struct {
-	// Source is the token source's name ("orders", "brands").
+	// Source is the token source's name ("orders", "brands", "auth": the auth service's JWT).
 	Source string
 	// UserID is the user's id in that source: two sources' ids are different users.
 	UserID string

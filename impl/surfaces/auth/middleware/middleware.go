@@ -182,6 +182,12 @@ func (a *Authenticator) authenticate(w http.ResponseWriter, r *http.Request) (to
 	if err != nil {
 		return token.User{}, errors.Join(ErrUnauthorized, err)
 	}
+	return a.accept(tok, claims)
+}
+
+// accept is what every verified, unrevoked token must also pass to name a user: a user and no
+// handshake, a registered provider, the Validator.
+func (a *Authenticator) accept(tok string, claims token.Claims) (token.User, error) {
 	if claims.User == nil || claims.Handshake != nil {
 		return token.User{}, ErrUnauthorized
 	}
@@ -197,6 +203,33 @@ func (a *Authenticator) authenticate(w http.ResponseWriter, r *http.Request) (to
 		u.Audience = claims.Aud()
 	}
 	return u, nil
+}
+
+// TokenParser is a TokenService that also verifies a bare token string (token.Service does).
+type TokenParser interface {
+	Parse(tok string) (token.Claims, error)
+}
+
+// ErrNoParser is UserOfToken's answer when JWTService cannot verify a bare token.
+var ErrNoParser = errors.New("middleware: the token service cannot parse a bare token")
+
+// UserOfToken finds the user a bare token names, by the rules Authenticate applies to a token sent
+// in the header: verified, its session not revoked, then accept. An expired token is refused, as
+// only a cookie is refreshed. It lets another API accept the auth service's JWT as a credential
+// (cmd/server offers it as the token source "auth").
+func (a *Authenticator) UserOfToken(tok string) (token.User, error) {
+	p, ok := a.JWTService.(TokenParser)
+	if !ok {
+		return token.User{}, ErrNoParser
+	}
+	claims, err := p.Parse(tok)
+	if err != nil {
+		return token.User{}, errors.Join(ErrUnauthorized, err)
+	}
+	if a.Sessions != nil && claims.ID != "" && a.Sessions.Revoked(claims.ID) {
+		return token.User{}, errors.Join(ErrUnauthorized, ErrRevoked)
+	}
+	return a.accept(tok, claims)
 }
 
 // refresh re-issues an expired cookie token and returns the new claims and token string (the
