@@ -106,7 +106,9 @@ func startDeployment(t *testing.T, n int) *deployment {
 	args := []string{"-mode", "prod", "-auth-secret", "deployment-test-secret-0123456789abcdef",
 		"-database-direct-url", withUser(t, owner, appRole),
 		"-database-read-url", withUser(t, standby.URL("triad"), appRole),
-		"-auth-telegram-token", d.tg.Token, "-auth-telegram-api-url", d.tg.URL()}
+		// The stand-in Bot API listens on loopback, which the guarded outbound client refuses
+		// unless the operator allows private provider addresses.
+		"-auth-telegram-token", d.tg.Token, "-auth-telegram-api-url", d.tg.URL(), "-auth-providers-allow-private"}
 	pooled := bouncer.URL(appRole, "triad")
 	var wg sync.WaitGroup
 	for i := range n {
