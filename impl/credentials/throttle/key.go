@@ -1,8 +1,9 @@
 package throttle
 
 import (
-	"net/netip"
 	"time"
+
+	"github.com/triadhq/triad/impl/credentials/clientkey"
 )
 
 // LoginKey is the key both login endpoints count failures under: the account name, trimmed and
@@ -17,35 +18,20 @@ import (
 // one host commonly holds a whole /64, so keying on the full address would give it 2^64 fresh
 // counters.
 func LoginKey(account, remoteAddr string) string {
-	return FoldAccount(account) + "|" + clientNet(remoteAddr)
+	return FoldAccount(account) + "|" + clientkey.Net(remoteAddr)
 }
 
 // AddressKey is the key ReserveLogin counts a client address's failures under, whatever the
 // account: the client network as in LoginKey, after a prefix no LoginKey can start with (LoginKey
 // lower-cases the account, so its keys hold no upper-case ASCII before the "|").
 func AddressKey(remoteAddr string) string {
-	return "ADDRESS|" + clientNet(remoteAddr)
+	return "ADDRESS|" + clientkey.Net(remoteAddr)
 }
 
 // SignupKey is the key registrations are counted under per client address (loginguard.Signups):
 // the client network as in LoginKey, after a prefix no LoginKey or AddressKey can start with.
 func SignupKey(remoteAddr string) string {
-	return "SIGNUP|" + clientNet(remoteAddr)
-}
-
-func clientNet(remoteAddr string) string {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
-		// Not host:port (a unix socket, a test's made-up address): the whole string identifies it.
-		return remoteAddr
-	}
-	a := ap.Addr().Unmap()
-	if a.Is6() {
-		if p, err := a.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return a.String()
+	return "SIGNUP|" + clientkey.Net(remoteAddr)
 }
 
 // RetryAfterSeconds is d rounded up to whole seconds, at least 1: the value of a Retry-After

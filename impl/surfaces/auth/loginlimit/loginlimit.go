@@ -14,10 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/triadhq/triad/impl/credentials/clientkey"
 )
 
 // ErrBadCredentials is what a check returns for a wrong password (or an unknown user): the one
@@ -108,7 +109,7 @@ func NewMemory(max int, window time.Duration, now func() time.Time) *Memory {
 // than max checks), kept when check says ErrBadCredentials, forgotten with the pair's count on
 // success, and given back on any other error.
 func (m *Memory) Login(ctx context.Context, account, client string, check func(context.Context) error) error {
-	key := strings.ToLower(strings.TrimSpace(account)) + "|" + clientNet(client)
+	key := strings.ToLower(strings.TrimSpace(account)) + "|" + clientkey.Net(client)
 	m.mu.Lock()
 	now := m.now()
 	if m.logins++; m.logins >= 256 && m.logins >= len(m.pairs) {
@@ -150,18 +151,4 @@ func (m *Memory) Login(ctx context.Context, account, client string, check func(c
 		}
 	}
 	return err
-}
-
-func clientNet(remoteAddr string) string {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
-		return remoteAddr
-	}
-	a := ap.Addr().Unmap()
-	if a.Is6() {
-		if p, err := a.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return a.String()
 }

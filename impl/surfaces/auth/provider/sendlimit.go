@@ -2,10 +2,11 @@ package provider
 
 import (
 	"context"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/triadhq/triad/impl/credentials/clientkey"
 )
 
 // SendLimiter bounds the confirmation messages verified providers send, so that the login form is
@@ -49,19 +50,7 @@ func RecipientKey(address string) string {
 // ClientKey is the client a SendLimiter counts under: the address of remoteAddr
 // (http.Request.RemoteAddr), an IPv6 one by its /64 (one host commonly holds a whole /64), or
 // remoteAddr itself when it is not host:port.
-func ClientKey(remoteAddr string) string {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
-		return remoteAddr
-	}
-	a := ap.Addr().Unmap()
-	if a.Is6() {
-		if p, err := a.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return a.String()
-}
+func ClientKey(remoteAddr string) string { return clientkey.Net(remoteAddr) }
 
 // NewMemorySendLimiter returns the in-process SendLimiter: at most perRecipient messages to one
 // recipient and perClient requested by one client in each window (fixed, from the first message
