@@ -387,6 +387,7 @@ func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
 			}
 		}
 	}
+	podEnv["TRUSTED_PROXIES"] = operatorTrustedProxies // the placeholder filled in, as the operator must
 	for _, e := range m.container.Env {
 		v := e.Value
 		switch {
@@ -486,22 +487,38 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestConfigMap_TrustsTheClusterProxyRange: the shipped ConfigMap trusts the private ranges an
-// ingress inside the cluster connects from, so behind it every client keeps its own address for the
-// per-address login and registration limits, and nothing public is trusted.
-func TestConfigMap_TrustsTheClusterProxyRange(t *testing.T) {
+// TestConfigMap_TrustsOnlyTheIngress: the shipped ConfigMap trusts no proxy until the operator names
+// the ingress (its placeholder stops the start, so it cannot be forgotten), and the value an operator
+// fills in as docs/deploy.md says trusts the ingress pods only: another pod, a VPN client or anyone
+// public writing X-Forwarded-For is not believed.
+func TestConfigMap_TrustsOnlyTheIngress(t *testing.T) {
 	t.Parallel()
 	m := load(t)
-	trusted, err := web.ParseTrustedProxies(m.config.Data["TRUSTED_PROXIES"])
+	shipped := m.config.Data["TRUSTED_PROXIES"]
+	if _, err := web.ParseTrustedProxies(shipped); err == nil {
+		t.Fatalf("TRUSTED_PROXIES %q is a working value: want a placeholder the operator must replace with the ingress CIDR", shipped)
+	}
+	trusted, err := web.ParseTrustedProxies(operatorTrustedProxies)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for addr, want := range map[string]bool{
-		"10.244.1.7:0": true, "172.17.0.5:0": true, "192.168.49.2:0": true, "[fd00:10:244::7]:0": true,
+		"10.244.3.7:0": true, "10.244.1.7:0": false, "172.17.0.5:0": false, "192.168.49.2:0": false, "[fd00:10:244::7]:0": false,
 		"203.0.113.9:0": false, "8.8.8.8:0": false, "[2001:db8::1]:0": false,
 	} {
 		if got := web.Trusts(trusted, addr); got != want {
-			t.Errorf("TRUSTED_PROXIES %q trusts %s: %v, want %v", m.config.Data["TRUSTED_PROXIES"], addr, got, want)
+			t.Errorf("TRUSTED_PROXIES %q trusts %s: %v, want %v", operatorTrustedProxies, addr, got, want)
 		}
 	}
+	docs, err := os.ReadFile("../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(docs), shipped) || !strings.Contains(string(docs), operatorTrustedProxies) {
+		t.Errorf("docs/deploy.md does not say how to replace %q (with e.g. %s)", shipped, operatorTrustedProxies)
+	}
 }
+
+// operatorTrustedProxies is what the tests fill the ConfigMap's placeholder with, as an operator
+// would: the ingress controller pods' CIDR of an example cluster (docs/deploy.md).
+const operatorTrustedProxies = "10.244.3.0/24"

@@ -96,6 +96,30 @@ func TestBinary_ConfirmationMailIsNoRelay(t *testing.T) {
 		t.Fatalf("12 clients asked for the victim: %d sent, %d refused, %d delivered; want 5, 7, 5", ok, refused, n)
 	}
 
+	// Nine spellings of one Gmail mailbox are one recipient: 5 messages in all.
+	gmail := []string{"janedoe@gmail.com", "j.a.n.e.d.o.e@gmail.com", "jane.doe@gmail.com", "janedoe@googlemail.com",
+		"JaneDoe@Gmail.com", "janedoe+news@gmail.com", "\uff4a\uff41\uff4e\uff45\uff44\uff4f\uff45@gmail.com",
+		"Jane.Doe+x@googlemail.com", "j.a.n.e.d.o.e@googlemail.com"}
+	sent := 0
+	for i, addr := range gmail {
+		got := askConfirmation(t, fromAddr(30+i), []*binServer{a, b}[i%2].base, "jane", addr, "")
+		switch {
+		case got.status == http.StatusOK:
+			sent++
+		case got.status != http.StatusTooManyRequests || got.code != "too_many_confirmations":
+			t.Fatalf("%q: %+v, want 200 or 429 too_many_confirmations", addr, got)
+		}
+	}
+	delivered := 0
+	for _, m := range mail.Messages() {
+		if strings.Contains(strings.ToLower(m.To), "mail.com") {
+			delivered++
+		}
+	}
+	if sent != 5 || delivered != 5 {
+		t.Fatalf("nine spellings of one Gmail mailbox: %d sent, %d delivered; want 5 (the per-recipient cap)", sent, delivered)
+	}
+
 	// One client, many recipients: its 30, then 429; another client is not affected.
 	spray := fromAddr(2)
 	for i := range 31 {
@@ -111,7 +135,8 @@ func TestBinary_ConfirmationMailIsNoRelay(t *testing.T) {
 	// Not exactly one mailbox: 400, never 502, nothing sent.
 	before := len(mail.Messages())
 	for _, addr := range []string{"not-an-address", "a@b.test, evil@x.test", "undisclosed-recipients:;", "friends: a@b.test;",
-		"friends: a@b.test, evil@x.test;", "Alice <a@b.test>", "<a@b.test>", "a@b.test (evil@x.test)"} {
+		"friends: a@b.test, evil@x.test;", "Alice <a@b.test>", "<a@b.test>", "a@b.test (evil@x.test)",
+		"jane.doe@[127.0.0.1]", "jane.doe@127.0.0.1"} {
 		got := askConfirmation(t, fromAddr(4), a.base, "alice", addr, "")
 		if got.status != http.StatusBadRequest || got.code != "bad_request" || !strings.Contains(got.body, `"requestId"`) {
 			t.Fatalf("address %q: %+v, want 400 bad_request in the shared error body", addr, got)

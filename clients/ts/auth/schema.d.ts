@@ -145,12 +145,14 @@ export interface paths {
          *       confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
          *       else 200 with the user). A confirmation token works once and expires after 15 minutes.
          *       Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
-         *       (`alice@example.com`; a list, a group, a display name or no address at all is 400
-         *       `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
+         *       (`alice@example.com`; a list, a group, a display name, a domain that is an IP address
+         *       such as `jane@[127.0.0.1]`, or no address at all is 400 `bad_request`, and nothing is
+         *       sent), `user` at most 64 printable characters (the only
          *       text of the caller's in the message, never in its subject), `aud` one of the allowed
          *       audiences (with none configured, only this site's own, the issuer) else 403
          *       `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
-         *       whichever clients ask (letter case and a `+tag` do not make another recipient), at most
+         *       whichever clients ask (one mailbox is one recipient: letter case, fullwidth letters, a
+         *       `+tag`, and for Gmail dots in the name and `googlemail.com` do not make another), at most
          *       30 are asked by one client address: past either, 429 `too_many_confirmations` with
          *       `Retry-After` (the reference server's defaults, shared by its replicas).
          *     - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
@@ -637,7 +639,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `unknown_provider`; `bad_request` (missing or oversized user/passwd/address, a provider without that flow; verified: an address that is not exactly one mailbox, a user name with control characters). */
+        /** @description `unknown_provider`; `bad_request` (missing or oversized user/passwd/address, a provider without that flow; verified: an address that is not exactly one mailbox or whose domain is an IP address, a user name with control characters). */
         LoginBadRequest: {
             headers: {
                 [name: string]: unknown;

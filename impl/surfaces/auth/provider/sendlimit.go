@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/credentials/clientkey"
+	"github.com/triadhq/triad/impl/credentials/fold"
 )
 
 // SendLimiter bounds the confirmation messages verified providers send, so that the login form is
@@ -30,21 +31,29 @@ const (
 	DefaultSendWindow        = 15 * time.Minute
 )
 
-// RecipientKey is the form of an address a SendLimiter counts under: lower-cased (mail systems
-// treat the local part without regard to case in practice, and the domain always), and without a
-// "+tag" in the local part, which most mail systems deliver to the same mailbox, so Victim@x.test
-// and victim+1@x.test share one allowance.
+// RecipientKey is the form of an address a SendLimiter counts under, so that every spelling of one
+// mailbox is one recipient with one allowance: trimmed, NFKC-normalized and case-folded
+// (fold.Name: upper case and fullwidth letters, and a fullwidth @ or +, are the same mailbox in
+// practice), without a "+tag" in the local part (most mail systems deliver victim+1@ to victim@),
+// the domain without a final dot, and for Gmail, which ignores dots in the local part and serves
+// googlemail.com as gmail.com, j.a.n.e.doe@googlemail.com as janedoe@gmail.com.
 func RecipientKey(address string) string {
-	a := strings.ToLower(strings.TrimSpace(address))
+	a := fold.Name(address)
 	at := strings.LastIndexByte(a, '@')
 	if at < 0 {
 		return a
 	}
-	local, domain := a[:at], a[at:]
+	local, domain := a[:at], strings.TrimSuffix(a[at+1:], ".")
 	if plus := strings.IndexByte(local, '+'); plus > 0 {
 		local = local[:plus]
 	}
-	return local + domain
+	if domain == "googlemail.com" {
+		domain = "gmail.com"
+	}
+	if domain == "gmail.com" {
+		local = strings.ReplaceAll(local, ".", "")
+	}
+	return local + "@" + domain
 }
 
 // ClientKey is the client a SendLimiter counts under: the address of remoteAddr

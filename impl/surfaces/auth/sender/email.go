@@ -14,6 +14,7 @@ import (
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -87,10 +88,17 @@ var ErrNotOneMailbox = errors.New("sender: the address is not exactly one mailbo
 // CheckAddress accepts exactly one bare mailbox such as alice@example.com: not a list, a group, a
 // display name, angle brackets or a comment, nor anything net/mail cannot parse. A caller of the
 // verified login names the recipient, so anything that could reach a second mailbox is refused
-// before a message exists. It makes Email a provider.AddressChecker.
+// before a message exists. A domain that is an IP address (the literal jane@[127.0.0.1], or
+// jane@127.0.0.1) is refused too: it names a mail host rather than a mailbox's domain, gives every
+// address of a host another spelling of one mailbox (a fresh per-recipient allowance each), and
+// points the relay at hosts of the caller's choosing. It makes Email a provider.AddressChecker.
 func (e *Email) CheckAddress(address string) error {
 	a, err := mail.ParseAddress(address)
 	if err != nil || a.Name != "" || a.Address != address {
+		return ErrNotOneMailbox
+	}
+	domain := address[strings.LastIndexByte(address, '@')+1:]
+	if _, err := netip.ParseAddr(strings.Trim(domain, "[]")); err == nil || strings.HasPrefix(domain, "[") {
 		return ErrNotOneMailbox
 	}
 	return nil

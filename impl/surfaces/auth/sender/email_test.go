@@ -106,3 +106,17 @@ func TestEmail_SeedLogger(t *testing.T) {
 		t.Fatalf("the Func logger got %q", got)
 	}
 }
+
+// TestEmail_CheckAddressOneMailbox: a bare mailbox passes; lists, display names and domains that
+// are IP addresses (literal or bare) do not.
+func TestEmail_CheckAddressOneMailbox(t *testing.T) {
+	var e sender.Email
+	if err := e.CheckAddress("jane.doe@gmail.com"); err != nil {
+		t.Errorf("jane.doe@gmail.com: %v", err)
+	}
+	for _, a := range []string{"jane.doe@[127.0.0.1]", "jane@127.0.0.1", "jane@[IPv6:::1]", "a@b.test, c@d.test", "Jane <jane@x.test>"} {
+		if err := e.CheckAddress(a); !errors.Is(err, sender.ErrNotOneMailbox) {
+			t.Errorf("%q: %v, want ErrNotOneMailbox", a, err)
+		}
+	}
+}
