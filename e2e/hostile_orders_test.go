@@ -14,16 +14,17 @@ import (
 )
 
 // TestHostileOrders_UnfundedHoardedAndStuck replays issue 22's marketplace abuses against the
-// binary (performers may hold 2 orders IN PROGRESS; an untouched one returns after 1 s):
+// binary (performers may hold 2 orders; an untouched one returns after 1 s):
 //   - a customer holding 500.00 floods creates of 1,000,000.00: every one is refused, none exists;
 //     ten creates of 100.00 at once: exactly the four its balance covers exist;
 //   - a performer grabs all four at once: two are taken, two refused with too_many_in_progress;
 //     it releases one and may take another; the customer cancels one nobody holds;
-//   - the performer walks away: its orders return to WAITING by themselves;
+//   - the performer walks away: its orders return to WAITING by themselves, and it may not take
+//     them straight back (409 retake_cooldown, issue 30);
 //   - another performer finishes every open order and each is paid: the money is exact.
 func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 	t.Parallel()
-	s := startServerArgs(t, []string{"-orders-max-in-progress", "2", "-orders-in-progress-timeout", "1s"}, orders)
+	s := startServerArgs(t, []string{"-orders-max-held", "2", "-orders-in-progress-timeout", "1s"}, orders)
 	e := newOrdersEnvAt(t, s.Base(orders))
 	ctx := context.Background()
 	customer := e.signUp("hostile-customer", ordersapi.Customer)
@@ -136,6 +137,11 @@ func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+
+	// The hoarder may not take back what expired in its hands.
+	if r, err := hoarder.api.TakeOrderWithResponse(ctx, held[0]); err != nil || r.JSON409 == nil || r.JSON409.Code != "retake_cooldown" {
+		t.Fatalf("the hoarder's retake of an expired order: %v %s; want 409 retake_cooldown", err, r.Body)
 	}
 
 	// An honest performer finishes the three open orders one by one; each is paid.

@@ -208,7 +208,7 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 		return r.JSON200, r.StatusCode(), r.Body, nil
 	}, ordersapi.COMPLETED)
 
-	// 120.50 + 5% (6.025, rounded half-up to 6.03) leaves the customer, 120.50 reaches the performer.
+	// 120.50 + 5% (6.025, rounded up to 6.03) leaves the customer, 120.50 reaches the performer.
 	wantMoney(t, "customer's balance after paying", customer.balance(t), "373.47")
 	wantMoney(t, "performer's balance after being paid", performer.balance(t), "420.50")
 

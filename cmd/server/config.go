@@ -107,10 +107,14 @@ type OrdersConfig struct {
 	ClientID     string        // ORDERS_CLIENT_ID
 	ClientSecret Secret        // ORDERS_CLIENT_SECRET
 	TokenTTL     time.Duration // ORDERS_TOKEN_TTL
-	// MaxInProgress is how many orders one performer may hold IN PROGRESS at once.
-	MaxInProgress int // ORDERS_MAX_IN_PROGRESS
+	// MaxHeld is how many orders one performer may hold at once, IN PROGRESS and READY.
+	MaxHeld int // ORDERS_MAX_HELD (formerly ORDERS_MAX_IN_PROGRESS, still read when the new name is unset)
 	// InProgressTimeout is how long an order may stay IN PROGRESS untouched before it returns to WAITING.
 	InProgressTimeout time.Duration // ORDERS_IN_PROGRESS_TIMEOUT
+	// ReadyTimeout is how long an order may stay READY unanswered before the server accepts it.
+	ReadyTimeout time.Duration // ORDERS_READY_TIMEOUT
+	// RetakeCooldown is how long a performer may not take again an order rejected, released or expired in its hands.
+	RetakeCooldown time.Duration // ORDERS_RETAKE_COOLDOWN
 	// ListShare is how many list pages one user reads at once per replica (0: a quarter of the pool).
 	ListShare int // ORDERS_LIST_SHARE
 	// ListTimeout bounds one list page's query.
@@ -266,10 +270,12 @@ func LoadConfig(args []string) (Config, error) {
 	c.Orders.ClientSecret = Secret(env("ORDERS_CLIENT_SECRET", ""))
 	fs.Var(secretFlag{&c.Orders.ClientSecret}, "orders-client-secret", "OAuth2 client secret of the orders API (ORDERS_CLIENT_SECRET)")
 	fs.DurationVar(&c.Orders.TokenTTL, "orders-token-ttl", e.duration("ORDERS_TOKEN_TTL", orders.DefaultTokenTTL), "access token lifetime (ORDERS_TOKEN_TTL)")
-	fs.IntVar(&c.Orders.MaxInProgress, "orders-max-in-progress", e.int("ORDERS_MAX_IN_PROGRESS", orders.DefaultMaxInProgress), "orders one performer may hold IN PROGRESS at once; a take beyond gets 409 too_many_in_progress (ORDERS_MAX_IN_PROGRESS)")
+	fs.IntVar(&c.Orders.MaxHeld, "orders-max-held", e.int("ORDERS_MAX_HELD", e.int("ORDERS_MAX_IN_PROGRESS", orders.DefaultMaxHeld)), "orders one performer may hold at once, IN PROGRESS and READY; a take beyond gets 409 too_many_in_progress (ORDERS_MAX_HELD; the deprecated ORDERS_MAX_IN_PROGRESS is read when it is unset)")
 	fs.IntVar(&c.Orders.ListShare, "orders-list-share", e.int("ORDERS_LIST_SHARE", 0), "list pages one user reads at once per replica, more wait their turn; 0 is a quarter of the database pool, at least 1 (ORDERS_LIST_SHARE)")
 	fs.DurationVar(&c.Orders.ListTimeout, "orders-list-timeout", e.duration("ORDERS_LIST_TIMEOUT", orders.DefaultListTimeout), "longest a list page's query may run before it is cancelled and answered 503 server_busy (ORDERS_LIST_TIMEOUT)")
 	fs.DurationVar(&c.Orders.InProgressTimeout, "orders-in-progress-timeout", e.duration("ORDERS_IN_PROGRESS_TIMEOUT", 72*time.Hour), "an order IN PROGRESS untouched this long returns to WAITING (ORDERS_IN_PROGRESS_TIMEOUT)")
+	fs.DurationVar(&c.Orders.ReadyTimeout, "orders-ready-timeout", e.duration("ORDERS_READY_TIMEOUT", orders.DefaultReadyTimeout), "an order READY this long without its customer's accept or reject is accepted and paid by the server (ORDERS_READY_TIMEOUT)")
+	fs.DurationVar(&c.Orders.RetakeCooldown, "orders-retake-cooldown", e.duration("ORDERS_RETAKE_COOLDOWN", orders.DefaultRetakeCooldown), "how long a performer may not take again an order rejected, released or expired in its hands; such a take gets 409 retake_cooldown (ORDERS_RETAKE_COOLDOWN)")
 
 	fs.StringVar(&c.Brands.AdminEmail, "brands-admin-email", env("BRANDS_ADMIN_EMAIL", ""), "first admin of the brands API (BRANDS_ADMIN_EMAIL)")
 	c.Brands.AdminPassword = Secret(env("BRANDS_ADMIN_PASSWORD", ""))
@@ -501,8 +507,8 @@ func (c *Config) validate() error {
 	if c.Orders.TokenTTL <= 0 {
 		errs = append(errs, errors.New("orders token TTL must be positive"))
 	}
-	if c.Orders.MaxInProgress < 1 {
-		errs = append(errs, errors.New("ORDERS_MAX_IN_PROGRESS must be at least 1"))
+	if c.Orders.MaxHeld < 1 {
+		errs = append(errs, errors.New("ORDERS_MAX_HELD must be at least 1"))
 	}
 	if c.Orders.ListShare < 0 {
 		errs = append(errs, errors.New("ORDERS_LIST_SHARE must not be negative"))
@@ -512,6 +518,12 @@ func (c *Config) validate() error {
 	}
 	if c.Orders.InProgressTimeout < time.Second {
 		errs = append(errs, errors.New("ORDERS_IN_PROGRESS_TIMEOUT must be at least 1s"))
+	}
+	if c.Orders.ReadyTimeout < time.Second {
+		errs = append(errs, errors.New("ORDERS_READY_TIMEOUT must be at least 1s"))
+	}
+	if c.Orders.RetakeCooldown < time.Second {
+		errs = append(errs, errors.New("ORDERS_RETAKE_COOLDOWN must be at least 1s"))
 	}
 	if c.Brands.TokenTTL <= 0 {
 		errs = append(errs, errors.New("brands token TTL must be positive"))

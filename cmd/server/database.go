@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/platform/migrate"
+	"github.com/triadhq/triad/impl/platform/pgtx"
 )
 
 // databases are the server's three ways to PostgreSQL (docs/replicas.md, "Behind a pooler, with
@@ -28,6 +29,8 @@ type databases struct {
 	// pooled says DATABASE_URL is taken to be a transaction-mode pooler: a direct URL other than it
 	// was given.
 	pooled bool
+	// conflicts counts the deadlocks and serialization failures the pools' statements met.
+	conflicts *pgtx.Conflicts
 }
 
 func (d *databases) close() {
@@ -61,13 +64,15 @@ func openDatabases(ctx context.Context, cfg Config, primary string, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	d := &databases{direct: direct, pooled: cfg.DatabaseDirectURL != "" && cfg.DatabaseDirectURL != cfg.DatabaseURL}
+	d := &databases{direct: direct, pooled: cfg.DatabaseDirectURL != "" && cfg.DatabaseDirectURL != cfg.DatabaseURL,
+		conflicts: &pgtx.Conflicts{}}
 	open := func(name, url string) (*pgxpool.Pool, error) {
 		pc, err := pgxpool.ParseConfig(url)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		pc.MaxConns = poolSize(cfg, url, runtime.GOMAXPROCS(0))
+		pc.ConnConfig.Tracer = d.conflicts
 		if d.pooled && !strings.Contains(url, "default_query_exec_mode") {
 			pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 		}

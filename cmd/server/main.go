@@ -137,6 +137,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	pool := dbs.pool
 	reg := metrics.New()
 	reg.WatchPool(pool)
+	reg.WatchConflicts(dbs.conflicts.Counts)
 	var ln net.Listener
 	if cfg.Auth.URLFromListener {
 		// AUTH_URL is the address listened on (dev mode without AUTH_URL), which for port 0 is known

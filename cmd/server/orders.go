@@ -26,7 +26,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		Logins:       logins,
 		Signups:      signups,
 		Revocations:  a.revocations,
-		Limits: orders.Limits{MaxInProgress: a.cfg.Orders.MaxInProgress,
+		Limits: orders.Limits{MaxHeld: a.cfg.Orders.MaxHeld, RetakeCooldown: a.cfg.Orders.RetakeCooldown,
 			ListShare: a.cfg.Orders.ListShare, ListTimeout: a.cfg.Orders.ListTimeout},
 		Reads: a.reads,
 	})
@@ -48,11 +48,16 @@ func (a *app) mountOrders(r chi.Router) error {
 	a.tokens.Provide("orders", tokenSource("orders", api.Tokens().Resolve, func(p orders.Principal) (string, string) {
 		return strconv.FormatInt(p.ID, 10), string(p.Type)
 	}))
-	// Every replica sweeps; each stale order moves once (the statement skips rows another holds).
-	timeout := a.cfg.Orders.InProgressTimeout
+	// Every replica sweeps; each stale order moves once (the statement skips rows another holds,
+	// an acceptance refuses an order no longer READY).
+	timeout, ready := a.cfg.Orders.InProgressTimeout, a.cfg.Orders.ReadyTimeout
 	a.onClose(sweep.Start(a.log, "orders in progress", staleSweepEvery(timeout), func(ctx context.Context) (int64, error) {
 		return api.Service().ExpireStale(ctx, timeout)
 	}))
+	a.onClose(sweep.Start(a.log, "orders ready unanswered", staleSweepEvery(ready), func(ctx context.Context) (int64, error) {
+		return api.Service().AcceptStale(ctx, ready)
+	}))
+	a.onClose(sweep.Start(a.log, "order cool-downs", time.Hour, api.Service().SweepCooldowns))
 	return api.Mount(r)
 }
 

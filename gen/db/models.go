@@ -124,6 +124,12 @@ type Order struct {
 	Held        int64
 }
 
+type OrderCooldown struct {
+	OrderID     int64
+	PerformerID int64
+	Until       time.Time
+}
+
 type OrderCounter struct {
 	Scope   string
 	OwnerID int64

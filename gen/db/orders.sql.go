@@ -66,9 +66,10 @@ WITH c AS (
     RETURNING o.id, o.customer_id, o.description, o.price, o.held, o.status, o.created_at
 ), funds AS (
     UPDATE order_users u SET reserved = u.reserved - c.held FROM c WHERE u.id = c.customer_id
+    RETURNING u.id
 ), counted AS (
     INSERT INTO order_counters (scope, owner_id, slot, n)
-    SELECT 'waiting', 0, order_counter_slot(), -1 FROM c
+    SELECT 'waiting', 0, order_counter_slot(), -1 FROM funds
     ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
 ), ledger AS (
     INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT c.customer_id, c.id, 'cancel', 0 FROM c
@@ -92,8 +93,9 @@ type CancelOrderRow struct {
 
 // CancelOrder withdraws a waiting order of the calling customer (→ CANCELLED): its reservation
 // returns to the customer's free balance, it leaves the new-orders count (it stays in the
-// customer's list) and the ledger records the cancel. No row means refused. Locks: the order,
-// then the customer (as an acceptance).
+// customer's list) and the ledger records the cancel. No row means refused. Locks, each CTE
+// reading the rows of the one before so they run in this order: the order, the customer, the
+// new-orders counter slot.
 func (q *Queries) CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error) {
 	row := q.db.QueryRow(ctx, CancelOrder, arg.ID, arg.CustomerID)
 	var i CancelOrderRow
@@ -175,13 +177,24 @@ WITH stale AS (
     RETURNING o.id, stale.performer_id
 ), per AS (
     SELECT r.performer_id, count(*)::bigint AS n FROM r GROUP BY r.performer_id
+), held AS (
+    SELECT u.id FROM order_users u JOIN per ON per.performer_id = u.id ORDER BY u.id FOR NO KEY UPDATE OF u
 ), freed AS (
-    UPDATE order_users u SET holding = u.holding - per.n FROM per WHERE u.id = per.performer_id
+    UPDATE order_users u SET holding = u.holding - per.n FROM held, per
+    WHERE u.id = held.id AND per.performer_id = held.id
+    RETURNING u.id, per.n
+), cooled AS (
+    INSERT INTO order_cooldowns (order_id, performer_id, until)
+    SELECT r.id, r.performer_id, now() + $3::interval FROM r
+    ON CONFLICT (order_id, performer_id) DO UPDATE SET until = excluded.until
 ), counted AS (
     INSERT INTO order_counters (scope, owner_id, slot, n)
-    SELECT 'waiting', 0, order_counter_slot(), sum(per.n) FROM per HAVING count(*) > 0
-    UNION ALL
-    SELECT 'performer', per.performer_id, order_counter_slot(), -per.n FROM per
+    SELECT c.scope, c.owner_id, order_counter_slot(), c.n FROM (
+        SELECT 0 AS rank, 'waiting' AS scope, 0::bigint AS owner_id, sum(freed.n)::bigint AS n FROM freed HAVING count(*) > 0
+        UNION ALL
+        SELECT 1, 'performer', freed.id, -freed.n FROM freed
+    ) AS c
+    ORDER BY c.rank, c.owner_id
     ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
 ), ledger AS (
     INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT r.performer_id, r.id, 'expire', 0 FROM r
@@ -190,17 +203,22 @@ SELECT count(*)::bigint FROM r
 `
 
 type ExpireStaleOrdersParams struct {
-	After pgtype.Interval
-	Batch int32
+	After    pgtype.Interval
+	Batch    int32
+	Cooldown pgtype.Interval
 }
 
 // ExpireStaleOrders returns up to batch orders IN PROGRESS untouched since before now() - after
 // (the take or the last move set updated_at) to WAITING, as if each performer had released them:
-// the counters, the performers' places under the cap and one ledger row ('expire') each. Every
-// replica may run it at once: SKIP LOCKED leaves an order another sweep (or a move) holds, and the
-// UPDATE checks the status again. The result is how many orders returned.
+// the counters, the performers' places under the cap, their cool-downs and one ledger row
+// ('expire') each. Every replica may run it at once: SKIP LOCKED leaves an order another sweep
+// (or a move) holds, and the UPDATE checks the status again. Locks, as every write, each CTE
+// reading the rows of the one before: the orders (never waiting), the performers in id order,
+// then the new-orders counter slot and the performers' counter slots in id order. The cool-down
+// rows are the orders' own (only a move holding its order writes them), so they wait for nobody.
+// The result is how many orders returned.
 func (q *Queries) ExpireStaleOrders(ctx context.Context, arg ExpireStaleOrdersParams) (int64, error) {
-	row := q.db.QueryRow(ctx, ExpireStaleOrders, arg.After, arg.Batch)
+	row := q.db.QueryRow(ctx, ExpireStaleOrders, arg.After, arg.Batch, arg.Cooldown)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -294,14 +312,9 @@ func (q *Queries) GetVisibleOrder(ctx context.Context, arg GetVisibleOrderParams
 }
 
 const PassOrder = `-- name: PassOrder :one
-WITH p AS (
-    UPDATE orders o SET status = 'READY', updated_at = now()
-    WHERE o.id = $1 AND o.status = 'IN PROGRESS' AND o.performer_id = $2
-    RETURNING o.id, o.customer_id, o.performer_id, o.description, o.price, o.status, o.created_at
-), freed AS (
-    UPDATE order_users u SET holding = u.holding - 1 FROM p WHERE u.id = p.performer_id
-)
-SELECT p.id, p.customer_id, p.description, p.price, p.status, p.created_at FROM p
+UPDATE orders o SET status = 'READY', updated_at = now()
+WHERE o.id = $1 AND o.status = 'IN PROGRESS' AND o.performer_id = $2
+RETURNING o.id, o.customer_id, o.description, o.price, o.status, o.created_at
 `
 
 type PassOrderParams struct {
@@ -318,14 +331,83 @@ type PassOrderRow struct {
 	CreatedAt   time.Time
 }
 
-// PassOrder moves an order in progress to READY when the caller is its performer, and gives back
-// the performer's place under the cap; no row means refused. Locks: the order, then the performer.
+// PassOrder moves an order in progress to READY when the caller is its performer; no row means
+// refused. The order stays among what its performer holds until its customer accepts or rejects
+// it. Locks: the order.
 func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error) {
 	row := q.db.QueryRow(ctx, PassOrder, arg.ID, arg.PerformerID)
 	var i PassOrderRow
 	err := row.Scan(
 		&i.ID,
 		&i.CustomerID,
+		&i.Description,
+		&i.Price,
+		&i.Status,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const RejectOrder = `-- name: RejectOrder :one
+WITH cur AS (
+    SELECT o.id, o.performer_id FROM orders o
+    WHERE o.id = $1 AND o.status = 'READY' AND o.customer_id = $2
+    FOR UPDATE
+), r AS (
+    UPDATE orders o SET status = 'WAITING', performer_id = NULL, updated_at = now()
+    FROM cur WHERE o.id = cur.id
+    RETURNING o.id, o.customer_id, cur.performer_id, o.description, o.price, o.status, o.created_at
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - 1 FROM r WHERE u.id = r.performer_id
+    RETURNING r.id AS order_id, u.id AS performer_id
+), cooled AS (
+    INSERT INTO order_cooldowns (order_id, performer_id, until)
+    SELECT freed.order_id, freed.performer_id, now() + $3::interval FROM freed
+    ON CONFLICT (order_id, performer_id) DO UPDATE SET until = excluded.until
+    RETURNING performer_id
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT c.scope, c.owner_id, order_counter_slot(), c.delta
+    FROM cooled, LATERAL (VALUES (1, 'waiting', 0::bigint, 1::bigint), (2, 'performer', cooled.performer_id, -1::bigint))
+        AS c(rank, scope, owner_id, delta)
+    ORDER BY c.rank
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT r.performer_id, r.id, 'reject', 0 FROM r
+)
+SELECT r.id, r.customer_id, r.performer_id, r.description, r.price, r.status, r.created_at FROM r
+`
+
+type RejectOrderParams struct {
+	ID         int64
+	CustomerID int64
+	Cooldown   pgtype.Interval
+}
+
+type RejectOrderRow struct {
+	ID          int64
+	CustomerID  int64
+	PerformerID pgtype.Int8
+	Description string
+	Price       int64
+	Status      string
+	CreatedAt   time.Time
+}
+
+// RejectOrder sends a READY order of the calling customer back (→ WAITING, no performer): it
+// returns to the new-orders count, leaves its performer's, gives back the performer's place under
+// the cap, starts the performer's cool-down on it, and the ledger records the rejection (user: the
+// performer removed). The customer's reservation stays. No row means refused. Locks, each CTE
+// reading the rows of the one before: the order (cur: FOR UPDATE reads the performer of the
+// version it locked), the performer, the cool-down row, the counter slots (new-orders, then
+// performer).
+func (q *Queries) RejectOrder(ctx context.Context, arg RejectOrderParams) (RejectOrderRow, error) {
+	row := q.db.QueryRow(ctx, RejectOrder, arg.ID, arg.CustomerID, arg.Cooldown)
+	var i RejectOrderRow
+	err := row.Scan(
+		&i.ID,
+		&i.CustomerID,
+		&i.PerformerID,
 		&i.Description,
 		&i.Price,
 		&i.Status,
@@ -341,10 +423,18 @@ WITH r AS (
     RETURNING o.id, o.customer_id, o.description, o.price, o.status, o.created_at
 ), freed AS (
     UPDATE order_users u SET holding = u.holding - 1 FROM r WHERE u.id = $2::bigint
+    RETURNING r.id AS order_id, u.id AS performer_id
+), cooled AS (
+    INSERT INTO order_cooldowns (order_id, performer_id, until)
+    SELECT freed.order_id, freed.performer_id, now() + $3::interval FROM freed
+    ON CONFLICT (order_id, performer_id) DO UPDATE SET until = excluded.until
+    RETURNING performer_id
 ), counted AS (
     INSERT INTO order_counters (scope, owner_id, slot, n)
     SELECT c.scope, c.owner_id, order_counter_slot(), c.delta
-    FROM r, LATERAL (VALUES ('waiting', 0::bigint, 1::bigint), ('performer', $2::bigint, -1::bigint)) AS c(scope, owner_id, delta)
+    FROM cooled, LATERAL (VALUES (1, 'waiting', 0::bigint, 1::bigint), (2, 'performer', cooled.performer_id, -1::bigint))
+        AS c(rank, scope, owner_id, delta)
+    ORDER BY c.rank
     ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
 ), ledger AS (
     INSERT INTO order_ledger (user_id, order_id, kind, amount) SELECT $2::bigint, r.id, 'release', 0 FROM r
@@ -355,6 +445,7 @@ SELECT r.id, r.customer_id, r.description, r.price, r.status, r.created_at FROM 
 type ReleaseOrderParams struct {
 	ID          int64
 	PerformerID int64
+	Cooldown    pgtype.Interval
 }
 
 type ReleaseOrderRow struct {
@@ -368,10 +459,12 @@ type ReleaseOrderRow struct {
 
 // ReleaseOrder hands an order in progress back by its performer (→ WAITING, no performer): it
 // returns to the new-orders count, leaves the performer's, gives back the performer's place under
-// the cap, and the ledger records the release. The customer's reservation stays. No row means
-// refused. Locks: the order, then the performer.
+// the cap, starts the performer's cool-down on it and the ledger records the release. The
+// customer's reservation stays. No row means refused. Locks, each CTE reading the rows of the one
+// before: the order, the performer, the cool-down row, the counter slots (new-orders, then
+// performer).
 func (q *Queries) ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (ReleaseOrderRow, error) {
-	row := q.db.QueryRow(ctx, ReleaseOrder, arg.ID, arg.PerformerID)
+	row := q.db.QueryRow(ctx, ReleaseOrder, arg.ID, arg.PerformerID, arg.Cooldown)
 	var i ReleaseOrderRow
 	err := row.Scan(
 		&i.ID,
@@ -384,8 +477,48 @@ func (q *Queries) ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (Rel
 	return i, err
 }
 
+const StaleReadyOrders = `-- name: StaleReadyOrders :many
+SELECT o.id, o.customer_id FROM orders o
+WHERE o.status = 'READY' AND o.updated_at < now() - $1::interval
+ORDER BY o.updated_at LIMIT $2
+`
+
+type StaleReadyOrdersParams struct {
+	After pgtype.Interval
+	Batch int32
+}
+
+type StaleReadyOrdersRow struct {
+	ID         int64
+	CustomerID int64
+}
+
+// StaleReadyOrders lists up to batch orders READY since before now() - after that their customer
+// neither accepted nor rejected, oldest first, with their customer: the sweep accepts each in a
+// transaction of its own, as the customer would.
+func (q *Queries) StaleReadyOrders(ctx context.Context, arg StaleReadyOrdersParams) ([]StaleReadyOrdersRow, error) {
+	rows, err := q.db.Query(ctx, StaleReadyOrders, arg.After, arg.Batch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []StaleReadyOrdersRow{}
+	for rows.Next() {
+		var i StaleReadyOrdersRow
+		if err := rows.Scan(&i.ID, &i.CustomerID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const TakeOrder = `-- name: TakeOrder :one
 SELECT t.outcome::text AS outcome, coalesce(t.held, 0)::integer AS held,
+       coalesce(t.until, 'epoch')::timestamptz AS until,
        coalesce(t.customer_id, 0)::bigint AS customer_id, coalesce(t.description, '')::text AS description,
        coalesce(t.price, 0)::bigint AS price, coalesce(t.status, '')::text AS status,
        coalesce(t.created_at, 'epoch')::timestamptz AS created_at
@@ -401,6 +534,7 @@ type TakeOrderParams struct {
 type TakeOrderRow struct {
 	Outcome     string
 	Held        int32
+	Until       time.Time
 	CustomerID  int64
 	Description string
 	Price       int64
@@ -409,14 +543,16 @@ type TakeOrderRow struct {
 }
 
 // TakeOrder moves a waiting order to IN PROGRESS for a performer holding fewer than max_held
-// orders IN PROGRESS (order_take holds the rules and the counter changes); outcome names the
-// result: taken, too_many or not_waiting.
+// orders (IN PROGRESS and READY), unless the performer's cool-down on it runs (order_take holds
+// the rules and the counter changes); outcome names the result: taken, too_many (held: the
+// performer's count), cooling_down (until: when it ends) or not_waiting.
 func (q *Queries) TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error) {
 	row := q.db.QueryRow(ctx, TakeOrder, arg.OrderID, arg.PerformerID, arg.MaxHeld)
 	var i TakeOrderRow
 	err := row.Scan(
 		&i.Outcome,
 		&i.Held,
+		&i.Until,
 		&i.CustomerID,
 		&i.Description,
 		&i.Price,

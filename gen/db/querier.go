@@ -19,8 +19,9 @@ type Querier interface {
 	AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotencyKeyParams) error
 	// CancelOrder withdraws a waiting order of the calling customer (→ CANCELLED): its reservation
 	// returns to the customer's free balance, it leaves the new-orders count (it stays in the
-	// customer's list) and the ledger records the cancel. No row means refused. Locks: the order,
-	// then the customer (as an acceptance).
+	// customer's list) and the ledger records the cancel. No row means refused. Locks, each CTE
+	// reading the rows of the one before so they run in this order: the order, the customer, the
+	// new-orders counter slot.
 	CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error)
 	// ClaimIdempotencyKey takes a key for a request to run: a key not seen, one expired, or one whose
 	// first run of this same request stopped answering (running_until passed without an answer).
@@ -64,9 +65,13 @@ type Querier interface {
 	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) ([][]byte, error)
 	// ExpireStaleOrders returns up to batch orders IN PROGRESS untouched since before now() - after
 	// (the take or the last move set updated_at) to WAITING, as if each performer had released them:
-	// the counters, the performers' places under the cap and one ledger row ('expire') each. Every
-	// replica may run it at once: SKIP LOCKED leaves an order another sweep (or a move) holds, and the
-	// UPDATE checks the status again. The result is how many orders returned.
+	// the counters, the performers' places under the cap, their cool-downs and one ledger row
+	// ('expire') each. Every replica may run it at once: SKIP LOCKED leaves an order another sweep
+	// (or a move) holds, and the UPDATE checks the status again. Locks, as every write, each CTE
+	// reading the rows of the one before: the orders (never waiting), the performers in id order,
+	// then the new-orders counter slot and the performers' counter slots in id order. The cool-down
+	// rows are the orders' own (only a move holding its order writes them), so they wait for nobody.
+	// The result is how many orders returned.
 	ExpireStaleOrders(ctx context.Context, arg ExpireStaleOrdersParams) (int64, error)
 	// GetAvatar returns the bytes of one avatar.
 	GetAvatar(ctx context.Context, id string) ([]byte, error)
@@ -183,13 +188,22 @@ type Querier interface {
 	// OrderListTotal is the exact size of one list: the sum of its counter's slots (0 for a list never
 	// counted).
 	OrderListTotal(ctx context.Context, arg OrderListTotalParams) (int64, error)
-	// PassOrder moves an order in progress to READY when the caller is its performer, and gives back
-	// the performer's place under the cap; no row means refused. Locks: the order, then the performer.
+	// PassOrder moves an order in progress to READY when the caller is its performer; no row means
+	// refused. The order stays among what its performer holds until its customer accepts or rejects
+	// it. Locks: the order.
 	PassOrder(ctx context.Context, arg PassOrderParams) (PassOrderRow, error)
 	// PromoteBrandUser makes the user an admin with the given password hash.
 	PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
+	// RejectOrder sends a READY order of the calling customer back (→ WAITING, no performer): it
+	// returns to the new-orders count, leaves its performer's, gives back the performer's place under
+	// the cap, starts the performer's cool-down on it, and the ledger records the rejection (user: the
+	// performer removed). The customer's reservation stays. No row means refused. Locks, each CTE
+	// reading the rows of the one before: the order (cur: FOR UPDATE reads the performer of the
+	// version it locked), the performer, the cool-down row, the counter slots (new-orders, then
+	// performer).
+	RejectOrder(ctx context.Context, arg RejectOrderParams) (RejectOrderRow, error)
 	// ReleaseIdempotencyKey frees a key whose request failed on the server's side, so a retry runs it.
 	ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempotencyKeyParams) error
 	// ReleaseLoginAttempt gives back one reserved attempt of the window ending at expires_at (a check
@@ -197,8 +211,10 @@ type Querier interface {
 	ReleaseLoginAttempt(ctx context.Context, arg ReleaseLoginAttemptParams) error
 	// ReleaseOrder hands an order in progress back by its performer (→ WAITING, no performer): it
 	// returns to the new-orders count, leaves the performer's, gives back the performer's place under
-	// the cap, and the ledger records the release. The customer's reservation stays. No row means
-	// refused. Locks: the order, then the performer.
+	// the cap, starts the performer's cool-down on it and the ledger records the release. The
+	// customer's reservation stays. No row means refused. Locks, each CTE reading the rows of the one
+	// before: the order, the performer, the cool-down row, the counter slots (new-orders, then
+	// performer).
 	ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (ReleaseOrderRow, error)
 	// ReserveLoginAttempt counts one attempt for key unless it already has max in its window; a key
 	// without a row or whose window ended starts a new window ending at expires_at. It returns the end
@@ -206,17 +222,26 @@ type Querier interface {
 	ReserveLoginAttempt(ctx context.Context, arg ReserveLoginAttemptParams) (time.Time, error)
 	// SetBrandUserPassword replaces the user's password hash.
 	SetBrandUserPassword(ctx context.Context, arg SetBrandUserPasswordParams) error
+	// StaleReadyOrders lists up to batch orders READY since before now() - after that their customer
+	// neither accepted nor rejected, oldest first, with their customer: the sweep accepts each in a
+	// transaction of its own, as the customer would.
+	StaleReadyOrders(ctx context.Context, arg StaleReadyOrdersParams) ([]StaleReadyOrdersRow, error)
 	// SubscribeBrand subscribes the user to the brand when it exists, is available and the user is not
 	// subscribed yet; 0 rows means one of those did not hold. The count trigger fires only on a new row.
 	SubscribeBrand(ctx context.Context, arg SubscribeBrandParams) (int64, error)
+	// SweepOrderCooldowns deletes up to batch cool-downs that have ended; rows a move holds are left
+	// for the next sweep (SKIP LOCKED), so the sweep never waits for a write nor two replicas'
+	// sweeps for each other.
+	SweepOrderCooldowns(ctx context.Context, batch int32) (int64, error)
 	// TakeLoginSlot schedules one check of a key that reached its limit in a window that has not
 	// ended: at the key's next free slot, or now when that has passed, and moves the next free slot
 	// one interval on. It returns the slot's start, or no row when that start is more than max_wait
 	// away (the key is over its share: the caller refuses) or the key has no such window.
 	TakeLoginSlot(ctx context.Context, arg TakeLoginSlotParams) (time.Time, error)
 	// TakeOrder moves a waiting order to IN PROGRESS for a performer holding fewer than max_held
-	// orders IN PROGRESS (order_take holds the rules and the counter changes); outcome names the
-	// result: taken, too_many or not_waiting.
+	// orders (IN PROGRESS and READY), unless the performer's cool-down on it runs (order_take holds
+	// the rules and the counter changes); outcome names the result: taken, too_many (held: the
+	// performer's count), cooling_down (until: when it ends) or not_waiting.
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
 	// UnsubscribeBrand ends the user's subscription to the brand; 0 rows means there was none.
 	UnsubscribeBrand(ctx context.Context, arg UnsubscribeBrandParams) (int64, error)

@@ -691,7 +691,8 @@ type ClientInterface interface {
 	// CreateOrderWithBody Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -706,7 +707,8 @@ type ClientInterface interface {
 	// CreateOrder Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -731,10 +733,13 @@ type ClientInterface interface {
 	// AcceptOrder Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-	// the commission, each movement recorded in the ledger. The money was reserved when the order
-	// was created, so the payment cannot lack funds; only an order created before reservations
-	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+	// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+	// performer is credited the price and the platform account the commission, each movement
+	// recorded in the ledger, and the performer's place under the cap is free again. The money
+	// was reserved when the order was created, so the payment cannot lack funds; only an order
+	// created before reservations existed can still be refused with 409 `insufficient_funds`
+	// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+	// left READY unanswered for the configured time (default 14 days).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 	AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -750,18 +755,36 @@ type ClientInterface interface {
 
 	// PassOrder Mark an order ready (its performer)
 	//
-	// IN PROGRESS → READY. Only the order's performer may do it.
+	// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+	// performer's held orders until its customer accepts it (paid) or rejects it (back to
+	// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+	// accepted by the server.
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectOrder Send a ready order back (its customer)
+	//
+	// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+	// paid. The order loses its performer, returns to the new-orders list and leaves the
+	// performer's list; the performer's place under the cap on held orders is free again; the
+	// customer's reservation stays (the order is still open: cancel it to free the money). The
+	// performer may not take this order again for the configured cool-down (default 24 hours;
+	// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+	// the server.
+	//
+	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+	RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseOrder Hand an order back (its performer)
 	//
 	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 	// returns to the new-orders list and leaves the performer's list; the performer's place under
-	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-	// records the release. The server does the same by itself to an order left IN PROGRESS
-	// untouched for the configured time (default 72 hours).
+	// the cap on held orders is free again; the customer's reservation stays; the performer may
+	// not take this order again for the configured cool-down (default 24 hours; 409
+	// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
 	ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -770,9 +793,13 @@ type ClientInterface interface {
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-	// returns to WAITING after the configured time untouched).
+	// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+	// counted together (passing an order does not free its place; its customer's acceptance or
+	// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+	// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+	// configured time untouched. A performer whose order was rejected, released or expired may
+	// not take that order again for the configured cool-down (default 24 hours): 409
+	// `retake_cooldown`, saying when it may.
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 	TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -849,7 +876,8 @@ func (c *Client) ListNewOrders(ctx context.Context, params *ListNewOrdersParams,
 // CreateOrderWithBody Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -874,7 +902,8 @@ func (c *Client) CreateOrderWithBody(ctx context.Context, params *CreateOrderPar
 // CreateOrder Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -919,10 +948,13 @@ func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...Request
 // AcceptOrder Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-// the commission, each movement recorded in the ledger. The money was reserved when the order
-// was created, so the payment cannot lack funds; only an order created before reservations
-// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+// performer is credited the price and the platform account the commission, each movement
+// recorded in the ledger, and the performer's place under the cap is free again. The money
+// was reserved when the order was created, so the payment cannot lack funds; only an order
+// created before reservations existed can still be refused with 409 `insufficient_funds`
+// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+// left READY unanswered for the configured time (default 14 days).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -958,7 +990,10 @@ func (c *Client) CancelOrder(ctx context.Context, id OrderID, reqEditors ...Requ
 
 // PassOrder Mark an order ready (its performer)
 //
-// IN PROGRESS → READY. Only the order's performer may do it.
+// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+// performer's held orders until its customer accepts it (paid) or rejects it (back to
+// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+// accepted by the server.
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -973,13 +1008,38 @@ func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// RejectOrder Send a ready order back (its customer)
+//
+// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+// paid. The order loses its performer, returns to the new-orders list and leaves the
+// performer's list; the performer's place under the cap on held orders is free again; the
+// customer's reservation stays (the order is still open: cancel it to free the money). The
+// performer may not take this order again for the configured cool-down (default 24 hours;
+// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+// the server.
+//
+// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+func (c *Client) RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReleaseOrder Hand an order back (its performer)
 //
 // IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 // returns to the new-orders list and leaves the performer's list; the performer's place under
-// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-// records the release. The server does the same by itself to an order left IN PROGRESS
-// untouched for the configured time (default 72 hours).
+// the cap on held orders is free again; the customer's reservation stays; the performer may
+// not take this order again for the configured cool-down (default 24 hours; 409
+// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
 func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -998,9 +1058,13 @@ func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...Req
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-// returns to WAITING after the configured time untouched).
+// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+// counted together (passing an order does not free its place; its customer's acceptance or
+// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+// configured time untouched. A performer whose order was rejected, released or expired may
+// not take that order again for the configured cool-down (default 24 hours): 409
+// `retake_cooldown`, saying when it may.
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1374,6 +1438,40 @@ func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewRejectOrderRequest constructs an http.Request for the RejectOrder method
+func NewRejectOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s/reject", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReleaseOrderRequest constructs an http.Request for the ReleaseOrder method
 func NewReleaseOrderRequest(server string, id OrderID) (*http.Request, error) {
 	var err error
@@ -1648,7 +1746,8 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithBodyWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -1663,7 +1762,8 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -1690,10 +1790,13 @@ type ClientWithResponsesInterface interface {
 	// AcceptOrderWithResponse Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-	// the commission, each movement recorded in the ledger. The money was reserved when the order
-	// was created, so the payment cannot lack funds; only an order created before reservations
-	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+	// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+	// performer is credited the price and the platform account the commission, each movement
+	// recorded in the ledger, and the performer's place under the cap is free again. The money
+	// was reserved when the order was created, so the payment cannot lack funds; only an order
+	// created before reservations existed can still be refused with 409 `insufficient_funds`
+	// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+	// left READY unanswered for the configured time (default 14 days).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1713,20 +1816,40 @@ type ClientWithResponsesInterface interface {
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
-	// IN PROGRESS → READY. Only the order's performer may do it.
+	// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+	// performer's held orders until its customer accepts it (paid) or rejects it (back to
+	// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+	// accepted by the server.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
 
+	// RejectOrderWithResponse Send a ready order back (its customer)
+	//
+	// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+	// paid. The order loses its performer, returns to the new-orders list and leaves the
+	// performer's list; the performer's place under the cap on held orders is free again; the
+	// customer's reservation stays (the order is still open: cancel it to free the money). The
+	// performer may not take this order again for the configured cool-down (default 24 hours;
+	// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+	// the server.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+	RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
+
 	// ReleaseOrderWithResponse Hand an order back (its performer)
 	//
 	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 	// returns to the new-orders list and leaves the performer's list; the performer's place under
-	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-	// records the release. The server does the same by itself to an order left IN PROGRESS
-	// untouched for the configured time (default 72 hours).
+	// the cap on held orders is free again; the customer's reservation stays; the performer may
+	// not take this order again for the configured cool-down (default 24 hours; 409
+	// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1737,9 +1860,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-	// returns to WAITING after the configured time untouched).
+	// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+	// counted together (passing an order does not free its place; its customer's acceptance or
+	// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+	// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+	// configured time untouched. A performer whose order was rejected, released or expired may
+	// not take that order again for the configured cool-down (default 24 hours): 409
+	// `retake_cooldown`, saying when it may.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2482,6 +2609,110 @@ func (r PassOrderResponse) ContentType() string {
 	return ""
 }
 
+// RejectOrderResponse401Headers the declared response headers of an HTTP 401 response for RejectOrder
+type RejectOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RejectOrderResponse503Headers the declared response headers of an HTTP 503 response for RejectOrder
+type RejectOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RejectOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Order
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RejectOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RejectOrderResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectOrderResponse) GetJSON200() *Order {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RejectOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RejectOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RejectOrderResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RejectOrderResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RejectOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RejectOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReleaseOrderResponse401Headers the declared response headers of an HTTP 401 response for ReleaseOrder
 type ReleaseOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2932,7 +3163,8 @@ func (c *ClientWithResponses) ListNewOrdersWithResponse(ctx context.Context, par
 // CreateOrderWithBodyWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -2953,7 +3185,8 @@ func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Contex
 // CreateOrderWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -2992,10 +3225,13 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id Order
 // AcceptOrderWithResponse Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-// the commission, each movement recorded in the ledger. The money was reserved when the order
-// was created, so the payment cannot lack funds; only an order created before reservations
-// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+// performer is credited the price and the platform account the commission, each movement
+// recorded in the ledger, and the performer's place under the cap is free again. The money
+// was reserved when the order was created, so the payment cannot lack funds; only an order
+// created before reservations existed can still be refused with 409 `insufficient_funds`
+// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+// left READY unanswered for the configured time (default 14 days).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3027,7 +3263,10 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id Or
 
 // PassOrderWithResponse Mark an order ready (its performer)
 //
-// IN PROGRESS → READY. Only the order's performer may do it.
+// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+// performer's held orders until its customer accepts it (paid) or rejects it (back to
+// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+// accepted by the server.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3040,13 +3279,36 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id Orde
 	return ParsePassOrderResponse(rsp)
 }
 
+// RejectOrderWithResponse Send a ready order back (its customer)
+//
+// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+// paid. The order loses its performer, returns to the new-orders list and leaves the
+// performer's list; the performer's place under the cap on held orders is free again; the
+// customer's reservation stays (the order is still open: cancel it to free the money). The
+// performer may not take this order again for the configured cool-down (default 24 hours;
+// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+// the server.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
+	rsp, err := c.RejectOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectOrderResponse(rsp)
+}
+
 // ReleaseOrderWithResponse Hand an order back (its performer)
 //
 // IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 // returns to the new-orders list and leaves the performer's list; the performer's place under
-// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-// records the release. The server does the same by itself to an order left IN PROGRESS
-// untouched for the configured time (default 72 hours).
+// the cap on held orders is free again; the customer's reservation stays; the performer may
+// not take this order again for the configured cool-down (default 24 hours; 409
+// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3063,9 +3325,13 @@ func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id O
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-// returns to WAITING after the configured time untouched).
+// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+// counted together (passing an order does not free its place; its customer's acceptance or
+// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+// configured time untouched. A performer whose order was rejected, released or expired may
+// not take that order again for the configured cool-down (default 24 hours): 409
+// `retake_cooldown`, saying when it may.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3792,6 +4058,104 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 	return response, nil
 }
 
+// ParseRejectOrderResponse parses an HTTP response from a RejectOrderWithResponse call
+func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RejectOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers RejectOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReleaseOrderResponse parses an HTTP response from a ReleaseOrderWithResponse call
 func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -4210,6 +4574,9 @@ type ServerInterface interface {
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	// RejectOrder Send a ready order back (its customer)
+	// (PATCH /orders/{id}/reject)
+	RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID)
@@ -4267,6 +4634,12 @@ func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id Or
 // PassOrder Mark an order ready (its performer)
 // (PATCH /orders/{id}/pass)
 func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RejectOrder Send a ready order back (its customer)
+// (PATCH /orders/{id}/reject)
+func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4512,6 +4885,32 @@ func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.PassOrder(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RejectOrder operation middleware
+func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RejectOrder(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4815,6 +5214,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/pass", wrapper.PassOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/orders/{id}/reject", wrapper.RejectOrder)
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/release", wrapper.ReleaseOrder)
@@ -5694,6 +6096,132 @@ func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
+type RejectOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type RejectOrderResponseObject interface {
+	VisitRejectOrderResponse(w http.ResponseWriter) error
+}
+
+type RejectOrder200JSONResponse Order
+
+func (response RejectOrder200JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RejectOrder400JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RejectOrder401JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder403JSONResponse Error
+
+func (response RejectOrder403JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RejectOrder404JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder409JSONResponse Error
+
+func (response RejectOrder409JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response RejectOrder500JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RejectOrder503JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ReleaseOrderRequestObject struct {
 	Id OrderID `json:"id"`
 }
@@ -6228,6 +6756,9 @@ type StrictServerInterface interface {
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(ctx context.Context, request PassOrderRequestObject) (PassOrderResponseObject, error)
+	// RejectOrder Send a ready order back (its customer)
+	// (PATCH /orders/{id}/reject)
+	RejectOrder(ctx context.Context, request RejectOrderRequestObject) (RejectOrderResponseObject, error)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(ctx context.Context, request ReleaseOrderRequestObject) (ReleaseOrderResponseObject, error)
@@ -6468,6 +6999,32 @@ func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id Or
 	}
 }
 
+// RejectOrder operation middleware
+func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request RejectOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RejectOrder(ctx, request.(RejectOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RejectOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RejectOrderResponseObject); ok {
+		if err := validResponse.VisitRejectOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ReleaseOrder operation middleware
 func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	var request ReleaseOrderRequestObject
@@ -6585,174 +7142,186 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3/khs3kif+KvjWdzZEeqopNlst283YuGjLslc7tqTVj/DeiLomWAWSmC4CHADVFD3q+/Mi7t/7517g",
-	"IvY99t5kn+QiMwEUiix2tzQa6WZuHHaYTaLwI5HI/GQiM+tPWaFXa62EcjY7+1O25oavhBMG/3pSitVa",
-	"O6GK7e/EFr4phS2MXDupVXaW/cwvhWVuKZgRf6yFdczyuWBOMyOc2Q7Yq6Vgc2msiw020i0ZZ5diy0yt",
-	"7JhxZsRacP8L9GX5SkwUtOCqjN/EHnor4Za6zNmau2XO/lgLs81ZoZUTyjG3XQt8bqbLbZ/Ntk0HBa8q",
-	"YSaq13xjRCmUk7yyfbYQjtZCE+bKboRhfMGlytnc6BXjasusMFfC5GyuDRs9YEtdG5uzFTeXopyoaaSY",
-	"O3oh1hXfivKMOVOLaY6zKpZcLYRlSrulVIt0+UtZiWR862RVIY3YhktnJwqGlM76mRFxcRlAKqIrdCtM",
-	"JJW0zIh5bUVJvz8YjSZqKptdvbgU2wsjoMV0wJ6pastsXRTCWmEZN9D12p3hJOe15RXThnE257KqjWB6",
-	"TsRFkkwUra0Ma8uZ1fikM1vG507A7GlBKccggQfspVAldG2EXTLDValX7IpXtWA9PlGvXz/5vs/WwjAl",
-	"NuHRwURleSaBEZeCl8Jkeab4SmRnKeMeAefmmS2WYsWBhcU7vlpX0Op0Piwe8pE4+qYciqMHxdfzo2/5",
-	"6fHRSTEqj2dD8fX84YMsz1b83U9CLdwyOxudnubZSqrw93GerblzwsAk/sub/+/ov7797W+yPAMuzM4y",
-	"64xUi+z6Os+emVKYJ9/vnyHYRQ0/3rNMlgP2naj0hh3v791wOAjLBc5vFivLLM+AJtKIMjsDbutc7/HX",
-	"eTbXZsUdPKQcLU4quapXuBQ/a6mcWAiD037OF2J/zr8XRh/NOMxtzReCqXo1A448pz9XfMus48Yx7thK",
-	"W8eOh8PhkJZpmVROIyNX0rozNoVnpux//8+Jmlr5q5iy//jv/8s/0QsdYL/HwyHRAprBXzl9fxq+B74q",
-	"xZzXlaM2I99koqi/5Ok+TLcUApgKe+kgeM6mTuuLipsFHODNUlvBppVcSTeF9m4pJgr7CFMMRwKG4PZS",
-	"lCAoxsxq4/AHOp8bviUhyUm+zblhwP96zjhSJWFtlG/NZsMoLXb2683Ohnmz1cP2Tp+MiI39TgMpkp0f",
-	"du78S/lrx84DP+DqxpHQQONkn1kPyWW66NkfHFgV9Ni9qlG6rNFt67qVn19q4/ZXNZ1LUZVTkG70MS+l",
-	"EQX8OqXJ47dsKstpzqZrIwtBrQsjuBPluZuieI+PsSm3BTSZqCmMNWW9QC/8pT9mTnoZOzP6UihQVXD+",
-	"vw/NZJlDywF7hjyDM6AHAll7SNKDrAJM1yLqb4yYZ2fZ/3+/0fn36Vd7H+UTUuca6GSEXWtlBcKA73j5",
-	"gkQu/OU1LXzk63UlCw4Lvv8HC6RMxA20LGEeV7ySJTa6AM0hQFyVwnFZ2ezsTWwGJ80uac642OystU1+",
-	"kaDXszzDQ4i7vBLWopTKVrV1bCaAGyvBgR1B3xpeONj9PI5Uq0ulN+qCRmlGK3Sla7MzUNO9RLUNSgqZ",
-	"AY86MjmRJhlgbUQhLU06dI5M072I0d4ilvxKxEM1YnNYg9SKV6yUC+lsdv02fSbo0lITtGAr7goSh+fP",
-	"nzC7FoWc+43yukJY9wSmdTIf8W+LYXksHsxO+cMiu74rx5yv5WNjtCGG2TlQe3s+PWtp/b2ZStue5phN",
-	"PY9MGfCzZYIX/hwOYJJtbPoCMcxHsWc3HGrtPE5vB1OwDbcMjyHgsh3kNYZfGEe0AugMm6TY5fPswgGk",
-	"d8Y6F1QAlpyJuTaiG072whfAvoS/QQii2OmPA+5DwpRaiQF7fTMRaB8VwCdefdze+YcvBNKgdVr9Tx6e",
-	"stDic5C9NavpGeOKxel48DzG4wCEZEZcCV5Fm4Dxma4dky5n0zjZKZtLVVpA0FIlqJtVeoFkfKrdD7pW",
-	"H3cElHYXc3w6pSDCNXb8NZ5T+vnT0CcONz1jShMsZEtuiS0lnW9USM9+94HrCeo4O8tGw9HDo+Hx0XD0",
-	"6nh4NoR/f5/lWVFbp1fCAAMc53vwRioCanOhSFyXBJzXwgDyEAaGgS9HeVZb2FLUtTM9g0mTkD87Hg0H",
-	"p3lmHXe1BXPkKXv+4tmPLx6/fHl3EiIBuugXLQZvVcF0neHKSmjQEC9g9w9hB9/yzV+UlN1E+uX8yasn",
-	"T39E1bb2UyfDAiEqQkREgE47Xj2uxIqcFsf+G1gu/Hn9YRRGKnVQ+ZkSEdKT4YKUfaX1T4BvP+qc+eN8",
-	"EY2KrEuLo1AA60JrFlp9Bqm1NzmvsnE6Pe97KEVRcSNK9ojWfkSWcB/mq688M5JougcG3kqSlH+teO2W",
-	"2shfP1JL12kHKdXga6Gc74FFO/jTECUdNtBDcAMLRdAuLVtJa9Hd4WElqETxbg2TYL0XPzxiD78+JcuH",
-	"vBQIqX/55Zej82bmHZbW9Dsaxwherf5xQtLYTjKwQ0E5T1G5/OMkkwrB1gVOaJJN2WYpFON+gqCMrVBu",
-	"cMAHcmCUnB3ovsO5cU37e8VlxWfVB5wMpETJHZ9xK3Z6sPVqxc3Wi7vQiBVcgTaaAZLkxRJ5Ad1ECauE",
-	"xhd10mUbziU9SsuSdmPvr5JAwbnYMCsKrUp76xEEdkO2/6622/0FrLm1G21KUHNLMo7ndVWxnhELaZ0h",
-	"5tWq2vY7VkQ9X8yg692FeBwgLYOfxwy9bQsuFUNjqtrePvVPc1S6yO6PzOHtY0Yulo4pvQF0yXTtUOQa",
-	"dBySD0nP2XNt3cKIl//yUx9+A6hgamxNLhMjrK5NIVjv5b/89PLV+avHrKi4tez05Az2EShdSnuZs5VY",
-	"ae8uVmSp2x3k6r2YA/YicVzCIkgXwYCeJ4BJptjq6BxaoQeVtTaUV1azabJ90zMmroTZRoY4AobAsbW5",
-	"bPYxur43XDpA2LVoeIazeaU1WqDpaBZoU+mFVLaPztfU4IKlBb8Bd0yrQpAgASJapw0iT7X1rlsSMcni",
-	"ztgxrY8cVB0rO/AQcQBo0nuWTAVmuIL1u7aycHIlSGPg4nEvuCpEVYlyR3omQ+wLzpd+d5wm4nmLBs+1",
-	"VIsDgvC0w11Egs3W67U2TpQ/i1LyV9jooxRY7OhiBT1d4Hi7xzkFAfdsVLMwLPMOCK0EIWW9FoHPikKs",
-	"nf08QKF7JQlauPu8Hb8UhKt+MVotXjqvCj/CECQtZbGHTisGLN4Gh49xbKaEKC2L0PMTmX/JXDxZaBae",
-	"EMGCg9+JIg18J8e5xQunQdaIZuT7OGznLQICNT33Aibe2CjvXanNnBcC2H9tYAecJAVMFLx5vTjqI2h4",
-	"nfjudifxmCSb0bNKrIJkJpETXQh7jqF+jowhFEhbUAroI3ZiZe80qe9xMjAtf3y5MXwLf0cW2J3mP9Ur",
-	"ro6M4CWoKMBqFVecbKfE2XwQWe4hoNap69qZfz3y/tOjJ2W4IvCP0E0iesFAAjdWvW1PZu8sd10yNZdA",
-	"b2hbGyq8je317A+icFmevTta6CNvv3puzrPvRSFXvHpJne6t5lwxvtK1coxbxsEcgNbA0esKMIfSDql1",
-	"5h2VORj4Vi4UfqgEL2GVvwqj6SfxjnY1Z1xNlF57L+dag/E411WlN6Jks63vbhydoiejxrdrB+zxO17g",
-	"wSLmr7ha1HwhyDneUBFtzmGW3CL4FbSv+U5GrXu93vD9m+Ojb9++GR59+/arfm8yGeDH3/b/02+6uKE5",
-	"LfvKySHPrThst2iY0AhutRr76cPetU6tv/O1IEFA/ZJGFKpewVZ3OdgPqpsuG3THuGq7g9xSlxfwFafd",
-	"QB/2jtttrs1MlqUAagevyAUIWHLbt2WzVLaez2UhhXIX85rQNUxnxdX2QqqLtdELIyx83Ua+sZFfROtB",
-	"4LJ6DV8dMAAOOHrfpgySLr29r/68dG+2l0J7241OhBvk4YCds6ICQjC7ka5YCgsCewoMMAVEXOIloQ2X",
-	"jvlETcW7tSic8NdVflPQ6jMUP4DcAxhZK9Efs6kXAeHGEn+/h7+yx2pRSbucKDARhSpADpcIAJ0G+2GT",
-	"4F90vd+z6I0fsE5ZH6MOiEeZhDOtAveSJmx5+e8BkK+EbSI9AhoEQ7rHGfqKABxudHILMlEkDvqMV/IS",
-	"TvlEvad1v2crwRUIGfiEC2fvJ+r90dFR/A8aT4OsnLL3fu5osfu7HcNiJExi47P3zF/4YFvqqHWbRL2h",
-	"JvZalgJQGsgTbz4Qf7xnN98q+TEQYGHXFBPhdcgGQBOGvIxZwhd0XyId603JaJnmbEocC588wIWPM60r",
-	"wRV8RL0JH0g/TMfMgjDiFfuDloqE8HQyeT/tA2XDTVuwinpostEYORsMBv0w83CrB9N34p0jsxR5iqt4",
-	"md7I8rT3cI/X1Sr2Xmm1iJ3TPPykKulgAX0GTe46ImqXGwe0K15VtBt+oBnGbISHekqHz2ewC/pKmHml",
-	"NxY9aLBb/ZsWmawMvXDpQHymr8THD9RaWzPOXGxwFMWQCYD7iQn83bfY7BIP8VnoO1xWtpfhm8RBQEbf",
-	"NMpKo/i6bZDWEnbHKIVYwxj//PLZU6YEyiAf4tHquRJXoopdKwxD2uk6NMG+430ubUZAPQfmvXdbe+Ma",
-	"OlrTmIQ/ImfHy1KQQwQgF3XF0dcIyhKDDhoZ4IdsLoJ9f602OBBBodY4XrzQL+kTvalYcVmBmPBEgI+1",
-	"kfgNd+IIrPi2iFAMn2G8LGGeKB380ABgUrGGgnAFMq3Ra01PoEn0/Cz9DXuZVVxdxvnrObNrXqAirbZx",
-	"j8nrhE39Y2BjGl1dxDMeu1jqCmGqb9EhKqA7+BUgb1crv7pCQz+xX7fkLsh7hETs9asfjr5BobUWpgCD",
-	"OTwEZpHBmVj29PVPCRnSJ4MDB1rsjU+BhUHDNfpMG9xZr3BA8ydMrAEENIMt5JUIX2KnZU3muAAIRT3j",
-	"afNH+VJsqUe3kU1HfL0W3FA3UqF08u2pU+4uUHhcaIXyTtFWN7CDfG0N1uHWzyycLF2VjQg6xCgrXuEd",
-	"XqqlcU9abskSTBuYYsuHYfkWdr/QdVUGbioFQI6AAzzMTfk5oL3ZFiBGXYnWykiYk7J+3+aL92i3tO30",
-	"AL/3QOYPgAPxKOXYL45tEV+oMZqXbQLnKV31nG2Wslgi0WAOQpTeugig+E32yF/0ZXn2PN6Dvk3M9D1U",
-	"vGuMF53WENjGSBYfAtWzgiAsWUlIoH5q6SQ2+G4Qjzdv0iiigA7C16C3w9fe8vHqL7Ej/EdQG7gFTSRP",
-	"sAij9ejnlWcoVrI82xMp2IQONJpedCDBREmPUZZn6QahLeo5tTGf2nZKurRd2gdxfYBTEEsSD8DHnu23",
-	"WCXonfyAkvHNvNbIE0XRdlj4q9uO+fmIqC5miELK2xkoBOMlZEDU9yzFnpD+FTCOTVBqqZ1lvena6LIu",
-	"nB0MBxSwB7YQ9DP1kSjJ+U9PNYkAx3hV7ayIr0TXeqTaX8wv0RojSRCu4eIU0H8+12bnLHISzdAm5Xsf",
-	"LxYC/Hz8b4x6LrS+lKLNIf6Rvdn6mLNuB2JNQagIpr6iUMeIfMBEa1BWDlJyY6RzQpFDczeCi/XEO164",
-	"MePsRx2s3IVQYAiBoWX0ip4qdVGv4EfSdhJ9S0CWgN9b2zA6fRhXFXksNc3/YLUaPKVfbnIDvmqbwr4d",
-	"Wr7keNq3elvssIurR6cPEx18q39ONsGB+a3Ouus8+1mrrhSMxiEnFbuSxtW8YqaegVFNQVx+em0LOrrn",
-	"cI8G7Be/k+jVA4U+Ud7koMDqrodZb0r+NDhZpAspPslpRH3okgtYGdaTE8CbqJlU3GzZvNLcsd4/8yv+",
-	"EpcEdKZRiRXIG+bXp+esXsPuHJ+iRxEZTTk/mYnC8So40UbXiyWuYrDmxlI+CP5JeyHnW+BKHP5kFC1y",
-	"jAjvYtXZdqI0X8sjWOJCqMO8m3AtQAhRzVlvmjDktL/jkfRBMB/Az0/FhiKDABKUpaQteZ5AhTmvrMj3",
-	"+YTuIJxmFNqzfxPQemJfohF4dRqhj1ZizI7hr9FwOEwYP/d3PdXW4/D8AEptn6b9cKE07SIErCd5F3uC",
-	"zYcVdc4bDaCAXJgRhZBXwp6x4WCIa8CQ+OFwEFIEbjw0lKwyUR75Bg8IHYZpP6gsTM0J7I/niubKetOJ",
-	"d0RPMjg6xG8WvWXBcW19sgF17uPEk1Nj02OTM4Co9LnP7BK1mRXkUpuo4JWZ1bJyxLveBcTA5LA5sxKQ",
-	"+XQ4OGa/ZcPBCF2F0+HgZNj+5wFpAWknKkDbkJTkltKUe7Q66H/XSjybY5zZTTc8z2FLI+vf3LZ9cXH9",
-	"9oZDtCOJ20HmxEZdEvip2Ly2H37wWnf0+4cuBALsc+43yJmjbw6eGV7JQhzFDpJbjeS75Bgdj75pnaJv",
-	"Ok5RbYUJd9w3kft1aHedxkHuLuEElnAyYpVwJBuC2pkOAF1ckA/7aDpmtZJ/rAWTC0WhCAW3omO1+/c0",
-	"yXpO2tlY50e/50e/Do++HVwcHUrLSvkgLiNP6RcJ0sUSURJ3C9uOy9YmqjKNwjoQYNncUgXXSheiS8Mw",
-	"O0GO/x1EClvXs0rapSiba+kWmY87csR2AyPyXU1xkxjfh8vl7Vlp+yO24m9vY8wXYt7SCDe1J1x13QSi",
-	"3iVPhpruQTrKbNmXJrHz1mblCTccZK7uBLyu4NT9e/0YQ3Gn63Qfb7xvu4dg3BslNV+In4XjHdfQNAvf",
-	"zcF1NolZPvEro/yn7HD0c8yWa6iQsxtTuWIO1k6eVsvHgLsYB5dlDuMnW4n/97/SZ9+g2c3ks2/Y/I2N",
-	"W5Zaq5O945Iy3D64ocAV9h//7X+kwS3494vH59//Z/z06NnPz396/Orx9zlYaFUlymBhaSMXErS1TxOq",
-	"Kvx+dTZR06S/KV4ncgJ0A/bo/Omjxz/99Ph7utFr5It0y9KITRLxQlnNfpoeDXg6h6CbvBUen2c47yzP",
-	"4qzhcxixTbmmiz2yRYY8YJpzOj9WIvCi27SlrgSlX+4dphCIvi9fpQ3Bbb82WbE+ITa7JSVzX8zZzqzL",
-	"V028SEi5hYZtu/huA+wEz+/FxugNW3G1Dbm6bbp4K4cM+/5H6I00UH936ELIqteaHruPy7xxoM5l7sig",
-	"aFb5NNM2DVqz6pJPKQrdV/V0Rd0Yzn7v8+5IFdZbiqpkwVaVCgxOblnLSMxZJS8Fm6Jqmu4snwzGdjJv",
-	"O513MDz+IIsygNrdhQHyGfu7Ix+9jA7iKzShXG0UOYrbJ2XGK64+QO3uwoE78dGfi1L3UeUtzpoyCWxJ",
-	"QWEe19vFOQGLdBDXiLkwGHHhNONI631a7tBmdGfa7K9zpmcfuMpDCwp03xdRvCh0rdw9CwblohLM6Eqk",
-	"qvXQPUIzzaTF/lytKGoj3fYl7K7nNkxfOK8B/neh8DUHq4JjSQufEYEG8PT5s5ev2H3Na7e8j99PWS+y",
-	"+cJw5fq5v4wJZT5i5DDSEwduprl0bo1gHI3577iVRTeRnsFkvc2PJR/QpLaiMMKFfJEH37J//7fR4GRw",
-	"3Kf4wK7palVt21PCQfdmFFb1Iyyqe06WMj+bvJac6Znj6FAP7jQX5z4aDBuJMK/0hvU2S+7Yyw1fLIRh",
-	"r5/csxN1HiLKgLftGRMqBBIBh3mPKq499hWCgLwDrkUa7zjD8IZds9kWeo3sgBrmUqjXpsrOspRcyD+B",
-	"neHrEYXuSjXXHfCalN+64gVdKQSIQ4FKwRbBn6JhYnO25rLc98NieNJXX/1Q6c3gq6/YeQOYCBVCpx4u",
-	"9TyiQVdk47DCMGkM6EmgUj8nzyWqaG0uJyoQk9oC3xRLUVyizwlRVZ+KxsTxfdg49hzhVn8H1a351le6",
-	"IE23rmrQdaf/wAq9wsAorfIDHjb6GvEtfay4wwuOSyHWIRotdDKYqEdAEMpE8BQxAkPCLF3UJDNongv3",
-	"qWHG9yzzQhmzINCJPFHUXcEVmwncqEG6Eyu+9dkGjAe4GvYkgs+xvxKDGdEVh7RsboQo++OJ4sn6oTsj",
-	"KsHR+dyC5r7TGS8uQfSHDc89tgqogbNCq7lc1CbCyYmK9svxsN/qNGZ0AAtE2lVi7lrNauV0jWk3dAOW",
-	"DOHkSiQDfD0imdf3mt4mc8VKFejc9px93gqUBh5vBEVMzdEbhcyUitiWvHswOOnDQjpk3Xii6CqA0s8L",
-	"XlVMvAPeDa1BptgpK7gxUlg2DdLHByP7LLdJPRyeFKQNfEIbfCOmaaLeRL2CXyyr5JWIwp/1ArH4rBJ9",
-	"ZAXjUxtAmWPdIuwyxEb6AlKo3nHGyMGYcADMQsoIJSciKjBEyEvQb5bxiBdLcfSIrpXPmNJH1mkjKNxL",
-	"Wp8qjsyPxa2IAZSeqJnRG0vBHnaJGZsF9IWcCYePoXMWdg+RGAomvGchX7P3W9/lDon1LvVaFJeYdASz",
-	"a+AttxMVXM2+EZw6JTax5BGdaJjVTFDkyC6SxmywNNicEMFEtfzoufe5zwUrlhr6BBZvfOTBy94fs1jb",
-	"hPFqA8INyL1Nh7QTFa4273T95cVqI5GkBfno5RIt0ehalaKcqCWv5kd0kwW/El38XjznYI6HU/QTmFxG",
-	"185Hc7CXa1j5kXXbSoS6ST3EM8N+znz1pN6BwjzjibqhMg9d71oM1OztO1G4Ld5THRvM8m0VwsknKqmD",
-	"0xQGChVsPHnwuj1ytvcL+WtlWspKOF5yx9NCUhN110pSrBcrSbHdQlLjpoCUnjfloyYq1o8KX4+G/TPk",
-	"NYwa9EExu9QKQ+3UhwohfQfKQnEqSgWyQ1P+Y0fxJ60WuJqcakbJnbJRA/ZMiYnyEAqXTQHipg4ZqxyU",
-	"BybTwQp8QkkPI7wwH84thTQMhHrf64tWdt5E4UypTpvWNCOZ5OIRFU6HJ+30P8/BGA5vgXsft9KQwsbD",
-	"aqYhj2nqK4m0ZXkq+XMfnRTzHxTMT7BEb5wORiDi1oL1pqh3qOu+n9ATta4dRZnDrL7z2YC6dngp1uRO",
-	"oJxpabI8plLFwHZbGCGUKMeMT9SV1FXEARwZo6PwTSgb1ipn08QWsB53E9Wx9LMYUhbSHdLILewFwSYl",
-	"gl8kCBZPHEZDY5iMFYsV3fP5DYZNRxTWVHvMSfxdii1BXJKxNk9KJDKfgNm/LRIRJTMo1uFwyqQqqroU",
-	"JSLadlw263HVErvjVpgioPUy3lRq4xv1yRfpJqorD+ic+gslFIIignOMgThYcARkTKxIiGlIl2LrIxal",
-	"okwkNHkT+fkwRATrOQYME0gtW3IpxiJhJ9sQ4wh8ZQzfkgVTyUIoS9UtKPfq5yevwO5GmwWMNnt2/75e",
-	"C0XAaaDN4r5/yN6HtmDJSEdhYEbyknlz5fz5kyzProSxZMUcD4aDIbp+Vrq4PFqjh/3B8Hh4nWfQP1/L",
-	"7Cw7GQwHJz6mCC2r+8khoCCyhThgN4IY2q+JMBMgM0B65E1ZvqI2BrS7R+ZguMacCExW/VG4tCBCiV6p",
-	"nUJko+Hww7JDozPq5Hg0OM3Twi3kxkj8EF31XO6WDYpTPVCoJaybHDzXefaA1tDVX1zr/aTiGj5yfPsj",
-	"rQob13l2epdxYvElfODkTqPEjCp0ybSqHKSLzfLM8YUNF6s2ewvtWzY5Guz3SZcf5DPP3ErjmcYqQRy4",
-	"bCtcYy6Tl6QxxTHKZalB7mIiLXvUGPBNAb2J6j0YnpC9u2VWCApbIQVJlTzoUgmskh8fBzPj/p9kee2n",
-	"PaVD3WZlwG0hTMfi0WqK6h6IeGia3KeCNPmt7bBA413aYVG/t91H6ebdTgrkfD7GfUB8+MEp4GkOYpL+",
-	"DTuaMAZCpmiA2E+U8h3H9uneZI0RLAg+hsGXOJVP40pZr6FCPzmcng5vr/NsrW3HAXwUnFQ7fhEw6MtQ",
-	"YBkWjGEbYbEI+cnykZZt9oOwNrKqJso7isYsFjHg6BPfc0BJR26f03+ArrkLUYE9GuO3ifXV9wFKiE7L",
-	"w96hxmtSKyerdp4+TUaUrAc6iTx7PuxPhM6RIzHeqwHH1JycQme7A4PWDdtB9ygFYIcm+wIDGaPzquXM",
-	"Sd1LIAXnUlEcR8FVMGRTzxbuGuFFI0TslfXCh5VUdbIzB6bpydgPORKFvmpZkBPljaJvAa7uJvaSeRfc",
-	"nL7MSpfIJCajEIQPFZg7VcpJ1KEM+k6X2w8tR7Sb/75Tx6e57Gu7I7wPfN/hkMbjtWr73FYuzUevhJg5",
-	"ONfNLfTBWSVw+iMGw7E+oCBQDEa9bt8lOVOL6z2Nc/x/TTG/WyrQfZISfX76TYxVUsDmJ+2Lsd5YDhwg",
-	"+RiRxxQdAUnF6NhpV00vj03uH399oFrXX7Eqb25ivIT7bHo8il8P47/9yEI1HcUPkmp2qgluSoKSQU1Y",
-	"djw8bUUpt69PWC/82h+zU2rmdV8Q+f5bf2uRM/xrJkB8RXUJQDpRAJ+sJs6eakgK40Q/8O7NjrSJctzR",
-	"UrerNcwz7NBlA/Y0LfhF5xS0Euzr8R3wViwCiQ+c3uVgdFSRgodHozvAwa5Kx18AS5KOTi4r41nsxJON",
-	"bYcG042OBGyXN3k/lvTmhkk3YE+cTa4sVYn7unvXxktMHHLoeHFyJcYTBR+721FYGt2hBFTboz81MZoS",
-	"myPPNmgyAKzrD9i52molJkpUVtAbQx4MH+RNvH94a4j1VaGZLFslbvFGUpbWF/2NkIhhIBng1qaOxzRo",
-	"iSnmZHkPIZmdVCHHdkGpH4X7OBwVXlFxyFb8exnebr4dfF7r+MHfQonnmNjpNSwcTpiDFXgs8RU9bqPR",
-	"W4PFUjDBe82N638RO/qZCrZhTybiKG/LorvIwftkWVIMiys64pY6A3elovp5hitLF5E7YRrSslLMpPOR",
-	"/YdjNSaq5+8iWedVZH83mEOijix3ug7BOjGkw0d/0f1MGhqCN10rfYXxlsyIAqhRhqjbSpSL4C9YaeUL",
-	"60c4gsVsI1CYqERjxxqXa77Frr2JWvHikiHGGJNDL2qsAMljSchoxWP+IBUtAnuaXr40E7s3fweM3F4o",
-	"IAqrtMAUzDowyH3UTYeUPkcu+MsI6js49Z797q/cpZdix1YUDx0vJt1f3CRAudQxjUEip2+mUyza/6EG",
-	"BcWk6x/Qfmi5A55qx4TCiD08TR3VhG8zQZCAwM1RO3jzY/RwcHoSPG7klmg53tjDwfCkP47mhgSTBWwM",
-	"FKabVoXP9oxDzP/+VO9S1jOKyXHYfSrrSb1+qvrGt5b1JLndw4xIZcmRySuAnNvoTsSyLhN12B7qcFNK",
-	"6wtMddpI3m753AqR5JeP38TyJrjODh15J6VIDtQblGKa6RID8vwr6w7KglLjBS9MEoUGwf7dq6SJAiuj",
-	"ySuqBA+hiztWQO7FutwzRunXqBPjRk1Uas26Rq95Gzy8/u5V1IReQfrgSCRLp8MUf/kbBvrdEL5JBPpE",
-	"TrrouP8SUP7zaUUf2/q3rRX/vHrQnkRfpCJ09EGktzxO60uUX5hi347B8nrlyxhDj0Kg9IbLBCh8uNRf",
-	"c2tvkPmdGY0dMr/t40Ghvx9f8pxb+3e4/SkES5vcsIdfQq7suuM/TrDc/EBSlP4LHLOfublMEyEAX/U+",
-	"3N/g8xA+4JyFdN27nbQUOWnKPUka5hOVZBB0eVYBNCWQKz7pUdV471tMy2G1Qn8AMcma6ejlT1fTQlnj",
-	"XdCWZnIgsEtxGMYmRCDmiehfukwxtTH7htKnQlIEo/JH3SkYE9XOwSBfSSsLg+0nYXQBwBc0o//nEOCn",
-	"vaT1+1qGG4igiAmW/80K7ZCb9Fcrt/9CgBARxjiSh7DgR10b/Hl4MBnyiyC8f2qFHmGu2kdoHrCu72jS",
-	"t9/M0jDQTBR6JewBDmK/LIWiegVp7Ce/FKQYUDD78CmK9WpFhG+ksuMmv8KyhXDByZtuUCsZc6JuTdRr",
-	"6pF0JemxNItvzDil9szEVqtyoqQL14rfNnWz05ciTJNoteZQ+7RPbQLvUlHDnsYclpYOjiIuVvbfVUBR",
-	"RXUqnlf8UvwdSH+CUFTc9y8ThvoZvNNO65+56noVXhPGGGsm4knyR6Z5zciuN/jAO0IaCm91TaWgj4cd",
-	"BzBPhlKirRHHZMc05webzKUB7rnBef0KY9G9Nf7RDuxb30t1/dn9EP5Nz3veCKJJ8ElsuJ2o6JXojw+I",
-	"rBY3Bpd49+63sPLeNn0hZzfs8r6745Z4atCGlPkAKvCW0OrorOthuiOM0g7a6tNLERtq9E7oe3zLtqEq",
-	"4twIX0gPJP6Cm7ISFlOWqAAfVdVjr3ZKuvisXW7p5QwLrUaS3lRJ6cTtii8T9aL10kEYtODrtcDCCKF4",
-	"g6/2f8ZGQ/waDBkszux1X2/68smPT18/v/j5/F8xg9T/+cuTp98/+2XazxneJlOEeUjDQ4nDnF4IYM5w",
-	"u0v3zhbfYVpt4yUvftttOcH0haH8DJ9n9GVCjtuVLPYLOiaJSklllCTghcrXfEi8bpOs9InDdWOu1elw",
-	"6K24T7+Am1KtjN9XUcZyOncKuW1qdaf5S6FUBIaMIW6r9GKBcQsH427bmXOfMPb242yevTdxNdon/MSQ",
-	"/ogQvFimtp/oTZGtCXg1EIfuQXe+NIEVR1JZgS9BvBLVFl8oLRU0HvyVhWU+GH0kVHoRXmrWRhhak4XT",
-	"ftVrMCaaUtRe4t6Em5LXpiVvHW0GoF+TPoMwp8E+6uXCeVjeS/9+tj1A6CeODrnk3bkFX1OeyaH3PHe8",
-	"+a1zVSnZ9siVrkkqdvJwOLz7O58/zSnZXQeek4T4NFF663Ej4ril9UX1h28tQe9OSJLfSFXqDet1q+Cd",
-	"9x4TCGi/9rj1duOJCu897vkyOPFFQTRQf8CeIWj0M/aABGu+z+f4SorBRE33uPHAeiNO9K9jwTImsabG",
-	"7vu0FRZFoJQpu8PPtLsBvVHF6lsXP1Gt1bPecT8wBoGKD30fMZntvM3ke/zYyj2jiWNtmm+Pj4fs3//t",
-	"eDgYDU6wJGBbfXdqJODmpDLg8YF3HH8mOO2rt2Vnb96m4DrAMV8F70De8F7m7cF48h+otFGM0IxGjt1J",
-	"K4yVkHuEL9Eq6o99baTmBiPpgc5V2yhKrkkQN1C5B1l6DebfvbX01/BVhczHMY6cpWHkJzkGf+MJ0ib6",
-	"TWXJMDLRHso0Bkh0KNW4O2Ufy86NYxmHxja7ZwfsOww1Ou4qe4Jv5lVYXhzfP+IhHJYNvAM3dpV2vJE3",
-	"87/nSn9WB9VW18ilVFMZmHoLKqPJhP8LuanweHgL1vsdYrmEzx7XFk5Isuou474t0NqFKN+8BVbbqbv4",
-	"5i3wFV0dHjqcSyyyhYWCQtG79B0jPSMqDviYskgclv3DjBVQd/gwxuNp42PRZmIpqcCP0e/8u46ayntY",
-	"8cPn3GxBVaNOpItVrMTilmxtxFy+Q31DBUru4/Hw9NiruJnU2bSs11EukiprDhrhgfUg8GjuBMGnWjIW",
-	"hmwV04h9kJ7Y78OXjvBPS+PfuO5fvpxOwnP32+v/EwAA//8=",
+	"7L3dkhs3lif+KvjzPxMi3VkUi6WSLTImNsqy7NGMLWlUUni2ndoimAmS6EoCbAAsim7VXm7E3u7NvsBG",
+	"zHvMvsk8ycY5B0AiyWR9qNXSdq8ddphFIvF5cM7vfOafOoVerrQSytnO6E+dFTd8KZww+NfzUixX2glV",
+	"bP9ZbOGbUtjCyJWTWnVGnZ/4pbDMLQQz4o9rYR2zfCaY08wIZ7Z99mYh2Ewa62KDjXQLxtml2DKzVnbM",
+	"ODNiJbj/BfqyfClyBS24KuM3sYfuUriFLjO24m6RsT+uhdlmrNDKCeWY264EPjfV5bbHptu6g4JXlTC5",
+	"6tbfGFEK5SSvbI/NhaO10IS5shthGJ9zqTI2M3rJuNoyK8yVMBmbacOGj9hCr43N2JKbS1HmahJ3zB29",
+	"FquKb0U5Ys6sxSTDWRULrubCMqXdQqp5uvyFrEQyvnWyqnCP2IZLZ3MFQ0pn/cxoc3EZsFW0r9CtMHGr",
+	"pGVGzNZWlPT7o+EwVxNZn+rFpdheGAEtJn32UlVbZtdFIawVlnEDXa/cCCc5W1teMW0YZzMuq7URTM9o",
+	"c3FLckVrK8PaMmY1PunMlvGZEzB7WlBKMbjBfXYuVAldG2EXzHBV6iW74tVasC7P1du3z7/rsZUwTIlN",
+	"eLSfq07WkUCIC8FLYTpZR/Gl6IxSwj0Cys06tliIJQcSFu/5clVBq9PZoHjMh+Lom3Igjh4VX8+OnvDT",
+	"46OTYlgeTwfi69njR52ss+TvfxRq7had0fD0NOsspQp/H2edFXdOGJjEf/nl/zv6r+9+93edrANU2Bl1",
+	"rDNSzTvX11nnpSmFef7d/h2CU9Tw4wPLZNln34pKb9jx/tkNBv2wXKD8erGy7GQd2BNpRNkZAbW1rvf4",
+	"66wz02bJHTykHC1OKrlcL3EpftZSOTEXBqf9is/F/px/L4w+mnKY24rPBVPr5RQo8oz+XPIts44bx7hj",
+	"S20dOx4MBgNapmVSOY2EXEnrRmwCz0zY//6fuZpY+auYsP/47//LP9ENHWC/x4MB7QU0g78y+v40fA90",
+	"VYoZX1eO2gx9k1xRf8nTPZhuKQQQFfbSsuEZmzitLypu5nCBNwttBZtUcindBNq7hcgV9hGmGK4EDMHt",
+	"pSiBUYyZ1cbhD3Q/N3xLTJITf5txw4D+9Yxx3JWEtJG/1YcNozTI2a+3Mxpk9VEPmid9MiQy9icNW5Gc",
+	"/KD15M/lry0nD/SAqxvHjYY9Ts6ZdXG7TNt+9voHVgU9tq9qmC5reNu6bqXnc23c/qomMymqcgLcjT5m",
+	"pTSigF8nNHn8lk1kOcnYZGVkIah1YQR3ojxzE2Tv8TE24baAJrmawFgT1g37hb/0xsxJz2OnRl8KBaIK",
+	"7v93oZksM2jZZy+RZnAG9EDY1i5u6UFSAaJrbOrfGTHrjDr//8Na5j+kX+1D5E+4O9ewT0bYlVZWIAz4",
+	"lpevieXCX17Swke+WlWy4LDgh3+wsJUJu4GWJczjileyxEYXIDkEsKtSOC4r2xn9EpvBTbMLmjMutjNq",
+	"HJNfJMj1TtbBS4invBTWIpfqLNfWsakAaqwEB3IEeWt44eD0szjSWl0qvVEXNEo9WqErvTY7A9XdSxTb",
+	"IKSQGPCqI5HT1iQDrIwopKVJh86RaNoXMdxbxIJfiXiphmwGa5Ba8YqVci6d7Vy/S58JsrTUBC3YkruC",
+	"2OHZq+fMrkQhZ/6gvKwQ1j2HaZ3MhvxJMSiPxaPpKX9cdK7vSjFnK/nMGG2IYHYu1N6ZT0YNqb83U2mb",
+	"0xyziaeRCQN6tkzwwt/DPkyyiU1fI4b5KPJsh0ONk8fp7WAKtuGW4TUEXLaDvMbwC+OIVgCdYZMUu3ye",
+	"UziA9EasdUEFYMmpmGkj2uFkN3wB5Ev4G5ggsp3eOOA+3JhSK9Fnb2/eBDpHBfCJVx93dv7hC4F70Lit",
+	"/icPT1lo8Tm2vTGryYhxxeJ0PHge43WAjWRGXAleRZ2A8aleOyZdxiZxshM2k6q0gKClSlA3q/Qct/GF",
+	"dt/rtfq4K6C0u5jh0+kOIlxjx1/jPaWfP83+xOEmI6Y0wUK24JbIUtL9RoH08p/vuZ4gjjujznAwfHw0",
+	"OD4aDN8cD0YD+Pf3naxTrK3TS2GAAI6zPXgjFQG1mVDErksCzithAHkIA8PAl8Oss7ZwpChrp3oKkyYm",
+	"PzoeDvqnWcc67tYW1JEX7NXrlz+8fnZ+fvctxA1o27+oMXitCqbrDFdWQoN68wJ2vw85+Ja//EW3sn2T",
+	"fj57/ub5ix9QtK381EmxQIiKEBERoNOOV88qsSSjxbH/BpYLf17fb4dxl1p2+aUSEdKT4oI7+0brHwHf",
+	"ftQ989f5IioVnTYpjkwBtAutWWj1GbjW3uS8yMbpdL3toRRFxY0o2VNa+xFpwj2Yr77yxEis6QEoeEtJ",
+	"XP6t4mu30Eb++pFSep12kO4afC2U8z2wqAd/mk1Jhw37IbiBhSJol5YtpbVo7vCwEkSieL+CSbDu6++f",
+	"ssdfn5LmQ1YKhNQ///zz0Vk98xZNa/ItjWMEr5b/kBM3tnkH9FAQzhMULv+Qd6RCsHWBE8o7E7ZZCMW4",
+	"nyAIYyuU6x+wgRwYJWMHum8xblzT+V5xWfFpdY+bgTtRcsen3IqdHux6ueRm69ldaMQKrkAaTQFJ8mKB",
+	"tIBmooRUQuOLddJlE84lPUrLknZjb6+SsIMzsWFWFFqV9tYrCOSGZP/t2m73F7Di1m60KUHMLUg5nq2r",
+	"inWNmEvrDBGvVtW217Ii6vliCl3vLsTjAGkZ/DxmaG2bc6kYKlPV9vapf5qr0rbt/socPj5m5HzhmNIb",
+	"QJdMrx2yXIOGQ7Ih6Rl7pa2bG3H+Lz/24DeACmaNrclkYoTVa1MI1j3/lx/P35y9ecaKilvLTk9GcI6w",
+	"06W0lxlbiqX25mJFmrrdQa7eitlnrxPDJSyCZBEM6GkCiGSCrY7OoBVaUFnjQHllNZskxzcZMXElzDYS",
+	"xBEQBI6tzWV9jtH0veHSAcJei5pmOJtVWqMGmo5mYW8qPZfK9tD4mipcsLRgN+COaVUIYiSwidZpg8hT",
+	"bb3pllhMsrgRO6b1kYGqZWUHHiIKAEn6wJKqwAxXsH7XFBZOLgVJDFw8ngVXhagqUe5wz2SIfcZ57k/H",
+	"ado8r9HgvZZqfoARnraYi4ix2fVqpY0T5U+ilPwNNvooARY7ulhCTxc43u51TkHAAxvFLAzLvAFCK0FI",
+	"Wa9EoLOiECtnPw9QaF9JghbuPm/HLwXhqp+NVvNz50XhRyiCJKUs9tCqxYDGW+PwMY7NlBClZRF6fiL1",
+	"L5mL3xaahd+IoMHB77QjNXwnw7lFh1O/U7NmpPs4bKsXAYGannkGEz02yltX1mbGCwHkvzJwAk6SAKYd",
+	"vHm9OOpTaHid2O52J/GMOJvR00osA2cmlhNNCHuGoV6GhCEUcFsQCmgjdmJp7zSp73AyMC1/fbkxfAt/",
+	"RxLYneY/rpdcHRnBSxBRgNUqrjjpTomx+SCy3ENAjVvXdjL/euTtp0fPy+Ai8I+QJxGtYMCBa63eNiez",
+	"d5fbnEy1E+gXOtZ6F97F9nr6B1G4TtZ5fzTXR15/9dScdb4ThVzy6pw63VvNmWJ8qdfKMW4ZB3UAWgNF",
+	"ryrAHEo73K2RN1RmoOBbOVf4oRK8hFX+Koymn8R7OtWMcZUrvfJWzpUG5XGmq0pvRMmmW9/dOBpFT4a1",
+	"bdf22bP3vMCLRcRfcTVf87kg43i9i6hzDjqJF8GvoOnmOxk2/HrdwYdfjo+evPtlcPTk3Ve9bp738ePv",
+	"ev/p79qoob4t+8LJIc0tORy3qInQCG61Gvvpw9k1bq33+VrgICB+SSIKtV7CUbcZ2A+KmzYddEe5apqD",
+	"3EKXF/AVp9NAG/aO2W2mzVSWpYDdDlaRC2CwZLZv8map7Ho2k4UUyl3M1oSuYTpLrrYXUl2sjJ4bYUmc",
+	"QS8XhdZVqTfQWxMLx8f8shpdAd2tV/DVAZXggOn3XUoy6WY0T9rfoPbj93xpjwDQrHADh+yzM1ZUsDXM",
+	"bqQrFsICC58ASUwAI5foNrTBDZnlaiLer0ThhHdg+WNCPdBQRAHSE6BmrURvzCaeKQQfJv7+AH9lz9S8",
+	"knaRK1AahSqAM5cICZ0GjWKTIGI0xj+waJ/vs1buH+MQiGqZhFuuAj2TbGzY/R8AtK+ErWM/Aj4E1brL",
+	"GVqPAC5udOIXyRUxiB7jlbyEe5+rD7TuD2wpuAK2A59w4exDrj4cHR3F/6DxJHDPCfvg5446vPf2GBZj",
+	"YxKtn31g3gWEbamjhn+JekPZ7OUuhaTUICj6QhCRfGA3+5n8GAi5sGuKkvBSZQMwCoNgxiyhC/KgSMe6",
+	"E1JjJhmbEMXCJw954eNU60pwBR9RksIHkhiTMbPAnnjF/qClIrY8yfMPkx7sbPC9BT2pi0ocjZGxfr/f",
+	"CzMPfj6YvhPvHSmqSFNcRfd6zd3T3oNnr61V7L3Sah47p3n4SVXSwQJ6DJrcdUSUNzcOaJe8qug0/EBT",
+	"jOIID3WVDp9HcAr6SphZpTcWbWpwWr2bFpmsDO1y6UB8qq/Exw/UWFs9zkxscBTFkAiA+okIvDdcbHY3",
+	"DxFb6Du4L5vL8E3iIMCjbxplqZF93TZIYwm7Y5RCrGCMfzp/+YIpgTzIB300eq7Elahi1woDk3a6Dk2w",
+	"7+jhpcMIOOjAvPf8tzeuoaU1jUmIJFJ2dJ8CHyJIOV9XHK2PID4xDKHmAX7I2jXs+2u0wYEIHDXG8eyF",
+	"fkmf6E7EkssK2ITfBPi4NhK/4U4cgV7fZBGK4TOMlyXME7mDHxogTcrWkBEugafVcq3uCSSJno3S37CX",
+	"acXVZZy/njG74gUK0mobz5jsUNjUPwZap9HVRbzjsYuFrhC4+hYtrAK6g18BBLe18qsrNPQT+3UL7gK/",
+	"R5DE3r75/ugbZForYQpQocNDoCgZnIllL97+mGxD+mQw6UCLvfEp1DBIuFqeaYMn6wUOSP6EiDWAgHqw",
+	"ubwS4UvstFyTgi4AQlHPeNv8Vb4UW+rRbWTdEV+tBDfUjVTInXx76pS7C2QeF1ohv1N01DXsIOtbjXW4",
+	"9TMLN0tXZc2CDhHKklfo1UulNJ5Jw1BZgrIDU2xYNSzfwukXel2VgZpKAZAj4AAPfFN6DmhvugWIsa5E",
+	"Y2XEzElYf2jSxQfUZJqaewDkeyDze8CBeJUy7BfHtogv1BgVzuYGZ+m+6hnbLGSxwE2DOQhRen0jgOJf",
+	"Ok+966+TdV5Fz+i7RHHfQ8W76nnRqh+Btozb4oOiulYQhCW9CTeol+o+iVa+G9bjFZ40riigg/A1yO3w",
+	"tdeFvPhL9Aj/EcQGHkEd2xN0xKhP+nllHWQrnayzx1KwCV1oVG/oQoKKkl6jTtZJDwi1U0+ptULV1FPS",
+	"pe3ufWDXBygFsSTRAHzs2l6DVILcyQ4IGd/MS40sERRNE4Z35rbMz8dItRFDZFJez0AmGN2SAVE/sBSN",
+	"QvJXwDg2QamldpZ1Jyujy3XhbH/QpxA+0IWgn4mPTUnuf3qriQU4xqtqZ0V8KdrWI9X+Yn6O2hhxguCY",
+	"i1NAi/pMm527yIk1Q5uU7n0EWQj58xHBMQ660PpSiiaF+Ef2Zuuj0NpNimsKS0Uw9RUFP0bkAypajbIy",
+	"4JIbI50TikycuzFdrCve88KNGWc/6KDlzoUCRQgULaOX9FSpi/USfiRpJ9HaBNsS8HvjGIanj+OqIo2l",
+	"qvkfrFb9F/TLTYbBN01V2LdDzZdMUftab4McdnH18PRxIoNvtdjJOlwwu9V8d511ftKqLSmjNtFJxa6k",
+	"cWteMbOeglJNYV1+ek0NOhrs8Iz67Gd/kmjnA4GeK69yUKh128OsOyELG9wskoUUseQ0oj400gWsDOvJ",
+	"CODlaioVN1s2qzR3rPtP/Iqf45Jgn2lUIgWyj/n16Rlbr+B0jk/RxoiEppyfTK5wvAputNHr+QJX0V9x",
+	"YylDBP+ks5CzLVAlDn8yjBo5xoi3kep0myvNV/IIljgX6jDtJlQLEEJUM9adJAQ56e3YKH1YzD3o+YXY",
+	"UKwQQIKylHQkrxKoMOOVFdk+nZBXwmlGwT77voHGE/scjcCr0wh9tBJjdgx/DQeDQUL4mff+VFuPw7MD",
+	"KLV5m/YDiNJEjBDCnmRi7DE2H2jUOm9UgAJyYUYUQl4JO2KD/gDXgEHyg0E/JA3ceGkofSVXHvkGCwhd",
+	"hkkviCxM1gnkj/eK5sq6k9ybpvMOXB2iN4vWsmDKtj79gDr3kePJrbHptckYQFT63GN2gdLMCjKp5SpY",
+	"ZaZrWTmiXW8CYqBy2IxZCch8Mugfs9+xQX+IpsLJoH8yaP7ziKSAtLkK0DakKbmFNOXeXh20yGslXs4w",
+	"8uwmn88rONJI+je3bboyrt/dcIl2OHEz7JzIqI0DvxCbt/b+F6/htd+/dCE0YJ9yv0HKHH5z8M7wShbi",
+	"KHaQ+DmS75JrdDz8pnGLvmm5RWsrTPB637Tdb0O76zQycncJJ7CEkyGrhCPeEMTOpA/o4oJs2EeTMVsr",
+	"+ce1YHKuKDih4Fa0rHbfc5Os56SZn3V29Ht+9Ovg6En/4uhQolZKB3EZWbp/cUPaSCJy4nZm2+J+reMs",
+	"07isAyGXtd8qmFbaEF0amNkKcvzvwFLYaj2tpF2IsnZUN7b5uCVrbDdUItuVFDex8X24XN6ep7Y/YiMi",
+	"9zbCfC1mDYlwU3vCVdd1aOpdMmeo6R6ko1yXfW4SO28cVpZQw0Hiak/JawtX3ff0x6iKOznYfQTyvu4e",
+	"wnNv5NR8Ln4Sjrc4pmkWvpuD66xTtXwqWIcyojqH46Fj/ly9Cxm7MbkrZmXtZG41bAx4inFwWWYwfnKU",
+	"+H//K332DerTTD77hvXf2LihqTU62bsuKcHtgxsKZWH/8d/+Rxrugn+/fnb23X/GT09f/vTqx2dvnn2X",
+	"gYZWVaIMGpY2ci5BWvvEoarC75ejXE2S/iboTuQE6Prs6dmLp89+/PHZd+TRq/mLdIvSiE0SA0N5zn6a",
+	"Hg34fQ5hOFkjYD7r4Lw7WSfOGj6HEZs7V3ext22RIA+o5pzuj5UIvMibttCVoITMvcsUQtP3+au0Idzt",
+	"1zpP1qfIdm5J0txnc7Y1D/NNHUESknChYVMvvtsAO+H0e9EyesOWXG1D9m5zX7yWQ4p97yPkRhq6vzt0",
+	"IWTVbUyPPcRl3jhQ6zJ3eFBUq3ziaXMPGrNq408pCt0X9eSirhVnf/ZZe+wK6y5EVbKgq0oFCie3rKEk",
+	"ZqySl4JNUDRNdpZPCmMzvbeZ4NsfHN9LowygdndhgHzG3nfk45nRQHyFKpRbG0WG4uZNmfKKq3uI3V04",
+	"cCc6+nNR6j6qvMVYUyahLikozOJ62ygnYJGWzTViJgxGXDjNOO71/l7u7M3wznuzv86pnt5zlYcWFPZ9",
+	"n0XxotBr5R5YUCjnlWBGVyIVrYf8CPU0kxb7c7WiWBvptudwup7aMKHhbA3wvw2FrzhoFRyLXPgcCVSA",
+	"J69enr9hDzVfu8VD/H7CupHM54Yr18u8MyYU/oixxLifOHA9zYVzKwTjqMx/y60s2jfpJUzW6/xYBAJV",
+	"aisKI1zIIHn0hP37vw37J/3jHkUMtk1Xq2rbnBIOujejsKofYFHtc7KUC1pnumRMTx1Hg3owp7k492F/",
+	"UHOEWaU3rLtZcMfON3w+F4a9ff7A5uosxJgBbdsREyoEEgGFeYsqrj32FYKAvAGusTXecIbhDbtqsy30",
+	"CskBJcylUG9N1Rl10u1C+gnkDF8PKZhXqplugdck/FYVL8ilECAOBSoFXQR/ioqJzdiKy3LfDovhSV99",
+	"9X2lN/2vvmJnNWAiVAiderjU9YgGTZG1wQoDpzGgJ4FKvYwslyiitbnMVdhMagt0UyxEcYk2J0RVPSoj",
+	"E8f3geTYc4RbvR1Ut+JbX/uCJN2qWoOsO/17VuglBkZplR2wsNHXiG/pY8UdOjguhViFaLTQyThXGh4F",
+	"ZkNzmvLiEvhjgLnBkAigLQ6WMaXJPcRl2euzp7CplN/gd9UIDCuzuUJvT7KMevDglA3LfmCZ5+yYXEGW",
+	"aOqu4IpNBQ7XT04zV0u+9UkMjMc5+4ONCHbs/WowJfKTSMtmRoiyNwZUGvcQejOiEhwN2Oz5i1xFfO87",
+	"3dmfHlInYbSAPjgrtJrJ+dpEWFqrS7VCdDzoZblKVQjoilQIZOrACfRcuIUwIfiv3g1ebYBIlvpKjOpt",
+	"r8TMpVpJrtbK6TUmApEHLpka5oPE6Xw9JJbb80DDplQw3XrbOhVZ0krgULmi6a4VhRvS9QRSiaR8y6jH",
+	"j1jJtxbTG+lqiNJzKFnmilsmZ80OF7ysW0rXvLVkwfV6ECbk/AH9slk41jJJHiTqiXGBSKg+7RfTu/am",
+	"XmhdHZUYJhlrs3hB1fMc56wR0g68p2bgMYlKbxRe8lT0NeTQo/5JD8ipRQaNc+UvBhYKKHhVMfEetiO0",
+	"Bl5vJ6zgxkhh2SRIBR827vMR8/VgcFKQlPaph/CNmKQplbl6A79YVskrEdfKumFP+LQSPbxdxiehAMjC",
+	"ClPYZSBbX+oLYRfOGPcaU0NyFRIpUaIh0oXzJutNr17GU14sxNFTcvePmNJH1mkjKAwPqAeT+pGfYBky",
+	"olSlczU1emMpCMcuMLe2gL7wtgNTZGg0h9NDhIwCA/1f5APw/oS7+PZY91KvRHGJ6WEwu1rt4DZXwQXg",
+	"GwHpKrGJxamIScKspoIienY1HMzbS9MCCKnlquHfyLwvZCZYsdDQJ1By7bsI3o/emMUqNIGfwHZv0yFt",
+	"roLL+U5uSS/uaiYvLcgtz+ppiUavVQn3j5yL8ANtScL3Ua7TbURpGCON0H/UHfQHT1ihrbNN7jDoHw/G",
+	"uaLZ+AbHw8f905MxOyZvk/9ycNqn4j5w8K/4XKp4ZX8EvdvotfMhPex8Bdt8ZN22EqGcVhdB7aCXMV9U",
+	"q3ugXtM4VzcUbCIfv8Vo3e6+JY3b4gOVN8Lk70Z9pCxXSXmkul5UKGzkzwIFdbxG3jjoYwtoKUvheMkd",
+	"T+uL5equBcZYNxYYY7v1xcZ1XTE9q6uK5SqWFQtfDwe9ERI2ho76yKjd3QpD7ZQNC3GdB6qFcapVBoxK",
+	"U1psS00wrea4moxKicmdamJ99lKJXHkcjcumLAGzDonMHCQ/SjdYgc8z6mKYH6ZJuoWQhoFo7RFv4o2k",
+	"TY+UqHyf1jQjmaRo0i6cDk6aWaGegjEnwgL1Pmtkp4WDh9VMQnrbxBeYaQqOVMxkPkQtpsUomJ9giZA6",
+	"7Q+Bn64E605QyFHX4Uo9V6u1o1QDmNW3PklUrx16RuuUGmRqDbGZxQy7mN1gCyOEEuWY8VxdSV1FHMeR",
+	"MFrqIYVqco0qR3WACetyl6uWpY9iXGHIeUnD97AX1DioPsBFosbgjcOQeIyVsmK+JGevP2A4dITidRHQ",
+	"jHjtpdiSnkMM3WZJ5Uzm83J7t4WjohgAKT4YTJhURbUuRYlqTTM4n3W5avD4cSNWFVS2MrqrtfGNemSQ",
+	"drlqSw87o/5CZY0g9eAeYzQW1qEBHhMLVWJ22qXY+rBVqShBDe0eCf98HMLC9QyjxknLKBt8KQakYSfb",
+	"EOgKdGUM35IaW8lCKEtFTygl76fnbzpZZ42KK2judvTwoV4JRSitr838oX/IPoS2oM5KR7GARvKSeZ31",
+	"7NXzTta5EsaSKnvcH/QHaP9b6uLyaIVulkeD48F11oH++Up2Rp2T/qB/4gPLUL1+mFwCiiSciwPGA2BD",
+	"+6UypgJ4BnCPrK7WWKyNASjhNat+B+dAnnHMYf5BuLRORommyZ36dMPB4H5Jw9EieXI87J9maT0fsmUl",
+	"xqi2Mj93SxLGqR6o3xPWTVa+66zziNbQ1l9c68OkEB8+cnz7I43CK9dZ5/Qu48SaXPjAyZ1GiWl1aJdr",
+	"FL9IF9vJOo7PbfCu2847aN8wzKDV5iHJ8oN05onbK/pYPIoDlW2Fq20mZCqr7TEY6rTQwHcxv5o9ra04",
+	"dV3FXHUfDU7I6LFlVgiKXSIBSQVeyLMIKtAPz4JO8/BPsrz2057QpW6SMuC2EKtl8WrVtZYPhL3UTR5S",
+	"naLs1nZYt/Mu7bDW47v2q3TzaSd1kz4f4T4iOrx3ZYA0NTWpCgAnmhAGQqao7dhPVAkgju2rAJDqR7Ag",
+	"6AT9L3ErX8SVsm69C73kcvp9eHeddVbatlzAp8FSuWPX0hsfdB0WjLE7YbEI+UnNkpZt9iPxNrKqcuWt",
+	"hWMWa1twdIzsWSGlI7Pd6d8HtY3tam1YRBiVs1yBdoZ6B3chiLRLs/ldohT2fDwb4tjysB2wLqSyVk5W",
+	"zUIP0QjUBelFCqOPEhWhc6RdDA+sYTQ1J/PfaHdgkM/h4MjtBupikqyDca/RTIlIJBjfUksi8MuZVBT2",
+	"k9jrUiMmni8hSyNE7JV1w4elVOvkDA9M029jL6TUFPqqoWvmyqtPTwDY7maGkyIYrOK+Tk8bcyVypIiV",
+	"+7LWnTL3xBSRW32ry+1961ntFlDYKQRV+4abVhLvMtm3g6Thm43iULfV2/PBTiHEEjhAHbRwcFYJ8P6I",
+	"wXCse1SUirHL103XozNrcb0nm47/r6kGeUsJw09S49FPvw7JSyog/ah9Nd8b68kDeB8jRpmgySApOR47",
+	"bSsK51HMw+OvD5R7+ysW+rXjznO4zybxI/v1gP/JR1Y6aqmekZRDVHUsXBLDHq2KjaD2preNdcOvvTE7",
+	"pWZe9gWW77/1/qmM4V9TAewrikuA3IkA+GRFlfZEQ1JZKZqnd3140ibCcUdK3S7WMC21RZb12Yu0Yhzd",
+	"U5BKcK7Hd0BmsYooPnB6l4vRUoYMHh4O7wAc20plfwHUSTI68W3Hu9iKPGstEFWrG00O2C6r08Qsyc0N",
+	"uuCepyZ4TFdIvcXercpLzDNzaKJxcinGuYKP7e0oipFcOwH/dulPTYSmxObIkw0qFwDren12prZaiVyJ",
+	"ygp65cyjwaOsTg8Jr52xvqw4k2WjRjL6IGRpfdXoCIkYxh0Cbq3LvkyClJhgCp+3JZKCSiWWbBuU+kG4",
+	"j8NR4R0nh7TK3+o4t9Nt//Pq0Y/+FmqExzxgL2GDr9wKvJb4jie30WjXQR861gNYceN6X0TjfqmCbthN",
+	"PYJZkxfdhQ8+JM2SQp5c0RLm1hrnLRUVYDRcWfKP7kT1SMtKMZXOJ4IcDu3JVfeQrp01HaGjWjtsxN2U",
+	"VKNYulR+9jIfUxQZrsTfyp0phZiwGDnkgwx30ExGL4xY6iuM6kWbAkyiDMHdlSjnwQ/fsEE88HFeDNYY",
+	"iGwVQE94YRXc3qVWYpsrCuVIV5aEu9cLjDVZV3yLGaJeI654cckQ0ozJ0hgEZK6CChBrmEargWXiPZXU",
+	"AvWdXhY2FbsuyXadOlfdUPEWtscCETLr+NayNCjM+wh9SFgWy1aCmNrwbVYL8pSic4VRPnuRNyGz/dZY",
+	"mzaRdIZz+MtIpTvYOl/+81+5pTMFyvHCA8ukw2XS/cX1H2TCLdPoJ0Lp5n2Kr7i4r/ZE+Rr6e1SWGraP",
+	"F9oxoTCaFe9yS+3t2/Qt3EC4SlEUpmEdwbzoIz5SKyN73B+c9MZRt5LWh4Cg5Ng06uE2ZxzyYfanepci",
+	"uFEmjMPpUxFc6vVTVQO/tQguMYguZgsrS/ZdXgG+3kbbKZY8ytVh5a/FJiutL77WqhB6Je1zS3/iXz5y",
+	"EEv/4DpbAMGdEABZi29AAGkWWIwz9S94PMgLSo1+b4qgrLZex9n1sOUKVKo6564SPIT17qg8mZcpck/z",
+	"pl+j4I0HlatUdXe1UG2RvSS+GUl1HziM29JqHcZf/oa1mnZ9pU6S+0QWyeil+BJ6y+eTij5k+29bKv55",
+	"1dP9Fn2R+unR4JK6tJzWl8i/sPxEMzTNy5Uvo/k9DfH/Gy4ToHB/rr/i1t7A81uzfVt4ftOghUw/5eek",
+	"ShQ+wBhLLzbVsgeWLagiLnJ6cn02olzTJBJMwWDtWRy5CoEaYwqpTDvxcuVjNAg0g0X/a3gFNGozbcLh",
+	"Fbf2N9XiUzDRJmkBvX4JHrrrZ/k4JnrzA8nrKr4AS/mJm8s0mQmwZPf+hiS6kncyJIV8/btAyFFMQIul",
+	"rP1djIlZcEEp0CABkprS1BqJXEmyT5tRHSBkDUCbTAoajO9k2dGqwdEaYHNMHSfgNU3UIoDbbUgoYqB6",
+	"JdSoBhJYQ874WpaoapKRJTV37aT7SLuX7rPD/W5I+BnnCq0/O/XzQ9B9C3gmYgAViZ155azNuKOExKDz",
+	"wOPTBL2NdIsA9u+VUTXdUvj2YR79Gof4fw7Af9qAgpBuFrxlAUeRVvW3CuZp1b+B+RvAvN+ihh3oM1qB",
+	"vggsPxeY45IaYhCW3h+X+9zNe0Dzw9L0FnDeJiNzdS8hye4lI4kv30lIsptk5M4glML1yYQdezR4kqt7",
+	"CTs8soafI6bOU+2DkFKMesrBDGbWTGC+UfTFFOZ2AYcz+k3C/ZkSLqZR/21LuPaiAH+1ytZfSMihdBnH",
+	"7SH59lFBHH+elEuG/CKy7h8bgeC1mLufugjM9Y4+h+aLFmsCmopCL4U9QEHs54VQVGwszdnhl8KrB8CY",
+	"vZigyPtGJt9GKi9nMC/WsrlwwQeeHlCjJkOu7lMdIwzbqJLBWotk5Gq3SgaVE2rUIYmvfkJZikcCsnfc",
+	"ULoe2DQHQhsQ+F5Xww6wSgjK0anYagxvC5FlT+o37aQvVpskCQvJTvh7gtXPsyRFJSp7ia6HTTSlQrdU",
+	"5IgvCYNtaMrDKDH/jNoYe/ihpTbG3fFDb3QAQGTM8i2GefpwlWVI12wK7zf8UvxmQfwEaVh4ml8mBesz",
+	"hCAAXUk1/05v1H4Khp/YnF818PB6ldFrna1D70bDxuIpuiUUYP+9iS0SchOzJjExaavXrHvjteuNsRFA",
+	"Djwp6cJ9g+cjXjxJ8CJW2dL6J67a3opeJyTFYvnIhQO7jW+c3F3fgddF1ouEeeI7gI5jWYiUTWtDXDpL",
+	"xlQ7CkoNHAKzw0IJvu5O4I1OhzCKyB2h/Y1BHG9w071X6qMDOW59m/H1Z/fHKapIseeVYzNpbPTNbbjN",
+	"VfTO9cYHhFTjwobQkHZC6TZqYUUZ3Gs71D0uP0rvW0P0RJHYkD3h+uHEHli24Kq0rRfzC0WbAHnt+xtv",
+	"yfMEtEcZ2QDxbkn5jNTfxTIsMEozRaRH7/Cvt757Qt/32VsfbU0511TlHTZ6zk1ZCYulFKg6PJV8p5TR",
+	"pN6oL13ELb05cK7VUJZswe2Caio1y5Hm6nXjHfkwaMFXK4FV+0JlQf8quhEbDvBrwAX45iAPFbqT8+c/",
+	"vHj76uKns3/Fyjb+z5+fv/ju5c+TXhZrok23sTwISoMI/0JwZ+F9q0bwqtrGLC/8tt0yANMXhvLGff2D",
+	"L5Pg2CyzuP+2gaSAQlK2Mwmvp9qq98kOrIsofOLkwFgD4nQw8FaKT7+Am0pAGH+uooy1Xu+U4Fe/SCqt",
+	"qxBqEGKCCuoolZ7PkVsdzPJrVvT4hJl+H6fT7704uhZ74SeG+4/ozcsDavtpBF1zAl7+xKG70J2vz2bF",
+	"kVRW4Dv7r0S1RXeWVNC4/1eWBPZoeF8Y6+Hc6/DG7Sa00Zo0eNPkul5xrt+T5DnuTdguead3TQquHoB+",
+	"TfoMzJwGGzNnth6g4gsAq22n8ar+/ZfqJ2j13L88fA+0+omjlbteYkgRwAJeN0PW+rXkratKt21vu9I1",
+	"ScVOHg8GzIpCU1jyLWv7NLdkdx0BPzUlKQaMJiyOW1pfFH/4Sk1UJULxro1Upd6wbrsI7o1Drhu9Og9B",
+	"QJ+9FrghaG6Y4B9HZ/DHJFd+X8g9b4SNb7GlgXp99pJc2TRjD0gwXmE2QwDYz9VkjxoPrDcCVP+uUKzl",
+	"GAsLBvgCKAWAs8JibVSgwe7QM51uQG/0OqVbF5+rxupZ97gXCINARSJbkob74uXc7xpZiHiTyPfosVkY",
+	"FSeOBTqfHB8P2L//2/GgP+yfYL36pvhulUhAzUnZ+uOWMv7Xnw9O+9LindEv71JwHeCYL9F+oJ7RXkWg",
+	"g9mr3zfUyazWruxOuZP4mp4u4UtUx3pjr48mMTN1D3SvmtpY4nRE3EB2N1l6CeZfDL3wcbBVhcTHMWuV",
+	"pUmrJxmmmuIN0ib6BWRJiUn2UAUkgESHSiC1lxLDmujjWF4u1b367FuM9T9uK8fY79CbOMPLMT2Ew5r2",
+	"d6DGtvcO3Eib2W81nD6r8TCYouiFP0DUWxAZdYWuv5AJEa+H12C9wSOWcfvsiSXhhiSrblPumwyt+ZaE",
+	"X94Bqe28FOCXd0BX5Bo/dDkXWGkYC5hiNfWdF2B2jag44GPKWXcYEoj58SDu8GFMiNHGJ4NMxUJS4VGj",
+	"3/sX8dZl4bESoc/w34KoRpnoQ/k4ncrKiJl8j/KGCic+xOvh92PvdRDJSyAs67a8y4Be+9CvmQfWqcOr",
+	"uRMpmUrJ+NaCRpG/2AfJif0+fEk7/7Q0xOHZkhcLqUQ6CU/d767/TwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -125,3 +125,28 @@ test("a customer cancels a waiting order, a performer hands one back, and an ord
   assert.equal(released.data?.status, "WAITING");
   assert.equal(released.data?.performer, undefined);
 });
+
+test("a customer rejects a ready order, its performer may not take it back, and a 0.09 order costs 0.10", async () => {
+  const customer = await signUp("ts-rejecter", "Customer");
+  const performer = await signUp("ts-rejected", "Performer");
+
+  const order = await customer.api.POST("/orders", { body: { description: "Fix the tap", price: "0.09" } });
+  assert.ok(order.data);
+  const id = order.data.id;
+  assert.equal((await performer.api.PATCH("/orders/{id}/take", { params: { path: { id } } })).data?.status, "IN PROGRESS");
+  assert.equal((await performer.api.PATCH("/orders/{id}/pass", { params: { path: { id } } })).data?.status, "READY");
+  const rejected = await customer.api.PATCH("/orders/{id}/reject", { params: { path: { id } } });
+  assert.equal(rejected.data?.status, "WAITING");
+  assert.equal(rejected.data?.performer, undefined);
+  const retake = await performer.api.PATCH("/orders/{id}/take", { params: { path: { id } } });
+  assert.equal(retake.response.status, 409);
+  assert.equal(retake.error?.code, "retake_cooldown");
+
+  // Another performer does the work and the customer accepts: 0.09 + a commission of 0.01.
+  const other = await signUp("ts-second-performer", "Performer");
+  assert.equal((await other.api.PATCH("/orders/{id}/take", { params: { path: { id } } })).data?.status, "IN PROGRESS");
+  assert.equal((await other.api.PATCH("/orders/{id}/pass", { params: { path: { id } } })).data?.status, "READY");
+  assert.equal((await customer.api.PATCH("/orders/{id}/accept", { params: { path: { id } } })).data?.status, "COMPLETED");
+  const me = await customer.api.GET("/authenticated");
+  assert.equal(Number(me.data?.balance), 499.9);
+});

@@ -244,3 +244,23 @@ func (m *Registry) WatchHashQueue(surface string, waiting func() int) {
 		ConstLabels: prometheus.Labels{"surface": surface},
 	}, func() float64 { return float64(waiting()) }))
 }
+
+// WatchConflicts exports counts (statements PostgreSQL aborted for a deadlock and for a
+// serialization failure, pgtx.Conflicts.Counts) as triad_db_conflicts_total by reason, read at
+// each scrape. Each is a transaction the one retry policy ran again; a deadlock also means two
+// writes locked rows in different orders, which docs/orders.md says none does.
+func (m *Registry) WatchConflicts(counts func() (deadlocks, serialization int64)) {
+	for _, reason := range []string{"deadlock", "serialization_failure"} {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "triad_db_conflicts_total",
+			Help:        "Statements PostgreSQL aborted for a deadlock (40P01) or a serialization failure (40001), each retried by pgtx, by reason.",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 {
+			d, s := counts()
+			if reason == "deadlock" {
+				return float64(d)
+			}
+			return float64(s)
+		}))
+	}
+}

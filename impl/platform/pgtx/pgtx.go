@@ -5,6 +5,7 @@ package pgtx
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,3 +72,53 @@ func Do[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	})
 	return v, err
 }
+
+// Conflicts counts the statements PostgreSQL aborted for a deadlock (40P01) or a serialization
+// failure (40001) on the connections it traces, so an operator sees them (metrics:
+// triad_db_conflicts_total): each is a transaction Retry runs again, and a deadlock means two
+// writes took their locks in different orders. Set it as the pgx.ConnConfig.Tracer of a pool; the
+// zero value is ready, and it is safe for concurrent use.
+type Conflicts struct {
+	deadlocks, serialization atomic.Int64
+}
+
+// Counts reports the conflicts seen so far.
+func (c *Conflicts) Counts() (deadlocks, serialization int64) {
+	return c.deadlocks.Load(), c.serialization.Load()
+}
+
+func (c *Conflicts) see(err error) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return
+	}
+	switch pgErr.Code {
+	case "40P01":
+		c.deadlocks.Add(1)
+	case "40001":
+		c.serialization.Add(1)
+	}
+}
+
+// TraceQueryStart is part of pgx.QueryTracer; it records nothing.
+func (c *Conflicts) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+// TraceQueryEnd counts a statement's conflict (a query's error arrives when its rows close).
+func (c *Conflicts) TraceQueryEnd(_ context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	c.see(data.Err)
+}
+
+// TraceBatchStart is part of pgx.BatchTracer; it records nothing.
+func (c *Conflicts) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+// TraceBatchQuery counts the conflict of one statement of a pipelined batch.
+func (c *Conflicts) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	c.see(data.Err)
+}
+
+// TraceBatchEnd is part of pgx.BatchTracer; a batch's statements were counted one by one.
+func (c *Conflicts) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

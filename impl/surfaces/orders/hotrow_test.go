@@ -121,7 +121,7 @@ func TestWrites_ShareNoRow(t *testing.T) {
 	first, second = twoSlots(t, pool)
 	take := func(tx pgx.Tx, id, perf int64) {
 		t.Helper()
-		if r, err := db.New(tx).TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: perf, MaxHeld: DefaultMaxInProgress}); err != nil || r.Outcome != "taken" {
+		if r, err := db.New(tx).TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: perf, MaxHeld: DefaultMaxHeld}); err != nil || r.Outcome != "taken" {
 			t.Fatalf("take: %+v %v", r, err)
 		}
 	}

@@ -16,20 +16,23 @@ import (
 
 // The moves of an order other than its creation and its acceptance. Each is one statement (take:
 // one call of the SQL function order_take) that changes the order only from the state it starts
-// from, with the list counters, the reservations, the performer's count under the cap and the
-// ledger in the same statement, so concurrent moves of one order leave exactly one winner and
-// nothing half done.
+// from, with the list counters, the reservations, the performer's count under the cap, the
+// cool-downs and the ledger in the same statement, so concurrent moves of one order leave exactly
+// one winner and nothing half done. Every one locks its rows in the one order docs/orders.md
+// writes down (the order, its customer, its performer, its cool-down rows, the counter slots, a
+// platform slot), so no two wait on each other in a cycle.
 
 // Take makes the calling performer the performer of a WAITING order (→ IN PROGRESS), if the
-// performer holds fewer than Limits.MaxInProgress orders IN PROGRESS (else ErrTooManyInProgress).
-// Among concurrent takes of one order exactly one wins; the others get ErrInvalidState.
+// performer holds fewer than Limits.MaxHeld orders IN PROGRESS or READY (else ErrTooManyHeld) and
+// has no running cool-down on it (else ErrCoolingDown). Among concurrent takes of one order
+// exactly one wins; the others get ErrInvalidState.
 func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Performer {
 		return Order{}, refuse(ErrForbidden, "only performers take orders")
 	}
 	var row db.TakeOrderRow
 	err := pgtx.Retry(ctx, func() (err error) {
-		row, err = s.q.TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: p.ID, MaxHeld: int32(s.limits.MaxInProgress)})
+		row, err = s.q.TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: p.ID, MaxHeld: int32(s.limits.MaxHeld)})
 		return err
 	})
 	if err != nil {
@@ -40,15 +43,18 @@ func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error
 		return Order{ID: id, CustomerID: row.CustomerID, PerformerID: p.ID, PerformerName: p.Username,
 			Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
 	case "too_many":
-		return Order{}, refuse(ErrTooManyInProgress, "you hold %d orders IN PROGRESS, the most one performer may; pass or release one first", row.Held)
+		return Order{}, refuse(ErrTooManyHeld, "you hold %d orders IN PROGRESS or READY, the most one performer may; release one, or wait for a customer to accept or reject one", row.Held)
+	case "cooling_down":
+		return Order{}, refuse(ErrCoolingDown, "order %d was taken from you (rejected, released or expired); you may take it again from %s",
+			id, row.Until.UTC().Format(time.RFC3339))
 	case "not_waiting":
 		return Order{}, s.explain(ctx, p, id, "take", Waiting)
 	}
 	return Order{}, fmt.Errorf("take of order %d: unknown outcome %q", id, row.Outcome)
 }
 
-// Pass marks an IN PROGRESS order of the calling performer READY, in one conditional UPDATE that
-// also gives back the performer's place under the cap.
+// Pass marks an IN PROGRESS order of the calling performer READY, in one conditional UPDATE. The
+// order stays one of the performer's held orders until its customer accepts or rejects it.
 func (s *Service) Pass(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Performer {
 		return Order{}, refuse(ErrForbidden, "only the order's performer may pass it")
@@ -90,15 +96,16 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id int64) (Order, err
 }
 
 // Release hands an IN PROGRESS order of the calling performer back (→ WAITING, no performer): it
-// returns to the new-orders list and the performer's place under the cap is free again. The
-// customer's reservation stays, as the order is still open.
+// returns to the new-orders list, the performer's place under the cap is free again and the
+// performer may not take it again for Limits.RetakeCooldown. The customer's reservation stays,
+// as the order is still open.
 func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Performer {
 		return Order{}, refuse(ErrForbidden, "only the order's performer may release it")
 	}
 	var row db.ReleaseOrderRow
 	err := pgtx.Retry(ctx, func() (err error) {
-		row, err = s.q.ReleaseOrder(ctx, db.ReleaseOrderParams{ID: id, PerformerID: p.ID})
+		row, err = s.q.ReleaseOrder(ctx, db.ReleaseOrderParams{ID: id, PerformerID: p.ID, Cooldown: s.cooldown()})
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -109,6 +116,32 @@ func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, er
 	}
 	return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
 		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+}
+
+// Reject sends a READY order of the calling customer back (→ WAITING, no performer): the work was
+// not accepted, so nobody is paid; the order returns to the new-orders list with its reservation,
+// the performer's place under the cap is free again and that performer may not take it again for
+// Limits.RetakeCooldown.
+func (s *Service) Reject(ctx context.Context, p Principal, id int64) (Order, error) {
+	if p.Type != Customer {
+		return Order{}, refuse(ErrForbidden, "only the order's customer may reject it")
+	}
+	row, err := pgtx.Do(ctx, func() (db.RejectOrderRow, error) {
+		return s.q.RejectOrder(ctx, db.RejectOrderParams{ID: id, CustomerID: p.ID, Cooldown: s.cooldown()})
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, s.explain(ctx, p, id, "reject", Ready)
+	}
+	if err != nil {
+		return Order{}, err
+	}
+	return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
+		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+}
+
+// cooldown is Limits.RetakeCooldown as the interval the moves that start one write.
+func (s *Service) cooldown() pgtype.Interval {
+	return pgtype.Interval{Microseconds: s.limits.RetakeCooldown.Microseconds(), Valid: true}
 }
 
 // staleBatch is how many stale orders one statement of ExpireStale returns, so that one sweep
@@ -125,10 +158,52 @@ func (s *Service) ExpireStale(ctx context.Context, after time.Duration) (int64, 
 		var n int64
 		err := pgtx.Retry(ctx, func() (err error) {
 			n, err = s.q.ExpireStaleOrders(ctx, db.ExpireStaleOrdersParams{
-				After: pgtype.Interval{Microseconds: after.Microseconds(), Valid: true}, Batch: staleBatch,
+				After: pgtype.Interval{Microseconds: after.Microseconds(), Valid: true}, Batch: staleBatch, Cooldown: s.cooldown(),
 			})
 			return err
 		})
+		total += n
+		if err != nil || n < staleBatch {
+			return total, err
+		}
+	}
+}
+
+// AcceptStale accepts, as their customers would, the orders that have been READY for longer than
+// after without an answer, and reports how many it paid. A customer has that whole time to
+// accept or reject the work; past it the performer is paid rather than held hostage (the order
+// counts under the performer's cap while READY, and the money was reserved at creation). Each
+// acceptance is order_accept in a transaction of its own, so it locks as any acceptance does;
+// one refused (another replica or the customer answered first, or an order from before
+// reservations that its customer cannot pay) is left as it is.
+func (s *Service) AcceptStale(ctx context.Context, after time.Duration) (int64, error) {
+	stale, err := s.q.StaleReadyOrders(ctx, db.StaleReadyOrdersParams{
+		After: pgtype.Interval{Microseconds: after.Microseconds(), Valid: true}, Batch: staleBatch,
+	})
+	if err != nil {
+		return 0, err
+	}
+	var paid int64
+	for _, o := range stale {
+		r, err := pgtx.Do(ctx, func() (db.AcceptOrderRow, error) {
+			return s.q.AcceptOrder(ctx, db.AcceptOrderParams{OrderID: o.ID, CallerID: o.CustomerID})
+		})
+		if err != nil {
+			return paid, err
+		}
+		if r.Outcome == "completed" {
+			paid++
+		}
+	}
+	return paid, nil
+}
+
+// SweepCooldowns deletes the cool-downs that have ended (an ended one refuses nothing; this only
+// keeps the table small).
+func (s *Service) SweepCooldowns(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		n, err := s.q.SweepOrderCooldowns(ctx, staleBatch)
 		total += n
 		if err != nil || n < staleBatch {
 			return total, err
@@ -151,9 +226,9 @@ func (s *Service) explain(ctx context.Context, p Principal, id int64, action str
 		if !st.PerformerID.Valid || st.PerformerID.Int64 != p.ID {
 			return refuse(ErrForbidden, "only the order's performer may %s it", action)
 		}
-	case "cancel":
+	case "cancel", "reject":
 		if st.CustomerID != p.ID {
-			return refuse(ErrForbidden, "only the order's customer may cancel it")
+			return refuse(ErrForbidden, "only the order's customer may %s it", action)
 		}
 	}
 	return refuse(ErrInvalidState, "order %d is %s; %s needs %s", id, st.Status, action, from)

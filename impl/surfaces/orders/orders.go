@@ -1,5 +1,5 @@
 // Package orders is the domain of the orders API: users with a role and a balance, orders moving
-// through WAITING → IN PROGRESS → READY → COMPLETED (or WAITING → CANCELLED), and the payment on acceptance. It enforces the
+// through WAITING → IN PROGRESS → READY → COMPLETED (or WAITING → CANCELLED, and back to WAITING by release, rejection or expiry), and the payment on acceptance. It enforces the
 // role rules and keeps money exact and consistent under concurrency; it knows nothing of HTTP.
 package orders
 
@@ -37,7 +37,8 @@ type Status string
 
 // The states of an order, spelled as the seed spells them (with a space in IN PROGRESS), in the
 // database and on the wire alike. An order moves WAITING → IN PROGRESS → READY → COMPLETED; its
-// customer may cancel it while WAITING (→ CANCELLED).
+// customer may cancel it while WAITING (→ CANCELLED) and reject it while READY (→ WAITING); its
+// performer may release it while IN PROGRESS (→ WAITING). docs/orders.md has the whole table.
 const (
 	Waiting    Status = "WAITING"
 	InProgress Status = "IN PROGRESS"
@@ -91,9 +92,12 @@ var (
 	// ErrInsufficientFunds is an order its customer cannot pay for (409): a create beyond the
 	// free balance, or the acceptance of an order from before reservations; nothing moved.
 	ErrInsufficientFunds = errors.New("insufficient funds")
-	// ErrTooManyInProgress is a take by a performer who already holds Limits.MaxInProgress orders
-	// IN PROGRESS (409); nothing moved.
-	ErrTooManyInProgress = errors.New("too many orders in progress")
+	// ErrTooManyHeld is a take by a performer who already holds Limits.MaxHeld orders, IN
+	// PROGRESS and READY (409); nothing moved.
+	ErrTooManyHeld = errors.New("too many orders held")
+	// ErrCoolingDown is a take of an order by the performer it was rejected by, or that released
+	// it or let it expire, within Limits.RetakeCooldown (409); nothing moved.
+	ErrCoolingDown = errors.New("order cooling down for this performer")
 	// ErrListTooSlow is a page whose query ran past Limits.ListTimeout and was cancelled (503,
 	// retry shortly); nothing is wrong with the request.
 	ErrListTooSlow = errors.New("list query too slow")

@@ -40,18 +40,21 @@ func TestSchema_GuardsMoney(t *testing.T) {
 	}
 }
 
-// TestCommission_HalfUp: order_commission, the one statement of the platform's cut, is 5% of the
-// price rounded half-up to the kopeck.
-func TestCommission_HalfUp(t *testing.T) {
+// TestCommission_RoundsUp: order_commission, the one statement of the platform's cut, is 5% of
+// the price rounded up to the kopeck, so no paid order pays less than 0.01; 100.00 still pays
+// exactly 5.00.
+func TestCommission_RoundsUp(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.New(t)
 	for _, tc := range []struct{ price, want int64 }{
-		{10, 1},      // 0.5 kopeck rounds up
-		{9, 0},       // 0.45 rounds down
-		{1, 0},       // 0.05 rounds down
-		{30, 2},      // 1.5 rounds up
-		{12050, 603}, // 602.5 rounds up
-		{10000, 500}, // exact
+		{1, 1},       // 0.05 kopeck: the least commission, 0.01
+		{9, 1},       // 0.45: a 0.09 order costs 0.10
+		{10, 1},      // 0.5
+		{20, 1},      // exact
+		{21, 2},      // 1.05
+		{30, 2},      // 1.5
+		{12050, 603}, // 602.5
+		{10000, 500}, // exact: 100.00 pays 5.00
 		{100_000_000, 5_000_000},
 	} {
 		var got int64

@@ -53,18 +53,33 @@ type Service struct {
 	setTimeout string
 }
 
-// DefaultMaxInProgress is how many orders one performer may hold IN PROGRESS at once unless
-// configured otherwise.
-const DefaultMaxInProgress = 10
+// DefaultMaxHeld is how many orders one performer may hold (IN PROGRESS and READY) at once
+// unless configured otherwise.
+const DefaultMaxHeld = 10
+
+// DefaultReadyTimeout is how long an order may stay READY without its customer's answer before
+// the server accepts it (AcceptStale), unless configured otherwise: two weeks, time enough for a
+// customer to look at the work and reject it, after which the performer is paid rather than held.
+const DefaultReadyTimeout = 14 * 24 * time.Hour
+
+// DefaultRetakeCooldown is how long a performer whose order was rejected, released or expired may
+// not take that order again, unless configured otherwise: long enough for other performers to
+// see it on the new-orders list, so a hoarder cannot keep an order by giving it up and taking it
+// back at once.
+const DefaultRetakeCooldown = 24 * time.Hour
 
 // DefaultListTimeout is how long one page's query may run unless configured otherwise.
 const DefaultListTimeout = 2 * time.Second
 
 // Limits bound what one user may hold, so that no one can take the marketplace hostage.
 type Limits struct {
-	// MaxInProgress is how many orders one performer may hold IN PROGRESS at once; a take beyond
-	// it is refused with ErrTooManyInProgress. 0 means DefaultMaxInProgress.
-	MaxInProgress int
+	// MaxHeld is how many orders one performer may hold at once, IN PROGRESS and READY alike (a
+	// READY order is still the performer's until its customer accepts or rejects it); a take
+	// beyond it is refused with ErrTooManyHeld. 0 means DefaultMaxHeld.
+	MaxHeld int
+	// RetakeCooldown is how long a performer whose order was rejected, released or expired may
+	// not take it again (ErrCoolingDown). 0 means DefaultRetakeCooldown.
+	RetakeCooldown time.Duration
 	// ListShare is how many list pages one user reads at once in this process; more wait for one
 	// of the user's own places, so one user cannot hold the whole pool. 0 means a quarter of the
 	// pool's connections, at least 1.
@@ -88,8 +103,11 @@ func NewService(pool *pgxpool.Pool, cfg Config) *Service {
 	if hasher == nil {
 		hasher = password.New(password.Default)
 	}
-	if limits.MaxInProgress <= 0 {
-		limits.MaxInProgress = DefaultMaxInProgress
+	if limits.MaxHeld <= 0 {
+		limits.MaxHeld = DefaultMaxHeld
+	}
+	if limits.RetakeCooldown <= 0 {
+		limits.RetakeCooldown = DefaultRetakeCooldown
 	}
 	if limits.ListShare <= 0 {
 		limits.ListShare = max(1, int(pool.Config().MaxConns)/4)

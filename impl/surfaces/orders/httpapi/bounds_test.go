@@ -30,7 +30,8 @@ func TestRefusals_CoverTheDomainAndTheSpec(t *testing.T) {
 		"ErrNotFound":           orders.ErrNotFound,
 		"ErrInvalidState":       orders.ErrInvalidState,
 		"ErrInsufficientFunds":  orders.ErrInsufficientFunds,
-		"ErrTooManyInProgress":  orders.ErrTooManyInProgress,
+		"ErrTooManyHeld":        orders.ErrTooManyHeld,
+		"ErrCoolingDown":        orders.ErrCoolingDown,
 		"ErrListTooSlow":        orders.ErrListTooSlow,
 	}, map[string]string{
 		"ErrInvalidCredentials": "the token endpoint answers it as invalid_grant (RFC 6749 §5.2)",

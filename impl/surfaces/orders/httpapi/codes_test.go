@@ -118,10 +118,17 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			return e.do("POST", "/orders", alice.token, `{"description":"x","price":1000}`)
 		}},
 		"too_many_in_progress": {http.StatusConflict, func(t *testing.T) resp {
-			e := newEnvLimits(t, orders.Limits{MaxInProgress: 1})
+			e := newEnvLimits(t, orders.Limits{MaxHeld: 1})
 			alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
 			e.want(e.transition(bob, e.createOrder(alice, "x", "1").Id, "take"), http.StatusOK)
 			return e.transition(bob, e.createOrder(alice, "y", "1").Id, "take")
+		}},
+		"retake_cooldown": {http.StatusConflict, func(t *testing.T) resp {
+			e := newEnv(t, time.Hour)
+			alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
+			o := e.readyOrder(alice, bob, "1")
+			e.want(e.transition(alice, o.Id, "reject"), http.StatusOK)
+			return e.transition(bob, o.Id, "take")
 		}},
 		"server_busy": {http.StatusServiceUnavailable, func(t *testing.T) resp {
 			h := password.NewSized(password.Fast, 1, 0)

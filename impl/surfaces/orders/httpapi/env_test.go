@@ -370,18 +370,18 @@ func (e *env) checkLedger() {
 		e.t.Fatalf("%d list counters differ from the real counts", badCounters)
 	}
 	// What a customer has reserved is what its open orders hold, and no more than its balance;
-	// what a performer holds IN PROGRESS is counted exactly.
+	// what a performer holds (IN PROGRESS and READY) is counted exactly.
 	var badReserved, badHolding int64
 	err = e.pool.QueryRow(ctx, `
 		SELECT
 		  (SELECT count(*) FROM order_users u WHERE u.reserved > u.balance OR u.reserved <> (SELECT coalesce(sum(held), 0)
 		     FROM orders o WHERE o.customer_id = u.id AND o.status IN ('WAITING', 'IN PROGRESS', 'READY'))),
 		  (SELECT count(*) FROM order_users u WHERE u.holding <> (SELECT count(*)
-		     FROM orders o WHERE o.performer_id = u.id AND o.status = 'IN PROGRESS'))`).Scan(&badReserved, &badHolding)
+		     FROM orders o WHERE o.performer_id = u.id AND o.status IN ('IN PROGRESS', 'READY')))`).Scan(&badReserved, &badHolding)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if badReserved != 0 || badHolding != 0 {
-		e.t.Fatalf("%d customers' reservations and %d performers' counts IN PROGRESS differ from their orders", badReserved, badHolding)
+		e.t.Fatalf("%d customers' reservations and %d performers' held counts differ from their orders", badReserved, badHolding)
 	}
 }

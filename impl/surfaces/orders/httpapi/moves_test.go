@@ -185,11 +185,12 @@ func TestOrders_ReleaseReturnsTheOrder(t *testing.T) {
 	e.checkLedger()
 }
 
-// TestRace_TakeCapPerPerformer: a performer allowed 3 orders IN PROGRESS takes ten at once: exactly
-// 3 are taken, 7 refused with too_many_in_progress; passing or releasing one makes room for one.
+// TestRace_TakeCapPerPerformer: a performer allowed 3 orders takes ten at once: exactly 3 are
+// taken, 7 refused with too_many_in_progress. Passing makes no room (a READY order is still held:
+// take+pass beyond the cap is refused); a release, a rejection or an acceptance makes room for one.
 func TestRace_TakeCapPerPerformer(t *testing.T) {
 	t.Parallel()
-	e := newEnvLimits(t, orders.Limits{MaxInProgress: 3})
+	e := newEnvLimits(t, orders.Limits{MaxHeld: 3})
 	alice, bob, dave := e.account("alice", "Customer"), e.account("bob", "Performer"), e.account("dave", "Performer")
 	var ids []int64
 	for i := range 10 {
@@ -210,13 +211,171 @@ func TestRace_TakeCapPerPerformer(t *testing.T) {
 	}
 	// Another performer is not affected.
 	e.want(e.transition(dave, waiting.Content[0].Id, "take"), http.StatusOK)
-	e.want(e.transition(bob, mine.Content[0].Id, "pass"), http.StatusOK)
+	atCap := func(what string) {
+		t.Helper()
+		if r := e.transition(bob, waiting.Content[1].Id, "take"); r.status != http.StatusConflict || r.errCode(t) != "too_many_in_progress" {
+			t.Fatalf("take at the cap %s: %d %s", what, r.status, r.body)
+		}
+	}
+	// Passing all three makes no room.
+	for _, o := range mine.Content {
+		e.want(e.transition(bob, o.Id, "pass"), http.StatusOK)
+	}
+	atCap("after passing every order")
+	// Each answer of the customer, and a release, makes room for one.
+	e.want(e.transition(alice, mine.Content[0].Id, "accept"), http.StatusOK)
 	e.want(e.transition(bob, waiting.Content[1].Id, "take"), http.StatusOK)
 	if r := e.transition(bob, waiting.Content[2].Id, "take"); r.status != http.StatusConflict || r.errCode(t) != "too_many_in_progress" {
-		t.Fatalf("take at the cap: %d %s", r.status, r.body)
+		t.Fatalf("take at the cap after one acceptance: %d %s", r.status, r.body)
 	}
-	e.want(e.transition(bob, mine.Content[1].Id, "release"), http.StatusOK)
+	e.want(e.transition(alice, mine.Content[1].Id, "reject"), http.StatusOK)
 	e.want(e.transition(bob, waiting.Content[2].Id, "take"), http.StatusOK)
+	e.want(e.transition(bob, waiting.Content[2].Id, "release"), http.StatusOK)
+	e.want(e.transition(bob, waiting.Content[3].Id, "take"), http.StatusOK)
+	e.checkLedger()
+}
+
+// TestReject_SendsAReadyOrderBack: the customer's rejection makes a READY order WAITING without
+// its performer, nobody paid, the reservation kept; its performer's take of it is refused with
+// retake_cooldown (saying until when) while another performer may take it; only the customer may
+// reject, and only a READY order.
+func TestReject_SendsAReadyOrderBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	alice, carol := e.account("alice", "Customer"), e.account("carol", "Customer")
+	bob, dave := e.account("bob", "Performer"), e.account("dave", "Performer")
+	o := e.readyOrder(alice, bob, "100")
+	if r := e.transition(carol, o.Id, "reject"); r.status != http.StatusForbidden {
+		t.Fatalf("another customer's reject: %d %s", r.status, r.body)
+	}
+	if r := e.transition(bob, o.Id, "reject"); r.status != http.StatusForbidden {
+		t.Fatalf("the performer's reject: %d %s", r.status, r.body)
+	}
+	r := e.transition(alice, o.Id, "reject")
+	e.want(r, http.StatusOK)
+	var got ordersapi.Order
+	r.decode(t, &got)
+	if got.Status != ordersapi.WAITING || got.Performer != nil {
+		t.Fatalf("rejected order: %+v", got)
+	}
+	if r := e.transition(alice, o.Id, "reject"); r.status != http.StatusConflict || r.errCode(t) != "invalid_state" {
+		t.Fatalf("reject of a WAITING order: %d %s", r.status, r.body)
+	}
+	if b := e.balance(alice); b != "500.00" {
+		t.Fatalf("customer balance %s after a rejection, want 500.00 (nothing paid)", b)
+	}
+	if b := e.balance(bob); b != "300.00" {
+		t.Fatalf("performer balance %s after a rejection, want 300.00 (nothing paid)", b)
+	}
+	// Still reserved: 500.00 - 105.00 is free, so an order of 400.00 (420.00) does not fit.
+	if r := e.do("POST", "/orders", alice.token, `{"description":"x","price":400}`); r.status != http.StatusConflict {
+		t.Fatalf("create beyond the free balance after a rejection: %d %s", r.status, r.body)
+	}
+	if p := e.list(bob, "/users/"+itoa(bob.Id)+"/orders"); p.Page.TotalElements != 0 {
+		t.Fatalf("the performer's list still counts %d orders", p.Page.TotalElements)
+	}
+	r = e.transition(bob, o.Id, "take")
+	if r.status != http.StatusConflict || r.errCode(t) != "retake_cooldown" {
+		t.Fatalf("the rejected performer's take: %d %s", r.status, r.body)
+	}
+	e.want(e.transition(dave, o.Id, "take"), http.StatusOK)
+	e.want(e.transition(dave, o.Id, "pass"), http.StatusOK)
+	e.want(e.transition(alice, o.Id, "accept"), http.StatusOK)
+	if b := e.balance(dave); b != "400.00" {
+		t.Fatalf("the second performer's balance %s, want 400.00", b)
+	}
+	var n int
+	if err := e.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM order_ledger WHERE order_id = $1 AND kind = 'reject' AND user_id = $2`, o.Id, bob.Id).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("ledger rows of the rejection: %d %v, want 1", n, err)
+	}
+	e.checkLedger()
+}
+
+// TestCooldown_ReleaseAndExpiry: a performer who released an order, or let it expire, may not take
+// it again within the cool-down (409 retake_cooldown) and may once it has passed; the sweep of
+// ended cool-downs leaves running ones.
+func TestCooldown_ReleaseAndExpiry(t *testing.T) {
+	t.Parallel()
+	e := newEnvLimits(t, orders.Limits{RetakeCooldown: time.Hour})
+	ctx := context.Background()
+	alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
+	released, expired := e.createOrder(alice, "released", "1"), e.createOrder(alice, "expired", "1")
+	e.want(e.transition(bob, released.Id, "take"), http.StatusOK)
+	e.want(e.transition(bob, released.Id, "release"), http.StatusOK)
+	e.want(e.transition(bob, expired.Id, "take"), http.StatusOK)
+	if _, err := e.pool.Exec(ctx, `UPDATE orders SET updated_at = now() - interval '2 hours' WHERE id = $1`, expired.Id); err != nil {
+		t.Fatal(err)
+	}
+	svc := orders.NewService(e.pool, orders.Config{Limits: orders.Limits{RetakeCooldown: time.Hour}})
+	if n, err := svc.ExpireStale(ctx, time.Hour); err != nil || n != 1 {
+		t.Fatalf("expired %d (%v), want 1", n, err)
+	}
+	for _, id := range []int64{released.Id, expired.Id} {
+		if r := e.transition(bob, id, "take"); r.status != http.StatusConflict || r.errCode(t) != "retake_cooldown" {
+			t.Fatalf("retake of order %d: %d %s", id, r.status, r.body)
+		}
+	}
+	if n, err := svc.SweepCooldowns(ctx); err != nil || n != 0 {
+		t.Fatalf("swept %d running cool-downs (%v)", n, err)
+	}
+	// The cool-down of the released order ends.
+	if _, err := e.pool.Exec(ctx, `UPDATE order_cooldowns SET until = now() - interval '1 second' WHERE order_id = $1`, released.Id); err != nil {
+		t.Fatal(err)
+	}
+	e.want(e.transition(bob, released.Id, "take"), http.StatusOK)
+	if n, err := svc.SweepCooldowns(ctx); err != nil || n != 1 {
+		t.Fatalf("swept %d ended cool-downs (%v), want 1", n, err)
+	}
+	e.checkLedger()
+}
+
+// TestAcceptStale_PaysReadyOrdersLeftUnanswered: an order READY for longer than the timeout is
+// accepted and paid as its customer would (the performer's place freed); a fresher one stays
+// READY; sweeps on several replicas at once pay each order once.
+func TestAcceptStale_PaysReadyOrdersLeftUnanswered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	ctx := context.Background()
+	alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
+	old1, old2, fresh := e.readyOrder(alice, bob, "10"), e.readyOrder(alice, bob, "0.09"), e.readyOrder(alice, bob, "1")
+	if _, err := e.pool.Exec(ctx, `UPDATE orders SET updated_at = now() - interval '15 days' WHERE id = ANY($1)`, []int64{old1.Id, old2.Id}); err != nil {
+		t.Fatal(err)
+	}
+	svc := orders.NewService(e.pool, orders.Config{})
+	var mu sync.Mutex
+	var total int64
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			n, err := svc.AcceptStale(ctx, orders.DefaultReadyTimeout)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			total += n
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if total != 2 {
+		t.Fatalf("the sweeps paid %d orders, want 2", total)
+	}
+	for id, want := range map[int64]ordersapi.OrderStatus{old1.Id: ordersapi.COMPLETED, old2.Id: ordersapi.COMPLETED, fresh.Id: ordersapi.READY} {
+		r := e.do("GET", "/orders/"+itoa(id), alice.token, nil)
+		var o ordersapi.Order
+		r.decode(t, &o)
+		if o.Status != want {
+			t.Errorf("order %d is %s, want %s", id, o.Status, want)
+		}
+	}
+	// 500.00 - (10.00 + 0.50) - (0.09 + 0.01) = 489.40; the fresh order stays reserved, unpaid.
+	if b := e.balance(alice); b != "489.40" {
+		t.Fatalf("customer balance %s, want 489.40", b)
+	}
+	if b := e.balance(bob); b != "310.09" {
+		t.Fatalf("performer balance %s, want 310.09", b)
+	}
 	e.checkLedger()
 }
 
@@ -225,7 +384,7 @@ func TestRace_TakeCapPerPerformer(t *testing.T) {
 // stays. Four sweeps at once (as on four replicas) move each stale order once.
 func TestExpireStale_ReturnsUntouchedOrders(t *testing.T) {
 	t.Parallel()
-	e := newEnvLimits(t, orders.Limits{MaxInProgress: 100})
+	e := newEnvLimits(t, orders.Limits{MaxHeld: 100})
 	ctx := context.Background()
 	alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
 	var stale []int64

@@ -200,7 +200,7 @@ func TestOrders_Lifecycle(t *testing.T) {
 		t.Fatalf("pass twice: %d %s", r.status, r.body)
 	}
 
-	// Accept: only the order's customer; pays price + 5% (6.025 rounds half-up to 6.03).
+	// Accept: only the order's customer; pays price + 5% (6.025 rounds up to 6.03).
 	if r := e.transition(carol, o.Id, "accept"); r.status != http.StatusForbidden {
 		t.Fatalf("other customer accepts: %d", r.status)
 	}

@@ -22,7 +22,9 @@ var refusals = refusal.Table{
 	{Err: orders.ErrUsernameTaken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "username_taken"}},
 	{Err: orders.ErrInvalidState, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "invalid_state"}},
 	{Err: orders.ErrInsufficientFunds, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "insufficient_funds"}},
-	{Err: orders.ErrTooManyInProgress, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "too_many_in_progress"}},
+	// The code predates READY orders counting under the cap; clients match on it, so it stays.
+	{Err: orders.ErrTooManyHeld, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "too_many_in_progress"}},
+	{Err: orders.ErrCoolingDown, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "retake_cooldown"}},
 	// A page cancelled by its statement timeout: the server declined the work, as when the
 	// password hasher is full, so the same code and a short Retry-After.
 	{Err: orders.ErrListTooSlow, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: refusal.CodeServerBusy,

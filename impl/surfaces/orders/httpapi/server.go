@@ -132,6 +132,15 @@ func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderReq
 	return ordersapi.ReleaseOrder200JSONResponse(orderJSON(o)), nil
 }
 
+// RejectOrder is PATCH /orders/{id}/reject.
+func (s *server) RejectOrder(ctx context.Context, req ordersapi.RejectOrderRequestObject) (ordersapi.RejectOrderResponseObject, error) {
+	o, err := s.a.svc.Reject(ctx, principal(ctx), req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return ordersapi.RejectOrder200JSONResponse(orderJSON(o)), nil
+}
+
 // AcceptOrder is PATCH /orders/{id}/accept.
 func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderRequestObject) (ordersapi.AcceptOrderResponseObject, error) {
 	o, err := s.a.svc.Accept(ctx, principal(ctx), req.Id)
