@@ -1,6 +1,9 @@
 package metrics
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/triadhq/triad/api"
@@ -30,6 +33,21 @@ func TestOperationAndSurface(t *testing.T) {
 		op := Operation(tt.pattern)
 		if op != tt.op || m.Surface(op) != tt.surface {
 			t.Errorf("%q: operation %q surface %q, want %q %q", tt.pattern, op, m.Surface(op), tt.op, tt.surface)
+		}
+	}
+}
+
+// TestWatchConflicts: the conflicts a pool's tracer counted are served by reason at each scrape.
+func TestWatchConflicts(t *testing.T) {
+	m := New()
+	deadlocks, serialization := int64(0), int64(0)
+	m.WatchConflicts(func() (int64, int64) { return deadlocks, serialization })
+	deadlocks, serialization = 3, 5
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{`triad_db_conflicts_total{reason="deadlock"} 3`, `triad_db_conflicts_total{reason="serialization_failure"} 5`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("scrape lacks %s", want)
 		}
 	}
 }

@@ -54,14 +54,15 @@ func TestWrites_NoDeadlockOverEveryPair(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	custIDs, perfIDs := users(t, pool, Customer, 2), users(t, pool, Performer, 3)
+	// The third customer is the bystander below.
+	custIDs, perfIDs := users(t, pool, Customer, 3), users(t, pool, Performer, 3)
 	// Enough money for the whole run: each customer may have every order of the run open.
 	if _, err := pool.Exec(ctx, `WITH u AS (UPDATE order_users SET balance = balance + 100000000 WHERE user_type = 'Customer' RETURNING id)
 		INSERT INTO order_ledger (user_id, kind, amount) SELECT id, 'grant', 100000000 FROM u`); err != nil {
 		t.Fatal(err)
 	}
 	var custs, perfs []Principal
-	for _, id := range custIDs {
+	for _, id := range custIDs[:2] {
 		custs = append(custs, Principal{ID: id, Type: Customer})
 	}
 	for _, id := range perfIDs {
@@ -80,8 +81,21 @@ func TestWrites_NoDeadlockOverEveryPair(t *testing.T) {
 			pairs++
 		}
 	}
+	// A bystander, a customer of its own on a connection of its own, creates orders quietly and
+	// then while every write runs at once: its median is logged (timing is make bench's, not a
+	// test's to assert).
+	bystander := NewService(check, Config{})
+	by := Principal{ID: custIDs[2], Type: Customer}
+	quiet := timeCreates(ctx, t, bystander, by, 20, nil)
+	stormDone := make(chan struct{})
+	var storm []time.Duration
+	go func() { storm = timeCreates(ctx, t, bystander, by, 1000, stormDone); close(stormDone) }()
 	w.run(ctx, t, conns, 600*time.Millisecond, writeKinds...)
+	stormDone <- struct{}{}
+	<-stormDone
 	pool.Close()
+	t.Logf("a bystander's create: median %v quiet, %v while %d connections write (%d creates)",
+		median(quiet), median(storm), conns, len(storm))
 
 	after := deadlocks(t, check)
 	d, ser := conflicts.Counts()
@@ -96,6 +110,9 @@ func TestWrites_NoDeadlockOverEveryPair(t *testing.T) {
 	}
 	checkMoney(t, check)
 }
+
+// movesFrom is the state each move of one order starts from.
+var movesFrom = map[string]Status{"cancel": Waiting, "take": Waiting, "pass": InProgress, "release": InProgress, "accept": Ready, "reject": Ready}
 
 // writer runs order writes chosen by kind on the orders it has created, counting successes.
 type writer struct {
@@ -131,6 +148,10 @@ func (w *writer) do(ctx context.Context, t *testing.T, kind string, rnd *rand.Ra
 		id = w.ids[rnd.IntN(len(w.ids))]
 	}
 	w.mu.Unlock()
+	// Mostly an order in the state the move starts from, so each pair really meets; sometimes any.
+	if from, ok := movesFrom[kind]; ok && rnd.IntN(4) > 0 {
+		_ = w.s.pool.QueryRow(ctx, "SELECT id FROM orders WHERE status = $1 ORDER BY random() LIMIT 1", from).Scan(&id)
+	}
 	cust, perf := w.custs[rnd.IntN(len(w.custs))], w.perfs[rnd.IntN(len(w.perfs))]
 	// The order's own customer and performer, so a move finds the order in its state often.
 	if st, err := w.s.q.GetOrderState(ctx, id); err == nil {
@@ -189,6 +210,37 @@ func (w *writer) do(ctx context.Context, t *testing.T, kind string, rnd *rand.Ra
 	default:
 		t.Errorf("%s of order %d: %v", kind, id, err)
 	}
+}
+
+// timeCreates times up to n creates of c, one after the other, stopping early when stop is sent on.
+func timeCreates(ctx context.Context, t *testing.T, s *Service, c Principal, n int, stop chan struct{}) []time.Duration {
+	var took []time.Duration
+	for range n {
+		select {
+		case <-stop:
+			return took
+		default:
+		}
+		start := time.Now()
+		if _, err := s.CreateOrder(ctx, c, "bystander", 1); err != nil {
+			t.Errorf("bystander's create: %v", err)
+			return took
+		}
+		took = append(took, time.Since(start))
+	}
+	if stop != nil {
+		<-stop
+	}
+	return took
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // deadlocks is pg_stat_database's count for the pool's database once every other backend of it
