@@ -61,10 +61,12 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *orders.Service) (bool, e
 		{customer: alice, description: "Paint the garden fence", price: 12050},
 		{customer: alice, description: "Assemble a bookshelf", price: 4000},
 		{customer: carol, description: "Translate a two-page letter", price: 7599},
+		// The completed order first: bob then holds at most two at once (IN PROGRESS and READY
+		// count under the cap), so dev mode starts with a cap as low as 2.
+		{customer: carol, description: "Deliver a parcel", price: 1500, performer: bob, take: true, pass: true, accept: true},
 		{customer: alice, description: "Fix a leaking tap", price: 3500, performer: bob, take: true},
 		{customer: carol, description: "Walk the dog for a week", price: 9000, performer: dave, take: true, pass: true},
 		{customer: alice, description: "Mow the lawn", price: 2500, performer: bob, take: true, pass: true},
-		{customer: carol, description: "Deliver a parcel", price: 1500, performer: bob, take: true, pass: true, accept: true},
 	}
 	for _, s := range steps {
 		o, err := svc.CreateOrder(ctx, s.customer, s.description, s.price)
