@@ -287,6 +287,10 @@ func (b *bench) accepts(ctx context.Context, c int) (float64, error) {
 		b.custID[:c], b.perfID[:c], perClient); err != nil {
 		return 0, err
 	}
+	// And held by their performers, as a take would have counted them (an acceptance lowers it).
+	if _, err := b.pool.Exec(ctx, `UPDATE order_users SET holding = holding + $2 WHERE id = ANY($1)`, b.perfID[:c], perClient); err != nil {
+		return 0, err
+	}
 	failed := atomic.Int64{}
 	rate := b.load(c, func(i int) bool {
 		k := b.next[i].Add(1) - 1

@@ -396,13 +396,20 @@ func BenchmarkAcceptThroughput(b *testing.B) {
 	// client accepts its own customer's orders. It returns each customer's order ids.
 	ready := func(k int) [][]int64 {
 		ids := make([][]int64, clients)
+		// A READY order counts among what its performer holds, which its acceptance lowers.
 		rows, err := pool.Query(ctx, `
-			INSERT INTO orders (customer_id, performer_id, description, price, status)
-			SELECT c.id, p.id, 'bench', 100, 'READY'
-			FROM generate_series(0, $3 - 1) AS g
-			JOIN LATERAL (SELECT ($1::bigint[])[g % 64 + 1] AS id) c ON true
-			JOIN LATERAL (SELECT ($2::bigint[])[g % 64 + 1] AS id) p ON true
-			RETURNING id, customer_id`, idsOf(customers), idsOf(performers), k)
+			WITH o AS (
+				INSERT INTO orders (customer_id, performer_id, description, price, status)
+				SELECT c.id, p.id, 'bench', 100, 'READY'
+				FROM generate_series(0, $3 - 1) AS g
+				JOIN LATERAL (SELECT ($1::bigint[])[g % 64 + 1] AS id) c ON true
+				JOIN LATERAL (SELECT ($2::bigint[])[g % 64 + 1] AS id) p ON true
+				RETURNING id, customer_id, performer_id
+			), held AS (
+				UPDATE order_users u SET holding = u.holding + h.n
+				FROM (SELECT performer_id, count(*)::integer AS n FROM o GROUP BY performer_id) h WHERE u.id = h.performer_id
+			)
+			SELECT id, customer_id FROM o`, idsOf(customers), idsOf(performers), k)
 		if err != nil {
 			b.Fatal(err)
 		}
