@@ -378,36 +378,16 @@ func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
 		"AUTH_SECRET":          "a-deployment-test-secret-0123456789abcdef",
 		"ORDERS_CLIENT_SECRET": "a-deployment-test-client-secret-0123456789",
 	}
+	// The init step first: on a database without the schema it waits, until the migration Job has
+	// run; then the server starts.
+	secrets["DATABASE_URL"] = dbtest.NewEmptyURL(t)
+	secrets["DATABASE_MIGRATE_URL"] = secrets["DATABASE_URL"]
+	migrateBeforeServing(t, bin, m, secrets)
+	metricsPort := freePort(t)
 	cmd := exec.Command(bin)
-	podEnv := map[string]string{}
-	for _, src := range m.container.EnvFrom { // first, as the kubelet does: env wins over it
-		if src.ConfigMapRef != nil {
-			for k, v := range m.config.Data {
-				podEnv[k] = v
-			}
-		}
-	}
-	podEnv["TRUSTED_PROXIES"] = operatorTrustedProxies // the placeholder filled in, as the operator must
-	for _, e := range m.container.Env {
-		v := e.Value
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
-			v = secrets[e.Name]
-		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
-			v = m.config.Data[e.ValueFrom.ConfigMapKeyRef.Key]
-		}
-		switch e.Name {
-		case "ADDR":
-			v = fmt.Sprintf("127.0.0.1:%d", port)
-		case "DATA_DIR":
-			v = t.TempDir()
-		}
-		podEnv[e.Name] = v
-	}
-	cmd.Env = []string{"HOME=" + t.TempDir()}
-	for k, v := range podEnv {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = containerEnv(t, m, m.container, secrets, map[string]string{
+		"ADDR": fmt.Sprintf("127.0.0.1:%d", port), "METRICS_ADDR": fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"TRUSTED_PROXIES": operatorTrustedProxies}) // the placeholder filled in, as the operator must
 	log := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -421,6 +401,9 @@ func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
 	for _, probe := range []*corev1.Probe{m.container.ReadinessProbe, m.container.LivenessProbe} {
 		waitStatus(t, base+probe.HTTPGet.Path, 200, exited, log)
 	}
+	// /metrics answers on its own port only, not on the one behind the Service.
+	waitStatus(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort), 200, exited, log)
+	waitStatus(t, base+"/metrics", 404, exited, log)
 
 	// SIGTERM (what the kubelet sends after preStop) must end the process well within the grace.
 	grace := time.Duration(*m.deploy.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second

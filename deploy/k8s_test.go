@@ -15,6 +15,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
@@ -155,11 +156,7 @@ func TestManifests_CompleteForProduction(t *testing.T) {
 	}
 	surge := m.deploy.Spec.Strategy.RollingUpdate.MaxSurge.IntValue()
 	pods := int(m.hpa.Spec.MaxReplicas) + surge
-	// Per pod: the pool, the revocation listener, one Telegram bot's leader session, and the
-	// start-up lock of a starting pod.
-	if need := pods * (conns + 3); need > maxConnections {
-		t.Errorf("%d pods × (%d + 3) = %d connections, more than PostgreSQL's default %d", pods, conns, need, maxConnections)
-	}
+	checkBudget(t, pods, conns)
 	memReq, memLim := m.container.Resources.Requests.Memory(), m.container.Resources.Limits.Memory()
 	if memLim.IsZero() || memReq.Cmp(*memLim) != 0 {
 		t.Errorf("memory request %v and limit %v: want them equal (GOMEMLIMIT is 80%% of the limit, which the pod must have)", memReq, memLim)
@@ -200,6 +197,7 @@ var typed = map[string]func() any{
 	"Deployment": func() any { return &appsv1.Deployment{} }, "Service": func() any { return &corev1.Service{} },
 	"ConfigMap": func() any { return &corev1.ConfigMap{} }, "PodDisruptionBudget": func() any { return &policyv1.PodDisruptionBudget{} },
 	"HorizontalPodAutoscaler": func() any { return &autoscalingv2.HorizontalPodAutoscaler{} }, "Job": func() any { return &batchv1.Job{} },
+	"NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
 }
 
 // render builds the kustomization in dir as `kubectl apply -k` would for what it uses: resources
@@ -262,7 +260,8 @@ func setImages(o map[string]any, k kustomization) {
 	tmpl, _ := spec["template"].(map[string]any)
 	podSpec, _ := tmpl["spec"].(map[string]any)
 	containers, _ := podSpec["containers"].([]any)
-	for _, c := range containers {
+	inits, _ := podSpec["initContainers"].([]any)
+	for _, c := range append(containers, inits...) {
 		c := c.(map[string]any)
 		for _, img := range k.Images {
 			if c["image"] != img.Name {
@@ -336,11 +335,11 @@ func TestKustomize_OverlaysRender(t *testing.T) {
 			switch x := v.(type) {
 			case *appsv1.Deployment:
 				ns = x.Namespace
-				for _, c := range x.Spec.Template.Spec.Containers {
+				for _, c := range append(x.Spec.Template.Spec.Containers, x.Spec.Template.Spec.InitContainers...) {
 					images = append(images, c.Image)
 				}
-				if overlay == "dev" && (x.Spec.Replicas == nil || *x.Spec.Replicas != 1) {
-					t.Errorf("dev runs %v replicas, want 1", x.Spec.Replicas)
+				if x.Spec.Replicas != nil {
+					t.Errorf("%s: the Deployment sets replicas %d beside the HPA: every apply resets the HPA's count", overlay, *x.Spec.Replicas)
 				}
 			case *batchv1.Job:
 				ns = x.Namespace
@@ -349,6 +348,9 @@ func TestKustomize_OverlaysRender(t *testing.T) {
 				}
 			case *autoscalingv2.HorizontalPodAutoscaler:
 				ns = x.Namespace
+				if overlay == "dev" && (x.Spec.MinReplicas == nil || *x.Spec.MinReplicas != 1) {
+					t.Errorf("dev's HPA keeps %v replicas at least, want 1", x.Spec.MinReplicas)
+				}
 				if overlay == "prod" && (x.Spec.MinReplicas == nil || *x.Spec.MinReplicas < 3) {
 					t.Error("prod's HPA keeps fewer than 3 replicas")
 				}

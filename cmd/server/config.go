@@ -66,8 +66,11 @@ func (u CredURI) MarshalJSON() ([]byte, error) { return json.Marshal(u.String())
 // Config is every setting of the server, loaded once at start from flags, whose defaults come from
 // the environment variables named beside them.
 type Config struct {
-	Addr        string // ADDR: listen address
-	Mode        string // MODE: dev or prod
+	Addr string // ADDR: listen address
+	Mode string // MODE: dev, prod, migrate or wait-schema
+	// MetricsAddr (METRICS_ADDR) is where /metrics is served on a listener of its own, kept off
+	// the API port and so off the Service the balancer routes to; empty serves it on ADDR.
+	MetricsAddr string
 	DatabaseURL Secret // DATABASE_URL: empty starts a managed cluster under DataDir/pg; may be a transaction-mode pooler
 	// DatabaseDirectURL (DATABASE_DIRECT_URL) reaches PostgreSQL without a pooler, for LISTEN, the
 	// advisory locks and migrations; empty uses DatabaseURL. Set and different, it tells the server
@@ -238,7 +241,8 @@ func LoadConfig(args []string) (Config, error) {
 	var e envReader
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.StringVar(&c.Addr, "addr", env("ADDR", ":8080"), "listen address (ADDR)")
-	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "run mode: dev (prepared data, demo logins), prod, or migrate (apply the migrations and exit) (MODE)")
+	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "run mode: dev (prepared data, demo logins), prod, migrate (apply the migrations and exit), or wait-schema (wait until the database has every migration of this binary, then exit) (MODE)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "listen address of /metrics on a port of its own (not the API's); empty serves /metrics on ADDR (METRICS_ADDR)")
 	c.DatabaseURL = Secret(env("DATABASE_URL", ""))
 	fs.Var(secretFlag{&c.DatabaseURL}, "database-url", "PostgreSQL URL, or a transaction-mode pooler's; empty starts a managed cluster (DATABASE_URL)")
 	c.DatabaseDirectURL = Secret(env("DATABASE_DIRECT_URL", ""))
@@ -452,9 +456,9 @@ func (c *Config) validate() error {
 		if (c.Brands.AdminEmail == "") != (c.Brands.AdminPassword == "") {
 			errs = append(errs, errors.New("BRANDS_ADMIN_EMAIL and BRANDS_ADMIN_PASSWORD go together"))
 		}
-	case "migrate": // needs only the database
+	case "migrate", "wait-schema": // need only the database
 	default:
-		errs = append(errs, fmt.Errorf("mode %q: want dev, prod or migrate", c.Mode))
+		errs = append(errs, fmt.Errorf("mode %q: want dev, prod, migrate or wait-schema", c.Mode))
 	}
 	switch strings.ToLower(c.LogLevel) {
 	case "debug", "info", "warn", "error":
@@ -495,8 +499,14 @@ func (c *Config) validate() error {
 			c.DrainDelay = defaultProdDrainDelay
 		}
 	}
-	if c.DatabaseURL == "" && (c.DatabaseDirectURL != "" || c.DatabaseReadURL != "") {
+	// -mode migrate and wait-schema use only the direct URL (docs/deploy.md's migrate command sets
+	// nothing else); a server needs the pooled one beside it.
+	schemaOnly := c.Mode == "migrate" || c.Mode == "wait-schema"
+	if c.DatabaseURL == "" && ((c.DatabaseDirectURL != "" && !schemaOnly) || c.DatabaseReadURL != "") {
 		errs = append(errs, errors.New("DATABASE_DIRECT_URL and DATABASE_READ_URL go with DATABASE_URL (without it the server manages its own PostgreSQL)"))
+	}
+	if c.Mode == "wait-schema" && c.DatabaseURL == "" && c.DatabaseDirectURL == "" {
+		errs = append(errs, errors.New("-mode wait-schema waits for a database of its own: set DATABASE_DIRECT_URL or DATABASE_URL"))
 	}
 	if _, err := corsPolicy(*c); err != nil {
 		errs = append(errs, err)

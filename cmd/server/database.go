@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -112,6 +113,49 @@ func poolSize(cfg Config, url string, procs int) int32 {
 		return pc.MaxConns
 	}
 	return int32(max(minPoolSize, procs))
+}
+
+// runSchemaMode is `-mode migrate` or `-mode wait-schema` over the direct URL (DATABASE_DIRECT_URL,
+// else primary): neither opens a pool nor serves.
+func runSchemaMode(ctx context.Context, cfg Config, primary string, log *slog.Logger) error {
+	direct, err := directConfig(cfg, primary)
+	if err != nil {
+		return err
+	}
+	if cfg.Mode == "wait-schema" {
+		return waitSchema(ctx, direct, log, schemaPoll)
+	}
+	return runMigrate(ctx, cfg, direct, log)
+}
+
+// schemaPoll is how often `-mode wait-schema` asks again.
+const schemaPoll = 2 * time.Second
+
+// waitSchema is `server -mode wait-schema`, a pod's init step (deploy/k8s/base/deployment.yaml):
+// it returns once the database has every migration this binary carries, so the pod's server
+// starts only then, where it would otherwise stop at once on a missing migration (it runs as a
+// role that may not apply them) and crash-loop until the release's migration Job is done. An
+// unreachable database is waited for too. Each round says what it waits for.
+func waitSchema(ctx context.Context, direct *pgx.ConnConfig, log *slog.Logger, every time.Duration) error {
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		n, err := migrate.Pending(cctx, direct)
+		cancel()
+		switch {
+		case err == nil && n == 0:
+			log.Info("wait-schema: the database has every migration of this release; the server may start")
+			return nil
+		case err == nil:
+			log.Info("wait-schema: waiting for the release's migrations (server -mode migrate, the migration Job) before the server starts", "missing", n)
+		default:
+			log.Warn("wait-schema: cannot read the schema version yet; waiting", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait-schema: %w", ctx.Err())
+		case <-time.After(every):
+		}
+	}
 }
 
 // runMigrate is `server -mode migrate`: it applies the migrations through the direct URL, grants

@@ -102,6 +102,11 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	defer stop()
 
 	dbURL := string(cfg.DatabaseURL)
+	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
+		if dbURL == "" && cfg.DatabaseDirectURL != "" {
+			return runSchemaMode(ctx, cfg, string(cfg.DatabaseDirectURL), log)
+		}
+	}
 	if dbURL == "" {
 		cluster, err := pgcluster.Start(ctx, filepath.Join(cfg.DataDir, "pg"), pgcluster.Options{
 			Log:  func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) },
@@ -122,12 +127,8 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		dbURL = cluster.URL("triad")
 	}
 
-	if cfg.Mode == "migrate" {
-		direct, err := directConfig(cfg, dbURL)
-		if err != nil {
-			return err
-		}
-		return runMigrate(ctx, cfg, direct, log)
+	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
+		return runSchemaMode(ctx, cfg, dbURL, log)
 	}
 	dbs, err := openDatabases(ctx, cfg, dbURL, log)
 	if err != nil {
@@ -198,6 +199,13 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		ready <- ln.Addr().String()
 	}
 
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, reg, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	select {
@@ -353,7 +361,9 @@ func (a *app) routes() (http.Handler, error) {
 		}
 		web.WriteJSON(w, http.StatusOK, ready)
 	})
-	r.Method(http.MethodGet, "/metrics", a.metrics.Handler())
+	if a.cfg.MetricsAddr == "" { // else on a listener of its own (serveMetrics)
+		r.Method(http.MethodGet, "/metrics", a.metrics.Handler())
+	}
 	mountDocs(r)
 
 	for _, s := range surfaces {

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +73,50 @@ func TestServer_MigrateModeThenRowRole(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("register through the row role's server: %d", resp.StatusCode)
+	}
+}
+
+// TestDocs_DeployMigrateCommandAsWritten runs docs/deploy.md's migrate command as a reader would
+// type it, with only its database URL pointed at a test database (and `server` on PATH): it exits
+// 0, the role it names may then read and write rows, and a second run, on an up-to-date schema,
+// exits 0 too.
+func TestDocs_DeployMigrateCommandAsWritten(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^DATABASE_DIRECT_URL=(\S+) DB_APP_ROLE=(\w+) server -mode migrate$`).FindStringSubmatch(string(raw))
+	if line == nil {
+		t.Fatal("docs/deploy.md has no `DATABASE_DIRECT_URL=… DB_APP_ROLE=… server -mode migrate` line")
+	}
+	owner := dbtest.NewEmptyURL(t)
+	conn, err := pgx.Connect(context.Background(), owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// The role is cluster-wide; another run of this test in the same cluster may have made it.
+	if _, err := conn.Exec(context.Background(), `DO $$ BEGIN CREATE ROLE `+line[2]+` LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	command := strings.Replace(line[0], line[1], "'"+owner+"'", 1)
+	for range 2 {
+		cmd := exec.Command("sh", "-c", command)
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(serverBinary(t))+":"+os.Getenv("PATH"))
+		for _, unset := range []string{"DATABASE_URL", "MODE", "DATABASE_READ_URL"} {
+			cmd.Env = append(cmd.Env, unset+"=")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line[0], err, out)
+		}
+	}
+	app, err := pgx.Connect(context.Background(), asRole(t, owner, line[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close(context.Background())
+	if _, err := app.Exec(context.Background(), "SELECT count(*) FROM orders"); err != nil {
+		t.Fatalf("%s after the documented command: %v", line[2], err)
 	}
 }

@@ -72,22 +72,7 @@ func newProvider(pool *pgxpool.Pool, locked bool) (*goose.Provider, func(), erro
 // already at the newest schema is only read (goose's version table), so a server whose role may
 // only read and write rows starts on a database that `server -mode migrate` brought up to date.
 func Ensure(ctx context.Context, direct *pgx.ConnConfig) (applied bool, err error) {
-	cfg, err := pgxpool.ParseConfig("")
-	if err != nil {
-		return false, fmt.Errorf("migrate: %w", err)
-	}
-	cfg.ConnConfig = direct.Copy()
-	// No named prepared statements, in case direct is a transaction-mode pooler after all: they
-	// live in one server connection, which the pooler gives another client after each transaction.
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
-	// goose holds one connection while it reads its version table and may take another.
-	cfg.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return false, fmt.Errorf("migrate: %w", err)
-	}
-	defer pool.Close()
-	provider, done, err := newProvider(pool, false)
+	provider, _, done, err := directProvider(ctx, direct)
 	if err != nil {
 		return false, err
 	}
@@ -103,6 +88,61 @@ func Ensure(ctx context.Context, direct *pgx.ConnConfig) (applied bool, err erro
 		return false, wrap(err)
 	}
 	return true, nil
+}
+
+// directProvider is goose over a small pool of its own made with direct, without goose's lock.
+func directProvider(ctx context.Context, direct *pgx.ConnConfig) (*goose.Provider, *pgxpool.Pool, func(), error) {
+	cfg, err := pgxpool.ParseConfig("")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("migrate: %w", err)
+	}
+	cfg.ConnConfig = direct.Copy()
+	// No named prepared statements, in case direct is a transaction-mode pooler after all: they
+	// live in one server connection, which the pooler gives another client after each transaction.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	// goose holds one connection while it reads its version table and may take another.
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("migrate: %w", err)
+	}
+	provider, done, err := newProvider(pool, false)
+	if err != nil {
+		pool.Close()
+		return nil, nil, nil, err
+	}
+	return provider, pool, func() { done(); pool.Close() }, nil
+}
+
+// Pending is how many of the embedded migrations the database reached with direct lacks: what
+// `server -mode wait-schema` (a pod's init step) waits to see reach 0. It only reads goose's
+// version table, so a role that may only read and write rows can ask; a database without that
+// table lacks them all.
+func Pending(ctx context.Context, direct *pgx.ConnConfig) (int, error) {
+	provider, pool, done, err := directProvider(ctx, direct)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	// goose would create its version table first, which such a role may not do.
+	var exists bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('goose_db_version') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	if !exists {
+		return len(provider.ListSources()), nil
+	}
+	status, err := provider.Status(ctx)
+	if err != nil {
+		return 0, wrap(err)
+	}
+	n := 0
+	for _, m := range status {
+		if m.State == goose.StatePending {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Grant lets role read and write the rows of every table (and use every sequence) of the current
