@@ -28,6 +28,10 @@ deps-haproxy: ## install Debian's haproxy when missing (as root); the replica te
 deps-pgbouncer: ## install Debian's pgbouncer when missing (as root); tests put it in front of PostgreSQL in transaction mode
 	@bash scripts/ensure-pgbouncer.sh
 
+.PHONY: deps-ha
+deps-ha: ## install Debian's etcd-server, patroni and pgbackrest when missing (as root); make run-ha and make test-ha run them
+	@bash scripts/ensure-ha.sh
+
 .PHONY: deps-chromium
 deps-chromium: ## install Debian's chromium when missing (as root); the auth browser test drives it
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
@@ -75,6 +79,14 @@ run: deps-postgres build ## run the server in dev mode with a managed PostgreSQL
 .PHONY: run-replicas
 run-replicas: deps-postgres deps-haproxy build ## one PostgreSQL, REPLICAS (3) dev-mode servers and HAProxy on :8080 (docs/replicas.md)
 	bash scripts/run-replicas.sh
+
+.PHONY: run-ha
+run-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha build ## the HA stack (etcd, Patroni over 2 PostgreSQL nodes, HAProxy, PgBouncer, pgBackRest) and REPLICAS (3) servers behind HAProxy on :8080 (docs/replicas.md)
+	$(GO) run ./cmd/runha -replicas $(or $(REPLICAS),3) -port $(or $(PORT),8080)
+
+.PHONY: test-ha
+test-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha ## failover under load: leader crash, switchover, primary restart, PgBouncer restart, then a point-in-time restore; prints the failover: and restore: lines (docs/replicas.md)
+	$(GO) test -tags ha -count=1 -timeout 20m -run '^TestHA_' ./e2e/
 
 .PHONY: fmt-check
 fmt-check:

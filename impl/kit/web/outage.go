@@ -28,7 +28,7 @@ const RetryAfterDatabase = 5
 // connection or ran out of resources, rather than that a query failed: a failed connect (refused,
 // no socket, pool acquire timed out while connecting), a connection lost mid-query, SQLSTATE class
 // 08 (connection exception), 57P01-57P03 (the server is shutting down, crashed, or not accepting
-// yet) and class 53 (DatabaseExhausted: disk full, out of memory, too many connections).
+// yet), 25006 (a write on a primary demoted a moment ago) and class 53 (DatabaseExhausted: disk full, out of memory, too many connections).
 func DatabaseUnavailable(err error) bool {
 	if err == nil {
 		return false
@@ -42,7 +42,11 @@ func DatabaseUnavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+		// 25006 (read_only_sql_transaction): a write reached a primary that has just been demoted
+		// (a switchover or failover, before the pooler's connections to it are cut): the next
+		// attempt reaches the new primary.
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" ||
+			pgErr.Code == "25006"
 	}
 	var netErr *net.OpError
 	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||

@@ -42,6 +42,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		{"admin shutdown 57P01", &pgconn.PgError{Code: "57P01"}, true},
 		{"crash shutdown 57P02", &pgconn.PgError{Code: "57P02"}, true},
 		{"starting up 57P03", &pgconn.PgError{Code: "57P03"}, true},
+		{"read-only after a demotion 25006", &pgconn.PgError{Code: "25006"}, true},
 		{"connection lost mid-query", fmt.Errorf("query: %w", io.ErrUnexpectedEOF), true},
 		{"network error", &net.OpError{Op: "read", Net: "unix", Err: errors.New("connection reset by peer")}, true},
 		{"disk full 53100", fmt.Errorf("insert: %w", &pgconn.PgError{Code: "53100"}), true},

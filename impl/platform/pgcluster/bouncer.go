@@ -28,10 +28,13 @@ const bouncerPort = 6432
 // where it listens, its settings are PgBouncer's defaults: it does not ignore any startup
 // parameter, and a server connection serves whichever client has a transaction to run.
 type Bouncer struct {
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  string
+	dir   string
+	bin   string
+	cred  *syscall.Credential
+	probe string // a URL through it, for its readiness
+	cmd   *exec.Cmd
+	done  chan struct{}
+	log   string
 }
 
 // StartBouncer runs PgBouncer from the folder dir (created, and given to the postgres system user
@@ -39,6 +42,13 @@ type Bouncer struct {
 // reaches, for every database of that server, with trust authentication for users (the backend
 // checks them). It listens on a unix socket in dir only.
 func StartBouncer(ctx context.Context, dir, backendURL string, users ...string) (*Bouncer, error) {
+	return StartBouncerWith(ctx, dir, backendURL, "", users...)
+}
+
+// StartBouncerWith is StartBouncer with settings, lines of PgBouncer's [pgbouncer] section
+// (`name = value`), added after its own: what a deployment tunes (deploy/pgbouncer/pgbouncer.ini).
+// They must not set where it listens, its authentication or its log, which are the bouncer's own.
+func StartBouncerWith(ctx context.Context, dir, backendURL, settings string, users ...string) (*Bouncer, error) {
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/pgbouncer"); serr != nil {
@@ -62,39 +72,59 @@ func StartBouncer(ctx context.Context, dir, backendURL string, users ...string) 
 	for _, u := range append([]string{backend.User}, users...) {
 		fmt.Fprintf(&auth, "%q \"\"\n", u)
 	}
-	b := &Bouncer{dir: dir, done: make(chan struct{}), log: filepath.Join(dir, "pgbouncer.log")}
+	b := &Bouncer{dir: dir, bin: bin, cred: cred, log: filepath.Join(dir, "pgbouncer.log")}
 	ini := fmt.Sprintf(`[databases]
 * = host=%s port=%d
 [pgbouncer]
 unix_socket_dir = %s
+listen_addr =
 listen_port = %d
 auth_type = trust
 auth_file = %s
 pool_mode = transaction
 logfile = %s
-`, backend.Host, backend.Port, dir, bouncerPort, filepath.Join(dir, "users.txt"), b.log)
+%s
+`, backend.Host, backend.Port, dir, bouncerPort, filepath.Join(dir, "users.txt"), b.log, settings)
 	for name, text := range map[string]string{"users.txt": auth.String(), "pgbouncer.ini": ini} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			return nil, err
 		}
 	}
-	b.cmd = exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
-	b.cmd.Dir = dir
-	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if err := b.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("pgcluster: pgbouncer: %w", err)
+	b.probe = b.URL(backend.User, backend.Database)
+	if err := b.start(ctx); err != nil {
+		return nil, err
 	}
+	return b, nil
+}
+
+// Restart stops PgBouncer (its clients' connections close) and starts it again with the same
+// settings, as an operator's restart or a pod's replacement would.
+func (b *Bouncer) Restart(ctx context.Context) error {
+	if err := b.Stop(); err != nil {
+		return err
+	}
+	return b.start(ctx)
+}
+
+// start runs PgBouncer from its folder's pgbouncer.ini and waits until a query goes through it.
+func (b *Bouncer) start(ctx context.Context) error {
+	b.done = make(chan struct{})
+	b.cmd = exec.Command(b.bin, filepath.Join(b.dir, "pgbouncer.ini"))
+	b.cmd.Dir = b.dir
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: b.cred}
+	if err := b.cmd.Start(); err != nil {
+		return fmt.Errorf("pgcluster: pgbouncer: %w", err)
+	}
+	done := b.done
 	go func() {
 		_ = b.cmd.Wait()
-		close(b.done)
+		close(done)
 	}()
-	// Ready when a query goes through it.
-	probe := b.URL(backend.User, backend.Database)
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 		err := func() error {
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			conn, err := pgx.Connect(cctx, probe)
+			conn, err := pgx.Connect(cctx, b.probe)
 			if err != nil {
 				return err
 			}
@@ -103,16 +133,16 @@ logfile = %s
 			return err
 		}()
 		if err == nil {
-			return b, nil
+			return nil
 		}
 		select {
-		case <-b.done:
-			return nil, fmt.Errorf("pgcluster: pgbouncer exited: %s", b.Log())
+		case <-done:
+			return fmt.Errorf("pgcluster: pgbouncer exited: %s", b.Log())
 		default:
 		}
 		if time.Since(start) > 30*time.Second || ctx.Err() != nil {
 			_ = b.Stop()
-			return nil, fmt.Errorf("pgcluster: pgbouncer not ready: %w; log: %s", err, b.Log())
+			return fmt.Errorf("pgcluster: pgbouncer not ready: %w; log: %s", err, b.Log())
 		}
 	}
 }

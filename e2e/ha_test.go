@@ -1,0 +1,221 @@
+//go:build ha
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
+	"github.com/triadhq/triad/impl/testkit/hastack"
+)
+
+// haRole is the row-only role the HA run's servers use.
+const haRole = "triad_app"
+
+// haFault is one fault `make test-ha` injects, and the longest span of client errors it may cost.
+type haFault struct {
+	name   string
+	limit  time.Duration
+	inject func(ctx context.Context) error
+	heal   func(ctx context.Context) error // back to a healthy cluster before the next fault
+}
+
+// TestHA_FailoverLosesNothing is `make test-ha` (docs/replicas.md, "High availability"): the HA
+// stack (etcd, Patroni over two PostgreSQL 15 nodes with a synchronous standby, HAProxy by
+// Patroni's checks, PgBouncer with deploy/pgbouncer/pgbouncer.ini's settings, pgBackRest archiving),
+// three prod servers as the row-only role with the pooled, multi-host direct and read URLs behind an
+// HAProxy, a bounded mixed load through it (creates with Idempotency-Key and retries, list reads,
+// logins), and each fault in turn: a leader crash (kill -9 of Patroni and the postmaster), a
+// planned switchover, a fast restart of the primary, a PgBouncer restart. One line per fault:
+//
+//	failover: <fault>: errors for <X> s, acked <N>, stored <M>, lost <L>
+//
+// failing when anything acknowledged is lost, a crash costs more than 10 s of errors, or the
+// others more than 2 s. Then a point-in-time restore from the archive to a moment T before the
+// last fault, into a scratch cluster: every create acknowledged before T is there and the ledger
+// adds up.
+func TestHA_FailoverLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "triad-ha-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	settings, err := hastack.BouncerSettings(filepath.Join(repoRoot, "deploy", "pgbouncer", "pgbouncer.ini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	defer cancel()
+	started := time.Now()
+	st, err := hastack.Start(startCtx, dir, hastack.Options{AppRole: haRole, BouncerSettings: settings,
+		Log: func(f string, a ...any) { t.Logf(f, a...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stack logs:\n%s", st.Logs())
+		}
+		st.Stop()
+	})
+	migrate := exec.CommandContext(startCtx, serverBin, "-mode", "migrate")
+	migrate.Env = append(os.Environ(), "DATABASE_URL=", "DATABASE_DIRECT_URL="+st.OwnerURL(), "DB_APP_ROLE="+haRole)
+	if out, err := migrate.CombinedOutput(); err != nil {
+		t.Fatalf("server -mode migrate: %v\n%s", err, out)
+	}
+	tg := providertest.NewTelegram(t, "778:ha-bot", "triad_ha_bot")
+	args := []string{"-mode", "prod", "-auth-secret", "ha-test-secret-0123456789abcdef-0123",
+		"-database-direct-url", st.DirectURL(haRole), "-database-read-url", st.ReadURL(haRole),
+		"-auth-telegram-token", tg.Token, "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private"}
+	nodes := make([]*server, 3)
+	var backends []string
+	for i := range nodes {
+		nodes[i] = launchRetrying(t, launchOpts{dbURL: st.PooledURL(haRole), args: args})
+		waitReady(t, nodes[i].URL+"/readyz")
+		backends = append(backends, strings.TrimPrefix(nodes[i].URL, "http://"))
+	}
+	front, err := hastack.StartFront(startCtx, dir, 0, backends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(front.Stop)
+	t.Logf("the stack and 3 servers behind a balancer are up in %v", time.Since(started).Round(time.Second))
+
+	e := newOrdersEnvAt(t, front.URL)
+	customer := e.signUp("ha-customer", ordersapi.Customer)
+	ld := newHALoad(t, front.URL, customer.Id, uniqueName("ha-customer"))
+	owner, err := pgx.Connect(ctx, st.OwnerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { owner.Close(context.Background()) }()
+
+	var crashed int
+	faults := []haFault{
+		{"leader crash", 10 * time.Second,
+			func(ctx context.Context) (err error) { crashed, err = st.KillLeader(ctx); return err },
+			func(ctx context.Context) error {
+				if err := st.RestartNode(crashed); err != nil {
+					return err
+				}
+				return st.WaitHealthy(ctx)
+			}},
+		{"switchover", 2 * time.Second, st.Switchover, st.WaitHealthy},
+		{"primary restart", 2 * time.Second, st.RestartPrimary, st.WaitHealthy},
+		{"pgbouncer restart", 2 * time.Second, func(ctx context.Context) error { return st.Bouncer().Restart(ctx) }, nil},
+	}
+	var restoreTarget time.Time
+	for i, f := range faults {
+		if i == len(faults)-1 {
+			// The restore drill's T: before the last fault, after three timeline changes.
+			restoreTarget = time.Now()
+		}
+		r := ld.run(ctx, f.inject)
+		stored, err := storedOf(ctx, owner, r.acked)
+		if err != nil {
+			// The owner's session may have been on the old primary: once more, reconnected.
+			owner.Close(ctx)
+			if owner, err = pgx.Connect(ctx, st.OwnerURL()); err != nil {
+				t.Fatal(err)
+			}
+			if stored, err = storedOf(ctx, owner, r.acked); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lost := len(r.acked) - stored
+		fmt.Printf("failover: %s: errors for %.1f s, acked %d, stored %d, lost %d\n", f.name, r.errors.Seconds(), len(r.acked), stored, lost)
+		t.Logf("%s: %d requests, %d failed (%d of them the balancer's own 503: no server up); first error %v after the fault; %s",
+			f.name, r.requests, r.failed, r.balancer503, r.firstError.Round(time.Millisecond), r.sample)
+		if lost > 0 {
+			t.Errorf("%s: %d acknowledged creates are not stored", f.name, lost)
+		}
+		if r.errors > f.limit {
+			t.Errorf("%s: clients saw errors for %v, want at most %v", f.name, r.errors.Round(100*time.Millisecond), f.limit)
+		}
+		if len(r.acked) == 0 {
+			t.Errorf("%s: no create acknowledged: the load did not run", f.name)
+		}
+		if f.heal != nil {
+			hctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			err := f.heal(hctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: healing: %v", f.name, err)
+			}
+		}
+	}
+	for i, n := range nodes {
+		for _, bad := range []string{"prepared statement", "not held by its own session", "panic"} {
+			if strings.Contains(n.log.String(), bad) {
+				t.Errorf("server %d logged %q", i+1, bad)
+			}
+		}
+	}
+
+	restoreDrill(t, st, ld, restoreTarget)
+}
+
+// restoreDrill restores the archive to target into a scratch cluster and checks that every create
+// acknowledged before target is there and that the ledger adds up.
+func restoreDrill(t *testing.T, st *hastack.Stack, ld *haLoad, target time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := st.ArchiveNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.RestoreTo(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	conn, err := pgx.Connect(ctx, r.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	before := ld.ackedBefore(target)
+	restored, err := storedOf(ctx, conn, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("restore: to %s: acked before T %d, restored %d, lost %d\n", target.UTC().Format(time.RFC3339Nano), len(before), restored, len(before)-restored)
+	if restored != len(before) || len(before) == 0 {
+		t.Errorf("restore to %v: %d creates acknowledged before it, %d restored", target, len(before), restored)
+	}
+	var negative, mismatched, total, grants, platform, commissions int64
+	err = conn.QueryRow(ctx, `
+		SELECT
+		  (SELECT count(*) FROM order_users WHERE balance < 0),
+		  (SELECT count(*) FROM order_users u WHERE u.balance <> (SELECT coalesce(sum(amount), 0) FROM order_ledger l WHERE l.user_id = u.id)),
+		  (SELECT coalesce(sum(balance), 0) FROM order_users) + (SELECT coalesce(sum(balance), 0) FROM order_platform_slots),
+		  (SELECT coalesce(sum(amount), 0) FROM order_ledger WHERE kind = 'grant'),
+		  (SELECT coalesce(sum(balance), 0) FROM order_platform_slots),
+		  (SELECT coalesce(sum(amount), 0) FROM order_ledger WHERE kind = 'commission')`).
+		Scan(&negative, &mismatched, &total, &grants, &platform, &commissions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if negative != 0 || mismatched != 0 || total != grants || platform != commissions {
+		t.Errorf("the restored ledger does not add up: negative=%d mismatched=%d balances+platform=%d grants=%d platform=%d commissions=%d",
+			negative, mismatched, total, grants, platform, commissions)
+	}
+}
+
+// storedOf counts the orders of ids that the database behind conn has.
+func storedOf(ctx context.Context, conn *pgx.Conn, ids []int64) (int, error) {
+	var n int
+	err := conn.QueryRow(ctx, "SELECT count(*) FROM orders WHERE id = ANY($1)", ids).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,322 @@
+package hastack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/triadhq/triad/impl/platform/pgcluster"
+)
+
+// Patroni's timing, suited to loopback (Patroni's defaults are ttl 30, loop_wait 10,
+// retry_timeout 10, for networks that stall for seconds). The leader renews its key's lease every
+// loopWait; a leader that dies is replaced once the lease has run out, so a crash costs up to ttl
+// plus a loop and the promotion. Patroni's rule loop_wait + 2 × retry_timeout <= ttl holds, so a
+// leader that cannot reach etcd for retry_timeout steps down before its lease could be taken.
+const (
+	patroniTTL          = 5
+	patroniLoopWait     = 1
+	patroniRetryTimeout = 2
+)
+
+// node is one PostgreSQL node under its own Patroni.
+type node struct {
+	s        *Stack
+	name     string
+	dir      string
+	pgPort   int
+	restPort int
+	config   string
+	proc     *proc
+}
+
+func (s *Stack) newNode(i int) (*node, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	n := &node{s: s, name: fmt.Sprintf("pg%d", i), dir: filepath.Join(s.dir, fmt.Sprintf("pg%d", i)), pgPort: ports[0], restPort: ports[1]}
+	if err := s.mkdir(n.dir); err != nil {
+		return nil, err
+	}
+	bin, err := pgcluster.FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	etcd := make([]string, len(s.etcdURL))
+	for i, u := range s.etcdURL {
+		etcd[i] = strings.TrimPrefix(u, "http://")
+	}
+	n.config = filepath.Join(n.dir, "patroni.yml")
+	// synchronous_mode: a commit is acknowledged once the synchronous standby has it, and Patroni
+	// promotes only that standby, so no acknowledged commit is lost in a failover. Not strict: with
+	// the standby gone the primary goes on alone (asynchronous) rather than stopping every write.
+	// pg_rewind (wal_log_hints, data checksums) lets a crashed primary rejoin as a standby.
+	yml := fmt.Sprintf(`scope: triad
+namespace: /triad-ha/
+name: %[1]s
+log:
+  level: WARNING
+restapi:
+  listen: 127.0.0.1:%[2]d
+  connect_address: 127.0.0.1:%[2]d
+etcd3:
+  hosts: [%[3]s]
+bootstrap:
+  dcs:
+    ttl: %[4]d
+    loop_wait: %[5]d
+    retry_timeout: %[6]d
+    maximum_lag_on_failover: 16777216
+    synchronous_mode: true
+    postgresql:
+      use_pg_rewind: true
+      use_slots: true
+      parameters:
+        max_connections: 200
+        wal_log_hints: "on"
+        max_wal_senders: 10
+        max_replication_slots: 10
+        wal_keep_size: 256MB
+  initdb:
+    - encoding: UTF8
+    - data-checksums
+    - no-sync
+watchdog:
+  mode: "off"
+  safety_margin: -1
+postgresql:
+  listen: 127.0.0.1:%[7]d
+  connect_address: 127.0.0.1:%[7]d
+  data_dir: %[8]s/data
+  bin_dir: %[9]s
+  pgpass: %[8]s/pgpass
+  basebackup:
+    - checkpoint: fast
+  remove_data_directory_on_rewind_failure: true
+  remove_data_directory_on_diverged_timelines: true
+  authentication:
+    superuser: {username: postgres, password: postgres}
+    replication: {username: replicator, password: replicator}
+    rewind: {username: postgres, password: postgres}
+  pg_hba:
+    - local all all trust
+    - host all all 127.0.0.1/32 trust
+    - host replication all 127.0.0.1/32 trust
+  parameters:
+    unix_socket_directories: '%[8]s'
+    archive_mode: "on"
+    archive_command: 'pgbackrest --config=%[10]s --stanza=triad archive-push "%%p"'
+    logging_collector: "on"
+    log_directory: log
+    log_filename: postgresql.log
+`, n.name, n.restPort, strings.Join(etcd, ", "), patroniTTL, patroniLoopWait, patroniRetryTimeout,
+		n.pgPort, n.dir, bin, s.backrestConf)
+	return n, os.WriteFile(n.config, []byte(yml), 0o644)
+}
+
+// start runs the node's Patroni (which starts, bootstraps or copies its PostgreSQL).
+func (n *node) start() error {
+	p, err := n.s.spawn(filepath.Join(n.dir, "patroni.log"), true, "patroni", n.config)
+	if err != nil {
+		return err
+	}
+	n.proc = p
+	return nil
+}
+
+// stop stops Patroni, which stops its PostgreSQL.
+func (n *node) stop() {
+	if n.proc != nil {
+		n.proc.stop(syscall.SIGTERM)
+	}
+	if pid := n.postmaster(); pid > 0 { // a Patroni killed earlier left it running
+		_ = syscall.Kill(pid, syscall.SIGQUIT)
+	}
+}
+
+// postmaster is the node's postmaster's pid (postmaster.pid's first line), or 0.
+func (n *node) postmaster() int {
+	b, err := os.ReadFile(filepath.Join(n.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	if pid > 0 && syscall.Kill(pid, 0) != nil {
+		return 0
+	}
+	return pid
+}
+
+func (n *node) rest(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", n.restPort, path)
+}
+
+// member is one node as Patroni's GET /cluster reports it.
+type member struct {
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	State    string `json:"state"`
+	Timeline int    `json:"timeline"`
+	Lag      any    `json:"lag"`
+}
+
+// members asks any node's Patroni for the cluster.
+func (s *Stack) members(ctx context.Context) ([]member, error) {
+	var last error
+	for _, n := range s.nodes {
+		var c struct {
+			Members []member `json:"members"`
+		}
+		if err := getJSON(ctx, n.rest("/cluster"), &c); err != nil {
+			last = err
+			continue
+		}
+		return c.Members, nil
+	}
+	return nil, last
+}
+
+// Leader is the index of the node that leads now, or an error when none does.
+func (s *Stack) Leader(ctx context.Context) (int, error) {
+	ms, err := s.members(ctx)
+	if err != nil {
+		return -1, err
+	}
+	for _, m := range ms {
+		if m.Role == "leader" && m.State == "running" {
+			for i, n := range s.nodes {
+				if n.name == m.Name {
+					return i, nil
+				}
+			}
+		}
+	}
+	return -1, fmt.Errorf("no running leader: %+v", ms)
+}
+
+func (s *Stack) waitLeader(ctx context.Context) error {
+	return waitFor(ctx, 2*time.Minute, func() error {
+		i, err := s.Leader(ctx)
+		if err != nil {
+			return err
+		}
+		return s.exec(ctx, s.nodeURL(s.nodes[i], "postgres"), "SELECT 1")
+	})
+}
+
+// WaitHealthy waits until every node runs, one leads and another is its synchronous standby:
+// the state each fault starts from.
+func (s *Stack) WaitHealthy(ctx context.Context) error {
+	return waitFor(ctx, 2*time.Minute, func() error {
+		ms, err := s.members(ctx)
+		if err != nil {
+			return err
+		}
+		var leader, sync, running int
+		for _, m := range ms {
+			if m.State == "running" || m.State == "streaming" {
+				running++
+				switch m.Role {
+				case "leader":
+					leader++
+				case "sync_standby":
+					sync++
+				}
+			}
+		}
+		if leader != 1 || sync < 1 || running != len(s.nodes) {
+			return fmt.Errorf("not healthy yet: %+v", ms)
+		}
+		return nil
+	})
+}
+
+// KillLeader is a crash of the leader's machine: kill -9 of its Patroni and its postmaster at
+// once, so nothing renews the leader key and nothing shuts down cleanly. It returns the node's
+// index; RestartNode brings it back (as a standby, rewound if it had diverged).
+func (s *Stack) KillLeader(ctx context.Context) (int, error) {
+	i, err := s.Leader(ctx)
+	if err != nil {
+		return -1, err
+	}
+	n := s.nodes[i]
+	pm := n.postmaster()
+	_ = n.proc.cmd.Process.Signal(syscall.SIGKILL)
+	if pm > 0 {
+		_ = syscall.Kill(pm, syscall.SIGKILL)
+	}
+	<-n.proc.done
+	return i, nil
+}
+
+// RestartNode starts node i's Patroni again after KillLeader.
+func (s *Stack) RestartNode(i int) error {
+	n := s.nodes[i]
+	if pm := n.postmaster(); pm > 0 { // the postmaster's children may outlive it a moment
+		_ = syscall.Kill(pm, syscall.SIGKILL)
+	}
+	return n.start()
+}
+
+// Switchover is a planned change of leader through Patroni's REST API: the leader stops its
+// PostgreSQL (fast), the synchronous standby is promoted, the old leader follows it.
+func (s *Stack) Switchover(ctx context.Context) error {
+	i, err := s.Leader(ctx)
+	if err != nil {
+		return err
+	}
+	ms, err := s.members(ctx)
+	if err != nil {
+		return err
+	}
+	candidate := ""
+	for _, m := range ms {
+		if m.Role == "sync_standby" {
+			candidate = m.Name
+		}
+	}
+	if candidate == "" {
+		return fmt.Errorf("hastack: no synchronous standby to switch over to: %+v", ms)
+	}
+	body, _ := json.Marshal(map[string]string{"leader": s.nodes[i].name, "candidate": candidate})
+	return post(ctx, s.nodes[i].rest("/switchover"), body)
+}
+
+// RestartPrimary restarts the leader's PostgreSQL (fast shutdown, then start) through Patroni,
+// which keeps its leadership meanwhile: what a configuration change or a minor upgrade does.
+func (s *Stack) RestartPrimary(ctx context.Context) error {
+	i, err := s.Leader(ctx)
+	if err != nil {
+		return err
+	}
+	return post(ctx, s.nodes[i].rest("/restart"), []byte(`{}`))
+}
+
+func post(ctx context.Context, url string, body []byte) error {
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(cctx, http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return errors.New("hastack: " + url + ": " + resp.Status + ": " + string(msg))
+	}
+	return nil
+}
