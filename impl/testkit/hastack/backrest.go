@@ -71,7 +71,14 @@ func (s *Stack) backrest(ctx context.Context, command string, args ...string) er
 
 // ArchiveNow switches the primary to a new WAL segment and waits until the archive has the one it
 // left (pgbackrest check): everything committed so far can then be restored.
-func (s *Stack) ArchiveNow(ctx context.Context) error { return s.backrest(ctx, "check") }
+// Recovery to a time stops at the first commit after it: one is made first (assigning a
+// transaction id writes a commit record), so the archive always reaches past the target.
+func (s *Stack) ArchiveNow(ctx context.Context) error {
+	if err := s.exec(ctx, s.OwnerURL(), "SELECT pg_current_xact_id()"); err != nil {
+		return err
+	}
+	return s.backrest(ctx, "check")
+}
 
 // Restored is a cluster restored from the archive, running on its own socket.
 type Restored struct {

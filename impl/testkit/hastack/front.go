@@ -18,8 +18,9 @@ type Front struct {
 }
 
 // StartFront starts HAProxy on port (0: a free one) over the triad servers at backends
-// (host:port), round-robin, each checked on GET /readyz every second (a check may take 2.5 s: the
-// probe's own ping waits up to 2 s). Three failed checks in a row take a server out (a database blip of a second or two fails the check on every server at once,
+// (host:port), round-robin, each checked on GET /readyz as deploy/k8s's readiness probe checks a
+// pod: every 2 s, a check taking up to 2.5 s (the probe's own ping waits up to 2 s), three failed
+// checks in a row (6 s or more) to take a server out (a database blip of a second or two fails the check on every server at once,
 // and taking them all out would turn the blip into the balancer's own 503s until they came back);
 // one good check puts it back.
 func StartFront(ctx context.Context, dir string, port int, backends []string) (*Front, error) {
@@ -49,7 +50,7 @@ backend servers
 	option httpchk GET /readyz
 	http-check expect status 200
 	timeout check 2500ms
-	default-server inter 1s fall 3 rise 1
+	default-server inter 2s fall 3 rise 1
 `, port)
 	for i, be := range backends {
 		fmt.Fprintf(&b, "\tserver s%d %s check\n", i, be)

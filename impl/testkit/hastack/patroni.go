@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -294,14 +295,89 @@ func (s *Stack) Switchover(ctx context.Context) error {
 	return post(ctx, s.nodes[i].rest("/switchover"), body)
 }
 
-// RestartPrimary restarts the leader's PostgreSQL (fast shutdown, then start) through Patroni,
-// which keeps its leadership meanwhile: what a configuration change or a minor upgrade does.
+// RestartPrimary is a fast restart of the primary's PostgreSQL (a configuration change that needs
+// one, a minor upgrade) the way an operator does it under Patroni: Patroni paused (maintenance
+// mode, so it neither fails over nor restarts PostgreSQL itself meanwhile), a CHECKPOINT while
+// clients still work (so the shutdown has little left to write), `pg_ctl restart -m fast`, Patroni
+// resumed. Patroni's own POST /restart does the same but starts PostgreSQL again only after about
+// 3 s of its own work here (measured: shut down at .1 s, started at 3.4 s), which clients wait
+// through.
 func (s *Stack) RestartPrimary(ctx context.Context) error {
 	i, err := s.Leader(ctx)
 	if err != nil {
 		return err
 	}
-	return post(ctx, s.nodes[i].rest("/restart"), []byte(`{}`))
+	n := s.nodes[i]
+	if err := s.pause(ctx, true); err != nil {
+		return err
+	}
+	defer func() { _ = s.pause(context.WithoutCancel(ctx), false) }()
+	if err := s.exec(ctx, s.nodeURL(n, "postgres"), "CHECKPOINT"); err != nil {
+		return err
+	}
+	bin, err := pgcluster.FindBinaries()
+	if err != nil {
+		return err
+	}
+	// The restarted postmaster's own output goes to a file (-l): a pipe it inherited would keep
+	// this call waiting for as long as it runs.
+	logPath := filepath.Join(n.dir, "restart.log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "pg_ctl"), "-D", filepath.Join(n.dir, "data"), "-l", logPath+".server", "-m", "fast", "-w", "restart")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hastack: pg_ctl restart: %w: %s", err, tail(logPath, 5))
+	}
+	return nil
+}
+
+// pause turns Patroni's maintenance mode on or off for the whole cluster, and waits until every
+// running node has seen it.
+func (s *Stack) pause(ctx context.Context, on bool) error {
+	body, _ := json.Marshal(map[string]bool{"pause": on})
+	i, err := s.Leader(ctx)
+	if err != nil {
+		return err
+	}
+	if err := patch(ctx, s.nodes[i].rest("/config"), body); err != nil {
+		return err
+	}
+	return waitFor(ctx, 30*time.Second, func() error {
+		for _, n := range s.nodes {
+			var st struct {
+				Pause bool `json:"pause"`
+			}
+			if err := getJSON(ctx, n.rest("/patroni"), &st); err != nil {
+				return err
+			}
+			if st.Pause != on {
+				return fmt.Errorf("%s: pause %v", n.name, st.Pause)
+			}
+		}
+		return nil
+	})
+}
+
+func patch(ctx context.Context, url string, body []byte) error {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(cctx, http.MethodPatch, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return errors.New("hastack: PATCH " + url + ": " + resp.Status + ": " + string(msg))
+	}
+	return nil
 }
 
 func post(ctx context.Context, url string, body []byte) error {
