@@ -134,7 +134,7 @@ func Start(ctx context.Context, dir string, opts Options) (_ *Stack, err error) 
 	}
 	opts.Log("pgbackrest: full backup taken, WAL archiving")
 	s.bouncer, err = pgcluster.StartBouncerWith(ctx, filepath.Join(dir, "b"),
-		fmt.Sprintf("postgres://postgres@127.0.0.1:%d/triad?sslmode=disable", s.primary), opts.BouncerSettings, opts.AppRole)
+		fmt.Sprintf("postgres://postgres@127.0.0.1:%d/triad?sslmode=disable", s.primary), opts.BouncerSettings+"admin_users = postgres\n", opts.AppRole)
 	if err != nil {
 		return nil, err
 	}
