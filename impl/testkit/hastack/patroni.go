@@ -292,7 +292,7 @@ func (s *Stack) Switchover(ctx context.Context) error {
 		return fmt.Errorf("hastack: no synchronous standby to switch over to: %+v", ms)
 	}
 	body, _ := json.Marshal(map[string]string{"leader": s.nodes[i].name, "candidate": candidate})
-	return post(ctx, s.nodes[i].rest("/switchover"), body)
+	return send(ctx, http.MethodPost, s.nodes[i].rest("/switchover"), body)
 }
 
 // RestartPrimary is a fast restart of the primary's PostgreSQL as an operator does it under
@@ -348,7 +348,7 @@ func (s *Stack) pause(ctx context.Context, on bool) error {
 	if err != nil {
 		return err
 	}
-	if err := patch(ctx, s.nodes[i].rest("/config"), body); err != nil {
+	if err := send(ctx, http.MethodPatch, s.nodes[i].rest("/config"), body); err != nil {
 		return err
 	}
 	return waitFor(ctx, 30*time.Second, func() error {
@@ -367,27 +367,11 @@ func (s *Stack) pause(ctx context.Context, on bool) error {
 	})
 }
 
-func patch(ctx context.Context, url string, body []byte) error {
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(cctx, http.MethodPatch, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(resp.Body)
-		return errors.New("hastack: PATCH " + url + ": " + resp.Status + ": " + string(msg))
-	}
-	return nil
-}
-
-func post(ctx context.Context, url string, body []byte) error {
+// send sends a Patroni REST request and wants 200.
+func send(ctx context.Context, method, url string, body []byte) error {
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(cctx, http.MethodPost, url, bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(cctx, method, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
