@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -78,31 +77,6 @@ func (c *OAuthClient) LogValue() slog.Value {
 // oauthBuiltins are the built-ins configured with a client id and secret alone.
 var oauthBuiltins = []string{provider.GitHubName, provider.GoogleName, provider.FacebookName, provider.MicrosoftName,
 	provider.YandexName, provider.BattleNetName, provider.PatreonName, provider.TwitterName}
-
-// registerProviderFlags adds the provider settings to fs, with environment defaults.
-func registerProviderFlags(fs *flag.FlagSet, c *ProvidersConfig) {
-	c.Clients = map[string]*OAuthClient{}
-	for _, name := range oauthBuiltins {
-		up := strings.ToUpper(name)
-		cl := &OAuthClient{ID: env("AUTH_"+up+"_CID", ""), Secret: Secret(env("AUTH_"+up+"_CSECRET", ""))}
-		c.Clients[name] = cl
-		fs.StringVar(&cl.ID, "auth-"+name+"-cid", cl.ID, name+" OAuth client id (AUTH_"+up+"_CID)")
-		fs.Var(secretFlag{&cl.Secret}, "auth-"+name+"-csecret", name+" OAuth client secret (AUTH_"+up+"_CSECRET)")
-	}
-	fs.StringVar(&c.MicrosoftTenant, "auth-microsoft-tenant", env("AUTH_MICROSOFT_TENANT", "common"), "Microsoft tenant (AUTH_MICROSOFT_TENANT)")
-	fs.StringVar(&c.AppleClientID, "auth-apple-client-id", env("AUTH_APPLE_CLIENT_ID", ""), "Sign in with Apple services id (AUTH_APPLE_CLIENT_ID)")
-	fs.StringVar(&c.AppleTeamID, "auth-apple-team-id", env("AUTH_APPLE_TEAM_ID", ""), "Apple developer team id (AUTH_APPLE_TEAM_ID)")
-	fs.StringVar(&c.AppleKeyID, "auth-apple-key-id", env("AUTH_APPLE_KEY_ID", ""), "Apple private key id (AUTH_APPLE_KEY_ID)")
-	fs.StringVar(&c.AppleKeyFile, "auth-apple-key-file", env("AUTH_APPLE_KEY_FILE", ""), "path of the Apple .p8 private key (AUTH_APPLE_KEY_FILE)")
-	c.AppleKey = Secret(env("AUTH_APPLE_KEY", ""))
-	fs.Var(secretFlag{&c.AppleKey}, "auth-apple-key", "PEM text of the Apple private key, instead of a file (AUTH_APPLE_KEY)")
-	fs.StringVar(&c.AppleResponseMode, "auth-apple-response-mode", env("AUTH_APPLE_RESPONSE_MODE", "form_post"), "form_post or query (AUTH_APPLE_RESPONSE_MODE)")
-	c.TelegramToken = Secret(env("AUTH_TELEGRAM_TOKEN", ""))
-	fs.Var(secretFlag{&c.TelegramToken}, "auth-telegram-token", "Telegram bot token; enables the telegram provider (AUTH_TELEGRAM_TOKEN)")
-	fs.StringVar(&c.TelegramAPIURL, "auth-telegram-api-url", env("AUTH_TELEGRAM_API_URL", ""), "Bot API base URL, default https://api.telegram.org (AUTH_TELEGRAM_API_URL)")
-	c.Custom = Secret(env("AUTH_CUSTOM_PROVIDERS", ""))
-	fs.Var(secretFlag{&c.Custom}, "auth-custom-providers", "JSON array of custom OAuth2 providers (AUTH_CUSTOM_PROVIDERS)")
-}
 
 // customJSON is one element of AUTH_CUSTOM_PROVIDERS, e.g.
 //

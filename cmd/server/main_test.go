@@ -322,15 +322,15 @@ func TestLoadConfig(t *testing.T) {
 		tests := []struct {
 			flag, value, want string
 		}{
-			{"-auth-dev-port", "-1", "AUTH_DEV_PORT -1"},
-			{"-auth-dev-port", "65536", "AUTH_DEV_PORT 65536"},
-			{"-auth-smtp-port", "0", "AUTH_SMTP_PORT 0"},
-			{"-auth-smtp-port", "70000", "AUTH_SMTP_PORT 70000"},
-			{"-auth-avatar-resize", "-5", "AUTH_AVATAR_RESIZE -5"},
-			{"-auth-avatar-resize", "40960", "AUTH_AVATAR_RESIZE 40960"},
-			{"-auth-confirm-per-recipient", "0", "AUTH_CONFIRM_PER_RECIPIENT 0"},
-			{"-auth-confirm-per-client", "-1", "AUTH_CONFIRM_PER_CLIENT -1"},
-			{"-auth-confirm-window", "0s", "AUTH_CONFIRM_WINDOW 0s"},
+			{"-auth-dev-port", "-1", "AUTH_DEV_PORT=-1"},
+			{"-auth-dev-port", "65536", "AUTH_DEV_PORT=65536"},
+			{"-auth-smtp-port", "0", "AUTH_SMTP_PORT=0"},
+			{"-auth-smtp-port", "70000", "AUTH_SMTP_PORT=70000"},
+			{"-auth-avatar-resize", "-5", "AUTH_AVATAR_RESIZE=-5"},
+			{"-auth-avatar-resize", "40960", "AUTH_AVATAR_RESIZE=40960"},
+			{"-auth-confirm-per-recipient", "0", "AUTH_CONFIRM_PER_RECIPIENT=0"},
+			{"-auth-confirm-per-client", "-1", "AUTH_CONFIRM_PER_CLIENT=-1"},
+			{"-auth-confirm-window", "0s", "AUTH_CONFIRM_WINDOW=0s"},
 		}
 		for _, tc := range tests {
 			if _, err := LoadConfig([]string{tc.flag, tc.value}); err == nil || !strings.Contains(err.Error(), tc.want) {
