@@ -85,10 +85,12 @@ func (a *app) mountAuth(r chi.Router) error {
 	// The spec fixes every /auth and /avatar route, so requests are validated against it before the
 	// library sees them, except the session reads of authUnvalidated. One validator (one router
 	// built from the spec) serves both mounts.
-	router.Group(r, router.Surface{Spec: spec, Validate: authValidated}, func(g chi.Router) {
+	if err := router.Group(r, router.Surface{Spec: spec, Validate: authValidated}, func(g chi.Router) {
 		g.Mount("/auth", authH)
 		g.Mount("/avatar", avatarH)
-	})
+	}); err != nil {
+		return err
+	}
 	a.log.Info("auth: providers", "providers", svc.Providers())
 	return nil
 }

@@ -49,8 +49,17 @@ func (b *Blocked) Error() string {
 // Unwrap makes a *Blocked match ErrTooManyAttempts.
 func (b *Blocked) Unwrap() error { return ErrTooManyAttempts }
 
-// RetryAfterSeconds is Seconds: what the auth library reads of a refusal (loginlimit.Refused).
-func (b *Blocked) RetryAfterSeconds() int { return b.Seconds }
+// Refused reports whether err is a refused login (a *Blocked in its chain, whichever guard
+// refused: this one, or the auth library's in-memory loginlimit.Memory), with its Retry-After in
+// seconds (at least 1) and its sentence. Every answer to a refused login reads it here:
+// refusal.WriteLoginRefused's 429 too_many_attempts and the OAuth token endpoint's invalid_grant.
+func Refused(err error) (seconds int, message string, ok bool) {
+	var b *Blocked
+	if !errors.As(err, &b) {
+		return 0, "", false
+	}
+	return max(1, b.Seconds), b.Error(), true
+}
 
 // RetryAfter is the Retry-After seconds of a *Blocked or *SignupsBlocked in err's chain, or 0 (a
 // refusal table's RetryAfter function).

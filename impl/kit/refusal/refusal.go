@@ -132,7 +132,15 @@ const CodeTooManyAttempts = "too_many_attempts"
 // TooManyAttempts is the entry of a surface with password logins for loginguard.ErrTooManyAttempts:
 // a 429 with the wait until the limit's window ends.
 var TooManyAttempts = Entry{Err: loginguard.ErrTooManyAttempts, Refusal: Refusal{Status: http.StatusTooManyRequests,
-	Code: CodeTooManyAttempts, RetryAfter: loginguard.RetryAfter}}
+	Code: CodeTooManyAttempts, RetryAfter: func(err error) int { secs, _, _ := loginguard.Refused(err); return secs }}}
+
+// WriteLoginRefused answers a login the failed-login limit refused (loginguard.Refused) with
+// TooManyAttempts, the one rendering of a refused login outside the OAuth token endpoint (the
+// auth library's direct logins and basic auth, orders' and brands' refusal tables), and reports
+// whether err was one.
+func WriteLoginRefused(w http.ResponseWriter, r *http.Request, err error) bool {
+	return Table{TooManyAttempts}.Write(w, r, err)
+}
 
 // CodeTooManySignups is the code of a registration refused by the per-address cap.
 const CodeTooManySignups = "too_many_signups"

@@ -81,24 +81,31 @@ type Surface struct {
 	// request. A surface may skip requests whose every input the generated binders and its own
 	// parsers check with the spec's bounds (a test must tie those bounds to the spec).
 	Validate func(*http.Request) bool
-	// Also runs the surface's own field checks (the domain's rules beyond the spec) on a request
-	// the spec validator refused, so that one answer lists every problem; nil adds none.
-	Also web.FieldCheck
+	// Also runs the surface's own field checks (the domain's rules beyond the spec) of an
+	// operation, keyed by its generated id, on a request the spec validator refused, so that one
+	// answer lists every problem; an id the spec does not have makes Group fail.
+	Also web.FieldChecks
 }
 
 // Group registers a group on r guarded by s, and calls mount to add the surface's routes to it.
-func Group(r chi.Router, s Surface, mount func(chi.Router)) {
+// It fails, registering nothing, when s.Also names an operation s.Spec does not have.
+func Group(r chi.Router, s Surface, mount func(chi.Router)) error {
+	v, err := validator(s.Spec, s.Validate, s.Also)
+	if err != nil {
+		return err
+	}
 	r.Group(func(g chi.Router) {
 		g.Use(s.Before...)
-		g.Use(validator(s.Spec, s.Validate, s.Also))
+		g.Use(v)
 		mount(g)
 	})
+	return nil
 }
 
-func validator(spec *openapi3.T, want func(*http.Request) bool, also web.FieldCheck) func(http.Handler) http.Handler {
-	validate := web.Validator(spec, also)
-	if want == nil {
-		return validate
+func validator(spec *openapi3.T, want func(*http.Request) bool, also web.FieldChecks) (func(http.Handler) http.Handler, error) {
+	validate, err := web.Validator(spec, also)
+	if err != nil || want == nil {
+		return validate, err
 	}
 	return func(next http.Handler) http.Handler {
 		validated := validate(next)
@@ -109,5 +116,5 @@ func validator(spec *openapi3.T, want func(*http.Request) bool, also web.FieldCh
 			}
 			next.ServeHTTP(w, r)
 		})
-	}
+	}, nil
 }

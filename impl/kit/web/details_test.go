@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -94,6 +95,7 @@ paths:
     parameters:
       - {name: id, in: path, required: true, schema: {type: integer, format: int64, minimum: 1}}
     post:
+      operationId: updateThing
       parameters:
         - {name: notify, in: query, schema: {type: boolean}}
         - {name: size, in: query, schema: {type: integer, format: int32, maximum: 100}}
@@ -139,7 +141,11 @@ func TestValidator_EveryCode(t *testing.T) {
 	if err := spec.Validate(t.Context()); err != nil {
 		t.Fatalf("the spec does not validate: %v", err)
 	}
-	h := Validator(spec, nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	validate, err := Validator(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := validate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	B, Q, P, H := invalid.Body, invalid.Query, invalid.Path, invalid.Header
 	tests := []struct {
 		name, target, body string
@@ -209,7 +215,11 @@ func TestValidator_MergesTheSurfacesChecks(t *testing.T) {
 			invalid.New(invalid.Body, "name", invalid.Blank),             // the spec named name already
 		}
 	}
-	h := Validator(spec, also)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	validate, err := Validator(spec, FieldChecks{"UpdateThing": also})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := validate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	body := `{"name":"a","price":"0.001","colour":1}`
 	req := httptest.NewRequest(http.MethodPost, "/things/1", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -233,6 +243,32 @@ func TestValidator_MergesTheSurfacesChecks(t *testing.T) {
 		t.Errorf("the surface's checks saw %q, want the body", sawBody)
 	}
 }
+
+// TestValidator_UnknownOperationStopsTheStart: checks keyed by an id the spec does not have (a
+// typo, the spec's own spelling instead of the generated one) are an error, not checks that never
+// run; so is such an id handed to ClientAddrFor, which would count every client as one.
+func TestValidator_UnknownOperationStopsTheStart(t *testing.T) {
+	t.Parallel()
+	spec, err := openapi3.NewLoader().LoadFromData([]byte(codesSpecYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := func(*http.Request, []byte) []FieldError { return nil }
+	for _, id := range []string{"UpdateThng", "updateThing"} {
+		if _, err := Validator(spec, FieldChecks{id: none}); err == nil || !strings.Contains(err.Error(), id) {
+			t.Errorf("Validator with checks of %s: error %v, want one naming it", id, err)
+		}
+		if _, err := ClientAddrFor[StrictHandlerFunc](spec, id); err == nil || !strings.Contains(err.Error(), id) {
+			t.Errorf("ClientAddrFor(%s): error %v, want one naming it", id, err)
+		}
+	}
+	if _, err := ClientAddrFor[StrictHandlerFunc](spec, "UpdateThing"); err != nil {
+		t.Errorf("ClientAddrFor(UpdateThing): %v", err)
+	}
+}
+
+// StrictHandlerFunc is the generated strict handlers' shape, for ClientAddrFor in tests.
+type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
 
 // TestStrictRequestError_Malformed: a body the strict handler cannot decode is `body: malformed`.
 func TestStrictRequestError_Malformed(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // ParseTrustedProxies reads a comma-separated list of addresses and CIDR prefixes
@@ -129,8 +131,13 @@ type clientAddrKey struct{}
 // (http.Request.RemoteAddr: the connection's, or the one a trusted proxy named, as ClientAddr set
 // it; never a header the client wrote itself) to the operations named, for the limits counted per
 // address (failed logins, sign-ups); they read it with ClientAddrOf. Only those operations get
-// it, so no other request pays for the context value.
-func ClientAddrFor[F StrictHandler](operationIDs ...string) func(f F, operationID string) F {
+// it, so no other request pays for the context value. The ids are spelt as the generated code
+// spells them (RegisterOrdersUser); one that names no operation of spec is an error, since a typo
+// would otherwise hand no operation its address and count every client as one.
+func ClientAddrFor[F StrictHandler](spec *openapi3.T, operationIDs ...string) (func(f F, operationID string) F, error) {
+	if err := KnownOperations(spec, operationIDs...); err != nil {
+		return nil, err
+	}
 	return func(f F, operationID string) F {
 		if !slices.Contains(operationIDs, operationID) {
 			return f
@@ -138,7 +145,7 @@ func ClientAddrFor[F StrictHandler](operationIDs ...string) func(f F, operationI
 		return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
 			return f(context.WithValue(ctx, clientAddrKey{}, r.RemoteAddr), w, r, req)
 		}
-	}
+	}, nil
 }
 
 // ClientAddrOf is the client address ClientAddrFor handed to the operation, or "".

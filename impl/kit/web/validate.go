@@ -3,13 +3,18 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
 	middleware "github.com/oapi-codegen/nethttp-middleware"
 
 	"github.com/triadhq/triad/impl/kit/invalid"
@@ -20,9 +25,13 @@ import (
 // and its security requirements too, since authentication is the surface's own middleware's. Every
 // violation of the request is reported at once: a body whose Content-Type the operation does not
 // take is a 415 unsupported_media_type, anything else a 400 validation_failed with one detail per
-// invalid field. also, when set, adds the surface's own checks of the request's fields to a 400,
-// so that a client learns every problem from one answer.
-func Validator(spec *openapi3.T, also FieldCheck) func(http.Handler) http.Handler {
+// invalid field. also adds the surface's own checks of an operation's fields to its 400, so that
+// a client learns every problem from one answer; a key of also that names no operation of spec is
+// an error, so a misspelt id stops the start instead of silently checking nothing.
+func Validator(spec *openapi3.T, also FieldChecks) (func(http.Handler) http.Handler, error) {
+	if err := KnownOperations(spec, slices.Collect(maps.Keys(also))...); err != nil {
+		return nil, err
+	}
 	spec.Servers = nil
 	// kin-openapi walks an operation's security requirements on every request even when the
 	// authentication function accepts anything; the surfaces authenticate before the validator
@@ -32,6 +41,15 @@ func Validator(spec *openapi3.T, also FieldCheck) func(http.Handler) http.Handle
 	for _, item := range spec.Paths.Map() {
 		for _, op := range item.Operations() {
 			op.Security = &none
+		}
+	}
+	// The operation of a refused request, for its own field checks (servers cleared above: any
+	// host matches).
+	var find routers.Router
+	if len(also) > 0 {
+		var err error
+		if find, err = gorillamux.NewRouter(spec); err != nil {
+			return nil, err
 		}
 	}
 	return middleware.OapiRequestValidatorWithOptions(spec, &middleware.Options{
@@ -51,15 +69,64 @@ func Validator(spec *openapi3.T, also FieldCheck) func(http.Handler) http.Handle
 			case unsupportedMediaType(err):
 				WriteError(w, r, http.StatusUnsupportedMediaType, UnsupportedMediaType())
 			default:
-				WriteError(w, r, http.StatusBadRequest, Invalid(withChecks(r, FieldErrors(err), also)...))
+				WriteError(w, r, http.StatusBadRequest, Invalid(withChecks(r, FieldErrors(err), also[operationOf(find, r)])...))
 			}
 		},
-	})
+	}), nil
 }
 
 // FieldCheck is a surface's own checks of a request's fields beyond its spec (a price's two
 // fractional digits), given the request and its body: the details of the fields it refuses.
 type FieldCheck func(r *http.Request, body []byte) []FieldError
+
+// FieldChecks are a surface's FieldCheck of each operation that has one, keyed by the operation's
+// id as the generated code spells it (RegisterOrdersUser: the spec's operationId, first letter
+// upper case), the name the generated strict middleware is given too.
+type FieldChecks map[string]FieldCheck
+
+// KnownOperations says which of ids (as the generated code spells them) names no operation of
+// spec, or nil: wiring keyed by operation id checks its keys at start with it.
+func KnownOperations(spec *openapi3.T, ids ...string) error {
+	known := map[string]bool{}
+	for _, item := range spec.Paths.Map() {
+		for _, op := range item.Operations() {
+			known[GeneratedOperationID(op.OperationID)] = true
+		}
+	}
+	var unknown []string
+	for _, id := range ids {
+		if !known[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("no operation %s in the %s spec", strings.Join(unknown, ", "), spec.Info.Title)
+	}
+	return nil
+}
+
+// GeneratedOperationID is an operationId as oapi-codegen names its handler and hands it to the
+// strict middleware: the first letter upper case.
+func GeneratedOperationID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return strings.ToUpper(id[:1]) + id[1:]
+}
+
+// operationOf is the generated id of the operation r asks for, or "" (only on the refusal path:
+// a request the validator refused).
+func operationOf(find routers.Router, r *http.Request) string {
+	if find == nil {
+		return ""
+	}
+	route, _, err := find.FindRoute(r)
+	if err != nil {
+		return ""
+	}
+	return GeneratedOperationID(route.Operation.OperationID)
+}
 
 // withChecks adds to the spec validator's details those of also about fields the validator did
 // not name (a field the spec refused, or one inside it, is not refused twice).

@@ -138,7 +138,11 @@ func TestValidator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Validator(spec, nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	validate, err := Validator(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := validate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	tests := []struct {
 		name, method, target, body string
 		want                       int
@@ -187,7 +191,11 @@ func TestValidator_AllViolationsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Validator(spec, nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	validate, err := Validator(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := validate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	req := httptest.NewRequest(http.MethodPost, "/things?limit=11", strings.NewReader(`{"name":"abcd"}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -210,7 +218,11 @@ func TestValidator_WrongContentTypeIs415(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Validator(spec, nil)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	validate, err := Validator(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := validate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
 		t.Run(ct, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "/things", strings.NewReader(`{"name":"abc"}`))

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/impl/kit/invalid"
+	"github.com/triadhq/triad/impl/kit/refusal"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/auth/middleware"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
@@ -141,7 +142,7 @@ func (s *Service) user(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := s.auth.Authenticate(w, r)
 	if err != nil {
-		if !middleware.TooManyAttempts(w, r, err) {
+		if !refusal.WriteLoginRefused(w, r, err) {
 			middleware.Unauthorized(w, r)
 		}
 		return

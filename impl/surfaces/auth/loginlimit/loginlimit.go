@@ -13,42 +13,27 @@ package loginlimit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/triadhq/triad/impl/credentials/clientkey"
+	"github.com/triadhq/triad/impl/credentials/loginguard"
+	"github.com/triadhq/triad/impl/credentials/throttle"
 )
 
 // ErrBadCredentials is what a check returns for a wrong password (or an unknown user): the one
 // outcome a Guard keeps counted. Any other error of a check means the password was not checked.
 var ErrBadCredentials = errors.New("loginlimit: incorrect user or password")
 
-// CodeTooManyAttempts is the Error code of a login a Guard refused (429), the same code on every
-// surface of the reference server.
-const CodeTooManyAttempts = "too_many_attempts"
-
 // Guard runs one password login under a failed-login limit.
 type Guard interface {
 	// Login runs check, the password check of account, from client (http.Request.RemoteAddr). It
 	// returns nil when check passed, check's error as it is (ErrBadCredentials: counted; anything
-	// else: not), or, without running check, an error with a RetryAfterSeconds() int method (see
-	// Refused) when the limit refuses the login.
+	// else: not), or, without running check, a *loginguard.Blocked (or an error wrapping one) when
+	// the limit refuses the login: the one refusal every guard returns and every surface renders
+	// (refusal.WriteLoginRefused).
 	Login(ctx context.Context, account, client string, check func(context.Context) error) error
-}
-
-// Refused reports whether err is a Guard's refusal, with its Retry-After in seconds and its own
-// sentence ("too many failed logins; try again in 840 seconds").
-func Refused(err error) (seconds int, message string, ok bool) {
-	var r interface {
-		error
-		RetryAfterSeconds() int
-	}
-	if errors.As(err, &r) {
-		return max(1, r.RetryAfterSeconds()), r.Error(), true
-	}
-	return 0, "", false
 }
 
 // Defaults of NewMemory with zero arguments: 10 wrong passwords per account and client address in
@@ -57,19 +42,6 @@ const (
 	DefaultMax    = 10
 	DefaultWindow = 15 * time.Minute
 )
-
-// Blocked is the refusal of the in-memory guard.
-type Blocked struct{ Wait time.Duration }
-
-// Error says how long to wait.
-func (b *Blocked) Error() string {
-	return fmt.Sprintf("too many failed logins; try again in %d seconds", b.RetryAfterSeconds())
-}
-
-// RetryAfterSeconds is the wait rounded up to whole seconds, at least 1.
-func (b *Blocked) RetryAfterSeconds() int {
-	return max(1, int((b.Wait+time.Second-1)/time.Second))
-}
 
 // Memory is an in-process Guard: failures are counted per account (trimmed, lower-cased) and
 // client address (an IPv6 one by its /64) for a window from the first; at Max the pair is refused
@@ -132,7 +104,7 @@ func (m *Memory) Login(ctx context.Context, account, client string, check func(c
 	}
 	if c.n >= m.max {
 		m.mu.Unlock()
-		return &Blocked{Wait: c.end.Sub(now)}
+		return &loginguard.Blocked{Seconds: throttle.RetryAfterSeconds(c.end.Sub(now))}
 	}
 	c.n++
 	m.mu.Unlock()

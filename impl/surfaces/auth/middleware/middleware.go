@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/triadhq/triad/impl/credentials/loginguard"
+	"github.com/triadhq/triad/impl/kit/refusal"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
 	"github.com/triadhq/triad/impl/surfaces/auth/sessions"
@@ -85,7 +87,7 @@ var (
 // refuse writes a refusal through ErrorHandler, or as the JSON Error body. Basic-auth credentials
 // the LoginGuard refused are a 429 with Retry-After, whatever status the caller meant.
 func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
-	if secs, _, refused := loginlimit.Refused(err); refused {
+	if secs, _, refused := loginguard.Refused(err); refused {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		status = http.StatusTooManyRequests
 	}
@@ -104,22 +106,10 @@ func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, status in
 		Forbidden(w, r, msg)
 		return
 	}
-	if TooManyAttempts(w, r, err) {
+	if refusal.WriteLoginRefused(w, r, err) {
 		return
 	}
 	Unauthorized(w, r)
-}
-
-// TooManyAttempts writes the 429 too_many_attempts refusal, with Retry-After, when err is the
-// LoginGuard's refusal of basic-auth credentials, and reports whether it did.
-func TooManyAttempts(w http.ResponseWriter, r *http.Request, err error) bool {
-	secs, msg, refused := loginlimit.Refused(err)
-	if !refused {
-		return false
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	web.WriteError(w, r, http.StatusTooManyRequests, web.Error{Code: loginlimit.CodeTooManyAttempts, Message: msg})
-	return true
 }
 
 // Refusal codes of the JSON bodies: 401 {"code":"unauthorized",...}, 403 {"code":"forbidden",...},
@@ -127,7 +117,7 @@ func TooManyAttempts(w http.ResponseWriter, r *http.Request, err error) bool {
 const (
 	CodeUnauthorized    = web.CodeUnauthorized
 	CodeForbidden       = web.CodeForbidden
-	CodeTooManyAttempts = loginlimit.CodeTooManyAttempts
+	CodeTooManyAttempts = refusal.CodeTooManyAttempts
 )
 
 // ErrRevoked joins ErrUnauthorized for a token whose session was revoked (logout).

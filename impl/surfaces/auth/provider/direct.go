@@ -6,8 +6,8 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"strconv"
 
+	"github.com/triadhq/triad/impl/kit/refusal"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
 )
@@ -119,9 +119,7 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = check(r.Context())
 	}
-	if secs, msg, refused := loginlimit.Refused(err); refused {
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		WriteError(w, r, http.StatusTooManyRequests, loginlimit.CodeTooManyAttempts, msg)
+	if refusal.WriteLoginRefused(w, r, err) {
 		return
 	}
 	if errors.Is(err, loginlimit.ErrBadCredentials) {

@@ -27,7 +27,22 @@ func inOf(field string) invalid.In {
 // bad email (the spec) and a control character in the name (the domain) names both. Empty values
 // are left to the spec, which says where a field is required (an edit leaves empty fields as they
 // are).
-func fieldChecks(r *http.Request, body []byte) []web.FieldError {
+var fieldChecks = web.FieldChecks{
+	"RegisterBrandsUser": textChecks(false),
+	"LoginUser":          textChecks(false),
+	"ResetPassword":      textChecks(false),
+	"EditProfile":        textChecks(false),
+	"CreateBrand":        textChecks(true),
+	"UpdateBrand":        textChecks(true),
+}
+
+// textChecks checks the text fields of a body, a brand's (brand) or a user's.
+func textChecks(brand bool) web.FieldCheck {
+	return func(r *http.Request, body []byte) []web.FieldError { return checkText(r, body, brand) }
+}
+
+// checkText is textChecks' work on one request.
+func checkText(r *http.Request, body []byte, brand bool) []web.FieldError {
 	fields := map[string]string{}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		form, err := url.ParseQuery(string(body))
@@ -51,7 +66,6 @@ func fieldChecks(r *http.Request, body []byte) []web.FieldError {
 			}
 		}
 	}
-	brand := strings.HasPrefix(r.URL.Path, "/api/brand")
 	var out []web.FieldError
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if fields[name] == "" {

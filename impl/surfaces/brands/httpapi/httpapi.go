@@ -133,7 +133,12 @@ func (a *API) Mount(r chi.Router) error {
 	if err != nil {
 		return fmt.Errorf("brands spec: %w", err)
 	}
-	router.Group(r, router.Surface{
+	// The client address goes to the operations that count failed logins and registrations per address.
+	clientAddr, err := web.ClientAddrFor[brandsapi.StrictHandlerFunc](spec, "LoginUser", "RegisterBrandsUser")
+	if err != nil {
+		return err
+	}
+	return router.Group(r, router.Surface{
 		Spec:   spec,
 		Before: []func(http.Handler) http.Handler{a.auth.Middleware, a.keys.Middleware},
 		Also:   fieldChecks,
@@ -144,12 +149,7 @@ func (a *API) Mount(r chi.Router) error {
 		})
 		brandsapi.HandlerWithOptions(strict, brandsapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: web.BadParam})
 	})
-	return nil
 }
-
-// clientAddr hands the client address to LoginUser, which counts failed logins per address, and
-// RegisterBrandsUser, which counts registrations per address (web.ClientAddrFor).
-var clientAddr = web.ClientAddrFor[brandsapi.StrictHandlerFunc]("LoginUser", "RegisterBrandsUser")
 
 // principal is the caller the bearer middleware authenticated.
 func principal(ctx context.Context) brands.Principal {

@@ -29,48 +29,60 @@ func inOf(field string) invalid.In {
 // GET /orders?page=600&sort=name names sort (the spec) and page (too deep for the size, which
 // the spec cannot state). Only fields of the type the spec asks for are checked; the validator
 // has named the others.
-func fieldChecks(r *http.Request, body []byte) []web.FieldError {
-	if r.Method == http.MethodGet {
-		return pageChecks(r.URL.Query())
-	}
-	if r.Method != http.MethodPost {
-		return nil
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) != nil {
-		return nil
-	}
-	text := func(name string) (string, bool) {
-		var s string
-		return s, json.Unmarshal(fields[name], &s) == nil
-	}
-	var err error
-	switch r.URL.Path {
-	case "/orders":
-		var errs []error
-		if d, ok := text("description"); ok {
-			_, derr := orders.CheckNewOrder(d, "1")
-			errs = append(errs, derr)
-		}
-		if p, ok := priceLiteral(fields["price"]); ok {
-			_, perr := orders.CheckPrice(p)
-			errs = append(errs, perr)
-		}
-		err = orders.JoinInvalid(errs...)
-	case "/users":
-		u, uok := text("username")
-		p, pok := text("password")
-		t, tok := text("userType")
-		var sent invalid.Problems
-		for _, d := range invalid.ProblemsOf(orders.CheckNewUser(u, p, orders.UserType(t))) {
-			if (d.Field == "username" && uok) || (d.Field == "password" && pok) || (d.Field == "userType" && tok) {
-				sent = append(sent, d)
-			}
-		}
-		err = orders.JoinInvalid(sent)
-	}
-	return fieldOf(err)
+var fieldChecks = web.FieldChecks{
+	"CreateOrder":        bodyChecks(checkNewOrder),
+	"RegisterOrdersUser": bodyChecks(checkNewUser),
+	"ListNewOrders":      queryChecks,
+	"ListUserOrders":     queryChecks,
 }
+
+// bodyChecks runs check on the fields of a JSON object body.
+func bodyChecks(check func(fields map[string]json.RawMessage) error) web.FieldCheck {
+	return func(_ *http.Request, body []byte) []web.FieldError {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(body, &fields) != nil {
+			return nil
+		}
+		return fieldOf(check(fields))
+	}
+}
+
+// text is a body field sent as a JSON string.
+func text(fields map[string]json.RawMessage, name string) (string, bool) {
+	var s string
+	return s, json.Unmarshal(fields[name], &s) == nil
+}
+
+// checkNewOrder is the domain's checks of POST /orders's description and price.
+func checkNewOrder(fields map[string]json.RawMessage) error {
+	var errs []error
+	if d, ok := text(fields, "description"); ok {
+		_, derr := orders.CheckNewOrder(d, "1")
+		errs = append(errs, derr)
+	}
+	if p, ok := priceLiteral(fields["price"]); ok {
+		_, perr := orders.CheckPrice(p)
+		errs = append(errs, perr)
+	}
+	return orders.JoinInvalid(errs...)
+}
+
+// checkNewUser is the domain's checks of POST /users's fields, those sent as strings.
+func checkNewUser(fields map[string]json.RawMessage) error {
+	u, uok := text(fields, "username")
+	p, pok := text(fields, "password")
+	t, tok := text(fields, "userType")
+	var sent invalid.Problems
+	for _, d := range invalid.ProblemsOf(orders.CheckNewUser(u, p, orders.UserType(t))) {
+		if (d.Field == "username" && uok) || (d.Field == "password" && pok) || (d.Field == "userType" && tok) {
+			sent = append(sent, d)
+		}
+	}
+	return orders.JoinInvalid(sent)
+}
+
+// queryChecks is pageChecks of a list request's query.
+func queryChecks(r *http.Request, _ []byte) []web.FieldError { return pageChecks(r.URL.Query()) }
 
 // priceLiteral is a price as sent: a JSON number's literal or a string's text.
 func priceLiteral(raw json.RawMessage) (string, bool) {

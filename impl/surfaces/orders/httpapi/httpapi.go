@@ -133,7 +133,12 @@ func (a *API) Mount(r chi.Router) error {
 		return fmt.Errorf("orders spec: %w", err)
 	}
 	r.Post("/oauth/token", a.issueToken)
-	router.Group(r, router.Surface{
+	// The client address goes to the operations that count registrations per address.
+	clientAddr, err := web.ClientAddrFor[ordersapi.StrictHandlerFunc](spec, "RegisterOrdersUser")
+	if err != nil {
+		return err
+	}
+	return router.Group(r, router.Surface{
 		Spec:   spec,
 		Before: []func(http.Handler) http.Handler{a.auth.Middleware, a.keys.Middleware},
 		Also:   fieldChecks,
@@ -144,12 +149,7 @@ func (a *API) Mount(r chi.Router) error {
 		})
 		ordersapi.HandlerWithOptions(strict, ordersapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: web.BadParam})
 	})
-	return nil
 }
-
-// clientAddr hands the client address to RegisterOrdersUser, which counts registrations per
-// address (web.ClientAddrFor).
-var clientAddr = web.ClientAddrFor[ordersapi.StrictHandlerFunc]("RegisterOrdersUser")
 
 // principal is the caller the bearer middleware authenticated.
 func principal(ctx context.Context) orders.Principal {

@@ -23,12 +23,6 @@ func isForm(ct string) bool {
 	return err == nil && mt == "application/x-www-form-urlencoded"
 }
 
-// oauthError is the RFC 6749 §5.2 error body of the token endpoint.
-type oauthError struct {
-	Error       string `json:"error"`
-	Description string `json:"error_description,omitempty"`
-}
-
 // tokenResponse is the RFC 6749 §5.1 success body; no refresh token is issued.
 type tokenResponse struct {
 	AccessToken string `json:"access_token"`
@@ -122,7 +116,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		u, err = a.svc.Authenticate(ctx, username, pw)
 		return err
 	})
-	var blocked *loginguard.Blocked
+	secs, refusedMsg, refused := loginguard.Refused(err)
 	switch {
 	case err == nil:
 	case errors.Is(err, password.ErrBusy):
@@ -135,9 +129,9 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		oauthFail(w, http.StatusTooManyRequests, "temporarily_unavailable", refusal.MessageTooManyRequests)
 		return
-	case errors.As(err, &blocked):
-		w.Header().Set("Retry-After", strconv.Itoa(blocked.Seconds))
-		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", blocked.Error())
+	case refused:
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", refusedMsg)
 		return
 	case errors.Is(err, orders.ErrInvalidCredentials):
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
@@ -176,6 +170,7 @@ func (a *API) oauthInternal(w http.ResponseWriter, r *http.Request, err error) {
 	oauthFail(w, http.StatusInternalServerError, "server_error", "internal server error")
 }
 
+// oauthFail answers a refusal of the token endpoint with the RFC 6749 §5.2 body.
 func oauthFail(w http.ResponseWriter, status int, code, desc string) {
-	web.WriteJSON(w, status, oauthError{Error: code, Description: desc})
+	web.WriteOAuthError(w, status, code, desc)
 }
