@@ -21,7 +21,7 @@ type setting struct {
 	// former is a deprecated name of env, read when env is unset (a renamed setting keeps
 	// working for the operators who set the old name).
 	former string
-	help string // the -h line
+	help   string // the -h line
 	// doc is the meaning column of docs/configuration.md; empty: help.
 	doc string
 	// docDefault is the default column when the default is not a plain value (a dev-mode value,

@@ -108,3 +108,23 @@ func TestSettings_OneRowEach(t *testing.T) {
 		}
 	}
 }
+
+// TestSettings_FormerNameStillRead: a renamed setting's old variable is read while the new one is
+// unset, and the new one wins.
+func TestSettings_FormerNameStillRead(t *testing.T) {
+	t.Setenv("ORDERS_MAX_IN_PROGRESS", "3")
+	c, err := LoadConfig(nil)
+	if err != nil || c.Orders.MaxHeld != 3 {
+		t.Fatalf("ORDERS_MAX_IN_PROGRESS=3: MaxHeld %d, %v", c.Orders.MaxHeld, err)
+	}
+	t.Setenv("ORDERS_MAX_HELD", "4")
+	if c, err = LoadConfig(nil); err != nil || c.Orders.MaxHeld != 4 {
+		t.Fatalf("ORDERS_MAX_HELD=4 beside the old name: MaxHeld %d, %v", c.Orders.MaxHeld, err)
+	}
+	t.Setenv("ORDERS_MAX_HELD", "")
+	os.Unsetenv("ORDERS_MAX_HELD")
+	t.Setenv("ORDERS_MAX_IN_PROGRESS", "x")
+	if _, err = LoadConfig(nil); err == nil || !strings.Contains(err.Error(), `ORDERS_MAX_IN_PROGRESS="x"`) {
+		t.Fatalf("a malformed old name: error %v, want it named", err)
+	}
+}
