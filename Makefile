@@ -174,6 +174,11 @@ bench: deps-postgres build ## Go benchmarks and a wrk load run, each beside a sa
 bench-curves: deps-postgres ## orders cost curves: page times and write throughput at 10k..10M orders and 1..256 clients
 	bash scripts/bench-curves.sh
 
+.PHONY: list-fairness
+list-fairness: deps-postgres build ## list-fairness load run: 4 customers paging their own 1M-order lists by price (page 100 of 100) on 8 connections each; a bystander's page 0 median <= 20 ms (LIST_ARGS; not part of make test)
+	$(GO) build -o bin/flood ./cmd/flood
+	bin/flood -server bin/server -lists 4 -duration 10s $(LIST_ARGS)
+
 .PHONY: flood
 flood: deps-postgres build ## login-flood load run: server RSS <= 256 MiB and a real user's median login <= 1 s under 120 connections for 20 s (RUNS, FLOOD_ARGS; not part of make test)
 	bash scripts/flood.sh

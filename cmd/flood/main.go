@@ -5,6 +5,10 @@
 // with status 1 when the peak exceeds -max-rss or the real user's median login exceeds
 // -max-median (a login that was refused counts as slower than any that succeeded).
 //
+// With -lists N it is instead the list-fairness run (make list-fairness): N customers, each with a
+// million orders of its own, page deep through them by price while a bystander reads its first
+// page; it fails when the bystander's median exceeds -lists-max-median.
+//
 // It is a load run, not a test: make flood runs it (docs/operations.md); make test does not.
 package main
 
@@ -50,7 +54,15 @@ func run() error {
 	flag.DurationVar(&c.maxMedian, "max-median", time.Second, "fail when the real user's median login time exceeds this")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary data folder and server log")
 	flag.IntVar(&c.dbConns, "db-max-conns", 0, "the server's DB_MAX_CONNS (0: its default)")
+	var lists listsConfig
+	flag.IntVar(&lists.hammers, "lists", 0, "instead of the login flood, the list-fairness run (make list-fairness): this many customers page deep through their own lists while a bystander reads its first page")
+	flag.IntVar(&lists.ordersEach, "lists-orders", 1_000_000, "orders of each paging customer (-lists)")
+	flag.IntVar(&lists.conns, "lists-conns", 8, "connections of each paging customer (-lists)")
+	flag.IntVar(&lists.page, "lists-page", 100, "the page the customers read (-lists)")
+	flag.IntVar(&lists.size, "lists-size", 100, "its size (-lists)")
+	flag.DurationVar(&lists.maxMedian, "lists-max-median", 20*time.Millisecond, "fail when the bystander's median page 0 under the paging exceeds this (-lists)")
 	flag.Parse()
+	lists.duration = c.duration
 	c.maxRSS = maxRSSMiB << 20
 	if c.conns < 4 || c.sources < 1 || c.sources > 250*250 {
 		return errors.New("want -conns >= 4 and 1 <= -sources <= 62500")
@@ -69,6 +81,19 @@ func run() error {
 	}
 	defer srv.stop()
 	fmt.Printf("server pid %d on %s (prod mode, DB_MAX_CONNS=%d, managed PostgreSQL in %s)\n", srv.cmd.Process.Pid, srv.base, c.dbConns, dir)
+	if lists.hammers > 0 {
+		ok, err := runLists(srv, dir, lists)
+		if serr := srv.stop(); err == nil && serr != nil {
+			err = serr
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			os.Exit(1)
+		}
+		return nil
+	}
 
 	real := newUser(srv, "127.0.0.2")
 	if err := real.register(); err != nil {

@@ -81,6 +81,10 @@ func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr Pag
 	return page, err
 }
 
+// deepOffset is where a page counts as deep (Service.deep): past a thousand rows, a page's own cost
+// (the rows it skips) outweighs the round trip.
+const deepOffset = 1000
+
 // list reads one page of a list for caller, holding one of the caller's places in the pool's
 // fair share while it does (Limits.ListShare) and bounded in time (Limits.ListTimeout).
 func (s *Service) list(ctx context.Context, caller Principal, scope string, owner int64, pr PageRequest) (out PageOf[Order], err error) {
@@ -94,6 +98,16 @@ func (s *Service) list(ctx context.Context, caller Principal, scope string, owne
 		return out, err
 	}
 	defer release()
+	if pr.Number*pr.Size >= deepOffset {
+		// A deep page walks that many index entries and rows first: it waits for a place in the
+		// deep lane, which many users paging deep together fill, never the whole pool.
+		select {
+		case s.deep <- struct{}{}:
+			defer func() { <-s.deep }()
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
 	args := []any{scope, owner, pr.Size, pr.Number * pr.Size}
 	// A page only reads, and its total comes from the same snapshot, so a standby that has
 	// replayed the caller's writes serves it (s.reads).

@@ -49,6 +49,10 @@ type Service struct {
 	reads *pgread.Reader
 	// share bounds the list pages one user reads at once (Limits.ListShare).
 	share *share
+	// deep bounds the deep list pages (deepOffset or more rows in) all users read at once: half
+	// the pool, at least 1, so many accounts paging deep together leave the other half to
+	// everyone's first pages.
+	deep chan struct{}
 	// setTimeout is the statement giving a list page's transaction its statement_timeout.
 	setTimeout string
 }
@@ -116,7 +120,7 @@ func NewService(pool *pgxpool.Pool, cfg Config) *Service {
 		limits.ListTimeout = DefaultListTimeout
 	}
 	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits, reads: pgread.New(pool, nil),
-		share: newShare(limits.ListShare), setTimeout: fmt.Sprintf("SET LOCAL statement_timeout = %d", limits.ListTimeout.Milliseconds())}
+		share: newShare(limits.ListShare), deep: make(chan struct{}, max(1, int(pool.Config().MaxConns)/2)), setTimeout: fmt.Sprintf("SET LOCAL statement_timeout = %d", limits.ListTimeout.Milliseconds())}
 }
 
 // ReadFrom sends the list pages through r (a standby with read-your-writes); without it they read
