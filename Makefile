@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 GO    ?= go
 SQLC  := $(GO) tool -modfile=tools/sqlc/go.mod sqlc
+OASDIFF := $(GO) tool -modfile=tools/oasdiff/go.mod oasdiff
 DATA_DIR ?= ./var
 NPM_BIN := node_modules/.bin
 # The surfaces: one per spec in api/ (api/embed.go's Names; docs/adding-a-surface.md).
@@ -68,6 +69,16 @@ check-generated: ## regenerate and fail if gen/ or clients/ts/*/schema.d.ts diff
 		echo "clients/ts is stale: run 'make generate' (or 'make sdk') and commit the result"; git status --short clients/ts/; exit 1; fi
 	@$(GO) mod tidy -diff
 
+.PHONY: breaking
+breaking: ## fail on a breaking change of a bundled spec against its last release (api/released/), naming it, unless info.version's major was raised and api/changelog/ names it (oasdiff, pinned in tools/oasdiff/go.mod)
+	$(GO) run ./cmd/apichanges -oasdiff '$(OASDIFF)' breaking
+
+.PHONY: release-specs
+release-specs: ## release the specs: raise each info.version (and the SDK's) as semver asks, regenerate, write api/changelog/<surface>.md and copy the bundles to api/released/
+	$(GO) run ./cmd/apichanges -oasdiff '$(OASDIFF)' version
+	@$(MAKE) --no-print-directory generate
+	$(GO) run ./cmd/apichanges -oasdiff '$(OASDIFF)' promote
+
 .PHONY: build
 build: ## build bin/server
 	$(GO) build -o bin/server ./cmd/server
@@ -133,7 +144,7 @@ test-replicas: deps-postgres deps-haproxy deps-pgbouncer deps-npm ## the end-to-
 	TRIAD_E2E_REPLICAS=3 $(GO) test -tags replicas -count=1 -timeout 15m ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-npm check-generated lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, spec lint, gofmt, vet, sqlc, go test -race, the short fuzz run, the replica run, the Prism contract run
+test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-npm check-generated breaking lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, breaking changes against the released specs, spec lint, gofmt, vet, sqlc, go test -race, the short fuzz run, the replica run, the Prism contract run
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 12m ./...
 	@$(MAKE) --no-print-directory fuzz-short

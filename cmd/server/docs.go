@@ -10,7 +10,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/swaggest/swgui"
 	"github.com/swaggest/swgui/v5emb"
-	"sigs.k8s.io/yaml"
 
 	"github.com/triadhq/triad/api"
 )
@@ -48,7 +47,7 @@ func swaggerURLs() string {
 
 // mountDocs publishes the specs byte for byte as bundled (api.FS: gen/openapi, each self-contained)
 // at /openapi/{name}.yaml, the same documents as JSON at /openapi/{name}.json (for tools that read
-// no YAML), and an interactive reference (Swagger UI, embedded in the binary by the swgui module)
+// no YAML; api.JSON keeps the keys in the YAML's order, so a generator builds the same client), and an interactive reference (Swagger UI, embedded in the binary by the swgui module)
 // at /docs with a picker for every spec. The UI keeps what Authorize was given across reloads
 // (persistAuthorization, in the browser's localStorage).
 func mountDocs(r chi.Router) {
@@ -57,7 +56,7 @@ func mountDocs(r chi.Router) {
 		if err != nil {
 			panic(err) // the embed directive guarantees the files; a miss is a build mistake
 		}
-		asJSON, err := yaml.YAMLToJSON(body)
+		asJSON, err := api.JSON(body)
 		if err != nil {
 			panic(err) // api's tests load every spec; a miss is a build mistake
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
@@ -145,6 +146,10 @@ func TestServer_SpecsServedVerbatim(t *testing.T) {
 		b, _ := json.Marshal(fromJSON)
 		if string(a) != string(b) {
 			t.Fatalf("/openapi/%s.json is not the document of api/%s.yaml", name, name)
+		}
+		// In the YAML's key order (api.TestJSON_KeepsTheYAMLsOrder), so a generator builds the same client.
+		if ordered, err := api.JSON(want); err != nil || asJSON != string(ordered) {
+			t.Fatalf("/openapi/%s.json is not api.JSON of the YAML (%v)", name, err)
 		}
 	}
 }

@@ -21,84 +21,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for ErrorDetailCode.
-const (
-	ErrorDetailCodeAtLeastOne       ErrorDetailCode = "at_least_one"
-	ErrorDetailCodeBlank            ErrorDetailCode = "blank"
-	ErrorDetailCodeControlCharacter ErrorDetailCode = "control_character"
-	ErrorDetailCodeDuplicateKey     ErrorDetailCode = "duplicate_key"
-	ErrorDetailCodeEncoding         ErrorDetailCode = "encoding"
-	ErrorDetailCodeEnum             ErrorDetailCode = "enum"
-	ErrorDetailCodeFormat           ErrorDetailCode = "format"
-	ErrorDetailCodeInvalid          ErrorDetailCode = "invalid"
-	ErrorDetailCodeMalformed        ErrorDetailCode = "malformed"
-	ErrorDetailCodePattern          ErrorDetailCode = "pattern"
-	ErrorDetailCodePrecision        ErrorDetailCode = "precision"
-	ErrorDetailCodeRepeated         ErrorDetailCode = "repeated"
-	ErrorDetailCodeRequired         ErrorDetailCode = "required"
-	ErrorDetailCodeTooDeep          ErrorDetailCode = "too_deep"
-	ErrorDetailCodeTooFew           ErrorDetailCode = "too_few"
-	ErrorDetailCodeTooLarge         ErrorDetailCode = "too_large"
-	ErrorDetailCodeTooLong          ErrorDetailCode = "too_long"
-	ErrorDetailCodeTooMany          ErrorDetailCode = "too_many"
-	ErrorDetailCodeTooShort         ErrorDetailCode = "too_short"
-	ErrorDetailCodeTooSmall         ErrorDetailCode = "too_small"
-	ErrorDetailCodeType             ErrorDetailCode = "type"
-	ErrorDetailCodeUnknownField     ErrorDetailCode = "unknown_field"
-)
-
-// Valid indicates whether the value is a known member of the ErrorDetailCode enum.
-func (e ErrorDetailCode) Valid() bool {
-	switch e {
-	case ErrorDetailCodeAtLeastOne:
-		return true
-	case ErrorDetailCodeBlank:
-		return true
-	case ErrorDetailCodeControlCharacter:
-		return true
-	case ErrorDetailCodeDuplicateKey:
-		return true
-	case ErrorDetailCodeEncoding:
-		return true
-	case ErrorDetailCodeEnum:
-		return true
-	case ErrorDetailCodeFormat:
-		return true
-	case ErrorDetailCodeInvalid:
-		return true
-	case ErrorDetailCodeMalformed:
-		return true
-	case ErrorDetailCodePattern:
-		return true
-	case ErrorDetailCodePrecision:
-		return true
-	case ErrorDetailCodeRepeated:
-		return true
-	case ErrorDetailCodeRequired:
-		return true
-	case ErrorDetailCodeTooDeep:
-		return true
-	case ErrorDetailCodeTooFew:
-		return true
-	case ErrorDetailCodeTooLarge:
-		return true
-	case ErrorDetailCodeTooLong:
-		return true
-	case ErrorDetailCodeTooMany:
-		return true
-	case ErrorDetailCodeTooShort:
-		return true
-	case ErrorDetailCodeTooSmall:
-		return true
-	case ErrorDetailCodeType:
-		return true
-	case ErrorDetailCodeUnknownField:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ErrorDetailIn.
 const (
 	Body   ErrorDetailIn = "body"
@@ -218,7 +140,7 @@ func (e StatusStatus) Valid() bool {
 
 // Error The body of every refusal on this surface.
 type Error struct {
-	// Code Stable machine-readable reason; every code this surface answers is listed.
+	// Code Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
 	//
 	// Example: unauthorized
 	Code ErrorCode `json:"code"`
@@ -251,7 +173,7 @@ type Credentials struct {
 	User string `json:"user"`
 }
 
-// ErrorCode Stable machine-readable reason; every code this surface answers is listed.
+// ErrorCode Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
 //
 // Example: unauthorized
 type ErrorCode = string
@@ -292,10 +214,10 @@ type ErrorDetail struct {
 	// Example: ["Customer","Performer"]
 	Allowed *[]string `json:"allowed,omitempty"`
 
-	// Code The rule broken (see the table above).
+	// Code The rule broken (see the table above). The list may grow, so a client treats a code it does not know as `invalid`.
 	//
 	// Example: too_long
-	Code ErrorDetailCode `json:"code"`
+	Code string `json:"code"`
 
 	// Expected For `type`, the type(s) taken; for `pattern`, the regular expression; for `format`, the format.
 	//
@@ -322,11 +244,6 @@ type ErrorDetail struct {
 	// Example: must be at most 256 characters
 	Message string `json:"message"`
 }
-
-// ErrorDetailCode The rule broken (see the table above).
-//
-// Example: too_long
-type ErrorDetailCode string
 
 // ErrorDetailIn Where the value was sent; `body` also for the fields of a form body.
 //
@@ -901,14 +818,12 @@ type ClientInterface interface {
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
 	//   Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
-	//   (`alice@example.com`; a list, a group, a display name, a domain that is an IP address
-	//   such as `jane@[127.0.0.1]`, or no address at all is 400 `bad_request`, and nothing is
-	//   sent), `user` at most 64 printable characters (the only
+	//   (`alice@example.com`; a list, a group, a display name or no address at all is 400
+	//   `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
 	//   text of the caller's in the message, never in its subject), `aud` one of the allowed
 	//   audiences (with none configured, only this site's own, the issuer) else 403
 	//   `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
-	//   whichever clients ask (one mailbox is one recipient: letter case, fullwidth letters, a
-	//   `+tag`, and for Gmail dots in the name and `googlemail.com` do not make another), at most
+	//   whichever clients ask (letter case and a `+tag` do not make another recipient), at most
 	//   30 are asked by one client address: past either, 429 `too_many_confirmations` with
 	//   `Retry-After` (the reference server's defaults, shared by its replicas).
 	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
@@ -1148,14 +1063,12 @@ func (c *Client) AuthCallbackPost(ctx context.Context, provider Provider, reqEdi
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
 //     Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
-//     (`alice@example.com`; a list, a group, a display name, a domain that is an IP address
-//     such as `jane@[127.0.0.1]`, or no address at all is 400 `bad_request`, and nothing is
-//     sent), `user` at most 64 printable characters (the only
+//     (`alice@example.com`; a list, a group, a display name or no address at all is 400
+//     `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
 //     text of the caller's in the message, never in its subject), `aud` one of the allowed
 //     audiences (with none configured, only this site's own, the issuer) else 403
 //     `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
-//     whichever clients ask (one mailbox is one recipient: letter case, fullwidth letters, a
-//     `+tag`, and for Gmail dots in the name and `googlemail.com` do not make another), at most
+//     whichever clients ask (letter case and a `+tag` do not make another recipient), at most
 //     30 are asked by one client address: past either, 429 `too_many_confirmations` with
 //     `Retry-After` (the reference server's defaults, shared by its replicas).
 //   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
@@ -2173,14 +2086,12 @@ type ClientWithResponsesInterface interface {
 	//   confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 	//   else 200 with the user). A confirmation token works once and expires after 15 minutes.
 	//   Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
-	//   (`alice@example.com`; a list, a group, a display name, a domain that is an IP address
-	//   such as `jane@[127.0.0.1]`, or no address at all is 400 `bad_request`, and nothing is
-	//   sent), `user` at most 64 printable characters (the only
+	//   (`alice@example.com`; a list, a group, a display name or no address at all is 400
+	//   `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
 	//   text of the caller's in the message, never in its subject), `aud` one of the allowed
 	//   audiences (with none configured, only this site's own, the issuer) else 403
 	//   `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
-	//   whichever clients ask (one mailbox is one recipient: letter case, fullwidth letters, a
-	//   `+tag`, and for Gmail dots in the name and `googlemail.com` do not make another), at most
+	//   whichever clients ask (letter case and a `+tag` do not make another recipient), at most
 	//   30 are asked by one client address: past either, 429 `too_many_confirmations` with
 	//   `Retry-After` (the reference server's defaults, shared by its replicas).
 	// - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
@@ -3621,14 +3532,12 @@ func (c *ClientWithResponses) AuthCallbackPostWithResponse(ctx context.Context, 
 //     confirmation; then `token`, `sess` → login (303 to `from` when it was given and allowed,
 //     else 200 with the user). A confirmation token works once and expires after 15 minutes.
 //     Anyone may ask, so the sending is bounded: `address` must be exactly one bare mailbox
-//     (`alice@example.com`; a list, a group, a display name, a domain that is an IP address
-//     such as `jane@[127.0.0.1]`, or no address at all is 400 `bad_request`, and nothing is
-//     sent), `user` at most 64 printable characters (the only
+//     (`alice@example.com`; a list, a group, a display name or no address at all is 400
+//     `bad_request`, and nothing is sent), `user` at most 64 printable characters (the only
 //     text of the caller's in the message, never in its subject), `aud` one of the allowed
 //     audiences (with none configured, only this site's own, the issuer) else 403
 //     `audience_not_allowed`; and at most 5 messages go to one recipient in 15 minutes
-//     whichever clients ask (one mailbox is one recipient: letter case, fullwidth letters, a
-//     `+tag`, and for Gmail dots in the name and `googlemail.com` do not make another), at most
+//     whichever clients ask (letter case and a `+tag` do not make another recipient), at most
 //     30 are asked by one client address: past either, 429 `too_many_confirmations` with
 //     `Retry-After` (the reference server's defaults, shared by its replicas).
 //   - **twitter** (OAuth 1.0a) and **apple**: like OAuth 2.0 → 302 to the provider (502
@@ -4997,186 +4906,186 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3tchs3tuCrYLm3SqS3SZH6ikVVaq/iOLE8ju1ryTezG3rVYDdIImoCnAZaNCdR1fzaB9iHmH2PfZR5",
-	"kq1zDtCNJpuUrDiemd37IxWZ3Q0cAOf7C7+0Ej1faCWUNa3hL62Z4KnI8c/zW255/ownM/FMK5vrDH5N",
-	"hUlyubBSq9awFS+KcSaTiM35xy6fiq8PT/r9uNeKWiaZiTmHL8RHPl9kojVsNb3cilp2tYCnxuZSTVt3",
-	"d1HrWSZ4/kzrGyk257yaCRa//PEqZlylLP7j5bvvuldv/vD8dcwS/MSwBL4XKWv/wD92z6fi634nYoIn",
-	"MyYV4yy+FLZLw8eMVsz0hElrmF6qM2Zngjmo2c9aKgO/zBk37FJY+m7PsFQLAyut1vfyx6uvz9hbbmdf",
-	"75+xcu4z9sLaxRuVrc7YJZ+LS2nF16/4x4hVsDd/F75d29PNLXt+xaebe3Vpc62m7JZnMuVW5xGubcbN",
-	"DBYMfxurYafGK0uraTq3UUscp8lh/2CcHk/6g/7p0fHJ4HjAB8c8ESdP+ydJmh4OTr9KTkatxvN8pRNO",
-	"EK0D+E6kMheJZZbnU2HrEEx0Pue2NWwVuezmYiJyoRLROMNrfankZLI5wXm25CvDYqUNvLCOm6qYt4Y/",
-	"tdzT1oemsctD34WLbX/Gna1oGTEjLNOKZXoKeKhSlotJLswsQM6R2o2dPXYVYKeZ6SViJ7NLjbgqUhhG",
-	"K8EyqUQESLvI9UcpzEjBjJy9zaWZs7lOblg7nvMbgX/HHWaEShHTzxhnSSaFsszOuGVmkcHspkhmjOO4",
-	"rA1zXn77hz0zUgTrS5534GvFEp7nQIXwCgy9Z5gRxkhYubwRhHYivxX5numN1AYJidXL2fj7RL6RLy/e",
-	"//li8FpemAv17jh5dnFycbP4478/e3naE6uXg+Tg31cXPy++upgfz8Y/vocPbv77j4PbCzU47SUHmRrP",
-	"v+unf3yZbRLX05Oj/sMI8zQ9Sk7GA3EwOeRH4+PkJP1KPJ2c9vlgfJAcpkfieHLS/2rwdOscDybiu6i1",
-	"4DmfC+s48MXktVbiB26T2SbqAcHTHrujmuksNaytcxY/iTtwhnP4knFlliI37LB/VGdXn0jWEmYlfGxF",
-	"LcXnMMbFpAswdgnIcHVz/vGVUFM7aw0H/YOjJsJ6m+tbCcM1sIWpNFYAZ1q4lxjMyNpGCLbPCzvbz6Sx",
-	"nTo5SNoQx1LKL+NMJzyLgYpSccvmOhURW860EY4UpUGKycWfCmHsGYtTcRsTjsMHb84LO2MHvb5D2065",
-	"p0tpZyx3PMwwzsa5XhqRs4nOMr00EVPaMs4mwiaz+u4jTH5bF9zOqk31gLeiFoAkc5G2hjYvRLi/C26t",
-	"yOHj//ET7/653z394P5/3f3wSz86HNz9SyOrBNx+QcfYyM8q3HeMa8+AACnEGfPQsCXQObIdfQMUr+fC",
-	"sEmu5/jjyx+v3Ke9bXjzx241zTa0OTg+iZqIJBdmoZURpKVMrMhfwSluruaVnk6RH56xw/4hsxqhc8JQ",
-	"pCwGiGNCIa868ByYEwqiQBcKBdi/5GLSGrb+836lOe27V/fL90hsdCu5seurSsDg+r7h6ffciiVfwYeJ",
-	"VlYoC3/yxSKTNMH+z4agKREK3kxhq8THZMbVVFxPuMxE2opac2EMn8IzWH9JFqlMCT2TRCws7g0Qls7l",
-	"n3EOhgPehafTtAp6avbPF/J5nuucFrGmJ64B5YirBCUXk8KIlNiZTkUnYnFhRC7VRNc/gV9ZoouMYB8D",
-	"1fIU3gfxVX830WoiQYWgxQTfpCKTt8BeOj1Y4DOeZWOe3HzD03fEAx6+84gfi4CTIa0E51GoG6WX6jqg",
-	"6upA3MOAy+mFQDI1llvRNN6Yp9f0MByIGBn+zubSGKmmERMfF0iuOseFozyQanoG7+V04k4XmXKp6OA+",
-	"w2Gvrzg+Y3EJdczaM65SMwPNg6huA+AIjjmNCExgN8BmudJ2JvJyqyJYFi04XFzHTeaYeczaSiNOAS9m",
-	"GjD8+lbkciLdELzafJhHF8CwE4cRhB8XClgtzx5Fj9J9fC1ww8JD84+cXGH+DQf7Rdoatg4nB/w06acD",
-	"cTQ+5ifJZyLIOlTxkHHFSnCAiopckCU01umK5eJW8MzATsMmMz6GfZI2YnEJbMwmUqWGSQsqaKXlAY7h",
-	"NhI/vlCfto0SdiEVt9fHBwfjg69O+OHxyTidHJ72B4fphI8FP0jSo0MxOBqIJDkVTyspwzOJ9gJgSWGI",
-	"SkgiPHwXPdDvjWjcyVLIIH7ldXvmzHG0XbLl0XKCZn5T2E/bz/XN0IV9+G5c0scN+/Csbns/epGh7e+X",
-	"KdWjOTNP01wYs42ROuStUaX7hM0Lg8JCfOSJzVZORUzkAtTtyJlDhiGS/aubs5foObJvx9I+ZV4UbWCj",
-	"LbgxyxTRpdT/0Dr43FLm92X3FQd2mwHcVt+K3Mg/ixQl+T4tdd9tedTEjNEEnWR6ecYc306RW/ljwucS",
-	"WVPtqOZcZmP9ESYlXT/Vc07KPlfs4i0LJsWtRwMDRU1C/i6WzHjOEzDHOp6BSfWdzscyTYX6VEwsUon+",
-	"i4bT88+ulbbXHEyHDcVNGmakFX6lsAH0HisHhrNJcpEKZSXPtuJ8+EpdGiU6R+aF26FzQkSdE/aBSG4a",
-	"MtSyrvGlcNCaDkbWAs9AZVuhjP9sSNi0gzFrw5bt84IUPyeV1vfNeJUh2JiYtYmRl8+CdcSs7THRLUkq",
-	"tCoCBQZ0E7DKx6sNxQWG3Ni0zTFzscj4yquo3lZ+R5ryozQRD0CDJrJVG0f98DPpHPX54yGrzUo2tTcC",
-	"nP7lVT9SjVhb9KY9VtoBqVCwX2DAGEeiV3qXV8ELZ12bes+sGT4LPhVnIKrJn3D+/upF98X5628vX5z/",
-	"4Xlg2v69LMQrrV+BfvEoLHBs+dpqfZ3hKCEiuKek9UnDrNbMv/UF1NIN4ByWIDhtnaMbNBVJhv79Z7T2",
-	"LnkMOujHAYUz9DCyTM6ldbihf+BqdW6tmC8o3vHJuweAzblaXXM/So2MtGbwlJEdStRjzpjNV2RjAQ96",
-	"etRnRiRapebLbOoGzKDul8zdmYBtvu432zPIxsbcyAQJpFNyhvEK95hW2aUBcJ+jUmzDQZVTjAWI/2Qm",
-	"khuQ3ijNKpnrHEfSeFemF+0znrJBny0xiOEHI6+bVGxwzOZSFRY965pNihzZrF8kmwpLox4dnLJCWZmR",
-	"rrCUKtVLJsBWacfvhM1XXXQjxZ2I5XI6sxXgZDn32Lnj4aXOAIaj+61cSFQK58lEJFakPfZGZasAcppf",
-	"5MLvBep7tL5EF8qCtYr2Jz7OnfKD29wBKMqtQb446G9uDhIAoGAJlgGwDMm8NhwLDm6YWfBEpOzAIyPj",
-	"C57bDvks3UlHrFAZzCctxgcMm+tcMG6ZVokA8ECm5kKQOmwyDTyT3wjyqpVBG28K4iINUMFbbew0F5f/",
-	"9opwhogW0CEvMjCWVIpmO6jYGPvIgRPiz+OcAyREXBEzM04hLCZuRb5CwSkTfoaxinHOc9qLPWAcE15k",
-	"1kOxIKEMwmONmwdI0RBUc9tFKFWiG6jr5EqDY0Vib7/77hk7HQz67P/870G/d9A77PR2OnVLfvP0qA82",
-	"hJLzYt4aDko/KJjoUzJE76LWe+Xl1iM1giIcoGYDFXYGqhCNEJghn8liqKaNh2A3o8rj3DGk/pDO7gNH",
-	"S26AYOmYORy9LmztfW8GWD5fCFTBvPdrwY0N7HCWyYmwEsjVyKkq3Uslc+PZVOfSzuYRm+AE5QOnMEbE",
-	"sbhihco3IxURy8XPSP+eTwbxV507MLpjnSsRWDmidGGx0DuOkuu94rdcZnycPU7mp9zyMTfiuggGWtf/",
-	"/Euwi8F7ZywHaqDQ+UQsv6zsaoLc6QQlvAlXlS84mYnUcXGll6zNFdOF5VPB3FmS71NPAg7UgWczblhe",
-	"4NvwFF/VRZ4I1r78t1eXV+dXz1mScWPY8SHIz0mRZSyV5iZiczHX+SoCu1GJBEAHm8L7ygB3yfud9lil",
-	"BCMcUk1jEL1wEkJNAythzzE4AI3QvQOzVi/OuEoz4PVkF44LmVmn+Yh0z7AlRwUuQNCxE8vxu0LFuF7i",
-	"9LRniIHl6CthES49R4FsyRfbLRadHkPuyDhwR/xKFfMxBam9JJGK1QTrY9ir1WzJJRzrRKMnxOYrqaZb",
-	"khSOt7JIdE6ERsEjuOSn+1Z+H88K8spyJkzh4JaUqNpRI9P4d+I6UqvvKBL0mLXfloNU8aRUWC4z0xr+",
-	"VFOLM62mrag1kSJLN0N89TAgKosuxFftpfe4ccvm2lh2cHwS+GBadx+aLJVUC1NFAMhge3vBzEIkciIr",
-	"a+sznMfGZjhOtBUUULwWIqFw1IYy5CORxikuGNdGDWefY/JVOTCqEwao94yhCQxc7VbkXdjzmrhwGSNg",
-	"DJdrpkCpX1hj0BftKz0pNahJYXjGtHJrKPIJT9DkXeR6IXIrhamQZPeO4qzPXCixRJ2NdAaceJHrcSbm",
-	"nv+S2PWb0N7Y/k6Enj6hgB8BG8N4sxVz8yCgvkVgACzHOnie8xX8u8SydTBfFHOuurngKQgiUDEyrhCk",
-	"enR/m/60EdCuCdHGcHzXOb67F6lP2nKfkH5Sag1VtGUtL21DNDelBVRK6U90rNUuVFlRegyKTStqfexO",
-	"dddFWRy9RK1ndd9jfS3fonHpbMXA07aJVLxI6/lnNpcc1dPduQFRi7zJDUlgNYOOUwKcdzOhzBULH7So",
-	"pk3FXHdLF2h0b0YLukjzOugwxgM+Xdt/HKdczsb230Wtiqgacv4QNeccsEJUuJoLbrQ6cySOplVI3GVO",
-	"izQsAzFCu+ES5JrEQKFMsVjo3Ir0ei5Sya8RzKjRw7RmaShtrye6UClKhrUA6RZttR43aRDKYWR809G9",
-	"7sVtRY2u6y2uePiXex3/vaHGhb/5hWymYqwlNYAuU6UtAF16V00ImgkflH6nDyGurm1vHb0cuW6ga8gE",
-	"N9DojRI72XGPnXt3jVlKm8yEAXkRA2KBSovZjTw1LEZZH0cjFYuPC7SLYiDDuPTSL2ciF2XuByqmWonO",
-	"GYsdB4p9Zhc836NkredqmkkzGykjQKVJQAykmERgNeZFBgoqqiR7BhWlHmsUNSRiStxnUo0UTENUQWK+",
-	"plLsmcBRUXM4gjbY5myRywSAtUvNJqDCSK14NlKpnEprOoxn8kb0RmqkfqV1/8rmgivg5L8yt3D260j9",
-	"2u12y//g5dizipj96mBHOxdXSWEbl0UI6/Gxt19JQ3Tv0kCehvBLGg0VAcePyXiFP0mKleqN5TeCBnTp",
-	"bTTzhBiK30yaA7COhsbAkRdh5LaCh2cswAvnr7KsHZNVEUcsJoyFv5xuD3+Otc4EV/Anim34g/hjfMYM",
-	"MDme+YzY8YrFo9GvcQd21uuY3mxpo0igOSLW6/U6HnKtr81M5xbAt+KjZfgv8sopj9eBghqOblkmuLGN",
-	"b5Wjg/ZWDk5wOKAyaWEBHQavPHRG1Jl3TmjmPMvoNNxEY5HpZflRW2n/9xBOAXTMSaaX5IKD0+rsWmSw",
-	"MvTdhxPxsb4Vj5+otrZqnolY4iyKIRJghBmRgJw6E7Fc3zxUD/3YM37bsAz3SjkJ8N1ds6BL9P5JaktY",
-	"nyMVYgFzvLx885opgTwIflsHPxO3IiuHVmgcrA3tX8GxF7lIpMGgJRxGKhI559k2uCs+xYhN7VxDw9s0",
-	"J6Wmlpgdpmc5/XVaZDwH9Tl3Dr6AB7gpK3POjVd7ByeiAoHaPI690JPwi3Ys5lxmwCbcJsCfRS7xF25F",
-	"18q5qLMIxfCbyuvf6/Xc1KAYhWwNGeEceFol16qRQJLoyTB8hqOMM65uSvj1hHzyIOCyVXnG5NrCV91n",
-	"Lj/huqTxcoiZzlIMtWxkMITDwVMOanjDW251iU5lwJzCJAvUBdn7q++6T5FpLUSeCGW7/qMOejkpHf31",
-	"+1fBNoRfescnvLExfy4Wglsv4Sp5pnM8WSdwMMBeITFGJKrJpvJW+B9x0LQgh4e4vhFEz0RtjpRvxIpG",
-	"tEtZDcQXC8FzGkYqikTQ+zQot9fIPK61Qn6n6KgrtYOcYZWuw42DzFOWztKKBW1DlDnPYOEilNJ4JjXf",
-	"Z+qDJT4werVaCGb4Ck5/LQEWVA6vB7j0hRCfg0gfR0WntjJi5iSsf63jxa9Y0bFm0Tk1ekPJ/A70QCSl",
-	"yDvKC0EBJHWG1m19g6NwX/WELWcymeGmAQxCpGs23E+tZ4Wxeo7mwVuR4x7moDqXXoINrXjdF5A0WlkY",
-	"3YJtGecYfsDCBMyIR2MLN6gTWlCBC6CmdnltnVR81DDc386fVspt/7OzqJz4C2wD9yeIDTwCx/nRkqRi",
-	"gcjXVDm4ohayFTKF6iwFXyGCRpOOCBKss5CMwGAKDghNXYepaNkhTtRNlXBp63vv2fUWTEFdknAA/myb",
-	"Tg1VvNyJtggZ95qTGlEgKOqGP2ksTfA532YTMpRMytkZyATL1AWvUe8ZkGYzJ38FzGMCLTXV1rB2vMh1",
-	"WiTW9Po9tCJizELS6Sp2EamA/tdT4YGX8CxbWxGfi6b1NFVN/FhaY8QJgGMBXyxB4JnRCEedFjmxZngn",
-	"xHv4dytq/akQ+YowcVYGAxDvMK2lhiHukw1ondO42X9ZKLRAUJl6AjI90HywIq/UsrAobplLazFzq3LT",
-	"lrYda2Mi4Rnj7HvtrdypUGAIgaFV5iukOinmVfGVtDA0pk05/b12DKHTqsSx0DT/2WjVe01Pdnkhr+qm",
-	"sHsPLV8qPNq0emvocI+f/T73lFSlmz+611cY5H2/d+4xnmVvJhg92OWipYTr6Jc1WeLTl6vizSqp+0O9",
-	"wMr/fN963JCboH+IGjaePAKw15wB2JmwPtNnWKWmuVxDJZY+to0kH9NcQ1ZCFzOjGR8ph2UJV8yKLANc",
-	"KguqKM9krFPMIndxwTlfeVja8aVQwNHiH3wAD1NV405vhLGP+s9NDtIq8kejly7mBblVXLZD6QJjdpbr",
-	"YjpzLM76WgHrMyKtEdmExPIt5hTeCp6ReK4f6FhvpWm7R2lCmxiMLuFrBPUaBmjgFpuI4pZSRxP/Y8MI",
-	"uJKmNELyb7hzJZ1Rl+vnhsX7FGQeFf3+YYLv4Z8irq/iZDJI+uKIn44P0qPkK/F0Ui8rfSjmRi23Bwhw",
-	"EwleuqDf+rHX0nO908lz/AbXfJVNH8Q6NhLgH3QaMEP9KPCXBy/Zw9K8XBT432VNRfHxgPyPNi9EzLi5",
-	"MSjNXKpJF20vX7LRTnO9WIQVj77CM8m0odThPg034ZkRZdUoJhp1cOCFyI00oI8DtzahcIQTHsCS8wKY",
-	"KA5R35NB02Zelpu5UYviisAKU+ofuTBF5lIaKJFg81x3MVX0fbPw30HhyEM5bhUbqUP8vkq8hw0uR1iL",
-	"prk6nkey8aj13myrdpUYIbAuvQUJqAHtrc09/kvyeLwNXqAsrrV45kebcwYfynHheitsgOUiXWtE6QIQ",
-	"lLze8SZXCdpmXGxTjZ43uvSfd9GbgTuNFkjDLt9Hx7IB4pj4nA9/EKu7ph/NjA/8EoLUFpKRaSNX/MRa",
-	"r00QFw1x26DlhUsGvHjL2rgVnCUZl3PDikXKrcgp8VvaTq9pdAp6bkY3zSLjqwZdawvuRq2FTGyRN4z1",
-	"Fvs1pMzlALx/96o+4szaxXB/HwvIZ9rY4dP+077LGNjvj4/4iTiYHCanaU/O+bRx7lxnDRO/0xkaROzd",
-	"N+fP1laRzh+gSDkzQzbFLEEGiKTIpV1dgobnhD83MjkvbEODg2/KvOOIUFYoMK1T1qZCKYCIlKrz91cv",
-	"rs+//eHi9fXb88vLH7/tlElCVPNiZBDzhu0jux5YfPPcV7Mq9dCXuNfq2Z3ZUlYavvzxqpqBL+QfBPoO",
-	"fl7aXaX2vniEcd/oo21EfisT0bW66/7s7Cii3z7tv6G9tXtWIAa0y1z0o5zIG2tuHlIrGub5aPLJtvU9",
-	"04uVp7iNlgJhKwEquPJn8dCOAWuw3KExO9HNK35xdfW2jHM7mMD2Tikyjmk3brdZO55KOyvGwAD3kcPO",
-	"/kT/35fzRbbvhjGYrBN3nME3UhvZPXOX6myHZWl9lbNnWUwDkBfCkXr9Mf4WY4TwyZMrOAPTe/KEnTsN",
-	"ncpTltrrKsP1TjSR60gSrTU3gQlfXILNhweLDWtGqtaxpl1mDYxXjHbTREHDB4nZ6FV6UpXtUiW9EjS+",
-	"wrswFkO1qcf0ODzQmIk/FTzzanRD95wee1F+hwPr3OFujCDFYA+NVMLzfBUCqowVPMV4EwzqZwd4Oz0W",
-	"OyL/ehBT5xT499eDuMO0CgytG2FAtZ+NlNcLQ2UR8/J9srFbr5vd+A4/wLYwuV2mZ82aprEAf/iow5Yz",
-	"mYnm1GVMYa98Ea5QK2IZN9b0WMU8sd7Rp6WXWqwvOEeW6gKuG2wUzUdAvneUD2aePMEsd/Saxz6hLHaG",
-	"aS2zpAqka+W1UGza4b3W1CJI2t5IUTweYS3f8i/Ef+yGvuzuGyRrM2S+n1OEQS216vIsG6nYv3zpRE33",
-	"rc5ksnIuIGxm1nXdzGCMLra/8jR2oRaFpag+ENo3LvFUFxZDw1UODGYR1TK8ojJzrkwkMEkuhBLpGVj3",
-	"t1Jn9CkcBzvq91lDNqFLeo9dlhyFwytfTo9dYaAYPYhGTOdCAVkiGVB3J/TAVU2EIjqqG7GiNAVi8yYK",
-	"8q8cQZjOfUGakWrHI9DX+v2YSZVkRUo1KWsha9bmauXCmPjgrBbBAb6dMhfHx/IafKmDWR/cjhQ6pA4P",
-	"An8UzIHj+Zq0sMoXfZSYFptyy13Oh7RYjH8jVi6Yg+22Rop0kaj0ew1OfLBUTzCWiq0NVFq90O/3Szct",
-	"DrLy4R9AgTznK+pgBUqeMqhTOXn1wwWI5iLPnMphhvv7eiEU5ZT3dD7ddx+ZfXj3LmpZaSu9np0HUqkV",
-	"tbBuGiVavzfo9dFzONfJTXehc9saHvUHB3dRC2bgC9katg57/d6hc7iiqoXyBv6YiiZXgGIvrn54haWP",
-	"mD4DW4FZNKXFm+kpbMKQeoDd+PIZykVuk3sLO+owrNwkXj5SMGInChozuRxAxFWpgpZMyOiKPAdLGXU8",
-	"FEPE4khc7sPPcVkvBFKrJkUcd0/0Qoa8sUGeUJs2bxGzcWGtVj12YQ17dvl2pDBk5QKxrvUaU1qBZsbR",
-	"RqXNc2S1ygThQZksgzURcIRok7/lroAy6Fx00O+vZWRb8dHuz+w8W2u/h4bUf0p1AsTD4AWym+hB9e+/",
-	"/eWv9NN+9dt9HceaAhnT9eLWLVy1wRJ0jo+uyRO2p7QSe2dup8qfEtH921/+unfG/vaXv8a7wbuLWke0",
-	"S02O4nI39zcy3e+i1vFDPiwbu4TmSWv404eoZYr5nIMK3fpWzLVTBRbOnuJTQy4slNZg7XzsItV2fe5i",
-	"a4jOHBi3ale2lfpg3ymaWmb4bpQVmYihXxYe5F4MpSLvbaDdK2ksoJ4vejD3o97OYoCfwCRHv0/CM1hs",
-	"dWRlGLVmvjc6U2th1U3Uexv2eVuvx2vWAu6rmvZNIf9REAnOhdT9xMrbyh9iHotSyLu2ItVzrKIJLNl6",
-	"9viecVoqWPxTrdPItW/MBM9NoMKv97MstWCq8fSjuxRNHHPPsPhnK+PIRejLsgLQhdmNEAszdDkVlrTk",
-	"W30jUpDaI0VQYcvLmvLa5sZr/5GPs3nlH3Ugqgc0gcKMhV2lCh6N1EwvMRwhLZVl8YUtcpHSSiiaEqTS",
-	"UxIExfWo4tXreRSRcZWmriB5pLgrgNpS74Hrdkdw6/oAbNTCzkSGLTyppgyrWnkyA/uS5sIGMQVaFM5a",
-	"QlgMvPnq4vLq+ev912+uLr77bxGFgwneGc98dVZpVWBGz0ileqlcH8XSasFhlagVt4RGHtUfD6vjaDyL",
-	"kQpMF5TZWH3WKLLbfIsN5Yq9G4wgwEMwsbHXpYfSa6yYrIL2VYXOJdo+58ks8EaOlNMufvG/3Tnaiinn",
-	"1Zcm75DxQIjNXHY346iaOH1BHgUfHN7/QVh1upOv6Smj9W9wsbuotdCmgTldgmXDDfv++VVvx54CZfz/",
-	"vq+s/fbN5VWncXtLWVBFcBplwWsR8LOzstYjroV2XHaJWrGgYVOhiAGjN2itbqd+at8L1DoufYAubGa7",
-	"JdZfvbIftCW9+/Bb9BX8goLcZauihgZwPiLlHPSwk06Ybn5VD4B9Qsui7e3SUHLi017rH0M7+XEmUKiF",
-	"PF+aWuDvMUqKj/tt1Xup2VSzatKu9x/Z7mnbkBIj5cVEzQs3XHdGCedIVWJJ6s5+U+vuJsbv0P29r9X6",
-	"uyB7WS9XBgN/c7vEByP3to6I/lA/V5/DR9PGUX/wIGZcVU7BRwen93+03kno7yEqfqlFsICWw3DMTx/u",
-	"ol/C+FP5g4sM0b+D+NtPH+5q/OCKnMpTkXalYq4kcYcECpQn371rK937/t7MhY7fv3tF7goaqimeXA4a",
-	"gy4ehpOdGUKtb2uVAyMV13t3eYL2dgmpuqq6MIK7cZY6vzGo8Xd67LUOjRxq4j9SICddoXSPXS2lhfW0",
-	"qVf4oNfnHawuNaxqYxZT91mnJrfLFkCuuBsBrnrjYq98B08n8h/71rUxGjsxdUCLK8c+9UfmKhFZJtJt",
-	"CqtveLzJuNaKAKvO5wDGtgChL7psbON9PDhoiBtvZj2sd57eNplLOGyc66h/evKAyTBuAdYbFq/6gFWJ",
-	"T1sm9lWdD1/lh8drrheYt3f4EB4RtEB/KLdsaHj9UH653ogQvzt80LLC3pmP45gH938QdE//3Pp4RQ1r",
-	"bX4Dxkj9Ej/cfapGUDYoAaRpNpm+05W/3QTOCuItfjnXc52Kryc6n1/DMDFrny8WmRi6ytyIUlDxD3Km",
-	"Ay+jEFNuLLZE6haLiMXUpLHTY9+Q/9+wVGOiub8npBZWZhtNvamr0kgluTamiz1qwI7BXm0I0p5hACE1",
-	"ZHW9H4M+/d8/v6raQGJcFxa7voqRcoCiYwQtfvRFAM3GVB3gAgi02jalo2IGQLde3EUiYYkJ9RmMJtVI",
-	"YdAD/jGTxup81YmCcmWSFdL4bm5nzi+kC0tXIjgD9x4u/BuN3P9gFf9ErIK1S9LsNLCNJm0q8znbjarU",
-	"t2KBfflcnD3IsbuRKh2OVJc9eVKC8+QJa9PtJlS2LvOULTjmMXaGLAYqBeLCMF5UpkfE7G//83+xw/7B",
-	"ZufUkWINzVNRkcLmahEbHHepTSPboow5vygSU8Te/uHZc9/oOcfRAVDcu06PVkMb+uTJ0BF1xGJqlYHF",
-	"4EW6AflBv1/1GCzbbIcuQRrYd+CtDe34QzA2BTn9wPEvI+cpGLWGI0xiHrXuYheKNi59HpU7Vsu3PiPd",
-	"07lNHcw0rmvJ6bihmxB1POe4phJCDGFSbV0Eo4vMiM3FYpC+oQ9zpePiQGRXGwd31VyzByOfqxX11F4x",
-	"bm6Qh1NkgVYnDVXggIFdblhjA/Uxz8vW3DBwO95IO42pc6OxEeNsmmuQRpylQYYl/pu6efvC1FpLbxjY",
-	"t2ePf+ZK/OtPg4Ovev1evzf4QJqz0mUrTSqYgkEwLSNsXR7hzvhGbpIGFsp2SunpMwVOjtgil8q5yap6",
-	"1ja50rMVfOqrfKvWM3vGJ+KVRTwkoFytqSkw26DjkI+FNZh08ESArpO1C8NjqSae+LSgbtQkF10PcepR",
-	"QU57aUwh8g6hzlH/EIZrbqZ9VsuMOPYAGzbVgKS17vis1p4VxkThiiujQheQjTesHTZqL29hcoMMWSbQ",
-	"qEq4ERH221vK1M7czyYC7YKx+L9YPnUnNdE5+x6lOlbS+SIc9DWrlMVTracZZkcjonmNBm9Bc+1cO2V6",
-	"CAx+2Ke+nuaG7ATc2FqT2iH1lxQSPo6w12zc3MWF8hYQ5LA3XnOwqOpWWutwCjjhIkHGs0NLtiew9tD6",
-	"hAU/ecJB0wJ+huZkJZa2MHTWPu4fIIgbN/Yg+/F2ro+Mhc5CyiZ0QJX1RChxrMjENOfzuDMsIzQ+XBTy",
-	"0bG2o1bERpRyCmz0rOLZmD2DsPl8GtubC+csgC/RT/BfsfTm683SG4qcwZEJwy7hJXQcqBogR/0jdIpX",
-	"vX5imNF3D6YKH+wUKRIhb0W6o9YnKjvQcHu/CEJm6BwOTtEyjid7ltz3BFUVW3lHPvYipUaEOi9dpAQN",
-	"UJ8PvlEbdUe6mPbmhIs0bKaVLvC6IOAWVOCJ/g6HjzOg+wpqz13KfvrwHGMLLjw6UlRAKg2TU4XXTDrt",
-	"m4oURdrZmTRzn3OiLJQIKyQ8DZSGUqe5ZqLRjSG3ezEaLyOLHgiS0wBh77yK8Qlg8SL9bVC5il4NnJpQ",
-	"ybf8Dk8Oj73zoFIDUFC3AAvYtBXa/tHTB4A72FqOtdX/5LyRDw7LBOVhnwRAcElDeZvDLqA+F0RVmZTD",
-	"pWgbIrmGc00AORfup1zRuFGa4tvoOTDOWKEMnwjqOr7IQCN7cXX1trO7k14TdK7Z3W+Dr8T00kdR03vb",
-	"WzatqfKpkRJdyeFvosZnm5p4BZfr9lsV4Po3Snnaua9K4xMco789zlqCVQucYklvQ41uGVANim6pxvb+",
-	"UliytlU9QlvWozYeYTkdfncXFCFWA2zGzpDZXT89FUenx+Kr06NBMjkVR31xcvq0nw6O+OBkPOkfHCZJ",
-	"epScDqr9d5TXdNdYPWCcSkCHuVTcUjvWOV8s3F1R1UcPuY4sKjdyy9trdd9+B7fxIIW+Hd+r4nXl3C8w",
-	"xKWVeEDdfv3CtOg+vodz7n5pbRV3HxqCjm+8YZQL4QoSImaxt84C1LPxytfex0MWBykPXji7+glsr1Ey",
-	"eZ2P1HplfFnz33i5m+89Qn7N0gSn+yltcMvP0GdHBdzAF14jG4jd2cYB8Q+DOxsrBuEH8TX5NPJYW6df",
-	"fY4g7OFDHGrB5Tu/o0dy/UK4x7sVj/pHj2qKvd4MtN5Hv348rjlS1TihvRKWWmRhn/11pf0ztaqu2zCh",
-	"/GjCoQ0g17o7sJWwayDXbhcNr/SifJbB4YOi6HSNURV2/wTRYzdv8wmC140X8ZSXerWijWvMvvDFPthe",
-	"AhfwrNbptXkVNT9CoC7sWsd6B9mGxTR1fzDkEpCm9I/pfOOGHn8nRMatuP/C0rvPfI3Rmlel2o6hb0Dq",
-	"3VBgqc94iqZv82InPk3V3QrUPq77rjquj0LT5UTG+YUm7l4qdNOw9mGfhhgpP0b9LghsrbFxicLWqxPQ",
-	"SN+8wqnE5SEzQrB4LSUl3mD9n3CnTbAf6LwIL4TzTUJcdwniI0Kl5rPebPNPF/C5pFtFsNsHVja56tEv",
-	"Exr+tn5zF3XQ2xYdwUtLqfxK51Vl3VkQNDGWr0ytRLy3o7iJwpc7fTVf2qb/UPKkb3S6+i35dL6n/IYR",
-	"69JHUe1/MIMLW+QDOoWgfOwul8sunEu3yDNsvifSNdh+T2ju1un37rdmJv5e9tRnv7v5rCrD/nz3M/+/",
-	"qTJ/smI3OH7kpTtbbheoK9vhfZV7a41PnVZLhSzSBJ3MKaXdfLZreppADW+uxDZoGCFyldFoZgKp975w",
-	"zunfV0p+G9ja/to13+3xYZkQuwreXkkQemFtXBzRNY+/QxVcKL82BaMn6i9aGbR+19U/TAGLtyar272/",
-	"jFp0b5FR/Zi+YLHRP9FRbZYf1UiU2k79ItO7nVUertsVM/xWUL9rCkFhwZHrwpZo1cHKTpcV7rri+DZh",
-	"1M4qpnRvJ0+wnwRmZSs5mYQ1/9jZI2XjlXV3dIBFmy1Br41xoP0n8Zl7jEYO2G7uZnV8Tj9gvBJDoK5I",
-	"9PkVn1bXkRAQM25mmBMTX0y6r7US3R+4TWZxGZ497B8FppXfCwqwb6mkwrXfX7jtloJ+g1KSuSbPw9ZY",
-	"Kp439NJtLtrAsdZL/8OWKfcpQAQ0fuK/uItasGP3fYnv3EWfo9D7kJx6a/Vv2rK5Tsmr214/JiwY8DeP",
-	"uwYUAFFnbTMevpLfWLfyeLekv1Sp0pKUdrlQhFGfz72IU9GVhMEEzoVetgH3va2oM97fnc+dA18L2usF",
-	"bM39AJIIDrOZj7ljxlbT3z+/ilkbSCtiGQbaIkSbiCV4+da0U7veFRQdurINHjuuhJ1U3G3PDZzgheDp",
-	"TlawhYr3jIcUO+H4ptz/Qdj/CIT9YFpi7RLdKDejIp+1Mep3qMXNH/6OZFThWzNB7U7kocVOZCZceudO",
-	"BeCsxl6wRJmCKJggoSeugxVRJKV1HtXj/Y1NMtEJ5drTOxeETHf6NB8Q+r9Hh72YALYismJY80sU+GE6",
-	"V9MxIHvTxl32gu+ZtTb37Vxk3MpbgdqOtGUOMWZ9lQliYAtTQuZYzCT2WQJ0cVcWVG0wsDeV69ixAn0L",
-	"HeWsUCnea4x9zha5mMiPSLDUTGsfFX6HY42d8YMWUlFZp1G4BoalWptJB23VFHnN9biZu/GKgsRlWUr1",
-	"OeCdVvUiMjdc5lw1u/u8muALL6o/3P3fAAAA//8=",
+	"7L3tchs31iB8K3j5PlUivU2K1FcsqlK7iuPE8ji2H0uezG7oVYPdIImoCXAaaNGcRFXzay9gL2L2PvZS",
+	"5kq2zjlAN5psUrLieGZ2nx+pyOxu4AA431/4pZXo+UIroaxpDX9pzQRPRY5/nt9yy/NnPJmJZ1rZXGfw",
+	"aypMksuFlVq1hq14UYwzmURszj92+VR8fXjS78e9VtQyyUzMOXwhPvL5IhOtYavp5VbUsqsFPDU2l2ra",
+	"uruLWs8ywfNnWt9IsTnn1Uyw+OWPVzHjKmXxny7ffde9evOH569jluAnhiXwvUhZ+wf+sXs+FV/3OxET",
+	"PJkxqRhn8aWwXRo+ZrRipidMWsP0Up0xOxPMQc1+1lIZ+GXOuGGXwtJ3e4alWhhYabW+lz9efX3G3nI7",
+	"+3r/jJVzn7EX1i7eqGx1xi75XFxKK75+xT9GrIK9+bvw7dqebm7Z8ys+3dyrS5trNWW3PJMptzqPcG0z",
+	"bmawYPjbWA07NV5ZWk3TuY1a4jhNDvsH4/R40h/0T4+OTwbHAz445ok4edo/SdL0cHD6VXIyajWe5yud",
+	"cIJoHcB3IpW5SCyzPJ8KW4dgovM5t61hq8hlNxcTkQuViMYZXutLJSeTzQnOsyVfGRYrbeCFddxUxbw1",
+	"/KnlnrY+NI1dHvouXGz7M+5sRcuIGWGZVizTU8BDlbJcTHJhZgFyjtRu7OyxqwA7zUwvETuZXWrEVZHC",
+	"MFoJlkklIkDaRa4/SmFGCmbk7G0uzZzNdXLD2vGc3wj8O+4wI1SKmH7GOEsyKZRldsYtM4sMZjdFMmMc",
+	"x2VtmPPy2z/smZEiWF/yvANfK5bwPAcqhFdg6D3DjDBGwsrljSC0E/mtyPdMb6Q2SEisXs7G3yfyjXx5",
+	"8f4vF4PX8sJcqHfHybOLk4ubxZ/++OzlaU+sXg6Sgz+uLn5efHUxP56Nf3wPH9z8tx8HtxdqcNpLDjI1",
+	"nn/XT//0MtskrqcnR/2HEeZpepScjAfiYHLIj8bHyUn6lXg6Oe3zwfggOUyPxPHkpP/V4OnWOR5MxHdR",
+	"a8FzPhfWceCLyWutxA/cJrNN1AOCpz12RzXTWWpYW+csfhJ34Azn8CXjyixFbthh/6jOrj6RrCXMSvjY",
+	"ilqKz2GMi0kXYOwSkOHq5vzjK6GmdtYaDvoHR02E9TbXtxKGa2ALU2msAM60cC8xmJG1jRBsnxd2tp9J",
+	"Yzt1cpC0IY6llF/GmU54FgMVpeKWzXUqIracaSMcKUqDFJOLPxfC2DMWp+I2JhyHD96cF3bGDnp9h7ad",
+	"ck+X0s5Y7niYYZyNc700ImcTnWV6aSKmtGWcTYRNZvXdR5j8ti64nVWb6gFvRS0ASeYibQ1tXohwfxfc",
+	"WpHDx//9J979S797+sH9/7r74Zd+dDi4+7dGVgm4/YKOsZGfVbjvGNeeAQFSiDPmoWFLoHNkO/oGKF7P",
+	"hWGTXM/xx5c/XrlPe9vw5k/dapptaHNwfBI1EUkuzEIrI0hLmViRv4JT3FzNKz2dIj88Y4f9Q2Y1QueE",
+	"oUhZDBDHhEJedeA5MCcURIEuFAqwf8vFpDVs/f/7lea0717dL98jsdGt5MauryoBg+v7hqffcyuWfAUf",
+	"JlpZoSz8yReLTNIE+z8bgqZEKHgzha0SH5MZV1NxPeEyE2kras2FMXwKz2D9JVmkMiX0TBKxsLg3QFg6",
+	"l3/BORgOeBeeTtMq6KnZP1/I53muc1rEmp64BpQjrhKUXEwKI1JiZzoVnYjFhRG5VBNd/wR+ZYkuMoJ9",
+	"DFTLU3gfxFf93USriQQVghYTfJOKTN4Ce+n0YIHPeJaNeXLzDU/fEQ94+M4jfiwCToa0EpxHoW6UXqrr",
+	"gKqrA3EPAy6nFwLJ1FhuRdN4Y55e08NwIGJk+DubS2OkmkZMfFwgueocF47yQKrpGbyX04k7XWTKpaKD",
+	"+wyHvb7i+IzFJdQxa8+4Ss0MNA+iug2AIzjmNCIwgd0Am+VK25nIy62KYFm04HBxHTeZY+YxayuNOAW8",
+	"mGnA8OtbkcuJdEPwavNhHl0Aw04cRhB+XChgtTx7FD1K9/G1wA0LD80/cnKF+Tcc7Bdpa9g6nBzw06Sf",
+	"DsTR+JifJJ+JIOtQxUPGFSvBASoqckGW0FinK5aLW8EzAzsNm8z4GPZJ2ojFJbAxm0iVGiYtqKCVlgc4",
+	"httI/PhCfdo2StiFVNxeHx8cjA++OuGHxyfjdHJ42h8cphM+FvwgSY8OxeBoIJLkVDytpAzPJNoLgCWF",
+	"ISohifDwXfRAvzeicSdLIYP4ldftmTPH0XbJlkfLCZr5TWE/bT/XN0MX9uG7cUkfN+zDs7rt/ehFhra/",
+	"X6ZUj+bMPE1zYcw2RuqQt0aV7hM2LwwKC/GRJzZbORUxkQtQtyNnDhmGSPZf3Jy9RM+RfTuW9inzomgD",
+	"G23BjVmmiC6l/ofWweeWMr8vu684sNsM4Lb6VuRG/kWkKMn3aan7bsujJmaMJugk08sz5vh2itzKHxM+",
+	"l8iaakc15zIb648wJu4s2g8oSRJyZ7FkxnOegLXV8fxJqu90PpZpKtSnIlqRSnRPNByOf3attL3mYBls",
+	"6GXSMCOt8AuB9dF7rBwYtj7JRSqUlTzbitLhK3Vhk+gceRNuh84Jz3ROyAUSt2nIUIm6xpfCQWsqFhkD",
+	"PAONbIUi/LPhWNMOxqwNW7bPC9LrnNBZ3zfjNYJgY2LWJj5dPgvWEbO2RzS3JKnQaAj0E1A9wOgerzb0",
+	"EhhyY9M2x8zFIuMrr4F6U/gdKcKPUjQ8AA2KxlZlG9W/z6RS1OePh6w2K5nMXsd36pXX7EjzYW3Rm/ZY",
+	"qeanQsF+gX1iHIle6V1OAy97dW3qPbNm1yz4VJyBJCZ3wfn7qxfdF+evv718cf6H54Hl+o8yAK+0fgXq",
+	"w6OwwHHda6v1dYajhIjgnpJSJw2zWjP/1hfQOjeAc1iC4LR1jl7OVCQZuu+f0dq75BDooJsG9MnQgcgy",
+	"OZfW4Yb+gavVubVivqBwxifvHgA252p1zf0oNTLSmsFTRmYmUY85YzZfkQkFPOjpUZ8ZkWiVmi+zqRsw",
+	"gzZfMndn4bX5ultszyAbG3MjEySQTskZxivcY1pllwbAfY5KqQwHVU4xFiDdk5lIbkA4ozSrZK7zC0nj",
+	"PZVecs94ygZ9tsQYhR+MnGpSscExm0tVWHScazYpcmSzfpFsKiyNenRwygplZUaqwFKqVC+ZAFOkHb8T",
+	"Nl910UsUdyKWy+nMVoCTYdxj546Hl3oI2IXut3IhUSmcJxORWJH22BuVrQLIaX6RC78XqM7R+hJdKAvG",
+	"KJqX+Dh3ug1ucwegKLcG+eKgv7k5SACAgiVYBsAyJPPacCw4uGFmwRORsgOPjIwveG475JJ0Jx2xQmUw",
+	"n7To/jdsrnPBuGVaJQLAA5maC0Harsk08Ex+I8hpVsZkvKWHizRABW+1sdNcXP77K8IZIlpAh7zIwBZS",
+	"KVrloEFjaCMHTog/j3MOkBBxRczMOEWomLgV+QoFp0z4GYYixjnPaS/2gHFMeJFZD8WChDIIjzVuHiBF",
+	"Q8zMbRehVIluoI2TpwyOFYm9/e67Z+x0MOiz//2/Bv3eQe+w09vpsy35zdOjPpgISs6LeWs4KN2cYIFP",
+	"yc68i1rvlZdbj9QIinCAmolT2BmoQjRCYGV8JoOgmjYeglmMKo/ztpD6Q+53HxdacgMES8fM4eh1YWvv",
+	"ey3f8vlCoArmnVsLbmxgZrNMToSVQK5GTlXpPSqZG8+mOpd2No/YBCcoHziFMSKOxRUrVL4ZiIhYLn5G",
+	"+vd8Mgiv6tyB0R3rXInAiBGlh4qFzm+UXO8Vv+Uy4+PscTI/5ZaPuRHXRTDQuv7nX4JdDN47YzlQA0XG",
+	"J2L5ZWVXE+ROJyjhTbiqXL3JTKSOiyu9ZG2umC4snwrmzpJcm3oScKAOPJtxw/IC34an+Kou8kSw9uW/",
+	"v7q8Or96zpKMG8OOD0F+ToosY6k0NxGbi7nOVxHYjUokADrYFN4VBrhLzu20xyolGOGQahqD6IWTEGoa",
+	"WAl7jsEBaITuHZi1enHGVZoBrye7cFzIzDrNR6R7hi05KnABgo6dWI7fFSrG9RKnpz1DDCxHXwmLcOk5",
+	"CmRLrtZusej0GHJHxoE74leqmI8pBu0liVSsJlgfw16tZksu4VgnGh0dNl9JNd2Sg3C8lUWi7yE0Ch7B",
+	"JT/ddfL7OE6QV5YzYYYGt6RE1Y4amcYfietIrb6jQM9j1n5bDlKFi1JhucxMa/hTTS3OtJq2otZEiizd",
+	"jODVo3yoLLoIXrWX3qHGLZtrY9nB8Ungg2ndfWiyVFItTOXgJ4Pt7QUzC5HIiaysrc9wHhub4TjRVlBA",
+	"8VqIhKJNG8qQDzQap7hg2Bo1nH2OuVXlwKhOGKDeM4YmMHC1W5F3Yc9r4sIlhIAxXK6Z4qB+YY0xXbSv",
+	"9KTUoCaF4RnTyq2hyCc8QZN3keuFyK0UpkKS3TuKsz5zkcISdTayFXDiRa7HmZh7/kti129Ce2P7OxE6",
+	"8oQCfgRsDMPJVszNg4D6FoEBsBzr4HnOV/DvEsvWwXxRzLnq5oKnIIhAxci4QpDqwftt+tNGvLomRBuj",
+	"7V3n1+5epD4ny31C+kmpNVTBlLW0sw3R3BT1r5TSn+hYq12okp70GBSbVtT62J3qrguiOHqJWs/qvsf6",
+	"Wr5F49LZioGnbROpeJHW08tsLjmqp7tD/1GLnMUNOV41g45Tfpt3M6HMFQsfk6imTcVcd0sXaHRvwgq6",
+	"SPM66DDGAz5d238cp1zOxvbfRa2KqBpS+hA15xywQlS4mgtutOoxojQ0rULiLlNWrE5Jc8hAmKQUoYK/",
+	"2Zyv2DTXSzS3qwywXHBMbcEhZcAFQXiBCgw6x4urq7eMIkv1XV4zQeobA4gmPlqhjBxnouuz8ZqEUqFM",
+	"sVjo3Ir0ei5Sya9xqKjR37U2qdL2eqILlaKcWovGbtGd60GaBhUhDMNvut3XfcqtqNGRviUwAP9yr+O/",
+	"N5TK8De/kM28j7UMCtCsqhwJOAzvOApBM+GD0gv2wfGEDZoIOe0Grr5RYifP77Fzj2ZmKW0yEwaEUgyo",
+	"BnozZkjy1LAYFYo4GqlYfFyg8RUDrcdlKGA5E7ko80dQ+9VKdM5Y7Nhc7LPD4PkeJXw9V9NMmtlIGQF6",
+	"UwKyJsVEBKsxtzLQglHv2TOojXkqW1sbybGStJhUIwXTEOmRLlHTW/ZM4A2peTVB5WxztshlAsDapWYT",
+	"0JOkVjwbqVROpTUdxjN5I3ojNVK/0rp/ZXPBFYiLX5lbOPt1pH7tdrvlf/By7PlRzH51sKMxjauk2JDL",
+	"RIT1+Pjdr6SGundpIE8a+CWNhtqGY/pkIcOfJCpL7mH5jaABXYoczTwhruU3k+YArKOhMTrl5ST5xuDh",
+	"GQvwwjnFLGvHZLrEEYsJY+EvZ0DAn2OtM8EV/Im6AfxBTDg+YwaUJZ75rNrxisWj0a9xB3bWK7LeNmqj",
+	"3KE5Itbr9Toecq2vzUznFsC34qNl+C9y/SmP14EWHI5uWSa4sY1vlaODilgOTnA4oDJpYQEdBq88dEZU",
+	"zHdOaOY8y+g03ERjkell+VFbaf/3EE4BFNlJppfk54PT6uxaZLAyDBCEE/GxvhWPn6i2tmqeiVjiLIoh",
+	"EmCUGpGAPEcTsVzfPNRB/dgzftuwDPdKOQmw012zoN/1/klqS1ifIxViAXO8vHzzmimBPAh+Wwc/E7ci",
+	"K4dWaIGsDe1fwbEXuUikwcgoHEYqEjnn2Ta4Kz7FiE3tXEPD2zQnpbeWmB2meDkleVpkPAcdPXdexIAH",
+	"uCkrm9GNV3sHJ6Iig9o8jr3Qk/CLdizmXGbAJtwmwJ9FLvEXbkXXyrmoswjF8JsqtNDr9dzUoO+EbA0Z",
+	"4Rx4WiXXqpFAkujJMHyGo4wzrm5K+PWEHP8g4LJVecbkP8NX3WcuCeK6pPFyiJnOUoznbKRJhMPBUw66",
+	"fsNbbnWJTmXAnMJEDVTx2Pur77pPkWktRJ4IZbv+ow66Uiml/fX7V8E2hF967yq8sTF/LhaCWy/hKnmm",
+	"czxZJ3Awil8hMYY9qsmm8lb4H3HQtCCviri+EUTPRG2OlG/Eika0S1kNxBcLwXMaRioKd9D7NCi318g8",
+	"rrVCfqfoqCu1gzxula7DjYPMU5bO0ooFbUOUOc9g4SKU0ngmNQdr6iMyPvp6tVoIZvgKTn8tiRZUDq8H",
+	"uByJEJ+DcCJHRae2MmLmJKx/rePFr1gVsmY2Ou14Q8n8DvRAJKXIe+MLQVEqdYYmdH2Do3Bf9YQtZzKZ",
+	"4aYBDEKka4biT61nhbF6jlr/W5HjHuagEZeuiA2teN3hkDSachhCg20Z5xjjwOIGzKpHiw43yFU4PN5A",
+	"46Y6m7ppFjj1HmSWBV6OmtLnvye7AfUb97cf3WsN/mdnpjnhGxgc7k8QWogATu6gsUzlDpGvCouoeCtq",
+	"IVMj+6rO0PAVYidoJxI7AJMvJGKwwgL0QGve0Qmai7hzrQ93sHMkB7agICqphFzwZ9t0ajjoBVq0RXq5",
+	"15w4igIJVD81UoWaPE3OM9uEZSX3cwYMctcy8cKr6nsGxOTMCXYB85hA/U21NawdL3KdFok1vX4PzZMY",
+	"c6h0uopdPC1gLOt5+sCkeJatrYjPRdN6mko6fizNPGIxwAqB4ZYg8MxohKNO5Jx4PrzT86gz/KkF/25F",
+	"rT8XIl8Rks3KUAaiFCblfAihdZ9sQOtc3s3e10KhaYNa2hNQFgKVCssFS/UNK/aWubQW884qJ3NpNLI2",
+	"ZjmeMc6+154JTIUCCwssuDLbItVJMa8qw6SFocnbQ4ZB7RhCl1uJY6HN/7PRqveanuzyoV7VbWz3HprU",
+	"VBW1aU7X0OGeKMF9zjWpyiBFdK+nM0hKf++cezzL3kww9rHLwUzZ4NEva0LK51ZXlaVVxvmHevWX//m+",
+	"9bghN0H/EDVsPLkaYK9BHsBk1ucpDavEOpcpqcTSR+aR5GOaa8hK6GKUNCPlsCzhilmRZYBLZbUXZcmM",
+	"dYop7i6qCaLKwdKOL4UCjhb/4MOPmGgbd3ojjNzUf25y71ZxSxq9dJAvyF/jcjVKlxmzs1wX05ljcdYX",
+	"Mlifz2mNyCYk728xI/JW8Izkfv1Ax3orTds9SnLaxGB0aF8jqNcwQAO32EQUt5Q6mvgfG0bAlTQlQZLj",
+	"xJ0rKaO6XD9oA/sUIh8V/f5hgu/hn2JNPTiZDJK+OOKn44P0KPlKPJ3Ua14firlRy+0BAtxEgpcuZLl+",
+	"7LXkYu/N8hy/IbBQpfoHkZqN7PwHnQbMUD8K/OXBS/awNC8XBf53WVPFfjwgx6bNCxEzbm4MSjOXKNNF",
+	"o87Xk7TTXC8WYTmmLz9NMm0o8blPw014ZkRZ0oppUh0ceCFyIw0o+sCtTSgc4YQHsOS8ACaKQ9T3ZNC0",
+	"mZflZm4UyrgKtcKU+kcuTJG5hAxKg9g8111MFX3lLPx3UNXyUI5bRXbqEL+vygZgg8sR1mKBrsjokWw8",
+	"ar0320pxJUYUrEvOQQJqQHtrc4//klwpb4MXKAdtLRr70eacwYdyXLjGDxtguTjdGlG6gAWl3ne8LVeC",
+	"thnV29hrdIc0RIi76CbBnUbjomGX76Nj2QBxTHzOh0uI1V3Tj2bGB34JQWIOyci0kSt+YiHaJoiLhqhz",
+	"0I/DpTJevGVt3Aow87icG1YsUm5FTmnr0nZ6TaNTyHYzNmsWGV816FpbcDdqLWRii7xhrLfYTCJlLoPh",
+	"/btX9RFn1i6G+/tY3T7Txg6f9p/2Xb7Dfn98xE/EweQwOU17cs6njXPnOmuY+J3O0CBi7745f7a2inT+",
+	"AEXKmRmyKeIKMkAkRS7t6hI0PCf8uZHJeWEbui98U2ZNR4SyQoHNnrI2VXEBRKRUnb+/enF9/u0PF6+v",
+	"355fXv74badMcaKKHSODiD1sHzkMgMU3z301qxInff19rdjemS1lGeTLH6+qGfhC/kGgU+Lnpd3VB8CX",
+	"vjDuu5C0jchvZSK6Vnfdn50dFf7bp/13tLd2zwrEgHaZC6uUE3ljzc1DakXDPB9NPtm2vmd6sfIUt9Hv",
+	"IOxzQOVi/iwe2s5gDZY7NGYnunnFFDp3UXoHE9jeKcX1MWnI7TZrx1NpZ8UYGOA+ctjZn+n/+3K+yPbd",
+	"MAZTjeKOM/hGaiM3ae4Ste2wrPuvMg4ti2kA8kI4Uq8/xt9iDD0+eXIFZ2B6T56wc6ehU3HNUntdZbje",
+	"Jidy7VKitc4rMOGLS7D58GCxm85I1drptMuch/GK0W6aKOhGITGXvkquqnJ1qpRdgsaXnxfGYgw49Zge",
+	"hwcaM/HngmdejW5o7dNjL8rvcGCdO9yNEaQY7KGRSnier0JAlbGCpxjIgkH97ABvp8diR+RfD2Jq6wL/",
+	"/noQd5hWgaF1Iwyo9rOR8nphqCxiVYFPlXbrdbMb334I2Bam5sv0rFnTNBbgDx912HImM9GceI0J+JUv",
+	"wpWZRSzjxpoeq5gnAFEm1ZdarK+GR5bqIrkbbBTNR0C+d5TNZp48wRx9dMfHPh0udobpmUt9Ix9pGaHX",
+	"ymuh2FHEu8Opf5G0vZGiQD/CWr7lX4j/1A2d5N03SNZmyHyzqQijZWrV5Vk2UrF/+dKJmu5bnclk5VxA",
+	"2Gmt61qtwRhd7M3laexCLQpL6QJAaN+4tFldWIw5VzkzmANVy0+Lyry/MkPBJLkQSqRnYN3fSp3Rp3Ac",
+	"7KjfZw25kC5lP3Y5fhRnr3w5PXaFEWj0IBoxnQsFZIlkQK2n0ANXdTiK6KhuxIryH4jNmyjIHnMEYTr3",
+	"RX9Gqh2PQF/r92MmVZIVKVXUrMXCWZurlYuP4oOzWmgI+HbKXIIAFgfhSx1MJ+F2pNAhdXgQ+KNgDhzP",
+	"V9SFJcjoo8Sk3pRb7pJJpMVOATdi5aJE2AtspEgXiUq/1+DER2H1BIO02HdBpdUL/X6/dNPiICsfVwIU",
+	"yHO+ovZaoOQpgzqVk1c/XIBoLvLMqRxmuL+vF0JRRnxP59N995HZh3fvopaVttLr2XkglVpRC4u6UaIN",
+	"ev1eHz2Hc53cdBc6t63hUX9wcBe1YAa+kK1h67DX7x06hyuqWihv4I+paHIFKPbi6odXWLiJeTmwFZie",
+	"U1q8mZ7CJgypQdmNL/6hTOo2ubew3Q/DulPi5SMFI3aioGuUy2BEXJUq6BeFjK7Ic7CUUcdDMUQsjsTl",
+	"Pvwcl9VOILVqUsRx90QvZMgbG+QJ9ZDzFjEbF9Zq1WMX1rBnl29HCmNhLsLr+sIxpRVoZhxtVNo8R1ar",
+	"TBAelFk4WNEBR4g2+Vvuyj+DtkoH/f5aPrkVH+3+zM6ztd6AaEj9f6lOgHgYvEB2Ez2o/v33v/6Nftqv",
+	"fruvHVpTIGO6Xpq7has2WILO8dE1ecL2lFZi78ztVPlTIrp//+vf9s7Y3//6t3g3eHdR64h2qclRXO7m",
+	"/kae/l3UOn7Ih2XXmdA8aQ1/+hC1TDGfc1ChW9+KuXaqwMLZU3xqyIWF0ppS95Bquz7XsTVEZw6MW/VS",
+	"20p9sO8Upi3zkzeKokzE0C8LD3IvhlKR9zbQ7pU0FlDPl2yY+1FvZynDT2CSo98n4RkstjqyMj5bM98b",
+	"nam1eO0m6r0Nm9CtVxM2awH31Xz7jpX/LIgE50LqfmLlbeUPMY9FKeRdW5HqOdYABZZsPfd9zzgtFSz+",
+	"qdZp5HpLZoLnJlDh15ttllowxc396C73E8fcMyz+2co4cqH/sigCdGF2I8TCDF2yhiUt+VbfiBSk9kgR",
+	"VNiPs6a8trnx2n/k42xe+UcdiKoZTaAwY1laqYJHIzXTSwxHSEtFZXxhi1yktBKKpgSFAJRdQXE9qtf1",
+	"eh5FZFydrCunHinuyre2VKvgut0R3LouBhuVvDORYX9RqojDmlyezMC+pLmwe02BFoWzlhAWA2++uri8",
+	"ev56//Wbq4vv/mtE4WCCd8YzX1tWWhWYKjRSqV4qlwJRWi04rBK10pzQyKPq6WF1HI1nMVKB6YIyG2vn",
+	"GkV2m2+xoVypeoMRBHgIJjY24vRQeo0Vs2DQvqrQuUTb5zyZBd7IkXLaxS/+tztHWzFlevjC6h0yHgix",
+	"mcvuZhxVh6kvyKPgg8P7PwhrZnfyNT1ltP4NLnYXtRbaNDCnS7BsuGHfP7/q7dhToIz/1/eVtd++ubzq",
+	"NG5vKQuqCE6jLHgtAn52VlaqxLXQjssuUSsWdJMqFDFg9AatVR3VT+17gVrHpQ/QhZ12t8T6q1f2g56p",
+	"dx9+i76CX1CQu2y01NCdzkeknIMedtIJ082v6gGwT2i4tL2XG0pOV8zzz6Gd/DgTKNRCni9NLfD3GCXF",
+	"x/226r3UKqtZNWnXu6ds97RtSImR8mKi5oUbrjujhHOkKrEkdWe/qa94E+N36P7eV5r9Q5C9rPYrg4G/",
+	"uZfjg5F7W7tGf6ifqwnjo2njqD94EDOuCtngo4PT+z9a74P0jxAVv9QiWEDLYTjmpw930S9h/Kn8wUWG",
+	"6N9B/O2nD3c1fnBFTuWpSLtSMVdQuUMCBcqT7z22le5983HmQsfv370idwUN1RRPLgeNQRcPw8nODKG+",
+	"vLWShJGK653HPEF7u4RUXVXdZsHdOEud3xjU+Ds99lqHRg7dMDBSICddmXePXS2lhfW0qZH5oNfnHayN",
+	"NaxqwhZTa1ynJrfLBkauNB0Brhr3YiN/B08n8h/7vroxGjsx9W+LK8c+NW/mKhFZJtJtCqvvxrzJuNaq",
+	"C6u27ADGtgChL9Js7DF+PDhoiBtvZj2st8XeNplLOGyc66h/evKAyTBuAdYbFrv6gFWJT1sm9lWgD1/l",
+	"h8drrheYt3f4EB4R9Gd/KLds6Mb9UH653kYRvzt80LLCzp+P45gH938QtHb/3Pp4RQ1rPYgDxkjdHj/c",
+	"fapGULZXAaRpNpm+05W/3QTOCuItfjnXc52Kryc6n1/DMDFrny8WmRi6kt+IUlDxD3KmAy+jEFNuLDZ0",
+	"6haLiMXUYrLTY9+Q/9+wVGOiub/EpBZWZhsdx6kn1EgluTamix12wI7BygoEac8wgBB9PL5zZXCJwPfP",
+	"r6omlhjXhcWur2KkHKDoGEGLH30RQLMxVQe4AAKttk3pqJgB0K1XjZFIWGJCfQajSTVSGPSAf8yksTpf",
+	"daKgDppkhTS+F92Z8wvpwtJ9Dc7AvYcL/0Yj9z9Yxb8Qq2DtkjQ7DWyjSZvKfM52oyr1rVhgV0EXZw9y",
+	"7G6kSocj1WVPnpTgPHnC2nT1CtXDyzxlC455jJ0hi4FKgbgwjBeV6REx+/v/+J/ssH+w2fd1pFhD61dU",
+	"pLA1XMQGx11qMsm2KGPOL4rEFLG3f3j23HehznF0ABT3rtOj1dCGPnkydEQdsZgafWCVeZFuQH7Q71cd",
+	"Esse4KFLkAb2/YNrQzv+EIxNQU4/cPzLyHkKRq3hCJOYR6272IWijUufR+WO1fKtz0j3dG5TBzON6xqK",
+	"Om7oJkQdzzmuqTYRQ5hUtBfB6CIzYnOxGKRv6CJd6bg4ENnVxsFdtQbtwcjnakUNv1eMmxvk4RRZoNVJ",
+	"QxU4YGCXG9bY3X3M87JvOAzcjjfSTmPqO2lsxDib5hqkEWdpkGFJTUXLTp5U8QRAHPX7MGitN3qEq/Ot",
+	"5CSltndK8edD/SdHbJFL5fxcVaVrm3zh2QoG9vW/VeebPeMz6coqHJIwrgrVFJgu0HHYw8LqTDo5oiDX",
+	"SNvF0bGIE49sWlAzbBJsroU5da8gr7s0phB5h87+qH+I62/s5X1WS2049gAbNtWAZbXe+6zWHRbGROmI",
+	"K6NKFRBuN6ydCbR7Em6Ei6jH/8nyaeyVBbz9zPd5LYfvlDkYMPRhn1p/mhtSxnHxtT62Q2pBKSQME2E7",
+	"2ri5tQolB+AmhO3zmiMyVUPTWhNUODcXbjGe51gy8IB/hiYeLPnJEw7qDDANtNkq3r+Fa7L2cf8AQdy4",
+	"swdp3BuTPvwUeuQoZc8BVRbtIFu3IhPTnM/jzrAMg/iYTMisxtqOWhEbUV4n8KqzijFiigrC5pNWbG8u",
+	"nEUOX6Ix/p+xvuXrzfoWCk/BkQnDLuEltM5VDZCj/hF6nqsGPDHM6BsMUxkNNpMUiZC3It1RUBOV/WO4",
+	"vZ/PI8dxVr3TZoxjfJ7v9T3SVxVN3luO7UqpV6HOSz8kQQMU4iNc1GndkRfmljkOLg2baaULvDAIKJqq",
+	"KJEnOXycAW1WUHsOULbch+fowHcxyJGiKk1pmJwqvGjSqbhUCSjSzs7MlPs8AGU1QliG4GmgtEY6zYUJ",
+	"jb4Cud1V0HgdWfRAkJyaBXvn5fgngMWL9LdB5cpmNXBTQiXfFTw8OTz2zoPy+UEL3AIsYNNWaPtHTx8A",
+	"7mBrzdNWJ49z+T049hHUYH0SAME9DuWFD7uA+lwQVbVIDpeibYjketI1AeT8pJ9ySeNG/YfvtOfAOGOF",
+	"MnwiqDH5IuNSYUZ7Z3ezvSboXD+83wZfiemlI6CmXLa3bFpTeVEjJbq6vt9Ejc821d0KLtcQuKpy9W+U",
+	"8rRzXynEJ3gff3swswSrFp3EutmGQtgyahlUtlIh6/31pmTSqnoYtCz6bDzCcjr87i6o9KsG2AxQIbO7",
+	"fnoqjk6PxVenR4NkciqO+uLk9Gk/HRzxwcl40j84TJL0KDkdVPvvKK/ptrF6VDaVgA5zqbiljq1zvli4",
+	"26Kqjx5yIVlUbuSWt9eKq/0ObuNBCh0oviHE68qDXmAcSSvxgOL4+pVp0X18D+fc/dLaKu4+NET23njj",
+	"JRfCZf1HzGJnnAWoZ+OVL3CPhywO8gq8cHZFCtjDomTyOh+p9fLzsrC+8Xo33+CDnIelnUs3VNrgIqCh",
+	"T0EKuIGvbkY2ELuzjQPiHwa3NlYMwg/iC99p5LG2Tr/6HJHOw4d4rYL7eX5Ht9/6lXCP990d9Y8e1Td7",
+	"vUNnvdV+/Xhca6OqO0F7JSw1uMJW/OtK+2fqZl23YUL50YRDG0CutVBgK2HXQK7dLxre+kVJI4PDB4Wq",
+	"6aajKrb9CaLHbl74E0SIG+/qKe/9akUbN5194bt/sIcDLuBZrf1q8ypqfoRAXdi1jvW2rg2LaWqxYMgl",
+	"IE3pw9L5xiU+/tqIjFtx/5Wld5/5pqM1r0q1HUPfPtS7isBSn/EUTd/mxU58Lqi7OKh9XPcvdVyzgqb7",
+	"i4zzC03c1VXopmHtwz4NMVJ+jPp1Edi/YuOeha23K6CRvnnLU4nLQ2aEYPFa3ke8wfo/4dqbYD/QeRHe",
+	"Gec7cbgWDsRHhErNZ7385l8uqnJJF49gSw0sH3Ilml8m/vpt/XIv6n+3LQSB15ZSjZPOq/K1syAyYSxf",
+	"mVoddm9HBRHFCHf6ar60Tf+h5Enf6HT1W5LWfNv5DSPW5Wii2v9gBhd20Qd0CkH52F0ul104l26RZ9i8",
+	"TqRrsP2e0Nyt0+/db03/+73sqc9+e/NZVev8+W5o/r9TZf5kxW5w/Mh7eba0/K8r2+GVlntrbUudVkvV",
+	"ItIEfcgpb9x8tpt8mkANL7fEXmMYIXLlx2hmAqn3vnBi5z9WSn4b2Nr+ZjbfUvFh6Qa7qspeSRB6YQFa",
+	"HNFNkL9DqVkovzYFoyfqL1p+s34d1j9NlYi3Jqv7vb+MWnRvJU/9mL5gRc+/0FFt1vjUSJR6O/0i07ud",
+	"pRSupRQz/FZQt2oKQWFVj2t1lmjVwfJJl3rtWs/4XlzUMyqmnGonT7BpA2ZOKDmZhIX12D4jZeOVdTds",
+	"gEWbLUGvjXGg/SfxmXuMRg7Ybu7ydXxOP2C8EkOgrhLz+RWfVpeJEBAzbmaYeBJfTLqvtRLdH7hNZnEZ",
+	"nj3sHwWmld8LCrBvKVfCtd9fHe2Wgn6DUpK5JsnD1lgqnjc0rG2ujMCx1uvrw74k9ylABDR+4r+4i1qw",
+	"Y/d9ie/cRZ+jmvqQnHprRWbasrlOyavbXj8mzMr3l5O7Lg8AUWdtMx6+kt9YHPJ4t6S/6ajSkpSm63uJ",
+	"mj6jexGnolsLgwmcC71so+0bSFH7uX84nzsHvhb0sAvYmvsBJBEcZjMfc8eM/Zy/f34VszaQVsQyDLRF",
+	"iDYRS/B+rmmndgMsKDp0qxs8dlwJ25W4C6EbOMELwdOdrGALFe8ZDym2m/Gdr/+DsP8ZCPvBtMTaJbpR",
+	"bkZFPmtj1C82i5s//B3JqMK3ZoLanchDi53ITLj+9DsVgLMae8E6YAqiUP7lxLWJIoqk1Mujery/sRMl",
+	"OqFcD3jngpDpTp/mA0L/9+iwFxPAVkRWDGt+iSo6TOdqOgZkb9q4q1rwPbPWS76di4xbeStQ25G2TNTF",
+	"rK8yQQxsYcptHYuZxNRLQBd3L0DVawIbQLm2GCvQt9BRzgqV4tXH2ExskYuJ/IgESx2r9lHhdzjW2H4+",
+	"6NMUlcUQhesSWKq1eKkGsuCy8/Ca63Ezd+MVBYnL2o/qc8A7reqVWm64zLlqdjdTNcEXXlR/uPs/AQAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

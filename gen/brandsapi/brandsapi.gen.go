@@ -22,84 +22,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for ErrorDetailCode.
-const (
-	ErrorDetailCodeAtLeastOne       ErrorDetailCode = "at_least_one"
-	ErrorDetailCodeBlank            ErrorDetailCode = "blank"
-	ErrorDetailCodeControlCharacter ErrorDetailCode = "control_character"
-	ErrorDetailCodeDuplicateKey     ErrorDetailCode = "duplicate_key"
-	ErrorDetailCodeEncoding         ErrorDetailCode = "encoding"
-	ErrorDetailCodeEnum             ErrorDetailCode = "enum"
-	ErrorDetailCodeFormat           ErrorDetailCode = "format"
-	ErrorDetailCodeInvalid          ErrorDetailCode = "invalid"
-	ErrorDetailCodeMalformed        ErrorDetailCode = "malformed"
-	ErrorDetailCodePattern          ErrorDetailCode = "pattern"
-	ErrorDetailCodePrecision        ErrorDetailCode = "precision"
-	ErrorDetailCodeRepeated         ErrorDetailCode = "repeated"
-	ErrorDetailCodeRequired         ErrorDetailCode = "required"
-	ErrorDetailCodeTooDeep          ErrorDetailCode = "too_deep"
-	ErrorDetailCodeTooFew           ErrorDetailCode = "too_few"
-	ErrorDetailCodeTooLarge         ErrorDetailCode = "too_large"
-	ErrorDetailCodeTooLong          ErrorDetailCode = "too_long"
-	ErrorDetailCodeTooMany          ErrorDetailCode = "too_many"
-	ErrorDetailCodeTooShort         ErrorDetailCode = "too_short"
-	ErrorDetailCodeTooSmall         ErrorDetailCode = "too_small"
-	ErrorDetailCodeType             ErrorDetailCode = "type"
-	ErrorDetailCodeUnknownField     ErrorDetailCode = "unknown_field"
-)
-
-// Valid indicates whether the value is a known member of the ErrorDetailCode enum.
-func (e ErrorDetailCode) Valid() bool {
-	switch e {
-	case ErrorDetailCodeAtLeastOne:
-		return true
-	case ErrorDetailCodeBlank:
-		return true
-	case ErrorDetailCodeControlCharacter:
-		return true
-	case ErrorDetailCodeDuplicateKey:
-		return true
-	case ErrorDetailCodeEncoding:
-		return true
-	case ErrorDetailCodeEnum:
-		return true
-	case ErrorDetailCodeFormat:
-		return true
-	case ErrorDetailCodeInvalid:
-		return true
-	case ErrorDetailCodeMalformed:
-		return true
-	case ErrorDetailCodePattern:
-		return true
-	case ErrorDetailCodePrecision:
-		return true
-	case ErrorDetailCodeRepeated:
-		return true
-	case ErrorDetailCodeRequired:
-		return true
-	case ErrorDetailCodeTooDeep:
-		return true
-	case ErrorDetailCodeTooFew:
-		return true
-	case ErrorDetailCodeTooLarge:
-		return true
-	case ErrorDetailCodeTooLong:
-		return true
-	case ErrorDetailCodeTooMany:
-		return true
-	case ErrorDetailCodeTooShort:
-		return true
-	case ErrorDetailCodeTooSmall:
-		return true
-	case ErrorDetailCodeType:
-		return true
-	case ErrorDetailCodeUnknownField:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ErrorDetailIn.
 const (
 	Body   ErrorDetailIn = "body"
@@ -129,7 +51,7 @@ func (e ErrorDetailIn) Valid() bool {
 
 // Error The body of every refusal on this surface.
 type Error struct {
-	// Code Stable machine-readable reason; every code this surface answers is listed.
+	// Code Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
 	//
 	// Example: not_found
 	Code ErrorCode `json:"code"`
@@ -245,7 +167,7 @@ type EditRequest struct {
 	Name *string `json:"name,omitempty"`
 }
 
-// ErrorCode Stable machine-readable reason; every code this surface answers is listed.
+// ErrorCode Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
 //
 // Example: not_found
 type ErrorCode = string
@@ -286,10 +208,10 @@ type ErrorDetail struct {
 	// Example: ["Customer","Performer"]
 	Allowed *[]string `json:"allowed,omitempty"`
 
-	// Code The rule broken (see the table above).
+	// Code The rule broken (see the table above). The list may grow, so a client treats a code it does not know as `invalid`.
 	//
 	// Example: too_long
-	Code ErrorDetailCode `json:"code"`
+	Code string `json:"code"`
 
 	// Expected For `type`, the type(s) taken; for `pattern`, the regular expression; for `format`, the format.
 	//
@@ -316,11 +238,6 @@ type ErrorDetail struct {
 	// Example: must be at most 256 characters
 	Message string `json:"message"`
 }
-
-// ErrorDetailCode The rule broken (see the table above).
-//
-// Example: too_long
-type ErrorDetailCode string
 
 // ErrorDetailIn Where the value was sent; `body` also for the fields of a form body.
 //
@@ -8531,169 +8448,170 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bdhu5teCvYDhZy2SfIk3SkmNLD9OyW93Rabfb0SXJOaaPCmSBJFpFgAFQojhtzVrzME/zOv8wX5GX",
-	"+aH8wqy9AVShLpQoWZadPsla6SUXq3DZ2Pcbfm1N5GIpBRNGt/Z+bbErulimDP9+pahI/kTTjMG/dLZY",
-	"ULVu7bUOyBh+aUWtS//jOU9ae63nu7tsMB3Sfvl/g1bUopeUp3TMU27WrT2jMha1EqYnii8Nl6K11zrh",
-	"YpayrlR8xgUZMyo0UZJqwxJiJJEqYarXilpTRk2mWHK0oDPW2mvNjVnqvadPOfxb99wGehO5eCqkMvMV",
-	"F0nvl+WsFbW4/t597Jcg6ALGeOtfJK/ldMpYK2otlUyyCQDl/a/+tT/ITDMyThlufqn4hLX2BsPe7vWH",
-	"qKWzMWxnzNRrmQkDP0StTKXBEov1BKtsXV9fR605owlTCPa38sRIhWAtQygWsqvhp3iPmDkjY5msyYQq",
-	"xZkmVBA6mTCtiZEXTERkNeeTORGSjJVcaaaIVGSp5BV8MpkzsqBrcsHYsjcSrail2F8zHgBGT+ZsQREj",
-	"RLZo7b1v+clbHyKPJa294mnUMuslPNFGcTGzu1pSRRfMuI0d4PpOYXn1zZ3OmV05mSq5IIrNuDZ21akE",
-	"jGiz3qxH4md/HXZ/v3olBrMf//KHXfWqr1/3zeHO4t8G2fP1y+kL+u8Xf+1fXT771+Eq7vTIsdvXSGQi",
-	"BehwQ7gmmglDqCbxQWbmUvH/TmEZe+QVo4qpuEfeSuI2SRDJIyIFWWZqKTXbIycrOpsxRc6OyEpmaTIS",
-	"U56mOLaICBUJoQSesKTLBcmhQFZcaCIvmcLzs9ud8UsmyIqbOfGLYfZMOMDlrxlT61aOqfaMz/HTVnhM",
-	"VehHlnyPvquD2tEvic95EvfIgVibORczYuYUgSOkIZRcCLkShCekvaDpVKoFS4gUTBMuJmmWsKRDZsxo",
-	"stPf6fnFLqmZF2vlyc2IlSPRDXyjvq2jhC2W0jAxWf/I1vXd/UQvmEb4wtRMG6LpFIBNFDNq3SOAaVOu",
-	"tMlfQOBTcsHWRGVC7xNKFFsy6n6BsTRdsJGANwBy/kk+QnvBzFwmEQEIRAQPLSITKQwgGmwCvwOK7ZDx",
-	"uhhgQtOUqZFoF08US5gwnKbaQdjkC6ZCr5gidEYBz5BQqFgTzdQlUxGZSkWGO2QuM6UjsqDqAhA/ziFm",
-	"usdsmdI1S/YInEZscXUyp2LG8NwBD8Ltz3nKgvm1ATQHGJEV5UaPBEzJjXYrs8DFbQCoLFxhWKZyUHFN",
-	"FJtmmiX2953hcCRiXpzq+QVbnysGb8Q98rNI10RniPbA5hQMvTR7uMhppmkKLIKSKeVpphiRUwtcBMlI",
-	"2L0lfm8R0RK/NGpN6BRokhu7oRBjEMA9csIsJSum5wRIRi4sNyBtOhJnZ0ffdciSKSLYyn8aUK5l6QU5",
-	"BIjbBcxtpoXdaX/ynA5Z90XSZ92dye+n3Zd0d9B9Nhkmg3Gf/X76fKcVtRb06g0TMzNv7Q13d6PWggv/",
-	"7wHwXWOYgkX8x/v/0v0fH/7ld838WTG9lEI7cU+TY7sJ+JfDXfiTLpcpnyCHfPqLlqK0YHgzgXEvacoT",
-	"fOkczoIB8SfMUJ5aGepeA05CTQtkyJJNDDCGFltQnoJo5ywN/41gBJqBDTOtrcBfZNqQMRAUwRcJTRLF",
-	"tG5dR/ksRspzPZfKBKMuqdYrqZLKwClfcNPae9E4hSEpo9qQF0Akik5QlIG0L971OJNIS0JkQc3EMo2D",
-	"d0dEL9mETx34HD9k2hzBip5Nh/TlpJ8M2M54lz6ftK5DnPidYtPWXuu/Pi00tKf2V/30YMkPlZLKHmNd",
-	"kt6wqNKC9knszigmgKaaMDqZEy7wNAmCrtfywuStNN/LTCT3wg8hzfkUvw6hZyURrND/9vkB9FY6ATin",
-	"QPZco5STVijzBDhULvI6uPtDwLNT6hSXO28d0fTcUCuzi83DfBaFuSY0VYwm61zzYY8DjAPHnjNQEXOA",
-	"2FW1YSyqHKeWGUjMGVWoj0+oZpFjoWeCw06JANpOnTJlRQvVjExlmnAxs6D8XqoxT5J7QnKafx3CUYKM",
-	"oMkCtCtQaxdU0Bmzh6wfjeYQgl59EnY9uOWyxnKMku1eu28WkhWU4ppUJA1ZUU1Q4IK0rsjjffiFUJRh",
-	"ILPxlVCiPQr8Nsn/PdK4oQloGGM2lYo1Kxlt/wCYvNXKQE1Avayz77UBBEwiBeuRs5uBYM9RgFCl6f3O",
-	"zn18zhAG4Zn5n5zSQvwbjwH20qriPUDcfDlOpdovjE3FLhlNc02R0DEwBW4iEueLjcmUi8QaWiLQxcCM",
-	"QzCeSvmGqhm7FxjdNOcg4FMcpUkW42I5mMKS+LceAZq1xYWGettpygmbpMhTX9u9d63e1oH15qahBdkT",
-	"TVA7QbCdCerNw/txjywcIIQaPAaLw45AcovtsRhn6LdA4cu1Rl09E2iERoRdLWFFQMKKXcoLlniQWLdS",
-	"egdkQl03oYaOqWaVEQofF6zLv0QmVABTH4NeRSdzVnJ9Oej6l8+zYMiqsM9H5JoE7+07g4QLsDbYimg2",
-	"kduILjgCxJRXmV7XN+A1XpDrcyucplmakrbXMSLrW4mKN629RECidhp2aWc7H8N01c05MueawM/7BE0s",
-	"MKQIauLp+vbtPAwZNh2Fo8TNR0oUn80NEXIFwoPIzIAKgXJAMW2oMmBavpPazBQ7+eObDvwG+pLK8G34",
-	"FV+VmZow0j7545uT04PTQzJJqdZk9xlYrAj9hOuLiCzYQjofgWATWLquCCZnuvbIcWCtwiZEthgzBRM6",
-	"PAHEifGt7gG8hWazNWhlZtAbQg0iAaHFUd+KBR1CUy1JHBx6vEfYJVPr/NUujIorluqiOP3cS7Ki3IDY",
-	"zViBfZRMUykT2ABOrC1dw2IUtZBAOz20yAEg3m1ADZFiwiKvAUzmbHIBa5CKaCMVSibn1IqsfhBCZ48M",
-	"4n3vPmCJcy/mltJEZtY3aH0K1uvVa5VctMFodQfUiTsUI+3u3SqRxLmY9ZoN/93cQAf5O2OI2sjjdLZc",
-	"SmVY8hNLOD3Fl+7F/vOBzhcw0jnOV6XiUIQ+0bmQgmm9cisFs2qZXDLldP3JhC3N4+jacfNOAlm7/brB",
-	"JtO9VsF4rKPaz97opUZpLqeOEHInlLBj60xN6QQRZqlgIsOtyLHHcPO2cdbX8OJ14DypLuLQUqCS45Qt",
-	"PN+xuJzrvzVvTCfC/TMBvARYHjptDVvorRb1HS4GluWwlCpF1/DvHH2qy/xDtqCiC0YtMGCQ4SkVuKRe",
-	"KwwhbFY/Kh6rEnI1ncxfus6B1T1KvCPQfWKdo+gFAfZQqKS6vJgayja5oAuf9nt7rAUUPuTvy/EvbALW",
-	"01V3JrvOB+iQ2vlTYBdlJME4WiPSocOCJxE6eNkVSfiMm8rib/Cjhx7Bfvcl7U4//Drcuf5dE5TLsbrq",
-	"atAhm8tVZ2SjXzblGKyzdr8A2ZrHxBJiZGmtNhjgph5LmTIqWlVSD/2i24YHa7upxAtrwRBBMHJIzo7f",
-	"lKF5h8BibdIw0lid0f+Sg265ZFR5Y8kvF6G5FcgsaoWwaghn1lZYxDd/3Y4NvLMf1FiAQ3D3DORP75iu",
-	"fnL0cN0QGG3C70KnyTRTuow5lrEDtPYJTVd0rQm7opMyeAbDyDuXUYY+G7bQLc4X2aK116+LVxed3Uht",
-	"TzTR3LBmpGgO5d7GLM4xJIYHVkZ1u5YqslZIsYRWwQnWQVzjQp7jvFaMGsQWmiQcpqbpu4ADTWmqWVVy",
-	"1fnBlGap8Rh5V5rOP2+VILstgQeRj91+v78dxTfOeAcCD8MtzZNWKd7N6AD6MERcXkU16HMjiecLev8h",
-	"ujO9L+jVkf1kEG4+VwFyOroRzJtI5jbYVmgIIbURwc+WyTYIvuAifDq4DeXz3bjvP4PgugdePwoq3771",
-	"z427nwldHxRDa9h4mHAThFMrSoePK4JKLqckBhDGqDnFGHoBA1UQtliatYs4o1mqwS5N2dQQmZm6iWHj",
-	"pk0qTilQGoEFvZDakOHuThDY3CeZ4H/N2IZoT48c4npSRi8Z+nczH16vKPQJ7YE9/m0Zirlw9uHdUgx7",
-	"p6Sjjkb6m/b7//h2NNKjrN9/NsH/sg//8m3Tw85/g/frumxZNSmQyyNsGUwD2Oig3w8g4p0uii8WaDYs",
-	"6YRVlO6DhJIf7WzBhgbboklu8dX9CAYV7AUFk4UVhpRiVEux7+xPDLyFlqdLxdBg9VqNHNfrsriaovQb",
-	"PQNNzvaKF7kc1TVzmZzDI5qmcsVsqL0S99jgKN0Y2wpDfuVAqotSnwcZM62otVJSzM6DYD+sfkHF+hzQ",
-	"a2G9FPkzt8XSM81nIlvCI9QDKwsNXaCVVLgCFNvhYWhZN9hZ7EYbv0cOyCTlTBiiV9xM5kwTKUgMCBGT",
-	"NvASQBlNYowhxNFIxD7nIiZSkdgdUkxWc6Zsmg9i05zCSKyzT2Jn1sYYTHG/P8FfyaGYpVzPR0IzAcfG",
-	"CBMJetyMJHouV4HHEvMInmhMMeiRRv9FnhzkrEguRgKmsdi8V09deKKJylLMfEzKMRO5EqRNCeZnPtHE",
-	"rCSZAkGjMjAS1nLuEJryC9YbiZH4aPf9kSwYFUDn8BdunHwciY/dbjf/P7wce3UkJh/d2jE6gbvENMs8",
-	"4a+IZpCPNvPJvWsHcgGOc/zSjobeJcfWbZ5Y4a3KfZRAAXZAm6vnZp5aRuCBaedA3xgObQWJ84sgmWBm",
-	"2j4J8MImgXBD2rE1yeKIxBZj4S9nPMGfTgGAP1Gywh+Wr8X7RANzoin5RXIBlu6axKPRx7gDkPW5Nd7m",
-	"a6OT3c4RkV6v1/Er90k8sHzDrowNJCBOUeHxOmTXwehewja9lY+eSjHLB7frcItKuYENdAi8su2MKFNv",
-	"nFAvaJra03ATjVkqV/lHbSH933twCvKSqWkqVxpDh3BanZs2GewMw4/hRHQsL9n9JyrtrZhnylY4iyCI",
-	"BID9Fgms333KVlXgoTbnx57Ty4ZtuFfySYAr3zTLQiL7um2S0haqcySMLWGOfz35+S0RDHkQPKsuP2WX",
-	"LM2HFpgtWBnav4JjLxWbcM2lsIeRsAlf0HTTugs+5Rx8N+6h4W07p1WkcszOE8Bsli+oELMspYqwqyUo",
-	"hMBbAh7gpixSxtx4pXdwIqvSleZx7MX+En7RdpptRGIHBPgzUxyfUMO6hi9YmUXUFNder+emBoUmZGvI",
-	"CBfA0wq5Voxk9ey98DccZZxScZGvX06dhofxz/yMbZwQX3WfTaQwSqbnOY3nQ8xtrhNxbzSwChtjEoZy",
-	"0fiW291Ewjj5uGFuts3NOzv9vvsCmdaSqQkTpus/6kQYm5RposnbszcBGMIvvZIPb9Tmt/m/XsIV8kwq",
-	"PFkncDCLvkBiCUpAMZlNbLcPcdAks3EqBgqeHRmpzZHyBVvbEc2KFwM57ygOwwVyJ/e+HZSac2Qe51Ig",
-	"vxPOpMrVDhsdLXQdqt3KPGXJNClY0CZEyRMCAymNZ1IKJCdgn8ESS+EnTddw+hOZpYnHpoSByuH1AKfJ",
-	"hvjstb3xGlSMLGWlnVlmboX1xzJefMQM5Io7w6njdV806IFIShGOi3Nr1C/EPoZMygCOQrjKqSsygYXB",
-	"GhhLKrbg+9brTBu5wDzod0whDFUr9EHVtOKquT5ptI4wyzXDAATmjbQ1syqstZoQQJ3Q8gniSiW1y2vr",
-	"USlp2GsH/jHIbf/YWUJO/AWWg/sTxAYegeP8QfglCvKfYV1RC9lKK2rVWAq+YgkaTTFLkGBAhWTUilrh",
-	"AaER6jC1sJDKdkq4tSrsi6TsRkxBXdLiAPzZ1p0Sqni5E20QMu41JzWiQFCUTWqrsTQGc2wudxMy5EzK",
-	"2RnIBPPsK69RP9E2GdDKXwbz6EBLTaTRpB1771Ov30MrIgZbCMaJXWpgQP8hVVsWYAhN08qOrMu/7mpr",
-	"qIT6c26NWU4AHAv4Yr4EzMqYSlWhRWpZM7wT4r1Lc/d1RK5EJy9OmEh5wStFXe6T2mpdqnxzUDwTaIGg",
-	"MvUNyPRA80HHVq5lRcAlV4obw4QNe3Fdtu1IG+M7+4SSH6S3cmdMgCEEhpaSC/tVIifZAn600o5j4gaA",
-	"xevvpWMY7j7Pd5XjWC169db+clNo+7RsCrv30PKdSuC1dau3hA5VvXq4+zwsMLjNBc5FXtYQ3RqAvo5a",
-	"b+SMi83OSJsBY9M8fZIcBnQTdkkWdpsJW0ib4dwOit+mPE21Rzx3KmzRucEzWcAARvzWhkB7xuYZVx2C",
-	"da+w9+rURuoGDp/c0Rg8C11zwxe3Adh7KPMBmqD6U4Ed5c1uRJsDUPimHFaHySfsqsL4Tmyd0zRL0zU5",
-	"yUOgtyLETYfvHeMbQyJNxbgHxLFAy1hc7BW9LHNqM2qmijGCZWs2tEFTrHdJuCvn4FeEm47Nv3KxbS6W",
-	"mRkJdNvs5cg/6PdJAcCIDJ57C0pO0cACfdqzu9VcpsxldQ/6/X7Ow7kgVKxHwimHwKVBgbD1WEE21K2l",
-	"vIgrpeBQ4MotwHrskucCsrqXM560gYPE38YRETI3PxShYmazKyYXzAA5IoNFiN7Pe1910d/VOx8EbJ7V",
-	"fPVbu+ofwlH/HdfLlK6dlP8Et/0beclSOmENrvvbwlMBIyov7gUuZxgWjJUnnkil2MR051Jp1h0jHNdb",
-	"cq1gVS+2ipNG27Gy47zm6Ew3pTQeYC0Esn/Mw3S12YqZTAkQu/uuXCKvgWGX8G5eBRNtm+dkB9guzSnM",
-	"0/p98oLdMc1pgrkQyTltkIlHJz+TF8/7A3J2+poYvmDa0MXSaY08TbnLvC0vbNgfPu8OBt3h8HQ42Hu2",
-	"u9d/3hsMn/17eLq5p2NrImiQnXXy3Ug6GzG+9oVLIkEQNGQdHrjEG4wBFgUycGBbpxLarLdSiLYhPms2",
-	"dwgolQr8kmHEQGfVAOQdegRsmbLj6+09NTniKoOshFLNZKaZ2SgwJplSTJh3jTrOp3CNOm6w1bv7MzBt",
-	"6DLN12BX9Bn4VxUc5WU3gRc7Sxy7kuY6fLdEq8+HSnYBTStv5rpoZVgoIJmB7arklKfsnwz18Rkq1wcg",
-	"yxoYoy88DYpOS9u4Q+LMJ/LoPHfRGsF49qVMyv0H4t/3Zdk+RDmpeUgejWf7c7wj98ZSq0mmuFmfADSc",
-	"Y/VTWtpE3lkRh11dYlulWvizetu1gvFHsuQ/MjyTMfayOciA2zYtDdt02PVt7IRDrPaOb1kVPs7rVxCZ",
-	"8a1i9rkxS1uzwcVU1uc9w+TeUuERtsyxPYryjGiRFGjr8n8XGKn/5ptXMuFM9775hhwXlSqcae8ZR5x3",
-	"ZU9UAWyD6pir7mq16gLr6GYqRfcqS2J/DiNRsmSNlBc4837RrsV522Bg9MLZuheGfn8qypP9oqWIXbAC",
-	"G6OMBGrDLpffl2bRC+bCICJdkzbNk49zLyRmXxSxz6kbU3d8KoVv4wHvwVAOVAelwgoLMoeCsABb92R1",
-	"eBheLimYjyV6bQ93n/vOJ2NudITNV1wHm5FwZRS2/l4TSk7+cNCFT+ZUzzs9chyUnwkGYLLng5sunHVN",
-	"+D8SOQHkdFJ1NKCL9y64S9qrORNkLM0cz1AzYSK7lQrRYYWmZkmnRw5cPpUL9yi1JtQ32QI42jws15rH",
-	"YHsZ2Haxa3QSjkR7NacG7SJuNNGGmgwL3eiaxK/pZM66r20MYI/kjb565JBO5u6oaAKoZ6ceiTHTPGE5",
-	"zj/RBCveNZbO+fyLhF3yCcPZ1kTzmcDMGl9B1yMH7pzhd+0CSJkwPB0JblzZrSbtZ32SwAuuYw6o3MT1",
-	"0woqPzUzmrw6Pnj73cn56c8/Hr49Pz1904lszG4lXL0NFku2MXA0Eopp3+HIIgasxtcYBiKDmty0dAXA",
-	"kSvpSl2SDGZLMcxFSmwANJ/WdwHSLpjt6x9t8MqOp92ctmtAfWbAgxsLk2EvuDDf1sv2xhrsB9lN3jND",
-	"xTp8q6gRhCX72nWsagSSmVEutBmJ3E1O2rjtoi0X+tUi4iNg+E+XHIXpJVG96VK/7+eELXYcxzhKkLNa",
-	"Lo0NqyxDxuyD4U53zq66qEDa3mGatHfIeG0s90XxiX5NvmAReZHzDXgB6YjwBLZhI9kOhnBSed4ANdaV",
-	"nDcWc4wMNaxiZbak0wny2E7MIpJh7jeuO2EpM16e7APAsfgt1cyP/cyNjTl4OPZhqZ7P99VD/uQLAmMb",
-	"XXHAKsAMn79yZZ4yM4gjRaYlcqkSL47y4sE87U1PFGOCJfuEjsQll6n9FDg/nlZcy9yMyWouNat08Cki",
-	"Dz1yimlNGO/SbLYAVS7y3BWghLAuevRFVg5dsLUTwahd6ShoSUZcEWzntpSCkWjHI+C6/X5cdIwDIion",
-	"WJE2EINNusEf9kv5BqBWJMRlnSGq4EsdzFGkZiTQEfpsGBqr5MCO5wkJQ0npGlkERtSAv2IleN4BDH2v",
-	"F2ztUg/Ql+xdyYW/tdExjc3+Ck921SFNKv5o0tZyJAohP1WMoUISinsQTRhQQ24iO9aJnfIJc4at0wB/",
-	"OjptVXtMyiUTtga9J9XsqftIP4V3QVHnxgaBFacJeWXJ++DdUStqXTKlXSZ0r9/ro/m0kJOL7lIq09rb",
-	"6Q8G11ELxqdLDhp7r9975iKKqAw/pUv+dJwXNsqmYJMtQNI+pmBJWchC3YMDfMOmpguI5NQtVBfMnHFF",
-	"XI2JJu08JxclwUj46ojImTiGXQG6C+lDGcCD4kylLhxZqqaIi5yjsZYpiG8AaFt3yNnxGz0SqDdg3og9",
-	"jDwpEwud7a5eua6oYdfL980GVfHK07Ar5vWHPOn6lUzWd6vz/u23WN2qm+q2JeZhPdx12YKEhVe74w37",
-	"gzv2GHHm5KZ1+FefBm12r++2+k0NVRxpUe1EYxI10hnAaqff3zRVvv2nQWdA/GRw+yelbjX40bPbPyp6",
-	"g8EXgy2+yHsJ4Qe726yroZ3CddTa3QYOeQMo/ODZVlDIKwfwbPP2LBbxcjbYRsuwA4Y0nQFBtPBB6wN8",
-	"VfDVpym3THXGzKa+AO7wrWoQ8gSbxA80CbIp19Zyqi+ztDdcm1dFA7USJfTvwpje/7M79Cd1h/4QsoRP",
-	"8dJtaL5UqeS/N1e4K7k+EsU5n50tfC3oD9C7tveA/Kwa00R+T6dBceS2dFjg1k1UGAUrcmZRu0zCI2FY",
-	"mmqymjM0VLlpbLXQaVJSYMt+FQ9A2fhFCIsCuD+LoI9BpVf8b50dfBqtlxWAh6f28qn8pyL2ytZvpfVf",
-	"eXJtaTtlpikLBZ/rojdF4AwMIwuAj9zUBaz9/qFshvvL5yBfzZbQ+27bNgvNbt/229tONc1bf9yknHJN",
-	"ZthX6+vWQfs7W6ys1Br5K6aOnB4s6m2hfEbNAg74u/10vLaewLrkqiP8D8x4bP9EqZP7GL6EXXV/lP0t",
-	"4dIGTnuMCfC5zK9y2LvyOX+FBfC4JTWThkjm68C179xFtrwH0POCsaULHWFsZJ/EFeEc++KZleJYOVLH",
-	"W9tS5Kty7riMglBFwUd3Q3PXK2Ur58ddSdT64r+c84P6m16EXP1TyPzDuUfOXChna/dITta53vYJnKbR",
-	"c52n47tOCEFiFkZ9RdWc7OUZ/BgnwE64latWgEmNhG/YMez3XWjrwN0FUJQAxE2sy/WEwSsbcB0uqCvC",
-	"5sIjYWHo4l4vm0zDfJ77cbnKlTzX0SMqsK6+EeFV74CMUMECqsI89i8H3Y0LDbgOeYeZ+T8rV6EJtiqp",
-	"+83DbirsuEPL41vUah8eDzbaFnJlUyTcplZUdx6ZGd6LtfVf3qvDbVO3lnJz29z2wGrx4LXHaXTePD0m",
-	"44Uo1Lsffx8Ot2DRTVdRfAH+fhJmd9X1xRJBFUw+E5+fzR/65MlK5m3pgMif50wUWSvAYOBIA9rzDN4z",
-	"fNekxjN7QIKC3b+VJmT1TRz6rNj6l3YZ4BdCmpMNPPEU61ctTLZgjeXNI54E51wfu+xcYSIpt+PfwHPP",
-	"wiEfnutWTh+TGhZS2SJkWwzzj8J8v3bnRXCS7ga8rdmHZuopS2wJ8zIzNxuTtrqsuKJJKswb3C/3iig1",
-	"u+iRA9cZw/fow/4cmgkzEpiV0HEmKTfa5qKgtmYnwEp67PcQXsl0k9p2mHDzzlYEfDnL1HnF8zZ4W5NW",
-	"2CERzujWRN3KxC6Nf1O7wQda18PaxmUO5c6u7HDNWyo+FI9yNSOlOyUelw+9vP2j4Ia137xxCwhmU1Fz",
-	"2vWcC0i+yrEw+feGjKo5m1zogFG1mwuAO6iD5Nmvtj+grd+0lSClIihyIEbCp2i6gmW8DNP2jcuHmTFT",
-	"ZMfv9Af+ItCRwNsxyKDvb9FwV32Asou5mDgmMnD4p+vx4IuiXdH4YJcsuMgM05HNDl1SrkbC8sThS5uq",
-	"bOvCuUjkCtQBHTRGDIfDGuHyWqQtUl3bxeiRqE2LFhX2zomcGE8lZuXKzOwhF3dDUX8Pib0vBJuAuETY",
-	"4Uj4e1rokipD2vGbn384ent+8N13x4cnJ+dHb08Pj/908Cbu5NeT0tRy/zGbcyz7dlev2nxhkd9LOxL2",
-	"2hp/HjYj3ebju6xxhBveUmyvIyn6NZm5Ysh85rBHo4mHa2P0GAbDOrVPkBWeZTf0figqqiv9HLZmg6Uu",
-	"F58iUB5jdQ8vVlwJ1p0KqbZefbm0coOgCfqwIj0galZuzikVOmya1b3/1N+EjvPdX1zd466+psayhdzO",
-	"FcKcDXK8FtvW6D6aOyG/OjRIpS9VOHDt2HVxu7QzP6dOm+30Hl/c7gxf3tHYNFL+RMX6wPfvLZuEUpIF",
-	"MPG6nAmuMi1aBvnbguuXmzU1Cg78R43zhNeccUFe7PTvcnmb29ixb0LcvDEvYmzRzt22EvQ3btiK/zUY",
-	"00tOO9kXvMWtdhr+MtDqgVZk/Zwmda3DCvaRCBUKLck0U2hp+Sks27KFMlFezpDfLxYSV5QrH9SA4pCr",
-	"H6RduoqtY+9EL9w+OSn6HC6X6VWlXMs9R8Jf0Jv3wHRUbsnZbTq82BXhE+VuxukUO7qhoRnqQyNxq0JE",
-	"btCHCBfaMJpUtaCR2KQGkZIW5DUVdruCArqJU/oKVXP4sn6zWxwohIBjSZbabtZKygXeO1fcrdixV8uP",
-	"hIe5K/BbsUCTwww+5KD2Vrg2QNTt1VYrWfDZO2jzS+ex1XknrA50FXKKIaMjek6VjyPBwFhRFNeI1mN8",
-	"BcO9O3/umk3iaL7+tXLn40hwYW/4tUHRMtlbwgao+x5L3JB2cQBUEDmd2jbaK6lgk+7uvZFwSuzrN0eH",
-	"b0/P/3h2eHYY124wdJig7DarlxmWz6496OSaco/8jLhsd65dsaa6ZAn26F7NecqslnrXW/kshpQIviji",
-	"RXC0j79/TV4OBn3y//7voN8b9p5hQ7OyutZ4h9+LnX5w5dBgw41+XzgXDiuubzc5pfWPNducx01lmxvL",
-	"dH2ZclBV6b+bc19pPGapFDO8NbEo8rSKS1jemle0IkbYglbg0UbKzk0loZYLOzJE0vVRV8vuceVFDztB",
-	"iiI9O68vdbarT9gylWvsPOh4ZKmJhcNevMrqid2gXXEmjMyAM9macsGuHD+xRbXYS08xPS9akdSsMJkZ",
-	"Z4Z9HTmD/yYzWx9a8mKlcjazR/MwjqxNGFTgyuP6tL52LzmQOZDwzXRu24805vidFjTKaiTqb1V1Bfua",
-	"GX9LW73Nh622K/XaiEfC98nGtK0sTV1s1HU22NC9JCIyTZg25RDQlCttmlwWPzDzE/vCdFLOdW9osBM2",
-	"zbmp303g7a44uvPGNC4rLHB8B61kKp1j/lmV01yVs31Rzmf1tyCH3+RmCQLTX4F35TfGODGDtRr/v4WN",
-	"+n4225Q92yaKgfOdG28+WMlfdsNX/DwNDT5Hwjn4IwJbpQoUWVSvzwTHe22EVAuauu4o7npWzcjUseD2",
-	"2+9/fB1ZrQdTyfJa+id6JMDYU/D+HolHo2w4GB5Qw769Qs9onDuiyY+Hb/509JacHP3wNiLxjwenh9/+",
-	"pXd6eHJqy62Bx694AkLj73/733//2//8+9/+z9//9r/8OCNhW+qk5KIYPfJtarCWHiDV2QdzEuOkFih5",
-	"dNS1tnH3h1t3PF0uWUKW2ACkZEHtkWEfnpO5zBS2/bZV5aQdw/rP3p3/dPCXOCL+X38+evvdz3+OO5E3",
-	"Y+AbVA5Hwpt0Rs7QnN933veJS85TjGJUz7L53NyrCSvfmsdWZt1Lw6um4X14AE99Xdw0i5fAQd7cqnBr",
-	"1ldtrPuJoeEvvvqHrSx/JJ1iOx3ic0vBSlvam3JwgmL3/VwvDZquMJ07+0Ap1ZazBu28QsN1JA7eHT3R",
-	"lS55pF20nOHuihjX2NoFciMS/3B4SkL9Ou7U3BSPLKS/8uD7J6Ut3juUcIvHXZWFyT+K4z0PKJy4Gwxr",
-	"uXNu4U90aYsgKq0lDaiZ3LSt4m7Exl2FYKuBqxIrefa8f4dgyQMHFdw+NnhY50GXa1b4TXOhbqtLFnSN",
-	"1xQG+QftZsWi4hfF3m43+UKLjIG2vUlF5xdr2Yk63sXkVuwcYiWH/2fyKOOW7+RRvnXzI1HzBHvE+CQn",
-	"bxnJa/iIzbUeyvcL2PzVO3+L/o/bmTWa3egEXqZ4W0EJSSw2l0Jm3pKSIr/8s9ZmL3fn5X309jf5k4Je",
-	"hc2KtGZh1+gvlBZZ6+a9sYV3qRt3c3ftO2hMQYfx+2jOX8WyP2vOpUfUpqTLh8u59LN8uaTLZ/dKfand",
-	"nlwuoPGk/OUSX+IKhsZ5lsvXnsrylWiJD6tHfUWKRRhtdhRnlYyR2BBu/jQlw0ibr+D6qCr4Bv1p99Yh",
-	"Bl+PAlE0KkNQls6rQW0o6xyVvujvP1xHv5bakb//gN53DKlasVxnoXOp3bWn+J6uXPjWViylhl8yTOTh",
-	"hqykusAb0AFt8GPMd5Y+1cSl0lIw1q/c5X1FfwBsYukC2GvQpRG3SCYS1Jawh+pSsSm/wsO0QYKnNhBg",
-	"YVFXjwrdM/IdnEXSVFsW3OrgHC8IV4BaecxXSq7wMvHilgH3wdh1AdpUtYy6mKx/VyqVqX/+ExV0Vkzo",
-	"CrGt86MTDGPLsa8/XP//AAAA//8=",
+	"7H3bdhs3tuCvYDi9lsmcIk3SktuWHiayoyQ6cRy3Lt19jumjAlkgiagIMABKFCfRrDUP8zSv8w/zFf0y",
+	"P9S/MGtvAFWoCyVKlmV3TmeteFFkFS4b+37Dr62JXCylYMLo1t6vLXZFF8uU4edXiorkzzTNGPyls8WC",
+	"qnVrr3VAxvBLK2pd+h/PedLaaz3f3WWD6ZD2y/8NWlGLXlKe0jFPuVm39ozKWNRKmJ4ovjRcitZe64SL",
+	"Wcq6UvEZF2TMqNBESaoNS4iRRKqEqV4rak0ZNZliydGCzlhrrzU3Zqn3nj7l8LfuuQ30JnLxVEhl5isu",
+	"kt7Py1kranH9rXvZL0HQBYzx1j9IXsvplLFW1FoqmWQTAMr7X/1j38tMMzJOGW5+qfiEtfYGw97u9Yeo",
+	"pbMxbGfM1GuZCQM/RK1MpcESi/UEq2xdX19HrTmjCVMI9rfyxEiFYC1DKBayq+GneI+YOSNjmazJhCrF",
+	"mSZUEDqZMK2JkRdMRGQ155M5EZKMlVxppohUZKnkFbwymTOyoGtywdiyNxKtqKXYLxkPAKMnc7agiBEi",
+	"W7T23rf85K0PkceS1l7xbdQy6yV8o43iYmZ3taSKLphxGzvA9Z3C8uqbO50zu3IyVXJBFJtxbeyqUwkY",
+	"0Wa9WY/Ez34Zdv+4eiUGsx/++v2uetXXr/vmcGfxb4Ps+frl9AX994tf+leXz/51uIo7PXLs9jUSmUgB",
+	"OtwQrolmwhCqSXyQmblU/L9TWMYeecWoYirukbeSuE0SRPKISEGWmVpKzfbIyYrOZkyRsyOyklmajMSU",
+	"pymOLSJCRUIogW9Y0uWC5FAgKy40kZdM4fnZ7c74JRNkxc2c+MUweyYc4PJLxtS6lWOqPeNzfLUVHlMV",
+	"+pEl36Nv6qB29Evic57EPXIg1mbOxYyYOUXgCGkIJRdCrgThCWkvaDqVasESIgXThItJmiUs6ZAZM5rs",
+	"9Hd6frFLaubFWnlyM2LlSHQD36hv6yhhi6U0TEzWP7B1fXc/0gumEb4wNdOGaDoFYBPFjFr3CGDalCtt",
+	"8gcQ+JRcsDVRmdD7hBLFloy6X2AsTRdsJOAJgJz/Jh+hvWBmLpOIAAQigocWkYkUBhANNoHvAcV2yHhd",
+	"DDChacrUSLSLbxRLmDCcptpB2OQLpkKvmCJ0RgHPkFCoWBPN1CVTEZlKRYY7ZC4zpSOyoOoCED/OIWa6",
+	"x2yZ0jVL9gicRmxxdTKnYsbw3AEPwu3PecqC+bUBNAcYkRXlRo8ETMmNdiuzwMVtAKgsXGFYpnJQcU0U",
+	"m2aaJfb3neFwJGJenOr5BVufKwZPxD3yk0jXRGeI9sDmFAy9NHu4yGmmaQosgpIp5WmmGJFTC1wEyUjY",
+	"vSV+bxHREt80ak3oFGiSG7uhEGMQwD1ywiwlK6bnBEhGLiw3IG06EmdnR990yJIpItjKvxpQrmXpBTkE",
+	"iNsFzG2mhd1pf/KcDln3RdJn3Z3JH6fdl3R30H02GSaDcZ/9cfp8pxW1FvTqDRMzM2/tDXd3o9aCC//3",
+	"APiuMUzBIv7j/X/p/o8P//KHZv6smF5KoZ24p8mx3QT85XAXPtLlMuUT5JBPf9ZSlBYMTyYw7iVNeYIP",
+	"ncNZMCD+hBnKUytD3WPASahpgQxZsokBxtBiC8pTEO2cpeHfCEagGdgw09oK/EWmDRkDQRF8kNAkUUzr",
+	"1nWUz2KkPNdzqUww6pJqvZIqqQyc8gU3rb0XjVMYkjKqDXkBRKLoBEUZSPviWY8zibQkRBbUTCzTOHh3",
+	"RPSSTfjUgc/xQ6bNEazo2XRIX076yYDtjHfp80nrOsSJPyg2be21/uvTQkN7an/VTw+W/FApqewx1iXp",
+	"DYsqLWifxO6MYgJoqgmjkznhAk+TIOh6LS9M3krzrcxEci/8ENKcT/HtEHpWEsEK/W+fHkBvpROAcwpk",
+	"zzVKOWmFMk+AQ+Uir4O7PwQ8O6VOcbnz1hFNzw21MrvYPMxnUZhrQlPFaLLONR/2OMA4cOw5AxUxB4hd",
+	"VRvGospxapmBxJxRhfr4hGoWORZ6JjjslAig7dQpU1a0UM3IVKYJFzMLym+lGvMkuSckp/nbIRwlyAia",
+	"LEC7ArV2QQWdMXvI+tFoDiHo1Sdh14NbLmssxyjZ7rX7ZiFZQSmuSUXSkBXVBAUuSOuKPN6HXwhFGQYy",
+	"Gx8JJdqjwG+T/N8jjRuagIYxZlOpWLOS0fZfAJO3WhmoCaiXdfa9NoCASaRgPXJ2MxDsOQoQqjS939m5",
+	"l88ZwiA8M/+TU1qIf+IxwF5aVbwHiJsvx6lU+4Wxqdglo2muKRI6BqbATUTifLExmXKRWENLBLoYmHEI",
+	"xlMp31A1Y/cCo5vmHAR8iqM0yWJcLAdTWBL/1CNAs7a40FBvO005YZMUeepru/eu1ds6sN7cNLQge6IJ",
+	"aicItjNBvXl4P+6RhQOEUIOvweKwI5DcYnssxhn6LVD4cq1RV88EGqERYVdLWBGQsGKX8oIlHiTWrZTe",
+	"AZlQ102ooWOqWWWEwscF6/IPkQkVwNTHoFfRyZyVXF8Ouv7h8ywYsirs8xG5JsFz+84g4QKsDbYimk3k",
+	"NqILjgAx5VWm1/UNeI0X5PrcCqdplqak7XWMyPpWouJJay8RkKidhl3a2c7HMF11c47MuSbw8z5BEwsM",
+	"KYKaeLq+fTsPQ4ZNR+EocfOREsVnc0OEXIHwIDIzoEKgHFBMG6oMmJbvpDYzxU7+9KYDv4G+pDJ8Gn7F",
+	"R2WmJoy0T/705uT04PSQTFKqNdl9BhYrQj/h+iIiC7aQzkcg2ASWriuCyZmuPXIcWKuwCZEtxkzBhA5P",
+	"AHFifKp7AE+h2WwNWpkZ9IZQg0hAaHHUt2JBh9BUSxIHhx7vEXbJ1Dp/tAuj4oqluihOP/eSrCg3IHYz",
+	"VmAfJdNUygQ2gBNrS9ewGEUtJNBODy1yAIh3G1BDpJiwyGsAkzmbXMAapCLaSIWSyTm1IqsfhNDZI4N4",
+	"37sPWOLci7mlNJGZ9Q1an4L1evVaJRdtMFrdAXXiDsVIu3u3SiRxLma9ZsN/NzfQQf7OGKI28jidLZdS",
+	"GZb8yBJOT/Ghe7H/fKDzBYx0jvNVqTgUoU90LqRgWq/cSsGsWiaXTDldfzJhS/M4unbcvJNA1m6/brDJ",
+	"dK9VMB7rqPazN3qpUZrLqSOE3Akl7Ng6U1M6QYRZKpjIcCty7DHcvG2c9TU8eB04T6qLOLQUqOQ4ZQvP",
+	"dywu5/pvzRvTiXD/TAAvAZaHTlvDFnqrRX2Di4FlOSylStE1/J2jT3WZ32cLKrpg1AIDBhmeUoFL6rXC",
+	"EMJm9aPisSohV9PJ/LXrHFjdo8Q7At0r1jmKXhBgD4VKqsuLqaFskwu68Gm/t8daQOFD/rwc/8wmYD1d",
+	"dWey63yADqmdPwV2UUYSjKM1Ih06LHgSoYOXXZGEz7ipLP4GP3roEex3X9Lu9MOvw53rPzRBuRyrq64G",
+	"HbK5XHVGNvplU47BOmv3C5CteUwsIUaW1mqDAW7qsZQpo6JVJfXQL7pteLC2m0q8sBYMEQQjh+Ts+E0Z",
+	"mncILNYmDSON1Rn9LznolktGlTeW/HIRmluBzKJWCKuGcGZthUV889ft2MA7+0KNBTgEd9+B/Okd09WP",
+	"jh6uGwKjTfhd6DSZZkqXMccydoDWPqHpiq41YVd0UgbPYBh55zLK0GfDFrrF+SJbtPb6dfHqorMbqe2J",
+	"Jpob1owUzaHc25jFOYbE8MDKqG7XUkXWCimW0Co4wTqIa1zIc5zXilGD2EKThMPUNH0XcKApTTWrSq46",
+	"P5jSLDUeI+9K0/nrrRJktyXwIPKx2+/3t6P4xhnvQOBhuKV50irFuxkdQB+GiMurqAZ9biTxfEHvP0R3",
+	"pvcFvTqyrwzCzecqQE5HN4J5E8ncBtsKDSGkNiL42TLZBsEXXITfDm5D+Xw37v1PILjugdePgsq3b/1T",
+	"4+4nQtcHxdAaNh4m3ATh1IrS4eOKoJLLKYkBhDFqTjGGXsBAFYQtlmbtIs5olmqwS1M2NURmpm5i2Lhp",
+	"k4pTCpRGYEEvpDZkuLsTBDb3SSb4LxnbEO3pkUNcT8roJUP/bubD6xWFPqE9sMe/LkMxF84+vFuKYe+U",
+	"dNTRSH/Vfv8fX49GepT1+88m+C/78C9fN33Z+W/wfF2XLasmBXJ5hC2DaQAbHfT7AUS800XxxQLNhiWd",
+	"sIrSfZBQ8oOdLdjQYFs0yS2+uh/BoIK9oGCysMKQUoyCkkWsGYiBt9DydKkYmhiZUPSCW73cuvHhM8bI",
+	"ZkquXDbEJOWYpQK6gYa/YUgeBI8vhFyR8Rrd19+fnr4j2lCTVeAQxnfrx8CuDBOaj1PW9QllTQkDG50U",
+	"TX7/ikO7HGA2c5mcw1c0TeWK2ah/JQSzwWe7McwWRh/LMV0XMD8PkndaUWulpJidB3kHsPoFFetzwPSF",
+	"dZjk37ktlr7TfCayJXyFKmlloaE39sMmZA/N9wZjjt3oSOiRA48eesXNZM40kYLEgCIxaQPDArzUJMZA",
+	"RRyNROwTO2IiFYkd+GOymjNlc4kQv+YURmKdfRI72znGiI37/Qn+Sg7FLOV6PhKaCTgQRphI0K1nJNFz",
+	"uQrcopis8ERjHoOnjsre8gwkZ6pyMRIwjSWZvXp+xBNNVJZiemVSDszIlSBtSjAJ9IkmZiXJFLgGahwj",
+	"Yc3zDqEpv2C9kRiJ3+y+fyMLRgUwE/iEGye/jcRv3W43/x8ejr3OE5Pf3NoxBIK7xFzOPKuwCJmQ32x6",
+	"lXvWDuSiKOf4ph0NXVhOdthktMIlllM94LYd0CYEupmnltt4YNo50AGHQ1tp5ZwvSACY/rZPArywmSbc",
+	"kHZs7b44IrHFWPjkLDT46LQM+IjiGz5Y5hnvE80umaIp+VlyAeb0msSj0W9xByDrE3i8YdlGT76dIyK9",
+	"Xq/jV+4zhWD5hl0ZG61AnKLC43UoE4LRvRhveiofPZVilg9u1+EWlXIDG+gQeGTbGVFw3zihXtA0tafh",
+	"JhqzVK7yl9pC+s97cArykqlpKlcaGTycVuemTQY7wxhnOBEdy0t2/4lKeyvmmbIVziIIIgFgv0UC69yf",
+	"slUVeKgy+rHn9LJhG+6RfBLgtzfNspDIvm6bpLSF6hwJY0uY419PfnpLBEMeBN9Vl5+yS5bmQwtMSawM",
+	"7R/BsZeKTbjmUtjDSNiEL2i6ad0Fn3JexBv30PC0ndNqazlm51lmNpUY9JRZllJF2NUStE7gLQEPcFMW",
+	"eWluvNIzOJHVG0vzOPZifwnfaDv1OSKxAwJ8zBTHb6hhXcMXrMwiatpxr9dzU4OqErI1ZIQL4GmFXCtG",
+	"ssr8XvgbjjJOqbjI1y+nTo3EIGt+xjYYiY+61yZSGCXT85zG8yHmNqGKuCcaWIUNZAlDuWh8yu1uImGc",
+	"fNwwAdwmAJ6dftt9gUxrydSECdP1L3UiDIDKNNHk7dmbAAzhm96SgCdq89skYy/hCnkmFZ6sEziYql8g",
+	"sQQloJjMZs/bL3HQJLPBMAaqmx0Zqc2R8gVb2xHNihcDORcsDsMFcif3vB2UmnNkHudSIL8Tzm7L1Q4b",
+	"gi10HardyjxlyTQpWNAmRMmzDgMpjWdSilYnYATCEksxLk3XcPoTmaWJx6aEgcrh9QCno4b47LW98RpU",
+	"jCxlpZ1ZZm6F9W9lvPgN05wrPhOnaNcd3qAHIilFOC7OrVG/EPsYlykDOArhKqeukgUWBmtgLKkYnO9b",
+	"rzNt5AKTrd8xhTBUrdDRVdOKqz6BSaMJhqm0GUY5MDmlrZlVYa1phgDq2KT3+xtWVBdnUzapvPawrUUV",
+	"hM5KSp9/PyrlRYeje63Bf+0sLCd8A4vEfQShhQjg5E4QYYqCFG9YV9RCptaKWjWGho9YdoImnmUHYJiF",
+	"RNyKWiF6oJ3t6KSwvFofrsOU8kYURCXVIhd8bOtOCQe9QIs2SC/3mBNHUSCBKoYwqkKNoSibid6EZTn3",
+	"cwYMctc8d8yr6k+0TWW0gp3BPDpQfxNpNGnH3nfW6/fQPInByIJxYpfYGDCWkF1Y3mIITdPKjmzAou4o",
+	"bKjj+ktu5lkWA6wQGG6+BMwpmUpVIXJqeT480/Oos/feJ+n7KihXYJSXVkykvOCVkjT3Sm21LtG/OaSf",
+	"CTRtUEv7CpSFQKVCt1yuvkVAsCvFjWHCBu24LhuNpI3RqX1CyXfSM4EZE2BhgQWn5MK+lchJtoAfrRjl",
+	"mHZivTTWMCgdw3D3eb6rHMdqsbe39pebAvOnZRvbPYcm9VQCE6+b0yV0qCrsw93nYXnEbQ58LvKijOjW",
+	"8Pl11HojZ1xsdqXa/B3r3fIpfhiOTtglWdhtJmwhbX52Oyjdm/I01R7x3KmwRecGv2oBAxjxaxvA7Rmb",
+	"JV11Z9Z92t4RVBupG/iIcjdp8F3oWBy+uA3A3r+aD9AE1R8L7ChvdiPaHIAmOeWwOkydYVcVxndiq7Sm",
+	"WZquyUkewL0VIW46fO/W3xjQaSolPiCOBVrG4iLH6L6ZU5sPNFWMESy6s4EZmmK1TsJdMQq/Itx0bPaY",
+	"i8xzsczMSKA/aC9H/kG/TwoARmTw3JtmcoqWGyjqnt2t5jJlLid90O/3cx7OBaFiPRJO6wQuDZqJrSYL",
+	"crluLURGXCmFtgJHdAHWY5f6F5DVvUIJpA0cJP46joiQuV2jCBUzmxsyuWCg+ihksAjR+8UeqgGGu8YW",
+	"gnDTs1qkYetAw0OEGb7hepnStZPyHxF0eCMvWUonrCHwcFtwLWBE5cW9wOUMw3K38sQTqRSbmO5cKs26",
+	"Y4TjekuuFazqxVZR3mg7VnacV0yd6aaEzAOs5ED2j1mkrrJcMZMpAWJ33xV75BU87BKezWt4om2ztOwA",
+	"2yVphVlmf0xesDsmaU0wkyM5pw0y8ejkJ/LieX9Azk5fE8MXTBu6WDqtkacpd3nD5YUN+8Pn3cGgOxye",
+	"Dgd7z3b3+s97g+Gzfw9PN3ehbE0EDbKzTr4bSWcjxtfecCkwCIKGnMkDlzaEEcyivAcObOtESJuzVwow",
+	"N0SXzeb+BqVCh58zDEXorBo+vUOHgy0Tjny3AE9NjrjKICuhVDOZaWY2CoxJphQT5l2jjvMxXKOOG2z1",
+	"7v4MTBu6TPM12BV9Av5VBUd52U3gxb4Yx64guw7fLdHq06GSXUDTypu5LloZFgpIZmC7KjnlKfsnQ318",
+	"hsr1AciyBsboy2aDktnSNu6Q9vORPDrPvLRGMJ59KQ90/4H4931Zto99Tmoekkfj2f4c78i9sVBskilu",
+	"1icADeex/ZiGPJF3VsRhT5rY1tgW/qzedo1s/JEs+Q8Mz2SMnXgOMuC2TUvDJiN2fRv7+BCrveNTVoWP",
+	"8+obRGZ8qph9bszSVpxwMZX1ec8wNblUNoUNf2yHpTyfWyQF2rrs5QWmAHz11SuZcKZ7X31Fjos6G860",
+	"d7kjzruiLaoAtkFtz1V3tVp1gXV0M5Wi55QlsT+HkShZskbKC5x5v2g247xtMDB64WzVDsOAAhXlyX7W",
+	"UsQuCoIe7pFAbdhVIvjCMnrBXHxFpGvSpnnqdO6FxLSOIqg6dWPqjs/R8E1I4DkYyoHqoFQWYkHmUBAW",
+	"YKu2rA4Pw8slBfOxRK/t4e5z37dlzI2OsHWM678zEq4IxHYP0ISSk+8PuvDKnOp5p0eOg+I5wQBM9nxw",
+	"04Wzrgn/RyIngJxOqo4GdPHeBXdJezVngoylmeMZaiZMZLdSITqsL9Us6fTIgc8Gs3EkpdaE+hZhAEdb",
+	"xeQaCxlsjgPbLnaNTsKRaK/m1KBdxI12CWCdiGi6JvFrOpmz7mvr3t8jeZuyHjmkk7k7KpoA6tmpR2LM",
+	"NE9YjvNPNMF6fY2RE5/YkbBLPmE425poPhOYsuPr/3rkwJ0z/K5dZCoThqcjwY0rGtak/axPEnjA9fsB",
+	"lZu4bmBB3apmRpNXxwdvvzk5P/3ph8O356enbzqRDQauhKsWwlLPNkakRkIx7fszWcSA1fgKyUBkUJOb",
+	"lq58OXIFaanLvsE0LIZJTomNrObT+h5G2kXJffWmjYrZ8bSb0/Y8qM8MeHBjWTXsBRfmm5LZzl6D/SBt",
+	"yntmqFiHTxUVjrBkX3mPNZlAMjPKhTYjkbvJSRu3XTQVQ79aRHxoDf90WVeYtxLVW0b1+35O2GLHcYyj",
+	"BDmr5dLYbssyZExrGO505+yqiwqk7XymSXuHjNfGcl8Un+jX5AsWkRc534AHkI4IT2AbNkTuYAgnlSck",
+	"UGNdyXlbNMfIUMMqVmYLUp0gj+3ELCIZZq7juhOWMuPlyT4AHEv3Us382M/c2Jjch2MflqoRfVdA5E++",
+	"nDG20RUHrALM8PorV6QqM4M4UiRnIpcq8eIoL33M8+n0RDEmWLJP6EhccpnaV4Hz42nFtWTPmKzmUrNK",
+	"/6Ei8tAjp5gvhfEuzWYLUOUiz10BSgjrosNgZOXQBVs7EYzalY6ChmrElfB2bstVGIl2PAKu2+/HRb87",
+	"IKJy5hZpAzHYbB78Yb+UyABqRUJcOhuiCj7UweRHakYCHaHPhqGxSg7seJ6QMJSUrpFFYEQN+CvWsef9",
+	"y9D3esHWLqcBfcnelVz4Wxsd09iqsPBkVx3SpOKPJm0tR6IQ8lPFGCokobgH0YQBNeQmsmOd2CmfMGfY",
+	"Og3wx6PTVrVDplwyYSvoe1LNnrqX9FN4FhR1bmxgXHGakFeWvA/eHbWi1iVT2mppw16/10fzaSEnF92l",
+	"VKa1t9MfDK6jFoxPlxw09l6/98xFFFEZfkqX/Ok4L8uUTcEmWz6lfUzBkrKQhboHB/iGTU0XEMmpW6gu",
+	"mDnjirgKGU3aeRovSoKR8LUdkTNxDLsCdBfShzKAB8WZSl04slQLEhfJTGMtUxDfANC27pCz4zd6JFBv",
+	"wIQUexh5tieWadtdvXI9XcOene+bDarikadhT8/rD3me9iuZrO9Wpf77bxC7VS/YbQvkw2q+67IFCQuv",
+	"9vYb9gd37JDizMlN6/CPPg2aBF/fbfWb2sE40qLaicYkaqQzgNVOv79pqnz7T4O+hvjK4PZXSr128KVn",
+	"t79UdDaDNwZbvJF3QsIXdrdZV0MziOuotbsNHPL2VfjCs62gkBcb4NnmzWUs4uVssI2WYQcMaToDgmjh",
+	"F60P8FbBV5+m3DLVGTObuhq4w7eqQcgTbHUA0CTIplxby6m+zNLecG1eFe3fSpTQvwtjev/P3tYf1dv6",
+	"Q8gSPsZLt6F1VKUPwb25wl3J9ZEozvnsbNluQX+A3rW9B+Rn1Zgm8ns6DUo7t6XDArduosIoWJEzi9pl",
+	"Eh4Jw9JUk9WcoaHKTWOjiE6TkgJb9qt4AMrGN0JYFMD9SQRdGCqd7n/v7ODjaL2sADw8tZdP5T8VsVe2",
+	"fiut/8qTa0vbKTNNWSj4vS46awTOwDCyAPjITV3A2vcfyma4v3wO8tVsAwDfK9xmodnt226B26mmeeOS",
+	"m5RTrskMu4J92Tpof2eLlZUaO3/B1JHTg0W9LZTPqFnAAX+3r47X1hNYl1x1hP+OGY/tHyl1ch/D57Cr",
+	"7o+yvydc2sBpjzEBPpf5VQ57Vz7nL+AAHrekZtIQyXwduPadu8jWDQF6XjC2dKEjjI3sk7ginGNflbNS",
+	"HEtS6nhrG6J8Uc4dl1EQqij41d3Q3HV62cr5cVcStb74z+f8oP6eGiFX/xQy/3DukTMXytnaPZKTda63",
+	"fQSnafRc5+n4rsVCkJiFUV9RNSd7eQY/xgmwj2/lohhgUiPh240M+30X2jpwNxkUJQBxE+tyHW3wwglc",
+	"hwvqirA18khYGLq418sm0zCf535crnKh0HX0iAqsK5xEeNX7NyNUsICqMI/9w0Fv5kIDrkPeYWb+Z+Ui",
+	"N8FWJXW/edhNhR13aNh8i1rtw+PBRttCrmyKhNvUiurOIzPDe7G2/st79edtavBSbs2b2x5Yhh489jht",
+	"2punx2S8EIV69+Pvw+EWLLrpIo3PwN9Pwuyuur5YIqiCyWfi07P5Q588Wcm8LR0Q+cuciSJrBRgMHGlA",
+	"e57Be4bvut94Zg9IULD7t9KErL6JQ58VW//cLgN8Q0hzsoEnnmL9qoXJFqyxvHnEk+Cc62OXnStMJOXL",
+	"BDbw3LNwyIfnupXTx6SGhVS2CNkWw/yjMN8v3XkRnKS7v29r9qGZesoSW8K8zMzNxqStLisumJIK8wb3",
+	"y00oSl00euTAtdzwHQax8YdmwowEZiV0nEnKjba5KKit2Qmwkh4bSYQXSt2kth0m3LyzFQGfzzJ1XvG8",
+	"id/WpBX2d4QzujVRtzKxS+Pf1Czxgdb1sLZxmUO5sys7XPOGkA/Fo1zNSOlGjMflQy9vfym4H+53b9wC",
+	"gtlU1Jx2PecCkq9yLEz+vSGjas4mFzpgVO3mAuAO6iB59qttPGjrN20lSKkIihyIkfApmq5gGa/ytA3p",
+	"8mFmzBTZ8Tv9gb/GdCTwbg8y6Ps7QNxFJaDsYi4mjokMHP50PR58UbQrGh/skgUXmWE6stmhS8rVSFie",
+	"OHxpU5VtXTgXiVyBOqCDjovhcFgjXF6LtEWqa7sYPRK1adGiwqY8kRPjqcSsXJmZPeTibijqb1Gxt51g",
+	"ExCXCDscCX/LDF1SZUg7fvPTd0dvzw+++eb48OTk/Ojt6eHxnw/exJ38clWaWu4/ZnOOZd/u4libLyzy",
+	"W3VHwl6648/DZqTbfHyXNY5wwzuW7WUqRSMoM1cMmc8c9mg08XBtjB7DYFin9hGywrPsht4PRUV1pZ/D",
+	"1myw1OXiYwTKY6zu4cWKK8G6UyHV1qsvl1ZuEDRB61akB0TNyr0/pUKHTbO655/6e9xxvvuLq3vcNNjU",
+	"i7aQ27lCmLNBjpd62xrdR3Mn5BefBqn0pQoHrh27Lu7Gdubn1Gmznd7ji9ud4cs7GptGyh+pWB/4lr9l",
+	"k1BKsgAmXpczwUWsRcsgf9dx/Wq2pt7Cgf+ocZ7wkjYuyIud/l2unnMbO/Z9i5s35kWMLdq521aClsgN",
+	"W/G/BmN6yWkn+4x30NVOw19lWj3Qiqyf06SudVjBPhKhQqElmWYKLS0/hWVbtlAmyssZ8tvRQuKKcuWD",
+	"GlAccvWDtEsXybnmdoXbJydFn8PlMr2qlGu550j464Xz5pqOyi05u02H19IifKLczTidYkc3NDRDfWgk",
+	"blWIyA36EOFCG0aTqhY0EpvUIFLSgrymwm5XUEA3cUpfoWoOX9bvpYsDhRBwLMlS2yZbSbnAW/OKmyE7",
+	"9mL8kfAwdwV+KxZocpjBhxzU3mnXBoi6vdpqJQs+e4NufmU+dkfvhNWBrkJOMWR0RM+p8nEkGBgriuIa",
+	"0XqMr2C4d+fPXRdLHM3Xv1ZurBwJLuz9xDYoWiZ7S9gAdd9jiRvSLg6ACiKnU9ufeyUVbNLdHDgSTol9",
+	"/ebo8O3p+Z/ODs8O49r9iw4TlN1m9SrG8tm1B51cU+6RnxCX7c61K9ZUlyzB5t+rOU+Z1VLveqegxZAS",
+	"wRdFvAiO9vG3r8nLwaBP/t//HfR7w94zbGhWVtcabyB8sdMPLkwabLiP8DPnwmHF9e0mp7T+sWab87ip",
+	"bHNjma4vUw6qKv17c+4rjccslWKGdz4WRZ5WcQnLW/OKVsQIW9AKPNpI2bmpJNRyYUeGSLo+6mrZPa68",
+	"6GEnSFGkZ+f1pc529QlbpnKNnQcdjyw1sXDYixdxPbEbtCvOhJEZcCZbUy7YleMntqgWe+kppudFK5Ka",
+	"FSYz48ywLyNn8N9kZutDS16sVM5m9mgexpG1CYMKXHlcn9aX7iUHMgcSvpnObfuRxhy/04JGWY1E/Z2w",
+	"rmBfM+PvmKu3+bDVdqVeG/FI+AbcmLaVpamLjbrOBhu6l0REpgnTphwCmnKlTZPL4jtmfmSfmU7Kue4N",
+	"DXbCpjk39bsJvN0VR3femMZlhQWO76CVTKVzzD+rcpqrcrYvyvmk/hbk8JvcLEFg+gvwrvzOGCdmsFbj",
+	"/7ewUd/PZpuyZ9tEMXC+c+PNByv5y274ip+nocHnSDgHf0Rgq1SBIovq9Zng2C9dSLWgqeuO4i6X1YxM",
+	"HQtuv/32h9eR1XowlSyvpX+iRwKMPQXP75F4NMqGg+EBNezrK/SMxrkjmvxw+ObPR2/JydF3byMS/3Bw",
+	"evj1X3unhyenttwaePyKJyA0/v63//33v/3Pv//t//z9b//LjzMStqVOSi6K0SPfpgZr6QFSnX0wJzFO",
+	"aoGSR0ddaxt3+7l1x9PlkiVkiQ1AShbUHhn24Xsyl5nCtt+2qpy0Y1j/2bvzHw/+GkfE//WXo7ff/PSX",
+	"uBN5MwbeQeVwJLxJZ+QMzfl9532fuOQ8xShG9Sybz829mrDyrXlsZda9NLxqGt6HB/DU18VNs3gJHOTN",
+	"rQq3Zn3VxrofGRr+7Kt/2MryR9IpttMhPrUUrLSlvSkHJyh238/10qDpCtO5sw+UUm05a9DOKzRcR+Lg",
+	"3dETXemSR9pFyxnu7p5xja1dIDci8XeHpyTUr+NOzU3xyEL6Cw++f1Ta4r1DCbd43FVZmPyjON7zgMKJ",
+	"u/SwljvnFv5El7YIotJa0oCayU3bKq5TbNxVCLYauCqxkmfP+3cIljxwUMHtY4OHdR50uWaF3zQX6ra6",
+	"ZEHXeP9hkH/QblYsKn5R7O12ky+0yBho25tUdH5jl52o411MbsXOIVZy+H8ijzJu+U4e5Vs3PxI1T7BH",
+	"jI9y8paRvIaP2FzroXy/gM1fvPO36P+4nVmj2Y1O4GWKtxWUkMRicylk5i0pKfJbRWtt9nJ3Xt5Hb3+T",
+	"PynoVdisSGsWdo3+TGmRtW7eG1t4l7pxN3fXvoPGFHQYv4/m/EUs+5PmXHpEbUq6fLicSz/L50u6fHav",
+	"1JfahcvlAhpPyp8v8SWuYGicZ7l86aksX4iW+LB61BekWITRZkdxVskYiQ3h5o9TMoy0+Qquj6qCd9Cf",
+	"dm8dYvDlKBBFozIEZem8GtSGss5R6Yv+/sN19GupHfn7D+h9x5CqFct1FjqX2t2nis/pyoVvbcVSavgl",
+	"w0QebshKqgu8Wh3QBl/GfGfpU01cKi0FY/3KXd5X9AfAJpYugL0GXRpxi2QiQW0Je6guFZvyKzxMGyR4",
+	"agMBFhZ19ajQPSPfwVkkTbVlwa0OzvGCcAWolcd8peQKbykvbhlwL4xdF6BNVcuoi8n6e6VSmfrrP1JB",
+	"Z8WErhDbOj86wTC2HPv6w/X/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

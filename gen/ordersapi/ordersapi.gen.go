@@ -23,84 +23,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for ErrorDetailCode.
-const (
-	ErrorDetailCodeAtLeastOne       ErrorDetailCode = "at_least_one"
-	ErrorDetailCodeBlank            ErrorDetailCode = "blank"
-	ErrorDetailCodeControlCharacter ErrorDetailCode = "control_character"
-	ErrorDetailCodeDuplicateKey     ErrorDetailCode = "duplicate_key"
-	ErrorDetailCodeEncoding         ErrorDetailCode = "encoding"
-	ErrorDetailCodeEnum             ErrorDetailCode = "enum"
-	ErrorDetailCodeFormat           ErrorDetailCode = "format"
-	ErrorDetailCodeInvalid          ErrorDetailCode = "invalid"
-	ErrorDetailCodeMalformed        ErrorDetailCode = "malformed"
-	ErrorDetailCodePattern          ErrorDetailCode = "pattern"
-	ErrorDetailCodePrecision        ErrorDetailCode = "precision"
-	ErrorDetailCodeRepeated         ErrorDetailCode = "repeated"
-	ErrorDetailCodeRequired         ErrorDetailCode = "required"
-	ErrorDetailCodeTooDeep          ErrorDetailCode = "too_deep"
-	ErrorDetailCodeTooFew           ErrorDetailCode = "too_few"
-	ErrorDetailCodeTooLarge         ErrorDetailCode = "too_large"
-	ErrorDetailCodeTooLong          ErrorDetailCode = "too_long"
-	ErrorDetailCodeTooMany          ErrorDetailCode = "too_many"
-	ErrorDetailCodeTooShort         ErrorDetailCode = "too_short"
-	ErrorDetailCodeTooSmall         ErrorDetailCode = "too_small"
-	ErrorDetailCodeType             ErrorDetailCode = "type"
-	ErrorDetailCodeUnknownField     ErrorDetailCode = "unknown_field"
-)
-
-// Valid indicates whether the value is a known member of the ErrorDetailCode enum.
-func (e ErrorDetailCode) Valid() bool {
-	switch e {
-	case ErrorDetailCodeAtLeastOne:
-		return true
-	case ErrorDetailCodeBlank:
-		return true
-	case ErrorDetailCodeControlCharacter:
-		return true
-	case ErrorDetailCodeDuplicateKey:
-		return true
-	case ErrorDetailCodeEncoding:
-		return true
-	case ErrorDetailCodeEnum:
-		return true
-	case ErrorDetailCodeFormat:
-		return true
-	case ErrorDetailCodeInvalid:
-		return true
-	case ErrorDetailCodeMalformed:
-		return true
-	case ErrorDetailCodePattern:
-		return true
-	case ErrorDetailCodePrecision:
-		return true
-	case ErrorDetailCodeRepeated:
-		return true
-	case ErrorDetailCodeRequired:
-		return true
-	case ErrorDetailCodeTooDeep:
-		return true
-	case ErrorDetailCodeTooFew:
-		return true
-	case ErrorDetailCodeTooLarge:
-		return true
-	case ErrorDetailCodeTooLong:
-		return true
-	case ErrorDetailCodeTooMany:
-		return true
-	case ErrorDetailCodeTooShort:
-		return true
-	case ErrorDetailCodeTooSmall:
-		return true
-	case ErrorDetailCodeType:
-		return true
-	case ErrorDetailCodeUnknownField:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ErrorDetailIn.
 const (
 	Body   ErrorDetailIn = "body"
@@ -214,7 +136,7 @@ func (e UserType) Valid() bool {
 
 // Error The body of every refusal on this surface.
 type Error struct {
-	// Code Stable machine-readable reason; every code this surface answers is listed.
+	// Code Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
 	//
 	// Example: not_found
 	Code ErrorCode `json:"code"`
@@ -239,7 +161,7 @@ type Error struct {
 // Example: 120.50
 type DecimalString = string
 
-// ErrorCode Stable machine-readable reason; every code this surface answers is listed.
+// ErrorCode Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
 //
 // Example: not_found
 type ErrorCode = string
@@ -280,10 +202,10 @@ type ErrorDetail struct {
 	// Example: ["Customer","Performer"]
 	Allowed *[]string `json:"allowed,omitempty"`
 
-	// Code The rule broken (see the table above).
+	// Code The rule broken (see the table above). The list may grow, so a client treats a code it does not know as `invalid`.
 	//
 	// Example: too_long
-	Code ErrorDetailCode `json:"code"`
+	Code string `json:"code"`
 
 	// Expected For `type`, the type(s) taken; for `pattern`, the regular expression; for `format`, the format.
 	//
@@ -310,11 +232,6 @@ type ErrorDetail struct {
 	// Example: must be at most 256 characters
 	Message string `json:"message"`
 }
-
-// ErrorDetailCode The rule broken (see the table above).
-//
-// Example: too_long
-type ErrorDetailCode string
 
 // ErrorDetailIn Where the value was sent; `body` also for the fields of a form body.
 //
@@ -691,8 +608,7 @@ type ClientInterface interface {
 	// CreateOrderWithBody Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-	// 0.01). That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -707,8 +623,7 @@ type ClientInterface interface {
 	// CreateOrder Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-	// 0.01). That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -733,13 +648,10 @@ type ClientInterface interface {
 	// AcceptOrder Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-	// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
-	// performer is credited the price and the platform account the commission, each movement
-	// recorded in the ledger, and the performer's place under the cap is free again. The money
-	// was reserved when the order was created, so the payment cannot lack funds; only an order
-	// created before reservations existed can still be refused with 409 `insufficient_funds`
-	// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
-	// left READY unanswered for the configured time (default 14 days).
+	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+	// the commission, each movement recorded in the ledger. The money was reserved when the order
+	// was created, so the payment cannot lack funds; only an order created before reservations
+	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 	AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -755,36 +667,18 @@ type ClientInterface interface {
 
 	// PassOrder Mark an order ready (its performer)
 	//
-	// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
-	// performer's held orders until its customer accepts it (paid) or rejects it (back to
-	// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
-	// accepted by the server.
+	// IN PROGRESS → READY. Only the order's performer may do it.
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// RejectOrder Send a ready order back (its customer)
-	//
-	// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
-	// paid. The order loses its performer, returns to the new-orders list and leaves the
-	// performer's list; the performer's place under the cap on held orders is free again; the
-	// customer's reservation stays (the order is still open: cancel it to free the money). The
-	// performer may not take this order again for the configured cool-down (default 24 hours;
-	// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
-	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
-	// the server.
-	//
-	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseOrder Hand an order back (its performer)
 	//
 	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 	// returns to the new-orders list and leaves the performer's list; the performer's place under
-	// the cap on held orders is free again; the customer's reservation stays; the performer may
-	// not take this order again for the configured cool-down (default 24 hours; 409
-	// `retake_cooldown`). The ledger records the release. The server does the same by itself to
-	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
+	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+	// records the release. The server does the same by itself to an order left IN PROGRESS
+	// untouched for the configured time (default 72 hours).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
 	ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -793,13 +687,9 @@ type ClientInterface interface {
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-	// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
-	// counted together (passing an order does not free its place; its customer's acceptance or
-	// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
-	// releases one, a customer accepts or rejects one, or one returns to WAITING after the
-	// configured time untouched. A performer whose order was rejected, released or expired may
-	// not take that order again for the configured cool-down (default 24 hours): 409
-	// `retake_cooldown`, saying when it may.
+	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+	// returns to WAITING after the configured time untouched).
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 	TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -876,8 +766,7 @@ func (c *Client) ListNewOrders(ctx context.Context, params *ListNewOrdersParams,
 // CreateOrderWithBody Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-// 0.01). That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -902,8 +791,7 @@ func (c *Client) CreateOrderWithBody(ctx context.Context, params *CreateOrderPar
 // CreateOrder Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-// 0.01). That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -948,13 +836,10 @@ func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...Request
 // AcceptOrder Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
-// performer is credited the price and the platform account the commission, each movement
-// recorded in the ledger, and the performer's place under the cap is free again. The money
-// was reserved when the order was created, so the payment cannot lack funds; only an order
-// created before reservations existed can still be refused with 409 `insufficient_funds`
-// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
-// left READY unanswered for the configured time (default 14 days).
+// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+// the commission, each movement recorded in the ledger. The money was reserved when the order
+// was created, so the payment cannot lack funds; only an order created before reservations
+// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -990,10 +875,7 @@ func (c *Client) CancelOrder(ctx context.Context, id OrderID, reqEditors ...Requ
 
 // PassOrder Mark an order ready (its performer)
 //
-// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
-// performer's held orders until its customer accepts it (paid) or rejects it (back to
-// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
-// accepted by the server.
+// IN PROGRESS → READY. Only the order's performer may do it.
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1008,38 +890,13 @@ func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
-// RejectOrder Send a ready order back (its customer)
-//
-// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
-// paid. The order loses its performer, returns to the new-orders list and leaves the
-// performer's list; the performer's place under the cap on held orders is free again; the
-// customer's reservation stays (the order is still open: cancel it to free the money). The
-// performer may not take this order again for the configured cool-down (default 24 hours;
-// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
-// neither accepts nor rejects within the configured time (default 14 days) is accepted by
-// the server.
-//
-// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *Client) RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRejectOrderRequest(c.Server, id)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // ReleaseOrder Hand an order back (its performer)
 //
 // IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 // returns to the new-orders list and leaves the performer's list; the performer's place under
-// the cap on held orders is free again; the customer's reservation stays; the performer may
-// not take this order again for the configured cool-down (default 24 hours; 409
-// `retake_cooldown`). The ledger records the release. The server does the same by itself to
-// an order left IN PROGRESS untouched for the configured time (default 72 hours).
+// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+// records the release. The server does the same by itself to an order left IN PROGRESS
+// untouched for the configured time (default 72 hours).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
 func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1058,13 +915,9 @@ func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...Req
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
-// counted together (passing an order does not free its place; its customer's acceptance or
-// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
-// releases one, a customer accepts or rejects one, or one returns to WAITING after the
-// configured time untouched. A performer whose order was rejected, released or expired may
-// not take that order again for the configured cool-down (default 24 hours): 409
-// `retake_cooldown`, saying when it may.
+// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+// returns to WAITING after the configured time untouched).
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1438,40 +1291,6 @@ func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
 	return req, nil
 }
 
-// NewRejectOrderRequest constructs an http.Request for the RejectOrder method
-func NewRejectOrderRequest(server string, id OrderID) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/orders/%s/reject", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
 // NewReleaseOrderRequest constructs an http.Request for the ReleaseOrder method
 func NewReleaseOrderRequest(server string, id OrderID) (*http.Request, error) {
 	var err error
@@ -1746,8 +1565,7 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithBodyWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-	// 0.01). That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -1762,8 +1580,7 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-	// 0.01). That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -1790,13 +1607,10 @@ type ClientWithResponsesInterface interface {
 	// AcceptOrderWithResponse Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-	// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
-	// performer is credited the price and the platform account the commission, each movement
-	// recorded in the ledger, and the performer's place under the cap is free again. The money
-	// was reserved when the order was created, so the payment cannot lack funds; only an order
-	// created before reservations existed can still be refused with 409 `insufficient_funds`
-	// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
-	// left READY unanswered for the configured time (default 14 days).
+	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+	// the commission, each movement recorded in the ledger. The money was reserved when the order
+	// was created, so the payment cannot lack funds; only an order created before reservations
+	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1816,40 +1630,20 @@ type ClientWithResponsesInterface interface {
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
-	// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
-	// performer's held orders until its customer accepts it (paid) or rejects it (back to
-	// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
-	// accepted by the server.
+	// IN PROGRESS → READY. Only the order's performer may do it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
 
-	// RejectOrderWithResponse Send a ready order back (its customer)
-	//
-	// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
-	// paid. The order loses its performer, returns to the new-orders list and leaves the
-	// performer's list; the performer's place under the cap on held orders is free again; the
-	// customer's reservation stays (the order is still open: cancel it to free the money). The
-	// performer may not take this order again for the configured cool-down (default 24 hours;
-	// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
-	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
-	// the server.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
-
 	// ReleaseOrderWithResponse Hand an order back (its performer)
 	//
 	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 	// returns to the new-orders list and leaves the performer's list; the performer's place under
-	// the cap on held orders is free again; the customer's reservation stays; the performer may
-	// not take this order again for the configured cool-down (default 24 hours; 409
-	// `retake_cooldown`). The ledger records the release. The server does the same by itself to
-	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
+	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+	// records the release. The server does the same by itself to an order left IN PROGRESS
+	// untouched for the configured time (default 72 hours).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1860,13 +1654,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-	// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
-	// counted together (passing an order does not free its place; its customer's acceptance or
-	// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
-	// releases one, a customer accepts or rejects one, or one returns to WAITING after the
-	// configured time untouched. A performer whose order was rejected, released or expired may
-	// not take that order again for the configured cool-down (default 24 hours): 409
-	// `retake_cooldown`, saying when it may.
+	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+	// returns to WAITING after the configured time untouched).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2609,110 +2399,6 @@ func (r PassOrderResponse) ContentType() string {
 	return ""
 }
 
-// RejectOrderResponse401Headers the declared response headers of an HTTP 401 response for RejectOrder
-type RejectOrderResponse401Headers struct {
-	WWWAuthenticate *string
-}
-
-// RejectOrderResponse503Headers the declared response headers of an HTTP 503 response for RejectOrder
-type RejectOrderResponse503Headers struct {
-	RetryAfter *int
-}
-
-type RejectOrderResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Order
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Internal
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
-	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *RejectOrderResponse401Headers
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *RejectOrderResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RejectOrderResponse) GetJSON200() *Order {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RejectOrderResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RejectOrderResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RejectOrderResponse) GetJSON403() *Error {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RejectOrderResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r RejectOrderResponse) GetJSON409() *Error {
-	return r.JSON409
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r RejectOrderResponse) GetJSON500() *Internal {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RejectOrderResponse) GetJSON503() *Unavailable {
-	return r.JSON503
-}
-
-// GetBody returns the raw response body bytes
-func (r RejectOrderResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r RejectOrderResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r RejectOrderResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r RejectOrderResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 // ReleaseOrderResponse401Headers the declared response headers of an HTTP 401 response for ReleaseOrder
 type ReleaseOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -3163,8 +2849,7 @@ func (c *ClientWithResponses) ListNewOrdersWithResponse(ctx context.Context, par
 // CreateOrderWithBodyWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-// 0.01). That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -3185,8 +2870,7 @@ func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Contex
 // CreateOrderWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
-// 0.01). That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -3225,13 +2909,10 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id Order
 // AcceptOrderWithResponse Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
-// performer is credited the price and the platform account the commission, each movement
-// recorded in the ledger, and the performer's place under the cap is free again. The money
-// was reserved when the order was created, so the payment cannot lack funds; only an order
-// created before reservations existed can still be refused with 409 `insufficient_funds`
-// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
-// left READY unanswered for the configured time (default 14 days).
+// (rounded half-up to the kopeck), the performer is credited the price and the platform account
+// the commission, each movement recorded in the ledger. The money was reserved when the order
+// was created, so the payment cannot lack funds; only an order created before reservations
+// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3263,10 +2944,7 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id Or
 
 // PassOrderWithResponse Mark an order ready (its performer)
 //
-// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
-// performer's held orders until its customer accepts it (paid) or rejects it (back to
-// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
-// accepted by the server.
+// IN PROGRESS → READY. Only the order's performer may do it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3279,36 +2957,13 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id Orde
 	return ParsePassOrderResponse(rsp)
 }
 
-// RejectOrderWithResponse Send a ready order back (its customer)
-//
-// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
-// paid. The order loses its performer, returns to the new-orders list and leaves the
-// performer's list; the performer's place under the cap on held orders is free again; the
-// customer's reservation stays (the order is still open: cancel it to free the money). The
-// performer may not take this order again for the configured cool-down (default 24 hours;
-// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
-// neither accepts nor rejects within the configured time (default 14 days) is accepted by
-// the server.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
-	rsp, err := c.RejectOrder(ctx, id, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseRejectOrderResponse(rsp)
-}
-
 // ReleaseOrderWithResponse Hand an order back (its performer)
 //
 // IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 // returns to the new-orders list and leaves the performer's list; the performer's place under
-// the cap on held orders is free again; the customer's reservation stays; the performer may
-// not take this order again for the configured cool-down (default 24 hours; 409
-// `retake_cooldown`). The ledger records the release. The server does the same by itself to
-// an order left IN PROGRESS untouched for the configured time (default 72 hours).
+// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
+// records the release. The server does the same by itself to an order left IN PROGRESS
+// untouched for the configured time (default 72 hours).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3325,13 +2980,9 @@ func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id O
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
-// counted together (passing an order does not free its place; its customer's acceptance or
-// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
-// releases one, a customer accepts or rejects one, or one returns to WAITING after the
-// configured time untouched. A performer whose order was rejected, released or expired may
-// not take that order again for the configured cool-down (default 24 hours): 409
-// `retake_cooldown`, saying when it may.
+// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
+// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
+// returns to WAITING after the configured time untouched).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -4058,104 +3709,6 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 	return response, nil
 }
 
-// ParseRejectOrderResponse parses an HTTP response from a RejectOrderWithResponse call
-func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &RejectOrderResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Order
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Internal
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Unavailable
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 401:
-		var headers RejectOrderResponse401Headers
-		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.WWWAuthenticate = &value
-		}
-		response.Headers401 = &headers
-	case rsp.StatusCode == 503:
-		var headers RejectOrderResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
-	}
-
-	return response, nil
-}
-
 // ParseReleaseOrderResponse parses an HTTP response from a ReleaseOrderWithResponse call
 func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -4574,9 +4127,6 @@ type ServerInterface interface {
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(w http.ResponseWriter, r *http.Request, id OrderID)
-	// RejectOrder Send a ready order back (its customer)
-	// (PATCH /orders/{id}/reject)
-	RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID)
@@ -4634,12 +4184,6 @@ func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id Or
 // PassOrder Mark an order ready (its performer)
 // (PATCH /orders/{id}/pass)
 func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
-	w.WriteHeader(http.StatusNotImplemented)
-}
-
-// RejectOrder Send a ready order back (its customer)
-// (PATCH /orders/{id}/reject)
-func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4885,32 +4429,6 @@ func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.PassOrder(w, r, id)
-	}))
-
-	for _, middleware := range siw.HandlerMiddlewares {
-		handler = middleware(handler)
-	}
-
-	handler.ServeHTTP(w, r)
-}
-
-// RejectOrder operation middleware
-func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Request) {
-
-	var err error
-	_ = err
-
-	// ------------- Path parameter "id" -------------
-	var id OrderID
-
-	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
-	if err != nil {
-		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
-		return
-	}
-
-	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RejectOrder(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5214,9 +4732,6 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/pass", wrapper.PassOrder)
-	})
-	r.Group(func(r chi.Router) {
-		r.Patch(options.BaseURL+"/orders/{id}/reject", wrapper.RejectOrder)
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/release", wrapper.ReleaseOrder)
@@ -6096,132 +5611,6 @@ func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
-type RejectOrderRequestObject struct {
-	Id OrderID `json:"id"`
-}
-
-type RejectOrderResponseObject interface {
-	VisitRejectOrderResponse(w http.ResponseWriter) error
-}
-
-type RejectOrder200JSONResponse Order
-
-func (response RejectOrder200JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RejectOrder400JSONResponse struct{ BadRequestJSONResponse }
-
-func (response RejectOrder400JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(400)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RejectOrder401JSONResponse struct{ UnauthorizedJSONResponse }
-
-func (response RejectOrder401JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.WWWAuthenticate != nil {
-		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
-	}
-	w.WriteHeader(401)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RejectOrder403JSONResponse Error
-
-func (response RejectOrder403JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(403)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RejectOrder404JSONResponse struct{ NotFoundJSONResponse }
-
-func (response RejectOrder404JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(404)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RejectOrder409JSONResponse Error
-
-func (response RejectOrder409JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(409)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RejectOrder500JSONResponse struct{ InternalJSONResponse }
-
-func (response RejectOrder500JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type RejectOrder503JSONResponse struct{ UnavailableJSONResponse }
-
-func (response RejectOrder503JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
-	w.WriteHeader(503)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ReleaseOrderRequestObject struct {
 	Id OrderID `json:"id"`
 }
@@ -6756,9 +6145,6 @@ type StrictServerInterface interface {
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(ctx context.Context, request PassOrderRequestObject) (PassOrderResponseObject, error)
-	// RejectOrder Send a ready order back (its customer)
-	// (PATCH /orders/{id}/reject)
-	RejectOrder(ctx context.Context, request RejectOrderRequestObject) (RejectOrderResponseObject, error)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(ctx context.Context, request ReleaseOrderRequestObject) (ReleaseOrderResponseObject, error)
@@ -6999,32 +6385,6 @@ func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id Or
 	}
 }
 
-// RejectOrder operation middleware
-func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
-	var request RejectOrderRequestObject
-
-	request.Id = id
-
-	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.RejectOrder(ctx, request.(RejectOrderRequestObject))
-	}
-	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "RejectOrder")
-	}
-
-	response, err := handler(r.Context(), w, r, request)
-
-	if err != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(RejectOrderResponseObject); ok {
-		if err := validResponse.VisitRejectOrderResponse(w); err != nil {
-			sh.options.ResponseErrorHandlerFunc(w, r, err)
-		}
-	} else if response != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
-	}
-}
-
 // ReleaseOrder operation middleware
 func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	var request ReleaseOrderRequestObject
@@ -7142,186 +6502,175 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3dkhs3lif+KvjzPxMi3VkUi6WSLTImNsqy7NGMLWlUUni2ndoimAmS6EoCbAAsim7VXm7E3u7NvsBG",
-	"zHvMvsk8ycY5B0AiyWR9qNXSdq8ddphFIvF5cM7vfOafOoVerrQSytnO6E+dFTd8KZww+NfzUixX2glV",
-	"bP9ZbOGbUtjCyJWTWnVGnZ/4pbDMLQQz4o9rYR2zfCaY08wIZ7Z99mYh2Ewa62KDjXQLxtml2DKzVnbM",
-	"ODNiJbj/BfqyfClyBS24KuM3sYfuUriFLjO24m6RsT+uhdlmrNDKCeWY264EPjfV5bbHptu6g4JXlTC5",
-	"6tbfGFEK5SSvbI/NhaO10IS5shthGJ9zqTI2M3rJuNoyK8yVMBmbacOGj9hCr43N2JKbS1HmahJ3zB29",
-	"FquKb0U5Ys6sxSTDWRULrubCMqXdQqp5uvyFrEQyvnWyqnCP2IZLZ3MFQ0pn/cxoc3EZsFW0r9CtMHGr",
-	"pGVGzNZWlPT7o+EwVxNZn+rFpdheGAEtJn32UlVbZtdFIawVlnEDXa/cCCc5W1teMW0YZzMuq7URTM9o",
-	"c3FLckVrK8PaMmY1PunMlvGZEzB7WlBKMbjBfXYuVAldG2EXzHBV6iW74tVasC7P1du3z7/rsZUwTIlN",
-	"eLSfq07WkUCIC8FLYTpZR/Gl6IxSwj0Cys06tliIJQcSFu/5clVBq9PZoHjMh+Lom3Igjh4VX8+OnvDT",
-	"46OTYlgeTwfi69njR52ss+TvfxRq7had0fD0NOsspQp/H2edFXdOGJjEf/nl/zv6r+9+93edrANU2Bl1",
-	"rDNSzTvX11nnpSmFef7d/h2CU9Tw4wPLZNln34pKb9jx/tkNBv2wXKD8erGy7GQd2BNpRNkZAbW1rvf4",
-	"66wz02bJHTykHC1OKrlcL3EpftZSOTEXBqf9is/F/px/L4w+mnKY24rPBVPr5RQo8oz+XPIts44bx7hj",
-	"S20dOx4MBgNapmVSOY2EXEnrRmwCz0zY//6fuZpY+auYsP/47//LP9ENHWC/x4MB7QU0g78y+v40fA90",
-	"VYoZX1eO2gx9k1xRf8nTPZhuKQQQFfbSsuEZmzitLypu5nCBNwttBZtUcindBNq7hcgV9hGmGK4EDMHt",
-	"pSiBUYyZ1cbhD3Q/N3xLTJITf5txw4D+9Yxx3JWEtJG/1YcNozTI2a+3Mxpk9VEPmid9MiQy9icNW5Gc",
-	"/KD15M/lry0nD/SAqxvHjYY9Ts6ZdXG7TNt+9voHVgU9tq9qmC5reNu6bqXnc23c/qomMymqcgLcjT5m",
-	"pTSigF8nNHn8lk1kOcnYZGVkIah1YQR3ojxzE2Tv8TE24baAJrmawFgT1g37hb/0xsxJz2OnRl8KBaIK",
-	"7v93oZksM2jZZy+RZnAG9EDY1i5u6UFSAaJrbOrfGTHrjDr//8Na5j+kX+1D5E+4O9ewT0bYlVZWIAz4",
-	"lpevieXCX17Swke+WlWy4LDgh3+wsJUJu4GWJczjileyxEYXIDkEsKtSOC4r2xn9EpvBTbMLmjMutjNq",
-	"HJNfJMj1TtbBS4invBTWIpfqLNfWsakAaqwEB3IEeWt44eD0szjSWl0qvVEXNEo9WqErvTY7A9XdSxTb",
-	"IKSQGPCqI5HT1iQDrIwopKVJh86RaNoXMdxbxIJfiXiphmwGa5Ba8YqVci6d7Vy/S58JsrTUBC3YkruC",
-	"2OHZq+fMrkQhZ/6gvKwQ1j2HaZ3MhvxJMSiPxaPpKX9cdK7vSjFnK/nMGG2IYHYu1N6ZT0YNqb83U2mb",
-	"0xyziaeRCQN6tkzwwt/DPkyyiU1fI4b5KPJsh0ONk8fp7WAKtuGW4TUEXLaDvMbwC+OIVgCdYZMUu3ye",
-	"UziA9EasdUEFYMmpmGkj2uFkN3wB5Ev4G5ggsp3eOOA+3JhSK9Fnb2/eBDpHBfCJVx93dv7hC4F70Lit",
-	"/icPT1lo8Tm2vTGryYhxxeJ0PHge43WAjWRGXAleRZ2A8aleOyZdxiZxshM2k6q0gKClSlA3q/Qct/GF",
-	"dt/rtfq4K6C0u5jh0+kOIlxjx1/jPaWfP83+xOEmI6Y0wUK24JbIUtL9RoH08p/vuZ4gjjujznAwfHw0",
-	"OD4aDN8cD0YD+Pf3naxTrK3TS2GAAI6zPXgjFQG1mVDErksCzithAHkIA8PAl8Oss7ZwpChrp3oKkyYm",
-	"PzoeDvqnWcc67tYW1JEX7NXrlz+8fnZ+fvctxA1o27+oMXitCqbrDFdWQoN68wJ2vw85+Ja//EW3sn2T",
-	"fj57/ub5ix9QtK381EmxQIiKEBERoNOOV88qsSSjxbH/BpYLf17fb4dxl1p2+aUSEdKT4oI7+0brHwHf",
-	"ftQ989f5IioVnTYpjkwBtAutWWj1GbjW3uS8yMbpdL3toRRFxY0o2VNa+xFpwj2Yr77yxEis6QEoeEtJ",
-	"XP6t4mu30Eb++pFSep12kO4afC2U8z2wqAd/mk1Jhw37IbiBhSJol5YtpbVo7vCwEkSieL+CSbDu6++f",
-	"ssdfn5LmQ1YKhNQ///zz0Vk98xZNa/ItjWMEr5b/kBM3tnkH9FAQzhMULv+Qd6RCsHWBE8o7E7ZZCMW4",
-	"nyAIYyuU6x+wgRwYJWMHum8xblzT+V5xWfFpdY+bgTtRcsen3IqdHux6ueRm69ldaMQKrkAaTQFJ8mKB",
-	"tIBmooRUQuOLddJlE84lPUrLknZjb6+SsIMzsWFWFFqV9tYrCOSGZP/t2m73F7Di1m60KUHMLUg5nq2r",
-	"inWNmEvrDBGvVtW217Ii6vliCl3vLsTjAGkZ/DxmaG2bc6kYKlPV9vapf5qr0rbt/socPj5m5HzhmNIb",
-	"QJdMrx2yXIOGQ7Ih6Rl7pa2bG3H+Lz/24DeACmaNrclkYoTVa1MI1j3/lx/P35y9ecaKilvLTk9GcI6w",
-	"06W0lxlbiqX25mJFmrrdQa7eitlnrxPDJSyCZBEM6GkCiGSCrY7OoBVaUFnjQHllNZskxzcZMXElzDYS",
-	"xBEQBI6tzWV9jtH0veHSAcJei5pmOJtVWqMGmo5mYW8qPZfK9tD4mipcsLRgN+COaVUIYiSwidZpg8hT",
-	"bb3pllhMsrgRO6b1kYGqZWUHHiIKAEn6wJKqwAxXsH7XFBZOLgVJDFw8ngVXhagqUe5wz2SIfcZ57k/H",
-	"ado8r9HgvZZqfoARnraYi4ix2fVqpY0T5U+ilPwNNvooARY7ulhCTxc43u51TkHAAxvFLAzLvAFCK0FI",
-	"Wa9EoLOiECtnPw9QaF9JghbuPm/HLwXhqp+NVvNz50XhRyiCJKUs9tCqxYDGW+PwMY7NlBClZRF6fiL1",
-	"L5mL3xaahd+IoMHB77QjNXwnw7lFh1O/U7NmpPs4bKsXAYGannkGEz02yltX1mbGCwHkvzJwAk6SAKYd",
-	"vHm9OOpTaHid2O52J/GMOJvR00osA2cmlhNNCHuGoV6GhCEUcFsQCmgjdmJp7zSp73AyMC1/fbkxfAt/",
-	"RxLYneY/rpdcHRnBSxBRgNUqrjjpTomx+SCy3ENAjVvXdjL/euTtp0fPy+Ai8I+QJxGtYMCBa63eNiez",
-	"d5fbnEy1E+gXOtZ6F97F9nr6B1G4TtZ5fzTXR15/9dScdb4ThVzy6pw63VvNmWJ8qdfKMW4ZB3UAWgNF",
-	"ryrAHEo73K2RN1RmoOBbOVf4oRK8hFX+Koymn8R7OtWMcZUrvfJWzpUG5XGmq0pvRMmmW9/dOBpFT4a1",
-	"bdf22bP3vMCLRcRfcTVf87kg43i9i6hzDjqJF8GvoOnmOxk2/HrdwYdfjo+evPtlcPTk3Ve9bp738ePv",
-	"ev/p79qoob4t+8LJIc0tORy3qInQCG61Gvvpw9k1bq33+VrgICB+SSIKtV7CUbcZ2A+KmzYddEe5apqD",
-	"3EKXF/AVp9NAG/aO2W2mzVSWpYDdDlaRC2CwZLZv8map7Ho2k4UUyl3M1oSuYTpLrrYXUl2sjJ4bYUmc",
-	"QS8XhdZVqTfQWxMLx8f8shpdAd2tV/DVAZXggOn3XUoy6WY0T9rfoPbj93xpjwDQrHADh+yzM1ZUsDXM",
-	"bqQrFsICC58ASUwAI5foNrTBDZnlaiLer0ThhHdg+WNCPdBQRAHSE6BmrURvzCaeKQQfJv7+AH9lz9S8",
-	"knaRK1AahSqAM5cICZ0GjWKTIGI0xj+waJ/vs1buH+MQiGqZhFuuAj2TbGzY/R8AtK+ErWM/Aj4E1brL",
-	"GVqPAC5udOIXyRUxiB7jlbyEe5+rD7TuD2wpuAK2A59w4exDrj4cHR3F/6DxJHDPCfvg5446vPf2GBZj",
-	"YxKtn31g3gWEbamjhn+JekPZ7OUuhaTUICj6QhCRfGA3+5n8GAi5sGuKkvBSZQMwCoNgxiyhC/KgSMe6",
-	"E1JjJhmbEMXCJw954eNU60pwBR9RksIHkhiTMbPAnnjF/qClIrY8yfMPkx7sbPC9BT2pi0ocjZGxfr/f",
-	"CzMPfj6YvhPvHSmqSFNcRfd6zd3T3oNnr61V7L3Sah47p3n4SVXSwQJ6DJrcdUSUNzcOaJe8qug0/EBT",
-	"jOIID3WVDp9HcAr6SphZpTcWbWpwWr2bFpmsDO1y6UB8qq/Exw/UWFs9zkxscBTFkAiA+okIvDdcbHY3",
-	"DxFb6Du4L5vL8E3iIMCjbxplqZF93TZIYwm7Y5RCrGCMfzp/+YIpgTzIB300eq7Elahi1woDk3a6Dk2w",
-	"7+jhpcMIOOjAvPf8tzeuoaU1jUmIJFJ2dJ8CHyJIOV9XHK2PID4xDKHmAX7I2jXs+2u0wYEIHDXG8eyF",
-	"fkmf6E7EkssK2ITfBPi4NhK/4U4cgV7fZBGK4TOMlyXME7mDHxogTcrWkBEugafVcq3uCSSJno3S37CX",
-	"acXVZZy/njG74gUK0mobz5jsUNjUPwZap9HVRbzjsYuFrhC4+hYtrAK6g18BBLe18qsrNPQT+3UL7gK/",
-	"R5DE3r75/ugbZForYQpQocNDoCgZnIllL97+mGxD+mQw6UCLvfEp1DBIuFqeaYMn6wUOSP6EiDWAgHqw",
-	"ubwS4UvstFyTgi4AQlHPeNv8Vb4UW+rRbWTdEV+tBDfUjVTInXx76pS7C2QeF1ohv1N01DXsIOtbjXW4",
-	"9TMLN0tXZc2CDhHKklfo1UulNJ5Jw1BZgrIDU2xYNSzfwukXel2VgZpKAZAj4AAPfFN6DmhvugWIsa5E",
-	"Y2XEzElYf2jSxQfUZJqaewDkeyDze8CBeJUy7BfHtogv1BgVzuYGZ+m+6hnbLGSxwE2DOQhRen0jgOJf",
-	"Ok+966+TdV5Fz+i7RHHfQ8W76nnRqh+Btozb4oOiulYQhCW9CTeol+o+iVa+G9bjFZ40riigg/A1yO3w",
-	"tdeFvPhL9Aj/EcQGHkEd2xN0xKhP+nllHWQrnayzx1KwCV1oVG/oQoKKkl6jTtZJDwi1U0+ptULV1FPS",
-	"pe3ufWDXBygFsSTRAHzs2l6DVILcyQ4IGd/MS40sERRNE4Z35rbMz8dItRFDZFJez0AmGN2SAVE/sBSN",
-	"QvJXwDg2QamldpZ1Jyujy3XhbH/QpxA+0IWgn4mPTUnuf3qriQU4xqtqZ0V8KdrWI9X+Yn6O2hhxguCY",
-	"i1NAi/pMm527yIk1Q5uU7n0EWQj58xHBMQ660PpSiiaF+Ef2Zuuj0NpNimsKS0Uw9RUFP0bkAypajbIy",
-	"4JIbI50TikycuzFdrCve88KNGWc/6KDlzoUCRQgULaOX9FSpi/USfiRpJ9HaBNsS8HvjGIanj+OqIo2l",
-	"qvkfrFb9F/TLTYbBN01V2LdDzZdMUftab4McdnH18PRxIoNvtdjJOlwwu9V8d511ftKqLSmjNtFJxa6k",
-	"cWteMbOeglJNYV1+ek0NOhrs8Iz67Gd/kmjnA4GeK69yUKh128OsOyELG9wskoUUseQ0oj400gWsDOvJ",
-	"CODlaioVN1s2qzR3rPtP/Iqf45Jgn2lUIgWyj/n16Rlbr+B0jk/RxoiEppyfTK5wvAputNHr+QJX0V9x",
-	"YylDBP+ks5CzLVAlDn8yjBo5xoi3kep0myvNV/IIljgX6jDtJlQLEEJUM9adJAQ56e3YKH1YzD3o+YXY",
-	"UKwQQIKylHQkrxKoMOOVFdk+nZBXwmlGwT77voHGE/scjcCr0wh9tBJjdgx/DQeDQUL4mff+VFuPw7MD",
-	"KLV5m/YDiNJEjBDCnmRi7DE2H2jUOm9UgAJyYUYUQl4JO2KD/gDXgEHyg0E/JA3ceGkofSVXHvkGCwhd",
-	"hkkviCxM1gnkj/eK5sq6k9ybpvMOXB2iN4vWsmDKtj79gDr3kePJrbHptckYQFT63GN2gdLMCjKp5SpY",
-	"ZaZrWTmiXW8CYqBy2IxZCch8Mugfs9+xQX+IpsLJoH8yaP7ziKSAtLkK0DakKbmFNOXeXh20yGslXs4w",
-	"8uwmn88rONJI+je3bboyrt/dcIl2OHEz7JzIqI0DvxCbt/b+F6/htd+/dCE0YJ9yv0HKHH5z8M7wShbi",
-	"KHaQ+DmS75JrdDz8pnGLvmm5RWsrTPB637Tdb0O76zQycncJJ7CEkyGrhCPeEMTOpA/o4oJs2EeTMVsr",
-	"+ce1YHKuKDih4Fa0rHbfc5Os56SZn3V29Ht+9Ovg6En/4uhQolZKB3EZWbp/cUPaSCJy4nZm2+J+reMs",
-	"07isAyGXtd8qmFbaEF0amNkKcvzvwFLYaj2tpF2IsnZUN7b5uCVrbDdUItuVFDex8X24XN6ep7Y/YiMi",
-	"9zbCfC1mDYlwU3vCVdd1aOpdMmeo6R6ko1yXfW4SO28cVpZQw0Hiak/JawtX3ff0x6iKOznYfQTyvu4e",
-	"wnNv5NR8Ln4Sjrc4pmkWvpuD66xTtXwqWIcyojqH46Fj/ly9Cxm7MbkrZmXtZG41bAx4inFwWWYwfnKU",
-	"+H//K332DerTTD77hvXf2LihqTU62bsuKcHtgxsKZWH/8d/+Rxrugn+/fnb23X/GT09f/vTqx2dvnn2X",
-	"gYZWVaIMGpY2ci5BWvvEoarC75ejXE2S/iboTuQE6Prs6dmLp89+/PHZd+TRq/mLdIvSiE0SA0N5zn6a",
-	"Hg34fQ5hOFkjYD7r4Lw7WSfOGj6HEZs7V3ext22RIA+o5pzuj5UIvMibttCVoITMvcsUQtP3+au0Idzt",
-	"1zpP1qfIdm5J0txnc7Y1D/NNHUESknChYVMvvtsAO+H0e9EyesOWXG1D9m5zX7yWQ4p97yPkRhq6vzt0",
-	"IWTVbUyPPcRl3jhQ6zJ3eFBUq3ziaXMPGrNq408pCt0X9eSirhVnf/ZZe+wK6y5EVbKgq0oFCie3rKEk",
-	"ZqySl4JNUDRNdpZPCmMzvbeZ4NsfHN9LowygdndhgHzG3nfk45nRQHyFKpRbG0WG4uZNmfKKq3uI3V04",
-	"cCc6+nNR6j6qvMVYUyahLikozOJ62ygnYJGWzTViJgxGXDjNOO71/l7u7M3wznuzv86pnt5zlYcWFPZ9",
-	"n0XxotBr5R5YUCjnlWBGVyIVrYf8CPU0kxb7c7WiWBvptudwup7aMKHhbA3wvw2FrzhoFRyLXPgcCVSA",
-	"J69enr9hDzVfu8VD/H7CupHM54Yr18u8MyYU/oixxLifOHA9zYVzKwTjqMx/y60s2jfpJUzW6/xYBAJV",
-	"aisKI1zIIHn0hP37vw37J/3jHkUMtk1Xq2rbnBIOujejsKofYFHtc7KUC1pnumRMTx1Hg3owp7k492F/",
-	"UHOEWaU3rLtZcMfON3w+F4a9ff7A5uosxJgBbdsREyoEEgGFeYsqrj32FYKAvAGusTXecIbhDbtqsy30",
-	"CskBJcylUG9N1Rl10u1C+gnkDF8PKZhXqplugdck/FYVL8ilECAOBSoFXQR/ioqJzdiKy3LfDovhSV99",
-	"9X2lN/2vvmJnNWAiVAiderjU9YgGTZG1wQoDpzGgJ4FKvYwslyiitbnMVdhMagt0UyxEcYk2J0RVPSoj",
-	"E8f3geTYc4RbvR1Ut+JbX/uCJN2qWoOsO/17VuglBkZplR2wsNHXiG/pY8UdOjguhViFaLTQyThXGh4F",
-	"ZkNzmvLiEvhjgLnBkAigLQ6WMaXJPcRl2euzp7CplN/gd9UIDCuzuUJvT7KMevDglA3LfmCZ5+yYXEGW",
-	"aOqu4IpNBQ7XT04zV0u+9UkMjMc5+4ONCHbs/WowJfKTSMtmRoiyNwZUGvcQejOiEhwN2Oz5i1xFfO87",
-	"3dmfHlInYbSAPjgrtJrJ+dpEWFqrS7VCdDzoZblKVQjoilQIZOrACfRcuIUwIfiv3g1ebYBIlvpKjOpt",
-	"r8TMpVpJrtbK6TUmApEHLpka5oPE6Xw9JJbb80DDplQw3XrbOhVZ0krgULmi6a4VhRvS9QRSiaR8y6jH",
-	"j1jJtxbTG+lqiNJzKFnmilsmZ80OF7ysW0rXvLVkwfV6ECbk/AH9slk41jJJHiTqiXGBSKg+7RfTu/am",
-	"XmhdHZUYJhlrs3hB1fMc56wR0g68p2bgMYlKbxRe8lT0NeTQo/5JD8ipRQaNc+UvBhYKKHhVMfEetiO0",
-	"Bl5vJ6zgxkhh2SRIBR827vMR8/VgcFKQlPaph/CNmKQplbl6A79YVskrEdfKumFP+LQSPbxdxiehAMjC",
-	"ClPYZSBbX+oLYRfOGPcaU0NyFRIpUaIh0oXzJutNr17GU14sxNFTcvePmNJH1mkjKAwPqAeT+pGfYBky",
-	"olSlczU1emMpCMcuMLe2gL7wtgNTZGg0h9NDhIwCA/1f5APw/oS7+PZY91KvRHGJ6WEwu1rt4DZXwQXg",
-	"GwHpKrGJxamIScKspoIienY1HMzbS9MCCKnlquHfyLwvZCZYsdDQJ1By7bsI3o/emMUqNIGfwHZv0yFt",
-	"roLL+U5uSS/uaiYvLcgtz+ppiUavVQn3j5yL8ANtScL3Ua7TbURpGCON0H/UHfQHT1ihrbNN7jDoHw/G",
-	"uaLZ+AbHw8f905MxOyZvk/9ycNqn4j5w8K/4XKp4ZX8EvdvotfMhPex8Bdt8ZN22EqGcVhdB7aCXMV9U",
-	"q3ugXtM4VzcUbCIfv8Vo3e6+JY3b4gOVN8Lk70Z9pCxXSXmkul5UKGzkzwIFdbxG3jjoYwtoKUvheMkd",
-	"T+uL5equBcZYNxYYY7v1xcZ1XTE9q6uK5SqWFQtfDwe9ERI2ho76yKjd3QpD7ZQNC3GdB6qFcapVBoxK",
-	"U1psS00wrea4moxKicmdamJ99lKJXHkcjcumLAGzDonMHCQ/SjdYgc8z6mKYH6ZJuoWQhoFo7RFv4o2k",
-	"TY+UqHyf1jQjmaRo0i6cDk6aWaGegjEnwgL1Pmtkp4WDh9VMQnrbxBeYaQqOVMxkPkQtpsUomJ9giZA6",
-	"7Q+Bn64E605QyFHX4Uo9V6u1o1QDmNW3PklUrx16RuuUGmRqDbGZxQy7mN1gCyOEEuWY8VxdSV1FHMeR",
-	"MFrqIYVqco0qR3WACetyl6uWpY9iXGHIeUnD97AX1DioPsBFosbgjcOQeIyVsmK+JGevP2A4dITidRHQ",
-	"jHjtpdiSnkMM3WZJ5Uzm83J7t4WjohgAKT4YTJhURbUuRYlqTTM4n3W5avD4cSNWFVS2MrqrtfGNemSQ",
-	"drlqSw87o/5CZY0g9eAeYzQW1qEBHhMLVWJ22qXY+rBVqShBDe0eCf98HMLC9QyjxknLKBt8KQakYSfb",
-	"EOgKdGUM35IaW8lCKEtFTygl76fnbzpZZ42KK2judvTwoV4JRSitr838oX/IPoS2oM5KR7GARvKSeZ31",
-	"7NXzTta5EsaSKnvcH/QHaP9b6uLyaIVulkeD48F11oH++Up2Rp2T/qB/4gPLUL1+mFwCiiSciwPGA2BD",
-	"+6UypgJ4BnCPrK7WWKyNASjhNat+B+dAnnHMYf5BuLRORommyZ36dMPB4H5Jw9EieXI87J9maT0fsmUl",
-	"xqi2Mj93SxLGqR6o3xPWTVa+66zziNbQ1l9c68OkEB8+cnz7I43CK9dZ5/Qu48SaXPjAyZ1GiWl1aJdr",
-	"FL9IF9vJOo7PbfCu2847aN8wzKDV5iHJ8oN05onbK/pYPIoDlW2Fq20mZCqr7TEY6rTQwHcxv5o9ra04",
-	"dV3FXHUfDU7I6LFlVgiKXSIBSQVeyLMIKtAPz4JO8/BPsrz2057QpW6SMuC2EKtl8WrVtZYPhL3UTR5S",
-	"naLs1nZYt/Mu7bDW47v2q3TzaSd1kz4f4T4iOrx3ZYA0NTWpCgAnmhAGQqao7dhPVAkgju2rAJDqR7Ag",
-	"6AT9L3ErX8SVsm69C73kcvp9eHeddVbatlzAp8FSuWPX0hsfdB0WjLE7YbEI+UnNkpZt9iPxNrKqcuWt",
-	"hWMWa1twdIzsWSGlI7Pd6d8HtY3tam1YRBiVs1yBdoZ6B3chiLRLs/ldohT2fDwb4tjysB2wLqSyVk5W",
-	"zUIP0QjUBelFCqOPEhWhc6RdDA+sYTQ1J/PfaHdgkM/h4MjtBupikqyDca/RTIlIJBjfUksi8MuZVBT2",
-	"k9jrUiMmni8hSyNE7JV1w4elVOvkDA9M029jL6TUFPqqoWvmyqtPTwDY7maGkyIYrOK+Tk8bcyVypIiV",
-	"+7LWnTL3xBSRW32ry+1961ntFlDYKQRV+4abVhLvMtm3g6Thm43iULfV2/PBTiHEEjhAHbRwcFYJ8P6I",
-	"wXCse1SUirHL103XozNrcb0nm47/r6kGeUsJw09S49FPvw7JSyog/ah9Nd8b68kDeB8jRpmgySApOR47",
-	"bSsK51HMw+OvD5R7+ysW+rXjznO4zybxI/v1gP/JR1Y6aqmekZRDVHUsXBLDHq2KjaD2preNdcOvvTE7",
-	"pWZe9gWW77/1/qmM4V9TAewrikuA3IkA+GRFlfZEQ1JZKZqnd3140ibCcUdK3S7WMC21RZb12Yu0Yhzd",
-	"U5BKcK7Hd0BmsYooPnB6l4vRUoYMHh4O7wAc20plfwHUSTI68W3Hu9iKPGstEFWrG00O2C6r08Qsyc0N",
-	"uuCepyZ4TFdIvcXercpLzDNzaKJxcinGuYKP7e0oipFcOwH/dulPTYSmxObIkw0qFwDren12prZaiVyJ",
-	"ygp65cyjwaOsTg8Jr52xvqw4k2WjRjL6IGRpfdXoCIkYxh0Cbq3LvkyClJhgCp+3JZKCSiWWbBuU+kG4",
-	"j8NR4R0nh7TK3+o4t9Nt//Pq0Y/+FmqExzxgL2GDr9wKvJb4jie30WjXQR861gNYceN6X0TjfqmCbthN",
-	"PYJZkxfdhQ8+JM2SQp5c0RLm1hrnLRUVYDRcWfKP7kT1SMtKMZXOJ4IcDu3JVfeQrp01HaGjWjtsxN2U",
-	"VKNYulR+9jIfUxQZrsTfyp0phZiwGDnkgwx30ExGL4xY6iuM6kWbAkyiDMHdlSjnwQ/fsEE88HFeDNYY",
-	"iGwVQE94YRXc3qVWYpsrCuVIV5aEu9cLjDVZV3yLGaJeI654cckQ0ozJ0hgEZK6CChBrmEargWXiPZXU",
-	"AvWdXhY2FbsuyXadOlfdUPEWtscCETLr+NayNCjM+wh9SFgWy1aCmNrwbVYL8pSic4VRPnuRNyGz/dZY",
-	"mzaRdIZz+MtIpTvYOl/+81+5pTMFyvHCA8ukw2XS/cX1H2TCLdPoJ0Lp5n2Kr7i4r/ZE+Rr6e1SWGraP",
-	"F9oxoTCaFe9yS+3t2/Qt3EC4SlEUpmEdwbzoIz5SKyN73B+c9MZRt5LWh4Cg5Ng06uE2ZxzyYfanepci",
-	"uFEmjMPpUxFc6vVTVQO/tQguMYguZgsrS/ZdXgG+3kbbKZY8ytVh5a/FJiutL77WqhB6Je1zS3/iXz5y",
-	"EEv/4DpbAMGdEABZi29AAGkWWIwz9S94PMgLSo1+b4qgrLZex9n1sOUKVKo6564SPIT17qg8mZcpck/z",
-	"pl+j4I0HlatUdXe1UG2RvSS+GUl1HziM29JqHcZf/oa1mnZ9pU6S+0QWyeil+BJ6y+eTij5k+29bKv55",
-	"1dP9Fn2R+unR4JK6tJzWl8i/sPxEMzTNy5Uvo/k9DfH/Gy4ToHB/rr/i1t7A81uzfVt4ftOghUw/5eek",
-	"ShQ+wBhLLzbVsgeWLagiLnJ6cn02olzTJBJMwWDtWRy5CoEaYwqpTDvxcuVjNAg0g0X/a3gFNGozbcLh",
-	"Fbf2N9XiUzDRJmkBvX4JHrrrZ/k4JnrzA8nrKr4AS/mJm8s0mQmwZPf+hiS6kncyJIV8/btAyFFMQIul",
-	"rP1djIlZcEEp0CABkprS1BqJXEmyT5tRHSBkDUCbTAoajO9k2dGqwdEaYHNMHSfgNU3UIoDbbUgoYqB6",
-	"JdSoBhJYQ874WpaoapKRJTV37aT7SLuX7rPD/W5I+BnnCq0/O/XzQ9B9C3gmYgAViZ155azNuKOExKDz",
-	"wOPTBL2NdIsA9u+VUTXdUvj2YR79Gof4fw7Af9qAgpBuFrxlAUeRVvW3CuZp1b+B+RvAvN+ihh3oM1qB",
-	"vggsPxeY45IaYhCW3h+X+9zNe0Dzw9L0FnDeJiNzdS8hye4lI4kv30lIsptk5M4glML1yYQdezR4kqt7",
-	"CTs8soafI6bOU+2DkFKMesrBDGbWTGC+UfTFFOZ2AYcz+k3C/ZkSLqZR/21LuPaiAH+1ytZfSMihdBnH",
-	"7SH59lFBHH+elEuG/CKy7h8bgeC1mLufugjM9Y4+h+aLFmsCmopCL4U9QEHs54VQVGwszdnhl8KrB8CY",
-	"vZigyPtGJt9GKi9nMC/WsrlwwQeeHlCjJkOu7lMdIwzbqJLBWotk5Gq3SgaVE2rUIYmvfkJZikcCsnfc",
-	"ULoe2DQHQhsQ+F5Xww6wSgjK0anYagxvC5FlT+o37aQvVpskCQvJTvh7gtXPsyRFJSp7ia6HTTSlQrdU",
-	"5IgvCYNtaMrDKDH/jNoYe/ihpTbG3fFDb3QAQGTM8i2GefpwlWVI12wK7zf8UvxmQfwEaVh4ml8mBesz",
-	"hCAAXUk1/05v1H4Khp/YnF818PB6ldFrna1D70bDxuIpuiUUYP+9iS0SchOzJjExaavXrHvjteuNsRFA",
-	"Djwp6cJ9g+cjXjxJ8CJW2dL6J67a3opeJyTFYvnIhQO7jW+c3F3fgddF1ouEeeI7gI5jWYiUTWtDXDpL",
-	"xlQ7CkoNHAKzw0IJvu5O4I1OhzCKyB2h/Y1BHG9w071X6qMDOW59m/H1Z/fHKapIseeVYzNpbPTNbbjN",
-	"VfTO9cYHhFTjwobQkHZC6TZqYUUZ3Gs71D0uP0rvW0P0RJHYkD3h+uHEHli24Kq0rRfzC0WbAHnt+xtv",
-	"yfMEtEcZ2QDxbkn5jNTfxTIsMEozRaRH7/Cvt757Qt/32VsfbU0511TlHTZ6zk1ZCYulFKg6PJV8p5TR",
-	"pN6oL13ELb05cK7VUJZswe2Caio1y5Hm6nXjHfkwaMFXK4FV+0JlQf8quhEbDvBrwAX45iAPFbqT8+c/",
-	"vHj76uKns3/Fyjb+z5+fv/ju5c+TXhZrok23sTwISoMI/0JwZ+F9q0bwqtrGLC/8tt0yANMXhvLGff2D",
-	"L5Pg2CyzuP+2gaSAQlK2Mwmvp9qq98kOrIsofOLkwFgD4nQw8FaKT7+Am0pAGH+uooy1Xu+U4Fe/SCqt",
-	"qxBqEGKCCuoolZ7PkVsdzPJrVvT4hJl+H6fT7704uhZ74SeG+4/ozcsDavtpBF1zAl7+xKG70J2vz2bF",
-	"kVRW4Dv7r0S1RXeWVNC4/1eWBPZoeF8Y6+Hc6/DG7Sa00Zo0eNPkul5xrt+T5DnuTdguead3TQquHoB+",
-	"TfoMzJwGGzNnth6g4gsAq22n8ar+/ZfqJ2j13L88fA+0+omjlbteYkgRwAJeN0PW+rXkratKt21vu9I1",
-	"ScVOHg8GzIpCU1jyLWv7NLdkdx0BPzUlKQaMJiyOW1pfFH/4Sk1UJULxro1Upd6wbrsI7o1Drhu9Og9B",
-	"QJ+9FrghaG6Y4B9HZ/DHJFd+X8g9b4SNb7GlgXp99pJc2TRjD0gwXmE2QwDYz9VkjxoPrDcCVP+uUKzl",
-	"GAsLBvgCKAWAs8JibVSgwe7QM51uQG/0OqVbF5+rxupZ97gXCINARSJbkob74uXc7xpZiHiTyPfosVkY",
-	"FSeOBTqfHB8P2L//2/GgP+yfYL36pvhulUhAzUnZ+uOWMv7Xnw9O+9LindEv71JwHeCYL9F+oJ7RXkWg",
-	"g9mr3zfUyazWruxOuZP4mp4u4UtUx3pjr48mMTN1D3SvmtpY4nRE3EB2N1l6CeZfDL3wcbBVhcTHMWuV",
-	"pUmrJxmmmuIN0ib6BWRJiUn2UAUkgESHSiC1lxLDmujjWF4u1b367FuM9T9uK8fY79CbOMPLMT2Ew5r2",
-	"d6DGtvcO3Eib2W81nD6r8TCYouiFP0DUWxAZdYWuv5AJEa+H12C9wSOWcfvsiSXhhiSrblPumwyt+ZaE",
-	"X94Bqe28FOCXd0BX5Bo/dDkXWGkYC5hiNfWdF2B2jag44GPKWXcYEoj58SDu8GFMiNHGJ4NMxUJS4VGj",
-	"3/sX8dZl4bESoc/w34KoRpnoQ/k4ncrKiJl8j/KGCic+xOvh92PvdRDJSyAs67a8y4Be+9CvmQfWqcOr",
-	"uRMpmUrJ+NaCRpG/2AfJif0+fEk7/7Q0xOHZkhcLqUQ6CU/d767/TwAAAP//",
+	"7H3vkhs3kuer4OpmQ6SnSLHZatluxsZFW5Y92rElrf6E9kbUNcEqkMR0EeAAYFP0qO/jRdzX+3IvcBH7",
+	"Hntvsk9ykZkACkUWu1s9snQzOw47zCZR+JNIZP4ykZn156zQy5VWQjmbnf45W3HDl8IJg389KcVypZ1Q",
+	"xfb3YgvflMIWRq6c1Co7zX7mF8IytxDMiD+thXXM8plgTjMjnNn22auFYDNprIsNNtItGGcXYsvMWtkR",
+	"48yIleD+F+jL8qUYK2jBVRm/iT10lsItdJmzFXeLnP1pLcw2Z4VWTijH3HYl8LmpLrddNt3WHRS8qoQZ",
+	"q079jRGlUE7yynbZXDhaC02YK7sRhvE5lypnM6OXjKsts8JcCpOzmTZs+IAt9NrYnC25uRDlWE0ixVzv",
+	"hVhVfCvKU+bMWkxynFWx4GouLFPaLaSap8tfyEok41snqwppxDZcOjtWMKR01s+MiIvLAFIRXaFbYSKp",
+	"pGVGzNZWlPT7g+FwrCay3tXzC7E9NwJaTPrsmaq2zK6LQlgrLOMGul65U5zkbG15xbRhnM24rNZGMD0j",
+	"4iJJxorWVoa15cxqfNKZLeMzJ2D2tKCUY5DAffZSqBK6NsIumOGq1Et2yau1YB0+Vq9fP/m+y1bCMCU2",
+	"4dH+WGV5JoERF4KXwmR5pvhSZKcp4/aAc/PMFgux5MDC4j1fripodTIbFA/5UPS+KQei96D4etb7lp8c",
+	"9Y6LYXk0HYivZw8fZHm25O9/EmruFtnp8OQkz5ZShb+P8mzFnRMGJvHf3v6n3n9/99vfZHkGXJidZtYZ",
+	"qebZ1VWePTOlME++3z9DsIsafrxnmSz77DtR6Q072t+7waAflgucXy9WllmeAU2kEWV2CtzWut6jr/Ns",
+	"ps2SO3hIOVqcVHK5XuJS/KylcmIuDE77OZ+L/Tn/QRjdm3KY24rPBVPr5RQ48oz+XPIts44bx7hjS20d",
+	"OxoMBgNapmVSOY2MXEnrTtkEnpmw//u/x2pi5S9iwv79f/4f/0QndID9Hg0GRAtoBn/l9P1J+B74qhQz",
+	"vq4ctRn6JmNF/SVPd2G6pRDAVNhLC8FzNnFan1fczOEAbxbaCjap5FK6CbR3CzFW2EeYYjgSMAS3F6IE",
+	"QTFiVhuHP9D53PAtCUlO8m3GDQP+1zPGkSoJa6N8qzcbRmmws19vdjrI660eNHf6eEhs7HcaSJHs/KB1",
+	"51/KX1p2HvgBVzeKhAYaJ/vMOkgu00bPbv/AqqDH9lUN02UNb1rXjfz8Uhu3v6rJTIqqnIB0o495KY0o",
+	"4NcJTR6/ZRNZTnI2WRlZCGpdGMGdKM/cBMV7fIxNuC2gyVhNYKwJ6wR64S/dEXPSy9ip0RdCgaqC8/99",
+	"aCbLHFr22TPkGZwBPRDI2kGSHmQVYLoGUX9jxCw7zf7z/Vrn36df7X2UT0idK6CTEXallRUIA77j5QsS",
+	"ufCX17Twka9WlSw4LPj+Hy2QMhE30LKEeVzySpbY6Bw0hwBxVQrHZWWz07exGZw0u6A542Kz08Y2+UWC",
+	"Xs/yDA8h7vJSWItSKluurWNTAdxYCQ7sCPrW8MLB7udxpLW6UHqjzmmUerRCV3ptdgaqu5eotkFJITPg",
+	"UUcmJ9IkA6yMKKSlSYfOkWnaFzHcW8SCX4p4qIZsBmuQWvGKlXIunc2u3qXPBF1aaoIWbMldQeLw7PkT",
+	"ZleikDO/UV5XCOuewLSOZ0P+bTEoj8SD6Ql/WGRXt+WYs5V8bIw2xDA7B2pvzyenDa2/N1Npm9McsYnn",
+	"kQkDfrZM8MKfwz5MsolNXyCGuRN7tsOhxs7j9HYwBdtwy/AYAi7bQV4j+IVxRCuAzrBJil0+zy4cQHqn",
+	"rHVBBWDJqZhpI9rhZCd8AexL+BuEIIqd7ijgPiRMqZXos9fXE4H2UQF84tXd9s4/fC6QBo3T6n/y8JSF",
+	"Fp+D7I1ZTU4ZVyxOx4PnER4HICQz4lLwKtoEjE/12jHpcjaJk52wmVSlBQQtVYK6WaXnSMan2v2g1+pu",
+	"R0Bpdz7Dp1MKIlxjR1/jOaWfPw194nCTU6Y0wUK24JbYUtL5RoX07PcfuZ6gjrPTbDgYPuwNjnqD4auj",
+	"wekA/v1DlmfF2jq9FAYY4CjfgzdSEVCbCUXiuiTgvBIGkIcwMAx8OcyztYUtRV071VOYNAn506PhoH+S",
+	"Z9Zxt7Zgjjxlz188+/HF45cvb09CJEAb/aLF4K0qmK4zXFkJDWriBez+MezgW779VUnZTqQ3Z09ePXn6",
+	"I6q2lZ86GRYIUREiIgJ02vHqcSWW5LQ48t/AcuHPq4+jMFKphcrPlIiQngwXpOwrrX8CfHunc+aP83k0",
+	"KrI2LY5CAawLrVlo9Rmk1t7kvMrG6XS876EURcWNKNkjWnuPLOEuzFdfemYk0XQPDLylJCn/WvG1W2gj",
+	"f7mjll6nHaRUg6+Fcr4HFu3gT0OUdNhAD8ENLBRBu7RsKa1Fd4eHlaASxfsVTIJ1XvzwiD38+oQsH/JS",
+	"IKR+8+ZN76yeeYulNfmOxjGCV8t/HJM0tuMM7FBQzhNULv84zqRCsHWOExpnE7ZZCMW4nyAoYyuU6x/w",
+	"gRwYJWcHum9xblzR/l5yWfFp9REnAylRcsen3IqdHux6ueRm68VdaMQKrkAbTQFJ8mKBvIBuooRVQuPz",
+	"ddJlE84lPUrLknYj76+SQMGZ2DArCq1Ke+MRBHZDtv9ubbf7C1hxazfalKDmFmQcz9ZVxTpGzKV1hphX",
+	"q2rbbVkR9Xw+ha53F+JxgLQMfh4x9LbNuVQMjalqe/PUP81RaSO7PzKHt48ZOV84pvQG0CXTa4ci16Dj",
+	"kHxIesaea+vmRrz855+68BtABbPG1uQyMcLqtSkE67z8559evjp79ZgVFbeWnRyfwj4CpUtpL3K2FEvt",
+	"3cWKLHW7g1y9F7PPXiSOS1gE6SIY0PMEMMkEW/XOoBV6UFljQ3llNZsk2zc5ZeJSmG1kiB4wBI6tzUW9",
+	"j9H1veHSAcJei5pnOJtVWqMFmo5mgTaVnktlu+h8TQ0uWFrwG3DHtCoECRIgonXaIPJUW++6JRGTLO6U",
+	"HdH6yEHVsrIDDxEHgCa9Z8lUYIYrWL9rKgsnl4I0Bi4e94KrQlSVKHekZzLEvuB86XfHaSKet2jwXEs1",
+	"PyAIT1rcRSTY7Hq10saJ8mdRSv4KG91JgcWOzpfQ0zmOt3ucUxBwz0Y1C8My74DQShBS1isR+KwoxMrZ",
+	"zwMU2leSoIXbz9vxC0G46o3Rav7SeVV4B0OQtJTFHlqtGLB4axw+wrGZEqK0LELPT2T+JXPxZKFZeEIE",
+	"Cw5+J4rU8J0c5xYvnPpZLZqR7+OwrbcICNT0zAuYeGOjvHdlbWa8EMD+KwM74CQpYKLg9evFUR9Bw6vE",
+	"d7c7icck2YyeVmIZJDOJnOhC2HMMdXNkDKFA2oJSQB+xE0t7q0l9j5OBafnjy43hW/g7ssDuNH+3XnLV",
+	"M4KXoKIAq1VccbKdEmfzQWS5h4Aap65tZ/6l5/2nvSdluCLwj9BNInrBQALXVr1tTmbvLLddMtWXQG9p",
+	"W2sqvIvt9fSPonBZnr3vzXXP26+em/Pse1HIJa9eUqd7qzlTjC/1WjnGLeNgDkBr4OhVBZhDaYfUOvWO",
+	"yhwMfCvnCj9Ugpewyl+E0fSTeE+7mjOuxkqvvJdzpcF4nOmq0htRsunWdzeKTtHjYe3btX32+D0v8GAR",
+	"81dczdd8Lsg5XlMRbc5Bltwi+BU0r/mOh417vc7gw9uj3rfv3g563777qtsZj/v48bfd//KbNm6oT8u+",
+	"cnLIc0sO2y1qJjSCW636jI4Q7F3j1Po7X1BqJUfjEJSwKMmLhAp5ybdsbvTGX7sWlcTrcLDiYaewS5k4",
+	"XsFWwTsHZ9nvXr16zsgQb3Jd6hhqLhPYR7x3Qlk5rURPqPUSuK7N139Q87WZwzt2XtMz5Ra6PIevODEG",
+	"utN3PIAzbaayLAVsfHDQnIOspxuEppqQyq5nM1kArc5nawL6MJ0lV9tzqc5XRs+NsPB1E4THRn4RjQeB",
+	"4dcr+OqALXLA5/zOH8p2jvKibo+n0FNxjdDts7PADnYjXbEQFrTCBFhiArC7xJtIG24287GaiPcrUTjh",
+	"78Q8udG0NBSkgPwEQFwr0R2xiZcz4VoUf7+Hv7LHal5JuxgrsEOFKkDYl4gynQYjZZOAbPTv37Po8g+n",
+	"YWdtMbSBjgCTIDhUOCKkbhtXCffAWqiErcNJAuQEa73DGTqkAIFudHLVMlYkc7qMV/ICRMlYfaB1f2BL",
+	"wRVIMviEC2cfxupDr9eL/0HjSRDIE/bBzx3dAv4CybAYbpM4EtgH5m+VsC111Liyot5Q3XtVTlEuNa6K",
+	"pxxBzgd2/dWVHwNRHHZNgRdeUW0AmWFczYglfEGXMtKxzoQso0nOJsSx8MmjaPg41boSXMFHVM7wgZTQ",
+	"ZMQsCGxesT9qqUjST8bjD5MuUDZc5wXTq4N2IY2Rs36/3w0zD1eHMH0n3juyfZGnuIo39rXCSHsPl4Vt",
+	"rWLvlVbz2DnNw0+qkg4W0GXQ5LYjogq7dkC75FVFu+EHmmJgSHioo3T4fAq7oC+FmVV6Y1Ggw251r1tk",
+	"sjJ09aUD8am+FHcfqLG2epyZ2OAoiiETAPcTE/gLdrHZJR6CwNB3uBFtLsM3iYOA9L1ulKVG8XXTII0l",
+	"7I5RCrGCMf7p5bOnTAmUQT6OpNFzJS5FFbtWGOu003Vogn3HS2PajACtDsx770r42jW0tKYxCeREzo43",
+	"siCHCKXO1xVHhyaoQYxsqGWAH7K+bfb9NdrgQIS3GuN48UK/pE90JmLJZQViwhMBPq6NxG+4Ez0nl6Ip",
+	"IhTDZxgvS5gnSgc/NECTVKyhIFyCTKv1Wt0TaBI9O01/w16mFVcXcf56xuyKF6hIq23cY3JtYVP/GBiy",
+	"Rlfn8YzHLha6QizsW7SICugOfgVc3dbKr67Q0E/s1y24C/IewQ57/eqH3jcotFbCFGCVh4fA9jI4E8ue",
+	"vv4pIUP6ZPASQYu98Sl6MWi4Wp9pgzvrFQ5o/oSJNYCAerC5vBThS+y0XJPNLwAcUc942vxRvhBb6tFt",
+	"ZN0RX60EN9SNVCidfHvqlLtzFB7nWqG8U7TVNewgh16Ndbj1MwsnS1dlLYIOMcqSV3hRmGpp3JOG77ME",
+	"+wmm2HCUWL6F3S/0uioDN5UCIEfAAR7Apvwc0N50CxBjXYnGykiYk7L+0OSLD2gcNZ0BAVjvgcwfAAfi",
+	"UcqxXxzbIr5QI7RhmwTOU7rqGdssZLFAosEchCjJqRdNjbfZI3+bmOXZ83jZ+i7xBeyh4l2Lv2g1ucAA",
+	"R7L4OKuOFQRhyRRDAnUpmvbuhhS39d40TaiAHm5rQSVuht04JW82pYFSae8BNYSvvUXllW9in/iPoLSQ",
+	"AepgpWD0RgM5z3BeeYZCLcuzPYGGTUicoElH4gBMn/QQZ3mWsgea2/6c1GZZ9u4KKEd64AALIkgl5oKP",
+	"Hdtt8GBQaPkB7eWbeXWUJxpox/Cli+cW497Hc7VxWZR+3oBB6RqvUANUv2cpcoYUu4BxbAJ/S+0s60xW",
+	"Rpfrwtn+oE/hhmBkQT8TH0eTCJZUXJBscYxX1c6K+FK0rUeq/cW8iWYeiZhwiRingN7/mTY7h5yTzIc2",
+	"/cA6p29DtFsIT/TRyzFmu9D6QqKHqp6tf2Rvtj5irt39uaYQWkRpX1GgZoRUYPvV8C2HA7sx0jmhyB27",
+	"G3/GOuI9L9yIcfajDkJgLhRYWGDBGb2kp0pdrJfwI6lRiZ4x8sqQYdDYhuHJw7iqyGOpzf9Hq1X/Kf1y",
+	"nRPzVdPG9u3QpCa32b453WCHXcA+PHmYKPcbvYuyDm3Mb3Q1XuXZz1q1JZDU7kSp2KU0bs0rZtZTsNYp",
+	"BM1Pr2maR+ci7lGfvfE7iT5JQApj5W0ZCgtve5h1JuQNhJNFSpaiq5xGOIkOxQDCYT05IcexmkrFzZbN",
+	"Ks0d6/wTv+QvcUlAZxqVWIFckX59esbWK9idoxP0hyKjKecnM1Y4XgUn2uj1fIGr6K+4sZTNgn/SXsjZ",
+	"FrgShz8eRj2E8extrDrdjpXmK9mDJc6FOsy7CdcCNhHVjHUmCUNOujv+VB/C8xH8/FRsKK4JsEZZStqS",
+	"5wkGmfHKinyfT+gGxWlGgUn79xiNJ/YlGqFipxFTaSVG7Aj+Gg4Gg4Txc39TVW09wM8PwN/madoPdkqT",
+	"RkK4fZI1sifYfFBU67zRsgqQiBlRCHkp7Ckb9Ae4BgzoHwz6IcHh2kNDqTZj5SF1cK3QYZh0g8rCxKLA",
+	"/niuaK6sMxl7N/o4g6ND/GbRDRfc7tanSlDnPso9OTU2PTY5A+xLn7vMLlCbWUG+urEK7p7pWlaOeNf7",
+	"lhjYMjZnVgLknwz6R+y3bNAfog9yMugfD5r/PCAtIO1YBcwcUqrcQppyj1YHbw+0Es9mGCV33f3Uc9jS",
+	"yPrXt21eu1y9u+YQ7UjiZog8sVGbBH4qNq/txx+8RoTB/qELYQz7nPsNcubwm4NnhleyEL3YQXInk3yX",
+	"HKOj4TeNU/RNyylaW2HCDf115H4d2l2lUZy7SziGJRwPWSUcyYagdiZ9QBfn5BzvTUZsreSf1oLJuaJA",
+	"ioJb0bLa/VumZD3HzVyys94feO+XQe/b/nnvUFJZygdxGXlKv0iQNpaIkrhd2LZcFdcxoWkM2YHw0PqO",
+	"Lfhs2hBdGkTaCnL87yBS2Go9raRdiLK+VG+Q+aglw203rCPf1RTXifF9uFzenFO3P2IjevgmxnwhZg2N",
+	"cF17wlVXdRjtbbJ8qOkepKO8nH1pEjtvbFaecMNB5mpPH2wLrd2PSogRILcKBvDR0vtOgRBKfK2k5nPx",
+	"s3C85RKdZuG7ObjOOq3Mp61llL2VHY7djrl+NRVydm0iWswg28ky66a2Fu5iHFyWOYyfbCX+3/9Kn32D",
+	"ejeTz75h/Tc2blhqjU72jkvKcPvghsJu2L//j/+Vhubg3y8en33/X/HTo2c/P//p8avH3+dgoVWVKIOF",
+	"pY2cS9DWPsmpqvD75elYTZL+JnhPyQnQ9dmjs6ePHv/00+Pv6aqwli/SLUojNkm8DuVk+2l6NODpHEKG",
+	"8kZwf57hvLM8i7OGz2HEJuXqLvbIFhnygGnO6fxYicCLrukWuiIP1v5hCmH0+/JV2hCa90ud0+vTebMb",
+	"Ekr3xZxtzRl9VUe7hIRhaNi0i283wE7o/15kj96wJVfbkGncpIu3csiw795Bb6RpBrtDF0JWncb02H1c",
+	"5rUDtS5zRwZFs8onyTZp0JhVm3xKUei+qqe779pw9nuft8fZsM5CVCULtqpUYHByyxpGYs4qeSHYBFXT",
+	"ZGf5ZDA2U5Gbycj9wdFHWZQB1O4uDJDPyF9K+dhr9Dxfognl1kaRB7p5Uqa84uoj1O4uHLgVH/2lKHUf",
+	"Vd7grCmTWJgUFOZxvW2cE7BIC3GNmAmDoRxOM4603qflDm2Gt6bN/jqnevqRqzy0oED3fRHFi0Kvlbtn",
+	"waCcV4IZXYlUtR66oKinmbTYn6sVxdpIt30Ju+u5DZMvztYA/9tQ+IqDVcGxIIfP50ADePL82ctX7L7m",
+	"a7e4j99PWCey+dxw5bq5v+UJRUpi3DPSEweup7lwboVgHI3577iVRTuRnsFkvc2PBSvQpLaiMMKFbJcH",
+	"37J/+9dh/7h/1KXoxrbpalVtm1PCQfdmFFb1IyyqfU6W8lbrrJyc6anj6FAP7jQX5z7sD2qJMKv0hnU2",
+	"C+7Yyw2fz4Vhr5/cs2N1FoLQgLftKRMqRCgBh3mPKq499hWii7wDrkEa7zjDuIlds9kWeoXsgBrmQqjX",
+	"pspOs5RcyD+BneHrIQUeSzXTLfCalN+q4gVdKQSIQxFQwRbBn6JhYnO24rLc98Ni3NNXX/1Q6U3/q6/Y",
+	"WQ2YCBVCpx4udTyiQVdk7bDCIG+MFEqgUjcnzyWqaG0uxioQk9oC3xQLUVygzwlRlb+ki+P7oHfsOcKt",
+	"7g6qW/Gtr9NBmm5VrUHXnfwDK/QSI660yg942OhrxLf0seIOLzguhFiFMLfQSX+sHgFBKI/CU8QIjDWz",
+	"dFGTzKB+LlzUhhnfs8wLZbyARCfyWFF3BVdsKnCj+ulOLPnW50owHuBq2JMIPkf+SgxmRFcc0rKZEaLs",
+	"jsaKJ+uH7oyoBEfncwOa+06nvLgA0R82PPfYKqAGzgqtZnK+NhFOjlW0X44G3UanMR8FWCDSrhIz12i2",
+	"Vk6vMWmIbsCSIZxcimSAr4ck87pe09tkrj7mVVQzz9lnjTBv4PFaUMTEIr1RyEypiG3Iuwf94y4spEXW",
+	"jcaKrgIoeb7gVcXEe+Dd0Bpkip2wghsjhWWTIH18KLXP0RuvB4PjgrSBT8eDb8QkTTMcq1fwi2WVvBRR",
+	"+LNOIBafVqKLrGB8YgYoc6y6hF2GoEtf/grVO84YORjTJYBZSBmh5EREBYYIeQm69TIe8WIheo/oxviU",
+	"Kd2zThtBcWTS+kR3ZH4szUUMoPRYTY3eWIoisQvMNy2gL+RMOHwMnbOwe4jEUDDhPQv5mr3f+jZ3SKxz",
+	"oVeiuMCUKZhdDW+5HavgavaN4NQpsYkFm+hEw6ymgkJSdpE05rKlofKECMaq4UfPvc99Jlix0NAnsHjt",
+	"Iw9e9u6IxcosjFcbEG5A7m06pB2rcLV5q+svL1ZriSQtyEcvl2iJRq9VKcqxWvBq1qObLPiV6OL34jkH",
+	"czycop/A5DJ67XyYCHu5gpX3rNtWIlR96iCeGXRz5ms/dQ6UFRqN1TV1heh612IEaGfficJt8YGq8GCO",
+	"cqOMTz5WSRWfuqxRqL/jyYPX7ZGzvV/IXyvTUpbC8ZI7npbBGqvb1sFinVgHi+2WwRrV5a/0rC5+NVax",
+	"+lX4ejjoniKvYTiij7bZpVYYaqe6VYgVPFDUilNJLZAdmrI3W0pXaTXH1eRU8UruFL3qs2dKjJWHULhs",
+	"ijw365Bvy0F5YCogrMCnw3QwdAyz+dxCSMNAqHe9vmjkFo4VzpSqzGlNM5JJJiFR4WRw3Exe9ByMcfYW",
+	"uPdxI4kqbDysZhKysCa+DkpTlqeSP/dhTyF7QyqYn2CJ3jjpD0HErQTrTFDvUNddP6EnarV2FL4Os/rO",
+	"5zLqtcNLsTrdAuVMQ5PlMREsRszbwgihRDlifKwupa4iDuDIGC1le0LRs0Yxnjq2gHW4G6uWpZ/GeKiQ",
+	"IZGGhGEvCDYpjf08QbB44jDMGsNkrJgv6Z7PbzBsOqKwulZlTuLvQmwJ4pKMtXlS4JH59NHuTSGOKJlB",
+	"sQ4GEyZVUa1LUSKibQZ8sw5XDbE7asQ/Alov402lNr5Rl3yRbqzaspjOqL9QACIoIjjHGIiD5VJAxsR6",
+	"iphEdSG2PhRSKsqjQpM3kZ8PQ6ixnmEkMoHUsiGXYiwSdrINwZPAV8bwLVkwlSyEslSbgzLHfn7yCuxu",
+	"tFnAaLOn9+/rlVAEnPrazO/7h+x9aAuWjHQUGmckL5k3V86eP8ny7FIYS1bMsD/oD9D1s9TFRW+FHvYH",
+	"g6PBVZ5B/3wls9PsuD/oH/uYIrSs7ieHgILI5uKA3QhiaL+iw1SAzADpkddFBYu1MaDdPTIHwzUmW2Cq",
+	"7Y/CpeUcSvRK7ZRRGw4GH5fbGp1Rx0fD/kmelp0hN0bih2irRnO7XFac6oEyM2Hd5OC5yrMHtIa2/uJa",
+	"7yf14vCRo5sfadQHucqzk9uME0tH4QPHtxolJmGhS6ZRoyFdbJZnjs9tuFi12Tto37DJ0WC/T7r8IJ95",
+	"5lYazzTWOOLAZVvhanOZvCS1KY5RLgsNchfTgNmj2oCvy/+NVefB4Jjs3S2zQlDYCilIqkNCl0pglfz4",
+	"OJgZ9/8syys/7Qkd6iYrA24LYToWj1ZdEvhAxEPd5D6V08lvbIflJW/TDksSvms/StfvdlLe5/Mx7gPi",
+	"w49OYE/TFpPkddjRhDEQMkUDxH6ihPU4tk9WJ2uMYEHwMfS/xKl8GlfKOjUVusnh9HR4d5VnK21bDuCj",
+	"4KTa8YuAQV+G8tCwYAzbCItFyE+Wj7Rssx+EtZFVNVbeUTRisQQDR5/4ngNKOnL7nPwDdM1diArs0Bi/",
+	"Tayvrg9QQnRaHvYO1V6TtXKyalYZoMmIknVAJ5Fnz4f9idA5ciTGe9XgmJqTU+h0d2DQumE76B6lAOxQ",
+	"p3VgIGN0XjWcOal7CaTgTCqK4yi4CoZs6tnCXSO8aISIvbJO+LCUap3szIFpejJ2Q/JFoS8bFuRYeaPo",
+	"W4Cru7nAZN4FN6cvEtMmMonJKAThYwXmTo11EnUog77T5fZjiyntZu/vVCGqL/ua7gjvA993OKTxeI3K",
+	"RDcVe/PRKyFmDs51fQt9cFYJnL7DYDjWR5QzisGoV827JGfW4mpP4xz9f1OK8Ib6eZ+kwKCffh1jlZTf",
+	"+Un7UrLXFjMHSD5C5DFBR0BS7zp22laRzGOT+0dfH6g19lesyuubGC/hPpsej+LXw/hv71hmp6VeQlKL",
+	"T9XBTUlQMqgJy44GJ40o5eb1CeuEX7sjdkLNvO4LIt9/628tcoZ/TQWIr6guAUgnCuCTVfTZUw1JWZ/o",
+	"B9692ZE2UY47WupmtYYJjC26rM+epuXK6JyCVoJ9PboF3oolLPGBk9scjJYaWPDwcHgLONhWp/kLYEnS",
+	"0cllZTyLrXiytu3QYLrWkYDt8jrvx5Le3DDp+uyJs8mVpSpxX3fv2niJiUMOHS9OLsVorOBjezsKS6M7",
+	"lIBqO/SnJkZTYtPzbIMmA8C6bp+dqa1WYqxEZQW97+TB4EFex/uHd55YX9OaybJRoBdvJGVpfcniCIkY",
+	"BpIBbq0LhEyClphgTpb3EJLZSfV9bBuU+lG4u+Go8IKNQ7bi34sIt/Nt//Naxw/+FgpUx8ROr2HhcMIc",
+	"rMBjiS8YchuN3hqswoKZ4ytuXPeL2NHPVLANOzIRR3lTFt1GDt4ny5JiWFzRErfUGrgrFVX/M1xZuojc",
+	"CdOQlpViKp2P7D8cqzFWHX8XyVqvIru7wRwSdWS503UI1okhHT76i+5n0tAQvOla6kuMt2RGFECNMkTd",
+	"VqKcB3/BUiv/WoAIR7AUbwQKY5Vo7Fihc8W32LU3USteXDDEGCNy6EWNFSB5LGgZrXjMH6RqSGBP06uj",
+	"pmL35u+AkdsJ5U9hlRaYglkHBrmPummR0mfIBb+OoL6FU+/Z7//KXXopdmxE8dDxYtL96iYByqWWafQT",
+	"OX09neIrBz7WoKCYdP0D2g8Nd8BT7ZhQGLGHp6mlFvJNJggSELg5agdvfgwf9k+Og8eN3BINxxt72B8c",
+	"d0fR3JBgsoCNgcJ006hP2pxxiPnfn+ptipJGMTkKu09FSanXT1Wd+caipCS3O5gRqSw5MnkFkHMb3YlY",
+	"L2asDttDLW5KaX3lqlYbydstn1shkvzy8ZtYNwXX2aIjb6UUyYF6jVJMM11iQJ5/4d5BWVBqvOCFSaLQ",
+	"INi/e5U0VmBl1HlFleAhdHHHCsi9WJd7xij9GnVi3KixSq1ZV+s1b4OHl/e9iprQK0gfHIlkaXWY4i9/",
+	"w0C/HcLXiUCfyEkXHfdfAsp/Pq3oY1v/trXiX1bN2pPoi9Szjj6I9JbHaX2B8gtT7JsxWF6vfBlj6FEI",
+	"lN5wmQCFj5f6K27tNTK/NaOxReY3fTwo9PfjS55za/8Otz+FYGmSG/bwS8iVXXf83QTL9Q8kJfW/wDH7",
+	"mZuLNBEC8FXn4/0NPg/hI85ZSNe93UlLkZOm3JOkYT5WSQZBm2cVQFMCueKTHlWN9r7FtBy2VugPICZZ",
+	"MR29/OlqGihrtAva0kwOBHYpDsPYhAjEPBH9K6MppjZm31D6VEiKYFT+qD0FY6yaORjkK2lkYbD9JIw2",
+	"APiCZvQfDgF+2ktav69luIEIiphg+d+s0A65SX+1cvtXAoSIMEaRPIQF73Rt8JfhwWTIL4LwftcIPcJc",
+	"tTtoHrCub2nSN98rUzPQVBR6KewBDmJvFkJRvYI09pNfCFIMKJh9+BTFejUiwjdS2VGdX2HZXLjg5E03",
+	"qJGMOVY3JurV9UjakvRYmsU3YpxSe6Ziq1U5VtKFa8Vv64Lc6XsUJkm0Wn2ofdqnNoF3qahhR2MOS0MH",
+	"RxEXXxmwq4CiimpVPK/4hfg7kP4Eoai4718mDPUzeKed1j9z1fYivzqMMdZMxJPkj0z9ZpJdb/CB14rU",
+	"FN7qNdWYPhq0HMA8GUqJpkYckR1Tnx9sMpMGuOca5/UrjEX31vidHdg3vlXr6rP7Ifx7qve8EUST4JPY",
+	"cDtW0SvRHR0QWQ1uDC7x9t1vYOW9bfpCzm7Y5X13xw3x1KANKfMBVOANodXRWdfBdEcYpRm01aVXOtbU",
+	"6BzT9/iOcEPlybkRvpAeSPw5N2UlLKYsUQE+qqrHXu2UdPFZu9zSWx/mWg0lvWeT0ombFV/G6kXjlYkw",
+	"aMFXK4GFEULxBv8agVM2HODXYMhgcWav+zqTl09+fPr6+fnPZ/+CGaT+zzdPnn7/7M2kmzO8TaYI85CG",
+	"hxKHOT0XwJzhdpfunS2+gbXaxkte/LbdcoLpC0P5GT7P6MuEHDcrWewXdEwSlZLKKEnAC5Wv+Zh43TpZ",
+	"6ROH68Zcq5PBwFtxn34B16VaGb+voozldG4VclvX6k7zl0KpCAwZQ9xW6fkc4xYOxt02M+c+Yezt3Wye",
+	"vZd31don/MSQ/ogQvFimtp/oPZeNCXg1EIfuQHe+NIEVPamswFc4Xopqi6/Dlgoa9//KwjIfDO8IlV6E",
+	"96A1EYbWZOE0X1QbjIm6FLWXuNfhpuRNa8k7U+sB6NekzyDMabA7vRo5D8t76V/ptgcI/cTRIZe8+bfg",
+	"K8ozOfSW6paXxbWuKiXbHrnSNUnFjh8OBrd/Y/WnOSW768BzkhCfJkrvbK5FHLe0vqj+8HUo6N0JSfIb",
+	"qUq9YZ12Fbzz1mYCAc2XNjfezTxW4a3NHV8GJ76BiAbq9tkzBI1+xh6QYM332QxfSdEfq8keNx5Yb8SJ",
+	"/j0vWMYk1tTYfRu4wqIIlDJld/iZdjegN6pYfePix6qxetY56gbGIFDxsW9TJrOdN5l8jx8buWc0caxN",
+	"8+3R0YD9278eDfrD/jGWBGyq71aNBNycVAY8OvCG5s8Ep331tuz07bsUXAc45qvgHcgb3su8PRhP/gOV",
+	"NooRmtHIsTtphbEScofwJVpF3ZGvjVTfYCQ90LlqGkXJNQniBir3IEuvwfxLvRb+Gr6qkPk4xpGzNIz8",
+	"OMfgbzxB2kS/qSwZRibaQ5nGAIkOpRq3p+xj2blRLONQ22b3bJ99h6FGR21lT/C9wgrLi+P7RzyEw7KB",
+	"t+DGttKO1/Jm/vdc6c/qoNrqNXIp1VQGpt6Cyqgz4X8lNxUeD2/Ber9DLJfw2ePawglJVt1m3DcFWrMQ",
+	"5dt3wGo7dRffvgO+oqvDQ4dzgUW2sFBQKHqXvmOkY0TFAR9TFonDsn+YsQLqDh/GeDxtfCzaVCwkFfgx",
+	"+r1/11FdeQ8rfvicmy2oatSJdLGKlVjcgq2MmMn3qG+oQMl9PB6eHnsVN5M6m5Z1WspFUmXNfi08sB4E",
+	"Hs2dIPhUS8bCkI1iGrEP0hP7ffjSEf5pafz74v2ro9NJeO5+d/X/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

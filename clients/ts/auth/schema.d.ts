@@ -402,11 +402,10 @@ export interface components {
             aud?: string;
         };
         /**
-         * @description Stable machine-readable reason; every code this surface answers is listed.
+         * @description Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
          * @example unauthorized
-         * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "internal_error" | "database_unavailable" | "bad_request" | "unknown_provider" | "bad_state" | "bad_credentials" | "bad_confirmation" | "confirmation_used" | "audience_not_allowed" | "not_confirmed" | "provider_starting" | "provider_error" | "exchange_failed" | "userinfo_failed" | "send_failed" | "too_many_confirmations" | "too_many_attempts";
+        ErrorCode: string;
         /** @description The body of every refusal on this surface. */
         ApiError: {
             code: components["schemas"]["ErrorCode"];
@@ -468,11 +467,10 @@ export interface components {
              */
             field: string;
             /**
-             * @description The rule broken (see the table above).
+             * @description The rule broken (see the table above). The list may grow, so a client treats a code it does not know as `invalid`.
              * @example too_long
-             * @enum {string}
              */
-            code: "required" | "unknown_field" | "type" | "too_short" | "too_long" | "too_small" | "too_large" | "too_few" | "too_many" | "too_deep" | "precision" | "pattern" | "format" | "enum" | "blank" | "control_character" | "encoding" | "repeated" | "duplicate_key" | "at_least_one" | "malformed" | "invalid";
+            code: string;
             /**
              * @description The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
              * @example 256

@@ -507,11 +507,10 @@ export interface components {
             products?: components["schemas"]["Product"][];
         };
         /**
-         * @description Stable machine-readable reason; every code this surface answers is listed.
+         * @description Stable machine-readable reason. Every code this surface answers today is listed; the list may grow, so a client treats a code it does not know by its HTTP status.
          * @example not_found
-         * @enum {string}
          */
-        ErrorCode: "validation_failed" | "unsupported_media_type" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "internal_error" | "database_unavailable" | "idempotency_key_reused" | "forbidden" | "email_taken" | "invalid_credentials" | "wrong_password" | "too_many_attempts" | "too_many_requests" | "too_many_signups" | "brand_unavailable" | "server_busy";
+        ErrorCode: string;
         /** @description The body of every refusal on this surface. */
         ApiError: {
             code: components["schemas"]["ErrorCode"];
@@ -573,11 +572,10 @@ export interface components {
              */
             field: string;
             /**
-             * @description The rule broken (see the table above).
+             * @description The rule broken (see the table above). The list may grow, so a client treats a code it does not know as `invalid`.
              * @example too_long
-             * @enum {string}
              */
-            code: "required" | "unknown_field" | "type" | "too_short" | "too_long" | "too_small" | "too_large" | "too_few" | "too_many" | "too_deep" | "precision" | "pattern" | "format" | "enum" | "blank" | "control_character" | "encoding" | "repeated" | "duplicate_key" | "at_least_one" | "malformed" | "invalid";
+            code: string;
             /**
              * @description The bound of `too_*`, `precision` and `too_deep`, as written in this specification (exact; a Go client generated from this document holds it as the literal).
              * @example 256

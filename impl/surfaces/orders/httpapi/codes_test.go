@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit/web"
@@ -21,10 +22,7 @@ import (
 // specEnum is the enum of a string property of a component schema of api/orders.yaml.
 func specEnum(t *testing.T, schema, property string) []string {
 	t.Helper()
-	var out []string
-	for _, v := range fullSpec(t).Components.Schemas[schema].Value.Properties[property].Value.Enum {
-		out = append(out, v.(string))
-	}
+	out := api.Known(fullSpec(t).Components.Schemas[schema].Value.Properties[property].Value)
 	slices.Sort(out)
 	return out
 }

@@ -87,7 +87,7 @@ func TestParams_SameWordsOnBothPaths(t *testing.T) {
 		var got ordersapi.Error
 		r.decode(t, &got)
 		if r.status != http.StatusBadRequest || got.Details == nil || len(*got.Details) != 1 ||
-			(*got.Details)[0].Field != "id" || (*got.Details)[0].Code != ordersapi.ErrorDetailCodeType ||
+			(*got.Details)[0].Field != "id" || (*got.Details)[0].Code != string(invalid.Type) ||
 			(*got.Details)[0].In != ordersapi.Path || (*got.Details)[0].Message != "must be an integer" {
 			t.Errorf("body %v: got %d %s, want 400 naming path id: type, must be an integer", body, r.status, r.body)
 		}

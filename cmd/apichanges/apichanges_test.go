@@ -1,0 +1,247 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// checkout copies what apichanges reads of this repository into a fresh directory, with every
+// surface released as it is now, and returns a repo over it.
+func checkout(t *testing.T) repo {
+	t.Helper()
+	src, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	copyFile := func(from, to string) {
+		t.Helper()
+		body, err := os.ReadFile(filepath.Join(src, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, to), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two surfaces, so a test sees that an unchanged one is not named (oasdiff is slow to start).
+	for _, name := range []string{"auth.yaml", "orders.yaml"} {
+		copyFile(filepath.Join(specDir, name), filepath.Join(specDir, name))
+		copyFile(filepath.Join(bundleDir, name), filepath.Join(bundleDir, name))
+		copyFile(filepath.Join(bundleDir, name), filepath.Join(releasedDir, name))
+	}
+	copyFile(sdkPackage, sdkPackage)
+	return repo{root: dst, oasdiff: []string{"go", "tool", "-modfile=" + filepath.Join(src, "tools/oasdiff/go.mod"), "oasdiff"}, today: "2026-01-02"}
+}
+
+// edit applies fn to the YAML document at path.
+func edit(t *testing.T, path string, fn func(root *yaml.Node)) {
+	t.Helper()
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	fn(doc.Content[0])
+	var out strings.Builder
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// child returns the value of key in mapping m.
+func child(t *testing.T, m *yaml.Node, keys ...string) *yaml.Node {
+	t.Helper()
+	for _, k := range keys {
+		found := false
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == k {
+				m, found = m.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("no %q", k)
+		}
+	}
+	return m
+}
+
+// removeOrderCreatedAt removes the response property Order.createdAt from the orders bundle.
+func removeOrderCreatedAt(t *testing.T, r repo) {
+	edit(t, r.path(bundleDir, "orders.yaml"), func(root *yaml.Node) {
+		order := child(t, root, "components", "schemas", "Order")
+		props := child(t, order, "properties")
+		for i := 0; i+1 < len(props.Content); i += 2 {
+			if props.Content[i].Value == "createdAt" {
+				props.Content = append(props.Content[:i], props.Content[i+2:]...)
+				break
+			}
+		}
+		req := child(t, order, "required")
+		for i, n := range req.Content {
+			if n.Value == "createdAt" {
+				req.Content = append(req.Content[:i], req.Content[i+1:]...)
+				break
+			}
+		}
+	})
+}
+
+// setBundleVersion sets info.version of surface's bundle (what make generate copies from api/).
+func setBundleVersion(t *testing.T, r repo, surface string, v version) {
+	t.Helper()
+	if err := setInfoVersion(r.path(bundleDir, surface+".yaml"), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBreaking_NamesARemovedResponseProperty: with the specs as released, make breaking passes;
+// with a response property removed it fails naming the property, the operations and what to do;
+// a raised major alone does not accept it, a raised major with the changelog naming it does.
+func TestBreaking_NamesARemovedResponseProperty(t *testing.T) {
+	t.Parallel()
+	r := checkout(t)
+	var out strings.Builder
+	if err := r.breaking(&out); err != nil {
+		t.Fatalf("the released specs themselves: %v", err)
+	}
+	// A surface never released (a new one) has nothing to break.
+	if err := os.Remove(r.path(releasedDir, "auth.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.breaking(&out); err != nil || !strings.Contains(out.String(), ": not released yet") {
+		t.Fatalf("an unreleased surface: %v\n%s", err, out.String())
+	}
+
+	removeOrderCreatedAt(t, r)
+	err := r.breaking(&out)
+	if err == nil {
+		t.Fatal("a removed response property passed")
+	}
+	msg := err.Error()
+	for _, want := range []string{"orders:", "GET /orders/{id}", "`createdAt`", "response-required-property-removed", "make release-specs", "api/orders.yaml"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the failure does not name %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "auth") {
+		t.Errorf("a surface that did not change is named:\n%s", msg)
+	}
+
+	c, err := r.compare("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := c.released.raise(bumpMajor)
+	setBundleVersion(t, r, "orders", next)
+	if err := r.breaking(&out); err == nil || !strings.Contains(err.Error(), "has no section \"## "+next.String()) {
+		t.Fatalf("a raised major without a changelog: %v", err)
+	}
+	c, err = r.compare("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := putSection(r.path(changelogDir, "orders.md"), "orders", next, section(next, c.released, r.today, c.changes)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.breaking(&out); err != nil {
+		t.Fatalf("a raised major with the changelog naming it: %v", err)
+	}
+}
+
+// TestRelease_VersionsFollowTheChanges: version raises a breaking surface's major and the SDK's,
+// promote writes the changelog naming the change and makes it the release, after which make
+// breaking passes and a second release changes nothing.
+func TestRelease_VersionsFollowTheChanges(t *testing.T) {
+	t.Parallel()
+	r := checkout(t)
+	before, err := r.compare("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdkBefore, err := r.sdkVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeOrderCreatedAt(t, r)
+	var out strings.Builder
+	if err := r.version(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := before.released.raise(bumpMajor)
+	if v, err := infoVersion(r.path(specDir, "orders.yaml")); err != nil || v != want {
+		t.Fatalf("api/orders.yaml info.version %v (%v), want %v", v, err, want)
+	}
+	if v, _ := infoVersion(r.path(specDir, "auth.yaml")); v != mustVersion(t, r, releasedDir, "auth") {
+		t.Errorf("auth, unchanged, was raised to %v", v)
+	}
+	if sdk, _ := r.sdkVersion(); sdk != sdkBefore.raise(bumpMajor) {
+		t.Errorf("the SDK is %v after a breaking change of orders, want %v", sdk, sdkBefore.raise(bumpMajor))
+	}
+	// What make generate does for the version: the bundle carries the spec's.
+	setBundleVersion(t, r, "orders", want)
+	if err := r.promote(&out); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(r.path(changelogDir, "orders.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := sectionOf(string(log), want)
+	if !strings.Contains(sec, "**breaking:** removed the required property `createdAt`") || !strings.Contains(sec, "### GET /orders/{id}") {
+		t.Errorf("the changelog's section does not name the change:\n%s", sec)
+	}
+	if err := r.breaking(&out); err != nil {
+		t.Fatalf("after the release: %v", err)
+	}
+	out.Reset()
+	if err := r.version(&out); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := infoVersion(r.path(specDir, "orders.yaml")); v != want {
+		t.Errorf("a second release with no change moved orders to %v", v)
+	}
+}
+
+func mustVersion(t *testing.T, r repo, dir, surface string) version {
+	t.Helper()
+	v, err := infoVersion(r.path(dir, surface+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestVersion_Semver: parsing refuses what is not MAJOR.MINOR.PATCH; raising follows semver.
+func TestVersion_Semver(t *testing.T) {
+	for _, bad := range []string{"1.0", "1.0.0-rc1", "01.0.0", "v1.0.0", ""} {
+		if _, err := parseVersion(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	v, _ := parseVersion("1.2.3")
+	for b, want := range map[bump]string{bumpNone: "1.2.3", bumpPatch: "1.2.4", bumpMinor: "1.3.0", bumpMajor: "2.0.0"} {
+		if got := v.raise(b).String(); got != want {
+			t.Errorf("1.2.3 raised %s: %s, want %s", b, got, want)
+		}
+	}
+	if got := atLeast(version{3, 0, 0}, v.raise(bumpMajor)); got != (version{3, 0, 0}) {
+		t.Errorf("a version already above what is needed was lowered to %v", got)
+	}
+}

@@ -1,0 +1,54 @@
+// Command apichanges keeps the specs' consumers from being broken silently. It compares each
+// bundled spec (gen/openapi/<surface>.yaml) with its last released version (api/released/) using
+// oasdiff, pinned in tools/oasdiff/go.mod:
+//
+//	apichanges breaking   fails on a breaking change, naming it, unless info.version's major was
+//	                      raised and the surface's changelog (api/changelog/<surface>.md) names it
+//	                      (make breaking, part of make test)
+//	apichanges version    raises each spec's info.version as semver requires for the changes
+//	                      since its release, and the SDK's version (clients/ts/package.json) by the
+//	                      largest of them (the first step of make release-specs)
+//	apichanges promote    writes each surface's changelog section for its new version and makes
+//	                      the current bundles the released ones (its last step, after make generate)
+//
+// docs/specs.md, "Versions and breaking changes", is the procedure.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+func main() {
+	root := flag.String("root", ".", "the repository's root")
+	oasdiff := flag.String("oasdiff", "go tool -modfile=tools/oasdiff/go.mod oasdiff", "the command that runs oasdiff")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: apichanges [-root dir] [-oasdiff cmd] breaking|version|promote")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	r := repo{root: *root, oasdiff: strings.Fields(*oasdiff), today: time.Now().UTC().Format(time.DateOnly)}
+	var err error
+	switch flag.Arg(0) {
+	case "breaking":
+		err = r.breaking(os.Stdout)
+	case "version":
+		err = r.version(os.Stdout)
+	case "promote":
+		err = r.promote(os.Stdout)
+	default:
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
