@@ -25,8 +25,9 @@ import (
 
 // TestSDKCrossOrigin is a single-page app on its own origin using the packed SDK in headless
 // Chromium (testdata/sdkpage). The server lists that origin in -cors-origins. Through the SDK the
-// page signs a customer and a performer up and in on orders (password grant) and runs an order from
-// WAITING to COMPLETED, registers and logs in on brands, and logs in on auth with its cookies and
+// page signs a customer and a performer up and in on orders (password grant), places an order with
+// an Idempotency-Key and sends it again (the repeat reads Idempotent-Replayed: true; both headers
+// are in the CORS lists because the specs declare them), runs the order from WAITING to COMPLETED, registers and logs in on brands, and logs in on auth with its cookies and
 // the X-XSRF-TOKEN header; the Go side then checks the order and the money through its own client.
 // The same page served from an origin the server does not list can read nothing, and its JSON POST
 // never reaches the server.
@@ -83,9 +84,14 @@ func TestSDKCrossOrigin(t *testing.T) {
 				Username string `json:"username"`
 				Password string `json:"password"`
 			} `json:"customer"`
-			PerformerID int64  `json:"performerId"`
-			Balance     string `json:"balance"`
-			RequestID   string `json:"requestId"`
+			PerformerID   int64   `json:"performerId"`
+			Balance       string  `json:"balance"`
+			RequestID     string  `json:"requestId"`
+			FirstReplayed *string `json:"firstReplayed"`
+			Repeat        struct {
+				ID       int64   `json:"id"`
+				Replayed *string `json:"replayed"`
+			} `json:"repeat"`
 		} `json:"orders"`
 		Brands struct {
 			Email string `json:"email"`
@@ -117,6 +123,13 @@ func TestSDKCrossOrigin(t *testing.T) {
 	}
 	if got.Orders.RequestID == "" {
 		t.Errorf("the page could not read X-Request-Id (an exposed header)")
+	}
+	// The page sent Idempotency-Key (allowed by the preflight, from the specs) and read
+	// Idempotent-Replayed (exposed, from the specs) on the repeat, which answered the same order.
+	if got.Orders.FirstReplayed != nil || got.Orders.Repeat.ID != got.Orders.OrderID ||
+		got.Orders.Repeat.Replayed == nil || *got.Orders.Repeat.Replayed != "true" {
+		t.Errorf("the repeated POST /orders with one Idempotency-Key, seen by the page: first replayed %v, repeat %d replayed %v, want order %d replayed true",
+			got.Orders.FirstReplayed, got.Orders.Repeat.ID, got.Orders.Repeat.Replayed, got.Orders.OrderID)
 	}
 	if got.Brands.Email != "web-"+suffix+"@brands.test" {
 		t.Errorf("brands profile seen by the page: %q", got.Brands.Email)

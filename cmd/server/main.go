@@ -21,9 +21,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
@@ -276,13 +278,27 @@ func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-// corsPolicy is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode.
+// corsPolicy is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode,
+// allowing the methods and headers the specs declare (cors.FromSpecs) and the request id, which
+// the shared middleware reads and sends on every route.
 func corsPolicy(cfg Config) (cors.Policy, error) {
 	var dev []string
 	if cfg.IsDev() {
 		dev = cors.DevOrigins()
 	}
-	return cors.Parse(cfg.CORSOrigins, dev...)
+	p, err := cors.Parse(cfg.CORSOrigins, dev...)
+	if err != nil {
+		return p, err
+	}
+	docs := make([]*openapi3.T, 0, len(specNames))
+	for _, name := range specNames {
+		doc, err := api.Load(name)
+		if err != nil {
+			return p, err
+		}
+		docs = append(docs, doc)
+	}
+	return p.With(cors.FromSpecs(docs, web.RequestIDHeader)), nil
 }
 
 // hashingClient tags the context of requests that may hash a password (POSTs: logins,

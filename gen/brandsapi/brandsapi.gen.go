@@ -2989,6 +2989,11 @@ func (r UpdateBrandResponse) ContentType() string {
 	return ""
 }
 
+// SubscribeBrandResponse200Headers the declared response headers of an HTTP 200 response for SubscribeBrand
+type SubscribeBrandResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // SubscribeBrandResponse503Headers the declared response headers of an HTTP 503 response for SubscribeBrand
 type SubscribeBrandResponse503Headers struct {
 	RetryAfter *int
@@ -3015,6 +3020,8 @@ type SubscribeBrandResponse struct {
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SubscribeBrandResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SubscribeBrandResponse503Headers
 }
@@ -3566,7 +3573,8 @@ func (r GetMeResponse) ContentType() string {
 
 // RegisterBrandsUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterBrandsUser
 type RegisterBrandsUserResponse201Headers struct {
-	CacheControl string
+	CacheControl       string
+	IdempotentReplayed *string
 }
 
 // RegisterBrandsUserResponse429Headers the declared response headers of an HTTP 429 response for RegisterBrandsUser
@@ -4760,6 +4768,16 @@ func ParseSubscribeBrandResponse(rsp *http.Response) (*SubscribeBrandResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SubscribeBrandResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
 		var headers SubscribeBrandResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -5298,6 +5316,13 @@ func ParseRegisterBrandsUserResponse(rsp *http.Response) (*RegisterBrandsUserRes
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
@@ -6877,15 +6902,25 @@ type SubscribeBrandResponseObject interface {
 	VisitSubscribeBrandResponse(w http.ResponseWriter) error
 }
 
-type SubscribeBrand200JSONResponse Message
+type SubscribeBrand200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type SubscribeBrand200JSONResponse struct {
+	Body    Message
+	Headers SubscribeBrand200ResponseHeaders
+}
 
 func (response SubscribeBrand200JSONResponse) VisitSubscribeBrandResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7596,7 +7631,8 @@ type RegisterBrandsUserResponseObject interface {
 }
 
 type RegisterBrandsUser201ResponseHeaders struct {
-	CacheControl string
+	CacheControl       string
+	IdempotentReplayed *string
 }
 
 type RegisterBrandsUser201JSONResponse struct {
@@ -7612,6 +7648,9 @@ func (response RegisterBrandsUser201JSONResponse) VisitRegisterBrandsUserRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8449,169 +8488,170 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
 	"7H3bdhs3tuCvYDi9lsmcIk3SktuWHiayoyQ6cRy3Lt19jumjAlkgiagIMABKFCfRrDUP8zSv8w/zFf0y",
-	"P9S/MGtvAFWoCyVKlmV3TmeteFFkFS4b+37Dr62JXCylYMLo1t6vLXZFF8uU4edXiorkzzTNGPyls8WC",
+	"P9S/MGtvAFWoCyVKlmV3TmeteIlkFS4b+37Dr62JXCylYMLo1t6vLXZFF8uU4d+vFBXJn2maMfiks8WC",
 	"qnVrr3VAxvBLK2pd+h/PedLaaz3f3WWD6ZD2y/8NWlGLXlKe0jFPuVm39ozKWNRKmJ4ovjRcitZe64SL",
-	"Wcq6UvEZF2TMqNBESaoNS4iRRKqEqV4rak0ZNZliydGCzlhrrzU3Zqn3nj7l8LfuuQ30JnLxVEhl5isu",
-	"kt7Py1kranH9rXvZL0HQBYzx1j9IXsvplLFW1FoqmWQTAMr7X/1j38tMMzJOGW5+qfiEtfYGw97u9Yeo",
-	"pbMxbGfM1GuZCQM/RK1MpcESi/UEq2xdX19HrTmjCVMI9rfyxEiFYC1DKBayq+GneI+YOSNjmazJhCrF",
-	"mSZUEDqZMK2JkRdMRGQ155M5EZKMlVxppohUZKnkFbwymTOyoGtywdiyNxKtqKXYLxkPAKMnc7agiBEi",
-	"W7T23rf85K0PkceS1l7xbdQy6yV8o43iYmZ3taSKLphxGzvA9Z3C8uqbO50zu3IyVXJBFJtxbeyqUwkY",
-	"0Wa9WY/Ez34Zdv+4eiUGsx/++v2uetXXr/vmcGfxb4Ps+frl9AX994tf+leXz/51uIo7PXLs9jUSmUgB",
-	"OtwQrolmwhCqSXyQmblU/L9TWMYeecWoYirukbeSuE0SRPKISEGWmVpKzfbIyYrOZkyRsyOyklmajMSU",
-	"pymOLSJCRUIogW9Y0uWC5FAgKy40kZdM4fnZ7c74JRNkxc2c+MUweyYc4PJLxtS6lWOqPeNzfLUVHlMV",
-	"+pEl36Nv6qB29Evic57EPXIg1mbOxYyYOUXgCGkIJRdCrgThCWkvaDqVasESIgXThItJmiUs6ZAZM5rs",
-	"9Hd6frFLaubFWnlyM2LlSHQD36hv6yhhi6U0TEzWP7B1fXc/0gumEb4wNdOGaDoFYBPFjFr3CGDalCtt",
-	"8gcQ+JRcsDVRmdD7hBLFloy6X2AsTRdsJOAJgJz/Jh+hvWBmLpOIAAQigocWkYkUBhANNoHvAcV2yHhd",
-	"DDChacrUSLSLbxRLmDCcptpB2OQLpkKvmCJ0RgHPkFCoWBPN1CVTEZlKRYY7ZC4zpSOyoOoCED/OIWa6",
-	"x2yZ0jVL9gicRmxxdTKnYsbw3AEPwu3PecqC+bUBNAcYkRXlRo8ETMmNdiuzwMVtAKgsXGFYpnJQcU0U",
-	"m2aaJfb3neFwJGJenOr5BVufKwZPxD3yk0jXRGeI9sDmFAy9NHu4yGmmaQosgpIp5WmmGJFTC1wEyUjY",
-	"vSV+bxHREt80ak3oFGiSG7uhEGMQwD1ywiwlK6bnBEhGLiw3IG06EmdnR990yJIpItjKvxpQrmXpBTkE",
-	"iNsFzG2mhd1pf/KcDln3RdJn3Z3JH6fdl3R30H02GSaDcZ/9cfp8pxW1FvTqDRMzM2/tDXd3o9aCC//3",
-	"APiuMUzBIv7j/X/p/o8P//KHZv6smF5KoZ24p8mx3QT85XAXPtLlMuUT5JBPf9ZSlBYMTyYw7iVNeYIP",
-	"ncNZMCD+hBnKUytD3WPASahpgQxZsokBxtBiC8pTEO2cpeHfCEagGdgw09oK/EWmDRkDQRF8kNAkUUzr",
-	"1nWUz2KkPNdzqUww6pJqvZIqqQyc8gU3rb0XjVMYkjKqDXkBRKLoBEUZSPviWY8zibQkRBbUTCzTOHh3",
-	"RPSSTfjUgc/xQ6bNEazo2XRIX076yYDtjHfp80nrOsSJPyg2be21/uvTQkN7an/VTw+W/FApqewx1iXp",
-	"DYsqLWifxO6MYgJoqgmjkznhAk+TIOh6LS9M3krzrcxEci/8ENKcT/HtEHpWEsEK/W+fHkBvpROAcwpk",
-	"zzVKOWmFMk+AQ+Uir4O7PwQ8O6VOcbnz1hFNzw21MrvYPMxnUZhrQlPFaLLONR/2OMA4cOw5AxUxB4hd",
-	"VRvGospxapmBxJxRhfr4hGoWORZ6JjjslAig7dQpU1a0UM3IVKYJFzMLym+lGvMkuSckp/nbIRwlyAia",
-	"LEC7ArV2QQWdMXvI+tFoDiHo1Sdh14NbLmssxyjZ7rX7ZiFZQSmuSUXSkBXVBAUuSOuKPN6HXwhFGQYy",
-	"Gx8JJdqjwG+T/N8jjRuagIYxZlOpWLOS0fZfAJO3WhmoCaiXdfa9NoCASaRgPXJ2MxDsOQoQqjS939m5",
-	"l88ZwiA8M/+TU1qIf+IxwF5aVbwHiJsvx6lU+4Wxqdglo2muKRI6BqbATUTifLExmXKRWENLBLoYmHEI",
-	"xlMp31A1Y/cCo5vmHAR8iqM0yWJcLAdTWBL/1CNAs7a40FBvO005YZMUeepru/eu1ds6sN7cNLQge6IJ",
-	"aicItjNBvXl4P+6RhQOEUIOvweKwI5DcYnssxhn6LVD4cq1RV88EGqERYVdLWBGQsGKX8oIlHiTWrZTe",
-	"AZlQ102ooWOqWWWEwscF6/IPkQkVwNTHoFfRyZyVXF8Ouv7h8ywYsirs8xG5JsFz+84g4QKsDbYimk3k",
-	"NqILjgAx5VWm1/UNeI0X5PrcCqdplqak7XWMyPpWouJJay8RkKidhl3a2c7HMF11c47MuSbw8z5BEwsM",
-	"KYKaeLq+fTsPQ4ZNR+EocfOREsVnc0OEXIHwIDIzoEKgHFBMG6oMmJbvpDYzxU7+9KYDv4G+pDJ8Gn7F",
-	"R2WmJoy0T/705uT04PSQTFKqNdl9BhYrQj/h+iIiC7aQzkcg2ASWriuCyZmuPXIcWKuwCZEtxkzBhA5P",
-	"AHFifKp7AE+h2WwNWpkZ9IZQg0hAaHHUt2JBh9BUSxIHhx7vEXbJ1Dp/tAuj4oqluihOP/eSrCg3IHYz",
-	"VmAfJdNUygQ2gBNrS9ewGEUtJNBODy1yAIh3G1BDpJiwyGsAkzmbXMAapCLaSIWSyTm1IqsfhNDZI4N4",
-	"37sPWOLci7mlNJGZ9Q1an4L1evVaJRdtMFrdAXXiDsVIu3u3SiRxLma9ZsN/NzfQQf7OGKI28jidLZdS",
-	"GZb8yBJOT/Ghe7H/fKDzBYx0jvNVqTgUoU90LqRgWq/cSsGsWiaXTDldfzJhS/M4unbcvJNA1m6/brDJ",
-	"dK9VMB7rqPazN3qpUZrLqSOE3Akl7Ng6U1M6QYRZKpjIcCty7DHcvG2c9TU8eB04T6qLOLQUqOQ4ZQvP",
-	"dywu5/pvzRvTiXD/TAAvAZaHTlvDFnqrRX2Di4FlOSylStE1/J2jT3WZ32cLKrpg1AIDBhmeUoFL6rXC",
-	"EMJm9aPisSohV9PJ/LXrHFjdo8Q7At0r1jmKXhBgD4VKqsuLqaFskwu68Gm/t8daQOFD/rwc/8wmYD1d",
-	"dWey63yADqmdPwV2UUYSjKM1Ih06LHgSoYOXXZGEz7ipLP4GP3roEex3X9Lu9MOvw53rPzRBuRyrq64G",
-	"HbK5XHVGNvplU47BOmv3C5CteUwsIUaW1mqDAW7qsZQpo6JVJfXQL7pteLC2m0q8sBYMEQQjh+Ts+E0Z",
-	"mncILNYmDSON1Rn9LznolktGlTeW/HIRmluBzKJWCKuGcGZthUV889ft2MA7+0KNBTgEd9+B/Okd09WP",
-	"jh6uGwKjTfhd6DSZZkqXMccydoDWPqHpiq41YVd0UgbPYBh55zLK0GfDFrrF+SJbtPb6dfHqorMbqe2J",
-	"Jpob1owUzaHc25jFOYbE8MDKqG7XUkXWCimW0Co4wTqIa1zIc5zXilGD2EKThMPUNH0XcKApTTWrSq46",
-	"P5jSLDUeI+9K0/nrrRJktyXwIPKx2+/3t6P4xhnvQOBhuKV50irFuxkdQB+GiMurqAZ9biTxfEHvP0R3",
-	"pvcFvTqyrwzCzecqQE5HN4J5E8ncBtsKDSGkNiL42TLZBsEXXITfDm5D+Xw37v1PILjugdePgsq3b/1T",
-	"4+4nQtcHxdAaNh4m3ATh1IrS4eOKoJLLKYkBhDFqTjGGXsBAFYQtlmbtIs5olmqwS1M2NURmpm5i2Lhp",
-	"k4pTCpRGYEEvpDZkuLsTBDb3SSb4LxnbEO3pkUNcT8roJUP/bubD6xWFPqE9sMe/LkMxF84+vFuKYe+U",
-	"dNTRSH/Vfv8fX49GepT1+88m+C/78C9fN33Z+W/wfF2XLasmBXJ5hC2DaQAbHfT7AUS800XxxQLNhiWd",
-	"sIrSfZBQ8oOdLdjQYFs0yS2+uh/BoIK9oGCysMKQUoyCkkWsGYiBt9DydKkYmhiZUPSCW73cuvHhM8bI",
-	"ZkquXDbEJOWYpQK6gYa/YUgeBI8vhFyR8Rrd19+fnr4j2lCTVeAQxnfrx8CuDBOaj1PW9QllTQkDG50U",
-	"TX7/ikO7HGA2c5mcw1c0TeWK2ah/JQSzwWe7McwWRh/LMV0XMD8PkndaUWulpJidB3kHsPoFFetzwPSF",
-	"dZjk37ktlr7TfCayJXyFKmlloaE39sMmZA/N9wZjjt3oSOiRA48eesXNZM40kYLEgCIxaQPDArzUJMZA",
-	"RRyNROwTO2IiFYkd+GOymjNlc4kQv+YURmKdfRI72znGiI37/Qn+Sg7FLOV6PhKaCTgQRphI0K1nJNFz",
-	"uQrcopis8ERjHoOnjsre8gwkZ6pyMRIwjSWZvXp+xBNNVJZiemVSDszIlSBtSjAJ9IkmZiXJFLgGahwj",
-	"Yc3zDqEpv2C9kRiJ3+y+fyMLRgUwE/iEGye/jcRv3W43/x8ejr3OE5Pf3NoxBIK7xFzOPKuwCJmQ32x6",
-	"lXvWDuSiKOf4ph0NXVhOdthktMIlllM94LYd0CYEupmnltt4YNo50AGHQ1tp5ZwvSACY/rZPArywmSbc",
-	"kHZs7b44IrHFWPjkLDT46LQM+IjiGz5Y5hnvE80umaIp+VlyAeb0msSj0W9xByDrE3i8YdlGT76dIyK9",
-	"Xq/jV+4zhWD5hl0ZG61AnKLC43UoE4LRvRhveiofPZVilg9u1+EWlXIDG+gQeGTbGVFw3zihXtA0tafh",
-	"JhqzVK7yl9pC+s97cArykqlpKlcaGTycVuemTQY7wxhnOBEdy0t2/4lKeyvmmbIVziIIIgFgv0UC69yf",
-	"slUVeKgy+rHn9LJhG+6RfBLgtzfNspDIvm6bpLSF6hwJY0uY419PfnpLBEMeBN9Vl5+yS5bmQwtMSawM",
-	"7R/BsZeKTbjmUtjDSNiEL2i6ad0Fn3JexBv30PC0ndNqazlm51lmNpUY9JRZllJF2NUStE7gLQEPcFMW",
-	"eWluvNIzOJHVG0vzOPZifwnfaDv1OSKxAwJ8zBTHb6hhXcMXrMwiatpxr9dzU4OqErI1ZIQL4GmFXCtG",
-	"ssr8XvgbjjJOqbjI1y+nTo3EIGt+xjYYiY+61yZSGCXT85zG8yHmNqGKuCcaWIUNZAlDuWh8yu1uImGc",
-	"fNwwAdwmAJ6dftt9gUxrydSECdP1L3UiDIDKNNHk7dmbAAzhm96SgCdq89skYy/hCnkmFZ6sEziYql8g",
-	"sQQloJjMZs/bL3HQJLPBMAaqmx0Zqc2R8gVb2xHNihcDORcsDsMFcif3vB2UmnNkHudSIL8Tzm7L1Q4b",
-	"gi10HardyjxlyTQpWNAmRMmzDgMpjWdSilYnYATCEksxLk3XcPoTmaWJx6aEgcrh9QCno4b47LW98RpU",
-	"jCxlpZ1ZZm6F9W9lvPgN05wrPhOnaNcd3qAHIilFOC7OrVG/EPsYlykDOArhKqeukgUWBmtgLKkYnO9b",
-	"rzNt5AKTrd8xhTBUrdDRVdOKqz6BSaMJhqm0GUY5MDmlrZlVYa1phgDq2KT3+xtWVBdnUzapvPawrUUV",
-	"hM5KSp9/PyrlRYeje63Bf+0sLCd8A4vEfQShhQjg5E4QYYqCFG9YV9RCptaKWjWGho9YdoImnmUHYJiF",
-	"RNyKWiF6oJ3t6KSwvFofrsOU8kYURCXVIhd8bOtOCQe9QIs2SC/3mBNHUSCBKoYwqkKNoSibid6EZTn3",
-	"cwYMctc8d8yr6k+0TWW0gp3BPDpQfxNpNGnH3nfW6/fQPInByIJxYpfYGDCWkF1Y3mIITdPKjmzAou4o",
-	"bKjj+ktu5lkWA6wQGG6+BMwpmUpVIXJqeT480/Oos/feJ+n7KihXYJSXVkykvOCVkjT3Sm21LtG/OaSf",
-	"CTRtUEv7CpSFQKVCt1yuvkVAsCvFjWHCBu24LhuNpI3RqX1CyXfSM4EZE2BhgQWn5MK+lchJtoAfrRjl",
-	"mHZivTTWMCgdw3D3eb6rHMdqsbe39pebAvOnZRvbPYcm9VQCE6+b0yV0qCrsw93nYXnEbQ58LvKijOjW",
-	"8Pl11HojZ1xsdqXa/B3r3fIpfhiOTtglWdhtJmwhbX52Oyjdm/I01R7x3KmwRecGv2oBAxjxaxvA7Rmb",
-	"JV11Z9Z92t4RVBupG/iIcjdp8F3oWBy+uA3A3r+aD9AE1R8L7ChvdiPaHIAmOeWwOkydYVcVxndiq7Sm",
-	"WZquyUkewL0VIW46fO/W3xjQaSolPiCOBVrG4iLH6L6ZU5sPNFWMESy6s4EZmmK1TsJdMQq/Itx0bPaY",
-	"i8xzsczMSKA/aC9H/kG/TwoARmTw3JtmcoqWGyjqnt2t5jJlLid90O/3cx7OBaFiPRJO6wQuDZqJrSYL",
-	"crluLURGXCmFtgJHdAHWY5f6F5DVvUIJpA0cJP46joiQuV2jCBUzmxsyuWCg+ihksAjR+8UeqgGGu8YW",
-	"gnDTs1qkYetAw0OEGb7hepnStZPyHxF0eCMvWUonrCHwcFtwLWBE5cW9wOUMw3K38sQTqRSbmO5cKs26",
-	"Y4TjekuuFazqxVZR3mg7VnacV0yd6aaEzAOs5ED2j1mkrrJcMZMpAWJ33xV75BU87BKezWt4om2ztOwA",
-	"2yVphVlmf0xesDsmaU0wkyM5pw0y8ejkJ/LieX9Azk5fE8MXTBu6WDqtkacpd3nD5YUN+8Pn3cGgOxye",
-	"Dgd7z3b3+s97g+Gzfw9PN3ehbE0EDbKzTr4bSWcjxtfecCkwCIKGnMkDlzaEEcyivAcObOtESJuzVwow",
-	"N0SXzeb+BqVCh58zDEXorBo+vUOHgy0Tjny3AE9NjrjKICuhVDOZaWY2CoxJphQT5l2jjvMxXKOOG2z1",
-	"7v4MTBu6TPM12BV9Av5VBUd52U3gxb4Yx64guw7fLdHq06GSXUDTypu5LloZFgpIZmC7KjnlKfsnQ318",
-	"hsr1AciyBsboy2aDktnSNu6Q9vORPDrPvLRGMJ59KQ90/4H4931Zto99Tmoekkfj2f4c78i9sVBskilu",
-	"1icADeex/ZiGPJF3VsRhT5rY1tgW/qzedo1s/JEs+Q8Mz2SMnXgOMuC2TUvDJiN2fRv7+BCrveNTVoWP",
-	"8+obRGZ8qph9bszSVpxwMZX1ec8wNblUNoUNf2yHpTyfWyQF2rrs5QWmAHz11SuZcKZ7X31Fjos6G860",
-	"d7kjzruiLaoAtkFtz1V3tVp1gXV0M5Wi55QlsT+HkShZskbKC5x5v2g247xtMDB64WzVDsOAAhXlyX7W",
-	"UsQuCoIe7pFAbdhVIvjCMnrBXHxFpGvSpnnqdO6FxLSOIqg6dWPqjs/R8E1I4DkYyoHqoFQWYkHmUBAW",
-	"YKu2rA4Pw8slBfOxRK/t4e5z37dlzI2OsHWM678zEq4IxHYP0ISSk+8PuvDKnOp5p0eOg+I5wQBM9nxw",
-	"04Wzrgn/RyIngJxOqo4GdPHeBXdJezVngoylmeMZaiZMZLdSITqsL9Us6fTIgc8Gs3EkpdaE+hZhAEdb",
-	"xeQaCxlsjgPbLnaNTsKRaK/m1KBdxI12CWCdiGi6JvFrOpmz7mvr3t8jeZuyHjmkk7k7KpoA6tmpR2LM",
-	"NE9YjvNPNMF6fY2RE5/YkbBLPmE425poPhOYsuPr/3rkwJ0z/K5dZCoThqcjwY0rGtak/axPEnjA9fsB",
-	"lZu4bmBB3apmRpNXxwdvvzk5P/3ph8O356enbzqRDQauhKsWwlLPNkakRkIx7fszWcSA1fgKyUBkUJOb",
-	"lq58OXIFaanLvsE0LIZJTomNrObT+h5G2kXJffWmjYrZ8bSb0/Y8qM8MeHBjWTXsBRfmm5LZzl6D/SBt",
-	"yntmqFiHTxUVjrBkX3mPNZlAMjPKhTYjkbvJSRu3XTQVQ79aRHxoDf90WVeYtxLVW0b1+35O2GLHcYyj",
-	"BDmr5dLYbssyZExrGO505+yqiwqk7XymSXuHjNfGcl8Un+jX5AsWkRc534AHkI4IT2AbNkTuYAgnlSck",
-	"UGNdyXlbNMfIUMMqVmYLUp0gj+3ELCIZZq7juhOWMuPlyT4AHEv3Us382M/c2Jjch2MflqoRfVdA5E++",
-	"nDG20RUHrALM8PorV6QqM4M4UiRnIpcq8eIoL33M8+n0RDEmWLJP6EhccpnaV4Hz42nFtWTPmKzmUrNK",
-	"/6Ei8tAjp5gvhfEuzWYLUOUiz10BSgjrosNgZOXQBVs7EYzalY6ChmrElfB2bstVGIl2PAKu2+/HRb87",
-	"IKJy5hZpAzHYbB78Yb+UyABqRUJcOhuiCj7UweRHakYCHaHPhqGxSg7seJ6QMJSUrpFFYEQN+CvWsef9",
-	"y9D3esHWLqcBfcnelVz4Wxsd09iqsPBkVx3SpOKPJm0tR6IQ8lPFGCokobgH0YQBNeQmsmOd2CmfMGfY",
-	"Og3wx6PTVrVDplwyYSvoe1LNnrqX9FN4FhR1bmxgXHGakFeWvA/eHbWi1iVT2mppw16/10fzaSEnF92l",
-	"VKa1t9MfDK6jFoxPlxw09l6/98xFFFEZfkqX/Ok4L8uUTcEmWz6lfUzBkrKQhboHB/iGTU0XEMmpW6gu",
-	"mDnjirgKGU3aeRovSoKR8LUdkTNxDLsCdBfShzKAB8WZSl04slQLEhfJTGMtUxDfANC27pCz4zd6JFBv",
-	"wIQUexh5tieWadtdvXI9XcOene+bDarikadhT8/rD3me9iuZrO9Wpf77bxC7VS/YbQvkw2q+67IFCQuv",
-	"9vYb9gd37JDizMlN6/CPPg2aBF/fbfWb2sE40qLaicYkaqQzgNVOv79pqnz7T4O+hvjK4PZXSr128KVn",
-	"t79UdDaDNwZbvJF3QsIXdrdZV0MziOuotbsNHPL2VfjCs62gkBcb4NnmzWUs4uVssI2WYQcMaToDgmjh",
-	"F60P8FbBV5+m3DLVGTObuhq4w7eqQcgTbHUA0CTIplxby6m+zNLecG1eFe3fSpTQvwtjev/P3tYf1dv6",
-	"Q8gSPsZLt6F1VKUPwb25wl3J9ZEozvnsbNluQX+A3rW9B+Rn1Zgm8ns6DUo7t6XDArduosIoWJEzi9pl",
-	"Eh4Jw9JUk9WcoaHKTWOjiE6TkgJb9qt4AMrGN0JYFMD9SQRdGCqd7n/v7ODjaL2sADw8tZdP5T8VsVe2",
-	"fiut/8qTa0vbKTNNWSj4vS46awTOwDCyAPjITV3A2vcfyma4v3wO8tVsAwDfK9xmodnt226B26mmeeOS",
-	"m5RTrskMu4J92Tpof2eLlZUaO3/B1JHTg0W9LZTPqFnAAX+3r47X1hNYl1x1hP+OGY/tHyl1ch/D57Cr",
-	"7o+yvydc2sBpjzEBPpf5VQ57Vz7nL+AAHrekZtIQyXwduPadu8jWDQF6XjC2dKEjjI3sk7ginGNflbNS",
-	"HEtS6nhrG6J8Uc4dl1EQqij41d3Q3HV62cr5cVcStb74z+f8oP6eGiFX/xQy/3DukTMXytnaPZKTda63",
-	"fQSnafRc5+n4rsVCkJiFUV9RNSd7eQY/xgmwj2/lohhgUiPh240M+30X2jpwNxkUJQBxE+tyHW3wwglc",
-	"hwvqirA18khYGLq418sm0zCf535crnKh0HX0iAqsK5xEeNX7NyNUsICqMI/9w0Fv5kIDrkPeYWb+Z+Ui",
-	"N8FWJXW/edhNhR13aNh8i1rtw+PBRttCrmyKhNvUiurOIzPDe7G2/st79edtavBSbs2b2x5Yhh489jht",
-	"2punx2S8EIV69+Pvw+EWLLrpIo3PwN9Pwuyuur5YIqiCyWfi07P5Q588Wcm8LR0Q+cuciSJrBRgMHGlA",
-	"e57Be4bvut94Zg9IULD7t9KErL6JQ58VW//cLgN8Q0hzsoEnnmL9qoXJFqyxvHnEk+Cc62OXnStMJOXL",
-	"BDbw3LNwyIfnupXTx6SGhVS2CNkWw/yjMN8v3XkRnKS7v29r9qGZesoSW8K8zMzNxqStLisumJIK8wb3",
-	"y00oSl00euTAtdzwHQax8YdmwowEZiV0nEnKjba5KKit2Qmwkh4bSYQXSt2kth0m3LyzFQGfzzJ1XvG8",
-	"id/WpBX2d4QzujVRtzKxS+Pf1Czxgdb1sLZxmUO5sys7XPOGkA/Fo1zNSOlGjMflQy9vfym4H+53b9wC",
-	"gtlU1Jx2PecCkq9yLEz+vSGjas4mFzpgVO3mAuAO6iB59qttPGjrN20lSKkIihyIkfApmq5gGa/ytA3p",
-	"8mFmzBTZ8Tv9gb/GdCTwbg8y6Ps7QNxFJaDsYi4mjokMHP50PR58UbQrGh/skgUXmWE6stmhS8rVSFie",
-	"OHxpU5VtXTgXiVyBOqCDjovhcFgjXF6LtEWqa7sYPRK1adGiwqY8kRPjqcSsXJmZPeTibijqb1Gxt51g",
-	"ExCXCDscCX/LDF1SZUg7fvPTd0dvzw+++eb48OTk/Ojt6eHxnw/exJ38clWaWu4/ZnOOZd/u4libLyzy",
-	"W3VHwl6648/DZqTbfHyXNY5wwzuW7WUqRSMoM1cMmc8c9mg08XBtjB7DYFin9hGywrPsht4PRUV1pZ/D",
-	"1myw1OXiYwTKY6zu4cWKK8G6UyHV1qsvl1ZuEDRB61akB0TNyr0/pUKHTbO655/6e9xxvvuLq3vcNNjU",
-	"i7aQ27lCmLNBjpd62xrdR3Mn5BefBqn0pQoHrh27Lu7Gdubn1Gmznd7ji9ud4cs7GptGyh+pWB/4lr9l",
-	"k1BKsgAmXpczwUWsRcsgf9dx/Wq2pt7Cgf+ocZ7wkjYuyIud/l2unnMbO/Z9i5s35kWMLdq521aClsgN",
-	"W/G/BmN6yWkn+4x30NVOw19lWj3Qiqyf06SudVjBPhKhQqElmWYKLS0/hWVbtlAmyssZ8tvRQuKKcuWD",
-	"GlAccvWDtEsXybnmdoXbJydFn8PlMr2qlGu550j464Xz5pqOyi05u02H19IifKLczTidYkc3NDRDfWgk",
-	"blWIyA36EOFCG0aTqhY0EpvUIFLSgrymwm5XUEA3cUpfoWoOX9bvpYsDhRBwLMlS2yZbSbnAW/OKmyE7",
-	"9mL8kfAwdwV+KxZocpjBhxzU3mnXBoi6vdpqJQs+e4NufmU+dkfvhNWBrkJOMWR0RM+p8nEkGBgriuIa",
-	"0XqMr2C4d+fPXRdLHM3Xv1ZurBwJLuz9xDYoWiZ7S9gAdd9jiRvSLg6ACiKnU9ufeyUVbNLdHDgSTol9",
-	"/ebo8O3p+Z/ODs8O49r9iw4TlN1m9SrG8tm1B51cU+6RnxCX7c61K9ZUlyzB5t+rOU+Z1VLveqegxZAS",
-	"wRdFvAiO9vG3r8nLwaBP/t//HfR7w94zbGhWVtcabyB8sdMPLkwabLiP8DPnwmHF9e0mp7T+sWab87ip",
-	"bHNjma4vUw6qKv17c+4rjccslWKGdz4WRZ5WcQnLW/OKVsQIW9AKPNpI2bmpJNRyYUeGSLo+6mrZPa68",
-	"6GEnSFGkZ+f1pc529QlbpnKNnQcdjyw1sXDYixdxPbEbtCvOhJEZcCZbUy7YleMntqgWe+kppudFK5Ka",
-	"FSYz48ywLyNn8N9kZutDS16sVM5m9mgexpG1CYMKXHlcn9aX7iUHMgcSvpnObfuRxhy/04JGWY1E/Z2w",
-	"rmBfM+PvmKu3+bDVdqVeG/FI+AbcmLaVpamLjbrOBhu6l0REpgnTphwCmnKlTZPL4jtmfmSfmU7Kue4N",
-	"DXbCpjk39bsJvN0VR3femMZlhQWO76CVTKVzzD+rcpqrcrYvyvmk/hbk8JvcLEFg+gvwrvzOGCdmsFbj",
-	"/7ewUd/PZpuyZ9tEMXC+c+PNByv5y274ip+nocHnSDgHf0Rgq1SBIovq9Zng2C9dSLWgqeuO4i6X1YxM",
-	"HQtuv/32h9eR1XowlSyvpX+iRwKMPQXP75F4NMqGg+EBNezrK/SMxrkjmvxw+ObPR2/JydF3byMS/3Bw",
-	"evj1X3unhyenttwaePyKJyA0/v63//33v/3Pv//t//z9b//LjzMStqVOSi6K0SPfpgZr6QFSnX0wJzFO",
-	"aoGSR0ddaxt3+7l1x9PlkiVkiQ1AShbUHhn24Xsyl5nCtt+2qpy0Y1j/2bvzHw/+GkfE//WXo7ff/PSX",
-	"uBN5MwbeQeVwJLxJZ+QMzfl9532fuOQ8xShG9Sybz829mrDyrXlsZda9NLxqGt6HB/DU18VNs3gJHOTN",
-	"rQq3Zn3VxrofGRr+7Kt/2MryR9IpttMhPrUUrLSlvSkHJyh238/10qDpCtO5sw+UUm05a9DOKzRcR+Lg",
-	"3dETXemSR9pFyxnu7p5xja1dIDci8XeHpyTUr+NOzU3xyEL6Cw++f1Ta4r1DCbd43FVZmPyjON7zgMKJ",
-	"u/SwljvnFv5El7YIotJa0oCayU3bKq5TbNxVCLYauCqxkmfP+3cIljxwUMHtY4OHdR50uWaF3zQX6ra6",
-	"ZEHXeP9hkH/QblYsKn5R7O12ky+0yBho25tUdH5jl52o411MbsXOIVZy+H8ijzJu+U4e5Vs3PxI1T7BH",
-	"jI9y8paRvIaP2FzroXy/gM1fvPO36P+4nVmj2Y1O4GWKtxWUkMRicylk5i0pKfJbRWtt9nJ3Xt5Hb3+T",
-	"PynoVdisSGsWdo3+TGmRtW7eG1t4l7pxN3fXvoPGFHQYv4/m/EUs+5PmXHpEbUq6fLicSz/L50u6fHav",
-	"1JfahcvlAhpPyp8v8SWuYGicZ7l86aksX4iW+LB61BekWITRZkdxVskYiQ3h5o9TMoy0+Qquj6qCd9Cf",
-	"dm8dYvDlKBBFozIEZem8GtSGss5R6Yv+/sN19GupHfn7D+h9x5CqFct1FjqX2t2nis/pyoVvbcVSavgl",
-	"w0QebshKqgu8Wh3QBl/GfGfpU01cKi0FY/3KXd5X9AfAJpYugL0GXRpxi2QiQW0Je6guFZvyKzxMGyR4",
-	"agMBFhZ19ajQPSPfwVkkTbVlwa0OzvGCcAWolcd8peQKbykvbhlwL4xdF6BNVcuoi8n6e6VSmfrrP1JB",
-	"Z8WErhDbOj86wTC2HPv6w/X/DwAA//8=",
+	"Wcq6UvEZF2TMqNBESaoNS4iRRKqEqV4rak0ZNZliydGCzlhrrzU3Zqn3nj7l8Fn33AZ6E7l4KqQy8xUX",
+	"Se/n5awVtbj+1r3slyDoAsZ46x8kr+V0ylgrai2VTLIJAOX9r/6x72WmGRmnDDe/VHzCWnuDYW/3+kPU",
+	"0tkYtjNm6rXMhIEfolam0mCJxXqCVbaur6+j1pzRhCkE+1HCFktpmDDHbJnSNaz21wqwYlh+TFZzJoiZ",
+	"c02o0CumCNfEzBnRRiqWECkYkVNCBWFUpZwpotgvGdOGrLiZ2yfpgpE4n3Ky7v7A1jFpC2nmXMzIimqS",
+	"wDh0Rrno7BM61kwYIgWhZMqVNm5qOBo9mbMFRTQS2aK1974Fy2x9iDxatfbsN1HLrJfwSRvFxawFEHgr",
+	"T2DVDXsVsosbivdwyWOZrMmEKsUZ7JvQyYRpTYy8YCIiqzmfzImQZKzkSjNFpCJLJa/glcmckQVdkwvG",
+	"lr2RaEUtgAcP8KG+Az95eRf5t/WdXEetJVV0wYw7zwNc3yksr7650zmzKydTJRdEsRnXxq46lUAIbdab",
+	"9Uj87Jdh94+rV2Iw++Gv3++qV339um8Odxb/Nsier19OX9B/v/ilf3X57F+Hq7jTI8duXyORiRSgww3g",
+	"Bh4d1SQ+yMxcKv7fKSxjj7xiVDEV98hbSdwmCdJ2BAe9zNRSarZHTlZ0NmOKnB2RlczSZCSmPE1xbBER",
+	"KhLEiTRlSZcLkkOBrLjQRF4yhedntzvjl0xYPPSLYfZMOMDll4ypdSsnUHvG5/hqCdHqeIRc6+ibOqgd",
+	"2yLxOU/iHjkQa4viZk4ROEIaQsmFkCtBeELaC5pOpVpYOtKEi0maJSzpkBkzmuz0d3p+sUtq5sVaeXIz",
+	"YuVIdAO7rG8rINEf2Lq+ux/pBbPE72lc0ykAmyhm1LpHANMswZaYACUXbE1UJvQ+oUSxJaMV9jAS8ARA",
+	"LmcYfoT2gpm5TCICEIgIHlpEJlIA9yKwCXwPKLZDxutigAlNU6ZGol18o1jChOE01Q7CJl+wY27IgiJL",
+	"KFSsiWbqkqmITKUiwx0yl5nSEVlQdQGIXzA10/WMdI8g37S4OplTMWN47oAH4fbnPGXB/NoAmgOMyIpy",
+	"o0cCpuTGs10LXNwGgMrCFYYNOC7XRLFppllif98ZDkci5sWpnl+w9bli8ETcIz+JdE10hmgPbE7B0Euz",
+	"h4ucZpqmwCIomVKeZgrZPIISQTISdm+J31tEtMQ3jVoTOgWa5MZuKMQYBHCPnDBLyYrpOQGSkQvLDUib",
+	"jsTZ2dE3HbJkigi28q8GlGslWUEOFdnSaqaF3Wl/8pwOWfdF0mfdnckfp92XdHfQfTYZJoNxn/1x+nyn",
+	"FbUW9OoNEzMzb+0Nd3ej1oIL/3kAfNcYpmAR//H+v3T/x4d/+UMzf1ZML6XQTsuhybHdBHxyuAt/0uUy",
+	"5RPkkE9/1lKUFgxPJjDuJU15gg+dw1kwIP6EGcpTqzq4x4CTUNMCGbJkEwOMocUWlKeg0XCWhp8RjEAz",
+	"sGGmtdVzFpk2ZMxQmsODhCaJYlq3rqN8FiPluZ5LZYJRl1TrlVRJZeCUL7hp7b1onMKQlFFtyAsgEkUn",
+	"KMpAySme9TiTSEtCZEHNxDKNg3dHRC/ZhE8d+Bw/ZNocwYqeTYf05aSfDNjOeJc+n7SuQ5z4g2LT1l7r",
+	"vz4tFNOn9lf99GDJD5WSyh5jXZLesKjSgvZJ7M4oJoCmmjA6mRMu8DQJgq7X8sLkrTTfykwk98IPIc35",
+	"FN8OoWclEazQ//bpAfRWOgE4p9oqjSDlpBXKPAEOlYu8Du7+EPDslDrF5c5bRzQ9N9TK7GLzMJ9FYVBc",
+	"U8Voss41H/Y4wDhw7DkDFTEHiF1VG8aiynFqmYHEnFGFZsiEahY5FnomOOyUCKDt1ClTVrRQzchUpgkX",
+	"MwvKb6Ua8yS5JySn+dshHCXICJosQLsCtXZBBZ0xe8j60WgOIejVJ2HXg1suayzHKNnutftmIVlBKa5J",
+	"RdKg7YICF6R1RR7vwy+EogwDmY2PhBLtUeC3Sf7vkcYNTUDDGLOpVKxZyWj7L4DJW60M1ATUyzr7pGrU",
+	"9cjZzUCw5yhAqNL0fmfnXj5nCIPwzPxPTmkh/onHAHtpVfEeIG6+HKdS7RfGpmKXjKa5pkjoGJgCNxGJ",
+	"88XGZMpFYg0tEehiYMYhGE+lfEPVjN0LjG6acxDwKY7SJItxsRxMYUn8U48AzdriQkO97TTlhE1S5Kmv",
+	"7d67Vm/rwHpz09CC7IkmqJ0g2M4E9ebh/bhHFg4QQg2+BovDjkByi+2xGGfot0Dhy7VGXT0TaIRGhF0t",
+	"OfpxgMIv5QVLPEisNy29AzKhrptQQ8dUs8oIhWsP1uUfIhMqgKmPQa+ikzkrefwcdP3D51kwZFXY5yNy",
+	"TYLn9p1BwtGXxFZEs4ncRnTBESCmvMr0ur4Br/GCXJ9b4TTN0pS0vY4RWd9KVDxp7SUCErXTsEs72/kY",
+	"pqtuzpE51wR+3idoYoEhRVATT9e3b+dhyLDpKBwlbj5SovhsboiQKxAeRGYGVAiUA4ppQ5UB0/Kd1Gam",
+	"2Mmf3nTgN9CXVIZPo38RHpWZmjDSPvnTm5PTg9NDMkmp1mT3GVisCP2E64uILNhCOh+BYBNYuq4IJme6",
+	"9shxYK3CJkS2GDMFEzo8AcSJ8anuATyFZrM1aGVm0BtCDSIBocVR34oFHUJTLUkcHHq8R9glU+v80S6M",
+	"iiuW6qI4/dxLsqLcgNjNWIF9lExTKRPYAE6sLV3DYhS1kEA7PbTIASDebUANkWLCIq8BTOZscgFrkAod",
+	"viiZnFMrsvpBCJ09Moj3vfuAJc69mFtKE5lZ36D1KVivV69V8kwHo9UdUCfuUIy0u3erRBLnYtZrNvx3",
+	"cwMd5O+MIWojj9PZcimVYcmPLOH0FB+6F/vPBzpfwEjnOF+VikMR+kTnQgqm9cqtFMyqZXLJlNP1JxO2",
+	"NI+ja8fNOwlk7fbrBptM91oF47GOaj97o5capbmcOkLInVAu/qAzNaUTRJilgokMtyLHHsPN28ZZX8OD",
+	"14HzpLqIQ0uBSo5TtvB8x+Jyrv/WvDGdCPfPBPASYHnotDVsobda1De4GFiWw1KqFF3D5xx9qsv8PltQ",
+	"0QWjFhgwyPCUClxSrxWGEDarHxWPVQm5mk7mr13nwOoeJd4R6F6xzlH0ggB7KFRSXV5MDWWbXNCFT/u9",
+	"PdYCCh/y5+X4ZzYB6+mqO5Nd5wN0SO38KbCLMpJg+LAR6dBhwZMIHbzsiiR8xk1l8Tf40UOPYL/7knan",
+	"H34d7lz/oQnK5RBldTXokM3lqjOy0S+bcoxRWrtfgGzNQ4EJMbK0VhsMcFOPpUwZFa0qqYd+0W2jorXd",
+	"VMKktWCIIBgwJWfHb8rQvEM8tTZpGGCtzuh/yUG3XDKqvLHkl4vQ3ApkFrVCWDVEcWsrLMK6v27HBt7Z",
+	"F2oswCG4+w7kT++Yrn509HDdEA9uwu9Cp8k0U7qMOZaxA7T2CU1XdK0Ju6KTMngGw8g7l1GGPhu20C3O",
+	"F9mitdevi1cXlN5IbU800dywZqRojmDfxizOMSSGB1ZGdbuWKrJWSLGEVsEJ1kFc40Ke47xWjBrEFpok",
+	"HKam6buAA01pqllVctX5wZRmqfEYeVeazl9vlSC7LYEHkY/dfr+/HcU3zngHAg/DLc2TVinezegA+jBE",
+	"XF5FNehzI4nnC3r/IbozvS/o1ZF9ZRBuPlcBcjq6EcybSOY22FZoCCG1EcHPlsk2CL7gIvx2cBvK57tx",
+	"738CwXUPvH4UVL59658adz8Ruj4ohtaw8TDhJginVpQOH1d0iUkxgDBGzSnG0AsYqIKwxdKsXcQZzVIN",
+	"dmnKpobIzNRNDBs3bVJxSoHSCCzohdSGDHd3gsDmPskE/yVjG6I9PXKI60kZvWTo3818eL2i0Ce0B/b4",
+	"12Uo5sLZh3dLMeydko46Gumv2u//4+vRSI+yfv/ZBP9lH/7l66YvO/8Nnq/rsmXVpEAuj7BlMA1go4N+",
+	"P4CId7oovlig2bCkE1ZRug8SSn6wswUbGmyLJrnFV/cjGFSwFxRMFlYYUopRULKINQMx8BZani4VQxMj",
+	"E4pecKuXWzc+/I0xspmSK5cNMUk5ZqmAbqDhMwzJg+DxhZArMl6j+/r709N3RBtqsgocwvhu/RjYlWFC",
+	"83HKuj6hrClhYKOTosnvX3FolwPMZi6Tc/iKpqlcMRv1r4RgNvhsN4bZwuhjOabrAubnQfJOK2qtlBSz",
+	"8yDvAFa/oGJ9Dpi+sA6T/Du3xdJ3ms9EtoSvUCWtLDT0xn7YhOyh+d5gzLEbHQk9cuDRQ6+4mcyZJlKQ",
+	"GFAkJm1gWICXmsQYqIijkYh9YkdMpCKxAz+maCqbS4T4NacwEuvsk9jZzrFP2oTfn+Cv5FDMUq7nI6GZ",
+	"gANhhIkE3XpGEj2Xq8AtiskKTzTmMXjqqOwtz0BypioXI4E5nUgye/X8iCeaqCzF9MqkHJiRK0HalGDu",
+	"6xNNzEqSKXAN1DhGwprnHUJTfsF6IzESv9l9/0YWjApgJvAXbpz8NhK/dbvd/H94OPY6T0x+c2vHEAju",
+	"EnM586zCImRCfrPpVe5ZO5CLopzjm3Y0dGE52WGT0QqXWE71gNt2QJsQ6GaeWm7jgWnnQAccDm2llXO+",
+	"IAFg+ts+CfDCZppwQ9qxtfviiMQWY+EvZ6HBn07LgD9RfMMflnnG+0SzS6ZoSn6WXIA5vSbxaPRb3AHI",
+	"+gQeb1i20ZNv54hIr9fr+JX7TCFYvmFXxkYrEKeo8HgdyoRgdC/Gm57KR0+lmOWD23W4RaXcwAY6BB7Z",
+	"dkYU3DdOqBc0Te1puInGLJWr/KW2kP7vPTgFecnUNJUrjQweTqtz0yaDnWGMM5yIjuUlu/9Epb0V80zZ",
+	"CmcRBJEAsN8igXXuT9mqCjxUGf3Yc3rZsA33SD4J8NubZllIZF+3TVLaQnWOhLElzPGvJz+9JYIhD4Lv",
+	"qstP2SVL86EFpiRWhvaP4NhLxSZccynsYSRswhc03bTugk85L+KNe2h42s5ptbUcs/MsM5tKDHrKLEup",
+	"IuxqCVon8JaAB7gpi7w0N17pGZzI6o2leRx7sb+Eb7Sd+hyR2AEB/swUx2+oYV3DF6zMImraca/Xc1OD",
+	"qhKyNWSEC+BphVwrRrLK/F74G44yTqm4yNcvp06NxCBrfsY2GImPutcmUhgl0/OcxvMh5jahirgnGliF",
+	"DWQJQ7lofMrtbiJhnHzcMAHcJgCenX7bfYFMa8nUhAnT9S91IgyAyjTR5O3ZmwAM4ZvekoAnavPbJGMv",
+	"4Qp5JhWerBM4mKpfILEEJaCYzGbP2y9x0CSzwTAGqpsdGanNkfIFW9sRzYoXAzkXLA7DBXIn97wdlJpz",
+	"ZB7nUiC/E85uy9UOG4ItdB2q3co8Zck0KVjQJkTJsw4DKY1nUopWJ2AEwhJLMS5N13D6E5mlicemhIHK",
+	"4fUAp6OG+Oy1vfEaVIwsZaWdWWZuhfVvZbz4DdOcKz4Tp2jXHd6gByIpRTguzq1RvxD7GJcpAzgK4Sqn",
+	"rpIFFgZrYCypGJzvW68zbeQCk63fMYUwVK3Q0VXTiqs+gUmjCYaptBlGOTA5pa2ZVWGtaYYA6tik9/sb",
+	"VlQXZ1M2qbz2sK1FFYTOSkqffz8q5UWHo3utwX/tLCwnfAOLxP0JQgsRwMmdIMIUBSnesK6ohUytFbVq",
+	"DA0fsewETTzLDsAwC4m4FbVC9EA729FJYXm1PlyHKeWNKIhKqkUu+LOtOyUc9AIt2iC93GNOHEWBBKoY",
+	"wqgKNYaibCZ6E5bl3M8ZMMhd89wxr6o/0TaV0Qp2BvPoQP1NpNGkHXvfWa/fQ/MkBiMLxoldYmPAWEJ2",
+	"YXmLITRNKzuyAYu6o7ChjusvuZlnWQywQmC4+RIwp2QqVYXIqeX58EzPo87ee5+k76ugXIFRXloxkfKC",
+	"V0rS3Cu11bpE/+aQfibQtEEt7StQFgKVCt1yufoWAcGuFDeGCRu047psNJI2Rqf2CSXfSc8EZkyAhQUW",
+	"nJIL+1YiJ9kCfrRilGPaifXSWMOgdAzD3ef5rnIcq8Xe3tpfbgrMn5ZtbPccmtRTCUy8bk6X0KGqsA93",
+	"n4flEbc58LnIizKiW8Pn11HrjZxxsdmVavN3rHfLp/hhODphl2Rht5mwhbT52e2gdG/K01R7xHOnwhad",
+	"G/yqBQxgxK9tALdnbJZ01Z1Z92l7R1BtpG7gI8rdpMF3oWNx+OI2AHv/aj5AE1R/LLCjvNmNaHMAmuSU",
+	"w+owdYZdVRjfia3SmmZpuiYneQD3VoS46fC9W39jQKepgvqAOBZoGYuLHKP7Zk5tPtBUMUaw6M4GZmiK",
+	"1ToJd8Uo/Ipw07HZYy4yz8UyMyOB/qC9HPkH/T4pABiRwXNvmskpWm6gqHt2t5rLlLmc9EG/3895OBeE",
+	"ivVIOK0TuDRoJraaLMjlurX+GnGlFNoKHNEFWI9d6l9AVvcKJZA2cJD46zgiQuZ2jSJUzGxuyOSCgeqj",
+	"kMEiRO8Xe6gGGO4aWwjCTc9qkYatAw0PEWb4hutlStdOyn9E0OGNvGQpnbCGwMNtwbWAEZUX9wKXMwzL",
+	"3coTT6RSbGK6c6k0644RjustuVawqhdbRXmj7VjZcV4xdaabEjIPsJID2T9mkbrKcsVMpgSI3X1X7JFX",
+	"8LBLeDav4Ym2zdKyA2yXpBVmmf0xecHumKQ1wUyO5Jw2yMSjk5/Ii+f9ATk7fU0MXzBt6GLptEaeptzl",
+	"DZcXNuwPn3cHg+5weDoc7D3b3es/7w2Gz/49PN3chbI1ETTIzjr5biSdjRhfe8OlwCAIGnImD1zaEEYw",
+	"i/IeOLCtEyFtzl4pwNwQXTab+xuUCh1+zjAUobNq+PQOHQ62TDjy3QI8NTniKoOshFLNZKaZ2SgwJplS",
+	"TJh3jTrOx3CNOm6w1bv7MzBt6DLN12BX9An4VxUc5WU3gRf7Yhy7guw6fLdEq0+HSnYBTStv5rpoZVgo",
+	"IJmB7arklKfsnwz18Rkq1wcgyxoYoy+bDUpmS9u4Q9rPR/LoPPPSGsF49qU80P0H4t/3Zdk+9jmpeUge",
+	"jWf7c7wj98ZCsUmmuFmfADScx/ZjGvJE3lkRhz1pYltjW/izets1svFHsuQ/MDyTMXbiOciA2zYtDZuM",
+	"2PVt7ONDrPaOT1kVPs6rbxCZ8ali9rkxS1txwsVU1uc9w9TkUtkUNvyxHZbyfG6RFGjrspcXmALw1Vev",
+	"ZMKZ7n31FTku6mw4097ljjjviraoAtgGtT1X3dVq1QXW0c1Uip5TlsT+HEaiZMkaKS9w5v2i2YzztsHA",
+	"6IWzVTsMAwpUlCf7WUsRuygIerhHArVhV4ngC8voBXPxFZGuSZvmqdO5FxLTOoqg6tSNqTs+R8M3IYHn",
+	"YCgHqoNSWYgFmUNBWICt2rI6PAwvlxTMxxK9toe7z33fljE3OsLWMa7/zki4IhDbPUATSk6+P+jCK3Oq",
+	"550eOQ6K5wQDMNnzwU0Xzrom/B+JnAByOqk6GtDFexfcJW1sczaWZo5nqJkwkd1KheiwvlSzpNMjBz4b",
+	"zMaRlFoT6luEARxtFZNrLGSwOQ5su9g1OglHor2aU4N2ETfaJYB1IqLpmsSv6WTOuq+te3+P5G3KeuSQ",
+	"TubuqGgCqGenHokx0zxhOc4/0QTr9TVGTnxiR8Iu+YThbGui+Uxgyo6v/+uRA3fO8Lt2kalMGJ6OBDeu",
+	"aFiT9rM+SeAB1+8HVG7iuoEFdauaGU1eHR+8/ebk/PSnHw7fnp+evulENhi4Eq5aCEs92xiRGgnFtO/P",
+	"ZBEDVuMrJAORQU1uWrry5cgVpKUu+wbTsBgmOSU2sppP63sYaRcl99WbNipmx9NuTtvzoD4z4MGNZdWw",
+	"F1yYb0pmO3sN9oO0Ke+ZoWIdPlVUOMKSfeU91mQCycwoF9qMRO4mJ23cdtFUDP1qEfGhNfzosq4wbyWq",
+	"t4zq9/2csMWO4xhHCXJWy6Wx3ZZlyJjWMNzpztlVFxVI2/lMk/YOGa+N5b4oPtGvyRcsIi9yvgEPIB0R",
+	"nsA2bIjcwRBOKk9IoMa6kvO2aI6RoYZVrMwWpDpBHtuJWUQyzFzHdScsZcbLk30AOJbupZr5sZ+5sTG5",
+	"D8c+LFUj+q6AyJ98OWNsoysOWAWY4fVXrkhVZgZxpEjORC5V4sVRXvqY59PpiWJMsGSf0JG45DK1rwLn",
+	"x9OKa8meMVnNpWaV/kNF5KFHTjFfCuNdms0WoMpFnrsClBDWRYfByMqhC7Z2Ihi1Kx0FDdWIK+Ht3Jar",
+	"MBLteARct9+Pi353QETlzC3SBmKw2Tz4w34pkQHUioS4dDZEFXyog8mP1IwEOkKfDUNjlRzY8TwhYSgp",
+	"XSOLwIga8FesY8/7l6Hv9YKtXU4D+pK9K7nwtzY6prFVYeHJrjqkScUfTdpajkQh5KeKMVRIQnEPogkD",
+	"ashNZMc6sVM+Yc6wdRrgj0enrWpjULlkwlbQ96SaPXUv6afwLCjq3LjemZwm5JUl74N3R62odcmUtlra",
+	"sNfv9dF8WsjJRXcplWnt7fQHg+uoBePTJQeNvdfvPXMRRVSGn9IlfzrOyzJlU7DJlk9pH1OwpCxkoe7B",
+	"Ab5hU9MFRHLqFqoLZs64Iq5CRpN2nsaLkmAkfG1H5Ewcw64A3YX0oQzgQXGmUheOLNWCxEUy01jLFMQ3",
+	"ALStO+Ts+I0eCdQbMCHFHkae7Yll2nZXr1wr27Bn5/tmg6p45GnY0/P6Q56n/Uom67tVqf/+++Ju1QJ3",
+	"2wL5sJrvumxBwsKrvf2G/cEdO6Q4c3LTOvyjT4PeyNd3W/2mdjCOtKh2ojGJGukMYLXT72+aKt/+06Cv",
+	"Ib4yuP2VUq8dfOnZ7S8Vnc3gjcEWb+SdkPCF3W3W1dAM4jpq7W4Dh7x9Fb7wbCso5MUGeLZ5cxmLeDkb",
+	"bKNl2AFDms6AIFr4ResDvFXw1acpt0x1xsymrgbu8K1qEPIEWx0ANAmyKdfWcqovs7Q3XJtXRfu3EiX0",
+	"78KY3v+zpfdHtfT+ELKEj/HSbWgdVelDcG+ucFdyfSSKcz47W7Zb0B+gd23vAflZNaaJ/J5Og9LObemw",
+	"wK2bqDAKVuTMonaZhEfCsDTVZDVnaKhy09gootOkpMCW/SoegLLxjRAWBXB/EkEXhkqD/987O/g4Wi8r",
+	"AA9P7eVT+U9F7JWt30rrv/Lk2tJ2ykxTFgp+r4vOGoEzMIwsAD5yUxew9v2HshnuL5+DfDXbAMD3CrdZ",
+	"aHb7tlvgdqpp3rjkJuWUazLDrmBftg7a39liZaXGzl8wdeT0YFFvC+UzahZwwN/tq+O19QTWJVcd4b9j",
+	"xmP7R0qd3MfwOeyq+6Ps7wmXNnDaY0yAz2V+lcPelc/5CziAxy2pmTREMl8Hrn3nLrJ1Q4CeF4wtXegI",
+	"YyP7JK4I59hX5awUx5KUOt7ahihflHPHZRSEKgp+dTc0d51etnJ+3JVErS/+8zk/qL+nRsjVP4XMP5x7",
+	"5MyFcrZ2j+RknettH8FpGj3XeTq+a7EQJGZh1FdUzclensGPcQLs41u5KAaY1Ej4diPDft+Ftg7cTQZF",
+	"CUDcxLpcRxu8cALX4YK6ImyNPBIWhi7u9bLJNMznuR+Xq1wodB09ogLrCicRXvX+zQgVLKAqzGP/cNCb",
+	"udCA65B3mJl/rNxfJ9iqpO43D7upsOMODZtvUat9eDzYaFvIlU2RcJtaUd2p9OFtuNlo00LcW08bLpXD",
+	"NT0eh70Xv+y/vFfT36auMeV+v7lBg7XtwWOP0/u9eXrM8Avxsnc/oTEcbsH3m27n+AxC4yRMGasroSUq",
+	"LSRHJj697Dj0GZmVdN7SAZG/2CsYA64FRxoQtJcaXoq4ljpeggASFDLkrTSh/Ghi+2fF1j+3HwLfENKc",
+	"bGC0p1gUa2GyBb8tbx7xJDjn+thljw0TSfmGgg2M/Cwc8uFZeeX0MVNiIZWtbLYVNpajf/nM90v3iAQn",
+	"6S4F3Jp9aKaessTWRS8zc7OFakvWilurpMJkxP1yZ4tSa44eOXB9PHzbQuwmopkwI4GpDh1n53KjbYIL",
+	"qoB2AizPx+4U4S1VN+mChwk372yZweczd52rPe8MuDVphU0j4Yxuzf6tTOxqAzZ1YHygdT2swV3mUO7s",
+	"yl7cvMvkQ/EoV4hSumbjcfnQy9tfCi6d+91bzIBgNr81p13PuYDkqxwLM4pvSNOas8mFDhhVu7mquIM6",
+	"SJ5Sa7sZ2qJQW15SqqwiB2IkfN6nq4LG+0Ftl7t8mBkzRcr9Tn/g70YdCbwwhAz6/mIRd/sJKLuY4Ilj",
+	"IgOHj65xhK+0dpXog12y4CIzTEc25XRJuRoJyxOHL23+sy025yKRK1AHdNDGMRwOC4/La5G28nVtF6NH",
+	"ojYtmmnY6SdyYjyVmOorM7OHXNwNRf3VLO4CbmoIddm1w5HwV9fQJVWGtOM3P3139Pb84Jtvjg9PTs6P",
+	"3p4eHv/54E3cyW9spanl/mM251hL7m6jtUnIIr+qdyTsTT7+PGyau03yd6noCDe8uNne0FJ0lzJzxZD5",
+	"zGGPRhMP18aQNAyGxW8fISs8y25oKFGUaVeaRGzNBkutMz5GoDzG6h5erLi6rjtVZ229+nK95gZBE/SD",
+	"RXpA1Kw4MUrVE7e5L/zl8B/ps7jH9YVNDW4LuZ0rhDkb5HhTuC38fTR3Qn6bapCfXyqb4Nqx6+LCbWd+",
+	"Tp022+k9vrjdGb68o7FppPyRivWB7yNcNgmlJAtg4nU5E9zuWvQh8hco1+97a2pYHPiPGucJb37jgrzY",
+	"6d/lPju3sWPfDLl5Y17E2Eqgu20l6LPcsBX/azCml5x2ss94sV3tNPz9qNUDrcj6OU3qWocV7CMRKhRa",
+	"kmmm0NLyU1i2ZatvorxGIr9yLSSuKFc+qAHFIVc/SLt0O53rmFe4fXJS9IlhLn2sSrmWe46Ev7M479jp",
+	"qNySs9t0eNctwifK3YzTKbaJQ0Mz1IdG4laFiNygDxEutGE0qWpBI7FJDSIlLchrKux2BQV0E6f0Farm",
+	"8GX9srs4UAgBx5Istb23lZQLvIqvuG6yY2/bHwkPc1c1uGKBJodpgchB7UV5bYCo26stgbLgs9fy5vfw",
+	"Y8v1Tlhy6MruFENGR/ScKh+cgoGxTCmuEa3H+AqG+xjB3LXGxNF8UW3lGsyR4MJeemwjrWWyt4QNUPeN",
+	"m7gh7eIAqCByOrVNv1dSwSbddYQj4ZTY12+ODt+env/p7PDsMK5d6ugwQdltVu93LJ9de9DJNeUe+Qlx",
+	"2e5cuwpQdckS7Ci+mvOUWS31rhcVWgwpEXxRGYzgaB9/+5q8HAz65P/930G/N+w9w0hMWV1rvNbwxU4/",
+	"uIVpsOGSw8+cYIdl3LebnNL6x5ptzuOmWtCNtb++9jko1fTvzbkvXx6zVIoZXiRZVI5axSWsmc3LZBEj",
+	"bJUs8GgjZeemOlPLhR0ZIun6UK5l97jyojGeIEXln53X10/b1Sdsmco1tjN0PLLUGcNhL97u9cRu0K44",
+	"E0ZmwJlsobpgV46f2EpdbNCnmJ4X/U1qVpjMjDPDvoxExH+TmS06LXmxUjmb2aN5GEfWJgwqcOVxfVpf",
+	"upccyBxI+GY6tz1NGhMHTwsaZTUS9RfNui4Amhl/cV29d4gt4Ss18IhHwnf1xlywLE1dbNS1S9jQEiUi",
+	"Mk2YNuUQ0JQrbZpcFt8x8yP7zHRSTqBv6NoTduK5qYlO4O2uOLrzbjcu1SxwfAf9aSrtaP5Z6tNc6rN9",
+	"pc8n9bcgh9/kZgkC01+Ad+V3xjgxLbYa/7+FjfomOdvUUtvOjIHznRtvPljJX3bDV/w8DV1DR8I5+CMC",
+	"W6UKFFlUr88ExybsQqoFTV3LFXdjrWZk6lhw++23P7yOrNaD+Wl5gf4TPRJg7Cl4fo/Eo1E2HAwPqGFf",
+	"X6FnNM4d0eSHwzd/PnpLTo6+exuR+IeD08Ov/9o7PTw5tTXcwONXPAGh8fe//e+//+1//v1v/+fvf/tf",
+	"fpyRsH16UnJRjB753jdYoA+Q6uyDOYlxUguUPDrq+uW4K9WtO54ulywhS+wqUrKg9siwD9+TucwU9hK3",
+	"peqkHcP6z96d/3jw1zgi/tNfjt5+89Nf4k7kzRh4B5XDkfAmnZEzNOf3nfd94jL+FKMY1bNsPjf3asLK",
+	"9/ux5V730vCquX0fHsBTXxc3zeIlcJA39z/cmvVVu/V+ZGj4s6/+YcvVH0mn2E6H+NRSsNLr9qYcnKCC",
+	"fj/XS4NOLkznzj5QSrXlrEGPsNBwHYmDd0dPdKX1HmkXfWy4u9DGdct2gdyIxN8dnpJQv447NTfF/YR0",
+	"9NnzP7/wKP5H5T/eOyZxi+telaXSP4oHP49MnLgrGWtJeG7hT3RpiyBzrUkOOJ7ctK3issfGXYVgq4Gr",
+	"EnR59rx/h6jLA0cn3D42uGrnQQ9uVjhgc+3A1r4s6BpvZwwSGdrNGkrFwYqd525yqhapB217z4vO7xOz",
+	"E3W8r8qt2HnWSpGDT+Saxi3fyTV96+ZHouZS9ojxUd7iMpLX8BFbfz2UExmw+Yv3IhfdKbezjzS70Zu8",
+	"TPEuhRKSWGwuxd68SSZFfudprQlg7hfMu/ztb3JMBZ0UmzVyzcKe1p8pv7LWa3xjg/FSr/Dm3t93UL2C",
+	"/uf3UcG/iGV/0uRNj6hN2ZsPl7zpZ/l82ZvP7pVDU7sOulyJ40n582XQxBUMjfN0mS89J+YL0RIfVo/6",
+	"ghSLMGztKM4qGSOxIW79cUqGkTbxwXV5VfAOOuburUMMvhwFomijhqAsnVeD2lDWOSpd299/uI5+LTVL",
+	"f/8B3fgYm7Viuc5C51K7217xOV25jq6tWEoNv2SYEcQNWUl1gRe/A9rgy5g4LX3OisvJpWD1X7mrBYvu",
+	"Bdhi00XC16BLI26RTCSoLWGH16ViU36Fh2mjDU9tRMHCoq4eFbpn5PtLi6SpSC24c8J5cBCuALXymK+U",
+	"XOEd6sUdCO6FsetRtKmmGnUxWX+vVHNTf/1HKuismNCViVsvSicYxhaLX3+4/v8BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1874,7 +1874,8 @@ func (r ListNewOrdersResponse) ContentType() string {
 
 // CreateOrderResponse201Headers the declared response headers of an HTTP 201 response for CreateOrder
 type CreateOrderResponse201Headers struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 // CreateOrderResponse401Headers the declared response headers of an HTTP 401 response for CreateOrder
@@ -2609,7 +2610,8 @@ func (r TakeOrderResponse) ContentType() string {
 
 // RegisterOrdersUserResponse201Headers the declared response headers of an HTTP 201 response for RegisterOrdersUser
 type RegisterOrdersUserResponse201Headers struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 // RegisterOrdersUserResponse429Headers the declared response headers of an HTTP 429 response for RegisterOrdersUser
@@ -3298,6 +3300,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateOrderResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -3987,6 +3996,13 @@ func ParseRegisterOrdersUserResponse(rsp *http.Response) (*RegisterOrdersUserRes
 	switch {
 	case rsp.StatusCode == 201:
 		var headers RegisterOrdersUserResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -4976,7 +4992,8 @@ type CreateOrderResponseObject interface {
 }
 
 type CreateOrder201ResponseHeaders struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 type CreateOrder201JSONResponse struct {
@@ -4991,6 +5008,9 @@ func (response CreateOrder201JSONResponse) VisitCreateOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	if response.Headers.Location != nil {
 		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
 	}
@@ -5873,7 +5893,8 @@ type RegisterOrdersUserResponseObject interface {
 }
 
 type RegisterOrdersUser201ResponseHeaders struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 type RegisterOrdersUser201JSONResponse struct {
@@ -5888,6 +5909,9 @@ func (response RegisterOrdersUser201JSONResponse) VisitRegisterOrdersUserRespons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	if response.Headers.Location != nil {
 		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
 	}
@@ -6503,174 +6527,176 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
 	"7H3vkhs3kuer4OpmQ6SnSLHZatluxsZFW5Y92rElrf6E9kbUNcEqkMR0EeAAYFP0qO/jRdzX+3IvcBH7",
-	"Hntvsk9ykZkACkUWu1s9snQzOw47zCZR+JNIZP4ykZn156zQy5VWQjmbnf45W3HDl8IJg389KcVypZ1Q",
-	"xfb3YgvflMIWRq6c1Co7zX7mF8IytxDMiD+thXXM8plgTjMjnNn22auFYDNprIsNNtItGGcXYsvMWtkR",
-	"48yIleD+F+jL8qUYK2jBVRm/iT10lsItdJmzFXeLnP1pLcw2Z4VWTijH3HYl8LmpLrddNt3WHRS8qoQZ",
-	"q079jRGlUE7yynbZXDhaC02YK7sRhvE5lypnM6OXjKsts8JcCpOzmTZs+IAt9NrYnC25uRDlWE0ixVzv",
-	"hVhVfCvKU+bMWkxynFWx4GouLFPaLaSap8tfyEok41snqwppxDZcOjtWMKR01s+MiIvLAFIRXaFbYSKp",
-	"pGVGzNZWlPT7g+FwrCay3tXzC7E9NwJaTPrsmaq2zK6LQlgrLOMGul65U5zkbG15xbRhnM24rNZGMD0j",
-	"4iJJxorWVoa15cxqfNKZLeMzJ2D2tKCUY5DAffZSqBK6NsIumOGq1Et2yau1YB0+Vq9fP/m+y1bCMCU2",
-	"4dH+WGV5JoERF4KXwmR5pvhSZKcp4/aAc/PMFgux5MDC4j1fripodTIbFA/5UPS+KQei96D4etb7lp8c",
-	"9Y6LYXk0HYivZw8fZHm25O9/EmruFtnp8OQkz5ZShb+P8mzFnRMGJvHf3v6n3n9/99vfZHkGXJidZtYZ",
-	"qebZ1VWePTOlME++3z9DsIsafrxnmSz77DtR6Q072t+7waAflgucXy9WllmeAU2kEWV2CtzWut6jr/Ns",
-	"ps2SO3hIOVqcVHK5XuJS/KylcmIuDE77OZ+L/Tn/QRjdm3KY24rPBVPr5RQ48oz+XPIts44bx7hjS20d",
-	"OxoMBgNapmVSOY2MXEnrTtkEnpmw//u/x2pi5S9iwv79f/4f/0QndID9Hg0GRAtoBn/l9P1J+B74qhQz",
-	"vq4ctRn6JmNF/SVPd2G6pRDAVNhLC8FzNnFan1fczOEAbxbaCjap5FK6CbR3CzFW2EeYYjgSMAS3F6IE",
-	"QTFiVhuHP9D53PAtCUlO8m3GDQP+1zPGkSoJa6N8qzcbRmmws19vdjrI660eNHf6eEhs7HcaSJHs/KB1",
-	"51/KX1p2HvgBVzeKhAYaJ/vMOkgu00bPbv/AqqDH9lUN02UNb1rXjfz8Uhu3v6rJTIqqnIB0o495KY0o",
-	"4NcJTR6/ZRNZTnI2WRlZCGpdGMGdKM/cBMV7fIxNuC2gyVhNYKwJ6wR64S/dEXPSy9ip0RdCgaqC8/99",
-	"aCbLHFr22TPkGZwBPRDI2kGSHmQVYLoGUX9jxCw7zf7z/Vrn36df7X2UT0idK6CTEXallRUIA77j5QsS",
-	"ufCX17Twka9WlSw4LPj+Hy2QMhE30LKEeVzySpbY6Bw0hwBxVQrHZWWz07exGZw0u6A542Kz08Y2+UWC",
-	"Xs/yDA8h7vJSWItSKluurWNTAdxYCQ7sCPrW8MLB7udxpLW6UHqjzmmUerRCV3ptdgaqu5eotkFJITPg",
-	"UUcmJ9IkA6yMKKSlSYfOkWnaFzHcW8SCX4p4qIZsBmuQWvGKlXIunc2u3qXPBF1aaoIWbMldQeLw7PkT",
-	"ZleikDO/UV5XCOuewLSOZ0P+bTEoj8SD6Ql/WGRXt+WYs5V8bIw2xDA7B2pvzyenDa2/N1Npm9McsYnn",
-	"kQkDfrZM8MKfwz5MsolNXyCGuRN7tsOhxs7j9HYwBdtwy/AYAi7bQV4j+IVxRCuAzrBJil0+zy4cQHqn",
-	"rHVBBWDJqZhpI9rhZCd8AexL+BuEIIqd7ijgPiRMqZXos9fXE4H2UQF84tXd9s4/fC6QBo3T6n/y8JSF",
-	"Fp+D7I1ZTU4ZVyxOx4PnER4HICQz4lLwKtoEjE/12jHpcjaJk52wmVSlBQQtVYK6WaXnSMan2v2g1+pu",
-	"R0Bpdz7Dp1MKIlxjR1/jOaWfPw194nCTU6Y0wUK24JbYUtL5RoX07PcfuZ6gjrPTbDgYPuwNjnqD4auj",
-	"wekA/v1DlmfF2jq9FAYY4CjfgzdSEVCbCUXiuiTgvBIGkIcwMAx8OcyztYUtRV071VOYNAn506PhoH+S",
-	"Z9Zxt7Zgjjxlz188+/HF45cvb09CJEAb/aLF4K0qmK4zXFkJDWriBez+MezgW779VUnZTqQ3Z09ePXn6",
-	"I6q2lZ86GRYIUREiIgJ02vHqcSWW5LQ48t/AcuHPq4+jMFKphcrPlIiQngwXpOwrrX8CfHunc+aP83k0",
-	"KrI2LY5CAawLrVlo9Rmk1t7kvMrG6XS876EURcWNKNkjWnuPLOEuzFdfemYk0XQPDLylJCn/WvG1W2gj",
-	"f7mjll6nHaRUg6+Fcr4HFu3gT0OUdNhAD8ENLBRBu7RsKa1Fd4eHlaASxfsVTIJ1XvzwiD38+oQsH/JS",
-	"IKR+8+ZN76yeeYulNfmOxjGCV8t/HJM0tuMM7FBQzhNULv84zqRCsHWOExpnE7ZZCMW4nyAoYyuU6x/w",
-	"gRwYJWcHum9xblzR/l5yWfFp9REnAylRcsen3IqdHux6ueRm68VdaMQKrkAbTQFJ8mKBvIBuooRVQuPz",
-	"ddJlE84lPUrLknYj76+SQMGZ2DArCq1Ke+MRBHZDtv9ubbf7C1hxazfalKDmFmQcz9ZVxTpGzKV1hphX",
-	"q2rbbVkR9Xw+ha53F+JxgLQMfh4x9LbNuVQMjalqe/PUP81RaSO7PzKHt48ZOV84pvQG0CXTa4ci16Dj",
-	"kHxIesaea+vmRrz855+68BtABbPG1uQyMcLqtSkE67z8559evjp79ZgVFbeWnRyfwj4CpUtpL3K2FEvt",
-	"3cWKLHW7g1y9F7PPXiSOS1gE6SIY0PMEMMkEW/XOoBV6UFljQ3llNZsk2zc5ZeJSmG1kiB4wBI6tzUW9",
-	"j9H1veHSAcJei5pnOJtVWqMFmo5mgTaVnktlu+h8TQ0uWFrwG3DHtCoECRIgonXaIPJUW++6JRGTLO6U",
-	"HdH6yEHVsrIDDxEHgCa9Z8lUYIYrWL9rKgsnl4I0Bi4e94KrQlSVKHekZzLEvuB86XfHaSKet2jwXEs1",
-	"PyAIT1rcRSTY7Hq10saJ8mdRSv4KG91JgcWOzpfQ0zmOt3ucUxBwz0Y1C8My74DQShBS1isR+KwoxMrZ",
-	"zwMU2leSoIXbz9vxC0G46o3Rav7SeVV4B0OQtJTFHlqtGLB4axw+wrGZEqK0LELPT2T+JXPxZKFZeEIE",
-	"Cw5+J4rU8J0c5xYvnPpZLZqR7+OwrbcICNT0zAuYeGOjvHdlbWa8EMD+KwM74CQpYKLg9evFUR9Bw6vE",
-	"d7c7icck2YyeVmIZJDOJnOhC2HMMdXNkDKFA2oJSQB+xE0t7q0l9j5OBafnjy43hW/g7ssDuNH+3XnLV",
-	"M4KXoKIAq1VccbKdEmfzQWS5h4Aap65tZ/6l5/2nvSdluCLwj9BNInrBQALXVr1tTmbvLLddMtWXQG9p",
-	"W2sqvIvt9fSPonBZnr3vzXXP26+em/Pse1HIJa9eUqd7qzlTjC/1WjnGLeNgDkBr4OhVBZhDaYfUOvWO",
-	"yhwMfCvnCj9Ugpewyl+E0fSTeE+7mjOuxkqvvJdzpcF4nOmq0htRsunWdzeKTtHjYe3btX32+D0v8GAR",
-	"81dczdd8Lsg5XlMRbc5Bltwi+BU0r/mOh417vc7gw9uj3rfv3g563777qtsZj/v48bfd//KbNm6oT8u+",
-	"cnLIc0sO2y1qJjSCW636jI4Q7F3j1Po7X1BqJUfjEJSwKMmLhAp5ybdsbvTGX7sWlcTrcLDiYaewS5k4",
-	"XsFWwTsHZ9nvXr16zsgQb3Jd6hhqLhPYR7x3Qlk5rURPqPUSuK7N139Q87WZwzt2XtMz5Ra6PIevODEG",
-	"utN3PIAzbaayLAVsfHDQnIOspxuEppqQyq5nM1kArc5nawL6MJ0lV9tzqc5XRs+NsPB1E4THRn4RjQeB",
-	"4dcr+OqALXLA5/zOH8p2jvKibo+n0FNxjdDts7PADnYjXbEQFrTCBFhiArC7xJtIG24287GaiPcrUTjh",
-	"78Q8udG0NBSkgPwEQFwr0R2xiZcz4VoUf7+Hv7LHal5JuxgrsEOFKkDYl4gynQYjZZOAbPTv37Po8g+n",
-	"YWdtMbSBjgCTIDhUOCKkbhtXCffAWqiErcNJAuQEa73DGTqkAIFudHLVMlYkc7qMV/ICRMlYfaB1f2BL",
-	"wRVIMviEC2cfxupDr9eL/0HjSRDIE/bBzx3dAv4CybAYbpM4EtgH5m+VsC111Liyot5Q3XtVTlEuNa6K",
-	"pxxBzgd2/dWVHwNRHHZNgRdeUW0AmWFczYglfEGXMtKxzoQso0nOJsSx8MmjaPg41boSXMFHVM7wgZTQ",
-	"ZMQsCGxesT9qqUjST8bjD5MuUDZc5wXTq4N2IY2Rs36/3w0zD1eHMH0n3juyfZGnuIo39rXCSHsPl4Vt",
-	"rWLvlVbz2DnNw0+qkg4W0GXQ5LYjogq7dkC75FVFu+EHmmJgSHioo3T4fAq7oC+FmVV6Y1Ggw251r1tk",
-	"sjJ09aUD8am+FHcfqLG2epyZ2OAoiiETAPcTE/gLdrHZJR6CwNB3uBFtLsM3iYOA9L1ulKVG8XXTII0l",
-	"7I5RCrGCMf7p5bOnTAmUQT6OpNFzJS5FFbtWGOu003Vogn3HS2PajACtDsx770r42jW0tKYxCeREzo43",
-	"siCHCKXO1xVHhyaoQYxsqGWAH7K+bfb9NdrgQIS3GuN48UK/pE90JmLJZQViwhMBPq6NxG+4Ez0nl6Ip",
-	"IhTDZxgvS5gnSgc/NECTVKyhIFyCTKv1Wt0TaBI9O01/w16mFVcXcf56xuyKF6hIq23cY3JtYVP/GBiy",
-	"Rlfn8YzHLha6QizsW7SICugOfgVc3dbKr67Q0E/s1y24C/IewQ57/eqH3jcotFbCFGCVh4fA9jI4E8ue",
-	"vv4pIUP6ZPASQYu98Sl6MWi4Wp9pgzvrFQ5o/oSJNYCAerC5vBThS+y0XJPNLwAcUc942vxRvhBb6tFt",
-	"ZN0RX60EN9SNVCidfHvqlLtzFB7nWqG8U7TVNewgh16Ndbj1MwsnS1dlLYIOMcqSV3hRmGpp3JOG77ME",
-	"+wmm2HCUWL6F3S/0uioDN5UCIEfAAR7Apvwc0N50CxBjXYnGykiYk7L+0OSLD2gcNZ0BAVjvgcwfAAfi",
-	"UcqxXxzbIr5QI7RhmwTOU7rqGdssZLFAosEchCjJqRdNjbfZI3+bmOXZ83jZ+i7xBeyh4l2Lv2g1ucAA",
-	"R7L4OKuOFQRhyRRDAnUpmvbuhhS39d40TaiAHm5rQSVuht04JW82pYFSae8BNYSvvUXllW9in/iPoLSQ",
-	"AepgpWD0RgM5z3BeeYZCLcuzPYGGTUicoElH4gBMn/QQZ3mWsgea2/6c1GZZ9u4KKEd64AALIkgl5oKP",
-	"Hdtt8GBQaPkB7eWbeXWUJxpox/Cli+cW497Hc7VxWZR+3oBB6RqvUANUv2cpcoYUu4BxbAJ/S+0s60xW",
-	"Rpfrwtn+oE/hhmBkQT8TH0eTCJZUXJBscYxX1c6K+FK0rUeq/cW8iWYeiZhwiRingN7/mTY7h5yTzIc2",
-	"/cA6p29DtFsIT/TRyzFmu9D6QqKHqp6tf2Rvtj5irt39uaYQWkRpX1GgZoRUYPvV8C2HA7sx0jmhyB27",
-	"G3/GOuI9L9yIcfajDkJgLhRYWGDBGb2kp0pdrJfwI6lRiZ4x8sqQYdDYhuHJw7iqyGOpzf9Hq1X/Kf1y",
-	"nRPzVdPG9u3QpCa32b453WCHXcA+PHmYKPcbvYuyDm3Mb3Q1XuXZz1q1JZDU7kSp2KU0bs0rZtZTsNYp",
-	"BM1Pr2maR+ci7lGfvfE7iT5JQApj5W0ZCgtve5h1JuQNhJNFSpaiq5xGOIkOxQDCYT05IcexmkrFzZbN",
-	"Ks0d6/wTv+QvcUlAZxqVWIFckX59esbWK9idoxP0hyKjKecnM1Y4XgUn2uj1fIGr6K+4sZTNgn/SXsjZ",
-	"FrgShz8eRj2E8extrDrdjpXmK9mDJc6FOsy7CdcCNhHVjHUmCUNOujv+VB/C8xH8/FRsKK4JsEZZStqS",
-	"5wkGmfHKinyfT+gGxWlGgUn79xiNJ/YlGqFipxFTaSVG7Aj+Gg4Gg4Txc39TVW09wM8PwN/madoPdkqT",
-	"RkK4fZI1sifYfFBU67zRsgqQiBlRCHkp7Ckb9Ae4BgzoHwz6IcHh2kNDqTZj5SF1cK3QYZh0g8rCxKLA",
-	"/niuaK6sMxl7N/o4g6ND/GbRDRfc7tanSlDnPso9OTU2PTY5A+xLn7vMLlCbWUG+urEK7p7pWlaOeNf7",
-	"lhjYMjZnVgLknwz6R+y3bNAfog9yMugfD5r/PCAtIO1YBcwcUqrcQppyj1YHbw+0Es9mGCV33f3Uc9jS",
-	"yPrXt21eu1y9u+YQ7UjiZog8sVGbBH4qNq/txx+8RoTB/qELYQz7nPsNcubwm4NnhleyEL3YQXInk3yX",
-	"HKOj4TeNU/RNyylaW2HCDf115H4d2l2lUZy7SziGJRwPWSUcyYagdiZ9QBfn5BzvTUZsreSf1oLJuaJA",
-	"ioJb0bLa/VumZD3HzVyys94feO+XQe/b/nnvUFJZygdxGXlKv0iQNpaIkrhd2LZcFdcxoWkM2YHw0PqO",
-	"Lfhs2hBdGkTaCnL87yBS2Go9raRdiLK+VG+Q+aglw203rCPf1RTXifF9uFzenFO3P2IjevgmxnwhZg2N",
-	"cF17wlVXdRjtbbJ8qOkepKO8nH1pEjtvbFaecMNB5mpPH2wLrd2PSogRILcKBvDR0vtOgRBKfK2k5nPx",
-	"s3C85RKdZuG7ObjOOq3Mp61llL2VHY7djrl+NRVydm0iWswg28ky66a2Fu5iHFyWOYyfbCX+3/9Kn32D",
-	"ejeTz75h/Tc2blhqjU72jkvKcPvghsJu2L//j/+Vhubg3y8en33/X/HTo2c/P//p8avH3+dgoVWVKIOF",
-	"pY2cS9DWPsmpqvD75elYTZL+JnhPyQnQ9dmjs6ePHv/00+Pv6aqwli/SLUojNkm8DuVk+2l6NODpHEKG",
-	"8kZwf57hvLM8i7OGz2HEJuXqLvbIFhnygGnO6fxYicCLrukWuiIP1v5hCmH0+/JV2hCa90ud0+vTebMb",
-	"Ekr3xZxtzRl9VUe7hIRhaNi0i283wE7o/15kj96wJVfbkGncpIu3csiw795Bb6RpBrtDF0JWncb02H1c",
-	"5rUDtS5zRwZFs8onyTZp0JhVm3xKUei+qqe779pw9nuft8fZsM5CVCULtqpUYHByyxpGYs4qeSHYBFXT",
-	"ZGf5ZDA2U5Gbycj9wdFHWZQB1O4uDJDPyF9K+dhr9Dxfognl1kaRB7p5Uqa84uoj1O4uHLgVH/2lKHUf",
-	"Vd7grCmTWJgUFOZxvW2cE7BIC3GNmAmDoRxOM4603qflDm2Gt6bN/jqnevqRqzy0oED3fRHFi0Kvlbtn",
-	"waCcV4IZXYlUtR66oKinmbTYn6sVxdpIt30Ju+u5DZMvztYA/9tQ+IqDVcGxIIfP50ADePL82ctX7L7m",
-	"a7e4j99PWCey+dxw5bq5v+UJRUpi3DPSEweup7lwboVgHI3577iVRTuRnsFkvc2PBSvQpLaiMMKFbJcH",
-	"37J/+9dh/7h/1KXoxrbpalVtm1PCQfdmFFb1IyyqfU6W8lbrrJyc6anj6FAP7jQX5z7sD2qJMKv0hnU2",
-	"C+7Yyw2fz4Vhr5/cs2N1FoLQgLftKRMqRCgBh3mPKq499hWii7wDrkEa7zjDuIlds9kWeoXsgBrmQqjX",
-	"pspOs5RcyD+BneHrIQUeSzXTLfCalN+q4gVdKQSIQxFQwRbBn6JhYnO24rLc98Ni3NNXX/1Q6U3/q6/Y",
-	"WQ2YCBVCpx4udTyiQVdk7bDCIG+MFEqgUjcnzyWqaG0uxioQk9oC3xQLUVygzwlRlb+ki+P7oHfsOcKt",
-	"7g6qW/Gtr9NBmm5VrUHXnfwDK/QSI660yg942OhrxLf0seIOLzguhFiFMLfQSX+sHgFBKI/CU8QIjDWz",
-	"dFGTzKB+LlzUhhnfs8wLZbyARCfyWFF3BVdsKnCj+ulOLPnW50owHuBq2JMIPkf+SgxmRFcc0rKZEaLs",
-	"jsaKJ+uH7oyoBEfncwOa+06nvLgA0R82PPfYKqAGzgqtZnK+NhFOjlW0X44G3UanMR8FWCDSrhIz12i2",
-	"Vk6vMWmIbsCSIZxcimSAr4ck87pe09tkrj7mVVQzz9lnjTBv4PFaUMTEIr1RyEypiG3Iuwf94y4spEXW",
-	"jcaKrgIoeb7gVcXEe+Dd0Bpkip2wghsjhWWTIH18KLXP0RuvB4PjgrSBT8eDb8QkTTMcq1fwi2WVvBRR",
-	"+LNOIBafVqKLrGB8YgYoc6y6hF2GoEtf/grVO84YORjTJYBZSBmh5EREBYYIeQm69TIe8WIheo/oxviU",
-	"Kd2zThtBcWTS+kR3ZH4szUUMoPRYTY3eWIoisQvMNy2gL+RMOHwMnbOwe4jEUDDhPQv5mr3f+jZ3SKxz",
-	"oVeiuMCUKZhdDW+5HavgavaN4NQpsYkFm+hEw6ymgkJSdpE05rKlofKECMaq4UfPvc99Jlix0NAnsHjt",
-	"Iw9e9u6IxcosjFcbEG5A7m06pB2rcLV5q+svL1ZriSQtyEcvl2iJRq9VKcqxWvBq1qObLPiV6OL34jkH",
-	"czycop/A5DJ67XyYCHu5gpX3rNtWIlR96iCeGXRz5ms/dQ6UFRqN1TV1heh612IEaGfficJt8YGq8GCO",
-	"cqOMTz5WSRWfuqxRqL/jyYPX7ZGzvV/IXyvTUpbC8ZI7npbBGqvb1sFinVgHi+2WwRrV5a/0rC5+NVax",
-	"+lX4ejjoniKvYTiij7bZpVYYaqe6VYgVPFDUilNJLZAdmrI3W0pXaTXH1eRU8UruFL3qs2dKjJWHULhs",
-	"ijw365Bvy0F5YCogrMCnw3QwdAyz+dxCSMNAqHe9vmjkFo4VzpSqzGlNM5JJJiFR4WRw3Exe9ByMcfYW",
-	"uPdxI4kqbDysZhKysCa+DkpTlqeSP/dhTyF7QyqYn2CJ3jjpD0HErQTrTFDvUNddP6EnarV2FL4Os/rO",
-	"5zLqtcNLsTrdAuVMQ5PlMREsRszbwgihRDlifKwupa4iDuDIGC1le0LRs0Yxnjq2gHW4G6uWpZ/GeKiQ",
-	"IZGGhGEvCDYpjf08QbB44jDMGsNkrJgv6Z7PbzBsOqKwulZlTuLvQmwJ4pKMtXlS4JH59NHuTSGOKJlB",
-	"sQ4GEyZVUa1LUSKibQZ8sw5XDbE7asQ/Alov402lNr5Rl3yRbqzaspjOqL9QACIoIjjHGIiD5VJAxsR6",
-	"iphEdSG2PhRSKsqjQpM3kZ8PQ6ixnmEkMoHUsiGXYiwSdrINwZPAV8bwLVkwlSyEslSbgzLHfn7yCuxu",
-	"tFnAaLOn9+/rlVAEnPrazO/7h+x9aAuWjHQUGmckL5k3V86eP8ny7FIYS1bMsD/oD9D1s9TFRW+FHvYH",
-	"g6PBVZ5B/3wls9PsuD/oH/uYIrSs7ieHgILI5uKA3QhiaL+iw1SAzADpkddFBYu1MaDdPTIHwzUmW2Cq",
-	"7Y/CpeUcSvRK7ZRRGw4GH5fbGp1Rx0fD/kmelp0hN0bih2irRnO7XFac6oEyM2Hd5OC5yrMHtIa2/uJa",
-	"7yf14vCRo5sfadQHucqzk9uME0tH4QPHtxolJmGhS6ZRoyFdbJZnjs9tuFi12Tto37DJ0WC/T7r8IJ95",
-	"5lYazzTWOOLAZVvhanOZvCS1KY5RLgsNchfTgNmj2oCvy/+NVefB4Jjs3S2zQlDYCilIqkNCl0pglfz4",
-	"OJgZ9/8syys/7Qkd6iYrA24LYToWj1ZdEvhAxEPd5D6V08lvbIflJW/TDksSvms/StfvdlLe5/Mx7gPi",
-	"w49OYE/TFpPkddjRhDEQMkUDxH6ihPU4tk9WJ2uMYEHwMfS/xKl8GlfKOjUVusnh9HR4d5VnK21bDuCj",
-	"4KTa8YuAQV+G8tCwYAzbCItFyE+Wj7Rssx+EtZFVNVbeUTRisQQDR5/4ngNKOnL7nPwDdM1diArs0Bi/",
-	"Tayvrg9QQnRaHvYO1V6TtXKyalYZoMmIknVAJ5Fnz4f9idA5ciTGe9XgmJqTU+h0d2DQumE76B6lAOxQ",
-	"p3VgIGN0XjWcOal7CaTgTCqK4yi4CoZs6tnCXSO8aISIvbJO+LCUap3szIFpejJ2Q/JFoS8bFuRYeaPo",
-	"W4Cru7nAZN4FN6cvEtMmMonJKAThYwXmTo11EnUog77T5fZjiyntZu/vVCGqL/ua7gjvA993OKTxeI3K",
-	"RDcVe/PRKyFmDs51fQt9cFYJnL7DYDjWR5QzisGoV827JGfW4mpP4xz9f1OK8Ib6eZ+kwKCffh1jlZTf",
-	"+Un7UrLXFjMHSD5C5DFBR0BS7zp22laRzGOT+0dfH6g19lesyuubGC/hPpsej+LXw/hv71hmp6VeQlKL",
-	"T9XBTUlQMqgJy44GJ40o5eb1CeuEX7sjdkLNvO4LIt9/628tcoZ/TQWIr6guAUgnCuCTVfTZUw1JWZ/o",
-	"B9692ZE2UY47WupmtYYJjC26rM+epuXK6JyCVoJ9PboF3oolLPGBk9scjJYaWPDwcHgLONhWp/kLYEnS",
-	"0cllZTyLrXiytu3QYLrWkYDt8jrvx5Le3DDp+uyJs8mVpSpxX3fv2niJiUMOHS9OLsVorOBjezsKS6M7",
-	"lIBqO/SnJkZTYtPzbIMmA8C6bp+dqa1WYqxEZQW97+TB4EFex/uHd55YX9OaybJRoBdvJGVpfcniCIkY",
-	"BpIBbq0LhEyClphgTpb3EJLZSfV9bBuU+lG4u+Go8IKNQ7bi34sIt/Nt//Naxw/+FgpUx8ROr2HhcMIc",
-	"rMBjiS8YchuN3hqswoKZ4ytuXPeL2NHPVLANOzIRR3lTFt1GDt4ny5JiWFzRErfUGrgrFVX/M1xZuojc",
-	"CdOQlpViKp2P7D8cqzFWHX8XyVqvIru7wRwSdWS503UI1okhHT76i+5n0tAQvOla6kuMt2RGFECNMkTd",
-	"VqKcB3/BUiv/WoAIR7AUbwQKY5Vo7Fihc8W32LU3USteXDDEGCNy6EWNFSB5LGgZrXjMH6RqSGBP06uj",
-	"pmL35u+AkdsJ5U9hlRaYglkHBrmPummR0mfIBb+OoL6FU+/Z7//KXXopdmxE8dDxYtL96iYByqWWafQT",
-	"OX09neIrBz7WoKCYdP0D2g8Nd8BT7ZhQGLGHp6mlFvJNJggSELg5agdvfgwf9k+Og8eN3BINxxt72B8c",
-	"d0fR3JBgsoCNgcJ006hP2pxxiPnfn+ptipJGMTkKu09FSanXT1Wd+caipCS3O5gRqSw5MnkFkHMb3YlY",
-	"L2asDttDLW5KaX3lqlYbydstn1shkvzy8ZtYNwXX2aIjb6UUyYF6jVJMM11iQJ5/4d5BWVBqvOCFSaLQ",
-	"INi/e5U0VmBl1HlFleAhdHHHCsi9WJd7xij9GnVi3KixSq1ZV+s1b4OHl/e9iprQK0gfHIlkaXWY4i9/",
-	"w0C/HcLXiUCfyEkXHfdfAsp/Pq3oY1v/trXiX1bN2pPoi9Szjj6I9JbHaX2B8gtT7JsxWF6vfBlj6FEI",
-	"lN5wmQCFj5f6K27tNTK/NaOxReY3fTwo9PfjS55za/8Otz+FYGmSG/bwS8iVXXf83QTL9Q8kJfW/wDH7",
-	"mZuLNBEC8FXn4/0NPg/hI85ZSNe93UlLkZOm3JOkYT5WSQZBm2cVQFMCueKTHlWN9r7FtBy2VugPICZZ",
-	"MR29/OlqGihrtAva0kwOBHYpDsPYhAjEPBH9K6MppjZm31D6VEiKYFT+qD0FY6yaORjkK2lkYbD9JIw2",
-	"APiCZvQfDgF+2ktav69luIEIiphg+d+s0A65SX+1cvtXAoSIMEaRPIQF73Rt8JfhwWTIL4LwftcIPcJc",
-	"tTtoHrCub2nSN98rUzPQVBR6KewBDmJvFkJRvYI09pNfCFIMKJh9+BTFejUiwjdS2VGdX2HZXLjg5E03",
-	"qJGMOVY3JurV9UjakvRYmsU3YpxSe6Ziq1U5VtKFa8Vv64Lc6XsUJkm0Wn2ofdqnNoF3qahhR2MOS0MH",
-	"RxEXXxmwq4CiimpVPK/4hfg7kP4Eoai4718mDPUzeKed1j9z1fYivzqMMdZMxJPkj0z9ZpJdb/CB14rU",
-	"FN7qNdWYPhq0HMA8GUqJpkYckR1Tnx9sMpMGuOca5/UrjEX31vidHdg3vlXr6rP7Ifx7qve8EUST4JPY",
-	"cDtW0SvRHR0QWQ1uDC7x9t1vYOW9bfpCzm7Y5X13xw3x1KANKfMBVOANodXRWdfBdEcYpRm01aVXOtbU",
-	"6BzT9/iOcEPlybkRvpAeSPw5N2UlLKYsUQE+qqrHXu2UdPFZu9zSWx/mWg0lvWeT0ombFV/G6kXjlYkw",
-	"aMFXK4GFEULxBv8agVM2HODXYMhgcWav+zqTl09+fPr6+fnPZ/+CGaT+zzdPnn7/7M2kmzO8TaYI85CG",
-	"hxKHOT0XwJzhdpfunS2+gbXaxkte/LbdcoLpC0P5GT7P6MuEHDcrWewXdEwSlZLKKEnAC5Wv+Zh43TpZ",
-	"6ROH68Zcq5PBwFtxn34B16VaGb+voozldG4VclvX6k7zl0KpCAwZQ9xW6fkc4xYOxt02M+c+Yezt3Wye",
-	"vZd31don/MSQ/ogQvFimtp/oPZeNCXg1EIfuQHe+NIEVPamswFc4Xopqi6/Dlgoa9//KwjIfDO8IlV6E",
-	"96A1EYbWZOE0X1QbjIm6FLWXuNfhpuRNa8k7U+sB6NekzyDMabA7vRo5D8t76V/ptgcI/cTRIZe8+bfg",
-	"K8ozOfSW6paXxbWuKiXbHrnSNUnFjh8OBrd/Y/WnOSW768BzkhCfJkrvbK5FHLe0vqj+8HUo6N0JSfIb",
-	"qUq9YZ12Fbzz1mYCAc2XNjfezTxW4a3NHV8GJ76BiAbq9tkzBI1+xh6QYM332QxfSdEfq8keNx5Yb8SJ",
-	"/j0vWMYk1tTYfRu4wqIIlDJld/iZdjegN6pYfePix6qxetY56gbGIFDxsW9TJrOdN5l8jx8buWc0caxN",
-	"8+3R0YD9278eDfrD/jGWBGyq71aNBNycVAY8OvCG5s8Ep331tuz07bsUXAc45qvgHcgb3su8PRhP/gOV",
-	"NooRmtHIsTtphbEScofwJVpF3ZGvjVTfYCQ90LlqGkXJNQniBir3IEuvwfxLvRb+Gr6qkPk4xpGzNIz8",
-	"OMfgbzxB2kS/qSwZRibaQ5nGAIkOpRq3p+xj2blRLONQ22b3bJ99h6FGR21lT/C9wgrLi+P7RzyEw7KB",
-	"t+DGttKO1/Jm/vdc6c/qoNrqNXIp1VQGpt6Cyqgz4X8lNxUeD2/Ber9DLJfw2ePawglJVt1m3DcFWrMQ",
-	"5dt3wGo7dRffvgO+oqvDQ4dzgUW2sFBQKHqXvmOkY0TFAR9TFonDsn+YsQLqDh/GeDxtfCzaVCwkFfgx",
-	"+r1/11FdeQ8rfvicmy2oatSJdLGKlVjcgq2MmMn3qG+oQMl9PB6eHnsVN5M6m5Z1WspFUmXNfi08sB4E",
-	"Hs2dIPhUS8bCkI1iGrEP0hP7ffjSEf5pafz74v2ro9NJeO5+d/X/AgAA//8=",
+	"Hntvsk9ykZkACkUWu1s9snQzOw47zCZR+JNIZP4ykZn156zQy5VWQjmbnf45WwheCoMfn5RiudJOKPdC",
+	"rCq+FSV8WwpbGLlyUqvsNJs4sxYTtlkIxdxCWsaV3QjDpGVuIZh12oiSaSWYnjGumOCmksIwI/60Ftax",
+	"jXQLasmXgk3ikMW293uxnbCO0m4h1ZxtuGUl9MPnXKruiPGpFcoxrRhnM2ms80P3szyzxUIsOcxWqPUy",
+	"O32bwTSzd3km3vPlqhLZKX2TZ267gr+sM1LNs6urqzxbccOXwu1Sodj+Xmz3KfAzvxC02LAmy2eCOc2M",
+	"cGbbZ68Wwk+wsWjOLsSWmbWyI8aZESvBd8gxVtCCq7ImUOihsxRuocucrbhb5OxPa2G2OSu0gt1isCZ8",
+	"bqrLbZdNt3UHBa8qYcaqU39jRCmUk7yyXTYXjtaSUpRInrOZ0UvG1ZZZYS6FydlMGzZ8wBZ6bWzOltxc",
+	"iHKs6k10vcA4pwz5JMdZFQuu5sIyv7Xp8heyEsn41smqQhqxDZfOjhUMKV1gMyIuLgNIRXSFbhMOk5YZ",
+	"MVtbUdLvD4bDsZrIelfPL8T23AhoMemzZ6raMrsuCmGtsIwb6HrlTnGSs7XlFdMGWI7Lam2QrZGUSJKx",
+	"orWVYW05sxqfdGbL+MzByXC0oJRjkMB99lKoEro2wi6Y4arUS3bJq7VgHT5Wr18/+b7LVsIwJTbh0f5Y",
+	"ZXkmgRHp5GZ5pvgSWHrnLDWPRTwGJ7NB8ZAPRe+bciB6D4qvZ71v+clR77gYlkfTgfh69vBBlmdL/v4n",
+	"oeZukZ0OT07ybClV+PsIToxzwsAk/tvb/9T77+9++5uWk5Vnz0wpzJPv988Q7KKGH+9ZJss++05UesOO",
+	"9vduMOiH5QLn14uVZZZnQBNpQEwBt7Wu9+jrPJtps+QOHlKOFieVXIKcOIqzlsqJuTA47ed8Lvbn/Adh",
+	"dG/KYW4rPhdMrZdT4Mgz+nPJt8w6bhzjji21dexoMBgMaJmWSeU0MnIlrTtlE3hmwv7v/x6riZW/iAn7",
+	"9//5f/wTndAB9ns0GBAtoBn8ldP3J+F74KtSzPi6ctRm6JuMFfWXPN2F6ZZCAFNhLy0Ez9nEaX1ecTOH",
+	"A7xZaCvYpJJL6SZezI8V9hGmGI4EDMHthShBUIyY1cbhD3Q+N3xLQpKTfJtxw4D/QU8gVRLWRvlWbzaM",
+	"0mBnv97sdJBI+EFzp4+HxMZ+p4EUyc4PWnf+pfylZeeBH3B1o0hooHGyz6yD5DJt9Oz2D6wKemxf1TBd",
+	"1vCmdd3Izy+1cS2afCZFVU5AutHHvJRGFPDrhCaP37KJLCc5m6yMLAS1LozgTpRnboLiPT7GJtwW0GSs",
+	"JjDWhHUCvfCX7og56WXs1OgLoUBVwfn/PjSTZQ4t++wZ8gzOgB4IZO0gSQ+yCjBdg6i/MWKWnWb/+X4N",
+	"e+7Tr/Y+yiekDuIAI+xKKysQBnzHyxckcuEvr2nhI1+tKllwWPD9P1ogZSJuoGUJ87jklSyx0TloDgHi",
+	"qhSOy8pmp29jMzhpdkFzxsVmp41t8osEvZ7lGR5C3OWlsBalVLZcW8emArixEhzYEfSt4YWD3c/jSGt1",
+	"ofRGndMo9WiFrvTa7AxUdy9RbSPkAmbAo45MTqRJBlgZUUhLkw6dI9O0L2K4t4gFvxTxUA3ZDNYgteIV",
+	"K+VcOptdvUufCbq01AQt2JK7gsTh2fMnzK5EIWd+o7yuENY9gWkdz4b822JQHokH0xP+sMiubssxZyv5",
+	"2BhtiGF2DtTenk9OG1p/b6bSNqc5YhPPIxMG/GyZ4IU/h32YZBObvkAMcyf2bIdDjZ3H6e1gCkTleAwB",
+	"l+0grxH8wjiiFUBn2CTFLp9nFw4gvVPWuqACsORUzLQR7XCyE74A9iX8DUIQxU53xHbNlT57fT0RaB8V",
+	"wCde3W3v/MPnAmnQOK3+Jw9PWWjxOcjemNXkFIy/OB0Pnkd4HICQzIhLwatoEzA+1WvHpMvZJE52wmZS",
+	"lRYQtFQJ6maVniMZn2r3g16rux0Bpd35DJ9OKYhwjR19jeeUfv409InDTU6Z0gQL2YJbYktJ5xsV0rPf",
+	"f+R6gjrOTrPhYPiwNzjqDYavjganA/j3D1meFWvr9FIYYICjfA/eSEVAbSYUieuSgPNKGEAewsAw8OUw",
+	"z9YWthR17VRPYdIk5E+PhoP+SZ5Zx93agjnylD1/8ezHF49fvrw9CZEAbfSLFoO3qmC6znBlJTSoiRew",
+	"+8ewg2/59lclZTuR3pw9efXk6Y+o2lZ+6mRYIERFiIgI0GnHq8eVWJLf5sh/A8uFP68+jsJIpRYqP1Mi",
+	"QnoyXJCyr7T+CfDtnc6ZP87n0ajI2rQ4CgWwLrRmodVnkFp7k/MqG6fT8b6HUhQVN6Jkj2jtPbKEuzBf",
+	"femZkUTTPTDwlpKk/GvF126hjfzljlp6nXaQUg2+Fsr5Hli0gz8NUdJhAz0EN7BQBO3SsqW0Ft0dHlaC",
+	"ShTvVzAJ1nnxwyP28OsTsnwS/+KbN296Z/XMWyytyXc0jhG8Wv7jmKSxHWdgh4JynqBy+cdxJhWCrXOc",
+	"0DjzDknuJwjK2Arl+gd8IAdGydmB7tvchrS/l1xWfFp9xMlASpTc8Sm3YqcHu14uudl6cRcasYIr0EZT",
+	"QJK8WCAvoJsoYZXQ+HyddNmEc0mP0rKk3cj7qyS6VsWGWVFoVdobjyCwG7L9d2u73V/Ailu70aYENbcg",
+	"43i2rirWMWIurTPEvFpV227Liqjn8yl0vbsQjwOkZfDziKG3bc6lYmhMVdubp/5pjkob2f2RObx9zMj5",
+	"wjGlN4AumV47FLkGHYfkQ9Iz9lxbNzfi5T//1IXfACqYNbYml4kRVq9NIVjn5T//9PLV2avHrKi4tezk",
+	"+BT2EShdSnuRs6VYau8uVmSp2x3k6r2YffYicVzCIkgXwYCeJ4BJJtiqdwat0IPKGhvKK6vZJNm+ySkT",
+	"l8JsI0P0gCFwbG0u6n2Mru8Nlw4Q9lrUPMPZrNIaLdB0NAu0qfRcKttF52tqcMHSgt+AO6ZVIUiQABGt",
+	"0waRp9p61y2JmGRxp+yI1kcOqpaVHXiIOAA06T1LpgIzXMH6XVNZOLkUpDFw8bgXXBWiqkS5Iz2TIfYF",
+	"50u/O04T8bxFg+daqvkBQXjS4i4iwWbXq5U2TpQ/i1LyV9joTgosdnS+hJ7Ocbzd45yCgHs2qlkYlnkH",
+	"hFaCkLJeicBnRSFWzn4eoNC+kgQt3H7ejl8IwlVvjFbzl86rwjsYgqSlLPbQasWAxVvj8BGOzZQQpWUR",
+	"en4i8y+ZiycLzcITIlhw8DtRpIbv5Di3eOHUz2rRjHwfh229RUCgpmdewMQbG385addmxgsB7L8ysANO",
+	"kgImCl6/Xhz1ETS8Snx3u5N4TJLN6GkllkEyk8iJLoQ9x1A3R8YQCqQtKAX0ETuxtLea1Pc4GZiWP77c",
+	"GL6FvyML7E7zd+slVz0jeAkqCrBaxRUn2ym9JT2ELPcQUOPUte3Mv/S8/7T3pAxXBP4RuklELxhI4Nqq",
+	"t83J7J3ltkum+hLoLW1rTYV3sb2e/lEULsuz97257nn71XNznn0vCrnk1UvqdG81Z4rxpV4rx7hlHMwB",
+	"aA0cvaoAcyjtkFqn3lGZg4Fv5Vzhh0rwElb5izCafhLvaVdzxtVY6ZX3cq40GI8zXVV6I0o23fruRtEp",
+	"ejysfbu2zx6/5wUeLGL+iqv5ms8FOcdrKqLNOciSWwS/guY13/Gwca/XGXx4e9T79t3bQe/bd191O+Nx",
+	"Hz/+tvtfftPGDfVp2VdODnluyWG7Rc2ERnCrVZ/REYK9a5xaf+cLSq3kaByCEhYleZFQIS/5ls2N3vhr",
+	"16KSeB0OVjzsFHYpE8cr2Cp45+As+92rV88ZGeJNrksdQ81lAvuI904oK6eV6IVYgzZf/0HN12YO79h5",
+	"Tc+UW+jyHL7ixBjoTt/xAM60mcqyFLDxwUFzDrKebhCaakIqu57NZAG0Op+tCejDdJZcbc+lOl8ZPTfC",
+	"wtdNEB4b+UU0HgSGX6/gqwO2yAGf8zt/KNs5you6PZ5CT8U1QrfPzgI72I10xUJY0AoTYIkJwO4SbyJt",
+	"uNnMx2oi3q9E4YS/E/PkRtPSUJAC8hMAca1Ed8QmXs6Ea1H8/R7+yh6reSXtYqzADhWqAGFfIsp0GoyU",
+	"TQKy0b9/z6LLP5yGnbXF0AY6AkyC4FDhiJC6bVwl3ANroRK2DicJkBOs9Q5n6JACBLrRyVXLWJHM6TJe",
+	"yQsQJWP1gdb9gS0FVyDJ4BMunH0Yqw+9Xi/+B40nQSBP2Ac/d3QL+Askw2K4TeJIYB+Yv1XCttRR48qK",
+	"ekN171U5RbnUuCqecgQ5H9j1V1d+DERx2DUFXnhFtQFkhnE1I5bwBV3KSMc6E7KMJjmbEMfCJ4+i4eNU",
+	"60pwBR9ROcMHUkKTEbMgsHnF/qilIkk/GY8/TLpA2XCdF0yvDtqFNEbO+v1+N8w8XB3C9J1478j2RZ7i",
+	"Kt7Y1woj7T1cFra1ir1XWs1j5zQPP6lKOlhAl0GT246IKuzaAe2SVxXthh9oioEh4aGO0uHzKeyCvhRm",
+	"VumNRYEOu9W9bpHJytDVlw7Ep/pS3H2gxtrqcWZig6MohkwA3E9M4C/YxWaXeAgCQ9/hRrS5DN8kDgLS",
+	"97pRlhrF102DNJawO0YpxArG+KeXz54yJVAG+TiSRs+VuBRV7FphrNNO16EJ9h0vjWkzArQ6MO+9K+Fr",
+	"19DSmsYkkBM5O97IghwilDpfVxwdmqAGMbKhlgF+yPq22ffXaIMDEd5qjOPFC/2SPtGZiCWXFYgJTwT4",
+	"uDYSv+FO9JxciqaIUAyfYbwsYZ4oHfzQAE1SsYaCcAkyrdZrdU8Urnma/oa9TCuuLuL89YzZFS9QkVbb",
+	"uMfk2sKm/jEwZI2uzuMZj10sdIVY2LdoERXQHfwKuLqtlV9doaGf2K9bcBfkPYId9vrVD71vUGithCnA",
+	"Kg8Pge1lcCaWPX39U0KG9MngJYIWe+NT9GLQcLU+0wZ31iscDFetmVgDCKgHm8tLEb7ETss12fwCwBH1",
+	"jKfNH+ULsaUe3UbWHfHVSnBD3UiF0sm3p065O0fhca4VyjvlI3Mj7CCHXo11uPUzCydLV2Utgg4xypJX",
+	"eFGYamnck4bvswT7CabYcJRYvoXdL/S6KgM3lQIgR8ABHsCm/BzQ3nQLEGNdicbKSJiTsv7Q5IsPaBw1",
+	"nQEBWO+BzB8AB+JRyrFfHNsivlAjtGGbBM5TuuoZ2yxksUCiwRyEKMmpF02Nt9kjf5uY5dnzeNn6LvEF",
+	"7KHiXYu/aDW5wABHsvg4q44VBGHJFEMCdSma9u6GFLf13jRNqIAebmtBJW6G3TglbzalgVJp7wE1hK+9",
+	"ReWVb2Kf+I+gtJAB6mClYPRGAzmnKPI8Q6GW5dmeQMMmJE7QpCNxAKZPeoizPEvZA81tf05qsyx7dwWU",
+	"Iz1wgAURpBJzwceO7TZ4MCi0/ID28s28OsoTDbRj+NLFc4tx7+O52rgsSj9vwKB0jVeoAarfsxQ5Q4pd",
+	"wDg2gb+ldpZ1Jiujy3XhbH/Qp3BDMLKgn4mPo0kESyouSLY4xqtqZ0V8KdrWI9X+Yt5EM49ETLhEjFNA",
+	"7/9Mm51DzknmQ5t+YJ3TtyHaLYQn+ujlGLNdaH0hdzIU/CN7s/URc+3uzzWF0CJK+4oCNSOkAtuvhm85",
+	"HNiNkc4JRe7Y3fgz1hHveeFGjLMfdRACc6HAwgILzuglPVXqYr2EH0mNSvSMkVeGDIPGNgxPHsZVRR5L",
+	"bf4/Wq36T+mX65yYr5o2tm+HJjW5zfbN6QY77AL24cnDRLnf6F2UdWhjfqOr8SrPftaqLYGkdidKxS6l",
+	"cWteMbOegrVOIWh+ek3TPDoXcY/67I3fSfRJAlIYK2/LUFh428OsMyFvIJwsUrIUXeU0wkl0KAYQDuvJ",
+	"CTmO1VQqbrZsVmnuWOef+CV/iUsCOtOoxArkivTr0zO2XsHuHJ2gPxQZTTk/mbHC8So40Uav5wtcRX/F",
+	"jaVsFvyT9kLOtsCVOPzxMOohjGdvY9Xpdqw0X8keLHEu1GHeTbgWsImoZqwzSRhy0t3xp/oQno/g56di",
+	"Q3FNgDXKUtKWPE8wyIxXVuT7fEI3KE4zCkzav8doPLEv0QgVO42YSisxYkfw13AwGCSMn/ubqmrrAX5+",
+	"AP42T9N+sFOaNBLC7ZOskT3B5oOiWueNllWARMyIQshLYU/ZoD/ANWBA/2DQDwkO1x4aSrUZKw+pg2uF",
+	"DsOkG1QWJhYF9sdzRXNlncnYu9HHGRwd4jeLbrjgdrc+VYI691Huyamx6bHJGWBf+txldoHazAry1Y1V",
+	"cPdM17JyxLvet8TAlrE5sxIg/2TQP2K/ZYP+EH2Qk0H/eND85wFpAWnHKmDmkFLlFtKUe7Q6eHuglXg2",
+	"wyi56+6nnsOWRta/vm3z2uXq3TWHaEcSN0PkiY3aJPBTsXltP/7gNSIM9g9dCGPY59xvkDOH3xw8M7yS",
+	"hejFDpI7meS75BgdDb9pnKJvWk7R2goTbuivI/fr0O4qjeLcXcIxLOF4yCrhSDYEtTPpA7o4J+d4bzJi",
+	"ayX/tBZMzhUFUhTcipbV7t8yJes5buaSnfX+wHu/DHrf9s97h5LKUj6Iy8hT+kWCtLFElMTtwrblqriO",
+	"CU1jyA6Eh9Z3bMFn04bo0iDSVpDjfweRwlbraSXtQpT1pXqDzEctGW67YR35rqa4Tozvw+Xy5py6/REb",
+	"0cM3MeYLMWtohOvaE666qsNob5PlQ033IB3l5exLk9h5Y7PyhBsOMld7+mBbaO1+VEKMALlVMICPlt53",
+	"CoRQ4mslNZ+Ln4XjLZfoNAvfzcF11mllPm0to+yt7HDsdsz1q6mQs2sT0WIG2U6WWTe1tXAX4+CyzGH8",
+	"ZCvx//5X+uwb1LuZfPYN67+xccNSa3Syd1xShtsHNxR2w/79f/yvNDQH/37x+Oz7/4qfHj37+flPj189",
+	"/j4HC62qRBksLG3kXIK29klOVYXfL0/HapL0N8F7Sk6Ars8enT199Pinnx5/T1eFtXyRblEasUnidSgn",
+	"20/TowFP5xAylDeC+/MM553lWZw1fA4jNilXd7FHtsiQB0xzTufHSgRedE230BV5sPYPUwij35ev0obQ",
+	"vF/qnF6fzpvdkFC6L+Zsa87oqzraJSQMQ8OmXXy7AXZC//cie/SGLbnahkzjJl28lUOGffcOeiNNM9gd",
+	"uhCy6jSmx+7jMq8dqHWZOzIomlU+SbZJg8as2uRTikL3VT3dfdeGs9/7vD3OhnUWoipZsFWlAoOTW9Yw",
+	"EnNWyQvBJqiaJjvLJ4OxmYrcTEbuD44+yqIMoHZ3YYB8Rv5Sysdeo+f5Ek0otzaKPNDNkzLlFVcfoXZ3",
+	"4cCt+OgvRan7qPIGZ02ZxMKkoDCP623jnIBFWohrxEwYDOVwmnGk9T4td2gzvDVt9tc51dOPXOWhBQW6",
+	"74soXhR6rdw9CwblvBLM6EqkqvXQBUU9zaTF/lytKNZGuu1L2F3PbZh8cbYG+N+GwlccrAqOBTl8Pgca",
+	"wJPnz16+Yvc1X7vFffx+wjqRzeeGK9fN/S1PKFIS456RnjhwPc2FcysE42jMf8etLNqJ9Awm621+LFiB",
+	"JrUVhREuZLs8+Jb9278O+8f9oy5FN7ZNV6tq25wSDro3o7CqH2FR7XOylLdaZ+XkTE8dR4d6cKe5OPdh",
+	"f1BLhFmlN6yzWXDHXm74fC4Me/3knh2rsxCEBrxtT5lQIUIJOMx7VHHtsa8QXeQdcA3SeMcZxk3sms22",
+	"0CtkB9QwF0K9NlV2mqXkQv4J7AxfDynwWKqZboHXpPxWFS/oSiFAHIqACrYI/hQNE5uzFZflvh8W456+",
+	"+uqHSm/6X33FzmrARKgQOvVwqeMRDboia4cVBnljpFAClbo5eS5RRWtzMVaBmNQW+KZYiOICfU6Iqvwl",
+	"XRzfB71jzxFudXdQ3YpvfZ0O0nSrag267uQfWKGXGHGlVX7Aw0ZfI76ljxV3eMFxIcQqhLmFTvpj9QgI",
+	"QnkUniJGYKyZpYuaZAb1c+GiNsz4nmVeKOMFJDqRx4q6K7hiU4Eb1U93Ysm3PleC8QBXw55E8DnyV2Iw",
+	"I7rikJbNjBBldzRWPFk/dGdEJTg6nxvQ3Hc65cUFiP6w4bnHVgE1cFZoNZPztYlwcqyi/XI06DY6jfko",
+	"wAKRdpWYuUaztXJ6jUlDdAOWDOHkUiQDfD0kmdf1mt4mc/Uxr6Kaec4+a4R5A4/XgiImFumNQmZKRWxD",
+	"3j3oH3dhIS2ybjRWdBVAyfMFryom3gPvhtYgU+yEFdwYKSybBOnjQ6l9jt54PRgcF6QNfDoefCMmaZrh",
+	"WL2CXyyr5KWIwp91ArH4tBJdZAXjEzNAmWPVJewyBF368leo3nHGyMGYLgHMQsoIJSciKjBEyEvQrZfx",
+	"iBcL0XtEN8anTOke1kSjODJpfaI7Mj+W5iIGUHqspkZvLEWR2AXmmxbQF3ImHD6GzlnYPURiKJjwnoV8",
+	"zd5vfZs7JNa50CtRXGDKFFVsC/CW27EKrmbfCE6dEptYsIlONMxqKigkZRdJYy5bGipPiGCsGn703Pvc",
+	"Z4IVCw19AovXPvLgZe+OWKzMwni1AeEG5N6mQ9qxClebt7r+8mK1lkjSgnz0comWaPRalaIcqwWvZj26",
+	"yYJfiS5+L55zMMfDKfoJTC6j186HibCXK1h5z7ptJULVpw7imUE3Z772U+dAWaHRWF1TV4iudy1GgHb2",
+	"nSjcFh+oCg/mKDfK+ORjlVTxqcsahfo7njx43R452/uF/LUyLWUpHC+542kZrLG6bR0s1ol1sNhuGaxR",
+	"Xf5Kz+riV2MVq1+Fr4eD7inyGoYj+mibXWqFoXaqW4VYwQNFrTiV1ALZoSl7s6V0lVZzXE1OFa/kTtGr",
+	"PnumxFh5CIXLpshzsw75thyUB6YCwgp8OkwHQ8cwm88thDQMhHrX64tGbuFY4UypypzWNCOZZBISFU4G",
+	"x83kRc/BGGdvgXsfN5KowsbDaiYhC2vi66A0ZXkq+XMf9hSyN6SC+QmW6I2T/hBE3EqwzgT1DnXd9RN6",
+	"olZrR+HrMKvvfC6jXju8FKvTLVDONDRZHhPBYsS8LYwQSpQjxsfqUuoq4gCOjNFSticUPWsU46ljC1iH",
+	"u7FqWfppjIcKGRJpSBj2gmCT0tjPEwSLJw7DrDFMxor5ku75/AbDpiMKq2tV5iT+LsSWIC7JWJsnBR6Z",
+	"Tx/t3hTiiJIZFOtgMGFSFdW6FCUi2mbAN+tw1RC7o0b8I6D1Mt5UauMbdckX6caqLYvpjPoLBSCCIoJz",
+	"jIE4WC4FZEysp4hJVBdi60MhpaI8KjR5E/n5MIQa6xlGIhNILRtyKcYiYSfbEDwJfGUM35IFU8lCKEu1",
+	"OShz7Ocnr8DuRpsFjDZ7ev++XglFwKmvzfy+f8jeh7ZgyUjny5BKXjJvrpw9f5Ll2aUwlqyYYX/QH6Dr",
+	"Z6mLi94KPewPBkeDqzyD/vlKZqfZcX/QP/YxRWhZ3U8OAQWRzcUBuxHE0H5Fh6kAmQHSI6+LChZrY0C7",
+	"e2QOhmtMtsBU2x+FS8s5lOiV2imjNhwMPi63NTqjjo+G/ZM8LTtDbozED9FWjeZ2uaw41QNlZsK6ycFz",
+	"lWcPaA1t/cW13k/qxeEjRzc/0qgPcpVnJ7cZJ5aOwgeObzVKTMJCl0yjRkO62CzPHJ/bcLFqs3fQvmGT",
+	"o8F+n3T5QT7zzK00nmmsccSBy7bC1eYyeUlqUxyjXBYa5C6mAbNHtQFfl/8bq86DwTHZu1tmhaCwFVKQ",
+	"VIeELpXAKvnxcTAz7v9Zlld+2hM61E1WBtwWwnRs1iwJfCDioW5yn8rp5De2w/KSt2mHJQnftR+l63c7",
+	"Ke/z+Rj3AfHhRyewp2mLSfI67GjCGAiZogFiP1HCehzbJ6uTNUawIPgY+l/iVD6NK2Wdmgrd5HB6Ory7",
+	"yrOVti0H8FFwUu34RcCgL0N5aFgwhm2ExSLkJ8tHWrbZD8LayKoaK+8oGrFYgoGjT3zPASUduX1O/gG6",
+	"5i5EBXZojN8m1lfXByghOi0Pe4dqr8laOVk1qwzQZETJOqCTyLPnw/5E6Bw5EuO9anBMzckpdLo7MGjd",
+	"sB10j1IAdqjTOjCQMTqvGs6c1L0EUnAmFcVxFFwFQzb1bOGuEV40QsReWSd8WEq1TnbmwDQ9Gbsh+aLQ",
+	"lw0Lcqy8UfQtwNXdXGAy74Kb0xeJaROZxGQUgvCxAnOnxjqJOpRB3+ly+7HFlHaz93eqENWXfU13hPeB",
+	"7zsc0ni8RmWim4q9+eiVEDMH57q+hT44qwRO32EwHOsjyhnFYNSr5l2SM2txtadxjv6/KUV4Q/28T1Jg",
+	"0E+/jrFqfTlCL307QttY/qn7Le9TuMqzn7SvSXttVXTA9iOEMBP0KCSFs+Ps2kqbeZBz/+jrA0XL/oox",
+	"QX2l40XlZwMEUY57e+DbO9braSm8kBT1U3WUVBLdDPrGsqPBSSPcuXkPwzrh1+6InVAzr0SD7vDf+uuP",
+	"nOFfUwFyMOpdQOSJJvlkpYH2dExSHyg6lHeviKRNtOyOurtZP2ImZItS7LOnad0zOvCg3mBfj24B3GIt",
+	"THzg5DYHo6WYFjw8HN4CV7YVfP4CoJSUfXLrGc9iKzCtjUS0vK71SGC7vE4gsqSAN0y6PnvibHL3qUrc",
+	"191LO15iBpJDD46TSzEaK/jY3o7i2+gyJsDjDv2pidGU2PQ826DtAfiw22dnaquVGCtRWUEvTnkweJDX",
+	"iQPh5SnWF8dmsmxU+sWrTVlaX/s4YiuGEWkAgOtKI5OgJSaY3OVdjWS/UqEg24bJfhTuboAsvKnjkNH5",
+	"92rE7Xzb/7xm9oO/hUrXMUPUa1g4nDAHK/BY4puK3Eaj2wfLuWAK+oob1/0iBvkzFYzMjkzEUd6URbeR",
+	"g/fJRKVgGFe0BEC1RgBLRWUEDVeWbjR34j2kZaWYSudTBA4HfYxVx19qstY7ze5uVIhEHVnudB2ifmJs",
+	"iA8jo4ueNMYEr8yW+hIDN5kRBVCjDOG7lSjnwfGw1Mq/XyDCEf+SMU/9sUo0diz1ueJb7NrbuhUvLhhi",
+	"jBF5BqPGCtg+VsaM7gBMRKSySmCY0zuopmL3CvGAtRxfWAartMAUzDqw7H34TouUPkMu+HUE9S28g89+",
+	"/1fuG0yxYyMciI4Xk+5XNwlQLrVMo5/I6evpFN9d8LEGBQW36x/Qfmj4FZ5qx4TC0D88TS1FlW8yQZCA",
+	"wM1RO3jzY/iwf3IcXHfk32h48NjD/uC4O4rmhgSTBWwMFKabRqHT5oxD8sD+VG9T3TSKyVHYfapuSr1+",
+	"qjLPN1Y3JbndwdRKZckjyiuAnNvol8TCM2N12B5q8XdK60tgtdpI3m753AqR5JcPBMUCLLjOFh15K6VI",
+	"nthrlGKaMhMj+/yb+w7KglLjTTFMEoUGwf7dO6mxAiujTlCqBA8xkDtWQO7FutwzRunXqBPjRo1Vas26",
+	"Wq95Gzy8BfBV1IReQfooSyRLq+cVf/kbBvrtEL7OKPpE3r54A/AloPzn04o+SPZvWyv+ZWWxPYm+SGHs",
+	"6INIr4uc1hcovzBXvxnM5fXKlzGGHoWI6w2XCVD4eKm/4tZeI/NbUyNbZH7Tx4NCfz9Q5Tm39u9w+1MI",
+	"lia5YQ+/hFzZdcffTbBc/0BSm/8LHLOfublIMyoAX3U+3t/gExo+4pyFvN/bnbQUOWlKYkka5mOVpCK0",
+	"eVYBNCWQKz7pUdVo71vM72Frhf4AYpIV09HLn66mgbJGu6AtTQlBYJfiMAxyiEDME9G/e5qCc2MaD+Vh",
+	"hewKRnWU2nM5xqqZzEG+kkY6B9vP5mgDgC9oRv/hEOCnve31+1qGG4igiAmW/80K7ZDk9Fcrt38lQIgI",
+	"YxTJQ1jwTtcGfxkeTIb8Igjvd40YJkx6u4PmAev6liZ98wU1NQNNRaGXwh7gIPZmIRQVPkiDSPmFIMWA",
+	"gtnHYVHQWCO0fCOVHdWJGpbNhQtO3nSDGlmdY3Vjxl9d2KQt24+l6YAjxilHaCq2WpVjJV24Vvy2ruyd",
+	"vpBhkoS91Yfa549qE3iXqiN2NCbDNHRwFHHx3QO7CiiqqFbF84pfiL8D6U8Q04r7/mXiWT+Dd9pp/TNX",
+	"bW8ErOMhY/FFPEn+yNSvONn1Bh94P0lN4a1eU7Hqo0HLAcyToZRoasQR2TH1+cEmM2mAe65xXr/CoHZv",
+	"jd/ZgX3j67muPrsfwr/wes8bQTQJPokNt2MVvRLd0QGR1eDG4BJv3/0GVt7bpi/k7IZd3nd33BCYDdqQ",
+	"UihABd4Qox2ddR3Mm4RRmkFbXXo3ZE2NzjF9jy8bN1TnnBvhK/KBxJ9zU1bCYu4TVfKj8nzs1U5tGJ/+",
+	"yy29PmKu1VDSCzspL7lZOmasXjTevQiDFny1ElhhIVSB8O8jOGXDAX4NhgxWefa6rzN5+eTHp6+fn/98",
+	"9i+Yiur/fPPk6ffP3ky6OcPbZApVD/l8KHGY03MBzBlud+ne2eKrXKttvOTFb9stJ5i+MJTo4ROWvkzs",
+	"crMkxn5lyCTjKSmxkgS8UB2cjwn8rbOePnHcb0zaOhkMvBX36RdwXc6W8fsqyliX5/PG7tbVw9OMqlC8",
+	"AmPPEABWej7HAIiDAbzNXL5PGMR7N+Np73VitRoLPzHcSIQaXr5T20/05s3GBLw+iUN3oDtfLMGKnlRW",
+	"4EslL0W1xRd0SwWN+39l8Z0PhnfEXC/Cm9maUEVrMpWar84NVkldHNuL7usAWPLut+QtrvUA9GvSZ9AK",
+	"NNidXtach+W99C+Z20OWfuLo2UveRVzwFWW+HHpvdsvr61pXlZJtj1zpmqRixw8Hg9u/Q/vTnJLddeA5",
+	"SYhPE6W3SNeykltaX9Sj+IIWdBOFtP2NVKXesE67Lt95jzShieZrpBtvix6r8B7pji/ME9+JRAN1++wZ",
+	"ok8/Y49ssAr9bIYvyeiP1WSPGw+sNwJO/+YZLKwSq3zsvp9cYZkGSuKyO/xMuxtgINXQvnHxY9VYPesc",
+	"dQNjEDr52Pc7k/3Pm0y+x4+NbDiaOFbL+fboaMD+7V+PBv1h/xiLFDZxQKtGAm5OahUeHXhn9GfC5b6e",
+	"XHb69l2K0gOu83X5DmQy7+UCHwxM/4GKLcVQz2gt2Z1Ex1ibuUNAFc2r7shXa6qvQpIe6Fw1ravkvgVx",
+	"AxWgkKXXYP41Ywt/n19VyHwcA9JZGo9+nGMUOZ4gbaIDVpYMQxztodxnwFaHkp/biwhgIbxRLCxRG3n3",
+	"bJ99hzFLR22FWPBNxwoLnuMbUTwWxEKGt+DGtmKT1/Jm/vfs7c/q6drqNXIpVXkGpt6Cyqhz838lfxce",
+	"D28KewdGLODw2QPkwglJVt3mJWgKtGZpzLfvgNV2KkG+fQd8RXeQhw7nAst+YemiUIYvfetJx4iKAz6m",
+	"dBSHhQgx9QXUHT6MgX3a+KC2qVhIKjlk9Hv/9qW6FiDWIPHJO1tQ1agT6YYWa8O4BVsZMZPvUd9QyZT7",
+	"eDw8PfZqgCaVPy3rtBSwpFqf/Vp4YIUKPJo70fSploylKhvlPWIfpCf2+/DFLPzT0vg32PuXWaeT8Nz9",
+	"7ur/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -799,6 +799,8 @@ export interface components {
     headers: {
         /** @description `no-store`: the body carries an access token, which no browser or proxy cache may keep. */
         NoStore: "no-store";
+        /** @description `true` when this answer is the stored one of an earlier request with the same `Idempotency-Key` (nothing was done again); absent on a first answer. */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 }
@@ -850,6 +852,7 @@ export interface operations {
              */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     "Cache-Control": components["headers"]["NoStore"];
                     [name: string]: unknown;
                 };
@@ -1504,6 +1507,7 @@ export interface operations {
             /** @description The user is subscribed (now, or already was). */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {

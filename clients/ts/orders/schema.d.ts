@@ -815,7 +815,10 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description `true` when this answer is the stored one of an earlier request with the same `Idempotency-Key` (nothing was done again); absent on a first answer. */
+        IdempotentReplayed: "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1033,6 +1036,7 @@ export interface operations {
             /** @description The registered user. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description Where the current user can be read once logged in. */
                     Location?: string;
                     [name: string]: unknown;
@@ -1196,6 +1200,7 @@ export interface operations {
             /** @description The created order. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The order's path; `GET` it to read the order. */
                     Location?: string;
                     [name: string]: unknown;

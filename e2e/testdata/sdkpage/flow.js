@@ -28,9 +28,14 @@ async function ordersFlow({ api, clientId, clientSecret, suffix }) {
   const customer = await signUp("customer", "Customer");
   const performer = await signUp("performer", "Performer");
 
-  const created = await customer.api.POST("/orders", { body: { description: "Ordered from another origin", price: 100 } });
+  // Placed with an Idempotency-Key (a header the preflight must allow) and sent again: the repeat
+  // answers the first order, marked Idempotent-Replayed (a header the page must be able to read).
+  const order = { params: { header: { "Idempotency-Key": `web-${suffix}-${Date.now()}-${Math.random()}` } }, body: { description: "Ordered from another origin", price: 100 } };
+  const created = await customer.api.POST("/orders", order);
   check(created.response.status === 201, `create: ${created.response.status} ${JSON.stringify(created.error)}`);
   const id = created.data.id;
+  const repeated = await customer.api.POST("/orders", order);
+  check(repeated.response.status === 201, `create again: ${repeated.response.status} ${JSON.stringify(repeated.error)}`);
   const statuses = [created.data.status];
   const steps = [
     [performer, "/orders/{id}/take"],
@@ -55,6 +60,8 @@ async function ordersFlow({ api, clientId, clientSecret, suffix }) {
     performerId: performer.user.id,
     balance: String(me.data.balance),
     requestId: again.response.headers.get("X-Request-Id"),
+    firstReplayed: created.response.headers.get("Idempotent-Replayed"),
+    repeat: { id: repeated.data.id, replayed: repeated.response.headers.get("Idempotent-Replayed") },
   };
 }
 

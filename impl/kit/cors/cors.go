@@ -22,16 +22,8 @@ func DevOrigins() []string {
 	return out
 }
 
-// Methods and Headers are what a preflight allows: every method the specs use, and the request
-// headers the three surfaces read (bearer and JWT tokens, the XSRF header, body types, request ids).
-const (
-	Methods = "GET, HEAD, POST, PUT, PATCH, DELETE"
-	Headers = "Authorization, Content-Type, X-XSRF-TOKEN, X-JWT, X-Request-Id"
-	// exposed are the response headers a page may read besides the CORS-safelisted ones.
-	exposed = "X-Request-Id, Location, Retry-After, WWW-Authenticate, ETag"
-	// maxAge lets a browser reuse a preflight for 10 minutes.
-	maxAge = "600"
-)
+// maxAge lets a browser reuse a preflight for 10 minutes.
+const maxAge = "600"
 
 // Policy is the set of origins allowed to call the server from a browser.
 type Policy struct {
@@ -39,6 +31,8 @@ type Policy struct {
 	// any is "*": every origin, without credentials (browsers refuse credentials with a wildcard,
 	// and echoing any origin with credentials would let every site act as the logged-in user).
 	any bool
+	// methods, allow and expose are the Access-Control-* lists (Policy.With, from the specs).
+	methods, allow, expose string
 }
 
 // Parse reads a comma-separated list of exact origins (`https://app.example.com,http://localhost:5173`).
@@ -82,6 +76,15 @@ func checkOrigin(o string) error {
 	return nil
 }
 
+// With returns p answering with h: the methods and request headers a preflight allows, and the
+// response headers a page may read.
+func (p Policy) With(h Headers) Policy {
+	p.methods = strings.Join(h.Methods, ", ")
+	p.allow = strings.Join(h.Allow, ", ")
+	p.expose = strings.Join(h.Expose, ", ")
+	return p
+}
+
 // Enabled reports whether any cross-origin access is allowed.
 func (p Policy) Enabled() bool { return p.any || len(p.origins) > 0 }
 
@@ -123,13 +126,17 @@ func (p Policy) Middleware(next http.Handler) http.Handler {
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Add("Vary", "Access-Control-Request-Method")
 			h.Add("Vary", "Access-Control-Request-Headers")
-			h.Set("Access-Control-Allow-Methods", Methods)
-			h.Set("Access-Control-Allow-Headers", Headers)
+			h.Set("Access-Control-Allow-Methods", p.methods)
+			if p.allow != "" {
+				h.Set("Access-Control-Allow-Headers", p.allow)
+			}
 			h.Set("Access-Control-Max-Age", maxAge)
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", exposed)
+		if p.expose != "" {
+			h.Set("Access-Control-Expose-Headers", p.expose)
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -38,14 +38,17 @@ func TestParse(t *testing.T) {
 
 func TestMiddleware(t *testing.T) {
 	t.Parallel()
+	h := Headers{Methods: []string{"GET", "POST"}, Allow: []string{"Authorization", "Idempotency-Key"}, Expose: []string{"Idempotent-Replayed", "X-Request-Id"}}
 	exact, err := Parse("https://app.example.com", DevOrigins()...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	exact = exact.With(h)
 	star, err := Parse("*")
 	if err != nil {
 		t.Fatal(err)
 	}
+	star = star.With(h)
 	none, err := Parse("")
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +96,11 @@ func TestMiddleware(t *testing.T) {
 				t.Fatalf("got %d origin %q creds %q, want %d %q %q", rec.Code, got.Get("Access-Control-Allow-Origin"),
 					got.Get("Access-Control-Allow-Credentials"), tc.wantStatus, tc.wantOrigin, tc.wantCreds)
 			}
-			if tc.wantStatus == http.StatusNoContent && (got.Get("Access-Control-Allow-Methods") != Methods || got.Get("Access-Control-Allow-Headers") != Headers) {
+			if tc.wantStatus == http.StatusNoContent && (got.Get("Access-Control-Allow-Methods") != "GET, POST" || got.Get("Access-Control-Allow-Headers") != "Authorization, Idempotency-Key") {
 				t.Fatalf("preflight allows %q / %q", got.Get("Access-Control-Allow-Methods"), got.Get("Access-Control-Allow-Headers"))
+			}
+			if tc.wantStatus == http.StatusOK && tc.wantOrigin != "" && got.Get("Access-Control-Expose-Headers") != "Idempotent-Replayed, X-Request-Id" {
+				t.Fatalf("exposes %q", got.Get("Access-Control-Expose-Headers"))
 			}
 		})
 	}

@@ -51,17 +51,21 @@ func SetUser(ctx context.Context, id string) {
 	}
 }
 
+// RequestIDHeader carries a request's id both ways on every route (WithRequestID); the specs do
+// not declare it per operation, so the CORS policy adds it to what it allows and exposes.
+const RequestIDHeader = "X-Request-Id"
+
 // WithRequestID gives every request an id: the caller's X-Request-Id when it is a sane token,
 // otherwise a fresh random one. The id is echoed in the response header.
 func WithRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
+		id := r.Header.Get(RequestIDHeader)
 		if !saneID(id) {
 			var b [8]byte
 			_, _ = rand.Read(b[:])
 			id = hex.EncodeToString(b[:])
 		}
-		w.Header().Set("X-Request-Id", id)
+		w.Header().Set(RequestIDHeader, id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{id: id})))
 	})
 }

@@ -177,9 +177,9 @@ func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBran
 		return nil, err
 	}
 	if !created {
-		return brandsapi.SubscribeBrand200JSONResponse{Message: msgAlreadySub}, nil
+		return brandsapi.SubscribeBrand200JSONResponse{Body: brandsapi.Message{Message: msgAlreadySub}}, nil
 	}
-	return brandsapi.SubscribeBrand200JSONResponse{Message: msgSubscribed}, nil
+	return brandsapi.SubscribeBrand200JSONResponse{Body: brandsapi.Message{Message: msgSubscribed}}, nil
 }
 
 // UnsubscribeBrand is POST /api/unsubscribe/{id}.
