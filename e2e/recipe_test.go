@@ -56,9 +56,9 @@ func TestGoClientRecipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(doc), "**Go client.**")
-	section, _, ok2 := strings.Cut(section, "**TypeScript SDK.**")
+	section, _, ok2 := strings.Cut(section, "**Money in generated clients.**")
 	if !ok || !ok2 {
-		t.Fatal("docs/specs.md has no \"**Go client.**\" paragraph before \"**TypeScript SDK.**\"")
+		t.Fatal("docs/specs.md has no \"**Go client.**\" paragraph before \"**Money in generated clients.**\"")
 	}
 	blocks := fencedBlocks(section)
 	var langs []string

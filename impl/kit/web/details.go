@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -116,6 +117,9 @@ func schemaDetail(in invalid.In, field string, se *openapi3.SchemaError) FieldEr
 	if s == nil {
 		s = &openapi3.Schema{}
 	}
+	if neg, ok := overflows(se.Value); ok && (se.SchemaField == "type" || se.SchemaField == "oneOf" || se.SchemaField == "anyOf") {
+		return outOfRange(in, field, numberSchema(se), neg)
+	}
 	switch se.SchemaField {
 	case "required":
 		return invalid.New(in, field, invalid.Required)
@@ -195,6 +199,61 @@ func schemaDetail(in invalid.In, field string, se *openapi3.SchemaError) FieldEr
 		}
 	}
 	return invalid.New(in, field, invalid.Invalid)
+}
+
+// overflows reports whether v is a JSON number beyond float64 (1e309), and whether it is negative.
+// kin-openapi cannot read such a literal as a number and calls it the wrong type; it is a number,
+// out of range (docs/orders.md), so the detail says too_large or too_small.
+func overflows(v any) (negative, ok bool) {
+	var lit string
+	switch n := v.(type) {
+	case json.Number:
+		lit = string(n)
+	case float64:
+		if !math.IsInf(n, 0) {
+			return false, false
+		}
+		return n < 0, true
+	default:
+		return false, false
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if !errors.Is(err, strconv.ErrRange) || !math.IsInf(f, 0) {
+		return false, false
+	}
+	return f < 0, true
+}
+
+// numberSchema is the schema that takes numbers where se refused one: se's own, or the number
+// variant of a oneOf/anyOf (a price is a number or a decimal string).
+func numberSchema(se *openapi3.SchemaError) *openapi3.Schema {
+	s := se.Schema
+	if s == nil {
+		return nil
+	}
+	for _, list := range [][]*openapi3.SchemaRef{s.OneOf, s.AnyOf} {
+		for _, r := range list {
+			if r != nil && r.Value != nil && r.Value.Type != nil && (r.Value.Type.Is(openapi3.TypeNumber) || r.Value.Type.Is(openapi3.TypeInteger)) {
+				return r.Value
+			}
+		}
+	}
+	return s
+}
+
+// outOfRange is too_large (too_small for a negative number) with the schema's bound as the limit,
+// or without a limit when the schema has none.
+func outOfRange(in invalid.In, field string, s *openapi3.Schema, negative bool) FieldError {
+	if negative {
+		if s != nil && s.Min != nil {
+			return invalid.Bound(in, field, invalid.TooSmall, number(*s.Min))
+		}
+		return invalid.New(in, field, invalid.TooSmall)
+	}
+	if s != nil && s.Max != nil {
+		return invalid.Bound(in, field, invalid.TooLarge, number(*s.Max))
+	}
+	return invalid.New(in, field, invalid.TooLarge)
 }
 
 // unsupportedProperty reads the name out of kin-openapi's `property "colour" is unsupported`.

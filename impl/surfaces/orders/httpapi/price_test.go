@@ -45,6 +45,10 @@ func TestCreateOrder_PriceNumberOrDecimalString(t *testing.T) {
 		{"empty string", `""`, "", "format"},
 		{"string over 32 characters", `"1.` + strings.Repeat("0", 31) + `"`, "", "too_long 32"},
 		{"neither number nor string", `true`, "", "type"},
+		// Beyond float64 (docs/orders.md: refused as out of range, never as the wrong type).
+		{"number beyond float64", `1e309`, "", "too_large 1000000"},
+		{"negative number beyond float64", `-1e309`, "", "too_small 0.01"},
+		{"number at float64's edge", `1e308`, "", "too_large 1000000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
