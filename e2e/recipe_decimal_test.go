@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/triadhq/triad/gen/ordersapi"
 )
 
 // TestGoDecimalRecipe runs the decimal-money recipe of docs/specs.md exactly as written: a Go
@@ -68,9 +72,19 @@ func TestGoDecimalRecipe(t *testing.T) {
 	}
 
 	// The server takes that NewOrder as it is.
-	e := newOrdersEnvAt(t, srv.URL)
-	alice := e.logIn("alice", "alice-password")
-	created, err := alice.CreateOrderWithBodyWithResponse(ctx, nil, "application/json", strings.NewReader(lines[1]))
+	hc := httpClient(t, loadSpec(t, orders))
+	octx := context.WithValue(ctx, oauth2.HTTPClient, hc)
+	conf := oauth2.Config{ClientID: "triad-orders", ClientSecret: "triad-orders-secret",
+		Endpoint: oauth2.Endpoint{TokenURL: srv.URL + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
+	tok, err := conf.PasswordCredentialsToken(octx, "alice", "alice-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := ordersapi.NewClientWithResponses(srv.URL, ordersapi.WithHTTPClient(conf.Client(octx, tok)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := alice.CreateOrderWithBodyWithResponse(octx, nil, "application/json", strings.NewReader(lines[1]))
 	if err != nil {
 		t.Fatal(err)
 	}

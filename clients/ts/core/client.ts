@@ -73,8 +73,15 @@ export type RequestOptions<Op> = ({} extends Params<Op> ? { params?: Params<Op> 
 /** Responses are an operation's documented responses, by status. */
 type Responses<Op> = Op extends { responses: infer R } ? R : never;
 
+/**
+ * Media is the body type of one media type: what the spec says for JSON and text, a Blob for any
+ * other (an image, a file), which the client reads as bytes, never as text (openapi-typescript
+ * types a binary body as `string`; reading bytes as text corrupts them).
+ */
+type Media<K, V> = K extends `${string}json${string}` | `text/${string}` ? V : Blob;
+
 /** Content is a response's body type; undefined when the response has none (204, 302). */
-type Content<R> = R extends { content: infer C } ? C[keyof C] : undefined;
+type Content<R> = R extends { content: infer C } ? { [K in keyof C]: Media<K, C[K]> }[keyof C] : undefined;
 
 /** Success are the statuses whose body is `data`; every other documented status is `error`. */
 type Success = 200 | 201 | 202 | 203 | 204 | 206;
@@ -230,6 +237,11 @@ export interface Surface<P> {
   forms: FormRoutes<P>;
   /** xsrf echoes the XSRF-TOKEN cookie in X-XSRF-TOKEN (a double-submit cookie) when a call does not. */
   xsrf?: boolean;
+  /**
+   * anonymous are the paths whose operations the spec secures otherwise or not at all (`security:
+   * []` or the OAuth client's own credentials): the token is never sent there.
+   */
+  anonymous?: readonly (keyof P & string)[];
 }
 
 /**
@@ -258,7 +270,7 @@ export function createClient<P>(options: ClientOptions, surface: Surface<P>): Cl
         headers.set(k, String(v));
       }
     }
-    const credential = typeof token === "function" ? token() : token;
+    const credential = surface.anonymous?.includes(path as keyof P & string) ? undefined : typeof token === "function" ? token() : token;
     if (credential) {
       const [name, value] = surface.credential(credential);
       if (!headers.has(name)) {
@@ -299,7 +311,7 @@ export function createClient<P>(options: ClientOptions, surface: Surface<P>): Cl
     });
     const response = await send(request);
     cookies?.store(response);
-    const parsed = await read(response);
+    const parsed = await read(response, method);
     return response.ok ? { data: parsed, response } : { error: parsed, response };
   }
 
@@ -347,14 +359,22 @@ function fields(values: Record<string, unknown>): URLSearchParams {
   return out;
 }
 
-/** read parses a response body: JSON when it says so, text otherwise, undefined when empty. */
-async function read(response: Response): Promise<unknown> {
-  if (response.status === 204 || response.status === 304 || response.headers.get("Content-Length") === "0") {
+/**
+ * read parses a response body: JSON when it says so, text for text/*, a Blob of the exact bytes
+ * for anything else (an avatar's image), undefined when empty or for HEAD.
+ */
+async function read(response: Response, method: string): Promise<unknown> {
+  if (method === "HEAD" || response.status === 204 || response.status === 304 || response.headers.get("Content-Length") === "0") {
     return undefined;
+  }
+  const type = (response.headers.get("Content-Type") ?? "").toLowerCase();
+  if (type !== "" && !type.includes("json") && !type.startsWith("text/")) {
+    const blob = await response.blob();
+    return blob.size === 0 ? undefined : blob;
   }
   const text = await response.text();
   if (text === "") {
     return undefined;
   }
-  return (response.headers.get("Content-Type") ?? "").includes("json") ? JSON.parse(text) : text;
+  return type.includes("json") ? JSON.parse(text) : text;
 }

@@ -31,6 +31,9 @@ const surface: Surface<paths> = {
   credential: (token) => ["Authorization", `Bearer ${token}`],
   // The token request is a form (RFC 6749 §4.3.2); the compiler holds this list to the spec.
   forms: { "/oauth/token": ["post"] },
+  // The token request authenticates the OAuth client (form fields or HTTP Basic), never a user's
+  // bearer token: sending one there would hand it to whatever answers that path.
+  anonymous: ["/oauth/token"],
 };
 
 /**

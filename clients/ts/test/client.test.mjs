@@ -23,6 +23,11 @@ before(async () => {
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
       const status = Number(req.headers["x-echo-status"] ?? 200);
+      if (req.headers["x-echo-binary"]) {
+        // Every byte value once, most of them invalid as UTF-8: text decoding would change them.
+        res.writeHead(200, { "Content-Type": "image/png" }).end(Buffer.from(Array.from({ length: 256 }, (_, i) => i)));
+        return;
+      }
       if (status === 204) {
         res.writeHead(204).end();
         return;
@@ -102,6 +107,11 @@ test("every surface takes its token the same way, as the surface sends it", asyn
   ])) {
     assert.equal(echo(await api).headers[header], value, name);
   }
+  // The token request authenticates the OAuth client, never with a user's bearer token.
+  const grant = createOrdersClient({ baseUrl, token: "t-1" }).POST("/oauth/token", {
+    body: { grant_type: "password", client_id: "c", client_secret: "s", username: "u", password: "p" },
+  });
+  assert.equal(echo(await grant).headers.authorization, undefined, "a bearer token went to /oauth/token");
   // No token, no header.
   assert.equal(echo(await createOrdersClient({ baseUrl, token: () => undefined }).GET("/authenticated")).headers.authorization, undefined);
 });
@@ -123,6 +133,18 @@ test("a cookie jar keeps what the server sets and the auth client echoes XSRF-TO
   // comma does not split.
   cookies.store(new Response(null, { headers: [["Set-Cookie", "JWT=j2; Path=/; Expires=Thu, 01 Jan 2099 00:00:00 GMT; HttpOnly, XSRF-TOKEN=x2; Path=/"]] }));
   assert.equal(cookies.header(), "XSRF-TOKEN=x2; JWT=j2");
+});
+
+test("a binary answer (an avatar) is a Blob of the exact bytes, typed so", async () => {
+  const api = createAuthClient({ baseUrl });
+  const r = await api.GET("/avatar/{id}", { params: { path: { id: "0b4a6e2f3c9d.image" } }, headers: { "X-Echo-Binary": "1" } });
+  assert.ok(r.data, `no data: ${r.response.status}`);
+  /** @type {Blob} */
+  const image = r.data; // a string here would not type-check
+  const bytes = new Uint8Array(await image.arrayBuffer());
+  assert.equal(bytes.length, 256);
+  assert.ok(bytes.every((b, i) => b === i), "the bytes changed on the way");
+  assert.equal(image.type, "image/png");
 });
 
 test("a 2xx answer is data, anything else is error, and 204 has no data", async () => {
