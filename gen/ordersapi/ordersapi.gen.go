@@ -608,7 +608,8 @@ type ClientInterface interface {
 	// CreateOrderWithBody Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -623,7 +624,8 @@ type ClientInterface interface {
 	// CreateOrder Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -648,10 +650,13 @@ type ClientInterface interface {
 	// AcceptOrder Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-	// the commission, each movement recorded in the ledger. The money was reserved when the order
-	// was created, so the payment cannot lack funds; only an order created before reservations
-	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+	// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+	// performer is credited the price and the platform account the commission, each movement
+	// recorded in the ledger, and the performer's place under the cap is free again. The money
+	// was reserved when the order was created, so the payment cannot lack funds; only an order
+	// created before reservations existed can still be refused with 409 `insufficient_funds`
+	// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+	// left READY unanswered for the configured time (default 14 days).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 	AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -667,18 +672,36 @@ type ClientInterface interface {
 
 	// PassOrder Mark an order ready (its performer)
 	//
-	// IN PROGRESS → READY. Only the order's performer may do it.
+	// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+	// performer's held orders until its customer accepts it (paid) or rejects it (back to
+	// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+	// accepted by the server.
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectOrder Send a ready order back (its customer)
+	//
+	// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+	// paid. The order loses its performer, returns to the new-orders list and leaves the
+	// performer's list; the performer's place under the cap on held orders is free again; the
+	// customer's reservation stays (the order is still open: cancel it to free the money). The
+	// performer may not take this order again for the configured cool-down (default 24 hours;
+	// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+	// the server.
+	//
+	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+	RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseOrder Hand an order back (its performer)
 	//
 	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 	// returns to the new-orders list and leaves the performer's list; the performer's place under
-	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-	// records the release. The server does the same by itself to an order left IN PROGRESS
-	// untouched for the configured time (default 72 hours).
+	// the cap on held orders is free again; the customer's reservation stays; the performer may
+	// not take this order again for the configured cool-down (default 24 hours; 409
+	// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
 	ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -687,9 +710,13 @@ type ClientInterface interface {
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-	// returns to WAITING after the configured time untouched).
+	// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+	// counted together (passing an order does not free its place; its customer's acceptance or
+	// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+	// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+	// configured time untouched. A performer whose order was rejected, released or expired may
+	// not take that order again for the configured cool-down (default 24 hours): 409
+	// `retake_cooldown`, saying when it may.
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 	TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -766,7 +793,8 @@ func (c *Client) ListNewOrders(ctx context.Context, params *ListNewOrdersParams,
 // CreateOrderWithBody Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -791,7 +819,8 @@ func (c *Client) CreateOrderWithBody(ctx context.Context, params *CreateOrderPar
 // CreateOrder Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -836,10 +865,13 @@ func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...Request
 // AcceptOrder Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-// the commission, each movement recorded in the ledger. The money was reserved when the order
-// was created, so the payment cannot lack funds; only an order created before reservations
-// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+// performer is credited the price and the platform account the commission, each movement
+// recorded in the ledger, and the performer's place under the cap is free again. The money
+// was reserved when the order was created, so the payment cannot lack funds; only an order
+// created before reservations existed can still be refused with 409 `insufficient_funds`
+// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+// left READY unanswered for the configured time (default 14 days).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
 func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -875,7 +907,10 @@ func (c *Client) CancelOrder(ctx context.Context, id OrderID, reqEditors ...Requ
 
 // PassOrder Mark an order ready (its performer)
 //
-// IN PROGRESS → READY. Only the order's performer may do it.
+// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+// performer's held orders until its customer accepts it (paid) or rejects it (back to
+// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+// accepted by the server.
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -890,13 +925,38 @@ func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// RejectOrder Send a ready order back (its customer)
+//
+// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+// paid. The order loses its performer, returns to the new-orders list and leaves the
+// performer's list; the performer's place under the cap on held orders is free again; the
+// customer's reservation stays (the order is still open: cancel it to free the money). The
+// performer may not take this order again for the configured cool-down (default 24 hours;
+// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+// the server.
+//
+// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+func (c *Client) RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectOrderRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReleaseOrder Hand an order back (its performer)
 //
 // IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 // returns to the new-orders list and leaves the performer's list; the performer's place under
-// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-// records the release. The server does the same by itself to an order left IN PROGRESS
-// untouched for the configured time (default 72 hours).
+// the cap on held orders is free again; the customer's reservation stays; the performer may
+// not take this order again for the configured cool-down (default 24 hours; 409
+// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
 func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -915,9 +975,13 @@ func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...Req
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-// returns to WAITING after the configured time untouched).
+// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+// counted together (passing an order does not free its place; its customer's acceptance or
+// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+// configured time untouched. A performer whose order was rejected, released or expired may
+// not take that order again for the configured cool-down (default 24 hours): 409
+// `retake_cooldown`, saying when it may.
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
 func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1291,6 +1355,40 @@ func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewRejectOrderRequest constructs an http.Request for the RejectOrder method
+func NewRejectOrderRequest(server string, id OrderID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/orders/%s/reject", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReleaseOrderRequest constructs an http.Request for the ReleaseOrder method
 func NewReleaseOrderRequest(server string, id OrderID) (*http.Request, error) {
 	var err error
@@ -1565,7 +1663,8 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithBodyWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -1580,7 +1679,8 @@ type ClientWithResponsesInterface interface {
 	// CreateOrderWithResponse Create an order (customers)
 	//
 	// Creates a WAITING order owned by the calling customer. The price is what the performer will
-	// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+	// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+	// 0.01). That amount (price + commission) is
 	// reserved of the customer's balance at once, until the order is accepted (then paid from the
 	// reservation) or cancelled (then freed): the customer's open orders never cost more than its
 	// balance, and an order a performer has finished can always be paid. A create the free
@@ -1607,10 +1707,13 @@ type ClientWithResponsesInterface interface {
 	// AcceptOrderWithResponse Accept and pay a ready order (its customer)
 	//
 	// READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-	// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-	// the commission, each movement recorded in the ledger. The money was reserved when the order
-	// was created, so the payment cannot lack funds; only an order created before reservations
-	// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+	// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+	// performer is credited the price and the platform account the commission, each movement
+	// recorded in the ledger, and the performer's place under the cap is free again. The money
+	// was reserved when the order was created, so the payment cannot lack funds; only an order
+	// created before reservations existed can still be refused with 409 `insufficient_funds`
+	// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+	// left READY unanswered for the configured time (default 14 days).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1630,20 +1733,40 @@ type ClientWithResponsesInterface interface {
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
-	// IN PROGRESS → READY. Only the order's performer may do it.
+	// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+	// performer's held orders until its customer accepts it (paid) or rejects it (back to
+	// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+	// accepted by the server.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
 	PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
 
+	// RejectOrderWithResponse Send a ready order back (its customer)
+	//
+	// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+	// paid. The order loses its performer, returns to the new-orders list and leaves the
+	// performer's list; the performer's place under the cap on held orders is free again; the
+	// customer's reservation stays (the order is still open: cancel it to free the money). The
+	// performer may not take this order again for the configured cool-down (default 24 hours;
+	// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+	// the server.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+	RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
+
 	// ReleaseOrderWithResponse Hand an order back (its performer)
 	//
 	// IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 	// returns to the new-orders list and leaves the performer's list; the performer's place under
-	// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-	// records the release. The server does the same by itself to an order left IN PROGRESS
-	// untouched for the configured time (default 72 hours).
+	// the cap on held orders is free again; the customer's reservation stays; the performer may
+	// not take this order again for the configured cool-down (default 24 hours; 409
+	// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1654,9 +1777,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 	// the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-	// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-	// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-	// returns to WAITING after the configured time untouched).
+	// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+	// counted together (passing an order does not free its place; its customer's acceptance or
+	// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+	// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+	// configured time untouched. A performer whose order was rejected, released or expired may
+	// not take that order again for the configured cool-down (default 24 hours): 409
+	// `retake_cooldown`, saying when it may.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2400,6 +2527,110 @@ func (r PassOrderResponse) ContentType() string {
 	return ""
 }
 
+// RejectOrderResponse401Headers the declared response headers of an HTTP 401 response for RejectOrder
+type RejectOrderResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RejectOrderResponse503Headers the declared response headers of an HTTP 503 response for RejectOrder
+type RejectOrderResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RejectOrderResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Order
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RejectOrderResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RejectOrderResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectOrderResponse) GetJSON200() *Order {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RejectOrderResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RejectOrderResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectOrderResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RejectOrderResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RejectOrderResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RejectOrderResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RejectOrderResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectOrderResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectOrderResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectOrderResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectOrderResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReleaseOrderResponse401Headers the declared response headers of an HTTP 401 response for ReleaseOrder
 type ReleaseOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2851,7 +3082,8 @@ func (c *ClientWithResponses) ListNewOrdersWithResponse(ctx context.Context, par
 // CreateOrderWithBodyWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -2872,7 +3104,8 @@ func (c *ClientWithResponses) CreateOrderWithBodyWithResponse(ctx context.Contex
 // CreateOrderWithResponse Create an order (customers)
 //
 // Creates a WAITING order owned by the calling customer. The price is what the performer will
-// receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+// receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+// 0.01). That amount (price + commission) is
 // reserved of the customer's balance at once, until the order is accepted (then paid from the
 // reservation) or cancelled (then freed): the customer's open orders never cost more than its
 // balance, and an order a performer has finished can always be paid. A create the free
@@ -2911,10 +3144,13 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id Order
 // AcceptOrderWithResponse Accept and pay a ready order (its customer)
 //
 // READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-// (rounded half-up to the kopeck), the performer is credited the price and the platform account
-// the commission, each movement recorded in the ledger. The money was reserved when the order
-// was created, so the payment cannot lack funds; only an order created before reservations
-// existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+// (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+// performer is credited the price and the platform account the commission, each movement
+// recorded in the ledger, and the performer's place under the cap is free again. The money
+// was reserved when the order was created, so the payment cannot lack funds; only an order
+// created before reservations existed can still be refused with 409 `insufficient_funds`
+// (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+// left READY unanswered for the configured time (default 14 days).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2946,7 +3182,10 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id Or
 
 // PassOrderWithResponse Mark an order ready (its performer)
 //
-// IN PROGRESS → READY. Only the order's performer may do it.
+// IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+// performer's held orders until its customer accepts it (paid) or rejects it (back to
+// WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+// accepted by the server.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2959,13 +3198,36 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id Orde
 	return ParsePassOrderResponse(rsp)
 }
 
+// RejectOrderWithResponse Send a ready order back (its customer)
+//
+// READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+// paid. The order loses its performer, returns to the new-orders list and leaves the
+// performer's list; the performer's place under the cap on held orders is free again; the
+// customer's reservation stays (the order is still open: cancel it to free the money). The
+// performer may not take this order again for the configured cool-down (default 24 hours;
+// 409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+// neither accepts nor rejects within the configured time (default 14 days) is accepted by
+// the server.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
+func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
+	rsp, err := c.RejectOrder(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectOrderResponse(rsp)
+}
+
 // ReleaseOrderWithResponse Hand an order back (its performer)
 //
 // IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
 // returns to the new-orders list and leaves the performer's list; the performer's place under
-// the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-// records the release. The server does the same by itself to an order left IN PROGRESS
-// untouched for the configured time (default 72 hours).
+// the cap on held orders is free again; the customer's reservation stays; the performer may
+// not take this order again for the configured cool-down (default 24 hours; 409
+// `retake_cooldown`). The ledger records the release. The server does the same by itself to
+// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2982,9 +3244,13 @@ func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id O
 //
 // WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
 // the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-// holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-// it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-// returns to WAITING after the configured time untouched).
+// holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+// counted together (passing an order does not free its place; its customer's acceptance or
+// rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+// releases one, a customer accepts or rejects one, or one returns to WAITING after the
+// configured time untouched. A performer whose order was rejected, released or expired may
+// not take that order again for the configured cool-down (default 24 hours): 409
+// `retake_cooldown`, saying when it may.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3718,6 +3984,104 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 	return response, nil
 }
 
+// ParseRejectOrderResponse parses an HTTP response from a RejectOrderWithResponse call
+func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectOrderResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Order
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RejectOrderResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers RejectOrderResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReleaseOrderResponse parses an HTTP response from a ReleaseOrderWithResponse call
 func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -4143,6 +4507,9 @@ type ServerInterface interface {
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	// RejectOrder Send a ready order back (its customer)
+	// (PATCH /orders/{id}/reject)
+	RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID)
@@ -4200,6 +4567,12 @@ func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id Or
 // PassOrder Mark an order ready (its performer)
 // (PATCH /orders/{id}/pass)
 func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RejectOrder Send a ready order back (its customer)
+// (PATCH /orders/{id}/reject)
+func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4445,6 +4818,32 @@ func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.PassOrder(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RejectOrder operation middleware
+func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id OrderID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RejectOrder(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4748,6 +5147,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/pass", wrapper.PassOrder)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/orders/{id}/reject", wrapper.RejectOrder)
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/orders/{id}/release", wrapper.ReleaseOrder)
@@ -5631,6 +6033,132 @@ func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
+type RejectOrderRequestObject struct {
+	Id OrderID `json:"id"`
+}
+
+type RejectOrderResponseObject interface {
+	VisitRejectOrderResponse(w http.ResponseWriter) error
+}
+
+type RejectOrder200JSONResponse Order
+
+func (response RejectOrder200JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RejectOrder400JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RejectOrder401JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.WWWAuthenticate != nil {
+		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
+	}
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder403JSONResponse Error
+
+func (response RejectOrder403JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RejectOrder404JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder409JSONResponse Error
+
+func (response RejectOrder409JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder500JSONResponse struct{ InternalJSONResponse }
+
+func (response RejectOrder500JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RejectOrder503JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ReleaseOrderRequestObject struct {
 	Id OrderID `json:"id"`
 }
@@ -6169,6 +6697,9 @@ type StrictServerInterface interface {
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
 	PassOrder(ctx context.Context, request PassOrderRequestObject) (PassOrderResponseObject, error)
+	// RejectOrder Send a ready order back (its customer)
+	// (PATCH /orders/{id}/reject)
+	RejectOrder(ctx context.Context, request RejectOrderRequestObject) (RejectOrderResponseObject, error)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(ctx context.Context, request ReleaseOrderRequestObject) (ReleaseOrderResponseObject, error)
@@ -6409,6 +6940,32 @@ func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id Or
 	}
 }
 
+// RejectOrder operation middleware
+func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+	var request RejectOrderRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RejectOrder(ctx, request.(RejectOrderRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RejectOrder")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RejectOrderResponseObject); ok {
+		if err := validResponse.VisitRejectOrderResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ReleaseOrder operation middleware
 func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
 	var request ReleaseOrderRequestObject
@@ -6526,177 +7083,189 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3vkhs3kuer4OpmQ6SnSLHZatluxsZFW5Y92rElrf6E9kbUNcEqkMR0EeAAYFP0qO/jRdzX+3IvcBH7",
-	"Hntvsk9ykZkACkUWu1s9snQzOw47zCZR+JNIZP4ykZn156zQy5VWQjmbnf45WwheCoMfn5RiudJOKPdC",
-	"rCq+FSV8WwpbGLlyUqvsNJs4sxYTtlkIxdxCWsaV3QjDpGVuIZh12oiSaSWYnjGumOCmksIwI/60Ftax",
-	"jXQLasmXgk3ikMW293uxnbCO0m4h1ZxtuGUl9MPnXKruiPGpFcoxrRhnM2ms80P3szyzxUIsOcxWqPUy",
-	"O32bwTSzd3km3vPlqhLZKX2TZ267gr+sM1LNs6urqzxbccOXwu1Sodj+Xmz3KfAzvxC02LAmy2eCOc2M",
-	"cGbbZ68Wwk+wsWjOLsSWmbWyI8aZESvBd8gxVtCCq7ImUOihsxRuocucrbhb5OxPa2G2OSu0gt1isCZ8",
-	"bqrLbZdNt3UHBa8qYcaqU39jRCmUk7yyXTYXjtaSUpRInrOZ0UvG1ZZZYS6FydlMGzZ8wBZ6bWzOltxc",
-	"iHKs6k10vcA4pwz5JMdZFQuu5sIyv7Xp8heyEsn41smqQhqxDZfOjhUMKV1gMyIuLgNIRXSFbhMOk5YZ",
-	"MVtbUdLvD4bDsZrIelfPL8T23AhoMemzZ6raMrsuCmGtsIwb6HrlTnGSs7XlFdMGWI7Lam2QrZGUSJKx",
-	"orWVYW05sxqfdGbL+MzByXC0oJRjkMB99lKoEro2wi6Y4arUS3bJq7VgHT5Wr18/+b7LVsIwJTbh0f5Y",
-	"ZXkmgRHp5GZ5pvgSWHrnLDWPRTwGJ7NB8ZAPRe+bciB6D4qvZ71v+clR77gYlkfTgfh69vBBlmdL/v4n",
-	"oeZukZ0OT07ybClV+PsIToxzwsAk/tvb/9T77+9++5uWk5Vnz0wpzJPv988Q7KKGH+9ZJss++05UesOO",
-	"9vduMOiH5QLn14uVZZZnQBNpQEwBt7Wu9+jrPJtps+QOHlKOFieVXIKcOIqzlsqJuTA47ed8Lvbn/Adh",
-	"dG/KYW4rPhdMrZdT4Mgz+nPJt8w6bhzjji21dexoMBgMaJmWSeU0MnIlrTtlE3hmwv7v/x6riZW/iAn7",
-	"9//5f/wTndAB9ns0GBAtoBn8ldP3J+F74KtSzPi6ctRm6JuMFfWXPN2F6ZZCAFNhLy0Ez9nEaX1ecTOH",
-	"A7xZaCvYpJJL6SZezI8V9hGmGI4EDMHthShBUIyY1cbhD3Q+N3xLQpKTfJtxw4D/QU8gVRLWRvlWbzaM",
-	"0mBnv97sdJBI+EFzp4+HxMZ+p4EUyc4PWnf+pfylZeeBH3B1o0hooHGyz6yD5DJt9Oz2D6wKemxf1TBd",
-	"1vCmdd3Izy+1cS2afCZFVU5AutHHvJRGFPDrhCaP37KJLCc5m6yMLAS1LozgTpRnboLiPT7GJtwW0GSs",
-	"JjDWhHUCvfCX7og56WXs1OgLoUBVwfn/PjSTZQ4t++wZ8gzOgB4IZO0gSQ+yCjBdg6i/MWKWnWb/+X4N",
-	"e+7Tr/Y+yiekDuIAI+xKKysQBnzHyxckcuEvr2nhI1+tKllwWPD9P1ogZSJuoGUJ87jklSyx0TloDgHi",
-	"qhSOy8pmp29jMzhpdkFzxsVmp41t8osEvZ7lGR5C3OWlsBalVLZcW8emArixEhzYEfSt4YWD3c/jSGt1",
-	"ofRGndMo9WiFrvTa7AxUdy9RbSPkAmbAo45MTqRJBlgZUUhLkw6dI9O0L2K4t4gFvxTxUA3ZDNYgteIV",
-	"K+VcOptdvUufCbq01AQt2JK7gsTh2fMnzK5EIWd+o7yuENY9gWkdz4b822JQHokH0xP+sMiubssxZyv5",
-	"2BhtiGF2DtTenk9OG1p/b6bSNqc5YhPPIxMG/GyZ4IU/h32YZBObvkAMcyf2bIdDjZ3H6e1gCkTleAwB",
-	"l+0grxH8wjiiFUBn2CTFLp9nFw4gvVPWuqACsORUzLQR7XCyE74A9iX8DUIQxU53xHbNlT57fT0RaB8V",
-	"wCde3W3v/MPnAmnQOK3+Jw9PWWjxOcjemNXkFIy/OB0Pnkd4HICQzIhLwatoEzA+1WvHpMvZJE52wmZS",
-	"lRYQtFQJ6maVniMZn2r3g16rux0Bpd35DJ9OKYhwjR19jeeUfv409InDTU6Z0gQL2YJbYktJ5xsV0rPf",
-	"f+R6gjrOTrPhYPiwNzjqDYavjganA/j3D1meFWvr9FIYYICjfA/eSEVAbSYUieuSgPNKGEAewsAw8OUw",
-	"z9YWthR17VRPYdIk5E+PhoP+SZ5Zx93agjnylD1/8ezHF49fvrw9CZEAbfSLFoO3qmC6znBlJTSoiRew",
-	"+8ewg2/59lclZTuR3pw9efXk6Y+o2lZ+6mRYIERFiIgI0GnHq8eVWJLf5sh/A8uFP68+jsJIpRYqP1Mi",
-	"QnoyXJCyr7T+CfDtnc6ZP87n0ajI2rQ4CgWwLrRmodVnkFp7k/MqG6fT8b6HUhQVN6Jkj2jtPbKEuzBf",
-	"femZkUTTPTDwlpKk/GvF126hjfzljlp6nXaQUg2+Fsr5Hli0gz8NUdJhAz0EN7BQBO3SsqW0Ft0dHlaC",
-	"ShTvVzAJ1nnxwyP28OsTsnwS/+KbN296Z/XMWyytyXc0jhG8Wv7jmKSxHWdgh4JynqBy+cdxJhWCrXOc",
-	"0DjzDknuJwjK2Arl+gd8IAdGydmB7tvchrS/l1xWfFp9xMlASpTc8Sm3YqcHu14uudl6cRcasYIr0EZT",
-	"QJK8WCAvoJsoYZXQ+HyddNmEc0mP0rKk3cj7qyS6VsWGWVFoVdobjyCwG7L9d2u73V/Ailu70aYENbcg",
-	"43i2rirWMWIurTPEvFpV227Liqjn8yl0vbsQjwOkZfDziKG3bc6lYmhMVdubp/5pjkob2f2RObx9zMj5",
-	"wjGlN4AumV47FLkGHYfkQ9Iz9lxbNzfi5T//1IXfACqYNbYml4kRVq9NIVjn5T//9PLV2avHrKi4tezk",
-	"+BT2EShdSnuRs6VYau8uVmSp2x3k6r2YffYicVzCIkgXwYCeJ4BJJtiqdwat0IPKGhvKK6vZJNm+ySkT",
-	"l8JsI0P0gCFwbG0u6n2Mru8Nlw4Q9lrUPMPZrNIaLdB0NAu0qfRcKttF52tqcMHSgt+AO6ZVIUiQABGt",
-	"0waRp9p61y2JmGRxp+yI1kcOqpaVHXiIOAA06T1LpgIzXMH6XVNZOLkUpDFw8bgXXBWiqkS5Iz2TIfYF",
-	"50u/O04T8bxFg+daqvkBQXjS4i4iwWbXq5U2TpQ/i1LyV9joTgosdnS+hJ7Ocbzd45yCgHs2qlkYlnkH",
-	"hFaCkLJeicBnRSFWzn4eoNC+kgQt3H7ejl8IwlVvjFbzl86rwjsYgqSlLPbQasWAxVvj8BGOzZQQpWUR",
-	"en4i8y+ZiycLzcITIlhw8DtRpIbv5Di3eOHUz2rRjHwfh229RUCgpmdewMQbG385addmxgsB7L8ysANO",
-	"kgImCl6/Xhz1ETS8Snx3u5N4TJLN6GkllkEyk8iJLoQ9x1A3R8YQCqQtKAX0ETuxtLea1Pc4GZiWP77c",
-	"GL6FvyML7E7zd+slVz0jeAkqCrBaxRUn2ym9JT2ELPcQUOPUte3Mv/S8/7T3pAxXBP4RuklELxhI4Nqq",
-	"t83J7J3ltkum+hLoLW1rTYV3sb2e/lEULsuz97257nn71XNznn0vCrnk1UvqdG81Z4rxpV4rx7hlHMwB",
-	"aA0cvaoAcyjtkFqn3lGZg4Fv5Vzhh0rwElb5izCafhLvaVdzxtVY6ZX3cq40GI8zXVV6I0o23fruRtEp",
-	"ejysfbu2zx6/5wUeLGL+iqv5ms8FOcdrKqLNOciSWwS/guY13/Gwca/XGXx4e9T79t3bQe/bd191O+Nx",
-	"Hz/+tvtfftPGDfVp2VdODnluyWG7Rc2ERnCrVZ/REYK9a5xaf+cLSq3kaByCEhYleZFQIS/5ls2N3vhr",
-	"16KSeB0OVjzsFHYpE8cr2Cp45+As+92rV88ZGeJNrksdQ81lAvuI904oK6eV6IVYgzZf/0HN12YO79h5",
-	"Tc+UW+jyHL7ixBjoTt/xAM60mcqyFLDxwUFzDrKebhCaakIqu57NZAG0Op+tCejDdJZcbc+lOl8ZPTfC",
-	"wtdNEB4b+UU0HgSGX6/gqwO2yAGf8zt/KNs5you6PZ5CT8U1QrfPzgI72I10xUJY0AoTYIkJwO4SbyJt",
-	"uNnMx2oi3q9E4YS/E/PkRtPSUJAC8hMAca1Ed8QmXs6Ea1H8/R7+yh6reSXtYqzADhWqAGFfIsp0GoyU",
-	"TQKy0b9/z6LLP5yGnbXF0AY6AkyC4FDhiJC6bVwl3ANroRK2DicJkBOs9Q5n6JACBLrRyVXLWJHM6TJe",
-	"yQsQJWP1gdb9gS0FVyDJ4BMunH0Yqw+9Xi/+B40nQSBP2Ac/d3QL+Askw2K4TeJIYB+Yv1XCttRR48qK",
-	"ekN171U5RbnUuCqecgQ5H9j1V1d+DERx2DUFXnhFtQFkhnE1I5bwBV3KSMc6E7KMJjmbEMfCJ4+i4eNU",
-	"60pwBR9ROcMHUkKTEbMgsHnF/qilIkk/GY8/TLpA2XCdF0yvDtqFNEbO+v1+N8w8XB3C9J1478j2RZ7i",
-	"Kt7Y1woj7T1cFra1ir1XWs1j5zQPP6lKOlhAl0GT246IKuzaAe2SVxXthh9oioEh4aGO0uHzKeyCvhRm",
-	"VumNRYEOu9W9bpHJytDVlw7Ep/pS3H2gxtrqcWZig6MohkwA3E9M4C/YxWaXeAgCQ9/hRrS5DN8kDgLS",
-	"97pRlhrF102DNJawO0YpxArG+KeXz54yJVAG+TiSRs+VuBRV7FphrNNO16EJ9h0vjWkzArQ6MO+9K+Fr",
-	"19DSmsYkkBM5O97IghwilDpfVxwdmqAGMbKhlgF+yPq22ffXaIMDEd5qjOPFC/2SPtGZiCWXFYgJTwT4",
-	"uDYSv+FO9JxciqaIUAyfYbwsYZ4oHfzQAE1SsYaCcAkyrdZrdU8Urnma/oa9TCuuLuL89YzZFS9QkVbb",
-	"uMfk2sKm/jEwZI2uzuMZj10sdIVY2LdoERXQHfwKuLqtlV9doaGf2K9bcBfkPYId9vrVD71vUGithCnA",
-	"Kg8Pge1lcCaWPX39U0KG9MngJYIWe+NT9GLQcLU+0wZ31iscDFetmVgDCKgHm8tLEb7ETss12fwCwBH1",
-	"jKfNH+ULsaUe3UbWHfHVSnBD3UiF0sm3p065O0fhca4VyjvlI3Mj7CCHXo11uPUzCydLV2Utgg4xypJX",
-	"eFGYamnck4bvswT7CabYcJRYvoXdL/S6KgM3lQIgR8ABHsCm/BzQ3nQLEGNdicbKSJiTsv7Q5IsPaBw1",
-	"nQEBWO+BzB8AB+JRyrFfHNsivlAjtGGbBM5TuuoZ2yxksUCiwRyEKMmpF02Nt9kjf5uY5dnzeNn6LvEF",
-	"7KHiXYu/aDW5wABHsvg4q44VBGHJFEMCdSma9u6GFLf13jRNqIAebmtBJW6G3TglbzalgVJp7wE1hK+9",
-	"ReWVb2Kf+I+gtJAB6mClYPRGAzmnKPI8Q6GW5dmeQMMmJE7QpCNxAKZPeoizPEvZA81tf05qsyx7dwWU",
-	"Iz1wgAURpBJzwceO7TZ4MCi0/ID28s28OsoTDbRj+NLFc4tx7+O52rgsSj9vwKB0jVeoAarfsxQ5Q4pd",
-	"wDg2gb+ldpZ1Jiujy3XhbH/Qp3BDMLKgn4mPo0kESyouSLY4xqtqZ0V8KdrWI9X+Yt5EM49ETLhEjFNA",
-	"7/9Mm51DzknmQ5t+YJ3TtyHaLYQn+ujlGLNdaH0hdzIU/CN7s/URc+3uzzWF0CJK+4oCNSOkAtuvhm85",
-	"HNiNkc4JRe7Y3fgz1hHveeFGjLMfdRACc6HAwgILzuglPVXqYr2EH0mNSvSMkVeGDIPGNgxPHsZVRR5L",
-	"bf4/Wq36T+mX65yYr5o2tm+HJjW5zfbN6QY77AL24cnDRLnf6F2UdWhjfqOr8SrPftaqLYGkdidKxS6l",
-	"cWteMbOegrVOIWh+ek3TPDoXcY/67I3fSfRJAlIYK2/LUFh428OsMyFvIJwsUrIUXeU0wkl0KAYQDuvJ",
-	"CTmO1VQqbrZsVmnuWOef+CV/iUsCOtOoxArkivTr0zO2XsHuHJ2gPxQZTTk/mbHC8So40Uav5wtcRX/F",
-	"jaVsFvyT9kLOtsCVOPzxMOohjGdvY9Xpdqw0X8keLHEu1GHeTbgWsImoZqwzSRhy0t3xp/oQno/g56di",
-	"Q3FNgDXKUtKWPE8wyIxXVuT7fEI3KE4zCkzav8doPLEv0QgVO42YSisxYkfw13AwGCSMn/ubqmrrAX5+",
-	"AP42T9N+sFOaNBLC7ZOskT3B5oOiWueNllWARMyIQshLYU/ZoD/ANWBA/2DQDwkO1x4aSrUZKw+pg2uF",
-	"DsOkG1QWJhYF9sdzRXNlncnYu9HHGRwd4jeLbrjgdrc+VYI691Huyamx6bHJGWBf+txldoHazAry1Y1V",
-	"cPdM17JyxLvet8TAlrE5sxIg/2TQP2K/ZYP+EH2Qk0H/eND85wFpAWnHKmDmkFLlFtKUe7Q6eHuglXg2",
-	"wyi56+6nnsOWRta/vm3z2uXq3TWHaEcSN0PkiY3aJPBTsXltP/7gNSIM9g9dCGPY59xvkDOH3xw8M7yS",
-	"hejFDpI7meS75BgdDb9pnKJvWk7R2goTbuivI/fr0O4qjeLcXcIxLOF4yCrhSDYEtTPpA7o4J+d4bzJi",
-	"ayX/tBZMzhUFUhTcipbV7t8yJes5buaSnfX+wHu/DHrf9s97h5LKUj6Iy8hT+kWCtLFElMTtwrblqriO",
-	"CU1jyA6Eh9Z3bMFn04bo0iDSVpDjfweRwlbraSXtQpT1pXqDzEctGW67YR35rqa4Tozvw+Xy5py6/REb",
-	"0cM3MeYLMWtohOvaE666qsNob5PlQ033IB3l5exLk9h5Y7PyhBsOMld7+mBbaO1+VEKMALlVMICPlt53",
-	"CoRQ4mslNZ+Ln4XjLZfoNAvfzcF11mllPm0to+yt7HDsdsz1q6mQs2sT0WIG2U6WWTe1tXAX4+CyzGH8",
-	"ZCvx//5X+uwb1LuZfPYN67+xccNSa3Syd1xShtsHNxR2w/79f/yvNDQH/37x+Oz7/4qfHj37+flPj189",
-	"/j4HC62qRBksLG3kXIK29klOVYXfL0/HapL0N8F7Sk6Ars8enT199Pinnx5/T1eFtXyRblEasUnidSgn",
-	"20/TowFP5xAylDeC+/MM553lWZw1fA4jNilXd7FHtsiQB0xzTufHSgRedE230BV5sPYPUwij35ev0obQ",
-	"vF/qnF6fzpvdkFC6L+Zsa87oqzraJSQMQ8OmXXy7AXZC//cie/SGLbnahkzjJl28lUOGffcOeiNNM9gd",
-	"uhCy6jSmx+7jMq8dqHWZOzIomlU+SbZJg8as2uRTikL3VT3dfdeGs9/7vD3OhnUWoipZsFWlAoOTW9Yw",
-	"EnNWyQvBJqiaJjvLJ4OxmYrcTEbuD44+yqIMoHZ3YYB8Rv5Sysdeo+f5Ek0otzaKPNDNkzLlFVcfoXZ3",
-	"4cCt+OgvRan7qPIGZ02ZxMKkoDCP623jnIBFWohrxEwYDOVwmnGk9T4td2gzvDVt9tc51dOPXOWhBQW6",
-	"74soXhR6rdw9CwblvBLM6EqkqvXQBUU9zaTF/lytKNZGuu1L2F3PbZh8cbYG+N+GwlccrAqOBTl8Pgca",
-	"wJPnz16+Yvc1X7vFffx+wjqRzeeGK9fN/S1PKFIS456RnjhwPc2FcysE42jMf8etLNqJ9Awm621+LFiB",
-	"JrUVhREuZLs8+Jb9278O+8f9oy5FN7ZNV6tq25wSDro3o7CqH2FR7XOylLdaZ+XkTE8dR4d6cKe5OPdh",
-	"f1BLhFmlN6yzWXDHXm74fC4Me/3knh2rsxCEBrxtT5lQIUIJOMx7VHHtsa8QXeQdcA3SeMcZxk3sms22",
-	"0CtkB9QwF0K9NlV2mqXkQv4J7AxfDynwWKqZboHXpPxWFS/oSiFAHIqACrYI/hQNE5uzFZflvh8W456+",
-	"+uqHSm/6X33FzmrARKgQOvVwqeMRDboia4cVBnljpFAClbo5eS5RRWtzMVaBmNQW+KZYiOICfU6Iqvwl",
-	"XRzfB71jzxFudXdQ3YpvfZ0O0nSrag267uQfWKGXGHGlVX7Aw0ZfI76ljxV3eMFxIcQqhLmFTvpj9QgI",
-	"QnkUniJGYKyZpYuaZAb1c+GiNsz4nmVeKOMFJDqRx4q6K7hiU4Eb1U93Ysm3PleC8QBXw55E8DnyV2Iw",
-	"I7rikJbNjBBldzRWPFk/dGdEJTg6nxvQ3Hc65cUFiP6w4bnHVgE1cFZoNZPztYlwcqyi/XI06DY6jfko",
-	"wAKRdpWYuUaztXJ6jUlDdAOWDOHkUiQDfD0kmdf1mt4mc/Uxr6Kaec4+a4R5A4/XgiImFumNQmZKRWxD",
-	"3j3oH3dhIS2ybjRWdBVAyfMFryom3gPvhtYgU+yEFdwYKSybBOnjQ6l9jt54PRgcF6QNfDoefCMmaZrh",
-	"WL2CXyyr5KWIwp91ArH4tBJdZAXjEzNAmWPVJewyBF368leo3nHGyMGYLgHMQsoIJSciKjBEyEvQrZfx",
-	"iBcL0XtEN8anTOke1kSjODJpfaI7Mj+W5iIGUHqspkZvLEWR2AXmmxbQF3ImHD6GzlnYPURiKJjwnoV8",
-	"zd5vfZs7JNa50CtRXGDKFFVsC/CW27EKrmbfCE6dEptYsIlONMxqKigkZRdJYy5bGipPiGCsGn703Pvc",
-	"Z4IVCw19AovXPvLgZe+OWKzMwni1AeEG5N6mQ9qxClebt7r+8mK1lkjSgnz0comWaPRalaIcqwWvZj26",
-	"yYJfiS5+L55zMMfDKfoJTC6j186HibCXK1h5z7ptJULVpw7imUE3Z772U+dAWaHRWF1TV4iudy1GgHb2",
-	"nSjcFh+oCg/mKDfK+ORjlVTxqcsahfo7njx43R452/uF/LUyLWUpHC+542kZrLG6bR0s1ol1sNhuGaxR",
-	"Xf5Kz+riV2MVq1+Fr4eD7inyGoYj+mibXWqFoXaqW4VYwQNFrTiV1ALZoSl7s6V0lVZzXE1OFa/kTtGr",
-	"PnumxFh5CIXLpshzsw75thyUB6YCwgp8OkwHQ8cwm88thDQMhHrX64tGbuFY4UypypzWNCOZZBISFU4G",
-	"x83kRc/BGGdvgXsfN5KowsbDaiYhC2vi66A0ZXkq+XMf9hSyN6SC+QmW6I2T/hBE3EqwzgT1DnXd9RN6",
-	"olZrR+HrMKvvfC6jXju8FKvTLVDONDRZHhPBYsS8LYwQSpQjxsfqUuoq4gCOjNFSticUPWsU46ljC1iH",
-	"u7FqWfppjIcKGRJpSBj2gmCT0tjPEwSLJw7DrDFMxor5ku75/AbDpiMKq2tV5iT+LsSWIC7JWJsnBR6Z",
-	"Tx/t3hTiiJIZFOtgMGFSFdW6FCUi2mbAN+tw1RC7o0b8I6D1Mt5UauMbdckX6caqLYvpjPoLBSCCIoJz",
-	"jIE4WC4FZEysp4hJVBdi60MhpaI8KjR5E/n5MIQa6xlGIhNILRtyKcYiYSfbEDwJfGUM35IFU8lCKEu1",
-	"OShz7Ocnr8DuRpsFjDZ7ev++XglFwKmvzfy+f8jeh7ZgyUjny5BKXjJvrpw9f5Ll2aUwlqyYYX/QH6Dr",
-	"Z6mLi94KPewPBkeDqzyD/vlKZqfZcX/QP/YxRWhZ3U8OAQWRzcUBuxHE0H5Fh6kAmQHSI6+LChZrY0C7",
-	"e2QOhmtMtsBU2x+FS8s5lOiV2imjNhwMPi63NTqjjo+G/ZM8LTtDbozED9FWjeZ2uaw41QNlZsK6ycFz",
-	"lWcPaA1t/cW13k/qxeEjRzc/0qgPcpVnJ7cZJ5aOwgeObzVKTMJCl0yjRkO62CzPHJ/bcLFqs3fQvmGT",
-	"o8F+n3T5QT7zzK00nmmsccSBy7bC1eYyeUlqUxyjXBYa5C6mAbNHtQFfl/8bq86DwTHZu1tmhaCwFVKQ",
-	"VIeELpXAKvnxcTAz7v9Zlld+2hM61E1WBtwWwnRs1iwJfCDioW5yn8rp5De2w/KSt2mHJQnftR+l63c7",
-	"Ke/z+Rj3AfHhRyewp2mLSfI67GjCGAiZogFiP1HCehzbJ6uTNUawIPgY+l/iVD6NK2Wdmgrd5HB6Ory7",
-	"yrOVti0H8FFwUu34RcCgL0N5aFgwhm2ExSLkJ8tHWrbZD8LayKoaK+8oGrFYgoGjT3zPASUduX1O/gG6",
-	"5i5EBXZojN8m1lfXByghOi0Pe4dqr8laOVk1qwzQZETJOqCTyLPnw/5E6Bw5EuO9anBMzckpdLo7MGjd",
-	"sB10j1IAdqjTOjCQMTqvGs6c1L0EUnAmFcVxFFwFQzb1bOGuEV40QsReWSd8WEq1TnbmwDQ9Gbsh+aLQ",
-	"lw0Lcqy8UfQtwNXdXGAy74Kb0xeJaROZxGQUgvCxAnOnxjqJOpRB3+ly+7HFlHaz93eqENWXfU13hPeB",
-	"7zsc0ni8RmWim4q9+eiVEDMH57q+hT44qwRO32EwHOsjyhnFYNSr5l2SM2txtadxjv6/KUV4Q/28T1Jg",
-	"0E+/jrFqfTlCL307QttY/qn7Le9TuMqzn7SvSXttVXTA9iOEMBP0KCSFs+Ps2kqbeZBz/+jrA0XL/oox",
-	"QX2l40XlZwMEUY57e+DbO9braSm8kBT1U3WUVBLdDPrGsqPBSSPcuXkPwzrh1+6InVAzr0SD7vDf+uuP",
-	"nOFfUwFyMOpdQOSJJvlkpYH2dExSHyg6lHeviKRNtOyOurtZP2ImZItS7LOnad0zOvCg3mBfj24B3GIt",
-	"THzg5DYHo6WYFjw8HN4CV7YVfP4CoJSUfXLrGc9iKzCtjUS0vK71SGC7vE4gsqSAN0y6PnvibHL3qUrc",
-	"191LO15iBpJDD46TSzEaK/jY3o7i2+gyJsDjDv2pidGU2PQ826DtAfiw22dnaquVGCtRWUEvTnkweJDX",
-	"iQPh5SnWF8dmsmxU+sWrTVlaX/s4YiuGEWkAgOtKI5OgJSaY3OVdjWS/UqEg24bJfhTuboAsvKnjkNH5",
-	"92rE7Xzb/7xm9oO/hUrXMUPUa1g4nDAHK/BY4puK3Eaj2wfLuWAK+oob1/0iBvkzFYzMjkzEUd6URbeR",
-	"g/fJRKVgGFe0BEC1RgBLRWUEDVeWbjR34j2kZaWYSudTBA4HfYxVx19qstY7ze5uVIhEHVnudB2ifmJs",
-	"iA8jo4ueNMYEr8yW+hIDN5kRBVCjDOG7lSjnwfGw1Mq/XyDCEf+SMU/9sUo0diz1ueJb7NrbuhUvLhhi",
-	"jBF5BqPGCtg+VsaM7gBMRKSySmCY0zuopmL3CvGAtRxfWAartMAUzDqw7H34TouUPkMu+HUE9S28g89+",
-	"/1fuG0yxYyMciI4Xk+5XNwlQLrVMo5/I6evpFN9d8LEGBQW36x/Qfmj4FZ5qx4TC0D88TS1FlW8yQZCA",
-	"wM1RO3jzY/iwf3IcXHfk32h48NjD/uC4O4rmhgSTBWwMFKabRqHT5oxD8sD+VG9T3TSKyVHYfapuSr1+",
-	"qjLPN1Y3JbndwdRKZckjyiuAnNvol8TCM2N12B5q8XdK60tgtdpI3m753AqR5JcPBMUCLLjOFh15K6VI",
-	"nthrlGKaMhMj+/yb+w7KglLjTTFMEoUGwf7dO6mxAiujTlCqBA8xkDtWQO7FutwzRunXqBPjRo1Vas26",
-	"Wq95Gzy8BfBV1IReQfooSyRLq+cVf/kbBvrtEL7OKPpE3r54A/AloPzn04o+SPZvWyv+ZWWxPYm+SGHs",
-	"6INIr4uc1hcovzBXvxnM5fXKlzGGHoWI6w2XCVD4eKm/4tZeI/NbUyNbZH7Tx4NCfz9Q5Tm39u9w+1MI",
-	"lia5YQ+/hFzZdcffTbBc/0BSm/8LHLOfublIMyoAX3U+3t/gExo+4pyFvN/bnbQUOWlKYkka5mOVpCK0",
-	"eVYBNCWQKz7pUdVo71vM72Frhf4AYpIV09HLn66mgbJGu6AtTQlBYJfiMAxyiEDME9G/e5qCc2MaD+Vh",
-	"hewKRnWU2nM5xqqZzEG+kkY6B9vP5mgDgC9oRv/hEOCnve31+1qGG4igiAmW/80K7ZDk9Fcrt38lQIgI",
-	"YxTJQ1jwTtcGfxkeTIb8Igjvd40YJkx6u4PmAev6liZ98wU1NQNNRaGXwh7gIPZmIRQVPkiDSPmFIMWA",
-	"gtnHYVHQWCO0fCOVHdWJGpbNhQtO3nSDGlmdY3Vjxl9d2KQt24+l6YAjxilHaCq2WpVjJV24Vvy2ruyd",
-	"vpBhkoS91Yfa549qE3iXqiN2NCbDNHRwFHHx3QO7CiiqqFbF84pfiL8D6U8Q04r7/mXiWT+Dd9pp/TNX",
-	"bW8ErOMhY/FFPEn+yNSvONn1Bh94P0lN4a1eU7Hqo0HLAcyToZRoasQR2TH1+cEmM2mAe65xXr/CoHZv",
-	"jd/ZgX3j67muPrsfwr/wes8bQTQJPokNt2MVvRLd0QGR1eDG4BJv3/0GVt7bpi/k7IZd3nd33BCYDdqQ",
-	"UihABd4Qox2ddR3Mm4RRmkFbXXo3ZE2NzjF9jy8bN1TnnBvhK/KBxJ9zU1bCYu4TVfKj8nzs1U5tGJ/+",
-	"yy29PmKu1VDSCzspL7lZOmasXjTevQiDFny1ElhhIVSB8O8jOGXDAX4NhgxWefa6rzN5+eTHp6+fn/98",
-	"9i+Yiur/fPPk6ffP3ky6OcPbZApVD/l8KHGY03MBzBlud+ne2eKrXKttvOTFb9stJ5i+MJTo4ROWvkzs",
-	"crMkxn5lyCTjKSmxkgS8UB2cjwn8rbOePnHcb0zaOhkMvBX36RdwXc6W8fsqyliX5/PG7tbVw9OMqlC8",
-	"AmPPEABWej7HAIiDAbzNXL5PGMR7N+Np73VitRoLPzHcSIQaXr5T20/05s3GBLw+iUN3oDtfLMGKnlRW",
-	"4EslL0W1xRd0SwWN+39l8Z0PhnfEXC/Cm9maUEVrMpWar84NVkldHNuL7usAWPLut+QtrvUA9GvSZ9AK",
-	"NNidXtach+W99C+Z20OWfuLo2UveRVzwFWW+HHpvdsvr61pXlZJtj1zpmqRixw8Hg9u/Q/vTnJLddeA5",
-	"SYhPE6W3SNeykltaX9Sj+IIWdBOFtP2NVKXesE67Lt95jzShieZrpBtvix6r8B7pji/ME9+JRAN1++wZ",
-	"ok8/Y49ssAr9bIYvyeiP1WSPGw+sNwJO/+YZLKwSq3zsvp9cYZkGSuKyO/xMuxtgINXQvnHxY9VYPesc",
-	"dQNjEDr52Pc7k/3Pm0y+x4+NbDiaOFbL+fboaMD+7V+PBv1h/xiLFDZxQKtGAm5OahUeHXhn9GfC5b6e",
-	"XHb69l2K0gOu83X5DmQy7+UCHwxM/4GKLcVQz2gt2Z1Ex1ibuUNAFc2r7shXa6qvQpIe6Fw1ravkvgVx",
-	"AxWgkKXXYP41Ywt/n19VyHwcA9JZGo9+nGMUOZ4gbaIDVpYMQxztodxnwFaHkp/biwhgIbxRLCxRG3n3",
-	"bJ99hzFLR22FWPBNxwoLnuMbUTwWxEKGt+DGtmKT1/Jm/vfs7c/q6drqNXIpVXkGpt6Cyqhz838lfxce",
-	"D28KewdGLODw2QPkwglJVt3mJWgKtGZpzLfvgNV2KkG+fQd8RXeQhw7nAst+YemiUIYvfetJx4iKAz6m",
-	"dBSHhQgx9QXUHT6MgX3a+KC2qVhIKjlk9Hv/9qW6FiDWIPHJO1tQ1agT6YYWa8O4BVsZMZPvUd9QyZT7",
-	"eDw8PfZqgCaVPy3rtBSwpFqf/Vp4YIUKPJo70fSploylKhvlPWIfpCf2+/DFLPzT0vg32PuXWaeT8Nz9",
-	"7ur/BQAA//8=",
+	"7H3rkhs3luarYHN7QqQ7SZEslWyRMbFRlmW3pm1Jo0t4tpXaIpgJkuhKAuwEWBTdqv25Eft3/+wLbMS8",
+	"x+ybzJNsnHMAJJJM1kWtlrZ77LDDLBKJ68E537nmn5Ncr9ZaCWVNMv5zshS8EBV+fFqI1VpboexLsS75",
+	"ThTwbSFMXsm1lVol42Rqq42Ysu1SKGaX0jCuzFZUTBpml4IZqytRMK0E03PGFRO8KqWoWCX+tBHGsq20",
+	"S2rJV4JNw5D5rvd7sZuyjtJ2KdWCbblhBfTDF1yq7oTxmRHKMq0YZ3NZGeuG7idpYvKlWHGYrVCbVTJ+",
+	"m8A0k3dpIt7z1boUyZi+SRO7W8NfxlZSLZKrq6s0WfOKr4Td34V893uxO9yBn/iFoMX6NRk+F8xqVglb",
+	"7frs9VK4CTYWzdmF2LFqo8yEcVaJteB725EpaMFVUW+Q76GzEnapi5StuV2m7E8bUe1SlmsFp8VgTfjc",
+	"TBe7Lpvt6g5yXpaiylSn/qYShVBW8tJ02UJYWku8o7TlKZtXesW42jEjqktRpWyuKzZ6wJZ6U5mUrXh1",
+	"IYpM1Ydoe55wxgzpJMVZ5UuuFsIwd7Tx8peyFNH4xsqyxD1iWy6tyRQMKa0nM9pcXAZsFe0rdBtRmDSs",
+	"EvONEQX9/mA0ytRU1qd6fiF255WAFtM+e67KHTObPBfGCMN4BV2v7RgnOd8YXjJdAclxWW4qJGvcStyS",
+	"TNHaCr+2lBmNT9pqx/jcws2wtKCYYnCD++yVUAV0XQmzZBVXhV6xS15uBOvwTL158/S7LluLiimx9Y/2",
+	"M5WkiQRCpJubpIniKyDpvbvUvBbhGpzOB/lDPhK9b4qB6D3Iv573HvHTYe8kHxXD2UB8PX/4IEmTFX//",
+	"o1ALu0zGo9PTNFlJ5f8ewo2xVlQwif/29j/1/vu73/6m5WalyfOqENXT7w7vEJyihh/vGSaLPvtWlHrL",
+	"hodnNxj0/XKB8uvFyiJJE9gTWQGbAmprXe/w6zSZ62rFLTykLC1OKrkCPjEMs5bKioWocNov+EIczvkP",
+	"otK9GYe5rflCMLVZzYAiz+jPFd8xY3llGbdspY1lw8FgMKBlGiaV1UjIpTR2zKbwzJT93/+dqamRv4gp",
+	"+/f/+X/cEx3fAfY7HAxoL6AZ/JXS96f+e6CrQsz5prTUZuSaZIr6i57uwnQLIYCosJeWDU/Z1Gp9XvJq",
+	"ARd4u9RGsGkpV9JOHZvPFPbhp+ivBAzBzYUogFFMmNGVxR/ofm75jpgkJ/425xUD+gc5gbsSkTbyt/qw",
+	"YZQGObv1JuNBxOEHzZM+GREZu5OGrYhOftB68q/kLy0nD/SAq5uEjYY9js6ZdXC7qrb97PaPrAp6bF/V",
+	"KF7W6KZ13UjPr3RlWyT5XIqymAJ3o49pISuRw69Tmjx+y6aymKZsuq5kLqh1XgluRXFmp8jew2Nsyk0O",
+	"TTI1hbGmrOP3C3/pTpiVjsfOKn0hFIgquP/f+WaySKFlnz1HmsEZ0AN+Wzu4pUdJBYiusam/qcQ8GSf/",
+	"+X4Ne+7Tr+Y+8ifcHcQBlTBrrYxAGPAtL14Sy4W/nKSFj3y9LmXOYcH3/2hgKyN2Ay0LmMclL2WBjc5B",
+	"cghgV4WwXJYmGb8NzeCmmSXNGRebjBvH5BYJcj1JE7yEeMorYQxyqWS1MZbNBFBjKTiQI8jbiucWTj8N",
+	"I23UhdJbdU6j1KPlutSbam+gunuJYhshFxADXnUkctqaaIB1JXJpaNK+cySa9kWMDhax5JciXKoRm8Ma",
+	"pFa8ZIVcSGuSq3fxM16WFpqgBVtxmxM7PHvxlJm1yOXcHZSTFcLYpzCtk/mIP8oHxVA8mJ3yh3lydVuK",
+	"OVvLJ1WlKyKYvQt1cObTcUPqH8xUmuY0J2zqaGTKgJ4NEzx397APk2xi05eIYT6KPNvhUOPkcXp7mAJR",
+	"OV5DwGV7yGsCvzCOaAXQGTaJscvnOYUjSG/MWheUA5acibmuRDuc7PgvgHwJfwMTRLbTnbB9daXP3ly/",
+	"CXSOCuATLz/u7NzD5wL3oHFb3U8OnjLf4nNse2NW0zEof2E6DjxP8DrARrJKXApeBp2A8ZneWCZtyqZh",
+	"slM2l6owgKClilA3K/UCt/GZtt/rjfq4K6C0PZ/j0/EOIlxjw6/xntLPn2Z/wnDTMVOaYCFbckNkKel+",
+	"o0B6/vs7rseL42ScjAajh73BsDcYvR4OxgP49w9JmuQbY/VKVEAAw/QA3khFQG0uFLHrgoDzWlSAPEQF",
+	"w8CXozTZGDhSlLUzPYNJE5MfD0eD/mmaGMvtxoA68oy9ePn8h5dPXr26/RbiBrTtX9AYnFYF07UVV0ZC",
+	"g3rzPHa/Czm4lm//qlvZvkk/nz19/fTZDyja1m7qpFggREWIiAjQasvLJ6VYkd1m6L6B5cKfV3fbYdyl",
+	"ll1+rkSA9KS44M6+1vpHwLcfdc/cdT4PSkXSJsWRKYB2oTXzrT4D1zqYnBPZOJ2Osz0UIi95JQr2mNbe",
+	"I024C/PVl44YiTXdAwVvJYnLv1F8Y5e6kr98pJTexB3EuwZfC2VdDyzowZ9mU+Jh/X4IXsFCEbRLw1bS",
+	"GDR3OFgJIlG8X8MkWOfl94/Zw69PSfOJ7Is///xz76yeeYumNf2WxqkEL1f/mBE3NlkCeigI5ykKl3/M",
+	"EqkQbJ3jhLLEGSS5myAIYyOU7R+xgRwZJWVHum8zG9L5XnJZ8ll5h5uBO1Fwy2fciL0ezGa14tXOsTvf",
+	"iOVcgTSaAZLk+RJpAc1EEan4xuebqMsmnIt6lIZF7SbOXiXRtCq2zIhcq8LceAWB3JDsv92Y3eEC1tyY",
+	"ra4KEHNLUo7nm7JknUospLEVEa9W5a7bsiLq+XwGXe8vxOEAaRj8PGFobVtwqRgqU+Xu5ql/mqvStu3u",
+	"yhw/PlbJxdIypbeALpneWGS5FRoOyYak5+yFNnZRiVf//GMXfgOoUG2wNZlMKmH0psoF67z65x9fvT57",
+	"/YTlJTeGnZ6M4RxhpwtpLlK2EivtzMWKNHWzh1ydFbPPXkaGS1gEySIY0NEEEMkUW/XOoBVaUFnjQHlp",
+	"NJtGxzcdM3Epql0giB4QBI6tq4v6HIPpe8ulBYS9ETXNcDYvtUYNNB7NwN6UeiGV6aLxNVa4YGnebsAt",
+	"0yoXxEhgE43VFSJPtXOmW2Ix0eLGbEjrIwNVy8qOPEQUAJL0niFVgVVcwfptU1hYuRIkMXDxeBZc5aIs",
+	"RbHHPaMhDhnnK3c6VtPmOY0G77VUiyOM8LTFXESMzWzWa11ZUfwkCslfY6OPEmCho/MV9HSO4+1f5xgE",
+	"3DNBzMKwzBkgtBKElPVaeDrLc7G25vMAhfaVRGjh9vO2/EIQrvq50mrxyjpR+BGKIEkpgz20ajGg8dY4",
+	"fIJjMyVEYViAnp9I/Yvm4raFZuE2wmtw8DvtSA3fyXBu0OHUT2rWjHQfhm31IiBQ03PHYILHxjknzaaa",
+	"81wA+a8rOAErSQDTDl6/Xhz1MTS8imx3+5N4Qpyt0rNSrDxnJpYTTAgHhqFuioQhFHBbEApoI7ZiZW41",
+	"qe9wMjAtd315VfEd/B1IYH+av9usuOpVghcgogCrlVxx0p1iL+kxZHmAgBq3ru1k/qXn7Ke9p4V3EbhH",
+	"yJOIVjDgwLVWb5qTObjLbU6m2gn0lo613oV3ob2e/VHkNkmT972F7jn91VFzmnwncrni5Svq9GA1Z4rx",
+	"ld4oy7hhHNQBaA0UvS4BcyhtcbfGzlCZgoJv5ELhh1LwAlb5i6g0/STe06mmjKtM6bWzcq41KI9zXZZ6",
+	"Kwo227nuJsEoejKqbbumz5685zleLCL+kqvFhi8EGcfrXUSdc5BEXgS3gqab72TU8Ot1Bh/eDnuP3r0d",
+	"9B69+6rbybI+fvxt97/8po0a6ttyKJws0tyKw3GLmggrwY1WfUZXCM6ucWudzxeEWsFROQQhLAqyIqFA",
+	"XvEdW1R669yueSnRHQ5aPJwUdikjwyvoKuhzsIb97vXrF4wU8SbVxYah5jKBfMR7K5SRs1L0fKxBm63/",
+	"qORrU4f39LymZcoudXEOX3EiDDSn71kA57qayaIQcPDeQHMOvJ48CE0xIZXZzOcyh706n28I6MN0Vlzt",
+	"zqU6X1d6UQlDkhV6Oc+1Lgu9hd6asDw85pbV6AquwGYNXx3RTo5Yod+5a9pOY475HVAZ2i6uYcN9duYJ",
+	"xGylzZfCgJyYApFMAYgX6Js03teZZmoq3q9FboXzkrkDQGWzorAFpDCA5lqJ7oRNHefxjlL8/R7+yp6o",
+	"RSnNMlOgmQqVA/svEHdaDWrLNoLdaPG/Z9AJ4O/H3tpCsANdCiaBlSh/aUgAN5wL90B/KIWpA0w8CAX9",
+	"vcMZmqgAk2515HzJFHGhLuOlvADmkqkPtO4PbCW4At4Gn3Dh7EOmPvR6vfAfNJ56Fj1lH9zc0VDgXEoV",
+	"CwE4kWmBfWDOz4RtqaOGE4t6QwDghDvFvdRIK9x7hD0f2PXOLDcG4jrsmkIxnOjaAlbDSJsJi+iC3DTS",
+	"ss6UdKVpyqZEsfDJ4Wr4ONO6FFzBRxTX8IHE0nTCDLBwXrI/aqmI90+z7MO0CzvrHXxeGeugpkhjpKzf",
+	"73f9zL0zEaZvxXtL2jDSFFfBh1+LkLh37z5saxV6L7VahM5pHm5SpbSwgC6DJrcdEYXatQOaFS9LOg03",
+	"0AxDRfxDHaX95zGcgr4U1bzUW4MsHk6re90io5Wh8S8eiM/0pfj4gRprq8eZiy2OohgSAVA/EYFzuYvt",
+	"/uYhLPR9ex9pcxmuSRgEuO91o6w0sq+bBmksYX+MQog1jPFPr54/Y0ogD3KRJY2eS3EpytC1wuinva59",
+	"E+w7uJHpMDzYOjLvAyfxtWtoaU1jEuwJlB18tMCHCLcuNiVHEycIRox1qHmAG7L2P7v+Gm1wIEJgjXEc",
+	"e6Ff4ic6U7HisgQ24TYBPm4qid9wK3pWrkSTRSiGzzBeFDBP5A5uaAArMVtDRrgCnlbLtbonCuAcx79h",
+	"L7OSq4swfz1nZs1zFKTlLpwxGbuwqXsMVNtKl+fhjoculrpEdOxatLAK6A5+BaTd1sqtLtfQT+jXLrn1",
+	"/B7hD3vz+vveN8i01qLKQU/3D4E2VuFMDHv25sdoG+Invd0IWhyMT/GMXsLV8kxXeLJO4GAAa03EGkBA",
+	"PdhCXgr/JXZabMgKIAAcUc9429xVvhA76tFuZd0RX68Fr6gbqZA7ufbUKbfnyDzOtUJ+p1ysboAdZOKr",
+	"sQ43bmb+ZumyqFnQMUJZ8RJdh7GUxjNpWEML0Khgig3TieE7OP1cb8rCU1MhAHJ4HOAgbUzPHu3NdgAx",
+	"NqVorIyYOQnrD026+IDqUtM84KH2Acj8HnAgXqUU+8WxDeILNUGttrnBabyves62S5kvcdNgDkIUZOYL",
+	"ysfb5LHzLyZp8iK4X99F1oEDVLxvA8hblTBQyXFbXORVxwiCsKSc4QZ1Kb7241UrbuqzaSpVHj3cVqeK",
+	"DA/7kUtOkYpDp+LePWrwXzsdywnfSD9xH0FoIQHU4UteDQ4qc0px5WmCTC1JkwOGhk2InaDaROwAVJ/4",
+	"EidpEpMHKuDuntSKWvLuCnaO5MAREkSQSsQFHzum26BBL9DSI9LLNXPiKI0k0J4qTK7oFnXfRXi1UVng",
+	"fk6BQe4anKoeqt8zFEtDgl3AOCaCv4W2hnWm60oXm9ya/qBPAYigZEE/UxdZEzGWmF0Qb7GMl+XeivhK",
+	"tK1HqsPF/BzUPGIx3q0YpoD+gLmu9i45J54PbfqedMZvffybD1h08cwhijvX+kLu5Sy4Rw5m62Lo2g2i",
+	"GwqqRZT2FYVuBkgFul8N31K4sNtKWisUGWj3I9JYR7znuZ0wzn7QngkshAINCzS4Sq/oqULnmxX8SGJU",
+	"oq2M7DSkGDSOYXT6MKwq0Fis8//RaNV/Rr9cZ9Z83dSxXTtUqcmQdqhON8hhH7CPTh9Gwv1Ge6Osgx3T",
+	"G42PV2nyk1ZtKSW1gVEqdikru+ElqzYz0NYpKM1Nr6maB3MjnlGf/exOEq2UgBQy5XQZChRve5h1pmQf",
+	"hJtFQpbiraxGOIkmRg/CYT0pIcdMzaTi1Y7NS80t6/wTv+SvcEmwzzQqkQIZJ9369Jxt1nA6w1O0kCKh",
+	"Kesmkykcr4QbXenNYomr6K95ZSi/Bf+ks5DzHVAlDn8yCnIII9zbSHW2y5Tma9mDJS6EOk67EdUCNhHl",
+	"nHWmEUFOu3sWVhfUcwd6fia2FOkEWKMoJB3JiwiDzHlpRHpIJ+RTsZpRqNKhZ6PxxCFHI1RsNWIqrcSE",
+	"DeGv0WAwiAg/db6rcucAfnoE/jZv02H4U5xG4gPwozySA8bmwqRa542alYdErBK5kJfCjNmgP8A1YIj/",
+	"YND3KQ/XXhpKvsmUg9TetEKXYdr1IgtTjTz5472iubLONHOG9SyBq0P0ZtAM5w3xxiVPUOcu7j26NSa+",
+	"NikD7Eufu8wsUZoZQba6THlzz2wjS0u062xLDHQZkzIjAfJPB/0h+y0b9Edog5wO+ieD5j8PSApIkymP",
+	"mX2SlV3KqjjYq6P+BK3E8znGzV3nsXoBRxpI//q2TUfM1btrLtEeJ24GzRMZtXHgZ2L7xtz94jViDg4v",
+	"nQ9sOKTcb5AyR98cvTO8lLnohQ4iL030XXSNhqNvGrfom5ZbtDGi8j7767b7jW93Fcd17i/hBJZwMmKl",
+	"sMQbvNiZ9gFdnJNxvDedsI2Sf9oIJheKQitybkTLag/9TtF6TprZZWe9P/DeL4Peo/5571iaWUwHYRlp",
+	"vH9hQ9pIInDidmbb4jyuo0TjqLIjAaO1183bbNoQXRxW2gpy3O/AUth6MyulWYqidrM3tnnYkvO2H+iR",
+	"7kuK69j4IVwubs6yOxyxEU98E2G+FPOGRLiuPeGqqzqw9jZ5P9T0ANJRps4hNwmdNw4rjajhKHG1JxS2",
+	"BdseximEmJBbhQe4+OlDo4APLr6WU/OF+ElY3uJWp1m4bo6us040c4lsCeVzJcejuUP2X70LKbs2NS3k",
+	"lO3lnXVjXQtPMQwuixTGj44S/+9+pc+uQX2a0WfXsP4bGzc0tUYnB9clJrhDcEOBOOzf/8f/ioN18O+X",
+	"T86++6/46fHzn178+OT1k+9S0NDKUhRew9KVXEiQ1i7tqSzx+9U4U9Oovyn6KTkBuj57fPbs8ZMff3zy",
+	"HbkKa/4i7bKoxDaK4KEsbTdNhwbcPvsgorQR7p8mOO8kTcKs4bMfsblzdRcH2xYI8ohqzun+GInAi9x0",
+	"S12SBevwMvnA+kP+Ko0P1vulzvJ1Cb7JDSmmh2zOtGaRvq7jX3wKMTRs6sW3G2AvGeAg1kdv2Yqrnc89",
+	"bu6L03JIse9+hNyIEw/2h86FLDuN6bH7uMxrB2pd5h4PCmqVS5tt7kFjVm38KUahh6KefN+14uzOPm2P",
+	"vGGdpSgL5nVVqUDh5IY1lMSUlfJCsCmKpune8klhbCYnN9OT+4PhnTRKD2r3FwbIZ+KcUi4aGy3Pl6hC",
+	"2U2lyALdvCkzXnJ1B7G7DwduRUd/KUo9RJU3GGuKKDomBoVpWG8b5Xgs0rK5lZiLCkM5rGYc9/pwL/f2",
+	"ZnTrvTlc50zP7rjKYwvy+37Ionie642y9wwolItSsEqXIhatxxwU9TSjFodzNSLfVNLuXsHpOmrDdIyz",
+	"DcD/NhS+5qBVcCzR4TI8UAGevnj+6jW7r/nGLu/j91PWCWS+qLiy3dR5eXzZkhAJjfuJA9fTXFq7RjCO",
+	"yvy33Mi8fZOew2Sdzo8lLFClNiKvhPX5Lw8esX/711H/pD/sUrxj23S1KnfNKeGgBzPyq/oBFtU+J0OZ",
+	"rHWeTsr0zHI0qHtzmg1zH/UHNUeYl3rLOtslt+zVli8WomJvnt4zmTrzYWlA22bMhPIRSkBhzqKKaw99",
+	"+egiZ4BrbI0znGHcxL7abHK9RnJACXMh1JuqTMZJvF1IP56c4esRhSJLNdct8JqE37rkObkUPMShCCiv",
+	"i+BPQTExKVtzWRzaYTHu6auvvi/1tv/VV+ysBkyECqFTB5c6DtGgKbI2WGHYN0YKRVCpm5LlEkW0ri4y",
+	"5TeT2gLd5EuRX6DNCVGVc9KF8V0YPPYc4FZ3D9Wt+c5V7iBJty43IOtO/4HleoURV1qlRyxs9DXiW/pY",
+	"cosOjgsh1j7MzXcyyZSGR4HZ0JxmPL8A/uhhrjckAmgLg6VMaXIPcVl0++wxbCplZ7hdrQTGq5lMobcn",
+	"WkY9uPf2+mXfM8xxdvRikiWausu5YjOBw/Wj08zUiu9cCgbjYc7uYAOCnTi/GkyJ/CTSsHklRNGdACoN",
+	"ewi9VaIUHA3Y7OmzTAV87zrd258uUidhNI8+OMu1msvFpgqwtFaXaoVoOOimmYpVCOiKVAhk6sAJ9ELY",
+	"pah8VGG9G7zcApGs9KUY19teirmNtZJMbZTVG0xjIg9cNDXMZgnT+XpELLfrgIaJqYCCcEU5pxJRWgkc",
+	"KlM03Y2iOEa6nkAqgZRvGHX4gBV8ZzA5k66GKByHkkWmuGFy3uxwyYu6pbTNW0sWXKcHYTrRH9Evm/pj",
+	"LaLUR6KeEHCIhOqSljE57WDqudZlr8D4y1BZxgmqruM4Z42AfOA9NQMPKWB6q/CSx6KvIYce9E+6QE4t",
+	"MmiSKXcxsMxBzsuSifewHb418HozZTmvKikMm3qp4ILeXTZlthkMTnKS0i5xEr4R0zghNFOv4RfDSnkp",
+	"wlpZx+8Jn5Wii7ercik0ALKwPhZ26cnWFSpD2IUzxr3GxJZM+TRQlGiIdOG8yXrTrZfxmOdL0XtMnvwx",
+	"U7qH1esovg+oB0sSID/BImpEqUpnalbpraHoHrPEzOAc+sLbDkyRodEcTg8RMgoM9H+RD8D5E27j22Od",
+	"C70W+QUmt1FtPa92cJMp7wJwjYB0ldiG0lrEJGFWM0GhQvsaDmYdxkkNhNQy1fBvpM4XMhcsX2roEyi5",
+	"9l1470d3wkINHc9PYLt38ZAmU97lfCu3pBN3NZOXBuSWY/W0xEpvVAH3j5yL8ANtScT3Ua7TbURpGEKY",
+	"0H/UGfQHj1iujTVN7jDoDweTTNFsXIPh6GH/9GTChuRtcl8OTvtUmggO/gVfSBWu7I+gd1d6Y12sEHu1",
+	"hm3uGbsrhS8G1kFQO+imzJUE6xypNjXJ1DXlpsjHbzAMuHNoSeMm/0DFmTB1vVHdKc1UVNyprnblyzK5",
+	"s0BBHa6RMw662AJaykpYXnDL4+pombpteTTWCeXR2H51tEldFU3P65pomQpF0fzXo0F3jISNMaku5Gp/",
+	"t/xQe0XPfMDokVpnnCqtAaPSlNTbUtFMqwWuJqVCaHKvFlqfPVciUw5H47Ip/aDa+DRsDpIfpRuswGVJ",
+	"dTB+EJM87VLIioFo7RJv4o2UU4eUqPig1jQjGSWY0i6cDk6aOa2OgjHZwgD1Pmnk1vmDh9VMfXLe1JXH",
+	"aQqOWMykLvbNJ/VIBfMTLBJSp/0R8NO1YJ0pCjnq2l+pp2q9sZTDALP61qW46o1Fz2idhYNMrSE205Af",
+	"GNImTF4JoUQxYTxTl1KXAcdxJIyWak6+Fl6jRlMdYMI63GaqZenjEBTn02TiuEDsBTUOqm5wHqkxeOMw",
+	"1h5jpYxYrMjZ6w4YDh2heF3CNCVeeyF2pOcQQzdpVPeTuazi7k1xrigGQIoPBlMmVV5uClGgWtOM+mcd",
+	"rho8ftIIggWVrQjual25Rl0ySNtMtSW3nVF/vi6Il3pwjzEaC6voAI8JZTYxt+5C7Fw8rFSUXod2j4h/",
+	"PvTx5nqO4eikZRQNvhQC0rCTnY+gBbqqKr4jNbaUuVCGSrZQQuFPT18nabJBxRU0dzO+f1+vhSKU1tfV",
+	"4r57yNyHtqDOSuuq00peMKeznr14mqTJpagMqbKj/qA/QPvfSucXvTW6WR4MhoOrNIH++Vom4+SkP+if",
+	"uMAyVK/vR5eAIgkX4ojxANjQYaGPmQCeAdwjrWtN5puqAijhNKt+gnMgzzhmYP8gbFzlo0DT5F51vdFg",
+	"cLeU52CRPBmO+qdpXI2IbFmRMaqtSNHtUpxxqkeqD/l1k5XvKk0e0Bra+gtrvR+VEcRHhjc/0igbc5Um",
+	"p7cZJ1QUwwdObjVKyMRDu1yjdEe82CRNLF8Y7103yTto3zDMoNXmPsnyo3TmiNsp+lj6igOV7YStbSZk",
+	"KqvtMRjqtNTAdzE7nD2urTh1VchMdR4MTsjosWNGCIpdIgFJ5WnIswgq0A9PvE5z/8+yuHLTntKlbpIy",
+	"4DYfq2WSZqXoI2EvdZP7VGUpvbEdVh29TTusVPmu/Spdf9pR1afPR7gPiA7vXNcgzmaNahrAiUaEgZAp",
+	"aDvmE9UxCGO7Ggak+hEs8DpB/0vcymdhpaxT70I3upxuH95dpclam5YL+NhbKvfsWnrrgq79gjF2xy8W",
+	"IT+pWdKw7WEk3laWZaactXDCQmUOjo6RAyuktGS2O/0Hr7axfa0NSyCjcpYp0M5Q7+DWB5F2aDa/jZTC",
+	"rotnQxxbHLcD1mVgNsrKslmmIhiBOiC9SGF0UaLCd460i+GBNYym5mT+G+8PDPLZHxy53UBdjLKAMO41",
+	"mCkRiXjjW2xJBH45l4rCfiJ7XWzExPMlZFkJEXplHf9hJdUmOsMj03Tb2PW5Orm+bOiamXLq0yMAtvvJ",
+	"5KQIequ4qzLUxlyJHCli5a6sda9IPzFF5Fbf6mJ312pc++Uf9spY1b7hppXEuUwO7SBx+GajtNVN1QJd",
+	"sJMPsQQOUActHJ1VBLw/YjAc6w71sELs8lXT9Wirjbg6kE3D/29qWd5QgPGTVKh0069D8lrfrtGLX6/R",
+	"NpZ76n7LCzmu0uRH7YoaX1tWH7SACYKdKdoeosrrYXZttfEcHLo//PpI1bu/YfRQewAdq/xs0CHwcac5",
+	"PPrIgk8tlTuiqpCqDqqLguGDebIRHd9027GO/7U7YafUzAlRLzvct87RlTL8ayaADwa5C9g9kiSfrLbU",
+	"gYyJCkwFO/e+M1CaSMruibub5SMmzrYIxT57FhfOowsP4g3OdXgLiBeKqeIDp7e5GC3V2ODh0egWCLSt",
+	"YvgXgK8k7CMnebiLrRC2VidRR7vWdoHt0jrfzJAA3qIv72lsy8e8h9jt7PyzvMCENYu2HitXYpIp+Nje",
+	"jsIhyUfkgXSH/tREaEpse45sUEsBfNjtszO100pkSpRG0Jt3HgwepHWeiX/7jnHV1ZksGqWi0ZkhC+OK",
+	"ZwdsxTCAEQBwXZhm6qXEFHMBnVGSNF2qNGXaMNkPwn4cIPOvejmmnv5azrqdbvufVyF/8PdQKj0kFDsJ",
+	"653uRuC1xFdd2a1GAxE647FiwZpXtvtFVPfnyiuZndi1mDZ50W344H1SUSl2yuYt8XKtAeNSUR3KiitD",
+	"jta98CBpWCFm0rqMkuMxQpnqHFPa06ZHdVyrmY0AnoJKNUsby89u6oKTAsOV+FuxNyUfXBZCkFy04h6a",
+	"Sem9GSt9ieHBaJyASRQ+SrwUxcI79BvGjHsuYIzBGj2RrT3o8e/tgtu70krsMkUxIfHKorj5eoGhNO2a",
+	"7zDV1KnWJc8vGEKaCZksvYDMlNclQinXYH4wTLynol85V+6daTOx79tsV84zFd6wB9tjgAiZsXxnWBxd",
+	"5pyNLrYsDdU7QUxt+S6tBXlM0ZnCcKGDEB6fIn9j0E6bSDrDOfx1pNItjKbPf/83bjKNgXK48MAy6XCZ",
+	"tH91/QeZcMs0+pFQun6fwps+7qo9UeKH/h6VpYYR5Zm2TCgMi8W73FKC/CZ9CzcQrlIQhXF8iLdTutCR",
+	"2FzJHvYHJ91J0K2kcbEkKDm2jbLAzRn7xJrDqd6mFnCQCRN/+lQLmHr9VEXRb6wFTAyig2nHypChmJeA",
+	"r3fBCItFmTJ1XPlrMe5K48rDtSqETkn73NKf+JcLQcTiRLjOFkBwKwRAZudrEECcThYCVt17Lo/ygkKj",
+	"A51CMcud03H2XXWZApWqTt4rBffxwXsqT+pkijzQvOnXIHjDQWUqVt1tLVRbZC+Jb0ZS3UUg47a0mpnx",
+	"l79jraZdX6mz7T6RaTO4O76E3vL5pKKL/f77lop/WRF5t0VfpIx8MLjEvjGr9QXyL6xj0Yxxc3Lly2h+",
+	"j30iwZbLCCjcneuvuTHX8PzWtOEWnt80aCHTj/k5qRK5i1TG4pBNteyeYUuq2YucnnyojXDZOBsFczlY",
+	"ezpIpnzEx4RiM+NOnFz5GA0CzWDBkevfhI3aTJtweMGN+VW1+BRMtElaQK9fgofu+1k+jole/0D01o4v",
+	"wFJ+4tVFnBUFWLJzd0MSXclbGZJ84v9tIOQ4ZLKFYtvuLoYML7igFLEQAUlN+W6NjLAoa6jNqA4Qsgag",
+	"TSYFDSa3suxo1eBoDbA5oY4j8BpnfBHA7TQkFDFQvRZqXAMJLEZXuWqbqGqSkSU2d+3lDUlzkDe0x/2u",
+	"yRyaZAqtP3u1+330fgt4JmIAFYmdOeWszbijhMTodc/j40y/rbRLD/bvlJo121Ec+HEe/RKH+A8H4D9t",
+	"ZILPW/PeMo+jSKv6ewXztOpfwfw1YN5tUcMO9BmtQF8Elr8SmCwTG2IQlt4dl7sk0DtA8+PS9AZw3iYj",
+	"M3UnIcnuJCOJL99KSLLrZOTeIJQL9smEHXsweJSpOwk7PLKGnyPk4FMRBZ+bjHrK0VRo1syEvlb0hVzo",
+	"dgGHM/pVwv2FEi7kY/99S7j26gJ/s8rWX0nIoXSZhO0h+fZRQRx/mZSLhvwisu53jYjyWszdTV0E5npL",
+	"n0PzfZM1Ac1ErlfCHKEg9vNSKKpaFif/8Avh1ANgzE5MUAh/IyVwK5WTM5hga9hCWO8Djw+oUdwhU3cp",
+	"s+GHbZTbYK3VNjK1X26D6hI1CpqENyegLMUjAdk7aShd90ycTKErEPhOV8MOsNwIytGZ2GkMb/ORZY/q",
+	"dwHFL3WbRpkP0U64e4Jl1NMo1yUoe5Guh0005VS3lPYIrzGDbWjKwyAx/4IiGwf4oaXIxu3xQ3d8BECk",
+	"zPAdhnm6cJWVz/tsCu/X/EL8akH8BPlceJpfJpfrM4QgAF1JtfhOb9VhLoeb2IJfNvDwZp3S262NRe9G",
+	"w8biKLolFODwnY0tEnIb0i8xw2mnN6xz7bXrTrARQA48KWn9fYPnA148ifAiluvS+ieu2l4OX2c2har7",
+	"yIU9uw1vu9xf35FXVdaLhHniW4qGob5EzKZ1RVw6jcZUewpKDRw8s8OKC66Aj+eNVvswisAdof21QRyv",
+	"cdOdV+qjAzlufKnz1Wf3xykqbXHglWNzWZngm9tyk6ngnetOjgipxoX1oSHthNJpFNUKMrjbdqgHXH4c",
+	"37eG6AkisSF7/PXDid0zbMlVYVov5heKNgHyOvQ33pAwCmiPUrsB4t2QOxqov4P1XGCUZooIuvxi92zn",
+	"hL7vszcu2pqSt6lcPGz0gldFKQzWZKAy81Q7nnJPo8KlrgYSN/Ruw4VWI1mwJTdLKs7UrGuaqZdR2X4a",
+	"NOfrtcDyf75EoXtZ3piNBvg14AJ8BZGDCp3pq6c/PHvz4vyns3/BEjnuz5+fPvvu+c/TbhqKq812oc4I",
+	"SoMA/3xwZ+58q5XgZbkL6WL4bbtlAKYvKkpAd4UUvkymZLNe4+FrC6JKDFH9zyi8noq03iXNsK7G8Imz",
+	"DEMxidPBwFkpPv0CrqslUblzFUUoGvt5MwXrV1vFlR58VUTMdEFlp9SLBbK9o+mCzRojnzBl8OOMAwdv",
+	"v67lp/+J4UEiDHSChdp+GonZnIATZGHoDnTnKsYZ0ZPKCGWklZei3KFfTCpo3P8byyZ7MLorHna48KV/",
+	"bXgTI2lNpoCqyb6dBl6/ucmx7utAYvRi8poUbD0A/Rr16aUCDTZhtto5pItvGyx39UvckUefzEf8UT4o",
+	"huLB7JQ/zGPY+8q9Af0A/bqJo7m8XqLPNcCSYtdj3/rd6q2rirftYLviNUnFTh4OBsyIXFN88w1r+zS3",
+	"ZH8dHog1RTJGnka8khtaX5Cj+PZQ1El8ObGtVIXesk67LO9OfNIcvcwP0USfvRS4IWi3mOIfvTP4Y5op",
+	"ty/k56+ECS/spYG6ffacfOI0Y4dsMPBhPkck2c/U9IAaj6w3IF33WlSsLhlKHXocBHAHELjC8nFUMsLs",
+	"0TOdroeB9IKnGxefqcbqWWfY9YRB6CQSUlHDQ/Hyyu0amZp4k8gP6LFZqhUnjiVDHw2HA/Zv/zoc9Ef9",
+	"E6yg38QBrRIJqDkqpD9sebHA1efD5a7YeTJ++y5G6R7XuaLxRyosHdQoOpoG+31DL01rNc3sFWAJLw7q",
+	"EFBFva47cYptFHxT90D3qqnWRd5LxA1kwJOFk2DuHdhLF1Bblkh8HNNfWZz9epJizireIF0FB4MsKMPJ",
+	"HKvJBNjqWFGm9uJmWKV9EgrexUpcn32LSQPDtgKR/YTeDepf1+mwIFbZvwU1tr0J4VraTH+tKvVZrZDe",
+	"pkWvIAKi3oHIqGuG/ZVskXg9nCrsLCehsNxnz1DxNyRadZuVoMnQmu9tePsOSG3vNQVv3wFdkY/92OVc",
+	"Yu1jLKmK9d33XsnZqUTJAR9T8rvF2EJMtAdxhw9jZo2uXFbJTCwllUKt9Hv3auC6UD3WRnSlAnYgqlEm",
+	"uphATqeyrsRcvkd5Q6Uc7+P1cPtx8IKK6LUUhnVa3q5AL6Lo18wDK+fh1dwLuYylZHiPQqPsYOiD5MRh",
+	"H67InntaVsTh2YrnS6lEPAlH3e+u/l8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -100,7 +100,8 @@ export interface paths {
         /**
          * Create an order (customers)
          * @description Creates a WAITING order owned by the calling customer. The price is what the performer will
-         *     receive; on acceptance the customer pays it plus 5%. That amount (price + commission) is
+         *     receive; on acceptance the customer pays it plus 5% rounded up to the kopeck (at least
+         *     0.01). That amount (price + commission) is
          *     reserved of the customer's balance at once, until the order is accepted (then paid from the
          *     reservation) or cancelled (then freed): the customer's open orders never cost more than its
          *     balance, and an order a performer has finished can always be paid. A create the free
@@ -198,11 +199,39 @@ export interface paths {
          * Hand an order back (its performer)
          * @description IN PROGRESS → WAITING. Only the order's performer may do it. The order loses its performer,
          *     returns to the new-orders list and leaves the performer's list; the performer's place under
-         *     the cap on orders IN PROGRESS is free again; the customer's reservation stays. The ledger
-         *     records the release. The server does the same by itself to an order left IN PROGRESS
-         *     untouched for the configured time (default 72 hours).
+         *     the cap on held orders is free again; the customer's reservation stays; the performer may
+         *     not take this order again for the configured cool-down (default 24 hours; 409
+         *     `retake_cooldown`). The ledger records the release. The server does the same by itself to
+         *     an order left IN PROGRESS untouched for the configured time (default 72 hours).
          */
         patch: operations["releaseOrder"];
+        trace?: never;
+    };
+    "/orders/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Send a ready order back (its customer)
+         * @description READY → WAITING. Only the order's customer may do it: the work is not accepted, nobody is
+         *     paid. The order loses its performer, returns to the new-orders list and leaves the
+         *     performer's list; the performer's place under the cap on held orders is free again; the
+         *     customer's reservation stays (the order is still open: cancel it to free the money). The
+         *     performer may not take this order again for the configured cool-down (default 24 hours;
+         *     409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
+         *     neither accepts nor rejects within the configured time (default 14 days) is accepted by
+         *     the server.
+         */
+        patch: operations["rejectOrder"];
         trace?: never;
     };
     "/orders/{id}/take": {
@@ -222,9 +251,13 @@ export interface paths {
          * Take a waiting order (performers)
          * @description WAITING → IN PROGRESS; the caller becomes the order's performer. When many performers take
          *     the same order at once exactly one wins; the others get 409 `invalid_state`. A performer
-         *     holds at most a configured number of orders IN PROGRESS at once (default 10); a take beyond
-         *     it gets 409 `too_many_in_progress` until the performer passes or releases one (or one
-         *     returns to WAITING after the configured time untouched).
+         *     holds at most a configured number of orders at once (default 10), IN PROGRESS and READY
+         *     counted together (passing an order does not free its place; its customer's acceptance or
+         *     rejection does); a take beyond it gets 409 `too_many_in_progress` until the performer
+         *     releases one, a customer accepts or rejects one, or one returns to WAITING after the
+         *     configured time untouched. A performer whose order was rejected, released or expired may
+         *     not take that order again for the configured cool-down (default 24 hours): 409
+         *     `retake_cooldown`, saying when it may.
          */
         patch: operations["takeOrder"];
         trace?: never;
@@ -244,7 +277,10 @@ export interface paths {
         head?: never;
         /**
          * Mark an order ready (its performer)
-         * @description IN PROGRESS → READY. Only the order's performer may do it.
+         * @description IN PROGRESS → READY. Only the order's performer may do it. The order still counts among the
+         *     performer's held orders until its customer accepts it (paid) or rejects it (back to
+         *     WAITING); one its customer leaves unanswered for the configured time (default 14 days) is
+         *     accepted by the server.
          */
         patch: operations["passOrder"];
         trace?: never;
@@ -265,10 +301,13 @@ export interface paths {
         /**
          * Accept and pay a ready order (its customer)
          * @description READY → COMPLETED, in one transaction: the customer is debited the price plus a 5% commission
-         *     (rounded half-up to the kopeck), the performer is credited the price and the platform account
-         *     the commission, each movement recorded in the ledger. The money was reserved when the order
-         *     was created, so the payment cannot lack funds; only an order created before reservations
-         *     existed can still be refused with 409 `insufficient_funds` (nothing moves, it stays READY).
+         *     (rounded up to the kopeck, at least 0.01: what the order reserved when it was created), the
+         *     performer is credited the price and the platform account the commission, each movement
+         *     recorded in the ledger, and the performer's place under the cap is free again. The money
+         *     was reserved when the order was created, so the payment cannot lack funds; only an order
+         *     created before reservations existed can still be refused with 409 `insufficient_funds`
+         *     (nothing moves, it stays READY). The server accepts, in the same way, an order its customer
+         *     left READY unanswered for the configured time (default 14 days).
          */
         patch: operations["acceptOrder"];
         trace?: never;
@@ -1502,6 +1541,74 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    rejectOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. Below 1 is refused with 400. */
+                id: components["parameters"]["OrderID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rejected order, WAITING again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "description": "Paint the fence",
+                     *       "price": 120.5,
+                     *       "status": "WAITING",
+                     *       "customerId": 1,
+                     *       "createdAt": "2026-01-02T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden`: the caller is not the order's customer. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "message": "only the order's customer may reject it"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description `invalid_state`: the order is not READY. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_state",
+                     *       "message": "order 17 is IN PROGRESS; reject needs READY"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     takeOrder: {
         parameters: {
             query?: never;
@@ -1535,8 +1642,9 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /**
              * @description `invalid_state`: the order is not WAITING (another performer took it first, or it was
-             *     cancelled); `too_many_in_progress`: the caller already holds the most orders IN PROGRESS
-             *     one performer may.
+             *     cancelled); `too_many_in_progress`: the caller already holds the most orders (IN
+             *     PROGRESS and READY) one performer may; `retake_cooldown`: this order was rejected,
+             *     released or expired in the caller's hands within the cool-down.
              */
             409: {
                 headers: {
