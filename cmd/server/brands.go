@@ -17,13 +17,14 @@ import (
 func (a *app) mountBrands(r chi.Router) error {
 	hasher, logins, signups := a.passwordLogins("brands")
 	api, err := httpapi.New(a.pool, httpapi.Options{
-		Hasher:      hasher,
-		TokenTTL:    a.cfg.Brands.TokenTTL,
-		Log:         a.log,
-		Logins:      logins,
-		Signups:     signups,
-		Revocations: a.revocations,
-		Reads:       a.reads,
+		Hasher:          hasher,
+		TokenTTL:        a.cfg.Brands.TokenTTL,
+		Log:             a.log,
+		Logins:          logins,
+		Signups:         signups,
+		Revocations:     a.revocations,
+		IdempotencyHold: a.idempotencyHold(),
+		Reads:           a.reads,
 	})
 	if err != nil {
 		return err

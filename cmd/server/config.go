@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,9 @@ type Config struct {
 	DrainDelay      time.Duration // DRAIN_DELAY: how long a stopping server serves with /readyz 503 first
 	CORSOrigins     string        // CORS_ORIGINS: comma-separated browser origins allowed to call the API
 	TrustedProxies  string        // TRUSTED_PROXIES: reverse proxies whose X-Forwarded-For names the client
+	// TestIdempotencyHold (TRIAD_TEST_IDEMPOTENCY_HOLD, environment only) is for tests only: see
+	// testhold.go. Never set in production.
+	TestIdempotencyHold string
 
 	Logins LoginsConfig
 	Orders OrdersConfig
@@ -165,6 +169,7 @@ func (c Config) IsDev() bool { return c.Mode == "dev" }
 // defaults, all three from the settings table, then checks what the rows cannot check alone.
 func LoadConfig(args []string) (Config, error) {
 	var c Config
+	c.TestIdempotencyHold = os.Getenv(testHoldEnv)
 	rows := settings(&c)
 	if err := loadSettings(rows, args); err != nil {
 		return c, err
@@ -271,6 +276,9 @@ func checkProdSecret(name string, v Secret, min int, required bool) error {
 // several settings, each error naming the variables; a single setting's bounds are its row's.
 func (c *Config) crossChecks() []error {
 	var errs []error
+	if err := checkTestHold(c.TestIdempotencyHold); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Auth.URL == "" {
 		// Dev mode's callbacks and avatar links must reach this very server, on whatever port it was
 		// started (`-addr 127.0.0.1:9090`), so there the default is the listen address. A prod server

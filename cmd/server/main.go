@@ -99,6 +99,9 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	}
 	log := newLogger(cfg)
 	log.Info("config", "config", cfg, "gomaxprocs", runtime.GOMAXPROCS(0), "gomemlimit_mib", debug.SetMemoryLimit(-1)>>20)
+	if cfg.TestIdempotencyHold != "" {
+		log.Warn("TEST ONLY: keyed requests stop at an idempotency hold point; never set this in production", "env", testHoldEnv, "point", cfg.TestIdempotencyHold)
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -18,14 +18,15 @@ import (
 func (a *app) mountOrders(r chi.Router) error {
 	hasher, logins, signups := a.passwordLogins("orders")
 	api, err := httpapi.New(a.pool, httpapi.Options{
-		Hasher:       hasher,
-		ClientID:     a.cfg.Orders.ClientID,
-		ClientSecret: string(a.cfg.Orders.ClientSecret),
-		TokenTTL:     a.cfg.Orders.TokenTTL,
-		Log:          a.log,
-		Logins:       logins,
-		Signups:      signups,
-		Revocations:  a.revocations,
+		Hasher:          hasher,
+		ClientID:        a.cfg.Orders.ClientID,
+		ClientSecret:    string(a.cfg.Orders.ClientSecret),
+		TokenTTL:        a.cfg.Orders.TokenTTL,
+		Log:             a.log,
+		Logins:          logins,
+		Signups:         signups,
+		Revocations:     a.revocations,
+		IdempotencyHold: a.idempotencyHold(),
 		Limits: orders.Limits{MaxHeld: a.cfg.Orders.MaxHeld, RetakeCooldown: a.cfg.Orders.RetakeCooldown,
 			ListShare: a.cfg.Orders.ListShare, ListTimeout: a.cfg.Orders.ListTimeout},
 		Reads: a.reads,

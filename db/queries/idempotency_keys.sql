@@ -1,26 +1,25 @@
--- name: ClaimIdempotencyKey :execrows
--- ClaimIdempotencyKey takes a key for a request to run: a key not seen, one expired, or one whose
--- first run of this same request stopped answering (running_until passed without an answer).
-INSERT INTO idempotency_keys (scope, key, request, running_until, expires_at)
-VALUES (@scope, @key, @request, @running_until, @expires_at)
-ON CONFLICT (scope, key) DO UPDATE
-SET request = EXCLUDED.request, answer = NULL, running_until = EXCLUDED.running_until, expires_at = EXCLUDED.expires_at
-WHERE idempotency_keys.expires_at < now()
-   OR (idempotency_keys.answer IS NULL AND idempotency_keys.running_until < now()
-       AND idempotency_keys.request = EXCLUDED.request);
-
 -- name: GetIdempotencyKey :one
--- GetIdempotencyKey reads what a key holds: its request's hash and, once answered, the answer.
+-- GetIdempotencyKey reads what a live key holds: its request's hash and its answer.
 SELECT request, answer FROM idempotency_keys WHERE scope = @scope AND key = @key AND expires_at >= now();
 
--- name: AnswerIdempotencyKey :exec
--- AnswerIdempotencyKey stores the first answer of the request that claimed the key.
-UPDATE idempotency_keys SET answer = @answer
-WHERE scope = @scope AND key = @key AND request = @request AND answer IS NULL;
+-- name: ClaimIdempotencyKey :one
+-- ClaimIdempotencyKey runs first in the transaction of a keyed write: it takes the key's
+-- transaction-level advisory lock unless another live transaction holds it (claimed false: the
+-- first request with the key is still running), and reads the request of a key answered
+-- meanwhile (answered not NULL). The lock ends with the transaction, or with the session of a
+-- process that died, so it never outlives the request that took it.
+SELECT pg_try_advisory_xact_lock(@lock::bigint) AS claimed,
+       (SELECT k.request FROM idempotency_keys k WHERE k.scope = @scope AND k.key = @key AND k.expires_at >= now()) AS answered;
 
--- name: ReleaseIdempotencyKey :exec
--- ReleaseIdempotencyKey frees a key whose request failed on the server's side, so a retry runs it.
-DELETE FROM idempotency_keys WHERE scope = @scope AND key = @key AND request = @request AND answer IS NULL;
+-- name: AnswerIdempotencyKey :execrows
+-- AnswerIdempotencyKey keeps a key's answer in the transaction of the write it answers, so both
+-- commit or neither does; a key expired but not yet swept is taken over. No row: a live key holds
+-- the answer of another request that committed first, and the write must roll back.
+INSERT INTO idempotency_keys (scope, key, request, answer, expires_at)
+VALUES (@scope, @key, @request, @answer, @expires_at)
+ON CONFLICT (scope, key) DO UPDATE
+SET request = EXCLUDED.request, answer = EXCLUDED.answer, expires_at = EXCLUDED.expires_at
+WHERE idempotency_keys.expires_at < now();
 
 -- name: DeleteExpiredIdempotencyKeys :execrows
 -- DeleteExpiredIdempotencyKeys sweeps the keys past their expiry.

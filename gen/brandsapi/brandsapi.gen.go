@@ -434,14 +434,23 @@ type SubscribeBrandParams struct {
 	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
 
-	// IdempotencyKey Makes the request safe to retry. The first request with a key runs; a repeat with the same
-	// key and the same request (method, path, query, content type and body) by the same caller
-	// (the same credentials) gets the first answer again, from any server, for 24 hours, marked
-	// `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
-	// for its answer. The same key with another request is refused with 422
-	// `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
-	// changed nothing, so a retry after it runs the request again. Send a fresh random value (a
-	// UUID) per new request.
+	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
+	// request with a key runs, and its answer is stored in the same database transaction as what
+	// it creates: a server that dies at any point leaves either nothing (a retry runs the request)
+	// or the write with its answer (a retry gets that answer). A repeat with the same key and the
+	// same request (method, path, query without `access_token`, content type and body) by the same
+	// caller gets the first answer again, from any server, for 24 hours, marked
+	// `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
+	// whichever of its access tokens it presents; for an operation without a token, the client
+	// address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
+	// while the first request with the key still runs is refused with 409
+	// `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
+	// nothing, so its retry runs at once. The same key with another request is refused with 422
+	// `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
+	// refusal or a failure of the server changed nothing, so a retry after it runs the request
+	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
+	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
+	// string); send a fresh random value (a UUID) per new request.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -479,14 +488,23 @@ type GetMeParams struct {
 
 // RegisterBrandsUserParams defines parameters for RegisterBrandsUser.
 type RegisterBrandsUserParams struct {
-	// IdempotencyKey Makes the request safe to retry. The first request with a key runs; a repeat with the same
-	// key and the same request (method, path, query, content type and body) by the same caller
-	// (the same credentials) gets the first answer again, from any server, for 24 hours, marked
-	// `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
-	// for its answer. The same key with another request is refused with 422
-	// `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
-	// changed nothing, so a retry after it runs the request again. Send a fresh random value (a
-	// UUID) per new request.
+	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
+	// request with a key runs, and its answer is stored in the same database transaction as what
+	// it creates: a server that dies at any point leaves either nothing (a retry runs the request)
+	// or the write with its answer (a retry gets that answer). A repeat with the same key and the
+	// same request (method, path, query without `access_token`, content type and body) by the same
+	// caller gets the first answer again, from any server, for 24 hours, marked
+	// `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
+	// whichever of its access tokens it presents; for an operation without a token, the client
+	// address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
+	// while the first request with the key still runs is refused with 409
+	// `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
+	// nothing, so its retry runs at once. The same key with another request is refused with 422
+	// `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
+	// refusal or a failure of the server changed nothing, so a retry after it runs the request
+	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
+	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
+	// string); send a fresh random value (a UUID) per new request.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3595,7 +3613,7 @@ type RegisterBrandsUserResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *EmailTaken
+	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -3627,7 +3645,7 @@ func (r RegisterBrandsUserResponse) GetJSON400() *BadRequest {
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r RegisterBrandsUserResponse) GetJSON409() *EmailTaken {
+func (r RegisterBrandsUserResponse) GetJSON409() *Error {
 	return r.JSON409
 }
 
@@ -5257,7 +5275,7 @@ func ParseRegisterBrandsUserResponse(rsp *http.Response) (*RegisterBrandsUserRes
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest EmailTaken
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7670,7 +7688,7 @@ func (response RegisterBrandsUser400JSONResponse) VisitRegisterBrandsUserRespons
 	return err
 }
 
-type RegisterBrandsUser409JSONResponse struct{ EmailTakenJSONResponse }
+type RegisterBrandsUser409JSONResponse Error
 
 func (response RegisterBrandsUser409JSONResponse) VisitRegisterBrandsUserResponse(w http.ResponseWriter) error {
 
@@ -8487,171 +8505,178 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bdhs3tuCvYDi9lsmcIk3SktuWHiayoyQ6cRy3Lt19jumjAlkgiagIMABKFCfRrDUP8zSv8w/zFf0y",
-	"P9S/MGtvAFWoCyVKlmV3TmeteIlkFS4b+37Dr62JXCylYMLo1t6vLXZFF8uU4d+vFBXJn2maMfiks8WC",
-	"qnVrr3VAxvBLK2pd+h/PedLaaz3f3WWD6ZD2y/8NWlGLXlKe0jFPuVm39ozKWNRKmJ4ovjRcitZe64SL",
-	"Wcq6UvEZF2TMqNBESaoNS4iRRKqEqV4rak0ZNZliydGCzlhrrzU3Zqn3nj7l8Fn33AZ6E7l4KqQy8xUX",
-	"Se/n5awVtbj+1r3slyDoAsZ46x8kr+V0ylgrai2VTLIJAOX9r/6x72WmGRmnDDe/VHzCWnuDYW/3+kPU",
-	"0tkYtjNm6rXMhIEfolam0mCJxXqCVbaur6+j1pzRhCkE+1HCFktpmDDHbJnSNaz21wqwYlh+TFZzJoiZ",
-	"c02o0CumCNfEzBnRRiqWECkYkVNCBWFUpZwpotgvGdOGrLiZ2yfpgpE4n3Ky7v7A1jFpC2nmXMzIimqS",
-	"wDh0Rrno7BM61kwYIgWhZMqVNm5qOBo9mbMFRTQS2aK1974Fy2x9iDxatfbsN1HLrJfwSRvFxawFEHgr",
-	"T2DVDXsVsosbivdwyWOZrMmEKsUZ7JvQyYRpTYy8YCIiqzmfzImQZKzkSjNFpCJLJa/glcmckQVdkwvG",
-	"lr2RaEUtgAcP8KG+Az95eRf5t/WdXEetJVV0wYw7zwNc3yksr7650zmzKydTJRdEsRnXxq46lUAIbdab",
-	"9Uj87Jdh94+rV2Iw++Gv3++qV339um8Odxb/Nsier19OX9B/v/ilf3X57F+Hq7jTI8duXyORiRSgww3g",
-	"Bh4d1SQ+yMxcKv7fKSxjj7xiVDEV98hbSdwmCdJ2BAe9zNRSarZHTlZ0NmOKnB2RlczSZCSmPE1xbBER",
-	"KhLEiTRlSZcLkkOBrLjQRF4yhedntzvjl0xYPPSLYfZMOMDll4ypdSsnUHvG5/hqCdHqeIRc6+ibOqgd",
-	"2yLxOU/iHjkQa4viZk4ROEIaQsmFkCtBeELaC5pOpVpYOtKEi0maJSzpkBkzmuz0d3p+sUtq5sVaeXIz",
-	"YuVIdAO7rG8rINEf2Lq+ux/pBbPE72lc0ykAmyhm1LpHANMswZaYACUXbE1UJvQ+oUSxJaMV9jAS8ARA",
-	"LmcYfoT2gpm5TCICEIgIHlpEJlIA9yKwCXwPKLZDxutigAlNU6ZGol18o1jChOE01Q7CJl+wY27IgiJL",
-	"KFSsiWbqkqmITKUiwx0yl5nSEVlQdQGIXzA10/WMdI8g37S4OplTMWN47oAH4fbnPGXB/NoAmgOMyIpy",
-	"o0cCpuTGs10LXNwGgMrCFYYNOC7XRLFppllif98ZDkci5sWpnl+w9bli8ETcIz+JdE10hmgPbE7B0Euz",
-	"h4ucZpqmwCIomVKeZgrZPIISQTISdm+J31tEtMQ3jVoTOgWa5MZuKMQYBHCPnDBLyYrpOQGSkQvLDUib",
-	"jsTZ2dE3HbJkigi28q8GlGslWUEOFdnSaqaF3Wl/8pwOWfdF0mfdnckfp92XdHfQfTYZJoNxn/1x+nyn",
-	"FbUW9OoNEzMzb+0Nd3ej1oIL/3kAfNcYpmAR//H+v3T/x4d/+UMzf1ZML6XQTsuhybHdBHxyuAt/0uUy",
-	"5RPkkE9/1lKUFgxPJjDuJU15gg+dw1kwIP6EGcpTqzq4x4CTUNMCGbJkEwOMocUWlKeg0XCWhp8RjEAz",
-	"sGGmtdVzFpk2ZMxQmsODhCaJYlq3rqN8FiPluZ5LZYJRl1TrlVRJZeCUL7hp7b1onMKQlFFtyAsgEkUn",
-	"KMpAySme9TiTSEtCZEHNxDKNg3dHRC/ZhE8d+Bw/ZNocwYqeTYf05aSfDNjOeJc+n7SuQ5z4g2LT1l7r",
-	"vz4tFNOn9lf99GDJD5WSyh5jXZLesKjSgvZJ7M4oJoCmmjA6mRMu8DQJgq7X8sLkrTTfykwk98IPIc35",
-	"FN8OoWclEazQ//bpAfRWOgE4p9oqjSDlpBXKPAEOlYu8Du7+EPDslDrF5c5bRzQ9N9TK7GLzMJ9FYVBc",
-	"U8Voss41H/Y4wDhw7DkDFTEHiF1VG8aiynFqmYHEnFGFZsiEahY5FnomOOyUCKDt1ClTVrRQzchUpgkX",
-	"MwvKb6Ua8yS5JySn+dshHCXICJosQLsCtXZBBZ0xe8j60WgOIejVJ2HXg1suayzHKNnutftmIVlBKa5J",
-	"RdKg7YICF6R1RR7vwy+EogwDmY2PhBLtUeC3Sf7vkcYNTUDDGLOpVKxZyWj7L4DJW60M1ATUyzr7pGrU",
-	"9cjZzUCw5yhAqNL0fmfnXj5nCIPwzPxPTmkh/onHAHtpVfEeIG6+HKdS7RfGpmKXjKa5pkjoGJgCNxGJ",
-	"88XGZMpFYg0tEehiYMYhGE+lfEPVjN0LjG6acxDwKY7SJItxsRxMYUn8U48AzdriQkO97TTlhE1S5Kmv",
-	"7d67Vm/rwHpz09CC7IkmqJ0g2M4E9ebh/bhHFg4QQg2+BovDjkByi+2xGGfot0Dhy7VGXT0TaIRGhF0t",
-	"OfpxgMIv5QVLPEisNy29AzKhrptQQ8dUs8oIhWsP1uUfIhMqgKmPQa+ikzkrefwcdP3D51kwZFXY5yNy",
-	"TYLn9p1BwtGXxFZEs4ncRnTBESCmvMr0ur4Br/GCXJ9b4TTN0pS0vY4RWd9KVDxp7SUCErXTsEs72/kY",
-	"pqtuzpE51wR+3idoYoEhRVATT9e3b+dhyLDpKBwlbj5SovhsboiQKxAeRGYGVAiUA4ppQ5UB0/Kd1Gam",
-	"2Mmf3nTgN9CXVIZPo38RHpWZmjDSPvnTm5PTg9NDMkmp1mT3GVisCP2E64uILNhCOh+BYBNYuq4IJme6",
-	"9shxYK3CJkS2GDMFEzo8AcSJ8anuATyFZrM1aGVm0BtCDSIBocVR34oFHUJTLUkcHHq8R9glU+v80S6M",
-	"iiuW6qI4/dxLsqLcgNjNWIF9lExTKRPYAE6sLV3DYhS1kEA7PbTIASDebUANkWLCIq8BTOZscgFrkAod",
-	"viiZnFMrsvpBCJ09Moj3vfuAJc69mFtKE5lZ36D1KVivV69V8kwHo9UdUCfuUIy0u3erRBLnYtZrNvx3",
-	"cwMd5O+MIWojj9PZcimVYcmPLOH0FB+6F/vPBzpfwEjnOF+VikMR+kTnQgqm9cqtFMyqZXLJlNP1JxO2",
-	"NI+ja8fNOwlk7fbrBptM91oF47GOaj97o5capbmcOkLInVAu/qAzNaUTRJilgokMtyLHHsPN28ZZX8OD",
-	"14HzpLqIQ0uBSo5TtvB8x+Jyrv/WvDGdCPfPBPASYHnotDVsobda1De4GFiWw1KqFF3D5xx9qsv8PltQ",
-	"0QWjFhgwyPCUClxSrxWGEDarHxWPVQm5mk7mr13nwOoeJd4R6F6xzlH0ggB7KFRSXV5MDWWbXNCFT/u9",
-	"PdYCCh/y5+X4ZzYB6+mqO5Nd5wN0SO38KbCLMpJg+LAR6dBhwZMIHbzsiiR8xk1l8Tf40UOPYL/7knan",
-	"H34d7lz/oQnK5RBldTXokM3lqjOy0S+bcoxRWrtfgGzNQ4EJMbK0VhsMcFOPpUwZFa0qqYd+0W2jorXd",
-	"VMKktWCIIBgwJWfHb8rQvEM8tTZpGGCtzuh/yUG3XDKqvLHkl4vQ3ApkFrVCWDVEcWsrLMK6v27HBt7Z",
-	"F2oswCG4+w7kT++Yrn509HDdEA9uwu9Cp8k0U7qMOZaxA7T2CU1XdK0Ju6KTMngGw8g7l1GGPhu20C3O",
-	"F9mitdevi1cXlN5IbU800dywZqRojmDfxizOMSSGB1ZGdbuWKrJWSLGEVsEJ1kFc40Ke47xWjBrEFpok",
-	"HKam6buAA01pqllVctX5wZRmqfEYeVeazl9vlSC7LYEHkY/dfr+/HcU3zngHAg/DLc2TVinezegA+jBE",
-	"XF5FNehzI4nnC3r/IbozvS/o1ZF9ZRBuPlcBcjq6EcybSOY22FZoCCG1EcHPlsk2CL7gIvx2cBvK57tx",
-	"738CwXUPvH4UVL59658adz8Ruj4ohtaw8TDhJginVpQOH1d0iUkxgDBGzSnG0AsYqIKwxdKsXcQZzVIN",
-	"dmnKpobIzNRNDBs3bVJxSoHSCCzohdSGDHd3gsDmPskE/yVjG6I9PXKI60kZvWTo3818eL2i0Ce0B/b4",
-	"12Uo5sLZh3dLMeydko46Gumv2u//4+vRSI+yfv/ZBP9lH/7l66YvO/8Nnq/rsmXVpEAuj7BlMA1go4N+",
-	"P4CId7oovlig2bCkE1ZRug8SSn6wswUbGmyLJrnFV/cjGFSwFxRMFlYYUopRULKINQMx8BZani4VQxMj",
-	"E4pecKuXWzc+/I0xspmSK5cNMUk5ZqmAbqDhMwzJg+DxhZArMl6j+/r709N3RBtqsgocwvhu/RjYlWFC",
-	"83HKuj6hrClhYKOTosnvX3FolwPMZi6Tc/iKpqlcMRv1r4RgNvhsN4bZwuhjOabrAubnQfJOK2qtlBSz",
-	"8yDvAFa/oGJ9Dpi+sA6T/Du3xdJ3ms9EtoSvUCWtLDT0xn7YhOyh+d5gzLEbHQk9cuDRQ6+4mcyZJlKQ",
-	"GFAkJm1gWICXmsQYqIijkYh9YkdMpCKxAz+maCqbS4T4NacwEuvsk9jZzrFP2oTfn+Cv5FDMUq7nI6GZ",
-	"gANhhIkE3XpGEj2Xq8AtiskKTzTmMXjqqOwtz0BypioXI4E5nUgye/X8iCeaqCzF9MqkHJiRK0HalGDu",
-	"6xNNzEqSKXAN1DhGwprnHUJTfsF6IzESv9l9/0YWjApgJvAXbpz8NhK/dbvd/H94OPY6T0x+c2vHEAju",
-	"EnM586zCImRCfrPpVe5ZO5CLopzjm3Y0dGE52WGT0QqXWE71gNt2QJsQ6GaeWm7jgWnnQAccDm2llXO+",
-	"IAFg+ts+CfDCZppwQ9qxtfviiMQWY+EvZ6HBn07LgD9RfMMflnnG+0SzS6ZoSn6WXIA5vSbxaPRb3AHI",
-	"+gQeb1i20ZNv54hIr9fr+JX7TCFYvmFXxkYrEKeo8HgdyoRgdC/Gm57KR0+lmOWD23W4RaXcwAY6BB7Z",
-	"dkYU3DdOqBc0Te1puInGLJWr/KW2kP7vPTgFecnUNJUrjQweTqtz0yaDnWGMM5yIjuUlu/9Epb0V80zZ",
-	"CmcRBJEAsN8igXXuT9mqCjxUGf3Yc3rZsA33SD4J8NubZllIZF+3TVLaQnWOhLElzPGvJz+9JYIhD4Lv",
-	"qstP2SVL86EFpiRWhvaP4NhLxSZccynsYSRswhc03bTugk85L+KNe2h42s5ptbUcs/MsM5tKDHrKLEup",
-	"IuxqCVon8JaAB7gpi7w0N17pGZzI6o2leRx7sb+Eb7Sd+hyR2AEB/swUx2+oYV3DF6zMImraca/Xc1OD",
-	"qhKyNWSEC+BphVwrRrLK/F74G44yTqm4yNcvp06NxCBrfsY2GImPutcmUhgl0/OcxvMh5jahirgnGliF",
-	"DWQJQ7lofMrtbiJhnHzcMAHcJgCenX7bfYFMa8nUhAnT9S91IgyAyjTR5O3ZmwAM4ZvekoAnavPbJGMv",
-	"4Qp5JhWerBM4mKpfILEEJaCYzGbP2y9x0CSzwTAGqpsdGanNkfIFW9sRzYoXAzkXLA7DBXIn97wdlJpz",
-	"ZB7nUiC/E85uy9UOG4ItdB2q3co8Zck0KVjQJkTJsw4DKY1nUopWJ2AEwhJLMS5N13D6E5mlicemhIHK",
-	"4fUAp6OG+Oy1vfEaVIwsZaWdWWZuhfVvZbz4DdOcKz4Tp2jXHd6gByIpRTguzq1RvxD7GJcpAzgK4Sqn",
-	"rpIFFgZrYCypGJzvW68zbeQCk63fMYUwVK3Q0VXTiqs+gUmjCYaptBlGOTA5pa2ZVWGtaYYA6tik9/sb",
-	"VlQXZ1M2qbz2sK1FFYTOSkqffz8q5UWHo3utwX/tLCwnfAOLxP0JQgsRwMmdIMIUBSnesK6ohUytFbVq",
-	"DA0fsewETTzLDsAwC4m4FbVC9EA729FJYXm1PlyHKeWNKIhKqkUu+LOtOyUc9AIt2iC93GNOHEWBBKoY",
-	"wqgKNYaibCZ6E5bl3M8ZMMhd89wxr6o/0TaV0Qp2BvPoQP1NpNGkHXvfWa/fQ/MkBiMLxoldYmPAWEJ2",
-	"YXmLITRNKzuyAYu6o7ChjusvuZlnWQywQmC4+RIwp2QqVYXIqeX58EzPo87ee5+k76ugXIFRXloxkfKC",
-	"V0rS3Cu11bpE/+aQfibQtEEt7StQFgKVCt1yufoWAcGuFDeGCRu047psNJI2Rqf2CSXfSc8EZkyAhQUW",
-	"nJIL+1YiJ9kCfrRilGPaifXSWMOgdAzD3ef5rnIcq8Xe3tpfbgrMn5ZtbPccmtRTCUy8bk6X0KGqsA93",
-	"n4flEbc58LnIizKiW8Pn11HrjZxxsdmVavN3rHfLp/hhODphl2Rht5mwhbT52e2gdG/K01R7xHOnwhad",
-	"G/yqBQxgxK9tALdnbJZ01Z1Z92l7R1BtpG7gI8rdpMF3oWNx+OI2AHv/aj5AE1R/LLCjvNmNaHMAmuSU",
-	"w+owdYZdVRjfia3SmmZpuiYneQD3VoS46fC9W39jQKepgvqAOBZoGYuLHKP7Zk5tPtBUMUaw6M4GZmiK",
-	"1ToJd8Uo/Ipw07HZYy4yz8UyMyOB/qC9HPkH/T4pABiRwXNvmskpWm6gqHt2t5rLlLmc9EG/3895OBeE",
-	"ivVIOK0TuDRoJraaLMjlurX+GnGlFNoKHNEFWI9d6l9AVvcKJZA2cJD46zgiQuZ2jSJUzGxuyOSCgeqj",
-	"kMEiRO8Xe6gGGO4aWwjCTc9qkYatAw0PEWb4hutlStdOyn9E0OGNvGQpnbCGwMNtwbWAEZUX9wKXMwzL",
-	"3coTT6RSbGK6c6k0644RjustuVawqhdbRXmj7VjZcV4xdaabEjIPsJID2T9mkbrKcsVMpgSI3X1X7JFX",
-	"8LBLeDav4Ym2zdKyA2yXpBVmmf0xecHumKQ1wUyO5Jw2yMSjk5/Ii+f9ATk7fU0MXzBt6GLptEaeptzl",
-	"DZcXNuwPn3cHg+5weDoc7D3b3es/7w2Gz/49PN3chbI1ETTIzjr5biSdjRhfe8OlwCAIGnImD1zaEEYw",
-	"i/IeOLCtEyFtzl4pwNwQXTab+xuUCh1+zjAUobNq+PQOHQ62TDjy3QI8NTniKoOshFLNZKaZ2SgwJplS",
-	"TJh3jTrOx3CNOm6w1bv7MzBt6DLN12BX9An4VxUc5WU3gRf7Yhy7guw6fLdEq0+HSnYBTStv5rpoZVgo",
-	"IJmB7arklKfsnwz18Rkq1wcgyxoYoy+bDUpmS9u4Q9rPR/LoPPPSGsF49qU80P0H4t/3Zdk+9jmpeUge",
-	"jWf7c7wj98ZCsUmmuFmfADScx/ZjGvJE3lkRhz1pYltjW/izets1svFHsuQ/MDyTMXbiOciA2zYtDZuM",
-	"2PVt7ONDrPaOT1kVPs6rbxCZ8ali9rkxS1txwsVU1uc9w9TkUtkUNvyxHZbyfG6RFGjrspcXmALw1Vev",
-	"ZMKZ7n31FTku6mw4097ljjjviraoAtgGtT1X3dVq1QXW0c1Uip5TlsT+HEaiZMkaKS9w5v2i2YzztsHA",
-	"6IWzVTsMAwpUlCf7WUsRuygIerhHArVhV4ngC8voBXPxFZGuSZvmqdO5FxLTOoqg6tSNqTs+R8M3IYHn",
-	"YCgHqoNSWYgFmUNBWICt2rI6PAwvlxTMxxK9toe7z33fljE3OsLWMa7/zki4IhDbPUATSk6+P+jCK3Oq",
-	"550eOQ6K5wQDMNnzwU0Xzrom/B+JnAByOqk6GtDFexfcJW1sczaWZo5nqJkwkd1KheiwvlSzpNMjBz4b",
-	"zMaRlFoT6luEARxtFZNrLGSwOQ5su9g1OglHor2aU4N2ETfaJYB1IqLpmsSv6WTOuq+te3+P5G3KeuSQ",
-	"TubuqGgCqGenHokx0zxhOc4/0QTr9TVGTnxiR8Iu+YThbGui+Uxgyo6v/+uRA3fO8Lt2kalMGJ6OBDeu",
-	"aFiT9rM+SeAB1+8HVG7iuoEFdauaGU1eHR+8/ebk/PSnHw7fnp+evulENhi4Eq5aCEs92xiRGgnFtO/P",
-	"ZBEDVuMrJAORQU1uWrry5cgVpKUu+wbTsBgmOSU2sppP63sYaRcl99WbNipmx9NuTtvzoD4z4MGNZdWw",
-	"F1yYb0pmO3sN9oO0Ke+ZoWIdPlVUOMKSfeU91mQCycwoF9qMRO4mJ23cdtFUDP1qEfGhNfzosq4wbyWq",
-	"t4zq9/2csMWO4xhHCXJWy6Wx3ZZlyJjWMNzpztlVFxVI2/lMk/YOGa+N5b4oPtGvyRcsIi9yvgEPIB0R",
-	"nsA2bIjcwRBOKk9IoMa6kvO2aI6RoYZVrMwWpDpBHtuJWUQyzFzHdScsZcbLk30AOJbupZr5sZ+5sTG5",
-	"D8c+LFUj+q6AyJ98OWNsoysOWAWY4fVXrkhVZgZxpEjORC5V4sVRXvqY59PpiWJMsGSf0JG45DK1rwLn",
-	"x9OKa8meMVnNpWaV/kNF5KFHTjFfCuNdms0WoMpFnrsClBDWRYfByMqhC7Z2Ihi1Kx0FDdWIK+Ht3Jar",
-	"MBLteARct9+Pi353QETlzC3SBmKw2Tz4w34pkQHUioS4dDZEFXyog8mP1IwEOkKfDUNjlRzY8TwhYSgp",
-	"XSOLwIga8FesY8/7l6Hv9YKtXU4D+pK9K7nwtzY6prFVYeHJrjqkScUfTdpajkQh5KeKMVRIQnEPogkD",
-	"ashNZMc6sVM+Yc6wdRrgj0enrWpjULlkwlbQ96SaPXUv6afwLCjq3LjemZwm5JUl74N3R62odcmUtlra",
-	"sNfv9dF8WsjJRXcplWnt7fQHg+uoBePTJQeNvdfvPXMRRVSGn9IlfzrOyzJlU7DJlk9pH1OwpCxkoe7B",
-	"Ab5hU9MFRHLqFqoLZs64Iq5CRpN2nsaLkmAkfG1H5Ewcw64A3YX0oQzgQXGmUheOLNWCxEUy01jLFMQ3",
-	"ALStO+Ts+I0eCdQbMCHFHkae7Yll2nZXr1wr27Bn5/tmg6p45GnY0/P6Q56n/Uom67tVqf/+++Ju1QJ3",
-	"2wL5sJrvumxBwsKrvf2G/cEdO6Q4c3LTOvyjT4PeyNd3W/2mdjCOtKh2ojGJGukMYLXT72+aKt/+06Cv",
-	"Ib4yuP2VUq8dfOnZ7S8Vnc3gjcEWb+SdkPCF3W3W1dAM4jpq7W4Dh7x9Fb7wbCso5MUGeLZ5cxmLeDkb",
-	"bKNl2AFDms6AIFr4ResDvFXw1acpt0x1xsymrgbu8K1qEPIEWx0ANAmyKdfWcqovs7Q3XJtXRfu3EiX0",
-	"78KY3v+zpfdHtfT+ELKEj/HSbWgdVelDcG+ucFdyfSSKcz47W7Zb0B+gd23vAflZNaaJ/J5Og9LObemw",
-	"wK2bqDAKVuTMonaZhEfCsDTVZDVnaKhy09gootOkpMCW/SoegLLxjRAWBXB/EkEXhkqD/987O/g4Wi8r",
-	"AA9P7eVT+U9F7JWt30rrv/Lk2tJ2ykxTFgp+r4vOGoEzMIwsAD5yUxew9v2HshnuL5+DfDXbAMD3CrdZ",
-	"aHb7tlvgdqpp3rjkJuWUazLDrmBftg7a39liZaXGzl8wdeT0YFFvC+UzahZwwN/tq+O19QTWJVcd4b9j",
-	"xmP7R0qd3MfwOeyq+6Ps7wmXNnDaY0yAz2V+lcPelc/5CziAxy2pmTREMl8Hrn3nLrJ1Q4CeF4wtXegI",
-	"YyP7JK4I59hX5awUx5KUOt7ahihflHPHZRSEKgp+dTc0d51etnJ+3JVErS/+8zk/qL+nRsjVP4XMP5x7",
-	"5MyFcrZ2j+RknettH8FpGj3XeTq+a7EQJGZh1FdUzclensGPcQLs41u5KAaY1Ej4diPDft+Ftg7cTQZF",
-	"CUDcxLpcRxu8cALX4YK6ImyNPBIWhi7u9bLJNMznuR+Xq1wodB09ogLrCicRXvX+zQgVLKAqzGP/cNCb",
-	"udCA65B3mJl/rNxfJ9iqpO43D7upsOMODZtvUat9eDzYaFvIlU2RcJtaUd2p9OFtuNlo00LcW08bLpXD",
-	"NT0eh70Xv+y/vFfT36auMeV+v7lBg7XtwWOP0/u9eXrM8Avxsnc/oTEcbsH3m27n+AxC4yRMGasroSUq",
-	"LSRHJj697Dj0GZmVdN7SAZG/2CsYA64FRxoQtJcaXoq4ljpeggASFDLkrTSh/Ghi+2fF1j+3HwLfENKc",
-	"bGC0p1gUa2GyBb8tbx7xJDjn+thljw0TSfmGgg2M/Cwc8uFZeeX0MVNiIZWtbLYVNpajf/nM90v3iAQn",
-	"6S4F3Jp9aKaessTWRS8zc7OFakvWilurpMJkxP1yZ4tSa44eOXB9PHzbQuwmopkwI4GpDh1n53KjbYIL",
-	"qoB2AizPx+4U4S1VN+mChwk372yZweczd52rPe8MuDVphU0j4Yxuzf6tTOxqAzZ1YHygdT2swV3mUO7s",
-	"yl7cvMvkQ/EoV4hSumbjcfnQy9tfCi6d+91bzIBgNr81p13PuYDkqxwLM4pvSNOas8mFDhhVu7mquIM6",
-	"SJ5Sa7sZ2qJQW15SqqwiB2IkfN6nq4LG+0Ftl7t8mBkzRcr9Tn/g70YdCbwwhAz6/mIRd/sJKLuY4Ilj",
-	"IgOHj65xhK+0dpXog12y4CIzTEc25XRJuRoJyxOHL23+sy025yKRK1AHdNDGMRwOC4/La5G28nVtF6NH",
-	"ojYtmmnY6SdyYjyVmOorM7OHXNwNRf3VLO4CbmoIddm1w5HwV9fQJVWGtOM3P3139Pb84Jtvjg9PTs6P",
-	"3p4eHv/54E3cyW9spanl/mM251hL7m6jtUnIIr+qdyTsTT7+PGyau03yd6noCDe8uNne0FJ0lzJzxZD5",
-	"zGGPRhMP18aQNAyGxW8fISs8y25oKFGUaVeaRGzNBkutMz5GoDzG6h5erLi6rjtVZ229+nK95gZBE/SD",
-	"RXpA1Kw4MUrVE7e5L/zl8B/ps7jH9YVNDW4LuZ0rhDkb5HhTuC38fTR3Qn6bapCfXyqb4Nqx6+LCbWd+",
-	"Tp022+k9vrjdGb68o7FppPyRivWB7yNcNgmlJAtg4nU5E9zuWvQh8hco1+97a2pYHPiPGucJb37jgrzY",
-	"6d/lPju3sWPfDLl5Y17E2Eqgu20l6LPcsBX/azCml5x2ss94sV3tNPz9qNUDrcj6OU3qWocV7CMRKhRa",
-	"kmmm0NLyU1i2ZatvorxGIr9yLSSuKFc+qAHFIVc/SLt0O53rmFe4fXJS9IlhLn2sSrmWe46Ev7M479jp",
-	"qNySs9t0eNctwifK3YzTKbaJQ0Mz1IdG4laFiNygDxEutGE0qWpBI7FJDSIlLchrKux2BQV0E6f0Farm",
-	"8GX9srs4UAgBx5Istb23lZQLvIqvuG6yY2/bHwkPc1c1uGKBJodpgchB7UV5bYCo26stgbLgs9fy5vfw",
-	"Y8v1Tlhy6MruFENGR/ScKh+cgoGxTCmuEa3H+AqG+xjB3LXGxNF8UW3lGsyR4MJeemwjrWWyt4QNUPeN",
-	"m7gh7eIAqCByOrVNv1dSwSbddYQj4ZTY12+ODt+env/p7PDsMK5d6ugwQdltVu93LJ9de9DJNeUe+Qlx",
-	"2e5cuwpQdckS7Ci+mvOUWS31rhcVWgwpEXxRGYzgaB9/+5q8HAz65P/930G/N+w9w0hMWV1rvNbwxU4/",
-	"uIVpsOGSw8+cYIdl3LebnNL6x5ptzuOmWtCNtb++9jko1fTvzbkvXx6zVIoZXiRZVI5axSWsmc3LZBEj",
-	"bJUs8GgjZeemOlPLhR0ZIun6UK5l97jyojGeIEXln53X10/b1Sdsmco1tjN0PLLUGcNhL97u9cRu0K44",
-	"E0ZmwJlsobpgV46f2EpdbNCnmJ4X/U1qVpjMjDPDvoxExH+TmS06LXmxUjmb2aN5GEfWJgwqcOVxfVpf",
-	"upccyBxI+GY6tz1NGhMHTwsaZTUS9RfNui4Amhl/cV29d4gt4Ss18IhHwnf1xlywLE1dbNS1S9jQEiUi",
-	"Mk2YNuUQ0JQrbZpcFt8x8yP7zHRSTqBv6NoTduK5qYlO4O2uOLrzbjcu1SxwfAf9aSrtaP5Z6tNc6rN9",
-	"pc8n9bcgh9/kZgkC01+Ad+V3xjgxLbYa/7+FjfomOdvUUtvOjIHznRtvPljJX3bDV/w8DV1DR8I5+CMC",
-	"W6UKFFlUr88ExybsQqoFTV3LFXdjrWZk6lhw++23P7yOrNaD+Wl5gf4TPRJg7Cl4fo/Eo1E2HAwPqGFf",
-	"X6FnNM4d0eSHwzd/PnpLTo6+exuR+IeD08Ov/9o7PTw5tTXcwONXPAGh8fe//e+//+1//v1v/+fvf/tf",
-	"fpyRsH16UnJRjB753jdYoA+Q6uyDOYlxUguUPDrq+uW4K9WtO54ulywhS+wqUrKg9siwD9+TucwU9hK3",
-	"peqkHcP6z96d/3jw1zgi/tNfjt5+89Nf4k7kzRh4B5XDkfAmnZEzNOf3nfd94jL+FKMY1bNsPjf3asLK",
-	"9/ux5V730vCquX0fHsBTXxc3zeIlcJA39z/cmvVVu/V+ZGj4s6/+YcvVH0mn2E6H+NRSsNLr9qYcnKCC",
-	"fj/XS4NOLkznzj5QSrXlrEGPsNBwHYmDd0dPdKX1HmkXfWy4u9DGdct2gdyIxN8dnpJQv447NTfF/YR0",
-	"9NnzP7/wKP5H5T/eOyZxi+telaXSP4oHP49MnLgrGWtJeG7hT3RpiyBzrUkOOJ7ctK3issfGXYVgq4Gr",
-	"EnR59rx/h6jLA0cn3D42uGrnQQ9uVjhgc+3A1r4s6BpvZwwSGdrNGkrFwYqd525yqhapB217z4vO7xOz",
-	"E3W8r8qt2HnWSpGDT+Saxi3fyTV96+ZHouZS9ojxUd7iMpLX8BFbfz2UExmw+Yv3IhfdKbezjzS70Zu8",
-	"TPEuhRKSWGwuxd68SSZFfudprQlg7hfMu/ztb3JMBZ0UmzVyzcKe1p8pv7LWa3xjg/FSr/Dm3t93UL2C",
-	"/uf3UcG/iGV/0uRNj6hN2ZsPl7zpZ/l82ZvP7pVDU7sOulyJ40n582XQxBUMjfN0mS89J+YL0RIfVo/6",
-	"ghSLMGztKM4qGSOxIW79cUqGkTbxwXV5VfAOOuburUMMvhwFomijhqAsnVeD2lDWOSpd299/uI5+LTVL",
-	"f/8B3fgYm7Viuc5C51K7217xOV25jq6tWEoNv2SYEcQNWUl1gRe/A9rgy5g4LX3OisvJpWD1X7mrBYvu",
-	"Bdhi00XC16BLI26RTCSoLWGH16ViU36Fh2mjDU9tRMHCoq4eFbpn5PtLi6SpSC24c8J5cBCuALXymK+U",
-	"XOEd6sUdCO6FsetRtKmmGnUxWX+vVHNTf/1HKuismNCViVsvSicYxhaLX3+4/v8BAAD//w==",
+	"7H3bdhs3tuCvYDi9lsmcIk3JstuWHiayoyQ6cRy3Lt19jumjglggiagIMABKFCfRrDUP8zSv8w/zFf0y",
+	"P9S/MGtvXAp1oUTJtuzO6awVL5GsAjY2NvZ9b/zaGcv5QgomjO7s/tphV3S+yBn+/VJRkf2Z5gWDT7qY",
+	"z6ladXY7++QcfukknUv/4xnPOrudZ0+fsq3JNh1W/9vqJB16SXlOz3nOzaqza1TBkk7G9FjxheFSdHY7",
+	"x1xMc9aXik+5IOeMCk2UpNqwjBhJpMqYGnSSzoRRUyiWHc7plHV2OzNjFnr38WMOn/XALWAwlvPHQioz",
+	"W3KRDX5eTDtJh+tv3cseBEHnMMYb/yB5JScTxjpJZ6FkVowBKe9+9Y99LwvNyHnOcPELxcess7u1PXh6",
+	"/T7p6OIclnPO1CtZCAM/JJ1C5RGIJTwRlJ3r6+ukM2M0YwrRfpix+UIaJswRW+R0BdD+WkNWCuCnZDlj",
+	"gpgZ14QKvWSKcE3MjBFtpGIZkYIROSFUEEZVzpkiiv1SMG3IkpuZfZLOGUnDlONV/we2SklXSDPjYkqW",
+	"VJMMxqFTykVvj9BzzYQhUhBKJlxp46aGrdHjGZtTJCNRzDu77zoAZud94smqs2u/STpmtYBP2iguph3A",
+	"wBt5DFC3rFXIPi4o3UWQz2W2ImOqFGewbkLHY6Y1MfKCiYQsZ3w8I0KScyWXmikiFVkoeQWvjGeMzOmK",
+	"XDC2GIxEJ+kAPnhED80V+MmrqwjfNldynXQWVNE5M24/9xG+EwCvubiTGbOQk4mSc6LYlGtjoc4lHIQu",
+	"G0wHJH3yy3b/j8uXYmv6w1+/f6peDvWroTnYmf/bVvFs9WLynP77xS/Dq8sn/7q9THsDcuTWNRKFyAE7",
+	"3ABt4NZRTdL9wsyk4v+dAhi75CWjiql0QN5I4hZJ8GwnsNGLQi2kZrvkeEmnU6bI6SFZyiLPRmLC8xzH",
+	"FgmhIkOayHOW9bkgAQtkyYUm8pIp3D+73Cm/ZMLSoQeG2T3hgJdfCqZWnXBA7R6f4asVQmvSEXKtw2+a",
+	"qHZsi6RnPEsHZF+sLImbGUXkCGkIJRdCLgXhGenOaT6Ram7PkSZcjPMiY1mPTJnRZGe4M/DALqiZlbDy",
+	"7GbCCkR0A7tsLis6oj+wVXN1P9ILZg+/P+OaTgDZRDGjVqSbKToxfc7MpA/8iC54n0fH/oKt+pYJ9QYE",
+	"qBIP90hUOAYlF2xFVCG03W5uYs7juA4XJWfJqKHnVDNiFBWajgFYIMDljJqR4IaMFaOG6V1CiWbKkgg1",
+	"JMOzDbxlRRaSC0NyRi+ZJoybGVPEs6cudcsDmOLV90ZCWnJbKm6YBT8CN7yIm4lz2l96A7JPFFswWueS",
+	"sHRYtJmxkcBvPG66c2ZmMksIEEJCkHbxZVkYksa0myZkLAXwdgJbjOMBP+uR81WYaSTGNM+Z8rCxCqO1",
+	"nDix/ALwY/GWkIlUZHuHzGShdELmVF3A+S95u+l7ebJLUHzYPRzPqJgy7VFqN98B4MQJLcyMCcPHFIRx",
+	"oZlKRgIZLYMdkxOL2YgPI8NZKAYMR+8haFQQuWAKOU5ADvVsG6YZ55wJMxI0yxSM1KWCHL69fOZ+ABTB",
+	"PI+f7fQSoiWKt0uuuZHqkcbtEQjPnDHcaAmk8kiXG4pA5yxCaUMewijaAFdDiuKaKDYpNMvsIzvDFyOR",
+	"Rufm7IKtzrg4KzRLEZ3pEZBVf39imNolW+lekJNhrpnUzFN7xllGZjLP9Ei4HcC1wUIjyqYgccfMbk6g",
+	"Rnsm7TrD8A2Qt7dbQFYMnkgH5CeRr4gucO/gzCkYemFIF7CBPMPyehSadmSawy7L3i6hwB/wGxBYlEwo",
+	"zwuFSgcSs12jpbCMxOvzx48CnoBY6gd4JBydo/wD4gEFMCwNKGpJQRGZkEkhMtwqy0wyTyjxDEBoi34B",
+	"Yh9QiMLNkzcebCccu78U0kTcPiF8EsRmQMkjTY6NKsaoS5JvOQNZaJl1bw8eR0momJ4REDly7ibsUnJ6",
+	"evhNjyyAh7GlX2wk+CwPLqVJTTXrtIuSp5Ph+BndZv3n2ZD1d8Z/nPRf0Kdb/Sfj7WzrfMj+OHm200k6",
+	"c3r1mompmXV2t58+TTpzLvznLVBbjGEKgPiPd/+l/z/e/8sf2tUbxfRCCu2MBJod2UXAJ8fc4E+6WOTA",
+	"MbgUj3/WUlQAhiczGPeS5jzDh86AeBjIzowZynOrebvHQBBT0wEVbMHGBuRqh80pz8EgAPRHnxGNwFRh",
+	"wUxraybMC23IOUNlGB4kjst0rpMwi5HyTM+kMtGoC6r1UqqsNnDO59x0dp+3ToHSShvyHEhf0TFqgmAj",
+	"lM/605pJy3rJnJqxZUH7bw+JXrAxnzj0OXWCaXMIED2ZbNMX42G2xXbOn9Jn4851TBN/UGzS2e3818el",
+	"XffY/qof7y/4gVJS2W1sKqI3AFUBaI+kbo9SAmSqCaPjGeECd5Mg6gYdr4u9keZbWYjsXvQhpDmb4Nsx",
+	"9qwiBxD63z49gt5Ipz/OkBNwjUqiUzJ4BswkaIw9XP0B0NkJdXr/nZeOZHpmqFV5y8XDfJaEwe7LFaPZ",
+	"KhgO7GGQse+EDugCJUIsVF0Yiyonf0DKKzalCq34MdUscSz5VHBYKRFwtnNni1iVBDTGicwz4KeIym+l",
+	"OudZdk9MTsLbMR4lSD6azcE4AatwTgWdMrvJ+sHOHGLQWx/CwoNLrir8Ryiv77X6dtFfIymuSU3SoOkf",
+	"ZG1Ny9iDXwhFGQbiEx+JJdqD4G+dVrNLWhc0Br3pnE2kYu2qU9d/AUzeavOg16A+39sjdZ/IgJzejAS7",
+	"jwKEKs3vt3fu5TOGOIj3zP/ktSz/xEOgvQJVuguEG8BxOuBe6atR7JKBzujxR8+BKXCTkDQAm5IJRy3O",
+	"BPvRLiuXU0TjiZSvqZqye6HRTXMGAj7HUdpkMQLLUbcl/qkHwGYDuNjPBQIGdNmMjXPkqa/s2vtWb+sB",
+	"vMGzYlH2SBPUThBtp4J678r9uEcRDxBjLTIKgW8Hh8dDMc7Y3EThy7VG66IQ6MNJCLtacHSDwgm/lBcs",
+	"8yixzuj8DsSEuq73ZtRGKD3jAFdweYwpWHSgECpQj1jFYe6w6x8+K6Ih68I+jMg1iZ7bcwYOR1csWxLN",
+	"xnIT0QVbgJTystCr5gK8xgtyfWaF06TIc9L1OkZiXZNJ+aS18AhI1F7LKu1sZ+cwXX1x7phzTeDnPYIm",
+	"G1h+BDXxfHX7cj7OMWzbCncS128pUXw6M0TIJXorZGFAhUA5oJg2VKGB+lZqM1Xs+E+ve/Ab6EuqwKfR",
+	"PQ+PykKNGeke/+n18cn+yQEZ51Rr8vTJLuwtYD/j+iIhczaXaoVOJMHQm6ZrgskZ2wNyFFm/sAhRzM+t",
+	"s8bRCRBO7K1AZ4A1wWVhmPOKAREQWm71rVTQIzTXkqTRpqe7hF0ytQqP9mFUhFiqi3L3vXuNLCk3IHat",
+	"jW6pj5JJLmUGC8CJtT3XAIx1KmnrFYpdoIAQ7zFwLpTEawDjGRtfAAxSoecSJZPzCSdWP2jz5fjhrHc+",
+	"WEpjWVgfgXWCWKfxoFMJ7ESjNf23x25TjLSrd1DiEediOmg3/J8GAx3k75QhaSOP08ViIZVh2Y8s4/QE",
+	"H7oX+w8Dnc1hpDOcr36KYxH6SAchBdN65VYKZtWy0gsILHxhHkbXTttXEsnazeEGm0wPOiXjsXEeP3tr",
+	"kAeluZy4gxC8Zi58pws1oWMkmIWCiQy3Isduw83LxllfwYPXkfOkDsSBPYFKnuds7vmOpeWg/za8Mb0E",
+	"188E8BJgeRjzMGyuNwLqGwQGwHJUSpWiK/gcyKcO5vfFnIo+GLXAgEGG51QgSINOHIFbr37UPFYV4mrb",
+	"mb/2nQOrf5h5z6V7xTrV0QsC7KFUSXUVmAbJtkVwypDQO7utJRbeh+fl+c9sDNbTVX8q+84H6Ija+VNg",
+	"FVUiweh7K9Ghw4JnCQYG2BXJ+JSbGvA3hKFij+Cw/4L2J+9/3d65/kMblqsR/jo06GYOctUZ2ehtzjmG",
+	"+K3dL0C2hkh6RoyswGpjaW7qcylzRkWnftRjv+imSQWN1dSyDBqxREEw34CcHr2uYvMO6QiNSeP8hPqM",
+	"/peAusWCUeWNJQ8uYnMjlFnSinHVkgTRgLDMivh1Mzbw1r7QYAGOwN13IH8GR3T5ozsP1y3pFG30Xeo0",
+	"hWZKVynHMnbA1h6h+ZKuNGFXdFxFz9Z24p3LKEOfbHfQLc7nxbyzO2yKV5fTsfa0PdJEc8PaiaI9AeQ2",
+	"ZnGGEWXcsCqpW1jqxFo7ihWyinawieIGF/Ic5xXGVVBpyDIOU9P8bcSBJjTXrC65mvxgQovceIq865kO",
+	"r3cqmN30gEeRj6fD4XCzE9864x0OeBxuaZ+0fuLdjA6hH+cQV6GoB31uPOIBoHfvkzuf9zm9OrSvbMWL",
+	"DypAOEc3onndkbkNt7UzhJhaS+Cni2wTAp9zEX+7dRvJh9W49z+B4LoHXT8IKd++9E9Nu5+IXD8qhTao",
+	"8SDjJgqn1pQOH1d0eX0poNBlHWDoBQxUQdh8YVYu4IxmqQa7NGcTQ2RhmiaGjZu2qTiVQGkCFvRcakO2",
+	"n+5Egc09Ugj+S8HWRHsG5ADhcfk73JBCeB9FVaHP6ADs8a+rWAzC2Yd3KzHsnYqOOhrpr7rv/uPr0UiP",
+	"iuHwyRj/Ze//5eu2L3v/DZ5v6rJV1aQkLk+wVTRtwUK3hsMII97povh8jmbDgo5ZTenezyj5wc4WLWhr",
+	"UzIJFl/Tj2BQwZ5TMFlYaUgpRkHJItYMxMBbbHm65CJNjMwoesGtXm7d+PA3xsimSi5d/oZLyjGgG2j4",
+	"DEPyKHh8IeTSp2J8f3LylmhDTVHDQxzfbW4DuzJMaH6es77Px2xLGFjrpGjz+9cc2tUAs5nJ7Ay+onku",
+	"l8xG/WshmDU+27VhtvZsIUvaISxZDfa6SPrZWLEMjFyag762VFJMz6KEBFjWnIrVGRyBufWkhO/c2ivf",
+	"aT4VxQK+Ql21toLYTft+3SmI7foWK4/d6GEYkH1PN3rJzXjGNJGCpEA7KekCJwOC1STFCEaajETqMz5S",
+	"IhVJ3b5g6rOymVxIeDMKI7HeHkmdUZ369B74/RH+Sg7ENOd6NhKaCdgQRpjI0N9nJNEzuYz8pZjF8Ehj",
+	"goM/NrW1hYQrZ8NyMRKYK41nabeZOPFIE1XkmLacVSM2cilIlxLMKX+kiVlKMlE2X5LmI2Ht9h6hOb9g",
+	"g5EYid/sun8jc0YFcBn4CxdOfhuJ3/r9fvgfHk69MpSS3xzsGBvBVWKOdMjWLWMp5DebTeaetQO58MoZ",
+	"vmlHQ9+WEyo2jbH0lQV2ALRtB7SJtm7miWVDHpl2DvTM4dBWjDmvDB4ATJzcIxFd2BQUbkg3tQZhmpDU",
+	"Uiz85Uw3+NOpH/AnynX4w3LVdI9odskUzcnPkgubRJaORr+lPcCsz+zxFmcXXfx2joQMBoOeh9ynEAH4",
+	"hl0ZG8awea3C03UsLKLRvXxveyqMnksxDYNbOBxQOTewgB6BRzadESX6jRPqOc1zuxtuonOWy2V4qSuk",
+	"/3sXdkFeMjXJ5VIj54fd6t20yGhlGPyMJ6Ln8pLdf6LK2sp5JmyJswiCRADUb4nAev0nbFlHHuqSfuwZ",
+	"vWxZhnskTAL89qZZ5hLZ122TVJZQnyNjbAFz/OvxT2+IYMiD4Ls6+Dm7ZHkYGh5sDO0fwbEXio255lLY",
+	"zcjYmM9pvg7ukk859+KNa2h52s5p1bhA2SH9zKbogwIzLXKqCLtagDoKvCXiAW7KMmHNjVd5BieyCmVl",
+	"Hsde7C/xG12nVyckdUiAPwvF8RtqWN/wOauyiIbaPBgM3NSgw8RsDRnhHHhaKdfKkayWvxv/hqOc51Rc",
+	"BPjlxOmXGH0Ne2yjlPioe20shVEyPwtnPAwxs5lWxD3RwipshEsYykXrU251YwnjhHHjwgqbGXh68m3/",
+	"OTKtBVNjJkzfv9RLMDIq80yTN6evIzTEb3oTA55ozG9zvL2EK+WZVLizTuBgLm9JxBKUgHIyW5Viv8RB",
+	"s8JGyRiobnZkPG3uKGO6OKrBS14O5HyzOAwXyJ3c83ZQas6QeZxJgfxOOIMuqB02NlvqOlQ7yPzJknlW",
+	"sqB1hBLSESMpjXtSCWNnYB0CiJXgl6Yr2P0xpn67hzMGKofXA5yOGtOz1/bOV6BiFDmrrMwycyusf6vS",
+	"xW+Y/1xzpjgNvOkJBz0Qj5ItG8C5NeoXwpYaVBGcxHiVE1chBoABDIxlNUv0XedVoY2cYxb2W6YQh6oT",
+	"e8AaWnHdWTButc0wx7bA8AdmrXQ1syqstdkQQa765v4WF9Xl3lRtLa89bGpqRTG1itLn308qCdPx6F5r",
+	"8F8708sJ38gicX+C0EICcHInCj0lUe43wJV0kKl1kk6DoeEjlp2g7WfZAVhs8SHuJJ2YPNAAd+ektLw6",
+	"76/jXPNWEkQl1RIX/NnVvQoNeoGWrJFe7jEnjpJIAtUsZFSFWmNUNkW9jcoC93MGDHLXkFTmVfVH2uY4",
+	"WsHOYB4dqb+ZNJp0U+9UGwwHaJ6kYGTBOKnLeIwYS8wuLG8xhOZ5bUU2ktH0ILbUR/4lmHmWxSxdoUYA",
+	"AZNNJlLVDjm1PB+eGXjS2X3ns/d9daEr3As1F2MpL3it1NO90oDWVQC0x/oLgaYNamlfgbIQqVTorwvq",
+	"W4LlcIobw4SN5nFdNRpJF8NWe4SS76RnAlMmwMICC07JuX0rk+NiDj9aMcpDzYo3DCrbsP30WVhVoLFG",
+	"UO6N/eWmiP1J1cZ2z6FJPZHAxJvmdIUc6gr79tNncd3EbZ59LkK1RnJrXP066byWUy7W+1htYo91e/nc",
+	"P4xTZ+ySzO0yMzaXNnG7G5XETniea094blfYvHeDw7XEAYz4tY3sDoxNn677OZvObu8IaozUj3xEwX8a",
+	"fRd7HLef34Zg73gNA7Rh9ceSOqqLXUs2+6BJTjhAhzk17KrG+I5tUdqkyPMVOQ6R3VsJ4qbN9/7+tZGe",
+	"ts4E+8SxQMtYXEgZ3TczahOFJooxWzJnIzY0xzKejLsqFX5FuOnZtDIXsudiUZiRQH/QbiD+reGQlAhM",
+	"yNYzb5rJCVpuoKh7drecyZy5ZPWt4XAYeDgXhIrVSDitE7g0aCa2zCxK8rq1rwHSSiXmFXmoS7QeuZzA",
+	"6FjdK8ZAusBB0q/ThAgZ7BpFqJjapJHxBZZ2KmSwiNH7BSXqkYe7Bh2iONSTRghi4wjEx4g/fMP1Iqcr",
+	"J+U/IBrxWl6ynI5ZS0TitqhbxIiqwD1HcLbjOrjqxGOpFBub/kwqzfrniMfVhlwrgur5RuHfZDNWdhRK",
+	"qU51W6bmPpZ4IPvH9FLXsUExUygsfN5zVSChtAerksvinmTT9C07wGbZW3H62R+z5+yO2VuudPaMtsjE",
+	"w+OfyPNnwy1yevKKGD5n2tD5wmmNPM+5SyiuArY93H7W39rqb2+fbG/tPnm6O3w22Np+8u/x7gYXysaH",
+	"oEV2No/v2qOzluIbb7jcGERBSzLlvssnwtBmWfcDG7ZxhqRN5qtEnlvCzmZ935BKBcTPBYYidFGPq96h",
+	"c8iGmUi+C4c/Te5wVVFWIan2Y6aZWSswxoVSTJi3rTrOh3CNJm2w5dv7MzBt6CIPMFiIPgH/qqOjCnYb",
+	"erHfzJGr1G7id0Oy+nSkZAFog7yd66KVYbGAxwxsVyUnPGf/ZKgPz1C53gdZ1sIYfT1tVEtbWcYd8oE+",
+	"kEeHlExrBOPeVxJE9z4S/74vy/axz3HDQ/JgPNvv4x25N1aQjQvFzeoYsOE8th/S6CrxzopqvxzXTCf4",
+	"swabNYjyW7LgPzDck3PscLVfALdtAw17qlj41vbHIlZ7x6esCp+GshwkZnyqnH1mzMKWonAxkc15TzFn",
+	"uVJPhY20bOeykOgtspJsXVrzHFMAvvrqpcw404OvviJHZQEOZ9q73JHmXTUXVYDbqOjnqr9cLvvAOvqF",
+	"ytFzyrLU78NIVCxZI+UFzrxXNkRy3jYYGL1wtpyHYUCBiupkP2spUhcFQQ/3SKA27EoUfMUZvWAuviLy",
+	"FenSkFMdvJCY1lEGVSduTN3zORq+Owk8B0M5VO1X6kUsyhwJAgC2nMvq8LZVEQXzsXJeu9tPn/l+Lufc",
+	"6MR2yrGdm0bCVYfYtgKaUHL8/X4fXplRPesNyFFUVScYoMnuDy66dNa10f9IhAMQzknd0YAu3rvQLuli",
+	"+8BzaWa4h5oJk9il1A4dFp5qlvUGZN+nidk4klKrsocT4NGWN7lOVQb7/MCyy1Wjk3AkussZNWgXcaNd",
+	"ZlgvIZquSPqKjmes/8q693dJaP83IAd0PHNbRTMgPTv1SJwzzTMWaP6RJljIrzFy4hM7MnbJxwxnWxHN",
+	"p8I2Kwu9lfbdPsPv2kWmCmF4jp3KbDWxJt0nQ5LBA651EajcxHXZiwpaNTOavDzaf/PN8dnJTz8cvDk7",
+	"OXndS2wwcClcGRHWgHYxIjUSimnf8MsSBkDjSycjkUFNMC1dXXPiKtVyl32DaVjYfMuWcKly2pHwDb9M",
+	"XOtrYXDjaTenbYbQnBl7pN1Ubw1rQcB8sz/bMW9rL0qbCi3AxCp+qix9BJB9ST4Wa8KRmVIutBmJ4CYn",
+	"XVx22awP/WoJ8aE1/OiyrjBvJWlp6jX0c8ISe45jHGbIWS2XxkZtliFjWsP2Tn/GrvqoQNqOgpp0d8j5",
+	"yljui+IT/Zp8zhLyPPANeADPEeEZLMOGyB0OYadCQgI11pUc2g06RoYaVgmZrVR1gjx1PbASUmBKO8Kd",
+	"sZwZL0/2AOFY05dr5sd+4sbG5D4c+6BSpui7bSJ/8nWOqY2uOGSVaIbXX7rqVVkYpJEyaxO5VIUXJ6Em",
+	"MuTT6bFiTLBsj9CRuOQyt68C58fdShtZoKlrq1ZtTFRGHgbkBPOlMN6l2XQOqlziuStgCXFddu5MrBy6",
+	"YCsnglG70gkpczKJq+3t3ZarMBLddARcdzhMyz6ScIiqmVukC4fBZvPgD3uVRAZQKzLi0tmQVPChHiY/",
+	"UjMS6Ah9sh0bq2TfjucPEoaS8pXtnUfzggF/xQL30IoNfa8XbOVyGtCX7F3Jpb+11TGNLUBLT3bdIU1q",
+	"/mjS1XIkSiE/UYyhQhKLexBNGFBDbiJ71omd8zFzhq3TAH88POnUG+7KBRO2tH4g1fSxe0k/hmdBUefG",
+	"9aTlNCMv7fHef3vYSTqXTGmrpW0PhoMhmk9zOb7oL6Qynd2d4dbWddKB8emCg8Y+GA6euIgiKsOP6YI/",
+	"Pg/1mrIt2GTrqrSPKdijLGSp7sEGvmYT0wdCcuoWqgtmxrgirnRGk25I40VJMBK+6CNxJo5hV0DuQvpQ",
+	"BvCgtFC5C0dWikTSMpnpXMscxDcgtKt75PTotR4J1BswIcVuRsj2xPptu6qXrkV03Av3XbtBVT7yOO6V",
+	"e/0+JHC/lNnqbuXrv/9+0xu1lt60cj4u87uuWpAAeL3p3/Zw646tU5w5uQ4O/+jjqOf49d2gX9cnxh0t",
+	"GtpDJq3nDHC1Mxyumyos/3HU8BBf2br9lUoTHnzpye0vlS3P4I2tDd4ILZLwhaebwNXSJeI66TzdBA+h",
+	"rxW+8GQjLIRiA9zb0HXGEl5gg120DHtgSNMpHIgOftF5D2+VfPVxzi1TnTKzrt2B23yrGsQ8wVYHwJkE",
+	"2RS0tXDqqyztNdfmZdkXrnIShndhTO/+2Sr/g1rlv49Zwod46db0lKo1KLg3V7jrcX2gE+d8draetzx/",
+	"QN6NtUfHz6oxbcfv8SSq+dz0HJa0ddMpTCKInFnUrR7hkTAszzVZzhgaqty0dpDotSkpsGQPxUc42fhG",
+	"jIsSuT+JqD1D7eKM3zs7+LCzXlUAPv5pr+7Kf6rDXlv6rWf9V55d27OdM9OWhYLf67LlRuQMjCMLQI/c",
+	"NAWsff9j2Qz3l89RvprtDOBbo9ssNLt820ZwM9U0dDS5STnlmkyxXdiXrYMOdzaArNLx+Qs+HeE8WNLb",
+	"QPlM2gUc8Hf76vnKegKbkqtJ8N8x46n9A6VO8DF8Drvq/iT7e6KlNZz2CBPgg8yvc9i78jl/sQ3wuAU1",
+	"45ZI5qvIte/cRbZuCMjzgrGFCx1hbGSPpDXhnPqqnKXiWJLSpFvbKeWLcu64jIJYRcGv7kbmrgXMRs6P",
+	"ux5R64v/fM4P6u9/EnL5TyHzD+ceOXWhnI3dI+FYB73tAzhNq+c6pOO7FgtRYhZGfUXdnByEDH6ME2CD",
+	"39rNQ8CkRsL3IdkeDl1oa99dcVCWAKRtrMu1usGbKBAOF9QVcc/kkbA4dHGvF22mYZjnflyudlHXdfKA",
+	"CqwrnER8NRs7I1awgKo0j/3DUdPmUgNuYt5RZvhYuxdSsGVF3W8fdl1hxx06Od+iVvvweLTQrpBLmyLh",
+	"FrWkuldr0NtyVdY6QNxbj1sua0SYHo7D3otfDl/cqxtwW9eYaiPgYNBgbXv02AN0+G1A55v7tsKEaX8x",
+	"sQ7W3+y1u/7KsJZ7JvAqPHeFmOBi2nZzRNydu9KEO3Tn7m71gJVOmYnurQN+dS95t729gchqu3HkM8i7",
+	"4zjbrak/VxhMKfQK8enF3oFPJq1lIlfIiPzF3soaMVwgvIgXeXLwAjDcKljepViKvzfSxKKvTWKdlkv/",
+	"3C4UfENIc7xGRpxgPa/FyQaiorp4pJNon5tjV51NTGTVWxfWyKDTeMiPL4Vqu49JHnOpbFG2LQ6ywujL",
+	"lxtfujMn2kl3QebG7EMz9ZhltqR7UZibjWtbbVfexCUV5lHuVZtyVLqKDMi+a0HiWzFiIxSNV15ilkbP",
+	"mejA7pFkUXu1E2BnAWysEd+8dZMae5Bx89ZWSHw+S91FCUK3w42PVtwIE/bo1sTl2sSurGFdV8mPBNfH",
+	"9RVUOZTbu6oDOnTO/Fg8ytXQVK4OeVg+9OL2l6KL9H73xj4QmE3NDWfXcy448nWOhcnQN2SYzdj4QkeM",
+	"qtteEN1DHSRkA9tGjLae1VbGVIrCyL4YCZ+y6gq48cpT26AvDAO6a6gW2BlulUos6rpka+gvS3E3uoBK",
+	"jrmpOCYycPjoel74InFXRL/1lMy5KAzTic2WXVCuRsLyxO0XNnXb1slzkcklqAM66kAZD4c101VYpC3a",
+	"XVlg9Eg0pkVFH5sUJU6M5xKzlGVhdpGLu6Gov27G3clP8eJjTAzeHgmv8NMFVYZ009c/fXf45mz/m2+O",
+	"Do6Pzw7fnBwc/Xn/ddoL9+bS3HL/czbjWAbvzA2bPy3CZcYjYW8n8vthM/RtfYLLoke82ft98daZsjGW",
+	"mSmGzGcGazSaeLy2RtNhMKzb+wBZ4Vl2Sy+MssK81t9iYzZY6frxIQLlIaD7+GLFlaTdqbBsY+irpaZr",
+	"BE3UyhbPA5Jmzf9SKfy4zfPyRh4bqdiHulvucSVjW2/eUm4HhTCwQY7XSdua5Qe7Hi/cEBuVFlQqPrh2",
+	"7LobWLQzPydOm3UWyYOK253tF3c0No2UP1Kx2vctkKsmoZRkDky8KWeiG2vLFkr+UujmHXZtvZYj11fr",
+	"PPFtdlyQ5zvDu9zR5xZ25Ps4ty/MixhbxHS3pUQtoluW4n+NxvSS0072GS/ra+yGv/O1vqE1WT+jWVPr",
+	"sIJ9JGKFQksyKRRaWn4Ky7Zs4VASyjvCNXLx4UqC8kENKA5B/SDdirPPNfsr3T7hKPqcNpf5Vj+5lnuO",
+	"hL+HOTQbdafcHme36Pj+XsRPEpyhkwl2uENDM9aHRuJWhYjcoA8RLrRhNKtrQSOxTg0iFS3IayrsdgUF",
+	"dBOn9JWq5vaL5gV+aaQQAo1lRW7bhisp53i9YHmFZm9AfhI5ll1anLuCxyWLNDnMaEQOai//6wJG3Vpt",
+	"9ZZFn71q2NUFjgS2ke/F1ZKuYlAxZHREz6jycTUYGCus0sah9RRfo3Af3pi5rp44mq8Hrl3tORJc2Iuc",
+	"bZC4euztwQas+55T3JBuuQFUEDmZ2H7lS6lgke6KxZFwSuyr14cHb07O/nR6cHqQNi6qdJSg7DLrd1ZW",
+	"96671Qua8oD8hLRsV65d8aq6ZBk2Q1/OeM6slnrXyxcthVQOfFnUjOjoHn37irzY2hqS//d/t4aD7cET",
+	"DCJV1bXWqxqf7wyjm6W21lzc+JlzA7EC/XaTU1r/WLvNedRWxrq2bNmXbUdVpv69GfeV1+csl2KKl2OW",
+	"Ra9WcYnLfUOFL1KELfAFHm2k7N1UImu5sDuGeHR9FNqye4S87OknSFm0aOf1pd8W+owtcrnCToyOR1aa",
+	"ejjqxRvLHtkFWogLYWQBnMnW2At25fiJLTLG3oKK6VnZmqVhhcnCODPsy8ih/DdZ2HrZihcrl9Op3ZqP",
+	"48haR0ElrTysT+tL95LDMYcjfPM5t+1YWnMeT8ozyhpH1F+e6xoYaGb8ZXzNtie2+rDSeyQdCd+QHIOu",
+	"RZ67CK7r9LCmm0tCZJ4xbaohIIzZtrksvmPmR/aZz0k197+l4VDcROim/j+Rt7vm6A6NelyWXOT4jlrr",
+	"1Drp/LNKqb1KafMipU/qb0EOv87NEgWmvwDvyu+McWJGbz3+fwsb9f19NikDt00lI+c7N958sJK/6oav",
+	"+XlaGp6OhHPwJwSWShUosqhenwqO/eOFVHOau24x7hZezcjEseDum29/eJVYrQdT60JvgUd6JMDYU/D8",
+	"LklHo2J7a3ufGvb1FXpG0+CIJj8cvP7z4RtyfPjdm4SkP+yfHHz918HJwfGJLT8HHr/kGQiNv//tf//9",
+	"b//z73/7P3//2//y44yEbTGUk4ty9MS37cHeAoCp3h6YkxgntUgJ0VHX6sddE2/d8XSxYBlZYEOUigW1",
+	"S7aH8D2ZyUJhG3RbZU+6KcB/+vbsx/2/pgnxn/5y+Oabn/6S9hJvxsA7qByOhDfpjJyiOb/nvO9jl6yo",
+	"GMWonmXzwdxrCCvfqshWqt1Lw6unJb7/CJ76prhpFy+Rg7y9dePGrK/eaPgDQ8OfHfqPW2n/QDrFZjrE",
+	"p5aCtTa9N+XgRMX/e0EvjZrQMB2cfaCUastZo/ZmseE6EvtvDx/pWtdA0i1b8HB3F49r9O0CuQlJvzs4",
+	"IbF+nfYabor7Cenks6eu3i+ftHrrYTWTNAg279FSYcMfJp00Ai7drebdzNCZEdzN3SBb26PriZW5I7GZ",
+	"0O39rjNRPyw69AFprPcOLd0SgVFV5eIfJRATAkzH7lLQRi6lA/yRriwRVCfrWQFWld20rPK60dZVxWhr",
+	"oKsWO3vybHiH4NlHDjK5dazxuM+iLvCs9KMHJc9WX83pCu8HjfJRuu2KZs1Pjr0Pb/KNlxkkXXvTkA43",
+	"2tmJet7l6CB2DtJKAOgTRRhwyXeKMNy6+JFoRAY8YXyQ079K5A16REn0sWIBQM1ffDCg7I+6mZmr2Y1B",
+	"gUWOt3lUiMRScyWE6i1rlE0H7W0og3s39JncW+dfjHp5thtWmsVd1T9Tmmyj2/3aFveVbvXt3efvoEFH",
+	"HfjvY0l9EWB/0hxcT6htSbgfLwfXz/L5knCf3Et9b1xIXtXg/VH+fIlQaY1C05D19KWnNn0hWuLH1aO+",
+	"IMUizj5wJ84qGSOxJv3gw5QMI23+iuszrOAd9K/eW4fY+nIUiLKRH6Kysl8takNV56jdG/Du/XXya6Vd",
+	"/7v3GI3BELsVy00WOpPa3TeMz+nahYhdxXJq+CXDxC5uyFKqC02k7UqLL2P+u/SpRy61mpKFklfucsuy",
+	"fwY2eXUJDSvQpZG2SCEy1Jawx/BCsQm/ws20QaPHNjBkcdFUj0rdM/EdzkXWVmsY3XriHHGIV8BadcyX",
+	"Si7xFv/yFg73wrnrkrWuqh91Mdl8r1I61Xz9RyrotJzQNSqwzrBeNIxtV3D9/vr/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -10,61 +10,65 @@ import (
 	"time"
 )
 
-const AnswerIdempotencyKey = `-- name: AnswerIdempotencyKey :exec
-UPDATE idempotency_keys SET answer = $1
-WHERE scope = $2 AND key = $3 AND request = $4 AND answer IS NULL
+const AnswerIdempotencyKey = `-- name: AnswerIdempotencyKey :execrows
+INSERT INTO idempotency_keys (scope, key, request, answer, expires_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (scope, key) DO UPDATE
+SET request = EXCLUDED.request, answer = EXCLUDED.answer, expires_at = EXCLUDED.expires_at
+WHERE idempotency_keys.expires_at < now()
 `
 
 type AnswerIdempotencyKeyParams struct {
-	Answer  []byte
-	Scope   []byte
-	Key     string
-	Request []byte
+	Scope     []byte
+	Key       string
+	Request   []byte
+	Answer    []byte
+	ExpiresAt time.Time
 }
 
-// AnswerIdempotencyKey stores the first answer of the request that claimed the key.
-func (q *Queries) AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotencyKeyParams) error {
-	_, err := q.db.Exec(ctx, AnswerIdempotencyKey,
+// AnswerIdempotencyKey keeps a key's answer in the transaction of the write it answers, so both
+// commit or neither does; a key expired but not yet swept is taken over. No row: a live key holds
+// the answer of another request that committed first, and the write must roll back.
+func (q *Queries) AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotencyKeyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, AnswerIdempotencyKey,
+		arg.Scope,
+		arg.Key,
+		arg.Request,
 		arg.Answer,
-		arg.Scope,
-		arg.Key,
-		arg.Request,
-	)
-	return err
-}
-
-const ClaimIdempotencyKey = `-- name: ClaimIdempotencyKey :execrows
-INSERT INTO idempotency_keys (scope, key, request, running_until, expires_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (scope, key) DO UPDATE
-SET request = EXCLUDED.request, answer = NULL, running_until = EXCLUDED.running_until, expires_at = EXCLUDED.expires_at
-WHERE idempotency_keys.expires_at < now()
-   OR (idempotency_keys.answer IS NULL AND idempotency_keys.running_until < now()
-       AND idempotency_keys.request = EXCLUDED.request)
-`
-
-type ClaimIdempotencyKeyParams struct {
-	Scope        []byte
-	Key          string
-	Request      []byte
-	RunningUntil time.Time
-	ExpiresAt    time.Time
-}
-
-// ClaimIdempotencyKey takes a key for a request to run: a key not seen, one expired, or one whose
-// first run of this same request stopped answering (running_until passed without an answer).
-func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (int64, error) {
-	result, err := q.db.Exec(ctx, ClaimIdempotencyKey,
-		arg.Scope,
-		arg.Key,
-		arg.Request,
-		arg.RunningUntil,
 		arg.ExpiresAt,
 	)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const ClaimIdempotencyKey = `-- name: ClaimIdempotencyKey :one
+SELECT pg_try_advisory_xact_lock($1::bigint) AS claimed,
+       (SELECT k.request FROM idempotency_keys k WHERE k.scope = $2 AND k.key = $3 AND k.expires_at >= now()) AS answered
+`
+
+type ClaimIdempotencyKeyParams struct {
+	Lock  int64
+	Scope []byte
+	Key   string
+}
+
+type ClaimIdempotencyKeyRow struct {
+	Claimed  bool
+	Answered []byte
+}
+
+// ClaimIdempotencyKey runs first in the transaction of a keyed write: it takes the key's
+// transaction-level advisory lock unless another live transaction holds it (claimed false: the
+// first request with the key is still running), and reads the request of a key answered
+// meanwhile (answered not NULL). The lock ends with the transaction, or with the session of a
+// process that died, so it never outlives the request that took it.
+func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (ClaimIdempotencyKeyRow, error) {
+	row := q.db.QueryRow(ctx, ClaimIdempotencyKey, arg.Lock, arg.Scope, arg.Key)
+	var i ClaimIdempotencyKeyRow
+	err := row.Scan(&i.Claimed, &i.Answered)
+	return i, err
 }
 
 const DeleteExpiredIdempotencyKeys = `-- name: DeleteExpiredIdempotencyKeys :execrows
@@ -94,26 +98,10 @@ type GetIdempotencyKeyRow struct {
 	Answer  []byte
 }
 
-// GetIdempotencyKey reads what a key holds: its request's hash and, once answered, the answer.
+// GetIdempotencyKey reads what a live key holds: its request's hash and its answer.
 func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyParams) (GetIdempotencyKeyRow, error) {
 	row := q.db.QueryRow(ctx, GetIdempotencyKey, arg.Scope, arg.Key)
 	var i GetIdempotencyKeyRow
 	err := row.Scan(&i.Request, &i.Answer)
 	return i, err
-}
-
-const ReleaseIdempotencyKey = `-- name: ReleaseIdempotencyKey :exec
-DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND request = $3 AND answer IS NULL
-`
-
-type ReleaseIdempotencyKeyParams struct {
-	Scope   []byte
-	Key     string
-	Request []byte
-}
-
-// ReleaseIdempotencyKey frees a key whose request failed on the server's side, so a retry runs it.
-func (q *Queries) ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempotencyKeyParams) error {
-	_, err := q.db.Exec(ctx, ReleaseIdempotencyKey, arg.Scope, arg.Key, arg.Request)
-	return err
 }

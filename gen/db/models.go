@@ -97,12 +97,11 @@ type BrandsCounted struct {
 }
 
 type IdempotencyKey struct {
-	Scope        []byte
-	Key          string
-	Request      []byte
-	Answer       []byte
-	RunningUntil time.Time
-	ExpiresAt    time.Time
+	Scope     []byte
+	Key       string
+	Request   []byte
+	Answer    []byte
+	ExpiresAt time.Time
 }
 
 type LoginThrottle struct {

@@ -15,17 +15,22 @@ type Querier interface {
 	AcceptOrder(ctx context.Context, arg AcceptOrderParams) (AcceptOrderRow, error)
 	// AddOrderLedgerEntry records one balance change of a user (a grant at registration).
 	AddOrderLedgerEntry(ctx context.Context, arg AddOrderLedgerEntryParams) error
-	// AnswerIdempotencyKey stores the first answer of the request that claimed the key.
-	AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotencyKeyParams) error
+	// AnswerIdempotencyKey keeps a key's answer in the transaction of the write it answers, so both
+	// commit or neither does; a key expired but not yet swept is taken over. No row: a live key holds
+	// the answer of another request that committed first, and the write must roll back.
+	AnswerIdempotencyKey(ctx context.Context, arg AnswerIdempotencyKeyParams) (int64, error)
 	// CancelOrder withdraws a waiting order of the calling customer (→ CANCELLED): its reservation
 	// returns to the customer's free balance, it leaves the new-orders count (it stays in the
 	// customer's list) and the ledger records the cancel. No row means refused. Locks, each CTE
 	// reading the rows of the one before so they run in this order: the order, the customer, the
 	// new-orders counter slot.
 	CancelOrder(ctx context.Context, arg CancelOrderParams) (CancelOrderRow, error)
-	// ClaimIdempotencyKey takes a key for a request to run: a key not seen, one expired, or one whose
-	// first run of this same request stopped answering (running_until passed without an answer).
-	ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (int64, error)
+	// ClaimIdempotencyKey runs first in the transaction of a keyed write: it takes the key's
+	// transaction-level advisory lock unless another live transaction holds it (claimed false: the
+	// first request with the key is still running), and reads the request of a key answered
+	// meanwhile (answered not NULL). The lock ends with the transaction, or with the session of a
+	// process that died, so it never outlives the request that took it.
+	ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (ClaimIdempotencyKeyRow, error)
 	// CreateBrand inserts a brand with no subscribers and returns it.
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
 	// CreateBrandUser inserts a user; a taken email (any case, unicode_fold) violates brand_users_email_key.
@@ -95,7 +100,7 @@ type Querier interface {
 	// GetBrandUserPasswordHashForUpdate reads the user's password hash and locks the row, so two
 	// concurrent password changes apply one after the other.
 	GetBrandUserPasswordHashForUpdate(ctx context.Context, id string) (string, error)
-	// GetIdempotencyKey reads what a key holds: its request's hash and, once answered, the answer.
+	// GetIdempotencyKey reads what a live key holds: its request's hash and its answer.
 	GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyParams) (GetIdempotencyKeyRow, error)
 	// GetLoginSlot is a key's next free slot (NULL when it has none yet) and window end, to tell a
 	// client over its share how long to wait.
@@ -204,8 +209,6 @@ type Querier interface {
 	// version it locked), the performer, the cool-down row, the counter slots (new-orders, then
 	// performer).
 	RejectOrder(ctx context.Context, arg RejectOrderParams) (RejectOrderRow, error)
-	// ReleaseIdempotencyKey frees a key whose request failed on the server's side, so a retry runs it.
-	ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempotencyKeyParams) error
 	// ReleaseLoginAttempt gives back one reserved attempt of the window ending at expires_at (a check
 	// that did not happen); a window that has since been replaced is left alone.
 	ReleaseLoginAttempt(ctx context.Context, arg ReleaseLoginAttemptParams) error

@@ -842,14 +842,23 @@ export interface components {
         /** @description The order's id. Below 1 is refused with 400. */
         OrderID: number;
         /**
-         * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
-         *     key and the same request (method, path, query, content type and body) by the same caller
-         *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
-         *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
-         *     for its answer. The same key with another request is refused with 422
-         *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
-         *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
-         *     UUID) per new request.
+         * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
+         *     request with a key runs, and its answer is stored in the same database transaction as what
+         *     it creates: a server that dies at any point leaves either nothing (a retry runs the request)
+         *     or the write with its answer (a retry gets that answer). A repeat with the same key and the
+         *     same request (method, path, query without `access_token`, content type and body) by the same
+         *     caller gets the first answer again, from any server, for 24 hours, marked
+         *     `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
+         *     whichever of its access tokens it presents; for an operation without a token, the client
+         *     address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
+         *     while the first request with the key still runs is refused with 409
+         *     `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
+         *     nothing, so its retry runs at once. The same key with another request is refused with 422
+         *     `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
+         *     refusal or a failure of the server changed nothing, so a retry after it runs the request
+         *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
+         *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
+         *     string); send a fresh random value (a UUID) per new request.
          */
         IdempotencyKey: string;
     };
@@ -1045,14 +1054,23 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
-                 *     key and the same request (method, path, query, content type and body) by the same caller
-                 *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
-                 *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
-                 *     for its answer. The same key with another request is refused with 422
-                 *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
-                 *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
-                 *     UUID) per new request.
+                 * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
+                 *     request with a key runs, and its answer is stored in the same database transaction as what
+                 *     it creates: a server that dies at any point leaves either nothing (a retry runs the request)
+                 *     or the write with its answer (a retry gets that answer). A repeat with the same key and the
+                 *     same request (method, path, query without `access_token`, content type and body) by the same
+                 *     caller gets the first answer again, from any server, for 24 hours, marked
+                 *     `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
+                 *     whichever of its access tokens it presents; for an operation without a token, the client
+                 *     address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
+                 *     while the first request with the key still runs is refused with 409
+                 *     `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
+                 *     nothing, so its retry runs at once. The same key with another request is refused with 422
+                 *     `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
+                 *     refusal or a failure of the server changed nothing, so a retry after it runs the request
+                 *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
+                 *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
+                 *     string); send a fresh random value (a UUID) per new request.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1093,7 +1111,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            /** @description `username_taken`: the username (compared case-insensitively) is in use. */
+            /**
+             * @description `username_taken`: the username (compared case-insensitively) is in use.
+             *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1216,14 +1237,23 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the request safe to retry. The first request with a key runs; a repeat with the same
-                 *     key and the same request (method, path, query, content type and body) by the same caller
-                 *     (the same credentials) gets the first answer again, from any server, for 24 hours, marked
-                 *     `Idempotent-Replayed: true`, and changes nothing; a repeat while the first still runs waits
-                 *     for its answer. The same key with another request is refused with 422
-                 *     `idempotency_key_reused`. Only successes are kept: a refusal or a failure of the server
-                 *     changed nothing, so a retry after it runs the request again. Send a fresh random value (a
-                 *     UUID) per new request.
+                 * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
+                 *     request with a key runs, and its answer is stored in the same database transaction as what
+                 *     it creates: a server that dies at any point leaves either nothing (a retry runs the request)
+                 *     or the write with its answer (a retry gets that answer). A repeat with the same key and the
+                 *     same request (method, path, query without `access_token`, content type and body) by the same
+                 *     caller gets the first answer again, from any server, for 24 hours, marked
+                 *     `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
+                 *     whichever of its access tokens it presents; for an operation without a token, the client
+                 *     address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
+                 *     while the first request with the key still runs is refused with 409
+                 *     `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
+                 *     nothing, so its retry runs at once. The same key with another request is refused with 422
+                 *     `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
+                 *     refusal or a failure of the server changed nothing, so a retry after it runs the request
+                 *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
+                 *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
+                 *     string); send a fresh random value (a UUID) per new request.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1278,6 +1308,7 @@ export interface operations {
             /**
              * @description `insufficient_funds`: the order's price plus commission is more than the customer's free
              *     balance (balance minus what its open orders reserve). Nothing was created.
+             *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
              */
             409: {
                 headers: {

@@ -8,7 +8,9 @@ package bearer
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -37,8 +39,9 @@ type Options[P any] struct {
 	IsInvalid func(error) bool
 	// Log receives resolver failures; nil discards them.
 	Log *slog.Logger
-	// UserID, when set, names the user of a resolved principal for the request's access log
-	// line (web.SetUser); nil logs no user.
+	// UserID, when set, names the user of a resolved principal: for the request's access log
+	// line (web.SetUser) and for what is kept per user whatever token the user presents (UserOf:
+	// the Idempotency-Key scope). nil logs no user, and UserOf names the token instead.
 	UserID func(P) string
 }
 
@@ -64,6 +67,16 @@ type ctxKey struct{}
 type caller[P any] struct {
 	tok string
 	p   P
+}
+
+type userKey struct{}
+
+// UserOf names the caller the middleware authenticated, the same for every token of one user:
+// Options.UserID's name prefixed "user ", or, for a surface that names no users, "token " and a
+// hash of the token. false on a public request.
+func UserOf(ctx context.Context) (string, bool) {
+	u, ok := ctx.Value(userKey{}).(string)
+	return u, ok
 }
 
 // From returns the principal the middleware authenticated, or the zero value and false on a
@@ -125,10 +138,16 @@ func (a *Authenticator[P]) Middleware(next http.Handler) http.Handler {
 			web.Internal(w, r, a.o.Log, err)
 			return
 		}
+		var user string
 		if a.o.UserID != nil {
-			web.SetUser(r.Context(), a.o.UserID(p))
+			id := a.o.UserID(p)
+			web.SetUser(r.Context(), id)
+			user = "user " + id
+		} else {
+			user = fmt.Sprintf("token %x", sha256.Sum256([]byte(tok)))
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, &caller[P]{tok: tok, p: p})))
+		ctx := context.WithValue(r.Context(), ctxKey{}, &caller[P]{tok: tok, p: p})
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, userKey{}, user)))
 	})
 }
 

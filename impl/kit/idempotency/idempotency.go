@@ -1,19 +1,33 @@
-// Package idempotency makes the POSTs that create something safe to retry: a request carrying an
-// Idempotency-Key header is run once per caller and key, and a repeat (from a client that lost the
-// answer, or a balancer retrying on another replica) gets the first answer again instead of a
-// second order or user. The same key with another request is refused with 422
-// idempotency_key_reused. Only successes are kept: a refusal changed nothing, so its repeat runs. Keys live in PostgreSQL (table idempotency_keys), so every replica sees
-// them, for TTL.
+// Package idempotency makes the POSTs that create something safe to retry
+// (draft-ietf-httpapi-idempotency-key-header): a request carrying an Idempotency-Key header runs
+// once per caller and key, and a repeat (from a client that lost the answer, or a balancer retrying
+// on another replica) gets the first answer again instead of a second order or user.
+//
+// Exactly once: the answer is stored in the same transaction as the write it answers (a pgtx.Hook
+// the domain's write runs, pgtx.Write), so a crash at any point leaves either nothing (a retry
+// runs the request) or the write with its answer (a retry replays it). The key's claim is a
+// transaction-level advisory lock of that same transaction: a process that dies mid-request loses
+// it with its database session, so a retry on another replica proceeds at once, and a repeat that
+// arrives while the first still runs is refused with 409 idempotency_key_in_use (the draft's
+// "request outstanding"; Retry-After: 1).
+//
+// The scope is the caller: the authenticated user, whichever of its tokens it presents
+// (bearer.UserOf), or, for an anonymous call, its client network (clientkey.Net), so one visitor's
+// key never meets another's. The same key with another request (method, path, query without
+// access_token, content type, body) is refused with 422 idempotency_key_reused. Only successes are
+// kept: a refusal changed nothing, so its repeat runs again. Keys live in PostgreSQL (table
+// idempotency_keys) for TTL, so every replica sees them.
 //
 // Which operations take the header is read from the specs (Operations): those that declare an
-// Idempotency-Key header parameter.
+// Idempotency-Key header parameter. Each such operation's handler says how its answer is made from
+// its write's result (Answer), and its domain write runs through pgtx.Write or pgtx.WriteOne.
 package idempotency
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,7 +36,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/credentials/clientkey"
+	"github.com/triadhq/triad/impl/kit/bearer"
 	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/platform/pgtx"
 )
 
 // Header is the request header that carries the key (draft-ietf-httpapi-idempotency-key-header).
@@ -34,18 +51,32 @@ const ReplayedHeader = "Idempotent-Replayed"
 // CodeReused is the error code of a key sent again with another request.
 const CodeReused = "idempotency_key_reused"
 
+// CodeInUse is the error code of a key whose first request is still running.
+const CodeInUse = "idempotency_key_in_use"
+
+// MessageInUse is the message of ErrInUse's refusal.
+const MessageInUse = "the first request with this Idempotency-Key is still running; retry shortly to get its answer"
+
+// ErrInUse is returned by a write whose key another live request holds: the refusal tables answer
+// it 409 idempotency_key_in_use with Retry-After: 1.
+var ErrInUse = errors.New("idempotency: the key's first request is still running")
+
+// errAnswered is a write whose key was answered by another request meanwhile: the middleware
+// replays that answer instead (a 409 ErrInUse if it somehow cannot).
+var errAnswered = fmt.Errorf("%w: answered meanwhile", ErrInUse)
+
 // MaxKeyLen bounds a key (the specs say the same).
 const MaxKeyLen = 255
 
-// Timings.
+// DefaultTTL is how long a key and its answer are kept: a day covers any client's retries.
+const DefaultTTL = 24 * time.Hour
+
+// Hold points (Options.Hold), where a test makes a server die.
 const (
-	// DefaultTTL is how long a key and its answer are kept: a day covers any client's retries.
-	DefaultTTL = 24 * time.Hour
-	// runFor is how long a request may hold its key unanswered: a repeat meanwhile waits for the
-	// answer; after it (the first run's process died), a repeat runs the request again.
-	runFor = 30 * time.Second
-	// waitEvery is how often a repeat looks for the first run's answer.
-	waitEvery = 25 * time.Millisecond
+	// HoldInTx: the write and its answer are written, not yet committed.
+	HoldInTx = "in-tx"
+	// HoldBeforeReply: the write and its answer are committed, the response not yet sent.
+	HoldBeforeReply = "before-reply"
 )
 
 // keptHeaders are the response headers an answer keeps besides its status and body.
@@ -57,6 +88,10 @@ type Options struct {
 	TTL time.Duration
 	// Log receives the failures of the key store; nil discards them.
 	Log *slog.Logger
+	// Hold, for tests only, is called at each hold point (HoldInTx, HoldBeforeReply) of a keyed
+	// request; a test's Hold blocks there so the process can be killed at that point. nil in
+	// production.
+	Hold func(ctx context.Context, point string)
 }
 
 // Keys is the middleware over the keys' table.
@@ -74,6 +109,9 @@ func New(conn db.DBTX, ops []Operation, opts Options) *Keys {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Hold == nil {
+		opts.Hold = func(context.Context, string) {}
+	}
 	return &Keys{q: db.New(conn), ops: ops, opts: opts}
 }
 
@@ -82,7 +120,8 @@ func (k *Keys) Sweep(ctx context.Context) (int64, error) {
 	return k.q.DeleteExpiredIdempotencyKeys(ctx)
 }
 
-// Middleware runs the requests of the Keys' operations that carry a key at most once per key.
+// Middleware runs the requests of the Keys' operations that carry a key at most once per caller
+// and key. It sits after the bearer middleware, whose user it scopes keys by.
 func (k *Keys) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(Header)
@@ -100,9 +139,16 @@ func (k *Keys) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		req := newRequest(op, key, r, body)
-		k.serve(w, r, next, req)
+		k.serve(w, r, next, newRequest(op, key, scopeOf(r), r, body))
 	})
+}
+
+// scopeOf names whose keys a request's key is among: its user's, or its client network's.
+func scopeOf(r *http.Request) string {
+	if u, ok := bearer.UserOf(r.Context()); ok {
+		return u
+	}
+	return "client " + clientkey.Net(r.RemoteAddr)
 }
 
 type errReader struct{ err error }
@@ -125,120 +171,179 @@ func validKey(key string) bool {
 	return true
 }
 
-// serve claims the key and runs the request, or answers as its first run did.
+// serve answers a keyed request: the kept answer of its key, or the request run with its write's
+// transaction keeping the answer.
 func (k *Keys) serve(w http.ResponseWriter, r *http.Request, next http.Handler, req request) {
-	ctx := r.Context()
-	for {
-		now := time.Now()
-		n, err := k.q.ClaimIdempotencyKey(ctx, db.ClaimIdempotencyKeyParams{Scope: req.scope[:], Key: req.key,
-			Request: req.hash[:], RunningUntil: now.Add(runFor), ExpiresAt: now.Add(k.opts.TTL)})
-		if err != nil {
-			web.Internal(w, r, k.opts.Log, err)
-			return
-		}
-		if n == 1 {
-			k.run(w, r, next, req)
-			return
-		}
-		row, err := k.q.GetIdempotencyKey(ctx, db.GetIdempotencyKeyParams{Scope: req.scope[:], Key: req.key})
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // released or expired meanwhile: claim it again
-		}
-		if err != nil {
-			web.Internal(w, r, k.opts.Log, err)
-			return
-		}
-		if !bytes.Equal(row.Request, req.hash[:]) {
-			web.WriteError(w, r, http.StatusUnprocessableEntity, web.Error{Code: CodeReused,
-				Message: "this Idempotency-Key was used for another request; use a new key for a new request"})
-			return
-		}
-		if row.Answer != nil {
-			a, err := req.open(row.Answer)
-			if err != nil {
-				web.Internal(w, r, k.opts.Log, err)
-				return
-			}
-			a.replay(w)
-			return
-		}
-		// The first run is still going (here or on another replica): wait for its answer.
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(waitEvery):
-		}
-	}
-}
-
-// run runs the request as the key's first and keeps its answer when it succeeded (below 400). A
-// refusal (4xx: nothing was done), a failure of the server's own (5xx) or a panic frees the key
-// instead, so a repeat runs the request again: after a top-up, an order refused for want of funds
-// is created by its retry.
-func (k *Keys) run(w http.ResponseWriter, r *http.Request, next http.Handler, req request) {
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	kept := false
-	defer func() {
-		if kept {
-			return
-		}
-		// On a context of its own: the request's may be cancelled (a client that hung up).
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-		defer cancel()
-		if err := k.q.ReleaseIdempotencyKey(ctx, db.ReleaseIdempotencyKeyParams{Scope: req.scope[:], Key: req.key, Request: req.hash[:]}); err != nil {
-			k.opts.Log.Warn("idempotency: freeing a key", "err", err)
-		}
-	}()
-	next.ServeHTTP(rec, r)
-	if rec.status >= 400 {
+	if done, err := k.replay(w, r, req); err != nil {
+		web.Internal(w, r, k.opts.Log, err)
+		return
+	} else if done {
 		return
 	}
-	a := answer{Status: rec.status, Header: map[string]string{}, Body: rec.body.Bytes()}
-	for _, h := range keptHeaders {
-		if v := rec.Header().Get(h); v != "" {
-			a.Header[h] = v
+	rn := &run{k: k, req: req}
+	buf := newBuffer(w.Header())
+	ctx := pgtx.WithHook(context.WithValue(r.Context(), runKey{}, rn), rn)
+	next.ServeHTTP(buf, r.WithContext(ctx))
+	if buf.status >= 400 {
+		// A refusal or a failure changed nothing. When another request with the key answered
+		// meanwhile (the reason this one lost its claim, or was refused: the first's order took
+		// the funds, its user the name), that answer is this request's too.
+		if done, err := k.replay(w, r, req); err == nil && done {
+			return
 		}
+		buf.flush(w)
+		return
 	}
-	sealed, err := req.seal(a)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-		err = k.q.AnswerIdempotencyKey(ctx, db.AnswerIdempotencyKeyParams{Scope: req.scope[:], Key: req.key, Request: req.hash[:], Answer: sealed})
-		cancel()
+	if !rn.stored {
+		// A keyed operation whose write did not run through pgtx.Write: nothing is kept, so a retry
+		// would run it again. Tests of every keyed operation keep this from happening.
+		k.opts.Log.Error("idempotency: an answer was not kept with its write", "operation", req.op.Method+" "+req.op.Path,
+			"requestId", web.RequestID(r.Context()))
+	}
+	k.opts.Hold(r.Context(), HoldBeforeReply)
+	buf.flush(w)
+}
+
+// replay answers with the key's kept answer (the same request) or 422 (another request), and
+// reports whether it answered; with no live key it writes nothing.
+func (k *Keys) replay(w http.ResponseWriter, r *http.Request, req request) (bool, error) {
+	row, err := k.q.GetIdempotencyKey(r.Context(), db.GetIdempotencyKeyParams{Scope: req.scope[:], Key: req.key})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
 	}
 	if err != nil {
-		k.opts.Log.Warn("idempotency: keeping an answer", "err", err)
+		return false, err
+	}
+	if !bytes.Equal(row.Request, req.hash[:]) {
+		web.WriteError(w, r, http.StatusUnprocessableEntity, web.Error{Code: CodeReused,
+			Message: "this Idempotency-Key was used for another request; use a new key for a new request"})
+		return true, nil
+	}
+	a, err := req.open(row.Answer)
+	if err != nil {
+		return false, err
+	}
+	a.replay(w)
+	return true, nil
+}
+
+type runKey struct{}
+
+// run is one keyed request being run: the pgtx.Hook of its write.
+type run struct {
+	k   *Keys
+	req request
+	// render makes the answer from the write's result (Answer sets it).
+	render func(result any) (answer, error)
+	// stored: After kept the answer in the write's transaction (which then committed if the
+	// handler answered a success).
+	stored bool
+}
+
+// Before claims the key for the write's transaction: its transaction-level advisory lock, which
+// ends with the transaction or with the session of a process that died. A key another live
+// transaction holds is ErrInUse; a key answered meanwhile is errAnswered.
+func (rn *run) Before(ctx context.Context, tx pgx.Tx) error {
+	c, err := rn.k.q.WithTx(tx).ClaimIdempotencyKey(ctx, db.ClaimIdempotencyKeyParams{
+		Lock: rn.req.lock, Scope: rn.req.scope[:], Key: rn.req.key})
+	switch {
+	case err != nil:
+		return err
+	case c.Answered != nil:
+		return errAnswered
+	case !c.Claimed:
+		return ErrInUse
+	}
+	return nil
+}
+
+// After keeps the answer made from the write's result, in the write's transaction. The key's row
+// is the write's last lock; a row another request committed first (its claim and ours overlapped
+// only in time, never in lock) makes this write errAnswered, and it is rolled back.
+func (rn *run) After(ctx context.Context, tx pgx.Tx, result any) error {
+	if rn.render == nil {
+		return fmt.Errorf("idempotency: %s %s ran its write without Answer", rn.req.op.Method, rn.req.op.Path)
+	}
+	a, err := rn.render(result)
+	if err != nil {
+		return err
+	}
+	sealed, err := rn.req.seal(a)
+	if err != nil {
+		return err
+	}
+	n, err := rn.k.q.WithTx(tx).AnswerIdempotencyKey(ctx, db.AnswerIdempotencyKeyParams{Scope: rn.req.scope[:], Key: rn.req.key,
+		Request: rn.req.hash[:], Answer: sealed, ExpiresAt: time.Now().Add(rn.k.opts.TTL)})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errAnswered
+	}
+	rn.stored = true
+	rn.k.opts.Hold(ctx, HoldInTx)
+	return nil
+}
+
+// Visit writes one response: a generated strict response's Visit<Operation>Response method.
+type Visit func(w http.ResponseWriter) error
+
+// Answer tells the keyed request of ctx (if it is one) how its answer is made from the result its
+// write passes to the hook: render(result) writes it, as the handler writes its own response from
+// the same result. A handler of a keyed operation calls it before its domain write.
+func Answer[T any](ctx context.Context, render func(T) Visit) {
+	rn, ok := ctx.Value(runKey{}).(*run)
+	if !ok {
 		return
 	}
-	kept = true
-}
-
-// recorder passes the response through and keeps a copy of its status and body.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-	wrote  bool
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if !r.wrote {
-		r.status, r.wrote = code, true
+	rn.render = func(result any) (answer, error) {
+		v, ok := result.(T)
+		if !ok {
+			return answer{}, fmt.Errorf("idempotency: %s %s answers a %T, its write gave a %T", rn.req.op.Method, rn.req.op.Path, v, result)
+		}
+		b := newBuffer(http.Header{})
+		if err := render(v)(b); err != nil {
+			return answer{}, err
+		}
+		a := answer{Status: b.status, Header: map[string]string{}, Body: b.body.Bytes()}
+		for _, h := range keptHeaders {
+			if v := b.header.Get(h); v != "" {
+				a.Header[h] = v
+			}
+		}
+		return a, nil
 	}
-	r.ResponseWriter.WriteHeader(code)
 }
 
-func (r *recorder) Write(b []byte) (int, error) {
-	r.wrote = true
-	r.body.Write(b)
-	return r.ResponseWriter.Write(b)
+// buffer is a response held back until the middleware knows it is the answer to send.
+type buffer struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
 }
 
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+// newBuffer starts with a copy of the headers already set (request id, Cache-Control).
+func newBuffer(h http.Header) *buffer { return &buffer{header: h.Clone(), status: http.StatusOK} }
 
-// request is what identifies a request under a key.
-type request struct {
-	key   string
-	scope [sha256.Size]byte // the operation and the caller's credentials
-	hash  [sha256.Size]byte // the whole request
-	seal0 [sha256.Size]byte // the key sealing its answer, derived from the request and the key
+func (b *buffer) Header() http.Header { return b.header }
+
+func (b *buffer) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	b.wrote = true
+	return b.body.Write(p)
+}
+
+// flush sends the held response.
+func (b *buffer) flush(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(b.status)
+	_, _ = w.Write(b.body.Bytes())
 }

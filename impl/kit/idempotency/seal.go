@@ -5,16 +5,29 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"net/http"
 )
 
-// newRequest hashes what identifies r under key: the scope (the operation and the caller's
-// credentials, so one caller's key never answers another's request), the request (method, path,
-// query, content type and body, so the same key with another request is told apart) and the key
-// that seals the answer (the request and the key together, which the table does not hold).
-func newRequest(op Operation, key string, r *http.Request, body []byte) request {
+// request is what identifies a request under a key.
+type request struct {
+	op    Operation
+	key   string
+	scope [sha256.Size]byte // the operation and the caller (user or client network)
+	hash  [sha256.Size]byte // the whole request
+	seal0 [sha256.Size]byte // the key sealing its answer, derived from the request and the key
+	lock  int64             // the key's advisory lock (ClaimIdempotencyKey)
+}
+
+// newRequest hashes what identifies r under key: the scope (the operation and the caller, so one
+// caller's key never answers another's request), the request (method, path, query, content type
+// and body, so the same key with another request is told apart; an access_token in the query is
+// the credential, not the request, and is left out so a retry may present another token) and the
+// key that seals the answer (the request and the key together, which the table does not hold: a
+// registration's answer, which carries a token, opens only with its password).
+func newRequest(op Operation, key, caller string, r *http.Request, body []byte) request {
 	field := func(h interface{ Write([]byte) (int, error) }, s string) {
 		_, _ = h.Write([]byte(s))
 		_, _ = h.Write([]byte{0})
@@ -22,10 +35,11 @@ func newRequest(op Operation, key string, r *http.Request, body []byte) request 
 	scope := sha256.New()
 	field(scope, "scope")
 	field(scope, op.Method+" "+op.Path)
-	field(scope, r.Header.Get("Authorization"))
-	field(scope, r.URL.Query().Get("access_token"))
-	req := request{key: key}
+	field(scope, caller)
+	req := request{op: op, key: key}
 	scope.Sum(req.scope[:0])
+	query := r.URL.Query()
+	query.Del("access_token")
 
 	whole := func(purpose string) [sha256.Size]byte {
 		h := sha256.New()
@@ -34,13 +48,19 @@ func newRequest(op Operation, key string, r *http.Request, body []byte) request 
 		field(h, key)
 		field(h, r.Method)
 		field(h, r.URL.Path)
-		field(h, r.URL.RawQuery)
+		field(h, query.Encode())
 		field(h, r.Header.Get("Content-Type"))
 		_, _ = h.Write(body)
 		var out [sha256.Size]byte
 		h.Sum(out[:0])
 		return out
 	}
+	// The lock is the key's, whatever the request: two requests under one key meet on it.
+	lock := sha256.New()
+	field(lock, "lock")
+	_, _ = lock.Write(req.scope[:])
+	field(lock, key)
+	req.lock = int64(binary.BigEndian.Uint64(lock.Sum(nil)[:8]))
 	req.hash, req.seal0 = whole("request"), whole("seal")
 	return req
 }

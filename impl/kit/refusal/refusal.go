@@ -14,6 +14,7 @@ import (
 
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/kit/web"
 )
@@ -123,6 +124,13 @@ const (
 // 6585) whose Retry-After of one second tells the client its earlier requests will be done soon.
 var ClientBusy = Entry{Err: password.ErrClientBusy, Refusal: Refusal{Status: http.StatusTooManyRequests,
 	Code: CodeTooManyRequests, Message: MessageTooManyRequests, RetryAfter: func(error) int { return 1 }}}
+
+// IdempotencyKeyInUse is the entry every surface with Idempotency-Key carries for
+// idempotency.ErrInUse: a repeat arriving while the first request with its key still runs gets 409
+// (draft-ietf-httpapi-idempotency-key-header: a request outstanding) with a Retry-After of one
+// second, after which the retry gets the first answer, or runs if the first left nothing.
+var IdempotencyKeyInUse = Entry{Err: idempotency.ErrInUse, Refusal: Refusal{Status: http.StatusConflict,
+	Code: idempotency.CodeInUse, Message: idempotency.MessageInUse, RetryAfter: func(error) int { return 1 }}}
 
 // CodeTooManyAttempts is the code of a login refused by the failed-login limit (loginguard), the
 // one 429 code of logins on every surface but the OAuth token endpoint (which answers RFC 6749's

@@ -26,7 +26,7 @@ func TestRegister_UnicodeCaseVariantsAreOneAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := NewService(pool, Config{Hasher: password.New(password.Fast), Tokens: tokens})
-	kate, _, err := svc.Register(ctx, "Kate", "kate@brands.test", "kate-password")
+	kate, err := svc.Register(ctx, "Kate", "kate@brands.test", "kate-password")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestRegister_UnicodeCaseVariantsAreOneAccount(t *testing.T) {
 		"\u212aATE@brand\u017f.TEST",
 	}
 	for _, email := range variants {
-		if _, _, err := svc.Register(ctx, "Mallory", email, "mallory-password"); !errors.Is(err, ErrEmailTaken) {
+		if _, err := svc.Register(ctx, "Mallory", email, "mallory-password"); !errors.Is(err, ErrEmailTaken) {
 			t.Errorf("register %q after kate@brands.test: %v, want ErrEmailTaken", email, err)
 		}
 		p, err := svc.Authenticate(ctx, email, "kate-password")
@@ -49,7 +49,7 @@ func TestRegister_UnicodeCaseVariantsAreOneAccount(t *testing.T) {
 	if _, err := db.New(pool).CreateBrandUser(ctx, db.CreateBrandUserParams{Email: "\u212aate@brands.test", Name: "Mallory", PasswordHash: "x"}); !isEmailTaken(err) {
 		t.Fatalf("a second row for kate straight into the table: %v, want the unique index to refuse it", err)
 	}
-	if _, _, err := svc.Register(ctx, "Kat", "kat@brands.test", "kat-password"); err != nil {
+	if _, err := svc.Register(ctx, "Kat", "kat@brands.test", "kat-password"); err != nil {
 		t.Fatalf("a different email: %v", err)
 	}
 }
@@ -98,8 +98,8 @@ func TestUnicodeFold_EveryCaseVariantOneKey(t *testing.T) {
 func TestNewService_Defaults(t *testing.T) {
 	t.Parallel()
 	svc := NewService(dbtest.New(t), Config{Hasher: password.New(password.Fast)})
-	_, tok, err := svc.Register(context.Background(), "Kit", "kit@brands.test", "kit-password")
-	if err != nil || tok == "" {
-		t.Fatalf("Register = %q, %v", tok, err)
+	reg, err := svc.Register(context.Background(), "Kit", "kit@brands.test", "kit-password")
+	if err != nil || reg.Token == "" {
+		t.Fatalf("Register = %q, %v", reg.Token, err)
 	}
 }

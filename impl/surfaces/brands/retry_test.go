@@ -22,7 +22,7 @@ func TestWrites_RetryASerializationFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _, err := svc.Register(ctx, "Kit", "kit@retry.test", "kit-password")
+	u, err := svc.Register(ctx, "Kit", "kit@retry.test", "kit-password")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,26 +16,26 @@ func (s *Service) Subscribe(ctx context.Context, p Principal, brandID string) (b
 	if !ValidID(brandID) {
 		return false, ErrNotFound
 	}
-	n, err := pgtx.Do(ctx, func() (int64, error) {
-		return s.q.SubscribeBrand(ctx, db.SubscribeBrandParams{UserID: p.UserID, BrandID: brandID})
+	// One statement, and reads only when it inserted nothing; under an Idempotency-Key, one
+	// transaction with its answer, which is kept for "already subscribed" too.
+	return pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (bool, error) {
+		q := db.New(c)
+		n, err := q.SubscribeBrand(ctx, db.SubscribeBrandParams{UserID: p.UserID, BrandID: brandID})
+		if err != nil || n == 1 {
+			return n == 1, err
+		}
+		// Nothing inserted: an unknown brand, an unavailable one, or an existing subscription.
+		avail, err := q.GetBrandAvailability(ctx, brandID)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return false, ErrNotFound
+		case err != nil:
+			return false, err
+		case !avail:
+			return false, ErrUnavailable
+		}
+		return false, nil
 	})
-	if err != nil {
-		return false, err
-	}
-	if n == 1 {
-		return true, nil
-	}
-	// Nothing inserted: an unknown brand, an unavailable one, or an existing subscription.
-	avail, err := s.q.GetBrandAvailability(ctx, brandID)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return false, ErrNotFound
-	case err != nil:
-		return false, err
-	case !avail:
-		return false, ErrUnavailable
-	}
-	return false, nil
 }
 
 // Unsubscribe ends the caller's subscription to a brand. It reports whether there was one:

@@ -36,41 +36,39 @@ func isEmailTaken(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "brand_users_email_key"
 }
 
+// Registered is what a registration creates: the user and its first access token.
+type Registered struct {
+	User
+	Token string
+}
+
 // Register creates a user and issues its first access token.
-func (s *Service) Register(ctx context.Context, name, email, pw string) (User, string, error) {
+func (s *Service) Register(ctx context.Context, name, email, pw string) (Registered, error) {
 	var v checks
 	name = checkName(&v, "name", name, MaxNameLen)
 	email = checkEmail(&v, email)
 	checkPassword(&v, "password", pw)
 	if err := v.orNil(); err != nil {
-		return User{}, "", err
+		return Registered{}, err
 	}
 	hash, err := s.hasher.Hash(ctx, pw)
 	if err != nil {
-		return User{}, "", err
+		return Registered{}, err
 	}
-	var (
-		u   User
-		tok string
-	)
-	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	return pgtx.Write(ctx, s.pool, func(tx pgx.Tx) (Registered, error) {
 		q := s.q.WithTx(tx)
 		row, err := q.CreateBrandUser(ctx, db.CreateBrandUserParams{Email: email, Name: name, PasswordHash: hash})
 		if isEmailTaken(err) {
-			return ErrEmailTaken
+			return Registered{}, ErrEmailTaken
 		}
 		if err != nil {
-			return err
+			return Registered{}, err
 		}
-		u = User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
+		u := User{ID: row.ID, Email: row.Email, Name: row.Name, IsAdmin: row.IsAdmin, CreatedAt: row.CreatedAt}
 		// Issued in the same transaction as the user, so a user never exists without its token.
-		tok, err = s.tokens.IssueTo(ctx, NewTokenStore(q, s.now), Principal{UserID: row.ID, IsAdmin: row.IsAdmin})
-		return err
+		tok, err := s.tokens.IssueTo(ctx, NewTokenStore(q, s.now), Principal{UserID: row.ID, IsAdmin: row.IsAdmin})
+		return Registered{User: u, Token: tok}, err
 	})
-	if err != nil {
-		return User{}, "", err
-	}
-	return u, tok, nil
 }
 
 // Authenticate checks the credentials and returns the user as a principal; the HTTP edge issues

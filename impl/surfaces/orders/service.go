@@ -136,19 +136,18 @@ func (s *Service) Register(ctx context.Context, username, pw string, t UserType)
 	if err != nil {
 		return User{}, err
 	}
-	var u User
-	err = pgtx.Run(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	u, err := pgtx.Write(ctx, s.pool, func(tx pgx.Tx) (User, error) {
 		q := s.q.WithTx(tx)
 		row, err := q.CreateOrderUser(ctx, db.CreateOrderUserParams{
 			Username: username, PasswordHash: hash, UserType: string(t), Balance: int64(InitialBalance(t)),
 		})
 		if err != nil {
-			return err
+			return User{}, err
 		}
-		u = User{ID: row.ID, Username: row.Username, Type: UserType(row.UserType), Balance: money.Kopecks(row.Balance)}
-		return q.AddOrderLedgerEntry(ctx, db.AddOrderLedgerEntryParams{
-			UserID: pgtype.Int8{Int64: row.ID, Valid: true}, Kind: "grant", Amount: row.Balance,
-		})
+		return User{ID: row.ID, Username: row.Username, Type: UserType(row.UserType), Balance: money.Kopecks(row.Balance)},
+			q.AddOrderLedgerEntry(ctx, db.AddOrderLedgerEntryParams{
+				UserID: pgtype.Int8{Int64: row.ID, Valid: true}, Kind: "grant", Amount: row.Balance,
+			})
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -232,12 +231,11 @@ func (s *Service) CreateOrder(ctx context.Context, p Principal, description stri
 	if err := JoinInvalid(checkDescription(description), checkPriceRange(price)); err != nil {
 		return Order{}, err
 	}
-	var o Order
-	err := pgtx.Retry(ctx, func() error {
-		row, err := s.q.CreateOrder(ctx, db.CreateOrderParams{CustomerID: p.ID, Description: description, Price: int64(price)})
-		o = Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
-			Status: Status(row.Status), CreatedAt: row.CreatedAt}
-		return err
+	// One statement, one round trip; under an Idempotency-Key, one transaction with its answer.
+	o, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
+		row, err := db.New(c).CreateOrder(ctx, db.CreateOrderParams{CustomerID: p.ID, Description: description, Price: int64(price)})
+		return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
+			Status: Status(row.Status), CreatedAt: row.CreatedAt}, err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, s.explainFunds(ctx, p, price)

@@ -72,7 +72,7 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *brands.Service) (bool, e
 	if err != nil {
 		return false, fmt.Errorf("brands dev data: admin: %w", err)
 	}
-	demo, _, err := svc.Register(ctx, "Demo User", DemoEmail, DemoPassword)
+	demo, err := svc.Register(ctx, "Demo User", DemoEmail, DemoPassword)
 	switch {
 	case errors.Is(err, brands.ErrEmailTaken):
 		return created, nil

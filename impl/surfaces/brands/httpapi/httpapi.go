@@ -56,6 +56,9 @@ type Options struct {
 	// Signups caps registrations per client address (loginguard.Signups); zero fields take
 	// loginguard.DefaultSignupMax per loginguard.DefaultSignupWindow.
 	Signups throttle.Options
+	// IdempotencyHold is idempotency.Options.Hold: tests only (a server made to stop at a hold
+	// point so a test can kill it there); nil in production.
+	IdempotencyHold func(ctx context.Context, point string)
 }
 
 // API is the brands surface: the domain service, the token store and the HTTP glue.
@@ -106,7 +109,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
 	}
-	a.keys = idempotency.New(pool, idempotency.Operations(spec), idempotency.Options{Log: opts.Log})
+	a.keys = idempotency.New(pool, idempotency.Operations(spec), idempotency.Options{Log: opts.Log, Hold: opts.IdempotencyHold})
 	a.available.list, a.featured.list = brands.Available, brands.Featured
 	a.auth = bearer.New(a.tokens.Resolve, bearer.Options[brands.Principal]{
 		Realm:      "brands",

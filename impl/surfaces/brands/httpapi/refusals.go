@@ -13,6 +13,7 @@ import (
 var refusals = refusal.Table{
 	refusal.ServerBusy,
 	refusal.ClientBusy,
+	refusal.IdempotencyKeyInUse,
 	refusal.InvalidInput(inOf), // brands.ErrInvalidInput
 	{Err: brands.ErrUnauthenticated, Refusal: refusal.Refusal{Status: http.StatusUnauthorized, Code: web.CodeUnauthorized,
 		Message: web.MessageUnauthorized, Challenge: `Bearer realm="brands", error="invalid_token"`}},

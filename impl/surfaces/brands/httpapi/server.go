@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/brands"
@@ -45,27 +46,32 @@ func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterB
 		return nil, errNoBody
 	}
 	// Registrations are capped per client address (loginguard.Signups); only one that created
-	// an account counts.
-	var u brands.User
-	var tok string
+	// an account counts. Under an Idempotency-Key, the answer is kept with the user it creates.
+	idempotency.Answer(ctx, func(reg brands.Registered) idempotency.Visit { return registered(reg).VisitRegisterBrandsUserResponse })
+	var reg brands.Registered
 	err := s.a.signups.Register(ctx, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
-		u, tok, err = s.a.svc.Register(ctx, body.Name, body.Email, body.Password)
+		reg, err = s.a.svc.Register(ctx, body.Name, body.Email, body.Password)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	return registered(reg), nil
+}
+
+// registered is the answer to a registration.
+func registered(reg brands.Registered) brandsapi.RegisterBrandsUser201JSONResponse {
 	return brandsapi.RegisterBrandsUser201JSONResponse{
 		Body: brandsapi.RegisteredUser{
-			UnderscoreId:  u.ID,
-			Token:         tok,
-			Email:         u.Email,
-			Name:          u.Name,
+			UnderscoreId:  reg.ID,
+			Token:         reg.Token,
+			Email:         reg.Email,
+			Name:          reg.Name,
 			Subscriptions: []brandsapi.Brand{},
-			CreatedAt:     u.CreatedAt.UTC().Format(timeLayout),
+			CreatedAt:     reg.CreatedAt.UTC().Format(timeLayout),
 		},
 		Headers: brandsapi.RegisterBrandsUser201ResponseHeaders{CacheControl: noStore},
-	}, nil
+	}
 }
 
 // LoginUser is POST /api/user/login.
@@ -172,14 +178,20 @@ func (s *server) GetBrand(ctx context.Context, req brandsapi.GetBrandRequestObje
 
 // SubscribeBrand is POST /api/subscribe/{id}.
 func (s *server) SubscribeBrand(ctx context.Context, req brandsapi.SubscribeBrandRequestObject) (brandsapi.SubscribeBrandResponseObject, error) {
+	idempotency.Answer(ctx, func(created bool) idempotency.Visit { return subscribed(created).VisitSubscribeBrandResponse })
 	created, err := s.a.svc.Subscribe(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
+	return subscribed(created), nil
+}
+
+// subscribed is the answer to a subscription: created, or there already.
+func subscribed(created bool) brandsapi.SubscribeBrand200JSONResponse {
 	if !created {
-		return brandsapi.SubscribeBrand200JSONResponse{Body: brandsapi.Message{Message: msgAlreadySub}}, nil
+		return brandsapi.SubscribeBrand200JSONResponse{Body: brandsapi.Message{Message: msgAlreadySub}}
 	}
-	return brandsapi.SubscribeBrand200JSONResponse{Body: brandsapi.Message{Message: msgSubscribed}}, nil
+	return brandsapi.SubscribeBrand200JSONResponse{Body: brandsapi.Message{Message: msgSubscribed}}
 }
 
 // UnsubscribeBrand is POST /api/unsubscribe/{id}.

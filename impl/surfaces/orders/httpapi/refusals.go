@@ -15,6 +15,7 @@ import (
 var refusals = refusal.Table{
 	refusal.ServerBusy,
 	refusal.ClientBusy,
+	refusal.IdempotencyKeyInUse,
 	refusal.TooManySignups,
 	refusal.InvalidInput(inOf), // orders.ErrInvalidInput
 	{Err: orders.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 )
@@ -19,7 +20,8 @@ var _ ordersapi.StrictServerInterface = (*server)(nil)
 // RegisterOrdersUser is POST /users.
 func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterOrdersUserRequestObject) (ordersapi.RegisterOrdersUserResponseObject, error) {
 	// Registrations are capped per client address (loginguard.Signups); only one that created
-	// an account counts.
+	// an account counts. Under an Idempotency-Key, the answer is kept with the user it creates.
+	idempotency.Answer(ctx, func(u orders.User) idempotency.Visit { return registered(u).VisitRegisterOrdersUserResponse })
 	addr := web.ClientAddrOf(ctx)
 	var u orders.User
 	err := s.a.signups.Register(ctx, addr, func(ctx context.Context) (err error) {
@@ -29,8 +31,13 @@ func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterO
 	if err != nil {
 		return nil, err
 	}
+	return registered(u), nil
+}
+
+// registered is the answer to a registration.
+func registered(u orders.User) ordersapi.RegisterOrdersUser201JSONResponse {
 	loc := "/authenticated"
-	return ordersapi.RegisterOrdersUser201JSONResponse{Body: userJSON(u), Headers: ordersapi.RegisterOrdersUser201ResponseHeaders{Location: &loc}}, nil
+	return ordersapi.RegisterOrdersUser201JSONResponse{Body: userJSON(u), Headers: ordersapi.RegisterOrdersUser201ResponseHeaders{Location: &loc}}
 }
 
 // GetAuthenticatedUser is GET /authenticated.
@@ -79,12 +86,19 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 	if err != nil {
 		return nil, err
 	}
+	// Under an Idempotency-Key, the answer is kept with the order it creates.
+	idempotency.Answer(ctx, func(o orders.Order) idempotency.Visit { return created(o).VisitCreateOrderResponse })
 	o, err := s.a.svc.CreateOrder(ctx, p, req.Body.Description, price)
 	if err != nil {
 		return nil, err
 	}
+	return created(o), nil
+}
+
+// created is the answer to an order's creation.
+func created(o orders.Order) ordersapi.CreateOrder201JSONResponse {
 	loc := fmt.Sprintf("/orders/%d", o.ID)
-	return ordersapi.CreateOrder201JSONResponse{Body: orderJSON(o), Headers: ordersapi.CreateOrder201ResponseHeaders{Location: &loc}}, nil
+	return ordersapi.CreateOrder201JSONResponse{Body: orderJSON(o), Headers: ordersapi.CreateOrder201ResponseHeaders{Location: &loc}}
 }
 
 // GetOrder is GET /orders/{id}, where the Location of POST /orders points.
