@@ -207,6 +207,8 @@ type launchOpts struct {
 	devPort int
 	// extra flags, e.g. SMTP settings.
 	args []string
+	// env adds NAME=value settings to the server's environment.
+	env []string
 }
 
 // launchRetrying is launch, tried again when another process took the picked port meanwhile.
@@ -251,7 +253,7 @@ func launch(t *testing.T, o launchOpts) (*server, string) {
 		cmd.Args = append(cmd.Args, "-auth-url", public)
 	}
 	cmd.Args = append(cmd.Args, o.args...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+o.dbURL)
+	cmd.Env = append(append(os.Environ(), "DATABASE_URL="+o.dbURL), o.env...)
 	if o.noAuthURL {
 		cmd.Env = append(cmd.Env, "AUTH_URL=") // empty is unset: not even the runner's environment gives one
 	}

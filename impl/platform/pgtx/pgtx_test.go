@@ -109,3 +109,70 @@ func TestEndOpen_AfterFailedBatch(t *testing.T) {
 		t.Fatalf("after EndOpen: %d rows, err %v; want the insert rolled back", n, err)
 	}
 }
+
+// recordingHook writes a row in Before and one with the result in After, and fails where told.
+type recordingHook struct{ failBefore, failAfter error }
+
+func (h recordingHook) Before(ctx context.Context, tx pgx.Tx) error {
+	if h.failBefore != nil {
+		return h.failBefore
+	}
+	_, err := tx.Exec(ctx, "INSERT INTO platform_info (key, value) VALUES ('before', 'x')")
+	return err
+}
+
+func (h recordingHook) After(ctx context.Context, tx pgx.Tx, result any) error {
+	if _, err := tx.Exec(ctx, "INSERT INTO platform_info (key, value) VALUES ('after', $1)", result.(string)); err != nil {
+		return err
+	}
+	return h.failAfter
+}
+
+// TestWrite_HookInTheWritesTransaction: a write under a Hook commits the hook's rows and its own
+// together, After given the write's result; a hook or write failure anywhere leaves none of them.
+// WriteOne without a hook runs autocommitted; with one, in the transaction.
+func TestWrite_HookInTheWritesTransaction(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	rows := func() (n int) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM platform_info").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	write := func(c pgtx.Conn) (string, error) {
+		_, err := c.Exec(ctx, "INSERT INTO platform_info (key, value) VALUES ('write', 'w')")
+		return "the result", err
+	}
+	boom := errors.New("boom")
+	for _, h := range []recordingHook{{failBefore: boom}, {failAfter: boom}} {
+		if _, err := pgtx.WriteOne(pgtx.WithHook(ctx, h), pool, write); !errors.Is(err, boom) {
+			t.Fatalf("a failing hook: err %v, want boom", err)
+		}
+		if n := rows(); n != 0 {
+			t.Fatalf("a failing hook left %d rows, want none", n)
+		}
+	}
+	if _, err := pgtx.Write(pgtx.WithHook(ctx, recordingHook{}), pool, func(tx pgx.Tx) (string, error) {
+		_, _ = write(tx)
+		return "", boom
+	}); !errors.Is(err, boom) || rows() != 0 {
+		t.Fatalf("a failing write: err %v, %d rows; want boom and none", err, rows())
+	}
+	got, err := pgtx.WriteOne(pgtx.WithHook(ctx, recordingHook{}), pool, write)
+	if err != nil || got != "the result" {
+		t.Fatalf("WriteOne = %q, %v", got, err)
+	}
+	var after string
+	if err := pool.QueryRow(ctx, "SELECT value FROM platform_info WHERE key = 'after'").Scan(&after); err != nil || after != "the result" || rows() != 3 {
+		t.Fatalf("after the write: %d rows, After saw %q (%v); want 3 rows and the result", rows(), after, err)
+	}
+	if _, err := pool.Exec(ctx, "DELETE FROM platform_info"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgtx.WriteOne(ctx, pool, write); err != nil || rows() != 1 {
+		t.Fatalf("WriteOne without a hook: %v, %d rows; want the write alone", err, rows())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/brands/httpapi"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
@@ -101,6 +102,18 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			e.want(e.do(request{method: "POST", path: "/api/user/register", form: registerForm, idemKey: "k"}), http.StatusCreated)
 			other := url.Values{"name": {"Bea"}, "email": {"bea@example.com"}, "password": {"correct-horse"}}
 			return e.do(request{method: "POST", path: "/api/user/register", form: other, idemKey: "k"})
+		}},
+		"idempotency_key_in_use": {http.StatusConflict, func(t *testing.T) resp {
+			h := newHold(idempotency.HoldInTx)
+			e := newEnvWith(t, httpapi.Options{IdempotencyHold: h.at})
+			reg := request{method: "POST", path: "/api/user/register", form: registerForm, idemKey: "k"}
+			first := make(chan resp)
+			go func() { first <- e.do(reg) }()
+			<-h.held
+			again := e.do(reg)
+			close(h.release)
+			e.want(<-first, http.StatusCreated)
+			return again
 		}},
 		"brand_unavailable": {http.StatusConflict, func(t *testing.T) resp {
 			e := newEnv(t)

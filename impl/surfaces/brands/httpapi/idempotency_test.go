@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync"
 	"testing"
 )
 
@@ -36,5 +37,55 @@ func TestIdempotency_RegisterAndSubscribeOncePerKey(t *testing.T) {
 	}
 	if n := e.brand(b.UnderscoreId).SubscriberCount; n != 1 {
 		t.Fatalf("%d subscribers after a repeated subscription, want 1", n)
+	}
+}
+
+// TestIdempotency_SubscribeKeyIsTheUsers: a subscription retried with the user's second token
+// (from a second login; the first by query, the second by header) gets the first answer; another
+// user's same key is another key.
+func TestIdempotency_SubscribeKeyIsTheUsers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := e.createBrand(e.admin(), map[string]any{"name": "Fabrikam", "availability": true})
+	u := e.register("Bea", "bea@example.com", "correct-horse")
+	second := e.login("bea@example.com", "correct-horse")
+	first := e.want(e.do(request{method: "POST", path: "/api/subscribe/" + b.UnderscoreId, token: u.Token, idemKey: "sub"}), http.StatusOK)
+	again := e.want(e.do(request{method: "POST", path: "/api/subscribe/" + b.UnderscoreId, bearer: second, idemKey: "sub"}), http.StatusOK)
+	if !bytes.Equal(first.body, again.body) || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the retry with the second token answered %s, want the first answer %s, replayed", again.body, first.body)
+	}
+	other := e.register("Cy", "cy@example.com", "correct-horse")
+	theirs := e.want(e.do(request{method: "POST", path: "/api/subscribe/" + b.UnderscoreId, token: other.Token, idemKey: "sub"}), http.StatusOK)
+	if theirs.header.Get("Idempotent-Replayed") != "" {
+		t.Fatal("another user's same key replayed the first user's answer")
+	}
+	if n := e.brand(b.UnderscoreId).SubscriberCount; n != 2 {
+		t.Fatalf("%d subscribers, want 2", n)
+	}
+}
+
+// hold stops the first keyed request that reaches point until release is closed.
+type hold struct {
+	point         string
+	once          sync.Once
+	held, release chan struct{}
+}
+
+func newHold(point string) *hold {
+	return &hold{point: point, held: make(chan struct{}), release: make(chan struct{})}
+}
+
+// at is the API's IdempotencyHold.
+func (h *hold) at(ctx context.Context, point string) {
+	if point != h.point {
+		return
+	}
+	first := false
+	h.once.Do(func() { first = true; close(h.held) })
+	if first {
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 	"github.com/triadhq/triad/impl/surfaces/orders/httpapi"
@@ -159,6 +160,18 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			alice := e.account("alice", "Customer")
 			e.want(e.keyed("/orders", alice.token, "k", `{"description":"x","price":1}`), http.StatusCreated)
 			return e.keyed("/orders", alice.token, "k", `{"description":"y","price":1}`)
+		}},
+		"idempotency_key_in_use": {http.StatusConflict, func(t *testing.T) resp {
+			h := newHold(idempotency.HoldInTx)
+			e := newEnvWith(t, nil, httpapi.Options{TokenTTL: time.Hour, IdempotencyHold: h.at})
+			alice := e.account("alice", "Customer")
+			first := make(chan resp)
+			go func() { first <- e.keyed("/orders", alice.token, "k", `{"description":"x","price":1}`) }()
+			<-h.held
+			again := e.keyed("/orders", alice.token, "k", `{"description":"x","price":1}`)
+			close(h.release)
+			e.want(<-first, http.StatusCreated)
+			return again
 		}},
 		"database_unavailable": {http.StatusServiceUnavailable, func(t *testing.T) resp {
 			pool, outage := dbtest.NewWithOutage(t)

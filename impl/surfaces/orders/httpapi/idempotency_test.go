@@ -16,14 +16,24 @@ import (
 // keyed sends a JSON POST with an Idempotency-Key through the validating client.
 func (e *env) keyed(path, token, key, body string) resp {
 	e.t.Helper()
+	authz := ""
+	if token != "" {
+		authz = "Bearer " + token
+	}
+	return e.keyedAuthz(path, authz, key, body)
+}
+
+// keyedAuthz is keyed with the Authorization header as given ("" sends none).
+func (e *env) keyedAuthz(path, authz, key, body string) resp {
+	e.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(idempotency.Header, key)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
 	}
 	res, err := e.c.Do(req)
 	if err != nil {
@@ -72,6 +82,8 @@ func TestIdempotency_OrderCreatedOncePerKey(t *testing.T) {
 		t.Fatalf("carol's order under alice's key: %d orders, want 1", n)
 	}
 
+	// Eight at once: one runs; each other gets its answer (replayed) or, while it still runs, 409
+	// idempotency_key_in_use (the draft's request outstanding), after which a retry gets it.
 	var wg sync.WaitGroup
 	answers := make([]resp, 8)
 	for i := range answers {
@@ -80,10 +92,20 @@ func TestIdempotency_OrderCreatedOncePerKey(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	later := e.keyed("/orders", alice.token, "order-2", `{"description":"gate","price":"1.00"}`)
+	e.want(later, http.StatusCreated)
+	created := 0
 	for _, a := range answers {
-		if a.status != http.StatusCreated || !bytes.Equal(a.body, answers[0].body) {
-			t.Fatalf("eight at once: %d %s, want 201 %s each", a.status, a.body, answers[0].body)
+		switch {
+		case a.status == http.StatusCreated && bytes.Equal(a.body, later.body):
+			created++
+		case a.status == http.StatusConflict && strings.Contains(string(a.body), idempotency.CodeInUse) && a.header.Get("Retry-After") == "1":
+		default:
+			t.Fatalf("eight at once: %d %s, want 201 %s or 409 %s", a.status, a.body, later.body, idempotency.CodeInUse)
 		}
+	}
+	if created == 0 {
+		t.Fatal("eight at once: none answered 201")
 	}
 	if n := orders(alice.Id); n != 2 {
 		t.Fatalf("%d orders after eight concurrent repeats of a second key, want 2", n)
@@ -112,5 +134,57 @@ func TestIdempotency_UserRegisteredOncePerKey(t *testing.T) {
 	// The kept answer is sealed: the table holds no readable copy of it.
 	if n := e.count("SELECT count(*) FROM idempotency_keys WHERE position('dora'::bytea IN answer) > 0"); n != 0 {
 		t.Fatal("the kept answer is readable in the table")
+	}
+}
+
+// TestIdempotency_AnyTokenOfTheUserReplays: the key is the user's, not its token's: a retry with
+// the user's second token (from a second login), in any spelling of the scheme, gets the first
+// answer and creates nothing.
+func TestIdempotency_AnyTokenOfTheUserReplays(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	alice := e.account("alice", "Customer")
+	second := e.login("alice", "alice-password")
+	if second == alice.token {
+		t.Fatal("setup: the second login gave the same token")
+	}
+	body := `{"description":"fence","price":"10.00"}`
+	first := e.keyed("/orders", alice.token, "k-1", body)
+	e.want(first, http.StatusCreated)
+	for _, authz := range []string{"Bearer " + second, "bearer  " + second, "BEARER " + second + " "} {
+		again := e.keyedAuthz("/orders", authz, "k-1", body)
+		e.want(again, http.StatusCreated)
+		if !bytes.Equal(again.body, first.body) || again.header.Get(idempotency.ReplayedHeader) != "true" {
+			t.Fatalf("retry with %q: %s (replayed %q), want the first answer %s", authz[:7], again.body, again.header.Get(idempotency.ReplayedHeader), first.body)
+		}
+	}
+	if n := e.count("SELECT count(*) FROM orders WHERE customer_id = $1", alice.Id); n != 1 {
+		t.Fatalf("%d orders after retries with the second token, want 1", n)
+	}
+}
+
+// hold stops the first keyed request that reaches point until release is closed.
+type hold struct {
+	point         string
+	once          sync.Once
+	held, release chan struct{}
+}
+
+func newHold(point string) *hold {
+	return &hold{point: point, held: make(chan struct{}), release: make(chan struct{})}
+}
+
+// at is the API's IdempotencyHold.
+func (h *hold) at(ctx context.Context, point string) {
+	if point != h.point {
+		return
+	}
+	first := false
+	h.once.Do(func() { first = true; close(h.held) })
+	if first {
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+		}
 	}
 }
