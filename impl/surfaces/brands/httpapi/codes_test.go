@@ -104,14 +104,14 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			return e.do(request{method: "POST", path: "/api/user/register", form: other, idemKey: "k"})
 		}},
 		"idempotency_key_in_use": {http.StatusConflict, func(t *testing.T) resp {
-			h := newHold(idempotency.HoldInTx)
-			e := newEnvWith(t, httpapi.Options{IdempotencyHold: h.at})
+			h := idempotency.NewHoldOnce(idempotency.HoldInTx)
+			e := newEnvWith(t, httpapi.Options{IdempotencyHold: h.Hold})
 			reg := request{method: "POST", path: "/api/user/register", form: registerForm, idemKey: "k"}
 			first := make(chan resp)
 			go func() { first <- e.do(reg) }()
-			<-h.held
+			<-h.Held
 			again := e.do(reg)
-			close(h.release)
+			close(h.Release)
 			e.want(<-first, http.StatusCreated)
 			return again
 		}},

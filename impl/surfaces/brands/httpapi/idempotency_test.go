@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 )
 
@@ -61,31 +60,5 @@ func TestIdempotency_SubscribeKeyIsTheUsers(t *testing.T) {
 	}
 	if n := e.brand(b.UnderscoreId).SubscriberCount; n != 2 {
 		t.Fatalf("%d subscribers, want 2", n)
-	}
-}
-
-// hold stops the first keyed request that reaches point until release is closed.
-type hold struct {
-	point         string
-	once          sync.Once
-	held, release chan struct{}
-}
-
-func newHold(point string) *hold {
-	return &hold{point: point, held: make(chan struct{}), release: make(chan struct{})}
-}
-
-// at is the API's IdempotencyHold.
-func (h *hold) at(ctx context.Context, point string) {
-	if point != h.point {
-		return
-	}
-	first := false
-	h.once.Do(func() { first = true; close(h.held) })
-	if first {
-		select {
-		case <-h.release:
-		case <-ctx.Done():
-		}
 	}
 }

@@ -162,14 +162,14 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			return e.keyed("/orders", alice.token, "k", `{"description":"y","price":1}`)
 		}},
 		"idempotency_key_in_use": {http.StatusConflict, func(t *testing.T) resp {
-			h := newHold(idempotency.HoldInTx)
-			e := newEnvWith(t, nil, httpapi.Options{TokenTTL: time.Hour, IdempotencyHold: h.at})
+			h := idempotency.NewHoldOnce(idempotency.HoldInTx)
+			e := newEnvWith(t, nil, httpapi.Options{TokenTTL: time.Hour, IdempotencyHold: h.Hold})
 			alice := e.account("alice", "Customer")
 			first := make(chan resp)
 			go func() { first <- e.keyed("/orders", alice.token, "k", `{"description":"x","price":1}`) }()
-			<-h.held
+			<-h.Held
 			again := e.keyed("/orders", alice.token, "k", `{"description":"x","price":1}`)
-			close(h.release)
+			close(h.Release)
 			e.want(<-first, http.StatusCreated)
 			return again
 		}},

@@ -162,29 +162,3 @@ func TestIdempotency_AnyTokenOfTheUserReplays(t *testing.T) {
 		t.Fatalf("%d orders after retries with the second token, want 1", n)
 	}
 }
-
-// hold stops the first keyed request that reaches point until release is closed.
-type hold struct {
-	point         string
-	once          sync.Once
-	held, release chan struct{}
-}
-
-func newHold(point string) *hold {
-	return &hold{point: point, held: make(chan struct{}), release: make(chan struct{})}
-}
-
-// at is the API's IdempotencyHold.
-func (h *hold) at(ctx context.Context, point string) {
-	if point != h.point {
-		return
-	}
-	first := false
-	h.once.Do(func() { first = true; close(h.held) })
-	if first {
-		select {
-		case <-h.release:
-		case <-ctx.Done():
-		}
-	}
-}
