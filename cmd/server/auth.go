@@ -24,6 +24,7 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar/avatarstore"
+	"github.com/triadhq/triad/impl/surfaces/auth/logger"
 	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
 	"github.com/triadhq/triad/impl/surfaces/auth/pgstate"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
@@ -187,7 +188,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		AvatarResizeLimit: c.AvatarResize,
 		Audiences:         splitList(c.Audiences),
 		AdminPasswd:       string(c.AdminPasswd),
-		Logger:            log.With("surface", "auth"),
+		Logger:            logger.FromSlog(log.With("surface", "auth")),
 		// An https public URL means the browser always talks TLS: mark the cookies Secure then too.
 		SecureCookies:        c.SecureCookies || strings.HasPrefix(strings.ToLower(c.URL), "https://"),
 		AllowedRedirectHosts: redirectHosts(cfg),
@@ -241,7 +242,7 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 			return fail(errors.New("AUTH_SMTP_HOST needs AUTH_SMTP_FROM"))
 		}
 		email := sender.NewEmail(sender.EmailParams{Host: c.SMTPHost, Port: c.SMTPPort, SMTPUserName: c.SMTPUser,
-			SMTPPassword: string(c.SMTPPassword), StartTLS: c.SMTPStartTLS, From: c.SMTPFrom}, log.With("surface", "auth"))
+			SMTPPassword: string(c.SMTPPassword), StartTLS: c.SMTPStartTLS, From: c.SMTPFrom}, logger.FromSlog(log.With("surface", "auth")))
 		if err := svc.AddVerifProvider("email", emailTemplate, email); err != nil {
 			return fail(err)
 		}

@@ -24,7 +24,8 @@ import (
 type Deps struct {
 	// Pool is the server's database (the migrations in db/schema have run).
 	Pool *pgxpool.Pool
-	// Log receives the surface's internal errors.
+	// Log is the surface's logger for what happens outside a request (start-up, background work);
+	// a request that fails is logged by web.Internal on the request's logger (router.Options.Log).
 	Log *slog.Logger
 	// Tokens are the server's token sources, by name.
 	Tokens *Sources

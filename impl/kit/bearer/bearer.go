@@ -56,9 +56,6 @@ func New[P any](resolve Resolver[P], o Options[P]) *Authenticator[P] {
 	if o.IsInvalid == nil {
 		o.IsInvalid = func(err error) bool { return errors.Is(err, ErrInvalid) }
 	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
 	return &Authenticator[P]{resolve: resolve, o: o}
 }
 
@@ -135,7 +132,7 @@ func (a *Authenticator[P]) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if err != nil {
-			web.Internal(w, r, a.o.Log, err)
+			web.Internal(w, r, err)
 			return
 		}
 		var user string

@@ -86,7 +86,8 @@ var keptHeaders = []string{"Content-Type", "Cache-Control", "Location"}
 type Options struct {
 	// TTL is how long a key is kept; 0 means DefaultTTL.
 	TTL time.Duration
-	// Log receives the failures of the key store; nil discards them.
+	// Log receives the key store failures that do not fail the request (a key not freed, an answer
+	// not kept); nil discards them. A failure that does is logged by web.Internal on the request's logger.
 	Log *slog.Logger
 	// Hold, for tests only, is called at each hold point (HoldInTx, HoldBeforeReply) of a keyed
 	// request; a test's Hold blocks there so the process can be killed at that point. nil in
@@ -175,7 +176,7 @@ func validKey(key string) bool {
 // transaction keeping the answer.
 func (k *Keys) serve(w http.ResponseWriter, r *http.Request, next http.Handler, req request) {
 	if done, err := k.replay(w, r, req); err != nil {
-		web.Internal(w, r, k.opts.Log, err)
+		web.Internal(w, r, err)
 		return
 	} else if done {
 		return

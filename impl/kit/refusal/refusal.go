@@ -8,7 +8,6 @@ package refusal
 
 import (
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -91,12 +90,12 @@ func (t Table) Write(w http.ResponseWriter, r *http.Request, err error) bool {
 }
 
 // ResponseErrorHandler is the strict handler's ResponseErrorHandlerFunc for this table: mapped
-// errors get their refusal, any other error web.StrictResponseError's opaque, logged 500.
-func (t Table) ResponseErrorHandler(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
-	internal := web.StrictResponseError(log)
+// errors get their refusal, any other error web.StrictResponseError's opaque 500, logged on the
+// request's logger (web.WithLogger).
+func (t Table) ResponseErrorHandler() func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		if !t.Write(w, r, err) {
-			internal(w, r, err)
+			web.StrictResponseError(w, r, err)
 		}
 	}
 }

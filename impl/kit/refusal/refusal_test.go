@@ -25,7 +25,7 @@ func TestTable_Write(t *testing.T) {
 		{Err: errSlow, Refusal: Refusal{Status: 429, Code: "too_many", Challenge: `Bearer realm="x"`,
 			RetryAfter: func(error) int { return 7 }}},
 	}
-	handle := table.ResponseErrorHandler(nil)
+	handle := table.ResponseErrorHandler()
 	for _, tc := range []struct {
 		err                     error
 		status                  int
@@ -61,7 +61,7 @@ func TestInvalidInput(t *testing.T) {
 	})}
 	err := fmt.Errorf("create: %w", invalid.Problems{invalid.New("", "text", invalid.Blank), invalid.New("", "id", invalid.Invalid)})
 	w := httptest.NewRecorder()
-	table.ResponseErrorHandler(nil)(w, httptest.NewRequest("POST", "/", nil), err)
+	table.ResponseErrorHandler()(w, httptest.NewRequest("POST", "/", nil), err)
 	var body web.Error
 	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package router builds the one chi router every surface is served from: the shared middleware
-// (request ids, any outer layers such as metrics and CORS, access log, panic recovery, outage reporting, body
-// limit, then any extra layers such as input screening), JSON 404/405 answers, and spec-validated
+// (request ids, the request's logger, any outer layers such as metrics and CORS, access log, panic
+// recovery, outage reporting, body limit, then any extra layers such as input screening), JSON 404/405 answers, and spec-validated
 // groups for each surface's operations. cmd/server builds the root with New; tests and benchmarks
 // of one surface build the same root, so they exercise the stack users get.
 package router
@@ -20,7 +20,8 @@ const DefaultBodyLimit int64 = 1 << 20
 
 // Options configure the root router.
 type Options struct {
-	// Log receives panics and, with AccessLog, one line per request; nil discards them.
+	// Log is every request's logger (web.WithLogger): failures (web.Internal), panics and, with
+	// AccessLog, one line per request; nil is slog.Default(), so a failure is never unlogged.
 	Log *slog.Logger
 	// AccessLog logs every request (the server does; tests and benchmarks need not).
 	AccessLog bool
@@ -40,19 +41,19 @@ type Options struct {
 // place middleware for every surface is chained.
 func New(o Options) chi.Router {
 	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
+		o.Log = slog.Default()
 	}
 	if o.BodyLimit <= 0 {
 		o.BodyLimit = DefaultBodyLimit
 	}
 	r := chi.NewRouter()
-	r.Use(web.WithRequestID)
+	r.Use(web.WithRequestID, web.WithLogger(o.Log))
 	r.Use(o.Outer...)
 	if o.AccessLog {
 		// Outside Recover, so a recovered panic is logged with its 500.
 		r.Use(web.AccessLog(o.Log, o.AccessLevel))
 	}
-	r.Use(web.Recover(o.Log), web.ReportOutages(o.Log), web.LimitBody(o.BodyLimit))
+	r.Use(web.Recover, web.ReportOutages(o.Log), web.LimitBody(o.BodyLimit))
 	r.Use(o.Middleware...)
 	r.NotFound(web.NotFound)
 	r.MethodNotAllowed(web.MethodNotAllowed)

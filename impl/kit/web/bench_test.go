@@ -9,15 +9,15 @@ import (
 	"time"
 )
 
-// BenchmarkSharedStack measures the middleware every request passes through (request id, panic
-// recovery, access log at info level, body limit) against the bare handler in the same run.
+// BenchmarkSharedStack measures the middleware every request passes through (request id, the
+// request's logger, panic recovery, access log at info level, body limit) against the bare handler in the same run.
 func BenchmarkSharedStack(b *testing.B) {
 	bare := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
 	})
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	stacked := WithRequestID(Recover(log)(AccessLog(log, slog.LevelDebug)(LimitBody(1 << 20)(bare))))
+	stacked := WithRequestID(WithLogger(log)(Recover(AccessLog(log, slog.LevelDebug)(LimitBody(1 << 20)(bare)))))
 	measure := func(h http.Handler) float64 {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		start := time.Now()

@@ -5,7 +5,6 @@ package web
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 
 	"github.com/triadhq/triad/impl/kit/invalid"
@@ -62,37 +61,49 @@ func WriteError(w http.ResponseWriter, r *http.Request, status int, e Error) {
 }
 
 // Internal answers a request that failed inside the server, and is the one place such failures are
-// classified:
+// classified. It logs on the request's logger (WithLogger; slog.Default() where none was set), so
+// no caller can leave a failure unlogged:
 //   - the client went away (its connection closed mid-request or mid-response): nothing to answer,
 //     logged at debug, since it is no fault of the server;
-//   - the response had already started: only logged, because a second status line cannot be sent;
+//   - the response had already started: only logged (ERROR), because a second status line cannot
+//     be sent;
 //   - the database is unreachable (DatabaseUnavailable): 503 database_unavailable with Retry-After,
 //     logged at most once every few seconds with a count (see ReportOutages);
-//   - anything else: logged with the request id and answered with a 500 that reveals nothing.
-func Internal(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+//   - anything else: an ERROR line with the request id and a 500 that reveals nothing but that id.
+//     A request that reached no WithRequestID gets an id here (and as its X-Request-Id), so the
+//     answer can always be found in the log.
+func Internal(w http.ResponseWriter, r *http.Request, err error) {
+	ctx := r.Context()
+	log := Logger(ctx)
 	if clientGone(r) {
-		if log != nil {
-			log.DebugContext(r.Context(), "client gone before the response was complete", "err", err,
-				"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path)
-		}
+		log.DebugContext(ctx, "client gone before the response was complete", "err", err,
+			"request_id", RequestID(ctx), "method", r.Method, "path", r.URL.Path)
 		return
 	}
 	if headerWritten(w) {
-		if log != nil {
-			log.ErrorContext(r.Context(), "failed after the response started", "err", err,
-				"request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path)
-		}
+		log.ErrorContext(ctx, "failed after the response started", "err", err,
+			"request_id", RequestID(ctx), "method", r.Method, "path", r.URL.Path)
+		markFailureLogged(ctx)
 		return
 	}
 	if DatabaseUnavailable(err) {
-		unavailable(w, r, log, err)
+		unavailable(w, r, err)
 		return
 	}
-	if log != nil {
-		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", RequestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path)
-	}
-	WriteError(w, r, http.StatusInternalServerError, Error{Code: CodeInternal, Message: MessageInternal})
+	id := LogFailure(w, r, err)
+	WriteJSON(w, http.StatusInternalServerError, Error{Code: CodeInternal, Message: MessageInternal, RequestID: id})
+}
+
+// LogFailure writes the ERROR line of a request answered 500 (cause, request id, method, path) on
+// the request's logger and returns the id, giving the request one if it had none (see Internal).
+// It is Internal's logging alone, for a handler whose 500 is not the shared Error body (the OAuth
+// token endpoint's RFC 6749 server_error) and which answers right after.
+func LogFailure(w http.ResponseWriter, r *http.Request, err error) string {
+	ctx := r.Context()
+	id := ensureRequestID(w, r)
+	Logger(ctx).ErrorContext(ctx, "internal error", "err", err, "request_id", id, "method", r.Method, "path", r.URL.Path)
+	markFailureLogged(ctx)
+	return id
 }
 
 // NotFound answers unknown routes with the JSON error body.

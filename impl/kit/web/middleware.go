@@ -2,8 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +24,10 @@ const requestInfoKey ctxKey = iota
 type requestInfo struct {
 	id   string
 	user string
+	// log is the request's logger (WithLogger); nil means slog.Default().
+	log *slog.Logger
+	// failureLogged is set once Internal has logged the request's failure with its id.
+	failureLogged bool
 }
 
 func info(ctx context.Context) *requestInfo {
@@ -56,16 +58,24 @@ func SetUser(ctx context.Context, id string) {
 const RequestIDHeader = "X-Request-Id"
 
 // WithRequestID gives every request an id: the caller's X-Request-Id when it is a sane token,
-// otherwise a fresh random one. The id is echoed in the response header.
+// otherwise a fresh random one. The id is echoed in the response header. A request that already
+// has an id (a WithRequestID further out) keeps it.
 func WithRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if i := info(r.Context()); i != nil && i.id != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		id := r.Header.Get(RequestIDHeader)
 		if !saneID(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
+			id = newRequestID()
 		}
 		w.Header().Set(RequestIDHeader, id)
+		if i := info(r.Context()); i != nil {
+			i.id = id // a slot made further out (AccessLog, WithLogger) without an id
+			next.ServeHTTP(w, r)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestInfoKey, &requestInfo{id: id})))
 	})
 }
@@ -83,21 +93,20 @@ func saneID(id string) bool {
 	return true
 }
 
-// Recover turns a panic into a logged stack trace and a JSON 500 that reveals nothing.
-func Recover(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer func() {
-				if v := recover(); v != nil {
-					if v == http.ErrAbortHandler {
-						panic(v)
-					}
-					Internal(w, r, log, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+// Recover turns a panic into a stack trace logged on the request's logger (WithLogger) and a JSON
+// 500 that reveals nothing.
+func Recover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
 				}
-			}()
-			next.ServeHTTP(w, r)
-		})
-	}
+				Internal(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // LimitBody caps request bodies at n bytes; reading past the cap fails, and handlers that decode the
@@ -185,6 +194,12 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 				r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, ri))
 			}
 			next.ServeHTTP(rec, r)
+			if rec.status == http.StatusInternalServerError && !ri.failureLogged {
+				// Every 500 leaves an ERROR line with its request id: one written by anything but
+				// Internal (which logs its cause) is reported here, without a cause to give.
+				log.ErrorContext(r.Context(), "answered 500 without logging a cause", "request_id", ri.id,
+					"method", r.Method, "path", r.URL.Path)
+			}
 			if !log.Enabled(r.Context(), level) {
 				return
 			}

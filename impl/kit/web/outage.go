@@ -147,18 +147,21 @@ func ExhaustedRecently(r *http.Request) bool {
 // ReportOutage logs that r is answered 503 because the database cannot be reached, for a handler
 // that writes its own 503 (the readiness probe): through the rate-limited log of ReportOutages when
 // r passed it, so a probe every few seconds during an outage adds to its count rather than a line
-// each; else at warn on log (nil: nowhere).
+// each; else at warn on log (nil: the request's logger, see Logger).
 func ReportOutage(r *http.Request, log *slog.Logger, err error) {
 	if o, ok := r.Context().Value(outageKey{}).(*outageLog); ok {
 		o.report(r.Context(), err)
-	} else if log != nil {
+	} else {
+		if log == nil {
+			log = Logger(r.Context())
+		}
 		log.WarnContext(r.Context(), "database unavailable: answering 503", "err", err, "request_id", RequestID(r.Context()))
 	}
 }
 
 // unavailable answers 503 database_unavailable with Retry-After and reports the failure.
-func unavailable(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	ReportOutage(r, log, err)
+func unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	ReportOutage(r, nil, err)
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterDatabase))
 	WriteError(w, r, http.StatusServiceUnavailable, Error{Code: CodeDatabaseUnavailable,
 		Message: MessageDatabaseDown})

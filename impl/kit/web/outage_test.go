@@ -69,7 +69,7 @@ func TestInternal_DatabaseDownIs503AndLoggedOncePerPeriod(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	dbErr := fmt.Errorf("get user: %w", realConnectError(t))
 	h := WithRequestID(ReportOutages(log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		Internal(w, r, log, dbErr)
+		Internal(w, r, dbErr)
 	})))
 	for range 200 {
 		rec := httptest.NewRecorder()
@@ -110,11 +110,12 @@ func TestReportOutage_SharesTheLimiter(t *testing.T) {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				return
 			}
-			Internal(w, r, log, dbErr)
+			Internal(w, r, dbErr)
 		})
 		if tc.limited {
 			h = ReportOutages(log)(h)
 		}
+		h = WithLogger(log)(h)
 		for i := range 40 {
 			path := "/readyz"
 			if i%2 == 1 {
@@ -144,9 +145,9 @@ func TestInternal_DiskFullIs503AndExhaustedForAWhile(t *testing.T) {
 		case "/readyz":
 			exhausted = ExhaustedRecently(r)
 		case "/down":
-			Internal(w, r, nil, realConnectError(t))
+			Internal(w, r, realConnectError(t))
 		default:
-			Internal(w, r, nil, diskFull)
+			Internal(w, r, diskFull)
 		}
 	}))
 	probe := func() bool {
@@ -206,7 +207,9 @@ func TestInternal_ClientGoneIsDebug(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
-	Internal(rec, httptest.NewRequest(http.MethodGet, "/orders", nil).WithContext(ctx), log, fmt.Errorf("query: %w", context.Canceled))
+	WithLogger(log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Internal(w, r, fmt.Errorf("query: %w", context.Canceled))
+	})).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/orders", nil).WithContext(ctx))
 	if rec.Body.Len() != 0 {
 		t.Fatalf("wrote %q to a client that is gone", rec.Body)
 	}
@@ -221,11 +224,11 @@ func TestInternal_AfterResponseStartedWritesNothingMore(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	h := AccessLog(log, slog.LevelDebug)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := AccessLog(log, slog.LevelDebug)(WithLogger(log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"partial":`))
-		Internal(w, r, log, errors.New("encoding failed"))
-	}))
+		Internal(w, r, errors.New("encoding failed"))
+	})))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	if rec.Code != http.StatusOK || rec.Body.String() != `{"partial":` {
@@ -243,11 +246,11 @@ func TestInternal_AfterResponseStartedRealServer(t *testing.T) {
 	t.Parallel()
 	var logs, serverLog syncBuf
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	srv := httptest.NewUnstartedServer(AccessLog(log, slog.LevelDebug)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(AccessLog(log, slog.LevelDebug)(WithLogger(log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"partial":`))
-		Internal(w, r, log, errors.New("encoding failed"))
-	})))
+		Internal(w, r, errors.New("encoding failed"))
+	}))))
 	srv.Config.ErrorLog = slog.NewLogLogger(slog.NewTextHandler(&serverLog, nil), slog.LevelWarn)
 	srv.Start()
 	defer srv.Close()

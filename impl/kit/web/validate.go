@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -234,10 +233,8 @@ func StrictRequestError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteError(w, r, http.StatusBadRequest, Invalid(invalid.New(invalid.Body, "body", invalid.Malformed)))
 }
 
-// StrictResponseError returns the strict handler's ResponseErrorHandlerFunc: an error a handler
-// returned instead of a typed response is logged and answered with an opaque 500.
-func StrictResponseError(log *slog.Logger) func(http.ResponseWriter, *http.Request, error) {
-	return func(w http.ResponseWriter, r *http.Request, err error) {
-		Internal(w, r, log, err)
-	}
+// StrictResponseError is the strict handler's ResponseErrorHandlerFunc: an error a handler returned
+// instead of a typed response is logged (on the request's logger) and answered with an opaque 500.
+func StrictResponseError(w http.ResponseWriter, r *http.Request, err error) {
+	Internal(w, r, err)
 }

@@ -23,9 +23,9 @@ func decodeError(t *testing.T, body io.Reader) Error {
 
 func TestRecover_PanicBecomesOpaqueJSON500(t *testing.T) {
 	t.Parallel()
-	h := WithRequestID(Recover(slog.New(slog.NewTextHandler(io.Discard, nil)))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	h := WithRequestID(WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))(Recover(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("secret dsn postgres://u:p@db")
-	})))
+	}))))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	if rec.Code != http.StatusInternalServerError {

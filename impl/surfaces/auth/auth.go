@@ -86,9 +86,12 @@ type Options struct {
 	// refreshed. Default in memory (sessions.NewMemory), one process only; replicas share one
 	// (pgstate.NewSessions, the reference server's: every replica refuses it within a second).
 	Sessions sessions.Store
-	// Logger receives the service's log lines: a *slog.Logger, or the seed's Logf form
-	// (logger.Std, logger.NoOp, logger.Func(f)); default none (logger.NoOp).
-	Logger logger.Sink
+	// Logger receives the service's log lines: any value with Logf(format string, args ...any),
+	// the seed's Logger (logger.Std, logger.NoOp, logger.Func(f), a type of your own), or a
+	// *slog.Logger as logger.FromSlog(s), which keeps its records structured. Default nil: warnings
+	// and errors (every 500's cause with its request id, an outbound call the guard refused) go to
+	// the process's standard log (slog.Default()), the rest nowhere; logger.NoOp silences all.
+	Logger logger.L
 	// SecureCookies marks cookies Secure; default false so plain-HTTP development works. Turn it on
 	// behind HTTPS.
 	SecureCookies bool

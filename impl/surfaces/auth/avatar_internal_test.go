@@ -9,6 +9,7 @@ import (
 
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar/filestore"
+	"github.com/triadhq/triad/impl/surfaces/auth/logger"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
@@ -26,7 +27,7 @@ func TestAvatar_RefusalsReachTheServiceLogger(t *testing.T) {
 		SecretReader: token.SecretFunc(func(string) (string, error) { return "secret-secret-secret-secret-32by", nil }),
 		URL:          "https://site.example",
 		AvatarStore:  store,
-		Logger:       slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:       logger.FromSlog(slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 	})
 	if err != nil {
 		t.Fatal(err)

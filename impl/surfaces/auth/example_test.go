@@ -196,14 +196,20 @@ func ExampleService_AddDirectProvider() {
 	// GET /private → 200 hello demo (role "")
 }
 
+// siteLog is a site's own logger type: anything with Logf(format string, args ...any) is the
+// seed's Logger.
+type siteLog struct{ prefix string }
+
+func (l siteLog) Logf(format string, args ...any) { fmt.Printf(l.prefix+format+"\n", args...) }
+
 // The seed's Logger (auth-service.md): anything with Logf(format, args...), the predefined
-// logger.NoOp (the default) and logger.Std, and logger.Func adapting a function. Options.Logger
-// takes those as they are, or a *slog.Logger; logger.ToSlog and logger.FromSlog convert between
-// the two forms. Here a site's own printf-style logger sees the line the library logs when the
-// credential checker fails.
+// logger.NoOp and logger.Std, and logger.Func adapting a function. Options.Logger takes any of
+// them as it is (a *slog.Logger goes in as logger.FromSlog(s)). Here a site's own logger type
+// sees the line the library logs when the credential checker fails: the 500's cause, with the
+// request id its answer carries. Without a Logger that line goes to the standard log;
+// logger.NoOp silences it.
 func ExampleOptions_logger() {
-	logf := logger.Func(func(format string, args ...any) { fmt.Printf("site log: "+format+"\n", args...) })
-	svc, srv := newExampleSite(auth.Options{Logger: logf}) // or logger.Std, logger.NoOp, a *slog.Logger
+	svc, srv := newExampleSite(auth.Options{Logger: siteLog{prefix: "site log: "}}) // or logger.Std, logger.Func(f), logger.FromSlog(s)
 	defer srv.Close()
 	defer svc.Close()
 	down := provider.CredCheckerFunc(func(user, passwd string) (bool, error) {
@@ -212,12 +218,15 @@ func ExampleOptions_logger() {
 	if err := svc.AddDirectProvider("local", down); err != nil {
 		log.Fatal(err)
 	}
-	resp, err := http.Post(srv.URL+"/auth/local/login", "application/json", strings.NewReader(`{"user":"demo","passwd":"demo-password"}`))
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/auth/local/login", strings.NewReader(`{"user":"demo","passwd":"demo-password"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "req-1")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		log.Fatal(err)
 	}
 	resp.Body.Close()
-	fmt.Println("POST /auth/local/login →", resp.StatusCode)
+	fmt.Println("POST /auth/local/login →", resp.StatusCode, resp.Header.Get("X-Request-Id"))
 
 	// The other direction: code written for the seed's Logger, fed by the site's slog logger.
 	var seedLog logger.L = logger.FromSlog(slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
@@ -230,8 +239,8 @@ func ExampleOptions_logger() {
 	})))
 	seedLog.Logf("[WARN] %d providers configured", len(svc.Providers()))
 	// Output:
-	// site log: level=ERROR msg="direct login: checker" provider=local err="user store unreachable"
-	// POST /auth/local/login → 500
+	// site log: level=ERROR msg="internal error" err="direct local: credential check: user store unreachable" request_id=req-1 method=POST path=/auth/local/login
+	// POST /auth/local/login → 500 req-1
 	// level=WARN msg="1 providers configured"
 }
 

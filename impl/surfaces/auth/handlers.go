@@ -28,7 +28,7 @@ const CodeUnknownProvider = "unknown_provider"
 // Auth routes: GET /list, GET /user, GET /status, GET|POST /logout, and per provider
 // GET|POST /<p>/login, GET|POST /<p>/callback, GET|POST /<p>/logout.
 func (s *Service) Handlers() (authHandler, avatarHandler http.Handler) {
-	return mountable(s.router(), s.opts.AuthPath), mountable(s.avatarH, s.opts.AvatarRoutePath)
+	return mountable(s.router(), s.opts.AuthPath), mountable(web.WithLogger(s.log)(s.avatarH), s.opts.AvatarRoutePath)
 }
 
 // router routes the auth handler's paths below its mount point. The routes are the contract of
@@ -49,11 +49,15 @@ func (s *Service) router() chi.Router {
 	r.Get("/list", s.list)
 	r.Get("/user", s.user)
 	r.Get("/status", s.status)
-	r.Get("/logout", s.logout)
-	r.Post("/logout", s.logout)
+	// The routes that can fail inside (a store, a secret, a provider) log on the service's logger:
+	// web.Internal writes each failure's ERROR line, with the request id its 500 carries, there.
+	// The session reads above never answer 500 and stay free of the layer.
+	logged := r.With(web.WithLogger(s.log))
+	logged.Get("/logout", s.logout)
+	logged.Post("/logout", s.logout)
 	for _, action := range []string{"login", "callback", "logout"} {
-		r.Get("/{provider}/"+action, s.providerHandler(action))
-		r.Post("/{provider}/"+action, s.providerHandler(action))
+		logged.Get("/{provider}/"+action, s.providerHandler(action))
+		logged.Post("/{provider}/"+action, s.providerHandler(action))
 	}
 	return r
 }
@@ -172,7 +176,7 @@ func (s *Service) status(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) logout(w http.ResponseWriter, r *http.Request) {
 	if err := s.RevokeSession(r); err != nil {
-		web.Internal(w, r, s.log, err)
+		web.Internal(w, r, err)
 		return
 	}
 	provider.Logout(w, s.jwt)
@@ -216,7 +220,7 @@ func (s *Service) providerHandler(action string) http.HandlerFunc {
 			p.AuthHandler(w, r)
 		default:
 			if err := s.RevokeSession(r); err != nil {
-				web.Internal(w, r, s.log, err)
+				web.Internal(w, r, err)
 				return
 			}
 			p.LogoutHandler(w, r)

@@ -14,17 +14,18 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar/filestore"
+	"github.com/triadhq/triad/impl/surfaces/auth/logger"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
-// TestOptions_Logger: the service logs through Options.Logger (a *slog.Logger), e.g.
+// TestOptions_Logger: the service logs through Options.Logger (a *slog.Logger as logger.FromSlog), e.g.
 // the dev server's start and the middleware's refusals.
 func TestOptions_Logger(t *testing.T) {
 	t.Parallel()
 	var logw lockedBuffer
 	s := newSite(t, func(o *auth.Options) {
-		o.Logger = slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.Logger = logger.FromSlog(slog.New(slog.NewTextHandler(&logw, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	})
 	if st, _, _ := s.do(s.plain, http.MethodGet, "/app/private", nil, nil); st != 401 {
 		t.Fatalf("anonymous: %d", st)

@@ -58,13 +58,13 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		web.Internal(w, r, p.log, err)
+		web.Internal(w, r, err)
 		return
 	}
 	b, err := io.ReadAll(io.LimitReader(rc, MaxStoreBytes+1))
 	_ = rc.Close()
 	if err != nil {
-		web.Internal(w, r, p.log, err)
+		web.Internal(w, r, err)
 		return
 	}
 	ct := imageType(b)

@@ -4,12 +4,17 @@
 // through: ToSlog turns a Logf logger into a *slog.Logger, FromSlog a *slog.Logger into a Logf
 // logger.
 //
-// The library's logger options (auth.Options.Logger and the like) take a Sink: a *slog.Logger as
-// before, or Std, NoOp or any Func, so code written from the seed compiles as it stands:
+// The library's logger options (auth.Options.Logger, oauthserver.Options.Logger, sender.NewEmail's
+// logger, provider.TelegramHandler.L) take an L: any value with Logf(format string, args ...any),
+// so a site's own logger type and code written from the seed compile as they stand:
 //
 //	auth.Options{..., Logger: logger.Std}
-//	auth.Options{..., Logger: logger.Func(func(format string, args ...any) { myLog.Printf(format, args...) })}
-//	auth.Options{..., Logger: logger.Func(myL.Logf)} // an L of your own
+//	auth.Options{..., Logger: myLog}                 // any type with Logf(format string, args ...any)
+//	auth.Options{..., Logger: logger.FromSlog(slogL)} // a *slog.Logger, its records kept structured
+//
+// Left nil, an option still passes warnings and errors to the process's standard log (Errors), so a
+// failure the library answers 500 for is never silent by omission; logger.NoOp is the explicit
+// choice of silence.
 package logger
 
 import (
@@ -18,6 +23,7 @@ import (
 
 	"log"
 	"log/slog"
+	"slices"
 	"strings"
 )
 
@@ -30,7 +36,7 @@ type L interface {
 type Logger = L
 
 // Func adapts a function to L (the seed's logger function adapter). A nil Func prints nothing.
-// Func is also a Sink: as a library option its log records reach the function as single lines,
+// As a library option a Func's log records reach the function as single lines,
 // `LEVEL message key=value ...`, the form go-pkgz/auth's lines took ("[INFO] ...").
 type Func func(format string, args ...any)
 
@@ -41,7 +47,7 @@ func (f Func) Logf(format string, args ...any) {
 	}
 }
 
-// Handler lets a Func stand where the library takes a Sink: each record becomes one Logf call.
+// Handler is the slog handler the library logs a Func through (Of): each record becomes one Logf call.
 func (f Func) Handler() slog.Handler {
 	if f == nil {
 		return slog.DiscardHandler
@@ -72,24 +78,52 @@ var NoOp = Func(nil)
 // Std prints through the standard library's log package (log.Printf: its flags, prefix and output).
 var Std = Func(log.Printf)
 
-// Sink is what the library's logger options take: a *slog.Logger, or a seed-form logger of this
-// package (Std, NoOp, a Func). Anything with a Handler method fits.
-type Sink interface {
-	Handler() slog.Handler
+// Of returns the *slog.Logger the library logs an L through. An L that is also a slog source (a
+// Func, FromSlog's) gives its handler, so records keep their levels and attributes; any other L
+// gets each record as one Logf line, `level=WARN msg="..." key=value ...`. Nil (no logger given) is
+// Errors: warnings and errors still reach the process's standard log. NoOp (a nil Func) is the
+// explicit choice of silence and discards everything.
+func Of(l L) *slog.Logger {
+	switch v := l.(type) {
+	case nil:
+		return Errors
+	case slogL:
+		return v.s
+	case interface{ Handler() slog.Handler }:
+		return slog.New(v.Handler())
+	}
+	return slog.New(Func(l.Logf).Handler())
 }
 
-// Of returns the *slog.Logger a Sink stands for; nil, a nil *slog.Logger or a nil Func discard.
-func Of(s Sink) *slog.Logger {
-	switch v := s.(type) {
-	case nil:
-		return slog.New(slog.DiscardHandler)
-	case *slog.Logger:
-		if v == nil {
-			return slog.New(slog.DiscardHandler)
-		}
-		return v
+// Errors is the library's logger where none was given: warnings and errors only, through
+// slog.Default() as it is when each record is written (the standard log package's output unless
+// the program set another default).
+var Errors = slog.New(warnings{})
+
+// warnings passes records at Warn and above to slog.Default()'s handler of the moment, with the
+// attributes and groups added on the way (ops, in order).
+type warnings struct {
+	ops []func(slog.Handler) slog.Handler
+}
+
+func (h warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && slog.Default().Handler().Enabled(ctx, l)
+}
+
+func (h warnings) Handle(ctx context.Context, r slog.Record) error {
+	d := slog.Default().Handler()
+	for _, op := range h.ops {
+		d = op(d)
 	}
-	return slog.New(s.Handler())
+	return d.Handle(ctx, r)
+}
+
+func (h warnings) WithAttrs(as []slog.Attr) slog.Handler {
+	return warnings{ops: append(slices.Clip(h.ops), func(d slog.Handler) slog.Handler { return d.WithAttrs(as) })}
+}
+
+func (h warnings) WithGroup(name string) slog.Handler {
+	return warnings{ops: append(slices.Clip(h.ops), func(d slog.Handler) slog.Handler { return d.WithGroup(name) })}
 }
 
 // ToSlog turns any L (the seed's Logger, yours included) into a *slog.Logger: each record becomes
@@ -98,15 +132,14 @@ func ToSlog(l L) *slog.Logger {
 	if l == nil {
 		return slog.New(slog.DiscardHandler)
 	}
-	if f, ok := l.(Func); ok {
-		return Of(f)
-	}
-	return slog.New(Func(l.Logf).Handler())
+	return Of(l)
 }
 
-// FromSlog turns a *slog.Logger into an L, for code that hands the seed's Logger around. A line
-// starting with go-pkgz/auth's level marks "[DEBUG]", "[INFO]", "[WARN]" or "[ERROR]" is logged at
-// that level without the mark; any other line at Info. A nil s discards.
+// FromSlog turns a *slog.Logger into an L, for a library option or code that hands the seed's
+// Logger around. As a library option it is the *slog.Logger itself (Of gives it back), records
+// structured as they are. Called as Logf, a line starting with go-pkgz/auth's level marks
+// "[DEBUG]", "[INFO]", "[WARN]" or "[ERROR]" is logged at that level without the mark, any other
+// line at Info. A nil s discards.
 func FromSlog(s *slog.Logger) L {
 	if s == nil {
 		return NoOp

@@ -38,8 +38,9 @@ func TestLogger_FuncIsASink(t *testing.T) {
 	}
 }
 
-func TestLogger_NoOpAndNilDiscard(t *testing.T) {
-	for name, s := range map[string]logger.Sink{"NoOp": logger.NoOp, "nil": nil, "nil *slog.Logger": (*slog.Logger)(nil), "nil Func": logger.Func(nil)} {
+// TestLogger_NoOpDiscards: NoOp (a nil Func) is the explicit choice of silence.
+func TestLogger_NoOpDiscards(t *testing.T) {
+	for name, s := range map[string]logger.L{"NoOp": logger.NoOp, "nil Func": logger.Func(nil)} {
 		l := logger.Of(s)
 		if l == nil || l.Enabled(context.Background(), slog.LevelError) {
 			t.Errorf("%s: logger %v enabled; want one that discards", name, l)
@@ -51,6 +52,33 @@ func TestLogger_NoOpAndNilDiscard(t *testing.T) {
 		t.Error("ToSlog(nil) logs")
 	}
 	logger.FromSlog(nil).Logf("nothing")
+}
+
+// TestLogger_NilKeepsWarningsAndErrors: no logger given is not silence:
+// warnings and errors, with their attributes and groups, reach slog.Default() as it is when they
+// are written; debug and info lines do not.
+func TestLogger_NilKeepsWarningsAndErrors(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	defer slog.SetDefault(old)
+	for name, s := range map[string]logger.L{"nil": nil} {
+		buf.Reset()
+		l := logger.Of(s).With("surface", "auth").WithGroup("login")
+		slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}})))
+		l.Info("hidden")
+		l.Debug("hidden")
+		l.Warn("refused", "host", "127.0.0.1")
+		l.Error("failed", "request_id", "r1")
+		want := "level=WARN msg=refused surface=auth login.host=127.0.0.1\nlevel=ERROR msg=failed surface=auth login.request_id=r1\n"
+		if buf.String() != want {
+			t.Errorf("%s: wrote\n%s\nwant\n%s", name, buf.String(), want)
+		}
+	}
 }
 
 // TestLogger_Std prints through the standard log package, whatever its output is set to then.
@@ -96,8 +124,8 @@ func TestLogger_BothDirections(t *testing.T) {
 	if buf.String() != want {
 		t.Fatalf("FromSlog wrote\n%s\nwant\n%s", buf.String(), want)
 	}
-	// A slog logger taken back through Of is the same logger, not a wrapper.
-	if logger.Of(s) != s {
-		t.Error("Of(*slog.Logger) wraps it")
+	// A slog logger given as FromSlog is the same logger to the library, not a wrapper.
+	if logger.Of(l) != s {
+		t.Error("Of(FromSlog(s)) wraps s")
 	}
 }

@@ -108,9 +108,10 @@ type Options struct {
 	CodeTTL time.Duration
 	// TokenTTL bounds the life of an access token; default 1 hour.
 	TokenTTL time.Duration
-	// Logger receives one line per refusal: a *slog.Logger or the seed's Logf form (logger.Std,
-	// logger.Func); nil logs nothing.
-	Logger logger.Sink
+	// Logger receives one line per refusal: any value with Logf (logger.Std, a logger.Func, a
+	// type of your own, logger.FromSlog(s)); nil passes warnings and errors to the standard log
+	// (logger.Errors), logger.NoOp logs nothing.
+	Logger logger.L
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
 }

@@ -88,8 +88,7 @@ func (h *AppleHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	hs := token.Handshake{State: token.NewID(), From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r), Provider: AppleName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
-		h.log().Error("login: handshake", "provider", AppleName, "err", err)
-		WriteError(w, r, http.StatusInternalServerError, web.CodeInternal, web.MessageInternal)
+		web.Internal(w, r, fmt.Errorf("%s login: handshake: %w", AppleName, err))
 		return
 	}
 	v := url.Values{"response_type": {"code"}, "client_id": {h.conf.ClientID}, "redirect_uri": {h.CallbackURL(AppleName)},

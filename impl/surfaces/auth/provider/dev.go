@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/triadhq/triad/impl/kit/outbound"
+	"github.com/triadhq/triad/impl/surfaces/auth/logger"
 	"github.com/triadhq/triad/impl/surfaces/auth/oauthserver"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
@@ -114,7 +115,7 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 			}
 			return u, true
 		},
-		Logger: p.log(),
+		Logger: logger.FromSlog(p.log()),
 	})
 	if err != nil {
 		_ = ln.Close()

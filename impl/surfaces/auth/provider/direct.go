@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 
@@ -101,7 +102,7 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.CredChecker == nil {
-		web.Internal(w, r, nil, errors.New("direct provider without CredChecker"))
+		web.Internal(w, r, errors.New("direct provider "+h.ProviderName+" without CredChecker"))
 		return
 	}
 	// The check runs under the service's failed-login limit (loginlimit): a login refused by it
@@ -127,14 +128,13 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.log().Error("direct login: checker", "provider", h.ProviderName, "err", err)
-		web.Internal(w, r, nil, err)
+		web.Internal(w, r, fmt.Errorf("direct %s: credential check: %w", h.ProviderName, err))
 		return
 	}
 	u := userFor(c.User)
 	if h.RawUserID != nil {
 		if u.ID = h.RawUserID(c.User, r); u.ID == "" {
-			web.Internal(w, r, h.log(), errors.New("direct provider "+h.ProviderName+": RawUserID returned an empty id"))
+			web.Internal(w, r, errors.New("direct provider "+h.ProviderName+": RawUserID returned an empty id"))
 			return
 		}
 	}

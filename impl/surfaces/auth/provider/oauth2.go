@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"golang.org/x/oauth2"
 
+	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
@@ -24,8 +26,10 @@ type OAuth2Config struct {
 	// InfoURL returns the logged-in user as JSON, called with the access token as a Bearer header.
 	InfoURL string
 	// MapUser turns the user info into a user. Its ID must be the provider's raw user id; Finish
-	// hashes it under Name.
+	// derives the user id from it under Name (Params.UserIDFunc), unless KeepID is set.
 	MapUser func(data UserData, body []byte) token.User
+	// KeepID makes MapUser's ID the user's id as it is (CustomOAuth2.KeepID).
+	KeepID bool
 	// PKCE sends an S256 code challenge and the verifier on exchange (RFC 7636).
 	PKCE bool
 	// AuthCodeOptions are extra parameters of the authorization URL (e.g. prompt, response_mode).
@@ -78,8 +82,7 @@ func (h *OAuth2Handler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		opts = append(opts, oauth2.S256ChallengeOption(hs.Verifier))
 	}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
-		h.log().Error("login: handshake", "provider", h.Name(), "err", err)
-		WriteError(w, r, http.StatusInternalServerError, web.CodeInternal, web.MessageInternal)
+		web.Internal(w, r, fmt.Errorf("%s login: handshake: %w", h.Name(), err))
 		return
 	}
 	http.Redirect(w, r, h.conf.AuthCodeURL(hs.State, opts...), http.StatusFound)
@@ -100,12 +103,18 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := h.conf.Exchange(ctx, code, opts...)
 	if err != nil {
+		if h.guardRefused(w, r, CodeExchangeFailed, h.conf.Endpoint.TokenURL, err) {
+			return
+		}
 		h.log().Warn("login: exchange", "provider", h.Name(), "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not accept the authorization code")
 		return
 	}
 	data, body, err := h.userInfo(ctx, tok)
 	if err != nil {
+		if h.guardRefused(w, r, CodeUserInfoFailed, h.InfoURL, err) {
+			return
+		}
 		h.log().Warn("login: user info", "provider", h.Name(), "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
@@ -119,7 +128,26 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}
-	Finish(w, r, h.Params, h.Name(), LoginResult{User: u, Aud: hc.Aud(), Session: hc.Handshake.Session, From: hc.Handshake.From, Data: data})
+	Finish(w, r, h.Params, h.Name(), LoginResult{User: u, Aud: hc.Aud(), Session: hc.Handshake.Session, From: hc.Handshake.From,
+		Data: data, KeepID: h.KeepID})
+}
+
+// guardRefused answers a call to the provider that the outbound address guard refused (the
+// endpoint resolved to a loopback, private or otherwise non-public address) for what it is, and
+// reports whether err was that: 502 with code, saying the guard refused the address rather than
+// blaming the provider, and an ERROR line on the service's logger (its default too: a logger
+// left nil still passes errors to the standard log) naming the endpoint and what to set.
+func (h *OAuth2Handler) guardRefused(w http.ResponseWriter, r *http.Request, code, endpoint string, err error) bool {
+	if !errors.Is(err, outbound.ErrForbiddenAddress) {
+		return false
+	}
+	h.log().ErrorContext(r.Context(), "login: the outbound guard refused the provider's address; to reach a provider on a "+
+		"private or loopback address set Options.HTTPClient (outbound.New(outbound.Options{AllowPrivate: true})), or "+
+		"AUTH_PROVIDERS_ALLOW_PRIVATE in the reference server", "provider", h.Name(), "endpoint", endpoint, "err", err,
+		"request_id", web.RequestID(r.Context()))
+	WriteError(w, r, http.StatusBadGateway, code,
+		"the provider's address is not public and the outbound address guard refused to call it (see the server log)")
+	return true
 }
 
 // maxInfoBody caps a user-info response; defends against a hostile or broken provider.

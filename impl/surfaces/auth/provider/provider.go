@@ -10,6 +10,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/surfaces/auth/logger"
 	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
@@ -79,7 +81,7 @@ type Params struct {
 	Cid, Csecret string
 	// Issuer is the token issuer (informational for providers; the token service stamps it).
 	Issuer string
-	// L logs; nil is silent.
+	// L logs; nil passes warnings and errors to the standard log (logger.Errors).
 	L *slog.Logger
 	// AllowedRedirect reports whether a `from` target may be redirected to after login. Nil refuses
 	// every target (the login then answers with JSON instead of redirecting).
@@ -123,13 +125,10 @@ func (p Params) authPath() string {
 
 func (p Params) log() *slog.Logger {
 	if p.L == nil {
-		return discard
+		return logger.Errors
 	}
 	return p.L
 }
-
-// discard is the logger of a nil Logger field: silent.
-var discard = slog.New(slog.DiscardHandler)
 
 // defaultClient is the guarded client of package outbound: providers' token and user-info
 // endpoints are public APIs with no protocol reason to redirect, so redirects are refused.
@@ -183,16 +182,20 @@ type LoginResult struct {
 	From    string
 	// Data is the provider's user-info response, for Params.UserIDFunc; nil for non-OAuth providers.
 	Data UserData
+	// KeepID takes User.ID as the user's id as it is (a custom provider's KeepID): no derivation.
+	KeepID bool
 }
 
-// Finish completes a login for any provider: it hashes the user id under the provider's name, saves
-// the avatar, sets the cookies, then redirects (303) to a still-allowed From or answers with the user
-// as JSON.
+// Finish completes a login for any provider: it derives the user id under the provider's name (unless
+// res.KeepID), saves the avatar, sets the cookies, then redirects (303) to a still-allowed From or
+// answers with the user as JSON.
 func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res LoginResult) {
 	u := res.User
-	if p.UserIDFunc != nil {
+	switch {
+	case res.KeepID:
+	case p.UserIDFunc != nil:
 		u.ID = p.UserIDFunc(name, u.ID, res.Data)
-	} else {
+	default:
 		u.ID = token.UserID(name, u.ID)
 	}
 	if p.AvatarSaver != nil {
@@ -214,8 +217,7 @@ func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res L
 			WriteError(w, r, http.StatusForbidden, CodeAudience, "this site is not an allowed audience")
 			return
 		}
-		p.log().Error("login: setting the token", "user", u.ID, "err", err)
-		web.Internal(w, r, nil, err)
+		web.Internal(w, r, fmt.Errorf("%s login: setting the token of user %s: %w", name, u.ID, err))
 		return
 	}
 	if from := p.SafeFrom(res.From); from != "" {

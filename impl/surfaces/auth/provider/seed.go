@@ -33,13 +33,15 @@ type CustomHandlerOpt struct {
 	MapUserFn func(data UserData, body []byte) token.User
 	// Scopes are the minimal scopes needed to read the user info.
 	Scopes []string
+	// KeepID takes MapUserFn's ID as the user's id, as go-pkgz/auth did (see CustomOAuth2.KeepID).
+	KeepID bool
 }
 
 // CustomOAuth2 is o as the triad form, for the provider name with the client id cid and secret csecret.
 func (o CustomHandlerOpt) CustomOAuth2(name, cid, csecret string) CustomOAuth2 {
 	return CustomOAuth2{Name: name, Cid: cid, Csecret: csecret,
 		AuthURL: o.Endpoint.AuthURL, TokenURL: o.Endpoint.TokenURL, AuthStyle: o.Endpoint.AuthStyle,
-		InfoURL: o.InfoURL, MapUserFn: o.MapUserFn, Scopes: o.Scopes}
+		InfoURL: o.InfoURL, MapUserFn: o.MapUserFn, Scopes: o.Scopes, KeepID: o.KeepID}
 }
 
 // PrivateKeyLoaderInterface is the seed's private-key loader of the device-vendor (Apple) provider,
@@ -89,7 +91,7 @@ func (h *TelegramHandler) Run(ctx context.Context) error {
 	if isNil(h.AvatarSaver) {
 		h.AvatarSaver = nil // AvatarProxy() of a service without a store is a nil *avatar.Proxy
 	}
-	log := logger.ToSlog(h.L)
+	log := logger.Of(h.L)
 	h.Params = Params{JwtService: h.TokenService, AvatarSaver: h.AvatarSaver, L: log}
 	h.conf = TelegramConfig{ProviderName: h.Name(), SuccessMsg: h.SuccessMsg, ErrorMsg: h.ErrorMsg, Telegram: h.Telegram,
 		RequestTTL: DefaultTelegramRequestTTL, Logins: NewMemoryTelegramLogins(), Leader: AlwaysLeader{}}

@@ -73,7 +73,8 @@ type TelegramHandler struct {
 	// Telegram is the messenger API, built from the bot's secret token and an HTTP client
 	// (NewTelegramAPI, or telegram.NewAPI).
 	Telegram *telegram.API
-	// L is the seed's logger (logger.Std, logger.Func(f), logger.FromSlog(s), ...); nil logs nothing.
+	// L is the seed's logger: any value with Logf (logger.Std, logger.Func(f), logger.FromSlog(s), a type of
+	// your own); nil passes warnings and errors to the standard log (logger.Errors), logger.NoOp nothing.
 	L logger.L
 	// TokenService issues the session (the service's TokenService()).
 	TokenService TokenService
@@ -195,7 +196,7 @@ func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 		tok = hex.EncodeToString(b) // 32 chars of [0-9a-f]: fits Telegram's 64-char start parameter
 		l := TelegramLogin{Aud: aud, Session: token.IsSessionRequest(r), Expires: time.Now().Add(h.conf.RequestTTL)}
 		if err := h.conf.Logins.Start(r.Context(), tok, l); err != nil {
-			web.Internal(w, r, nil, fmt.Errorf("telegram: start a login: %w", err))
+			web.Internal(w, r, fmt.Errorf("telegram: start a login: %w", err))
 			return
 		}
 		web.WriteJSON(w, http.StatusOK, telegramLogin{Status: StatusPending, Bot: h.botName, Token: tok})
@@ -203,7 +204,7 @@ func (h *TelegramHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	req, confirmed, err := h.conf.Logins.Take(r.Context(), tok)
 	if err != nil {
-		web.Internal(w, r, nil, fmt.Errorf("telegram: complete a login: %w", err))
+		web.Internal(w, r, fmt.Errorf("telegram: complete a login: %w", err))
 		return
 	}
 	if !confirmed {

@@ -68,8 +68,7 @@ func (h *TwitterHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	hs := token.Handshake{State: temp.Token, Verifier: temp.Secret, From: h.SafeFrom(q.Get("from")), Session: token.IsSessionRequest(r),
 		Provider: TwitterName}
 	if err := h.JwtService.SetHandshake(w, aud, hs); err != nil {
-		h.log().Error("login: handshake", "provider", TwitterName, "err", err)
-		WriteError(w, r, http.StatusInternalServerError, web.CodeInternal, web.MessageInternal)
+		web.Internal(w, r, fmt.Errorf("%s login: handshake: %w", TwitterName, err))
 		return
 	}
 	http.Redirect(w, r, h.conf.AuthorizationURL(temp), http.StatusFound)

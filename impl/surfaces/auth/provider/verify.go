@@ -113,13 +113,18 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if aud == "" && !h.JwtService.AllowedAudience("") {
+		// No aud where tokens must name one (Options.Audiences): the confirmation is for this site,
+		// the issuer, as the message's {{.Site}} says; refused below when it is not an audience.
+		aud = h.Site
+	}
 	if !h.audienceAllowed(aud) {
 		WriteError(w, r, http.StatusForbidden, CodeAudience, "this site is not an allowed audience")
 		return
 	}
 	wait, err := h.Limiter.Allow(r.Context(), address, r.RemoteAddr)
 	if err != nil {
-		web.Internal(w, r, nil, fmt.Errorf("verified %s: send limiter: %w", h.ProviderName, err))
+		web.Internal(w, r, fmt.Errorf("verified %s: send limiter: %w", h.ProviderName, err))
 		return
 	}
 	if wait > 0 {
@@ -130,7 +135,7 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := h.JwtService.HandshakeToken(aud, token.Handshake{ID: user + "::" + address, From: h.SafeFrom(q.Get("from")), Provider: h.ProviderName})
 	if err != nil {
-		web.Internal(w, r, nil, err)
+		web.Internal(w, r, err)
 		return
 	}
 	site := aud
@@ -139,8 +144,7 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	if err := h.tmpl.Execute(&buf, MessageData{User: user, Address: address, Token: tok, Site: site}); err != nil {
-		h.log().Error("verified login: template", "provider", h.ProviderName, "err", err)
-		web.Internal(w, r, nil, err)
+		web.Internal(w, r, fmt.Errorf("verified %s: message template: %w", h.ProviderName, err))
 		return
 	}
 	if err := h.Sender.Send(address, buf.String()); err != nil {
@@ -190,7 +194,7 @@ func (h *VerifyHandler) confirm(w http.ResponseWriter, r *http.Request) {
 	}
 	first, err := h.used.Use(r.Context(), c.ID, c.ExpiresAt.Time)
 	if err != nil {
-		web.Internal(w, r, nil, fmt.Errorf("verified %s: used ids: %w", h.ProviderName, err))
+		web.Internal(w, r, fmt.Errorf("verified %s: used ids: %w", h.ProviderName, err))
 		return
 	}
 	if !first {

@@ -57,9 +57,10 @@ type Email struct {
 	L *slog.Logger
 }
 
-// NewEmail fills the defaults of p. l logs SMTP trouble: a *slog.Logger or the seed's Logf form
-// (logger.Std, logger.Func); nil logs nothing.
-func NewEmail(p EmailParams, l logger.Sink) *Email {
+// NewEmail fills the defaults of p. l logs SMTP trouble: any value with Logf (logger.Std, a
+// logger.Func, a type of your own, logger.FromSlog(s)); nil passes warnings and errors to the
+// standard log (logger.Errors), logger.NoOp logs nothing.
+func NewEmail(p EmailParams, l logger.L) *Email {
 	if p.Port == 0 {
 		p.Port = 25
 	}

@@ -95,7 +95,7 @@ func TestEmail_SeedLogger(t *testing.T) {
 	t.Parallel()
 	srv := smtptest.Start(t, smtptest.Options{})
 	var got []string
-	for _, l := range []logger.Sink{logger.Std, logger.Func(func(format string, args ...any) { got = append(got, fmt.Sprintf(format, args...)) })} {
+	for _, l := range []logger.L{logger.Std, logger.Func(func(format string, args ...any) { got = append(got, fmt.Sprintf(format, args...)) })} {
 		e := sender.NewEmail(sender.EmailParams{Host: srv.Host, Port: srv.Port, From: "noreply@example.com"}, l)
 		if err := e.Send("bob@example.com", "hi"); err != nil {
 			t.Fatal(err)

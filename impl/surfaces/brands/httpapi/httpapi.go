@@ -38,7 +38,8 @@ type Options struct {
 	TokenTTL time.Duration
 	// Now is the clock for token expiry; nil uses time.Now.
 	Now func() time.Time
-	// Log receives internal errors; nil discards them.
+	// Log receives the idempotency key store's warnings; nil discards them. A failed request is
+	// logged on the request's logger (router.Options.Log, through web.Internal).
 	Log *slog.Logger
 	// Revocations relays the database's token revocations to this surface's token cache (the
 	// process's one opaquetoken.Watcher): with it, a resolved token is served from memory until
@@ -70,7 +71,6 @@ type API struct {
 	signups *loginguard.Signups
 	// keys runs the operations that take Idempotency-Key once per key (impl/kit/idempotency).
 	keys *idempotency.Keys
-	log  *slog.Logger
 	// The two public lists, rendered and cached at the edge.
 	available, featured listCache
 }
@@ -104,7 +104,6 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		tokens:  tokens,
 		guard:   loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), brands.ErrInvalidCredentials),
 		signups: loginguard.NewSignups(throttle.New(pool, loginguard.SignupOptions(opts.Signups))),
-		log:     opts.Log,
 	}
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
@@ -116,7 +115,6 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		Public:     bearer.PublicBySpec(spec),
 		QueryParam: "access_token",
 		IsInvalid:  func(err error) bool { return errors.Is(err, opaquetoken.ErrInvalid) },
-		Log:        opts.Log,
 		UserID:     func(p brands.Principal) string { return p.UserID },
 	})
 	return a, nil
@@ -148,7 +146,7 @@ func (a *API) Mount(r chi.Router) error {
 	}, func(g chi.Router) {
 		strict := brandsapi.NewStrictHandlerWithOptions(&server{a}, []brandsapi.StrictMiddlewareFunc{clientAddr}, brandsapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
-			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(a.log),
+			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(),
 		})
 		brandsapi.HandlerWithOptions(strict, brandsapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: web.BadParam})
 	})

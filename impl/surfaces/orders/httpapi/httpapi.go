@@ -35,7 +35,8 @@ type Options struct {
 	ClientID, ClientSecret string
 	// TokenTTL is the access tokens' lifetime; 0 uses orders.DefaultTokenTTL (24 h, the seed's).
 	TokenTTL time.Duration
-	// Log receives internal errors; nil discards them.
+	// Log receives the idempotency key store's warnings; nil discards them. A failed request is
+	// logged on the request's logger (router.Options.Log, through web.Internal).
 	Log *slog.Logger
 	// Revocations relays the database's token revocations to this surface's token cache (the
 	// process's one opaquetoken.Watcher): with it, a resolved token is served from memory until
@@ -73,7 +74,6 @@ type API struct {
 	opts    Options
 	// keys runs the operations that take Idempotency-Key once per key (impl/kit/idempotency).
 	keys *idempotency.Keys
-	log  *slog.Logger
 }
 
 // New checks opts and builds the API on pool.
@@ -106,7 +106,6 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		guard:   loginguard.New(opts.Hasher, throttle.New(pool, opts.Logins), orders.ErrInvalidCredentials),
 		signups: loginguard.NewSignups(throttle.New(pool, loginguard.SignupOptions(opts.Signups))),
 		opts:    opts,
-		log:     opts.Log,
 	}
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
@@ -116,7 +115,6 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		Realm:     "orders",
 		Public:    bearer.PublicBySpec(spec),
 		IsInvalid: func(err error) bool { return errors.Is(err, opaquetoken.ErrInvalid) },
-		Log:       opts.Log,
 		UserID:    func(p orders.Principal) string { return strconv.FormatInt(p.ID, 10) },
 	})
 	return a, nil
@@ -148,7 +146,7 @@ func (a *API) Mount(r chi.Router) error {
 	}, func(g chi.Router) {
 		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, []ordersapi.StrictMiddlewareFunc{clientAddr}, ordersapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,
-			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(a.log),
+			ResponseErrorHandlerFunc: refusals.ResponseErrorHandler(),
 		})
 		ordersapi.HandlerWithOptions(strict, ordersapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: web.BadParam})
 	})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -163,10 +164,10 @@ func (a *API) oauthInternal(w http.ResponseWriter, r *http.Request, err error) {
 	// An unreachable database (503 database_unavailable) and a client that went away are classified
 	// where every surface's failures are.
 	if web.DatabaseUnavailable(err) || r.Context().Err() != nil {
-		web.Internal(w, r, a.log, err)
+		web.Internal(w, r, err)
 		return
 	}
-	a.log.ErrorContext(r.Context(), "orders: token endpoint", "err", err, "request_id", web.RequestID(r.Context()))
+	web.LogFailure(w, r, fmt.Errorf("orders: token endpoint: %w", err))
 	oauthFail(w, http.StatusInternalServerError, "server_error", "internal server error")
 }
 
