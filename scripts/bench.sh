@@ -117,15 +117,24 @@ pair() {
   b=$(python3 -c "print(max($b1,$b2))"); o=$(python3 -c "print(max($o1,$o2))")
   printf '%-40s %12.0f req/s  baseline %12.0f req/s  ratio %.2fx\n' "$name" "$o" "$b" "$(python3 -c "print($o/$b)")"
 }
-# rounds NAME TARGET OURS THEIRS: HEALTHZ_ROUNDS short wrk runs a side, alternating which goes
-# first (ABBA), one ratio per round, so a neighbour's burst moves one round instead of the result.
+# rounds NAME TARGET OURS THEIRS [WRK ARGS...]: ROUNDS_OF short wrk runs a side (HEALTHZ_ROUNDS,
+# 8, unless set), alternating which goes first (ABBA), one ratio per round, so a neighbour's burst
+# moves one round instead of the result; both sides get the same wrk arguments (headers). A run
+# with any non-2xx answer stops the bench: it would measure a refusal.
 rounds() {
   local name=$1 want=$2 ours=$3 theirs=$4 i o b ratios=()
-  for ((i = 0; i < ${HEALTHZ_ROUNDS:-8}; i++)); do
+  shift 4
+  one() {
+    local out
+    out=$(wrk -t2 -c"$CONNS" -d2s "$@")
+    if grep -q 'Non-2xx' <<<"$out"; then echo "bench: non-2xx answers from ${*: -1}" >&2; exit 1; fi
+    awk '/Requests\/sec/ {print $2}' <<<"$out"
+  }
+  for ((i = 0; i < ${ROUNDS_OF:-${HEALTHZ_ROUNDS:-8}}; i++)); do
     if ((i % 2 == 0)); then
-      b=$(wrk -t2 -c"$CONNS" -d2s "$theirs" | awk '/Requests\/sec/ {print $2}'); o=$(wrk -t2 -c"$CONNS" -d2s "$ours" | awk '/Requests\/sec/ {print $2}')
+      b=$(one "$@" "$theirs"); o=$(one "$@" "$ours")
     else
-      o=$(wrk -t2 -c"$CONNS" -d2s "$ours" | awk '/Requests\/sec/ {print $2}'); b=$(wrk -t2 -c"$CONNS" -d2s "$theirs" | awk '/Requests\/sec/ {print $2}')
+      o=$(one "$@" "$ours"); b=$(one "$@" "$theirs")
     fi
     ratios+=("$(python3 -c "print($o / $b)")")
     printf '%-40s %12.0f req/s  baseline %12.0f req/s  ratio %.2fx (round %d)\n' "$name" "$o" "$b" "${ratios[-1]}" "$((i + 1))"

@@ -1,5 +1,6 @@
 // Command benchbase is the baseline server of `make bench`: the least work an HTTP endpoint can do
-// with the same stack (a bare chi handler, a raw pgx query), so triad's figures can be reported as
+// with the same stack (a bare chi handler, a raw pgx query), and hand-written chi + pgx handlers of
+// the read routes running the same SQL as triad (reads.go), so triad's figures can be reported as
 // ratios measured in the same run on the same noisy machine.
 package main
 
@@ -68,6 +69,8 @@ func main() {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(map[string]string{"status": "ready", "database": "ok"})
 		})
+		// The read routes of the orders and brands APIs, running triad's own SQL (reads.go).
+		mountReads(r, pool)
 	}
 	srv := &http.Server{Addr: *addr, Handler: r, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
