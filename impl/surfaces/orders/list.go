@@ -3,6 +3,8 @@ package orders
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -93,7 +95,7 @@ func (s *Service) list(ctx context.Context, caller Principal, scope string, owne
 	if !ok {
 		return out, InvalidInput(invalid.OneOf("", "sort", SortValues()))
 	}
-	release, err := s.share.acquire(ctx, caller.ID)
+	release, err := s.share.acquire(ctx, caller.ID, pr.Number*pr.Size <= ShallowOffset)
 	if err != nil {
 		return out, err
 	}
@@ -126,49 +128,43 @@ func (s *Service) list(ctx context.Context, caller Principal, scope string, owne
 	return out, err
 }
 
-// listPipelined runs a page query on pool in one pipelined round trip (BEGIN, the settings, the
-// query, COMMIT) with the statement timeout Limits.ListTimeout, so that no page holds a connection
-// for longer, and, for the new-orders list (generic), with a generic plan. PostgreSQL would
+// listPipelined runs a page query on pool in one round trip of two statements, a set_config of
+// the page's settings and the query, pipelined before one Sync: PostgreSQL runs the statements of
+// a pipeline as one implicit transaction, so the settings (set_config's is_local) hold for the
+// query alone and end with it, with no BEGIN or COMMIT and no session state a transaction-mode
+// pooler could hand to another client. The settings are the statement timeout Limits.ListTimeout
+// (each Execute starts its timer from the setting then in force), so that no page holds a
+// connection for longer, and, for the new-orders list (generic), a generic plan. PostgreSQL would
 // otherwise plan that statement afresh on every call, which for a 20-row page costs more than
-// running it (measured: about half the time of GET /orders). A generic plan is safe for that list
-// only: its filter is a constant (status = 'WAITING') and each sort order has its own partial
-// index, so the plan does not depend on the parameters. The per-user lists keep custom plans,
-// since how many orders one user has decides between an index walk and a sort. (A statement's
-// first preparation on a connection runs before the settings, without the timeout.)
+// running it. A generic plan is safe for that list only: its filter is a constant (status =
+// 'WAITING') and each sort order has its own partial index, so the plan does not depend on the
+// parameters. The per-user lists keep custom plans, since how many orders one user has decides
+// between an index walk and a sort. (A statement's first preparation on a connection runs before
+// the settings, without the timeout.)
 func (s *Service) listPipelined(ctx context.Context, pool *pgxpool.Pool, sql string, args []any, generic bool, out *PageOf[Order]) (found bool, err error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer conn.Release()
-	b := &pgx.Batch{}
-	b.Queue("BEGIN READ ONLY")
-	// Constant statements (the timeout is the Service's, fixed at start): SET is a utility
-	// statement, cheaper than a SELECT of set_config with parameters.
-	settings := []string{s.setTimeout}
+	// Constant texts (the timeout is the Service's, fixed at start), each prepared once per connection.
+	settings := s.listSettings
 	if generic {
-		settings = append(settings, "SET LOCAL plan_cache_mode = force_generic_plan")
+		settings = s.listSettingsGeneric
 	}
-	for _, set := range settings {
-		b.Queue(set)
-	}
+	b := &pgx.Batch{}
+	b.Queue(settings)
 	b.Queue(sql, args...)
-	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	err = func() error {
-		for range 1 + len(settings) { // BEGIN, the settings
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
+		if _, err := br.Exec(); err != nil {
+			return err
 		}
 		rows, err := br.Query()
 		if err != nil {
 			return err
 		}
-		if found, err = scanPage(rows, out); err != nil {
-			return err
-		}
-		_, err = br.Exec() // COMMIT
+		found, err = scanPage(rows, out)
 		return err
 	}()
 	if cerr := br.Close(); err == nil {
@@ -178,6 +174,16 @@ func (s *Service) listPipelined(ctx context.Context, pool *pgxpool.Pool, sql str
 		pgtx.EndOpen(ctx, conn.Conn())
 	}
 	return found, err
+}
+
+// listSettings are the statements giving a list page its settings for its own implicit
+// transaction (listPipelined): the statement timeout, and with generic a generic plan.
+func listSettings(timeout time.Duration, generic bool) string {
+	set := fmt.Sprintf("SELECT set_config('statement_timeout', '%d', true)", timeout.Milliseconds())
+	if generic {
+		set += ", set_config('plan_cache_mode', 'force_generic_plan', true)"
+	}
+	return set
 }
 
 // pgErrCode is the SQLSTATE of a PostgreSQL error, "" for any other error.

@@ -53,8 +53,9 @@ type Service struct {
 	// the pool, at least 1, so many accounts paging deep together leave the other half to
 	// everyone's first pages.
 	deep chan struct{}
-	// setTimeout is the statement giving a list page's transaction its statement_timeout.
-	setTimeout string
+	// listSettings and listSettingsGeneric give a list page its statement_timeout, the second
+	// also a generic plan (listPipelined).
+	listSettings, listSettingsGeneric string
 }
 
 // DefaultMaxHeld is how many orders one performer may hold (IN PROGRESS and READY) at once
@@ -84,9 +85,11 @@ type Limits struct {
 	// RetakeCooldown is how long a performer whose order was rejected, released or expired may
 	// not take it again (ErrCoolingDown). 0 means DefaultRetakeCooldown.
 	RetakeCooldown time.Duration
-	// ListShare is how many list pages one user reads at once in this process; more wait for one
-	// of the user's own places, so one user cannot hold the whole pool. 0 means a quarter of the
-	// pool's connections, at least 1.
+	// ListShare is how many list pages one user reads at once in this process while others read
+	// too; more wait for one of the user's own places, so one user cannot hold the whole pool.
+	// While no other user reads and the list reads in flight leave a connection of the pool free,
+	// a user's shallow page goes at once even beyond its places (share; a lone user is not held
+	// to a part of an idle pool). 0 means a quarter of the pool's connections, at least 1.
 	ListShare int
 	// ListTimeout bounds one page's query (statement_timeout); a page past it is refused with
 	// ErrListTooSlow. 0 means DefaultListTimeout.
@@ -120,7 +123,8 @@ func NewService(pool *pgxpool.Pool, cfg Config) *Service {
 		limits.ListTimeout = DefaultListTimeout
 	}
 	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits, reads: pgread.New(pool, nil),
-		share: newShare(limits.ListShare), deep: make(chan struct{}, max(1, int(pool.Config().MaxConns)/2)), setTimeout: fmt.Sprintf("SET LOCAL statement_timeout = %d", limits.ListTimeout.Milliseconds())}
+		share: newShare(limits.ListShare, int(pool.Config().MaxConns)), deep: make(chan struct{}, max(1, int(pool.Config().MaxConns)/2)),
+		listSettings: listSettings(limits.ListTimeout, false), listSettingsGeneric: listSettings(limits.ListTimeout, true)}
 }
 
 // ReadFrom sends the list pages through r (a standby with read-your-writes); without it they read
