@@ -140,9 +140,10 @@ func (a *API) Mount(r chi.Router) error {
 		return err
 	}
 	return router.Group(r, router.Surface{
-		Spec:   spec,
-		Before: []func(http.Handler) http.Handler{a.auth.Middleware, a.keys.Middleware},
-		Also:   fieldChecks,
+		Spec:     spec,
+		Before:   []func(http.Handler) http.Handler{a.auth.Middleware, a.keys.Middleware},
+		Validate: validated,
+		Also:     fieldChecks,
 	}, func(g chi.Router) {
 		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, []ordersapi.StrictMiddlewareFunc{clientAddr}, ordersapi.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc:  web.StrictRequestError,

@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/kit/web"
+)
+
+// TestWellFormedReads_TheValidatorAccepts: every read wellFormedRead lets past the spec validator
+// is one the validator accepts, over every combination of ids, page parameters and extra query
+// below, well formed or not; and the common reads do go past it (else the speed-up is gone).
+func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
+	t.Parallel()
+	spec, err := ordersapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reached bool
+	validator := web.Validator(spec, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+	accepts := func(target string) bool {
+		reached = false
+		validator.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))
+		return reached
+	}
+	for _, target := range []string{"/authenticated", "/orders", "/orders?page=0&size=20", "/orders/17",
+		"/users/3/orders?sort=price,desc&page=2&size=100", "/orders?sort=createdAt%2Cdesc", "/users/9223372036854775807/orders"} {
+		if !wellFormedRead(httptest.NewRequest(http.MethodGet, target, nil)) {
+			t.Errorf("GET %s goes through the validator; it is a well-formed read", target)
+		}
+	}
+	ids := []string{"1", "17", "0", "007", "-1", "+1", "1.5", "x", "", "9223372036854775807", "9223372036854775808", "1%32"}
+	pages := []string{"", "page=0", "page=10000", "page=10001", "page=-1", "page=01", "page=x", "page=1e3", "page=", "page", "page=+1"}
+	sizes := []string{"", "size=1", "size=100", "size=0", "size=101", "size=020", "size=20&size=20"}
+	sorts := []string{"", "sort=id", "sort=price,desc", "sort=price%2Cdesc", "sort=createdAt,asc", "sort=name", "sort=price,up", "sort=PRICE", "sort=%zz"}
+	extras := []string{"", "colour=red", "page=1"}
+	var targets []string
+	for _, id := range ids {
+		targets = append(targets, "/orders/"+id, "/orders/"+id+"?page=1", "/authenticated?"+id)
+	}
+	for _, base := range []string{"/orders", "/users/1/orders", "/users/0/orders", "/users/x/orders", "/users/1/2/orders"} {
+		for _, p := range pages {
+			for _, s := range sizes {
+				for _, o := range sorts {
+					for _, x := range extras {
+						var q []string
+						for _, part := range []string{p, s, o, x} {
+							if part != "" {
+								q = append(q, part)
+							}
+						}
+						targets = append(targets, base+"?"+strings.Join(q, "&"))
+					}
+				}
+			}
+		}
+	}
+	skipped := 0
+	for _, target := range targets {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		if !wellFormedRead(r) {
+			continue
+		}
+		skipped++
+		if !accepts(target) {
+			t.Errorf("GET %s skips the validator, which refuses it", target)
+		}
+	}
+	for _, r := range []*http.Request{
+		httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader("{}")),
+		httptest.NewRequest(http.MethodGet, "/orders", strings.NewReader("{}")),
+		httptest.NewRequest(http.MethodPatch, "/orders/1/take", nil),
+		httptest.NewRequest(http.MethodGet, "/orders/1/take", nil),
+	} {
+		if wellFormedRead(r) {
+			t.Errorf("%s %s skips the validator", r.Method, r.URL)
+		}
+	}
+	t.Logf("%d of %d reads skip the validator", skipped, len(targets))
+}
