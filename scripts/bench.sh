@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make bench: Go benchmarks (each reports its own same-run baseline ratio), the auth library beside
 # go-pkgz/auth (bench/authpeer), then a wrk load run against the real binary on loopback beside the
-# baseline server (cmd/benchbase), as ratios, then the servers' RSS (dev: idle and peaks; prod: idle
-# 60 s after start) and a table of every gated figure (median of ROUNDS runs, their range, target,
-# PASS/FAIL); it exits non-zero when a target is not met. About 8-10 minutes on 2 cores
-# (ROUNDS=1 BENCH_OTHERS=0 PEER_ROUNDS=1 for a quick look).
+# baseline server (cmd/benchbase: bare handlers, and the read routes on the same SQL), as ratios,
+# then the servers' RSS (dev: idle and peaks; prod: idle 60 s after start) and a table of every
+# gated figure (median of ROUNDS runs, their range, target, PASS/FAIL) with the load average; it
+# exits non-zero when a target is not met. About 10-12 minutes on 2 cores (ROUNDS=1 BENCH_OTHERS=0
+# PEER_ROUNDS=1 READ_ROUNDS=2 for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,10 @@ if ! command -v wrk >/dev/null 2>&1; then
   fi
 fi
 
+# The machine's load when the run began and ended, printed with the targets: on a shared machine a
+# figure means little without it.
+load_at() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start=$(load_at)
 work=$(mktemp -d)
 cleanup() {
   local p
@@ -162,7 +167,7 @@ else
   echo "the prod server was gone at 60 s:"; cat "$work/prod.log"; figure "prod server idle RSS, 60 s after start" "<=40" "" MiB
 fi
 echo
-echo "== Targets (median of the runs; range is the lowest and highest run)"
+echo "== Targets (median of the runs; range is the lowest and highest run; load average $load_start at the start, $(load_at) now)"
 python3 - "$summary" <<'EOF'
 import statistics as st, sys
 failed = 0

@@ -6,6 +6,6 @@
 brands_token=$(curl -fs -X POST "$T/api/user/login" -d email=demo@brands.test -d password=demo-password |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 ROUNDS_OF=${READ_ROUNDS:-6}
-rounds "GET /api/brand/list vs same SQL" "${TARGET_READS:-0.7}" "$T/api/brand/list" "$B/api/brand/list"
-rounds "GET /api/user/me vs same SQL" "${TARGET_READS:-0.7}" "$T/api/user/me?access_token=$brands_token" "$B/api/user/me?access_token=$brands_token"
+rounds "GET /api/brand/list vs same SQL" 0.75 "$T/api/brand/list" "$B/api/brand/list"
+rounds "GET /api/user/me vs same SQL" 0.75 "$T/api/user/me?access_token=$brands_token" "$B/api/user/me?access_token=$brands_token"
 unset ROUNDS_OF
