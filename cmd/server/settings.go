@@ -88,7 +88,7 @@ func settings(c *Config) []*setting {
 			docs("orders one performer may hold at once, IN PROGRESS and READY together; a take beyond gets 409 `too_many_in_progress` (at least 1). Formerly `ORDERS_MAX_IN_PROGRESS` (`-orders-max-in-progress`), which counted IN PROGRESS only: that variable is still read when `ORDERS_MAX_HELD` is unset (deprecated); the old flag is gone"),
 		set("orders-list-share", "ORDERS_LIST_SHARE", &c.Orders.ListShare, 0,
 			"list pages one user reads at once per replica, more wait their turn; 0 is a quarter of the database pool, at least 1", atLeast(0)).
-			docs("list pages (`GET /orders`, `GET /users/{id}/orders`) one user reads at once on each replica; more wait for one of that user's places, never another user's; `0` is a quarter of the database pool (`DB_MAX_CONNS` or pgx's default), at least 1"),
+			docs("list pages (`GET /orders`, `GET /users/{id}/orders`) one user reads at once on each replica while others read; more wait for one of that user's places, never another user's (a lone user's pages starting at most 100 rows in go beyond it while the pool has more than one connection free); `0` is a quarter of the database pool (`DB_MAX_CONNS` or pgx's default), at least 1"),
 		set("orders-list-timeout", "ORDERS_LIST_TIMEOUT", &c.Orders.ListTimeout, orders.DefaultListTimeout,
 			"longest a list page's query may run before it is cancelled and answered 503 server_busy", atLeast(time.Millisecond)).
 			docs("the `statement_timeout` of each list page's query; a page past it is cancelled and answered 503 `server_busy` with `Retry-After: 1`"),
