@@ -20,7 +20,11 @@ func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reached bool
-	validator := web.Validator(spec, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+	mw, err := web.Validator(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validator := mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
 	accepts := func(target string) bool {
 		reached = false
 		validator.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))
