@@ -10,13 +10,32 @@ import (
 )
 
 // validated is the orders surface's router.Surface.Validate: every request goes through the spec
-// validator except a read whose every input is already one the spec accepts (wellFormedRead).
-// Those are the busiest requests (the lists, an order, the caller), and for them the validator's
+// validator except a read or a move whose every input is already one the spec accepts
+// (wellFormedRead, wellFormedMove). Those are the busiest requests (the lists, an order, the
+// caller, the moves of an order's life), and for them the validator's
 // route matching and parameter decoding cost several times the rest of the shared middleware; the
 // generated binders parse the same parameters again and the handlers check what the spec cannot
 // state. A read that is not plainly well formed is validated, so every refusal is still the
 // validator's, with every problem named (TestWellFormedReads_TheValidatorAccepts ties the two).
-func validated(r *http.Request) bool { return !wellFormedRead(r) }
+func validated(r *http.Request) bool { return !wellFormedRead(r) && !wellFormedMove(r) }
+
+// moves are the actions of PATCH /orders/{id}/{action}: none takes a body or a query, and the id
+// is their only parameter.
+var moves = map[string]bool{"cancel": true, "release": true, "reject": true, "take": true, "pass": true, "accept": true}
+
+// wellFormedMove reports whether r is PATCH /orders/{id}/{action}, an action of moves, without a
+// body or a query, its path sent plainly, the id one wellFormedID takes.
+func wellFormedMove(r *http.Request) bool {
+	if r.Method != http.MethodPatch || r.ContentLength != 0 || len(r.TransferEncoding) != 0 || r.URL.RawPath != "" || r.URL.RawQuery != "" || r.URL.ForceQuery {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/orders/")
+	if !ok {
+		return false
+	}
+	id, action, ok := strings.Cut(rest, "/")
+	return ok && moves[action] && wellFormedID(id)
+}
 
 // wellFormedRead reports whether r is GET /authenticated, /orders/{id}, /orders or
 // /users/{id}/orders without a body, its path sent plainly (no percent-encoding), with ids of 1 to 19 digits and no leading zero, and as query

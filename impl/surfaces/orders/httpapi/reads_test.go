@@ -76,7 +76,6 @@ func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
 	for _, r := range []*http.Request{
 		httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader("{}")),
 		httptest.NewRequest(http.MethodGet, "/orders", strings.NewReader("{}")),
-		httptest.NewRequest(http.MethodPatch, "/orders/1/take", nil),
 		httptest.NewRequest(http.MethodGet, "/orders/1/take", nil),
 	} {
 		if wellFormedRead(r) {
@@ -84,4 +83,83 @@ func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d reads skip the validator", skipped, len(targets))
+}
+
+// TestWellFormedMoves_TheValidatorAccepts: the moves wellFormedMove lets past the spec validator
+// are exactly the spec's PATCH /orders/{id}/{action} operations, each taking no body and no
+// parameter but the id, and every request it lets past, over ids, actions, queries and bodies well
+// formed or not, is one the validator accepts.
+func TestWellFormedMoves_TheValidatorAccepts(t *testing.T) {
+	t.Parallel()
+	spec, err := ordersapi.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSpec := map[string]bool{}
+	for path, item := range spec.Paths.Map() {
+		action, ok := strings.CutPrefix(path, "/orders/{id}/")
+		if !ok {
+			continue
+		}
+		if item.Patch == nil || len(item.Operations()) != 1 {
+			t.Errorf("%s: a move is a PATCH and nothing else", path)
+			continue
+		}
+		op := item.Patch
+		if op.RequestBody != nil || len(op.Parameters)+len(item.Parameters) != 1 {
+			t.Errorf("PATCH %s takes a body or a parameter besides the id: the validator must see it", path)
+		}
+		inSpec[action] = true
+	}
+	for action := range moves {
+		if !inSpec[action] {
+			t.Errorf("moves names %q, which is no PATCH /orders/{id}/%s of the spec", action, action)
+		}
+	}
+	for action := range inSpec {
+		if !moves[action] {
+			t.Errorf("PATCH /orders/{id}/%s goes through the validator: add it to moves", action)
+		}
+	}
+
+	var reached bool
+	mw, err := web.Validator(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validator := mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+	ids := []string{"1", "17", "0", "007", "-1", "x", "", "9223372036854775807", "9223372036854775808", "1%32"}
+	actions := []string{"take", "pass", "accept", "cancel", "release", "reject", "ready", "TAKE", "take/", "", "take/1"}
+	skipped, total := 0, 0
+	for _, id := range ids {
+		for _, action := range actions {
+			for _, query := range []string{"", "?", "?page=1"} {
+				for _, body := range []string{"", "{}"} {
+					for _, method := range []string{http.MethodPatch, http.MethodPost, http.MethodGet} {
+						target := "/orders/" + id + "/" + action + query
+						r := httptest.NewRequest(method, target, strings.NewReader(body))
+						if body == "" {
+							r = httptest.NewRequest(method, target, nil)
+						}
+						total++
+						if !wellFormedMove(r) {
+							continue
+						}
+						skipped++
+						reached = false
+						validator.ServeHTTP(httptest.NewRecorder(), r)
+						if !reached {
+							t.Errorf("%s %s (body %q) skips the validator, which refuses it", method, target, body)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, target := range []string{"/orders/17/accept", "/orders/1/take", "/orders/9223372036854775807/pass"} {
+		if !wellFormedMove(httptest.NewRequest(http.MethodPatch, target, nil)) {
+			t.Errorf("PATCH %s goes through the validator; it is a well-formed move", target)
+		}
+	}
+	t.Logf("%d of %d requests skip the validator", skipped, total)
 }
