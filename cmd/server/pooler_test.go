@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
@@ -29,6 +30,9 @@ func TestServer_ReplicasBehindTransactionPooler(t *testing.T) {
 			bases <- base
 		}()
 	}
+	// A request that hangs (a server connection the pooler never hands back) fails the test in
+	// bounded time instead of holding the whole run until its timeout.
+	client := &http.Client{Timeout: 30 * time.Second}
 	for i := range replicas {
 		base := <-bases
 		if base == "" {
@@ -39,7 +43,7 @@ func TestServer_ReplicasBehindTransactionPooler(t *testing.T) {
 				t.Fatalf("replica %d: brand list: %d %s", i, status, body)
 			}
 			body := fmt.Sprintf(`{"name":"U","email":"u%d-%d@example.com","password":"a-long-password"}`, i, j)
-			resp, err := http.Post(base+"/api/user/register", "application/json", strings.NewReader(body))
+			resp, err := client.Post(base+"/api/user/register", "application/json", strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +55,7 @@ func TestServer_ReplicasBehindTransactionPooler(t *testing.T) {
 			}
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, base+"/api/user/me", nil)
 			req.Header.Set("Authorization", "Bearer "+reg.Token)
-			me, err := http.DefaultClient.Do(req)
+			me, err := client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
