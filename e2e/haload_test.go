@@ -45,6 +45,8 @@ type haResult struct {
 	failed      int
 	balancer503 int           // the balancer's own 503 (no server in its rotation), not a server's JSON
 	firstError  time.Duration // from the fault to the first failure
+	faultAt     time.Time     // when the fault was injected
+	errorSpan   [2]time.Time  // the first failed request's start, the last one's end (for the stack's logs)
 	sample      string        // one failure, for the log
 }
 
@@ -194,6 +196,7 @@ func (l *haLoad) run(ctx context.Context, inject func(context.Context) error) ha
 
 	time.Sleep(1500 * time.Millisecond)
 	faultAt := time.Now()
+	r.faultAt = faultAt
 	err := inject(ctx)
 	for err == nil {
 		time.Sleep(100 * time.Millisecond)
@@ -212,6 +215,7 @@ func (l *haLoad) run(ctx context.Context, inject func(context.Context) error) ha
 	if !firstStart.IsZero() {
 		r.errors = lastEnd.Sub(firstStart)
 		r.firstError = firstStart.Sub(faultAt)
+		r.errorSpan = [2]time.Time{firstStart, lastEnd}
 	}
 	return r
 }

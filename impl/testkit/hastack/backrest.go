@@ -59,14 +59,21 @@ func (s *Stack) finishBackrestConfig() error {
 
 // backrest runs pgbackrest command on the stanza as the postgres user.
 func (s *Stack) backrest(ctx context.Context, command string, args ...string) error {
-	cmd := exec.CommandContext(ctx, lookPath("pgbackrest"), append([]string{"--config=" + s.backrestConf, "--stanza=triad"}, append(args, command)...)...)
+	_, err := s.backrestOut(ctx, command, args...)
+	return err
+}
+
+// backrestOut is backrest returning what the command printed on stdout.
+func (s *Stack) backrestOut(ctx context.Context, command string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, lookPath("pgbackrest"), append([]string{"--config=" + s.backrestConf, "--stanza=triad"}, append([]string{command}, args...)...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	cmd.Env = append(os.Environ(), "HOME="+s.dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("hastack: pgbackrest %s: %w: %s", command, err, out)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("hastack: pgbackrest %s: %w: %s%s", command, err, stdout.String(), stderr.String())
 	}
-	return nil
+	return stdout.String(), nil
 }
 
 // ArchiveNow switches the primary to a new WAL segment and waits until the archive has the one it

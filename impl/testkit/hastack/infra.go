@@ -74,13 +74,16 @@ func (s *Stack) startProxy(ctx context.Context) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
 	maxconn 2000
+	log stderr format iso local0 notice
+	stats socket %s mode 600 level admin
 defaults
+	log global
 	mode tcp
 	timeout connect 2s
 	timeout client 30m
 	timeout server 30m
 	timeout check 1s
-`)
+`, filepath.Join(s.dir, "haproxy.sock"))
 	for _, l := range []struct {
 		name  string
 		port  int

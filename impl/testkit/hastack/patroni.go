@@ -63,11 +63,15 @@ func (s *Stack) newNode(i int) (*node, error) {
 	// promotes only that standby, so no acknowledged commit is lost in a failover. Not strict: with
 	// the standby gone the primary goes on alone (asynchronous) rather than stopping every write.
 	// pg_rewind (wal_log_hints, data checksums) lets a crashed primary rejoin as a standby.
+	// archive_command names the node's own data folder (--pg1-path): PostgreSQL passes %p relative
+	// to it, and pgBackRest refuses a relative path under any other pg1-path, so with the stanza's
+	// pg1-path (the first node) the second node's archiver failed on every segment while it led,
+	// leaving its timeline out of the archive (the restore drill stopped at the promotion).
 	yml := fmt.Sprintf(`scope: triad
 namespace: /triad-ha/
 name: %[1]s
 log:
-  level: WARNING
+  level: INFO
 restapi:
   listen: 127.0.0.1:%[2]d
   connect_address: 127.0.0.1:%[2]d
@@ -117,7 +121,7 @@ postgresql:
   parameters:
     unix_socket_directories: '%[8]s'
     archive_mode: "on"
-    archive_command: 'pgbackrest --config=%[10]s --stanza=triad archive-push "%%p"'
+    archive_command: 'pgbackrest --config=%[10]s --stanza=triad --pg1-path=%[8]s/data archive-push "%%p"'
     logging_collector: "on"
     log_directory: log
     log_filename: postgresql.log
