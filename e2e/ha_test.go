@@ -50,7 +50,11 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	if os.Getenv("TRIAD_HA_KEEP") == "" { // set, the stack's folder (logs, archive) stays for a look
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	} else {
+		t.Logf("the stack's folder: %s (kept: TRIAD_HA_KEEP)", dir)
+	}
 	settings, err := hastack.BouncerSettings(filepath.Join(repoRoot, "deploy", "pgbouncer", "pgbouncer.ini"))
 	if err != nil {
 		t.Fatal(err)

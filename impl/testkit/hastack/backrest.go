@@ -117,7 +117,7 @@ func (s *Stack) RestoreTo(ctx context.Context, target time.Time) (*Restored, err
 	}
 	data := filepath.Join(dir, "data")
 	if err := s.backrest(ctx, "restore", "--pg1-path="+data, "--type=time",
-		"--target="+target.UTC().Format("2006-01-02 15:04:05.000000-07"), "--target-action=promote"); err != nil {
+		"--target="+target.UTC().Format("2006-01-02 15:04:05.000000-07"), "--target-action=promote", "--target-timeline=latest"); err != nil {
 		return nil, err
 	}
 	bin, err := pgcluster.FindBinaries()

@@ -62,7 +62,9 @@ func (s *Stack) startEtcd(ctx context.Context) error {
 
 // startProxy starts HAProxy before the nodes with two ports: the primary's (the node whose Patroni
 // answers GET /primary 200) and the standbys' (GET /replica 200). Each node's Patroni is asked
-// every 250 ms; two failed checks take a node out and one good one puts it in; a node taken out
+// every 250 ms while it is in, every 100 ms while it is out or after a failed check; two failed
+// checks take a node out and one good one puts it in (a new primary is in within 100 ms of taking
+// the leader key); a node taken out
 // has its connections cut (on-marked-down shutdown-sessions), so a pooler holding connections to a
 // demoted primary finds them closed instead of writing into a read-only standby.
 func (s *Stack) startProxy(ctx context.Context) error {
@@ -94,7 +96,7 @@ defaults
 	balance roundrobin
 	option httpchk OPTIONS %s
 	http-check expect status 200
-	default-server inter 250ms fall 2 rise 1 on-marked-down shutdown-sessions
+	default-server inter 250ms fastinter 100ms downinter 100ms fall 2 rise 1 on-marked-down shutdown-sessions
 `, l.name, l.port, l.check)
 		for _, n := range s.nodes {
 			fmt.Fprintf(&b, "\tserver %s 127.0.0.1:%d check port %d\n", n.name, n.pgPort, n.restPort)

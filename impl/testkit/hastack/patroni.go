@@ -1,15 +1,9 @@
 package hastack
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -273,118 +267,4 @@ func (s *Stack) RestartNode(i int) error {
 		_ = syscall.Kill(pm, syscall.SIGKILL)
 	}
 	return n.start()
-}
-
-// Switchover is a planned change of leader through Patroni's REST API: the leader stops its
-// PostgreSQL (fast), the synchronous standby is promoted, the old leader follows it.
-func (s *Stack) Switchover(ctx context.Context) error {
-	i, err := s.Leader(ctx)
-	if err != nil {
-		return err
-	}
-	ms, err := s.members(ctx)
-	if err != nil {
-		return err
-	}
-	candidate := ""
-	for _, m := range ms {
-		if m.Role == "sync_standby" {
-			candidate = m.Name
-		}
-	}
-	if candidate == "" {
-		return fmt.Errorf("hastack: no synchronous standby to switch over to: %+v", ms)
-	}
-	body, _ := json.Marshal(map[string]string{"leader": s.nodes[i].name, "candidate": candidate})
-	return send(ctx, http.MethodPost, s.nodes[i].rest("/switchover"), body)
-}
-
-// RestartPrimary is a fast restart of the primary's PostgreSQL as an operator does it under
-// Patroni: Patroni paused (maintenance mode: no failover, no restart of its own), a CHECKPOINT
-// while clients still work, PgBouncer's PAUSE (clients wait), `pg_ctl restart -m fast`, RESUME,
-// Patroni resumed. Patroni's own POST /restart started PostgreSQL again only ~3 s after stopping it.
-func (s *Stack) RestartPrimary(ctx context.Context) error {
-	i, err := s.Leader(ctx)
-	if err != nil {
-		return err
-	}
-	n := s.nodes[i]
-	if err := s.pause(ctx, true); err != nil {
-		return err
-	}
-	defer func() { _ = s.pause(context.WithoutCancel(ctx), false) }()
-	if err := s.exec(ctx, s.nodeURL(n, "postgres"), "CHECKPOINT"); err != nil {
-		return err
-	}
-	// PgBouncer holds new transactions while PostgreSQL restarts (PAUSE waits for those running),
-	// so clients wait instead of meeting the restart.
-	admin := s.bouncer.URL("postgres", "pgbouncer") + "&default_query_exec_mode=simple_protocol"
-	if err := s.exec(ctx, admin, "PAUSE"); err != nil {
-		return fmt.Errorf("hastack: PgBouncer PAUSE: %w", err)
-	}
-	defer func() { _ = s.exec(context.WithoutCancel(ctx), admin, "RESUME") }()
-	bin, err := pgcluster.FindBinaries()
-	if err != nil {
-		return err
-	}
-	// The restarted postmaster's own output goes to a file (-l): a pipe it inherited would keep
-	// this call waiting for as long as it runs.
-	logPath := filepath.Join(n.dir, "restart.log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "pg_ctl"), "-D", filepath.Join(n.dir, "data"), "-l", logPath+".server", "-m", "fast", "-w", "restart")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("hastack: pg_ctl restart: %w: %s", err, tail(logPath, 5))
-	}
-	return nil
-}
-
-// pause turns Patroni's maintenance mode on or off for the whole cluster, and waits until every
-// running node has seen it.
-func (s *Stack) pause(ctx context.Context, on bool) error {
-	body, _ := json.Marshal(map[string]bool{"pause": on})
-	i, err := s.Leader(ctx)
-	if err != nil {
-		return err
-	}
-	if err := send(ctx, http.MethodPatch, s.nodes[i].rest("/config"), body); err != nil {
-		return err
-	}
-	return waitFor(ctx, 30*time.Second, func() error {
-		for _, n := range s.nodes {
-			var st struct {
-				Pause bool `json:"pause"`
-			}
-			if err := getJSON(ctx, n.rest("/patroni"), &st); err != nil {
-				return err
-			}
-			if st.Pause != on {
-				return fmt.Errorf("%s: pause %v", n.name, st.Pause)
-			}
-		}
-		return nil
-	})
-}
-
-// send sends a Patroni REST request and wants 200.
-func send(ctx context.Context, method, url string, body []byte) error {
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(cctx, method, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("hastack: " + url + ": " + resp.Status + ": " + string(msg))
-	}
-	return nil
 }
