@@ -41,9 +41,11 @@ type haFault struct {
 //	failover: <fault>: errors for <X> s, acked <N>, stored <M>, lost <L>
 //
 // failing when anything acknowledged is lost, a crash costs more than 10 s of errors, or the
-// others more than 2 s. Then a point-in-time restore from the archive to a moment T after a first
-// stretch of load (before the faults), into a scratch cluster: every create acknowledged before T
-// is there and the ledger adds up.
+// others more than 2 s. The planned ones run as an operator runs them, PgBouncer holding queries
+// meanwhile (hastack.Switchover, RestartPrimary). After each promotion the archive is made whole.
+// Then a point-in-time restore from the archive to a moment T in a stretch of load after the last
+// fault, across every timeline, into a scratch cluster: every create acknowledged before T is
+// there and the ledger adds up.
 func TestHA_FailoverLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "triad-ha-")

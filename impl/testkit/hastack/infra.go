@@ -64,9 +64,10 @@ func (s *Stack) startEtcd(ctx context.Context) error {
 // answers GET /primary 200) and the standbys' (GET /replica 200). Each node's Patroni is asked
 // every 250 ms while it is in, every 100 ms while it is out or after a failed check; two failed
 // checks take a node out and one good one puts it in (a new primary is in within 100 ms of taking
-// the leader key); a node taken out
-// has its connections cut (on-marked-down shutdown-sessions), so a pooler holding connections to a
-// demoted primary finds them closed instead of writing into a read-only standby.
+// the leader key); a node taken out has its connections cut (on-marked-down shutdown-sessions), so
+// a pooler holding connections to a demoted primary finds them closed instead of writing into a
+// read-only standby. State changes are logged with their time; the stats socket tells Switchover
+// where the primary port leads.
 func (s *Stack) startProxy(ctx context.Context) error {
 	ports, err := freePorts(2)
 	if err != nil {
