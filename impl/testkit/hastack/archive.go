@@ -21,7 +21,9 @@ import (
 // Why the first step: with archive_mode=on only a primary archives. A standby marks what it
 // streams as done, so a segment the old primary completed but had not archived when it crashed
 // is in no archive unless the new primary, which streamed it, pushes it. (archive_mode=always
-// would have the standby push everything, but pgBackRest 2.45's check and backup refuse it.) A
+// would have the standby push everything, but pgBackRest 2.45's check and backup refuse it: a
+// standby's copy of a segment can have another checksum than the primary's, and two archivers
+// then conflict.) A
 // planned switchover leaves no such gap: the old primary archives its last segment as it stops.
 // Only segments before the point where each timeline branched off are pushed; from that point on
 // the next timeline's segment holds the same WAL, and its own .partial copy is archived by
