@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,10 +109,22 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 	defer func() { owner.Close(context.Background()) }()
 
 	// After a promotion the archive is made whole before the next fault (the restore drill
-	// crosses every timeline): see hastack.CompleteArchive.
-	completeArchive := func(ctx context.Context) error {
+	// crosses every timeline): see hastack.CompleteArchive. After the crash one segment of the old
+	// timeline is first dropped from the archive, the gap a primary that dies before archiving
+	// leaves, so that closing it is tested every run (the drill needs that segment).
+	completeArchive := func(ctx context.Context, gap bool) error {
+		dropped := ""
+		if gap {
+			var err error
+			if dropped, err = st.DropArchivedBeforeBranch(ctx); err != nil {
+				return err
+			}
+		}
 		pushed, err := st.CompleteArchive(ctx)
-		t.Logf("archive complete on the new timeline (segments the new primary pushed for the old one: %v)", pushed)
+		t.Logf("archive complete on the new timeline (dropped from it: %q; the new primary pushed for the old timeline: %v)", dropped, pushed)
+		if err == nil && dropped != "" && !slices.Contains(pushed, dropped) {
+			err = fmt.Errorf("segment %s, dropped from the archive, was not pushed again (pushed %v)", dropped, pushed)
+		}
 		return err
 	}
 	var crashed int
@@ -125,13 +138,13 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 				if err := st.WaitHealthy(ctx); err != nil {
 					return err
 				}
-				return completeArchive(ctx)
+				return completeArchive(ctx, true)
 			}},
 		{"switchover", 2 * time.Second, st.Switchover, func(ctx context.Context) error {
 			if err := st.WaitHealthy(ctx); err != nil {
 				return err
 			}
-			return completeArchive(ctx)
+			return completeArchive(ctx, false)
 		}},
 		{"primary restart", 2 * time.Second, st.RestartPrimary, st.WaitHealthy},
 		{"pgbouncer restart", 2 * time.Second, func(ctx context.Context) error { return st.Bouncer().Restart(ctx) }, nil},

@@ -29,24 +29,11 @@ import (
 // the next timeline's segment holds the same WAL, and its own .partial copy is archived by
 // PostgreSQL at the promotion.
 func (s *Stack) CompleteArchive(ctx context.Context) ([]string, error) {
-	i, err := s.Leader(ctx)
+	n, tli, branches, err := s.leaderTimeline(ctx)
 	if err != nil {
 		return nil, err
-	}
-	n := s.nodes[i]
-	var current string
-	if err := s.queryRow(ctx, s.nodeURL(n, "postgres"), "SELECT pg_walfile_name(pg_current_wal_lsn())", &current); err != nil {
-		return nil, err
-	}
-	tli, err := strconv.ParseUint(current[:8], 16, 32)
-	if err != nil {
-		return nil, fmt.Errorf("hastack: WAL file %q: %w", current, err)
 	}
 	wal := filepath.Join(n.dir, "data", "pg_wal")
-	branches, err := readHistory(filepath.Join(wal, fmt.Sprintf("%08X.history", tli)))
-	if err != nil {
-		return nil, err
-	}
 	listing, err := s.backrestOut(ctx, "repo-ls", "--recurse", "archive/triad")
 	if err != nil {
 		return nil, err
@@ -78,6 +65,55 @@ func (s *Stack) CompleteArchive(ctx context.Context) ([]string, error) {
 		pushed = append(pushed, name)
 	}
 	return pushed, s.ArchiveNow(ctx)
+}
+
+// leaderTimeline is the leading node, its timeline and that timeline's history (readHistory).
+func (s *Stack) leaderTimeline(ctx context.Context) (*node, uint64, map[uint64]uint64, error) {
+	i, err := s.Leader(ctx)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	n := s.nodes[i]
+	var current string
+	if err := s.queryRow(ctx, s.nodeURL(n, "postgres"), "SELECT pg_walfile_name(pg_current_wal_lsn())", &current); err != nil {
+		return nil, 0, nil, err
+	}
+	tli, err := strconv.ParseUint(current[:8], 16, 32)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("hastack: WAL file %q: %w", current, err)
+	}
+	branches, err := readHistory(filepath.Join(n.dir, "data", "pg_wal", fmt.Sprintf("%08X.history", tli)))
+	return n, tli, branches, err
+}
+
+// DropArchivedBeforeBranch removes from the repository the last complete segment of the timeline
+// the leader's branched off, as if the primary that wrote it had died before archiving it: the
+// gap a crash can leave, which CompleteArchive must close. It returns the segment's name. For
+// testing the archive only.
+func (s *Stack) DropArchivedBeforeBranch(ctx context.Context) (string, error) {
+	_, _, branches, err := s.leaderTimeline(ctx)
+	if err != nil {
+		return "", err
+	}
+	var parent uint64
+	for tli := range branches {
+		parent = max(parent, tli)
+	}
+	if parent == 0 || branches[parent] == 0 {
+		return "", fmt.Errorf("hastack: no branch to drop a segment before: %v", branches)
+	}
+	seg := branches[parent] - 1
+	name := fmt.Sprintf("%08X%08X%08X", parent, seg/0x100, seg%0x100)
+	files, err := filepath.Glob(filepath.Join(s.dir, "repo", "archive", "triad", "*", name[:16], name+"-*"))
+	if err != nil || len(files) == 0 {
+		return "", fmt.Errorf("hastack: %s is not in the archive (%v)", name, err)
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
 }
 
 // segmentName is a complete WAL segment's file name: timeline, log, segment, 8 hex digits each.
