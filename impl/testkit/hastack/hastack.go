@@ -229,6 +229,11 @@ func BouncerSettings(path string) (string, error) {
 
 // mkdir makes dir for the postgres system user.
 func (s *Stack) mkdir(dir string) error {
+	// Folders above it that do not exist yet (make run-ha's ./var on a fresh clone) are made
+	// traversable: made 0700 by root, they kept the postgres user out of everything below.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
