@@ -258,18 +258,23 @@ func mountBrandReads(r chi.Router, q *db.Queries) {
 			return
 		}
 		rows, err := q.GetBrandMeRows(r.Context(), id)
-		if err != nil || len(rows) == 0 {
+		if err != nil {
 			http.Error(w, "db", http.StatusInternalServerError)
 			return
 		}
-		u := rows[0]
-		subs := make([]brand, 0, len(rows))
-		for _, b := range rows {
-			if b.ID.Valid {
-				subs = append(subs, brand{ID: b.ID.String, Name: b.Name.String, Description: b.Description.String, URL: b.Url.String,
-					FeaturedImage: b.FeaturedImage.String, Availability: b.Availability.Bool, IsFeatured: b.IsFeatured.Bool,
-					Products: b.Products, SubscriberCount: b.SubscriberCount.Int32})
-			}
+		// A user without subscriptions has no row: its profile is a second query, as the server's.
+		var u db.GetBrandProfileRow
+		if len(rows) > 0 {
+			u = db.GetBrandProfileRow{ID: rows[0].ID, Email: rows[0].Email, Name: rows[0].Name, IsAdmin: rows[0].IsAdmin, CreatedAt: rows[0].CreatedAt}
+		} else if u, err = q.GetBrandProfile(r.Context(), id); err != nil {
+			http.Error(w, "db", http.StatusInternalServerError)
+			return
+		}
+		subs := make([]brand, len(rows))
+		for i, row := range rows {
+			b := row.BrandsCounted
+			subs[i] = brand{ID: b.ID, Name: b.Name, Description: b.Description, URL: b.Url, FeaturedImage: b.FeaturedImage,
+				Availability: b.Availability, IsFeatured: b.IsFeatured, Products: b.Products, SubscriberCount: b.SubscriberCount}
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, struct {
@@ -280,7 +285,7 @@ func mountBrandReads(r chi.Router, q *db.Queries) {
 			CreatedAt     string  `json:"created_at"`
 			Subscriptions []brand `json:"subscriptions"`
 			Token         string  `json:"token"`
-		}{u.UserID, u.UserName, u.Email, u.IsAdmin, u.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"), subs, tok})
+		}{u.ID, u.Name, u.Email, u.IsAdmin, u.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"), subs, tok})
 	})
 	// The list: its row versions hashed (one query), the rendering cached under that digest.
 	var mu sync.Mutex

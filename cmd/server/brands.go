@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/triadhq/triad/impl/surfaces/brands"
 	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
 	"github.com/triadhq/triad/impl/surfaces/brands/httpapi"
 )
@@ -48,11 +47,6 @@ func (a *app) mountBrands(r chi.Router) error {
 		a.log.Info("brands: admin ensured", "email", a.cfg.Brands.AdminEmail, "changed", changed)
 	}
 	a.sweepTokens("brands", api.Tokens().Sweep)
-	a.tokens.Provide("brands", tokenSource("brands", api.Tokens().Resolve, func(p brands.Principal) (string, string) {
-		if p.IsAdmin {
-			return p.UserID, "admin"
-		}
-		return p.UserID, "user"
-	}))
+	a.tokens.Provide("brands", api.Edge().Source())
 	return api.Mount(r)
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/triadhq/triad/impl/kit/tokenedge"
 	"github.com/triadhq/triad/impl/platform/sweep"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 	"github.com/triadhq/triad/impl/surfaces/orders/devdata"
@@ -18,18 +18,20 @@ import (
 func (a *app) mountOrders(r chi.Router) error {
 	hasher, logins, signups := a.passwordLogins("orders")
 	api, err := httpapi.New(a.pool, httpapi.Options{
-		Hasher:          hasher,
-		ClientID:        a.cfg.Orders.ClientID,
-		ClientSecret:    string(a.cfg.Orders.ClientSecret),
-		TokenTTL:        a.cfg.Orders.TokenTTL,
-		Log:             a.log,
-		Logins:          logins,
-		Signups:         signups,
-		Revocations:     a.revocations,
-		IdempotencyHold: a.idempotencyHold(),
+		Options: tokenedge.Options{
+			Hasher:          hasher,
+			TokenTTL:        a.cfg.Orders.TokenTTL,
+			Log:             a.log,
+			Logins:          logins,
+			Signups:         signups,
+			Revocations:     a.revocations,
+			IdempotencyHold: a.idempotencyHold(),
+			Reads:           a.reads,
+		},
+		ClientID:     a.cfg.Orders.ClientID,
+		ClientSecret: string(a.cfg.Orders.ClientSecret),
 		Limits: orders.Limits{MaxHeld: a.cfg.Orders.MaxHeld, RetakeCooldown: a.cfg.Orders.RetakeCooldown,
 			ListShare: a.cfg.Orders.ListShare, ListTimeout: a.cfg.Orders.ListTimeout},
-		Reads: a.reads,
 	})
 	if err != nil {
 		return err
@@ -46,9 +48,7 @@ func (a *app) mountOrders(r chi.Router) error {
 		}
 	}
 	a.sweepTokens("orders", api.Tokens().Sweep)
-	a.tokens.Provide("orders", tokenSource("orders", api.Tokens().Resolve, func(p orders.Principal) (string, string) {
-		return strconv.FormatInt(p.ID, 10), string(p.Type)
-	}))
+	a.tokens.Provide("orders", api.Edge().Source())
 	// Every replica sweeps; each stale order moves once (the statement skips rows another holds,
 	// an acceptance refuses an order no longer READY).
 	timeout, ready := a.cfg.Orders.InProgressTimeout, a.cfg.Orders.ReadyTimeout

@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/bearer"
 	"github.com/triadhq/triad/impl/surfaces/auth/middleware"
@@ -35,23 +34,6 @@ func kitSurface(name string, mount func(kit.Deps, chi.Router) error) surface {
 	return surface{name, func(a *app, r chi.Router) error {
 		return mount(kit.Deps{Pool: a.pool, Log: a.log.With("surface", name), Tokens: a.tokens}, r)
 	}}
-}
-
-// tokenSource makes a surface's opaque-token store a named token source: resolve's principal
-// becomes a kit.Caller by who (user id, role), and an unknown, expired or revoked token
-// bearer.ErrInvalid.
-func tokenSource[P any](name string, resolve func(context.Context, string) (P, error), who func(P) (id, role string)) kit.Resolver {
-	return func(ctx context.Context, tok string) (kit.Caller, error) {
-		p, err := resolve(ctx, tok)
-		if errors.Is(err, opaquetoken.ErrInvalid) {
-			return kit.Caller{}, bearer.ErrInvalid
-		}
-		if err != nil {
-			return kit.Caller{}, err
-		}
-		id, role := who(p)
-		return kit.Caller{Source: name, UserID: id, Role: role}, nil
-	}
 }
 
 // authTokenSource makes the auth service's JWT the token source "auth": a token the auth

@@ -44,13 +44,15 @@ DELETE FROM brand_tokens WHERE user_id = $1;
 
 -- name: GetBrandMeRows :many
 -- GetBrandMeRows reads a user and its subscribed brands, oldest subscription first, in one round
--- trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
--- all means the user is gone.
-SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
-    b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products,
-    b.subscriber_count
+-- trip: one row per subscription, the brand as brands_counted shows it. No row: the user has no
+-- subscription or is gone (GetBrandProfile tells which).
+SELECT u.id, u.email, u.name, u.is_admin, u.created_at, sqlc.embed(b)
 FROM brand_users u
-LEFT JOIN brand_subscriptions s ON s.user_id = u.id
-LEFT JOIN brands_counted b ON b.id = s.brand_id
+JOIN brand_subscriptions s ON s.user_id = u.id
+JOIN brands_counted b ON b.id = s.brand_id
 WHERE u.id = $1
 ORDER BY s.seq;
+
+-- name: GetBrandProfile :one
+-- GetBrandProfile reads a user's profile; no row means the user is gone.
+SELECT id, email, name, is_admin, created_at FROM brand_users WHERE id = $1;

@@ -17,13 +17,16 @@ SELECT * FROM brands_counted WHERE id = $1;
 SELECT availability FROM brands WHERE id = $1;
 
 -- name: CreateBrand :one
--- CreateBrand inserts a brand with no subscribers and returns it.
+-- CreateBrand inserts a brand with no subscribers and returns it as brands_counted shows it (the
+-- same columns in the same order, so one mapping reads every brand row).
 INSERT INTO brands (name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING *;
+RETURNING id, name, description, url, featured_image, availability, is_featured, products,
+    0::integer AS subscriber_count, version, seq, created_at;
 
 -- name: UpdateBrand :one
--- UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it.
+-- UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it as brands_counted
+-- shows it (the same columns in the same order, so one mapping reads every brand row).
 UPDATE brands SET
     name = coalesce(sqlc.narg(name), name),
     description = coalesce(sqlc.narg(description), description),
@@ -33,7 +36,8 @@ UPDATE brands SET
     is_featured = coalesce(sqlc.narg(is_featured), is_featured),
     products = coalesce(sqlc.narg(products), products)
 WHERE id = sqlc.arg(id)
-RETURNING *, brand_subscriber_count(id) AS subscriber_count;
+RETURNING id, name, description, url, featured_image, availability, is_featured, products,
+    brand_subscriber_count(id) AS subscriber_count, version, seq, created_at;
 
 -- name: DeleteBrand :execrows
 -- DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).

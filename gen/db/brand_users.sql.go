@@ -63,36 +63,26 @@ func (q *Queries) DeleteAllBrandTokens(ctx context.Context, userID string) error
 }
 
 const GetBrandMeRows = `-- name: GetBrandMeRows :many
-SELECT u.id AS user_id, u.email, u.name AS user_name, u.is_admin, u.created_at,
-    b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products,
-    b.subscriber_count
+SELECT u.id, u.email, u.name, u.is_admin, u.created_at, b.id, b.name, b.description, b.url, b.featured_image, b.availability, b.is_featured, b.products, b.subscriber_count, b.version, b.seq, b.created_at
 FROM brand_users u
-LEFT JOIN brand_subscriptions s ON s.user_id = u.id
-LEFT JOIN brands_counted b ON b.id = s.brand_id
+JOIN brand_subscriptions s ON s.user_id = u.id
+JOIN brands_counted b ON b.id = s.brand_id
 WHERE u.id = $1
 ORDER BY s.seq
 `
 
 type GetBrandMeRowsRow struct {
-	UserID          string
-	Email           string
-	UserName        string
-	IsAdmin         bool
-	CreatedAt       time.Time
-	ID              pgtype.Text
-	Name            pgtype.Text
-	Description     pgtype.Text
-	Url             pgtype.Text
-	FeaturedImage   pgtype.Text
-	Availability    pgtype.Bool
-	IsFeatured      pgtype.Bool
-	Products        []byte
-	SubscriberCount pgtype.Int4
+	ID            string
+	Email         string
+	Name          string
+	IsAdmin       bool
+	CreatedAt     time.Time
+	BrandsCounted BrandsCounted
 }
 
 // GetBrandMeRows reads a user and its subscribed brands, oldest subscription first, in one round
-// trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
-// all means the user is gone.
+// trip: one row per subscription, the brand as brands_counted shows it. No row: the user has no
+// subscription or is gone (GetBrandProfile tells which).
 func (q *Queries) GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error) {
 	rows, err := q.db.Query(ctx, GetBrandMeRows, id)
 	if err != nil {
@@ -103,20 +93,23 @@ func (q *Queries) GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRo
 	for rows.Next() {
 		var i GetBrandMeRowsRow
 		if err := rows.Scan(
-			&i.UserID,
+			&i.ID,
 			&i.Email,
-			&i.UserName,
+			&i.Name,
 			&i.IsAdmin,
 			&i.CreatedAt,
-			&i.ID,
-			&i.Name,
-			&i.Description,
-			&i.Url,
-			&i.FeaturedImage,
-			&i.Availability,
-			&i.IsFeatured,
-			&i.Products,
-			&i.SubscriberCount,
+			&i.BrandsCounted.ID,
+			&i.BrandsCounted.Name,
+			&i.BrandsCounted.Description,
+			&i.BrandsCounted.Url,
+			&i.BrandsCounted.FeaturedImage,
+			&i.BrandsCounted.Availability,
+			&i.BrandsCounted.IsFeatured,
+			&i.BrandsCounted.Products,
+			&i.BrandsCounted.SubscriberCount,
+			&i.BrandsCounted.Version,
+			&i.BrandsCounted.Seq,
+			&i.BrandsCounted.CreatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -126,6 +119,32 @@ func (q *Queries) GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRo
 		return nil, err
 	}
 	return items, nil
+}
+
+const GetBrandProfile = `-- name: GetBrandProfile :one
+SELECT id, email, name, is_admin, created_at FROM brand_users WHERE id = $1
+`
+
+type GetBrandProfileRow struct {
+	ID        string
+	Email     string
+	Name      string
+	IsAdmin   bool
+	CreatedAt time.Time
+}
+
+// GetBrandProfile reads a user's profile; no row means the user is gone.
+func (q *Queries) GetBrandProfile(ctx context.Context, id string) (GetBrandProfileRow, error) {
+	row := q.db.QueryRow(ctx, GetBrandProfile, id)
+	var i GetBrandProfileRow
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.IsAdmin,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const GetBrandUserByEmailForUpdate = `-- name: GetBrandUserByEmailForUpdate :one

@@ -15,7 +15,8 @@ import (
 const CreateBrand = `-- name: CreateBrand :one
 INSERT INTO brands (name, description, url, featured_image, availability, is_featured, products)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, name, description, url, featured_image, availability, is_featured, products, seq, created_at, version
+RETURNING id, name, description, url, featured_image, availability, is_featured, products,
+    0::integer AS subscriber_count, version, seq, created_at
 `
 
 type CreateBrandParams struct {
@@ -28,8 +29,24 @@ type CreateBrandParams struct {
 	Products      []byte
 }
 
-// CreateBrand inserts a brand with no subscribers and returns it.
-func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error) {
+type CreateBrandRow struct {
+	ID              string
+	Name            string
+	Description     string
+	Url             string
+	FeaturedImage   string
+	Availability    bool
+	IsFeatured      bool
+	Products        []byte
+	SubscriberCount int32
+	Version         int64
+	Seq             pgtype.Int8
+	CreatedAt       time.Time
+}
+
+// CreateBrand inserts a brand with no subscribers and returns it as brands_counted shows it (the
+// same columns in the same order, so one mapping reads every brand row).
+func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (CreateBrandRow, error) {
 	row := q.db.QueryRow(ctx, CreateBrand,
 		arg.Name,
 		arg.Description,
@@ -39,7 +56,7 @@ func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand
 		arg.IsFeatured,
 		arg.Products,
 	)
-	var i Brand
+	var i CreateBrandRow
 	err := row.Scan(
 		&i.ID,
 		&i.Name,
@@ -49,9 +66,10 @@ func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand
 		&i.Availability,
 		&i.IsFeatured,
 		&i.Products,
+		&i.SubscriberCount,
+		&i.Version,
 		&i.Seq,
 		&i.CreatedAt,
-		&i.Version,
 	)
 	return i, err
 }
@@ -246,7 +264,8 @@ UPDATE brands SET
     is_featured = coalesce($6, is_featured),
     products = coalesce($7, products)
 WHERE id = $8
-RETURNING id, name, description, url, featured_image, availability, is_featured, products, seq, created_at, version, brand_subscriber_count(id) AS subscriber_count
+RETURNING id, name, description, url, featured_image, availability, is_featured, products,
+    brand_subscriber_count(id) AS subscriber_count, version, seq, created_at
 `
 
 type UpdateBrandParams struct {
@@ -269,13 +288,14 @@ type UpdateBrandRow struct {
 	Availability    bool
 	IsFeatured      bool
 	Products        []byte
+	SubscriberCount int32
+	Version         int64
 	Seq             pgtype.Int8
 	CreatedAt       time.Time
-	Version         int64
-	SubscriberCount int32
 }
 
-// UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it.
+// UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it as brands_counted
+// shows it (the same columns in the same order, so one mapping reads every brand row).
 func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (UpdateBrandRow, error) {
 	row := q.db.QueryRow(ctx, UpdateBrand,
 		arg.Name,
@@ -297,10 +317,10 @@ func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Updat
 		&i.Availability,
 		&i.IsFeatured,
 		&i.Products,
+		&i.SubscriberCount,
+		&i.Version,
 		&i.Seq,
 		&i.CreatedAt,
-		&i.Version,
-		&i.SubscriberCount,
 	)
 	return i, err
 }

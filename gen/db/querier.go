@@ -31,8 +31,9 @@ type Querier interface {
 	// meanwhile (answered not NULL). The lock ends with the transaction, or with the session of a
 	// process that died, so it never outlives the request that took it.
 	ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (ClaimIdempotencyKeyRow, error)
-	// CreateBrand inserts a brand with no subscribers and returns it.
-	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
+	// CreateBrand inserts a brand with no subscribers and returns it as brands_counted shows it (the
+	// same columns in the same order, so one mapping reads every brand row).
+	CreateBrand(ctx context.Context, arg CreateBrandParams) (CreateBrandRow, error)
 	// CreateBrandUser inserts a user; a taken email (any case, unicode_fold) violates brand_users_email_key.
 	CreateBrandUser(ctx context.Context, arg CreateBrandUserParams) (CreateBrandUserRow, error)
 	// CreateOrder publishes a waiting order of a customer, reserving its price plus commission of the
@@ -87,9 +88,11 @@ type Querier interface {
 	// GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
 	GetBrandAvailability(ctx context.Context, id string) (bool, error)
 	// GetBrandMeRows reads a user and its subscribed brands, oldest subscription first, in one round
-	// trip: one row per subscription, or one row with NULL brand columns when there is none; no row at
-	// all means the user is gone.
+	// trip: one row per subscription, the brand as brands_counted shows it. No row: the user has no
+	// subscription or is gone (GetBrandProfile tells which).
 	GetBrandMeRows(ctx context.Context, id string) ([]GetBrandMeRowsRow, error)
+	// GetBrandProfile reads a user's profile; no row means the user is gone.
+	GetBrandProfile(ctx context.Context, id string) (GetBrandProfileRow, error)
 	// GetBrandUserByEmailForUpdate finds a user by email (any case, unicode_fold) and locks the row.
 	GetBrandUserByEmailForUpdate(ctx context.Context, email string) (GetBrandUserByEmailForUpdateRow, error)
 	// GetBrandUserByToken resolves an unexpired access token hash to its user and the token's expiry
@@ -248,7 +251,8 @@ type Querier interface {
 	TakeOrder(ctx context.Context, arg TakeOrderParams) (TakeOrderRow, error)
 	// UnsubscribeBrand ends the user's subscription to the brand; 0 rows means there was none.
 	UnsubscribeBrand(ctx context.Context, arg UnsubscribeBrandParams) (int64, error)
-	// UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it.
+	// UpdateBrand changes the given fields of a brand (NULL keeps one) and returns it as brands_counted
+	// shows it (the same columns in the same order, so one mapping reads every brand row).
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (UpdateBrandRow, error)
 	// UpdateBrandUserProfile changes the name and/or email of the user; NULL keeps a value.
 	UpdateBrandUserProfile(ctx context.Context, arg UpdateBrandUserProfileParams) (int64, error)

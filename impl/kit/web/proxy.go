@@ -138,6 +138,12 @@ func ClientAddrFor[F StrictHandler](spec *openapi3.T, operationIDs ...string) (f
 	if err := KnownOperations(spec, operationIDs...); err != nil {
 		return nil, err
 	}
+	return ClientAddrOps[F](operationIDs), nil
+}
+
+// ClientAddrOps is ClientAddrFor over operation ids already checked against the spec
+// (KnownOperations).
+func ClientAddrOps[F StrictHandler](operationIDs []string) func(f F, operationID string) F {
 	return func(f F, operationID string) F {
 		if !slices.Contains(operationIDs, operationID) {
 			return f
@@ -145,7 +151,7 @@ func ClientAddrFor[F StrictHandler](spec *openapi3.T, operationIDs ...string) (f
 		return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
 			return f(context.WithValue(ctx, clientAddrKey{}, r.RemoteAddr), w, r, req)
 		}
-	}, nil
+	}
 }
 
 // ClientAddrOf is the client address ClientAddrFor handed to the operation, or "".

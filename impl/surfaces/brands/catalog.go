@@ -29,7 +29,10 @@ type Brand struct {
 	SubscriberCount int32
 }
 
-// brandOf is a brand as read through brands_counted (its subscriber count summed from its slots).
+// brandOf is a brand as read through brands_counted (its subscriber count summed from its slots):
+// the one mapping of a brand row, which every query returning brands answers in that view's
+// columns (a row of another query is converted to db.BrandsCounted, which the compiler allows
+// only while the columns are the same).
 func brandOf(r db.BrandsCounted) Brand {
 	return Brand{ID: r.ID, Name: r.Name, Description: r.Description, URL: r.Url, FeaturedImage: r.FeaturedImage,
 		Availability: r.Availability, IsFeatured: r.IsFeatured, Products: r.Products, SubscriberCount: r.SubscriberCount}
@@ -179,13 +182,11 @@ func (s *Service) CreateBrand(ctx context.Context, p Principal, in BrandInput) (
 	if err := v.orNil(); err != nil {
 		return Brand{}, err
 	}
-	r, err := pgtx.Do(ctx, func() (db.Brand, error) { return s.q.CreateBrand(ctx, params) })
+	r, err := pgtx.Do(ctx, func() (db.CreateBrandRow, error) { return s.q.CreateBrand(ctx, params) })
 	if err != nil {
 		return Brand{}, err
 	}
-	// A new brand has no subscribers.
-	return Brand{ID: r.ID, Name: r.Name, Description: r.Description, URL: r.Url, FeaturedImage: r.FeaturedImage,
-		Availability: r.Availability, IsFeatured: r.IsFeatured, Products: r.Products}, nil
+	return brandOf(db.BrandsCounted(r)), nil
 }
 
 func optText(v *string, check func(string) string) pgtype.Text {
@@ -233,8 +234,7 @@ func (s *Service) UpdateBrand(ctx context.Context, p Principal, id string, in Br
 	if err != nil {
 		return Brand{}, err
 	}
-	return Brand{ID: r.ID, Name: r.Name, Description: r.Description, URL: r.Url, FeaturedImage: r.FeaturedImage,
-		Availability: r.Availability, IsFeatured: r.IsFeatured, Products: r.Products, SubscriberCount: r.SubscriberCount}, nil
+	return brandOf(db.BrandsCounted(r)), nil
 }
 
 // DeleteBrand deletes a brand and its subscriptions, for an admin.

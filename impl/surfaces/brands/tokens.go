@@ -2,23 +2,16 @@ package brands
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 )
 
-// TokenStore keeps the brands API's access tokens (their SHA-256) in PostgreSQL. It implements
-// opaquetoken.Store, judging expiry by its clock so tests can move past it.
-type TokenStore struct {
-	q   *db.Queries
-	now func() time.Time
-}
-
-var _ opaquetoken.Store[Principal] = TokenStore{}
+// TokenStore keeps the brands API's access tokens (their SHA-256) in PostgreSQL: the shared
+// opaquetoken.Table over brand_tokens (a token issued before tokens expired holds 'infinity',
+// read as the year 9999).
+type TokenStore = opaquetoken.Table[Principal]
 
 // TokenRevocationChannel is the channel on which PostgreSQL notifies the hash of every deleted
 // brand_tokens row (db/schema/00100_token_revocation_notify.sql), for opaquetoken.Watch.
@@ -26,33 +19,17 @@ const TokenRevocationChannel = "brand_tokens_revoked"
 
 // NewTokenStore returns the token store over q, judging expiry by now (nil: time.Now).
 func NewTokenStore(q *db.Queries, now func() time.Time) TokenStore {
-	if now == nil {
-		now = time.Now
+	return TokenStore{
+		Insert: func(ctx context.Context, hash []byte, p Principal, expires time.Time) error {
+			return q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: hash, UserID: p.UserID, ExpiresAt: expires})
+		},
+		Owner: func(ctx context.Context, hash []byte, now time.Time) (Principal, time.Time, error) {
+			row, err := q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hash, Now: now})
+			return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, row.ExpiresAt, err
+		},
+		DeleteExpired: q.DeleteExpiredBrandTokens,
+		Now:           now,
 	}
-	return TokenStore{q: q, now: now}
-}
-
-// SaveToken records a new token of p.
-func (s TokenStore) SaveToken(ctx context.Context, hash []byte, p Principal, expires time.Time) error {
-	return s.q.InsertBrandToken(ctx, db.InsertBrandTokenParams{TokenHash: hash, UserID: p.UserID, ExpiresAt: expires})
-}
-
-// TokenOwner resolves an unexpired token to its user and its expiry (a token issued before tokens
-// expired holds 'infinity', read as the year 9999).
-func (s TokenStore) TokenOwner(ctx context.Context, hash []byte) (Principal, time.Time, error) {
-	row, err := s.q.GetBrandUserByToken(ctx, db.GetBrandUserByTokenParams{TokenHash: hash, Now: s.now()})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Principal{}, time.Time{}, opaquetoken.ErrInvalid
-	}
-	if err != nil {
-		return Principal{}, time.Time{}, err
-	}
-	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, row.ExpiresAt, nil
-}
-
-// DeleteExpiredTokens deletes the rows of expired tokens.
-func (s TokenStore) DeleteExpiredTokens(ctx context.Context) (int64, error) {
-	return s.q.DeleteExpiredBrandTokens(ctx, s.now())
 }
 
 // Logout ends the session of the user holding tok, the token the caller presented, on every device

@@ -165,27 +165,29 @@ func (s *Service) EditProfile(ctx context.Context, p Principal, name, email stri
 	return err
 }
 
-// Me returns the caller's profile with the brands it subscribes to, in one query.
+// Me returns the caller's profile with the brands it subscribes to: in one query, and a second
+// only for a caller without subscriptions.
 func (s *Service) Me(ctx context.Context, p Principal) (Profile, error) {
 	rows, err := s.q.GetBrandMeRows(ctx, p.UserID)
 	if err != nil {
 		return Profile{}, err
 	}
 	if len(rows) == 0 {
-		return Profile{}, ErrUnauthenticated
+		u, err := s.q.GetBrandProfile(ctx, p.UserID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Profile{}, ErrUnauthenticated
+		}
+		if err != nil {
+			return Profile{}, err
+		}
+		return Profile{User: User{ID: u.ID, Email: u.Email, Name: u.Name, IsAdmin: u.IsAdmin, CreatedAt: u.CreatedAt},
+			Subscriptions: []Brand{}}, nil
 	}
 	u := rows[0]
-	out := Profile{User: User{ID: u.UserID, Email: u.Email, Name: u.UserName, IsAdmin: u.IsAdmin, CreatedAt: u.CreatedAt}}
-	out.Subscriptions = make([]Brand, 0, len(rows))
-	for _, r := range rows {
-		if !r.ID.Valid { // the one row of a user without subscriptions
-			continue
-		}
-		out.Subscriptions = append(out.Subscriptions, Brand{
-			ID: r.ID.String, Name: r.Name.String, Description: r.Description.String, URL: r.Url.String,
-			FeaturedImage: r.FeaturedImage.String, Availability: r.Availability.Bool, IsFeatured: r.IsFeatured.Bool,
-			Products: r.Products, SubscriberCount: r.SubscriberCount.Int32,
-		})
+	out := Profile{User: User{ID: u.ID, Email: u.Email, Name: u.Name, IsAdmin: u.IsAdmin, CreatedAt: u.CreatedAt}}
+	out.Subscriptions = make([]Brand, len(rows))
+	for i, r := range rows {
+		out.Subscriptions[i] = brandOf(r.BrandsCounted)
 	}
 	return out, nil
 }

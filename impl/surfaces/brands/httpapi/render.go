@@ -11,9 +11,10 @@ import (
 )
 
 // The Brand object of api/brands.yaml is the generated brandsapi.Brand, filled by brandJSON and
-// nowhere else, and encoded by encoding/json: a new field is one edit of the spec and one line
-// of brandJSON. Every brand the API answers with (lists, one brand, a profile's subscriptions)
-// goes through it; the lists are encoded once per change of their rows (listCache).
+// nowhere else, and answered through the generated response types: a new field is one edit of
+// the spec and one line of brandJSON. Every brand the API answers with (lists, one brand, a
+// profile's subscriptions) goes through it; only the two public lists are encoded here, once per
+// change of their rows (listCache), and answered as those bytes (cachedList).
 
 // brandJSON is a brand as the API shows it.
 func brandJSON(b *brands.Brand) brandsapi.Brand {
@@ -45,21 +46,20 @@ func encode(v any) []byte {
 	return body
 }
 
-// renderList writes brands as the JSON array of Brand objects.
-func renderList(bs []brands.Brand) []byte { return encode(brandsJSON(bs)) }
-
-// renderBrand writes one Brand object.
-func renderBrand(b *brands.Brand) []byte { return encode(brandJSON(b)) }
+// renderList encodes brands as the JSON array of Brand objects, as ListBrands200JSONResponse does.
+func renderList(bs []brands.Brand) []byte {
+	return encode(brandsapi.ListBrands200JSONResponse(brandsJSON(bs)))
+}
 
 // timeLayout is ISO 8601 in UTC with milliseconds, like JavaScript's toISOString.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
-// renderMe writes a profile with the token the caller presented.
-func renderMe(tok string, p *brands.Profile) []byte {
-	return encode(brandsapi.User{
+// userJSON is a profile as the API shows it, with the token the caller presented.
+func userJSON(tok string, p *brands.Profile) brandsapi.User {
+	return brandsapi.User{
 		UnderscoreId: p.ID, Token: tok, Email: p.Email, Name: p.Name, IsAdmin: p.IsAdmin,
 		Subscriptions: brandsJSON(p.Subscriptions), CreatedAt: p.CreatedAt.UTC().Format(timeLayout),
-	})
+	}
 }
 
 // listCache holds the last rendering of a brand list with the digest of the rows it was rendered

@@ -9,7 +9,7 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/brands"
 )
 
-// TestRender_BrandShape: the renderer gives exactly the spec's view of the same
+// TestRender_BrandShape: the one mapping (brandJSON, userJSON) gives exactly the spec's view of the same
 // brand (every field of the spec's Brand, nothing else), in lists, alone and in a profile.
 func TestRender_BrandShape(t *testing.T) {
 	bs := []brands.Brand{
@@ -36,7 +36,7 @@ func TestRender_BrandShape(t *testing.T) {
 			t.Errorf("brand %d:\n got %v\nwant %v", i, list[i], want(bs[i]))
 		}
 		var one map[string]any
-		if err := json.Unmarshal(renderBrand(&bs[i]), &one); err != nil || !reflect.DeepEqual(one, want(bs[i])) {
+		if err := json.Unmarshal(encode(brandJSON(&bs[i])), &one); err != nil || !reflect.DeepEqual(one, want(bs[i])) {
 			t.Errorf("brand %d alone: %v %v", i, one, err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestRender_BrandShape(t *testing.T) {
 	created := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.FixedZone("x", 3600))
 	var me map[string]any
 	p := brands.Profile{User: brands.User{ID: "u1", Email: "a@example.com", Name: "Ada", CreatedAt: created}, Subscriptions: bs}
-	if err := json.Unmarshal(renderMe("tok", &p), &me); err != nil {
+	if err := json.Unmarshal(encode(userJSON("tok", &p)), &me); err != nil {
 		t.Fatal(err)
 	}
 	subs, _ := me["subscriptions"].([]any)

@@ -36,20 +36,29 @@ var _ brandsapi.StrictServerInterface = (*server)(nil)
 // errNoBody is a body in neither JSON nor form encoding; the spec validator refuses those first.
 var errNoBody = invalid.Problems{invalid.New(invalid.Body, "body", invalid.Required)}
 
+// bodyOf is the one pick of an operation's body, which the spec lets come as JSON or as a form:
+// whichever the generated binder filled, or errNoBody.
+func bodyOf[B any](json, form *B) (*B, error) {
+	switch {
+	case json != nil:
+		return json, nil
+	case form != nil:
+		return form, nil
+	}
+	return nil, errNoBody
+}
+
 // RegisterBrandsUser is POST /api/user/register.
 func (s *server) RegisterBrandsUser(ctx context.Context, req brandsapi.RegisterBrandsUserRequestObject) (brandsapi.RegisterBrandsUserResponseObject, error) {
-	body := req.JSONBody
-	if body == nil {
-		body = req.FormdataBody
-	}
-	if body == nil {
-		return nil, errNoBody
+	body, err := bodyOf(req.JSONBody, req.FormdataBody)
+	if err != nil {
+		return nil, err
 	}
 	// Registrations are capped per client address (loginguard.Signups); only one that created
 	// an account counts. Under an Idempotency-Key, the answer is kept with the user it creates.
 	idempotency.Answer(ctx, func(reg brands.Registered) idempotency.Visit { return registered(reg).VisitRegisterBrandsUserResponse })
 	var reg brands.Registered
-	err := s.a.signups.Register(ctx, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
+	err = s.a.edge.Signups.Register(ctx, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
 		reg, err = s.a.svc.Register(ctx, body.Name, body.Email, body.Password)
 		return err
 	})
@@ -76,25 +85,22 @@ func registered(reg brands.Registered) brandsapi.RegisterBrandsUser201JSONRespon
 
 // LoginUser is POST /api/user/login.
 func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestObject) (brandsapi.LoginUserResponseObject, error) {
-	body := req.JSONBody
-	if body == nil {
-		body = req.FormdataBody
-	}
-	if body == nil {
-		return nil, errNoBody
+	body, err := bodyOf(req.JSONBody, req.FormdataBody)
+	if err != nil {
+		return nil, err
 	}
 	// The shared login guard (impl/credentials/loginguard): a busy hasher is refused before any database work,
 	// the attempt is reserved against the failed-login limit before the password is checked, and
 	// only a wrong password keeps it counted. Its refusals are in the table (refusals.go).
 	var p brands.Principal
-	err := s.a.guard.Login(ctx, body.Email, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
+	err = s.a.edge.Guard.Login(ctx, body.Email, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
 		p, err = s.a.svc.Authenticate(ctx, body.Email, body.Password)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	tok, err := s.a.tokens.Issue(ctx, p)
+	tok, err := s.a.edge.Tokens.Issue(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +110,9 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 
 // ResetPassword is POST /api/user/reset.
 func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordRequestObject) (brandsapi.ResetPasswordResponseObject, error) {
-	body := req.JSONBody
-	if body == nil {
-		body = req.FormdataBody
-	}
-	if body == nil {
-		return nil, errNoBody
+	body, err := bodyOf(req.JSONBody, req.FormdataBody)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.a.svc.ResetPassword(ctx, principal(ctx), presentedToken(ctx), body.CurrentPassword, body.NewPassword); err != nil {
 		return nil, err
@@ -119,12 +122,9 @@ func (s *server) ResetPassword(ctx context.Context, req brandsapi.ResetPasswordR
 
 // EditProfile is PUT /api/user/edit.
 func (s *server) EditProfile(ctx context.Context, req brandsapi.EditProfileRequestObject) (brandsapi.EditProfileResponseObject, error) {
-	body := req.JSONBody
-	if body == nil {
-		body = req.FormdataBody
-	}
-	if body == nil {
-		return nil, errNoBody
+	body, err := bodyOf(req.JSONBody, req.FormdataBody)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.a.svc.EditProfile(ctx, principal(ctx), deref(body.Name), deref(body.Email)); err != nil {
 		return nil, err
@@ -146,7 +146,7 @@ func (s *server) GetMe(ctx context.Context, _ brandsapi.GetMeRequestObject) (bra
 	if err != nil {
 		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: renderMe(presentedToken(ctx), &me), noStore: true}, nil
+	return brandsapi.GetMe200JSONResponse{Body: userJSON(presentedToken(ctx), &me), Headers: brandsapi.GetMe200ResponseHeaders{CacheControl: noStore}}, nil
 }
 
 // ListBrands is GET /api/brand/list.
@@ -155,7 +155,7 @@ func (s *server) ListBrands(ctx context.Context, _ brandsapi.ListBrandsRequestOb
 	if err != nil {
 		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: list}, nil
+	return cachedList(list), nil
 }
 
 // ListFeaturedBrands is GET /api/brand/list/featured.
@@ -164,7 +164,7 @@ func (s *server) ListFeaturedBrands(ctx context.Context, _ brandsapi.ListFeature
 	if err != nil {
 		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: list}, nil
+	return cachedList(list), nil
 }
 
 // GetBrand is GET /api/brand/{id}.
@@ -173,7 +173,7 @@ func (s *server) GetBrand(ctx context.Context, req brandsapi.GetBrandRequestObje
 	if err != nil {
 		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: renderBrand(&b)}, nil
+	return brandsapi.GetBrand200JSONResponse(brandJSON(&b)), nil
 }
 
 // SubscribeBrand is POST /api/subscribe/{id}.
@@ -227,7 +227,7 @@ func (s *server) CreateBrand(ctx context.Context, req brandsapi.CreateBrandReque
 	if err != nil {
 		return nil, err
 	}
-	return rawJSON{status: http.StatusCreated, body: renderBrand(&out)}, nil
+	return brandsapi.CreateBrand201JSONResponse(brandJSON(&out)), nil
 }
 
 // UpdateBrand is PATCH /api/brand/{id}.
@@ -248,7 +248,7 @@ func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandReque
 	if err != nil {
 		return nil, err
 	}
-	return rawJSON{status: http.StatusOK, body: renderBrand(&out)}, nil
+	return brandsapi.UpdateBrand200JSONResponse(brandJSON(&out)), nil
 }
 
 // DeleteBrand is DELETE /api/brand/{id}.
@@ -275,28 +275,19 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// rawJSON is a success answer whose body is rendered JSON already (render.go).
-type rawJSON struct {
-	status  int
-	body    []byte
-	noStore bool // the body carries an access token (see noStore)
-}
+// cachedList is a brand list answered with the bytes the list cache holds (render.go): the one
+// answer not encoded per request, since its encoding is kept while the list's rows stand.
+type cachedList []byte
 
-func (j rawJSON) write(w http.ResponseWriter) error {
+// VisitListBrandsResponse writes the list as ListBrands200JSONResponse would.
+func (l cachedList) VisitListBrandsResponse(w http.ResponseWriter) error { return l.write(w) }
+
+// VisitListFeaturedBrandsResponse writes the list as ListFeaturedBrands200JSONResponse would.
+func (l cachedList) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error { return l.write(w) }
+
+func (l cachedList) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
-	if j.noStore {
-		w.Header().Set("Cache-Control", noStore)
-	}
-	w.WriteHeader(j.status)
-	_, err := w.Write(j.body)
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(l)
 	return err
 }
-
-// One Visit method per operation answered with a rendered Brand or profile.
-
-func (j rawJSON) VisitCreateBrandResponse(w http.ResponseWriter) error        { return j.write(w) }
-func (j rawJSON) VisitListBrandsResponse(w http.ResponseWriter) error         { return j.write(w) }
-func (j rawJSON) VisitListFeaturedBrandsResponse(w http.ResponseWriter) error { return j.write(w) }
-func (j rawJSON) VisitGetBrandResponse(w http.ResponseWriter) error           { return j.write(w) }
-func (j rawJSON) VisitUpdateBrandResponse(w http.ResponseWriter) error        { return j.write(w) }
-func (j rawJSON) VisitGetMeResponse(w http.ResponseWriter) error              { return j.write(w) }

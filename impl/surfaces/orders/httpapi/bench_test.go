@@ -20,6 +20,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/kit/bearer"
 	"github.com/triadhq/triad/impl/kit/router"
+	"github.com/triadhq/triad/impl/kit/tokenedge"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
@@ -35,8 +36,8 @@ func benchAPI(b *testing.B, pool *pgxpool.Pool) (http.Handler, *API) {
 	b.Helper()
 	w := opaquetoken.NewWatcher(pool, nil)
 	a, err := New(pool, Options{ClientID: benchClientID, ClientSecret: benchClientSecret,
-		TokenTTL: time.Hour, Hasher: password.New(password.Params{Time: 1, Memory: 64, Threads: 1}),
-		Revocations: w})
+		Options: tokenedge.Options{TokenTTL: time.Hour, Hasher: password.New(password.Params{Time: 1, Memory: 64, Threads: 1}),
+			Revocations: w}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func fixtureUsers(b *testing.B, pool *pgxpool.Pool, a *API, prefix string, t ord
 
 func issue(b *testing.B, a *API, p orders.Principal) string {
 	b.Helper()
-	tok, err := a.tokens.Issue(context.Background(), p)
+	tok, err := a.edge.Tokens.Issue(context.Background(), p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func BenchmarkBearerCheck(b *testing.B) {
 	bare := chi.NewRouter()
 	bare.Get("/x", handler)
 	guarded := chi.NewRouter()
-	guarded.Use(bearer.New(a.tokens.Resolve, bearer.Options[orders.Principal]{Realm: "orders"}).Middleware) // every request needs a token
+	guarded.Use(bearer.New(a.edge.Tokens.Resolve, bearer.Options[orders.Principal]{Realm: "orders"}).Middleware) // every request needs a token
 	guarded.Get("/x", func(w http.ResponseWriter, r *http.Request) {
 		if principal(r.Context()).ID != p.ID {
 			http.Error(w, "no principal", http.StatusInternalServerError)

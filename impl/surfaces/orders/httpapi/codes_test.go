@@ -14,6 +14,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit/idempotency"
+	"github.com/triadhq/triad/impl/kit/tokenedge"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 	"github.com/triadhq/triad/impl/surfaces/orders/httpapi"
@@ -142,7 +143,7 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 		"too_many_requests": {http.StatusTooManyRequests, func(t *testing.T) resp {
 			h := password.NewSized(password.Fast, 1, 0) // one place per client
 			h.SetClientLine(0)
-			e := newEnvWith(t, dbtest.New(t), httpapi.Options{TokenTTL: time.Hour, Hasher: h}, oneClient)
+			e := newEnvWith(t, dbtest.New(t), httpapi.Options{Options: tokenedge.Options{TokenTTL: time.Hour, Hasher: h}}, oneClient)
 			release, err := h.Hold(password.WithClient(context.Background(), "one-client"))
 			if err != nil {
 				t.Fatal(err)
@@ -151,7 +152,7 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 			return e.do("POST", "/users", "", map[string]string{"username": "alice", "password": "alice-password", "userType": "Customer"})
 		}},
 		"too_many_signups": {http.StatusTooManyRequests, func(t *testing.T) resp {
-			e := newEnvWith(t, dbtest.New(t), httpapi.Options{TokenTTL: time.Hour, Signups: throttle.Options{Max: 1}})
+			e := newEnvWith(t, dbtest.New(t), httpapi.Options{Options: tokenedge.Options{TokenTTL: time.Hour, Signups: throttle.Options{Max: 1}}})
 			e.register("alice", "alice-password", "Customer")
 			return e.do("POST", "/users", "", map[string]string{"username": "bob", "password": "bob-password", "userType": "Customer"})
 		}},
@@ -163,7 +164,7 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 		}},
 		"idempotency_key_in_use": {http.StatusConflict, func(t *testing.T) resp {
 			h := idempotency.NewHoldOnce(idempotency.HoldInTx)
-			e := newEnvWith(t, nil, httpapi.Options{TokenTTL: time.Hour, IdempotencyHold: h.Hold})
+			e := newEnvWith(t, nil, httpapi.Options{Options: tokenedge.Options{TokenTTL: time.Hour, IdempotencyHold: h.Hold}})
 			alice := e.account("alice", "Customer")
 			first := make(chan resp)
 			go func() { first <- e.keyed("/orders", alice.token, "k", `{"description":"x","price":1}`) }()

@@ -27,6 +27,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit/router"
+	"github.com/triadhq/triad/impl/kit/tokenedge"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 	"github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 	"github.com/triadhq/triad/impl/testkit/apitest"
@@ -100,7 +101,7 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins thro
 // newEnvHasher is newEnvPool with its own password hasher (a small one, to fill it).
 func newEnvHasher(t testing.TB, pool *pgxpool.Pool, ttl time.Duration, logins throttle.Options, hasher *password.Hasher) *env {
 	t.Helper()
-	return newEnvWith(t, pool, httpapi.Options{TokenTTL: ttl, Hasher: hasher, Logins: logins})
+	return newEnvWith(t, pool, httpapi.Options{Options: tokenedge.Options{TokenTTL: ttl, Hasher: hasher, Logins: logins}})
 }
 
 // newEnvLimits is newEnv with limits on what one user may hold.
@@ -111,7 +112,7 @@ func newEnvLimits(t testing.TB, limits orders.Limits) *env {
 
 // withLimits is the options of newEnv with limits.
 func withLimits(limits orders.Limits) httpapi.Options {
-	return httpapi.Options{TokenTTL: time.Hour, Hasher: sharedHasher(), Limits: limits}
+	return httpapi.Options{Options: tokenedge.Options{TokenTTL: time.Hour, Hasher: sharedHasher()}, Limits: limits}
 }
 
 // newEnvWith is the API with opts (the test client's id and secret, a log and a token Watcher

@@ -113,7 +113,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	// §5.2 has no rate-limit code and the grant is what is refused; 429 and Retry-After say it is
 	// temporary.
 	var u orders.User
-	err := a.guard.Login(r.Context(), username, r.RemoteAddr, func(ctx context.Context) (err error) {
+	err := a.edge.Guard.Login(r.Context(), username, r.RemoteAddr, func(ctx context.Context) (err error) {
 		u, err = a.svc.Authenticate(ctx, username, pw)
 		return err
 	})
@@ -141,12 +141,12 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		a.oauthInternal(w, r, err)
 		return
 	}
-	tok, err := a.tokens.Issue(r.Context(), orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
+	tok, err := a.edge.Tokens.Issue(r.Context(), orders.Principal{ID: u.ID, Username: u.Username, Type: u.Type})
 	if err != nil {
 		a.oauthInternal(w, r, err)
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, tokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(a.tokens.TTL().Seconds())})
+	web.WriteJSON(w, http.StatusOK, tokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(a.edge.Tokens.TTL().Seconds())})
 }
 
 // equalSecret compares in constant time; hashing first hides the lengths too.

@@ -24,7 +24,7 @@ func (s *server) RegisterOrdersUser(ctx context.Context, req ordersapi.RegisterO
 	idempotency.Answer(ctx, func(u orders.User) idempotency.Visit { return registered(u).VisitRegisterOrdersUserResponse })
 	addr := web.ClientAddrOf(ctx)
 	var u orders.User
-	err := s.a.signups.Register(ctx, addr, func(ctx context.Context) (err error) {
+	err := s.a.edge.Signups.Register(ctx, addr, func(ctx context.Context) (err error) {
 		u, err = s.a.svc.Register(ctx, req.Body.Username, req.Body.Password, orders.UserType(req.Body.UserType))
 		return err
 	})

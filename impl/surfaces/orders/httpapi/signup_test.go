@@ -9,6 +9,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/credentials/throttle/throttletest"
+	"github.com/triadhq/triad/impl/kit/tokenedge"
 	"github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
@@ -19,7 +20,7 @@ import (
 // another address registers as usual.
 func TestRegister_CappedPerAddress(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, dbtest.New(t), httpapi.Options{TokenTTL: time.Hour, Signups: loginguard.SignupOptions(throttle.Options{Now: throttletest.NewClock().Now})})
+	e := newEnvWith(t, dbtest.New(t), httpapi.Options{Options: tokenedge.Options{TokenTTL: time.Hour, Signups: loginguard.SignupOptions(throttle.Options{Now: throttletest.NewClock().Now})}})
 	signup := func(e *env, i int) resp {
 		return e.do("POST", "/users", "", map[string]string{"username": fmt.Sprintf("farm%d", i), "password": "farm-password", "userType": "Customer"})
 	}
