@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/gen/authstatedb"
 	"github.com/triadhq/triad/impl/platform/pgsession"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 )
@@ -17,11 +18,6 @@ import (
 // checks that its connection (and so its lock) is still alive: a replica takes over a dead poller's
 // work within about this long once PostgreSQL has ended the dead one's session.
 const DefaultLeaderInterval = time.Second
-
-// holdsLock reports whether this session holds the advisory lock $1 (a bigint key shows in
-// pg_locks as its high and low 32 bits, classid and objid).
-const holdsLock = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-	AND pid = pg_backend_pid() AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1)`
 
 // Leader is a provider.Leader elected through a PostgreSQL session-level advisory lock, held on a
 // connection of its own (never a pooled one, which would carry the lock to unrelated work). The
@@ -101,8 +97,8 @@ func (l *Leader) term(ctx context.Context, t *time.Ticker, fn func(context.Conte
 		_ = conn.Close(cctx)
 	}()
 	for {
-		var got bool
-		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", l.key).Scan(&got); err != nil {
+		got, err := authstatedb.New(conn).TryAdvisoryLock(ctx, l.key)
+		if err != nil {
 			if ctx.Err() == nil {
 				l.log().Warn("auth: leader election: try lock", "err", err)
 			}
@@ -140,8 +136,7 @@ func (l *Leader) term(ctx context.Context, t *time.Ticker, fn func(context.Conte
 		// transaction-mode pooler it may run on another server connection than the one that took
 		// the lock, which then shows as not held here, and the leader steps down saying why.
 		pctx, pcancel := context.WithTimeout(ctx, l.interval())
-		var held bool
-		err := conn.QueryRow(pctx, holdsLock, l.key).Scan(&held)
+		held, err := authstatedb.New(conn).HoldsAdvisoryLock(pctx, l.key)
 		pcancel()
 		if err != nil {
 			if ctx.Err() == nil {

@@ -4,13 +4,17 @@
 // (Leader, a session-level advisory lock held on a dedicated connection).
 //
 // New creates the package's own tables (auth_used_ids, auth_telegram_logins, and
-// auth_revoked_sessions of Sessions) when missing, and nothing else, so it can share any database, the embedder's included. Open uses them as they are:
-// for a server whose migrations create them (triad's db/schema/00040_auth_state.sql holds Schema, 00210_auth_revoked_sessions.sql SessionsSchema),
-// so that it can run as a role that may not change the schema.
+// auth_revoked_sessions of Sessions: schema.sql and sessions_schema.sql, embedded) when missing,
+// and nothing else, so it can share any database, the embedder's included, and an embedder needs
+// no migration runner. Open uses them as they are: for a server whose migrations create them
+// (triad's db/schema/00040_auth_state.sql holds Schema, 00210_auth_revoked_sessions.sql
+// SessionsSchema; a test holds them equal), so that it can run as a role that may not change the
+// schema. Every query is sqlc's (queries.sql, generated into gen/authstatedb).
 package pgstate
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,26 +23,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/gen/authstatedb"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
-// Schema is the package's own tables. Expired rows are useless (the tokens they guard are refused
-// by their exp), so they are swept, never kept.
-const Schema = `
-CREATE TABLE IF NOT EXISTS auth_used_ids (
-    id         text PRIMARY KEY,
-    expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS auth_used_ids_expires_at ON auth_used_ids (expires_at);
-CREATE TABLE IF NOT EXISTS auth_telegram_logins (
-    token      text PRIMARY KEY,
-    aud        text NOT NULL,
-    session    boolean NOT NULL,
-    expires_at timestamptz NOT NULL,
-    usr        jsonb
-);
-CREATE INDEX IF NOT EXISTS auth_telegram_logins_expires_at ON auth_telegram_logins (expires_at);`
+// Schema is the package's own tables (schema.sql), which New creates; SessionsSchema
+// (sessions_schema.sql) is the table of Sessions. Their queries are sqlc's, in queries.sql
+// (gen/authstatedb), so sqlc checks every statement against them.
+//
+//go:embed schema.sql
+var Schema string
 
 // schemaLock serialises the CREATE statements of replicas starting together: CREATE TABLE IF NOT
 // EXISTS is not safe against a concurrent creation of the same table.
@@ -50,7 +45,7 @@ const SweepEvery = time.Minute
 
 // Store is the PostgreSQL provider.UsedIDs and provider.TelegramLogins. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	q *authstatedb.Queries
 }
 
 var (
@@ -62,7 +57,7 @@ var (
 // caller owns the pool.
 func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", schemaLock); err != nil {
+		if err := authstatedb.New(tx).CreateTablesLock(ctx, schemaLock); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, Schema+";"+SessionsSchema)
@@ -71,12 +66,12 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstate: create tables: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return Open(pool), nil
 }
 
 // Open returns the Store over tables that already exist (Schema, applied by the embedder's own
 // migrations): nothing is created, so the pool's role needs only to read and write rows.
-func Open(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func Open(pool *pgxpool.Pool) *Store { return &Store{q: authstatedb.New(pool)} }
 
 // Sweep deletes the expired used ids and messenger logins and reports how many rows went; the
 // embedder runs it every SweepEvery through impl/platform/sweep. An expired login is ignored by
@@ -84,13 +79,12 @@ func Open(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // single-use id, so a late sweep only leaves the tables larger.
 func (s *Store) Sweep(ctx context.Context) (int64, error) {
 	var n int64
-	for _, q := range []string{"DELETE FROM auth_used_ids WHERE expires_at < now()",
-		"DELETE FROM auth_telegram_logins WHERE expires_at < now()"} {
-		tag, err := s.pool.Exec(ctx, q)
+	for _, sweep := range []func(context.Context) (int64, error){s.q.SweepUsedIDs, s.q.SweepTelegramLogins} {
+		gone, err := sweep(ctx)
 		if err != nil {
 			return n, fmt.Errorf("pgstate: sweep: %w", err)
 		}
-		n += tag.RowsAffected()
+		n += gone
 	}
 	return n, nil
 }
@@ -98,18 +92,16 @@ func (s *Store) Sweep(ctx context.Context) (int64, error) {
 // Use records id as used until expires; firstUse is true for exactly one caller across every
 // process sharing the database (the primary key decides).
 func (s *Store) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
-	tag, err := s.pool.Exec(ctx,
-		"INSERT INTO auth_used_ids (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", id, expires)
+	n, err := s.q.UseID(ctx, authstatedb.UseIDParams{ID: id, ExpiresAt: expires})
 	if err != nil {
 		return false, fmt.Errorf("pgstate: use id: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
 // Start records an unconfirmed messenger login.
 func (s *Store) Start(ctx context.Context, tok string, l provider.TelegramLogin) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO auth_telegram_logins (token, aud, session, expires_at) VALUES ($1, $2, $3, $4)`,
-		tok, l.Aud, l.Session, l.Expires)
+	err := s.q.StartTelegramLogin(ctx, authstatedb.StartTelegramLoginParams{Token: tok, Aud: l.Aud, Session: l.Session, ExpiresAt: l.Expires})
 	if err != nil {
 		return fmt.Errorf("pgstate: start a telegram login: %w", err)
 	}
@@ -118,9 +110,7 @@ func (s *Store) Start(ctx context.Context, tok string, l provider.TelegramLogin)
 
 // Pending reports whether tok is a live, unconfirmed login.
 func (s *Store) Pending(ctx context.Context, tok string) (bool, error) {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM auth_telegram_logins
-		WHERE token = $1 AND usr IS NULL AND expires_at > now())`, tok).Scan(&ok)
+	ok, err := s.q.TelegramLoginPending(ctx, tok)
 	if err != nil {
 		return false, fmt.Errorf("pgstate: pending telegram login: %w", err)
 	}
@@ -134,22 +124,17 @@ func (s *Store) Confirm(ctx context.Context, tok string, u token.User) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("pgstate: confirm a telegram login: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE auth_telegram_logins SET usr = $2
-		WHERE token = $1 AND usr IS NULL AND expires_at > now()`, tok, b)
+	n, err := s.q.ConfirmTelegramLogin(ctx, authstatedb.ConfirmTelegramLoginParams{Token: tok, Usr: b})
 	if err != nil {
 		return false, fmt.Errorf("pgstate: confirm a telegram login: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
 // Take deletes a live, confirmed login and returns it: the DELETE ... RETURNING hands it to exactly
 // one of the requests racing for it.
 func (s *Store) Take(ctx context.Context, tok string) (provider.TelegramLogin, bool, error) {
-	var l provider.TelegramLogin
-	var b []byte
-	err := s.pool.QueryRow(ctx, `DELETE FROM auth_telegram_logins
-		WHERE token = $1 AND usr IS NOT NULL AND expires_at > now()
-		RETURNING aud, session, expires_at, usr`, tok).Scan(&l.Aud, &l.Session, &l.Expires, &b)
+	row, err := s.q.TakeTelegramLogin(ctx, tok)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return provider.TelegramLogin{}, false, nil
 	}
@@ -157,9 +142,8 @@ func (s *Store) Take(ctx context.Context, tok string) (provider.TelegramLogin, b
 		return provider.TelegramLogin{}, false, fmt.Errorf("pgstate: take a telegram login: %w", err)
 	}
 	var u token.User
-	if err := json.Unmarshal(b, &u); err != nil {
+	if err := json.Unmarshal(row.Usr, &u); err != nil {
 		return provider.TelegramLogin{}, false, fmt.Errorf("pgstate: take a telegram login: %w", err)
 	}
-	l.User = &u
-	return l, true, nil
+	return provider.TelegramLogin{Aud: row.Aud, Session: row.Session, Expires: row.ExpiresAt, User: &u}, true, nil
 }

@@ -3,6 +3,7 @@ package pgstate
 import (
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -13,21 +14,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/gen/authstatedb"
 	"github.com/triadhq/triad/impl/platform/sweep"
 	"github.com/triadhq/triad/impl/surfaces/auth/sessions"
 )
 
-// SessionsSchema is the table of revoked sessions (Sessions): the SHA-256 of each session id (the
-// token's jti, which is also its XSRF value, so it is not kept in the clear), when it was revoked
-// and when it may be forgotten (the end of the session's cookie lifetime).
-const SessionsSchema = `
-CREATE TABLE IF NOT EXISTS auth_revoked_sessions (
-    hash       bytea PRIMARY KEY CHECK (length(hash) = 32),
-    revoked_at timestamptz NOT NULL DEFAULT now(),
-    expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS auth_revoked_sessions_revoked_at ON auth_revoked_sessions (revoked_at);
-CREATE INDEX IF NOT EXISTS auth_revoked_sessions_expires_at ON auth_revoked_sessions (expires_at);`
+// SessionsSchema is the table of revoked sessions (Sessions), sessions_schema.sql.
+//
+//go:embed sessions_schema.sql
+var SessionsSchema string
 
 // SessionsChannel is the LISTEN/NOTIFY channel a revocation is announced on, with the hash in hex.
 const SessionsChannel = "auth_sessions_revoked"
@@ -54,6 +49,7 @@ const (
 // way a revocation reaches every replica within about a second. Run (or Start) must be running.
 type Sessions struct {
 	pool *pgxpool.Pool
+	q    *authstatedb.Queries
 	log  *slog.Logger
 
 	live atomic.Bool
@@ -74,7 +70,7 @@ func NewSessions(pool *pgxpool.Pool, log *slog.Logger) *Sessions {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sessions{pool: pool, log: log, kick: make(chan struct{}, 1), revoked: map[[sha256.Size]byte]time.Time{}}
+	return &Sessions{pool: pool, q: authstatedb.New(pool), log: log, kick: make(chan struct{}, 1), revoked: map[[sha256.Size]byte]time.Time{}}
 }
 
 func sessionHash(id string) [sha256.Size]byte { return sha256.Sum256([]byte(id)) }
@@ -84,13 +80,11 @@ func sessionHash(id string) [sha256.Size]byte { return sha256.Sum256([]byte(id))
 func (s *Sessions) Revoke(ctx context.Context, id string, until time.Time) error {
 	h := sessionHash(id)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO auth_revoked_sessions (hash, expires_at) VALUES ($1, $2)
-			ON CONFLICT (hash) DO UPDATE SET expires_at = greatest(auth_revoked_sessions.expires_at, EXCLUDED.expires_at)`,
-			h[:], until); err != nil {
+		q := s.q.WithTx(tx)
+		if err := q.RevokeSession(ctx, authstatedb.RevokeSessionParams{Hash: h[:], ExpiresAt: until}); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", SessionsChannel, hex.EncodeToString(h[:]))
-		return err
+		return q.NotifySessionRevoked(ctx, authstatedb.NotifySessionRevokedParams{Channel: SessionsChannel, Payload: hex.EncodeToString(h[:])})
 	})
 	if err != nil {
 		return fmt.Errorf("pgstate: revoke a session: %w", err)
@@ -192,25 +186,21 @@ func (s *Sessions) Run(ctx context.Context) {
 func (s *Sessions) read(ctx context.Context, since time.Time) (time.Time, error) {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	rows, err := s.pool.Query(rctx, `SELECT hash, expires_at, revoked_at FROM auth_revoked_sessions
-		WHERE revoked_at >= $1 AND expires_at > now()`, since)
+	rows, err := s.q.RevokedSessionsSince(rctx, since)
 	if err != nil {
 		return time.Time{}, err
 	}
 	var newest time.Time
 	var h [sha256.Size]byte
-	var b []byte
-	var until, at time.Time
-	_, err = pgx.ForEachRow(rows, []any{&b, &until, &at}, func() error {
-		if copy(h[:], b) == sha256.Size {
-			s.add(h, until)
+	for _, row := range rows {
+		if copy(h[:], row.Hash) == sha256.Size {
+			s.add(h, row.ExpiresAt)
 		}
-		if at.After(newest) {
-			newest = at
+		if row.RevokedAt.After(newest) {
+			newest = row.RevokedAt
 		}
-		return nil
-	})
-	return newest, err
+	}
+	return newest, nil
 }
 
 // Sweep forgets expired revocations, in memory and in the table (their tokens are refused anyway),
@@ -227,9 +217,9 @@ func (s *Sessions) Sweep(ctx context.Context) (int64, error) {
 	s.mu.Unlock()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	tag, err := s.pool.Exec(sctx, "DELETE FROM auth_revoked_sessions WHERE expires_at < now()")
+	n, err := s.q.SweepRevokedSessions(sctx)
 	if err != nil {
 		return 0, fmt.Errorf("pgstate: sweep revoked sessions: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
