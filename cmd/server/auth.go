@@ -11,13 +11,10 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/authapi"
-	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
-	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/cors"
 	"github.com/triadhq/triad/impl/kit/router"
 	"github.com/triadhq/triad/impl/platform/sweep"
@@ -25,11 +22,10 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar/avatarstore"
 	"github.com/triadhq/triad/impl/surfaces/auth/logger"
-	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
+	"github.com/triadhq/triad/impl/surfaces/auth/pgshared"
 	"github.com/triadhq/triad/impl/surfaces/auth/pgstate"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/sender"
-	"github.com/triadhq/triad/impl/surfaces/auth/sessions"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
@@ -43,7 +39,7 @@ const (
 // mountAuth is the reference wiring of the auth library: the auth handler at /auth (with the
 // login demo page at /auth/), the avatar handler at /avatar. Dev mode adds the dev OAuth2 provider
 // and a direct provider with demo credentials; prod mode enables the providers of AUTH_PROVIDERS.
-func (a *app) mountAuth(r chi.Router) error {
+func (a *app) mountAuth(_ kit.Deps, r chi.Router) error {
 	// Without AUTH_AVATAR_STORE avatars live in the server's own database (table avatars), which
 	// every replica shares and which leaves no files behind.
 	store, err := avatarstore.Open(context.Background(), string(a.cfg.Auth.AvatarStore), avatarstore.Options{Pool: a.pool, Reads: a.reads})
@@ -67,8 +63,10 @@ func (a *app) mountAuth(r chi.Router) error {
 	sess := pgstate.NewSessions(a.pool, a.log.With("surface", "auth"))
 	opaquetoken.WatchCache(a.revocations, pgstate.SessionsChannel, sess)
 	a.onClose(sess.Start())
-	svc, err := newAuthService(a.cfg, a.log, store, &sharedState{store: st, pool: a.pool, direct: a.direct, log: a.log,
-		logins: a.loginLimits("auth"), sessions: sess})
+	c := a.cfg.Auth
+	svc, err := newAuthService(a.cfg, a.log, store, pgshared.New(a.pool, st, pgshared.Options{Direct: a.direct, Log: a.log,
+		Logins: a.loginLimits("auth"), Sessions: sess,
+		ConfirmPerRecipient: c.ConfirmPerRecipient, ConfirmPerClient: c.ConfirmPerClient, ConfirmWindow: c.ConfirmWindow}))
 	if err != nil {
 		return err
 	}
@@ -109,73 +107,8 @@ func authValidated(r *http.Request) bool {
 	return r.Method != http.MethodGet || !slices.Contains(authUnvalidated, r.URL.Path)
 }
 
-// sharedState is the auth state every replica shares through PostgreSQL; a nil *sharedState keeps
-// it in process memory (unit tests of the wiring).
-type sharedState struct {
-	store *pgstate.Store
-	pool  *pgxpool.Pool
-	// direct makes the leader's session: its advisory lock needs a connection straight to
-	// PostgreSQL, never a pooled one.
-	direct *pgx.ConnConfig
-	log    *slog.Logger
-	// logins are the failed-login limit's settings, as for orders and brands.
-	logins throttle.Options
-	// sessions are the sessions revoked by logout.
-	sessions *pgstate.Sessions
-}
-
-// usedIDs is the store of used confirmation ids; nil means the library's in-memory default.
-func (s *sharedState) usedIDs() provider.UsedIDs {
-	if s == nil {
-		return nil
-	}
-	return s.store
-}
-
-// sendLimiter bounds confirmation e-mails in the database; nil means the library's in-memory one.
-func (s *sharedState) sendLimiter(c AuthConfig) provider.SendLimiter {
-	if s == nil {
-		return nil
-	}
-	return newSendLimiter(s.pool, c)
-}
-
-// sessionStore is the store of revoked sessions; nil means the library's in-memory one.
-func (s *sharedState) sessionStore() sessions.Store {
-	if s == nil || s.sessions == nil {
-		return nil
-	}
-	return s.sessions
-}
-
-// loginGuard is the failed-login limit of direct logins and basic auth: the one guard orders and
-// brands run (impl/credentials/loginguard), over the same table, so the rules, the count and the 429 are the
-// same on every surface and every replica; nil means the library's in-memory one. The auth surface
-// hashes nothing itself (the checks are the embedder's or a constant-time compare), so the guard
-// has no hasher to admit logins to.
-func (s *sharedState) loginGuard() loginlimit.Guard {
-	if s == nil {
-		return nil
-	}
-	return loginguard.New(nil, throttle.New(s.pool, s.logins), loginlimit.ErrBadCredentials)
-}
-
-// telegram returns the pending-login store and the poller election of one bot; nils mean the
-// library's single-process defaults.
-func (s *sharedState) telegram(botToken string) (provider.TelegramLogins, provider.Leader) {
-	if s == nil {
-		return nil, nil
-	}
-	// The bot id (before the ':' of the token) names the election: replicas polling the same bot
-	// contend, different bots do not, and the secret part of the token stays out of it.
-	botID, _, _ := strings.Cut(botToken, ":")
-	l := pgstate.NewLeaderConfig(s.direct, "telegram:"+botID)
-	l.Log = s.log
-	return s.store, l
-}
-
 // newAuthService builds the auth service from the config, with the demo login page at /auth/.
-func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sharedState) (*auth.Service, error) {
+func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *pgshared.State) (*auth.Service, error) {
 	c := cfg.Auth
 	secret := string(c.Secret)
 	opts := auth.Options{
@@ -194,10 +127,10 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *sh
 		AllowedRedirectHosts: redirectHosts(cfg),
 		JWTCookieDomain:      c.CookieDomain,
 		LoginPage:            true,
-		UsedIDs:              shared.usedIDs(),
-		SendLimiter:          shared.sendLimiter(c),
-		LoginGuard:           shared.loginGuard(),
-		Sessions:             shared.sessionStore(),
+		UsedIDs:              shared.UsedIDs(),
+		SendLimiter:          shared.SendLimiter(),
+		LoginGuard:           shared.LoginGuard(),
+		Sessions:             shared.Sessions(),
 		HTTPClient:           c.ProviderSettings.httpClient(),
 	}
 	if cfg.IsDev() {

@@ -13,6 +13,7 @@ import (
 	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/appleid"
+	"github.com/triadhq/triad/impl/surfaces/auth/pgshared"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/telegram"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
@@ -103,7 +104,7 @@ type customJSON struct {
 // addConfiguredProviders registers every provider whose settings are present in cfg.Auth.Providers*.
 // The Telegram poller stops with svc.Close; shared (nil: in memory) holds its pending logins and
 // elects the one replica that polls.
-func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, shared *sharedState) error {
+func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, shared *pgshared.State) error {
 	pc := cfg.Auth.ProviderSettings
 	for _, name := range oauthBuiltins {
 		cl := pc.Clients[name]
@@ -149,7 +150,7 @@ func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, 
 	if pc.TelegramToken != "" {
 		gctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		logins, leader := shared.telegram(string(pc.TelegramToken))
+		logins, leader := shared.Telegram(string(pc.TelegramToken))
 		h, err := provider.NewTelegram(gctx, svc.Params("", ""), provider.TelegramConfig{
 			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, pc.telegramClient()),
 			Logins:   logins, Leader: leader})

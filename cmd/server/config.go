@@ -11,6 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	brandshttp "github.com/triadhq/triad/impl/surfaces/brands/httpapi"
+	"github.com/triadhq/triad/impl/surfaces/orders"
+	ordershttp "github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 )
 
 // Secret is a configuration string that never appears in logs.
@@ -337,4 +341,16 @@ func checkCookieDomain(domain, authURL string) error {
 		return fmt.Errorf("AUTH_COOKIE_DOMAIN %q does not cover AUTH_URL's host %s: browsers would drop the cookies", domain, host)
 	}
 	return nil
+}
+
+// settings are the orders surface's own settings, as its mount takes them.
+func (c OrdersConfig) settings() ordershttp.Settings {
+	return ordershttp.Settings{ClientID: c.ClientID, ClientSecret: string(c.ClientSecret), TokenTTL: c.TokenTTL,
+		Limits:            orders.Limits{MaxHeld: c.MaxHeld, RetakeCooldown: c.RetakeCooldown, ListShare: c.ListShare, ListTimeout: c.ListTimeout},
+		InProgressTimeout: c.InProgressTimeout, ReadyTimeout: c.ReadyTimeout}
+}
+
+// settings are the brands surface's own settings, as its mount takes them.
+func (c BrandsConfig) settings() brandshttp.Settings {
+	return brandshttp.Settings{TokenTTL: c.TokenTTL, AdminEmail: c.AdminEmail, AdminPassword: string(c.AdminPassword)}
 }

@@ -27,8 +27,6 @@ import (
 
 	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
-	"github.com/triadhq/triad/impl/credentials/password"
-	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/cors"
 	"github.com/triadhq/triad/impl/kit/metrics"
@@ -304,18 +302,6 @@ func corsPolicy(cfg Config) (cors.Policy, error) {
 	return p.With(cors.FromSpecs(docs, web.RequestIDHeader)), nil
 }
 
-// hashingClient tags the context of requests that may hash a password (POSTs: logins,
-// registrations, password changes) with the client's network, so each hasher shares its workers and
-// queue out per client and one flooding host cannot shed everyone else (password.WithClient).
-func hashingClient(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			r = r.WithContext(password.WithClient(r.Context(), throttle.AddressKey(r.RemoteAddr)))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // routes builds the root router: shared middleware, platform endpoints, then each surface.
 func (a *app) routes() (http.Handler, error) {
 	origins, err := corsPolicy(a.cfg)
@@ -346,7 +332,7 @@ func (a *app) routes() (http.Handler, error) {
 	// metrics read the complete route pattern once the handler returns, and see recovered panics'
 	// 500s. Input screening runs for every surface, after the shared layers, before routing.
 	r := router.New(router.Options{Log: a.log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
-		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), hashingClient, a.metrics.Middleware, origins.Middleware},
+		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), router.HashingClient, a.metrics.Middleware, origins.Middleware},
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 	a.sweepIdempotencyKeys()
 	a.sweepLoginThrottles()
@@ -386,7 +372,7 @@ func (a *app) routes() (http.Handler, error) {
 	mountDocs(r)
 
 	for _, s := range surfaces {
-		if err := s.mount(a, r); err != nil {
+		if err := s.mount(a)(a.deps(s.name), r); err != nil {
 			return nil, fmt.Errorf("mounting %s: %w", s.name, err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/api"
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
@@ -240,14 +241,14 @@ func waitFor(t *testing.T, ok func() bool) {
 func TestServer_GracefulShutdownFinishesInFlight(t *testing.T) {
 	started := make(chan struct{})
 	saved := surfaces
-	surfaces = append(surfaces[:len(surfaces):len(surfaces)], surface{"slow", func(_ *app, r chi.Router) error {
+	surfaces = append(surfaces[:len(surfaces):len(surfaces)], kitSurface("slow", func(_ kit.Deps, r chi.Router) error {
 		r.Get("/test/slow", func(w http.ResponseWriter, _ *http.Request) {
 			close(started)
 			time.Sleep(500 * time.Millisecond)
 			_, _ = w.Write([]byte("finished"))
 		})
 		return nil
-	}})
+	}))
 	t.Cleanup(func() { surfaces = saved })
 
 	base, stop := testServer(t, "-database-url", dbtest.NewURL(t))

@@ -3,37 +3,65 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
 
-	"github.com/go-chi/chi/v5"
-
+	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/bearer"
+	"github.com/triadhq/triad/impl/platform/sweep"
 	"github.com/triadhq/triad/impl/surfaces/auth/middleware"
+	brandshttp "github.com/triadhq/triad/impl/surfaces/brands/httpapi"
+	ordershttp "github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 )
 
-// surface is one API: its name (its spec is api/<name>.yaml) and what mounts it on the root router.
+// surface is one API: its name (its spec is api/<name>.yaml) and its mount, made from the
+// server's configuration.
 type surface struct {
 	name  string
-	mount func(*app, chi.Router) error
+	mount func(*app) kit.Mount
 }
 
-// surfaces mount the APIs, one per spec in api/ (TestSurfaces_EverySpecIsMounted). The first three
-// have their own files here; a surface made by `make new-surface` is one line at the end, with its
-// import (docs/adding-a-surface.md). The order is /docs' order; nothing else depends on it (token
-// sources are resolved by name once all are mounted).
+// surfaces mount the APIs, one per spec in api/ (TestSurfaces_EverySpecIsMounted), every one the
+// same way: a kit.Mount called with the server's kit.Deps (app.deps). orders and brands make
+// theirs from their settings (config.go); a surface made by `make new-surface` is one line at the
+// end, with its import (docs/adding-a-surface.md). The order is /docs' order; nothing else depends
+// on it (token sources are resolved by name once all are mounted).
 var surfaces = []surface{
-	{"orders", (*app).mountOrders},
-	{"brands", (*app).mountBrands},
-	{"auth", (*app).mountAuth},
+	{"orders", func(a *app) kit.Mount { return ordershttp.Mount(a.cfg.Orders.settings()) }},
+	{"brands", func(a *app) kit.Mount { return brandshttp.Mount(a.cfg.Brands.settings()) }},
+	{"auth", func(a *app) kit.Mount { return a.mountAuth }},
 	// new surfaces: make new-surface adds its line above this one.
 }
 
-// kitSurface registers a surface built on the kit: mount gets the database, the logger and the
-// token sources.
-func kitSurface(name string, mount func(kit.Deps, chi.Router) error) surface {
-	return surface{name, func(a *app, r chi.Router) error {
-		return mount(kit.Deps{Pool: a.pool, Log: a.log.With("surface", name), Tokens: a.tokens}, r)
-	}}
+// kitSurface registers a surface whose mount needs no settings of its own.
+func kitSurface(name string, mount kit.Mount) surface {
+	return surface{name, func(*app) kit.Mount { return mount }}
+}
+
+// deps are what the server hands the surface name: the database, its logger, the token sources,
+// and the shared machinery (the password hasher, whose queue the metrics watch, with
+// LOGIN_CLIENT_QUEUE; the failed-login limit, whose refusals the metrics count; the registration
+// cap, SIGNUP_MAX per SIGNUP_WINDOW per client address; background sweeps stopped at shutdown).
+func (a *app) deps(name string) kit.Deps {
+	l := a.cfg.Logins
+	return kit.Deps{
+		Pool: a.pool, Log: a.log.With("surface", name), Tokens: a.tokens, Dev: a.cfg.IsDev(),
+		Revocations: a.revocations, Reads: a.reads, Direct: a.direct,
+		Hasher: func() *password.Hasher {
+			h := password.New(password.Default)
+			h.SetClientLine(l.ClientQueue)
+			a.metrics.WatchHashQueue(name, h.Waiting)
+			return h
+		},
+		Logins:          func() throttle.Options { return a.loginLimits(name) },
+		Signups:         throttle.Options{Max: l.SignupMax, Window: l.SignupWindow},
+		IdempotencyHold: a.idempotencyHold(),
+		Sweep: func(what string, every time.Duration, f func(context.Context) (int64, error)) {
+			a.onClose(sweep.Start(a.log, what, every, f))
+		},
+		OnClose: a.onClose,
+	}
 }
 
 // authTokenSource makes the auth service's JWT the token source "auth": a token the auth

@@ -1,7 +1,8 @@
-// Package kit is what a surface built on the house kit gets from the server: the database, the
-// logger, and the credentials it accepts, named rather than reached for. A surface scaffolded by
-// `make new-surface` exports one Mount(kit.Deps, chi.Router) error, registered by one line in
-// cmd/server (docs/adding-a-surface.md).
+// Package kit is what a surface gets from the server: the database, the logger, the credentials
+// it accepts and the server's shared machinery (Deps), named rather than reached for. Every
+// surface is mounted the same way, by a Mount (a function of Deps and the root router): orders,
+// brands and auth make theirs from their own settings, and a surface scaffolded by
+// `make new-surface` exports one, registered by one line in cmd/server (docs/adding-a-surface.md).
 package kit
 
 import (
@@ -14,13 +15,21 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit/bearer"
+	"github.com/triadhq/triad/impl/platform/pgread"
 )
 
-// Deps are what the server hands a kit surface when it mounts it.
+// Deps are what the server hands a surface when it mounts it: every surface, orders, brands, auth
+// and the scaffolded ones, is mounted with them alike (a Mount), and takes what it uses.
 type Deps struct {
 	// Pool is the server's database (the migrations in db/schema have run).
 	Pool *pgxpool.Pool
@@ -29,7 +38,37 @@ type Deps struct {
 	Log *slog.Logger
 	// Tokens are the server's token sources, by name.
 	Tokens *Sources
+	// Dev is the server's dev mode: a surface loads its demo data.
+	Dev bool
+	// Revocations relays the database's token revocations to the surfaces' caches: the process's
+	// one listening session (opaquetoken.Watcher); nil caches nothing.
+	Revocations *opaquetoken.Watcher
+	// Reads sends the reads that tolerate a standby's lag to a standby with the caller's writes
+	// (pgread); nil reads them from Pool.
+	Reads *pgread.Reader
+	// Direct makes the sessions that must not go through a pooler (a session-level advisory lock's);
+	// nil uses Pool's configuration.
+	Direct *pgx.ConnConfig
+	// Hasher returns the surface's own password hasher, made by the server on the first call (so
+	// a surface that hashes nothing has none); nil means each surface's default.
+	Hasher func() *password.Hasher
+	// Logins returns the settings of the surface's failed-login limit (throttle.Options); nil
+	// means throttle's defaults.
+	Logins func() throttle.Options
+	// Signups are the settings of the registration cap per client address.
+	Signups throttle.Options
+	// IdempotencyHold is idempotency.Options.Hold: tests only; nil in production.
+	IdempotencyHold func(ctx context.Context, point string)
+	// Sweep runs f every interval until the server stops, logging its failures (background work
+	// such as deleting expired rows); nil runs nothing.
+	Sweep func(name string, every time.Duration, f func(context.Context) (int64, error))
+	// OnClose registers f to run when the server stops; nil never runs it.
+	OnClose func(f func())
 }
+
+// Mount registers one surface on the root router with the server's Deps. Every surface exports
+// one (a function, or one made from the surface's own settings).
+type Mount func(Deps, chi.Router) error
 
 // Caller is who an access token names, whatever source issued it.
 type Caller struct {

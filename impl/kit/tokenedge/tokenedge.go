@@ -164,6 +164,30 @@ func New[P any](pool *pgxpool.Pool, s Surface[P], o Options) (*Edge[P], error) {
 	return e, nil
 }
 
+// OptionsOf are the edge's options from the server's Deps, tokens living ttl (0: the surface's
+// default).
+func OptionsOf(d kit.Deps, ttl time.Duration) Options {
+	o := Options{TokenTTL: ttl, Log: d.Log, Revocations: d.Revocations, Reads: d.Reads, Signups: d.Signups,
+		IdempotencyHold: d.IdempotencyHold}
+	if d.Hasher != nil {
+		o.Hasher = d.Hasher()
+	}
+	if d.Logins != nil {
+		o.Logins = d.Logins()
+	}
+	return o
+}
+
+// Serve puts the mounted surface's tokens to work in the server: they are the token source of the
+// surface's name (kit.Sources), and the expired ones are swept hourly (they authenticate nobody
+// already; the sweep keeps the table small).
+func (e *Edge[P]) Serve(d kit.Deps) {
+	d.Tokens.Provide(e.s.Name, e.Source())
+	if d.Sweep != nil {
+		d.Sweep(e.s.Name+" tokens", time.Hour, e.Tokens.Sweep)
+	}
+}
+
 // Strict is what Mount hands the surface's mount of its generated strict server.
 type Strict struct {
 	// Options are the strict server's error handlers: convert them to the generated

@@ -1,0 +1,53 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/impl/kit"
+	"github.com/triadhq/triad/impl/kit/tokenedge"
+	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
+)
+
+// Settings are the brands surface's own settings (cmd/server reads them from its configuration).
+type Settings struct {
+	// TokenTTL is the access tokens' lifetime; 0 uses brands.DefaultTokenTTL.
+	TokenTTL time.Duration
+	// AdminEmail and AdminPassword, when the email is set, create the first admin at start, or
+	// take over the non-admin account holding that email (brands.Service.EnsureAdmin).
+	AdminEmail, AdminPassword string
+}
+
+// Mount is the brands surface as the server mounts it (/api/...): the API on the server's Deps,
+// in dev mode the prepared brands, admin and demo user (docs/brands.md), the first admin of
+// Settings, and its tokens as the token source "brands".
+func Mount(s Settings) kit.Mount {
+	return func(d kit.Deps, r chi.Router) error {
+		api, err := New(d.Pool, tokenedge.OptionsOf(d, s.TokenTTL))
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if d.Dev {
+			created, err := devdata.Load(ctx, d.Pool, api.Service())
+			if err != nil {
+				return err
+			}
+			if created {
+				d.Log.Info("brands: loaded dev data (admin " + devdata.AdminEmail + ", demo user " + devdata.DemoEmail + "; see docs/brands.md)")
+			}
+		}
+		if s.AdminEmail != "" {
+			changed, err := api.Service().EnsureAdmin(ctx, s.AdminEmail, "Admin", s.AdminPassword)
+			if err != nil {
+				return err
+			}
+			d.Log.Info("brands: admin ensured", "email", s.AdminEmail, "changed", changed)
+		}
+		api.edge.Serve(d)
+		return api.Mount(r)
+	}
+}

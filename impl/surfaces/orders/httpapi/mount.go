@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/triadhq/triad/impl/kit"
+	"github.com/triadhq/triad/impl/kit/tokenedge"
+	"github.com/triadhq/triad/impl/surfaces/orders"
+	"github.com/triadhq/triad/impl/surfaces/orders/devdata"
+)
+
+// Settings are the orders surface's own settings (cmd/server reads them from its configuration).
+type Settings struct {
+	// ClientID and ClientSecret authenticate the one OAuth client of the token endpoint.
+	ClientID, ClientSecret string
+	// TokenTTL is the access tokens' lifetime; 0 uses orders.DefaultTokenTTL.
+	TokenTTL time.Duration
+	// Limits bound what one user may hold and how lists are read.
+	Limits orders.Limits
+	// InProgressTimeout is how long an order may stay IN PROGRESS untouched before it returns to
+	// WAITING; ReadyTimeout how long it may stay READY unanswered before the server accepts it.
+	InProgressTimeout, ReadyTimeout time.Duration
+}
+
+// Mount is the orders surface as the server mounts it (/oauth/token, /users, /authenticated,
+// /orders): the API on the server's Deps, its demo data once in dev mode, its tokens as the token
+// source "orders", and its sweeps (expired tokens, stale orders, cool-downs).
+func Mount(s Settings) kit.Mount {
+	return func(d kit.Deps, r chi.Router) error {
+		api, err := New(d.Pool, Options{Options: tokenedge.OptionsOf(d, s.TokenTTL),
+			ClientID: s.ClientID, ClientSecret: s.ClientSecret, Limits: s.Limits})
+		if err != nil {
+			return err
+		}
+		if d.Dev {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			created, err := devdata.Load(ctx, d.Pool, api.Service())
+			cancel()
+			if err != nil {
+				return err
+			}
+			if created {
+				d.Log.Info("orders: loaded dev data (demo users alice, carol, bob, dave; see docs/orders.md)")
+			}
+		}
+		api.edge.Serve(d)
+		// Every replica sweeps; each stale order moves once (the statement skips rows another
+		// holds, an acceptance refuses an order no longer READY).
+		if d.Sweep != nil {
+			d.Sweep("orders in progress", staleSweepEvery(s.InProgressTimeout), func(ctx context.Context) (int64, error) {
+				return api.svc.ExpireStale(ctx, s.InProgressTimeout)
+			})
+			d.Sweep("orders ready unanswered", staleSweepEvery(s.ReadyTimeout), func(ctx context.Context) (int64, error) {
+				return api.svc.AcceptStale(ctx, s.ReadyTimeout)
+			})
+			d.Sweep("order cool-downs", time.Hour, api.svc.SweepCooldowns)
+		}
+		return api.Mount(r)
+	}
+}
+
+// staleSweepEvery is how often the stale-order sweep runs for a timeout: a quarter of it, so an
+// order returns at most a quarter late, and at least once a minute (the sweep is one indexed
+// statement that usually finds nothing).
+func staleSweepEvery(timeout time.Duration) time.Duration {
+	return min(timeout/4, time.Minute)
+}
