@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/triadhq/triad/impl/kit/deprecation"
 )
 
 // Headers are what a policy lets a page on another origin do beyond the CORS-safelisted: the
@@ -22,7 +24,8 @@ type Headers struct {
 //     Authorization when a scheme is http (bearer, basic) or OAuth 2.0, and Content-Type when an
 //     operation takes a body (a JSON body is not a "simple" request);
 //   - Expose: every response header, except those a page reads anyway (safelisted) or never
-//     (Set-Cookie, which browsers keep from scripts).
+//     (Set-Cookie, which browsers keep from scripts), and the Deprecation and Sunset headers
+//     package deprecation adds to whatever a spec marks deprecated.
 //
 // everyRoute are headers the server reads and sends on every route outside the specs (the request
 // id), added to both lists. Each list is sorted, each name once (header names are
@@ -31,6 +34,9 @@ func FromSpecs(docs []*openapi3.T, everyRoute ...string) Headers {
 	methods, allow, expose := map[string]bool{}, names{}, names{}
 	for _, h := range everyRoute {
 		allow.add(h)
+		expose.add(h)
+	}
+	for _, h := range deprecation.ResponseHeaders() {
 		expose.add(h)
 	}
 	param := func(p *openapi3.ParameterRef) {

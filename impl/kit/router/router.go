@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/triadhq/triad/impl/kit/deprecation"
 	"github.com/triadhq/triad/impl/kit/web"
 )
 
@@ -89,13 +90,21 @@ type Surface struct {
 }
 
 // Group registers a group on r guarded by s, and calls mount to add the surface's routes to it.
-// It fails, registering nothing, when s.Also names an operation s.Spec does not have.
+// Every answer of the group first gets the Deprecation and Sunset headers s.Spec calls for
+// (package deprecation), refusals included. It fails, registering nothing, when s.Also names an
+// operation s.Spec does not have, or a deprecation in s.Spec is not dated as package deprecation
+// asks.
 func Group(r chi.Router, s Surface, mount func(chi.Router)) error {
 	v, err := validator(s.Spec, s.Validate, s.Also)
 	if err != nil {
 		return err
 	}
+	announce, err := deprecation.Middleware(s.Spec)
+	if err != nil {
+		return err
+	}
 	r.Group(func(g chi.Router) {
+		g.Use(announce)
 		g.Use(s.Before...)
 		g.Use(v)
 		mount(g)
