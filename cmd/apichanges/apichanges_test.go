@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -243,5 +244,43 @@ func TestVersion_Semver(t *testing.T) {
 	}
 	if got := atLeast(version{3, 0, 0}, v.raise(bumpMajor)); got != (version{3, 0, 0}) {
 		t.Errorf("a version already above what is needed was lowered to %v", got)
+	}
+}
+
+// TestMovedPathParameter: oasdiff's new-request-path-parameter for a parameter the released path
+// item declared (moved to its operations, each with its own example) is no change; one the
+// released path item did not declare is kept.
+func TestMovedPathParameter(t *testing.T) {
+	t.Parallel()
+	released, err := openapi3.NewLoader().LoadFromData([]byte(`
+openapi: 3.0.3
+info: {title: t, version: 1.0.0}
+paths:
+  /things/{id}:
+    parameters:
+      - {name: id, in: path, required: true, schema: {type: string}}
+    get:
+      responses: {"200": {description: ok}}
+  /other/{key}:
+    get:
+      parameters:
+        - {name: key, in: path, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c     change
+		moved bool
+	}{
+		{change{ID: "new-request-path-parameter", Path: "/things/{id}", Text: "added the new path request parameter `id`"}, true},
+		{change{ID: "new-request-path-parameter", Path: "/things/{id}", Text: "added the new path request parameter `other`"}, false},
+		{change{ID: "new-request-path-parameter", Path: "/other/{key}", Text: "added the new path request parameter `key`"}, false},
+		{change{ID: "response-property-removed", Path: "/things/{id}", Text: "removed the property `id`"}, false},
+	} {
+		if got := movedPathParameter(released, tc.c); got != tc.moved {
+			t.Errorf("%s %s %q: moved %v, want %v", tc.c.ID, tc.c.Path, tc.c.Text, got, tc.moved)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // The files apichanges reads and writes, relative to the repository's root.
@@ -86,13 +88,42 @@ func (r repo) changes(surface string) ([]change, error) {
 			return nil, fmt.Errorf("oasdiff changelog %s: %w", surface, err)
 		}
 	}
+	released, err := openapi3.NewLoader().LoadFromFile(r.path(releasedDir, surface+".yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("released %s: %w", surface, err)
+	}
 	var cs []change
 	for _, c := range all {
-		if !notAChange[c.ID] {
+		if !notAChange[c.ID] && !movedPathParameter(released, c) {
 			cs = append(cs, c)
 		}
 	}
 	return cs, nil
+}
+
+// paramName is the parameter an oasdiff text names ("added the new path request parameter `id`").
+var paramName = regexp.MustCompile("parameter `([^`]+)`")
+
+// movedPathParameter reports whether c is oasdiff's new-request-path-parameter for a parameter the
+// released document already declared on the operation's path item (for all its operations): a
+// parameter moved from the path item to the operations, e.g. so that each gets an example of its
+// own. Every request is the same as before (a path parameter is the path template's, required
+// either way), but oasdiff compares the two levels apart and calls the move breaking.
+func movedPathParameter(released *openapi3.T, c change) bool {
+	if c.ID != "new-request-path-parameter" || released.Paths == nil {
+		return false
+	}
+	item := released.Paths.Value(c.Path)
+	m := paramName.FindStringSubmatch(c.Text)
+	if item == nil || m == nil {
+		return false
+	}
+	for _, p := range item.Parameters {
+		if p != nil && p.Value != nil && p.Value.In == openapi3.ParameterInPath && p.Value.Name == m[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // infoVersion is the info.version of the OpenAPI document at path: the first indented line

@@ -504,13 +504,13 @@ type AuthLoginPostParams struct {
 
 // GetAvatarParams defines parameters for GetAvatar.
 type GetAvatarParams struct {
-	// IfNoneMatch ETags the client holds (or `*`); a match answers 304.
+	// IfNoneMatch ETags the client holds (or `*`), e.g. `"e5dc302bd5f0109456151a15ace6806cdd3197c6"`; a match answers 304. No example value: Swagger UI would send it, and Try it out would show the 304 instead of the image.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // HeadAvatarParams defines parameters for HeadAvatar.
 type HeadAvatarParams struct {
-	// IfNoneMatch ETags the client holds (or `*`); a match answers 304.
+	// IfNoneMatch ETags the client holds (or `*`), e.g. `"e5dc302bd5f0109456151a15ace6806cdd3197c6"`; a match answers 304. No example value: Swagger UI would send it, and Try it out would show the 304 instead of the image.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
@@ -773,7 +773,9 @@ type ClientInterface interface {
 
 	// GetAuthStatus Whether the request is logged in
 	//
-	// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+	// Never refuses; answers `not logged in` for any missing or unacceptable credentials. The
+	// credentials are optional, and those of `/auth/user` (so Swagger UI's Authorize, e.g. the
+	// `xsrfHeader` echo of the cookie session, applies here too).
 	//
 	// Corresponds with GET /auth/status (the `GetAuthStatus` operationId).
 	GetAuthStatus(ctx context.Context, params *GetAuthStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -794,7 +796,7 @@ type ClientInterface interface {
 	// handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 	//
 	// Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
-	AuthCallback(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AuthCallback(ctx context.Context, provider string, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthCallbackPost OAuth 2.0 redirect target (form_post)
 	//
@@ -805,7 +807,7 @@ type ClientInterface interface {
 	// logs and history), where the state is checked; other outcomes as GET.
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-	AuthCallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AuthCallbackPost(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthLogin Start or perform a login
 	//
@@ -980,7 +982,9 @@ func (c *Client) AuthLogoutPost(ctx context.Context, reqEditors ...RequestEditor
 
 // GetAuthStatus Whether the request is logged in
 //
-// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+// Never refuses; answers `not logged in` for any missing or unacceptable credentials. The
+// credentials are optional, and those of `/auth/user` (so Swagger UI's Authorize, e.g. the
+// `xsrfHeader` echo of the cookie session, applies here too).
 //
 // Corresponds with GET /auth/status (the `GetAuthStatus` operationId).
 func (c *Client) GetAuthStatus(ctx context.Context, params *GetAuthStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1021,7 +1025,7 @@ func (c *Client) GetAuthUser(ctx context.Context, params *GetAuthUserParams, req
 // handshake like a state), `oauth_verifier`, or `denied` when the user cancelled.
 //
 // Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
-func (c *Client) AuthCallback(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) AuthCallback(ctx context.Context, provider string, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthCallbackRequest(c.Server, provider, params)
 	if err != nil {
 		return nil, err
@@ -1042,7 +1046,7 @@ func (c *Client) AuthCallback(ctx context.Context, provider Provider, params *Au
 // logs and history), where the state is checked; other outcomes as GET.
 //
 // Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-func (c *Client) AuthCallbackPost(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) AuthCallbackPost(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthCallbackPostRequest(c.Server, provider)
 	if err != nil {
 		return nil, err
@@ -1417,7 +1421,7 @@ func NewGetAuthUserRequest(server string, params *GetAuthUserParams) (*http.Requ
 }
 
 // NewAuthCallbackRequest constructs an http.Request for the AuthCallback method
-func NewAuthCallbackRequest(server string, provider Provider, params *AuthCallbackParams) (*http.Request, error) {
+func NewAuthCallbackRequest(server string, provider string, params *AuthCallbackParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1502,7 +1506,7 @@ func NewAuthCallbackRequest(server string, provider Provider, params *AuthCallba
 }
 
 // NewAuthCallbackPostRequest constructs an http.Request for the AuthCallbackPost method
-func NewAuthCallbackPostRequest(server string, provider Provider) (*http.Request, error) {
+func NewAuthCallbackPostRequest(server string, provider string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2037,7 +2041,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetAuthStatusWithResponse Whether the request is logged in
 	//
-	// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+	// Never refuses; answers `not logged in` for any missing or unacceptable credentials. The
+	// credentials are optional, and those of `/auth/user` (so Swagger UI's Authorize, e.g. the
+	// `xsrfHeader` echo of the cookie session, applies here too).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2064,7 +2070,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
-	AuthCallbackWithResponse(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*AuthCallbackResponse, error)
+	AuthCallbackWithResponse(ctx context.Context, provider string, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*AuthCallbackResponse, error)
 
 	// AuthCallbackPostWithResponse OAuth 2.0 redirect target (form_post)
 	//
@@ -2077,7 +2083,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-	AuthCallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error)
+	AuthCallbackPostWithResponse(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error)
 
 	// AuthLoginWithResponse Start or perform a login
 	//
@@ -3461,7 +3467,9 @@ func (c *ClientWithResponses) AuthLogoutPostWithResponse(ctx context.Context, re
 
 // GetAuthStatusWithResponse Whether the request is logged in
 //
-// Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+// Never refuses; answers `not logged in` for any missing or unacceptable credentials. The
+// credentials are optional, and those of `/auth/user` (so Swagger UI's Authorize, e.g. the
+// `xsrfHeader` echo of the cookie session, applies here too).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3500,7 +3508,7 @@ func (c *ClientWithResponses) GetAuthUserWithResponse(ctx context.Context, param
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /auth/{provider}/callback (the `AuthCallback` operationId).
-func (c *ClientWithResponses) AuthCallbackWithResponse(ctx context.Context, provider Provider, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*AuthCallbackResponse, error) {
+func (c *ClientWithResponses) AuthCallbackWithResponse(ctx context.Context, provider string, params *AuthCallbackParams, reqEditors ...RequestEditorFn) (*AuthCallbackResponse, error) {
 	rsp, err := c.AuthCallback(ctx, provider, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3519,7 +3527,7 @@ func (c *ClientWithResponses) AuthCallbackWithResponse(ctx context.Context, prov
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-func (c *ClientWithResponses) AuthCallbackPostWithResponse(ctx context.Context, provider Provider, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error) {
+func (c *ClientWithResponses) AuthCallbackPostWithResponse(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error) {
 	rsp, err := c.AuthCallbackPost(ctx, provider, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -4914,187 +4922,192 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs51tirIMxXJdJpUqRuY1E1lU/j8Yzl9dheS97ZxHTUYDdIYtQEuA20aO5YVfsrD5CH2LxHHmWf",
-	"JHXOAbrRZFOSZY9nN/l+uEyR3cABcO43/NpK9HyhlVDWtIa/tmaCpyLHj6fX3PL8CU9m4olWNtcZfJsK",
-	"k+RyYaVWrWErXhTjTCYRm/MPXT4V3+4f9ftxrxW1TDITcw5viA98vshEa9hqergVtexqAb8am0s1bd3c",
-	"RK0nmeD5E62vpNic82ImWPz854uYcZWy+M/nb37oXrz6w9OXMUvwFcMSeF+krP0T/9A9nYpv+52ICZ7M",
-	"mFSMs/hc2C4NHzNaMdMTJq1heqlOmJ0J5qBmv2ipDHwzZ9ywc2HpvR3DUi0MrLRa3/OfL749Ya+5nX27",
-	"e8LKuU/YM2sXr1S2OmHnfC7OpRXfvuAfIlbB3vxe+HRtTze37OkFn27u1bnNtZqya57JlFudR7i2GTcz",
-	"WDB8NlbDTo1XllbTdG6jljhMk/3+3jg9nPQH/eODw6PB4YAPDnkijh73j5I03R8cf5McjVqN5/lCJ5wg",
-	"WgfwjUhlLhLLLM+nwtYhmOh8zm1r2Cpy2c3FRORCJaJxhpf6XMnJZHOC02zJV4bFSht4YB03VTFvDd+1",
-	"3K+t901jl4d+Gy62/Rl3tqJlxIywTCuW6SngoUpZLia5MLMAOUfqduzssYsAO81MLxE7mV1qxFWRwjBa",
-	"CZZJJSJA2kWuP0hhRgpm5Ox1Ls2czXVyxdrxnF8J/Bx3mBEqRUw/YZwlmRTKMjvjlplFBrObIpkxjuOy",
-	"Nsx5/v0fdsxIEazPed6BtxVLeJ4DFcIjMPSOYUYYI2Hl8koQ2on8WuQ7pjdSGyQkVs9n4x8T+Uo+P3v7",
-	"17PBS3lmztSbw+TJ2dHZ1eLPf3ry/LgnVs8Hyd6fVme/LL45mx/Oxj+/hReu/vvPg+szNTjuJXuZGs9/",
-	"6Kd/fp5tEtfjo4P+/QjzOD1IjsYDsTfZ5wfjw+Qo/UY8nhz3+WC8l+ynB+JwctT/ZvB46xz3JuKbqLXg",
-	"OZ8L6zjw2eSlVuInbpPZJuoBwdMeu6Oa6Sw1rK1zFj+KO3CGc3iTcWWWIjdsv39QZ1efSNYSZiV8bEUt",
-	"xecwxtmkCzB2CchwdXP+4YVQUztrDQf9vYMmwnqd62sJwzWwhak0VgBnWriHGMzI2kYItssLO9vNpLGd",
-	"OjlI2hDHUso340wnPIuBilJxzeY6FRFbzrQRjhSlQYrJxV8KYewJi1NxHROOwwuvTgs7Y3u9vkPbTrmn",
-	"S2lnLHc8zDDOxrleGpGzic4yvTQRU9oyzibCJrP67iNMflsX3M6qTfWAt6IWgCRzkbaGNi9EuL8Lbq3I",
-	"4eX/8Y53/9rvHr93/1923//aj/YHN//WyCoBt5/RMTbyswr3HePaMSBACnHCPDRsCXSObEdfAcXruTBs",
-	"kus5fvn85wv3am8b3vy5W02zDW32Do+iJiLJhVloZQRpKRMr8hdwipureaGnU+SHJ2y/v8+sRuicMBQp",
-	"iwHimFDIqw48B+aEgijQhUIB9m+5mLSGrf+8W2lOu+7R3fI5EhvdSm7c9lYlYHB93/H0R27Fkq/gxUQr",
-	"K5SFj3yxyCRNsPuLIWhKhIInU9gq8SGZcTUVlxMuM5G2otZcGMOn8BusvySLVKaEnkkiFhb3BghL5/Kv",
-	"OAfDAW/C02laBf1qdk8X8mme65wWsaYnrgHliKsEJReTwoiU2JlORSdicWFELtVE11+Bb1mii4xgHwPV",
-	"8hSeB/FVfzbRaiJBhaDFBO+kIpPXwF46PVjgE55lY55cfcfTN8QD7r/ziB+LgJMhrQTnUagrpZfqMqDq",
-	"6kDcjwGX0wuBZGost6JpvDFPL+nHcCBiZPg9m0tjpJpGTHxYILnqHBeO8kCq6Qk8l9OJO11kyqWig/sC",
-	"h72+4viExSXUMWvPuErNDDQPoroNgCM45jQiMIHdAJvlStuZyMutimBZtOBwcR03mWPmMWsrjTgFvJhp",
-	"wPDLa5HLiXRD8GrzYR5dAMNOHEYQfpwpYLU8exA9SvfypcANCw/N/+TkCvNPONjP0tawtT/Z48dJPx2I",
-	"g/EhP0q+EEHWoYqHjCtWggNUVOSCLKGxTlcsF9eCZwZ2GjaZ8THsk7QRi0tgYzaRKjVMWlBBKy0PcAy3",
-	"kfjxmfq0bZSwC6m4vjzc2xvvfXPE9w+Pxulk/7g/2E8nfCz4XpIe7IvBwUAkybF4XEkZnkm0FwBLCkNU",
-	"QhLh/rvogX5rRONOlkIG8Suv2zMnjqPdJlseLCdo5leF/bT9XN8MXdj778Y5vdywD0/qtveDFxna/n6Z",
-	"Uj2YM/M0zYUx2xipQ94aVbpX2LwwKCzEB57YbOVUxEQuQN2OnDlkGCLZv7s5e4meI/t2LO1T5kXRBjba",
-	"ghuzTBFdSv0PrYMvLWV+W3ZfcWC3GcBt9bXIjfyrSFGS79JSd92WR03MGE3QSaaXJ8zx7RS5lT8m/F0i",
-	"a6od1ZzLbKw/wKSk66d6zknZ54qdvWbBpLj1aGCgqEnI38WSGc95AuZYxzMwqX7Q+VimqVCfiolFKtF/",
-	"0XB6/rdLpe0lB9NhQ3GThhlphV8pbAA9x8qB4WySXKRCWcmzrTgfPlKXRonOkXnhduicEFHnhH0gkpuG",
-	"DLWsS3woHLSmg5G1wDNQ2VYo478YEjbtYMzasGW7vCDFz0ml9X0zXmUINiZmbWLk5W/BOmLW9pjoliQV",
-	"WhWBAgO6CVjl49WG4gJDbmza5pi5WGR85VVUbyu/IU35QZqIB6BBE9mqjaN++IV0jvr88ZDVZiWb2hsB",
-	"Tv/yqh+pRqwtetMeK+2AVCjYLzBgjCPRC32bV8ELZ12besesGT4LPhUnIKrJn3D69uJZ99npy+/Pn53+",
-	"4Wlg2v5eFuKF1i9Av3gQFji2fGm1vsxwlBAR3K+k9UnDrNbMP/UV1NIN4ByWIDhtnaMbNBVJhv79J7T2",
-	"LnkMOujHAYUz9DCyTM6ldbihf+JqdWqtmC8o3vHJuweAzblaXXI/So2MtGbwKyM7lKjHnDCbr8jGAh70",
-	"+KDPjEi0Ss3X2dQNmEHdL5m7MwHbfN1vtmOQjY25kQkSSKfkDOMV7jGtsksD4D5HpdiGgyqnGAsQ/8lM",
-	"JFcgvVGaVTLXOY6k8a5ML9pnPGWDPltiEMMPRl43qdjgkM2lKix61jWbFDmyWb9INhWWRj3YO2aFsjIj",
-	"XWEpVaqXTICt0o7fCJuvuuhGijsRy+V0ZivAyXLusVPHw0udAQxH9125kKgUzpOJSKxIe+yVylYB5DS/",
-	"yIXfC9T3aH2JLpQFaxXtT/w5d8oPbnMHoCi3BvnioL+5OUgAgIIlWAbAMiTz2nAsOLhhZsETkbI9j4yM",
-	"L3huO+SzdCcdsUJlMJ+0GB8wbK5zwbhlWiUCwAOZmgtB6rDJNPBMfiXIq1YGbbwpiIs0QAWvtbHTXJz/",
-	"8QXhDBEtoENeZGAsqRTNdlCxMfaRAyfEr8c5B0iIuCJmZpxCWExci3yFglMm/ARjFeOc57QXO8A4JrzI",
-	"rIdiQUIZhMcaNw+QoiGo5raLUKpEN1DXyZUGx4rE3n7zwxN2PBj02f/534N+b6+33+nd6tQt+c3jgz7Y",
-	"EErOi3lrOCj9oGCiT8kQvYlab5WXWw/UCIpwgJoNVNgZqEI0QmCGfCGLoZo2HoLdjCqPc8eQ+kM6uw8c",
-	"LbkBgqVj5nD0urC1570ZYPl8IVAF896vBTc2sMNZJifCSiBXI6eqdC+VzI1nU51LO5tHbIITlD84hTEi",
-	"jsUVK1S+GamIWC5+Qfr3fDKIv+rcgdEd61yJwMoRpQuLhd5xlFxvFb/mMuPj7GEyP+WWj7kRl0Uw0Lr+",
-	"5x+CXQyeO2E5UAOFzidi+XVlVxPkTico4U24qnzByUykjosrvWRtrpguLJ8K5s6SfJ96EnCgDvw244bl",
-	"BT4Nv+KjusgTwdrnf3xxfnF68ZQlGTeGHe6D/JwUWcZSaa4iNhdzna8isBuVSAB0sCm8rwxwl7zfaY9V",
-	"SjDCIdU0BtELJyHUNLASdhyDA9AI3Tswa/XgjKs0A15PduG4kJl1mo9IdwxbclTgAgQdO7EcvylUjOsl",
-	"Tk97hhhYjr4SFuHScxTIlnyx3WLR6THkjowDd8S3VDEfU5DaSxKpWE2wPoS9Ws2WXMKxTjR6Qmy+kmq6",
-	"JUnhcCuLROdEaBQ8gEt+um/lt/GsIK8sZ8IUDm5JiaodNTKNPxHXkVr9QJGgh6z9uhykiielwnKZmdbw",
-	"XU0tzrSatqLWRIos3Qzx1cOAqCy6EF+1l97jxi2ba2PZ3uFR4INp3bxvslRSLUwVASCD7fUZMwuRyIms",
-	"rK0vcB4bm+E40VZQQPFaiITCURvKkI9EGqe4YFwbNZxdjslX5cCoThig3hOGJjBwtWuRd2HPa+LCZYyA",
-	"MVyumQKlfmGNQV+0r/Sk1KAmheEZ08qtocgnPEGTd5HrhcitFKZCktt3FGd94kKJJepspDPgxItcjzMx",
-	"9/yXxK7fhPbG9nci9PQJBfwI2BjGm62Ym3sB9T0CA2A51sHznK/g7xLL1sF8Vsy56uaCpyCIQMXIuEKQ",
-	"6tH9bfrTRkC7JkQbw/Fd5/junqU+acu9QvpJqTVU0Za1vLQN0dyUFlAppe/oWKtdqLKi9BgUm1bU+tCd",
-	"6q6Lsjh6iVpP6r7H+lq+R+PS2YqBp20TqXiR1vPPbC45qqe35wZELfImNySB1Qw6Tglw3s2EMlcsfNCi",
-	"mjYVc90tXaDRnRkt6CLN66DDGPd4dW3/cZxyORvbfxO1KqJqyPlD1JxzwApR4WouuNGqx4jS0LQKibvM",
-	"abE6Jc0hA2GSUggLPrM5X7FprpdoblcpYrngmPuCQ8qAC4LwAhUYdI5nFxevGYWe6ru8ZoLUNwYQTXyw",
-	"Qhk5zkTXp+s1CaVCmWKx0LkV6eVcpJJf4lBRo79rbVKl7eVEFypFObUWrt2iO9ejOA0qQhin33S7r/uU",
-	"W1GjI31LYAD+co/j3xtKZfidX8hmYshaigVoVlUSBRyGdxyFoJnwh9IL9t7xhA2aCDntBq6+UuJWnt9j",
-	"px7NzFLaZCYMCKUYUA30Zkyh5KlhMSoUcTRSsfiwQOMrBlqPy1DAciZyUSaYoParleicsNixudinj8Hv",
-	"O5QR9lRNM2lmI2UE6E0JyJoUMxWsxuTLQAtGvWfHoDbmqWxtbSTHStJiUo0UTEOkR7pETW/ZMYE3pObV",
-	"BJWzzdkilwkAa5eaTUBPklrxbKRSOZXWdBjP5JXojdRIfaR1f2RzwRWIi4/MLZx9HKmP3W63/AcPx54f",
-	"xeyjgx2NaVwlxYZcqiKsxwf4PpIa6p6lgTxp4Js0GmobjumThQwfSVSW3MPyK0EDuhw6mnlCXMtvJs0B",
-	"WEdDY3TKy0nyjcGPJyzAC+cUs6wdk+kSRywmjIVPzoCAj2OtM8EVfETdAD4QE45PmAFliWc+7Xa8YvFo",
-	"9DHuwM56RdbbRm2UOzRHxHq9XsdDrvWlmencAvhWfLAM/yLXn/J4HWjB4eiWZYIb2/hUOTqoiOXgBIcD",
-	"KpMWFtBh8Mh9Z0TF/NYJzZxnGZ2Gm2gsMr0sX2or7T8P4RRAkZ1kekl+Pjitzm2LDFaGAYJwIj7W1+Lh",
-	"E9XWVs0zEUucRTFEAgxjIxKQ52giluubhzqoH3vGrxuW4R4pJwF2etss6He9e5LaEtbnSIVYwBzPz1+9",
-	"ZEogD4Lv1sHPxLXIyqEVWiBrQ/tHcOxFLhJpMDIKh5GKRM55tg3uik8xYlO3rqHhaZqT8l9LzA5zwJyS",
-	"PC0ynoOOnjsvYsAD3JSVzejGqz2DE1EVQm0ex17ol/CNdizmXGbAJtwmwMcil/gNt6Jr5VzUWYRi+E4V",
-	"Wuj1em5q0HdCtoaMcA48rZJr1UggSfRkGP6Go4wzrq5K+PWEHP8g4LJVecbkP8NH3WsuCeKypPFyiJnO",
-	"UoznbKRJhMPBrxx0/Yan3OoSncqAOYWZHKjisbcXP3QfI9NaiDwRynb9Sx10pVLO+8u3L4JtCN/03lV4",
-	"YmP+XCwEt17CVfJM53iyTuBgFL9CYgx7VJNN5bXwX+KgaUFeFXF5JYieidocKV+JFY1ol7IaiC8Wguc0",
-	"jFQU7qDnaVBuL5F5XGqF/E7RUVdqB3ncKl2HGweZpyydpRUL2oYoc57BwkUopfFMag7W1EdkfPT1YrUQ",
-	"zPAVnP5ali2oHF4PcDkSIT4H4USOik5tZcTMSVh/rOPFRywbWTMbnXa8oWT+AHogklLkvfGFoCiVOkET",
-	"ur7BUbivesKWM5nMcNMABiHSNUPxXetJYayeo9b/WuS4hzloxKUrYkMrXnc4JI2mHIbQYFvGOcY4sPoB",
-	"0+7RosMNciUQDzfQuKnOpm6aBU69e5llgZejpvT598luQP3Gffaje63Bf+3MNCd8A4PDfQShhQjg5A4a",
-	"y1QPEfmysYiqu6IWMjWyr+oMDR8hdoJ2IrEDMPlCIgYrLEAPtOYdnaC5iDvXen8DO0dyYAsKopJKyAUf",
-	"26ZTw0Ev0KIt0ss95sRRFEig+qmRKtTkaXKe2SYsK7mfM2CQu5aJF15V3zEgJmdOsAuYxwTqb6qtYe14",
-	"keu0SKzp9XtonsSYQ6XTVeziaQFjWU/kBybFs2xtRXwumtbTVPPxc2nmEYsBVggMtwSBZ0YjHHUi58Tz",
-	"4ZmeR53huxb83YpafylEviIkm5WhDEQpTMp5H0LrXtmA1rm8m72vhULTBrW0R6AsBCoV1hOW6huW9C1z",
-	"aS3mnVVO5tJoZG1MgzxhnP2oPROYCgUWFlhwZbZFqpNiXpWOSQtDk7eHDIPaMYQutxLHQpv/F6NV7yX9",
-	"cpsP9aJuY7vn0KSmsqlNc7qGDndECe5yrklVBimiOz2dQdb6W+fc41n2aoKxj9sczJQuHv26JqR88nVV",
-	"elqlpL+vl4f5r+9ajxtyE/T3UcPGk6sB9hrkAUxmfZ7SsEqsc5mSSix9ZB5JPqa5hqyELkZJM1IOyxKu",
-	"mBVZBrhUloNRlsxYp5gD76KaIKocLO34XCjgaPFPPvyIibZxpzfCyE396yb3bhW3pNFLB/mC/DUuV6N0",
-	"mTE7y3UxnTkWZ32lg/X5nNaIbELy/hozIq8Fz0ju1w90rLfStN2hJKdNDEaH9iWCegkDNHCLTURxS6mj",
-	"if+yYQRcSVMSJDlO3LmSMqrL9YM2sEsh8lHR7+8n+Bx+FGvqwdFkkPTFAT8e76UHyTfi8aReFHtfzI1a",
-	"bg8Q4CYSPHchy/VjryUXe2+W5/gNgYWqFiCI1Gyk79/rNGCG+lHgN/desoelebko8H/Imkr64wE5Nm1e",
-	"iJhxc2VQmrlEmS4adb7gpJ3merEI6zV9fWqSaUOJz30absIzI8qaV0yT6uDAC5EbaUDRB25tQuEIJzyA",
-	"JecFMFEcor4ng6bNPC83c6OSxpWwFabUP3JhiswlZFAaxOa53sZU0VfOwr+Dspf7ctwqslOH+G1VNgAb",
-	"XI6wFgt0VUgPZONR663ZVqsrMaJgXXIOElAD2lube/yX5Ep5HTxAOWhr0dgPNucMXpTjwnWG2ADLxenW",
-	"iNIFLCj1vuNtuRK0zajexl6jO6QhQtxFNwnuNBoXDbt8Fx3LBohj4nM+XEKs7pK+NDM+8EsIEnNIRqaN",
-	"XPETK9U2QVw0RJ2Dhh0ulfHsNWvjVoCZx+XcsGKRcitySluXttNrGp1CtpuxWbPI+KpB19qCu1FrIRNb",
-	"5A1jvcZuEylzGQxv37yojzizdjHc3cXy95k2dvi4/7jv8h12++MDfiT2JvvJcdqTcz5tnDvXWcPEb3SG",
-	"BhF7893pk7VVpPN7KFLOzJBNEVeQASIpcmlX56DhOeHPjUxOC9vQnuG7Mms6IpQVCmz2lLWpzAsgIqXq",
-	"9O3Fs8vT7386e3n5+vT8/OfvO2WKE1XsGBlE7GH7yGEALL557otZlTjpC/Rr1fjObCnrJJ//fFHNwBfy",
-	"DwKdEr8s7W2NAnzpC+O+TUnbiPxaJqJrddd97NzSAmD7tH9Ee+v2WYEY0C5zYZVyIm+suXlIrWiY54PJ",
-	"J9vW90QvVp7iNhoihI0QqFzMn8V9+x2swXKDxuxEN6+YQucuSu9gAts7pbg+Jg253WbteCrtrBgDA9xF",
-	"Djv7C/2/K+eLbNcNYzDVKO44g2+kNnKT5i5R2w7LxgBVxqFlMQ1AXghH6vWf8bsYQ4+PHl3AGZjeo0fs",
-	"1GnoVFyz1F5XGa730YlcP5VorTULTPjsHGw+PFhstzNStX477TLnYbxitJsmCtpVSMylr5KrqlydKmWX",
-	"oPH16YWxGANOPabH4YHGTPyl4JlXoxt6//TYs/I9HFjnDndjBCkGe2ikEp7nqxBQZazgKQayYFA/O8Db",
-	"6bHYEfm3g5j6vsDf3w7iDtMqMLSuhAHVfjZSXi8MlUWsKvCp0m69bnbj+xMB28LUfJmeNGuaxgL84U8d",
-	"tpzJTDQnXmMCfuWLcGVmEcu4sabHKuaJ1Zo+qb7UYn25PLJUF8ndYKNoPgLyvaFsNvPoEeboozs+9ulw",
-	"sTNMT1zqG/lIywi9Vl4LxZYj3h1ODY6k7Y0UBfoR1vIp/0D8527oJO++QrI2Q+a7UUUYLVOrLs+ykYr9",
-	"w+dO1HRf60wmK+cCwlZsXdeLDcboYvMuT2NnalFYShcAQvvOpc3qwmLMucqZwRyoWn5aVOb9lRkKJsmF",
-	"UCI9Aev+WuqMXoXjYAf9PmvIhXQp+7HL8aM4e+XL6bELjECjB9GI6VwoIEskA+pNhR64qgVSREd1JVaU",
-	"/0Bs3kRB9pgjCNO5K/ozUu14BPpavx8zqZKsSKmiZi0WztpcrVx8FH84qYWGgG+nzCUIYHEQPtTBdBJu",
-	"RwodUvt7gT8K5sDxfEVdWKOMPkpM6k255S6ZRFpsJXAlVi5KhM3CRop0kaj0ew2OfBRWTzBIi40ZVFo9",
-	"0O/3SzctDrLycSVAgTznK+q/BUqeMqhTOXn10xmI5iLPnMphhru7eiEUZcT3dD7ddS+ZXXj2JmpZaSu9",
-	"np0GUqkVtbDqGyXaoNfv9dFzONfJVXehc9saHvQHezdRC2bgC9katvZ7/d6+c7iiqoXyBj5MRZMrQLFn",
-	"Fz+9wMJNzMuBrcD0nNLizfQUNmFIHcyufPEPZVK3yb2F/YAY1p0SLx8pGLETBW2lXAYj4qpUQUMpZHRF",
-	"noOljDoeiiFicSQud+HruKx2AqlVkyKOuyd6IUPe2CBPqMmct4jZuLBWqx47s4Y9OX89UhgLcxFe1ziO",
-	"Ka1AM+Noo9LmObJaZYLwoMzCwYoOOEK0yV9zV/4Z9F3a6/fX8smt+GB3Z3aerTUPREPqP6U6AeJh8ADZ",
-	"TfRD9fc//vZ3+mq3+u6ufmlNgYzpemnuFq7aYAk6x0fX5AnbUVqJnRO3U+VXiej+429/3zlh//jb3+Pb",
-	"wbuJWge0S02O4nI3dzfy9G+i1uF9Xizb0oTmSWv47n3UMsV8zkGFbn0v5tqpAgtnT/GpIRcWSmtK3UOq",
-	"7fpcx9YQnTkwbtVsbSv1wb5TmLbMT94oijIRQ78s/JB7MZSKvLeBdi+ksYB6vmTD3I16t5YyvAOTHP0+",
-	"Cc9gsdWRlfHZmvne6EytxWs3Ue912KVuvZqwWQu4q+bbt7T8Z0EkOBdS9xMrryt/iHkoSiHv2opUT7EG",
-	"KLBk67nvO8ZpqWDxT7VOI9d8MhM8N4EKv96Ns9SCKW7uR3e5nzjmjmHxL1bGkQv9l0URoAuzKyEWZuiS",
-	"NSxpydf6SqQgtUeKoMKGnTXltc2N1/4jH2fzyj/qQFTNaAKFGcvSShU8GqmZXmI4QloqKuMLW+QipZVQ",
-	"NCUoBKDsCorrUb2u1/MoIuPqZF059UhxV761pVoF1+2O4Np1Mdio5J2JDBuQUkUc1uTyZAb2Jc2F7W0K",
-	"tCictYSwGHjyxdn5xdOXuy9fXZz98N8iCgcTvDOe+dqy0qrAVKGRSvVSuRSI0mrBYZWoleaERh5VTw+r",
-	"42g8i5EKTBeU2Vg71yiy23yLDeVK1RuMIMBDMLGxU6eH0musmAWD9lWFziXaPuXJLPBGjpTTLn713904",
-	"2oop08MXVt8i44EQm7ns7YyjakH1FXkUvLB/9wthzeytfE1PGa1/g4vdRK2FNg3M6RwsG27Yj08verfs",
-	"KVDG/+/7ytqvX51fdBq3t5QFVQSnURa8FAE/OykrVeJaaMdll6gVC9pNFYoYMHqD1qqO6qf2o0Ct49wH",
-	"6MJWvFti/dUju0FT1Zv3n6Ov4BsU5C4bLTW0r/MRKeegh510wnTzrXoA7BMaLm1v9oaS0xXz/HNoJz/P",
-	"BAq1kOdLUwv8PURJ8XG/rXovtcpqVk3a9e4p2z1tG1JipLyYqHnhhuvOKOEcqUosSd3ZbWo83sT4Hbq/",
-	"9ZVmvwuyl9V+ZTDws5s93hu5t/Vz9If6pbo0Ppg2DvqDezHjqpANXto7vvul9T5Iv4eo+LUWwQJaDsMx",
-	"797fRL+G8afyCxcZor+D+Nu79zc1fnBBTuWpSLtSMVdQeYsECpQn33tsK9377uTMhY7fvnlB7goaqime",
-	"XA4agy4ehpOdGUKNe2slCSMV1zuPeYL2dgmpuqq67oK7cZY6vzKo8Xd67KUOjRy6gmCkQE66Mu8eu1hK",
-	"C+tpU6fzQa/PO1gba1jVhC2m3rlOTW6XDYxcaToCXHX2xU7/Dp5O5F/2jXdjNHZi6t8WV4596u7MVSKy",
-	"TKTbFFbfrnmTca1VF1Z92wGMbQFCX6TZ2IT8cLDXEDfezHpY75u9bTKXcNg410H/+Ogek2HcAqw3LHb1",
-	"AasSn7ZM7KtA77/K9w/XXM8wb2//PjwiaOB+X27Z0K77vvxyvY0ivrd/r2WFnT8fxjH37n4h6P3+pfXx",
-	"ihrWmhQHjJG6Pb6/+VSNoGyvAkjTbDL9oCt/uwmcFcRb/HIu5zoV3050Pr+EYWLWPl0sMjF0Jb8RpaDi",
-	"B3KmAy+jEFNuLDZ06haLiMXUYrLTY9+R/9+wVGOiub/lpBZWZhstyakn1EgluTamix12wI7BygoEaccw",
-	"gJDaybrOlcEtAz8+vaiaWGJcFxa7voqRcoCiYwQtfvRFAM3GVB3gAgi02jalo2IGQLdeNUYiYYkJ9RmM",
-	"JtVIYdAD/phJY3W+6kRBHTTJCml8L7oT5xfShaULHZyBewcX/kwj9z9Yxb8Qq2DtkjQ7DWyjSZvKfM52",
-	"oyr1vVhgV0EXZw9y7K6kSocj1WWPHpXgPHrE2nQ3C9XDyzxlC455jJ0hi4FKgbgwjBeV6REx+8f//F9s",
-	"v7+32fd1pFhD61dUpLA1XMQGh11qMsm2KGPOL4rEFLHXf3jy1LepznF0ABT3rtOj1dCGPno0dEQdsZga",
-	"fWCVeZFuQL7X71cdEssm4aFLkAb2/YNrQzv+EIxNQU4/cPzryHkKRq3hCJOYR62b2IWijUufR+WO1fKt",
-	"T0j3dG5TBzON6xqKOm7oJkQdzzmuqTYRQ5hUtBfB6CIzYnOxGKRv6CJd6bg4ENnVxsFdtQbtwcinakUd",
-	"wVeMmyvk4RRZoNVJQxU4YGCXG9bY/n3M87KxOAzcjjfSTmPqO2lsxDib5hqkEWdpkGGJf1Mvcl/xWmtI",
-	"DgP75vLxL1yJf3832Pum1+/1e4P3pDkrXTYCpYIpGATTMsLG6xHujG9DJ2lgoWynlJ4+U+DogC1yqZyb",
-	"rCqUbZMrPVvBq758uGqcs2N8Il5ZxEMCyhWxmgKzDToO+VhY3EkHTwTo+nC7MDzWgOKJTwvqpU1y0XVA",
-	"p+YX5LSXxhQi7xDqHPT3YbjmVuAntcyIQw+wYVMNSFrr7c9qzWVhTBSuuDIqdAHZeMXaYZv58g4pN8iQ",
-	"ZQKNqoQbEWG3wKVM7cx9bSLQLhiL/4vlU3dSE52zH1GqYyWdL8JBX7NKWTzVepphdjQimtdo8A4314y2",
-	"U6aHwOD7fepKaq7ITsCNrbXYHVJ3TCHh5Qg75cbNXV8obwFBDjv7NQeLql6rtf6sgBMuEmQ8O7RkewJr",
-	"D61PWPCjRxw0LeBnaE5WYmkLQ2ftw/4egrhx3xCyH2/n+shY6CykbEIHVFlPhBLHikxMcz6PO8MyQuPD",
-	"RSEfHWs7akVsRCmnwEZPKp6N2TMIm8+nsb25cM4CeBP9BP8VS2++3Sy9ocgZHJkw7BweQseBqgFy0D9A",
-	"p3jVGyiGGX3vY6rwwT6XIhHyWqS31PpEZWsbbu8WQcgMncPBKVrG8WTPkvueoKpiK+/Ix06q1EZR56WL",
-	"lKAB6vPBN2oC70gX096ccJGGzbTSBV52BNyCCjzR3+HwcQZ0X0HtuUt5GwD8jrEFFx4dKSoglYbJqcJL",
-	"Mp32TUWKIu3cmjRzl3OiLJQIKyQ8DZSGUqe5ZqLRjSG3ezEar1KL7gmS0wBh77yK8Qlg8SL9PKhcRa8G",
-	"Tk2o5BuWhyeHx965V6kBKKhbgAVs2gpt/+DxPcAdbC3H2up/ct7Ie4dlgvKwTwIguGKivIviNqC+FERV",
-	"mZTDpWgbIrl2eU0AORfup1wwuVGa4psAOjBOWKEMnwjqmb7IQCN7dnHxunN7H8Am6Fyrvs+Dr8T00kdR",
-	"03vbWzatqfKpkRJdyeFnUeOTTU28gsv1Kq4KcP0TpTzt3FWl8QmO0c+Ps5Zg1QKnWNLbUKNbBlSDoluq",
-	"sb27FJasbVWP0Jb1qI1HWE6H790ERYjVAJuxM2R2l4+PxcHxofjm+GCQTI7FQV8cHT/up4MDPjgaT/p7",
-	"+0mSHiTHg2r/HeU13ZRWDxinEtBhLhW31Ex2zhcLd9NV9dJ9LlOLyo3c8vRa3bffwW08SKFvx/eqeFk5",
-	"9wsMcWkl7lG3X7/uLbqL7+Gctz+0toqb9w1Bx1feMMqFcAUJEbPYtGcB6tl45Wvv4yGLg5QHL5xd/QS2",
-	"1yiZvM5Har0yvqz5b7yazvceIb9maYLT7Zo2uKNo6LOjAm7gC6+RDcTubOOA+IfBjZMVg/CD+Jp8Gnms",
-	"rdOvvkQQdv8+DrXg6qDf0CO5fp3dw92KB/2DB7X0Xm8eWr8FoH48rutS1TihvRKWem/hLQHrSvsXarRd",
-	"t2FC+dGEQxtArnV3YCth10Cu3Y0aXkhG+SyD/XtF0ekSpirs/gmix27eRRQErxuvESqvJGtFG5ewfeVr",
-	"ibC9BC7gSa0zbPMqan6EQF24bR3rHWcbFtPU/cGQS0Ca0j+m8437hfyNFhm34u7rVm++8CVMa16VajuG",
-	"vrOpd0OBpT7jKZq+zYud+DRVd6dR+7Duu+q4PgpNVysZ5xeauFu10E3D2vt9GmKk/Bj1myywtcbGFRBb",
-	"L35AI33zAqoSl4fMCMHitZSUeIP1f8KNPMF+oPMivM7ONwlx3SWIjwiVmi96L8+/XMDnnO5EwW4fWNnk",
-	"qke/Tmj4+/q9Y9Sab1t0BK9cpfIrnVeVdSdB0MRYvjK1EvHeLcVNFL681VfztW369yVP+k6nq8/Jp/Md",
-	"8TeMWJc+imr/vRlc2OAf0CkE5UN3uVx24Vy6RZ5hXz2RrsH2W0Jzs06/N5+bmfhb2VNf/Obpk6oM+8vd",
-	"Lv3/psr8yYrd4PCBVwZtuY2grmyHt23urHVUdVotFbJIE7RIp5R288UuGWoCNbx3E9ugYYTIVUajmQmk",
-	"3vvKOae/r5T8PrC1/aVxvtvj/TIhbit4eyFB6IW1cXFEl1T+BlVwofzaFIyeqL9qZdD6TV3/NAUs3pqs",
-	"7ib/OmrRnUVG9WP6isVG/0JHtVl+VCNRajv1q0xvbq3ycN2umOHXghppUwgKC45cF7ZEqw5WdrqscNcV",
-	"x7cJo3ZWMaV7O3mC/SQwK1vJySSs+cfOHikbr6y7/AMs2mwJem2MA+0+ik/cz2jkgO3m7oXH3+kLjFdi",
-	"CNQViT694NPqnhMCYsbNDHNi4rNJ96VWovsTt8ksLsOz+/2DwLTye0EB9i2VVLj2uwu33VLQb1BKMte/",
-	"edgaS8Xzhl66zUUbONZ66X/YMuUuBYiAxlf8GzdRC3bsrjfxmZvoSxR675NTb63+TVs21yl5ddvrx4QF",
-	"A/7edNeAAiDqrG3G/VfymXUrD3dL+kuYKi1JaZcLRRj15dyLOBVdqBhM4FzoZYdv39uKOuP97nzuFPha",
-	"0F4vYGvuC5BEcJjNfMwdM7aa/vHpRczaQFoRyzDQFiHaRCzBq8OmndrltKDo0IVz8LPjSthJxd1V3cAJ",
-	"ngme3soKtlDxjvGQYicc35T7Pwj7n4Gw701LrF2iG+VmVOSzNkb9zrW4+cXfkIwqfGsmqNsTeWixE5kJ",
-	"l955qwJwUmMvWKJMQRRMkNAT18GKKJLSOg/q8f7GJpnohHLt6Z0LQqa3+jTvEfq/Q4c9mwC2IrJiWPNr",
-	"FPhhOlfTMSB708bdIoPPmbU29+1cZNzKa4HajrRlDjFmfZUJYmALU0LmWMwk9lkCdHFXFlRtMLA3levY",
-	"sQJ9Cx3lrFAp3sqMfc4WuZjID0iw1ExrFxV+h2ONnfGDFlJRWadRuAaGpVqL930gCy6bIq+5HjdzN15Q",
-	"kLgsS6leB7zTql5E5obLnKvm9j6vJnjDi+r3N/83AAD//w==",
+	"7H3rchs31uCrYLlflUhvkyJ1i0VVaj/FcWJlHNtjyZPZDb1qsBskETUBTgMtmpOoan7tA+xDzL7HPso8",
+	"ydY5B+hGk01KVhxnZvf7kYrM7gYOgHO/4edWoucLrYSypjX8uTUTPBU5/nl+yy3Pn/FkJp5pZXOdwa+p",
+	"MEkuF1Zq1Rq24kUxzmQSsTn/0OVT8eXhSb8f91pRyyQzMefwhfjA54tMtIatppdbUcuuFvDU2Fyqaevu",
+	"Lmo9ywTPn2l9I8XmnFczweLvfriKGVcpi/98+fab7tXrPzx/FbMEPzEsge9Fytrf8w/d86n4st+JmODJ",
+	"jEnFOIsvhe3S8DGjFTM9YdIappfqjNmZYA5q9pOWysAvc8YNuxSWvtszLNXCwEqr9X33w9WXZ+wNt7Mv",
+	"989YOfcZe2Ht4rXKVmfsks/FpbTiy5f8Q8Qq2Ju/C9+u7enmlj2/4tPNvbq0uVZTdsszmXKr8wjXNuNm",
+	"BguGv43VsFPjlaXVNJ3bqCWO0+SwfzBOjyf9Qf/06PhkcDzgg2OeiJOn/ZMkTQ8Hp18kJ6NW43m+1Akn",
+	"iNYBfCtSmYvEMsvzqbB1CCY6n3PbGraKXHZzMRG5UIlonOGVvlRyMtmc4Dxb8pVhsdIGXljHTVXMW8Mf",
+	"W+5p633T2OWh78LFtj/jzla0jJgRlmnFMj0FPFQpy8UkF2YWIOdI7cbOHrsKsNPM9BKxk9mlRlwVKQyj",
+	"lWCZVCICpF3k+oMUZqRgRs7e5NLM2VwnN6wdz/mNwL/jDjNCpYjpZ4yzJJNCWWZn3DKzyGB2UyQzxnFc",
+	"1oY5L7/+w54ZKYL1O5534GvFEp7nQIXwCgy9Z5gRxkhYubwRhHYivxX5numN1AYJidV3s/G3iXwtv7t4",
+	"99eLwSt5YS7U2+Pk2cXJxc3iz3969t1pT6y+GyQHf1pd/LT44mJ+PBv/8A4+uPnvPwxuL9TgtJccZGo8",
+	"/6af/vm7bJO4np4c9R9GmKfpUXIyHoiDySE/Gh8nJ+kX4unktM8H44PkMD0Sx5OT/heDp1vneDAR30Wt",
+	"Bc/5XFjHgS8mr7QS33ObzDZRDwie9tgd1UxnqWFtnbP4SQz8rjftsfhjaDeGg5/DdIwrsxS5YYf9ox57",
+	"pUuEu+VZIYbscsmnU5GzdxdsqYssJdyRNkKsvspXTFqmC+ufzvQSQT3sHzGpjBU89QxIzvlUAFVKWBXh",
+	"eytqKT6HzbmYdGEPurQJ4e7N+YeXQk3trDUc9A+Omgj3Ta5vJQzXwHam0lgBnG/hXmIwI2sbIdg+L+xs",
+	"P5PGdurkJmnDHcsqv4wznfAshhWl4pbNdSoitpxpIxypS4MUmYu/FMLYMxan4jYmGoIPXp8XdsYOen1H",
+	"Fp1y+5fSzljueKRhnI1zvTQiZxOdZXppIqa0ZZxNhE1mdWGEMPltXXA7qzbVA96KWgCSzEXaGtq8EOH+",
+	"Lri1IoeP/8ePvPvXfvf0vfv/dff9z/3ocHD3b42sGGjnBR1jI7+saMsxxj1DaHXGPDRsCXwE2Zq+AY6i",
+	"58KwSa7n+ON3P1y5T7fizZ+71TTb0Obg+CRqIsJcmIVWRpAWNLEifwmnuLmal3o6RX57xg77h8xqhM4J",
+	"W5GyGCCOCYW8asJzYH4o6AJdKxSQ/5aLSWvY+s/7lWa2717dL98jsdSt5NKuryoBhuv7iqffciuWfAUf",
+	"JlpZoSz8yReLTNIE+z8ZgqZEKHgzha0SH5IZV1NxPeEyE2kras2FMXwKz2D9JVmkMiX0TBKxsLg3QFg6",
+	"l3/FORgOeBeeTtMq6KnZP1/I53muc1rEmh66BpQjrhKUXEwKI1JilzoVnYjFhRG5VBNd/wR+ZQlyLYB9",
+	"DFTLU3gfWFz93USriQQVhRYTfJOKTN4Ce+n0YIHPeJaNeXLzFU/fEg94+M4jfiwCToa0EpxHoW6UXqrr",
+	"gKqrA3EPAy6nFwLJ1FhuRdN4Y55e08NwIGJk+DubS2OkmkZMfFggueocF46iQ6rpGbyX04k7XWfKpaKD",
+	"+wSHvb7i+IzFJdQxa8+4Ss0MNBuiug2AIzjmNCIwgd0Am+VK25nIy62KYFm04HBxHTeZY+YxayuNOAW8",
+	"mGnA8OtbkcuJdEPwavNhHpCKnCUOIwg/LhSwWp49ih6l+/ha4IaFh+YfObnC/BsO9ou0NWwdTg74adJP",
+	"B+JofMxPkk9EkHWo4iHjipXgABUVuSBLa6zTFcvFreCZgZ2GTWZ8DPsECkVcAhuziVSpAdVCqkCLBBzD",
+	"bSR+fKE+bhsl7EIqbq+PDw7GB1+c8MPjk3E6OTztDw7TCR8LfpCkR4dicDQQSXIqnlZShmcS7RHAksIQ",
+	"lZBEePgueqDfGdG4k6WQQfzK6/bSmeNou2TLo+UEzfy6sB+3n+uboQv78N24pI8b9uFZ3bZ/9CJD34Jf",
+	"plSP5sw8TXNhzDZG6pC3RpXuEzYvDAoL8YEnNls5FTGRC1DnI2duGYZI9u9uzl6i58i+HUv7mHlRtIF+",
+	"vuDGLFNEl1L/Q+vjU0uZ35bdVxzYbQZwW30rciP/KlKU5Pu01H235VETM0YTd5Lp5RlzfDtFbuWPCZ9L",
+	"ZE21o5pzmY31B5iUdP1Uzzkp+1yxizcsmBS3Hg0MFDUJ+dNYMuM5T8Dc63gGJtU3Oh/LNBXqYzGxSCX6",
+	"RxpOzz+7VtpeczAdNhQ3aZiRVviVwgbQe6wcGM4myUUqlJU824rz4St1aZToHJkXbofOCRF1TtgHIrlp",
+	"yFDLusaXwkFrOhhZCzwDlW2FMv6TIWHTDsasDVu2zwtS/JxUWt8341WGYGNi1iZGXj4L1hGztsdEtySp",
+	"0KoIFBjQTcDqH682FBcYcmPTNsfMxSLjK6+ielv5LWnKj9JEPAANmshWbRz1w0+kc9Tnj4esNivZ1N4I",
+	"cPqXV/1INWJtdJqUdkAqFOwXGDDGkeiV3uVV8MJZ16beM2uGz4JPxRmIavInnL+7etF9cf7q68sX5394",
+	"Hpi2v5eFeKX1S9AvHoUFji1fW62vMxwlRAT3lLQ+aZjVmvm3PoNaugGcwxIEp61zdLOmIskwfvCM1t4l",
+	"j0EH/TigcIYeTJbJubQON/T3XK3OrRXzBcVTPnr3ALA5V6tr7kepkZHWDJ4yskOJeswZs/mKbCzgQU+P",
+	"+syIRKvUfJ5N3YAZ1P2SuTsTsM3X/WZ7BtnYmBuZIIF0Ss4wXuEe0yq7NADuc1SKbTiocoqxAPGfzERy",
+	"A9IbpVklc53jSBrvKvWifcZTNuizJQZJ/GDkdZOKDY7ZXKrCoudes0mRI5v1i2RTYWnUo4NTVigrM9IV",
+	"llKleskE2Crt+K2w+aqLbqS4E7FcTme2Apws5x47dzy81BnAcHS/lQuJSuE8mYjEirTHXqtsFUBO84tc",
+	"+L1AfY/Wl+hCWbBW0f7Ex7lTfnCbOwBFuTXIFwf9zc1BAgAULMEyAJYhmdeGY8HBDTMLnoiUHXhkZHzB",
+	"c9shn6U76YgVKoP5pEUfsmFznQvGLdMqEQAeyNRcCFKHTaaBZ/IbQV61MijkTUFcpAEqeKONnebi8o8v",
+	"CWeIaAEd8iIDY0mlaLaDio2xlRw4If48zjlAQsQVMTPjFCJj4lbkKxScMuFnGAsZ5zynvdgDxjHhRWY9",
+	"FAsSyiA81rh5gBQNQTu3XYRSJbqBuk6uNDhWJPb222+esdPBoM/+z/8e9HsHvcNOb6dTt+Q3T4/6YEMo",
+	"OS/mreGg9IOCiT4lQ/Quar1TXm49UiMowgFqNlBhZ6AK0QiBGfKJLIZq2ngIdjOqPM4dQ+oP6ew+MLXk",
+	"BgiWjpnD0evC1t73ZoDl84VAFcx7vxbc2MAOZ5mcCCuBXI2cqtK9VDI3nk11Lu1sHrEJTlA+cApjRByL",
+	"K1aofDNSEbFc/IT07/lkEN/VuQOjO9a5EoGVI0oXFgu94yi53il+y2XGx9njZH7KLR9zI66LYKB1/c+/",
+	"BLsYvHfGcqAGCs1PxPLzyq4myJ1OUMKbcFX5gpOZSB0XV3rJ2lwxXVg+FcydJfk+9STgQB14NuOG5QW+",
+	"DU/xVV3kiWDtyz++vLw6v3rOkowbw44PQX5OiixjqTQ3EZuLuc5XEdiNSiQAOtgU3lcGuEve77THKiUY",
+	"4ZBqGoPohZMQahpYCXuOwQFohO4dmLV6ccZVmgGvJ7twXMjMOs1HpHuGLTkqcAGCjp1Yjt8WKsb1Eqen",
+	"PUMMLEdfCYtw6TkKZEu+2G6x6PQYckfGgTviV6qYjykI7iWJVKwmWB/DXq1mSy7hWCcaPSE2X0k13ZIE",
+	"cbyVRaJzIjQKHsElP9638tt4VpBXljNhhJZbUqJqR41M40/EdaRW31Ak6DFrvy0HqeJJqbBcZqY1/LGm",
+	"FmdaTVtRayJFlm6G+OphQFQWXYiv2kvvceOWzbWx7OD4JPDBtO7eN1kqqRamigCQwfbmgpmFSOREVtbW",
+	"JziPjc1wnGgrKKB4LURC4agNZchHIo1TXDCujRrOPsfkrnJgVCcMUO8Z5Q0AV7sVeRf2vCYuXEYKGMPl",
+	"milQ6hfWGPRF+0pPSg1qUhieMa3cGop8whM0eRe5XojcSmEqJNm9ozjrMxdKLFFnI10CJ17kepyJuee/",
+	"JHb9JrQ3tr8ToadPKOBHwMYw3mzF3DwIqK8RGADLsQ6e53wF/y6xbB3MF8Wcq24ueAqCCFSMjCsEqR7d",
+	"36Y/bQS0a0K0MRzfdY7v7kWZk+E+If2k1BqqaMta3tuGaG5KC6iU0h/pWKtdqLKu9BgUm1bU+tCd6q6L",
+	"sjh6iVrP6r7H+lq+RuPS2YqBp20TqXiR1vPbbC45qqe7cwOiFnmTG5LMagYdpwQ772ZCmSsWPmhRTZuK",
+	"ue6WLtDo3owWdJHmddBhjAd8urb/OE65nI3tv4taFVE15BQias45YIWocDUX3GjVY0RpaFqFxF3mtFid",
+	"kuaQgTBJKYQFf7M5X7FprpdoblcpaLngmPuCQ8qAC4LwAhUYdI4XV1dvGIWe6ru8ZoLUNwYQTXywQhk5",
+	"zkTXpwM2CaVCmWKx0LkV6fVcpJJf41BRo79rbVKl7fVEFypFObUWrt2iO9ejOA0qQhin33S7r/uUW1Gj",
+	"I31LYAD+5V7Hf28oleFvfiGbiSFrKRagWVVJFHAY3nEUgmbCB6UX7L3jCRs0EXLaDVx9rcROnt9j5x7N",
+	"zFLaZCYMCKUYUA30ZkzR5KlhMSoUcTRSsfiwQOMrBlqPy1DAciZyUSaYoParleicsdixudinj8HzPcoI",
+	"e66mmTSzkTIC9KYEZE2KmQpWU9ZcpQWj3rNnUBvzVLa2NpJjJWkxqUYKpiHSI12iprfsmcAbUvNqgsrZ",
+	"5myRywSAtUvNJqAnSa14NlKpnEprOoxn8kb0RmqkfqF1/8LmgisQF78wt3D2y0j90u12y//g5djzo5j9",
+	"4mBHYxpXSbEhlwoJ6/EBvl9IDXXv0kCeNPBLGg21Dcf0yUKGP0lUltzD8htBA7ocOpp5QlzLbybNAVhH",
+	"Q2N0ystJ8o3BwzMW4IVzilnWjsl0iSMWE8bCX86AgD/HWmeCK/gTdQP4g5hwfMYMKEs882m94xWLR6Nf",
+	"4g7srFdkvW3URrlDc0Ss1+t1PORaX5uZzi2Ab8UHy/Bf5PpTHq8DLTgc3bJMcGMb3ypHBxWxHJzgcEBl",
+	"0sICOgxeeeiMqJjvnNDMeZbRabiJxiLTy/KjttL+7yHmod6KfJLpJfn54LQ6uxYZrAwDBOFEfKxvxeMn",
+	"qq2tmmciljiLYogEGMZGJCDP0UQs1zcPdVA/9ozfNizDvVJOAux01yzod71/ktoS1udIhVjAHN9dvn7F",
+	"lEAeBL+tg5+JW5GVQyu0QNaG9q/g2ItcJNJgZBQOIxWJnPNsG9wVn2LEpnauoeFtmpPyX0vMDnPAnJI8",
+	"LTKeg46eOy9iwAPclJXN6MarvYMTUZVDbR7HXuhJ+EU7FnMuM2ATbhPgzyKX+Au3omvlXNRZhGL4TRVa",
+	"6PV6bmrQd0K2hoxwDjytkmvVSCBJ9GQYPsNRxhlXNyX8ekKOfxBw2ao8Y/Kf4avuM5cEcV3SeDnETGcp",
+	"xnM20iTC4eApB12/4S23ukSnMmBOYSYHqnjs3dU33afItBYiT4SyXf9RB12plFP/6t3LYBvCL713Fd7Y",
+	"mD8XC8Gtl3CVPNM5nqwTOBjFr5AYwx7VZFN5K/yPOGhakFdFXN8IomeiNkfKN2JFI9qlrAbii4XgOQ0j",
+	"FYU76H0alNtrZB7XWiG/U3TUldpBHrdK1+HGQeYpS2dpxYK2IcqcZ7BwEUppPJOagzX1ERkffb1aLQQz",
+	"fAWnv5ZlCyqH1wNcjkSIz0E4kaOiU1sZMXMS1r/U8eIXLEtZMxuddryhZH4DeiCSUuS98YWgKJU6QxO6",
+	"vsFRuK96wpYzmcxw0wAGIdI1Q/HH1rPCWD1Hrf+NyHEPc9CIS1fEhla87nBIGk05DKHBtoxzjHFg9QOm",
+	"3aNFhxvkSiAeb6BxU51N3TQLnHoPMssCL0dN6fPfk92A+o3724/utQb/szPTnPANDA73JwgtRAAnd9BY",
+	"pnqIyJelRVQ9FrWQqZF9VWdo+AqxE7QTiR2AyRcSMVhhAXqgNe/oBM1F3LnW+zvYOZIDW1AQlVRCLviz",
+	"bTo1HPQCLdoivdxrThxFgQSqnxqpQk2eJueZbcKykvs5Awa5a5l44VX1PQNicuYEu4B5TKD+ptoa1o4X",
+	"uU6LxJpev4fmSYw5VDpdxS6eFjCW9UR+YFI8y9ZWxOeiaT1NNR8/lGYesRhghcBwSxB4ZjTCUSdyTjwf",
+	"3ul51Bn+2IJ/t6LWXwqRrwjJZmUoA1EKk3Leh9C6TzagdS7vZu9rodC0QS3tCSgLgUqF9Yql+oYlg8tc",
+	"Wot5Z5WTuTQaWRvTIM8YZ99qzwSmQoGFBRZcmW2R6qSYV6Vp0sLQ5O0hw6B2DKHLrcSx0Ob/yWjVe0VP",
+	"dvlQr+o2tnsPTWoqm9o0p2vocE+U4D7nmlRlkCK619MZZK2/c849nmWvJxj72OVgpnTx6Oc1IeWTr6vS",
+	"1iol/X29PMz/fN963JCboL+PGjaeXA2w1yAPYDLr85SGVWKdy5RUYukj80jyMc01ZCV0MUqakXJYlnDF",
+	"rMgywKWyHIyyZMY6xRx4F9UEUeVgaceXQgFHi7/34UdMtI07vRFGbuo/N7l3q7gljV46yBfkr3G5GqXL",
+	"jNlZrovpzLE46ysdrM/ntEZkE5L3t5gReSt4RnK/fqBjvZWm7R4lOW1iMDq0rxHUaxiggVtsIopbSh1N",
+	"/I8NI+BKmpIgyXHizpWUUV2uH7SBfQqRj4p+/zDB9/BPsaYenEwGSV8c8dPxQXqUfCGeTupFtw/F3Kjl",
+	"9gABbiLBSxeyXD/2WnKx92Z5jt8QWKhqAYJIzUb6/oNOA2aoHwX+8uAle1ial4sC/5usqWVAPCDHps0L",
+	"ETNubgxKM5co00WjzhectNNcLxZhvaavT00ybSjxuU/DTXhmRFnzimlSHRx4IXIjDSj6wK1NKBzhhAew",
+	"5LwAJopD1Pdk0LSZl+VmblTSuBK2wpT6Ry5MkbmEDEqD2DzXXUwVfeUs/HdQ9vJQjltFduoQv6vKBmCD",
+	"yxHWYoGuCumRbDxqvTPbanUlRhSsS85BAmpAe2tzj/+SXClvghcoB20tGvvB5pzBh3JcuM4TG2C5ON0a",
+	"UbqABaXed7wtV4K2GdXb2Gt0hzREiLvoJsGdRuOiYZfvo2PZAHFMfM6HS4jVXdOPZsYHfglBYg7JyLSR",
+	"K35kpdomiIuGqHPQEMSlMl68YW3cCjDzuJwbVixSbkVOaevSdnpNo1PIdjM2axYZXzXoWltwN2otZGKL",
+	"vGGsN9jNImUug+Hd25f1EWfWLob7+1j+PtPGDp/2n/ZdvsN+f3zET8TB5DA5TXvYeaAxYq6zhonf6gwN",
+	"Ivb2q/Nna6tI5w9QpJyZIZsiriADRFLk0q4uQcNzwp8bmZwXtqH9w1dl1nREKCsU2Owpa1OZF0BEStX5",
+	"u6sX1+dff3/x6vrN+eXlD193yhQnqtgxMojYw/aRwwBYfPPcV7MqcdIX6Neq8Z3ZUtZJfvfDVTUDX8g/",
+	"CHRK/LS0uxoF+NIXxn0blLYR+a1MRNfqrvuzs6MFwPZp/4j21u5ZgRjQLnNhlXIib6y5eUitaJjng8kn",
+	"29b3TC9WnuI2GiKEjRCoXMyfxUP7HazBcofG7EQ3r5hC5y5K72AC2zuluD4mDbndZu14Ku2sGAMD3EcO",
+	"O/sL/X9fzhfZvhvGYKpR3HEG30ht5CbNXaK2HZaNAaqMQ8tiGoC8EI7U64/xtxhDj0+eXMEZmN6TJ+zc",
+	"aehUXLPUXlcZrvfpiVy/lmit9QtM+OISbD48WGznM1K1fj7tMudhvGK0myYK2lVIzKWvkquqXJ0qZZeg",
+	"8fXphbEYA049psfhgcZM/KXgmVejG3oL9diL8jscWOcOd2MEKQZ7aKQSnuerEFDXiqWtNGKhnx3g7fRY",
+	"7Ij8y0FMfWXg318O4g7TKjC0boQB1X42Ul4vDJVFrCrwqdJuvW524/sfAdvC1HyZnjVrmsYC/OGjDlvO",
+	"ZCaaE68xAb/yRbgys4hl3FjTYxXzxGpNn1RfarG+XB5ZqovkbrBRNB8B+d5SNpt58gRz9NEdH/t0uNgZ",
+	"pmcu9Y18pGWEXiuvhWLLEe8OpwZK0vZGigL9CGv5ln8h/nM3dJJ3XyNZmyHz3a4ijJapVZdn2UjF/uVL",
+	"J2q6b3Qmk5VzAWGrt67r9QZjdLE5mKexC7UoLKULAKF95dJmdWEx5lzlzGAOVC0/LSrz/soMBZPkQiiR",
+	"noF1fyt1Rp/CcbCjfp815EK6lP3Y5fhRnL3y5fTYFUag0YNoxHQuFJAlkgH1vkIPXNViKaKjuhEryn8g",
+	"Nm+iIHvMEYTp3Bf9Gal2PAJ9rd+PmVRJVqRUUbMWC2dtrlYuPooPzmqhIeDbKXMJAlgchC91MJ2E25FC",
+	"h9ThQeCPgjlwPF9RF9You3ZNSmMyu0smkRZbCdyIlYsSYTOykSJdJCr9XoMTH4XVEwzSYmMGlVYv9Pv9",
+	"0k2Lg6x8XAlQIM/5ivp7gZKnDOpUTl59fwGiucgzp3KY4f6+XghFGfE9nU/33UdmH969i1pW2kqvZ+eB",
+	"VGpFLaz6Rok26PV7ffQcznVy013o3LaGR/3BwV3Ughn4QraGrcNev3foHK6oaqG8gT+moskVoNiLq+9f",
+	"YuEm5uXAVmB6TmnxZnoKmzCkDmk3vviHMqnb5N7CfkAM606Jl48UjNiJgrZSLoMRcVWqoKEUMroiz8FS",
+	"Rh0PxRCxOBKX+/BzXFY7gdSqSRHH3RO9kCFvbJAn1MTOW8RsXFirVY9dWMOeXb4ZKYyFuQiva0zHlFag",
+	"mXG0UWnzHFmtMkF4UGbhYEUHHCHa5G+4K/8M+i4d9Ptr+eRWfLD7MzvP1poToiH1n1KdAPEweIHsJnpQ",
+	"/fsff/s7/bRf/XZfP7amQMZ0vTR3C1dtsASd46Nr8oTtKa3E3pnbqfKnRHT/8be/752xf/zt7/Fu8O6i",
+	"1hHtUpOjuNzN/Y08/buodfyQD8u2NKF50hr++D5qmWI+56BCt74Wc+1UgYWzp/jUkAsLpTWl7iHVdn2u",
+	"Y2uIzhwYt2q2tpX6YN8pTFvmJ28URZmIoV8WHuReDKUi722g3UtpLKCeL9kw96PezlKGH8EkR79PwjNY",
+	"bHVkZXy2Zr43OlNr8dpN1HsTdqlbryZs1gLuq/n2LTP/WRAJzoXU/cTK28ofYh6LUsi7tiLVc6wBCizZ",
+	"eu77nnFaKlj8U63TyDW3zATPTaDCr3f7LLVgipv70V3uJ465Z1j8k5Vx5EL/ZVEE6MLsRoiFGbpkDUta",
+	"8q2+ESlI7ZEiqLAhaE15bXPjtf/Ix9m88o86EFUzmkBhxrK0UgWPRmqmlxiOkJaKyvjCFrlIaSUUTQkK",
+	"ASi7guJ6VK/r9TyKyLg6WVdOPVLclW9tqVbBdbsjuHVdDDYqeWciwwanVBGHNbk8mYF9SXNhe5sCLQpn",
+	"LSEsBt58eXF59fzV/qvXVxff/LeIwsEE74xnvrastCowVWikUr1ULgWitFpwWCVqpTmhkUfV08PqOBrP",
+	"YqQC0wVlNtbONYrsNt9iQ7lS9QYjCPAQTOzOWZAa7DVWzIJB+6pC5xJtn/NkFngjR8ppFz/73+4cbcWU",
+	"6eELq3fIeCDEZi67m3FULag+I4+CDw7v/yCsmd3J1/SU0fo3uNhd1Fpo08CcLsGy4YZ9+/yqt2NPgTL+",
+	"f99X1n7z+vKq07i9pSyoIjiNsuCVCPjZWVmpEtdCOy67RK1Y0G6qUMSA0RsUVh0Bxxip4Bf0DegFxUci",
+	"l3AP9qye1NX3ttFBf909g6YOlpK4nr6k2lfexZiJZKa9/HJswG1CxFB3EYZR3orWnSYy/VagSnTpo4dh",
+	"H+ItiQjVK/tBx9e7979GmcIvKAJfdoFq6K3nw2UuegDH7CT95lf16NxHdIPa3okOxbqrNPrdVKef76Kf",
+	"a056II7Q4/zje3gjcLGXPzjnN/07CDH8+P6uRmA/zATK8VDMSVOLdT5GL/Ohzq2qPnUHa9bG2vWGMdud",
+	"ixuCcaS8ZKw5Hofr/jfhfMdKLEnD22/q5b6DiN754rrfhYTKAscy/vmr+1s+mGS2tbD0h/qpGlM+muKO",
+	"+oMHyZ+qdg8+Oji9/6P11k+/h3T8rfnBFfnRpyLtSsVcDekOoRvoi77d2la69w3ZmYuWv3v7kjw0NFRT",
+	"CL0cNAbzI4ygO8uLehXXqjBGKq43W/ME7U0x0u5VdYMId+MsdX5j0MjpYEP8wK6jWx1GClQDV9neY1dL",
+	"aWE9bWruPuj1eQfLgQ2r+s7F1C7YWQbtsmeTq8ZHgKtmxnh5goOnE/mPfa/hGO27mFrWxVUsgxpac5WI",
+	"LBPpNh3dd6jeZFxrBZVVq3oAY1tM1NelNvZdPx4cNITKNxM91luFb5vM5Vg2znXUPz15wGQYqgGDFet7",
+	"fYyuxKctE/vC14ev8v3jlfULTFU8fAiPCHrWP5RbNnQofyi/XO8cid8dPmhZYbPTx3HMg/s/CNrdf2oT",
+	"pKKGtb7MAWOkBpfv7+4hrMffSOEjBHsmuEiiupsiFbfxGboWqp6XjpdlK+8PEpQe7mO6a906/fUT+HHb",
+	"NvNWbunjPcPW+693XL1IcC9IdaFNcIdN2RbEpctPqbW8b1RaLaCNEcKq5XtnI0Xq81988X6bLf+NrgJB",
+	"JvCikQTwSHcNR/jlROfzaxgmZu3zxSITQ1eLHlFuNP5BZiJIHIp95sZip7FusYhYTL1POz32FQWmDEs1",
+	"VkD4631q+Q4bZ+WalYHpqo3pYusnMLDxCBGkPcMAQupz7FqqBtdffPv8qjooTDiAxa6vYqQcoGgIIyqi",
+	"kwwOKqayFRfZckYx5Ukjrnbr5YwkuOmimQxGk2qkMBoH/5hJY3W+6kRBgT5hrzS+SeKZc1jqwtJNI87z",
+	"co+s/JXel/9g6P9CDJ21S9LsNDD3Jp0388UEjQrv12KB7S61Wk/+vJEqHY5Ulz15UoLz5Alr06VB5DeS",
+	"ecoWHBNsO0MWA5UCcWF8OSrzdmL2j//5v9hh/2CzIfFIsYaexKjuYs/CiA2Ou9T9lG1RmZ3DHokpYm/+",
+	"8Oy575+e4+gAKO5dp0eroQ198mToiDpiMXWgwfYHRboB+UG/X7XuLLvXh75qGtg3tq4N7fhDMDZF3/3A",
+	"8c8j5yUatYYjzK4fte5ilyNhXF0HquCsVghwRhaC8+c7mGlc1+nWcUM3IWriLqJCRbMYW6dq0ghGF5kR",
+	"m4vF7JGG9uaVJYIDkffDOLirnrU9GPlcrahVPUj6G+ThFPKi1UlDpWEiHVYb1ngvwZjnZcd7GLgdb+RD",
+	"x9QQ1diIcTbNNUgjztIg9Rf/TU3yfSl2rVM+DOxvPYh/4kr8+4+Dgy96/V6/N3hP9o3SZYdaquSDQUpt",
+	"wN8IQO5V3x9R0sBC2U4pPX0Ky8kRW+RSOf9tVcHdphhPtoJPfV171dFpz/gM0bK6jASUq642BabBdBzy",
+	"sbDqmA6eCNA1iHf5IVicjCc+LajJO8lF15qfurJQNEkaU4i8Q6hz1D+E4Zp71J/VUnaOPcCGTTUgae3S",
+	"CVbregxjonDFlVEFFsjGG9YO7z8oLzdzgwxZJtD0TbgREbaxXMrUztzPJgLtgrH4v1g+dSc10Tn7FqU6",
+	"lnj66jAMgqiUxVOtpxmm7SOieY0GLy90XZI7Zd4SDH7Yp3a55oasOdzYWu/nIbVtFRI+jrCFc9zcjogS",
+	"ahDksOVkcxSzagJcaxwMOOFClMazQ0seAmDtoY8AFvzkCQdNC/gZGv2VWNrC0Fn7uH+AIG5chIXsx3sj",
+	"fMg2dOlSmqsDqix0Q4ljRSamOZ/HnWEZOvRxzJCPjrUdtSI2olxoYKNnFc/GtC6EzSd62d5cOJcOfIne",
+	"nP+KNWFfbtaEUUgXjkwYdgkvoQWkaoAc9Y8wWlM1rYphRt+Um0rPsAGrSIS8FemOIrSo7LnE7f0iCJmh",
+	"cws5Rcs4nuxZct8TVFUF6CNM2OKX+nvqvHRkEzRAfT4qTLcTONLFfEwnXKRhM610gbdwAbegymP0Sjl8",
+	"nAHdV1B77lJeUwHPMejl4vYjRZXN0jA5VXg7rNO+qXpWpJ2d2Vz3uZDKCp6wdMfTQGkodZqLeRqdTXK7",
+	"r6nxjr/ogSA5DRD2zqsYHwEWL9JfB5UrNdfAqQmVfCf98OTw2DsPqoEBBXULsIBNW6HtHz19ALiDrXWC",
+	"W72Ezmf84JBcULf4UQAEd5+Ul6TsAupTQVTV7zlcirYhkuvj2ASQc7R/zM2nGzVTvjulA+OMFcrwiaBm",
+	"/osMNLIXV1dvOrsbVDZB53pI/jr4SkwvfRQ1vbe9ZdOaSvIaKdHVwv4qany2qYlXcLkm2lVluH+jlKed",
+	"+8qHPsJ9/etj7CVYtaA51po3FI+XwfSgGpyKv++v0SZrW9Wj82WhdOMRltPhd3dBdWw1wGaEE5nd9dNT",
+	"cXR6LL44PRokk1Nx1Bcnp0/76eCID07Gk/7BYZKkR8npoNp/R3lNV/jVkwVSCegwl4pb6nI854uFu4Kt",
+	"+ught/xF5UZueXutIYHfwW08SKFvxzdReVWFYAoMRGolHtBQon4PYXQf38M5d7+0toq79w2h4dfeMMqF",
+	"cJUyEbPYTWoB6tl45ZtCxEMWB7k4Xji7wh7s+1IyeZ2P1HrLhrIZReOdib4pDvk1SxOcrn21weVZQ5+2",
+	"F3AD3xEA2UDszjYOiH8YXIVaMQg/iG8WQSOPtXX61acIlR8+xKEW3Gn1G3ok1+9ZfLxb8ah/9Khe8+td",
+	"bevXU9SPx7UDqzp6tFfCUlM4vL5iXWn/RB3g6zZMKD+acGgDyLW2I2wl7BrItUt7w5vyKJdpcPigXAe6",
+	"HaxKjvgI0WM3L8kKUgwa77cq78prRRu3A37m+7Kw7wku4FmtZXHzKmp+hEBd2LWO9VbIDYtpaktiyCUg",
+	"Tekf0/nGxVf+qpWMW3H/PcB3n/h2sDWvSrUdQ99y17uhwFKf8ZSilo2Lnfj8aXfZVvu47rvquAYfTXd+",
+	"GecXmrjr3tBNw9qHfRpipPwY9StWsOfLxt0kW28kQSN982a0EpeHzAjB4rXEoXiD9X/EVVHBfqDzIrxn",
+	"0XevcW1PiI8IlZpPemHUv1zA55Iu68E2NFhy50LgDwng35PSV8nUraHhr+sX4lHPyG3REbwLmOoCdV6V",
+	"fJ4FQRNj+crUehf0dlTdUfhyp6/mc9v070ue9JVOV78m69Ff1bBhxLrUYVT7H8zgwpsnAJ1CUD50l8tl",
+	"F86lW+QZNnwU6RpsvyU0d+v0e/dr80d/K3vqk1+Jflb1B/h0157/v6kyf7RiNzh+5F1WW67JqCvb4TWw",
+	"e2utfp1WSxVW0gS9+6nWwnyy26+aQA0vhMX+fBghciX7aGYCqfc+c2bw7yslvw5sbX+boW9D+rBMiF2V",
+	"mC8lCL2waDOO6PbU36A8M5Rfm4LRE/VnLVlbv0Lun6ayyluT1aX5n0cturf6rX5Mn7EK7l/oqDbr4mok",
+	"Sv3Qfpbp3c5aHNeGjRl+K6jDO4WgsBLOtQdMtOpgybHL3Xftmnz/OuqzFlPeqpMn2OgEc+eVnEzCZhTY",
+	"ciZl45V1t9KARZstQa+NcaD9J/GZe4xGDthueG+BYvicfsB4JYZAXfXy8ys+rS7gISBm3MwwJya+mHRf",
+	"aSW633ObzOIyPHvYPwpMK78XFGBv4CDfCnuOa7+/o4BbCvoNSknmGosPW2OpeN7Q5Lm5tAbHWu9JEfby",
+	"uU8BIqDxE//FXdSCHbvvS3znLvoUHQgOyam3VpipLZvrlLy67fVjwtRjf6G/64wCEHXWNuPhK/mV1UWP",
+	"d0v628EqLUlplwtFGPXp3Is4Fd30GUzgXOhl63nfdI1aNv7ufO4c+FrQ9zFga+4HkERwmM18zB0zFtt+",
+	"+/wqZm0grYhlGGiLEG0iluCddtNO7dZkUHToJkR47LgStvhxl6g3cIIXgqc7WcEWKt4zHlJs0eS7xf8H",
+	"Yf8zEPaDaYm1S3Sj3IyKfNbGqF8GGDd/+BuSUYVvzQS1O5GHFjuRmXDpnTsVgLMae8HaeQqiYIKEnrjW",
+	"akSRlNZ5tFHsErSDbNcUEBggqISp9dLCvK04FXMdw2tVbQz6OOKoUjrQH0wVFU7RCZylLoixloQg0oPk",
+	"6Hg8PpyIw/HTw5P+5Lh/fPC0z8eHJ4e8//T08PCL0yQ5KNvNNtSlyHSnE/YBuQr3KN0XEyAvpC6Mw36O",
+	"ulHMP2vCG+TH2rj7mPA9s3ZhRDsXGbfyVqB6Jm2Z9IxpamVGGxjvlEE6FjOJHcsAv93lH1VDGezy5mqd",
+	"VqAgomefFSrF+82xY+AiFxP5AQ+X2tLto4XiiKLxjomgGVtUFpYUrhVoiWV4cw7KjLK9+JqvdDPZ5CVF",
+	"tcs6mupzQGCt6rWJbrjM+ZZ2d0w2wRdet3h/938DAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -157,8 +157,6 @@ type BrandUpdate struct {
 // EditRequest At least one of `name` and `email`; an empty value counts as left out.
 type EditRequest struct {
 	// Email An email address, at most 254 characters; unique without regard to case. Empty leaves it unchanged.
-	//
-	// Example: ada.king@example.com
 	Email *string `json:"email,omitempty"`
 
 	// Name 1 to 100 characters after trimming spaces.
@@ -244,12 +242,12 @@ type ErrorDetail struct {
 // Example: body
 type ErrorDetailIn string
 
-// LoginRequest A login; the examples are dev mode's demo user (Swagger UI fills a form from them).
+// LoginRequest A login; the examples are dev mode's admin (Swagger UI fills a form from them, and the admin's token runs every operation there).
 type LoginRequest struct {
-	// Email Example: demo@brands.test
+	// Email Example: admin@brands.test
 	Email string `json:"email"`
 
-	// Password Example: demo-password
+	// Password Example: admin-password
 	Password string `json:"password"`
 }
 
@@ -370,7 +368,7 @@ type AccessToken = string
 // BrandID Example: 655e1f2a0000000000000001
 type BrandID = string
 
-// IdempotencyKey Example: 5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64
+// IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
 // BadRequest The body of every refusal on this surface.
@@ -450,7 +448,9 @@ type SubscribeBrandParams struct {
 	// refusal or a failure of the server changed nothing, so a retry after it runs the request
 	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
 	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID) per new request.
+	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+	// Try it out would then replay the first answer (or, with another body, get 422).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -504,7 +504,9 @@ type RegisterBrandsUserParams struct {
 	// refusal or a failure of the server changed nothing, so a retry after it runs the request
 	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
 	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID) per new request.
+	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+	// Try it out would then replay the first answer (or, with another body, get 422).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -662,7 +664,7 @@ type ClientInterface interface {
 	// Deletes the brand and every subscription to it.
 	//
 	// Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
-	DeleteBrand(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteBrand(ctx context.Context, id string, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetBrand Read a brand
 	//
@@ -678,7 +680,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-	UpdateBrandWithBody(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateBrandWithBody(ctx context.Context, id string, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateBrand Update a brand (admin)
 	//
@@ -687,7 +689,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-	UpdateBrand(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateBrand(ctx context.Context, id string, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubscribeBrand Subscribe to a brand
 	//
@@ -951,7 +953,7 @@ func (c *Client) ListFeaturedBrands(ctx context.Context, reqEditors ...RequestEd
 // Deletes the brand and every subscription to it.
 //
 // Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
-func (c *Client) DeleteBrand(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DeleteBrand(ctx context.Context, id string, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteBrandRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
@@ -987,7 +989,7 @@ func (c *Client) GetBrand(ctx context.Context, id BrandID, reqEditors ...Request
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-func (c *Client) UpdateBrandWithBody(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) UpdateBrandWithBody(ctx context.Context, id string, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateBrandRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
@@ -1006,7 +1008,7 @@ func (c *Client) UpdateBrandWithBody(ctx context.Context, id BrandID, params *Up
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-func (c *Client) UpdateBrand(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) UpdateBrand(ctx context.Context, id string, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateBrandRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
@@ -1479,7 +1481,7 @@ func NewListFeaturedBrandsRequest(server string) (*http.Request, error) {
 }
 
 // NewDeleteBrandRequest constructs an http.Request for the DeleteBrand method
-func NewDeleteBrandRequest(server string, id BrandID, params *DeleteBrandParams) (*http.Request, error) {
+func NewDeleteBrandRequest(server string, id string, params *DeleteBrandParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1574,7 +1576,7 @@ func NewGetBrandRequest(server string, id BrandID) (*http.Request, error) {
 }
 
 // NewUpdateBrandRequest calls the generic UpdateBrand builder with application/json body
-func NewUpdateBrandRequest(server string, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody) (*http.Request, error) {
+func NewUpdateBrandRequest(server string, id string, params *UpdateBrandParams, body UpdateBrandJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -1585,7 +1587,7 @@ func NewUpdateBrandRequest(server string, id BrandID, params *UpdateBrandParams,
 }
 
 // NewUpdateBrandRequestWithBody constructs an http.Request for the UpdateBrand method, with any body, and a specified content type
-func NewUpdateBrandRequestWithBody(server string, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewUpdateBrandRequestWithBody(server string, id string, params *UpdateBrandParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2257,7 +2259,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
-	DeleteBrandWithResponse(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*DeleteBrandResponse, error)
+	DeleteBrandWithResponse(ctx context.Context, id string, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*DeleteBrandResponse, error)
 
 	// GetBrandWithResponse Read a brand
 	//
@@ -2275,7 +2277,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-	UpdateBrandWithBodyWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error)
+	UpdateBrandWithBodyWithResponse(ctx context.Context, id string, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error)
 
 	// UpdateBrandWithResponse Update a brand (admin)
 	//
@@ -2284,7 +2286,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-	UpdateBrandWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error)
+	UpdateBrandWithResponse(ctx context.Context, id string, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error)
 
 	// SubscribeBrandWithResponse Subscribe to a brand
 	//
@@ -3891,7 +3893,7 @@ func (c *ClientWithResponses) ListFeaturedBrandsWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /api/brand/{id} (the `DeleteBrand` operationId).
-func (c *ClientWithResponses) DeleteBrandWithResponse(ctx context.Context, id BrandID, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*DeleteBrandResponse, error) {
+func (c *ClientWithResponses) DeleteBrandWithResponse(ctx context.Context, id string, params *DeleteBrandParams, reqEditors ...RequestEditorFn) (*DeleteBrandResponse, error) {
 	rsp, err := c.DeleteBrand(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3921,7 +3923,7 @@ func (c *ClientWithResponses) GetBrandWithResponse(ctx context.Context, id Brand
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-func (c *ClientWithResponses) UpdateBrandWithBodyWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error) {
+func (c *ClientWithResponses) UpdateBrandWithBodyWithResponse(ctx context.Context, id string, params *UpdateBrandParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error) {
 	rsp, err := c.UpdateBrandWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3936,7 +3938,7 @@ func (c *ClientWithResponses) UpdateBrandWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /api/brand/{id} (the `UpdateBrand` operationId).
-func (c *ClientWithResponses) UpdateBrandWithResponse(ctx context.Context, id BrandID, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error) {
+func (c *ClientWithResponses) UpdateBrandWithResponse(ctx context.Context, id string, params *UpdateBrandParams, body UpdateBrandJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBrandResponse, error) {
 	rsp, err := c.UpdateBrand(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -5486,13 +5488,13 @@ type ServerInterface interface {
 	ListFeaturedBrands(w http.ResponseWriter, r *http.Request)
 	// DeleteBrand Delete a brand (admin)
 	// (DELETE /api/brand/{id})
-	DeleteBrand(w http.ResponseWriter, r *http.Request, id BrandID, params DeleteBrandParams)
+	DeleteBrand(w http.ResponseWriter, r *http.Request, id string, params DeleteBrandParams)
 	// GetBrand Read a brand
 	// (GET /api/brand/{id})
 	GetBrand(w http.ResponseWriter, r *http.Request, id BrandID)
 	// UpdateBrand Update a brand (admin)
 	// (PATCH /api/brand/{id})
-	UpdateBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UpdateBrandParams)
+	UpdateBrand(w http.ResponseWriter, r *http.Request, id string, params UpdateBrandParams)
 	// SubscribeBrand Subscribe to a brand
 	// (POST /api/subscribe/{id})
 	SubscribeBrand(w http.ResponseWriter, r *http.Request, id BrandID, params SubscribeBrandParams)
@@ -5543,7 +5545,7 @@ func (_ Unimplemented) ListFeaturedBrands(w http.ResponseWriter, r *http.Request
 
 // DeleteBrand Delete a brand (admin)
 // (DELETE /api/brand/{id})
-func (_ Unimplemented) DeleteBrand(w http.ResponseWriter, r *http.Request, id BrandID, params DeleteBrandParams) {
+func (_ Unimplemented) DeleteBrand(w http.ResponseWriter, r *http.Request, id string, params DeleteBrandParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5555,7 +5557,7 @@ func (_ Unimplemented) GetBrand(w http.ResponseWriter, r *http.Request, id Brand
 
 // UpdateBrand Update a brand (admin)
 // (PATCH /api/brand/{id})
-func (_ Unimplemented) UpdateBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UpdateBrandParams) {
+func (_ Unimplemented) UpdateBrand(w http.ResponseWriter, r *http.Request, id string, params UpdateBrandParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5684,7 +5686,7 @@ func (siw *ServerInterfaceWrapper) DeleteBrand(w http.ResponseWriter, r *http.Re
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id BrandID
+	var id string
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -5752,7 +5754,7 @@ func (siw *ServerInterfaceWrapper) UpdateBrand(w http.ResponseWriter, r *http.Re
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id BrandID
+	var id string
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -6552,7 +6554,7 @@ func (response ListFeaturedBrands503JSONResponse) VisitListFeaturedBrandsRespons
 }
 
 type DeleteBrandRequestObject struct {
-	Id     BrandID `json:"id"`
+	Id     string `json:"id"`
 	Params DeleteBrandParams
 }
 
@@ -6771,7 +6773,7 @@ func (response GetBrand503JSONResponse) VisitGetBrandResponse(w http.ResponseWri
 }
 
 type UpdateBrandRequestObject struct {
-	Id     BrandID `json:"id"`
+	Id     string `json:"id"`
 	Params UpdateBrandParams
 	Body   *UpdateBrandJSONRequestBody
 }
@@ -8117,7 +8119,7 @@ func (sh *strictHandler) ListFeaturedBrands(w http.ResponseWriter, r *http.Reque
 }
 
 // DeleteBrand operation middleware
-func (sh *strictHandler) DeleteBrand(w http.ResponseWriter, r *http.Request, id BrandID, params DeleteBrandParams) {
+func (sh *strictHandler) DeleteBrand(w http.ResponseWriter, r *http.Request, id string, params DeleteBrandParams) {
 	var request DeleteBrandRequestObject
 
 	request.Id = id
@@ -8170,7 +8172,7 @@ func (sh *strictHandler) GetBrand(w http.ResponseWriter, r *http.Request, id Bra
 }
 
 // UpdateBrand operation middleware
-func (sh *strictHandler) UpdateBrand(w http.ResponseWriter, r *http.Request, id BrandID, params UpdateBrandParams) {
+func (sh *strictHandler) UpdateBrand(w http.ResponseWriter, r *http.Request, id string, params UpdateBrandParams) {
 	var request UpdateBrandRequestObject
 
 	request.Id = id
@@ -8505,178 +8507,181 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bdhs3tuCvYDi9lsmcIk3JstuWHiayoyQ6cRy3Lt19jumjglggiagIMABKFCfRrDUP8zSv8w/zFf0y",
-	"P9S/MGtvXAp1oUTJtuzO6awVL5GsAjY2NvZ9b/zaGcv5QgomjO7s/tphV3S+yBn+/VJRkf2Z5gWDT7qY",
-	"z6ladXY7++QcfukknUv/4xnPOrudZ0+fsq3JNh1W/9vqJB16SXlOz3nOzaqza1TBkk7G9FjxheFSdHY7",
-	"x1xMc9aXik+5IOeMCk2UpNqwjBhJpMqYGnSSzoRRUyiWHc7plHV2OzNjFnr38WMOn/XALWAwlvPHQioz",
-	"W3KRDX5eTDtJh+tv3cseBEHnMMYb/yB5JScTxjpJZ6FkVowBKe9+9Y99LwvNyHnOcPELxcess7u1PXh6",
-	"/T7p6OIclnPO1CtZCAM/JJ1C5RGIJTwRlJ3r6+ukM2M0YwrRfpix+UIaJswRW+R0BdD+WkNWCuCnZDlj",
-	"gpgZ14QKvWSKcE3MjBFtpGIZkYIROSFUEEZVzpkiiv1SMG3IkpuZfZLOGUnDlONV/we2SklXSDPjYkqW",
-	"VJMMxqFTykVvj9BzzYQhUhBKJlxp46aGrdHjGZtTJCNRzDu77zoAZud94smqs2u/STpmtYBP2iguph3A",
-	"wBt5DFC3rFXIPi4o3UWQz2W2ImOqFGewbkLHY6Y1MfKCiYQsZ3w8I0KScyWXmikiFVkoeQWvjGeMzOmK",
-	"XDC2GIxEJ+kAPnhED80V+MmrqwjfNldynXQWVNE5M24/9xG+EwCvubiTGbOQk4mSc6LYlGtjoc4lHIQu",
-	"G0wHJH3yy3b/j8uXYmv6w1+/f6peDvWroTnYmf/bVvFs9WLynP77xS/Dq8sn/7q9THsDcuTWNRKFyAE7",
-	"3ABt4NZRTdL9wsyk4v+dAhi75CWjiql0QN5I4hZJ8GwnsNGLQi2kZrvkeEmnU6bI6SFZyiLPRmLC8xzH",
-	"FgmhIkOayHOW9bkgAQtkyYUm8pIp3D+73Cm/ZMLSoQeG2T3hgJdfCqZWnXBA7R6f4asVQmvSEXKtw2+a",
-	"qHZsi6RnPEsHZF+sLImbGUXkCGkIJRdCLgXhGenOaT6Ram7PkSZcjPMiY1mPTJnRZGe4M/DALqiZlbDy",
-	"7GbCCkR0A7tsLis6oj+wVXN1P9ILZg+/P+OaTgDZRDGjVqSbKToxfc7MpA/8iC54n0fH/oKt+pYJ9QYE",
-	"qBIP90hUOAYlF2xFVCG03W5uYs7juA4XJWfJqKHnVDNiFBWajgFYIMDljJqR4IaMFaOG6V1CiWbKkgg1",
-	"JMOzDbxlRRaSC0NyRi+ZJoybGVPEs6cudcsDmOLV90ZCWnJbKm6YBT8CN7yIm4lz2l96A7JPFFswWueS",
-	"sHRYtJmxkcBvPG66c2ZmMksIEEJCkHbxZVkYksa0myZkLAXwdgJbjOMBP+uR81WYaSTGNM+Z8rCxCqO1",
-	"nDix/ALwY/GWkIlUZHuHzGShdELmVF3A+S95u+l7ebJLUHzYPRzPqJgy7VFqN98B4MQJLcyMCcPHFIRx",
-	"oZlKRgIZLYMdkxOL2YgPI8NZKAYMR+8haFQQuWAKOU5ADvVsG6YZ55wJMxI0yxSM1KWCHL69fOZ+ABTB",
-	"PI+f7fQSoiWKt0uuuZHqkcbtEQjPnDHcaAmk8kiXG4pA5yxCaUMewijaAFdDiuKaKDYpNMvsIzvDFyOR",
-	"Rufm7IKtzrg4KzRLEZ3pEZBVf39imNolW+lekJNhrpnUzFN7xllGZjLP9Ei4HcC1wUIjyqYgccfMbk6g",
-	"Rnsm7TrD8A2Qt7dbQFYMnkgH5CeRr4gucO/gzCkYemFIF7CBPMPyehSadmSawy7L3i6hwB/wGxBYlEwo",
-	"zwuFSgcSs12jpbCMxOvzx48CnoBY6gd4JBydo/wD4gEFMCwNKGpJQRGZkEkhMtwqy0wyTyjxDEBoi34B",
-	"Yh9QiMLNkzcebCccu78U0kTcPiF8EsRmQMkjTY6NKsaoS5JvOQNZaJl1bw8eR0momJ4REDly7ibsUnJ6",
-	"evhNjyyAh7GlX2wk+CwPLqVJTTXrtIuSp5Ph+BndZv3n2ZD1d8Z/nPRf0Kdb/Sfj7WzrfMj+OHm200k6",
-	"c3r1mompmXV2t58+TTpzLvznLVBbjGEKgPiPd/+l/z/e/8sf2tUbxfRCCu2MBJod2UXAJ8fc4E+6WOTA",
-	"MbgUj3/WUlQAhiczGPeS5jzDh86AeBjIzowZynOrebvHQBBT0wEVbMHGBuRqh80pz8EgAPRHnxGNwFRh",
-	"wUxraybMC23IOUNlGB4kjst0rpMwi5HyTM+kMtGoC6r1UqqsNnDO59x0dp+3ToHSShvyHEhf0TFqgmAj",
-	"lM/605pJy3rJnJqxZUH7bw+JXrAxnzj0OXWCaXMIED2ZbNMX42G2xXbOn9Jn4851TBN/UGzS2e3818el",
-	"XffY/qof7y/4gVJS2W1sKqI3AFUBaI+kbo9SAmSqCaPjGeECd5Mg6gYdr4u9keZbWYjsXvQhpDmb4Nsx",
-	"9qwiBxD63z49gt5Ipz/OkBNwjUqiUzJ4BswkaIw9XP0B0NkJdXr/nZeOZHpmqFV5y8XDfJaEwe7LFaPZ",
-	"KhgO7GGQse+EDugCJUIsVF0Yiyonf0DKKzalCq34MdUscSz5VHBYKRFwtnNni1iVBDTGicwz4KeIym+l",
-	"OudZdk9MTsLbMR4lSD6azcE4AatwTgWdMrvJ+sHOHGLQWx/CwoNLrir8Ryiv77X6dtFfIymuSU3SoOkf",
-	"ZG1Ny9iDXwhFGQbiEx+JJdqD4G+dVrNLWhc0Br3pnE2kYu2qU9d/AUzeavOg16A+39sjdZ/IgJzejAS7",
-	"jwKEKs3vt3fu5TOGOIj3zP/ktSz/xEOgvQJVuguEG8BxOuBe6atR7JKBzujxR8+BKXCTkDQAm5IJRy3O",
-	"BPvRLiuXU0TjiZSvqZqye6HRTXMGAj7HUdpkMQLLUbcl/qkHwGYDuNjPBQIGdNmMjXPkqa/s2vtWb+sB",
-	"vMGzYlH2SBPUThBtp4J678r9uEcRDxBjLTIKgW8Hh8dDMc7Y3EThy7VG66IQ6MNJCLtacHSDwgm/lBcs",
-	"8yixzuj8DsSEuq73ZtRGKD3jAFdweYwpWHSgECpQj1jFYe6w6x8+K6Ih68I+jMg1iZ7bcwYOR1csWxLN",
-	"xnIT0QVbgJTystCr5gK8xgtyfWaF06TIc9L1OkZiXZNJ+aS18AhI1F7LKu1sZ+cwXX1x7phzTeDnPYIm",
-	"G1h+BDXxfHX7cj7OMWzbCncS128pUXw6M0TIJXorZGFAhUA5oJg2VKGB+lZqM1Xs+E+ve/Ab6EuqwKfR",
-	"PQ+PykKNGeke/+n18cn+yQEZ51Rr8vTJLuwtYD/j+iIhczaXaoVOJMHQm6ZrgskZ2wNyFFm/sAhRzM+t",
-	"s8bRCRBO7K1AZ4A1wWVhmPOKAREQWm71rVTQIzTXkqTRpqe7hF0ytQqP9mFUhFiqi3L3vXuNLCk3IHat",
-	"jW6pj5JJLmUGC8CJtT3XAIx1KmnrFYpdoIAQ7zFwLpTEawDjGRtfAAxSoecSJZPzCSdWP2jz5fjhrHc+",
-	"WEpjWVgfgXWCWKfxoFMJ7ESjNf23x25TjLSrd1DiEediOmg3/J8GAx3k75QhaSOP08ViIZVh2Y8s4/QE",
-	"H7oX+w8Dnc1hpDOcr36KYxH6SAchBdN65VYKZtWy0gsILHxhHkbXTttXEsnazeEGm0wPOiXjsXEeP3tr",
-	"kAeluZy4gxC8Zi58pws1oWMkmIWCiQy3Isduw83LxllfwYPXkfOkDsSBPYFKnuds7vmOpeWg/za8Mb0E",
-	"188E8BJgeRjzMGyuNwLqGwQGwHJUSpWiK/gcyKcO5vfFnIo+GLXAgEGG51QgSINOHIFbr37UPFYV4mrb",
-	"mb/2nQOrf5h5z6V7xTrV0QsC7KFUSXUVmAbJtkVwypDQO7utJRbeh+fl+c9sDNbTVX8q+84H6Ija+VNg",
-	"FVUiweh7K9Ghw4JnCQYG2BXJ+JSbGvA3hKFij+Cw/4L2J+9/3d65/kMblqsR/jo06GYOctUZ2ehtzjmG",
-	"+K3dL0C2hkh6RoyswGpjaW7qcylzRkWnftRjv+imSQWN1dSyDBqxREEw34CcHr2uYvMO6QiNSeP8hPqM",
-	"/peAusWCUeWNJQ8uYnMjlFnSinHVkgTRgLDMivh1Mzbw1r7QYAGOwN13IH8GR3T5ozsP1y3pFG30Xeo0",
-	"hWZKVynHMnbA1h6h+ZKuNGFXdFxFz9Z24p3LKEOfbHfQLc7nxbyzO2yKV5fTsfa0PdJEc8PaiaI9AeQ2",
-	"ZnGGEWXcsCqpW1jqxFo7ihWyinawieIGF/Ic5xXGVVBpyDIOU9P8bcSBJjTXrC65mvxgQovceIq865kO",
-	"r3cqmN30gEeRj6fD4XCzE9864x0OeBxuaZ+0fuLdjA6hH+cQV6GoB31uPOIBoHfvkzuf9zm9OrSvbMWL",
-	"DypAOEc3onndkbkNt7UzhJhaS+Cni2wTAp9zEX+7dRvJh9W49z+B4LoHXT8IKd++9E9Nu5+IXD8qhTao",
-	"8SDjJgqn1pQOH1d0eX0poNBlHWDoBQxUQdh8YVYu4IxmqQa7NGcTQ2RhmiaGjZu2qTiVQGkCFvRcakO2",
-	"n+5Egc09Ugj+S8HWRHsG5ADhcfk73JBCeB9FVaHP6ADs8a+rWAzC2Yd3KzHsnYqOOhrpr7rv/uPr0UiP",
-	"iuHwyRj/Ze//5eu2L3v/DZ5v6rJV1aQkLk+wVTRtwUK3hsMII97povh8jmbDgo5ZTenezyj5wc4WLWhr",
-	"UzIJFl/Tj2BQwZ5TMFlYaUgpRkHJItYMxMBbbHm65CJNjMwoesGtXm7d+PA3xsimSi5d/oZLyjGgG2j4",
-	"DEPyKHh8IeTSp2J8f3LylmhDTVHDQxzfbW4DuzJMaH6es77Px2xLGFjrpGjz+9cc2tUAs5nJ7Ay+onku",
-	"l8xG/WshmDU+27VhtvZsIUvaISxZDfa6SPrZWLEMjFyag762VFJMz6KEBFjWnIrVGRyBufWkhO/c2ivf",
-	"aT4VxQK+Ql21toLYTft+3SmI7foWK4/d6GEYkH1PN3rJzXjGNJGCpEA7KekCJwOC1STFCEaajETqMz5S",
-	"IhVJ3b5g6rOymVxIeDMKI7HeHkmdUZ369B74/RH+Sg7ENOd6NhKaCdgQRpjI0N9nJNEzuYz8pZjF8Ehj",
-	"goM/NrW1hYQrZ8NyMRKYK41nabeZOPFIE1XkmLacVSM2cilIlxLMKX+kiVlKMlE2X5LmI2Ht9h6hOb9g",
-	"g5EYid/sun8jc0YFcBn4CxdOfhuJ3/r9fvgfHk69MpSS3xzsGBvBVWKOdMjWLWMp5DebTeaetQO58MoZ",
-	"vmlHQ9+WEyo2jbH0lQV2ALRtB7SJtm7miWVDHpl2DvTM4dBWjDmvDB4ATJzcIxFd2BQUbkg3tQZhmpDU",
-	"Uiz85Uw3+NOpH/AnynX4w3LVdI9odskUzcnPkgubRJaORr+lPcCsz+zxFmcXXfx2joQMBoOeh9ynEAH4",
-	"hl0ZG8awea3C03UsLKLRvXxveyqMnksxDYNbOBxQOTewgB6BRzadESX6jRPqOc1zuxtuonOWy2V4qSuk",
-	"/3sXdkFeMjXJ5VIj54fd6t20yGhlGPyMJ6Ln8pLdf6LK2sp5JmyJswiCRADUb4nAev0nbFlHHuqSfuwZ",
-	"vWxZhnskTAL89qZZ5hLZ122TVJZQnyNjbAFz/OvxT2+IYMiD4Ls6+Dm7ZHkYGh5sDO0fwbEXio255lLY",
-	"zcjYmM9pvg7ukk859+KNa2h52s5p1bhA2SH9zKbogwIzLXKqCLtagDoKvCXiAW7KMmHNjVd5BieyCmVl",
-	"Hsde7C/xG12nVyckdUiAPwvF8RtqWN/wOauyiIbaPBgM3NSgw8RsDRnhHHhaKdfKkayWvxv/hqOc51Rc",
-	"BPjlxOmXGH0Ne2yjlPioe20shVEyPwtnPAwxs5lWxD3RwipshEsYykXrU251YwnjhHHjwgqbGXh68m3/",
-	"OTKtBVNjJkzfv9RLMDIq80yTN6evIzTEb3oTA55ozG9zvL2EK+WZVLizTuBgLm9JxBKUgHIyW5Viv8RB",
-	"s8JGyRiobnZkPG3uKGO6OKrBS14O5HyzOAwXyJ3c83ZQas6QeZxJgfxOOIMuqB02NlvqOlQ7yPzJknlW",
-	"sqB1hBLSESMpjXtSCWNnYB0CiJXgl6Yr2P0xpn67hzMGKofXA5yOGtOz1/bOV6BiFDmrrMwycyusf6vS",
-	"xW+Y/1xzpjgNvOkJBz0Qj5ItG8C5NeoXwpYaVBGcxHiVE1chBoABDIxlNUv0XedVoY2cYxb2W6YQh6oT",
-	"e8AaWnHdWTButc0wx7bA8AdmrXQ1syqstdkQQa765v4WF9Xl3lRtLa89bGpqRTG1itLn308qCdPx6F5r",
-	"8F8708sJ38gicX+C0EICcHInCj0lUe43wJV0kKl1kk6DoeEjlp2g7WfZAVhs8SHuJJ2YPNAAd+ektLw6",
-	"76/jXPNWEkQl1RIX/NnVvQoNeoGWrJFe7jEnjpJIAtUsZFSFWmNUNkW9jcoC93MGDHLXkFTmVfVH2uY4",
-	"WsHOYB4dqb+ZNJp0U+9UGwwHaJ6kYGTBOKnLeIwYS8wuLG8xhOZ5bUU2ktH0ILbUR/4lmHmWxSxdoUYA",
-	"AZNNJlLVDjm1PB+eGXjS2X3ns/d9daEr3As1F2MpL3it1NO90oDWVQC0x/oLgaYNamlfgbIQqVTorwvq",
-	"W4LlcIobw4SN5nFdNRpJF8NWe4SS76RnAlMmwMICC07JuX0rk+NiDj9aMcpDzYo3DCrbsP30WVhVoLFG",
-	"UO6N/eWmiP1J1cZ2z6FJPZHAxJvmdIUc6gr79tNncd3EbZ59LkK1RnJrXP066byWUy7W+1htYo91e/nc",
-	"P4xTZ+ySzO0yMzaXNnG7G5XETniea094blfYvHeDw7XEAYz4tY3sDoxNn677OZvObu8IaozUj3xEwX8a",
-	"fRd7HLef34Zg73gNA7Rh9ceSOqqLXUs2+6BJTjhAhzk17KrG+I5tUdqkyPMVOQ6R3VsJ4qbN9/7+tZGe",
-	"ts4E+8SxQMtYXEgZ3TczahOFJooxWzJnIzY0xzKejLsqFX5FuOnZtDIXsudiUZiRQH/QbiD+reGQlAhM",
-	"yNYzb5rJCVpuoKh7drecyZy5ZPWt4XAYeDgXhIrVSDitE7g0aCa2zCxK8rq1rwHSSiXmFXmoS7QeuZzA",
-	"6FjdK8ZAusBB0q/ThAgZ7BpFqJjapJHxBZZ2KmSwiNH7BSXqkYe7Bh2iONSTRghi4wjEx4g/fMP1Iqcr",
-	"J+U/IBrxWl6ynI5ZS0TitqhbxIiqwD1HcLbjOrjqxGOpFBub/kwqzfrniMfVhlwrgur5RuHfZDNWdhRK",
-	"qU51W6bmPpZ4IPvH9FLXsUExUygsfN5zVSChtAerksvinmTT9C07wGbZW3H62R+z5+yO2VuudPaMtsjE",
-	"w+OfyPNnwy1yevKKGD5n2tD5wmmNPM+5SyiuArY93H7W39rqb2+fbG/tPnm6O3w22Np+8u/x7gYXysaH",
-	"oEV2No/v2qOzluIbb7jcGERBSzLlvssnwtBmWfcDG7ZxhqRN5qtEnlvCzmZ935BKBcTPBYYidFGPq96h",
-	"c8iGmUi+C4c/Te5wVVFWIan2Y6aZWSswxoVSTJi3rTrOh3CNJm2w5dv7MzBt6CIPMFiIPgH/qqOjCnYb",
-	"erHfzJGr1G7id0Oy+nSkZAFog7yd66KVYbGAxwxsVyUnPGf/ZKgPz1C53gdZ1sIYfT1tVEtbWcYd8oE+",
-	"kEeHlExrBOPeVxJE9z4S/74vy/axz3HDQ/JgPNvv4x25N1aQjQvFzeoYsOE8th/S6CrxzopqvxzXTCf4",
-	"swabNYjyW7LgPzDck3PscLVfALdtAw17qlj41vbHIlZ7x6esCp+GshwkZnyqnH1mzMKWonAxkc15TzFn",
-	"uVJPhY20bOeykOgtspJsXVrzHFMAvvrqpcw404OvviJHZQEOZ9q73JHmXTUXVYDbqOjnqr9cLvvAOvqF",
-	"ytFzyrLU78NIVCxZI+UFzrxXNkRy3jYYGL1wtpyHYUCBiupkP2spUhcFQQ/3SKA27EoUfMUZvWAuviLy",
-	"FenSkFMdvJCY1lEGVSduTN3zORq+Owk8B0M5VO1X6kUsyhwJAgC2nMvq8LZVEQXzsXJeu9tPn/l+Lufc",
-	"6MR2yrGdm0bCVYfYtgKaUHL8/X4fXplRPesNyFFUVScYoMnuDy66dNa10f9IhAMQzknd0YAu3rvQLuli",
-	"+8BzaWa4h5oJk9il1A4dFp5qlvUGZN+nidk4klKrsocT4NGWN7lOVQb7/MCyy1Wjk3AkussZNWgXcaNd",
-	"ZlgvIZquSPqKjmes/8q693dJaP83IAd0PHNbRTMgPTv1SJwzzTMWaP6RJljIrzFy4hM7MnbJxwxnWxHN",
-	"p8I2Kwu9lfbdPsPv2kWmCmF4jp3KbDWxJt0nQ5LBA651EajcxHXZiwpaNTOavDzaf/PN8dnJTz8cvDk7",
-	"OXndS2wwcClcGRHWgHYxIjUSimnf8MsSBkDjSycjkUFNMC1dXXPiKtVyl32DaVjYfMuWcKly2pHwDb9M",
-	"XOtrYXDjaTenbYbQnBl7pN1Ubw1rQcB8sz/bMW9rL0qbCi3AxCp+qix9BJB9ST4Wa8KRmVIutBmJ4CYn",
-	"XVx22awP/WoJ8aE1/OiyrjBvJWlp6jX0c8ISe45jHGbIWS2XxkZtliFjWsP2Tn/GrvqoQNqOgpp0d8j5",
-	"yljui+IT/Zp8zhLyPPANeADPEeEZLMOGyB0OYadCQgI11pUc2g06RoYaVgmZrVR1gjx1PbASUmBKO8Kd",
-	"sZwZL0/2AOFY05dr5sd+4sbG5D4c+6BSpui7bSJ/8nWOqY2uOGSVaIbXX7rqVVkYpJEyaxO5VIUXJ6Em",
-	"MuTT6bFiTLBsj9CRuOQyt68C58fdShtZoKlrq1ZtTFRGHgbkBPOlMN6l2XQOqlziuStgCXFddu5MrBy6",
-	"YCsnglG70gkpczKJq+3t3ZarMBLddARcdzhMyz6ScIiqmVukC4fBZvPgD3uVRAZQKzLi0tmQVPChHiY/",
-	"UjMS6Ah9sh0bq2TfjucPEoaS8pXtnUfzggF/xQL30IoNfa8XbOVyGtCX7F3Jpb+11TGNLUBLT3bdIU1q",
-	"/mjS1XIkSiE/UYyhQhKLexBNGFBDbiJ71omd8zFzhq3TAH88POnUG+7KBRO2tH4g1fSxe0k/hmdBUefG",
-	"9aTlNCMv7fHef3vYSTqXTGmrpW0PhoMhmk9zOb7oL6Qynd2d4dbWddKB8emCg8Y+GA6euIgiKsOP6YI/",
-	"Pg/1mrIt2GTrqrSPKdijLGSp7sEGvmYT0wdCcuoWqgtmxrgirnRGk25I40VJMBK+6CNxJo5hV0DuQvpQ",
-	"BvCgtFC5C0dWikTSMpnpXMscxDcgtKt75PTotR4J1BswIcVuRsj2xPptu6qXrkV03Av3XbtBVT7yOO6V",
-	"e/0+JHC/lNnqbuXrv/9+0xu1lt60cj4u87uuWpAAeL3p3/Zw646tU5w5uQ4O/+jjqOf49d2gX9cnxh0t",
-	"GtpDJq3nDHC1Mxyumyos/3HU8BBf2br9lUoTHnzpye0vlS3P4I2tDd4ILZLwhaebwNXSJeI66TzdBA+h",
-	"rxW+8GQjLIRiA9zb0HXGEl5gg120DHtgSNMpHIgOftF5D2+VfPVxzi1TnTKzrt2B23yrGsQ8wVYHwJkE",
-	"2RS0tXDqqyztNdfmZdkXrnIShndhTO/+2Sr/g1rlv49Zwod46db0lKo1KLg3V7jrcX2gE+d8draetzx/",
-	"QN6NtUfHz6oxbcfv8SSq+dz0HJa0ddMpTCKInFnUrR7hkTAszzVZzhgaqty0dpDotSkpsGQPxUc42fhG",
-	"jIsSuT+JqD1D7eKM3zs7+LCzXlUAPv5pr+7Kf6rDXlv6rWf9V55d27OdM9OWhYLf67LlRuQMjCMLQI/c",
-	"NAWsff9j2Qz3l89RvprtDOBbo9ssNLt820ZwM9U0dDS5STnlmkyxXdiXrYMOdzaArNLx+Qs+HeE8WNLb",
-	"QPlM2gUc8Hf76vnKegKbkqtJ8N8x46n9A6VO8DF8Drvq/iT7e6KlNZz2CBPgg8yvc9i78jl/sQ3wuAU1",
-	"45ZI5qvIte/cRbZuCMjzgrGFCx1hbGSPpDXhnPqqnKXiWJLSpFvbKeWLcu64jIJYRcGv7kbmrgXMRs6P",
-	"ux5R64v/fM4P6u9/EnL5TyHzD+ceOXWhnI3dI+FYB73tAzhNq+c6pOO7FgtRYhZGfUXdnByEDH6ME2CD",
-	"39rNQ8CkRsL3IdkeDl1oa99dcVCWAKRtrMu1usGbKBAOF9QVcc/kkbA4dHGvF22mYZjnflyudlHXdfKA",
-	"CqwrnER8NRs7I1awgKo0j/3DUdPmUgNuYt5RZvhYuxdSsGVF3W8fdl1hxx06Od+iVvvweLTQrpBLmyLh",
-	"FrWkuldr0NtyVdY6QNxbj1sua0SYHo7D3otfDl/cqxtwW9eYaiPgYNBgbXv02AN0+G1A55v7tsKEaX8x",
-	"sQ7W3+y1u/7KsJZ7JvAqPHeFmOBi2nZzRNydu9KEO3Tn7m71gJVOmYnurQN+dS95t729gchqu3HkM8i7",
-	"4zjbrak/VxhMKfQK8enF3oFPJq1lIlfIiPzF3soaMVwgvIgXeXLwAjDcKljepViKvzfSxKKvTWKdlkv/",
-	"3C4UfENIc7xGRpxgPa/FyQaiorp4pJNon5tjV51NTGTVWxfWyKDTeMiPL4Vqu49JHnOpbFG2LQ6ywujL",
-	"lxtfujMn2kl3QebG7EMz9ZhltqR7UZibjWtbbVfexCUV5lHuVZtyVLqKDMi+a0HiWzFiIxSNV15ilkbP",
-	"mejA7pFkUXu1E2BnAWysEd+8dZMae5Bx89ZWSHw+S91FCUK3w42PVtwIE/bo1sTl2sSurGFdV8mPBNfH",
-	"9RVUOZTbu6oDOnTO/Fg8ytXQVK4OeVg+9OL2l6KL9H73xj4QmE3NDWfXcy448nWOhcnQN2SYzdj4QkeM",
-	"qtteEN1DHSRkA9tGjLae1VbGVIrCyL4YCZ+y6gq48cpT26AvDAO6a6gW2BlulUos6rpka+gvS3E3uoBK",
-	"jrmpOCYycPjoel74InFXRL/1lMy5KAzTic2WXVCuRsLyxO0XNnXb1slzkcklqAM66kAZD4c101VYpC3a",
-	"XVlg9Eg0pkVFH5sUJU6M5xKzlGVhdpGLu6Gov27G3clP8eJjTAzeHgmv8NMFVYZ009c/fXf45mz/m2+O",
-	"Do6Pzw7fnBwc/Xn/ddoL9+bS3HL/czbjWAbvzA2bPy3CZcYjYW8n8vthM/RtfYLLoke82ft98daZsjGW",
-	"mSmGzGcGazSaeLy2RtNhMKzb+wBZ4Vl2Sy+MssK81t9iYzZY6frxIQLlIaD7+GLFlaTdqbBsY+irpaZr",
-	"BE3UyhbPA5Jmzf9SKfy4zfPyRh4bqdiHulvucSVjW2/eUm4HhTCwQY7XSdua5Qe7Hi/cEBuVFlQqPrh2",
-	"7LobWLQzPydOm3UWyYOK253tF3c0No2UP1Kx2vctkKsmoZRkDky8KWeiG2vLFkr+UujmHXZtvZYj11fr",
-	"PPFtdlyQ5zvDu9zR5xZ25Ps4ty/MixhbxHS3pUQtoluW4n+NxvSS0072GS/ra+yGv/O1vqE1WT+jWVPr",
-	"sIJ9JGKFQksyKRRaWn4Ky7Zs4VASyjvCNXLx4UqC8kENKA5B/SDdirPPNfsr3T7hKPqcNpf5Vj+5lnuO",
-	"hL+HOTQbdafcHme36Pj+XsRPEpyhkwl2uENDM9aHRuJWhYjcoA8RLrRhNKtrQSOxTg0iFS3IayrsdgUF",
-	"dBOn9JWq5vaL5gV+aaQQAo1lRW7bhisp53i9YHmFZm9AfhI5ll1anLuCxyWLNDnMaEQOai//6wJG3Vpt",
-	"9ZZFn71q2NUFjgS2ke/F1ZKuYlAxZHREz6jycTUYGCus0sah9RRfo3Af3pi5rp44mq8Hrl3tORJc2Iuc",
-	"bZC4euztwQas+55T3JBuuQFUEDmZ2H7lS6lgke6KxZFwSuyr14cHb07O/nR6cHqQNi6qdJSg7DLrd1ZW",
-	"96671Qua8oD8hLRsV65d8aq6ZBk2Q1/OeM6slnrXyxcthVQOfFnUjOjoHn37irzY2hqS//d/t4aD7cET",
-	"DCJV1bXWqxqf7wyjm6W21lzc+JlzA7EC/XaTU1r/WLvNedRWxrq2bNmXbUdVpv69GfeV1+csl2KKl2OW",
-	"Ra9WcYnLfUOFL1KELfAFHm2k7N1UImu5sDuGeHR9FNqye4S87OknSFm0aOf1pd8W+owtcrnCToyOR1aa",
-	"ejjqxRvLHtkFWogLYWQBnMnW2At25fiJLTLG3oKK6VnZmqVhhcnCODPsy8ih/DdZ2HrZihcrl9Op3ZqP",
-	"48haR0ElrTysT+tL95LDMYcjfPM5t+1YWnMeT8ozyhpH1F+e6xoYaGb8ZXzNtie2+rDSeyQdCd+QHIOu",
-	"RZ67CK7r9LCmm0tCZJ4xbaohIIzZtrksvmPmR/aZz0k197+l4VDcROim/j+Rt7vm6A6NelyWXOT4jlrr",
-	"1Drp/LNKqb1KafMipU/qb0EOv87NEgWmvwDvyu+McWJGbz3+fwsb9f19NikDt00lI+c7N958sJK/6oav",
-	"+XlaGp6OhHPwJwSWShUosqhenwqO/eOFVHOau24x7hZezcjEseDum29/eJVYrQdT60JvgUd6JMDYU/D8",
-	"LklHo2J7a3ufGvb1FXpG0+CIJj8cvP7z4RtyfPjdm4SkP+yfHHz918HJwfGJLT8HHr/kGQiNv//tf//9",
-	"b//z73/7P3//2//y44yEbTGUk4ty9MS37cHeAoCp3h6YkxgntUgJ0VHX6sddE2/d8XSxYBlZYEOUigW1",
-	"S7aH8D2ZyUJhG3RbZU+6KcB/+vbsx/2/pgnxn/5y+Oabn/6S9hJvxsA7qByOhDfpjJyiOb/nvO9jl6yo",
-	"GMWonmXzwdxrCCvfqshWqt1Lw6unJb7/CJ76prhpFy+Rg7y9dePGrK/eaPgDQ8OfHfqPW2n/QDrFZjrE",
-	"p5aCtTa9N+XgRMX/e0EvjZrQMB2cfaCUastZo/ZmseE6EvtvDx/pWtdA0i1b8HB3F49r9O0CuQlJvzs4",
-	"IbF+nfYabor7Cenks6eu3i+ftHrrYTWTNAg279FSYcMfJp00Ai7drebdzNCZEdzN3SBb26PriZW5I7GZ",
-	"0O39rjNRPyw69AFprPcOLd0SgVFV5eIfJRATAkzH7lLQRi6lA/yRriwRVCfrWQFWld20rPK60dZVxWhr",
-	"oKsWO3vybHiH4NlHDjK5dazxuM+iLvCs9KMHJc9WX83pCu8HjfJRuu2KZs1Pjr0Pb/KNlxkkXXvTkA43",
-	"2tmJet7l6CB2DtJKAOgTRRhwyXeKMNy6+JFoRAY8YXyQ079K5A16REn0sWIBQM1ffDCg7I+6mZmr2Y1B",
-	"gUWOt3lUiMRScyWE6i1rlE0H7W0og3s39JncW+dfjHp5thtWmsVd1T9Tmmyj2/3aFveVbvXt3efvoEFH",
-	"HfjvY0l9EWB/0hxcT6htSbgfLwfXz/L5knCf3Et9b1xIXtXg/VH+fIlQaY1C05D19KWnNn0hWuLH1aO+",
-	"IMUizj5wJ84qGSOxJv3gw5QMI23+iuszrOAd9K/eW4fY+nIUiLKRH6Kysl8takNV56jdG/Du/XXya6Vd",
-	"/7v3GI3BELsVy00WOpPa3TeMz+nahYhdxXJq+CXDxC5uyFKqC02k7UqLL2P+u/SpRy61mpKFklfucsuy",
-	"fwY2eXUJDSvQpZG2SCEy1Jawx/BCsQm/ws20QaPHNjBkcdFUj0rdM/EdzkXWVmsY3XriHHGIV8BadcyX",
-	"Si7xFv/yFg73wrnrkrWuqh91Mdl8r1I61Xz9RyrotJzQNSqwzrBeNIxtV3D9/vr/BwAA//8=",
+	"7L3bchs5miD8Kvj5T4TJniRNyYe2pYst2aWq9pTL5bHk7p4xPSLEBEmUkgALQIrmVnkj9mKv9nbfYZ+i",
+	"b/aF+hU2vu8DkMhkUqLk49R2RZRDJDNx+PCdT/i1M9GLpVZCOds5+LUj3vHFshD49xPDVf5nXpQCPtly",
+	"seBm3TnoHLFz+KWTdS7Dj2cy7xx0Hj54IPam+3xY/2+vk3X4JZcFP5eFdOvOgTOlyDq5sBMjl05q1Tno",
+	"nEg1K0RfGzmTip0LriwzmlsncuY00yYXZtDJOlPBXWlE/mzBZ6Jz0Jk7t7QHd+9K+GwHfgODiV7cVdq4",
+	"+UqqfPDzctbJOtJ+518OS1B8AWO8CA+yp3o6FaKTdZZG5+UEgPLm1/DYn3RpBTsvBG5+aeREdA729gcP",
+	"3r/NOrY8h+2cC/NUl8rBD1mnNEWyxGo9ySo779+/zzpzwXNhEOzPcrFYaieUeyWWBV/Dan9tAGsMyx+z",
+	"1Vwo5ubSMq7sShgmLXNzwazTRuRMK8H0lHHFBDeFFIYZ8UsprGMr6eb0JF8INo5TTtb9H8R6zLpKu7lU",
+	"M7biluUwDp9xqXqHjJ9boRzTinE2lcY6PzUcjZ3MxYIjGqly0Tl404Fldt5mAa06B/RN1nHrJXyyzkg1",
+	"6wAEXugTWHXLXpXu44bGB7jkc52v2YQbIwXsm/HJRFjLnL4QKmOruZzMmdLs3OiVFYZpw5ZGv4NXJnPB",
+	"FnzNLoRYDkaqk3UAHjLBh80dhMnru4jfbu7kfdZZcsMXwvnzPML1ncLyNjd3Ohe0cjY1esGMmEnraNWF",
+	"BkLoisFswMb3ftnv/3H1RO3Nfvjrnx6YJ0P7dOiO7y/+ba98uH48fcT//eKX4bvLe/+yvxr3BuyV39dI",
+	"laoA6EgHuIFHxy0bH5Vuro38rxyWccCeCG6EGQ/YC838JhnSdgYHvSzNUltxwE5WfDYThr1+xla6LPKR",
+	"msqiwLFVxrjKESeKQuR9qViEAltJZZm+FAbPj7Y7k5dCER6GxQg6Ewlw+aUUZt2JBEpnfIav1hBtE4+Q",
+	"az37dhPUnm2x8ZnMxwN2pNaE4m7OEThKO8bZhdIrxWTOugteTLVZEB1ZJtWkKHOR99hMOMvuD+8PwmKX",
+	"3M2rtcr8asSKSHQFu9zcVkKiP4j15u5+5BeCiD/QuOVTADYzwpk16+aGT11fCjftAz/iS9mXCdlfiHWf",
+	"mFBvwAArkbhHqsYxOLsQa2ZKZem4pUs5j+c6UlWcJeeOn3MrmDNcWT6BxQICrubcjZR0bGIEd8IeMM6s",
+	"MIQi3LEcaRt4y5ottVSOFYJfCsuEdHNhWGBPXe63B2tKd98bKU3otjLSCVp+stz4Ih4mzkm/9AbsiBmx",
+	"FLzJJWHrsGk3FyOF3wTYdBfCzXWeMUCEjCHu4su6dGyc4u44YxOtgLczOGIcD/hZj52v40wjNeFFIUxY",
+	"m6gxWuLEGfELgA/BLWNTbdj+fTbXpbEZW3BzAfRf8XbXD/LkgKH4oDOczLmaCRtASofvF+DFCS/dXCgn",
+	"JxyEcWmFyUYKGa2AE9NTgmzCh5HhLI0AhmMPcWlcMb0UBjlOBA4PbBummRRSKDdSPM8NjNTlij17efnQ",
+	"/wAggnnuPrzfy5jVKN4upZVOmzsWj0fhehZC4EFrQJU7tjpQXHQhEpBuyEMYxTrgaohR0jIjpqUVOT1y",
+	"f/h4pMYJ3ZxdiPWZVGelFWME5/gVoFX/aOqEOWB748MoJ+Ncc21FwPZcipzNdZHbkfIngHuDjSaYzUHi",
+	"TgQdTsRGoknaZxx+Y8n7+y1LNgKeGA/YT6pYM1vi2QHNGRh66VgXoIE8g3g9Ck0amRdwyrp3wDjwB/wG",
+	"BBZnUy6L0qDSgchMeyQMy1m6v0B+HOAEyNIk4JHyeI7yD5AHFMC4NcCoFQdFZMqmpcrxqIiZ5AFR0hkA",
+	"0Zb9EsQ+gBCFW0BvJGwvHLu/lNol3D5jchrFZgTJHctOnCknqEuy76QAWUjMuncIj6MkNMLOGYgcvfAT",
+	"djl7/frZtwDvOcrhB9Ph5CHfF/1H+VD070/+OO0/5g/2+vcm+/ne+VD8cfrw/rg3UkvgeWIVgHNTQc02",
+	"5bQVE63ykTo1ACwGxEiPAqkDvRR8vcl7utpkdbQD7pUBpwJE6yUSnIRJJRYbOmZNii/4u+dCzdy8c7D/",
+	"4EHWWUgVPu+BOuWcMDDmf7z5//r/7e0//1O72mWEXWplvfHC81cELPjkmS78yZfLAjiZ1Oruz1armkyG",
+	"J3MY95IXMseHzgCpBcj0XDguC7II/GOgIHDXAdVwKSYO5H1HLLgswFABtEg+I1QAXJ2ssxDWkvmyKK1j",
+	"5wKVdHiQee7XeZ/FWZzWZ3aujUtGXXJrV9rkjYELuZCuc/CodQqUotaxR0CShk9QQwXbpXo2cJFck0hg",
+	"C+4mxBqPXj5jdikmcurB59UcYd0zWNG96T5/PBnme+L++QP+cNJ5nx7xPxkx7Rx0/v+7lb15l361d4+W",
+	"8tgYbegYNxXkKxZVW9AhG/szGjPAOssEn8yZVHiaDEE36AQd8YV23+lS5bfCD6Xd2RTfTqFHCiasMPz2",
+	"6QH0Qnu9do4cSlpUXr3yI3NgclGT7eHujwHPTrm3R268dUTTM8dJFa82D/MRCoM9WhjB83U0aMTnAcaR",
+	"50qgo1QAoVV1YSxuvFwEhmfEjBv0Lky4FZkXFa+VhJ0yBbRdeBuJVCXQZKe6yIHPIyi/0+Zc5vktITmN",
+	"b6dw1CCReb4Aowms1QVXfCbokO1nozmEYLCKFK0Ht1w3RF6hHnGr3berJA2UkpY1BAe6JKIO0NB+DuEX",
+	"xlFWgljHR1LJ+Vngt03bOmCtG5qAPncuptqIdpWuWxe2YGWAvoV2Ru+QNX01A/b6aiDQOSoQqry43dn5",
+	"l88EwiA9s/BT0P7CE58D7LVVjQ8AceNyvG56WPmQjLgUoMsG+PFzYArSZWwcFztmU4napYt2LW2r0DME",
+	"46nWz7mZiVuB0U9zBgK+wFHaZDEuVqLOzcJTnwGaG4tL/W8gYEDHzsWkQJ76lPbeJ72tB+uNHh8C2R3L",
+	"UDtBsL1WPHh9bsc9ynSAFGqJsQp8OzpiPhfjTM1gFL7SWrR6SoW+pYyJd0uJ7lmg8Et9IfIAEnKSFzdA",
+	"JtR1g5elMULlsYd1RVfMhIOlCQqhAfVI1Bz5Hrrh4bMyGbIp7OOI0rLkuUNveEl0EYuVNzWuF11wBIgp",
+	"T0q73txA0HhBrs9JOE3LomDdoGNk5DLNqifJ8mQgUXstu6TZzs5huubmPJlLy+DnQ4amJFikDDXxYn39",
+	"dj4OGbYdhafE7UfKjJzNHVN6hV4UXTpQIVAOGGEdN2g4v9TWzYw4+dfnPfgN9CVT4tMYNoBHdWkmgnVP",
+	"/vX5yenR6TGbFNxa9uDeAZwtQD+X9iJjC7HQZo3OLSXQy2cbgsk7AQbsVWKVwyZUuTgnJ5LHE0Cc1IuC",
+	"TgpyDejSCe+tAyRgvDrqa7Ggx3hhNRsnhz4+YOJSmHV8tA+j4oq1uahOP7j92IpLB2KXfAeEfZxNC61z",
+	"2ABObImuYTHk7LLkrUpdswCQ4Mnwrp0saACTuZhcwBq0QY8qSibvq/a2d5uPKQxHUYNoKU10Sb4Lcs6Q",
+	"M3vQqQWcktE2/con/lCcpt37VSKJSzVrhH0Cm34QDXSQvzOBqI08zpbLpTZO5D+KXPJTfOhW7D8OdLaA",
+	"kc5wviYVpyL0jo1CCqYNyq1WgtSyyjsJLHzpPo+uPW7fSSJrd1832GR20KkYD8WfwuytwSeU5nrqCSF6",
+	"83xY0ZZmyieIMEsDEzlJIoeO4ept46xP4cH3ifOkuYhjokCjzwuxCHyHcDnqvxvemF6G+xcKeAmwPIzF",
+	"OLGwOy3qW1wMLMtjKTeGr+FzRJ/mMv9ULrjqg1ELDBhkeMEVLmnQSSOD29WPhseqhlxtJ/PXvndg9Z/l",
+	"waPqXyFnP3pBgD1UKqmtL2YDZdsiS1Wo6g0dawWFt/F5ff6zmID19K4/033v0vNI7f0psIs6kmBWQCvS",
+	"ocNC5hkGLMQ7lsuZdI3FXxEeSz2Cw/5j3p++/XX//vt/aoNyPfOguRp0f0e56o1s9IIXElMPyO5XIFtj",
+	"hD9nTtfWSjE+P/W51oXgqtMk9TT0t2uyw8ZuGtkPGzFOxTAPgr1+9bwOzRukSWxMmuZNNGcMv0TQLZeC",
+	"m2AsheUiNHcCGaFWCquW5IyNFVbZGr/uxgZe0gsbLMAjuP8O5M/gFV/96OnhfUuaRxt+VzpNaYWxdcwh",
+	"xg7QOmS8WPG1ZeIdn9TBs7efBecyytB7+x10i8tFuegcDDfFq8812Uptdyyz0ol2pGhPTLmOWZxhpBsP",
+	"rI7qtJYmsjZIsYZWyQlugniDCwWO8xTjPag05LmEqXnxMuFAU15Y0ZRcm/xgysvCBYy8KU3H1zs1yO5K",
+	"4Enk48FwONyN4ltnvAGBp+GW9kmbFO9n9AD9OERcX0Uz6HMliccFvXmb3ZjeF/zdM3plL918VAEiHV0J",
+	"5m0kcx1sGzSEkNqK4K+X+S4IvpAq/XbvOpSPu/HvfwLBdQu8/iyofP3WPzXufiJ0/agYuoGNx7l0STi1",
+	"oXSEuKLPNxwDCH02BIZewEBVTCyWbu0D4WiWWrBLCzHF6POmiUFx0zYVpxYozcCCXmjr2P6D+0lg85CV",
+	"Sv5Sii3RngE7xvX4vCLpWKmCj6KTyN4Qva2FqO/XVNDRyP6h++Y/vhmN7KgcDu9N8F/x9p+/afuy91/g",
+	"+U1Vta55VLgT8LEOhT3Yx95wmGw4+FSMXCzQKljyiWjo1Ec5Zz/QbMmG9nbFgmjQbboJHOrPCw4Wiajs",
+	"JCM46FCMrDyMq6WGpc8rsMzpnKOTm9Ru8tLD3xgCmxm98mkjPhfIgei38BmGlEls+ELpVcgA+dPp6Utm",
+	"HXdlAw5p+HbzGMQ7J5SV54XohzTQtnyArT6INrd+w19djx+7uc7P4CteFHolKKjfiLBscclujaK1JykR",
+	"aseoYz2W6wPlZxMjcrBheQHq2MpoNTtL8g1gWwuu1mdAAgtylMTv/N5r31k5U+USvkJVtLGD1Av7dhsV",
+	"pGZ7ixEnrnQgDNhRwBu7km4yF5ZpxcaAO2PWBUYFCGvZGAMU42ykxiGhY8y0YWN/LphxbSiBDBFvzmEk",
+	"0TtkY28zj0NWEfx+B39lx2pWSDsfKSsUHIhgQuXoznOa2bleJe5QTFK4YzF/IZBNY28xz8ubqFKNFKZo",
+	"Iy0dbOZF3LHMlAVmS+f1gIxeKdblDFPZ71jmVppNDaVp8mKkyCzvMV7ICzEYqZH6jfb9G1sIroDLwF+4",
+	"cfbbSP3W7/fj//DwOOg6Y/abXzuGPnCXmJodk4SrUAn7jZLY/LM0kI+enOGbNBq6rrzMoFylyhUW2QHg",
+	"Ng1I+b1+5imxoQBMmgMdbzg0SSnvdEECwHzNQ5bgBWWYSMe6Y7L3xhkbE8bCX94ygz+9dgF/otiGP4ir",
+	"jg+ZFZfC8IL9rKWi3LXxaPTbuAeQDYk7waDsogef5sjYYDDohZWHDCFYvhPvHEUpKJ1WBbxOhUUyehDf",
+	"bU/F0QutZnFwWodfVCEdbKDH4JFdZ0SBfeWEdsGLgk7DT3QuCr2KL3WVDn8fYAbbpTDTQq8scn44rd5V",
+	"m0x2hrHNdCJ+ri/F7Seq7a2aZypWOItiiASA/YQE5NSfilUTeKgqhrHn/LJlG/6ROAnw26tmWWhkX9dN",
+	"UttCc45ciCXM8S8nP71gSiAPgu+ayy/EpSji0PDgxtDhERx7acREWqkVHUYuJnLBi23rrviU9x5euYeW",
+	"p2lOUuMiZsfsMqoMAAVmVhbcMPFuCdom8JaEB/gpq3w0P17tGZyIFMraPJ690C/pG12vNmds7IEAf5ZG",
+	"4jfcib6TC1FnERta8WAw8FODDpOyNWSEC+BplVyrRiIl/iD9DUc5L7i6iOvXU69fYnA1njEFIfFR/9pE",
+	"K2d0cRZpPA4xp0Qq5p9oYRUUwFKOS9X6lN/dRMM4cdy0noMS/16fftd/hExrKcxEKNcPL/UyDHzqIrfs",
+	"xevnCRjSN4MFAU9szE+p5UHCVfJMGzxZL3AwhbhCYg1KQDUZFcPQlzhoXlIQTIDqRiMjtXlSxix1VINX",
+	"shrIu15xGKmQO/nnaVDuzpB5nGmF/E55ey2qHRR6rXQdbv3KAmXpIq9Y0DZEidmGiZTGM6lFqXMw/mCJ",
+	"tdiW5Ws4/QlmIvuHcwEqR9ADvI6a4nPQ9s7XoGKUhajtjJg5Cevf6njxG2YrN3wlXgPfdHSDHoikRNUK",
+	"OLdF/UJRhUMdwFkKVz31hWmwMFiDEDkZmtEmedN5WlqnF5gz/VIYhKHppA6uDa246QuYtNpmmEJbYnQD",
+	"k1K6VpAKSzYbAsgX/dze4uK2Opu6rRW0h11NrSRkVlP6wvtZLR86HT1oDeFrb3p54ZtYJP5PEFqIAF7u",
+	"JJGlLEnthnVlHWRqnayzwdDwEWInaPsROwCLLSXiTtZJ0QMNcE8nleXVefs+TSVvRUFUUgm54M+u7dVw",
+	"MAi0bIv08o95cZQlEqhhIaMq1BqCogz0NiyL3M8bMMhdY85YUNXvWEphJMEuYB6bqL+5dpZ1x8FnNhgO",
+	"0DwZg5EF44x9QmPCWFJ2QbzFMV4UjR1RoGLTQdhSlvmXaOYRi1n5+pC4BMwlmWrTIHJOPB+eGQTUOXgT",
+	"kvNDUaOvF4wVEhOtL2SjwtS/srFan+DfHsovFZo2qKX9AZSFRKVCd1xU3zKswjPSOaEoWCdt3WhkXYxK",
+	"HTLOvteBCcyEAgsLLDijF/RWriflAn4kMSpjqUwwDGrHsP/gYdxVxLGNmNsL+uWqgPxp3cb2z6FJPdXA",
+	"xDfN6Ro6NBX2/QcP07KI6xz3UsVijOzasPn7rPNcz6Ta7kKlvB1ye4XUPgxD5+KSLWibmIPNuklxz1QW",
+	"hQ1I509ELLJo5+Mbd0IyIpZYUZ5HkjMCmN67wvuapDbAaN9QnHfgKJm66RbddH0Hv9HmUP3EpxT9rcl3",
+	"qYdy/9F1BxIctXGAtlP4scKm+na3otkRaJ5TCatDcIl3DUZ5QrVz07Io1uwkBnqvRaCrkCW4/7cGftoa",
+	"KBwxzzKJEfkIM7p75pzyhqZGCKrsowAOL7CqJ5e+aEW+Y9L1KMvMR/ClWpZupNB/dBCJZW84ZBUAM7b3",
+	"MJhyeoqWHij2gT2u5roQPnd9bzgcRp4vFeNqPVJeSwWuDpoMFZElOV/Xtl9AXKmFwBKPdgXWVz5FMCHD",
+	"W4UcWBc4zvibccaUjnaQYVzNKIdkcoEVqAYZMkL0djGKemZRzr+pR3KuDVIkYal7GyGLnSMWHyNe8a20",
+	"WFFIWsEHRC+e60tR8IloiWBcF4RLOFF9cY9wOftpWVx94ok2Rkxcf66NFf1zhON6R66VrOrRTtHgbDdW",
+	"9ipWVr22bYmbR1jxgWU8mG3qG0sY4UqD9dmHvigkVvpg8XRV65Ptms1FA+yWzJVmo/0xfyRumMzlK3zP",
+	"eIsMfXbyE3v0cLjHXp8+ZU4uhHV8sfRapiwK6fOL6wvbH+4/7O/t9ff3T/f3Du49OBg+HOzt3/v39HSj",
+	"y2VnImiVnk3y3Uo6WzF+4w2fKoMgaMmtPPLpRRjprMqA4MB2Tpik3L5aILolCu22tzepFUT8XGLowpYN",
+	"67dzgwYnOyYmhWYhgZo8cdVBVkOpdjKzwm0VGJPSGKHcy1Yl50O4xiZuiNXL2zMw6/iyiGugFX0C/tUE",
+	"R33ZbeDFtjivfOH2Jnx3RKtPh0q0gLaVt3NdtEoICkhmYOsaPZWF+AdD/fwMVdojkGUtjDGU1yaltbVt",
+	"3CA96AN5dMzQJKMZz76WL3r4kfj3bVl2iJVONjwqn41nh3O8IffGgrJJaaRbnwA0vIf3Q/pxZcG5UW/r",
+	"43v+RP/XYLc+VuFIlvIHgWdyjo24jkrgtm1Lw9YvtL6tbbwYae/4FKnw41ilg8iMT1Wzz51bUmWKVFO9",
+	"Oe9rTGGulVdhHxFqsBbzvlVeoa3Pcl5gysAf/vBE51LYwR/+wF5V9ThS2OCiR5z3xV3cAGyTGqB3/dVq",
+	"1QfW0S9NgZ5WkY/DOYxUzZJ1Wl/gzIdV3ybvnYOB0WtH1T0CAxBc1Sf72Wo19lET9IiPFHldqGIhFKDx",
+	"C+HjMapYsy6PKdbRa4lpIFUQdurHtL2Q0xGalcBzMJQH1VGtfIRA5lEQFkDVXaTDU0clDuZjjV67+w8e",
+	"hrYz59LZjBr6UIOpkfLFItRlwDLOTv501IdX5tzOewP2KimyUwLAROeDm66ce234P1KRACKdNB0N6BK+",
+	"Ce6yLnY5PNdujmdohXIZbaVBdFiHakXeG7CjkFZGcSdj1lWrKYAjecF8UxuH7Yhg29Wu0ak4Ut3VnDu0",
+	"i6SzPpOslzHL12z8lE/mov+UwgEHLHYpHLBjPpn7o+I5oB5NPVLnwspcRJy/YxnW9VuMtIREkFxcyonA",
+	"2dbMypminmqxBdSRP2f43fpIVqmcLLChGhUXW9a9N2Q5POA7LIHKzXwzwKS+1Qpn2ZNXRy++PTk7/emH",
+	"4xdnp6fPexkFD1fKVxVhSWgXI1gjZYQNfckIMWA1oZIyERncRdPSlzlnvnCt8Nk6mLaFPcKoostU045U",
+	"6Evm0tJfWoMfLzozsTfC5szYyu2q8mvYCy4s9CSkxn57h0maVexUptbpU1UlJCw5VOhj7SaQzIxLZd1I",
+	"Rbc66+K2q56C6FfLWAjF4UefpYV5LllL77FhmBO22PMc41mOnJW4NPaTI4aMaRD79/tz8a6PCiQ1PrSs",
+	"e5+drx1xXxSf6NeUC5GxR5FvwANIR0zmsA0KqXsYwknFBAbuyP0cuyJ6RoYaVrUyKlz1gnzsW3VlrMQM",
+	"d1x3Lgrhgjw5BIBjiV9hRRj7nh8bkwFx7ONa1WJoCor8KZQ9jika44FVgRlef+KLWXXpEEeqLE/kUjVe",
+	"nMUSyZh/ZydGCCXyQ8ZH6lLqgl4Fzo+nNd7IGh377m/1PkVVpGLATjG/CuNjVswWoMplgbsClBDWVYPR",
+	"jOTQhVh7EYzalc1YlcPJfKlv77rchpHqjkfAdYfDcdXuEoionunFukAMlP2DPxzWEh9ArciZT39DVMGH",
+	"epgsyd1IoSP03n5qrLIjGi8QEoaeijW1+ONFKYC/Yr177BiHvtcLsfY5EOhLDq7kyt/a6pjGDmiVJ7vp",
+	"kGYNfzTrWj1SlZCfGiFQIUnFPYgmDMAhN9G+E1ohJ8Ibtl4D/PHZaafZF1gvhaJK+4E2s7v+JXsXngVF",
+	"XTrfOlfynD0h8j56+ayTdS6FsaSl7Q+GgyGaTws9uegvtXGdg/vDvb33WQfG50sJGvtgOLjnI5CoDN/l",
+	"S3n3PJZv6rbgFJVZ2RBTIFJWulL34ACfi6nrAyJ5dQvVBTcX0jBfSWNZN6b9oiQYqVADknkTx4l3gO5K",
+	"h1AG8KBxaQofvqzVjIyr5KdzqwsQ3wDQru2x16+e25FCvQETWOgwYtALy7lpV098J+u0Ze+bdoOqeuRu",
+	"2tL3/duY8P1E5+ubVbP//tti79QBe9dC+rTq733dgoSFN3sA7g/3bthJxZuT29YRHr2btEZ/f7PVb2sb",
+	"40mLxy6WWSudAazuD4fbporbv5v0P8RX9q5/pdaTB1+6d/1LVQc0eGNvhzdixyR84cEu62ppGvE+6zzY",
+	"BQ6xzRW+cG8nKMTiBDzb2ISGEC+ywS5ahj0wpPkMCIKi2p238FbFV+8WkpjqTLht3Q/84ZNqkPIEqiYA",
+	"mgTZFLW1SPV1lvZcWvekahNXo4ThTRjTm3909P+gjv5vU5bwIV66LS2mGv0Kbs0Vbkqun4nivM+Oynsr",
+	"+gP03th7Qn6kxrSR391pUgK6Kx1WuHUVFWbJirxZ1K2T8Eg5URSWreYCDVXpWhtK9NqUFNhyWMVHoGx8",
+	"I4VFBdyfVNKtoXG/x++dHXwYrdcVgI9P7fVT+X+K2Btbv5bWf5X5e6LtQri2LBT83lYdOBJnYBpZAHyU",
+	"blPA0vsfwWbIPv3lFJjPHXqES5smEv5ZFJfCsVdiok1ukztTyJMWXiqtsKwb3mPL0vu9+OQCzGds3oal",
+	"Zo4b12PdXE/sXbsUEztY5GkT8t5OjX3Ob3WdRjOq9PbDNJ8kE5BaMITe+JTfR4hF/Rp3U/pj65ir1H5p",
+	"2Qz7sn3d2v3w/g4rq7XW/or5TuQ0RNQ7qPVZu+oAkpNePV8T/W7qBJus5HvhbsdHwv02H4bp+Eb0+3wJ",
+	"W/f2yP57wsIt0u8VFjFEPawp9dCBN2mJET9NgibeEUcVXICeF0IsfVAOo06HbNxQe8ZB1KyMxOKgTbyl",
+	"ljT/6UXgUWm04ezkQl4r/z5Mqk0+nlS7pY+xQX+6xJai9kLaQ5LlUjHr9OTCS3Pq2HFDp5zvVLSTU+6m",
+	"bIpiRF/OKcfD9WlKr/4hov/Tue1e+xDjzm67yBSjPXF7Cd0eUYllIr5VSJIwiNkIqunmGMTKEoxfYR/q",
+	"xsVdwOJHKvTT2R8Ofcj1yN/EUZWmjNsYv+/IhBem4Dp8soFKW3uPFMHQc9jHbS6LOM/tZETjnjsQEzcO",
+	"xnwQt/E3l2z2H0eoYCFg5bYJDye9xSv7YRPyHjPjx8a1qkqsamZo+7DbCo5u0HD8GqMkpG0kG+0qvaLU",
+	"Hb+pFbe9Rh/plpvmti3Ev3W35a5TXNPn47C34pfDx7dqWt3W/ajerzqag6jsJI99hkbUG6sLPahb14Tp",
+	"qCmyDrZfjHew/ca9lutQ8CZJfwOfkmrWdsFJ2kS+1is+NpHv7vWAlc6ES659BH51K3m3v7+DyGq7GOcL",
+	"yLuTNAtz04aoMZhK6JXq04u945Dk3MiQr6ER+wtdapwwXEC8hBcFdAgCMF7KWV1FWom/F9qloq9NYr2u",
+	"tv6x0gE+SAIp7U62yIhTrEsnmOwgKuqbRzxJznlz7LoTVKi8fjnIFhn0Oh3y40uhxulj8tFCG2ouQEVr",
+	"JIy+frnxtbvCkpP098vuzD6sMHdFTq0JlqW72jVBVaDVhXHaYH7vYb25TK07zoAd+VY6oWMoNvSxeGMs",
+	"Zg/1vIMD2D2iLGqvNAF2yMAGMekFcVepsce5dC+pcufLpQd5Z0Hs2rkzaaX9WuGMrk2o/zQTf1xnQJ0F",
+	"+cOp++djB9ePxYR88VbtCpvPy2geX/9ScqHj796aBwSjnPBInIE1AU03WRJm4V+R2jgXkwubcKJueyV+",
+	"D5WMmIZOHUOpkJpKsmrViOxIjVTIlfadA/DSXeokGYcB5TSWqdwf7lVaKiqzbG8YLu3xNwuBzo1J0Tgm",
+	"cmj46JuzhO4EvnvD3gO2kKp0wmbkQ11yaUaKmN7+Y6oZoAYNUuV6BfLeJq1S0+GwWL++Fk3V4mtajB2p",
+	"jWlRk8duWpmX04XG9HhdugNk034oHq49Il8udu/xGen7IxU0er7kxrHu+PlP3z97cXb07bevjk9Ozp69",
+	"OD1+9eej5+NevFeaF8Tez8VcYv8Fb09Q4r6Kl32PFN2SFc6DSkOoMMaXbyDc6F5kvP2o6uDm5kYIusjZ",
+	"FtpZFuDamsYBg2HB6AcIA18C2dqGpept0GytsjMjrDWouY3M+Lzr+/iixddD3qiqcefV1+uctwibpO8y",
+	"0gSiZ8PJUqs6us698kKfOG3Eh/pUbnE9aFsj6Up2R60vskKJARwqmP9sVzXG24qTupZauZG0nmV3I5v2",
+	"NubUq6ze7PisIvf+/uMbWpRO6x+5Wh+Fft11u09rtgBGvilrktuTq35f4YLyzfsU2xqDJ/6t1nnSmxWl",
+	"Yo/uD29yX6Tf2KvQdLx9Y0HMUAXdzbaS9DNv2Ur4NRkzSE+a7AteHLlxGuH+4eaBNuT9nOebmgcJ95FK",
+	"lQqr2bQ0aE6FKYhtUdVaFmuL4pWGKXFlUQHhDpSHqIKwbs2j5ztTVr6dSIohodKnXTYpl7jnSIU7wWNn",
+	"XE/lRM5+0+ld0gifLHo8p1Nsx4jWZKoTjdS1ShG7QidiUlkneN7UhEZqmyrEappQ0FbE9UoK6Cde8avU",
+	"zf3Hm5dJjhOlEHAsLwvqcW+0XuBVl9V1rr0B+0kVWPNLMPfVtiuRaHOYTosclC6i7AJE/V6pdJDAR9de",
+	"+6LUkcI7D3ppqa4vVzUCGR2zc25C8AwGxvK+8QbRBoxvYHiIYcx9C1ocLRSjN66ZHSmp6FJxigTXyZ4I",
+	"G6AeGp5Jx7rVAXDF9HRKzfVX2sAm/XWfI+UV2afPnx2/OD3719fHr4/HG5emekwwtM3m/an1s+vu9aK2",
+	"PGA/IS7Tzq2vnDaXIsfO/au5LARpqje9CJQwpEbwVUU9gqP76run7PHe3pD9n/+9NxzsD+5hpGh7tkNU",
+	"IB7dHya3nO1tuUT0CyemYvuD681OTU6wdrvzVVsN9daa+dAzIClxDu/NZSj7PxeFVjO8qLWquCbFJa01",
+	"j+XliBFUXQ482mndu6o+m7iwJ0Mk3RBqJnaPK6+aUCpWVczSvKHvAK0+F8tCr7FtqOeRtY4yHnvx9rw7",
+	"tEFacamcLoEzHVb5p2SqYYU7NsM0ws6rvkAblpgunTfFvpSXv+7I+jddUrF2zZNV6NmMjubjOLO2YVCF",
+	"K5/Xr/W1u8KBzIGEr6Zz6gXUmhZ6WtGo2CDRcJGz755hhQsXQ2723KHS11rjm/FIhe75GFkti8KHaX2b",
+	"kS2thDKmi1xYV4/zYGC2zW3xvXA/ii9MJ/XCk5ZuV2kHq6uaT1XuiWbbqNglyjd9SpzfSV+nRhunf5TI",
+	"tZfI7V4h90n9Lcjht7lZkujzV+Bd+Z0xTkxdbgb5r2GjobnULj0IqKNp4oCXLpgPJPnrrviGn6el2+5I",
+	"eSd/xmCr3IAii+r1ayXxsgOlzYIXvlWRvxHaCjb1LLj74rsfnmak9WD+XGxscceOFBh7Bp4/YOPRqNzf",
+	"2z/iTnzzDl2j4+iMZj8cP//zsxfs5Nn3LzI2/uHo9Pibvw5Oj09OqfcB8PiVzEFo/P1v//Pvf/vvf//b",
+	"//r73/5HGGekqL9VwS6q0bPQMwobWwCkeodgTmIwlIASQ6C+zxRxf++S58ulyNkSu/HULKgDtj+E79lc",
+	"lwZ79lOLB9Ydw/pfvzz78eiv44yFT3959uLbn/4y7mXBjIF3UDkcqWDSOT1Dc/7Qe+AnPiPRCI6RPWLz",
+	"0dzbEFahTxaVSd5Kw2vmHr79KN76prhpFy+Jh7y9b+jOrK/Z5frDfPlffvUft83DZ9IpdtMhPrUUbPSI",
+	"virRJuk8cRj10qQDkrDR2QdKqSXOmvTWSw3XkTp6+eyObbSsZN2q/5P0F0f5LvM+mJux8ffHpyzVr8e9",
+	"DTfF7YR09sXzU2+XNFq/orOeLhoFW/BomXjgnydnNFnc+KCeXDNHZ0Z0N3ejbG2PsGckc0dqN6Hb+12n",
+	"m35YdOgDclVvHVq6JgJj6srFf5ZATAwwnfgbbDcSJv3C79jaFkF1Is8KsKr8qm1Vd+O27ioF2wa4GrGz",
+	"ew+HNwiefeQgk9/HFo/7PLmCQFR+9KjkUYnVgq/xMtskJ6Xbrmg2/OTYePMq33iVRdKla7FsvH6RJuoF",
+	"l6NfsXeQ1gJAnyjCgFu+UYTh2s2P1EZkICDGBzn960i+gY8oiT5WLACw+asPBlTNeXczc624MiiwLPAq",
+	"mRqSEDbXQqjBskbZdNzeAzW6d2OT08Nt/sWkkWy7YWVF2tL/C+XCbly1sPV+hdpVCe1XH9xAg06uf7iN",
+	"JfVVLPuT5uEGRG1LxP14ebhhli+XiHvvVur7xu35dQ0+kPKXS4QaNzB0HLOevvbUpq9ES/y4etRXpFik",
+	"2Qee4kjJGKkt6QcfpmQ4Tfkrvsm1gXfQv3prHWLv61Egqi6SCMraebWoDXWdo3FpxZu377Nfa3dFvHmL",
+	"0RgMsZNY3mShc2395dj4nG3c3tk1ouBOXgpM7JKOrbS5sExTS2R8GXPgdUg98unVnC2NfudvYq1ajGCH",
+	"YZ/QsAZdGnGLlSpHbQkbXC+NmMp3eJgUNLpLgSGCxaZ6VOmeWWivr/K2gsLkyh3viEO4bvYceWL0ygKO",
+	"VVfA+BfOfYu2baX7qIvpzfdq9VGbr//IFZ9VE/puBOQM6yXDUE+C92/f/98AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -405,10 +405,10 @@ type UserRef struct {
 // Example: Customer
 type UserType string
 
-// IdempotencyKey Example: 5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64
+// IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
-// OrderID Example: 17
+// OrderID Example: 1
 type OrderID = int64
 
 // Page Example: 0
@@ -486,7 +486,9 @@ type CreateOrderParams struct {
 	// refusal or a failure of the server changed nothing, so a retry after it runs the request
 	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
 	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID) per new request.
+	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+	// Try it out would then replay the first answer (or, with another body, get 422).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -508,7 +510,9 @@ type RegisterOrdersUserParams struct {
 	// refusal or a failure of the server changed nothing, so a retry after it runs the request
 	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
 	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID) per new request.
+	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+	// Try it out would then replay the first answer (or, with another body, get 422).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -677,7 +681,7 @@ type ClientInterface interface {
 	// left READY unanswered for the configured time (default 14 days).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-	AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AcceptOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelOrder Cancel a waiting order (its customer)
 	//
@@ -686,7 +690,7 @@ type ClientInterface interface {
 	// commission it reserved is free again. The ledger records the cancel.
 	//
 	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-	CancelOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CancelOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PassOrder Mark an order ready (its performer)
 	//
@@ -696,7 +700,7 @@ type ClientInterface interface {
 	// accepted by the server.
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-	PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PassOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RejectOrder Send a ready order back (its customer)
 	//
@@ -710,7 +714,7 @@ type ClientInterface interface {
 	// the server.
 	//
 	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RejectOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseOrder Hand an order back (its performer)
 	//
@@ -722,7 +726,7 @@ type ClientInterface interface {
 	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-	ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReleaseOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TakeOrder Take a waiting order (performers)
 	//
@@ -737,7 +741,7 @@ type ClientInterface interface {
 	// `retake_cooldown`, saying when it may.
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-	TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	TakeOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterOrdersUserWithBody Register a user
 	//
@@ -892,7 +896,7 @@ func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...Request
 // left READY unanswered for the configured time (default 14 days).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) AcceptOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAcceptOrderRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -911,7 +915,7 @@ func (c *Client) AcceptOrder(ctx context.Context, id OrderID, reqEditors ...Requ
 // commission it reserved is free again. The ledger records the cancel.
 //
 // Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-func (c *Client) CancelOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) CancelOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelOrderRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -931,7 +935,7 @@ func (c *Client) CancelOrder(ctx context.Context, id OrderID, reqEditors ...Requ
 // accepted by the server.
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PassOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPassOrderRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -955,7 +959,7 @@ func (c *Client) PassOrder(ctx context.Context, id OrderID, reqEditors ...Reques
 // the server.
 //
 // Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *Client) RejectOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) RejectOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRejectOrderRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -977,7 +981,7 @@ func (c *Client) RejectOrder(ctx context.Context, id OrderID, reqEditors ...Requ
 // an order left IN PROGRESS untouched for the configured time (default 72 hours).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) ReleaseOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReleaseOrderRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -1002,7 +1006,7 @@ func (c *Client) ReleaseOrder(ctx context.Context, id OrderID, reqEditors ...Req
 // `retake_cooldown`, saying when it may.
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-func (c *Client) TakeOrder(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) TakeOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTakeOrderRequest(c.Server, id)
 	if err != nil {
 		return nil, err
@@ -1272,7 +1276,7 @@ func NewGetOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewAcceptOrderRequest constructs an http.Request for the AcceptOrder method
-func NewAcceptOrderRequest(server string, id OrderID) (*http.Request, error) {
+func NewAcceptOrderRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1306,7 +1310,7 @@ func NewAcceptOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewCancelOrderRequest constructs an http.Request for the CancelOrder method
-func NewCancelOrderRequest(server string, id OrderID) (*http.Request, error) {
+func NewCancelOrderRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1340,7 +1344,7 @@ func NewCancelOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewPassOrderRequest constructs an http.Request for the PassOrder method
-func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
+func NewPassOrderRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1374,7 +1378,7 @@ func NewPassOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewRejectOrderRequest constructs an http.Request for the RejectOrder method
-func NewRejectOrderRequest(server string, id OrderID) (*http.Request, error) {
+func NewRejectOrderRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1408,7 +1412,7 @@ func NewRejectOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewReleaseOrderRequest constructs an http.Request for the ReleaseOrder method
-func NewReleaseOrderRequest(server string, id OrderID) (*http.Request, error) {
+func NewReleaseOrderRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1442,7 +1446,7 @@ func NewReleaseOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewTakeOrderRequest constructs an http.Request for the TakeOrder method
-func NewTakeOrderRequest(server string, id OrderID) (*http.Request, error) {
+func NewTakeOrderRequest(server string, id int64) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1736,7 +1740,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-	AcceptOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
+	AcceptOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
 
 	// CancelOrderWithResponse Cancel a waiting order (its customer)
 	//
@@ -1747,7 +1751,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-	CancelOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error)
+	CancelOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error)
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
@@ -1759,7 +1763,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-	PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
+	PassOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
 
 	// RejectOrderWithResponse Send a ready order back (its customer)
 	//
@@ -1775,7 +1779,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
+	RejectOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
 
 	// ReleaseOrderWithResponse Hand an order back (its performer)
 	//
@@ -1789,7 +1793,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-	ReleaseOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error)
+	ReleaseOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error)
 
 	// TakeOrderWithResponse Take a waiting order (performers)
 	//
@@ -1806,7 +1810,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-	TakeOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
+	TakeOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
 
 	// RegisterOrdersUserWithBodyWithResponse Register a user
 	//
@@ -3173,7 +3177,7 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id Order
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error) {
+func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error) {
 	rsp, err := c.AcceptOrder(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3190,7 +3194,7 @@ func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id Or
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error) {
+func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error) {
 	rsp, err := c.CancelOrder(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3208,7 +3212,7 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id Or
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*PassOrderResponse, error) {
+func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*PassOrderResponse, error) {
 	rsp, err := c.PassOrder(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3230,7 +3234,7 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id Orde
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
+func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
 	rsp, err := c.RejectOrder(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3250,7 +3254,7 @@ func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id Or
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error) {
+func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error) {
 	rsp, err := c.ReleaseOrder(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -3273,7 +3277,7 @@ func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id O
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id OrderID, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error) {
+func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error) {
 	rsp, err := c.TakeOrder(ctx, id, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -4518,22 +4522,22 @@ type ServerInterface interface {
 	GetOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// AcceptOrder Accept and pay a ready order (its customer)
 	// (PATCH /orders/{id}/accept)
-	AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	AcceptOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// CancelOrder Cancel a waiting order (its customer)
 	// (PATCH /orders/{id}/cancel)
-	CancelOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	CancelOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
-	PassOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	PassOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// RejectOrder Send a ready order back (its customer)
 	// (PATCH /orders/{id}/reject)
-	RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	RejectOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
-	ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// TakeOrder Take a waiting order (performers)
 	// (PATCH /orders/{id}/take)
-	TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID)
+	TakeOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// RegisterOrdersUser Register a user
 	// (POST /users)
 	RegisterOrdersUser(w http.ResponseWriter, r *http.Request, params RegisterOrdersUserParams)
@@ -4572,37 +4576,37 @@ func (_ Unimplemented) GetOrder(w http.ResponseWriter, r *http.Request, id Order
 
 // AcceptOrder Accept and pay a ready order (its customer)
 // (PATCH /orders/{id}/accept)
-func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // CancelOrder Cancel a waiting order (its customer)
 // (PATCH /orders/{id}/cancel)
-func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // PassOrder Mark an order ready (its performer)
 // (PATCH /orders/{id}/pass)
-func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // RejectOrder Send a ready order back (its customer)
 // (PATCH /orders/{id}/reject)
-func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // ReleaseOrder Hand an order back (its performer)
 // (PATCH /orders/{id}/release)
-func (_ Unimplemented) ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (_ Unimplemented) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // TakeOrder Take a waiting order (performers)
 // (PATCH /orders/{id}/take)
-func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4774,7 +4778,7 @@ func (siw *ServerInterfaceWrapper) AcceptOrder(w http.ResponseWriter, r *http.Re
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id OrderID
+	var id int64
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -4800,7 +4804,7 @@ func (siw *ServerInterfaceWrapper) CancelOrder(w http.ResponseWriter, r *http.Re
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id OrderID
+	var id int64
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -4826,7 +4830,7 @@ func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Requ
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id OrderID
+	var id int64
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -4852,7 +4856,7 @@ func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Re
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id OrderID
+	var id int64
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -4878,7 +4882,7 @@ func (siw *ServerInterfaceWrapper) ReleaseOrder(w http.ResponseWriter, r *http.R
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id OrderID
+	var id int64
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -4904,7 +4908,7 @@ func (siw *ServerInterfaceWrapper) TakeOrder(w http.ResponseWriter, r *http.Requ
 	_ = err
 
 	// ------------- Path parameter "id" -------------
-	var id OrderID
+	var id int64
 
 	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -5674,7 +5678,7 @@ func (response GetOrder503JSONResponse) VisitGetOrderResponse(w http.ResponseWri
 }
 
 type AcceptOrderRequestObject struct {
-	Id OrderID `json:"id"`
+	Id int64 `json:"id"`
 }
 
 type AcceptOrderResponseObject interface {
@@ -5800,7 +5804,7 @@ func (response AcceptOrder503JSONResponse) VisitAcceptOrderResponse(w http.Respo
 }
 
 type CancelOrderRequestObject struct {
-	Id OrderID `json:"id"`
+	Id int64 `json:"id"`
 }
 
 type CancelOrderResponseObject interface {
@@ -5926,7 +5930,7 @@ func (response CancelOrder503JSONResponse) VisitCancelOrderResponse(w http.Respo
 }
 
 type PassOrderRequestObject struct {
-	Id OrderID `json:"id"`
+	Id int64 `json:"id"`
 }
 
 type PassOrderResponseObject interface {
@@ -6052,7 +6056,7 @@ func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseW
 }
 
 type RejectOrderRequestObject struct {
-	Id OrderID `json:"id"`
+	Id int64 `json:"id"`
 }
 
 type RejectOrderResponseObject interface {
@@ -6178,7 +6182,7 @@ func (response RejectOrder503JSONResponse) VisitRejectOrderResponse(w http.Respo
 }
 
 type ReleaseOrderRequestObject struct {
-	Id OrderID `json:"id"`
+	Id int64 `json:"id"`
 }
 
 type ReleaseOrderResponseObject interface {
@@ -6304,7 +6308,7 @@ func (response ReleaseOrder503JSONResponse) VisitReleaseOrderResponse(w http.Res
 }
 
 type TakeOrderRequestObject struct {
-	Id OrderID `json:"id"`
+	Id int64 `json:"id"`
 }
 
 type TakeOrderResponseObject interface {
@@ -6881,7 +6885,7 @@ func (sh *strictHandler) GetOrder(w http.ResponseWriter, r *http.Request, id Ord
 }
 
 // AcceptOrder operation middleware
-func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	var request AcceptOrderRequestObject
 
 	request.Id = id
@@ -6907,7 +6911,7 @@ func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // CancelOrder operation middleware
-func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	var request CancelOrderRequestObject
 
 	request.Id = id
@@ -6933,7 +6937,7 @@ func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // PassOrder operation middleware
-func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	var request PassOrderRequestObject
 
 	request.Id = id
@@ -6959,7 +6963,7 @@ func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id Or
 }
 
 // RejectOrder operation middleware
-func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	var request RejectOrderRequestObject
 
 	request.Id = id
@@ -6985,7 +6989,7 @@ func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // ReleaseOrder operation middleware
-func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	var request ReleaseOrderRequestObject
 
 	request.Id = id
@@ -7011,7 +7015,7 @@ func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id
 }
 
 // TakeOrder operation middleware
-func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id OrderID) {
+func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id int64) {
 	var request TakeOrderRequestObject
 
 	request.Id = id
@@ -7101,195 +7105,199 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rkhu5lSf+KvjnfyZEtpMUyVKpW2RMbFSr1W2NuyWNLtGzVmqLYCZIwpUE6ARYFNuq/bgR+3W/7Ats",
-	"xLzH7JvMk2yccwAkkkzWRVZLa2877HCJBHE9OOd3rvhLkuvVWiuhrEnGf0mWgheiwj+fFmK11lYo+1Ks",
-	"S74TBXxaCJNXcm2lVsk4mdpqI6ZsuxSK2aU0jCuzFRWThtmlYMbqShRMK8H0nHHFBK9KKSpWiT9vhLFs",
-	"K+2SWvKVYNMwZL7r/UHspqyjtF1KtWBbblgB/fAFl6o7YXxmhLJMK8bZXFbGuqH7SZqYfClWHGYr1GaV",
-	"jN8mMM3kXZqI93y1LkUypk/SxO7W8C9jK6kWydXVVZqsecVXwu7vQr77g9gd7sBP/ELQYv2aDJ8LZjWr",
-	"hK12rFNUfG57Uth5b2ntmq9lT0bLvBC7Hm16t89eLwUtJlONHeLsQuxYtVEmZVwVTNp4p90uS1XvZMEt",
-	"n3EjmK24MjyHyTJu2HbJbaakZXkluBVmzDgzoroUFbNLblkhhWEc9nLH1loqy0rBL4VhQtqlqJg/jg53",
-	"y4M5xavvZkpX+MG2klbQ9KPphh8uhDU0Jn3T7bMzVom14PtUAUuHRdulyBR+4vemsxJ2qYuUrbldpuzP",
-	"G1Ht8Md6Y9mU57kw5tzqC6GmKcu1AlpmcOLY30wXuy6b7cJImcp5WYrKz000CIsoL2XzSq9wf2jfUjbX",
-	"FRs9YEu9qUzKVry6EEWmalq2PX9/xgyvC51hvuRqIYzfUjp8NwF3ffjGLoWyMudWFGxjRJVmaruU+VLA",
-	"iek57Syuk+E6DZOWrSsBd8NMcGpcMb0WFUcS8JvDqXmKw+SlFMpmihdFBT11uGJPX1w+dF/AFsE49x8+",
-	"6KbMaLzOl9JIq6t7Bo9H4XxWQuBBayCVe6Y+UJx0KaItPbj/0IuxsiyJoqRhlZhvjCioyYPBo0xNo3tz",
-	"fiF251Kdb4yY4nZOXwJZ9c7mVlRjNpxOAl8IYy21EZ7aCykKttRlYTLlTgDXBguNKJsDh8kFHU6gRrqT",
-	"tM7Q/cGUR6OWKVcCWkz77Lkqd8xs8OzgzlXQ9dqyDuwG8gy21ZuyYBdCrKlnXsIp6+6YceAP+AmDE2Zz",
-	"LstNhUwWiZnWSBRWsHh9/vpx2Ccglv0LnClH56K/6CPxVAWukpYGFLXlwHjnbL5RBR4VMZPCE0o8AhDa",
-	"urdZ9zMFW3jJy43w5I0X2zDk450/b7QVhkmVl5tCFCmTc/qGU2PcknuGvbLVJrcbYHjfS1EWmSLe3Z1A",
-	"8wI2oxJmySquCr1yA3Y4e/Pm6XddtgYeJrZ+sf1MJWkigY8TD07SRPEVSIQ9UdSUKkGKnM4H+UM+Er1v",
-	"ioHoPci/nvce8dNh7yQfFcPZQHw9f/ggSZMVf/+jUAu7TMaj09M0WUnl/z0EgWOtqGAS/+Xt/9f7r+9+",
-	"9w8tgilNnsNBPP3uUATBxuIp3TNMFn32rSj1lg1bLtGg75cLHLNerCySNIE9kRVIeeBSresdfp0mc12t",
-	"uIUfKUuLk0quQMwOw6ylsmIhKpz2C74Qh3P+o6h0DyRUwdZ8IZjarGaiApaB/1xxYAe8snADV9pYNhwM",
-	"BgNaJlCJpataSmPHbAq/mbL//T8zNTXyFzFl//Hf/5f7Rcd3gP0OBwPaC2gG/0rp81P/OZKamPNNaanN",
-	"yDXJFPUX/RpFViEEEBX20rLhKZtarc9LXi2A8RMPmpZyJe3U3YNMYR9+iv4OwxDcXNCdmzCjK4tfENfZ",
-	"8h1hDF4QW+UVA/IHmIW7EpE2ysX6sGGUBjm79SbjQQSQBs2TPhkRGbuThq2ITn7QevKv5C8tJw/0gKub",
-	"hI2GPY7OmXVwu6q2/ez2j6wKemxf1She1uimdd1Iz690ZVuA8ByY0RTYMf2ZFrISiLumNHn8lE1lMU3Z",
-	"dF3JXFBrxzzPLMmx8DM25SaHJpmawlhT1vH7hd90J8xKJzlmFUhz5L9Fn33nm8kihZZ99hxpBmdAP/Db",
-	"2sEtPUoqQHSNTf2HSsyTcfL/36+1hvv0rbmP/Al3B2F0JcxaKyMQRX/Li5fEcuFfDorBn3y9LgHfSK3u",
-	"/8nAVkbsBloWMI9LXsoCG52DqBPArgphuSxNMn4bmsFNM0uaMy42GTeOyS0SgF+SJngJ8ZRXwhjkUslq",
-	"YyybCaDGUnAgR5CiFc8tnH4aRtqoC6W36pxGqUfLdak31d5AdfcS4R4iEyAGvOpI5LQ10QDrSuTS0KR9",
-	"50g07YsYHSxiyS9FuFQjNq9ICeAlK+RCWpNcvYt/41FMoQmSshW3ObHDsxdPmVmLXM7dQTlZIYx9CtM6",
-	"mY/4o3xQDMWD2Sl/mCdXt6WYs7V8UlW6IoLZu1AHZz4dN9Ssg5mCJhRPc8KmjkamDOjZMMFzdw/7MMmm",
-	"avcSkdlHkWc7yGucPE5vD1OgUhtQ1R6enMA3jCNaAaCETWLs8nlO4Qh+HbPWBeWAkGdirivRDpI7/gMg",
-	"X9LbgAki2+lO2L6232dvrt8EOkcF8ImXH3d27sfnAvegcVvdVx5P+xafY9sbs5qOAYiH6Ti0P8HrABvJ",
-	"KnEpQDvw+8dnoORJm7JpmOyUzSXidRssBbSsUi9wG59p+73eqI+7Akrb8zn+Ot5B0h2GX+M9pa8/zf6E",
-	"4aZjprTTUZaoKkgEwYkHzM//cMf1eHGcjJPRYPSwNxj2BqPXw8F4AP/9Y5Im+cZYvRIVEMAwPYA3UhFQ",
-	"mwtF7Log4LwWFSAPUcEw8OEoTUCnd7J2pmcwaWLy4+Fo0D9NE2O53RhQR56xFy+f//DyyatXt99C3IC2",
-	"/Qsag9PSYLpoKZLQoN48j93vQg6u5dtfdSvbN+nns6evnz77AUXb2k2dFAuEqAgREQFabXn5pBQrMnsO",
-	"3SewXPjn1d12GHepZZefKxEgPSkuuLOvtf4R8O1H3TN3nc+DUpG0SXFkChKtBcy3+gxc62ByTmTjdDq6",
-	"QpWtEHnJQX1/TGvvkSbchfnqS0eMxJrugYK3ksTl3yi+sUtdyV8+Ukpv4g7iXYvMbIC7gx78aTYlHtbv",
-	"h+AVLBRBuzRsJY1BA42DlSASxfs1TIJ1Xn7/mD38+pQ0n8g8//PPP/fOIgNhi07yLY1TCV6u/ikjbmyy",
-	"BPRQEM5TFC7/lCVSIdgiU2mWOHu+sxGiMDZC2f4RG8iRUVJ2pPs2qzud7yWXJZ+Vd7gZuBPe2L3Xg9ms",
-	"VrzaOXYXLOI5VyCNZoAkeb5EWkArUUQqvvH5JuqyCeeiHqVhUbuJs39J9EyILTMi16owN15BIDck+283",
-	"Zne4gDU3ZqurAsTckpTj+aYsWacSC2msM/BqVe66LSuins9n0PX+QhwOkIbB1xOG1rsFl4qhMlXubp76",
-	"p7kqbdvurszx42OVXCwtU3qLhmu9schyKzR1kg1Jz9kLbeyiEq/+5ccufAdQodpgazKZVMLoTZUL1nn1",
-	"Lz++en32+gnLS24MOz0ZwznCThfSXKRsJVa62qE/QZGmbvaQq7O79tnLyBAKiyBZBAM6mgAiiQ3XaBdm",
-	"jQPlpdFsGh3fdMzEpah2gSB6QBA4tq4u6nP0PhO25dICwibDK9EMZ/NSa9RA49EM7E2pF1IZMvXHChcs",
-	"zdsNnF08DQ4FY3WFyFPtnLGZWMyeVR7XRwaqlpUd+RFRAEjSe8Y5eSquYP22KSysXAmSGLh4PAuuclGW",
-	"otjjntEQh4zzlTsdq2nznEaD91qqxRFGeNpiLiLGZjbrta6sKH4SheSvsdFHCbDQ0fkKejrH8favcwwC",
-	"7pkgZmFY5gwQWglCyrVniOe5WFvzeYBC+0oitHD7eVt+IQhX/VxptXhlnSj8CEWQpJTBHlq1GNB4axw+",
-	"wbGZEqIwLEDPT6T+RXNx20KzcBvhNTj4nnakhu9kODfoqOwnNWtGug/DtnoREKjpuWMwwcXkfPtmU815",
-	"LoD81xWcgJUkgGkHr18vjvoYGl5Ftrv9STwhzlbpWSlWnjMTywkmhAPDUDdFwhAKuC0IBbQRW7Eyt5rU",
-	"dzgZmJa7vryq+A7+HUhgf5q/36y46lWCFyCiAKuVXHHSneIgg2PI8gABNW5d28n8a8/ZT3tPC+8icD8h",
-	"DzRawYAD11q9aU7m4C63OZlqJ9BbOtZ6F96F9nr2J5HbJE3e9xa65/RXR81p8p3I5YqXr6jTg9WcKcZX",
-	"ekOePQ7qALQGil6XgDmUtrhbY2eoTEHBN3Kh8I9S8AJW+YuoNH0l3tOppoyrTOm1s3JS9MJcl6XekmuS",
-	"upsEo+jJqLbtmj578p7neLGI+EuuFhu+EGQcr3cRdc5BEnkR3Aqabr6TUcOv1xl8eDvsPXr3dtB79O6r",
-	"bifL+vjn77r/6R/aqKG+LYfCySLNrTgct6iJsBLcaNVndIXg7Bq31kUxgFArOCqHIIRFQVYkFMgrvmOL",
-	"Sm+do9h5/y1o8XBS2KWMDK+gq3if7+9fv37BSBFvUl1sGGouE8hHvLdCGTkrRc+H6rTZ+o9KvjZ1eE/P",
-	"a1qm7FIX5/ARJ8JAc/qeBXCuq5ksCgEH7w0058DryYPQFBNSmc18LnPYq3P0iMNCtT5fcYURCutKLyph",
-	"SLJCL+e51mWht9BbE5aHn7llNbqCK7BZw0dHtJOjVuj2sAm4z3h/24nPccUD8kOjxjX8uc/OPOWYrbT5",
-	"UhgQIFOgnikg9AKdlsY7QdNMTcX7tcitcO4zdzKohVYUNIKkB5hdK9GdsKljSd6Dit/fw2/ZE7UopVlm",
-	"ClRWoXKQCwUCUqtBn9lGeBxdAfcMegf8xdlbW4jtoNvCJPAY5W8TSeaG1+EeKBalMAF+B3QKin2HM7Rd",
-	"AVjd6sgrkyliT13GS3kBXCdTH2jdH9hKcAVMD/7ChbMPmfrQ6/XC/6Dx1PPuKfvg5o4WBOdrqlgIbIts",
-	"DuwDcw4obEsdNbxb1BsiAyf1KWKqhmCBISAe+sCu93K5MRDwYdcUouFk2hZAHMZoTVhEF+S/kZZ1pqRE",
-	"TVM2JYqFvxzghj9nWpeCK/gT5Tj8QfJqOmEGeDsv2Z+0VCQUpln2YdqFnfWeP6+ldVCFpDFS1u/3u37m",
-	"3ssI07fivSU1mULoVHDu17Il7t37Fdtahd5LrRahc5qHm1QpLSygy6DJbUdEaXftgGbFy5JOww00wxgS",
-	"/6OO0v7vMZyCvhTVvNRbg7wfTqt73SKjlaFVMB6Iz/Sl+PiBGmurx5mLLY6iGBIBUD8RgfPFi+3+5iFe",
-	"9H1752lzGa5JGATY8nWjrDSyr5sGaSxhf4xCiDWM8c+vnj9jSiAPciEnjZ5LcSnK0DU0POjaN8G+g3+Z",
-	"DsOjsCPzPvAeX7uGltY0JuGhQNnBeQt8iADtYlNytH2CxMQgiJoHuCFrx7Trr9EGByJo1hjHsRf6Jv5F",
-	"ZypWXJbAJtwmwJ+bSuIn3IqelSvRZBGK4W+YC5hE7uCGBhQTszVkhCvgabVcq3uiwOhx/B32Miu5ugjz",
-	"13Nm1jxHQVruwhmTFQybup+Bzlvp8jzc8dDFUpcIm12LFlYB3cG3AMHbWrnV5Rr6Cf1iAK/j94iL2JvX",
-	"3/e+Qaa1FlUOCrz/EahpFcVcsmdvfoy2If6lNyhBi4PxKZzUS7hanukKT9YJHAwbrIlYAwioB1vIS+E/",
-	"xE6LDZkHBIAj6hlvm7vKGJmKQHgr6474ei14Rd1IhdzJtadOuT1H5nGuFfI75WLgA+wg21+NdbhxM/M3",
-	"S5dFzYKOEcqKl+hTjKU0nknDTFqAqgVTbNhUDN/B6ecYZeoaFwIgh8cBDuvG9OzR3mwHEGNTisbKiJmT",
-	"sP7QpIsPqEc17QYegx+AzO8BB+JVoghlHNsgvlAU1dzc4DTeVz1nGCONmwZzEKIg+1/QSt4mj53jMUmT",
-	"F8Ev+y4yGxyg4n3jQN6qnYGujtviQrI6RhCEJa0NN8gF+n+8zsVNfTZNbcujh9sqW5FFYj+kyWlYcUxV",
-	"3LtHDf5jp3w54RspLu5PEFpIAHVck9ePgy6dUr5GmiBTS9LkgKFhE2InqE8ROwCdKL7ESZrE5IGaubsn",
-	"tQaXvLuCnSM5cIQEEaQSccGfHdNt0KAXaOkR6eWaOXGURhJoT0cmH3WLHcCFfrVRWeB+ToFB7hq8rR6q",
-	"3zMUZEOCXcA4JoK/hbaGdabrSheb3Jr+oE+RiaBkQT9TF3ITMZaYXRBvsYyX5d6K+Eq0rUeqw8X8HNQ8",
-	"YjHe3ximgI6Cua72Ljknng9t+p50xm99YJyPZHSBziG8O9f6Qu7lArmfHMzWBde1W0o3FG2LKO0riukM",
-	"kAoTEgJ8SzHzppLWCkWW2/1QNdYR73luJ4yzH7RnAguhQMMCDa7SK/pVofPNCr4kMSpDeLxXDBrHMDp9",
-	"GFYVaCzW+f9ktOo/o2+us3e+burYrh2q1GRhO1SnG+SwD9hHpw8j4X6jIVLWUZDpjVbJqzT5Sau2VK3a",
-	"8igVu5SV3fCSVZsZaOsUream11TNgx0Sz6jPfnYnieZLQAqZcroMRZC3/Zh1pmQ4hJtFQpYCsaxGOIm2",
-	"Rw/CYT0pIcdMzaTi1Y7NS80t6/wzv+SvcEmwzzQqkQJZLd369Jxt1nA6w1M0nSKhKesmkykcr4QbXenN",
-	"Yomr6K95ZSgzCv9JZyHnO8ykgeFPRkEOYeh7G6nOdpnSfC17sMSFUMdpN6JawCainLPONCLIaXfP9Oqi",
-	"fe5Az8/ElkKgAGsUhaQjeRFhkDkvjUgP6YScLVa71JZDl0fjF4ccjVCx1YiptBITNoR/jQaDQUT4qXNq",
-	"lTsH8NMj8Ld5mw7jouL8Eh+ZHyWYHDA2Fz/VOm/UrDwkYpXIhbwUZswG/QGuAWP/B4O+z4W49tL02Suh",
-	"ikw5SO1NK3QZpl0vsihn0ZE/3iuaK+tMM2dxzxK4OkRvBs1w3kJvXFYFde4C4qNbY+JrkzLAvvR3l5kl",
-	"SjNMHKL0QmfumW1kaYl2nW2JgS5jUmYkQP7poD9kv2OD/ghtkNNB/2TQ/M8DkgLSuFQtF+WLZoylrIqD",
-	"vTrqaNBKPJ9jQN11rqwXcKSB9K9v2/TQXL275hLtceJmND2RURsHfia2b8zdL14jGOHw0vmIh0PK/QYp",
-	"c/TN0TvDS5mLXuggct9En0XXaDj6pnGLvmm5RRsjKu/Mv2673/h2V3HA5/4STmAJJyNWCku8wYudaR/Q",
-	"xTkZx3vTCdso+eeNYHKhKOYi50a0rPbQIRWt56SZdnbW+yPv/TLoPeqf947ln8V0EJaRxvsXNqSNJAIn",
-	"bme2LV7lOnw0Djc7Eklau+O8zaYN0cXxpq0gx30PLIWtN7NSmqUoav97Y5uHLclw+xEg6b6kuI6NH8Ll",
-	"4ub0u8MRG4HGNxHmSzFvSITr2hOuuqojbm+TEERNDyAdpfAccpPQeeOw0ogajhJXe6ZhWxTuYQBDCBa5",
-	"VdyAC6w+NAr4qONrOTVfiJ+E5S3+dpqF6+boOusMNJfhllCiV3I8zDukBda7kLJrc9ZCstleQlo31rUk",
-	"uRfd4LJIYfzoKPH/3bf0t2tQn2b0t2tY/xsbNzS1RicH1yUmuENwQxE67D/+2/+Io3jw3y+fnH33n/Gv",
-	"x89/evHjk9dPvktBQytLUXgNS1dyIUFau3yossTPV+NMTaP+puin5ATo+uzx2bPHT3788cl35Cqs+Yu0",
-	"y6IS2yi0h3Lk3TQdGnD77KOL0kYeQJrgvJM0CbOGv/2IzZ2ruzjYtkCQR1RzTvfHSARe5KZb6pIsWIeX",
-	"yUfcH/JXaXwU3y91+q/L/E1uyD09ZHOmNb30dR0Y43OLoWFTL77dAHtZAgdBQHrLVlztfFJyc1+clkOK",
-	"ffcj5EackbA/dC5k2WlMj93HZV47UOsy93hQUKtcPm1zDxqzauNPMQo9FPXk+64VZ3f2aXtIDussRVkw",
-	"r6tKBQonN6yhJKaslBeCTVE0TfeWTwpjM2u5mbfcHwzvpFF6ULu/MEA+E+eUcmHaaHm+RBXKbipFFujm",
-	"TZnxkqs7iN19OHArOvprUeohqrzBWFNEYTMxKEzDetsox2ORls2txFxUGMphNeO414d7ubc3o1vvzeE6",
-	"Z3p2x1UeW5Df90MWxfNcb5S9Z0ChXJSCVboUsWg95qCopxm1OJyrEfmmknb3Ck7XURvmaZxtAP63ofA1",
-	"B60iriZDCvD0xfNXr9l9zTd2eZ+q6bBOIPNFxZXtps7L4+vghBBp3E8cuJ7m0to1gnFU5r/lRubtm/Qc",
-	"Jut0fqxtgSq1EXklrE+MefCI/fu/jfon/WGXAiHbpqtVuWtOCQc9mJFf1Q+wqPY5GUpxrRN4UqZnlqNB",
-	"3ZvTbJj7qD+oOcK81FvW2S65Za+2fLEQFXvz9J7J1JmPVwPaNmMmlI9QAgpzFlVce+jLRxc5A1xja5zh",
-	"DOMm9tVmk+s1kgNKmAuh3lRlMk7i7UL68eQMH48oRlmquW6B1yT81iXPyaXgIQ5FQHldBL8KiolJ2ZrL",
-	"4tAOi3FPX331fam3/a++Ymc1YHIFq+qKNB2HaNAUWRusMB4cI4UiqNRNyXKJIlpXF5nym0ltgW7ypcgv",
-	"0OaEqMo56cL4Lj4eew5wq7uH6tZ850p6kKRblxuQdaf/yHK9wogr7WouHVrY6GPEt/RnyS06OC6EWPsw",
-	"N9/JBMtsVQKYDc1pxvML4I8e5npDIoC2MFjKlCb3EJdFt88ew6ZS2kao84PxaiZT6O2JllEP7r29ftn3",
-	"DHOcHb2YZImm7nKu2EzgcP3oNDO14juXm8F4mLM72IBgJ86vBlMiP4k0bF4JUXQngErDHkJvlSgFRwM2",
-	"e/osUwHfu0739qeL1EkYzaMPznKt5nKBxYXqXB0H74JCNBx000zFKgR0RSoEMnXgBHoh7FJUPqqw3g1e",
-	"boFIVvpSjOttL8XcxlpJpjbK6g3mN5EHLpoaprmE6Xw9IpbbdUDDxFRA0bminFPNMa0EDpUpmu5GURxj",
-	"XbspkPINow4fsILvDGZt0tUQheNQssgUN0zOmx0ueVG3lLZ5a8mC6/QgzDP6E/plU3+sRZQTSdQTAg6R",
-	"UF02M2atHUw917rsFRh/GUrOOEHVdRznrBGpD7ynZuAhN0xvFV7yWPQ15NCD/kkXyKlFBk0y5S4G1j/I",
-	"eVky8R62w7cGXm+mLOdVJYVhUy8VXDS8S7PMNoPBSR7XtsNPxDTOFM3Ua6oGV8pLEdbKOn5P+KwUXbxd",
-	"lcutAZCFdbOwS0+2rvIdwi6cMe41ZrxkyueHokRDpAvnTdabbr2Mxzxfit5j8uSPmdI9rFdI8X1APVir",
-	"wIbid0SpSmdqVumtoeges8SU4Rz6wtuOVdHQaA6nhwgZBQb6v8gH4PwJt/Htsc6FXov8ArPeqJqiVzu4",
-	"yZR3AbhGQLpKbEPNLWKSMKuZCDXLmh4PoMg424GQWqYa/o3U+ULmguVLDX0CJde+C+/96E5YKK7j+Qls",
-	"9y4e0mTKu5xv5ZZ04q5m8tKA3HKsnpZY6Y0q4P6RcxFruOGWRHwf5TrdRpSGIYQJ/UedQX/wiOXaWNPk",
-	"DoP+cDDJFM3GNRiOHvZPTyZsSN4m9+HgtE81i+DgX/CFVOHK/gh6d6U31sUKsVdr2OaesbtS+CphHQS1",
-	"g27KXK2wzpEyVJNMXVOHinz8BsOAO4eWNG7yD1S1CXPaG2Wf0kxFVZ/qMli+XpM7CxTU4Ro546CLLaCl",
-	"rITlBbc8LpuWqdvWTWOdUDeN7ZdNm9Tl0vS8LpaWqVAtzX88GnTHSNgYk+pCrvZ3yw+1Vw3NB4weKYLG",
-	"qQQbMCpN2b4tpc60WuBqUqqQJveKpPXZcyUy5XA0LpvSD6qNz8/mWA4TpBuswKVPdTB+ELM/7VLIioFo",
-	"7RJv4o1cVIeUqI6i1jQjGWWe0i6cDk6aya6OgjHZwgD1Pmkk3fmDh9VMfdbe1NXNaQqOWMykLvbNZ/tI",
-	"BfMTLBJSp/0R8NO1YJ0pCjnq2l+pp2q9sZTDALP61uW+6o1Fz2idnoNMrSE205A4GNImTF4JoUQxYTxT",
-	"l1KXAcdxJIyWMk++SF6jeFMdYMI63GaqZenjEBTn82fiuEDsBTUOKntwHqkxeOMw1h5jpYxYrMjZ6w4Y",
-	"Dh2heF0aOCVeeyF2pOcQQzcp6CkF7AgvmUs37t4U54piAKT4YDANBTBRrWlG/bMOVw0eP2kEwYLKVgR3",
-	"ta5coy4ZpG2m2rLezqg/XzDESz0s8crLjcDyOsBjQsVQTLq7EDsXDysV5d2h3SPinw99vLmeYzg6aRlF",
-	"gy+FgDTsZOcjaIGuqorvSI0tZS6UoVoulGn409PXSZpsUHEFzd2M79/Xa6EIpfV1tbjvfmTuQ1tQZ6V1",
-	"VZ8lL5jTWc9ePE3S5FJUhlTZUX/QH6D9b6Xzi94a3SwPBsPBVZpA/3wtk3Fy0h/0T1xgGarX9xtleuGT",
-	"hThiPAA2dFgBZCaAZwD3SOsilPmmqrD4LmlW/QTnQJ5xTM3+Qdi4/EeBpsm9snujweBuudDBInkyHPVP",
-	"07hMEdmyImNUW/Wi2+U+41SPlCXy6yYr31WaPKA1tPUX1no/qi+IPxne/JNGPZmrNDm9zTih1Bj+4ORW",
-	"o4QUPbTLNWp6xItN0sTyhfHedZO8g/YNwwxabe6TLD9KZ464naKPNbE4UNlO2NpmQqay2h6DoU5LDXwX",
-	"08bZ49qKU5eLzFTnweCEjB47ZoSg2CUSkFS3hjyLoAL98MTrNPf/IosrN+0pXeomKQNu87FaJmlWYD8S",
-	"9lI3uU/ll9Ib22E50tu0wxKW79qv0vWnHZWD+nyE+4Do8M4FD+I016jYAZxoRBgImYK2Yz5RgYMwtitu",
-	"UNc950En6H+JW/ksrJR16l3oRpfT7cO7qzRZa9NyAR97S+WeXUtvXdC1XzDG7vjFIuQnNUtSnf49O+FW",
-	"lmWmnLVwwkLJDo6OkQMrpLRktjv9R6+2sX2tDWsjo3KWKdDOUO/g1geRdmg2v4uUwq6LZ0McWxy3A9b1",
-	"YTbKyrJZvyIYgTogvUhhdFGiwneOtIvhgTWMpuZk/hvvDwzy2R8cud1AXYyygDDuNZgpEYl441tsSQR+",
-	"OZeKwn4ie11sxMTzJWRZCRF6ZR3/x0qqTXSGR6bptrHrc3VyfdnQNTPlS98DsN3PMidF0FvF/SMCLcyV",
-	"yJEiVu7KWvcevyCmiNzqW13s7lqma78uxF59q9o33LSSOJfJoR0kDt9s1Ly6qYygC3byIZbAAeqghaOz",
-	"ioD3RwyGY92hUFaIXb5quh5ttRFXB7Jp+H9NkcsbKjN+ktKV/r2BEJLX+mpNL362pm0s96v7LQ/dXKXJ",
-	"j9pVO7623j5oARMEO1O0PUQl2cPs2ormOTh0f/j1kXJ4f8PoofYAOlb52aBD4ONOc3j0kZWgWkp6ROUi",
-	"VR1UFwXDB/NkIzq+6bZjHf9td8JOqZkTol52uE+doytl+K+ZAD4Y5C5g90iSfLKiUwcyJqo8Fezc+85A",
-	"aSIpuyfubpaPmDjbIhT77FlcUY8ufP/4GzDj44/LtNSpxkeT3GMzSqpFW+XpuHhfo0ZfKN7XGXbhwi+E",
-	"jV44AhEMtDe8BQwNlWDxB6e3ubwtpeTgx6PRLVByW7nzLwCxCZBEjvzAL1phdq3yoh55rX0F26V1Tpwh",
-	"kLBFf+PT2N/gX9Ha9yHzApPq6AUsK1dikil8DKu1HYVskh/Lg/0O/VPTZVBi23OkjZoUYNhun52pnVYi",
-	"U6I0gp6bejB4kNa5MP7JKeOfcJJFo841vVVUGFf5O35EShoE6XXxnKmXZFPMV3SGU9LGqUyWacONPwj7",
-	"caDRv1NzTIX+rRZ3O932P6/R4MHfQ533kPTsUIAPDDACryU+pmW3Go1YGDCAVRXWvLLdL2JeeK68ItyJ",
-	"3Z9pkxfdhg/eJzWa4rts3hLT1xrULhUV0ayfBdwLYZKGFWImrct6OR7HlKnOMcNC2vT6jmtVuBFkVFCd",
-	"aWljGd9NXQBVYLj0wFixNyUfABfCpFxE5R7iSunRj5W+xBBmNKDAJMJziaUoFj7ooGFwueeC2his0RPZ",
-	"2gMzCjUhq81KK7HLFMWtxCuLYvvrBYa6umu+w3RYp/6XPL+gJ9UmZFb1AjJT4X01X4c2mEgME++pMFnO",
-	"lcM0M3Hwdl6rASFT4XVN2B4DRMiM5TvD4gg45xB18W9p45nJLd+ltSCPKTpTGNJ0EGbk0/hvDCxqE0ln",
-	"OIdfRyrdwrD7/A9/42bdGMyHCw8skw6XSfur62jIhFum0Y+E0vX7FJ4puauGR8kp+ntU6BqGnmfaMqEw",
-	"dBfvckv99Jt0QtxAuEpBFMYxLN6W6sJbYpMqe9gfnHQnQf+TxsW7oOTYNmoaN2fsk38Op3qbQsZBJkz8",
-	"6VMhY+r1U1V0v7GQMTGIDqZGK0PGbF4Cvt4FQzEWjgLV75iC2mKAlsaVsGtVWp2S9rmlP/EvFyaJBZRw",
-	"nS2A4FYIgEzj1yCAOOUtBNW6p0eP8oJCo5OfwkXLndNx9t2JmQKVqk4wdM8Et6g8qZMp8sA6QN8GwRsO",
-	"KlOxecHWQrVF9pL4ZiTVXZQ0bkurKRy/+TvWatr1lToj8BOZX4NL5kvoLZ9PKrr49L9vqfjXVcB3W/RF",
-	"auAHg0vsv7NaXyD/wlobzTg8J1e+jOb32Cc7bLmMgMLduf6aG3MNz29NbW7h+U2DFjL9mJ+TKpG7aGos",
-	"YNlUy+4ZtqS6wsjpyc/bCOmNM2Yw34S1p6xkykelTCh+NO7EyZWP0SDQDBaczf6dd9Rm2oTDC27Mb6rF",
-	"p2CiTdICev0SPHTfF/RxTPT6H0RPjnwBlvITry7izC3Akp27G5LoSt7KkOSLE9wGQo5Dtl0oCO7uYshC",
-	"gwtKURURkNSUk9fIWosym9qM6gAhawDaZFLQYHIry45WDY7WAJsT6jgCr3FWGgHcTkNCEQPVa6HGNZDA",
-	"gnmVqwiKqiYZWWJz115ukzQHuU173O+a7KZJptD6s/fwgM8waAHPRAygIrEzp5y1GXeUkBhh73l8nI24",
-	"lXbpwf6d0sdmO4pVP86jX+IQ/88B+E8bPeFz67y3zOMo0qr+XsE8rfo3MH8NmHdb1LADfUYr0BeB5a8E",
-	"JvTEhhiEpXfH5S5R9Q7Q/Lg0vQGct8nITN1JSLI7yUjiy7cSkuw6Gbk3COWrfTJhxx4MHmXqTsIOj6zh",
-	"5wh1AqjQg8+fRj3laLo2a2ZrXyv6Qr52u4DDGf0m4f5KCRdyxv++JVx7BYS/WWXrVxJyKF0mYXtIvn1U",
-	"EMdfJ+WiIb+IrPt9I+q9FnN3UxeBud7S59B8LLMmoJnI9UqYIxTEfl4KRZXV4gQlfiGcegCM2YkJSjNo",
-	"pC1upXJyBpOADcbnOR94fECNAhSZukspED9soyQIa60Ikqn9kiBUO6lRdCW87oCyFI8EZO+koXTdM3HC",
-	"h65A4DtdDTvAkigoR2dipzG8zUeWParfK4pfpJtG2RnRTrh7gqXe0ygfJyh7ka6HTTTlfbeUHwlPrcE2",
-	"NOVhkJh/RSGQA/zQUgjk9vihOz4CIFJm+A6DQ124ysrnpjaF92t+IX6zIH6CnDM8zS+Tb/YZQhCArqRa",
-	"fKe36jDfxE1swS8beHizTulpbmPRu9GwsTiKbgkFOHxwskVCbkOKKGZh7fSGda69dt0JNgLIgSclrb9v",
-	"8PuAF08ivIglxbT+iau2l+3r7KvwMgByYc9uw1Od++s78s5mvUiYJ76kNAw1MGI2rSvi0mk0ptpTUGrg",
-	"4JkdVoVwRYY8b7Tah1EE7gjtrw3ieI2b7rxSHx3IceOL1Fef3R+nqPzGgVeO4vO9b27LTaaCd647OSKk",
-	"GhfWh4a0E0qnUfgryOBu26EecPlxfN8aoieIxIbs8dcPJ3bPsCVXhWm9mF8o2gTI69DfeENSK6A9Sj8H",
-	"iHdDfmug/g7WnIFRmmks6PKL3bOdE/q8z964aGtKMKeS9rDRC14VpTBYN4JK4VN9e8qPjYqrujpN3ND7",
-	"iwutRrJgS26WVECqWXs1Uy+jpwVo0Jyv1wJLFPoyiu5BvzEbDfBjwAX4TJKDCp3pq6c/PHvz4vyns3/F",
-	"Mj7unz8/ffbd85+n3TQUgJvtQi0UlAYB/vngztz5VivBy3IXUtrw03bLAExfVJQk74o9fJlszmZNycOn",
-	"FaJqEVGN0ii8ngrJ3iUVsq4Y8YkzIUPBi9PBwFkpPv0Crqt3UblzFUUobPt5sxnr57fiahS+ciNmuqCy",
-	"U+rFAtne0ZTGZh2UT5jW+HHGgYOnu2v56b9ieJAIA51gobafRmI2J+AEWRi6A925qnZG9KQyQhlp5aUo",
-	"d+gXkwoa/5bz9mvkvD0Y3RW1O/T60r/M3kRyWpPBomoKGWcnqN/AcgLmOigbvf1eE6ytB6Bvoz697KLB",
-	"JgyPEPE4vttY7up38lGSnMxH/FE+KIbiweyUP8xjcP7KPTJ/gNHdxNGoXy/RZ0RgcbbrEXr9fH3rquJt",
-	"O9iueE1SsZOHg4EnyJvX9mnu8v46PFxsAgeMj404Oje0viDt8R1W1Jx8YbatVIXesk474ug2bylhnmvu",
-	"aabCRXWlc8PTxzRQt8+ek+eeZuzwF4ZnzOeId4HjHFDjkfUGPO4emMU6naFopEdrAMpAT1BYiI+Kb5g9",
-	"eqbT9WCVnsq6cfGZanIp4E5uAwhDRaI0angoBF+5XSODGG8S+QE9Nove4sSx+Oqj4XDA/v3fhoP+qH+C",
-	"bxE00Uqr3ARqjp4kGLY80XD1+bQHVzY+Gb99F+sSHn268vtHalUdVHs6mqz7fUN7Tmtl0uyVsglPMHUI",
-	"TqP22Z049TsKEap7oHvVVD4jHyuiGzIzysLJWfea+NKF/ZYlEh/HJF0W5+iepJhZizdIV8ENIgvKwzLH",
-	"qlsBAjxW3qq9TBzWu5+E0oGxqtln32Jqw7Ct1GY/oVdW/cOnDrHiewW3oMa2NyWupc30t/pcn9VW6i1v",
-	"9JgTEPUOREZdfe1Xspji9XAKu7PvhBJ9nz2Pxt+QaNVttowmQ2u+gPH2HZDa3oMPb98BXVEkwLHLucQq",
-	"0licFivl7z1u2qlEyQHFU4q+xQhILAcA4g5/jPk/unK5LzOxlFRUttLv3SPLdcl/rDLpChrsQFSjTHSR",
-	"i5xOZV2JuXyP8oaKYt7H6+H24+Cpj+iBD8M6Le9U0JMe/Zp5YA1CvJp7gaGxlAwvUjQKOIY+SE4c9uHK",
-	"Fbpfy4o4PFvxfCmViCfhqPvd1f8JAAD//w==",
+	"7L3rkhs3liD8KvjymwmR7iTFYqlki4yJDVmWPZq2JY0u4dkWtUUwEyTRlQTYAFgU3dL+3Ij9u3/2BTZi",
+	"3mP2TeZJNs45ABJJJuuilqXuDjvsMCsTicvBwbmfgz9nhV6ttRLK2Wz052wpeCkM/nxSitVaO6HcC7Gu",
+	"+E6U8LQUtjBy7aRW2SibOrMRU7ZdCsXcUlrGld0Kw6RlbimYddqIkmklmJ4zrpjgppLCMCP+tBHWsa10",
+	"S2rJV4JN45DFrvd7sZuyjtJuKdWCbbllJfTDF1yq7pjxmRXKMa0YZ3NprPND97M8s8VSrDjMVqjNKhu9",
+	"yWCa2ds8E+/4al2JbERP8szt1vCXdUaqRfbhw4c8W3PDV8LtQ6HY/V7sDiHwE78QtNiwJsvngjnNjHBm",
+	"xzql4XPXk8LNe0vn1nwtezJZ5oXY9Qjo3T57tRS0mIlqQIizC7FjZqNszrgqmXQppD2UpaohWXLHZ9wK",
+	"5gxXlhcwWcYt2y65myjpWGEEd8KOGGdWmEthmFtyx0opLOMAyx1ba6kcqwS/FJYJ6ZbCsLAdHe6XB3NK",
+	"V9+dKG3wwdZIJ2j6yXTjhwvhLI1Jb7p99pAZsRZ8Hytg6bBotxQThU8CbDor4Za6zNmau2XO/rQRZocf",
+	"641jU14Uwtpzpy+Emuas0ApwmcGOY38zXe66bLaLI01UwatKmDA30UAswryczY1eIXwIbjmba8OG99hS",
+	"b4zN2YqbC1FOVI3LrhfOz4jhcaE9LJZcLYQNIKXN9xPwx4dv3FIoJwvuRMk2Vph8orZLWSwF7JieE2Rx",
+	"nQzXaZl0bG0EnA07xqlxxfRaGI4oEIDDqXmOwxSVFMpNFC9LAz11uGJPnl/e9y8ARDDO3fv3ujmzGo/z",
+	"pbTSaXPH4vYonM9KCNxoDahyx9YbipOuRALSg/MPvVgnq4owSlpmxHxjRUlN7g0eTNQ0OTfnF2J3LtX5",
+	"xoopgnP6AtCq93DuhBmxk+k40oU41lJbEbC9lKJkS12VdqL8DuDaYKEJZnOgMIWgzYnYSGeS1hm7P5jy",
+	"cNgyZSOgxbTPnqlqx+wG9w7OnIGu1451ABpIM9hWb6qSXQixpp55BbusuyPGgT7gEwY7zOZcVhuDRBaR",
+	"mdZIGFaydH3h+HGAEyDL/gGeKI/nor/oI/KYEldJSwOM2nIgvHM236gSt4qISRkQJR0BEG3d26z7EwUg",
+	"vOTVRgT0xoNtGdLxzp822gnLpCqqTSnKnMk5veHUGEFyx7KXzmwKtwGC970UVTlRRLu7Y2heAjCMsEtm",
+	"uCr1yg/Y4ez16yffAbyX0OH0bD4o7vOh6H1TDkTvXvH1vPeAn530TotheTIbiK/n9+9NuxO1BpontgE4",
+	"ffZUM89DqOscONB6Y9baihF7ueWLhTDs9RO/eXPAaOkYAJTj7KwotCon6pUBYDE4jNQUjjqcl4rvDmlP",
+	"R5u8iXZAvXKgVIBo3f5EZXkmgSERM8nyTPEVsLY9ntpgjyv+7kehFm6ZjYZnZ3m2kir8fQKM0DlhoM//",
+	"9ub/6/33t7/7hxaGmWfPAEGefHfIGmHDEXvuWCbLPvtWVHrLTloO94AOWICstKwUl2ylS3HHegQ8yRmv",
+	"ZAEPOj8/fPLqydMfumNmBAduCHuKb1mn1IW9a9eisP1VmSc70u0HCAG3qOEjyyzPYH+lAQkHKHRDgggS",
+	"w0mezbVZcQffKHf/XobwkiuQME4iYKRyYiEMQuY5X4hDsPxBGN0D5lyyNV8IpjarmTBALfHPFQdKyI0D",
+	"4rPS1rGTwWAwIDDAAXFEpSpp3YhN4Zsp+7//e6KmVv4ipuw//+f/8V90QgfY78lgQOCGZvBXTs/PwnM8",
+	"ZWLON5WjNkPfZKKov+Rr5NalEHA+sJeWPc3Z1Gl9XnGzAJ5H5HdayZV0U08CJgr7CFMM5AuG4PaCyM2Y",
+	"WW0cviDM38IB0bT1eFC4YXDyQcJEqCSHAUWCeq9hlMYB8OvNRoNENhw0d/p0CDvN3/mdBlAkOz9o3fmX",
+	"8peWnQd8wNWNI6ABxsk+sw6Cy7TBs0bgvVVBj+2rGqbLGl63rmvx+aU2rkUHmAMdngInop95KY1AkXNK",
+	"k8enbCrLac6mayMLQa0933joiIXHz9iU2wKaTNQUxpqyToAXvumOmZOeac4MCDLIeso++y40k2UOLfvs",
+	"GeIMzoA+CGDtIEiPogogXQOo/2DEPBtl///dWmG6S2/tXSSBCB3UIIywa62sQAXiW16+IO4Bf3kpFH7y",
+	"9boC0U5qdfePFkCZUBtoWcI8LnklS2x0DlxeALUqheOystnoTWwGJ80uac642GzU2Ca/SOAaWZ7hIcRd",
+	"XglrkUplq411bCYAGyvBAR1BgDC8cLD7eRxpoy6U3qpzGqUerdCV3pi9geruJUq6KJQBMuBRRyQn0CQD",
+	"rI0opKVJh84RadoXMTxYxJJfiniohmxuSP/hFSvlQjqbfXibfhMEuFKTNM5W3BVEDh8+f8KAl8i53yjP",
+	"KoR1T2Bap/Mhf1AMyhNxb3bG7xfZh5tizMO1fGyMNoQwewfqYM+no4aGeTBTUALTaY7Z1OPIlAE+WyZ4",
+	"4c9hHybZ1GpfoFD6UejZLt82dh6ntyeFoD4fBco9UXoMbxhHwQtkRGySimGfZxeOiO4j1rqgApSDmZhr",
+	"I9r1g05TcgMhBIggkp3umO0bOvrs9dVAoH1UIKHx6uP2zn98LhAGjdPqXwVVIrT4HGBvzGo6Ah0kTscr",
+	"OmM8DgBIZsSlAMUowI/PQKSWLmfTONkpm0tUVVw0ktCyKr1AMD7V7nu9UR93BJR253P8OoWgl1q/xnNK",
+	"rz8NfOJw0xFT2kvHS9SSJMrZWZDJn/3+lusJ7DgbZcPB8H5vcNIbDF+dDEYD+PcPWZ4VG+v0ShhAgJP8",
+	"QLyRigS1uVBErqHZ13m2FgYkD2FgGHg4zLONhS1FXjvTM5g0EfnRyXDQP8sz67jbWFBgnrLnL5798OLx",
+	"y5c3ByECoA1+USnxCipMF41kEhrUwAuy+23Qwbd886uCsh1IXiVC1rb2UyfFAkVUFBFRAnTa8epxJVZk",
+	"8T3xT2C58OeH20EYodQC5WdKRJGeFBeE7CutfwT59qPOmT/O51GpyNq4OBIFiYYSFlp9Bqp1MDnPsnE6",
+	"HW1QZStFUXEjSvaI1t4jZbsL89WXHhmJNN0BBW8licq/VnzjltrIXz6SS2/SDlKoJRZGkLujGvxpgJIO",
+	"G+AhuIGFotAuLVtJa9E25cVKYIni3RomwTovvn/E7n99RppP4pn4+eefew8T22iLTvItjWMEr1b/NCFq",
+	"bCfZ1FtRpshc/mmSSYXCFlmJJ5l3ZXjzKDJjK5TbcypEJ8KRUXJ2pPs2hwPt7yWXFZ9VtzgZCIlg59/r",
+	"wW5WK252ntxFZ0DBFXCjGUiSvFgiLqAVK0GV0Ph8k3TZFOeSHqVlSbuxN/1JdMqIrTd22WuPIKAbov23",
+	"G7s7XMCaW7vVpgQ2tyTleL6pKtYxYiGt87Ztrapdt2VF1PP5DLreX4iXA6Rl8HrM0HC54FIxVKaq3fVT",
+	"/zRHpQ3s/sgc3z5m5GLpmNJbtNnrjUOSa9DKSzYkPWfPtXULI17+649deAeigtlgazKZGGH1xhSCdV7+",
+	"648vXz189ZgVFbeWnZ2OYB8B0qW0FzlbiZU2O3SlKNLU7Z7k6k3OffYisQHDIogXwYAeJwBJUps9msRZ",
+	"Y0N5ZTWbJts3HTFxKcwuIkQPEALH1uai3sfgLmJbLh1I2GRzJpzhbF5pjRpoOpoF2FR6IZUlL0eqcMHS",
+	"gt3AuwTy6EuxThuUPNXO29mJxOw5JHB9ZKBqWdmRjwgDgJPesd6/ZbiC9bsms3ByJYhj4OJxL7gqRFWJ",
+	"co96JkMcEs6XfnecJuB5jQbPtVSLI4TwrMVcRITNbtZrbZwofxKl5K+w0UcxsNjR+Qp6Osfx9o9zKgTc",
+	"sZHNwrDMGyC0EiQp104xXhRi7eznERTaV5JICzeft+MXguSqn41Wi5fOs8KPUASJS1nsoVWLAY23lsPH",
+	"ODZTQpSWRdHzE6l/yVw8WGgWHhBBg4P3BJFafCfDuUUfbT+rSTPifRy21VGBgpqeewITvWs+rMFuzJwX",
+	"AtB/bWAHnCQGTBC8er046iNo+CGx3e1P4jFRNqNnlVgFykwkJ5oQDgxD3RwRQyigtsAU0EbsxMreaFLf",
+	"4WRgWv74cmP4Dv6OKLA/zX/erLjqGcFLYFEgq1VccdKd0viKY5LlgQTUOHVtO/NvPW8/7T0pg4vAf0LO",
+	"d7SCAQWutXrbnMzBWW7zY9U+oDe0rTUU3sb2evZHUbgsz971Frrn9VePzXn2nSjkilcvqdOD1TxUjK/0",
+	"hpyaHNQBaA0Yva5A5lDaIbRG3lCZg4Jv5ULhj0rwElb5izCaXol3tKs542qi9NpbOSlwY66rSm/JK0vd",
+	"jaNR9HRY23Ztnz1+xws8WIT8FVeLDV8IMo7XUESdc5AlXgS/AvIjBM/h6bDhOuwM3r856T14+2bQe/D2",
+	"q25nMunjz991/8s/tGFDfVoOmZNDnFtx2G5RI6ER3GrVZ3SEYO8ap9Y7UYGplRyVQ2DCoiQrEjLkFd+x",
+	"hdFb7yP3gQ8OtHjYKexSJoZX0FWCu/ufX716zkgRb2JdahhqLhPQR7xzQlk5q0QvRCm12fqPcr42dXhP",
+	"z2taptxSl+fwiBNioDl9zwI412Ymy1LAxgcDzTnQevIgNNmEVHYzn8sCYHWOwQCwUK3PV1xhcMba6IUR",
+	"ljgr9HJeaF2Vegu9NcXy+JlfVqMrOAKbNTw6op0ctUK3R4zAecbz2458nioeoB8aNa6gz332MGCO3UpX",
+	"LIUFBjIF7JmChF6i09IGJ2g+UVPxbi0KJ7z7zO8MaqGG4mUQ9UBm10p0x2zqSVLwoOL7O/iWPVaLStrl",
+	"RIHKKlQBfKFEgdRp0Ge2iTyOroA7Fr0D4eDsrS2GtdBpYRJojAqniThzw+twBxSLStgofkfpFBT7Dmdo",
+	"uwJhdasTr8xEEXnqMl7JC6A6E/We1v2erQRXQPTgFy6cvZ+o971eL/4HjaeBdk/Zez93tCB4X5NhMaYv",
+	"sTmw98w7oLAtddTwblFvKBl4rk+hGbUIFgkCykPv2dVeLj8GCnzYNUWneJ62BSEOw9PGLMEL8t9IxzpT",
+	"UqKmOZsSxsIvL3DDz5nWleAKfiIfhx/Er6ZjZoG284r9UUtFTGE6mbyfdgGywfMXtLQOqpA0Rs76/X43",
+	"zDx4GWH6TrxzpCZT9KCKzv2at6S9B79iW6vYe6XVInZO8/CTqqSDBXQZNLnpiMjtrhzQrnhV0W74gWYY",
+	"phI+6igdfo8wYOdSmHmltxZpP+xW96pFJitDq2A6EJ/pS/HxAzXWVo8zF1scRTFEAsB+QgLvixfbfeCh",
+	"vBj6Ds7T5jJ8kzgIkOWrRllpJF/XDdJYwv4YpRBrGONfXj57ypRAGuRDTho9V+JSVLFraHjQdWiCfUf/",
+	"Mm1GkMKOzPvAe3zlGlpa05gkD0XMjs5boEMk0C42FUfbJ3BMDIKoaYAfsnZM+/4abXAgEs0a43jyQm/S",
+	"LzpTseKyAjLhgQA/N0biE+5Ez8mVaJIIxfAb5mNFkTr4oUGKSckaEsIV0LSar9U9UUz4KH2Hvcwqri7i",
+	"/PWc2TUvkJFWu7jHZAXDpv4z0HmNrs7jGY9dLHWFYrNv0UIqoDt4CyJ4Wyu/ukJDP7FfjF329B7lIvb6",
+	"1fe9b5BorYUpQIEPH4GaZijclD19/WMChvTLYFCCFgfjUyRt4HA1P9MGd9YzHIyYrJFYgxBQD7aQlyI8",
+	"xE7LDZkHBAhH1DOeNn+UMSgXBeGtrDvi67XghrqRCqmTb0+dcneOxONcK6R3yof/R7GDbH+1rMOtn1k4",
+	"WboqaxJ0DFFWvEKfYsqlcU8aZtISVC2YYsOmYvkOdr/AwEvfuBQgcgQ5wMu6KT4HaW+2AxFjU4nGyoiY",
+	"E7N+38SL96hHNe0GQQY/EDK/BzkQjxIFZ+PYFuULRQHdTQDnKVz1nGF4OAIN5iBESfa/qJW8yR55x2OW",
+	"Z8+jX/ZtYjY4kIr3jQNFq3YGujqCxYdkdawgEZa0NgSQz3H4eJ2L23pvmtpWkB5uqmwlFon9kCavYaUx",
+	"VWnvQWoIj73y5Zlvorj4n8C0EAHquKagH0ddOqdUlTxDopbl2QFBwyZETlCfInIAOlF6iLM8S9EDNXN/",
+	"TmoNLnv7ASBHfOAICqKQSsgFPzu228DBwNDyI9zLN/PsKE840J6OTD7qFjuAD/1qw7JI/bwCg9Q1eluD",
+	"qH7HUpANMXYB49hE/C21s6wzXRtdbgpn+4M+RSaCkgX9TH3ITUJYUnJBtMUxXlV7K+Ir0bYeqQ4X83NU",
+	"84jEBH9jnAI6Cuba7B1yTjQf2vQD6ozehMC4EMno45xjQHih9YXcS4PynxzM1gfXtVtKNxRti1LaVxTT",
+	"GUUqzMWI4luOSUdGOicUWW73Q9VYR7zjhRszzn7QgQgshAINCzQ4o1f0VamLzQpeEhuVMTMgKAaNbRie",
+	"3Y+rijiW6vx/tFr1n9Kbq+ydr5o6tm+HKjVZ2A7V6QY67Avsw7P7CXO/1hAp6yjI/Fqr5Ic8+0mrtiy1",
+	"2vIoFbuUxm14xcxmBto6Rav56TVV82iHxD3qs5/9TqL5EiSFifK6DEWQt33MOlMyHMLJIiZLgVhOoziJ",
+	"tscghMN6cpIcJ2omFTc7Nq80d6zzL/ySv8QlAZxpVEIFslr69ek526xhd07O0HSKiKacn8xE4XgVnGij",
+	"N4slrqK/5sZSUhj+SXsh5ztMIoLhT4eRD2HoexuqznYTpfla9mCJC6GO426CtSCbiGrOOtMEIafdPdOr",
+	"j/a5BT4/FVsKgQJZoywlbcnzRAaZ88qK/BBPyNnitM/qOXR5NL44pGgkFTuNMpVWYsxO4K/hYDBIED/3",
+	"Tq1q5wX8/Ij42zxNh3FRaQpLiMxPclgOCJuPn2qdN2pWQSRiRhRCXgo7YoP+ANeAsf+DQT/kQlx5aPrs",
+	"pVDlRHmROphW6DBMu4FlUbqmR388VzRX1plOvMV9ksHRIXyzaIYLFnrrsyqocx8Qn5wamx6bnIHsS7+7",
+	"zC6Rm2HOFGVWenPPbCMrR7jrbUsMdBmbMytB5J8O+ifsd2zQH6INcjronw6a/9wjLiCtz1LzUb5oxlhK",
+	"Ux7A6qijQSvxbI4BdVe5sp7DlkbUv7pt00Pz4e0Vh2iPEjej6QmN2ijwU7F9bW9/8BrBCIeHLkQ8HGLu",
+	"N4iZw2+OnhlMjOrFDhL3TfIsOUYnw28ap+ibllO0scIEZ/5V4H4d2n1IAz73l3AKSzgdsko4og2B7Uz7",
+	"IF2ck3G8Nx2zjZJ/2ggmF4piLgpuRctqDx1SyXpOm5ltD3t/4L1fBr0H/fPesRS3FA/iMvIUfhEgbSgR",
+	"KXE7sW3xKtfho2m42ZFI0todF2w2bRJdGm/aKuT490BS2Hozq6RdirL2vzfA3JYMtx8Bku9ziqvI+KG4",
+	"XDaz776+0YiNQOPrEPOFmDc4wlXtSa76UEfc3iQhiJoeiHSUwnNITWLnjc3KE2w4ilztmYZtUbiHAQwx",
+	"WORGcQM+sPrQKBCijq+k1HwhfhKOt/jbaRa+m6PrrDPQfIZbRole2fEw75gWWEMhZ1fmrMVks72EtG6q",
+	"a0lyL/rBZZnD+MlW4v/9W/rtG9S7mfz2Deu/sXFDU2t0cnBcUoQ7FG4oQof95//4X2kUD/794vHD7/4r",
+	"/nr07KfnPz5+9fi7HDS0qhJl0LC0kQsJ3NrnQ1UVPl+NJmqa9DdFPyUnga7PHj18+ujxjz8+/o5chTV9",
+	"kW5ZGrFNQnuoPICfppcGPJxDdFHeyAPIM5x3lmdx1vA7jNiEXN3FAdgiQh5RzTmdHytR8CI33VJXZME6",
+	"PEwh4v6Qvkobovh+qdN/feZvdk3u6SGZs63ppa/qwJiQWwwNm3rxzQbYyxI4CALSW7biaheSkptw8VoO",
+	"Kfbdj+AbaUbC/tCFkFWnMT12F5d55UCty9yjQVGt8vm0TRg0ZtVGn1Ip9JDVk++7Vpz93uftITmssxRV",
+	"yYKuKhUonNyyhpKYs0peCDZF1jTdWz4pjM2s5Wbecn9wciuNMgi1+wsDyWfsnVI+TBstz5eoQrmNUWSB",
+	"bp6UGa+4ugXb3RcHboRHf6mUeihVXmOsKZOwmVQozON62zAnyCItwDViLgyGcjjNOML6EJZ7sBneGDaH",
+	"65zp2S1XeWxBAe6HJIoXhd4od8eCQrmoBDO6EilrPeagqKeZtDicqxXFxki3ewm767EN8zQebkD8b5PC",
+	"1xy0irSQDinA0+fPXr5idzXfuOVdKiTEOhHNF4Yr1829lyeUAIoh0ghPHLie5tK5NQrjqMx/y60s2oH0",
+	"DCbrdX4sn4EqtRWFES4kxtx7wP7j34f90/5JlwIh26arVbVrTgkHPZhRWNUPsKj2OVlKca0TeHKmZ46j",
+	"QT2Y01yc+7A/qCnCvNJb1tkuuUsqctyxE/UwxKsBbtsREypEKAGGeYsqrj32FaKLvAGuARpvOMO4iX21",
+	"2RZ6jeiAHOZCqNemykZZCi7En4DO8HhIMcpSzXWLeE3Mb13xglwKQcShCKigi+CrqJjYnK25LA/tsBj3",
+	"9NVX31d62//qK/awFph8ra66GE8sgIJFQ6LBCuPBMVIoEZW6OVkukUVrczFRAZjUFvCmWIriAm1OKFV5",
+	"J10c38fHY89R3OruSXVrvvMlPYjTrasN8Lqzf2SFXmHElfblpg4tbPQY5Vv6WXGHDo4LIdYhzC10MsYK",
+	"Y0YAsaE5zXhxAfQxiLnBkAhCWxwsZ0qTe4jLsttnjwColLYRSxxhvJqdKPT2JMuoBw/e3rDsO5Z5yo5e",
+	"TLJEU3cFV2wmcLh+spsTteI7n5vBeJyz39gowY69Xw2mRH4SadncCFF2xyCVRhhCb0ZUgqMBmz15OlFR",
+	"vved7sGni9hJMlqQPjgrtJrLBdZVqnN1vHgXFaKTQTefqFSFgK5IhUCiDpRAL4RbChOiCmto8GoLSLLS",
+	"l2JUg70Sc5dqJRO1UU5vML+JPHDJ1DDNJU7n6yGR3K4XNGyKBRSdK6o5VV7SSuBQE0XT3SiKY6zLVkVU",
+	"vmbUk3us5DuLWZt0NETpKZQsJ4pbJufNDpe8rFtK1zy1ZMH1ehDmGf0R/bJ52NYyyYkk7IkBh4ioPpsZ",
+	"s9YOpl5oXfVKjL+MJWc8o+p6ivOwEakPtKcm4DE3TG8VHvKU9TX40L3+aRfQqYUHjSfKHwysf1DwqmLi",
+	"HYAjtAZab6es4MZIYdk0cAUfDe/TLCebweC0SMv64RMxTTNFJ+oVFcKr5KWIa2WdABM+q0QXT5fxuTUg",
+	"ZGHJMOwyoK0vvIViF84YYY0ZLxMV8kORo6GkC/tN1ptuvYxHvFiK3iPy5I+Y0j0s1UjxfYA9WKvAxbp/",
+	"hKlKT9TM6K2l6B67xJThAvrC044F4dBoDruHEjIyDPR/kQ/A+xNu4ttjnQu9FsUFZr1RIcmgdnA7UcEF",
+	"4BsB6iqxjWW9iEjCrGYilmtrejwAI9NsB5LUJqrh38i9L2QuWLHU0Cdgcu27CN4PLPnli+sEegLg3qVD",
+	"2okKLucbuSU9u6uJvLTAtzyppyUavVElnD9yLmL5OgRJQveRr9NpRG4YQ5jQf9QZ9AcPWKGts03qMOif",
+	"DMYTRbPxDU6G9/tnp2N2Qt4m/3Bw1qeaRbDxz/lCqnhkfwS92+iN87FC7OUawNyzbleJUCWsg0LtoJsz",
+	"Xyusc6QM1XiirqhDRT5+i2HAnUNLGrfFe6rahDntjbJP+UQlVZ/qMlihXpPfC2TU8Rh546CPLaClrITj",
+	"JXc8LZs2UTetm8Y6sW4a2y+bNq7Lpel5XSxtomK1tPB4OOiOELExJtWHXO1DKwy1Vw0tBIweKYLGqQQb",
+	"ECpN2b4tpc60WuBqcqqQJveKpPXZMyUmysvRuGxKPzCbkJ/NsRIocDdYgU+f6mD8IGZ/uqWQhgFr7Yb6",
+	"hWkuqpeUqISk1jQjmWSeEhTOBqfNZFePwZhsYQF7HzeS7sLGw2qmIWtv6uvmNBlHymZyH/sWsn2kgvkJ",
+	"ljCps/4Q6OlasM4UmRx1HY7UE7XeOMphgFl963Nf9cahZ7ROz0Gi1mCbeUwcjGkTtjBCKFGOGZ+oS6mr",
+	"KMdxRIyWMk+hSF6jeFMdYMI63E1Uy9JHMSgu5M+kcYHYC2ocVPbgPFFj8MRhrD3GSlmxWJGz128wbDqK",
+	"4nVV5Jxo7YXYkZ5DBN3moKeUABFeMZ9u3L0uzhXZAHDxwWAaa3+iWtOM+mcdrho0ftwIggWVrYzuam18",
+	"oy4ZpN1EtWW9PaT+QsGQwPWwui2vNgLL6wCNicVSMenuQux8PKxUlHeHdo+Eft4P8eZ6juHopGWUDboU",
+	"A9Kwk12IoAW8MobvSI2tZCGUpVoulGn405NXWZ5tUHEFzd2O7t7Va6FISutrs7jrP7J3oS2os9L5gteS",
+	"l8zrrA+fP8ny7FIYS6rssD/oD9D+t9LFRW+NbpZ7g5PBhzyD/vlaZqPstD/on/rAMlSv7zYqFMOThThi",
+	"PAAydFgBZCaAZgD1yOsilMXGGKw7TJpVP8M5kGccU7N/EC4t/1GiaXKv7N5wMLhdLnS0SJ6eDPtneVqm",
+	"iGxZiTGqrXrRzXKfcapHyhKFdZOV70Oe3aM1tPUX13o3qS+In5xc/0mjnsyHPDu7yTix1Bh+cHqjUWKK",
+	"HtrlGjU90sVmeeb4wgbvus3eQvuGYQatNneJlx/FM4/cXtHHmlgcsGwnXG0zIVNZbY/BUKelBrqLaePs",
+	"UW3FqctFTlTn3uCUjB47ZoWg2CVikFS3hjyLoAL98DjoNHf/LMsPftpTOtRNVAa5LcRq2axZfP5I2Evd",
+	"5C6VX8qvbYflSG/SDktYvm0/SlfvdlIO6vMh7j3Cw1sXPEjTXJNiB7CjCWKgyBS1HfuJChzEsX1xg7rk",
+	"O486Qf9LnMqncaWsU0OhmxxOD4e3H/JsrW3LAXwULJV7di299UHXYcEYuxMWiyI/qVmSrijYsxNuZVVN",
+	"lLcWjlks2cHRMXJghZSOzHZn/xjUNravtWFtZFTOJgq0M9Q7uAtBpB2aze8SpbDr49lQji2P2wHr+jAb",
+	"5WTVrF8RjUAdrPaNCqOPEhWhc8RdDA+sxWhqTua/0f7AwJ/DxpHbDdTFJAsI416jmRIlkWB8Sy2JQC/n",
+	"UlHYT2KvS42YuL8kWRohYq+sE36spNoke3hkmh6M3ZCrU+jLhq45UaHqPwi2+1nmpAgGq3i4P6GFuBI6",
+	"UsTKbUnr3r0fRBSRWn2ry91ty3Tt14XYq29V+4abVhLvMjm0g6Thm42aV9eVEfTBTiHEEihAHbRwdFaJ",
+	"4P0Rg+FYtyiUFWOXPzRdj85sxIcD3nTyV1Pk8prKjJ+kdGW4aiGG5LVe2NNLb+xpG8t/dbfljp8Pefaj",
+	"9tWOryzpD1rAGIWdKdoekpLscXZtRfO8OHT35Osj5fD+hqWH2gPoSeVnEx0iHfeaw4OPrATVUtIjKRep",
+	"6qC6JBg+micb0fFNtx3rhLfdMTujZp6JBt7hn3pHV87wr5kAOhj5LsjuCSf5ZEWnDnhMUnkq2rn3nYHS",
+	"Jlx2j91dzx8xcbaFKfbZ07SiHh34/vHrb0bH79VpqVON90X5e3aUVIu2ytNp8b5Gjb5YvK9z0oUDvxAu",
+	"udwJWDDg3skNxNBYCRY/OLvJ4W0pJQcfD4c3kJLbyp1/ARGbBJLEkR/pRauYXau8qEdeaV/BdnmdE2dJ",
+	"SNiiv/FJ6m8IF4jt+5D9TSp0+ZeTKzGeKLwHrLUdhWySHysI+x36U9NhUGLb86iNmhTIsN0+e6h2WomJ",
+	"EpUVdNPWvcG9vM6FCbdt2XB7lSwbda7pmqbS+srf6f1Z0qKQXhfPmQZONsV8RW84JW2cymTZNrnxB+E+",
+	"TmgMV+EcU6F/q8Xdjrf9z2s0uPf3UOc9Jj17KSAEBliBxxLvEXNbjUYsDBjAqgprblz3i5gXnqmgCHdS",
+	"92fepEU3oYN3SY2m+C5XtMT0tQa1S0VFNOsbEfdCmPDaqZl0PuvleBzTRHWOGRbyptd3VKvCjSCjkupM",
+	"S5fy+G7uA6giwaW71cq9KYUAuBgm5SMq9ySunC79WOlLDGFGAwpMIt4UWYlyEYIOGgaXOz6ojcEaA5Kt",
+	"g2BGoSZktVlpJXYTRXEr6cqS2P56gbGu7prvMB3Wq/8VLy7oNrkxmVUDg5yoeLVcqEMbTSSWiXdUmKzg",
+	"yss0M3FwbWCrAWGi4sWiAB4LSMis4zvL0gg47xD18W9544bNLd/lNSNPMXqiMKTpIMwopPFfG1jUxpIe",
+	"4hyOcKVf8dq1s3jt2sjDoXHdGhaBmekZBRSiYNC8gW20fwNbWjP49rex3e4Gto83ZD/7/d+4GTtVXiKB",
+	"AxYRN/FX10mR6bRMo58w4avhFK9lua1GS8k4+ntUYBuGrafaMaEwVBlpV0u9+Ot0YAQgkI7I+tOYnWA7",
+	"9uE8qQmZ3e8PTrvjqO9K6+N7kFNuGzWcmzMOyU6HU71J4ebIA8dh96lwM/X6qSrYX1u4mQhiB1PBlSXj",
+	"Pa9An9hFwzgWygJV95hC3mJwl9aX7GtV0r1S+rmlHaLXPiwUC0bhOlsEoBtJPOQKuELiSVP8YhCxv2X2",
+	"KC0oNQY1UHhstfM63b77dKJAhawTKv2N0C0qXu55qDywhtDbKGjEjZqo1JziaiGiRdYgcYWRFOOjwhEs",
+	"raZ/fPP5+eWw5ZrSUQj3Pn5R6XE2OfxibPKv2KZeJ3p+Iqt69LR9CXX08zH/iId/z8z/L7vYwIPoi1xt",
+	"EO1oqVvWaX2BZBpLqDTDKz37/DIK/aOQw7LlMpGHbs/cQHe4grW1Zqy3sLamnRJ5W8q2SEMsfJA81iVt",
+	"att3LFtSuWhkaOS+b0Rqp4lQmEbE2jORJqq+oRrDgtNOPPv8GMUQrZsxhsCHU5CS2sYDn3Nrv6TGmDeK",
+	"DWAPMz0boa7oeSGojr8pjH9tPKN5kvx2fXaWse/R/DiecfUHycU5X4CC/sTNRZp/CBpC5/bmUKJANzKH",
+	"hhIbN1EMRjFnNJa196Qn5lICPaLYoEQ90JRZ2si9TPLz2lxDoBjUakWTJkOD8Y3sk1o1CHhDhRhTx4lK",
+	"kuZWktrSaTBk4hd6LVQqvztNnbpg/CRTYWq03cvQk/YgQ2+P2F+RozeeKLRh7l2fEfJkWlQiQgZQfNlD",
+	"r3K3mSiVkJgnElhamlMLlDqocLdKgpztKOPiOEt6gUN8fqb0dcKUCCgYdofsiJb9UcrZ178pZ792wFNI",
+	"hw0O7iAjk2Hg71VRizj5m6J2TFHzIGqYMj+jIfOLqFwvBebgpbZEVDlur3P53PJbqF3HRYdrFK82gWCi",
+	"biURsFsJBMSEbiQRsKsEgr1BKMX0k3F2dm/wYKJuxdlxyxquyVjag2qzhJIHqIMerbDAmgUWruTzscRC",
+	"OzfHGX1+dn6as4IbXd2xo1j8olYo/S1XHEua3MIjefobN//1uXksafH3zc3bC7T8zWrRvxJDR046juAh",
+	"Xv5RMWZ/GUdPhvwifP2fG0k5NUu/nR0AGMkNXYTNu3xrBJqJQq+EPYJB7OelUFT4Mc2f5BfC633AhDxL",
+	"pCyoRlb1VirPU7FGgcXwYR+ik25Qoz7ORN2mUlEYtlGxiLUWLJqo/YpFVNqtURMqXj6DcgNuCcgZ44Y2",
+	"fcem+WjagHDjlXDsACs2ocwwEzuN0bch8PVBfZ1aemHmNEkeSyDhzwneRJEn6YJRi0+UeGyiqSxFS3Wk",
+	"eBMkgKHJ+6N08BfUKTqQlVrqFN1cVuqOjghLObN8h7HrPppuFVLnm4LKK37xRaWU1BeMALm99fv0N+v3",
+	"58n6xf35Mhm/nyEoCo6OVIvv9FYdZvz5iS34ZUO92ayRklRAfqXLm/ZBf2hbgpMOr/xtEQK2MUkfDXI7",
+	"vWGdKylLd4yNQKqKJ4lICnwfReLTRCTGoo5a/8TVriXLsc5/jXezIKMJHCVelry/viM3HdeLhHniXXYn",
+	"sQpRyom0IUaUJ2OqPX2zlo0CPce6PL7MWyD/TofArsgAoP2VYWWvEOjegfzRoWVNOQL2Y89x/uGzu84V",
+	"FUA6cKBThlRwo2+5najoSO+Oj/DhxoENwWrtiNJplF6MYka3bVMPGNkoPW8N7hq5foO9huOHE7tj2ZKr",
+	"0rYezC8U/wbodRgacE1ZARBoqQAISLHXVBiI2N/Bql8wSjOREL3zaSRF55Se99lrn+9CJT7oUhEA9IKb",
+	"shIWK/fQZSR0wwhVKEjKW/tKedzSDbgLrYayZEtul1TCr1n9eqJeJJe70KAFX68FFokNhWz9laojNhzg",
+	"YxB98KI6Lw11pi+f/PD09fPznx7+GxZS83/+/OTpd89+nnbzWIJztovVqJAbRAk3hNcXPgzCCF5Vu5hU",
+	"jE/bDT0wfWGoTIkvt/Nl8umbVX0zYaTqtd3D0igSneQ3wQfZbVLR64o9nzgTPRYcOhsMvBnmBvOnSuSf",
+	"pN6Q8bsqylhY/PNmk9fXH6bVgELlXMw0RG2u0osFEr2jKeXNOlSfMK3846wfYb/OUbRpcM/wynsaQQj0",
+	"bIXafhp+2ZyAZ2Nx6A5056uKWtGTygplpZOXotqhR1cqaPxbzvGvkXN8b3hbmd3Lrh4v9xIaXmlNFhnT",
+	"ZDHeEFLfQejZy1WCrAkjpAjr6gHobdJn4Fw02JjhFqI0jvfmVrssUnnkI6fzIX9QDMoTcW92xu8XqWj+",
+	"Ui7UZm0PJXQ/cfTQ1EsMGWlYHPNq+dz6no+sKgXbAbjSNUnFTu8PBgEhr1/bpznL++sIwmJTbMB4/YSi",
+	"c0vri7we78FGvSkUxtxKVeot67TLG93mKSWJ54pzOlHxoPrS5fHqeRqo22fPKOaEZuylLwwsms9R2gWK",
+	"c4CNR9YbpXF/wTfWSY5Fe4OsBiIZaAkKC6FS8SO7h8+0u0FUpasKr138RDWpFFAnDwCSoBJWmjQ8ZIIv",
+	"PdTI4sebSH6Aj82i4zhxLH794ORkwP7j308G/WH/FC1Hx61CtU3pfuNKmDab0IfPpzv4azuy0Zu3qSYR",
+	"ZE9//cmRWoEH1faOFkv4vqE757UqafdKicUr8DokTKPu2R175TsJbqt7oHPVVD0ThzlKN2RHlaXns4St",
+	"bunj86sKkY9jkQSW1kg4zbGyAZ4gbaKfR5aUB2uPVRcECfBYecH2Mp1o+xzH0q2ponm1RTT7GBvllXf6",
+	"XImb+W/1ET+rpTTY3egyPUDqHbCMuvrlr2QvxePh1XVv3YklUj97Xl84Icmq2ywZTYLWvIHozVtAtb0L",
+	"d968BbyisI5jh3OJVfyxODjeVLJ3uXTHiIqDFE8lUhzG7mI5FmB3+DHmI2rjc/FmYimpqLfR7/wl9/WV",
+	"K1jl1xeU2QGrRp7oY2457craiLl8h/yGihLfxePh4XFw1VJywZJlnZZ7guhKpX5NPLAGLB7NvZDmlEvG",
+	"G4EaBXRjH8QnDvvw5WL919IQhWcrXiylEukkPHa//fD/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -77,7 +77,9 @@ export interface paths {
         };
         /**
          * Whether the request is logged in
-         * @description Never refuses; answers `not logged in` for any missing or unacceptable credentials.
+         * @description Never refuses; answers `not logged in` for any missing or unacceptable credentials. The
+         *     credentials are optional, and those of `/auth/user` (so Swagger UI's Authorize, e.g. the
+         *     `xsrfHeader` echo of the cookie session, applies here too).
          */
         get: operations["getAuthStatus"];
         put?: never;
@@ -185,10 +187,10 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
-                 * @example local
+                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`; its callback works only as the end of a login the provider redirects back (the state must match that login's handshake cookie), so a Try it out of its own shows the refusal of a forged or replayed callback (400 `bad_state`).
+                 * @example dev
                  */
-                provider: components["parameters"]["Provider"];
+                provider: string;
             };
             cookie?: never;
         };
@@ -250,16 +252,13 @@ export interface paths {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description ETags the client holds (or `*`); a match answers 304.
-                 * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
-                 */
+                /** @description ETags the client holds (or `*`), e.g. `"e5dc302bd5f0109456151a15ace6806cdd3197c6"`; a match answers 304. No example value: Swagger UI would send it, and Try it out would show the 304 instead of the image. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
-                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404.
-                 * @example 0b4a6e2f3c9d.image
+                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404. The example is the avatar (an identicon) of dev mode's direct-login user `demo` of provider `local`, stored by its first login (the login examples).
+                 * @example ed2c45bb3fe3b8360f505280ab363a0893379cc2.image
                  */
                 id: string;
             };
@@ -728,10 +727,7 @@ export interface components {
         };
     };
     parameters: {
-        /**
-         * @description ETags the client holds (or `*`); a match answers 304.
-         * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
-         */
+        /** @description ETags the client holds (or `*`), e.g. `"e5dc302bd5f0109456151a15ace6806cdd3197c6"`; a match answers 304. No example value: Swagger UI would send it, and Try it out would show the 304 instead of the image. */
         IfNoneMatch: string;
         /**
          * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
@@ -1115,10 +1111,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
-                 * @example local
+                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`; its callback works only as the end of a login the provider redirects back (the state must match that login's handshake cookie), so a Try it out of its own shows the refusal of a forged or replayed callback (400 `bad_state`).
+                 * @example dev
                  */
-                provider: components["parameters"]["Provider"];
+                provider: string;
             };
             cookie?: never;
         };
@@ -1140,10 +1136,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list). The example is the direct provider `local` of dev mode, whose login is one request; `dev` (the dev OAuth 2.0 server) answers with redirects a browser follows, not a fetch.
-                 * @example local
+                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`; its callback works only as the end of a login the provider redirects back (the state must match that login's handshake cookie), so a Try it out of its own shows the refusal of a forged or replayed callback (400 `bad_state`).
+                 * @example dev
                  */
-                provider: components["parameters"]["Provider"];
+                provider: string;
             };
             cookie?: never;
         };
@@ -1205,16 +1201,13 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description ETags the client holds (or `*`); a match answers 304.
-                 * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
-                 */
+                /** @description ETags the client holds (or `*`), e.g. `"e5dc302bd5f0109456151a15ace6806cdd3197c6"`; a match answers 304. No example value: Swagger UI would send it, and Try it out would show the 304 instead of the image. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
-                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404.
-                 * @example 0b4a6e2f3c9d.image
+                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404. The example is the avatar (an identicon) of dev mode's direct-login user `demo` of provider `local`, stored by its first login (the login examples).
+                 * @example ed2c45bb3fe3b8360f505280ab363a0893379cc2.image
                  */
                 id: string;
             };
@@ -1266,16 +1259,13 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description ETags the client holds (or `*`); a match answers 304.
-                 * @example "e5dc302bd5f0109456151a15ace6806cdd3197c6"
-                 */
+                /** @description ETags the client holds (or `*`), e.g. `"e5dc302bd5f0109456151a15ace6806cdd3197c6"`; a match answers 304. No example value: Swagger UI would send it, and Try it out would show the 304 instead of the image. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
-                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404.
-                 * @example 0b4a6e2f3c9d.image
+                 * @description Avatar file name, `<avatar id>.image`; a malformed or unknown name of valid length is 404. The example is the avatar (an identicon) of dev mode's direct-login user `demo` of provider `local`, stored by its first login (the login examples).
+                 * @example ed2c45bb3fe3b8360f505280ab363a0893379cc2.image
                  */
                 id: string;
             };

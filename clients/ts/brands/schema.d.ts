@@ -205,10 +205,7 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
-                id: components["parameters"]["BrandID"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**
@@ -304,13 +301,13 @@ export interface components {
              */
             password: string;
         };
-        /** @description A login; the examples are dev mode's demo user (Swagger UI fills a form from them). */
+        /** @description A login; the examples are dev mode's admin (Swagger UI fills a form from them, and the admin's token runs every operation there). */
         LoginRequest: {
-            /** @example demo@brands.test */
+            /** @example admin@brands.test */
             email: string;
             /**
              * Format: password
-             * @example demo-password
+             * @example admin-password
              */
             password: string;
         };
@@ -337,7 +334,6 @@ export interface components {
             /**
              * Format: email
              * @description An email address, at most 254 characters; unique without regard to case. Empty leaves it unchanged.
-             * @example ada.king@example.com
              */
             email?: string;
         };
@@ -800,7 +796,9 @@ export interface components {
          *     refusal or a failure of the server changed nothing, so a retry after it runs the request
          *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
          *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-         *     string); send a fresh random value (a UUID) per new request.
+         *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+         *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+         *     Try it out would then replay the first answer (or, with another body, get 422).
          */
         IdempotencyKey: string;
     };
@@ -836,7 +834,9 @@ export interface operations {
                  *     refusal or a failure of the server changed nothing, so a retry after it runs the request
                  *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
                  *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-                 *     string); send a fresh random value (a UUID) per new request.
+                 *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+                 *     Try it out would then replay the first answer (or, with another body, get 422).
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -945,15 +945,15 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "demo@brands.test",
-                 *       "password": "demo-password"
+                 *       "email": "admin@brands.test",
+                 *       "password": "admin-password"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["LoginRequest"];
                 /**
                  * @example {
-                 *       "email": "demo@brands.test",
-                 *       "password": "demo-password"
+                 *       "email": "admin@brands.test",
+                 *       "password": "admin-password"
                  *     }
                  */
                 "application/json": components["schemas"]["LoginRequest"];
@@ -1135,8 +1135,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Ada King",
-                 *       "email": "ada.king@example.com"
+                 *       "name": "Ada King"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["EditRequest"];
@@ -1432,8 +1431,11 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
-                id: components["parameters"]["BrandID"];
+                /**
+                 * @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. The example is dev mode's Velvet Records, which no other example uses (dev mode puts it back at the next start) (docs/specs.md: Swagger UI).
+                 * @example 655e1f2a000000000000000b
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -1474,8 +1476,11 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. */
-                id: components["parameters"]["BrandID"];
+                /**
+                 * @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. The example is dev mode's Aurora Skis, which no other example uses (docs/specs.md: Swagger UI).
+                 * @example 655e1f2a000000000000000c
+                 */
+                id: string;
             };
             cookie?: never;
         };
@@ -1483,8 +1488,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "availability": false,
-                 *       "isFeatured": false
+                 *       "description": "Touring skis; back in stock next season."
                  *     }
                  */
                 "application/json": components["schemas"]["BrandUpdate"];
@@ -1538,7 +1542,9 @@ export interface operations {
                  *     refusal or a failure of the server changed nothing, so a retry after it runs the request
                  *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
                  *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-                 *     string); send a fresh random value (a UUID) per new request.
+                 *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+                 *     Try it out would then replay the first answer (or, with another body, get 422).
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

@@ -839,7 +839,7 @@ export interface components {
          *     `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
          */
         Sort: components["schemas"]["OrderSort"];
-        /** @description The order's id. Below 1 is refused with 400. */
+        /** @description The order's id. Below 1 is refused with 400. The example is dev mode's order 1, alice's (WAITING); read it as alice (docs/specs.md, Swagger UI). */
         OrderID: number;
         /**
          * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
@@ -858,7 +858,9 @@ export interface components {
          *     refusal or a failure of the server changed nothing, so a retry after it runs the request
          *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
          *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-         *     string); send a fresh random value (a UUID) per new request.
+         *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+         *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+         *     Try it out would then replay the first answer (or, with another body, get 422).
          */
         IdempotencyKey: string;
     };
@@ -1070,7 +1072,9 @@ export interface operations {
                  *     refusal or a failure of the server changed nothing, so a retry after it runs the request
                  *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
                  *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-                 *     string); send a fresh random value (a UUID) per new request.
+                 *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+                 *     Try it out would then replay the first answer (or, with another body, get 422).
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1081,8 +1085,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "username": "alice",
-                 *       "password": "alice-password",
+                 *       "username": "erin",
+                 *       "password": "erin-password",
                  *       "userType": "Customer"
                  *     }
                  */
@@ -1253,7 +1257,9 @@ export interface operations {
                  *     refusal or a failure of the server changed nothing, so a retry after it runs the request
                  *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
                  *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-                 *     string); send a fresh random value (a UUID) per new request.
+                 *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
+                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
+                 *     Try it out would then replay the first answer (or, with another body, get 422).
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1385,7 +1391,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. Below 1 is refused with 400. */
+                /** @description The order's id. Below 1 is refused with 400. The example is dev mode's order 1, alice's (WAITING); read it as alice (docs/specs.md, Swagger UI). */
                 id: components["parameters"]["OrderID"];
             };
             cookie?: never;
@@ -1441,8 +1447,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. Below 1 is refused with 400. */
-                id: components["parameters"]["OrderID"];
+                /**
+                 * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 2, alice's (WAITING): cancel it as alice (docs/specs.md: Swagger UI).
+                 * @example 2
+                 */
+                id: number;
             };
             cookie?: never;
         };
@@ -1509,8 +1518,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. Below 1 is refused with 400. */
-                id: components["parameters"]["OrderID"];
+                /**
+                 * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 3, carol's: release it as bob after taking it (docs/specs.md: Swagger UI).
+                 * @example 3
+                 */
+                id: number;
             };
             cookie?: never;
         };
@@ -1577,8 +1589,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. Below 1 is refused with 400. */
-                id: components["parameters"]["OrderID"];
+                /**
+                 * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 7, alice's, READY from bob: reject it as alice (docs/specs.md: Swagger UI).
+                 * @example 7
+                 */
+                id: number;
             };
             cookie?: never;
         };
@@ -1645,8 +1660,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. Below 1 is refused with 400. */
-                id: components["parameters"]["OrderID"];
+                /**
+                 * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 3, carol's (WAITING): take it as bob (docs/specs.md: Swagger UI).
+                 * @example 3
+                 */
+                id: number;
             };
             cookie?: never;
         };
@@ -1694,8 +1712,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. Below 1 is refused with 400. */
-                id: components["parameters"]["OrderID"];
+                /**
+                 * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 5, alice's, IN PROGRESS with bob: pass it as bob (docs/specs.md: Swagger UI).
+                 * @example 5
+                 */
+                id: number;
             };
             cookie?: never;
         };
@@ -1730,8 +1751,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The order's id. Below 1 is refused with 400. */
-                id: components["parameters"]["OrderID"];
+                /**
+                 * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 5, alice's: accept it as alice once bob passed it (docs/specs.md: Swagger UI).
+                 * @example 5
+                 */
+                id: number;
             };
             cookie?: never;
         };

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/triadhq/triad/api"
+	"github.com/triadhq/triad/impl/testkit/browsertest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
+)
+
+// docsWalk walks Swagger UI's operations in the order docs/specs.md gives, on one page at a time,
+// and records which operations it executed.
+type docsWalk struct {
+	docsPage
+	spec   string
+	blocks map[string]string // operationId → its block's CSS selector (operations-<first tag>-<id>)
+	walked []string
+	ok     map[string]bool // the operations that answered 2xx
+}
+
+// newDocsWalk indexes every operation of every spec by its Swagger UI block.
+func newDocsWalk(p docsPage) *docsWalk {
+	w := &docsWalk{docsPage: p, blocks: map[string]string{}, ok: map[string]bool{}}
+	for _, name := range api.Names() {
+		doc, err := api.Load(name)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		for _, item := range doc.Paths.Map() {
+			for _, op := range item.Operations() {
+				if len(op.Tags) == 0 {
+					p.t.Fatalf("%s: operation %s has no tag (Swagger UI files it under default)", name, op.OperationID)
+				}
+				w.blocks[op.OperationID] = "#operations-" + op.Tags[0] + "-" + op.OperationID
+			}
+		}
+	}
+	return w
+}
+
+// page opens one spec's page.
+func (w *docsWalk) page(spec, firstOp string) {
+	w.t.Helper()
+	w.spec = spec
+	w.open(spec, w.blocks[firstOp])
+}
+
+// try executes op with its defaults and requires status and, in the response shown, contains; it
+// returns what was shown.
+func (w *docsWalk) try(op, status, contains string) string {
+	w.t.Helper()
+	sel, ok := w.blocks[op]
+	if !ok {
+		w.t.Fatalf("no operation %s in the specs", op)
+	}
+	got, shown := w.tryItOut(sel)
+	w.walked = append(w.walked, op)
+	if got != status || !strings.Contains(shown, contains) {
+		w.t.Fatalf("%s: %s with its defaults shows %s, want %s with %q: %.800s", w.spec, op, got, status, contains, shown)
+	}
+	if strings.HasPrefix(got, "2") {
+		w.ok[op] = true
+	}
+	return shown
+}
+
+// tokenIn is the "token" of a response shown.
+func (w *docsWalk) tokenIn(shown string) string {
+	w.t.Helper()
+	m := regexp.MustCompile(`"token":\s*"([^"]+)"`).FindStringSubmatch(shown)
+	if m == nil {
+		w.t.Fatalf("%s: no token in %.500s", w.spec, shown)
+	}
+	return m[1]
+}
+
+// TestDocs_EveryOperationWorksWithItsDefaults is a visitor of /docs on a fresh dev-mode server
+// (what `make run` serves on an empty database) executing every operation of the three specs with
+// what Swagger UI fills in, in the order docs/specs.md documents: sign in, Authorize, then the rest,
+// signing in again where an operation needs another role. Every answer is a success but the two
+// OAuth 2.0 callbacks', which only a provider's redirect can complete (their state is a login's
+// own, single-use), and which show the refusal of a forged callback. It fails when an operation of
+// a spec is not in the walk, and when the page fetches anything from elsewhere than the server
+// (the Swagger UI assets are embedded: the docs need no internet). What Authorize was given
+// survives a reload (persistAuthorization).
+func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
+	t.Parallel()
+	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
+	origin, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.New(t, 8*time.Minute)
+	var mu sync.Mutex
+	var offsite []string
+	chromedp.ListenTarget(b, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			u, err := url.Parse(e.Request.URL)
+			if err == nil && (u.Scheme == "data" || u.Scheme == "blob" || u.Host == origin.Host) {
+				return
+			}
+			mu.Lock()
+			offsite = append(offsite, e.Request.URL)
+			mu.Unlock()
+		}
+	})
+	// The browser starts under the test's context, not under a step's deadline, which would end it.
+	if err := chromedp.Run(b); err != nil {
+		t.Fatal(err)
+	}
+	w := newDocsWalk(docsPage{t: t, ctx: b, base: base})
+	w.run("start", network.Enable(), chromedp.EmulateViewport(1280, 2000))
+
+	// orders: the token and a registration need no Authorize; then the performer bob, then the
+	// customer alice (the password flow with the dev client each time).
+	w.page("orders", "issueToken")
+	w.try("issueToken", "200", `"token_type": "bearer"`)
+	w.try("registerOrdersUser", "201", `"username": "erin"`)
+	w.authorizeOrders("bob", "bob-password")
+	w.try("getAuthenticatedUser", "200", `"username": "bob"`)
+	w.try("listNewOrders", "200", `"totalElements": 3`)
+	w.try("takeOrder", "200", `"status": "IN PROGRESS"`)
+	w.try("releaseOrder", "200", `"status": "WAITING"`)
+	w.try("passOrder", "200", `"status": "READY"`)
+	w.authorizeOrders("alice", "alice-password")
+	w.try("createOrder", "201", `"description": "Paint the fence"`)
+	w.try("listUserOrders", "200", `"customerId": 1`)
+	w.try("getOrder", "200", `"id": 1,`)
+	w.try("cancelOrder", "200", `"status": "CANCELLED"`)
+	w.try("rejectOrder", "200", `"status": "WAITING"`)
+	w.try("acceptOrder", "200", `"status": "COMPLETED"`)
+
+	// brands: browse, register (the new user's token) and log in (dev mode's admin); Authorize as
+	// the admin to manage brands, then as the new user for its profile, its subscriptions and its
+	// logout, which touch no account another visitor signs in with.
+	w.page("brands", "listBrands")
+	w.try("listBrands", "200", "Northwind Coffee")
+	w.try("listFeaturedBrands", "200", "Northwind Coffee")
+	w.try("getBrand", "200", "Northwind Coffee")
+	ada := w.tokenIn(w.try("registerBrandsUser", "201", `"email": "ada@example.com"`))
+	admin := w.tokenIn(w.try("loginUser", "200", `"token"`))
+	w.authorize("bearerAuth", admin)
+	w.try("createBrand", "201", "Northwind Coffee")
+	w.try("updateBrand", "200", "back in stock next season")
+	w.try("deleteBrand", "200", "Brand successfully deleted.")
+	w.open("brands", w.blocks["getMe"]) // a reload: the page starts again from the server
+	w.try("getMe", "200", `"email": "admin@brands.test"`)
+	w.authorize("bearerAuth", ada)
+	w.try("getMe", "200", `"email": "ada@example.com"`)
+	w.try("subscribeBrand", "200", "Successfully Subscribed")
+	w.try("unsubscribeBrand", "200", "Successfully Unsubscribed")
+	w.try("editProfile", "200", "Profile successfully changed.")
+	w.try("resetPassword", "200", "Password successfully changed")
+	w.try("logoutUser", "200", "You have successfully logged out.")
+
+	// auth: the direct login of dev mode's demo user (provider local), Authorize xsrfHeader with the
+	// XSRF-TOKEN cookie it set, the session, the avatar the login stored, then the logouts.
+	w.page("auth", "authLoginPage")
+	w.try("authLoginPage", "200", "")
+	w.try("listAuthProviders", "200", `"local"`)
+	w.try("getAuthStatus", "200", `"not logged in"`)
+	w.try("authLogin", "200", `"name": "demo"`)
+	w.try("authLoginPost", "200", `"name": "demo"`)
+	var xsrf string
+	w.run("read the XSRF-TOKEN cookie", chromedp.Evaluate(`decodeURIComponent((document.cookie.match(/(?:^|; )XSRF-TOKEN=([^;]*)/) || [])[1] || "")`, &xsrf))
+	if xsrf == "" {
+		t.Fatal("auth: the login set no XSRF-TOKEN cookie the page can read")
+	}
+	w.authorize("xsrfHeader", xsrf)
+	w.try("getAuthUser", "200", `"name": "demo"`)
+	w.try("getAuthStatus", "200", `"status": "logged in"`)
+	w.try("getAvatar", "200", "")
+	w.try("headAvatar", "200", "")
+	w.try("authCallback", "400", "bad_state")
+	w.try("authCallbackPost", "400", "bad_state")
+	w.try("authProviderLogout", "200", "logged out")
+	w.try("authProviderLogoutPost", "200", "logged out")
+	w.try("authLogout", "200", "logged out")
+	w.try("authLogoutPost", "200", "logged out")
+
+	var missing []string
+	for op := range w.blocks {
+		if !slices.Contains(w.walked, op) {
+			missing = append(missing, op)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		t.Errorf("operations the walk (and docs/specs.md's order) leaves out: %v", missing)
+	}
+	t.Logf("walked %d operations with their defaults: %d answered 2xx", len(w.blocks)-len(missing), len(w.ok))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(offsite) > 0 {
+		t.Fatalf("the docs page fetched from elsewhere than the server: %q", offsite)
+	}
+}
