@@ -121,6 +121,10 @@ check-sdk: deps-npm ## type-check the TypeScript SDK and its tests (tsc, strict)
 sdk-pack: deps-postgres deps-npm ## npm pack the TypeScript SDK, install the tarball in a scratch app, type-check it and call a server (part of make test's go test ./e2e)
 	$(GO) test -count=1 -run '^TestSDKPackage$$' ./e2e/
 
+.PHONY: sdk-mock
+sdk-mock: deps-npm ## run the TypeScript SDK's tests against make mock (Prism serving the spec examples) instead of a server; docs/specs.md lists what differs (part of make test's go test ./e2e)
+	$(GO) test -count=1 -run '^TestTypeScriptSDK_AgainstMock$$' ./e2e/
+
 # The suites `make contract BASE_URL=...` runs against a server already running: those that need
 # nothing but its API and accounts the TRIAD_E2E_* variables name (dev mode's by default), on all
 # three surfaces; not the brands journey over dev-mode brands, auth's dev OAuth 2.0 provider, or the

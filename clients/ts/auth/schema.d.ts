@@ -840,8 +840,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "name": "alice",
-                     *       "id": "dev_522b276a356bdf39013dfabea2cd43e141ecc9e8",
+                     *       "name": "demo",
+                     *       "id": "local_89e495e7941cf9e40e6980d14a16bf023ccd4c91",
                      *       "aud": "triad"
                      *     }
                      */

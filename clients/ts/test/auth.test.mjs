@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { CookieJar, createAuthClient } from "../auth/index.js";
-import { baseUrl, checkedFetch } from "./env.mjs";
+import { baseUrl, checkedFetch, refusal } from "./env.mjs";
 
 test("the demo user logs in and the session identifies them", async () => {
   // Node keeps no cookies of its own: the client's jar holds the session and the XSRF token.
@@ -17,6 +17,7 @@ test("the demo user logs in and the session identifies them", async () => {
   const refused = await api.POST("/auth/{provider}/login", {
     params: { path: { provider: "local" } },
     body: { user: "demo", passwd: "wrong-password" },
+    ...refusal(403),
   });
   assert.equal(refused.response.status, 403);
   assert.equal(refused.error && "code" in refused.error ? refused.error.code : undefined, "bad_credentials");
@@ -37,6 +38,6 @@ test("the demo user logs in and the session identifies them", async () => {
   assert.deepEqual(status.data, { status: "logged in", user: "demo" });
 
   // Without the echo the session is refused: the double-submit check is the server's.
-  const bare = await api.GET("/auth/user", { headers: { "X-XSRF-TOKEN": "wrong" } });
+  const bare = await api.GET("/auth/user", { headers: { "X-XSRF-TOKEN": "wrong", ...refusal(401).headers } });
   assert.equal(bare.response.status, 401);
 });

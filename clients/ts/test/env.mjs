@@ -8,7 +8,8 @@
 
 /**
  * baseUrl is where the tests reach surface: TRIAD_<SURFACE>_URL, set by the Go harness
- * (e2e.TestTypeScriptSDK) to the server or, in contract mode, to the surface's Prism proxy.
+ * (e2e.TestTypeScriptSDK) to the server or, in contract mode, to the surface's Prism proxy, or
+ * (e2e.TestTypeScriptSDK_AgainstMock) to the surface's `make mock`.
  *
  * @param {"orders" | "brands" | "auth"} surface
  * @returns {string}
@@ -20,6 +21,41 @@ export function baseUrl(surface) {
     throw new Error(`${name} is not set: run these tests through 'go test ./e2e -run TestTypeScriptSDK'`);
   }
   return url;
+}
+
+/**
+ * mock is true when the suite runs against `make mock` (Prism serving each spec's examples:
+ * e2e.TestTypeScriptSDK_AgainstMock, `make sdk-mock`) instead of a server. The mock keeps no
+ * state, so where the server's answer follows from what came before, the suite expects the
+ * spec's example instead (`expected`), and a refusal that only state would cause is asked of the
+ * mock with Prism's Prefer header (`refusal`). docs/specs.md lists each difference.
+ */
+export const mock = process.env.TRIAD_SDK_AGAINST === "mock";
+
+/**
+ * expected is what a check expects: fromServer against the server, fromMock (the spec's example)
+ * against the mock.
+ *
+ * @template T
+ * @param {T} fromServer
+ * @param {T} fromMock
+ * @returns {T}
+ */
+export function expected(fromServer, fromMock) {
+  return mock ? fromMock : fromServer;
+}
+
+/**
+ * refusal is the request option that asks the mock for the documented refusal of the given status
+ * (and named example, where the status has several), which the server answers from its state:
+ * Prism's `Prefer: code=<status>, example=<name>`. Against the server it adds nothing.
+ *
+ * @param {number} status
+ * @param {string} [example]
+ * @returns {{ headers?: Record<string, string> }}
+ */
+export function refusal(status, example) {
+  return mock ? { headers: { Prefer: `code=${status}` + (example ? `, example=${example}` : "") } } : {};
 }
 
 /**
