@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -39,27 +39,35 @@ const authorizeScheme = `((name, value) => {
 	return true;
 })`
 
-// openOperation expands an operation's block and turns on Try it out (each only when not yet done)
-// and clears an earlier response, so the next Execute's answer is the one read.
-const openOperation = `((sel) => {
+// executeOperation is Try it out on one operation, in the page, awaited as one step: expand its
+// block, turn on Try it out (each only when not yet done), clear an earlier response, Execute, wait
+// for the answer, read its status and what is shown, and close the block again (so the page
+// Swagger UI re-renders on every change stays small).
+const executeOperation = `(async (sel) => {
+	const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+	const until = async (f, what) => {
+		for (let i = 0; i < 1200; i++) {
+			const v = f();
+			if (v) return v;
+			await sleep(50);
+		}
+		throw new Error("timed out waiting for " + what + " in " + sel);
+	};
 	const op = document.querySelector(sel);
 	if (!op) throw new Error("no operation " + sel);
-	if (!op.classList.contains("is-open")) {
-		op.querySelector(".opblock-summary-control").click();
-		return "opening";
-	}
-	const tryOut = op.querySelector(".try-out__btn");
-	if (!tryOut) return "opening";
-	if (!tryOut.classList.contains("cancel")) {
-		tryOut.click();
-		return "trying";
-	}
+	if (!op.classList.contains("is-open")) op.querySelector(".opblock-summary-control").click();
+	const tryOut = await until(() => op.querySelector(".try-out__btn"), "Try it out");
+	if (!tryOut.classList.contains("cancel")) tryOut.click();
 	const clear = op.querySelector(".btn-clear");
-	if (clear) {
-		clear.click();
-		return "clearing";
-	}
-	return op.querySelector(".btn.execute") && !op.querySelector(".live-responses-table") ? "ready" : "waiting";
+	if (clear) clear.click();
+	const execute = await until(() => !op.querySelector(".live-responses-table") && op.querySelector(".btn.execute"), "Execute");
+	execute.click();
+	const status = await until(() => op.querySelector(".live-responses-table tr.response td.response-col_status"), "the response");
+	const shown = op.querySelector(".live-responses-table tr.response td.response-col_description");
+	const answer = [status.innerText.trim(), shown ? shown.innerText : ""];
+	op.querySelector(".opblock-summary-control").click();
+	await until(() => !op.querySelector(".opblock-body"), "the block to close");
+	return answer;
 })`
 
 // docsPage drives Swagger UI at /docs in headless Chromium, one step at a time, each with its own
@@ -95,28 +103,13 @@ func (p docsPage) open(spec, op string) {
 // executed again, its earlier response cleared first.
 func (p docsPage) tryItOut(op string) (status, shown string) {
 	p.t.Helper()
-	var state string
-	p.run("try "+op, chromedp.ActionFunc(func(ctx context.Context) error {
-		for state != "ready" {
-			if err := chromedp.Evaluate(openOperation+`(`+jsString(op)+`)`, &state).Do(ctx); err != nil {
-				return err
-			}
-			if state != "ready" {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		}
-		return nil
-	}),
-		chromedp.Click(op+` .btn.execute`, chromedp.ByQuery),
-		chromedp.WaitVisible(op+` .live-responses-table tr.response td.response-col_status`, chromedp.ByQuery),
-		chromedp.Text(op+` .live-responses-table tr.response td.response-col_status`, &status, chromedp.ByQuery),
-		chromedp.Text(op+` .live-responses-table tr.response td.response-col_description`, &shown, chromedp.ByQuery),
-	)
-	return strings.TrimSpace(status), shown
+	var answer []string
+	p.run("try "+op, chromedp.Evaluate(executeOperation+`(`+jsString(op)+`)`, &answer,
+		func(e *runtime.EvaluateParams) *runtime.EvaluateParams { return e.WithAwaitPromise(true) }))
+	if len(answer) != 2 {
+		p.t.Fatalf("try %s: the page answered %q", op, answer)
+	}
+	return answer[0], answer[1]
 }
 
 // authorize opens the Authorize dialog, applies value to the scheme named (logging out of it
