@@ -194,6 +194,10 @@ list-fairness: deps-postgres build ## list-fairness load run: 4 customers paging
 	$(GO) build -o bin/flood ./cmd/flood
 	bin/flood -server bin/server -lists 4 -duration 10s $(LIST_ARGS)
 
+.PHONY: device-fairness
+device-fairness: deps-postgres ## device-cookie load run: 16 guessers at one address for 25 s per surface (prod defaults) while a real user with her device cookie signs in there every 0.5 s; >= 90% within 3 s (not part of make test)
+	set -o pipefail; $(GO) test -tags devicefairness -count=1 -timeout 10m -v -run '^TestBinary_DeviceOutlastsGuessers$$' ./cmd/server/ | grep -E 'device-fairness|^(---|===|ok|FAIL|PASS)'
+
 .PHONY: flood
 flood: deps-postgres build ## login-flood load run: server RSS <= 256 MiB and a real user's median login <= 1 s under 120 connections for 20 s (RUNS, FLOOD_ARGS; not part of make test)
 	bash scripts/flood.sh

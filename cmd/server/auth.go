@@ -65,7 +65,7 @@ func (a *app) mountAuth(_ kit.Deps, r chi.Router) error {
 	a.onClose(sess.Start())
 	c := a.cfg.Auth
 	svc, err := newAuthService(a.cfg, a.log, store, pgshared.New(a.pool, st, pgshared.Options{Direct: a.direct, Log: a.log,
-		Logins: a.loginLimits("auth"), Sessions: sess,
+		Logins: a.loginLimits("auth"), Devices: a.deviceSigner("auth"), Sessions: sess,
 		ConfirmPerRecipient: c.ConfirmPerRecipient, ConfirmPerClient: c.ConfirmPerClient, ConfirmWindow: c.ConfirmWindow}))
 	if err != nil {
 		return err

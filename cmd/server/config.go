@@ -98,6 +98,7 @@ type Config struct {
 // failed-login limit, the hasher's per-client line and the registration cap.
 type LoginsConfig struct {
 	AddressMax      int           // LOGIN_ADDRESS_MAX: failed logins per client address per window before it is slowed
+	AccountMax      int           // LOGIN_ACCOUNT_MAX: failed logins per account over all addresses per window before it is refused to all but its devices
 	AddressInterval time.Duration // LOGIN_ADDRESS_INTERVAL: spacing of a slowed address's password checks
 	ClientQueue     int           // LOGIN_CLIENT_QUEUE: hashes of one client that may wait for its share
 	SignupMax       int           // SIGNUP_MAX: registrations per client address per SIGNUP_WINDOW, per surface

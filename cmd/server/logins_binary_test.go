@@ -75,7 +75,7 @@ func loginSites(t *testing.T, base string) []loginSite {
 			},
 			login: func(c *http.Client, user, pw string) answer {
 				return send(t, c, "POST", base+"/oauth/token", url.Values{"grant_type": {"password"}, "username": {user}, "password": {pw},
-					"client_id": {devOrdersClientID}, "client_secret": {devOrdersClientSecret}})
+					"client_id": {prodClientID}, "client_secret": {prodClientSecret}})
 			}},
 		{name: "brands", wrong: http.StatusUnauthorized,
 			register: func(c *http.Client, user string) answer {
@@ -87,11 +87,26 @@ func loginSites(t *testing.T, base string) []loginSite {
 	}
 }
 
-// startLoginBinary runs the built binary in dev mode (prod's limits: they are the same in both
-// modes) on a fresh database and waits until it is ready.
+// Settings of a prod-mode binary under test (prod refuses the published dev values).
+const (
+	prodClientID     = "binary-test-orders"
+	prodClientSecret = "binary-test-orders-client-secret-0123"
+	prodAuthSecret   = "binary-test-auth-secret-0123456789abcdef"
+	prodAdminPasswd  = "binary-test-admin-passwd-0123"
+)
+
+// prodArgs are the flags of a prod-mode binary with its production limits (dev mode's are
+// generous), without the drain delay a balancer needs.
+func prodArgs() []string {
+	return []string{"-mode", "prod", "-orders-client-id", prodClientID, "-orders-client-secret", prodClientSecret,
+		"-auth-secret", prodAuthSecret, "-auth-admin-passwd", prodAdminPasswd, "-drain-delay", "0"}
+}
+
+// startLoginBinary runs the built binary in prod mode, so with the production limits, on a fresh
+// database and waits until it is ready.
 func startLoginBinary(t *testing.T, args ...string) *binServer {
 	t.Helper()
-	s := startBinary(t, append([]string{"-mode", "dev", "-database-url", dbtest.NewURL(t), "-auth-dev-port", "0"}, args...)...)
+	s := startBinary(t, append(append(prodArgs(), "-database-url", dbtest.NewURL(t)), args...)...)
 	waitFor(t, func() bool { code, _, _ := get(t, s.base+"/readyz"); return code == http.StatusOK })
 	return s
 }

@@ -56,6 +56,8 @@ func (a *app) deps(name string) kit.Deps {
 		},
 		Logins:          func() throttle.Options { return a.loginLimits(name) },
 		Signups:         throttle.Options{Max: l.SignupMax, Window: l.SignupWindow},
+		Devices:         a.deviceSigner(name),
+		SecureCookies:   secureCookies(a.cfg.Auth),
 		IdempotencyHold: a.idempotencyHold(),
 		Sweep: func(what string, every time.Duration, f func(context.Context) (int64, error)) {
 			a.onClose(sweep.Start(a.log, what, every, f))

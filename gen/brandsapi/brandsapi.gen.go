@@ -746,7 +746,13 @@ type ClientInterface interface {
 	// gets 429 until the window ends. A client address with 100 failed logins over any emails
 	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-	// right password, and only a login that would wait more than three such slots gets 429.
+	// right password, and only a login that would wait more than three such slots gets 429. One
+	// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+	// every client but its devices until the window ends. A successful login sets the cookie
+	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+	// client that sends it back with a later login for the same email is counted under that
+	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+	// above, so guessing by others never locks it out.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -761,7 +767,13 @@ type ClientInterface interface {
 	// gets 429 until the window ends. A client address with 100 failed logins over any emails
 	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-	// right password, and only a login that would wait more than three such slots gets 429.
+	// right password, and only a login that would wait more than three such slots gets 429. One
+	// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+	// every client but its devices until the window ends. A successful login sets the cookie
+	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+	// client that sends it back with a later login for the same email is counted under that
+	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -776,7 +788,13 @@ type ClientInterface interface {
 	// gets 429 until the window ends. A client address with 100 failed logins over any emails
 	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-	// right password, and only a login that would wait more than three such slots gets 429.
+	// right password, and only a login that would wait more than three such slots gets 429. One
+	// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+	// every client but its devices until the window ends. A successful login sets the cookie
+	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+	// client that sends it back with a later login for the same email is counted under that
+	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -1125,7 +1143,13 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 // gets 429 until the window ends. A client address with 100 failed logins over any emails
 // within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 // seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-// right password, and only a login that would wait more than three such slots gets 429.
+// right password, and only a login that would wait more than three such slots gets 429. One
+// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+// every client but its devices until the window ends. A successful login sets the cookie
+// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+// client that sends it back with a later login for the same email is counted under that
+// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+// above, so guessing by others never locks it out.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1150,7 +1174,13 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 // gets 429 until the window ends. A client address with 100 failed logins over any emails
 // within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 // seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-// right password, and only a login that would wait more than three such slots gets 429.
+// right password, and only a login that would wait more than three such slots gets 429. One
+// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+// every client but its devices until the window ends. A successful login sets the cookie
+// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+// client that sends it back with a later login for the same email is counted under that
+// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1175,7 +1205,13 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 // gets 429 until the window ends. A client address with 100 failed logins over any emails
 // within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 // seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-// right password, and only a login that would wait more than three such slots gets 429.
+// right password, and only a login that would wait more than three such slots gets 429. One
+// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+// every client but its devices until the window ends. A successful login sets the cookie
+// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+// client that sends it back with a later login for the same email is counted under that
+// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2347,7 +2383,13 @@ type ClientWithResponsesInterface interface {
 	// gets 429 until the window ends. A client address with 100 failed logins over any emails
 	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-	// right password, and only a login that would wait more than three such slots gets 429.
+	// right password, and only a login that would wait more than three such slots gets 429. One
+	// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+	// every client but its devices until the window ends. A successful login sets the cookie
+	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+	// client that sends it back with a later login for the same email is counted under that
+	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+	// above, so guessing by others never locks it out.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2362,7 +2404,13 @@ type ClientWithResponsesInterface interface {
 	// gets 429 until the window ends. A client address with 100 failed logins over any emails
 	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-	// right password, and only a login that would wait more than three such slots gets 429.
+	// right password, and only a login that would wait more than three such slots gets 429. One
+	// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+	// every client but its devices until the window ends. A successful login sets the cookie
+	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+	// client that sends it back with a later login for the same email is counted under that
+	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2377,7 +2425,13 @@ type ClientWithResponsesInterface interface {
 	// gets 429 until the window ends. A client address with 100 failed logins over any emails
 	// within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 	// seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-	// right password, and only a login that would wait more than three such slots gets 429.
+	// right password, and only a login that would wait more than three such slots gets 429. One
+	// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+	// every client but its devices until the window ends. A successful login sets the cookie
+	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+	// client that sends it back with a later login for the same email is counted under that
+	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4035,7 +4089,13 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 // gets 429 until the window ends. A client address with 100 failed logins over any emails
 // within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 // seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-// right password, and only a login that would wait more than three such slots gets 429.
+// right password, and only a login that would wait more than three such slots gets 429. One
+// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+// every client but its devices until the window ends. A successful login sets the cookie
+// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+// client that sends it back with a later login for the same email is counted under that
+// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+// above, so guessing by others never locks it out.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4056,7 +4116,13 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 // gets 429 until the window ends. A client address with 100 failed logins over any emails
 // within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 // seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-// right password, and only a login that would wait more than three such slots gets 429.
+// right password, and only a login that would wait more than three such slots gets 429. One
+// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+// every client but its devices until the window ends. A successful login sets the cookie
+// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+// client that sends it back with a later login for the same email is counted under that
+// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4077,7 +4143,13 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 // gets 429 until the window ends. A client address with 100 failed logins over any emails
 // within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
 // seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-// right password, and only a login that would wait more than three such slots gets 429.
+// right password, and only a login that would wait more than three such slots gets 429. One
+// email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+// every client but its devices until the window ends. A successful login sets the cookie
+// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+// client that sends it back with a later login for the same email is counted under that
+// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8507,181 +8579,185 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bchs5miD8Kvj5T4TJniRNyYe2pYst2aWq9pTL5bHk7p4xPSLEBEmUkgALQIrmVnkj9mKv9nbfYZ+i",
-	"b/aF+hU2vu8DkMhkUqLk49R2RZRDJDNx+PCdT/i1M9GLpVZCOds5+LUj3vHFshD49xPDVf5nXpQCPtly",
-	"seBm3TnoHLFz+KWTdS7Dj2cy7xx0Hj54IPam+3xY/2+vk3X4JZcFP5eFdOvOgTOlyDq5sBMjl05q1Tno",
-	"nEg1K0RfGzmTip0LriwzmlsncuY00yYXZtDJOlPBXWlE/mzBZ6Jz0Jk7t7QHd+9K+GwHfgODiV7cVdq4",
-	"+UqqfPDzctbJOtJ+518OS1B8AWO8CA+yp3o6FaKTdZZG5+UEgPLm1/DYn3RpBTsvBG5+aeREdA729gcP",
-	"3r/NOrY8h+2cC/NUl8rBD1mnNEWyxGo9ySo779+/zzpzwXNhEOzPcrFYaieUeyWWBV/Dan9tAGsMyx+z",
-	"1Vwo5ubSMq7sShgmLXNzwazTRuRMK8H0lHHFBDeFFIYZ8UsprGMr6eb0JF8INo5TTtb9H8R6zLpKu7lU",
-	"M7biluUwDp9xqXqHjJ9boRzTinE2lcY6PzUcjZ3MxYIjGqly0Tl404Fldt5mAa06B/RN1nHrJXyyzkg1",
-	"6wAEXugTWHXLXpXu44bGB7jkc52v2YQbIwXsm/HJRFjLnL4QKmOruZzMmdLs3OiVFYZpw5ZGv4NXJnPB",
-	"FnzNLoRYDkaqk3UAHjLBh80dhMnru4jfbu7kfdZZcsMXwvnzPML1ncLyNjd3Ohe0cjY1esGMmEnraNWF",
-	"BkLoisFswMb3ftnv/3H1RO3Nfvjrnx6YJ0P7dOiO7y/+ba98uH48fcT//eKX4bvLe/+yvxr3BuyV39dI",
-	"laoA6EgHuIFHxy0bH5Vuro38rxyWccCeCG6EGQ/YC838JhnSdgYHvSzNUltxwE5WfDYThr1+xla6LPKR",
-	"msqiwLFVxrjKESeKQuR9qViEAltJZZm+FAbPj7Y7k5dCER6GxQg6Ewlw+aUUZt2JBEpnfIav1hBtE4+Q",
-	"az37dhPUnm2x8ZnMxwN2pNaE4m7OEThKO8bZhdIrxWTOugteTLVZEB1ZJtWkKHOR99hMOMvuD+8PwmKX",
-	"3M2rtcr8asSKSHQFu9zcVkKiP4j15u5+5BeCiD/QuOVTADYzwpk16+aGT11fCjftAz/iS9mXCdlfiHWf",
-	"mFBvwAArkbhHqsYxOLsQa2ZKZem4pUs5j+c6UlWcJeeOn3MrmDNcWT6BxQICrubcjZR0bGIEd8IeMM6s",
-	"MIQi3LEcaRt4y5ottVSOFYJfCsuEdHNhWGBPXe63B2tKd98bKU3otjLSCVp+stz4Ih4mzkm/9AbsiBmx",
-	"FLzJJWHrsGk3FyOF3wTYdBfCzXWeMUCEjCHu4su6dGyc4u44YxOtgLczOGIcD/hZj52v40wjNeFFIUxY",
-	"m6gxWuLEGfELgA/BLWNTbdj+fTbXpbEZW3BzAfRf8XbXD/LkgKH4oDOczLmaCRtASofvF+DFCS/dXCgn",
-	"JxyEcWmFyUYKGa2AE9NTgmzCh5HhLI0AhmMPcWlcMb0UBjlOBA4PbBummRRSKDdSPM8NjNTlij17efnQ",
-	"/wAggnnuPrzfy5jVKN4upZVOmzsWj0fhehZC4EFrQJU7tjpQXHQhEpBuyEMYxTrgaohR0jIjpqUVOT1y",
-	"f/h4pMYJ3ZxdiPWZVGelFWME5/gVoFX/aOqEOWB748MoJ+Ncc21FwPZcipzNdZHbkfIngHuDjSaYzUHi",
-	"TgQdTsRGoknaZxx+Y8n7+y1LNgKeGA/YT6pYM1vi2QHNGRh66VgXoIE8g3g9Ck0amRdwyrp3wDjwB/wG",
-	"BBZnUy6L0qDSgchMeyQMy1m6v0B+HOAEyNIk4JHyeI7yD5AHFMC4NcCoFQdFZMqmpcrxqIiZ5AFR0hkA",
-	"0Zb9EsQ+gBCFW0BvJGwvHLu/lNol3D5jchrFZgTJHctOnCknqEuy76QAWUjMuncIj6MkNMLOGYgcvfAT",
-	"djl7/frZtwDvOcrhB9Ph5CHfF/1H+VD070/+OO0/5g/2+vcm+/ne+VD8cfrw/rg3UkvgeWIVgHNTQc02",
-	"5bQVE63ykTo1ACwGxEiPAqkDvRR8vcl7utpkdbQD7pUBpwJE6yUSnIRJJRYbOmZNii/4u+dCzdy8c7D/",
-	"4EHWWUgVPu+BOuWcMDDmf7z5//r/7e0//1O72mWEXWplvfHC81cELPjkmS78yZfLAjiZ1Oruz1armkyG",
-	"J3MY95IXMseHzgCpBcj0XDguC7II/GOgIHDXAdVwKSYO5H1HLLgswFABtEg+I1QAXJ2ssxDWkvmyKK1j",
-	"5wKVdHiQee7XeZ/FWZzWZ3aujUtGXXJrV9rkjYELuZCuc/CodQqUotaxR0CShk9QQwXbpXo2cJFck0hg",
-	"C+4mxBqPXj5jdikmcurB59UcYd0zWNG96T5/PBnme+L++QP+cNJ5nx7xPxkx7Rx0/v+7lb15l361d4+W",
-	"8tgYbegYNxXkKxZVW9AhG/szGjPAOssEn8yZVHiaDEE36AQd8YV23+lS5bfCD6Xd2RTfTqFHCiasMPz2",
-	"6QH0Qnu9do4cSlpUXr3yI3NgclGT7eHujwHPTrm3R268dUTTM8dJFa82D/MRCoM9WhjB83U0aMTnAcaR",
-	"50qgo1QAoVV1YSxuvFwEhmfEjBv0Lky4FZkXFa+VhJ0yBbRdeBuJVCXQZKe6yIHPIyi/0+Zc5vktITmN",
-	"b6dw1CCReb4Aowms1QVXfCbokO1nozmEYLCKFK0Ht1w3RF6hHnGr3berJA2UkpY1BAe6JKIO0NB+DuEX",
-	"xlFWgljHR1LJ+Vngt03bOmCtG5qAPncuptqIdpWuWxe2YGWAvoV2Ru+QNX01A/b6aiDQOSoQqry43dn5",
-	"l88EwiA9s/BT0P7CE58D7LVVjQ8AceNyvG56WPmQjLgUoMsG+PFzYArSZWwcFztmU4napYt2LW2r0DME",
-	"46nWz7mZiVuB0U9zBgK+wFHaZDEuVqLOzcJTnwGaG4tL/W8gYEDHzsWkQJ76lPbeJ72tB+uNHh8C2R3L",
-	"UDtBsL1WPHh9bsc9ynSAFGqJsQp8OzpiPhfjTM1gFL7SWrR6SoW+pYyJd0uJ7lmg8Et9IfIAEnKSFzdA",
-	"JtR1g5elMULlsYd1RVfMhIOlCQqhAfVI1Bz5Hrrh4bMyGbIp7OOI0rLkuUNveEl0EYuVNzWuF11wBIgp",
-	"T0q73txA0HhBrs9JOE3LomDdoGNk5DLNqifJ8mQgUXstu6TZzs5huubmPJlLy+DnQ4amJFikDDXxYn39",
-	"dj4OGbYdhafE7UfKjJzNHVN6hV4UXTpQIVAOGGEdN2g4v9TWzYw4+dfnPfgN9CVT4tMYNoBHdWkmgnVP",
-	"/vX5yenR6TGbFNxa9uDeAZwtQD+X9iJjC7HQZo3OLSXQy2cbgsk7AQbsVWKVwyZUuTgnJ5LHE0Cc1IuC",
-	"TgpyDejSCe+tAyRgvDrqa7Ggx3hhNRsnhz4+YOJSmHV8tA+j4oq1uahOP7j92IpLB2KXfAeEfZxNC61z",
-	"2ABObImuYTHk7LLkrUpdswCQ4Mnwrp0saACTuZhcwBq0QY8qSibvq/a2d5uPKQxHUYNoKU10Sb4Lcs6Q",
-	"M3vQqQWcktE2/con/lCcpt37VSKJSzVrhH0Cm34QDXSQvzOBqI08zpbLpTZO5D+KXPJTfOhW7D8OdLaA",
-	"kc5wviYVpyL0jo1CCqYNyq1WgtSyyjsJLHzpPo+uPW7fSSJrd1832GR20KkYD8WfwuytwSeU5nrqCSF6",
-	"83xY0ZZmyieIMEsDEzlJIoeO4ept46xP4cH3ifOkuYhjokCjzwuxCHyHcDnqvxvemF6G+xcKeAmwPIzF",
-	"OLGwOy3qW1wMLMtjKTeGr+FzRJ/mMv9ULrjqg1ELDBhkeMEVLmnQSSOD29WPhseqhlxtJ/PXvndg9Z/l",
-	"waPqXyFnP3pBgD1UKqmtL2YDZdsiS1Wo6g0dawWFt/F5ff6zmID19K4/033v0vNI7f0psIs6kmBWQCvS",
-	"ocNC5hkGLMQ7lsuZdI3FXxEeSz2Cw/5j3p++/XX//vt/aoNyPfOguRp0f0e56o1s9IIXElMPyO5XIFtj",
-	"hD9nTtfWSjE+P/W51oXgqtMk9TT0t2uyw8ZuGtkPGzFOxTAPgr1+9bwOzRukSWxMmuZNNGcMv0TQLZeC",
-	"m2AsheUiNHcCGaFWCquW5IyNFVbZGr/uxgZe0gsbLMAjuP8O5M/gFV/96OnhfUuaRxt+VzpNaYWxdcwh",
-	"xg7QOmS8WPG1ZeIdn9TBs7efBecyytB7+x10i8tFuegcDDfFq8812Uptdyyz0ol2pGhPTLmOWZxhpBsP",
-	"rI7qtJYmsjZIsYZWyQlugniDCwWO8xTjPag05LmEqXnxMuFAU15Y0ZRcm/xgysvCBYy8KU3H1zs1yO5K",
-	"4Enk48FwONyN4ltnvAGBp+GW9kmbFO9n9AD9OERcX0Uz6HMliccFvXmb3ZjeF/zdM3plL918VAEiHV0J",
-	"5m0kcx1sGzSEkNqK4K+X+S4IvpAq/XbvOpSPu/HvfwLBdQu8/iyofP3WPzXufiJ0/agYuoGNx7l0STi1",
-	"oXSEuKLPNxwDCH02BIZewEBVTCyWbu0D4WiWWrBLCzHF6POmiUFx0zYVpxYozcCCXmjr2P6D+0lg85CV",
-	"Sv5Sii3RngE7xvX4vCLpWKmCj6KTyN4Qva2FqO/XVNDRyP6h++Y/vhmN7KgcDu9N8F/x9p+/afuy91/g",
-	"+U1Vta55VLgT8LEOhT3Yx95wmGw4+FSMXCzQKljyiWjo1Ec5Zz/QbMmG9nbFgmjQbboJHOrPCw4Wiajs",
-	"JCM46FCMrDyMq6WGpc8rsMzpnKOTm9Ru8tLD3xgCmxm98mkjPhfIgei38BmGlEls+ELpVcgA+dPp6Utm",
-	"HXdlAw5p+HbzGMQ7J5SV54XohzTQtnyArT6INrd+w19djx+7uc7P4CteFHolKKjfiLBscclujaK1JykR",
-	"aseoYz2W6wPlZxMjcrBheQHq2MpoNTtL8g1gWwuu1mdAAgtylMTv/N5r31k5U+USvkJVtLGD1Av7dhsV",
-	"pGZ7ixEnrnQgDNhRwBu7km4yF5ZpxcaAO2PWBUYFCGvZGAMU42ykxiGhY8y0YWN/LphxbSiBDBFvzmEk",
-	"0TtkY28zj0NWEfx+B39lx2pWSDsfKSsUHIhgQuXoznOa2bleJe5QTFK4YzF/IZBNY28xz8ubqFKNFKZo",
-	"Iy0dbOZF3LHMlAVmS+f1gIxeKdblDFPZ71jmVppNDaVp8mKkyCzvMV7ICzEYqZH6jfb9G1sIroDLwF+4",
-	"cfbbSP3W7/fj//DwOOg6Y/abXzuGPnCXmJodk4SrUAn7jZLY/LM0kI+enOGbNBq6rrzMoFylyhUW2QHg",
-	"Ng1I+b1+5imxoQBMmgMdbzg0SSnvdEECwHzNQ5bgBWWYSMe6Y7L3xhkbE8bCX94ygz+9dgF/otiGP4ir",
-	"jg+ZFZfC8IL9rKWi3LXxaPTbuAeQDYk7waDsogef5sjYYDDohZWHDCFYvhPvHEUpKJ1WBbxOhUUyehDf",
-	"bU/F0QutZnFwWodfVCEdbKDH4JFdZ0SBfeWEdsGLgk7DT3QuCr2KL3WVDn8fYAbbpTDTQq8scn44rd5V",
-	"m0x2hrHNdCJ+ri/F7Seq7a2aZypWOItiiASA/YQE5NSfilUTeKgqhrHn/LJlG/6ROAnw26tmWWhkX9dN",
-	"UttCc45ciCXM8S8nP71gSiAPgu+ayy/EpSji0PDgxtDhERx7acREWqkVHUYuJnLBi23rrviU9x5euYeW",
-	"p2lOUuMiZsfsMqoMAAVmVhbcMPFuCdom8JaEB/gpq3w0P17tGZyIFMraPJ690C/pG12vNmds7IEAf5ZG",
-	"4jfcib6TC1FnERta8WAw8FODDpOyNWSEC+BplVyrRiIl/iD9DUc5L7i6iOvXU69fYnA1njEFIfFR/9pE",
-	"K2d0cRZpPA4xp0Qq5p9oYRUUwFKOS9X6lN/dRMM4cdy0noMS/16fftd/hExrKcxEKNcPL/UyDHzqIrfs",
-	"xevnCRjSN4MFAU9szE+p5UHCVfJMGzxZL3AwhbhCYg1KQDUZFcPQlzhoXlIQTIDqRiMjtXlSxix1VINX",
-	"shrIu15xGKmQO/nnaVDuzpB5nGmF/E55ey2qHRR6rXQdbv3KAmXpIq9Y0DZEidmGiZTGM6lFqXMw/mCJ",
-	"tdiW5Ws4/QlmIvuHcwEqR9ADvI6a4nPQ9s7XoGKUhajtjJg5Cevf6njxG2YrN3wlXgPfdHSDHoikRNUK",
-	"OLdF/UJRhUMdwFkKVz31hWmwMFiDEDkZmtEmedN5WlqnF5gz/VIYhKHppA6uDa246QuYtNpmmEJbYnQD",
-	"k1K6VpAKSzYbAsgX/dze4uK2Opu6rRW0h11NrSRkVlP6wvtZLR86HT1oDeFrb3p54ZtYJP5PEFqIAF7u",
-	"JJGlLEnthnVlHWRqnayzwdDwEWInaPsROwCLLSXiTtZJ0QMNcE8nleXVefs+TSVvRUFUUgm54M+u7dVw",
-	"MAi0bIv08o95cZQlEqhhIaMq1BqCogz0NiyL3M8bMMhdY85YUNXvWEphJMEuYB6bqL+5dpZ1x8FnNhgO",
-	"0DwZg5EF44x9QmPCWFJ2QbzFMV4UjR1RoGLTQdhSlvmXaOYRi1n5+pC4BMwlmWrTIHJOPB+eGQTUOXgT",
-	"kvNDUaOvF4wVEhOtL2SjwtS/srFan+DfHsovFZo2qKX9AZSFRKVCd1xU3zKswjPSOaEoWCdt3WhkXYxK",
-	"HTLOvteBCcyEAgsLLDijF/RWriflAn4kMSpjqUwwDGrHsP/gYdxVxLGNmNsL+uWqgPxp3cb2z6FJPdXA",
-	"xDfN6Ro6NBX2/QcP07KI6xz3UsVijOzasPn7rPNcz6Ta7kKlvB1ye4XUPgxD5+KSLWibmIPNuklxz1QW",
-	"hQ1I509ELLJo5+Mbd0IyIpZYUZ5HkjMCmN67wvuapDbAaN9QnHfgKJm66RbddH0Hv9HmUP3EpxT9rcl3",
-	"qYdy/9F1BxIctXGAtlP4scKm+na3otkRaJ5TCatDcIl3DUZ5QrVz07Io1uwkBnqvRaCrkCW4/7cGftoa",
-	"KBwxzzKJEfkIM7p75pzyhqZGCKrsowAOL7CqJ5e+aEW+Y9L1KMvMR/ClWpZupNB/dBCJZW84ZBUAM7b3",
-	"MJhyeoqWHij2gT2u5roQPnd9bzgcRp4vFeNqPVJeSwWuDpoMFZElOV/Xtl9AXKmFwBKPdgXWVz5FMCHD",
-	"W4UcWBc4zvibccaUjnaQYVzNKIdkcoEVqAYZMkL0djGKemZRzr+pR3KuDVIkYal7GyGLnSMWHyNe8a20",
-	"WFFIWsEHRC+e60tR8IloiWBcF4RLOFF9cY9wOftpWVx94ok2Rkxcf66NFf1zhON6R66VrOrRTtHgbDdW",
-	"9ipWVr22bYmbR1jxgWU8mG3qG0sY4UqD9dmHvigkVvpg8XRV65Ptms1FA+yWzJVmo/0xfyRumMzlK3zP",
-	"eIsMfXbyE3v0cLjHXp8+ZU4uhHV8sfRapiwK6fOL6wvbH+4/7O/t9ff3T/f3Du49OBg+HOzt3/v39HSj",
-	"y2VnImiVnk3y3Uo6WzF+4w2fKoMgaMmtPPLpRRjprMqA4MB2Tpik3L5aILolCu22tzepFUT8XGLowpYN",
-	"67dzgwYnOyYmhWYhgZo8cdVBVkOpdjKzwm0VGJPSGKHcy1Yl50O4xiZuiNXL2zMw6/iyiGugFX0C/tUE",
-	"R33ZbeDFtjivfOH2Jnx3RKtPh0q0gLaVt3NdtEoICkhmYOsaPZWF+AdD/fwMVdojkGUtjDGU1yaltbVt",
-	"3CA96AN5dMzQJKMZz76WL3r4kfj3bVl2iJVONjwqn41nh3O8IffGgrJJaaRbnwA0vIf3Q/pxZcG5UW/r",
-	"43v+RP/XYLc+VuFIlvIHgWdyjo24jkrgtm1Lw9YvtL6tbbwYae/4FKnw41ilg8iMT1Wzz51bUmWKVFO9",
-	"Oe9rTGGulVdhHxFqsBbzvlVeoa3Pcl5gysAf/vBE51LYwR/+wF5V9ThS2OCiR5z3xV3cAGyTGqB3/dVq",
-	"1QfW0S9NgZ5WkY/DOYxUzZJ1Wl/gzIdV3ybvnYOB0WtH1T0CAxBc1Sf72Wo19lET9IiPFHldqGIhFKDx",
-	"C+HjMapYsy6PKdbRa4lpIFUQdurHtL2Q0xGalcBzMJQH1VGtfIRA5lEQFkDVXaTDU0clDuZjjV67+w8e",
-	"hrYz59LZjBr6UIOpkfLFItRlwDLOTv501IdX5tzOewP2KimyUwLAROeDm66ce234P1KRACKdNB0N6BK+",
-	"Ce6yLnY5PNdujmdohXIZbaVBdFiHakXeG7CjkFZGcSdj1lWrKYAjecF8UxuH7Yhg29Wu0ak4Ut3VnDu0",
-	"i6SzPpOslzHL12z8lE/mov+UwgEHLHYpHLBjPpn7o+I5oB5NPVLnwspcRJy/YxnW9VuMtIREkFxcyonA",
-	"2dbMypminmqxBdSRP2f43fpIVqmcLLChGhUXW9a9N2Q5POA7LIHKzXwzwKS+1Qpn2ZNXRy++PTk7/emH",
-	"4xdnp6fPexkFD1fKVxVhSWgXI1gjZYQNfckIMWA1oZIyERncRdPSlzlnvnCt8Nk6mLaFPcKoostU045U",
-	"6Evm0tJfWoMfLzozsTfC5szYyu2q8mvYCy4s9CSkxn57h0maVexUptbpU1UlJCw5VOhj7SaQzIxLZd1I",
-	"Rbc66+K2q56C6FfLWAjF4UefpYV5LllL77FhmBO22PMc41mOnJW4NPaTI4aMaRD79/tz8a6PCiQ1PrSs",
-	"e5+drx1xXxSf6NeUC5GxR5FvwANIR0zmsA0KqXsYwknFBAbuyP0cuyJ6RoYaVrUyKlz1gnzsW3VlrMQM",
-	"d1x3Lgrhgjw5BIBjiV9hRRj7nh8bkwFx7ONa1WJoCor8KZQ9jika44FVgRlef+KLWXXpEEeqLE/kUjVe",
-	"nMUSyZh/ZydGCCXyQ8ZH6lLqgl4Fzo+nNd7IGh377m/1PkVVpGLATjG/CuNjVswWoMplgbsClBDWVYPR",
-	"jOTQhVh7EYzalc1YlcPJfKlv77rchpHqjkfAdYfDcdXuEoionunFukAMlP2DPxzWEh9ArciZT39DVMGH",
-	"epgsyd1IoSP03n5qrLIjGi8QEoaeijW1+ONFKYC/Yr177BiHvtcLsfY5EOhLDq7kyt/a6pjGDmiVJ7vp",
-	"kGYNfzTrWj1SlZCfGiFQIUnFPYgmDMAhN9G+E1ohJ8Ibtl4D/PHZaafZF1gvhaJK+4E2s7v+JXsXngVF",
-	"XTrfOlfynD0h8j56+ayTdS6FsaSl7Q+GgyGaTws9uegvtXGdg/vDvb33WQfG50sJGvtgOLjnI5CoDN/l",
-	"S3n3PJZv6rbgFJVZ2RBTIFJWulL34ACfi6nrAyJ5dQvVBTcX0jBfSWNZN6b9oiQYqVADknkTx4l3gO5K",
-	"h1AG8KBxaQofvqzVjIyr5KdzqwsQ3wDQru2x16+e25FCvQETWOgwYtALy7lpV098J+u0Ze+bdoOqeuRu",
-	"2tL3/duY8P1E5+ubVbP//tti79QBe9dC+rTq733dgoSFN3sA7g/3bthJxZuT29YRHr2btEZ/f7PVb2sb",
-	"40mLxy6WWSudAazuD4fbporbv5v0P8RX9q5/pdaTB1+6d/1LVQc0eGNvhzdixyR84cEu62ppGvE+6zzY",
-	"BQ6xzRW+cG8nKMTiBDzb2ISGEC+ywS5ahj0wpPkMCIKi2p238FbFV+8WkpjqTLht3Q/84ZNqkPIEqiYA",
-	"mgTZFLW1SPV1lvZcWvekahNXo4ThTRjTm3909P+gjv5vU5bwIV66LS2mGv0Kbs0Vbkqun4nivM+Oynsr",
-	"+gP03th7Qn6kxrSR391pUgK6Kx1WuHUVFWbJirxZ1K2T8Eg5URSWreYCDVXpWhtK9NqUFNhyWMVHoGx8",
-	"I4VFBdyfVNKtoXG/x++dHXwYrdcVgI9P7fVT+X+K2Btbv5bWf5X5e6LtQri2LBT83lYdOBJnYBpZAHyU",
-	"blPA0vsfwWbIPv3lFJjPHXqES5smEv5ZFJfCsVdiok1ukztTyJMWXiqtsKwb3mPL0vu9+OQCzGds3oal",
-	"Zo4b12PdXE/sXbsUEztY5GkT8t5OjX3Ob3WdRjOq9PbDNJ8kE5BaMITe+JTfR4hF/Rp3U/pj65ir1H5p",
-	"2Qz7sn3d2v3w/g4rq7XW/or5TuQ0RNQ7qPVZu+oAkpNePV8T/W7qBJus5HvhbsdHwv02H4bp+Eb0+3wJ",
-	"W/f2yP57wsIt0u8VFjFEPawp9dCBN2mJET9NgibeEUcVXICeF0IsfVAOo06HbNxQe8ZB1KyMxOKgTbyl",
-	"ljT/6UXgUWm04ezkQl4r/z5Mqk0+nlS7pY+xQX+6xJai9kLaQ5LlUjHr9OTCS3Pq2HFDp5zvVLSTU+6m",
-	"bIpiRF/OKcfD9WlKr/4hov/Tue1e+xDjzm67yBSjPXF7Cd0eUYllIr5VSJIwiNkIqunmGMTKEoxfYR/q",
-	"xsVdwOJHKvTT2R8Ofcj1yN/EUZWmjNsYv+/IhBem4Dp8soFKW3uPFMHQc9jHbS6LOM/tZETjnjsQEzcO",
-	"xnwQt/E3l2z2H0eoYCFg5bYJDye9xSv7YRPyHjPjx8a1qkqsamZo+7DbCo5u0HD8GqMkpG0kG+0qvaLU",
-	"Hb+pFbe9Rh/plpvmti3Ev3W35a5TXNPn47C34pfDx7dqWt3W/ajerzqag6jsJI99hkbUG6sLPahb14Tp",
-	"qCmyDrZfjHew/ca9lutQ8CZJfwOfkmrWdsFJ2kS+1is+NpHv7vWAlc6ES659BH51K3m3v7+DyGq7GOcL",
-	"yLuTNAtz04aoMZhK6JXq04u945Dk3MiQr6ER+wtdapwwXEC8hBcFdAgCMF7KWV1FWom/F9qloq9NYr2u",
-	"tv6x0gE+SAIp7U62yIhTrEsnmOwgKuqbRzxJznlz7LoTVKi8fjnIFhn0Oh3y40uhxulj8tFCG2ouQEVr",
-	"JIy+frnxtbvCkpP098vuzD6sMHdFTq0JlqW72jVBVaDVhXHaYH7vYb25TK07zoAd+VY6oWMoNvSxeGMs",
-	"Zg/1vIMD2D2iLGqvNAF2yMAGMekFcVepsce5dC+pcufLpQd5Z0Hs2rkzaaX9WuGMrk2o/zQTf1xnQJ0F",
-	"+cOp++djB9ePxYR88VbtCpvPy2geX/9ScqHj796aBwSjnPBInIE1AU03WRJm4V+R2jgXkwubcKJueyV+",
-	"D5WMmIZOHUOpkJpKsmrViOxIjVTIlfadA/DSXeokGYcB5TSWqdwf7lVaKiqzbG8YLu3xNwuBzo1J0Tgm",
-	"cmj46JuzhO4EvnvD3gO2kKp0wmbkQ11yaUaKmN7+Y6oZoAYNUuV6BfLeJq1S0+GwWL++Fk3V4mtajB2p",
-	"jWlRk8duWpmX04XG9HhdugNk034oHq49Il8udu/xGen7IxU0er7kxrHu+PlP3z97cXb07bevjk9Ozp69",
-	"OD1+9eej5+NevFeaF8Tez8VcYv8Fb09Q4r6Kl32PFN2SFc6DSkOoMMaXbyDc6F5kvP2o6uDm5kYIusjZ",
-	"FtpZFuDamsYBg2HB6AcIA18C2dqGpept0GytsjMjrDWouY3M+Lzr+/iixddD3qiqcefV1+uctwibpO8y",
-	"0gSiZ8PJUqs6us698kKfOG3Eh/pUbnE9aFsj6Up2R60vskKJARwqmP9sVzXG24qTupZauZG0nmV3I5v2",
-	"NubUq6ze7PisIvf+/uMbWpRO6x+5Wh+Fft11u09rtgBGvilrktuTq35f4YLyzfsU2xqDJ/6t1nnSmxWl",
-	"Yo/uD29yX6Tf2KvQdLx9Y0HMUAXdzbaS9DNv2Ur4NRkzSE+a7AteHLlxGuH+4eaBNuT9nOebmgcJ95FK",
-	"lQqr2bQ0aE6FKYhtUdVaFmuL4pWGKXFlUQHhDpSHqIKwbs2j5ztTVr6dSIohodKnXTYpl7jnSIU7wWNn",
-	"XE/lRM5+0+ld0gifLHo8p1Nsx4jWZKoTjdS1ShG7QidiUlkneN7UhEZqmyrEappQ0FbE9UoK6Cde8avU",
-	"zf3Hm5dJjhOlEHAsLwvqcW+0XuBVl9V1rr0B+0kVWPNLMPfVtiuRaHOYTosclC6i7AJE/V6pdJDAR9de",
-	"+6LUkcI7D3ppqa4vVzUCGR2zc25C8AwGxvK+8QbRBoxvYHiIYcx9C1ocLRSjN66ZHSmp6FJxigTXyZ4I",
-	"G6AeGp5Jx7rVAXDF9HRKzfVX2sAm/XWfI+UV2afPnx2/OD3719fHr4/HG5emekwwtM3m/an1s+vu9aK2",
-	"PGA/IS7Tzq2vnDaXIsfO/au5LARpqje9CJQwpEbwVUU9gqP76run7PHe3pD9n/+9NxzsD+5hpGh7tkNU",
-	"IB7dHya3nO1tuUT0CyemYvuD681OTU6wdrvzVVsN9daa+dAzIClxDu/NZSj7PxeFVjO8qLWquCbFJa01",
-	"j+XliBFUXQ482mndu6o+m7iwJ0Mk3RBqJnaPK6+aUCpWVczSvKHvAK0+F8tCr7FtqOeRtY4yHnvx9rw7",
-	"tEFacamcLoEzHVb5p2SqYYU7NsM0ws6rvkAblpgunTfFvpSXv+7I+jddUrF2zZNV6NmMjubjOLO2YVCF",
-	"K5/Xr/W1u8KBzIGEr6Zz6gXUmhZ6WtGo2CDRcJGz755hhQsXQ2723KHS11rjm/FIhe75GFkti8KHaX2b",
-	"kS2thDKmi1xYV4/zYGC2zW3xvXA/ii9MJ/XCk5ZuV2kHq6uaT1XuiWbbqNglyjd9SpzfSV+nRhunf5TI",
-	"tZfI7V4h90n9Lcjht7lZkujzV+Bd+Z0xTkxdbgb5r2GjobnULj0IqKNp4oCXLpgPJPnrrviGn6el2+5I",
-	"eSd/xmCr3IAii+r1ayXxsgOlzYIXvlWRvxHaCjb1LLj74rsfnmak9WD+XGxscceOFBh7Bp4/YOPRqNzf",
-	"2z/iTnzzDl2j4+iMZj8cP//zsxfs5Nn3LzI2/uHo9Pibvw5Oj09OqfcB8PiVzEFo/P1v//Pvf/vvf//b",
-	"//r73/5HGGekqL9VwS6q0bPQMwobWwCkeodgTmIwlIASQ6C+zxRxf++S58ulyNkSu/HULKgDtj+E79lc",
-	"lwZ79lOLB9Ydw/pfvzz78eiv44yFT3959uLbn/4y7mXBjIF3UDkcqWDSOT1Dc/7Qe+AnPiPRCI6RPWLz",
-	"0dzbEFahTxaVSd5Kw2vmHr79KN76prhpFy+Jh7y9b+jOrK/Z5frDfPlffvUft83DZ9IpdtMhPrUUbPSI",
-	"virRJuk8cRj10qQDkrDR2QdKqSXOmvTWSw3XkTp6+eyObbSsZN2q/5P0F0f5LvM+mJux8ffHpyzVr8e9",
-	"DTfF7YR09sXzU2+XNFq/orOeLhoFW/BomXjgnydnNFnc+KCeXDNHZ0Z0N3ejbG2PsGckc0dqN6Hb+12n",
-	"m35YdOgDclVvHVq6JgJj6srFf5ZATAwwnfgbbDcSJv3C79jaFkF1Is8KsKr8qm1Vd+O27ioF2wa4GrGz",
-	"ew+HNwiefeQgk9/HFo/7PLmCQFR+9KjkUYnVgq/xMtskJ6Xbrmg2/OTYePMq33iVRdKla7FsvH6RJuoF",
-	"l6NfsXeQ1gJAnyjCgFu+UYTh2s2P1EZkICDGBzn960i+gY8oiT5WLACw+asPBlTNeXczc624MiiwLPAq",
-	"mRqSEDbXQqjBskbZdNzeAzW6d2OT08Nt/sWkkWy7YWVF2tL/C+XCbly1sPV+hdpVCe1XH9xAg06uf7iN",
-	"JfVVLPuT5uEGRG1LxP14ebhhli+XiHvvVur7xu35dQ0+kPKXS4QaNzB0HLOevvbUpq9ES/y4etRXpFik",
-	"2Qee4kjJGKkt6QcfpmQ4Tfkrvsm1gXfQv3prHWLv61Egqi6SCMraebWoDXWdo3FpxZu377Nfa3dFvHmL",
-	"0RgMsZNY3mShc2395dj4nG3c3tk1ouBOXgpM7JKOrbS5sExTS2R8GXPgdUg98unVnC2NfudvYq1ajGCH",
-	"YZ/QsAZdGnGLlSpHbQkbXC+NmMp3eJgUNLpLgSGCxaZ6VOmeWWivr/K2gsLkyh3viEO4bvYceWL0ygKO",
-	"VVfA+BfOfYu2baX7qIvpzfdq9VGbr//IFZ9VE/puBOQM6yXDUE+C92/f/98AAAD//w==",
+	"7H3rchs3uuCrYLlTZTKnSVPyZWyptjay4yQ+cRyPJc/MOaaPCLFBElETYAC0aG7irdof+2v/7jvsU8yf",
+	"faF5ha3v+wA0utmUKPk62UlVXCLZjcuH737Dr52JXiy1EsrZzsGvHfGWL5aFwL8fGa7yP/OiFPDJlosF",
+	"N+vOQeeIncEvnaxzEX48lXnnoHP/3j2xN93nw/p/e52swy+4LPiZLKRbdw6cKUXWyYWdGLl0UqvOQedY",
+	"qlkh+trImVTsTHBlmdHcOpEzp5k2uTCDTtaZCu5KI/KnCz4TnYPO3LmlPbh9W8JnO/AbGEz04rbSxs1X",
+	"UuWDn5ezTtaR9lv/cliC4gsY43l4kD3W06kQnayzNDovJwCU17+Gx77XpRXsrBC4+aWRE9E52Nsf3Hv3",
+	"JuvY8gy2cybMY10qBz9kndIUyRKr9SSr7Lx79y7rzAXPhUGwP83FYqmdUO6lWBZ8Dav9tQGsMSx/zFZz",
+	"oZibS8u4sithmLTMzQWzThuRM60E01PGFRPcFFIYZsQvpbCOraSb05N8Idg4TjlZ938Q6zHrKu3mUs3Y",
+	"iluWwzh8xqXqHTJ+ZoVyTCvG2VQa6/zUcDR2MhcLjmikykXn4HUHltl5kwW06hzQN1nHrZfwyToj1awD",
+	"EHiuj2HVLXtVuo8bGh/gks90vmYTbowUsG/GJxNhLXP6XKiMreZyMmdKszOjV1YYpg1bGv0WXpnMBVvw",
+	"NTsXYjkYqU7WAXjIBB82dxAmr+8ifru5k3dZZ8kNXwjnz/MI13cCy9vc3Mlc0MrZ1OgFM2ImraNVFxoI",
+	"oSsGswEb3/llv//H1SO1N/vhr9/fM4+G9vHQPbm7+Le98v764fQB//fzX4ZvL+786/5q3Buwl35fI1Wq",
+	"AqAjHeAGHh23bHxUurk28r9xWMYBeyS4EWY8YM8185tkSNsZHPSyNEttxQE7XvHZTBj26ilb6bLIR2oq",
+	"iwLHVhnjKkecKAqR96ViEQpsJZVl+kIYPD/a7kxeCEV4GBYj6EwkwOWXUph1JxIonfEpvlpDtE08Qq71",
+	"9JtNUHu2xcanMh8P2JFaE4q7OUfgKO0YZ+dKrxSTOesueDHVZkF0ZJlUk6LMRd5jM+Esuzu8OwiLXXI3",
+	"r9Yq88sRKyLRJexyc1sJif4g1pu7+5GfCyL+QOOWTwHYzAhn1qybGz51fSnctA/8iC9lXyZkfy7WfWJC",
+	"vQEDrETiHqkax+DsXKyZKZWl45Yu5Tye60hVcZacO37GrWDOcGX5BBYLCLiaczdS0rGJEdwJe8A4s8IQ",
+	"inDHcqRt4C1rttRSOVYIfiEsE9LNhWGBPXW53x6sKd19b6Q0odvKSCdo+cly44t4mDgn/dIbsCNmxFLw",
+	"JpeErcOm3VyMFH4TYNNdCDfXecYAETKGuIsv69KxcYq744xNtALezuCIcTzgZz12to4zjdSEF4UwYW2i",
+	"xmiJE2fELwA+BLeMTbVh+3fZXJfGZmzBzTnQf8XbXT/IkwOG4oPOcDLnaiZsACkdvl+AFye8dHOhnJxw",
+	"EMalFSYbKWS0Ak5MTwmyCR9GhrM0AhiOPcSlccX0UhjkOBE4PLBtmGZSSKHcSPE8NzBSlyv29MXFff8D",
+	"gAjmuX3/bi9jVqN4u5BWOm1uWTwehetZCIEHrQFVbtnqQHHRhUhAuiEPYRTrgKshRknLjJiWVuT0yN3h",
+	"w5EaJ3Rzei7Wp1KdllaMEZzjl4BW/aOpE+aA7Y0Po5yMc821FQHbcylyNtdFbkfKnwDuDTaaYDYHiTsR",
+	"dDgRG4kmaZ9x+I0l7++3LNkIeGI8YD+pYs1siWcHNGdg6KVjXYAG8gzi9Sg0aWRewCnr3gHjwB/wGxBY",
+	"nE25LEqDSgciM+2RMCxn6f4C+XGAEyBLk4BHyuM5yj9AHlAA49YAo1YcFJEpm5Yqx6MiZpIHRElnAERb",
+	"9ksQ+wBCFG4BvZGwvXDs/lJql3D7jMlpFJsRJLcsO3amnKAuyb6VAmQhMeveITyOktAIO2cgcvTCT9jl",
+	"7NWrp98AvOcoh+9Nh5P7fF/0H+RD0b87+eO0/5Df2+vfmezne2dD8cfp/bvj3kgtgeeJVQDOdQU125TT",
+	"Vky0ykfqxACwGBAjPQqkDvRS8PUm7+lqk9XRDrhXBpwKEK2XSHASJpVYbOiYNSm+4G+fCTVz887B/r17",
+	"WWchVfi8B+qUc8LAmP/x+j/1//ubf/lDu9plhF1qZb3xwvOXBCz45Jku/MmXywI4mdTq9s9Wq5pMhidz",
+	"GPeCFzLHh04BqQXI9Fw4LguyCPxjoCBw1wHVcCkmDuR9Ryy4LMBQAbRIPiNUAFydrLMQ1pL5siitY2cC",
+	"lXR4kHnu13mXxVmc1qd2ro1LRl1ya1fa5I2BC7mQrnPwoHUKlKLWsQdAkoZPUEMF26V6NnCRXJNIYAvu",
+	"JsQaj148ZXYpJnLqwefVHGHdU1jRnek+fzgZ5nvi7tk9fn/SeZce8R+MmHYOOv/5dmVv3qZf7e2jpXxi",
+	"jDZ0jJsK8iWLqi3okI39GY0ZYJ1lgk/mTCo8TYagG3SCjvhcu291qfIb4YfS7nSKb6fQIwUTVhh++/gA",
+	"eq69XjtHDiUtKq9e+ZE5MLmoyfZw908Az064t0euvXVE01PHSRWvNg/zEQqDPVoYwfN1NGjEpwHGkedK",
+	"oKNUAKFVdWEsbrxcBIZnxIwb9C5MuBWZFxWvlISdMgW0XXgbiVQl0GSnusiBzyMov9XmTOb5DSE5jW+n",
+	"cNQgkXm+AKMJrNUFV3wm6JDtJ6M5hGCwihStB7dcN0Reoh5xo923qyQNlJKWNQQHuiSiDtDQfg7hF8ZR",
+	"VoJYx0dSyflJ4LdN2zpgrRuagD53JqbaiHaVrlsXtmBlgL6FdkbvkDV9NQP26nIg0DkqEKq8uNnZ+ZdP",
+	"BcIgPbPwU9D+whOfAuy1VY0PAHHjcrxuelj5kIy4EKDLBvjxM2AK0mVsHBc7ZlOJ2qWLdi1tq9AzBOOJ",
+	"1s+4mYkbgdFPcwoCvsBR2mQxLlaizs3CU58AmhuLS/1vIGBAx87FpECe+pj23ie9rQfrjR4fAtkty1A7",
+	"QbC9Ujx4fW7GPcp0gBRqibEKfDs6Yj4V40zNYBS+0lq0ekqFvqWMibdLie5ZoPALfS7yABJykhfXQCbU",
+	"dYOXpTFC5bGHdUVXzISDpQkKoQH1SNQc+R664eHTMhmyKezjiNKy5LlDb3hJdBGLlTc1rhZdcASIKY9K",
+	"u97cQNB4Qa7PSThNy6Jg3aBjZOQyzaonyfJkIFF7Lbuk2U7PYLrm5jyZS8vg50OGpiRYpAw18WJ99XY+",
+	"DBm2HYWnxO1HyoyczR1TeoVeFF06UCFQDhhhHTdoOL/Q1s2MOP7Tsx78BvqSKfFpDBvAo7o0E8G6x396",
+	"dnxydPKETQpuLbt35wDOFqCfS3uesYVYaLNG55YS6OWzDcHknQAD9jKxymETqlyckRPJ4wkgTupFQScF",
+	"uQZ06YT31gESMF4d9ZVY0GO8sJqNk0MfHzBxIcw6PtqHUXHF2pxXpx/cfmzFpQOxS74Dwj7OpoXWOWwA",
+	"J7ZE17AYcnZZ8lalrlkASPBkeNdOFjSAyVxMzmEN2qBHFSWT91V727vNxxSGo6hBtJQmuiTfBTlnyJk9",
+	"6NQCTslom37lY38oTtPu/SqRxKWaNcI+gU3fiwY6yN+ZQNRGHmfL5VIbJ/IfRS75CT50I/YfBzpdwEin",
+	"OF+TilMRestGIQXTBuVWK0FqWeWdBBa+dJ9G1x637ySRtbuvG2wyO+hUjIfiT2H21uATSnM99YQQvXk+",
+	"rGhLM+UTRJilgYmcJJFDx3D5tnHWx/Dgu8R50lzEE6JAo88KsQh8h3A56r8b3phehvsXCngJsDyMxTix",
+	"sDst6htcDCzLYyk3hq/hc0Sf5jK/Lxdc9cGoBQYMMrzgCpc06KSRwe3qR8NjVUOutpP5a987sPpP8+BR",
+	"9a+Qsx+9IMAeKpXU1hezgbJtkaUqVPWajrWCwpv4vD77WUzAenrbn+m+d+l5pPb+FNhFHUkwK6AV6dBh",
+	"IfMMAxbiLcvlTLrG4i8Jj6UewWH/Ie9P3/y6f/fdH9qgXM88aK4G3d9RrnojG73ghcTUA7L7FcjWGOHP",
+	"mdO1tVKMz099pnUhuOo0ST0N/e2a7LCxm0b2w0aMUzHMg2CvXj6rQ/MaaRIbk6Z5E80Zwy8RdMul4CYY",
+	"S2G5CM2dQEaolcKqJTljY4VVtsavu7GBF/TCBgvwCO6/A/kzeMlXP3p6eNeS5tGG35VOU1phbB1ziLED",
+	"tA4ZL1Z8bZl4yyd18OztZ8G5jDL0zn4H3eJyUS46B8NN8epzTbZS2y3LrHSiHSnaE1OuYhanGOnGA6uj",
+	"Oq2liawNUqyhVXKCmyDe4EKB4zzGeA8qDXkuYWpevEg40JQXVjQl1yY/mPKycAEjr0vT8fVODbK7EngS",
+	"+bg3HA53o/jWGa9B4Gm4pX3SJsX7GT1APwwR11fRDPpcSuJxQa/fZNem9wV/+5Re2Us3H1WASEeXgnkb",
+	"yVwF2wYNIaS2IvirZb4Lgi+kSr/duwrl4278+x9BcN0Arz8JKl+99Y+Nux8JXT8ohm5g45NcuiSc2lA6",
+	"QlzR5xuOAYQ+GwJDL2CgKiYWS7f2gXA0Sy3YpYWYYvR508SguGmbilMLlGZgQS+0dWz/3t0ksHnISiV/",
+	"KcWWaM+APcH1+Lwi6Vipgo+ik8jeEL2thajv1lTQ0ch+1X39H1+PRnZUDod3JvivePMvX7d92fuv8Pym",
+	"qlrXPCrcCfhYh8Ie7GNvOEw2HHwqRi4WaBUs+UQ0dOqjnLMfaLZkQ3u7YkE06DbdBA715wUHi0RUdpIR",
+	"HHQoRlYextVSw9LnFVjmdM7RyU1qN3np4W8Mgc2MXvm0EZ8L5ED0W/gMQ8okNnyu9CpkgHx/cvKCWcdd",
+	"2YBDGr7dPAbx1gll5Vkh+iENtC0fYKsPos2t3/BX1+PHbq7zU/iKF4VeCQrqNyIsW1yyW6No7UlKhNox",
+	"6liP5fpA+enEiBxsWF6AOrYyWs1Ok3wD2NaCq/UpkMCCHCXxO7/32ndWzlS5hK9QFW3sIPXCvtlGBanZ",
+	"3mLEiUsdCAN2FPDGrqSbzIVlWrEx4M6YdYFRAcJaNsYAxTgbqXFI6BgzbdjYnwtmXBtKIEPEm3MYSfQO",
+	"2djbzOOQVQS/38Jf2RM1K6Sdj5QVCg5EMKFydOc5zexcrxJ3KCYp3LKYvxDIprG3mOflTVSpRgpTtJGW",
+	"DjbzIm5ZZsoCs6XzekBGrxTrcoap7LcscyvNpobSNHkxUmSW9xgv5LkYjNRI/Ub7/o0tBFfAZeAv3Dj7",
+	"baR+6/f78X94eBx0nTH7za8dQx+4S0zNjknCVaiE/UZJbP5ZGshHT07xTRoNXVdeZlCuUuUKi+wAcJsG",
+	"pPxeP/OU2FAAJs2BjjccmqSUd7ogAWC+5iFL8IIyTKRj3THZe+OMjQlj4S9vmcGfXruAP1Fswx/EVceH",
+	"zIoLYXjBftZSUe7aeDT6bdwDyIbEnWBQdtGDT3NkbDAY9MLKQ4YQLN+Jt46iFJROqwJep8IiGT2I77an",
+	"4uiFVrM4OK3DL6qQDjbQY/DIrjOiwL50QrvgRUGn4Sc6E4VexZe6Soe/DzCD7UKYaaFXFjk/nFbvsk0m",
+	"O8PYZjoRP9MX4uYT1fZWzTMVK5xFMUQCwH5CAnLqT8WqCTxUFcPYc37Rsg3/SJwE+O1lsyw0sq+rJqlt",
+	"oTlHLsQS5vjX45+eMyWQB8F3zeUX4kIUcWh4cGPo8AiOvTRiIq3Uig4jFxO54MW2dVd8ynsPL91Dy9M0",
+	"J6lxEbNjdhlVBoACMysLbph4uwRtE3hLwgP8lFU+mh+v9gxORAplbR7PXuiX9I2uV5szNvZAgD9LI/Eb",
+	"7kTfyYWos4gNrXgwGPipQYdJ2RoywgXwtEquVSOREn+Q/oajnBVcncf166nXLzG4Gs+YgpD4qH9topUz",
+	"ujiNNB6HmFMiFfNPtLAKCmApx6VqfcrvbqJhnDhuWs9BiX+vTr7tP0CmtRRmIpTrh5d6GQY+dZFb9vzV",
+	"swQM6ZvBgoAnNuan1PIg4Sp5pg2erBc4mEJcIbEGJaCajIph6EscNC8pCCZAdaORkdo8KWOWOqrBK1kN",
+	"5F2vOIxUyJ388zQod6fIPE61Qn6nvL0W1Q4KvVa6Drd+ZYGydJFXLGgbosRsw0RK45nUotQ5GH+wxFps",
+	"y/I1nP4EM5H9w7kAlSPoAV5HTfE5aHtna1AxykLUdkbMnIT1b3W8+A2zlRu+Eq+Bbzq6QQ9EUqJqBZzb",
+	"on6hqMKhDuAshaue+sI0WBisQYicDM1ok7zuPC6t0wvMmX4hDMLQdFIH14ZW3PQFTFptM0yhLTG6gUkp",
+	"XStIhSWbDQHki35ubnFxW51N3dYK2sOuplYSMqspfeH9rJYPnY4etIbwtTe9vPBNLBL/JwgtRAAvd5LI",
+	"UpakdsO6sg4ytU7W2WBo+AixE7T9iB2AxZYScSfrpOiBBrink8ry6rx5l6aSt6IgKqmEXPBn1/ZqOBgE",
+	"WrZFevnHvDjKEgnUsJBRFWoNQVEGehuWRe7nDRjkrjFnLKjqtyylMJJgFzCPTdTfXDvLuuPgMxsMB2ie",
+	"jMHIgnHGPqExYSwpuyDe4hgvisaOKFCx6SBsKcv8SzTziMWsfH1IXALmkky1aRA5J54PzwwC6hy8Dsn5",
+	"oajR1wvGComJ1ueyUWHqX9lYrU/wbw/llwpNG9TSvgJlIVGp0B0X1bcMq/CMdE4oCtZJWzcaWRejUoeM",
+	"s+90YAIzocDCAgvO6AW9letJuYAfSYzKWCoTDIPaMezfux93FXFsI+b2nH65LCB/Urex/XNoUk81MPFN",
+	"c7qGDk2Fff/e/bQs4irHvVSxGCO7Mmz+Lus80zOptrtQKW+H3F4htQ/D0Lm4YAvaJuZgs25S3DOVRWED",
+	"0vkTEYss2vn4xq2QjIglVpTnkeSMAKb3LvG+JqkNMNrXFOcdOEqmbrpFN13fwW+0OVQ/8SlFf2vyXeqh",
+	"3H9w1YEER20coO0Ufqywqb7drWh2BJrnVMLqEFzibYNRHlPt3LQsijU7joHeKxHoMmQJ7v+tgZ+2BgpH",
+	"zLNMYkQ+wozunjmnvKGpEYIq+yiAwwus6smlL1qRb5l0Pcoy8xF8qZalGyn0Hx1EYtkbDlkFwIzt3Q+m",
+	"nJ6ipQeKfWCPq7kuhM9d3xsOh5HnS8W4Wo+U11KBq4MmQ0VkSc7Xle0XEFdqIbDEo12B9aVPEUzI8EYh",
+	"B9YFjjP+epwxpaMdZBhXM8ohmZxjBapBhowQvVmMop5ZlPOv65GcK4MUSVjqzkbIYueIxYeIV3wjLVYU",
+	"klbwHtGLZ/pCFHwiWiIYVwXhEk5UX9wDXM5+WhZXn3iijRET159rY0X/DOG43pFrJat6sFM0ONuNlb2M",
+	"lVWvbFvi5hFWfGAZD2ab+sYSRrjSYH32oS8KiZU+WDxd1fpku2Zz0QC7JXOl2Wh/zB+IayZz+QrfU94i",
+	"Q58e/8Qe3B/usVcnj5mTC2EdXyy9limLQvr84vrC9of79/t7e/39/ZP9vYM79w6G9wd7+3f+PT3d6HLZ",
+	"mQhapWeTfLeSzlaM33jDp8ogCFpyK498ehFGOqsyIDiwnRMmKbevFohuiUK77e1NagURP5cYurBlw/rt",
+	"XKPByY6JSaFZSKAmT1x1kNVQqp3MrHBbBcakNEYo96JVyXkfrrGJG2L14uYMzDq+LOIaaEUfgX81wVFf",
+	"dht4sS3OS1+4vQnfHdHq46ESLaBt5e1cF60SggKSGdi6Rk9lIf7JUD89Q5X2CGRZC2MM5bVJaW1tG9dI",
+	"D3pPHh0zNMloxrOv5YsefiD+fVOWHWKlkw2Pyifj2eEcr8m9saBsUhrp1scADe/hfZ9+XFlwbtTb+vie",
+	"P9H/Nditj1U4kqX8QeCZnGEjrqMSuG3b0rD1C61vaxsvRto7PkUq/DhW6SAy41PV7HPnllSZItVUb877",
+	"ClOYa+VV2EeEGqzFvG+VV2jrs5wXmDLw1VePdC6FHXz1FXtZ1eNIYYOLHnHeF3dxA7BNaoDe9lerVR9Y",
+	"R780BXpaRT4O5zBSNUvWaX2OMx9WfZu8dw4GRq8dVfcIDEBwVZ/sZ6vV2EdN0CM+UuR1oYqFUIDGz4WP",
+	"x6hizbo8plhHryWmgVRB2Kkf0/ZCTkdoVgLPwVAeVEe18hECmUdBWABVd5EOTx2VOJiPNXrt7t+7H9rO",
+	"nElnM2roQw2mRsoXi1CXAcs4O/7+qA+vzLmd9wbsZVJkpwSAic4HN10599rwf6QiAUQ6aToa0CV8Hdxl",
+	"XexyeKbdHM/QCuUy2kqD6LAO1Yq8N2BHIa2M4k7GrKtWUwBH8oL5pjYO2xHBtqtdo1NxpLqrOXdoF0ln",
+	"fSZZL2OWr9n4MZ/MRf8xhQMOWOxSOGBP+GTuj4rngHo09UidCStzEXH+lmVY128x0hISQXJxIScCZ1sz",
+	"K2eKeqrFFlBH/pzhd+sjWaVyssCGalRcbFn3zpDl8IDvsAQqN/PNAJP6ViucZY9eHj3/5vj05Kcfnjw/",
+	"PTl51ssoeLhSvqoIS0K7GMEaKSNs6EtGiAGrCZWUicjgLpqWvsw584Vrhc/WwbQt7BFGFV2mmnakQl8y",
+	"l5b+0hr8eNGZib0RNmfGVm6XlV/DXnBhoSchNfbbO0zSrGKnMrVOn6oqIWHJoUIfazeBZGZcKutGKrrV",
+	"WRe3XfUURL9axkIoDj/6LC3Mc8laeo8Nw5ywxZ7nGE9z5KzEpbGfHDFkTIPYv9ufi7d9VCCp8aFl3bvs",
+	"bO2I+6L4RL+mXIiMPYh8Ax5AOmIyh21QSN3DEE4qJjBwR+7n2BXRMzLUsKqVUeGqF+Rj36orYyVmuOO6",
+	"c1EIF+TJIQAcS/wKK8LYd/zYmAyIYz+pVS2GpqDIn0LZ45iiMR5YFZjh9Ue+mFWXDnGkyvJELlXjxVks",
+	"kYz5d3ZihFAiP2R8pC6kLuhV4Px4WuONrNGx7/5W71NURSoG7ATzqzA+ZsVsAapcFrgrQAlhXTUYzUgO",
+	"nYu1F8GoXdmMVTmczJf69q7KbRip7ngEXHc4HFftLoGI6plerAvEQNk/+MNhLfEB1Iqc+fQ3RBV8qIfJ",
+	"ktyNFDpC7+ynxio7ovECIWHoqVhTiz9elAL4K9a7x45x6Hs9F2ufA4G+5OBKrvytrY5p7IBWebKbDmnW",
+	"8EezrtUjVQn5qRECFZJU3INowgAcchPtO6EVciK8Yes1wB+fnnSafYH1UiiqtB9oM7vtX7K34VlQ1KXz",
+	"rXMlz9kjIu+jF087WedCGEta2v5gOBii+bTQk/P+UhvXObg73Nt7l3VgfL6UoLEPhoM7PgKJyvBtvpS3",
+	"z2L5pm4LTlGZlQ0xBSJlpSt1Dw7wmZi6PiCSV7dQXXBzIQ3zlTSWdWPaL0qCkQo1IJk3cZx4C+iudAhl",
+	"AA8al6bw4ctazci4Sn46s7oA8Q0A7doee/XymR0p1BswgYUOIwa9sJybdvXId7JOW/a+bjeoqkdupy19",
+	"372JCd+PdL6+XjX7778t9k4dsHctpE+r/t7VLUhYeLMH4P5w75qdVLw5uW0d4dHbSWv0d9db/ba2MZ60",
+	"eOximbXSGcDq7nC4baq4/dtJ/0N8Ze/qV2o9efClO1e/VHVAgzf2dngjdkzCF+7tsq6WphHvss69XeAQ",
+	"21zhC3d2gkIsTsCzjU1oCPEiG+yiZdgDQ5rPgCAoqt15A29VfPV2IYmpzoTb1v3AHz6pBilPoGoCoEmQ",
+	"TVFbi1RfZ2nPpHWPqjZxNUoYXocxvf5nR//36uj/JmUJ7+Ol29JiqtGv4MZc4brk+okozvvsqLy3oj9A",
+	"7429J+RHakwb+d2eJiWgu9JhhVuXUWGWrMibRd06CY+UE0Vh2Wou0FCVrrWhRK9NSYEth1V8AMrGN1JY",
+	"VMD9SSXdGhr3e/ze2cH70XpdAfjw1F4/lf+viL2x9Stp/VeZvyPaLoRry0LB723VgSNxBqaRBcBH6TYF",
+	"LL3/AWyG7ONfToH53KFHuLRpIuGfRXEhHHspJtrkNrkzhTxp4aXSCsu64T22LL3fi0/OwXzG5m1Yaua4",
+	"cT3WzfXE3rZLMbGDRZ42Ie/t1Njn7EbXaTSjSm/eT/NJMgGpBUPojU/5fYRY1K9xN6U/to65TO2Xls2w",
+	"L9uXrd0P7+6wslpr7S+Y70ROQ0S9g1qftasOIDnp1bM10e+mTrDJSr4T7mZ8JNxv836Yjm9Ev8/nsHVv",
+	"juy/JyzcIv1eYhFD1MOaUg8deJOWGPHjJGjiHXFUwQXoeS7E0gflMOp0yMYNtWccRM3KSCwO2sRbaknz",
+	"Dy8Cj0qjDWfH5/JK+fd+Um3y4aTaDX2MDfrTJbYUtefSHpIsl4pZpyfnXppTx45rOuV8p6KdnHLXZVMU",
+	"I/p8Tjkerk9TevVPEf0P57Z75UOMO7vtIlOM9sTNJXR7RCWWifhWIUnCIGYjqKabYxArSzB+hX2oGxd3",
+	"AYsfqdBPZ3849CHXI38TR1WaMm5j/L4jE16YguvwyQYqbe09UgRDz2Eftrks4jw3kxGNe+5ATFw7GPNe",
+	"3MbfXLLZfxyhgoWAldsmPJz0Fq/sh03Ie8yMHxvXqiqxqpmh7cNuKzi6RsPxK4ySkLaRbLSr9IpSd/ym",
+	"Vtz2Gn2kW26a27YQ/9btlrtOcU2fjsPeiF8OH96oaXVb96N6v+poDqKykzz2CRpRb6wu9KBuXROmo6bI",
+	"Oth+Md7B9hv3Wq5DwZsk/Q18SqpZ2wUnaRP5Wq/42ES+u9cDVjoTLrn2EfjVjeTd/v4OIqvtYpzPIO+O",
+	"0yzMTRuixmAqoVeqjy/2noQk50aGfA2N2F/oUuOE4QLiJbwooEMQgPFSzuoq0kr8PdcuFX1tEutVtfUP",
+	"lQ7wXhJIaXe8RUacYF06wWQHUVHfPOJJcs6bY9edoELl9ctBtsigV+mQH14KNU4fk48W2lBzASpaI2H0",
+	"5cuNL90Vlpykv192Z/ZhhbktcmpNsCzd5a4JqgKtLozTBvN7D+vNZWrdcQbsyLfSCR1DsaGPxRtjMXuo",
+	"5x0cwO4RZVF7pQmwQwY2iEkviLtMjX2SS/eCKnc+X3qQdxbErp07k1barxXO6MqE+o8z8Yd1BtRZkD+c",
+	"un8+dnD9UEzIF2/VrrD5tIzm4dUvJRc6/u6teUAwygmPxBlYE9B0kyVhFv4lqY1zMTm3CSfqtlfi91DJ",
+	"iGno1DGUCqmpJKtWjciO1EiFXGnfOQAv3aVOknEYUE5jmcrd4V6lpaIyy/aG4dIef7MQ6NyYFI1jIoeG",
+	"j745S+hO4Ls37N1jC6lKJ2xGPtQll2akiOntP6SaAWrQIFWuVyDvbdIqNR0Oi/Xra9FULb6mxdiR2pgW",
+	"NXnsppV5OV1oTI/XpTtANu2H4uHaI/LlYvcen5G+P1JBo+dLbhzrjp/99N3T56dH33zz8snx8enT5ydP",
+	"Xv756Nm4F++V5gWx9zMxl9h/wdsTlLiv4mXfI0W3ZIXzoNIQKozx5RsIN7oXGW8/qjq4ubkRgi5ytoV2",
+	"lgW4DthPSoBIgiPCqe4NGwcfgFfEjhLCYhWRdkrQ5S4zkVe/9dJaAKdHiiLW4Vr00vmr+KhuZOu5VpzS",
+	"7y7WcVADopEiG9Ce0lBj1v3eueVPqlhnbPyCu/l/aRDWOGO+zOSQ/fSXo+MXt8Iy/JCWLgkPLcQAmlb4",
+	"+xTR90z3XbKCO+Er7GLbEKSKeKEs+qdEzkqVU59JN1J+Kl4A0nT3NsCc0WXWd/cf9vA6MOeb4iBYbxFy",
+	"hnxwbFikJ+d2pLAhGmLTrBTUkfbMV5nYBJGtvze7NW8HdoIVwu8h/X3Na2vfnaqZRbOXzs6Sr9aR6CZK",
+	"wqdd34fXJXwB7LXKWHdefb2wfYt2kTTaRiaI/KjhVauVmV3lT3uuj5024n2daDe4D7atc3ilrEU1P8o+",
+	"iRE76pDwye7mjNwkKWSq1ZdJ63lIN3Ig71SYehvF25mfVMe6u//wmi4Ep/WPXK2PQoP2uqGvNVuA5N5U",
+	"LpLrsqsGb+FG+s0LNNs6wScOzdZ50qs0pWIP7g6vc0Go39jL0GW+fWNBr6CSyettJWlg37KV8GsyZlCX",
+	"aLLPeFPoxmmEC6ebB9pQ8OY831Q1SZsbqVSLtJpNS4P2c5iC2BapJlksJot3WKbElUXNBGR3opuwbs2F",
+	"61uRVs68SIohg9bn2TYpl7jnSIVL4GMr5FShCJtOLw9H+GTRxT2dYv9NdB+kSvBIXakFs0uUYCaVdYLn",
+	"TdV3pLbpvqym+gb1VFytlYJC6jX9yr7Yf7h5e+g40RYBx/KyoEsNjNYLvNu0ur+3B5ptgUXeQY2lhYhE",
+	"fcf8aeSgdPNoFyDq90q1ogQ+r/dRFfJI4SUXvbQ229cnG4GMjtk5NyFaCgNjPed4g2gDxjcwPASt5r7n",
+	"MI4Wug807hUeKanoFnkK/dfJnggboB463EnHutUBcMX0dEq3Kay0gU36+11Hylsuj589ffL85PRPr568",
+	"ejLeuCXXY4IJCu9lsY7uXi+aRwP2E+Iy7dz6UnlzIXK8qmE1l4UgTfW6N78ShtQIvmqhgODovvz2MXu4",
+	"tzdk//f/7A0H+4M7GBrcnt4SFYgHd4fJtXZ7W26N/cyZyNjv4mo/gyavZ7uj4WVb0fzWJgmhSURS0x7e",
+	"m8vQ5+FMFFrN8GbeqsSeFJe0uUC0CxEjqJ0A8Ginde+ygnziwp4MkXRDbgGxe1x51XVUsapEmuYNjSZo",
+	"9blYFnqNfWI9j6y1EPLYi9cl3qIN0opL5XQJnOmwSjgmOxFbGmD3UyPsvGoEtWGJ6dJ5U+xzhXXqnst/",
+	"0yVV59dcl4WezehoPoz3chsGVbjyaR2ZX3rsA8gcSPhyOqfmT615wCcVjYoNEg03d/t2KVa4cBPoZpMl",
+	"qnWudToaj1S4LgFD6WVR+Li87yuzpXdUxnSRC+vqgT2MxLe5Lb4T7kfxmemkXmnU0t4sbVl2Wbexyj3R",
+	"7BMW24L5Ll9JtCNp5NXo2/XPmsj2msjdSyI/qr8FOfw2N0uSbvAFeFd+Z4wTc9WbWR1XsNHQTWyXphPU",
+	"wjaJuEgXzAeS/PXYS8PP09JeeaR8VCdjsFVuQJFF9fqVkni7hdJmwQvfm8pfAW4Fm3oW3H3+7Q+PvXMZ",
+	"EyZjJ5NbdqTA2DPw/AEbj0bl/t7+EXfi67foGh3H6AP74cmzPz99zo6ffvc8Y+Mfjk6efP3XwcmT4xNq",
+	"dgE8fiVzEBp//9v/+vvf/sff//a///63/xnGGSlqaFaw82r0LDQJw04mAKneIZiTGP0moMSYt28sRtzf",
+	"x2D4cilytsT2SzUL6oDtD+F7NtelwUsaqKcH645h/a9enP549NdxxsKnvzx9/s1Pfxn3sui3P1uTcjhS",
+	"waRzeobm/KEPuUx8CqoRHEO5xOajubchrEJjNKqLvZGG10w2ffNBvPVNcdMuXhIPeXuj2J1ZX7Ot+fv5",
+	"8j//6j9sX49PpFPspkN8bCnYaAp+WWZV0mrkMOqlScsrYaOzD5RSS5w1aaaYGq4jdfTi6S3b6FHKulXD",
+	"L+lvCvPXCvjofcbG3z05Yal+Pe5tuCluJqSzz56QfLMs4fqdrPX84CjYgkfLxAP/NEnCyeLGB/Vsqjk6",
+	"M6K7uRtla3tKRUYyd6R2E7q933V+8ftFh94jOfnGoaUrIjCmrlz8owRiYoDp2F9ZvJEhW2UPpFsE1Yk8",
+	"K8Cq8su2VV2G3LqrFGwb4GrEzu7cH14jePaBg0x+H1s87vPkzglR+dGjkkc1dQu+xtuLk2SVbrui2fCT",
+	"Y6fVy3zjVdpQl+5Bs/G+TZqoF1yOVQYOCLVaAOgjRRhwy9eKMFy5+ZHaiAwExHgvp38dyTfwESXRh4oF",
+	"ADZ/8cGAqhvzbmauFZcGBZYF3h1UQxLC5loINVjWKJuetDe9je7d2NX2cJt/Mekc3G5YWZHe4fCZkp83",
+	"7tbYeqFG7W6M9rsurqFBJ/d93MSS+iKW/VETrwOitmVef7jE6zDL58u8vnMj9R2j36fphSo1DT6Q8udL",
+	"hBo3MHQcs56+9NSmL0RL/LB61BekWKTZB57iSMkYqS3pB++nZDhN+Su+q7mBd9C/emMdYu/LUSCqtqEI",
+	"ytp5tagNdZ2jcUvJ6zfvsl9rl4O8foPRGAyxk1jeZKFzbWPOtbkQtnFda9eIgjvpU52lYyttzi3T1AMb",
+	"X8aiBx1Sj3w+PWdLo9/6q3ernjLYUtonNKxBl0bc8vnanG78XRoxlW/xMClodJsCQwSLTfWo0j2zcJ+C",
+	"ytsqSJM7lrwjDuG62WTmkdEryuiOd/74F858T75tvRpQF9Ob79UK4jZf/5ErPqsm9O0nyBnWS4ahJhTv",
+	"3rz7fwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
@@ -57,6 +58,11 @@ type Deps struct {
 	Logins func() throttle.Options
 	// Signups are the settings of the registration cap per client address.
 	Signups throttle.Options
+	// Devices signs the device tokens of the surface's password logins (OWASP's device cookies,
+	// impl/credentials/device), under a key of the surface's own; nil hands out none.
+	Devices *device.Signer
+	// SecureCookies marks the surface's cookies Secure (the site is served over https).
+	SecureCookies bool
 	// IdempotencyHold is idempotency.Options.Hold: tests only; nil in production.
 	IdempotencyHold func(ctx context.Context, point string)
 	// Sweep runs f every interval until the server stops, logging its failures (background work

@@ -538,7 +538,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `too_many_attempts`: a password login (a direct provider's, or basic auth) refused by the failed-login limit, without its password being checked: this user name from this client address had 10 wrong passwords within 15 minutes, so further attempts get this 429 until that window ends (`Retry-After`), right password or not. Another address, or another user name, is not affected. Only passwords that were checked and wrong count (not a checker that failed). An address with 100 wrong passwords over any user names is slowed (its checks spaced 2 seconds apart), not refused, unless it sends more at once than three such slots take. The reference server counts in PostgreSQL, with the same rules and code as its orders and brands logins, shared by every replica; a library user's default counts per process. */
+        /** @description `too_many_attempts`: a password login (a direct provider's, or basic auth) refused by the failed-login limit, without its password being checked: this user name from this client address had 10 wrong passwords within 15 minutes, so further attempts get this 429 until that window ends (`Retry-After`), right password or not. Another address, or another user name, is not affected. Only passwords that were checked and wrong count (not a checker that failed). An address with 100 wrong passwords over any user names is slowed (its checks spaced 2 seconds apart), not refused, unless it sends more at once than three such slots take. One user name with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to every client but its devices for the rest of the window. A client that signed in to the user name before keeps an `AUTH-DEVICE` cookie (set on the successful login or basic-auth answer; OWASP's device cookies): presented with the login, its attempts are counted under that device alone (10 wrong passwords, then 429), so none of the locks above keeps it out. The reference server counts in PostgreSQL, with the same rules and code as its orders and brands logins, shared by every replica; a library user's default counts per process, without the account or device rules. */
         TooManyAttempts: {
             headers: {
                 /** @description Seconds until attempts are accepted again (RFC 9110 §10.2.3). */
@@ -747,7 +747,9 @@ export interface components {
         NoSniff: "nosniff";
         /**
          * @description The `JWT` (HttpOnly) and `XSRF-TOKEN` cookies, set on login and refresh, each in a
-         *     `Set-Cookie` header of its own. The example shows the two joined in one line, as proxies
+         *     `Set-Cookie` header of its own; after a password login (a direct provider's, or basic auth)
+         *     also the `AUTH-DEVICE` device cookie (HttpOnly, host-only, 30 days), which later password
+         *     logins of that user name from this client present to pass others' failed-login locks. The example shows the two joined in one line, as proxies
          *     and a Prism mock (`make mock`) send them; a client that splits such a line (the SDK's
          *     CookieJar) then carries the mock's session like the server's.
          * @example JWT=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VyIjp7Im5hbWUiOiJkZW1vIn19.c2lnbmF0dXJl; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax, XSRF-TOKEN=9d4c6b1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718; Path=/; Max-Age=86400; SameSite=Lax

@@ -46,7 +46,13 @@ export interface paths {
          *     gets 429 until the window ends. A client address with 100 failed logins over any emails
          *     within 15 minutes is slowed, never locked out: its logins are checked one at a time, 2
          *     seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it still gets in with the
-         *     right password, and only a login that would wait more than three such slots gets 429.
+         *     right password, and only a login that would wait more than three such slots gets 429. One
+         *     email with 50 wrong passwords over all addresses (a botnet, forged addresses) is refused to
+         *     every client but its devices until the window ends. A successful login sets the cookie
+         *     `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
+         *     client that sends it back with a later login for the same email is counted under that
+         *     device alone (10 wrong passwords, then 429), past the address's slowing and the locks
+         *     above, so guessing by others never locks it out.
          */
         post: operations["loginUser"];
         delete?: never;

@@ -24,7 +24,13 @@ export interface paths {
          *     passwords over any usernames within 15 minutes is slowed, never locked out: its logins are
          *     checked one at a time, 2 seconds apart (`LOGIN_ADDRESS_INTERVAL`), so a real user behind it
          *     still gets in with the right password, and only a login that would wait more than three
-         *     such slots gets 429. Logins that arrive together from one address (an office behind NAT)
+         *     such slots gets 429. One username with 50 wrong passwords over all addresses (a botnet,
+         *     forged addresses) is refused to every client but its devices until the window ends. A
+         *     successful login sets the cookie `orders_device` (HttpOnly, `Path=/oauth/token`, 30 days;
+         *     OWASP's device cookies): a client that sends it back with a later login for the same
+         *     username is counted under that device alone (10 wrong passwords, then 429), past the
+         *     address's slowing and the locks above, so guessing by others never locks it out. Logins
+         *     that arrive together from one address (an office behind NAT)
          *     wait their turn for the password hasher; only a client with more than its share in flight
          *     gets 429 `temporarily_unavailable`. Refusals use the RFC 6749 §5.2 body, not `ApiError`.
          *

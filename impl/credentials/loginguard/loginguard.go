@@ -16,7 +16,15 @@
 //     not happen (database down, hasher busy, request cancelled) gives it back;
 //   - a client address past its own limit (many accounts guessed from it) is slowed, never refused
 //     while its schedule has room: the check waits for the address's slot (throttle.ReserveLogin),
-//     so a real user behind the same address still gets in with the right password.
+//     so a real user behind the same address still gets in with the right password;
+//   - a client that signed in to the account before is never locked out by others' guesses (OWASP's
+//     device cookies): a successful login hands out a device token (impl/credentials/device) for
+//     the client to keep, and a later login carrying a valid one for the same account is counted
+//     under that device alone (throttle.ReserveDevice) and takes its hasher place in the account's
+//     own devices' share: past the address's schedule, the per-address and per-account locks and
+//     the address's share of the hasher, which others at the same address, behind the same proxy
+//     or guessing the same name fill. A device is still refused after throttle's Max wrong
+//     passwords, so a stolen token is worth no more guesses than an address.
 //
 // Unknown accounts count like known ones (the check does dummy work and reports the wrong
 // password): otherwise a 429 would tell which accounts exist.
@@ -28,6 +36,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 )
@@ -75,24 +84,48 @@ func RetryAfter(err error) int {
 	return 0
 }
 
-// Guard is one surface's login guard: its hasher and its failed-login limiter.
+// Guard is one surface's login guard: its hasher, its failed-login limiter and its device tokens.
 type Guard struct {
 	hasher  *password.Hasher
 	limiter *throttle.Limiter
 	wrong   error
+	devices *device.Signer
 }
 
 // New returns the guard over hasher and limiter. wrong is the surface's error for a checked-wrong
 // password (matched with errors.Is): the one outcome of a check that keeps the attempt counted. A
-// nil hasher admits every login (a surface whose checks hash nothing of its own).
-func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error) *Guard {
-	return &Guard{hasher: hasher, limiter: limiter, wrong: wrong}
+// nil hasher admits every login (a surface whose checks hash nothing of its own). devices signs
+// and checks the surface's device tokens (LoginDevice); nil hands out none and trusts none.
+func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error, devices *device.Signer) *Guard {
+	return &Guard{hasher: hasher, limiter: limiter, wrong: wrong, devices: devices}
 }
 
-// Login runs check, the surface's password check for account, under the guard; remoteAddr is the
-// client's address (http.Request.RemoteAddr), counted per account and alone (throttle's
-// ReserveLogin). It returns nil when check passed (the key's failures are forgotten), and
-// otherwise one of:
+// DeviceTTL is how long the device tokens LoginDevice hands out are valid (the cookie's Max-Age);
+// 0 when the guard has no signer.
+func (g *Guard) DeviceTTL() time.Duration {
+	if g.devices == nil {
+		return 0
+	}
+	return g.devices.TTL()
+}
+
+// Login is LoginDevice for a client that presents no device token, keeping none: the check runs
+// under the per-account, per-address and pair limits.
+func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check func(context.Context) error) error {
+	_, err := g.LoginDevice(ctx, account, remoteAddr, "", check)
+	return err
+}
+
+// LoginDevice runs check, the surface's password check for account, under the guard; remoteAddr is
+// the client's address (http.Request.RemoteAddr) and presented the device token the client sent
+// (its cookie; "" for none). A valid token of this guard's signer for account makes the login the
+// account's device's: counted under the device alone (throttle.ReserveDevice), with a hasher share
+// of the account's devices. Any other login is counted per account and client address, per account
+// and per address (throttle.ReserveLogin).
+//
+// It returns, when check passed, the device token the client should keep from now on (a fresh one,
+// or "" when the one it presented stays good or the guard has no signer), with nil; and otherwise
+// one of:
 //   - password.ErrBusy: the hasher had no room; nothing was read or counted;
 //   - password.ErrClientBusy: the client had its share of the hasher in use and its line full;
 //     nothing was read or counted;
@@ -100,22 +133,37 @@ func New(hasher *password.Hasher, limiter *throttle.Limiter, wrong error) *Guard
 //   - check's error matching wrong: the password was wrong, and the attempt stays counted;
 //   - any other error, from the limiter's database or from check (password.ErrBusy among them):
 //     the password was not checked, and the attempt was given back.
-func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check func(context.Context) error) error {
+func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented string, check func(context.Context) error) (keep string, err error) {
+	deviceID, renew, trusted := "", false, false
+	if g.devices != nil && presented != "" {
+		deviceID, renew, trusted = g.devices.Check(presented, account)
+	}
+	if trusted {
+		// The account's devices share a place at the hasher of their own, apart from their
+		// address's, which guessers at the same address or behind the same proxy may fill.
+		// Its hashes do not queue behind strangers' either (password.WithPriority).
+		ctx = password.WithPriority(password.WithClient(ctx, throttle.DeviceKey("account|"+throttle.FoldAccount(account))))
+	}
 	// The login's place at the hasher is taken now, before the database work, and held until it
 	// is answered (password.Admit): a check that only asked whether there was room would let every
 	// flooding login through while the ones before it still wait for the database.
 	outer := ctx
 	ctx, admitted, err := g.admit(outer)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer func() { admitted() }()
-	res, err := g.limiter.ReserveLogin(ctx, account, remoteAddr)
+	var res throttle.Reservation
+	if trusted {
+		res, err = g.limiter.ReserveDevice(ctx, deviceID)
+	} else {
+		res, err = g.limiter.ReserveLogin(ctx, account, remoteAddr)
+	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if res.Blocked {
-		return &Blocked{Seconds: throttle.RetryAfterSeconds(res.RetryAfter)}
+		return "", &Blocked{Seconds: throttle.RetryAfterSeconds(res.RetryAfter)}
 	}
 	if res.Wait > 0 {
 		// The client address is past its failed-login limit: this check waits for the slot the
@@ -130,25 +178,28 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 		case <-outer.Done():
 			t.Stop()
 			_ = res.Release()
-			return outer.Err()
+			return "", outer.Err()
 		}
 		if ctx, admitted, err = g.admit(outer); err != nil {
 			_ = res.Release()
-			return err
+			return "", err
 		}
 	}
 	err = check(ctx)
 	if errors.Is(err, g.wrong) {
-		return err
+		return "", err
 	}
 	if err != nil {
 		// Best effort, as both calls below: an attempt that stays counted only moves the key's
 		// block nearer, and its window ends anyway.
 		_ = res.Release()
-		return err
+		return "", err
 	}
 	_ = res.Succeeded()
-	return nil
+	if g.devices == nil || trusted && !renew {
+		return "", nil
+	}
+	return g.devices.Issue(account), nil
 }
 
 // admit is the hasher's Admit, or a place that costs nothing without a hasher.

@@ -25,7 +25,7 @@ const addr = "192.0.2.1:1234"
 func newGuard(t *testing.T, max int) (*loginguard.Guard, *password.Hasher) {
 	t.Helper()
 	h := password.NewSized(password.Fast, 1, 0)
-	return loginguard.New(h, throttle.New(dbtest.New(t), throttle.Options{Max: max}), errWrong), h
+	return loginguard.New(h, throttle.New(dbtest.New(t), throttle.Options{Max: max}), errWrong, nil), h
 }
 
 // login runs one login whose check answers err, and reports whether the check ran.
@@ -100,7 +100,7 @@ func TestGuard_ParallelChecksAtMostMax(t *testing.T) {
 	t.Parallel()
 	const max, n = 3, 12
 	// A hasher with a place for every login, so the limit alone refuses the others.
-	g := loginguard.New(password.NewSized(password.Fast, 1, n), throttle.New(dbtest.New(t), throttle.Options{Max: max}), errWrong)
+	g := loginguard.New(password.NewSized(password.Fast, 1, n), throttle.New(dbtest.New(t), throttle.Options{Max: max}), errWrong, nil)
 	var checks atomic.Int32
 	var wg sync.WaitGroup
 	for range n {

@@ -56,6 +56,8 @@ const (
 type Hasher struct {
 	p   Params
 	sem chan struct{}
+	// prio is the one extra worker of priority calls (WithPriority).
+	prio chan struct{}
 	// waiting counts calls queued for a worker; at most queue may wait, the rest get ErrBusy.
 	waiting atomic.Int64
 	queue   int64
@@ -114,7 +116,7 @@ func New(p Params) *Hasher {
 // costs at most that much; calls beyond it get ErrBusy.
 func NewSized(p Params, workers, queue int) *Hasher {
 	places := max(1, workers) + max(0, queue)
-	h := &Hasher{p: p, sem: make(chan struct{}, max(1, workers)), queue: int64(max(0, queue)),
+	h := &Hasher{p: p, sem: make(chan struct{}, max(1, workers)), prio: make(chan struct{}, 1), queue: int64(max(0, queue)),
 		perClient: max(1, places/5), clientLine: DefaultClientLine, linesMax: 16 * places,
 		clients: map[string]*client{}}
 	salt, err := newSalt()
@@ -126,24 +128,51 @@ func NewSized(p Params, workers, queue int) *Hasher {
 	return h
 }
 
+// WithPriority marks ctx's hashes as a known device's (impl/credentials/loginguard: a client that
+// signed in to the account before). Such a call does not queue behind strangers' hashes: besides
+// the workers it may take the Hasher's one priority worker, whichever frees first, and Admit
+// admits it outside the strangers' count. So guessers filling the hasher from the device's address
+// or from anywhere delay a device's login by at most one hash. Their number stays bounded: each
+// account's devices share one client's places (WithClient), and the priority worker adds one
+// hash's memory to the hasher's bound.
+func WithPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, priorityKey{}, true)
+}
+
+type priorityKey struct{}
+
+func prior(ctx context.Context) bool { return ctx.Value(priorityKey{}) != nil }
+
 // acquire takes a worker: at once if one is free, else after waiting in the queue, else (queue
-// full) not at all, with ErrBusy.
-func (h *Hasher) acquire(ctx context.Context) error {
+// full) not at all, with ErrBusy; a priority call (WithPriority) takes the first free of a worker
+// and the priority worker, without queueing. release gives back what was taken.
+func (h *Hasher) acquire(ctx context.Context) (release func(), err error) {
+	worker := func() { <-h.sem }
+	if prior(ctx) {
+		select {
+		case h.sem <- struct{}{}:
+			return worker, nil
+		case h.prio <- struct{}{}:
+			return func() { <-h.prio }, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	select {
 	case h.sem <- struct{}{}:
-		return nil
+		return worker, nil
 	default:
 	}
 	if h.waiting.Add(1) > h.queue {
 		h.waiting.Add(-1)
-		return ErrBusy
+		return nil, ErrBusy
 	}
 	defer h.waiting.Add(-1)
 	select {
 	case h.sem <- struct{}{}:
-		return nil
+		return worker, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -229,6 +258,15 @@ func (h *Hasher) unref(name string, c *client) {
 // seconds behind them. With it, the logins doing database work at once are at most workers+queue
 // per hasher, and at most a client's share of those per client.
 func (h *Hasher) Admit(ctx context.Context) (admitted context.Context, done func(), err error) {
+	if prior(ctx) {
+		// A known device's login: its client's places bound it; strangers' count does not.
+		leave, err := h.enter(ctx)
+		if err != nil {
+			return ctx, func() {}, err
+		}
+		var once sync.Once
+		return context.WithValue(ctx, admissionKey{h}, true), func() { once.Do(leave) }, nil
+	}
 	if len(h.sem) == cap(h.sem) && h.waiting.Load() >= h.queue {
 		return ctx, func() {}, ErrBusy
 	}
@@ -264,11 +302,12 @@ func (h *Hasher) take(ctx context.Context) (release func(), err error) {
 			return nil, err
 		}
 	}
-	if err := h.acquire(ctx); err != nil {
+	worker, err := h.acquire(ctx)
+	if err != nil {
 		leave()
 		return nil, err
 	}
-	return func() { <-h.sem; leave() }, nil
+	return func() { worker(); leave() }, nil
 }
 
 // Hold takes a worker as a hash would (waiting in the queue, or ErrBusy) and keeps it until

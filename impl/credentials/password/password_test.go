@@ -149,7 +149,7 @@ func TestPassword_BusyWhenQueueFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Hold the only worker as a long hash would.
-	if err := h.acquire(ctx); err != nil {
+	if _, err := h.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
 	queued := make(chan error, queue)
@@ -201,7 +201,7 @@ func TestPassword_BusyWhenQueueFull(t *testing.T) {
 // TestPassword_QueuedCallHonoursContext: a caller that gives up while queued leaves the queue.
 func TestPassword_QueuedCallHonoursContext(t *testing.T) {
 	h := NewSized(Fast, 1, 1)
-	if err := h.acquire(context.Background()); err != nil {
+	if _, err := h.acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -412,5 +412,33 @@ func TestPassword_ClientLine(t *testing.T) {
 	release2()
 	if n := len(h.clients); n != 0 {
 		t.Fatalf("%d clients still counted when idle", n)
+	}
+}
+
+// TestHasher_PriorityDoesNotQueueBehindStrangers: with every worker held and the queue full of
+// strangers' hashes, a priority call (a known device's) is admitted and hashes at once on the
+// priority worker, while a stranger is refused with ErrBusy.
+func TestHasher_PriorityDoesNotQueueBehindStrangers(t *testing.T) {
+	h := NewSized(Fast, 1, 0)
+	ctx := context.Background()
+	stored, err := h.Hash(ctx, "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := h.Hold(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := h.Verify(ctx, stored, "pw"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a stranger with the worker held: %v, want ErrBusy", err)
+	}
+	pctx, done, err := h.Admit(WithPriority(WithClient(ctx, "device")))
+	if err != nil {
+		t.Fatalf("priority admission: %v", err)
+	}
+	defer done()
+	if ok, err := h.Verify(pctx, stored, "pw"); !ok || err != nil {
+		t.Fatalf("priority verify with the worker held: %v %v, want true", ok, err)
 	}
 }

@@ -28,6 +28,18 @@ func AddressKey(remoteAddr string) string {
 	return "ADDRESS|" + clientkey.Net(remoteAddr)
 }
 
+// AccountKey is the key ReserveLogin counts an account's failures under, whatever the client
+// address: the folded account (FoldAccount) after a prefix no other key can start with.
+func AccountKey(account string) string {
+	return "ACCOUNT|" + FoldAccount(account)
+}
+
+// DeviceKey is the key ReserveDevice counts the failures of one of an account's devices under:
+// the device token's id (impl/credentials/device) after a prefix no other key can start with.
+func DeviceKey(deviceID string) string {
+	return "DEVICE|" + deviceID
+}
+
 // SignupKey is the key registrations are counted under per client address (loginguard.Signups):
 // the client network as in LoginKey, after a prefix no LoginKey or AddressKey can start with.
 func SignupKey(remoteAddr string) string {

@@ -14,9 +14,13 @@
 // parallel from all slipping in while the first are being hashed: at most Max checks run per key
 // and window, however many requests arrive at once.
 //
-// ReserveLogin is what login endpoints use: it counts the attempt twice, under the account and
-// client address (LoginKey, Max per window, then refused) and under the client address alone
-// (AddressKey, AddressMax per window). The address layer never refuses outright: many real users
+// ReserveLogin is what login endpoints use for a client that is not one of the account's devices:
+// it counts the attempt three times, under the account and client address (LoginKey, Max per
+// window, then refused), under the account alone over every address (AccountKey, AccountMax per
+// window, then refused: guesses from a botnet or forged addresses at one account stop there), and
+// under the client address alone (AddressKey, AddressMax per window). A client that signed in to
+// the account before carries a device token (impl/credentials/device) and is counted by
+// ReserveDevice instead, under the device alone, so none of these locks keeps it out. The address layer never refuses outright: many real users
 // can share one address (an office behind NAT, every client behind an untrusted proxy), and an
 // attacker guessing made-up accounts from it must not lock them out. Past AddressMax the address
 // is slowed instead: its logins are checked one at a time, AddressInterval apart, so guessing from
@@ -53,6 +57,10 @@ const (
 	// DefaultWindow is how long a key's failures are counted, from its first attempt; a blocked
 	// key stays blocked until its window ends.
 	DefaultWindow = 15 * time.Minute
+	// DefaultAccountMax is the number of failures one account may have in one window over every
+	// client address before it is refused to all but its own devices: five addresses' worth of
+	// DefaultMax, so forty forged or botnet addresses get 50 checks of one password, not 400.
+	DefaultAccountMax = 50
 	// DefaultAddressInterval is how far apart the checks of a client address past AddressMax are
 	// scheduled: at most 450 more checks per 15-minute window from one address, and a real user
 	// there waits about 2 s.
@@ -72,6 +80,10 @@ type Options struct {
 	// AddressMax is the number of attempts ReserveLogin counts per client address, over all
 	// accounts, in one window.
 	AddressMax int
+	// AccountMax is the number of attempts ReserveLogin counts per account, over all client
+	// addresses, in one window; the account is refused to every client but its devices once it
+	// reaches AccountMax, for the rest of that window.
+	AccountMax int
 	// AddressInterval is the spacing of the checks of a client address that reached AddressMax in
 	// its window (see the package comment).
 	AddressInterval time.Duration
@@ -89,6 +101,7 @@ type Limiter struct {
 	q          *db.Queries
 	max        int32
 	addressMax int32
+	accountMax int32
 	slot       time.Duration
 	window     time.Duration
 	now        func() time.Time
@@ -107,6 +120,9 @@ func New(conn db.DBTX, opts Options) *Limiter {
 	if opts.AddressMax <= 0 {
 		opts.AddressMax = DefaultAddressMax
 	}
+	if opts.AccountMax <= 0 {
+		opts.AccountMax = DefaultAccountMax
+	}
 	if opts.Window <= 0 {
 		opts.Window = DefaultWindow
 	}
@@ -117,7 +133,7 @@ func New(conn db.DBTX, opts Options) *Limiter {
 		opts.Now = time.Now
 	}
 	return &Limiter{q: db.New(conn), max: int32(min(opts.Max, 1<<30)), addressMax: int32(min(opts.AddressMax, 1<<30)),
-		slot: opts.AddressInterval, window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
+		accountMax: int32(min(opts.AccountMax, 1<<30)), slot: opts.AddressInterval, window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
 }
 
 // hash is how a key is stored: a fixed 32 bytes, so a caller-chosen key of any length (an account
@@ -141,10 +157,15 @@ type Reservation struct {
 	l   *Limiter
 	key []byte
 	end time.Time // the end of the window the attempt was counted in
-	// addr and addrEnd are the address key and window ReserveLogin also counted the attempt
-	// under; nil for Reserve.
-	addr    []byte
-	addrEnd time.Time
+	// also are the keys ReserveLogin also counted the attempt under (the account's and the
+	// address's), each given back on Release and on Succeeded; none for Reserve.
+	also []counted
+}
+
+// counted is one key an attempt was counted under, with the end of the window it was counted in.
+type counted struct {
+	key []byte
+	end time.Time
 }
 
 // releaseTimeout bounds Release and Succeeded, which run on a context of their own: they follow a
@@ -158,13 +179,16 @@ func (l *Limiter) Reserve(ctx context.Context, key string) (Reservation, error) 
 }
 
 // ReserveLogin counts one login attempt for account from remoteAddr (http.Request.RemoteAddr)
-// under two keys: the pair (LoginKey, blocked at Max) and the address alone (AddressKey). It
-// reports the attempt blocked when the pair is; then nothing stays counted. An address that
-// reached AddressMax does not block: the attempt is given the address's next check slot
-// (Reservation.Wait), and is blocked only when that slot is more than three AddressIntervals
-// away, with RetryAfter until the schedule has room. An error means nothing was counted.
+// under three keys: the pair (LoginKey, blocked at Max), the account (AccountKey, blocked at
+// AccountMax) and the address alone (AddressKey). It reports the attempt blocked when the pair or
+// the account is; then nothing stays counted. An address that reached AddressMax does not block:
+// the attempt is given the address's next check slot (Reservation.Wait), and is blocked only when
+// that slot is more than three AddressIntervals away, with RetryAfter until the schedule has room.
+// An error means nothing was counted.
 //
-// The pair is reserved first, so a blocked pair spends none of its address's allowance.
+// The pair is reserved first, so a blocked pair spends none of its account's or address's
+// allowance, and the account before the address, so guesses refused for the account take no
+// check slot of the address.
 func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) (Reservation, error) {
 	addr := hash(AddressKey(remoteAddr))
 	if wait, ok := l.full.get(addr, l.now()); ok {
@@ -178,13 +202,19 @@ func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) 
 	if err != nil || r.Blocked {
 		return r, err
 	}
+	acc, err := l.reserve(ctx, hash(AccountKey(account)), l.accountMax)
+	if err != nil || acc.Blocked {
+		// Best effort, as Release always is: a pair attempt that stays counted only moves that
+		// pair's block nearer.
+		_ = r.Release()
+		return acc, err
+	}
+	r.also = append(r.also, counted{acc.key, acc.end})
 	a, err := l.reserveQuiet(ctx, addr, l.addressMax)
 	if err == nil && a.Blocked {
 		a, err = l.takeSlot(ctx, addr)
 	}
 	if err != nil || a.Blocked {
-		// Best effort, as Release always is: a pair attempt that stays counted only moves that
-		// pair's block nearer.
 		_ = r.Release()
 		if a.Blocked && l.onBlocked != nil {
 			l.onBlocked()
@@ -192,10 +222,18 @@ func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) 
 		return a, err
 	}
 	if a.l != nil {
-		r.addr, r.addrEnd = a.key, a.end
+		r.also = append(r.also, counted{a.key, a.end})
 	}
 	r.Wait = a.Wait
 	return r, nil
+}
+
+// ReserveDevice counts one login attempt of a device that signed in to the account before (its
+// token's id, impl/credentials/device) under the device alone (DeviceKey, blocked at Max): none of
+// the pair, account or address counts of ReserveLogin apply to it, so others' guesses never keep
+// it out, while a stolen token still gets no more than Max guesses per window.
+func (l *Limiter) ReserveDevice(ctx context.Context, deviceID string) (Reservation, error) {
+	return l.reserve(ctx, hash(DeviceKey(deviceID)), l.max)
 }
 
 // takeSlot schedules a check of an address past its limit (Reservation.Wait until its slot), or
@@ -276,12 +314,13 @@ func (r Reservation) Release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	err := r.l.q.ReleaseLoginAttempt(ctx, db.ReleaseLoginAttemptParams{Key: r.key, ExpiresAt: r.end})
-	return errors.Join(err, r.releaseAddress(ctx))
+	return errors.Join(err, r.releaseAlso(ctx))
 }
 
-// Succeeded forgets the key's attempts: the password was right. Of the address count of
-// ReserveLogin only this attempt is given back: the address's other failures stay counted, or
-// one account of the attacker's own, logged in now and then, would reset its guesses at others.
+// Succeeded forgets the key's attempts: the password was right. Of the account and address counts
+// of ReserveLogin only this attempt is given back: their other failures stay counted, or one
+// account of the attacker's own, logged in now and then, would reset its guesses at others, and
+// the real user's login would reset the guesses at the user's account.
 func (r Reservation) Succeeded() error {
 	if r.l == nil {
 		return nil
@@ -289,14 +328,15 @@ func (r Reservation) Succeeded() error {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	err := r.l.q.DeleteLoginThrottle(ctx, r.key)
-	return errors.Join(err, r.releaseAddress(ctx))
+	return errors.Join(err, r.releaseAlso(ctx))
 }
 
-func (r Reservation) releaseAddress(ctx context.Context) error {
-	if r.addr == nil {
-		return nil
+func (r Reservation) releaseAlso(ctx context.Context) error {
+	var errs []error
+	for _, c := range r.also {
+		errs = append(errs, r.l.q.ReleaseLoginAttempt(ctx, db.ReleaseLoginAttemptParams{Key: c.key, ExpiresAt: c.end}))
 	}
-	return r.l.q.ReleaseLoginAttempt(ctx, db.ReleaseLoginAttemptParams{Key: r.addr, ExpiresAt: r.addrEnd})
+	return errors.Join(errs...)
 }
 
 // SweepEvery is how often the server runs Sweep (through impl/platform/sweep).

@@ -437,3 +437,40 @@ func TestThrottle_BlockedRemembered(t *testing.T) {
 		t.Fatal("a second later the database was not asked")
 	}
 }
+
+// TestThrottle_AccountCapOverAddresses: wrong passwords at one account from many addresses (a
+// botnet) stop at AccountMax, whatever the address; a right password does not reset the account's
+// count; other accounts are not affected; a device of the account is counted apart.
+func TestThrottle_AccountCapOverAddresses(t *testing.T) {
+	t.Parallel()
+	c := throttletest.NewClock()
+	l := throttle.New(dbtest.New(t), throttle.Options{Max: 3, AccountMax: 4, Now: c.Now})
+	ctx := context.Background()
+	for i := range 4 {
+		r, err := l.ReserveLogin(ctx, "alice", fmt.Sprintf("198.51.100.%d:1", i))
+		if err != nil || r.Blocked {
+			t.Fatalf("attempt %d: %+v %v", i+1, r, err)
+		}
+		if i == 3 {
+			if err := r.Succeeded(); err != nil { // the real user's right password: only itself given back
+				t.Fatal(err)
+			}
+		}
+	}
+	if r, err := l.ReserveLogin(ctx, "alice", "203.0.113.2:1"); err != nil || r.Blocked {
+		t.Fatalf("alice's fourth wrong password: %+v %v, want counted", r, err)
+	}
+	if r, err := l.ReserveLogin(ctx, "ALICE", "203.0.113.1:1"); err != nil || !r.Blocked {
+		t.Fatalf("alice from a sixth address past 4 wrong passwords: %+v %v, want blocked", r, err)
+	}
+	if r, err := l.ReserveLogin(ctx, "bob", "203.0.113.1:1"); err != nil || r.Blocked {
+		t.Fatalf("bob: %+v %v, want counted", r, err)
+	}
+	if r, err := l.ReserveDevice(ctx, "alice-device"); err != nil || r.Blocked {
+		t.Fatalf("alice's device: %+v %v, want counted", r, err)
+	}
+	c.Advance(throttle.DefaultWindow)
+	if r, err := l.ReserveLogin(ctx, "alice", "203.0.113.1:1"); err != nil || r.Blocked {
+		t.Fatalf("alice after the window: %+v %v", r, err)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/credentials/password"
@@ -62,6 +63,12 @@ type Options struct {
 	// IdempotencyHold is idempotency.Options.Hold: tests only (a server made to stop at a hold
 	// point so a test can kill it there); nil in production.
 	IdempotencyHold func(ctx context.Context, point string)
+	// Devices signs the device tokens a successful password login hands out in the surface's
+	// device cookie (Surface.DeviceCookie; loginguard.Guard.LoginDevice: the client's later logins
+	// are never locked out by others' guesses); nil hands out none and trusts none.
+	Devices *device.Signer
+	// SecureCookies marks the device cookie Secure (the site is served over https).
+	SecureCookies bool
 }
 
 // Surface is what is a token-issuing surface's own: everything the edge cannot know.
@@ -97,6 +104,12 @@ type Surface[P any] struct {
 	// Refused answers an error an operation returned: the surface's refusal table
 	// (refusal.Table.ResponseErrorHandler).
 	Refused func(http.ResponseWriter, *http.Request, error)
+	// DeviceCookie and DevicePath are the name and Path of the cookie the surface's password login
+	// keeps a client's device token in (OWASP's device cookies): the login's path, so no other
+	// request carries it. DeviceOps are the generated operations of that login (Device); a login
+	// outside the strict server (orders' token endpoint) sets it itself (Edge.DeviceCookie).
+	DeviceCookie, DevicePath string
+	DeviceOps                []string
 }
 
 // Edge is the built edge of one surface, shared by its token endpoint, its operations and the
@@ -148,7 +161,7 @@ func New[P any](pool *pgxpool.Pool, s Surface[P], o Options) (*Edge[P], error) {
 	e := &Edge[P]{
 		Spec:    spec,
 		Tokens:  tokens,
-		Guard:   loginguard.New(o.Hasher, throttle.New(pool, o.Logins), s.InvalidCredentials),
+		Guard:   loginguard.New(o.Hasher, throttle.New(pool, o.Logins), s.InvalidCredentials, o.Devices),
 		Signups: loginguard.NewSignups(throttle.New(pool, loginguard.SignupOptions(o.Signups))),
 		Options: o,
 		s:       s,
@@ -168,7 +181,7 @@ func New[P any](pool *pgxpool.Pool, s Surface[P], o Options) (*Edge[P], error) {
 // default).
 func OptionsOf(d kit.Deps, ttl time.Duration) Options {
 	o := Options{TokenTTL: ttl, Log: d.Log, Revocations: d.Revocations, Reads: d.Reads, Signups: d.Signups,
-		IdempotencyHold: d.IdempotencyHold}
+		IdempotencyHold: d.IdempotencyHold, Devices: d.Devices, SecureCookies: d.SecureCookies}
 	if d.Hasher != nil {
 		o.Hasher = d.Hasher()
 	}
@@ -197,6 +210,8 @@ type Strict struct {
 	BadParam func(http.ResponseWriter, *http.Request, error)
 
 	clientAddr []string
+	device     http.Cookie
+	deviceOps  []string
 }
 
 // StrictOptions has the fields of every generated StrictHTTPServerOptions.
@@ -209,6 +224,20 @@ type StrictOptions struct {
 // of Surface.ClientAddr (checked against the spec by New).
 func ClientAddr[F web.StrictHandler](s Strict) func(F, string) F {
 	return web.ClientAddrOps[F](s.clientAddr)
+}
+
+// Device is the generated strict middleware that carries the device cookie through the login
+// operations of Surface.DeviceOps (web.DeviceCookieFor): the cookie presented reaches the
+// operation (web.DeviceOf), and the token it keeps (web.KeepDevice) is set on its answer.
+func Device[F web.StrictHandler](s Strict) func(F, string) F {
+	return web.DeviceCookieFor[F](s.device, s.deviceOps...)
+}
+
+// DeviceCookie is the surface's device cookie carrying value: HttpOnly, SameSite Strict, Secure
+// when Options.SecureCookies, host-only, for as long as a token handed out now is valid.
+func (e *Edge[P]) DeviceCookie(value string) *http.Cookie {
+	return &http.Cookie{Name: e.s.DeviceCookie, Value: value, Path: e.s.DevicePath, MaxAge: int(e.Guard.DeviceTTL().Seconds()),
+		HttpOnly: true, Secure: e.Options.SecureCookies, SameSite: http.SameSiteStrictMode}
 }
 
 // Mount registers the surface's operations on r in one group: the bearer check first (a caller
@@ -226,6 +255,8 @@ func (e *Edge[P]) Mount(r chi.Router, serve func(g chi.Router, s Strict)) error 
 			Options:    StrictOptions{RequestErrorHandlerFunc: web.StrictRequestError, ResponseErrorHandlerFunc: e.s.Refused},
 			BadParam:   web.BadParam,
 			clientAddr: e.s.ClientAddr,
+			device:     *e.DeviceCookie(""),
+			deviceOps:  e.s.DeviceOps,
 		})
 	})
 }

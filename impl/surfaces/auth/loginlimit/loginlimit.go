@@ -13,6 +13,7 @@ package loginlimit
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -121,6 +122,46 @@ func (m *Memory) Login(ctx context.Context, account, client string, check func(c
 		} else {
 			c.n--
 		}
+	}
+	return err
+}
+
+// DeviceGuard is a Guard that knows the clients that signed in before (OWASP's device cookies;
+// the reference server's guard, impl/credentials/loginguard, is one): a successful login hands the
+// client a device token to keep, and a later login presenting a valid one for the same account is
+// never refused for others' guesses (at the client's address, behind its proxy, or at the account
+// from anywhere), only for its own. Logins of the library through a DeviceGuard keep the token in
+// the DeviceCookie cookie.
+type DeviceGuard interface {
+	Guard
+	// LoginDevice is Login with the device token the client presented ("" for none); on success
+	// it returns the token the client should keep from now on, or "" to keep the one it has.
+	LoginDevice(ctx context.Context, account, client, presented string, check func(context.Context) error) (keep string, err error)
+	// DeviceTTL is how long a token handed out now is valid (the cookie's Max-Age).
+	DeviceTTL() time.Duration
+}
+
+// DeviceCookie is the cookie the library's password logins (direct providers, basic auth) keep a
+// client's device token in when their Guard is a DeviceGuard.
+const DeviceCookie = "AUTH-DEVICE"
+
+// Run runs check, the password check of account for request r, under g: through LoginDevice with
+// r's DeviceCookie when g is a DeviceGuard, setting the cookie to keep on w (HttpOnly, SameSite
+// Strict, Secure over TLS, for the whole site: basic auth reaches any route), else through Login.
+// It returns what the guard returned.
+func Run(w http.ResponseWriter, r *http.Request, g Guard, account string, check func(context.Context) error) error {
+	dg, ok := g.(DeviceGuard)
+	if !ok {
+		return g.Login(r.Context(), account, r.RemoteAddr, check)
+	}
+	var presented string
+	if c, err := r.Cookie(DeviceCookie); err == nil {
+		presented = c.Value
+	}
+	keep, err := dg.LoginDevice(r.Context(), account, r.RemoteAddr, presented, check)
+	if err == nil && keep != "" {
+		http.SetCookie(w, &http.Cookie{Name: DeviceCookie, Value: keep, Path: "/", MaxAge: int(dg.DeviceTTL().Seconds()),
+			HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	}
 	return err
 }

@@ -156,7 +156,7 @@ var noStore = []string{"no-store"}
 func (a *Authenticator) authenticate(w http.ResponseWriter, r *http.Request) (token.User, error) {
 	if a.BasicAuthChecker != nil || a.AdminPasswd != "" {
 		if user, pass, ok := r.BasicAuth(); ok {
-			return a.basicGuarded(r, user, pass)
+			return a.basicGuarded(w, r, user, pass)
 		}
 	}
 	claims, tok, err := a.JWTService.Get(r)
@@ -250,8 +250,9 @@ type tokenSetter interface {
 }
 
 // basicGuarded checks basic-auth credentials under the LoginGuard: refused (too many failures)
-// without checking them, or checked, a wrong password counted.
-func (a *Authenticator) basicGuarded(r *http.Request, user, pass string) (token.User, error) {
+// without checking them, or checked, a wrong password counted; a device cookie to keep is set on
+// w (loginlimit.Run).
+func (a *Authenticator) basicGuarded(w http.ResponseWriter, r *http.Request, user, pass string) (token.User, error) {
 	var u token.User
 	check := func(context.Context) error {
 		var ok bool
@@ -263,7 +264,7 @@ func (a *Authenticator) basicGuarded(r *http.Request, user, pass string) (token.
 	}
 	var err error
 	if a.LoginGuard != nil {
-		err = a.LoginGuard.Login(r.Context(), user, r.RemoteAddr, check)
+		err = loginlimit.Run(w, r, a.LoginGuard, user, check)
 	} else {
 		err = check(r.Context())
 	}

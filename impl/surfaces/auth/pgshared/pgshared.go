@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
@@ -37,6 +38,9 @@ type Options struct {
 	// each window.
 	ConfirmPerRecipient, ConfirmPerClient int
 	ConfirmWindow                         time.Duration
+	// Devices signs the device tokens of direct logins and basic auth (loginlimit.DeviceCookie:
+	// OWASP's device cookies); nil hands out none.
+	Devices *device.Signer
 	// Sessions are the sessions revoked by logout (pgstate.NewSessions); nil keeps the library's
 	// in-memory store.
 	Sessions *pgstate.Sessions
@@ -91,7 +95,7 @@ func (s *State) LoginGuard() loginlimit.Guard {
 	if s == nil {
 		return nil
 	}
-	return loginguard.New(nil, throttle.New(s.pool, s.o.Logins), loginlimit.ErrBadCredentials)
+	return loginguard.New(nil, throttle.New(s.pool, s.o.Logins), loginlimit.ErrBadCredentials, s.o.Devices)
 }
 
 // Telegram returns the pending-login store and the poller election of one bot; nils mean the

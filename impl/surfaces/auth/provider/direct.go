@@ -116,7 +116,7 @@ func (h *DirectHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	if h.LoginGuard != nil {
-		err = h.LoginGuard.Login(r.Context(), c.User, r.RemoteAddr, check)
+		err = loginlimit.Run(w, r, h.LoginGuard, c.User, check)
 	} else {
 		err = check(r.Context())
 	}

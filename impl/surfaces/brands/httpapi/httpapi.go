@@ -21,6 +21,9 @@ import (
 // Options configure the HTTP surface: the edge's (TokenTTL 0 uses brands.DefaultTokenTTL).
 type Options = tokenedge.Options
 
+// DeviceCookie is the cookie the login keeps a client's device token in.
+const DeviceCookie = "brands_device"
+
 // API is the brands surface: the domain service behind the shared token edge.
 type API struct {
 	svc  *brands.Service
@@ -43,8 +46,12 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		Role:               role,
 		// The client address goes to the operations that count failed logins and registrations per address.
 		ClientAddr: []string{"LoginUser", "RegisterBrandsUser"},
-		Checks:     fieldChecks,
-		Refused:    refusals.ResponseErrorHandler(),
+		// The login keeps a client's device token (OWASP's device cookies) on its own path.
+		DeviceCookie: DeviceCookie,
+		DevicePath:   "/api/user/login",
+		DeviceOps:    []string{"LoginUser"},
+		Checks:       fieldChecks,
+		Refused:      refusals.ResponseErrorHandler(),
 	}, opts)
 	if err != nil {
 		return nil, err
@@ -81,7 +88,7 @@ func (a *API) Edge() *tokenedge.Edge[brands.Principal] { return a.edge }
 // Mount registers the routes of api/brands.yaml (all under /api) on r, behind the token edge.
 func (a *API) Mount(r chi.Router) error {
 	return a.edge.Mount(r, func(g chi.Router, s tokenedge.Strict) {
-		strict := brandsapi.NewStrictHandlerWithOptions(&server{a}, []brandsapi.StrictMiddlewareFunc{tokenedge.ClientAddr[brandsapi.StrictHandlerFunc](s)}, brandsapi.StrictHTTPServerOptions(s.Options))
+		strict := brandsapi.NewStrictHandlerWithOptions(&server{a}, []brandsapi.StrictMiddlewareFunc{tokenedge.ClientAddr[brandsapi.StrictHandlerFunc](s), tokenedge.Device[brandsapi.StrictHandlerFunc](s)}, brandsapi.StrictHTTPServerOptions(s.Options))
 		brandsapi.HandlerWithOptions(strict, brandsapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: s.BadParam})
 	})
 }

@@ -92,14 +92,17 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	// The shared login guard (impl/credentials/loginguard): a busy hasher is refused before any database work,
 	// the attempt is reserved against the failed-login limit before the password is checked, and
 	// only a wrong password keeps it counted. Its refusals are in the table (refusals.go).
+	// A client that logged in to this account before presents its device cookie, which lets it
+	// past the locks others' guesses set (loginguard.Guard.LoginDevice).
 	var p brands.Principal
-	err = s.a.edge.Guard.Login(ctx, body.Email, web.ClientAddrOf(ctx), func(ctx context.Context) (err error) {
+	keep, err := s.a.edge.Guard.LoginDevice(ctx, body.Email, web.ClientAddrOf(ctx), web.DeviceOf(ctx), func(ctx context.Context) (err error) {
 		p, err = s.a.svc.Authenticate(ctx, body.Email, body.Password)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	web.KeepDevice(ctx, keep)
 	tok, err := s.a.edge.Tokens.Issue(ctx, p)
 	if err != nil {
 		return nil, err

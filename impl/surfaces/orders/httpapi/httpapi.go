@@ -37,6 +37,9 @@ type API struct {
 	opts Options
 }
 
+// DeviceCookie is the cookie the token endpoint keeps a client's device token in.
+const DeviceCookie = "orders_device"
+
 // New checks opts and builds the API on pool.
 func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.ClientID == "" || opts.ClientSecret == "" {
@@ -53,6 +56,10 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		Role:               func(p orders.Principal) string { return string(p.Type) },
 		// The client address goes to the operations that count registrations per address.
 		ClientAddr: []string{"RegisterOrdersUser"},
+		// The token endpoint (issueToken, outside the strict server) keeps a client's device token
+		// (OWASP's device cookies) on its own path.
+		DeviceCookie: DeviceCookie,
+		DevicePath:   "/oauth/token",
 		// The busiest reads and moves skip the validator when every input is one the spec takes.
 		Validate: validated,
 		Checks:   fieldChecks,

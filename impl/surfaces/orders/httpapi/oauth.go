@@ -112,8 +112,14 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	// only a wrong password keeps it counted. A blocked login keeps invalid_grant because RFC 6749
 	// §5.2 has no rate-limit code and the grant is what is refused; 429 and Retry-After say it is
 	// temporary.
+	// A client that logged in to this account before presents its device cookie, which lets it
+	// past the locks others' guesses set (loginguard.Guard.LoginDevice).
+	var presented string
+	if c, err := r.Cookie(DeviceCookie); err == nil {
+		presented = c.Value
+	}
 	var u orders.User
-	err := a.edge.Guard.Login(r.Context(), username, r.RemoteAddr, func(ctx context.Context) (err error) {
+	keep, err := a.edge.Guard.LoginDevice(r.Context(), username, r.RemoteAddr, presented, func(ctx context.Context) (err error) {
 		u, err = a.svc.Authenticate(ctx, username, pw)
 		return err
 	})
@@ -145,6 +151,9 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		a.oauthInternal(w, r, err)
 		return
+	}
+	if keep != "" {
+		http.SetCookie(w, a.edge.DeviceCookie(keep))
 	}
 	web.WriteJSON(w, http.StatusOK, tokenResponse{AccessToken: tok, TokenType: "bearer", ExpiresIn: int64(a.edge.Tokens.TTL().Seconds())})
 }

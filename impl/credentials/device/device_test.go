@@ -1,0 +1,51 @@
+package device
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSigner_TokenIsTheAccountsOnSurfaceOnly: a token checks for the account it was issued for
+// (in any spelling), on the Signer of its surface and key, until it expires; it is due for renewal
+// past half its life; anything altered, another account, surface or key, or an expired token is
+// refused.
+func TestSigner_TokenIsTheAccountsOnSurfaceOnly(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { return now }
+	s := NewSigner([]byte("secret"), "orders", time.Hour, clock)
+	tok := s.Issue("Alice")
+	id, renew, ok := s.Check(tok, " alice ")
+	if !ok || renew || id == "" {
+		t.Fatalf("Check of a fresh token: %q %v %v", id, renew, ok)
+	}
+	if tok2 := s.Issue("alice"); tok2 == tok {
+		t.Error("two issues gave one token")
+	} else if id2, _, _ := s.Check(tok2, "alice"); id2 == id {
+		t.Error("two issues name one device")
+	}
+	for name, c := range map[string]struct {
+		s        *Signer
+		tok, acc string
+	}{
+		"another account": {s, tok, "bob"},
+		"another surface": {NewSigner([]byte("secret"), "brands", time.Hour, clock), tok, "alice"},
+		"another key":     {NewSigner([]byte("other"), "orders", time.Hour, clock), tok, "alice"},
+		"altered nonce":   {s, strings.Replace(tok, ".", ".A", 2), "alice"},
+		"longer life":     {s, "v1.9999999999" + tok[strings.Index(tok[3:], ".")+3:], "alice"},
+		"empty":           {s, "", "alice"},
+		"garbage":         {s, "v1.x.y.z", "alice"},
+	} {
+		if _, _, ok := c.s.Check(c.tok, c.acc); ok {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	now = now.Add(31 * time.Minute)
+	if _, renew, ok := s.Check(tok, "alice"); !ok || !renew {
+		t.Errorf("past half its life: ok %v renew %v, want both", ok, renew)
+	}
+	now = now.Add(30 * time.Minute)
+	if _, _, ok := s.Check(tok, "alice"); ok {
+		t.Error("expired token accepted")
+	}
+}

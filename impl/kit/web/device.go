@@ -1,0 +1,54 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"slices"
+)
+
+type deviceKey struct{}
+
+// deviceSlot carries a login's device cookie in (presented) and the token to keep out (keep).
+type deviceSlot struct{ presented, keep string }
+
+// DeviceCookieFor returns a generated strict server's middleware that carries a device cookie
+// (OWASP's device cookies, impl/credentials/device) through the login operations named: the value
+// of the request's cookie named cookie.Name reaches the operation (DeviceOf), and a token the
+// operation keeps (KeepDevice) goes back as a Set-Cookie of cookie's attributes with that value,
+// set before the operation's answer is written. Other operations are untouched.
+func DeviceCookieFor[F StrictHandler](cookie http.Cookie, operationIDs ...string) func(f F, operationID string) F {
+	return func(f F, operationID string) F {
+		if !slices.Contains(operationIDs, operationID) {
+			return f
+		}
+		return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+			slot := &deviceSlot{}
+			if c, err := r.Cookie(cookie.Name); err == nil {
+				slot.presented = c.Value
+			}
+			resp, err := f(context.WithValue(ctx, deviceKey{}, slot), w, r, req)
+			if err == nil && slot.keep != "" {
+				c := cookie
+				c.Value = slot.keep
+				http.SetCookie(w, &c)
+			}
+			return resp, err
+		}
+	}
+}
+
+// DeviceOf is the device token the client presented to an operation of DeviceCookieFor, or "".
+func DeviceOf(ctx context.Context) string {
+	if s, ok := ctx.Value(deviceKey{}).(*deviceSlot); ok {
+		return s.presented
+	}
+	return ""
+}
+
+// KeepDevice has the client keep tok as its device token (a Set-Cookie on the operation's answer);
+// outside an operation of DeviceCookieFor, or with tok "", it does nothing.
+func KeepDevice(ctx context.Context, tok string) {
+	if s, ok := ctx.Value(deviceKey{}).(*deviceSlot); ok && tok != "" {
+		s.keep = tok
+	}
+}
