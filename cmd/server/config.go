@@ -84,6 +84,11 @@ type Config struct {
 	DrainDelay      time.Duration // DRAIN_DELAY: how long a stopping server serves with /readyz 503 first
 	CORSOrigins     string        // CORS_ORIGINS: comma-separated browser origins allowed to call the API
 	TrustedProxies  string        // TRUSTED_PROXIES: reverse proxies whose X-Forwarded-For names the client
+	// DevDefaults names the settings dev mode gave its own defaults (VAR=value, secrets masked),
+	// for the start-up log: the published development credentials, and the abuse limits a
+	// developer's own test suite would meet (sign-ups, confirmation mails, the slowing of one
+	// address's logins). Empty in prod mode; a setting given explicitly is never among them.
+	DevDefaults []string `json:"-"`
 	// TestIdempotencyHold (TRIAD_TEST_IDEMPOTENCY_HOLD, environment only) is for tests only: see
 	// testhold.go. Never set in production.
 	TestIdempotencyHold string
@@ -188,8 +193,9 @@ func LoadConfig(args []string) (Config, error) {
 			errs = append(errs, err)
 		}
 		switch {
-		case c.Mode == "dev" && s.devFill != nil && s.isZero():
+		case c.Mode == "dev" && s.devUnset():
 			s.devFill()
+			c.DevDefaults = append(c.DevDefaults, s.env+"="+s.value.String())
 		case c.Mode == "prod" && s.prod != nil:
 			if err := s.prod(); err != nil {
 				errs = append(errs, err)
@@ -229,6 +235,17 @@ const (
 	devOrdersClientID     = "triad-orders"
 	devOrdersClientSecret = "triad-orders-secret"
 	devAuthSecret         = "dev-only-secret-change-me-0123456789"
+)
+
+// Dev mode's defaults of the limits an attacker meets but a developer's own test suite run against
+// `make run` meets too: generous, so a suite that signs up hundreds of users or asks for many
+// confirmation mails from localhost is served. Prod keeps the packages' defaults, and any of them
+// set explicitly (environment or flag) applies in every mode.
+const (
+	devSignupMax           = 1000
+	devConfirmPerRecipient = 1000
+	devConfirmPerClient    = 1000
+	devAddressMax          = 10000
 )
 
 // Minimum lengths of the secrets prod mode accepts. AUTH_SECRET signs every JWT (HMAC-SHA256 wants

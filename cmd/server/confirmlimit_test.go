@@ -60,9 +60,10 @@ func TestBinary_ConfirmationMailIsNoRelay(t *testing.T) {
 	t.Parallel()
 	mail := smtptest.Start(t, smtptest.Options{})
 	dbURL := dbtest.NewURL(t)
-	args := []string{"-mode", "dev", "-database-url", dbURL, "-auth-dev-port", "0",
+	args := []string{"-database-url", dbURL,
 		"-auth-smtp-host", mail.Host, "-auth-smtp-port", strconv.Itoa(mail.Port), "-auth-smtp-starttls=false",
 		"-auth-smtp-from", "triad <noreply@example.com>"}
+	args = append(prodArgs(), args...) // prod's limits (dev mode's are generous)
 	a, b := startBinary(t, args...), startBinary(t, args...)
 	for _, s := range []*binServer{a, b} {
 		waitFor(t, func() bool { code, _, _ := get(t, s.base+"/readyz"); return code == http.StatusOK })

@@ -83,6 +83,12 @@ type binServer struct {
 // startBinary runs the server binary with args on a free port and waits for /healthz.
 func startBinary(t *testing.T, args ...string) *binServer {
 	t.Helper()
+	return startBinaryEnv(t, nil, args...)
+}
+
+// startBinaryEnv is startBinary with env (VAR=value) added to the test's environment.
+func startBinaryEnv(t *testing.T, env []string, args ...string) *binServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +97,9 @@ func startBinary(t *testing.T, args ...string) *binServer {
 	ln.Close()
 	s := &binServer{base: "http://" + addr, log: &syncBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(serverBinary(t), append([]string{"-addr", addr}, args...)...)
+	if env != nil {
+		s.cmd.Env = append(os.Environ(), env...)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

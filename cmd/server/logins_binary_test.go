@@ -253,27 +253,55 @@ func TestBinary_OfficeBehindNATIsServed(t *testing.T) {
 	}
 }
 
-// Sign-up farming, against the binary with the default cap: 40 registrations from one address
+// Sign-up farming, against the binary: with prod's default cap, 40 registrations from one address
 // within a minute meet 429 too_many_signups from the 21st on, on orders and brands alike, while a
-// real user from another address registers.
+// real user from another address registers. Dev mode serves a developer's suite: 30 registrations
+// from one address all succeed on each surface (its default is generous, and named at start),
+// unless SIGNUP_MAX is set, which applies in every mode: with SIGNUP_MAX=20, 429 from the 21st.
 func TestBinary_SignupsCappedPerAddress(t *testing.T) {
 	t.Parallel()
-	s := startLoginBinary(t)
-	for i, site := range loginSites(t, s.base) {
-		t.Run(site.name, func(t *testing.T) {
-			farm := fromAddr(100 + i)
-			for k := range 40 {
-				a := site.register(farm, fmt.Sprintf("farm%d", k))
-				switch {
-				case k < 20 && a.status != http.StatusCreated:
-					t.Fatalf("sign-up %d: %+v, want 201", k+1, a)
-				case k >= 20 && (a.status != http.StatusTooManyRequests || a.code != "too_many_signups" || a.retryAfter == ""):
-					t.Fatalf("sign-up %d: %+v, want 429 too_many_signups with Retry-After", k+1, a)
-				}
+	dev := []string{"-mode", "dev", "-auth-dev-port", "0"}
+	for _, c := range []struct {
+		name     string
+		env      []string
+		args     []string
+		attempts int
+		capped   int // the registrations that succeed; 0: all
+	}{
+		{"prod", nil, nil, 40, 20},
+		{"dev", nil, dev, 30, 0},
+		{"dev with SIGNUP_MAX=20", []string{"SIGNUP_MAX=20"}, dev, 30, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := startBinaryEnv(t, c.env, append(append(prodArgs(), "-database-url", dbtest.NewURL(t)), c.args...)...)
+			waitFor(t, func() bool { code, _, _ := get(t, s.base+"/readyz"); return code == http.StatusOK })
+			// Dev mode names the defaults it gave at start, never a limit set explicitly.
+			log := s.log.String()
+			if dev, named := strings.Contains(log, "dev mode defaults"), strings.Contains(log, "SIGNUP_MAX=1000"); dev != (c.name != "prod") || named != (c.name == "dev") {
+				t.Errorf("start-up log: dev mode's defaults named %v, SIGNUP_MAX=1000 among them %v; want %v, %v:\n%s", dev, named, c.name != "prod", c.name == "dev", log)
 			}
-			if a := site.register(fromAddr(102+i), "real"); a.status != http.StatusCreated {
-				t.Fatalf("a real user from another address: %+v", a)
+			var wg sync.WaitGroup
+			for i, site := range loginSites(t, s.base) {
+				wg.Go(func() {
+					farm := fromAddr(100 + i)
+					for k := range c.attempts {
+						a := site.register(farm, fmt.Sprintf("farm%d", k))
+						switch {
+						case (c.capped == 0 || k < c.capped) && a.status != http.StatusCreated:
+							t.Errorf("%s: sign-up %d: %+v, want 201", site.name, k+1, a)
+							return
+						case c.capped > 0 && k >= c.capped && (a.status != http.StatusTooManyRequests || a.code != "too_many_signups" || a.retryAfter == ""):
+							t.Errorf("%s: sign-up %d: %+v, want 429 too_many_signups with Retry-After", site.name, k+1, a)
+							return
+						}
+					}
+					if a := site.register(fromAddr(102+i), "real"); a.status != http.StatusCreated {
+						t.Errorf("%s: a real user from another address: %+v", site.name, a)
+					}
+				})
 			}
+			wg.Wait()
 		})
 	}
 }

@@ -97,6 +97,10 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	}
 	log := newLogger(cfg)
 	log.Info("config", "config", cfg, "gomaxprocs", runtime.GOMAXPROCS(0), "gomemlimit_mib", debug.SetMemoryLimit(-1)>>20)
+	if len(cfg.DevDefaults) > 0 {
+		log.Warn("dev mode defaults: published credentials and generous abuse limits, so a test suite against this server is served (prod keeps its own; a setting given explicitly applies in every mode)",
+			"settings", strings.Join(cfg.DevDefaults, " "))
+	}
 	if cfg.TestIdempotencyHold != "" {
 		log.Warn("TEST ONLY: keyed requests stop at an idempotency hold point; never set this in production", "env", testHoldEnv, "point", cfg.TestIdempotencyHold)
 	}

@@ -42,7 +42,10 @@ type setting struct {
 	isZero  func() bool        // the field holds its type's zero (unset)
 	check   func() error       // the field's own bounds, naming the variable
 	devFill func()             // dev mode's value for an unset field (nil: none)
-	prod    func() error       // what prod mode needs of the field (nil: nothing)
+	// given: the environment (env or former) or a flag set the setting; loadSettings records it,
+	// so a dev-mode default never replaces a value an operator chose, whatever the value.
+	given bool
+	prod  func() error // what prod mode needs of the field (nil: nothing)
 }
 
 // settingType is what a setting's field may be.
@@ -93,8 +96,21 @@ func (s *setting) formerly(env string) *setting { s.former = env; return s }
 // member hides the row: the family row before it documents it.
 func (s *setting) member() *setting { s.hidden = true; return s }
 
-// devDefault gives the setting a value in dev mode when it is unset; fill is called then.
+// devDefault gives the setting a value in dev mode when it is unset (neither in the environment
+// nor a flag) or empty; fill is called then, and the start-up log names the value it gave.
 func (s *setting) devDefault(fill func()) *setting { s.devFill = fill; return s }
+
+// devLimit gives a limit dev mode's generous default dev (devDefault), named in -h and in the docs'
+// default column beside prod's.
+func (s *setting) devLimit(p *int, dev int) *setting {
+	s.help += "; in dev mode " + strconv.Itoa(dev) + " unless set"
+	s.docDefault = s.def + ", dev mode `" + strconv.Itoa(dev) + "` unless set"
+	return s.devDefault(func() { *p = dev })
+}
+
+// devUnset reports whether dev mode's default applies: the row has one, and the setting was not
+// given or was given empty.
+func (s *setting) devUnset() bool { return s.devFill != nil && (!s.given || s.isZero()) }
 
 // prodNeeds makes prod mode refuse the start without the setting (a plain string).
 func (s *setting) prodNeeds() *setting {
@@ -254,6 +270,7 @@ func loadSettings(rows []*setting, args []string) error {
 			continue // the runtime's
 		}
 		s.reset()
+		s.given = false
 		name := s.env
 		v, ok := os.LookupEnv(name)
 		if !ok && s.former != "" {
@@ -261,6 +278,7 @@ func loadSettings(rows []*setting, args []string) error {
 			v, ok = os.LookupEnv(name)
 		}
 		if ok {
+			s.given = true
 			if err := s.parse(v); err != nil {
 				shown := strconv.Quote(v)
 				if _, secret := s.value.(value[Secret]); secret {
@@ -274,6 +292,13 @@ func loadSettings(rows []*setting, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	byFlag := map[string]*setting{}
+	for _, s := range rows {
+		if s.flag != "" {
+			byFlag[s.flag] = s
+		}
+	}
+	fs.Visit(func(f *flag.Flag) { byFlag[f.Name].given = true })
 	return errors.Join(errs...)
 }
 

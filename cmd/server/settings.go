@@ -57,6 +57,7 @@ func settings(c *Config) []*setting {
 
 		set("login-address-max", "LOGIN_ADDRESS_MAX", &c.Logins.AddressMax, throttle.DefaultAddressMax,
 			"failed logins from one client address per 15 minutes, over all accounts, before its checks are slowed", atLeast(1)).
+			devLimit(&c.Logins.AddressMax, devAddressMax).
 			docs("wrong passwords one client address may have in 15 minutes over any accounts (orders and brands logins, the auth surface's direct login and basic auth) before its logins are slowed; shared by replicas. The address is never locked out by it (see `LOGIN_ADDRESS_INTERVAL`); one account from one address is still refused after 10"),
 		set("login-account-max", "LOGIN_ACCOUNT_MAX", &c.Logins.AccountMax, throttle.DefaultAccountMax,
 			"failed logins at one account per 15 minutes, over all client addresses, before it is refused to every client but the devices that signed in to it before", atLeast(1)).
@@ -69,6 +70,7 @@ func settings(c *Config) []*setting {
 			docs("password hashes (logins, registrations, password changes) of one client address that wait for its share of the hasher (a fifth of its places) beyond those it holds: people arriving together behind one NAT address are served in turn; beyond it the address gets 429 `too_many_requests` (token endpoint: `temporarily_unavailable`) with `Retry-After: 1`. 0 refuses at once whatever is over the share"),
 		set("signup-max", "SIGNUP_MAX", &c.Logins.SignupMax, loginguard.DefaultSignupMax,
 			"registrations from one client address per SIGNUP_WINDOW, on orders and on brands each", atLeast(1)).
+			devLimit(&c.Logins.SignupMax, devSignupMax).
 			docs("registrations from one client address per `SIGNUP_WINDOW`, on orders (`POST /users`) and brands (`/api/user/register`) each; past it 429 `too_many_signups` with `Retry-After`; only accounts really created count; shared by replicas (at least 1)"),
 		set("signup-window", "SIGNUP_WINDOW", &c.Logins.SignupWindow, loginguard.DefaultSignupWindow, "window of SIGNUP_MAX", atLeast(time.Second)).
 			docs("the window of `SIGNUP_MAX`, from the address's first registration (at least `1s`)"),
@@ -155,9 +157,11 @@ func settings(c *Config) []*setting {
 			docs("require STARTTLS before authenticating"),
 		set("auth-confirm-per-recipient", "AUTH_CONFIRM_PER_RECIPIENT", &c.Auth.ConfirmPerRecipient, provider.DefaultSendsPerRecipient,
 			"confirmation e-mails to one recipient per window, whichever clients ask", atLeast(1)).
+			devLimit(&c.Auth.ConfirmPerRecipient, devConfirmPerRecipient).
 			docs("confirmation e-mails one recipient gets per window, whichever clients ask (shared by replicas through PostgreSQL); past it 429 `too_many_confirmations`"),
 		set("auth-confirm-per-client", "AUTH_CONFIRM_PER_CLIENT", &c.Auth.ConfirmPerClient, provider.DefaultSendsPerClient,
 			"confirmation e-mails one client address may ask for per window", atLeast(1)).
+			devLimit(&c.Auth.ConfirmPerClient, devConfirmPerClient).
 			docs("confirmation e-mails one client address (IPv6: its /64) may ask for per window, over any recipients"),
 		set("auth-confirm-window", "AUTH_CONFIRM_WINDOW", &c.Auth.ConfirmWindow, provider.DefaultSendWindow,
 			"window of the confirmation e-mail limits", atLeast(time.Second)).
