@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,26 +42,7 @@ func TestGoDecimalRecipe(t *testing.T) {
 	srv := startServerArgs(t, []string{"-orders-client-id", "triad-orders", "-orders-client-secret", "triad-orders-secret"})
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	env := []string{"TRIAD_URL=" + srv.URL, "GOWORK=off", "GOFLAGS="}
-	sh := func(dir, script string) string {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), env...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("the recipe's block\n%s\nfailed: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
-		}
-		return stdout.String()
-	}
-	sh(dir, setup)
-	project := filepath.Join(dir, "decimaldemo")
-	if err := os.WriteFile(filepath.Join(project, "main.go"), []byte(program), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(sh(project, runIt)), "\n")
+	lines := strings.Split(strings.TrimSpace(runRecipe(ctx, t, srv.URL, "decimaldemo", setup, program, runIt)), "\n")
 	if len(lines) != 2 || lines[0] != "999999.99 x 1.05 = 1049999.9895 = 1049999.99" {
 		t.Fatalf("the recipe printed %q, want \"999999.99 x 1.05 = 1049999.9895 = 1049999.99\" and a NewOrder", lines)
 	}

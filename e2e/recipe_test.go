@@ -43,6 +43,34 @@ func fencedBlocks(doc string) []codeBlock {
 	return out
 }
 
+// runRecipe runs a Markdown recipe as a reader would: its setup block in an empty folder, its Go
+// block written as <project>/main.go (project is the folder the setup creates), and its run block
+// there, each as `bash -euo pipefail` with TRIAD_URL set to base and away from this repository's
+// go.work and GOFLAGS. It returns what the run block printed; a failing block fails t with its output.
+func runRecipe(ctx context.Context, t *testing.T, base, project, setup, program, run string) string {
+	t.Helper()
+	dir := t.TempDir()
+	env := []string{"TRIAD_URL=" + base, "GOWORK=off", "GOFLAGS="}
+	sh := func(dir, script string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("the recipe's block\n%s\nfailed: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	sh(dir, setup)
+	folder := filepath.Join(dir, project)
+	if err := os.WriteFile(filepath.Join(folder, "main.go"), []byte(program), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sh(folder, run)
+}
+
 // TestGoClientRecipe runs the Go client recipe of docs/specs.md exactly as written: its setup
 // block (a new module, the spec fetched from the server, the client generated with the pinned
 // oapi-codegen, the dependencies added) in an empty folder, its Go block as main.go, and its run
@@ -88,27 +116,7 @@ func TestGoClientRecipe(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	// The recipe's own module, away from this repository's go.work or GOFLAGS.
-	env := []string{"TRIAD_URL=" + srv.URL, "GOWORK=off", "GOFLAGS="}
-	sh := func(dir, script string) string {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), env...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("the recipe's block\n%s\nfailed: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
-		}
-		return stdout.String()
-	}
-	sh(dir, setup)
-	project := filepath.Join(dir, "ordersdemo")
-	if err := os.WriteFile(filepath.Join(project, "main.go"), []byte(program), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := strings.TrimSpace(sh(project, runIt))
+	out := strings.TrimSpace(runRecipe(ctx, t, srv.URL, "ordersdemo", setup, program, runIt))
 	// The price is the server's literal (json.Number), not a float's rendering (120.5).
 	m := regexp.MustCompile(`^order (\d+): WAITING, price 120\.50$`).FindStringSubmatch(out)
 	if m == nil {
