@@ -151,7 +151,10 @@ func newAuthService(cfg Config, log *slog.Logger, store avatar.Store, shared *pg
 		if _, p, err := net.SplitHostPort(cfg.Addr); err == nil && p == "0" {
 			port = 0
 		}
-		if err := svc.AddDevProviderOpts(provider.DevOpts{Port: port, Share: true, EmailFn: func(u string) string { return u + "@example.com" }}); err != nil {
+		// ExampleCallback: the callbacks' example in api/auth.yaml completes a login (Swagger UI's
+		// Try it out; docs/specs.md).
+		if err := svc.AddDevProviderOpts(provider.DevOpts{Port: port, Share: true, ExampleCallback: true,
+			EmailFn: func(u string) string { return u + "@example.com" }}); err != nil {
 			return fail(err)
 		}
 		if err := svc.AddDirectProvider(devDirectProvider, provider.CredCheckerFunc(func(user, passwd string) (bool, error) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"html/template"
 	"net/http"
 	"slices"
 
@@ -49,8 +50,9 @@ func swaggerURLs() string {
 // at /openapi/{name}.yaml, the same documents as JSON at /openapi/{name}.json (for tools that read
 // no YAML; api.JSON keeps the keys in the YAML's order, so a generator builds the same client), and an interactive reference (Swagger UI, embedded in the binary by the swgui module)
 // at /docs with a picker for every spec. The UI keeps what Authorize was given across reloads
-// (persistAuthorization, in the browser's localStorage).
-func mountDocs(r chi.Router) {
+// (persistAuthorization, in the browser's localStorage). In dev mode the page starts with a bar
+// whose button puts the demo data back (POST /dev/reset), for a second walk of the operations.
+func mountDocs(r chi.Router, dev bool) {
 	for _, name := range specNames {
 		body, err := api.FS.ReadFile(name + ".yaml")
 		if err != nil {
@@ -63,7 +65,7 @@ func mountDocs(r chi.Router) {
 		r.Get("/openapi/"+name+".yaml", serveSpec("application/yaml", body))
 		r.Get("/openapi/"+name+".json", serveSpec("application/json", asJSON))
 	}
-	ui := v5emb.NewHandlerWithConfig(swgui.Config{
+	cfg := swgui.Config{
 		Title:       "triad API reference",
 		SwaggerJSON: "/openapi/" + specNames[0] + ".yaml",
 		BasePath:    "/docs/",
@@ -72,12 +74,36 @@ func mountDocs(r chi.Router) {
 			"urls":                 swaggerURLs(),
 			"persistAuthorization": "true",
 		},
-	})
+	}
+	if dev {
+		cfg.PrependHTML = devResetBar
+	}
+	ui := v5emb.NewHandlerWithConfig(cfg)
 	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
 	r.Mount("/docs/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ui.ServeHTTP(&firstStatus{ResponseWriter: w}, r)
 	}))
 }
+
+// devResetBar is the bar dev mode puts above Swagger UI: its button asks POST /dev/reset (as JSON,
+// which no other site's page can send without a preflight) and says how it went.
+const devResetBar template.HTML = `<div id="dev-reset" style="font: 14px sans-serif; padding: 8px 20px; background: #fff8e1; border-bottom: 1px solid #e6d28a">
+Dev mode: every visitor shares the demo data the examples name, and a walk of the operations uses it up.
+<button type="button" id="dev-reset-button">Put the demo data back</button>
+<span id="dev-reset-status" role="status"></span>
+</div>
+<script>
+document.getElementById("dev-reset-button").addEventListener("click", async () => {
+	const status = document.getElementById("dev-reset-status");
+	status.textContent = "putting it back...";
+	try {
+		const res = await fetch("/dev/reset", {method: "POST", headers: {"Content-Type": "application/json"}, body: "{}"});
+		status.textContent = res.ok ? "put back: sign in and Authorize again" : "failed: " + res.status + " " + await res.text();
+	} catch (e) {
+		status.textContent = "failed: " + e;
+	}
+});
+</script>`
 
 // serveSpec answers a spec document of the given media type.
 func serveSpec(contentType string, body []byte) http.HandlerFunc {

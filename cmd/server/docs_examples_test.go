@@ -137,7 +137,8 @@ func (p docsPage) authorize(scheme, value string) {
 }
 
 // authorizeOrders logs in on the orders page's Authorize dialog with the OAuth 2.0 password flow,
-// as user with the dev client, logging out whoever was authorized before.
+// as user with the dev client, logging out whoever was authorized before (on this page or, kept by
+// persistAuthorization, on an earlier load).
 func (p docsPage) authorizeOrders(user, password string) {
 	p.t.Helper()
 	set := func(sel, v string) chromedp.Action {
@@ -146,7 +147,14 @@ func (p docsPage) authorizeOrders(user, password string) {
 	p.run("orders authorize "+user,
 		chromedp.Click(`.auth-wrapper .authorize`, chromedp.ByQuery),
 		chromedp.WaitVisible(`.modal-ux .auth-container`, chromedp.ByQuery),
-		chromedp.Evaluate(`(() => { const b = document.querySelector('button[aria-label="Remove authorization"]'); if (b) b.click(); return true; })()`, nil),
+		// Log out of the password flow first: the user authorized before, on this page or on an
+		// earlier load (persistAuthorization keeps it across reloads).
+		chromedp.Evaluate(`(() => {
+			const box = [...document.querySelectorAll(".modal-ux .auth-container")].find((c) => c.innerText.includes("passwordGrant"));
+			const b = box && [...box.querySelectorAll("button")].find((b) => b.textContent.trim() === "Logout");
+			if (b) b.click();
+			return true;
+		})()`, nil),
 		chromedp.WaitVisible(`#oauth_username`, chromedp.ByQuery),
 		set(`#oauth_username`, user),
 		set(`#oauth_password`, password),

@@ -81,8 +81,11 @@ type app struct {
 	drain       draining
 	// tokens are the token sources the surfaces provide and use by name (kit.Sources), sealed
 	// once every surface is mounted.
-	tokens  *kit.Sources
-	closers []func()
+	tokens *kit.Sources
+	// devResets is dev mode's POST /dev/reset (the surfaces' resets of their demo data); nil in
+	// every other mode.
+	devResets *devResets
+	closers   []func()
 }
 
 // onClose registers f to run at shutdown, after the HTTP server has stopped.
@@ -373,7 +376,11 @@ func (a *app) routes() (http.Handler, error) {
 	if a.cfg.MetricsAddr == "" { // else on a listener of its own (serveMetrics)
 		r.Method(http.MethodGet, "/metrics", a.metrics.Handler())
 	}
-	mountDocs(r)
+	mountDocs(r, a.cfg.IsDev())
+	if a.cfg.IsDev() {
+		a.devResets = &devResets{}
+		r.Method(http.MethodPost, "/dev/reset", a.devResets)
+	}
 
 	for _, s := range surfaces {
 		if err := s.mount(a)(a.deps(s.name), r); err != nil {

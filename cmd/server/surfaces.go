@@ -62,8 +62,18 @@ func (a *app) deps(name string) kit.Deps {
 		Sweep: func(what string, every time.Duration, f func(context.Context) (int64, error)) {
 			a.onClose(sweep.Start(a.log, what, every, f))
 		},
-		OnClose: a.onClose,
+		OnClose:  a.onClose,
+		DevReset: a.devReset(),
 	}
+}
+
+// devReset is kit.Deps.DevReset: in dev mode, a surface's reset joins POST /dev/reset; nil
+// otherwise.
+func (a *app) devReset() func(string, func(context.Context) error) {
+	if a.devResets == nil {
+		return nil
+	}
+	return a.devResets.add
 }
 
 // authTokenSource makes the auth service's JWT the token source "auth": a token the auth

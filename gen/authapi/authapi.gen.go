@@ -461,6 +461,18 @@ type AuthCallbackParams struct {
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
 }
 
+// AuthCallbackPostParams defines parameters for AuthCallbackPost.
+type AuthCallbackPostParams struct {
+	// State OAuth 2.0 state (providers other than Apple).
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Code Authorization code (providers other than Apple).
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// Error Error reported by the provider (providers other than Apple).
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+}
+
 // AuthLoginParams defines parameters for AuthLogin.
 type AuthLoginParams struct {
 	// Site Audience of the token (OAuth providers).
@@ -804,10 +816,11 @@ type ClientInterface interface {
 	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
 	// cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
 	// `error` and only the `name` taken from `user` (never the e-mail address, which would land in
-	// logs and history), where the state is checked; other outcomes as GET.
+	// logs and history), where the state is checked; other outcomes as GET. Other providers'
+	// posts carry `state`, `code` and `error` in the query, and are answered as GET.
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-	AuthCallbackPost(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AuthCallbackPost(ctx context.Context, provider string, params *AuthCallbackPostParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthLogin Start or perform a login
 	//
@@ -1043,11 +1056,12 @@ func (c *Client) AuthCallback(ctx context.Context, provider string, params *Auth
 // the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
 // cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
 // `error` and only the `name` taken from `user` (never the e-mail address, which would land in
-// logs and history), where the state is checked; other outcomes as GET.
+// logs and history), where the state is checked; other outcomes as GET. Other providers'
+// posts carry `state`, `code` and `error` in the query, and are answered as GET.
 //
 // Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-func (c *Client) AuthCallbackPost(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAuthCallbackPostRequest(c.Server, provider)
+func (c *Client) AuthCallbackPost(ctx context.Context, provider string, params *AuthCallbackPostParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthCallbackPostRequest(c.Server, provider, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1506,7 +1520,7 @@ func NewAuthCallbackRequest(server string, provider string, params *AuthCallback
 }
 
 // NewAuthCallbackPostRequest constructs an http.Request for the AuthCallbackPost method
-func NewAuthCallbackPostRequest(server string, provider string) (*http.Request, error) {
+func NewAuthCallbackPostRequest(server string, provider string, params *AuthCallbackPostParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1529,6 +1543,57 @@ func NewAuthCallbackPostRequest(server string, provider string) (*http.Request, 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
@@ -2078,12 +2143,13 @@ type ClientWithResponsesInterface interface {
 	// the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
 	// cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
 	// `error` and only the `name` taken from `user` (never the e-mail address, which would land in
-	// logs and history), where the state is checked; other outcomes as GET.
+	// logs and history), where the state is checked; other outcomes as GET. Other providers'
+	// posts carry `state`, `code` and `error` in the query, and are answered as GET.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-	AuthCallbackPostWithResponse(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error)
+	AuthCallbackPostWithResponse(ctx context.Context, provider string, params *AuthCallbackPostParams, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error)
 
 	// AuthLoginWithResponse Start or perform a login
 	//
@@ -3522,13 +3588,14 @@ func (c *ClientWithResponses) AuthCallbackWithResponse(ctx context.Context, prov
 // the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
 // cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
 // `error` and only the `name` taken from `user` (never the e-mail address, which would land in
-// logs and history), where the state is checked; other outcomes as GET.
+// logs and history), where the state is checked; other outcomes as GET. Other providers'
+// posts carry `state`, `code` and `error` in the query, and are answered as GET.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /auth/{provider}/callback (the `AuthCallbackPost` operationId).
-func (c *ClientWithResponses) AuthCallbackPostWithResponse(ctx context.Context, provider string, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error) {
-	rsp, err := c.AuthCallbackPost(ctx, provider, reqEditors...)
+func (c *ClientWithResponses) AuthCallbackPostWithResponse(ctx context.Context, provider string, params *AuthCallbackPostParams, reqEditors ...RequestEditorFn) (*AuthCallbackPostResponse, error) {
+	rsp, err := c.AuthCallbackPost(ctx, provider, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4922,196 +4989,199 @@ func ParseHeadAvatarResponse(rsp *http.Response) (*HeadAvatarResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs51tirIMxXJdJpUqRuY1E1lU9je8byemyvJe9sYjpqsBskMWoC3AZaNHesqv2VB8hDbN4jj7JP",
-	"kjrnAN1osinJGo9nN/l+TI3M7gYOgHO/4ZdWoucLrYSypjX8pTUTPBU5/nl6zS3Pn/BkJp5oZXOdwa+p",
-	"MEkuF1Zq1Rq24kUxzmQSsTn/2OVT8e3+Ub8f91pRyyQzMefwhfjI54tMtIatppdbUcuuFvDU2Fyqaevm",
-	"Jmo9yQTPn2h9JcXmnBczweIXP13EjKuUxX8+f/t99+L1H569ilmCnxiWwPciZe0f+cfu6VR82+9ETPBk",
-	"xqRinMXnwnZp+JjRipmeMGkN00t1wuxMMAc1+1lLZeCXOeOGnQtL3+0YlmphYKXV+l78dPHtCXvD7ezb",
-	"3RNWzn3Cnlu7eK2y1Qk753NxLq349iX/GLEK9ubvwrdre7q5Zc8u+HRzr85trtWUXfNMptzqPMK1zbiZ",
-	"wYLhb2M17NR4ZWk1Tec2aonDNNnv743Tw0l/0D8+ODwaHA744JAn4uhx/yhJ0/3B8TfJ0ajVeJ4vdcIJ",
-	"onUA34pU5iKxzPJ8KmwdgonO59y2hq0il91cTEQuVCIaZ3ilz5WcTDYnOM2WfGVYrLSBF9ZxUxXz1vB9",
-	"yz1tfWgauzz023Cx7c+4sxUtI2aEZVqxTE8BD1XKcjHJhZkFyDlSd2Enn1iRM84W3JilzlM3XJszt5WL",
-	"XF/LVOQ7JmI6Z2NuZMJ4YWedkeKZ0Xju8em7i+fdp8/+dPbkWcxScS0T4QCt1hKxmTa2q/HP/T5L+cp0",
-	"IracyWTGMg5weChGCsEwhFfcssKInCk+F2yS6zmzMwl0KYUCAIWB/1uNnzNtZyI3O2zCZSbSLq0n08mV",
-	"6bGLgBbNTC+RFpldaqRMkcKmaSVYJpWIgEQXuf4ohRkp2F/O3uTSzNlcJ1esHc/5lcC/4w4zQqVI1yeM",
-	"e8AQcLPIYK9NkcwYx3FZG+Y8f/qHHTNSdDIveN6BrxVLeJ4Dz4FXYOgdw4wwRsI5yytBRCbyaziP3kht",
-	"MAyxejEb/5DI1/LF2bu/ng1eyTNzpt4eJk/Ojs6uFn/+05MXxz2xejFI9v60Ovt58c3Z/HA2/ukdfHD1",
-	"338aXJ+pwXEv2cvUeP59P/3zi2yTlTw+Oujfjw0dpwfJ0Xgg9ib7/GB8mByl34jHk+M+H4z3kv30QBxO",
-	"jvrfDB5vnePeLOsmai14zufCOnlzNnmllfiR22S2SWjA3miP3VHNdJYa1tY5ix/FwN170x6LP4dTxXDw",
-	"c5iOcWWWIjdsv3/QY690iXDXPCvEkJ0v+XQqcvbujC11kaWEO9JGSMMX+YpJy3Rh/dOZXiKo+/0DJpWx",
-	"gqee3co5nwrgQRJWRdTdilpAJ61h62zShT3o0iaEuzfnH18KNbWz1nDQ3ztoYlNvHNk3MdmpNFYAn/e8",
-	"gSizbYRgu8AadjNpbKdObpI2fI2rsDjTCc9iWFEqrtlcpwJYgjbCcSJpkCJz8ZdCGHvC4lRcx0RD8MHr",
+	"7H3tchs3tuCrYLm3SqS3SZH6ikVVaq/iOLE8jq2x5Mnsml412A2SiJoAp4EWzUlUNb/2AfYhZt9jH2We",
+	"ZOucA3SjyaYkK44zt+78SEVmdwMHwPn+ws+tRM8XWgllTWv4c2smeCpy/PP0hlueP+PJTDzTyuY6g19T",
+	"YZJcLqzUqjVsxYtinMkkYnP+scun4uv9o34/7rWilklmYs7hC/GRzxeZaA1bTS+3opZdLeCpsblU09bt",
+	"bdR6lgmeP9P6WorNOS9ngsUvf7yMGVcpi/988fa77uWbPzx/HbMEPzEsge9Fyto/8I/d06n4ut+JmODJ",
+	"jEnFOIsvhO3S8DGjFTM9YdIappfqhNmZYA5q9pOWysAvc8YNuxCWvtsxLNXCwEqr9b388fLrE3bO7ezr",
+	"3RNWzn3CXli7eKOy1Qm74HNxIa34+hX/GLEK9ubvwrdre7q5Zc8v+XRzry5srtWU3fBMptzqPMK1zbiZ",
+	"wYLhb2M17NR4ZWk1Tec2aonDNNnv743Tw0l/0D8+ODwaHA744JAn4uhp/yhJ0/3B8VfJ0ajVeJ6vdMIJ",
+	"onUA34pU5iKxzPJ8KmwdgonO59y2hq0il91cTEQuVCIaZ3itL5ScTDYnOM2WfGVYrLSBF9ZxUxXz1vB9",
+	"yz1tfWgauzz0u3Cx7c+4sxUtI2aEZVqxTE8BD1XKcjHJhZkFyDlS92Enn1iRM84W3JilzlM3XJszt5WL",
+	"XN/IVOQ7JmI6Z2NuZMJ4YWedkeKZ0Xju8em7yxfdb5//6ezZ85il4kYmwgFarSViM21sV+Of+32W8pXp",
+	"RGw5k8mMZRzg8FCMFIJhCK+4ZYUROVN8Ltgk13NmZxLoUgoFAAoD/7caP2fazkRudtiEy0ykXVpPppNr",
+	"02OXAS2amV4iLTK71EiZIoVN00qwTCoRAYkucv1RCjNSsL+cnefSzNlcJ9esHc/5tcC/4w4zQqVI1yeM",
+	"e8AQcLPIYK9NkcwYx3FZG+a8+PYPO2ak6GRe8rwDXyuW8DwHngOvwNA7hhlhjIRzlteCiEzkN3AevZHa",
+	"YBhi9XI2/j6Rb+TLs3d/PRu8lmfmTL09TJ6dHZ1dL/78p2cvj3ti9XKQ7P1pdfbT4quz+eFs/OM7+OD6",
+	"f/44uDlTg+Nespep8fy7fvrnl9kmK3l6dNB/GBs6Tg+So/FA7E32+cH4MDlKvxJPJ8d9PhjvJfvpgTic",
+	"HPW/GjzdOseDWdZt1FrwnM+FdfLmbPJaK/EDt8lsk9CAvdEeu6Oa6Sw1rK1zFj+Jgbv3pj0WfwqniuHg",
+	"5zAd48osRW7Yfv+gx17rEuFueFaIIbtY8ulU5OzdGVvqIksJd6SNkIYv8xWTlunC+qczvURQ9/sHTCpj",
+	"BU89u5VzPhXAgySsiqi7FbWATlrD1tmkC3vQpU0Id2/OP74SampnreGgv3fQxKbOHdk3MdmpNFYAn/e8",
+	"gSizbYRgu8AadjNpbKdObpI2fI2rsDjTCc9iWFEqbthcpwJYgjbCcSJpkCJz8ZdCGHvC4lTcxERD8MGb",
 	"08LO2F6v78iiU27/UtoZy51EMIyzca6XwEYmOsv00kRMacs4mwibzOqiF2Hy27rgdlZtqge8FbUAJJmL",
-	"tDW0eSHC/V1wa0UOH/+P97z71373+IP7/2X3wy/9aH9w82+Nggdo5zkdY6N0qGjLcdcdQ2h1wjw0bAl8",
-	"BNmavgKOoufCeK4p2IufLtynW/Hmz91qmm1os3d4FDURYS7MQisjSOcD2fISTnFzNS/1dIr89oTt9/eB",
-	"eQN0TrUQKYsB4phQyCtiPAfmh2I90CxDdeDfcjFpDVv/ebfSQ3fdq7vleySEu5UUvu2rSlzj+r7j6Q/c",
-	"iiVfwYeJVlYoC3/yxSKTNMHuz4agKREK3kxhq8THZMbVVFyScGpFrbkwhk/hGay/JItUpoSeSSIWFvcG",
-	"CEvn8q84B8MBb8LTaVoFPTW7pwv5LM91TotY07rXgHLEVYKSi0lhRErsUqeiE7EYxLFUE13/BIV0glwL",
-	"YB8D1fIU3gcWV3830WoiQSGjxQTfpCKT18BeOj1Y4BOeZWOeXH3H07fEA+6/84gfi4CTIa0E51GoK6WX",
-	"6jKg6upA3MOAy+mFQDI1llvRNN6Yp5f0MByIGBn+zubSGKmmERMfF0iuOseFo+iQanoC7+V04k6zm3Kp",
-	"6OC+wGGvrzg+YXEJdczaM65SMwPNxqlv6wBHcMxpRGACuwE2yxVqXeVWoapICw4X13GTOWYes7bSiFPA",
-	"i5kGDL+8FrmcSDcErzYf5gGpyFniMILw40wBq+XZg+hRuo8vBW5YeGj+kZMrzL/hYD9LW8PW/mSPHyf9",
-	"dCAOxof8KPlCBFmHKh4yrlgJDlBRkQuyK8c6XbFcXAueGdhp2GTGx7BPoFDEJbAxm0iVGlAtpAq0SMAx",
-	"3Ebix2fq87ZRwi6k4vrycG9vvPfNEd8/PBqnk/3j/mA/nfCx4HtJerAvBgcDkSTH4nElZXgm0foCLCkM",
-	"UQlJhPvvogf6nRGNO1kKGcSvvG4dnjiOdptsebCcoJlfF/bz9nN9M3Rh778b5/Rxwz48qXsyHrzI0JPi",
-	"lynVgzkzT9NcGLONkTrkrVGl+4TNC4PCQnzkic1WTkVM5ALU+ciZW4Yhkv27m7OX6Dmyb8fSPmdeFG2g",
-	"n6OFmiK6lPofWh9fWsr8tuy+4sBuM4Db6muRG/lXkaIk36Wl7rotj5qYMZq4k0wvT5jj2ylyK39M+Fwi",
-	"a6od1ZzLbKw/wqSk66d6zknZ54qdvWHBpJXpj6ImIe8hS2Y85wmYex3PwKT6XudjmaZCfS4mFqlEb1DD",
-	"6flnl0rbSw6mw4biJg0z0gq/UtgAeo+VA8PZJLlIhbKSZ1txPnylLo0SnSPzwu3QlasERwaR3DRkqGVd",
-	"4kvhoDUdjKwFnoHKtkIZ/8WQsGkHY9aGLdvlBSl+Tiqt75vxKkOwMTFrEyMvnwXriFnbY6JbklRoVQQK",
-	"DOgmYPWPVxuKCwy5sWmbY+ZikfGVV1G9rfyWNOUHaSIegAZNZKs2jvrhF9I56vPHQ1ablWxqbwQ4/cur",
-	"fqQasTY6TUo7IBUK9gsMGONI9ELf5lXwwlnXpt4xa4bPgk/FCYhq8ieg4/H56aun589P//AsMG1/Lwvx",
-	"QuuXoF88CAscW760Wl9mOEqICO4paX3SMKs18299BbV0AziHJQhOW+foVE5FkmG05AmtvUsegw76cUDh",
-	"DD2YLJNzaR1u6B+5Wp1aK+YLih599u4BYHOuVpfcj1IjI60ZPHWOYaIec8JsviIbC3jQ44M+MyLRKjVf",
-	"Z1M3YAZ1/yHe+JIzjFe4x3X3N+xzVIptOKhyirEA8Z/MRHIF0hul2S3udi/aZzxlgz5bYkjID0ZeN6nY",
+	"tDW0eSHC/V1wa0UOH/+v97z71373+IP7/1X3w8/9aH9w+2+Nggdo5wUdY6N0qGjLcdcdQ2h1wjw0bAl8",
+	"BNmavgaOoufCeK4p2MsfL92nW/Hmz91qmm1os3d4FDURYS7MQisjSOcD2fIKTnFzNa/0dIr89oTt9/eB",
+	"eQN0TrUQKYsB4phQyCtiPAfmh2I90CxDdeDfcjFpDVv/dbfSQ3fdq7vleySEu5UUvuurSlzj+r7h6ffc",
+	"iiVfwYeJVlYoC3/yxSKTNMHuT4agKREK3kxhq8THZMbVVFyRcGpFrbkwhk/hGay/JItUpoSeSSIWFvcG",
+	"CEvn8q84B8MBb8PTaVoFPTW7pwv5PM91TotY07rXgHLEVYKSi0lhRErsUqeiE7EYxLFUE13/BIV0glwL",
+	"YB8D1fIU3gcWV3830WoiQSGjxQTfpCKTN8BeOj1Y4DOeZWOeXH/D07fEAx6+84gfi4CTIa0E51Goa6WX",
+	"6iqg6upA3MOAy+mFQDI1llvRNN6Yp1f0MByIGBn+zubSGKmmERMfF0iuOseFo+iQanoC7+V04k6zm3Kp",
+	"6OA+w2Gvrzg+YXEJdczaM65SMwPNxqlv6wBHcMxpRGACuwE2yxVqXeVWoapICw4X13GTOWYes7bSiFPA",
+	"i5kGDL+6EbmcSDcErzYf5gGpyFniMILw40wBq+XZo+hRuo+vBG5YeGj+kZMrzL/hYD9LW8PW/mSPHyf9",
+	"dCAOxof8KPlMBFmHKh4yrlgJDlBRkQuyK8c6XbFc3AieGdhp2GTGx7BPoFDEJbAxm0iVGlAtpAq0SMAx",
+	"3Ebix2fq07ZRwi6k4ubqcG9vvPfVEd8/PBqnk/3j/mA/nfCx4HtJerAvBgcDkSTH4mklZXgm0foCLCkM",
+	"UQlJhIfvogf6nRGNO1kKGcSvvG4dnjiOdpdsebScoJnfFPbT9nN9M3RhH74bF/Rxwz48q3syHr3I0JPi",
+	"lynVozkzT9NcGLONkTrkrVGl+4TNC4PCQnzkic1WTkVM5ALU+ciZW4Yhkv27m7OX6Dmyb8fSPmVeFG2g",
+	"n6OFmiK6lPofWh+fW8r8tuy+4sBuM4Db6huRG/lXkaIk36Wl7rotj5qYMZq4k0wvT5jj2ylyK39M+Fwi",
+	"a6od1ZzLbKw/wqSk66d6zknZ54qdnbNg0sr0R1GTkPeQJTOe8wTMvY5nYFJ9p/OxTFOhPhUTi1SiN6jh",
+	"9PyzK6XtFQfTYUNxk4YZaYVfKWwAvcfKgeFsklykQlnJs604H75Sl0aJzpF54XboylWCI4NIbhoy1LKu",
+	"8KVw0JoORtYCz0BlW6GM/2xI2LSDMWvDlu3yghQ/J5XW9814lSHYmJi1iZGXz4J1xKztMdEtSSq0KgIF",
+	"BnQTsPrHqw3FBYbc2LTNMXOxyPjKq6jeVn5LmvKjNBEPQIMmslUbR/3wM+kc9fnjIavNSja1NwKc/uVV",
+	"P1KNWBudJqUdkAoF+wUGjHEkeqnv8ip44axrU++YNcNnwafiBEQ1+RPQ8fji9PW3Fy9O//A8MG1/Lwvx",
+	"UutXoF88CgscW76yWl9lOEqICO4paX3SMKs18299AbV0AziHJQhOW+foVE5FkmG05BmtvUsegw76cUDh",
+	"DD2YLJNzaR1u6B+4Wp1aK+YLih598u4BYHOuVlfcj1IjI60ZPHWOYaIec8JsviIbC3jQ04M+MyLRKjVf",
+	"ZlM3YAZ1/zHe+JIzjFe4x3X3N+xzVIptOKhyirEA8Z/MRHIN0hul2R3udi/aZzxlgz5bYkjID0ZeN6nY",
 	"4JDNpSosxik0mxQ5slm/SDYVlkY92DtmhbIyI11hKVWql0yArdKO3wqbr7roRoo7EcvldGYrwMly7rFT",
-	"x8NLnQEMR/dbuZCoFM6TiUisSHvstcpWAeQ0v8iF3wvU92h9iS6UBWsV7U98nDvlB7e5A1CUW4N8cdDf",
+	"x8NLnQEMR/dbuZCoFM6TiUisSHvsjcpWAeQ0v8iF3wvU92h9iS6UBWsV7U98nDvlB7e5A1CUW4N8cdDf",
 	"3BwkAEDBEiwDYBmSeW04FhzcMLPgiUjZnkdGxhc8tx3yWbqTjlihMphPWvQhGzbXuWDcMq0SAeCBTM2F",
-	"IHXYZBp4Jr8SsHSxrlcdbgM3y/zChAFMHGurhI3YROdgopTPkMRL8aSZuBb5ymPN2GEdhYYMfIxYmgM/",
-	"c95sOvseO60HUOTUBWacZKjgHosJLPhKiAXqjfUolA8/uTAZ8p0CpdGkyBxheRLqAgk5KXfCXv90ev5m",
-	"x9TjWKYz9KEm7/UoZXCEayuRG4wDxBjQpFXqUcUNxzPQgNubtBNRCOhg77iDRKPgPbc3GL8Cy/7ar5eC",
-	"BOQgLaOZ3qrH2Q1s2htt7DQX5398GVVAG9i9vMjA7lUpemDAWsKgYA5CDX8e5xyQivhkxMyMU2zXnSzo",
-	"QDLhJxjWGuc8J7TGfZvwIrMeigXpVwnSZmU5CNANkK507vcGYVqT3gETaAhJO/IgFlI7AXKdAoYic2+/",
-	"/f4JOx4M+uz//O9Bv7fX2+/0bnXil/Ll8UEfbEYl58W8NRyUfm+prJiS4+Emar1TXk95oAZYhAPUbN4C",
-	"8MK6EQKz8wtZiNW08ZApTSquc7+Ruks2mg9ELrkBBk24wAE/dGFr73uzz/L5QqDK7b2dC25s4HdhmZwI",
-	"K4E9OzonnbLkIzyb6lza2Rz5TfjAGQgRSSiuWKHyzchUxHLxM/J7LxeD7AWdOzC6Y50rUcNN77JkYTQE",
-	"NZV3il9zmfFx9jAdL+WWj7kRl0Uw0Lq+71+CXQzeO2E5UAMlnkzE8uvqKk2QOx2whDfhqvL9JzOROqmt",
-	"9JK1uQKexaeCubMkX7eeBGyqA89m3LC8wLfhKb6qizwRrH3+x5fnF6cXz1iScWPY4T7oS5Miy1gqzVXE",
-	"5mKu81XEEq2USAB0sCG9bxRwl6IdaY9VRg/CIdU0BgEHJyHUNLAKd0wlLwjdOzBr9eKMqzTDPAr0A4wL",
-	"mVmn6Yp0x7AlX5F0LBHUC8T4baFiXC9JdtozxMBy9JWwCJeeowJmyffeLRadHkPu6LI44CtVzMeU4uE1",
-	"B6lYTZF6CHu1mi25tF7iIhJKNd2S4nO4lUWiMyo0Ah/AJT/fl/bbeNKQV5Yz+UQVVExqR41M40/EdaRW",
-	"31Pk7yFrvy4HqeKHqbBcZqY1fF8zgzKtpq2oNZEiSzdDuvWwLxoHLqRb7aX3sHLL5tpYtnd4FPjcWjcf",
-	"mizTVAtTRXzIQH9zxsxCJHIiK+v6C5zHxmY4TrQVFFC0FyKh8OOGxuQjz8ZpN7tOI0zZLsfUxXJgVCcM",
-	"UO8J5YkAV7sWeRf2vCYuXL5Vp9eqHGkUGPcLawzyoz2tJ6WaNSkMz0iFhTUU+YQn6OJY5HohciuFqZDk",
-	"9h3FWZ+40HGJOhvpMTjxItfjTMw9/yWx6zehvbH9nQg9u0IBPwI2hvkFVszNvYB6isAAWI518DznK/h3",
-	"iWXrYD4v5lx1c8FTEESgYmRcIUj1bI5t+tNGAkNNiDamX3RdoKN7VubguE9IPym1hiq6tpbVuSGam9JA",
-	"KqX0PR1rtQtVTqEeg2LTilofu1PddVE1Ry9R60nd11xfy1N0JjjfQOBZ3UQqXqT17E2bS47q6e25IFGL",
-	"ogcNKZQ1A55T+qh3K6LMFQsfpKqmTcVcd0uXd3RnBhO6xPM66DDGPT5d238cp1zOxvbfRK2KqBoyZhE1",
-	"5xywQlS4mgtutOoxojS0v0LiLnOYrE5Jc8hAmKQUsoS/2Zyv2DTXS7QUq5TDXHDMdcIhZcAFQXiBCgw6",
-	"x/OLizeMQo31XV4zQeobA4gmPlqhjBxnouuTXZuEUqFMsVjo3Ir0ci5SyS9xqKjRv7k2qdL2cqILlaKc",
-	"WgvPb9Gd61G7BhUhzMvYDLOsxxBaUWPgZEsgCP7lXsd/byiV4W9+IZuJQGspNaBZVUkzcBjeURiCZsIH",
-	"pdfzg+MJGzQRctoNXH2txK08P3DMmKW0yUwYEEoxoBrozZiAzFPDYlQo4mikYvFxgcZXDLQel6Gf5Uzk",
-	"okwoQu1XK9E5YbFjc7FPF4TnO5QB+ExNM2lmI4UuGBDdQqWYmWI1ZUlWWjDqPTsGtTFPZWtrIzlWkhaT",
-	"aoQOFyI90iVqesuOCVwmNS82qJxtzha5TABYu9RsAnqS1IpnI5XKqbSmw3gmr0RvpEbqE637E5sLrkBc",
-	"fGJu4ezTSH3qdrvlf/By7PlRzD452NGYxlVSLNClvsJ6fED3E6mh7l0ayJMGfkmjobbhmD5ZyPAnicqS",
-	"e1h+JWhAlzNJM0+Ia/nNpDkA62hojEaW3j10dsHDExbghXOCWtaOyXSJIxYTxsJfzoCAP8daZ4Ir+BN1",
-	"A/iDmHB8wgwoSzzzadzjFYtHo09xB3bWK7LeNmqj3KE5Itbr9Toecq0vzUznFsC34qNl+C/y3ymP14EW",
-	"HI5uWSa4sY1vlaODilgOTnA4oDJpYQEdBq/cd0ZUzG+d0Mx5ltFpuInGItPL8qO20v7vIboUr0U+yfSS",
-	"nIFwWp3bFhmsDANC4UTkrHzwRLW1VfNMxBJnUQyRANMWEAnIczQRy/XNQx3Ujz3j1w3LcK+UkwA7vW0W",
-	"9LPfPUltCetzpEIsYI4X569fMSWQB8Fv6+Bn4lpk5dAKLZC1of0rOPYiF4k0GAmHw0hFIuc82wZ3xacY",
-	"salb19DwNs1J+c4lZoc5f05JnhYZz0FHz50XMeABbsrKZnTj1d7BiaiGpzaPYy/0JPyiHYs5lxmwCbcJ",
-	"8GeRS/yFW9G1ci7qLEIx/KYKJfV6PTc16DshW0NGOAeeVsm1aiRy3Q/DZzjKOOPqqoRfTyjQAwIuW5Vn",
-	"TP4zfNV95pJeLksaL4eY6SzF+N1GWkw4HDzloOs3vOVWl+hUBswpzNxBFY+9u/i++xiZ1kLkiVC26z/q",
-	"oCuVaihevXsZbEP4pfeuwhsb8+diIbj1Eq6SZzrHk3UCB7M2KiTGMFc12VReC/8jDpoW5FURl1eC6Jmo",
-	"zZHylVjRiHYpq4H4YiF4TsNIRTERep8G5fYSmcelVsjvwigNQkket0rX4cZB5ilLZ2nFgrYhypxnsHAR",
-	"Smk8k5qDNfVhGx9tv1gtBDN8Bae/llUNKofXA1xOTIjPQfiYo6JTWxkxcxLWn+p48QnLkNbMRqcdbyiZ",
-	"34MeiKQUeW98ISgqqU7QhK5vcBTuq564YjEADGAQIl0zFN+3nhTG6jlq/W9EjnuYg0ZcuiI2tOJ1h0PS",
-	"aMphnA22ZZxjjAOrXbDMAi063CBX8vJwA42b6mzqplng1LuXWRZ4OWpKn/+e7AbUb9zffnSvNfifnZnm",
-	"hG9gcLg/QWghAji5g8Yy1b9EvugyotrIqIVMjeyrOkPDV4idoJ1I7ABMvpCIwQoL0AOteUcnaC7izrU+",
-	"3MDOkRzYgoKopBJywZ9t06nhoBdo0Rbp5V5z4igKJFD91EgVavI0Oc9sE5aV3M8ZMMhdy0Qbr6rvGBCT",
-	"MyfYBcxjAvU31dawdrzIdVok1vT6PTRPYsyZ0+kqdvG0gLGsF24Ak+JZtrYiPhdN62mq8fmpNPOIxQAr",
-	"BIZbgoD1oz4VoCJyTjwf3ul51Bm+b8G/W1HrL4XIV4RkszKUgSiFSVgfQmjdJxvQOpd3s/e1UGjaoJb2",
-	"CJSFQKXCatxSfcMS0WUurcU8w8rJXBqNrI1pryeMsx+0ZwJTocDCAguuzK5JdVLMq1JEaWFo8vaQYVA7",
-	"htDlVuJYaPP/bLTqvaInt/lQL+o2tnsPTWoqk9s0p2vocEeU4C7nmlRlkCK609MZVCm8c849nmWvJxj7",
-	"uM3BTOUB0S9rQson21eF21UJwod6OaD/+a71uCE3Qf8QNWw8uRpgr0EewGTW56UNq1QXlxmrxNJH5pHk",
-	"Y5pryEroYpQ0I+WwLOGKWZFlgEtl+R9lRY11ijUPLqoJosrB0o7PhQKOFv/ow4+YWB13eiOM3NR/bnLv",
-	"VnFLGr10kC/IX+NyNUqXGbOzXBfTmWNx1le2WJ+/a43IJiTvrzED9lrwjOR+/UDHeitN2x1KatvEYHRo",
-	"XyKolzBAA7fYRBS3lDqa+B8bRsCVNCW9kuPEnasvY/frB21gl0Lko6Lf30/wPfxTrKkHR5NB0hcH/Hi8",
-	"lx4k34jHk3qR9X0xN2q5PUCAm0jw3IUs14+9lkzuvVme4zcEFqrajyBSs1Guca/TgBnqR4G/3HvJHpbm",
-	"5aLA/z5raogRD8ixafNCxIybK0psc4ky2OmgLDBqp7leLML6XF+PnGTaUKJ7n4ab8MyIssYZc6k6OPBC",
-	"5EYaUPSBW5tQOMIJD2DJeQFMFIeo78mgaTPPy83cqJxyJYuFKfWPXJgicwkZlAaxea63MVX0lbPw30GZ",
-	"0305bhXZqUP8rkpnhA0uR1iLBbqqswey8aj1zmyrzZYYUbAuOQcJqAHtrc09/ktypbwJXqActLVo7Eeb",
-	"cwYfynHh+qpsgOXidGtE6QIWVGrR8bZcCdpmVG9jr9Ed0hAh7qKbBHcajYuGXb6LjmUDxDHxOR8uIVZ3",
-	"ST+aGR/4JQSJOSQj00au+JmViZsgLhqizkG7G5fvePaGtXErwMzjcm5YsUixnwmWKUjb6TWNTiHbzdis",
-	"WWR81aBrbcHdqLWQiS3yhrHeYPeSlLkMhndvX9ZHnFm7GO7uYruDmTZ2+Lj/uO/yHXb74wN+JPYm+8lx",
-	"2sNOE40Rc501TPxWZ2gQsbffnT5ZW0U6v4ci5cwM2RRxBRkgkiKXdnUOGp4T/tzI5LSwDe0+viuz5CNC",
-	"WaHAZk9Zm8r6ACJSqk7fXTy/PH3649mryzen5+c/Pe2UKU5UoWVkELGH7SOHAbD45rkvZlXipG/IUOu+",
-	"4MyWsi72xU8X1Qx8If8g0Cnx89Le1hjClzox7pv8tI3Ir2UiulZ33Z+dW1o+bJ/2j2hv3T4rEAPaZS6s",
-	"Uk7kjTU3D6kVDfN8NPlk2/qe6MXKU9xGA4yw8QWVB/qzuG9/izVYbtCYnejmFVPo3EXpHUxge6cU18ek",
-	"IbfbrB1PpZ0VY2CAu8hhZ3+h/+/K+SLbdcMYTDWKO87gG6mN3KS5y+a2w7IRRJVxaFlMA5AXwpF6/TH+",
-	"FmPo8dGjCzgD03v0iJ06DZ2KqZba6yrD9S5UkevPE621+oEJn5+DzYcHi82qRqrWrapd5jyMV4x200RB",
-	"exKJtRNVclWVq1Ol7BI0vh9BYSzGgFOP6XF4oDETfyl45tXohs5ZPfa8/A4H1rnD3RhBisEeGqmE5/kq",
-	"BNS13mkrjVjoZwd4Oz0WOyL/dhBTHyH497eDuMO0CgytK2FAtZ+NlNcLQ2URq0h8qrRbr5vd+O5ewLYw",
-	"f1+mJ82aprEAf/iow5YzmYnmxGtfqVDaiK6kIePGmh6rmCdW5/qk+lKL9e0RkKW6SO4GG0XzEZDvLWWz",
-	"mUePMEcf3fGxT4eLnWF64mtH0EdaRuhdEYdvMePd4dQwS9reSFGgH2Et3/IvxH/uhk7y7mskazNkvpdb",
-	"hNEyteryLBup2L987kRN943OZLJyLiBsZNh1nQxhjC62vvM0dqYWhXXVDI8ese9c2qwuLMacq5wZzIGq",
-	"5adFZd5fmaFgklwIJdITsO6vpc7oUzgOdtDvs4ZcSJeyH7scP4qzV76cHrvACDR6EI2YzoUCskQyoF5n",
-	"6IGrWmpFdFRXYkX5D8TmTRRkjzmCMJ27oj8j1Y5HoK/1+zGTKsmKlCqo1mLhrM3VysVH8cFJLTQEfDtl",
-	"LkEAi8HwpQ6mk3A7UuiQ2t8L/FEwB47nKyjDmnTXnktpTGZ3ySTSYuuIK7FyUSJstTdSpItEpd9rcOSj",
-	"sHqCQVpsxKHS6oV+v1+6aXGQlY8rAQrkOV9RPzdQ8pRBncrJqx/PQDQXeeZUDjPc3dULoSgjvqfz6a77",
-	"yOzCuzdRy0pb6fXsNJBKraiFVf4o0Qa9fq+PnsO5Tq66C53b1vCgP9i7iVowA1/I1rC13+v39p3DFVUt",
-	"lDfwx1Q0uQIUe37x40ss1MW8HNgKTM8pLd5MT2EThtQR78pXCFEmdZvcW9j/iWGdMfHykYIRO1HQRsxl",
-	"MCKuShU0EENGV+Q5WMqo46EYIhZH4nIXfo7LkiiQWjUp4rh7ohcy5I0N8oRaNHqLmI0La7XqsTNr2JPz",
-	"NyOFsTAX4XVtF5nSCjQzjjYqbZ4jq1UmCA/KLBys6IAjRJv8DXflvkGfrb1+fy2f3IqPdndm59la6000",
-	"pP5TqhMgHgYvkN1ED6p//+Nvf6efdqvf7uq/1xTImK6XYm/hqg2WoHN8dE2esB2lldg5cTtV/pSI7j/+",
-	"9vedE/aPv/09vh28m6h1QLvU5Cgud3N3I0//Jmod3ufDsg1RaJ60hu8/RC1TzOccVOjWUzHXThVYOHuK",
-	"Tw25sFBaU+oeUm3X5zq2hujMgXGr5npbqQ/2ncK0ZX7yRlGUiRj6ZeFB7sVQKvLeBtq9lMYC6vmSDXM3",
-	"6t1ayvAeTHL0+yQ8g8VWR1bGZ2vme6MztRav3US9N2FXwvVqwmYt4K4af98Q9p8FkeBcXAmlldeVP8Q8",
-	"FKWQd21FqmdYAxRYsvXc9x3jtFSw+Kdap66SFdsNmUCFX+9lW2rBFDf3o7vcTxxzx7D4Zytj3ye2LIoA",
-	"XZhKYYcuWcOSlnytr0QKUnukCCpsd1tTXtvceO0/8nE2r/yjDkTVjCZQmLEsrVTBo5Ga6SWGI6SlojK+",
-	"sEUuUloJRVOCQgDKrqC4HtVnez2PIjKumNaVz48Ud+VbW6pVqASYHl27rhUb5b4zkWHdNFXEYeEuT2Zg",
-	"X9Jc2M6oQIvCWUvUOhfefHl2fvHs1e6r1xdn3/+3iMLBBO+MZ762rLQqMFVopFK9VC4ForRacFglaqU5",
-	"oZFH1fLD6jgaz2KkAtMFZTbWzjWK7DbfYkO51gQNRhDgIZjYnZMgNdhrrJgFg/ZVhc4l2j7jySzwRo6U",
-	"0y5+8b/dONqKKdPDV1/fIuOBEJu57O2Mo2o59hV5FHywf/cHYc3srXxNTxmtf4OL3USthTYNzOkcLBtu",
-	"2A/PLnq37ClQxv/v+8rab16fX3Qat7eUBVUEp1EWvBIBPzspK1XiWmjHZZeoFQvaixWKGDB6g8KqI+AY",
+	"IHXYZBp4Jr8WsHSxrlcdbgM3y/zChAFMHGurhI3YROdgopTPkMRL8aSZuBH5ymPN2GEdhYYMfIxYmgM/",
+	"c95sOvseO60HUOTUBWacZKjgHosJLPhaiAXqjfUolA8/uTAZ8p0CpdGkyBxheRLqAgk5KXfC3vx4enG+",
+	"Y+pxLNMZ+lCT93qUMjjCtZXIDcYBYgxo0ir1qOKG4xlowO1N2okoBHSwd9xBolHwntsbjF+BZX/j10tB",
+	"AnKQltFMb9Xj7AY27VwbO83FxR9fRRXQBnYvLzKwe1WKHhiwljAomINQw5/HOQekIj4ZMTPjFNt1Jws6",
+	"kEz4CYa1xjnPCa1x3ya8yKyHYkH6VYK0WVkOAnQDpCud+71BmNakd8AEGkLSjjyIhdROgFyngKHI3Ntv",
+	"v3vGjgeDPvt//3fQ7+319ju9O534pXx5etAHm1HJeTFvDQel31sqK6bkeLiNWu+U11MeqQEW4QA1m7cA",
+	"vLBuhMDs/EwWYjVtPGRKk4rr3G+k7pKN5gORS26AQRMucMAPXdja+97ss3y+EKhye2/nghsb+F1YJifC",
+	"SmDPjs5Jpyz5CM+mOpd2Nkd+Ez5wBkJEEoorVqh8MzIVsVz8hPzey8Uge0HnDozuWOdK1HDTuyxZGA1B",
+	"TeWd4jdcZnycPU7HS7nlY27EVREMtK7v+5dgF4P3TlgO1ECJJxOx/LK6ShPkTgcs4U24qnz/yUykTmor",
+	"vWRtroBn8alg7izJ160nAZvqwLMZNywv8G14iq/qIk8Ea1/88dXF5enlc5Zk3Bh2uA/60qTIMpZKcx2x",
+	"uZjrfBWxRCslEgAdbEjvGwXcpWhH2mOV0YNwSDWNQcDBSQg1DazCHVPJC0L3DsxavTjjKs0wjwL9AONC",
+	"ZtZpuiLdMWzJVyQdSwT1AjF+W6gY10uSnfYMMbAcfSUswqXnqIBZ8r13i0Wnx5A7uiwO+EoV8zGleHjN",
+	"QSpWU6Qew16tZksurZe4iIRSTbek+BxuZZHojAqNwEdwyU/3pf02njTkleVMPlEFFZPaUSPT+BNxHanV",
+	"dxT5e8zab8pBqvhhKiyXmWkN39fMoEyraStqTaTI0s2Qbj3si8aBC+lWe+k9rNyyuTaW7R0eBT631u2H",
+	"Jss01cJUER8y0M/PmFmIRE5kZV1/hvPY2AzHibaCAor2QiQUftzQmHzk2TjtZtdphCnb5Zi6WA6M6oQB",
+	"6j2hPBHgajci78Ke18SFy7fq9FqVI40C435hjUF+tKf1pFSzJoXhGamwsIYin/AEXRyLXC9EbqUwFZLc",
+	"vaM46zMXOi5RZyM9Bide5HqcibnnvyR2/Sa0N7a/E6FnVyjgR8DGML/Airl5EFDfIjAAlmMdPM/5Cv5d",
+	"Ytk6mC+KOVfdXPAUBBGoGBlXCFI9m2Ob/rSRwFAToo3pF10X6OielTk47hPST0qtoYqurWV1bojmpjSQ",
+	"Sil9T8da7UKVU6jHoNi0otbH7lR3XVTN0UvUelb3NdfX8i06E5xvIPCsbiIVL9J69qbNJUf19O5ckKhF",
+	"0YOGFMqaAc8pfdS7FVHmioUPUlXTpmKuu6XLO7o3gwld4nkddBjjAZ+u7T+OUy5nY/tvo1ZFVA0Zs4ia",
+	"cw5YISpczQU3WvUYURraXyFxlzlMVqekOWQgTFIKWcLfbM5XbJrrJVqKVcphLjjmOuGQMuCCILxABQad",
+	"48Xl5TmjUGN9l9dMkPrGAKKJj1YoI8eZ6Ppk1yahVChTLBY6tyK9motU8iscKmr0b65NqrS9muhCpSin",
+	"1sLzW3TnetSuQUUI8zI2wyzrMYRW1Bg42RIIgn+51/HfG0pl+JtfyGYi0FpKDWhWVdIMHIZ3FIagmfBB",
+	"6fX84HjCBk2EnHYDV98ocSfPDxwzZiltMhMGhFIMqAZ6MyYg89SwGBWKOBqpWHxcoPEVA63HZehnORO5",
+	"KBOKUPvVSnROWOzYXOzTBeH5DmUAPlfTTJrZSKELBkS3UClmplhNWZKVFox6z45BbcxT2draSI6VpMWk",
+	"GqHDhUiPdIma3rJjApdJzYsNKmebs0UuEwDWLjWbgJ4kteLZSKVyKq3pMJ7Ja9EbqZH6hdb9C5sLrkBc",
+	"/MLcwtkvI/VLt9st/4OXY8+PYvaLgx2NaVwlxQJd6iusxwd0fyE11L1LA3nSwC9pNNQ2HNMnCxn+JFFZ",
+	"cg/LrwUN6HImaeYJcS2/mTQHYB0NjdHI0ruHzi54eMICvHBOUMvaMZkuccRiwlj4yxkQ8OdY60xwBX+i",
+	"bgB/EBOOT5gBZYlnPo17vGLxaPRL3IGd9Yqst43aKHdojoj1er2Oh1zrKzPTuQXwrfhoGf6L/HfK43Wg",
+	"BYejW5YJbmzjW+XooCKWgxMcDqhMWlhAh8ErD50RFfM7JzRznmV0Gm6iscj0svyorbT/e4guxRuRTzK9",
+	"JGcgnFbnrkUGK8OAUDgROSsfPVFtbdU8E7HEWRRDJMC0BUQC8hxNxHJ981AH9WPP+E3DMtwr5STATu+a",
+	"Bf3s909SW8L6HKkQC5jj5cWb10wJ5EHw2zr4mbgRWTm0QgtkbWj/Co69yEUiDUbC4TBSkcg5z7bBXfEp",
+	"RmzqzjU0vE1zUr5zidlhzp9TkqdFxnPQ0XPnRQx4gJuyshndeLV3cCKq4anN49gLPQm/aMdizmUGbMJt",
+	"AvxZ5BJ/4VZ0rZyLOotQDL+pQkm9Xs9NDfpOyNaQEc6Bp1VyrRqJXPfD8BmOMs64ui7h1xMK9ICAy1bl",
+	"GZP/DF91n7mkl6uSxsshZjpLMX63kRYTDgdPOej6DW+51SU6lQFzCjN3UMVj7y6/6z5FprUQeSKU7fqP",
+	"OuhKpRqK1+9eBdsQfum9q/DGxvy5WAhuvYSr5JnO8WSdwMGsjQqJMcxVTTaVN8L/iIOmBXlVxNW1IHom",
+	"anOkfC1WNKJdymogvlgIntMwUlFMhN6nQbm9QuZxpRXyuzBKg1CSx63SdbhxkHnK0llasaBtiDLnGSxc",
+	"hFIaz6TmYE192MZH2y9XC8EMX8Hpr2VVg8rh9QCXExPicxA+5qjo1FZGzJyE9S91vPgFy5DWzEanHW8o",
+	"md+BHoikFHlvfCEoKqlO0ISub3AU7queuGIxAAxgECJdMxTft54Vxuo5av3nIsc9zEEjLl0RG1rxusMh",
+	"aTTlMM4G2zLOMcaB1S5YZoEWHW6QK3l5vIHGTXU2ddMscOo9yCwLvBw1pc9/T3YD6jfubz+61xr8z85M",
+	"c8I3MDjcnyC0EAGc3EFjmepfIl90GVFtZNRCpkb2VZ2h4SvETtBOJHYAJl9IxGCFBeiB1ryjEzQXceda",
+	"H25h50gObEFBVFIJueDPtunUcNALtGiL9HKvOXEUBRKofmqkCjV5mpxntgnLSu7nDBjkrmWijVfVdwyI",
+	"yZkT7ALmMYH6m2prWDte5DotEmt6/R6aJzHmzOl0Fbt4WsBY1gs3gEnxLFtbEZ+LpvU01fj8WJp5xGKA",
+	"FQLDLUHA+lGfClAROSeeD+/0POoM37fg362o9ZdC5CtCslkZykCUwiSsDyG07pMNaJ3Lu9n7Wig0bVBL",
+	"ewLKQqBSYTVuqb5hiegyl9ZinmHlZC6NRtbGtNcTxtn32jOBqVBgYYEFV2bXpDop5lUporQwNHl7yDCo",
+	"HUPocitxLLT5fzJa9V7Tk7t8qJd1G9u9hyY1lcltmtM1dLgnSnCfc02qMkgR3evpDKoU3jnnHs+yNxOM",
+	"fdzlYKbygOjnNSHlk+2rwu2qBOFDvRzQ/3zfetyQm6B/iBo2nlwNsNcgD2Ay6/PShlWqi8uMVWLpI/NI",
+	"8jHNNWQldDFKmpFyWJZwxazIMsClsvyPsqLGOsWaBxfVBFHlYGnHF0IBR4t/8OFHTKyOO70RRm7qPze5",
+	"d6u4JY1eOsgX5K9xuRqly4zZWa6L6cyxOOsrW6zP37VGZBOS9zeYAXsjeEZyv36gY72Vpu0OJbVtYjA6",
+	"tK8Q1CsYoIFbbCKKW0odTfyPDSPgSpqSXslx4s7Vl7H79YM2sEsh8lHR7+8n+B7+KdbUg6PJIOmLA348",
+	"3ksPkq/E00m9yPqhmBu13B4gwE0keOFCluvHXksm994sz/EbAgtV7UcQqdko13jQacAM9aPAXx68ZA9L",
+	"83JR4H+XNTXEiAfk2LR5IWLGzTUltrlEGex0UBYYtdNcLxZhfa6vR04ybSjRvU/DTXhmRFnjjLlUHRx4",
+	"IXIjDSj6wK1NKBzhhAew5LwAJopD1Pdk0LSZF+VmblROuZLFwpT6Ry5MkbmEDEqD2DzXu5gq+spZ+O+g",
+	"zOmhHLeK7NQhflelM8IGlyOsxQJd1dkj2XjUeme21WZLjChYl5yDBNSA9tbmHv8luVLOgxcoB20tGvvR",
+	"5pzBh3JcuL4qG2C5ON0aUbqABZVadLwtV4K2GdXb2Gt0hzREiLvoJsGdRuOiYZfvo2PZAHFMfM6HS4jV",
+	"XdGPZsYHfglBYg7JyLSRK35iZeImiIuGqHPQ7sblO56dszZuBZh5XM4NKxYp9jPBMgVpO72m0Slkuxmb",
+	"NYuMrxp0rS24G7UWMrFF3jDWOXYvSZnLYHj39lV9xJm1i+HuLrY7mGljh0/7T/su32G3Pz7gR2Jvsp8c",
+	"pz3sNNEYMddZw8RvdYYGEXv7zemztVWk8wcoUs7MkE0RV5ABIilyaVcXoOE54c+NTE4L29Du45sySz4i",
+	"lBUKbPaUtamsDyAiper03eWLq9Nvfzh7fXV+enHx47edMsWJKrSMDCL2sH3kMAAW3zz35axKnPQNGWrd",
+	"F5zZUtbFvvzxspqBL+QfBDolflrauxpD+FInxn2Tn7YR+Y1MRNfqrvuzc0fLh+3T/hHtrbtnBWJAu8yF",
+	"VcqJvLHm5iG1omGejyafbFvfM71YeYrbaIARNr6g8kB/Fg/tb7EGyy0asxPdvGIKnbsovYMJbO+U4vqY",
+	"NOR2m7XjqbSzYgwMcBc57Owv9P9dOV9ku24Yg6lGcccZfCO1kZs0d9ncdlg2gqgyDi2LaQDyQjhSrz/G",
+	"32IMPT55cglnYHpPnrBTp6FTMdVSe11luN6FKnL9eaK1Vj8w4YsLsPnwYLFZ1UjVulW1y5yH8YrRbpoo",
+	"aE8isXaiSq6qcnWqlF2CxvcjKIzFGHDqMT0ODzRm4i8Fz7wa3dA5q8delN/hwDp3uBsjSDHYQyOV8Dxf",
+	"hYC61jttpREL/ewAb6fHYkfkXw9i6iME//56EHeYVoGhdS0MqPazkfJ6YagsYhWJT5V263WzG9/dC9gW",
+	"5u/L9KRZ0zQW4A8fddhyJjPRnHjtKxVKG9GVNGTcWNNjFfPE6lyfVF9qsb49ArJUF8ndYKNoPgLyvaVs",
+	"NvPkCeboozs+9ulwsTNMT3ztCPpIywi9K+LwLWa8O5waZknbGykK9COs5Vv+hfjP3dBJ3n2DZG2GzPdy",
+	"izBaplZdnmUjFfuXL5yo6Z7rTCYr5wLCRoZd18kQxuhi6ztPY2dqUVhXzfDkCfvGpc3qwmLMucqZwRyo",
+	"Wn5aVOb9lRkKJsmFUCI9Aev+RuqMPoXjYAf9PmvIhXQp+7HL8aM4e+XL6bFLjECjB9GI6VwoIEskA+p1",
+	"hh64qqVWREd1LVaU/0Bs3kRB9pgjCNO5L/ozUu14BPpavx8zqZKsSKmCai0WztpcrVx8FB+c1EJDwLdT",
+	"5hIEsBgMX+pgOgm3I4UOqf29wB8Fc+B4voIyrEl37bmUxmR2l0wiLbaOuBYrFyXCVnsjRbpIVPq9Bkc+",
+	"CqsnGKTFRhwqrV7o9/ulmxYHWfm4EqBAnvMV9XMDJU8Z1KmcvPrhDERzkWdO5TDD3V29EIoy4ns6n+66",
+	"j8wuvHsbtay0lV7PTgOp1IpaWOWPEm3Q6/f66Dmc6+S6u9C5bQ0P+oO926gFM/CFbA1b+71+b985XFHV",
+	"QnkDf0xFkytAsReXP7zCQl3My4GtwPSc0uLN9BQ2YUgd8a59hRBlUrfJvYX9nxjWGRMvHykYsRMFbcRc",
+	"BiPiqlRBAzFkdEWeg6WMOh6KIWJxJC534ee4LIkCqVWTIo67J3ohQ97YIE+oRaO3iNm4sFarHjuzhj27",
+	"OB8pjIW5CK9ru8iUVqCZcbRRafMcWa0yQXhQZuFgRQccIdrk59yV+wZ9tvb6/bV8cis+2t2ZnWdrrTfR",
+	"kPovqU6AeBi8QHYTPaj+/Y+//Z1+2q1+u6//XlMgY7peir2FqzZYgs7x0TV5wnaUVmLnxO1U+VMiuv/4",
+	"2993Ttg//vb3+G7wbqPWAe1Sk6O43M3djTz926h1+JAPyzZEoXnSGr7/ELVMMZ9zUKFb34q5dqrAwtlT",
+	"fGrIhYXSmlL3kGq7PtexNURnDoxbNdfbSn2w7xSmLfOTN4qiTMTQLwsPci+GUpH3NtDulTQWUM+XbJj7",
+	"Ue/OUob3YJKj3yfhGSy2OrIyPlsz3xudqbV47SbqnYddCderCZu1gPtq/H1D2H8WRIJzcSWUVt5U/hDz",
+	"WJRC3rUVqZ5jDVBgydZz33eM01LB4p9qnbpKVmw3ZAIVfr2XbakFU9zcj+5yP3HMHcPin6yMfZ/YsigC",
+	"dGEqhR26ZA1LWvKNvhYpSO2RIqiw3W1NeW1z47X/yMfZvPKPOhBVM5pAYcaytFIFj0ZqppcYjpCWisr4",
+	"wha5SGklFE0JCgEou4LielSf7fU8isi4YlpXPj9S3JVvbalWoRJgenTjulZslPvORIZ101QRh4W7PJmB",
+	"fUlzYTujAi0KZy1R61x489XZxeXz17uv31yeffc/IgoHE7wznvnastKqwFShkUr1UrkUiNJqwWGVqJXm",
+	"hEYeVcsPq+NoPIuRCkwXlNlYO9costt8iw3lWhM0GEGAh2Bid06C1GCvsWIWDNpXFTqXaPucJ7PAGzlS",
+	"Trv42f9262grpkwPX319h4wHQmzmsnczjqrl2BfkUfDB/v0fhDWzd/I1PWW0/g0udhu1Fto0MKcLsGy4",
+	"Yd8/v+zdsadAGf/Z95W1z99cXHYat7eUBVUEp1EWvBYBPzspK1XiWmjHZZeoFQvaixWKGDB6g8KqI+AY",
 	"IxX8gr4BvaD4SOQS7sGe1ZO6+t42OuinvGPQ1MFSEtfDmVT7yrsYM5HMtJdfjg24TYgY6i7CMMpb0brT",
-	"RKY/CFSJzn30MOw7vSURoXplN+jwe/Ph1yhT+AVF4MuuXw29FH24jKqf4JSdoN/8qB6c+4zmX9sbD6JU",
-	"d4VGv5vm9MtN9EvNRw+0ETqc33+ANwIPe/mD833Tv4MIw/sPNzX6+mkmUIyHUk6aWqjzIWqZj3Ru1fSp",
-	"GVyzMtau9wfa7lvckIsj5QVjze84XHe/Cec6VmJJCt5u00UFt9DQO19b97tQUFnfWIY/sZ0p2iaXj4/F",
-	"wfGh+Ob4YJBMjsVBXxwdP+6ngwM+OBpP+nv7SZIeJMeDKqxABHZfmtnWstSf6pdqRPpgkjvoD+4lf6ra",
-	"Pfho7/juj9Zbff0e0vG3ZggX5EefirQrFXM1pLcI3UBf9O31thK+b8DPXLT83duX5KGhoZpC6OWgMZgf",
-	"YQTdWV7Um7pWhTFScb25nqdob4qRdq+q+3G4G2ep8yuDRk4HL0AI7DpqxjRSoBq4yvYeu1hKC+tpUzP/",
+	"RKbfC1SJLnz0MOw7vSURoXplN+jwe/vh1yhT+AVF4MuuXw29FH24jKqf4JSdoN/8qB6c+4TmX9sbD6JU",
+	"d4VGv5vm9PNt9HPNRw+0ETqc33+ANwIPe/mD833Tv4MIw/sPtzX6+nEmUIyHUk6aWqjzMWqZj3Ru1fSp",
+	"GVyzMtau9wfa7lvckIsj5QVjze84XHe/Cec6VmJJCt5u00UFd9DQO19b97tQUFnfWIY/sZ0p2iZXT4/F",
+	"wfGh+Or4YJBMjsVBXxwdP+2ngwM+OBpP+nv7SZIeJMeDKqxABPZQmtnWstSf6udqRPpokjvoDx4kf6ra",
+	"Pfho7/j+j9Zbff0e0vG3ZgiX5EefirQrFXM1pHcI3UBf9O31thK+b8DPXLT83dtX5KGhoZpC6OWgMZgf",
+	"YQTdWV7Um7pWhTFScb25nqdob4qRdq+q+3G4G2ep82uDRk4HL0AI7DpqxjRSoBq4yvYeu1xKC+tpUzP/",
 	"Qa/PO1gObFjVZzCm9tDOMmiXPbpcNT4CXDWvxssyHDydyH/se0vHaN/F1KIwrmIZ1MCcq0RkmUi36ei+",
-	"I/km51orqKyuJgAwtsVEfV1qY5/9w8FeQ6h8M9FjvTX8tslcjmXjXAf946N7TIahGjBYsb7Xx+hKfNoy",
-	"sS98vf8qPzxcWT/DVMX9+/CI4I6C+3LLho709+WX651C8bv9ey0rbG77MI65d/cHwfUGX9oEqahhrQ93",
-	"wBipoemHmzsI6+E3kPgIwY4JLg6p7iJJxXV8gq6Fqsep42XZyvuDBKWH+5juWndWf90Ifty2zbyVW/p4",
-	"x7D1fvsdVy8S3ANTXdcU3FlUtgVx6fJTukrAN6atFtDGCGHV4r+zkSL19S86+bDNlv9eV4EgE3jRSAJ4",
-	"pLuEI/x2ovP5JQwTs/bpYpGJoatFjyg3Gv8gMxEkDsU+c0MdBbvFImIx9brt9Nh3FJgyLNVYAeGvc6rl",
-	"O2yclWtWBqarNqaLrZ/AwMYjRJB2DAMIqa+1a6EbXHfyw7OL6qAw4QAWu76KkXKAoiGMqIhOMjiomMpW",
-	"XGTLGcWUJ4242q2XM5LgpouFMhhNKrxqi4K6M2mszld4J5ev3CDslcY3xTxxDktdWLpZxnle7pCVv9L7",
-	"8h8M/V+IobN2SZqdBubepPNmvpigUeF9KhbY3lSr9eTPK6nS4Uh12aNHJTiPHrE2XRJFfiOZp2zBMcG2",
-	"M2QxUCkQF8aXozJvJ2b/+J//i+339zYbUI8Ua+hBjeou9iyM2OCwS91u2RaV2TnskZgi9uYPT575fvk5",
-	"jg6A4t51erQa2tBHj4aOqCMWUwcabH9QpBuQ7/X7VX/P8raC0FdNA/tG5rWhHX8Ixqboux84/mXk3ESj",
-	"1nCE2fWj1k3sciSMq+tAFZzVCgFOyEJw/nwHM43rOhs7bugmRE3cRVSoaBZj61RNGsHoIjNic7GYPdLQ",
-	"zr6yRHAgcn8YB3fVo7gHI5+qFV1NAJL+Cnk4hbxoddJQaZhIh9WGNd5DMeZ5ecMBDNyON/KhY+qaamzE",
-	"OJvmGqQRZ2mQ+ov/pksRfCl27WYEGNjfchH/zJX49/eDvW96/V6/N/hA9o3SZUdiquSDQUptwN8AQe5V",
-	"3x9R0sBC2U4pPX0Ky9EBW+RSOf9tVcHdphhPtoJPfV171dFpx/gM0bK6jASUq642BabBdBzysbDqmA6e",
-	"CNBdCODyQ7A4GU98WlBTf5KL7ioG6spC0SRpTCHyDqHOQX8fhmu+k+CklrJz6AE2bKoBSWuXjLBal2sY",
-	"E4UrrowqsEA2XrF2eN9FeZmdG2TIMoGmb8KNiLCN5VKmduZ+NhFoF4zF/8XyqTupic7ZDyjVscTTV4dh",
-	"EESlLJ5qPc0wbR8RzWs0eFml64rdKfOWYPD9PrXLNVdkzeHG1np9D6ltq5DwcYQtu+PmdkSUUIMghy0n",
-	"m6OYVafgWndhwAkXojSeHVryEABrD30EsOBHjzhoWsDP0OivxNIWhs7ah/09BHHj4jNkP94b4UO2oU+X",
-	"0lwdUGWhG0ocKzIxzfk87gzL0KGPY4Z8dKztqBWxEeVCAxs9qXg2pnUhbD7Ry/bmwrl04Ev05vxXrAn7",
-	"drMmjEK6rlX3ObyEFpCqAXLQP8BoTdW0KoYZfRN2Kj3DBqwiEfJapLcUoUVlzyVu7xZByAydW8gpWsbx",
-	"ZM+S+56gqipAH2HCFr/U31PnpSeboAHq81Fhuo3CkS7mYzrhIg2baaULvHUNuAVVHqNXyuHjDOi+gtpz",
-	"l/JaEniOQS8Xtx8pqmyWhsmpwruPnfZN1bMi7dyazXWXC6ms4AlLdzwNlIZSp7mYp9HZJLf7mhrvdIzu",
-	"CZLTAGHvvIrxGWDxIv11ULlScw2cmlDJ35wQnhwee+deNTCgoG4BFrBpK7T9g8f3AHewtU5wq5fQ+Yzv",
-	"HZML6hY/C4DgrpvyUpzbgPpSEFX1ew6Xom2I5Po4NgHkHO2fc9PtRs2U707pwDhhhTJ8Iug2hEUGGtnz",
-	"i4s3ndsbVDZB53pI/jr4SkwvfRQ1vbe9ZdOaSvIaKdHVwv4qanyyqYlXcLkm2lVluH+jlKedu8qHPsN9",
-	"/etj7CVYtag51po3FI+X0fSgGpyKv++u0SZrW9XD82WhdOMRltPhdzdBdWw1wBcOcTZf2VjPFkgloMNc",
-	"Km6py/GcLxbuyr3qo/vc6hiVG7nl7bWGBH4Ht/Eghb4d30TlVRWCKTAQqZW4R0OJ+r2T0V18D+e8/aW1",
-	"Vdx8aAgNv/aGUS6Eq5SJmMVuUgtQz8Yr3xQiHrI4yMXxwtkV9mDfl5LJ63yk1ls2lM0oGu/IjKqbW1yC",
-	"H5rgdM2vDS5LG/q0vYAb+I4AyAZid7ZxQPzD4OrbikH4QXyzCBp5rK3Tr75EqHz/Pg614A6z39AjuX6v",
-	"5sPdigf9gwf1ml/valu/nqJ+PK4dWNXRo70SlprC4fUV60r7F+oAX7dhQvnRhEMbQK61HWErYddArl3S",
-	"HN6MSMlMg/175TrQbXBVcsRniB67eSlakGLQeJ9ZeTdiK9q4DfIr34+GfU9wAU9qLYubV1HzIwTqwm3r",
-	"WG+F3LCYprYkhlwC0pT+MZ1vXHTmr1rJuBV33/t884Vvg1vzqlTbMfQtd70bCiz1GU8patm42InPn3aX",
-	"q7UP676rjmvw0XTHm3F+oYm73g/dNKy936chRsqPUb9iBXu+bNxNsvVGEjTSN2/CK3F5yIwQLF5LHIo3",
-	"WP9nXBUV7Ac6L8J7NX33Gtf2hPiIUKn5ohdG/csFfM7psh5sQ4Mldy4Efp8A/h05fZVM3Roaflq/AJF6",
-	"Rm6LjuDdz1QXqPOq5PMkCJoYy1em1rugd0vVHYUvb/XVfG2b/kPJk77T6erXpD36qxo2jNha6vB9oQxv",
-	"ngB0CkH52F0ul104l26RZ9jwUaRrsP2W0Nys0+/Nr00g/a3sqS9+Bf5J1R/gy11z//+myvzZit3g8IF3",
-	"WW25JqOubIfX/u6stfp1Wi1VWEkT9O6nWgvzxW6/agI1vAAY+/NhhMiV7KOZCaTe+8qZwb+vlHwa2Nr+",
-	"NkPfhvR+mRC3VWK+lCD0wqLNOKLbcn+D8sxQfm0KRk/UX7Vkbf0KuX+ayipvTXIWJM59BbXozuq3+jF9",
-	"xSq4f6Gj2qyLq5Eo9UP7RaY3txbjuDZszPBrQR3eKQSFlXCuPWCiVQdLjl3uvmvX5PvXUZ+1mPJWnTzB",
-	"RieYO6/kZBI2o8CWMykbr6y7lQYs2mwJem2MA+0+ik/cYzRywHbDewsUw+f0A8YrMQTqqpefXfBpdQEP",
-	"ATHjZoY5MfHZpPtKK9H9kdtkFpfh2f3+QWBa+b2gAHsDB/lB2FNc+90dBdxS0G9QSjLXWHzYGkvF84Ym",
-	"z82lNTjWek+KsJfPXQoQAY2f+C9uohbs2F1f4js30ZfoQLBPTr21wkxt2Vyn5NVtrx8Tph47+9Z3RgGI",
-	"Omubcf+V/Mrqooe7Jf3tYJWWpLTLhSKM+nLuRZyKbvoMJnAu9LL1vG+6Ri0bf3c+dwp8Lej7GLA19wNI",
-	"IjjMZj7mjhmLbX94dhGzNpBWxDIMtEWINhFL8E67aad2azIoOnQTIjx2XAlb/LhL8xs4wXPB01tZwRYq",
-	"3jEeUmzR5LvF/wdh/zMQ9r1pibVLdKPcjIp81saoXwYYN3/4G5JRhW/NBHV7Ig8tdiIz4dI7b1UATmrs",
-	"BWvnKYiCCRJ64lqrEUVSWufBRrFL0A6yXVNAYICgEqbWSwvztuJUzHUMr1W1MejjiKNK6UB/MFVUOEUn",
-	"cJa6IMZaEoJI95KDw/F4fyL2x4/3j/qTw/7h3uM+H+8f7fP+4+P9/W+Ok2SvbDfbUJci01udsPfIVbhD",
-	"6T6bAHkhdWEc9mvUjWL+WRPeID/Wxt3HhO+ZtQsj2rnIuJXXAtUzacukZ0xTKzPawHinDNKxmEnsWAb4",
-	"7S7/qBrKYJc3V+u0AgURPfusUCneb44dAxe5mMiPeLjUlm4XLRRHFI13TATN2KKysKRwrUBLLMObc1Bm",
-	"lO3F13ylm8kmLymqXdbRVJ8DAmtVr010w2XOt3R7x2QTfOF1iw83/zcAAP//",
+	"I/km51orqKyuJgAwNlITuu5fXV+Z2hQx9c8au/AfDvYaAumbaSDrjeO3g+JyMJsgcY8aATnoHx89ABKM",
+	"8oCti6XBPrxXouKWiX3N7MO34MPj9fwzzHLcfwh7Ca43eCijbWhm/1BWu95kFL/bf9Cywr64j2O2e/d/",
+	"ENyM8Lmtl4qQ1lp4BzyVeqF+uL2HJh9/eYkPLuyY4M6R6hqTVNzEWCHtm6NiQz4f+F1r4UqLAAqAN7Hv",
+	"XwMH5pa+3jFsvSt/h5JkAaawA42HkRLrfUqxqV1BRqHuNs0Xb7ChOKKwa7zOFeJO0ILfhYiNnGL5squT",
+	"QvYZfhhj8UtwpQ024BOpYe1UJ2bXLERievM0vBQHFdUVVYiLzId5CWqMeLq+g+VGtzEEWt1h0Nngbl/+",
+	"JpcP25wV3+kq0mUCNyGJOE8aV3CIX090Pr+CYWLWPl0sMjF0xfYRJX/jH2QHg0il4G5uqGVit1hELKZm",
+	"vp0e+4Yib4alGks8/H1VtYSODTRz3djANtfGdLG31fmbi0s8VgRpxzCAkBp3ux7BwX0u3z+/rA4KMypg",
+	"seurGCkHKFr66GtDLyAcVEx1OS5056x+SgRHrO7W6zVJM6GbkzIYTSq8S4yi1jNprM5XeOmYL00hQpDG",
+	"d/08cR5ZXVi6Ose5ltibWqNoszNSsHJDywpOhPohoKvbrSpMkCJvBvYn9PvlJrhH23D+q0/ROFi7QjXt",
+	"7FOu6OA6/0TqyCPh/D11lXtB/pci8y9F5uGKDGuXzL7ToNQ0mYmZr79ptBG/FQtUQLRaz5e+liodjlSX",
+	"PXlSgvPkCWvTvWrkapV5yhYcc9I7QxYD3wfOhikZUZnqFrN//O//w/b7e5s920eKNbRtRwsR23xGbHDY",
+	"pQbRbIuV6WJcyHAidv6HZ8/9FRM5jg6A4t51erQa2tAnT4ZOTEQspqZN2DGkSDcg3+v3q5a45QUfYXiH",
+	"Bva9/2tDO4kTjE0JK37g+OeR86yOWsMRFqSMWrexSysyrhQKrVZWq505IaPahcAczDSuawbu5KubEI1X",
+	"F4SkOnMUMFSAHcHoqEVtLBYTrhpugKiMdxyIPIbGwV219e7ByKdqRbd5rBg316gVUJSYVicNVVOKdFht",
+	"WOPVLWMQiO5SEBi4HW+UEMTUaNjYiHE2zTXoN5ylQbY8/pvuEfHdC2qXicDA/mKY+CeuxL+/H+x91ev3",
+	"+r3BB3IJKF028abiVxik1C/9pSkkw31LUUkDC2U7pT7ms76ODtgil8qFPKqmB20Ki2Yr+NS3gqiaoO0Y",
+	"rzOUBZmk8jhF2xSYOdZxyMfCQn06eCJAd4eGS6nCen488WlB92CQpuVuL6FGRhSAlcYUIu8Q6hz092G4",
+	"5ms8TmpZboceYMOmGpC0di8PqzWGhzFRXcOVUdEiaFvXrB1eEVPe/+gGGbJMoLco4UZE2Pl1KVM7cz+b",
+	"CPRVxuL/ZvnUndRE5+x71BOxKtoXVGLcENS0qdbTDCtdENG8joz3u7pG8p0y1Q8G3++TBmeuSTPAja21",
+	"xx9Sp2Mh4eMIu9zHzR28KAcNQQ67tDYH/qvm2rWG3IATLqpvPDu05FQD1h661WDBT55w0FOAn6GfrBJL",
+	"Wxg6ax/29xDEjbsCkf14B57PcgjDIJQZ7oAqa0NR4liRiWnO53FnWNqWPvQf8tGxtqNWxEZUPgBs9KTi",
+	"2ZgJibD53EjbmwvnBYUv0QH637GM8uvNMkrKgnDd7S/gJbT8VQ2Qg/4BBjirPm8xzOjvLaBqTexZLBIh",
+	"b0R6R91mVLYp4/Z+EYTM0HlSnaJlHE/2LLnvCaoqnPVBWeyKTS1xdV4GfwgaoD6fSEEXuDjSxRRmJ1yk",
+	"YTOtdIEXFQK3oGJ9dOQ6fJwB3VdQe+5S3uQDzzFO7FJdRoqaAUjD5FThdeHOnqOCc5F27kyAvM8GKove",
+	"wmo3TwOl0t5prn9rNHnkdoun8RrU6IEgOQ0Q9s6rGJ8AFi/SXweV686ggVMTKvnLRsKTw2PvPKhsDBTU",
+	"LcACNm2Ftn/w9AHgDraW1m4zt3yY5cFh7KDU95MACK6HKu+RuguozwVRVfLqcCnahkiu9WkTQC429SmX",
+	"Q2+UGfqGrg6ME1YowyeCLhBZZKCRvbi8PO/c3dO1CTrXdvXXwVdieun1qum97S2b1lTF2kiJrnz8V1Hj",
+	"s01NvILL9Z2vmin4N0p52rmv4u4TXCG/Pi2lBKuWaILtGRr6LZQJKEEDBeqXcH9bA7K2VT2jpewt0HiE",
+	"5XT43W1QUF4N8JmzAppvOa0n2KQS0GEuFbfUGHzOFwt3S2X10UMuQo3Kjdzy9loPD7+D23iQQt+O7zv0",
+	"unIEFhi710o8oAdL/arW6D6+h3Pe/dLaKm4/NGRTvPGGUS6EKy6LmMUGbAtQz8Yr30clHrI4SF/zwtkF",
+	"OrBVUsnkdT5S611Oyv4tjdfKRtVlRy4nFk1wuhnbBvcLDn2ma8ANfBMNZAOxO9s4IP5hcFt0xSD8IL6/",
+	"Co081tbpV58ju2T/IQ614Nq/39AjuX4V7ePdigf9g0ddz7DeCLp+o0v9eFwHvaoJTnslLPVRxBtf1pX2",
+	"z3RpQt2GCeVHEw5tALnWqYethF0DuXaveXiZKOX/DfYflB5EFyhW+USfIHrs5j2CQVZO4xWA5XWirWjj",
+	"AtUvfKUgtgrCBTyrdfluXkXNjxCoC3etY717eMNimjr5GHIJSFP6x3S+cTegv50o41bcf1X67We+QHHN",
+	"q1Jtx9B3qfZuKLDUZzxF07d5sRNfcuDuI2wf1n1XHdcTp+laROP8QhN3Iya6aVh7v09DjJQfo34rEbZJ",
+	"2rjOZ+slPmikb14eWeLykBkhWLyWaxdvsP5PuF0t2A90XoRX0fqGT65TEPERoVLzWe9Y+w8X8Lmg+62w",
+	"cxNWqbrUiYckrtyTBlvJ1K3JBt/W7wylNqvboiN4XTqV0uq8qpI+CYImxvKVqUWze3cUqj4gXv2lbfoP",
+	"JU/6RqerX5Mp7G832TBia9n2D4UyvKwF0CkE5WN3uVx24Vy6RZ5hj1SRrsH2W0Jzu06/t7825/q3sqce",
+	"ur66KbIpUl75IU+qlhrC9v6lMt+hMn+yYjc4fOT1b1tulqkr2+FN2Ttr3bGdVktFidIE111QeZL5bBfG",
+	"NYEa3pmNLS0xQuS6XKCZCaTe+8LJ9L+vlPw2sLX9BaC+c+/DMiHuKl5+JUHohXXOcUTZmb9BRXMovzYF",
+	"oyfqL1rluX7r4j9NMaK3JjkLUjG/gFp0b8Fo/Zi+YOHof6Cj2iwlrZEotRD8Waa3d9avuc6FzPAbQZci",
+	"UAgKi0ddR81Eqw5W6btyF9fhzLd8pNaEMeVrO3mCvYGw3ETJySTs34JdmlI2Xll3kRNYtNkS9NoYB9p9",
+	"Ep+4x2jkgO2GV30ohs/pB4xXYgjUFfw/v+TT6s4qAmLGzQxzYuKzSfe1VqL7A7fJLC7Ds/v9g8C08ntB",
+	"AfYGDvK9sKe49vubcLiloN+glGSuF/+wNZaK5w190Zur0XCs9TYuYfur+xQgAho/8V/cRi3Ysfu+xHdu",
+	"o8/RtGOfnHprtczasrlOyavbXj8mzMN39q1vJgQQddY24+Er+ZUFeY93S/oL9SotSWmXC0UY9fncizgV",
+	"XY4bTOBc6OVtDb5PIXU5/d353CnwtaBVasDW3A8gieAwm/mYO2asT//++WXM2kBaEcsw0BYh2kQswWsg",
+	"p53aReOg6NDlofDYcSXsikUJ6XkDJ3gheHonK9hCxTvGQ4pdzfwFC/8i7H8Gwn4wLbF2iW6Um1GRz9oY",
+	"9fsz4+YPf0MyqvCtmaDuTuShxU5kJlx6550KwEmNvWC7CQqiYIKEnrhuhESRlNZ5sFHkFXRQbdcUkLC6",
+	"asfU28/5sqe5juG1qiYMfRxxVCkd6A+mGh2n6ATOUhfEWEtCEOlecnA4Hu9PxP746f5Rf3LYP9x72ufj",
+	"/aN93n96vL//1XGS7JUdmhsqnWR6pxP2AbkK9yjdZxMgL6QujMN+iVJrzD9rwhvkx9q4K8zwPbN2x0o7",
+	"Fxm38kageiZtmfSMaWplRhsY75RBOhYziU3+AL/dfTlVDyZsjOjaRa1AQUTPPisUYAGna3oWuZjIj3i4",
+	"1MlxFy0URxSN17IE/QujslSpcN1zSyzDy6ZQZpQd+dd8pZvJJq8oql1WZlWfAwJrVa/JdcNlzrd0d5Nx",
+	"E3zhdYsPt/8/AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

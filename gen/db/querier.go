@@ -48,6 +48,9 @@ type Querier interface {
 	CreateOrderUser(ctx context.Context, arg CreateOrderUserParams) (CreateOrderUserRow, error)
 	// DeleteAllBrandTokens revokes every token of the user.
 	DeleteAllBrandTokens(ctx context.Context, userID string) error
+	// DeleteAllIdempotencyKeys forgets every remembered Idempotency-Key answer (all callers: dev mode's
+	// reset, after which an old answer would name rows that are gone).
+	DeleteAllIdempotencyKeys(ctx context.Context) error
 	// DeleteAvatar removes one avatar and reports whether it existed.
 	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
@@ -69,6 +72,8 @@ type Querier interface {
 	// DeleteOtherBrandTokens revokes every token of the user except the one whose hash is given, and
 	// returns the revoked tokens' hashes.
 	DeleteOtherBrandTokens(ctx context.Context, arg DeleteOtherBrandTokensParams) ([][]byte, error)
+	// DeletePlatformInfo forgets one deployment fact (dev mode's reset: the marker of loaded demo data).
+	DeletePlatformInfo(ctx context.Context, key string) error
 	// ExpireStaleOrders returns up to batch orders IN PROGRESS untouched since before now() - after
 	// (the take or the last move set updated_at) to WAITING, as if each performer had released them:
 	// the counters, the performers' places under the cap, their cool-downs and one ledger row
@@ -226,6 +231,20 @@ type Querier interface {
 	// without a row or whose window ended starts a new window ending at expires_at. It returns the end
 	// of the window counted in, or no row when the key is blocked.
 	ReserveLoginAttempt(ctx context.Context, arg ReserveLoginAttemptParams) (time.Time, error)
+	// ResetBrandsData empties every table of the brands API (all rows, no owner: dev mode's reset);
+	// the TRUNCATE trigger of brand_tokens (00100) empties every replica's token cache.
+	ResetBrandsData(ctx context.Context) error
+	// ResetOrderPlatformSlots empties the platform's commission account (all slots: dev mode's reset,
+	// which removed the ledger rows that filled it).
+	ResetOrderPlatformSlots(ctx context.Context) error
+	// The reset of dev mode's demo data (POST /dev/reset; docs/specs.md: Swagger UI). Dev mode only:
+	// nothing in prod calls these.
+	// ResetOrdersData empties every table of the orders API and restarts its ids from 1, so the demo
+	// data loads again under the ids the spec's examples name (all rows, no owner: dev mode's reset).
+	// The TRUNCATE trigger of order_tokens (00100) empties every replica's token cache.
+	ResetOrdersData(ctx context.Context) error
+	// SeedOrderCounters puts back the new-orders list's counter row the migrations start with.
+	SeedOrderCounters(ctx context.Context) error
 	// SetBrandUserPassword replaces the user's password hash.
 	SetBrandUserPassword(ctx context.Context, arg SetBrandUserPasswordParams) error
 	// StaleReadyOrders lists up to batch orders READY since before now() - after that their customer

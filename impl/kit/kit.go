@@ -70,6 +70,10 @@ type Deps struct {
 	Sweep func(name string, every time.Duration, f func(context.Context) (int64, error))
 	// OnClose registers f to run when the server stops; nil never runs it.
 	OnClose func(f func())
+	// DevReset registers, in dev mode, how the surface puts its demo data back as at the first
+	// start: the server's POST /dev/reset runs every one registered, in mount order (docs/specs.md:
+	// Swagger UI). Nil outside dev mode, where no such path exists.
+	DevReset func(name string, reset func(context.Context) error)
 }
 
 // Mount registers one surface on the root router with the server's Deps. Every surface exports

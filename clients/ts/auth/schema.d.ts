@@ -187,7 +187,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`; its callback works only as the end of a login the provider redirects back (the state must match that login's handshake cookie), so a Try it out of its own shows the refusal of a forged or replayed callback (400 `bad_state`).
+                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`. A callback ends a login the provider redirected back (its state must match that login's handshake cookie); the dev provider of dev mode also completes the example query (state `dev-example-state`, code `dev-example-code`) without a login, signing in its user `dev-example`, so Try it out succeeds (docs/specs.md: Swagger UI). Anywhere else that query is a forged callback (400 `bad_state`).
                  * @example dev
                  */
                 provider: string;
@@ -209,7 +209,8 @@ export interface paths {
          *     the first sign-up, `error`). Browsers do not send the SameSite=Lax handshake cookie with a
          *     cross-site POST, so Apple's post is answered 303 to the GET callback carrying `code`, `state`,
          *     `error` and only the `name` taken from `user` (never the e-mail address, which would land in
-         *     logs and history), where the state is checked; other outcomes as GET.
+         *     logs and history), where the state is checked; other outcomes as GET. Other providers'
+         *     posts carry `state`, `code` and `error` in the query, and are answered as GET.
          */
         post: operations["authCallbackPost"];
         delete?: never;
@@ -1103,9 +1104,15 @@ export interface operations {
     authCallback: {
         parameters: {
             query?: {
-                /** @description OAuth 2.0 state. */
+                /**
+                 * @description OAuth 2.0 state.
+                 * @example dev-example-state
+                 */
                 state?: string;
-                /** @description Authorization code. */
+                /**
+                 * @description Authorization code.
+                 * @example dev-example-code
+                 */
                 code?: string;
                 /** @description Error reported by the provider. */
                 error?: string;
@@ -1113,7 +1120,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`; its callback works only as the end of a login the provider redirects back (the state must match that login's handshake cookie), so a Try it out of its own shows the refusal of a forged or replayed callback (400 `bad_state`).
+                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`. A callback ends a login the provider redirected back (its state must match that login's handshake cookie); the dev provider of dev mode also completes the example query (state `dev-example-state`, code `dev-example-code`) without a login, signing in its user `dev-example`, so Try it out succeeds (docs/specs.md: Swagger UI). Anywhere else that query is a forged callback (400 `bad_state`).
                  * @example dev
                  */
                 provider: string;
@@ -1134,11 +1141,24 @@ export interface operations {
     };
     authCallbackPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description OAuth 2.0 state (providers other than Apple).
+                 * @example dev-example-state
+                 */
+                state?: string;
+                /**
+                 * @description Authorization code (providers other than Apple).
+                 * @example dev-example-code
+                 */
+                code?: string;
+                /** @description Error reported by the provider (providers other than Apple). */
+                error?: string;
+            };
             header?: never;
             path: {
                 /**
-                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`; its callback works only as the end of a login the provider redirects back (the state must match that login's handshake cookie), so a Try it out of its own shows the refusal of a forged or replayed callback (400 `bad_state`).
+                 * @description Registered provider name (see /auth/list). The example is dev mode's OAuth 2.0 provider `dev`. A callback ends a login the provider redirected back (its state must match that login's handshake cookie); the dev provider of dev mode also completes the example query (state `dev-example-state`, code `dev-example-code`) without a login, signing in its user `dev-example`, so Try it out succeeds (docs/specs.md: Swagger UI). Anywhere else that query is a forged callback (400 `bad_state`).
                  * @example dev
                  */
                 provider: string;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"syscall"
@@ -46,7 +47,22 @@ type DevOpts struct {
 	// replicas of one server in dev mode share one dev server, so a login that starts on one
 	// replica can end on another (the codes live in the server that issued them).
 	Share bool
+	// ExampleCallback lets the callback complete one fixed pair, the query DevExampleState and
+	// DevExampleCode that an API reference documents as its example, without a login's handshake:
+	// it logs in the dev server's user DevExampleUser, so an API explorer's Try it out of the
+	// callback (Swagger UI, which cannot follow the login's redirects to the dev server) succeeds
+	// with the example as it stands, as often as it is tried. It skips the handshake's check for
+	// that pair only, which costs nothing the dev provider protects: its server logs in any name
+	// anyway. Development only, like the provider.
+	ExampleCallback bool
 }
+
+// The example callback of DevOpts.ExampleCallback: the query it completes and the user it logs in.
+const (
+	DevExampleState = "dev-example-state"
+	DevExampleCode  = "dev-example-code"
+	DevExampleUser  = "dev-example"
+)
 
 // Dev is the development-only provider: an oauthserver on its own port whose login page accepts
 // any user name, and the OAuth2Handler that logs in through it. Never enable it in production.
@@ -57,6 +73,9 @@ type Dev struct {
 	done chan error // nil when the server is another process's (Share)
 	once sync.Once
 	err  error
+	// example is DevOpts.ExampleCallback; emailFn DevOpts.EmailFn.
+	example bool
+	emailFn func(username string) string
 }
 
 // devClient calls the dev OAuth 2.0 server: guarded like every outbound client except that it
@@ -82,7 +101,7 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 		// default client refuses by design; only the address guard is off, not the caps.
 		p.HTTPClient = devClient
 	}
-	d := &Dev{base: "http://" + addr}
+	d := &Dev{base: "http://" + addr, example: o.ExampleCallback, emailFn: o.EmailFn}
 	if ln != nil {
 		d.base = "http://" + ln.Addr().String()
 	}
@@ -126,6 +145,24 @@ func NewDev(p Params, o DevOpts) (*Dev, error) {
 	go func() { d.done <- srv.Serve(ctx, ln) }()
 	p.log().Info("dev OAuth2 server (development only)", "url", d.base)
 	return d, nil
+}
+
+// AuthHandler is the callback of OAuth2Handler, which also completes the example pair when
+// DevOpts.ExampleCallback is on: a handshake cookie of a login in progress is cleared as any
+// callback clears it, and the example user is logged in as the dev server would have answered
+// for that name (the e-mail from DevOpts.EmailFn).
+func (d *Dev) AuthHandler(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if !d.example || q.Get("state") != DevExampleState || q.Get("code") != DevExampleCode || q.Get("error") != "" {
+		d.OAuth2Handler.AuthHandler(w, r)
+		return
+	}
+	d.JwtService.ResetHandshake(w)
+	u := token.User{ID: DevExampleUser, Name: DevExampleUser}
+	if d.emailFn != nil {
+		u.Email = d.emailFn(DevExampleUser)
+	}
+	Finish(w, r, d.Params, DevName, LoginResult{User: u})
 }
 
 // URL is the base URL of the dev OAuth 2.0 server.

@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -17,13 +18,18 @@ import (
 // newDevSite serves a dev provider under /auth/dev/ of a test server.
 func newDevSite(t *testing.T) (*httptest.Server, *provider.Dev, *token.Service) {
 	t.Helper()
+	return newDevSiteOpts(t, provider.DevOpts{Port: 0, EmailFn: func(u string) string { return u + "@example.com" }})
+}
+
+// newDevSiteOpts is newDevSite with the provider's options.
+func newDevSiteOpts(t *testing.T, o provider.DevOpts) (*httptest.Server, *provider.Dev, *token.Service) {
+	t.Helper()
 	ts := token.NewService(token.Opts{SecretReader: token.SecretFunc(func(string) (string, error) { return "test-secret-0123456789abcdef", nil }), Issuer: "test"})
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	dev, err := provider.NewDev(provider.Params{URL: srv.URL, JwtService: ts, Cid: "", Csecret: "",
-		AllowedRedirect: func(from string) bool { return strings.HasPrefix(from, srv.URL+"/") }},
-		provider.DevOpts{Port: 0, EmailFn: func(u string) string { return u + "@example.com" }})
+		AllowedRedirect: func(from string) bool { return strings.HasPrefix(from, srv.URL+"/") }}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +76,55 @@ func TestDev_LoginFlow(t *testing.T) {
 	claims, err := ts.Parse(jwtCookie)
 	if err != nil || claims.User.Name != "alice" {
 		t.Fatalf("cookie token: %v %+v", err, claims)
+	}
+}
+
+// TestDev_ExampleCallback: with ExampleCallback the callback completes the documented example
+// query without a login (what Swagger UI's Try it out sends), as often as it is sent, and logs in
+// the example user; any other state, or the example with an error, is checked as always; without
+// the option (the default) the example is a forged callback.
+func TestDev_ExampleCallback(t *testing.T) {
+	example := "/auth/dev/callback?state=" + provider.DevExampleState + "&code=" + provider.DevExampleCode
+	call := func(srv *httptest.Server, path string) (int, string, []*http.Cookie) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return resp.StatusCode, b.String(), resp.Cookies()
+	}
+	on, _, ts := newDevSiteOpts(t, provider.DevOpts{Port: 0, ExampleCallback: true, EmailFn: func(u string) string { return u + "@example.com" }})
+	for range 2 {
+		status, body, cookies := call(on, example)
+		if status != http.StatusOK || !strings.Contains(body, `"name":"`+provider.DevExampleUser+`"`) || !strings.Contains(body, `"status":"logged in"`) {
+			t.Fatalf("example callback: %d %s", status, body)
+		}
+		var jwt string
+		for _, c := range cookies {
+			if c.Name == "JWT" {
+				jwt = c.Value
+			}
+		}
+		claims, err := ts.Parse(jwt)
+		if err != nil || claims.User.ID != token.UserID("dev", provider.DevExampleUser) || claims.User.Email != provider.DevExampleUser+"@example.com" {
+			t.Fatalf("example callback's token: %v %+v", err, claims.User)
+		}
+	}
+	for _, path := range []string{
+		"/auth/dev/callback?state=other&code=" + provider.DevExampleCode,
+		"/auth/dev/callback?state=" + provider.DevExampleState + "&code=other",
+		example + "&error=access_denied",
+	} {
+		if status, body, _ := call(on, path); status != http.StatusBadRequest || !strings.Contains(body, provider.CodeBadState) {
+			t.Errorf("%s with ExampleCallback: %d %s, want 400 %s", path, status, body, provider.CodeBadState)
+		}
+	}
+	off, _, _ := newDevSite(t)
+	if status, body, _ := call(off, example); status != http.StatusBadRequest || !strings.Contains(body, provider.CodeBadState) {
+		t.Fatalf("example callback without ExampleCallback: %d %s, want 400 %s", status, body, provider.CodeBadState)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package devdata loads the brands API's prepared data in dev mode: twelve brands (five featured, two
 // unavailable), an admin and a demo user subscribed to two brands. Loading is idempotent: brands
-// have fixed ids and are inserted only when missing, users only when their email is free.
+// have fixed ids and are inserted only when missing, users only when their email is free. Reset
+// puts it back as at the first start (dev mode's POST /dev/reset).
 package devdata
 
 import (
@@ -9,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/brands"
 )
 
@@ -85,4 +88,24 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *brands.Service) (bool, e
 		}
 	}
 	return true, nil
+}
+
+// Reset puts the demo data back as Load made it on an empty database: every brand, user, token and
+// subscription of the brands API is removed, with every remembered Idempotency-Key answer, and
+// Load runs again (the prepared brands under their fixed ids, the admin and the demo user with
+// their published passwords). Tokens issued before are refused from then on, on every replica.
+// Dev mode only (POST /dev/reset): it destroys what every visitor did.
+func Reset(ctx context.Context, pool *pgxpool.Pool, svc *brands.Service) error {
+	err := pgtx.Run(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if err := q.ResetBrandsData(ctx); err != nil {
+			return err
+		}
+		return q.DeleteAllIdempotencyKeys(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("brands dev data: reset: %w", err)
+	}
+	_, err = Load(ctx, pool, svc)
+	return err
 }

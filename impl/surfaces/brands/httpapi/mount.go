@@ -21,8 +21,9 @@ type Settings struct {
 }
 
 // Mount is the brands surface as the server mounts it (/api/...): the API on the server's Deps,
-// in dev mode the prepared brands, admin and demo user (docs/brands.md), the first admin of
-// Settings, and its tokens as the token source "brands".
+// in dev mode the prepared brands, admin and demo user (docs/brands.md) and their reset (for the
+// server's POST /dev/reset), the first admin of Settings, and its tokens as the token source
+// "brands".
 func Mount(s Settings) kit.Mount {
 	return func(d kit.Deps, r chi.Router) error {
 		api, err := New(d.Pool, tokenedge.OptionsOf(d, s.TokenTTL))
@@ -40,12 +41,28 @@ func Mount(s Settings) kit.Mount {
 				d.Log.Info("brands: loaded dev data (admin " + devdata.AdminEmail + ", demo user " + devdata.DemoEmail + "; see docs/brands.md)")
 			}
 		}
-		if s.AdminEmail != "" {
+		ensureAdmin := func(ctx context.Context) error {
+			if s.AdminEmail == "" {
+				return nil
+			}
 			changed, err := api.Service().EnsureAdmin(ctx, s.AdminEmail, "Admin", s.AdminPassword)
 			if err != nil {
 				return err
 			}
 			d.Log.Info("brands: admin ensured", "email", s.AdminEmail, "changed", changed)
+			return nil
+		}
+		if err := ensureAdmin(ctx); err != nil {
+			return err
+		}
+		if d.Dev && d.DevReset != nil {
+			// The reset removes every account, the configured admin's too: it is ensured again.
+			d.DevReset("brands", func(ctx context.Context) error {
+				if err := devdata.Reset(ctx, d.Pool, api.Service()); err != nil {
+					return err
+				}
+				return ensureAdmin(ctx)
+			})
 		}
 		api.edge.Serve(d)
 		return api.Mount(r)

@@ -1,6 +1,7 @@
 // Package devdata loads the orders API's prepared data for development mode: demo users of both
 // roles (credentials in docs/orders.md) and orders in every state. Loading is idempotent: a marker
-// row in platform_info records that it ran, so restarting the server adds nothing.
+// row in platform_info records that it ran, so restarting the server adds nothing. Reset puts it
+// back as at the first start (dev mode's POST /dev/reset).
 package devdata
 
 import (
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
 )
@@ -90,4 +92,33 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *orders.Service) (bool, e
 		}
 	}
 	return true, q.PutPlatformInfo(ctx, db.PutPlatformInfoParams{Key: marker, Value: "loaded"})
+}
+
+// Reset puts the demo data back as Load made it on an empty database, under the same ids (the
+// spec's examples name them): every user, token, order and ledger row of the orders API is
+// removed, with every remembered Idempotency-Key answer, and Load runs again. Tokens issued before
+// are refused from then on, on every replica. Dev mode only (POST /dev/reset): it destroys what
+// every visitor did.
+func Reset(ctx context.Context, pool *pgxpool.Pool, svc *orders.Service) error {
+	err := pgtx.Run(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if err := q.ResetOrdersData(ctx); err != nil {
+			return err
+		}
+		if err := q.SeedOrderCounters(ctx); err != nil {
+			return err
+		}
+		if err := q.ResetOrderPlatformSlots(ctx); err != nil {
+			return err
+		}
+		if err := q.DeleteAllIdempotencyKeys(ctx); err != nil {
+			return err
+		}
+		return q.DeletePlatformInfo(ctx, marker)
+	})
+	if err != nil {
+		return fmt.Errorf("orders dev data: reset: %w", err)
+	}
+	_, err = Load(ctx, pool, svc)
+	return err
 }

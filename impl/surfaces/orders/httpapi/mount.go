@@ -26,8 +26,9 @@ type Settings struct {
 }
 
 // Mount is the orders surface as the server mounts it (/oauth/token, /users, /authenticated,
-// /orders): the API on the server's Deps, its demo data once in dev mode, its tokens as the token
-// source "orders", and its sweeps (expired tokens, stale orders, cool-downs).
+// /orders): the API on the server's Deps, its demo data once in dev mode (and its reset, for the
+// server's POST /dev/reset), its tokens as the token source "orders", and its sweeps (expired
+// tokens, stale orders, cool-downs).
 func Mount(s Settings) kit.Mount {
 	return func(d kit.Deps, r chi.Router) error {
 		api, err := New(d.Pool, Options{Options: tokenedge.OptionsOf(d, s.TokenTTL),
@@ -44,6 +45,9 @@ func Mount(s Settings) kit.Mount {
 			}
 			if created {
 				d.Log.Info("orders: loaded dev data (demo users alice, carol, bob, dave; see docs/orders.md)")
+			}
+			if d.DevReset != nil {
+				d.DevReset("orders", func(ctx context.Context) error { return devdata.Reset(ctx, d.Pool, api.Service()) })
 			}
 		}
 		api.edge.Serve(d)
