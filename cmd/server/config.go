@@ -331,7 +331,7 @@ func (c *Config) crossChecks() []error {
 	if c.Mode == "wait-schema" && c.DatabaseURL == "" && c.DatabaseDirectURL == "" {
 		errs = append(errs, errors.New("-mode wait-schema waits for a database of its own: set DATABASE_DIRECT_URL or DATABASE_URL"))
 	}
-	if _, err := corsPolicy(*c); err != nil {
+	if _, err := corsOrigins(*c); err != nil {
 		errs = append(errs, fmt.Errorf("CORS_ORIGINS: %w", err))
 	}
 	return errs

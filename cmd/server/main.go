@@ -25,7 +25,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/cors"
@@ -286,36 +285,34 @@ func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-// corsPolicy is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode,
-// allowing the methods and headers the specs declare (cors.FromSpecs) and the request id, which
-// the shared middleware reads and sends on every route.
-func corsPolicy(cfg Config) (cors.Policy, error) {
+// corsOrigins is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode. It is
+// all LoadConfig checks: parsing the specs for the methods and headers (corsPolicy) would cost
+// every LoadConfig half a second or more, and the embedded specs cannot differ between calls.
+func corsOrigins(cfg Config) (cors.Policy, error) {
 	var dev []string
 	if cfg.IsDev() {
 		dev = cors.DevOrigins()
 	}
-	p, err := cors.Parse(cfg.CORSOrigins, dev...)
+	return cors.Parse(cfg.CORSOrigins, dev...)
+}
+
+// corsPolicy is corsOrigins allowing the methods and headers the specs declare (cors.FromSpecs)
+// and the request id, which the shared middleware reads and sends on every route.
+func corsPolicy(cfg Config, specs []*openapi3.T) (cors.Policy, error) {
+	p, err := corsOrigins(cfg)
 	if err != nil {
 		return p, err
 	}
-	docs := make([]*openapi3.T, 0, len(specNames))
-	for _, name := range specNames {
-		doc, err := api.Load(name)
-		if err != nil {
-			return p, err
-		}
-		docs = append(docs, doc)
-	}
-	return p.With(cors.FromSpecs(docs, web.RequestIDHeader)), nil
+	return p.With(cors.FromSpecs(specs, web.RequestIDHeader)), nil
 }
 
 // routes builds the root router: shared middleware, platform endpoints, then each surface.
 func (a *app) routes() (http.Handler, error) {
-	origins, err := corsPolicy(a.cfg)
+	specs, err := publishedSpecs()
 	if err != nil {
 		return nil, err
 	}
-	specs, err := publishedSpecs()
+	origins, err := corsPolicy(a.cfg, specs)
 	if err != nil {
 		return nil, err
 	}
