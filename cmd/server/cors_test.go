@@ -11,6 +11,7 @@ import (
 // TestServer_CORS: a SPA on a listed origin can preflight and read every surface's answers (with
 // credentials, for auth's cookies); any other origin gets no CORS headers, so its page reads nothing.
 func TestServer_CORS(t *testing.T) {
+	t.Parallel()
 	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-cors-origins", "https://app.example.com")
 	tests := []struct {
 		name, method, path, origin string

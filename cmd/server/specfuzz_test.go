@@ -21,20 +21,32 @@ import (
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
+// specFuzzRequests is how many requests TestServer_SpecFuzz sends by default: a count rather than
+// a duration, so a run fuzzes as much on a loaded machine as on a quiet one and takes no fixed
+// slice of go test's time. TRIAD_SPECFUZZ_REQUESTS sets another count, TRIAD_SPECFUZZ_DURATION a
+// time instead (long runs).
+const specFuzzRequests = 3000
+
 // TestServer_SpecFuzz sends requests generated from the three specs' schemas to the whole server
-// over a socket for a bounded time (TRIAD_SPECFUZZ_DURATION, default 20s; TRIAD_SPECFUZZ_SEED
-// replays a run): valid, boundary and near-valid values, wrong types and odd bytes, with and
-// without credentials. Any 5xx fails, and so does any answer the spec does not document (apitest
-// validates every response).
+// over a socket, a bounded number of them (specFuzzRequests, TRIAD_SPECFUZZ_REQUESTS) or for a
+// bounded time (TRIAD_SPECFUZZ_DURATION); TRIAD_SPECFUZZ_SEED replays a run: valid, boundary and
+// near-valid values, wrong types and odd bytes, with and without credentials. Any 5xx fails, and so
+// does any answer the spec does not document (apitest validates every response).
 func TestServer_SpecFuzz(t *testing.T) {
 	t.Parallel()
-	dur := 20 * time.Second
+	requests := specFuzzRequests
+	if v := os.Getenv("TRIAD_SPECFUZZ_REQUESTS"); v != "" {
+		if _, err := fmt.Sscan(v, &requests); err != nil || requests < 1 {
+			t.Fatalf("TRIAD_SPECFUZZ_REQUESTS=%q: want a positive count", v)
+		}
+	}
+	var deadline time.Time // zero: no time bound, only the count
 	if v := os.Getenv("TRIAD_SPECFUZZ_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			t.Fatalf("TRIAD_SPECFUZZ_DURATION: %v", err)
 		}
-		dur = d
+		deadline, requests = time.Now().Add(d), 0 // a duration alone bounds the run
 	}
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("TRIAD_SPECFUZZ_SEED"); v != "" {
@@ -106,9 +118,8 @@ func TestServer_SpecFuzz(t *testing.T) {
 	}
 
 	g := &gen{rng: rng}
-	deadline := time.Now().Add(dur)
-	sent := 0
-	for time.Now().Before(deadline) && !t.Failed() {
+	start, sent := time.Now(), 0
+	for (requests == 0 || sent < requests) && (deadline.IsZero() || time.Now().Before(deadline)) && !t.Failed() {
 		tg := targets[rng.IntN(len(targets))]
 		path := tg.path
 		query := url.Values{}
@@ -178,7 +189,7 @@ func TestServer_SpecFuzz(t *testing.T) {
 			t.Errorf("%s %s (%s %q) -> %d %s", req.Method, u, ctype, truncate(body), res.StatusCode, b)
 		}
 	}
-	t.Logf("%d requests in %v", sent, dur)
+	t.Logf("%d requests in %v", sent, time.Since(start).Round(time.Millisecond))
 }
 
 func postJSONish(t *testing.T, c *http.Client, u, ctype, body string, v any) int {
