@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/api"
 )
 
 // TestTypeScriptSDK runs the Node tests of the TypeScript SDK (clients/ts/test/*.test.mjs, node's
@@ -31,23 +33,25 @@ func TestTypeScriptSDK(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no TypeScript SDK tests in clients/ts/test (%v)", err)
 	}
-	srv := startServer(t, orders, brands, auth)
-	// The Node tests reach each surface through a reverse proxy that validates every response
-	// against the spec in process (kin-openapi, as for the Go tests), in front of the server or, in
-	// contract mode, of the surface's Prism.
-	base := map[string]string{}
-	base[orders] = validatingProxy(t, orders, srv, nil)
-	base[brands] = validatingProxy(t, brands, srv, nil)
-	base[auth] = validatingProxy(t, auth, srv, authRedirectsOrCookies)
+	srv := startServer(t, api.Names()...)
+	// The Node tests reach each surface (every spec in api/: a new surface's tests too) through a
+	// reverse proxy that validates every response against the spec in process (kin-openapi, as for
+	// the Go tests), in front of the server or, in contract mode, of the surface's Prism; the
+	// surface's URL is TRIAD_<SURFACE>_URL (clients/ts/test/env.mjs).
+	env := os.Environ()
+	for _, surface := range api.Names() {
+		var bypass func(*http.Request) bool
+		if surface == auth {
+			bypass = authRedirectsOrCookies
+		}
+		env = append(env, surfaceURLEnv(surface)+"="+validatingProxy(t, surface, srv, bypass))
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
 	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(),
-		"TRIAD_ORDERS_URL="+base[orders],
-		"TRIAD_BRANDS_URL="+base[brands],
-		"TRIAD_AUTH_URL="+base[auth],
+	cmd.Env = append(env,
 		"TRIAD_ORDERS_CLIENT_ID="+ordersClientID,
 		"TRIAD_ORDERS_CLIENT_SECRET="+ordersClientSecret,
 		"TRIAD_E2E_PRISM="+os.Getenv("TRIAD_E2E_PRISM"),
@@ -80,8 +84,8 @@ func TestTypeScriptSDK_AgainstMock(t *testing.T) {
 	env := append(os.Environ(), "TRIAD_SDK_AGAINST=mock", "NO_COLOR=1",
 		// Any client id and secret: the mock checks that the token request carries them, not what they are.
 		"TRIAD_ORDERS_CLIENT_ID=triad-orders", "TRIAD_ORDERS_CLIENT_SECRET=any-secret")
-	for _, surface := range []string{orders, brands, auth} {
-		env = append(env, "TRIAD_"+strings.ToUpper(surface)+"_URL="+startMock(t, surface))
+	for _, surface := range api.Names() {
+		env = append(env, surfaceURLEnv(surface)+"="+startMock(t, surface))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -94,6 +98,9 @@ func TestTypeScriptSDK_AgainstMock(t *testing.T) {
 	}
 	t.Logf("node --test against make mock:\n%s", out)
 }
+
+// surfaceURLEnv is the variable that tells the Node tests where surface is (env.mjs, baseUrl).
+func surfaceURLEnv(surface string) string { return "TRIAD_" + strings.ToUpper(surface) + "_URL" }
 
 // validatingProxy serves a reverse proxy to surface (its Prism in contract mode, except for the
 // requests bypass selects) whose responses are validated against the surface's spec, and checked for

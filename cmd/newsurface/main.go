@@ -1,7 +1,8 @@
 // Command newsurface scaffolds a surface (`make new-surface NAME=x`): a spec with the house's shared
-// components, its generation recipe, a table and its queries, a domain and an HTTP edge with its
-// refusal table and tests, the TypeScript SDK entry and a docs page, all from skeleton/, and the
-// one registration line in cmd/server/surfaces.go. The result builds, passes its own tests and is
+// components (the error body, the refusals, the pagination), its generation recipe, a table and its
+// queries, a domain and an HTTP edge with its refusal table and tests, an end-to-end test, the
+// TypeScript SDK entry and its test, and a docs page, all from skeleton/, and the one registration
+// line in cmd/server/surfaces.go. The result builds, passes its own tests and is
 // served; docs/adding-a-surface.md walks through it. TestScaffold_BuildsAndPasses keeps it so.
 package main
 
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -48,11 +50,15 @@ func main() {
 // validName is a surface name: also a Go package name, a path segment and a table prefix.
 var validName = regexp.MustCompile(`^[a-z][a-z0-9]{1,29}$`)
 
+// tokenSources are the token sources a scaffolded surface may accept: those whose users its
+// end-to-end and SDK tests know how to sign up (skeleton/e2e, skeleton/clients/ts/test).
+var tokenSources = []string{"orders", "brands"}
+
 // data is what the templates see.
 type data struct {
 	Name, Title, Tokens, Table, Migration string
 	Port                                  int
-	MaxText, MaxPage                      int
+	MaxText                               int
 	Codes, DetailCodes                    string
 	Code, Msg                             map[string]string
 }
@@ -62,6 +68,9 @@ type data struct {
 func scaffold(root, name, tokens string) ([]string, error) {
 	if !validName.MatchString(name) {
 		return nil, fmt.Errorf("name %q: use 2 to 30 lower-case letters and digits, starting with a letter", name)
+	}
+	if !slices.Contains(tokenSources, tokens) {
+		return nil, fmt.Errorf("tokens %q: the skeleton's tests sign users up with %s", tokens, strings.Join(tokenSources, " or "))
 	}
 	segs, maxPort, err := existing(root)
 	if err != nil {
@@ -76,7 +85,7 @@ func scaffold(root, name, tokens string) ([]string, error) {
 	}
 	d := data{
 		Name: name, Title: strings.ToUpper(name[:1]) + name[1:], Tokens: tokens, Table: name + "_items",
-		Migration: migration, Port: maxPort + 1, MaxText: 1000, MaxPage: 100,
+		Migration: migration, Port: maxPort + 1, MaxText: 1000,
 		Codes: strings.Join([]string{web.CodeValidation, web.CodeUnsupportedMediaType, web.CodeTooLarge, web.CodeUnauthorized,
 			web.CodeNotFound, web.CodeMethodNotAllowed, web.CodeInternal, web.CodeDatabaseUnavailable}, ", "),
 		Code: map[string]string{"Validation": web.CodeValidation, "Unauthorized": web.CodeUnauthorized,

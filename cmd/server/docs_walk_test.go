@@ -236,4 +236,7 @@ func (w *docsWalk) walkEveryOperation() {
 	w.try("authProviderLogoutPost", "200", "logged out")
 	w.try("authLogout", "200", "logged out")
 	w.try("authLogoutPost", "200", "logged out")
+
+	// Any other surface (a scaffolded one): its operations in order, with a token it takes.
+	w.walkOthers(w.base)
 }

@@ -11,7 +11,7 @@
  * (e2e.TestTypeScriptSDK) to the server or, in contract mode, to the surface's Prism proxy, or
  * (e2e.TestTypeScriptSDK_AgainstMock) to the surface's `make mock`.
  *
- * @param {"orders" | "brands" | "auth"} surface
+ * @param {string} surface a spec's name in api/ (orders, brands, auth, and any surface added since)
  * @returns {string}
  */
 export function baseUrl(surface) {

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/triadhq/triad/impl/kit/invalid"
+	"github.com/triadhq/triad/impl/kit/page"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 )
@@ -98,32 +98,6 @@ func priceLiteral(raw json.RawMessage) (string, bool) {
 }
 
 // pageChecks names, on a list request the validator refused for another reason, what the spec
-// cannot state about its page parameters: a parameter sent twice (the validator reads the first;
-// alone, the generated binder refuses it) and orders.ParsePage's bound page × size ≤
-// orders.MaxOffset (a valid request meets it in the handler). A page or size that is not one
-// integer is the validator's to name.
-func pageChecks(q url.Values) []web.FieldError {
-	var out []web.FieldError
-	var page, size *int32
-	for _, name := range []string{"page", "size", "sort"} {
-		vals := q[name]
-		if len(vals) > 1 {
-			out = append(out, invalid.New(invalid.Query, name, invalid.Repeated))
-		}
-		if len(vals) != 1 || name == "sort" {
-			continue
-		}
-		n, err := strconv.ParseInt(vals[0], 10, 32)
-		if err != nil {
-			continue
-		}
-		v := int32(n)
-		if name == "page" {
-			page = &v
-		} else {
-			size = &v
-		}
-	}
-	_, err := orders.ParsePage(page, size, nil)
-	return append(out, fieldOf(err)...)
-}
+// cannot state about its page parameters: the shared pagination's (page.Problems: a parameter sent
+// twice, sort included, and the bound page × size ≤ page.MaxOffset).
+func pageChecks(q url.Values) []web.FieldError { return page.Problems(q, "sort") }
