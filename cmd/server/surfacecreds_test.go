@@ -14,7 +14,9 @@ import (
 // handWalked reports whether the tests that walk every surface know surface's credentials and
 // operations by hand; any other (a surface `make new-surface` made) is walked generically: it
 // takes the bearer tokens of one token source (kit.Sources), found by surfaceBearer.
-func handWalked(surface string) bool { return slices.Contains([]string{"orders", "brands", "auth"}, surface) }
+func handWalked(surface string) bool {
+	return slices.Contains([]string{"orders", "brands", "auth"}, surface)
+}
 
 // devBearers returns, by token source, a way to get a fresh access token of the dev data's user
 // from the server at base: orders' alice (the password grant with the dev client), brands' demo
