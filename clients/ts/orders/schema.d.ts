@@ -441,33 +441,6 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description Where a page sits in the whole list. */
-        PageMeta: {
-            /**
-             * Format: int32
-             * @description This page's zero-based number.
-             * @example 0
-             */
-            number: number;
-            /**
-             * Format: int32
-             * @description The requested page size.
-             * @example 20
-             */
-            size: number;
-            /**
-             * Format: int64
-             * @description How many orders the whole list holds (exact).
-             * @example 1
-             */
-            totalElements: number;
-            /**
-             * Format: int32
-             * @description ceil(totalElements / size).
-             * @example 1
-             */
-            totalPages: number;
-        };
         /** @description One page of orders. */
         OrderPage: {
             content: components["schemas"]["Order"][];
@@ -541,6 +514,33 @@ export interface components {
              * @example 3f2a9c0d1e4b5a6c
              */
             requestId?: string;
+        };
+        /** @description Where a page sits in the whole list. */
+        PageMeta: {
+            /**
+             * Format: int32
+             * @description This page's zero-based number.
+             * @example 0
+             */
+            number: number;
+            /**
+             * Format: int32
+             * @description The requested page size.
+             * @example 20
+             */
+            size: number;
+            /**
+             * Format: int64
+             * @description How many items the whole list holds (exact).
+             * @example 1
+             */
+            totalElements: number;
+            /**
+             * Format: int32
+             * @description ceil(totalElements / size).
+             * @example 1
+             */
+            totalPages: number;
         };
         /**
          * @description One problem of a refused request. A client switches on `code` (and reads `limit`,
@@ -832,15 +832,6 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
-         *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
-         *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
-         *     deepest page of the size asked for; sort the other way to read the far end of a list.
-         */
-        Page: number;
-        /** @description Page size; default 20, at most 100 (larger is refused with 400). */
-        Size: number;
-        /**
          * @description `field` or `field,direction` with field `id`, `price` or `createdAt` and direction `asc` or
          *     `desc` (default `asc`); ties are broken by id. Default `id,asc`. Other fields are refused (400).
          */
@@ -869,6 +860,15 @@ export interface components {
          *     Try it out would then replay the first answer (or, with another body, get 422).
          */
         IdempotencyKey: string;
+        /**
+         * @description Zero-based page number. A page may start at most 10000 items into its list: `page` ×
+         *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
+         *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
+         *     deepest page of the size asked for; read the far end of a long list in the other order.
+         */
+        Page: number;
+        /** @description Page size; default 20, at most 100 (larger is refused with 400). */
+        Size: number;
     };
     requestBodies: never;
     headers: {
@@ -1200,10 +1200,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
+                 * @description Zero-based page number. A page may start at most 10000 items into its list: `page` ×
                  *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
                  *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
-                 *     deepest page of the size asked for; sort the other way to read the far end of a list.
+                 *     deepest page of the size asked for; read the far end of a long list in the other order.
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Page size; default 20, at most 100 (larger is refused with 400). */
@@ -1347,10 +1347,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Zero-based page number. A page may start at most 10000 orders into its list: `page` ×
+                 * @description Zero-based page number. A page may start at most 10000 items into its list: `page` ×
                  *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
                  *     10000 with size 1). A deeper page is refused with 400, `too_large`, whose `limit` is the
-                 *     deepest page of the size asked for; sort the other way to read the far end of a list.
+                 *     deepest page of the size asked for; read the far end of a long list in the other order.
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Page size; default 20, at most 100 (larger is refused with 400). */
