@@ -62,9 +62,7 @@ func TestScaffold_BuildsAndPasses(t *testing.T) {
 		cmd.Dir = dir
 		// -trimpath makes the copy's packages the repository's in the build cache, so only what
 		// the surface adds or changes compiles (also for the server binary e2e builds).
-		// The spec fuzzer's run shortened: the surface's operations are among its targets either
-		// way, and `make test` fuzzes the repository's at full length.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-trimpath", "TRIAD_SPECFUZZ_DURATION=5s")
+		cmd.Env = append(os.Environ(), "GOFLAGS=-trimpath")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
