@@ -82,12 +82,14 @@ func TestScaffold_BuildsAndPasses(t *testing.T) {
 
 // everySurfaceTests are the tests of the cmd/server package in dir that walk the list of surfaces:
 // those whose body refers, itself or through the package's test helpers, to what lists them (the
-// specs in api/, the served specs, the surfaces mounted, the docs' list). They are what a new
+// specs in api/, the served specs, the surfaces mounted, the docs' list, dev mode's reset). They are what a new
 // surface can break in cmd/server; running them costs a fraction of the whole suite.
 func everySurfaceTests(t *testing.T, dir string) []string {
 	t.Helper()
+	// The skeleton also takes part in dev mode's reset, which answers the surfaces it reset.
+	const devReset = "/dev/reset"
 	lists := map[string]bool{"api.Names": true, "api.Load": true, "publishedSpecs": true, "specNames": true,
-		"swaggerURLs": true, "surfaces": true}
+		"swaggerURLs": true, "surfaces": true, devReset: true}
 	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +120,10 @@ func everySurfaceTests(t *testing.T, dir string) []string {
 					uses[name] = append(uses[name], "."+n.Sel.Name)
 				case *ast.Ident:
 					uses[name] = append(uses[name], n.Name)
+				case *ast.BasicLit:
+					if strings.Contains(n.Value, devReset) {
+						uses[name] = append(uses[name], devReset)
+					}
 				}
 				return true
 			})
