@@ -12,9 +12,7 @@ import (
 	"strings"
 	"time"
 
-	brandshttp "github.com/triadhq/triad/impl/surfaces/brands/httpapi"
-	"github.com/triadhq/triad/impl/surfaces/orders"
-	ordershttp "github.com/triadhq/triad/impl/surfaces/orders/httpapi"
+	"github.com/triadhq/triad/impl/kit"
 )
 
 // Secret is a configuration string that never appears in logs.
@@ -99,16 +97,11 @@ type Config struct {
 	Auth   AuthConfig
 }
 
-// LoginsConfig tunes what every surface with passwords shares: the per-address layer of the
-// failed-login limit, the hasher's per-client line and the registration cap.
-type LoginsConfig struct {
-	AddressMax      int           // LOGIN_ADDRESS_MAX: failed logins per client address per window before it is slowed
-	AccountMax      int           // LOGIN_ACCOUNT_MAX: failed logins per account over all addresses per window before it is refused to all but its devices
-	AddressInterval time.Duration // LOGIN_ADDRESS_INTERVAL: spacing of a slowed address's password checks
-	ClientQueue     int           // LOGIN_CLIENT_QUEUE: hashes of one client that may wait for its share
-	SignupMax       int           // SIGNUP_MAX: registrations per client address per SIGNUP_WINDOW, per surface
-	SignupWindow    time.Duration // SIGNUP_WINDOW
-}
+// LoginsConfig tunes what every surface with passwords shares, as kit.Shared takes it: the failed
+// logins per address (LOGIN_ADDRESS_MAX, LOGIN_ADDRESS_INTERVAL) and per account
+// (LOGIN_ACCOUNT_MAX), the hasher's per-client line (LOGIN_CLIENT_QUEUE) and the registration cap
+// (SIGNUP_MAX per SIGNUP_WINDOW).
+type LoginsConfig = kit.Logins
 
 // OrdersConfig configures the orders surface.
 type OrdersConfig struct {
@@ -168,7 +161,7 @@ type AuthConfig struct {
 	// on, settled by run once it listens (the configured port may be 0).
 	URLFromListener bool
 	// ProviderSettings enables providers one by one: AUTH_<NAME>_CID/_CSECRET, AUTH_MICROSOFT_TENANT,
-	// AUTH_APPLE_*, AUTH_TELEGRAM_*, AUTH_CUSTOM_PROVIDERS (see auth_providers.go).
+	// AUTH_APPLE_*, AUTH_TELEGRAM_*, AUTH_CUSTOM_PROVIDERS (see surfacesettings.go).
 	ProviderSettings ProvidersConfig
 }
 
@@ -359,16 +352,4 @@ func checkCookieDomain(domain, authURL string) error {
 		return fmt.Errorf("AUTH_COOKIE_DOMAIN %q does not cover AUTH_URL's host %s: browsers would drop the cookies", domain, host)
 	}
 	return nil
-}
-
-// settings are the orders surface's own settings, as its mount takes them.
-func (c OrdersConfig) settings() ordershttp.Settings {
-	return ordershttp.Settings{ClientID: c.ClientID, ClientSecret: string(c.ClientSecret), TokenTTL: c.TokenTTL,
-		Limits:            orders.Limits{MaxHeld: c.MaxHeld, RetakeCooldown: c.RetakeCooldown, ListShare: c.ListShare, ListTimeout: c.ListTimeout},
-		InProgressTimeout: c.InProgressTimeout, ReadyTimeout: c.ReadyTimeout}
-}
-
-// settings are the brands surface's own settings, as its mount takes them.
-func (c BrandsConfig) settings() brandshttp.Settings {
-	return brandshttp.Settings{TokenTTL: c.TokenTTL, AdminEmail: c.AdminEmail, AdminPassword: string(c.AdminPassword)}
 }

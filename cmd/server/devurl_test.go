@@ -4,8 +4,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-
-	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 )
 
 // TestLoadConfig_AuthURLDefault: without AUTH_URL, dev mode takes the address it is told to listen
@@ -53,43 +51,6 @@ func TestListenURL(t *testing.T) {
 	} {
 		if got := listenURL(tc.addr, tc.bound); got != tc.want {
 			t.Errorf("listenURL(%q, %v) = %q, want %q", tc.addr, tc.bound, got, tc.want)
-		}
-	}
-}
-
-// TestRedirectHosts_DevOriginsInDevOnly: a login's `from` on a SPA dev server (the origins dev-mode
-// CORS admits) is followed in dev mode; prod mode follows only AUTH_URL and AUTH_ALLOWED_HOSTS.
-func TestRedirectHosts_DevOriginsInDevOnly(t *testing.T) {
-	t.Setenv("AUTH_URL", "")
-	dev, err := LoadConfig([]string{"-auth-url", "http://127.0.0.1:9090"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prod, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", strings.Repeat("c", 24),
-		"-auth-secret", strings.Repeat("k", 32), "-auth-url", "https://api.example.test", "-auth-allowed-hosts", "https://app.example.test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		cfg  Config
-		from string
-		want bool
-	}{
-		{dev, "http://localhost:5173/account", true},
-		{dev, "http://127.0.0.1:3000/", true},
-		{dev, "http://localhost:4200/x", true},
-		{dev, "http://127.0.0.1:9090/app", true},
-		{dev, "http://localhost:5174/", false},
-		{dev, "https://localhost:5173/", false},
-		{dev, "http://evil.example/", false},
-		{prod, "http://localhost:5173/account", false},
-		{prod, "http://127.0.0.1:3000/", false},
-		{prod, "https://app.example.test/home", true},
-		{prod, "https://api.example.test/x", true},
-	} {
-		ok := provider.NewRedirectValidator(tc.cfg.Auth.URL, redirectHosts(tc.cfg))(tc.from)
-		if ok != tc.want {
-			t.Errorf("%s mode, from %s: followed %v, want %v", tc.cfg.Mode, tc.from, ok, tc.want)
 		}
 	}
 }

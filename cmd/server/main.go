@@ -22,18 +22,13 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/cors"
 	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/kit/router"
 	"github.com/triadhq/triad/impl/kit/web"
-	"github.com/triadhq/triad/impl/platform/migrate"
-	"github.com/triadhq/triad/impl/platform/pgcluster"
-	"github.com/triadhq/triad/impl/platform/pgread"
+	"github.com/triadhq/triad/impl/platform"
 )
 
 // defaultGCPercent is the garbage collector's target when GOGC is not set. The server keeps a few
@@ -62,33 +57,14 @@ func main() {
 	}
 }
 
-// app is what the surfaces' mount functions need: the config, the database and the logger, plus
-// a list of things to close at shutdown.
+// app is the server being started: its configuration, what its surfaces share (kit.Shared: the
+// databases, the logger, the metrics, the token sources and revocations, what to close at
+// shutdown) and its draining state.
 type app struct {
-	cfg  Config
-	pool *pgxpool.Pool
-	// reads picks the pool of the reads that tolerate a standby's lag: DATABASE_READ_URL's when
-	// it has the caller's writes, else pool.
-	reads *pgread.Reader
-	// direct makes the sessions that must not go through a pooler (DATABASE_DIRECT_URL).
-	direct  *pgx.ConnConfig
-	log     *slog.Logger
-	metrics *metrics.Registry
-	// revocations relays token revocations to the orders and brands token caches: one listening
-	// session per process, whatever the number of surfaces.
-	revocations *opaquetoken.Watcher
-	drain       draining
-	// tokens are the token sources the surfaces provide and use by name (kit.Sources), sealed
-	// once every surface is mounted.
-	tokens *kit.Sources
-	// devResets is dev mode's POST /dev/reset (the surfaces' resets of their demo data); nil in
-	// every other mode.
-	devResets *devResets
-	closers   []func()
+	cfg Config
+	*kit.Shared
+	drain draining
 }
-
-// onClose registers f to run at shutdown, after the HTTP server has stopped.
-func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
 
 // run starts the server and blocks until ctx ends or a signal arrives. ready, when not nil, gets
 // the bound address once the server accepts connections (tests use it).
@@ -110,44 +86,36 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	dbURL := string(cfg.DatabaseURL)
+	po := platform.Options{URL: string(cfg.DatabaseURL), DirectURL: string(cfg.DatabaseDirectURL), ReadURL: string(cfg.DatabaseReadURL),
+		MaxConns: cfg.DBMaxConns, AppRole: cfg.DBAppRole, Log: log}
+	dbURL := po.URL
 	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
-		if dbURL == "" && cfg.DatabaseDirectURL != "" {
-			return runSchemaMode(ctx, cfg, string(cfg.DatabaseDirectURL), log)
+		if dbURL == "" && po.DirectURL != "" {
+			return runSchemaMode(ctx, cfg.Mode, po, po.DirectURL)
 		}
 	}
 	if dbURL == "" {
-		cluster, err := pgcluster.Start(ctx, filepath.Join(cfg.DataDir, "pg"), pgcluster.Options{
-			Log:  func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) },
-			Warn: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) },
-		})
+		url, stop, err := platform.StartCluster(ctx, filepath.Join(cfg.DataDir, "pg"), log)
 		if err != nil {
-			return fmt.Errorf("managed PostgreSQL: %w", err)
-		}
-		// The cluster stops whatever happens next, start-up failures included.
-		defer func() {
-			if err := cluster.Stop(); err != nil {
-				log.Error("stopping PostgreSQL", "err", err)
-			}
-		}()
-		if err := cluster.EnsureDatabase(ctx, "triad"); err != nil {
 			return err
 		}
-		dbURL = cluster.URL("triad")
+		// The cluster stops whatever happens next, start-up failures included.
+		defer stop()
+		dbURL = url
 	}
 
 	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
-		return runSchemaMode(ctx, cfg, dbURL, log)
+		return runSchemaMode(ctx, cfg.Mode, po, dbURL)
 	}
-	dbs, err := openDatabases(ctx, cfg, dbURL, log)
+	dbs, err := platform.Open(ctx, po, dbURL)
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
-	defer dbs.close()
-	pool := dbs.pool
+	defer dbs.Close()
+	pool := dbs.Pool
 	reg := metrics.New()
 	reg.WatchPool(pool)
-	reg.WatchConflicts(dbs.conflicts.Counts)
+	reg.WatchConflicts(dbs.Conflicts.Counts)
 	var ln net.Listener
 	if cfg.Auth.URLFromListener {
 		// AUTH_URL is the address listened on (dev mode without AUTH_URL), which for port 0 is known
@@ -160,23 +128,17 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
 		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
 	}
-	a := &app{cfg: cfg, pool: pool, reads: pgread.New(pool, dbs.read), direct: dbs.direct, log: log, metrics: reg,
-		revocations: opaquetoken.NewSessionWatcher(dbs.direct, pool, log), tokens: kit.NewSources()}
-	reg.WatchReads(a.reads.Counts)
-	defer func() {
-		for i := len(a.closers) - 1; i >= 0; i-- {
-			a.closers[i]()
-		}
-	}()
+	a := &app{cfg: cfg, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
+		Dev: cfg.IsDev(), Logins: cfg.Logins, DeviceKey: []byte(cfg.Auth.Secret), SecureCookies: secureCookies(cfg.Auth)})}
+	a.IdempotencyHold = a.idempotencyHold()
+	reg.WatchReads(a.Reads.Counts)
+	defer a.Close()
 	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
 	// over the database: replicas starting together take turns, and each finds the work done. A
 	// database already at the newest schema is only read, so a role that may only read and write
 	// rows starts once `server -mode migrate` has run.
 	var handler http.Handler
-	err = migrate.Exclusive(ctx, dbs.direct, func(ctx context.Context) error {
-		if _, err := migrate.Ensure(ctx, dbs.direct); err != nil {
-			return err
-		}
+	err = platform.Migrated(ctx, dbs.Direct, func(context.Context) error {
 		h, err := a.routes()
 		handler = h
 		return err
@@ -186,7 +148,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	}
 	// The listener starts once the surfaces have registered their channels, so its first session
 	// listens on all of them (a channel registered later is listened to as well, a moment later).
-	a.onClose(a.revocations.Start())
+	a.OnClose(a.Revocations.Start())
 	releaseStartupMemory()
 
 	srv := &http.Server{
@@ -318,7 +280,7 @@ func (a *app) routes() (http.Handler, error) {
 	}
 	screenInput := inputScreen(specs)
 	for i, spec := range specs {
-		a.metrics.NameOperations(specNames[i], spec)
+		a.Metrics.NameOperations(specNames[i], spec)
 	}
 	accessLevel := slog.LevelInfo
 	if a.cfg.IsDev() {
@@ -329,17 +291,16 @@ func (a *app) routes() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &proxyCheck{trusted: proxies, log: a.log}
+	pc := &proxyCheck{trusted: proxies, log: a.Log}
 	// A peer sending X-Forwarded-For without being trusted is noticed first (proxyCheck), while
 	// RemoteAddr is still its own. The client address is settled next (behind trusted proxies), so the access log and the
 	// login throttle see the same one. Metrics and CORS run outermost (after request ids): the
 	// metrics read the complete route pattern once the handler returns, and see recovered panics'
 	// 500s. Input screening runs for every surface, after the shared layers, before routing.
-	r := router.New(router.Options{Log: a.log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
-		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), router.HashingClient, a.metrics.Middleware, origins.Middleware},
+	r := router.New(router.Options{Log: a.Log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
+		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), router.HashingClient, a.Metrics.Middleware, origins.Middleware},
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
-	a.sweepIdempotencyKeys()
-	a.sweepLoginThrottles()
+	a.SweepSharedTables()
 
 	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
@@ -349,10 +310,10 @@ func (a *app) routes() (http.Handler, error) {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := a.pool.Ping(ctx); err != nil {
+		if err := a.Pool.Ping(ctx); err != nil {
 			// The outage's shared, rate-limited line: a probe every few seconds per replica must
 			// not add a warning each.
-			web.ReportOutage(r, a.log, err)
+			web.ReportOutage(r, a.Log, err)
 			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 			return
 		}
@@ -371,23 +332,39 @@ func (a *app) routes() (http.Handler, error) {
 		web.WriteJSON(w, http.StatusOK, ready)
 	})
 	if a.cfg.MetricsAddr == "" { // else on a listener of its own (serveMetrics)
-		r.Method(http.MethodGet, "/metrics", a.metrics.Handler())
+		r.Method(http.MethodGet, "/metrics", a.Metrics.Handler())
 	}
 	mountDocs(r, a.cfg.IsDev())
 	if a.cfg.IsDev() {
-		a.devResets = &devResets{}
-		r.Method(http.MethodPost, "/dev/reset", a.devResets)
+		resets := &devResets{}
+		a.DevReset = resets.add // kit.Deps.DevReset of every surface
+		r.Method(http.MethodPost, "/dev/reset", resets)
 	}
 
 	for _, s := range surfaces {
-		if err := s.mount(a)(a.deps(s.name), r); err != nil {
+		if err := s.mount(a)(a.Deps(s.name), r); err != nil {
 			return nil, fmt.Errorf("mounting %s: %w", s.name, err)
 		}
 	}
-	if err := a.tokens.Seal(); err != nil {
+	if err := a.Tokens.Seal(); err != nil {
 		return nil, err
 	}
 	return livenessFirst(r), nil
+}
+
+// runSchemaMode is `-mode migrate` or `-mode wait-schema` over the direct URL (DATABASE_DIRECT_URL,
+// else primary): neither opens a pool nor serves.
+func runSchemaMode(ctx context.Context, mode string, po platform.Options, primary string) error {
+	if mode == "wait-schema" {
+		return platform.WaitSchema(ctx, po, primary)
+	}
+	return platform.Migrate(ctx, po, primary)
+}
+
+// secureCookies reports whether cookies are to be marked Secure: asked for, or the public URL is
+// https (the browser then always talks TLS).
+func secureCookies(c AuthConfig) bool {
+	return c.SecureCookies || strings.HasPrefix(strings.ToLower(c.URL), "https://")
 }
 
 // healthz is the liveness probe: the process serves HTTP. It needs nothing but the process.

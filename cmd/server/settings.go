@@ -4,21 +4,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/triadhq/triad/impl/credentials/loginguard"
-	"github.com/triadhq/triad/impl/credentials/password"
-	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/web"
-	"github.com/triadhq/triad/impl/surfaces/auth/provider"
-	"github.com/triadhq/triad/impl/surfaces/brands"
-	"github.com/triadhq/triad/impl/surfaces/orders"
+	authhttp "github.com/triadhq/triad/impl/surfaces/auth/httpapi"
+	brandshttp "github.com/triadhq/triad/impl/surfaces/brands/httpapi"
+	ordershttp "github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 )
 
 // settings is the settings table: every setting of the server, once, bound to its field of c.
 // The flags, the environment, -h and docs/configuration.md's table (TestConfigDocs_AreTheTable)
 // are made from it; what a row cannot say alone (a rule over several settings) is in
-// Config.crossChecks. Adding a setting is adding a field and a row.
+// Config.crossChecks. Adding a setting is adding a field and a row. The defaults of the shared
+// login machinery and of each surface are theirs (kit.DefaultLogins, each mount package's
+// DefaultSettings).
 func settings(c *Config) []*setting {
 	positive := atLeast[time.Duration](1)
+	logins, orders, brands, auth := kit.DefaultLogins(), ordershttp.DefaultSettings(), brandshttp.DefaultSettings(), authhttp.DefaultSettings()
 	rows := []*setting{
 		set("addr", "ADDR", &c.Addr, ":8080", "listen address"),
 		set("metrics-addr", "METRICS_ADDR", &c.MetricsAddr, "", "listen address of /metrics on a port of its own (not the API's); empty serves /metrics on ADDR").
@@ -55,24 +56,24 @@ func settings(c *Config) []*setting {
 			defaultDoc("prod `5s`, dev `0`").
 			docs("on SIGINT/SIGTERM, how long the server keeps serving with `/readyz` at 503 and `Connection: close` on every response before it closes its listener, so the balancer takes it out first ([operations](operations.md))"),
 
-		set("login-address-max", "LOGIN_ADDRESS_MAX", &c.Logins.AddressMax, throttle.DefaultAddressMax,
+		set("login-address-max", "LOGIN_ADDRESS_MAX", &c.Logins.AddressMax, logins.AddressMax,
 			"failed logins from one client address per 15 minutes, over all accounts, before its checks are slowed", atLeast(1)).
 			devLimit(&c.Logins.AddressMax, devAddressMax).
 			docs("wrong passwords one client address may have in 15 minutes over any accounts (orders and brands logins, the auth surface's direct login and basic auth) before its logins are slowed; shared by replicas. The address is never locked out by it (see `LOGIN_ADDRESS_INTERVAL`); one account from one address is still refused after 10"),
-		set("login-account-max", "LOGIN_ACCOUNT_MAX", &c.Logins.AccountMax, throttle.DefaultAccountMax,
+		set("login-account-max", "LOGIN_ACCOUNT_MAX", &c.Logins.AccountMax, logins.AccountMax,
 			"failed logins at one account per 15 minutes, over all client addresses, before it is refused to every client but the devices that signed in to it before", atLeast(1)).
 			docs("wrong passwords one account may have in 15 minutes over all client addresses (a botnet, or addresses forged through a trusted proxy; orders and brands logins, the auth surface's direct login and basic auth); past it every login to the account is 429 `too_many_attempts` without a check until the window ends, except from the account's own devices: a client that signed in to it before keeps a signed device cookie (`orders_device`, `brands_device`, `AUTH-DEVICE`, keyed by `AUTH_SECRET`) and is counted under that device alone (10 wrong passwords per 15 minutes), so others' guesses never lock it out ([operations](operations.md#what-an-operator-sees-of-each-abuse))"),
-		set("login-address-interval", "LOGIN_ADDRESS_INTERVAL", &c.Logins.AddressInterval, throttle.DefaultAddressInterval,
+		set("login-address-interval", "LOGIN_ADDRESS_INTERVAL", &c.Logins.AddressInterval, logins.AddressInterval,
 			"spacing of the password checks of a client address past LOGIN_ADDRESS_MAX", atLeast(time.Millisecond)).
 			docs("past `LOGIN_ADDRESS_MAX`, the address's password checks are scheduled this far apart (at most 15m / interval more per window: 450 at 2s), so a real user behind the address still gets in after a short wait; a login that would wait more than three intervals gets 429 with a `Retry-After` of a few seconds (at least `1ms`)"),
-		set("login-client-queue", "LOGIN_CLIENT_QUEUE", &c.Logins.ClientQueue, password.DefaultClientLine,
+		set("login-client-queue", "LOGIN_CLIENT_QUEUE", &c.Logins.ClientQueue, logins.ClientQueue,
 			"password hashes of one client address that may wait for its share of the hasher before it gets 429", atLeast(0)).
 			docs("password hashes (logins, registrations, password changes) of one client address that wait for its share of the hasher (a fifth of its places) beyond those it holds: people arriving together behind one NAT address are served in turn; beyond it the address gets 429 `too_many_requests` (token endpoint: `temporarily_unavailable`) with `Retry-After: 1`. 0 refuses at once whatever is over the share"),
-		set("signup-max", "SIGNUP_MAX", &c.Logins.SignupMax, loginguard.DefaultSignupMax,
+		set("signup-max", "SIGNUP_MAX", &c.Logins.SignupMax, logins.SignupMax,
 			"registrations from one client address per SIGNUP_WINDOW, on orders and on brands each", atLeast(1)).
 			devLimit(&c.Logins.SignupMax, devSignupMax).
 			docs("registrations from one client address per `SIGNUP_WINDOW`, on orders (`POST /users`) and brands (`/api/user/register`) each; past it 429 `too_many_signups` with `Retry-After`; only accounts really created count; shared by replicas (at least 1)"),
-		set("signup-window", "SIGNUP_WINDOW", &c.Logins.SignupWindow, loginguard.DefaultSignupWindow, "window of SIGNUP_MAX", atLeast(time.Second)).
+		set("signup-window", "SIGNUP_WINDOW", &c.Logins.SignupWindow, logins.SignupWindow, "window of SIGNUP_MAX", atLeast(time.Second)).
 			docs("the window of `SIGNUP_MAX`, from the address's first registration (at least `1s`)"),
 		set("shutdown-timeout", "SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 20*time.Second, "grace period for in-flight requests", positive).
 			docs("grace period for in-flight requests on SIGINT/SIGTERM, after the drain delay"),
@@ -85,25 +86,25 @@ func settings(c *Config) []*setting {
 		set("orders-client-secret", "ORDERS_CLIENT_SECRET", &c.Orders.ClientSecret, "", "OAuth2 client secret of the orders API").
 			devDefault(func() { c.Orders.ClientSecret = devOrdersClientSecret }).prodSecret(&c.Orders.ClientSecret, minClientSecret, true).
 			defaultDoc("dev: `" + devOrdersClientSecret + "`").docs("its secret (required in prod)"),
-		set("orders-token-ttl", "ORDERS_TOKEN_TTL", &c.Orders.TokenTTL, orders.DefaultTokenTTL, "access token lifetime", positive).
+		set("orders-token-ttl", "ORDERS_TOKEN_TTL", &c.Orders.TokenTTL, orders.TokenTTL, "access token lifetime", positive).
 			docs("orders access-token lifetime"),
-		set("orders-max-held", "ORDERS_MAX_HELD", &c.Orders.MaxHeld, orders.DefaultMaxHeld,
+		set("orders-max-held", "ORDERS_MAX_HELD", &c.Orders.MaxHeld, orders.Limits.MaxHeld,
 			"orders one performer may hold at once, IN PROGRESS and READY; a take beyond gets 409 too_many_in_progress; the deprecated ORDERS_MAX_IN_PROGRESS is read when it is unset", atLeast(1)).
 			formerly("ORDERS_MAX_IN_PROGRESS").
 			docs("orders one performer may hold at once, IN PROGRESS and READY together; a take beyond gets 409 `too_many_in_progress` (at least 1). Formerly `ORDERS_MAX_IN_PROGRESS` (`-orders-max-in-progress`), which counted IN PROGRESS only: that variable is still read when `ORDERS_MAX_HELD` is unset (deprecated); the old flag is gone"),
 		set("orders-list-share", "ORDERS_LIST_SHARE", &c.Orders.ListShare, 0,
 			"list pages one user reads at once per replica, more wait their turn; 0 is a quarter of the database pool, at least 1", atLeast(0)).
 			docs("list pages (`GET /orders`, `GET /users/{id}/orders`) one user reads at once on each replica while others read; more wait for one of that user's places, never another user's (a lone user's pages starting at most 100 rows in go beyond it while the pool has more than one connection free); `0` is a quarter of the database pool (`DB_MAX_CONNS` or pgx's default), at least 1"),
-		set("orders-list-timeout", "ORDERS_LIST_TIMEOUT", &c.Orders.ListTimeout, orders.DefaultListTimeout,
+		set("orders-list-timeout", "ORDERS_LIST_TIMEOUT", &c.Orders.ListTimeout, orders.Limits.ListTimeout,
 			"longest a list page's query may run before it is cancelled and answered 503 server_busy", atLeast(time.Millisecond)).
 			docs("the `statement_timeout` of each list page's query; a page past it is cancelled and answered 503 `server_busy` with `Retry-After: 1`"),
-		set("orders-in-progress-timeout", "ORDERS_IN_PROGRESS_TIMEOUT", &c.Orders.InProgressTimeout, 72*time.Hour,
+		set("orders-in-progress-timeout", "ORDERS_IN_PROGRESS_TIMEOUT", &c.Orders.InProgressTimeout, orders.InProgressTimeout,
 			"an order IN PROGRESS untouched this long returns to WAITING", atLeast(time.Second)).
 			docs("an order left IN PROGRESS this long without a move (take or any later change) returns to WAITING; every replica sweeps for such orders every quarter of this, at least once a minute (at least `1s`)"),
-		set("orders-ready-timeout", "ORDERS_READY_TIMEOUT", &c.Orders.ReadyTimeout, orders.DefaultReadyTimeout,
+		set("orders-ready-timeout", "ORDERS_READY_TIMEOUT", &c.Orders.ReadyTimeout, orders.ReadyTimeout,
 			"an order READY this long without its customer's accept or reject is accepted and paid by the server", atLeast(time.Second)).
 			docs("an order left READY this long without its customer's accept or reject is accepted and paid by the server, as its customer would (14 days; see [orders](orders.md)); every replica sweeps every quarter of this, at least once a minute (at least `1s`)"),
-		set("orders-retake-cooldown", "ORDERS_RETAKE_COOLDOWN", &c.Orders.RetakeCooldown, orders.DefaultRetakeCooldown,
+		set("orders-retake-cooldown", "ORDERS_RETAKE_COOLDOWN", &c.Orders.RetakeCooldown, orders.Limits.RetakeCooldown,
 			"how long a performer may not take again an order rejected, released or expired in its hands; such a take gets 409 retake_cooldown", atLeast(time.Second)).
 			docs("how long a performer may not take again an order that was rejected, released or expired in its hands; such a take gets 409 `retake_cooldown` (at least `1s`)"),
 
@@ -111,7 +112,7 @@ func settings(c *Config) []*setting {
 			docs("makes sure this brands admin exists at start (prod's first admin; see [Brands API](brands.md))"),
 		set("brands-admin-password", "BRANDS_ADMIN_PASSWORD", &c.Brands.AdminPassword, "", "password of that admin").
 			prodSecret(&c.Brands.AdminPassword, minAdminPassword, false).docs("that admin's password"),
-		set("brands-token-ttl", "BRANDS_TOKEN_TTL", &c.Brands.TokenTTL, brands.DefaultTokenTTL, "brands access token lifetime", positive).
+		set("brands-token-ttl", "BRANDS_TOKEN_TTL", &c.Brands.TokenTTL, brands.TokenTTL, "brands access token lifetime", positive).
 			docs("brands access-token lifetime (30 days)"),
 
 		set("auth-secret", "AUTH_SECRET", &c.Auth.Secret, "", "JWT signing secret").
@@ -155,15 +156,15 @@ func settings(c *Config) []*setting {
 			docs("sender of confirmation e-mails (required with a host)"),
 		set("auth-smtp-starttls", "AUTH_SMTP_STARTTLS", &c.Auth.SMTPStartTLS, true, "require STARTTLS").
 			docs("require STARTTLS before authenticating"),
-		set("auth-confirm-per-recipient", "AUTH_CONFIRM_PER_RECIPIENT", &c.Auth.ConfirmPerRecipient, provider.DefaultSendsPerRecipient,
+		set("auth-confirm-per-recipient", "AUTH_CONFIRM_PER_RECIPIENT", &c.Auth.ConfirmPerRecipient, auth.ConfirmPerRecipient,
 			"confirmation e-mails to one recipient per window, whichever clients ask", atLeast(1)).
 			devLimit(&c.Auth.ConfirmPerRecipient, devConfirmPerRecipient).
 			docs("confirmation e-mails one recipient gets per window, whichever clients ask (shared by replicas through PostgreSQL); past it 429 `too_many_confirmations`"),
-		set("auth-confirm-per-client", "AUTH_CONFIRM_PER_CLIENT", &c.Auth.ConfirmPerClient, provider.DefaultSendsPerClient,
+		set("auth-confirm-per-client", "AUTH_CONFIRM_PER_CLIENT", &c.Auth.ConfirmPerClient, auth.ConfirmPerClient,
 			"confirmation e-mails one client address may ask for per window", atLeast(1)).
 			devLimit(&c.Auth.ConfirmPerClient, devConfirmPerClient).
 			docs("confirmation e-mails one client address (IPv6: its /64) may ask for per window, over any recipients"),
-		set("auth-confirm-window", "AUTH_CONFIRM_WINDOW", &c.Auth.ConfirmWindow, provider.DefaultSendWindow,
+		set("auth-confirm-window", "AUTH_CONFIRM_WINDOW", &c.Auth.ConfirmWindow, auth.ConfirmWindow,
 			"window of the confirmation e-mail limits", atLeast(time.Second)).
 			docs("the window of both confirmation limits (at least `1s`; neither limit can be turned off)"),
 	}
@@ -174,14 +175,14 @@ func settings(c *Config) []*setting {
 func providerSettings(c *ProvidersConfig) []*setting {
 	c.Clients = map[string]*OAuthClient{}
 	var rows []*setting
-	for i, name := range oauthBuiltins {
+	for i, name := range authhttp.OAuthBuiltins {
 		up := strings.ToUpper(name)
 		cl := &OAuthClient{}
 		c.Clients[name] = cl
 		id := set("auth-"+name+"-cid", "AUTH_"+up+"_CID", &cl.ID, "", name+" OAuth client id").member()
 		if i == 0 {
-			names := make([]string, len(oauthBuiltins))
-			for j, n := range oauthBuiltins {
+			names := make([]string, len(authhttp.OAuthBuiltins))
+			for j, n := range authhttp.OAuthBuiltins {
 				names[j] = "`" + strings.ToUpper(n) + "`"
 			}
 			id.hidden = false

@@ -34,7 +34,7 @@ func (a *app) idempotencyHold() func(context.Context, string) {
 		if at != point {
 			return
 		}
-		a.log.Warn("idempotency test hold", "point", at, "env", testHoldEnv)
+		a.Log.Warn("idempotency test hold", "point", at, "env", testHoldEnv)
 		<-ctx.Done()
 	}
 }

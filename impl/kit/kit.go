@@ -3,6 +3,7 @@
 // surface is mounted the same way, by a Mount (a function of Deps and the root router): orders,
 // brands and auth make theirs from their own settings, and a surface scaffolded by
 // `make new-surface` exports one, registered by one line in cmd/server (docs/adding-a-surface.md).
+// The server makes each surface's Deps from what it shares among them (Shared).
 package kit
 
 import (

@@ -11,9 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/db/schema"
 	"github.com/triadhq/triad/impl/platform/migrate"
-	"github.com/triadhq/triad/impl/surfaces/auth/pgstate"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
@@ -156,34 +154,6 @@ func TestEnsure_OwnerMigratesRowRoleStarts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "-mode migrate") {
 		t.Fatalf("Ensure as the row role on an empty database: %v, want the advice to run server -mode migrate", err)
 	}
-}
-
-// TestSchema_HoldsTheAuthState: the server's migrations create pgstate's tables as pgstate.Schema
-// has them, so pgstate.Open finds what pgstate.New would have made.
-func TestSchema_HoldsTheAuthState(t *testing.T) {
-	for file, want := range map[string]string{"00040_auth_state.sql": pgstate.Schema, "00210_auth_revoked_sessions.sql": pgstate.SessionsSchema} {
-		b, err := schema.FS.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mig := strings.Join(strings.Fields(string(b)), " ")
-		for _, stmt := range strings.Split(withoutComments(want), ";") {
-			if stmt = strings.Join(strings.Fields(stmt), " "); stmt != "" && !strings.Contains(mig, stmt) {
-				t.Errorf("db/schema/%s lacks pgstate's %q", file, stmt)
-			}
-		}
-	}
-}
-
-// withoutComments is sql without its -- comment lines.
-func withoutComments(sql string) string {
-	var keep []string
-	for _, line := range strings.Split(sql, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-			keep = append(keep, line)
-		}
-	}
-	return strings.Join(keep, "\n")
 }
 
 // TestExclusive_ThroughTransactionPooler: the start-up lock holds through PgBouncer in transaction

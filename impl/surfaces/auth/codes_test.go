@@ -210,9 +210,9 @@ func TestErrorCodes_EveryEnumCodeIsSent(t *testing.T) {
 	}
 	// Codes the library never answers itself: the server that mounts it does.
 	elsewhere := map[string]string{
-		"validation_failed":    "cmd/server TestServer_AuthCodesOfTheServer (the spec validator the server puts in front of the library)",
-		"database_unavailable": "cmd/server TestServer_AuthCodesOfTheServer (the server's PostgreSQL stopped)",
-		"not_confirmed":        "cmd/server TestServer_AuthCodesOfTheServer (the messenger provider the server configures)",
+		"validation_failed":    "impl/surfaces/auth/httpapi TestMount_CodesOfTheServer (the spec validator the server puts in front of the library)",
+		"database_unavailable": "impl/surfaces/auth/httpapi TestMount_CodesOfTheServer (the server's PostgreSQL stopped)",
+		"not_confirmed":        "impl/surfaces/auth/httpapi TestMount_CodesOfTheServer (the messenger provider the server configures)",
 	}
 	var all []string
 	for code := range tests {

@@ -8,8 +8,9 @@
 // and nothing else, so it can share any database, the embedder's included, and an embedder needs
 // no migration runner. Open uses them as they are: for a server whose migrations create them
 // (triad's db/schema/00040_auth_state.sql holds Schema, 00210_auth_revoked_sessions.sql
-// SessionsSchema; a test holds them equal), so that it can run as a role that may not change the
-// schema. Every query is sqlc's (queries.sql, generated into gen/authstatedb).
+// SessionsSchema: this package's files are the source, and TestSchema_IsTheServersMigration fails
+// when a migration and its file differ by a statement), so that it can run as a role that may not
+// change the schema. Every query is sqlc's (queries.sql, generated into gen/authstatedb).
 package pgstate
 
 import (

@@ -1,6 +1,7 @@
 -- The tables of Store (pgstate.Schema): used confirmation ids and pending messenger logins.
 -- Expired rows are useless (the tokens they guard are refused by their exp), so they are swept,
--- never kept. triad's db/schema/00040_auth_state.sql holds the same statements.
+-- never kept. This file is the source of triad's db/schema/00040_auth_state.sql, which holds the
+-- same statements (TestSchema_IsTheServersMigration fails when they differ).
 CREATE TABLE IF NOT EXISTS auth_used_ids (
     id         text PRIMARY KEY,
     expires_at timestamptz NOT NULL

@@ -8,6 +8,7 @@ import (
 
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/tokenedge"
+	"github.com/triadhq/triad/impl/surfaces/brands"
 	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
 )
 
@@ -18,6 +19,12 @@ type Settings struct {
 	// AdminEmail and AdminPassword, when the email is set, create the first admin at start, or
 	// take over the non-admin account holding that email (brands.Service.EnsureAdmin).
 	AdminEmail, AdminPassword string
+}
+
+// DefaultSettings are the settings the surface takes when its server sets nothing: the brands
+// package's token lifetime, no first admin.
+func DefaultSettings() Settings {
+	return Settings{TokenTTL: brands.DefaultTokenTTL}
 }
 
 // Mount is the brands surface as the server mounts it (/api/...): the API on the server's Deps,

@@ -25,6 +25,18 @@ type Settings struct {
 	InProgressTimeout, ReadyTimeout time.Duration
 }
 
+// DefaultSettings are the settings the surface takes when its server sets nothing (the orders
+// package's defaults, InProgressTimeout 72 hours), but the client, which has no default.
+func DefaultSettings() Settings {
+	return Settings{TokenTTL: orders.DefaultTokenTTL,
+		Limits:            orders.Limits{MaxHeld: orders.DefaultMaxHeld, RetakeCooldown: orders.DefaultRetakeCooldown, ListTimeout: orders.DefaultListTimeout},
+		InProgressTimeout: DefaultInProgressTimeout, ReadyTimeout: orders.DefaultReadyTimeout}
+}
+
+// DefaultInProgressTimeout is how long an order may stay IN PROGRESS untouched before it returns
+// to WAITING, unless configured otherwise.
+const DefaultInProgressTimeout = 72 * time.Hour
+
 // Mount is the orders surface as the server mounts it (/oauth/token, /users, /authenticated,
 // /orders): the API on the server's Deps, its demo data once in dev mode (and its reset, for the
 // server's POST /dev/reset), its tokens as the token source "orders", and its sweeps (expired

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"context"
@@ -9,19 +9,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/kit/web"
+	"github.com/triadhq/triad/impl/platform/migrate"
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/testkit/apitest"
 )
 
-// TestServer_AuthCodesOfTheServer triggers the three ApiError codes of api/auth.yaml that the auth
-// library does not answer itself but the server around it does (impl/surfaces/auth's
+// TestMount_CodesOfTheServer triggers the three ApiError codes of api/auth.yaml that the auth
+// library does not answer itself but the server's mount around it does (impl/surfaces/auth's
 // TestErrorCodes_EveryEnumCodeIsSent triggers the others and names these): validation_failed from
 // the spec validator, not_confirmed from the messenger
 // provider the server configures, database_unavailable when its PostgreSQL is gone.
-func TestServer_AuthCodesOfTheServer(t *testing.T) {
+func TestMount_CodesOfTheServer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cluster, err := pgcluster.Start(ctx, filepath.Join(t.TempDir(), "pg"), pgcluster.Options{Ephemeral: true})
@@ -33,8 +36,16 @@ func TestServer_AuthCodesOfTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := providertest.NewTelegram(t, "4242:bot-secret-token", "triad_login_bot")
-	base, _ := testServer(t, "-mode", "dev", "-database-url", cluster.URL("triad"),
-		"-auth-telegram-token", "4242:bot-secret-token", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private")
+	// A cluster of its own, with triad's migrations: the test stops it.
+	cc, err := pgx.ParseConfig(cluster.URL("triad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Ensure(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	base := serve(t, cluster.URL("triad"), true, Settings{Providers: Providers{
+		TelegramToken: "4242:bot-secret-token", TelegramAPIURL: tg.URL(), AllowPrivate: true}})
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)

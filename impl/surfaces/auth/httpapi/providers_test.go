@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/gen/authapi"
+
 	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/oauthserver"
@@ -27,7 +28,8 @@ import (
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
-func newTestAuthService(t *testing.T) *auth.Service {
+// newTestService is a bare auth service for providers to be added to.
+func newTestService(t *testing.T) *auth.Service {
 	t.Helper()
 	svc, err := auth.New(auth.Options{URL: "http://site.example",
 		SecretReader: token.SecretFunc(func(string) (string, error) { return "0123456789abcdef0123456789abcdef", nil })})
@@ -38,9 +40,9 @@ func newTestAuthService(t *testing.T) *auth.Service {
 	return svc
 }
 
-// TestAddConfiguredProviders: each provider's settings enable it; half or broken settings fail
-// the start instead of silently leaving a provider out.
-func TestAddConfiguredProviders(t *testing.T) {
+// TestAddProviders: each provider's settings enable it; half or broken settings fail the start
+// instead of silently leaving a provider out, and no error shows a secret.
+func TestAddProviders(t *testing.T) {
 	t.Parallel()
 	p8, _ := providertest.GenerateP8(t)
 	keyFile := filepath.Join(t.TempDir(), "AuthKey.p8")
@@ -49,19 +51,17 @@ func TestAddConfiguredProviders(t *testing.T) {
 	}
 	tg := providertest.NewTelegram(t, "123:tg-secret", "triad_bot")
 	custom := `[{"name":"corp","cid":"c","csecret":"s","auth_url":"https://sso.example/a","token_url":"https://sso.example/t","info_url":"https://sso.example/u","scopes":["profile"],"pkce":true}]`
-	cfg, err := LoadConfig([]string{
-		"-auth-github-cid", "gh-id", "-auth-github-csecret", "gh-secret",
-		"-auth-microsoft-cid", "ms-id", "-auth-microsoft-csecret", "ms-secret", "-auth-microsoft-tenant", "contoso.onmicrosoft.com",
-		"-auth-twitter-cid", "ck", "-auth-twitter-csecret", "cs",
-		"-auth-apple-client-id", "com.example.web", "-auth-apple-team-id", "TEAM", "-auth-apple-key-id", "KEY", "-auth-apple-key-file", keyFile,
-		"-auth-telegram-token", "123:tg-secret", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private",
-		"-auth-custom-providers", custom,
-	})
-	if err != nil {
-		t.Fatal(err)
+	all := Providers{
+		Clients: map[string]OAuthClient{
+			provider.GitHubName: {"gh-id", "gh-secret"}, provider.MicrosoftName: {"ms-id", "ms-secret"}, provider.TwitterName: {"ck", "cs"},
+		},
+		MicrosoftTenant: "contoso.onmicrosoft.com",
+		AppleClientID:   "com.example.web", AppleTeamID: "TEAM", AppleKeyID: "KEY", AppleKeyFile: keyFile, AppleResponseMode: "form_post",
+		TelegramToken: "123:tg-secret", TelegramAPIURL: tg.URL(), AllowPrivate: true,
+		Custom: custom,
 	}
-	svc := newTestAuthService(t)
-	if err := addConfiguredProviders(context.Background(), cfg, svc, nil); err != nil {
+	svc := newTestService(t)
+	if err := AddProviders(context.Background(), svc, all, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(svc.Providers(), ","); got != "github,microsoft,twitter,apple,telegram,corp" {
@@ -76,23 +76,23 @@ func TestAddConfiguredProviders(t *testing.T) {
 		t.Fatal("bot name not read from getMe")
 	}
 
-	for name, args := range map[string][]string{
-		"cid without secret":    {"-auth-github-cid", "x"},
-		"apple without key":     {"-auth-apple-client-id", "c", "-auth-apple-team-id", "t", "-auth-apple-key-id", "k"},
-		"apple with broken key": {"-auth-apple-client-id", "c", "-auth-apple-team-id", "t", "-auth-apple-key-id", "k", "-auth-apple-key", "garbage"},
-		"apple key without ids": {"-auth-apple-key-file", keyFile},
-		"custom not JSON":       {"-auth-custom-providers", "corp:c:s"},
-		"custom built-in name":  {"-auth-custom-providers", strings.Replace(custom, `"corp"`, `"github"`, 1)},
-		"custom misspelt key":   {"-auth-custom-providers", strings.Replace(custom, `"scopes"`, `"scope"`, 1)},
-		"telegram wrong token":  {"-auth-telegram-token", "999:wrong", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private"},
+	apple := func(p Providers) Providers {
+		p.AppleClientID, p.AppleTeamID, p.AppleKeyID, p.AppleResponseMode = "c", "t", "k", "form_post"
+		return p
+	}
+	for name, p := range map[string]Providers{
+		"cid without secret":    {Clients: map[string]OAuthClient{provider.GitHubName: {ID: "x"}}},
+		"apple without key":     apple(Providers{}),
+		"apple with broken key": apple(Providers{AppleKey: "garbage"}),
+		"apple key without ids": {AppleKeyFile: keyFile, AppleResponseMode: "form_post"},
+		"custom not JSON":       {Custom: "corp:c:s"},
+		"custom built-in name":  {Custom: strings.Replace(custom, `"corp"`, `"github"`, 1)},
+		"custom misspelt key":   {Custom: strings.Replace(custom, `"scopes"`, `"scope"`, 1)},
+		"telegram wrong token":  {TelegramToken: "999:wrong", TelegramAPIURL: tg.URL(), AllowPrivate: true},
 		// Without the opt-out, the guarded outbound client refuses a Bot API on loopback.
-		"telegram on loopback": {"-auth-telegram-token", "123:tg-secret", "-auth-telegram-api-url", tg.URL()},
+		"telegram on loopback": {TelegramToken: "123:tg-secret", TelegramAPIURL: tg.URL()},
 	} {
-		cfg, err := LoadConfig(args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = addConfiguredProviders(context.Background(), cfg, newTestAuthService(t), nil)
+		err := AddProviders(context.Background(), newTestService(t), p, nil)
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 			continue
@@ -111,29 +111,13 @@ func TestAddConfiguredProviders(t *testing.T) {
 	}
 }
 
-func TestProviderSecretsMasked(t *testing.T) {
-	t.Parallel()
-	c, err := LoadConfig([]string{"-auth-github-cid", "gh-id", "-auth-github-csecret", "gh-s3cret",
-		"-auth-telegram-token", "123:tg-s3cret", "-auth-apple-key", "apple-s3cret", "-auth-custom-providers", `[{"csecret":"custom-s3cret"}]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sb strings.Builder
-	newLoggerTo(&sb, c).Info("config", "config", c)
-	for _, leak := range []string{"gh-s3cret", "tg-s3cret", "apple-s3cret", "custom-s3cret"} {
-		if strings.Contains(sb.String(), leak) {
-			t.Fatalf("log line leaks %s: %s", leak, sb.String())
-		}
-	}
-}
-
-// TestServer_TelegramProviderLogin runs the whole server with the messenger provider configured from flags
-// and logs a user in through a fake Bot API: every response is checked against api/auth.yaml.
-func TestServer_TelegramProviderLogin(t *testing.T) {
+// TestMount_TelegramProviderLogin mounts the surface with the messenger provider configured and
+// logs a user in through a fake Bot API: every response is checked against api/auth.yaml.
+func TestMount_TelegramProviderLogin(t *testing.T) {
 	t.Parallel()
 	tg := providertest.NewTelegram(t, "4242:bot-secret-token", "triad_login_bot")
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t),
-		"-auth-telegram-token", "4242:bot-secret-token", "-auth-telegram-api-url", tg.URL(), "-auth-providers-allow-private")
+	base := serve(t, dbtest.NewURL(t), true, Settings{Providers: Providers{
+		TelegramToken: "4242:bot-secret-token", TelegramAPIURL: tg.URL(), AllowPrivate: true}})
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -215,11 +199,11 @@ func TestServer_TelegramProviderLogin(t *testing.T) {
 	}
 }
 
-// TestServer_CustomProviderWithLocalServer runs the whole server with a custom OAuth2 provider from
-// AUTH_CUSTOM_PROVIDERS pointed at the local OAuth2 server, and logs in through its login page.
-func TestServer_CustomProviderWithLocalServer(t *testing.T) {
+// TestMount_CustomProviderWithLocalServer mounts the surface with a custom OAuth2 provider pointed
+// at the local OAuth2 server, and logs in through its login page.
+func TestMount_CustomProviderWithLocalServer(t *testing.T) {
 	t.Parallel()
-	// The callback URL must be known before the server starts: reserve a port, then free it for run.
+	// The callback URL must be known before the site starts: reserve a port, then free it for serve.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -244,11 +228,9 @@ func TestServer_CustomProviderWithLocalServer(t *testing.T) {
 	custom, _ := json.Marshal([]map[string]any{{"name": "corp", "cid": "triad", "csecret": "idp-secret",
 		"auth_url": srv.Endpoint().AuthURL, "token_url": srv.Endpoint().TokenURL, "info_url": srv.InfoURL(), "pkce": true}})
 
-	// A fixed -addr would put the dev provider on its default port 8084, which a parallel test or
-	// another process may hold: ask for a free one.
-	base, _ := testServer(t, "-addr", addr, "-auth-url", site, "-database-url", dbtest.NewURL(t),
-		"-auth-dev-port", "0", "-auth-custom-providers", string(custom),
-		"-auth-providers-allow-private") // the IdP is an httptest server on loopback
+	// DevPort 0: the dev provider on a free port, never the 8084 a parallel test may hold; the IdP
+	// is an httptest server on loopback, hence AllowPrivate.
+	base := serve(t, dbtest.NewURL(t), true, Settings{URL: site, Providers: Providers{Custom: string(custom), AllowPrivate: true}}, addr)
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -301,34 +283,3 @@ func TestServer_CustomProviderWithLocalServer(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// TestProviderSettingsFromEnv: the documented environment variables (not only the flags) enable
-// the providers. Not parallel: it sets the process environment.
-func TestProviderSettingsFromEnv(t *testing.T) {
-	t.Setenv("AUTH_GOOGLE_CID", "g-id")
-	t.Setenv("AUTH_GOOGLE_CSECRET", "g-secret")
-	t.Setenv("AUTH_MICROSOFT_CID", "ms-id")
-	t.Setenv("AUTH_MICROSOFT_CSECRET", "ms-secret")
-	t.Setenv("AUTH_MICROSOFT_TENANT", "consumers")
-	t.Setenv("AUTH_BATTLENET_CID", "bn-id")
-	t.Setenv("AUTH_BATTLENET_CSECRET", "bn-secret")
-	cfg, err := LoadConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := newTestAuthService(t)
-	if err := addConfiguredProviders(context.Background(), cfg, svc, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(svc.Providers(), ","); got != "google,microsoft,battlenet" {
-		t.Fatalf("providers %s", got)
-	}
-	ms, _ := svc.Provider("microsoft")
-	conf := ms.(*provider.OAuth2Handler).OAuth2()
-	if !strings.Contains(conf.Endpoint.AuthURL, "/consumers/") || conf.ClientID != "ms-id" || conf.ClientSecret != "ms-secret" {
-		t.Fatalf("microsoft from env: %s %s", conf.Endpoint.AuthURL, conf.ClientID)
-	}
-	if conf.RedirectURL != "http://site.example/auth/microsoft/callback" {
-		t.Fatalf("callback URL %s", conf.RedirectURL)
-	}
-}

@@ -1,11 +1,10 @@
-package main
+package httpapi
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -19,34 +18,32 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
 
-// ProvidersConfig enables login providers one by one, beside AUTH_PROVIDERS' name:cid:csecret
-// list. Every field is optional; a provider is on when its credentials are set.
-type ProvidersConfig struct {
-	// Clients of the built-in OAuth providers, from AUTH_<NAME>_CID and AUTH_<NAME>_CSECRET, e.g.
-	// AUTH_GITHUB_CID (for twitter: the consumer key and secret).
-	Clients map[string]*OAuthClient
-	// MicrosoftTenant is AUTH_MICROSOFT_TENANT: common (default), organizations, consumers or a tenant id.
+// Providers enable login providers one by one, beside Settings.Builtins' name:cid:csecret list.
+// Every field is optional; a provider is on when its credentials are set.
+type Providers struct {
+	// Clients of the built-in OAuth providers of OAuthBuiltins, by name (AUTH_<NAME>_CID and
+	// AUTH_<NAME>_CSECRET; for twitter: the consumer key and secret).
+	Clients map[string]OAuthClient
+	// MicrosoftTenant is common (default), organizations, consumers or a tenant id.
 	MicrosoftTenant string
-	// Apple is Sign in with Apple: AUTH_APPLE_CLIENT_ID, AUTH_APPLE_TEAM_ID, AUTH_APPLE_KEY_ID,
-	// AUTH_APPLE_KEY_FILE (the .p8 file) or AUTH_APPLE_KEY (its PEM text), AUTH_APPLE_RESPONSE_MODE.
-	AppleClientID, AppleTeamID, AppleKeyID, AppleKeyFile, AppleResponseMode string
-	AppleKey                                                                Secret
-	// TelegramToken is AUTH_TELEGRAM_TOKEN, the bot token; TelegramAPIURL (AUTH_TELEGRAM_API_URL)
-	// replaces https://api.telegram.org (a local Bot API server, tests).
-	TelegramToken  Secret
-	TelegramAPIURL string
-	// Custom is AUTH_CUSTOM_PROVIDERS, a JSON array of custom OAuth 2.0 providers (see customJSON).
-	Custom Secret
-	// AllowPrivate is AUTH_PROVIDERS_ALLOW_PRIVATE: the providers' server-to-server calls may reach
-	// private and loopback addresses (an identity provider or a local Bot API server inside the
-	// network). Off, the guarded client of package outbound refuses them, so a provider URL cannot
-	// be turned against the server's own network.
+	// Apple is Sign in with Apple: the services id, team id, key id, and the .p8 private key as a
+	// file (AppleKeyFile) or its PEM text (AppleKey); AppleResponseMode is form_post or query.
+	AppleClientID, AppleTeamID, AppleKeyID, AppleKeyFile, AppleKey, AppleResponseMode string
+	// TelegramToken is the bot token; TelegramAPIURL replaces https://api.telegram.org (a local
+	// Bot API server, tests).
+	TelegramToken, TelegramAPIURL string
+	// Custom is a JSON array of custom OAuth 2.0 providers (see customJSON).
+	Custom string
+	// AllowPrivate: the providers' server-to-server calls may reach private and loopback
+	// addresses (an identity provider or a local Bot API server inside the network). Off, the
+	// guarded client of package outbound refuses them, so a provider URL cannot be turned against
+	// the server's own network.
 	AllowPrivate bool
 }
 
 // httpClient is the providers' outbound client: the guarded one, with the address guard off only
 // when AllowPrivate says so.
-func (c ProvidersConfig) httpClient() *http.Client {
+func (c Providers) httpClient() *http.Client {
 	if !c.AllowPrivate {
 		return nil // each provider package's guarded default
 	}
@@ -54,7 +51,7 @@ func (c ProvidersConfig) httpClient() *http.Client {
 }
 
 // telegramClient is httpClient for the Bot API, whose long polls outlast the default timeout.
-func (c ProvidersConfig) telegramClient() *http.Client {
+func (c Providers) telegramClient() *http.Client {
 	if !c.AllowPrivate {
 		return nil // telegram's guarded default, with its long-poll timeout
 	}
@@ -63,20 +60,11 @@ func (c ProvidersConfig) telegramClient() *http.Client {
 
 // OAuthClient is a client id and secret.
 type OAuthClient struct {
-	ID     string
-	Secret Secret
+	ID, Secret string
 }
 
-// LogValue masks the secret when the config is logged.
-func (c *OAuthClient) LogValue() slog.Value {
-	if c == nil || c.ID == "" {
-		return slog.StringValue("")
-	}
-	return slog.StringValue(c.ID + ":" + c.Secret.String())
-}
-
-// oauthBuiltins are the built-ins configured with a client id and secret alone.
-var oauthBuiltins = []string{provider.GitHubName, provider.GoogleName, provider.FacebookName, provider.MicrosoftName,
+// OAuthBuiltins are the built-ins configured with a client id and secret alone (Providers.Clients).
+var OAuthBuiltins = []string{provider.GitHubName, provider.GoogleName, provider.FacebookName, provider.MicrosoftName,
 	provider.YandexName, provider.BattleNetName, provider.PatreonName, provider.TwitterName}
 
 // customJSON is one element of AUTH_CUSTOM_PROVIDERS, e.g.
@@ -101,26 +89,26 @@ type customJSON struct {
 	PictureField string   `json:"picture_field"`
 }
 
-// addConfiguredProviders registers every provider whose settings are present in cfg.Auth.Providers*.
+// AddProviders registers on svc every provider whose settings pc holds; half or broken settings
+// are an error naming the setting (never its secret), so a provider is never silently left out.
 // The Telegram poller stops with svc.Close; shared (nil: in memory) holds its pending logins and
 // elects the one replica that polls.
-func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, shared *pgshared.State) error {
-	pc := cfg.Auth.ProviderSettings
-	for _, name := range oauthBuiltins {
+func AddProviders(ctx context.Context, svc *auth.Service, pc Providers, shared *pgshared.State) error {
+	for _, name := range OAuthBuiltins {
 		cl := pc.Clients[name]
-		if cl == nil || (cl.ID == "" && cl.Secret == "") {
+		if cl.ID == "" && cl.Secret == "" {
 			continue
 		}
 		up := strings.ToUpper(name)
 		if cl.ID == "" || cl.Secret == "" {
 			return fmt.Errorf("AUTH_%s_CID and AUTH_%s_CSECRET must be set together", up, up)
 		}
-		p := svc.Params(cl.ID, string(cl.Secret))
+		p := svc.Params(cl.ID, cl.Secret)
 		var err error
 		if name == provider.MicrosoftName {
 			err = svc.AddCustomHandler(provider.NewMicrosoft(p, pc.MicrosoftTenant, provider.Endpoints{}))
 		} else {
-			err = svc.AddProvider(name, cl.ID, string(cl.Secret))
+			err = svc.AddProvider(name, cl.ID, cl.Secret)
 		}
 		if err != nil {
 			return fmt.Errorf("AUTH_%s_CID: %w", up, err)
@@ -150,9 +138,9 @@ func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, 
 	if pc.TelegramToken != "" {
 		gctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		logins, leader := shared.Telegram(string(pc.TelegramToken))
+		logins, leader := shared.Telegram(pc.TelegramToken)
 		h, err := provider.NewTelegram(gctx, svc.Params("", ""), provider.TelegramConfig{
-			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, pc.telegramClient()),
+			Telegram: telegram.NewAPI(pc.TelegramToken, pc.TelegramAPIURL, pc.telegramClient()),
 			Logins:   logins, Leader: leader})
 		if err != nil {
 			return fmt.Errorf("AUTH_TELEGRAM_TOKEN: %w", err)
@@ -164,7 +152,7 @@ func addConfiguredProviders(ctx context.Context, cfg Config, svc *auth.Service, 
 	}
 	if pc.Custom != "" {
 		var list []customJSON
-		d := json.NewDecoder(strings.NewReader(string(pc.Custom)))
+		d := json.NewDecoder(strings.NewReader(pc.Custom))
 		// A misspelt key ("scope", "PKCE") would otherwise be dropped silently and the provider
 		// would run without what the operator asked for.
 		d.DisallowUnknownFields()

@@ -1,4 +1,4 @@
-package main
+package platform
 
 import "testing"
 
@@ -9,18 +9,18 @@ func TestPoolSize_FollowsGOMAXPROCS(t *testing.T) {
 	const url = "postgres://u@db/triad"
 	for _, c := range []struct {
 		name  string
-		cfg   Config
+		max   int
 		url   string
 		procs int
 		want  int32
 	}{
-		{"one CPU", Config{}, url, 1, 4},
-		{"two CPUs", Config{}, url, 2, 4},
-		{"a six-CPU limit on any node", Config{}, url, 6, 6},
-		{"the URL's pool_max_conns", Config{}, url + "?pool_max_conns=7", 16, 7},
-		{"DB_MAX_CONNS wins", Config{DBMaxConns: 9}, url + "?pool_max_conns=7", 16, 9},
+		{"one CPU", 0, url, 1, 4},
+		{"two CPUs", 0, url, 2, 4},
+		{"a six-CPU limit on any node", 0, url, 6, 6},
+		{"the URL's pool_max_conns", 0, url + "?pool_max_conns=7", 16, 7},
+		{"DB_MAX_CONNS wins", 9, url + "?pool_max_conns=7", 16, 9},
 	} {
-		if got := poolSize(c.cfg, c.url, c.procs); got != c.want {
+		if got := poolSize(c.max, c.url, c.procs); got != c.want {
 			t.Errorf("%s: pool of %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"net/http"
@@ -11,14 +11,14 @@ import (
 	"github.com/triadhq/triad/impl/testkit/apitest"
 )
 
-// TestAuthUnvalidated_TakeNoOtherInput: every route of authUnvalidated is a GET of api/auth.yaml
+// TestUnvalidated_TakeNoOtherInput: every route of unvalidated is a GET of api/auth.yaml
 // with no body and no input but the X-XSRF-TOKEN header (whose bound impl/surfaces/auth checks against the
 // spec), so skipping kin-openapi there loses no check; every other operation of the spec goes
 // through the validator.
-func TestAuthUnvalidated_TakeNoOtherInput(t *testing.T) {
+func TestUnvalidated_TakeNoOtherInput(t *testing.T) {
 	t.Parallel()
 	spec := apitest.Spec(t, "auth.yaml")
-	for _, path := range authUnvalidated {
+	for _, path := range unvalidated {
 		item := spec.Paths.Value(path)
 		if item == nil || item.Get == nil {
 			t.Errorf("%s skips the validator but the spec has no GET %s", path, path)
@@ -37,8 +37,8 @@ func TestAuthUnvalidated_TakeNoOtherInput(t *testing.T) {
 	for path, item := range spec.Paths.Map() {
 		for method := range item.Operations() {
 			r := httptest.NewRequest(method, strings.ReplaceAll(strings.ReplaceAll(path, "{", "x"), "}", "x"), nil)
-			want := method != http.MethodGet || !slices.Contains(authUnvalidated, path)
-			if got := authValidated(r); got != want {
+			want := method != http.MethodGet || !slices.Contains(unvalidated, path)
+			if got := validated(r); got != want {
 				t.Errorf("%s %s: validated %v, want %v", method, path, got, want)
 			}
 			seen++

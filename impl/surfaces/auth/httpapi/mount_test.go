@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"encoding/json"
@@ -9,11 +9,8 @@ import (
 	netmail "net/mail"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
@@ -22,18 +19,11 @@ import (
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
-// The demo page is text/html, which kin-openapi does not decode by default.
-// Avatars are images, decoded as opaque files.
-func init() {
-	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
-	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
-}
-
-// TestServer_AuthDevWiring runs the whole server in dev mode and logs in with the documented demo
+// TestMount_DevWiring mounts the surface in dev mode and logs in with the documented demo
 // credentials of the direct provider.
-func TestServer_AuthDevWiring(t *testing.T) {
+func TestMount_DevWiring(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	base := serve(t, dbtest.NewURL(t), true, Settings{})
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -104,33 +94,17 @@ func TestServer_AuthDevWiring(t *testing.T) {
 	}
 }
 
-func TestServer_AuthProdNeedsSecretAndRefusesDev(t *testing.T) {
-	t.Parallel()
-	if _, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", strings.Repeat("c", 24)}); err == nil || !strings.Contains(err.Error(), "AUTH_SECRET") {
-		t.Fatalf("prod without AUTH_SECRET: %v", err)
-	}
-	cfg, err := LoadConfig([]string{"-mode", "prod", "-orders-client-id", "i", "-orders-client-secret", strings.Repeat("c", 24),
-		"-auth-secret", strings.Repeat("k", 32), "-auth-providers", "dev::"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newAuthService(cfg, newLogger(cfg), nil, nil); err == nil || !strings.Contains(err.Error(), "development only") {
-		t.Fatalf("dev provider in prod: %v", err)
-	}
-}
-
-// TestServer_AuthEmailVerifiedLogin runs the reference wiring's "email" verified provider against a
+// TestMount_EmailVerifiedLogin runs the reference wiring's "email" verified provider against a
 // real SMTP server: the confirmation arrives as a MIME e-mail, its token logs in once, on whichever
 // of two instances sharing the database it is replayed.
-func TestServer_AuthEmailVerifiedLogin(t *testing.T) {
+func TestMount_EmailVerifiedLogin(t *testing.T) {
 	t.Parallel()
 	mail := smtptest.Start(t, smtptest.Options{})
 	dbURL := dbtest.NewURL(t)
-	args := []string{"-database-url", dbURL, "-auth-smtp-host", mail.Host, "-auth-smtp-port", strconv.Itoa(mail.Port),
-		"-auth-smtp-starttls=false", "-auth-smtp-from", "triad <noreply@example.com>"}
-	base, _ := testServer(t, args...)
+	s := Settings{SMTP: SMTP{Host: mail.Host, Port: mail.Port, From: "triad <noreply@example.com>"}}
+	base := serve(t, dbURL, true, s)
 	// A second instance on the same database: a replica behind the same load balancer.
-	replica, _ := testServer(t, args...)
+	replica := serve(t, dbURL, true, s)
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -224,22 +198,22 @@ func checkAvatarRoute(t *testing.T, c *http.Client, avatarURL string) {
 	}
 }
 
-// TestServer_AuthCookieDomain: with AUTH_COOKIE_DOMAIN the login's JWT and XSRF-TOKEN cookies, and
+// TestMount_CookieDomain: with a cookie domain the login's JWT and XSRF-TOKEN cookies, and
 // the logout's clearing ones, carry Domain=, so a page on a sibling host (app.example.test) reads
 // XSRF-TOKEN set by the API's host (api.example.test); without it they stay host-only.
-func TestServer_AuthCookieDomain(t *testing.T) {
+func TestMount_CookieDomain(t *testing.T) {
 	t.Parallel()
 	dbURL := dbtest.NewURL(t)
 	for _, tc := range []struct {
 		name   string
-		args   []string
+		s      Settings
 		domain string
 	}{
-		{"configured", []string{"-auth-url", "https://api.example.test", "-auth-cookie-domain", "example.test"}, "example.test"},
-		{"unset", nil, ""},
+		{"configured", Settings{URL: "https://api.example.test", CookieDomain: "example.test"}, "example.test"},
+		{"unset", Settings{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, _ := testServer(t, append([]string{"-database-url", dbURL}, tc.args...)...)
+			base := serve(t, dbURL, true, tc.s)
 			// No cookie jar: the test reads Set-Cookie as the server wrote it.
 			post := func(path, body string) *http.Response {
 				t.Helper()
@@ -253,7 +227,7 @@ func TestServer_AuthCookieDomain(t *testing.T) {
 				}
 				return resp
 			}
-			login := post("/auth/"+devDirectProvider+"/login", `{"user":"`+devDirectUser+`","passwd":"`+devDirectPassword+`"}`)
+			login := post("/auth/"+DevDirectProvider+"/login", `{"user":"`+DevDirectUser+`","passwd":"`+DevDirectPassword+`"}`)
 			logout := post("/auth/logout", "")
 			for what, resp := range map[string]*http.Response{"login": login, "logout": logout} {
 				seen := map[string]bool{}

@@ -1,4 +1,4 @@
-package main
+package httpapi
 
 import (
 	"net/http"
@@ -10,15 +10,14 @@ import (
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
-// Every password is throttled: the auth surface's direct login (GET and POST) and basic auth with
-// AUTH_ADMIN_PASSWD go through the same login guard as orders and brands (its PostgreSQL count,
+// TestMount_PasswordsGuarded: every password is throttled: the auth surface's direct login (GET
+// and POST) and basic auth with AdminPasswd go through the same login guard as orders and brands (its PostgreSQL count,
 // the one 429 code): 15 wrong passwords for demo meet 429 too_many_attempts from the 11th, right
 // password included; basic auth likewise; another address is not affected; and the code is the
 // one brands answers.
-func TestServer_AuthPasswordsGuarded(t *testing.T) {
+func TestMount_PasswordsGuarded(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t), "-auth-dev-port", "0",
-		"-auth-admin-passwd", "admin-secret-password-0123")
+	base := serve(t, dbtest.NewURL(t), true, Settings{AdminPasswd: "admin-secret-password-0123"})
 	guesser := fromAddr(120)
 	for i := range 15 {
 		var a answer
