@@ -51,3 +51,52 @@ func (t Table[Owner]) TokenOwner(ctx context.Context, hash []byte) (Owner, time.
 func (t Table[Owner]) DeleteExpiredTokens(ctx context.Context) (int64, error) {
 	return t.DeleteExpired(ctx, t.now())
 }
+
+// InsertArgs is the parameters of a token table's insert statement as sqlc generates them: the
+// token's hash, its user's id, its expiry.
+type InsertArgs[ID any] interface {
+	~struct {
+		TokenHash []byte
+		UserID    ID
+		ExpiresAt time.Time
+	}
+}
+
+// OwnerArgs is the parameters of a token table's owner lookup as sqlc generates them: the hash,
+// and the time the token must be unexpired at.
+type OwnerArgs interface {
+	~struct {
+		TokenHash []byte
+		Now       time.Time
+	}
+}
+
+// TableOf is the Table over a token table's three sqlc statements, so a surface names its
+// statements and how its owner maps to and from them, and nothing else: insert with userID(owner)
+// as the user id, owner with ownerOf reading the owner and the expiry from its row, and
+// deleteExpired; expiry is judged by now (nil: time.Now).
+func TableOf[Owner, ID any, I InsertArgs[ID], O OwnerArgs, Row any](
+	insert func(context.Context, I) error, userID func(Owner) ID,
+	owner func(context.Context, O) (Row, error), ownerOf func(Row) (Owner, time.Time),
+	deleteExpired func(context.Context, time.Time) (int64, error), now func() time.Time,
+) Table[Owner] {
+	return Table[Owner]{
+		Insert: func(ctx context.Context, hash []byte, o Owner, expires time.Time) error {
+			return insert(ctx, I(struct {
+				TokenHash []byte
+				UserID    ID
+				ExpiresAt time.Time
+			}{hash, userID(o), expires}))
+		},
+		Owner: func(ctx context.Context, hash []byte, at time.Time) (Owner, time.Time, error) {
+			row, err := owner(ctx, O(struct {
+				TokenHash []byte
+				Now       time.Time
+			}{hash, at}))
+			o, expires := ownerOf(row)
+			return o, expires, err
+		},
+		DeleteExpired: deleteExpired,
+		Now:           now,
+	}
+}

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // from the cache) and, when hold is set, pausing each read after the database answered until the
 // test lets it go.
 type store struct {
-	orders.TokenStore
+	opaquetoken.Table[orders.Principal]
 	reads  atomic.Int64
 	hold   atomic.Bool
 	read   chan struct{} // a held read has its answer
@@ -37,12 +37,12 @@ type store struct {
 }
 
 func newStore(pool *pgxpool.Pool) *store {
-	return &store{TokenStore: orders.NewTokenStore(db.New(pool), nil), read: make(chan struct{}), resume: make(chan struct{})}
+	return &store{Table: orders.NewTokenStore(db.New(pool), nil), read: make(chan struct{}), resume: make(chan struct{})}
 }
 
 func (s *store) TokenOwner(ctx context.Context, hash []byte) (orders.Principal, time.Time, error) {
 	s.reads.Add(1)
-	p, exp, err := s.TokenStore.TokenOwner(ctx, hash)
+	p, exp, err := s.Table.TokenOwner(ctx, hash)
 	if s.hold.Load() {
 		s.read <- struct{}{}
 		<-s.resume

@@ -27,6 +27,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/bearer"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/router"
 	"github.com/triadhq/triad/impl/kit/web"
@@ -85,9 +86,6 @@ type Surface[P any] struct {
 	TTL time.Duration
 	// Revoked is the channel on which PostgreSQL notifies the hash of every deleted token row.
 	Revoked string
-	// InvalidCredentials is the domain's error for an unknown account or a wrong password, the
-	// one the login guard counts as a failure.
-	InvalidCredentials error
 	// QueryParam, when not "", also takes the token from this query parameter (bearer.Options).
 	QueryParam string
 	// UserID names the user of a principal (bearer.Options.UserID); Role is the user's role in
@@ -161,7 +159,7 @@ func New[P any](pool *pgxpool.Pool, s Surface[P], o Options) (*Edge[P], error) {
 	e := &Edge[P]{
 		Spec:    spec,
 		Tokens:  tokens,
-		Guard:   loginguard.New(o.Hasher, throttle.New(pool, o.Logins), s.InvalidCredentials, o.Devices),
+		Guard:   loginguard.New(o.Hasher, throttle.New(pool, o.Logins), domainerr.InvalidCredentials, o.Devices),
 		Signups: loginguard.NewSignups(throttle.New(pool, loginguard.SignupOptions(o.Signups))),
 		Options: o,
 		s:       s,

@@ -21,23 +21,14 @@ import (
 	"github.com/triadhq/triad/impl/platform/pgread"
 )
 
-// Domain errors; the HTTP layer maps each to one status code.
+// Domain errors; the HTTP layer maps each to one status code. The refusals every domain shares
+// (not found, forbidden, invalid credentials, an email taken, unauthenticated) are domainerr's.
 var (
 	// ErrInvalidInput: one or more input fields are invalid; the error is an invalid.Problems
 	// listing them (the shared invalid.ErrInput).
 	ErrInvalidInput = invalid.ErrInput
-	// ErrNotFound: no brand has the id (or the id is not a 24-hex-digit id).
-	ErrNotFound = errors.New("brands: not found")
-	// ErrEmailTaken: another user has the email, compared without regard to case.
-	ErrEmailTaken = errors.New("brands: email taken")
-	// ErrInvalidCredentials: login with an unknown email or a wrong password (deliberately one error).
-	ErrInvalidCredentials = errors.New("brands: invalid credentials")
-	// ErrUnauthenticated: the access token is missing, unknown, expired or revoked.
-	ErrUnauthenticated = errors.New("brands: unauthenticated")
 	// ErrWrongPassword: a password change gave a wrong current password.
 	ErrWrongPassword = errors.New("brands: wrong current password")
-	// ErrForbidden: the user is not an admin.
-	ErrForbidden = errors.New("brands: admin only")
 	// ErrUnavailable: the brand exists but is not available for subscription.
 	ErrUnavailable = errors.New("brands: brand unavailable")
 )

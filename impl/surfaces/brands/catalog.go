@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 )
 
@@ -141,7 +142,7 @@ func digest(n int, version func(int) int64) string {
 // Brand returns one brand, available or not.
 func (s *Service) Brand(ctx context.Context, id string) (Brand, error) {
 	if !ValidID(id) {
-		return Brand{}, ErrNotFound
+		return Brand{}, domainerr.NotFound
 	}
 	var r db.BrandsCounted
 	err := s.read(ctx, func(q *db.Queries) (err error) {
@@ -149,7 +150,7 @@ func (s *Service) Brand(ctx context.Context, id string) (Brand, error) {
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Brand{}, ErrNotFound
+		return Brand{}, domainerr.NotFound
 	}
 	if err != nil {
 		return Brand{}, err
@@ -159,7 +160,7 @@ func (s *Service) Brand(ctx context.Context, id string) (Brand, error) {
 
 func requireAdmin(p Principal) error {
 	if !p.IsAdmin {
-		return ErrForbidden
+		return domainerr.Forbidden
 	}
 	return nil
 }
@@ -209,7 +210,7 @@ func (s *Service) UpdateBrand(ctx context.Context, p Principal, id string, in Br
 		return Brand{}, err
 	}
 	if !ValidID(id) {
-		return Brand{}, ErrNotFound
+		return Brand{}, domainerr.NotFound
 	}
 	var v checks
 	params := db.UpdateBrandParams{
@@ -229,7 +230,7 @@ func (s *Service) UpdateBrand(ctx context.Context, p Principal, id string, in Br
 	}
 	r, err := pgtx.Do(ctx, func() (db.UpdateBrandRow, error) { return s.q.UpdateBrand(ctx, params) })
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Brand{}, ErrNotFound
+		return Brand{}, domainerr.NotFound
 	}
 	if err != nil {
 		return Brand{}, err
@@ -243,14 +244,14 @@ func (s *Service) DeleteBrand(ctx context.Context, p Principal, id string) error
 		return err
 	}
 	if !ValidID(id) {
-		return ErrNotFound
+		return domainerr.NotFound
 	}
 	n, err := pgtx.Do(ctx, func() (int64, error) { return s.q.DeleteBrand(ctx, id) })
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return ErrNotFound
+		return domainerr.NotFound
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
 	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
@@ -38,8 +39,8 @@ func TestRegister_UnicodeCaseVariantsAreOneAccount(t *testing.T) {
 		"\u212aATE@brand\u017f.TEST",
 	}
 	for _, email := range variants {
-		if _, err := svc.Register(ctx, "Mallory", email, "mallory-password"); !errors.Is(err, ErrEmailTaken) {
-			t.Errorf("register %q after kate@brands.test: %v, want ErrEmailTaken", email, err)
+		if _, err := svc.Register(ctx, "Mallory", email, "mallory-password"); !errors.Is(err, domainerr.Taken) {
+			t.Errorf("register %q after kate@brands.test: %v, want domainerr.Taken", email, err)
 		}
 		p, err := svc.Authenticate(ctx, email, "kate-password")
 		if err != nil || p.UserID != kate.ID {

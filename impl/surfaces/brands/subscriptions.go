@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 )
 
@@ -14,7 +15,7 @@ import (
 // was created: false means the user was subscribed already, and nothing changed.
 func (s *Service) Subscribe(ctx context.Context, p Principal, brandID string) (bool, error) {
 	if !ValidID(brandID) {
-		return false, ErrNotFound
+		return false, domainerr.NotFound
 	}
 	// One statement, and reads only when it inserted nothing; under an Idempotency-Key, one
 	// transaction with its answer, which is kept for "already subscribed" too.
@@ -28,7 +29,7 @@ func (s *Service) Subscribe(ctx context.Context, p Principal, brandID string) (b
 		avail, err := q.GetBrandAvailability(ctx, brandID)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			return false, ErrNotFound
+			return false, domainerr.NotFound
 		case err != nil:
 			return false, err
 		case !avail:
@@ -42,7 +43,7 @@ func (s *Service) Subscribe(ctx context.Context, p Principal, brandID string) (b
 // false means the user was not subscribed, and nothing changed.
 func (s *Service) Unsubscribe(ctx context.Context, p Principal, brandID string) (bool, error) {
 	if !ValidID(brandID) {
-		return false, ErrNotFound
+		return false, domainerr.NotFound
 	}
 	n, err := pgtx.Do(ctx, func() (int64, error) {
 		return s.q.UnsubscribeBrand(ctx, db.UnsubscribeBrandParams{UserID: p.UserID, BrandID: brandID})
@@ -54,7 +55,7 @@ func (s *Service) Unsubscribe(ctx context.Context, p Principal, brandID string) 
 		return true, nil
 	}
 	if _, err := s.q.GetBrandAvailability(ctx, brandID); errors.Is(err, pgx.ErrNoRows) {
-		return false, ErrNotFound
+		return false, domainerr.NotFound
 	} else if err != nil {
 		return false, err
 	}

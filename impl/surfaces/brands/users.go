@@ -12,6 +12,7 @@ import (
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 )
@@ -59,7 +60,7 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (Registe
 		q := s.q.WithTx(tx)
 		row, err := q.CreateBrandUser(ctx, db.CreateBrandUserParams{Email: email, Name: name, PasswordHash: hash})
 		if isEmailTaken(err) {
-			return Registered{}, ErrEmailTaken
+			return Registered{}, domainerr.Taken
 		}
 		if err != nil {
 			return Registered{}, err
@@ -72,7 +73,7 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (Registe
 }
 
 // Authenticate checks the credentials and returns the user as a principal; the HTTP edge issues
-// the access token. An unknown email and a wrong password both give ErrInvalidCredentials after
+// the access token. An unknown email and a wrong password both give domainerr.InvalidCredentials after
 // the same amount of hashing work.
 func (s *Service) Authenticate(ctx context.Context, email, pw string) (Principal, error) {
 	email = strings.TrimSpace(email)
@@ -85,7 +86,7 @@ func (s *Service) Authenticate(ctx context.Context, email, pw string) (Principal
 		return Principal{}, err
 	}
 	if !ok {
-		return Principal{}, ErrInvalidCredentials
+		return Principal{}, domainerr.InvalidCredentials
 	}
 	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, nil
 }
@@ -109,7 +110,7 @@ func (s *Service) ResetPassword(ctx context.Context, p Principal, keep, current,
 		// The row lock serializes concurrent changes, so each one checks the password in force.
 		stored, err := q.GetBrandUserPasswordHashForUpdate(ctx, p.UserID)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrUnauthenticated
+			return domainerr.Unauthenticated
 		}
 		if err != nil {
 			return err
@@ -157,10 +158,10 @@ func (s *Service) EditProfile(ctx context.Context, p Principal, name, email stri
 	}
 	n, err := pgtx.Do(ctx, func() (int64, error) { return s.q.UpdateBrandUserProfile(ctx, params) })
 	if isEmailTaken(err) {
-		return ErrEmailTaken
+		return domainerr.Taken
 	}
 	if err == nil && n == 0 {
-		return ErrUnauthenticated
+		return domainerr.Unauthenticated
 	}
 	return err
 }
@@ -175,7 +176,7 @@ func (s *Service) Me(ctx context.Context, p Principal) (Profile, error) {
 	if len(rows) == 0 {
 		u, err := s.q.GetBrandProfile(ctx, p.UserID)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return Profile{}, ErrUnauthenticated
+			return Profile{}, domainerr.Unauthenticated
 		}
 		if err != nil {
 			return Profile{}, err

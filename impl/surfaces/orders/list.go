@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
@@ -59,7 +60,7 @@ func pick(f SortField, desc bool, queries ...string) (string, bool) {
 // ListWaiting is the page of orders nobody has taken, for performers.
 func (s *Service) ListWaiting(ctx context.Context, p Principal, pr PageRequest) (PageOf[Order], error) {
 	if p.Type != Performer {
-		return PageOf[Order]{}, refuse(ErrForbidden, "only performers list new orders; customers list their own at /users/%d/orders", p.ID)
+		return PageOf[Order]{}, refuse(domainerr.Forbidden, "only performers list new orders; customers list their own at /users/%d/orders", p.ID)
 	}
 	return s.list(ctx, p, scopeWaiting, 0, pr)
 }
@@ -68,7 +69,7 @@ func (s *Service) ListWaiting(ctx context.Context, p Principal, pr PageRequest) 
 // performer. Only the user may list them.
 func (s *Service) ListOwn(ctx context.Context, p Principal, userID int64, pr PageRequest) (PageOf[Order], error) {
 	if p.ID != userID {
-		return PageOf[Order]{}, refuse(ErrForbidden, "you may list only your own orders")
+		return PageOf[Order]{}, refuse(domainerr.Forbidden, "you may list only your own orders")
 	}
 	scope := scopeCustomer
 	if p.Type == Performer {

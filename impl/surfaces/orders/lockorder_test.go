@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
@@ -206,7 +207,7 @@ func (w *writer) do(ctx context.Context, t *testing.T, kind string, rnd *rand.Ra
 			w.done[kind]++
 			w.mu.Unlock()
 		}
-	case errors.As(err, &r) && (errors.Is(err, ErrInvalidState) || errors.Is(err, ErrForbidden) || errors.Is(err, ErrCoolingDown)):
+	case errors.As(err, &r) && (errors.Is(err, ErrInvalidState) || errors.Is(err, domainerr.Forbidden) || errors.Is(err, ErrCoolingDown)):
 	default:
 		t.Errorf("%s of order %d: %v", kind, id, err)
 	}

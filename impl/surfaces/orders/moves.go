@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
 )
@@ -28,7 +29,7 @@ import (
 // exactly one wins; the others get ErrInvalidState.
 func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Performer {
-		return Order{}, refuse(ErrForbidden, "only performers take orders")
+		return Order{}, refuse(domainerr.Forbidden, "only performers take orders")
 	}
 	var row db.TakeOrderRow
 	err := pgtx.Retry(ctx, func() (err error) {
@@ -57,7 +58,7 @@ func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error
 // order stays one of the performer's held orders until its customer accepts or rejects it.
 func (s *Service) Pass(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Performer {
-		return Order{}, refuse(ErrForbidden, "only the order's performer may pass it")
+		return Order{}, refuse(domainerr.Forbidden, "only the order's performer may pass it")
 	}
 	var row db.PassOrderRow
 	err := pgtx.Retry(ctx, func() (err error) {
@@ -78,7 +79,7 @@ func (s *Service) Pass(ctx context.Context, p Principal, id int64) (Order, error
 // list, stays in the customer's, and its reservation returns to the customer's free balance.
 func (s *Service) Cancel(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Customer {
-		return Order{}, refuse(ErrForbidden, "only the order's customer may cancel it")
+		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may cancel it")
 	}
 	var row db.CancelOrderRow
 	err := pgtx.Retry(ctx, func() (err error) {
@@ -101,7 +102,7 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id int64) (Order, err
 // as the order is still open.
 func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Performer {
-		return Order{}, refuse(ErrForbidden, "only the order's performer may release it")
+		return Order{}, refuse(domainerr.Forbidden, "only the order's performer may release it")
 	}
 	var row db.ReleaseOrderRow
 	err := pgtx.Retry(ctx, func() (err error) {
@@ -124,7 +125,7 @@ func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, er
 // Limits.RetakeCooldown.
 func (s *Service) Reject(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Customer {
-		return Order{}, refuse(ErrForbidden, "only the order's customer may reject it")
+		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may reject it")
 	}
 	row, err := pgtx.Do(ctx, func() (db.RejectOrderRow, error) {
 		return s.q.RejectOrder(ctx, db.RejectOrderParams{ID: id, CustomerID: p.ID, Cooldown: s.cooldown()})
@@ -216,7 +217,7 @@ func (s *Service) SweepCooldowns(ctx context.Context) (int64, error) {
 func (s *Service) explain(ctx context.Context, p Principal, id int64, action string, from Status) error {
 	st, err := s.q.GetOrderState(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return refuse(ErrNotFound, "order %d not found", id)
+		return refuse(domainerr.NotFound, "order %d not found", id)
 	}
 	if err != nil {
 		return err
@@ -224,11 +225,11 @@ func (s *Service) explain(ctx context.Context, p Principal, id int64, action str
 	switch action {
 	case "pass", "release":
 		if !st.PerformerID.Valid || st.PerformerID.Int64 != p.ID {
-			return refuse(ErrForbidden, "only the order's performer may %s it", action)
+			return refuse(domainerr.Forbidden, "only the order's performer may %s it", action)
 		}
 	case "cancel", "reject":
 		if st.CustomerID != p.ID {
-			return refuse(ErrForbidden, "only the order's customer may %s it", action)
+			return refuse(domainerr.Forbidden, "only the order's customer may %s it", action)
 		}
 	}
 	return refuse(ErrInvalidState, "order %d is %s; %s needs %s", id, st.Status, action, from)

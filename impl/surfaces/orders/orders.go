@@ -74,19 +74,12 @@ type Order struct {
 	CreatedAt     time.Time
 }
 
-// Sentinel errors: handlers map each to one HTTP status with errors.Is.
+// Sentinel errors: handlers map each to one HTTP status with errors.Is. The refusals every domain
+// shares (not found, forbidden, invalid credentials, a name taken) are domainerr's.
 var (
 	// ErrInvalidInput is a value outside the domain's bounds (400); the error is an
 	// invalid.Problems listing each (the shared invalid.ErrInput).
 	ErrInvalidInput = invalid.ErrInput
-	// ErrUsernameTaken is a registration with a name in use, compared ignoring case (409).
-	ErrUsernameTaken = errors.New("username taken")
-	// ErrInvalidCredentials is an unknown user or a wrong password; callers cannot tell which.
-	ErrInvalidCredentials = errors.New("invalid credentials")
-	// ErrForbidden is a caller whose role or relation to the order does not allow the action (403).
-	ErrForbidden = errors.New("forbidden")
-	// ErrNotFound is an order or user that does not exist (404).
-	ErrNotFound = errors.New("not found")
 	// ErrInvalidState is a transition from the wrong state (409).
 	ErrInvalidState = errors.New("invalid state")
 	// ErrInsufficientFunds is an order its customer cannot pay for (409): a create beyond the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/platform/pgread"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
@@ -155,16 +156,16 @@ func (s *Service) Register(ctx context.Context, username, pw string, t UserType)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return User{}, refuse(ErrUsernameTaken, "username %s is already taken", username)
+		return User{}, refuse(domainerr.Taken, "username %s is already taken", username)
 	}
 	return u, err
 }
 
 // Authenticate checks a username (any letter case) and password. An unknown user and a wrong
-// password both give ErrInvalidCredentials after the same amount of hashing work.
+// password both give domainerr.InvalidCredentials after the same amount of hashing work.
 func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, error) {
 	if len(pw) > 4*MaxPassword {
-		return User{}, ErrInvalidCredentials
+		return User{}, domainerr.InvalidCredentials
 	}
 	var (
 		row db.GetOrderUserByUsernameRow
@@ -181,7 +182,7 @@ func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, 
 		if _, err := s.hasher.Verify(ctx, "", pw); err != nil {
 			return User{}, err
 		}
-		return User{}, ErrInvalidCredentials
+		return User{}, domainerr.InvalidCredentials
 	}
 	if err != nil {
 		return User{}, err
@@ -191,7 +192,7 @@ func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, 
 		return User{}, err
 	}
 	if !ok {
-		return User{}, ErrInvalidCredentials
+		return User{}, domainerr.InvalidCredentials
 	}
 	return User{ID: row.ID, Username: row.Username, Type: UserType(row.UserType), Balance: money.Kopecks(row.Balance)}, nil
 }
@@ -200,7 +201,7 @@ func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, 
 func (s *Service) User(ctx context.Context, id int64) (User, error) {
 	row, err := s.q.GetOrderUser(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return User{}, refuse(ErrNotFound, "user %d not found", id)
+		return User{}, refuse(domainerr.NotFound, "user %d not found", id)
 	}
 	if err != nil {
 		return User{}, err
@@ -210,11 +211,11 @@ func (s *Service) User(ctx context.Context, id int64) (User, error) {
 
 // Order reads one order for the caller: its customer and its performer may read it, and so may
 // any performer while it is WAITING (it is on the new-orders list then, so that reveals nothing).
-// Anyone else gets ErrNotFound, as for an order that does not exist, so ids reveal nothing.
+// Anyone else gets domainerr.NotFound, as for an order that does not exist, so ids reveal nothing.
 func (s *Service) Order(ctx context.Context, p Principal, id int64) (Order, error) {
 	row, err := s.q.GetVisibleOrder(ctx, db.GetVisibleOrderParams{ID: id, CallerID: p.ID, CallerIsPerformer: p.Type == Performer})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Order{}, refuse(ErrNotFound, "order %d not found", id)
+		return Order{}, refuse(domainerr.NotFound, "order %d not found", id)
 	}
 	if err != nil {
 		return Order{}, err
@@ -230,7 +231,7 @@ func (s *Service) Order(ctx context.Context, p Principal, id int64) (Order, erro
 // every order a performer can take is one its customer can pay.
 func (s *Service) CreateOrder(ctx context.Context, p Principal, description string, price money.Kopecks) (Order, error) {
 	if p.Type != Customer {
-		return Order{}, refuse(ErrForbidden, "only customers create orders")
+		return Order{}, refuse(domainerr.Forbidden, "only customers create orders")
 	}
 	if err := JoinInvalid(checkDescription(description), checkPriceRange(price)); err != nil {
 		return Order{}, err
@@ -267,7 +268,7 @@ func (s *Service) explainFunds(ctx context.Context, p Principal, price money.Kop
 // and ErrInsufficientFunds is returned.
 func (s *Service) Accept(ctx context.Context, p Principal, id int64) (Order, error) {
 	if p.Type != Customer {
-		return Order{}, refuse(ErrForbidden, "only the order's customer may accept it")
+		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may accept it")
 	}
 	var r db.AcceptOrderRow
 	err := pgtx.Retry(ctx, func() (err error) {
@@ -283,9 +284,9 @@ func (s *Service) Accept(ctx context.Context, p Principal, id int64) (Order, err
 		return Order{ID: id, CustomerID: r.CustomerID, PerformerID: r.PerformerID, PerformerName: r.PerformerName,
 			Description: r.Description, Price: price, Status: Status(r.Status), CreatedAt: r.CreatedAt}, nil
 	case "not_found":
-		return Order{}, refuse(ErrNotFound, "order %d not found", id)
+		return Order{}, refuse(domainerr.NotFound, "order %d not found", id)
 	case "forbidden":
-		return Order{}, refuse(ErrForbidden, "only the order's customer may accept it")
+		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may accept it")
 	case "invalid_state":
 		return Order{}, refuse(ErrInvalidState, "order %d is %s; accept needs %s", id, r.Status, Ready)
 	case "insufficient_funds":

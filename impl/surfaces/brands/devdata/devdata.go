@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/brands"
 )
@@ -77,7 +78,7 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *brands.Service) (bool, e
 	}
 	demo, err := svc.Register(ctx, "Demo User", DemoEmail, DemoPassword)
 	switch {
-	case errors.Is(err, brands.ErrEmailTaken):
+	case errors.Is(err, domainerr.Taken):
 		return created, nil
 	case err != nil:
 		return false, fmt.Errorf("brands dev data: demo user: %w", err)

@@ -35,15 +35,14 @@ type API struct {
 // New builds the API over pool.
 func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	edge, err := tokenedge.New(pool, tokenedge.Surface[brands.Principal]{
-		Name:               "brands",
-		Spec:               brandsapi.GetSpec,
-		Tokens:             brands.NewTokenStore,
-		TTL:                brands.DefaultTokenTTL,
-		Revoked:            brands.TokenRevocationChannel,
-		InvalidCredentials: brands.ErrInvalidCredentials,
-		QueryParam:         "access_token",
-		UserID:             func(p brands.Principal) string { return p.UserID },
-		Role:               role,
+		Name:       "brands",
+		Spec:       brandsapi.GetSpec,
+		Tokens:     brands.NewTokenStore,
+		TTL:        brands.DefaultTokenTTL,
+		Revoked:    brands.TokenRevocationChannel,
+		QueryParam: "access_token",
+		UserID:     func(p brands.Principal) string { return p.UserID },
+		Role:       role,
 		// The client address goes to the operations that count failed logins and registrations per address.
 		ClientAddr: []string{"LoginUser", "RegisterBrandsUser"},
 		// The login keeps a client's device token (OWASP's device cookies) on its own path.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/triadhq/triad/gen/brandsapi"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/refusal/refusaltest"
 	"github.com/triadhq/triad/impl/surfaces/brands"
 )
@@ -15,13 +16,13 @@ func TestRefusals_CoverTheDomainAndTheSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	refusaltest.Check(t, refusals, map[string]error{
-		"ErrInvalidInput":       brands.ErrInvalidInput,
-		"ErrNotFound":           brands.ErrNotFound,
-		"ErrEmailTaken":         brands.ErrEmailTaken,
-		"ErrInvalidCredentials": brands.ErrInvalidCredentials,
-		"ErrUnauthenticated":    brands.ErrUnauthenticated,
-		"ErrWrongPassword":      brands.ErrWrongPassword,
-		"ErrForbidden":          brands.ErrForbidden,
-		"ErrUnavailable":        brands.ErrUnavailable,
+		"ErrInvalidInput":              brands.ErrInvalidInput,
+		"domainerr.NotFound":           domainerr.NotFound,
+		"domainerr.Taken":              domainerr.Taken,
+		"domainerr.InvalidCredentials": domainerr.InvalidCredentials,
+		"domainerr.Unauthenticated":    domainerr.Unauthenticated,
+		"ErrWrongPassword":             brands.ErrWrongPassword,
+		"domainerr.Forbidden":          domainerr.Forbidden,
+		"ErrUnavailable":               brands.ErrUnavailable,
 	}, nil, "..", spec)
 }

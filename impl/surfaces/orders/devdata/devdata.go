@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
@@ -42,7 +43,7 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *orders.Service) (bool, e
 	users := map[string]orders.Principal{}
 	for _, u := range Users {
 		got, err := svc.Register(ctx, u.Username, u.Password, u.Type)
-		if errors.Is(err, orders.ErrUsernameTaken) {
+		if errors.Is(err, domainerr.Taken) {
 			// A previous run stopped half-way, or someone registered the name: reuse the account.
 			got, err = svc.Authenticate(ctx, u.Username, u.Password)
 		}

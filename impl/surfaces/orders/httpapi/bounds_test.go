@@ -7,6 +7,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/refusal/refusaltest"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 )
@@ -23,18 +24,18 @@ func spec(t *testing.T) *openapi3.T {
 // TestRefusals_CoverTheDomainAndTheSpec: every orders domain error has a documented answer.
 func TestRefusals_CoverTheDomainAndTheSpec(t *testing.T) {
 	refusaltest.Check(t, refusals, map[string]error{
-		"ErrInvalidInput":       orders.ErrInvalidInput,
-		"ErrUsernameTaken":      orders.ErrUsernameTaken,
-		"ErrInvalidCredentials": orders.ErrInvalidCredentials,
-		"ErrForbidden":          orders.ErrForbidden,
-		"ErrNotFound":           orders.ErrNotFound,
-		"ErrInvalidState":       orders.ErrInvalidState,
-		"ErrInsufficientFunds":  orders.ErrInsufficientFunds,
-		"ErrTooManyHeld":        orders.ErrTooManyHeld,
-		"ErrCoolingDown":        orders.ErrCoolingDown,
-		"ErrListTooSlow":        orders.ErrListTooSlow,
+		"ErrInvalidInput":              orders.ErrInvalidInput,
+		"domainerr.Taken":              domainerr.Taken,
+		"domainerr.InvalidCredentials": domainerr.InvalidCredentials,
+		"domainerr.Forbidden":          domainerr.Forbidden,
+		"domainerr.NotFound":           domainerr.NotFound,
+		"ErrInvalidState":              orders.ErrInvalidState,
+		"ErrInsufficientFunds":         orders.ErrInsufficientFunds,
+		"ErrTooManyHeld":               orders.ErrTooManyHeld,
+		"ErrCoolingDown":               orders.ErrCoolingDown,
+		"ErrListTooSlow":               orders.ErrListTooSlow,
 	}, map[string]string{
-		"ErrInvalidCredentials": "the token endpoint answers it as invalid_grant (RFC 6749 §5.2)",
+		"domainerr.InvalidCredentials": "the token endpoint answers it as invalid_grant (RFC 6749 §5.2)",
 	}, "..", spec(t))
 }
 

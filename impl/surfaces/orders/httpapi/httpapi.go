@@ -46,14 +46,13 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		return nil, errors.New("orders: client id and secret are required")
 	}
 	edge, err := tokenedge.New(pool, tokenedge.Surface[orders.Principal]{
-		Name:               "orders",
-		Spec:               ordersapi.GetSpec,
-		Tokens:             orders.NewTokenStore,
-		TTL:                orders.DefaultTokenTTL,
-		Revoked:            orders.TokenRevocationChannel,
-		InvalidCredentials: orders.ErrInvalidCredentials,
-		UserID:             func(p orders.Principal) string { return strconv.FormatInt(p.ID, 10) },
-		Role:               func(p orders.Principal) string { return string(p.Type) },
+		Name:    "orders",
+		Spec:    ordersapi.GetSpec,
+		Tokens:  orders.NewTokenStore,
+		TTL:     orders.DefaultTokenTTL,
+		Revoked: orders.TokenRevocationChannel,
+		UserID:  func(p orders.Principal) string { return strconv.FormatInt(p.ID, 10) },
+		Role:    func(p orders.Principal) string { return string(p.Type) },
 		// The client address goes to the operations that count registrations per address.
 		ClientAddr: []string{"RegisterOrdersUser"},
 		// The token endpoint (issueToken, outside the strict server) keeps a client's device token

@@ -13,6 +13,7 @@ import (
 
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/password"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/refusal"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/orders"
@@ -140,7 +141,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", refusedMsg)
 		return
-	case errors.Is(err, orders.ErrInvalidCredentials):
+	case errors.Is(err, domainerr.InvalidCredentials):
 		oauthFail(w, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
 		return
 	default:

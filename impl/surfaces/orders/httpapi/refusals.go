@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/kit/refusal"
 	"github.com/triadhq/triad/impl/kit/web"
@@ -11,16 +12,16 @@ import (
 
 // refusals maps the orders domain's errors to their documented answers: the one place where they
 // meet HTTP. A refusal's message is the domain's (orders.Refusal messages are written for the
-// caller). ErrInvalidCredentials is answered by the token endpoint in RFC 6749 form instead.
+// caller). domainerr.InvalidCredentials is answered by the token endpoint in RFC 6749 form instead.
 var refusals = refusal.Table{
 	refusal.ServerBusy,
 	refusal.ClientBusy,
 	refusal.IdempotencyKeyInUse,
 	refusal.TooManySignups,
 	refusal.InvalidInput(inOf), // orders.ErrInvalidInput
-	{Err: orders.ErrForbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},
-	{Err: orders.ErrNotFound, Refusal: refusal.Refusal{Status: http.StatusNotFound, Code: web.CodeNotFound}},
-	{Err: orders.ErrUsernameTaken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "username_taken"}},
+	{Err: domainerr.Forbidden, Refusal: refusal.Refusal{Status: http.StatusForbidden, Code: web.CodeForbidden}},
+	{Err: domainerr.NotFound, Refusal: refusal.Refusal{Status: http.StatusNotFound, Code: web.CodeNotFound}},
+	{Err: domainerr.Taken, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "username_taken"}},
 	{Err: orders.ErrInvalidState, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "invalid_state"}},
 	{Err: orders.ErrInsufficientFunds, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "insufficient_funds"}},
 	// The code predates READY orders counting under the cap; clients match on it, so it stays.

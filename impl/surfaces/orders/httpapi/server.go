@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/orders"
@@ -80,7 +81,7 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 	p := principal(ctx)
 	if p.Type != orders.Customer {
 		// The role is checked before the body so a performer learns nothing about input rules.
-		return nil, &orders.Refusal{Kind: orders.ErrForbidden, Msg: "only customers create orders"}
+		return nil, &orders.Refusal{Kind: domainerr.Forbidden, Msg: "only customers create orders"}
 	}
 	price, err := orders.CheckNewOrder(req.Body.Description, req.Body.Price.String())
 	if err != nil {
