@@ -23,16 +23,7 @@ import (
 // type-checks the same files with tsc first (make check-sdk).
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the TypeScript SDK tests need Node.js 20 or later on PATH: %v", err)
-	}
-	// The tests import each surface's built index.js; packing builds them.
-	packSDK(t)
-	files, err := filepath.Glob(filepath.Join(repoRoot, "clients", "ts", "test", "*.test.mjs"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no TypeScript SDK tests in clients/ts/test (%v)", err)
-	}
+	node, files := sdkTests(t)
 	srv := startServer(t, api.Names()...)
 	// The Node tests reach each surface (every spec in api/: a new surface's tests too) through a
 	// reverse proxy that validates every response against the spec in process (kin-openapi, as for
@@ -72,15 +63,7 @@ func TestTypeScriptSDK(t *testing.T) {
 // difference). `make sdk-mock` runs this test alone.
 func TestTypeScriptSDK_AgainstMock(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the TypeScript SDK tests need Node.js 20 or later on PATH: %v", err)
-	}
-	packSDK(t)
-	files, err := filepath.Glob(filepath.Join(repoRoot, "clients", "ts", "test", "*.test.mjs"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no TypeScript SDK tests in clients/ts/test (%v)", err)
-	}
+	node, files := sdkTests(t)
 	env := append(os.Environ(), "TRIAD_SDK_AGAINST=mock", "NO_COLOR=1",
 		// Any client id and secret: the mock checks that the token request carries them, not what they are.
 		"TRIAD_ORDERS_CLIENT_ID=triad-orders", "TRIAD_ORDERS_CLIENT_SECRET=any-secret")
@@ -117,4 +100,20 @@ func validatingProxy(t *testing.T, surface string, srv *server, bypass func(*htt
 	proxy := httptest.NewServer(rp)
 	t.Cleanup(proxy.Close)
 	return proxy.URL
+}
+
+// sdkTests finds Node.js and the SDK's Node test files, after building each surface's index.js
+// (packSDK), which the tests import; both SDK runs start from it.
+func sdkTests(t *testing.T) (node string, files []string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("the TypeScript SDK tests need Node.js 20 or later on PATH: %v", err)
+	}
+	packSDK(t)
+	files, err = filepath.Glob(filepath.Join(repoRoot, "clients", "ts", "test", "*.test.mjs"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no TypeScript SDK tests in clients/ts/test (%v)", err)
+	}
+	return node, files
 }
