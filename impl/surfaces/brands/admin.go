@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/platform/pgtx"
 )
 
@@ -28,6 +29,21 @@ func (s *Service) EnsureAdmin(ctx context.Context, email, name, pw string) (bool
 	}
 	hash, err := s.hasher.Hash(ctx, pw)
 	if err != nil {
+		return false, err
+	}
+	return s.ensureAdmin(ctx, email, name, hash, false)
+}
+
+// EnsureAdminWithHash is EnsureAdmin for a password already hashed (a PHC string password.Parse
+// reads): dev mode's admin, whose published password is stored as a precomputed hash.
+func (s *Service) EnsureAdminWithHash(ctx context.Context, email, name, hash string) (bool, error) {
+	var v checks
+	email = checkEmail(&v, email)
+	name = checkName(&v, "name", name, MaxNameLen)
+	if err := v.orNil(); err != nil {
+		return false, err
+	}
+	if _, err := password.Parse(hash); err != nil {
 		return false, err
 	}
 	return s.ensureAdmin(ctx, email, name, hash, false)

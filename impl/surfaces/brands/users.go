@@ -12,6 +12,7 @@ import (
 
 	"github.com/triadhq/triad/gen/db"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/kit/domainerr"
 	"github.com/triadhq/triad/impl/kit/invalid"
 	"github.com/triadhq/triad/impl/platform/pgtx"
@@ -56,6 +57,26 @@ func (s *Service) Register(ctx context.Context, name, email, pw string) (Registe
 	if err != nil {
 		return Registered{}, err
 	}
+	return s.register(ctx, name, email, hash)
+}
+
+// RegisterWithHash is Register for a password already hashed (a PHC string password.Parse reads):
+// dev mode's demo user, whose published password is stored as a precomputed hash.
+func (s *Service) RegisterWithHash(ctx context.Context, name, email, hash string) (Registered, error) {
+	var v checks
+	name = checkName(&v, "name", name, MaxNameLen)
+	email = checkEmail(&v, email)
+	if err := v.orNil(); err != nil {
+		return Registered{}, err
+	}
+	if _, err := password.Parse(hash); err != nil {
+		return Registered{}, err
+	}
+	return s.register(ctx, name, email, hash)
+}
+
+// register stores a user with its password hash and issues its first access token.
+func (s *Service) register(ctx context.Context, name, email, hash string) (Registered, error) {
 	return pgtx.Write(ctx, s.pool, func(tx pgx.Tx) (Registered, error) {
 		q := s.q.WithTx(tx)
 		row, err := q.CreateBrandUser(ctx, db.CreateBrandUserParams{Email: email, Name: name, PasswordHash: hash})

@@ -12,6 +12,18 @@ import (
 
 // CheckNewUser lists every problem of a registration's fields at once (Problems), or nil.
 func CheckNewUser(username, pw string, t UserType) error {
+	errs := nameAndTypeProblems(username, t)
+	switch n := int64(utf8.RuneCountInString(pw)); {
+	case n < MinPassword:
+		errs = append(errs, InvalidInput(invalid.Bound("", "password", invalid.TooShort, invalid.Int(MinPassword))))
+	case n > MaxPassword:
+		errs = append(errs, InvalidInput(invalid.Bound("", "password", invalid.TooLong, invalid.Int(MaxPassword))))
+	}
+	return JoinInvalid(errs...)
+}
+
+// nameAndTypeProblems are what CheckNewUser finds wrong with a username and a role.
+func nameAndTypeProblems(username string, t UserType) []error {
 	var errs []error
 	switch n := int64(utf8.RuneCountInString(username)); {
 	case n < MinUsername:
@@ -21,16 +33,10 @@ func CheckNewUser(username, pw string, t UserType) error {
 	case !usernameRE.MatchString(username):
 		errs = append(errs, InvalidInput(invalid.Expect("", "username", invalid.Pattern, usernameRE.String())))
 	}
-	switch n := int64(utf8.RuneCountInString(pw)); {
-	case n < MinPassword:
-		errs = append(errs, InvalidInput(invalid.Bound("", "password", invalid.TooShort, invalid.Int(MinPassword))))
-	case n > MaxPassword:
-		errs = append(errs, InvalidInput(invalid.Bound("", "password", invalid.TooLong, invalid.Int(MaxPassword))))
-	}
 	if !t.Valid() {
 		errs = append(errs, InvalidInput(invalid.OneOf("", "userType", []string{string(Customer), string(Performer)})))
 	}
-	return JoinInvalid(errs...)
+	return errs
 }
 
 // CheckNewOrder checks a new order's description and price (the decimal as sent: a JSON number's

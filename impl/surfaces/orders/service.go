@@ -141,6 +141,24 @@ func (s *Service) Register(ctx context.Context, username, pw string, t UserType)
 	if err != nil {
 		return User{}, err
 	}
+	return s.create(ctx, username, hash, t)
+}
+
+// RegisterWithHash is Register for a password already hashed (a PHC string password.Parse reads):
+// dev mode's demo users, whose published passwords are stored as precomputed hashes so that no
+// start of a dev server spends argon2 work on them.
+func (s *Service) RegisterWithHash(ctx context.Context, username, hash string, t UserType) (User, error) {
+	if _, err := password.Parse(hash); err != nil {
+		return User{}, err
+	}
+	if err := JoinInvalid(nameAndTypeProblems(username, t)...); err != nil {
+		return User{}, err
+	}
+	return s.create(ctx, username, hash, t)
+}
+
+// create stores a user of role t with its password hash and the role's starting balance.
+func (s *Service) create(ctx context.Context, username, hash string, t UserType) (User, error) {
 	u, err := pgtx.Write(ctx, s.pool, func(tx pgx.Tx) (User, error) {
 		q := s.q.WithTx(tx)
 		row, err := q.CreateOrderUser(ctx, db.CreateOrderUserParams{

@@ -19,12 +19,17 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/brands"
 )
 
-// Demo credentials, documented in docs/brands.md. Dev mode only.
+// Demo credentials, documented in docs/brands.md. Dev mode only. The hashes are the argon2id hashes
+// of the passwords (password.Default's cost, fixed salts), computed once and stored here, so that
+// a dev start creates the users without hashing (most of a second per hash under -race);
+// TestHashes_ArePublishedPasswords holds each to its password.
 const (
 	AdminEmail    = "admin@brands.test"
 	AdminPassword = "admin-password"
+	AdminHash     = "$argon2id$v=19$m=19456,t=2,p=1$FprRWcbTx9qImhUC0UvKVA$U7cA9Qd7/eDD1I7mytWTFkh8xO2/AnXDdT7cM6eDRaY"
 	DemoEmail     = "demo@brands.test"
 	DemoPassword  = "demo-password"
+	DemoHash      = "$argon2id$v=19$m=19456,t=2,p=1$tAGfLFP5F2dMSnsmhYJjoQ$RAf7WeYt8QKkHQt1K47fKUgBZL3ijavKn9ht9lX1AKw"
 )
 
 // Brand is one prepared brand.
@@ -72,11 +77,11 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *brands.Service) (bool, e
 			return false, fmt.Errorf("brands dev data: brand %s: %w", b.ID, err)
 		}
 	}
-	created, err := svc.EnsureAdmin(ctx, AdminEmail, "Brands Admin", AdminPassword)
+	created, err := svc.EnsureAdminWithHash(ctx, AdminEmail, "Brands Admin", AdminHash)
 	if err != nil {
 		return false, fmt.Errorf("brands dev data: admin: %w", err)
 	}
-	demo, err := svc.Register(ctx, "Demo User", DemoEmail, DemoPassword)
+	demo, err := svc.RegisterWithHash(ctx, "Demo User", DemoEmail, DemoHash)
 	switch {
 	case errors.Is(err, domainerr.Taken):
 		return created, nil

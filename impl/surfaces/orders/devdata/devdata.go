@@ -19,15 +19,18 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/orders/money"
 )
 
-// Users are the demo accounts, documented in docs/orders.md.
+// Users are the demo accounts, documented in docs/orders.md. Hash is the argon2id hash of Password
+// (password.Default's cost, fixed salts), computed once and stored here, so that a dev start
+// creates them without hashing (most of a second per hash under -race, six per start);
+// TestUsers_HashesArePublishedPasswords holds each to its password.
 var Users = []struct {
-	Username, Password string
-	Type               orders.UserType
+	Username, Password, Hash string
+	Type                     orders.UserType
 }{
-	{"alice", "alice-password", orders.Customer},
-	{"carol", "carol-password", orders.Customer},
-	{"bob", "bob-password", orders.Performer},
-	{"dave", "dave-password", orders.Performer},
+	{"alice", "alice-password", "$argon2id$v=19$m=19456,t=2,p=1$faNzrV26CW2v32zDqq/Gag$PZM+nWuC3xlTfroxanMw9ybb26BTLGbuoXiTyzS/vqs", orders.Customer},
+	{"carol", "carol-password", "$argon2id$v=19$m=19456,t=2,p=1$tki5WMrJkFFyy8Iw/jHcdQ$ivQRmG5maHWq8ba+m5qC4UxdvPkT5enKIS4S50O5u3E", orders.Customer},
+	{"bob", "bob-password", "$argon2id$v=19$m=19456,t=2,p=1$7AzeviVXxEX/QVSez7tp2A$pyOdyQZv8hxw8hxkxTxwOsBl09TiEltjmrXAdtoyY/Y", orders.Performer},
+	{"dave", "dave-password", "$argon2id$v=19$m=19456,t=2,p=1$Jh04XCySC5JgzI7VzSWpKg$AMDmnZNjMuJw2xDPbcwSAAvm6H/s+wq/e72O4c/89nM", orders.Performer},
 }
 
 const marker = "orders.devdata"
@@ -42,7 +45,7 @@ func Load(ctx context.Context, pool *pgxpool.Pool, svc *orders.Service) (bool, e
 	}
 	users := map[string]orders.Principal{}
 	for _, u := range Users {
-		got, err := svc.Register(ctx, u.Username, u.Password, u.Type)
+		got, err := svc.RegisterWithHash(ctx, u.Username, u.Hash, u.Type)
 		if errors.Is(err, domainerr.Taken) {
 			// A previous run stopped half-way, or someone registered the name: reuse the account.
 			got, err = svc.Authenticate(ctx, u.Username, u.Password)
