@@ -34,6 +34,7 @@ import (
 
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -119,12 +120,7 @@ func documentedEnv(t *testing.T) map[string]bool {
 // variable that sets its default, as "(NAME)".
 func serverEnv(t *testing.T) map[string]bool {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "server")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/server")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := serverbin.Path(t, false)
 	// -h prints the usage and exits non-zero (flag.ErrHelp ends the start); the text is what counts.
 	out, _ := exec.Command(bin, "-h").CombinedOutput()
 	names := map[string]bool{}

@@ -25,6 +25,7 @@ import (
 	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/testkit/apitest"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
 // Surface names, as in api/<name>.yaml.
@@ -65,26 +66,14 @@ func TestMain(m *testing.M) {
 		dbtest.Main(m) // no server to build: the suites talk to remoteURL
 		return
 	}
-	// The binary goes beside the test binary: `go test` runs that from its own work folder and
-	// deletes the folder afterwards, which dbtest.Main's os.Exit would keep us from doing.
-	exe, err := os.Executable()
+	// A race in the server under end-to-end traffic is a failure like any other: with -race, the
+	// server is built with it too. serverbin builds it once per run (make test) or per process.
+	bin, err := serverbin.Build(raceEnabled)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(filepath.Dir(exe), "triad-server")
-	args := []string{"build", "-o", serverBin}
-	if raceEnabled {
-		// A race in the server under end-to-end traffic is a failure like any other.
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "./cmd/server")...)
-	build.Dir = repoRoot
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: building the server:", err)
 		os.Exit(1)
 	}
+	serverBin = bin
 	dbtest.Main(m)
 }
 

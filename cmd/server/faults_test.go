@@ -23,36 +23,17 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
 // Fault tests against the real binary: a database that goes away, its postmaster killed under the
 // server, a second server on the same data folder, clients that hang up.
 
-var (
-	binaryOnce sync.Once
-	binaryPath string
-	binaryErr  error
-)
-
-// serverBinary builds the server once per test process.
+// serverBinary is the server binary, built once per run (serverbin: make test's cmd/testrun
+// builds it for every package) or else once per test process.
 func serverBinary(t *testing.T) string {
 	t.Helper()
-	binaryOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "triad-bin-")
-		if err != nil {
-			binaryErr = err
-			return
-		}
-		binaryPath = filepath.Join(dir, "server")
-		out, err := exec.Command("go", "build", "-o", binaryPath, ".").CombinedOutput()
-		if err != nil {
-			binaryErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	if binaryErr != nil {
-		t.Fatal(binaryErr)
-	}
-	return binaryPath
+	return serverbin.Path(t, false)
 }
 
 // syncBuffer is a log sink safe to read while the process writes.

@@ -94,7 +94,7 @@ func (c *Cluster) initdb(ctx context.Context, ephemeral bool) error {
 // ownSocket is the configuration that keeps the server off TCP entirely (listen_addresses=”):
 // only the socket in our folder.
 func (c *Cluster) ownSocket() string {
-	return fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nmax_connections = 200\n", c.socketDir())
+	return fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nmax_connections = %d\n", c.socketDir(), c.conns)
 }
 
 // basebackup makes the data folder a streaming standby of the cluster primaryURL reaches: a copy

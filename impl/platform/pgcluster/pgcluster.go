@@ -11,6 +11,7 @@
 package pgcluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ var ErrInUse = errors.New("pgcluster: data folder in use")
 type Options struct {
 	// Ephemeral turns off fsync and friends: for test clusters whose data may be lost.
 	Ephemeral bool
+	// MaxConnections is a new cluster's max_connections; 0 means 200. A cluster shared by a whole
+	// test run (cmd/testrun), whose packages each start servers with pools of their own, needs more.
+	MaxConnections int
 	// StandbyOf, a URL of another cluster's database, makes a new cluster a hot standby of that
 	// one: its data is copied with `pg_basebackup -R`, which sets it streaming from there, instead
 	// of made by initdb. It serves reads only, and lags its primary by the replay delay.
@@ -55,6 +59,7 @@ const (
 type Cluster struct {
 	dir   string
 	bin   string
+	conns int // max_connections of a new cluster
 	cred  *syscall.Credential
 	logf  func(string, ...any)
 	warnf func(string, ...any)
@@ -78,7 +83,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, bin: bin, logf: opts.Log, warnf: opts.Warn, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &Cluster{dir: dir, bin: bin, conns: cmp.Or(opts.MaxConnections, 200), logf: opts.Log, warnf: opts.Warn, stop: make(chan struct{}), done: make(chan struct{})}
 	if c.logf == nil {
 		c.logf = func(string, ...any) {}
 	}

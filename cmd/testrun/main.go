@@ -1,0 +1,134 @@
+// Command testrun runs `go test` for make test and says where the time went.
+//
+//	go run ./cmd/testrun [-top 10] -- -race -count=1 ./...
+//
+// Everything after -- is go test's. For the whole run it starts one PostgreSQL cluster (unless
+// TRIAD_TEST_DATABASE_URL names a server already) and passes it in TRIAD_TEST_DATABASE_URL, which
+// impl/testkit/dbtest honours, so each package makes its own databases on it instead of starting a
+// cluster of its own; and it builds the server binary once, plain and (with -race) with the race
+// detector, named in the variables impl/testkit/serverbin reads, so cmd/server's process tests, e2e
+// and deploy share one build. It reads go test's -json events as they come and prints each
+// package's outcome and the whole output of every failure, then the slowest packages and tests.
+// Its exit status is go test's.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/testkit/serverbin"
+)
+
+func main() {
+	top := flag.Int("top", 10, "how many of the slowest packages and tests to list at the end")
+	conns := flag.Int("max-connections", 600, "max_connections of the shared cluster: every package's servers and pools share it")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: testrun [flags] -- <go test arguments>")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	os.Exit(run(flag.Args(), *top, *conns))
+}
+
+// run sets up the shared cluster and binaries, runs go test with args and returns its exit status.
+func run(args []string, top, conns int) int {
+	start := time.Now()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	work, err := os.MkdirTemp("", "triad-testrun-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testrun:", err)
+		return 2
+	}
+	defer os.RemoveAll(work)
+	env := os.Environ()
+	if os.Getenv("TRIAD_TEST_DATABASE_URL") == "" {
+		cluster, err := pgcluster.Start(ctx, filepath.Join(work, "pg"), pgcluster.Options{Ephemeral: true, MaxConnections: conns})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testrun: starting PostgreSQL:", err)
+			return 2
+		}
+		defer func() {
+			if err := cluster.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "testrun: stopping PostgreSQL:", err)
+			}
+		}()
+		env = append(env, "TRIAD_TEST_DATABASE_URL="+cluster.URL("postgres"))
+		fmt.Printf("testrun: one PostgreSQL for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
+	}
+	built, err := buildServer(work, slices.Contains(args, "-race"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testrun:", err)
+		return 2
+	}
+	env = append(env, built...)
+	fmt.Printf("testrun: the server binary built once for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
+
+	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-json"}, args...)...)
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	// On an interrupt go test gets SIGINT (as from a terminal) and time to stop its tests, whose
+	// cleanups stop their servers, before the cluster is stopped under them.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Minute
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testrun:", err)
+		return 2
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "testrun:", err)
+		return 2
+	}
+	sum := newSummary(os.Stdout)
+	sc := bufio.NewScanner(pipe)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		sum.line(sc.Bytes())
+	}
+	err = cmd.Wait()
+	sum.report(top, time.Since(start))
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "testrun: go test:", err)
+		return 2
+	}
+	return 0
+}
+
+// buildServer builds the server binary into work, also with -race when race is set, unless the
+// environment names them already, and returns the variables that name them.
+func buildServer(work string, race bool) ([]string, error) {
+	var env []string
+	for _, b := range []struct {
+		name string
+		race bool
+	}{{serverbin.Env, false}, {serverbin.RaceEnv, true}} {
+		if os.Getenv(b.name) != "" || (b.race && !race) {
+			continue
+		}
+		out := filepath.Join(work, "server")
+		if b.race {
+			out += "-race"
+		}
+		if err := serverbin.Compile(out, b.race); err != nil {
+			return nil, err
+		}
+		env = append(env, b.name+"="+out)
+	}
+	return env, nil
+}
