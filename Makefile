@@ -5,6 +5,12 @@ SQLC  := $(GO) tool -modfile=tools/sqlc/go.mod sqlc
 OASDIFF := $(GO) tool -modfile=tools/oasdiff/go.mod oasdiff
 DATA_DIR ?= ./var
 NPM_BIN := node_modules/.bin
+# go test through cmd/testrun: one PostgreSQL and one build of the server for the whole run, the
+# failures printed whole, the 10 slowest packages and tests at the end (docs/testing.md).
+TESTRUN := $(GO) run ./cmd/testrun
+# Packages tested side by side: most of the slow ones wait on servers, PostgreSQL and Node, not on
+# the CPU, so more than go test's default of one per core.
+TEST_PARALLEL ?= 4
 # The surfaces: one per spec in api/ (api/embed.go's Names; docs/adding-a-surface.md).
 SPECS   := $(sort $(patsubst api/%.yaml,%,$(wildcard api/*.yaml)))
 # Keep Redocly CLI from phoning home (the network here reaches package registries only).
@@ -135,33 +141,43 @@ CONTRACT_REMOTE := ^(TestSpecs_ServedAsInTheRepository|TestOrders_.*|TestBrands_
 # startServer (they run make mock, a server of their own, or none), so neither a balancer nor Prism
 # comes between them and what they test. go test -race ./... has run them; make test-replicas and
 # make contract leave them out. TestMake_ModeListsHold checks both lists against the tests.
-E2E_SAME_IN_EVERY_MODE := TestTypeScriptSDK_AgainstMock|TestMake_MockServesTheSpecExamples|TestMake_AuthMockCarriesItsCookies|TestDeprecation_SDKTypesMarkIt|TestDevMode_AnyPortWithoutAuthURL
+E2E_SAME_IN_EVERY_MODE := TestTypeScriptSDK_AgainstMock|TestMake_MockServesTheSpecExamples|TestMake_AuthMockCarriesItsCookies|TestDeprecation_SDKTypesMarkIt|TestDevMode_AnyPortWithoutAuthURL|TestMake_ModeListsHold
+# The end-to-end tests whose behaviour a balancer over three replicas does not change: a client's
+# view of one request at a time (the SDKs, the recipes, the money format, the served specs, the
+# refusals) or one server's own limits (a timed fairness measure). go test -race ./... has run them
+# against one server; make test-replicas leaves them out and runs the rest, the tests of state
+# shared between replicas (tokens, sessions, logins, idempotency, concurrent writes) among them.
+E2E_SAME_BEHIND_A_BALANCER := TestTypeScriptSDK|TestSDKCrossOrigin|TestSDKReadme|TestSDKPackage|TestGeneratedClients_MoneyIsExact|TestGoDecimalRecipe|TestGoClientRecipe|TestSpecs_ServedAsInTheRepository|TestOrders_RefusalsThroughGeneratedClient|TestHostileOrders_DeepPagesStarveNoOne
 # The end-to-end tests that start their server without Prism proxies (startServer without surfaces:
 # they talk to the server itself), so in make contract they would send go test -race ./...'s
 # requests again to a server built without -race; make contract leaves them out. Behind a balancer
 # (make test-replicas) they do run: there the balancer is in between.
-E2E_WITHOUT_PRISM := TestGeneratedClients_MoneyIsExact|TestGoDecimalRecipe|TestGoClientRecipe|TestSDKCrossOrigin|TestSDKReadme|TestSpecs_ServedAsInTheRepository|TestMake_ContractAgainstARunningServer
+E2E_WITHOUT_PRISM := TestGeneratedClients_MoneyIsExact|TestGoDecimalRecipe|TestGoClientRecipe|TestSDKCrossOrigin|TestSDKReadme|TestSpecs_ServedAsInTheRepository
 
 .PHONY: contract
 contract: deps-npm $(if $(BASE_URL),,deps-postgres) ## replay the end-to-end suites through Prism validating proxies (--errors); BASE_URL=<url>: against that running server
 ifeq ($(BASE_URL),)
-	TRIAD_E2E_PRISM=1 $(GO) test -count=1 -timeout 10m -v -skip '^($(E2E_SAME_IN_EVERY_MODE)|$(E2E_WITHOUT_PRISM))$$' ./e2e/
+	TRIAD_E2E_PRISM=1 $(TESTRUN) -- -count=1 -timeout 10m -skip '^($(E2E_SAME_IN_EVERY_MODE)|$(E2E_WITHOUT_PRISM))$$' ./e2e/
 else
 	TRIAD_E2E_BASE_URL=$(BASE_URL) $(GO) test -count=1 -timeout 10m -v -run '$(CONTRACT_REMOTE)' ./e2e/
 endif
+
+.PHONY: contract-remote-check
+contract-remote-check: deps-postgres deps-npm ## run make contract BASE_URL= against a dev server of its own and check that the remote suites passed there (not part of make test: a suite inside a suite)
+	$(GO) test -tags contractremote -count=1 -timeout 15m -run '^TestMake_ContractAgainstARunningServer$$' ./e2e/
 
 .PHONY: mock
 mock: deps-npm ## serve each spec's examples with Prism in mock mode, each on its info.x-mock-port (orders :4010, brands :4011, auth :4012; MOCK_HOST, MOCK_<SPEC>_PORT, MOCK_SPECS)
 	@bash scripts/mock.sh
 
 .PHONY: test-replicas
-test-replicas: deps-postgres deps-haproxy deps-pgbouncer deps-npm ## the end-to-end suites through HAProxy over three servers on one database
-	TRIAD_E2E_REPLICAS=3 $(GO) test -tags replicas -count=1 -timeout 15m -skip '^($(E2E_SAME_IN_EVERY_MODE))$$' ./e2e/
+test-replicas: deps-postgres deps-haproxy deps-pgbouncer deps-npm ## the end-to-end suites a balancer changes, through HAProxy over three servers on one database
+	TRIAD_E2E_REPLICAS=3 $(TESTRUN) -- -tags replicas -count=1 -timeout 15m -skip '^($(E2E_SAME_IN_EVERY_MODE)|$(E2E_SAME_BEHIND_A_BALANCER))$$' ./e2e/
 
 .PHONY: test
 test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-npm check-generated breaking lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, breaking changes against the released specs, spec lint, gofmt, vet, sqlc, go test -race, the short fuzz run, the replica run, the Prism contract run
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 25m ./...
+	$(TESTRUN) -- -race -count=1 -timeout 25m -p $(TEST_PARALLEL) ./...
 	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory test-replicas
 	@$(MAKE) --no-print-directory contract

@@ -11,12 +11,15 @@ import (
 	"testing"
 )
 
-// TestMake_ModeListsHold: the Makefile's E2E_SAME_IN_EVERY_MODE and E2E_WITHOUT_PRISM, the tests
-// make test-replicas and make contract leave out because go test -race ./... has already run them
-// as they would run there, name tests of this package, and each does what its list says of it: one
-// of E2E_SAME_IN_EVERY_MODE starts no server through the harness (startServer, startServerArgs,
-// newOrdersEnv), one of E2E_WITHOUT_PRISM starts its server without any surface's Prism proxy. A
-// test that changes so as to need the other modes fails here until it leaves the list.
+// TestMake_ModeListsHold: the Makefile's E2E_SAME_IN_EVERY_MODE, E2E_SAME_BEHIND_A_BALANCER and
+// E2E_WITHOUT_PRISM, the tests make test-replicas and make contract leave out because go test -race
+// ./... has already run them as they would run there, name tests of this package, and each does
+// what its list says of it: one of E2E_SAME_IN_EVERY_MODE starts no server through the harness
+// (startServer, startServerArgs, newOrdersEnv), one of E2E_WITHOUT_PRISM starts its server without
+// any surface's Prism proxy, one of E2E_SAME_BEHIND_A_BALANCER is no replica test (build tag
+// replicas). A test that changes so as to need the other modes fails here until it leaves the list.
+// And CONTRACT_REMOTE (make contract BASE_URL=) names tests that exist and start their server with
+// startServer alone: against a running server the harness can pass no flags and read no database.
 func TestMake_ModeListsHold(t *testing.T) {
 	t.Parallel()
 	makefile, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
@@ -60,12 +63,60 @@ func TestMake_ModeListsHold(t *testing.T) {
 		})
 		return out
 	}
+	tagged := map[string]bool{} // tests of files built with the replicas tag only
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(src), "//go:build replicas") {
+			continue
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func (Test\w+)\(`).FindAllSubmatch(src, -1) {
+			tagged[string(m[1])] = true
+		}
+	}
+	balancer := map[string]bool{}
+	for _, name := range list("E2E_SAME_BEHIND_A_BALANCER") {
+		if _, ok := tests[name]; !ok {
+			t.Errorf("E2E_SAME_BEHIND_A_BALANCER names %s, which is no test of e2e", name)
+		}
+		if tagged[name] {
+			t.Errorf("E2E_SAME_BEHIND_A_BALANCER names %s, a replica test: it exists for the balancer", name)
+		}
+		balancer[name] = true
+	}
+	remote := regexp.MustCompile(strings.ReplaceAll(strings.Join(list("CONTRACT_REMOTE"), "|"), "$$", "$"))
+	matched := 0
+	for name, fn := range tests {
+		if !remote.MatchString(name) {
+			continue
+		}
+		matched++
+		for _, harness := range []string{"startServerArgs", "launch", "launchRetrying", "startCluster"} {
+			if len(calls(fn)[harness]) > 0 {
+				t.Errorf("CONTRACT_REMOTE runs %s against a running server, but it calls %s: take it out of CONTRACT_REMOTE", name, harness)
+			}
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "dbURL" {
+				t.Errorf("CONTRACT_REMOTE runs %s against a running server, whose database it cannot read (dbURL)", name)
+			}
+			return true
+		})
+	}
+	if matched < 5 {
+		t.Errorf("CONTRACT_REMOTE matches %d tests: the list and the tests' names have drifted apart", matched)
+	}
 	seen := map[string]bool{}
 	for _, name := range list("E2E_SAME_IN_EVERY_MODE") {
 		fn, ok := tests[name]
 		if !ok {
 			t.Errorf("E2E_SAME_IN_EVERY_MODE names %s, which is no test of e2e", name)
 			continue
+		}
+		if balancer[name] {
+			t.Errorf("%s is in E2E_SAME_BEHIND_A_BALANCER too: one list is enough", name)
 		}
 		seen[name] = true
 		for _, harness := range []string{"startServer", "startServerArgs", "newOrdersEnv"} {
