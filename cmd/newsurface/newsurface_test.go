@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,15 +8,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
 // TestScaffold_BuildsAndPasses is `make new-surface` on a copy of the repository: the surface it
-// writes generates, builds into the server, passes its own tests (a real PostgreSQL), its
-// end-to-end test on the server binary, the repository's wiring, names and messages tests, and
-// every test of cmd/server that walks the list of surfaces (everySurfaceTests: a new surface must
-// not break what the server promises of all of them), and its SDK entry and SDK test type-check,
-// with one line changed outside its own files. So the skeleton cannot rot as the kit changes under
+// writes generates, builds into the server, passes its own tests (a real PostgreSQL) and its
+// end-to-end test on the server binary in each of make test's modes as written (plain, through
+// Prism as make contract runs it, behind HAProxy over three replicas as make test-replicas does),
+// and its SDK entry and SDK test type-check, with one line changed outside its own files. Its table
+// is given a foreign key to orders, as a review of an order would have, and dev mode's reset still
+// answers 200 with a referencing row in place. So the skeleton cannot rot as the kit changes under
 // it, and a scaffolded surface keeps `make test` green.
+//
+// It costs what the surface changes, not a rebuild: the copy builds with -trimpath, as
+// impl/testkit/serverbin builds the server for make test, so every package the surface leaves alone
+// comes from the build cache. The walks of cmd/server over every surface are not run again here:
+// they run over the committed surfaces in cmd/server's own tests.
 func TestScaffold_BuildsAndPasses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a copy of the repository")
@@ -52,114 +56,109 @@ func TestScaffold_BuildsAndPasses(t *testing.T) {
 	if _, err := scaffold(dir, "orders", "orders"); err == nil {
 		t.Error("scaffolding over an existing surface's paths was not refused")
 	}
-	walks := everySurfaceTests(t, filepath.Join(dir, "cmd", "server"))
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
-	defer cancel()
-	run := func(name string, args ...string) {
+	referToOrders(t, dir)
+	// The copy's tests build the copy's server (with the probe), not the one make test built.
+	env := []string{"GOFLAGS=-trimpath"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, serverbin.Env+"=") && !strings.HasPrefix(kv, serverbin.RaceEnv+"=") && !strings.HasPrefix(kv, "GOFLAGS=") {
+			env = append(env, kv)
+		}
+	}
+	run := func(extra []string, name string, args ...string) {
 		t.Helper()
 		start := time.Now()
-		cmd := exec.CommandContext(ctx, name, args...)
+		// No deadline of its own: go test's package timeout is the backstop, so a busy machine
+		// makes this slower, not red.
+		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
-		// -trimpath makes the copy's packages the repository's in the build cache, so only what
-		// the surface adds or changes compiles (also for the server binary e2e builds).
-		cmd.Env = append(os.Environ(), "GOFLAGS=-trimpath")
+		cmd.Env = append(slices.Clone(env), extra...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+			t.Fatalf("%s %s %s: %v\n%s", strings.Join(extra, " "), name, strings.Join(args, " "), err, out)
 		}
-		t.Logf("%s %s: %v", name, strings.Join(args, " "), time.Since(start).Round(time.Second))
+		t.Logf("%s %s %s: %v", strings.Join(extra, " "), name, strings.Join(args, " "), time.Since(start).Round(time.Second))
 	}
 	// What make generate does for this one spec (the rest of gen/ is as committed).
-	run("go", "generate", "./gen/openapi") // the bundles, probe's among them, which the rest reads
-	run("go", "generate", "./gen/probeapi")
-	run("go", "tool", "-modfile=tools/sqlc/go.mod", "sqlc", "generate")
-	run("node_modules/.bin/openapi-typescript", "gen/openapi/probe.yaml", "--redocly", "clients/ts/redocly.yaml", "-o", "clients/ts/probe/schema.d.ts")
-	run("go", "vet", "./impl/surfaces/probe/...", "./e2e/")
-	run("go", "test", "-count=1", "./impl/surfaces/probe/...", "./api/")
-	run("go", "test", "-count=1", "-run", "^TestProbe_", "./e2e/")
-	run("go", "test", "-count=1", "-run", "^("+strings.Join(walks, "|")+")$", "./cmd/server/")
-	run("node_modules/.bin/tsc", "-p", "clients/ts")
+	run(nil, "go", "generate", "./gen/openapi") // the bundles, probe's among them, which the rest reads
+	run(nil, "go", "generate", "./gen/probeapi")
+	run(nil, "go", "tool", "-modfile=tools/sqlc/go.mod", "sqlc", "generate")
+	run(nil, "node_modules/.bin/openapi-typescript", "gen/openapi/probe.yaml", "--redocly", "clients/ts/redocly.yaml", "-o", "clients/ts/probe/schema.d.ts")
+	run(nil, "go", "vet", "./impl/surfaces/probe/...")
+	run(nil, "go", "test", "-count=1", "./impl/surfaces/probe/...", "./api/")
+	probe := "^(TestProbe_.*)$"
+	run(nil, "go", "test", "-count=1", "-run", probe, "./e2e/")
+	run([]string{"TRIAD_E2E_PRISM=1"}, "go", "test", "-count=1", "-run", "^TestProbe_ItemsThroughGeneratedClient$", "./e2e/")
+	run([]string{"TRIAD_E2E_REPLICAS=3"}, "go", "test", "-tags", "replicas", "-count=1", "-run", "^TestProbe_ItemsThroughGeneratedClient$", "./e2e/")
+	run(nil, "node_modules/.bin/tsc", "-p", "clients/ts")
 }
 
-// everySurfaceTests are the tests of the cmd/server package in dir that walk the list of surfaces:
-// those whose body refers, itself or through the package's test helpers, to what lists them (the
-// specs in api/, the served specs, the surfaces mounted, the docs' list, dev mode's reset). They are what a new
-// surface can break in cmd/server; running them costs a fraction of the whole suite.
-func everySurfaceTests(t *testing.T, dir string) []string {
+// referToOrders gives the scaffolded probe table a column referencing orders, as a newcomer's
+// "reviews" surface would, and adds to the copy's e2e package a test that dev mode's reset answers
+// 200 with such a row in place and empties the probe table with orders.
+func referToOrders(t *testing.T, dir string) {
 	t.Helper()
-	// The skeleton also takes part in dev mode's reset, which answers the surfaces it reset.
-	const devReset = "/dev/reset"
-	lists := map[string]bool{"api.Names": true, "api.Load": true, "publishedSpecs": true, "specNames": true,
-		"swaggerURLs": true, "surfaces": true, devReset: true}
-	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	migrations, err := filepath.Glob(filepath.Join(dir, "db", "schema", "*probe*.sql"))
+	if err != nil || len(migrations) != 1 {
+		t.Fatalf("the probe's migration: %v (%v)", migrations, err)
+	}
+	body, err := os.ReadFile(migrations[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	uses := map[string][]string{} // function → the names its body refers to
-	var tests []string
-	fset := token.NewFileSet()
-	for _, f := range files {
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range file.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil {
-				continue
-			}
-			name := fn.Name.Name
-			if fn.Recv != nil && len(fn.Recv.List) == 1 {
-				name = "." + name // a method: called as x.name
-			}
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.SelectorExpr:
-					if x, ok := n.X.(*ast.Ident); ok {
-						uses[name] = append(uses[name], x.Name+"."+n.Sel.Name)
-					}
-					uses[name] = append(uses[name], "."+n.Sel.Name)
-				case *ast.Ident:
-					uses[name] = append(uses[name], n.Name)
-				case *ast.BasicLit:
-					if strings.Contains(n.Value, devReset) {
-						uses[name] = append(uses[name], devReset)
-					}
-				}
-				return true
-			})
-			if fn.Recv == nil && strings.HasPrefix(name, "Test") && name != "TestMain" {
-				tests = append(tests, name)
-			}
-		}
+	const create = "CREATE TABLE probe_items (\n"
+	if !strings.Contains(string(body), create) {
+		t.Fatalf("the probe's migration creates no probe_items table:\n%s", body)
 	}
-	// reaches reports whether fn refers to a list, itself or through the functions it refers to.
-	seen := map[string]bool{}
-	var reaches func(fn string) bool
-	reaches = func(fn string) bool {
-		if seen[fn] {
-			return false
-		}
-		seen[fn] = true
-		for _, u := range uses[fn] {
-			if lists[u] || reaches(u) {
-				return true
-			}
-		}
-		return false
+	body = []byte(strings.Replace(string(body), create, create+"    order_id   bigint REFERENCES orders (id),\n", 1))
+	if err := os.WriteFile(migrations[0], body, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	var walks []string
-	for _, test := range tests {
-		clear(seen)
-		if reaches(test) {
-			walks = append(walks, test)
-		}
+	if err := os.WriteFile(filepath.Join(dir, "e2e", "probe_reset_test.go"), []byte(resetTest), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Contains(walks, "TestSurfaces_EverySpecIsMounted") {
-		t.Fatalf("found %v in %s, not even TestSurfaces_EverySpecIsMounted: the walk is broken", walks, dir)
-	}
-	t.Logf("cmd/server tests that walk the surfaces: %v", walks)
-	return walks
 }
+
+// resetTest is the copy's test of dev mode's reset over a table that references orders.
+const resetTest = `package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestProbe_DevResetOverAForeignKeyToOrders(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, srv.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "INSERT INTO probe_items (owner, text, order_id) SELECT 'orders:1', 'a review', min(id) FROM orders"); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/dev/reset", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "probe") {
+		t.Fatalf("POST /dev/reset with a probe row referencing an order: %d %s, want 200 naming probe", resp.StatusCode, body)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM probe_items").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("probe rows after the reset: %d (%v), want 0", n, err)
+	}
+}
+
+`
 
 // copyRepo copies the repository's tracked and untracked (not ignored) files into a temporary
 // folder, with node_modules linked rather than copied.

@@ -31,11 +31,12 @@ func (q *Queries) DeletePlatformInfo(ctx context.Context, key string) error {
 }
 
 const ResetBrandsData = `-- name: ResetBrandsData :exec
-TRUNCATE brand_tokens, brand_subscriptions, brand_subscriber_slots, brand_users, brands
+TRUNCATE brand_tokens, brand_subscriptions, brand_subscriber_slots, brand_users, brands CASCADE
 `
 
 // ResetBrandsData empties every table of the brands API (all rows, no owner: dev mode's reset);
-// the TRUNCATE trigger of brand_tokens (00100) empties every replica's token cache.
+// the TRUNCATE trigger of brand_tokens (00100) empties every replica's token cache. CASCADE empties
+// with them the tables of other surfaces that reference these, as ResetOrdersData does.
 func (q *Queries) ResetBrandsData(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, ResetBrandsData)
 	return err
@@ -54,14 +55,16 @@ func (q *Queries) ResetOrderPlatformSlots(ctx context.Context) error {
 
 const ResetOrdersData = `-- name: ResetOrdersData :exec
 
-TRUNCATE order_tokens, order_cooldowns, order_ledger, order_counters, orders, order_users RESTART IDENTITY
+TRUNCATE order_tokens, order_cooldowns, order_ledger, order_counters, orders, order_users RESTART IDENTITY CASCADE
 `
 
 // The reset of dev mode's demo data (POST /dev/reset; docs/specs.md: Swagger UI). Dev mode only:
 // nothing in prod calls these.
 // ResetOrdersData empties every table of the orders API and restarts its ids from 1, so the demo
 // data loads again under the ids the spec's examples name (all rows, no owner: dev mode's reset).
-// The TRUNCATE trigger of order_tokens (00100) empties every replica's token cache.
+// The TRUNCATE trigger of order_tokens (00100) empties every replica's token cache. CASCADE empties
+// with them the tables of other surfaces that reference these (a review of an order): the reset of
+// every surface runs anyway, and without it PostgreSQL refuses the TRUNCATE of a referenced table.
 func (q *Queries) ResetOrdersData(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, ResetOrdersData)
 	return err

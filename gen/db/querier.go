@@ -232,7 +232,8 @@ type Querier interface {
 	// of the window counted in, or no row when the key is blocked.
 	ReserveLoginAttempt(ctx context.Context, arg ReserveLoginAttemptParams) (time.Time, error)
 	// ResetBrandsData empties every table of the brands API (all rows, no owner: dev mode's reset);
-	// the TRUNCATE trigger of brand_tokens (00100) empties every replica's token cache.
+	// the TRUNCATE trigger of brand_tokens (00100) empties every replica's token cache. CASCADE empties
+	// with them the tables of other surfaces that reference these, as ResetOrdersData does.
 	ResetBrandsData(ctx context.Context) error
 	// ResetOrderPlatformSlots empties the platform's commission account (all slots: dev mode's reset,
 	// which removed the ledger rows that filled it).
@@ -241,7 +242,9 @@ type Querier interface {
 	// nothing in prod calls these.
 	// ResetOrdersData empties every table of the orders API and restarts its ids from 1, so the demo
 	// data loads again under the ids the spec's examples name (all rows, no owner: dev mode's reset).
-	// The TRUNCATE trigger of order_tokens (00100) empties every replica's token cache.
+	// The TRUNCATE trigger of order_tokens (00100) empties every replica's token cache. CASCADE empties
+	// with them the tables of other surfaces that reference these (a review of an order): the reset of
+	// every surface runs anyway, and without it PostgreSQL refuses the TRUNCATE of a referenced table.
 	ResetOrdersData(ctx context.Context) error
 	// SeedOrderCounters puts back the new-orders list's counter row the migrations start with.
 	SeedOrderCounters(ctx context.Context) error

@@ -71,9 +71,12 @@ func Build(race bool) (string, error) {
 	return p, nil
 }
 
-// Compile builds cmd/server into out, with -race when race is set.
+// Compile builds cmd/server into out, with -race when race is set. It builds with -trimpath, so
+// that the packages it compiles are cached under keys that do not depend on the repository's
+// folder: cmd/newsurface's check, which builds a copy of the repository with -trimpath, then
+// compiles only what the scaffolded surface changes.
 func Compile(out string, race bool) error {
-	args := []string{"build", "-o", out}
+	args := []string{"build", "-trimpath", "-o", out}
 	if race {
 		args = append(args, "-race")
 	}
