@@ -25,6 +25,7 @@ import (
 	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/testkit/apitest"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/patience"
 	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
@@ -280,10 +281,10 @@ func launch(t *testing.T, o launchOpts) (*server, string) {
 	case <-exited:
 		cancel()
 		return nil, s.log.String()
-	case <-time.After(2 * time.Minute):
+	case <-time.After(patience.Bound(2 * time.Minute)):
 		cancel()
 		<-exited
-		t.Fatalf("server did not listen within 2 minutes:\n%s", s.log.String())
+		t.Fatalf("server did not listen within %v:\n%s", patience.Bound(2*time.Minute), s.log.String())
 	}
 	t.Cleanup(func() {
 		cancel()
@@ -305,7 +306,8 @@ func launch(t *testing.T, o launchOpts) (*server, string) {
 // waitReady polls url until it answers 200.
 func waitReady(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	bound := patience.Bound(time.Minute)
+	deadline := time.Now().Add(bound)
 	for {
 		resp, err := http.Get(url)
 		if err == nil {
@@ -315,7 +317,7 @@ func waitReady(t *testing.T, url string) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after a minute (last error %v)", url, err)
+			t.Fatalf("%s not ready after %v (last error %v)", url, bound, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -389,10 +391,10 @@ func startPrism(t *testing.T, surface, upstream string) string {
 		case <-exited:
 			cancel()
 			lastErr = out.String()
-		case <-time.After(time.Minute):
+		case <-time.After(patience.Bound(time.Minute)):
 			cancel()
 			<-exited
-			t.Fatalf("Prism (%s) did not start within a minute:\n%s", surface, out.String())
+			t.Fatalf("Prism (%s) did not start within %v:\n%s", surface, patience.Bound(time.Minute), out.String())
 		}
 	}
 	t.Fatalf("Prism (%s) failed to start:\n%s", surface, lastErr)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // makeFlags are the arguments of a make run from a test: the npm packages are never reinstalled
@@ -71,8 +73,8 @@ func startMock(t *testing.T, surface string) string {
 	case <-up:
 	case <-exited:
 		t.Fatalf("make mock ended before listening:\n%s", out.String())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("make mock did not listen within 2 minutes:\n%s", out.String())
+	case <-time.After(patience.Bound(2 * time.Minute)):
+		t.Fatalf("make mock did not listen within %v:\n%s", patience.Bound(2*time.Minute), out.String())
 	}
 	if !strings.Contains(out.String(), fmt.Sprintf("mock %s: http://127.0.0.1:%d", surface, port)) {
 		t.Fatalf("make mock did not say where %s is served:\n%s", surface, out.String())

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/testkit/patience"
 	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
@@ -94,7 +95,8 @@ func startBinaryEnv(t *testing.T, env []string, args ...string) *binServer {
 			_ = s.cmd.Process.Kill()
 		}
 	})
-	deadline := time.Now().Add(180 * time.Second)
+	bound := patience.Bound(180 * time.Second)
+	deadline := time.Now().Add(bound)
 	for {
 		if resp, err := http.Get(s.base + "/healthz"); err == nil {
 			resp.Body.Close()
@@ -106,7 +108,7 @@ func startBinaryEnv(t *testing.T, env []string, args ...string) *binServer {
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server did not start within 180s: %s", s.log.String())
+			t.Fatalf("server did not start within %v: %s", bound, s.log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

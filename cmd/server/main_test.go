@@ -23,6 +23,7 @@ import (
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -58,9 +59,9 @@ func testServer(t *testing.T, args ...string) (string, func() error) {
 	case err := <-done:
 		cancel()
 		t.Fatalf("server did not start: %v", err)
-	case <-time.After(180 * time.Second):
+	case <-time.After(patience.Bound(180 * time.Second)):
 		cancel()
-		t.Fatal("server did not start within 180s")
+		t.Fatalf("server did not start within %v", patience.Bound(180*time.Second))
 	}
 	return "", nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // Patroni's timing, suited to loopback (Patroni's defaults are ttl 30, loop_wait 10,
@@ -206,7 +207,7 @@ func (s *Stack) Leader(ctx context.Context) (int, error) {
 }
 
 func (s *Stack) waitLeader(ctx context.Context) error {
-	return waitFor(ctx, 2*time.Minute, func() error {
+	return waitFor(ctx, patience.Bound(2*time.Minute), func() error {
 		i, err := s.Leader(ctx)
 		if err != nil {
 			return err
@@ -218,7 +219,7 @@ func (s *Stack) waitLeader(ctx context.Context) error {
 // WaitHealthy waits until every node runs, one leads and another is its synchronous standby:
 // the state each fault starts from.
 func (s *Stack) WaitHealthy(ctx context.Context) error {
-	return waitFor(ctx, 2*time.Minute, func() error {
+	return waitFor(ctx, patience.Bound(2*time.Minute), func() error {
 		ms, err := s.members(ctx)
 		if err != nil {
 			return err
