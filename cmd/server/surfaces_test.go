@@ -30,7 +30,7 @@ func TestSurfaces_EverySpecIsMounted(t *testing.T) {
 	}
 	for _, name := range api.Names() {
 		if !slices.Contains(mounted, name) {
-			t.Errorf("api/%s.yaml has no surface in cmd/server: add its registration line to surfaces in main.go (docs/adding-a-surface.md)", name)
+			t.Errorf("api/%s.yaml has no surface in cmd/server: add its registration line to surfaces in cmd/server/surfaces.go (docs/adding-a-surface.md)", name)
 		}
 	}
 	for _, name := range mounted {

@@ -6,13 +6,16 @@
 package router
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/triadhq/triad/impl/kit/deprecation"
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/web"
 )
 
@@ -87,13 +90,18 @@ type Surface struct {
 	// operation, keyed by its generated id, on a request the spec validator refused, so that one
 	// answer lists every problem; an id the spec does not have makes Group fail.
 	Also web.FieldChecks
+	// Idempotency is the Idempotency-Key store of the operations whose spec declares the header
+	// (idempotency.Operations); it runs after Before, ahead of validation. Group fails, naming the
+	// operations, when the spec declares any and it is nil: a keyed operation served without it
+	// would ignore the header, and a client's retry would write twice.
+	Idempotency *idempotency.Keys
 }
 
 // Group registers a group on r guarded by s, and calls mount to add the surface's routes to it.
 // Every answer of the group first gets the Deprecation and Sunset headers s.Spec calls for
 // (package deprecation), refusals included. It fails, registering nothing, when s.Also names an
-// operation s.Spec does not have, or a deprecation in s.Spec is not dated as package deprecation
-// asks.
+// operation s.Spec does not have, a deprecation in s.Spec is not dated as package deprecation
+// asks, or s.Spec declares Idempotency-Key on an operation and s.Idempotency is nil.
 func Group(r chi.Router, s Surface, mount func(chi.Router)) error {
 	v, err := validator(s.Spec, s.Validate, s.Also)
 	if err != nil {
@@ -103,9 +111,21 @@ func Group(r chi.Router, s Surface, mount func(chi.Router)) error {
 	if err != nil {
 		return err
 	}
+	if keyed := idempotency.Operations(s.Spec); len(keyed) > 0 && s.Idempotency == nil {
+		names := make([]string, len(keyed))
+		for i, op := range keyed {
+			names[i] = op.Method + " " + op.Path
+		}
+		return fmt.Errorf("%s declare %s, but the surface serves them without an idempotency store "+
+			"(router.Surface.Idempotency: idempotency.New; each handler calls idempotency.Answer and writes through pgtx.Write)",
+			strings.Join(names, ", "), idempotency.Header)
+	}
 	r.Group(func(g chi.Router) {
 		g.Use(announce)
 		g.Use(s.Before...)
+		if s.Idempotency != nil {
+			g.Use(s.Idempotency.Middleware)
+		}
 		g.Use(v)
 		mount(g)
 	})

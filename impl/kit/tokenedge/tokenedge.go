@@ -244,10 +244,11 @@ func (e *Edge[P]) DeviceCookie(value string) *http.Cookie {
 // field checks; serve registers the generated strict server on the group.
 func (e *Edge[P]) Mount(r chi.Router, serve func(g chi.Router, s Strict)) error {
 	return router.Group(r, router.Surface{
-		Spec:     e.Spec,
-		Before:   []func(http.Handler) http.Handler{e.auth.Middleware, e.keys.Middleware},
-		Validate: e.s.Validate,
-		Also:     e.s.Checks,
+		Spec:        e.Spec,
+		Before:      []func(http.Handler) http.Handler{e.auth.Middleware},
+		Idempotency: e.keys,
+		Validate:    e.s.Validate,
+		Also:        e.s.Checks,
 	}, func(g chi.Router) {
 		serve(g, Strict{
 			Options:    StrictOptions{RequestErrorHandlerFunc: web.StrictRequestError, ResponseErrorHandlerFunc: e.s.Refused},
