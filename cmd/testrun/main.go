@@ -33,16 +33,17 @@ import (
 func main() {
 	top := flag.Int("top", 10, "how many of the slowest packages and tests to list at the end")
 	conns := flag.Int("max-connections", 600, "max_connections of the shared cluster: every package's servers and pools share it")
+	events := flag.String("events", "", "also write go test's -json events to this file (for a later look at where the time went)")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: testrun [flags] -- <go test arguments>")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	os.Exit(run(flag.Args(), *top, *conns))
+	os.Exit(run(flag.Args(), *top, *conns, *events))
 }
 
 // run sets up the shared cluster and binaries, runs go test with args and returns its exit status.
-func run(args []string, top, conns int) int {
+func run(args []string, top, conns int, events string) int {
 	start := time.Now()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -91,10 +92,21 @@ func run(args []string, top, conns int) int {
 		fmt.Fprintln(os.Stderr, "testrun:", err)
 		return 2
 	}
+	var save *os.File
+	if events != "" {
+		if save, err = os.Create(events); err != nil {
+			fmt.Fprintln(os.Stderr, "testrun:", err)
+			return 2
+		}
+		defer save.Close()
+	}
 	sum := newSummary(os.Stdout)
 	sc := bufio.NewScanner(pipe)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
+		if save != nil {
+			save.Write(append(sc.Bytes(), '\n'))
+		}
 		sum.line(sc.Bytes())
 	}
 	err = cmd.Wait()
