@@ -23,6 +23,7 @@ import (
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // appRole is the role the deployment's servers run as: it may read and write rows, nothing else.
@@ -52,7 +53,7 @@ func withUser(t *testing.T, u, user string) string {
 
 func startDeployment(t *testing.T, n int) *deployment {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(2*time.Minute))
 	defer cancel()
 	// Under /tmp: PostgreSQL and PgBouncer run as the postgres user when the tests run as root,
 	// and unix socket paths must stay short.

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // TestDeprecation_SDKTypesMarkIt: the SDK's generator (openapi-typescript, pinned in package.json,
@@ -16,7 +18,7 @@ import (
 // read the Deprecation and Sunset headers it yields).
 func TestDeprecation_SDKTypesMarkIt(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(2*time.Minute))
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "deprecated.d.ts")
 	run(t, ctx, repoRoot, nil, filepath.Join(repoRoot, "node_modules", ".bin", "openapi-typescript"),

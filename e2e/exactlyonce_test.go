@@ -22,6 +22,7 @@ import (
 	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/testkit/apitest"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // answer is one response, read whole.
@@ -72,7 +73,7 @@ func retryKeyed(t *testing.T, hc *http.Client, url, authz, key, body string, lim
 // waitLog waits until s has logged a line containing text.
 func waitLog(t *testing.T, s *server, text string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(patience.Bound(time.Minute))
 	for !strings.Contains(s.log.String(), text) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server did not log %q within a minute", text)

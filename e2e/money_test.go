@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // moneyProgram uses the orders client generated from the served spec with oapi-codegen's default
@@ -122,7 +124,7 @@ func TestGeneratedClients_MoneyIsExact(t *testing.T) {
 	ensureNodeModules(t)
 	id, secret := "triad-orders", "triad-orders-secret"
 	srv := startServerArgs(t, []string{"-orders-client-id", id, "-orders-client-secret", secret})
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(6*time.Minute))
 	defer cancel()
 	dir := t.TempDir()
 	run := func(dir string, env []string, name string, args ...string) string {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // TestGoDecimalRecipe runs the decimal-money recipe of docs/specs.md exactly as written: a Go
@@ -40,7 +41,7 @@ func TestGoDecimalRecipe(t *testing.T) {
 	setup, program, runIt := blocks[0].body, blocks[1].body, blocks[2].body
 
 	srv := startServerArgs(t, []string{"-orders-client-id", "triad-orders", "-orders-client-secret", "triad-orders-secret"})
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(8*time.Minute))
 	defer cancel()
 	lines := strings.Split(strings.TrimSpace(runRecipe(ctx, t, srv.URL, "decimaldemo", setup, program, runIt)), "\n")
 	if len(lines) != 2 || lines[0] != "999999.99 x 1.05 = 1049999.9895 = 1049999.99" {

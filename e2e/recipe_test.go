@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // codeBlock is one fenced block of a Markdown document.
@@ -114,7 +115,7 @@ func TestGoClientRecipe(t *testing.T) {
 	// which no spec describes.
 	srv := startServerArgs(t, []string{"-orders-client-id", "triad-orders", "-orders-client-secret", "triad-orders-secret"})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(8*time.Minute))
 	defer cancel()
 	out := strings.TrimSpace(runRecipe(ctx, t, srv.URL, "ordersdemo", setup, program, runIt))
 	// The price is the server's literal (json.Number), not a float's rendering (120.5).

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 var (
@@ -90,7 +92,7 @@ func TestSDKPackage(t *testing.T) {
 	tarball := packSDK(t)
 	srv := startServer(t, orders, brands, auth)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(3*time.Minute))
 	defer cancel()
 	app := t.TempDir()
 	if err := os.WriteFile(filepath.Join(app, "package.json"),

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // TestSDKReadme runs clients/ts/README.md as a reader would from a fresh clone: in a copy of the
@@ -39,7 +41,7 @@ func TestSDKReadme(t *testing.T) {
 		t.Fatalf("the README's blocks from Install on are %v, want sh (install), ts (quick start), ts (browser)", langs)
 	}
 	srv := startServerArgs(t, []string{"-orders-client-id", "triad-orders", "-orders-client-secret", "triad-orders-secret"})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(5*time.Minute))
 	defer cancel()
 
 	// The fresh clone: what git tracks under clients/ts, nothing else.

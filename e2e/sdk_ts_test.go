@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/api"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // TestTypeScriptSDK runs the Node tests of the TypeScript SDK (clients/ts/test/*.test.mjs, node's
@@ -38,7 +39,7 @@ func TestTypeScriptSDK(t *testing.T) {
 		env = append(env, surfaceURLEnv(surface)+"="+validatingProxy(t, surface, srv, bypass))
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(5*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
 	cmd.Dir = repoRoot
@@ -70,7 +71,7 @@ func TestTypeScriptSDK_AgainstMock(t *testing.T) {
 	for _, surface := range api.Names() {
 		env = append(env, surfaceURLEnv(surface)+"="+startMock(t, surface))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(5*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
 	cmd.Dir = repoRoot

@@ -7,6 +7,8 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // setReactValue sets a form control's value the way typing would, so Swagger UI's React state
@@ -81,7 +83,7 @@ type docsPage struct {
 func (p docsPage) run(what string, steps ...chromedp.Action) {
 	p.t.Helper()
 	for i, step := range steps {
-		ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
+		ctx, cancel := context.WithTimeout(p.ctx, patience.Bound(time.Minute))
 		err := chromedp.Run(ctx, step)
 		cancel()
 		if err != nil {

@@ -251,7 +251,7 @@ func TestBinary_PostmasterKilled(t *testing.T) {
 	}
 	// Poll both until each has been seen down and then both are up again.
 	var readyDown, apiDown bool
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(patience.Bound(90 * time.Second))
 	for {
 		readyCode, _, _ := get(t, s.base+"/readyz")
 		code, h, body := get(t, brand)

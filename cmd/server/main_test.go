@@ -228,10 +228,10 @@ func clusterURL(t *testing.T, pgDir string) string {
 
 func waitFor(t *testing.T, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(patience.Bound(60 * time.Second))
 	for !ok() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 60s")
+			t.Fatal("condition not reached in time (patience.Bound of 60s)")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

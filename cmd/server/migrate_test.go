@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // asRole is dbURL with role as its user.
@@ -58,7 +59,7 @@ func TestServer_MigrateModeThenRowRole(t *testing.T) {
 		t.Fatalf("a row role's server on an unmigrated database: %v, want the advice to run -mode migrate", err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(time.Minute))
 	defer cancel()
 	if err := run(ctx, []string{"-log-level", "warn", "-mode", "migrate", "-database-url", owner, "-db-app-role", role}, nil); err != nil {
 		t.Fatalf("-mode migrate: %v", err)
