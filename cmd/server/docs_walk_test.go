@@ -90,8 +90,9 @@ func (w *docsWalk) tokenIn(shown string) string {
 // what Swagger UI fills in, in the order docs/specs.md documents: sign in, Authorize, then the rest,
 // signing in again where an operation needs another role. Every answer is a success, the two
 // OAuth 2.0 callbacks' included (dev mode's dev provider completes their example). Then the
-// visitor puts the demo data back with the dev bar's button and walks everything again, on the
-// same server, with the same result: the walk is repeatable. It fails when an operation of a spec
+// visitor puts the demo data back with the dev bar's button and walks again, on the same server,
+// every page whose demo data the reset restores (all but auth's), with the same result: the walk
+// is repeatable. It fails when an operation of a spec
 // is not in the walk, and when the page fetches anything from elsewhere than the server (the
 // Swagger UI assets are embedded: the docs need no internet). What Authorize was given survives
 // a reload (persistAuthorization).
@@ -122,15 +123,33 @@ func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
 	}
 	w := newDocsWalk(docsPage{t: t, ctx: b, base: base})
 	w.run("start", network.Enable(), chromedp.EmulateViewport(1280, 2000))
+	// The reset puts back what the examples of orders and brands change (ids, names taken, order
+	// states); auth keeps no demo data for it to put back, so its page is walked in the first
+	// round only (the second would repeat the first exactly, at a third of the walk's cost).
+	authOps := map[string]bool{}
+	doc, err := api.Load("auth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			authOps[op.OperationID] = true
+		}
+	}
 	for round := 1; round <= 2; round++ {
 		start := time.Now()
 		w.walked, w.ok = nil, map[string]bool{}
 		if round > 1 {
 			w.putDemoDataBack()
 		}
-		w.walkEveryOperation()
+		w.walkEveryOperation(round == 1)
 		var missing []string
+		want := 0
 		for op := range w.blocks {
+			if round > 1 && authOps[op] {
+				continue
+			}
+			want++
 			if !slices.Contains(w.walked, op) {
 				missing = append(missing, op)
 			}
@@ -139,9 +158,9 @@ func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
 			slices.Sort(missing)
 			t.Errorf("operations the walk (and docs/specs.md's order) leaves out: %v", missing)
 		}
-		t.Logf("walk %d: %d/%d operations answered 2xx with their defaults, in %v", round, len(w.ok), len(w.blocks), time.Since(start).Round(time.Second))
-		if len(w.ok) != len(w.blocks) {
-			t.Fatalf("walk %d: %d of %d operations answered 2xx", round, len(w.ok), len(w.blocks))
+		t.Logf("walk %d: %d/%d operations answered 2xx with their defaults, in %v", round, len(w.ok), want, time.Since(start).Round(time.Second))
+		if len(w.ok) != want {
+			t.Fatalf("walk %d: %d of %d operations answered 2xx", round, len(w.ok), want)
 		}
 	}
 	mu.Lock()
@@ -165,8 +184,8 @@ func (w *docsWalk) putDemoDataBack() {
 	}
 }
 
-// walkEveryOperation walks the three pages in docs/specs.md's order.
-func (w *docsWalk) walkEveryOperation() {
+// walkEveryOperation walks the pages in docs/specs.md's order, auth's only when auth is set.
+func (w *docsWalk) walkEveryOperation(auth bool) {
 	t := w.t
 	t.Helper()
 	// orders: the token and a registration need no Authorize; then the performer bob, then the
@@ -211,9 +230,20 @@ func (w *docsWalk) walkEveryOperation() {
 	w.try("resetPassword", "200", "Password successfully changed")
 	w.try("logoutUser", "200", "You have successfully logged out.")
 
-	// auth: the direct login of dev mode's demo user (provider local), Authorize xsrfHeader with the
-	// XSRF-TOKEN cookie it set, the session, the avatar the login stored, the dev provider's
-	// example callbacks (a login of its user dev-example), then the logouts.
+	if auth {
+		w.walkAuth()
+	}
+
+	// Any other surface (a scaffolded one): its operations in order, with a token it takes.
+	w.walkOthers(w.base)
+}
+
+// walkAuth walks auth's page: the direct login of dev mode's demo user (provider local), Authorize
+// xsrfHeader with the XSRF-TOKEN cookie it set, the session, the avatar the login stored, the dev
+// provider's example callbacks (a login of its user dev-example), then the logouts.
+func (w *docsWalk) walkAuth() {
+	t := w.t
+	t.Helper()
 	w.page("auth", "authLoginPage")
 	w.try("authLoginPage", "200", "")
 	w.try("listAuthProviders", "200", `"local"`)
@@ -236,7 +266,4 @@ func (w *docsWalk) walkEveryOperation() {
 	w.try("authProviderLogoutPost", "200", "logged out")
 	w.try("authLogout", "200", "logged out")
 	w.try("authLogoutPost", "200", "logged out")
-
-	// Any other surface (a scaffolded one): its operations in order, with a token it takes.
-	w.walkOthers(w.base)
 }
