@@ -71,14 +71,17 @@ func Build(race bool) (string, error) {
 	return p, nil
 }
 
-// Compile builds cmd/server into out, with -race when race is set. It builds with -trimpath, so
-// that the packages it compiles are cached under keys that do not depend on the repository's
+// Compile builds cmd/server into out, with -race when race is set. The plain build uses -trimpath,
+// so that the packages it compiles are cached under keys that do not depend on the repository's
 // folder: cmd/newsurface's check, which builds a copy of the repository with -trimpath, then
-// compiles only what the scaffolded surface changes.
+// compiles only what the scaffolded surface changes. The race build does not: it then shares its
+// packages with go test -race's own compilation of the tests.
 func Compile(out string, race bool) error {
-	args := []string{"build", "-trimpath", "-o", out}
+	args := []string{"build", "-o", out}
 	if race {
 		args = append(args, "-race")
+	} else {
+		args = append(args, "-trimpath")
 	}
 	cmd := exec.Command("go", append(args, "./cmd/server")...)
 	root, err := repoRoot()
