@@ -306,7 +306,7 @@ func migrateBeforeServing(t *testing.T, bin string, m manifests, secrets map[str
 	}
 	// The Job grants the servers' role, which the operator made beforehand (cluster-wide: another
 	// test of this process may have made it).
-	_, err = conn.Exec(context.Background(), `DO $$ BEGIN CREATE ROLE triad_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`)
+	_, err = conn.Exec(context.Background(), `DO $$ BEGIN CREATE ROLE triad_app LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
 	conn.Close(context.Background())
 	if err != nil {
 		t.Fatal(err)
