@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // deepOrders is how many waiting orders TestHostileOrders_DeepPagesStarveNoOne seeds: enough that
@@ -34,7 +35,7 @@ func fromAddr(ip string, conns int) *http.Client {
 // waiting orders one performer (from 127.0.0.2) requests GET /orders?page=9999&size=100&sort=price,desc
 // on 16 connections, and the deepest page the server still serves (page 100 of 100) on 16 more,
 // while a bystander performer (from 127.0.0.3) reads page 0 one request after another. The
-// bystander's median stays under 100 ms; the far page is refused at once (400, page too_large,
+// bystander's median stays under 100 ms (on a quiet machine: patience.Bound); the far page is refused at once (400, page too_large,
 // limit 100) and costs no query.
 //
 // It measures time, so it does not run in parallel: Go runs it while this package's parallel tests
@@ -170,8 +171,10 @@ func TestHostileOrders_DeepPagesStarveNoOne(t *testing.T) {
 	if failed.Load() != 0 {
 		t.Errorf("%d hammer requests got neither 200 (deepest page) nor 400 (far page)", failed.Load())
 	}
-	if median >= 100*time.Millisecond {
-		t.Fatalf("bystander's page-0 median %s under the deep-page hammer, want < 100 ms (times %v)", median, times)
+	// 100 ms on a quiet machine; on one shared with other jobs the bound stretches with the load
+	// (patience.Bound), while a starved bystander waits as long as the deepest pages take (seconds).
+	if bound := patience.Bound(100 * time.Millisecond); median >= bound {
+		t.Fatalf("bystander's page-0 median %s under the deep-page hammer, want < %v (times %v)", median, bound, times)
 	}
 }
 
