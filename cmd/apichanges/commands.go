@@ -69,8 +69,8 @@ func (r repo) verdict(w io.Writer, c compared) string {
 		fmt.Fprintf(&b, "  The major version was raised (%s), but api/changelog/%s.md has no section \"## %s\" naming each of them.\n", c.current, s, c.current)
 	}
 	fmt.Fprintf(&b, "  Either make the change compatible (add instead of remove or rename; a new optional field, operation or code is not breaking),\n"+
-		"  or ship it as a new major version: set info.version in api/%s.yaml to %s, then run `make release-specs`\n"+
-		"  (it regenerates, writes the changelog section naming these changes and promotes the specs; commit the result).",
+		"  or ship it as a new major version: run `make release-specs` (it raises info.version in api/%s.yaml to %s,\n"+
+		"  writes the changelog section naming these changes, promotes the specs and regenerates; commit the result).",
 		s, c.released.raise(bumpMajor))
 	return b.String()
 }
@@ -133,7 +133,7 @@ func (r repo) promote(w io.Writer) error {
 			return err
 		}
 		if !c.unreleased && c.current.less(c.released.raise(c.need)) {
-			return fmt.Errorf("%s: info.version %s, but its changes since %s need a %s bump: run `apichanges version` and `make generate` first (make release-specs does)", s, c.current, c.released, c.need)
+			return fmt.Errorf("%s: info.version %s, but its changes since %s need a %s bump: run make release-specs", s, c.current, c.released, c.need)
 		}
 		cs = append(cs, c)
 	}
