@@ -45,7 +45,11 @@ func (r repo) verdict(w io.Writer, c compared) string {
 	}
 	br := entries(c.breaking())
 	if len(br) == 0 {
-		fmt.Fprintf(w, "%s %s: no breaking change since the release %s (%d changes; semver asks for a %s bump at the next release)\n", s, c.current, c.released, len(c.changes), c.need)
+		next := "nothing to release"
+		if c.need != bumpNone {
+			next = fmt.Sprintf("semver asks for a %s bump at the next release", c.need)
+		}
+		fmt.Fprintf(w, "%s %s: no breaking change since the release %s (%d changes; %s)\n", s, c.current, c.released, len(c.changes), next)
 		return ""
 	}
 	log, _ := os.ReadFile(r.path(changelogDir, s+".md"))
