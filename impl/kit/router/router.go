@@ -90,7 +90,7 @@ type Surface struct {
 }
 
 // Group registers a group on r guarded by s, and calls mount to add the surface's routes to it.
-// Every answer of the group first gets the Deprecation and Sunset headers s.Spec calls for
+// Every answer of the group first gets the Deprecation, Sunset and Link headers s.Spec calls for
 // (package deprecation), refusals included. It fails, registering nothing, when s.Also names an
 // operation s.Spec does not have, or a deprecation in s.Spec is not dated as package deprecation
 // asks.
