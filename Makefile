@@ -80,10 +80,9 @@ breaking: ## fail on a breaking change of a bundled spec against its last releas
 	$(GO) run ./cmd/apichanges -oasdiff '$(OASDIFF)' breaking
 
 .PHONY: release-specs
-release-specs: ## release the specs: raise each info.version (and the SDK's) as semver asks, regenerate, write api/changelog/<surface>.md and copy the bundles to api/released/
-	$(GO) run ./cmd/apichanges -oasdiff '$(OASDIFF)' version
+release-specs: ## release the specs: bundle api/ as written, raise each info.version (and the SDK's) as semver asks, write api/changelog/<surface>.md, copy the bundles to api/released/, then make generate; nothing to release changes nothing
+	$(GO) run ./cmd/apichanges -oasdiff '$(OASDIFF)' release
 	@$(MAKE) --no-print-directory generate
-	$(GO) run ./cmd/apichanges -oasdiff '$(OASDIFF)' promote
 
 .PHONY: build
 build: ## build bin/server

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -20,12 +21,16 @@ const SharedFile = "shared/components.yaml"
 // comments included. It fails, naming the component, when the surface defines a component of a
 // name SharedFile defines, lacks ErrorCode, refers to a shared component that does not exist, or
 // refers to a shared component as if it were its own (#/components/...).
-func Bundle(name string) ([]byte, error) {
-	surface, err := Sources.ReadFile(name + ".yaml")
+func Bundle(name string) ([]byte, error) { return BundleFrom(Sources, name) }
+
+// BundleFrom is Bundle over the specs in src, a directory laid out as api/ is (the specs of
+// another checkout: cmd/apichanges bundles the one it releases).
+func BundleFrom(src fs.FS, name string) ([]byte, error) {
+	surface, err := fs.ReadFile(src, name+".yaml")
 	if err != nil {
 		return nil, err
 	}
-	shared, err := Sources.ReadFile(SharedFile)
+	shared, err := fs.ReadFile(src, SharedFile)
 	if err != nil {
 		return nil, err
 	}

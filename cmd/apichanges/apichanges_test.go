@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/triadhq/triad/api"
 )
 
-// checkout copies what apichanges reads of this repository into a fresh directory, with every
-// surface released as it is now, and returns a repo over it.
-func checkout(t *testing.T) repo {
+// checkout copies what apichanges reads of this repository for the surfaces named into a fresh
+// directory, each released as it is now, and returns a repo over it.
+func checkout(t *testing.T, surfaces ...string) repo {
 	t.Helper()
 	src, err := filepath.Abs("../..")
 	if err != nil {
@@ -32,12 +33,13 @@ func checkout(t *testing.T) repo {
 			t.Fatal(err)
 		}
 	}
-	// Two surfaces, so a test sees that an unchanged one is not named (oasdiff is slow to start).
-	for _, name := range []string{"auth.yaml", "orders.yaml"} {
+	for _, s := range surfaces {
+		name := s + ".yaml"
 		copyFile(filepath.Join(specDir, name), filepath.Join(specDir, name))
 		copyFile(filepath.Join(bundleDir, name), filepath.Join(bundleDir, name))
 		copyFile(filepath.Join(bundleDir, name), filepath.Join(releasedDir, name))
 	}
+	copyFile(filepath.Join(specDir, api.SharedFile), filepath.Join(specDir, api.SharedFile))
 	copyFile(sdkPackage, sdkPackage)
 	return repo{root: dst, oasdiff: []string{"go", "tool", "-modfile=" + filepath.Join(src, "tools/oasdiff/go.mod"), "oasdiff"}, today: "2026-01-02"}
 }
@@ -83,9 +85,10 @@ func child(t *testing.T, m *yaml.Node, keys ...string) *yaml.Node {
 	return m
 }
 
-// removeOrderCreatedAt removes the response property Order.createdAt from the orders bundle.
-func removeOrderCreatedAt(t *testing.T, r repo) {
-	edit(t, r.path(bundleDir, "orders.yaml"), func(root *yaml.Node) {
+// removeOrderCreatedAt removes the response property Order.createdAt from the orders document at
+// path (its spec or its bundle).
+func removeOrderCreatedAt(t *testing.T, path string) {
+	edit(t, path, func(root *yaml.Node) {
 		order := child(t, root, "components", "schemas", "Order")
 		props := child(t, order, "properties")
 		for i := 0; i+1 < len(props.Content); i += 2 {
@@ -117,7 +120,7 @@ func setBundleVersion(t *testing.T, r repo, surface string, v version) {
 // a raised major alone does not accept it, a raised major with the changelog naming it does.
 func TestBreaking_NamesARemovedResponseProperty(t *testing.T) {
 	t.Parallel()
-	r := checkout(t)
+	r := checkout(t, "auth", "orders") // two, so a test sees that an unchanged one is not named
 	var out strings.Builder
 	if err := r.breaking(&out); err != nil {
 		t.Fatalf("the released specs themselves: %v", err)
@@ -130,7 +133,7 @@ func TestBreaking_NamesARemovedResponseProperty(t *testing.T) {
 		t.Fatalf("an unreleased surface: %v\n%s", err, out.String())
 	}
 
-	removeOrderCreatedAt(t, r)
+	removeOrderCreatedAt(t, r.path(bundleDir, "orders.yaml"))
 	err := r.breaking(&out)
 	if err == nil {
 		t.Fatal("a removed response property passed")
@@ -166,58 +169,88 @@ func TestBreaking_NamesARemovedResponseProperty(t *testing.T) {
 	}
 }
 
-// TestRelease_VersionsFollowTheChanges: version raises a breaking surface's major and the SDK's,
-// promote writes the changelog naming the change and makes it the release, after which make
-// breaking passes and a second release changes nothing.
-func TestRelease_VersionsFollowTheChanges(t *testing.T) {
+// TestRelease_FromTheSpecsAsWritten is make release-specs (its code, in process) in a copy of
+// two surfaces: orders with a response property removed from api/orders.yaml and its bundle left
+// stale (no make generate since), brands released with its path parameter on the path item and
+// now on each operation (wording only, what made a release on a clean clone fail). The release
+// raises orders' major, brands' patch and the SDK's major, writes orders' changelog naming the
+// change, after which make breaking passes, and a second release changes no file.
+func TestRelease_FromTheSpecsAsWritten(t *testing.T) {
 	t.Parallel()
-	r := checkout(t)
-	before, err := r.compare("orders")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := checkout(t, "brands", "orders")
+	edit(t, r.path(releasedDir, "brands.yaml"), func(root *yaml.Node) { onThePathItem(t, root) })
+	removeOrderCreatedAt(t, r.path(specDir, "orders.yaml"))
+	orders, brands := mustVersion(t, r, releasedDir, "orders"), mustVersion(t, r, releasedDir, "brands")
 	sdkBefore, err := r.sdkVersion()
 	if err != nil {
 		t.Fatal(err)
 	}
-	removeOrderCreatedAt(t, r)
 	var out strings.Builder
-	if err := r.version(&out); err != nil {
-		t.Fatal(err)
+	if err := r.release(&out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
 	}
-	want := before.released.raise(bumpMajor)
-	if v, err := infoVersion(r.path(specDir, "orders.yaml")); err != nil || v != want {
-		t.Fatalf("api/orders.yaml info.version %v (%v), want %v", v, err, want)
-	}
-	if v, _ := infoVersion(r.path(specDir, "auth.yaml")); v != mustVersion(t, r, releasedDir, "auth") {
-		t.Errorf("auth, unchanged, was raised to %v", v)
+	for _, want := range []struct {
+		dir, surface string
+		v            version
+	}{
+		{specDir, "orders", orders.raise(bumpMajor)}, {bundleDir, "orders", orders.raise(bumpMajor)}, {releasedDir, "orders", orders.raise(bumpMajor)},
+		{specDir, "brands", brands.raise(bumpPatch)}, {releasedDir, "brands", brands.raise(bumpPatch)},
+	} {
+		if v := mustVersion(t, r, want.dir, want.surface); v != want.v {
+			t.Errorf("%s/%s.yaml: info.version %v, want %v\n%s", want.dir, want.surface, v, want.v, out.String())
+		}
 	}
 	if sdk, _ := r.sdkVersion(); sdk != sdkBefore.raise(bumpMajor) {
 		t.Errorf("the SDK is %v after a breaking change of orders, want %v", sdk, sdkBefore.raise(bumpMajor))
 	}
-	// What make generate does for the version: the bundle carries the spec's.
-	setBundleVersion(t, r, "orders", want)
-	if err := r.promote(&out); err != nil {
-		t.Fatal(err)
+	if body, _ := os.ReadFile(r.path(sdkReleased)); strings.TrimSpace(string(body)) != sdkBefore.raise(bumpMajor).String() {
+		t.Errorf("%s holds %q", sdkReleased, body)
 	}
 	log, err := os.ReadFile(r.path(changelogDir, "orders.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec := sectionOf(string(log), want)
+	sec := sectionOf(string(log), orders.raise(bumpMajor))
 	if !strings.Contains(sec, "**breaking:** removed the required property `createdAt`") || !strings.Contains(sec, "### GET /orders/{id}") {
 		t.Errorf("the changelog's section does not name the change:\n%s", sec)
+	}
+	log, _ = os.ReadFile(r.path(changelogDir, "brands.md"))
+	if sec := sectionOf(string(log), brands.raise(bumpPatch)); !strings.Contains(sec, "wording only") {
+		t.Errorf("brands' changelog section:\n%s", sec)
 	}
 	if err := r.breaking(&out); err != nil {
 		t.Fatalf("after the release: %v", err)
 	}
+
+	before := files(t, r.root)
 	out.Reset()
-	if err := r.version(&out); err != nil {
+	if err := r.release(&out); err != nil {
+		t.Fatalf("a release with nothing to release: %v\n%s", err, out.String())
+	}
+	after := files(t, r.root)
+	for name, body := range after {
+		if before[name] != body {
+			t.Errorf("a release with nothing to release changed %s\n%s", name, out.String())
+		}
+	}
+}
+
+// files reads every file under root.
+func files(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := os.ReadFile(path)
+		out[path] = string(body)
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := infoVersion(r.path(specDir, "orders.yaml")); v != want {
-		t.Errorf("a second release with no change moved orders to %v", v)
-	}
+	return out
 }
 
 func mustVersion(t *testing.T, r repo, dir, surface string) version {
@@ -244,43 +277,5 @@ func TestVersion_Semver(t *testing.T) {
 	}
 	if got := atLeast(version{3, 0, 0}, v.raise(bumpMajor)); got != (version{3, 0, 0}) {
 		t.Errorf("a version already above what is needed was lowered to %v", got)
-	}
-}
-
-// TestMovedPathParameter: oasdiff's new-request-path-parameter for a parameter the released path
-// item declared (moved to its operations, each with its own example) is no change; one the
-// released path item did not declare is kept.
-func TestMovedPathParameter(t *testing.T) {
-	t.Parallel()
-	released, err := openapi3.NewLoader().LoadFromData([]byte(`
-openapi: 3.0.3
-info: {title: t, version: 1.0.0}
-paths:
-  /things/{id}:
-    parameters:
-      - {name: id, in: path, required: true, schema: {type: string}}
-    get:
-      responses: {"200": {description: ok}}
-  /other/{key}:
-    get:
-      parameters:
-        - {name: key, in: path, required: true, schema: {type: string}}
-      responses: {"200": {description: ok}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		c     change
-		moved bool
-	}{
-		{change{ID: "new-request-path-parameter", Path: "/things/{id}", Text: "added the new path request parameter `id`"}, true},
-		{change{ID: "new-request-path-parameter", Path: "/things/{id}", Text: "added the new path request parameter `other`"}, false},
-		{change{ID: "new-request-path-parameter", Path: "/other/{key}", Text: "added the new path request parameter `key`"}, false},
-		{change{ID: "response-property-removed", Path: "/things/{id}", Text: "removed the property `id`"}, false},
-	} {
-		if got := movedPathParameter(released, tc.c); got != tc.moved {
-			t.Errorf("%s %s %q: moved %v, want %v", tc.c.ID, tc.c.Path, tc.c.Text, got, tc.moved)
-		}
 	}
 }

@@ -75,7 +75,7 @@ func section(to, from version, date string, cs []change) string {
 		fmt.Fprintf(&b, "No change of the API since %s (wording only).\n", from)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Changes since %s, as oasdiff's changelog reports them:\n", from)
+	fmt.Fprintf(&b, "Changes since %s, as oasdiff's changelog reports them (and apichanges, for the values of open lists):\n", from)
 	// One heading per operation, in the order oasdiff first names it; breaking lines first.
 	var wheres []string
 	byWhere := map[string][]entry{}

@@ -23,49 +23,60 @@ func (r repo) breaking(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if c.unreleased {
-			fmt.Fprintf(w, "%s %s: not released yet (make release-specs releases it), so nothing to break\n", s, c.current)
-			continue
+		if msg := r.verdict(w, c); msg != "" {
+			failed = append(failed, msg)
 		}
-		if c.current.less(c.released) {
-			failed = append(failed, fmt.Sprintf("%s: info.version %s is below the released %s (api/released/%s.yaml); versions only go up", s, c.current, c.released, s))
-			continue
-		}
-		br := entries(c.breaking())
-		if len(br) == 0 {
-			fmt.Fprintf(w, "%s %s: no breaking change since the release %s (%d changes; semver asks for a %s bump at the next release)\n", s, c.current, c.released, len(c.changes), c.need)
-			continue
-		}
-		log, _ := os.ReadFile(r.path(changelogDir, s+".md"))
-		sec := sectionOf(string(log), c.current)
-		var unnamed []entry
-		for _, e := range br {
-			if !strings.Contains(sec, "### "+e.where+"\n") || !strings.Contains(sec, e.line) {
-				unnamed = append(unnamed, e)
-			}
-		}
-		if c.current.major > c.released.major && len(unnamed) == 0 {
-			fmt.Fprintf(w, "%s %s: %d breaking changes since the release %s, accepted: the major version was raised and api/changelog/%s.md names them\n", s, c.current, len(br), c.released, s)
-			continue
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %d breaking change(s) against the released %s (api/released/%s.yaml), which clients generated from it may not survive:\n", s, len(br), c.released, s)
-		for _, e := range br {
-			fmt.Fprintf(&b, "  %s: %s\n", e.where, strings.TrimPrefix(e.line, "**breaking:** "))
-		}
-		if c.current.major > c.released.major {
-			fmt.Fprintf(&b, "  The major version was raised (%s), but api/changelog/%s.md has no section \"## %s\" naming each of them.\n", c.current, s, c.current)
-		}
-		fmt.Fprintf(&b, "  Either make the change compatible (add instead of remove or rename; a new optional field, operation or code is not breaking),\n"+
-			"  or ship it as a new major version: set info.version in api/%s.yaml to %s, then run `make release-specs`\n"+
-			"  (it regenerates, writes the changelog section naming these changes and promotes the specs; commit the result).",
-			s, c.released.raise(bumpMajor))
-		failed = append(failed, b.String())
 	}
 	if len(failed) > 0 {
 		return errors.New("make breaking: " + strings.Join(failed, "\n"))
 	}
 	return nil
+}
+
+// verdict writes to w why surface c's bundle passes make breaking, or returns why it fails.
+func (r repo) verdict(w io.Writer, c compared) string {
+	s := c.surface
+	if c.unreleased {
+		fmt.Fprintf(w, "%s %s: not released yet (make release-specs releases it), so nothing to break\n", s, c.current)
+		return ""
+	}
+	if c.current.less(c.released) {
+		return fmt.Sprintf("%s: info.version %s is below the released %s (api/released/%s.yaml); versions only go up", s, c.current, c.released, s)
+	}
+	br := entries(c.breaking())
+	if len(br) == 0 {
+		next := "nothing to release"
+		if c.need != bumpNone {
+			next = fmt.Sprintf("semver asks for a %s bump at the next release", c.need)
+		}
+		fmt.Fprintf(w, "%s %s: no breaking change since the release %s (%d changes; %s)\n", s, c.current, c.released, len(c.changes), next)
+		return ""
+	}
+	log, _ := os.ReadFile(r.path(changelogDir, s+".md"))
+	sec := sectionOf(string(log), c.current)
+	var unnamed []entry
+	for _, e := range br {
+		if !strings.Contains(sec, "### "+e.where+"\n") || !strings.Contains(sec, e.line) {
+			unnamed = append(unnamed, e)
+		}
+	}
+	if c.current.major > c.released.major && len(unnamed) == 0 {
+		fmt.Fprintf(w, "%s %s: %d breaking changes since the release %s, accepted: the major version was raised and api/changelog/%s.md names them\n", s, c.current, len(br), c.released, s)
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d breaking change(s) against the released %s (api/released/%s.yaml), which clients generated from it may not survive:\n", s, len(br), c.released, s)
+	for _, e := range br {
+		fmt.Fprintf(&b, "  %s: %s\n", e.where, strings.TrimPrefix(e.line, "**breaking:** "))
+	}
+	if c.current.major > c.released.major {
+		fmt.Fprintf(&b, "  The major version was raised (%s), but api/changelog/%s.md has no section \"## %s\" naming each of them.\n", c.current, s, c.current)
+	}
+	fmt.Fprintf(&b, "  Either make the change compatible (add instead of remove or rename; a new optional field, operation or code is not breaking),\n"+
+		"  or ship it as a new major version: run `make release-specs` (it raises info.version in api/%s.yaml to %s,\n"+
+		"  writes the changelog section naming these changes, promotes the specs and regenerates; commit the result).",
+		s, c.released.raise(bumpMajor))
+	return b.String()
 }
 
 // version raises each spec's info.version to what its changes since the release require (keeping
@@ -126,7 +137,7 @@ func (r repo) promote(w io.Writer) error {
 			return err
 		}
 		if !c.unreleased && c.current.less(c.released.raise(c.need)) {
-			return fmt.Errorf("%s: info.version %s, but its changes since %s need a %s bump: run `apichanges version` and `make generate` first (make release-specs does)", s, c.current, c.released, c.need)
+			return fmt.Errorf("%s: info.version %s, but its changes since %s need a %s bump: run make release-specs", s, c.current, c.released, c.need)
 		}
 		cs = append(cs, c)
 	}

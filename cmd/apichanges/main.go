@@ -5,11 +5,11 @@
 //	apichanges breaking   fails on a breaking change, naming it, unless info.version's major was
 //	                      raised and the surface's changelog (api/changelog/<surface>.md) names it
 //	                      (make breaking, part of make test)
-//	apichanges version    raises each spec's info.version as semver requires for the changes
-//	                      since its release, and the SDK's version (clients/ts/package.json) by the
-//	                      largest of them (the first step of make release-specs)
-//	apichanges promote    writes each surface's changelog section for its new version and makes
-//	                      the current bundles the released ones (its last step, after make generate)
+//	apichanges release    bundles the specs as written, raises each spec's info.version as semver
+//	                      requires for the changes since its release (and the SDK's version,
+//	                      clients/ts/package.json, by the largest of them), bundles again, writes
+//	                      each changed surface's changelog section and makes the bundles the
+//	                      released ones (make release-specs, which then runs make generate)
 //
 // docs/specs.md, "Versions and breaking changes", is the procedure.
 package main
@@ -26,7 +26,7 @@ func main() {
 	root := flag.String("root", ".", "the repository's root")
 	oasdiff := flag.String("oasdiff", "go tool -modfile=tools/oasdiff/go.mod oasdiff", "the command that runs oasdiff")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: apichanges [-root dir] [-oasdiff cmd] breaking|version|promote")
+		fmt.Fprintln(os.Stderr, "usage: apichanges [-root dir] [-oasdiff cmd] breaking|release")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -39,10 +39,8 @@ func main() {
 	switch flag.Arg(0) {
 	case "breaking":
 		err = r.breaking(os.Stdout)
-	case "version":
-		err = r.version(os.Stdout)
-	case "promote":
-		err = r.promote(os.Stdout)
+	case "release":
+		err = r.release(os.Stdout)
 	default:
 		flag.Usage()
 		os.Exit(2)

@@ -9,9 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
-	"github.com/getkin/kin-openapi/openapi3"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // The files apichanges reads and writes, relative to the repository's root.
@@ -65,16 +66,50 @@ type change struct {
 
 const levelBreaking = 3
 
-// notAChange are oasdiff findings about the comparison itself, not about the API.
-var notAChange = map[string]bool{"api-version-not-bumped": true}
+// notAChange are oasdiff's findings about info.version itself (its versioning policy), not about
+// the API: apichanges sets the version from the changes (version) and checks it (breaking), so
+// counting these would make a version raised by too little look like a change of its own.
+var notAChange = map[string]bool{
+	"api-version-not-bumped":       true,
+	"api-version-decreased":        true,
+	"api-major-version-not-bumped": true,
+}
 
-// changes runs oasdiff's changelog from the released bundle of surface to its current bundle.
+// changes lists what changed from the released bundle of surface to its current bundle:
+// oasdiff's changelog of the two, each first given its path items' parameters on its operations
+// (operationParameters), and the values added to or removed from open lists (openListChanges).
 func (r repo) changes(surface string) ([]change, error) {
 	if len(r.oasdiff) == 0 {
 		return nil, fmt.Errorf("no oasdiff command")
 	}
+	dir, err := os.MkdirTemp("", "apichanges-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var docs [2]*yaml.Node
+	for i, p := range []string{r.path(releasedDir, surface+".yaml"), r.path(bundleDir, surface+".yaml")} {
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if docs[i], err = parseDoc(p, body); err != nil {
+			return nil, err
+		}
+		flat, _ := parseDoc(p, body) // a second tree, to rewrite
+		if err := operationParameters(flat); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out, err := encodeDoc(flat)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".yaml"), out, 0o644); err != nil {
+			return nil, err
+		}
+	}
 	args := append(slices.Clone(r.oasdiff[1:]), "changelog", "--format", "json",
-		r.path(releasedDir, surface+".yaml"), r.path(bundleDir, surface+".yaml"))
+		filepath.Join(dir, "0.yaml"), filepath.Join(dir, "1.yaml"))
 	cmd := exec.Command(r.oasdiff[0], args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -88,42 +123,13 @@ func (r repo) changes(surface string) ([]change, error) {
 			return nil, fmt.Errorf("oasdiff changelog %s: %w", surface, err)
 		}
 	}
-	released, err := openapi3.NewLoader().LoadFromFile(r.path(releasedDir, surface+".yaml"))
-	if err != nil {
-		return nil, fmt.Errorf("released %s: %w", surface, err)
-	}
 	var cs []change
 	for _, c := range all {
-		if !notAChange[c.ID] && !movedPathParameter(released, c) {
+		if !notAChange[c.ID] {
 			cs = append(cs, c)
 		}
 	}
-	return cs, nil
-}
-
-// paramName is the parameter an oasdiff text names ("added the new path request parameter `id`").
-var paramName = regexp.MustCompile("parameter `([^`]+)`")
-
-// movedPathParameter reports whether c is oasdiff's new-request-path-parameter for a parameter the
-// released document already declared on the operation's path item (for all its operations): a
-// parameter moved from the path item to the operations, e.g. so that each gets an example of its
-// own. Every request is the same as before (a path parameter is the path template's, required
-// either way), but oasdiff compares the two levels apart and calls the move breaking.
-func movedPathParameter(released *openapi3.T, c change) bool {
-	if c.ID != "new-request-path-parameter" || released.Paths == nil {
-		return false
-	}
-	item := released.Paths.Value(c.Path)
-	m := paramName.FindStringSubmatch(c.Text)
-	if item == nil || m == nil {
-		return false
-	}
-	for _, p := range item.Parameters {
-		if p != nil && p.Value != nil && p.Value.In == openapi3.ParameterInPath && p.Value.Name == m[1] {
-			return true
-		}
-	}
-	return false
+	return append(cs, openListChanges(docs[0], docs[1])...), nil
 }
 
 // infoVersion is the info.version of the OpenAPI document at path: the first indented line

@@ -227,6 +227,7 @@ func (w *docsWalk) walkEveryOperation(auth bool) {
 	w.try("subscribeBrand", "200", "Successfully Subscribed")
 	w.try("unsubscribeBrand", "200", "Successfully Unsubscribed")
 	w.try("editProfile", "200", "Profile successfully changed.")
+	w.try("getMe", "200", `"email": "ada@example.com"`) // the name changed, never the e-mail
 	w.try("resetPassword", "200", "Password successfully changed")
 	w.try("logoutUser", "200", "You have successfully logged out.")
 

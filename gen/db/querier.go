@@ -51,8 +51,6 @@ type Querier interface {
 	// DeleteAllIdempotencyKeys forgets every remembered Idempotency-Key answer (all callers: dev mode's
 	// reset, after which an old answer would name rows that are gone).
 	DeleteAllIdempotencyKeys(ctx context.Context) error
-	// DeleteAvatar removes one avatar and reports whether it existed.
-	DeleteAvatar(ctx context.Context, id string) (int64, error)
 	// DeleteBrand removes a brand; its subscriptions go with it (ON DELETE CASCADE).
 	DeleteBrand(ctx context.Context, id string) (int64, error)
 	// DeleteBrandTokensOfHolder revokes every token of the user who holds the unexpired token whose
@@ -84,10 +82,6 @@ type Querier interface {
 	// rows are the orders' own (only a move holding its order writes them), so they wait for nobody.
 	// The result is how many orders returned.
 	ExpireStaleOrders(ctx context.Context, arg ExpireStaleOrdersParams) (int64, error)
-	// GetAvatar returns the bytes of one avatar.
-	GetAvatar(ctx context.Context, id string) ([]byte, error)
-	// GetAvatarEtag returns the content id of one avatar without reading its bytes.
-	GetAvatarEtag(ctx context.Context, id string) (string, error)
 	// GetBrand reads one brand, available or not, with its subscriber count.
 	GetBrand(ctx context.Context, id string) (BrandsCounted, error)
 	// GetBrandAvailability tells whether a brand exists (no row otherwise) and is available.
@@ -142,8 +136,6 @@ type Querier interface {
 	// ListAvailableBrandVersions reads the row versions of the available brands in list order: they
 	// change whenever ListAvailableBrandRows' result would (brands.ListDigest hashes them).
 	ListAvailableBrandVersions(ctx context.Context) ([]int64, error)
-	// ListAvatarIDs returns the ids of all avatars (a store-wide listing, used by migration).
-	ListAvatarIDs(ctx context.Context) ([]string, error)
 	// ListCustomerByCreatedAtAsc: a customer's own orders, the performer's name looked up outside the LIMIT, by CreatedAt asc.
 	ListCustomerByCreatedAtAsc(ctx context.Context, arg ListCustomerByCreatedAtAscParams) ([]ListCustomerByCreatedAtAscRow, error)
 	// ListCustomerByCreatedAtDesc: a customer's own orders, the performer's name looked up outside the LIMIT, by CreatedAt desc.
@@ -278,8 +270,6 @@ type Querier interface {
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (UpdateBrandRow, error)
 	// UpdateBrandUserProfile changes the name and/or email of the user; NULL keeps a value.
 	UpdateBrandUserProfile(ctx context.Context, arg UpdateBrandUserProfileParams) (int64, error)
-	// UpsertAvatar stores or replaces the avatar with the given id.
-	UpsertAvatar(ctx context.Context, arg UpsertAvatarParams) error
 	// UpsertBrandFixture inserts a prepared brand with a fixed id unless it exists (dev data).
 	UpsertBrandFixture(ctx context.Context, arg UpsertBrandFixtureParams) error
 }

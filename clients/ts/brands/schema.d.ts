@@ -1144,13 +1144,13 @@ export interface operations {
                  *       "name": "Ada King"
                  *     }
                  */
-                "application/x-www-form-urlencoded": components["schemas"]["EditRequest"];
+                "application/json": components["schemas"]["EditRequest"];
                 /**
                  * @example {
                  *       "name": "Ada King"
                  *     }
                  */
-                "application/json": components["schemas"]["EditRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["EditRequest"];
             };
         };
         responses: {

@@ -24,7 +24,7 @@ type Headers struct {
 //     Authorization when a scheme is http (bearer, basic) or OAuth 2.0, and Content-Type when an
 //     operation takes a body (a JSON body is not a "simple" request);
 //   - Expose: every response header, except those a page reads anyway (safelisted) or never
-//     (Set-Cookie, which browsers keep from scripts), and the Deprecation and Sunset headers
+//     (Set-Cookie, which browsers keep from scripts), and the Deprecation, Sunset and Link headers
 //     package deprecation adds to whatever a spec marks deprecated.
 //
 // everyRoute are headers the server reads and sends on every route outside the specs (the request

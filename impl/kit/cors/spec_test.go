@@ -29,8 +29,8 @@ func TestFromSpecs_TheSpecsHeaders(t *testing.T) {
 			t.Errorf("a preflight does not allow %s: %v", want, h.Allow)
 		}
 	}
-	// Deprecation and Sunset: what package deprecation adds to anything a spec deprecates.
-	for _, want := range []string{"Deprecation", "ETag", "Idempotent-Replayed", "Location", "Retry-After", "Sunset", "WWW-Authenticate", "X-Request-Id"} {
+	// Deprecation, Sunset and Link: what package deprecation adds to anything a spec deprecates.
+	for _, want := range []string{"Deprecation", "ETag", "Idempotent-Replayed", "Link", "Location", "Retry-After", "Sunset", "WWW-Authenticate", "X-Request-Id"} {
 		if !slices.Contains(h.Expose, want) {
 			t.Errorf("a page cannot read %s: %v", want, h.Expose)
 		}
@@ -70,7 +70,7 @@ paths:
 		t.Fatal(err)
 	}
 	h := FromSpecs([]*openapi3.T{doc})
-	if !slices.Equal(h.Allow, []string{"X-Path-Level", "X-Tenant"}) || !slices.Equal(h.Expose, []string{"Deprecation", "Sunset", "X-Rate-Remaining"}) || !slices.Equal(h.Methods, []string{"PUT"}) {
+	if !slices.Equal(h.Allow, []string{"X-Path-Level", "X-Tenant"}) || !slices.Equal(h.Expose, []string{"Deprecation", "Link", "Sunset", "X-Rate-Remaining"}) || !slices.Equal(h.Methods, []string{"PUT"}) {
 		t.Errorf("got %+v", h)
 	}
 }

@@ -1,10 +1,14 @@
 // Package deprecation tells a client, on the wire, what its surface's OpenAPI document marks
 // deprecated: every answer of such an operation carries the Deprecation header (RFC 9745: the date
 // it was deprecated, as a structured-field date "@<unix seconds>") and, when the document gives
-// one, the Sunset header (RFC 8594: the HTTP-date after which it may stop working). The document
-// is the one place this is decided: `deprecated: true` on an operation, a parameter or a schema
-// property, beside the extensions x-deprecated-at (when it was or will be deprecated, required)
-// and x-sunset (optional), each an RFC 3339 date ("2027-06-30") or date-time.
+// one, the Sunset header (RFC 8594: the HTTP-date after which it may stop working), and a Link
+// header to the deprecation's notice (rel="deprecation", RFC 9745 §3) and, when there is one, to
+// what replaces it (rel="successor-version", RFC 5829). The document is the one place this is
+// decided: `deprecated: true` on an operation, a parameter or a schema property, beside the
+// extensions x-deprecated-at (when it was or will be deprecated, required), x-deprecation-link
+// (the notice a developer reads: an absolute URL or a path on the server, required), x-sunset
+// (optional), an RFC 3339 date ("2027-06-30") or date-time like x-deprecated-at, and x-successor
+// (optional, a URL or path like x-deprecation-link: the operation or document to move to).
 //
 // What carries the headers:
 //   - a deprecated operation: every answer of it;
@@ -13,7 +17,7 @@
 //   - a deprecated property of a request or response body schema (at any depth): every answer of
 //     the operation, since whether a body uses the property is not known without reading it.
 //
-// When several apply, the earliest date of each is sent. router.Group installs the middleware on
+// When several apply, the earliest date of each is sent, and every link (each once). router.Group installs the middleware on
 // every surface from its spec, so a spec edit is all a deprecation takes.
 package deprecation
 
@@ -21,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,17 +45,24 @@ const (
 	AtExtension = "x-deprecated-at"
 	// SunsetExtension dates the end of what is deprecated: optional.
 	SunsetExtension = "x-sunset"
+	// LinkHeader is RFC 8288's Link response header, which points to the notice and the successor.
+	LinkHeader = "Link"
+	// LinkExtension is the deprecation's notice (rel="deprecation"): required.
+	LinkExtension = "x-deprecation-link"
+	// SuccessorExtension is what replaces the deprecated thing (rel="successor-version"): optional.
+	SuccessorExtension = "x-successor"
 )
 
 // ResponseHeaders are the headers Middleware may add to an answer (a CORS policy exposes them).
-func ResponseHeaders() []string { return []string{Header, SunsetHeader} }
+func ResponseHeaders() []string { return []string{Header, SunsetHeader, LinkHeader} }
 
-// notice is one deprecation's dates; a zero sunset means none was given.
+// notice is one deprecation's dates and links; a zero sunset means none was given.
 type notice struct {
 	at, sunset time.Time
+	links      []string // Link header values, each once
 }
 
-// merge keeps the earliest of each date.
+// merge keeps the earliest of each date and every link.
 func (n notice) merge(o notice) notice {
 	if n.at.IsZero() || (!o.at.IsZero() && o.at.Before(n.at)) {
 		n.at = o.at
@@ -57,14 +70,24 @@ func (n notice) merge(o notice) notice {
 	if n.sunset.IsZero() || (!o.sunset.IsZero() && o.sunset.Before(n.sunset)) {
 		n.sunset = o.sunset
 	}
+	links := slices.Clone(n.links)
+	for _, l := range o.links {
+		if !slices.Contains(links, l) {
+			links = append(links, l)
+		}
+	}
+	n.links = links
 	return n
 }
 
-// set writes the headers of n.
+// set writes the headers of n (Link added to any the answer has).
 func (n notice) set(h http.Header) {
 	h.Set(Header, "@"+strconv.FormatInt(n.at.Unix(), 10))
 	if !n.sunset.IsZero() {
 		h.Set(SunsetHeader, n.sunset.UTC().Format(http.TimeFormat))
+	}
+	for _, l := range n.links {
+		h.Add(LinkHeader, l)
 	}
 }
 
@@ -132,11 +155,11 @@ func (o operation) notice(r *http.Request) (notice, bool) {
 	return n, found
 }
 
-// Middleware adds the Deprecation and Sunset headers to the answers spec marks (see the package
-// comment), before the handler runs, so refusals carry them too. With nothing deprecated it is
-// the identity. It fails, naming the place, on a `deprecated: true` without x-deprecated-at, on a
-// date it cannot read, on either extension without `deprecated: true`, and on a sunset before
-// its deprecation.
+// Middleware adds the Deprecation, Sunset and Link headers to the answers spec marks (see the
+// package comment), before the handler runs, so refusals carry them too. With nothing deprecated
+// it is the identity. It fails, naming the place, on a `deprecated: true` without x-deprecated-at
+// or x-deprecation-link, on a date or link it cannot read, on any of the extensions without
+// `deprecated: true`, and on a sunset before its deprecation.
 func Middleware(spec *openapi3.T) (func(http.Handler) http.Handler, error) {
 	ops, err := operations(spec)
 	if err != nil || len(ops) == 0 {
@@ -280,20 +303,47 @@ func schema(s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool, where string,
 func read(deprecated bool, ext map[string]any, where string) (notice, bool, error) {
 	at, hasAt, errAt := date(ext, AtExtension)
 	sunset, hasSunset, errSunset := date(ext, SunsetExtension)
-	if err := errors.Join(errAt, errSunset); err != nil {
+	link, hasLink, errLink := target(ext, LinkExtension)
+	successor, hasSuccessor, errSuccessor := target(ext, SuccessorExtension)
+	if err := errors.Join(errAt, errSunset, errLink, errSuccessor); err != nil {
 		return notice{}, false, fmt.Errorf("%s: %w", where, err)
 	}
 	switch {
-	case !deprecated && (hasAt || hasSunset):
-		return notice{}, false, fmt.Errorf("%s: %s or %s without deprecated: true", where, AtExtension, SunsetExtension)
+	case !deprecated && (hasAt || hasSunset || hasLink || hasSuccessor):
+		return notice{}, false, fmt.Errorf("%s: %s, %s, %s or %s without deprecated: true", where, AtExtension, SunsetExtension, LinkExtension, SuccessorExtension)
 	case !deprecated:
 		return notice{}, false, nil
 	case !hasAt:
 		return notice{}, false, fmt.Errorf("%s: deprecated: true needs %s, the date of the deprecation (RFC 3339, e.g. \"2027-01-31\") for the Deprecation header", where, AtExtension)
+	case !hasLink:
+		return notice{}, false, fmt.Errorf("%s: deprecated: true needs %s, the URL or path of the notice explaining it, for the Link header (rel=\"deprecation\")", where, LinkExtension)
 	case hasSunset && sunset.Before(at):
 		return notice{}, false, fmt.Errorf("%s: %s %s is before %s %s", where, SunsetExtension, sunset.Format(time.RFC3339), AtExtension, at.Format(time.RFC3339))
 	}
-	return notice{at: at, sunset: sunset}, true, nil
+	n := notice{at: at, sunset: sunset, links: []string{"<" + link + `>; rel="deprecation"`}}
+	if hasSuccessor {
+		n.links = append(n.links, "<"+successor+`>; rel="successor-version"`)
+	}
+	return n, true, nil
+}
+
+// target reads an extension holding a link target: an absolute http(s) URL, or an absolute path
+// on the server (/docs/), as a Link header may carry it (RFC 8288 §3: a URI reference).
+func target(ext map[string]any, name string) (string, bool, error) {
+	raw, ok := ext[name]
+	if !ok {
+		return "", false, nil
+	}
+	s, _ := raw.(string)
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || s == "" || strings.ContainsAny(s, " <>\"\\"):
+	case (u.Scheme == "https" || u.Scheme == "http") && u.Host != "":
+		return s, true, nil
+	case u.Scheme == "" && u.Host == "" && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//"):
+		return s, true, nil
+	}
+	return "", true, fmt.Errorf("%s %v is not an http(s) URL or a path starting with /", name, raw)
 }
 
 // date reads an extension holding an RFC 3339 date or date-time (a YAML timestamp too).

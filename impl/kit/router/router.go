@@ -82,10 +82,13 @@ type Surface struct {
 	// Before runs ahead of validation (authentication: an anonymous caller learns nothing about
 	// the rules its input breaks).
 	Before []func(http.Handler) http.Handler
-	// Validate reports whether a request goes through the spec validator; nil validates every
-	// request. A surface may skip requests whose every input the generated binders and its own
-	// parsers check with the spec's bounds (a test must tie those bounds to the spec).
-	Validate func(*http.Request) bool
+	// Unvalidated lists, by operation id (as the generated code spells it, like Also), the
+	// operations whose requests may skip the spec validator, each with the test a request of it
+	// must pass to skip it: every input plainly one the spec takes, which the generated binders
+	// and the surface's own parsers then read with the spec's bounds (the surface's tests hold
+	// each test against the validator, through Skips). nil validates every request; an id the
+	// spec does not have makes Group fail.
+	Unvalidated map[string]func(*http.Request) bool
 	// Also runs the surface's own field checks (the domain's rules beyond the spec) of an
 	// operation, keyed by its generated id, on a request the spec validator refused, so that one
 	// answer lists every problem; an id the spec does not have makes Group fail.
@@ -98,12 +101,13 @@ type Surface struct {
 }
 
 // Group registers a group on r guarded by s, and calls mount to add the surface's routes to it.
-// Every answer of the group first gets the Deprecation and Sunset headers s.Spec calls for
-// (package deprecation), refusals included. It fails, registering nothing, when s.Also names an
-// operation s.Spec does not have, a deprecation in s.Spec is not dated as package deprecation
-// asks, or s.Spec declares Idempotency-Key on an operation and s.Idempotency is nil.
+// Every answer of the group first gets the Deprecation, Sunset and Link headers s.Spec calls for
+// (package deprecation), refusals included. It fails, registering nothing, when s.Also or
+// s.Unvalidated names an operation s.Spec does not have, a deprecation in s.Spec is not dated as
+// package deprecation asks, or s.Spec declares Idempotency-Key on an operation and s.Idempotency
+// is nil.
 func Group(r chi.Router, s Surface, mount func(chi.Router)) error {
-	v, err := validator(s.Spec, s.Validate, s.Also)
+	v, err := validator(s.Spec, s.Unvalidated, s.Also)
 	if err != nil {
 		return err
 	}
@@ -132,19 +136,26 @@ func Group(r chi.Router, s Surface, mount func(chi.Router)) error {
 	return nil
 }
 
-func validator(spec *openapi3.T, want func(*http.Request) bool, also web.FieldChecks) (func(http.Handler) http.Handler, error) {
+func validator(spec *openapi3.T, unvalidated map[string]func(*http.Request) bool, also web.FieldChecks) (func(http.Handler) http.Handler, error) {
+	if len(unvalidated) == 0 {
+		return web.Validator(spec, also)
+	}
+	skips, err := Skips(spec, unvalidated)
+	if err != nil {
+		return nil, err
+	}
 	validate, err := web.Validator(spec, also)
-	if err != nil || want == nil {
-		return validate, err
+	if err != nil {
+		return nil, err
 	}
 	return func(next http.Handler) http.Handler {
 		validated := validate(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if want(r) {
-				validated.ServeHTTP(w, r)
+			if skips(r) {
+				next.ServeHTTP(w, r)
 				return
 			}
-			next.ServeHTTP(w, r)
+			validated.ServeHTTP(w, r)
 		})
 	}, nil
 }

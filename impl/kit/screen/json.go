@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,6 +25,14 @@ import (
 // PostgreSQL refuses NUL and invalid UTF-8 in text with an error that would surface as a 500; deep
 // or wide free-form values are stored and served again to every reader.
 func (l Limits) CheckJSON(body []byte) *invalid.Detail {
+	p, _ := l.checkJSON(body)
+	return p
+}
+
+// checkJSON is CheckJSON, also returning the first number of an acceptable body beyond float64
+// (1e309: too_large, -1e309: too_small, at its path), which the body may hold where its spec
+// takes any value (web.WithOverflow says who answers it).
+func (l Limits) checkJSON(body []byte) (refused, overflow *invalid.Detail) {
 	l = l.orDefaults()
 	// JSON text is UTF-8 (RFC 8259 §8.1); checking the whole body once is cheaper than per
 	// string; only when it fails are the strings checked one by one, to name the field.
@@ -36,12 +45,12 @@ func (l Limits) CheckJSON(body []byte) *invalid.Detail {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			if len(stack) > 0 {
-				return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
+				return bad(invalid.New(invalid.Body, "body", invalid.Malformed)), nil
 			}
-			return nil // only an empty body gets here: a complete value returns below
+			return nil, nil // only an empty body gets here: a complete value returns below
 		}
 		if err != nil {
-			return syntaxProblem(err)
+			return syntaxProblem(err), nil
 		}
 		off := dec.InputOffset()
 		raw := body[prev:off]
@@ -60,13 +69,13 @@ func (l Limits) CheckJSON(body []byte) *invalid.Detail {
 			key := tok.(string)
 			top := &stack[len(stack)-1]
 			if !allValid && !utf8.Valid(raw) {
-				return bad(invalid.New(invalid.Body, containerPath(stack), invalid.Encoding))
+				return bad(invalid.New(invalid.Body, containerPath(stack), invalid.Encoding)), nil
 			}
 			if strings.IndexByte(key, 0) >= 0 {
-				return bad(invalid.New(invalid.Body, containerPath(stack), invalid.Encoding))
+				return bad(invalid.New(invalid.Body, containerPath(stack), invalid.Encoding)), nil
 			}
 			if _, dup := top.keys[key]; dup {
-				return bad(invalid.New(invalid.Body, pathOf(stack, key), invalid.DuplicateKey))
+				return bad(invalid.New(invalid.Body, pathOf(stack, key), invalid.DuplicateKey)), nil
 			}
 			if top.keys == nil {
 				top.keys = map[string]struct{}{}
@@ -74,7 +83,7 @@ func (l Limits) CheckJSON(body []byte) *invalid.Detail {
 			top.keys[key] = struct{}{}
 			top.members++
 			if top.members > l.MaxMembers {
-				return bad(invalid.Bound(invalid.Body, containerPath(stack), invalid.TooMany, invalid.Int(int64(l.MaxMembers))))
+				return bad(invalid.Bound(invalid.Body, containerPath(stack), invalid.TooMany, invalid.Int(int64(l.MaxMembers)))), nil
 			}
 			top.key, top.haveKey = key, true
 			continue
@@ -83,7 +92,7 @@ func (l Limits) CheckJSON(body []byte) *invalid.Detail {
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
 			stack = stack[:len(stack)-1]
 			if valueDone(stack) {
-				return trailing(body, off)
+				return trailing(body, off), overflow
 			}
 			continue
 		}
@@ -92,31 +101,40 @@ func (l Limits) CheckJSON(body []byte) *invalid.Detail {
 			if !top.object {
 				top.members++
 				if top.members > l.MaxMembers {
-					return bad(invalid.Bound(invalid.Body, containerPath(stack), invalid.TooMany, invalid.Int(int64(l.MaxMembers))))
+					return bad(invalid.Bound(invalid.Body, containerPath(stack), invalid.TooMany, invalid.Int(int64(l.MaxMembers)))), nil
 				}
 			}
 		}
 		switch v := tok.(type) {
 		case json.Delim: // '{' or '['
 			if len(stack) >= l.MaxDepth {
-				return bad(invalid.Bound(invalid.Body, pathOf(stack, ""), invalid.TooDeep, invalid.Int(int64(l.MaxDepth))))
+				return bad(invalid.Bound(invalid.Body, pathOf(stack, ""), invalid.TooDeep, invalid.Int(int64(l.MaxDepth)))), nil
 			}
 			stack = append(stack, frame{object: v == '{'})
 			continue
 		case json.Number:
 			if len(v) > l.MaxNumberLen {
-				return bad(invalid.Bound(invalid.Body, pathOf(stack, ""), invalid.TooLong, invalid.Int(int64(l.MaxNumberLen))))
+				return bad(invalid.Bound(invalid.Body, pathOf(stack, ""), invalid.TooLong, invalid.Int(int64(l.MaxNumberLen)))), nil
+			}
+			if overflow == nil {
+				if f, err := strconv.ParseFloat(string(v), 64); errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
+					code := invalid.TooLarge
+					if f < 0 {
+						code = invalid.TooSmall
+					}
+					overflow = bad(invalid.New(invalid.Body, pathOf(stack, ""), code))
+				}
 			}
 		case string:
 			if !allValid && !utf8.Valid(raw) {
-				return bad(invalid.New(invalid.Body, pathOf(stack, ""), invalid.Encoding))
+				return bad(invalid.New(invalid.Body, pathOf(stack, ""), invalid.Encoding)), nil
 			}
 			if strings.IndexByte(v, 0) >= 0 {
-				return bad(invalid.New(invalid.Body, pathOf(stack, ""), invalid.Encoding))
+				return bad(invalid.New(invalid.Body, pathOf(stack, ""), invalid.Encoding)), nil
 			}
 		}
 		if valueDone(stack) {
-			return trailing(body, off)
+			return trailing(body, off), overflow
 		}
 	}
 }

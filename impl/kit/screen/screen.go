@@ -223,13 +223,17 @@ func literals(rt *route) int {
 // Handler screens every request before next sees it.
 func (s *Screen) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := s.check(w, r); p != nil {
+		p, overflow := s.check(w, r)
+		if p != nil {
 			if p == errTooLarge {
 				web.WriteError(w, r, http.StatusRequestEntityTooLarge, web.Error{Code: web.CodeTooLarge, Message: "request body is too large"})
 				return
 			}
 			s.refuse(w, r, p)
 			return
+		}
+		if overflow != nil {
+			r = r.WithContext(web.WithOverflow(r.Context(), *overflow))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -238,7 +242,9 @@ func (s *Screen) Handler(next http.Handler) http.Handler {
 // errTooLarge marks a body that ran past the server's body limit while being read.
 var errTooLarge = bad(invalid.New(invalid.Body, "body", invalid.Invalid))
 
-func (s *Screen) check(w http.ResponseWriter, r *http.Request) *invalid.Detail {
+// check returns why r is refused, or nil, and the first number of a JSON body beyond float64 (the
+// request goes on with it noted: web.WithOverflow).
+func (s *Screen) check(w http.ResponseWriter, r *http.Request) (refused, overflow *invalid.Detail) {
 	rt, ops := s.match(r.Method, r.URL.Path)
 	// Path: checked whole (cheap); on failure, or when the template has numeric parameters,
 	// segment by segment so the refusal can name the parameter.
@@ -250,10 +256,10 @@ func (s *Screen) check(w http.ResponseWriter, r *http.Request) *invalid.Detail {
 				name = strings.Trim(rt.segments[i], "{}")
 			}
 			if p := CheckText(invalid.Path, name, seg); p != nil {
-				return p
+				return p, nil
 			}
 			if rt != nil && ops != nil && ops.params[name] && len(seg) > s.limits.MaxNumberLen {
-				return bad(invalid.Bound(invalid.Path, name, invalid.TooLong, invalid.Int(int64(s.limits.MaxNumberLen))))
+				return bad(invalid.Bound(invalid.Path, name, invalid.TooLong, invalid.Int(int64(s.limits.MaxNumberLen)))), nil
 			}
 		}
 	}
@@ -263,33 +269,33 @@ func (s *Screen) check(w http.ResponseWriter, r *http.Request) *invalid.Detail {
 			numeric = func(name string) bool { return ops.params[name] }
 		}
 		if p := s.limits.CheckValues(invalid.Query, r.URL.RawQuery, numeric); p != nil {
-			return p
+			return p, nil
 		}
 	}
 	for _, h := range s.headers {
 		for _, v := range r.Header.Values(h) {
 			if p := CheckText(invalid.Header, h, v); p != nil {
-				return p
+				return p, nil
 			}
 		}
 	}
 	if p := s.checkCookies(r); p != nil {
-		return p
+		return p, nil
 	}
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil
+		return nil, nil
 	}
 	kind := bodyKind(r.Header.Get("Content-Type"))
 	if kind == otherBody {
-		return nil
+		return nil, nil
 	}
 	body, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	if err != nil {
 		if web.IsTooLarge(err) {
-			return errTooLarge
+			return errTooLarge, nil
 		}
-		return bad(invalid.New(invalid.Body, "body", invalid.Malformed))
+		return bad(invalid.New(invalid.Body, "body", invalid.Malformed)), nil
 	}
 	// Hand the same bytes on: later layers read the body as if nothing had touched it.
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -297,17 +303,17 @@ func (s *Screen) check(w http.ResponseWriter, r *http.Request) *invalid.Detail {
 	switch kind {
 	case jsonBody:
 		if len(body) == 0 {
-			return nil // a missing body is the validator's to refuse where one is required
+			return nil, nil // a missing body is the validator's to refuse where one is required
 		}
-		return s.limits.CheckJSON(body)
+		return s.limits.checkJSON(body)
 	case formBody:
 		var numeric func(string) bool
 		if ops != nil {
 			numeric = func(name string) bool { return ops.form[name] }
 		}
-		return s.limits.CheckValues(invalid.Body, string(body), numeric)
+		return s.limits.CheckValues(invalid.Body, string(body), numeric), nil
 	}
-	return nil
+	return nil, nil
 }
 
 type kindOfBody int

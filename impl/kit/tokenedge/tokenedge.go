@@ -94,9 +94,9 @@ type Surface[P any] struct {
 	// ClientAddr are the operations (by generated id) that count something per client address,
 	// the failed logins and the registrations: only they get it (web.ClientAddrFor).
 	ClientAddr []string
-	// Validate reports whether a request goes through the spec validator (router.Surface.Validate);
-	// nil validates every request.
-	Validate func(*http.Request) bool
+	// Unvalidated are the operations (by generated id) whose plainly well-formed requests skip the
+	// spec validator, each with its test (router.Surface.Unvalidated); nil validates every request.
+	Unvalidated map[string]func(*http.Request) bool
 	// Checks are the domain's own field checks (router.Surface.Also).
 	Checks web.FieldChecks
 	// Refused answers an error an operation returned: the surface's refusal table
@@ -247,7 +247,7 @@ func (e *Edge[P]) Mount(r chi.Router, serve func(g chi.Router, s Strict)) error 
 		Spec:        e.Spec,
 		Before:      []func(http.Handler) http.Handler{e.auth.Middleware},
 		Idempotency: e.keys,
-		Validate:    e.s.Validate,
+		Unvalidated: e.s.Unvalidated,
 		Also:        e.s.Checks,
 	}, func(g chi.Router) {
 		serve(g, Strict{

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -224,11 +225,19 @@ func unsupportedMediaType(err error) bool {
 	return found
 }
 
-// StrictRequestError is the strict handler's RequestErrorHandlerFunc: a body that cannot be decoded.
+// StrictRequestError is the strict handler's RequestErrorHandlerFunc: a body that cannot be decoded
+// (a number beyond float64 where the spec takes any value: the place WithOverflow noted).
 func StrictRequestError(w http.ResponseWriter, r *http.Request, err error) {
 	if IsTooLarge(err) {
 		WriteError(w, r, http.StatusRequestEntityTooLarge, TooLarge())
 		return
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+		if d, ok := overflowIn(r.Context()); ok {
+			WriteError(w, r, http.StatusBadRequest, Invalid(d))
+			return
+		}
 	}
 	WriteError(w, r, http.StatusBadRequest, Invalid(invalid.New(invalid.Body, "body", invalid.Malformed)))
 }

@@ -60,9 +60,9 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		DeviceCookie: DeviceCookie,
 		DevicePath:   "/oauth/token",
 		// The busiest reads and moves skip the validator when every input is one the spec takes.
-		Validate: validated,
-		Checks:   fieldChecks,
-		Refused:  refusals.ResponseErrorHandler(),
+		Unvalidated: unvalidated,
+		Checks:      fieldChecks,
+		Refused:     refusals.ResponseErrorHandler(),
 	}, opts.Options)
 	if err != nil {
 		return nil, err

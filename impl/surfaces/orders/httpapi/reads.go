@@ -9,63 +9,43 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/orders"
 )
 
-// validated is the orders surface's router.Surface.Validate: every request goes through the spec
-// validator except a read or a move whose every input is already one the spec accepts
-// (wellFormedRead, wellFormedMove). Those are the busiest requests (the lists, an order, the
-// caller, the moves of an order's life), and for them the validator's
-// route matching and parameter decoding cost several times the rest of the shared middleware; the
-// generated binders parse the same parameters again and the handlers check what the spec cannot
-// state. A read that is not plainly well formed is validated, so every refusal is still the
-// validator's, with every problem named (TestWellFormedReads_TheValidatorAccepts ties the two).
-func validated(r *http.Request) bool { return !wellFormedRead(r) && !wellFormedMove(r) }
-
-// moves are the actions of PATCH /orders/{id}/{action}: none takes a body or a query, and the id
-// is their only parameter.
-var moves = map[string]bool{"cancel": true, "release": true, "reject": true, "take": true, "pass": true, "accept": true}
-
-// wellFormedMove reports whether r is PATCH /orders/{id}/{action}, an action of moves, without a
-// body or a query, its path sent plainly, the id one wellFormedID takes.
-func wellFormedMove(r *http.Request) bool {
-	if r.Method != http.MethodPatch || r.ContentLength != 0 || len(r.TransferEncoding) != 0 || r.URL.RawPath != "" || r.URL.RawQuery != "" || r.URL.ForceQuery {
-		return false
-	}
-	rest, ok := strings.CutPrefix(r.URL.Path, "/orders/")
-	if !ok {
-		return false
-	}
-	id, action, ok := strings.Cut(rest, "/")
-	return ok && moves[action] && wellFormedID(id)
+// unvalidated is the orders surface's Unvalidated (router.Surface.Unvalidated): the operations
+// served past the spec validator when every input is plainly one the spec takes, by operation id,
+// each with that test. They are the busiest requests (the lists, an order, the caller, the moves
+// of an order's life), and for them the validator's route matching and parameter decoding cost
+// several times the rest of the shared middleware; the generated binders parse the same
+// parameters again and the handlers check what the spec cannot state. A request that is not
+// plainly well formed is validated, so every refusal is still the validator's, with every problem
+// named (TestUnvalidated_TheValidatorAccepts ties each test to the validator).
+var unvalidated = map[string]func(*http.Request) bool{
+	"GetAuthenticatedUser": func(r *http.Request) bool { return plain(r) && r.URL.RawQuery == "" },
+	"GetOrder":             func(r *http.Request) bool { return plain(r) && r.URL.RawQuery == "" && wellFormedID(idIn(r)) },
+	"ListNewOrders":        func(r *http.Request) bool { return plain(r) && wellFormedPage(r.URL.RawQuery) },
+	"ListUserOrders":       func(r *http.Request) bool { return plain(r) && wellFormedID(idIn(r)) && wellFormedPage(r.URL.RawQuery) },
+	"CancelOrder":          wellFormedMove,
+	"ReleaseOrder":         wellFormedMove,
+	"RejectOrder":          wellFormedMove,
+	"TakeOrder":            wellFormedMove,
+	"PassOrder":            wellFormedMove,
+	"AcceptOrder":          wellFormedMove,
 }
 
-// wellFormedRead reports whether r is GET /authenticated, /orders/{id}, /orders or
-// /users/{id}/orders without a body, its path sent plainly (no percent-encoding), with ids of 1 to 19 digits and no leading zero, and as query
-// only page, size and sort (the lists), each at most once, page and size decimal integers in the
-// spec's bounds and sort one of its values; no other query at all.
-func wellFormedRead(r *http.Request) bool {
-	if r.Method != http.MethodGet || r.ContentLength != 0 || len(r.TransferEncoding) != 0 || r.URL.RawPath != "" {
-		return false
-	}
-	path, list := r.URL.Path, false
-	switch {
-	case path == "/authenticated":
-	case path == "/orders":
-		list = true
-	case strings.HasPrefix(path, "/orders/"):
-		if !wellFormedID(path[len("/orders/"):]) {
-			return false
-		}
-	case strings.HasPrefix(path, "/users/") && strings.HasSuffix(path, "/orders"):
-		if !wellFormedID(path[len("/users/") : len(path)-len("/orders")]) {
-			return false
-		}
-		list = true
-	default:
-		return false
-	}
-	if r.URL.RawQuery == "" {
-		return true
-	}
-	return list && wellFormedPage(r.URL.RawQuery)
+// plain reports whether r has no body and its path was sent plainly (no percent-encoding).
+func plain(r *http.Request) bool {
+	return r.ContentLength == 0 && len(r.TransferEncoding) == 0 && r.URL.RawPath == ""
+}
+
+// wellFormedMove reports whether r, a move (PATCH /orders/{id}/{action}: none takes a body or a
+// query, the id is its only parameter), is plain, without a query, its id one wellFormedID takes.
+func wellFormedMove(r *http.Request) bool {
+	return plain(r) && r.URL.RawQuery == "" && !r.URL.ForceQuery && wellFormedID(idIn(r))
+}
+
+// idIn is the id of /orders/{id}..., /users/{id}/orders: the path's second segment.
+func idIn(r *http.Request) string {
+	_, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	id, _, _ := strings.Cut(rest, "/")
+	return id
 }
 
 // wellFormedID reports whether s is an id the spec takes: a decimal int64 of at least 1, written

@@ -6,19 +6,34 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/kit/router"
 	"github.com/triadhq/triad/impl/kit/web"
 )
 
-// TestWellFormedReads_TheValidatorAccepts: every read wellFormedRead lets past the spec validator
-// is one the validator accepts, over every combination of ids, page parameters and extra query
-// below, well formed or not; and the common reads do go past it (else the speed-up is gone).
-func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
+// skipsOf is router.Skips over the orders spec and unvalidated: whether a request skips the
+// validator, decided as the surface decides it.
+func skipsOf(t *testing.T, spec *openapi3.T) func(*http.Request) bool {
+	t.Helper()
+	skips, err := router.Skips(spec, unvalidated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return skips
+}
+
+// TestUnvalidated_TheValidatorAccepts: every read unvalidated lets past the spec validator is one
+// the validator accepts, over every combination of ids, page parameters and extra query below,
+// well formed or not; and the common reads do go past it (else the speed-up is gone).
+func TestUnvalidated_TheValidatorAccepts(t *testing.T) {
 	t.Parallel()
 	spec, err := ordersapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
+	skips := skipsOf(t, spec)
 	var reached bool
 	mw, err := web.Validator(spec, nil)
 	if err != nil {
@@ -32,7 +47,7 @@ func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
 	}
 	for _, target := range []string{"/authenticated", "/orders", "/orders?page=0&size=20", "/orders/17",
 		"/users/3/orders?sort=price,desc&page=2&size=100", "/orders?sort=createdAt%2Cdesc", "/users/9223372036854775807/orders"} {
-		if !wellFormedRead(httptest.NewRequest(http.MethodGet, target, nil)) {
+		if !skips(httptest.NewRequest(http.MethodGet, target, nil)) {
 			t.Errorf("GET %s goes through the validator; it is a well-formed read", target)
 		}
 	}
@@ -65,7 +80,7 @@ func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
 	skipped := 0
 	for _, target := range targets {
 		r := httptest.NewRequest(http.MethodGet, target, nil)
-		if !wellFormedRead(r) {
+		if !skips(r) {
 			continue
 		}
 		skipped++
@@ -78,27 +93,26 @@ func TestWellFormedReads_TheValidatorAccepts(t *testing.T) {
 		httptest.NewRequest(http.MethodGet, "/orders", strings.NewReader("{}")),
 		httptest.NewRequest(http.MethodGet, "/orders/1/take", nil),
 	} {
-		if wellFormedRead(r) {
+		if skips(r) {
 			t.Errorf("%s %s skips the validator", r.Method, r.URL)
 		}
 	}
 	t.Logf("%d of %d reads skip the validator", skipped, len(targets))
 }
 
-// TestWellFormedMoves_TheValidatorAccepts: the moves wellFormedMove lets past the spec validator
+// TestUnvalidated_MovesTheValidatorAccepts: the moves unvalidated lets past the spec validator
 // are exactly the spec's PATCH /orders/{id}/{action} operations, each taking no body and no
 // parameter but the id, and every request it lets past, over ids, actions, queries and bodies well
 // formed or not, is one the validator accepts.
-func TestWellFormedMoves_TheValidatorAccepts(t *testing.T) {
+func TestUnvalidated_MovesTheValidatorAccepts(t *testing.T) {
 	t.Parallel()
 	spec, err := ordersapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
-	inSpec := map[string]bool{}
+	skips := skipsOf(t, spec)
 	for path, item := range spec.Paths.Map() {
-		action, ok := strings.CutPrefix(path, "/orders/{id}/")
-		if !ok {
+		if !strings.HasPrefix(path, "/orders/{id}/") {
 			continue
 		}
 		if item.Patch == nil || len(item.Operations()) != 1 {
@@ -109,16 +123,8 @@ func TestWellFormedMoves_TheValidatorAccepts(t *testing.T) {
 		if op.RequestBody != nil || len(op.Parameters)+len(item.Parameters) != 1 {
 			t.Errorf("PATCH %s takes a body or a parameter besides the id: the validator must see it", path)
 		}
-		inSpec[action] = true
-	}
-	for action := range moves {
-		if !inSpec[action] {
-			t.Errorf("moves names %q, which is no PATCH /orders/{id}/%s of the spec", action, action)
-		}
-	}
-	for action := range inSpec {
-		if !moves[action] {
-			t.Errorf("PATCH /orders/{id}/%s goes through the validator: add it to moves", action)
+		if _, ok := unvalidated[web.GeneratedOperationID(op.OperationID)]; !ok {
+			t.Errorf("PATCH %s (%s) goes through the validator: add it to unvalidated", path, op.OperationID)
 		}
 	}
 
@@ -142,7 +148,7 @@ func TestWellFormedMoves_TheValidatorAccepts(t *testing.T) {
 							r = httptest.NewRequest(method, target, nil)
 						}
 						total++
-						if !wellFormedMove(r) {
+						if !skips(r) {
 							continue
 						}
 						skipped++
@@ -157,7 +163,7 @@ func TestWellFormedMoves_TheValidatorAccepts(t *testing.T) {
 		}
 	}
 	for _, target := range []string{"/orders/17/accept", "/orders/1/take", "/orders/9223372036854775807/pass"} {
-		if !wellFormedMove(httptest.NewRequest(http.MethodPatch, target, nil)) {
+		if !skips(httptest.NewRequest(http.MethodPatch, target, nil)) {
 			t.Errorf("PATCH %s goes through the validator; it is a well-formed move", target)
 		}
 	}

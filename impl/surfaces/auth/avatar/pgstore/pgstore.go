@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/gen/avatardb"
 	"github.com/triadhq/triad/impl/platform/pgread"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 )
@@ -27,7 +27,7 @@ const pgTimeout = 10 * time.Second
 // pointed at the same database serves the same avatars.
 type Store struct {
 	pool    *pgxpool.Pool
-	q       *db.Queries
+	q       *avatardb.Queries
 	ownPool bool
 	// reads picks the pool of Get and ID: a standby that has every write made before, or pool.
 	reads *pgread.Reader
@@ -38,7 +38,7 @@ var _ avatar.Store = (*Store)(nil)
 // New uses an existing pool (the server's own database, already migrated). Close does
 // not close the pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, q: db.New(pool), reads: pgread.New(pool, nil)}
+	return &Store{pool: pool, q: avatardb.New(pool), reads: pgread.New(pool, nil)}
 }
 
 // ReadFrom sends Get and ID through r (a standby with read-your-writes, so an avatar saved at a
@@ -103,7 +103,7 @@ func (s *Store) Put(ctx context.Context, userID string, r io.Reader) (string, er
 func (s *Store) PutID(ctx context.Context, id string, b []byte) error {
 	ctx, cancel := pgCtx(ctx)
 	defer cancel()
-	err := s.q.UpsertAvatar(ctx, db.UpsertAvatarParams{
+	err := s.q.UpsertAvatar(ctx, avatardb.UpsertAvatarParams{
 		ID: id, Content: b, ContentType: http.DetectContentType(b), Etag: avatar.ContentID(b),
 	})
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *Store) Get(ctx context.Context, avatarID string) (io.ReadCloser, int, e
 	defer cancel()
 	var b []byte
 	err := s.reads.Do(ctx, func(p *pgxpool.Pool) (err error) {
-		b, err = db.New(p).GetAvatar(ctx, avatarID)
+		b, err = avatardb.New(p).GetAvatar(ctx, avatarID)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -142,7 +142,7 @@ func (s *Store) ID(ctx context.Context, avatarID string) string {
 	defer cancel()
 	var etag string
 	err := s.reads.Do(ctx, func(p *pgxpool.Pool) (err error) {
-		etag, err = db.New(p).GetAvatarEtag(ctx, avatarID)
+		etag, err = avatardb.New(p).GetAvatarEtag(ctx, avatarID)
 		return err
 	})
 	if err != nil {
