@@ -35,6 +35,20 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// UpTo is Up stopping at version: for tests of a migration run over a live database that the
+// migrations before it built (impl/surfaces/orders' TestLedgerConversion_WhileServing).
+func UpTo(ctx context.Context, pool *pgxpool.Pool, version int64) error {
+	provider, done, err := newProvider(pool, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := provider.UpTo(ctx, version); err != nil {
+		return wrap(err)
+	}
+	return nil
+}
+
 // wrap names the way out of a refusal for want of privileges: a role that may only read and write
 // rows cannot migrate.
 func wrap(err error) error {
