@@ -83,8 +83,8 @@ func seedMonths(t *testing.T, pool *pgxpool.Pool) {
 // list size, and the sums a customer's balance is proven by.
 type state struct {
 	ledger, orders, cooldowns, lists string
-	ledgerRows, orderRows           int64
-	sum                             int64
+	ledgerRows, orderRows            int64
+	sum                              int64
 }
 
 func snapshot(t *testing.T, pool *pgxpool.Pool) state {
