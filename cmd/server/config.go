@@ -73,9 +73,9 @@ type Config struct {
 	// DatabaseReadURL (DATABASE_READ_URL) is a hot standby for the reads that tolerate its lag;
 	// empty reads from DatabaseURL.
 	DatabaseReadURL Secret
-	DBAppRole       string        // DB_APP_ROLE: -mode migrate grants this role the rows of every table
+	DBAppRole       string // DB_APP_ROLE: -mode migrate grants this role the rows of every table
 	// Archive configures -mode archive: where the archives go, from which age, or which to put back.
-	Archive ArchiveConfig
+	Archive         ArchiveConfig
 	DataDir         string        // DATA_DIR: where the managed cluster and file stores live
 	DBMaxConns      int           // DB_MAX_CONNS: each database pool's size; 0: the URL's pool_max_conns, else max(4, GOMAXPROCS)
 	LogLevel        string        // LOG_LEVEL: debug, info, warn, error
