@@ -215,9 +215,11 @@ func (s *Sessions) Sweep(ctx context.Context) (int64, error) {
 	}
 	s.size.Store(int64(len(s.revoked)))
 	s.mu.Unlock()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	n, err := s.q.SweepRevokedSessions(sctx)
+	n, err := sweep.Batches(ctx, func(ctx context.Context) (int64, error) {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return s.q.SweepRevokedSessions(sctx)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("pgstate: sweep revoked sessions: %w", err)
 	}
