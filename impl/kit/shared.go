@@ -141,8 +141,9 @@ func (s *Shared) SweepSharedTables() {
 	s.startSweep("login throttles", throttle.SweepEvery, throttle.New(s.Pool, throttle.Options{}).Sweep)
 }
 
-// startSweep runs f every interval until Close, on the replica that holds its lease (held for two
-// intervals, so a dead leader's sweep moves to another replica within two intervals).
+// startSweep runs f every interval until Close, on the replica that holds its lease. The lease
+// lasts an interval and a half: the leader's next tick renews it in time, and a dead leader's
+// sweep moves to another replica within one and a half intervals.
 func (s *Shared) startSweep(what string, every time.Duration, f func(context.Context) (int64, error)) {
-	s.OnClose(sweep.Start(s.Log, what, every, s.Sweeper.Wrap(what, 2*every, f)))
+	s.OnClose(sweep.Start(s.Log, what, every, s.Sweeper.Wrap(what, every*3/2, f)))
 }
