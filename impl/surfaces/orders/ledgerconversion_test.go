@@ -160,7 +160,7 @@ func seedHistory(t *testing.T, pool *pgxpool.Pool, n int) int64 {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, fmt.Sprintf(`
-		CREATE TEMP TABLE seed_orders AS SELECT g FROM generate_series(1, %d) AS g;
+		CREATE TEMP TABLE seed_orders AS SELECT g::bigint AS g FROM generate_series(1, %d) AS g;
 		WITH u AS (
 			INSERT INTO order_users (username, password_hash, user_type, balance)
 			SELECT 'hist-' || k || g, 'x', CASE k WHEN 'c' THEN 'Customer' ELSE 'Performer' END,
