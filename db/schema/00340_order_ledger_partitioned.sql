@@ -32,13 +32,18 @@ BEGIN
     END IF;
     -- The swap waits for the writers in flight and holds up the next ones while it waits: a
     -- writer that keeps its transaction open makes it give up (lock_timeout) and try again, so
-    -- the queue behind it never lasts more than a second.
+    -- the queue behind it never lasts more than a second. It locks in the writers' order (the
+    -- orders and their users, then the ledger: docs/orders.md#lock-order), since the new table's
+    -- foreign keys lock orders and order_users too; the other way round, a writer holding a user
+    -- row and waiting for the ledger and the swap holding the ledger and waiting for order_users
+    -- wait on each other (a deadlock, which the 1M-row conversion test met).
     FOR attempt IN 1..600 LOOP
         BEGIN
             SET LOCAL lock_timeout = '1s';
+            LOCK TABLE orders, order_users IN SHARE ROW EXCLUSIVE MODE;
             LOCK TABLE order_ledger IN ACCESS EXCLUSIVE MODE;
             EXIT;
-        EXCEPTION WHEN lock_not_available THEN
+        EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
             IF attempt = 600 THEN
                 RAISE;
             END IF;
