@@ -135,7 +135,6 @@ BEGIN
     PERFORM setval(pg_get_serial_sequence('order_ledger', 'id'), coalesce(max(id), 0) + 1, false) FROM order_ledger;
     CREATE INDEX order_ledger_user ON order_ledger (user_id) WHERE user_id IS NOT NULL;
     CREATE INDEX order_ledger_order ON order_ledger (order_id) WHERE order_id IS NOT NULL;
-    PERFORM partman.undo_partition('public.order_ledger_parted', p_keep_table := false) WHERE false;
     DELETE FROM partman.part_config WHERE parent_table = 'public.order_ledger';
     DROP TABLE order_ledger_parted;
 END
