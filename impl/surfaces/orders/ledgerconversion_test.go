@@ -60,6 +60,11 @@ func TestLedgerConversion_WhileServing(t *testing.T) {
 
 	const pairs = 4
 	custIDs, perfIDs := users(t, pool, Customer, pairs), users(t, pool, Performer, pairs)
+	// Money for as many orders as a slow conversion lets the writers complete (a grant each).
+	if _, err := pool.Exec(ctx, `WITH u AS (UPDATE order_users SET balance = balance + 100000000 WHERE id = ANY($1) RETURNING id)
+		INSERT INTO order_ledger (user_id, kind, amount) SELECT id, 'grant', 100000000 FROM u`, custIDs); err != nil {
+		t.Fatal(err)
+	}
 	s := NewService(pool, Config{Limits: Limits{MaxHeld: 1000}})
 	var accepts atomic.Int64
 	var firstRound, wg sync.WaitGroup
@@ -126,8 +131,9 @@ func TestLedgerConversion_WhileServing(t *testing.T) {
 		(SELECT count(DISTINCT tableoid) FROM order_ledger)`).Scan(&partitioned, &oldLeft, &total, &parts); err != nil {
 		t.Fatal(err)
 	}
-	// Each writer's users had a grant (users), and each acceptance wrote three rows.
-	want := seeded + 2*pairs + 3*accepts.Load()
+	// Each writer's users had a grant (users), its customer a second, and each acceptance wrote
+	// three rows.
+	want := seeded + 3*pairs + 3*accepts.Load()
 	if !partitioned || oldLeft || total != want || parts < 6 {
 		t.Fatalf("after the conversion: partitioned %v, old table left %v, %d ledger rows (want %d) in %d partitions (want the 6 months' at least)",
 			partitioned, oldLeft, total, want, parts)
