@@ -231,3 +231,7 @@ flood: deps-postgres build ## login-flood load run: server RSS <= 256 MiB and a 
 .PHONY: clean
 clean: ## remove build output (keeps DATA_DIR)
 	rm -rf bin
+
+.PHONY: test-ledger-conversion
+test-ledger-conversion: deps-postgres ## the live conversion of the ledger to monthly partitions (migration 00340) over 1M ledger rows while orders are written (make test runs it over 60k); prints the time it took (not part of make test)
+	TRIAD_LEDGER_CONVERSION_ROWS=$(or $(ROWS),1000000) $(GO) test -count=1 -timeout 30m -v -run '^TestLedgerConversion_WhileServing$$' ./impl/surfaces/orders/

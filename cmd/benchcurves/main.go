@@ -42,6 +42,9 @@ type bench struct {
 	custID, perfID   []int64
 	next             []atomic.Int64 // per pair: index of the next READY order to accept
 	ready            [][]int64      // per pair: READY orders awaiting acceptance
+	// the first customer of the ledger curve's year of orders (ledger.go) and its token
+	bulkID  int64
+	bulkTok string
 }
 
 func main() {
@@ -51,6 +54,7 @@ func main() {
 	clientsFlag := flag.String("clients", "1,8,64,256", "client counts of the concurrency sweep")
 	dur := flag.Duration("duration", 3*time.Second, "length of each throughput run")
 	pid := flag.Int("server-pid", 0, "the server's process id, to report its resident memory (0: not reported)")
+	ledgerFlag := flag.String("ledger-sizes", "", "ledger row counts of the ledger curve, ascending (empty: no ledger curve)")
 	flag.Parse()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, *dbURL)
@@ -94,6 +98,9 @@ func main() {
 			log.Fatal(err)
 		}
 		fmt.Printf("%-8d %12.0f %10.0f %10.0f %9s\n", c, reads, creates, accepts, b.rss())
+	}
+	if *ledgerFlag != "" {
+		b.ledgerCurve(ctx, ints(*ledgerFlag))
 	}
 }
 

@@ -61,7 +61,7 @@ func (u CredURI) MarshalJSON() ([]byte, error) { return json.Marshal(u.String())
 // the comments here say what the field is for.
 type Config struct {
 	Addr string // ADDR: listen address
-	Mode string // MODE: dev, prod, migrate or wait-schema
+	Mode string // MODE: dev, prod, migrate, wait-schema or archive
 	// MetricsAddr (METRICS_ADDR) is where /metrics is served on a listener of its own, kept off
 	// the API port and so off the Service the balancer routes to; empty serves it on ADDR.
 	MetricsAddr string
@@ -73,7 +73,9 @@ type Config struct {
 	// DatabaseReadURL (DATABASE_READ_URL) is a hot standby for the reads that tolerate its lag;
 	// empty reads from DatabaseURL.
 	DatabaseReadURL Secret
-	DBAppRole       string        // DB_APP_ROLE: -mode migrate grants this role the rows of every table
+	DBAppRole       string // DB_APP_ROLE: -mode migrate grants this role the rows of every table
+	// Archive configures -mode archive: where the archives go, from which age, or which to put back.
+	Archive         ArchiveConfig
 	DataDir         string        // DATA_DIR: where the managed cluster and file stores live
 	DBMaxConns      int           // DB_MAX_CONNS: each database pool's size; 0: the URL's pool_max_conns, else max(4, GOMAXPROCS)
 	LogLevel        string        // LOG_LEVEL: debug, info, warn, error
@@ -95,6 +97,13 @@ type Config struct {
 	Orders OrdersConfig
 	Brands BrandsConfig
 	Auth   AuthConfig
+}
+
+// ArchiveConfig is -mode archive's (docs/scaling.md#retention-by-archive).
+type ArchiveConfig struct {
+	Dir     string        // ARCHIVE_DIR: the folder each archived month's files go to
+	Horizon time.Duration // ARCHIVE_HORIZON: a month whose end is older than this is archived
+	Restore string        // ARCHIVE_RESTORE: an archived month's folder to put back instead
 }
 
 // LoginsConfig tunes what every surface with passwords shares, as kit.Shared takes it: the failed
@@ -317,12 +326,15 @@ func (c *Config) crossChecks() []error {
 	}
 	// -mode migrate and wait-schema use only the direct URL (docs/deploy.md's migrate command sets
 	// nothing else); a server needs the pooled one beside it.
-	schemaOnly := c.Mode == "migrate" || c.Mode == "wait-schema"
+	schemaOnly := c.Mode == "migrate" || c.Mode == "wait-schema" || c.Mode == "archive"
 	if c.DatabaseURL == "" && ((c.DatabaseDirectURL != "" && !schemaOnly) || c.DatabaseReadURL != "") {
 		errs = append(errs, errors.New("DATABASE_DIRECT_URL and DATABASE_READ_URL go with DATABASE_URL (without it the server manages its own PostgreSQL)"))
 	}
 	if c.Mode == "wait-schema" && c.DatabaseURL == "" && c.DatabaseDirectURL == "" {
 		errs = append(errs, errors.New("-mode wait-schema waits for a database of its own: set DATABASE_DIRECT_URL or DATABASE_URL"))
+	}
+	if c.Mode == "archive" && c.Archive.Dir == "" && c.Archive.Restore == "" {
+		errs = append(errs, errors.New("-mode archive writes its files to ARCHIVE_DIR (or puts ARCHIVE_RESTORE back): set one"))
 	}
 	if _, err := corsOrigins(*c); err != nil {
 		errs = append(errs, fmt.Errorf("CORS_ORIGINS: %w", err))

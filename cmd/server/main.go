@@ -89,9 +89,9 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	po := platform.Options{URL: string(cfg.DatabaseURL), DirectURL: string(cfg.DatabaseDirectURL), ReadURL: string(cfg.DatabaseReadURL),
 		MaxConns: cfg.DBMaxConns, AppRole: cfg.DBAppRole, Log: log}
 	dbURL := po.URL
-	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
+	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" || cfg.Mode == "archive" {
 		if dbURL == "" && po.DirectURL != "" {
-			return runSchemaMode(ctx, cfg.Mode, po, po.DirectURL)
+			return runSchemaMode(ctx, cfg, po, po.DirectURL)
 		}
 	}
 	if dbURL == "" {
@@ -104,8 +104,8 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		dbURL = url
 	}
 
-	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
-		return runSchemaMode(ctx, cfg.Mode, po, dbURL)
+	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" || cfg.Mode == "archive" {
+		return runSchemaMode(ctx, cfg, po, dbURL)
 	}
 	dbs, err := platform.Open(ctx, po, dbURL)
 	if err != nil {
@@ -352,11 +352,14 @@ func (a *app) routes() (http.Handler, error) {
 	return livenessFirst(r), nil
 }
 
-// runSchemaMode is `-mode migrate` or `-mode wait-schema` over the direct URL (DATABASE_DIRECT_URL,
-// else primary): neither opens a pool nor serves.
-func runSchemaMode(ctx context.Context, mode string, po platform.Options, primary string) error {
-	if mode == "wait-schema" {
+// runSchemaMode is `-mode migrate`, `-mode wait-schema` or `-mode archive` over the direct URL
+// (DATABASE_DIRECT_URL, else primary): none serves.
+func runSchemaMode(ctx context.Context, cfg Config, po platform.Options, primary string) error {
+	switch cfg.Mode {
+	case "wait-schema":
 		return platform.WaitSchema(ctx, po, primary)
+	case "archive":
+		return runArchive(ctx, cfg.Archive, po, primary)
 	}
 	return platform.Migrate(ctx, po, primary)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/triadhq/triad/impl/kit/web"
 	authhttp "github.com/triadhq/triad/impl/surfaces/auth/httpapi"
 	brandshttp "github.com/triadhq/triad/impl/surfaces/brands/httpapi"
+	"github.com/triadhq/triad/impl/surfaces/orders/archive"
 	ordershttp "github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 )
 
@@ -24,9 +25,9 @@ func settings(c *Config) []*setting {
 		set("addr", "ADDR", &c.Addr, ":8080", "listen address"),
 		set("metrics-addr", "METRICS_ADDR", &c.MetricsAddr, "", "listen address of /metrics on a port of its own (not the API's); empty serves /metrics on ADDR").
 			docs("listen address of `GET /metrics` on a port of its own, which then is not served on `ADDR`: the Kubernetes Service and the balancer expose the API port only, the scraper reaches each pod on this one (`deploy/k8s`: `:9090`). Empty serves `/metrics` on `ADDR`"),
-		set("mode", "MODE", &c.Mode, "dev", "run mode: dev (prepared data, demo logins), prod, migrate (apply the migrations and exit), or wait-schema (wait until the database has every migration of this binary, then exit)",
-			oneOf("dev", "prod", "migrate", "wait-schema")).
-			docs("`dev` (prepared data, demo logins, dev OAuth2 server), `prod`, `migrate`: apply the migrations through `DATABASE_DIRECT_URL` (grant `DB_APP_ROLE` the rows when set) and exit, for a Kubernetes Job or a deploy step ([deploy](deploy.md#migrations-and-database-roles)), or `wait-schema`: wait until the database (through `DATABASE_DIRECT_URL`, else `DATABASE_URL`) has every migration of this binary, logging how many are missing every 2 s, then exit 0, for a pod's init step; both need no secret, and `DATABASE_DIRECT_URL` alone is enough for them"),
+		set("mode", "MODE", &c.Mode, "dev", "run mode: dev (prepared data, demo logins), prod, migrate (apply the migrations and exit), wait-schema (wait until the database has every migration of this binary, then exit), or archive (move the orders ledger's months older than ARCHIVE_HORIZON, and the orders finished in them, to files in ARCHIVE_DIR, or put ARCHIVE_RESTORE back, then exit)",
+			oneOf("dev", "prod", "migrate", "wait-schema", "archive")).
+			docs("`dev` (prepared data, demo logins, dev OAuth2 server), `prod`, `migrate`: apply the migrations through `DATABASE_DIRECT_URL` (grant `DB_APP_ROLE` the rows when set) and exit, for a Kubernetes Job or a deploy step ([deploy](deploy.md#migrations-and-database-roles)), or `wait-schema`: wait until the database (through `DATABASE_DIRECT_URL`, else `DATABASE_URL`) has every migration of this binary, logging how many are missing every 2 s, then exit 0, for a pod's init step; both need no secret, and `DATABASE_DIRECT_URL` alone is enough for them; or `archive`: retention of the orders, run from cron: each month of the ledger that ended more than `ARCHIVE_HORIZON` ago, with the orders finished before its end, to checksummed files under `ARCHIVE_DIR`, its money kept provable by an opening row per account, then detached and dropped; with `ARCHIVE_RESTORE`, that month put back instead ([scaling](scaling.md#retention-by-archive))"),
 		set("database-url", "DATABASE_URL", &c.DatabaseURL, "", "PostgreSQL URL, or a transaction-mode pooler's; empty starts a managed cluster").
 			docs("PostgreSQL URL, or a transaction-mode pooler's (PgBouncer, RDS Proxy): every query goes here; empty starts a managed cluster under `<data-dir>/pg`"),
 		set("database-direct-url", "DATABASE_DIRECT_URL", &c.DatabaseDirectURL, "", "PostgreSQL URL without a pooler, for LISTEN, advisory locks and migrations; empty uses DATABASE_URL").
@@ -37,6 +38,12 @@ func settings(c *Config) []*setting {
 			docs("a hot standby for the reads that tolerate its lag (lists, the brand catalog, avatars); the server creates nothing there. See [replicas](replicas.md#behind-a-pooler-with-read-replicas)"),
 		set("db-app-role", "DB_APP_ROLE", &c.DBAppRole, "", "role that -mode migrate grants reading and writing the rows of every table").
 			docs("with `-mode migrate`: the role the servers run as, granted reading and writing the rows of every table and nothing else ([deploy](deploy.md#migrations-and-database-roles))"),
+		set("archive-dir", "ARCHIVE_DIR", &c.Archive.Dir, "", "with -mode archive: the folder each archived month's files go to (a folder per month)").
+			docs("with `-mode archive`: the folder each archived month goes to, one folder per month (`order_ledger_p2026_01/`: the COPY files of its ledger rows, of the orders finished before its end and of their cool-downs, and `manifest.json` with each file's SHA-256 and row count, the month's sums by kind and the opening rows left in its place); keep it in cold storage"),
+		set("archive-horizon", "ARCHIVE_HORIZON", &c.Archive.Horizon, archive.DefaultHorizon, "with -mode archive: a month of the orders ledger whose end is older than this is archived", atLeast[time.Duration](24*time.Hour)).
+			docs("with `-mode archive`: how old a month's end must be for the month to be archived (at least `24h`; open orders are never archived, whatever their age)"),
+		set("archive-restore", "ARCHIVE_RESTORE", &c.Archive.Restore, "", "with -mode archive: the folder of an archived month to put back instead of archiving").
+			docs("with `-mode archive`: the folder of one archived month to put back (after checking every file's SHA-256) instead of archiving; months go back newest first"),
 		set("data-dir", "DATA_DIR", &c.DataDir, "./var", "folder for the managed database and file stores").
 			docs("managed database and file stores"),
 		set("db-max-conns", "DB_MAX_CONNS", &c.DBMaxConns, 0, "database pool size (each pool: DATABASE_URL's, DATABASE_READ_URL's); 0 uses the URL's pool_max_conns, else max(4, GOMAXPROCS)",

@@ -16,5 +16,7 @@ DELETE FROM brand_tokens WHERE user_id = (
 DELETE FROM brand_tokens WHERE user_id = $1 AND token_hash <> $2 RETURNING token_hash;
 
 -- name: DeleteExpiredBrandTokens :execrows
--- DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
-DELETE FROM brand_tokens WHERE expires_at <= sqlc.arg(now);
+-- DeleteExpiredBrandTokens removes up to 1000 rows of tokens that expired (they authenticate nobody
+-- anyway): a batch of a sweep.
+DELETE FROM brand_tokens
+WHERE token_hash IN (SELECT t.token_hash FROM brand_tokens t WHERE t.expires_at <= sqlc.arg(now) LIMIT 1000);

@@ -22,5 +22,6 @@ SET request = EXCLUDED.request, answer = EXCLUDED.answer, expires_at = EXCLUDED.
 WHERE idempotency_keys.expires_at < now();
 
 -- name: DeleteExpiredIdempotencyKeys :execrows
--- DeleteExpiredIdempotencyKeys sweeps the keys past their expiry.
-DELETE FROM idempotency_keys WHERE expires_at < now();
+-- DeleteExpiredIdempotencyKeys deletes up to 1000 keys past their expiry (a batch of a sweep).
+DELETE FROM idempotency_keys
+WHERE (scope, key) IN (SELECT i.scope, i.key FROM idempotency_keys i WHERE i.expires_at < now() LIMIT 1000);

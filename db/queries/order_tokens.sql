@@ -9,5 +9,7 @@ FROM order_tokens t JOIN order_users u ON u.id = t.user_id
 WHERE t.token_hash = @token_hash AND t.expires_at > sqlc.arg(now);
 
 -- name: DeleteExpiredOrderTokens :execrows
--- DeleteExpiredOrderTokens removes the rows of tokens that expired by now (they authenticate nobody anyway).
-DELETE FROM order_tokens WHERE expires_at <= sqlc.arg(now);
+-- DeleteExpiredOrderTokens removes up to 1000 rows of tokens that expired by now (they authenticate
+-- nobody anyway): a batch of a sweep.
+DELETE FROM order_tokens
+WHERE token_hash IN (SELECT t.token_hash FROM order_tokens t WHERE t.expires_at <= sqlc.arg(now) LIMIT 1000);

@@ -142,10 +142,11 @@ func (q *Queries) StartTelegramLogin(ctx context.Context, arg StartTelegramLogin
 }
 
 const sweepRevokedSessions = `-- name: SweepRevokedSessions :execrows
-DELETE FROM auth_revoked_sessions WHERE expires_at < now()
+DELETE FROM auth_revoked_sessions
+WHERE hash IN (SELECT r.hash FROM auth_revoked_sessions r WHERE r.expires_at < now() LIMIT 1000)
 `
 
-// SweepRevokedSessions deletes the revocations whose sessions ended.
+// SweepRevokedSessions deletes up to 1000 revocations whose sessions ended (a batch of a sweep).
 func (q *Queries) SweepRevokedSessions(ctx context.Context) (int64, error) {
 	result, err := q.db.Exec(ctx, sweepRevokedSessions)
 	if err != nil {

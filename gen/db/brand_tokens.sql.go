@@ -45,10 +45,12 @@ func (q *Queries) DeleteBrandTokensOfHolder(ctx context.Context, arg DeleteBrand
 }
 
 const DeleteExpiredBrandTokens = `-- name: DeleteExpiredBrandTokens :execrows
-DELETE FROM brand_tokens WHERE expires_at <= $1
+DELETE FROM brand_tokens
+WHERE token_hash IN (SELECT t.token_hash FROM brand_tokens t WHERE t.expires_at <= $1 LIMIT 1000)
 `
 
-// DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
+// DeleteExpiredBrandTokens removes up to 1000 rows of tokens that expired (they authenticate nobody
+// anyway): a batch of a sweep.
 func (q *Queries) DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error) {
 	result, err := q.db.Exec(ctx, DeleteExpiredBrandTokens, now)
 	if err != nil {

@@ -72,10 +72,11 @@ func (q *Queries) ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyK
 }
 
 const DeleteExpiredIdempotencyKeys = `-- name: DeleteExpiredIdempotencyKeys :execrows
-DELETE FROM idempotency_keys WHERE expires_at < now()
+DELETE FROM idempotency_keys
+WHERE (scope, key) IN (SELECT i.scope, i.key FROM idempotency_keys i WHERE i.expires_at < now() LIMIT 1000)
 `
 
-// DeleteExpiredIdempotencyKeys sweeps the keys past their expiry.
+// DeleteExpiredIdempotencyKeys deletes up to 1000 keys past their expiry (a batch of a sweep).
 func (q *Queries) DeleteExpiredIdempotencyKeys(ctx context.Context) (int64, error) {
 	result, err := q.db.Exec(ctx, DeleteExpiredIdempotencyKeys)
 	if err != nil {

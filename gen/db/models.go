@@ -179,3 +179,9 @@ type PlatformInfo struct {
 	Value     string
 	UpdatedAt time.Time
 }
+
+type SweepLease struct {
+	Name   string
+	Holder string
+	Until  time.Time
+}

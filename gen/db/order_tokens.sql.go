@@ -11,10 +11,12 @@ import (
 )
 
 const DeleteExpiredOrderTokens = `-- name: DeleteExpiredOrderTokens :execrows
-DELETE FROM order_tokens WHERE expires_at <= $1
+DELETE FROM order_tokens
+WHERE token_hash IN (SELECT t.token_hash FROM order_tokens t WHERE t.expires_at <= $1 LIMIT 1000)
 `
 
-// DeleteExpiredOrderTokens removes the rows of tokens that expired by now (they authenticate nobody anyway).
+// DeleteExpiredOrderTokens removes up to 1000 rows of tokens that expired by now (they authenticate
+// nobody anyway): a batch of a sweep.
 func (q *Queries) DeleteExpiredOrderTokens(ctx context.Context, now time.Time) (int64, error) {
 	result, err := q.db.Exec(ctx, DeleteExpiredOrderTokens, now)
 	if err != nil {

@@ -31,6 +31,9 @@ type Querier interface {
 	// meanwhile (answered not NULL). The lock ends with the transaction, or with the session of a
 	// process that died, so it never outlives the request that took it.
 	ClaimIdempotencyKey(ctx context.Context, arg ClaimIdempotencyKeyParams) (ClaimIdempotencyKeyRow, error)
+	// ClaimSweepLease takes or renews the lease of a sweep for holder until now + ttl when it is free,
+	// has run out or is holder's already (compare-and-swap in one statement); no row: another holds it.
+	ClaimSweepLease(ctx context.Context, arg ClaimSweepLeaseParams) (time.Time, error)
 	// CreateBrand inserts a brand with no subscribers and returns it as brands_counted shows it (the
 	// same columns in the same order, so one mapping reads every brand row).
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (CreateBrandRow, error)
@@ -57,13 +60,15 @@ type Querier interface {
 	// hash is given (a logout: the seed's "resets the user token"), in one statement, and returns the
 	// revoked tokens' hashes; no row means the given token was not valid.
 	DeleteBrandTokensOfHolder(ctx context.Context, arg DeleteBrandTokensOfHolderParams) ([][]byte, error)
-	// DeleteExpiredBrandTokens removes the rows of tokens that expired (they authenticate nobody anyway).
+	// DeleteExpiredBrandTokens removes up to 1000 rows of tokens that expired (they authenticate nobody
+	// anyway): a batch of a sweep.
 	DeleteExpiredBrandTokens(ctx context.Context, now time.Time) (int64, error)
-	// DeleteExpiredIdempotencyKeys sweeps the keys past their expiry.
+	// DeleteExpiredIdempotencyKeys deletes up to 1000 keys past their expiry (a batch of a sweep).
 	DeleteExpiredIdempotencyKeys(ctx context.Context) (int64, error)
 	// DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.
 	DeleteExpiredLoginThrottles(ctx context.Context, now time.Time) (int64, error)
-	// DeleteExpiredOrderTokens removes the rows of tokens that expired by now (they authenticate nobody anyway).
+	// DeleteExpiredOrderTokens removes up to 1000 rows of tokens that expired by now (they authenticate
+	// nobody anyway): a batch of a sweep.
 	DeleteExpiredOrderTokens(ctx context.Context, now time.Time) (int64, error)
 	// DeleteLoginThrottle forgets a key's attempts: its password proved right.
 	DeleteLoginThrottle(ctx context.Context, key []byte) error
@@ -190,6 +195,9 @@ type Querier interface {
 	ListWaitingByPriceAsc(ctx context.Context, arg ListWaitingByPriceAscParams) ([]ListWaitingByPriceAscRow, error)
 	// ListWaitingByPriceDesc: the new-orders list (WAITING, no performer yet), by Price desc.
 	ListWaitingByPriceDesc(ctx context.Context, arg ListWaitingByPriceDescParams) ([]ListWaitingByPriceDescRow, error)
+	// MaintainOrderLedger has pg_partman make the ledger's partitions ahead of need and returns how
+	// many future months have one.
+	MaintainOrderLedger(ctx context.Context) (int64, error)
 	// OrderListTotal is the exact size of one list: the sum of its counter's slots (0 for a list never
 	// counted).
 	OrderListTotal(ctx context.Context, arg OrderListTotalParams) (int64, error)

@@ -72,6 +72,9 @@ type Shared struct {
 	// sources by name (the server seals them once every surface is mounted).
 	Revocations *opaquetoken.Watcher
 	Tokens      *Sources
+	// Sweeper runs every sweep of the server (Deps.Sweep, SweepSharedTables) on one replica at a
+	// time, the lease's holder, counting its runs in the metrics (made by NewShared).
+	Sweeper *sweep.Leader
 
 	closers []func()
 }
@@ -81,6 +84,11 @@ type Shared struct {
 func NewShared(s Shared) *Shared {
 	s.Revocations = opaquetoken.NewSessionWatcher(s.Direct, s.Pool, s.Log)
 	s.Tokens = NewSources()
+	var obs sweep.Observer
+	if s.Metrics != nil {
+		obs = metrics.NewSweeps(s.Metrics)
+	}
+	s.Sweeper = sweep.NewLeader(s.Pool, obs)
 	return &s
 }
 
@@ -118,11 +126,9 @@ func (s *Shared) Deps(name string) Deps {
 		Devices:         device.NewSigner(s.DeviceKey, name, 0, nil),
 		SecureCookies:   s.SecureCookies,
 		IdempotencyHold: s.IdempotencyHold,
-		Sweep: func(what string, every time.Duration, f func(context.Context) (int64, error)) {
-			s.OnClose(sweep.Start(s.Log, what, every, f))
-		},
-		OnClose:  s.OnClose,
-		DevReset: s.DevReset,
+		Sweep:           s.startSweep,
+		OnClose:         s.OnClose,
+		DevReset:        s.DevReset,
 	}
 }
 
@@ -131,6 +137,13 @@ func (s *Shared) Deps(name string) Deps {
 // impl/kit/idempotency), and the login_throttle rows whose window ended, for every limiter over
 // the table (the surfaces' failed logins and sign-ups, the auth confirmation limits).
 func (s *Shared) SweepSharedTables() {
-	s.OnClose(sweep.Start(s.Log, "idempotency keys", time.Hour, idempotency.New(s.Pool, nil, idempotency.Options{}).Sweep))
-	s.OnClose(sweep.Start(s.Log, "login throttles", throttle.SweepEvery, throttle.New(s.Pool, throttle.Options{}).Sweep))
+	s.startSweep("idempotency keys", time.Hour, idempotency.New(s.Pool, nil, idempotency.Options{}).Sweep)
+	s.startSweep("login throttles", throttle.SweepEvery, throttle.New(s.Pool, throttle.Options{}).Sweep)
+}
+
+// startSweep runs f every interval until Close, on the replica that holds its lease. The lease
+// lasts an interval and a half: the leader's next tick renews it in time, and a dead leader's
+// sweep moves to another replica within one and a half intervals.
+func (s *Shared) startSweep(what string, every time.Duration, f func(context.Context) (int64, error)) {
+	s.OnClose(sweep.Start(s.Log, what, every, s.Sweeper.Wrap(what, every*3/2, f)))
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/triadhq/triad/impl/platform/sweep"
 )
 
 // Table is the Store of one surface's token table, given its three queries (sqlc's): what every
@@ -47,9 +49,10 @@ func (t Table[Owner]) TokenOwner(ctx context.Context, hash []byte) (Owner, time.
 	return owner, expires, err
 }
 
-// DeleteExpiredTokens implements Store.
+// DeleteExpiredTokens implements Store, in batches (sweep.Batches: the table's DeleteExpired
+// deletes up to sweep.BatchSize rows).
 func (t Table[Owner]) DeleteExpiredTokens(ctx context.Context) (int64, error) {
-	return t.DeleteExpired(ctx, t.now())
+	return sweep.Batches(ctx, func(ctx context.Context) (int64, error) { return t.DeleteExpired(ctx, t.now()) })
 }
 
 // InsertArgs is the parameters of a token table's insert statement as sqlc generates them: the

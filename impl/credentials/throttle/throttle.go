@@ -42,6 +42,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/triadhq/triad/gen/db"
+	"github.com/triadhq/triad/impl/platform/sweep"
 )
 
 // Defaults used for zero fields of Options.
@@ -347,18 +348,9 @@ const SweepEvery = time.Minute
 // the table as small as the keys seen in the last window. It deletes in batches (the query takes
 // at most 1000 rows), so no statement holds many locks, until a batch comes back short.
 func (l *Limiter) Sweep(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		n, err := l.q.DeleteExpiredLoginThrottles(ctx, l.now())
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("throttle: sweep: %w", err)
-		}
-		if n < sweepBatch {
-			return total, nil
-		}
+	n, err := sweep.Batches(ctx, func(ctx context.Context) (int64, error) { return l.q.DeleteExpiredLoginThrottles(ctx, l.now()) })
+	if err != nil {
+		return n, fmt.Errorf("throttle: sweep: %w", err)
 	}
+	return n, nil
 }
-
-// sweepBatch is the LIMIT of DeleteExpiredLoginThrottles (db/queries/login_throttle.sql).
-const sweepBatch = 1000

@@ -40,6 +40,7 @@ import (
 	"github.com/triadhq/triad/impl/kit/bearer"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/platform/pgtx"
+	"github.com/triadhq/triad/impl/platform/sweep"
 )
 
 // Header is the request header that carries the key (draft-ietf-httpapi-idempotency-key-header).
@@ -116,9 +117,9 @@ func New(conn db.DBTX, ops []Operation, opts Options) *Keys {
 	return &Keys{q: db.New(conn), ops: ops, opts: opts}
 }
 
-// Sweep deletes the expired keys; the server runs it periodically.
+// Sweep deletes the expired keys, in batches (sweep.Batches); the server runs it periodically.
 func (k *Keys) Sweep(ctx context.Context) (int64, error) {
-	return k.q.DeleteExpiredIdempotencyKeys(ctx)
+	return sweep.Batches(ctx, k.q.DeleteExpiredIdempotencyKeys)
 }
 
 // Middleware runs the requests of the Keys' operations that carry a key at most once per caller

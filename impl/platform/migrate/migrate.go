@@ -35,6 +35,20 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// UpTo is Up stopping at version: for tests of a migration run over a live database that the
+// migrations before it built (impl/surfaces/orders' TestLedgerConversion_WhileServing).
+func UpTo(ctx context.Context, pool *pgxpool.Pool, version int64) error {
+	provider, done, err := newProvider(pool, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := provider.UpTo(ctx, version); err != nil {
+		return wrap(err)
+	}
+	return nil
+}
+
 // wrap names the way out of a refusal for want of privileges: a role that may only read and write
 // rows cannot migrate.
 func wrap(err error) error {
@@ -179,6 +193,15 @@ const startupLockKey int64 = 0x7472696164 // "triad" in ASCII
 // and so the lock, with its connection. That connection is made with conn's configuration beside
 // the pool, not taken from it: fn needs the pool's connections, and a pool of one would otherwise
 // wait for the connection the lock holds.
+//
+// Neither the holder nor a waiter keeps a snapshot open: a migration that builds an index
+// CONCURRENTLY (00330) waits for every transaction whose snapshot is older than its own to end,
+// so a holder's idle transaction with a snapshot, or a waiter blocked in pg_advisory_xact_lock
+// (a statement that holds one for as long as it waits), would wait on the migration that waits
+// on them, a deadlock PostgreSQL cannot see. So the lock is taken with the simple protocol (pgx's
+// extended protocol leaves the transaction's snapshot in place after the statement), and a waiter
+// tries (pg_try_advisory_xact_lock) in a short transaction of its own, again after a pause, until
+// it gets it.
 func Exclusive(ctx context.Context, conn *pgx.ConnConfig, fn func(context.Context) error) error {
 	c, err := pgx.ConnectConfig(ctx, conn.Copy())
 	if err != nil {
@@ -191,11 +214,38 @@ func Exclusive(ctx context.Context, conn *pgx.ConnConfig, fn func(context.Contex
 		defer cancel()
 		_ = c.Close(cctx)
 	}()
+	pause := 20 * time.Millisecond
+	for {
+		got, err := tryStartupLock(ctx, c)
+		if err != nil {
+			return fmt.Errorf("start-up lock: %w", err)
+		}
+		if got {
+			return fn(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("start-up lock: %w", ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// tryStartupLock begins a transaction on c and takes the start-up lock in it if it is free,
+// leaving the transaction open (and no snapshot) when it got the lock, and ending it otherwise.
+func tryStartupLock(ctx context.Context, c *pgx.Conn) (bool, error) {
 	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
-		return fmt.Errorf("start-up lock: %w", err)
+		return false, err
 	}
-	if _, err := c.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", startupLockKey); err != nil {
-		return fmt.Errorf("start-up lock: %w", err)
+	var got bool
+	if err := c.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", pgx.QueryExecModeSimpleProtocol, startupLockKey).Scan(&got); err != nil {
+		return false, err
 	}
-	return fn(ctx)
+	if !got {
+		if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+			return false, err
+		}
+	}
+	return got, nil
 }

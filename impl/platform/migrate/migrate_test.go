@@ -189,3 +189,42 @@ func TestExclusive_ThroughTransactionPooler(t *testing.T) {
 		t.Fatalf("%d callers inside at once, want 1", m)
 	}
 }
+
+// TestExclusive_ConcurrentIndexBuildWhileOthersWait: a server holding the start-up lock builds an
+// index CONCURRENTLY (as migration 00330 does) while another server waits for the lock; the build
+// finishes. A holder or a waiter that kept a snapshot open would have the build wait for it while
+// it waits for the build, for ever (the bound here only ends the test).
+func TestExclusive_ConcurrentIndexBuildWhileOthersWait(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if _, err := pool.Exec(ctx, "CREATE TABLE t (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	cc := pool.Config().ConnConfig
+	waiter := make(chan error, 1)
+	err := migrate.Exclusive(ctx, cc, func(ctx context.Context) error {
+		go func() { waiter <- migrate.Exclusive(ctx, cc, func(context.Context) error { return nil }) }()
+		// The waiter is trying for the lock once its session shows in pg_stat_activity.
+		for {
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND query LIKE '%pg_try_advisory_xact_lock%' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+				return err
+			}
+			if n >= 2 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_, err := pool.Exec(ctx, "CREATE INDEX CONCURRENTLY t_x ON t (x)")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("index build under the start-up lock: %v", err)
+	}
+	if err := <-waiter; err != nil {
+		t.Fatalf("the waiting caller: %v", err)
+	}
+}

@@ -212,6 +212,12 @@ func (s *Service) SweepCooldowns(ctx context.Context) (int64, error) {
 	}
 }
 
+// MaintainLedger has pg_partman make the ledger's monthly partitions ahead of need (4 months) and
+// reports how many future months have one; the sweep leader runs it hourly.
+func (s *Service) MaintainLedger(ctx context.Context) (int64, error) {
+	return s.q.MaintainOrderLedger(ctx)
+}
+
 // explain turns a conditional UPDATE that matched no row into the reason: no such order, not the
 // caller's, or the wrong state.
 func (s *Service) explain(ctx context.Context, p Principal, id int64, action string, from Status) error {

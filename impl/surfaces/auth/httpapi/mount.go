@@ -108,10 +108,11 @@ func Mount(s Settings) kit.Mount {
 		d.Sweep("auth used ids and messenger logins", pgstate.SweepEvery, st.Sweep)
 		// Sessions ended by logout are rows too (00210_auth_revoked_sessions.sql), held in memory
 		// by every replica and pushed to the others through the process's token revocation
-		// listener; while it is down, each replica reads new ones every half second.
+		// listener; while it is down, each replica reads new ones every half second. Each replica
+		// forgets the expired ones from memory; the sweep leader deletes their rows.
 		sess := pgstate.NewSessions(d.Pool, d.Log)
 		opaquetoken.WatchCache(d.Revocations, pgstate.SessionsChannel, sess)
-		d.OnClose(sess.Start())
+		d.OnClose(sess.StartLed(d.Sweep))
 		shared := pgshared.New(d.Pool, st, pgshared.Options{Direct: d.Direct, Log: d.Log,
 			Logins: d.Logins(), Devices: d.Devices, Sessions: sess,
 			ConfirmPerRecipient: s.ConfirmPerRecipient, ConfirmPerClient: s.ConfirmPerClient, ConfirmWindow: s.ConfirmWindow})

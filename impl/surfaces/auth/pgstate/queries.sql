@@ -51,8 +51,9 @@ SELECT pg_notify(@channel::text, @payload::text);
 SELECT hash, expires_at, revoked_at FROM auth_revoked_sessions WHERE revoked_at >= @since AND expires_at > now();
 
 -- name: SweepRevokedSessions :execrows
--- SweepRevokedSessions deletes the revocations whose sessions ended.
-DELETE FROM auth_revoked_sessions WHERE expires_at < now();
+-- SweepRevokedSessions deletes up to 1000 revocations whose sessions ended (a batch of a sweep).
+DELETE FROM auth_revoked_sessions
+WHERE hash IN (SELECT r.hash FROM auth_revoked_sessions r WHERE r.expires_at < now() LIMIT 1000);
 
 -- name: TryAdvisoryLock :one
 -- TryAdvisoryLock takes the session-level advisory lock key when it is free (Leader).

@@ -139,17 +139,29 @@ func (s *Sessions) SetLive(live bool) {
 	s.live.Store(live)
 }
 
-// Start runs Run in a goroutine, and Sweep every SweepEvery through impl/platform/sweep, until the
-// returned stop is called.
+// Start runs Run in a goroutine, and Sweep every SweepEvery through impl/platform/sweep (the
+// memory and the table, on this replica), until the returned stop is called.
 func (s *Sessions) Start() (stop func()) {
+	var stopTable func()
+	stopLed := s.StartLed(func(name string, every time.Duration, f func(context.Context) (int64, error)) {
+		stopTable = sweep.Start(s.log, name, every, f)
+	})
+	return func() { stopLed(); stopTable() }
+}
+
+// StartLed is Start for a server whose sweeps run on one replica at a time (triad's kit.Deps.Sweep,
+// impl/platform/sweep's Leader): every replica forgets its expired revocations from memory every
+// SweepEvery, and the table's rows go through sweepTable, on whichever replica leads it.
+func (s *Sessions) StartLed(sweepTable func(name string, every time.Duration, f func(context.Context) (int64, error))) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		s.Run(ctx)
 	}()
-	stopSweep := sweep.Start(s.log, "revoked sessions", SweepEvery, s.Sweep)
-	return func() { cancel(); <-done; stopSweep() }
+	stopForget := sweep.Start(s.log, "revoked sessions in memory", SweepEvery, func(context.Context) (int64, error) { s.forget(); return 0, nil })
+	sweepTable("revoked sessions", SweepEvery, s.SweepTable)
+	return func() { cancel(); <-done; stopForget() }
 }
 
 // Run reads the revocations (all of them first, then the new ones every SessionsPollEvery while
@@ -206,6 +218,12 @@ func (s *Sessions) read(ctx context.Context, since time.Time) (time.Time, error)
 // Sweep forgets expired revocations, in memory and in the table (their tokens are refused anyway),
 // and reports how many rows went.
 func (s *Sessions) Sweep(ctx context.Context) (int64, error) {
+	s.forget()
+	return s.SweepTable(ctx)
+}
+
+// forget drops the expired revocations from this process's memory.
+func (s *Sessions) forget() {
 	now := time.Now()
 	s.mu.Lock()
 	for h, t := range s.revoked {
@@ -215,11 +233,18 @@ func (s *Sessions) Sweep(ctx context.Context) (int64, error) {
 	}
 	s.size.Store(int64(len(s.revoked)))
 	s.mu.Unlock()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	n, err := s.q.SweepRevokedSessions(sctx)
+}
+
+// SweepTable deletes the expired revocations from the table, in batches (sweep.Batches), and
+// reports how many rows went: the part of Sweep one replica does for all (StartLed).
+func (s *Sessions) SweepTable(ctx context.Context) (int64, error) {
+	n, err := sweep.Batches(ctx, func(ctx context.Context) (int64, error) {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return s.q.SweepRevokedSessions(sctx)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("pgstate: sweep revoked sessions: %w", err)
+		return n, fmt.Errorf("pgstate: sweep revoked sessions: %w", err)
 	}
 	return n, nil
 }

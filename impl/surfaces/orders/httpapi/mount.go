@@ -63,9 +63,11 @@ func Mount(s Settings) kit.Mount {
 			}
 		}
 		api.edge.Serve(d)
-		// Every replica sweeps; each stale order moves once (the statement skips rows another
-		// holds, an acceptance refuses an order no longer READY).
+		// The sweep leader sweeps (one replica at a time: impl/platform/sweep's Leader); each stale
+		// order moves once anyway (the statement skips rows another holds, an acceptance refuses an
+		// order no longer READY). The ledger's partitions are made months ahead of need.
 		if d.Sweep != nil {
+			d.Sweep("ledger partitions", time.Hour, api.svc.MaintainLedger)
 			d.Sweep("orders in progress", staleSweepEvery(s.InProgressTimeout), func(ctx context.Context) (int64, error) {
 				return api.svc.ExpireStale(ctx, s.InProgressTimeout)
 			})
