@@ -66,6 +66,7 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 	defer cancel()
 	started := time.Now()
 	st, err := hastack.Start(startCtx, dir, hastack.Options{AppRole: haRole, BouncerSettings: settings,
+		Patroni: filepath.Join(repoRoot, "var", "patroni", "bin"),
 		Log: func(f string, a ...any) { t.Logf(f, a...) }})
 	if err != nil {
 		t.Fatal(err)

@@ -29,8 +29,12 @@ import (
 
 // Options configure Start.
 type Options struct {
-	// Nodes is the number of PostgreSQL nodes Patroni manages (at least 2; 2 when 0).
+	// Nodes is the number of PostgreSQL nodes Patroni manages (at least 3, 3 when 0: quorum commit
+	// on two of them survives the loss of any one).
 	Nodes int
+	// Patroni is the folder holding the patroni and patronictl programs: scripts/ensure-patroni.sh's
+	// var/patroni/bin (Debian trixie's Patroni 4; bookworm's 3.0.2 is refused).
+	Patroni string
 	// BouncerSettings are PgBouncer's tuning lines (BouncerSettings reads them from
 	// deploy/pgbouncer/pgbouncer.ini).
 	BouncerSettings string
@@ -60,18 +64,21 @@ type Stack struct {
 // is taken and PgBouncer answers. ctx bounds the start only.
 func Start(ctx context.Context, dir string, opts Options) (_ *Stack, err error) {
 	if opts.Nodes == 0 {
-		opts.Nodes = 2
+		opts.Nodes = 3
 	}
-	if opts.Nodes < 2 {
-		return nil, errors.New("hastack: at least 2 PostgreSQL nodes")
+	if opts.Nodes < 3 {
+		return nil, errors.New("hastack: at least 3 PostgreSQL nodes (quorum commit on two survives the loss of one)")
 	}
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	for _, bin := range []string{"etcd", "patroni", "pgbackrest", "haproxy"} {
+	for _, bin := range []string{"etcd", "pgbackrest", "haproxy"} {
 		if lookPath(bin) == "" {
 			return nil, fmt.Errorf("hastack: %s is missing: make deps-ha installs Debian's", bin)
 		}
+	}
+	if err := checkPatroni(opts.Patroni); err != nil {
+		return nil, err
 	}
 	cred, err := pgcluster.SystemUser()
 	if err != nil {
@@ -125,7 +132,7 @@ func Start(ctx context.Context, dir string, opts Options) (_ *Stack, err error) 
 	if err := s.WaitHealthy(ctx); err != nil {
 		return nil, err
 	}
-	opts.Log("patroni: %d nodes, a synchronous standby streaming", opts.Nodes)
+	opts.Log("patroni: %d nodes, every standby a quorum member", opts.Nodes)
 	if err := s.startProxy(ctx); err != nil {
 		return nil, err
 	}
@@ -282,7 +289,11 @@ func (s *Stack) spawn(logPath string, asUser bool, name string, args ...string) 
 		return nil, err
 	}
 	defer f.Close()
-	cmd := exec.Command(lookPath(name), args...)
+	path := name
+	if !filepath.IsAbs(name) {
+		path = lookPath(name)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if asUser {

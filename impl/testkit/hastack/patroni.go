@@ -2,8 +2,10 @@ package hastack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -53,9 +55,18 @@ func (s *Stack) newNode(i int) (*node, error) {
 		etcd[i] = strings.TrimPrefix(u, "http://")
 	}
 	n.config = filepath.Join(n.dir, "patroni.yml")
-	// synchronous_mode: a commit is acknowledged once the synchronous standby has it, and Patroni
-	// promotes only that standby, so no acknowledged commit is lost in a failover. Not strict: with
-	// the standby gone the primary goes on alone (asynchronous) rather than stopping every write.
+	// synchronous_mode quorum with synchronous_node_count 1: synchronous_standby_names is
+	// ANY 1 (every standby), so a commit is acknowledged once one standby besides the primary has it
+	// (on two nodes of three), and Patroni promotes only a node that a quorum says holds every
+	// acknowledged commit (it asks the others). Losing any one node leaves writes going with no
+	// operator. Not synchronous_mode_strict: with every standby gone the primary goes on alone
+	// rather than stopping every write (docs/replicas.md says when that is the wrong trade).
+	// failsafe_mode: when the leader cannot reach a majority of etcd, it keeps its role as long as
+	// every member's Patroni answers its POST /failsafe, instead of demoting itself after
+	// retry_timeout (an etcd outage was a whole-API outage). A member that does not answer makes it
+	// demote as before.
+	// watchdog: off here (no /dev/watchdog in a test machine, and the stack's processes are
+	// stopped and frozen on purpose). Production runs it in "required" mode (docs/replicas.md).
 	// pg_rewind (wal_log_hints, data checksums) lets a crashed primary rejoin as a standby.
 	// archive_command names the node's own data folder (--pg1-path): PostgreSQL passes %p relative
 	// to it, and pgBackRest refuses a relative path under any other pg1-path, so with the stanza's
@@ -77,7 +88,9 @@ bootstrap:
     loop_wait: %[5]d
     retry_timeout: %[6]d
     maximum_lag_on_failover: 16777216
-    synchronous_mode: true
+    synchronous_mode: quorum
+    synchronous_node_count: 1
+    failsafe_mode: true
     postgresql:
       use_pg_rewind: true
       use_slots: true
@@ -126,7 +139,7 @@ postgresql:
 
 // start runs the node's Patroni (which starts, bootstraps or copies its PostgreSQL).
 func (n *node) start() error {
-	p, err := n.s.spawn(filepath.Join(n.dir, "patroni.log"), true, "patroni", n.config)
+	p, err := n.s.spawn(filepath.Join(n.dir, "patroni.log"), true, filepath.Join(n.s.opts.Patroni, "patroni"), n.config)
 	if err != nil {
 		return err
 	}
@@ -215,8 +228,8 @@ func (s *Stack) waitLeader(ctx context.Context) error {
 	})
 }
 
-// WaitHealthy waits until every node runs, one leads and another is its synchronous standby:
-// the state each fault starts from.
+// WaitHealthy waits until every node runs, one leads and every other is a quorum standby (its
+// acknowledgement counts for a commit): the state each fault starts from.
 func (s *Stack) WaitHealthy(ctx context.Context) error {
 	return waitFor(ctx, 2*time.Minute, func() error {
 		ms, err := s.members(ctx)
@@ -230,12 +243,12 @@ func (s *Stack) WaitHealthy(ctx context.Context) error {
 				switch m.Role {
 				case "leader":
 					leader++
-				case "sync_standby":
+				case "sync_standby", "quorum_standby":
 					sync++
 				}
 			}
 		}
-		if leader != 1 || sync < 1 || running != len(s.nodes) {
+		if leader != 1 || sync != len(s.nodes)-1 || running != len(s.nodes) {
 			return fmt.Errorf("not healthy yet: %+v", ms)
 		}
 		return nil
@@ -267,4 +280,24 @@ func (s *Stack) RestartNode(i int) error {
 		_ = syscall.Kill(pm, syscall.SIGKILL)
 	}
 	return n.start()
+}
+
+// checkPatroni makes sure dir holds a Patroni of major version 4 or later: 3.0.2's etcd3 leader
+// update wrote the leader key back unconditionally, so a primary that stalled past its lease
+// took the key back from the standby promoted meanwhile, and what that one had acknowledged was
+// rewound away (docs/replicas.md, "Which Patroni").
+func checkPatroni(dir string) error {
+	if dir == "" {
+		return errors.New("hastack: Options.Patroni is not set (scripts/ensure-patroni.sh's var/patroni/bin)")
+	}
+	out, err := exec.Command(filepath.Join(dir, "patroni"), "--version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("hastack: %s/patroni --version: %w: %s (make deps-ha fetches it)", dir, err, out)
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "patroni ")
+	major, _, _ := strings.Cut(v, ".")
+	if m, err := strconv.Atoi(major); err != nil || m < 4 {
+		return fmt.Errorf("hastack: %s/patroni is %q, want 4 or later", dir, v)
+	}
+	return nil
 }

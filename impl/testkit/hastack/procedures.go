@@ -42,7 +42,7 @@ func (s *Stack) Switchover(ctx context.Context) error {
 	}
 	candidate := ""
 	for _, m := range ms {
-		if m.Role == "sync_standby" {
+		if m.Role == "sync_standby" || m.Role == "quorum_standby" {
 			candidate = m.Name
 		}
 	}
