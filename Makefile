@@ -97,7 +97,7 @@ run-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha build ## the HA stack 
 
 .PHONY: test-ha
 test-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha ## failover under load: leader crash, switchover, primary restart, PgBouncer restart, then a point-in-time restore; prints the failover: and restore: lines (docs/replicas.md)
-	$(GO) test -tags ha -count=1 -v -timeout 20m -run '^TestHA_' ./e2e/
+	$(GO) test -tags ha -count=1 -v -timeout 45m -run '^TestHA_' ./e2e/
 
 .PHONY: fmt-check
 fmt-check:

@@ -65,6 +65,9 @@ func (s *Stack) newNode(i int) (*node, error) {
 	// every member's Patroni answers its POST /failsafe, instead of demoting itself after
 	// retry_timeout (an etcd outage was a whole-API outage). A member that does not answer makes it
 	// demote as before.
+	// primary_start_timeout 0: a leader whose PostgreSQL crashed hands over to a quorum standby at
+	// once rather than waiting for crash recovery in place (safe with quorum commit: the standby
+	// has every acknowledged commit; with asynchronous replication it would lose some).
 	// watchdog: off here (no /dev/watchdog in a test machine, and the stack's processes are
 	// stopped and frozen on purpose). Production runs it in "required" mode (docs/replicas.md).
 	// pg_rewind (wal_log_hints, data checksums) lets a crashed primary rejoin as a standby.
@@ -88,6 +91,7 @@ bootstrap:
     loop_wait: %[5]d
     retry_timeout: %[6]d
     maximum_lag_on_failover: 16777216
+    primary_start_timeout: 0
     synchronous_mode: quorum
     synchronous_node_count: 1
     failsafe_mode: true
@@ -263,6 +267,12 @@ func (s *Stack) KillLeader(ctx context.Context) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	s.crash(i)
+	return i, nil
+}
+
+// crash is kill -9 of node i's Patroni and postmaster at once.
+func (s *Stack) crash(i int) {
 	n := s.nodes[i]
 	pm := n.postmaster()
 	_ = n.proc.cmd.Process.Signal(syscall.SIGKILL)
@@ -270,7 +280,6 @@ func (s *Stack) KillLeader(ctx context.Context) (int, error) {
 		_ = syscall.Kill(pm, syscall.SIGKILL)
 	}
 	<-n.proc.done
-	return i, nil
 }
 
 // RestartNode starts node i's Patroni again after KillLeader.
