@@ -97,6 +97,13 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 		waitReady(t, nodes[i].URL+"/readyz")
 		backends = append(backends, strings.TrimPrefix(nodes[i].URL, "http://"))
 	}
+	if os.Getenv("TRIAD_HA_KEEP") != "" {
+		t.Cleanup(func() {
+			for i, n := range nodes {
+				_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("server%d.log", i)), []byte(n.log.String()), 0o644)
+			}
+		})
+	}
 	front, err := hastack.StartFront(startCtx, dir, 0, backends)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +155,9 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 		return completeArchive(ctx, false)
 	}
 	faults := []haFault{
-		{name: "leader crash", limit: 10 * time.Second,
+		// A lost machine's leader key outlives it by Patroni's lease (hastack.LeaderTTL: Patroni 4
+		// refuses one under 20 s), then the promotion: 10 s on top of the lease.
+		{name: "leader crash", limit: hastack.LeaderTTL + 10*time.Second,
 			inject: func(ctx context.Context) error {
 				i, err := st.KillLeader(ctx)
 				crashed = []int{i}
@@ -168,9 +177,11 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 		{name: "pgbouncer restart", limit: 2 * time.Second, inject: func(ctx context.Context) error { return st.Bouncer().Restart(ctx) }},
 		{name: "postmaster kill", limit: 10 * time.Second,
 			inject: func(ctx context.Context) error { _, err := st.KillPostmaster(ctx); return err }, heal: healPromotion},
+		{name: "forced failover", limit: 10 * time.Second,
+			inject: func(ctx context.Context) error { _, err := st.ForcedFailover(ctx); return err }, heal: healPromotion},
 		{name: "etcd majority loss", limit: 10 * time.Second, readsMustNotFail: true,
 			inject: func(ctx context.Context) error { return st.StopEtcdMajority(ctx, 30*time.Second) }, heal: st.WaitHealthy},
-		{name: "standby then leader", limit: 10 * time.Second,
+		{name: "standby then leader", limit: hastack.LeaderTTL + 10*time.Second,
 			inject: func(ctx context.Context) (err error) {
 				crashed, err = st.StandbyThenLeader(ctx, 10*time.Second)
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -128,4 +129,31 @@ func (s *Stack) StandbyThenLeader(ctx context.Context, between time.Duration) ([
 	}
 	s.crash(leader)
 	return []int{standby, leader}, nil
+}
+
+// ForcedFailover is `patronictl failover --candidate <a quorum standby> --force` with the leader
+// running, as an operator types it: Patroni demotes the leader (a clean shutdown, which waits for
+// the connected standbys to receive all its WAL) and promotes the candidate. It returns the
+// candidate's name. Patroni 4 asks no quorum question of a forced failover's candidate
+// (docs/operations.md, "Forced failover"): this one is a quorum standby, chosen from /cluster.
+func (s *Stack) ForcedFailover(ctx context.Context) (string, error) {
+	ms, err := s.members(ctx)
+	if err != nil {
+		return "", err
+	}
+	candidate := ""
+	for _, m := range ms {
+		if m.Role == "quorum_standby" && (m.State == "streaming" || m.State == "running") {
+			candidate = m.Name
+		}
+	}
+	if candidate == "" {
+		return "", fmt.Errorf("hastack: no streaming quorum standby to fail over to: %+v", ms)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(s.opts.Patroni, "patronictl"), "-c", s.nodes[0].config,
+		"failover", "--candidate", candidate, "--force")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("hastack: patronictl failover: %w: %s", err, out)
+	}
+	return candidate, nil
 }

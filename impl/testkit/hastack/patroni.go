@@ -15,16 +15,22 @@ import (
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 )
 
-// Patroni's timing, suited to loopback (Patroni's defaults are ttl 30, loop_wait 10,
-// retry_timeout 10, for networks that stall for seconds). The leader renews its key's lease every
-// loopWait; a leader that dies is replaced once the lease has run out, so a crash costs up to ttl
-// plus a loop and the promotion. Patroni's rule loop_wait + 2 × retry_timeout <= ttl holds, so a
-// leader that cannot reach etcd for retry_timeout steps down before its lease could be taken.
+// Patroni's timing. The leader renews its key's lease every loopWait; a leader that dies is
+// replaced once the lease has run out, so a lost machine costs up to ttl plus a loop and the
+// promotion. Patroni 4 refuses a ttl below 20 s and a retry_timeout below 3 s (it raises them:
+// shorter leases failed over on every etcd stall), so 20 s is the floor of a crash here, where
+// Patroni 3.0.2 took ttl 5; a PostgreSQL crash under a live Patroni is handed over at once
+// (primary_start_timeout 0). Patroni's rule loop_wait + 2 × retry_timeout <= ttl holds, so a
+// leader that cannot reach etcd for retry_timeout steps down (or, failsafe_mode, asks every
+// member) before its lease could be taken.
 const (
-	patroniTTL          = 5
+	patroniTTL          = 20
 	patroniLoopWait     = 1
-	patroniRetryTimeout = 2
+	patroniRetryTimeout = 3
 )
+
+// LeaderTTL is the lease of Patroni's leader key: how long a crashed leader's key outlives it.
+const LeaderTTL = patroniTTL * time.Second
 
 // node is one PostgreSQL node under its own Patroni.
 type node struct {
