@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -75,7 +76,8 @@ func (r *relay) cut() {
 
 // TestReadyz_StandbyKeepsTheServerReady: with a read URL, a primary that does not answer leaves
 // /readyz at 200 ("standby only"), so a database fault shared by every replica does not take them
-// all out of the balancer; with neither answering it is 503.
+// all out of the balancer, and a customer's list of orders is still served (its token resolved
+// and its page read on the standby); with neither answering /readyz is 503.
 func TestReadyz_StandbyKeepsTheServerReady(t *testing.T) {
 	t.Parallel()
 	dbURL := dbtest.NewURL(t)
@@ -108,8 +110,47 @@ func TestReadyz_StandbyKeepsTheServerReady(t *testing.T) {
 		t.Fatalf("/readyz: %d %q, want %d %q", gotCode, got, code, database)
 	}
 	waitProbe(http.StatusOK, "ok")
+	resp, err := http.PostForm(base+"/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {devOrdersClientID},
+		"client_secret": {devOrdersClientSecret}, "username": {"alice"}, "password": {"alice-password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || tok.AccessToken == "" {
+		t.Fatalf("login: %d %v", resp.StatusCode, err)
+	}
+	authed := func(path string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	code, body := authed("/authenticated")
+	var me struct{ ID int64 }
+	if err := json.Unmarshal([]byte(body), &me); code != http.StatusOK || err != nil || me.ID == 0 {
+		t.Fatalf("/authenticated: %d %s", code, body)
+	}
+	list := fmt.Sprintf("/users/%d/orders?page=0&size=20", me.ID)
+	if code, body := authed(list); code != http.StatusOK {
+		t.Fatalf("the list with the primary up: %d %s", code, body)
+	}
+
 	primary.cut()
 	waitProbe(http.StatusOK, "standby only")
+	for i := range 3 {
+		if code, body := authed(list); code != http.StatusOK {
+			t.Fatalf("list %d with the primary cut: %d %s, want 200 from the standby", i, code, body)
+		}
+	}
 	standby.cut()
 	waitProbe(http.StatusServiceUnavailable, "unreachable")
 }
