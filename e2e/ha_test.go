@@ -36,21 +36,26 @@ type haFault struct {
 }
 
 // TestHA_FailoverLosesNothing is `make test-ha` (docs/replicas.md, "High availability"): the HA
-// stack (etcd, Patroni over two PostgreSQL 15 nodes with a synchronous standby, HAProxy by
-// Patroni's checks, PgBouncer with deploy/pgbouncer/pgbouncer.ini's settings, pgBackRest archiving),
-// three prod servers as the row-only role with the pooled, multi-host direct and read URLs behind an
-// HAProxy, a bounded mixed load through it (creates with Idempotency-Key and retries, list reads,
-// logins), and each fault in turn: a leader crash (kill -9 of Patroni and the postmaster), a
-// planned switchover, a fast restart of the primary, a PgBouncer restart. One line per fault:
+// stack (etcd, Patroni 4 over three PostgreSQL 15 nodes with quorum commit and failsafe_mode,
+// HAProxy by Patroni's checks, PgBouncer with deploy/pgbouncer/pgbouncer.ini's settings, pgBackRest
+// archiving), three prod servers as the row-only role with the pooled, multi-host direct and read
+// URLs behind an HAProxy, a bounded mixed load through it (creates with Idempotency-Key and
+// retries, list reads, logins), and each fault in turn: a leader crash (kill -9 of Patroni and the
+// postmaster), a planned switchover, a fast restart of the primary, a PgBouncer restart, kill -9 of
+// the leader's postmaster alone, a forced failover to a quorum standby, 2 of 3 etcd members stopped
+// 30 s, a standby crashed and then the leader, every PostgreSQL process of the leader stopped 40 s.
+// One line per fault:
 //
-//	failover: <fault>: errors for <X> s, acked <N>, stored <M>, lost <L>
+//	failover: <fault>: errors for <X> s, acked <N>, stored <M>, lost <L>, reads failed <R>, balancer 503 <B>, ids reused <U>
 //
-// failing when anything acknowledged is lost, a crash costs more than 10 s of errors, or the
-// others more than 2 s. The planned ones run as an operator runs them, PgBouncer holding queries
-// meanwhile (hastack.Switchover, RestartPrimary). After each promotion the archive is made whole.
-// Then a point-in-time restore from the archive to a moment T in a stretch of load after the last
-// fault, across every timeline, into a scratch cluster: every create acknowledged before T is
-// there and the ledger adds up.
+// failing when anything acknowledged is lost or its id names another order, when the balancer
+// answered a 503 of its own (no server in its rotation), when errors last longer than the fault's
+// limit, or when a read fails while etcd has lost its majority. The planned ones run as an
+// operator runs them, PgBouncer holding queries meanwhile (hastack.Switchover, RestartPrimary).
+// After each promotion the archive is made whole. Then, after the frozen primary, a point-in-time
+// restore as the runbook says (the leader's timeline from patronictl list) to a moment T in a
+// stretch of load, into a scratch cluster: every create acknowledged before T is there and the
+// ledger adds up.
 func TestHA_FailoverLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "triad-ha-")

@@ -1,6 +1,6 @@
 // Package hastack runs a highly available PostgreSQL on one machine from Debian's packages, as a
-// production deployment of triad runs it across machines: three etcd members, Patroni managing
-// PostgreSQL nodes with synchronous replication, HAProxy routing to the primary and to the
+// production deployment of triad runs it across machines: three etcd members, Patroni 4 managing
+// three PostgreSQL nodes with quorum commit and failsafe_mode, HAProxy routing to the primary and to the
 // standbys by Patroni's REST checks, PgBouncer in transaction mode in front of the primary's port,
 // and pgBackRest archiving WAL from whichever node is primary. `make run-ha` and `make test-ha`
 // (e2e/ha_test.go) start it; docs/replicas.md, "High availability", describes it and the faults it
@@ -60,7 +60,7 @@ type Stack struct {
 }
 
 // Start brings the stack up under dir (created; under a short path: unix sockets live there) and
-// returns once the primary accepts writes, a synchronous standby streams, the first full backup
+// returns once the primary accepts writes, every standby is a quorum member, the first full backup
 // is taken and PgBouncer answers. ctx bounds the start only.
 func Start(ctx context.Context, dir string, opts Options) (_ *Stack, err error) {
 	if opts.Nodes == 0 {
