@@ -71,12 +71,16 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dcs, err := hastack.PatroniDCS(filepath.Join(repoRoot, "deploy", "patroni", "patroni.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancel()
 	started := time.Now()
 	st, err := hastack.Start(startCtx, dir, hastack.Options{AppRole: haRole, BouncerSettings: settings,
-		Patroni: filepath.Join(repoRoot, "var", "patroni", "bin"),
-		Log:     func(f string, a ...any) { t.Logf(f, a...) }})
+		Patroni: filepath.Join(repoRoot, "var", "patroni", "bin"), DCS: dcs,
+		Log: func(f string, a ...any) { t.Logf(f, a...) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +148,10 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 		}
 		return err
 	}
+	lease, err := st.LeaderTTL()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var crashed []int
 	restartCrashed := func(ctx context.Context) error {
 		for _, i := range crashed {
@@ -160,9 +168,9 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 		return completeArchive(ctx, false)
 	}
 	faults := []haFault{
-		// A lost machine's leader key outlives it by Patroni's lease (hastack.LeaderTTL: Patroni 4
-		// refuses one under 20 s), then the promotion: 10 s on top of the lease.
-		{name: "leader crash", limit: hastack.LeaderTTL + 10*time.Second,
+		// A lost machine's leader key outlives it by Patroni's lease (ttl: Patroni 4 refuses one
+		// under 20 s), then the promotion: 10 s on top of the lease.
+		{name: "leader crash", limit: lease + 10*time.Second,
 			inject: func(ctx context.Context) error {
 				i, err := st.KillLeader(ctx)
 				crashed = []int{i}
@@ -186,7 +194,7 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 			inject: func(ctx context.Context) error { _, err := st.ForcedFailover(ctx); return err }, heal: healPromotion},
 		{name: "etcd majority loss", limit: 10 * time.Second, readsMustNotFail: true,
 			inject: func(ctx context.Context) error { return st.StopEtcdMajority(ctx, 30*time.Second) }, heal: st.WaitHealthy},
-		{name: "standby then leader", limit: hastack.LeaderTTL + 10*time.Second,
+		{name: "standby then leader", limit: lease + 10*time.Second,
 			inject: func(ctx context.Context) (err error) {
 				crashed, err = st.StandbyThenLeader(ctx, 10*time.Second)
 				return err

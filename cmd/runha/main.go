@@ -46,11 +46,15 @@ func run(dir, server, patroni string, replicas, port, nodes int) error {
 	if err != nil {
 		return err
 	}
+	dcs, err := hastack.PatroniDCS("deploy/patroni/patroni.yml")
+	if err != nil {
+		return err
+	}
 	patroniDir, err := filepath.Abs(patroni)
 	if err != nil {
 		return err
 	}
-	s, err := hastack.Start(ctx, abs, hastack.Options{Nodes: nodes, BouncerSettings: settings, Patroni: patroniDir,
+	s, err := hastack.Start(ctx, abs, hastack.Options{Nodes: nodes, BouncerSettings: settings, Patroni: patroniDir, DCS: dcs,
 		Log: func(f string, a ...any) { log.Printf(f, a...) }})
 	if err != nil {
 		return err

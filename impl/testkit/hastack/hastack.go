@@ -32,6 +32,9 @@ type Options struct {
 	// Nodes is the number of PostgreSQL nodes Patroni manages (at least 3, 3 when 0: quorum commit
 	// on two of them survives the loss of any one).
 	Nodes int
+	// DCS is Patroni's cluster-wide settings (bootstrap.dcs), YAML: PatroniDCS reads them from
+	// deploy/patroni/patroni.yml.
+	DCS string
 	// Patroni is the folder holding the patroni and patronictl programs: scripts/ensure-patroni.sh's
 	// var/patroni/bin (Debian trixie's Patroni 4; bookworm's 3.0.2 is refused).
 	Patroni string
@@ -79,6 +82,9 @@ func Start(ctx context.Context, dir string, opts Options) (_ *Stack, err error) 
 	}
 	if err := checkPatroni(opts.Patroni); err != nil {
 		return nil, err
+	}
+	if opts.DCS == "" {
+		return nil, errors.New("hastack: Options.DCS is not set (PatroniDCS reads deploy/patroni/patroni.yml's)")
 	}
 	cred, err := pgcluster.SystemUser()
 	if err != nil {

@@ -12,25 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 )
-
-// Patroni's timing. The leader renews its key's lease every loopWait; a leader that dies is
-// replaced once the lease has run out, so a lost machine costs up to ttl plus a loop and the
-// promotion. Patroni 4 refuses a ttl below 20 s and a retry_timeout below 3 s (it raises them:
-// shorter leases failed over on every etcd stall), so 20 s is the floor of a crash here, where
-// Patroni 3.0.2 took ttl 5; a PostgreSQL crash under a live Patroni is handed over at once
-// (primary_start_timeout 0). Patroni's rule loop_wait + 2 × retry_timeout <= ttl holds, so a
-// leader that cannot reach etcd for retry_timeout steps down (or, failsafe_mode, asks every
-// member) before its lease could be taken.
-const (
-	patroniTTL          = 20
-	patroniLoopWait     = 1
-	patroniRetryTimeout = 3
-)
-
-// LeaderTTL is the lease of Patroni's leader key: how long a crashed leader's key outlives it.
-const LeaderTTL = patroniTTL * time.Second
 
 // node is one PostgreSQL node under its own Patroni.
 type node struct {
@@ -61,21 +46,10 @@ func (s *Stack) newNode(i int) (*node, error) {
 		etcd[i] = strings.TrimPrefix(u, "http://")
 	}
 	n.config = filepath.Join(n.dir, "patroni.yml")
-	// synchronous_mode quorum with synchronous_node_count 1: synchronous_standby_names is
-	// ANY 1 (every standby), so a commit is acknowledged once one standby besides the primary has it
-	// (on two nodes of three), and Patroni promotes only a node that a quorum says holds every
-	// acknowledged commit (it asks the others). Losing any one node leaves writes going with no
-	// operator. Not synchronous_mode_strict: with every standby gone the primary goes on alone
-	// rather than stopping every write (docs/replicas.md says when that is the wrong trade).
-	// failsafe_mode: when the leader cannot reach a majority of etcd, it keeps its role as long as
-	// every member's Patroni answers its POST /failsafe, instead of demoting itself after
-	// retry_timeout (an etcd outage was a whole-API outage). A member that does not answer makes it
-	// demote as before.
-	// primary_start_timeout 0: a leader whose PostgreSQL crashed hands over to a quorum standby at
-	// once rather than waiting for crash recovery in place (safe with quorum commit: the standby
-	// has every acknowledged commit; with asynchronous replication it would lose some).
-	// watchdog: off here (no /dev/watchdog in a test machine, and the stack's processes are
-	// stopped and frozen on purpose). Production runs it in "required" mode (docs/replicas.md).
+	// bootstrap.dcs is deploy/patroni/patroni.yml's (Options.DCS): quorum commit, failsafe_mode,
+	// the lease and its timing, explained there. watchdog: off here (no /dev/watchdog in a test
+	// machine, and the stack's processes are stopped and frozen on purpose); production runs it in
+	// "required" mode (deploy/patroni/patroni.yml).
 	// pg_rewind (wal_log_hints, data checksums) lets a crashed primary rejoin as a standby.
 	// archive_command names the node's own data folder (--pg1-path): PostgreSQL passes %p relative
 	// to it, and pgBackRest refuses a relative path under any other pg1-path, so with the stanza's
@@ -93,24 +67,7 @@ etcd3:
   hosts: [%[3]s]
 bootstrap:
   dcs:
-    ttl: %[4]d
-    loop_wait: %[5]d
-    retry_timeout: %[6]d
-    maximum_lag_on_failover: 16777216
-    primary_start_timeout: 0
-    synchronous_mode: quorum
-    synchronous_node_count: 1
-    failsafe_mode: true
-    postgresql:
-      use_pg_rewind: true
-      use_slots: true
-      parameters:
-        max_connections: 200
-        wal_log_hints: "on"
-        max_wal_senders: 10
-        max_replication_slots: 10
-        wal_keep_size: 256MB
-  initdb:
+%[4]s  initdb:
     - encoding: UTF8
     - data-checksums
     - no-sync
@@ -118,11 +75,11 @@ watchdog:
   mode: "off"
   safety_margin: -1
 postgresql:
-  listen: 127.0.0.1:%[7]d
-  connect_address: 127.0.0.1:%[7]d
-  data_dir: %[8]s/data
-  bin_dir: %[9]s
-  pgpass: %[8]s/pgpass
+  listen: 127.0.0.1:%[5]d
+  connect_address: 127.0.0.1:%[5]d
+  data_dir: %[6]s/data
+  bin_dir: %[7]s
+  pgpass: %[6]s/pgpass
   basebackup:
     - checkpoint: fast
   remove_data_directory_on_rewind_failure: true
@@ -136,13 +93,13 @@ postgresql:
     - host all all 127.0.0.1/32 trust
     - host replication all 127.0.0.1/32 trust
   parameters:
-    unix_socket_directories: '%[8]s'
+    unix_socket_directories: '%[6]s'
     archive_mode: "on"
-    archive_command: 'pgbackrest --config=%[10]s --stanza=triad --pg1-path=%[8]s/data archive-push "%%p"'
+    archive_command: 'pgbackrest --config=%[8]s --stanza=triad --pg1-path=%[6]s/data archive-push "%%p"'
     logging_collector: "on"
     log_directory: log
     log_filename: postgresql.log
-`, n.name, n.restPort, strings.Join(etcd, ", "), patroniTTL, patroniLoopWait, patroniRetryTimeout,
+`, n.name, n.restPort, strings.Join(etcd, ", "), indent(s.opts.DCS, "    "),
 		n.pgPort, n.dir, bin, s.backrestConf)
 	return n, os.WriteFile(n.config, []byte(yml), 0o644)
 }
@@ -315,4 +272,47 @@ func checkPatroni(dir string) error {
 		return fmt.Errorf("hastack: %s/patroni is %q, want 4 or later", dir, v)
 	}
 	return nil
+}
+
+// PatroniDCS reads the bootstrap.dcs section of the Patroni configuration at path (the shipped
+// deploy/patroni/patroni.yml): the cluster-wide settings a stack runs as they are.
+func PatroniDCS(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		Bootstrap struct {
+			DCS map[string]any `yaml:"dcs"`
+		} `yaml:"bootstrap"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return "", fmt.Errorf("hastack: %s: %w", path, err)
+	}
+	if len(doc.Bootstrap.DCS) == 0 {
+		return "", fmt.Errorf("hastack: %s has no bootstrap.dcs", path)
+	}
+	out, err := yaml.Marshal(doc.Bootstrap.DCS)
+	return string(out), err
+}
+
+// LeaderTTL is the lease of Patroni's leader key (the DCS settings' ttl): how long a crashed
+// leader's key outlives it.
+func (s *Stack) LeaderTTL() (time.Duration, error) {
+	var dcs struct {
+		TTL int `yaml:"ttl"`
+	}
+	if err := yaml.Unmarshal([]byte(s.opts.DCS), &dcs); err != nil || dcs.TTL <= 0 {
+		return 0, fmt.Errorf("hastack: no ttl in the DCS settings (%v)", err)
+	}
+	return time.Duration(dcs.TTL) * time.Second, nil
+}
+
+// indent puts prefix before every line of text.
+func indent(text, prefix string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
