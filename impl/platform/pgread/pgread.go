@@ -11,10 +11,12 @@
 // behind, unreachable, or not configured sends the read to the primary.
 //
 // While the primary is away (it does not answer its position: a failover, a frozen or restarting
-// primary), reads go on from the standby rather than failing: the target is then the last
-// position the primary gave, so a caller still sees every write acknowledged up to that
-// position's fetch, but may miss one acknowledged in the last round trip before the primary went
-// away. The primary is asked again every few seconds; reads follow it back once it answers.
+// primary), reads go on from the standby rather than failing: it is given MaxWait to replay the
+// last position the primary gave, and then serves what it has. So a read may then miss a write
+// acknowledged in the last moments before the primary went away (its WAL may never have reached
+// this standby: a frozen primary's last records, the position being where WAL was inserted, not
+// where it was received), never one that the standby had time to replay. The primary is asked
+// again every few seconds; reads follow it back once it answers.
 //
 // The check and the read run on different connections of the standby pool, which is sound when
 // DATABASE_READ_URL names one standby server (replay only moves forward); a balancer over several
@@ -96,7 +98,7 @@ func (r *Reader) Pool(ctx context.Context) *pgxpool.Pool {
 		r.onPrimary.Add(1)
 		return r.primary
 	}
-	target, ok := r.target(ctx)
+	target, away, ok := r.target(ctx)
 	if !ok {
 		r.onPrimary.Add(1)
 		return r.primary
@@ -116,6 +118,9 @@ func (r *Reader) Pool(ctx context.Context) *pgxpool.Pool {
 		for seen := r.replayed.Load(); pos > seen && !r.replayed.CompareAndSwap(seen, pos); seen = r.replayed.Load() {
 		}
 		if pos < target && time.Now().After(deadline) {
+			if away { // the primary would not answer: the standby serves what it has
+				break
+			}
 			r.onPrimary.Add(1)
 			return r.primary
 		}
@@ -125,22 +130,22 @@ func (r *Reader) Pool(ctx context.Context) *pgxpool.Pool {
 }
 
 // target is the position the standby must have replayed for a read beginning now: the primary's
-// current one, or while the primary is away the last one it gave (ok false: ctx ended).
-func (r *Reader) target(ctx context.Context) (pos int64, ok bool) {
+// current one, or while the primary is away (away true) the last one it gave (ok false: ctx ended).
+func (r *Reader) target(ctx context.Context) (pos int64, away, ok bool) {
 	if time.Now().UnixNano() < r.primaryAway.Load() {
-		return r.lastPrimary.Load(), true
+		return r.lastPrimary.Load(), true, true
 	}
 	pos, err := r.primaryPos.get(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, false
+			return 0, false, false
 		}
 		r.primaryAway.Store(time.Now().Add(downFor).UnixNano())
-		return r.lastPrimary.Load(), true
+		return r.lastPrimary.Load(), true, true
 	}
 	for seen := r.lastPrimary.Load(); pos > seen && !r.lastPrimary.CompareAndSwap(seen, pos); seen = r.lastPrimary.Load() {
 	}
-	return pos, true
+	return pos, false, true
 }
 
 // Do runs the read fn on the pool Pool picks. When that was the standby and fn failed for want of
