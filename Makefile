@@ -36,7 +36,7 @@ deps-pgbouncer: ## install Debian's pgbouncer when missing (as root); tests put 
 	@bash scripts/ensure-pgbouncer.sh
 
 .PHONY: deps-ha
-deps-ha: ## install Debian's etcd-server, patroni and pgbackrest when missing (as root); make run-ha and make test-ha run them
+deps-ha: ## install Debian's etcd-server, pgbackrest and Patroni's Python libraries when missing (as root) and fetch Debian trixie's Patroni 4.0.7 into var/patroni; make run-ha and make test-ha run them
 	@bash scripts/ensure-ha.sh
 
 .PHONY: deps-chromium
@@ -97,12 +97,12 @@ run-replicas: deps-postgres deps-haproxy build ## one PostgreSQL, REPLICAS (3) d
 	bash scripts/run-replicas.sh
 
 .PHONY: run-ha
-run-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha build ## the HA stack (etcd, Patroni over 2 PostgreSQL nodes, HAProxy, PgBouncer, pgBackRest) and REPLICAS (3) servers behind HAProxy on :8080 (docs/replicas.md)
+run-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha build ## the HA stack (etcd, Patroni 4 over 3 PostgreSQL nodes with quorum commit, HAProxy, PgBouncer, pgBackRest) and REPLICAS (3) servers behind HAProxy on :8080 (docs/replicas.md)
 	$(GO) run ./cmd/runha -replicas $(or $(REPLICAS),3) -port $(or $(PORT),8080)
 
 .PHONY: test-ha
-test-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha ## failover under load: leader crash, switchover, primary restart, PgBouncer restart, then a point-in-time restore; prints the failover: and restore: lines (docs/replicas.md)
-	$(GO) test -tags ha -count=1 -v -timeout 20m -run '^TestHA_' ./e2e/
+test-ha: deps-postgres deps-haproxy deps-pgbouncer deps-ha ## eight database faults under load (leader crash, switchover, primary restart, PgBouncer restart, postmaster kill, etcd majority loss, standby then leader, frozen primary) and a forced failover, then a point-in-time restore; prints the failover: and restore: lines (docs/replicas.md)
+	$(GO) test -tags ha -count=1 -v -timeout 45m -run '^TestHA_' ./e2e/
 
 .PHONY: fmt-check
 fmt-check:

@@ -33,21 +33,24 @@ type haLoad struct {
 }
 
 type haAck struct {
-	id int64
-	at time.Time // when the 201 arrived
+	id  int64
+	key string    // the Idempotency-Key, also the order's description: what the id must still name
+	at  time.Time // when the 201 arrived
 }
 
 // haResult is what one run saw.
 type haResult struct {
-	acked       []int64
+	acked       []haAck
 	errors      time.Duration // from the start of the first failed request to the end of the last
 	requests    int
 	failed      int
+	readsFailed int           // list reads that failed (the read URL's standby should serve them)
 	balancer503 int           // the balancer's own 503 (no server in its rotation), not a server's JSON
 	firstError  time.Duration // from the fault to the first failure
 	faultAt     time.Time     // when the fault was injected
 	errorSpan   [2]time.Time  // the first failed request's start, the last one's end (for the stack's logs)
 	sample      string        // one failure, for the log
+	readSample  string        // one failed read, for the log
 }
 
 func newHALoad(t *testing.T, base string, userID int64, user string) *haLoad {
@@ -89,21 +92,21 @@ func (l *haLoad) login() (int, []byte, error) {
 }
 
 // ackedBefore is every create acknowledged before t.
-func (l *haLoad) ackedBefore(t time.Time) []int64 {
+func (l *haLoad) ackedBefore(t time.Time) []haAck {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var ids []int64
+	var acks []haAck
 	for _, a := range l.acks {
 		if a.at.Before(t) {
-			ids = append(ids, a.id)
+			acks = append(acks, a)
 		}
 	}
-	return ids
+	return acks
 }
 
 // run drives the load, injects the fault 1.5 s in, and stops once at least 3 s have passed since
-// the fault and no request has failed for 2 s (at most a minute); pending creates finish their
-// retries.
+// inject returned and no request has failed for 2 s (at most two minutes after it returned);
+// pending creates finish their retries.
 func (l *haLoad) run(ctx context.Context, inject func(context.Context) error) haResult {
 	var (
 		mu                  sync.Mutex
@@ -123,6 +126,12 @@ func (l *haLoad) run(ctx context.Context, inject func(context.Context) error) ha
 			return
 		}
 		r.failed++
+		if strings.HasPrefix(what, "list") {
+			r.readsFailed++
+			if r.readSample == "" {
+				r.readSample = fmt.Sprintf("%s at %s: status %d, err %v", what, clock(start), status, err)
+			}
+		}
 		if status == http.StatusServiceUnavailable && !strings.HasPrefix(ctype, "application/json") {
 			r.balancer503++
 		}
@@ -142,7 +151,7 @@ func (l *haLoad) run(ctx context.Context, inject func(context.Context) error) ha
 		first := time.Now()
 		for time.Since(first) < 30*time.Second {
 			start := time.Now()
-			req, _ := http.NewRequest(http.MethodPost, l.base+"/orders", strings.NewReader(`{"description":"ha load","price":0.01}`))
+			req, _ := http.NewRequest(http.MethodPost, l.base+"/orders", strings.NewReader(`{"description":"`+key+`","price":0.01}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+l.token)
 			req.Header.Set("Idempotency-Key", key)
@@ -152,11 +161,12 @@ func (l *haLoad) run(ctx context.Context, inject func(context.Context) error) ha
 			}
 			if err == nil && status == http.StatusCreated && json.Unmarshal(body, &o) == nil && o.ID > 0 {
 				record(start, true, status, ctype, nil, "create")
+				a := haAck{id: o.ID, key: key, at: time.Now()}
 				mu.Lock()
-				r.acked = append(r.acked, o.ID)
+				r.acked = append(r.acked, a)
 				mu.Unlock()
 				l.mu.Lock()
-				l.acks = append(l.acks, haAck{id: o.ID, at: time.Now()})
+				l.acks = append(l.acks, a)
 				l.mu.Unlock()
 				return
 			}
@@ -198,12 +208,13 @@ func (l *haLoad) run(ctx context.Context, inject func(context.Context) error) ha
 	faultAt := time.Now()
 	r.faultAt = faultAt
 	err := inject(ctx)
+	injected := time.Now()
 	for err == nil {
 		time.Sleep(100 * time.Millisecond)
 		mu.Lock()
-		quiet := time.Since(faultAt) > 3*time.Second && (lastFailure.IsZero() || time.Since(lastFailure) > 2*time.Second) && lastOK.After(lastFailure)
+		quiet := time.Since(injected) > 3*time.Second && (lastFailure.IsZero() || time.Since(lastFailure) > 2*time.Second) && lastOK.After(lastFailure)
 		mu.Unlock()
-		if quiet || time.Since(faultAt) > time.Minute {
+		if quiet || time.Since(injected) > 2*time.Minute {
 			break
 		}
 	}

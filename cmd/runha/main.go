@@ -1,5 +1,5 @@
 // Command runha is `make run-ha`: the HA stack of impl/testkit/hastack (etcd, Patroni over
-// PostgreSQL nodes with a synchronous standby, HAProxy by Patroni's checks, PgBouncer with
+// three PostgreSQL nodes with quorum commit, HAProxy by Patroni's checks, PgBouncer with
 // deploy/pgbouncer/pgbouncer.ini's settings, pgBackRest archiving), then REPLICAS dev-mode servers
 // with the pooled, multi-host direct and read URLs behind an HAProxy on PORT, until Ctrl-C.
 // docs/replicas.md, "High availability".
@@ -25,15 +25,16 @@ func main() {
 	dir := flag.String("dir", "./var/ha", "folder of the stack (emptied first)")
 	replicas := flag.Int("replicas", 3, "triad servers")
 	port := flag.Int("port", 8080, "the balancer's port; the servers listen on the next ones")
-	nodes := flag.Int("nodes", 2, "PostgreSQL nodes")
+	nodes := flag.Int("nodes", 3, "PostgreSQL nodes (at least 3)")
+	patroni := flag.String("patroni", "./var/patroni/bin", "the folder of patroni and patronictl (make deps-ha puts Patroni 4 there)")
 	server := flag.String("server", "./bin/server", "the server binary")
 	flag.Parse()
-	if err := run(*dir, *server, *replicas, *port, *nodes); err != nil {
+	if err := run(*dir, *server, *patroni, *replicas, *port, *nodes); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(dir, server string, replicas, port, nodes int) error {
+func run(dir, server, patroni string, replicas, port, nodes int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	abs, err := filepath.Abs(dir)
@@ -45,7 +46,15 @@ func run(dir, server string, replicas, port, nodes int) error {
 	if err != nil {
 		return err
 	}
-	s, err := hastack.Start(ctx, abs, hastack.Options{Nodes: nodes, BouncerSettings: settings,
+	dcs, err := hastack.PatroniDCS("deploy/patroni/patroni.yml")
+	if err != nil {
+		return err
+	}
+	patroniDir, err := filepath.Abs(patroni)
+	if err != nil {
+		return err
+	}
+	s, err := hastack.Start(ctx, abs, hastack.Options{Nodes: nodes, BouncerSettings: settings, Patroni: patroniDir, DCS: dcs,
 		Log: func(f string, a ...any) { log.Printf(f, a...) }})
 	if err != nil {
 		return err
@@ -79,7 +88,7 @@ func run(dir, server string, replicas, port, nodes int) error {
 	defer front.Stop()
 	log.Printf("balancer on http://localhost:%d over %d servers (%s)", port, replicas, strings.Join(backends, ", "))
 	log.Printf("DATABASE_URL=%s DATABASE_DIRECT_URL=%s DATABASE_READ_URL=%s", s.PooledURL("postgres"), s.DirectURL("postgres"), s.ReadURL("postgres"))
-	log.Printf("Patroni: patronictl -c %s/pg0/patroni.yml list; Ctrl-C stops everything", abs)
+	log.Printf("Patroni: %s/patronictl -c %s/pg0/patroni.yml list; Ctrl-C stops everything", patroniDir, abs)
 	<-ctx.Done()
 	time.Sleep(100 * time.Millisecond)
 	return nil

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/cors"
@@ -63,7 +64,8 @@ func main() {
 type app struct {
 	cfg Config
 	*kit.Shared
-	drain draining
+	drain   draining
+	standby *pgxpool.Pool // DATABASE_READ_URL's pool, nil without one: readiness asks it too
 }
 
 // run starts the server and blocks until ctx ends or a signal arrives. ready, when not nil, gets
@@ -130,6 +132,9 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	}
 	a := &app{cfg: cfg, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
 		Dev: cfg.IsDev(), Logins: cfg.Logins, DeviceKey: []byte(cfg.Auth.Secret), SecureCookies: secureCookies(cfg.Auth)})}
+	if dbs.Read != dbs.Pool {
+		a.standby = dbs.Read
+	}
 	a.IdempotencyHold = a.idempotencyHold()
 	reg.WatchReads(a.Reads.Counts)
 	defer a.Close()
@@ -303,34 +308,7 @@ func (a *app) routes() (http.Handler, error) {
 	a.SweepSharedTables()
 
 	r.Get("/healthz", healthz) // reached only by methods other than GET, which it refuses with 405
-	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if a.drain.on.Load() {
-			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := a.Pool.Ping(ctx); err != nil {
-			// The outage's shared, rate-limited line: a probe every few seconds per replica must
-			// not add a warning each.
-			web.ReportOutage(r, a.Log, err)
-			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
-			return
-		}
-		// A full disk (or memory, or connections: SQLSTATE class 53) still answers the ping, so the
-		// requests it refused say it: not ready while they are recent. Those refusals are the
-		// outage line's count already; the probe adds none.
-		if web.ExhaustedRecently(r) {
-			web.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "out of resources"})
-			return
-		}
-		ready := map[string]string{"status": "ready", "database": "ok"}
-		if d := pc.detail(); d != "" {
-			// Still ready: the warning is for the operator reading the probe, not for the kubelet.
-			ready["proxy"] = d
-		}
-		web.WriteJSON(w, http.StatusOK, ready)
-	})
+	r.Get("/readyz", a.readyz(pc))
 	if a.cfg.MetricsAddr == "" { // else on a listener of its own (serveMetrics)
 		r.Method(http.MethodGet, "/metrics", a.Metrics.Handler())
 	}

@@ -150,7 +150,22 @@ func New[P any](pool *pgxpool.Pool, s Surface[P], o Options) (*Edge[P], error) {
 	if err := web.KnownOperations(spec, s.ClientAddr...); err != nil {
 		return nil, err
 	}
-	tokens, err := opaquetoken.New[P](s.Tokens(db.New(pool), o.Now),
+	table := s.Tokens(db.New(pool), o.Now)
+	if o.Reads != nil {
+		// A token is resolved where the reads go (pgread): the standby once it has replayed every
+		// write acknowledged before the request (an issue or a revocation by any replica among
+		// them), else the primary. So while the primary is away (a failover, a frozen primary),
+		// when the revocation listener is down and nothing is cached, tokens still resolve and
+		// reads are served from the standby instead of every request failing.
+		table.Owner = func(ctx context.Context, hash []byte, now time.Time) (owner P, expires time.Time, err error) {
+			err = o.Reads.Do(ctx, func(p *pgxpool.Pool) (err error) {
+				owner, expires, err = s.Tokens(db.New(p), o.Now).Owner(ctx, hash, now)
+				return err
+			})
+			return owner, expires, err
+		}
+	}
+	tokens, err := opaquetoken.New[P](table,
 		opaquetoken.Options{TTL: o.TokenTTL, CacheFor: opaquetoken.DefaultCacheFor, Now: o.Now})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,14 @@
 // costs the primary one tiny query per round trip per process, not one per read. A standby that is
 // behind, unreachable, or not configured sends the read to the primary.
 //
+// While the primary is away (it does not answer its position: a failover, a frozen or restarting
+// primary), reads go on from the standby rather than failing: it is given MaxWait to replay the
+// last position the primary gave, and then serves what it has. So a read may then miss a write
+// acknowledged in the last moments before the primary went away (its WAL may never have reached
+// this standby: a frozen primary's last records, the position being where WAL was inserted, not
+// where it was received), never one that the standby had time to replay. The primary is asked
+// again every few seconds; reads follow it back once it answers.
+//
 // The check and the read run on different connections of the standby pool, which is sound when
 // DATABASE_READ_URL names one standby server (replay only moves forward); a balancer over several
 // standbys would need both on one connection.
@@ -52,6 +60,8 @@ type Reader struct {
 	replayPos        coalescer
 	replayed         atomic.Int64 // the standby's replay position last seen
 	downUntil        atomic.Int64 // unix nanoseconds until which the standby is not tried
+	lastPrimary      atomic.Int64 // the primary's position last seen
+	primaryAway      atomic.Int64 // unix nanoseconds until which the primary's position is not asked
 	// Counts of the reads sent to each.
 	onStandby, onPrimary atomic.Int64
 	// MaxWait is how long a read waits for the standby to replay what it must see before it goes
@@ -88,8 +98,8 @@ func (r *Reader) Pool(ctx context.Context) *pgxpool.Pool {
 		r.onPrimary.Add(1)
 		return r.primary
 	}
-	target, err := r.primaryPos.get(ctx)
-	if err != nil {
+	target, away, ok := r.target(ctx)
+	if !ok {
 		r.onPrimary.Add(1)
 		return r.primary
 	}
@@ -108,12 +118,34 @@ func (r *Reader) Pool(ctx context.Context) *pgxpool.Pool {
 		for seen := r.replayed.Load(); pos > seen && !r.replayed.CompareAndSwap(seen, pos); seen = r.replayed.Load() {
 		}
 		if pos < target && time.Now().After(deadline) {
+			if away { // the primary would not answer: the standby serves what it has
+				break
+			}
 			r.onPrimary.Add(1)
 			return r.primary
 		}
 	}
 	r.onStandby.Add(1)
 	return r.standby
+}
+
+// target is the position the standby must have replayed for a read beginning now: the primary's
+// current one, or while the primary is away (away true) the last one it gave (ok false: ctx ended).
+func (r *Reader) target(ctx context.Context) (pos int64, away, ok bool) {
+	if time.Now().UnixNano() < r.primaryAway.Load() {
+		return r.lastPrimary.Load(), true, true
+	}
+	pos, err := r.primaryPos.get(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, false, false
+		}
+		r.primaryAway.Store(time.Now().Add(downFor).UnixNano())
+		return r.lastPrimary.Load(), true, true
+	}
+	for seen := r.lastPrimary.Load(); pos > seen && !r.lastPrimary.CompareAndSwap(seen, pos); seen = r.lastPrimary.Load() {
+	}
+	return pos, false, true
 }
 
 // Do runs the read fn on the pool Pool picks. When that was the standby and fn failed for want of

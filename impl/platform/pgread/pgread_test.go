@@ -15,7 +15,7 @@ import (
 
 // primaryAndStandby starts a primary and a streaming standby made from it by pg_basebackup -R,
 // each on a socket in its own folder, with a table t on both.
-func primaryAndStandby(t *testing.T) (primary, standby *pgxpool.Pool, stopStandby func()) {
+func primaryAndStandby(t *testing.T) (primary, standby *pgxpool.Pool, stopStandby, stopPrimary func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -42,7 +42,7 @@ func primaryAndStandby(t *testing.T) (primary, standby *pgxpool.Pool, stopStandb
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Stop() })
-	return primary, pool(t, s.URL("postgres")), func() { _ = s.Stop() }
+	return primary, pool(t, s.URL("postgres")), func() { _ = s.Stop() }, func() { _ = p.Stop() }
 }
 
 func pool(t *testing.T, url string) *pgxpool.Pool {
@@ -73,7 +73,7 @@ func count(t *testing.T, p *pgxpool.Pool) (n int64) {
 // standby) reach the standby; a paused replay sends them to the primary until it resumes; a
 // stopped standby sends them to the primary at once.
 func TestReader_ReadsItsWritesFromTheStandby(t *testing.T) {
-	primary, standby, stop := primaryAndStandby(t)
+	primary, standby, stop, _ := primaryAndStandby(t)
 	r := pgread.New(primary, standby)
 	ctx := context.Background()
 	for i := int64(1); i <= 200; i++ {
@@ -131,5 +131,49 @@ func TestReader_ReadsItsWritesFromTheStandby(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("falling back from a stopped standby took %v", took)
+	}
+}
+
+// TestReader_ServesFromTheStandbyWhileThePrimaryIsAway: with the primary stopped, reads go on from
+// the standby instead of failing on the primary, and serve what the standby has: here, its replay
+// paused, less than the primary last said it had (the documented cost while the primary is away).
+func TestReader_ServesFromTheStandbyWhileThePrimaryIsAway(t *testing.T) {
+	primary, standby, _, stopPrimary := primaryAndStandby(t)
+	r := pgread.New(primary, standby)
+	ctx := context.Background()
+	insert := func(from, to int64) {
+		for i := from; i <= to; i++ {
+			if _, err := primary.Exec(ctx, "INSERT INTO t VALUES ($1)", i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	insert(1, 20)
+	if n := count(t, r.Pool(ctx)); n != 20 {
+		t.Fatalf("with the primary up the read saw %d rows, want 20", n)
+	}
+	for deadline := time.Now().Add(time.Minute); count(t, standby) != 20; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the standby did not replay the first 20 rows")
+		}
+	}
+	if _, err := standby.Exec(ctx, "SELECT pg_wal_replay_pause()"); err != nil {
+		t.Fatal(err)
+	}
+	insert(21, 25)
+	if n := count(t, r.Pool(ctx)); n != 25 {
+		t.Fatalf("with the standby's replay paused the read saw %d rows, want 25 (from the primary)", n)
+	}
+	stopPrimary()
+	s0, _ := r.Counts()
+	for i := range 5 {
+		var n int64
+		err := r.Do(ctx, func(p *pgxpool.Pool) error { return p.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n) })
+		if err != nil || n != 20 {
+			t.Fatalf("read %d with the primary stopped: %d rows, %v; want the standby's 20", i, n, err)
+		}
+	}
+	if s1, _ := r.Counts(); s1-s0 != 5 {
+		t.Fatalf("%d of 5 reads with the primary stopped reached the standby", s1-s0)
 	}
 }

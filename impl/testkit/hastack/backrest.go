@@ -2,6 +2,7 @@ package hastack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -109,15 +110,17 @@ func (r *Restored) Stop() {
 // RestoreTo restores the last backup and the archived WAL up to target (a point in time) into a
 // scratch cluster of its own under the stack's folder, starts it (unix socket only, archiving
 // off, no synchronous standby to wait for) and returns once it has reached the target and been
-// promoted. Call ArchiveNow after target first.
-func (s *Stack) RestoreTo(ctx context.Context, target time.Time) (*Restored, error) {
+// promoted. Call ArchiveNow after target first. timeline is the timeline to recover along (the
+// leader's, from LeaderTimeline): not "latest", which after a stalled primary may be a discarded
+// branch that ends before target.
+func (s *Stack) RestoreTo(ctx context.Context, target time.Time, timeline int) (*Restored, error) {
 	dir := filepath.Join(s.dir, "restore")
 	if err := s.mkdir(dir); err != nil {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
 	if err := s.backrest(ctx, "restore", "--pg1-path="+data, "--type=time",
-		"--target="+target.UTC().Format("2006-01-02 15:04:05.000000-07"), "--target-action=promote", "--target-timeline=latest"); err != nil {
+		"--target="+target.UTC().Format("2006-01-02 15:04:05.000000-07"), "--target-action=promote", fmt.Sprintf("--target-timeline=%d", timeline)); err != nil {
 		return nil, err
 	}
 	bin, err := pgcluster.FindBinaries()
@@ -154,4 +157,28 @@ func (s *Stack) RestoreTo(ctx context.Context, target time.Time) (*Restored, err
 			tail(filepath.Join(data, "log", "postgresql.log"), 30))
 	}
 	return r, nil
+}
+
+// LeaderTimeline is the leader's timeline as `patronictl list` prints it (its TL column): the
+// runbook's first step before a restore.
+func (s *Stack) LeaderTimeline(ctx context.Context) (int, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.opts.Patroni, "patronictl"), "-c", s.nodes[0].config, "list", "--format", "json")
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("hastack: patronictl list: %w", err)
+	}
+	var members []struct {
+		Member string `json:"Member"`
+		Role   string `json:"Role"`
+		TL     int    `json:"TL"`
+	}
+	if err := json.Unmarshal(out, &members); err != nil {
+		return 0, fmt.Errorf("hastack: patronictl list: %w: %s", err, out)
+	}
+	for _, m := range members {
+		if m.Role == "Leader" && m.TL > 0 {
+			return m.TL, nil
+		}
+	}
+	return 0, fmt.Errorf("hastack: patronictl list names no leader: %s", out)
 }

@@ -1,6 +1,6 @@
 // Package hastack runs a highly available PostgreSQL on one machine from Debian's packages, as a
-// production deployment of triad runs it across machines: three etcd members, Patroni managing
-// PostgreSQL nodes with synchronous replication, HAProxy routing to the primary and to the
+// production deployment of triad runs it across machines: three etcd members, Patroni 4 managing
+// three PostgreSQL nodes with quorum commit and failsafe_mode, HAProxy routing to the primary and to the
 // standbys by Patroni's REST checks, PgBouncer in transaction mode in front of the primary's port,
 // and pgBackRest archiving WAL from whichever node is primary. `make run-ha` and `make test-ha`
 // (e2e/ha_test.go) start it; docs/replicas.md, "High availability", describes it and the faults it
@@ -29,8 +29,15 @@ import (
 
 // Options configure Start.
 type Options struct {
-	// Nodes is the number of PostgreSQL nodes Patroni manages (at least 2; 2 when 0).
+	// Nodes is the number of PostgreSQL nodes Patroni manages (at least 3, 3 when 0: quorum commit
+	// on two of them survives the loss of any one).
 	Nodes int
+	// DCS is Patroni's cluster-wide settings (bootstrap.dcs), YAML: PatroniDCS reads them from
+	// deploy/patroni/patroni.yml.
+	DCS string
+	// Patroni is the folder holding the patroni and patronictl programs: scripts/ensure-patroni.sh's
+	// var/patroni/bin (Debian trixie's Patroni 4; bookworm's 3.0.2 is refused).
+	Patroni string
 	// BouncerSettings are PgBouncer's tuning lines (BouncerSettings reads them from
 	// deploy/pgbouncer/pgbouncer.ini).
 	BouncerSettings string
@@ -56,22 +63,28 @@ type Stack struct {
 }
 
 // Start brings the stack up under dir (created; under a short path: unix sockets live there) and
-// returns once the primary accepts writes, a synchronous standby streams, the first full backup
+// returns once the primary accepts writes, every standby is a quorum member, the first full backup
 // is taken and PgBouncer answers. ctx bounds the start only.
 func Start(ctx context.Context, dir string, opts Options) (_ *Stack, err error) {
 	if opts.Nodes == 0 {
-		opts.Nodes = 2
+		opts.Nodes = 3
 	}
-	if opts.Nodes < 2 {
-		return nil, errors.New("hastack: at least 2 PostgreSQL nodes")
+	if opts.Nodes < 3 {
+		return nil, errors.New("hastack: at least 3 PostgreSQL nodes (quorum commit on two survives the loss of one)")
 	}
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	for _, bin := range []string{"etcd", "patroni", "pgbackrest", "haproxy"} {
+	for _, bin := range []string{"etcd", "pgbackrest", "haproxy"} {
 		if lookPath(bin) == "" {
 			return nil, fmt.Errorf("hastack: %s is missing: make deps-ha installs Debian's", bin)
 		}
+	}
+	if err := checkPatroni(opts.Patroni); err != nil {
+		return nil, err
+	}
+	if opts.DCS == "" {
+		return nil, errors.New("hastack: Options.DCS is not set (PatroniDCS reads deploy/patroni/patroni.yml's)")
 	}
 	cred, err := pgcluster.SystemUser()
 	if err != nil {
@@ -125,7 +138,7 @@ func Start(ctx context.Context, dir string, opts Options) (_ *Stack, err error) 
 	if err := s.WaitHealthy(ctx); err != nil {
 		return nil, err
 	}
-	opts.Log("patroni: %d nodes, a synchronous standby streaming", opts.Nodes)
+	opts.Log("patroni: %d nodes, every standby a quorum member", opts.Nodes)
 	if err := s.startProxy(ctx); err != nil {
 		return nil, err
 	}
@@ -282,7 +295,11 @@ func (s *Stack) spawn(logPath string, asUser bool, name string, args ...string) 
 		return nil, err
 	}
 	defer f.Close()
-	cmd := exec.Command(lookPath(name), args...)
+	path := name
+	if !filepath.IsAbs(name) {
+		path = lookPath(name)
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if asUser {

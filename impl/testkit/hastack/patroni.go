@@ -2,27 +2,20 @@ package hastack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/testkit/patience"
-)
-
-// Patroni's timing, suited to loopback (Patroni's defaults are ttl 30, loop_wait 10,
-// retry_timeout 10, for networks that stall for seconds). The leader renews its key's lease every
-// loopWait; a leader that dies is replaced once the lease has run out, so a crash costs up to ttl
-// plus a loop and the promotion. Patroni's rule loop_wait + 2 × retry_timeout <= ttl holds, so a
-// leader that cannot reach etcd for retry_timeout steps down before its lease could be taken.
-const (
-	patroniTTL          = 5
-	patroniLoopWait     = 1
-	patroniRetryTimeout = 2
 )
 
 // node is one PostgreSQL node under its own Patroni.
@@ -54,9 +47,10 @@ func (s *Stack) newNode(i int) (*node, error) {
 		etcd[i] = strings.TrimPrefix(u, "http://")
 	}
 	n.config = filepath.Join(n.dir, "patroni.yml")
-	// synchronous_mode: a commit is acknowledged once the synchronous standby has it, and Patroni
-	// promotes only that standby, so no acknowledged commit is lost in a failover. Not strict: with
-	// the standby gone the primary goes on alone (asynchronous) rather than stopping every write.
+	// bootstrap.dcs is deploy/patroni/patroni.yml's (Options.DCS): quorum commit, failsafe_mode,
+	// the lease and its timing, explained there. watchdog: off here (no /dev/watchdog in a test
+	// machine, and the stack's processes are stopped and frozen on purpose); production runs it in
+	// "required" mode (deploy/patroni/patroni.yml).
 	// pg_rewind (wal_log_hints, data checksums) lets a crashed primary rejoin as a standby.
 	// archive_command names the node's own data folder (--pg1-path): PostgreSQL passes %p relative
 	// to it, and pgBackRest refuses a relative path under any other pg1-path, so with the stanza's
@@ -74,21 +68,7 @@ etcd3:
   hosts: [%[3]s]
 bootstrap:
   dcs:
-    ttl: %[4]d
-    loop_wait: %[5]d
-    retry_timeout: %[6]d
-    maximum_lag_on_failover: 16777216
-    synchronous_mode: true
-    postgresql:
-      use_pg_rewind: true
-      use_slots: true
-      parameters:
-        max_connections: 200
-        wal_log_hints: "on"
-        max_wal_senders: 10
-        max_replication_slots: 10
-        wal_keep_size: 256MB
-  initdb:
+%[4]s  initdb:
     - encoding: UTF8
     - data-checksums
     - no-sync
@@ -96,11 +76,11 @@ watchdog:
   mode: "off"
   safety_margin: -1
 postgresql:
-  listen: 127.0.0.1:%[7]d
-  connect_address: 127.0.0.1:%[7]d
-  data_dir: %[8]s/data
-  bin_dir: %[9]s
-  pgpass: %[8]s/pgpass
+  listen: 127.0.0.1:%[5]d
+  connect_address: 127.0.0.1:%[5]d
+  data_dir: %[6]s/data
+  bin_dir: %[7]s
+  pgpass: %[6]s/pgpass
   basebackup:
     - checkpoint: fast
   remove_data_directory_on_rewind_failure: true
@@ -114,20 +94,20 @@ postgresql:
     - host all all 127.0.0.1/32 trust
     - host replication all 127.0.0.1/32 trust
   parameters:
-    unix_socket_directories: '%[8]s'
+    unix_socket_directories: '%[6]s'
     archive_mode: "on"
-    archive_command: 'pgbackrest --config=%[10]s --stanza=triad --pg1-path=%[8]s/data archive-push "%%p"'
+    archive_command: 'pgbackrest --config=%[8]s --stanza=triad --pg1-path=%[6]s/data archive-push "%%p"'
     logging_collector: "on"
     log_directory: log
     log_filename: postgresql.log
-`, n.name, n.restPort, strings.Join(etcd, ", "), patroniTTL, patroniLoopWait, patroniRetryTimeout,
+`, n.name, n.restPort, strings.Join(etcd, ", "), indent(s.opts.DCS, "    "),
 		n.pgPort, n.dir, bin, s.backrestConf)
 	return n, os.WriteFile(n.config, []byte(yml), 0o644)
 }
 
 // start runs the node's Patroni (which starts, bootstraps or copies its PostgreSQL).
 func (n *node) start() error {
-	p, err := n.s.spawn(filepath.Join(n.dir, "patroni.log"), true, "patroni", n.config)
+	p, err := n.s.spawn(filepath.Join(n.dir, "patroni.log"), true, filepath.Join(n.s.opts.Patroni, "patroni"), n.config)
 	if err != nil {
 		return err
 	}
@@ -216,8 +196,8 @@ func (s *Stack) waitLeader(ctx context.Context) error {
 	})
 }
 
-// WaitHealthy waits until every node runs, one leads and another is its synchronous standby:
-// the state each fault starts from.
+// WaitHealthy waits until every node runs, one leads and every other is a quorum standby (its
+// acknowledgement counts for a commit): the state each fault starts from.
 func (s *Stack) WaitHealthy(ctx context.Context) error {
 	return waitFor(ctx, patience.Bound(2*time.Minute), func() error {
 		ms, err := s.members(ctx)
@@ -231,12 +211,12 @@ func (s *Stack) WaitHealthy(ctx context.Context) error {
 				switch m.Role {
 				case "leader":
 					leader++
-				case "sync_standby":
+				case "sync_standby", "quorum_standby":
 					sync++
 				}
 			}
 		}
-		if leader != 1 || sync < 1 || running != len(s.nodes) {
+		if leader != 1 || sync != len(s.nodes)-1 || running != len(s.nodes) {
 			return fmt.Errorf("not healthy yet: %+v", ms)
 		}
 		return nil
@@ -251,6 +231,12 @@ func (s *Stack) KillLeader(ctx context.Context) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	s.crash(i)
+	return i, nil
+}
+
+// crash is kill -9 of node i's Patroni and postmaster at once.
+func (s *Stack) crash(i int) {
 	n := s.nodes[i]
 	pm := n.postmaster()
 	_ = n.proc.cmd.Process.Signal(syscall.SIGKILL)
@@ -258,7 +244,6 @@ func (s *Stack) KillLeader(ctx context.Context) (int, error) {
 		_ = syscall.Kill(pm, syscall.SIGKILL)
 	}
 	<-n.proc.done
-	return i, nil
 }
 
 // RestartNode starts node i's Patroni again after KillLeader.
@@ -268,4 +253,67 @@ func (s *Stack) RestartNode(i int) error {
 		_ = syscall.Kill(pm, syscall.SIGKILL)
 	}
 	return n.start()
+}
+
+// checkPatroni makes sure dir holds a Patroni of major version 4 or later: 3.0.2's etcd3 leader
+// update wrote the leader key back unconditionally, so a primary that stalled past its lease
+// took the key back from the standby promoted meanwhile, and what that one had acknowledged was
+// rewound away (docs/replicas.md, "Which Patroni").
+func checkPatroni(dir string) error {
+	if dir == "" {
+		return errors.New("hastack: Options.Patroni is not set (scripts/ensure-patroni.sh's var/patroni/bin)")
+	}
+	out, err := exec.Command(filepath.Join(dir, "patroni"), "--version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("hastack: %s/patroni --version: %w: %s (make deps-ha fetches it)", dir, err, out)
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "patroni ")
+	major, _, _ := strings.Cut(v, ".")
+	if m, err := strconv.Atoi(major); err != nil || m < 4 {
+		return fmt.Errorf("hastack: %s/patroni is %q, want 4 or later", dir, v)
+	}
+	return nil
+}
+
+// PatroniDCS reads the bootstrap.dcs section of the Patroni configuration at path (the shipped
+// deploy/patroni/patroni.yml): the cluster-wide settings a stack runs as they are.
+func PatroniDCS(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var doc struct {
+		Bootstrap struct {
+			DCS map[string]any `yaml:"dcs"`
+		} `yaml:"bootstrap"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return "", fmt.Errorf("hastack: %s: %w", path, err)
+	}
+	if len(doc.Bootstrap.DCS) == 0 {
+		return "", fmt.Errorf("hastack: %s has no bootstrap.dcs", path)
+	}
+	out, err := yaml.Marshal(doc.Bootstrap.DCS)
+	return string(out), err
+}
+
+// LeaderTTL is the lease of Patroni's leader key (the DCS settings' ttl): how long a crashed
+// leader's key outlives it.
+func (s *Stack) LeaderTTL() (time.Duration, error) {
+	var dcs struct {
+		TTL int `yaml:"ttl"`
+	}
+	if err := yaml.Unmarshal([]byte(s.opts.DCS), &dcs); err != nil || dcs.TTL <= 0 {
+		return 0, fmt.Errorf("hastack: no ttl in the DCS settings (%v)", err)
+	}
+	return time.Duration(dcs.TTL) * time.Second, nil
+}
+
+// indent puts prefix before every line of text.
+func indent(text, prefix string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
 }

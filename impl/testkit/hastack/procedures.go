@@ -22,7 +22,7 @@ import (
 
 // Switchover is a planned change of leader as an operator does it: a CHECKPOINT while clients
 // still work (so that the leader's own, before it stops, is short), PgBouncer's PAUSE (queries
-// wait in it instead of failing), Patroni's switchover to the synchronous standby (POST
+// wait in it instead of failing), Patroni's switchover to a quorum standby (POST
 // /switchover: the leader stops its PostgreSQL, the standby is promoted, the old leader follows
 // it), and RESUME as soon as HAProxy's primary port leads to the new primary and nowhere else.
 //
@@ -42,12 +42,12 @@ func (s *Stack) Switchover(ctx context.Context) error {
 	}
 	candidate := ""
 	for _, m := range ms {
-		if m.Role == "sync_standby" {
+		if m.Role == "sync_standby" || m.Role == "quorum_standby" {
 			candidate = m.Name
 		}
 	}
 	if candidate == "" {
-		return fmt.Errorf("hastack: no synchronous standby to switch over to: %+v", ms)
+		return fmt.Errorf("hastack: no quorum standby to switch over to: %+v", ms)
 	}
 	if err := s.exec(ctx, s.nodeURL(s.nodes[i], "postgres"), "CHECKPOINT"); err != nil {
 		return err
