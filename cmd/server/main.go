@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"github.com/triadhq/triad/impl/kit/cors"
 	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/kit/router"
+	"github.com/triadhq/triad/impl/kit/tracing"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/platform"
 )
@@ -62,6 +64,8 @@ func main() {
 // shutdown) and its draining state.
 type app struct {
 	cfg Config
+	// traces is tracing, nil when off (tracing.FromEnv).
+	traces *tracing.Tracing
 	*kit.Shared
 	drain draining
 }
@@ -86,8 +90,24 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Tracing is the standard OTEL_* variables' (package tracing); nil when they leave it off.
+	traces, err := tracing.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := traces.Shutdown(sctx); err != nil {
+			log.Warn("tracing: the last spans were not sent", "err", err)
+		}
+	}()
 	po := platform.Options{URL: string(cfg.DatabaseURL), DirectURL: string(cfg.DatabaseDirectURL), ReadURL: string(cfg.DatabaseReadURL),
 		MaxConns: cfg.DBMaxConns, AppRole: cfg.DBAppRole, Log: log}
+	if traces != nil {
+		po.Tracer = tracing.QueryTracer{}
+		log.Info("tracing: exporting spans over OTLP/HTTP", "endpoint", cmp.Or(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
+	}
 	dbURL := po.URL
 	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
 		if dbURL == "" && po.DirectURL != "" {
@@ -128,7 +148,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
 		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
 	}
-	a := &app{cfg: cfg, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
+	a := &app{cfg: cfg, traces: traces, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
 		Dev: cfg.IsDev(), Logins: cfg.Logins, DeviceKey: []byte(cfg.Auth.Secret), SecureCookies: secureCookies(cfg.Auth)})}
 	a.IdempotencyHold = a.idempotencyHold()
 	reg.WatchReads(a.Reads.Counts)
@@ -241,10 +261,11 @@ func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
 	opts := &slog.HandlerOptions{Level: level}
+	// Every line logged with a request's context names its request_id and trace_id.
 	if cfg.IsDev() {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(web.RequestHandler(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(web.RequestHandler(slog.NewJSONHandler(w, opts)))
 }
 
 // corsOrigins is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode. It is
@@ -297,8 +318,15 @@ func (a *app) routes() (http.Handler, error) {
 	// login throttle see the same one. Metrics and CORS run outermost (after request ids): the
 	// metrics read the complete route pattern once the handler returns, and see recovered panics'
 	// 500s. Input screening runs for every surface, after the shared layers, before routing.
+	outer := []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), router.HashingClient, a.Metrics.Middleware, origins.Middleware}
+	if a.traces != nil {
+		// First, while RemoteAddr is still the peer's own: a trusted proxy's traceparent is
+		// continued, anyone else's ignored.
+		trusted := func(peer string) bool { return web.Trusts(proxies, peer) }
+		outer = append([]func(http.Handler) http.Handler{a.traces.Middleware(trusted, a.Metrics.OperationName, web.SetTraceID)}, outer...)
+	}
 	r := router.New(router.Options{Log: a.Log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
-		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), router.HashingClient, a.Metrics.Middleware, origins.Middleware},
+		Outer:      outer,
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 	a.SweepSharedTables()
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/platform/migrate"
@@ -35,6 +36,8 @@ type Options struct {
 	// AppRole is DB_APP_ROLE: Migrate grants it the rows of every table.
 	AppRole string
 	Log     *slog.Logger
+	// Tracer, when not nil, sees every statement of the pools too (the SQL spans of package tracing).
+	Tracer pgx.QueryTracer
 }
 
 // StartCluster starts the managed PostgreSQL under dir (when no DATABASE_URL is given) and makes
@@ -123,6 +126,9 @@ func Open(ctx context.Context, o Options, primary string) (*Databases, error) {
 		}
 		pc.MaxConns = poolSize(o.MaxConns, url, runtime.GOMAXPROCS(0))
 		pc.ConnConfig.Tracer = d.Conflicts
+		if o.Tracer != nil {
+			pc.ConnConfig.Tracer = multitracer.New(d.Conflicts, o.Tracer)
+		}
 		if d.Pooled && !strings.Contains(url, "default_query_exec_mode") {
 			pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 		}

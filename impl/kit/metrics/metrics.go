@@ -90,11 +90,23 @@ func (m *Registry) Observe(method, pattern string, status int, took time.Duratio
 	op := Operation(pattern)
 	surface := m.Surface(op)
 	method = normMethod(method)
-	if id, ok := m.names[method+" "+op]; ok {
-		op = id
-	}
+	op = m.name(method, op)
 	m.requests.WithLabelValues(surface, op, method, statusClass(status)).Inc()
 	m.duration.WithLabelValues(surface, op, method).Observe(took.Seconds())
+}
+
+// OperationName is the name of the operation a request of method matched by chi's route pattern
+// ("" when nothing matched) belongs to: its operationId where the spec names one (NameOperations),
+// else its route pattern, or Unmatched. The request's trace span bears it too.
+func (m *Registry) OperationName(method, pattern string) string {
+	return m.name(normMethod(method), Operation(pattern))
+}
+
+func (m *Registry) name(method, op string) string {
+	if id, ok := m.names[method+" "+op]; ok {
+		return id
+	}
+	return op
 }
 
 // Middleware observes every request passing through it. It must sit on the root chi router so the

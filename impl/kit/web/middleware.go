@@ -28,6 +28,8 @@ type requestInfo struct {
 	log *slog.Logger
 	// failureLogged is set once Internal has logged the request's failure with its id.
 	failureLogged bool
+	// traceID is the id of the request's trace (SetTraceID), "" when it is not traced.
+	traceID string
 }
 
 func info(ctx context.Context) *requestInfo {
@@ -50,6 +52,14 @@ func RequestID(ctx context.Context) string {
 func SetUser(ctx context.Context, id string) {
 	if i := info(ctx); i != nil {
 		i.user = id
+	}
+}
+
+// SetTraceID records id as the trace id of the request, so its log lines name it (trace_id, see
+// RequestHandler). The tracing middleware calls it; outside WithRequestID it does nothing.
+func SetTraceID(ctx context.Context, id string) {
+	if i := info(ctx); i != nil {
+		i.traceID = id
 	}
 }
 
@@ -220,7 +230,7 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 			}
 			attrs := [...]slog.Attr{slog.String("request_id", ri.id), slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", status), slog.Int("bytes", rec.bytes),
-				slog.Duration("duration", time.Since(start)), slog.String("client", r.RemoteAddr), slog.String("user", ri.user)}
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.String("client", r.RemoteAddr), slog.String("user", ri.user)}
 			n := len(attrs)
 			if ri.user == "" {
 				n-- // the user is last: an anonymous request's line has no user field
