@@ -134,7 +134,13 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	defer dbs.Close()
 	pool := dbs.Pool
 	reg := metrics.New()
-	reg.WatchPool(pool)
+	reg.WatchPool("primary", pool)
+	if dbs.Read != dbs.Pool {
+		reg.WatchPool("read", dbs.Read)
+	}
+	if dbs.Reads.HasStandby() {
+		reg.WatchStandbyLag(dbs.Reads.Lag)
+	}
 	reg.WatchConflicts(dbs.Conflicts.Counts)
 	var ln net.Listener
 	if cfg.Auth.URLFromListener {
@@ -152,6 +158,8 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		Dev: cfg.IsDev(), Logins: cfg.Logins, DeviceKey: []byte(cfg.Auth.Secret), SecureCookies: secureCookies(cfg.Auth)})}
 	a.IdempotencyHold = a.idempotencyHold()
 	reg.WatchReads(a.Reads.Counts)
+	reg.WatchUp("triad_token_revocation_listener_up", "1 while the token revocation listener's session listens on every channel (tokens are cached), 0 while it is down (every request asks the database).",
+		a.Revocations.Listening)
 	defer a.Close()
 	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
 	// over the database: replicas starting together take turns, and each finds the work done. A

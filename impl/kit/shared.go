@@ -118,11 +118,10 @@ func (s *Shared) Deps(name string) Deps {
 		Devices:         device.NewSigner(s.DeviceKey, name, 0, nil),
 		SecureCookies:   s.SecureCookies,
 		IdempotencyHold: s.IdempotencyHold,
-		Sweep: func(what string, every time.Duration, f func(context.Context) (int64, error)) {
-			s.OnClose(sweep.Start(s.Log, what, every, f))
-		},
-		OnClose:  s.OnClose,
-		DevReset: s.DevReset,
+		Sweep:           s.sweep,
+		OnClose:         s.OnClose,
+		Metrics:         s.Metrics,
+		DevReset:        s.DevReset,
 	}
 }
 
@@ -131,6 +130,12 @@ func (s *Shared) Deps(name string) Deps {
 // impl/kit/idempotency), and the login_throttle rows whose window ended, for every limiter over
 // the table (the surfaces' failed logins and sign-ups, the auth confirmation limits).
 func (s *Shared) SweepSharedTables() {
-	s.OnClose(sweep.Start(s.Log, "idempotency keys", time.Hour, idempotency.New(s.Pool, nil, idempotency.Options{}).Sweep))
-	s.OnClose(sweep.Start(s.Log, "login throttles", throttle.SweepEvery, throttle.New(s.Pool, throttle.Options{}).Sweep))
+	s.sweep("idempotency keys", time.Hour, idempotency.New(s.Pool, nil, idempotency.Options{}).Sweep)
+	s.sweep("login throttles", throttle.SweepEvery, throttle.New(s.Pool, throttle.Options{}).Sweep)
+}
+
+// sweep runs f every interval until Close (package sweep), its runs counted and its last success
+// timed in the metrics under what (metrics.Registry.Sweep).
+func (s *Shared) sweep(what string, every time.Duration, f func(context.Context) (int64, error)) {
+	s.OnClose(sweep.Start(s.Log, what, every, s.Metrics.Sweep(what, f)))
 }

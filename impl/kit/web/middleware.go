@@ -30,6 +30,8 @@ type requestInfo struct {
 	failureLogged bool
 	// traceID is the id of the request's trace (SetTraceID), "" when it is not traced.
 	traceID string
+	// code is the refusal code the request was answered with (RefusalCode).
+	code string
 }
 
 func info(ctx context.Context) *requestInfo {
