@@ -166,7 +166,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	// database already at the newest schema is only read, so a role that may only read and write
 	// rows starts once `server -mode migrate` has run.
 	var handler http.Handler
-	err = platform.Migrated(ctx, dbs.Direct, func(context.Context) error {
+	err = platform.Migrated(ctx, dbs.Direct, log, func(context.Context) error {
 		h, err := a.routes()
 		handler = h
 		return err
