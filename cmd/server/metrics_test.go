@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -138,6 +139,29 @@ func TestServer_Metrics(t *testing.T) {
 	// The 11th brands login's refusal by the throttle is told apart by its code.
 	if n := sumOf(body, "triad_http_requests_total", `{code="too_many_attempts",operation="loginUser",status="429"}`); n != 1 {
 		t.Errorf("throttled brands logins counted %v under code too_many_attempts, want 1", n)
+	}
+	// Every metric the server exports is documented in docs/operations.md's table, which the shipped
+	// dashboards and rules are checked against (deploy/monitoring_test.go), and every documented one
+	// is exported; the standby's lag only with a standby (DATABASE_READ_URL), which this server lacks.
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(triad_[a-z0-9_]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	exported := map[string]bool{"triad_db_standby_replay_lag_bytes": true}
+	for _, m := range regexp.MustCompile(`(?m)^# TYPE (triad_\w+) `).FindAllStringSubmatch(body, -1) {
+		exported[m[1]] = true
+		if !documented[m[1]] {
+			t.Errorf("%s is exported but not in docs/operations.md's metrics table", m[1])
+		}
+	}
+	for name := range documented {
+		if !exported[name] {
+			t.Errorf("docs/operations.md documents %s, which the server does not export", name)
+		}
 	}
 	// The revocation listener comes up within moments of the start.
 	waitFor(t, func() bool {
