@@ -61,6 +61,16 @@ func readYAML(t *testing.T, path string, v any) {
 	}
 }
 
+// operatorObject is the head of a Prometheus Operator object.
+type operatorObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+}
+
 // TestMonitoring_PrometheusRuleIsTheRuleFile: the operator's PrometheusRule carries rules.yaml's
 // groups unchanged, and the PodMonitor scrapes the Deployment's pods on their metrics port under
 // the job the rules name.
@@ -69,12 +79,7 @@ func TestMonitoring_PrometheusRuleIsTheRuleFile(t *testing.T) {
 	var rules ruleFile
 	readYAML(t, "monitoring/rules.yaml", &rules)
 	var pr struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name   string            `json:"name"`
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
+		operatorObject
 		Spec ruleFile `json:"spec"`
 	}
 	readYAML(t, "k8s/monitoring/prometheusrule.yaml", &pr)
@@ -86,12 +91,7 @@ func TestMonitoring_PrometheusRuleIsTheRuleFile(t *testing.T) {
 	}
 
 	var pm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name   string            `json:"name"`
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
+		operatorObject
 		Spec struct {
 			JobLabel string `json:"jobLabel"`
 			Selector struct {

@@ -95,17 +95,19 @@ func (f standbyLag) Collect(ch chan<- prometheus.Metric) {
 // WatchReads exports counts (the reads sent to a standby and to the primary, pgread.Reader.Counts)
 // as triad_db_reads_total by db, read at each scrape.
 func (m *Registry) WatchReads(counts func() (standby, primary int64)) {
-	for _, db := range []string{"standby", "primary"} {
+	m.counterPair("triad_db_reads_total", "Reads that tolerate a standby's lag (lists, the brand catalog, avatars), by the database that served them.",
+		"db", "standby", "primary", counts)
+}
+
+// counterPair registers the counter name as two series, label=first and label=second, read from
+// counts at each scrape.
+func (m *Registry) counterPair(name, help, label, first, second string, counts func() (int64, int64)) {
+	for i, value := range []string{first, second} {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "triad_db_reads_total",
-			Help:        "Reads that tolerate a standby's lag (lists, the brand catalog, avatars), by the database that served them.",
-			ConstLabels: prometheus.Labels{"db": db},
+			Name: name, Help: help, ConstLabels: prometheus.Labels{label: value},
 		}, func() float64 {
-			s, p := counts()
-			if db == "standby" {
-				return float64(s)
-			}
-			return float64(p)
+			a, b := counts()
+			return float64([]int64{a, b}[i])
 		}))
 	}
 }
@@ -125,17 +127,6 @@ func (m *Registry) WatchHashQueue(surface string, waiting func() int) {
 // each scrape. Each is a transaction the one retry policy ran again; a deadlock also means two
 // writes locked rows in different orders, which docs/orders.md says none does.
 func (m *Registry) WatchConflicts(counts func() (deadlocks, serialization int64)) {
-	for _, reason := range []string{"deadlock", "serialization_failure"} {
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "triad_db_conflicts_total",
-			Help:        "Statements PostgreSQL aborted for a deadlock (40P01) or a serialization failure (40001), each retried by pgtx, by reason.",
-			ConstLabels: prometheus.Labels{"reason": reason},
-		}, func() float64 {
-			d, s := counts()
-			if reason == "deadlock" {
-				return float64(d)
-			}
-			return float64(s)
-		}))
-	}
+	m.counterPair("triad_db_conflicts_total", "Statements PostgreSQL aborted for a deadlock (40P01) or a serialization failure (40001), each retried by pgtx, by reason.",
+		"reason", "deadlock", "serialization_failure", counts)
 }

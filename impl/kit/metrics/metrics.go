@@ -130,13 +130,13 @@ func (m *Registry) name(method, op string) string {
 func (m *Registry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
+		rec := &web.StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		pattern := ""
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			pattern = rc.RoutePattern()
 		}
-		m.Observe(r.Method, pattern, rec.status, web.RefusalCode(r.Context()), time.Since(start))
+		m.Observe(r.Method, pattern, rec.Status(), web.RefusalCode(r.Context()), time.Since(start))
 	})
 }
 
@@ -192,30 +192,16 @@ func statusLabel(code int) string {
 	if code < 100 || code > 599 {
 		return "other"
 	}
-	return strconv.Itoa(code)
+	return statusLabels[code-100]
 }
 
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
+// statusLabels are the labels of 100..599, made once: a request's label costs no allocation.
+var statusLabels = func() (l [500]string) {
+	for i := range l {
+		l[i] = strconv.Itoa(100 + i)
 	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController and the error writer reach the writer underneath.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+	return l
+}()
 
 // maxCodes bounds the refusal codes the request counter tells apart. The codes are the server's own
 // vocabulary (a few dozen constants), never a caller's text; the bound holds even if a handler

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/triadhq/triad/impl/kit/web"
 )
 
 // Middleware starts the server span of every request and ends it once the handler returns, named
@@ -33,13 +35,13 @@ func (t *Tracing) Middleware(trusted func(remoteAddr string) bool, name func(met
 			if seen != nil && span.SpanContext().HasTraceID() {
 				seen(ctx, span.SpanContext().TraceID().String())
 			}
-			rec := &statusWriter{ResponseWriter: w}
+			rec := &web.StatusWriter{ResponseWriter: w}
 			next.ServeHTTP(rec, r.WithContext(ctx))
 			pattern := ""
 			if rc := chi.RouteContext(ctx); rc != nil {
 				pattern = rc.RoutePattern()
 			}
-			status := rec.status
+			status := rec.Status()
 			if status == 0 {
 				status = http.StatusOK
 			}
@@ -51,22 +53,6 @@ func (t *Tracing) Middleware(trusted func(remoteAddr string) bool, name func(met
 		})
 	}
 }
-
-// statusWriter keeps the status of the response for the span.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets http.ResponseController and the writers further in reach the writer underneath.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Transport makes a client span of every call base sends under a traced request, and sends the
 // span's trace context along (traceparent, tracestate). A call outside any trace goes out as it
