@@ -2,8 +2,8 @@ package main
 
 import (
 	"net/http"
-	"os"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
