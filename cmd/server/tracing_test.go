@@ -108,7 +108,7 @@ func attr(s *tracepb.Span, key string) string {
 func TestServer_TracesOverOTLP(t *testing.T) {
 	recv := &otlpReceiver{}
 	collector := httptest.NewServer(recv)
-	defer collector.Close()
+	t.Cleanup(collector.Close) // after the server's stop (cleanups run last first), which sends its last spans
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100") // ms: spans leave soon after they end
