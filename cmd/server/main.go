@@ -4,7 +4,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,23 +89,15 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// Tracing is the standard OTEL_* variables' (package tracing); nil when they leave it off.
-	traces, err := tracing.FromEnv(ctx)
+	traces, stopTracing, err := startTracing(ctx, log)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := traces.Shutdown(sctx); err != nil {
-			log.Warn("tracing: the last spans were not sent", "err", err)
-		}
-	}()
+	defer stopTracing()
 	po := platform.Options{URL: string(cfg.DatabaseURL), DirectURL: string(cfg.DatabaseDirectURL), ReadURL: string(cfg.DatabaseReadURL),
 		MaxConns: cfg.DBMaxConns, AppRole: cfg.DBAppRole, Log: log}
 	if traces != nil {
 		po.Tracer = tracing.QueryTracer{}
-		log.Info("tracing: exporting spans over OTLP/HTTP", "endpoint", cmp.Or(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
 	}
 	dbURL := po.URL
 	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" {
@@ -260,20 +251,6 @@ func cgroupMemoryMaxIn(root string) int64 {
 		return n
 	}
 	return 0
-}
-
-func newLogger(cfg Config) *slog.Logger { return newLoggerTo(os.Stderr, cfg) }
-
-// newLoggerTo logs text in dev (for people) and JSON in prod (for log pipelines).
-func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
-	opts := &slog.HandlerOptions{Level: level}
-	// Every line logged with a request's context names its request_id and trace_id.
-	if cfg.IsDev() {
-		return slog.New(web.RequestHandler(slog.NewTextHandler(w, opts)))
-	}
-	return slog.New(web.RequestHandler(slog.NewJSONHandler(w, opts)))
 }
 
 // corsOrigins is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode. It is
