@@ -39,6 +39,14 @@ deps-pgbouncer: ## install Debian's pgbouncer when missing (as root); tests put 
 deps-ha: ## install Debian's etcd-server, pgbackrest and Patroni's Python libraries when missing (as root) and fetch Debian trixie's Patroni 4.0.7 into var/patroni; make run-ha and make test-ha run them
 	@bash scripts/ensure-ha.sh
 
+.PHONY: deps-prometheus
+deps-prometheus: ## install Debian's prometheus (for promtool) when missing (as root); make test checks deploy/monitoring's rules with it
+	@bash scripts/ensure-prometheus.sh
+
+.PHONY: monitoring-check
+monitoring-check: deps-prometheus ## promtool check rules and test rules over deploy/monitoring, the PrometheusRule and PodMonitor, every dashboard query (part of make test's go test ./deploy)
+	$(GO) test -count=1 -run '^(TestMonitoring_.*|TestMetricNames)$$' ./deploy/
+
 .PHONY: deps-chromium
 deps-chromium: ## install Debian's chromium when missing (as root); the auth browser test drives it
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
@@ -174,7 +182,7 @@ test-replicas: deps-postgres deps-haproxy deps-pgbouncer deps-npm ## the end-to-
 	TRIAD_E2E_REPLICAS=3 $(TESTRUN) -- -tags replicas -count=1 -timeout 15m -skip '^($(E2E_SAME_IN_EVERY_MODE)|$(E2E_SAME_BEHIND_A_BALANCER))$$' ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-npm check-generated breaking lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, breaking changes against the released specs, spec lint, gofmt, vet, sqlc, go test -race, the short fuzz run, the replica run, the Prism contract run
+test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-prometheus deps-npm check-generated breaking lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, breaking changes against the released specs, spec lint, gofmt, vet, sqlc, go test -race (promtool over deploy/monitoring included), the short fuzz run, the replica run, the Prism contract run
 	$(GO) vet ./...
 	$(TESTRUN) -- -race -count=1 -timeout 25m -p $(TEST_PARALLEL) ./...
 	@$(MAKE) --no-print-directory fuzz-short

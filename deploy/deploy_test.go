@@ -11,13 +11,13 @@ import (
 	"context"
 	"debug/elf"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,27 +331,15 @@ func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
 		t.Fatalf("ENTRYPOINT %s does not run the binary copied from the build stage", img.entrypoint)
 	}
 
-	// Build as the Dockerfile does: its RUN line, with only the output moved into the test's folder.
-	fields := strings.Fields(img.build)
-	var envs, args []string
-	for len(fields) > 0 && strings.Contains(fields[0], "=") {
-		envs, fields = append(envs, fields[0]), fields[1:]
-	}
-	if !slices.Contains(envs, "CGO_ENABLED=0") || len(fields) < 2 || fields[0] != "go" || fields[1] != "build" {
-		t.Fatalf("build line %q: want CGO_ENABLED=0 go build ...", img.build)
+	// Build as the Dockerfile does: its RUN line run by a shell (as docker does), its build
+	// arguments given, with only the output moved into the test's folder.
+	if !strings.HasPrefix(img.build, "CGO_ENABLED=0 go build ") || !strings.Contains(img.build, " -o /out/server ") {
+		t.Fatalf("build line %q: want CGO_ENABLED=0 go build ... -o /out/server ...", img.build)
 	}
 	bin := filepath.Join(t.TempDir(), "server")
-	for i := 2; i < len(fields); i++ {
-		if fields[i] == "-o" && i+1 < len(fields) {
-			args = append(args, "-o", bin)
-			i++
-			continue
-		}
-		args = append(args, fields[i])
-	}
-	build := exec.Command("go", append([]string{"build"}, args...)...)
+	build := exec.Command("sh", "-c", strings.Replace(img.build, " -o /out/server ", " -o "+bin+" ", 1))
 	build.Dir = ".."
-	build.Env = append(os.Environ(), envs...)
+	build.Env = append(os.Environ(), "VERSION=v9.9.9-test", "REVISION=0123abcd-test")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -400,6 +388,16 @@ func TestDockerfile_StaticNonRootBinaryThatServesTheProbes(t *testing.T) {
 	// /metrics answers on its own port only, not on the one behind the Service.
 	waitStatus(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort), 200, exited, log)
 	waitStatus(t, base+"/metrics", 404, exited, log)
+	// The build arguments name the build in triad_build_info.
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `revision="0123abcd-test",version="v9.9.9-test"} 1`; !strings.Contains(string(scrape), want) {
+		t.Errorf("triad_build_info does not name the build (%s)", want)
+	}
 
 	// SIGTERM (what the kubelet sends after preStop) must end the process well within the grace.
 	grace := time.Duration(*m.deploy.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second

@@ -187,7 +187,7 @@ func checkNetworkPolicy(t *testing.T, dir string, r rendered, ports map[string]i
 	for _, want := range []struct {
 		port int
 		what string
-	}{{53, "DNS"}, {5432, "PostgreSQL"}, {6432, "PgBouncer"}, {587, "SMTP"}, {443, "the identity providers"}} {
+	}{{53, "DNS"}, {5432, "PostgreSQL"}, {6432, "PgBouncer"}, {587, "SMTP"}, {443, "the identity providers"}, {4318, "the OTLP trace collector"}} {
 		if !out[want.port] {
 			t.Errorf("%s: no egress to port %d (%s)", dir, want.port, want.what)
 		}

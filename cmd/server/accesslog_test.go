@@ -168,7 +168,7 @@ func TestBinary_AccessLogIsJSONInProd(t *testing.T) {
 			t.Errorf("%s = %#v, want %#v in %v", k, line[k], v, line)
 		}
 	}
-	if d, ok := line["duration"].(float64); !ok || d <= 0 {
-		t.Errorf("duration = %#v, want a positive number in %v", line["duration"], line)
+	if d, ok := line["duration_ms"].(float64); !ok || d <= 0 {
+		t.Errorf("duration_ms = %#v, want a positive number in %v", line["duration_ms"], line)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/triadhq/triad/impl/kit/cors"
 	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/kit/router"
+	"github.com/triadhq/triad/impl/kit/tracing"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/platform"
 )
@@ -63,6 +64,8 @@ func main() {
 // shutdown) and its draining state.
 type app struct {
 	cfg Config
+	// traces is tracing, nil when off (tracing.FromEnv).
+	traces *tracing.Tracing
 	*kit.Shared
 	drain   draining
 	standby *pgxpool.Pool // DATABASE_READ_URL's pool, nil without one: readiness asks it too
@@ -88,8 +91,16 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	traces, stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	po := platform.Options{URL: string(cfg.DatabaseURL), DirectURL: string(cfg.DatabaseDirectURL), ReadURL: string(cfg.DatabaseReadURL),
 		MaxConns: cfg.DBMaxConns, AppRole: cfg.DBAppRole, Log: log}
+	if traces != nil {
+		po.Tracer = tracing.QueryTracer{}
+	}
 	dbURL := po.URL
 	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" || cfg.Mode == "archive" {
 		if dbURL == "" && po.DirectURL != "" {
@@ -116,7 +127,13 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	defer dbs.Close()
 	pool := dbs.Pool
 	reg := metrics.New()
-	reg.WatchPool(pool)
+	reg.WatchPool("primary", pool)
+	if dbs.Read != dbs.Pool {
+		reg.WatchPool("read", dbs.Read)
+	}
+	if dbs.Reads.HasStandby() {
+		reg.WatchStandbyLag(dbs.Reads.Lag)
+	}
 	reg.WatchConflicts(dbs.Conflicts.Counts)
 	var ln net.Listener
 	if cfg.Auth.URLFromListener {
@@ -130,20 +147,22 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
 		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
 	}
-	a := &app{cfg: cfg, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
+	a := &app{cfg: cfg, traces: traces, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
 		Dev: cfg.IsDev(), Logins: cfg.Logins, DeviceKey: []byte(cfg.Auth.Secret), SecureCookies: secureCookies(cfg.Auth)})}
 	if dbs.Read != dbs.Pool {
 		a.standby = dbs.Read
 	}
 	a.IdempotencyHold = a.idempotencyHold()
 	reg.WatchReads(a.Reads.Counts)
+	reg.WatchUp("triad_token_revocation_listener_up", "1 while the token revocation listener's session listens on every channel (tokens are cached), 0 while it is down (every request asks the database).",
+		a.Revocations.Listening)
 	defer a.Close()
 	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
 	// over the database: replicas starting together take turns, and each finds the work done. A
 	// database already at the newest schema is only read, so a role that may only read and write
 	// rows starts once `server -mode migrate` has run.
 	var handler http.Handler
-	err = platform.Migrated(ctx, dbs.Direct, func(context.Context) error {
+	err = platform.Migrated(ctx, dbs.Direct, log, func(context.Context) error {
 		h, err := a.routes()
 		handler = h
 		return err
@@ -239,19 +258,6 @@ func cgroupMemoryMaxIn(root string) int64 {
 	return 0
 }
 
-func newLogger(cfg Config) *slog.Logger { return newLoggerTo(os.Stderr, cfg) }
-
-// newLoggerTo logs text in dev (for people) and JSON in prod (for log pipelines).
-func newLoggerTo(w io.Writer, cfg Config) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.LogLevel)))
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.IsDev() {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
 // corsOrigins is the configured CORS_ORIGINS, plus the local dev-server origins in dev mode. It is
 // all LoadConfig checks: parsing the specs for the methods and headers (corsPolicy) would cost
 // every LoadConfig half a second or more, and the embedded specs cannot differ between calls.
@@ -302,8 +308,15 @@ func (a *app) routes() (http.Handler, error) {
 	// login throttle see the same one. Metrics and CORS run outermost (after request ids): the
 	// metrics read the complete route pattern once the handler returns, and see recovered panics'
 	// 500s. Input screening runs for every surface, after the shared layers, before routing.
+	outer := []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), router.HashingClient, a.Metrics.Middleware, origins.Middleware}
+	if a.traces != nil {
+		// First, while RemoteAddr is still the peer's own: a trusted proxy's traceparent is
+		// continued, anyone else's ignored.
+		trusted := func(peer string) bool { return web.Trusts(proxies, peer) }
+		outer = append([]func(http.Handler) http.Handler{a.traces.Middleware(trusted, a.Metrics.OperationName, web.SetTraceID)}, outer...)
+	}
 	r := router.New(router.Options{Log: a.Log, AccessLog: true, AccessLevel: accessLevel, BodyLimit: a.cfg.BodyLimit,
-		Outer:      []func(http.Handler) http.Handler{pc.middleware, web.ClientAddr(proxies), router.HashingClient, a.Metrics.Middleware, origins.Middleware},
+		Outer:      outer,
 		Middleware: []func(http.Handler) http.Handler{screenInput}})
 	a.SweepSharedTables()
 

@@ -36,7 +36,7 @@ func publishedSpecs() ([]*openapi3.T, error) {
 // endpoint, whose refusals are RFC 6749 §5.2 bodies (its spec says so, and OAuth clients read them).
 func refuseInput(w http.ResponseWriter, r *http.Request, p *invalid.Detail) {
 	if r.URL.Path == "/oauth/token" {
-		web.WriteOAuthError(w, http.StatusBadRequest, "invalid_request", p.Error())
+		web.WriteOAuthError(w, r, http.StatusBadRequest, "invalid_request", p.Error())
 		return
 	}
 	screen.WriteRefusal(w, r, p)

@@ -27,6 +27,7 @@ import (
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 	"github.com/triadhq/triad/impl/kit/bearer"
+	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/platform/pgread"
 )
 
@@ -71,6 +72,9 @@ type Deps struct {
 	Sweep func(name string, every time.Duration, f func(context.Context) (int64, error))
 	// OnClose registers f to run when the server stops; nil never runs it.
 	OnClose func(f func())
+	// Metrics are the server's metrics, on which a surface counts its business events
+	// (Metrics.Events); nil counts nothing.
+	Metrics *metrics.Registry
 	// DevReset registers, in dev mode, how the surface puts its demo data back as at the first
 	// start: the server's POST /dev/reset runs every one registered, in mount order (docs/specs.md:
 	// Swagger UI). Nil outside dev mode, where no such path exists.

@@ -86,7 +86,7 @@ func NewShared(s Shared) *Shared {
 	s.Tokens = NewSources()
 	var obs sweep.Observer
 	if s.Metrics != nil {
-		obs = metrics.NewSweeps(s.Metrics)
+		obs = s.Metrics
 	}
 	s.Sweeper = sweep.NewLeader(s.Pool, obs)
 	return &s
@@ -128,6 +128,7 @@ func (s *Shared) Deps(name string) Deps {
 		IdempotencyHold: s.IdempotencyHold,
 		Sweep:           s.startSweep,
 		OnClose:         s.OnClose,
+		Metrics:         s.Metrics,
 		DevReset:        s.DevReset,
 	}
 }
@@ -143,7 +144,8 @@ func (s *Shared) SweepSharedTables() {
 
 // startSweep runs f every interval until Close, on the replica that holds its lease. The lease
 // lasts an interval and a half: the leader's next tick renews it in time, and a dead leader's
-// sweep moves to another replica within one and a half intervals.
+// sweep moves to another replica within one and a half intervals. The leader's runs are counted
+// and its last success timed in the metrics under what (metrics.Registry.Swept).
 func (s *Shared) startSweep(what string, every time.Duration, f func(context.Context) (int64, error)) {
 	s.OnClose(sweep.Start(s.Log, what, every, s.Sweeper.Wrap(what, every*3/2, f)))
 }

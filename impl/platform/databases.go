@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/platform/migrate"
@@ -35,6 +36,8 @@ type Options struct {
 	// AppRole is DB_APP_ROLE: Migrate grants it the rows of every table.
 	AppRole string
 	Log     *slog.Logger
+	// Tracer, when not nil, sees every statement of the pools too (the SQL spans of package tracing).
+	Tracer pgx.QueryTracer
 }
 
 // StartCluster starts the managed PostgreSQL under dir (when no DATABASE_URL is given) and makes
@@ -123,6 +126,9 @@ func Open(ctx context.Context, o Options, primary string) (*Databases, error) {
 		}
 		pc.MaxConns = poolSize(o.MaxConns, url, runtime.GOMAXPROCS(0))
 		pc.ConnConfig.Tracer = d.Conflicts
+		if o.Tracer != nil {
+			pc.ConnConfig.Tracer = multitracer.New(d.Conflicts, o.Tracer)
+		}
 		if d.Pooled && !strings.Contains(url, "default_query_exec_mode") {
 			pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 		}
@@ -169,13 +175,33 @@ func poolSize(maxConns int, url string, procs int) int32 {
 // is up to date (migrate.Ensure): replicas starting together take turns, and each finds the work
 // done. A database already at the newest schema is only read, so a role that may only read and
 // write rows starts once Migrate has run.
-func Migrated(ctx context.Context, direct *pgx.ConnConfig, f func(context.Context) error) error {
+// It logs the schema version the binary expects and the one it finds (logSchema).
+func Migrated(ctx context.Context, direct *pgx.ConnConfig, log *slog.Logger, f func(context.Context) error) error {
 	return migrate.Exclusive(ctx, direct, func(ctx context.Context) error {
 		if _, err := migrate.Ensure(ctx, direct); err != nil {
 			return err
 		}
+		logSchema(ctx, direct, log)
 		return f(ctx)
 	})
+}
+
+// logSchema writes the line that names the schema version this binary expects (its newest
+// migration) and the one the database has: at info when they match, a warning when the database's
+// is newer, which is a rollback (docs/operations.md, "Runbook: rollback"): the older binary serves
+// a schema a later release migrated, which holds only because migrations add and never take away
+// within a release's window.
+func logSchema(ctx context.Context, direct *pgx.ConnConfig, log *slog.Logger) {
+	expects, finds, err := migrate.Versions(ctx, direct)
+	switch {
+	case err != nil:
+		log.Warn("schema: cannot read the database's schema version", "expects", expects, "err", err)
+	case finds > expects:
+		log.Warn("schema: the database is newer than this binary (a rollback): serving on it; migrations of a release only add, so the older binary's queries still hold",
+			"expects", expects, "finds", finds)
+	default:
+		log.Info("schema: the database is at this binary's version", "expects", expects, "finds", finds)
+	}
 }
 
 // WaitSchema is `server -mode wait-schema` over the direct URL (DATABASE_DIRECT_URL, else
@@ -214,6 +240,7 @@ func waitSchema(ctx context.Context, direct *pgx.ConnConfig, log *slog.Logger, e
 		switch {
 		case err == nil && n == 0:
 			log.Info("wait-schema: the database has every migration of this release; the server may start")
+			logSchema(ctx, direct, log)
 			return nil
 		case err == nil:
 			log.Info("wait-schema: waiting for the release's migrations (server -mode migrate, the migration Job) before the server starts", "missing", n)

@@ -199,8 +199,8 @@ func (k *Keys) serve(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	if !rn.stored {
 		// A keyed operation whose write did not run through pgtx.Write: nothing is kept, so a retry
 		// would run it again. Tests of every keyed operation keep this from happening.
-		k.opts.Log.Error("idempotency: an answer was not kept with its write", "operation", req.op.Method+" "+req.op.Path,
-			"requestId", web.RequestID(r.Context()))
+		k.opts.Log.ErrorContext(r.Context(), "idempotency: an answer was not kept with its write", "operation", req.op.Method+" "+req.op.Path,
+			web.LogRequestID, web.RequestID(r.Context()))
 	}
 	k.opts.Hold(r.Context(), HoldBeforeReply)
 	buf.flush(w)

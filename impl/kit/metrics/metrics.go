@@ -1,5 +1,6 @@
-// Package metrics provides the server's Prometheus instruments: per-request counts and latency by
-// surface and operation, the database pool's statistics, and the /metrics handler. Everything hangs
+// Package metrics provides the server's Prometheus instruments: per-request counts (with their
+// status and refusal code) and latency by surface and operation, the database pools' statistics
+// and the standby's lag, the business and background events, the build, and the /metrics handler. Everything hangs
 // off one Registry built by the caller, so tests and embedders never share global state.
 package metrics
 
@@ -7,14 +8,16 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/triadhq/triad/impl/kit/web"
 )
 
 // Unmatched is the operation label of requests no route matched: the raw path is never a label,
@@ -29,6 +32,13 @@ type Registry struct {
 	refusals *prometheus.CounterVec
 	// names maps "METHOD /route/{pattern}" to the spec's operationId; filled before serving.
 	names map[string]string
+	// codes bounds the refusal code label.
+	codes codeSet
+	// pools are the database pools watched (WatchPool).
+	pools *poolCollector
+	// The background sweeps' instruments (Sweep).
+	sweepRuns, sweepRows *prometheus.CounterVec
+	sweepLast            *prometheus.GaugeVec
 	// surfaces maps a path's first segment ("orders", "api") to the surface whose spec has paths
 	// under it; filled before serving.
 	surfaces map[string]string
@@ -40,21 +50,23 @@ func New() *Registry {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "triad_http_requests_total",
-			Help: "HTTP requests answered, by surface, operation (operationId, else route pattern), method and status class.",
-		}, []string{"surface", "operation", "method", "status_class"}),
+			Help: "HTTP requests answered, by surface, operation (operationId, else route pattern), method, status and refusal code (the error body's code, empty for none).",
+		}, []string{"surface", "operation", "method", "status", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "triad_http_request_duration_seconds",
-			Help:    "Time from request to the handler's return, by surface, operation and method.",
+			Help:    "Time from request to the handler's return, by surface, operation, method and status class.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"surface", "operation", "method"}),
+		}, []string{"surface", "operation", "method", "status_class"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "triad_login_throttle_refusals_total",
 			Help: "Logins refused with 429 by the failed-login throttle, by surface.",
 		}, []string{"surface"}),
 		names:    map[string]string{},
 		surfaces: map[string]string{},
+		pools:    &poolCollector{},
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.refusals,
+	m.sweepRuns, m.sweepRows, m.sweepLast = newSweepInstruments()
+	m.reg.MustRegister(m.requests, m.duration, m.refusals, m.pools, buildInfo(), m.sweepRuns, m.sweepRows, m.sweepLast,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -85,16 +97,32 @@ func (m *Registry) LoginRefused(surface string) func() {
 	return c.Inc
 }
 
-// Observe records one answered request. pattern is chi's route pattern ("" when nothing matched).
-func (m *Registry) Observe(method, pattern string, status int, took time.Duration) {
+// Observe records one answered request. pattern is chi's route pattern ("" when nothing matched);
+// code is the refusal code of its error body, "" for none (web.RefusalCode).
+func (m *Registry) Observe(method, pattern string, status int, code string, took time.Duration) {
 	op := Operation(pattern)
 	surface := m.Surface(op)
 	method = normMethod(method)
-	if id, ok := m.names[method+" "+op]; ok {
-		op = id
+	op = m.name(method, op)
+	if status == 0 {
+		status = http.StatusOK
 	}
-	m.requests.WithLabelValues(surface, op, method, statusClass(status)).Inc()
-	m.duration.WithLabelValues(surface, op, method).Observe(took.Seconds())
+	m.requests.WithLabelValues(surface, op, method, statusLabel(status), m.codes.label(code)).Inc()
+	m.duration.WithLabelValues(surface, op, method, statusClass(status)).Observe(took.Seconds())
+}
+
+// OperationName is the name of the operation a request of method matched by chi's route pattern
+// ("" when nothing matched) belongs to: its operationId where the spec names one (NameOperations),
+// else its route pattern, or Unmatched. The request's trace span bears it too.
+func (m *Registry) OperationName(method, pattern string) string {
+	return m.name(normMethod(method), Operation(pattern))
+}
+
+func (m *Registry) name(method, op string) string {
+	if id, ok := m.names[method+" "+op]; ok {
+		return id
+	}
+	return op
 }
 
 // Middleware observes every request passing through it. It must sit on the root chi router so the
@@ -102,13 +130,13 @@ func (m *Registry) Observe(method, pattern string, status int, took time.Duratio
 func (m *Registry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
+		rec := &web.StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		pattern := ""
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			pattern = rc.RoutePattern()
 		}
-		m.Observe(r.Method, pattern, rec.status, time.Since(start))
+		m.Observe(r.Method, pattern, rec.Status(), web.RefusalCode(r.Context()), time.Since(start))
 	})
 }
 
@@ -156,111 +184,74 @@ func normMethod(m string) string {
 	return "other"
 }
 
-func statusClass(code int) string {
-	if code == 0 {
-		code = http.StatusOK
+func statusClass(code int) string { return strconv.Itoa(code/100) + "xx" }
+
+// statusLabel is the status as a label, every code outside 100-599 (none that net/http sends) being
+// "other", so the label has at most 501 values whatever a handler writes.
+func statusLabel(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
 	}
-	return strconv.Itoa(code/100) + "xx"
+	return statusLabels[code-100]
 }
 
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
+// statusLabels are the labels of 100..599, made once: a request's label costs no allocation.
+var statusLabels = func() (l [500]string) {
+	for i := range l {
+		l[i] = strconv.Itoa(100 + i)
 	}
-	r.ResponseWriter.WriteHeader(code)
+	return l
+}()
+
+// maxCodes bounds the refusal codes the request counter tells apart. The codes are the server's own
+// vocabulary (a few dozen constants), never a caller's text; the bound holds even if a handler
+// ever wrote one from input.
+const maxCodes = 100
+
+// OtherCode is the code label of refusals past maxCodes distinct codes, and of codes that are not
+// lower-case words (a-z, 0-9, _ and at most 64 bytes).
+const OtherCode = "other"
+
+// codeSet is the refusal codes seen so far, at most maxCodes.
+type codeSet struct {
+	mu   sync.RWMutex
+	seen map[string]struct{}
 }
 
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
+// label is code as a label value: itself while the set has room or already holds it, else OtherCode.
+func (c *codeSet) label(code string) string {
+	if code == "" {
+		return ""
 	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController and the error writer reach the writer underneath.
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// WatchPool registers a collector reading pool's statistics at each scrape.
-func (m *Registry) WatchPool(pool *pgxpool.Pool) { m.reg.MustRegister(poolCollector{pool}) }
-
-var (
-	descAcquired = prometheus.NewDesc("triad_db_pool_acquired_conns", "Connections currently checked out of the pool.", nil, nil)
-	descIdle     = prometheus.NewDesc("triad_db_pool_idle_conns", "Idle connections in the pool.", nil, nil)
-	descTotal    = prometheus.NewDesc("triad_db_pool_total_conns", "Connections open in the pool.", nil, nil)
-	descMax      = prometheus.NewDesc("triad_db_pool_max_conns", "The pool's connection limit.", nil, nil)
-	descAcqCount = prometheus.NewDesc("triad_db_pool_acquires_total", "Successful connection acquisitions.", nil, nil)
-	descAcqDur   = prometheus.NewDesc("triad_db_pool_acquire_duration_seconds_total", "Total time spent acquiring connections.", nil, nil)
-	descEmptyAcq = prometheus.NewDesc("triad_db_pool_empty_acquires_total", "Acquisitions that had to wait for a connection.", nil, nil)
-)
-
-type poolCollector struct{ pool *pgxpool.Pool }
-
-func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descAcquired, descIdle, descTotal, descMax, descAcqCount, descAcqDur, descEmptyAcq} {
-		ch <- d
+	c.mu.RLock()
+	_, ok := c.seen[code]
+	c.mu.RUnlock()
+	if ok {
+		return code
 	}
-}
-
-func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.pool.Stat()
-	ch <- prometheus.MustNewConstMetric(descAcquired, prometheus.GaugeValue, float64(s.AcquiredConns()))
-	ch <- prometheus.MustNewConstMetric(descIdle, prometheus.GaugeValue, float64(s.IdleConns()))
-	ch <- prometheus.MustNewConstMetric(descTotal, prometheus.GaugeValue, float64(s.TotalConns()))
-	ch <- prometheus.MustNewConstMetric(descMax, prometheus.GaugeValue, float64(s.MaxConns()))
-	ch <- prometheus.MustNewConstMetric(descAcqCount, prometheus.CounterValue, float64(s.AcquireCount()))
-	ch <- prometheus.MustNewConstMetric(descAcqDur, prometheus.CounterValue, s.AcquireDuration().Seconds())
-	ch <- prometheus.MustNewConstMetric(descEmptyAcq, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
-}
-
-// WatchReads exports counts (the reads sent to a standby and to the primary, pgread.Reader.Counts)
-// as triad_db_reads_total by db, read at each scrape.
-func (m *Registry) WatchReads(counts func() (standby, primary int64)) {
-	for _, db := range []string{"standby", "primary"} {
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "triad_db_reads_total",
-			Help:        "Reads that tolerate a standby's lag (lists, the brand catalog, avatars), by the database that served them.",
-			ConstLabels: prometheus.Labels{"db": db},
-		}, func() float64 {
-			s, p := counts()
-			if db == "standby" {
-				return float64(s)
-			}
-			return float64(p)
-		}))
+	if !codeWord(code) {
+		return OtherCode
 	}
-}
-
-// WatchHashQueue exports waiting (how many password hashes are queued for a worker) as the
-// triad_password_hash_queue_depth gauge of surface, read at each scrape.
-func (m *Registry) WatchHashQueue(surface string, waiting func() int) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name:        "triad_password_hash_queue_depth",
-		Help:        "Password hashes waiting for a hashing worker, by surface.",
-		ConstLabels: prometheus.Labels{"surface": surface},
-	}, func() float64 { return float64(waiting()) }))
-}
-
-// WatchConflicts exports counts (statements PostgreSQL aborted for a deadlock and for a
-// serialization failure, pgtx.Conflicts.Counts) as triad_db_conflicts_total by reason, read at
-// each scrape. Each is a transaction the one retry policy ran again; a deadlock also means two
-// writes locked rows in different orders, which docs/orders.md says none does.
-func (m *Registry) WatchConflicts(counts func() (deadlocks, serialization int64)) {
-	for _, reason := range []string{"deadlock", "serialization_failure"} {
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "triad_db_conflicts_total",
-			Help:        "Statements PostgreSQL aborted for a deadlock (40P01) or a serialization failure (40001), each retried by pgtx, by reason.",
-			ConstLabels: prometheus.Labels{"reason": reason},
-		}, func() float64 {
-			d, s := counts()
-			if reason == "deadlock" {
-				return float64(d)
-			}
-			return float64(s)
-		}))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]struct{}{}
 	}
+	if len(c.seen) >= maxCodes {
+		return OtherCode
+	}
+	c.seen[code] = struct{}{}
+	return code
+}
+
+func codeWord(code string) bool {
+	if len(code) > 64 {
+		return false
+	}
+	for _, ch := range code {
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,7 +1,8 @@
 // Package outbound is the one factory of HTTP clients that call out of the server (OAuth providers,
 // the messenger API, key sets, avatar pictures): each has a timeout, a response body cap, a bounded
 // redirect policy and a dial guard that refuses non-public addresses, so no URL an operator or a
-// user supplies can make the server reach inside its own network or hang on an endless body.
+// user supplies can make the server reach inside its own network or hang on an endless body. Each
+// call made under a traced request is a span of its trace (tracing.Transport).
 package outbound
 
 import (
@@ -13,6 +14,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/triadhq/triad/impl/kit/tracing"
 )
 
 // Errors of the guarded client (wrapped in *url.Error by http.Client).
@@ -84,7 +87,7 @@ func New(o Options) *http.Client {
 	maxRedirects := o.MaxRedirects
 	return &http.Client{
 		Timeout:   o.Timeout,
-		Transport: &capTransport{base: tr, max: o.MaxBytes},
+		Transport: &capTransport{base: tracing.Transport(tr), max: o.MaxBytes},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
 				return fmt.Errorf("%w: more than %d", ErrRedirect, maxRedirects)

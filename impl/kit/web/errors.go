@@ -4,6 +4,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -52,12 +53,32 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // contentTypeJSON is never changed: a later Add to the header appends to a full slice, which copies it.
 var contentTypeJSON = []string{"application/json"}
 
-// WriteError writes the shared error body, stamping it with the request id.
+// WriteError writes the shared error body, stamping it with the request id, and records its code
+// as the request's refusal code (RefusalCode).
 func WriteError(w http.ResponseWriter, r *http.Request, status int, e Error) {
 	if r != nil {
 		e.RequestID = RequestID(r.Context())
+		noteRefusal(r, e.Code)
 	}
 	WriteJSON(w, status, e)
+}
+
+// noteRefusal records code as the refusal code of r (outside WithRequestID it does nothing).
+func noteRefusal(r *http.Request, code string) {
+	if i := info(r.Context()); i != nil {
+		i.code = code
+	}
+}
+
+// RefusalCode is the code of the error body the request was answered with (the shared body's code,
+// or an OAuth token endpoint's error), "" when it was answered without one: a success, or a
+// refusal written some other way. The request metrics label their counts with it, so a 503
+// server_busy (a flood handled as designed) and a 503 database_unavailable (an outage) differ.
+func RefusalCode(ctx context.Context) string {
+	if i := info(ctx); i != nil {
+		return i.code
+	}
+	return ""
 }
 
 // Internal answers a request that failed inside the server, and is the one place such failures are

@@ -76,3 +76,51 @@ func markFailureLogged(ctx context.Context) {
 		i.failureLogged = true
 	}
 }
+
+// Log field names of a request's ids: every line a request causes carries both (RequestHandler).
+const (
+	LogRequestID = "request_id"
+	LogTraceID   = "trace_id"
+)
+
+// RequestHandler wraps h so that every record logged with a request's context (InfoContext and
+// the like, or any line of a logger from Logger) carries the request's id as request_id and, when
+// the request is traced, its trace id as trace_id: no call site has to remember them, and a line
+// that names either itself keeps its own. Records logged without a request's context pass
+// through as they are. The server wraps its logger in it once, at start.
+func RequestHandler(h slog.Handler) slog.Handler { return requestHandler{h} }
+
+type requestHandler struct{ slog.Handler }
+
+func (h requestHandler) Handle(ctx context.Context, r slog.Record) error {
+	if i := info(ctx); i != nil && (i.id != "" || i.traceID != "") {
+		id, trace := i.id, i.traceID
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case LogRequestID:
+				id = ""
+			case LogTraceID:
+				trace = ""
+			}
+			return true
+		})
+		if id != "" || trace != "" {
+			r = r.Clone() // the record's attributes may be shared with the caller's
+			if id != "" {
+				r.AddAttrs(slog.String(LogRequestID, id))
+			}
+			if trace != "" {
+				r.AddAttrs(slog.String(LogTraceID, trace))
+			}
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h requestHandler) WithGroup(name string) slog.Handler {
+	return requestHandler{h.Handler.WithGroup(name)}
+}

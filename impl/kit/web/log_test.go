@@ -123,3 +123,47 @@ func TestWithRequestID_KeepsAnOuterID(t *testing.T) {
 		t.Fatalf("outer id %q, inner %q, header %q: want one id", outer, inner, rec.Header().Get("X-Request-Id"))
 	}
 }
+
+// TestRequestHandler_EveryLineOfARequestNamesIt: a line logged with a request's context (by any
+// logger over RequestHandler, the request's own or a library's) carries its request_id and, once
+// the tracing middleware has named it, its trace_id; a line that names request_id itself is not
+// given a second one, and a line outside any request carries neither.
+func TestRequestHandler_EveryLineOfARequestNamesIt(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log := slog.New(RequestHandler(slog.NewJSONHandler(&logs, nil)))
+	h := WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.WarnContext(r.Context(), "before the trace")
+		SetTraceID(r.Context(), "4bf92f3577b34da6a3ce929d0e0e4736")
+		log.With("provider", "github").WarnContext(r.Context(), "library line")
+		log.InfoContext(r.Context(), "own id", LogRequestID, "kept")
+		log.Info("no context")
+	}))
+	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	req.Header.Set(RequestIDHeader, "req-1")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+		if n := strings.Count(l, `"request_id"`); n > 1 {
+			t.Errorf("request_id %d times in %s", n, l)
+		}
+	}
+	want := []struct{ id, trace any }{{"req-1", nil}, {"req-1", "4bf92f3577b34da6a3ce929d0e0e4736"},
+		{"kept", "4bf92f3577b34da6a3ce929d0e0e4736"}, {nil, nil}}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d: %s", len(lines), len(want), logs.String())
+	}
+	for i, w := range want {
+		if lines[i][LogRequestID] != w.id || lines[i][LogTraceID] != w.trace {
+			t.Errorf("line %q: request_id %v trace_id %v, want %v %v", lines[i]["msg"], lines[i][LogRequestID], lines[i][LogTraceID], w.id, w.trace)
+		}
+	}
+	if lines[1]["provider"] != "github" {
+		t.Errorf("the library's own attribute was lost: %v", lines[1])
+	}
+}

@@ -28,6 +28,10 @@ type requestInfo struct {
 	log *slog.Logger
 	// failureLogged is set once Internal has logged the request's failure with its id.
 	failureLogged bool
+	// traceID is the id of the request's trace (SetTraceID), "" when it is not traced.
+	traceID string
+	// code is the refusal code the request was answered with (RefusalCode).
+	code string
 }
 
 func info(ctx context.Context) *requestInfo {
@@ -50,6 +54,14 @@ func RequestID(ctx context.Context) string {
 func SetUser(ctx context.Context, id string) {
 	if i := info(ctx); i != nil {
 		i.user = id
+	}
+}
+
+// SetTraceID records id as the trace id of the request, so its log lines name it (trace_id, see
+// RequestHandler). The tracing middleware calls it; outside WithRequestID it does nothing.
+func SetTraceID(ctx context.Context, id string) {
+	if i := info(ctx); i != nil {
+		i.traceID = id
 	}
 }
 
@@ -132,37 +144,57 @@ func IsTooLarge(err error) bool {
 	return errors.As(err, &mbe)
 }
 
-type statusRecorder struct {
+// StatusWriter keeps the status of the response written through it, for a layer that reports the
+// request once its handler has returned (the request metrics, the trace span): Status is the status
+// written, 200 for a body written without one, 0 when nothing was written.
+type StatusWriter struct {
 	http.ResponseWriter
 	status int
-	bytes  int
 }
 
-func (s *statusRecorder) WriteHeader(code int) {
+// WriteHeader keeps the first status.
+func (s *StatusWriter) WriteHeader(code int) {
 	if s.status == 0 {
 		s.status = code
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
-func (s *statusRecorder) Write(b []byte) (int, error) {
+// Write is a 200's when no status was written.
+func (s *StatusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
-	n, err := s.ResponseWriter.Write(b)
+	return s.ResponseWriter.Write(b)
+}
+
+// Status is the status the response was given (0: none yet).
+func (s *StatusWriter) Status() int { return s.status }
+
+// Unwrap lets http.ResponseController and the writers further in reach the writer underneath.
+func (s *StatusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// statusRecorder is the access log's StatusWriter, counting the body's bytes too.
+type statusRecorder struct {
+	StatusWriter
+	bytes int
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	n, err := s.StatusWriter.Write(b)
 	s.bytes += n
 	return n, err
 }
 
-// Unwrap lets http.ResponseController reach the underlying writer (flush, deadlines).
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
 // headerWritten reports whether the response's status line has gone out, looking through the
-// writers middleware wrapped around it for the statusRecorder AccessLog installs.
+// writers middleware wrapped around it for the statusRecorder AccessLog installs (or another
+// StatusWriter).
 func headerWritten(w http.ResponseWriter) bool {
 	for {
 		switch v := w.(type) {
 		case *statusRecorder:
+			return v.status != 0
+		case *StatusWriter:
 			return v.status != 0
 		case interface{ Unwrap() http.ResponseWriter }:
 			w = v.Unwrap()
@@ -186,7 +218,7 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			rec := &statusRecorder{ResponseWriter: w}
+			rec := &statusRecorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 			ri := info(r.Context())
 			if ri == nil {
 				// Without WithRequestID in front the slot is made here, so SetUser still reaches it.
@@ -220,7 +252,7 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 			}
 			attrs := [...]slog.Attr{slog.String("request_id", ri.id), slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", status), slog.Int("bytes", rec.bytes),
-				slog.Duration("duration", time.Since(start)), slog.String("client", r.RemoteAddr), slog.String("user", ri.user)}
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.String("client", r.RemoteAddr), slog.String("user", ri.user)}
 			n := len(attrs)
 			if ri.user == "" {
 				n-- // the user is last: an anonymous request's line has no user field

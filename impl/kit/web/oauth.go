@@ -15,7 +15,9 @@ type OAuthError struct {
 // WriteOAuthError answers a token endpoint's refusal: the status, the §5.2 body, and the headers
 // §5.1 asks of every token response (Cache-Control: no-store, Pragma: no-cache). Every refusal of
 // a token endpoint is written here, the endpoint's own and the input screen's before it.
-func WriteOAuthError(w http.ResponseWriter, status int, code, description string) {
+// The code is the request's refusal code (RefusalCode), as WriteError's is.
+func WriteOAuthError(w http.ResponseWriter, r *http.Request, status int, code, description string) {
+	noteRefusal(r, code)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
 	WriteJSON(w, status, OAuthError{Error: code, Description: description})

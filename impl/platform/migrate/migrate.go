@@ -159,6 +159,31 @@ func Pending(ctx context.Context, direct *pgx.ConnConfig) (int, error) {
 	return n, nil
 }
 
+// Versions reports the newest migration this binary carries (expects) and the newest the database
+// reached with direct has applied (finds; 0 without goose's version table). finds above expects
+// is a rollback: an older binary on a schema a later release migrated. It only reads.
+func Versions(ctx context.Context, direct *pgx.ConnConfig) (expects, finds int64, err error) {
+	provider, pool, done, err := directProvider(ctx, direct)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer done()
+	for _, s := range provider.ListSources() {
+		expects = max(expects, s.Version)
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('goose_db_version') IS NOT NULL").Scan(&exists); err != nil {
+		return expects, 0, fmt.Errorf("migrate: %w", err)
+	}
+	if !exists {
+		return expects, 0, nil
+	}
+	if err := pool.QueryRow(ctx, "SELECT COALESCE(max(version_id), 0) FROM goose_db_version WHERE is_applied").Scan(&finds); err != nil {
+		return expects, 0, fmt.Errorf("migrate: %w", err)
+	}
+	return expects, finds, nil
+}
+
 // Grant lets role read and write the rows of every table (and use every sequence) of the current
 // schema, now and in the tables later migrations create (default privileges of the role running
 // Grant, the owner), and nothing else: such a role runs the server, while the owner runs

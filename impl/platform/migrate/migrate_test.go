@@ -228,3 +228,30 @@ func TestExclusive_ConcurrentIndexBuildWhileOthersWait(t *testing.T) {
 		t.Fatalf("the waiting caller: %v", err)
 	}
 }
+
+// TestVersions_NamesWhatTheBinaryExpectsAndFinds: an empty database has version 0; once migrated
+// it has the binary's newest; after a later release's migration (a rollback's situation) it has
+// more than the binary expects.
+func TestVersions_NamesWhatTheBinaryExpectsAndFinds(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cc := pool.Config().ConnConfig
+	expects, finds, err := migrate.Versions(ctx, cc)
+	if err != nil || expects <= 0 || finds != 0 {
+		t.Fatalf("empty database: expects %d finds %d (%v), want a positive version and 0", expects, finds, err)
+	}
+	if _, err := migrate.Ensure(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	if e, f, err := migrate.Versions(ctx, cc); err != nil || e != expects || f != expects {
+		t.Fatalf("migrated: expects %d finds %d (%v), want both %d", e, f, err, expects)
+	}
+	if _, err := pool.Exec(ctx, "INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)", expects+10); err != nil {
+		t.Fatal(err)
+	}
+	if e, f, err := migrate.Versions(ctx, cc); err != nil || e != expects || f != expects+10 {
+		t.Fatalf("after a later release: expects %d finds %d (%v), want %d and %d", e, f, err, expects, expects+10)
+	}
+}

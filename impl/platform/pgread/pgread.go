@@ -59,6 +59,7 @@ type Reader struct {
 	primaryPos       coalescer
 	replayPos        coalescer
 	replayed         atomic.Int64 // the standby's replay position last seen
+	primarySeen      atomic.Int64 // the primary's position last fetched
 	downUntil        atomic.Int64 // unix nanoseconds until which the standby is not tried
 	lastPrimary      atomic.Int64 // the primary's position last seen
 	primaryAway      atomic.Int64 // unix nanoseconds until which the primary's position is not asked
@@ -102,6 +103,8 @@ func (r *Reader) Pool(ctx context.Context) *pgxpool.Pool {
 	if !ok {
 		r.onPrimary.Add(1)
 		return r.primary
+	}
+	for seen := r.primarySeen.Load(); target > seen && !r.primarySeen.CompareAndSwap(seen, target); seen = r.primarySeen.Load() {
 	}
 	// A write a moment ago is usually replayed within a millisecond or two: the standby is asked
 	// again until MaxWait has passed, then the read goes to the primary.
@@ -175,6 +178,21 @@ func unreachable(err error) bool {
 	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
 }
+
+// Lag reports how far, in bytes of WAL, the standby's replay stood behind the primary as the
+// routed reads last saw them (the primary's position last fetched less the replay position last
+// seen; 0 once replay has caught up): ok is false without a standby, or before a routed read.
+// It is as fresh as the last read that tolerates lag: a standby nobody reads from is not watched.
+func (r *Reader) Lag() (bytes int64, ok bool) {
+	primary, replayed := r.primarySeen.Load(), r.replayed.Load()
+	if r.standby == nil || primary == 0 {
+		return 0, false
+	}
+	return max(0, primary-replayed), true
+}
+
+// HasStandby reports whether reads may go to a standby (DATABASE_READ_URL names one).
+func (r *Reader) HasStandby() bool { return r.standby != nil }
 
 // Counts reports how many reads went to the standby and to the primary.
 func (r *Reader) Counts() (standby, primary int64) { return r.onStandby.Load(), r.onPrimary.Load() }

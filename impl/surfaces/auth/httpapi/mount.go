@@ -116,7 +116,9 @@ func Mount(s Settings) kit.Mount {
 		shared := pgshared.New(d.Pool, st, pgshared.Options{Direct: d.Direct, Log: d.Log,
 			Logins: d.Logins(), Devices: d.Devices, Sessions: sess,
 			ConfirmPerRecipient: s.ConfirmPerRecipient, ConfirmPerClient: s.ConfirmPerClient, ConfirmWindow: s.ConfirmWindow})
-		svc, err := newService(s, d.Dev, d.SecureCookies, d.Log, store, shared)
+		mails := d.Metrics.Events("triad_auth_mails_total", "Confirmation mails of the verified (email) login, by result: sent, or failed (the relay refused or could not be reached).",
+			"result", MailSent, MailFailed)
+		svc, err := newService(s, d.Dev, d.SecureCookies, d.Log, store, shared, mails)
 		if err != nil {
 			return err
 		}

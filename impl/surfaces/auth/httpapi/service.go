@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/triadhq/triad/impl/kit/cors"
+	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/avatar"
 	"github.com/triadhq/triad/impl/surfaces/auth/logger"
@@ -24,10 +25,41 @@ const (
 	DevDirectPassword = "demo-password"
 )
 
+// The results of triad_auth_mails_total.
+const (
+	MailSent   = "sent"
+	MailFailed = "failed"
+)
+
+// countedSender counts what its Sender sends and fails to send.
+type countedSender struct {
+	provider.Sender
+	mails metrics.Events
+}
+
+func (c countedSender) Send(address, text string) error {
+	err := c.Sender.Send(address, text)
+	if err != nil {
+		c.mails.Add(MailFailed, 1)
+	} else {
+		c.mails.Add(MailSent, 1)
+	}
+	return err
+}
+
+// CheckAddress is the Sender's own check (provider.AddressChecker), which a wrapper would hide.
+func (c countedSender) CheckAddress(address string) error {
+	if ac, ok := c.Sender.(provider.AddressChecker); ok {
+		return ac.CheckAddress(address)
+	}
+	return nil
+}
+
 // newService builds the auth service from the settings, with the demo login page at /auth/; dev
 // is the server's dev mode, secureCookies marks the cookies Secure. shared (nil: in memory) holds
 // the state replicas share.
-func newService(s Settings, dev, secureCookies bool, log *slog.Logger, store avatar.Store, shared *pgshared.State) (*auth.Service, error) {
+// mails counts the confirmation mails sent and failed.
+func newService(s Settings, dev, secureCookies bool, log *slog.Logger, store avatar.Store, shared *pgshared.State, mails metrics.Events) (*auth.Service, error) {
 	secret := s.Secret
 	opts := auth.Options{
 		SecretReader:         token.SecretFunc(func(string) (string, error) { return secret, nil }),
@@ -90,7 +122,7 @@ func newService(s Settings, dev, secureCookies bool, log *slog.Logger, store ava
 		}
 		email := sender.NewEmail(sender.EmailParams{Host: m.Host, Port: m.Port, SMTPUserName: m.User,
 			SMTPPassword: m.Password, StartTLS: m.StartTLS, From: m.From}, logger.FromSlog(log))
-		if err := svc.AddVerifProvider("email", emailTemplate, email); err != nil {
+		if err := svc.AddVerifProvider("email", emailTemplate, countedSender{email, mails}); err != nil {
 			return fail(err)
 		}
 	}

@@ -303,7 +303,7 @@ func (a *Authenticator) Auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := a.Authenticate(w, r)
 		if err != nil {
-			a.log().Debug("auth refused", "method", r.Method, "path", r.URL.Path, "err", err)
+			a.log().DebugContext(r.Context(), "auth refused", "method", r.Method, "path", r.URL.Path, "err", err)
 			a.refuse(w, r, http.StatusUnauthorized, err)
 			return
 		}

@@ -25,7 +25,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if r.Method == http.MethodPost {
 		if err := r.ParseForm(); err != nil {
-			s.showError(w, "invalid_request", "malformed form body")
+			s.showError(w, r, "invalid_request", "malformed form body")
 			return
 		}
 		q = r.Form // body values first, then the query's
@@ -64,7 +64,7 @@ func (s *Server) parseAuthRequest(w http.ResponseWriter, r *http.Request, q url.
 	// Client and redirect URI first: until both are known-good, nothing may be redirected.
 	client, ok := s.clients[q.Get("client_id")]
 	if !ok {
-		s.showError(w, "invalid_client", "unknown client_id")
+		s.showError(w, r, "invalid_client", "unknown client_id")
 		return authRequest{}, false
 	}
 	redirectURI := q.Get("redirect_uri")
@@ -76,7 +76,7 @@ func (s *Server) parseAuthRequest(w http.ResponseWriter, r *http.Request, q url.
 		match = client.MatchRedirectURI
 	}
 	if redirectURI == "" || !match(redirectURI) {
-		s.showError(w, "invalid_request", "redirect_uri does not match a registered redirect URI")
+		s.showError(w, r, "invalid_request", "redirect_uri does not match a registered redirect URI")
 		return authRequest{}, false
 	}
 	ar := authRequest{client: client, redirectURI: redirectURI, redirectGiven: q.Get("redirect_uri") != "",
@@ -130,15 +130,15 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, ar authRequest,
 }
 
 // showError answers an authorization error that must not be redirected (§4.1.2.1).
-func (s *Server) showError(w http.ResponseWriter, code, desc string) {
-	s.log.Info("oauthserver: authorization refused", "error", code, "description", desc)
+func (s *Server) showError(w http.ResponseWriter, r *http.Request, code, desc string) {
+	s.log.InfoContext(r.Context(), "oauthserver: authorization refused", "error", code, "description", desc)
 	noStore(w)
 	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
 }
 
 // redirectError sends an authorization error back to the client (§4.1.2.1).
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, ar authRequest, code, desc string) {
-	s.log.Info("oauthserver: authorization refused", "error", code, "description", desc, "client_id", ar.client.ID)
+	s.log.InfoContext(r.Context(), "oauthserver: authorization refused", "error", code, "description", desc, "client_id", ar.client.ID)
 	v := url.Values{"error": {code}, "error_description": {desc}}
 	if ar.state != "" {
 		v.Set("state", ar.state)

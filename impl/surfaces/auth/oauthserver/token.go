@@ -15,7 +15,7 @@ import (
 // token is the token endpoint (RFC 6749 §4.1.3).
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
-		s.tokenError(w, http.StatusBadRequest, "invalid_request", "malformed form body")
+		s.tokenError(w, r, http.StatusBadRequest, "invalid_request", "malformed form body")
 		return
 	}
 	id, secret, basic := r.BasicAuth()
@@ -31,20 +31,20 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		if basic {
 			w.Header().Set("WWW-Authenticate", `Basic realm="oauth"`)
 		}
-		s.tokenError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
+		s.tokenError(w, r, http.StatusUnauthorized, "invalid_client", "client authentication failed")
 		return
 	}
 	if gt := r.PostForm.Get("grant_type"); gt != "authorization_code" {
 		if gt == "" {
-			s.tokenError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+			s.tokenError(w, r, http.StatusBadRequest, "invalid_request", "grant_type is required")
 			return
 		}
-		s.tokenError(w, http.StatusBadRequest, "unsupported_grant_type", "only authorization_code is supported")
+		s.tokenError(w, r, http.StatusBadRequest, "unsupported_grant_type", "only authorization_code is supported")
 		return
 	}
 	code := r.PostForm.Get("code")
 	if code == "" {
-		s.tokenError(w, http.StatusBadRequest, "invalid_request", "code is required")
+		s.tokenError(w, r, http.StatusBadRequest, "invalid_request", "code is required")
 		return
 	}
 	now := s.opts.Now()
@@ -53,22 +53,22 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	g, ok := s.codes[code]
 	switch {
 	case !ok:
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "unknown authorization code")
+		s.tokenError(w, r, http.StatusBadRequest, "invalid_grant", "unknown authorization code")
 		return
 	case g.used:
 		// A replayed code means it leaked: revoke what it bought (§4.1.2).
 		delete(s.tokens, g.issuedTokenID)
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "authorization code already used")
+		s.tokenError(w, r, http.StatusBadRequest, "invalid_grant", "authorization code already used")
 		return
 	case now.After(g.expires):
 		delete(s.codes, code)
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "authorization code expired")
+		s.tokenError(w, r, http.StatusBadRequest, "invalid_grant", "authorization code expired")
 		return
 	case g.clientID != client.ID:
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "authorization code was issued to another client")
+		s.tokenError(w, r, http.StatusBadRequest, "invalid_grant", "authorization code was issued to another client")
 		return
 	case (g.redirectGiven || r.PostForm.Has("redirect_uri")) && r.PostForm.Get("redirect_uri") != g.redirectURI:
-		s.tokenError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request")
+		s.tokenError(w, r, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request")
 		return
 	}
 	if g.challenge != "" {
@@ -77,7 +77,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		if v == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge {
 			// Whoever holds the code without its verifier may have stolen it: the code dies.
 			g.used = true
-			s.tokenError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
+			s.tokenError(w, r, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
 			return
 		}
 	}
@@ -144,8 +144,8 @@ func (s *Server) gcLocked() {
 	}
 }
 
-func (s *Server) tokenError(w http.ResponseWriter, status int, code, desc string) {
-	s.log.Info("oauthserver: token refused", "error", code, "description", desc)
+func (s *Server) tokenError(w http.ResponseWriter, r *http.Request, status int, code, desc string) {
+	s.log.InfoContext(r.Context(), "oauthserver: token refused", "error", code, "description", desc)
 	noStore(w)
 	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
 }

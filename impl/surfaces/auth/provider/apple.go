@@ -129,13 +129,13 @@ func (h *AppleHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	idToken, err := h.exchange(r.Context(), code)
 	if err != nil {
-		h.log().Warn("login: exchange", "provider", AppleName, "err", err)
+		h.log().WarnContext(r.Context(), "login: exchange", "provider", AppleName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not accept the authorization code")
 		return
 	}
 	claims, err := h.keys.Verify(r.Context(), idToken, h.conf.Issuer, h.conf.ClientID)
 	if err != nil {
-		h.log().Warn("login: id token", "provider", AppleName, "err", err)
+		h.log().WarnContext(r.Context(), "login: id token", "provider", AppleName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}

@@ -72,7 +72,7 @@ func (h *OAuth2Handler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	from := q.Get("from")
 	if safe := h.SafeFrom(from); safe != from {
-		h.log().Warn("login: ignoring a disallowed from", "provider", h.Name(), "from", from)
+		h.log().WarnContext(r.Context(), "login: ignoring a disallowed from", "provider", h.Name(), "from", from)
 		from = ""
 	}
 	hs := token.Handshake{State: token.NewID(), From: from, Session: token.IsSessionRequest(r), Provider: h.Name()}
@@ -106,7 +106,7 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		if h.guardRefused(w, r, CodeExchangeFailed, h.conf.Endpoint.TokenURL, err) {
 			return
 		}
-		h.log().Warn("login: exchange", "provider", h.Name(), "err", err)
+		h.log().WarnContext(r.Context(), "login: exchange", "provider", h.Name(), "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not accept the authorization code")
 		return
 	}
@@ -115,7 +115,7 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		if h.guardRefused(w, r, CodeUserInfoFailed, h.InfoURL, err) {
 			return
 		}
-		h.log().Warn("login: user info", "provider", h.Name(), "err", err)
+		h.log().WarnContext(r.Context(), "login: user info", "provider", h.Name(), "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}
@@ -124,7 +124,7 @@ func (h *OAuth2Handler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 		u.SetStrAttr(attr, data.Value(field))
 	}
 	if u.ID == "" {
-		h.log().Warn("login: user info without id", "provider", h.Name())
+		h.log().WarnContext(r.Context(), "login: user info without id", "provider", h.Name())
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}

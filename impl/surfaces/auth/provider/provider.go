@@ -202,7 +202,7 @@ func Finish(w http.ResponseWriter, r *http.Request, p Params, name string, res L
 		pic, err := p.AvatarSaver.Put(r.Context(), u.ID, u.Picture)
 		if err != nil {
 			// A broken picture must not block the login; the user gets no picture.
-			p.log().Warn("login: avatar", "user", u.ID, "err", err)
+			p.log().WarnContext(r.Context(), "login: avatar", "user", u.ID, "err", err)
 			pic = ""
 		}
 		u.Picture = pic
@@ -333,7 +333,7 @@ func (p Params) callback(w http.ResponseWriter, r *http.Request, provider string
 		return hc, "", false
 	}
 	if e := q.Get("error"); e != "" {
-		p.log().Warn("login: provider error", "provider", provider, "error", e)
+		p.log().WarnContext(r.Context(), "login: provider error", "provider", provider, "error", e)
 		WriteError(w, r, http.StatusUnauthorized, CodeProviderError, "the provider refused the login")
 		return hc, "", false
 	}

@@ -239,7 +239,7 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 	user := token.User{ID: strconv.FormatInt(m.From.ID, 10), Name: m.From.DisplayName()}
 	if pending, err := h.conf.Logins.Pending(ctx, arg); err != nil || !pending {
 		if err != nil {
-			h.log().Error("telegram: pending logins", "err", err)
+			h.log().ErrorContext(ctx, "telegram: pending logins", "err", err)
 		}
 		h.send(ctx, m.Chat.ID, h.ErrorMsg)
 		return
@@ -249,13 +249,13 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 	if h.AvatarSaver != nil {
 		pic, err := h.Telegram.UserPhotoURL(ctx, m.From.ID)
 		if err != nil {
-			h.log().Warn("telegram: profile photo of a user", "err", err)
+			h.log().WarnContext(ctx, "telegram: profile photo of a user", "err", err)
 		}
 		user.Picture = pic
 	}
 	confirmed, err := h.conf.Logins.Confirm(ctx, arg, user)
 	if err != nil {
-		h.log().Error("telegram: confirm a login", "err", err)
+		h.log().ErrorContext(ctx, "telegram: confirm a login", "err", err)
 	}
 	if !confirmed {
 		h.send(ctx, m.Chat.ID, h.ErrorMsg)
@@ -266,6 +266,6 @@ func (h *TelegramHandler) handleUpdate(ctx context.Context, u telegram.Update) {
 
 func (h *TelegramHandler) send(ctx context.Context, chatID int64, text string) {
 	if err := h.Telegram.SendMessage(ctx, chatID, text); err != nil {
-		h.log().Warn("telegram: sendMessage", "err", err)
+		h.log().WarnContext(ctx, "telegram: sendMessage", "err", err)
 	}
 }

@@ -61,7 +61,7 @@ func (h *TwitterHandler) LoginHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	temp, err := h.conf.RequestToken(r.Context())
 	if err != nil {
-		h.log().Warn("login: request token", "provider", TwitterName, "err", err)
+		h.log().WarnContext(r.Context(), "login: request token", "provider", TwitterName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not start the login")
 		return
 	}
@@ -101,13 +101,13 @@ func (h *TwitterHandler) AuthHandler(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	acc, _, err := h.conf.AccessToken(ctx, oauth1.Credentials{Token: hc.Handshake.State, Secret: hc.Handshake.Verifier}, verifier)
 	if err != nil {
-		h.log().Warn("login: access token", "provider", TwitterName, "err", err)
+		h.log().WarnContext(r.Context(), "login: access token", "provider", TwitterName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeExchangeFailed, "the provider did not accept the authorization")
 		return
 	}
 	u, err := h.verifyCredentials(r, acc)
 	if err != nil {
-		h.log().Warn("login: user info", "provider", TwitterName, "err", err)
+		h.log().WarnContext(r.Context(), "login: user info", "provider", TwitterName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeUserInfoFailed, "could not read the user from the provider")
 		return
 	}

@@ -10,6 +10,9 @@ import (
 	"time"
 	"unicode"
 
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/triadhq/triad/impl/kit/tracing"
 	"github.com/triadhq/triad/impl/kit/web"
 	"github.com/triadhq/triad/impl/surfaces/auth/token"
 )
@@ -147,8 +150,12 @@ func (h *VerifyHandler) send(w http.ResponseWriter, r *http.Request) {
 		web.Internal(w, r, fmt.Errorf("verified %s: message template: %w", h.ProviderName, err))
 		return
 	}
-	if err := h.Sender.Send(address, buf.String()); err != nil {
-		h.log().Warn("verified login: send", "provider", h.ProviderName, "address", address, "err", err)
+	_, sent := tracing.Start(r.Context(), "send "+h.ProviderName, attribute.String("auth.provider", h.ProviderName))
+	err = h.Sender.Send(address, buf.String())
+	sent(err)
+	if err != nil {
+		// Not the address: a warning is no place for personal data (the request id finds the request).
+		h.log().WarnContext(r.Context(), "verified login: send", "provider", h.ProviderName, "err", err)
 		WriteError(w, r, http.StatusBadGateway, CodeSendFailed, "the confirmation message could not be sent")
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
+	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/kit/tokenedge"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 )
@@ -35,7 +36,18 @@ type API struct {
 	svc  *orders.Service
 	edge *tokenedge.Edge[orders.Principal]
 	opts Options
+	// events counts the orders' moves (EventCreated, ...): triad_orders_events_total.
+	events metrics.Events
 }
+
+// The events of triad_orders_events_total: the customer's create and accept, and the sweeps'
+// acceptance of an order left READY unanswered and return of one left IN PROGRESS untouched.
+const (
+	EventCreated      = "created"
+	EventAccepted     = "accepted"
+	EventAutoAccepted = "auto_accepted"
+	EventExpired      = "expired"
+)
 
 // DeviceCookie is the cookie the token endpoint keeps a client's device token in.
 const DeviceCookie = "orders_device"

@@ -48,6 +48,9 @@ func Mount(s Settings) kit.Mount {
 		if err != nil {
 			return err
 		}
+		api.events = d.Metrics.Events("triad_orders_events_total",
+			"Orders created and accepted by their customers, accepted by the sweep after going unanswered (auto_accepted), and returned to WAITING after going untouched IN PROGRESS (expired), by event.",
+			"event", EventCreated, EventAccepted, EventAutoAccepted, EventExpired)
 		if d.Dev {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			created, err := devdata.Load(ctx, d.Pool, api.Service())
@@ -69,10 +72,14 @@ func Mount(s Settings) kit.Mount {
 		if d.Sweep != nil {
 			d.Sweep("ledger partitions", time.Hour, api.svc.MaintainLedger)
 			d.Sweep("orders in progress", staleSweepEvery(s.InProgressTimeout), func(ctx context.Context) (int64, error) {
-				return api.svc.ExpireStale(ctx, s.InProgressTimeout)
+				n, err := api.svc.ExpireStale(ctx, s.InProgressTimeout)
+				api.events.Add(EventExpired, n)
+				return n, err
 			})
 			d.Sweep("orders ready unanswered", staleSweepEvery(s.ReadyTimeout), func(ctx context.Context) (int64, error) {
-				return api.svc.AcceptStale(ctx, s.ReadyTimeout)
+				n, err := api.svc.AcceptStale(ctx, s.ReadyTimeout)
+				api.events.Add(EventAutoAccepted, n)
+				return n, err
 			})
 			d.Sweep("order cool-downs", time.Hour, api.svc.SweepCooldowns)
 		}

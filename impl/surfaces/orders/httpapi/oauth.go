@@ -53,13 +53,13 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 			web.WriteError(w, r, http.StatusRequestEntityTooLarge, web.TooLarge())
 			return
 		}
-		oauthFail(w, http.StatusBadRequest, "invalid_request", "the request parameters could not be parsed")
+		oauthFail(w, r, http.StatusBadRequest, "invalid_request", "the request parameters could not be parsed")
 		return
 	}
 	// §3.2: parameters must not be repeated (a value in both query and body counts twice).
 	for name, vals := range r.Form {
 		if len(vals) > 1 {
-			oauthFail(w, http.StatusBadRequest, "invalid_request", "parameter "+name+" is repeated")
+			oauthFail(w, r, http.StatusBadRequest, "invalid_request", "parameter "+name+" is repeated")
 			return
 		}
 	}
@@ -67,7 +67,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		if r.Form.Has("client_id") || r.Form.Has("client_secret") {
-			oauthFail(w, http.StatusBadRequest, "invalid_request", "use exactly one client authentication method")
+			oauthFail(w, r, http.StatusBadRequest, "invalid_request", "use exactly one client authentication method")
 			return
 		}
 		// §2.3.1: Basic credentials are form-encoded before base64.
@@ -75,7 +75,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 		id, err1 = url.QueryUnescape(id)
 		secret, err2 = url.QueryUnescape(secret)
 		if err1 != nil || err2 != nil {
-			a.invalidClient(w)
+			a.invalidClient(w, r)
 			return
 		}
 	} else {
@@ -86,26 +86,26 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	idOK := equalSecret(id, a.opts.ClientID)
 	secretOK := equalSecret(secret, a.opts.ClientSecret)
 	if !idOK || !secretOK {
-		a.invalidClient(w)
+		a.invalidClient(w, r)
 		return
 	}
 
 	switch gt := r.Form.Get("grant_type"); gt {
 	case "password":
 	case "":
-		oauthFail(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+		oauthFail(w, r, http.StatusBadRequest, "invalid_request", "grant_type is required")
 		return
 	default:
-		oauthFail(w, http.StatusBadRequest, "unsupported_grant_type", "only the password grant is supported")
+		oauthFail(w, r, http.StatusBadRequest, "unsupported_grant_type", "only the password grant is supported")
 		return
 	}
 	username, pw := r.Form.Get("username"), r.Form.Get("password")
 	if username == "" {
-		oauthFail(w, http.StatusBadRequest, "invalid_request", "username is required")
+		oauthFail(w, r, http.StatusBadRequest, "invalid_request", "username is required")
 		return
 	}
 	if pw == "" {
-		oauthFail(w, http.StatusBadRequest, "invalid_request", "password is required")
+		oauthFail(w, r, http.StatusBadRequest, "invalid_request", "password is required")
 		return
 	}
 	// The shared login guard (impl/credentials/loginguard): a busy hasher is refused before any database work,
@@ -129,20 +129,20 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 	case errors.Is(err, password.ErrBusy):
 		w.Header().Set("Retry-After", "1")
-		oauthFail(w, http.StatusServiceUnavailable, "temporarily_unavailable", refusal.MessageServerBusy)
+		oauthFail(w, r, http.StatusServiceUnavailable, "temporarily_unavailable", refusal.MessageServerBusy)
 		return
 	case errors.Is(err, password.ErrClientBusy):
 		// RFC 6749 has no rate-limit code either: temporarily_unavailable, with 429 (RFC 6585)
 		// and Retry-After saying that this client, not the server, is over its share.
 		w.Header().Set("Retry-After", "1")
-		oauthFail(w, http.StatusTooManyRequests, "temporarily_unavailable", refusal.MessageTooManyRequests)
+		oauthFail(w, r, http.StatusTooManyRequests, "temporarily_unavailable", refusal.MessageTooManyRequests)
 		return
 	case refused:
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		oauthFail(w, http.StatusTooManyRequests, "invalid_grant", refusedMsg)
+		oauthFail(w, r, http.StatusTooManyRequests, "invalid_grant", refusedMsg)
 		return
 	case errors.Is(err, domainerr.InvalidCredentials):
-		oauthFail(w, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
+		oauthFail(w, r, http.StatusBadRequest, "invalid_grant", "username or password is incorrect")
 		return
 	default:
 		a.oauthInternal(w, r, err)
@@ -165,9 +165,9 @@ func equalSecret(got, want string) bool {
 	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
-func (a *API) invalidClient(w http.ResponseWriter) {
+func (a *API) invalidClient(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="orders"`)
-	oauthFail(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
+	oauthFail(w, r, http.StatusUnauthorized, "invalid_client", "client authentication failed")
 }
 
 func (a *API) oauthInternal(w http.ResponseWriter, r *http.Request, err error) {
@@ -178,10 +178,10 @@ func (a *API) oauthInternal(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	web.LogFailure(w, r, fmt.Errorf("orders: token endpoint: %w", err))
-	oauthFail(w, http.StatusInternalServerError, "server_error", "internal server error")
+	oauthFail(w, r, http.StatusInternalServerError, "server_error", "internal server error")
 }
 
 // oauthFail answers a refusal of the token endpoint with the RFC 6749 §5.2 body.
-func oauthFail(w http.ResponseWriter, status int, code, desc string) {
-	web.WriteOAuthError(w, status, code, desc)
+func oauthFail(w http.ResponseWriter, r *http.Request, status int, code, desc string) {
+	web.WriteOAuthError(w, r, status, code, desc)
 }

@@ -93,6 +93,7 @@ func (s *server) CreateOrder(ctx context.Context, req ordersapi.CreateOrderReque
 	if err != nil {
 		return nil, err
 	}
+	s.a.events.Add(EventCreated, 1)
 	return created(o), nil
 }
 
@@ -162,6 +163,7 @@ func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderReque
 	if err != nil {
 		return nil, err
 	}
+	s.a.events.Add(EventAccepted, 1)
 	return ordersapi.AcceptOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
 }
 
