@@ -198,6 +198,8 @@ type Querier interface {
 	ListWaitingByPriceAsc(ctx context.Context, arg ListWaitingByPriceAscParams) ([]ListWaitingByPriceAscRow, error)
 	// ListWaitingByPriceDesc: the new-orders list (WAITING, no performer yet), by Price desc.
 	ListWaitingByPriceDesc(ctx context.Context, arg ListWaitingByPriceDescParams) ([]ListWaitingByPriceDescRow, error)
+	// LoginNetworkKnown reports whether a key marked by RememberLoginNetwork is still known at now.
+	LoginNetworkKnown(ctx context.Context, arg LoginNetworkKnownParams) (bool, error)
 	// OrderListTotal is the exact size of one list: the sum of its counter's slots (0 for a list never
 	// counted).
 	OrderListTotal(ctx context.Context, arg OrderListTotalParams) (int64, error)
@@ -227,6 +229,9 @@ type Querier interface {
 	// before: the order, the performer, the cool-down row, the counter slots (new-orders, then
 	// performer).
 	ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (ReleaseOrderRow, error)
+	// RememberLoginNetwork marks a key (an account and a client network it signed in from) known
+	// until expires_at, or later if it already was; the row counts no attempts.
+	RememberLoginNetwork(ctx context.Context, arg RememberLoginNetworkParams) error
 	// ReserveLoginAttempt counts one attempt for key unless it already has max in its window; a key
 	// without a row or whose window ended starts a new window ending at expires_at. It returns the end
 	// of the window counted in, or no row when the key is blocked.

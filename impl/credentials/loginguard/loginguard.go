@@ -139,10 +139,12 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 		deviceID, renew, trusted = g.devices.Check(presented, account)
 	}
 	if trusted {
-		// The account's devices share a place at the hasher of their own, apart from their
-		// address's, which guessers at the same address or behind the same proxy may fill.
-		// Its hashes do not queue behind strangers' either (password.WithPriority).
-		ctx = password.WithPriority(password.WithClient(ctx, throttle.DeviceKey("account|"+throttle.FoldAccount(account))))
+		// The devices at one address share a place at the hasher of their own, apart from the
+		// address's strangers, which guessers at the same address or behind the same proxy may
+		// fill. Its hashes do not queue behind strangers' either (password.WithPriority). One
+		// place per address, not per account: K accounts farmed and signed in from one address
+		// would otherwise bring K priority shares and crowd every other device out.
+		ctx = password.WithPriority(password.WithClient(ctx, throttle.DevicesAtKey(remoteAddr)))
 	}
 	// The login's place at the hasher is taken now, before the database work, and held until it
 	// is answered (password.Admit): a check that only asked whether there was room would let every
@@ -155,8 +157,14 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 	defer func() { admitted() }()
 	var res throttle.Reservation
 	if trusted {
-		res, err = g.limiter.ReserveDevice(ctx, deviceID)
-	} else {
+		res, err = g.limiter.ReserveDevice(ctx, deviceID, account, remoteAddr)
+	}
+	if !trusted || err == nil && res.Blocked {
+		// A device that spent its own guesses (a thief holding the token, or its owner
+		// mistyping) is a stranger again, not locked: its owner still gets in from a network
+		// the account knows, within the account's bound (throttle's known networks), and is
+		// given a fresh token, whose device has no failures.
+		trusted = false
 		res, err = g.limiter.ReserveLogin(ctx, account, remoteAddr)
 	}
 	if err != nil {
