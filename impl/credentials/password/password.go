@@ -132,8 +132,8 @@ func NewSized(p Params, workers, queue int) *Hasher {
 // signed in to the account before). Such a call does not queue behind strangers' hashes: besides
 // the workers it may take the Hasher's one priority worker, whichever frees first, and Admit
 // admits it outside the strangers' count. So guessers filling the hasher from the device's address
-// or from anywhere delay a device's login by at most one hash. Their number stays bounded: each
-// account's devices share one client's places (WithClient), and the priority worker adds one
+// or from anywhere delay a device's login by at most one hash. Their number stays bounded: the
+// devices at one address share one client's places (WithClient), whatever their accounts, and the priority worker adds one
 // hash's memory to the hasher's bound.
 func WithPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, priorityKey{}, true)
