@@ -95,6 +95,9 @@ func settings(c *Config) []*setting {
 		set("orders-list-share", "ORDERS_LIST_SHARE", &c.Orders.ListShare, 0,
 			"list pages one user reads at once per replica, more wait their turn; 0 is a quarter of the database pool, at least 1", atLeast(0)).
 			docs("list pages (`GET /orders`, `GET /users/{id}/orders`) one user reads at once on each replica while others read; more wait for one of that user's places, never another user's (a lone user's pages starting at most 100 rows in go beyond it while the pool has more than one connection free); `0` is a quarter of the database pool (`DB_MAX_CONNS` or pgx's default), at least 1"),
+		set("orders-write-share", "ORDERS_WRITE_SHARE", &c.Orders.WriteShare, 0,
+			"writes and own-account reads one user runs at once per replica, up to 4 times as many more wait, the rest get 429; 0 is a quarter of the database pool, at least 1", atLeast(0)).
+			docs("writes (`POST /orders` and every `PATCH /orders/{id}/…`) and `GET /authenticated` one user runs at once on each replica; up to four times as many more wait for one of that user's places, and past that they are answered 429 `too_many_requests` with `Retry-After: 1` before any database work, so one user on many connections leaves the pool to others; `0` is a quarter of the database pool (`DB_MAX_CONNS` or pgx's default), at least 1"),
 		set("orders-list-timeout", "ORDERS_LIST_TIMEOUT", &c.Orders.ListTimeout, orders.Limits.ListTimeout,
 			"longest a list page's query may run before it is cancelled and answered 503 server_busy", atLeast(time.Millisecond)).
 			docs("the `statement_timeout` of each list page's query; a page past it is cancelled and answered 503 `server_busy` with `Retry-After: 1`"),

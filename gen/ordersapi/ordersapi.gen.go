@@ -440,6 +440,9 @@ type OrderOK = Order
 // TooLarge The body of every refusal on this surface.
 type TooLarge = Error
 
+// TooManyAtOnce The body of every refusal on this surface.
+type TooManyAtOnce = Error
+
 // Unauthorized The body of every refusal on this surface.
 type Unauthorized = Error
 
@@ -1853,6 +1856,11 @@ type GetAuthenticatedUserResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetAuthenticatedUserResponse429Headers the declared response headers of an HTTP 429 response for GetAuthenticatedUser
+type GetAuthenticatedUserResponse429Headers struct {
+	RetryAfter int
+}
+
 // GetAuthenticatedUserResponse503Headers the declared response headers of an HTTP 503 response for GetAuthenticatedUser
 type GetAuthenticatedUserResponse503Headers struct {
 	RetryAfter *int
@@ -1867,12 +1875,16 @@ type GetAuthenticatedUserResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAuthenticatedUserResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAuthenticatedUserResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetAuthenticatedUserResponse503Headers
 }
@@ -1890,6 +1902,11 @@ func (r GetAuthenticatedUserResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetAuthenticatedUserResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAuthenticatedUserResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2032,6 +2049,11 @@ type CreateOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreateOrderResponse429Headers the declared response headers of an HTTP 429 response for CreateOrder
+type CreateOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // CreateOrderResponse503Headers the declared response headers of an HTTP 503 response for CreateOrder
 type CreateOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2056,6 +2078,8 @@ type CreateOrderResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *IdempotencyKeyReused
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2064,6 +2088,8 @@ type CreateOrderResponse struct {
 	Headers201 *CreateOrderResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateOrderResponse503Headers
 }
@@ -2106,6 +2132,11 @@ func (r CreateOrderResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreateOrderResponse) GetJSON422() *IdempotencyKeyReused {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2242,6 +2273,11 @@ type AcceptOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AcceptOrderResponse429Headers the declared response headers of an HTTP 429 response for AcceptOrder
+type AcceptOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // AcceptOrderResponse503Headers the declared response headers of an HTTP 503 response for AcceptOrder
 type AcceptOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2262,12 +2298,16 @@ type AcceptOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AcceptOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AcceptOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *AcceptOrderResponse503Headers
 }
@@ -2300,6 +2340,11 @@ func (r AcceptOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r AcceptOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AcceptOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2346,6 +2391,11 @@ type CancelOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CancelOrderResponse429Headers the declared response headers of an HTTP 429 response for CancelOrder
+type CancelOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // CancelOrderResponse503Headers the declared response headers of an HTTP 503 response for CancelOrder
 type CancelOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2366,12 +2416,16 @@ type CancelOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CancelOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CancelOrderResponse503Headers
 }
@@ -2404,6 +2458,11 @@ func (r CancelOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r CancelOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2450,6 +2509,11 @@ type PassOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PassOrderResponse429Headers the declared response headers of an HTTP 429 response for PassOrder
+type PassOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // PassOrderResponse503Headers the declared response headers of an HTTP 503 response for PassOrder
 type PassOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2470,12 +2534,16 @@ type PassOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *WrongState
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PassOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PassOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PassOrderResponse503Headers
 }
@@ -2508,6 +2576,11 @@ func (r PassOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PassOrderResponse) GetJSON409() *WrongState {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PassOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2554,6 +2627,11 @@ type RejectOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RejectOrderResponse429Headers the declared response headers of an HTTP 429 response for RejectOrder
+type RejectOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // RejectOrderResponse503Headers the declared response headers of an HTTP 503 response for RejectOrder
 type RejectOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2574,12 +2652,16 @@ type RejectOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RejectOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RejectOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RejectOrderResponse503Headers
 }
@@ -2612,6 +2694,11 @@ func (r RejectOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RejectOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RejectOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2658,6 +2745,11 @@ type ReleaseOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ReleaseOrderResponse429Headers the declared response headers of an HTTP 429 response for ReleaseOrder
+type ReleaseOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // ReleaseOrderResponse503Headers the declared response headers of an HTTP 503 response for ReleaseOrder
 type ReleaseOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2678,12 +2770,16 @@ type ReleaseOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReleaseOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReleaseOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ReleaseOrderResponse503Headers
 }
@@ -2716,6 +2812,11 @@ func (r ReleaseOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r ReleaseOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReleaseOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2762,6 +2863,11 @@ type TakeOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// TakeOrderResponse429Headers the declared response headers of an HTTP 429 response for TakeOrder
+type TakeOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // TakeOrderResponse503Headers the declared response headers of an HTTP 503 response for TakeOrder
 type TakeOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2782,12 +2888,16 @@ type TakeOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TakeOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TakeOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *TakeOrderResponse503Headers
 }
@@ -2820,6 +2930,11 @@ func (r TakeOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r TakeOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TakeOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3373,6 +3488,13 @@ func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUse
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3400,6 +3522,16 @@ func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUse
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAuthenticatedUserResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAuthenticatedUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3569,6 +3701,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3613,6 +3752,16 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3768,6 +3917,13 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3795,6 +3951,16 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AcceptOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AcceptOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3866,6 +4032,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3893,6 +4066,16 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CancelOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3964,6 +4147,13 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3991,6 +4181,16 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PassOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PassOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4062,6 +4262,13 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4089,6 +4296,16 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RejectOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RejectOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4160,6 +4377,13 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4187,6 +4411,16 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReleaseOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReleaseOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4258,6 +4492,13 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4285,6 +4526,16 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers TakeOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers TakeOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -5203,6 +5454,15 @@ type OrderPageJSONResponse OrderPage
 
 type TooLargeJSONResponse Error
 
+type TooManyAtOnceResponseHeaders struct {
+	RetryAfter int
+}
+type TooManyAtOnceJSONResponse struct {
+	Body Error
+
+	Headers TooManyAtOnceResponseHeaders
+}
+
 type UnauthorizedResponseHeaders struct {
 	WWWAuthenticate *string
 }
@@ -5273,6 +5533,21 @@ func (response GetAuthenticatedUser401JSONResponse) VisitGetAuthenticatedUserRes
 		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthenticatedUser429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response GetAuthenticatedUser429JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5548,6 +5823,21 @@ func (response CreateOrder422JSONResponse) VisitCreateOrderResponse(w http.Respo
 	return err
 }
 
+type CreateOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response CreateOrder429JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response CreateOrder500JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
@@ -5772,6 +6062,21 @@ func (response AcceptOrder409JSONResponse) VisitAcceptOrderResponse(w http.Respo
 	return err
 }
 
+type AcceptOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response AcceptOrder429JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AcceptOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response AcceptOrder500JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
@@ -5894,6 +6199,21 @@ func (response CancelOrder409JSONResponse) VisitCancelOrderResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response CancelOrder429JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6024,6 +6344,21 @@ func (response PassOrder409JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
+type PassOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response PassOrder429JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PassOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response PassOrder500JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
@@ -6146,6 +6481,21 @@ func (response RejectOrder409JSONResponse) VisitRejectOrderResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response RejectOrder429JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6276,6 +6626,21 @@ func (response ReleaseOrder409JSONResponse) VisitReleaseOrderResponse(w http.Res
 	return err
 }
 
+type ReleaseOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response ReleaseOrder429JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ReleaseOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response ReleaseOrder500JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
@@ -6398,6 +6763,21 @@ func (response TakeOrder409JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response TakeOrder429JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7105,199 +7485,204 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rkhs3liD8KvjymwmR7iTFYqlki4yJDVmWPZq2JY0u4dkWtUUwEyTRlQTYAFgU3dL+3Ij9u3/2BTZi",
-	"3mP2TeZJNs45ABJJJuuilqXuDjvsMCsTicvBwbmfgz9nhV6ttRLK2Wz052wpeCkM/nxSitVaO6HcC7Gu",
-	"+E6U8LQUtjBy7aRW2SibOrMRU7ZdCsXcUlrGld0Kw6RlbimYddqIkmklmJ4zrpjgppLCMCP+tBHWsa10",
-	"S2rJV4JN45DFrvd7sZuyjtJuKdWCbbllJfTDF1yq7pjxmRXKMa0YZ3NprPND97M8s8VSrDjMVqjNKhu9",
-	"yWCa2ds8E+/4al2JbERP8szt1vCXdUaqRfbhw4c8W3PDV8LtQ6HY/V7sDiHwE78QtNiwJsvngjnNjHBm",
-	"xzql4XPXk8LNe0vn1nwtezJZ5oXY9Qjo3T57tRS0mIlqQIizC7FjZqNszrgqmXQppD2UpaohWXLHZ9wK",
-	"5gxXlhcwWcYt2y65myjpWGEEd8KOGGdWmEthmFtyx0opLOMAyx1ba6kcqwS/FJYJ6ZbCsLAdHe6XB3NK",
-	"V9+dKG3wwdZIJ2j6yXTjhwvhLI1Jb7p99pAZsRZ8Hytg6bBotxQThU8CbDor4Za6zNmau2XO/rQRZocf",
-	"641jU14Uwtpzpy+Emuas0ApwmcGOY38zXe66bLaLI01UwatKmDA30UAswryczY1eIXwIbjmba8OG99hS",
-	"b4zN2YqbC1FOVI3LrhfOz4jhcaE9LJZcLYQNIKXN9xPwx4dv3FIoJwvuRMk2Vph8orZLWSwF7JieE2Rx",
-	"nQzXaZl0bG0EnA07xqlxxfRaGI4oEIDDqXmOwxSVFMpNFC9LAz11uGJPnl/e9y8ARDDO3fv3ujmzGo/z",
-	"pbTSaXPH4vYonM9KCNxoDahyx9YbipOuRALSg/MPvVgnq4owSlpmxHxjRUlN7g0eTNQ0OTfnF2J3LtX5",
-	"xoopgnP6AtCq93DuhBmxk+k40oU41lJbEbC9lKJkS12VdqL8DuDaYKEJZnOgMIWgzYnYSGeS1hm7P5jy",
-	"cNgyZSOgxbTPnqlqx+wG9w7OnIGu1451ABpIM9hWb6qSXQixpp55BbusuyPGgT7gEwY7zOZcVhuDRBaR",
-	"mdZIGFaydH3h+HGAEyDL/gGeKI/nor/oI/KYEldJSwOM2nIgvHM236gSt4qISRkQJR0BEG3d26z7EwUg",
-	"vOTVRgT0xoNtGdLxzp822gnLpCqqTSnKnMk5veHUGEFyx7KXzmwKtwGC970UVTlRRLu7Y2heAjCMsEtm",
-	"uCr1yg/Y4ez16yffAbyX0OH0bD4o7vOh6H1TDkTvXvH1vPeAn530TotheTIbiK/n9+9NuxO1BpontgE4",
-	"ffZUM89DqOscONB6Y9baihF7ueWLhTDs9RO/eXPAaOkYAJTj7KwotCon6pUBYDE4jNQUjjqcl4rvDmlP",
-	"R5u8iXZAvXKgVIBo3f5EZXkmgSERM8nyTPEVsLY9ntpgjyv+7kehFm6ZjYZnZ3m2kir8fQKM0DlhoM//",
-	"9ub/6/33t7/7hxaGmWfPAEGefHfIGmHDEXvuWCbLPvtWVHrLTloO94AOWICstKwUl2ylS3HHegQ8yRmv",
-	"ZAEPOj8/fPLqydMfumNmBAduCHuKb1mn1IW9a9eisP1VmSc70u0HCAG3qOEjyyzPYH+lAQkHKHRDgggS",
-	"w0mezbVZcQffKHf/XobwkiuQME4iYKRyYiEMQuY5X4hDsPxBGN0D5lyyNV8IpjarmTBALfHPFQdKyI0D",
-	"4rPS1rGTwWAwYNKJFZwPR0SqktaN2BQ+mbL/+78namrlL2LK/vN//h//QSd8j92eDAYEbWgGf+X0/Cw8",
-	"x0Mm5nxTOWoz9E0mivpLvkZmXQoBxwN7adnSnE2d1ucVNwtgeUR9p5VcSTf1FGCisI8wxUC9YAhuL4ja",
-	"+D3GE8ENgyMOoiSrtFogEILcQ8cCkSU5DSgT1JsN4zROgF9xNhokwuGgudWnQ9hq/s5vNQAj2fpB69a/",
-	"lL+0bD0gBK5vHEENUE42mnUQYKYNojUG760Kemxf1TBd1vC6dV2L0C+1cS1KwBwI8RRYEf3MS2kEypxT",
-	"mjw+ZVNZTnM2XRtZCGrtGcdDRzw8fsam3BbQZKKmMNaUdQK88E13zJz0XHNmQJJB3lP22XehmSxzaNln",
-	"zxAvcAb0QQBrB0F6FFUsrDUF6j8YMc9G2f9/t9aY7tJbexdpIEIHVQgj7ForK1CD+JaXL4h9wF9eDIWf",
-	"fL2uQLaTWt39owVQJuQGWpYwj0teyRIbnQObF0CuSuG4rGw2ehObwVmzS5ozLjYbNbbJLxLYRpZneAxx",
-	"l1fCWiRT2WpjHZsJwMZKcEBHkCAMLxzsfh5H2qgLpbfqnEapRyt0pTdmb6C6e4miLkplgAx42BHJCTTJ",
-	"AGsjCmlp0qFzRJr2RQwPFrHklyIeqiGbG1KAeMVKuZDOZh/ept8ECa7UJI6zFXcFEcSHz58wYCZy7jfK",
-	"8wph3ROY1ul8yB8Ug/JE3Jud8ftF9uGmGPNwLR8bow0hzN6BOtjz6aihYh7MFLTAdJpjNvU4MmWAz5YJ",
-	"Xvhz2IdJNtXaFyiVfhR6tgu4jZ3H6e2JIajQR4lyT5YewxvGUfICIRGbpHLY59mFI7L7iLUuqADtYCbm",
-	"2oh2BaHTFN1ACgEiiGSnO2b7lo4+e301EGgfFYhovPq4vfMfnwuEQeO0+ldBlwgtPgfYG7OajkAJidPx",
-	"ms4YjwMAkhlxKUAzCvDjM5CppcvZNE52yuYSdZUoLfhlVXqBYHyq3fd6oz7uCCjtzuf4dQpBL7Z+jeeU",
-	"Xn8a+MThpiOmtBePl6gmSRS0syCUP/v9LdcT2HE2yoaD4f3e4KQ3GL46GYwG8O8fsjwrNtbplTCAACf5",
-	"gXgjlSNRTSgi19Ds6zxbCwOShzAwDDwc5tnGwpYir53pGUyaiPzoZDjon+WZddxtLGgwT9nzF89+ePH4",
-	"5cubgxAB0Aa/qJV4DRWmi1YyCQ1q4AXh/Tbo4Fu++VVB2Q4krxMha1v7qZNmgSIqiogoATrtePW4Eisy",
-	"+Z74J7Bc+PPD7SCMUGqB8jMlolCP0LYI2Vda/wjy7UedM3+cz6NakbVxcSQKEi0lLLT6DFTrYHKeZeN0",
-	"Otqg0laKouJGlOwRrb1H2nYX5qsvPTISaboDKt5KEpV/rfjGLbWRv3wkl96kHaRQS0yMIHdHPfjTACUd",
-	"NsBDcAMLRaFdWraS1qJxyouVwBLFuzVMgnVefP+I3f/6jDSfxDXx888/9x4mxtEWneRbGscIXq3+aULU",
-	"2E6yqTejTJG5/NMkkwqFLTITTzLvy/D2UWTGVii351WIXoQjo+TsSPdtHgfa30suKz6rbnEyEBLB0L/X",
-	"g92sVtzsPLmL3oCCK+BGM5AkebFEXEAzVoIqofH5JumyKc4lPUrLknZjb/uT6JURW2/tstceQUA3RPtv",
-	"N3Z3uIA1t3arTQlsbknK8XxTVaxjxEJa543bWlW7bsuKqOfzGXS9vxAvB0jL4PWYoeVywaViqExVu+un",
-	"/mmOShvY/ZE5vn3MyMXSMaW3aLTXG4ck16CZl4xIes6ea+sWRrz81x+78A5EBbPB1mRKMcLqjSkE67z8",
-	"1x9fvnr46jErKm4tOzsdwT4CpEtpL3K2EittduhLUaSp2z3J1duc++xFYgSGRRAvggE9TgCSpEZ7tImz",
-	"xobyymo2TbZvOmLiUphdRIgeIASOrc1FvY/BX8S2XDqQsMnoTDjD2bzSGjXQdDQLsKn0QipLbo5U4YKl",
-	"BbuB9wnk0ZlinTYoeaqdN7QTidnzSOD6ONmsDld25CPCAOCkd6x3cBmuYP2uySycXAniGLh43AuuClFV",
-	"otyjnskQh4Tzpd8dpwl4XqPBcy3V4gghPGsxFxFhs5v1Whsnyp9EKfkrbPRRDCx2dL6Cns5xvP3jnAoB",
-	"d2xkszAs8wYIrQRJyrVXjBeFWDv7eQSF9pUk0sLN5+34hSC56mej1eKl86zwIxRB4lIWe2jVYkDjreXw",
-	"MY7NlBClZVH0/ETqXzIXDxaahQdE0ODgPUGkFt/Jcm7RSdvPatKMeB+HbfVUoKCm557ARPeaj2uwGzPn",
-	"hQD0XxvYASeJARMEr14vjvoIGn5IbHf7k3hMlM3oWSVWgTITyYkmhAPDUDdHxBAKqC0wBbQRO7GyN5rU",
-	"dzgZmJY/vtwYvoO/IwrsT/OfNyuuekbwElgUyGoVV5x0pzTA4phkeSABNU5d2878W8/bT3tPyuAk8J+Q",
-	"9x2tYECBa63eNidzcJbbHFm1E+gNbWsNhbexvZ79URQuy7N3vYXuef3VY3OefScKueLVS+r0YDUPFeMr",
-	"vSGvJgd1AFoDRq8rkDmUdgitkTdU5qDgW7lQ+KMSvIRV/iKMplfiHe1qzriaKL32Vk6K3JjrqtJbcstS",
-	"d+NoFD0d1rZd22eP3/ECDxYhf8XVYsMXgozjNRRR5xxkiRfBr4D8CMF1eDps+A47g/dvTnoP3r4Z9B68",
-	"/arbmUz6+PN33f/yD23YUJ+WQ+bkEOdWHLZb1EhoBLda9RkdIdi7xqn1XlRgaiVH5RCYsCjJioQMecV3",
-	"bGH01jvJfeSDAy0edgq7lInhFXSV4O/+51evnjNSxJtYlxqGmssE9BHvnFBWzirRC2FKbbb+o5yvTR3e",
-	"0/Oalim31OU5POKEGGhO37MAzrWZybIUsPHBQHMOtJ48CE02IZXdzOeyAFidYzQALFTr8xVXGJ2xNnph",
-	"hCXOCr2cF1pXpd5Cb02xPH7ml9XoCo7AZg2PjmgnR63Q7SEjcJ7x/LYjn6eKB+iHRo0r6HOfPQyYY7fS",
-	"FUthgYFMAXumIKGX6My0wQ2aT9RUvFuLwgnvPvM7g1qooYAZRD2Q2bUS3TGbepIUfKj4/g6+ZY/VopJ2",
-	"OVGgsgpVAF8oUSB1GvSZbSKPoyvgjkXvQDg4e2uLcS10WpgEGqPCaSLO3PA63AHFohI2it9ROgXFvsMZ",
-	"2q5AWN3qxCszUUSeuoxX8gKozkS9p3W/ZyvBFRA9+IULZ+8n6n2v14v/QeNpoN1T9t7PHS0I3tdkWAzq",
-	"S2wO7D3zDihsSx01vFvUG0oGnutTbEYtgkWCgPLQe3a1l8uPgQIfdk3hKZ6nbUGIw/i0MUvwgvw30rHO",
-	"lJSoac6mhLHwywvc8HOmdSW4gp/Ix+EH8avpmFmg7bxif9RSEVOYTibvp12AbPD8BS2tgyokjZGzfr/f",
-	"DTMPXkaYvhPvHKnJFD6oonu/5i1p78Gv2NYq9l5ptYid0zz8pCrpYAFddP3fdETkdlcOaFe8qmg3/EAz",
-	"jFMJH3WUDr9HGLFzKcy80luLtB92q3vVIpOVoVUwHYjP9KX4+IEaa6vHmYstjqIYIgFgPyGB98WL7T7w",
-	"KLTE9x2cp81l+CZxECDLV42y0ki+rhuksYT9MUoh1jDGv7x89pQpgTTIB500eq7Epahi19DwoOvQBPuO",
-	"/mXajCCFHZn3gff4yjW0tKYxSR6KmB2dt0CHSKBdbCqOtk/gmBgEUdMAP2TtmPb9NdrgQCSaNcbx5IXe",
-	"pF90pmLFZQVkwgMBfm6MxCfciZ6TK9EkEYrhN8wHiyJ18EODFJOSNSSEK6BpNV+re6Kg8FH6DnuZVVxd",
-	"xPnrObNrXiAjrXZxj8kKhk39Z6DzGl2dxzMeu1jqCsVm36KFVEB38BZE8LZWfnWFhn5ivxi87Ok9ykXs",
-	"9avve98g0VoLU4ACHz4CNc1QvCl7+vrHBAzpl8GgBC0OxqdQ2sDhan6mDe6sZzgYMlkjsQYhoB5sIS9F",
-	"eIidlhsyDwgQjqhnPG3+KGNULgrCW1l3xNdrwQ11IxVSJ9+eOuXuHInHuVZI75SP/49iB9n+almHWz+z",
-	"cLJ0VdYk6BiirHiFPsWUS+OeNMykJahaMMWGTcXyHex+gZGXvnEpQOQIcoCXdVN8DtLebAcixqYSjZUR",
-	"MSdm/b6JF+9Rj2raDYIMfiBkfg9yIB4lis7GsS3KF4oiupsAzlO46jnD+HAEGsxBiJLsf1EreZM98o7H",
-	"LM+eR7/s28RscCAV7xsHilbtDHR1BIsPyepYQSIsaW0IIJ/k8PE6F7f13jS1rSA93FTZSiwS+yFNXsNK",
-	"Y6rS3oPUEB575csz30Rx8T+BaSEC1HFNQT+OunROuSp5hkQty7MDgoZNiJygPkXkAHSi9BBneZaiB2rm",
-	"/pzUGlz29gNAjvjAERREIZWQC352bLeBg4Gh5Ue4l2/m2VGecKA9HZl81C12AB/61YZlkfp5BQapa/S2",
-	"BlH9jqUgG2LsAsaxifhbamdZZ7o2utwUzvYHfYpMBCUL+pn6kJuEsKTkgmiLY7yq9lbEV6JtPVIdLubn",
-	"qOYRiQn+xjgFdBTMtdk75JxoPrTpB9QZvQmBcSGS0Qc6x4jwQusLuZcH5T85mK0Prmu3lG4oCheltK8o",
-	"pjOKVJiMEcW3HLOOjHROKLLc7oeqsY54xws3Zpz9oAMRWAgFGhZocEav6KtSF5sVvCQ2KmNqQFAMGtsw",
-	"PLsfVxVxLNX5/2i16j+lN1fZO181dWzfDlVqsrAdqtMNdNgX2Idn9xPmfq0hUtZRkPm1VskPefaTVm1p",
-	"arXlUSp2KY3b8IqZzQy0dYpW89NrqubRDol71Gc/+51E8yVIChPldRmKIW/7mHWmZDiEk0VMlgKxnEZx",
-	"Em2PQQiH9eQkOU7UTCpudmxeae5Y51/4JX+JSwI406iECmS19OvTc7ZZw+6cnKHpFBFNOT+ZicLxKjjR",
-	"Rm8WS1xFf82Npaww/JP2Qs53mEUEw58OIx/C4Pc2VJ3tJkrztezBEhdCHcfdBGtBNhHVnHWmCUJOu3um",
-	"Vx/tcwt8fiq2FAIFskZZStqS54kMMueVFfkhnpCzxWmf1nPo8mh8cUjRSCp2GmUqrcSYncBfw8FgkCB+",
-	"7p1a1c4L+PkR8bd5mg7jotIclhCZnySxHBA2Hz/VOm/UrIJIxIwohLwUdsQG/QGuAWP/B4N+yIa48tD0",
-	"2UuhyonyInUwrdBhmHYDy6J8TY/+eK5orqwznXiL+ySDo0P4ZtEMFyz01udVUOc+ID45NTY9NjkD2Zd+",
-	"d5ldIjfDpClKrfTmntlGVo5w19uWGOgyNmdWgsg/HfRP2O/YoD9EG+R00D8dNP+5R1xAWp+m5qN80Yyx",
-	"lKY8gNVRR4NW4tkcA+qucmU9hy2NqH9126aH5sPbKw7RHiVuRtMTGrVR4Kdi+9re/uA1ghEOD12IeDjE",
-	"3G8QM4ffHD0zmBnVix0k7pvkWXKMTobfNE7RNy2naGOFCc78q8D9OrT7kAZ87i/hFJZwOmSVcEQbAtuZ",
-	"9kG6OCfjeG86Zhsl/7QRTC4UxVwU3IqW1R46pJL1nDZT2x72/sB7vwx6D/rnvWM5bikexGXkKfwiQNpQ",
-	"IlLidmLb4lWuw0fTcLMjkaS1Oy7YbNokujTetFXI8e+BpLD1ZlZJuxRl7X9vgLktG24/AiTf5xRXkfFD",
-	"cblspt99faMRG4HG1yHmCzFvcISr2pNc9aGOuL1JQhA1PRDpKIXnkJrEzhublSfYcBS52lMN26JwDwMY",
-	"YrDIjeIGfGD1oVEgRB1fSan5QvwkHG/xt9MsfDdH11lnoPkMt4wSvbLjYd6ULiitq6GQsytz1mKy2V5C",
-	"WjfVtSS5F/3gssxh/GQr8f/+Lf32DerdTH77hvXf2LihqTU6OTguKcIdCjcUocP+83/8rzSKB/9+8fjh",
-	"d/8Vfz169tPzHx+/evxdDhpaVYkyaFjayIUEbu3zoaoKn69GEzVN+puin5KTQNdnjx4+ffT4xx8ff0eu",
-	"wpq+SLcsjdgmoT1UH8BP00sDHs4huihv5AHkGc47y7M4a/gdRmxCru7iAGwRIY+o5pzOj5UoeJGbbqkr",
-	"smAdHqYQcX9IX6UNUXy/1Pm/PvU3uyb39JDM2db00ld1YExILoaGTb34ZgPsZQkcBAHpLVtxtfM+myZY",
-	"vJJDen33I9hGmpCwP3IhZNVpzI7dxVVeOVDrKvdIUNSqfDptEwSNWbWRp1QIPeT05Pqu9Wa/9Xl7RA7r",
-	"LEVVsqCqSgX6JresoSPmrJIXgk2RM033lk/6YjNpuZm23B+c3EqhDDLt/sJA8Bl7n5SP0kbD8yVqUG5j",
-	"FBmgmwdlxiuubsF196WBG+HRXyqkHgqV19hqyiRqJpUJ87jeNswJokgLcI2YC4ORHE4zjrA+hOUebIY3",
-	"hs3hOmd6dstVHltQgPshheJFoTfK3bGgTy4qwYyuRMpZj/kn6mkmLQ7nakWxMdLtXsLuemzDNI2HG5D+",
-	"24TwNQelIi2kQ/rv9Pmzl6/YXc03bnmXCgmxTkTzheHKdXPv5AklgGKENMITB66nuXRujbI46vLfciuL",
-	"diA9g8l6lR/LZ6BGbUVhhAt5MfcesP/492H/tH/SpTjItulqVe2aU8JBD2YUVvUDLKp9TpYyXOv8nZzp",
-	"meNoTw/WNBfnPuwPaoowr/SWdbZL7pKKHHfsRD0M4WqA23bEhAoBSoBh3qCKa499heAib39rgMbbzTBs",
-	"Yl9rtoVeIzogh7kQ6rWpslGWggvxJ6AzPB5SiLJUc90iXaMsydYVL8ijECQcCoAKqgi+inqJzdmay/LQ",
-	"DIthT1999X2lt/2vvmIPa3nJ1+qqi/HEAihYNCTaqzAcHAOFEkmpm5PhElm0NhcTFYBJbQFviqUoLtDk",
-	"hEKV99HF8X14PPYcpa3unlC35jtf04M43braAK87+0dW6BUGXGlfburQwEaPUbylnxV36N+4EGIdotxC",
-	"J2OsMGYEEBua04wXF0Afg5Qb7Iggs8XBcqY0eYe4LLt99giASlkbscQRhqvZiUJnT7KMevDg7A3LvmOZ",
-	"p+zoxCRDNHVXcMVmAofrJ7s5USu+86kZjMc5+42NAuzYu9VgSuQmkZbNjRBldwxCaYQh9GZEJTjar9mT",
-	"pxMVxXvf6R58uoidJKMF6YOzQqu5XGBdpTpVh7SlWh86GXTziUo1COiKNAgk6kAJ9EK4pTAhqLCGBq+2",
-	"gCQrfSlGNdgrMXepUjJRG+X0BtObyAGXTA2zXOJ0vh4Sye16QcOmWEDBuaKaU+UlrQQONVE03Y2iMMa6",
-	"bFVE5WtGPbnHSr6zmLRJR0OUnkLJcqK4ZXLe7HDJy7qldM1TSwZcrwZhmtEf0S2bh20tk5RIwp4Yb4iI",
-	"6pOZMWntYOqF1lWvxPDLWHHGM6qupzgPG4H6QHtqAh5Tw/RW4SFPWV+DD93rn3YBnVp40Hii/MHA8gcF",
-	"ryom3gE4Qmug9XbKCm6MFJZNA1fwwfA+y3KyGQxOi7SsHz4R0zRRdKJeUSG8Sl6KuFbWCTDhs0p08XQZ",
-	"n1oDQhaWDMMuA9r6wlsoduGMEdaY8DJRIT0UORpKurDfZLzp1st4xIul6D0iR/6IKd3DUo0U3gfYg6UK",
-	"XKz7R5iq9ETNjN5aCu6xS8wYLqAvPO1YEA5t5rB7KCEjw0D3F7kAvDvhJq491rnQa1FcYNIbFZIMage3",
-	"ExU8AL4RoK4S21jWi4gkzGomYrm2psMDMDJNdiBJbaIa7o3cu0LmghVLDX0CJteui+D8wJJfvrZOoCcA",
-	"7l06pJ2o4HG+kVfSs7uayEsLfMuTelqi0RtVwvkj3yKWr0OQJHQf+TqdRuSGMYIJ3UedQX/wgBXaOtuk",
-	"DoP+yWA8UTQb3+BkeL9/djpmJ+Rs8g8HZ30qWQQb/5wvpIpH9kfQu43eOB8qxF6uAcw963aVCGXCOijU",
-	"Dro588XCOkeqUI0n6ooyVOTitxgF3Dk0pHFbvKeiTZjS3qj6lE9UUvSproIVyjX5vUBGHY+Rtw360AJa",
-	"yko4XnLH07JpE9VWN83zsEbhNNaJhdPYft20cV0vTc/ramkTFculhcfDQXeEiI0hqT7iah9aYai9cmgh",
-	"XvRIFTRONdiAUGlK9r2iAhqgoAFxJ6mDtuW7PnumxER5ORqXTdkHZhPSszlWAgXuBivw2VMdDB/E5E+3",
-	"FNIwYK3dUL8wTUX1khKVkNSaZiSTxFOCwtngtJnr6jEYcy0sYO/jRs5d2HhYzTQk7U192Zwm40jZTO5D",
-	"30Kyj1QwP8ESJnXWHwI9XQvWmSKTo67DkXqi1htHKQwwq2996qveOHSM1tk5SNQabDOPeYMxa8IWRggl",
-	"yjHjE3UpdRXlOI6I0VLlKVTJa9RuquNLWIe7iWpZ+ijGxIX0mTQsEHtBjYOqHpwnagyeOAy1x1ApKxYr",
-	"8vX6DYZNR1G8roqcE629EDvSc4ig2xz0lBIgwivms42714W5IhsALj4YTGPtT1RrmkH/rMNVg8aPGzGw",
-	"oLKV0VutjW/UJXu0m6i2pLeH1F+oFxK4Hla35dVGYHUdoDGxWCrm3F2InQ+HlYrS7tDukdDP+yHcXM8x",
-	"Gp20jLJBl2I8GnayCwG0gFfG8B2psZUshLJUyoUSDX968irLsw0qrqC529Hdu3otFElpfW0Wd/1H9i60",
-	"BXVWOl/wWvKSeZ314fMnWZ5dCmNJlR32B/0B2v9WurjordHLcm9wMviQZ9A/X8tslJ32B/1TH1eG6vXd",
-	"RoVieLIQR4wHQIYOC4DMBNAMoB55XYWy2BiDdYdJs+pnOAdyjGNm9g/CpdU/SjRN7lXdGw4Gt0uFjhbJ",
-	"05Nh/yxPqxSRLSsxRrUVL7pZ6jNO9UhVorBusvJ9yLN7tIa2/uJa7yblBfGTk+s/aZST+ZBnZzcZJ1Ya",
-	"ww9ObzRKzNBDu1yjpEe62CzPHF/Y4Fy32Vto3zDMoNXmLvHyo3jmkdsr+lgSiwOW7YSrbSZkKqvtMRjp",
-	"tNRAdzFrnD2qrTh1tciJ6twbnJLRY8esEBS6RAySytaQYxFUoB8eB53m7p9l+cFPe0qHuonKILeFUC2b",
-	"NYvPH4l6qZvcpepL+bXtsBrpTdphBcu37Ufp6t1OqkF9PsS9R3h463oHaZZrUusAdjRBDBSZorZjP1F9",
-	"gzi2r21Ql3znUSfof4lT+TSulHVqKHSTw+nh8PZDnq21bTmAj4Klcs+upbc+5josGEN3wmJR5Cc1S9IV",
-	"BXt2wq2sqony1sIxixU7ODpGDqyQ0pHZ7uwfg9rG9rU2LI6MytlEgXaGegd3IYa0Q7P5XaIUdn04G8qx",
-	"5XE7YF0eZqOcrJrlK6IRqIPVvlFh9EGiInSOuIvRgbUYTc3J/DfaHxj4c9g4cruBupgkAWHYazRToiQS",
-	"jG+pJRHo5VwqivpJ7HWpERP3lyRLI0TslXXCj5VUm2QPj0zTg7EbUnUKfdnQNScqVP0HwXY/yZwUwWAV",
-	"D/cntBBXQkcKWLktad2794OIIlKrb3W5u22Vrv2yEHvlrWrfcNNK4l0mh3aQNHqzUfLquiqCPtYpRFgC",
-	"BahjFo7OKhG8P2IwHOsWdbJi6PKHpuvRmY34cMCbTv5qalxeU5jxk1SuDFctxIi81gt7eumNPW1j+a/u",
-	"ttzx8yHPftS+2PGVJf1BCxijsDNF24OuK7XH2bXVzPPi0N2Tr49Uw/sblh5qD6AnlZ9NdIh03GsODz6y",
-	"EFRLRY+kWqSqY+qSWPhonmwExzfddqwT3nbH7IyaeSYaeId/6h1dOcO/ZgLoYOS7ILsnnOST1Zw64DFJ",
-	"4alo5953BkqbcNk9dnc9f8S82Ram2GdP04J6dOD7x6+/GR2/V6elTDXeF+Xv2VFSLdoKT6e1+xol+mLt",
-	"vs5JFw78QrjkcidgwYB7JzcQQ2MhWPzg7CaHt6WSHHw8HN5ASm6rdv4FRGwSSBJHfqQXrWJ2rfKiHnml",
-	"fQXb5XVKnCUhYYv+xiepvyFcILbvQ/Y3qdDlX06uxHii8B6w1nYUsUl+rCDsd+hPTYdBiW3PozZqUiDD",
-	"dvvsodppJSZKVFbQTVv3BvfyOhUm3LZlw+1VsmyUuaZrmkrrC3+n92dJi0J6XTtnGjjZFNMVveGUtHGq",
-	"kmXb5MYfhPs4oTFchXNMhf6tFHc73vY/r9Hg3t9DmfeY8+ylgBAYYAUeS7xHzG01GrEwYACLKqy5cd0v",
-	"Yl54poIi3Endn3mTFt2EDt4lNZriu1zREtPXGtMuFdXQrG9E3AthwmunZtL5pJfjcUwT1TlmWMibXt9R",
-	"rQo3goxKKjMtXcrju7kPoIoEl+5WK/emFALgYpiUj6jck7hyuvNjpS8xhBkNKDCJeFNkJcpFCDpoGFzu",
-	"+KA2BmsMSLYOghmFmpDVZqWV2E0Uxa2kK0tC++sFxrK6a77DbFiv/le8uKDb5MZkVg0McqLi1XKhDG00",
-	"kVgm3lFdsoIrL9PMxMG1ga0GhImKF4sCeCwgIbOO7yxLI+C8Q9THv+WNGza3fJfXjDzF6InCkKaDMKOQ",
-	"xX9tYFEbS3qIczjClX7Fa9fO4rVrIw+HxnVrWANmpmcUUIiCQfMGttH+DWxpyeDb38Z2uxvYPt6Q/ez3",
-	"f+Nm7FR5iQQOWETcxF9dJ0Wm0zKNfsKEr4ZTvJXlthot5eLo71GBbRi2nmrHhMJQZaRdLeXir9OBEYBA",
-	"OiLrT2N2gu3Yh/OkJmR2vz847Y6jviutj+9BTrltlHBuzjjkOh1O9SZ1myMPHIfdp7rN1OunKmB/bd1m",
-	"IogdzARXloz3vAJ9YhcN41gnC1TdYwp5i8FdWl+xr1VJ90rp55Z2iF77sFCsF4XrbBGAbiTxkCvgCokn",
-	"zfCLQcT+ltmjtKDUGNRA4bHVzut0++7TiQIVss6n9DdCt6h4ueeh8sAaQm+joBE3aqJSc4qrhYgWWYPE",
-	"FUZSjI8KR7C0mv7xzefnl8OWa0pHIdz7+EWlx9nk8Iuxyb9im3qd5/mJrOrR0/Yl1NHPx/wjHv49M/+/",
-	"7F4DD6IvcrNBtKOlblmn9QWSaayg0gyv9Ozzyyj0j0IOy5bLRB66PXMD3eEK1taasN7C2pp2SuRtKdsi",
-	"DbHwQfJYlrSpbd+xbEnVopGhkfu+EamdJkJhGhFrz0SaqPqGagwLTjvx7PNjFEO0bsYYAh9OQUpqGw98",
-	"zq39khpj3qg1gD3M9GyEuqLnhaA6/qYw/rXxjOZJ8tv12VnGvkfz43jG1R8k9+Z8AQr6EzcXaf4haAid",
-	"25tDiQLdyBwaKmzcRDEYxZzRWNXek56YSwn0iGKDEvVAU2ZpI/cyyc9rcw2BYlCrFU2aDA3GN7JPatUg",
-	"4A0VYkwdJypJmltJakunwZCJX+i1UKn87jR16oLxk0yFqdF2L0NP2oMMvT1if0WO3nii0Ia5d3tGyJNp",
-	"UYkIGUDxZQ+9yt1molRCYp5IYGlpTi1Q6qDC3SoJcrajjIvjLOkFDvH5mdLXCVMioGDYHbIjWvZHKWdf",
-	"/6ac/doBTyEdNji4g4xMhoG/V0Ut4uRvitoxRc2DqGHK/IyGzC+icr0UmIOX2hJR5bi9zuVzy2+hdh0X",
-	"Ha5RvNoEgom6lUTAbiUQEBO6kUTArhII9gahFNNPxtnZvcGDiboVZ8cta7gmY2kPqs0SSh6gDnq0wgJr",
-	"Fli4ks/HEgvt3Bxn9PnZ+WnOCm50dceOYvGLWqH0l1xxLGlyC4/k6W/c/Nfn5rGkxd83N28v0PI3q0X/",
-	"SgwdOek4god4+UfFmP1lHD0Z8ovw9X9uJOXULP12dgBgJDd0ETav8q0RaCYKvRL2CAaxn5dCUd3HNH+S",
-	"Xwiv9wET8iyRsqAaWdVbqTxPxRoFFsOHfYhOukGN+jgTdZtKRWHYRsUi1lqwaKL2KxZRabdGTah49wzK",
-	"DbglIGeMG9r0HZvmo2kDwo1XwrEDrNiEMsNM7DRG34bA1wf1bWrpfZnTJHksgYQ/J3gRRZ6kC0YtPlHi",
-	"sYmmshQt1ZHiRZAAhibvj9LBX1Cn6EBWaqlTdHNZqTs6IizlzPIdxq77aLpVSJ1vCiqv+MUXlVJSXzAC",
-	"5PbW79PfrN+fJ+sX9+fLZPx+hqAoODpSLb7TW3WY8ecntuCXDfVms0ZKUgH5lS5v2gf9oW0JTjq88bdF",
-	"CNjGJH00yO30hnWupCzdMTYCqSqeJCIp8H0UiU8TkRiLOmr9E1e7lizHOv81Xs2CjCZwlHhX8v76jlx0",
-	"XC8S5olX2Z3EKkQpJ9KGGFGejKn29M1aNgr0HOvy+DJvgfw7HQK7IgOA9leGlb1CoHsH8keHljXlCNiP",
-	"Pcf5h8/uOldUAOnAgU4ZUsGNvuV2oqIjvTs+wocbBzYEq7UjSqdRejGKGd22TT1gZKP0vDW4a+T6DfYa",
-	"jh9O7I5lS65K23owv1D8G6DXYWjANWUFQKClAiAgxV5TYSBifwerfsEozURC9M6nkRSdU3reZ699vguV",
-	"+KA7RQDQC27KSlis3EN3kdAFI1ShIClv7SvlcUsX4C60GsqSLbldUgm/ZvXriXqR3O1CgxZ8vRZYJDYU",
-	"svU3qo7YcICPQfTBe+q8NNSZvnzyw9PXz89/evhvWEjN//nzk6ffPft52s1jCc7ZLlajQm4QJdwQXl/4",
-	"MAgjeFXtYlIxPm039MD0haEyJb7czpfJp29W9c2EkarXdg1Lo0h0kt8EH2S3SUWvK/Z84kz0WHDobDDw",
-	"ZpgbzJ8qkX+SekPG76ooY2Hxz5tNXt9+mFYDCpVzMdMQtblKLxZI9I6mlDfrUH3CtPKPs36E/TpH0abB",
-	"PcMr72kEIdCzFWr7afhlcwKejcWhO9CdrypqRU8qK5SVTl6KaoceXamg8W85x79GzvG94W1ldi+7erzc",
-	"S2h4pTVZZEyTxXhDSH0FoWcvVwmyJoyQIqyrB6C3SZ+Bc9FgY4ZbiNI4Xptb7bJI5ZGPnM6H/EExKE/E",
-	"vdkZv1+kovlLuVCbtT2U0P3E0UNTLzFkpGFxzKvlc+t7PrKqFGwH4ErXJBU7vT8YBIS8fm2f5izvryMI",
-	"i02xAeP1E4rOLa0v8nq8Bhv1plAYcytVqbes0y5vdJunlCSeK87pRMWD6kuXx5vnaaBunz2jmBOasZe+",
-	"MLBoPkdpFyjOATYeWW+Uxv393lgnORbtDbIaiGSgJSgshErFj+wePtPuBlGVbiq8dvET1aRSQJ08AEiC",
-	"Slhp0vCQCb70UCOLH28i+QE+NouO48Sx+PWDk5MB+49/Pxn0h/1TtBwdtwrVNqX7jSth2mxCHz6f7uCv",
-	"7chGb96mmkSQPf31J0dqBR5U2ztaLOH7hu6c16qk3SslFm/A65Awjbpnd+yV7yS4re6BzlVT9Uwc5ijd",
-	"kB1Vlp7PEra6pY/PrypEPo5FElhaI+E0x8oGeIK0iX4eWVIerD1WXRAkwGPlBdvLdKLtcxxLt6aK5tUW",
-	"0exjbJRX3ulzJW7mv9VH/KyW0mB3o7v0AKl3wDLq6pe/kr0Uj4dX1711J5ZI/ex5feGEJKtus2Q0CVrz",
-	"BqI3bwHV9i7cefMW8IrCOo4dziVW8cfi4HhTyd7d0h0jKg5SPJVIcRi7i+VYgN3hx5iPqI3PxZuJpaSi",
-	"3ka/83fc11euYJVfX1BmB6waeaKPueW0K2sj5vId8hsqSnwXj4eHx8FVS8kFS5Z1Wu4JoiuV+jXxwBqw",
-	"eDT3QppTLhlvBGoU0I19EJ847MOXi/VfS0MUnq14sZRKpJPw2P32w/8LAAD//w==",
+	"7L3/khs3kif+KvjWdzdEeooUm62WLTI2Ltqy7NGOLWnVUnhvVbomWAWSmC4CdAFsil71/XkR9+/9cy9w",
+	"Efsec2+yT3KRmQAKRRb718jyeMITMzEtEsSPRCLzk4nMxL8nuV6utBLKmmT078lC8EJU+OfzQixX2gpl",
+	"X4tVybeigE8LYfJKrqzUKhklE1utxYRtFkIxu5CGcWU2omLSMLsQzFhdiYJpJZieMa6Y4FUpRcUq8dNa",
+	"GMs20i6oJV8KNglD5tven8R2wjpK24VUc7bhhhXQD59zqbpjxqdGKMu0YpzNZGWsG7qfpInJF2LJYbZC",
+	"rZfJ6F0C00zep4n4wJerUiQj+iRN7HYF/zK2kmqeXF1dpcmKV3wp7C4V8u2fxHafAj/wC0GL9WsyfCaY",
+	"1awSttqyTlHxme1JYWe9hbUrvpI9GS3zQmx7RPRun71ZCFpMphoU4uxCbFm1ViZlXBVM2pjSjspS1ZQs",
+	"uOVTbgSzFVeG5zBZxg3bLLjNlLQsrwS3wowYZ0ZUl6JidsEtK6QwjAMtt2ylpbKsFPxSGCakXYiK+e3o",
+	"cLc8mFO8+m6mdIUfbCppBU0/mm744VxYQ2PSN90+O2WVWAm+yxWwdFi0XYhM4SeeNp2lsAtdpGzF7SJl",
+	"P61FtcUf67VlE57nwphzqy+EmqQs1wp4mcGOY39TXWy7bLoNI2Uq52UpKj830WAs4ryUzSq9RPoQ3VI2",
+	"0xUbPmILva5Mypa8uhBFpmpetj1/fkYMjwvtYb7gai6MJyltvpuAOz58bRdCWZlzKwq2NqJKM7VZyHwh",
+	"YMf0jCiL62S4TsOkZatKwNkwY5waV0yvRMWRBTxxODVPcZi8lELZTPGiqKCnDlfs+avLx+4LIBGM8/Dx",
+	"o27KjMbjfCmNtLp6YHB7FM5nKQRutAZWeWDqDcVJlyIi6d75h16MlWVJHCUNq8RsbURBTR4NnmRqEp2b",
+	"8wuxPZfqfG3EBMk5eQ1s1TudWVGN2NFkHORCGGuhjfDcXkhRsIUuC5MptwO4NlhoxNkcJEwuaHMCN9KZ",
+	"pHWG7vemPBy2TLkS0GLSZy9VuWVmjXsHZ66CrleWdYAaKDPYRq/Lgl0IsaKeeQm7rLsjxkE+4CcMdpjN",
+	"uCzXFQpZZGZaI3FYweL1+ePHgU7ALLsHOFOOz0V/3kfmqQpcJS0NOGrDQfDO2GytCtwqEiaFZ5R4BGC0",
+	"VW+96mcKSHjJy7Xw7I0H2zCU452f1toKw6TKy3UhipTJGX3DqTGS5IFhZ7Za53YNAu9bKcoiUyS7u2No",
+	"XgAxKmEWrOKq0Es3YIezt2+ffwP0XkCHk5PZIH/Mh6L3VTEQvUf5l7PeE35y1DvOh8XRdCC+nD1+NOlm",
+	"agUyT2w8cfrshWZOh1DXKWig1bpaaSNG7GzD53NRsbfP3ebNgKOlZUBQjrMzIteqyNSbCojF4DBSUzjq",
+	"cF5Kvt2XPR1dpU22A+mVgqQCRuv2M5WkiQSFRMokSRPFl6DadnRqQz0u+YfvhZrbRTIanpykyVIq/+8j",
+	"UITWigr6/G/v/r/ef3//h39oUZhp8hIY5Pk3+6oRNhy554Fhsuizr0WpN+yo5XAP6IB5ykrDCnHJlroQ",
+	"D4xjwKOU8VLm8EHnx9Pnb56/+K47ZpXgoA1hT/Fb1il0bh6alchNf1mk0Y50+55CoC1q+sgiSRPYX1kB",
+	"wgEJ3UAQHjEcpclMV0tu4TfKPn6UIL3kEhDGUSCMVFbMRYWUecXnYp8s/yYq3QPlXLAVnwum1supqEBa",
+	"4j+XHCQhrywIn6U2lh0NBoMBk1Ys4XxYElKlNHbEJvCTCfu//ztTEyN/FhP2n//z/7gfdPzvsdujwYCo",
+	"Dc3gXyl9fuI/x0MmZnxdWmozdE0yRf1Fv0ZlXQgBxwN7adnSlE2s1uclr+ag8kj6Tkq5lHbiJECmsA8/",
+	"RS+9YAhuLkjauD3GE8ErBkccoCQrtZojETzuoWOBzBKdBsQE9WbDOI0T4FacjAYROBw0t/p4CFvNP7it",
+	"BmJEWz9o3foz+XPL1gND4PrGgdRA5WijWQcJVrVRtObgnVVBj+2rGsbLGt60rhsZ+kxXtsUImIEgnoAq",
+	"oj/TQlYCMeeEJo+fsoksJimbrCqZC2rtFMepJR0efsYm3OTQJFMTGGvCOp5e+E13zKx0WnNaAZJB3VP0",
+	"2Te+mSxSaNlnL5EvcAb0A0/WDpL0IKsYWGtM1H+oxCwZJf//w9piekjfmocoA5E6aEJUwqy0MgItiK95",
+	"8ZrUB/zLwVD4k69WJWA7qdXDPxsgZSRuoGUB87jkpSyw0TmoeQHiqhCWy9Iko3ehGZw1s6A542KTUWOb",
+	"3CJBbSRpgscQd3kpjEExlSzXxrKpAG4sBQd2BARR8dzC7qdhpLW6UHqjzmmUerRcl3pd7QxUdy8R6iIq",
+	"A2bAw45MTqSJBlhVIpeGJu07R6ZpX8RwbxELfinCoRqyWUUGEC9ZIefSmuTqffwbj+AKTXCcLbnNSSCe",
+	"vnrOQJnImdsopyuEsc9hWsezIX+SD4oj8Wh6wh/nydVtOeZ0JZ9Vla6IYXYO1N6eT0YNE3NvpmAFxtMc",
+	"s4njkQkDfjZM8Nydwz5MsmnWvkZUei/2bAe4jZ3H6e3AEDToA6LcwdJj+IZxRF4AErFJjMM+zy4cwO4j",
+	"1rqgHKyDqZjpSrQbCJ0mdAMUAkIQxU53zHY9HX329noi0D4qgGi8vN/euR+fC6RB47S6r7wt4Vt8DrI3",
+	"ZjUZgRESpuMsnTEeByAkq8SlAMvI049PAVNLm7JJmOyEzSTaKgEtuGWVeo5kfKHtt3qt7ncElLbnM/x1",
+	"TEEHW7/Ec0pffxr6hOEmI6a0g8cLNJMkAu3Eg/KXf7rjerw6TkbJcDB83Bsc9QbDN0eD0QD++29JmuRr",
+	"Y/VSVMAAR+kevJHKElQTisQ1NPsyTVaiAuQhKhgGPhymydrAlqKuneopTJqE/OhoOOifpImx3K4NWDAv",
+	"2KvXL797/ezs7PYkRAK00S9YJc5Chemil0xCg5p4HrzfhR1cy3e/KCnbieRsIlRtKzd1siwQoiJERARo",
+	"teXls1IsyeV75D6B5cI/r+5GYaRSC5VfKhFAPVLbIGXfaP094Nt7nTN3nM+DWZG0aXEUChI9Jcy3+gxS",
+	"a29yTmXjdDq6QqOtEHnJK1Gwp7T2HlnbXZivvnTMSKLpAZh4S2k92X7gantqXwIv3Id2MK0lV6DEcJ6m",
+	"QbutXhNoOvLKxbBqrRTKU1WwR2zDpQWD/wZapgmsAHGXVgJdlmjQOj/amKFnaM6l8ncGYougnPwcgEGS",
+	"T7Qheyv2ihsnxUswK7coN2FnzILv+s8emNqNnmulyDQxmZquzbZ2bKOf2yCZoEvj3bJ6oxjPc71WlnUm",
+	"L19/8+z12fmPr5+/eXZ+9sfT188mKePspzWvLLly0R5eaV2CKeOsna5zGpWSblBmel0xKwHPccNgdfV+",
+	"uR1CnGAXYtlAFJlCK1oHp2CfvY68dLHzdMI6R13npjLefAKakfWEtCnYUnBy6pIBFV0bRV3tm4pn1C2z",
+	"Gufr8RJ6DPFe4fW3T9mTo6MB+8t/HA36w/4xGr23c89ca7wCh7xVfG0XupI/3xPsruMO4gMUeerBfA3z",
+	"/TSsHA/rxYrgFcgLtH2lYUtpDPp4nXUGWy0+rGASRNTHX56QAyHaqh9//LF3Gt0xtJj2X9M4leDl8p8y",
+	"AjUmSybOGzlBjPZPWSIV2ix025Il7krQXTMgpjVC2Z3LuXAZd2CUlB3ovu3ijvb3ksuST8s7CEmkhD/o",
+	"Oz2Y9XLJq61DDbU04ApA3RQYl+cL5AX0Bkes4hufr6Mum1ZR1COIpbrd2LnQJV5uio0/jTdqMmA3lF1f",
+	"r812fwErbsxGVwVIvQX5mGbrsmSdSsylse6OSKty221ZEfV8DtJvbyEOTkvD4OtYzKNPotzePPVPc1Ta",
+	"yO6OzOHtY5WcLyxTeoN3X3ptEblUeFtCvlg9Y6+0sfNKnP3L9134DjRHtcbW5JGshNHrKhesc/Yv35+9",
+	"OX3zjOUlN4adHI9gH4HShTQXKVuKpa62aaxVdgzAVikNiyBIBwM6ngAmaYjvPnsJAijaUF4azSbR9k1G",
+	"TFyKahsYogcMgWPr6qLeR3/tSrL6p7WguxviGc5mpdboyIlHM0CbUs+lMnRbGPstYGne/eYgQRruJI3V",
+	"FQGOrbuvIhGzc7GH6+Pk+t1f2YEfEQcAIH1g3D1xxRWs3zY1PihXAl64eNwLrnJRlqLofzpFd0AQnhxU",
+	"XGa9WunKiuIHUUj+BhvdS4GFjs6X0NM5jrd7nGMs/cAEtArDMufHA3iHcKq+XOZ5LlbWfB683b6SCHTf",
+	"ft6WXwgyT36stJqfWacK7+FPIS1lsIdWZ4A0LDJnxzg2U0IUhgUL7hN5UaK5OLLQLBwhvCMEvieK1FYw",
+	"XUAZjHXoJ7VoRr4Pw7Ze+KG9o2dOwIRbahceZNbVjOcC2H9VwQ5YSQqYKHj9enHUp9DwKnKB707iGUm2",
+	"Sk9LsfSSmURO8MTt+Ve7KTKGUCBtQSngVYsVS3OrSX2Dk4FpuePLq4pv4d+BBXan+cf1kqseoHJQUYDV",
+	"Sq44uSDiOKVDyHIPATVOXdvO/GvPXUP0nhfe0nE/oSAWdCaDBK6dY6Y5mTZ7b+8+uAbr72hbayq8D+31",
+	"9M8it0mafOjNdc+5gRw3p8k3IpdLXp5Rp3urOVWML9Gw4oZxsKqhNXD0qgTMobRFao2cvz9lSjMj5wr/",
+	"KAUvYJU/i0rTV+ID7WrKuMqUXrnLAgqAmumy1BuKbqDuxuFu4XhYX5GYPnv2ged4sIj5S67maz53JlJN",
+	"RXTdDJLoMs6tgK7j/A388bBxBd8ZfHx31Hvy/t2g9+T9F91OlvXxzz90/8s/tHFDfVr2lZNFnlty2G5R",
+	"M2EluNGqz+gIwd41Tq0z0kGpFRx9LKCERUHOWFTIYOvPK71xsSYugMhWglvYKexSRvcXYKv4sJE/vnnz",
+	"ipE/q8l1sX+1uUxgH/HBCmXktBQ9H+3XdmV2UPO1eZV27Lymg9cudHEOH3FiDLyV2nGkz3Q1lUUhYOO9",
+	"n/McZD1dxDXVhFRmPZvJHGh1jkE1sFDvvpDqfFXpeSUMaVbo5TzXuiz0BnprwvI2P0/4DI7AegUfHbBO",
+	"Dl7mtEdewXnG89vOfE4q7rEf+gavkc99duo5x2ykzRfCgAKZAPdMAKF7T4uLJkgzNREfViK3wt1Cu51B",
+	"K7SiuDNkPcDsWonumE2cSPKhCPj9A/yWPVPzUppFpsBkFSoHvVAgILUa7JlNhMfxRu2BwUs2f3B21hbC",
+	"w+i0MAkyRvnTRJq5cXn3AAyL0vmUGugUDPsOZ+gCBrC60dHlZqZIPHUZL+UFSJ1MfaR1f0R/DQg9+AsX",
+	"zj5m6mOv1wv/g8YTL7sn7KObO3oQ3JVtxUJsbORzYB+Zu8fFttRR45KYekNk4LQ+hTjVECwIBMRDH9n1",
+	"l8VuDAR82DVFeTmdtgEQh2GeYxbxBV2DSss6EzKiJimbEMfCXw5ww59TrUvBFfyJehz+IH01GTMDsp2X",
+	"7M9aKlIKkyz7OOkCZf0FurfSOmhC0hgp6/f7XT9zf1kP07figyUzmaJwVYiSqXVL3Lu/nm9rFXovtZqH",
+	"zmkeblKltLCALkbQ3HZE1HbXDmiWvCxpN9xAUwz38j/qKO3/HmHg26WoZqXekPsVdqt73SKjlaFzPR6I",
+	"T/WluP9AjbXV48zEBkdRDJkAuJ+YwIW0iM0u8ShCy/XtYxCay3BNwiAglq8bZalRfN00SGMJu2MUQqxg",
+	"jH8+e/mCKYEyyMVuNXouxaUoQ9fQcK9r3wT7DmEatBkehR2Y914QxrVraGlNYxIeCpwdYiBADhGgna9L",
+	"jr5P0JgYS1TLADdkHd/h+mu0wYEImjXGceKFvol/0ZmIJZcliAlHBPhzXUn8hFvRs3IpmiJCMfwNczHX",
+	"KB3c0IBiYrGGgnAJMq3Wa3VPlFsxir/DXqYlVxdh/nrGzIrnqEjLbdhj8oJhU/czsHkrXZ6HMx66WOgS",
+	"YbNr0SIqoDv4FiB4Wyu3ulxDP6FfzAFw8h5xEXv75tveVyi0VqLKwYD3PwIzraKwbfbi7fcRGeJfeocS",
+	"tNgbnyLSvYar9ZmucGedwsHI45qJNYCAerC5vBT+Q+y0WJN7QAA4op7xtLmjjMHtCIQ3su6Ir1aCV9SN",
+	"VHRnRO2pU27PUXica4XyTrk0mgA7yPdXYx1u3Mz8ydJlUYugQ4yy5CVezcdaGvek4SYtmLsoa/hUDN/C",
+	"7ucYwOwaFwIgh8cBDuvG/OzR3nQLEGNdisbKSJiTsv7Y5IuPaEc1/QYeg++BzG8BB+JRoiQHHNsgvlCU",
+	"GNEkcBrTVc8Yplkg0WAOQhTk/wtWybvkqbu/T9LkVQhveB+5DfZQ8a5zIG+1zsBWR7K4yMaOEQRhyWpD",
+	"ArlcofvbXNzUe9O0tjx6uK2xFXkkdiMDnYUVhybGvXvU4D92xpdTvpHh4v4EpYUMUIcHevs42NIppXyl",
+	"CQq1JE32BBo2IXGC9hSJA7CJ4kOcpEnMHmiZu3NSW3DJ+yugHOmBAyyIIJWYC/7smG6DB71CSw9oL9fM",
+	"qaM00kA7NjKFerT4AVwEZRuXBennDBiUriFowUP1B4Zi1UixCxjHRPC30NawzmRV6WKdW9Mf9CnAF4ws",
+	"6GfiItciwRKLC5ItlvGy3FkRX4q29Ui1v5gfg5lHIsbfN4Yp4EWBuxmPDjknmQ9t+p51Ru98fKkPCHb5",
+	"AiGxItf6Qu6kE7qf7M3Wxai2e0rXFMyOKO0LCo0OkApzmgJ8SzF5r5LWCkWe292IT9YRH3hux4yz77QX",
+	"AnOhwMICC67SS/pVofP1Er4kNSpDho03DBrbMDx5HFYVeCy2+f9stOq/oG+u83e+adrYrh2a1ORh2zen",
+	"G+ywC9iHJ48j5X6jI1LWwcTpjV7JqzT5Qau2bM/a8ygVu5SVXfOSVespWOsU9Omm1zTNgx8S96jPfnQ7",
+	"ie5LQAqZcrYMpWK0/Zh1JuQ4hJNFSpbiGa1GOIm+Rw/CYT0pIcdMTaXi1ZbNSs0t6/wzv+RnuCSgM41K",
+	"rEBeS7c+PWPrFezO0Qm6TpHRlHWTyRSOV8KJrvR6vsBV9Fe8MpRcif+kvZCzLSbjwfDHw6CHMIekjVWn",
+	"20xpvpI9WOJcqMO8G3EtYBNRzlhnEjHkpLvjenVBc3fg5xdiQ5GEgDWKQtKWvIowyIyXRqT7fEKXLVa7",
+	"7Lj9K4/GL/YlGqFiqxFTaSXG7Aj+NRwMBhHjp+5Sq9w6gJ8egL/N07QfXhingvkElygXbE+wuTDE1nmj",
+	"ZeUhEatELuSlMCM26A9wDZhCMxj0fVLRtYemz86EKjLlILV3rdBhmHS9yqK0Z8f+eK5orqwzyZzHPUvg",
+	"6BC/GXTDeQ+9celJ1LnLK4lOjYmPTcoA+9LfXWYWqM0w95AylJ27Z7qWpSXedb4lBraMSZmRAPkng/4R",
+	"+wMb9Ifog5wM+seD5n8ekRaQxmV7umB5dGMsZFXs0ergRYNW4uUM41Kvu8p6BVsaWP/6ts0bmqv31xyi",
+	"HUncTEohNmqTwC/E5q25+8FrBCPsHzof8bDPuV8hZw6/OnhmMMGwFzqIrm+iz6JjdDT8qnGKvmo5RWsj",
+	"Kn+Zfx253/p2V3Hc9O4SjmEJx0NWCkuywaudSR/QxTk5x3uTMVsr+dNaMDlXFHORcyNaVrt/IRWt57iZ",
+	"IXra+zfe+3nQe9I/7x1KFY35ICwjjekXCNLGEkEStwvbllvlOgo7Djc7EJBdX8d5n00boovDtltBjvse",
+	"RApbraelNAtR1PfvDTK3JZXuRoCku5riOjG+D5eLZpjkl7casRGvfxNjvhazhka4rj3hqqs6cP02eXXU",
+	"dA/SUSbcvjQJnTc2K4244SBztWfstgWz7wcwhGCRW8UNuPyEfaeAD96/VlLzufhBWN5y306zcN0cXGed",
+	"yOkSRRPKl0wOZ0tQ1q00tqZCyq5N/Qw5mzt5nd3Y1pJ0vegGl0UK40dbif/vvqW/XYN6N6O/XcP639i4",
+	"Yak1Otk7LjHD7YMbitBh//k//lccxYP/fv3s9Jv/in89ffnDq++fvXn2TQoWWlmKwltYupJzCdrapRWW",
+	"JX6+HGVqEvU3wXtKToCuz56evnj67Pvvn31DV4W1fJF2UVRiE4X2UJkNN02HBhydfXRR2kinSROcd5Im",
+	"Ydbwtx+xSbm6iz2yBYY8YJpzOj9GIvCia7qFLsmDtX+YfOLKvnyVxkfx/Vyn0bsM+uSGFO59MWdas7Tf",
+	"1IExPkcfGjbt4tsNsJNssxcEpDcUxU93Nk2yOCOH7PruPdRGnNezO3IuZNlpzI49xFVeO1DrKndEULCq",
+	"XFZ6kwSNWbWJpxiE7mt6uvqu7Wa39Wl7RA7rLERZMG+qSgX2JjesYSOmrJQXgk1QM012lk/2YjP3v5n9",
+	"3x8c3cmg9Jh2d2EAfMbuTspFaaPj+RItKLuuFDmgmwdlykuu7qB1d9HArfjorwWp+6DyBl9NEUXNxJgw",
+	"Dett4xwPRVqIW4mZqDCSw2rGkdb7tNyhzfDWtNlf51RP77jKQwvydN+XUC636IEBe3JeClbpUsSa9dD9",
+	"RD3NqMX+XI3I15W02zPYXcdtmKZxugb03wbCVxyMirgeFdm/k1cvz96wh5qv7eIh1eNincDm84or203d",
+	"JY+vpBUipJGeOHA9zYW1K8TiaMt/zY3M24n0EibrTH6sQoMWtRF5JazPi3n0hP3lP4b94/5Rl+Ig26ar",
+	"VbltTgkH3ZuRX9V3sKj2ORlKFK/zd1Kmp5ajP91702yY+7A/qCXCrNQb1tksuI0K2zwwmTr14WrA22bE",
+	"hPIBSsBhzqGKaw99+eAi539rkMb5zTBsYtdqNrleITughrkQ6m1VJqMkJhfyj2dn+HhIIcpSzXQLukYs",
+	"yVYlz+lGwSMcCoDypgh+FewSk7IVl8W+GxbDnr744ttSb/pffMFOa7zkSt7VNa1CHSGsvRP8VRgOjoFC",
+	"EVLqpuS4RBWtq4tMeWJS2xmm1on8grLYAFS5O7owvguPx54D2urugLoV37rSOKTpVuUadN3JP7JcLzHg",
+	"SruqbfsONvoY4S39WXKL9xsXQqx8lJvvZIyF+ioBwobmNOX5BchHj3K9HxEwWxgsZUrT7RCXRbfPngJR",
+	"KWsjVArDcDWTKbzsiZZRD+4ve/2yHxjmJDteYpIjmrrLuWJTgcP1o93M1JJvXWoG42HObmMDgB27azWY",
+	"El2TSMNmlRBFdwygNNAQeqtEKTj6r9nzF5kK8N51ukMfys0kjObRB2e5VjM5x/JkdaoOWUu1PXQ06KaZ",
+	"ii0I6IosCBTqIAn0XNiFqHxQYU0NXm6ASZb6UoxqspdiZmOjJFNrZfUa05voAi6aGma5hOl8OSSR23VA",
+	"w8RcQMG5opxRATOtBA6VKZruWvnMXR/GG1j5hlGPHrGCbw3mPtPREIWTULLIFDdMzpodLnhRt5S2eWrJ",
+	"gevMIEwz+jNey6Z+W4soJZK4J8QbIqO6mgCYtLY39Vzrsldg+GUo3OQUVddJnNNGoD7InlqAh9QwvVF4",
+	"yGPV19BDj/rHXWCnFh00zpQ7GJiSm/OyZOIDkMO3xizdCct5VUlh2MRrBRcM77Iss/VgcJzH1THxEzGJ",
+	"E0Uz9YbqSZbyUoS1so6nCZ+Woounq3KpNQCysPIedunZ1tWvQ9iFM0ZaY8JLpnx6KGo0RLqYio3Wd7de",
+	"xlOeL0TvKV3kj5jSPax4SuF9wD1Y8cOG8pnEqUpnalrpjaHgHkzwLlgOfeFpx7qK6DOH3UOEjAoDr7/o",
+	"CsBdJ9zmao91LvRK5BeY9Eb1WL3ZwU2m/A2AawSsq8QmVMcjIQmzmopQ9bB54QEcGSc7EFLLVON6I3VX",
+	"ITPB8oWGPoGT66sLf/mBlfNciSovT4Dc23hIkyl/43yrW0mn7mohLw3oLSfqaYmVXqsCzh/dLWIVSCRJ",
+	"JPdRr9NpRG0YIpjw+qgz6A+esFwba5rSYdA/GowzRbNxDY6Gj/snx2N2RJdN7sPBSZ8qf8HGv+JzqcKR",
+	"/R7s7kqvrQsVYmcrIHPP2G0pfLW9DoLaQTdlruZe50Axt3GmrqnmRlf8BqOAO/uONG7yj1T7DCtDNIqn",
+	"pZmKaqfVxeR81TO3F6iowzFyvkEXWkBLWQrLC255XH0wU23lB50Oa9QfZJ1Qf5Dtlh8c12UH9awuOpip",
+	"UHXQfzwcdEfI2BiS6iKudqnlh9qpKujjRQ8UE+RUyhAElaZk32sKCQILVgB3onKCG77ts5dKZMrhaFw2",
+	"ZR9Ua5+ezbGgLmg3WIHLnupg+CAmf9qFkBUD1dr1ZUDjVFSHlKgSq9Y0IxklnhIVTgbHzVxXx8GYa2GA",
+	"e581cu78xsNqJj5pb+KqTzUVR6xmUhf65pN9pIL5CRYpqZP+EOTpSrDOBJUcde2P1HO1WltKYYBZfe1S",
+	"X/Xa4sVonZ2DQq2hNtOQNxiyJkxeCaFEMWY8U5dSlwHHcWSMlmJpvthkowRaHV/COtxmqmXpoxAT59Nn",
+	"4rBA7AUtDqp6cB6ZMXjiMNQeQ6WMmC/prtdtMGw6QvG6uHhKsvZCbMnOIYFuUrBTCqAIL5nLNu7eFOaK",
+	"agC0+GAwCSV00axpBv2zDlcNGT9uxMCCyVaE22pduUZd8kfbTLUlvZ1Sf77sjtd6WCSal2uBRapAxoSa",
+	"w5hzdyG2LhxWKkq7Q79HJD8f+3BzPcNodF+MJpZLIR4NO9n6AFrgq6riWzJjS5kLZagiEiUa/vD8TZIm",
+	"azRcwXI3o4cP9UooQml9Xc0fuh+Zh9AWzFlpXd14yQvmbNbTV8+TNLkUlSFTdtgf9Afo/1vq/KK3wluW",
+	"R4OjwVWaQP98JZNRctwf9I9dXBma1w8bhb7hk7k44DzA4jV7BUCmAmQGSI+0Luaar6sKy3eTZdVPcA50",
+	"MY6Z2d8JG1f/KNA1uVO8cjgY3C0VOngkj4+G/ZM0LvZFvqzIGdVWA+x2qc841QPFvfy6yct3lSaPaA1t",
+	"/YW1PoyqdOJPjm7+SaOcDPxo+OTmHzVLOV2lycltZhfK/OEPjm81t5DXh968RiGQmERJmlg+N/5K3iTv",
+	"oX3DnYO+noeEAA5ypzsSzj2A9eg48OZW2NrTQg622ouD8VELDdIac83Z09r3U5dqzVTn0eCYXCVbZoSg",
+	"gCdSq1Tshq4jwXD67pm3hB7+uyyu3LQnJAqaBwDQng/wMknz5YcDsTJ1k4dU+iy9sR2WAr5NOywf+779",
+	"AF6/21Epts/I7sSHd66SEOfGRhUSYEcjxkCgFWwk84mqIoSxXUWE+r0FHiyJ/q9xKl+ElbJOTYVudDgd",
+	"Hd5fpclKm5YD+NT7N3e8YXrjIrX9gjHgxy8WDQUyziS9D7LjXdzIssyU8zGOWajzwfE6Zc93KS05+07+",
+	"0Rt7bNfWw8rkaNJlCmw6tFa49ZGnHZrNHyJTsuuC4FzxsYPew7qozFpZWTaLXgTXUQdL7aOZ6UJLhe8c",
+	"eRdjCmvwTc3JaTjaHRi0ut84uqwDIzNKHcJg2eDcRPziXXax/xHk5UwqihWKvHyx6xP3l/BoJUTolXX8",
+	"H0up1tEeHpimI2PXJ/jk+rJhoWbKP7kBcHg3NZ3MR+9L94+XtAhXYkcKc7mraN15dIeEIkqrr3WxvWtt",
+	"r91iEjtFseob5aZvxV207HtP4pjPRqGsm0p4uggpH5cJEqCOdDg4qwiu32MwHOsO1bVCwPNV88LSVmtx",
+	"taebjv5mCszeUBX1k5SN9e+chDi+1teyevFzWW1juV89bHlg6ypNvteu0vi172mA7TBGsDNBj4Wun0kI",
+	"s2urtOfg0MOjLw/U0PsNo4f63tCJys8GHYIcd/bGk3uWj2qpAxLVmFR1JF4UQR+cmo2Q+uZlH+v4b7tj",
+	"dkLNnBL1usN96q7HUob/mgqQg0HvAnaPNMknq1S1p2OiclXBO757hShNpGV31N3N+hGzbVuUYp+9iMvw",
+	"0YHvH357anT4UauWGvH4WJt75EpJNW+r+n64Lquv+Nc56sKBnwsbvawGKhh47+j4VjYoVWHGH5zc5vC2",
+	"1J9Di3d4C5Tc9tTAb8ZcJhgTBQ0EKdMKzmtDGa3Pa3052C6t0+8MQYsN3m0+j+82/Jt/u/fV7vEjeq/P",
+	"yqUYZwqf7mttR9GhdGfmTYQO/VPTEVJi03MHAu0vQL7dPjtVW61EpkRpBD2O92jwKK3TbvwDecY/OCeL",
+	"RmV6elmtMK5Wf/zknTQI7es6PROv/yaYGumctGTDU0Uu04Y2vxP2flDTv151yPD+vXp+O99+Xs/a4NHf",
+	"w8sMIb/aYQcfhGAEHkt8+s9uNLq+MDgBCziseGW7v4pT4qXy5nMnvmpNm7LoNnLwIRnfFEtm85b4wdb4",
+	"eamoXmf9iOlOuBS+FDeV1iXYHI6ZylTnkDsibd4wj2oDuhHQVFBJa2ljZNBNXbBWELj0HGKxMyUfbBdC",
+	"snxl+CZOS+mZnqW+xHBpdLvAJMLjrqUo5j7AoeGmeeAC6Bis0TPZysM5CmshX89SK7HNFMXIxCuL0gjq",
+	"BYYSviu+xcxb5zQoeX5BD0COyRnrFWSmwmuQvuRtcKwYJj5QDbScK4eEpmLvpc9Wt0OmwlvAQB4DTMiM",
+	"5VvD4mg7d/nqYu3SxqO4G75Na0Uec3SmMHxqL6TJVwy4MYipTSWd4hwOaKVf8KXEk/BS4sjRofFCItab",
+	"meopBS8iMGg+mjjafTQxLk989wcU7/Zo4v3d3y//9Bt3fscmTxBw+HiG38Rf3JJFpdMyjX6khK+nU3hI",
+	"6a52MOX96G/R7G24w15oy4TCsGiUXS2l6W+ynJGAIDqC6o/jg7zH2YUOxY5n9rg/OO6Og5UsjYslQk25",
+	"aZSLbs7Y51XtT/U2NaKDDhz73aca0dTrpyqWf2ONaBKIHcw6V4Zc/v7lFO9Ox5pcYCAfMuNb3PTSuOqA",
+	"raa9N2V/E/YhSXkXuIoVrZA6LbDpVjiJrh2uwUlxDmIIc3bPSR+UIIXGsAsK4C23zhLcvarNFBiedcan",
+	"e/q9xTBMneaVe54X+jbAk7C9mYpdN7aGHi0IhUAOI+zj4taRLK3XDPjN59eyw5b3iEc+IP3wi8SHlevw",
+	"V1Ouf8P++zoT9RN58MOt3q9hxH4+yBD48O8ZMvx1Ly84Ev0qby8E71t8BWy1vkAxjTVemgGgTumSG+A3",
+	"4jj1uTn+YbL7qkSwU65RiK2J+C0KsekTRY0YKzuyRnMX/I/lVpuW/QPDFlQFG9UgBRg0ItDjBC9Mj2Lt",
+	"GVaZqh+wx3DnuBOndO9jhKInNUQ5uIAPMojbNOcrbsyvaZ2mjRoK2MNUT0dolzoNCmbq78bp35qmaZ4k",
+	"t12fXdHs3rneT9Nc/4PoPaDfjNz9gVcXcTYmWCOduztsSW7dymHr643cxggZhQzaUOPfCayQWQpSjGKe",
+	"IlNEU55tIxM1ylZsu7wCI6Q2YZqSHBqMb+VB1aoh9hvmypg6jsyfONOUTKROQ/mTltEroWJbwWrq1Hr3",
+	"LDkzY7fyTr6iNHv5ijsq4pqMxXGm0Mu685aIzxpqMb+IGcA0Z6fOKdDmRFVCYtaMV4RxhjHId28u3ikl",
+	"dLql/JPDiuw1DvH5VdmXkSojomA4ISoxWva9DMEvfzcEf+lALp8c7K/gPR4nJ8Tfq1EYePJ3o/CQUehI",
+	"1HC2fkZX62/IvDsTmMcYezvRvLm7fefy8+9g4h0GHDcYeW0wIlN3whHsTjCCVNetcAS7DkbsDEJpup8M",
+	"D7BHgyeZuhMewC1rXLmG8ihU38aXjUB792CVCtYsUnEtOghlKtoxAM7o84OA45TlvNLlAzMKBURq49U9",
+	"FMaxLMwdblqPf8cAvzwGCGVB/r4xQHuRm9+sxf4LwQDUv+NAHkIA94qd++twQDTkbwgN/LGR2FQDgbv5",
+	"HED93PLqs/mIcs12U5HrpTAH+I79uBCKKm7GOaj8QjgbE1SXU6SUSdbIZ99I5TQxVocwGILtApbibW1U",
+	"JsrUXWpE+WEbtaJYa6moTO3WiqKieo1qXOHVH0QbuCWATsYNy/2BiXP6dAWQyBn82AHWykKkMRVbjbHI",
+	"Pgz4Sf2OXfxS6SRKwIso4U4XPgGSRimXwWMQOQywiaaCIC11qcITnECGJmIImOKvqBC1h7BaKkTdHmF1",
+	"RwcgVsoM32L8v4stXPqiBU1484Zf/KrYJr7jRoLc3T9//Lt//vNkTuP+/DpZ058hRAyOjlTzb/RG7WdN",
+	"uonN+WXDKFqvUJKUIH6lTZu+SHdoW0K19t9aboEOm1DoAJ1/W71mnWslS3eMjQCLhZNEIgV+H4D0cQSk",
+	"sZwmqfiWTNE6hzg8ioOKxmuU8Er17voOPDFdLxLmiY8IHoX6T7Em0hUpojQaU+1YqTWi8vIcKyK5Ante",
+	"/Fvtw9yCAoD21wbZvUGiu4vxewfaNXEE7MdOQMDVZw8JUFR6ai8wgLLMfHjAhptMhQCB7viAHm4cWB+6",
+	"184onUbRywAzum2buqfIRvF5a2jXoPUb6tUfP5zYA8MWXBWm9WD+pqIBgSn3Qx5uKOgAMJhKrwD2vaG2",
+	"QzgzHazSBqM0Uzgx6iCOK+kc0+d99tblDFFxFXoDBrZnzquiFAYrLdHbMfQgDNWGiMqRu8qG3NCDxXOt",
+	"hrJgC24WVHKxWa08U6+jt3ho0JyvVgKL+vrCw+4F3BEbDvBjAEz4rqDDUJ3J2fPvXrx9df7D6b9i4Tv3",
+	"zx+fv/jm5Y+TbhpKpk63oXoY6pCAi32KQu7COyrBy3Ib0rnx03anEkxfVFQgxpVH+nUqGTSrMCeikqrX",
+	"9mxOo6h3lCMGP0juUgSgrrD0iWsAhAJRJ4OBc/ncYv5UOf6T1Ieq3K6KIhSC/7x5/PVrlXEdJl/pGLM1",
+	"0QYs9XyOovJgMn+zbtgnTOi/n6fF79c5AqKGzvVfubtQgI5OGVHbT6NlmxNwyi8M3YHuXBVYI3pSGaGM",
+	"tPJSlFu8c5YKGv+e7f0LZnvfAek7xOv4cicp5I3W5MepmirGuU/qJyOderkO/lZ+hJhhbT0AfRv16TUX",
+	"DTZmuIWI4fGZ43KbBCmPeuR4NuRP8kFxJB5NT/jjPAb0Z3Ku1iuzj+vdxPE2qF6iz+rDYqbXo3rjej6w",
+	"qphse+SK1yQVO348GHiGvHltn+Ys767DQ8wmbMDshUiic0PrC7oeny1Ha8sXMt1IVegN67TjjW7zlBLi",
+	"ueacZiocVFdq3vrSGjRQt89eUlQMzdihLwx9ms0QI4PE2ePGA+sNGN69x451rUORZY/VAJKBbaGwcC2V",
+	"nTI7/Ey766EqvSx54+Iz1ZRSIJ0cAQhBRao0arivBM8c1chPyJtMvsePzSLxOHEsVv7k6GjA/vIfR4P+",
+	"sH+M/qbDvqTaE/W48YRPmyfp6vPZDu6ZlWT07n1sSXjs6Z6rOVClca/O4cGCE982LO60NkDNThG38GJh",
+	"h8A0WqzdsTPZo/C7ugc6V02DNbqcR3RD3ldZOD1L3GoXLluhLJH5OBaaYHGdieMUq0PgCdJVuFOSBeUS",
+	"m0N1HQEBHirs2F5WFT2m41BqNzZPr/ejJvfxbF77BtO1vJn+Xpnys/pXvbeO3j4Ept6Cyqjrjv5CXlY8",
+	"Hs5cdz6hUNL2s2c5+hMSrbrNk9EUaM0Xo969B1bbeSDp3XvgKwohOXQ4F/jqAhZzx5dldt4C71Si5IDi",
+	"qcyMxehiLGkD6g5/jNmZunKZiVOxkFSEvdIfttRz/UQOVmV2RXm2oKpRJ7qoYE67sqrETH5AfUNFpB/i",
+	"8XD02HsaK3oQy7BOy7tO9ARWvxYeWH0Xj+ZO0HWsJcMLTo2Cx6EP0hP7fbhCve7XsiIJz5Y8X0gl4kk4",
+	"7n5/9f8CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

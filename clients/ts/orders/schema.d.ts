@@ -617,6 +617,30 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description `too_many_requests`: this user already has its share of the server's database connections
+         *     busy with its writes and reads of its own account (`ORDERS_WRITE_SHARE`, a quarter of the
+         *     pool by default) and a line of four times as many requests waiting for them; nothing was
+         *     read or changed. Retry after `Retry-After` (1) seconds. Other users are served meanwhile.
+         */
+        TooManyAtOnce: {
+            headers: {
+                /** @description Seconds to wait before retrying (RFC 9110 §10.2.3). */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "too_many_requests",
+                 *       "message": "you have 1 requests running and 4 waiting",
+                 *       "the most one user may at once; try again when they are answered": "",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
         /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. On a list also `server_busy`, with `Retry-After: 1`: the page's query ran past the server's time limit and was cancelled. */
         Unavailable: {
             headers: {
@@ -1192,6 +1216,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1339,6 +1364,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1515,6 +1541,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1586,6 +1613,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1657,6 +1685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1709,6 +1738,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1748,6 +1778,7 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             409: components["responses"]["WrongState"];
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1798,6 +1829,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

@@ -1,0 +1,86 @@
+package orders
+
+import (
+	"context"
+	"sync"
+)
+
+// writeShare bounds how many writes (creates and moves) and reads of the caller's own account one
+// user runs at once in this process, as share does for list pages: one user on many connections
+// holds at most its places of the database pool, and a bystander's create or list still finds a
+// connection. A user's request beyond its places waits in the user's own line (line long) for one
+// of them; one that finds the line full is refused at once with ErrTooManyAtOnce (a 429 with
+// Retry-After), before any database work, so a flood costs the pool nothing.
+type writeShare struct {
+	per, line int
+	mu        sync.Mutex
+	users     map[int64]*writePlaces
+}
+
+// writePlaces is one user's places and how many requests hold or wait for one (the entry goes when
+// none does).
+type writePlaces struct {
+	sem     chan struct{}
+	waiting int
+	refs    int
+}
+
+// writeLine is how many requests of one user may wait per place: four times its places, so a
+// client on a few connections (a page firing its requests together) waits its turn instead of
+// being refused, while one on tens of connections has the rest refused.
+const writeLine = 4
+
+// newWriteShare gives each user per places (at least 1) and a line of writeLine times as many.
+func newWriteShare(per int) *writeShare {
+	per = max(per, 1)
+	return &writeShare{per: per, line: writeLine * per, users: map[int64]*writePlaces{}}
+}
+
+// acquire takes one of user's places, waiting in the user's line while they are taken; release
+// gives it back. A full line is ErrTooManyAtOnce, a request ended while waiting its ctx's error.
+func (s *writeShare) acquire(ctx context.Context, user int64) (release func(), err error) {
+	s.mu.Lock()
+	u := s.users[user]
+	if u == nil {
+		u = &writePlaces{sem: make(chan struct{}, s.per)}
+		s.users[user] = u
+	}
+	release = func() { <-u.sem; s.drop(user, u) }
+	select {
+	case u.sem <- struct{}{}:
+		u.refs++
+		s.mu.Unlock()
+		return release, nil
+	default:
+	}
+	if u.waiting >= s.line {
+		s.mu.Unlock()
+		return nil, refuse(ErrTooManyAtOnce, "you have %d requests running and %d waiting, the most one user may at once; try again when they are answered", s.per, s.line)
+	}
+	u.waiting++
+	u.refs++
+	s.mu.Unlock()
+	select {
+	case u.sem <- struct{}{}:
+		err = nil
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.mu.Lock()
+	u.waiting--
+	s.mu.Unlock()
+	if err != nil {
+		s.drop(user, u)
+		return nil, err
+	}
+	return release, nil
+}
+
+// drop ends one request of user, deleting its entry once nothing holds or waits.
+func (s *writeShare) drop(user int64, u *writePlaces) {
+	s.mu.Lock()
+	if u.refs--; u.refs == 0 {
+		delete(s.users, user)
+	}
+	s.mu.Unlock()
+}
