@@ -35,7 +35,8 @@ const (
 // mailbox is one recipient with one allowance: trimmed, NFKC-normalized and case-folded
 // (fold.Name: upper case and fullwidth letters, and a fullwidth @ or +, are the same mailbox in
 // practice), without a "+tag" in the local part (most mail systems deliver victim+1@ to victim@),
-// the domain without a final dot, and for Gmail, which ignores dots in the local part and serves
+// the domain in its one form (fold.Domain: IDNA's UTS #46 mapping to Punycode, so bücher.example
+// is xn--bcher-kva.example, the full-stop variants such as 。 as ".", no final dot), and for Gmail, which ignores dots in the local part and serves
 // googlemail.com as gmail.com, j.a.n.e.doe@googlemail.com as janedoe@gmail.com.
 func RecipientKey(address string) string {
 	a := fold.Name(address)
@@ -43,7 +44,7 @@ func RecipientKey(address string) string {
 	if at < 0 {
 		return a
 	}
-	local, domain := a[:at], strings.TrimSuffix(a[at+1:], ".")
+	local, domain := a[:at], fold.Domain(a[at+1:])
 	if plus := strings.IndexByte(local, '+'); plus > 0 {
 		local = local[:plus]
 	}
