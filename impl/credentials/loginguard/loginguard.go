@@ -117,9 +117,9 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 }
 
 // LoginDevice runs check, the surface's password check for account, under the guard; remoteAddr is
-// the client's address (http.Request.RemoteAddr) and presented the device token the client sent
-// (its cookie; "" for none). A valid token of this guard's signer for account makes the login the
-// account's device's: counted under the device alone (throttle.ReserveDevice), with a hasher share
+// the client's address (http.Request.RemoteAddr) and presented the device tokens the client sent
+// (its cookies, device.Presented; "" for none): the first valid for account counts. A valid token
+// of this guard's signer for account makes the login the account's device's: counted under the device alone (throttle.ReserveDevice), with a hasher share
 // of the account's devices. Any other login is counted per account and client address, per account
 // and per address (throttle.ReserveLogin).
 //
@@ -136,7 +136,7 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented string, check func(context.Context) error) (keep string, err error) {
 	deviceID, renew, trusted := "", false, false
 	if g.devices != nil && presented != "" {
-		deviceID, renew, trusted = g.devices.Check(presented, account)
+		deviceID, renew, trusted = g.devices.CheckAny(presented, account)
 	}
 	if trusted {
 		// The devices at one address share a place at the hasher of their own, apart from the

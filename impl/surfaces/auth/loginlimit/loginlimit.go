@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/credentials/clientkey"
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/throttle"
 )
@@ -154,10 +155,7 @@ func Run(w http.ResponseWriter, r *http.Request, g Guard, account string, check 
 	if !ok {
 		return g.Login(r.Context(), account, r.RemoteAddr, check)
 	}
-	var presented string
-	if c, err := r.Cookie(DeviceCookie); err == nil {
-		presented = c.Value
-	}
+	presented := device.Presented(r.CookiesNamed(DeviceCookie))
 	keep, err := dg.LoginDevice(r.Context(), account, r.RemoteAddr, presented, check)
 	if err == nil && keep != "" {
 		http.SetCookie(w, &http.Cookie{Name: DeviceCookie, Value: keep, Path: "/", MaxAge: int(dg.DeviceTTL().Seconds()),
