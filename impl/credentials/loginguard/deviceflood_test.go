@@ -21,7 +21,8 @@ import (
 // holding its hash: they share one client's places at the hasher (a fifth of it), not one per
 // account, so the excess is refused (password.ErrClientBusy, a 429) and a device login from
 // another address finds a worker at once. Before, each account brought its own share and the
-// flood held every worker and the priority one.
+// flood held every worker and the priority one. Each account waits in a line of its own, so a real
+// user's device at the flooding address is not refused with the flood but served in turn.
 func TestGuard_DevicesShareTheirAddressPlace(t *testing.T) {
 	t.Parallel()
 	h := password.NewSized(password.Fast, 2, 8) // 10 places: 2 per client
@@ -52,6 +53,10 @@ func TestGuard_DevicesShareTheirAddressPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	neighbourTok, err := g.LoginDevice(ctx, "neighbour", farm, "", func(context.Context) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	var inside, refused atomic.Int32
 	var wg sync.WaitGroup
@@ -65,7 +70,13 @@ func TestGuard_DevicesShareTheirAddressPlace(t *testing.T) {
 			}
 		}()
 	}
-	defer func() { close(done); wg.Wait() }()
+	closed := false
+	defer func() {
+		if !closed {
+			close(done)
+		}
+		wg.Wait()
+	}()
 	// The flood settles: its place holders hashing, its line full, the rest refused.
 	for deadline := time.Now().Add(time.Minute); inside.Load()+refused.Load() < 2+14; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -88,5 +99,24 @@ func TestGuard_DevicesShareTheirAddressPlace(t *testing.T) {
 	}
 	if n := inside.Load(); n > 2 {
 		t.Errorf("%d device logins of the flooding address hashing, want at most 2", n)
+	}
+	// A real user's device at the flooding address waits in a line of her account's own, not
+	// behind the farmed accounts' full lines: she is served once the flood's hashes end.
+	var neighbour atomic.Int32
+	go func() {
+		_, err := g.LoginDevice(ctx, "neighbour", farm, neighbourTok, hashing(&neighbour, done))
+		in <- err
+	}()
+	select {
+	case err := <-in:
+		t.Fatalf("the neighbour's device login at the flooding address answered %v before the flood ended, want it waiting its turn", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(done)
+	closed = true
+	for range 2 {
+		if err := <-in; err != nil {
+			t.Errorf("a device login beside the flood: %v, want in", err)
+		}
 	}
 }

@@ -143,8 +143,10 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 		// address's strangers, which guessers at the same address or behind the same proxy may
 		// fill. Its hashes do not queue behind strangers' either (password.WithPriority). One
 		// place per address, not per account: K accounts farmed and signed in from one address
-		// would otherwise bring K priority shares and crowd every other device out.
-		ctx = password.WithPriority(password.WithClient(ctx, throttle.DevicesAtKey(remoteAddr)))
+		// would otherwise bring K priority shares and crowd every other device out. Each account
+		// waits for those places in a line of its own (password.WithSubLine), so one account's
+		// flood is refused while another's device at the same address waits its turn.
+		ctx = password.WithPriority(password.WithSubLine(password.WithClient(ctx, throttle.DevicesAtKey(remoteAddr)), throttle.FoldAccount(account)))
 	}
 	// The login's place at the hasher is taken now, before the database work, and held until it
 	// is answered (password.Admit): a check that only asked whether there was room would let every

@@ -84,6 +84,22 @@ type client struct {
 	places  chan struct{}
 	waiting int
 	refs    int
+	// sublines counts the calls waiting per sub-line (WithSubLine), for calls that carry one.
+	sublines map[string]int
+}
+
+// SubLine is how many calls of one sub-line (WithSubLine) may wait for their client's places.
+const SubLine = 2
+
+type subLineKey struct{}
+
+// WithSubLine gives ctx's calls a line of their own inside their client's (WithClient): they
+// share the client's places, but wait in a line of SubLine per sub-line instead of the client's
+// one line. The device logins of one address share its places (impl/credentials/loginguard) and
+// each account's wait in its own line, so one account's flood of logins fills its own line and is
+// refused (ErrClientBusy) while another account's login at that address waits its turn.
+func WithSubLine(ctx context.Context, line string) context.Context {
+	return context.WithValue(ctx, subLineKey{}, line)
 }
 
 // DefaultClientLine is how many calls of one client may wait for its share of a Hasher beyond
@@ -209,7 +225,8 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 	default:
 	}
 	// Every place of the client is taken, so c has refs and stays in the map.
-	if c.waiting >= h.clientLine {
+	sub, _ := ctx.Value(subLineKey{}).(string)
+	if sub == "" && c.waiting >= h.clientLine || sub != "" && c.sublines[sub] >= SubLine {
 		h.mu.Unlock()
 		return nil, ErrClientBusy
 	}
@@ -217,7 +234,14 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 		h.mu.Unlock()
 		return nil, ErrBusy
 	}
-	c.waiting++
+	if sub == "" {
+		c.waiting++
+	} else {
+		if c.sublines == nil {
+			c.sublines = map[string]int{}
+		}
+		c.sublines[sub]++
+	}
 	c.refs++
 	h.lines++
 	h.mu.Unlock()
@@ -228,7 +252,11 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c.waiting--
+	if sub == "" {
+		c.waiting--
+	} else if c.sublines[sub]--; c.sublines[sub] == 0 {
+		delete(c.sublines, sub)
+	}
 	h.lines--
 	if err != nil {
 		h.unref(name, c)
