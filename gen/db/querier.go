@@ -211,6 +211,14 @@ type Querier interface {
 	PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
+	// RejectCancelOrder rejects a READY order of the calling customer and cancels it in one statement
+	// (→ CANCELLED, no performer): as RejectOrder for the performer (its place under the cap given
+	// back, the order out of its list) and as CancelOrder for the customer (the reservation returns
+	// to the free balance); the order never passes through WAITING, so no performer can take it in
+	// between, and no cool-down is needed. The ledger records the rejection (user: the performer
+	// removed) and the cancel. No row means refused. Locks, each CTE reading the rows of the one
+	// before: the order, the customer, the performer, the performer's counter slot.
+	RejectCancelOrder(ctx context.Context, arg RejectCancelOrderParams) (RejectCancelOrderRow, error)
 	// RejectOrder sends a READY order of the calling customer back (→ WAITING, no performer): it
 	// returns to the new-orders count, leaves its performer's, gives back the performer's place under
 	// the cap, starts the performer's cool-down on it, and the ledger records the rejection (user: the

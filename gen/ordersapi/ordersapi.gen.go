@@ -495,6 +495,12 @@ type CreateOrderParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// RejectOrderParams defines parameters for RejectOrder.
+type RejectOrderParams struct {
+	// Cancel `true`: cancel the order in the same step (READY → CANCELLED); `false` (the default): it returns to WAITING.
+	Cancel *bool `form:"cancel,omitempty" json:"cancel,omitempty"`
+}
+
 // RegisterOrdersUserParams defines parameters for RegisterOrdersUser.
 type RegisterOrdersUserParams struct {
 	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
@@ -716,8 +722,13 @@ type ClientInterface interface {
 	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
 	// the server.
 	//
+	// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+	// the performer is removed as above and the customer's reservation is freed as by a
+	// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+	// (a reject followed by a cancel leaves that moment). The ledger records both.
+	//
 	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RejectOrder(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseOrder Hand an order back (its performer)
 	//
@@ -961,9 +972,14 @@ func (c *Client) PassOrder(ctx context.Context, id int64, reqEditors ...RequestE
 // neither accepts nor rejects within the configured time (default 14 days) is accepted by
 // the server.
 //
+// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+// the performer is removed as above and the customer's reservation is freed as by a
+// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+// (a reject followed by a cancel leaves that moment). The ledger records both.
+//
 // Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *Client) RejectOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRejectOrderRequest(c.Server, id)
+func (c *Client) RejectOrder(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1381,7 +1397,7 @@ func NewPassOrderRequest(server string, id int64) (*http.Request, error) {
 }
 
 // NewRejectOrderRequest constructs an http.Request for the RejectOrder method
-func NewRejectOrderRequest(server string, id int64) (*http.Request, error) {
+func NewRejectOrderRequest(server string, id int64, params *RejectOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1404,6 +1420,33 @@ func NewRejectOrderRequest(server string, id int64) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cancel != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cancel", *params.Cancel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
@@ -1779,10 +1822,15 @@ type ClientWithResponsesInterface interface {
 	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
 	// the server.
 	//
+	// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+	// the performer is removed as above and the customer's reservation is freed as by a
+	// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+	// (a reject followed by a cancel leaves that moment). The ledger records both.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
+	RejectOrderWithResponse(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
 
 	// ReleaseOrderWithResponse Hand an order back (its performer)
 	//
@@ -3346,11 +3394,16 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id int6
 // neither accepts nor rejects within the configured time (default 14 days) is accepted by
 // the server.
 //
+// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+// the performer is removed as above and the customer's reservation is freed as by a
+// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+// (a reject followed by a cancel leaves that moment). The ledger records both.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
-	rsp, err := c.RejectOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
+	rsp, err := c.RejectOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4782,7 +4835,7 @@ type ServerInterface interface {
 	PassOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// RejectOrder Send a ready order back (its customer)
 	// (PATCH /orders/{id}/reject)
-	RejectOrder(w http.ResponseWriter, r *http.Request, id int64)
+	RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64)
@@ -4845,7 +4898,7 @@ func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id int6
 
 // RejectOrder Send a ready order back (its customer)
 // (PATCH /orders/{id}/reject)
-func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5115,8 +5168,24 @@ func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RejectOrderParams
+
+	// ------------- Optional query parameter "cancel" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cancel", r.URL.Query(), &params.Cancel, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cancel"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cancel", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RejectOrder(w, r, id)
+		siw.Handler.RejectOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6391,7 +6460,8 @@ func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseW
 }
 
 type RejectOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params RejectOrderParams
 }
 
 type RejectOrderResponseObject interface {
@@ -7343,10 +7413,11 @@ func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id in
 }
 
 // RejectOrder operation middleware
-func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams) {
 	var request RejectOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.RejectOrder(ctx, request.(RejectOrderRequestObject))
@@ -7485,204 +7556,208 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3/khs3kif+KvjWdzdEeooUm62WLTI2Ltqy7NGOLWnVUnhvVbomWAWSmC4CdAFsil71/XkR9+/9cy9w",
-	"Efsec2+yT3KRmQAKRRb718jyeMITMzEtEsSPRCLzk4nMxL8nuV6utBLKmmT078lC8EJU+OfzQixX2gpl",
-	"X4tVybeigE8LYfJKrqzUKhklE1utxYRtFkIxu5CGcWU2omLSMLsQzFhdiYJpJZieMa6Y4FUpRcUq8dNa",
-	"GMs20i6oJV8KNglD5tven8R2wjpK24VUc7bhhhXQD59zqbpjxqdGKMu0YpzNZGWsG7qfpInJF2LJYbZC",
-	"rZfJ6F0C00zep4n4wJerUiQj+iRN7HYF/zK2kmqeXF1dpcmKV3wp7C4V8u2fxHafAj/wC0GL9WsyfCaY",
-	"1awSttqyTlHxme1JYWe9hbUrvpI9GS3zQmx7RPRun71ZCFpMphoU4uxCbFm1ViZlXBVM2pjSjspS1ZQs",
-	"uOVTbgSzFVeG5zBZxg3bLLjNlLQsrwS3wowYZ0ZUl6JidsEtK6QwjAMtt2ylpbKsFPxSGCakXYiK+e3o",
-	"cLc8mFO8+m6mdIUfbCppBU0/mm744VxYQ2PSN90+O2WVWAm+yxWwdFi0XYhM4SeeNp2lsAtdpGzF7SJl",
-	"P61FtcUf67VlE57nwphzqy+EmqQs1wp4mcGOY39TXWy7bLoNI2Uq52UpKj830WAs4ryUzSq9RPoQ3VI2",
-	"0xUbPmILva5Mypa8uhBFpmpetj1/fkYMjwvtYb7gai6MJyltvpuAOz58bRdCWZlzKwq2NqJKM7VZyHwh",
-	"YMf0jCiL62S4TsOkZatKwNkwY5waV0yvRMWRBTxxODVPcZi8lELZTPGiqKCnDlfs+avLx+4LIBGM8/Dx",
-	"o27KjMbjfCmNtLp6YHB7FM5nKQRutAZWeWDqDcVJlyIi6d75h16MlWVJHCUNq8RsbURBTR4NnmRqEp2b",
-	"8wuxPZfqfG3EBMk5eQ1s1TudWVGN2NFkHORCGGuhjfDcXkhRsIUuC5MptwO4NlhoxNkcJEwuaHMCN9KZ",
-	"pHWG7vemPBy2TLkS0GLSZy9VuWVmjXsHZ66CrleWdYAaKDPYRq/Lgl0IsaKeeQm7rLsjxkE+4CcMdpjN",
-	"uCzXFQpZZGZaI3FYweL1+ePHgU7ALLsHOFOOz0V/3kfmqQpcJS0NOGrDQfDO2GytCtwqEiaFZ5R4BGC0",
-	"VW+96mcKSHjJy7Xw7I0H2zCU452f1toKw6TKy3UhipTJGX3DqTGS5IFhZ7Za53YNAu9bKcoiUyS7u2No",
-	"XgAxKmEWrOKq0Es3YIezt2+ffwP0XkCHk5PZIH/Mh6L3VTEQvUf5l7PeE35y1DvOh8XRdCC+nD1+NOlm",
-	"agUyT2w8cfrshWZOh1DXKWig1bpaaSNG7GzD53NRsbfP3ebNgKOlZUBQjrMzIteqyNSbCojF4DBSUzjq",
-	"cF5Kvt2XPR1dpU22A+mVgqQCRuv2M5WkiQSFRMokSRPFl6DadnRqQz0u+YfvhZrbRTIanpykyVIq/+8j",
-	"UITWigr6/G/v/r/ef3//h39oUZhp8hIY5Pk3+6oRNhy554Fhsuizr0WpN+yo5XAP6IB5ykrDCnHJlroQ",
-	"D4xjwKOU8VLm8EHnx9Pnb56/+K47ZpXgoA1hT/Fb1il0bh6alchNf1mk0Y50+55CoC1q+sgiSRPYX1kB",
-	"wgEJ3UAQHjEcpclMV0tu4TfKPn6UIL3kEhDGUSCMVFbMRYWUecXnYp8s/yYq3QPlXLAVnwum1supqEBa",
-	"4j+XHCQhrywIn6U2lh0NBoMBk1Ys4XxYElKlNHbEJvCTCfu//ztTEyN/FhP2n//z/7gfdPzvsdujwYCo",
-	"Dc3gXyl9fuI/x0MmZnxdWmozdE0yRf1Fv0ZlXQgBxwN7adnSlE2s1uclr+ag8kj6Tkq5lHbiJECmsA8/",
-	"RS+9YAhuLkjauD3GE8ErBkccoCQrtZojETzuoWOBzBKdBsQE9WbDOI0T4FacjAYROBw0t/p4CFvNP7it",
-	"BmJEWz9o3foz+XPL1gND4PrGgdRA5WijWQcJVrVRtObgnVVBj+2rGsbLGt60rhsZ+kxXtsUImIEgnoAq",
-	"oj/TQlYCMeeEJo+fsoksJimbrCqZC2rtFMepJR0efsYm3OTQJFMTGGvCOp5e+E13zKx0WnNaAZJB3VP0",
-	"2Te+mSxSaNlnL5EvcAb0A0/WDpL0IKsYWGtM1H+oxCwZJf//w9piekjfmocoA5E6aEJUwqy0MgItiK95",
-	"8ZrUB/zLwVD4k69WJWA7qdXDPxsgZSRuoGUB87jkpSyw0TmoeQHiqhCWy9Iko3ehGZw1s6A542KTUWOb",
-	"3CJBbSRpgscQd3kpjEExlSzXxrKpAG4sBQd2BARR8dzC7qdhpLW6UHqjzmmUerRcl3pd7QxUdy8R6iIq",
-	"A2bAw45MTqSJBlhVIpeGJu07R6ZpX8RwbxELfinCoRqyWUUGEC9ZIefSmuTqffwbj+AKTXCcLbnNSSCe",
-	"vnrOQJnImdsopyuEsc9hWsezIX+SD4oj8Wh6wh/nydVtOeZ0JZ9Vla6IYXYO1N6eT0YNE3NvpmAFxtMc",
-	"s4njkQkDfjZM8Nydwz5MsmnWvkZUei/2bAe4jZ3H6e3AEDToA6LcwdJj+IZxRF4AErFJjMM+zy4cwO4j",
-	"1rqgHKyDqZjpSrQbCJ0mdAMUAkIQxU53zHY9HX329noi0D4qgGi8vN/euR+fC6RB47S6r7wt4Vt8DrI3",
-	"ZjUZgRESpuMsnTEeByAkq8SlAMvI049PAVNLm7JJmOyEzSTaKgEtuGWVeo5kfKHtt3qt7ncElLbnM/x1",
-	"TEEHW7/Ec0pffxr6hOEmI6a0g8cLNJMkAu3Eg/KXf7rjerw6TkbJcDB83Bsc9QbDN0eD0QD++29JmuRr",
-	"Y/VSVMAAR+kevJHKElQTisQ1NPsyTVaiAuQhKhgGPhymydrAlqKuneopTJqE/OhoOOifpImx3K4NWDAv",
-	"2KvXL797/ezs7PYkRAK00S9YJc5Chemil0xCg5p4HrzfhR1cy3e/KCnbieRsIlRtKzd1siwQoiJERARo",
-	"teXls1IsyeV75D6B5cI/r+5GYaRSC5VfKhFAPVLbIGXfaP094Nt7nTN3nM+DWZG0aXEUChI9Jcy3+gxS",
-	"a29yTmXjdDq6QqOtEHnJK1Gwp7T2HlnbXZivvnTMSKLpAZh4S2k92X7gantqXwIv3Id2MK0lV6DEcJ6m",
-	"QbutXhNoOvLKxbBqrRTKU1WwR2zDpQWD/wZapgmsAHGXVgJdlmjQOj/amKFnaM6l8ncGYougnPwcgEGS",
-	"T7Qheyv2ihsnxUswK7coN2FnzILv+s8emNqNnmulyDQxmZquzbZ2bKOf2yCZoEvj3bJ6oxjPc71WlnUm",
-	"L19/8+z12fmPr5+/eXZ+9sfT188mKePspzWvLLly0R5eaV2CKeOsna5zGpWSblBmel0xKwHPccNgdfV+",
-	"uR1CnGAXYtlAFJlCK1oHp2CfvY68dLHzdMI6R13npjLefAKakfWEtCnYUnBy6pIBFV0bRV3tm4pn1C2z",
-	"Gufr8RJ6DPFe4fW3T9mTo6MB+8t/HA36w/4xGr23c89ca7wCh7xVfG0XupI/3xPsruMO4gMUeerBfA3z",
-	"/TSsHA/rxYrgFcgLtH2lYUtpDPp4nXUGWy0+rGASRNTHX56QAyHaqh9//LF3Gt0xtJj2X9M4leDl8p8y",
-	"AjUmSybOGzlBjPZPWSIV2ix025Il7krQXTMgpjVC2Z3LuXAZd2CUlB3ovu3ijvb3ksuST8s7CEmkhD/o",
-	"Oz2Y9XLJq61DDbU04ApA3RQYl+cL5AX0Bkes4hufr6Mum1ZR1COIpbrd2LnQJV5uio0/jTdqMmA3lF1f",
-	"r812fwErbsxGVwVIvQX5mGbrsmSdSsylse6OSKty221ZEfV8DtJvbyEOTkvD4OtYzKNPotzePPVPc1Ta",
-	"yO6OzOHtY5WcLyxTeoN3X3ptEblUeFtCvlg9Y6+0sfNKnP3L9134DjRHtcbW5JGshNHrKhesc/Yv35+9",
-	"OX3zjOUlN4adHI9gH4HShTQXKVuKpa62aaxVdgzAVikNiyBIBwM6ngAmaYjvPnsJAijaUF4azSbR9k1G",
-	"TFyKahsYogcMgWPr6qLeR3/tSrL6p7WguxviGc5mpdboyIlHM0CbUs+lMnRbGPstYGne/eYgQRruJI3V",
-	"FQGOrbuvIhGzc7GH6+Pk+t1f2YEfEQcAIH1g3D1xxRWs3zY1PihXAl64eNwLrnJRlqLofzpFd0AQnhxU",
-	"XGa9WunKiuIHUUj+BhvdS4GFjs6X0NM5jrd7nGMs/cAEtArDMufHA3iHcKq+XOZ5LlbWfB683b6SCHTf",
-	"ft6WXwgyT36stJqfWacK7+FPIS1lsIdWZ4A0LDJnxzg2U0IUhgUL7hN5UaK5OLLQLBwhvCMEvieK1FYw",
-	"XUAZjHXoJ7VoRr4Pw7Ze+KG9o2dOwIRbahceZNbVjOcC2H9VwQ5YSQqYKHj9enHUp9DwKnKB707iGUm2",
-	"Sk9LsfSSmURO8MTt+Ve7KTKGUCBtQSngVYsVS3OrSX2Dk4FpuePLq4pv4d+BBXan+cf1kqseoHJQUYDV",
-	"Sq44uSDiOKVDyHIPATVOXdvO/GvPXUP0nhfe0nE/oSAWdCaDBK6dY6Y5mTZ7b+8+uAbr72hbayq8D+31",
-	"9M8it0mafOjNdc+5gRw3p8k3IpdLXp5Rp3urOVWML9Gw4oZxsKqhNXD0qgTMobRFao2cvz9lSjMj5wr/",
-	"KAUvYJU/i0rTV+ID7WrKuMqUXrnLAgqAmumy1BuKbqDuxuFu4XhYX5GYPnv2ged4sIj5S67maz53JlJN",
-	"RXTdDJLoMs6tgK7j/A388bBxBd8ZfHx31Hvy/t2g9+T9F91OlvXxzz90/8s/tHFDfVr2lZNFnlty2G5R",
-	"M2EluNGqz+gIwd41Tq0z0kGpFRx9LKCERUHOWFTIYOvPK71xsSYugMhWglvYKexSRvcXYKv4sJE/vnnz",
-	"ipE/q8l1sX+1uUxgH/HBCmXktBQ9H+3XdmV2UPO1eZV27Lymg9cudHEOH3FiDLyV2nGkz3Q1lUUhYOO9",
-	"n/McZD1dxDXVhFRmPZvJHGh1jkE1sFDvvpDqfFXpeSUMaVbo5TzXuiz0BnprwvI2P0/4DI7AegUfHbBO",
-	"Dl7mtEdewXnG89vOfE4q7rEf+gavkc99duo5x2ykzRfCgAKZAPdMAKF7T4uLJkgzNREfViK3wt1Cu51B",
-	"K7SiuDNkPcDsWonumE2cSPKhCPj9A/yWPVPzUppFpsBkFSoHvVAgILUa7JlNhMfxRu2BwUs2f3B21hbC",
-	"w+i0MAkyRvnTRJq5cXn3AAyL0vmUGugUDPsOZ+gCBrC60dHlZqZIPHUZL+UFSJ1MfaR1f0R/DQg9+AsX",
-	"zj5m6mOv1wv/g8YTL7sn7KObO3oQ3JVtxUJsbORzYB+Zu8fFttRR45KYekNk4LQ+hTjVECwIBMRDH9n1",
-	"l8VuDAR82DVFeTmdtgEQh2GeYxbxBV2DSss6EzKiJimbEMfCXw5ww59TrUvBFfyJehz+IH01GTMDsp2X",
-	"7M9aKlIKkyz7OOkCZf0FurfSOmhC0hgp6/f7XT9zf1kP07figyUzmaJwVYiSqXVL3Lu/nm9rFXovtZqH",
-	"zmkeblKltLCALkbQ3HZE1HbXDmiWvCxpN9xAUwz38j/qKO3/HmHg26WoZqXekPsVdqt73SKjlaFzPR6I",
-	"T/WluP9AjbXV48zEBkdRDJkAuJ+YwIW0iM0u8ShCy/XtYxCay3BNwiAglq8bZalRfN00SGMJu2MUQqxg",
-	"jH8+e/mCKYEyyMVuNXouxaUoQ9fQcK9r3wT7DmEatBkehR2Y914QxrVraGlNYxIeCpwdYiBADhGgna9L",
-	"jr5P0JgYS1TLADdkHd/h+mu0wYEImjXGceKFvol/0ZmIJZcliAlHBPhzXUn8hFvRs3IpmiJCMfwNczHX",
-	"KB3c0IBiYrGGgnAJMq3Wa3VPlFsxir/DXqYlVxdh/nrGzIrnqEjLbdhj8oJhU/czsHkrXZ6HMx66WOgS",
-	"YbNr0SIqoDv4FiB4Wyu3ulxDP6FfzAFw8h5xEXv75tveVyi0VqLKwYD3PwIzraKwbfbi7fcRGeJfeocS",
-	"tNgbnyLSvYar9ZmucGedwsHI45qJNYCAerC5vBT+Q+y0WJN7QAA4op7xtLmjjMHtCIQ3su6Ir1aCV9SN",
-	"VHRnRO2pU27PUXica4XyTrk0mgA7yPdXYx1u3Mz8ydJlUYugQ4yy5CVezcdaGvek4SYtmLsoa/hUDN/C",
-	"7ucYwOwaFwIgh8cBDuvG/OzR3nQLEGNdisbKSJiTsv7Y5IuPaEc1/QYeg++BzG8BB+JRoiQHHNsgvlCU",
-	"GNEkcBrTVc8Yplkg0WAOQhTk/wtWybvkqbu/T9LkVQhveB+5DfZQ8a5zIG+1zsBWR7K4yMaOEQRhyWpD",
-	"ArlcofvbXNzUe9O0tjx6uK2xFXkkdiMDnYUVhybGvXvU4D92xpdTvpHh4v4EpYUMUIcHevs42NIppXyl",
-	"CQq1JE32BBo2IXGC9hSJA7CJ4kOcpEnMHmiZu3NSW3DJ+yugHOmBAyyIIJWYC/7smG6DB71CSw9oL9fM",
-	"qaM00kA7NjKFerT4AVwEZRuXBennDBiUriFowUP1B4Zi1UixCxjHRPC30NawzmRV6WKdW9Mf9CnAF4ws",
-	"6GfiItciwRKLC5ItlvGy3FkRX4q29Ui1v5gfg5lHIsbfN4Yp4EWBuxmPDjknmQ9t+p51Ru98fKkPCHb5",
-	"AiGxItf6Qu6kE7qf7M3Wxai2e0rXFMyOKO0LCo0OkApzmgJ8SzF5r5LWCkWe292IT9YRH3hux4yz77QX",
-	"AnOhwMICC67SS/pVofP1Er4kNSpDho03DBrbMDx5HFYVeCy2+f9stOq/oG+u83e+adrYrh2a1ORh2zen",
-	"G+ywC9iHJ48j5X6jI1LWwcTpjV7JqzT5Qau2bM/a8ygVu5SVXfOSVespWOsU9Omm1zTNgx8S96jPfnQ7",
-	"ie5LQAqZcrYMpWK0/Zh1JuQ4hJNFSpbiGa1GOIm+Rw/CYT0pIcdMTaXi1ZbNSs0t6/wzv+RnuCSgM41K",
-	"rEBeS7c+PWPrFezO0Qm6TpHRlHWTyRSOV8KJrvR6vsBV9Fe8MpRcif+kvZCzLSbjwfDHw6CHMIekjVWn",
-	"20xpvpI9WOJcqMO8G3EtYBNRzlhnEjHkpLvjenVBc3fg5xdiQ5GEgDWKQtKWvIowyIyXRqT7fEKXLVa7",
-	"7Lj9K4/GL/YlGqFiqxFTaSXG7Aj+NRwMBhHjp+5Sq9w6gJ8egL/N07QfXhingvkElygXbE+wuTDE1nmj",
-	"ZeUhEatELuSlMCM26A9wDZhCMxj0fVLRtYemz86EKjLlILV3rdBhmHS9yqK0Z8f+eK5orqwzyZzHPUvg",
-	"6BC/GXTDeQ+9celJ1LnLK4lOjYmPTcoA+9LfXWYWqM0w95AylJ27Z7qWpSXedb4lBraMSZmRAPkng/4R",
-	"+wMb9Ifog5wM+seD5n8ekRaQxmV7umB5dGMsZFXs0ergRYNW4uUM41Kvu8p6BVsaWP/6ts0bmqv31xyi",
-	"HUncTEohNmqTwC/E5q25+8FrBCPsHzof8bDPuV8hZw6/OnhmMMGwFzqIrm+iz6JjdDT8qnGKvmo5RWsj",
-	"Kn+Zfx253/p2V3Hc9O4SjmEJx0NWCkuywaudSR/QxTk5x3uTMVsr+dNaMDlXFHORcyNaVrt/IRWt57iZ",
-	"IXra+zfe+3nQe9I/7x1KFY35ICwjjekXCNLGEkEStwvbllvlOgo7Djc7EJBdX8d5n00boovDtltBjvse",
-	"RApbraelNAtR1PfvDTK3JZXuRoCku5riOjG+D5eLZpjkl7casRGvfxNjvhazhka4rj3hqqs6cP02eXXU",
-	"dA/SUSbcvjQJnTc2K4244SBztWfstgWz7wcwhGCRW8UNuPyEfaeAD96/VlLzufhBWN5y306zcN0cXGed",
-	"yOkSRRPKl0wOZ0tQ1q00tqZCyq5N/Qw5mzt5nd3Y1pJ0vegGl0UK40dbif/vvqW/XYN6N6O/XcP639i4",
-	"Yak1Otk7LjHD7YMbitBh//k//lccxYP/fv3s9Jv/in89ffnDq++fvXn2TQoWWlmKwltYupJzCdrapRWW",
-	"JX6+HGVqEvU3wXtKToCuz56evnj67Pvvn31DV4W1fJF2UVRiE4X2UJkNN02HBhydfXRR2kinSROcd5Im",
-	"Ydbwtx+xSbm6iz2yBYY8YJpzOj9GIvCia7qFLsmDtX+YfOLKvnyVxkfx/Vyn0bsM+uSGFO59MWdas7Tf",
-	"1IExPkcfGjbt4tsNsJNssxcEpDcUxU93Nk2yOCOH7PruPdRGnNezO3IuZNlpzI49xFVeO1DrKndEULCq",
-	"XFZ6kwSNWbWJpxiE7mt6uvqu7Wa39Wl7RA7rLERZMG+qSgX2JjesYSOmrJQXgk1QM012lk/2YjP3v5n9",
-	"3x8c3cmg9Jh2d2EAfMbuTspFaaPj+RItKLuuFDmgmwdlykuu7qB1d9HArfjorwWp+6DyBl9NEUXNxJgw",
-	"Dett4xwPRVqIW4mZqDCSw2rGkdb7tNyhzfDWtNlf51RP77jKQwvydN+XUC636IEBe3JeClbpUsSa9dD9",
-	"RD3NqMX+XI3I15W02zPYXcdtmKZxugb03wbCVxyMirgeFdm/k1cvz96wh5qv7eIh1eNincDm84or203d",
-	"JY+vpBUipJGeOHA9zYW1K8TiaMt/zY3M24n0EibrTH6sQoMWtRF5JazPi3n0hP3lP4b94/5Rl+Ig26ar",
-	"VbltTgkH3ZuRX9V3sKj2ORlKFK/zd1Kmp5ajP91702yY+7A/qCXCrNQb1tksuI0K2zwwmTr14WrA22bE",
-	"hPIBSsBhzqGKaw99+eAi539rkMb5zTBsYtdqNrleITughrkQ6m1VJqMkJhfyj2dn+HhIIcpSzXQLukYs",
-	"yVYlz+lGwSMcCoDypgh+FewSk7IVl8W+GxbDnr744ttSb/pffMFOa7zkSt7VNa1CHSGsvRP8VRgOjoFC",
-	"EVLqpuS4RBWtq4tMeWJS2xmm1on8grLYAFS5O7owvguPx54D2urugLoV37rSOKTpVuUadN3JP7JcLzHg",
-	"SruqbfsONvoY4S39WXKL9xsXQqx8lJvvZIyF+ioBwobmNOX5BchHj3K9HxEwWxgsZUrT7RCXRbfPngJR",
-	"KWsjVArDcDWTKbzsiZZRD+4ve/2yHxjmJDteYpIjmrrLuWJTgcP1o93M1JJvXWoG42HObmMDgB27azWY",
-	"El2TSMNmlRBFdwygNNAQeqtEKTj6r9nzF5kK8N51ukMfys0kjObRB2e5VjM5x/JkdaoOWUu1PXQ06KaZ",
-	"ii0I6IosCBTqIAn0XNiFqHxQYU0NXm6ASZb6UoxqspdiZmOjJFNrZfUa05voAi6aGma5hOl8OSSR23VA",
-	"w8RcQMG5opxRATOtBA6VKZruWvnMXR/GG1j5hlGPHrGCbw3mPtPREIWTULLIFDdMzpodLnhRt5S2eWrJ",
-	"gevMIEwz+jNey6Z+W4soJZK4J8QbIqO6mgCYtLY39Vzrsldg+GUo3OQUVddJnNNGoD7InlqAh9QwvVF4",
-	"yGPV19BDj/rHXWCnFh00zpQ7GJiSm/OyZOIDkMO3xizdCct5VUlh2MRrBRcM77Iss/VgcJzH1THxEzGJ",
-	"E0Uz9YbqSZbyUoS1so6nCZ+Woounq3KpNQCysPIedunZ1tWvQ9iFM0ZaY8JLpnx6KGo0RLqYio3Wd7de",
-	"xlOeL0TvKV3kj5jSPax4SuF9wD1Y8cOG8pnEqUpnalrpjaHgHkzwLlgOfeFpx7qK6DOH3UOEjAoDr7/o",
-	"CsBdJ9zmao91LvRK5BeY9Eb1WL3ZwU2m/A2AawSsq8QmVMcjIQmzmopQ9bB54QEcGSc7EFLLVON6I3VX",
-	"ITPB8oWGPoGT66sLf/mBlfNciSovT4Dc23hIkyl/43yrW0mn7mohLw3oLSfqaYmVXqsCzh/dLWIVSCRJ",
-	"JPdRr9NpRG0YIpjw+qgz6A+esFwba5rSYdA/GowzRbNxDY6Gj/snx2N2RJdN7sPBSZ8qf8HGv+JzqcKR",
-	"/R7s7kqvrQsVYmcrIHPP2G0pfLW9DoLaQTdlruZe50Axt3GmrqnmRlf8BqOAO/uONG7yj1T7DCtDNIqn",
-	"pZmKaqfVxeR81TO3F6iowzFyvkEXWkBLWQrLC255XH0wU23lB50Oa9QfZJ1Qf5Dtlh8c12UH9awuOpip",
-	"UHXQfzwcdEfI2BiS6iKudqnlh9qpKujjRQ8UE+RUyhAElaZk32sKCQILVgB3onKCG77ts5dKZMrhaFw2",
-	"ZR9Ua5+ezbGgLmg3WIHLnupg+CAmf9qFkBUD1dr1ZUDjVFSHlKgSq9Y0IxklnhIVTgbHzVxXx8GYa2GA",
-	"e581cu78xsNqJj5pb+KqTzUVR6xmUhf65pN9pIL5CRYpqZP+EOTpSrDOBJUcde2P1HO1WltKYYBZfe1S",
-	"X/Xa4sVonZ2DQq2hNtOQNxiyJkxeCaFEMWY8U5dSlwHHcWSMlmJpvthkowRaHV/COtxmqmXpoxAT59Nn",
-	"4rBA7AUtDqp6cB6ZMXjiMNQeQ6WMmC/prtdtMGw6QvG6uHhKsvZCbMnOIYFuUrBTCqAIL5nLNu7eFOaK",
-	"agC0+GAwCSV00axpBv2zDlcNGT9uxMCCyVaE22pduUZd8kfbTLUlvZ1Sf77sjtd6WCSal2uBRapAxoSa",
-	"w5hzdyG2LhxWKkq7Q79HJD8f+3BzPcNodF+MJpZLIR4NO9n6AFrgq6riWzJjS5kLZagiEiUa/vD8TZIm",
-	"azRcwXI3o4cP9UooQml9Xc0fuh+Zh9AWzFlpXd14yQvmbNbTV8+TNLkUlSFTdtgf9Afo/1vq/KK3wluW",
-	"R4OjwVWaQP98JZNRctwf9I9dXBma1w8bhb7hk7k44DzA4jV7BUCmAmQGSI+0Luaar6sKy3eTZdVPcA50",
-	"MY6Z2d8JG1f/KNA1uVO8cjgY3C0VOngkj4+G/ZM0LvZFvqzIGdVWA+x2qc841QPFvfy6yct3lSaPaA1t",
-	"/YW1PoyqdOJPjm7+SaOcDPxo+OTmHzVLOV2lycltZhfK/OEPjm81t5DXh968RiGQmERJmlg+N/5K3iTv",
-	"oX3DnYO+noeEAA5ypzsSzj2A9eg48OZW2NrTQg622ouD8VELDdIac83Z09r3U5dqzVTn0eCYXCVbZoSg",
-	"gCdSq1Tshq4jwXD67pm3hB7+uyyu3LQnJAqaBwDQng/wMknz5YcDsTJ1k4dU+iy9sR2WAr5NOywf+779",
-	"AF6/21Epts/I7sSHd66SEOfGRhUSYEcjxkCgFWwk84mqIoSxXUWE+r0FHiyJ/q9xKl+ElbJOTYVudDgd",
-	"Hd5fpclKm5YD+NT7N3e8YXrjIrX9gjHgxy8WDQUyziS9D7LjXdzIssyU8zGOWajzwfE6Zc93KS05+07+",
-	"0Rt7bNfWw8rkaNJlCmw6tFa49ZGnHZrNHyJTsuuC4FzxsYPew7qozFpZWTaLXgTXUQdL7aOZ6UJLhe8c",
-	"eRdjCmvwTc3JaTjaHRi0ut84uqwDIzNKHcJg2eDcRPziXXax/xHk5UwqihWKvHyx6xP3l/BoJUTolXX8",
-	"H0up1tEeHpimI2PXJ/jk+rJhoWbKP7kBcHg3NZ3MR+9L94+XtAhXYkcKc7mraN15dIeEIkqrr3WxvWtt",
-	"r91iEjtFseob5aZvxV207HtP4pjPRqGsm0p4uggpH5cJEqCOdDg4qwiu32MwHOsO1bVCwPNV88LSVmtx",
-	"taebjv5mCszeUBX1k5SN9e+chDi+1teyevFzWW1juV89bHlg6ypNvteu0vi172mA7TBGsDNBj4Wun0kI",
-	"s2urtOfg0MOjLw/U0PsNo4f63tCJys8GHYIcd/bGk3uWj2qpAxLVmFR1JF4UQR+cmo2Q+uZlH+v4b7tj",
-	"dkLNnBL1usN96q7HUob/mgqQg0HvAnaPNMknq1S1p2OiclXBO757hShNpGV31N3N+hGzbVuUYp+9iMvw",
-	"0YHvH357anT4UauWGvH4WJt75EpJNW+r+n64Lquv+Nc56sKBnwsbvawGKhh47+j4VjYoVWHGH5zc5vC2",
-	"1J9Di3d4C5Tc9tTAb8ZcJhgTBQ0EKdMKzmtDGa3Pa3052C6t0+8MQYsN3m0+j+82/Jt/u/fV7vEjeq/P",
-	"yqUYZwqf7mttR9GhdGfmTYQO/VPTEVJi03MHAu0vQL7dPjtVW61EpkRpBD2O92jwKK3TbvwDecY/OCeL",
-	"RmV6elmtMK5Wf/zknTQI7es6PROv/yaYGumctGTDU0Uu04Y2vxP2flDTv151yPD+vXp+O99+Xs/a4NHf",
-	"w8sMIb/aYQcfhGAEHkt8+s9uNLq+MDgBCziseGW7v4pT4qXy5nMnvmpNm7LoNnLwIRnfFEtm85b4wdb4",
-	"eamoXmf9iOlOuBS+FDeV1iXYHI6ZylTnkDsibd4wj2oDuhHQVFBJa2ljZNBNXbBWELj0HGKxMyUfbBdC",
-	"snxl+CZOS+mZnqW+xHBpdLvAJMLjrqUo5j7AoeGmeeAC6Bis0TPZysM5CmshX89SK7HNFMXIxCuL0gjq",
-	"BYYSviu+xcxb5zQoeX5BD0COyRnrFWSmwmuQvuRtcKwYJj5QDbScK4eEpmLvpc9Wt0OmwlvAQB4DTMiM",
-	"5VvD4mg7d/nqYu3SxqO4G75Na0Uec3SmMHxqL6TJVwy4MYipTSWd4hwOaKVf8KXEk/BS4sjRofFCItab",
-	"meopBS8iMGg+mjjafTQxLk989wcU7/Zo4v3d3y//9Bt3fscmTxBw+HiG38Rf3JJFpdMyjX6khK+nU3hI",
-	"6a52MOX96G/R7G24w15oy4TCsGiUXS2l6W+ynJGAIDqC6o/jg7zH2YUOxY5n9rg/OO6Og5UsjYslQk25",
-	"aZSLbs7Y51XtT/U2NaKDDhz73aca0dTrpyqWf2ONaBKIHcw6V4Zc/v7lFO9Ox5pcYCAfMuNb3PTSuOqA",
-	"raa9N2V/E/YhSXkXuIoVrZA6LbDpVjiJrh2uwUlxDmIIc3bPSR+UIIXGsAsK4C23zhLcvarNFBiedcan",
-	"e/q9xTBMneaVe54X+jbAk7C9mYpdN7aGHi0IhUAOI+zj4taRLK3XDPjN59eyw5b3iEc+IP3wi8SHlevw",
-	"V1Ouf8P++zoT9RN58MOt3q9hxH4+yBD48O8ZMvx1Ly84Ev0qby8E71t8BWy1vkAxjTVemgGgTumSG+A3",
-	"4jj1uTn+YbL7qkSwU65RiK2J+C0KsekTRY0YKzuyRnMX/I/lVpuW/QPDFlQFG9UgBRg0ItDjBC9Mj2Lt",
-	"GVaZqh+wx3DnuBOndO9jhKInNUQ5uIAPMojbNOcrbsyvaZ2mjRoK2MNUT0dolzoNCmbq78bp35qmaZ4k",
-	"t12fXdHs3rneT9Nc/4PoPaDfjNz9gVcXcTYmWCOduztsSW7dymHr643cxggZhQzaUOPfCayQWQpSjGKe",
-	"IlNEU55tIxM1ylZsu7wCI6Q2YZqSHBqMb+VB1aoh9hvmypg6jsyfONOUTKROQ/mTltEroWJbwWrq1Hr3",
-	"LDkzY7fyTr6iNHv5ijsq4pqMxXGm0Mu685aIzxpqMb+IGcA0Z6fOKdDmRFVCYtaMV4RxhjHId28u3ikl",
-	"dLql/JPDiuw1DvH5VdmXkSojomA4ISoxWva9DMEvfzcEf+lALp8c7K/gPR4nJ8Tfq1EYePJ3o/CQUehI",
-	"1HC2fkZX62/IvDsTmMcYezvRvLm7fefy8+9g4h0GHDcYeW0wIlN3whHsTjCCVNetcAS7DkbsDEJpup8M",
-	"D7BHgyeZuhMewC1rXLmG8ihU38aXjUB792CVCtYsUnEtOghlKtoxAM7o84OA45TlvNLlAzMKBURq49U9",
-	"FMaxLMwdblqPf8cAvzwGCGVB/r4xQHuRm9+sxf4LwQDUv+NAHkIA94qd++twQDTkbwgN/LGR2FQDgbv5",
-	"HED93PLqs/mIcs12U5HrpTAH+I79uBCKKm7GOaj8QjgbE1SXU6SUSdbIZ99I5TQxVocwGILtApbibW1U",
-	"JsrUXWpE+WEbtaJYa6moTO3WiqKieo1qXOHVH0QbuCWATsYNy/2BiXP6dAWQyBn82AHWykKkMRVbjbHI",
-	"Pgz4Sf2OXfxS6SRKwIso4U4XPgGSRimXwWMQOQywiaaCIC11qcITnECGJmIImOKvqBC1h7BaKkTdHmF1",
-	"RwcgVsoM32L8v4stXPqiBU1484Zf/KrYJr7jRoLc3T9//Lt//vNkTuP+/DpZ058hRAyOjlTzb/RG7WdN",
-	"uonN+WXDKFqvUJKUIH6lTZu+SHdoW0K19t9aboEOm1DoAJ1/W71mnWslS3eMjQCLhZNEIgV+H4D0cQSk",
-	"sZwmqfiWTNE6hzg8ioOKxmuU8Er17voOPDFdLxLmiY8IHoX6T7Em0hUpojQaU+1YqTWi8vIcKyK5Ante",
-	"/Fvtw9yCAoD21wbZvUGiu4vxewfaNXEE7MdOQMDVZw8JUFR6ai8wgLLMfHjAhptMhQCB7viAHm4cWB+6",
-	"184onUbRywAzum2buqfIRvF5a2jXoPUb6tUfP5zYA8MWXBWm9WD+pqIBgSn3Qx5uKOgAMJhKrwD2vaG2",
-	"QzgzHazSBqM0Uzgx6iCOK+kc0+d99tblDFFxFXoDBrZnzquiFAYrLdHbMfQgDNWGiMqRu8qG3NCDxXOt",
-	"hrJgC24WVHKxWa08U6+jt3ho0JyvVgKL+vrCw+4F3BEbDvBjAEz4rqDDUJ3J2fPvXrx9df7D6b9i4Tv3",
-	"zx+fv/jm5Y+TbhpKpk63oXoY6pCAi32KQu7COyrBy3Ib0rnx03anEkxfVFQgxpVH+nUqGTSrMCeikqrX",
-	"9mxOo6h3lCMGP0juUgSgrrD0iWsAhAJRJ4OBc/ncYv5UOf6T1Ieq3K6KIhSC/7x5/PVrlXEdJl/pGLM1",
-	"0QYs9XyOovJgMn+zbtgnTOi/n6fF79c5AqKGzvVfubtQgI5OGVHbT6NlmxNwyi8M3YHuXBVYI3pSGaGM",
-	"tPJSlFu8c5YKGv+e7f0LZnvfAek7xOv4cicp5I3W5MepmirGuU/qJyOderkO/lZ+hJhhbT0AfRv16TUX",
-	"DTZmuIWI4fGZ43KbBCmPeuR4NuRP8kFxJB5NT/jjPAb0Z3Ku1iuzj+vdxPE2qF6iz+rDYqbXo3rjej6w",
-	"qphse+SK1yQVO348GHiGvHltn+Ys767DQ8wmbMDshUiic0PrC7oeny1Ha8sXMt1IVegN67TjjW7zlBLi",
-	"ueacZiocVFdq3vrSGjRQt89eUlQMzdihLwx9ms0QI4PE2ePGA+sNGN69x451rUORZY/VAJKBbaGwcC2V",
-	"nTI7/Ey766EqvSx54+Iz1ZRSIJ0cAQhBRao0arivBM8c1chPyJtMvsePzSLxOHEsVv7k6GjA/vIfR4P+",
-	"sH+M/qbDvqTaE/W48YRPmyfp6vPZDu6ZlWT07n1sSXjs6Z6rOVClca/O4cGCE982LO60NkDNThG38GJh",
-	"h8A0WqzdsTPZo/C7ugc6V02DNbqcR3RD3ldZOD1L3GoXLluhLJH5OBaaYHGdieMUq0PgCdJVuFOSBeUS",
-	"m0N1HQEBHirs2F5WFT2m41BqNzZPr/ejJvfxbF77BtO1vJn+Xpnys/pXvbeO3j4Ept6Cyqjrjv5CXlY8",
-	"Hs5cdz6hUNL2s2c5+hMSrbrNk9EUaM0Xo969B1bbeSDp3XvgKwohOXQ4F/jqAhZzx5dldt4C71Si5IDi",
-	"qcyMxehiLGkD6g5/jNmZunKZiVOxkFSEvdIfttRz/UQOVmV2RXm2oKpRJ7qoYE67sqrETH5AfUNFpB/i",
-	"8XD02HsaK3oQy7BOy7tO9ARWvxYeWH0Xj+ZO0HWsJcMLTo2Cx6EP0hP7fbhCve7XsiIJz5Y8X0gl4kk4",
-	"7n5/9f8CAAD//w==",
+	"7L1tkxu3tSf+VfDv/70l0mlSHI5GtshKbY1l2dGNLelqpNLdqLVDsBskkWkCdAMcio5mX27Vvt03+wW2",
+	"Kt8j+03uJ9k65wBoNNmcB0WW45RTSWVEgng8OOd3HvGXJNfLlVZCWZOM/pIsBC9EhX8+LcRypa1Q9qVY",
+	"lXwrCvi0ECav5MpKrZJRMrHVWkzYZiEUswtpGFdmIyomDbMLwYzVlSiYVoLpGeOKCV6VUlSsEj+uhbFs",
+	"I+2CWvKlYJMwZL7t/VFsJ6yjtF1INWcbblgB/fA5l6o7ZnxqhLJMK8bZTFbGuqH7SZqYfCGWHGYr1HqZ",
+	"jN4mMM3kXZqI93y5KkUyok/SxG5X8C9jK6nmydXVVZqseMWXwu7uQr79o9ju78AP/ELQYv2aDJ8JZjWr",
+	"hK22rFNUfGZ7UthZb2Htiq9kT0bLvBDbHm16t89eLQQtJlONHeLsQmxZtVYmZVwVTNp4p90uS1XvZMEt",
+	"n3IjmK24MjyHyTJu2GbBbaakZXkluBVmxDgzoroUFbMLblkhhWEc9nLLVloqy0rBL4VhQtqFqJg/jg53",
+	"y4M5xavvZkpX+MGmklbQ9KPphh/OhTU0Jn3T7bNTVomV4LtUAUuHRduFyBR+4vemsxR2oYuUrbhdpOzH",
+	"tai2+GO9tmzC81wYc271hVCTlOVaAS0zOHHsb6qLbZdNt2GkTOW8LEXl5yYahEWUl7JZpZe4P7RvKZvp",
+	"ig0fsIVeVyZlS15diCJTNS3bnr8/I4bXhc4wX3A1F8ZvKR2+m4C7PnxtF0JZmXMrCrY2okoztVnIfCHg",
+	"xPSMdhbXyXCdhknLVpWAu2HGODWumF6JiiMJ+M3h1DzFYfJSCmUzxYuigp46XLGnLy4fui9gi2Cc+w8f",
+	"dFNmNF7nS2mk1dU9g8ejcD5LIfCgNZDKPVMfKE66FNGW7t1/6MVYWZZEUdKwSszWRhTU5MHgUaYm0b05",
+	"vxDbc6nO10ZMcDsnL4GseqczK6oRO5qMA18IYy20EZ7aCykKttBlYTLlTgDXBguNKJsDh8kFHU6gRrqT",
+	"tM7Q/d6Uh8OWKVcCWkz67Lkqt8ys8ezgzlXQ9cqyDuwG8gy20euyYBdCrKhnXsIp6+6IceAP+AmDE2Yz",
+	"Lst1hUwWiZnWSBRWsHh9/vpx2Ccglt0LnClH56I/7yPxVAWukpYGFLXhwHhnbLZWBR4VMZPCE0o8AhDa",
+	"qrde9TMFW3jJy7Xw5I0X2zDk450f19oKw6TKy3UhipTJGX3DqTFuyT3Dzmy1zu0aGN63UpRFpoh3d8fQ",
+	"vIDNqIRZsIqrQi/dgB3OXr9++g3s9wI6nJzMBvlDPhS9r4qB6D3Iv5z1HvGTo95xPiyOpgPx5ezhg0k3",
+	"UyvgeWLjN6fPnmnmZAh1nYIEWq2rlTZixM42fD4XFXv91B3eDChaWgYbynF2RuRaFZl6VcFmMbiM1BSu",
+	"OtyXkm/3eU9HV2mT7IB7pcCpgNC6/UwlaSJBIJEwSdJE8SWIth2Z2hCPS/7+e6HmdpGMhicnabKUyv/7",
+	"CAShtaKCPv/b2/+v99/f/e5fWgRmmjwHAnn6zb5ohANH6rlnmCz67GtR6g07arncA7pgfmelYYW4ZEtd",
+	"iHvGEeBRyngpc/ig8+b06aunz77rjlklOEhDOFP8lnUKnZv7ZiVy018WaXQi3b7fIZAW9f7IIkkTOF9Z",
+	"AcIBDt1AEB4xHKXJTFdLbuE3yj58kOB+ySUgjKOwMVJZMRcV7swLPhf72/InUekeCOeCrfhcMLVeTkUF",
+	"3BL/ueTACXllgfkstbHsaDAYDJi0Ygn3wxKTKqWxIzaBn0zY//3fmZoY+ZOYsP/8n//H/aDjf4/dHg0G",
+	"tNvQDP6V0ucn/nO8ZGLG16WlNkPXJFPUX/RrFNaFEHA9sJeWI03ZxGp9XvJqDiKPuO+klEtpJ44DZAr7",
+	"8FP03AuG4OaCuI07Y7wRvGJwxQFKslKrOW6Cxz10LZBYotuAmKA+bBincQPcipPRIAKHg+ZRHw/hqPl7",
+	"d9SwGdHRD1qP/kz+1HL0QBC4vnHYatjl6KBZBzesatvRmoJ3VgU9tq9qGC9reNO6biToM13ZFiVgBox4",
+	"AqKI/kwLWQnEnBOaPH7KJrKYpGyyqmQuqLUTHKeWZHj4GZtwk0OTTE1grAnr+P3Cb7pjZqWTmtMKkAzK",
+	"nqLPvvHNZJFCyz57jnSBM6Af+G3t4JYeJBUDa4039V8qMUtGyf9/v9aY7tO35j7yQNwdVCEqYVZaGYEa",
+	"xNe8eEniA/7lYCj8yVerErCd1Or+nw1sZcRuoGUB87jkpSyw0TmIeQHsqhCWy9Iko7ehGdw1s6A542KT",
+	"UeOY3CJBbCRpgtcQT3kpjEE2lSzXxrKpAGosBQdyBARR8dzC6adhpLW6UHqjzmmUerRcl3pd7QxUdy8R",
+	"6iIqA2LAy45ETlsTDbCqRC4NTdp3jkTTvojh3iIW/FKESzVks4oUIF6yQs6lNcnVu/g3HsEVmuA4W3Kb",
+	"E0M8ffGUgTCRM3dQTlYIY5/CtI5nQ/4oHxRH4sH0hD/Mk6vbUszpSj6pKl0RwexcqL0zn4waKubeTEEL",
+	"jKc5ZhNHIxMG9GyY4Lm7h32YZFOtfYmo9KPIsx3gNk4ep7cDQ1ChD4hyB0uP4RvGEXkBSMQmMQ77PKdw",
+	"ALuPWOuCctAOpmKmK9GuIHSa0A1QCDBBZDvdMdu1dPTZ6+s3gc5RAUTj5cednfvxucA9aNxW95XXJXyL",
+	"z7HtjVlNRqCEhOk4TWeM1wE2klXiUoBm5PePTwFTS5uySZjshM0k6ioBLbhllXqO2/hM22/1Wn3cFVDa",
+	"ns/w1/EOOtj6Jd5T+vrT7E8YbjJiSjt4vEA1SSLQTjwof/7HO67Hi+NklAwHw4e9wVFvMHx1NBgN4L9/",
+	"StIkXxurl6ICAjhK9+CNVJagmlDErqHZl2myEhUgD1HBMPDhME3WBo4UZe1UT2HSxORHR8NB/yRNjOV2",
+	"bUCDecZevHz+3csnZ2e330LcgLb9C1qJ01Bhumglk9Cg3jwP3u9CDq7l2591K9s3yelEKNpWbuqkWSBE",
+	"RYiICNBqy8snpViSyffIfQLLhX9e3W2HcZdadvm5EgHU424b3NlXWn8P+Paj7pm7zudBrUjapDgyBYmW",
+	"EuZbfQautTc5J7JxOh1dodJWiLzklSjYY1p7j7TtLsxXXzpiJNZ0D1S8pbR+237gantqnwMtfMzewbSW",
+	"XIEQw3maxt5t9ZpA05EXLoZVa6WQn6qCPWAbLi0o/DfsZZrAChB3aSXQZIkKrbOjjRlahuZcKu8zEFsE",
+	"5WTnAAySfKID2VuxF9w4KV6CWrlFvgknYxZ81352z9Rm9FwrRaqJydR0bba1YRvt3Aa3Cbo03iyrN4rx",
+	"PNdrZVln8vzlN09enp2/efn01ZPzsz+cvnwySRlnP655ZcmUi/rwSusSVBmn7XSd0aiU5EGZ6XXFrAQ8",
+	"xw2D1dXn5U4IcYJdiGUDUWQKtWgdjIJ99jKy0sXG0wnrHHWdmcp49Qn2jLQn3JuCLQUnoy4pUJHbKOpq",
+	"X1U8o26Z1Thfj5fQYoh+hZffPmaPjo4G7G9/PRr0h/1jVHpvZ565VnkFCnmt+NoudCV/+kiwu447iC9Q",
+	"ZKkH9TXM99OQcjysZyuCV8AvUPeVhi2lMWjjddoZHLV4v4JJ0KY+/PKEDAjRUb1586Z3GvkYWlT7r2mc",
+	"SvBy+fuMQI3JkomzRk4Qo/0+S6RCnYW8LVniXILOzYCY1ghld5xzwRl3YJSUHei+zXFH53vJZcmn5R2Y",
+	"JO6Ev+g7PZj1csmrrUMNNTfgCkDdFAiX5wukBbQGR6TiG5+voy6bWlHUI7Clut3YmdAlOjfFxt/GGyUZ",
+	"kBvyrq/XZru/gBU3ZqOrArjegmxMs3VZsk4l5tJY5yPSqtx2W1ZEPZ8D99tbiIPT0jD4OmbzaJMotzdP",
+	"/dNclbZtd1fm8PGxSs4Xlim9Qd+XXltELhV6S8gWq2fshTZ2Xomzf/++C9+B5KjW2JoskpUwel3lgnXO",
+	"/v37s1enr56wvOTGsJPjEZwj7HQhzUXKlmKpq20aS5UdBbCVS8MiCNLBgI4mgEga7LvPngMDig6Ul0az",
+	"SXR8kxETl6LaBoLoAUHg2Lq6qM/Ru12JV/+4FuS7IZrhbFZqjYaceDQDe1PquVSGvIWx3QKW5s1vDhKk",
+	"wSdprK4IcGydv4pYzI5jD9fHyfS7v7IDPyIKAEB6zzg/ccUVrN82JT4IVwJeuHg8C65yUZai6H86QXeA",
+	"EZ4cFFxmvVrpyoriB1FI/gobfZQACx2dL6Gncxxv9zrHWPqeCWgVhmXOjgfwDuFU7VzmeS5W1nwevN2+",
+	"kgh0337ell8IUk/eVFrNz6wThR9hTyEpZbCHVmOANCxSZ8c4NlNCFIYFDe4TWVGiubhtoVm4jfCGEPie",
+	"dqTWgskBZTDWoZ/UrBnpPgzb6vBDfUfPHIMJXmoXHmTW1YznAsh/VcEJWEkCmHbw+vXiqI+h4VVkAt+d",
+	"xBPibJWelmLpOTOxnGCJ27OvdlMkDKGA24JQQFeLFUtzq0l9g5OBabnry6uKb+HfgQR2p/mH9ZKrHqBy",
+	"EFGA1UquOJkg4jilQ8hyDwE1bl3byfxHz7khek8Lr+m4n1AQCxqTgQPXxjHTnEybvrfnD67B+ls61noX",
+	"3oX2evpnkdskTd735rrnzECOmtPkG5HLJS/PqNO91ZwqxpeoWHHDOGjV0BooelUC5lDa4m6NnL0/ZUoz",
+	"I+cK/ygFL2CVP4lK01fiPZ1qyrjKlF45ZwEFQM10WeoNRTdQd+PgWzge1i4S02dP3vMcLxYRf8nVfM3n",
+	"TkWqdxFNN4Mkcsa5FZA7znvgj4cNF3xn8OHtUe/Ru7eD3qN3X3Q7WdbHP3/X/S//0kYN9W3ZF04WaW7J",
+	"4bhFTYSV4EarPqMrBGfXuLVOSQehVnC0sYAQFgUZY1Egg64/r/TGxZq4ACJbCW7hpLBLGfkvQFfxYSN/",
+	"ePXqBSN7VpPqYvtqc5lAPuK9FcrIaSl6PtqvzWV2UPK1WZV29LymgdcudHEOH3EiDPRK7RjSZ7qayqIQ",
+	"cPDeznkOvJ4ccU0xIZVZz2Yyh706x6AaWKg3X0h1vqr0vBKGJCv0cp5rXRZ6A701YXmbnSd8BldgvYKP",
+	"DmgnB5057ZFXcJ/x/rYTn+OKe+SHtsFr+HOfnXrKMRtp84UwIEAmQD0TQOje0uKiCdJMTcT7lcitcF5o",
+	"dzKohVYUd4akB5hdK9Eds4ljST4UAb+/h9+yJ2peSrPIFKisQuUgFwoEpFaDPrOJ8Dh61O4ZdLL5i7Oz",
+	"thAeRreFSeAxyt8mkswN5909UCxKZ1NqoFNQ7DucoQkYwOpGR87NTBF76jJeygvgOpn6QOv+gPYaYHrw",
+	"Fy6cfcjUh16vF/4HjSeed0/YBzd3tCA4l23FQmxsZHNgH5jz42Jb6qjhJKbeEBk4qU8hTjUECwwB8dAH",
+	"dr2z2I2BgA+7pigvJ9M2AOIwzHPMIrogN6i0rDMhJWqSsglRLPzlADf8OdW6FFzBnyjH4Q+SV5MxM8Db",
+	"ecn+rKUioTDJsg+TLuysd6B7La2DKiSNkbJ+v9/1M/fOepi+Fe8tqckUhatClEwtW+LevXu+rVXovdRq",
+	"HjqnebhJldLCAroYQXPbEVHaXTugWfKypNNwA00x3Mv/qKO0/3uEgW+XopqVekPmVzit7nWLjFaGxvV4",
+	"ID7Vl+LjB2qsrR5nJjY4imJIBED9RAQupEVsdjePIrRc3z4GobkM1yQMAmz5ulGWGtnXTYM0lrA7RiHE",
+	"Csb4t7Pnz5gSyINc7Faj51JcijJ0DQ33uvZNsO8QpkGH4VHYgXnvBWFcu4aW1jQm4aFA2SEGAvgQAdr5",
+	"uuRo+wSJibFENQ9wQ9bxHa6/RhsciKBZYxzHXuib+BediVhyWQKbcJsAf64riZ9wK3pWLkWTRSiGv2Eu",
+	"5hq5gxsaUEzM1pARLoGn1XKt7olyK0bxd9jLtOTqIsxfz5hZ8RwFabkNZ0xWMGzqfgY6b6XL83DHQxcL",
+	"XSJsdi1aWAV0B98CBG9r5VaXa+gn9Is5AI7fIy5ir1992/sKmdZKVDko8P5HoKZVFLbNnr3+PtqG+Jfe",
+	"oAQt9saniHQv4Wp5pis8WSdwMPK4JmINIKAebC4vhf8QOy3WZB4QAI6oZ7xt7ipjcDsC4Y2sO+KrleAV",
+	"dSMV+YyoPXXK7Tkyj3OtkN8pl0YTYAfZ/mqsw42bmb9ZuixqFnSIUJa8RNd8LKXxTBpm0oI5R1nDpmL4",
+	"Fk4/xwBm17gQADk8DnBYN6Znj/amW4AY61I0VkbMnIT1hyZdfEA9qmk38Bh8D2R+CzgQrxIlOeDYBvGF",
+	"osSI5gan8b7qGcM0C9w0mIMQBdn/glbyNnns/PdJmrwI4Q3vIrPBHireNQ7krdoZ6Oq4LS6ysWMEQVjS",
+	"2nCDXK7Qx+tc3NRn09S2PHq4rbIVWSR2IwOdhhWHJsa9e9TgP3bKlxO+keLi/gShhQRQhwd6/Tjo0iml",
+	"fKUJMrUkTfYYGjYhdoL6FLED0IniS5ykSUweqJm7e1JrcMm7K9g5kgMHSBBBKhEX/Nkx3QYNeoGWHpBe",
+	"rpkTR2kkgXZ0ZAr1aLEDuAjKNioL3M8pMMhdQ9CCh+r3DMWqkWAXMI6J4G+hrWGdyarSxTq3pj/oU4Av",
+	"KFnQz8RFrkWMJWYXxFss42W5syK+FG3rkWp/MW+CmkcsxvsbwxTQUeA849El58TzoU3fk87orY8v9QHB",
+	"Ll8gJFbkWl/InXRC95O92boY1XZL6ZqC2RGlfUGh0QFSYU5TgG8pJu9V0lqhyHK7G/HJOuI9z+2Ycfad",
+	"9kxgLhRoWKDBVXpJvyp0vl7ClyRGZciw8YpB4xiGJw/DqgKNxTr/n41W/Wf0zXX2zldNHdu1Q5WaLGz7",
+	"6nSDHHYB+/DkYSTcbzREyjqYOL3RKnmVJj9o1ZbtWVsepWKXsrJrXrJqPQVtnYI+3fSaqnmwQ+IZ9dkb",
+	"d5JovgSkkCmny1AqRtuPWWdChkO4WSRkKZ7RaoSTaHv0IBzWkxJyzNRUKl5t2azU3LLOv/FLfoZLgn2m",
+	"UYkUyGrp1qdnbL2C0zk6QdMpEpqybjKZwvFKuNGVXs8XuIr+ileGkivxn3QWcrbFZDwY/ngY5BDmkLSR",
+	"6nSbKc1XsgdLnAt1mHYjqgVsIsoZ60wigpx0d0yvLmjuDvT8TGwokhCwRlFIOpIXEQaZ8dKIdJ9OyNli",
+	"tcuO23d5NH6xz9EIFVuNmEorMWZH8K/hYDCICD91Tq1y6wB+egD+Nm/TfnhhnArmE1yiXLA9xubCEFvn",
+	"jZqVh0SsErmQl8KM2KA/wDVgCs1g0PdJRddemj47E6rIlIPU3rRCl2HS9SKL0p4d+eO9ormyziRzFvcs",
+	"gatD9GbQDOct9MalJ1HnLq8kujUmvjYpA+xLf3eZWaA0w9xDylB25p7pWpaWaNfZlhjoMiZlRgLknwz6",
+	"R+x3bNAfog1yMugfD5r/eUBSQBqX7emC5dGMsZBVsbdXBx0NWonnM4xLvc6V9QKONJD+9W2bHpqrd9dc",
+	"oh1O3ExKITJq48DPxOa1ufvFawQj7F86H/GwT7lfIWUOvzp4ZzDBsBc6iNw30WfRNToaftW4RV+13KK1",
+	"EZV35l+33a99u6s4bnp3CcewhOMhK4Ul3uDFzqQP6OKcjOO9yZitlfxxLZicK4q5yLkRLavdd0hF6zlu",
+	"Zoie9v7Eez8Neo/6571DqaIxHYRlpPH+hQ1pI4nAiduZbYtXuY7CjsPNDgRk1+44b7NpQ3Rx2HYryHHf",
+	"A0thq/W0lGYhitr/3tjmtqTS3QiQdFdSXMfG9+Fy0QyT/PJWIzbi9W8izJdi1pAI17UnXHVVB67fJq+O",
+	"mu5BOsqE2+cmofPGYaURNRwkrvaM3bZg9v0AhhAscqu4AZefsG8U8MH713JqPhc/CMtb/O00C9fNwXXW",
+	"iZwuUTShfMnkcLYEZd1KY+tdSNm1qZ8hZ3Mnr7Mb61qS3ItucFmkMH50lPj/7lv62zWoTzP62zWs/42N",
+	"G5pao5O96xIT3D64oQgd9p//43/FUTz475dPTr/5r/jX4+c/vPj+yasn36SgoZWlKLyGpSs5lyCtXVph",
+	"WeLny1GmJlF/E/RTcgJ0ffb49NnjJ99//+QbchXW/EXaRVGJTRTaQ2U23DQdGnD77KOL0kY6TZrgvJM0",
+	"CbOGv/2IzZ2ru9jbtkCQB1RzTvfHSARe5KZb6JIsWPuXySeu7PNXaXwU3091Gr3LoE9uSOHeZ3OmNUv7",
+	"VR0Y43P0oWFTL77dADvJNntBQHpDUfzks2lui1NySK/vfoTYiPN6dkfOhSw7jdmx+7jKawdqXeUOCwpa",
+	"lctKb25BY1Zt7CkGofuSnlzftd7sjj5tj8hhnYUoC+ZVValA3+SGNXTElJXyQrAJSqbJzvJJX2zm/jez",
+	"//uDozsplB7T7i4MgM/Y+aRclDYani9Rg7LrSpEBunlRprzk6g5SdxcN3IqO/l6Qug8qb7DVFFHUTIwJ",
+	"07DeNsrxUKRlcysxExVGcljNOO71/l7u7M3w1nuzv86pnt5xlYcW5Pd9n0O53KJ7BvTJeSlYpUsRS9ZD",
+	"/ol6mlGL/bkaka8rabdncLqO2jBN43QN6L8NhK84KBVxPSrSfycvnp+9Yvc1X9vFfarHxTqBzOcVV7ab",
+	"OiePr6QVIqRxP3HgepoLa1eIxVGX/5obmbdv0nOYrFP5sQoNatRG5JWwPi/mwSP2t78O+8f9oy7FQbZN",
+	"V6ty25wSDro3I7+q72BR7XMylChe5++kTE8tR3u6t6bZMPdhf1BzhFmpN6yzWXAbFba5ZzJ16sPVgLbN",
+	"iAnlA5SAwpxBFdce+vLBRc7+1tgaZzfDsIldrdnkeoXkgBLmQqjXVZmMkni7kH48OcPHQwpRlmqmW9A1",
+	"Ykm2KnlOHgWPcCgAyqsi+FXQS0zKVlwW+2ZYDHv64otvS73pf/EFO63xkit5V9e0CnWEsPZOsFdhODgG",
+	"CkVIqZuS4RJFtK4uMuU3k9rOMLVO5BeUxQagyvnowvguPB57DmiruwPqVnzrSuOQpFuVa5B1J//Kcr3E",
+	"gCvtqrbtG9joY4S39GfJLfo3LoRY+Sg338kYC/VVApgNzWnK8wvgjx7lejsiYLYwWMqUJu8Ql0W3zx7D",
+	"plLWRqgUhuFqJlPo7ImWUQ/unb1+2fcMc5wdnZhkiKbucq7YVOBw/eg0M7XkW5eawXiYszvYAGDHzq0G",
+	"UyI3iTRsVglRdMcASsMeQm+VKAVH+zV7+ixTAd67Tnf2h3IzCaN59MFZrtVMzrE8WZ2qQ9pSrQ8dDbpp",
+	"pmINAroiDQKZOnACPRd2ISofVFjvBi83QCRLfSlG9baXYmZjpSRTa2X1GtObyAEXTQ2zXMJ0vhwSy+06",
+	"oGFiKqDgXFHOqICZVgKHyhRNd6185q4P4w2kfMOoRw9YwbcGc5/paojCcShZZIobJmfNDhe8qFtK27y1",
+	"ZMB1ahCmGf0Z3bKpP9YiSokk6gnxhkioriYAJq3tTT3XuuwVGH4ZCjc5QdV1HOe0EagPvKdm4CE1TG8U",
+	"XvJY9DXk0IP+cRfIqUUGjTPlLgam5Oa8LJl4D9vhW2OW7oTlvKqkMGzipYILhndZltl6MDjO4+qY+ImY",
+	"xImimXpF9SRLeSnCWlnH7wmflqKLt6tyqTUAsrDyHnbpydbVr0PYhTPGvcaEl0z59FCUaIh0MRUbte9u",
+	"vYzHPF+I3mNy5I+Y0j2seErhfUA9WPHDhvKZRKlKZ2pa6Y2h4B5M8C5YDn3hbce6imgzh9NDhIwCA91f",
+	"5AJw7oTbuPZY50KvRH6BSW9Uj9WrHdxkynsAXCMgXSU2oToeMUmY1VSEqodNhwdQZJzsQEgtUw33Rupc",
+	"ITPB8oWGPoGSa9eFd35g5TxXosrzE9jubTykyZT3ON/KK+nEXc3kpQG55Vg9LbHSa1XA/SPfIlaBxC2J",
+	"+D7KdbqNKA1DBBO6jzqD/uARy7WxpskdBv2jwThTNBvX4Gj4sH9yPGZH5GxyHw5O+lT5Cw7+BZ9LFa7s",
+	"96B3V3ptXagQO1vBNveM3ZbCV9vrIKgddFPmau51DhRzG2fqmmpu5OI3GAXc2TekcZN/oNpnWBmiUTwt",
+	"zVRUO60uJuernrmzQEEdrpGzDbrQAlrKUlhecMvj6oOZais/6GRYo/4g64T6g2y3/OC4LjuoZ3XRwUyF",
+	"qoP+4+GgO0LCxpBUF3G1u1t+qJ2qgj5e9EAxQU6lDIFRaUr2vaaQIJBgBXAnKie44ds+e65EphyOxmVT",
+	"9kG19unZHAvqgnSDFbjsqQ6GD2Lyp10IWTEQrV1fBjRORXVIiSqxak0zklHiKe3CyeC4mevqKBhzLQxQ",
+	"75NGzp0/eFjNxCftTVz1qabgiMVM6kLffLKPVDA/wSIhddIfAj9dCdaZoJCjrv2VeqpWa0spDDCrr13q",
+	"q15bdIzW2TnI1BpiMw15gyFrwuSVEEoUY8YzdSl1GXAcR8JoKZbmi002SqDV8SWsw22mWpY+CjFxPn0m",
+	"DgvEXlDjoKoH55EagzcOQ+0xVMqI+ZJ8ve6A4dARitfFxVPitRdiS3oOMXSTgp5SwI7wkrls4+5NYa4o",
+	"BkCKDwaTUEIX1Zpm0D/rcNXg8eNGDCyobEXwVuvKNeqSPdpmqi3p7ZT682V3vNTDItG8XAssUgU8JtQc",
+	"xpy7C7F14bBSUdod2j0i/vnQh5vrGUaj+2I0MV8K8WjYydYH0AJdVRXfkhpbylwoQxWRKNHwh6evkjRZ",
+	"o+IKmrsZ3b+vV0IRSuvran7f/cjch7agzkrr6sZLXjCns56+eJqkyaWoDKmyw/6gP0D731LnF70Velke",
+	"DI4GV2kC/fOVTEbJcX/QP3ZxZahe328U+oZP5uKA8QCL1+wVAJkK4BnAPdK6mGu+rios302aVT/BOZBj",
+	"HDOzvxM2rv5RoGlyp3jlcDC4Wyp0sEgeHw37J2lc7ItsWZExqq0G2O1Sn3GqB4p7+XWTle8qTR7QGtr6",
+	"C2u9H1XpxJ8c3fyTRjkZ+NHw0c0/apZyukqTk9vMLpT5wx8c32puIa8PrXmNQiDxFiVpYvnceJe8Sd5B",
+	"+4Y5B2099wkBHKROdyWceQDr0XGgza2wtaWFDGy1FQfjoxYauDXmmrPHte2nLtWaqc6DwTGZSrbMCEEB",
+	"TyRWqdgNuSNBcfruideE7v9FFldu2hNiBc0LAGjPB3iZpPnyw4FYmbrJfSp9lt7YDksB36Ydlo99134B",
+	"rz/tqBTbZyR3osM7V0mIc2OjCglwohFhINAKOpL5RFURwtiuIkL93gIPmkT/l7iVz8JKWafehW50Od0+",
+	"vLtKk5U2LRfwsbdv7ljD9MZFavsFY8CPXywqCqScSXofZMe6uJFlmSlnYxyzUOeDoztlz3YpLRn7Tv7V",
+	"K3tsV9fDyuSo0mUKdDrUVrj1kacdms3vIlWy64LgXPGxg9bDuqjMWllZNoteBNNRB0vto5rpQkuF7xxp",
+	"F2MKa/BNzcloONodGKS6Pzhy1oGSGaUOYbBsMG4ifvEmu9j+CPxyJhXFCkVWvtj0iedLeLQSIvTKOv6P",
+	"pVTr6AwPTNNtY9cn+OT6sqGhZso/uQFweDc1ndRHb0v3j5e0MFciRwpzuStr3Xl0h5gicquvdbG9a22v",
+	"3WISO0Wxao9y07biHC371pM45rNRKOumEp4uQsrHZQIHqCMdDs4qgusfMRiOdYfqWiHg+arpsLTVWlzt",
+	"yaajf5gCszdURf0kZWP9Oychjq/1taxe/FxW21juV/dbHti6SpPvtas0fu17GqA7jBHsTNBioetnEsLs",
+	"2irtOTh0/+jLAzX0fsXoofYbOlb52aBD4ONO33j0keWjWuqARDUmVR2JF0XQB6NmI6S+6exjHf9td8xO",
+	"qJkTol52uE+deyxl+K+pAD4Y5C5g90iSfLJKVXsyJipXFazjuy5EaSIpuyPubpaPmG3bIhT77Flcho8u",
+	"fP/w21Ojw49atdSIx8fa3CNXSqp5W9X3w3VZfcW/zlEXLvxc2OhlNRDBQHtHx7fSQakKM/7g5DaXt6X+",
+	"HGq8w1ug5LanBn416jLBmChoIHCZVnBeK8qofV5ry8F2aZ1+ZwhabNC3+TT2bfg3/3b91e7xI3qvz8ql",
+	"GGcKn+5rbUfRoeQz8ypCh/6p6Qopsem5C4H6FyDfbp+dqq1WIlOiNIIex3sweJDWaTf+gTzjH5yTRaMy",
+	"Pb2sVhhXqz9+8k4ahPZ1nZ6Jl38TTI10RlrS4akil2lDm98J+3FQ079edUjx/q16fjvdfl7L2uDBP8PL",
+	"DCG/2mEHH4RgBF5LfPrPbjSavjA4AQs4rHhlu7+IUeK58upzJ3a1pk1edBs+eJ+Ub4ols3lL/GBr/LxU",
+	"VK+zfsR0J1wKX4qbSusSbA7HTGWqc8gckTY9zKNagW4ENBVU0lraGBl0UxesFRguPYdY7EzJB9uFkCxf",
+	"Gb6J01J6pmepLzFcGs0uMInwuGspirkPcGiYae65ADoGa/REtvJwjsJayNaz1EpsM0UxMvHKojSCeoGh",
+	"hO+KbzHz1hkNSp5f0AOQYzLGegGZqfAapC95Gwwrhon3VAMt58ohoanYe+mz1eyQqfAWMGyPASJkxvKt",
+	"YXG0nXO+uli7tPEo7oZv01qQxxSdKQyf2gtp8hUDbgxiahNJpziHA1LpZ3wp8SS8lDhy+9B4IRHrzUz1",
+	"lIIXERg0H00c7T6aGJcnvvsDind7NPHjzd/P//grN37HKk9gcPh4hj/En12TRaHTMo1+JISv36fwkNJd",
+	"9WDK+9HfotrbMIc905YJhWHRyLtaStPfpDnjBgLrCKI/jg/yFmcXOhQbntnD/uC4Ow5asjQulggl5aZR",
+	"Lro5Y59XtT/V29SIDjJw7E+fakRTr5+qWP6NNaKJIXYw61wZMvn7l1O8OR1rcoGCfEiNbzHTS+OqA7aq",
+	"9l6V/VXoh8TlXeAqVrTC3WmBTbfCSeR2uAYnxTmIIczZPSd9kIMUGsMuKIC33DpNcNdVmylQPOuMT/f0",
+	"e4timDrJK/csL/RtgCfheDMVm25sDT1aEAqBHEbYx8Wt47a0uhnwm88vZYct7xGPfED64ReJDwvX4S8m",
+	"XP+B7fd1JuonsuAHr94vocR+PsgQ6PCfGTL8fS8vuC36Rd5eCNa32AVstb5ANo01XpoBoE7okhngV2I4",
+	"9bk5/mGyjxWJoKdcIxBbE/FbBGLTJooSMRZ2pI3mLvgfy602Nft7hi2oCjaKQQowaESgxwlemB7F2jOs",
+	"MlU/YI/hznEnTuh+jBKKltQQ5eACPkghbpOcL7gxv6R2mjZqKGAPUz0doV7qJCioqb8pp/9okqZ5k9xx",
+	"fXZBs+tz/ThJc/0PoveAfjV89wdeXcTZmKCNdO5usCW+dSuDra83chslZBQyaEONf8ewQmYpcDGKeYpU",
+	"EU15to1M1Chbsc15BUpIrcI0OTk0GN/KgqpVg+031JUxdRypP3GmKalInYbwJymjV0LFuoLV1Kn15lky",
+	"ZsZm5Z18RWn28hV3RMQ1GYvjTKGVdectEZ811KJ+ETGAas5OnVGgzYiqhMSsGS8I4wxj4O9eXbxTSuh0",
+	"S/knQZBl6g0+8Ub793tg6ZMmxPK5nxSqFkCU8yYYK1YuRbupRXdHNFLDmF+Jpb6kEj5Umjrkzbefus8v",
+	"RvG1ZTxTNIFaKa6RIMYLeiwoFZsKuxFCoc1d6WgeOadXyoBYwsurmepwt9TGI0XcU1YgfsyYWApl2094",
+	"qu2iDSC8xL4/P0T4MoIIdEwYpongwK33YxTsL39+gJDuvZ+K1BnuenT8kV/iMEGO2QSrHE6IjfhXgUdk",
+	"QdnN1W6s1lVHxBX7QsZuyc7GFC8z1AFzP3Mrcy+h/L2mA/yFv5RNU+nLkKbt7wFytIbh9BcLGsR4R5rf",
+	"qSoee0bSvoIdZtOJ2FP3F11OZEO5+jRWlMBfXQRL4+ii6gvuLc6YUXf/aU0ugTP9ZnI5ZHJxW9RwZXxG",
+	"R8avyHhyJjBLOPYloPHg7tYTV/3iDgaUw3D+BhNKG0jP1J1QOrsTSCe4diuUzq4D6TuDUBL8J0Pb7MHg",
+	"UabuhLbxyBoBDaH4EFWP8kVZ0Jp0sAYMa5aAuRZ7hyIw7UgQZ/T5oeBxynJe6fKeGYXyPLVpyD3Dx7Ho",
+	"0h3iGI5/c7X83KkSUdGdfYjQ/6c1htU0+iu1h/1MMADl7zhsDyGAj4pM/ftwQDTkrwgN/KGRNlgDgbtZ",
+	"9ED83DKwoPlEeU12U5HrpTAH6I69WQhF9WzjDG9+IZwFB0SXE6SUp9moFrGRyklirL1iMMHBhQPGx9qo",
+	"+5Wpu1Rg88M2KrGx1kJsmdqtxEYlKxu17sKbWog28EgAnYwbdrF7Js6Y1RVAImdOww6wEh0ijanYaoz0",
+	"90H2j+pXIuN3gCdRemu0E+524QM7aZTQHOxxkTkOm2gqt9NS9S08cAvb0EQMAVP8HfXX9hBWS/212yOs",
+	"7ugAxEqZ4VvMrnGRu0tfEqQJb17xi18U28QRJN7Md0fv1/Fv3q/PU5cAz+eXqUnwGQIw4epINf9Gb9R+",
+	"TrKb2JxfNpSi9Qo5SQnsV9q0ael3l7YlEHL/JfMW6LAJZUTQBLzVa9a5lrN0x9gIsFi4ScRS4PcBSB9H",
+	"QBqL1ZKIb8nDrjP0w5NTKGi8RAlvwO+u78AD7vUiYZ74ROdRqK4WSyJdkSBKozHVjpZaIyrPz7HemCtf",
+	"6dm/1T6INAgAaH9tCOsr3HQXdvLRYaxNHAHnsRNuc/XZA24UFXbbC7uhHE4ffLPhxjtuSiSqdjncuLA+",
+	"MLadUDqNkrIBZnTbDnVPkI3i+9aQrkHqN8Srv344sXuGLbgqTOvF/FXF2gJR7gcU3VAuBWAwFTYC7HtD",
+	"5ZRwZzpYAxFGaSZIY0xPHLXVOabP++y1y8ij0kX0whIcz5xXRSkM1jGjl5nouSWqvBIV+3d1Q7mh58Dn",
+	"Wg1lwRbcLKigafMtgEy9jF66okFzvloJLJnty3q796VHbDjAjwEw4audDkN1JmdPv3v2+sX5D6f/gWUl",
+	"3T/fPH32zfM3k24aChJPt6E2H8qQgIt9AlDugqcqwctyG4ol4KftRiWYvqio/JIrPvbL1Alp1jhPRCVV",
+	"r+1RqkbJ/CgDE36Q3KXERl2/7BNX2Ajl104GA2fyucX86V2GT1J9rXKnKorwzMLnrZJRvwUbVznzdcQx",
+	"Fxp1wFLP58gqD5bKaFbl+4TlMj7O0uLP6xwBUUPm+q+cRxygoxNG1PbTSNnmBJzwC0N3oDtXY9mInlRG",
+	"KCOtvBTlFiM6pILGv9VS+BlrKdwB6TvE6+hyJ+XqldZkx6maIsaZT+oHWZ14uQ7+Vn6EmGBtPQB9G/Xp",
+	"JRcNNmZ4hIjh8RHxcpsELo9y5Hg25I/yQXEkHkxP+MM8BvRncq7WK7OP693E0RtUL9HnzGKp4OtRvXE9",
+	"H1hVvG172xWvSSp2/HAw8AR589o+zV3eXYeHmE3YgLlBEUfnhtYXZD03zqwSygRvpCr0hnXa8Ua3eUsJ",
+	"8VxzTzMVLqp7yMH6wjU0ULfPnlPMGc3YoS8MLJzNECMDx9mjxgPrDRiekyMTq8aHEuYeqwEkwxgeLAtN",
+	"Rd3MDj3T6XqoSu+23rj4TDW5FHAntwGEoCJRGjXcF4JnbtfITsibRL5Hj80nGCiI4+W3j9mjo6MB+9tf",
+	"jwb9Yf8Y7U2HbUm1Jeph44GsNkvS1efTHdwjRsno7bu0EbRDNO0egzpQA3WviujBci7fNjTutFZAzU6J",
+	"xPAeaIfANGqs3bFT2aPg1rqH3aBEUFgj5zyiG7K+ysLJWaJWu3C5QGWJxMexjAuLq7gcp1h7BW+QroJP",
+	"SRaUqW8OVU0FBHiobGp70WK0mI5DIetYPb3ejpp8jGXz2hfObgrh+63u62e0r3prHb0sCkS9BZFRV/X9",
+	"mayseD2cuu5sQqFg9GfPIfY3JFp1myWjydCa77G9fQektvP82Nt3QFcUQnLoci7wTRN8KgHfbdp5ab9T",
+	"iZIDiqciThZj97FgFIg7/DHmPuvK5f1OxULSEweVfr+lnusHqLDmuSt5tQVRjTLRxdxzOpVVJWbyPcob",
+	"KtF+H6+H24+9h+ei5+YM67S8mkYPzPVr5oG1rZP9aN3YoBLFecflxEMfJCf2+3BlsN2vZUUcni15vpBK",
+	"xJNw1P3u6v8FAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -236,6 +236,11 @@ export interface paths {
          *     409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
          *     neither accepts nor rejects within the configured time (default 14 days) is accepted by
          *     the server.
+         *
+         *     With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+         *     the performer is removed as above and the customer's reservation is freed as by a
+         *     cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+         *     (a reject followed by a cancel leaves that moment). The ledger records both.
          */
         patch: operations["rejectOrder"];
         trace?: never;
@@ -1620,7 +1625,13 @@ export interface operations {
     };
     rejectOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: cancel the order in the same step (READY → CANCELLED); `false` (the default): it returns to WAITING.
+                 * @example false
+                 */
+                cancel?: boolean;
+            };
             header?: never;
             path: {
                 /**
@@ -1633,22 +1644,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The rejected order, WAITING again. */
+            /** @description The rejected order, WAITING again (CANCELLED with `cancel=true`). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 17,
-                     *       "description": "Paint the fence",
-                     *       "price": 120.5,
-                     *       "status": "WAITING",
-                     *       "customerId": 1,
-                     *       "createdAt": "2026-01-02T10:00:00Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };

@@ -165,6 +165,31 @@ func (s *Service) Reject(ctx context.Context, p Principal, id int64) (Order, err
 		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
 }
 
+// RejectCancel rejects a READY order of the calling customer and cancels it in one statement
+// (→ CANCELLED): the performer is removed as by Reject, the reservation freed as by Cancel, and
+// the order is never WAITING in between, so no performer can take it before the cancel.
+func (s *Service) RejectCancel(ctx context.Context, p Principal, id int64) (Order, error) {
+	if p.Type != Customer {
+		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may reject it")
+	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
+	row, err := pgtx.Do(ctx, func() (db.RejectCancelOrderRow, error) {
+		return s.q.RejectCancelOrder(ctx, db.RejectCancelOrderParams{ID: id, CustomerID: p.ID})
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Order{}, s.explain(ctx, p, id, "reject", Ready)
+	}
+	if err != nil {
+		return Order{}, err
+	}
+	return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
+		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+}
+
 // cooldown is Limits.RetakeCooldown as the interval the moves that start one write.
 func (s *Service) cooldown() pgtype.Interval {
 	return pgtype.Interval{Microseconds: s.limits.RetakeCooldown.Microseconds(), Valid: true}

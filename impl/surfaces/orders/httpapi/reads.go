@@ -19,8 +19,8 @@ import (
 // validator's, with every problem named (TestWellFormedReads_TheValidatorAccepts ties the two).
 func validated(r *http.Request) bool { return !wellFormedRead(r) && !wellFormedMove(r) }
 
-// moves are the actions of PATCH /orders/{id}/{action}: none takes a body or a query, and the id
-// is their only parameter.
+// moves are the actions of PATCH /orders/{id}/{action}: none takes a body, and the id is their
+// only path parameter; a move with a query (reject's cancel) goes through the validator.
 var moves = map[string]bool{"cancel": true, "release": true, "reject": true, "take": true, "pass": true, "accept": true}
 
 // wellFormedMove reports whether r is PATCH /orders/{id}/{action}, an action of moves, without a

@@ -147,9 +147,13 @@ func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderReq
 	return ordersapi.ReleaseOrder200JSONResponse(orderJSON(o)), nil
 }
 
-// RejectOrder is PATCH /orders/{id}/reject.
+// RejectOrder is PATCH /orders/{id}/reject, with cancel=true rejected and cancelled in one step.
 func (s *server) RejectOrder(ctx context.Context, req ordersapi.RejectOrderRequestObject) (ordersapi.RejectOrderResponseObject, error) {
-	o, err := s.a.svc.Reject(ctx, principal(ctx), req.Id)
+	reject := s.a.svc.Reject
+	if req.Params.Cancel != nil && *req.Params.Cancel {
+		reject = s.a.svc.RejectCancel
+	}
+	o, err := reject(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
