@@ -625,8 +625,9 @@ export interface components {
         /**
          * @description `too_many_requests`: this user already has its share of the server's database connections
          *     busy with its writes and reads of its own account (`ORDERS_WRITE_SHARE`, a quarter of the
-         *     pool by default) and a line of four times as many requests waiting for them; nothing was
-         *     read or changed. Retry after `Retry-After` (1) seconds. Other users are served meanwhile.
+         *     pool by default) and a line of four times as many requests waiting for them, and none
+         *     freed within a second; nothing was read or changed. Retry after `Retry-After` (1)
+         *     seconds. Other users are served meanwhile.
          */
         TooManyAtOnce: {
             headers: {

@@ -3,18 +3,22 @@ package orders
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // writeShare bounds how many writes (creates and moves) and reads of the caller's own account one
 // user runs at once in this process, as share does for list pages: one user on many connections
 // holds at most its places of the database pool, and a bystander's create or list still finds a
 // connection. A user's request beyond its places waits in the user's own line (line long) for one
-// of them; one that finds the line full is refused at once with ErrTooManyAtOnce (a 429 with
-// Retry-After), before any database work, so a flood costs the pool nothing.
+// of them; one that finds the line full waits at most writeRefuseAfter for a place and is then
+// refused with ErrTooManyAtOnce (a 429 with Retry-After), before any database work, so a flood
+// costs the pool nothing and its refusals little CPU.
 type writeShare struct {
 	per, line int
-	mu        sync.Mutex
-	users     map[int64]*writePlaces
+	// refuseAfter is how long a request past the line waits for a place before it is refused.
+	refuseAfter time.Duration
+	mu          sync.Mutex
+	users       map[int64]*writePlaces
 }
 
 // writePlaces is one user's places and how many requests hold or wait for one (the entry goes when
@@ -30,10 +34,14 @@ type writePlaces struct {
 // being refused, while one on tens of connections has the rest refused.
 const writeLine = 4
 
+// writeRefuseAfter is how long a request past its user's line waits for a place before it is
+// refused.
+const writeRefuseAfter = time.Second
+
 // newWriteShare gives each user per places (at least 1) and a line of writeLine times as many.
 func newWriteShare(per int) *writeShare {
 	per = max(per, 1)
-	return &writeShare{per: per, line: writeLine * per, users: map[int64]*writePlaces{}}
+	return &writeShare{per: per, line: writeLine * per, refuseAfter: writeRefuseAfter, users: map[int64]*writePlaces{}}
 }
 
 // acquire takes one of user's places, waiting in the user's line while they are taken; release
@@ -54,8 +62,24 @@ func (s *writeShare) acquire(ctx context.Context, user int64) (release func(), e
 	default:
 	}
 	if u.waiting >= s.line {
+		// Past the line: a place that frees within refuseAfter is still taken, else the request
+		// is refused. Holding the refusal that long is what keeps it cheap: a client that sends
+		// again at once gets one refusal per connection per refuseAfter, not as many as the
+		// server can write, whose CPU, not the pool, would then slow everyone else.
+		u.refs++
 		s.mu.Unlock()
-		return nil, refuse(ErrTooManyAtOnce, "you have %d requests running and %d waiting, the most one user may at once; try again when they are answered", s.per, s.line)
+		t := time.NewTimer(s.refuseAfter)
+		defer t.Stop()
+		select {
+		case u.sem <- struct{}{}:
+			return release, nil
+		case <-t.C:
+			s.drop(user, u)
+			return nil, refuse(ErrTooManyAtOnce, "you have %d requests running and %d waiting, the most one user may at once; try again when they are answered", s.per, s.line)
+		case <-ctx.Done():
+			s.drop(user, u)
+			return nil, ctx.Err()
+		}
 	}
 	u.waiting++
 	u.refs++
