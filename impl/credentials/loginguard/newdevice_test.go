@@ -11,8 +11,8 @@ import (
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
-	"github.com/triadhq/triad/impl/credentials/throttle/throttletest"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/throttletest"
 )
 
 // TestGuard_NewDeviceGetsInUnderAttack: the issue-44 attack, 60 wrong passwords at alice from 6

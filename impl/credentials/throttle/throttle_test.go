@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/credentials/throttle"
-	"github.com/triadhq/triad/impl/credentials/throttle/throttletest"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/throttletest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
