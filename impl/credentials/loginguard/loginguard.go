@@ -44,42 +44,52 @@ import (
 // ErrTooManyAttempts matches (errors.Is) the *Blocked error of a login the limit refused.
 var ErrTooManyAttempts = errors.New("too many failed logins")
 
-// Blocked is a login refused by the failed-login limit without its password being checked.
+// Blocked is a request a window limit refused before doing its work: a login whose password the
+// failed-login limit did not check (Why nil or ErrTooManyAttempts), or a registration the cap
+// refused before anything was hashed or stored (Why ErrTooManySignups). It is the one "blocked"
+// error of every such limit, whichever surface or library counted.
 type Blocked struct {
 	// Seconds is the wait until the key's window ends, rounded up (the Retry-After value).
 	Seconds int
+	// Why is the sentinel the refusal matches (errors.Is); nil is ErrTooManyAttempts.
+	Why error
 }
 
-// Error says how long the caller must wait.
+// Error says what was refused and how long the caller must wait.
 func (b *Blocked) Error() string {
+	if b.Why == ErrTooManySignups {
+		return fmt.Sprintf("too many registrations from this address; try again in %d seconds", b.Seconds)
+	}
 	return fmt.Sprintf("too many failed logins; try again in %d seconds", b.Seconds)
 }
 
-// Unwrap makes a *Blocked match ErrTooManyAttempts.
-func (b *Blocked) Unwrap() error { return ErrTooManyAttempts }
+// Unwrap makes a *Blocked match its Why, ErrTooManyAttempts when it has none.
+func (b *Blocked) Unwrap() error {
+	if b.Why == nil {
+		return ErrTooManyAttempts
+	}
+	return b.Why
+}
 
-// Refused reports whether err is a refused login (a *Blocked in its chain, whichever guard
-// refused: this one, or the auth library's in-memory loginlimit.Memory), with its Retry-After in
-// seconds (at least 1) and its sentence. Every answer to a refused login reads it here:
-// refusal.WriteLoginRefused's 429 too_many_attempts and the OAuth token endpoint's invalid_grant.
+// Refused reports whether err is a refused login (a *Blocked matching ErrTooManyAttempts in its
+// chain, whichever guard refused: this one, or the auth library's in-memory loginlimit.Memory),
+// with its Retry-After in seconds (at least 1) and its sentence. Every answer to a refused login
+// reads it here: refusal.WriteLoginRefused's 429 too_many_attempts and the OAuth token endpoint's
+// invalid_grant.
 func Refused(err error) (seconds int, message string, ok bool) {
 	var b *Blocked
-	if !errors.As(err, &b) {
+	if !errors.As(err, &b) || !errors.Is(b, ErrTooManyAttempts) {
 		return 0, "", false
 	}
 	return max(1, b.Seconds), b.Error(), true
 }
 
-// RetryAfter is the Retry-After seconds of a *Blocked or *SignupsBlocked in err's chain, or 0 (a
-// refusal table's RetryAfter function).
+// RetryAfter is the Retry-After seconds of a *Blocked in err's chain, or 0 (a refusal table's
+// RetryAfter function).
 func RetryAfter(err error) int {
 	var b *Blocked
 	if errors.As(err, &b) {
 		return b.Seconds
-	}
-	var s *SignupsBlocked
-	if errors.As(err, &s) {
-		return s.Seconds
 	}
 	return 0
 }
