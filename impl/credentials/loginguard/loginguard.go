@@ -32,6 +32,8 @@ package loginguard
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -100,6 +102,32 @@ type Guard struct {
 	limiter *throttle.Limiter
 	wrong   error
 	devices *device.Signer
+	bind    func(ctx context.Context, account string) (string, error)
+}
+
+// BindDevices binds the guard's device tokens to the account's current credentials as well as its
+// name: bind returns a value that changes when the account's password does and differs between two
+// accounts that held the same name in turn (the user's id and password hash), or "" for no such
+// account. A token issued under one binding is then worth nothing under another: a password change
+// ends every device of the account, and whoever registers a name its owner gave up does not
+// inherit the owner's devices. Call it before the guard's first login.
+func (g *Guard) BindDevices(bind func(ctx context.Context, account string) (string, error)) {
+	g.bind = bind
+}
+
+// bound is account as the device tokens name it: with the binding (hashed, so the token's MAC
+// input holds no credential) when the guard has one. ok is false when the binding could not be
+// read or there is no such account: no token is trusted or handed out then.
+func (g *Guard) bound(ctx context.Context, account string) (name string, ok bool) {
+	if g.bind == nil {
+		return account, true
+	}
+	b, err := g.bind(ctx, account)
+	if err != nil || b == "" {
+		return "", false
+	}
+	h := sha256.Sum256([]byte(b))
+	return account + "|" + hex.EncodeToString(h[:]), true
 }
 
 // New returns the guard over hasher and limiter. wrong is the surface's error for a checked-wrong
@@ -146,7 +174,9 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented string, check func(context.Context) error) (keep string, err error) {
 	deviceID, renew, trusted := "", false, false
 	if g.devices != nil && presented != "" {
-		deviceID, renew, trusted = g.devices.CheckAny(presented, account)
+		if name, ok := g.bound(ctx, account); ok {
+			deviceID, renew, trusted = g.devices.CheckAny(presented, name)
+		}
 	}
 	if trusted {
 		// The devices at one address share a place at the hasher of their own, apart from the
@@ -219,7 +249,11 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 	if g.devices == nil || trusted && !renew {
 		return "", nil
 	}
-	return g.devices.Issue(account), nil
+	name, ok := g.bound(ctx, account)
+	if !ok {
+		return "", nil
+	}
+	return g.devices.Issue(name), nil
 }
 
 // admit is the hasher's Admit, or a place that costs nothing without a hasher.
