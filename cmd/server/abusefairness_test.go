@@ -139,27 +139,24 @@ func newDeviceFigure(t *testing.T, site loginSite, off int) {
 // and a bystander with hers at another sign in every 0.5 s, before (quiet) and during the flood.
 func deviceFloodFigure(t *testing.T, site loginSite, off int) {
 	farm, elsewhere := 180+off, 189+off
-	farmed := make([]*http.Client, 8)
-	for i := range farmed {
-		user := fmt.Sprintf("farm%d-%d", off, i)
-		if a := site.register(fromAddr(farm), user); a.status != http.StatusCreated {
-			t.Fatalf("register %s: %+v", user, a)
-		}
-		farmed[i] = deviceClient(t, farm)
-		if a := site.login(farmed[i], user, user+"-password"); a.status != http.StatusOK {
-			t.Fatalf("%s's first login: %+v", user, a)
-		}
-	}
-	people := map[string]*http.Client{}
-	for name, at := range map[string]int{"victim": farm, "bystander": elsewhere} {
-		user := fmt.Sprintf("%s%d", name, off)
+	// signedIn registers user from address at and signs in once on a client that keeps its cookie.
+	signedIn := func(user string, at int) *http.Client {
 		if a := site.register(fromAddr(at), user); a.status != http.StatusCreated {
 			t.Fatalf("register %s: %+v", user, a)
 		}
-		people[name] = deviceClient(t, at)
-		if a := site.login(people[name], user, user+"-password"); a.status != http.StatusOK {
+		c := deviceClient(t, at)
+		if a := site.login(c, user, user+"-password"); a.status != http.StatusOK {
 			t.Fatalf("%s's first login: %+v", user, a)
 		}
+		return c
+	}
+	farmed := make([]*http.Client, 8)
+	for i := range farmed {
+		farmed[i] = signedIn(fmt.Sprintf("farm%d-%d", off, i), farm)
+	}
+	people := map[string]*http.Client{}
+	for name, at := range map[string]int{"victim": farm, "bystander": elsewhere} {
+		people[name] = signedIn(fmt.Sprintf("%s%d", name, off), at)
 	}
 	sample := func(d time.Duration) map[string][]time.Duration {
 		out := map[string][]time.Duration{}

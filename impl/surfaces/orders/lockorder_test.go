@@ -189,9 +189,9 @@ func (w *writer) do(ctx context.Context, t *testing.T, kind string, rnd *rand.Ra
 	case "accept":
 		_, err = w.s.Accept(ctx, cust, id)
 	case "reject":
-		_, err = w.s.Reject(ctx, cust, id)
+		_, err = w.s.Reject(ctx, cust, id, false)
 	case "reject-cancel":
-		_, err = w.s.RejectCancel(ctx, cust, id)
+		_, err = w.s.Reject(ctx, cust, id, true)
 	case "expire":
 		var n int64
 		n, err = w.s.ExpireStale(ctx, time.Millisecond)

@@ -142,8 +142,10 @@ func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, er
 // Reject sends a READY order of the calling customer back (→ WAITING, no performer): the work was
 // not accepted, so nobody is paid; the order returns to the new-orders list with its reservation,
 // the performer's place under the cap is free again and that performer may not take it again for
-// Limits.RetakeCooldown.
-func (s *Service) Reject(ctx context.Context, p Principal, id int64) (Order, error) {
+// Limits.RetakeCooldown. With cancel it is rejected and cancelled in one statement (→ CANCELLED):
+// the performer is removed alike, the reservation freed as by Cancel, and the order is never
+// WAITING in between, so no performer can take it before the cancel.
+func (s *Service) Reject(ctx context.Context, p Principal, id int64, cancel bool) (Order, error) {
 	if p.Type != Customer {
 		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may reject it")
 	}
@@ -153,32 +155,12 @@ func (s *Service) Reject(ctx context.Context, p Principal, id int64) (Order, err
 	}
 	defer release()
 	row, err := pgtx.Do(ctx, func() (db.RejectOrderRow, error) {
+		if cancel {
+			r, err := s.q.RejectCancelOrder(ctx, db.RejectCancelOrderParams{ID: id, CustomerID: p.ID})
+			return db.RejectOrderRow{ID: r.ID, CustomerID: r.CustomerID, Description: r.Description, Price: r.Price,
+				Status: r.Status, CreatedAt: r.CreatedAt}, err
+		}
 		return s.q.RejectOrder(ctx, db.RejectOrderParams{ID: id, CustomerID: p.ID, Cooldown: s.cooldown()})
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Order{}, s.explain(ctx, p, id, "reject", Ready)
-	}
-	if err != nil {
-		return Order{}, err
-	}
-	return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
-		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
-}
-
-// RejectCancel rejects a READY order of the calling customer and cancels it in one statement
-// (→ CANCELLED): the performer is removed as by Reject, the reservation freed as by Cancel, and
-// the order is never WAITING in between, so no performer can take it before the cancel.
-func (s *Service) RejectCancel(ctx context.Context, p Principal, id int64) (Order, error) {
-	if p.Type != Customer {
-		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may reject it")
-	}
-	release, err := s.writes.acquire(ctx, p.ID)
-	if err != nil {
-		return Order{}, err
-	}
-	defer release()
-	row, err := pgtx.Do(ctx, func() (db.RejectCancelOrderRow, error) {
-		return s.q.RejectCancelOrder(ctx, db.RejectCancelOrderParams{ID: id, CustomerID: p.ID})
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, s.explain(ctx, p, id, "reject", Ready)

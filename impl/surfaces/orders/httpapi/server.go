@@ -149,11 +149,7 @@ func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderReq
 
 // RejectOrder is PATCH /orders/{id}/reject, with cancel=true rejected and cancelled in one step.
 func (s *server) RejectOrder(ctx context.Context, req ordersapi.RejectOrderRequestObject) (ordersapi.RejectOrderResponseObject, error) {
-	reject := s.a.svc.Reject
-	if req.Params.Cancel != nil && *req.Params.Cancel {
-		reject = s.a.svc.RejectCancel
-	}
-	o, err := reject(ctx, principal(ctx), req.Id)
+	o, err := s.a.svc.Reject(ctx, principal(ctx), req.Id, req.Params.Cancel != nil && *req.Params.Cancel)
 	if err != nil {
 		return nil, err
 	}
