@@ -639,8 +639,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "too_many_requests",
-                 *       "message": "you have 1 requests running and 4 waiting",
-                 *       "the most one user may at once; try again when they are answered": "",
+                 *       "message": "you have 1 requests running and 4 waiting, the most one user may at once; try again when they are answered",
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */
