@@ -625,7 +625,7 @@ export interface components {
         /**
          * @description `too_many_requests`: this user already has its share of the server's database connections
          *     busy with its writes and reads of its own account (`ORDERS_WRITE_SHARE`, a quarter of the
-         *     pool by default) and a line of four times as many requests waiting for them, and none
+         *     pool by default) and a line of sixteen times as many requests waiting for them, and none
          *     freed within a second; nothing was read or changed. Retry after `Retry-After` (1)
          *     seconds. Other users are served meanwhile.
          */
@@ -639,7 +639,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "too_many_requests",
-                 *       "message": "you have 1 requests running and 4 waiting, the most one user may at once; try again when they are answered",
+                 *       "message": "you have 1 requests running and 16 waiting, the most one user may at once; try again when they are answered",
                  *       "requestId": "3f2a9c0d1e4b5a6c"
                  *     }
                  */

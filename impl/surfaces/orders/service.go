@@ -98,7 +98,7 @@ type Limits struct {
 	// ErrListTooSlow. 0 means DefaultListTimeout.
 	ListTimeout time.Duration
 	// WriteShare is how many writes (creates and moves) and reads of the caller's own account
-	// (User) one user runs at once in this process; up to four times as many more wait for one
+	// (User) one user runs at once in this process; up to sixteen times as many more wait for one
 	// of the user's places, and past that, finding none free within a second, they are refused
 	// with ErrTooManyAtOnce (writeShare), so one user on many connections cannot hold the pool.
 	// 0 means a quarter of the pool's connections, at least 1.

@@ -29,10 +29,11 @@ type writePlaces struct {
 	refs    int
 }
 
-// writeLine is how many requests of one user may wait per place: four times its places, so a
-// client on a few connections (a page firing its requests together) waits its turn instead of
-// being refused, while one on tens of connections has the rest refused.
-const writeLine = 4
+// writeLine is how many requests of one user may wait per place: sixteen, as many as wait for one
+// client's share of the password hasher (password.DefaultClientLine), so a client firing a burst of
+// requests together (a page, a script's workers) waits its turn instead of being refused, while
+// one on tens of connections has the rest held and refused.
+const writeLine = 16
 
 // writeRefuseAfter is how long a request past its user's line waits for a place before it is
 // refused.

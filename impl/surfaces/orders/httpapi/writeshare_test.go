@@ -11,10 +11,10 @@ import (
 
 // TestWriteShare_OneUsersFloodLeavesThePoolToOthers: issue 44's write-pool hog. One customer sends
 // 40 creates at once while its first is held in the database (its row locked, as a slow write
-// would hold it): with a write share of 1 she has 1 running and 4 waiting, and the other 35 are
+// would hold it): with a write share of 1 she has 1 running and 16 waiting, and the other 23 are
 // answered at once with the spec's 429 too_many_requests and Retry-After: 1, without touching the
 // pool; so are her reads of her own account meanwhile. A bystander's create and reads go through,
-// and once the row is free her 5 admitted creates complete.
+// and once the row is free her 17 admitted creates complete.
 func TestWriteShare_OneUsersFloodLeavesThePoolToOthers(t *testing.T) {
 	t.Parallel()
 	e := newEnvLimits(t, orders.Limits{WriteShare: 1})
@@ -33,7 +33,7 @@ func TestWriteShare_OneUsersFloodLeavesThePoolToOthers(t *testing.T) {
 		go func() { answers <- e.do("POST", "/orders", hog.token, `{"description":"flood","price":"1.00"}`) }()
 	}
 	refused := 0
-	for deadline := time.Now().Add(2 * time.Minute); refused < 35; {
+	for deadline := time.Now().Add(2 * time.Minute); refused < 23; {
 		select {
 		case r := <-answers:
 			if r.status != http.StatusTooManyRequests || r.errCode(t) != "too_many_requests" || r.header.Get("Retry-After") != "1" {
@@ -41,7 +41,7 @@ func TestWriteShare_OneUsersFloodLeavesThePoolToOthers(t *testing.T) {
 			}
 			refused++
 		case <-time.After(time.Until(deadline)):
-			t.Fatalf("only %d of 35 creates past the share refused", refused)
+			t.Fatalf("only %d of 23 creates past the share refused", refused)
 		}
 	}
 	if r := e.do("GET", "/authenticated", hog.token, nil); r.status != http.StatusTooManyRequests {
@@ -53,7 +53,7 @@ func TestWriteShare_OneUsersFloodLeavesThePoolToOthers(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for range 5 {
+	for range 17 {
 		if r := <-answers; r.status != http.StatusCreated {
 			t.Errorf("an admitted create of the hog: %d %s, want 201", r.status, r.body)
 		}
