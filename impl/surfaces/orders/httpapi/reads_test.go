@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,7 +107,15 @@ func TestWellFormedMoves_TheValidatorAccepts(t *testing.T) {
 			continue
 		}
 		op := item.Patch
-		if op.RequestBody != nil || len(op.Parameters)+len(item.Parameters) != 1 {
+		others := 0 // parameters besides the id that a request without a query still has
+		for _, p := range append(slices.Clone(op.Parameters), item.Parameters...) {
+			// An optional query parameter (reject's cancel) sends its request to the validator:
+			// wellFormedMove takes no query.
+			if p.Value.Name != "id" && (p.Value.In != "query" || p.Value.Required) {
+				others++
+			}
+		}
+		if op.RequestBody != nil || others != 0 {
 			t.Errorf("PATCH %s takes a body or a parameter besides the id: the validator must see it", path)
 		}
 		inSpec[action] = true
