@@ -232,6 +232,10 @@ list-fairness: deps-postgres build ## list-fairness load run: 4 customers paging
 device-fairness: deps-postgres ## device-cookie load run: 16 guessers at one address for 25 s per surface (prod defaults) while a real user with her device cookie signs in there every 0.5 s; >= 90% within 3 s (not part of make test)
 	set -o pipefail; $(GO) test -tags devicefairness -count=1 -timeout 10m -v -run '^TestBinary_DeviceOutlastsGuessers$$' ./cmd/server/ | grep -E 'device-fairness|^(---|===|ok|FAIL|PASS)'
 
+.PHONY: abuse-fairness
+abuse-fairness: deps-postgres ## issue-44 load run (prod defaults, 20 s per phase): a new client at the owner's address under a 6-address attack (orders, brands, basic auth), 32 device logins of 8 farmed accounts, one customer's writes on 40 connections; prints the figures (not part of make test)
+	set -o pipefail; $(GO) test -tags abusefairness -count=1 -timeout 15m -v -run '^TestBinary_AbuseFairness$$' ./cmd/server/ | grep -E 'abuse-fairness|^(---|===|ok|FAIL|PASS)|_test.go'
+
 .PHONY: flood
 flood: deps-postgres build ## login-flood load run: server RSS <= 256 MiB and a real user's median login <= 1 s under 120 connections for 20 s (RUNS, FLOOD_ARGS; not part of make test)
 	bash scripts/flood.sh

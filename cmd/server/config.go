@@ -129,6 +129,8 @@ type OrdersConfig struct {
 	ListShare int // ORDERS_LIST_SHARE
 	// ListTimeout bounds one list page's query.
 	ListTimeout time.Duration // ORDERS_LIST_TIMEOUT
+	// WriteShare is how many writes and own-account reads one user runs at once per replica (0: a quarter of the pool).
+	WriteShare int // ORDERS_WRITE_SHARE
 }
 
 // BrandsConfig configures the brands surface.

@@ -5,9 +5,7 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,17 +103,4 @@ func TestBinary_DeviceOutlastsGuessers(t *testing.T) {
 			}
 		})
 	}
-}
-
-// loadAverage is the machine's 1, 5 and 15 minute load averages, for the figure's context.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

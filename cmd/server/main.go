@@ -302,6 +302,10 @@ func (a *app) routes() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range web.WideProxies(proxies) {
+		a.Log.Warn("TRUSTED_PROXIES names a range wider than a /24 (IPv4) or /64 (IPv6): every host in it may forge a client address in X-Forwarded-For; list the reverse proxies' own addresses or subnet",
+			"prefix", p.String())
+	}
 	pc := &proxyCheck{trusted: proxies, log: a.Log}
 	// A peer sending X-Forwarded-For without being trusted is noticed first (proxyCheck), while
 	// RemoteAddr is still its own. The client address is settled next (behind trusted proxies), so the access log and the

@@ -18,6 +18,7 @@ func (c OrdersConfig) settings() ordershttp.Settings {
 	s := ordershttp.Settings{ClientID: c.ClientID, ClientSecret: string(c.ClientSecret), TokenTTL: c.TokenTTL,
 		InProgressTimeout: c.InProgressTimeout, ReadyTimeout: c.ReadyTimeout}
 	s.Limits.MaxHeld, s.Limits.RetakeCooldown, s.Limits.ListShare, s.Limits.ListTimeout = c.MaxHeld, c.RetakeCooldown, c.ListShare, c.ListTimeout
+	s.Limits.WriteShare = c.WriteShare
 	return s
 }
 

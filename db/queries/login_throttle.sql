@@ -44,3 +44,14 @@ DELETE FROM login_throttle WHERE key = @key;
 -- DeleteExpiredLoginThrottles deletes up to 1000 rows whose window has ended.
 DELETE FROM login_throttle
 WHERE key IN (SELECT l.key FROM login_throttle l WHERE l.expires_at <= @now LIMIT 1000);
+
+-- name: RememberLoginNetwork :exec
+-- RememberLoginNetwork marks a key (an account and a client network it signed in from) known
+-- until expires_at, or later if it already was; the row counts no attempts.
+INSERT INTO login_throttle AS t (key, attempts, expires_at)
+VALUES (@key, 0, @expires_at)
+ON CONFLICT (key) DO UPDATE SET expires_at = greatest(t.expires_at, EXCLUDED.expires_at);
+
+-- name: LoginNetworkKnown :one
+-- LoginNetworkKnown reports whether a key marked by RememberLoginNetwork is still known at now.
+SELECT EXISTS (SELECT 1 FROM login_throttle WHERE key = @key AND expires_at > sqlc.arg(now)::timestamptz) AS known;

@@ -142,6 +142,38 @@ WITH cur AS (
 )
 SELECT r.id, r.customer_id, r.performer_id, r.description, r.price, r.status, r.created_at FROM r;
 
+-- name: RejectCancelOrder :one
+-- RejectCancelOrder rejects a READY order of the calling customer and cancels it in one statement
+-- (→ CANCELLED, no performer): as RejectOrder for the performer (its place under the cap given
+-- back, the order out of its list) and as CancelOrder for the customer (the reservation returns
+-- to the free balance); the order never passes through WAITING, so no performer can take it in
+-- between, and no cool-down is needed. The ledger records the rejection (user: the performer
+-- removed) and the cancel. No row means refused. Locks, each CTE reading the rows of the one
+-- before: the order, the customer, the performer, the performer's counter slot.
+WITH cur AS (
+    SELECT o.id, o.performer_id FROM orders o
+    WHERE o.id = @id AND o.status = 'READY' AND o.customer_id = @customer_id
+    FOR UPDATE
+), r AS (
+    UPDATE orders o SET status = 'CANCELLED', performer_id = NULL, updated_at = now()
+    FROM cur WHERE o.id = cur.id
+    RETURNING o.id, o.customer_id, cur.performer_id, o.description, o.price, o.held, o.status, o.created_at
+), funds AS (
+    UPDATE order_users u SET reserved = u.reserved - r.held FROM r WHERE u.id = r.customer_id
+    RETURNING r.performer_id
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - 1 FROM funds WHERE u.id = funds.performer_id
+    RETURNING u.id AS performer_id
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT 'performer', freed.performer_id, order_counter_slot(), -1 FROM freed
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount)
+    SELECT v.user_id, r.id, v.kind, 0 FROM r, LATERAL (VALUES (r.performer_id, 'reject'), (r.customer_id, 'cancel')) AS v(user_id, kind)
+)
+SELECT r.id, r.customer_id, r.description, r.price, r.status, r.created_at FROM r;
+
 -- name: ExpireStaleOrders :one
 -- ExpireStaleOrders returns up to batch orders IN PROGRESS untouched since before now() - after
 -- (the take or the last move set updated_at) to WAITING, as if each performer had released them:

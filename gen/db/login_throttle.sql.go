@@ -66,6 +66,23 @@ func (q *Queries) GetLoginThrottleEnd(ctx context.Context, key []byte) (time.Tim
 	return expires_at, err
 }
 
+const LoginNetworkKnown = `-- name: LoginNetworkKnown :one
+SELECT EXISTS (SELECT 1 FROM login_throttle WHERE key = $1 AND expires_at > $2::timestamptz) AS known
+`
+
+type LoginNetworkKnownParams struct {
+	Key []byte
+	Now time.Time
+}
+
+// LoginNetworkKnown reports whether a key marked by RememberLoginNetwork is still known at now.
+func (q *Queries) LoginNetworkKnown(ctx context.Context, arg LoginNetworkKnownParams) (bool, error) {
+	row := q.db.QueryRow(ctx, LoginNetworkKnown, arg.Key, arg.Now)
+	var known bool
+	err := row.Scan(&known)
+	return known, err
+}
+
 const ReleaseLoginAttempt = `-- name: ReleaseLoginAttempt :exec
 UPDATE login_throttle SET attempts = attempts - 1
 WHERE key = $1 AND expires_at = $2 AND attempts > 0
@@ -80,6 +97,24 @@ type ReleaseLoginAttemptParams struct {
 // that did not happen); a window that has since been replaced is left alone.
 func (q *Queries) ReleaseLoginAttempt(ctx context.Context, arg ReleaseLoginAttemptParams) error {
 	_, err := q.db.Exec(ctx, ReleaseLoginAttempt, arg.Key, arg.ExpiresAt)
+	return err
+}
+
+const RememberLoginNetwork = `-- name: RememberLoginNetwork :exec
+INSERT INTO login_throttle AS t (key, attempts, expires_at)
+VALUES ($1, 0, $2)
+ON CONFLICT (key) DO UPDATE SET expires_at = greatest(t.expires_at, EXCLUDED.expires_at)
+`
+
+type RememberLoginNetworkParams struct {
+	Key       []byte
+	ExpiresAt time.Time
+}
+
+// RememberLoginNetwork marks a key (an account and a client network it signed in from) known
+// until expires_at, or later if it already was; the row counts no attempts.
+func (q *Queries) RememberLoginNetwork(ctx context.Context, arg RememberLoginNetworkParams) error {
+	_, err := q.db.Exec(ctx, RememberLoginNetwork, arg.Key, arg.ExpiresAt)
 	return err
 }
 

@@ -348,6 +348,67 @@ func (q *Queries) PassOrder(ctx context.Context, arg PassOrderParams) (PassOrder
 	return i, err
 }
 
+const RejectCancelOrder = `-- name: RejectCancelOrder :one
+WITH cur AS (
+    SELECT o.id, o.performer_id FROM orders o
+    WHERE o.id = $1 AND o.status = 'READY' AND o.customer_id = $2
+    FOR UPDATE
+), r AS (
+    UPDATE orders o SET status = 'CANCELLED', performer_id = NULL, updated_at = now()
+    FROM cur WHERE o.id = cur.id
+    RETURNING o.id, o.customer_id, cur.performer_id, o.description, o.price, o.held, o.status, o.created_at
+), funds AS (
+    UPDATE order_users u SET reserved = u.reserved - r.held FROM r WHERE u.id = r.customer_id
+    RETURNING r.performer_id
+), freed AS (
+    UPDATE order_users u SET holding = u.holding - 1 FROM funds WHERE u.id = funds.performer_id
+    RETURNING u.id AS performer_id
+), counted AS (
+    INSERT INTO order_counters (scope, owner_id, slot, n)
+    SELECT 'performer', freed.performer_id, order_counter_slot(), -1 FROM freed
+    ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
+), ledger AS (
+    INSERT INTO order_ledger (user_id, order_id, kind, amount)
+    SELECT v.user_id, r.id, v.kind, 0 FROM r, LATERAL (VALUES (r.performer_id, 'reject'), (r.customer_id, 'cancel')) AS v(user_id, kind)
+)
+SELECT r.id, r.customer_id, r.description, r.price, r.status, r.created_at FROM r
+`
+
+type RejectCancelOrderParams struct {
+	ID         int64
+	CustomerID int64
+}
+
+type RejectCancelOrderRow struct {
+	ID          int64
+	CustomerID  int64
+	Description string
+	Price       int64
+	Status      string
+	CreatedAt   time.Time
+}
+
+// RejectCancelOrder rejects a READY order of the calling customer and cancels it in one statement
+// (→ CANCELLED, no performer): as RejectOrder for the performer (its place under the cap given
+// back, the order out of its list) and as CancelOrder for the customer (the reservation returns
+// to the free balance); the order never passes through WAITING, so no performer can take it in
+// between, and no cool-down is needed. The ledger records the rejection (user: the performer
+// removed) and the cancel. No row means refused. Locks, each CTE reading the rows of the one
+// before: the order, the customer, the performer, the performer's counter slot.
+func (q *Queries) RejectCancelOrder(ctx context.Context, arg RejectCancelOrderParams) (RejectCancelOrderRow, error) {
+	row := q.db.QueryRow(ctx, RejectCancelOrder, arg.ID, arg.CustomerID)
+	var i RejectCancelOrderRow
+	err := row.Scan(
+		&i.ID,
+		&i.CustomerID,
+		&i.Description,
+		&i.Price,
+		&i.Status,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const RejectOrder = `-- name: RejectOrder :one
 WITH cur AS (
     SELECT o.id, o.performer_id FROM orders o

@@ -195,6 +195,8 @@ type Querier interface {
 	ListWaitingByPriceAsc(ctx context.Context, arg ListWaitingByPriceAscParams) ([]ListWaitingByPriceAscRow, error)
 	// ListWaitingByPriceDesc: the new-orders list (WAITING, no performer yet), by Price desc.
 	ListWaitingByPriceDesc(ctx context.Context, arg ListWaitingByPriceDescParams) ([]ListWaitingByPriceDescRow, error)
+	// LoginNetworkKnown reports whether a key marked by RememberLoginNetwork is still known at now.
+	LoginNetworkKnown(ctx context.Context, arg LoginNetworkKnownParams) (bool, error)
 	// MaintainOrderLedger has pg_partman make the ledger's partitions ahead of need and returns how
 	// many future months have one.
 	MaintainOrderLedger(ctx context.Context) (int64, error)
@@ -209,6 +211,14 @@ type Querier interface {
 	PromoteBrandUser(ctx context.Context, arg PromoteBrandUserParams) error
 	// PutPlatformInfo records a deployment fact, replacing an older value.
 	PutPlatformInfo(ctx context.Context, arg PutPlatformInfoParams) error
+	// RejectCancelOrder rejects a READY order of the calling customer and cancels it in one statement
+	// (→ CANCELLED, no performer): as RejectOrder for the performer (its place under the cap given
+	// back, the order out of its list) and as CancelOrder for the customer (the reservation returns
+	// to the free balance); the order never passes through WAITING, so no performer can take it in
+	// between, and no cool-down is needed. The ledger records the rejection (user: the performer
+	// removed) and the cancel. No row means refused. Locks, each CTE reading the rows of the one
+	// before: the order, the customer, the performer, the performer's counter slot.
+	RejectCancelOrder(ctx context.Context, arg RejectCancelOrderParams) (RejectCancelOrderRow, error)
 	// RejectOrder sends a READY order of the calling customer back (→ WAITING, no performer): it
 	// returns to the new-orders count, leaves its performer's, gives back the performer's place under
 	// the cap, starts the performer's cool-down on it, and the ledger records the rejection (user: the
@@ -227,6 +237,9 @@ type Querier interface {
 	// before: the order, the performer, the cool-down row, the counter slots (new-orders, then
 	// performer).
 	ReleaseOrder(ctx context.Context, arg ReleaseOrderParams) (ReleaseOrderRow, error)
+	// RememberLoginNetwork marks a key (an account and a client network it signed in from) known
+	// until expires_at, or later if it already was; the row counts no attempts.
+	RememberLoginNetwork(ctx context.Context, arg RememberLoginNetworkParams) error
 	// ReserveLoginAttempt counts one attempt for key unless it already has max in its window; a key
 	// without a row or whose window ended starts a new window ending at expires_at. It returns the end
 	// of the window counted in, or no row when the key is blocked.

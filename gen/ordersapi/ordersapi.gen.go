@@ -440,6 +440,9 @@ type OrderOK = Order
 // TooLarge The body of every refusal on this surface.
 type TooLarge = Error
 
+// TooManyAtOnce The body of every refusal on this surface.
+type TooManyAtOnce = Error
+
 // Unauthorized The body of every refusal on this surface.
 type Unauthorized = Error
 
@@ -490,6 +493,12 @@ type CreateOrderParams struct {
 	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
 	// Try it out would then replay the first answer (or, with another body, get 422).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RejectOrderParams defines parameters for RejectOrder.
+type RejectOrderParams struct {
+	// Cancel `true`: cancel the order in the same step (READY → CANCELLED); `false` (the default): it returns to WAITING.
+	Cancel *bool `form:"cancel,omitempty" json:"cancel,omitempty"`
 }
 
 // RegisterOrdersUserParams defines parameters for RegisterOrdersUser.
@@ -713,8 +722,13 @@ type ClientInterface interface {
 	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
 	// the server.
 	//
+	// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+	// the performer is removed as above and the customer's reservation is freed as by a
+	// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+	// (a reject followed by a cancel leaves that moment). The ledger records both.
+	//
 	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RejectOrder(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseOrder Hand an order back (its performer)
 	//
@@ -958,9 +972,14 @@ func (c *Client) PassOrder(ctx context.Context, id int64, reqEditors ...RequestE
 // neither accepts nor rejects within the configured time (default 14 days) is accepted by
 // the server.
 //
+// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+// the performer is removed as above and the customer's reservation is freed as by a
+// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+// (a reject followed by a cancel leaves that moment). The ledger records both.
+//
 // Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *Client) RejectOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRejectOrderRequest(c.Server, id)
+func (c *Client) RejectOrder(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1378,7 +1397,7 @@ func NewPassOrderRequest(server string, id int64) (*http.Request, error) {
 }
 
 // NewRejectOrderRequest constructs an http.Request for the RejectOrder method
-func NewRejectOrderRequest(server string, id int64) (*http.Request, error) {
+func NewRejectOrderRequest(server string, id int64, params *RejectOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1401,6 +1420,33 @@ func NewRejectOrderRequest(server string, id int64) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cancel != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cancel", *params.Cancel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
@@ -1776,10 +1822,15 @@ type ClientWithResponsesInterface interface {
 	// neither accepts nor rejects within the configured time (default 14 days) is accepted by
 	// the server.
 	//
+	// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+	// the performer is removed as above and the customer's reservation is freed as by a
+	// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+	// (a reject followed by a cancel leaves that moment). The ledger records both.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-	RejectOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
+	RejectOrderWithResponse(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error)
 
 	// ReleaseOrderWithResponse Hand an order back (its performer)
 	//
@@ -1853,6 +1904,11 @@ type GetAuthenticatedUserResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetAuthenticatedUserResponse429Headers the declared response headers of an HTTP 429 response for GetAuthenticatedUser
+type GetAuthenticatedUserResponse429Headers struct {
+	RetryAfter int
+}
+
 // GetAuthenticatedUserResponse503Headers the declared response headers of an HTTP 503 response for GetAuthenticatedUser
 type GetAuthenticatedUserResponse503Headers struct {
 	RetryAfter *int
@@ -1867,12 +1923,16 @@ type GetAuthenticatedUserResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAuthenticatedUserResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAuthenticatedUserResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetAuthenticatedUserResponse503Headers
 }
@@ -1890,6 +1950,11 @@ func (r GetAuthenticatedUserResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetAuthenticatedUserResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAuthenticatedUserResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2032,6 +2097,11 @@ type CreateOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreateOrderResponse429Headers the declared response headers of an HTTP 429 response for CreateOrder
+type CreateOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // CreateOrderResponse503Headers the declared response headers of an HTTP 503 response for CreateOrder
 type CreateOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2056,6 +2126,8 @@ type CreateOrderResponse struct {
 	JSON415 *UnsupportedMediaType
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *IdempotencyKeyReused
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2064,6 +2136,8 @@ type CreateOrderResponse struct {
 	Headers201 *CreateOrderResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateOrderResponse503Headers
 }
@@ -2106,6 +2180,11 @@ func (r CreateOrderResponse) GetJSON415() *UnsupportedMediaType {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreateOrderResponse) GetJSON422() *IdempotencyKeyReused {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2242,6 +2321,11 @@ type AcceptOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AcceptOrderResponse429Headers the declared response headers of an HTTP 429 response for AcceptOrder
+type AcceptOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // AcceptOrderResponse503Headers the declared response headers of an HTTP 503 response for AcceptOrder
 type AcceptOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2262,12 +2346,16 @@ type AcceptOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AcceptOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AcceptOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *AcceptOrderResponse503Headers
 }
@@ -2300,6 +2388,11 @@ func (r AcceptOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r AcceptOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AcceptOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2346,6 +2439,11 @@ type CancelOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CancelOrderResponse429Headers the declared response headers of an HTTP 429 response for CancelOrder
+type CancelOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // CancelOrderResponse503Headers the declared response headers of an HTTP 503 response for CancelOrder
 type CancelOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2366,12 +2464,16 @@ type CancelOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CancelOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CancelOrderResponse503Headers
 }
@@ -2404,6 +2506,11 @@ func (r CancelOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r CancelOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2450,6 +2557,11 @@ type PassOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PassOrderResponse429Headers the declared response headers of an HTTP 429 response for PassOrder
+type PassOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // PassOrderResponse503Headers the declared response headers of an HTTP 503 response for PassOrder
 type PassOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2470,12 +2582,16 @@ type PassOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *WrongState
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PassOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PassOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PassOrderResponse503Headers
 }
@@ -2508,6 +2624,11 @@ func (r PassOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PassOrderResponse) GetJSON409() *WrongState {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PassOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2554,6 +2675,11 @@ type RejectOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RejectOrderResponse429Headers the declared response headers of an HTTP 429 response for RejectOrder
+type RejectOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // RejectOrderResponse503Headers the declared response headers of an HTTP 503 response for RejectOrder
 type RejectOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2574,12 +2700,16 @@ type RejectOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RejectOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RejectOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RejectOrderResponse503Headers
 }
@@ -2612,6 +2742,11 @@ func (r RejectOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RejectOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RejectOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2658,6 +2793,11 @@ type ReleaseOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ReleaseOrderResponse429Headers the declared response headers of an HTTP 429 response for ReleaseOrder
+type ReleaseOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // ReleaseOrderResponse503Headers the declared response headers of an HTTP 503 response for ReleaseOrder
 type ReleaseOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2678,12 +2818,16 @@ type ReleaseOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReleaseOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReleaseOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ReleaseOrderResponse503Headers
 }
@@ -2716,6 +2860,11 @@ func (r ReleaseOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r ReleaseOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReleaseOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2762,6 +2911,11 @@ type TakeOrderResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// TakeOrderResponse429Headers the declared response headers of an HTTP 429 response for TakeOrder
+type TakeOrderResponse429Headers struct {
+	RetryAfter int
+}
+
 // TakeOrderResponse503Headers the declared response headers of an HTTP 503 response for TakeOrder
 type TakeOrderResponse503Headers struct {
 	RetryAfter *int
@@ -2782,12 +2936,16 @@ type TakeOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TakeOrderResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TakeOrderResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *TakeOrderResponse503Headers
 }
@@ -2820,6 +2978,11 @@ func (r TakeOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r TakeOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TakeOrderResponse) GetJSON429() *TooManyAtOnce {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3231,11 +3394,16 @@ func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id int6
 // neither accepts nor rejects within the configured time (default 14 days) is accepted by
 // the server.
 //
+// With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+// the performer is removed as above and the customer's reservation is freed as by a
+// cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+// (a reject followed by a cancel leaves that moment). The ledger records both.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/reject (the `RejectOrder` operationId).
-func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
-	rsp, err := c.RejectOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id int64, params *RejectOrderParams, reqEditors ...RequestEditorFn) (*RejectOrderResponse, error) {
+	rsp, err := c.RejectOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3373,6 +3541,13 @@ func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUse
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3400,6 +3575,16 @@ func ParseGetAuthenticatedUserResponse(rsp *http.Response) (*GetAuthenticatedUse
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAuthenticatedUserResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAuthenticatedUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3569,6 +3754,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3613,6 +3805,16 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3768,6 +3970,13 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3795,6 +4004,16 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AcceptOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AcceptOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3866,6 +4085,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3893,6 +4119,16 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CancelOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3964,6 +4200,13 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3991,6 +4234,16 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PassOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PassOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4062,6 +4315,13 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4089,6 +4349,16 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RejectOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RejectOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4160,6 +4430,13 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4187,6 +4464,16 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReleaseOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReleaseOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4258,6 +4545,13 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAtOnce
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4285,6 +4579,16 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers TakeOrderResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers TakeOrderResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -4531,7 +4835,7 @@ type ServerInterface interface {
 	PassOrder(w http.ResponseWriter, r *http.Request, id int64)
 	// RejectOrder Send a ready order back (its customer)
 	// (PATCH /orders/{id}/reject)
-	RejectOrder(w http.ResponseWriter, r *http.Request, id int64)
+	RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
 	ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64)
@@ -4594,7 +4898,7 @@ func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id int6
 
 // RejectOrder Send a ready order back (its customer)
 // (PATCH /orders/{id}/reject)
-func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4864,8 +5168,24 @@ func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RejectOrderParams
+
+	// ------------- Optional query parameter "cancel" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cancel", r.URL.Query(), &params.Cancel, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cancel"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cancel", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.RejectOrder(w, r, id)
+		siw.Handler.RejectOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5203,6 +5523,15 @@ type OrderPageJSONResponse OrderPage
 
 type TooLargeJSONResponse Error
 
+type TooManyAtOnceResponseHeaders struct {
+	RetryAfter int
+}
+type TooManyAtOnceJSONResponse struct {
+	Body Error
+
+	Headers TooManyAtOnceResponseHeaders
+}
+
 type UnauthorizedResponseHeaders struct {
 	WWWAuthenticate *string
 }
@@ -5273,6 +5602,21 @@ func (response GetAuthenticatedUser401JSONResponse) VisitGetAuthenticatedUserRes
 		w.Header().Set("WWW-Authenticate", fmt.Sprint(*response.Headers.WWWAuthenticate))
 	}
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthenticatedUser429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response GetAuthenticatedUser429JSONResponse) VisitGetAuthenticatedUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5548,6 +5892,21 @@ func (response CreateOrder422JSONResponse) VisitCreateOrderResponse(w http.Respo
 	return err
 }
 
+type CreateOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response CreateOrder429JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response CreateOrder500JSONResponse) VisitCreateOrderResponse(w http.ResponseWriter) error {
@@ -5772,6 +6131,21 @@ func (response AcceptOrder409JSONResponse) VisitAcceptOrderResponse(w http.Respo
 	return err
 }
 
+type AcceptOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response AcceptOrder429JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AcceptOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response AcceptOrder500JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
@@ -5894,6 +6268,21 @@ func (response CancelOrder409JSONResponse) VisitCancelOrderResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response CancelOrder429JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6024,6 +6413,21 @@ func (response PassOrder409JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
+type PassOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response PassOrder429JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PassOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response PassOrder500JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
@@ -6056,7 +6460,8 @@ func (response PassOrder503JSONResponse) VisitPassOrderResponse(w http.ResponseW
 }
 
 type RejectOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params RejectOrderParams
 }
 
 type RejectOrderResponseObject interface {
@@ -6146,6 +6551,21 @@ func (response RejectOrder409JSONResponse) VisitRejectOrderResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response RejectOrder429JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6276,6 +6696,21 @@ func (response ReleaseOrder409JSONResponse) VisitReleaseOrderResponse(w http.Res
 	return err
 }
 
+type ReleaseOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response ReleaseOrder429JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ReleaseOrder500JSONResponse struct{ InternalJSONResponse }
 
 func (response ReleaseOrder500JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
@@ -6398,6 +6833,21 @@ func (response TakeOrder409JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
+
+func (response TakeOrder429JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6963,10 +7413,11 @@ func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id in
 }
 
 // RejectOrder operation middleware
-func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams) {
 	var request RejectOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.RejectOrder(ctx, request.(RejectOrderRequestObject))
@@ -7105,199 +7556,208 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rkhs3liD8KvjymwmR7iTFYqlki4yJDVmWPZq2JY0u4dkWtUUwEyTRlQTYAFgU3dL+3Ij9u3/2BTZi",
-	"3mP2TeZJNs45ABJJJuuilqXuDjvsMCsTicvBwbmfgz9nhV6ttRLK2Wz052wpeCkM/nxSitVaO6HcC7Gu",
-	"+E6U8LQUtjBy7aRW2SibOrMRU7ZdCsXcUlrGld0Kw6RlbimYddqIkmklmJ4zrpjgppLCMCP+tBHWsa10",
-	"S2rJV4JN45DFrvd7sZuyjtJuKdWCbbllJfTDF1yq7pjxmRXKMa0YZ3NprPND97M8s8VSrDjMVqjNKhu9",
-	"yWCa2ds8E+/4al2JbERP8szt1vCXdUaqRfbhw4c8W3PDV8LtQ6HY/V7sDiHwE78QtNiwJsvngjnNjHBm",
-	"xzql4XPXk8LNe0vn1nwtezJZ5oXY9Qjo3T57tRS0mIlqQIizC7FjZqNszrgqmXQppD2UpaohWXLHZ9wK",
-	"5gxXlhcwWcYt2y65myjpWGEEd8KOGGdWmEthmFtyx0opLOMAyx1ba6kcqwS/FJYJ6ZbCsLAdHe6XB3NK",
-	"V9+dKG3wwdZIJ2j6yXTjhwvhLI1Jb7p99pAZsRZ8Hytg6bBotxQThU8CbDor4Za6zNmau2XO/rQRZocf",
-	"641jU14Uwtpzpy+Emuas0ApwmcGOY38zXe66bLaLI01UwatKmDA30UAswryczY1eIXwIbjmba8OG99hS",
-	"b4zN2YqbC1FOVI3LrhfOz4jhcaE9LJZcLYQNIKXN9xPwx4dv3FIoJwvuRMk2Vph8orZLWSwF7JieE2Rx",
-	"nQzXaZl0bG0EnA07xqlxxfRaGI4oEIDDqXmOwxSVFMpNFC9LAz11uGJPnl/e9y8ARDDO3fv3ujmzGo/z",
-	"pbTSaXPH4vYonM9KCNxoDahyx9YbipOuRALSg/MPvVgnq4owSlpmxHxjRUlN7g0eTNQ0OTfnF2J3LtX5",
-	"xoopgnP6AtCq93DuhBmxk+k40oU41lJbEbC9lKJkS12VdqL8DuDaYKEJZnOgMIWgzYnYSGeS1hm7P5jy",
-	"cNgyZSOgxbTPnqlqx+wG9w7OnIGu1451ABpIM9hWb6qSXQixpp55BbusuyPGgT7gEwY7zOZcVhuDRBaR",
-	"mdZIGFaydH3h+HGAEyDL/gGeKI/nor/oI/KYEldJSwOM2nIgvHM236gSt4qISRkQJR0BEG3d26z7EwUg",
-	"vOTVRgT0xoNtGdLxzp822gnLpCqqTSnKnMk5veHUGEFyx7KXzmwKtwGC970UVTlRRLu7Y2heAjCMsEtm",
-	"uCr1yg/Y4ez16yffAbyX0OH0bD4o7vOh6H1TDkTvXvH1vPeAn530TotheTIbiK/n9+9NuxO1BpontgE4",
-	"ffZUM89DqOscONB6Y9baihF7ueWLhTDs9RO/eXPAaOkYAJTj7KwotCon6pUBYDE4jNQUjjqcl4rvDmlP",
-	"R5u8iXZAvXKgVIBo3f5EZXkmgSERM8nyTPEVsLY9ntpgjyv+7kehFm6ZjYZnZ3m2kir8fQKM0DlhoM//",
-	"9ub/6/33t7/7hxaGmWfPAEGefHfIGmHDEXvuWCbLPvtWVHrLTloO94AOWICstKwUl2ylS3HHegQ8yRmv",
-	"ZAEPOj8/fPLqydMfumNmBAduCHuKb1mn1IW9a9eisP1VmSc70u0HCAG3qOEjyyzPYH+lAQkHKHRDgggS",
-	"w0mezbVZcQffKHf/XobwkiuQME4iYKRyYiEMQuY5X4hDsPxBGN0D5lyyNV8IpjarmTBALfHPFQdKyI0D",
-	"4rPS1rGTwWAwYNKJFZwPR0SqktaN2BQ+mbL/+78namrlL2LK/vN//h//QSd8j92eDAYEbWgGf+X0/Cw8",
-	"x0Mm5nxTOWoz9E0mivpLvkZmXQoBxwN7adnSnE2d1ucVNwtgeUR9p5VcSTf1FGCisI8wxUC9YAhuL4ja",
-	"+D3GE8ENgyMOoiSrtFogEILcQ8cCkSU5DSgT1JsN4zROgF9xNhokwuGgudWnQ9hq/s5vNQAj2fpB69a/",
-	"lL+0bD0gBK5vHEENUE42mnUQYKYNojUG760Kemxf1TBd1vC6dV2L0C+1cS1KwBwI8RRYEf3MS2kEypxT",
-	"mjw+ZVNZTnM2XRtZCGrtGcdDRzw8fsam3BbQZKKmMNaUdQK88E13zJz0XHNmQJJB3lP22XehmSxzaNln",
-	"zxAvcAb0QQBrB0F6FFUsrDUF6j8YMc9G2f9/t9aY7tJbexdpIEIHVQgj7ForK1CD+JaXL4h9wF9eDIWf",
-	"fL2uQLaTWt39owVQJuQGWpYwj0teyRIbnQObF0CuSuG4rGw2ehObwVmzS5ozLjYbNbbJLxLYRpZneAxx",
-	"l1fCWiRT2WpjHZsJwMZKcEBHkCAMLxzsfh5H2qgLpbfqnEapRyt0pTdmb6C6e4miLkplgAx42BHJCTTJ",
-	"AGsjCmlp0qFzRJr2RQwPFrHklyIeqiGbG1KAeMVKuZDOZh/ept8ECa7UJI6zFXcFEcSHz58wYCZy7jfK",
-	"8wph3ROY1ul8yB8Ug/JE3Jud8ftF9uGmGPNwLR8bow0hzN6BOtjz6aihYh7MFLTAdJpjNvU4MmWAz5YJ",
-	"Xvhz2IdJNtXaFyiVfhR6tgu4jZ3H6e2JIajQR4lyT5YewxvGUfICIRGbpHLY59mFI7L7iLUuqADtYCbm",
-	"2oh2BaHTFN1ACgEiiGSnO2b7lo4+e301EGgfFYhovPq4vfMfnwuEQeO0+ldBlwgtPgfYG7OajkAJidPx",
-	"ms4YjwMAkhlxKUAzCvDjM5CppcvZNE52yuYSdZUoLfhlVXqBYHyq3fd6oz7uCCjtzuf4dQpBL7Z+jeeU",
-	"Xn8a+MThpiOmtBePl6gmSRS0syCUP/v9LdcT2HE2yoaD4f3e4KQ3GL46GYwG8O8fsjwrNtbplTCAACf5",
-	"gXgjlSNRTSgi19Ds6zxbCwOShzAwDDwc5tnGwpYir53pGUyaiPzoZDjon+WZddxtLGgwT9nzF89+ePH4",
-	"5cubgxAB0Aa/qJV4DRWmi1YyCQ1q4AXh/Tbo4Fu++VVB2Q4krxMha1v7qZNmgSIqiogoATrtePW4Eisy",
-	"+Z74J7Bc+PPD7SCMUGqB8jMlolCP0LYI2Vda/wjy7UedM3+cz6NakbVxcSQKEi0lLLT6DFTrYHKeZeN0",
-	"Otqg0laKouJGlOwRrb1H2nYX5qsvPTISaboDKt5KEpV/rfjGLbWRv3wkl96kHaRQS0yMIHdHPfjTACUd",
-	"NsBDcAMLRaFdWraS1qJxyouVwBLFuzVMgnVefP+I3f/6jDSfxDXx888/9x4mxtEWneRbGscIXq3+aULU",
-	"2E6yqTejTJG5/NMkkwqFLTITTzLvy/D2UWTGVii351WIXoQjo+TsSPdtHgfa30suKz6rbnEyEBLB0L/X",
-	"g92sVtzsPLmL3oCCK+BGM5AkebFEXEAzVoIqofH5JumyKc4lPUrLknZjb/uT6JURW2/tstceQUA3RPtv",
-	"N3Z3uIA1t3arTQlsbknK8XxTVaxjxEJa543bWlW7bsuKqOfzGXS9vxAvB0jL4PWYoeVywaViqExVu+un",
-	"/mmOShvY/ZE5vn3MyMXSMaW3aLTXG4ck16CZl4xIes6ea+sWRrz81x+78A5EBbPB1mRKMcLqjSkE67z8",
-	"1x9fvnr46jErKm4tOzsdwT4CpEtpL3K2EittduhLUaSp2z3J1duc++xFYgSGRRAvggE9TgCSpEZ7tImz",
-	"xobyymo2TbZvOmLiUphdRIgeIASOrc1FvY/BX8S2XDqQsMnoTDjD2bzSGjXQdDQLsKn0QipLbo5U4YKl",
-	"BbuB9wnk0ZlinTYoeaqdN7QTidnzSOD6ONmsDld25CPCAOCkd6x3cBmuYP2uySycXAniGLh43AuuClFV",
-	"otyjnskQh4Tzpd8dpwl4XqPBcy3V4gghPGsxFxFhs5v1Whsnyp9EKfkrbPRRDCx2dL6Cns5xvP3jnAoB",
-	"d2xkszAs8wYIrQRJyrVXjBeFWDv7eQSF9pUk0sLN5+34hSC56mej1eKl86zwIxRB4lIWe2jVYkDjreXw",
-	"MY7NlBClZVH0/ETqXzIXDxaahQdE0ODgPUGkFt/Jcm7RSdvPatKMeB+HbfVUoKCm557ARPeaj2uwGzPn",
-	"hQD0XxvYASeJARMEr14vjvoIGn5IbHf7k3hMlM3oWSVWgTITyYkmhAPDUDdHxBAKqC0wBbQRO7GyN5rU",
-	"dzgZmJY/vtwYvoO/IwrsT/OfNyuuekbwElgUyGoVV5x0pzTA4phkeSABNU5d2878W8/bT3tPyuAk8J+Q",
-	"9x2tYECBa63eNidzcJbbHFm1E+gNbWsNhbexvZ79URQuy7N3vYXuef3VY3OefScKueLVS+r0YDUPFeMr",
-	"vSGvJgd1AFoDRq8rkDmUdgitkTdU5qDgW7lQ+KMSvIRV/iKMplfiHe1qzriaKL32Vk6K3JjrqtJbcstS",
-	"d+NoFD0d1rZd22eP3/ECDxYhf8XVYsMXgozjNRRR5xxkiRfBr4D8CMF1eDps+A47g/dvTnoP3r4Z9B68",
-	"/arbmUz6+PN33f/yD23YUJ+WQ+bkEOdWHLZb1EhoBLda9RkdIdi7xqn1XlRgaiVH5RCYsCjJioQMecV3",
-	"bGH01jvJfeSDAy0edgq7lInhFXSV4O/+51evnjNSxJtYlxqGmssE9BHvnFBWzirRC2FKbbb+o5yvTR3e",
-	"0/Oalim31OU5POKEGGhO37MAzrWZybIUsPHBQHMOtJ48CE02IZXdzOeyAFidYzQALFTr8xVXGJ2xNnph",
-	"hCXOCr2cF1pXpd5Cb02xPH7ml9XoCo7AZg2PjmgnR63Q7SEjcJ7x/LYjn6eKB+iHRo0r6HOfPQyYY7fS",
-	"FUthgYFMAXumIKGX6My0wQ2aT9RUvFuLwgnvPvM7g1qooYAZRD2Q2bUS3TGbepIUfKj4/g6+ZY/VopJ2",
-	"OVGgsgpVAF8oUSB1GvSZbSKPoyvgjkXvQDg4e2uLcS10WpgEGqPCaSLO3PA63AHFohI2it9ROgXFvsMZ",
-	"2q5AWN3qxCszUUSeuoxX8gKozkS9p3W/ZyvBFRA9+IULZ+8n6n2v14v/QeNpoN1T9t7PHS0I3tdkWAzq",
-	"S2wO7D3zDihsSx01vFvUG0oGnutTbEYtgkWCgPLQe3a1l8uPgQIfdk3hKZ6nbUGIw/i0MUvwgvw30rHO",
-	"lJSoac6mhLHwywvc8HOmdSW4gp/Ix+EH8avpmFmg7bxif9RSEVOYTibvp12AbPD8BS2tgyokjZGzfr/f",
-	"DTMPXkaYvhPvHKnJFD6oonu/5i1p78Gv2NYq9l5ptYid0zz8pCrpYAFddP3fdETkdlcOaFe8qmg3/EAz",
-	"jFMJH3WUDr9HGLFzKcy80luLtB92q3vVIpOVoVUwHYjP9KX4+IEaa6vHmYstjqIYIgFgPyGB98WL7T7w",
-	"KLTE9x2cp81l+CZxECDLV42y0ki+rhuksYT9MUoh1jDGv7x89pQpgTTIB500eq7Epahi19DwoOvQBPuO",
-	"/mXajCCFHZn3gff4yjW0tKYxSR6KmB2dt0CHSKBdbCqOtk/gmBgEUdMAP2TtmPb9NdrgQCSaNcbx5IXe",
-	"pF90pmLFZQVkwgMBfm6MxCfciZ6TK9EkEYrhN8wHiyJ18EODFJOSNSSEK6BpNV+re6Kg8FH6DnuZVVxd",
-	"xPnrObNrXiAjrXZxj8kKhk39Z6DzGl2dxzMeu1jqCsVm36KFVEB38BZE8LZWfnWFhn5ivxi87Ok9ykXs",
-	"9avve98g0VoLU4ACHz4CNc1QvCl7+vrHBAzpl8GgBC0OxqdQ2sDhan6mDe6sZzgYMlkjsQYhoB5sIS9F",
-	"eIidlhsyDwgQjqhnPG3+KGNULgrCW1l3xNdrwQ11IxVSJ9+eOuXuHInHuVZI75SP/49iB9n+almHWz+z",
-	"cLJ0VdYk6BiirHiFPsWUS+OeNMykJahaMMWGTcXyHex+gZGXvnEpQOQIcoCXdVN8DtLebAcixqYSjZUR",
-	"MSdm/b6JF+9Rj2raDYIMfiBkfg9yIB4lis7GsS3KF4oiupsAzlO46jnD+HAEGsxBiJLsf1EreZM98o7H",
-	"LM+eR7/s28RscCAV7xsHilbtDHR1BIsPyepYQSIsaW0IIJ/k8PE6F7f13jS1rSA93FTZSiwS+yFNXsNK",
-	"Y6rS3oPUEB575csz30Rx8T+BaSEC1HFNQT+OunROuSp5hkQty7MDgoZNiJygPkXkAHSi9BBneZaiB2rm",
-	"/pzUGlz29gNAjvjAERREIZWQC352bLeBg4Gh5Ue4l2/m2VGecKA9HZl81C12AB/61YZlkfp5BQapa/S2",
-	"BlH9jqUgG2LsAsaxifhbamdZZ7o2utwUzvYHfYpMBCUL+pn6kJuEsKTkgmiLY7yq9lbEV6JtPVIdLubn",
-	"qOYRiQn+xjgFdBTMtdk75JxoPrTpB9QZvQmBcSGS0Qc6x4jwQusLuZcH5T85mK0Prmu3lG4oCheltK8o",
-	"pjOKVJiMEcW3HLOOjHROKLLc7oeqsY54xws3Zpz9oAMRWAgFGhZocEav6KtSF5sVvCQ2KmNqQFAMGtsw",
-	"PLsfVxVxLNX5/2i16j+lN1fZO181dWzfDlVqsrAdqtMNdNgX2Idn9xPmfq0hUtZRkPm1VskPefaTVm1p",
-	"arXlUSp2KY3b8IqZzQy0dYpW89NrqubRDol71Gc/+51E8yVIChPldRmKIW/7mHWmZDiEk0VMlgKxnEZx",
-	"Em2PQQiH9eQkOU7UTCpudmxeae5Y51/4JX+JSwI406iECmS19OvTc7ZZw+6cnKHpFBFNOT+ZicLxKjjR",
-	"Rm8WS1xFf82Npaww/JP2Qs53mEUEw58OIx/C4Pc2VJ3tJkrztezBEhdCHcfdBGtBNhHVnHWmCUJOu3um",
-	"Vx/tcwt8fiq2FAIFskZZStqS54kMMueVFfkhnpCzxWmf1nPo8mh8cUjRSCp2GmUqrcSYncBfw8FgkCB+",
-	"7p1a1c4L+PkR8bd5mg7jotIclhCZnySxHBA2Hz/VOm/UrIJIxIwohLwUdsQG/QGuAWP/B4N+yIa48tD0",
-	"2UuhyonyInUwrdBhmHYDy6J8TY/+eK5orqwznXiL+ySDo0P4ZtEMFyz01udVUOc+ID45NTY9NjkD2Zd+",
-	"d5ldIjfDpClKrfTmntlGVo5w19uWGOgyNmdWgsg/HfRP2O/YoD9EG+R00D8dNP+5R1xAWp+m5qN80Yyx",
-	"lKY8gNVRR4NW4tkcA+qucmU9hy2NqH9126aH5sPbKw7RHiVuRtMTGrVR4Kdi+9re/uA1ghEOD12IeDjE",
-	"3G8QM4ffHD0zmBnVix0k7pvkWXKMTobfNE7RNy2naGOFCc78q8D9OrT7kAZ87i/hFJZwOmSVcEQbAtuZ",
-	"9kG6OCfjeG86Zhsl/7QRTC4UxVwU3IqW1R46pJL1nDZT2x72/sB7vwx6D/rnvWM5bikexGXkKfwiQNpQ",
-	"IlLidmLb4lWuw0fTcLMjkaS1Oy7YbNokujTetFXI8e+BpLD1ZlZJuxRl7X9vgLktG24/AiTf5xRXkfFD",
-	"cblspt99faMRG4HG1yHmCzFvcISr2pNc9aGOuL1JQhA1PRDpKIXnkJrEzhublSfYcBS52lMN26JwDwMY",
-	"YrDIjeIGfGD1oVEgRB1fSan5QvwkHG/xt9MsfDdH11lnoPkMt4wSvbLjYd6ULiitq6GQsytz1mKy2V5C",
-	"WjfVtSS5F/3gssxh/GQr8f/+Lf32DerdTH77hvXf2LihqTU6OTguKcIdCjcUocP+83/8rzSKB/9+8fjh",
-	"d/8Vfz169tPzHx+/evxdDhpaVYkyaFjayIUEbu3zoaoKn69GEzVN+puin5KTQNdnjx4+ffT4xx8ff0eu",
-	"wpq+SLcsjdgmoT1UH8BP00sDHs4huihv5AHkGc47y7M4a/gdRmxCru7iAGwRIY+o5pzOj5UoeJGbbqkr",
-	"smAdHqYQcX9IX6UNUXy/1Pm/PvU3uyb39JDM2db00ld1YExILoaGTb34ZgPsZQkcBAHpLVtxtfM+myZY",
-	"vJJDen33I9hGmpCwP3IhZNVpzI7dxVVeOVDrKvdIUNSqfDptEwSNWbWRp1QIPeT05Pqu9Wa/9Xl7RA7r",
-	"LEVVsqCqSgX6JresoSPmrJIXgk2RM033lk/6YjNpuZm23B+c3EqhDDLt/sJA8Bl7n5SP0kbD8yVqUG5j",
-	"FBmgmwdlxiuubsF196WBG+HRXyqkHgqV19hqyiRqJpUJ87jeNswJokgLcI2YC4ORHE4zjrA+hOUebIY3",
-	"hs3hOmd6dstVHltQgPshheJFoTfK3bGgTy4qwYyuRMpZj/kn6mkmLQ7nakWxMdLtXsLuemzDNI2HG5D+",
-	"24TwNQelIi2kQ/rv9Pmzl6/YXc03bnmXCgmxTkTzheHKdXPv5AklgGKENMITB66nuXRujbI46vLfciuL",
-	"diA9g8l6lR/LZ6BGbUVhhAt5MfcesP/492H/tH/SpTjItulqVe2aU8JBD2YUVvUDLKp9TpYyXOv8nZzp",
-	"meNoTw/WNBfnPuwPaoowr/SWdbZL7pKKHHfsRD0M4WqA23bEhAoBSoBh3qCKa499heAib39rgMbbzTBs",
-	"Yl9rtoVeIzogh7kQ6rWpslGWggvxJ6AzPB5SiLJUc90iXaMsydYVL8ijECQcCoAKqgi+inqJzdmay/LQ",
-	"DIthT1999X2lt/2vvmIPa3nJ1+qqi/HEAihYNCTaqzAcHAOFEkmpm5PhElm0NhcTFYBJbQFviqUoLtDk",
-	"hEKV99HF8X14PPYcpa3unlC35jtf04M43braAK87+0dW6BUGXGlfburQwEaPUbylnxV36N+4EGIdotxC",
-	"J2OsMGYEEBua04wXF0Afg5Qb7Iggs8XBcqY0eYe4LLt99giASlkbscQRhqvZiUJnT7KMevDg7A3LvmOZ",
-	"p+zoxCRDNHVXcMVmAofrJ7s5USu+86kZjMc5+42NAuzYu9VgSuQmkZbNjRBldwxCaYQh9GZEJTjar9mT",
-	"pxMVxXvf6R58uoidJKMF6YOzQqu5XGBdpTpVh7SlWh86GXTziUo1COiKNAgk6kAJ9EK4pTAhqLCGBq+2",
-	"gCQrfSlGNdgrMXepUjJRG+X0BtObyAGXTA2zXOJ0vh4Sye16QcOmWEDBuaKaU+UlrQQONVE03Y2iMMa6",
-	"bFVE5WtGPbnHSr6zmLRJR0OUnkLJcqK4ZXLe7HDJy7qldM1TSwZcrwZhmtEf0S2bh20tk5RIwp4Yb4iI",
-	"6pOZMWntYOqF1lWvxPDLWHHGM6qupzgPG4H6QHtqAh5Tw/RW4SFPWV+DD93rn3YBnVp40Hii/MHA8gcF",
-	"ryom3gE4Qmug9XbKCm6MFJZNA1fwwfA+y3KyGQxOi7SsHz4R0zRRdKJeUSG8Sl6KuFbWCTDhs0p08XQZ",
-	"n1oDQhaWDMMuA9r6wlsoduGMEdaY8DJRIT0UORpKurDfZLzp1st4xIul6D0iR/6IKd3DUo0U3gfYg6UK",
-	"XKz7R5iq9ETNjN5aCu6xS8wYLqAvPO1YEA5t5rB7KCEjw0D3F7kAvDvhJq491rnQa1FcYNIbFZIMage3",
-	"ExU8AL4RoK4S21jWi4gkzGomYrm2psMDMDJNdiBJbaIa7o3cu0LmghVLDX0CJteui+D8wJJfvrZOoCcA",
-	"7l06pJ2o4HG+kVfSs7uayEsLfMuTelqi0RtVwvkj3yKWr0OQJHQf+TqdRuSGMYIJ3UedQX/wgBXaOtuk",
-	"DoP+yWA8UTQb3+BkeL9/djpmJ+Rs8g8HZ30qWQQb/5wvpIpH9kfQu43eOB8qxF6uAcw963aVCGXCOijU",
-	"Dro588XCOkeqUI0n6ooyVOTitxgF3Dk0pHFbvKeiTZjS3qj6lE9UUvSproIVyjX5vUBGHY+Rtw360AJa",
-	"yko4XnLH07JpE9VWN83zsEbhNNaJhdPYft20cV0vTc/ramkTFculhcfDQXeEiI0hqT7iah9aYai9cmgh",
-	"XvRIFTRONdiAUGlK9r2iAhqgoAFxJ6mDtuW7PnumxER5ORqXTdkHZhPSszlWAgXuBivw2VMdDB/E5E+3",
-	"FNIwYK3dUL8wTUX1khKVkNSaZiSTxFOCwtngtJnr6jEYcy0sYO/jRs5d2HhYzTQk7U192Zwm40jZTO5D",
-	"30Kyj1QwP8ESJnXWHwI9XQvWmSKTo67DkXqi1htHKQwwq2996qveOHSM1tk5SNQabDOPeYMxa8IWRggl",
-	"yjHjE3UpdRXlOI6I0VLlKVTJa9RuquNLWIe7iWpZ+ijGxIX0mTQsEHtBjYOqHpwnagyeOAy1x1ApKxYr",
-	"8vX6DYZNR1G8roqcE629EDvSc4ig2xz0lBIgwivms42714W5IhsALj4YTGPtT1RrmkH/rMNVg8aPGzGw",
-	"oLKV0VutjW/UJXu0m6i2pLeH1F+oFxK4Hla35dVGYHUdoDGxWCrm3F2InQ+HlYrS7tDukdDP+yHcXM8x",
-	"Gp20jLJBl2I8GnayCwG0gFfG8B2psZUshLJUyoUSDX968irLsw0qrqC529Hdu3otFElpfW0Wd/1H9i60",
-	"BXVWOl/wWvKSeZ314fMnWZ5dCmNJlR32B/0B2v9WurjordHLcm9wMviQZ9A/X8tslJ32B/1TH1eG6vXd",
-	"RoVieLIQR4wHQIYOC4DMBNAMoB55XYWy2BiDdYdJs+pnOAdyjGNm9g/CpdU/SjRN7lXdGw4Gt0uFjhbJ",
-	"05Nh/yxPqxSRLSsxRrUVL7pZ6jNO9UhVorBusvJ9yLN7tIa2/uJa7yblBfGTk+s/aZST+ZBnZzcZJ1Ya",
-	"ww9ObzRKzNBDu1yjpEe62CzPHF/Y4Fy32Vto3zDMoNXmLvHyo3jmkdsr+lgSiwOW7YSrbSZkKqvtMRjp",
-	"tNRAdzFrnD2qrTh1tciJ6twbnJLRY8esEBS6RAySytaQYxFUoB8eB53m7p9l+cFPe0qHuonKILeFUC2b",
-	"NYvPH4l6qZvcpepL+bXtsBrpTdphBcu37Ufp6t1OqkF9PsS9R3h463oHaZZrUusAdjRBDBSZorZjP1F9",
-	"gzi2r21Ql3znUSfof4lT+TSulHVqKHSTw+nh8PZDnq21bTmAj4Klcs+upbc+5josGEN3wmJR5Cc1S9IV",
-	"BXt2wq2sqony1sIxixU7ODpGDqyQ0pHZ7uwfg9rG9rU2LI6MytlEgXaGegd3IYa0Q7P5XaIUdn04G8qx",
-	"5XE7YF0eZqOcrJrlK6IRqIPVvlFh9EGiInSOuIvRgbUYTc3J/DfaHxj4c9g4cruBupgkAWHYazRToiQS",
-	"jG+pJRHo5VwqivpJ7HWpERP3lyRLI0TslXXCj5VUm2QPj0zTg7EbUnUKfdnQNScqVP0HwXY/yZwUwWAV",
-	"D/cntBBXQkcKWLktad2794OIIlKrb3W5u22Vrv2yEHvlrWrfcNNK4l0mh3aQNHqzUfLquiqCPtYpRFgC",
-	"BahjFo7OKhG8P2IwHOsWdbJi6PKHpuvRmY34cMCbTv5qalxeU5jxk1SuDFctxIi81gt7eumNPW1j+a/u",
-	"ttzx8yHPftS+2PGVJf1BCxijsDNF24OuK7XH2bXVzPPi0N2Tr49Uw/sblh5qD6AnlZ9NdIh03GsODz6y",
-	"EFRLRY+kWqSqY+qSWPhonmwExzfddqwT3nbH7IyaeSYaeId/6h1dOcO/ZgLoYOS7ILsnnOST1Zw64DFJ",
-	"4alo5953BkqbcNk9dnc9f8S82Ram2GdP04J6dOD7x6+/GR2/V6elTDXeF+Xv2VFSLdoKT6e1+xol+mLt",
-	"vs5JFw78QrjkcidgwYB7JzcQQ2MhWPzg7CaHt6WSHHw8HN5ASm6rdv4FRGwSSBJHfqQXrWJ2rfKiHnml",
-	"fQXb5XVKnCUhYYv+xiepvyFcILbvQ/Y3qdDlX06uxHii8B6w1nYUsUl+rCDsd+hPTYdBiW3PozZqUiDD",
-	"dvvsodppJSZKVFbQTVv3BvfyOhUm3LZlw+1VsmyUuaZrmkrrC3+n92dJi0J6XTtnGjjZFNMVveGUtHGq",
-	"kmXb5MYfhPs4oTFchXNMhf6tFHc73vY/r9Hg3t9DmfeY8+ylgBAYYAUeS7xHzG01GrEwYACLKqy5cd0v",
-	"Yl54poIi3Endn3mTFt2EDt4lNZriu1zREtPXGtMuFdXQrG9E3AthwmunZtL5pJfjcUwT1TlmWMibXt9R",
-	"rQo3goxKKjMtXcrju7kPoIoEl+5WK/emFALgYpiUj6jck7hyuvNjpS8xhBkNKDCJeFNkJcpFCDpoGFzu",
-	"+KA2BmsMSLYOghmFmpDVZqWV2E0Uxa2kK0tC++sFxrK6a77DbFiv/le8uKDb5MZkVg0McqLi1XKhDG00",
-	"kVgm3lFdsoIrL9PMxMG1ga0GhImKF4sCeCwgIbOO7yxLI+C8Q9THv+WNGza3fJfXjDzF6InCkKaDMKOQ",
-	"xX9tYFEbS3qIczjClX7Fa9fO4rVrIw+HxnVrWANmpmcUUIiCQfMGttH+DWxpyeDb38Z2uxvYPt6Q/ez3",
-	"f+Nm7FR5iQQOWETcxF9dJ0Wm0zKNfsKEr4ZTvJXlthot5eLo71GBbRi2nmrHhMJQZaRdLeXir9OBEYBA",
-	"OiLrT2N2gu3Yh/OkJmR2vz847Y6jviutj+9BTrltlHBuzjjkOh1O9SZ1myMPHIfdp7rN1OunKmB/bd1m",
-	"IogdzARXloz3vAJ9YhcN41gnC1TdYwp5i8FdWl+xr1VJ90rp55Z2iF77sFCsF4XrbBGAbiTxkCvgCokn",
-	"zfCLQcT+ltmjtKDUGNRA4bHVzut0++7TiQIVss6n9DdCt6h4ueeh8sAaQm+joBE3aqJSc4qrhYgWWYPE",
-	"FUZSjI8KR7C0mv7xzefnl8OWa0pHIdz7+EWlx9nk8Iuxyb9im3qd5/mJrOrR0/Yl1NHPx/wjHv49M/+/",
-	"7F4DD6IvcrNBtKOlblmn9QWSaayg0gyv9Ozzyyj0j0IOy5bLRB66PXMD3eEK1taasN7C2pp2SuRtKdsi",
-	"DbHwQfJYlrSpbd+xbEnVopGhkfu+EamdJkJhGhFrz0SaqPqGagwLTjvx7PNjFEO0bsYYAh9OQUpqGw98",
-	"zq39khpj3qg1gD3M9GyEuqLnhaA6/qYw/rXxjOZJ8tv12VnGvkfz43jG1R8k9+Z8AQr6EzcXaf4haAid",
-	"25tDiQLdyBwaKmzcRDEYxZzRWNXek56YSwn0iGKDEvVAU2ZpI/cyyc9rcw2BYlCrFU2aDA3GN7JPatUg",
-	"4A0VYkwdJypJmltJakunwZCJX+i1UKn87jR16oLxk0yFqdF2L0NP2oMMvT1if0WO3nii0Ia5d3tGyJNp",
-	"UYkIGUDxZQ+9yt1molRCYp5IYGlpTi1Q6qDC3SoJcrajjIvjLOkFDvH5mdLXCVMioGDYHbIjWvZHKWdf",
-	"/6ac/doBTyEdNji4g4xMhoG/V0Ut4uRvitoxRc2DqGHK/IyGzC+icr0UmIOX2hJR5bi9zuVzy2+hdh0X",
-	"Ha5RvNoEgom6lUTAbiUQEBO6kUTArhII9gahFNNPxtnZvcGDiboVZ8cta7gmY2kPqs0SSh6gDnq0wgJr",
-	"Fli4ks/HEgvt3Bxn9PnZ+WnOCm50dceOYvGLWqH0l1xxLGlyC4/k6W/c/Nfn5rGkxd83N28v0PI3q0X/",
-	"SgwdOek4god4+UfFmP1lHD0Z8ovw9X9uJOXULP12dgBgJDd0ETav8q0RaCYKvRL2CAaxn5dCUd3HNH+S",
-	"Xwiv9wET8iyRsqAaWdVbqTxPxRoFFsOHfYhOukGN+jgTdZtKRWHYRsUi1lqwaKL2KxZRabdGTah49wzK",
-	"DbglIGeMG9r0HZvmo2kDwo1XwrEDrNiEMsNM7DRG34bA1wf1bWrpfZnTJHksgYQ/J3gRRZ6kC0YtPlHi",
-	"sYmmshQt1ZHiRZAAhibvj9LBX1Cn6EBWaqlTdHNZqTs6IizlzPIdxq77aLpVSJ1vCiqv+MUXlVJSXzAC",
-	"5PbW79PfrN+fJ+sX9+fLZPx+hqAoODpSLb7TW3WY8ecntuCXDfVms0ZKUgH5lS5v2gf9oW0JTjq88bdF",
-	"CNjGJH00yO30hnWupCzdMTYCqSqeJCIp8H0UiU8TkRiLOmr9E1e7lizHOv81Xs2CjCZwlHhX8v76jlx0",
-	"XC8S5olX2Z3EKkQpJ9KGGFGejKn29M1aNgr0HOvy+DJvgfw7HQK7IgOA9leGlb1CoHsH8keHljXlCNiP",
-	"Pcf5h8/uOldUAOnAgU4ZUsGNvuV2oqIjvTs+wocbBzYEq7UjSqdRejGKGd22TT1gZKP0vDW4a+T6DfYa",
-	"jh9O7I5lS65K23owv1D8G6DXYWjANWUFQKClAiAgxV5TYSBifwerfsEozURC9M6nkRSdU3reZ699vguV",
-	"+KA7RQDQC27KSlis3EN3kdAFI1ShIClv7SvlcUsX4C60GsqSLbldUgm/ZvXriXqR3O1CgxZ8vRZYJDYU",
-	"svU3qo7YcICPQfTBe+q8NNSZvnzyw9PXz89/evhvWEjN//nzk6ffPft52s1jCc7ZLlajQm4QJdwQXl/4",
-	"MAgjeFXtYlIxPm039MD0haEyJb7czpfJp29W9c2EkarXdg1Lo0h0kt8EH2S3SUWvK/Z84kz0WHDobDDw",
-	"ZpgbzJ8qkX+SekPG76ooY2Hxz5tNXt9+mFYDCpVzMdMQtblKLxZI9I6mlDfrUH3CtPKPs36E/TpH0abB",
-	"PcMr72kEIdCzFWr7afhlcwKejcWhO9CdrypqRU8qK5SVTl6KaoceXamg8W85x79GzvG94W1ldi+7erzc",
-	"S2h4pTVZZEyTxXhDSH0FoWcvVwmyJoyQIqyrB6C3SZ+Bc9FgY4ZbiNI4Xptb7bJI5ZGPnM6H/EExKE/E",
-	"vdkZv1+kovlLuVCbtT2U0P3E0UNTLzFkpGFxzKvlc+t7PrKqFGwH4ErXJBU7vT8YBIS8fm2f5izvryMI",
-	"i02xAeP1E4rOLa0v8nq8Bhv1plAYcytVqbes0y5vdJunlCSeK87pRMWD6kuXx5vnaaBunz2jmBOasZe+",
-	"MLBoPkdpFyjOATYeWW+Uxv393lgnORbtDbIaiGSgJSgshErFj+wePtPuBlGVbiq8dvET1aRSQJ08AEiC",
-	"Slhp0vCQCb70UCOLH28i+QE+NouO48Sx+PWDk5MB+49/Pxn0h/1TtBwdtwrVNqX7jSth2mxCHz6f7uCv",
-	"7chGb96mmkSQPf31J0dqBR5U2ztaLOH7hu6c16qk3SslFm/A65Awjbpnd+yV7yS4re6BzlVT9Uwc5ijd",
-	"kB1Vlp7PEra6pY/PrypEPo5FElhaI+E0x8oGeIK0iX4eWVIerD1WXRAkwGPlBdvLdKLtcxxLt6aK5tUW",
-	"0exjbJRX3ulzJW7mv9VH/KyW0mB3o7v0AKl3wDLq6pe/kr0Uj4dX1711J5ZI/ex5feGEJKtus2Q0CVrz",
-	"BqI3bwHV9i7cefMW8IrCOo4dziVW8cfi4HhTyd7d0h0jKg5SPJVIcRi7i+VYgN3hx5iPqI3PxZuJpaSi",
-	"3ka/83fc11euYJVfX1BmB6waeaKPueW0K2sj5vId8hsqSnwXj4eHx8FVS8kFS5Z1Wu4JoiuV+jXxwBqw",
-	"eDT3QppTLhlvBGoU0I19EJ847MOXi/VfS0MUnq14sZRKpJPw2P32w/8LAAD//w==",
+	"7L1tkxu3tSf+VfDv/70l0mlSHI5GtshKbY1l2dGNLelqpNLdqLVDsBskkWkCdAMcio5mX27Vvt03+wW2",
+	"Kt8j+03uJ9k65wBoNNmcB0WW45RTSWVEgng8OOd3HvGXJNfLlVZCWZOM/pIsBC9EhX8+LcRypa1Q9qVY",
+	"lXwrCvi0ECav5MpKrZJRMrHVWkzYZiEUswtpGFdmIyomDbMLwYzVlSiYVoLpGeOKCV6VUlSsEj+uhbFs",
+	"I+2CWvKlYJMwZL7t/VFsJ6yjtF1INWcbblgB/fA5l6o7ZnxqhLJMK8bZTFbGuqH7SZqYfCGWHGYr1HqZ",
+	"jN4mMM3kXZqI93y5KkUyok/SxG5X8C9jK6nmydXVVZqseMWXwu7uQr79o9ju78AP/ELQYv2aDJ8JZjWr",
+	"hK22rFNUfGZ7UthZb2Htiq9kT0bLvBDbHm16t89eLQQtJlONHeLsQmxZtVYmZVwVTNp4p90uS1XvZMEt",
+	"n3IjmK24MjyHyTJu2GbBbaakZXkluBVmxDgzoroUFbMLblkhhWEc9nLLVloqy0rBL4VhQtqFqJg/jg53",
+	"y4M5xavvZkpX+MGmklbQ9KPphh/OhTU0Jn3T7bNTVomV4LtUAUuHRduFyBR+4vemsxR2oYuUrbhdpOzH",
+	"tai2+GO9tmzC81wYc271hVCTlOVaAS0zOHHsb6qLbZdNt2GkTOW8LEXl5yYahEWUl7JZpZe4P7RvKZvp",
+	"ig0fsIVeVyZlS15diCJTNS3bnr8/I4bXhc4wX3A1F8ZvKR2+m4C7PnxtF0JZmXMrCrY2okoztVnIfCHg",
+	"xPSMdhbXyXCdhknLVpWAu2HGODWumF6JiiMJ+M3h1DzFYfJSCmUzxYuigp46XLGnLy4fui9gi2Cc+w8f",
+	"dFNmNF7nS2mk1dU9g8ejcD5LIfCgNZDKPVMfKE66FNGW7t1/6MVYWZZEUdKwSszWRhTU5MHgUaYm0b05",
+	"vxDbc6nO10ZMcDsnL4GseqczK6oRO5qMA18IYy20EZ7aCykKttBlYTLlTgDXBguNKJsDh8kFHU6gRrqT",
+	"tM7Q/d6Uh8OWKVcCWkz67Lkqt8ys8ezgzlXQ9cqyDuwG8gy20euyYBdCrKhnXsIp6+6IceAP+AmDE2Yz",
+	"Lst1hUwWiZnWSBRWsHh9/vpx2Ccglt0LnClH56I/7yPxVAWukpYGFLXhwHhnbLZWBR4VMZPCE0o8AhDa",
+	"qrde9TMFW3jJy7Xw5I0X2zDk450f19oKw6TKy3UhipTJGX3DqTFuyT3Dzmy1zu0aGN63UpRFpoh3d8fQ",
+	"vIDNqIRZsIqrQi/dgB3OXr9++g3s9wI6nJzMBvlDPhS9r4qB6D3Iv5z1HvGTo95xPiyOpgPx5ezhg0k3",
+	"UyvgeWLjN6fPnmnmZAh1nYIEWq2rlTZixM42fD4XFXv91B3eDChaWgYbynF2RuRaFZl6VcFmMbiM1BSu",
+	"OtyXkm/3eU9HV2mT7IB7pcCpgNC6/UwlaSJBIJEwSdJE8SWIth2Z2hCPS/7+e6HmdpGMhicnabKUyv/7",
+	"CAShtaKCPv/b2/+v99/f/e5fWgRmmjwHAnn6zb5ohANH6rlnmCz67GtR6g07arncA7pgfmelYYW4ZEtd",
+	"iHvGEeBRyngpc/ig8+b06aunz77rjlklOEhDOFP8lnUKnZv7ZiVy018WaXQi3b7fIZAW9f7IIkkTOF9Z",
+	"AcIBDt1AEB4xHKXJTFdLbuE3yj58kOB+ySUgjKOwMVJZMRcV7swLPhf72/InUekeCOeCrfhcMLVeTkUF",
+	"3BL/ueTACXllgfkstbHsaDAYDJi0Ygn3wxKTKqWxIzaBn0zY//3fmZoY+ZOYsP/8n//H/aDjf4/dHg0G",
+	"tNvQDP6V0ucn/nO8ZGLG16WlNkPXJFPUX/RrFNaFEHA9sJeWI03ZxGp9XvJqDiKPuO+klEtpJ44DZAr7",
+	"8FP03AuG4OaCuI07Y7wRvGJwxQFKslKrOW6Cxz10LZBYotuAmKA+bBincQPcipPRIAKHg+ZRHw/hqPl7",
+	"d9SwGdHRD1qP/kz+1HL0QBC4vnHYatjl6KBZBzesatvRmoJ3VgU9tq9qGC9reNO6biToM13ZFiVgBox4",
+	"AqKI/kwLWQnEnBOaPH7KJrKYpGyyqmQuqLUTHKeWZHj4GZtwk0OTTE1grAnr+P3Cb7pjZqWTmtMKkAzK",
+	"nqLPvvHNZJFCyz57jnSBM6Af+G3t4JYeJBUDa4039V8qMUtGyf9/v9aY7tO35j7yQNwdVCEqYVZaGYEa",
+	"xNe8eEniA/7lYCj8yVerErCd1Or+nw1sZcRuoGUB87jkpSyw0TmIeQHsqhCWy9Iko7ehGdw1s6A542KT",
+	"UeOY3CJBbCRpgtcQT3kpjEE2lSzXxrKpAGosBQdyBARR8dzC6adhpLW6UHqjzmmUerRcl3pd7QxUdy8R",
+	"6iIqA2LAy45ETlsTDbCqRC4NTdp3jkTTvojh3iIW/FKESzVks4oUIF6yQs6lNcnVu/g3HsEVmuA4W3Kb",
+	"E0M8ffGUgTCRM3dQTlYIY5/CtI5nQ/4oHxRH4sH0hD/Mk6vbUszpSj6pKl0RwexcqL0zn4waKubeTEEL",
+	"jKc5ZhNHIxMG9GyY4Lm7h32YZFOtfYmo9KPIsx3gNk4ep7cDQ1ChD4hyB0uP4RvGEXkBSMQmMQ77PKdw",
+	"ALuPWOuCctAOpmKmK9GuIHSa0A1QCDBBZDvdMdu1dPTZ6+s3gc5RAUTj5cednfvxucA9aNxW95XXJXyL",
+	"z7HtjVlNRqCEhOk4TWeM1wE2klXiUoBm5PePTwFTS5uySZjshM0k6ioBLbhllXqO2/hM22/1Wn3cFVDa",
+	"ns/w1/EOOtj6Jd5T+vrT7E8YbjJiSjt4vEA1SSLQTjwof/7HO67Hi+NklAwHw4e9wVFvMHx1NBgN4L9/",
+	"StIkXxurl6ICAjhK9+CNVJagmlDErqHZl2myEhUgD1HBMPDhME3WBo4UZe1UT2HSxORHR8NB/yRNjOV2",
+	"bUCDecZevHz+3csnZ2e330LcgLb9C1qJ01Bhumglk9Cg3jwP3u9CDq7l2591K9s3yelEKNpWbuqkWSBE",
+	"RYiICNBqy8snpViSyffIfQLLhX9e3W2HcZdadvm5EgHU424b3NlXWn8P+Paj7pm7zudBrUjapDgyBYmW",
+	"EuZbfQautTc5J7JxOh1dodJWiLzklSjYY1p7j7TtLsxXXzpiJNZ0D1S8pbR+237gantqnwMtfMzewbSW",
+	"XIEQw3maxt5t9ZpA05EXLoZVa6WQn6qCHT1kGy4tGpFgigistBJok0SN1RnKxgxNP3MulXcKiC2ibjJk",
+	"iOLznMbecr3UxgnzEnTKLTJNOBaz4LvGs3umtqHnWinSS0ympmuzra3aaOQ2uEfQpfE2Wb1RjOe5XivL",
+	"OpPnL7958vLs/M3Lp6+enJ/94fTlk0nKOPtxzStLdlxUhldal6DHOFWn6yxGpST3iZHvrYAtlYDnuGGw",
+	"wPq83AEhTrALsSSDk9JKZGpWCadHShVsUE3IgVq2DkbDPnsZWfFi4+qEdY66maI+jNevYF9JvcL9K9hS",
+	"cLL6koYV+ZWivvZ1yTPqllmNC/KACk2K6Hh4+e1j9ujoaMD+9tejQX/YP0at+Hb2m2u1W6Ci14qv7UJX",
+	"8qePRMPruIP4hkWmfNBvw3w/DbnHw3q+I3gFDAWVY2nYUhqD99epb3DW4v0KJkGb+vDLE7IwREf15s2b",
+	"3mnkhGjR/b+mcSrBy+XvM0I9Jksmzlw5QRD3+yyRCpUacsdkifMZOj8EUqARyu5474K37sAoKTvQfZtn",
+	"j873ksuST8s7cFHcCc8Mdnow6+WSV1sHK2qOwRWgvikQLs8XSAtoLo5IxTc+X0ddNtWmqEdgXXW7sbOx",
+	"422eiY270eZG5grkhvzt67XZ7i9gxY3Z6KoAzrggI9RsXZasU4m5NNY5kbQqt92WFVHP58Ah9xbi8LY0",
+	"DL6OxQQaLcrtzVP/NFelbdvdlTl8fKyS84VlSm/QOabXFqFNhe4UMtbqGXuhjZ1X4uzfv+/CdyBdqjW2",
+	"JpNlJYxeV7lgnbN///7s1emrJywvuTHs5HgE5wg7XUhzkbKlWOpqm8aSZ0dDbGXTsAjCfCgvHCuVqsm/",
+	"++w5MKDoQHlpNJtExzcZMXEpqm0giB4QBI6tq4v6HL1flnj1j2tBzh2iGc5mpdZo6YlHM7A3pZ5LZcid",
+	"GBs2SBKRfc5BijQ4LY3VFSGSrXNoEYvZ8fzh+jjZhvdXduBHRAGAWO8Z50iuuIL12yYqAOlLyAwXj2fB",
+	"VS7KUhT9TyfoDjDCk4OCy6xXK11ZUfwgCslfYaOPEmCho/Ml9HSO4+1e5xhs3zMBzsKwzBn6AB4i5Kq9",
+	"zzzPxcqazwMB21cSofLbz9vyC0H6y5tKq/mZdaLwIwwuJKUM9tBqLZCGRfruGMdmSojCsKDifSIzSzQX",
+	"ty00C7cR3lIC39OO1GoyeagMBkP0k5o1I92HYVs9gqgQ6ZljMMGN7eKHzLqa8VwA+a8qOAErSQDTDl6/",
+	"Xhz1MTS8imzku5N4Qpyt0tNSLD1nJpYTTHV7BthuioQhFHBbEAroi7FiaW41qW9wMjAtd315VfEt/DuQ",
+	"wO40/7BectUDWA4iCrBayRUnG0UcyHQIWe4hoMatazuZ/+g5P0XvaeG1IfcTinJBazNw4Np6ZpqT2bvL",
+	"bQ7jGqy/pWOtd+FdaK+nfxa5TdLkfW+ue85O5Kg5Tb4RuVzy8ow63VvNqWJ8icoXN4yD2g2tgaJXJWAO",
+	"pS3u1sg5BFKmNDNyrvCPUvACVvmTqDR9Jd7TqYJOlSm9ct4EipCa6bLUGwp/oO7GwflwPKx9KKbPnrzn",
+	"OV4sIv6Sq/maz52KVO8i2nYGSeStcysgf5130R8PGz76zuDD26Peo3dvB71H777odrKsj3/+rvtf/qWN",
+	"Gurbsi+cLNLcksNxi5oIK8GNVn1GVwjOrnFrnZIPQq3gaIQBISwKstaiQF7yLZtXeuOCUVyEka0Et3BS",
+	"2KWMHBygq/i4kj+8evWCkcGrSXWxAba5TCAf8d4KZeS0FD0fDtjmUzso+drMTjt6XtMCbBe6OIePOBEG",
+	"uq12LO0zXU1lUQg4eG8IPQdeT566ppiQyqxnM5nDXp1j1A0s1Js4pDpfVXpeCUOSFXo5z7UuC72B3pqw",
+	"vM0QFD6DK7BewUcHtJOD3p720Cy4z3h/24nPccU98kPj4TX8uc9OPeWYjbT5QhgQIBOgngkgdG+NceEG",
+	"aaYm4v1K5FY4N7U7GdRCKwpMQ9IDzK6V6I7ZxLEkH6uA39/Db9kTNS+lWWQKVFahcpALBRnHNOgzmwiP",
+	"o8vtnkEvnL84O2sL8WN0W5gEHqP8bSLJ3PDu3QPFonR2pwY6BcW+wxnaiAGsbnTk/cwUsacu46W8AK6T",
+	"qQ+07g9orwGmB3/hwtmHTH3o9Xrhf9B44nn3hH1wc0cLgvPpViwEz0Y2B/aBOUcvtqWOGl5k6g2RgZP6",
+	"FANVQ7DAEBAPfWDXe5PdGAj4sGsKA3MybQMgDuNAxyyiC/KTSss6E1KiJimbEMXCXw5ww59TrUvBFfyJ",
+	"chz+IHk1GTMDvJ2X7M9aKhIKkyz7MOnCznoPu9fSOqhC0hgp6/f7XT9z782H6Vvx3pKaTGG6KoTR1LIl",
+	"7t3779tahd5Lreahc5qHm1QpLSygiyE2tx0Rpd21A5olL0s6DTfQFOPB/I86Svu/RxgZdymqWak3ZKKF",
+	"0+pet8hoZWh9jwfiU30pPn6gxtrqcWZig6MohkQA1E9E4GJexGZ38yiEy/XtgxSay3BNwiDAlq8bZamR",
+	"fd00SGMJu2MUQqxgjH87e/6MKYE8yAV3NXouxaUoQ9fQcK9r3wT7DnEcdBgehR2Y916UxrVraGlNYxIe",
+	"CpQdgiSADxGgna9LjrZPkJgYbFTzADdkHQDi+mu0wYEImjXGceyFvol/0ZmIJZclsAm3CfDnupL4Cbei",
+	"Z+VSNFmEYvgb5oKykTu4oQHFxGwNGeESeFot1+qeKPliFH+HvUxLri7C/PWMmRXPUZCW23DGZAXDpu5n",
+	"oPNWujwPdzx0sdAlwmbXooVVQHfwLUDwtlZudbmGfkK/mCTg+D3iIvb61be9r5BprUSVgwLvfwRqWkVx",
+	"3ezZ6++jbYh/6Q1K0GJvfApZ9xKulme6wpN1AgdDk2si1gAC6sHm8lL4D7HTYk3mAQHgiHrG2+auMka/",
+	"IxDeyLojvloJXlE3UpFfidpTp9yeI/M41wr5nXJ5NgF2kO2vxjrcuJn5m6XLomZBhwhlyUv03cdSGs+k",
+	"YSYtmHOmNWwqhm/h9HOMcHaNCwGQw+MAh3VjevZob7oFiLEuRWNlxMxJWH9o0sUH1KOadgOPwfdA5reA",
+	"A/EqkU8TxzaILxRlTjQ3OI33Vc8Y5mHgpsEchCjI/he0krfJY+fgT9LkRYh/eBeZDfZQ8a5xIG/VzkBX",
+	"x21xoY8dIwjCktaGG+SSiT5e5+KmPpumtuXRw22VrcgisRs66DSsOHYx7t2jBv+xU76c8I0UF/cnCC0k",
+	"gDp+0OvHQZdOKScsTZCpJWmyx9CwCbET1KeIHYBOFF/iJE1i8kDN3N2TWoNL3l3BzpEcOECCCFKJuODP",
+	"juk2aNALtPSA9HLNnDhKIwm0oyNTLEiLHcCFWLZRWeB+ToFB7hqiGjxUv2comI0Eu4BxTAR/C20N60xW",
+	"lS7WuTX9QZ8igEHJgn4mLrQtYiwxuyDeYhkvy50V8aVoW49U+4t5E9Q8YjHe3ximgI4C5zqPLjknng9t",
+	"+p50Rm99AKqPGHYJBSHzItf6Qu7kG7qf7M3WBbG2W0rXFO2OKO0Lip0OkAqTngJ8SzG7r5LWCkWW292Q",
+	"UNYR73lux4yz77RnAnOhQMMCDa7SS/pVofP1Er4kMSpDCo5XDBrHMDx5GFYVaCzW+f9stOo/o2+us3e+",
+	"aurYrh2q1GRh21enG+SwC9iHJw8j4X6jIVLW0cbpjVbJqzT5Qau2dNDa8igVu5SVXfOSVespaOsUFeqm",
+	"11TNgx0Sz6jP3riTRPMlIIVMOV2GcjXafsw6EzIcws0iIUsBj1YjnETbowfhsJ6UkGOmplLxastmpeaW",
+	"df6NX/IzXBLsM41KpEBWS7c+PWPrFZzO0QmaTpHQlHWTyRSOV8KNrvR6vsBV9Fe8MpR9if+ks5CzLWbr",
+	"wfDHwyCHMMmkjVSn20xpvpI9WOJcqMO0G1EtYBNRzlhnEhHkpLtjenVRdXeg52diQ6GGgDWKQtKRvIgw",
+	"yIyXRqT7dELOFqtd+ty+y6Pxi32ORqjYasRUWokxO4J/DQeDQUT4qXNqlVsH8NMD8Ld5m/bjD+NcMZ8B",
+	"EyWL7TE2F6fYOm/UrDwkYpXIhbwUZsQG/QGuAXNsBoO+zzq69tL02ZlQRaYcpPamFboMk64XWZQX7cgf",
+	"7xXNlXUmmbO4ZwlcHaI3g2Y4b6E3Ln+JOneJJ9GtMfG1SRlgX/q7y8wCpRkmJ1IKszP3TNeytES7zrbE",
+	"QJcxKTMSIP9k0D9iv2OD/hBtkJNB/3jQ/M8DkgLSuHRQF02PZoyFrIq9vTroaNBKPJ9h4Op1rqwXcKSB",
+	"9K9v2/TQXL275hLtcOJm1gqRURsHfiY2r83dL14jGGH/0vmIh33K/Qopc/jVwTuDGYi90EHkvok+i67R",
+	"0fCrxi36quUWrY2ovDP/uu1+7dtdxYHVu0s4hiUcD1kpLPEGL3YmfUAX52Qc703GbK3kj2vB5FxRzEXO",
+	"jWhZ7b5DKlrPcTOF9LT3J977adB71D/vHcoljekgLCON9y9sSBtJBE7czmxbvMp1mHYcbnYgYrt2x3mb",
+	"TRuii+O6W0GO+x5YClutp6U0C1HU/vfGNrdlne5GgKS7kuI6Nr4Pl4tmmOSXtxqxEdB/E2G+FLOGRLiu",
+	"PeGqqzqy/TaJd9R0D9JRqtw+NwmdNw4rjajhIHG1p/S2RbvvBzCEYJFbxQ24BIZ9o4CP7r+WU/O5+EFY",
+	"3uJvp1m4bg6us870dJmkCSVUJofTKSgtVxpb70LKrs0NDUmdO4mf3VjXkuRedIPLIoXxo6PE/3ff0t+u",
+	"QX2a0d+uYf1vbNzQ1Bqd7F2XmOD2wQ1F6LD//B//K47iwX+/fHL6zX/Fvx4//+HF909ePfkmBQ2tLEXh",
+	"NSxdybkEae3yDssSP1+OMjWJ+pugn5IToOuzx6fPHj/5/vsn35CrsOYv0i6KSmyi0B6qw+Gm6dCA22cf",
+	"XZQ28m3SBOedpEmYNfztR2zuXN3F3rYFgjygmnO6P0Yi8CI33UKXZMHav0w+s2Wfv0rjo/h+qvPsXYp9",
+	"ckOO9z6bM61p3K/qwBifxA8Nm3rx7QbYycbZCwLSGwrzJ59Nc1uckkN6ffcjxEac+LM7ci5k2WnMjt3H",
+	"VV47UOsqd1hQ0Kpc2npzCxqzamNPMQjdl/Tk+q71Znf0aXtEDussRFkwr6pKBfomN6yhI6aslBeCTVAy",
+	"TXaWT/piszhAszxAf3B0J4XSY9rdhQHwGTuflIvSRsPzJWpQdl0pMkA3L8qUl1zdQeruooFb0dHfC1L3",
+	"QeUNtpoiipqJMWEa1ttGOR6KtGxuJWaiwkgOqxnHvd7fy529Gd56b/bXOdXTO67y0IL8vu9zKJd/dM+A",
+	"PjkvBat0KWLJesg/UU8zarE/VyPydSXt9gxO11EbpmmcrgH9t4HwFQelIi5YRfrv5MXzs1fsvuZru7hP",
+	"BbtYJ5D5vOLKdlPn5PGltkKENO4nDlxPc2HtCrE46vJfcyPz9k16DpN1Kj+WqUGN2oi8EtbnxTx4xP72",
+	"12H/uH/UpTjItulqVW6bU8JB92bkV/UdLKp9ToYyyev8nZTpqeVoT/fWNBvmPuwPao4wK/WGdTYLbqPK",
+	"N/dMpk59uBrQthkxoXyAElCYM6ji2kNfPrjI2d8aW+PsZhg2sas1m1yvkBxQwlwI9boqk1ESbxfSjydn",
+	"+HhIIcpSzXQLukYsyVYlz8mj4BEOBUB5VQS/CnqJSdmKy2LfDIthT1988W2pN/0vvmCnNV5yNfHqoleh",
+	"0BAW5wn2KgwHx0ChCCl1UzJcoojW1UWm/GZS2xnm1on8grLYAFQ5H10Y34XHY88BbXV3QN2Kb13tHJJ0",
+	"q3INsu7kX1mulxhwpV1Zt30DG32M8Jb+LLlF/8aFECsf5eY7GWMlv0oAs6E5TXl+AfzRo1xvRwTMFgZL",
+	"mdLkHeKy6PbZY9hUytoIpcQwXM1kCp090TLqwb2z1y/7nmGOs6MTkwzR1F3OFZsKHK4fnWamlnzrUjMY",
+	"D3N2BxsA7Ni51WBK5CaRhmG6ZHcMoDTsIfRWiVJwtF+zp88yFeC963Rnfyh/kzCaRx+c5VrN5Bzrl9Wp",
+	"OqQt1frQ0aCbZirWIKAr0iCQqQMn0HNhF6LyQYX1bvByA0Sy1JdiVG97KWY2VkoytVZWrzG9iRxw0dQw",
+	"yyVM58shsdyuAxompgIKzhXljBJOtRI4VKZoumvlM399GG8g5RtGPXrACr41mBxNV0MUjkPJIlPcMDlr",
+	"drjgRd1S2uatJQOuU4MwzejP6JZN/bEWUUokUU+IN0RCdUUDMGltb+q51mWvwPDLUNnJCaqu4zinjUB9",
+	"4D01Aw+pYXqj8JLHoq8hhx70j7tATi0yaJwpdzEwJTfnZcnEe9gO3xqzdCcs51UlhWETLxVcMLzLsszW",
+	"g8FxHpfPxE/EJE4UzdQrKjhZyksR1so6fk/4tBRdvF2VS60BkIWl+bBLT7auwB3CLpwx7jUmvGTKp4ei",
+	"REOki+naqH1362U85vlC9B6TI3/ElO5hSVQK7wPqwZIgNtTX9KnRmZpWemMouAeTwAuWQ19427HwItrM",
+	"4fQQIaPAQPcXuQCcO+E2rj3WudArkV9g0hsVbPVqBzeZ8h4A1whIV4lNKJ9HTBJmNRWhLGLT4QEUGSc7",
+	"EFLLVMO9kTpXyEywfKGhT6Dk2nXhnR9YWs/VsPL8BLZ7Gw9pMuU9zrfySjpxVzN5aUBuOVZPS6z0WhVw",
+	"/8i3iGUicUsivo9ynW4jSsMQwYTuo86gP3jEcm2saXKHQf9oMM4UzcY1OBo+7J8cj9kROZvch4OTPpUG",
+	"g4N/wedShSv7PejdlV5bFyrEzlawzT1jt6Xw5fg6CGoH3ZS5onydA9Xexpm6ptwbufgNRgF39g1p3OQf",
+	"qDgalo5oVFdLMxUVV6urzfmyaO4sUFCHa+Rsgy60gJayFJYX3PK4PGGm2uoTOhnWKFDIOqFAIdutTziu",
+	"6xJicQNXlTBToSyh/3g46I6QsDEk1UVc7e6WH2qn7KCPFz1QbZBTrUNgVJqSfa+pNAgkWAHcieoNbvi2",
+	"z54rkSmHo3HZlH1QrX16NseKuyDdYAUue6qD4YOY/GkXQlYMRGvX1wmNU1EdUqJSrVrTjGSUeEq7cDI4",
+	"bua6OgrGXAsD1PukkXPnDx5WM/FJexNXnqopOGIxk7rQN5/sIxXMT7BISJ30h8BPV4J1JijkqGt/pZ6q",
+	"1dpSCgPM6muX+qrXVGGkzs5BptYQm2nIGwxZEyavhFCiGDOeqUupy4DjOBJGSzU1X42yUSOtji9hHW4z",
+	"1bL0UYiJ8+kzcVgg9oIaB1U9OI/UGLxxGGqPoVJGzJfk63UHDIeOULyuPp4Sr70QW9JziKGbFPSUAnaE",
+	"l8xlG3dvCnNFMQBSfDCYhBq7qNY0g/5Zh6sGjx83YmBBZSuCt1pXrlGX7NE2U21Jb6fUn6/L46UeVpHm",
+	"5VpgFSvgMaEoMebcXYitC4eVitLu0O4R8c+HPtxczzAa3VeriflSiEfDTrY+gBboqqr4ltTYUuZCGSqZ",
+	"RImGPzx9laTJGhVX0NzN6P59vRKKUFpfV/P77kfmPrQFdVZaV1he8oI5nfX0xdMkTS5FZUiVHfYH/QHa",
+	"/5Y6v+it0MvyYHA0uEoT6J+vZDJKjvuD/rGLK0P1+n6jEjh8MhcHjAdY4GavAMhUAM8A7pHW1V7zdVVh",
+	"fW/SrPoJzoEc45iZ/Z2wcfWPAk2TO9Uth4PB3VKhg0Xy+GjYP0njamBky4qMUW1Fwm6X+oxTPVD9y6+b",
+	"rHxXafKA1tDWX1jr/aiMJ/7k6OafNMrJwI+Gj27+UbPW01WanNxmdqEOIP7g+FZzC3l9aM1rFAKJtyhJ",
+	"E8vnxrvkTfIO2jfMOWjruU8I4CB1uivhzANYsI4DbW6FrS0tZGCrrTgYH7XQwK0x15w9rm0/dS3XTHUe",
+	"DI7JVLJlRggKeCKxSsVuyB0JitN3T7wmdP8vsrhy054QK2heAEB7PsDLJM2nIQ7EytRN7lNttPTGdlgr",
+	"+DbtsL7su/YLeP1pR7XaPiO5Ex3euUpCnBsbVUiAE40IA4FW0JHMJ6qKEMZ2FRHqBxl40CT6v8StfBZW",
+	"yjr1LnSjy+n24d1Vmqy0abmAj719c8capjcuUtsvGAN+/GJRUSDlTNIDIjvWxY0sy0w5G+OYhTofHN0p",
+	"e7ZLacnYd/KvXtlju7oeli5HlS5ToNOhtsKtjzzt0Gx+F6mSXRcE54qPHbQe1kVl1srKsln0IpiOOliL",
+	"H9VMF1oqfOdIuxhTWINvak5Gw9HuwCDV/cGRsw6UzCh1CINlg3ET8Ys32cX2R+CXM6koViiy8sWmTzxf",
+	"wqOVEKFX1vF/LKVaR2d4YJpuG7s+wSfXlw0NNVP+TQ6Aw7up6aQ+elu6f92khbkSOVKYy11Z686rPMQU",
+	"kVt9rYvtXWt77RaT2CmKVXuUm7YV52jZt57EMZ+NQlk31fh0EVI+LhM4QB3pcHBWEVz/iMFwrDtU1woB",
+	"z1dNh6Wt1uJqTzYd/cNUoL2hbOonqSvrH0IJcXytz2n14ve02sZyv7rf8gLXVZp8r10p8msf3ADdYYxg",
+	"Z4IWC12/oxBm11Zpz8Gh+0dfHqih9ytGD7Xf0LHKzwYdAh93+sajjywf1VIHJKoxqepIvCiCPhg1GyH1",
+	"TWcf6/hvu2N2Qs2cEPWyw33q3GMpw39NBfDBIHcBu0eS5JNVqtqTMVG5qmAd33UhShNJ2R1xd7N8xGzb",
+	"FqHYZ8/iMnx04fuHH6caHX71qqWIPL7m5l7BUlLN28rCHy7M6iv+dY66cOHnwkZPr4EIBto7Or6VDkpl",
+	"mvEHJ7e5vC3151DjHd4CJbe9RfCrUZcJxkRBA4HLtILzWlFG7fNaWw62S+v0O0PQYoO+zaexb8M/Crjr",
+	"r3avI9GDflYuxThT+LZfazuKDiWfmVcROvRPTVdIiU3PXQjUvwD5dvvsVG2xzrAojaDX8x4MHqR12o1/",
+	"Qc/4F+lk0ShdT0+vFcYV84/fxJMGoX1dp2fi5d8EUyOdkZZ0eKrIZdrQ5nfCfhzU9M9bHVK8fyuv3063",
+	"n9eyNnjwz/B0Q8ivdtjBByEYgdcS3wa0G42mLwxOwAIOK17Z7i9ilHiuvPrciV2taZMX3YYP3iflm2LJ",
+	"bN4SP9gaPy8V1eusXzndCZfCp+Sm0roEm8MxU5nqHDJHpE0P86hWoBsBTQWVtJY2Rgbd1AVrBYZL7yUW",
+	"O1PywXYhJMtXj2/itJTe8VnqSwyXRrMLTCK8/lqKYu4DHBpmmnsugI7BGj2RrTyco7AWsvUstRLbTFGM",
+	"TLyyKI2gXmAo4bviW8y8dUaDkucX9ELkmIyxXkBmKjwX6UveBsOKYeI91UDLuXJIaCr2ngJtNTtkKjwW",
+	"DNtjgAiZsXxrWBxt55yvLtYubbyau+HbtBbkMUVnCsOn9kKafMWAG4OY2kTSKc7hgFT6GZ9SPAlPKY7c",
+	"PjSeUMR6M1M9peBFBAbNVxVHu68qxuWJ7/7C4t1eVfx48/fzP/7Kjd+xyhMYHD6+4Q/xZ9dkUei0TKMf",
+	"CeHr9ym8tHRXPZjyfvS3qPY2zGHPtGVCYVg08q6W0vQ3ac64gcA6guiP44O8xdmFDsWGZ/awPzjujoOW",
+	"LI2LJUJJuWmUi27O2OdV7U/1NjWigwwc+9OnGtHU66cqln9jjWhiiB3MOleGTP7+dRVvTseaXKAgH1Lj",
+	"W8z00rjqgK2qvVdlfxX6IXF5F7iKFa1wd1pg061wErkdrsFJcQ5iCHN2700f5CCFxrALCuAtt04T3HXV",
+	"ZgoUzzrj070N36IYpk7yyj3LC30b4Ek43kzFphtbQ48WhEIghxH2cXHruC2tbgb85vNL2WHLg8UjH5B+",
+	"+Mniw8J1+IsJ139g+32difqJLPjBq/dLKLGfDzIEOvxnhgx/38sLbot+kbcXgvUtdgFbrS+QTWONl2YA",
+	"qBO6ZAb4lRhOfW6Of7nsY0Ui6CnXCMTWRPwWgdi0iaJEjIUdaaO5C/7HcqtNzf6eYQuqgo1ikAIMGhHo",
+	"cYIXpkex9gyrTNUv3GO4c9yJE7ofo4SiJTVEObiAD1KI2yTnC27ML6mdpo0aCtjDVE9HqJc6CQpq6m/K",
+	"6T+apGneJHdcn13Q7PpcP07SXP+D6D2gXw3f/YFXF3E2JmgjnbsbbIlv3cpg6+uN3EYJGYUM2lDj3zGs",
+	"kFkKXIxiniJVRFOebSMTNcpWbHNegRJSqzBNTg4NxreyoGrVYPsNdWVMHUfqT5xpSipSpyH8ScrolVCx",
+	"rmA1dWq9eZaMmbFZeSdfUZq9fMUdEXFNxuI4U2hl3XlLxGcNtahfRAygmrNTZxRoM6IqITFrxgvCOMPY",
+	"vU56W0HGIjlG+SdBkGXqDT7xRvv3e2DpkybE8rmfFKoWQJTzJhgrVi5Fu6lFd0c0UsOYX4mlvqQSPlSa",
+	"OuTNt5+6zy9G8bVlPFM0gVoprpEgxgt6LCgVmwq7EUKhzV3paB45p1fKgFjCy6uZ6nC31MYjRdxTViB+",
+	"zJhYCmXbT3iq7aINILzEvj8/RPgyggh0TBimieDArfdjFOwvf36AkO69n4rUGe56dPyRX+IwQY7ZBKsc",
+	"ToiN+JeDR2RB2c3VbqzWVUfEFftCxm7JzsYULzPUAXM/cytzL6H8vaYD/IW/lE1T6cuQpu3vAXK0huH0",
+	"FwsaxHhHmt+pKh57RtK+gh1m04nYU/cXXU5kQ7n6NFaUwF9dBEvj6KLqC+4tzphRd/9pTS6BM/1mcjlk",
+	"cnFb1HBlfEZHxq/IeHImMEs49iWg8eDu1hNX/eIOBpTDcP4GE0obSM/UnVA6uxNIJ7h2K5TOrgPpO4NQ",
+	"EvwnQ9vsweBRpu6EtvHIGgENofgQVY/yRVnQmnSwBgxrloC5FnuHIjDtSBBn9Pmh4HHKcl7p8p4ZhfI8",
+	"tWnIPcPHsejSHeIYjn9ztfzcqRJR0Z19iND/pzWG1TT6K7WH/UwwAOXvOGwPIYCPikz9+3BANOSvCA38",
+	"oZE2WAOBu1n0QPzcMrCg+UR5TXZTkeulMAfojr1ZCEX1bOMMb34hnAUHRJcTpJSn2agWsZHKSWKsvWIw",
+	"wcGFA8bH2qj7lam7VGDzwzYqsbHWQmyZ2q3ERiUrG7XuwptaiDbwSACdjBt2sXsmzpjVFUAiZ07DDrAS",
+	"HSKNqdhqjPT3QfaP6lci43eAJ1F6a7QT7nbhAztplNAc7HGROQ6baCq301L1LTxwC9vQRAwBU/wd9df2",
+	"EFZL/bXbI6zu6ADESpnhW8yucZG7S18SpAlvXvGLXxTbxBEk3sx3R+/X8W/er89TlwDP55epSfAZAjDh",
+	"6kg1/0Zv1H5OspvYnF82lKL1CjlJCexX2rRp6XeXtiUQcv8l8xbosAllRNAEvNVr1rmWs3TH2AiwWLhJ",
+	"xFLg9wFIH0dAGovVkohvycOuM/TDk1MoaLxECW/A767vwAPu9SJhnvhE51GorhZLIl2RIEqjMdWOlloj",
+	"Ks/Psd6YK1/p2b/VPog0CABof20I6yvcdBd28tFhrE0cAeexE25z9dkDbhQVdtsLu6EcTh98s+HGO25K",
+	"JKp2Ody4sD4wtp1QOo2SsgFmdNsOdU+QjeL71pCuQeo3xKu/fjixe4YtuCpM68X8VcXaAlHuBxTdUC4F",
+	"YDAVNgLse0PllHBnOlgDEUZpJkhjTE8ctdU5ps/77LXLyKPSRfTCEhzPnFdFKQzWMaOXmei5Jaq8EhX7",
+	"d3VDuaHnwOdaDWXBFtwsqKBp8y2ATL2MXrqiQXO+Wgksme3Lerv3pUdsOMCPATDhq50OQ3UmZ0+/e/b6",
+	"xfkPp/+BZSXdP988ffbN8zeTbhoKEk+3oTYfypCAi30CUO6CpyrBy3IbiiXgp+1GJZi+qKj8kis+9svU",
+	"CWnWOE9EJVWv7VGqRsn8KAMTfpDcpcRGXb/sE1fYCOXXTgYDZ/K5xfzpXYZPUn2tcqcqivDMwuetklG/",
+	"BRtXOfN1xDEXGnXAUs/nyCoPlspoVuX7hOUyPs7S4s/rHAFRQ+b6r5xHHKCjE0bU9tNI2eYEnPALQ3eg",
+	"O1dj2YieVEYoI628FOUWIzqkgsa/1VL4GWsp3AHpO8Tr6HIn5eqV1mTHqZoixplP6gdZnXi5Dv5WfoSY",
+	"YG09AH0b9eklFw02ZniEiOHxEfFymwQuj3LkeDbkj/JBcSQeTE/4wzwG9GdyrtYrs4/r3cTRG1Qv0efM",
+	"Yqng61G9cT0fWFW8bXvbFa9JKnb8cDDwBHnz2j7NXd5dh4eYTdiAuUERR+eG1hdkPTfOrBLKBG+kKvSG",
+	"ddrxRrd5SwnxXHNPMxUuqnvIwfrCNTRQt8+eU8wZzdihLwwsnM0QIwPH2aPGA+sNGJ6TIxOrxocS5h6r",
+	"ASTDGB4sC01F3cwOPdPpeqhK77beuPhMNbkUcCe3AYSgIlEaNdwXgmdu18hOyJtEvkePzScYKIjj5beP",
+	"2aOjowH721+PBv1h/xjtTYdtSbUl6mHjgaw2S9LV59Md3CNGyejtu7QRtEM07R6DOlADda+K6MFyLt82",
+	"NO60VkDNTonE8B5oh8A0aqzdsVPZo+DWuofdoERQWCPnPKIbsr7KwslZola7cLlAZYnEx7GMC4uruByn",
+	"WHsFb5Cugk9JFpSpbw5VTQUEeKhsanvRYrSYjkMh61g9vd6OmnyMZfPaF85uCuH7re7rZ7SvemsdvSwK",
+	"RL0FkVFX9f2ZrKx4PZy67mxCoWD0Z88h9jckWnWbJaPJ0Jrvsb19B6S28/zY23dAVxRCcuhyLvBNE3wq",
+	"Ad9t2nlpv1OJkgOKpyJOFmP3sWAUiDv8MeY+68rl/U7FQtITB5V+v6We6weosOa5K3m1BVGNMtHF3HM6",
+	"lVUlZvI9yhsq0X4fr4fbj72H56Ln5gzrtLyaRg/M9WvmgbWtk/1o3digEsV5x+XEQx8kJ/b7cGWw3a9l",
+	"RRyeLXm+kErEk3DU/e7q/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

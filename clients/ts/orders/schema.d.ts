@@ -236,6 +236,11 @@ export interface paths {
          *     409 `retake_cooldown`). The ledger records the rejection. A READY order its customer
          *     neither accepts nor rejects within the configured time (default 14 days) is accepted by
          *     the server.
+         *
+         *     With `cancel=true` the order is rejected and cancelled in one step (READY → CANCELLED):
+         *     the performer is removed as above and the customer's reservation is freed as by a
+         *     cancel, and the order is never WAITING in between, so no performer can take it meanwhile
+         *     (a reject followed by a cancel leaves that moment). The ledger records both.
          */
         patch: operations["rejectOrder"];
         trace?: never;
@@ -617,6 +622,30 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description `too_many_requests`: this user already has its share of the server's database connections
+         *     busy with its writes and reads of its own account (`ORDERS_WRITE_SHARE`, a quarter of the
+         *     pool by default) and a line of sixteen times as many requests waiting for them, and none
+         *     freed within a second; nothing was read or changed. Retry after `Retry-After` (1)
+         *     seconds. Other users are served meanwhile.
+         */
+        TooManyAtOnce: {
+            headers: {
+                /** @description Seconds to wait before retrying (RFC 9110 §10.2.3). */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "too_many_requests",
+                 *       "message": "you have 1 requests running and 16 waiting, the most one user may at once; try again when they are answered",
+                 *       "requestId": "3f2a9c0d1e4b5a6c"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiError"];
+            };
+        };
         /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. On a list also `server_busy`, with `Retry-After: 1`: the page's query ran past the server's time limit and was cancelled. */
         Unavailable: {
             headers: {
@@ -1192,6 +1221,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1339,6 +1369,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1515,6 +1546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1586,13 +1618,20 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
     };
     rejectOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: cancel the order in the same step (READY → CANCELLED); `false` (the default): it returns to WAITING.
+                 * @example false
+                 */
+                cancel?: boolean;
+            };
             header?: never;
             path: {
                 /**
@@ -1605,22 +1644,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The rejected order, WAITING again. */
+            /** @description The rejected order, WAITING again (CANCELLED with `cancel=true`). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 17,
-                     *       "description": "Paint the fence",
-                     *       "price": 120.5,
-                     *       "status": "WAITING",
-                     *       "customerId": 1,
-                     *       "createdAt": "2026-01-02T10:00:00Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
@@ -1657,6 +1686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1709,6 +1739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1748,6 +1779,7 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             409: components["responses"]["WrongState"];
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1798,6 +1830,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };

@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,37 @@ func (s *Signer) mac(account, exp, nonce string) string {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte("v1|" + fold.Name(account) + "|" + exp + "|" + nonce))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Presented is the value a login passes on for the device cookies a client sent under one name
+// (http.Request.CookiesNamed): their values joined by ",", which no token holds. A client may send
+// several (an old cookie on a wider path, one set by another site of the same host); CheckAny
+// picks the one valid for the account, whichever came first.
+func Presented(cookies []*http.Cookie) string {
+	vals := make([]string, 0, len(cookies))
+	for _, c := range cookies {
+		if c.Value != "" && len(vals) < maxPresented {
+			vals = append(vals, c.Value)
+		}
+	}
+	return strings.Join(vals, ",")
+}
+
+// maxPresented bounds the tokens of one request that are checked (each costs an HMAC).
+const maxPresented = 8
+
+// CheckAny is Check of the first of the tokens in presented (Presented's form) that is valid for
+// account.
+func (s *Signer) CheckAny(presented, account string) (id string, renew, ok bool) {
+	for i, tok := range strings.Split(presented, ",") {
+		if i == maxPresented {
+			break
+		}
+		if id, renew, ok = s.Check(tok, account); ok {
+			return id, renew, true
+		}
+	}
+	return "", false, false
 }
 
 // Check reports whether tok is a valid, unexpired token of this Signer for account, and then the

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,37 @@ func TestSigner_TokenIsTheAccountsOnSurfaceOnly(t *testing.T) {
 	now = now.Add(30 * time.Minute)
 	if _, _, ok := s.Check(tok, "alice"); ok {
 		t.Error("expired token accepted")
+	}
+}
+
+// TestSigner_DuplicateCookiesTheValidOneCounts: a client sending two cookies of the name (a stale
+// or foreign one first) is the device its valid one names; none valid is no device.
+func TestSigner_DuplicateCookiesTheValidOneCounts(t *testing.T) {
+	s := NewSigner([]byte("k"), "test", 0, nil)
+	alice, bob := s.Issue("alice"), s.Issue("bob")
+	cookies := func(vals ...string) []*http.Cookie {
+		var out []*http.Cookie
+		for _, v := range vals {
+			out = append(out, &http.Cookie{Name: "orders_device", Value: v})
+		}
+		return out
+	}
+	wantID, _, _ := s.Check(alice, "alice")
+	for _, tc := range []struct {
+		name string
+		vals []string
+		ok   bool
+	}{
+		{"hers alone", []string{alice}, true},
+		{"another account's first", []string{bob, alice}, true},
+		{"garbage first", []string{"v1.garbage", alice}, true},
+		{"hers first", []string{alice, bob}, true},
+		{"none of hers", []string{bob, "x"}, false},
+		{"none", nil, false},
+	} {
+		id, _, ok := s.CheckAny(Presented(cookies(tc.vals...)), "alice")
+		if ok != tc.ok || ok && id != wantID {
+			t.Errorf("%s: CheckAny = %q %v, want ok %v (id %q)", tc.name, id, ok, tc.ok, wantID)
+		}
 	}
 }

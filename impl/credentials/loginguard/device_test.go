@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/triadhq/triad/impl/credentials/device"
@@ -74,5 +75,46 @@ func TestGuard_DeviceIsNeverLockedOutByOthers(t *testing.T) {
 	}
 	if _, err, ran := try("alice", addr, tok, nil); ran || !errors.Is(err, loginguard.ErrTooManyAttempts) {
 		t.Errorf("the device after 3 wrong passwords: ran %v, %v; want refused", ran, err)
+	}
+}
+
+// TestGuard_DeviceBoundToTheAccountAsItIs: with BindDevices, a device token is the account's as it
+// was when issued: once the password changes (the binding with it), or another user holds the
+// name (an email its owner gave up, registered again), the token is a stranger's and the locks
+// others' guesses set apply; unchanged, it passes them.
+func TestGuard_DeviceBoundToTheAccountAsItIs(t *testing.T) {
+	t.Parallel()
+	binding := map[string]string{"alice": "1:hash-a"}
+	var mu sync.Mutex
+	g := loginguard.New(password.NewSized(password.Fast, 2, 8), throttle.New(dbtest.New(t), throttle.Options{Max: 3, AccountMax: 5}), errWrong,
+		device.NewSigner([]byte("k"), "test", 0, nil))
+	g.BindDevices(func(_ context.Context, account string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return binding[account], nil
+	})
+	ctx := context.Background()
+	tok, err := g.LoginDevice(ctx, "alice", addr, "", func(context.Context) error { return nil })
+	if err != nil || tok == "" {
+		t.Fatalf("alice's first login: %q %v", tok, err)
+	}
+	for range 3 { // her pair at addr locked
+		g.Login(ctx, "alice", addr, func(context.Context) error { return errWrong })
+	}
+	try := func() (bool, error) {
+		ran := false
+		_, err := g.LoginDevice(ctx, "alice", addr, tok, func(context.Context) error { ran = true; return nil })
+		return ran, err
+	}
+	if ran, err := try(); !ran || err != nil {
+		t.Fatalf("her token, binding unchanged: ran %v, %v; want in", ran, err)
+	}
+	for _, b := range []string{"1:hash-b" /* her password changed */, "2:hash-c" /* another user holds the name */, "" /* nobody does */} {
+		mu.Lock()
+		binding["alice"] = b
+		mu.Unlock()
+		if ran, err := try(); ran || !errors.Is(err, loginguard.ErrTooManyAttempts) {
+			t.Errorf("her token under binding %q: ran %v, %v; want refused as a stranger", b, ran, err)
+		}
 	}
 }

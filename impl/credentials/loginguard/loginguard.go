@@ -32,6 +32,8 @@ package loginguard
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -44,42 +46,52 @@ import (
 // ErrTooManyAttempts matches (errors.Is) the *Blocked error of a login the limit refused.
 var ErrTooManyAttempts = errors.New("too many failed logins")
 
-// Blocked is a login refused by the failed-login limit without its password being checked.
+// Blocked is a request a window limit refused before doing its work: a login whose password the
+// failed-login limit did not check (Why nil or ErrTooManyAttempts), or a registration the cap
+// refused before anything was hashed or stored (Why ErrTooManySignups). It is the one "blocked"
+// error of every such limit, whichever surface or library counted.
 type Blocked struct {
 	// Seconds is the wait until the key's window ends, rounded up (the Retry-After value).
 	Seconds int
+	// Why is the sentinel the refusal matches (errors.Is); nil is ErrTooManyAttempts.
+	Why error
 }
 
-// Error says how long the caller must wait.
+// Error says what was refused and how long the caller must wait.
 func (b *Blocked) Error() string {
+	if b.Why == ErrTooManySignups {
+		return fmt.Sprintf("too many registrations from this address; try again in %d seconds", b.Seconds)
+	}
 	return fmt.Sprintf("too many failed logins; try again in %d seconds", b.Seconds)
 }
 
-// Unwrap makes a *Blocked match ErrTooManyAttempts.
-func (b *Blocked) Unwrap() error { return ErrTooManyAttempts }
+// Unwrap makes a *Blocked match its Why, ErrTooManyAttempts when it has none.
+func (b *Blocked) Unwrap() error {
+	if b.Why == nil {
+		return ErrTooManyAttempts
+	}
+	return b.Why
+}
 
-// Refused reports whether err is a refused login (a *Blocked in its chain, whichever guard
-// refused: this one, or the auth library's in-memory loginlimit.Memory), with its Retry-After in
-// seconds (at least 1) and its sentence. Every answer to a refused login reads it here:
-// refusal.WriteLoginRefused's 429 too_many_attempts and the OAuth token endpoint's invalid_grant.
+// Refused reports whether err is a refused login (a *Blocked matching ErrTooManyAttempts in its
+// chain, whichever guard refused: this one, or the auth library's in-memory loginlimit.Memory),
+// with its Retry-After in seconds (at least 1) and its sentence. Every answer to a refused login
+// reads it here: refusal.WriteLoginRefused's 429 too_many_attempts and the OAuth token endpoint's
+// invalid_grant.
 func Refused(err error) (seconds int, message string, ok bool) {
 	var b *Blocked
-	if !errors.As(err, &b) {
+	if !errors.As(err, &b) || !errors.Is(b, ErrTooManyAttempts) {
 		return 0, "", false
 	}
 	return max(1, b.Seconds), b.Error(), true
 }
 
-// RetryAfter is the Retry-After seconds of a *Blocked or *SignupsBlocked in err's chain, or 0 (a
-// refusal table's RetryAfter function).
+// RetryAfter is the Retry-After seconds of a *Blocked in err's chain, or 0 (a refusal table's
+// RetryAfter function).
 func RetryAfter(err error) int {
 	var b *Blocked
 	if errors.As(err, &b) {
 		return b.Seconds
-	}
-	var s *SignupsBlocked
-	if errors.As(err, &s) {
-		return s.Seconds
 	}
 	return 0
 }
@@ -90,6 +102,32 @@ type Guard struct {
 	limiter *throttle.Limiter
 	wrong   error
 	devices *device.Signer
+	bind    func(ctx context.Context, account string) (string, error)
+}
+
+// BindDevices binds the guard's device tokens to the account's current credentials as well as its
+// name: bind returns a value that changes when the account's password does and differs between two
+// accounts that held the same name in turn (the user's id and password hash), or "" for no such
+// account. A token issued under one binding is then worth nothing under another: a password change
+// ends every device of the account, and whoever registers a name its owner gave up does not
+// inherit the owner's devices. Call it before the guard's first login.
+func (g *Guard) BindDevices(bind func(ctx context.Context, account string) (string, error)) {
+	g.bind = bind
+}
+
+// bound is account as the device tokens name it: with the binding (hashed, so the token's MAC
+// input holds no credential) when the guard has one. ok is false when the binding could not be
+// read or there is no such account: no token is trusted or handed out then.
+func (g *Guard) bound(ctx context.Context, account string) (name string, ok bool) {
+	if g.bind == nil {
+		return account, true
+	}
+	b, err := g.bind(ctx, account)
+	if err != nil || b == "" {
+		return "", false
+	}
+	h := sha256.Sum256([]byte(b))
+	return account + "|" + hex.EncodeToString(h[:]), true
 }
 
 // New returns the guard over hasher and limiter. wrong is the surface's error for a checked-wrong
@@ -117,9 +155,9 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 }
 
 // LoginDevice runs check, the surface's password check for account, under the guard; remoteAddr is
-// the client's address (http.Request.RemoteAddr) and presented the device token the client sent
-// (its cookie; "" for none). A valid token of this guard's signer for account makes the login the
-// account's device's: counted under the device alone (throttle.ReserveDevice), with a hasher share
+// the client's address (http.Request.RemoteAddr) and presented the device tokens the client sent
+// (its cookies, device.Presented; "" for none): the first valid for account counts. A valid token
+// of this guard's signer for account makes the login the account's device's: counted under the device alone (throttle.ReserveDevice), with a hasher share
 // of the account's devices. Any other login is counted per account and client address, per account
 // and per address (throttle.ReserveLogin).
 //
@@ -136,13 +174,19 @@ func (g *Guard) Login(ctx context.Context, account, remoteAddr string, check fun
 func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented string, check func(context.Context) error) (keep string, err error) {
 	deviceID, renew, trusted := "", false, false
 	if g.devices != nil && presented != "" {
-		deviceID, renew, trusted = g.devices.Check(presented, account)
+		if name, ok := g.bound(ctx, account); ok {
+			deviceID, renew, trusted = g.devices.CheckAny(presented, name)
+		}
 	}
 	if trusted {
-		// The account's devices share a place at the hasher of their own, apart from their
-		// address's, which guessers at the same address or behind the same proxy may fill.
-		// Its hashes do not queue behind strangers' either (password.WithPriority).
-		ctx = password.WithPriority(password.WithClient(ctx, throttle.DeviceKey("account|"+throttle.FoldAccount(account))))
+		// The devices at one address share a place at the hasher of their own, apart from the
+		// address's strangers, which guessers at the same address or behind the same proxy may
+		// fill. Its hashes do not queue behind strangers' either (password.WithPriority). One
+		// place per address, not per account: K accounts farmed and signed in from one address
+		// would otherwise bring K priority shares and crowd every other device out. Each account
+		// waits for those places in a line of its own (password.WithSubLine), so one account's
+		// flood is refused while another's device at the same address waits its turn.
+		ctx = password.WithPriority(password.WithSubLine(password.WithClient(ctx, throttle.DevicesAtKey(remoteAddr)), throttle.FoldAccount(account)))
 	}
 	// The login's place at the hasher is taken now, before the database work, and held until it
 	// is answered (password.Admit): a check that only asked whether there was room would let every
@@ -155,8 +199,14 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 	defer func() { admitted() }()
 	var res throttle.Reservation
 	if trusted {
-		res, err = g.limiter.ReserveDevice(ctx, deviceID)
-	} else {
+		res, err = g.limiter.ReserveDevice(ctx, deviceID, account, remoteAddr)
+	}
+	if !trusted || err == nil && res.Blocked {
+		// A device that spent its own guesses (a thief holding the token, or its owner
+		// mistyping) is a stranger again, not locked: its owner still gets in from a network
+		// the account knows, within the account's bound (throttle's known networks), and is
+		// given a fresh token, whose device has no failures.
+		trusted = false
 		res, err = g.limiter.ReserveLogin(ctx, account, remoteAddr)
 	}
 	if err != nil {
@@ -199,7 +249,11 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 	if g.devices == nil || trusted && !renew {
 		return "", nil
 	}
-	return g.devices.Issue(account), nil
+	name, ok := g.bound(ctx, account)
+	if !ok {
+		return "", nil
+	}
+	return g.devices.Issue(name), nil
 }
 
 // admit is the hasher's Admit, or a place that costs nothing without a hasher.

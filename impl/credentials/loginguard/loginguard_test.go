@@ -148,3 +148,33 @@ func TestGuard_AdmittedLoginHoldsItsPlace(t *testing.T) {
 		t.Fatalf("a login after the first was answered: got %v (check ran: %v), want its check's wrong password", got, ran)
 	}
 }
+
+// TestBlocked_OneErrorTwoRefusals: the one blocked error carries what it refused: a login (no Why,
+// or ErrTooManyAttempts) is a Refused login, a registration (ErrTooManySignups) is not, and both
+// give their Retry-After and their own sentence.
+func TestBlocked_OneErrorTwoRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		err         error
+		is, isnt    error
+		login       bool
+		wantMessage string
+	}{
+		{&loginguard.Blocked{Seconds: 7}, loginguard.ErrTooManyAttempts, loginguard.ErrTooManySignups, true, "too many failed logins; try again in 7 seconds"},
+		{fmt.Errorf("wrapped: %w", &loginguard.Blocked{Seconds: 7, Why: loginguard.ErrTooManyAttempts}), loginguard.ErrTooManyAttempts, loginguard.ErrTooManySignups, true, "too many failed logins; try again in 7 seconds"},
+		{&loginguard.Blocked{Seconds: 7, Why: loginguard.ErrTooManySignups}, loginguard.ErrTooManySignups, loginguard.ErrTooManyAttempts, false, "too many registrations from this address; try again in 7 seconds"},
+	} {
+		if !errors.Is(tc.err, tc.is) || errors.Is(tc.err, tc.isnt) {
+			t.Errorf("%v: is %v %v, is %v %v", tc.err, tc.is, errors.Is(tc.err, tc.is), tc.isnt, errors.Is(tc.err, tc.isnt))
+		}
+		if secs, msg, ok := loginguard.Refused(tc.err); ok != tc.login || ok && (secs != 7 || msg != tc.wantMessage) {
+			t.Errorf("Refused(%v) = %d %q %v, want login %v", tc.err, secs, msg, ok, tc.login)
+		}
+		if got := loginguard.RetryAfter(tc.err); got != 7 {
+			t.Errorf("RetryAfter(%v) = %d, want 7", tc.err, got)
+		}
+		var b *loginguard.Blocked
+		if !errors.As(tc.err, &b) || b.Error() != tc.wantMessage {
+			t.Errorf("message of %v: %q", tc.err, tc.wantMessage)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package loginguard
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/triadhq/triad/impl/credentials/throttle"
@@ -17,22 +16,8 @@ const (
 	DefaultSignupWindow = time.Hour
 )
 
-// ErrTooManySignups matches (errors.Is) the *SignupsBlocked error of a registration the cap refused.
+// ErrTooManySignups matches (errors.Is) the *Blocked error of a registration the cap refused.
 var ErrTooManySignups = errors.New("too many registrations from this address")
-
-// SignupsBlocked is a registration refused by the cap before anything was hashed or stored.
-type SignupsBlocked struct {
-	// Seconds is the wait until the address's window ends, rounded up (the Retry-After value).
-	Seconds int
-}
-
-// Error says how long the caller must wait.
-func (b *SignupsBlocked) Error() string {
-	return fmt.Sprintf("too many registrations from this address; try again in %d seconds", b.Seconds)
-}
-
-// Unwrap makes a *SignupsBlocked match ErrTooManySignups.
-func (b *SignupsBlocked) Unwrap() error { return ErrTooManySignups }
 
 // Signups caps the registrations of one surface per client address, counted in PostgreSQL
 // (throttle's table, under SignupKey) so every replica shares the count.
@@ -57,7 +42,7 @@ func SignupOptions(o throttle.Options) throttle.Options {
 }
 
 // Register runs create, the surface's registration, when the client address remoteAddr
-// (http.Request.RemoteAddr) is under its cap, and counts it. It returns a *SignupsBlocked
+// (http.Request.RemoteAddr) is under its cap, and counts it. It returns a *Blocked
 // (ErrTooManySignups) without running create when the address is at its cap; an error of create
 // gives the count back (only accounts really created count), as does a database error of the cap
 // itself, which is returned.
@@ -67,7 +52,7 @@ func (s *Signups) Register(ctx context.Context, remoteAddr string, create func(c
 		return err
 	}
 	if res.Blocked {
-		return &SignupsBlocked{Seconds: throttle.RetryAfterSeconds(res.RetryAfter)}
+		return &Blocked{Seconds: throttle.RetryAfterSeconds(res.RetryAfter), Why: ErrTooManySignups}
 	}
 	if err := create(ctx); err != nil {
 		// Best effort: a count that stays only moves the address's cap nearer.

@@ -84,6 +84,8 @@ type client struct {
 	places  chan struct{}
 	waiting int
 	refs    int
+	// sublines counts the calls waiting per sub-line (WithSubLine), for calls that carry one.
+	sublines map[string]int
 }
 
 // DefaultClientLine is how many calls of one client may wait for its share of a Hasher beyond
@@ -136,8 +138,8 @@ func NewSized(p Params, workers, queue int) *Hasher {
 // signed in to the account before). Such a call does not queue behind strangers' hashes: besides
 // the workers it may take the Hasher's one priority worker, whichever frees first, and Admit
 // admits it outside the strangers' count. So guessers filling the hasher from the device's address
-// or from anywhere delay a device's login by at most one hash. Their number stays bounded: each
-// account's devices share one client's places (WithClient), and the priority worker adds one
+// or from anywhere delay a device's login by at most one hash. Their number stays bounded: the
+// devices at one address share one client's places (WithClient), whatever their accounts, and the priority worker adds one
 // hash's memory to the hasher's bound.
 func WithPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, priorityKey{}, true)
@@ -213,7 +215,8 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 	default:
 	}
 	// Every place of the client is taken, so c has refs and stays in the map.
-	if c.waiting >= h.clientLine {
+	sub, _ := ctx.Value(subLineKey{}).(string)
+	if sub == "" && c.waiting >= h.clientLine || sub != "" && c.sublines[sub] >= SubLine {
 		h.mu.Unlock()
 		return nil, ErrClientBusy
 	}
@@ -221,7 +224,14 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 		h.mu.Unlock()
 		return nil, ErrBusy
 	}
-	c.waiting++
+	if sub == "" {
+		c.waiting++
+	} else {
+		if c.sublines == nil {
+			c.sublines = map[string]int{}
+		}
+		c.sublines[sub]++
+	}
 	c.refs++
 	h.lines++
 	h.mu.Unlock()
@@ -232,7 +242,11 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c.waiting--
+	if sub == "" {
+		c.waiting--
+	} else if c.sublines[sub]--; c.sublines[sub] == 0 {
+		delete(c.sublines, sub)
+	}
 	h.lines--
 	if err != nil {
 		h.unref(name, c)

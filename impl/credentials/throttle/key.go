@@ -40,6 +40,13 @@ func DeviceKey(deviceID string) string {
 	return "DEVICE|" + deviceID
 }
 
+// DevicesAtKey names the hasher client (password.WithClient) the device logins from remoteAddr's
+// network share: one per network, whatever the accounts, so signing in many accounts from one
+// address does not multiply its share of the hasher.
+func DevicesAtKey(remoteAddr string) string {
+	return "DEVICES|" + clientkey.Net(remoteAddr)
+}
+
 // SignupKey is the key registrations are counted under per client address (loginguard.Signups):
 // the client network as in LoginKey, after a prefix no LoginKey or AddressKey can start with.
 func SignupKey(remoteAddr string) string {

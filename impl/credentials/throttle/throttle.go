@@ -18,7 +18,11 @@
 // it counts the attempt three times, under the account and client address (LoginKey, Max per
 // window, then refused), under the account alone over every address (AccountKey, AccountMax per
 // window, then refused: guesses from a botnet or forged addresses at one account stop there), and
-// under the client address alone (AddressKey, AddressMax per window). A client that signed in to
+// under the client address alone (AddressKey, AddressMax per window). The account's AccountMax is
+// split: the networks it never signed in from share four fifths of it, and once those are spent a
+// login from a network the account did sign in from (a known network, known.go) is counted in the
+// last fifth, so a guesser elsewhere does not lock its owner out of a new client at home, while the
+// account's checks per window stay at most AccountMax in all. A client that signed in to
 // the account before carries a device token (impl/credentials/device) and is counted by
 // ReserveDevice instead, under the device alone, so none of these locks keeps it out. The address layer never refuses outright: many real users
 // can share one address (an office behind NAT, every client behind an untrusted proxy), and an
@@ -60,7 +64,8 @@ const (
 	DefaultWindow = 15 * time.Minute
 	// DefaultAccountMax is the number of failures one account may have in one window over every
 	// client address before it is refused to all but its own devices: five addresses' worth of
-	// DefaultMax, so forty forged or botnet addresses get 50 checks of one password, not 400.
+	// DefaultMax, so forty forged or botnet addresses get 50 checks of one password, not 400. Its
+	// last fifth is kept for the account's known networks (known.go): strangers' networks get 40.
 	DefaultAccountMax = 50
 	// DefaultAddressInterval is how far apart the checks of a client address past AddressMax are
 	// scheduled: at most 450 more checks per 15-minute window from one address, and a real user
@@ -82,9 +87,14 @@ type Options struct {
 	// accounts, in one window.
 	AddressMax int
 	// AccountMax is the number of attempts ReserveLogin counts per account, over all client
-	// addresses, in one window; the account is refused to every client but its devices once it
-	// reaches AccountMax, for the rest of that window.
+	// addresses, in one window: a fifth of it (at least 1 when AccountMax is 2 or more) is kept
+	// for the networks the account signed in from (known.go), the rest is the networks it never
+	// did; the account is refused to every client but its devices and its known networks once
+	// the rest is spent, and to those too once the fifth is, for the rest of that window.
 	AccountMax int
+	// KnownFor is how long a network the account signed in from stays known to it after its last
+	// successful login there; 0 means DefaultKnownFor.
+	KnownFor time.Duration
 	// AddressInterval is the spacing of the checks of a client address that reached AddressMax in
 	// its window (see the package comment).
 	AddressInterval time.Duration
@@ -102,7 +112,11 @@ type Limiter struct {
 	q          *db.Queries
 	max        int32
 	addressMax int32
+	// accountMax is what strangers' networks may spend of Options.AccountMax, knownMax the share
+	// kept for the account's known networks; the two add up to Options.AccountMax.
 	accountMax int32
+	knownMax   int32
+	knownFor   time.Duration
 	slot       time.Duration
 	window     time.Duration
 	now        func() time.Time
@@ -133,8 +147,14 @@ func New(conn db.DBTX, opts Options) *Limiter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.KnownFor <= 0 {
+		opts.KnownFor = DefaultKnownFor
+	}
+	account := int32(min(opts.AccountMax, 1<<30))
+	known := knownShare(account)
 	return &Limiter{q: db.New(conn), max: int32(min(opts.Max, 1<<30)), addressMax: int32(min(opts.AddressMax, 1<<30)),
-		accountMax: int32(min(opts.AccountMax, 1<<30)), slot: opts.AddressInterval, window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
+		accountMax: account - known, knownMax: known, knownFor: opts.KnownFor,
+		slot: opts.AddressInterval, window: opts.Window, now: opts.Now, onBlocked: opts.OnBlocked}
 }
 
 // hash is how a key is stored: a fixed 32 bytes, so a caller-chosen key of any length (an account
@@ -161,6 +181,9 @@ type Reservation struct {
 	// also are the keys ReserveLogin also counted the attempt under (the account's and the
 	// address's), each given back on Release and on Succeeded; none for Reserve.
 	also []counted
+	// known is the key of the account's network (KnownKey) that Succeeded marks known; nil for
+	// Reserve.
+	known []byte
 }
 
 // counted is one key an attempt was counted under, with the end of the window it was counted in.
@@ -203,7 +226,14 @@ func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) 
 	if err != nil || r.Blocked {
 		return r, err
 	}
-	acc, err := l.reserve(ctx, hash(AccountKey(account)), l.accountMax)
+	r.known = hash(KnownKey(account, remoteAddr))
+	acc, err := l.reserveQuiet(ctx, hash(AccountKey(account)), l.accountMax)
+	if err == nil && acc.Blocked {
+		acc, err = l.reserveKnown(ctx, account, r.known, acc)
+	}
+	if err == nil && acc.Blocked && l.onBlocked != nil {
+		l.onBlocked()
+	}
 	if err != nil || acc.Blocked {
 		// Best effort, as Release always is: a pair attempt that stays counted only moves that
 		// pair's block nearer.
@@ -229,12 +259,17 @@ func (l *Limiter) ReserveLogin(ctx context.Context, account, remoteAddr string) 
 	return r, nil
 }
 
-// ReserveDevice counts one login attempt of a device that signed in to the account before (its
-// token's id, impl/credentials/device) under the device alone (DeviceKey, blocked at Max): none of
-// the pair, account or address counts of ReserveLogin apply to it, so others' guesses never keep
-// it out, while a stolen token still gets no more than Max guesses per window.
-func (l *Limiter) ReserveDevice(ctx context.Context, deviceID string) (Reservation, error) {
-	return l.reserve(ctx, hash(DeviceKey(deviceID)), l.max)
+// ReserveDevice counts one login attempt of a device that signed in to account before (its
+// token's id, impl/credentials/device) from remoteAddr under the device alone (DeviceKey, blocked
+// at Max): none of the pair, account or address counts of ReserveLogin apply to it, so others'
+// guesses never keep it out, while a stolen token still gets no more than Max guesses per window.
+// Its success marks remoteAddr's network known to account, as ReserveLogin's does.
+func (l *Limiter) ReserveDevice(ctx context.Context, deviceID, account, remoteAddr string) (Reservation, error) {
+	r, err := l.reserve(ctx, hash(DeviceKey(deviceID)), l.max)
+	if err == nil && !r.Blocked {
+		r.known = hash(KnownKey(account, remoteAddr))
+	}
+	return r, err
 }
 
 // takeSlot schedules a check of an address past its limit (Reservation.Wait until its slot), or
@@ -321,7 +356,8 @@ func (r Reservation) Release() error {
 // Succeeded forgets the key's attempts: the password was right. Of the account and address counts
 // of ReserveLogin only this attempt is given back: their other failures stay counted, or one
 // account of the attacker's own, logged in now and then, would reset its guesses at others, and
-// the real user's login would reset the guesses at the user's account.
+// the real user's login would reset the guesses at the user's account. The client's network is
+// known to the account from now on (KnownFor).
 func (r Reservation) Succeeded() error {
 	if r.l == nil {
 		return nil
@@ -329,7 +365,7 @@ func (r Reservation) Succeeded() error {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	err := r.l.q.DeleteLoginThrottle(ctx, r.key)
-	return errors.Join(err, r.releaseAlso(ctx))
+	return errors.Join(err, r.releaseAlso(ctx), r.l.remember(ctx, r.known))
 }
 
 func (r Reservation) releaseAlso(ctx context.Context) error {

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/impl/credentials/throttle"
-	"github.com/triadhq/triad/impl/credentials/throttle/throttletest"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/throttletest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -439,12 +439,14 @@ func TestThrottle_BlockedRemembered(t *testing.T) {
 }
 
 // TestThrottle_AccountCapOverAddresses: wrong passwords at one account from many addresses (a
-// botnet) stop at AccountMax, whatever the address; a right password does not reset the account's
-// count; other accounts are not affected; a device of the account is counted apart.
+// botnet) stop at AccountMax less the known networks' fifth, whatever the address; a right password
+// does not reset the account's count, and makes its network known: logins from there have the
+// last fifth, then stop too; other accounts are not affected; a device of the account is counted
+// apart.
 func TestThrottle_AccountCapOverAddresses(t *testing.T) {
 	t.Parallel()
 	c := throttletest.NewClock()
-	l := throttle.New(dbtest.New(t), throttle.Options{Max: 3, AccountMax: 4, Now: c.Now})
+	l := throttle.New(dbtest.New(t), throttle.Options{Max: 3, AccountMax: 5, Now: c.Now})
 	ctx := context.Background()
 	for i := range 4 {
 		r, err := l.ReserveLogin(ctx, "alice", fmt.Sprintf("198.51.100.%d:1", i))
@@ -463,10 +465,16 @@ func TestThrottle_AccountCapOverAddresses(t *testing.T) {
 	if r, err := l.ReserveLogin(ctx, "ALICE", "203.0.113.1:1"); err != nil || !r.Blocked {
 		t.Fatalf("alice from a sixth address past 4 wrong passwords: %+v %v, want blocked", r, err)
 	}
+	if r, err := l.ReserveLogin(ctx, "alice", "198.51.100.3:2"); err != nil || r.Blocked {
+		t.Fatalf("alice from the network she signed in from: %+v %v, want counted in its share", r, err)
+	}
+	if r, err := l.ReserveLogin(ctx, "Alice", "198.51.100.3:3"); err != nil || !r.Blocked {
+		t.Fatalf("alice from her network past its share of 1: %+v %v, want blocked", r, err)
+	}
 	if r, err := l.ReserveLogin(ctx, "bob", "203.0.113.1:1"); err != nil || r.Blocked {
 		t.Fatalf("bob: %+v %v, want counted", r, err)
 	}
-	if r, err := l.ReserveDevice(ctx, "alice-device"); err != nil || r.Blocked {
+	if r, err := l.ReserveDevice(ctx, "alice-device", "alice", "203.0.113.1:1"); err != nil || r.Blocked {
 		t.Fatalf("alice's device: %+v %v, want counted", r, err)
 	}
 	c.Advance(throttle.DefaultWindow)

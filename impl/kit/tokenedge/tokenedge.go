@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -147,8 +148,10 @@ func New[P any](pool *pgxpool.Pool, s Surface[P], o Options) (*Edge[P], error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s spec: %w", s.Name, err)
 	}
-	if err := web.KnownOperations(spec, s.ClientAddr...); err != nil {
-		return nil, err
+	// Every operation the edge is given by id is one of the spec's: a misspelt id would silently
+	// turn its wiring off (a device cookie never read, a per-address count never made).
+	if err := web.KnownOperations(spec, slices.Concat(s.ClientAddr, s.DeviceOps)...); err != nil {
+		return nil, fmt.Errorf("%s edge: %w", s.Name, err)
 	}
 	table := s.Tokens(db.New(pool), o.Now)
 	if o.Reads != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"slices"
+
+	"github.com/triadhq/triad/impl/credentials/device"
 )
 
 type deviceKey struct{}
@@ -23,9 +25,7 @@ func DeviceCookieFor[F StrictHandler](cookie http.Cookie, operationIDs ...string
 		}
 		return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
 			slot := &deviceSlot{}
-			if c, err := r.Cookie(cookie.Name); err == nil {
-				slot.presented = c.Value
-			}
+			slot.presented = device.Presented(r.CookiesNamed(cookie.Name))
 			resp, err := f(context.WithValue(ctx, deviceKey{}, slot), w, r, req)
 			if err == nil && slot.keep != "" {
 				c := cookie

@@ -37,6 +37,24 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// WideProxies are the entries of trusted wider than a /24 (IPv4) or a /64 (IPv6): ranges that hold
+// more than the reverse proxies of one site. Every address in a trusted range may name any client
+// in X-Forwarded-For, so a private range such as 10.0.0.0/8 lets any host of that network forge
+// its address past the per-address limits; the server warns about each at start.
+func WideProxies(trusted []netip.Prefix) []netip.Prefix {
+	var wide []netip.Prefix
+	for _, p := range trusted {
+		bits, v4 := p.Bits(), p.Addr().Is4()
+		if p.Addr().Is4In6() { // ::ffff:10.0.0.0/104 is 10.0.0.0/8
+			bits, v4 = bits-96, true
+		}
+		if v4 && bits < 24 || !v4 && bits < 64 {
+			wide = append(wide, p)
+		}
+	}
+	return wide
+}
+
 // ClientAddr sets http.Request.RemoteAddr to the client's address when the connection comes from
 // one of the trusted reverse proxies: the right-most X-Forwarded-For entry that is not itself a
 // trusted proxy (entries further left were written by whoever sent the request and prove nothing).

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,22 @@ func TestParseTrustedProxies(t *testing.T) {
 		if _, err := ParseTrustedProxies(bad); err == nil {
 			t.Errorf("ParseTrustedProxies(%q) accepted", bad)
 		}
+	}
+}
+
+// TestWideProxies_WiderThanASite: a range wider than a /24 (IPv4) or /64 (IPv6) is reported, one
+// as narrow or narrower (a proxy's address, its subnet) is not.
+func TestWideProxies_WiderThanASite(t *testing.T) {
+	trusted, err := ParseTrustedProxies("10.0.0.0/8, 10.1.2.0/24, 192.0.2.7, 172.16.0.0/23, fd00::/48, fd00:1::/64, 2001:db8::1, ::ffff:10.0.0.0/104")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range WideProxies(trusted) {
+		got = append(got, p.String())
+	}
+	want := []string{"10.0.0.0/8", "172.16.0.0/23", "fd00::/48", "::ffff:10.0.0.0/104"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("WideProxies = %v, want %v", got, want)
 	}
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // writeKinds are every write of an order: each follows the one lock order of docs/orders.md.
-var writeKinds = []string{"create", "cancel", "take", "pass", "release", "accept", "reject", "expire", "accept-stale"}
+var writeKinds = []string{"create", "cancel", "take", "pass", "release", "accept", "reject", "reject-cancel", "expire", "accept-stale"}
 
 // TestWrites_NoDeadlockOverEveryPair: 40 connections (more backends than the 16 counter slots,
 // so several share each slot) run every pair of order writes against each other on the rows of
@@ -113,7 +113,7 @@ func TestWrites_NoDeadlockOverEveryPair(t *testing.T) {
 }
 
 // movesFrom is the state each move of one order starts from.
-var movesFrom = map[string]Status{"cancel": Waiting, "take": Waiting, "pass": InProgress, "release": InProgress, "accept": Ready, "reject": Ready}
+var movesFrom = map[string]Status{"cancel": Waiting, "take": Waiting, "pass": InProgress, "release": InProgress, "accept": Ready, "reject": Ready, "reject-cancel": Ready}
 
 // writer runs order writes chosen by kind on the orders it has created, counting successes.
 type writer struct {
@@ -189,7 +189,9 @@ func (w *writer) do(ctx context.Context, t *testing.T, kind string, rnd *rand.Ra
 	case "accept":
 		_, err = w.s.Accept(ctx, cust, id)
 	case "reject":
-		_, err = w.s.Reject(ctx, cust, id)
+		_, err = w.s.Reject(ctx, cust, id, false)
+	case "reject-cancel":
+		_, err = w.s.Reject(ctx, cust, id, true)
 	case "expire":
 		var n int64
 		n, err = w.s.ExpireStale(ctx, time.Millisecond)

@@ -31,8 +31,13 @@ func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error
 	if p.Type != Performer {
 		return Order{}, refuse(domainerr.Forbidden, "only performers take orders")
 	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
 	var row db.TakeOrderRow
-	err := pgtx.Retry(ctx, func() (err error) {
+	err = pgtx.Retry(ctx, func() (err error) {
 		row, err = s.q.TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: p.ID, MaxHeld: int32(s.limits.MaxHeld)})
 		return err
 	})
@@ -60,8 +65,13 @@ func (s *Service) Pass(ctx context.Context, p Principal, id int64) (Order, error
 	if p.Type != Performer {
 		return Order{}, refuse(domainerr.Forbidden, "only the order's performer may pass it")
 	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
 	var row db.PassOrderRow
-	err := pgtx.Retry(ctx, func() (err error) {
+	err = pgtx.Retry(ctx, func() (err error) {
 		row, err = s.q.PassOrder(ctx, db.PassOrderParams{ID: id, PerformerID: pgtype.Int8{Int64: p.ID, Valid: true}})
 		return err
 	})
@@ -81,8 +91,13 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id int64) (Order, err
 	if p.Type != Customer {
 		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may cancel it")
 	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
 	var row db.CancelOrderRow
-	err := pgtx.Retry(ctx, func() (err error) {
+	err = pgtx.Retry(ctx, func() (err error) {
 		row, err = s.q.CancelOrder(ctx, db.CancelOrderParams{ID: id, CustomerID: p.ID})
 		return err
 	})
@@ -104,8 +119,13 @@ func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, er
 	if p.Type != Performer {
 		return Order{}, refuse(domainerr.Forbidden, "only the order's performer may release it")
 	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
 	var row db.ReleaseOrderRow
-	err := pgtx.Retry(ctx, func() (err error) {
+	err = pgtx.Retry(ctx, func() (err error) {
 		row, err = s.q.ReleaseOrder(ctx, db.ReleaseOrderParams{ID: id, PerformerID: p.ID, Cooldown: s.cooldown()})
 		return err
 	})
@@ -122,12 +142,24 @@ func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, er
 // Reject sends a READY order of the calling customer back (→ WAITING, no performer): the work was
 // not accepted, so nobody is paid; the order returns to the new-orders list with its reservation,
 // the performer's place under the cap is free again and that performer may not take it again for
-// Limits.RetakeCooldown.
-func (s *Service) Reject(ctx context.Context, p Principal, id int64) (Order, error) {
+// Limits.RetakeCooldown. With cancel it is rejected and cancelled in one statement (→ CANCELLED):
+// the performer is removed alike, the reservation freed as by Cancel, and the order is never
+// WAITING in between, so no performer can take it before the cancel.
+func (s *Service) Reject(ctx context.Context, p Principal, id int64, cancel bool) (Order, error) {
 	if p.Type != Customer {
 		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may reject it")
 	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
 	row, err := pgtx.Do(ctx, func() (db.RejectOrderRow, error) {
+		if cancel {
+			r, err := s.q.RejectCancelOrder(ctx, db.RejectCancelOrderParams{ID: id, CustomerID: p.ID})
+			return db.RejectOrderRow{ID: r.ID, CustomerID: r.CustomerID, Description: r.Description, Price: r.Price,
+				Status: r.Status, CreatedAt: r.CreatedAt}, err
+		}
 		return s.q.RejectOrder(ctx, db.RejectOrderParams{ID: id, CustomerID: p.ID, Cooldown: s.cooldown()})
 	})
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -94,6 +94,10 @@ var (
 	// ErrListTooSlow is a page whose query ran past Limits.ListTimeout and was cancelled (503,
 	// retry shortly); nothing is wrong with the request.
 	ErrListTooSlow = errors.New("list query too slow")
+	// ErrTooManyAtOnce is a write or an own-account read of a user who already has
+	// Limits.WriteShare of them running and a full line waiting in this process (429, retry
+	// shortly); nothing was read or changed.
+	ErrTooManyAtOnce = errors.New("too many requests of this user at once")
 )
 
 // Refusal is a domain error with a message fit for the caller. It wraps one of the sentinels.

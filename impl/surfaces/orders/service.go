@@ -50,6 +50,8 @@ type Service struct {
 	reads *pgread.Reader
 	// share bounds the list pages one user reads at once (Limits.ListShare).
 	share *share
+	// writes bounds the writes and own-account reads one user runs at once (Limits.WriteShare).
+	writes *writeShare
 	// deep bounds the deep list pages (deepOffset or more rows in) all users read at once: half
 	// the pool, at least 1, so many accounts paging deep together leave the other half to
 	// everyone's first pages.
@@ -95,6 +97,12 @@ type Limits struct {
 	// ListTimeout bounds one page's query (statement_timeout); a page past it is refused with
 	// ErrListTooSlow. 0 means DefaultListTimeout.
 	ListTimeout time.Duration
+	// WriteShare is how many writes (creates and moves) and reads of the caller's own account
+	// (User) one user runs at once in this process; up to sixteen times as many more wait for one
+	// of the user's places, and past that, finding none free within a second, they are refused
+	// with ErrTooManyAtOnce (writeShare), so one user on many connections cannot hold the pool.
+	// 0 means a quarter of the pool's connections, at least 1.
+	WriteShare int
 }
 
 // Config configures a Service (as brands.Config does brands'); the zero value is the defaults.
@@ -123,8 +131,11 @@ func NewService(pool *pgxpool.Pool, cfg Config) *Service {
 	if limits.ListTimeout <= 0 {
 		limits.ListTimeout = DefaultListTimeout
 	}
+	if limits.WriteShare <= 0 {
+		limits.WriteShare = max(1, int(pool.Config().MaxConns)/4)
+	}
 	return &Service{pool: pool, q: db.New(pool), hasher: hasher, limits: limits, reads: pgread.New(pool, nil),
-		share: newShare(limits.ListShare, int(pool.Config().MaxConns)), deep: make(chan struct{}, max(1, int(pool.Config().MaxConns)/2)),
+		share: newShare(limits.ListShare, int(pool.Config().MaxConns)), writes: newWriteShare(limits.WriteShare), deep: make(chan struct{}, max(1, int(pool.Config().MaxConns)/2)),
 		listSettings: listSettings(limits.ListTimeout, false), listSettingsGeneric: listSettings(limits.ListTimeout, true)}
 }
 
@@ -215,8 +226,14 @@ func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, 
 	return User{ID: row.ID, Username: row.Username, Type: UserType(row.UserType), Balance: money.Kopecks(row.Balance)}, nil
 }
 
-// User reads a user with the current balance.
+// User reads a user with the current balance, in the user's write share (Limits.WriteShare): the
+// one caller is the user itself (GET /authenticated).
 func (s *Service) User(ctx context.Context, id int64) (User, error) {
+	release, err := s.writes.acquire(ctx, id)
+	if err != nil {
+		return User{}, err
+	}
+	defer release()
 	row, err := s.q.GetOrderUser(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return User{}, refuse(domainerr.NotFound, "user %d not found", id)
@@ -254,6 +271,11 @@ func (s *Service) CreateOrder(ctx context.Context, p Principal, description stri
 	if err := JoinInvalid(checkDescription(description), checkPriceRange(price)); err != nil {
 		return Order{}, err
 	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
 	// One statement, one round trip; under an Idempotency-Key, one transaction with its answer.
 	o, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
 		row, err := db.New(c).CreateOrder(ctx, db.CreateOrderParams{CustomerID: p.ID, Description: description, Price: int64(price)})
@@ -288,8 +310,13 @@ func (s *Service) Accept(ctx context.Context, p Principal, id int64) (Order, err
 	if p.Type != Customer {
 		return Order{}, refuse(domainerr.Forbidden, "only the order's customer may accept it")
 	}
+	release, err := s.writes.acquire(ctx, p.ID)
+	if err != nil {
+		return Order{}, err
+	}
+	defer release()
 	var r db.AcceptOrderRow
-	err := pgtx.Retry(ctx, func() (err error) {
+	err = pgtx.Retry(ctx, func() (err error) {
 		r, err = s.q.AcceptOrder(ctx, db.AcceptOrderParams{OrderID: id, CallerID: p.ID})
 		return err
 	})

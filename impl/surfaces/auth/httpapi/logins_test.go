@@ -63,3 +63,48 @@ func TestMount_PasswordsGuarded(t *testing.T) {
 		t.Fatalf("basic auth past 10 wrong passwords: %+v, want 429 with Retry-After", a)
 	}
 }
+
+// TestMount_AdminGetsInFromAKnownNetwork: the basic-auth admin's client keeps no device cookie,
+// so the per-account cap used to lock the admin out everywhere. After the admin signed in once
+// from one address, 60 wrong passwords from 6 others spend the account's strangers' share; the
+// admin's right password from the address it used is still checked and let in, while from an
+// address it never used it is refused unchecked (the throttle's known networks; the clock-driven
+// 30-minute run is loginguard's TestGuard_NewDeviceGetsInUnderAttack).
+func TestMount_AdminGetsInFromAKnownNetwork(t *testing.T) {
+	t.Parallel()
+	base := serve(t, dbtest.NewURL(t), true, Settings{AdminPasswd: "admin-secret-password-0123"})
+	basic := func(from int, pw string) int {
+		req, _ := http.NewRequest("GET", base+"/auth/user", nil)
+		req.SetBasicAuth("admin", pw)
+		resp, err := fromAddr(from).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := basic(140, "admin-secret-password-0123"); st != http.StatusOK {
+		t.Fatalf("the admin's first login: %d", st)
+	}
+	refused := 0
+	for a := range 6 {
+		for range 10 {
+			switch st := basic(141+a, "guess"); st {
+			case http.StatusUnauthorized:
+			case http.StatusTooManyRequests:
+				refused++
+			default:
+				t.Fatalf("a guess from 127.0.0.%d: %d", 141+a, st)
+			}
+		}
+	}
+	if refused == 0 {
+		t.Fatal("60 guesses from 6 addresses: none refused; the account cap did not hold")
+	}
+	if st := basic(150, "admin-secret-password-0123"); st != http.StatusTooManyRequests {
+		t.Errorf("the admin from an address it never used: %d, want 429", st)
+	}
+	if st := basic(140, "admin-secret-password-0123"); st != http.StatusOK {
+		t.Errorf("the admin from the address it signed in from: %d, want 200", st)
+	}
+}

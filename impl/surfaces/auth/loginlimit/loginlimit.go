@@ -15,12 +15,13 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/triadhq/triad/impl/credentials/clientkey"
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/throttle"
+	"github.com/triadhq/triad/impl/credentials/windowcount"
 )
 
 // ErrBadCredentials is what a check returns for a wrong password (or an unknown user): the one
@@ -50,17 +51,7 @@ const (
 // Replicas behind a load balancer each count alone: give them a shared Guard.
 type Memory struct {
 	max    int
-	window time.Duration
-	now    func() time.Time
-
-	mu     sync.Mutex
-	pairs  map[string]*count
-	logins int // since the last sweep
-}
-
-type count struct {
-	n   int // reserved attempts in the window (checks running or failed)
-	end time.Time
+	counts *windowcount.Counter
 }
 
 // NewMemory returns an in-memory Guard refusing a pair at max failures in window (zero values: the
@@ -72,10 +63,7 @@ func NewMemory(max int, window time.Duration, now func() time.Time) *Memory {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Memory{max: max, window: window, now: now, pairs: map[string]*count{}}
+	return &Memory{max: max, counts: windowcount.New(window, now)}
 }
 
 // Login implements Guard: the attempt is reserved before check runs (parallel guesses get no more
@@ -83,45 +71,17 @@ func NewMemory(max int, window time.Duration, now func() time.Time) *Memory {
 // success, and given back on any other error.
 func (m *Memory) Login(ctx context.Context, account, client string, check func(context.Context) error) error {
 	key := strings.ToLower(strings.TrimSpace(account)) + "|" + clientkey.Net(client)
-	m.mu.Lock()
-	now := m.now()
-	if m.logins++; m.logins >= 256 && m.logins >= len(m.pairs) {
-		// Swept as logins arrive, at a cost spread over as many logins as there are pairs, so the
-		// map holds about the pairs of one window.
-		m.logins = 0
-		for k, c := range m.pairs {
-			if !c.end.After(now) {
-				delete(m.pairs, k)
-			}
-		}
+	r, wait := m.counts.Reserve(windowcount.Limit{Key: key, Max: m.max})
+	if wait > 0 {
+		return &loginguard.Blocked{Seconds: throttle.RetryAfterSeconds(wait)}
 	}
-	c := m.pairs[key]
-	if c != nil && !c.end.After(now) {
-		c = nil // its window ended: a new one starts
-	}
-	if c == nil {
-		c = &count{end: now.Add(m.window)}
-		m.pairs[key] = c
-	}
-	if c.n >= m.max {
-		m.mu.Unlock()
-		return &loginguard.Blocked{Seconds: throttle.RetryAfterSeconds(c.end.Sub(now))}
-	}
-	c.n++
-	m.mu.Unlock()
-
 	err := check(ctx)
-	if errors.Is(err, ErrBadCredentials) {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.pairs[key] == c {
-		if err == nil {
-			delete(m.pairs, key)
-		} else {
-			c.n--
-		}
+	switch {
+	case errors.Is(err, ErrBadCredentials):
+	case err == nil:
+		r.Forget()
+	default:
+		r.Release()
 	}
 	return err
 }
@@ -154,10 +114,7 @@ func Run(w http.ResponseWriter, r *http.Request, g Guard, account string, check 
 	if !ok {
 		return g.Login(r.Context(), account, r.RemoteAddr, check)
 	}
-	var presented string
-	if c, err := r.Cookie(DeviceCookie); err == nil {
-		presented = c.Value
-	}
+	presented := device.Presented(r.CookiesNamed(DeviceCookie))
 	keep, err := dg.LoginDevice(r.Context(), account, r.RemoteAddr, presented, check)
 	if err == nil && keep != "" {
 		http.SetCookie(w, &http.Cookie{Name: DeviceCookie, Value: keep, Path: "/", MaxAge: int(dg.DeviceTTL().Seconds()),

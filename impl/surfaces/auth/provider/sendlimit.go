@@ -3,11 +3,11 @@ package provider
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/triadhq/triad/impl/credentials/clientkey"
 	"github.com/triadhq/triad/impl/credentials/fold"
+	"github.com/triadhq/triad/impl/credentials/windowcount"
 )
 
 // SendLimiter bounds the confirmation messages verified providers send, so that the login form is
@@ -35,7 +35,8 @@ const (
 // mailbox is one recipient with one allowance: trimmed, NFKC-normalized and case-folded
 // (fold.Name: upper case and fullwidth letters, and a fullwidth @ or +, are the same mailbox in
 // practice), without a "+tag" in the local part (most mail systems deliver victim+1@ to victim@),
-// the domain without a final dot, and for Gmail, which ignores dots in the local part and serves
+// the domain in its one form (fold.Domain: IDNA's UTS #46 mapping to Punycode, so bücher.example
+// is xn--bcher-kva.example, the full-stop variants such as 。 as ".", no final dot), and for Gmail, which ignores dots in the local part and serves
 // googlemail.com as gmail.com, j.a.n.e.doe@googlemail.com as janedoe@gmail.com.
 func RecipientKey(address string) string {
 	a := fold.Name(address)
@@ -43,7 +44,7 @@ func RecipientKey(address string) string {
 	if at < 0 {
 		return a
 	}
-	local, domain := a[:at], strings.TrimSuffix(a[at+1:], ".")
+	local, domain := a[:at], fold.Domain(a[at+1:])
 	if plus := strings.IndexByte(local, '+'); plus > 0 {
 		local = local[:plus]
 	}
@@ -74,59 +75,16 @@ func NewMemorySendLimiter(perRecipient, perClient int, window time.Duration, now
 	if window <= 0 {
 		window = DefaultSendWindow
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &memorySendLimiter{perRecipient: perRecipient, perClient: perClient, window: window, now: now,
-		counts: map[string]*sendCount{}}
-}
-
-type sendCount struct {
-	n   int
-	end time.Time
+	return &memorySendLimiter{perRecipient: perRecipient, perClient: perClient, counts: windowcount.New(window, now)}
 }
 
 type memorySendLimiter struct {
 	perRecipient, perClient int
-	window                  time.Duration
-	now                     func() time.Time
-
-	mu        sync.Mutex
-	counts    map[string]*sendCount
-	lastSweep time.Time
+	counts                  *windowcount.Counter
 }
 
 func (m *memorySendLimiter) Allow(_ context.Context, recipient, client string) (time.Duration, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	// Ended windows are dropped at most once a second, so a flood of fresh keys costs one pass
-	// over the map a second rather than one per message.
-	if now.Sub(m.lastSweep) >= time.Second {
-		m.lastSweep = now
-		for k, c := range m.counts {
-			if !now.Before(c.end) {
-				delete(m.counts, k)
-			}
-		}
-	}
-	to, from := "to|"+RecipientKey(recipient), "from|"+ClientKey(client)
-	wait := time.Duration(0)
-	for key, limit := range map[string]int{to: m.perRecipient, from: m.perClient} {
-		if c := m.counts[key]; c != nil && now.Before(c.end) && c.n >= limit {
-			wait = max(wait, c.end.Sub(now))
-		}
-	}
-	if wait > 0 {
-		return wait, nil
-	}
-	for _, key := range []string{to, from} {
-		c := m.counts[key]
-		if c == nil || !now.Before(c.end) {
-			c = &sendCount{end: now.Add(m.window)}
-			m.counts[key] = c
-		}
-		c.n++
-	}
-	return 0, nil
+	_, wait := m.counts.Reserve(windowcount.Limit{Key: "to|" + RecipientKey(recipient), Max: m.perRecipient},
+		windowcount.Limit{Key: "from|" + ClientKey(client), Max: m.perClient})
+	return wait, nil
 }

@@ -11,9 +11,16 @@ func TestRecipientKey_OneMailboxOneKey(t *testing.T) {
 		"janedoe@gmail.com", "j.a.n.e.d.o.e@gmail.com", "jane.doe@gmail.com", "janedoe@googlemail.com",
 		" JaneDoe@Gmail.COM ", "jane.doe+promo@googlemail.com", "\uff4a\uff41\uff4e\uff45\uff44\uff4f\uff45@gmail.com",
 		"janedoe\uff20gmail.com", "janedoe@gmail.com.", "jane.doe\uff0bx@gmail.com",
+		"janedoe@gmail\u3002com", "janedoe@gmail\uff0ecom", "janedoe@gmail\uff61com", "j.a.n.e.d.o.e@googlemail\u3002com",
 	} {
 		if got := RecipientKey(a); got != want {
 			t.Errorf("RecipientKey(%q) = %q, want %q", a, got, want)
+		}
+	}
+	// One IDN domain, as Unicode and as Punycode (issue 44: 5 + 5 mails before).
+	for _, a := range []string{"jane@bücher.example", "jane@xn--bcher-kva.example", "Jane@BÜCHER.example", "jane@bücher\u3002example"} {
+		if got := RecipientKey(a); got != "jane@xn--bcher-kva.example" {
+			t.Errorf("RecipientKey(%q) = %q, want jane@xn--bcher-kva.example", a, got)
 		}
 	}
 	if want != "janedoe@gmail.com" {

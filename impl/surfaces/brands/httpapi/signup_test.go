@@ -8,8 +8,8 @@ import (
 
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/throttle"
-	"github.com/triadhq/triad/impl/credentials/throttle/throttletest"
 	"github.com/triadhq/triad/impl/surfaces/brands/httpapi"
+	"github.com/triadhq/triad/impl/testkit/throttletest"
 )
 
 // TestRegister_CappedPerAddress: with the server's default cap, 40 sign-ups from one address meet

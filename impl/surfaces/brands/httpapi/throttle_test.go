@@ -12,9 +12,9 @@ import (
 	"github.com/triadhq/triad/gen/brandsapi"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/credentials/throttle"
-	"github.com/triadhq/triad/impl/credentials/throttle/throttletest"
 	"github.com/triadhq/triad/impl/surfaces/brands/httpapi"
 	"github.com/triadhq/triad/impl/testkit/apitest"
+	"github.com/triadhq/triad/impl/testkit/throttletest"
 )
 
 // from is a copy of e whose client connects from the loopback address ip (any of 127.0.0.0/8 is

@@ -34,6 +34,7 @@ func TestRefusals_CoverTheDomainAndTheSpec(t *testing.T) {
 		"ErrTooManyHeld":               orders.ErrTooManyHeld,
 		"ErrCoolingDown":               orders.ErrCoolingDown,
 		"ErrListTooSlow":               orders.ErrListTooSlow,
+		"ErrTooManyAtOnce":             orders.ErrTooManyAtOnce,
 	}, map[string]string{
 		"domainerr.InvalidCredentials": "the token endpoint answers it as invalid_grant (RFC 6749 §5.2)",
 	}, "..", spec(t))

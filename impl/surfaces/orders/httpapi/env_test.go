@@ -135,6 +135,11 @@ func newEnvWith(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options, wrap ...
 	if opts.Signups.Max == 0 {
 		opts.Signups.Max = 1 << 20
 	}
+	// Likewise the write share: the race tests send one user's writes 20 at once, and the share
+	// is tested on its own (TestWriteShare_OneUsersFloodLeavesThePoolToOthers, a share of 1).
+	if opts.Limits.WriteShare == 0 {
+		opts.Limits.WriteShare = 64
+	}
 	a, err := httpapi.New(pool, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/password"
 	"github.com/triadhq/triad/impl/kit/domainerr"
@@ -115,10 +116,7 @@ func (a *API) issueToken(w http.ResponseWriter, r *http.Request) {
 	// temporary.
 	// A client that logged in to this account before presents its device cookie, which lets it
 	// past the locks others' guesses set (loginguard.Guard.LoginDevice).
-	var presented string
-	if c, err := r.Cookie(DeviceCookie); err == nil {
-		presented = c.Value
-	}
+	presented := device.Presented(r.CookiesNamed(DeviceCookie))
 	var u orders.User
 	keep, err := a.edge.Guard.LoginDevice(r.Context(), username, r.RemoteAddr, presented, func(ctx context.Context) (err error) {
 		u, err = a.svc.Authenticate(ctx, username, pw)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,7 +121,15 @@ func TestUnvalidated_MovesTheValidatorAccepts(t *testing.T) {
 			continue
 		}
 		op := item.Patch
-		if op.RequestBody != nil || len(op.Parameters)+len(item.Parameters) != 1 {
+		others := 0 // parameters besides the id that a request without a query still has
+		for _, p := range append(slices.Clone(op.Parameters), item.Parameters...) {
+			// An optional query parameter (reject's cancel) sends its request to the validator:
+			// wellFormedMove takes no query.
+			if p.Value.Name != "id" && (p.Value.In != "query" || p.Value.Required) {
+				others++
+			}
+		}
+		if op.RequestBody != nil || others != 0 {
 			t.Errorf("PATCH %s takes a body or a parameter besides the id: the validator must see it", path)
 		}
 		if _, ok := unvalidated[web.GeneratedOperationID(op.OperationID)]; !ok {

@@ -27,6 +27,10 @@ var refusals = refusal.Table{
 	// The code predates READY orders counting under the cap; clients match on it, so it stays.
 	{Err: orders.ErrTooManyHeld, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "too_many_in_progress"}},
 	{Err: orders.ErrCoolingDown, Refusal: refusal.Refusal{Status: http.StatusConflict, Code: "retake_cooldown"}},
+	// A user over its share of the pool for writes: its earlier requests are running and its line
+	// is full; the client may retry once they are answered (a second is plenty).
+	{Err: orders.ErrTooManyAtOnce, Refusal: refusal.Refusal{Status: http.StatusTooManyRequests, Code: refusal.CodeTooManyRequests,
+		RetryAfter: func(error) int { return 1 }}},
 	// A page cancelled by its statement timeout: the server declined the work, as when the
 	// password hasher is full, so the same code and a short Retry-After.
 	{Err: orders.ErrListTooSlow, Refusal: refusal.Refusal{Status: http.StatusServiceUnavailable, Code: refusal.CodeServerBusy,

@@ -148,9 +148,9 @@ func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderReq
 	return ordersapi.ReleaseOrder200JSONResponse(orderJSON(o)), nil
 }
 
-// RejectOrder is PATCH /orders/{id}/reject.
+// RejectOrder is PATCH /orders/{id}/reject, with cancel=true rejected and cancelled in one step.
 func (s *server) RejectOrder(ctx context.Context, req ordersapi.RejectOrderRequestObject) (ordersapi.RejectOrderResponseObject, error) {
-	o, err := s.a.svc.Reject(ctx, principal(ctx), req.Id)
+	o, err := s.a.svc.Reject(ctx, principal(ctx), req.Id, req.Params.Cancel != nil && *req.Params.Cancel)
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/triadhq/triad/impl/credentials/loginguard"
 	"github.com/triadhq/triad/impl/credentials/throttle"
-	"github.com/triadhq/triad/impl/credentials/throttle/throttletest"
 	"github.com/triadhq/triad/impl/kit/tokenedge"
 	"github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/throttletest"
 )
 
 // TestRegister_CappedPerAddress: with the server's default cap, 40 sign-ups from one address meet
