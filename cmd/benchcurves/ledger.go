@@ -189,7 +189,9 @@ func (b *bench) dropForBulk(ctx context.Context) (restore func() error, err erro
 	}
 	return func() error {
 		for i := 0; i < len(indexes); i += 2 {
-			if _, err := b.pool.Exec(ctx, indexes[i+1]); err != nil {
+			// pg_get_indexdef names a partitioned table's index ON ONLY the parent, which makes it
+			// on no partition: without ONLY it is made on every one.
+			if _, err := b.pool.Exec(ctx, strings.Replace(indexes[i+1], " ON ONLY ", " ON ", 1)); err != nil {
 				return err
 			}
 		}

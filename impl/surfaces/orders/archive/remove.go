@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,12 +22,27 @@ const (
 	lockWait  = "2s"
 )
 
-// remove takes m out of the database once its files are written: the opening rows and the detach
-// in one short transaction (retried while writers hold the ledger), the detached partition
-// dropped, then the finished orders in batches. The counts must match the manifest's.
+// remove takes m out of the database once its files are written: the list of its finished orders
+// kept in a work table (one scan of orders: finished orders never change), the opening rows and
+// the detach in one short transaction (retried while writers hold the ledger), the detached
+// partition dropped, then the orders of the list in batches. The counts must match the manifest's.
 func remove(ctx context.Context, pool *pgxpool.Pool, m month, man Manifest) error {
+	work := pgx.Identifier{"archive_orders_" + m.Partition}.Sanitize()
+	if _, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+work); err != nil { // a run that died before its end
+		return err
+	}
+	tag, err := pool.Exec(ctx, fmt.Sprintf(`CREATE UNLOGGED TABLE %s AS %s`, work,
+		fmt.Sprintf(strings.Replace(finishedBefore, "SELECT *", "SELECT id", 1), quoteTime(m.To))))
+	if err != nil {
+		return fmt.Errorf("listing the month's finished orders: %w", err)
+	}
+	if _, err := pool.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s ADD PRIMARY KEY (id)`, work)); err != nil {
+		return fmt.Errorf("listing the month's finished orders: %w", err)
+	}
+	if want := man.Files[tableOrders].Rows; tag.RowsAffected() != want {
+		return fmt.Errorf("%d finished orders, the archive holds %d", tag.RowsAffected(), want)
+	}
 	ledger := pgx.Identifier{m.Partition}.Sanitize()
-	var err error
 	for try := 0; try < lockTries; try++ {
 		err = detach(ctx, pool, m, ledger, man)
 		var pgErr *pgconn.PgError
@@ -47,7 +63,7 @@ func remove(ctx context.Context, pool *pgxpool.Pool, m month, man Manifest) erro
 	}
 	var removed int64
 	for {
-		n, err := removeOrders(ctx, pool, m.To)
+		n, err := removeOrders(ctx, pool, work)
 		if err != nil {
 			return fmt.Errorf("removing the month's finished orders: %w", err)
 		}
@@ -59,7 +75,8 @@ func remove(ctx context.Context, pool *pgxpool.Pool, m month, man Manifest) erro
 	if want := man.Files[tableOrders].Rows; removed != want {
 		return fmt.Errorf("removed %d finished orders, the archive holds %d", removed, want)
 	}
-	return nil
+	_, err = pool.Exec(ctx, "DROP TABLE "+work)
+	return err
 }
 
 // detach leaves the opening rows of m at its end and detaches its partition, in one transaction.
@@ -93,16 +110,15 @@ func detach(ctx context.Context, pool *pgxpool.Pool, m month, ledger string, man
 	})
 }
 
-// removeOrders deletes up to orderBatch orders that finished before to (with their cool-downs)
-// and takes them off their customers' and performers' list counts, in one transaction; it returns
-// how many went.
-func removeOrders(ctx context.Context, pool *pgxpool.Pool, to time.Time) (int64, error) {
+// removeOrders deletes up to orderBatch orders of the work list (with their cool-downs), takes them
+// off their customers' and performers' list counts and off the list, in one transaction; it
+// returns how many went.
+func removeOrders(ctx context.Context, pool *pgxpool.Pool, work string) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `
+		return tx.QueryRow(ctx, fmt.Sprintf(`
 			WITH batch AS (
-				SELECT id FROM orders WHERE status IN ('COMPLETED', 'CANCELLED') AND updated_at < $1
-				ORDER BY id LIMIT $2 FOR UPDATE
+				DELETE FROM %[1]s w WHERE w.id IN (SELECT id FROM %[1]s ORDER BY id LIMIT $1) RETURNING w.id
 			), cool AS (
 				DELETE FROM order_cooldowns c USING batch WHERE c.order_id = batch.id
 			), gone AS (
@@ -114,7 +130,7 @@ func removeOrders(ctx context.Context, pool *pgxpool.Pool, to time.Time) (int64,
 				WHERE s.owner_id IS NOT NULL GROUP BY s.scope, s.owner_id
 				ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
 			)
-			SELECT count(*) FROM gone`, to, orderBatch).Scan(&n)
+			SELECT count(*) FROM gone`, work), orderBatch).Scan(&n)
 	})
 	return n, err
 }
