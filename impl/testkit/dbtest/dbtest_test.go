@@ -2,12 +2,18 @@ package dbtest_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+// TestMain tests dbtest's own private cluster, the one a package run alone starts, even under
+// make test, whose one cluster (TRIAD_TEST_DATABASE_URL) every other package shares.
+func TestMain(m *testing.M) {
+	os.Unsetenv("TRIAD_TEST_DATABASE_URL")
+	dbtest.Main(m)
+}
 
 // Each test must see a migrated database that no other test writes to.
 func TestNew_IsolatedMigratedDatabases(t *testing.T) {

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/triadhq/triad/impl/testkit/serverbin"
+)
+
+// TestRun_ExitStatusAndEvents runs go test through run on a small package, with the cluster and
+// the binaries named in the environment (as a run inside make test has them, so none is started or
+// built): its exit status is go test's, and -events keeps every event.
+func TestRun_ExitStatusAndEvents(t *testing.T) {
+	t.Setenv("TRIAD_TEST_DATABASE_URL", "postgres://unused")
+	bin := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(serverbin.Env, bin)
+	t.Setenv(serverbin.RaceEnv, bin)
+	events := filepath.Join(t.TempDir(), "events.json")
+	if code := run([]string{"-count=1", "./testdata/sample"}, 3, 0, events); code != 0 {
+		t.Fatalf("a passing package: exit %d, want 0", code)
+	}
+	raw, err := os.ReadFile(events)
+	if err != nil || !strings.Contains(string(raw), `"Test":"TestSample"`) || !strings.Contains(string(raw), `"Action":"pass"`) {
+		t.Fatalf("events kept: %v\n%s", err, raw)
+	}
+	t.Setenv("TESTRUN_SAMPLE_FAIL", "1")
+	if code := run([]string{"-count=1", "./testdata/sample"}, 3, 0, ""); code != 1 {
+		t.Fatalf("a failing package: exit %d, want go test's 1", code)
+	}
+}
