@@ -104,7 +104,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 go build -o "$work/benchbase" ./cmd/benchbase
 port=$(free_port); base_port=$(free_port)
 chmod 755 "$work"
-"$work/server" -mode dev -data-dir "$work/data" -addr "127.0.0.1:$port" -auth-dev-port 0 -log-level warn 2>"$work/server.log" &
+# Each user's share of the write pool (ORDERS_WRITE_SHARE, which also covers GET /authenticated)
+# is set to the wrk connections: the read gates measure a route's cost against the same SQL with
+# one user's token, and under the default share (a quarter of the pool) they would measure that
+# user's cap instead (0.41x at 32 connections, 2026-12-04), which make abuse-fairness measures.
+ORDERS_WRITE_SHARE="$CONNS" "$work/server" -mode dev -data-dir "$work/data" -addr "127.0.0.1:$port" -auth-dev-port 0 -log-level warn 2>"$work/server.log" &
 srv_pid=$!
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
 curl -fs "http://127.0.0.1:$port/readyz" >/dev/null || { cat "$work/server.log"; exit 1; }
