@@ -62,8 +62,11 @@ func TestConflicts_CountsDeadlocksAndSerializationFailures(t *testing.T) {
 	<-locked
 	close(both)
 	wg.Wait()
-	if d, _ := conflicts.Counts(); d != 1 {
-		t.Fatalf("deadlocks counted: %d, want 1", d)
+	// At least one: on a loaded machine each waiting backend may run its own deadlock check after
+	// deadlock_timeout, and PostgreSQL has been seen aborting a retry's wait too (2 counted, once,
+	// with another make test beside this one); none counted is the failure this test is about.
+	if d, _ := conflicts.Counts(); d < 1 {
+		t.Fatalf("deadlocks counted: %d, want at least 1", d)
 	}
 
 	// A serializable transaction whose row another commits meanwhile fails (40001); Run retries it.
@@ -97,7 +100,7 @@ func TestConflicts_CountsDeadlocksAndSerializationFailures(t *testing.T) {
 	if err := pool.QueryRow(ctx, "SELECT value::int FROM platform_info WHERE key = 'n'").Scan(&n); err != nil || n != 11 {
 		t.Fatalf("counter %d (%v), want 11: the retry read the committed 10", n, err)
 	}
-	if d, s := conflicts.Counts(); d != 1 || s != 1 {
-		t.Fatalf("counted %d deadlocks and %d serialization failures, want 1 and 1", d, s)
+	if d, s := conflicts.Counts(); d < 1 || s != 1 {
+		t.Fatalf("counted %d deadlocks and %d serialization failures, want at least 1 and 1", d, s)
 	}
 }
