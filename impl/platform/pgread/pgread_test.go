@@ -11,13 +11,14 @@ import (
 
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/platform/pgread"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // primaryAndStandby starts a primary and a streaming standby made from it by pg_basebackup -R,
 // each on a socket in its own folder, with a table t on both.
 func primaryAndStandby(t *testing.T) (primary, standby *pgxpool.Pool, stopStandby, stopPrimary func()) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(2*time.Minute))
 	defer cancel()
 	dir, err := os.MkdirTemp("", "triad-read-")
 	if err != nil {
