@@ -18,6 +18,7 @@ import (
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider/providertest"
 	"github.com/triadhq/triad/impl/testkit/hastack"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // haRole is the row-only role the HA run's servers use.
@@ -75,7 +76,7 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startCtx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	startCtx, cancel := context.WithTimeout(ctx, patience.Bound(8*time.Minute))
 	defer cancel()
 	started := time.Now()
 	st, err := hastack.Start(startCtx, dir, hastack.Options{AppRole: haRole, BouncerSettings: settings,
@@ -247,7 +248,7 @@ func TestHA_FailoverLosesNothing(t *testing.T) {
 			t.Errorf("%s: no create acknowledged: the load did not run", f.name)
 		}
 		if f.heal != nil {
-			hctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			hctx, cancel := context.WithTimeout(ctx, patience.Bound(3*time.Minute))
 			err := f.heal(hctx)
 			cancel()
 			if err != nil {
@@ -284,7 +285,7 @@ func clock(t time.Time) string {
 // acknowledged before target is there and that the ledger adds up.
 func restoreDrill(t *testing.T, st *hastack.Stack, ld *haLoad, target time.Time) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(5*time.Minute))
 	defer cancel()
 	if err := st.ArchiveNow(ctx); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package password
 
 import (
+	"encoding/base64"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -88,4 +90,25 @@ func number(s string, limit uint32) (uint32, bool) {
 		return 0, false
 	}
 	return uint32(n), true
+}
+
+// b64 is PHC's base64: standard alphabet, no padding, and Strict so that one value has exactly
+// one spelling (unused trailing bits must be zero).
+var b64 = base64.RawStdEncoding.Strict()
+
+// Hash is a parsed PHC argon2id string.
+type Hash struct {
+	Params
+	Salt []byte
+	Key  []byte
+}
+
+// String is h in PHC format, the form Parse reads.
+func (h Hash) String() string {
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads,
+		b64.EncodeToString(h.Salt), b64.EncodeToString(h.Key))
+}
+
+func (h Hash) derive(pw []byte, n uint32) []byte {
+	return argon2.IDKey(pw, h.Salt, h.Time, h.Memory, h.Threads, n)
 }
