@@ -125,18 +125,21 @@ func (m *Registry) name(method, op string) string {
 	return op
 }
 
-// Middleware observes every request passing through it. It must sit on the root chi router so the
-// route pattern is complete once the handler returns.
+// Middleware observes every request passing through it, with the status the access log reports
+// (web.StatusWriter.Answered). It must sit on the root chi router so the route pattern is complete
+// once the handler returns.
 func (m *Registry) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &web.StatusWriter{ResponseWriter: w}
+		rec := web.NewStatusWriter(w, r)
 		next.ServeHTTP(rec, r)
 		pattern := ""
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			pattern = rc.RoutePattern()
 		}
-		m.Observe(r.Method, pattern, rec.Status(), web.RefusalCode(r.Context()), time.Since(start))
+		// The status the access log reports too (web.StatusWriter.Answered): 499 for a client
+		// that hung up before its answer was delivered, not the 200 nobody received.
+		m.Observe(r.Method, pattern, rec.Answered(), web.RefusalCode(r.Context()), time.Since(start))
 	})
 }
 

@@ -100,10 +100,11 @@ func (t Table) ResponseErrorHandler() func(http.ResponseWriter, *http.Request, e
 	}
 }
 
-// The refusal of work the password hasher has no room for (password.ErrBusy), on every surface.
+// The refusal of work the password hasher has no room for (password.ErrBusy), on every surface:
+// the one server_busy of web.Internal's cancelled statements too.
 const (
-	CodeServerBusy    = "server_busy"
-	MessageServerBusy = "the server is busy; try again shortly"
+	CodeServerBusy    = web.CodeServerBusy
+	MessageServerBusy = web.MessageServerBusy
 )
 
 // ServerBusy is the entry every surface's table carries for password.ErrBusy: a 503 whose

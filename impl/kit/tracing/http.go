@@ -35,16 +35,14 @@ func (t *Tracing) Middleware(trusted func(remoteAddr string) bool, name func(met
 			if seen != nil && span.SpanContext().HasTraceID() {
 				seen(ctx, span.SpanContext().TraceID().String())
 			}
-			rec := &web.StatusWriter{ResponseWriter: w}
-			next.ServeHTTP(rec, r.WithContext(ctx))
+			r = r.WithContext(ctx)
+			rec := web.NewStatusWriter(w, r)
+			next.ServeHTTP(rec, r)
 			pattern := ""
 			if rc := chi.RouteContext(ctx); rc != nil {
 				pattern = rc.RoutePattern()
 			}
-			status := rec.Status()
-			if status == 0 {
-				status = http.StatusOK
-			}
+			status := rec.Answered() // the access log's and the metrics' status: 499 for a client gone
 			span.SetName(name(r.Method, pattern))
 			span.SetAttributes(attribute.String("http.route", pattern), attribute.Int("http.response.status_code", status))
 			if status >= http.StatusInternalServerError {

@@ -90,6 +90,8 @@ func RefusalCode(ctx context.Context) string {
 //     be sent;
 //   - the database is unreachable (DatabaseUnavailable): 503 database_unavailable with Retry-After,
 //     logged at most once every few seconds with a count (see ReportOutages);
+//   - PostgreSQL cancelled a statement (StatementCancelled: its statement_timeout) while the client
+//     was still there: 503 server_busy with Retry-After: 1, logged at warn;
 //   - anything else: an ERROR line with the request id and a 500 that reveals nothing but that id.
 //     A request that reached no WithRequestID gets an id here (and as its X-Request-Id), so the
 //     answer can always be found in the log.
@@ -109,6 +111,10 @@ func Internal(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if DatabaseUnavailable(err) {
 		unavailable(w, r, err)
+		return
+	}
+	if StatementCancelled(err) {
+		busy(w, r, err)
 		return
 	}
 	id := LogFailure(w, r, err)

@@ -145,17 +145,29 @@ func IsTooLarge(err error) bool {
 }
 
 // StatusWriter keeps the status of the response written through it, for a layer that reports the
-// request once its handler has returned (the request metrics, the trace span): Status is the status
-// written, 200 for a body written without one, 0 when nothing was written.
+// request once its handler has returned (the access log, the request metrics, the trace span):
+// Answered is the one status they all report. Make it with NewStatusWriter, so it can tell an
+// answer its client never got.
 type StatusWriter struct {
 	http.ResponseWriter
 	status int
+	// ctx is the request's context (NewStatusWriter); nil: the client is never taken for gone.
+	ctx context.Context
+	// lost is set when the answer cannot have reached the client: its status was written after the
+	// client had gone, or a write to the connection failed once it had.
+	lost bool
+}
+
+// NewStatusWriter wraps w for the request r.
+func NewStatusWriter(w http.ResponseWriter, r *http.Request) *StatusWriter {
+	return &StatusWriter{ResponseWriter: w, ctx: r.Context()}
 }
 
 // WriteHeader keeps the first status.
 func (s *StatusWriter) WriteHeader(code int) {
 	if s.status == 0 {
 		s.status = code
+		s.lost = s.gone()
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
@@ -164,12 +176,40 @@ func (s *StatusWriter) WriteHeader(code int) {
 func (s *StatusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
+		s.lost = s.gone()
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	if err != nil && !s.lost {
+		s.lost = s.gone()
+	}
+	return n, err
+}
+
+// gone reports whether the request's client has gone away (clientGone): net/http cancels the
+// request's context when its connection closes or a write to it fails.
+func (s *StatusWriter) gone() bool {
+	return s.ctx != nil && errors.Is(s.ctx.Err(), context.Canceled)
 }
 
 // Status is the status the response was given (0: none yet).
 func (s *StatusWriter) Status() int { return s.status }
+
+// Answered is the status a request is reported with once its handler has returned: the one source
+// of truth of the access log's status, the request metrics' status label and the trace span's
+// status code. It is StatusClientGone (499, nginx's "client closed request") when the client hung
+// up before the answer was delivered: nothing was written by the time the handler returned with
+// the client gone (Internal writes nothing to a client that left), the status was written only
+// after the client had gone, or a write failed once it had. Otherwise it is the status written,
+// 200 for a body written without one or for nothing written at all.
+func (s *StatusWriter) Answered() int {
+	switch {
+	case s.lost, s.status == 0 && s.gone():
+		return StatusClientGone
+	case s.status == 0:
+		return http.StatusOK
+	}
+	return s.status
+}
 
 // Unwrap lets http.ResponseController and the writers further in reach the writer underneath.
 func (s *StatusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
@@ -204,8 +244,9 @@ func headerWritten(w http.ResponseWriter) bool {
 	}
 }
 
-// StatusClientGone is the status the access log gives a request whose client went away before
-// any response was written (nginx's 499 "client closed request"); nothing is sent.
+// StatusClientGone is the status the access log, the request metrics and the trace span give a
+// request whose client went away before its answer was delivered (nginx's 499 "client closed
+// request", see StatusWriter.Answered); no 499 is ever sent.
 const StatusClientGone = 499
 
 // AccessLog records every response's status (so Internal knows whether a response has started) and
@@ -218,13 +259,13 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			rec := &statusRecorder{StatusWriter: StatusWriter{ResponseWriter: w}}
 			ri := info(r.Context())
 			if ri == nil {
 				// Without WithRequestID in front the slot is made here, so SetUser still reaches it.
 				ri = &requestInfo{}
 				r = r.WithContext(context.WithValue(r.Context(), requestInfoKey, ri))
 			}
+			rec := &statusRecorder{StatusWriter: StatusWriter{ResponseWriter: w, ctx: r.Context()}}
 			next.ServeHTTP(rec, r)
 			if rec.status == http.StatusInternalServerError && !ri.failureLogged {
 				// Every 500 leaves an ERROR line with its request id: one written by anything but
@@ -242,14 +283,7 @@ func AccessLog(log *slog.Logger, level slog.Level) func(http.Handler) http.Handl
 			if route == "" {
 				route = "unmatched"
 			}
-			status := rec.status
-			if status == 0 {
-				status = http.StatusOK
-				if clientGone(r) {
-					// Nothing was written because nobody was left to read it: not a 200.
-					status = StatusClientGone
-				}
-			}
+			status := rec.Answered() // 499 for an answer its client never got, as in the metrics
 			attrs := [...]slog.Attr{slog.String("request_id", ri.id), slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", status), slog.Int("bytes", rec.bytes),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.String("client", r.RemoteAddr), slog.String("user", ri.user)}

@@ -186,6 +186,8 @@ func OneMessage(code string) (string, bool) {
 		return MessageInternal, true
 	case CodeDatabaseUnavailable:
 		return MessageDatabaseDown, true
+	case CodeServerBusy:
+		return MessageServerBusy, true
 	}
 	return "", false
 }

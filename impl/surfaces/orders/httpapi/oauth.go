@@ -169,9 +169,10 @@ func (a *API) invalidClient(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) oauthInternal(w http.ResponseWriter, r *http.Request, err error) {
-	// An unreachable database (503 database_unavailable) and a client that went away are classified
-	// where every surface's failures are.
-	if web.DatabaseUnavailable(err) || r.Context().Err() != nil {
+	// An unreachable database (503 database_unavailable), a statement cancelled at its time limit
+	// (503 server_busy) and a client that went away are classified where every surface's failures
+	// are.
+	if web.DatabaseUnavailable(err) || web.StatementCancelled(err) || r.Context().Err() != nil {
 		web.Internal(w, r, err)
 		return
 	}
