@@ -11,6 +11,11 @@
 // is then dropped: O(1) for the ledger, whatever its size (rows are never deleted one by one from
 // the ledger); the month's finished orders then go in batches of their own, each a short
 // transaction.
+//
+// An archive cut short (killed, its context cancelled) is resumed by the next run before anything
+// else (resume): a month whose partition was detached has its listed orders removed, so no order
+// is left behind to be taken again by the next month's files, and a month whose partition is still
+// attached is archived afresh. Each order therefore lands in exactly one month's files.
 package archive
 
 import (
@@ -84,10 +89,18 @@ type Options struct {
 	Now func() time.Time
 	// Log hears each month archived; nil discards.
 	Log *slog.Logger
+
+	// batch is how many orders one transaction of the removal deletes (0: orderBatch); afterBatch,
+	// when set, is called after each committed batch with the month's partition (tests cut a run
+	// short there).
+	batch      int
+	afterBatch func(partition string)
 }
 
 // Archive archives every month of the ledger that ended before Now - Horizon, oldest first, and
-// returns their manifests. A month it fails on stops the run; the months before it are done.
+// returns their manifests. A month it fails on stops the run; the months before it are done. A
+// month an earlier run left unfinished is finished first (its manifest leads the list when its
+// partition was already detached; else it is archived afresh with the others).
 func Archive(ctx context.Context, pool *pgxpool.Pool, o Options) ([]Manifest, error) {
 	if o.Dir == "" {
 		return nil, errors.New("archive: no folder to write to")
@@ -101,14 +114,20 @@ func Archive(ctx context.Context, pool *pgxpool.Pool, o Options) ([]Manifest, er
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.batch <= 0 {
+		o.batch = orderBatch
+	}
+	done, err := resume(ctx, pool, o)
+	if err != nil {
+		return done, err
+	}
 	months, err := monthsBefore(ctx, pool, o.Now().Add(-o.Horizon))
 	if err != nil {
-		return nil, err
+		return done, err
 	}
-	var done []Manifest
 	for _, m := range months {
 		start := time.Now()
-		man, err := archiveMonth(ctx, pool, m, filepath.Join(o.Dir, m.Partition))
+		man, err := archiveMonth(ctx, pool, m, filepath.Join(o.Dir, m.Partition), o)
 		if err != nil {
 			return done, fmt.Errorf("archive: %s: %w", m.Partition, err)
 		}
@@ -153,11 +172,18 @@ func monthsBefore(ctx context.Context, pool *pgxpool.Pool, cut time.Time) ([]mon
 // finishedBefore selects the orders an archive of a month ending at $1 takes: finished before it.
 const finishedBefore = `SELECT * FROM orders WHERE status IN ('COMPLETED', 'CANCELLED') AND updated_at < %s ORDER BY id`
 
-// archiveMonth writes m's files to dir, then removes m from the database.
-func archiveMonth(ctx context.Context, pool *pgxpool.Pool, m month, dir string) (Manifest, error) {
+// archiveMonth writes m's files to dir, then removes m from the database. Files an earlier run
+// left in dir are replaced: m's partition is still attached, so that run removed nothing (the
+// detach is the first removal) and the database still holds all they hold.
+func archiveMonth(ctx context.Context, pool *pgxpool.Pool, m month, dir string, o Options) (Manifest, error) {
 	man := Manifest{Partition: m.Partition, From: m.From, To: m.To, Files: map[string]File{}, Sums: map[string]int64{}}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return man, err
+	}
+	for _, name := range []string{ManifestName, tableOrders + ".copy", tableCooldowns + ".copy", tableLedger + ".copy"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return man, err
+		}
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -215,7 +241,7 @@ func archiveMonth(ctx context.Context, pool *pgxpool.Pool, m month, dir string) 
 	if err := writeManifest(dir, man); err != nil {
 		return man, err
 	}
-	return man, remove(ctx, pool, m, man)
+	return man, remove(ctx, pool, m, man, o)
 }
 
 // copyOut writes query's rows (COPY text format) to path, synced, and returns its file entry.

@@ -2,6 +2,8 @@ package archive_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,6 +197,135 @@ func TestArchive_RoundTrip(t *testing.T) {
 	}
 	for i := len(mans) - 1; i >= 0; i-- {
 		if _, err := archive.Restore(ctx, pool, filepath.Join(dir, mans[i].Partition)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := snapshot(t, pool); got != before {
+		t.Fatalf("after the round trip:\n got %+v\nwant %+v", got, before)
+	}
+	checkMoney(t, pool)
+}
+
+// archivedOrderIDs reads the order ids (the first column) of every month's orders file in dir.
+func archivedOrderIDs(t *testing.T, dir string, mans []archive.Manifest) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for _, m := range mans {
+		data, err := os.ReadFile(filepath.Join(dir, m.Partition, "orders.copy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if line == "" {
+				continue
+			}
+			id, _, _ := strings.Cut(line, "\t")
+			seen[id]++
+		}
+	}
+	return seen
+}
+
+// TestArchive_CutShortBetweenBatchesResumes: a run cancelled between two batches of a month's
+// order removal (its partition already detached and dropped, some of its orders still in the
+// database) is finished by the next run before the next month is taken, so every finished order
+// lands in exactly one month's files; put back newest first, the ledger, orders, cool-downs and
+// list sizes are exactly as before, with no duplicate.
+func TestArchive_CutShortBetweenBatchesResumes(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	seedMonths(t, pool)
+	before := snapshot(t, pool)
+	dir := t.TempDir()
+	now := time.Now()
+	cut := time.Date(now.Year(), now.Month()-2, 1, 0, 0, 0, 0, time.UTC)
+	horizon := now.Sub(cut) - time.Hour
+	var finished int64
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM orders WHERE status IN ('COMPLETED', 'CANCELLED') AND updated_at < $1", cut).Scan(&finished); err != nil {
+		t.Fatal(err)
+	}
+
+	// The first month with orders is cut short after its first batch of 100.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cutIn string
+	o := archive.WithBatches(archive.Options{Dir: dir, Horizon: horizon}, 100, func(partition string) {
+		if cutIn == "" {
+			cutIn = partition
+			cancel()
+		}
+	})
+	first, err := archive.Archive(ctx, pool, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cut-short run: %v, want context.Canceled", err)
+	}
+	if cutIn == "" {
+		t.Fatal("no batch was removed: nothing was cut short")
+	}
+	var gone, waitingWork bool
+	var left int64
+	if err := pool.QueryRow(context.Background(), `SELECT to_regclass($1) IS NULL, to_regclass('archive_orders_' || $1) IS NOT NULL,
+		(SELECT count(*) FROM orders WHERE status IN ('COMPLETED', 'CANCELLED') AND updated_at < $2)`, cutIn, cut).
+		Scan(&gone, &waitingWork, &left); err != nil {
+		t.Fatal(err)
+	}
+	if !gone || !waitingWork || left == 0 || left >= finished {
+		t.Fatalf("after the cut: partition %s gone %v, its work list kept %v, %d of %d finished orders left: not cut between batches",
+			cutIn, gone, waitingWork, left, finished)
+	}
+
+	// The next run finishes the month cut short, then archives the rest.
+	second, err := archive.Archive(context.Background(), pool, archive.WithBatches(archive.Options{Dir: dir, Horizon: horizon}, 100, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second) == 0 || second[0].Partition != cutIn {
+		t.Errorf("the second run's first month is not the one cut short (%s)", cutIn)
+	}
+	if len(first)+len(second) != 3 {
+		t.Errorf("the runs returned %d and %d months, want 3 in all", len(first), len(second))
+	}
+	// Every month's folder, whatever the runs returned, oldest first.
+	folders, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mans []archive.Manifest
+	for _, f := range folders {
+		data, err := os.ReadFile(filepath.Join(dir, f.Name(), "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m archive.Manifest
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		mans = append(mans, m)
+	}
+	if len(mans) != 3 {
+		t.Fatalf("%d months' folders, want 3", len(mans))
+	}
+	ids := archivedOrderIDs(t, dir, mans)
+	var twice []string
+	for id, n := range ids {
+		if n != 1 {
+			twice = append(twice, id)
+		}
+	}
+	if len(twice) > 0 {
+		t.Errorf("%d orders are in two months' files (e.g. %v)", len(twice), twice[:min(5, len(twice))])
+	}
+	if int64(len(ids)) != finished {
+		t.Fatalf("the archives hold %d orders, %d finished before the horizon", len(ids), finished)
+	}
+	var work int64
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_class WHERE starts_with(relname, 'archive_orders_')`).Scan(&work); err != nil || work != 0 {
+		t.Fatalf("%d work tables left (%v)", work, err)
+	}
+	checkMoney(t, pool)
+
+	for i := len(mans) - 1; i >= 0; i-- {
+		if _, err := archive.Restore(context.Background(), pool, filepath.Join(dir, mans[i].Partition)); err != nil {
 			t.Fatal(err)
 		}
 	}

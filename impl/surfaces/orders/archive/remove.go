@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,12 +23,17 @@ const (
 	lockWait  = "2s"
 )
 
+// workPrefix starts the name of a month's work table, the list of its finished orders still to
+// remove: archive_orders_order_ledger_pYYYY_MM. It outlives a run cut short (resume).
+const workPrefix = "archive_orders_"
+
 // remove takes m out of the database once its files are written: the list of its finished orders
 // kept in a work table (one scan of orders: finished orders never change), the opening rows and
 // the detach in one short transaction (retried while writers hold the ledger), the detached
 // partition dropped, then the orders of the list in batches. The counts must match the manifest's.
-func remove(ctx context.Context, pool *pgxpool.Pool, m month, man Manifest) error {
-	work := pgx.Identifier{"archive_orders_" + m.Partition}.Sanitize()
+// Once the detach has committed, the work table is what a run cut short leaves to resume.
+func remove(ctx context.Context, pool *pgxpool.Pool, m month, man Manifest, o Options) error {
+	work := pgx.Identifier{workPrefix + m.Partition}.Sanitize()
 	if _, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+work); err != nil { // a run that died before its end
 		return err
 	}
@@ -61,22 +67,89 @@ func remove(ctx context.Context, pool *pgxpool.Pool, m month, man Manifest) erro
 	if _, err := pool.Exec(ctx, "DROP TABLE "+ledger); err != nil {
 		return fmt.Errorf("dropping the detached partition: %w", err)
 	}
-	var removed int64
-	for {
-		n, err := removeOrders(ctx, pool, work)
-		if err != nil {
-			return fmt.Errorf("removing the month's finished orders: %w", err)
-		}
-		removed += n
-		if n < orderBatch {
-			break
-		}
+	removed, err := removeListed(ctx, pool, m.Partition, work, o)
+	if err != nil {
+		return err
 	}
 	if want := man.Files[tableOrders].Rows; removed != want {
 		return fmt.Errorf("removed %d finished orders, the archive holds %d", removed, want)
 	}
 	_, err = pool.Exec(ctx, "DROP TABLE "+work)
 	return err
+}
+
+// removeListed deletes the orders of the work list in batches until none is left, and returns how
+// many went.
+func removeListed(ctx context.Context, pool *pgxpool.Pool, partition, work string, o Options) (int64, error) {
+	var removed int64
+	for {
+		n, err := removeOrders(ctx, pool, work, o.batch)
+		if err != nil {
+			return removed, fmt.Errorf("removing the month's finished orders: %w", err)
+		}
+		removed += n
+		if o.afterBatch != nil && n > 0 {
+			o.afterBatch(partition)
+		}
+		if n < int64(o.batch) {
+			return removed, nil
+		}
+	}
+}
+
+// resume finishes what a run cut short left: for each work table (a month whose removal began),
+// when the month's partition is still attached the detach never committed and nothing was
+// removed, so the work table is dropped and the month is archived afresh (monthsBefore still
+// lists it); otherwise the partition is dropped if the run died before that, and the orders still
+// listed are removed, so that the next month's files cannot take them a second time. It returns
+// the manifests of the months it finished, read from their folders under o.Dir.
+func resume(ctx context.Context, pool *pgxpool.Pool, o Options) ([]Manifest, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT substr(c.relname, length($1) + 1), to_regclass(quote_ident(substr(c.relname, length($1) + 1))) IS NOT NULL,
+		       EXISTS (SELECT FROM pg_inherits h JOIN pg_class p ON p.oid = h.inhrelid
+		               WHERE h.inhparent = 'order_ledger'::regclass AND p.relname = substr(c.relname, length($1) + 1))
+		FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace AND starts_with(c.relname, $1)
+		ORDER BY c.relname`, workPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("archive: looking for a run cut short: %w", err)
+	}
+	type pending struct {
+		Partition        string
+		Exists, Attached bool
+	}
+	left, err := pgx.CollectRows(rows, pgx.RowToStructByPos[pending])
+	if err != nil {
+		return nil, fmt.Errorf("archive: looking for a run cut short: %w", err)
+	}
+	var done []Manifest
+	for _, p := range left {
+		work := pgx.Identifier{workPrefix + p.Partition}.Sanitize()
+		if p.Attached {
+			if _, err := pool.Exec(ctx, "DROP TABLE "+work); err != nil {
+				return done, fmt.Errorf("archive: %s: %w", p.Partition, err)
+			}
+			continue
+		}
+		man, err := readManifest(filepath.Join(o.Dir, p.Partition))
+		if err != nil {
+			return done, fmt.Errorf("archive: %s was cut short after its detach: %w", p.Partition, err)
+		}
+		if p.Exists { // detached, not yet dropped
+			if _, err := pool.Exec(ctx, "DROP TABLE "+pgx.Identifier{p.Partition}.Sanitize()); err != nil {
+				return done, fmt.Errorf("archive: %s: dropping the detached partition: %w", p.Partition, err)
+			}
+		}
+		n, err := removeListed(ctx, pool, p.Partition, work, o)
+		if err != nil {
+			return done, fmt.Errorf("archive: %s: %w", p.Partition, err)
+		}
+		if _, err := pool.Exec(ctx, "DROP TABLE "+work); err != nil {
+			return done, fmt.Errorf("archive: %s: %w", p.Partition, err)
+		}
+		o.Log.Info("finished a month of the orders ledger an earlier archive run left", "partition", p.Partition, "orders", n)
+		done = append(done, man)
+	}
+	return done, nil
 }
 
 // detach leaves the opening rows of m at its end and detaches its partition, in one transaction.
@@ -110,10 +183,10 @@ func detach(ctx context.Context, pool *pgxpool.Pool, m month, ledger string, man
 	})
 }
 
-// removeOrders deletes up to orderBatch orders of the work list (with their cool-downs), takes them
+// removeOrders deletes up to batch orders of the work list (with their cool-downs), takes them
 // off their customers' and performers' list counts and off the list, in one transaction; it
 // returns how many went.
-func removeOrders(ctx context.Context, pool *pgxpool.Pool, work string) (int64, error) {
+func removeOrders(ctx context.Context, pool *pgxpool.Pool, work string, batch int) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, fmt.Sprintf(`
@@ -130,7 +203,7 @@ func removeOrders(ctx context.Context, pool *pgxpool.Pool, work string) (int64, 
 				WHERE s.owner_id IS NOT NULL GROUP BY s.scope, s.owner_id
 				ON CONFLICT (scope, owner_id, slot) DO UPDATE SET n = order_counters.n + excluded.n
 			)
-			SELECT count(*) FROM gone`, work), orderBatch).Scan(&n)
+			SELECT count(*) FROM gone`, work), batch).Scan(&n)
 	})
 	return n, err
 }

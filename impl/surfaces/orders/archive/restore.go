@@ -20,13 +20,9 @@ import (
 // must still be there as the archive left them: months are put back in the reverse order of their
 // archiving (a later archive folds them into its own).
 func Restore(ctx context.Context, pool *pgxpool.Pool, dir string) (Manifest, error) {
-	var man Manifest
-	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	man, err := readManifest(dir)
 	if err != nil {
 		return man, fmt.Errorf("restore: %w", err)
-	}
-	if err := json.Unmarshal(data, &man); err != nil {
-		return man, fmt.Errorf("restore: %s: %w", ManifestName, err)
 	}
 	for _, table := range []string{tableOrders, tableCooldowns, tableLedger} {
 		f, ok := man.Files[table]
@@ -40,6 +36,19 @@ func Restore(ctx context.Context, pool *pgxpool.Pool, dir string) (Manifest, err
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return putBack(ctx, tx, dir, man) })
 	if err != nil {
 		return man, fmt.Errorf("restore: %s: %w", man.Partition, err)
+	}
+	return man, nil
+}
+
+// readManifest reads the manifest of the archive in dir.
+func readManifest(dir string) (Manifest, error) {
+	var man Manifest
+	data, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return man, err
+	}
+	if err := json.Unmarshal(data, &man); err != nil {
+		return man, fmt.Errorf("%s: %w", ManifestName, err)
 	}
 	return man, nil
 }
