@@ -604,7 +604,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On the routes that hash a password (register, login, password change) also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of logins or registrations), so the request was refused at once, before checking or storing anything, with `Retry-After: 1`; a refused login does not count as a failed one. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On the routes that hash a password (register, login, password change) also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of logins or registrations), so the request was refused at once, before checking or storing anything, with `Retry-After: 1`; a refused login does not count as a failed one. On every route also `server_busy`, with `Retry-After: 1`: a database statement of the request ran past the database's time limit (`statement_timeout`) and was cancelled, so the request was declined (a write was rolled back, nothing changed); retry shortly. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
