@@ -185,7 +185,9 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 		// place per address, not per account: K accounts farmed and signed in from one address
 		// would otherwise bring K priority shares and crowd every other device out. Each account
 		// waits for those places in a line of its own (password.WithSubLine), so one account's
-		// flood is refused while another's device at the same address waits its turn.
+		// flood is refused while another's device at the same address waits its turn, and a place
+		// given back goes to the account with the fewest logins there: a real user's one login
+		// waits for one hash, not behind the farmed accounts' lines.
 		ctx = password.WithPriority(password.WithSubLine(password.WithClient(ctx, throttle.DevicesAtKey(remoteAddr)), throttle.FoldAccount(account)))
 	}
 	// The login's place at the hasher is taken now, before the database work, and held until it
