@@ -752,7 +752,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -773,7 +775,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -794,7 +798,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -1149,7 +1155,9 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1180,7 +1188,9 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1211,7 +1221,9 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2389,7 +2401,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2410,7 +2424,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2431,7 +2447,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4095,7 +4113,9 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4122,7 +4142,9 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4149,7 +4171,9 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8725,39 +8749,40 @@ var swaggerSpec = []string{
 	"lgW4DthPSoBIgiPCqe4NGwcfgFfEjhLCYhWRdkrQ5S4zkVe/9dJaAKdHiiLW4Vr00vmr+KhuZOu5VpzS",
 	"7y7WcVADopEiG9Ce0lBj1v3eueVPqlhnbPyCu/l/aRDWOGO+zOSQ/fSXo+MXt8Iy/JCWLgkPLcQAmlb4",
 	"+xTR90z3XbKCO+Er7GLbEKSKeKEs+qdEzkqVU59JN1J+Kl4A0nT3NsCc0WXWd/cf9vA6MOeb4iBYbxFy",
-	"hnxwbFikJ+d2pLAhGmLTrBTUkfbMV5nYBJGtvze7NW8HdoIVwu8h/X3Na2vfnaqZRbOXzs6Sr9aR6CZK",
-	"wqdd34fXJXwB7LXKWHdefb2wfYt2kTTaRiaI/KjhVauVmV3lT3uuj5024n2daDe4D7atc3ilrEU1P8o+",
-	"iRE76pDwye7mjNwkKWSq1ZdJ63lIN3Ig71SYehvF25mfVMe6u//wmi4Ep/WPXK2PQoP2uqGvNVuA5N5U",
-	"LpLrsqsGb+FG+s0LNNs6wScOzdZ50qs0pWIP7g6vc0Go39jL0GW+fWNBr6CSyettJWlg37KV8GsyZlCX",
-	"aLLPeFPoxmmEC6ebB9pQ8OY831Q1SZsbqVSLtJpNS4P2c5iC2BapJlksJot3WKbElUXNBGR3opuwbs2F",
-	"61uRVs68SIohg9bn2TYpl7jnSIVL4GMr5FShCJtOLw9H+GTRxT2dYv9NdB+kSvBIXakFs0uUYCaVdYLn",
-	"TdV3pLbpvqym+gb1VFytlYJC6jX9yr7Yf7h5e+g40RYBx/KyoEsNjNYLvNu0ur+3B5ptgUXeQY2lhYhE",
-	"fcf8aeSgdPNoFyDq90q1ogQ+r/dRFfJI4SUXvbQ229cnG4GMjtk5NyFaCgNjPed4g2gDxjcwPASt5r7n",
-	"MI4Wug807hUeKanoFnkK/dfJnggboB463EnHutUBcMX0dEq3Kay0gU36+11Hylsuj589ffL85PRPr568",
-	"ejLeuCXXY4IJCu9lsY7uXi+aRwP2E+Iy7dz6UnlzIXK8qmE1l4UgTfW6N78ShtQIvmqhgODovvz2MXu4",
-	"tzdk//f/7A0H+4M7GBrcnt4SFYgHd4fJtXZ7W26N/cyZyNjv4mo/gyavZ7uj4WVb0fzWJgmhSURS0x7e",
-	"m8vQ5+FMFFrN8GbeqsSeFJe0uUC0CxEjqJ0A8Ginde+ygnziwp4MkXRDbgGxe1x51XVUsapEmuYNjSZo",
-	"9blYFnqNfWI9j6y1EPLYi9cl3qIN0opL5XQJnOmwSjgmOxFbGmD3UyPsvGoEtWGJ6dJ5U+xzhXXqnst/",
-	"0yVV59dcl4WezehoPoz3chsGVbjyaR2ZX3rsA8gcSPhyOqfmT615wCcVjYoNEg03d/t2KVa4cBPoZpMl",
-	"qnWudToaj1S4LgFD6WVR+Li87yuzpXdUxnSRC+vqgT2MxLe5Lb4T7kfxmemkXmnU0t4sbVl2Wbexyj3R",
-	"7BMW24L5Ll9JtCNp5NXo2/XPmsj2msjdSyI/qr8FOfw2N0uSbvAFeFd+Z4wTc9WbWR1XsNHQTWyXphPU",
-	"wjaJuEgXzAeS/PXYS8PP09JeeaR8VCdjsFVuQJFF9fqVkni7hdJmwQvfm8pfAW4Fm3oW3H3+7Q+PvXMZ",
-	"EyZjJ5NbdqTA2DPw/AEbj0bl/t7+EXfi67foGh3H6AP74cmzPz99zo6ffvc8Y+Mfjk6efP3XwcmT4xNq",
-	"dgE8fiVzEBp//9v/+vvf/sff//a///63/xnGGSlqaFaw82r0LDQJw04mAKneIZiTGP0moMSYt28sRtzf",
-	"x2D4cilytsT2SzUL6oDtD+F7NtelwUsaqKcH645h/a9enP549NdxxsKnvzx9/s1Pfxn3sui3P1uTcjhS",
-	"waRzeobm/KEPuUx8CqoRHEO5xOajubchrEJjNKqLvZGG10w2ffNBvPVNcdMuXhIPeXuj2J1ZX7Ot+fv5",
-	"8j//6j9sX49PpFPspkN8bCnYaAp+WWZV0mrkMOqlScsrYaOzD5RSS5w1aaaYGq4jdfTi6S3b6FHKulXD",
-	"L+lvCvPXCvjofcbG3z05Yal+Pe5tuCluJqSzz56QfLMs4fqdrPX84CjYgkfLxAP/NEnCyeLGB/Vsqjk6",
-	"M6K7uRtla3tKRUYyd6R2E7q933V+8ftFh94jOfnGoaUrIjCmrlz8owRiYoDp2F9ZvJEhW2UPpFsE1Yk8",
-	"K8Cq8su2VV2G3LqrFGwb4GrEzu7cH14jePaBg0x+H1s87vPkzglR+dGjkkc1dQu+xtuLk2SVbrui2fCT",
-	"Y6fVy3zjVdpQl+5Bs/G+TZqoF1yOVQYOCLVaAOgjRRhwy9eKMFy5+ZHaiAwExHgvp38dyTfwESXRh4oF",
-	"ADZ/8cGAqhvzbmauFZcGBZYF3h1UQxLC5loINVjWKJuetDe9je7d2NX2cJt/Mekc3G5YWZHe4fCZkp83",
-	"7tbYeqFG7W6M9rsurqFBJ/d93MSS+iKW/VETrwOitmVef7jE6zDL58u8vnMj9R2j36fphSo1DT6Q8udL",
-	"hBo3MHQcs56+9NSmL0RL/LB61BekWKTZB57iSMkYqS3pB++nZDhN+Su+q7mBd9C/emMdYu/LUSCqtqEI",
-	"ytp5tagNdZ2jcUvJ6zfvsl9rl4O8foPRGAyxk1jeZKFzbWPOtbkQtnFda9eIgjvpU52lYyttzi3T1AMb",
-	"X8aiBx1Sj3w+PWdLo9/6q3ernjLYUtonNKxBl0bc8vnanG78XRoxlW/xMClodJsCQwSLTfWo0j2zcJ+C",
-	"ytsqSJM7lrwjDuG62WTmkdEryuiOd/74F858T75tvRpQF9Ob79UK4jZf/5ErPqsm9O0nyBnWS4ahJhTv",
-	"3rz7fwEAAP//",
+	"hnxwbFikJ+d2pLAhGmLTrBTUkfbMV5nYBJGtvzfb35iP+4035k9wvbesdx6vuB2pLpySzGusBODjLyhv",
+	"3FeW+Q6CdZVlNdexFM8XwBGIEIIZJheRJ29KkUe8078tswhgjTXM76Gf+Krc1s5AVbuNZrefnWVzrWfS",
+	"TdSYT7u+D6/t+BLdaxXa7rz6eun9Fv0naQWObBo5ZsPvVyuEu8rj91wfO23E+7r5bnBjbVtv80qdjIZI",
+	"JEOJMUXq4fDJbg+N/C4ptapVwEnruVw38kjv9ph6K8pbwp9UC7y7//CaTg6n9Y9crY9CC/m6K0JrtgDd",
+	"YlP9SS70rlrQhTvzN6/4bOtVn7hcW+dJL/uUij24O7zOFaZ+Yy9DH/z2jQXNh4o6r7eVpMV+y1bCr8mY",
+	"QaGjyT7jXaYbpxGuxG4eaEMFnfN8UxkmfXOkUj3XajYtDYrLMAWxLVKesljuFm/ZTIkri7oTaBeJ9sS6",
+	"NSezb5ZauRsjKYYcX58J3KRc4p4jFa6pj82aU5UnbDqV/QifLDrhp1PsEIoOjlRNH6kr9XR2iZrOpLJO",
+	"8LypnI/UNu2c1ZTzoECLq/VmUJm9LVJZQPsPN+83HSf6LOBYXhZ07YLReoG3r1Y3DPdA9y6wDD0o2rQQ",
+	"kRgYmOGNHJTuRu0CRP1eqZqVwOc1U6qTHim8hqOXVo/7CmojkNExO+cmxHNhYKw4HW8QbcD4BoaHsNrc",
+	"d0XG0UJ/hMbNxyMlFd1zT8kJdbInwgaohx580rFudQBcMT2d0n0PK21gk/4G2pHyttXjZ0+fPD85/dOr",
+	"J6+ejDfu8fWYYIJKflk0prvXiwbcgP2EuEw7t76Y31yIHC+TWM1lIUhTve7dtIQhNYKvmjwgOLovv33M",
+	"Hu7tDdn//T97w8H+4A4GL7cn4EQF4sHdYXLx3t6We20/c640duS42hOiyS/b7gp52VbWv7WNQ2hjkVTd",
+	"h/fmMnSiOBOFVjO8O7hqAkCKS9r+IFquiBHU8AB4tNO6d1nLAOLCngyRdEP2A7F7XHnVF1Wxqoib5g2t",
+	"MGj1uVgWeo2dbD2PrDU58tiLFzreog3SikvldAmc6bBKiSZLFpsuYH9WI+y8alW1YYnp0nlT7HMFnuq+",
+	"1X/TJfUPqDlXCz2b0dF8GP/qNgyqcOXTulq/9OgMkDmQ8OV0Tu2pWjOVTyoaFRskGu4W9w1drHDhrtLN",
+	"NlBUjV3rxTQeqXChAwb7y6LwmQO+882W7lYZ00UurKuHHjFXoM1t8Z1wP4rPTCf1WqiWBmxpU7XL+qFV",
+	"7olmJ7PYuMz3IUviMUmrsUZnsX9WbbZXbe5etPlR/S3I4be5WZKEiC/Au/I7Y5yYTd/MO7mCjQYn6y5t",
+	"MajJbhITki6YDyT569Ghhp+npQH0SPm4U8Zgq9yAIovq9Ssl8f4Npc2CF757lr+k3Ao29Sy4+/zbHx57",
+	"9zemdMZeK7fsSIGxZ+D5AzYejcr9vf0j7sTXb9E1Oo7xEfbDk2d/fvqcHT/97nnGxj8cnTz5+q+DkyfH",
+	"J9SOA3j8SuYgNP7+t//197/9j7//7X///W//M4wzUtRyrWDn1ehZaGOGvVYAUr1DMCcxPk9AiVF53/qM",
+	"uL+PEvHlUuRsiQ2iahbUAdsfwvdsrkuD10hQ1xHWHcP6X704/fHor+OMhU9/efr8m5/+Mu5lMbJwtibl",
+	"cKSCSef0DM35Qx8UmnjXuhEcg83E5qO5tyGsQus2qty9kYbXTId980G89U1x0y5eEg95eyvbnVlfs/H6",
+	"+/nyP//qP2znkU+kU+ymQ3xsKdhoW35Z7lfSDOUw6qVJUy5ho7MPlFJLnDVp95gariN19OLpLdvoosq6",
+	"VUsy6e8y8xcf+PyCjI2/e3LCUv163NtwU9xMSGefPWX6ZnnM9Vtj6xnMUbAFj5aJB/5p0piTxY0P6sHT",
+	"OTozoru5G2Vre9JHRjJ3pHYTur3fdQb0+0WH3iN9+sahpSsiMKauXPyjBGJigOnYX6q8kcNb5TekWwTV",
+	"iTwrwKryy7ZVXdfcuqsUbBvgasTO7twfXiN49oGDTH4fWzzu8+RWDFH50aOSR4kbC77G+5WTdJpuu6LZ",
+	"8JNjL9jLfONVYlOXbmqz8UZQmqgXXI5VjhAItVoA6CNFGHDL14owXLn5kdqIDATEeC+nfx3JN/ARJdGH",
+	"igUANn/xwYCqX/RuZq4VlwYFlgXeblRDEsLmWgg1WNYom560t+WN7t3Yd/dwm38x6W3cblhZkd4y8ZnS",
+	"szdu/9h65Uft9o722ziuoUEnN5LcxJL6Ipb9UVPDA6K25YZ/uNTwMMvnyw2/cyP1HaPfp+mVLzUNPpDy",
+	"50uEGjcwdByznr701KYvREv8sHrUF6RYpNkHnuJIyRipLekH76dkOE35K77vuoF30L96Yx1i78tRIKrG",
+	"pgjK2nm1qA11naNxj8rrN++yX2vXl7x+g9EYDLGTWN5koXNtY1a4uRC2caFs14iCO+mTsaVjK23OLdPU",
+	"pRtfxlxqHVKPfMY/Z0uj3/rLgauuN9j02ic0rEGXRtzyGeWc7iReGjGVb/EwKWh0mwJDBItN9ajSPbNw",
+	"44PK22pck1ugvCMO4brZBueR0SvKOY+3EvkXznzXwG3dJFAX05vv1Ur2Nl//kSs+qyb0DTLIGdZLhqE2",
+	"Ge/evPt/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
