@@ -87,9 +87,12 @@ func newDeviceFigure(t *testing.T, site loginSite, off int) {
 			}
 		})
 	}
-	// Her samples start once the guessers have the account locked to strangers (a guess refused),
-	// so the address she never used is refused, never made known by a success.
-	for deadline := time.Now().Add(time.Minute); !locked.Load() && time.Now().Before(deadline); {
+	// Her samples start once the guessers have the account locked to strangers (a guess refused
+	// and the strangers' four fifths of the account's allowance checked: a refusal of one
+	// guesser's pair alone, on a busy machine, would let her first try from the address she never
+	// used be checked and make it known), so that address is refused, never made known by a success.
+	strangers := int64(throttle.DefaultAccountMax - throttle.DefaultAccountMax/5)
+	for deadline := time.Now().Add(time.Minute); !(locked.Load() && checked.Load() >= strangers) && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
 	var tries []int

@@ -752,7 +752,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -773,7 +775,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -794,7 +798,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -1149,7 +1155,9 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1180,7 +1188,9 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1211,7 +1221,9 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2389,7 +2401,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2410,7 +2424,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2431,7 +2447,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4095,7 +4113,9 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4122,7 +4142,9 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4149,7 +4171,9 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8619,146 +8643,146 @@ var swaggerSpec = []string{
 	"1s+4mYkbgdFPcwoCvsBR2mQxLlaizs3CU58AmhuLS/1vIGBAx87FpECe+pj23ie9rQfrjR4fAtkty1A7",
 	"QbC9Ujx4fW7GPcp0gBRqibEKfDs6Yj4V40zNYBS+0lq0ekqFvqWMibdLie5ZoPALfS7yABJykhfXQCbU",
 	"dYOXpTFC5bGHdUVXzISDpQkKoQH1SNQc+R664eHTMhmyKezjiNKy5LlDb3hJdBGLlTc1rhZdcASIKY9K",
-	"u97cQNB4Qa7PSThNy6Jg3aBjZOQyzaonyfLsZWSdWsedWIAtZ7iChxxLt3HLMicXgpC0BSa0ttMzWFwT",
-	"FJ4pSMvg50OGhifYrwz19mJ99eY/DNG2HZyn2+0IwIyczR1TeoU+F106UDgQZkZYxw2a2S+0dTMjjv/0",
-	"rAe/gXZlSnwagwzwqC7NRLDu8Z+eHZ8cnTxhk4Jby+7dOQBMgLPKpT3P2EIstFmjK0wJ9AnahhjzLoMB",
-	"e5nY8LAJVS7OyOXksQrQLPW5oEuDHAm6dML79gBlGK8Q42qcYbywmo2TQx8fMHEhzDo+2odRccXanFen",
-	"H5yEbMWlAyFNngbCVc6mhdY5bAAntsQFYDHkGrPk20oduQCQ4PfwjqAs6AuTuZicwxq0Qf8ryjHv2faW",
-	"eptHKgxHMYZoV010SZ4OcuWQ6xsBSjtHkLZAZstMcOwR6yrq896hsL2riZF1x/HtU/hal27cQzgjsnA1",
-	"EUUh8lbIgYSSSuQAe+8LBnhqeIGd8cl5FjHPY10vcDBPu4NOLT6XbHLTDX/ssdJpOn5/TDieVLNGlCxI",
-	"tXvRnwHqykwgbaNIsOVyqY0T+Y8il/wEH7qRtIwDnS5gpFOcr8nGUo3jlo0yHaYNtoBWgrTYypkLEm/p",
-	"Po1pMm7fSaKa7L5uMGHtoFNxXgrXhdlbY3Wo/OhpoIfg/PRRWFuaKZ+IAcWPl8I4SRKajuHybeOsj+HB",
-	"d4mvqbmIJ8SCjD4rxCIwXiLmaC5sOK9AAirBhAKsBp6PoSsnFnanRX2Di4FleSzlxvA1fI7o01zm9+WC",
-	"q74RPAcJBCpPwRUuadBJA6nbtbWGg6+GXG0n89e+9/f1n+YNFkOxEXQaAZlXGrytL2YDZdsCcVVk7zUd",
-	"awWFN/F5ffazmIAS8bY/033vAfVI7d1PsIs6kmASRSvSoX9H5hnGd8RblsuZdI3FXxJNTB2ow/5D3p++",
-	"+XX/7rs/tEG5nqjRXA1GC6Ji4X0SGDQoJGZqkJtEgXIREyJy5nRtrRQS9VOfaV0IrjpNUk8jpbvmhmzs",
-	"ppEsshESVgzTRtirl8/q0LxGVsnGpGmaSXPG8EsE3XIpuAm2ZVguQnMnkBFqpbBqyWXZWGGV3PLrbmzg",
-	"Bb2wwQI8gvvvQP4MXvLVj54e3rVkxbThd6XUlVYYW8ccYuwArUPGixVfWybe8kkdPHv7WfDFowy9s9/B",
-	"KIJclIvOwXBTvPrUnK3UdssyK51oR4r2PJ6rmMUpJgbggdVRndbSRNYGKdbQKjnBTRBvcKHAcR5jeAyV",
-	"hjyXMDUvXiQcaMoLK5qSa5MfTHlZuICR16Xp+HqnBtldCTwJFN0bDoe7UXzrjNcg8DQ61T5pk+L9jB6g",
-	"H4aI66toxsguJfG4oNdvsmvT+4K/fUqv7KWbjypApKNLwbyNZK6CbYOGEFJbEfzVMt8FwRdSpd/uXYXy",
-	"cTf+/Y8guG6A158Ela/e+sfG3Y+Erh8UQzew8UkuXRJ9bigdIQzr0zPHAEKfPIKRKrDQFROLpVv7vAG0",
-	"yy0Y5oWYYrB+08SgMHObilOLK2eMO7bQ1rH9e3eTOPAhK5X8pRRbgmMD9gTX49OwpGOlCk6aTiJ7Q7C7",
-	"FtG/W1NBRyP7Vff1f3w9GtlRORzemeC/4s2/fN32Ze+/wvObqmpd86hwJ+BjHQp7sI+94TDZcHAqGblY",
-	"oFWw5BPR0KmPcs5+oNmSDe3tigXRoNt0EzjUnxccLBJR2UlGcNChGFl5GIZMDUufhmGZ0znHmACp3RTU",
-	"gL8xYjgzeuWzbHzqlAPRb+EzDCmTUPq50quQMPP9yckL9NOUDTik0e7NYxBvnVBWnhWiH7Jm29Intvog",
-	"2qIgDfd+Pdzu5jo/ha94UeiVoByIRkBqiwd7a9CxPaeLUDsGaeuhb59XcDoxIgcblhegjq2MVrPTJD0D",
-	"trXgan0KJLAgR0n8zu+99p2VM1Uu4StURRs7SN3Qb7ZRQWq2txhx4lIHwoAdBbyxK+kmc2GZVmwMuDNm",
-	"XWBUgLCWjdE7N85GahzyX8ZMGzb254IJ6oby7RDx5hxGEr1DNvY28zgkYcHvt/BX9kTNCmnnI2WFggMR",
-	"TKgc/ZlOMzvXq8QfjDkdtyymewSyaewtpsV5E1WqkcKMdqSlg800kluWmbLA5PK8Hr/SK8W6nGHm/y3L",
-	"3EqzqaGsVl6MFJnlPcYLeS4GIzVSv9G+f2MLwRVwGfgLN85+G6nf+v1+/B8eHgddZ8x+82vHSBHuEjPZ",
-	"Y051FVliv1HOn3+WBvLBplN8k0ZD15WXGZTaVbnCIjsA3KYBKR3azzwlNhSASXOg4w2HJinlnS5IAJje",
-	"esgSvKCEHHTmkr03ztiYMBb+8pYZ/Om1C/gTxTb8QVx1fMisuBCGF+xnjU7dszUbj0a/jXsA2ZDnFAzK",
-	"rg/7GESewWDQCysPCVWwfCfeOnL1UvaxCnidCotk9CC+256KoxdazeLgtA6/qEI62ECPwSO7zogC+9IJ",
-	"7YIXBZ2Gn+hMFHoVX+oqHf4+wIS/C2GmhV5Z5PxwWr3LNpnsDEPB6UT8TF+Im09U21s1z1SscBbFEAkA",
-	"+wkJKNYwFasm8FBVDGPP+UXLNvwjcRLgt5fNstDIvq6apLaF5hy5EEuY41+Pf3rOlEAeBN81l1+IC1HE",
-	"oeHBjaHDIzj20oiJtFIrOoxcTOSCF9vWXfEp7z28dA8tT9OcpMZFzI7JeFRIAQrMrCy4YeLtErRN4C0J",
-	"D/BTVul7frzaMzgRKZS1eTx7oV/SN7pebc7Y2AMB/iyNxG+4E30nF6LOIja04sFg4KcGHSZla8gIF8DT",
-	"KrlWjURK/EH6G45yVnB1Htevp16/ZJjdFc6YorD4qH9topUzujiNNB6HmFPeGfNPtLAKiuApx6Vqfcrv",
-	"bqJhnDhuWv5CeZKvTr7tP0CmtRRmIpTrh5coko7p6uz5q2cJGNI3gwUBT2zMT5n4QcJV8kwbPFkvcDDj",
-	"ukJiDUpANRnVDtGXOGheUhBMgOpGIyO1eVLGpH5Ug1eyGsi7XnEYqZA7+edpUO5OkXmcaoX8Tnl7Laod",
-	"FHuudB1u/coCZekir1jQNkSJyZmJlMYzqYXpczD+YIm12Jblazj9CSZu+4dzASpH0AO8jpric9D2ztag",
-	"YpSFqO2MmDkJ69/qePEbJnc3fCVeA990dIMeiKRExR04t0X9QlFBSB3AWQpXPfV1fLAwWIMQORma0SZ5",
-	"3XlcWqcXmGL+QhiEoemkDq4NrbjpC5i02maYcVxidANzeLpWkApLNhsCyNdI3dzi4rY6m7qtFbSHXU2t",
-	"JGRWU/rC+1ktfTwdPWgN4Wtvennhm1gk/k8QWogAXu4kkaUsyYSHdWUdZGqdrLPB0PARYido+xE7AIst",
-	"JeJO1knRAw1wTyeV5dV58y7NvG9FQVRSCbngz67t1XAwCLRsi/Tyj3lxlCUSqGEhoyrUGoKihP02LIvc",
-	"zxswyF1jil1Q1W9ZyvgkwS5gHpuov7l2lnXHwWc2GA7QPBmDkQXjjH3+Z8JYUnZBvMUxXhSNHVGgYtNB",
-	"2FLF+pdo5hGLWflymrgETBmZatMgck48H54ZBNQ5eB1qGUINqC+vjAUlE63PZaMg17+ysVpfD9Eeyi8V",
-	"mjaopX0FykKiUqE7LqpvGRYtGumcUBSsk7ZuNLIuRqUOGWff6cAEZkKBhQUWnNELeivXkxLTYEiMylhZ",
-	"FAyD2jHs37sfdxVxbCPm9px+uSwgf1K3sf1zaFJPNTDxTXO6hg5NhX3/3v20iuQqx71UsXYluzJs/i7r",
-	"PNMzqba7UClxidxeIRMSw9C5uGAL2iamrLNuUgs1lUVhA9L5ExGLLNr5+MatkLuJFWmU55HkjACm9y7x",
-	"viapDTDa1xTnHTjKPW+6RTdd38FvtDlUP/EpRX9r8l3qodx/cNWBBEdtHKDtFH6ssKm+3a1odgSa51TC",
-	"6hBc4m2DUR5TqeG0LIo1O46B3isR6DJkCe7/rYGftn4TR8yzTGJEPsKM7p45p7yhqRGCCiEpgMMLLILK",
-	"pa/xkW+ZdD1KfvMRfKmWpRsp9B8dRGLZGw5ZBcCM7d0PppyeoqUHin1gj6u5LoRP9d8bDoeR50vFuFqP",
-	"lNdSgauDJkM1d0nO15XdKhBXaiGwxKNdgfWlz5FMyPBGIQfWBY4z/nqcMaWjHWQYVzPKIZmcY8GuQYaM",
-	"EL1ZjKKeWZTzr+uRnCuDFElY6s5GyGLniMWHiFd8Iy0WYJJW8B7Ri2f6QhR8IloiGFcF4RJOVF/cA1zO",
-	"flpFWJ94oo0RE9efa2NF/wzhuN6RayWrerBTNDjbjZW9jIVor2xb4uYRFshg1ROm2/o+HEa40mA5+6Gv",
-	"oYmFUVhrXpVGZbtmc9EAuyVzpdlof8wfiGsmc/mC6FPeIkOfHv/EHtwf7rFXJ48x19Y6vlh6LVMWhfQJ",
-	"1vWF7Q/37/f39vr7+yf7ewd37h0M7w/29u/8e3q60eWyMxG0Ss8m+W4lna0Yv/GGT5VBELTkVh759CKM",
-	"dFZVU3BgOydMUm5fLRDdEoV227vB1OpHfi4xdGHLhvXbuUY/mB0Tk0JvlUBNnrjqIKuhVDuZWeG2CoxJ",
-	"aYxQ7kWrkvM+XGMTN8Tqxc0ZmHV8WcQ10Io+Av9qgqO+7DbwYhehl77OfRO+O6LVx0MlWkDbytu5Llol",
-	"BAUkM7B1jZ7KQvyToX56hirtEciyFsYYqpGTSuTaNq6RHvSePDpmaJLRjGdfyxc9/ED8+6YsO8RKJxse",
-	"lU/Gs8M5XpN7Y/3dpDTSrY8BGt7D+z7ty7Lg3Kh3QfItkqL/a7Bb269wJEv5g8AzOcO+ZUclcNu2pWGn",
-	"HFrf1q5njLR3fIpU+HGs0kFkxqeq2efOLakyRaqp3pz3FaYw1+rLsO0K9aOLed8qr9DWZzkvMGXgq68e",
-	"6VwKO/jqK/ayqseRwgYXPeK8r27jBmCb1AC97a9Wqz6wjn5pCvS0inwczmGkapas0/ocZz6s2lx57xwM",
-	"jF47qu4RGIDgqj7Zz1arsY+aoEd8pMjrQhULoQKPnwsfj1HFmnV5TLGOXktMA6mCsFM/pu2FnI7Q2wWe",
-	"g6E8qI5q5SMEMo+CsAAqbyMdnhpQcTAfa/Ta3b93P3TpOZPOZtT/iPpxjZQvFqGmDJZxdvz9UR9emXM7",
-	"7w3Yy6TKUAkAE50Pbrpy7rXh/0hFAoh00nQ0UOnqNXCXdbEp5Jl2czxDK5TLaCsNosOyXSvy3oAdhbQy",
-	"ijsZs646cwEcyQvmewA57N6ElYBx1+hUHKnuas4d2kXSWZ9J1suY5Ws2fswnc9F/TOGAAxabOg7YEz6Z",
-	"+6PiOaAeTT1SZ8LKXEScv2UZtkGwGGkJiSC5uJATgbOtmZUzRS3oYsesI3/O8Lv1kaxSOVlg/zmqxbas",
-	"e2fIcnjAN6QClZv53olJga8VzrJHL4+ef3N8evLTD0+en56cPOtlFDxcKV9VhDWxXYxgjZQRNrRxI8SA",
-	"1YRS0kRkcBdNS18VnvnCtcJn62DaFrZUo4ouU007UqGNm0srpWkNfrzozMRWEpszY+e7y6rVYS+4sNDC",
-	"kfog7h0maVaxsZtap09VlZCw5NDQAItXgWRmXCrrRiq61VkXt121YES/WsZCKA4/+iwtzHPJWlq1DcOc",
-	"sMWe5xhPc+SsxKWx/R4xZEyD2L/bn4u3fVQgqU+kZd277GztiPui+ES/plyIjD2IfAMeQDpiModtUEjd",
-	"wxBOKiYwcEfu59hE0jMy1LCqlVE9rRfkY9/ZLGMlZrjjunNRCBfkySEAHEv8CivC2Hf82JgMiGM/qVUt",
-	"hh6qyJ9C2eOYojEeWBWY4fVHvphVlw5xpMryRC5V48VZLJGM+Xd2YoRQIj9kfKQupC7oVeD8eFrjjazR",
-	"sW+WV2/rVEUqBuwE86swPmbFbAGqXBa4K0AJYV31Y81IDp2LtRfBqF3ZjFU5nMyX+vauym0Yqe54BFx3",
-	"OBxX3UGBiOqZXqwLxEDZP/jDYS3xAdSKnPn0N0QVfKiHyZLcjRQ6Qu/sp8YqO6LxAiFh6KlYU0dEXpQC",
-	"+CvWUscGe+h7PRdrnwOBvuTgSq78ra2OaWwYV3mymw5p1vBHs67VI1UJ+akRAhWSVNyDaMIAHHIT7RvH",
-	"FXIivGHrNcAfn550mm2U9VIoajUw0GZ2279kb8OzoKhL5zsNS56zR0TeRy+edrLOhTCWtLT9wXAwRPNp",
-	"oSfn/aU2rnNwd7i39y7rwPh8KUFjHwwHd3wEEpXh23wpb5/F8k3dFpyiMisbYgpEykpX6h4c4DMxdX1A",
-	"JK9uobrg5kIa5itpLOvGtF+UBCMVakAyb+I48RbQXekQygAeNC5N4cOXtZqRcZX8dGZ1AeIbANq1Pfbq",
-	"5TM7Uqg3YAILHUYMemE5N+3qkW/8nXY4ft1uUFWP3E47IL97ExO+H+l8fb1q9t9/F/GdGobvWkifVv29",
-	"q1uQsPBmy8T94d41G894c3LbOsKjt5NO8u+ut/ptXXY8afHY9DNrpTOA1d3hcNtUcfu3k3aR+Mre1a/U",
-	"WhjhS3eufqlqGAdv7O3wRmwwhS/c22VdLU0j3mWde7vAIXYFwxfu7ASFWJyAZxt79hDiRTbYRcuwB4Y0",
-	"nwFBUFS78wbeqvjq7UISU50Jt637gT98Ug1SnkDVBECTIJuithapvs7SnknrHlVd9WqUMLwOY3r9zwsQ",
-	"3usChDcpS3gfL92WjlyNfgU35grXJddPRHHeZ0flvRX9AXpv7D0hP1Jj2sjv9jQpAd2VDivcuowKs2RF",
-	"3izq1kl4pJwoCstWc4GGqnStDSV6bUoKbDms4gNQNr6RwqIC7k8q6dbQuA7l984O3o/W6wrAh6f2+qn8",
-	"f0Xsja1fSeu/yvwd0XYhXFsWCn5vqw4ciTMwjSwAPkq3KWDp/Q9gM2Qf/y4PzOcOLdWlTRMJ/yyKC+HY",
-	"SzHRJrfJFTPkSQsvlVZY1g3vsWXp/V58cg7mM3avw1Izx43rsW6uJ/a2XYqJHSzytGd7b6fGPmc3un2k",
-	"GVV6836aT5IJSC0YwlUClN9HiEXtLXdT+mPrmMvUfmnZTCvxpWv3w7s7rKzWifwL5juR0xBR76DWZ+2q",
-	"A0hOevVsTfS7qRNsspLvhLsZHwnXAb0fpuMb0e/zOWzdmyP77wkLt0i/l1jEEPWwptRDB96kJUb8OAma",
-	"eEccVXABep4LsfRBOYw6HbJxQ+0ZB1GzMhKLgzbxllrS/MOLwKPSaMPZ8bm8Uv69n1SbfDipdkMfY4P+",
-	"dIk9Ve25tIcky6Vi1unJuZfm1LHjmk4536loJ6fcddkUxYg+n1OOh9vmlF79U0T/w7ntXvkQ485uu8gU",
-	"oz1xcwndHlGJZSK+VUiSMIjZCKrp5hjEyhKMX2Ej7sY9Z8DiRyr009kfDn3I9chfXFKVpozbGL/vyIT3",
-	"y+A6fLKBSjuhjxTB0HPYh20uizjPzWRE41pAEBPXDsa8F7fxF71stmtHqGAhYOW2CQ8nzdUr+2ET8h4z",
-	"48fGLbRKrGpmaPuw2wqOrtFx/QqjJKRtJBvtKr2i1B2/qRW3vUYf6ZaL+bYtxL91u+VqWFzTp+OwN+KX",
-	"w4c3alrd1v2o3q86moOo7CSPfYJG1BurCz2oW9eE6agpsg623yN4sP2CwpbbY/DiTX9hoZJq1nYfTNpF",
-	"v9YsP3bR7+71gJXOhEtuyQR+dSN5t7+/g8hqu0foM8i74zQLc9OGqDGYSuiV6uOLvSchybmRIV9DI/YX",
-	"ugM6YbiAeAkvqne3t9UdptXNrZX4e65dKvraJNarausfKh3gvSSQ0u54i4w4wbp0gskOoqK+ecST5Jw3",
-	"x647QYXK63epbJFBr9IhP7wUapw+Jh8ttKHmAlS0RsLoy5cbX7orLDlJfx3vzuzDCnNb5NSaYFm6y10T",
-	"VAVa3a+nDeb3Htaby9S64wzYkW+lEzqGYkMfixfsYvZQzzs4gN0jyqL2ShNghwxsEJPep3eZGvskl+4F",
-	"Ve58vvQg7yyIXTt3Jq20Xyuc0ZUJ9R9n4g/rDKizIH84df987OD6oZiQL96q3eHzaRnNw6tfSu6//N1b",
-	"84BglBMeiTOwJqDpJkvCLPxLUhvnYnJuE07Uba/Ep7t5Yho6dQylQmoqyapVI7IjNVIhV9p3DsA7iqmT",
-	"ZBwGlNNYpnJ3uFdpqajMsr1huLXIX60EOjcmReOYyKHho2/OEroT+O4Ne/fYQqrSCZuRD3XJpRkpYnr7",
-	"D6lmgBo0SJXrFch7m7RKTYfDYv36WjRVi69pMXakNqZFTR67aWVeThca0+N16Q6QTfuheLj3iXy52L3H",
-	"Z6Tvj1TQ6PmSG8e642c/fff0+enRN9+8fHJ8fPr0+cmTl38+ejbuxWu4eUHs/UzMJfZf8PYEJe6reDf6",
-	"SNE1YeE8qDSECmN8+QbCja6RxtuPqg5ubm6EoHuvbaGdZQGuA/aTEiCS4IhwqnvDxsEH4BWxo4SwWEWk",
-	"nRJ0uctM5NVvvbQWwOmRooh1uEW+dP7mQqob2XquFaf0u4t1HNSAaKTIBrSnNNSYdb93bvmTKtYZG7/g",
-	"bv5fGoQ1zpgvMzlkP/3l6PjFrbAMP6SlO9VDCzGAphX++kn0PdP1oKzgTvgKu9g2BKki3r+L/imRs1Ll",
-	"1GfSjZSfiheANN29DTBndPf33f2Hvay6kcuD9RYhZ8gHx4ZFenJuRwoboiE2zUpBHWnPfJWJTRDZ+mvG",
-	"W/N2YCdYIfwe0t/XvLb23amaWTR76ews+WodiW6iJHza9X14XcIXwF6rjHXn1dcL27doF0mjbWSCyI8a",
-	"XrVamdlV/rTn+thpI97XiXaD63PbOodXylpU86Pskxixow4Jn+wq08hNkkKmWn2ZtJ6HdCMH8k6FqbdR",
-	"vJ35SXWsu/sPr+lCcFr/yNX6KDRorxv6WrMFSO5N5SK5Xbxq8BYu8N+8QbStE3zi0GydJ71LVCr24O7w",
-	"Ovep+o29DF3m2zcW9AoqmbzeVpIG9i1bCb8mYwZ1iSb7jFelbpxGuJ+7eaANBW/O801Vk7S5kUq1SKvZ",
-	"tDRoP4cpiG2RapLFYrJ4iWdKXFnUTEB2J7oJ69ZcuL4VaeXMi6QYMmh9nm2Tcol7jlS4Mz+2Qk4VirDp",
-	"9K51hE8WXdzTKfbfRPdBqgSP1JVaMLtECWZSWSd43lR9R2qb7stqqm9QT8XVWikopF7Tr+yL/Yebl5qO",
-	"E20RcCwvC7rUwGi9wMtdq+uOe6DZFljkHdRYWohI1HfMn0YOSlevdgGifq9UK0rg83ofVSGPFF5y0Utr",
-	"s319shHI6JidcxOipTAw1nOON4g2YHwDw0PQau57DuNooftA4xrmkZKKLt2n0H+d7ImwAeqhw510rFsd",
-	"AFdMT6d0m8JKG9ikv+B2pLzl8vjZ0yfPT07/9OrJqyfjjWuCPSaYoPBeFuvo7vWieTRgPyEu086tL5U3",
-	"FyLHqxpWc1kI0lSve/MrYUiN4KsWCgiO7stvH7OHe3tD9n//z95wsD+4g6HB7ektUYF4cHeYXGu3t+XW",
-	"2M+ciYz9Lq72M2jyerY7Gl62Fc1vbZIQmkQkNe3hvbkMfR7ORKHVDG/mrUrsSXFJmwtEuxAxgtoJAI92",
-	"WvcuK8gnLuzJEEk35BYQu8eVV11HFatKpGne0GiCVp+LZaHX2CfW88haCyGPvXhd4i3aIK24VE6XwJkO",
-	"q4RjshOxpQF2PzXCzqtGUBuWmC6dN8U+V1in7rn8N11SdX7NdVno2YyO5sN4L7dhUIUrn9aR+aXHPoDM",
-	"gYQvp3Nq/tSaB3xS0ajYINFwobhvl2KFCzeBbjZZolrnWqej8UiF6xIwlF4WhY/L+74yW3pHZUwXubCu",
-	"HtjDSHyb2+I74X4Un5lO6pVGLe3N0pZll3Ubq9wTzT5hsS2Y7/KVRDuSRl6Nvl3/rIlsr4ncvSTyo/pb",
-	"kMNvc7Mk6QZfgHfld8Y4MVe9mdVxBRsN3cR2aTpBLWyTiIt0wXwgyV+PvTT8PC3tlUfKR3UyBlvlBhRZ",
-	"VK9fKYm3WyhtFrzwvan8FeBWsKlnwd3n3/7w2DuXMWEydjK5ZUcKjD0Dzx+w8WhU7u/tH3Envn6LrtFx",
-	"jD6wH548+/PT5+z46XfPMzb+4ejkydd/HZw8OT6hZhfA41cyB6Hx97/9r7//7X/8/W//++9/+59hnJGi",
-	"hmYFO69Gz0KTMOxkApDqHYI5idFvAkqMefvGYsT9fQyGL5ciZ0tsv1SzoA7Y/hC+Z3NdGrykgXp6sO4Y",
-	"1v/qxemPR38dZyx8+svT59/89JdxL4t++7M1KYcjFUw6p2dozh/6kMvEp6AawTGUS2w+mnsbwio0RqO6",
-	"2BtpeM1k0zcfxFvfFDft4iXxkLc3it2Z9TXbmr+fL//zr/7D9vX4RDrFbjrEx5aCjabgl2VWJa1GDqNe",
-	"mrS8EjY6+0AptcRZk2aKqeE6Ukcvnt6yjR6lrFs1/JL+pjB/rYCP3mds/N2TE5bq1+PehpviZkI6++wJ",
-	"yTfLEq7fyVrPD46CLXi0TDzwT5MknCxufFDPppqjMyO6m7tRtranVGQkc0dqN6Hb+13nF79fdOg9kpNv",
-	"HFq6IgJj6srFP0ogJgaYjv2VxRsZslX2QLpFUJ3IswKsKr9sW9VlyK27SsG2Aa5G7OzO/eE1gmcfOMjk",
-	"97HF4z5P7pwQlR89KnlUU7fga7y9OElW6bYrmg0/OXZavcw3XqUNdekeNBvv26SJesHlWGXggFCrBYA+",
-	"UoQBt3ytCMOVmx+pjchAQIz3cvrXkXwDH1ESfahYAGDzFx8MqLox72bmWnFpUGBZ4N1BNSQhbK6FUINl",
-	"jbLpSXvT2+jejV1tD7f5F5POwe2GlRXpHQ6fKfl5426NrRdq1O7GaL/r4hoadHLfx00sqS9i2R818Tog",
-	"alvm9YdLvA6zfL7M6zs3Ut8x+n2aXqhS0+ADKX++RKhxA0PHMevpS09t+kK0xA+rR31BikWafeApjpSM",
-	"kdqSfvB+SobTlL/iu5obeAf9qzfWIfa+HAWiahuKoKydV4vaUNc5GreUvH7zLvu1djnI6zcYjcEQO4nl",
-	"TRY61zbmXJsLYRvXtXaNKLiTPtVZOrbS5twyTT2w8WUsetAh9cjn03O2NPqtv3q36imDLaV9QsMadGnE",
-	"LZ+vzenG36URU/kWD5OCRrcpMESw2FSPKt0zC/cpqLytgjS5Y8k74hCum01mHhm9oozueOePf+HM9+Tb",
-	"1qsBdTG9+V6tIG7z9R+54rNqQt9+gpxhvWQYakLx7s27/xcAAP//",
+	"u97cQNB4Qa7PSThNy6Jg3aBjZOQyzaonyfJkIFF7Lbuk2U7PYLrm5jyZS8vg50OGpiRYpAw18WJ99XY+",
+	"DBm2HYWnxO1HyoyczR1TeoVeFF06UCFQDhhhHTdoOL/Q1s2MOP7Tsx78BvqSKfFpDBvAo7o0E8G6x396",
+	"dnxydPKETQpuLbt35wDOFqCfS3uesYVYaLNG55YS6OWzDcHknQAD9jKxymETqlyckRPJ4wkgTupFQScF",
+	"uQZ06YT31gESMF4d9ZVY0GO8sJqNk0MfHzBxIcw6PtqHUXHF2pxXpx/cfmzFpQOxS74Dwj7OpoXWOWwA",
+	"J7ZE17AYcnZZ8lalrlkASPBkeNdOFjSAyVxMzmEN2qBHFSWT91V727vNxxSGo6hBtJQmuiTfBTlnyJk9",
+	"6NQCTslom37lY38oTtPu/SqRxKWaNcI+gU3fiwY6yN+ZQNRGHmfL5VIbJ/IfRS75CT50I/YfBzpdwEin",
+	"OF+TilMRestGIQXTBuVWK0FqWeWdBBa+dJ9G1x637ySRtbuvG2wyO+hUjIfiT2H21uATSnM99YQQvXk+",
+	"rGhLM+UTRJilgYmcJJFDx3D5tnHWx/Dgu8R50lzEE6JAo88KsQh8h3A56r8b3phehvsXCngJsDyMxTix",
+	"sDst6htcDCzLYyk3hq/hc0Sf5jK/Lxdc9cGoBQYMMrzgCpc06KSRwe3qR8NjVUOutpP5a987sPpP8+BR",
+	"9a+Qsx+9IMAeKpXU1hezgbJtkaUqVPWajrWCwpv4vD77WUzAenrbn+m+d+l5pPb+FNhFHUkwK6AV6dBh",
+	"IfMMAxbiLcvlTLrG4i8Jj6UewWH/Ie9P3/y6f/fdH9qgXM88aK4G3d9RrnojG73ghcTUA7L7FcjWGOHP",
+	"mdO1tVKMz099pnUhuOo0ST0N/e2a7LCxm0b2w0aMUzHMg2CvXj6rQ/MaaRIbk6Z5E80Zwy8RdMul4CYY",
+	"S2G5CM2dQEaolcKqJTljY4VVtsavu7GBF/TCBgvwCO6/A/kzeMlXP3p6eNeS5tGG35VOU1phbB1ziLED",
+	"tA4ZL1Z8bZl4yyd18OztZ8G5jDL0zn4H3eJyUS46B8NN8epzTbZS2y3LrHSiHSnaE1OuYhanGOnGA6uj",
+	"Oq2liawNUqyhVXKCmyDe4EKB4zzGeA8qDXkuYWpevEg40JQXVjQl1yY/mPKycAEjr0vT8fVODbK7EngS",
+	"+bg3HA53o/jWGa9B4Gm4pX3SJsX7GT1APwwR11fRDPpcSuJxQa/fZNem9wV/+5Re2Us3H1WASEeXgnkb",
+	"yVwF2wYNIaS2IvirZb4Lgi+kSr/duwrl4278+x9BcN0Arz8JKl+99Y+Nux8JXT8ohm5g45NcuiSc2lA6",
+	"QlzR5xuOAYQ+GwJDL2CgKiYWS7f2gXA0Sy3YpYWYYvR508SguGmbilMLlGZgQS+0dWz/3t0ksHnISiV/",
+	"KcWWaM+APcH1+Lwi6Vipgo+ik8jeEL2thajv1lTQ0ch+1X39H1+PRnZUDod3JvivePMvX7d92fuv8Pym",
+	"qlrXPCrcCfhYh8Ie7GNvOEw2HHwqRi4WaBUs+UQ0dOqjnLMfaLZkQ3u7YkE06DbdBA715wUHi0RUdpIR",
+	"HHQoRlYextVSw9LnFVjmdM7RyU1qN3np4W8Mgc2MXvm0EZ8L5ED0W/gMQ8okNnyu9CpkgHx/cvKCWcdd",
+	"2YBDGr7dPAbx1gll5Vkh+iENtC0fYKsPos2t3/BX1+PHbq7zU/iKF4VeCQrqNyIsW1yyW6No7UlKhNox",
+	"6liP5fpA+enEiBxsWF6AOrYyWs1Ok3wD2NaCq/UpkMCCHCXxO7/32ndWzlS5hK9QFW3sIPXCvtlGBanZ",
+	"3mLEiUsdCAN2FPDGrqSbzIVlWrEx4M6YdYFRAcJaNsYAxTgbqXFI6BgzbdjYnwtmXBtKIEPEm3MYSfQO",
+	"2djbzOOQVQS/38Jf2RM1K6Sdj5QVCg5EMKFydOc5zexcrxJ3KCYp3LKYvxDIprG3mOflTVSpRgpTtJGW",
+	"DjbzIm5ZZsoCs6XzekBGrxTrcoap7LcscyvNpobSNHkxUmSW9xgv5LkYjNRI/Ub7/o0tBFfAZeAv3Dj7",
+	"baR+6/f78X94eBx0nTH7za8dQx+4S0zNjknCVaiE/UZJbP5ZGshHT07xTRoNXVdeZlCuUuUKi+wAcJsG",
+	"pPxeP/OU2FAAJs2BjjccmqSUd7ogAWC+5iFL8IIyTKRj3THZe+OMjQlj4S9vmcGfXruAP1Fswx/EVceH",
+	"zIoLYXjBftZSUe7aeDT6bdwDyIbEnWBQdtGDT3NkbDAY9MLKQ4YQLN+Jt46iFJROqwJep8IiGT2I77an",
+	"4uiFVrM4OK3DL6qQDjbQY/DIrjOiwL50QrvgRUGn4Sc6E4VexZe6Soe/DzCD7UKYaaFXFjk/nFbvsk0m",
+	"O8PYZjoRP9MX4uYT1fZWzTMVK5xFMUQCwH5CAnLqT8WqCTxUFcPYc37Rsg3/SJwE+O1lsyw0sq+rJqlt",
+	"oTlHLsQS5vjX45+eMyWQB8F3zeUX4kIUcWh4cGPo8AiOvTRiIq3Uig4jFxO54MW2dVd8ynsPL91Dy9M0",
+	"J6lxEbNjdhlVBoACMysLbph4uwRtE3hLwgP8lFU+mh+v9gxORAplbR7PXuiX9I2uV5szNvZAgD9LI/Eb",
+	"7kTfyYWos4gNrXgwGPipQYdJ2RoywgXwtEquVSOREn+Q/oajnBVcncf166nXLzG4Gs+YgpD4qH9topUz",
+	"ujiNNB6HmFMiFfNPtLAKCmApx6VqfcrvbqJhnDhuWs9BiX+vTr7tP0CmtRRmIpTrh5d6GQY+dZFb9vzV",
+	"swQM6ZvBgoAnNuan1PIg4Sp5pg2erBc4mEJcIbEGJaCajIph6EscNC8pCCZAdaORkdo8KWOWOqrBK1kN",
+	"5F2vOIxUyJ388zQod6fIPE61Qn6nvL0W1Q4KvVa6Drd+ZYGydJFXLGgbosRsw0RK45nUotQ5GH+wxFps",
+	"y/I1nP4EM5H9w7kAlSPoAV5HTfE5aHtna1AxykLUdkbMnIT1b3W8+A2zlRu+Eq+Bbzq6QQ9EUqJqBZzb",
+	"on6hqMKhDuAshaue+sI0WBisQYicDM1ok7zuPC6t0wvMmX4hDMLQdFIH14ZW3PQFTFptM0yhLTG6gUkp",
+	"XStIhSWbDQHki35ubnFxW51N3dYK2sOuplYSMqspfeH9rJYPnY4etIbwtTe9vPBNLBL/JwgtRAAvd5LI",
+	"UpakdsO6sg4ytU7W2WBo+AixE7T9iB2AxZYScSfrpOiBBrink8ry6rx5l6aSt6IgKqmEXPBn1/ZqOBgE",
+	"WrZFevnHvDjKEgnUsJBRFWoNQVEGehuWRe7nDRjkrjFnLKjqtyylMJJgFzCPTdTfXDvLuuPgMxsMB2ie",
+	"jMHIgnHGPqExYSwpuyDe4hgvisaOKFCx6SBsKcv8SzTziMWsfH1IXALmkky1aRA5J54PzwwC6hy8Dsn5",
+	"oajR1wvGComJ1ueyUWHqX9lYrU/wbw/llwpNG9TSvgJlIVGp0B0X1bcMq/CMdE4oCtZJWzcaWRejUoeM",
+	"s+90YAIzocDCAgvO6AW9letJuYAfSYzKWCoTDIPaMezfux93FXFsI+b2nH65LCB/Urex/XNoUk81MPFN",
+	"c7qGDk2Fff/e/bQs4irHvVSxGCO7Mmz+Lus80zOptrtQKW+H3F4htQ/D0Lm4YAvaJuZgs25S3DOVRWED",
+	"0vkTEYss2vn4xq2QjIglVpTnkeSMAKb3LvG+JqkNMNrXFOcdOEqmbrpFN13fwW+0OVQ/8SlFf2vyXeqh",
+	"3H9w1YEER20coO0Ufqywqb7drWh2BJrnVMLqEFzibYNRHlPt3LQsijU7joHeKxHoMmQJ7v+tgZ+2BgpH",
+	"zLNMYkQ+wozunjmnvKGpEYIq+yiAwwus6smlL1qRb5l0Pcoy8xF8qZalGyn0Hx1EYtkbDlkFwIzt3Q+m",
+	"nJ6ipQeKfWCPq7kuhM9d3xsOh5HnS8W4Wo+U11KBq4MmQ0VkSc7Xle0XEFdqIbDEo12B9aVPEUzI8EYh",
+	"B9YFjjP+epwxpaMdZBhXM8ohmZxjBapBhowQvVmMop5ZlPOv65GcK4MUSVjqzkbIYueIxYeIV3wjLVYU",
+	"klbwHtGLZ/pCFHwiWiIYVwXhEk5UX9wDXM5+WhZXn3iijRET159rY0X/DOG43pFrJat6sFM0ONuNlb2M",
+	"lVWvbFvi5hFWfGAZD2ab+sYSRrjSYH32oS8KiZU+WDxd1fpku2Zz0QC7JXOl2Wh/zB+IayZz+QrfU94i",
+	"Q58e/8Qe3B/usVcnj5mTC2EdXyy9limLQvr84vrC9of79/t7e/39/ZP9vYM79w6G9wd7+3f+PT3d6HLZ",
+	"mQhapWeTfLeSzlaM33jDp8ogCFpyK498ehFGOqsyIDiwnRMmKbevFohuiUK77e1NagURP5cYurBlw/rt",
+	"XKPByY6JSaFZSKAmT1x1kNVQqp3MrHBbBcakNEYo96JVyXkfrrGJG2L14uYMzDq+LOIaaEUfgX81wVFf",
+	"dht4sS3OS1+4vQnfHdHq46ESLaBt5e1cF60SggKSGdi6Rk9lIf7JUD89Q5X2CGRZC2MM5bVJaW1tG9dI",
+	"D3pPHh0zNMloxrOv5YsefiD+fVOWHWKlkw2Pyifj2eEcr8m9saBsUhrp1scADe/hfZ9+XFlwbtTb+vie",
+	"P9H/Nditj1U4kqX8QeCZnGEjrqMSuG3b0rD1C61vaxsvRto7PkUq/DhW6SAy41PV7HPnllSZItVUb877",
+	"ClOYa+VV2EeEGqzFvG+VV2jrs5wXmDLw1VePdC6FHXz1FXtZ1eNIYYOLHnHeF3dxA7BNaoDe9lerVR9Y",
+	"R780BXpaRT4O5zBSNUvWaX2OMx9WfZu8dw4GRq8dVfcIDEBwVZ/sZ6vV2EdN0CM+UuR1oYqFUIDGz4WP",
+	"x6hizbo8plhHryWmgVRB2Kkf0/ZCTkdoVgLPwVAeVEe18hECmUdBWABVd5EOTx2VOJiPNXrt7t+7H9rO",
+	"nElnM2roQw2mRsoXi1CXAcs4O/7+qA+vzLmd9wbsZVJkpwSAic4HN10599rwf6QiAUQ6aToa0CV8Hdxl",
+	"XexyeKbdHM/QCuUy2kqD6LAO1Yq8N2BHIa2M4k7GrKtWUwBH8oL5pjYO2xHBtqtdo1NxpLqrOXdoF0ln",
+	"fSZZL2OWr9n4MZ/MRf8xhQMOWOxSOGBP+GTuj4rngHo09UidCStzEXH+lmVY128x0hISQXJxIScCZ1sz",
+	"K2eKeqrFFlBH/pzhd+sjWaVyssCGalRcbFn3zpDl8IDvsAQqN/PNAJP6ViucZY9eHj3/5vj05Kcfnjw/",
+	"PTl51ssoeLhSvqoIS0K7GMEaKSNs6EtGiAGrCZWUicjgLpqWvsw584Vrhc/WwbQt7BFGFV2mmnakQl8y",
+	"l5b+0hr8eNGZib0RNmfGVm6XlV/DXnBhoSchNfbbO0zSrGKnMrVOn6oqIWHJoUIfazeBZGZcKutGKrrV",
+	"WRe3XfUURL9axkIoDj/6LC3Mc8laeo8Nw5ywxZ7nGE9z5KzEpbGfHDFkTIPYv9ufi7d9VCCp8aFl3bvs",
+	"bO2I+6L4RL+mXIiMPYh8Ax5AOmIyh21QSN3DEE4qJjBwR+7n2BXRMzLUsKqVUeGqF+Rj36orYyVmuOO6",
+	"c1EIF+TJIQAcS/wKK8LYd/zYmAyIYz+pVS2GpqDIn0LZ45iiMR5YFZjh9Ue+mFWXDnGkyvJELlXjxVks",
+	"kYz5d3ZihFAiP2R8pC6kLuhV4Px4WuONrNGx7/5W71NURSoG7ATzqzA+ZsVsAapcFrgrQAlhXTUYzUgO",
+	"nYu1F8GoXdmMVTmczJf69q7KbRip7ngEXHc4HFftLoGI6plerAvEQNk/+MNhLfEB1Iqc+fQ3RBV8qIfJ",
+	"ktyNFDpC7+ynxio7ovECIWHoqVhTiz9elAL4K9a7x45x6Hs9F2ufA4G+5OBKrvytrY5p7IBWebKbDmnW",
+	"8EezrtUjVQn5qRECFZJU3INowgAcchPtO6EVciK8Yes1wB+fnnSafYH1UiiqtB9oM7vtX7K34VlQ1KXz",
+	"rXMlz9kjIu+jF087WedCGEta2v5gOBii+bTQk/P+UhvXObg73Nt7l3VgfL6UoLEPhoM7PgKJyvBtvpS3",
+	"z2L5pm4LTlGZlQ0xBSJlpSt1Dw7wmZi6PiCSV7dQXXBzIQ3zlTSWdWPaL0qCkQo1IJk3cZx4C+iudAhl",
+	"AA8al6bw4ctazci4Sn46s7oA8Q0A7doee/XymR0p1BswgYUOIwa9sJybdvXId7JOW/a+bjeoqkdupy19",
+	"372JCd+PdL6+XjX7778t9k4dsHctpE+r/t7VLUhYeLMH4P5w75qdVLw5uW0d4dHbSWv0d9db/ba2MZ60",
+	"eOximbXSGcDq7nC4baq4/dtJ/0N8Ze/qV2o9efClO1e/VHVAgzf2dngjdkzCF+7tsq6WphHvss69XeAQ",
+	"21zhC3d2gkIsTsCzjU1oCPEiG+yiZdgDQ5rPgCAoqt15A29VfPV2IYmpzoTb1v3AHz6pBilPoGoCoEmQ",
+	"TVFbi1RfZ2nPpHWPqjZxNUoYXocxvf5nR//36uj/JmUJ7+Ol29JiqtGv4MZc4brk+okozvvsqLy3oj9A",
+	"7429J+RHakwb+d2eJiWgu9JhhVuXUWGWrMibRd06CY+UE0Vh2Wou0FCVrrWhRK9NSYEth1V8AMrGN1JY",
+	"VMD9SSXdGhr3e/ze2cH70XpdAfjw1F4/lf+viL2x9Stp/VeZvyPaLoRry0LB723VgSNxBqaRBcBH6TYF",
+	"LL3/AWyG7ONfToH53KFHuLRpIuGfRXEhHHspJtrkNrkzhTxp4aXSCsu64T22LL3fi0/OwXzG5m1Yaua4",
+	"cT3WzfXE3rZLMbGDRZ42Ie/t1Njn7EbXaTSjSm/eT/NJMgGpBUPojU/5fYRY1K9xN6U/to65TO2Xls2w",
+	"L9uXrd0P7+6wslpr7S+Y70ROQ0S9g1qftasOIDnp1bM10e+mTrDJSr4T7mZ8JNxv836Yjm9Ev8/nsHVv",
+	"juy/JyzcIv1eYhFD1MOaUg8deJOWGPHjJGjiHXFUwQXoeS7E0gflMOp0yMYNtWccRM3KSCwO2sRbaknz",
+	"Dy8Cj0qjDWfH5/JK+fd+Um3y4aTaDX2MDfrTJbYUtefSHpIsl4pZpyfnXppTx45rOuV8p6KdnHLXZVMU",
+	"I/p8Tjkerk9TevVPEf0P57Z75UOMO7vtIlOM9sTNJXR7RCWWifhWIUnCIGYjqKabYxArSzB+hX2oGxd3",
+	"AYsfqdBPZ3849CHXI38TR1WaMm5j/L4jE16YguvwyQYqbe09UgRDz2Eftrks4jw3kxGNe+5ATFw7GPNe",
+	"3MbfXLLZfxyhgoWAldsmPJz0Fq/sh03Ie8yMHxvXqiqxqpmh7cNuKzi6RsPxK4ySkLaRbLSr9IpSd/ym",
+	"Vtz2Gn2kW26a27YQ/9btlrtOcU2fjsPeiF8OH96oaXVb96N6v+poDqKykzz2CRpRb6wu9KBuXROmo6bI",
+	"Oth+Md7B9hv3Wq5DwZsk/Q18SqpZ2wUnaRP5Wq/42ES+u9cDVjoTLrn2EfjVjeTd/v4OIqvtYpzPIO+O",
+	"0yzMTRuixmAqoVeqjy/2noQk50aGfA2N2F/oUuOE4QLiJbwooEMQgPFSzuoq0kr8PdcuFX1tEutVtfUP",
+	"lQ7wXhJIaXe8RUacYF06wWQHUVHfPOJJcs6bY9edoELl9ctBtsigV+mQH14KNU4fk48W2lBzASpaI2H0",
+	"5cuNL90Vlpykv192Z/ZhhbktcmpNsCzd5a4JqgKtLozTBvN7D+vNZWrdcQbsyLfSCR1DsaGPxRtjMXuo",
+	"5x0cwO4RZVF7pQmwQwY2iEkviLtMjX2SS/eCKnc+X3qQdxbErp07k1barxXO6MqE+o8z8Yd1BtRZkD+c",
+	"un8+dnD9UEzIF2/VrrD5tIzm4dUvJRc6/u6teUAwygmPxBlYE9B0kyVhFv4lqY1zMTm3CSfqtlfi91DJ",
+	"iGno1DGUCqmpJKtWjciO1EiFXGnfOQAv3aVOknEYUE5jmcrd4V6lpaIyy/aG4dIef7MQ6NyYFI1jIoeG",
+	"j745S+hO4Ls37N1jC6lKJ2xGPtQll2akiOntP6SaAWrQIFWuVyDvbdIqNR0Oi/Xra9FULb6mxdiR2pgW",
+	"NXnsppV5OV1oTI/XpTtANu2H4uHaI/LlYvcen5G+P1JBo+dLbhzrjp/99N3T56dH33zz8snx8enT5ydP",
+	"Xv756Nm4F++V5gWx9zMxl9h/wdsTlLiv4mXfI0W3ZIXzoNIQKozx5RsIN7oXGW8/qjq4ubkRgi5ytoV2",
+	"lgW4DthPSoBIgiPCqe4NGwcfgFfEjhLCYhWRdkrQ5S4zkVe/9dJaAKdHiiLW4Vr00vmr+KhuZOu5VpzS",
+	"7y7WcVADopEiG9Ce0lBj1v3eueVPqlhnbPyCu/l/aRDWOGO+zOSQ/fSXo+MXt8Iy/JCWLgkPLcQAmlb4",
+	"+xTR90z3XbKCO+Er7GLbEKSKeKEs+qdEzkqVU59JN1J+Kl4A0nT3NsCc0WXWd/cf9vA6MOeb4iBYbxFy",
+	"hnxwbFikJ+d2pLAhGmLTrBTUkfbMV5nYBJGtvzfb35iP+4035k9wvbesdx6vuB2pLpySzGusBODjLyhv",
+	"3FeW+Q6CdZVlNdexFM8XwBGIEIIZJheRJ29KkUe8078tswhgjTXM76Gf+Krc1s5AVbuNZrefnWVzrWfS",
+	"TdSYT7u+D6/t+BLdaxXa7rz6eun9Fv0naQWObBo5ZsPvVyuEu8rj91wfO23E+7r5bnBjbVtv80qdjIZI",
+	"JEOJMUXq4fDJbg+N/C4ptapVwEnruVw38kjv9ph6K8pbwp9UC7y7//CaTg6n9Y9crY9CC/m6K0JrtgDd",
+	"YlP9SS70rlrQhTvzN6/4bOtVn7hcW+dJL/uUij24O7zOFaZ+Yy9DH/z2jQXNh4o6r7eVpMV+y1bCr8mY",
+	"QaGjyT7jXaYbpxGuxG4eaEMFnfN8UxkmfXOkUj3XajYtDYrLMAWxLVKesljuFm/ZTIkri7oTaBeJ9sS6",
+	"NSezb5ZauRsjKYYcX58J3KRc4p4jFa6pj82aU5UnbDqV/QifLDrhp1PsEIoOjlRNH6kr9XR2iZrOpLJO",
+	"8LypnI/UNu2c1ZTzoECLq/VmUJm9LVJZQPsPN+83HSf6LOBYXhZ07YLReoG3r1Y3DPdA9y6wDD0o2rQQ",
+	"kRgYmOGNHJTuRu0CRP1eqZqVwOc1U6qTHim8hqOXVo/7CmojkNExO+cmxHNhYKw4HW8QbcD4BoaHsNrc",
+	"d0XG0UJ/hMbNxyMlFd1zT8kJdbInwgaohx580rFudQBcMT2d0n0PK21gk/4G2pHyttXjZ0+fPD85/dOr",
+	"J6+ejDfu8fWYYIJKflk0prvXiwbcgP2EuEw7t76Y31yIHC+TWM1lIUhTve7dtIQhNYKvmjwgOLovv33M",
+	"Hu7tDdn//T97w8H+4A4GL7cn4EQF4sHdYXLx3t6We20/c640duS42hOiyS/b7gp52VbWv7WNQ2hjkVTd",
+	"h/fmMnSiOBOFVjO8O7hqAkCKS9r+IFquiBHU8AB4tNO6d1nLAOLCngyRdEP2A7F7XHnVF1Wxqoib5g2t",
+	"MGj1uVgWeo2dbD2PrDU58tiLFzreog3SikvldAmc6bBKiSZLFpsuYH9WI+y8alW1YYnp0nlT7HMFnuq+",
+	"1X/TJfUPqDlXCz2b0dF8GP/qNgyqcOXTulq/9OgMkDmQ8OV0Tu2pWjOVTyoaFRskGu4W9w1drHDhrtLN",
+	"NlBUjV3rxTQeqXChAwb7y6LwmQO+882W7lYZ00UurKuHHjFXoM1t8Z1wP4rPTCf1WqiWBmxpU7XL+qFV",
+	"7olmJ7PYuMz3IUviMUmrsUZnsX9WbbZXbe5etPlR/S3I4be5WZKEiC/Au/I7Y5yYTd/MO7mCjQYn6y5t",
+	"MajJbhITki6YDyT569Ghhp+npQH0SPm4U8Zgq9yAIovq9Ssl8f4Npc2CF757lr+k3Ao29Sy4+/zbHx57",
+	"9zemdMZeK7fsSIGxZ+D5AzYejcr9vf0j7sTXb9E1Oo7xEfbDk2d/fvqcHT/97nnGxj8cnTz5+q+DkyfH",
+	"J9SOA3j8SuYgNP7+t//197/9j7//7X///W//M4wzUtRyrWDn1ehZaGOGvVYAUr1DMCcxPk9AiVF53/qM",
+	"uL+PEvHlUuRsiQ2iahbUAdsfwvdsrkuD10hQ1xHWHcP6X704/fHor+OMhU9/efr8m5/+Mu5lMbJwtibl",
+	"cKSCSef0DM35Qx8UmnjXuhEcg83E5qO5tyGsQus2qty9kYbXTId980G89U1x0y5eEg95eyvbnVlfs/H6",
+	"+/nyP//qP2znkU+kU+ymQ3xsKdhoW35Z7lfSDOUw6qVJUy5ho7MPlFJLnDVp95gariN19OLpLdvoosq6",
+	"VUsy6e8y8xcf+PyCjI2/e3LCUv163NtwU9xMSGefPWX6ZnnM9Vtj6xnMUbAFj5aJB/5p0piTxY0P6sHT",
+	"OTozoru5G2Vre9JHRjJ3pHYTur3fdQb0+0WH3iN9+sahpSsiMKauXPyjBGJigOnYX6q8kcNb5TekWwTV",
+	"iTwrwKryy7ZVXdfcuqsUbBvgasTO7twfXiN49oGDTH4fWzzu8+RWDFH50aOSR4kbC77G+5WTdJpuu6LZ",
+	"8JNjL9jLfONVYlOXbmqz8UZQmqgXXI5VjhAItVoA6CNFGHDL14owXLn5kdqIDATEeC+nfx3JN/ARJdGH",
+	"igUANn/xwYCqX/RuZq4VlwYFlgXeblRDEsLmWgg1WNYom560t+WN7t3Yd/dwm38x6W3cblhZkd4y8ZnS",
+	"szdu/9h65Uft9o722ziuoUEnN5LcxJL6Ipb9UVPDA6K25YZ/uNTwMMvnyw2/cyP1HaPfp+mVLzUNPpDy",
+	"50uEGjcwdByznr701KYvREv8sHrUF6RYpNkHnuJIyRipLekH76dkOE35K77vuoF30L96Yx1i78tRIKrG",
+	"pgjK2nm1qA11naNxj8rrN++yX2vXl7x+g9EYDLGTWN5koXNtY1a4uRC2caFs14iCO+mTsaVjK23OLdPU",
+	"pRtfxlxqHVKPfMY/Z0uj3/rLgauuN9j02ic0rEGXRtzyGeWc7iReGjGVb/EwKWh0mwJDBItN9ajSPbNw",
+	"44PK22pck1ugvCMO4brZBueR0SvKOY+3EvkXznzXwG3dJFAX05vv1Ur2Nl//kSs+qyb0DTLIGdZLhqE2",
+	"Ge/evPt/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

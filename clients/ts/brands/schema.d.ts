@@ -52,7 +52,9 @@ export interface paths {
          *     `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
          *     client that sends it back with a later login for the same email is counted under that
          *     device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-         *     above, so guessing by others never locks it out.
+         *     above, so guessing by others never locks it out. The cookie is the account's as it was
+         *     (its id and password): after a password change, or for another user who registers the
+         *     email later, it counts for nothing.
          */
         post: operations["loginUser"];
         delete?: never;

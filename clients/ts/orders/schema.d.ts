@@ -29,7 +29,9 @@ export interface paths {
          *     successful login sets the cookie `orders_device` (HttpOnly, `Path=/oauth/token`, 30 days;
          *     OWASP's device cookies): a client that sends it back with a later login for the same
          *     username is counted under that device alone (10 wrong passwords, then 429), past the
-         *     address's slowing and the locks above, so guessing by others never locks it out. Logins
+         *     address's slowing and the locks above, so guessing by others never locks it out. The
+         *     cookie is the account's as it was (its id and password): after a password change, or for
+         *     another user who registers the username later, it counts for nothing. Logins
          *     that arrive together from one address (an office behind NAT)
          *     wait their turn for the password hasher; only a client with more than its share in flight
          *     gets 429 `temporarily_unavailable`. Refusals use the RFC 6749 §5.2 body, not `ApiError`.

@@ -7,12 +7,16 @@
 // user's proxy or at the user's name never locks the user out of a client the user has used.
 //
 // A token is "v1.<expiry>.<nonce>.<mac>": the expiry in Unix seconds, 16 random bytes naming the
-// device, and an HMAC-SHA256 over the version, the folded account (fold.Name: every spelling of
-// the account is one), the expiry and the nonce, under a key of the Signer's own. Nothing is
-// stored: any replica with the same key checks any token.
+// device, and an HMAC-SHA256 over the version, the account (Account: its folded name, fold.Name,
+// so every spelling of it is one, and a SHA-256 of its id and credential version), the expiry and
+// the nonce, under a key of the Signer's own. Nothing is stored: any replica with the same key
+// checks any token. A token is the account's as it was when issued: an account that changed its
+// password (a new credential version), or another account that took the name later (another id),
+// finds it worth nothing.
 package device
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -56,8 +60,27 @@ func NewSigner(secret []byte, purpose string, ttl time.Duration, now func() time
 // TTL is how long a token issued now is valid: the cookie's Max-Age.
 func (s *Signer) TTL() time.Duration { return s.ttl }
 
+// Account is the account a device token is bound to. Name is the name a login gives (in any
+// spelling: it is folded); ID names the account for its whole life and is never another account's
+// (a database id: someone who registers the name after its owner deleted or renamed the account
+// has another); Version changes whenever the account's credential does (the password hash, which
+// a new salt changes with every new password). The ID and Version are only hashed into the
+// token's MAC input, never written in the token. An Account with neither (NameOnly) binds to the
+// name alone: for a surface with no account store (a test).
+type Account struct {
+	Name, ID, Version string
+}
+
+// NameOnly is the Account of name with no id or credential version.
+func NameOnly(name string) Account { return Account{Name: name} }
+
+// Lookup finds the id and credential version of the account a login names (Account), or "" ids
+// for no such account: a surface's accounts as they are now, read before the password is checked
+// (impl/credentials/loginguard.Guard.BindDevices).
+type Lookup func(ctx context.Context, name string) (id, version string, err error)
+
 // Issue returns a fresh token for account, with a new device nonce.
-func (s *Signer) Issue(account string) string {
+func (s *Signer) Issue(account Account) string {
 	var nonce [16]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		panic(err) // crypto/rand failing leaves nothing sensible to do
@@ -67,9 +90,15 @@ func (s *Signer) Issue(account string) string {
 	return "v1." + exp + "." + n + "." + s.mac(account, exp, n)
 }
 
-func (s *Signer) mac(account, exp, nonce string) string {
+func (s *Signer) mac(account Account, exp, nonce string) string {
+	bound := ""
+	if account.ID != "" || account.Version != "" {
+		// Length-prefixed, so no id and version run into another pair's.
+		b := sha256.Sum256([]byte(strconv.Itoa(len(account.ID)) + ":" + account.ID + "|" + account.Version))
+		bound = base64.RawURLEncoding.EncodeToString(b[:])
+	}
 	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte("v1|" + fold.Name(account) + "|" + exp + "|" + nonce))
+	m.Write([]byte("v1|" + fold.Name(account.Name) + "|" + bound + "|" + exp + "|" + nonce))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
@@ -92,7 +121,7 @@ const maxPresented = 8
 
 // CheckAny is Check of the first of the tokens in presented (Presented's form) that is valid for
 // account.
-func (s *Signer) CheckAny(presented, account string) (id string, renew, ok bool) {
+func (s *Signer) CheckAny(presented string, account Account) (id string, renew, ok bool) {
 	for i, tok := range strings.Split(presented, ",") {
 		if i == maxPresented {
 			break
@@ -107,7 +136,7 @@ func (s *Signer) CheckAny(presented, account string) (id string, renew, ok bool)
 // Check reports whether tok is a valid, unexpired token of this Signer for account, and then the
 // device it names (its nonce: what a device's own failures are counted under) and whether it is
 // due for renewal (less than half its lifetime left: the caller hands out a fresh one).
-func (s *Signer) Check(tok, account string) (id string, renew, ok bool) {
+func (s *Signer) Check(tok string, account Account) (id string, renew, ok bool) {
 	if len(tok) > 200 {
 		return "", false, false
 	}

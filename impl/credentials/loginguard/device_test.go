@@ -84,14 +84,14 @@ func TestGuard_DeviceIsNeverLockedOutByOthers(t *testing.T) {
 // others' guesses set apply; unchanged, it passes them.
 func TestGuard_DeviceBoundToTheAccountAsItIs(t *testing.T) {
 	t.Parallel()
-	binding := map[string]string{"alice": "1:hash-a"}
+	binding := map[string][2]string{"alice": {"1", "hash-a"}}
 	var mu sync.Mutex
 	g := loginguard.New(password.NewSized(password.Fast, 2, 8), throttle.New(dbtest.New(t), throttle.Options{Max: 3, AccountMax: 5}), errWrong,
 		device.NewSigner([]byte("k"), "test", 0, nil))
-	g.BindDevices(func(_ context.Context, account string) (string, error) {
+	g.BindDevices(func(_ context.Context, account string) (string, string, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		return binding[account], nil
+		return binding[account][0], binding[account][1], nil
 	})
 	ctx := context.Background()
 	tok, err := g.LoginDevice(ctx, "alice", addr, "", func(context.Context) error { return nil })
@@ -109,7 +109,7 @@ func TestGuard_DeviceBoundToTheAccountAsItIs(t *testing.T) {
 	if ran, err := try(); !ran || err != nil {
 		t.Fatalf("her token, binding unchanged: ran %v, %v; want in", ran, err)
 	}
-	for _, b := range []string{"1:hash-b" /* her password changed */, "2:hash-c" /* another user holds the name */, "" /* nobody does */} {
+	for _, b := range [][2]string{{"1", "hash-b"} /* her password changed */, {"2", "hash-a"} /* another user holds the name */, {} /* nobody does */} {
 		mu.Lock()
 		binding["alice"] = b
 		mu.Unlock()

@@ -32,8 +32,6 @@ package loginguard
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -102,32 +100,31 @@ type Guard struct {
 	limiter *throttle.Limiter
 	wrong   error
 	devices *device.Signer
-	bind    func(ctx context.Context, account string) (string, error)
+	bind    device.Lookup
 }
 
-// BindDevices binds the guard's device tokens to the account's current credentials as well as its
-// name: bind returns a value that changes when the account's password does and differs between two
-// accounts that held the same name in turn (the user's id and password hash), or "" for no such
-// account. A token issued under one binding is then worth nothing under another: a password change
-// ends every device of the account, and whoever registers a name its owner gave up does not
-// inherit the owner's devices. Call it before the guard's first login.
-func (g *Guard) BindDevices(bind func(ctx context.Context, account string) (string, error)) {
-	g.bind = bind
+// BindDevices binds the guard's device tokens to the account's id and credential version as well
+// as its name (device.Account): lookup returns them as they are now (the user's id and password
+// hash), or an "" id for no such account. A token issued to one is then worth nothing to another:
+// a password change ends every device of the account, and whoever registers a name its owner gave
+// up (after a delete or a rename) does not inherit the owner's devices. Call it before the guard's
+// first login.
+func (g *Guard) BindDevices(lookup device.Lookup) {
+	g.bind = lookup
 }
 
-// bound is account as the device tokens name it: with the binding (hashed, so the token's MAC
-// input holds no credential) when the guard has one. ok is false when the binding could not be
-// read or there is no such account: no token is trusted or handed out then.
-func (g *Guard) bound(ctx context.Context, account string) (name string, ok bool) {
+// bound is account as the device tokens name it: with its id and credential version when the
+// guard has a lookup. ok is false when they could not be read or there is no such account: no
+// token is trusted or handed out then.
+func (g *Guard) bound(ctx context.Context, account string) (a device.Account, ok bool) {
 	if g.bind == nil {
-		return account, true
+		return device.NameOnly(account), true
 	}
-	b, err := g.bind(ctx, account)
-	if err != nil || b == "" {
-		return "", false
+	id, version, err := g.bind(ctx, account)
+	if err != nil || id == "" {
+		return device.Account{}, false
 	}
-	h := sha256.Sum256([]byte(b))
-	return account + "|" + hex.EncodeToString(h[:]), true
+	return device.Account{Name: account, ID: id, Version: version}, true
 }
 
 // New returns the guard over hasher and limiter. wrong is the surface's error for a checked-wrong
@@ -185,7 +182,9 @@ func (g *Guard) LoginDevice(ctx context.Context, account, remoteAddr, presented 
 		// place per address, not per account: K accounts farmed and signed in from one address
 		// would otherwise bring K priority shares and crowd every other device out. Each account
 		// waits for those places in a line of its own (password.WithSubLine), so one account's
-		// flood is refused while another's device at the same address waits its turn.
+		// flood is refused while another's device at the same address waits its turn, and a place
+		// given back goes to the account with the fewest logins there: a real user's one login
+		// waits for one hash, not behind the farmed accounts' lines.
 		ctx = password.WithPriority(password.WithSubLine(password.WithClient(ctx, throttle.DevicesAtKey(remoteAddr)), throttle.FoldAccount(account)))
 	}
 	// The login's place at the hasher is taken now, before the database work, and held until it

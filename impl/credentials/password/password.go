@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -75,14 +76,24 @@ type Hasher struct {
 	lines      int                // calls waiting in every client's line
 }
 
-// client is one client's share of a Hasher: places holds a token per call that has one, refs
-// counts those calls and the ones waiting for a place, so the entry lives exactly while used.
+// client is one client's share of a Hasher: held counts the calls that have one of its places,
+// line the calls waiting for one (in arrival order), refs both, so the entry lives exactly while
+// used.
 type client struct {
-	places  chan struct{}
-	waiting int
+	held    int
+	line    []*waiter
+	waiting int // waiters without a sub-line
 	refs    int
-	// sublines counts the calls waiting per sub-line (WithSubLine), for calls that carry one.
+	// sublines counts the calls waiting per sub-line (WithSubLine), active those holding a place.
 	sublines map[string]int
+	active   map[string]int
+}
+
+// waiter is one call waiting in its client's line; ready is closed when a place is handed to it.
+type waiter struct {
+	sub   string
+	ready chan struct{}
+	given bool
 }
 
 // DefaultClientLine is how many calls of one client may wait for its share of a Hasher beyond
@@ -187,32 +198,38 @@ func (h *Hasher) SetClientLine(n int) { h.clientLine = max(0, n) }
 // Admit), waiting in the client's line while they are all taken; leave gives it back. A call that
 // finds the client's line full is refused with ErrClientBusy, one that finds every client's lines
 // full (linesMax) with ErrBusy, and one whose ctx ends while waiting with ctx's error.
+//
+// A place given back goes to the waiting call of the sub-line (WithSubLine) with the fewest calls
+// holding or waiting for places, the earliest of those: calls without a sub-line are one line,
+// served first come, first served. So among the device logins of one address, an account that
+// sends one login at a time (a real user) takes the next place that frees, ahead of accounts that
+// keep several waiting (a flood of farmed accounts): it waits for at most one of the places'
+// calls to end, while the flood still shares the address's places whatever its accounts.
 func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 	name, _ := ctx.Value(clientKey{}).(string)
 	if name == "" {
 		return func() {}, nil
 	}
+	sub, _ := ctx.Value(subLineKey{}).(string)
 	h.mu.Lock()
 	c := h.clients[name]
 	if c == nil {
-		c = &client{places: make(chan struct{}, h.perClient)}
+		c = &client{sublines: map[string]int{}, active: map[string]int{}}
 		h.clients[name] = c
 	}
 	leave = func() {
-		<-c.places
 		h.mu.Lock()
-		h.unref(name, c)
+		h.handOn(name, c, sub)
 		h.mu.Unlock()
 	}
-	select {
-	case c.places <- struct{}{}:
+	if c.held < h.perClient && len(c.line) == 0 {
+		c.held++
+		c.active[sub]++
 		c.refs++
 		h.mu.Unlock()
 		return leave, nil
-	default:
 	}
-	// Every place of the client is taken, so c has refs and stays in the map.
-	sub, _ := ctx.Value(subLineKey{}).(string)
+	// Every place of the client is taken (or promised to a waiter), so c has refs and stays.
 	if sub == "" && c.waiting >= h.clientLine || sub != "" && c.sublines[sub] >= SubLine {
 		h.mu.Unlock()
 		return nil, ErrClientBusy
@@ -221,35 +238,68 @@ func (h *Hasher) enter(ctx context.Context) (leave func(), err error) {
 		h.mu.Unlock()
 		return nil, ErrBusy
 	}
+	w := &waiter{sub: sub, ready: make(chan struct{})}
+	c.line = append(c.line, w)
 	if sub == "" {
 		c.waiting++
-	} else {
-		if c.sublines == nil {
-			c.sublines = map[string]int{}
-		}
-		c.sublines[sub]++
 	}
+	c.sublines[sub]++
 	c.refs++
 	h.lines++
 	h.mu.Unlock()
 	select {
-	case c.places <- struct{}{}:
+	case <-w.ready:
+		return leave, nil
 	case <-ctx.Done():
-		err = ctx.Err()
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if sub == "" {
+	if w.given {
+		// The place came as ctx ended: it is this call's, so pass it on.
+		h.handOn(name, c, sub)
+		return nil, ctx.Err()
+	}
+	c.line = slices.DeleteFunc(c.line, func(x *waiter) bool { return x == w })
+	h.unwait(c, w)
+	h.unref(name, c)
+	return nil, ctx.Err()
+}
+
+// unwait counts w, leaving c's line, out of the line counts; h.mu is held.
+func (h *Hasher) unwait(c *client, w *waiter) {
+	if w.sub == "" {
 		c.waiting--
-	} else if c.sublines[sub]--; c.sublines[sub] == 0 {
-		delete(c.sublines, sub)
+	}
+	if c.sublines[w.sub]--; c.sublines[w.sub] == 0 {
+		delete(c.sublines, w.sub)
 	}
 	h.lines--
-	if err != nil {
-		h.unref(name, c)
-		return nil, err
+}
+
+// handOn gives back the place of a call of sub: to the waiter whose sub-line has the fewest calls
+// holding or waiting (the earliest of those), or to the client's free places when none waits;
+// h.mu is held.
+func (h *Hasher) handOn(name string, c *client, sub string) {
+	if c.active[sub]--; c.active[sub] == 0 {
+		delete(c.active, sub)
 	}
-	return leave, nil
+	h.unref(name, c)
+	if len(c.line) == 0 {
+		c.held--
+		return
+	}
+	best, load := 0, -1
+	for i, w := range c.line {
+		if l := c.active[w.sub] + c.sublines[w.sub]; load < 0 || l < load {
+			best, load = i, l
+		}
+	}
+	w := c.line[best]
+	c.line = slices.Delete(c.line, best, best+1)
+	h.unwait(c, w)
+	c.active[w.sub]++
+	w.given = true
+	close(w.ready)
 }
 
 // unref drops one reference to c, deleting the client once nothing holds or waits; h.mu is held.
@@ -334,6 +384,14 @@ func (h *Hasher) Hold(ctx context.Context) (release func(), err error) {
 // Waiting reports how many calls are queued for a worker right now, for metrics: a queue that
 // stays near its length means logins are being shed with ErrBusy.
 func (h *Hasher) Waiting() int { return int(h.waiting.Load()) }
+
+// Lines reports how many calls wait in their clients' lines for one of the client's places (not
+// yet for a worker: Waiting): a client over its share waits there.
+func (h *Hasher) Lines() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lines
+}
 
 // Hash returns the PHC-format argon2id hash of pw with a fresh random salt.
 func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {

@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 func TestPassword_HashVerifies(t *testing.T) {
@@ -440,5 +443,64 @@ func TestHasher_PriorityDoesNotQueueBehindStrangers(t *testing.T) {
 	defer done()
 	if ok, err := h.Verify(pctx, stored, "pw"); !ok || err != nil {
 		t.Fatalf("priority verify with the worker held: %v %v, want true", ok, err)
+	}
+}
+
+// TestPassword_SubLineWithFewestCallsFirst: a place given back goes to the waiting sub-line with
+// the fewest calls holding or waiting, the earliest of those; a waiter whose context ends leaves
+// the line without keeping a place; and the client is forgotten once idle.
+func TestPassword_SubLineWithFewestCallsFirst(t *testing.T) {
+	h := NewSized(Fast, 1, 4) // 5 places: 1 per client
+	at := WithClient(context.Background(), "198.51.100.7")
+	release, err := h.Hold(WithSubLine(at, "flood"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.lines
+	}
+	order := make(chan string, 4)
+	join := func(ctx context.Context, sub string, n int) {
+		go func() {
+			r, err := h.Hold(WithSubLine(ctx, sub))
+			if err != nil {
+				order <- sub + " " + err.Error()
+				return
+			}
+			order <- sub
+			r()
+		}()
+		for lines() < n {
+			runtime.Gosched()
+		}
+	}
+	join(at, "flood", 1)
+	join(at, "flood", 2)
+	gone, cancel := context.WithCancel(at)
+	join(gone, "gone", 3)
+	join(at, "one", 4)
+	cancel()
+	if got := <-order; got != "gone "+context.Canceled.Error() {
+		t.Fatalf("the cancelled waiter: %q", got)
+	}
+	release()
+	// "one" (1 call) goes before "flood" (1 holding or about to, 2 waiting), though it came last;
+	// then the flood's two in turn.
+	for i, want := range []string{"one", "flood", "flood"} {
+		if got := <-order; got != want {
+			t.Fatalf("place %d went to %q, want %q", i+1, got, want)
+		}
+	}
+	clients := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.clients)
+	}
+	for deadline := time.Now().Add(patience.Bound(10 * time.Second)); clients() != 0; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients still counted when idle", clients())
+		}
 	}
 }

@@ -112,19 +112,19 @@ func (s *Service) Authenticate(ctx context.Context, email, pw string) (Principal
 	return Principal{UserID: row.ID, IsAdmin: row.IsAdmin}, nil
 }
 
-// DeviceBinding is what the login guard binds brands' device tokens to besides the email
-// (loginguard.Guard.BindDevices): the user's id and password hash, so a password change ends the
-// user's devices and a user who registers an email its owner gave up inherits none of them; ""
-// when no user has the email.
-func (s *Service) DeviceBinding(ctx context.Context, email string) (string, error) {
+// DeviceAccount is the id and credential version brands' device tokens are bound to besides the
+// email (device.Lookup, loginguard.Guard.BindDevices): the user's id and password hash, so a
+// password change ends the user's devices and a user who registers an email its owner gave up
+// inherits none of them; "" when no user has the email.
+func (s *Service) DeviceAccount(ctx context.Context, email string) (id, version string, err error) {
 	row, err := s.q.GetBrandUserCredentials(ctx, strings.TrimSpace(email))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return row.ID + ":" + row.PasswordHash, nil
+	return row.ID, row.PasswordHash, nil
 }
 
 // ResetPassword replaces the caller's password after checking the current one, and revokes every

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -224,6 +225,24 @@ func (s *Service) Authenticate(ctx context.Context, username, pw string) (User, 
 		return User{}, domainerr.InvalidCredentials
 	}
 	return User{ID: row.ID, Username: row.Username, Type: UserType(row.UserType), Balance: money.Kopecks(row.Balance)}, nil
+}
+
+// DeviceAccount is the id and credential version orders' device tokens are bound to besides the
+// username (device.Lookup, loginguard.Guard.BindDevices): the user's id and password hash, so a
+// password change ends the user's devices and whoever registers a username its owner gave up
+// (after a delete or a rename) inherits none of them; "" when no user has the name.
+func (s *Service) DeviceAccount(ctx context.Context, username string) (id, version string, err error) {
+	if n := utf8.RuneCountInString(username); n < MinUsername || n > MaxUsername || !usernameRE.MatchString(username) {
+		return "", "", nil // a name registration refuses is nobody's, and must not reach SQL
+	}
+	row, err := s.q.GetOrderUserByUsername(ctx, username)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return strconv.FormatInt(row.ID, 10), row.PasswordHash, nil
 }
 
 // User reads a user with the current balance, in the user's write share (Limits.WriteShare): the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/triadhq/triad/impl/kit/refusal"
+	"github.com/triadhq/triad/impl/surfaces/auth/loginlimit"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 )
 
@@ -106,5 +107,56 @@ func TestMount_AdminGetsInFromAKnownNetwork(t *testing.T) {
 	}
 	if st := basic(140, "admin-secret-password-0123"); st != http.StatusOK {
 		t.Errorf("the admin from the address it signed in from: %d, want 200", st)
+	}
+}
+
+// TestMount_DeviceCookieEndsWithThePassword: the auth surface's device cookie (AUTH-DEVICE) is
+// bound to the account's credential (deviceAccounts: the admin's AUTH_ADMIN_PASSWD). With the
+// admin's pair locked by guesses at its address, its cookie still gets the right password in;
+// on a server whose AUTH_ADMIN_PASSWD changed (same database and secret), that cookie is a
+// stranger's and the new password from the locked address gets 429. (The surface registers no
+// one, so no one can take over the admin's name.)
+func TestMount_DeviceCookieEndsWithThePassword(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewURL(t)
+	const oldPW, newPW = "admin-secret-password-0123", "admin-secret-password-4567"
+	before := serve(t, db, false, Settings{AdminPasswd: oldPW})
+	after := serve(t, db, false, Settings{AdminPasswd: newPW})
+	basic := func(base, user, pw, cookie string) (int, string) {
+		req, _ := http.NewRequest("GET", base+"/auth/user", nil)
+		req.SetBasicAuth(user, pw)
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: loginlimit.DeviceCookie, Value: cookie})
+		}
+		resp, err := fromAddr(160).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		kept := ""
+		for _, c := range resp.Cookies() {
+			if c.Name == loginlimit.DeviceCookie {
+				kept = c.Value
+			}
+		}
+		return resp.StatusCode, kept
+	}
+	st, cookie := basic(before, "admin", oldPW, "")
+	if st != http.StatusOK || cookie == "" {
+		t.Fatalf("the admin's first login: %d, cookie %q; want 200 and a device cookie", st, cookie)
+	}
+	for i := range 10 {
+		if st, _ := basic(before, "admin", "guess", ""); st != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d", i+1, st)
+		}
+	}
+	if st, _ := basic(before, "admin", oldPW, ""); st != http.StatusTooManyRequests {
+		t.Fatalf("the right password without the cookie at the locked address: %d, want 429", st)
+	}
+	if st, _ := basic(before, "admin", oldPW, cookie); st != http.StatusOK {
+		t.Fatalf("the right password with the admin's cookie: %d, want 200", st)
+	}
+	if st, _ := basic(after, "admin", newPW, cookie); st != http.StatusTooManyRequests {
+		t.Errorf("the new AUTH_ADMIN_PASSWD with the cookie of the old: %d, want 429 (the cookie ended with the password)", st)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/triadhq/triad/impl/credentials/device"
 	"github.com/triadhq/triad/impl/kit/cors"
 	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/surfaces/auth"
@@ -154,3 +155,21 @@ const emailTemplate = `<p>Hello {{.User}},</p>
 <p>Confirm your login to {{.Site}} with this token:</p>
 <pre>{{.Token}}</pre>
 <p>It works once, within 15 minutes. If you did not ask for it, ignore this message.</p>`
+
+// deviceAccounts is what the auth surface's device cookies (AUTH-DEVICE) are bound to besides the
+// user name (device.Lookup): the accounts whose passwords this server knows, each with its
+// password as its credential version, so a new AUTH_ADMIN_PASSWD ends every device cookie the
+// admin's basic-auth clients kept. The surface registers no one (its users are the providers'),
+// so no one can take over a name. Any other name has no account here: no device cookie is trusted
+// or handed out for it.
+func deviceAccounts(adminPasswd string, dev bool) device.Lookup {
+	return func(_ context.Context, name string) (id, version string, err error) {
+		switch {
+		case name == "admin" && adminPasswd != "":
+			return "basic:admin", adminPasswd, nil
+		case dev && name == DevDirectUser:
+			return DevDirectProvider + ":" + DevDirectUser, DevDirectPassword, nil
+		}
+		return "", "", nil
+	}
+}

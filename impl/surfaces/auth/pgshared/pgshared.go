@@ -41,6 +41,10 @@ type Options struct {
 	// Devices signs the device tokens of direct logins and basic auth (loginlimit.DeviceCookie:
 	// OWASP's device cookies); nil hands out none.
 	Devices *device.Signer
+	// DeviceAccounts binds those tokens to the account's id and credential version (device.Lookup,
+	// loginguard.Guard.BindDevices): a token issued before the password changed, or to another
+	// account of the name, is a stranger's. nil binds them to the account's name alone.
+	DeviceAccounts device.Lookup
 	// Sessions are the sessions revoked by logout (pgstate.NewSessions); nil keeps the library's
 	// in-memory store.
 	Sessions *pgstate.Sessions
@@ -95,7 +99,11 @@ func (s *State) LoginGuard() loginlimit.Guard {
 	if s == nil {
 		return nil
 	}
-	return loginguard.New(nil, throttle.New(s.pool, s.o.Logins), loginlimit.ErrBadCredentials, s.o.Devices)
+	g := loginguard.New(nil, throttle.New(s.pool, s.o.Logins), loginlimit.ErrBadCredentials, s.o.Devices)
+	if s.o.DeviceAccounts != nil {
+		g.BindDevices(s.o.DeviceAccounts)
+	}
+	return g
 }
 
 // Telegram returns the pending-login store and the poller election of one bot; nils mean the

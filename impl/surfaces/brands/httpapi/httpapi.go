@@ -65,7 +65,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	}
 	// A device cookie is the account's as it is now: a password change ends it, and whoever
 	// registers an email its owner gave up does not inherit it.
-	edge.Guard.BindDevices(a.svc.DeviceBinding)
+	edge.Guard.BindDevices(a.svc.DeviceAccount)
 	a.available.list, a.featured.list = brands.Available, brands.Featured
 	return a, nil
 }

@@ -88,6 +88,9 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.Reads != nil {
 		a.svc.ReadFrom(opts.Reads)
 	}
+	// A device cookie is the account's as it is now: a password change ends it, and whoever
+	// registers a username its owner gave up does not inherit it.
+	edge.Guard.BindDevices(a.svc.DeviceAccount)
 	return a, nil
 }
 
