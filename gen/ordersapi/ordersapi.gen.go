@@ -238,6 +238,9 @@ type ErrorDetail struct {
 // Example: body
 type ErrorDetailIn string
 
+// IdempotencyKeyValue An `Idempotency-Key`'s value, 1 to 255 visible ASCII characters (the server keeps it as sent).
+type IdempotencyKeyValue = string
+
 // Money An amount in virtual rubles with at most two fractional digits, exact. Written as a JSON
 // number with two fractional digits (`120.50`); decode it into an exact decimal type, not a
 // binary float (JavaScript's number holds every amount of up to 15 significant digits
@@ -405,9 +408,6 @@ type UserRef struct {
 // Example: Customer
 type UserType string
 
-// IdempotencyKey defines model for IdempotencyKey.
-type IdempotencyKey = string
-
 // OrderID Example: 1
 type OrderID = int64
 
@@ -473,56 +473,117 @@ type ListNewOrdersParams struct {
 
 // CreateOrderParams defines parameters for CreateOrder.
 type CreateOrderParams struct {
-	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-	// request with a key runs, and its answer is stored in the same database transaction as what
-	// it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-	// or the write with its answer (a retry gets that answer). A repeat with the same key and the
-	// same request (method, path, query without `access_token`, content type and body) by the same
-	// caller gets the first answer again, from any server, for 24 hours, marked
-	// `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-	// whichever of its access tokens it presents; for an operation without a token, the client
-	// address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-	// while the first request with the key still runs is refused with 409
-	// `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-	// nothing, so its retry runs at once. The same key with another request is refused with 422
-	// `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-	// refusal or a failure of the server changed nothing, so a retry after it runs the request
-	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
-	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-	// Try it out would then replay the first answer (or, with another body, get 422).
-	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+	// IdempotencyKey Makes the order's creation exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for alice's example order (the first example body; the other body with this key gets 422), which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// AcceptOrderParams defines parameters for AcceptOrder.
+type AcceptOrderParams struct {
+	// IdempotencyKey Makes the acceptance (and its payment) exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for accepting order 5 as alice, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelOrderParams defines parameters for CancelOrder.
+type CancelOrderParams struct {
+	// IdempotencyKey Makes the cancel exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for cancelling order 2 as alice, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// PassOrderParams defines parameters for PassOrder.
+type PassOrderParams struct {
+	// IdempotencyKey Makes the pass exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for passing order 5 as bob, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // RejectOrderParams defines parameters for RejectOrder.
 type RejectOrderParams struct {
 	// Cancel `true`: cancel the order in the same step (READY → CANCELLED); `false` (the default): it returns to WAITING.
 	Cancel *bool `form:"cancel,omitempty" json:"cancel,omitempty"`
+
+	// IdempotencyKey Makes the rejection exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for rejecting order 7 as alice, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// ReleaseOrderParams defines parameters for ReleaseOrder.
+type ReleaseOrderParams struct {
+	// IdempotencyKey Makes the release exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for releasing order 3 as bob, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// TakeOrderParams defines parameters for TakeOrder.
+type TakeOrderParams struct {
+	// IdempotencyKey Makes the take exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for taking order 3 as bob, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // RegisterOrdersUserParams defines parameters for RegisterOrdersUser.
 type RegisterOrdersUserParams struct {
-	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-	// request with a key runs, and its answer is stored in the same database transaction as what
-	// it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-	// or the write with its answer (a retry gets that answer). A repeat with the same key and the
-	// same request (method, path, query without `access_token`, content type and body) by the same
-	// caller gets the first answer again, from any server, for 24 hours, marked
-	// `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-	// whichever of its access tokens it presents; for an operation without a token, the client
-	// address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-	// while the first request with the key still runs is refused with 409
-	// `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-	// nothing, so its retry runs at once. The same key with another request is refused with 422
-	// `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-	// refusal or a failure of the server changed nothing, so a retry after it runs the request
-	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
-	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-	// Try it out would then replay the first answer (or, with another body, get 422).
-	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+	// IdempotencyKey Makes the registration exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same client address (the operation takes no token; an IPv6 client by its /64)
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for the example's registration (erin), which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // ListUserOrdersParams defines parameters for ListUserOrders.
@@ -690,7 +751,7 @@ type ClientInterface interface {
 	// left READY unanswered for the configured time (default 14 days).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-	AcceptOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AcceptOrder(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelOrder Cancel a waiting order (its customer)
 	//
@@ -699,7 +760,7 @@ type ClientInterface interface {
 	// commission it reserved is free again. The ledger records the cancel.
 	//
 	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-	CancelOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CancelOrder(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PassOrder Mark an order ready (its performer)
 	//
@@ -709,7 +770,7 @@ type ClientInterface interface {
 	// accepted by the server.
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-	PassOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PassOrder(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RejectOrder Send a ready order back (its customer)
 	//
@@ -740,7 +801,7 @@ type ClientInterface interface {
 	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-	ReleaseOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReleaseOrder(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TakeOrder Take a waiting order (performers)
 	//
@@ -755,7 +816,7 @@ type ClientInterface interface {
 	// `retake_cooldown`, saying when it may.
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-	TakeOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	TakeOrder(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterOrdersUserWithBody Register a user
 	//
@@ -910,8 +971,8 @@ func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...Request
 // left READY unanswered for the configured time (default 14 days).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-func (c *Client) AcceptOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAcceptOrderRequest(c.Server, id)
+func (c *Client) AcceptOrder(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -929,8 +990,8 @@ func (c *Client) AcceptOrder(ctx context.Context, id int64, reqEditors ...Reques
 // commission it reserved is free again. The ledger records the cancel.
 //
 // Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-func (c *Client) CancelOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCancelOrderRequest(c.Server, id)
+func (c *Client) CancelOrder(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -949,8 +1010,8 @@ func (c *Client) CancelOrder(ctx context.Context, id int64, reqEditors ...Reques
 // accepted by the server.
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-func (c *Client) PassOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPassOrderRequest(c.Server, id)
+func (c *Client) PassOrder(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPassOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1000,8 +1061,8 @@ func (c *Client) RejectOrder(ctx context.Context, id int64, params *RejectOrderP
 // an order left IN PROGRESS untouched for the configured time (default 72 hours).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-func (c *Client) ReleaseOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReleaseOrderRequest(c.Server, id)
+func (c *Client) ReleaseOrder(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1025,8 +1086,8 @@ func (c *Client) ReleaseOrder(ctx context.Context, id int64, reqEditors ...Reque
 // `retake_cooldown`, saying when it may.
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-func (c *Client) TakeOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewTakeOrderRequest(c.Server, id)
+func (c *Client) TakeOrder(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTakeOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1295,7 +1356,7 @@ func NewGetOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewAcceptOrderRequest constructs an http.Request for the AcceptOrder method
-func NewAcceptOrderRequest(server string, id int64) (*http.Request, error) {
+func NewAcceptOrderRequest(server string, id int64, params *AcceptOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1325,11 +1386,26 @@ func NewAcceptOrderRequest(server string, id int64) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewCancelOrderRequest constructs an http.Request for the CancelOrder method
-func NewCancelOrderRequest(server string, id int64) (*http.Request, error) {
+func NewCancelOrderRequest(server string, id int64, params *CancelOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1359,11 +1435,26 @@ func NewCancelOrderRequest(server string, id int64) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPassOrderRequest constructs an http.Request for the PassOrder method
-func NewPassOrderRequest(server string, id int64) (*http.Request, error) {
+func NewPassOrderRequest(server string, id int64, params *PassOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1391,6 +1482,21 @@ func NewPassOrderRequest(server string, id int64) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1454,11 +1560,26 @@ func NewRejectOrderRequest(server string, id int64, params *RejectOrderParams) (
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReleaseOrderRequest constructs an http.Request for the ReleaseOrder method
-func NewReleaseOrderRequest(server string, id int64) (*http.Request, error) {
+func NewReleaseOrderRequest(server string, id int64, params *ReleaseOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1488,11 +1609,26 @@ func NewReleaseOrderRequest(server string, id int64) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewTakeOrderRequest constructs an http.Request for the TakeOrder method
-func NewTakeOrderRequest(server string, id int64) (*http.Request, error) {
+func NewTakeOrderRequest(server string, id int64, params *TakeOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1520,6 +1656,21 @@ func NewTakeOrderRequest(server string, id int64) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1786,7 +1937,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-	AcceptOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
+	AcceptOrderWithResponse(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
 
 	// CancelOrderWithResponse Cancel a waiting order (its customer)
 	//
@@ -1797,7 +1948,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-	CancelOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error)
+	CancelOrderWithResponse(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error)
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
@@ -1809,7 +1960,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-	PassOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
+	PassOrderWithResponse(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
 
 	// RejectOrderWithResponse Send a ready order back (its customer)
 	//
@@ -1844,7 +1995,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-	ReleaseOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error)
+	ReleaseOrderWithResponse(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error)
 
 	// TakeOrderWithResponse Take a waiting order (performers)
 	//
@@ -1861,7 +2012,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-	TakeOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
+	TakeOrderWithResponse(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
 
 	// RegisterOrdersUserWithBodyWithResponse Register a user
 	//
@@ -2316,6 +2467,11 @@ func (r GetOrderResponse) ContentType() string {
 	return ""
 }
 
+// AcceptOrderResponse200Headers the declared response headers of an HTTP 200 response for AcceptOrder
+type AcceptOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // AcceptOrderResponse401Headers the declared response headers of an HTTP 401 response for AcceptOrder
 type AcceptOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2346,12 +2502,16 @@ type AcceptOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AcceptOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AcceptOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2388,6 +2548,11 @@ func (r AcceptOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r AcceptOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AcceptOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2434,6 +2599,11 @@ func (r AcceptOrderResponse) ContentType() string {
 	return ""
 }
 
+// CancelOrderResponse200Headers the declared response headers of an HTTP 200 response for CancelOrder
+type CancelOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // CancelOrderResponse401Headers the declared response headers of an HTTP 401 response for CancelOrder
 type CancelOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2464,12 +2634,16 @@ type CancelOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CancelOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2506,6 +2680,11 @@ func (r CancelOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r CancelOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CancelOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2552,6 +2731,11 @@ func (r CancelOrderResponse) ContentType() string {
 	return ""
 }
 
+// PassOrderResponse200Headers the declared response headers of an HTTP 200 response for PassOrder
+type PassOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // PassOrderResponse401Headers the declared response headers of an HTTP 401 response for PassOrder
 type PassOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2582,12 +2766,16 @@ type PassOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *WrongState
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PassOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PassOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2624,6 +2812,11 @@ func (r PassOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PassOrderResponse) GetJSON409() *WrongState {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PassOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2670,6 +2863,11 @@ func (r PassOrderResponse) ContentType() string {
 	return ""
 }
 
+// RejectOrderResponse200Headers the declared response headers of an HTTP 200 response for RejectOrder
+type RejectOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // RejectOrderResponse401Headers the declared response headers of an HTTP 401 response for RejectOrder
 type RejectOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2700,12 +2898,16 @@ type RejectOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RejectOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2742,6 +2944,11 @@ func (r RejectOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RejectOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RejectOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2788,6 +2995,11 @@ func (r RejectOrderResponse) ContentType() string {
 	return ""
 }
 
+// ReleaseOrderResponse200Headers the declared response headers of an HTTP 200 response for ReleaseOrder
+type ReleaseOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // ReleaseOrderResponse401Headers the declared response headers of an HTTP 401 response for ReleaseOrder
 type ReleaseOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2818,12 +3030,16 @@ type ReleaseOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReleaseOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReleaseOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2860,6 +3076,11 @@ func (r ReleaseOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r ReleaseOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ReleaseOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2906,6 +3127,11 @@ func (r ReleaseOrderResponse) ContentType() string {
 	return ""
 }
 
+// TakeOrderResponse200Headers the declared response headers of an HTTP 200 response for TakeOrder
+type TakeOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // TakeOrderResponse401Headers the declared response headers of an HTTP 401 response for TakeOrder
 type TakeOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2936,12 +3162,16 @@ type TakeOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TakeOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TakeOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2978,6 +3208,11 @@ func (r TakeOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r TakeOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TakeOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -3340,8 +3575,8 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id Order
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error) {
-	rsp, err := c.AcceptOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error) {
+	rsp, err := c.AcceptOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3357,8 +3592,8 @@ func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id in
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error) {
-	rsp, err := c.CancelOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error) {
+	rsp, err := c.CancelOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3375,8 +3610,8 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id in
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*PassOrderResponse, error) {
-	rsp, err := c.PassOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*PassOrderResponse, error) {
+	rsp, err := c.PassOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3422,8 +3657,8 @@ func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id in
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error) {
-	rsp, err := c.ReleaseOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error) {
+	rsp, err := c.ReleaseOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3445,8 +3680,8 @@ func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id i
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error) {
-	rsp, err := c.TakeOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error) {
+	rsp, err := c.TakeOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3970,6 +4205,13 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3994,6 +4236,16 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AcceptOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers AcceptOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4085,6 +4337,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4109,6 +4368,16 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers CancelOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4200,6 +4469,13 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4224,6 +4500,16 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers PassOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers PassOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4315,6 +4601,13 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4339,6 +4632,16 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers RejectOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4430,6 +4733,13 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4454,6 +4764,16 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ReleaseOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers ReleaseOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4545,6 +4865,13 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4569,6 +4896,16 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers TakeOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers TakeOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4826,22 +5163,22 @@ type ServerInterface interface {
 	GetOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// AcceptOrder Accept and pay a ready order (its customer)
 	// (PATCH /orders/{id}/accept)
-	AcceptOrder(w http.ResponseWriter, r *http.Request, id int64)
+	AcceptOrder(w http.ResponseWriter, r *http.Request, id int64, params AcceptOrderParams)
 	// CancelOrder Cancel a waiting order (its customer)
 	// (PATCH /orders/{id}/cancel)
-	CancelOrder(w http.ResponseWriter, r *http.Request, id int64)
+	CancelOrder(w http.ResponseWriter, r *http.Request, id int64, params CancelOrderParams)
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
-	PassOrder(w http.ResponseWriter, r *http.Request, id int64)
+	PassOrder(w http.ResponseWriter, r *http.Request, id int64, params PassOrderParams)
 	// RejectOrder Send a ready order back (its customer)
 	// (PATCH /orders/{id}/reject)
 	RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
-	ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64)
+	ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64, params ReleaseOrderParams)
 	// TakeOrder Take a waiting order (performers)
 	// (PATCH /orders/{id}/take)
-	TakeOrder(w http.ResponseWriter, r *http.Request, id int64)
+	TakeOrder(w http.ResponseWriter, r *http.Request, id int64, params TakeOrderParams)
 	// RegisterOrdersUser Register a user
 	// (POST /users)
 	RegisterOrdersUser(w http.ResponseWriter, r *http.Request, params RegisterOrdersUserParams)
@@ -4880,19 +5217,19 @@ func (_ Unimplemented) GetOrder(w http.ResponseWriter, r *http.Request, id Order
 
 // AcceptOrder Accept and pay a ready order (its customer)
 // (PATCH /orders/{id}/accept)
-func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64, params AcceptOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // CancelOrder Cancel a waiting order (its customer)
 // (PATCH /orders/{id}/cancel)
-func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id int64, params CancelOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // PassOrder Mark an order ready (its performer)
 // (PATCH /orders/{id}/pass)
-func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id int64, params PassOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4904,13 +5241,13 @@ func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id in
 
 // ReleaseOrder Hand an order back (its performer)
 // (PATCH /orders/{id}/release)
-func (_ Unimplemented) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64, params ReleaseOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // TakeOrder Take a waiting order (performers)
 // (PATCH /orders/{id}/take)
-func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id int64, params TakeOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5021,7 +5358,7 @@ func (siw *ServerInterfaceWrapper) CreateOrder(w http.ResponseWriter, r *http.Re
 
 	// ------------- Optional header parameter "Idempotency-Key" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
-		var IdempotencyKey IdempotencyKey
+		var IdempotencyKey IdempotencyKeyValue
 		n := len(valueList)
 		if n != 1 {
 			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
@@ -5090,8 +5427,32 @@ func (siw *ServerInterfaceWrapper) AcceptOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AcceptOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.AcceptOrder(w, r, id)
+		siw.Handler.AcceptOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5116,8 +5477,32 @@ func (siw *ServerInterfaceWrapper) CancelOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CancelOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CancelOrder(w, r, id)
+		siw.Handler.CancelOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5142,8 +5527,32 @@ func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PassOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.PassOrder(w, r, id)
+		siw.Handler.PassOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5184,6 +5593,27 @@ func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RejectOrder(w, r, id, params)
 	}))
@@ -5210,8 +5640,32 @@ func (siw *ServerInterfaceWrapper) ReleaseOrder(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ReleaseOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ReleaseOrder(w, r, id)
+		siw.Handler.ReleaseOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5236,8 +5690,32 @@ func (siw *ServerInterfaceWrapper) TakeOrder(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params TakeOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.TakeOrder(w, r, id)
+		siw.Handler.TakeOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5260,7 +5738,7 @@ func (siw *ServerInterfaceWrapper) RegisterOrdersUser(w http.ResponseWriter, r *
 
 	// ------------- Optional header parameter "Idempotency-Key" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
-		var IdempotencyKey IdempotencyKey
+		var IdempotencyKey IdempotencyKeyValue
 		n := len(valueList)
 		if n != 1 {
 			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
@@ -5517,7 +5995,14 @@ type InternalJSONResponse Error
 
 type NotFoundJSONResponse Error
 
-type OrderOKJSONResponse Order
+type OrderOKResponseHeaders struct {
+	IdempotentReplayed *string
+}
+type OrderOKJSONResponse struct {
+	Body Order
+
+	Headers OrderOKResponseHeaders
+}
 
 type OrderPageJSONResponse OrderPage
 
@@ -6037,7 +6522,8 @@ func (response GetOrder503JSONResponse) VisitGetOrderResponse(w http.ResponseWri
 }
 
 type AcceptOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params AcceptOrderParams
 }
 
 type AcceptOrderResponseObject interface {
@@ -6049,10 +6535,13 @@ type AcceptOrder200JSONResponse struct{ OrderOKJSONResponse }
 func (response AcceptOrder200JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6131,6 +6620,22 @@ func (response AcceptOrder409JSONResponse) VisitAcceptOrderResponse(w http.Respo
 	return err
 }
 
+type AcceptOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response AcceptOrder422JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AcceptOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response AcceptOrder429JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
@@ -6178,22 +6683,33 @@ func (response AcceptOrder503JSONResponse) VisitAcceptOrderResponse(w http.Respo
 }
 
 type CancelOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params CancelOrderParams
 }
 
 type CancelOrderResponseObject interface {
 	VisitCancelOrderResponse(w http.ResponseWriter) error
 }
 
-type CancelOrder200JSONResponse Order
+type CancelOrder200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CancelOrder200JSONResponse struct {
+	Body    Order
+	Headers CancelOrder200ResponseHeaders
+}
 
 func (response CancelOrder200JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6272,6 +6788,22 @@ func (response CancelOrder409JSONResponse) VisitCancelOrderResponse(w http.Respo
 	return err
 }
 
+type CancelOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CancelOrder422JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CancelOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response CancelOrder429JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
@@ -6319,7 +6851,8 @@ func (response CancelOrder503JSONResponse) VisitCancelOrderResponse(w http.Respo
 }
 
 type PassOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params PassOrderParams
 }
 
 type PassOrderResponseObject interface {
@@ -6331,10 +6864,13 @@ type PassOrder200JSONResponse struct{ OrderOKJSONResponse }
 func (response PassOrder200JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6413,6 +6949,22 @@ func (response PassOrder409JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
+type PassOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response PassOrder422JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PassOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response PassOrder429JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
@@ -6468,15 +7020,25 @@ type RejectOrderResponseObject interface {
 	VisitRejectOrderResponse(w http.ResponseWriter) error
 }
 
-type RejectOrder200JSONResponse Order
+type RejectOrder200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type RejectOrder200JSONResponse struct {
+	Body    Order
+	Headers RejectOrder200ResponseHeaders
+}
 
 func (response RejectOrder200JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6555,6 +7117,22 @@ func (response RejectOrder409JSONResponse) VisitRejectOrderResponse(w http.Respo
 	return err
 }
 
+type RejectOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response RejectOrder422JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RejectOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response RejectOrder429JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
@@ -6602,22 +7180,33 @@ func (response RejectOrder503JSONResponse) VisitRejectOrderResponse(w http.Respo
 }
 
 type ReleaseOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params ReleaseOrderParams
 }
 
 type ReleaseOrderResponseObject interface {
 	VisitReleaseOrderResponse(w http.ResponseWriter) error
 }
 
-type ReleaseOrder200JSONResponse Order
+type ReleaseOrder200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type ReleaseOrder200JSONResponse struct {
+	Body    Order
+	Headers ReleaseOrder200ResponseHeaders
+}
 
 func (response ReleaseOrder200JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6696,6 +7285,22 @@ func (response ReleaseOrder409JSONResponse) VisitReleaseOrderResponse(w http.Res
 	return err
 }
 
+type ReleaseOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response ReleaseOrder422JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ReleaseOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response ReleaseOrder429JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
@@ -6743,7 +7348,8 @@ func (response ReleaseOrder503JSONResponse) VisitReleaseOrderResponse(w http.Res
 }
 
 type TakeOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params TakeOrderParams
 }
 
 type TakeOrderResponseObject interface {
@@ -6755,10 +7361,13 @@ type TakeOrder200JSONResponse struct{ OrderOKJSONResponse }
 func (response TakeOrder200JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6833,6 +7442,22 @@ func (response TakeOrder409JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response TakeOrder422JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7335,10 +7960,11 @@ func (sh *strictHandler) GetOrder(w http.ResponseWriter, r *http.Request, id Ord
 }
 
 // AcceptOrder operation middleware
-func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64, params AcceptOrderParams) {
 	var request AcceptOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.AcceptOrder(ctx, request.(AcceptOrderRequestObject))
@@ -7361,10 +7987,11 @@ func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // CancelOrder operation middleware
-func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id int64, params CancelOrderParams) {
 	var request CancelOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.CancelOrder(ctx, request.(CancelOrderRequestObject))
@@ -7387,10 +8014,11 @@ func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // PassOrder operation middleware
-func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id int64, params PassOrderParams) {
 	var request PassOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.PassOrder(ctx, request.(PassOrderRequestObject))
@@ -7440,10 +8068,11 @@ func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // ReleaseOrder operation middleware
-func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64, params ReleaseOrderParams) {
 	var request ReleaseOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ReleaseOrder(ctx, request.(ReleaseOrderRequestObject))
@@ -7466,10 +8095,11 @@ func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id
 }
 
 // TakeOrder operation middleware
-func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id int64, params TakeOrderParams) {
 	var request TakeOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.TakeOrder(ctx, request.(TakeOrderRequestObject))
@@ -7556,208 +8186,209 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1tkxu3tSf+VfDv/70l0mlSHI5GtshKbY1l2dGNLelqpNLdqLVDsBskkWkCdAMcio5mX27Vvt03+wW2",
-	"Kt8j+03uJ9k65wBoNNmcB0WW45RTSWVEgng8OOd3HvGXJNfLlVZCWZOM/pIsBC9EhX8+LcRypa1Q9qVY",
-	"lXwrCvi0ECav5MpKrZJRMrHVWkzYZiEUswtpGFdmIyomDbMLwYzVlSiYVoLpGeOKCV6VUlSsEj+uhbFs",
-	"I+2CWvKlYJMwZL7t/VFsJ6yjtF1INWcbblgB/fA5l6o7ZnxqhLJMK8bZTFbGuqH7SZqYfCGWHGYr1HqZ",
-	"jN4mMM3kXZqI93y5KkUyok/SxG5X8C9jK6nmydXVVZqseMWXwu7uQr79o9ju78AP/ELQYv2aDJ8JZjWr",
-	"hK22rFNUfGZ7UthZb2Htiq9kT0bLvBDbHm16t89eLQQtJlONHeLsQmxZtVYmZVwVTNp4p90uS1XvZMEt",
-	"n3IjmK24MjyHyTJu2GbBbaakZXkluBVmxDgzoroUFbMLblkhhWEc9nLLVloqy0rBL4VhQtqFqJg/jg53",
-	"y4M5xavvZkpX+MGmklbQ9KPphh/OhTU0Jn3T7bNTVomV4LtUAUuHRduFyBR+4vemsxR2oYuUrbhdpOzH",
-	"tai2+GO9tmzC81wYc271hVCTlOVaAS0zOHHsb6qLbZdNt2GkTOW8LEXl5yYahEWUl7JZpZe4P7RvKZvp",
-	"ig0fsIVeVyZlS15diCJTNS3bnr8/I4bXhc4wX3A1F8ZvKR2+m4C7PnxtF0JZmXMrCrY2okoztVnIfCHg",
-	"xPSMdhbXyXCdhknLVpWAu2HGODWumF6JiiMJ+M3h1DzFYfJSCmUzxYuigp46XLGnLy4fui9gi2Cc+w8f",
-	"dFNmNF7nS2mk1dU9g8ejcD5LIfCgNZDKPVMfKE66FNGW7t1/6MVYWZZEUdKwSszWRhTU5MHgUaYm0b05",
-	"vxDbc6nO10ZMcDsnL4GseqczK6oRO5qMA18IYy20EZ7aCykKttBlYTLlTgDXBguNKJsDh8kFHU6gRrqT",
-	"tM7Q/d6Uh8OWKVcCWkz67Lkqt8ys8ezgzlXQ9cqyDuwG8gy20euyYBdCrKhnXsIp6+6IceAP+AmDE2Yz",
-	"Lst1hUwWiZnWSBRWsHh9/vpx2Ccglt0LnClH56I/7yPxVAWukpYGFLXhwHhnbLZWBR4VMZPCE0o8AhDa",
-	"qrde9TMFW3jJy7Xw5I0X2zDk450f19oKw6TKy3UhipTJGX3DqTFuyT3Dzmy1zu0aGN63UpRFpoh3d8fQ",
-	"vIDNqIRZsIqrQi/dgB3OXr9++g3s9wI6nJzMBvlDPhS9r4qB6D3Iv5z1HvGTo95xPiyOpgPx5ezhg0k3",
-	"UyvgeWLjN6fPnmnmZAh1nYIEWq2rlTZixM42fD4XFXv91B3eDChaWgYbynF2RuRaFZl6VcFmMbiM1BSu",
-	"OtyXkm/3eU9HV2mT7IB7pcCpgNC6/UwlaSJBIJEwSdJE8SWIth2Z2hCPS/7+e6HmdpGMhicnabKUyv/7",
-	"CAShtaKCPv/b2/+v99/f/e5fWgRmmjwHAnn6zb5ohANH6rlnmCz67GtR6g07arncA7pgfmelYYW4ZEtd",
-	"iHvGEeBRyngpc/ig8+b06aunz77rjlklOEhDOFP8lnUKnZv7ZiVy018WaXQi3b7fIZAW9f7IIkkTOF9Z",
-	"AcIBDt1AEB4xHKXJTFdLbuE3yj58kOB+ySUgjKOwMVJZMRcV7swLPhf72/InUekeCOeCrfhcMLVeTkUF",
-	"3BL/ueTACXllgfkstbHsaDAYDJi0Ygn3wxKTKqWxIzaBn0zY//3fmZoY+ZOYsP/8n//H/aDjf4/dHg0G",
-	"tNvQDP6V0ucn/nO8ZGLG16WlNkPXJFPUX/RrFNaFEHA9sJeWI03ZxGp9XvJqDiKPuO+klEtpJ44DZAr7",
-	"8FP03AuG4OaCuI07Y7wRvGJwxQFKslKrOW6Cxz10LZBYotuAmKA+bBincQPcipPRIAKHg+ZRHw/hqPl7",
-	"d9SwGdHRD1qP/kz+1HL0QBC4vnHYatjl6KBZBzesatvRmoJ3VgU9tq9qGC9reNO6biToM13ZFiVgBox4",
-	"AqKI/kwLWQnEnBOaPH7KJrKYpGyyqmQuqLUTHKeWZHj4GZtwk0OTTE1grAnr+P3Cb7pjZqWTmtMKkAzK",
-	"nqLPvvHNZJFCyz57jnSBM6Af+G3t4JYeJBUDa4039V8qMUtGyf9/v9aY7tO35j7yQNwdVCEqYVZaGYEa",
-	"xNe8eEniA/7lYCj8yVerErCd1Or+nw1sZcRuoGUB87jkpSyw0TmIeQHsqhCWy9Iko7ehGdw1s6A542KT",
-	"UeOY3CJBbCRpgtcQT3kpjEE2lSzXxrKpAGosBQdyBARR8dzC6adhpLW6UHqjzmmUerRcl3pd7QxUdy8R",
-	"6iIqA2LAy45ETlsTDbCqRC4NTdp3jkTTvojh3iIW/FKESzVks4oUIF6yQs6lNcnVu/g3HsEVmuA4W3Kb",
-	"E0M8ffGUgTCRM3dQTlYIY5/CtI5nQ/4oHxRH4sH0hD/Mk6vbUszpSj6pKl0RwexcqL0zn4waKubeTEEL",
-	"jKc5ZhNHIxMG9GyY4Lm7h32YZFOtfYmo9KPIsx3gNk4ep7cDQ1ChD4hyB0uP4RvGEXkBSMQmMQ77PKdw",
-	"ALuPWOuCctAOpmKmK9GuIHSa0A1QCDBBZDvdMdu1dPTZ6+s3gc5RAUTj5cednfvxucA9aNxW95XXJXyL",
-	"z7HtjVlNRqCEhOk4TWeM1wE2klXiUoBm5PePTwFTS5uySZjshM0k6ioBLbhllXqO2/hM22/1Wn3cFVDa",
-	"ns/w1/EOOtj6Jd5T+vrT7E8YbjJiSjt4vEA1SSLQTjwof/7HO67Hi+NklAwHw4e9wVFvMHx1NBgN4L9/",
-	"StIkXxurl6ICAjhK9+CNVJagmlDErqHZl2myEhUgD1HBMPDhME3WBo4UZe1UT2HSxORHR8NB/yRNjOV2",
-	"bUCDecZevHz+3csnZ2e330LcgLb9C1qJ01Bhumglk9Cg3jwP3u9CDq7l2591K9s3yelEKNpWbuqkWSBE",
-	"RYiICNBqy8snpViSyffIfQLLhX9e3W2HcZdadvm5EgHU424b3NlXWn8P+Paj7pm7zudBrUjapDgyBYmW",
-	"EuZbfQautTc5J7JxOh1dodJWiLzklSjYY1p7j7TtLsxXXzpiJNZ0D1S8pbR+237gantqnwMtfMzewbSW",
-	"XIEQw3maxt5t9ZpA05EXLoZVa6WQn6qCHT1kGy4tGpFgigistBJok0SN1RnKxgxNP3MulXcKiC2ibjJk",
-	"iOLznMbecr3UxgnzEnTKLTJNOBaz4LvGs3umtqHnWinSS0ympmuzra3aaOQ2uEfQpfE2Wb1RjOe5XivL",
-	"OpPnL7958vLs/M3Lp6+enJ/94fTlk0nKOPtxzStLdlxUhldal6DHOFWn6yxGpST3iZHvrYAtlYDnuGGw",
-	"wPq83AEhTrALsSSDk9JKZGpWCadHShVsUE3IgVq2DkbDPnsZWfFi4+qEdY66maI+jNevYF9JvcL9K9hS",
-	"cLL6koYV+ZWivvZ1yTPqllmNC/KACk2K6Hh4+e1j9ujoaMD+9tejQX/YP0at+Hb2m2u1W6Ci14qv7UJX",
-	"8qePRMPruIP4hkWmfNBvw3w/DbnHw3q+I3gFDAWVY2nYUhqD99epb3DW4v0KJkGb+vDLE7IwREf15s2b",
-	"3mnkhGjR/b+mcSrBy+XvM0I9Jksmzlw5QRD3+yyRCpUacsdkifMZOj8EUqARyu5474K37sAoKTvQfZtn",
-	"j873ksuST8s7cFHcCc8Mdnow6+WSV1sHK2qOwRWgvikQLs8XSAtoLo5IxTc+X0ddNtWmqEdgXXW7sbOx",
-	"422eiY270eZG5grkhvzt67XZ7i9gxY3Z6KoAzrggI9RsXZasU4m5NNY5kbQqt92WFVHP58Ah9xbi8LY0",
-	"DL6OxQQaLcrtzVP/NFelbdvdlTl8fKyS84VlSm/QOabXFqFNhe4UMtbqGXuhjZ1X4uzfv+/CdyBdqjW2",
-	"JpNlJYxeV7lgnbN///7s1emrJywvuTHs5HgE5wg7XUhzkbKlWOpqm8aSZ0dDbGXTsAjCfCgvHCuVqsm/",
-	"++w5MKDoQHlpNJtExzcZMXEpqm0giB4QBI6tq4v6HL1flnj1j2tBzh2iGc5mpdZo6YlHM7A3pZ5LZcid",
-	"GBs2SBKRfc5BijQ4LY3VFSGSrXNoEYvZ8fzh+jjZhvdXduBHRAGAWO8Z50iuuIL12yYqAOlLyAwXj2fB",
-	"VS7KUhT9TyfoDjDCk4OCy6xXK11ZUfwgCslfYaOPEmCho/Ml9HSO4+1e5xhs3zMBzsKwzBn6AB4i5Kq9",
-	"zzzPxcqazwMB21cSofLbz9vyC0H6y5tKq/mZdaLwIwwuJKUM9tBqLZCGRfruGMdmSojCsKDifSIzSzQX",
-	"ty00C7cR3lIC39OO1GoyeagMBkP0k5o1I92HYVs9gqgQ6ZljMMGN7eKHzLqa8VwA+a8qOAErSQDTDl6/",
-	"Xhz1MTS8imzku5N4Qpyt0tNSLD1nJpYTTHV7BthuioQhFHBbEAroi7FiaW41qW9wMjAtd315VfEt/DuQ",
-	"wO40/7BectUDWA4iCrBayRUnG0UcyHQIWe4hoMatazuZ/+g5P0XvaeG1IfcTinJBazNw4Np6ZpqT2bvL",
-	"bQ7jGqy/pWOtd+FdaK+nfxa5TdLkfW+ue85O5Kg5Tb4RuVzy8ow63VvNqWJ8icoXN4yD2g2tgaJXJWAO",
-	"pS3u1sg5BFKmNDNyrvCPUvACVvmTqDR9Jd7TqYJOlSm9ct4EipCa6bLUGwp/oO7GwflwPKx9KKbPnrzn",
-	"OV4sIv6Sq/maz52KVO8i2nYGSeStcysgf5130R8PGz76zuDD26Peo3dvB71H777odrKsj3/+rvtf/qWN",
-	"Gurbsi+cLNLcksNxi5oIK8GNVn1GVwjOrnFrnZIPQq3gaIQBISwKstaiQF7yLZtXeuOCUVyEka0Et3BS",
-	"2KWMHBygq/i4kj+8evWCkcGrSXWxAba5TCAf8d4KZeS0FD0fDtjmUzso+drMTjt6XtMCbBe6OIePOBEG",
-	"uq12LO0zXU1lUQg4eG8IPQdeT566ppiQyqxnM5nDXp1j1A0s1Js4pDpfVXpeCUOSFXo5z7UuC72B3pqw",
-	"vM0QFD6DK7BewUcHtJOD3p720Cy4z3h/24nPccU98kPj4TX8uc9OPeWYjbT5QhgQIBOgngkgdG+NceEG",
-	"aaYm4v1K5FY4N7U7GdRCKwpMQ9IDzK6V6I7ZxLEkH6uA39/Db9kTNS+lWWQKVFahcpALBRnHNOgzmwiP",
-	"o8vtnkEvnL84O2sL8WN0W5gEHqP8bSLJ3PDu3QPFonR2pwY6BcW+wxnaiAGsbnTk/cwUsacu46W8AK6T",
-	"qQ+07g9orwGmB3/hwtmHTH3o9Xrhf9B44nn3hH1wc0cLgvPpViwEz0Y2B/aBOUcvtqWOGl5k6g2RgZP6",
-	"FANVQ7DAEBAPfWDXe5PdGAj4sGsKA3MybQMgDuNAxyyiC/KTSss6E1KiJimbEMXCXw5ww59TrUvBFfyJ",
-	"chz+IHk1GTMDvJ2X7M9aKhIKkyz7MOnCznoPu9fSOqhC0hgp6/f7XT9z782H6Vvx3pKaTGG6KoTR1LIl",
-	"7t3779tahd5Lreahc5qHm1QpLSygiyE2tx0Rpd21A5olL0s6DTfQFOPB/I86Svu/RxgZdymqWak3ZKKF",
-	"0+pet8hoZWh9jwfiU30pPn6gxtrqcWZig6MohkQA1E9E4GJexGZ38yiEy/XtgxSay3BNwiDAlq8bZamR",
-	"fd00SGMJu2MUQqxgjH87e/6MKYE8yAV3NXouxaUoQ9fQcK9r3wT7DnEcdBgehR2Y916UxrVraGlNYxIe",
-	"CpQdgiSADxGgna9LjrZPkJgYbFTzADdkHQDi+mu0wYEImjXGceyFvol/0ZmIJZclsAm3CfDnupL4Cbei",
-	"Z+VSNFmEYvgb5oKykTu4oQHFxGwNGeESeFot1+qeKPliFH+HvUxLri7C/PWMmRXPUZCW23DGZAXDpu5n",
-	"oPNWujwPdzx0sdAlwmbXooVVQHfwLUDwtlZudbmGfkK/mCTg+D3iIvb61be9r5BprUSVgwLvfwRqWkVx",
-	"3ezZ6++jbYh/6Q1K0GJvfApZ9xKulme6wpN1AgdDk2si1gAC6sHm8lL4D7HTYk3mAQHgiHrG2+auMka/",
-	"IxDeyLojvloJXlE3UpFfidpTp9yeI/M41wr5nXJ5NgF2kO2vxjrcuJn5m6XLomZBhwhlyUv03cdSGs+k",
-	"YSYtmHOmNWwqhm/h9HOMcHaNCwGQw+MAh3VjevZob7oFiLEuRWNlxMxJWH9o0sUH1KOadgOPwfdA5reA",
-	"A/EqkU8TxzaILxRlTjQ3OI33Vc8Y5mHgpsEchCjI/he0krfJY+fgT9LkRYh/eBeZDfZQ8a5xIG/VzkBX",
-	"x21xoY8dIwjCktaGG+SSiT5e5+KmPpumtuXRw22VrcgisRs66DSsOHYx7t2jBv+xU76c8I0UF/cnCC0k",
-	"gDp+0OvHQZdOKScsTZCpJWmyx9CwCbET1KeIHYBOFF/iJE1i8kDN3N2TWoNL3l3BzpEcOECCCFKJuODP",
-	"juk2aNALtPSA9HLNnDhKIwm0oyNTLEiLHcCFWLZRWeB+ToFB7hqiGjxUv2comI0Eu4BxTAR/C20N60xW",
-	"lS7WuTX9QZ8igEHJgn4mLrQtYiwxuyDeYhkvy50V8aVoW49U+4t5E9Q8YjHe3ximgI4C5zqPLjknng9t",
-	"+p50Rm99AKqPGHYJBSHzItf6Qu7kG7qf7M3WBbG2W0rXFO2OKO0Lip0OkAqTngJ8SzG7r5LWCkWW292Q",
-	"UNYR73lux4yz77RnAnOhQMMCDa7SS/pVofP1Er4kMSpDCo5XDBrHMDx5GFYVaCzW+f9stOo/o2+us3e+",
-	"aurYrh2q1GRh21enG+SwC9iHJw8j4X6jIVLW0cbpjVbJqzT5Qau2dNDa8igVu5SVXfOSVespaOsUFeqm",
-	"11TNgx0Sz6jP3riTRPMlIIVMOV2GcjXafsw6EzIcws0iIUsBj1YjnETbowfhsJ6UkGOmplLxastmpeaW",
-	"df6NX/IzXBLsM41KpEBWS7c+PWPrFZzO0QmaTpHQlHWTyRSOV8KNrvR6vsBV9Fe8MpR9if+ks5CzLWbr",
-	"wfDHwyCHMMmkjVSn20xpvpI9WOJcqMO0G1EtYBNRzlhnEhHkpLtjenVRdXeg52diQ6GGgDWKQtKRvIgw",
-	"yIyXRqT7dELOFqtd+ty+y6Pxi32ORqjYasRUWokxO4J/DQeDQUT4qXNqlVsH8NMD8Ld5m/bjD+NcMZ8B",
-	"EyWL7TE2F6fYOm/UrDwkYpXIhbwUZsQG/QGuAXNsBoO+zzq69tL02ZlQRaYcpPamFboMk64XWZQX7cgf",
-	"7xXNlXUmmbO4ZwlcHaI3g2Y4b6E3Ln+JOneJJ9GtMfG1SRlgX/q7y8wCpRkmJ1IKszP3TNeytES7zrbE",
-	"QJcxKTMSIP9k0D9iv2OD/hBtkJNB/3jQ/M8DkgLSuHRQF02PZoyFrIq9vTroaNBKPJ9h4Op1rqwXcKSB",
-	"9K9v2/TQXL275hLtcOJm1gqRURsHfiY2r83dL14jGGH/0vmIh33K/Qopc/jVwTuDGYi90EHkvok+i67R",
-	"0fCrxi36quUWrY2ovDP/uu1+7dtdxYHVu0s4hiUcD1kpLPEGL3YmfUAX52Qc703GbK3kj2vB5FxRzEXO",
-	"jWhZ7b5DKlrPcTOF9LT3J977adB71D/vHcoljekgLCON9y9sSBtJBE7czmxbvMp1mHYcbnYgYrt2x3mb",
-	"TRuii+O6W0GO+x5YClutp6U0C1HU/vfGNrdlne5GgKS7kuI6Nr4Pl4tmmOSXtxqxEdB/E2G+FLOGRLiu",
-	"PeGqqzqy/TaJd9R0D9JRqtw+NwmdNw4rjajhIHG1p/S2RbvvBzCEYJFbxQ24BIZ9o4CP7r+WU/O5+EFY",
-	"3uJvp1m4bg6us870dJmkCSVUJofTKSgtVxpb70LKrs0NDUmdO4mf3VjXkuRedIPLIoXxo6PE/3ff0t+u",
-	"QX2a0d+uYf1vbNzQ1Bqd7F2XmOD2wQ1F6LD//B//K47iwX+/fHL6zX/Fvx4//+HF909ePfkmBQ2tLEXh",
-	"NSxdybkEae3yDssSP1+OMjWJ+pugn5IToOuzx6fPHj/5/vsn35CrsOYv0i6KSmyi0B6qw+Gm6dCA22cf",
-	"XZQ28m3SBOedpEmYNfztR2zuXN3F3rYFgjygmnO6P0Yi8CI33UKXZMHav0w+s2Wfv0rjo/h+qvPsXYp9",
-	"ckOO9z6bM61p3K/qwBifxA8Nm3rx7QbYycbZCwLSGwrzJ59Nc1uckkN6ffcjxEac+LM7ci5k2WnMjt3H",
-	"VV47UOsqd1hQ0Kpc2npzCxqzamNPMQjdl/Tk+q71Znf0aXtEDussRFkwr6pKBfomN6yhI6aslBeCTVAy",
-	"TXaWT/piszhAszxAf3B0J4XSY9rdhQHwGTuflIvSRsPzJWpQdl0pMkA3L8qUl1zdQeruooFb0dHfC1L3",
-	"QeUNtpoiipqJMWEa1ttGOR6KtGxuJWaiwkgOqxnHvd7fy529Gd56b/bXOdXTO67y0IL8vu9zKJd/dM+A",
-	"PjkvBat0KWLJesg/UU8zarE/VyPydSXt9gxO11EbpmmcrgH9t4HwFQelIi5YRfrv5MXzs1fsvuZru7hP",
-	"BbtYJ5D5vOLKdlPn5PGltkKENO4nDlxPc2HtCrE46vJfcyPz9k16DpN1Kj+WqUGN2oi8EtbnxTx4xP72",
-	"12H/uH/UpTjItulqVW6bU8JB92bkV/UdLKp9ToYyyev8nZTpqeVoT/fWNBvmPuwPao4wK/WGdTYLbqPK",
-	"N/dMpk59uBrQthkxoXyAElCYM6ji2kNfPrjI2d8aW+PsZhg2sas1m1yvkBxQwlwI9boqk1ESbxfSjydn",
-	"+HhIIcpSzXQLukYsyVYlz8mj4BEOBUB5VQS/CnqJSdmKy2LfDIthT1988W2pN/0vvmCnNV5yNfHqoleh",
-	"0BAW5wn2KgwHx0ChCCl1UzJcoojW1UWm/GZS2xnm1on8grLYAFQ5H10Y34XHY88BbXV3QN2Kb13tHJJ0",
-	"q3INsu7kX1mulxhwpV1Zt30DG32M8Jb+LLlF/8aFECsf5eY7GWMlv0oAs6E5TXl+AfzRo1xvRwTMFgZL",
-	"mdLkHeKy6PbZY9hUytoIpcQwXM1kCp090TLqwb2z1y/7nmGOs6MTkwzR1F3OFZsKHK4fnWamlnzrUjMY",
-	"D3N2BxsA7Ni51WBK5CaRhmG6ZHcMoDTsIfRWiVJwtF+zp88yFeC963Rnfyh/kzCaRx+c5VrN5Bzrl9Wp",
-	"OqQt1frQ0aCbZirWIKAr0iCQqQMn0HNhF6LyQYX1bvByA0Sy1JdiVG97KWY2VkoytVZWrzG9iRxw0dQw",
-	"yyVM58shsdyuAxompgIKzhXljBJOtRI4VKZoumvlM399GG8g5RtGPXrACr41mBxNV0MUjkPJIlPcMDlr",
-	"drjgRd1S2uatJQOuU4MwzejP6JZN/bEWUUokUU+IN0RCdUUDMGltb+q51mWvwPDLUNnJCaqu4zinjUB9",
-	"4D01Aw+pYXqj8JLHoq8hhx70j7tATi0yaJwpdzEwJTfnZcnEe9gO3xqzdCcs51UlhWETLxVcMLzLsszW",
-	"g8FxHpfPxE/EJE4UzdQrKjhZyksR1so6fk/4tBRdvF2VS60BkIWl+bBLT7auwB3CLpwx7jUmvGTKp4ei",
-	"REOki+naqH1362U85vlC9B6TI3/ElO5hSVQK7wPqwZIgNtTX9KnRmZpWemMouAeTwAuWQ19427HwItrM",
-	"4fQQIaPAQPcXuQCcO+E2rj3WudArkV9g0hsVbPVqBzeZ8h4A1whIV4lNKJ9HTBJmNRWhLGLT4QEUGSc7",
-	"EFLLVMO9kTpXyEywfKGhT6Dk2nXhnR9YWs/VsPL8BLZ7Gw9pMuU9zrfySjpxVzN5aUBuOVZPS6z0WhVw",
-	"/8i3iGUicUsivo9ynW4jSsMQwYTuo86gP3jEcm2saXKHQf9oMM4UzcY1OBo+7J8cj9kROZvch4OTPpUG",
-	"g4N/wedShSv7PejdlV5bFyrEzlawzT1jt6Xw5fg6CGoH3ZS5onydA9Xexpm6ptwbufgNRgF39g1p3OQf",
-	"qDgalo5oVFdLMxUVV6urzfmyaO4sUFCHa+Rsgy60gJayFJYX3PK4PGGm2uoTOhnWKFDIOqFAIdutTziu",
-	"6xJicQNXlTBToSyh/3g46I6QsDEk1UVc7e6WH2qn7KCPFz1QbZBTrUNgVJqSfa+pNAgkWAHcieoNbvi2",
-	"z54rkSmHo3HZlH1QrX16NseKuyDdYAUue6qD4YOY/GkXQlYMRGvX1wmNU1EdUqJSrVrTjGSUeEq7cDI4",
-	"bua6OgrGXAsD1PukkXPnDx5WM/FJexNXnqopOGIxk7rQN5/sIxXMT7BISJ30h8BPV4J1JijkqGt/pZ6q",
-	"1dpSCgPM6muX+qrXVGGkzs5BptYQm2nIGwxZEyavhFCiGDOeqUupy4DjOBJGSzU1X42yUSOtji9hHW4z",
-	"1bL0UYiJ8+kzcVgg9oIaB1U9OI/UGLxxGGqPoVJGzJfk63UHDIeOULyuPp4Sr70QW9JziKGbFPSUAnaE",
-	"l8xlG3dvCnNFMQBSfDCYhBq7qNY0g/5Zh6sGjx83YmBBZSuCt1pXrlGX7NE2U21Jb6fUn6/L46UeVpHm",
-	"5VpgFSvgMaEoMebcXYitC4eVitLu0O4R8c+HPtxczzAa3VeriflSiEfDTrY+gBboqqr4ltTYUuZCGSqZ",
-	"RImGPzx9laTJGhVX0NzN6P59vRKKUFpfV/P77kfmPrQFdVZaV1he8oI5nfX0xdMkTS5FZUiVHfYH/QHa",
-	"/5Y6v+it0MvyYHA0uEoT6J+vZDJKjvuD/rGLK0P1+n6jEjh8MhcHjAdY4GavAMhUAM8A7pHW1V7zdVVh",
-	"fW/SrPoJzoEc45iZ/Z2wcfWPAk2TO9Uth4PB3VKhg0Xy+GjYP0njamBky4qMUW1Fwm6X+oxTPVD9y6+b",
-	"rHxXafKA1tDWX1jr/aiMJ/7k6OafNMrJwI+Gj27+UbPW01WanNxmdqEOIP7g+FZzC3l9aM1rFAKJtyhJ",
-	"E8vnxrvkTfIO2jfMOWjruU8I4CB1uivhzANYsI4DbW6FrS0tZGCrrTgYH7XQwK0x15w9rm0/dS3XTHUe",
-	"DI7JVLJlRggKeCKxSsVuyB0JitN3T7wmdP8vsrhy054QK2heAEB7PsDLJM2nIQ7EytRN7lNttPTGdlgr",
-	"+DbtsL7su/YLeP1pR7XaPiO5Ex3euUpCnBsbVUiAE40IA4FW0JHMJ6qKEMZ2FRHqBxl40CT6v8StfBZW",
-	"yjr1LnSjy+n24d1Vmqy0abmAj719c8capjcuUtsvGAN+/GJRUSDlTNIDIjvWxY0sy0w5G+OYhTofHN0p",
-	"e7ZLacnYd/KvXtlju7oeli5HlS5ToNOhtsKtjzzt0Gx+F6mSXRcE54qPHbQe1kVl1srKsln0IpiOOliL",
-	"H9VMF1oqfOdIuxhTWINvak5Gw9HuwCDV/cGRsw6UzCh1CINlg3ET8Ys32cX2R+CXM6koViiy8sWmTzxf",
-	"wqOVEKFX1vF/LKVaR2d4YJpuG7s+wSfXlw0NNVP+TQ6Aw7up6aQ+elu6f92khbkSOVKYy11Z686rPMQU",
-	"kVt9rYvtXWt77RaT2CmKVXuUm7YV52jZt57EMZ+NQlk31fh0EVI+LhM4QB3pcHBWEVz/iMFwrDtU1woB",
-	"z1dNh6Wt1uJqTzYd/cNUoL2hbOonqSvrH0IJcXytz2n14ve02sZyv7rf8gLXVZp8r10p8msf3ADdYYxg",
-	"Z4IWC12/oxBm11Zpz8Gh+0dfHqih9ytGD7Xf0LHKzwYdAh93+sajjywf1VIHJKoxqepIvCiCPhg1GyH1",
-	"TWcf6/hvu2N2Qs2cEPWyw33q3GMpw39NBfDBIHcBu0eS5JNVqtqTMVG5qmAd33UhShNJ2R1xd7N8xGzb",
-	"FqHYZ8/iMnx04fuHH6caHX71qqWIPL7m5l7BUlLN28rCHy7M6iv+dY66cOHnwkZPr4EIBto7Or6VDkpl",
-	"mvEHJ7e5vC3151DjHd4CJbe9RfCrUZcJxkRBA4HLtILzWlFG7fNaWw62S+v0O0PQYoO+zaexb8M/Crjr",
-	"r3avI9GDflYuxThT+LZfazuKDiWfmVcROvRPTVdIiU3PXQjUvwD5dvvsVG2xzrAojaDX8x4MHqR12o1/",
-	"Qc/4F+lk0ShdT0+vFcYV84/fxJMGoX1dp2fi5d8EUyOdkZZ0eKrIZdrQ5nfCfhzU9M9bHVK8fyuv3063",
-	"n9eyNnjwz/B0Q8ivdtjBByEYgdcS3wa0G42mLwxOwAIOK17Z7i9ilHiuvPrciV2taZMX3YYP3iflm2LJ",
-	"bN4SP9gaPy8V1eusXzndCZfCp+Sm0roEm8MxU5nqHDJHpE0P86hWoBsBTQWVtJY2Rgbd1AVrBYZL7yUW",
-	"O1PywXYhJMtXj2/itJTe8VnqSwyXRrMLTCK8/lqKYu4DHBpmmnsugI7BGj2RrTyco7AWsvUstRLbTFGM",
-	"TLyyKI2gXmAo4bviW8y8dUaDkucX9ELkmIyxXkBmKjwX6UveBsOKYeI91UDLuXJIaCr2ngJtNTtkKjwW",
-	"DNtjgAiZsXxrWBxt55yvLtYubbyau+HbtBbkMUVnCsOn9kKafMWAG4OY2kTSKc7hgFT6GZ9SPAlPKY7c",
-	"PjSeUMR6M1M9peBFBAbNVxVHu68qxuWJ7/7C4t1eVfx48/fzP/7Kjd+xyhMYHD6+4Q/xZ9dkUei0TKMf",
-	"CeHr9ym8tHRXPZjyfvS3qPY2zGHPtGVCYVg08q6W0vQ3ac64gcA6guiP44O8xdmFDsWGZ/awPzjujoOW",
-	"LI2LJUJJuWmUi27O2OdV7U/1NjWigwwc+9OnGtHU66cqln9jjWhiiB3MOleGTP7+dRVvTseaXKAgH1Lj",
-	"W8z00rjqgK2qvVdlfxX6IXF5F7iKFa1wd1pg061wErkdrsFJcQ5iCHN2700f5CCFxrALCuAtt04T3HXV",
-	"ZgoUzzrj070N36IYpk7yyj3LC30b4Ek43kzFphtbQ48WhEIghxH2cXHruC2tbgb85vNL2WHLg8UjH5B+",
-	"+Mniw8J1+IsJ139g+32difqJLPjBq/dLKLGfDzIEOvxnhgx/38sLbot+kbcXgvUtdgFbrS+QTWONl2YA",
-	"qBO6ZAb4lRhOfW6Of7nsY0Ui6CnXCMTWRPwWgdi0iaJEjIUdaaO5C/7HcqtNzf6eYQuqgo1ikAIMGhHo",
-	"cYIXpkex9gyrTNUv3GO4c9yJE7ofo4SiJTVEObiAD1KI2yTnC27ML6mdpo0aCtjDVE9HqJc6CQpq6m/K",
-	"6T+apGneJHdcn13Q7PpcP07SXP+D6D2gXw3f/YFXF3E2JmgjnbsbbIlv3cpg6+uN3EYJGYUM2lDj3zGs",
-	"kFkKXIxiniJVRFOebSMTNcpWbHNegRJSqzBNTg4NxreyoGrVYPsNdWVMHUfqT5xpSipSpyH8ScrolVCx",
-	"rmA1dWq9eZaMmbFZeSdfUZq9fMUdEXFNxuI4U2hl3XlLxGcNtahfRAygmrNTZxRoM6IqITFrxgvCOMPY",
-	"vU56W0HGIjlG+SdBkGXqDT7xRvv3e2DpkybE8rmfFKoWQJTzJhgrVi5Fu6lFd0c0UsOYX4mlvqQSPlSa",
-	"OuTNt5+6zy9G8bVlPFM0gVoprpEgxgt6LCgVmwq7EUKhzV3paB45p1fKgFjCy6uZ6nC31MYjRdxTViB+",
-	"zJhYCmXbT3iq7aINILzEvj8/RPgyggh0TBimieDArfdjFOwvf36AkO69n4rUGe56dPyRX+IwQY7ZBKsc",
-	"ToiN+JeDR2RB2c3VbqzWVUfEFftCxm7JzsYULzPUAXM/cytzL6H8vaYD/IW/lE1T6cuQpu3vAXK0huH0",
-	"FwsaxHhHmt+pKh57RtK+gh1m04nYU/cXXU5kQ7n6NFaUwF9dBEvj6KLqC+4tzphRd/9pTS6BM/1mcjlk",
-	"cnFb1HBlfEZHxq/IeHImMEs49iWg8eDu1hNX/eIOBpTDcP4GE0obSM/UnVA6uxNIJ7h2K5TOrgPpO4NQ",
-	"EvwnQ9vsweBRpu6EtvHIGgENofgQVY/yRVnQmnSwBgxrloC5FnuHIjDtSBBn9Pmh4HHKcl7p8p4ZhfI8",
-	"tWnIPcPHsejSHeIYjn9ztfzcqRJR0Z19iND/pzWG1TT6K7WH/UwwAOXvOGwPIYCPikz9+3BANOSvCA38",
-	"oZE2WAOBu1n0QPzcMrCg+UR5TXZTkeulMAfojr1ZCEX1bOMMb34hnAUHRJcTpJSn2agWsZHKSWKsvWIw",
-	"wcGFA8bH2qj7lam7VGDzwzYqsbHWQmyZ2q3ERiUrG7XuwptaiDbwSACdjBt2sXsmzpjVFUAiZ07DDrAS",
-	"HSKNqdhqjPT3QfaP6lci43eAJ1F6a7QT7nbhAztplNAc7HGROQ6baCq301L1LTxwC9vQRAwBU/wd9df2",
-	"EFZL/bXbI6zu6ADESpnhW8yucZG7S18SpAlvXvGLXxTbxBEk3sx3R+/X8W/er89TlwDP55epSfAZAjDh",
-	"6kg1/0Zv1H5OspvYnF82lKL1CjlJCexX2rRp6XeXtiUQcv8l8xbosAllRNAEvNVr1rmWs3TH2AiwWLhJ",
-	"xFLg9wFIH0dAGovVkohvycOuM/TDk1MoaLxECW/A767vwAPu9SJhnvhE51GorhZLIl2RIEqjMdWOlloj",
-	"Ks/Psd6YK1/p2b/VPog0CABof20I6yvcdBd28tFhrE0cAeexE25z9dkDbhQVdtsLu6EcTh98s+HGO25K",
-	"JKp2Ody4sD4wtp1QOo2SsgFmdNsOdU+QjeL71pCuQeo3xKu/fjixe4YtuCpM68X8VcXaAlHuBxTdUC4F",
-	"YDAVNgLse0PllHBnOlgDEUZpJkhjTE8ctdU5ps/77LXLyKPSRfTCEhzPnFdFKQzWMaOXmei5Jaq8EhX7",
-	"d3VDuaHnwOdaDWXBFtwsqKBp8y2ATL2MXrqiQXO+Wgksme3Lerv3pUdsOMCPATDhq50OQ3UmZ0+/e/b6",
-	"xfkPp/+BZSXdP988ffbN8zeTbhoKEk+3oTYfypCAi30CUO6CpyrBy3IbiiXgp+1GJZi+qKj8kis+9svU",
-	"CWnWOE9EJVWv7VGqRsn8KAMTfpDcpcRGXb/sE1fYCOXXTgYDZ/K5xfzpXYZPUn2tcqcqivDMwuetklG/",
-	"BRtXOfN1xDEXGnXAUs/nyCoPlspoVuX7hOUyPs7S4s/rHAFRQ+b6r5xHHKCjE0bU9tNI2eYEnPALQ3eg",
-	"O1dj2YieVEYoI628FOUWIzqkgsa/1VL4GWsp3AHpO8Tr6HIn5eqV1mTHqZoixplP6gdZnXi5Dv5WfoSY",
-	"YG09AH0b9eklFw02ZniEiOHxEfFymwQuj3LkeDbkj/JBcSQeTE/4wzwG9GdyrtYrs4/r3cTRG1Qv0efM",
-	"Yqng61G9cT0fWFW8bXvbFa9JKnb8cDDwBHnz2j7NXd5dh4eYTdiAuUERR+eG1hdkPTfOrBLKBG+kKvSG",
-	"ddrxRrd5SwnxXHNPMxUuqnvIwfrCNTRQt8+eU8wZzdihLwwsnM0QIwPH2aPGA+sNGJ6TIxOrxocS5h6r",
-	"ASTDGB4sC01F3cwOPdPpeqhK77beuPhMNbkUcCe3AYSgIlEaNdwXgmdu18hOyJtEvkePzScYKIjj5beP",
-	"2aOjowH721+PBv1h/xjtTYdtSbUl6mHjgaw2S9LV59Md3CNGyejtu7QRtEM07R6DOlADda+K6MFyLt82",
-	"NO60VkDNTonE8B5oh8A0aqzdsVPZo+DWuofdoERQWCPnPKIbsr7KwslZola7cLlAZYnEx7GMC4uruByn",
-	"WHsFb5Cugk9JFpSpbw5VTQUEeKhsanvRYrSYjkMh61g9vd6OmnyMZfPaF85uCuH7re7rZ7SvemsdvSwK",
-	"RL0FkVFX9f2ZrKx4PZy67mxCoWD0Z88h9jckWnWbJaPJ0Jrvsb19B6S28/zY23dAVxRCcuhyLvBNE3wq",
-	"Ad9t2nlpv1OJkgOKpyJOFmP3sWAUiDv8MeY+68rl/U7FQtITB5V+v6We6weosOa5K3m1BVGNMtHF3HM6",
-	"lVUlZvI9yhsq0X4fr4fbj72H56Ln5gzrtLyaRg/M9WvmgbWtk/1o3digEsV5x+XEQx8kJ/b7cGWw3a9l",
-	"RRyeLXm+kErEk3DU/e7q/wUAAP//",
+	"7H3vkhs3kuer4Hi7IXKmSLHZanlExsZFW5Y92rElrVo+7a2pa4JVIInpIsABwKY4476PF3Ff78u9wEXs",
+	"e+y9yT7JRWYCKBRZ7D8aWbJm22GH2WQV/iYy85f/8JdWrpcrrYRytjX8S2sheCEMfnxeiOVKO6Hca7Eq",
+	"+VYU8G0hbG7kykmtWsPWxJm1mLDNQijmFtIyruxGGCYtcwvBrNNGFEwrwfSMccUEN6UUhhnxp7Wwjm2k",
+	"W9CTfCnYJHaZb7t/ENsJayvtFlLN2YZbVkA7fM6l6owYn1qhHNOKcTaTxjrfda+VtWy+EEsOoxVqvWwN",
+	"f2rBMFvvspZ4z5erUrSG9E3WctsV/GWdkWreurq6ylorbvhSOL8KL00hzPNv9qf+ZiGYhh8fWCaLHvta",
+	"lHrDjmDqRszWVhQ0u0f9fo/Bw75veKAQl2ypC/HAUhPsKGO8lDl80X57+vzN8xffdUbMCF4w6Ri39Ctr",
+	"Fzq3D+1K5La3LDJ2tuHzuTDsx+cdmLeEca24W7SyluJLmJgsWlkLVlsa2D+YdW19wnocZa2ZNkvu4B3l",
+	"Hj9qZa2lVHIJ63cU10kqJ+bCtGCdXvG52F+WfxFGd6ccpr/ic8HUejkVpsdO6c8l3zLruHGMO7bU1rGj",
+	"fr/fZ9KJpWVSOc2ks6yU1g3ZBF6ZsP/3f8ZqYuWfxYT9+//6v/6Fdngfmz3q92m14TH4K6PvT8L3QGOF",
+	"mPF16eiZgX9krKi95O0OjLYQYiUMtdKwpRmbOK3PS27mYpKxzUJbwSalXEo38dQ/VthGGKKeEaFDF9xe",
+	"iILNtPF7DD/MuGFCFXhQWKnVHBeBSYW/arcQhoilN1Zhr/+0FmZbbTb0UyN/P+PWsJ+Qfr++1ccD2Gr+",
+	"3m81LEay9f3GrT+Tf27YeiAInN8oLjWscrLRrI0LZppWtKLgnVlBi82zGqTTGtw0rxsJ+kwb18DiZlKU",
+	"xYRpw+hjVkgjcvh1QoPHb9lEFpOMTVZG5oKezo3gThSnbsK4Klh8jU24zeGRsZpAXxPWDuuFv3RGzElh",
+	"GTeCTY2+EIpNt8hjvgmPySKDJ3vsJdIFjoBeCMvaxiU9SCoW5pou6t8ZMWsNW//5YSUPHtKv9iHyQFwd",
+	"ZJBG2JVWViB//JoXr4mZw1+5ViAw4CNfrUqZc5jwwz9aWMqE3cCTBYzjkpeywIfOZ1yWAthVIRyXpW0N",
+	"f4qPwVmzCxozTrY1rG2Tn+RUFzBHPIa4y0thLbKp1nJtHZsKoMZScCBHli+44bmD3c9iT2t1ofRGnVMv",
+	"VW+5LvXa7HRUNS8tU9qhLAJiwMOORE5Lk3SwMiKXlgYdGkeiaZ7EYG8SC34p4qEasBnMQWrFS1bIuXS2",
+	"dfUufSeI2kILGuOSu5wY4umr5wyEiZz5jfKyQlj3HIZ1PBvwJ3m/OBKPpif8cd66ui3FnK7kM2O0IYLZ",
+	"OVB7ez4Z4nAOjlTa+jBHbOJpZMKAni0TPPfnsAeDTPSIP4jtawEn4oPIU1YNnV+I7bmhptL1xeHtKC6o",
+	"ruAxnGnDuCLu7ec3gl8YZ0ps2IXY0iP4V6CWT7ILzVPDrWiYUA762VTMtBHE9HYmxdrhCyBfEK1uAUwQ",
+	"2U5nxHb1uB778fpFoH1UThjFyw/bO//yucA1qJ1W/xOzwlwKw8ITn2LZa6OaDEErjsOB47A2YoTHARaS",
+	"GXEpeGnj+vGpXjsmXcYmcbATNpOqsKApem3BT6vUc1zGF9p9q9fqw46A0u58hm+nK+jV1q/wnNLPH2d9",
+	"YneTIVPaq8cLboksJZ1vFEgv/3DH+QRx3Bq2Bv3B427/qNsfvDnqD/vw77+0sla+tk4vhQECOMr21Bup",
+	"HKlqQhG7hse+ylorYUDzEAa6gS8HWWttYUtR1k71FAZNTH54NOj3TrKWddytbWvYev6CvXr98rvXz87O",
+	"br+EuABN6xdRCeMzJwwO1xmurIQHQMVqRHjdFOI1dezfetgACnEUOKCACO5CY/7Jn37R/WleeQ+0UF6u",
+	"/NAJrqDei3onqpVOO14+K8WSUPKR/wamC39e3W3bcJUatu6lEhEp4BZapPU3Wn8PSvMHHV7PI84jVmk1",
+	"qQbIaQC0aM3CU5+AFe4NzusBOJy2NogEC5GX3IiCPaW5d78Xau4WHRivvvQUTvzuAeDGpXRh2X7ganvq",
+	"XgItfMjawbCWXIFkxHHa2tpt9Zo0saMgsSwza6WQSauCHT1mGy6dVPMMh4jamlYChL9BGMzh7xyYvdmS",
+	"WSPYUcQWVXkyaIji0+zG3nSDKoAD5iUA1S1yYtgWu4ARBkwblr/gjgP2Z7lWisCOHavp2m5JaYA3N0Y6",
+	"ADeqQOxroRH4Xm8U43mu18qx9uTl62+evT47f/v6+Ztn52e/P339bJIxzv605gbYGnU8ViutSwBHHj91",
+	"sFnOSkkWJyvfOwFLKkFJ5JbBBKv98huEyodbiGWGryutxFjNjPDgVCrGmRW5VkVdj0Horg3gCDUXRY+9",
+	"FriVyHgn+Ef3FP6YsPZRZ6yoDRtAG6wrYTZcv4ItBVebhSwFwbaEUSdt7QPUM2qWOY0TClqagXdgqO3X",
+	"3z5lT46O+uzf/vWo3xv0jhFq384odC1kBir6UfG1W2gj//yBKvY6bSA9YfC1UM63wOJ4Pw65p90GviO4",
+	"AYaCiFtatpTW4vn1mBD2WrxfwSBoUR9/dUJmi2Sr3r592z2tRt5gJpl8Tf0YwcvlP4xJlbLj1iSjQzJB",
+	"zfAfxi2pECmd44DGLW9m5X6AQIFWKLdj8IwGzgO9ZOxA803GUNrfSy5LPi3vwEVxJQIz2GnBrpdLbrZe",
+	"V6k4BlegSk6BcHm+QFq45OU6JZXw8Pk6abKOxZIWgXVVz43oQDA8zTOx8Sfa3shcgdyQv329ttv9Cay4",
+	"tRttCuCMC7JszdZlydpGzKV1hohXq3LbaZgRtXwOHHJvIl6Jl5bBz6mYQEtIub156B/nqDQtuz8yh7eP",
+	"GTlfOKb0BqAh02uHqg2gPCPIAqxn7JW2bm7E2T9934HfQLqYNT5NdlAjrF6bXLD22T99f/bm9M0zlpfc",
+	"WnZyPIR9hJUupL3I2FIstdlmqeTZgZ2NbBomQTofygvPSqWq8+8eewkMKNlQXlrNJsn2TYZMXAqzjQTR",
+	"BYLAvrW5qPYRRQz0irz6T2uxFhXNcDYrtUbzUdqbhbUp9Vwq28mY1TVrCUkiMvp5lYIYCSyiddqQRrLF",
+	"hQgsJpnckB3R/DgZnPdnduAlogDQWB9YwvnMcAXzd3WtAKQvaWY4edwLrnJRlqLofTxBd4ARnhwUXHa9",
+	"WmnjRPGDKCR/gw99kACLDZ0voaVz7G/3OKfK9gMb1VnolnnrIaiHqHLplQh0ludi5eynUQGbZ5Jo5bcf",
+	"t+MXgvDLW6PV/Mx5UfgBVhySUhZbaDRBSMsSED3CvpkSorAsQryPZLtJxuKXhUbhFyKYX+B3WpEKe5Pb",
+	"y7KZ0cveWO3Z36Q6X9vQKnk0d7ykDWY5aZl1siwD9GgytB3WSgO7ax914FDNhUNN3DtSx6pVCRA8nXFx",
+	"Gp2hCNv0zLNBZEm8ZNo7hu3azHgu4JCuDNCJk6Qm0D5fvyvY61N48CpxD+wO4hnxX6OnpVgG+UGMMVop",
+	"92zPnQzJVyhYJBBd6IZyYmlvNahvcDAwLM9kuDF8C39HQt0d5u/XS666AB5AkIJGWXLFg3mmUuAO6b97",
+	"elqNNzTtzD93vYum+7wImM2/kiH4QUM7UE1lOLT1wexxnH1tMYUUP9G2VqvwLj6vp38UuWtlrffdue56",
+	"E5k/c1nrG5HLJS/PqNG92ZwqxpcIEbllnBX0NJy7VQmakdIOV2vofSEZU5pZOVf4oRS8gFn+WRhNP4n3",
+	"tKuA/MZKr7wjZaWlcmymy1JvRIEAE5sbRb/L8aByH9kee/ae53j8ifhLruZrPvdArlpFtED1W4mj0s+A",
+	"XJVk2mgNjwdZa8WdEwbm/N/b/Z9/Ouo+efdTv/vk3W867fG4hx9/2/kvf9dEDdVp2RehDmluyWG7RUWE",
+	"RnCrVY/REYK9q51azxJA9BYcuQ6oCqIgQzWqDUu+ZXOjN6ifcJaXUijHnBEcOAo1KRPfDiAqdGs6y37/",
+	"5s0rRma5OtWltuf6NIF8xHsnlJXTUnRDnEeTO/GgfG4yju2g0brx2y10cQ5fcSIM9NjtOBlm2kxlUQjY",
+	"+GADPgeJRE7KujCTyq5nM5nDWp3P1gRHoiFGqvOV0XMjLMl/aOU817os9AZaq4OHJnNV/A6OwHoFXx3A",
+	"UAcdXc1iCs4znt9m4vNccY/80MR5DX/usdNAOXYjXb4QFgTIBKhnAjgi2Ix8pEU2VhPxfiVyJ7yH3u8M",
+	"YmUjkDyR9ABZaCU6IzbxLCmEaeDvD/BX9kzNS2kXYwXAWqgc5EJBJjwNqGuToAb0Nj6w6IAMB2dnbiRz",
+	"4mlhEniMCqeJJH3NsfkA4E/prWM1HVpvFMADtGSDSr3RieN3rIg9dRgv5QVwnbH6meb9M1qVgOnBJ5w4",
+	"+3msfu52u/E/eHgSePeE/ezHjnYO7842LEZFJZYR9jPzPm58lhqqOdCpNdQMvNTfktYUFcXIEFBr+5ld",
+	"70j3faBaik0joA4ybQOqJoMfRyyhC3IRS8faE4J6k4xNiGLhk4cF8HGqdSm4go8ox+EDyavJiFng7bxk",
+	"f9RSkVCYjMc/TzqwsiG4IGDJNgJd6iNjvV6vE0YeAhlg+E68dwTmkaa4ihFElWxJWw+hC01PxdZLreax",
+	"cRqHH1QpHUygg9FFt+0Rpd21HdolL0vaDd/RFEPhwkttpcPnIeyCvhRmVuoNGZJhtzrXTTKZGfoI0o74",
+	"VF+KD++oNreqn5nYYC+KIREA9RMR+HAfsdldPIpe822H+Iz6NPwjsRNgy9f1stTIvm7qpDaF3T4KIVbQ",
+	"xz+evXzBlEAe5OPaai2X4lKUsWl4cK/p8Ai2HUNYaDOCFnZg3HsBKtfOoeFp6pP0oUjZMT4E+BAptPN1",
+	"ydFCCxIT46wqHuC7rGJffHu1Z7AjUs1q/Xj2Qr+kb7QnYsllCWzCLwJ8XBuJ33Anuk4uRZ1FKIbvMF4U",
+	"ME7kDr5r0GJStoaMcAk8rZJrVUsUVTtMf8NWpiVXF3H8esbsiucoSMtt3GOy1eGj/jVA5kaX5/GMxyYW",
+	"ukS12T/RwCqgOfgVVPCmp/zscg3txHbdgrvA71EvYj+++bb7O2RaK2FyoVw3vAQwzeBILHvx4/fJMqRv",
+	"BrMXPLHXvxErdDDTClfyTBvcWS9wMKq4ImINSkDV2VxeivAlNlqsyYghQDmilvG0+aN8IbbUotvIqiG+",
+	"WgluqBmpyPtFz1Oj3J0j8zjXCvmd8gHUUe0gC2Wl63DrRxZOli6LigUdIpQlLzFsIZXSuCc1Y27BvMuv",
+	"ZvmxfAu7n+t1WQRqKgSoHEEP8LpuSs9B25tuQcVYl6I2M2LmJKx/rtPFz4ij6naDoIPvKZnfgh6IR4k8",
+	"r9i3Rf1CjRDu1hc4S9dVz9hmIfMFLhqMQYiCrJQRlfzUeurDEFpZ61UM/XiXmA32tOJd40DeiM4Aq+Oy",
+	"+KjPthWkwhJqwwXqUDD5h2Mubqu9qaOtoD3cFmwlFondqEmPsNKwzbT1oDWErz348sI3AS7+IwgtJIAq",
+	"dDLg44ilMwr2z1rI1FpZa4+h4SPEThBPETsATJQe4lbWSskDkbk/JxWCa727gpUjOXCABFFJJeKCj23b",
+	"qdFgEGjZAenlH/PiKEsk0A5GpoiVBjuAjy5torLI/TyAQe4aYy+Cqv7AUhwfCXYB/dhE/S20s6w9WRld",
+	"rHNne/0eBT8DyIJ2Jj6qL2EsKbsg3uIYL8udGfGlaJqPVPuTeRthHrGY4BWNQ0B3hnfwJ4ecE8+HZ3qB",
+	"dIY/hdjbECztcynIQYEkpS/kTiKJf2VvtD5+t9lSuqZAf9TSfkNh41GlAuxXqW8ZHNiNkc4JRfbl3WhY",
+	"1hbvee5GjLPvdGACc6EAYQGCM3pJbxU6Xy/hRxKjlFhCBhwCBrVtGJw8jrOKNJZi/j9arXov6Jfr7J1v",
+	"6hjbP4eQmixs+3C6Rg67Cvvg5HEi3G80RMoq0Dq70Sq5Fzv8X4PDds8OuZes9MASDWbsCOY2ODlhlxI5",
+	"Jjs9e/r8eaqRtBMH74UQq7AbQLq4DYk1cHBygnEY4e+jmnHwp//U/R/vfttoB/xBK7G9zoYqFbuUxq15",
+	"ycx6WgrrQ3v9QteNDNGiitTWY289TaIhFnSesfKojNwVTS+z9oRMoMAjSF2gqFWnUTFGK2qAEzCfjHTg",
+	"sZpKxc2WzUrNHWv/I7/kZzgloBjqlYia7K9+fnrG1ivYi6MTNALjkVHOD2assL8SeJPR6/kCZ9FbcWMF",
+	"HkL8k5ZTzrZwvrD740GUqJgp1HToptux0nwluzDFuVCHT2Fy/kDLEuWMtSfJ0Zp0dozIPorxDifzhdhQ",
+	"vChoTUUhaUteJdrUjJdWZPt0Qs4tpxnFZu47b2pv7PNm0u+dRu1QKzHyR6Pf7yenIfNOxHLroUp2QJGv",
+	"84X9eM/00IQ0puTU7B0QHxfaOG7EiEG5Y0bkQl4KO2T9Xh/ngIlS/X4vpI5de2h67EyoYqw8OAhGIjoM",
+	"k04QvpgEGcgfzxWNlbUnY+87GLfg6BC9WTQoBl+D9Ulo1LjPHkpOjU2PTcZAi6fPHWYXKJetIKvjWAXD",
+	"1XQtS0e0661kDFCZzZiVAF4m/d4R+y3r9wZoTZ30e8f9+j+PSJ5JO1ZB+5/5yE63kKbYW6uDLhOtxMsZ",
+	"Bgpf55R7BVsaSf/6Z+u+pqt31xyiHZlSTz0iMmqSJS/E5kd794NXC/7YP3QhwmSfcn+HlDn43cEzg2mk",
+	"3dhA4ohKvkuO0dHgd7VT9LuGU7S2woTgieuW+8fw3FUaHb87hWOYwvGAlcIRbwhiZ9IDPemczPzdyYit",
+	"lfzTWjA5VxTjknMrGma771pL5nNcl6Wn3X/h3T/3u096591GobpDB3EaWbp+cUGaSCJy4mZm2+Afr8Li",
+	"0/C+AxHylWMxWJ+aNIM0jr5RXfO/A0thq/W0lHYhiireobbMTanDuxE32a6kuI6N7yv+RT0s9atb9VjL",
+	"yriJMF+LWU0iXPc86VVXVSbBbbIn6dE95ZTyHfe5SWy8tllZQg0Hias5L7spu2A/FCMG59wqAsJnoeyb",
+	"N0I2xbWcms/FD8LxhsgBGoVv5uA8q3Rdnw7coqzY1uGcGMqtltZVq5CxaxN8Y2buTvZuJ0WNkhylvnNZ",
+	"ZNB/spX4f/8rffYPVLuZfPYPVn/jwzXMWWtk77ikBLev3FBEFPv3//m/06gp/Pv1s9Nv/ht+evryh1ff",
+	"P3vz7JsMsGZZiiJgRW3kXIK09smjZYnfL4djNUnam6DHlZNC12NPT188ffb998++IadnxV+kWxRGbJJQ",
+	"KoyAD4FbXhvw6xyiubJa0lTWwnG3slYcNXwOPdZXrmpib9kiQR4wMnA6P1ai4kUOx4UuyRa3f5hCJtE+",
+	"f5U2RE3+uSqW4OsktG5I1N9nc7YxF/9NFeITKjHAg3WEf7sOdrKf9sKZ9IbSKsj7VF8WD3LIQtH5ALGR",
+	"Jlrt9pwLWbZro2MPcZbXdtQ4yx0WFFGVrz1QX4LaqJrYU6qE7kt6cuJXuNlvfdYcW8TaC1EWLEBVqQBv",
+	"cstqGDFjpbwQbIKSabIzfcKL9QoP9RoPvf7RnQBl0Gl3JwaKz8h713xUPJrQLxFBubVRZEqvH5QpL7m6",
+	"g9Td1QZuRUd/rZK6r1TeYHUqkvifVCfM4nybKCeoIg2La8RMGIxJcZpxXOv9tdxZm8Gt12Z/nlM9veMs",
+	"D00orPs+h/L5Xg8s4Ml5KZjRpUgl6yFPSzXM5In9sVqRr4102zPYXU9tmBZzugbtv0kJX3EAFTzPhbU+",
+	"0wbx7+TVy7M37KHma7d4iN9PWDuS+dxw5TqZd1cNHrGFXpOGhYSF64kdV8NcOLdCXRyx/Nfcyrx5kV7C",
+	"YD3kx1pDiKityI1wIQ/p0RP2b/866B33jjoU0dk0XK3KbX1I2OneiMKsvoNJNY/JUjmAKl8qY3rqOHoG",
+	"gjXNxbEPev2KI8xKvWHtzYK7pHzRAztWpyHwDmjbDplQIdQKKMybhnHusa0QJuXtb7Wl8XYzDADZRc02",
+	"1yskB5QwF0L9aMrWsJUuF9JPIGf4ekAh4VLNdIN2jbokW5U8J99I0HAolCtAEfwp4hKbsRWXxb4ZFgO4",
+	"fvObb0u96f3mN+y00pdIKYRGvbYUq0VhhaVor8Lwewx5SjSlTkaGSxTR2lyMVVhMenaGuYwiv6CsQVCq",
+	"vLcx9u/TEbDlqG11dpS6Fd/6Akgk6VblGmTdyd+zXC8xdEyr7ICBjb5G9ZY+ltyhp4as5BSvFxoZjZWG",
+	"V4HZ0JimPL8A/hi03GBHBJ0tdpYxpcnPxWXR6bGnsKiUJeNX1Qi0zduxQrdVMo2q8+C2DtN+YJnn7OiO",
+	"JUM0NZdzxaYCu+sluzlWS771qTCMxzH7jY0K7Mg7CGFI5PCRlmF6amcESmlcQ2jNiFJwtF+z5y/GKqr3",
+	"vtGd9aF8WdLRgvbBWa7VTM7XJmqlFVqq8NBRv5ONVYogoClCEMjUgRPouXALYUJ4ZLUavNwAkSz1pRhW",
+	"y16KmUtByVitldNrTCcjV2IyNMwqisP5akAst+MVDZtSAYUZi3JGCb5aCexqrGi4axUyrUNAciTlG3o9",
+	"esQKvrWYjE5HQxSeQ8lirLhlclZvcMGL6knp6qeWDLgeBmFa1x/RwZyFbS2SFFSinhg5iYTqKz9gkuDe",
+	"0HOty26BgaSxPJcXVB3PcU5rKQfAeyoGHlPx9EbhIU9FX00OPeodd4CcGmTQaKz8wcAU6JyXJRPvYTnC",
+	"05gVPWE5N0YKyyZBKviwfp/VOl73+8c5SWmfwArfiEmamDtWb+AXy0p5KeJcWTusCZ+WooOny/hUJlCy",
+	"jLALkmmBbH1NQ1S7cMS41phgNFYhHRclGmq6mB6P6LtTTeMpzxei+5RCEoZM6S7WRqRARaAerOuC/ISX",
+	"JaIBTEUfq6nRG0thSph0X7Ac2sLTDkyRoc0cdg81ZBQY6P4iF4B3J9zGtcfaF3ol8gtMMqTKjQF2cDtW",
+	"wQPgHwLSVWITayASk4RRTQXFPO0iHMz+TNM2SFMbq5p7I/OukJlg+UJDm0DJlesiOD+wPqIvRBb4CSz3",
+	"Nu3SjlXwnd/KK+nFXcXkpQW55Vk9TdHotSrg/JFvEX6gJUn4Psp1Oo0oDWMsFrqP2v1e/wnLtXW2zh36",
+	"vaP+aKxoNP6Bo8Hj3snxiB2Rs8l/2T/pUX032PhXfC5VPLLfA+42eu180BM7W8Eyd63bliLUVGyjUtvv",
+	"ZMxXVmwfKNk3GqtravZRsILFeOb2viGN2/xnqnCHpTpqJfKysUoq5FUlA0NtO78XKKjjMfK2QR8kQVNZ",
+	"CscL7nhaY3KsmopMehlWqzLJ2rHKJNstMjmqiktiMQlfWnKsYm3J8PWg3xkiYWNwrY8d212t0NVO7cgQ",
+	"+XqgZCSngpXAqDQlV19TLhJI0IC6kxSN3PBtj71UYqy8Ho3TpjwKsw7p8BwkP0o3mIEPTWhjICQm27qF",
+	"kIaBaO1kvspGmvrrNSWzVr6MDIxIJom+tAon/eN6brGnYMwasUC9z2rZg2HjYTaTkH448TXG6oIjFTOZ",
+	"D+ILaUtSwfgES4TUSW8A/HQlWHuCQo6aDkfquVqtHSVjwKi+9qnGek0VXao8I2RqNbGZxQzImP9hcyOE",
+	"EsWI8bG6lLqMehxHwmgoiRdKitYK3VWRMqzN3Vg1TH0Yo/tCIlAa4IitIOKgKhPnCYzBE4dJAxj0ZcV8",
+	"Sb5ev8Gw6aiKVwVyM+K1F2JLOIcYus0ApxSwIrxkPru7c1PALooBkOL9/oRJlZfrQhQIa+rpC6zNVY3H",
+	"j2rRvADZiuit1sY/1CF7tBurpvS9U2ov1EEKUg/OMYb0YCky4DE+/0c6zB68EFsf2CsVJRCi3SPhn49D",
+	"4LyeYVx9qA6U8qUYWYeNbEMoMNCVMXxLMLaUuVCWSlRRyuQPz9+0stYagSsgdzt8+FCvhCItrafN/KF/",
+	"yT6EZwHOSudrH0teMI9ZT189b2WtS2EsQdlBr9/ro/1vqfOL7gq9LI/6R/2rrAXt85VsDVvHvX7v2EfI",
+	"Ibx+mBwCComciwPGAywotFdwZSqAZwD3yKqSvfnaGFAlPLLqtXAM5BjHTPjvhEurrRRomtwpUTro9++W",
+	"eh4tksdHg95JlpZ0I1tWYoxqqvR2u1RzHOqBEm5h3mTlu8paj2gOTe3FuT5MarHiK0c3v1Ir3wMvDZ7c",
+	"/FK9ttZV1jq5zehiMUd84fhWY4sZimjNqxVeSZeolbUcn9vgkretd/B8zZyDtp6HpAEcpE5/JLx5AKsO",
+	"cqDNrXCVpYUMbJUVB+OjFhq4Neb2s6eV7acqyDtW7Uf9YzKVbJkVggKeSKxScSFyRwJw+u5ZQEIP/yKL",
+	"Kz/sCbGC+gEAbS8EeNlWvXr5gViZ6pGHVIsuu/E5LPh8m+ewSPC75gN4/W4ntfE+IbkTHd65KkWa5ZtU",
+	"pIAdTQgDFa2IkexHqkIR+/a1IggwkjIRkETvc5zKF3GmrF2tQic5nH4d3l1lrZW2DQfwabBv7ljD9MbH",
+	"nIcJY8BPmCwCBQJn0rLNfvjeRpblWHkb44jFuioc3Sl7tkvpyNh38vcB7LFdrIf15xHSjRVgOkQr3IXI",
+	"0zaN5rcJlOz4IDhf7O2g9bAq4rNWTpb1IiPRdNQGmUcw04eWitA40i7GFFbKNz1ORsPhbscg1cPGkbMO",
+	"QGaSBIXBstG4ifpLMNml9kfglzOpKFYosfKlpk/cX9JHjRCxVdYOH5ZSrZM9PDBMv4ydkKqU68saQh0r",
+	"D7qegDq8m2RP8DHY0n3FlCbmSuRIYS57rLVOuT+gxd0ll0Jg+6DmV+okTPSnwvCZ60rhZl3Q2/hKdpMk",
+	"++6F2HZJZ37XDnodqJ7O8PxCmB68iNpdofOHt27rYaczJAzUUFqGoyYL2C1AO0qOifUdAXrE+kXb6jsQ",
+	"UbTUUlUGtrlwNqli481naJXM2JKbC1Ek0fNV7dkhw9tEcAxjReW64vbs5DgBfZTaV5ryPeDdEoCJpaPe",
+	"yHIOc4MhAoKp16zGgT4aDNihYtg7y0GhKckirpUdKyKy5mo+ALzLLbNrtFT6mv4XYuWG+8UPHtjQD7WL",
+	"U9i7OoQusljqB7aqm+1vDglPeVt/Nc7wA2g1o8QygFpOVVwI2gtL0gkQuvLRsZksS0AplZ1rrN6YLaZa",
+	"ryOxhM7SSgkmLPYuVYxowzgjsyuMoM3H6scfn3/T8bXTg604FqwBTKfVXm0VWJQunemu9icW6+nH7B2v",
+	"pO/kbdz6FoSmxJAr0nVwZF/rYnvXEom71W52agtWgSJ1k6n3n+4bRdNQ7lq9wZtKJfvAxxBuDYK9CmA6",
+	"OKoEhX9AZ9jXHYoUxjyGq3ocAnCNqz2V8+hXUx38hurTH6Xmtx9+FZ778ct8Z63vtb8m4trLkFbcLUaI",
+	"YSZoiNTVHTdxdE0FSz3KeXj01YFSpF8wKKjCAbwG9MkQQVTPvBnhyQdW4WsoVJSU6lVVgG2SGBN9FbVM",
+	"mboPn7XDr50RO6HHvCQJKqH/1nu9M4Z/TQXwwahOg6xIFMSPVvBvT3Uc1nS85sgAaRPleUeLvVntxXIA",
+	"Dbpuj71Iq5nSgf9iKglmrUdHx7cyLVG1e3zh5DaHt6GMJxqyBrcAv033xHwxVjBCJ0ksUOQyjZi7sn+h",
+	"UelaEy0+l1X5wZZUiw2GLDxPXZaY3ZVG1/gwFH9znUMNzsmlGIH+vT3wHGnW5AoPyL9Nf2o6Qkpsuv5A",
+	"oFkFAG2nx07VFsu1i9IKr7z2H2UVQgngw3ptksmidq0I6rKysP6ilQgGGYZpA2KvColNgvybYO62972Q",
+	"aY5KBtomEPmdcAcQ5A3GtHD14CF72v3VJ810+2kN5v1HfwvX6sQCEF53CLFFVuCxRDDpNhrxK8YcYYWZ",
+	"FTeu81lsjS9VxLlpBEVW50W34YMPyaZGIaIubwgLbkyLkYrKHhuuLMWT7ERB4jWfU+l83tzhUMixah+y",
+	"Mmb1wJFhZRerxSkWdDOAdKlm0Ml8DGZkuBJ/K3aGFGJoY6RluISjrqdldMfaUl9iFgRaU2EQRciFKUUx",
+	"D3FLNevrAx8Xy2COgchWQZ1jiZljqZXYjhWFvqUzS7KDqgnGSugrvsWEem8LLHl+wVBZG5GPJQjIsQoo",
+	"KVYOj/ZSy8R7KtKYc+U1oanYDeFotiaOVbymFpbHAhEy6/jWsjSI1sdU+BDaLBaLBjG14dusEuQpRY8V",
+	"RkXuRSqGkiY3xiY2iaRTHMOt7Jof9Zrbk3jN7dCvQ+16WzSQTvWUYpJRMajfeDvcvfE2rfJ+99tv73jj",
+	"7WGTb+JNaEeFiKiyc2/+vTf//rLmXyQ+4D7+kMUD9WXacGk+pOx3Tz6hFfeDPNYv//CF+6trLqugvOD9",
+	"ZIFB/+JWKlQoG4bRSxTs69cp3nB5VxsXperqb9GkVTN1v9COCYWZTKiXNNzec5NVbOdgHn1VC+kNTmIf",
+	"7Zv6itnjXv+4M4oWMGl9+C9qwZvajRr1EYdU6P2h3uYajajfjsLu0zUa1OrHuk/oxms0SNlpY6EYZUmu",
+	"hgvoggccC4KO1WETXYNnXVpfmrjRbPclmdL+9o1bpKL6ZBqsF4rb34D5bgXyKBTiGpCX1kWIqVdefh9k",
+	"kYXGUFBKKiq3XkPYDR8bK+lIkIc0Jx4y3XasWpmHDXLPbEy/RmwV6XesUruzq3BTA7wihMYIuPlcOlyW",
+	"xtAH/OXTQ4RBhAhVxN0wJMmlYOG2yGDwWZGBH/g9BrjHAL8kBvCRXpWuMfjCQQBNyIOAwWcFAb/iGIKq",
+	"yM1HiiKIAYO/YBzB1d8oXooy6m8ZL/11N/P5Jfosd/NFt2Iasuq0vkAVDmtS1hPWPOLo3OOCX5XTO5RL",
+	"CJd3fygiWHFrr8EDjbXRGvBA3Z+NgCDV9WnDc5+PjXd51L0yDyxb0BVLiAIo5ruWFJzW3MCKFay56MVY",
+	"BX15RBmoaSMec3yIAwG94DHwPOh+6MxoAg6vuLWf07OQ1craYQtTPR2iT8EDiKmefiGOBRz0PXi4Bw+/",
+	"JHgAIttxH0z19MvEDTCXe9fBZ1CF63LQM9tPrgnvRrt+mCp8/QvJhdb/MVSuH7i5SGtj8WJL+tbd4mxI",
+	"ZblVnE2o/nob8+sw1jOLd0d6XSXW+QIFhjLQEiOspqpntbpgSe2opphDYOaV8bauxMEDo1sFvmhV0/hq",
+	"htoRNZwYftO6X2QcbtegDSmYeiVUaiV1mhp1IaqGYlDSaKCd6lHS7lWP2tEOr6kfNfJSbOeO2lDDpcHw",
+	"TMQgteqxU+/vaYp9UUIi7w86cFrvzasNt9VhWaLCkiYTddixegtqzITW7x9Qi6gDyFCJixIHI0T0QWDW",
+	"iZUvmFf3HwSdqRaDZcRSX1JBZbryLFYxbN71UO0N5fKW8bGiAVTugArnYvZmQLpSsalwGyFIYCudjCPn",
+	"dEc/EMtScIWqyVi1uZ9q7fJrHigrEj/Wr8DwlsYdnmq3aMIGr7HtT48OvkrQAW0TJs0iLvDz/RDXwlef",
+	"ARtMkDrjWU+2PwknO0yQIzbBOycmxEb8OekMyXe0WzmvNlt/VwXOOFyQ5afsvWvpNGNVdv+an5m/Yfd6",
+	"1BOZwz30uYc+vyj08ZQWwc9XX7jbhObjAdBXX4DbBN8I0rUezvI6Vr8MAg23tRbc8tmSNjHflMZ3qoqn",
+	"QSNonsGO1tBO9IzOZ51O4j+6+jgepKgo+Qyi2tYlRW2Je9Y0rs69u+ku7qaot9y7mw65m/wS1WLYPmEE",
+	"273j6NdkxTgTXh+pwsjQcXJ3z5EvxnwH59Fhe8YN7qMmK8VY3clMwe5kpSBF91ZmCnadlWKnE6rJ+tHM",
+	"DexR/8lY3cncgFtWS8SJtfDpMoNQIxw9aQdLkrN6RfJrjQ+xJnkzFMYRfXosfJyxnBtdPrDDWC2+cot5",
+	"rZXjHQB3yL85/qxusjCPe7h4Dxd/WbgIdFbBxeMv2lfmT41Hi8f3QXafolBPcpPDPkC6R0B38jJW4usL",
+	"dTT+QiAI0ccoLg/hnw8qtvDXoaCky3ss9GvCQr+v1fCsYNDdHLqgfN8yo6YGy5OTNRW5Xu7UzayOFnu7",
+	"EIoul0zLLfML4R14oBl5GEFFU2ul2zdS2aTcIapLIYk/pdzaJTxjdZfrkEK3tWuRWOOtSGO1ey0S3R9X",
+	"u3gKMQnW/jCCIvgQm41qbtEHNk041wYAYXCYQAN4LRTirKnYatLSfGmcJ3T1BCwpHL+V0XMjrJ0ktWaT",
+	"lfAMxMJqZkl14eiOTbyx+Iimuy8armCKCg4sQx0vRUT1V1yGtIcvGy5Duj2+7AwPAMyMWb5FXuPrbSxD",
+	"ff46uHvDLz4rsktTp4KX945xj58X0OGg79HcPZr7JdGct3L8LUA5OC+/Chz3HyHscUcX+UzV/T9BXQSQ",
+	"e1LNv9EbtV8G2A9szi9r9tz1CikVeYx0WT1Ky0vchvoEO5K2Gdps4oUcGL6z1WvWvlYt6IzwIWBwUQyS",
+	"PgDvR+vBcWI9wGtfST9vKH1c1bpHJZHC66yL6iDFTDXMr0nrqk0SxgmNsqN4T1mqRmpDWmSW9Kl2DOwV",
+	"4gvKGN7c5S+CDLqb06G2Q9Te4PlrK0u8wUX3CVEfXF2iDgJgP3YSwa4+eSqYF2x7CWHErENa2IbbEHRX",
+	"IlE1K9G1AxvqVTQTSrt2OWvECJ2mTd3TQofpeaupxlFlr+nG4fjhwB5YtuAAgZsO5j1K/1XdcgRHZC/R",
+	"7YabVQCk0x1IgMxvuGQlMoU2XpcIvdSLLmOuWZow2T6m73vsR1/lk3SztZJ/WuMVJHNuilJYvPKsFM5h",
+	"sGlwvcVbY5FA8IpRjrdZczPXaiALtuB2QXefYiwrQUmsc/xazKV1xpfrg05zvloJvF076Le8KOAoDtmg",
+	"j1+DYg2ad0B47cnZ8+9e/Pjq/IfTf8YbKP2fb5+/+Obl20kni3cXT7fxGj8UkhG1h6KCuU/qM4KX5TYW",
+	"YMdvmx1+MHxh6KYmf0/ZLa8UMcnU/4ZhUX0TfaB7WER/p7nSdF/cCK+4fnX5OLzlr25++PhR5x5afXZo",
+	"VT2BbSTk2xZGqs6X6jGjM9yFOfy67xchwyxx29awBQPuxr9rdxmG6+rqVxniDO9yNUd1neFHvpkj3sZ4",
+	"0u97Z90txo9BvB/nMsaw66Lw9zF+6ts13sYS5Omlh5jDgTVqeUHCoNTzOep7B6/YqF/S+RGv2fgwd1bY",
+	"r3NEdTXgEH7yKRmAf71GTc9+HKhQH4BXcmPXbWjOX7luRVcqK5SVTl6KcospRVLBw/d3MPyCdzDcwVzh",
+	"Ybuny51yjm+0Jk+SqauR3oHjL9EDMiPt4zoMb0IPKcG6qgP6NWkzKDbU2YjhFqIhwi60ceW2Fbk86orH",
+	"swF/kveLI/FoesIf56lV4kzO1Xpl940TfuC78tbX2sabw683TVjf8oFZpcu2t1zpnKRix4/7/UCQN8/t",
+	"45zl3XkEnLyjVS64TTk6tzS/qM9z6x078dbwjVSF3rB2M6bo1E8poZprzulYxYNKqr2Nug111Omxl5T0",
+	"SCP2Khpmts5mCPSB4+xR44H5RkMEp0BSu4DWfI8RjwHswiQyvCWedEy7Q8+0uwGOYnVOd+Pkx6rOpYA7",
+	"+QUgFSsRpcmD+0LwzK8aeSp5ncj36LGW8OmTD15/+5Q9OTrqs3/716N+b9A7Ro/XYW9W5Qt7DJrHtb6s",
+	"q09nHxD52ki3bQ1/epfVkk2Iphm/7krkvUuFD14D823NbJhVVjS7c2PqelrSlZ9tAsxoduuMvN0xya6u",
+	"WtjNinVaXyTB0ajdkP9XFl7OErW6hS+1VZZIfByvf2Hp7S/HGd7ZgicIdXkCZLKgCv/20CXKoAEeukW5",
+	"+Q5z9NmO4r32qY3tek9u60N8q5Eaj7K7+1nvr4H+hE6i4HLAYHw0Fm1BZFSXfP9CriI8Ht4k580K8f74",
+	"T16+N5yQZNZN1so6Q/tLayq4EeZ07RbA34DUgoj6znDYmp/eAV1RCP+hw7kgKwx3FOrvL7kpdL7Ge0La",
+	"RpQctHi6/Mlh8Qi8aArEHb6MZYe18SV3p2Ih0YywMvr9llq+EGJl47Jbf1XWFkQ1ykRf9IHTrqyMmMn3",
+	"KG/WpgQkhsfDr8fuHE7RNEN2LsvaL2E52KDXr8T1HBYDm/PMA6+6b+2HVKRG06TQQIUikzZITuy34W/F",
+	"929LQxyeLXm+kEqkg/DU/e7q/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
