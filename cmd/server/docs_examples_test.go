@@ -42,10 +42,12 @@ const authorizeScheme = `((name, value) => {
 })`
 
 // executeOperation is Try it out on one operation, in the page, awaited as one step: expand its
-// block, turn on Try it out (each only when not yet done), clear an earlier response, Execute, wait
-// for the answer, read its status and what is shown, and close the block again (so the page
-// Swagger UI re-renders on every change stays small).
-const executeOperation = `(async (sel) => {
+// block, turn on Try it out (each only when not yet done), pick the request body's example named
+// example when one is named (from the body's list of examples, as a visitor would; the list's
+// first is the default), clear an earlier response, Execute, wait for the answer, read its status
+// and what is shown, and close the block again (so the page Swagger UI re-renders on every change
+// stays small).
+const executeOperation = `(async (sel, example) => {
 	const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 	const until = async (f, what) => {
 		for (let i = 0; i < 1200; i++) {
@@ -60,6 +62,13 @@ const executeOperation = `(async (sel) => {
 	if (!op.classList.contains("is-open")) op.querySelector(".opblock-summary-control").click();
 	const tryOut = await until(() => op.querySelector(".try-out__btn"), "Try it out");
 	if (!tryOut.classList.contains("cancel")) tryOut.click();
+	if (example) {
+		const pick = await until(() => op.querySelector(".opblock-section-request-body select.examples-select-element"), "the list of examples");
+		if (![...pick.options].some((o) => o.value === example)) throw new Error("no example " + example + " in " + sel);
+		Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, "value").set.call(pick, example);
+		pick.dispatchEvent(new Event("change", {bubbles: true}));
+		await until(() => pick.value === example, "the example " + example + " to be picked");
+	}
 	const clear = op.querySelector(".btn-clear");
 	if (clear) clear.click();
 	const execute = await until(() => !op.querySelector(".live-responses-table") && op.querySelector(".btn.execute"), "Execute");
@@ -105,8 +114,15 @@ func (p docsPage) open(spec, op string) {
 // executed again, its earlier response cleared first.
 func (p docsPage) tryItOut(op string) (status, shown string) {
 	p.t.Helper()
+	return p.tryItOutWith(op, "")
+}
+
+// tryItOutWith is tryItOut with the request body's example named example picked from its list
+// first ("" keeps the default, the list's first).
+func (p docsPage) tryItOutWith(op, example string) (status, shown string) {
+	p.t.Helper()
 	var answer []string
-	p.run("try "+op, chromedp.Evaluate(executeOperation+`(`+jsString(op)+`)`, &answer,
+	p.run("try "+op, chromedp.Evaluate(executeOperation+`(`+jsString(op)+`, `+jsString(example)+`)`, &answer,
 		func(e *runtime.EvaluateParams) *runtime.EvaluateParams { return e.WithAwaitPromise(true) }))
 	if len(answer) != 2 {
 		p.t.Fatalf("try %s: the page answered %q", op, answer)

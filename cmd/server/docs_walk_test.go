@@ -25,6 +25,7 @@ type docsWalk struct {
 	blocks map[string]string // operationId → its block's CSS selector (operations-<first tag>-<id>)
 	walked []string
 	ok     map[string]bool // the operations that answered 2xx
+	round  int             // 1 for the first walk on the server, 2 for the second
 }
 
 // newDocsWalk indexes every operation of every spec by its Swagger UI block.
@@ -58,13 +59,34 @@ func (w *docsWalk) page(spec, firstOp string) {
 // returns what was shown.
 func (w *docsWalk) try(op, status, contains string) string {
 	w.t.Helper()
+	return w.tryExample(op, "", status, contains)
+}
+
+// replayedShown is how Swagger UI shows the header of an answer replayed for its Idempotency-Key.
+const replayedShown = "idempotent-replayed: true"
+
+// tryKeyed is try for an operation whose Idempotency-Key example Swagger UI fills in: the first
+// walk's answer is the operation's own, the second walk's the same answer replayed (marked
+// Idempotent-Replayed), which is what makes the second walk pass without a reset.
+func (w *docsWalk) tryKeyed(op, status, contains string) string {
+	w.t.Helper()
+	shown := w.try(op, status, contains)
+	if replayed := strings.Contains(shown, replayedShown); replayed != (w.round > 1) {
+		w.t.Fatalf("%s: %s in walk %d shows %q: %v, want %v: %.800s", w.spec, op, w.round, replayedShown, replayed, w.round > 1, shown)
+	}
+	return shown
+}
+
+// tryExample is try with the request body's example named example picked from its list.
+func (w *docsWalk) tryExample(op, example, status, contains string) string {
+	w.t.Helper()
 	sel, ok := w.blocks[op]
 	if !ok {
 		w.t.Fatalf("no operation %s in the specs", op)
 	}
 	start := time.Now()
-	got, shown := w.tryItOut(sel)
-	w.t.Logf("%s: %s in %v", op, got, time.Since(start).Round(time.Millisecond))
+	got, shown := w.tryItOutWith(sel, example)
+	w.t.Logf("%s %s: %s in %v", op, example, got, time.Since(start).Round(time.Millisecond))
 	w.walked = append(w.walked, op)
 	if got != status || !strings.Contains(shown, contains) {
 		w.t.Fatalf("%s: %s with its defaults shows %s, want %s with %q: %.800s", w.spec, op, got, status, contains, shown)
@@ -89,13 +111,16 @@ func (w *docsWalk) tokenIn(shown string) string {
 // (what `make run` serves on an empty database) executing every operation of the three specs with
 // what Swagger UI fills in, in the order docs/specs.md documents: sign in, Authorize, then the rest,
 // signing in again where an operation needs another role. Every answer is a success, the two
-// OAuth 2.0 callbacks' included (dev mode's dev provider completes their example). Then the
-// visitor puts the demo data back with the dev bar's button and walks again, on the same server,
-// every page whose demo data the reset restores (all but auth's), with the same result: the walk
-// is repeatable. It fails when an operation of a spec
-// is not in the walk, and when the page fetches anything from elsewhere than the server (the
-// Swagger UI assets are embedded: the docs need no internet). What Authorize was given survives
-// a reload (persistAuthorization).
+// OAuth 2.0 callbacks' included (dev mode's dev provider completes their example). Then a second
+// visitor walks again, on the same server and without putting the demo data back, with the same
+// result: no example changes the demo data in a way a later example cannot undo. Those that
+// cannot run twice (the registrations, an order's creation and moves, a brand's deletion) carry a
+// fixed Idempotency-Key example, so the second walk gets their first answers replayed, and the
+// walk checks that it does (and that the first walk's were not). Last, the dev bar's button puts
+// the demo data back and says so. It fails when an operation of a spec is not in the walk, and
+// when the page fetches anything from elsewhere than the server (the Swagger UI assets are
+// embedded: the docs need no internet). What Authorize was given survives a reload
+// (persistAuthorization).
 func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
 	t.Parallel()
 	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
@@ -123,9 +148,11 @@ func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
 	}
 	w := newDocsWalk(docsPage{t: t, ctx: b, base: base})
 	w.run("start", network.Enable(), chromedp.EmulateViewport(1280, 2000))
-	// The reset puts back what the examples of orders and brands change (ids, names taken, order
-	// states); auth keeps no demo data for it to put back, so its page is walked in the first
-	// round only (the second would repeat the first exactly, at a third of the walk's cost).
+	// Auth's page is walked in the first round only: its examples leave nothing a later try meets
+	// (each login starts a new session and stores the user's same identicon again, the dev
+	// provider signs its example user in afresh, and the logouts end the sessions), so the second
+	// walk would repeat the first exactly, at a third of the walk's cost. Orders' and brands'
+	// examples change shared demo data, which is what the second walk is for.
 	authOps := map[string]bool{}
 	doc, err := api.Load("auth")
 	if err != nil {
@@ -138,10 +165,7 @@ func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
 	}
 	for round := 1; round <= 2; round++ {
 		start := time.Now()
-		w.walked, w.ok = nil, map[string]bool{}
-		if round > 1 {
-			w.putDemoDataBack()
-		}
+		w.walked, w.ok, w.round = nil, map[string]bool{}, round
 		w.walkEveryOperation(round == 1)
 		var missing []string
 		want := 0
@@ -163,6 +187,7 @@ func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
 			t.Fatalf("walk %d: %d of %d operations answered 2xx", round, len(w.ok), want)
 		}
 	}
+	w.putDemoDataBack()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(offsite) > 0 {
@@ -192,36 +217,46 @@ func (w *docsWalk) walkEveryOperation(auth bool) {
 	// customer alice (the password flow with the dev client each time).
 	w.page("orders", "issueToken")
 	w.try("issueToken", "200", `"token_type": "bearer"`)
-	w.try("registerOrdersUser", "201", `"username": "erin"`)
+	w.tryKeyed("registerOrdersUser", "201", `"username": "erin"`)
 	w.authorizeOrders("bob", "bob-password")
 	w.try("getAuthenticatedUser", "200", `"username": "bob"`)
-	w.try("listNewOrders", "200", `"totalElements": 3`)
-	w.try("takeOrder", "200", `"status": "IN PROGRESS"`)
-	w.try("releaseOrder", "200", `"status": "WAITING"`)
-	w.try("passOrder", "200", `"status": "READY"`)
+	// Dev mode's three WAITING orders; after the first walk four (order 3 taken and released,
+	// alice's new order, order 2 cancelled, order 7 rejected), and as many after any later walk,
+	// whose keyed examples only replay.
+	waiting := `"totalElements": 3`
+	if w.round > 1 {
+		waiting = `"totalElements": 4`
+	}
+	w.try("listNewOrders", "200", waiting)
+	w.tryKeyed("takeOrder", "200", `"status": "IN PROGRESS"`)
+	w.tryKeyed("releaseOrder", "200", `"status": "WAITING"`)
+	w.tryKeyed("passOrder", "200", `"status": "READY"`)
 	w.authorizeOrders("alice", "alice-password")
-	w.try("createOrder", "201", `"description": "Paint the fence"`)
+	w.tryKeyed("createOrder", "201", `"description": "Paint the fence"`)
 	w.try("listUserOrders", "200", `"customerId": 1`)
 	w.try("getOrder", "200", `"id": 1,`)
-	w.try("cancelOrder", "200", `"status": "CANCELLED"`)
-	w.try("rejectOrder", "200", `"status": "WAITING"`)
-	w.try("acceptOrder", "200", `"status": "COMPLETED"`)
+	w.tryKeyed("cancelOrder", "200", `"status": "CANCELLED"`)
+	w.tryKeyed("rejectOrder", "200", `"status": "WAITING"`)
+	w.tryKeyed("acceptOrder", "200", `"status": "COMPLETED"`)
 
-	// brands: browse, register (the new user's token) and log in (dev mode's admin); Authorize as
-	// the admin to manage brands, then as the new user for its profile, its subscriptions and its
-	// logout, which touch no account another visitor signs in with.
+	// brands: browse, register (the new user, Ada) and log in (dev mode's admin); Authorize as the
+	// admin to manage brands, then log in as Ada (the login's second example: the registration's
+	// answer, replayed to a later visitor, holds a token the first visitor's logout revoked) for
+	// her profile, her subscriptions and her logout, which touch no account a visitor signs in
+	// with but hers, and leave her password as the login example has it.
 	w.page("brands", "listBrands")
 	w.try("listBrands", "200", "Northwind Coffee")
 	w.try("listFeaturedBrands", "200", "Northwind Coffee")
 	w.try("getBrand", "200", "Northwind Coffee")
-	ada := w.tokenIn(w.try("registerBrandsUser", "201", `"email": "ada@example.com"`))
+	w.tryKeyed("registerBrandsUser", "201", `"email": "ada@example.com"`)
 	admin := w.tokenIn(w.try("loginUser", "200", `"token"`))
 	w.authorize("bearerAuth", admin)
 	w.try("createBrand", "201", "Northwind Coffee")
 	w.try("updateBrand", "200", "back in stock next season")
-	w.try("deleteBrand", "200", "Brand successfully deleted.")
+	w.tryKeyed("deleteBrand", "200", "Brand successfully deleted.")
 	w.open("brands", w.blocks["getMe"]) // a reload: the page starts again from the server
 	w.try("getMe", "200", `"email": "admin@brands.test"`)
+	ada := w.tokenIn(w.tryExample("loginUser", "ada", "200", `"token"`))
 	w.authorize("bearerAuth", ada)
 	w.try("getMe", "200", `"email": "ada@example.com"`)
 	w.try("subscribeBrand", "200", "Successfully Subscribed")

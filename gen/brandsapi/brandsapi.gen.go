@@ -242,7 +242,10 @@ type ErrorDetail struct {
 // Example: body
 type ErrorDetailIn string
 
-// LoginRequest A login; the examples are dev mode's admin (Swagger UI fills a form from them, and the admin's token runs every operation there).
+// IdempotencyKeyValue An `Idempotency-Key`'s value, 1 to 255 visible ASCII characters (the server keeps it as sent).
+type IdempotencyKeyValue = string
+
+// LoginRequest A login; the property examples are dev mode's admin (Swagger UI fills the urlencoded form from them, and the admin's token runs every operation there).
 type LoginRequest struct {
 	// Email Example: admin@brands.test
 	Email string `json:"email"`
@@ -316,9 +319,9 @@ type ResetRequest struct {
 	// CurrentPassword Example: correct-horse-battery
 	CurrentPassword string `json:"currentPassword"`
 
-	// NewPassword 8 to 128 characters.
+	// NewPassword 8 to 128 characters; it may be the current one (the example is, so that trying it leaves the password the login example `ada` signs in with).
 	//
-	// Example: staple-battery-horse
+	// Example: correct-horse-battery
 	NewPassword string `json:"newPassword"`
 }
 
@@ -368,8 +371,8 @@ type AccessToken = string
 // BrandID Example: 655e1f2a0000000000000001
 type BrandID = string
 
-// IdempotencyKey defines model for IdempotencyKey.
-type IdempotencyKey = string
+// IdempotencyKey An `Idempotency-Key`'s value, 1 to 255 visible ASCII characters (the server keeps it as sent).
+type IdempotencyKey = IdempotencyKeyValue
 
 // BadRequest The body of every refusal on this surface.
 type BadRequest = Error
@@ -415,6 +418,17 @@ type DeleteBrandParams struct {
 	// unless it is sent as `Authorization: Bearer`. No example value, on purpose: Swagger UI would
 	// fill it in, and a filled-in parameter wins over the token given with Authorize.
 	AccessToken *AccessToken `form:"access_token,omitempty" json:"access_token,omitempty"`
+
+	// IdempotencyKey Makes the deletion exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user (whichever of its tokens it presents)
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for deleting Velvet Records, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // UpdateBrandParams defines parameters for UpdateBrand.
@@ -449,8 +463,9 @@ type SubscribeBrandParams struct {
 	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
 	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
 	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-	// Try it out would then replay the first answer (or, with another body, get 422).
+	// per new request. This parameter has no example; an operation that Swagger UI's demo
+	// walk tries declares the header itself, with that operation's fixed demo key as its example
+	// (docs/specs.md, "Every operation with its defaults").
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -488,26 +503,16 @@ type GetMeParams struct {
 
 // RegisterBrandsUserParams defines parameters for RegisterBrandsUser.
 type RegisterBrandsUserParams struct {
-	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-	// request with a key runs, and its answer is stored in the same database transaction as what
-	// it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-	// or the write with its answer (a retry gets that answer). A repeat with the same key and the
-	// same request (method, path, query without `access_token`, content type and body) by the same
-	// caller gets the first answer again, from any server, for 24 hours, marked
-	// `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-	// whichever of its access tokens it presents; for an operation without a token, the client
-	// address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-	// while the first request with the key still runs is refused with 409
-	// `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-	// nothing, so its retry runs at once. The same key with another request is refused with 422
-	// `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-	// refusal or a failure of the server changed nothing, so a retry after it runs the request
-	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
-	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-	// Try it out would then replay the first answer (or, with another body, get 422).
-	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+	// IdempotencyKey Makes the registration exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same client address (the operation takes no token; an IPv6 client by its /64)
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for the example's registration (Ada), which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // ResetPasswordParams defines parameters for ResetPassword.
@@ -752,9 +757,7 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out. The cookie is the account's as it was
-	// (its id and password): after a password change, or for another user who registers the
-	// email later, it counts for nothing.
+	// above, so guessing by others never locks it out.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -775,9 +778,7 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out. The cookie is the account's as it was
-	// (its id and password): after a password change, or for another user who registers the
-	// email later, it counts for nothing.
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -798,9 +799,7 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out. The cookie is the account's as it was
-	// (its id and password): after a password change, or for another user who registers the
-	// email later, it counts for nothing.
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -1155,9 +1154,7 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out. The cookie is the account's as it was
-// (its id and password): after a password change, or for another user who registers the
-// email later, it counts for nothing.
+// above, so guessing by others never locks it out.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1188,9 +1185,7 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out. The cookie is the account's as it was
-// (its id and password): after a password change, or for another user who registers the
-// email later, it counts for nothing.
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1221,9 +1216,7 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out. The cookie is the account's as it was
-// (its id and password): after a password change, or for another user who registers the
-// email later, it counts for nothing.
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -1584,6 +1577,21 @@ func NewDeleteBrandRequest(server string, id string, params *DeleteBrandParams) 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2401,9 +2409,7 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out. The cookie is the account's as it was
-	// (its id and password): after a password change, or for another user who registers the
-	// email later, it counts for nothing.
+	// above, so guessing by others never locks it out.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2424,9 +2430,7 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out. The cookie is the account's as it was
-	// (its id and password): after a password change, or for another user who registers the
-	// email later, it counts for nothing.
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2447,9 +2451,7 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out. The cookie is the account's as it was
-	// (its id and password): after a password change, or for another user who registers the
-	// email later, it counts for nothing.
+	// above, so guessing by others never locks it out.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2797,6 +2799,11 @@ func (r ListFeaturedBrandsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteBrandResponse200Headers the declared response headers of an HTTP 200 response for DeleteBrand
+type DeleteBrandResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // DeleteBrandResponse503Headers the declared response headers of an HTTP 503 response for DeleteBrand
 type DeleteBrandResponse503Headers struct {
 	RetryAfter *int
@@ -2815,12 +2822,18 @@ type DeleteBrandResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *BrandNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteBrandResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *DeleteBrandResponse503Headers
 }
@@ -2850,9 +2863,19 @@ func (r DeleteBrandResponse) GetJSON404() *BrandNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteBrandResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DeleteBrandResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteBrandResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4113,9 +4136,7 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out. The cookie is the account's as it was
-// (its id and password): after a password change, or for another user who registers the
-// email later, it counts for nothing.
+// above, so guessing by others never locks it out.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4142,9 +4163,7 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out. The cookie is the account's as it was
-// (its id and password): after a password change, or for another user who registers the
-// email later, it counts for nothing.
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4171,9 +4190,7 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out. The cookie is the account's as it was
-// (its id and password): after a password change, or for another user who registers the
-// email later, it counts for nothing.
+// above, so guessing by others never locks it out.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4596,12 +4613,26 @@ func ParseDeleteBrandResponse(rsp *http.Response) (*DeleteBrandResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -4620,6 +4651,16 @@ func ParseDeleteBrandResponse(rsp *http.Response) (*DeleteBrandResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteBrandResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
 		var headers DeleteBrandResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -5806,6 +5847,27 @@ func (siw *ServerInterfaceWrapper) DeleteBrand(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DeleteBrand(w, r, id, params)
 	}))
@@ -6116,7 +6178,7 @@ func (siw *ServerInterfaceWrapper) RegisterBrandsUser(w http.ResponseWriter, r *
 
 	// ------------- Optional header parameter "Idempotency-Key" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
-		var IdempotencyKey IdempotencyKey
+		var IdempotencyKey IdempotencyKeyValue
 		n := len(valueList)
 		if n != 1 {
 			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
@@ -6658,15 +6720,25 @@ type DeleteBrandResponseObject interface {
 	VisitDeleteBrandResponse(w http.ResponseWriter) error
 }
 
-type DeleteBrand200JSONResponse Message
+type DeleteBrand200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type DeleteBrand200JSONResponse struct {
+	Body    Message
+	Headers DeleteBrand200ResponseHeaders
+}
 
 func (response DeleteBrand200JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6728,6 +6800,20 @@ func (response DeleteBrand404JSONResponse) VisitDeleteBrandResponse(w http.Respo
 	return err
 }
 
+type DeleteBrand409JSONResponse Error
+
+func (response DeleteBrand409JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteBrand413JSONResponse struct{ TooLargeJSONResponse }
 
 func (response DeleteBrand413JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
@@ -6738,6 +6824,22 @@ func (response DeleteBrand413JSONResponse) VisitDeleteBrandResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBrand422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response DeleteBrand422JSONResponse) VisitDeleteBrandResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8603,186 +8705,194 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs3uuCrYLlTZTKnSVPyZWyptjay4yQ+cRyPJc/MOaaPCLFBElETYAC0aG7irdof+2v/7jvsU8yf",
-	"faF5ha3v+wA0utmUKPk62UlVXCLZjcuH737Dr52JXiy1EsrZzsGvHfGWL5aFwL8fGa7yP/OiFPDJlosF",
-	"N+vOQeeIncEvnaxzEX48lXnnoHP/3j2xN93nw/p/e52swy+4LPiZLKRbdw6cKUXWyYWdGLl0UqvOQedY",
-	"qlkh+trImVTsTHBlmdHcOpEzp5k2uTCDTtaZCu5KI/KnCz4TnYPO3LmlPbh9W8JnO/AbGEz04rbSxs1X",
-	"UuWDn5ezTtaR9lv/cliC4gsY43l4kD3W06kQnayzNDovJwCU17+Gx77XpRXsrBC4+aWRE9E52Nsf3Hv3",
-	"JuvY8gy2cybMY10qBz9kndIUyRKr9SSr7Lx79y7rzAXPhUGwP83FYqmdUO6lWBZ8Dav9tQGsMSx/zFZz",
-	"oZibS8u4sithmLTMzQWzThuRM60E01PGFRPcFFIYZsQvpbCOraSb05N8Idg4TjlZ938Q6zHrKu3mUs3Y",
-	"iluWwzh8xqXqHTJ+ZoVyTCvG2VQa6/zUcDR2MhcLjmikykXn4HUHltl5kwW06hzQN1nHrZfwyToj1awD",
-	"EHiuj2HVLXtVuo8bGh/gks90vmYTbowUsG/GJxNhLXP6XKiMreZyMmdKszOjV1YYpg1bGv0WXpnMBVvw",
-	"NTsXYjkYqU7WAXjIBB82dxAmr+8ifru5k3dZZ8kNXwjnz/MI13cCy9vc3Mlc0MrZ1OgFM2ImraNVFxoI",
-	"oSsGswEb3/llv//H1SO1N/vhr9/fM4+G9vHQPbm7+Le98v764fQB//fzX4ZvL+786/5q3Buwl35fI1Wq",
-	"AqAjHeAGHh23bHxUurk28r9xWMYBeyS4EWY8YM8185tkSNsZHPSyNEttxQE7XvHZTBj26ilb6bLIR2oq",
-	"iwLHVhnjKkecKAqR96ViEQpsJZVl+kIYPD/a7kxeCEV4GBYj6EwkwOWXUph1JxIonfEpvlpDtE08Qq71",
-	"9JtNUHu2xcanMh8P2JFaE4q7OUfgKO0YZ+dKrxSTOesueDHVZkF0ZJlUk6LMRd5jM+Esuzu8OwiLXXI3",
-	"r9Yq88sRKyLRJexyc1sJif4g1pu7+5GfCyL+QOOWTwHYzAhn1qybGz51fSnctA/8iC9lXyZkfy7WfWJC",
-	"vQEDrETiHqkax+DsXKyZKZWl45Yu5Tye60hVcZacO37GrWDOcGX5BBYLCLiaczdS0rGJEdwJe8A4s8IQ",
-	"inDHcqRt4C1rttRSOVYIfiEsE9LNhWGBPXW53x6sKd19b6Q0odvKSCdo+cly44t4mDgn/dIbsCNmxFLw",
-	"JpeErcOm3VyMFH4TYNNdCDfXecYAETKGuIsv69KxcYq744xNtALezuCIcTzgZz12to4zjdSEF4UwYW2i",
-	"xmiJE2fELwA+BLeMTbVh+3fZXJfGZmzBzTnQf8XbXT/IkwOG4oPOcDLnaiZsACkdvl+AFye8dHOhnJxw",
-	"EMalFSYbKWS0Ak5MTwmyCR9GhrM0AhiOPcSlccX0UhjkOBE4PLBtmGZSSKHcSPE8NzBSlyv29MXFff8D",
-	"gAjmuX3/bi9jVqN4u5BWOm1uWTwehetZCIEHrQFVbtnqQHHRhUhAuiEPYRTrgKshRknLjJiWVuT0yN3h",
-	"w5EaJ3Rzei7Wp1KdllaMEZzjl4BW/aOpE+aA7Y0Po5yMc821FQHbcylyNtdFbkfKnwDuDTaaYDYHiTsR",
-	"dDgRG4kmaZ9x+I0l7++3LNkIeGI8YD+pYs1siWcHNGdg6KVjXYAG8gzi9Sg0aWRewCnr3gHjwB/wGxBY",
-	"nE25LEqDSgciM+2RMCxn6f4C+XGAEyBLk4BHyuM5yj9AHlAA49YAo1YcFJEpm5Yqx6MiZpIHRElnAERb",
-	"9ksQ+wBCFG4BvZGwvXDs/lJql3D7jMlpFJsRJLcsO3amnKAuyb6VAmQhMeveITyOktAIO2cgcvTCT9jl",
-	"7NWrp98AvOcoh+9Nh5P7fF/0H+RD0b87+eO0/5Df2+vfmezne2dD8cfp/bvj3kgtgeeJVQDOdQU125TT",
-	"Vky0ykfqxACwGBAjPQqkDvRS8PUm7+lqk9XRDrhXBpwKEK2XSHASJpVYbOiYNSm+4G+fCTVz887B/r17",
-	"WWchVfi8B+qUc8LAmP/x+j/1//ubf/lDu9plhF1qZb3xwvOXBCz45Jku/MmXywI4mdTq9s9Wq5pMhidz",
-	"GPeCFzLHh04BqQXI9Fw4LguyCPxjoCBw1wHVcCkmDuR9Ryy4LMBQAbRIPiNUAFydrLMQ1pL5siitY2cC",
-	"lXR4kHnu13mXxVmc1qd2ro1LRl1ya1fa5I2BC7mQrnPwoHUKlKLWsQdAkoZPUEMF26V6NnCRXJNIYAvu",
-	"JsQaj148ZXYpJnLqwefVHGHdU1jRnek+fzgZ5nvi7tk9fn/SeZce8R+MmHYOOv/5dmVv3qZf7e2jpXxi",
-	"jDZ0jJsK8iWLqi3okI39GY0ZYJ1lgk/mTCo8TYagG3SCjvhcu291qfIb4YfS7nSKb6fQIwUTVhh++/gA",
-	"eq69XjtHDiUtKq9e+ZE5MLmoyfZw908Az064t0euvXVE01PHSRWvNg/zEQqDPVoYwfN1NGjEpwHGkedK",
-	"oKNUAKFVdWEsbrxcBIZnxIwb9C5MuBWZFxWvlISdMgW0XXgbiVQl0GSnusiBzyMov9XmTOb5DSE5jW+n",
-	"cNQgkXm+AKMJrNUFV3wm6JDtJ6M5hGCwihStB7dcN0Reoh5xo923qyQNlJKWNQQHuiSiDtDQfg7hF8ZR",
-	"VoJYx0dSyflJ4LdN2zpgrRuagD53JqbaiHaVrlsXtmBlgL6FdkbvkDV9NQP26nIg0DkqEKq8uNnZ+ZdP",
-	"BcIgPbPwU9D+whOfAuy1VY0PAHHjcrxuelj5kIy4EKDLBvjxM2AK0mVsHBc7ZlOJ2qWLdi1tq9AzBOOJ",
-	"1s+4mYkbgdFPcwoCvsBR2mQxLlaizs3CU58AmhuLS/1vIGBAx87FpECe+pj23ie9rQfrjR4fAtkty1A7",
-	"QbC9Ujx4fW7GPcp0gBRqibEKfDs6Yj4V40zNYBS+0lq0ekqFvqWMibdLie5ZoPALfS7yABJykhfXQCbU",
-	"dYOXpTFC5bGHdUVXzISDpQkKoQH1SNQc+R664eHTMhmyKezjiNKy5LlDb3hJdBGLlTc1rhZdcASIKY9K",
-	"u97cQNB4Qa7PSThNy6Jg3aBjZOQyzaonyfJkIFF7Lbuk2U7PYLrm5jyZS8vg50OGpiRYpAw18WJ99XY+",
-	"DBm2HYWnxO1HyoyczR1TeoVeFF06UCFQDhhhHTdoOL/Q1s2MOP7Tsx78BvqSKfFpDBvAo7o0E8G6x396",
-	"dnxydPKETQpuLbt35wDOFqCfS3uesYVYaLNG55YS6OWzDcHknQAD9jKxymETqlyckRPJ4wkgTupFQScF",
-	"uQZ06YT31gESMF4d9ZVY0GO8sJqNk0MfHzBxIcw6PtqHUXHF2pxXpx/cfmzFpQOxS74Dwj7OpoXWOWwA",
-	"J7ZE17AYcnZZ8lalrlkASPBkeNdOFjSAyVxMzmEN2qBHFSWT91V727vNxxSGo6hBtJQmuiTfBTlnyJk9",
-	"6NQCTslom37lY38oTtPu/SqRxKWaNcI+gU3fiwY6yN+ZQNRGHmfL5VIbJ/IfRS75CT50I/YfBzpdwEin",
-	"OF+TilMRestGIQXTBuVWK0FqWeWdBBa+dJ9G1x637ySRtbuvG2wyO+hUjIfiT2H21uATSnM99YQQvXk+",
-	"rGhLM+UTRJilgYmcJJFDx3D5tnHWx/Dgu8R50lzEE6JAo88KsQh8h3A56r8b3phehvsXCngJsDyMxTix",
-	"sDst6htcDCzLYyk3hq/hc0Sf5jK/Lxdc9cGoBQYMMrzgCpc06KSRwe3qR8NjVUOutpP5a987sPpP8+BR",
-	"9a+Qsx+9IMAeKpXU1hezgbJtkaUqVPWajrWCwpv4vD77WUzAenrbn+m+d+l5pPb+FNhFHUkwK6AV6dBh",
-	"IfMMAxbiLcvlTLrG4i8Jj6UewWH/Ie9P3/y6f/fdH9qgXM88aK4G3d9RrnojG73ghcTUA7L7FcjWGOHP",
-	"mdO1tVKMz099pnUhuOo0ST0N/e2a7LCxm0b2w0aMUzHMg2CvXj6rQ/MaaRIbk6Z5E80Zwy8RdMul4CYY",
-	"S2G5CM2dQEaolcKqJTljY4VVtsavu7GBF/TCBgvwCO6/A/kzeMlXP3p6eNeS5tGG35VOU1phbB1ziLED",
-	"tA4ZL1Z8bZl4yyd18OztZ8G5jDL0zn4H3eJyUS46B8NN8epzTbZS2y3LrHSiHSnaE1OuYhanGOnGA6uj",
-	"Oq2liawNUqyhVXKCmyDe4EKB4zzGeA8qDXkuYWpevEg40JQXVjQl1yY/mPKycAEjr0vT8fVODbK7EngS",
-	"+bg3HA53o/jWGa9B4Gm4pX3SJsX7GT1APwwR11fRDPpcSuJxQa/fZNem9wV/+5Re2Us3H1WASEeXgnkb",
-	"yVwF2wYNIaS2IvirZb4Lgi+kSr/duwrl4278+x9BcN0Arz8JKl+99Y+Nux8JXT8ohm5g45NcuiSc2lA6",
-	"QlzR5xuOAYQ+GwJDL2CgKiYWS7f2gXA0Sy3YpYWYYvR508SguGmbilMLlGZgQS+0dWz/3t0ksHnISiV/",
-	"KcWWaM+APcH1+Lwi6Vipgo+ik8jeEL2thajv1lTQ0ch+1X39H1+PRnZUDod3JvivePMvX7d92fuv8Pym",
-	"qlrXPCrcCfhYh8Ie7GNvOEw2HHwqRi4WaBUs+UQ0dOqjnLMfaLZkQ3u7YkE06DbdBA715wUHi0RUdpIR",
-	"HHQoRlYextVSw9LnFVjmdM7RyU1qN3np4W8Mgc2MXvm0EZ8L5ED0W/gMQ8okNnyu9CpkgHx/cvKCWcdd",
-	"2YBDGr7dPAbx1gll5Vkh+iENtC0fYKsPos2t3/BX1+PHbq7zU/iKF4VeCQrqNyIsW1yyW6No7UlKhNox",
-	"6liP5fpA+enEiBxsWF6AOrYyWs1Ok3wD2NaCq/UpkMCCHCXxO7/32ndWzlS5hK9QFW3sIPXCvtlGBanZ",
-	"3mLEiUsdCAN2FPDGrqSbzIVlWrEx4M6YdYFRAcJaNsYAxTgbqXFI6BgzbdjYnwtmXBtKIEPEm3MYSfQO",
-	"2djbzOOQVQS/38Jf2RM1K6Sdj5QVCg5EMKFydOc5zexcrxJ3KCYp3LKYvxDIprG3mOflTVSpRgpTtJGW",
-	"DjbzIm5ZZsoCs6XzekBGrxTrcoap7LcscyvNpobSNHkxUmSW9xgv5LkYjNRI/Ub7/o0tBFfAZeAv3Dj7",
-	"baR+6/f78X94eBx0nTH7za8dQx+4S0zNjknCVaiE/UZJbP5ZGshHT07xTRoNXVdeZlCuUuUKi+wAcJsG",
-	"pPxeP/OU2FAAJs2BjjccmqSUd7ogAWC+5iFL8IIyTKRj3THZe+OMjQlj4S9vmcGfXruAP1Fswx/EVceH",
-	"zIoLYXjBftZSUe7aeDT6bdwDyIbEnWBQdtGDT3NkbDAY9MLKQ4YQLN+Jt46iFJROqwJep8IiGT2I77an",
-	"4uiFVrM4OK3DL6qQDjbQY/DIrjOiwL50QrvgRUGn4Sc6E4VexZe6Soe/DzCD7UKYaaFXFjk/nFbvsk0m",
-	"O8PYZjoRP9MX4uYT1fZWzTMVK5xFMUQCwH5CAnLqT8WqCTxUFcPYc37Rsg3/SJwE+O1lsyw0sq+rJqlt",
-	"oTlHLsQS5vjX45+eMyWQB8F3zeUX4kIUcWh4cGPo8AiOvTRiIq3Uig4jFxO54MW2dVd8ynsPL91Dy9M0",
-	"J6lxEbNjdhlVBoACMysLbph4uwRtE3hLwgP8lFU+mh+v9gxORAplbR7PXuiX9I2uV5szNvZAgD9LI/Eb",
-	"7kTfyYWos4gNrXgwGPipQYdJ2RoywgXwtEquVSOREn+Q/oajnBVcncf166nXLzG4Gs+YgpD4qH9topUz",
-	"ujiNNB6HmFMiFfNPtLAKCmApx6VqfcrvbqJhnDhuWs9BiX+vTr7tP0CmtRRmIpTrh5d6GQY+dZFb9vzV",
-	"swQM6ZvBgoAnNuan1PIg4Sp5pg2erBc4mEJcIbEGJaCajIph6EscNC8pCCZAdaORkdo8KWOWOqrBK1kN",
-	"5F2vOIxUyJ388zQod6fIPE61Qn6nvL0W1Q4KvVa6Drd+ZYGydJFXLGgbosRsw0RK45nUotQ5GH+wxFps",
-	"y/I1nP4EM5H9w7kAlSPoAV5HTfE5aHtna1AxykLUdkbMnIT1b3W8+A2zlRu+Eq+Bbzq6QQ9EUqJqBZzb",
-	"on6hqMKhDuAshaue+sI0WBisQYicDM1ok7zuPC6t0wvMmX4hDMLQdFIH14ZW3PQFTFptM0yhLTG6gUkp",
-	"XStIhSWbDQHki35ubnFxW51N3dYK2sOuplYSMqspfeH9rJYPnY4etIbwtTe9vPBNLBL/JwgtRAAvd5LI",
-	"UpakdsO6sg4ytU7W2WBo+AixE7T9iB2AxZYScSfrpOiBBrink8ry6rx5l6aSt6IgKqmEXPBn1/ZqOBgE",
-	"WrZFevnHvDjKEgnUsJBRFWoNQVEGehuWRe7nDRjkrjFnLKjqtyylMJJgFzCPTdTfXDvLuuPgMxsMB2ie",
-	"jMHIgnHGPqExYSwpuyDe4hgvisaOKFCx6SBsKcv8SzTziMWsfH1IXALmkky1aRA5J54PzwwC6hy8Dsn5",
-	"oajR1wvGComJ1ueyUWHqX9lYrU/wbw/llwpNG9TSvgJlIVGp0B0X1bcMq/CMdE4oCtZJWzcaWRejUoeM",
-	"s+90YAIzocDCAgvO6AW9letJuYAfSYzKWCoTDIPaMezfux93FXFsI+b2nH65LCB/Urex/XNoUk81MPFN",
-	"c7qGDk2Fff/e/bQs4irHvVSxGCO7Mmz+Lus80zOptrtQKW+H3F4htQ/D0Lm4YAvaJuZgs25S3DOVRWED",
-	"0vkTEYss2vn4xq2QjIglVpTnkeSMAKb3LvG+JqkNMNrXFOcdOEqmbrpFN13fwW+0OVQ/8SlFf2vyXeqh",
-	"3H9w1YEER20coO0Ufqywqb7drWh2BJrnVMLqEFzibYNRHlPt3LQsijU7joHeKxHoMmQJ7v+tgZ+2BgpH",
-	"zLNMYkQ+wozunjmnvKGpEYIq+yiAwwus6smlL1qRb5l0Pcoy8xF8qZalGyn0Hx1EYtkbDlkFwIzt3Q+m",
-	"nJ6ipQeKfWCPq7kuhM9d3xsOh5HnS8W4Wo+U11KBq4MmQ0VkSc7Xle0XEFdqIbDEo12B9aVPEUzI8EYh",
-	"B9YFjjP+epwxpaMdZBhXM8ohmZxjBapBhowQvVmMop5ZlPOv65GcK4MUSVjqzkbIYueIxYeIV3wjLVYU",
-	"klbwHtGLZ/pCFHwiWiIYVwXhEk5UX9wDXM5+WhZXn3iijRET159rY0X/DOG43pFrJat6sFM0ONuNlb2M",
-	"lVWvbFvi5hFWfGAZD2ab+sYSRrjSYH32oS8KiZU+WDxd1fpku2Zz0QC7JXOl2Wh/zB+IayZz+QrfU94i",
-	"Q58e/8Qe3B/usVcnj5mTC2EdXyy9limLQvr84vrC9of79/t7e/39/ZP9vYM79w6G9wd7+3f+PT3d6HLZ",
-	"mQhapWeTfLeSzlaM33jDp8ogCFpyK498ehFGOqsyIDiwnRMmKbevFohuiUK77e1NagURP5cYurBlw/rt",
-	"XKPByY6JSaFZSKAmT1x1kNVQqp3MrHBbBcakNEYo96JVyXkfrrGJG2L14uYMzDq+LOIaaEUfgX81wVFf",
-	"dht4sS3OS1+4vQnfHdHq46ESLaBt5e1cF60SggKSGdi6Rk9lIf7JUD89Q5X2CGRZC2MM5bVJaW1tG9dI",
-	"D3pPHh0zNMloxrOv5YsefiD+fVOWHWKlkw2Pyifj2eEcr8m9saBsUhrp1scADe/hfZ9+XFlwbtTb+vie",
-	"P9H/Nditj1U4kqX8QeCZnGEjrqMSuG3b0rD1C61vaxsvRto7PkUq/DhW6SAy41PV7HPnllSZItVUb877",
-	"ClOYa+VV2EeEGqzFvG+VV2jrs5wXmDLw1VePdC6FHXz1FXtZ1eNIYYOLHnHeF3dxA7BNaoDe9lerVR9Y",
-	"R780BXpaRT4O5zBSNUvWaX2OMx9WfZu8dw4GRq8dVfcIDEBwVZ/sZ6vV2EdN0CM+UuR1oYqFUIDGz4WP",
-	"x6hizbo8plhHryWmgVRB2Kkf0/ZCTkdoVgLPwVAeVEe18hECmUdBWABVd5EOTx2VOJiPNXrt7t+7H9rO",
-	"nElnM2roQw2mRsoXi1CXAcs4O/7+qA+vzLmd9wbsZVJkpwSAic4HN10599rwf6QiAUQ6aToa0CV8Hdxl",
-	"XexyeKbdHM/QCuUy2kqD6LAO1Yq8N2BHIa2M4k7GrKtWUwBH8oL5pjYO2xHBtqtdo1NxpLqrOXdoF0ln",
-	"fSZZL2OWr9n4MZ/MRf8xhQMOWOxSOGBP+GTuj4rngHo09UidCStzEXH+lmVY128x0hISQXJxIScCZ1sz",
-	"K2eKeqrFFlBH/pzhd+sjWaVyssCGalRcbFn3zpDl8IDvsAQqN/PNAJP6ViucZY9eHj3/5vj05Kcfnjw/",
-	"PTl51ssoeLhSvqoIS0K7GMEaKSNs6EtGiAGrCZWUicjgLpqWvsw584Vrhc/WwbQt7BFGFV2mmnakQl8y",
-	"l5b+0hr8eNGZib0RNmfGVm6XlV/DXnBhoSchNfbbO0zSrGKnMrVOn6oqIWHJoUIfazeBZGZcKutGKrrV",
-	"WRe3XfUURL9axkIoDj/6LC3Mc8laeo8Nw5ywxZ7nGE9z5KzEpbGfHDFkTIPYv9ufi7d9VCCp8aFl3bvs",
-	"bO2I+6L4RL+mXIiMPYh8Ax5AOmIyh21QSN3DEE4qJjBwR+7n2BXRMzLUsKqVUeGqF+Rj36orYyVmuOO6",
-	"c1EIF+TJIQAcS/wKK8LYd/zYmAyIYz+pVS2GpqDIn0LZ45iiMR5YFZjh9Ue+mFWXDnGkyvJELlXjxVks",
-	"kYz5d3ZihFAiP2R8pC6kLuhV4Px4WuONrNGx7/5W71NURSoG7ATzqzA+ZsVsAapcFrgrQAlhXTUYzUgO",
-	"nYu1F8GoXdmMVTmczJf69q7KbRip7ngEXHc4HFftLoGI6plerAvEQNk/+MNhLfEB1Iqc+fQ3RBV8qIfJ",
-	"ktyNFDpC7+ynxio7ovECIWHoqVhTiz9elAL4K9a7x45x6Hs9F2ufA4G+5OBKrvytrY5p7IBWebKbDmnW",
-	"8EezrtUjVQn5qRECFZJU3INowgAcchPtO6EVciK8Yes1wB+fnnSafYH1UiiqtB9oM7vtX7K34VlQ1KXz",
-	"rXMlz9kjIu+jF087WedCGEta2v5gOBii+bTQk/P+UhvXObg73Nt7l3VgfL6UoLEPhoM7PgKJyvBtvpS3",
-	"z2L5pm4LTlGZlQ0xBSJlpSt1Dw7wmZi6PiCSV7dQXXBzIQ3zlTSWdWPaL0qCkQo1IJk3cZx4C+iudAhl",
-	"AA8al6bw4ctazci4Sn46s7oA8Q0A7doee/XymR0p1BswgYUOIwa9sJybdvXId7JOW/a+bjeoqkdupy19",
-	"372JCd+PdL6+XjX7778t9k4dsHctpE+r/t7VLUhYeLMH4P5w75qdVLw5uW0d4dHbSWv0d9db/ba2MZ60",
-	"eOximbXSGcDq7nC4baq4/dtJ/0N8Ze/qV2o9efClO1e/VHVAgzf2dngjdkzCF+7tsq6WphHvss69XeAQ",
-	"21zhC3d2gkIsTsCzjU1oCPEiG+yiZdgDQ5rPgCAoqt15A29VfPV2IYmpzoTb1v3AHz6pBilPoGoCoEmQ",
-	"TVFbi1RfZ2nPpHWPqjZxNUoYXocxvf5nR//36uj/JmUJ7+Ol29JiqtGv4MZc4brk+okozvvsqLy3oj9A",
-	"7429J+RHakwb+d2eJiWgu9JhhVuXUWGWrMibRd06CY+UE0Vh2Wou0FCVrrWhRK9NSYEth1V8AMrGN1JY",
-	"VMD9SSXdGhr3e/ze2cH70XpdAfjw1F4/lf+viL2x9Stp/VeZvyPaLoRry0LB723VgSNxBqaRBcBH6TYF",
-	"LL3/AWyG7ONfToH53KFHuLRpIuGfRXEhHHspJtrkNrkzhTxp4aXSCsu64T22LL3fi0/OwXzG5m1Yaua4",
-	"cT3WzfXE3rZLMbGDRZ42Ie/t1Njn7EbXaTSjSm/eT/NJMgGpBUPojU/5fYRY1K9xN6U/to65TO2Xls2w",
-	"L9uXrd0P7+6wslpr7S+Y70ROQ0S9g1qftasOIDnp1bM10e+mTrDJSr4T7mZ8JNxv836Yjm9Ev8/nsHVv",
-	"juy/JyzcIv1eYhFD1MOaUg8deJOWGPHjJGjiHXFUwQXoeS7E0gflMOp0yMYNtWccRM3KSCwO2sRbaknz",
-	"Dy8Cj0qjDWfH5/JK+fd+Um3y4aTaDX2MDfrTJbYUtefSHpIsl4pZpyfnXppTx45rOuV8p6KdnHLXZVMU",
-	"I/p8Tjkerk9TevVPEf0P57Z75UOMO7vtIlOM9sTNJXR7RCWWifhWIUnCIGYjqKabYxArSzB+hX2oGxd3",
-	"AYsfqdBPZ3849CHXI38TR1WaMm5j/L4jE16YguvwyQYqbe09UgRDz2Eftrks4jw3kxGNe+5ATFw7GPNe",
-	"3MbfXLLZfxyhgoWAldsmPJz0Fq/sh03Ie8yMHxvXqiqxqpmh7cNuKzi6RsPxK4ySkLaRbLSr9IpSd/ym",
-	"Vtz2Gn2kW26a27YQ/9btlrtOcU2fjsPeiF8OH96oaXVb96N6v+poDqKykzz2CRpRb6wu9KBuXROmo6bI",
-	"Oth+Md7B9hv3Wq5DwZsk/Q18SqpZ2wUnaRP5Wq/42ES+u9cDVjoTLrn2EfjVjeTd/v4OIqvtYpzPIO+O",
-	"0yzMTRuixmAqoVeqjy/2noQk50aGfA2N2F/oUuOE4QLiJbwooEMQgPFSzuoq0kr8PdcuFX1tEutVtfUP",
-	"lQ7wXhJIaXe8RUacYF06wWQHUVHfPOJJcs6bY9edoELl9ctBtsigV+mQH14KNU4fk48W2lBzASpaI2H0",
-	"5cuNL90Vlpykv192Z/ZhhbktcmpNsCzd5a4JqgKtLozTBvN7D+vNZWrdcQbsyLfSCR1DsaGPxRtjMXuo",
-	"5x0cwO4RZVF7pQmwQwY2iEkviLtMjX2SS/eCKnc+X3qQdxbErp07k1barxXO6MqE+o8z8Yd1BtRZkD+c",
-	"un8+dnD9UEzIF2/VrrD5tIzm4dUvJRc6/u6teUAwygmPxBlYE9B0kyVhFv4lqY1zMTm3CSfqtlfi91DJ",
-	"iGno1DGUCqmpJKtWjciO1EiFXGnfOQAv3aVOknEYUE5jmcrd4V6lpaIyy/aG4dIef7MQ6NyYFI1jIoeG",
-	"j745S+hO4Ls37N1jC6lKJ2xGPtQll2akiOntP6SaAWrQIFWuVyDvbdIqNR0Oi/Xra9FULb6mxdiR2pgW",
-	"NXnsppV5OV1oTI/XpTtANu2H4uHaI/LlYvcen5G+P1JBo+dLbhzrjp/99N3T56dH33zz8snx8enT5ydP",
-	"Xv756Nm4F++V5gWx9zMxl9h/wdsTlLiv4mXfI0W3ZIXzoNIQKozx5RsIN7oXGW8/qjq4ubkRgi5ytoV2",
-	"lgW4DthPSoBIgiPCqe4NGwcfgFfEjhLCYhWRdkrQ5S4zkVe/9dJaAKdHiiLW4Vr00vmr+KhuZOu5VpzS",
-	"7y7WcVADopEiG9Ce0lBj1v3eueVPqlhnbPyCu/l/aRDWOGO+zOSQ/fSXo+MXt8Iy/JCWLgkPLcQAmlb4",
-	"+xTR90z3XbKCO+Er7GLbEKSKeKEs+qdEzkqVU59JN1J+Kl4A0nT3NsCc0WXWd/cf9vA6MOeb4iBYbxFy",
-	"hnxwbFikJ+d2pLAhGmLTrBTUkfbMV5nYBJGtvzfb35iP+4035k9wvbesdx6vuB2pLpySzGusBODjLyhv",
-	"3FeW+Q6CdZVlNdexFM8XwBGIEIIZJheRJ29KkUe8078tswhgjTXM76Gf+Krc1s5AVbuNZrefnWVzrWfS",
-	"TdSYT7u+D6/t+BLdaxXa7rz6eun9Fv0naQWObBo5ZsPvVyuEu8rj91wfO23E+7r5bnBjbVtv80qdjIZI",
-	"JEOJMUXq4fDJbg+N/C4ptapVwEnruVw38kjv9ph6K8pbwp9UC7y7//CaTg6n9Y9crY9CC/m6K0JrtgDd",
-	"YlP9SS70rlrQhTvzN6/4bOtVn7hcW+dJL/uUij24O7zOFaZ+Yy9DH/z2jQXNh4o6r7eVpMV+y1bCr8mY",
-	"QaGjyT7jXaYbpxGuxG4eaEMFnfN8UxkmfXOkUj3XajYtDYrLMAWxLVKesljuFm/ZTIkri7oTaBeJ9sS6",
-	"NSezb5ZauRsjKYYcX58J3KRc4p4jFa6pj82aU5UnbDqV/QifLDrhp1PsEIoOjlRNH6kr9XR2iZrOpLJO",
-	"8LypnI/UNu2c1ZTzoECLq/VmUJm9LVJZQPsPN+83HSf6LOBYXhZ07YLReoG3r1Y3DPdA9y6wDD0o2rQQ",
-	"kRgYmOGNHJTuRu0CRP1eqZqVwOc1U6qTHim8hqOXVo/7CmojkNExO+cmxHNhYKw4HW8QbcD4BoaHsNrc",
-	"d0XG0UJ/hMbNxyMlFd1zT8kJdbInwgaohx580rFudQBcMT2d0n0PK21gk/4G2pHyttXjZ0+fPD85/dOr",
-	"J6+ejDfu8fWYYIJKflk0prvXiwbcgP2EuEw7t76Y31yIHC+TWM1lIUhTve7dtIQhNYKvmjwgOLovv33M",
-	"Hu7tDdn//T97w8H+4A4GL7cn4EQF4sHdYXLx3t6We20/c640duS42hOiyS/b7gp52VbWv7WNQ2hjkVTd",
-	"h/fmMnSiOBOFVjO8O7hqAkCKS9r+IFquiBHU8AB4tNO6d1nLAOLCngyRdEP2A7F7XHnVF1Wxqoib5g2t",
-	"MGj1uVgWeo2dbD2PrDU58tiLFzreog3SikvldAmc6bBKiSZLFpsuYH9WI+y8alW1YYnp0nlT7HMFnuq+",
-	"1X/TJfUPqDlXCz2b0dF8GP/qNgyqcOXTulq/9OgMkDmQ8OV0Tu2pWjOVTyoaFRskGu4W9w1drHDhrtLN",
-	"NlBUjV3rxTQeqXChAwb7y6LwmQO+882W7lYZ00UurKuHHjFXoM1t8Z1wP4rPTCf1WqiWBmxpU7XL+qFV",
-	"7olmJ7PYuMz3IUviMUmrsUZnsX9WbbZXbe5etPlR/S3I4be5WZKEiC/Au/I7Y5yYTd/MO7mCjQYn6y5t",
-	"MajJbhITki6YDyT569Ghhp+npQH0SPm4U8Zgq9yAIovq9Ssl8f4Npc2CF757lr+k3Ao29Sy4+/zbHx57",
-	"9zemdMZeK7fsSIGxZ+D5AzYejcr9vf0j7sTXb9E1Oo7xEfbDk2d/fvqcHT/97nnGxj8cnTz5+q+DkyfH",
-	"J9SOA3j8SuYgNP7+t//197/9j7//7X///W//M4wzUtRyrWDn1ehZaGOGvVYAUr1DMCcxPk9AiVF53/qM",
-	"uL+PEvHlUuRsiQ2iahbUAdsfwvdsrkuD10hQ1xHWHcP6X704/fHor+OMhU9/efr8m5/+Mu5lMbJwtibl",
-	"cKSCSef0DM35Qx8UmnjXuhEcg83E5qO5tyGsQus2qty9kYbXTId980G89U1x0y5eEg95eyvbnVlfs/H6",
-	"+/nyP//qP2znkU+kU+ymQ3xsKdhoW35Z7lfSDOUw6qVJUy5ho7MPlFJLnDVp95gariN19OLpLdvoosq6",
-	"VUsy6e8y8xcf+PyCjI2/e3LCUv163NtwU9xMSGefPWX6ZnnM9Vtj6xnMUbAFj5aJB/5p0piTxY0P6sHT",
-	"OTozoru5G2Vre9JHRjJ3pHYTur3fdQb0+0WH3iN9+sahpSsiMKauXPyjBGJigOnYX6q8kcNb5TekWwTV",
-	"iTwrwKryy7ZVXdfcuqsUbBvgasTO7twfXiN49oGDTH4fWzzu8+RWDFH50aOSR4kbC77G+5WTdJpuu6LZ",
-	"8JNjL9jLfONVYlOXbmqz8UZQmqgXXI5VjhAItVoA6CNFGHDL14owXLn5kdqIDATEeC+nfx3JN/ARJdGH",
-	"igUANn/xwYCqX/RuZq4VlwYFlgXeblRDEsLmWgg1WNYom560t+WN7t3Yd/dwm38x6W3cblhZkd4y8ZnS",
-	"szdu/9h65Uft9o722ziuoUEnN5LcxJL6Ipb9UVPDA6K25YZ/uNTwMMvnyw2/cyP1HaPfp+mVLzUNPpDy",
-	"50uEGjcwdByznr701KYvREv8sHrUF6RYpNkHnuJIyRipLekH76dkOE35K77vuoF30L96Yx1i78tRIKrG",
-	"pgjK2nm1qA11naNxj8rrN++yX2vXl7x+g9EYDLGTWN5koXNtY1a4uRC2caFs14iCO+mTsaVjK23OLdPU",
-	"pRtfxlxqHVKPfMY/Z0uj3/rLgauuN9j02ic0rEGXRtzyGeWc7iReGjGVb/EwKWh0mwJDBItN9ajSPbNw",
-	"44PK22pck1ugvCMO4brZBueR0SvKOY+3EvkXznzXwG3dJFAX05vv1Ur2Nl//kSs+qyb0DTLIGdZLhqE2",
-	"Ge/evPt/AQAA//8=",
+	"7H3bchs5luCvYLkTIbInSVGy5bal2NiSXa5uTblcHkvq7hnTI0JMkEQpCbASSNHcKm/EPuzTvu4/7Ff0",
+	"y/5Q/8LGOQdAIi+UKPnatV0R5RDJTFwOzv2GXzoTvVhqJZQ1ncNfOuIdXywzgX8/zblK/8SzQsAnUywW",
+	"PF93DjvH7BJ+6SSda//jhUw7h51HBwdib7rPh9X/9jpJh19zmfFLmUm77hzavBBJJxVmksullVp1Djun",
+	"Us0y0de5nEnFLgVXhuWaGytSZjXTeSryQSfpTAW3RS7SkwWfic5hZ27t0hzu7kr4bAZuA4OJXuwqndv5",
+	"Sqp08NNy1kk60nznXvZLUHwBY7z0D7JnejoVopN0lrlOiwkA5c0v/rE/6sIIdpkJ3PwylxPROdzbHxy8",
+	"f5t0THEJ27kU+TNdKAs/JJ0iz6IlluuJVtl5//590pkLnoocwX6SisVSW6Hsa7HM+BpW+0sNWGNY/pit",
+	"5kIxO5eGcWVWImfSMDsXzFidi5RpJZieMq6Y4HkmRc5y8XMhjGUraef0JF8INg5TTtb978V6zLpK27lU",
+	"M7bihqUwDp9xqXpHjF8aoSzTinE2lbmxbmo4GjOZiwVHNFLFonP4pgPL7LxNPFp1DumbpGPXS/hkbC7V",
+	"rAMQeKlPYdUte1W6jxsaH+KSL3W6ZhOe51LAvhmfTIQxzOoroRK2msvJnCnNLnO9MiJnOmfLXL+DVyZz",
+	"wRZ8za6EWA5GqpN0AB4ywofmDvzk1V2Eb5s7eZ90ljznC2HdeR7j+s5gec3Nnc0FrZxNc71guZhJY2nV",
+	"mQZC6IrBbMDGD37e7/9+9VTtzb7/yx8P8qdD82xonz9c/Nte8Wj9ZPqY//vVz8N31w/+ZX817g3Ya7ev",
+	"kSpUBtCRFnADj44bNj4u7Fzn8r9xWMYheyp4LvLxgL3UzG2SIW0ncNDLIl9qIw7Z6YrPZiJn5ydspYss",
+	"HampzDIcWyWMqxRxIstE2peKBSiwlVSG6WuR4/nRdmfyWijCQ78YQWciAS4/FyJfdwKB0hlf4KsVRGvi",
+	"EXKtk2+boHZsi40vZDoesGO1JhS3c47AUdoyzq6UXikmU9Zd8Gyq8wXRkWFSTbIiFWmPzYQ17OHw4cAv",
+	"dsntvFyrTG9GrIBEN7DL5rYiEv1erJu7+4FfCSJ+T+OGTwHYLBc2X7NumvOp7Uthp33gR3wp+zIi+yux",
+	"7hMT6g0YYCUS90hVOAZnV2LN8kIZOm5pY87juI5UJWdJueWX3Ahmc64Mn8BiAQFXc25HSlo2yQW3whwy",
+	"zozICUW4ZSnSNvCWNVtqqSzLBL8Whglp5yJnnj11udserCnefW+kNKHbKpdW0PKj5YYX8TBxTvqlN2DH",
+	"LBdLwetcErYOm7ZzMVL4jYdNdyHsXKcJA0RIGOIuvqwLy8Yx7o4TNtEKeDuDI8bxgJ/12OU6zDRSE55l",
+	"IvdrExVGS5w4IX4B8CG4JWyqc7b/kM11kZuELXh+BfRf8nbb9/LkkKH4oDOczLmaCeNBSofvFuDECS/s",
+	"XCgrJxyEcWFEnowUMloBJ6anBNmIDyPDWeYCGI45wqVxxfRS5MhxAnC4Z9swzSSTQtmR4mmaw0hdrtjJ",
+	"q+tH7gcAEcyz++hhL2FGo3i7lkZane8YPB6F61kIgQetAVV2THmguOhMRCBtyEMYxVjgaohR0rBcTAsj",
+	"Unrk4fDJSI0jurm4EusLqS4KI8YIzvFrQKv+8dSK/JDtjY+CnAxzzbURHttTKVI211lqRsqdAO4NNhph",
+	"NgeJOxF0OAEbiSZpn2H4xpL391uWnAt4YjxgP6pszUyBZwc0l8PQS8u6AA3kGcTrUWjSyDyDU9a9Q8aB",
+	"P+A3ILA4m3KZFTkqHYjMtEfCsJTF+/PkxwFOgCx1Ah4ph+co/wB5QAEMWwOMWnFQRKZsWqgUj4qYSeoR",
+	"JZ4BEG3ZL0DsAwhRuHn0RsJ2wrH7c6FtxO0TJqdBbAaQ7Bh2avNigrok+04KkIXErHtH8DhKwlyYOQOR",
+	"oxduwi5n5+cn3wK85yiHD6bDySO+L/qP06HoP5z8ftp/wg/2+g8m++ne5VD8fvro4bg3UkvgeWLlgQN4",
+	"IE0kYeccCNjL7qMqsSF3K2X3jmGpWOiRWvHsillUo1IxyXjuBAiJAQChyKaJpw1AQT/kjmFT+U6kOJCH",
+	"H4DcLWCkuqmemF2zFBMzWKQJG3WeXwNXrLIAfCcVU15k1ow6vUgBoEWUUrWmolaUgH/KxbRz2PnPu6Ut",
+	"s0u/mt2q3CRrBpW0XJilVsaZOjx9TaCFT45Fw598ucyA70mtdn8yWlUkODyZwuKueSZTfOgCSECABpAK",
+	"y2VG9oN7DNQJbjugSC7FxIJ20BELLjMwawCJos8IBBANnaSzEMaQsbMojGWXAlV6eJA5Xtl5n4RZrNYX",
+	"Zq5zG4265MasdJ7WBs7kQtrO4ePWKVDmGsseAwHnfIL6LFg65bOe56SaBAhbcDshRnr86oTB8cupA59T",
+	"ioSxJ7CiB9N9/mQyTPfEw8sD/mjSeb/tiR4v5fM81zkdY1OdvmFRlQUdsbE7ozEDJDNM8MmcSYWnyRB0",
+	"g47XKF9q+50uVHov/FDaXkzx7Rh6pI7CCv1vnx5AL7XTgufIz6RBVdepSjIFlhj03h7u/jng2Rl31sud",
+	"t45oemE5Ke7l5mE+QmGwXrNc8HQdzB/xeYBx7EQnaDQlQGhVXRiL506Kgq6SixnP0Rcx4UYkTrCcKwk7",
+	"ZQpoO3MWFSlWoPdOdZaCVEBQfqfzS5mm94TkNLwdw1GD/ObpAkwssG0XXPGZoEM2n43mEILehlK0Htxy",
+	"lf2+Rq3jXrtvV2BqKCUNq8kJdGAEjaGmKx3BL4yjZAUhho/EcvazwG+TbnbIWjc0Ae3vUkx1LtoVwK7/",
+	"Apg82SSgnaFV0jtidc/OgJ3fDAQ6R2VFrnh2v7NzL18IhEF8Zv4nryv6Jz4H2CurGh8C4oblOE32qPQ4",
+	"5eJagObr4ccvgSlIm7BxWOyYTSXqojZYwbStTM8QjGdav+D5TNwLjG6aCxDwGY7SJotxsRI1dOaf+gzQ",
+	"bCwu9taBgCFVD9XMlD2jvfdfCDWz8x6sN/iHCGQ7hqF2gmA7V9z7iO7HPYp4gBhqkWkLfDu4bT4X44yN",
+	"ZhS+0hi0kQqFnqiEiXdLic5coPBrfSVSDxJyqWd3QCbUdb1PpjZC6d+HdQXHzYSDXQoKYQ7qkai4/R10",
+	"/cMXRTRkXdiHEaVh0XNHzkyT6FAWK2bERG8juuAIEFOeFmbd3IDXeEGuz0k4TYssY12vYyTkYE3KJ8lO",
+	"ZSBRey27pNkuLmG6+uYcmUvD4OcjhoYn2K8MNfFsfft2Pg4Zth2Fo8TNR8pyOZtbpvQKfS66sKBCoBzI",
+	"hbE8RzP7lTZ2lovTf33Rg99AX8oLfBqDDPCoLvKJYN3Tf31xenZ89pxNMm4MO3hwCGcL0E+luUrYQix0",
+	"vkZXmBLoEzQ1weRcBgP2OrLhYROqWFySy8nhCSBO7HNBlwY5EnRhhfPtARIwXh71rVjQYzwzmo2jQx8f",
+	"MoE2rH+0D6PiinV+VZ6+dxKyFZcWxC55Ggj7OJtmWqewAZzYEF3DYsguNuTbih25ABDv93COoMRrAJO5",
+	"mFzBGnSO/leUTM6z7Uz3No+UH45iDMFSmuiCPB3kyiHX96BTCU9FozW90KfuUKym3btVIolLNasFiTyb",
+	"PggOb5C/M4GojTzOFMulzq1IfxCp5Gf40L3YfxjoYgEjXeB8dSqOReiOCUIKpvXKrVaC1LLSkQEsfGk/",
+	"j649bt9JJGu3XzfYZGbQKRkPRav87K2hKpTmeuoIIfj+XBDSFPmUTxBhljlMZCWJHDqGm7eNsz6DB99H",
+	"zpP6IsiLtMz1ZSYWnu8QLgf9t+GN6SW4f6GAlwDLw8iNFQuz1aK+xcXAshyW8jzna/gc0Ke+zD8WC676",
+	"YNQCAwYZnnGFSxp04jjiZvWjFgGqIFfbyfyl7xxY/ZPU+1/dKxQaQC8IsIdSJTXVxTRQti0OVQa23tCx",
+	"llB4G57Xlz+JCVhP7/oz3XcePIfUzp8Cu6giCeYQtCIdOixkmmB4Q7xjqZxJW1v8DcG0Jbeg1XcOO//x",
+	"Zth/wvvTt7/sP3z/T21QruYp1FeDzvIgV52RjT7zTGKiAtn9CmRryAdImdWVtVJE0E19qXUmuOrUST0O",
+	"FG6bGtHYTS1XohERVQyzJtj56xdVaN4hqaIxaZxlUZ/R/xJAt1wKnntjyS8XobkVyAi1Yli1pHI0Vljm",
+	"dvyyHRt4RS80WIBDcPcdyJ/Ba776wdHD+5akkDb8LnWawojcVDGHGDtA64jxbMXX6GSfVMGzt5945zLK",
+	"0Af7QJZSyUWx6BwOm+LVZaZspLYdw4y0oh0p2tNYbmMWFxgXxwOrojqtpY6sNVKsoFV0gk0QN7iQ5zjP",
+	"MDqESkOaSpiaZ68iDjTlmRF1ydXkBxis8Bh5V5oOr3cqkN2WwBf8HVnMncOD4XC4HcW3zngHAo8m3W+f",
+	"tE7xbkYH0I9DxNVVIHb7z3u3kHhY0Ju3yZ3pfcHfndAre/HmgwoQ6OhGMG8imdtgW6MhhNRGBD9fptsg",
+	"+EKq+Nu921A+7Ma9/wkE1z3w+rOg8u1b/9S4+4nQ9aNiaAMbn6fSRuHUmtLh44ouO3EMIHS5Exh6GR9R",
+	"eHNp1y5sjmapAbs0E1PLdGGbJgbFTdtUnEqgNAELeqGNZfsHD6PA5hErlPy5EBuiPQP2HNfjspCkZYXy",
+	"PopOJHt99DaG2sHDigo6Gpnfdd/8xzejkRkVw+GDCf4r3v7zN21f9v4rPN9UVauaR4k7Hh+rUNiDfewN",
+	"h9GGvU8ll4sFWgVLPhE1nfo45ex7mi3a0N62WBAMuqabwKL+vOBgkYjSTsoFBx2KkZWHcbXYsHQZUIZZ",
+	"nXJ0cpPaTV56+BtDYLNcr1ySicscsiD6DXyGIWUUG75SeuXzRf54dvaKGcttUYNDHL5tHoN4Z4Uy8jIT",
+	"fZ802pYPsNEH0ebWr/mrq/FjO9fpBXzFs0yvBAX1axGWDS7ZjVG09pQmQu0QdazGcl2g/GKSixRsWJ6B",
+	"OrbKtZpdRPkGsK0FV+sLIIEFOUrCd27vle+MnKliCV+hKlrbQeyFfbuJCmKzvcWIEzc6EAbs2OONWUk7",
+	"mQvDtGJjwJ0x6wKjAoQ1bIwBinEyUmOf0DFmOmdjdy6Yn51Tuhki3pzDSKJ3xMbOZh77HCT4fQd/Zc/V",
+	"LJNmPlJGKDgQwYRK0Z1nNTNzvYrcoZiksGMwf8GTTW1vISvMmahSjRQmdCMtHTbzInYMy4sMc6vTakBG",
+	"rxTrcoaJ7zuG2ZVm05ySOnk2UmSW9xjP5JUYjNRI/Ur7/pUtBFfAZeAv3Dj7daR+7ff74X94eOx1nTH7",
+	"1a0dQx+4S0zkDglPZaiE/Uopb+5ZGshFTy7wTRoNXVdOZlCuZekKC+wAcJsGpGxgN/OU2JAHJs2Bjjcc",
+	"mqSUc7ogAWB25xGL8IIyTKRl3THZe+OEjQlj4S9nmcGfTruAP1Fswx/EVcdHzIhrkfOM/aSloky38Wj0",
+	"67gHkPWJO96g7KIHn+ZI2GAw6PmV+wwhWL4V7yxFKSj5Vnm8joVFNLoX321PhdEzrWZhcFqHW1QmLWyg",
+	"x+CRbWdEgX3jhGbBs4xOw010KTK9Ci91lfZ/H8Ip6GuRTzO9orQ1OK3eTZuMdoaxzXgifqmvxf0nquyt",
+	"nGcqVjiLYogEgP2EBOTUn4pVHXioKvqx5/y6ZRvukTAJ8NubZlloZF+3TVLZQn2OVIglzPEvpz++ZEog",
+	"D4Lv6svPxLXIwtDwYGNo/wiOvczFRBqpFR1GKiZywbNN6y75lPMe3riHlqdpTlLjAmaH7DKqIwAFZlZk",
+	"PGfi3RK0TeAtEQ9wU5b5aG68yjM4ESmUlXkce6Ff4je6Tm1O2NgBAf4sconfcCv6Vi5ElUU0tOLBYOCm",
+	"Bh0mZmvICBfA00q5Vo5ESvxh/BuOcplxdRXWr6dOv8TgajhjCkLio+61iVY219lFoPEwxJwSqZh7ooVV",
+	"UABLWS5V61NudxMN44Rx4+oPSvw7P/uu/xiZ1lLkE6Fs37/USzDwqbPUsJfnLyIwxG96CwKeaMxPiehe",
+	"wpXyTOd4sk7gYMJxicQalIByMiqdoS9x0LSgIJgA1Y1GRmpzpIw57agGr2Q5kHO94jBSIXdyz9Og3F4g",
+	"87jQCvmdcvZaUDso9FrqOty4lXnK0llasqBNiBKyDSMpjWdSiVKnPsG4EtsyfA2nP8H8dPdwKkDl8HqA",
+	"01FjfPba3uUaVIwiE5WdETMnYf1rFS9+xeTkmq/EaeBNRzfogUhKVNuAcxvULxTVQ1QBnMRw1VNXxgYL",
+	"gzUIkZKhGWySN51nhbF6gSnSr0SOMMw7sYOroRXXfQGTVtsMU2gLjG5gUkrXCFJhyWZDALkSoftbXNyU",
+	"Z1O1tbz2sK2pFYXMKkqffz+p5EPHo3utwX/tTC8nfCOLxP0JQgsRwMmdKLKURKndsK6kg0ytk3QaDA0f",
+	"IXaCth+xA7DYYiLuJJ0YPdAAd3RSWl6dt+/jVPJWFEQllZAL/uyaXgUHvUBLNkgv95gTR0kkgWoWMqpC",
+	"rSEoykBvw7LA/ZwBg9w15Ix5VX3HUAojCXYB85hI/U21Naw79j6zwXCA5skYjCwYZ+wSGiPGErML4i2W",
+	"8Syr7YgCFU0HYUsR55+DmUcsZuWqScISMJdkqvMakXPi+fDMwKPO4RufnO9LIF11YSiImGh9JWv1qO6V",
+	"xmpdgn97KL9QaNqglvY7UBYilQrdcUF9S7BmL5fWCkXBOmmqRiPrYlTqiHH2B+2ZwEwosLDAgsv1gt5K",
+	"9aRYwI8kRmUorPGGQeUY9g8ehV0FHGvE3F7SLzcF5M+qNrZ7Dk3qqQYm3jSnK+hQV9j3Dx7FZRG3Oe6l",
+	"CsUYya1h80badKjBb/g2G5XbO8YX7qLPb//gAEvkgHMfnz47OYk1km6UuXYlxNKfBqBub1D3Yh7U/dZx",
+	"WP0/9f/7239uDai/0DOpNjuDKQOJHHjBOPfZihhZT8U1W9DJYVo560ZlyFOZZYQ+RZ4hX6VM74XHOLFI",
+	"gh8DX9/xyZZYcCZqRUkWKLl3g3c5St2A0b6hOPbAUrJ43e3bdO17v1hzqH7kMwv+5Oi72AO7//g2hPOO",
+	"6DBAG5b9UFJLdbsbyegYNOuphNUhuMS7miA4pUrCaZFla3YaAtm3EshNxODDGxsDW23tJI6ZEwnEaF0E",
+	"HTF+zikvapoLQURAASqeYdVSKl1RjnzHpO1RFp3LUJBqWdiRQv/YYWAGe8MhKwGYsL1H3lTVU7RkwXDx",
+	"7H8115lwufl7w+EwyDSpGFfrkXJaOEgt0NSoJi7Kabu1GQXiSiXEF3nsS7C+dimQEXHeK6TCusBRx9+M",
+	"E6Z0sPNyxtWMcmQmV1iPm6PAQYjeLwZTzZxK+TfVSNWtQZiIfT1ohGS2jsh8jHjMt9IsM752Ws8HRGde",
+	"6GuR8YloidDcFmSMOFF1cY9xOftx2V914onOczGx/bnOjehfIhzXW3KtaFWPt4p2J9uxstehcuzctCWm",
+	"HmNFC5YpYTata7ORC1vkWK1+5IpeQiUTlpKXtUzJttlqNMB2yWpxtt3v08fijslqrt75grdI1pPTH9nj",
+	"R8M9dn72jFm5EMbyxdJp0TLLpMufri5sf7j/qL+319/fP9vfO3xwcDh8NNjbf/Dv8ekGl9LWRNAqPevk",
+	"u5F0NmJ84w2XCoQgaMkdPXbpUxjJLcuc4MC2Tgil3MVKoL0lym43N3upFHz8VGBoxhQ1675zh3YvWyZe",
+	"+dYpnpoccVVBVkGpdjIzwm4UGJMiz4Wyr1qVnA/hGk3cEKtXd2FgR6DaLvgaVHgMt9FK0RZADcB3vZHG",
+	"pd9zyyhnHd50YX8b15WgzYLp8/7dMU/5mBk5UyjMgdR6X4Zz1g+iCrC2g8X2RK9dSXzzZLdE6E+HxLSA",
+	"tpW38/uz6JCBwHcMaGhTmYl/sPLPz8qlOQYp2sKSfeFyVLRc2cYdEq8+UDqE3FdnT8LZVzJxjz6S5Liv",
+	"sPBR6EnDV/XZpIU/xzvKDSzVmxS5tOtTgIbznX9IX7TEu42q7ZVc76XgWRxs10/MH8lSfi/wTC6xIdpx",
+	"Ady2bWnYgofWt7GdGiO7AZ8i42Ec6p8QmfGpcva5tUuq+ZFqqpvznmNyeKVwDfuuUaO7kFGv0hJtXf74",
+	"ApMxfve7pzqVwgx+9zv2uqx0ksL44AfivCub4znANqquetdfrVZ9YB390tcy9ucwUhUb2mp9hTMflf2z",
+	"nN8TBkZ/KNVNCQztcFWd7Cej1djFozDWMFLk/KFaEF/ax6+Ei3SpbM26PCSvB38wJtiU4e2pG9P0fLaM",
+	"bwMDz8FQDlTHlcIcAplDQVgACX6yHqjZDgfDtUKv3f2DR779z6W0JqHGStToa6Sc4436NxjG2ekfj/vw",
+	"ypybeW/AXkfli0oAmOh8cNOl27QN/0cqEECgk7qLA53td8Fd1sVuk5fazvEMjVA2oa3UiA4rfI1IewN2",
+	"7BP2KKKX5+uy5RfAkfxvrrGZxbZQsO1y1+iuHanuas4tWmTSGpej10uY4Ws2fsYnc9F/RoGWQxa6RQ7Y",
+	"cz6Zu6PiKaAeTT1Sl8LIVASc3zEMOyaQ7udTbFJxLScCZ1ujVke97UIrrmN3zvC7cTHCQlmZYWM7Kts2",
+	"rPtgyFJ4wHW6AmWfuaaMkf/VCGvY09fHL789vTj78fvnLy/Ozl70EgrLrpSr18Ji2y7GBkcqF8b3hyPE",
+	"gNX4GtVIZHAbjFpXQJ64ksDM5UFhQhz2aqNaubycdqR8f7iK8ktrcOMFNyp2nWjOjC31bipsh73gwnxv",
+	"SGqwuHcUJbCFjnFqHT9V1pjCkn3vA6yKBZKZcamMHakQsGBd3HbZ2xE9egnzQU786PLfMIMoaekBN/Rz",
+	"whZ7jmOcpMhZiUtjXz9iyJhgsv+wPxfv+qhAUgNKw7oP2eXaEvdF8YkeVbkQCXsc+AY8gHTEZArboGQF",
+	"B0M4qZAawi05vkN3SsfIUMMqV0YlwU6Qj13LtIQVWDuA605FJqyXJ0cAcCyezIzwYz9wY2OaJY79vFIP",
+	"6puzIn/yBaVjinM5YJVghtefujJhXVjEkTJ/FrlUhRcnofg0ZDaaSS6EEukR4yN1LXVGrwLnx9MaN/Jx",
+	"x64LX7UDVBkDGrAzzFzDyKMRswWoconnrgAlhHXZ6DUhOXQl1k4Eo3ZlElZmx7q+aqZ3W9bISHXHI+C6",
+	"w+G4bDsKRFTNoWNdIAbKq8IfjiopJaBWpMwlFiKq4EM9TEPldqTQBftgP/bzsWMazxMSBvWyNbVa5Fkh",
+	"gL9iJ4HQuQ+9vldi7bJL0Ivtndilp7fVJY4dY0sfet0VzmqecNY1eqRKIT/NhUCFJBb3IJowtIncRLuW",
+	"cpmcCGfYOg3wh5OzTr0/s14KRT0MBjqf7bqXzC48C4q6tK6FseQpe0rkffzqpJN0rkVuSEvbHwwHQzSf",
+	"Fnpy1V/q3HYOHw739t4nHRifLyVo7IPh4IGL7aIyvMuXcvcyFMbqtmAZFbAZH80gUla6VPfgAF+Iqe0D",
+	"Ijl1C9UFOxcyD432WDckVKMkGClfXZM4E8eKd4DuSvsgCvCgcZFnLjBcqcYZl2lll0ZnIL4BoF3TY+ev",
+	"X5iRQr0BU4PoMEK4DQvlaVdPXUfxuHXym3aDqnxkN26t/P5tSKV/qtP13foE/Pbbk2/ViXzbFgVxPeX7",
+	"qgUJC693V9wf7t2xR40zJzetwz+6G7Wof3+31W9qyONIi4duokkrnQGsHg6Hm6YK29+NOkviK3u3v1Lp",
+	"doQvPbj9pbK3HLyxt8UboRcVvnCwzbpa2nG8TzoH28AhNBDDFx5sBYVQ9oFnG9r7EOIFNthFy7AHhjSf",
+	"AUFQPL3zFt4q+epuJompzoTd1FfCHT6pBjFPoDoNoEmQTUFbC1RfZWkvpLFPywZ8FUoY3oUxvfnHzQof",
+	"dLPC25glfIiXbkPzrloniHtzhbuS62eiOOezo8Lpkv4AvRt7j8iP1Jg28tudRsW129JhiVs3UWESrciZ",
+	"Rd0qCY+UFVlm2Gou0FCVtrVVR69NSYEt+1V8BMrGN2JYlMD9UUV9MGr3rPzW2cGH0XpVAfj41F49lf+v",
+	"iL229Vtp/ReZvifazoRty3/B703Z2yRyBsaRBcBHaZsClt7/CDZD8ukvCcFM+TK8HOcz/klk18Ky12Ki",
+	"89REd9eQJ82/VBhhWNe/x5aF83vxyRWYz9gWD4v4LM9tj1Vbr8e3tvS2apl0ea9rTRpRpc0XlCBWwOmW",
+	"3oWJYN03W99Q8rbreUHKLbeYYZYP4EW021M92d16rN1e73CkNtwIUb/vhPubQfwFB/EtINENHuRw7Tau",
+	"yGjejdEbKZde6K/uuPnWD7rWg912q0fptq1euuCrMwCbM20IedwMC76mqwukpdmOwu0IsMSRqjcaJhTf",
+	"32ebOhjXgNa4fKNQZqQeDp+wTTdqbLye4rBZtr1j/Dw0Lm6hQX2EfwvtLgyZ6tyho5ptIMdGtjEcg9HE",
+	"rUbqLF9jmWcRkMLPFldp5x5c9XOt3RYBa+rykTo/P/m251pWe8d66OaG6o0StcTQDmyrTxy3f41b6ee0",
+	"lc9zp8LbD7N1oqxjamfjj51yiWlj1Pt2u1WGNlw3GfrSsFmzx2ULdW2azb2123JrG078FTsJhg+3WFnl",
+	"7gN868lH6d8eGkxUW3C2XsvT0gUdr5ty1/QoqWa+jbBrtwuKw0zY6ManL9PK3fGxQ/Zhe2v2bI/74lba",
+	"34a+uN29XhMKg/t5h/b3t9BA2zr9fwHvEOmGW3iHknYLFAwwevVyTWpg07RsaqR/EPZ+6qi/ru7D2Ce+",
+	"EcIHX8Jlen+P6L240N+XEfUaqwyDOV83njAONGlJNXoWxd5dPIdKrAE9qWQLA/iYvHDExjXreewtllUu",
+	"sXq3ibfUM+7v3pI6LnKdc3Z6JW81oz7MOJp8FOPoQ0JVNfrTBfb8NlfSHJFJKBUzVk+unFFILbXuGNtx",
+	"rQS3iu3clU1RqsGXi+1wfxuq0quvPY7zeZjj31X059xlqmwd/QlMMbil7i+h2wPzoc7RVIoLXFYWph9W",
+	"veWDUBqJaRB4UUTNYCcr3je82x8OXebOsbsqq6ytHLcxftcyEW80w3W4nDUV370xUgRDx2GftHm+wzz3",
+	"kxG1a2tBTNw5pv9B3MZdLda8IAShgpX6pfffPxxd/lGaJ03IO8wMH2u3pCuxqngz24fdVDF7hxtBbrF0",
+	"ffZftNGu0ivKAHWbWnHT+y0YwZ/TpG1rT1i1ZoOPAZWd6LHPYIo2VucviWhdE/qaYmQdbL7n9uuxZkfq",
+	"t2/PnsbJ/E0bosJgSqFXqE8v9p77WplaoVUFjdif50KVScorTogX8SKPDl4Ahju2y5vFS/H3UttY9LVJ",
+	"rPNy6x8rq+yDJJDS9nSDjDjDxjEEky1ERXXziCfROTfHrsbShEqrt3dtkEHn8ZAfXwrVTh9zWBc6p+4/",
+	"VHVNwujrlxtfqROiVJXLk3TXxW/NPozId0VKvYOWhb3ZNUFtDMobXXWOZSJH1e5vlfZ1A3bset35lt7Y",
+	"cc/gBfCYhNoLPWlcSxvUXmkCbGGFHdziG1xvUmOfp9K+ogLQL5dl6pwFoa321qQVN1SHM7q1LuvTTPxx",
+	"nQFVFuQOpxr0CS3WPxYTcjXAlTvmPi+jeXL7S9GNy795ax4QzDd/csTpWRPQdJ0lYTHXDRnyczG5MhEn",
+	"6ra3kumhkhGqmailN3UCocreSlE7O1Yj5UtuXOsbjNlSq+cwDCinIQPg4XCv1FJRmWV7Q3+rnrv6D3Ru",
+	"rK3BMZFDw0cXpPftdVx+wN4BW0hVWGES8qEuucxHygXhn1DpGXUYkirVK5D3JuplHg+H3Waqa9HU7mRN",
+	"izEhLaGcFjV5bHeZODmdaayy0oU9RDbthuL+XkLy5WJ7PVfYtD9SXqPnS55b1h2/+PEPJy8vjr/99vXz",
+	"09OLk5dnz1//6fjFuOcyFnLBM2Lvl2IuKTuB7Amq/1Le9BAjRddY+vOg7AOqr3RVgAi3Ffb/w+sJyxar",
+	"dp4LZD5z2KM1PrnhyYD9qASIJDginOpgWDt4D7wstEQSBotRtVWCbl+bibT8rReXlFk9UpT45M7psrDu",
+	"rlwqP9x4riWndLsL5YDUIXCkyAY0FzTUmHX/aO3yR5WtEzZ+xe38v9QIa5wwV614xH788/Hpqx2/DDek",
+	"6R0yPlJxFokR7sJj9D27rJmMW+EKtUPfK6SKcOM7+qdEygqVUiNoO1JuKp5hV469BphRxVBwKD28r9Nl",
+	"rxBYdwg5fVkRdeeYXJmRwo6liE2zQlDL+EuXU2EiRDYujaM1/RN2go0m7in9yRWV8pqLKOVJVL9JHTjD",
+	"TaAhcDFxdT9dD0rHK5MqB8v0DDidn7Fyha1r29DSq6HsA7WhOwnqG757QxxmrbfloyYOxuUIbpi+2TMv",
+	"WkCtD94dbI9Kl8H7aEj3XOE91/fxFSnXROJOrSC2Xn21OcwG1Sq6BgQlADLjmkuxUqp9mzPxpT61Ohcf",
+	"6kG8x231bfealJpqsHEC9UkMVxL1fLabwwMrjYqBKzXa0jgG2g3s13lUps5A6w0+v4L5cP/JHdmm1foH",
+	"rtbH/vqYqpdDa7YAtaWpWaE3MlKt8LOTFi3Xe7fdUxN5c1vniS/6loo9fji8y/XlbmOv/R047RvzShW1",
+	"HbjbVqLrdVq24n+NxvS6Ik32Be8xb5wGep1bDrSm3c552tSzSZUdqViFNppNixydB34KYluklyWhIDvc",
+	"sB0TVxLUMlBcIsWMdSv+a9covfRkBlL0VSiuVqVOucQ9R+rYOTjCRQ2xNuU3TXmiLtsB4JME//50it3B",
+	"0XcSWwAjdasJwG6wAJhUxgqe1vX+kdqk+LOK3u91c3G7Sg7auDNzSuNq/0nzbvNxpCoDjqVFRlcu5Vov",
+	"8OZ1sfKr6FFm8UiVOjwtRES2C9YgIQele9G7AFG3V+q3QOBzSi918hgpvIKrF/c3cT0+coGMjpk5z32o",
+	"GAbGngjjBtF6jK9huI/Yzd2NCDiazz0OKDTnZg6LkQqUS+byHqpkT4QNUPf9aaVl3fIAuGJ6OqW7nlY6",
+	"h0262+dHypltz16cPH95dvGv58/Pn48bd/g7TMi9tn9ToKe71wu24YD9iLhMOzeu3Ux+LVK8SArzyElN",
+	"v+u99IQhFYIv2xAhOLqvv3vGnuztDdn//T97w8H+4AHGRTfn9gQF4vHDYXTp7t6GO+2/cDUP9oy63cmi",
+	"yeXb7mV53dZ4ZmOjId9oKeoLEwwe6XslXYpMq5nBep/QpoYUl7hBTzCKESOoJQ/waKt176amNsSFHRki",
+	"6frECmL3uPKyZ7hiZZsRmtc3a5q6AoJlptfYxd7xyEobPoe9eJnzjq/5gBUXyuoCONNRWbRDRjK2BTKh",
+	"DCA0U2yYobqwzg79UjGtqtv233RBHW4qfttMz2Z0NB/HdbsJg0pc+bxe3K898ANkDiR8M51TA8XWJOiz",
+	"2ClRJ1HXEWHsWo4ZYf095c1GhdQvpNItcDxS/jInzCMosswlJbjebBv6LyZMZ6kwthrVxDSENp/NH4T9",
+	"QXxhOqlW67a0CI3bft7UsXOz/ya01nSdMqNQT9QMs9b78h99Bdr7CmzfVuCT+luQw29ys0S5Fl+Bd+U3",
+	"xjgxUb+e0nILG/UdObdp3EQN6KNwkwyVpiT5q4Gnmp+n5XKEkXIhrYTBVnkOiiyq1+dK4t1bSucLnrn+",
+	"jjg3PM6mjgV3X373/TPnWcds0dANbMeMFBh7OTx/yMajUbG/t3/MrfjmHbpGxyH0wr5//uJPJy/Z6ckf",
+	"XiZs/P3x2fNv/jI4e356Rg2jgMevZApC429//V9/++v/+Ntf//ff/vo//TgjRU1BM3ZVjp54pzZ2AwNI",
+	"9Y7AnMTQPwElBPxdc07i/i4AxZdLkbIltjCsWFCHbH8I32O5LV4hRX2xWHcM6z9/dfHD8V/GCfOf/nzy",
+	"8tsf/zzuJSFocbn21Z/epLN6hub8kYs3TVz+bS44xrGJzQdzryGsfHNR6i3RruFtKqeuxwx+oyXVNTO4",
+	"W73B1yI4lCbKwRvkT15dPwpBNbrhe/fRw38UXH/xguuoSHrHVNG3e5zy3t9n5bUXA32e8s9YcH3PVKTN",
+	"CmW7Anl7mHDbvdSvHfqwaN2XX/3H7X73mayG7ayET63n1i7tuSlxNGrIdxQsz6gxrDDBnQ9mpyE+FLUc",
+	"j11TI3X86mTH1Dr5s27ZFle6m4rdtV8h4D7+w/MzFlvQ417DEXk/NTz54vUW9yuCQBy7QK2sUf4QVFfv",
+	"s87DgX+eGohocePDarLoHN2VIaDUDdpze8ZYQkJlpLZTq3u/6fKJD4v/fkDtxb2Dx7fEWPOq+fD3EmoN",
+	"IeRTOVPF0jQLAMrkqIqaNeFL8p0Cq0pv2pZxI2/YVQy2Brhq0fEHj4Z3CI9/5DCy28eGmNo8uhNOlJGy",
+	"YMZRyTDo61KRZeNCvt12U7IWCcP7CG6KfpVZkV2y6EzQaWming8qlAmGINQqId5PFEPELd8phnjr5keq",
+	"EfvziPFBYb0qkjfwESXRx4r2ATZ/9eG+8s6S7RxZRtwY9ltmeLdnBUkImytJEtHlaj7417gaIgRwwt0P",
+	"R5siCNH9Gu2uEyPim86+UG1H4+67jZe9Ve6u+3B7JLqQ7z6m1Nex7k9aWeJRta205ONVlvhZvlxpyYN7",
+	"KfCY4XIRXzxY0eE9MX+5ZMdxDUXHIbPxa09f/Er0xI+rSX1FqkWcYeQojtSMkdqQYvRhaobVlKPmbv/B",
+	"jnMYQ7m3FrH39agQZXt9BGXlvFoUh6rWUbvN783b98kvlUv03rzFiCum0bSFM4CFzsk/jkUlOd23KsHE",
+	"nRSYatPNRcatdLUc0rKVzq8M03RXDL6MVV3apxe6giHOlrl+t6aRy6ZZePWKS1pagzaNuOUKUjj+zJa5",
+	"mMp3eJgUGN6l4C/Boqkgldpn4u8dU2lbiXx0F6lzxSFcm120nuZ6RSUr4W5M98Kl6129qRkNamO6+V6l",
+	"4retTa/is3JC11+H3GG9aBgqCXn/9v3/CwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

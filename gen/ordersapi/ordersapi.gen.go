@@ -238,6 +238,9 @@ type ErrorDetail struct {
 // Example: body
 type ErrorDetailIn string
 
+// IdempotencyKeyValue An `Idempotency-Key`'s value, 1 to 255 visible ASCII characters (the server keeps it as sent).
+type IdempotencyKeyValue = string
+
 // Money An amount in virtual rubles with at most two fractional digits, exact. Written as a JSON
 // number with two fractional digits (`120.50`); decode it into an exact decimal type, not a
 // binary float (JavaScript's number holds every amount of up to 15 significant digits
@@ -405,9 +408,6 @@ type UserRef struct {
 // Example: Customer
 type UserType string
 
-// IdempotencyKey defines model for IdempotencyKey.
-type IdempotencyKey = string
-
 // OrderID Example: 1
 type OrderID = int64
 
@@ -473,56 +473,117 @@ type ListNewOrdersParams struct {
 
 // CreateOrderParams defines parameters for CreateOrder.
 type CreateOrderParams struct {
-	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-	// request with a key runs, and its answer is stored in the same database transaction as what
-	// it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-	// or the write with its answer (a retry gets that answer). A repeat with the same key and the
-	// same request (method, path, query without `access_token`, content type and body) by the same
-	// caller gets the first answer again, from any server, for 24 hours, marked
-	// `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-	// whichever of its access tokens it presents; for an operation without a token, the client
-	// address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-	// while the first request with the key still runs is refused with 409
-	// `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-	// nothing, so its retry runs at once. The same key with another request is refused with 422
-	// `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-	// refusal or a failure of the server changed nothing, so a retry after it runs the request
-	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
-	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-	// Try it out would then replay the first answer (or, with another body, get 422).
-	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+	// IdempotencyKey Makes the order's creation exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for alice's example order (the first example body; the other body with this key gets 422), which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// AcceptOrderParams defines parameters for AcceptOrder.
+type AcceptOrderParams struct {
+	// IdempotencyKey Makes the acceptance (and its payment) exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for accepting order 5 as alice, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelOrderParams defines parameters for CancelOrder.
+type CancelOrderParams struct {
+	// IdempotencyKey Makes the cancel exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for cancelling order 2 as alice, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// PassOrderParams defines parameters for PassOrder.
+type PassOrderParams struct {
+	// IdempotencyKey Makes the pass exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for passing order 5 as bob, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // RejectOrderParams defines parameters for RejectOrder.
 type RejectOrderParams struct {
 	// Cancel `true`: cancel the order in the same step (READY → CANCELLED); `false` (the default): it returns to WAITING.
 	Cancel *bool `form:"cancel,omitempty" json:"cancel,omitempty"`
+
+	// IdempotencyKey Makes the rejection exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for rejecting order 7 as alice, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// ReleaseOrderParams defines parameters for ReleaseOrder.
+type ReleaseOrderParams struct {
+	// IdempotencyKey Makes the release exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for releasing order 3 as bob, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
+}
+
+// TakeOrderParams defines parameters for TakeOrder.
+type TakeOrderParams struct {
+	// IdempotencyKey Makes the take exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same user
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for taking order 3 as bob, which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // RegisterOrdersUserParams defines parameters for RegisterOrdersUser.
 type RegisterOrdersUserParams struct {
-	// IdempotencyKey Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-	// request with a key runs, and its answer is stored in the same database transaction as what
-	// it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-	// or the write with its answer (a retry gets that answer). A repeat with the same key and the
-	// same request (method, path, query without `access_token`, content type and body) by the same
-	// caller gets the first answer again, from any server, for 24 hours, marked
-	// `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-	// whichever of its access tokens it presents; for an operation without a token, the client
-	// address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-	// while the first request with the key still runs is refused with 409
-	// `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-	// nothing, so its retry runs at once. The same key with another request is refused with 422
-	// `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-	// refusal or a failure of the server changed nothing, so a retry after it runs the request
-	// again, e.g. an order refused for want of funds is created by its retry after a top-up.
-	// The value is the key as sent (quotes included, if sent as the draft's Structured Field
-	// string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-	// per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-	// Try it out would then replay the first answer (or, with another body, get 422).
-	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+	// IdempotencyKey Makes the registration exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+	// the first request with a key runs, and a repeat of the same request by the same client address (the operation takes no token; an IPv6 client by its /64)
+	// within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+	// changes nothing, so a client that lost the answer may send it again; the key with
+	// another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+	// 409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+	// again. The example is the demo's key for the example's registration (erin), which Swagger UI fills in, so every
+	// Try it out of the example after the first gets the first answer; send a fresh key (a
+	// UUID) for any other request, or none.
+	IdempotencyKey *IdempotencyKeyValue `json:"Idempotency-Key,omitempty"`
 }
 
 // ListUserOrdersParams defines parameters for ListUserOrders.
@@ -690,7 +751,7 @@ type ClientInterface interface {
 	// left READY unanswered for the configured time (default 14 days).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-	AcceptOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	AcceptOrder(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelOrder Cancel a waiting order (its customer)
 	//
@@ -699,7 +760,7 @@ type ClientInterface interface {
 	// commission it reserved is free again. The ledger records the cancel.
 	//
 	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-	CancelOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CancelOrder(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PassOrder Mark an order ready (its performer)
 	//
@@ -709,7 +770,7 @@ type ClientInterface interface {
 	// accepted by the server.
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-	PassOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PassOrder(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RejectOrder Send a ready order back (its customer)
 	//
@@ -740,7 +801,7 @@ type ClientInterface interface {
 	// an order left IN PROGRESS untouched for the configured time (default 72 hours).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-	ReleaseOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReleaseOrder(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TakeOrder Take a waiting order (performers)
 	//
@@ -755,7 +816,7 @@ type ClientInterface interface {
 	// `retake_cooldown`, saying when it may.
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-	TakeOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	TakeOrder(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterOrdersUserWithBody Register a user
 	//
@@ -910,8 +971,8 @@ func (c *Client) GetOrder(ctx context.Context, id OrderID, reqEditors ...Request
 // left READY unanswered for the configured time (default 14 days).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-func (c *Client) AcceptOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAcceptOrderRequest(c.Server, id)
+func (c *Client) AcceptOrder(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -929,8 +990,8 @@ func (c *Client) AcceptOrder(ctx context.Context, id int64, reqEditors ...Reques
 // commission it reserved is free again. The ledger records the cancel.
 //
 // Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-func (c *Client) CancelOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCancelOrderRequest(c.Server, id)
+func (c *Client) CancelOrder(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -949,8 +1010,8 @@ func (c *Client) CancelOrder(ctx context.Context, id int64, reqEditors ...Reques
 // accepted by the server.
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-func (c *Client) PassOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPassOrderRequest(c.Server, id)
+func (c *Client) PassOrder(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPassOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1000,8 +1061,8 @@ func (c *Client) RejectOrder(ctx context.Context, id int64, params *RejectOrderP
 // an order left IN PROGRESS untouched for the configured time (default 72 hours).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-func (c *Client) ReleaseOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReleaseOrderRequest(c.Server, id)
+func (c *Client) ReleaseOrder(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1025,8 +1086,8 @@ func (c *Client) ReleaseOrder(ctx context.Context, id int64, reqEditors ...Reque
 // `retake_cooldown`, saying when it may.
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-func (c *Client) TakeOrder(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewTakeOrderRequest(c.Server, id)
+func (c *Client) TakeOrder(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTakeOrderRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1295,7 +1356,7 @@ func NewGetOrderRequest(server string, id OrderID) (*http.Request, error) {
 }
 
 // NewAcceptOrderRequest constructs an http.Request for the AcceptOrder method
-func NewAcceptOrderRequest(server string, id int64) (*http.Request, error) {
+func NewAcceptOrderRequest(server string, id int64, params *AcceptOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1325,11 +1386,26 @@ func NewAcceptOrderRequest(server string, id int64) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewCancelOrderRequest constructs an http.Request for the CancelOrder method
-func NewCancelOrderRequest(server string, id int64) (*http.Request, error) {
+func NewCancelOrderRequest(server string, id int64, params *CancelOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1359,11 +1435,26 @@ func NewCancelOrderRequest(server string, id int64) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewPassOrderRequest constructs an http.Request for the PassOrder method
-func NewPassOrderRequest(server string, id int64) (*http.Request, error) {
+func NewPassOrderRequest(server string, id int64, params *PassOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1391,6 +1482,21 @@ func NewPassOrderRequest(server string, id int64) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1454,11 +1560,26 @@ func NewRejectOrderRequest(server string, id int64, params *RejectOrderParams) (
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewReleaseOrderRequest constructs an http.Request for the ReleaseOrder method
-func NewReleaseOrderRequest(server string, id int64) (*http.Request, error) {
+func NewReleaseOrderRequest(server string, id int64, params *ReleaseOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1488,11 +1609,26 @@ func NewReleaseOrderRequest(server string, id int64) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewTakeOrderRequest constructs an http.Request for the TakeOrder method
-func NewTakeOrderRequest(server string, id int64) (*http.Request, error) {
+func NewTakeOrderRequest(server string, id int64, params *TakeOrderParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1520,6 +1656,21 @@ func NewTakeOrderRequest(server string, id int64) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1786,7 +1937,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-	AcceptOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
+	AcceptOrderWithResponse(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error)
 
 	// CancelOrderWithResponse Cancel a waiting order (its customer)
 	//
@@ -1797,7 +1948,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-	CancelOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error)
+	CancelOrderWithResponse(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error)
 
 	// PassOrderWithResponse Mark an order ready (its performer)
 	//
@@ -1809,7 +1960,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-	PassOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
+	PassOrderWithResponse(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*PassOrderResponse, error)
 
 	// RejectOrderWithResponse Send a ready order back (its customer)
 	//
@@ -1844,7 +1995,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-	ReleaseOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error)
+	ReleaseOrderWithResponse(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error)
 
 	// TakeOrderWithResponse Take a waiting order (performers)
 	//
@@ -1861,7 +2012,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-	TakeOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
+	TakeOrderWithResponse(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error)
 
 	// RegisterOrdersUserWithBodyWithResponse Register a user
 	//
@@ -2316,6 +2467,11 @@ func (r GetOrderResponse) ContentType() string {
 	return ""
 }
 
+// AcceptOrderResponse200Headers the declared response headers of an HTTP 200 response for AcceptOrder
+type AcceptOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // AcceptOrderResponse401Headers the declared response headers of an HTTP 401 response for AcceptOrder
 type AcceptOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2346,12 +2502,16 @@ type AcceptOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AcceptOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AcceptOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2388,6 +2548,11 @@ func (r AcceptOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r AcceptOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AcceptOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2434,6 +2599,11 @@ func (r AcceptOrderResponse) ContentType() string {
 	return ""
 }
 
+// CancelOrderResponse200Headers the declared response headers of an HTTP 200 response for CancelOrder
+type CancelOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // CancelOrderResponse401Headers the declared response headers of an HTTP 401 response for CancelOrder
 type CancelOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2464,12 +2634,16 @@ type CancelOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CancelOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2506,6 +2680,11 @@ func (r CancelOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r CancelOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CancelOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2552,6 +2731,11 @@ func (r CancelOrderResponse) ContentType() string {
 	return ""
 }
 
+// PassOrderResponse200Headers the declared response headers of an HTTP 200 response for PassOrder
+type PassOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // PassOrderResponse401Headers the declared response headers of an HTTP 401 response for PassOrder
 type PassOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2582,12 +2766,16 @@ type PassOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *WrongState
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PassOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PassOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2624,6 +2812,11 @@ func (r PassOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PassOrderResponse) GetJSON409() *WrongState {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PassOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2670,6 +2863,11 @@ func (r PassOrderResponse) ContentType() string {
 	return ""
 }
 
+// RejectOrderResponse200Headers the declared response headers of an HTTP 200 response for RejectOrder
+type RejectOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // RejectOrderResponse401Headers the declared response headers of an HTTP 401 response for RejectOrder
 type RejectOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2700,12 +2898,16 @@ type RejectOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RejectOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2742,6 +2944,11 @@ func (r RejectOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RejectOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RejectOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2788,6 +2995,11 @@ func (r RejectOrderResponse) ContentType() string {
 	return ""
 }
 
+// ReleaseOrderResponse200Headers the declared response headers of an HTTP 200 response for ReleaseOrder
+type ReleaseOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // ReleaseOrderResponse401Headers the declared response headers of an HTTP 401 response for ReleaseOrder
 type ReleaseOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2818,12 +3030,16 @@ type ReleaseOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReleaseOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReleaseOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2860,6 +3076,11 @@ func (r ReleaseOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r ReleaseOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ReleaseOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2906,6 +3127,11 @@ func (r ReleaseOrderResponse) ContentType() string {
 	return ""
 }
 
+// TakeOrderResponse200Headers the declared response headers of an HTTP 200 response for TakeOrder
+type TakeOrderResponse200Headers struct {
+	IdempotentReplayed *string
+}
+
 // TakeOrderResponse401Headers the declared response headers of an HTTP 401 response for TakeOrder
 type TakeOrderResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2936,12 +3162,16 @@ type TakeOrderResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyAtOnce
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TakeOrderResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TakeOrderResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -2978,6 +3208,11 @@ func (r TakeOrderResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r TakeOrderResponse) GetJSON409() *Error {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TakeOrderResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -3340,8 +3575,8 @@ func (c *ClientWithResponses) GetOrderWithResponse(ctx context.Context, id Order
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/accept (the `AcceptOrder` operationId).
-func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error) {
-	rsp, err := c.AcceptOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id int64, params *AcceptOrderParams, reqEditors ...RequestEditorFn) (*AcceptOrderResponse, error) {
+	rsp, err := c.AcceptOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3357,8 +3592,8 @@ func (c *ClientWithResponses) AcceptOrderWithResponse(ctx context.Context, id in
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/cancel (the `CancelOrder` operationId).
-func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error) {
-	rsp, err := c.CancelOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id int64, params *CancelOrderParams, reqEditors ...RequestEditorFn) (*CancelOrderResponse, error) {
+	rsp, err := c.CancelOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3375,8 +3610,8 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id in
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/pass (the `PassOrder` operationId).
-func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*PassOrderResponse, error) {
-	rsp, err := c.PassOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) PassOrderWithResponse(ctx context.Context, id int64, params *PassOrderParams, reqEditors ...RequestEditorFn) (*PassOrderResponse, error) {
+	rsp, err := c.PassOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3422,8 +3657,8 @@ func (c *ClientWithResponses) RejectOrderWithResponse(ctx context.Context, id in
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/release (the `ReleaseOrder` operationId).
-func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error) {
-	rsp, err := c.ReleaseOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id int64, params *ReleaseOrderParams, reqEditors ...RequestEditorFn) (*ReleaseOrderResponse, error) {
+	rsp, err := c.ReleaseOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3445,8 +3680,8 @@ func (c *ClientWithResponses) ReleaseOrderWithResponse(ctx context.Context, id i
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /orders/{id}/take (the `TakeOrder` operationId).
-func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error) {
-	rsp, err := c.TakeOrder(ctx, id, reqEditors...)
+func (c *ClientWithResponses) TakeOrderWithResponse(ctx context.Context, id int64, params *TakeOrderParams, reqEditors ...RequestEditorFn) (*TakeOrderResponse, error) {
+	rsp, err := c.TakeOrder(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3970,6 +4205,13 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3994,6 +4236,16 @@ func ParseAcceptOrderResponse(rsp *http.Response) (*AcceptOrderResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AcceptOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers AcceptOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4085,6 +4337,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4109,6 +4368,16 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers CancelOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4200,6 +4469,13 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4224,6 +4500,16 @@ func ParsePassOrderResponse(rsp *http.Response) (*PassOrderResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers PassOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers PassOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4315,6 +4601,13 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4339,6 +4632,16 @@ func ParseRejectOrderResponse(rsp *http.Response) (*RejectOrderResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers RejectOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4430,6 +4733,13 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4454,6 +4764,16 @@ func ParseReleaseOrderResponse(rsp *http.Response) (*ReleaseOrderResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ReleaseOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers ReleaseOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4545,6 +4865,13 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyAtOnce
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4569,6 +4896,16 @@ func ParseTakeOrderResponse(rsp *http.Response) (*TakeOrderResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers TakeOrderResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers TakeOrderResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -4826,22 +5163,22 @@ type ServerInterface interface {
 	GetOrder(w http.ResponseWriter, r *http.Request, id OrderID)
 	// AcceptOrder Accept and pay a ready order (its customer)
 	// (PATCH /orders/{id}/accept)
-	AcceptOrder(w http.ResponseWriter, r *http.Request, id int64)
+	AcceptOrder(w http.ResponseWriter, r *http.Request, id int64, params AcceptOrderParams)
 	// CancelOrder Cancel a waiting order (its customer)
 	// (PATCH /orders/{id}/cancel)
-	CancelOrder(w http.ResponseWriter, r *http.Request, id int64)
+	CancelOrder(w http.ResponseWriter, r *http.Request, id int64, params CancelOrderParams)
 	// PassOrder Mark an order ready (its performer)
 	// (PATCH /orders/{id}/pass)
-	PassOrder(w http.ResponseWriter, r *http.Request, id int64)
+	PassOrder(w http.ResponseWriter, r *http.Request, id int64, params PassOrderParams)
 	// RejectOrder Send a ready order back (its customer)
 	// (PATCH /orders/{id}/reject)
 	RejectOrder(w http.ResponseWriter, r *http.Request, id int64, params RejectOrderParams)
 	// ReleaseOrder Hand an order back (its performer)
 	// (PATCH /orders/{id}/release)
-	ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64)
+	ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64, params ReleaseOrderParams)
 	// TakeOrder Take a waiting order (performers)
 	// (PATCH /orders/{id}/take)
-	TakeOrder(w http.ResponseWriter, r *http.Request, id int64)
+	TakeOrder(w http.ResponseWriter, r *http.Request, id int64, params TakeOrderParams)
 	// RegisterOrdersUser Register a user
 	// (POST /users)
 	RegisterOrdersUser(w http.ResponseWriter, r *http.Request, params RegisterOrdersUserParams)
@@ -4880,19 +5217,19 @@ func (_ Unimplemented) GetOrder(w http.ResponseWriter, r *http.Request, id Order
 
 // AcceptOrder Accept and pay a ready order (its customer)
 // (PATCH /orders/{id}/accept)
-func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64, params AcceptOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // CancelOrder Cancel a waiting order (its customer)
 // (PATCH /orders/{id}/cancel)
-func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) CancelOrder(w http.ResponseWriter, r *http.Request, id int64, params CancelOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // PassOrder Mark an order ready (its performer)
 // (PATCH /orders/{id}/pass)
-func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) PassOrder(w http.ResponseWriter, r *http.Request, id int64, params PassOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4904,13 +5241,13 @@ func (_ Unimplemented) RejectOrder(w http.ResponseWriter, r *http.Request, id in
 
 // ReleaseOrder Hand an order back (its performer)
 // (PATCH /orders/{id}/release)
-func (_ Unimplemented) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64, params ReleaseOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // TakeOrder Take a waiting order (performers)
 // (PATCH /orders/{id}/take)
-func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (_ Unimplemented) TakeOrder(w http.ResponseWriter, r *http.Request, id int64, params TakeOrderParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -5021,7 +5358,7 @@ func (siw *ServerInterfaceWrapper) CreateOrder(w http.ResponseWriter, r *http.Re
 
 	// ------------- Optional header parameter "Idempotency-Key" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
-		var IdempotencyKey IdempotencyKey
+		var IdempotencyKey IdempotencyKeyValue
 		n := len(valueList)
 		if n != 1 {
 			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
@@ -5090,8 +5427,32 @@ func (siw *ServerInterfaceWrapper) AcceptOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AcceptOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.AcceptOrder(w, r, id)
+		siw.Handler.AcceptOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5116,8 +5477,32 @@ func (siw *ServerInterfaceWrapper) CancelOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CancelOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CancelOrder(w, r, id)
+		siw.Handler.CancelOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5142,8 +5527,32 @@ func (siw *ServerInterfaceWrapper) PassOrder(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PassOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.PassOrder(w, r, id)
+		siw.Handler.PassOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5184,6 +5593,27 @@ func (siw *ServerInterfaceWrapper) RejectOrder(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RejectOrder(w, r, id, params)
 	}))
@@ -5210,8 +5640,32 @@ func (siw *ServerInterfaceWrapper) ReleaseOrder(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ReleaseOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ReleaseOrder(w, r, id)
+		siw.Handler.ReleaseOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5236,8 +5690,32 @@ func (siw *ServerInterfaceWrapper) TakeOrder(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params TakeOrderParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKeyValue
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.TakeOrder(w, r, id)
+		siw.Handler.TakeOrder(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5260,7 +5738,7 @@ func (siw *ServerInterfaceWrapper) RegisterOrdersUser(w http.ResponseWriter, r *
 
 	// ------------- Optional header parameter "Idempotency-Key" -------------
 	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
-		var IdempotencyKey IdempotencyKey
+		var IdempotencyKey IdempotencyKeyValue
 		n := len(valueList)
 		if n != 1 {
 			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
@@ -5517,7 +5995,14 @@ type InternalJSONResponse Error
 
 type NotFoundJSONResponse Error
 
-type OrderOKJSONResponse Order
+type OrderOKResponseHeaders struct {
+	IdempotentReplayed *string
+}
+type OrderOKJSONResponse struct {
+	Body Order
+
+	Headers OrderOKResponseHeaders
+}
 
 type OrderPageJSONResponse OrderPage
 
@@ -6037,7 +6522,8 @@ func (response GetOrder503JSONResponse) VisitGetOrderResponse(w http.ResponseWri
 }
 
 type AcceptOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params AcceptOrderParams
 }
 
 type AcceptOrderResponseObject interface {
@@ -6049,10 +6535,13 @@ type AcceptOrder200JSONResponse struct{ OrderOKJSONResponse }
 func (response AcceptOrder200JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6131,6 +6620,22 @@ func (response AcceptOrder409JSONResponse) VisitAcceptOrderResponse(w http.Respo
 	return err
 }
 
+type AcceptOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response AcceptOrder422JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AcceptOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response AcceptOrder429JSONResponse) VisitAcceptOrderResponse(w http.ResponseWriter) error {
@@ -6178,22 +6683,33 @@ func (response AcceptOrder503JSONResponse) VisitAcceptOrderResponse(w http.Respo
 }
 
 type CancelOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params CancelOrderParams
 }
 
 type CancelOrderResponseObject interface {
 	VisitCancelOrderResponse(w http.ResponseWriter) error
 }
 
-type CancelOrder200JSONResponse Order
+type CancelOrder200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CancelOrder200JSONResponse struct {
+	Body    Order
+	Headers CancelOrder200ResponseHeaders
+}
 
 func (response CancelOrder200JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6272,6 +6788,22 @@ func (response CancelOrder409JSONResponse) VisitCancelOrderResponse(w http.Respo
 	return err
 }
 
+type CancelOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CancelOrder422JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CancelOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response CancelOrder429JSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
@@ -6319,7 +6851,8 @@ func (response CancelOrder503JSONResponse) VisitCancelOrderResponse(w http.Respo
 }
 
 type PassOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params PassOrderParams
 }
 
 type PassOrderResponseObject interface {
@@ -6331,10 +6864,13 @@ type PassOrder200JSONResponse struct{ OrderOKJSONResponse }
 func (response PassOrder200JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6413,6 +6949,22 @@ func (response PassOrder409JSONResponse) VisitPassOrderResponse(w http.ResponseW
 	return err
 }
 
+type PassOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response PassOrder422JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PassOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response PassOrder429JSONResponse) VisitPassOrderResponse(w http.ResponseWriter) error {
@@ -6468,15 +7020,25 @@ type RejectOrderResponseObject interface {
 	VisitRejectOrderResponse(w http.ResponseWriter) error
 }
 
-type RejectOrder200JSONResponse Order
+type RejectOrder200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type RejectOrder200JSONResponse struct {
+	Body    Order
+	Headers RejectOrder200ResponseHeaders
+}
 
 func (response RejectOrder200JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6555,6 +7117,22 @@ func (response RejectOrder409JSONResponse) VisitRejectOrderResponse(w http.Respo
 	return err
 }
 
+type RejectOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response RejectOrder422JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RejectOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response RejectOrder429JSONResponse) VisitRejectOrderResponse(w http.ResponseWriter) error {
@@ -6602,22 +7180,33 @@ func (response RejectOrder503JSONResponse) VisitRejectOrderResponse(w http.Respo
 }
 
 type ReleaseOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params ReleaseOrderParams
 }
 
 type ReleaseOrderResponseObject interface {
 	VisitReleaseOrderResponse(w http.ResponseWriter) error
 }
 
-type ReleaseOrder200JSONResponse Order
+type ReleaseOrder200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type ReleaseOrder200JSONResponse struct {
+	Body    Order
+	Headers ReleaseOrder200ResponseHeaders
+}
 
 func (response ReleaseOrder200JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6696,6 +7285,22 @@ func (response ReleaseOrder409JSONResponse) VisitReleaseOrderResponse(w http.Res
 	return err
 }
 
+type ReleaseOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response ReleaseOrder422JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ReleaseOrder429JSONResponse struct{ TooManyAtOnceJSONResponse }
 
 func (response ReleaseOrder429JSONResponse) VisitReleaseOrderResponse(w http.ResponseWriter) error {
@@ -6743,7 +7348,8 @@ func (response ReleaseOrder503JSONResponse) VisitReleaseOrderResponse(w http.Res
 }
 
 type TakeOrderRequestObject struct {
-	Id int64 `json:"id"`
+	Id     int64 `json:"id"`
+	Params TakeOrderParams
 }
 
 type TakeOrderResponseObject interface {
@@ -6755,10 +7361,13 @@ type TakeOrder200JSONResponse struct{ OrderOKJSONResponse }
 func (response TakeOrder200JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6833,6 +7442,22 @@ func (response TakeOrder409JSONResponse) VisitTakeOrderResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TakeOrder422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response TakeOrder422JSONResponse) VisitTakeOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7335,10 +7960,11 @@ func (sh *strictHandler) GetOrder(w http.ResponseWriter, r *http.Request, id Ord
 }
 
 // AcceptOrder operation middleware
-func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id int64, params AcceptOrderParams) {
 	var request AcceptOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.AcceptOrder(ctx, request.(AcceptOrderRequestObject))
@@ -7361,10 +7987,11 @@ func (sh *strictHandler) AcceptOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // CancelOrder operation middleware
-func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id int64, params CancelOrderParams) {
 	var request CancelOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.CancelOrder(ctx, request.(CancelOrderRequestObject))
@@ -7387,10 +8014,11 @@ func (sh *strictHandler) CancelOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // PassOrder operation middleware
-func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) PassOrder(w http.ResponseWriter, r *http.Request, id int64, params PassOrderParams) {
 	var request PassOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.PassOrder(ctx, request.(PassOrderRequestObject))
@@ -7440,10 +8068,11 @@ func (sh *strictHandler) RejectOrder(w http.ResponseWriter, r *http.Request, id 
 }
 
 // ReleaseOrder operation middleware
-func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id int64, params ReleaseOrderParams) {
 	var request ReleaseOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ReleaseOrder(ctx, request.(ReleaseOrderRequestObject))
@@ -7466,10 +8095,11 @@ func (sh *strictHandler) ReleaseOrder(w http.ResponseWriter, r *http.Request, id
 }
 
 // TakeOrder operation middleware
-func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id int64) {
+func (sh *strictHandler) TakeOrder(w http.ResponseWriter, r *http.Request, id int64, params TakeOrderParams) {
 	var request TakeOrderRequestObject
 
 	request.Id = id
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.TakeOrder(ctx, request.(TakeOrderRequestObject))
@@ -7556,209 +8186,209 @@ func (sh *strictHandler) ListUserOrders(w http.ResponseWriter, r *http.Request, 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3dkhs3sif+Kvjzf06I9BQpNlstW2RMbLRl2aMztqSjlkJnR6VtglUgiekiQBdQTdGj3suN2Nu92RfY",
-	"iHmP2Tc5T7KRmQAKRRb7QyPL4wk77DCbrMJHIpH5y0Rm4i+dTK/WWgllTWf8l85S8FyU+PFpLlZrbYWy",
-	"L8W64FuRw7e5MFkp11Zq1Rl3prasxJRtlkIxu5SGcWU2omTSMLsUzFhdipxpJZieM66Y4GUhRclK8WMl",
-	"jGUbaZf0JF8JNg1dZtv+H8V2yrpK26VUC7bhhuXQDl9wqXoTxmdGKMu0YpzNZWms63rQSTomW4oVh9EK",
-	"Va0647cdGGbnXdIR7/lqXYjOmL5JOna7hr+MLaVadK6urpLOmpd8JewuFbLtH8V2nwI/8AtBk/VzMnwu",
-	"mNWsFLbcsm5e8rntS2Hn/aW1a76WfRlN80Js+0T03oC9WgqaTKoaFOLsQmxZWSmTMK5yJm1MaUdlqWpK",
-	"5tzyGTeC2ZIrwzMYLOOGbZbcpkpalpWCW2HGjDMjyktRMrvkluVSGMaBllu21lJZVgh+KQwT0i5Fyfxy",
-	"dLmbHowpnn0vVbrELzaltIKGHw03vLgQ1lCf9EtvwE5ZKdaC73IFTB0mbZciVfiNp013JexS5wlbc7tM",
-	"2I+VKLf4sq4sm/IsE8acW30h1DRhmVbAywxWHNub6XzbY7Nt6ClVGS8KUfqxiQZjEeclbF7qFdKH6Jaw",
-	"uS7Z6AFb6qo0CVvx8kLkqap52fb9/hkz3C60htmSq4UwnqS0+G4Abvvwyi6FsjLjVuSsMqJMUrVZymwp",
-	"YMX0nCiL82Q4T8OkZetSwN4wExwaV0yvRcmRBTxxOD2eYDdZIYWyqeJ5XkJLXa7Y0xeXD90PQCLo5/7D",
-	"B72EGY3b+VIaaXV5z+DyKBzPSghcaA2scs/UC4qDLkRE0r39D60YK4uCOEoaVop5ZUROjzwYPkrVNNo3",
-	"5xdiey7VeWXEFMk5fQls1T+dW1GO2dF0EuRC6GupjfDcnkuRs6UucpMqtwI4N5hoxNkcJEwmaHECN9Ke",
-	"pHmG5veGPBq1DLkU8MR0wJ6rYstMhWsHe66EpteWdYEaKDPYRldFzi6EWFPLvIBV1r0x4yAf8BsGK8zm",
-	"XBZViUIWmZnmSByWs3h+fvtxoBMwy+4GTpXjczFYDJB5yhxnSVMDjtpwELxzNq9UjktFwiT3jBL3AIy2",
-	"7lfrQaqAhJe8qIRnb9zYhqEc7/5YaSsMkyorqlzkCZNz+oXTw0iSe4ad2bLKbAUC71spijxVJLt7E3g8",
-	"B2KUwixZyVWuV67DLmevXz/9Bui9hAanJ/Nh9pCPRP+rfCj6D7Iv5/1H/OSof5yN8qPZUHw5f/hg2kvV",
-	"GmSe2HjiDNgzzZwOoaYT0EDrqlxrI8bsbMMXC1Gy10/d4s2Bo6VlQFCOozMi0ypP1asSiMVgM9KjsNVh",
-	"vxR8uy97urpMmmwH0isBSQWM1hukqpN0JCgkUiadpKP4ClTbjk5tqMcVf/+9UAu77IxHJydJZyWV//sI",
-	"FKG1ooQ2/9vb/6//39/97l9aFGbSeQ4M8vSbfdUIC47cc88wmQ/Y16LQG3bUsrmHtME8ZaVhubhkK52L",
-	"e8Yx4FHCeCEz+KL75vTpq6fPvutNWCk4aENYU/yVdXOdmftmLTIzWOVJtCK9gacQaIuaPjLvJB1YX1kC",
-	"wgEJ3UAQHjEcJZ25LlfcwjvKPnzQQXrJFSCMo0AYqaxYiBIp84IvxD5Z/iRK3QflnLM1XwimqtVMlCAt",
-	"8c8VB0nISwvCZ6WNZUfD4XDIpBUr2B+WhFQhjR2zKbwyZf/3f6dqauRPYsr+83/+H/dC17+PzR4Nh0Rt",
-	"eAz+Suj7E/89bjIx51Vh6ZmReyRV1F70NirrXAjYHthKy5ImbGq1Pi94uQCVR9J3WsiVtFMnAVKFbfgh",
-	"eukFXXBzQdLGrTHuCF4y2OIAJVmh1QKJ4HEPbQtklmg3ICaoFxv6aewAN+POeBiBw2FzqY9HsNT8vVtq",
-	"IEa09MPWpT+TP7UsPTAEzm8SSA1UjhaadZFgZRtFaw7emRW02D6rUTyt0U3zupGhz3RpW4yAOQjiKagi",
-	"+pjkshSIOac0ePyWTWU+Tdh0XcpM0NNOcZxa0uHhNTblJoNHUjWFvqas6+mFv/QmzEqnNWclIBnUPfmA",
-	"feMfk3kCTw7Yc+QLHAG94MnaRZIeZBUDc42J+i+lmHfGnf//fm0x3adfzX2UgUgdNCFKYdZaGYEWxNc8",
-	"f0nqA/5yMBQ+8vW6AGwntbr/ZwOkjMQNPJnDOC55IXN86BzUvABxlQvLZWE647fhMdhrZkljxsl2xo1l",
-	"cpMEtdFJOrgNcZVXwhgUU51VZSybCeDGQnBgR0AQJc8srH4SeqrUhdIbdU691L1lutBVudNR3bxEqIuo",
-	"DJgBNzsyOZEm6mBdikwaGrRvHJmmfRKjvUks+aUIm2rE5iUZQLxguVxIazpX7+J3PILLNcFxtuI2I4F4",
-	"+uIpA2Ui526hnK4Qxj6FYR3PR/xRNsyPxIPZCX+Yda5uyzGna/mkLHVJDLOzofbWfDpumJh7IwUrMB7m",
-	"hE0dj0wZ8LNhgmduHw5gkE2z9iWi0o9iz3aA21h5HN4ODEGDPiDKHSw9gV8YR+QFIBEfiXHY51mFA9h9",
-	"zFonlIF1MBNzXYp2A6HbhG6AQkAIotjpTdiup2PAXl9PBFpHBRCNFx+3du7lc4E0aOxW95O3JfwTn4Ps",
-	"jVFNx2CEhOE4S2eC2wEIyUpxKcAy8vTjM8DU0iZsGgY7ZXOJtkpAC25ahV4gGZ9p+62u1MdtAaXt+Rzf",
-	"jinoYOuXuE/p509Dn9DddMyUdvB4iWaSRKDd8aD8+R/vOB+vjjvjzmg4etgfHvWHo1dHw/EQ/v1TJ+lk",
-	"lbF6JUpggKNkD95IZQmqCUXiGh77MumsRQnIQ5TQDXw5SjqVgSVFXTvTMxg0Cfnx0Wg4OEk6xnJbGbBg",
-	"nrEXL59/9/LJ2dntSYgEaKNfsEqchQrDRS+ZhAdq4nnwfhd2cE++/VlJ2U4kZxOhalu7oZNlgRAVISIi",
-	"QKstL54UYkUu3yP3DUwX/ry6G4WRSi1Ufq5EAPVIbYOUfaX194BvP2qfue18HsyKTpsWR6Eg0VPC/FOf",
-	"QWrtDc6pbBxOV5dotOUiK3gpcvaY5t4na7sH49WXjhlJNN0DE28lrSfbD1xtT+1z4IWPoR0Ma8UVKDEc",
-	"p2nQbqsrAk1HXrkYVlZKoTxVOTt6yDZcWnQiwRARWGkl0CeJFqtzlE0Yun4WXCp/KCC2iLrJkSHyz7Ma",
-	"e9P1WhsHzAuwKbcoNGFZzJLvOs/umdqHnmmlyC4xqZpVZlt7tdHJbZBG0KTxPlm9UYxnma6UZd3p85ff",
-	"PHl5dv7m5dNXT87P/nD68sk0YZz9WPHSkh8XjeG11gXYMc7U6TmPUSHp+MTI91YASSXgOW4YTLBeL7dA",
-	"iBPsUqzI4aS0Eqmal8LZkVIFH1QTcqCVrYPTcMBeRl682Lk6Zd2jXqqoDePtK6ArmVdIv5ytBCevL1lY",
-	"0blS1Na+LXlGzTKrcUIeUKFLEQ8eXn77mD06Ohqyv/31aDgYDY7RKr6d/+Za6xa46LXilV3qUv70kWi4",
-	"ihuId1jkygf7Noz307B73K2XO4KXIFDQOJaGraQxuH+d+QZrLd6vYRBE1IdfnpCHIVqqN2/e9E+jQ4gW",
-	"2/9r6qcUvFj9PiXUY9LO1Lkrpwjifp92pEKjho5j0o47M3TnEMiBRii7c3oXTusO9JKwA823nezR+l5y",
-	"WfBZcQcpipTwwmCnBVOtVrzcOlhRSwyuAPXNgHF5tkReQHdxxCr+4fMqarJpNkUtguiqn5s4Hzvu5rnY",
-	"uB1tbhSuwG4o376uzHZ/AmtuzEaXOUjGJTmh5lVRsG4pFtJYOkTqJXToANADUQQruYJXCa/4Id8zKKlI",
-	"i7XMn8ZxDvJ0b9oOnUvD4OdYqaCLo9jePNFPs7HaFsltsMOLzUq5WFqm9AaP0nRlEQiVePhCrl09Zy+0",
-	"sYtSnP379z34DXRRWeHT5OAshdFVmQnWPfv3789enb56wrKCG8NOjsew6rAuuTQXCVuJlS63SaynduzJ",
-	"VqEOkyCEiNrFCV6pmtJ+wJ6DuKqXn/HCaDaNlm86ZuJSlNvAPn1gH+xblxf1OvpTXJLsP1aCjoKIwzib",
-	"F1qjXyjuzQBtCr2QytDhY+wGIb1F3jwHQJJwxGmsLgm/bN3xFwmknXNCnB8nT/L+zA68RBwA+PaeccfO",
-	"jT0QMES9A3DyuBZcZaIoYDWeK0e4UldW3KV7XrNfvQ0dgPHUuXlXsu40vH0OX+vKTnv7I20lPGBZqUB7",
-	"cH/WD8uh4QU249lFEljQsV/Piy23iQefDhcc0BsnB/W8qdZrXVqR/yByyV/hQx+l70ND5yto6Rz725Vn",
-	"sW1yzwT0D90y5xcFNI0ItT6s51km1tZ8HsTcPpPIiLn9uC2/EGTuvSm1WpxZhxw+wj9FSh2ZtN25Ig2L",
-	"3AMT7JspIXLDgkX8ibxS0VgcWWgUjhDesQS/E0VqrwId6BmMHRl0at2EfB+6bT1ARftRz72g8Kf+LtzK",
-	"VOWcZwLYf13CClhJeIUoeP18sdfH8OBVdKSwO4gnJNpLPSvEyqsmkrnBs7nnrwaMoAQTCrY7aEU8urJi",
-	"ZW41qG9wMDAst315WfIt/B1YYHeYf6hWXPXBigEdDdC24IqTSyeO+zoExPcAY2PXta3Mf/TdsU7/ab4j",
-	"eykoCJ3zIP9qZ6NpDmZvL7edr9e2zVta1poK78LzevZnkQHMet9f6L5zqzluTjrfiEyueHFGje7N5lQx",
-	"vkJblRtQLfQ0cPS6ANCltEVqjd35CUh2ZuRC4YdC8Bxm+ZMoNf0k3tOqggmaKr12hy8UUDbXRaE3FC1C",
-	"zU3CWc3xqD5yMgP25D3PcGMR8xdcLSq+cBZlTUV0hQ070eGmmwEdb/qIhuNRI6ShO/zw9qj/6N3bYf/R",
-	"uy963TQd4Mff9f7Lv7RxQ71b9pWTRZ5bcVhuUTNhKbjRasBoC8HaNXat84mAUss5+qwAhYicnNuISFZ8",
-	"yxal3rjYHReQZUvBLawUNimj8yAw7XwYzh9evXrByD/Y5LrYX92cJrCPeG+FMnJWiL6Pnmw7gjyo+dq8",
-	"dDtmcdNhbpc6P4evODEGnvLtHEzMdTmTeS5g4b3f+BxkPR1sNtWEVKaaz2UGtDrHICWYqPcISXW+LvWi",
-	"FIY0K7Rynmld5HoDrTXtkja/WfgOtkC1hq8OGHMHD8faI9lgP+P+bWc+JxX32A99rdfI5wE79ZxjNtJm",
-	"S2FAgUyBe6ZgonjnlYvOSFI1Fe/XIrPCneq7lUGjvaQ4PmQ9MFq0Er0JmzqR5EM78Pd7+Ct7ohaFNMtU",
-	"gYUvVAZ6ISdfogYsuIkMEjyhvGfw0NJvnJ25hXA72i1MgoxRfjeRZm4cht4Dy6pwbroGPNcbBfAVXeqA",
-	"jDc6OixOFYmnHuOFvACpk6oPNO8P6N4CoQefcOLsQ6o+9Pv98B88PPWye8o+uLGjw8UdgZcsxBpHLhr2",
-	"gblzcXyWGmoculNriAyc1qeQsRqCBYGAeOgDu/7w3fWBgA+bpqg5p9M2AOIwbHbCIr6gY2U0IsiKnCZs",
-	"ShwLnxzgho8zrQvBFXxEPQ4fSF9NJ8yAbOcF+7NGY2K2ZdM0/TDtAWV9QII3U7vO71Ai8wwGg54fuQ9+",
-	"gOFb8d6SiUFRzSpEHdW6JW7dhzu0PRVaL7RahMZpHG5QhbQwgR5GJN22R9R213ZoVrwoaDVcRzMMn/Mv",
-	"dZX2n8cYSHgpynmhN+TRhtXqXTfJaGZ4WBF3xGf6Unx8R4251f3MxQZ7UQyZALifmMCFCInNLvEo4s21",
-	"7WM6mtNwj4ROQCxf18tKo/i6qZPGFHb7yIVYQx//dvb8GVMCZZCLhWu0XIhLUYSm4cG9pv0j2HYIe6HF",
-	"8CjswLj3glqunUPL09Qn4aHA2SGmBOQQAdpFVXB0FYPGxNisWga4Lut4Gdde4xnsiKBZox8nXuiX+I3u",
-	"VKy4LEBMOCLAx6qU+A23om/lSjRFhGL4DnMx7CgdXNeAYmKxhoJwBTKt1mt1S5SrMo5/w1ZmBVcXYfx6",
-	"zsyaZ6hIi21YY3ID4qPuNbB5S12chz0emljqAmGze6JFVEBz8CtA8Lan3OwyDe2EdjGnwsl7xEXs9atv",
-	"+1+h0FqLMgMD3r9ErlwMg2fPXn8fkSF+03vU4Im9/inC32u4Wp/pElfWKRyM5K6ZWAMIqDtbyEvhv8RG",
-	"84rcAwLAEbWMu81tZUwWQCC8kXVDfL0WvKRmpKJjOHqeGuX2HIXHuVYo75RLSwqwg5yfNdbhxo3M7yxd",
-	"5LUIOsQoK15gqEOspXFNGn7inLmzx4ZPxfAtrH6GAeHu4VwA5PA4wGHdmJ892pttAWJUhWjMjIQ5KesP",
-	"Tb74gHZU02/gMfgeyPwWcCBuJToCxr4N4gtFiSZNAicxXfWcYdoKEg3GIEQu8oZV8rbz2MVDdJLOixAu",
-	"8i5yG+yh4l3nQNZqnYGtjmRxkaJdIwjCktWGBHK5Vx9vc3FTr03T2vLo4bbGVuSR2I20dBZWHOoZt+5R",
-	"g//aGV9O+UaGi/sISgsZoA639PZxsKUTSqFLOijUOklnT6DhIyRO0J4icQA2UbyJO0knZg+0zN0+qS24",
-	"zrsroBzpgQMsiCCVmAs+dk2vwYNeoSUHtJd7zKmjJNJAOzYyhc60+AFcRGoblwXp5wwYlK4hCMRD9XuG",
-	"Yv9IsQvox0TwN9fWsO50Xeq8yqwZDAcUMA1GFrQzdZGAkWCJxQXJFst4UezMiK9E23yk2p/Mm2DmkYjx",
-	"x7NhCHhU4SINok3OSebDMwPPOuO3Pl7XB1i7/IuQqJJpfSF30jPdK3ujdTG/7Z7SipIDEKV9QaHmAVJh",
-	"jliAbwkmQ5bSWqHIc7sbQcu64j3P7IRx9p32QmAhFFhYYMGVekVv5Tqr8PiF1KgMGUveMGgsw+jkYZhV",
-	"4LHY5v+z0WrwjH65zt/5qmlju+fQpCYP27453WCHXcA+OnkYKfcbHZGyDs5ObvRKXiWdH7Rqy56tPY9S",
-	"sUtZ2ooXrKxmYK1TEK0bXtM0D35IXKMBe+NWEt2XgBRS5WwZSm1pe5l1p+Q4hJ1FSpbiQ61GOIm+Rw/C",
-	"YT4JIcdUzaTi5ZbNC80t6/4bv+RnOCWgM/VKrEBeSzc/PWfVGlbn6ARdp8hoyrrBpAr7K2BHl7paLHEW",
-	"gzUvDSWr4p+0FnK+xeRG6P54FPQQ5uS0sepsmyrN17IPU1wIdZh3I64FbCKKOetOI4ac9nZcry4I8Q78",
-	"/ExsKDITsEaeS1qSFxEGmfPCiGSfT+iwxWqXbbh/5NF4Y1+iESq2GjGVVmLCjuCv0XA4jBg/cYdaxdYB",
-	"/OQA/G3upv1wzTi1zicMRbl1e4LNhXW2jhstKw+JWCkyIS+FGbPhYIhzwJSk4XDgk7Su3TQDdiZUnioH",
-	"qb1rhTbDtOdVFqWRO/bHfUVjZd1p6jzuaQe2DvGbQTec99Abl+5Fjbs8nWjXmHjbJAywL33uMbNEbYa5",
-	"nJTx7dw9s0oWlnjX+ZYY2DImYUYC5J8OB0fsd2w4GKEPcjocHA+b/zwgLSCNy551yQfoxljKMt+j1cGD",
-	"Bq3E8znG+V53lPUCljSw/vXPNk9ort5ds4l2JHEzyYfYqE0CPxOb1+buG68RjbG/6XzIxz7nfoWcOfrq",
-	"4J7BhM1+aCA6vom+i7bR0eirxi76qmUXVUaU/jD/OnK/9s9dxXHou1M4hikcj1ghLMkGr3amA0AX5+Qc",
-	"708nrFLyx0owuVAUdJJxI1pmu38gFc3nuJlxe9r/E+//NOw/Gpz3D6XexnwQppHE9AsEaWOJIInbhW3L",
-	"qXId1R5H5x0IcK+P47zPpg3RxWHwrSDH/Q4iha2rWSHNUuT1+XuDzG1JursRIMmuprhOjO/D5bwZVfrl",
-	"rXps5D/cxJgvxbyhEa57nnDVVZ0IcJs8RXp0D9JRZuG+NAmNNxYribjhIHO1Z0C3JQfsBzCEYJFbxQ24",
-	"fI99p4BPhrhWUvOF+EFY3nLeTqNwzRycZ50Y6xJvO5R/2jmcfUJZzNLYmgoJuzaVNuTA7uTJ9mJbS9Lx",
-	"outc5gn0Hy0l/t/9Sp/dA/VqRp/dg/Xf+HDDUms0srddYobbBzcUocP+83/8rziKB/9++eT0m/+Knx4/",
-	"/+HF909ePfkmAQsNw8uchaVLuZCgrV2aZlHg96txqqZRe1M8p+QE6Abs8emzx0++//7JN3RUWMsXaZd5",
-	"KTZRaA+VLXHDdGjA0dlHFyWN9KSkg+PuJJ0wavjse2xSrm5ij2yBIQ+Y5pz2j5EIvOiYbqkL8mDtbyaf",
-	"CLQvX6XxYYw/1WUJXEWCzg0p8ftizrRmvb+qA2N8zQN4sGkX366DneSlvSAgvaGsCDqzaZLFGTlk1/c+",
-	"Qm3EeVK7PWdCFt3G6Nh9nOW1HbXOckcEBavKZfk3SdAYVZt4ikHovqano+/abnZLn7RH5LDuUhQ586aq",
-	"VGBvcsMaNmLCCnkh2BQ103Rn+mQvNmspNKspDIZHdzIoPabdnRgAn4k7k3JB7eh4vkQLylalIgd0c6PM",
-	"eMHVHbTuLhq4FR/9vSB1H1Te4KvJo6iZGBMmYb5tnOOhSAtxSzEXJUZyWM040nqflju0Gd2aNvvznOnZ",
-	"HWd5aEKe7vsSyqVr3TNgTy4KwUpdiFizHjqfqIcZPbE/ViOyqpR2ewar67gNs1pOK0D/bSB8zcGoiOt7",
-	"kf07ffH87BW7r3lll/epvhnrBjZflFzZXuIOeXxlshAhjfTEjuthLq1dIxZHW/5rbmTWTqTnMFhn8mNV",
-	"H7SojchKYX0a0YNH7G9/HQ2OB0c9ioNsG65WFP9dDwk73RuRn9V3MKn2MRlKvK/TnRKmZ5ajP91702wY",
-	"+2gwrCXCvNAb1t0suY0KBd0zqTr14WrA22bMhPIBSsBhzqGKcw9t+eAi539rkMb5zTBsYtdqNpleIzug",
-	"hrkQ6nVZdMadmFzIP56d4esRhShLNdct6BqxJFsXPKMTBY9wKADKmyL4U7BLTMLWXOb7blgMe/rii28L",
-	"vRl88QU7rfGSKyFY1wgLdZmwllHwV2E4OAYKRUipl5DjElW0Li9S5YlJz84xFVFkF5T0B6DKndGF/l14",
-	"PLYc0FZvB9St+daVGiJNty4q0HUn/8oyvcKAK+2q4O072OhrhLf0seAWzzcuhFj7KDffyAQLH5YChA2N",
-	"acazC5CPHuV6PyJgttBZwpSm0yEu896APQaiUtpKqLyG4WomVXjYE02j7twf9vpp3zPMSXY8xCRHNDWX",
-	"ccVmArsbRKuZqhXfuowPxsOY3cIGADtxx2owJDomkYZhdmlvAqA00BBaK0UhOPqv2dNnqQrw3jW6Qx/K",
-	"OyGM5tEHZ5lWc7nAcm91rhJZS7U9dDTsJamKLQhoiiwIFOogCfRC2KUofVBhTQ1ebIBJVvpSjGuyF2Ju",
-	"Y6MkVZWyusL8LjqAi4aGKTVhOF+OSOT2HNAwMRdQcK4o5pSfq5XArlJFw62UT5T2YbyBlW/o9egBy/nW",
-	"YC45bQ2ROwkl81Rxw+S82eCS5/WT0jZ3LTlwnRmEeVZ/xmPZxC9rHmWQEveEeENkVFdjAbP29oaeaV30",
-	"cwy/DIWwnKLqOYlz2gjUB9lTC/CQG6c3Cjd5rPoaeujB4LgH7NSigyapchsDM5gzXhRMvAdy+KcxqXnK",
-	"Ml6WUhg29VrBBcO7pNS0Gg6Ps7jaKH4jpnFebapeUX3OQl6KMFfW9TThs0L0cHeVLrUGQBZWMsQmPdu6",
-	"eoAIu3DESGtMeEmVz6ZFjYZIF7Pb0fru1dN4zLOl6D+mg/wxU7qPFWQpvA+4Byuo2FCO1GeSp2pW6o2h",
-	"4B7Mmc9ZBm3hbsc6legzh9VDhIwKA4+/6AjAHSfc5miPdS/0WmQXmPVH9W292cFNqvwJgHsIWFeJTag2",
-	"SEISRjUToYpk88ADODJOdiCklqrG8UbijkLmgmVLDW0CJ9dHF/7wAzPbXMkvL0+A3Nu4S5Mqf+J8q1NJ",
-	"p+5qIS8N6C0n6mmKpa5UDvuPzhaxqiaSJJL7qNdpN6I2DBFMeHzUHQ6Gj1imjTVN6TAcHA0nqaLRuAeO",
-	"Rg8HJ8cTdkSHTe7L4cmAKqnBwr/gC6nClv0e7G7MbqRQIXa2BjL3jd0Wwlcv7CKoHfYS5moYdg8Ux5uk",
-	"6prqeHTEbzAKuLvvSOMm+0C15LDSRqMYXZKqqBZdXZzPV5Fza4GKOmwj5xt0oQU0lZWwPOeWx9UcU9VW",
-	"ztHpsEY9R9YN9RzZbjnHSV3GEWtBuCKOqQpVHP3Xo2EPE0QpJNVFXO1Sy3e1U6XRx4seKM7IqTQkCCpN",
-	"2c7XFGYEFiwB7kTlGTd8O2DPlUiVw9E4bco+KCufzc6xQDFoN5iBy57qYvggJn/apZAlA9Xa82VV41xc",
-	"h5Sosq3WNCIZ5bMSFU6Gx81sW8fBmGthgHufNHLu/MLDbKY+aW/qqnk1FUesZhIX+uaTfaSC8QkWKamT",
-	"wQjk6Vqw7hSVHDXtt9RTta4spTDAqL52qa+6ooIsdXYOCrWG2kxC3mDImjBZKYQS+YTxVF1KXQQcx5Ex",
-	"WorP+eKdjZJydXwJ63Kbqpapj0NMnE+ficMCsRW0OKhIxHlkxuCOw1B7DJUyYrGis163wLDoCMXrYu0J",
-	"ydoLsSU7hwS6ScBOyYEivGAu27h3U5grqgHQ4sPhNJQkRrOmGfTPulw1ZPykEQMLJlseTqt16R7qkT/a",
-	"pqot6e2U2vNljLzWw6LbvKgEFv0CGRNqOGPO3YXYunBYqSjtDv0ekfx86MPN9Ryj0X1xn1guhXg0bGTr",
-	"A2iBr8qSb8mMLWQmlKEKU5Ro+MPTV52kU6HhCpa7Gd+/r9dCEUob6HJx371k7sOzYM5K6+rwS54zZ7Oe",
-	"vnjaSTqXojRkyo4Gw8EQ/X8rnV3013jK8mB4NLxKOtA+X8vOuHM8GA6OXVwZmtf3G4XT4ZuFOOA8wHpA",
-	"e/VSZgJkBkiPpC6Om1VlieXQybIadHAMdDCOmdnfCRsXS8nRNblTDHQ0HN4tFTp4JI+PRoOTJC6eRr6s",
-	"yBnVVlPtdqnPONQDxdL8vMnLd5V0HtAc2toLc70fVT3FV45ufqVRfQdeGj26+aVmaayrpHNym9GFson4",
-	"wvGtxhby+tCb16ibEpOok3QsXxh/JG867+D5hjsHfT33CQEc5E63JZx7AOv7ceDNrbC1p4UcbLUXB+Oj",
-	"lhqkNeaas8e176cufZuq7oPhMblKtswIQQFPpFapNhAdR4Lh9N0Tbwnd/4vMr9ywpyQKmhsA0J4P8DKd",
-	"5k0aB2Jl6kfuUym55MbnsLTybZ7Dcrzv2jfg9asdlbb7jOxOfHjnKglxbmxUIQFWNGIMBFrBRjKfqCpC",
-	"6NtVRKjvr+DBkhj8ErvyWZgp69ZU6EWb09Hh3VXSWWvTsgEfe//mjjdMb1yktp8wBvz4yaKhQMaZpPtW",
-	"dryLG1kUqXI+xgkLdT44Hqfs+S6lJWffyb96Y4/t2npY6R1NulSBTYfWCrc+8rRLo/ldZEr2XBCcq9V2",
-	"0HtYV9WplJVFs+hFcB118eoCNDNdaKnwjVPBKKwrF8A3PU5Ow/Fux6DV/cLRYR0YmVHqEAbLBucm4hfv",
-	"sov9jyAv51JRrFDk5Ytdn7i+hEdLIUKrrOs/rKSqojU8MExHxp5P8Mn0ZcNCTZW/wgTg8G5qOpmP3pfu",
-	"L4NpEa7EjhTmclfRunOJEQlFlFZf63x711Jou8UkdmqI1SfKTd+KO2jZ957EMZ+9uFLYTSVRXYSUj8sE",
-	"CVBHOhwcVQTXP6Iz7OsO5cVCwPNV88DSlpW42tNNR/8wBXtvqDL7Scrw+ntjQhxf6+1j/fj6sba+3Fv3",
-	"Wy4su0o632tXuf3a+0nAdpgg2Jmix0LX106E0bUVJnRw6P7RlwdKDv6K0UN9buhE5WeDDkGOO3vj0UeW",
-	"j2qpAxKV5FR1JF4UQR+cmo2Q+uZhH+v6X3sTdkKPOSXqdYf71h2PJQz/mgmQg0HvAnaPNMknq1S1p2Oi",
-	"clXBO757hChNpGV31N3N+hGzbVuU4oA9i+sQ0oYfHL7La3z4krCWmvt4+Z27NExJtWiron+4jq0vedg9",
-	"6sGGXwgb3VQHKhh47+j4VjYoVbXGF05us3lb6s+hxTu6BUpuu7rhV2MuE4yJggaClGkF57WhjNbntb4c",
-	"fC6p0+8MQYsNnm0+jc82/B2Ku+fV7jIpuv/QypWYpAqvQmx9jqJD6czMmwhd+lPTFlJi03cbAu0vQL69",
-	"ATtVWyzLLAoj6LLBB8MHSZ124y8cNP4CP5k3Kv3TTXW5cXcfxFcISoPQvq7TM/X6b4qpkc5JSzY8VeQy",
-	"bWjzO2E/Dmr628AOGd6/3UbQzref17M2fPDPcNNFyK922MEHIRiB2xKvUrQbja4vDE7AAg5rXtreL+KU",
-	"eK68+dyNj1qTpiy6jRy8T8Y3xZLZrCV+sDV+Xiqq11lfCrsTLoU3782kdQk2h2OmUtU95I5ImifM49qA",
-	"bgQ05VQBXNoYGfQSF6wVBC5dL5nvDMkH24WQLF9sv4nTErr2aKUvMVwa3S4wiHBZbiHyhQ9waLhp7rkA",
-	"OgZz9Ey29nCOwlrI17PSSmxTRTEy8cyiNIJ6gqGU7ppvMfPWOQ0Knl3QhZoTcsZ6BZmqcLumL3kbHCuG",
-	"ifdUAy3jyiGhmdi7ObXV7ZCqcLcykMcAEzJj+dawONrOHb66WLukccnwhm+TWpHHHJ0qDJ/aC2nyFQNu",
-	"DGJqU0mnOIYDWulnvHnyJNw8OXZ0aNw4ifVmZnpGwYsIDJqXUI53L6GMyxPf/ULKu11C+fHu7+d//JU7",
-	"v2OTJwg4vKvEL+LPbsmi0mkZxiBSwtfTKVxMdVc7mPJ+9Ldo9jbcYc+0ZUJhWDTKrpba/DdZzkhAEB1B",
-	"9cfxQd7j7EKHYsczezgYHvcmwUqWxsUSoabcNMpFN0fs86r2h3qbGtFBB0786lONaGr1U90WcGONaBKI",
-	"Xcw6V4Zc/v4yGu9Ox5pcYCAfMuNb3PTSuOqAraa9N2V/FfYhSXkXuIoVrZA6LbDpVjiJjh2uwUlxDmII",
-	"c3bXcx+UILnGsAsK4C22zhLcPapNFRiedcanu0q/xTBMnOaVe54X+jXAk7C8qYpdN7aGHi0IhUAOI+zj",
-	"4taRLK3HDPjL59eyo5b7ncc+IP3wDc+HlevoF1Ou/8D++zoT9RN58MOp3i9hxH4+yBD48J8ZMvx9Ny84",
-	"Ev0idy8E71t8BGy1vkAxjTVemgGgTumSG+BX4jj1uTn+orePVYlgp1yjEFsT8VsUYtMnihoxVnZkjWYu",
-	"+B/LrTYt+3uGLakKNqpBCjBoRKDHCV6YHsXaM6xS5RXGhMKd40ac0v0YIxQ9qSHKwQV8kEHcpjlfcGN+",
-	"Ses0adRQwBZmejZGu9RpUDBTfzNO/9E0TXMnueX67Ipm98z14zTN9S9E9wH9auTuD7y8iLMxwRrp3t1h",
-	"S3LrVg5bX2/kNkbIOGTQhhr/TmCFzFKQYhTzFJkimvJsG5moUbZi2+EVGCG1CdOU5PDA5FYeVK0aYr9h",
-	"rkyo4cj8iTNNyUTqNpQ/aRm9Fiq2FaymRq13z5IzM3Yr7+QrSrOXr7ijIq7JWJykCr2sO3eJ+KyhFvOL",
-	"mAFMc3bqnAJtTlQlJGbNeEUYZxi7y1xvq8hYpMco/yQoslS9wUvmiH6/B5E+bUIsn/tJoWoBRLnTBGPF",
-	"2qVoN63o3ph6ajjzS7HSl1TCh0pTh7z59lX3+cWovraMp4oGUBvFNRLEeEGPBaViM2E3Qij0uSsdjSPj",
-	"dEsZMEu4qDZVXe6m2rikiHvOCsyPGRMroWz7Cs+0XbYBhJfY9ueHCF9GEIGWCcM0ERy4+X6Mgf3lzw8Q",
-	"kr3rZpE7w16Plj86lzjMkBM2xSqHUxIj/qLlMXlQdnO1G7N11RFxxr6QsZuy8zHF0wx1wNxrbmbuJpS/",
-	"13WAb/hN2XSVvgxp2n4foERrOE5/saBBjHek8Z2q/LEXJO0z2BE23Ug89X7R6UQ+lKtP40UJ8tVFsDSW",
-	"Lqq+4G4DjQV175/W5RIk028ul0MuF0eixlHGZzzI+BU5T84EZgnHZwnoPLi798RVv7iDA+UwnL/BhdIG",
-	"0lN1J5TO7gTSCa7dCqWz60D6TieUBP/J0DZ7MHyUqjuhbVyyRkBDKD5E1aN8URb0Jh2sAcOaJWCuxd6h",
-	"CEw7EsQRfX4oeJywjJe6uGfGoTxP7Rpy1/BxLLp0hziG49+OWn7uVImo6M4+RBj80zrDah79lfrDfiYY",
-	"gPp3EshDCOCjIlP/PhwQdfkrQgN/aKQN1kDgbh49UD+3DCxoXlFes91MZHolzAG+Y2+WQlE92zjDm18I",
-	"58EB1eUUKeVpNqpFbKRymhhrrxhMcHDhgPGyNup+peouFdh8t41KbKy1EFuqdiuxUcnKRq27cKcWog1c",
-	"EkAnk4Zf7J6JM2Z1CZDIudOwAaxEh0hjJrYaI/19kP2j+pbI+B7gaZTeGlHC7S68YCeJEpqDPy5yx+Ej",
-	"msrttFR9CxfcAhmaiCFgir+j/toewmqpv3Z7hNUbH4BYCTN8i9k1LnJ35UuCNOHNK37xi2KbOILEu/nu",
-	"ePp1/Nvp1+epS4Dr88vUJPgMAZiwdaRafKM3aj8n2Q1swS8bRlG1RklSgPiVNml6+t2mbQmE3L/JvAU6",
-	"bEIZEXQBb3XFutdKlt4EHwIsFnYSiRR4PwDp4whIY7FaUvEtedh1hn64cgoVjdco4Q743fkduMC9niSM",
-	"E6/oPArV1WJNpEtSREnUp9qxUmtE5eU51htz5Su9+LfaB5EGBQDPXxvC+gqJ7sJOPjqMtYkjYD12wm2u",
-	"PnvAjaLCbnthN5TD6YNvNtz4g5sCmapdDzc2rA+MbWeUbqOkbIAZvbZF3VNk43i/NbRr0PoN9eq3Hw7s",
-	"nmFLrnLTujF/VbG2wJT7AUU3lEsBGEyFjQD73lA5JeyZLtZAhF6aCdIY0xNHbXWP6fsBe+0y8qh0Ed2w",
-	"BMuz4GVeCIN1zOhmJrpuiSqvRMX+Xd1Qbug68IVWI5mzJTdLKmjavAsgVS+jm66o04yv1wJLZvuy3u5+",
-	"6TEbDfFrAEx4a6fDUN3p2dPvnr1+cf7D6X9gWUn355unz755/mbaS0JB4tk21OZDHRJwsU8AylzwVCl4",
-	"UWxDsQT8tt2pBMMXJZVfcsXHfpk6Ic0a5x1RStVvu5SqUTI/ysCEFzp3KbFR1y/7xBU2Qvm1k+HQuXxu",
-	"MX66l+GTVF8r3aqKPFyz8HmrZNR3wcZVznwdccyFRhuw0IsFisqDpTKaVfk+YbmMj/O0+PU6R0DU0Ln+",
-	"J3ciDtDRKSN69tNo2eYAnPILXXehOVdj2Yi+VEYoI628FMUWIzqkgod/q6XwM9ZSuAPSd4jX8eVOytUr",
-	"rcmPUzZVjHOf1BeyOvVyHfwtfQ8xw9q6A/o1atNrLupswnAJEcPjJeLFthOkPOqR4/mIP8qG+ZF4MDvh",
-	"D7MY0J/JharWZh/Xu4HjaVA9RZ8zi6WCr0f1xrV8YFYx2fbIFc9JKnb8cDj0DHnz3D7NXt6dh4eYTdiA",
-	"uUGRROeG5hd0PTfOrRLKBG+kyvWGddvxRq+5SwnxXLNPUxU2qrvIwfrCNdRRb8CeU8wZjdihLwwsnM8R",
-	"I4PE2ePGA/MNGJ7TQSZWjQ8lzD1WA0iGMTxYFpqKupkdfqbV9VCV7m29cfKpakopkE6OAISgIlUaPbiv",
-	"BM8c1chPyJtMvsePzSsYKIjj5beP2aOjoyH721+PhoPR4Bj9TYd9SbUn6mHjgqw2T9LV57Md3CVGnfHb",
-	"d0kjaId42l0GdaAG6l4V0YPlXL5tWNxJbYCanRKJ4T7QLoFptFh7E2eyR8GtdQu7QYlgsEaH84huyPsq",
-	"c6dniVvt0uUCFQUyH8cyLiyu4nKcYO0V3EG6DGdKMqdMfXOoaiogwENlU9uLFqPHdBIKWcfm6fV+1M7H",
-	"eDavveHsphC+3+q+fkb/qvfW0c2iwNRbUBl1Vd+fycuK28OZ684nFApGf/YcYr9Dolm3eTKaAq15H9vb",
-	"d8BqO9ePvX0HfEUhJIc25xLvNMGrEvDepp2b9rulKDigeCriZDF2HwtGgbrDlzH3WZcu73cmlpKuOCj1",
-	"+y21XF9AhTXPXcmrLahq1Iku5p7TqqxLMZfvUd9Qifb7uD0cPfYunouumzOs23JrGl0wN6iFB9a27uxH",
-	"68YOlSjOOy4nHtogPbHfhiuD7d6WJUl4tuLZUioRD8Jx97ur/xcAAP//",
+	"7H3vkhs3kuer4Hi7IXKmSLHZanlExsZFW5Y92rElrVo+7a2pa4JVIInpIsABwKY4476PF3Ff78u9wEXs",
+	"e+y9yT7JRWYCKBRZ7D8aWbJm22GH2WQV/iYy85f/8JdWrpcrrYRytjX8S2sheCEMfnxeiOVKO6Hca7Eq",
+	"+VYU8G0hbG7kykmtWsPWxJm1mLDNQijmFtIyruxGGCYtcwvBrNNGFEwrwfSMccUEN6UUhhnxp7Wwjm2k",
+	"W9CTfCnYJHaZb7t/ENsJayvtFlLN2YZbVkA7fM6l6owYn1qhHNOKcTaTxjrfda+VtWy+EEsOoxVqvWwN",
+	"f2rBMFvvspZ4z5erUrSG9E3WctsV/GWdkWreurq6ylorbvhSOL8KL00hzPNv9qf+ZiGYhh8fWCaLHvta",
+	"lHrDjmDqRszWVhQ0u0f9fo/Bw75veKAQl2ypC/HAUhPsKGO8lDl80X57+vzN8xffdUbMCF4w6Ri39Ctr",
+	"Fzq3D+1K5La3LDJ2tuHzuTDsx+cdmLeEca24W7SyluJLmJgsWlkLVlsa2D+YdW19wnocZa2ZNkvu4B3l",
+	"Hj9qZa2lVHIJ63cU10kqJ+bCtGCdXvG52F+WfxFGd6ccpr/ic8HUejkVpsdO6c8l3zLruHGMO7bU1rGj",
+	"fr/fZ9KJpWVSOc2ks6yU1g3ZBF6ZsP/3f8ZqYuWfxYT9+//6v/6Fdngfmz3q92m14TH4K6PvT8L3QGOF",
+	"mPF16eiZgX9krKi95O0OjLYQYiUMtdKwpRmbOK3PS27mYpKxzUJbwSalXEo38dQ/VthGGKKeEaFDF9xe",
+	"iILNtPF7DD/MuGFCFXhQWKnVHBeBSYW/arcQhoilN1Zhr/+0FmZbbTb0UyN/P+PWsJ+Qfr++1ccD2Gr+",
+	"3m81LEay9f3GrT+Tf27YeiAInN8oLjWscrLRrI0LZppWtKLgnVlBi82zGqTTGtw0rxsJ+kwb18DiZlKU",
+	"xYRpw+hjVkgjcvh1QoPHb9lEFpOMTVZG5oKezo3gThSnbsK4Klh8jU24zeGRsZpAXxPWDuuFv3RGzElh",
+	"GTeCTY2+EIpNt8hjvgmPySKDJ3vsJdIFjoBeCMvaxiU9SCoW5pou6t8ZMWsNW//5YSUPHtKv9iHyQFwd",
+	"ZJBG2JVWViB//JoXr4mZw1+5ViAw4CNfrUqZc5jwwz9aWMqE3cCTBYzjkpeywIfOZ1yWAthVIRyXpW0N",
+	"f4qPwVmzCxozTrY1rG2Tn+RUFzBHPIa4y0thLbKp1nJtHZsKoMZScCBHli+44bmD3c9iT2t1ofRGnVMv",
+	"VW+5LvXa7HRUNS8tU9qhLAJiwMOORE5Lk3SwMiKXlgYdGkeiaZ7EYG8SC34p4qEasBnMQWrFS1bIuXS2",
+	"dfUufSeI2kILGuOSu5wY4umr5wyEiZz5jfKyQlj3HIZ1PBvwJ3m/OBKPpif8cd66ui3FnK7kM2O0IYLZ",
+	"OVB7ez4Z4nAOjlTa+jBHbOJpZMKAni0TPPfnsAeDTPSIP4jtawEn4oPIU1YNnV+I7bmhptL1xeHtKC6o",
+	"ruAxnGnDuCLu7ec3gl8YZ0ps2IXY0iP4V6CWT7ILzVPDrWiYUA762VTMtBHE9HYmxdrhCyBfEK1uAUwQ",
+	"2U5nxHb1uB778fpFoH1UThjFyw/bO//yucA1qJ1W/xOzwlwKw8ITn2LZa6OaDEErjsOB47A2YoTHARaS",
+	"GXEpeGnj+vGpXjsmXcYmcbATNpOqsKApem3BT6vUc1zGF9p9q9fqw46A0u58hm+nK+jV1q/wnNLPH2d9",
+	"YneTIVPaq8cLboksJZ1vFEgv/3DH+QRx3Bq2Bv3B427/qNsfvDnqD/vw77+0sla+tk4vhQECOMr21Bup",
+	"HKlqQhG7hse+ylorYUDzEAa6gS8HWWttYUtR1k71FAZNTH54NOj3TrKWddytbWvYev6CvXr98rvXz87O",
+	"br+EuABN6xdRCeMzJwwO1xmurIQHQMVqRHjdFOI1dezfetgACnEUOKCACO5CY/7Jn37R/WleeQ+0UF6u",
+	"/NAJrqDei3onqpVOO14+K8WSUPKR/wamC39e3W3bcJUatu6lEhEp4BZapPU3Wn8PSvMHHV7PI84jVmk1",
+	"qQbIaQC0aM3CU5+AFe4NzusBOJy2NogEC5GX3IiCPaW5d78Xau4WHRivvvQUTvzuAeDGpXRh2X7ganvq",
+	"XgItfMjawbCWXIFkxHHa2tpt9Zo0saMgsSwza6WQSauCHT1mGy6dVPMMh4jamlYChL9BGMzh7xyYvdmS",
+	"WSPYUcQWVXkyaIji0+zG3nSDKoAD5iUA1S1yYtgWu4ARBkwblr/gjgP2Z7lWisCOHavp2m5JaYA3N0Y6",
+	"ADeqQOxroRH4Xm8U43mu18qx9uTl62+evT47f/v6+Ztn52e/P339bJIxzv605gbYGnU8ViutSwBHHj91",
+	"sFnOSkkWJyvfOwFLKkFJ5JbBBKv98huEyodbiGWGryutxFjNjPDgVCrGmRW5VkVdj0Horg3gCDUXRY+9",
+	"FriVyHgn+Ef3FP6YsPZRZ6yoDRtAG6wrYTZcv4ItBVebhSwFwbaEUSdt7QPUM2qWOY0TClqagXdgqO3X",
+	"3z5lT46O+uzf/vWo3xv0jhFq384odC1kBir6UfG1W2gj//yBKvY6bSA9YfC1UM63wOJ4Pw65p90GviO4",
+	"AYaCiFtatpTW4vn1mBD2WrxfwSBoUR9/dUJmi2Sr3r592z2tRt5gJpl8Tf0YwcvlP4xJlbLj1iSjQzJB",
+	"zfAfxi2pECmd44DGLW9m5X6AQIFWKLdj8IwGzgO9ZOxA803GUNrfSy5LPi3vwEVxJQIz2GnBrpdLbrZe",
+	"V6k4BlegSk6BcHm+QFq45OU6JZXw8Pk6abKOxZIWgXVVz43oQDA8zTOx8Sfa3shcgdyQv329ttv9Cay4",
+	"tRttCuCMC7JszdZlydpGzKV1hohXq3LbaZgRtXwOHHJvIl6Jl5bBz6mYQEtIub156B/nqDQtuz8yh7eP",
+	"GTlfOKb0BqAh02uHqg2gPCPIAqxn7JW2bm7E2T9934HfQLqYNT5NdlAjrF6bXLD22T99f/bm9M0zlpfc",
+	"WnZyPIR9hJUupL3I2FIstdlmqeTZgZ2NbBomQTofygvPSqWq8+8eewkMKNlQXlrNJsn2TYZMXAqzjQTR",
+	"BYLAvrW5qPYRRQz0irz6T2uxFhXNcDYrtUbzUdqbhbUp9Vwq28mY1TVrCUkiMvp5lYIYCSyiddqQRrLF",
+	"hQgsJpnckB3R/DgZnPdnduAlogDQWB9YwvnMcAXzd3WtAKQvaWY4edwLrnJRlqLofTxBd4ARnhwUXHa9",
+	"WmnjRPGDKCR/gw99kACLDZ0voaVz7G/3OKfK9gMb1VnolnnrIaiHqHLplQh0ludi5eynUQGbZ5Jo5bcf",
+	"t+MXgvDLW6PV/Mx5UfgBVhySUhZbaDRBSMsSED3CvpkSorAsQryPZLtJxuKXhUbhFyKYX+B3WpEKe5Pb",
+	"y7KZ0cveWO3Z36Q6X9vQKnk0d7ykDWY5aZl1siwD9GgytB3WSgO7ax914FDNhUNN3DtSx6pVCRA8nXFx",
+	"Gp2hCNv0zLNBZEm8ZNo7hu3azHgu4JCuDNCJk6Qm0D5fvyvY61N48CpxD+wO4hnxX6OnpVgG+UGMMVop",
+	"92zPnQzJVyhYJBBd6IZyYmlvNahvcDAwLM9kuDF8C39HQt0d5u/XS666AB5AkIJGWXLFg3mmUuAO6b97",
+	"elqNNzTtzD93vYum+7wImM2/kiH4QUM7UE1lOLT1wexxnH1tMYUUP9G2VqvwLj6vp38UuWtlrffdue56",
+	"E5k/c1nrG5HLJS/PqNG92ZwqxpcIEbllnBX0NJy7VQmakdIOV2vofSEZU5pZOVf4oRS8gFn+WRhNP4n3",
+	"tKuA/MZKr7wjZaWlcmymy1JvRIEAE5sbRb/L8aByH9kee/ae53j8ifhLruZrPvdArlpFtED1W4mj0s+A",
+	"XJVk2mgNjwdZa8WdEwbm/N/b/Z9/Ouo+efdTv/vk3W867fG4hx9/2/kvf9dEDdVp2RehDmluyWG7RUWE",
+	"RnCrVY/REYK9q51azxJA9BYcuQ6oCqIgQzWqDUu+ZXOjN6ifcJaXUijHnBEcOAo1KRPfDiAqdGs6y37/",
+	"5s0rRma5OtWltuf6NIF8xHsnlJXTUnRDnEeTO/GgfG4yju2g0brx2y10cQ5fcSIM9NjtOBlm2kxlUQjY",
+	"+GADPgeJRE7KujCTyq5nM5nDWp3P1gRHoiFGqvOV0XMjLMl/aOU817os9AZaq4OHJnNV/A6OwHoFXx3A",
+	"UAcdXc1iCs4znt9m4vNccY/80MR5DX/usdNAOXYjXb4QFgTIBKhnAjgi2Ix8pEU2VhPxfiVyJ7yH3u8M",
+	"YmUjkDyR9ABZaCU6IzbxLCmEaeDvD/BX9kzNS2kXYwXAWqgc5EJBJjwNqGuToAb0Nj6w6IAMB2dnbiRz",
+	"4mlhEniMCqeJJH3NsfkA4E/prWM1HVpvFMADtGSDSr3RieN3rIg9dRgv5QVwnbH6meb9M1qVgOnBJ5w4",
+	"+3msfu52u/E/eHgSePeE/ezHjnYO7842LEZFJZYR9jPzPm58lhqqOdCpNdQMvNTfktYUFcXIEFBr+5ld",
+	"70j3faBaik0joA4ybQOqJoMfRyyhC3IRS8faE4J6k4xNiGLhk4cF8HGqdSm4go8ox+EDyavJiFng7bxk",
+	"f9RSkVCYjMc/TzqwsiG4IGDJNgJd6iNjvV6vE0YeAhlg+E68dwTmkaa4ihFElWxJWw+hC01PxdZLreax",
+	"cRqHH1QpHUygg9FFt+0Rpd21HdolL0vaDd/RFEPhwkttpcPnIeyCvhRmVuoNGZJhtzrXTTKZGfoI0o74",
+	"VF+KD++oNreqn5nYYC+KIREA9RMR+HAfsdldPIpe822H+Iz6NPwjsRNgy9f1stTIvm7qpDaF3T4KIVbQ",
+	"xz+evXzBlEAe5OPaai2X4lKUsWl4cK/p8Ai2HUNYaDOCFnZg3HsBKtfOoeFp6pP0oUjZMT4E+BAptPN1",
+	"ydFCCxIT46wqHuC7rGJffHu1Z7AjUs1q/Xj2Qr+kb7QnYsllCWzCLwJ8XBuJ33Anuk4uRZ1FKIbvMF4U",
+	"ME7kDr5r0GJStoaMcAk8rZJrVUsUVTtMf8NWpiVXF3H8esbsiucoSMtt3GOy1eGj/jVA5kaX5/GMxyYW",
+	"ukS12T/RwCqgOfgVVPCmp/zscg3txHbdgrvA71EvYj+++bb7O2RaK2FyoVw3vAQwzeBILHvx4/fJMqRv",
+	"BrMXPLHXvxErdDDTClfyTBvcWS9wMKq4ImINSkDV2VxeivAlNlqsyYghQDmilvG0+aN8IbbUotvIqiG+",
+	"WgluqBmpyPtFz1Oj3J0j8zjXCvmd8gHUUe0gC2Wl63DrRxZOli6LigUdIpQlLzFsIZXSuCc1Y27BvMuv",
+	"ZvmxfAu7n+t1WQRqKgSoHEEP8LpuSs9B25tuQcVYl6I2M2LmJKx/rtPFz4ij6naDoIPvKZnfgh6IR4k8",
+	"r9i3Rf1CjRDu1hc4S9dVz9hmIfMFLhqMQYiCrJQRlfzUeurDEFpZ61UM/XiXmA32tOJd40DeiM4Aq+Oy",
+	"+KjPthWkwhJqwwXqUDD5h2Mubqu9qaOtoD3cFmwlFondqEmPsNKwzbT1oDWErz348sI3AS7+IwgtJIAq",
+	"dDLg44ilMwr2z1rI1FpZa4+h4SPEThBPETsATJQe4lbWSskDkbk/JxWCa727gpUjOXCABFFJJeKCj23b",
+	"qdFgEGjZAenlH/PiKEsk0A5GpoiVBjuAjy5torLI/TyAQe4aYy+Cqv7AUhwfCXYB/dhE/S20s6w9WRld",
+	"rHNne/0eBT8DyIJ2Jj6qL2EsKbsg3uIYL8udGfGlaJqPVPuTeRthHrGY4BWNQ0B3hnfwJ4ecE8+HZ3qB",
+	"dIY/hdjbECztcynIQYEkpS/kTiKJf2VvtD5+t9lSuqZAf9TSfkNh41GlAuxXqW8ZHNiNkc4JRfbl3WhY",
+	"1hbvee5GjLPvdGACc6EAYQGCM3pJbxU6Xy/hRxKjlFhCBhwCBrVtGJw8jrOKNJZi/j9arXov6Jfr7J1v",
+	"6hjbP4eQmixs+3C6Rg67Cvvg5HEi3G80RMoq0Dq70Sq5Fzv8X4PDds8OuZes9MASDWbsCOY2ODlhlxI5",
+	"Jjs9e/r8eaqRtBMH74UQq7AbQLq4DYk1cHBygnEY4e+jmnHwp//U/R/vfttoB/xBK7G9zoYqFbuUxq15",
+	"ycx6WgrrQ3v9QteNDNGiitTWY289TaIhFnSesfKojNwVTS+z9oRMoMAjSF2gqFWnUTFGK2qAEzCfjHTg",
+	"sZpKxc2WzUrNHWv/I7/kZzgloBjqlYia7K9+fnrG1ivYi6MTNALjkVHOD2assL8SeJPR6/kCZ9FbcWMF",
+	"HkL8k5ZTzrZwvrD740GUqJgp1HToptux0nwluzDFuVCHT2Fy/kDLEuWMtSfJ0Zp0dozIPorxDifzhdhQ",
+	"vChoTUUhaUteJdrUjJdWZPt0Qs4tpxnFZu47b2pv7PNm0u+dRu1QKzHyR6Pf7yenIfNOxHLroUp2QJGv",
+	"84X9eM/00IQ0puTU7B0QHxfaOG7EiEG5Y0bkQl4KO2T9Xh/ngIlS/X4vpI5de2h67EyoYqw8OAhGIjoM",
+	"k04QvpgEGcgfzxWNlbUnY+87GLfg6BC9WTQoBl+D9Ulo1LjPHkpOjU2PTcZAi6fPHWYXKJetIKvjWAXD",
+	"1XQtS0e0661kDFCZzZiVAF4m/d4R+y3r9wZoTZ30e8f9+j+PSJ5JO1ZB+5/5yE63kKbYW6uDLhOtxMsZ",
+	"Bgpf55R7BVsaSf/6Z+u+pqt31xyiHZlSTz0iMmqSJS/E5kd794NXC/7YP3QhwmSfcn+HlDn43cEzg2mk",
+	"3dhA4ohKvkuO0dHgd7VT9LuGU7S2woTgieuW+8fw3FUaHb87hWOYwvGAlcIRbwhiZ9IDPemczPzdyYit",
+	"lfzTWjA5VxTjknMrGma771pL5nNcl6Wn3X/h3T/3u096591GobpDB3EaWbp+cUGaSCJy4mZm2+Afr8Li",
+	"0/C+AxHylWMxWJ+aNIM0jr5RXfO/A0thq/W0lHYhiireobbMTanDuxE32a6kuI6N7yv+RT0s9atb9VjL",
+	"yriJMF+LWU0iXPc86VVXVSbBbbIn6dE95ZTyHfe5SWy8tllZQg0Hias5L7spu2A/FCMG59wqAsJnoeyb",
+	"N0I2xbWcms/FD8LxhsgBGoVv5uA8q3Rdnw7coqzY1uGcGMqtltZVq5CxaxN8Y2buTvZuJ0WNkhylvnNZ",
+	"ZNB/spX4f/8rffYPVLuZfPYPVn/jwzXMWWtk77ikBLev3FBEFPv3//m/06gp/Pv1s9Nv/ht+evryh1ff",
+	"P3vz7JsMsGZZiiJgRW3kXIK09smjZYnfL4djNUnam6DHlZNC12NPT188ffb998++IadnxV+kWxRGbJJQ",
+	"KoyAD4FbXhvw6xyiubJa0lTWwnG3slYcNXwOPdZXrmpib9kiQR4wMnA6P1ai4kUOx4UuyRa3f5hCJtE+",
+	"f5U2RE3+uSqW4OsktG5I1N9nc7YxF/9NFeITKjHAg3WEf7sOdrKf9sKZ9IbSKsj7VF8WD3LIQtH5ALGR",
+	"Jlrt9pwLWbZro2MPcZbXdtQ4yx0WFFGVrz1QX4LaqJrYU6qE7kt6cuJXuNlvfdYcW8TaC1EWLEBVqQBv",
+	"cstqGDFjpbwQbIKSabIzfcKL9QoP9RoPvf7RnQBl0Gl3JwaKz8h713xUPJrQLxFBubVRZEqvH5QpL7m6",
+	"g9Td1QZuRUd/rZK6r1TeYHUqkvifVCfM4nybKCeoIg2La8RMGIxJcZpxXOv9tdxZm8Gt12Z/nlM9veMs",
+	"D00orPs+h/L5Xg8s4Ml5KZjRpUgl6yFPSzXM5In9sVqRr4102zPYXU9tmBZzugbtv0kJX3EAFTzPhbU+",
+	"0wbx7+TVy7M37KHma7d4iN9PWDuS+dxw5TqZd1cNHrGFXpOGhYSF64kdV8NcOLdCXRyx/Nfcyrx5kV7C",
+	"YD3kx1pDiKityI1wIQ/p0RP2b/866B33jjoU0dk0XK3KbX1I2OneiMKsvoNJNY/JUjmAKl8qY3rqOHoG",
+	"gjXNxbEPev2KI8xKvWHtzYK7pHzRAztWpyHwDmjbDplQIdQKKMybhnHusa0QJuXtb7Wl8XYzDADZRc02",
+	"1yskB5QwF0L9aMrWsJUuF9JPIGf4ekAh4VLNdIN2jbokW5U8J99I0HAolCtAEfwp4hKbsRWXxb4ZFgO4",
+	"fvObb0u96f3mN+y00pdIKYRGvbYUq0VhhaVor8Lwewx5SjSlTkaGSxTR2lyMVVhMenaGuYwiv6CsQVCq",
+	"vLcx9u/TEbDlqG11dpS6Fd/6Akgk6VblGmTdyd+zXC8xdEyr7ICBjb5G9ZY+ltyhp4as5BSvFxoZjZWG",
+	"V4HZ0JimPL8A/hi03GBHBJ0tdpYxpcnPxWXR6bGnsKiUJeNX1Qi0zduxQrdVMo2q8+C2DtN+YJnn7OiO",
+	"JUM0NZdzxaYCu+sluzlWS771qTCMxzH7jY0K7Mg7CGFI5PCRlmF6amcESmlcQ2jNiFJwtF+z5y/GKqr3",
+	"vtGd9aF8WdLRgvbBWa7VTM7XJmqlFVqq8NBRv5ONVYogoClCEMjUgRPouXALYUJ4ZLUavNwAkSz1pRhW",
+	"y16KmUtByVitldNrTCcjV2IyNMwqisP5akAst+MVDZtSAYUZi3JGCb5aCexqrGi4axUyrUNAciTlG3o9",
+	"esQKvrWYjE5HQxSeQ8lirLhlclZvcMGL6knp6qeWDLgeBmFa1x/RwZyFbS2SFFSinhg5iYTqKz9gkuDe",
+	"0HOty26BgaSxPJcXVB3PcU5rKQfAeyoGHlPx9EbhIU9FX00OPeodd4CcGmTQaKz8wcAU6JyXJRPvYTnC",
+	"05gVPWE5N0YKyyZBKviwfp/VOl73+8c5SWmfwArfiEmamDtWb+AXy0p5KeJcWTusCZ+WooOny/hUJlCy",
+	"jLALkmmBbH1NQ1S7cMS41phgNFYhHRclGmq6mB6P6LtTTeMpzxei+5RCEoZM6S7WRqRARaAerOuC/ISX",
+	"JaIBTEUfq6nRG0thSph0X7Ac2sLTDkyRoc0cdg81ZBQY6P4iF4B3J9zGtcfaF3ol8gtMMqTKjQF2cDtW",
+	"wQPgHwLSVWITayASk4RRTQXFPO0iHMz+TNM2SFMbq5p7I/OukJlg+UJDm0DJlesiOD+wPqIvRBb4CSz3",
+	"Nu3SjlXwnd/KK+nFXcXkpQW55Vk9TdHotSrg/JFvEX6gJUn4Psp1Oo0oDWMsFrqP2v1e/wnLtXW2zh36",
+	"vaP+aKxoNP6Bo8Hj3snxiB2Rs8l/2T/pUX032PhXfC5VPLLfA+42eu180BM7W8Eyd63bliLUVGyjUtvv",
+	"ZMxXVmwfKNk3GqtravZRsILFeOb2viGN2/xnqnCHpTpqJfKysUoq5FUlA0NtO78XKKjjMfK2QR8kQVNZ",
+	"CscL7nhaY3KsmopMehlWqzLJ2rHKJNstMjmqiktiMQlfWnKsYm3J8PWg3xkiYWNwrY8d212t0NVO7cgQ",
+	"+XqgZCSngpXAqDQlV19TLhJI0IC6kxSN3PBtj71UYqy8Ho3TpjwKsw7p8BwkP0o3mIEPTWhjICQm27qF",
+	"kIaBaO1kvspGmvrrNSWzVr6MDIxIJom+tAon/eN6brGnYMwasUC9z2rZg2HjYTaTkH448TXG6oIjFTOZ",
+	"D+ILaUtSwfgES4TUSW8A/HQlWHuCQo6aDkfquVqtHSVjwKi+9qnGek0VXao8I2RqNbGZxQzImP9hcyOE",
+	"EsWI8bG6lLqMehxHwmgoiRdKitYK3VWRMqzN3Vg1TH0Yo/tCIlAa4IitIOKgKhPnCYzBE4dJAxj0ZcV8",
+	"Sb5ev8Gw6aiKVwVyM+K1F2JLOIcYus0ApxSwIrxkPru7c1PALooBkOL9/oRJlZfrQhQIa+rpC6zNVY3H",
+	"j2rRvADZiuit1sY/1CF7tBurpvS9U2ov1EEKUg/OMYb0YCky4DE+/0c6zB68EFsf2CsVJRCi3SPhn49D",
+	"4LyeYVx9qA6U8qUYWYeNbEMoMNCVMXxLMLaUuVCWSlRRyuQPz9+0stYagSsgdzt8+FCvhCItrafN/KF/",
+	"yT6EZwHOSudrH0teMI9ZT189b2WtS2EsQdlBr9/ro/1vqfOL7gq9LI/6R/2rrAXt85VsDVvHvX7v2EfI",
+	"Ibx+mBwCComciwPGAywotFdwZSqAZwD3yKqSvfnaGFAlPLLqtXAM5BjHTPjvhEurrRRomtwpUTro9++W",
+	"eh4tksdHg95JlpZ0I1tWYoxqqvR2u1RzHOqBEm5h3mTlu8paj2gOTe3FuT5MarHiK0c3v1Ir3wMvDZ7c",
+	"/FK9ttZV1jq5zehiMUd84fhWY4sZimjNqxVeSZeolbUcn9vgkretd/B8zZyDtp6HpAEcpE5/JLx5AKsO",
+	"cqDNrXCVpYUMbJUVB+OjFhq4Neb2s6eV7acqyDtW7Uf9YzKVbJkVggKeSKxScSFyRwJw+u5ZQEIP/yKL",
+	"Kz/sCbGC+gEAbS8EeNlWvXr5gViZ6pGHVIsuu/E5LPh8m+ewSPC75gN4/W4ntfE+IbkTHd65KkWa5ZtU",
+	"pIAdTQgDFa2IkexHqkIR+/a1IggwkjIRkETvc5zKF3GmrF2tQic5nH4d3l1lrZW2DQfwabBv7ljD9MbH",
+	"nIcJY8BPmCwCBQJn0rLNfvjeRpblWHkb44jFuioc3Sl7tkvpyNh38vcB7LFdrIf15xHSjRVgOkQr3IXI",
+	"0zaN5rcJlOz4IDhf7O2g9bAq4rNWTpb1IiPRdNQGmUcw04eWitA40i7GFFbKNz1ORsPhbscg1cPGkbMO",
+	"QGaSBIXBstG4ifpLMNml9kfglzOpKFYosfKlpk/cX9JHjRCxVdYOH5ZSrZM9PDBMv4ydkKqU68saQh0r",
+	"D7qegDq8m2RP8DHY0n3FlCbmSuRIYS57rLVOuT+gxd0ll0Jg+6DmV+okTPSnwvCZ60rhZl3Q2/hKdpMk",
+	"++6F2HZJZ37XDnodqJ7O8PxCmB68iNpdofOHt27rYaczJAzUUFqGoyYL2C1AO0qOifUdAXrE+kXb6jsQ",
+	"UbTUUlUGtrlwNqli481naJXM2JKbC1Ek0fNV7dkhw9tEcAxjReW64vbs5DgBfZTaV5ryPeDdEoCJpaPe",
+	"yHIOc4MhAoKp16zGgT4aDNihYtg7y0GhKckirpUdKyKy5mo+ALzLLbNrtFT6mv4XYuWG+8UPHtjQD7WL",
+	"U9i7OoQusljqB7aqm+1vDglPeVt/Nc7wA2g1o8QygFpOVVwI2gtL0gkQuvLRsZksS0AplZ1rrN6YLaZa",
+	"ryOxhM7SSgkmLPYuVYxowzgjsyuMoM3H6scfn3/T8bXTg604FqwBTKfVXm0VWJQunemu9icW6+nH7B2v",
+	"pO/kbdz6FoSmxJAr0nVwZF/rYnvXEom71W52agtWgSJ1k6n3n+4bRdNQ7lq9wZtKJfvAxxBuDYK9CmA6",
+	"OKoEhX9AZ9jXHYoUxjyGq3ocAnCNqz2V8+hXUx38hurTH6Xmtx9+FZ778ct8Z63vtb8m4trLkFbcLUaI",
+	"YSZoiNTVHTdxdE0FSz3KeXj01YFSpF8wKKjCAbwG9MkQQVTPvBnhyQdW4WsoVJSU6lVVgG2SGBN9FbVM",
+	"mboPn7XDr50RO6HHvCQJKqH/1nu9M4Z/TQXwwahOg6xIFMSPVvBvT3Uc1nS85sgAaRPleUeLvVntxXIA",
+	"Dbpuj71Iq5nSgf9iKglmrUdHx7cyLVG1e3zh5DaHt6GMJxqyBrcAv033xHwxVjBCJ0ksUOQyjZi7sn+h",
+	"UelaEy0+l1X5wZZUiw2GLDxPXZaY3ZVG1/gwFH9znUMNzsmlGIH+vT3wHGnW5AoPyL9Nf2o6Qkpsuv5A",
+	"oFkFAG2nx07VFsu1i9IKr7z2H2UVQgngw3ptksmidq0I6rKysP6ilQgGGYZpA2KvColNgvybYO62972Q",
+	"aY5KBtomEPmdcAcQ5A3GtHD14CF72v3VJ810+2kN5v1HfwvX6sQCEF53CLFFVuCxRDDpNhrxK8YcYYWZ",
+	"FTeu81lsjS9VxLlpBEVW50W34YMPyaZGIaIubwgLbkyLkYrKHhuuLMWT7ERB4jWfU+l83tzhUMixah+y",
+	"Mmb1wJFhZRerxSkWdDOAdKlm0Ml8DGZkuBJ/K3aGFGJoY6RluISjrqdldMfaUl9iFgRaU2EQRciFKUUx",
+	"D3FLNevrAx8Xy2COgchWQZ1jiZljqZXYjhWFvqUzS7KDqgnGSugrvsWEem8LLHl+wVBZG5GPJQjIsQoo",
+	"KVYOj/ZSy8R7KtKYc+U1oanYDeFotiaOVbymFpbHAhEy6/jWsjSI1sdU+BDaLBaLBjG14dusEuQpRY8V",
+	"RkXuRSqGkiY3xiY2iaRTHMOt7Jof9Zrbk3jN7dCvQ+16WzSQTvWUYpJRMajfeDvcvfE2rfJ+99tv73jj",
+	"7WGTb+JNaEeFiKiyc2/+vTf//rLmXyQ+4D7+kMUD9WXacGk+pOx3Tz6hFfeDPNYv//CF+6trLqugvOD9",
+	"ZIFB/+JWKlQoG4bRSxTs69cp3nB5VxsXperqb9GkVTN1v9COCYWZTKiXNNzec5NVbOdgHn1VC+kNTmIf",
+	"7Zv6itnjXv+4M4oWMGl9+C9qwZvajRr1EYdU6P2h3uYajajfjsLu0zUa1OrHuk/oxms0SNlpY6EYZUmu",
+	"hgvoggccC4KO1WETXYNnXVpfmrjRbPclmdL+9o1bpKL6ZBqsF4rb34D5bgXyKBTiGpCX1kWIqVdefh9k",
+	"kYXGUFBKKiq3XkPYDR8bK+lIkIc0Jx4y3XasWpmHDXLPbEy/RmwV6XesUruzq3BTA7wihMYIuPlcOlyW",
+	"xtAH/OXTQ4RBhAhVxN0wJMmlYOG2yGDwWZGBH/g9BrjHAL8kBvCRXpWuMfjCQQBNyIOAwWcFAb/iGIKq",
+	"yM1HiiKIAYO/YBzB1d8oXooy6m8ZL/11N/P5Jfosd/NFt2Iasuq0vkAVDmtS1hPWPOLo3OOCX5XTO5RL",
+	"CJd3fygiWHFrr8EDjbXRGvBA3Z+NgCDV9WnDc5+PjXd51L0yDyxb0BVLiAIo5ruWFJzW3MCKFay56MVY",
+	"BX15RBmoaSMec3yIAwG94DHwPOh+6MxoAg6vuLWf07OQ1craYQtTPR2iT8EDiKmefiGOBRz0PXi4Bw+/",
+	"JHgAIttxH0z19MvEDTCXe9fBZ1CF63LQM9tPrgnvRrt+mCp8/QvJhdb/MVSuH7i5SGtj8WJL+tbd4mxI",
+	"ZblVnE2o/nob8+sw1jOLd0d6XSXW+QIFhjLQEiOspqpntbpgSe2opphDYOaV8bauxMEDo1sFvmhV0/hq",
+	"htoRNZwYftO6X2QcbtegDSmYeiVUaiV1mhp1IaqGYlDSaKCd6lHS7lWP2tEOr6kfNfJSbOeO2lDDpcHw",
+	"TMQgteqxU+/vaYp9UUIi7w86cFrvzasNt9VhWaLCkiYTddixegtqzITW7x9Qi6gDyFCJixIHI0T0QWDW",
+	"iZUvmFf3HwSdqRaDZcRSX1JBZbryLFYxbN71UO0N5fKW8bGiAVTugArnYvZmQLpSsalwGyFIYCudjCPn",
+	"dEc/EMtScIWqyVi1uZ9q7fJrHigrEj/Wr8DwlsYdnmq3aMIGr7HtT48OvkrQAW0TJs0iLvDz/RDXwlef",
+	"ARtMkDrjWU+2PwknO0yQIzbBOycmxEb8OekMyXe0WzmvNlt/VwXOOFyQ5afsvWvpNGNVdv+an5m/Yfd6",
+	"1BOZwz30uYc+vyj08ZQWwc9XX7jbhObjAdBXX4DbBN8I0rUezvI6Vr8MAg23tRbc8tmSNjHflMZ3qoqn",
+	"QSNonsGO1tBO9IzOZ51O4j+6+jgepKgo+Qyi2tYlRW2Je9Y0rs69u+ku7qaot9y7mw65m/wS1WLYPmEE",
+	"273j6NdkxTgTXh+pwsjQcXJ3z5EvxnwH59Fhe8YN7qMmK8VY3clMwe5kpSBF91ZmCnadlWKnE6rJ+tHM",
+	"DexR/8lY3cncgFtWS8SJtfDpMoNQIxw9aQdLkrN6RfJrjQ+xJnkzFMYRfXosfJyxnBtdPrDDWC2+cot5",
+	"rZXjHQB3yL85/qxusjCPe7h4Dxd/WbgIdFbBxeMv2lfmT41Hi8f3QXafolBPcpPDPkC6R0B38jJW4usL",
+	"dTT+QiAI0ccoLg/hnw8qtvDXoaCky3ss9GvCQr+v1fCsYNDdHLqgfN8yo6YGy5OTNRW5Xu7UzayOFnu7",
+	"EIoul0zLLfML4R14oBl5GEFFU2ul2zdS2aTcIapLIYk/pdzaJTxjdZfrkEK3tWuRWOOtSGO1ey0S3R9X",
+	"u3gKMQnW/jCCIvgQm41qbtEHNk041wYAYXCYQAN4LRTirKnYatLSfGmcJ3T1BCwpHL+V0XMjrJ0ktWaT",
+	"lfAMxMJqZkl14eiOTbyx+Iimuy8armCKCg4sQx0vRUT1V1yGtIcvGy5Duj2+7AwPAMyMWb5FXuPrbSxD",
+	"ff46uHvDLz4rsktTp4KX945xj58X0OGg79HcPZr7JdGct3L8LUA5OC+/Chz3HyHscUcX+UzV/T9BXQSQ",
+	"e1LNv9EbtV8G2A9szi9r9tz1CikVeYx0WT1Ky0vchvoEO5K2Gdps4oUcGL6z1WvWvlYt6IzwIWBwUQyS",
+	"PgDvR+vBcWI9wGtfST9vKH1c1bpHJZHC66yL6iDFTDXMr0nrqk0SxgmNsqN4T1mqRmpDWmSW9Kl2DOwV",
+	"4gvKGN7c5S+CDLqb06G2Q9Te4PlrK0u8wUX3CVEfXF2iDgJgP3YSwa4+eSqYF2x7CWHErENa2IbbEHRX",
+	"IlE1K9G1AxvqVTQTSrt2OWvECJ2mTd3TQofpeaupxlFlr+nG4fjhwB5YtuAAgZsO5j1K/1XdcgRHZC/R",
+	"7YabVQCk0x1IgMxvuGQlMoU2XpcIvdSLLmOuWZow2T6m73vsR1/lk3SztZJ/WuMVJHNuilJYvPKsFM5h",
+	"sGlwvcVbY5FA8IpRjrdZczPXaiALtuB2QXefYiwrQUmsc/xazKV1xpfrg05zvloJvF076Le8KOAoDtmg",
+	"j1+DYg2ad0B47cnZ8+9e/Pjq/IfTf8YbKP2fb5+/+Obl20kni3cXT7fxGj8UkhG1h6KCuU/qM4KX5TYW",
+	"YMdvmx1+MHxh6KYmf0/ZLa8UMcnU/4ZhUX0TfaB7WER/p7nSdF/cCK+4fnX5OLzlr25++PhR5x5afXZo",
+	"VT2BbSTk2xZGqs6X6jGjM9yFOfy67xchwyxx29awBQPuxr9rdxmG6+rqVxniDO9yNUd1neFHvpkj3sZ4",
+	"0u97Z90txo9BvB/nMsaw66Lw9zF+6ts13sYS5Omlh5jDgTVqeUHCoNTzOep7B6/YqF/S+RGv2fgwd1bY",
+	"r3NEdTXgEH7yKRmAf71GTc9+HKhQH4BXcmPXbWjOX7luRVcqK5SVTl6KcospRVLBw/d3MPyCdzDcwVzh",
+	"Ybuny51yjm+0Jk+SqauR3oHjL9EDMiPt4zoMb0IPKcG6qgP6NWkzKDbU2YjhFqIhwi60ceW2Fbk86orH",
+	"swF/kveLI/FoesIf56lV4kzO1Xpl940TfuC78tbX2sabw683TVjf8oFZpcu2t1zpnKRix4/7/UCQN8/t",
+	"45zl3XkEnLyjVS64TTk6tzS/qM9z6x078dbwjVSF3rB2M6bo1E8poZprzulYxYNKqr2Nug111Omxl5T0",
+	"SCP2Khpmts5mCPSB4+xR44H5RkMEp0BSu4DWfI8RjwHswiQyvCWedEy7Q8+0uwGOYnVOd+Pkx6rOpYA7",
+	"+QUgFSsRpcmD+0LwzK8aeSp5ncj36LGW8OmTD15/+5Q9OTrqs3/716N+b9A7Ro/XYW9W5Qt7DJrHtb6s",
+	"q09nHxD52ki3bQ1/epfVkk2Iphm/7krkvUuFD14D823NbJhVVjS7c2PqelrSlZ9tAsxoduuMvN0xya6u",
+	"WtjNinVaXyTB0ajdkP9XFl7OErW6hS+1VZZIfByvf2Hp7S/HGd7ZgicIdXkCZLKgCv/20CXKoAEeukW5",
+	"+Q5z9NmO4r32qY3tek9u60N8q5Eaj7K7+1nvr4H+hE6i4HLAYHw0Fm1BZFSXfP9CriI8Ht4k580K8f74",
+	"T16+N5yQZNZN1so6Q/tLayq4EeZ07RbA34DUgoj6znDYmp/eAV1RCP+hw7kgKwx3FOrvL7kpdL7Ge0La",
+	"RpQctHi6/Mlh8Qi8aArEHb6MZYe18SV3p2Ih0YywMvr9llq+EGJl47Jbf1XWFkQ1ykRf9IHTrqyMmMn3",
+	"KG/WpgQkhsfDr8fuHE7RNEN2LsvaL2E52KDXr8T1HBYDm/PMA6+6b+2HVKRG06TQQIUikzZITuy34W/F",
+	"929LQxyeLXm+kEqkg/DU/e7q/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

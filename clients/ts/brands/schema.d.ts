@@ -309,7 +309,7 @@ export interface components {
              */
             password: string;
         };
-        /** @description A login; the examples are dev mode's admin (Swagger UI fills a form from them, and the admin's token runs every operation there). */
+        /** @description A login; the property examples are dev mode's admin (Swagger UI fills the urlencoded form from them, and the admin's token runs every operation there). */
         LoginRequest: {
             /** @example admin@brands.test */
             email: string;
@@ -327,8 +327,8 @@ export interface components {
             currentPassword: string;
             /**
              * Format: password
-             * @description 8 to 128 characters.
-             * @example staple-battery-horse
+             * @description 8 to 128 characters; it may be the current one (the example is, so that trying it leaves the password the login example `ada` signs in with).
+             * @example correct-horse-battery
              */
             newPassword: string;
         };
@@ -515,6 +515,8 @@ export interface components {
          * @example not_found
          */
         ErrorCode: string;
+        /** @description An `Idempotency-Key`'s value, 1 to 255 visible ASCII characters (the server keeps it as sent). */
+        IdempotencyKeyValue: string;
         /** @description The body of every refusal on this surface. */
         ApiError: {
             code: components["schemas"]["ErrorCode"];
@@ -805,10 +807,11 @@ export interface components {
          *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
          *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
          *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-         *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-         *     Try it out would then replay the first answer (or, with another body, get 422).
+         *     per new request. This parameter has no example; an operation that Swagger UI's demo
+         *     walk tries declares the header itself, with that operation's fixed demo key as its example
+         *     (docs/specs.md, "Every operation with its defaults").
          */
-        IdempotencyKey: string;
+        IdempotencyKey: components["schemas"]["IdempotencyKeyValue"];
     };
     requestBodies: never;
     headers: {
@@ -826,27 +829,18 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-                 *     request with a key runs, and its answer is stored in the same database transaction as what
-                 *     it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-                 *     or the write with its answer (a retry gets that answer). A repeat with the same key and the
-                 *     same request (method, path, query without `access_token`, content type and body) by the same
-                 *     caller gets the first answer again, from any server, for 24 hours, marked
-                 *     `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-                 *     whichever of its access tokens it presents; for an operation without a token, the client
-                 *     address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-                 *     while the first request with the key still runs is refused with 409
-                 *     `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-                 *     nothing, so its retry runs at once. The same key with another request is refused with 422
-                 *     `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-                 *     refusal or a failure of the server changed nothing, so a retry after it runs the request
-                 *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
-                 *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-                 *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-                 *     Try it out would then replay the first answer (or, with another body, get 422).
+                 * @description Makes the registration exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same client address (the operation takes no token; an IPv6 client by its /64)
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for the example's registration (Ada), which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-register-ada
                  */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
             };
             path?: never;
             cookie?: never;
@@ -951,6 +945,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                "application/json": components["schemas"]["LoginRequest"];
                 /**
                  * @example {
                  *       "email": "admin@brands.test",
@@ -958,13 +953,6 @@ export interface operations {
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["LoginRequest"];
-                /**
-                 * @example {
-                 *       "email": "admin@brands.test",
-                 *       "password": "admin-password"
-                 *     }
-                 */
-                "application/json": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
@@ -1051,14 +1039,14 @@ export interface operations {
                 /**
                  * @example {
                  *       "currentPassword": "correct-horse-battery",
-                 *       "newPassword": "staple-battery-horse"
+                 *       "newPassword": "correct-horse-battery"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["ResetRequest"];
                 /**
                  * @example {
                  *       "currentPassword": "correct-horse-battery",
-                 *       "newPassword": "staple-battery-horse"
+                 *       "newPassword": "correct-horse-battery"
                  *     }
                  */
                 "application/json": components["schemas"]["ResetRequest"];
@@ -1437,7 +1425,21 @@ export interface operations {
                  */
                 access_token?: components["parameters"]["AccessToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the deletion exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user (whichever of its tokens it presents)
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for deleting Velvet Records, which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-delete-velvet-records
+                 */
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
+            };
             path: {
                 /**
                  * @description A brand `_id`. Anything that is not a known id (malformed ones included) gets 404. The example is dev mode's Velvet Records, which no other example uses (dev mode puts it back at the next start) (docs/specs.md: Swagger UI).
@@ -1452,6 +1454,7 @@ export interface operations {
             /** @description The brand is gone. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1467,7 +1470,24 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["BrandNotFound"];
+            /** @description `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "idempotency_key_in_use",
+                     *       "message": "the first request with this Idempotency-Key is still running; retry shortly to get its answer",
+                     *       "requestId": "3f2a9c0d1e4b5a6c"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             413: components["responses"]["TooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1551,8 +1571,9 @@ export interface operations {
                  *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
                  *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
                  *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-                 *     Try it out would then replay the first answer (or, with another body, get 422).
+                 *     per new request. This parameter has no example; an operation that Swagger UI's demo
+                 *     walk tries declares the header itself, with that operation's fixed demo key as its example
+                 *     (docs/specs.md, "Every operation with its defaults").
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

@@ -522,6 +522,8 @@ export interface components {
              */
             requestId?: string;
         };
+        /** @description An `Idempotency-Key`'s value, 1 to 255 visible ASCII characters (the server keeps it as sent). */
+        IdempotencyKeyValue: string;
         /** @description Where a page sits in the whole list. */
         PageMeta: {
             /**
@@ -662,6 +664,7 @@ export interface components {
         /** @description The order after the transition. */
         OrderOK: {
             headers: {
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -781,7 +784,10 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `invalid_state`: the order is not in the state this transition starts from. */
+        /**
+         * @description `invalid_state`: the order is not in the state this transition starts from.
+         *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
+         */
         WrongState: {
             headers: {
                 [name: string]: unknown;
@@ -869,28 +875,6 @@ export interface components {
         Sort: components["schemas"]["OrderSort"];
         /** @description The order's id. Below 1 is refused with 400. The example is dev mode's order 1, alice's (WAITING); read it as alice (docs/specs.md, Swagger UI). */
         OrderID: number;
-        /**
-         * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-         *     request with a key runs, and its answer is stored in the same database transaction as what
-         *     it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-         *     or the write with its answer (a retry gets that answer). A repeat with the same key and the
-         *     same request (method, path, query without `access_token`, content type and body) by the same
-         *     caller gets the first answer again, from any server, for 24 hours, marked
-         *     `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-         *     whichever of its access tokens it presents; for an operation without a token, the client
-         *     address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-         *     while the first request with the key still runs is refused with 409
-         *     `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-         *     nothing, so its retry runs at once. The same key with another request is refused with 422
-         *     `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-         *     refusal or a failure of the server changed nothing, so a retry after it runs the request
-         *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
-         *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-         *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-         *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-         *     Try it out would then replay the first answer (or, with another body, get 422).
-         */
-        IdempotencyKey: string;
         /**
          * @description Zero-based page number. A page may start at most 10000 items into its list: `page` ×
          *     `size` ≤ 10000 (at most page 100 with size 100, page 500 with the default size 20, page
@@ -1095,27 +1079,18 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-                 *     request with a key runs, and its answer is stored in the same database transaction as what
-                 *     it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-                 *     or the write with its answer (a retry gets that answer). A repeat with the same key and the
-                 *     same request (method, path, query without `access_token`, content type and body) by the same
-                 *     caller gets the first answer again, from any server, for 24 hours, marked
-                 *     `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-                 *     whichever of its access tokens it presents; for an operation without a token, the client
-                 *     address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-                 *     while the first request with the key still runs is refused with 409
-                 *     `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-                 *     nothing, so its retry runs at once. The same key with another request is refused with 422
-                 *     `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-                 *     refusal or a failure of the server changed nothing, so a retry after it runs the request
-                 *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
-                 *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-                 *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-                 *     Try it out would then replay the first answer (or, with another body, get 422).
+                 * @description Makes the registration exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same client address (the operation takes no token; an IPv6 client by its /64)
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for the example's registration (erin), which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-register-erin
                  */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
             };
             path?: never;
             cookie?: never;
@@ -1281,27 +1256,18 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the request safe to retry (draft-ietf-httpapi-idempotency-key-header). The first
-                 *     request with a key runs, and its answer is stored in the same database transaction as what
-                 *     it creates: a server that dies at any point leaves either nothing (a retry runs the request)
-                 *     or the write with its answer (a retry gets that answer). A repeat with the same key and the
-                 *     same request (method, path, query without `access_token`, content type and body) by the same
-                 *     caller gets the first answer again, from any server, for 24 hours, marked
-                 *     `Idempotent-Replayed: true`, and changes nothing. The caller is the authenticated user,
-                 *     whichever of its access tokens it presents; for an operation without a token, the client
-                 *     address (an IPv6 client by its /64), so one visitor's key never meets another's. A repeat
-                 *     while the first request with the key still runs is refused with 409
-                 *     `idempotency_key_in_use` and `Retry-After: 1`; a first request whose server died holds
-                 *     nothing, so its retry runs at once. The same key with another request is refused with 422
-                 *     `idempotency_key_reused`. Only successes are kept (the draft would keep refusals too): a
-                 *     refusal or a failure of the server changed nothing, so a retry after it runs the request
-                 *     again, e.g. an order refused for want of funds is created by its retry after a top-up.
-                 *     The value is the key as sent (quotes included, if sent as the draft's Structured Field
-                 *     string); send a fresh random value (a UUID such as `5f0c6a2e-8d0e-4c7f-9a51-3c2d1b0e7f64`)
-                 *     per new request. No example value, on purpose: Swagger UI would fill it in, and a second
-                 *     Try it out would then replay the first answer (or, with another body, get 422).
+                 * @description Makes the order's creation exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for alice's example order (the first example body; the other body with this key gets 422), which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-create-order
                  */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
             };
             path?: never;
             cookie?: never;
@@ -1486,7 +1452,21 @@ export interface operations {
     cancelOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the cancel exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for cancelling order 2 as alice, which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-cancel-order-2
+                 */
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
+            };
             path: {
                 /**
                  * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 2, alice's (WAITING): cancel it as alice (docs/specs.md: Swagger UI).
@@ -1501,6 +1481,7 @@ export interface operations {
             /** @description The cancelled order. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1535,7 +1516,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description `invalid_state`: the order is not WAITING (a performer took it, or it is cancelled already). */
+            /**
+             * @description `invalid_state`: the order is not WAITING (a performer took it, or it is cancelled already).
+             *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1550,6 +1534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1558,7 +1543,21 @@ export interface operations {
     releaseOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the release exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for releasing order 3 as bob, which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-release-order-3
+                 */
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
+            };
             path: {
                 /**
                  * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 3, carol's: release it as bob after taking it (docs/specs.md: Swagger UI).
@@ -1573,6 +1572,7 @@ export interface operations {
             /** @description The released order, WAITING again. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1607,7 +1607,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description `invalid_state`: the order is not IN PROGRESS. */
+            /**
+             * @description `invalid_state`: the order is not IN PROGRESS.
+             *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1622,6 +1625,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1636,7 +1640,21 @@ export interface operations {
                  */
                 cancel?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the rejection exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for rejecting order 7 as alice, which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-reject-order-7
+                 */
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
+            };
             path: {
                 /**
                  * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 7, alice's, READY from bob: reject it as alice (docs/specs.md: Swagger UI).
@@ -1651,6 +1669,7 @@ export interface operations {
             /** @description The rejected order, WAITING again (CANCELLED with `cancel=true`). */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1675,7 +1694,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description `invalid_state`: the order is not READY. */
+            /**
+             * @description `invalid_state`: the order is not READY.
+             *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1690,6 +1712,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1698,7 +1721,21 @@ export interface operations {
     takeOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the take exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for taking order 3 as bob, which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-take-order-3
+                 */
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
+            };
             path: {
                 /**
                  * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 3, carol's (WAITING): take it as bob (docs/specs.md: Swagger UI).
@@ -1734,6 +1771,7 @@ export interface operations {
              *     cancelled); `too_many_in_progress`: the caller already holds the most orders (IN
              *     PROGRESS and READY) one performer may; `retake_cooldown`: this order was rejected,
              *     released or expired in the caller's hands within the cool-down.
+             *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
              */
             409: {
                 headers: {
@@ -1743,6 +1781,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1751,7 +1790,21 @@ export interface operations {
     passOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the pass exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for passing order 5 as bob, which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-pass-order-5
+                 */
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
+            };
             path: {
                 /**
                  * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 5, alice's, IN PROGRESS with bob: pass it as bob (docs/specs.md: Swagger UI).
@@ -1783,6 +1836,7 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             409: components["responses"]["WrongState"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1791,7 +1845,21 @@ export interface operations {
     acceptOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the acceptance (and its payment) exactly once ([draft-ietf-httpapi-idempotency-key-header](https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/)):
+                 *     the first request with a key runs, and a repeat of the same request by the same user
+                 *     within 24 hours gets the first answer again, marked `Idempotent-Replayed: true`, and
+                 *     changes nothing, so a client that lost the answer may send it again; the key with
+                 *     another request gets 422 `idempotency_key_reused`, and a repeat while the first runs
+                 *     409 `idempotency_key_in_use`. Only successes are kept: a refused request's repeat runs
+                 *     again. The example is the demo's key for accepting order 5 as alice, which Swagger UI fills in, so every
+                 *     Try it out of the example after the first gets the first answer; send a fresh key (a
+                 *     UUID) for any other request, or none.
+                 * @example demo-accept-order-5
+                 */
+                "Idempotency-Key"?: components["schemas"]["IdempotencyKeyValue"];
+            };
             path: {
                 /**
                  * @description The order's id. Below 1 is refused with 400. The example is dev mode's order 5, alice's: accept it as alice once bob passed it (docs/specs.md: Swagger UI).
@@ -1825,6 +1893,7 @@ export interface operations {
             /**
              * @description `invalid_state`: the order is not READY (for instance already accepted), or
              *     `insufficient_funds`: the customer's balance is below price plus commission.
+             *     `idempotency_key_in_use`: the first request with this Idempotency-Key is still running; nothing was done. Retry after `Retry-After` seconds (1) to get its answer.
              */
             409: {
                 headers: {
@@ -1834,6 +1903,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyAtOnce"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -246,12 +246,14 @@ func (s *Service) DeleteBrand(ctx context.Context, p Principal, id string) error
 	if !ValidID(id) {
 		return domainerr.NotFound
 	}
-	n, err := pgtx.Do(ctx, func() (int64, error) { return s.q.DeleteBrand(ctx, id) })
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return domainerr.NotFound
-	}
-	return nil
+	// One statement; under an Idempotency-Key, one transaction with its answer. A brand not there
+	// is an error inside the write, so no answer is kept for it.
+	_, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (struct{}, error) {
+		n, err := db.New(c).DeleteBrand(ctx, id)
+		if err == nil && n == 0 {
+			err = domainerr.NotFound
+		}
+		return struct{}{}, err
+	})
+	return err
 }

@@ -16,12 +16,14 @@ import (
 )
 
 // The moves of an order other than its creation and its acceptance. Each is one statement (take:
-// one call of the SQL function order_take) that changes the order only from the state it starts
-// from, with the list counters, the reservations, the performer's count under the cap, the
-// cool-downs and the ledger in the same statement, so concurrent moves of one order leave exactly
-// one winner and nothing half done. Every one locks its rows in the one order docs/orders.md
-// writes down (the order, its customer, its performer, its cool-down rows, the counter slots, a
-// platform slot), so no two wait on each other in a cycle.
+// one call of the SQL function order_take), run through pgtx.WriteOne (under an Idempotency-Key,
+// in one transaction with its kept answer; a refusal is an error inside the write, so none is
+// kept), that changes the order only from the state it starts from, with the list counters, the
+// reservations, the performer's count under the cap, the cool-downs and the ledger in the same
+// statement, so concurrent moves of one order leave exactly one winner and nothing half done.
+// Every one locks its rows in the one order docs/orders.md writes down (the order, its customer,
+// its performer, its cool-down rows, the counter slots, a platform slot), so no two wait on each
+// other in a cycle.
 
 // Take makes the calling performer the performer of a WAITING order (→ IN PROGRESS), if the
 // performer holds fewer than Limits.MaxHeld orders IN PROGRESS or READY (else ErrTooManyHeld) and
@@ -36,27 +38,31 @@ func (s *Service) Take(ctx context.Context, p Principal, id int64) (Order, error
 		return Order{}, err
 	}
 	defer release()
-	var row db.TakeOrderRow
-	err = pgtx.Retry(ctx, func() (err error) {
-		row, err = s.q.TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: p.ID, MaxHeld: int32(s.limits.MaxHeld)})
-		return err
+	// Every outcome but "taken" is an error inside the write, so that under an Idempotency-Key
+	// no answer is kept for a refusal (nothing moved).
+	o, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
+		row, err := db.New(c).TakeOrder(ctx, db.TakeOrderParams{OrderID: id, PerformerID: p.ID, MaxHeld: int32(s.limits.MaxHeld)})
+		if err != nil {
+			return Order{}, err
+		}
+		switch row.Outcome {
+		case "taken":
+			return Order{ID: id, CustomerID: row.CustomerID, PerformerID: p.ID, PerformerName: p.Username,
+				Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+		case "too_many":
+			return Order{}, refuse(ErrTooManyHeld, "you hold %d orders IN PROGRESS or READY, the most one performer may; release one, or wait for a customer to accept or reject one", row.Held)
+		case "cooling_down":
+			return Order{}, refuse(ErrCoolingDown, "order %d was taken from you (rejected, released or expired); you may take it again from %s",
+				id, row.Until.UTC().Format(time.RFC3339))
+		case "not_waiting":
+			return Order{}, pgx.ErrNoRows
+		}
+		return Order{}, fmt.Errorf("take of order %d: unknown outcome %q", id, row.Outcome)
 	})
-	if err != nil {
-		return Order{}, err
-	}
-	switch row.Outcome {
-	case "taken":
-		return Order{ID: id, CustomerID: row.CustomerID, PerformerID: p.ID, PerformerName: p.Username,
-			Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
-	case "too_many":
-		return Order{}, refuse(ErrTooManyHeld, "you hold %d orders IN PROGRESS or READY, the most one performer may; release one, or wait for a customer to accept or reject one", row.Held)
-	case "cooling_down":
-		return Order{}, refuse(ErrCoolingDown, "order %d was taken from you (rejected, released or expired); you may take it again from %s",
-			id, row.Until.UTC().Format(time.RFC3339))
-	case "not_waiting":
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, s.explain(ctx, p, id, "take", Waiting)
 	}
-	return Order{}, fmt.Errorf("take of order %d: unknown outcome %q", id, row.Outcome)
+	return o, err
 }
 
 // Pass marks an IN PROGRESS order of the calling performer READY, in one conditional UPDATE. The
@@ -70,19 +76,18 @@ func (s *Service) Pass(ctx context.Context, p Principal, id int64) (Order, error
 		return Order{}, err
 	}
 	defer release()
-	var row db.PassOrderRow
-	err = pgtx.Retry(ctx, func() (err error) {
-		row, err = s.q.PassOrder(ctx, db.PassOrderParams{ID: id, PerformerID: pgtype.Int8{Int64: p.ID, Valid: true}})
-		return err
+	o, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
+		row, err := db.New(c).PassOrder(ctx, db.PassOrderParams{ID: id, PerformerID: pgtype.Int8{Int64: p.ID, Valid: true}})
+		if err != nil {
+			return Order{}, err
+		}
+		return Order{ID: row.ID, CustomerID: row.CustomerID, PerformerID: p.ID, PerformerName: p.Username,
+			Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, s.explain(ctx, p, id, "pass", InProgress)
 	}
-	if err != nil {
-		return Order{}, err
-	}
-	return Order{ID: row.ID, CustomerID: row.CustomerID, PerformerID: p.ID, PerformerName: p.Username,
-		Description: row.Description, Price: money.Kopecks(row.Price), Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+	return o, err
 }
 
 // Cancel withdraws a WAITING order of the calling customer (→ CANCELLED): it leaves the new-orders
@@ -96,19 +101,18 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id int64) (Order, err
 		return Order{}, err
 	}
 	defer release()
-	var row db.CancelOrderRow
-	err = pgtx.Retry(ctx, func() (err error) {
-		row, err = s.q.CancelOrder(ctx, db.CancelOrderParams{ID: id, CustomerID: p.ID})
-		return err
+	o, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
+		row, err := db.New(c).CancelOrder(ctx, db.CancelOrderParams{ID: id, CustomerID: p.ID})
+		if err != nil {
+			return Order{}, err
+		}
+		return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
+			Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, s.explain(ctx, p, id, "cancel", Waiting)
 	}
-	if err != nil {
-		return Order{}, err
-	}
-	return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
-		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+	return o, err
 }
 
 // Release hands an IN PROGRESS order of the calling performer back (→ WAITING, no performer): it
@@ -124,19 +128,18 @@ func (s *Service) Release(ctx context.Context, p Principal, id int64) (Order, er
 		return Order{}, err
 	}
 	defer release()
-	var row db.ReleaseOrderRow
-	err = pgtx.Retry(ctx, func() (err error) {
-		row, err = s.q.ReleaseOrder(ctx, db.ReleaseOrderParams{ID: id, PerformerID: p.ID, Cooldown: s.cooldown()})
-		return err
+	o, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
+		row, err := db.New(c).ReleaseOrder(ctx, db.ReleaseOrderParams{ID: id, PerformerID: p.ID, Cooldown: s.cooldown()})
+		if err != nil {
+			return Order{}, err
+		}
+		return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
+			Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, s.explain(ctx, p, id, "release", InProgress)
 	}
-	if err != nil {
-		return Order{}, err
-	}
-	return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
-		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+	return o, err
 }
 
 // Reject sends a READY order of the calling customer back (→ WAITING, no performer): the work was
@@ -154,22 +157,28 @@ func (s *Service) Reject(ctx context.Context, p Principal, id int64, cancel bool
 		return Order{}, err
 	}
 	defer release()
-	row, err := pgtx.Do(ctx, func() (db.RejectOrderRow, error) {
+	o, err := pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
+		q := db.New(c)
+		var row db.RejectOrderRow
+		var err error
 		if cancel {
-			r, err := s.q.RejectCancelOrder(ctx, db.RejectCancelOrderParams{ID: id, CustomerID: p.ID})
-			return db.RejectOrderRow{ID: r.ID, CustomerID: r.CustomerID, Description: r.Description, Price: r.Price,
-				Status: r.Status, CreatedAt: r.CreatedAt}, err
+			var r db.RejectCancelOrderRow
+			r, err = q.RejectCancelOrder(ctx, db.RejectCancelOrderParams{ID: id, CustomerID: p.ID})
+			row = db.RejectOrderRow{ID: r.ID, CustomerID: r.CustomerID, Description: r.Description, Price: r.Price,
+				Status: r.Status, CreatedAt: r.CreatedAt}
+		} else {
+			row, err = q.RejectOrder(ctx, db.RejectOrderParams{ID: id, CustomerID: p.ID, Cooldown: s.cooldown()})
 		}
-		return s.q.RejectOrder(ctx, db.RejectOrderParams{ID: id, CustomerID: p.ID, Cooldown: s.cooldown()})
+		if err != nil {
+			return Order{}, err
+		}
+		return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
+			Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, s.explain(ctx, p, id, "reject", Ready)
 	}
-	if err != nil {
-		return Order{}, err
-	}
-	return Order{ID: row.ID, CustomerID: row.CustomerID, Description: row.Description, Price: money.Kopecks(row.Price),
-		Status: Status(row.Status), CreatedAt: row.CreatedAt}, nil
+	return o, err
 }
 
 // cooldown is Limits.RetakeCooldown as the interval the moves that start one write.

@@ -334,14 +334,19 @@ func (s *Service) Accept(ctx context.Context, p Principal, id int64) (Order, err
 		return Order{}, err
 	}
 	defer release()
-	var r db.AcceptOrderRow
-	err = pgtx.Retry(ctx, func() (err error) {
-		r, err = s.q.AcceptOrder(ctx, db.AcceptOrderParams{OrderID: id, CallerID: p.ID})
-		return err
+	// Every outcome but "completed" is an error inside the write, so that under an
+	// Idempotency-Key no answer is kept for a refusal (nothing moved).
+	return pgtx.WriteOne(ctx, s.pool, func(c pgtx.Conn) (Order, error) {
+		r, err := db.New(c).AcceptOrder(ctx, db.AcceptOrderParams{OrderID: id, CallerID: p.ID})
+		if err != nil {
+			return Order{}, err
+		}
+		return acceptOutcome(id, r)
 	})
-	if err != nil {
-		return Order{}, err
-	}
+}
+
+// acceptOutcome is the order an acceptance completed, or the refusal its outcome names.
+func acceptOutcome(id int64, r db.AcceptOrderRow) (Order, error) {
 	price, commission := money.Kopecks(r.Price), money.Kopecks(r.Commission)
 	switch r.Outcome {
 	case "completed":

@@ -62,3 +62,27 @@ func TestIdempotency_SubscribeKeyIsTheUsers(t *testing.T) {
 		t.Fatalf("%d subscribers, want 2", n)
 	}
 }
+
+// TestIdempotency_DeleteOncePerKey: a brand's deletion repeated with its key gets the first answer,
+// replayed, where without the key it is 404 (the brand is gone); the key with another brand is
+// refused with 422; a refused deletion (an unknown brand) keeps nothing, so its key then deletes.
+func TestIdempotency_DeleteOncePerKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	admin := e.admin()
+	b := e.createBrand(admin, map[string]any{"name": "Velvet Records", "availability": true})
+	del := request{method: "DELETE", path: "/api/brand/" + b.UnderscoreId, token: admin, idemKey: "delete-velvet"}
+	first := e.want(e.do(del), http.StatusOK)
+	again := e.want(e.do(del), http.StatusOK)
+	if !bytes.Equal(first.body, again.body) || first.header.Get("Idempotent-Replayed") != "" || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the repeated deletion answered %s (replayed %q), want the first answer %s, replayed", again.body, again.header.Get("Idempotent-Replayed"), first.body)
+	}
+	e.want(e.do(request{method: "DELETE", path: del.path, token: admin}), http.StatusNotFound)
+
+	other := e.createBrand(admin, map[string]any{"name": "Fabrikam", "availability": true})
+	e.want(e.do(request{method: "DELETE", path: "/api/brand/" + other.UnderscoreId, token: admin, idemKey: "delete-velvet"}), http.StatusUnprocessableEntity)
+	unknown := request{method: "DELETE", path: "/api/brand/" + b.UnderscoreId, token: admin, idemKey: "delete-fabrikam"}
+	e.want(e.do(unknown), http.StatusNotFound)
+	// The refusal kept nothing, so the key is not yet bound to a request: it deletes another brand.
+	e.want(e.do(request{method: "DELETE", path: "/api/brand/" + other.UnderscoreId, token: admin, idemKey: "delete-fabrikam"}), http.StatusOK)
+}

@@ -256,10 +256,12 @@ func (s *server) UpdateBrand(ctx context.Context, req brandsapi.UpdateBrandReque
 
 // DeleteBrand is DELETE /api/brand/{id}.
 func (s *server) DeleteBrand(ctx context.Context, req brandsapi.DeleteBrandRequestObject) (brandsapi.DeleteBrandResponseObject, error) {
+	// Under an Idempotency-Key, the answer is kept with the deletion.
+	idempotency.Answer(ctx, func(struct{}) idempotency.Visit { return brandDeleted().VisitDeleteBrandResponse })
 	if err := s.a.svc.DeleteBrand(ctx, principal(ctx), req.Id); err != nil {
 		return nil, err
 	}
-	return brandsapi.DeleteBrand200JSONResponse{Message: msgBrandDeleted}, nil
+	return brandDeleted(), nil
 }
 
 func products(in []brandsapi.Product) []brands.Product {
@@ -293,4 +295,9 @@ func (l cachedList) write(w http.ResponseWriter) error {
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(l)
 	return err
+}
+
+// brandDeleted is the answer to a brand's deletion.
+func brandDeleted() brandsapi.DeleteBrand200JSONResponse {
+	return brandsapi.DeleteBrand200JSONResponse{Body: brandsapi.Message{Message: msgBrandDeleted}}
 }

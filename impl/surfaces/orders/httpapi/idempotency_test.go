@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -161,4 +162,100 @@ func TestIdempotency_AnyTokenOfTheUserReplays(t *testing.T) {
 	if n := e.count("SELECT count(*) FROM orders WHERE customer_id = $1", alice.Id); n != 1 {
 		t.Fatalf("%d orders after retries with the second token, want 1", n)
 	}
+}
+
+// move sends PATCH /orders/{id}/{action} as a with an Idempotency-Key (none when key is "").
+func (e *env) move(a account, id int64, action, key string) resp {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPatch, fmt.Sprintf("%s/orders/%d/%s", e.url, id, action), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if key != "" {
+		req.Header.Set(idempotency.Header, key)
+	}
+	res, err := e.c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return resp{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// TestIdempotency_MovesRunOncePerKey: every move of an order (take, release, pass, accept,
+// reject, cancel) under a key runs once: its repeat gets the first answer, marked replayed, where
+// running it again would be refused (a retake within the cool-down, a second acceptance, a
+// cancelled order cancelled again) or would move the order again, and the money moves once. The
+// key with another order is refused with 422; a refused move keeps nothing, so its key then
+// serves the move once it can run.
+func TestIdempotency_MovesRunOncePerKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	alice, bob := e.account("alice", "Customer"), e.account("bob", "Performer")
+	replays := func(key string, first, again resp) {
+		t.Helper()
+		e.want(first, http.StatusOK)
+		e.want(again, http.StatusOK)
+		if first.header.Get(idempotency.ReplayedHeader) != "" || again.header.Get(idempotency.ReplayedHeader) != "true" ||
+			!bytes.Equal(again.body, first.body) {
+			t.Fatalf("%s: the repeat answered %s (replayed %q), want the first answer %s (replayed %q)", key,
+				again.body, again.header.Get(idempotency.ReplayedHeader), first.body, first.header.Get(idempotency.ReplayedHeader))
+		}
+	}
+	status := func(id int64) (s string) {
+		t.Helper()
+		if err := e.pool.QueryRow(context.Background(), "SELECT status FROM orders WHERE id = $1", id).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	// Take, release, take again: the repeats replay, where a second take would meet the cool-down.
+	o := e.createOrder(alice, "fence", "10.00")
+	takeFirst := e.move(bob, o.Id, "take", "take-1")
+	releaseFirst := e.move(bob, o.Id, "release", "release-1")
+	replays("take-1", takeFirst, e.move(bob, o.Id, "take", "take-1"))
+	replays("release-1", releaseFirst, e.move(bob, o.Id, "release", "release-1"))
+	if s := status(o.Id); s != "WAITING" {
+		t.Fatalf("after a take and a release, each repeated: %s, want WAITING", s)
+	}
+	if r := e.move(bob, o.Id, "take", ""); r.status != http.StatusConflict || !strings.Contains(string(r.body), "retake_cooldown") {
+		t.Fatalf("an unkeyed retake: %d %s, want 409 retake_cooldown (the repeats moved nothing)", r.status, r.body)
+	}
+	// The key with another order is another request.
+	other := e.createOrder(alice, "roof", "10.00")
+	if r := e.move(bob, other.Id, "take", "take-1"); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), idempotency.CodeReused) {
+		t.Fatalf("take-1 for another order: %d %s, want 422 %s", r.status, r.body, idempotency.CodeReused)
+	}
+
+	// A refused move keeps nothing: a pass before the take is refused (403: not yet bob's), and
+	// the same key passes the order after it.
+	if r := e.move(bob, other.Id, "pass", "pass-2"); r.status != http.StatusForbidden {
+		t.Fatalf("a pass of a WAITING order: %d %s, want 403", r.status, r.body)
+	}
+	e.want(e.move(bob, other.Id, "take", ""), http.StatusOK)
+	passFirst := e.move(bob, other.Id, "pass", "pass-2")
+	replays("pass-2", passFirst, e.move(bob, other.Id, "pass", "pass-2"))
+
+	// Accept pays once.
+	acceptFirst := e.move(alice, other.Id, "accept", "accept-2")
+	paid, earned := e.balance(alice), e.balance(bob)
+	replays("accept-2", acceptFirst, e.move(alice, other.Id, "accept", "accept-2"))
+	if a, b := e.balance(alice), e.balance(bob); a != paid || b != earned {
+		t.Fatalf("balances after the accept's repeat: alice %s bob %s, want %s and %s", a, b, paid, earned)
+	}
+
+	// Reject and cancel: the repeats replay where the order has left the state they start from.
+	ready := e.readyOrder(alice, bob, "10.00")
+	replays("reject-3", e.move(alice, ready.Id, "reject", "reject-3"), e.move(alice, ready.Id, "reject", "reject-3"))
+	if s := status(ready.Id); s != "WAITING" {
+		t.Fatalf("after a rejection and its repeat: %s, want WAITING", s)
+	}
+	replays("cancel-3", e.move(alice, ready.Id, "cancel", "cancel-3"), e.move(alice, ready.Id, "cancel", "cancel-3"))
+	if s := status(ready.Id); s != "CANCELLED" {
+		t.Fatalf("after a cancel and its repeat: %s, want CANCELLED", s)
+	}
+	e.checkLedger()
 }

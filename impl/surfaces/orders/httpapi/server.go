@@ -112,59 +112,97 @@ func (s *server) GetOrder(ctx context.Context, req ordersapi.GetOrderRequestObje
 	return ordersapi.GetOrder200JSONResponse(orderJSON(o)), nil
 }
 
+// The moves (take, pass, cancel, release, reject, accept) take an Idempotency-Key: under one, the
+// answer is kept with the move's write (idempotency.Answer before the domain call).
+
 // TakeOrder is PATCH /orders/{id}/take.
 func (s *server) TakeOrder(ctx context.Context, req ordersapi.TakeOrderRequestObject) (ordersapi.TakeOrderResponseObject, error) {
+	idempotency.Answer(ctx, func(o orders.Order) idempotency.Visit { return taken(o).VisitTakeOrderResponse })
 	o, err := s.a.svc.Take(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
-	return ordersapi.TakeOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
+	return taken(o), nil
+}
+
+func taken(o orders.Order) ordersapi.TakeOrder200JSONResponse {
+	return ordersapi.TakeOrder200JSONResponse{OrderOKJSONResponse: orderOK(o)}
 }
 
 // PassOrder is PATCH /orders/{id}/pass.
 func (s *server) PassOrder(ctx context.Context, req ordersapi.PassOrderRequestObject) (ordersapi.PassOrderResponseObject, error) {
+	idempotency.Answer(ctx, func(o orders.Order) idempotency.Visit { return passed(o).VisitPassOrderResponse })
 	o, err := s.a.svc.Pass(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
-	return ordersapi.PassOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
+	return passed(o), nil
+}
+
+func passed(o orders.Order) ordersapi.PassOrder200JSONResponse {
+	return ordersapi.PassOrder200JSONResponse{OrderOKJSONResponse: orderOK(o)}
 }
 
 // CancelOrder is PATCH /orders/{id}/cancel.
 func (s *server) CancelOrder(ctx context.Context, req ordersapi.CancelOrderRequestObject) (ordersapi.CancelOrderResponseObject, error) {
+	idempotency.Answer(ctx, func(o orders.Order) idempotency.Visit { return cancelled(o).VisitCancelOrderResponse })
 	o, err := s.a.svc.Cancel(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
-	return ordersapi.CancelOrder200JSONResponse(orderJSON(o)), nil
+	return cancelled(o), nil
+}
+
+func cancelled(o orders.Order) ordersapi.CancelOrder200JSONResponse {
+	return ordersapi.CancelOrder200JSONResponse{Body: orderJSON(o)}
 }
 
 // ReleaseOrder is PATCH /orders/{id}/release.
 func (s *server) ReleaseOrder(ctx context.Context, req ordersapi.ReleaseOrderRequestObject) (ordersapi.ReleaseOrderResponseObject, error) {
+	idempotency.Answer(ctx, func(o orders.Order) idempotency.Visit { return released(o).VisitReleaseOrderResponse })
 	o, err := s.a.svc.Release(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
-	return ordersapi.ReleaseOrder200JSONResponse(orderJSON(o)), nil
+	return released(o), nil
+}
+
+func released(o orders.Order) ordersapi.ReleaseOrder200JSONResponse {
+	return ordersapi.ReleaseOrder200JSONResponse{Body: orderJSON(o)}
 }
 
 // RejectOrder is PATCH /orders/{id}/reject, with cancel=true rejected and cancelled in one step.
 func (s *server) RejectOrder(ctx context.Context, req ordersapi.RejectOrderRequestObject) (ordersapi.RejectOrderResponseObject, error) {
+	idempotency.Answer(ctx, func(o orders.Order) idempotency.Visit { return rejected(o).VisitRejectOrderResponse })
 	o, err := s.a.svc.Reject(ctx, principal(ctx), req.Id, req.Params.Cancel != nil && *req.Params.Cancel)
 	if err != nil {
 		return nil, err
 	}
-	return ordersapi.RejectOrder200JSONResponse(orderJSON(o)), nil
+	return rejected(o), nil
+}
+
+func rejected(o orders.Order) ordersapi.RejectOrder200JSONResponse {
+	return ordersapi.RejectOrder200JSONResponse{Body: orderJSON(o)}
 }
 
 // AcceptOrder is PATCH /orders/{id}/accept.
 func (s *server) AcceptOrder(ctx context.Context, req ordersapi.AcceptOrderRequestObject) (ordersapi.AcceptOrderResponseObject, error) {
+	idempotency.Answer(ctx, func(o orders.Order) idempotency.Visit { return accepted(o).VisitAcceptOrderResponse })
 	o, err := s.a.svc.Accept(ctx, principal(ctx), req.Id)
 	if err != nil {
 		return nil, err
 	}
 	s.a.events.Add(EventAccepted, 1)
-	return ordersapi.AcceptOrder200JSONResponse{OrderOKJSONResponse: ordersapi.OrderOKJSONResponse(orderJSON(o))}, nil
+	return accepted(o), nil
+}
+
+func accepted(o orders.Order) ordersapi.AcceptOrder200JSONResponse {
+	return ordersapi.AcceptOrder200JSONResponse{OrderOKJSONResponse: orderOK(o)}
+}
+
+// orderOK is the answer of a move to o (OrderOK).
+func orderOK(o orders.Order) ordersapi.OrderOKJSONResponse {
+	return ordersapi.OrderOKJSONResponse{Body: orderJSON(o)}
 }
 
 func userJSON(u orders.User) ordersapi.User {
