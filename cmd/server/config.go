@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -13,48 +11,17 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/kit"
+	authhttp "github.com/triadhq/triad/impl/surfaces/auth/httpapi"
+	brandshttp "github.com/triadhq/triad/impl/surfaces/brands/httpapi"
+	ordershttp "github.com/triadhq/triad/impl/surfaces/orders/httpapi"
 )
 
-// Secret is a configuration string that never appears in logs.
-type Secret string
+// Secret is a configuration string that never appears in logs: the surfaces' Settings, which the
+// configuration holds, type theirs the same.
+type Secret = kit.Secret
 
-// LogValue masks the secret in slog output.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
-
-// MarshalJSON masks the secret where a JSON log handler marshals the whole config.
-func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + s.String() + `"`), nil }
-
-// String masks the secret in fmt output too: empty stays empty so a missing secret is visible.
-func (s Secret) String() string {
-	if s == "" {
-		return ""
-	}
-	return "***"
-}
-
-// CredURI is a configuration URI that may carry credentials (a store's user:password@host). Logs
-// show where it points, with any password replaced by "xxxxx", because an operator needs to see
-// which store a server uses but the log must not become a way to read its password.
-type CredURI string
-
-// String is the URI with its password redacted; a plain path or an unparsable value is shown only
-// when it cannot hold userinfo.
-func (u CredURI) String() string {
-	if !strings.Contains(string(u), "@") {
-		return string(u)
-	}
-	parsed, err := url.Parse(string(u))
-	if err != nil || parsed.User == nil {
-		return "***"
-	}
-	return parsed.Redacted()
-}
-
-// LogValue redacts the password in slog output.
-func (u CredURI) LogValue() slog.Value { return slog.StringValue(u.String()) }
-
-// MarshalJSON redacts the password where a JSON log handler marshals the whole config.
-func (u CredURI) MarshalJSON() ([]byte, error) { return json.Marshal(u.String()) }
+// CredURI is a configuration URI that may carry credentials, its password redacted in logs.
+type CredURI = kit.CredURI
 
 // Config is every setting of the server, loaded once at start by LoadConfig. Each field's flag,
 // environment variable, default, help and bounds are its row in the settings table (settings.go);
@@ -94,8 +61,10 @@ type Config struct {
 	TestIdempotencyHold string
 
 	Logins LoginsConfig
-	Orders OrdersConfig
-	Brands BrandsConfig
+	// Orders and Brands are those surfaces' own settings, as their mounts take them: the rows of
+	// settings.go set their fields, so a setting is typed once, in the surface.
+	Orders ordershttp.Settings
+	Brands brandshttp.Settings
 	Auth   AuthConfig
 }
 
@@ -112,68 +81,16 @@ type ArchiveConfig struct {
 // (SIGNUP_MAX per SIGNUP_WINDOW).
 type LoginsConfig = kit.Logins
 
-// OrdersConfig configures the orders surface.
-type OrdersConfig struct {
-	ClientID     string        // ORDERS_CLIENT_ID
-	ClientSecret Secret        // ORDERS_CLIENT_SECRET
-	TokenTTL     time.Duration // ORDERS_TOKEN_TTL
-	// MaxHeld is how many orders one performer may hold at once, IN PROGRESS and READY.
-	MaxHeld int // ORDERS_MAX_HELD (formerly ORDERS_MAX_IN_PROGRESS, still read when the new name is unset)
-	// InProgressTimeout is how long an order may stay IN PROGRESS untouched before it returns to WAITING.
-	InProgressTimeout time.Duration // ORDERS_IN_PROGRESS_TIMEOUT
-	// ReadyTimeout is how long an order may stay READY unanswered before the server accepts it.
-	ReadyTimeout time.Duration // ORDERS_READY_TIMEOUT
-	// RetakeCooldown is how long a performer may not take again an order rejected, released or expired in its hands.
-	RetakeCooldown time.Duration // ORDERS_RETAKE_COOLDOWN
-	// ListShare is how many list pages one user reads at once per replica (0: a quarter of the pool).
-	ListShare int // ORDERS_LIST_SHARE
-	// ListTimeout bounds one list page's query.
-	ListTimeout time.Duration // ORDERS_LIST_TIMEOUT
-	// WriteShare is how many writes and own-account reads one user runs at once per replica (0: a quarter of the pool).
-	WriteShare int // ORDERS_WRITE_SHARE
-}
-
-// BrandsConfig configures the brands surface.
-type BrandsConfig struct {
-	AdminEmail    string        // BRANDS_ADMIN_EMAIL: creates this admin at start when set (prod)
-	AdminPassword Secret        // BRANDS_ADMIN_PASSWORD
-	TokenTTL      time.Duration // BRANDS_TOKEN_TTL: access token lifetime
-}
-
-// AuthConfig configures the embedded auth service.
+// AuthConfig configures the embedded auth service: the auth surface's own settings as they are
+// (authhttp.Settings, each field set by its AUTH_* row), and what of AUTH_* is the server's.
 type AuthConfig struct {
-	Secret         Secret        // AUTH_SECRET: JWT signing secret
-	URL            string        // AUTH_URL: public base URL of the server
-	Issuer         string        // AUTH_ISSUER
-	TokenDuration  time.Duration // AUTH_TOKEN_DURATION
-	CookieDuration time.Duration // AUTH_COOKIE_DURATION
-	SecureCookies  bool          // AUTH_SECURE_COOKIES
-	CookieDomain   string        // AUTH_COOKIE_DOMAIN: Domain of the JWT and XSRF cookies; empty keeps them host-only
-	AllowedHosts   string        // AUTH_ALLOWED_HOSTS: comma-separated hosts `from` may point at
-	AvatarStore    CredURI       // AUTH_AVATAR_STORE: file path, file://, bolt://, mongodb://, postgres://
-	AvatarResize   int           // AUTH_AVATAR_RESIZE
-	DevPort        int           // AUTH_DEV_PORT: port of the dev OAuth2 server (dev mode)
-	AdminPasswd    Secret        // AUTH_ADMIN_PASSWD: enables basic auth for user admin
-	Providers      Secret        // AUTH_PROVIDERS: comma-separated name:cid:csecret of built-in OAuth providers
-	Audiences      string        // AUTH_AUDIENCES: comma-separated allowed aud values (empty: any; confirmation e-mails: the issuer)
-	SMTPHost       string        // AUTH_SMTP_HOST: enables the "email" verified provider
-	SMTPPort       int           // AUTH_SMTP_PORT
-	SMTPUser       string        // AUTH_SMTP_USER
-	SMTPPassword   Secret        // AUTH_SMTP_PASSWORD
-	SMTPFrom       string        // AUTH_SMTP_FROM
-	SMTPStartTLS   bool          // AUTH_SMTP_STARTTLS
-	// ConfirmPerRecipient, ConfirmPerClient and ConfirmWindow bound the verified provider's
-	// confirmation messages: AUTH_CONFIRM_PER_RECIPIENT to one recipient, AUTH_CONFIRM_PER_CLIENT
-	// asked by one client address, in each AUTH_CONFIRM_WINDOW.
-	ConfirmPerRecipient int
-	ConfirmPerClient    int
-	ConfirmWindow       time.Duration
+	authhttp.Settings
+	// SecureCookies (AUTH_SECURE_COOKIES) marks every surface's cookies Secure (kit.Shared), as an
+	// https AUTH_URL does.
+	SecureCookies bool
 	// URLFromListener: AUTH_URL was not given in dev mode, so URL is the address the server listens
 	// on, settled by run once it listens (the configured port may be 0).
 	URLFromListener bool
-	// ProviderSettings enables providers one by one: AUTH_<NAME>_CID/_CSECRET, AUTH_MICROSOFT_TENANT,
-	// AUTH_APPLE_*, AUTH_TELEGRAM_*, AUTH_CUSTOM_PROVIDERS (see surfacesettings.go).
-	ProviderSettings ProvidersConfig
 }
 
 // IsDev reports whether the server runs in development mode.
@@ -313,6 +230,11 @@ func (c *Config) crossChecks() []error {
 		if c.IsDev() {
 			c.Auth.URL, c.Auth.URLFromListener = listenURL(c.Addr, nil), true
 		}
+	}
+	if _, port, err := net.SplitHostPort(c.Addr); err == nil && port == "0" {
+		// A server on an ephemeral port (tests) gets an ephemeral dev provider too, so parallel
+		// servers never fight over AUTH_DEV_PORT's 8084.
+		c.Auth.DevPort = 0
 	}
 	if c.Mode == "prod" && (c.Brands.AdminEmail == "") != (c.Brands.AdminPassword == "") {
 		errs = append(errs, errors.New("BRANDS_ADMIN_EMAIL and BRANDS_ADMIN_PASSWORD go together"))

@@ -41,12 +41,12 @@ func TestProviderSettingsFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := cfg.authSettings().Providers
+	p := cfg.Auth.Providers
 	want := map[string]authhttp.OAuthClient{"google": {ID: "g-id", Secret: "g-secret"}, "microsoft": {ID: "ms-id", Secret: "ms-secret"},
 		"battlenet": {ID: "bn-id", Secret: "bn-secret"}}
 	for name, cl := range p.Clients {
-		if cl != want[name] {
-			t.Errorf("client %s from env: %+v, want %+v", name, cl, want[name])
+		if *cl != want[name] {
+			t.Errorf("client %s from env: %+v, want %+v", name, *cl, want[name])
 		}
 	}
 	if p.MicrosoftTenant != "consumers" {

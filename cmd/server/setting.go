@@ -72,6 +72,45 @@ func set[T settingType](flagName, env string, p *T, def T, help string, checks .
 	return s
 }
 
+// setList declares the comma-separated list setting env (flag -flag) over the field p, empty by
+// default: its items trimmed, without empty ones (a, b,,c is a, b and c). A list of secrets
+// (kit.Secrets) is masked where it is shown, as a Secret is.
+func setList[T ~[]string](flagName, env string, p *T, help string) *setting {
+	s := &setting{flag: flagName, env: env, help: help, def: "empty"}
+	s.reset = func() { *p = nil }
+	s.parse = func(v string) error { *p = splitList(v); return nil }
+	s.value = listValue[T]{p}
+	s.isZero = func() bool { return len(*p) == 0 }
+	s.check = func() error { return nil }
+	return s
+}
+
+// listValue is a list setting's field as a flag.Value.
+type listValue[T ~[]string] struct{ p *T }
+
+func (v listValue[T]) String() string {
+	if v.p == nil {
+		return ""
+	}
+	if s, ok := any(*v.p).(fmt.Stringer); ok {
+		return s.String() // kit.Secrets, masked
+	}
+	return strings.Join(*v.p, ",")
+}
+
+func (v listValue[T]) Set(s string) error { *v.p = splitList(s); return nil }
+
+// splitList is a comma-separated setting's items, trimmed, without empty ones.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // envOnly declares a variable read by the Go runtime or before the settings load (GOGC): it has
 // no flag and no field, only its docs row.
 func envOnly(env, def, doc string) *setting {

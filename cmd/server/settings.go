@@ -95,17 +95,17 @@ func settings(c *Config) []*setting {
 			defaultDoc("dev: `" + devOrdersClientSecret + "`").docs("its secret (required in prod)"),
 		set("orders-token-ttl", "ORDERS_TOKEN_TTL", &c.Orders.TokenTTL, orders.TokenTTL, "access token lifetime", positive).
 			docs("orders access-token lifetime"),
-		set("orders-max-held", "ORDERS_MAX_HELD", &c.Orders.MaxHeld, orders.Limits.MaxHeld,
+		set("orders-max-held", "ORDERS_MAX_HELD", &c.Orders.Limits.MaxHeld, orders.Limits.MaxHeld,
 			"orders one performer may hold at once, IN PROGRESS and READY; a take beyond gets 409 too_many_in_progress; the deprecated ORDERS_MAX_IN_PROGRESS is read when it is unset", atLeast(1)).
 			formerly("ORDERS_MAX_IN_PROGRESS").
 			docs("orders one performer may hold at once, IN PROGRESS and READY together; a take beyond gets 409 `too_many_in_progress` (at least 1). Formerly `ORDERS_MAX_IN_PROGRESS` (`-orders-max-in-progress`), which counted IN PROGRESS only: that variable is still read when `ORDERS_MAX_HELD` is unset (deprecated); the old flag is gone"),
-		set("orders-list-share", "ORDERS_LIST_SHARE", &c.Orders.ListShare, 0,
+		set("orders-list-share", "ORDERS_LIST_SHARE", &c.Orders.Limits.ListShare, 0,
 			"list pages one user reads at once per replica, more wait their turn; 0 is a quarter of the database pool, at least 1", atLeast(0)).
 			docs("list pages (`GET /orders`, `GET /users/{id}/orders`) one user reads at once on each replica while others read; more wait for one of that user's places, never another user's (a lone user's pages starting at most 100 rows in go beyond it while the pool has more than one connection free); `0` is a quarter of the database pool (`DB_MAX_CONNS` or pgx's default), at least 1"),
-		set("orders-write-share", "ORDERS_WRITE_SHARE", &c.Orders.WriteShare, 0,
+		set("orders-write-share", "ORDERS_WRITE_SHARE", &c.Orders.Limits.WriteShare, 0,
 			"writes and own-account reads one user runs at once per replica, up to 16 times as many more wait, the rest get 429; 0 is a quarter of the database pool, at least 1", atLeast(0)).
 			docs("writes (`POST /orders` and every `PATCH /orders/{id}/…`) and `GET /authenticated` one user runs at once on each replica; up to sixteen times as many more wait for one of that user's places, and past that a request that finds no place free within a second is answered 429 `too_many_requests` with `Retry-After: 1` before any database work, so one user on many connections leaves the pool to others (and, held that second, its refusals cost little CPU); `0` is a quarter of the database pool (`DB_MAX_CONNS` or pgx's default), at least 1"),
-		set("orders-list-timeout", "ORDERS_LIST_TIMEOUT", &c.Orders.ListTimeout, orders.Limits.ListTimeout,
+		set("orders-list-timeout", "ORDERS_LIST_TIMEOUT", &c.Orders.Limits.ListTimeout, orders.Limits.ListTimeout,
 			"longest a list page's query may run before it is cancelled and answered 503 server_busy", atLeast(time.Millisecond)).
 			docs("the `statement_timeout` of each list page's query; a page past it is cancelled and answered 503 `server_busy` with `Retry-After: 1`"),
 		set("orders-in-progress-timeout", "ORDERS_IN_PROGRESS_TIMEOUT", &c.Orders.InProgressTimeout, orders.InProgressTimeout,
@@ -114,7 +114,7 @@ func settings(c *Config) []*setting {
 		set("orders-ready-timeout", "ORDERS_READY_TIMEOUT", &c.Orders.ReadyTimeout, orders.ReadyTimeout,
 			"an order READY this long without its customer's accept or reject is accepted and paid by the server", atLeast(time.Second)).
 			docs("an order left READY this long without its customer's accept or reject is accepted and paid by the server, as its customer would (14 days; see [orders](orders.md)); every replica sweeps every quarter of this, at least once a minute (at least `1s`)"),
-		set("orders-retake-cooldown", "ORDERS_RETAKE_COOLDOWN", &c.Orders.RetakeCooldown, orders.Limits.RetakeCooldown,
+		set("orders-retake-cooldown", "ORDERS_RETAKE_COOLDOWN", &c.Orders.Limits.RetakeCooldown, orders.Limits.RetakeCooldown,
 			"how long a performer may not take again an order rejected, released or expired in its hands; such a take gets 409 retake_cooldown", atLeast(time.Second)).
 			docs("how long a performer may not take again an order that was rejected, released or expired in its hands; such a take gets 409 `retake_cooldown` (at least `1s`)"),
 
@@ -140,7 +140,7 @@ func settings(c *Config) []*setting {
 			docs("mark cookies `Secure` (always on when `AUTH_URL` is `https://`)"),
 		set("auth-cookie-domain", "AUTH_COOKIE_DOMAIN", &c.Auth.CookieDomain, "", "domain of the auth cookies, e.g. example.com so a page on app.example.com reads XSRF-TOKEN set by api.example.com; empty keeps them to AUTH_URL's host").
 			docs("`Domain` of the `JWT` and `XSRF-TOKEN` cookies, e.g. `example.com` so a single-page app on `app.example.com` can read `XSRF-TOKEN` set by `api.example.com` (see [auth](auth.md)); empty keeps them to `AUTH_URL`'s host. It must be that host or a parent of it, else the start stops (browsers would drop the cookies)"),
-		set("auth-allowed-hosts", "AUTH_ALLOWED_HOSTS", &c.Auth.AllowedHosts, "", "hosts a login `from` may redirect to").
+		setList("auth-allowed-hosts", "AUTH_ALLOWED_HOSTS", &c.Auth.AllowedHosts, "hosts a login `from` may redirect to").
 			docs("extra origins a login's `from` may redirect to, comma-separated: `https://host:port` (exactly), `host:port` (http or https), bare `host` (ports 80/443 only); `AUTH_URL`'s own origin is always allowed, exactly; dev mode also allows the local dev-server origins CORS admits there (`http://localhost` and `http://127.0.0.1` on ports 3000, 4200, 5173, 8081), prod mode nothing unlisted"),
 		set("auth-avatar-store", "AUTH_AVATAR_STORE", &c.Auth.AvatarStore, "", "avatar store URI; empty uses the server database").
 			defaultDoc("the server database (table `avatars`)").docs("avatar store URI: path, `file://`, `bolt://`, `mongodb://`, `postgres://`"),
@@ -152,19 +152,19 @@ func settings(c *Config) []*setting {
 			docs("port of the dev OAuth2 server (dev mode only); 0 picks a free one"),
 		set("auth-admin-passwd", "AUTH_ADMIN_PASSWD", &c.Auth.AdminPasswd, "", "basic-auth password of user admin").
 			prodSecret(&c.Auth.AdminPasswd, minAdminPassword, false).docs("enables basic auth for user `admin`"),
-		set("auth-providers", "AUTH_PROVIDERS", &c.Auth.Providers, "", "OAuth providers as name:cid:csecret,...").
+		setList("auth-providers", "AUTH_PROVIDERS", &c.Auth.Builtins, "OAuth providers as name:cid:csecret,...").
 			docs("built-in OAuth providers as `name:cid:csecret,...` (`dev` is refused in prod)"),
-		set("auth-audiences", "AUTH_AUDIENCES", &c.Auth.Audiences, "", "allowed token audiences, comma-separated; empty allows any (a confirmation e-mail's aud: only AUTH_ISSUER)").
+		setList("auth-audiences", "AUTH_AUDIENCES", &c.Auth.Audiences, "allowed token audiences, comma-separated; empty allows any (a confirmation e-mail's aud: only AUTH_ISSUER)").
 			docs("allowed token audiences (`aud`/`site`), comma-separated; empty allows any, except in a confirmation e-mail's `aud`, which is then only the issuer (`AUTH_ISSUER`), since it is mailed to the recipient"),
-		set("auth-smtp-host", "AUTH_SMTP_HOST", &c.Auth.SMTPHost, "", "SMTP host; enables the email verified provider").
+		set("auth-smtp-host", "AUTH_SMTP_HOST", &c.Auth.SMTP.Host, "", "SMTP host; enables the email verified provider").
 			family("`-auth-smtp-host`, `-auth-smtp-port`", "`AUTH_SMTP_HOST`, `AUTH_SMTP_PORT`", "empty, `587`", "SMTP server; a host enables the verified provider `email`"),
-		set("auth-smtp-port", "AUTH_SMTP_PORT", &c.Auth.SMTPPort, 587, "SMTP port", within(1, 65535, "want 1 to 65535")).member(),
-		set("auth-smtp-user", "AUTH_SMTP_USER", &c.Auth.SMTPUser, "", "SMTP user name").
+		set("auth-smtp-port", "AUTH_SMTP_PORT", &c.Auth.SMTP.Port, 587, "SMTP port", within(1, 65535, "want 1 to 65535")).member(),
+		set("auth-smtp-user", "AUTH_SMTP_USER", &c.Auth.SMTP.User, "", "SMTP user name").
 			family("`-auth-smtp-user`, `-auth-smtp-password`", "`AUTH_SMTP_USER`, `AUTH_SMTP_PASSWORD`", "empty", "SMTP PLAIN credentials"),
-		set("auth-smtp-password", "AUTH_SMTP_PASSWORD", &c.Auth.SMTPPassword, "", "SMTP password").member(),
-		set("auth-smtp-from", "AUTH_SMTP_FROM", &c.Auth.SMTPFrom, "", "sender address of confirmation e-mails").
+		set("auth-smtp-password", "AUTH_SMTP_PASSWORD", &c.Auth.SMTP.Password, "", "SMTP password").member(),
+		set("auth-smtp-from", "AUTH_SMTP_FROM", &c.Auth.SMTP.From, "", "sender address of confirmation e-mails").
 			docs("sender of confirmation e-mails (required with a host)"),
-		set("auth-smtp-starttls", "AUTH_SMTP_STARTTLS", &c.Auth.SMTPStartTLS, true, "require STARTTLS").
+		set("auth-smtp-starttls", "AUTH_SMTP_STARTTLS", &c.Auth.SMTP.StartTLS, true, "require STARTTLS").
 			docs("require STARTTLS before authenticating"),
 		set("auth-confirm-per-recipient", "AUTH_CONFIRM_PER_RECIPIENT", &c.Auth.ConfirmPerRecipient, auth.ConfirmPerRecipient,
 			"confirmation e-mails to one recipient per window, whichever clients ask", atLeast(1)).
@@ -178,16 +178,16 @@ func settings(c *Config) []*setting {
 			"window of the confirmation e-mail limits", atLeast(time.Second)).
 			docs("the window of both confirmation limits (at least `1s`; neither limit can be turned off)"),
 	}
-	return append(rows, providerSettings(&c.Auth.ProviderSettings)...)
+	return append(rows, providerSettings(&c.Auth.Providers)...)
 }
 
 // providerSettings are the rows of the login providers enabled one by one.
-func providerSettings(c *ProvidersConfig) []*setting {
-	c.Clients = map[string]*OAuthClient{}
+func providerSettings(c *authhttp.Providers) []*setting {
+	c.Clients = map[string]*authhttp.OAuthClient{}
 	var rows []*setting
 	for i, name := range authhttp.OAuthBuiltins {
 		up := strings.ToUpper(name)
-		cl := &OAuthClient{}
+		cl := &authhttp.OAuthClient{}
 		c.Clients[name] = cl
 		id := set("auth-"+name+"-cid", "AUTH_"+up+"_CID", &cl.ID, "", name+" OAuth client id").member()
 		if i == 0 {

@@ -114,12 +114,12 @@ func TestSettings_OneRowEach(t *testing.T) {
 func TestSettings_FormerNameStillRead(t *testing.T) {
 	t.Setenv("ORDERS_MAX_IN_PROGRESS", "3")
 	c, err := LoadConfig(nil)
-	if err != nil || c.Orders.MaxHeld != 3 {
-		t.Fatalf("ORDERS_MAX_IN_PROGRESS=3: MaxHeld %d, %v", c.Orders.MaxHeld, err)
+	if err != nil || c.Orders.Limits.MaxHeld != 3 {
+		t.Fatalf("ORDERS_MAX_IN_PROGRESS=3: MaxHeld %d, %v", c.Orders.Limits.MaxHeld, err)
 	}
 	t.Setenv("ORDERS_MAX_HELD", "4")
-	if c, err = LoadConfig(nil); err != nil || c.Orders.MaxHeld != 4 {
-		t.Fatalf("ORDERS_MAX_HELD=4 beside the old name: MaxHeld %d, %v", c.Orders.MaxHeld, err)
+	if c, err = LoadConfig(nil); err != nil || c.Orders.Limits.MaxHeld != 4 {
+		t.Fatalf("ORDERS_MAX_HELD=4 beside the old name: MaxHeld %d, %v", c.Orders.Limits.MaxHeld, err)
 	}
 	t.Setenv("ORDERS_MAX_HELD", "")
 	os.Unsetenv("ORDERS_MAX_HELD")

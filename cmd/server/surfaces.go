@@ -16,13 +16,14 @@ type surface struct {
 
 // surfaces mount the APIs, one per spec in api/ (TestSurfaces_EverySpecIsMounted), every one the
 // same way: a kit.Mount called with the server's kit.Deps (kit.Shared.Deps). orders, brands and
-// auth make theirs from their settings (surfacesettings.go); a surface made by `make new-surface` is one line at the
+// auth make theirs from their own settings, which the configuration holds as they are (Config.Orders,
+// Config.Brands, Config.Auth.Settings: the settings rows set their fields); a surface made by `make new-surface` is one line at the
 // end, with its import (docs/adding-a-surface.md). The order is /docs' order; nothing else depends
 // on it (token sources are resolved by name once all are mounted).
 var surfaces = []surface{
-	{"orders", func(a *app) kit.Mount { return ordershttp.Mount(a.cfg.Orders.settings()) }},
-	{"brands", func(a *app) kit.Mount { return brandshttp.Mount(a.cfg.Brands.settings()) }},
-	{"auth", func(a *app) kit.Mount { return authhttp.Mount(a.cfg.authSettings()) }},
+	{"orders", func(a *app) kit.Mount { return ordershttp.Mount(a.cfg.Orders) }},
+	{"brands", func(a *app) kit.Mount { return brandshttp.Mount(a.cfg.Brands) }},
+	{"auth", func(a *app) kit.Mount { return authhttp.Mount(a.cfg.Auth.Settings) }},
 	// new surfaces: make new-surface adds its line above this one.
 }
 

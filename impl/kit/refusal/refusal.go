@@ -70,13 +70,17 @@ func (t Table) Write(w http.ResponseWriter, r *http.Request, err error) bool {
 	if !ok {
 		return false
 	}
-	body := web.Error{Code: rf.Code, Message: rf.Message}
-	if body.Message == "" {
-		body.Message = err.Error()
-	}
+	body := web.Error{Code: rf.Code, Message: rf.headers(w, err)}
 	if rf.Details != nil {
 		body.Details = rf.Details(err)
 	}
+	web.WriteError(w, r, rf.Status, body)
+	return true
+}
+
+// headers sets the refusal's headers of err (WWW-Authenticate, Retry-After) on w and returns its
+// message: Message, or err's own text.
+func (rf Refusal) headers(w http.ResponseWriter, err error) string {
 	if rf.Challenge != "" {
 		w.Header().Set("WWW-Authenticate", rf.Challenge)
 	}
@@ -85,8 +89,10 @@ func (t Table) Write(w http.ResponseWriter, r *http.Request, err error) bool {
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 		}
 	}
-	web.WriteError(w, r, rf.Status, body)
-	return true
+	if rf.Message == "" {
+		return err.Error()
+	}
+	return rf.Message
 }
 
 // ResponseErrorHandler is the strict handler's ResponseErrorHandlerFunc for this table: mapped
@@ -134,7 +140,7 @@ var IdempotencyKeyInUse = Entry{Err: idempotency.ErrInUse, Refusal: Refusal{Stat
 
 // CodeTooManyAttempts is the code of a login refused by the failed-login limit (loginguard), the
 // one 429 code of logins on every surface but the OAuth token endpoint (which answers RFC 6749's
-// invalid_grant).
+// invalid_grant: OAuthLogin).
 const CodeTooManyAttempts = "too_many_attempts"
 
 // TooManyAttempts is the entry of a surface with password logins for loginguard.ErrTooManyAttempts:
@@ -144,8 +150,8 @@ var TooManyAttempts = Entry{Err: loginguard.ErrTooManyAttempts, Refusal: Refusal
 
 // WriteLoginRefused answers a login the failed-login limit refused (loginguard.Refused) with
 // TooManyAttempts, the one rendering of a refused login outside the OAuth token endpoint (the
-// auth library's direct logins and basic auth, orders' and brands' refusal tables), and reports
-// whether err was one.
+// auth library's direct logins and basic auth, orders' and brands' refusal tables; the token
+// endpoint's is OAuthLogin), and reports whether err was one.
 func WriteLoginRefused(w http.ResponseWriter, r *http.Request, err error) bool {
 	return Table{TooManyAttempts}.Write(w, r, err)
 }

@@ -1,6 +1,7 @@
 // Package tokenedge is the HTTP edge of a surface that issues its own opaque access tokens
 // (orders, brands): the token store and its cache, the password logins that mint tokens (the
-// login guard and the sign-up cap), the bearer check that resolves a token once into the surface's
+// login guard with its device cookie, the sign-up cap, and an OAuth 2.0 token endpoint for a
+// surface that has one: grant.go), the bearer check that resolves a token once into the surface's
 // principal, the Idempotency-Key store, and the mount of the generated strict server behind them.
 // A surface says what is its own in a Surface (its spec, token table, realm, refusals, field
 // checks) and gets the rest here, once, so two surfaces cannot drift apart in how they guard a
@@ -105,8 +106,10 @@ type Surface[P any] struct {
 	Refused func(http.ResponseWriter, *http.Request, error)
 	// DeviceCookie and DevicePath are the name and Path of the cookie the surface's password login
 	// keeps a client's device token in (OWASP's device cookies): the login's path, so no other
-	// request carries it. DeviceOps are the generated operations of that login (Device); a login
-	// outside the strict server (orders' token endpoint) sets it itself (Edge.DeviceCookie).
+	// request carries it. DeviceOps are the generated operations of that login (Device); the
+	// edge's token endpoint (PasswordGrant, outside the strict server) carries it as well. Either
+	// way the login (Edge.Login) reads the cookie and keeps a token through the request's context,
+	// and the edge sets it on the answer.
 	DeviceCookie, DevicePath string
 	DeviceOps                []string
 }
@@ -249,10 +252,10 @@ func Device[F web.StrictHandler](s Strict) func(F, string) F {
 	return web.DeviceCookieFor[F](s.device, s.deviceOps...)
 }
 
-// DeviceCookie is the surface's device cookie carrying value: HttpOnly, SameSite Strict, Secure
+// deviceCookie is the surface's device cookie without its value: HttpOnly, SameSite Strict, Secure
 // when Options.SecureCookies, host-only, for as long as a token handed out now is valid.
-func (e *Edge[P]) DeviceCookie(value string) *http.Cookie {
-	return &http.Cookie{Name: e.s.DeviceCookie, Value: value, Path: e.s.DevicePath, MaxAge: int(e.Guard.DeviceTTL().Seconds()),
+func (e *Edge[P]) deviceCookie() *http.Cookie {
+	return &http.Cookie{Name: e.s.DeviceCookie, Path: e.s.DevicePath, MaxAge: int(e.Guard.DeviceTTL().Seconds()),
 		HttpOnly: true, Secure: e.Options.SecureCookies, SameSite: http.SameSiteStrictMode}
 }
 
@@ -272,7 +275,7 @@ func (e *Edge[P]) Mount(r chi.Router, serve func(g chi.Router, s Strict)) error 
 			Options:    StrictOptions{RequestErrorHandlerFunc: web.StrictRequestError, ResponseErrorHandlerFunc: e.s.Refused},
 			BadParam:   web.BadParam,
 			clientAddr: e.s.ClientAddr,
-			device:     *e.DeviceCookie(""),
+			device:     *e.deviceCookie(),
 			deviceOps:  e.s.DeviceOps,
 		})
 	})

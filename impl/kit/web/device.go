@@ -24,17 +24,33 @@ func DeviceCookieFor[F StrictHandler](cookie http.Cookie, operationIDs ...string
 			return f
 		}
 		return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
-			slot := &deviceSlot{}
-			slot.presented = device.Presented(r.CookiesNamed(cookie.Name))
-			resp, err := f(context.WithValue(ctx, deviceKey{}, slot), w, r, req)
-			if err == nil && slot.keep != "" {
-				c := cookie
-				c.Value = slot.keep
-				http.SetCookie(w, &c)
+			ctx, kept := WithDevice(ctx, r, cookie.Name)
+			resp, err := f(ctx, w, r, req)
+			if err == nil {
+				SetDevice(w, cookie, kept())
 			}
 			return resp, err
 		}
 	}
+}
+
+// WithDevice carries the device cookie named name of r into ctx, for a login served outside a
+// generated strict server (DeviceCookieFor's, by hand): the login reads it with DeviceOf and keeps
+// a token with KeepDevice, and kept then reports that token ("" for none), for SetDevice on the
+// login's answer.
+func WithDevice(ctx context.Context, r *http.Request, name string) (_ context.Context, kept func() string) {
+	slot := &deviceSlot{presented: device.Presented(r.CookiesNamed(name))}
+	return context.WithValue(ctx, deviceKey{}, slot), func() string { return slot.keep }
+}
+
+// SetDevice sets cookie (its attributes) with the value tok on w, before the answer is written;
+// tok "" sets nothing (the client keeps what it has).
+func SetDevice(w http.ResponseWriter, cookie http.Cookie, tok string) {
+	if tok == "" {
+		return
+	}
+	cookie.Value = tok
+	http.SetCookie(w, &cookie)
 }
 
 // DeviceOf is the device token the client presented to an operation of DeviceCookieFor, or "".

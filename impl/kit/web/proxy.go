@@ -167,9 +167,15 @@ func ClientAddrOps[F StrictHandler](operationIDs []string) func(f F, operationID
 			return f
 		}
 		return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
-			return f(context.WithValue(ctx, clientAddrKey{}, r.RemoteAddr), w, r, req)
+			return f(WithClientAddr(ctx, r), w, r, req)
 		}
 	}
+}
+
+// WithClientAddr hands r's client address to ctx (ClientAddrOf), for an operation served outside
+// a generated strict server (ClientAddrFor's, by hand) that counts something per address.
+func WithClientAddr(ctx context.Context, r *http.Request) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, r.RemoteAddr)
 }
 
 // ClientAddrOf is the client address ClientAddrFor handed to the operation, or "".

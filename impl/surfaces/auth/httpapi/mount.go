@@ -26,11 +26,14 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 )
 
-// Settings are the auth surface's own settings (cmd/server reads them from its configuration).
-// Whether cookies are Secure is the server's (kit.Deps.SecureCookies), dev mode too (kit.Deps.Dev).
+// Settings are the auth surface's own settings. cmd/server's configuration holds them as they are
+// (Config.Auth), each field set by its row of the settings table (AUTH_*, in
+// cmd/server/settings.go), so a setting is typed here and nowhere else; secrets are kit.Secret,
+// masked wherever the configuration is logged. Whether cookies are Secure is the server's
+// (kit.Deps.SecureCookies), dev mode too (kit.Deps.Dev).
 type Settings struct {
 	// Secret signs the JWTs (AUTH_SECRET).
-	Secret string
+	Secret kit.Secret
 	// URL is the public base URL: callbacks and avatar links (AUTH_URL).
 	URL string
 	// Issuer is the JWT iss (AUTH_ISSUER).
@@ -39,24 +42,25 @@ type Settings struct {
 	TokenDuration, CookieDuration time.Duration
 	// CookieDomain is the Domain of the JWT and XSRF cookies; empty keeps them host-only.
 	CookieDomain string
-	// AllowedHosts are the origins besides URL's a login's `from` may point at.
+	// AllowedHosts are the origins besides URL's a login's `from` may point at (AUTH_ALLOWED_HOSTS).
 	AllowedHosts []string
 	// AvatarStore is the avatar store's URI (avatarstore.Open); empty keeps avatars in the
-	// server's database.
-	AvatarStore string
+	// server's database (AUTH_AVATAR_STORE).
+	AvatarStore kit.CredURI
 	// AvatarResize is the avatar resize limit in pixels; 0 keeps the size.
 	AvatarResize int
-	// DevPort is the dev OAuth2 server's port in dev mode; 0 picks a free one.
+	// DevPort is the dev OAuth2 server's port in dev mode; 0 picks a free one (as cmd/server does
+	// for a server on an ephemeral port, so parallel servers never fight over one).
 	DevPort int
-	// AdminPasswd enables basic auth for the user admin.
-	AdminPasswd string
+	// AdminPasswd enables basic auth for the user admin (AUTH_ADMIN_PASSWD).
+	AdminPasswd kit.Secret
 	// Builtins are built-in OAuth providers as name:cid:csecret (AUTH_PROVIDERS).
-	Builtins []string
+	Builtins kit.Secrets
 	// Providers enable login providers one by one (providers.go).
 	Providers Providers
-	// Audiences are the allowed token audiences; empty allows any.
+	// Audiences are the allowed token audiences; empty allows any (AUTH_AUDIENCES).
 	Audiences []string
-	// SMTP, with a host, enables the verified provider "email".
+	// SMTP, with a host, enables the verified provider "email" (AUTH_SMTP_*).
 	SMTP SMTP
 	// ConfirmPerRecipient, ConfirmPerClient and ConfirmWindow bound the verified provider's
 	// confirmation messages: to one recipient, and asked by one client address, in each window.
@@ -66,11 +70,12 @@ type Settings struct {
 
 // SMTP is the mail server of the "email" verified provider.
 type SMTP struct {
-	Host           string
-	Port           int
-	User, Password string
-	From           string
-	StartTLS       bool
+	Host     string
+	Port     int
+	User     string
+	Password kit.Secret
+	From     string
+	StartTLS bool
 }
 
 // DefaultSettings are the settings the surface takes when its server sets nothing: the
@@ -91,7 +96,7 @@ func Mount(s Settings) kit.Mount {
 		}
 		// Without AvatarStore avatars live in the server's own database (table avatars), which
 		// every replica shares and which leaves no files behind.
-		store, err := avatarstore.Open(context.Background(), s.AvatarStore, avatarstore.Options{Pool: d.Pool, Reads: d.Reads})
+		store, err := avatarstore.Open(context.Background(), string(s.AvatarStore), avatarstore.Options{Pool: d.Pool, Reads: d.Reads})
 		if err != nil {
 			return fmt.Errorf("avatar store: %w", err)
 		}

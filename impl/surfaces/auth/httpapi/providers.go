@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/appleid"
@@ -23,17 +24,20 @@ import (
 type Providers struct {
 	// Clients of the built-in OAuth providers of OAuthBuiltins, by name (AUTH_<NAME>_CID and
 	// AUTH_<NAME>_CSECRET; for twitter: the consumer key and secret).
-	Clients map[string]OAuthClient
+	// A nil client is an unset one.
+	Clients map[string]*OAuthClient
 	// MicrosoftTenant is common (default), organizations, consumers or a tenant id.
 	MicrosoftTenant string
 	// Apple is Sign in with Apple: the services id, team id, key id, and the .p8 private key as a
 	// file (AppleKeyFile) or its PEM text (AppleKey); AppleResponseMode is form_post or query.
-	AppleClientID, AppleTeamID, AppleKeyID, AppleKeyFile, AppleKey, AppleResponseMode string
+	AppleClientID, AppleTeamID, AppleKeyID, AppleKeyFile, AppleResponseMode string
+	AppleKey                                                                kit.Secret
 	// TelegramToken is the bot token; TelegramAPIURL replaces https://api.telegram.org (a local
 	// Bot API server, tests).
-	TelegramToken, TelegramAPIURL string
+	TelegramToken  kit.Secret
+	TelegramAPIURL string
 	// Custom is a JSON array of custom OAuth 2.0 providers (see customJSON).
-	Custom string
+	Custom kit.Secret
 	// AllowPrivate: the providers' server-to-server calls may reach private and loopback
 	// addresses (an identity provider or a local Bot API server inside the network). Off, the
 	// guarded client of package outbound refuses them, so a provider URL cannot be turned against
@@ -60,7 +64,8 @@ func (c Providers) telegramClient() *http.Client {
 
 // OAuthClient is a client id and secret.
 type OAuthClient struct {
-	ID, Secret string
+	ID     string
+	Secret kit.Secret
 }
 
 // OAuthBuiltins are the built-ins configured with a client id and secret alone (Providers.Clients).
@@ -96,19 +101,19 @@ type customJSON struct {
 func AddProviders(ctx context.Context, svc *auth.Service, pc Providers, shared *pgshared.State) error {
 	for _, name := range OAuthBuiltins {
 		cl := pc.Clients[name]
-		if cl.ID == "" && cl.Secret == "" {
+		if cl == nil || cl.ID == "" && cl.Secret == "" {
 			continue
 		}
 		up := strings.ToUpper(name)
 		if cl.ID == "" || cl.Secret == "" {
 			return fmt.Errorf("AUTH_%s_CID and AUTH_%s_CSECRET must be set together", up, up)
 		}
-		p := svc.Params(cl.ID, cl.Secret)
+		p := svc.Params(cl.ID, string(cl.Secret))
 		var err error
 		if name == provider.MicrosoftName {
 			err = svc.AddCustomHandler(provider.NewMicrosoft(p, pc.MicrosoftTenant, provider.Endpoints{}))
 		} else {
-			err = svc.AddProvider(name, cl.ID, cl.Secret)
+			err = svc.AddProvider(name, cl.ID, string(cl.Secret))
 		}
 		if err != nil {
 			return fmt.Errorf("AUTH_%s_CID: %w", up, err)
@@ -120,7 +125,7 @@ func AddProviders(ctx context.Context, svc *auth.Service, pc Providers, shared *
 		var loader appleid.KeyLoader
 		switch {
 		case pc.AppleKey != "":
-			loader = appleid.LoadFromBytes(pc.AppleKey)
+			loader = appleid.LoadFromBytes(string(pc.AppleKey))
 		case pc.AppleKeyFile != "":
 			loader = appleid.LoadFromFile(pc.AppleKeyFile)
 		default:
@@ -138,9 +143,9 @@ func AddProviders(ctx context.Context, svc *auth.Service, pc Providers, shared *
 	if pc.TelegramToken != "" {
 		gctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		logins, leader := shared.Telegram(pc.TelegramToken)
+		logins, leader := shared.Telegram(string(pc.TelegramToken))
 		h, err := provider.NewTelegram(gctx, svc.Params("", ""), provider.TelegramConfig{
-			Telegram: telegram.NewAPI(pc.TelegramToken, pc.TelegramAPIURL, pc.telegramClient()),
+			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, pc.telegramClient()),
 			Logins:   logins, Leader: leader})
 		if err != nil {
 			return fmt.Errorf("AUTH_TELEGRAM_TOKEN: %w", err)
@@ -152,7 +157,7 @@ func AddProviders(ctx context.Context, svc *auth.Service, pc Providers, shared *
 	}
 	if pc.Custom != "" {
 		var list []customJSON
-		d := json.NewDecoder(strings.NewReader(pc.Custom))
+		d := json.NewDecoder(strings.NewReader(string(pc.Custom)))
 		// A misspelt key ("scope", "PKCE") would otherwise be dropped silently and the provider
 		// would run without what the operator asked for.
 		d.DisallowUnknownFields()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/triadhq/triad/gen/authapi"
 
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/oauthserver"
@@ -52,13 +53,13 @@ func TestAddProviders(t *testing.T) {
 	tg := providertest.NewTelegram(t, "123:tg-secret", "triad_bot")
 	custom := `[{"name":"corp","cid":"c","csecret":"s","auth_url":"https://sso.example/a","token_url":"https://sso.example/t","info_url":"https://sso.example/u","scopes":["profile"],"pkce":true}]`
 	all := Providers{
-		Clients: map[string]OAuthClient{
+		Clients: map[string]*OAuthClient{
 			provider.GitHubName: {"gh-id", "gh-secret"}, provider.MicrosoftName: {"ms-id", "ms-secret"}, provider.TwitterName: {"ck", "cs"},
 		},
 		MicrosoftTenant: "contoso.onmicrosoft.com",
 		AppleClientID:   "com.example.web", AppleTeamID: "TEAM", AppleKeyID: "KEY", AppleKeyFile: keyFile, AppleResponseMode: "form_post",
 		TelegramToken: "123:tg-secret", TelegramAPIURL: tg.URL(), AllowPrivate: true,
-		Custom: custom,
+		Custom: kit.Secret(custom),
 	}
 	svc := newTestService(t)
 	if err := AddProviders(context.Background(), svc, all, nil); err != nil {
@@ -81,13 +82,13 @@ func TestAddProviders(t *testing.T) {
 		return p
 	}
 	for name, p := range map[string]Providers{
-		"cid without secret":    {Clients: map[string]OAuthClient{provider.GitHubName: {ID: "x"}}},
+		"cid without secret":    {Clients: map[string]*OAuthClient{provider.GitHubName: {ID: "x"}}},
 		"apple without key":     apple(Providers{}),
 		"apple with broken key": apple(Providers{AppleKey: "garbage"}),
 		"apple key without ids": {AppleKeyFile: keyFile, AppleResponseMode: "form_post"},
 		"custom not JSON":       {Custom: "corp:c:s"},
-		"custom built-in name":  {Custom: strings.Replace(custom, `"corp"`, `"github"`, 1)},
-		"custom misspelt key":   {Custom: strings.Replace(custom, `"scopes"`, `"scope"`, 1)},
+		"custom built-in name":  {Custom: kit.Secret(strings.Replace(custom, `"corp"`, `"github"`, 1))},
+		"custom misspelt key":   {Custom: kit.Secret(strings.Replace(custom, `"scopes"`, `"scope"`, 1))},
 		"telegram wrong token":  {TelegramToken: "999:wrong", TelegramAPIURL: tg.URL(), AllowPrivate: true},
 		// Without the opt-out, the guarded outbound client refuses a Bot API on loopback.
 		"telegram on loopback": {TelegramToken: "123:tg-secret", TelegramAPIURL: tg.URL()},
@@ -230,7 +231,7 @@ func TestMount_CustomProviderWithLocalServer(t *testing.T) {
 
 	// DevPort 0: the dev provider on a free port, never the 8084 a parallel test may hold; the IdP
 	// is an httptest server on loopback, hence AllowPrivate.
-	base := serve(t, dbtest.NewURL(t), true, Settings{URL: site, Providers: Providers{Custom: string(custom), AllowPrivate: true}}, addr)
+	base := serve(t, dbtest.NewURL(t), true, Settings{URL: site, Providers: Providers{Custom: kit.Secret(custom), AllowPrivate: true}}, addr)
 	spec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func (c countedSender) CheckAddress(address string) error {
 // the state replicas share.
 // mails counts the confirmation mails sent and failed.
 func newService(s Settings, dev, secureCookies bool, log *slog.Logger, store avatar.Store, shared *pgshared.State, mails metrics.Events) (*auth.Service, error) {
-	secret := s.Secret
+	secret := string(s.Secret)
 	opts := auth.Options{
 		SecretReader:         token.SecretFunc(func(string) (string, error) { return secret, nil }),
 		TokenDuration:        s.TokenDuration,
@@ -71,7 +71,7 @@ func newService(s Settings, dev, secureCookies bool, log *slog.Logger, store ava
 		AvatarStore:          store,
 		AvatarResizeLimit:    s.AvatarResize,
 		Audiences:            s.Audiences,
-		AdminPasswd:          s.AdminPasswd,
+		AdminPasswd:          string(s.AdminPasswd),
 		Logger:               logger.FromSlog(log),
 		SecureCookies:        secureCookies,
 		AllowedRedirectHosts: redirectHosts(s.AllowedHosts, dev),
@@ -122,7 +122,7 @@ func newService(s Settings, dev, secureCookies bool, log *slog.Logger, store ava
 			return fail(errors.New("AUTH_SMTP_HOST needs AUTH_SMTP_FROM"))
 		}
 		email := sender.NewEmail(sender.EmailParams{Host: m.Host, Port: m.Port, SMTPUserName: m.User,
-			SMTPPassword: m.Password, StartTLS: m.StartTLS, From: m.From}, logger.FromSlog(log))
+			SMTPPassword: string(m.Password), StartTLS: m.StartTLS, From: m.From}, logger.FromSlog(log))
 		if err := svc.AddVerifProvider("email", emailTemplate, countedSender{email, mails}); err != nil {
 			return fail(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/triadhq/triad/impl/kit"
 	"github.com/triadhq/triad/impl/kit/metrics"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 )
@@ -13,7 +14,7 @@ import (
 // prod start (it logs anyone in); dev mode takes it.
 func TestNewService_ProdRefusesTheDevProvider(t *testing.T) {
 	t.Parallel()
-	s := Settings{Secret: strings.Repeat("k", 32), URL: "http://127.0.0.1:1", Builtins: []string{"dev::"}}
+	s := Settings{Secret: kit.Secret(strings.Repeat("k", 32)), URL: "http://127.0.0.1:1", Builtins: []string{"dev::"}}
 	if _, err := newService(s, false, false, slog.New(slog.DiscardHandler), nil, nil, metrics.Events{}); err == nil || !strings.Contains(err.Error(), "development only") {
 		t.Fatalf("dev provider in prod: %v", err)
 	}

@@ -12,13 +12,17 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/brands/devdata"
 )
 
-// Settings are the brands surface's own settings (cmd/server reads them from its configuration).
+// Settings are the brands surface's own settings. cmd/server's configuration holds them as they
+// are (Config.Brands), each field set by its row of the settings table (BRANDS_*, in
+// cmd/server/settings.go), so a setting is typed here and nowhere else.
 type Settings struct {
-	// TokenTTL is the access tokens' lifetime; 0 uses brands.DefaultTokenTTL.
+	// TokenTTL (BRANDS_TOKEN_TTL) is the access tokens' lifetime; 0 uses brands.DefaultTokenTTL.
 	TokenTTL time.Duration
-	// AdminEmail and AdminPassword, when the email is set, create the first admin at start, or
-	// take over the non-admin account holding that email (brands.Service.EnsureAdmin).
-	AdminEmail, AdminPassword string
+	// AdminEmail (BRANDS_ADMIN_EMAIL) and AdminPassword (BRANDS_ADMIN_PASSWORD), when the email is
+	// set, create the first admin at start, or take over the non-admin account holding that email
+	// (brands.Service.EnsureAdmin).
+	AdminEmail    string
+	AdminPassword kit.Secret
 }
 
 // DefaultSettings are the settings the surface takes when its server sets nothing: the brands
@@ -52,7 +56,7 @@ func Mount(s Settings) kit.Mount {
 			if s.AdminEmail == "" {
 				return nil
 			}
-			changed, err := api.Service().EnsureAdmin(ctx, s.AdminEmail, "Admin", s.AdminPassword)
+			changed, err := api.Service().EnsureAdmin(ctx, s.AdminEmail, "Admin", string(s.AdminPassword))
 			if err != nil {
 				return err
 			}

@@ -89,21 +89,14 @@ func (s *server) LoginUser(ctx context.Context, req brandsapi.LoginUserRequestOb
 	if err != nil {
 		return nil, err
 	}
-	// The shared login guard (impl/credentials/loginguard): a busy hasher is refused before any database work,
-	// the attempt is reserved against the failed-login limit before the password is checked, and
-	// only a wrong password keeps it counted. Its refusals are in the table (refusals.go).
-	// A client that logged in to this account before presents its device cookie, which lets it
-	// past the locks others' guesses set (loginguard.Guard.LoginDevice).
-	var p brands.Principal
-	keep, err := s.a.edge.Guard.LoginDevice(ctx, body.Email, web.ClientAddrOf(ctx), web.DeviceOf(ctx), func(ctx context.Context) (err error) {
-		p, err = s.a.svc.Authenticate(ctx, body.Email, body.Password)
-		return err
+	// The edge's login (tokenedge.Edge.Login), as orders' token endpoint's: the shared login guard
+	// (impl/credentials/loginguard: a busy hasher is refused before any database work, the attempt
+	// is reserved against the failed-login limit before the password is checked, and only a wrong
+	// password keeps it counted) with the device cookie the edge carries in and out. Its refusals
+	// are in the table (refusals.go).
+	tok, err := s.a.edge.Login(ctx, body.Email, func(ctx context.Context) (brands.Principal, error) {
+		return s.a.svc.Authenticate(ctx, body.Email, body.Password)
 	})
-	if err != nil {
-		return nil, err
-	}
-	web.KeepDevice(ctx, keep)
-	tok, err := s.a.edge.Tokens.Issue(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,8 @@
-// Package httpapi serves the orders API of api/orders.yaml over HTTP: the hand-written OAuth 2.0
-// token endpoint and the generated strict server behind the token edge every token-issuing
-// surface shares (impl/kit/tokenedge: the bearer check, logins, Idempotency-Key), which translates
-// each operation into one call of the orders domain; its errors meet HTTP in one table
-// (refusals.go).
+// Package httpapi serves the orders API of api/orders.yaml over HTTP on the token edge every
+// token-issuing surface shares (impl/kit/tokenedge: the OAuth 2.0 token endpoint, the bearer check,
+// logins, Idempotency-Key): the token endpoint is the edge's password grant over the orders users'
+// password check (oauth.go), and the generated strict server translates each other operation into
+// one call of the orders domain, whose errors meet HTTP in one table (refusals.go).
 package httpapi
 
 import (
@@ -67,8 +67,8 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 		Role:    func(p orders.Principal) string { return string(p.Type) },
 		// The client address goes to the operations that count registrations per address.
 		ClientAddr: []string{"RegisterOrdersUser"},
-		// The token endpoint (issueToken, outside the strict server) keeps a client's device token
-		// (OWASP's device cookies) on its own path.
+		// The token endpoint (the edge's PasswordGrant, outside the strict server) keeps a client's
+		// device token (OWASP's device cookies) on its own path.
 		DeviceCookie: DeviceCookie,
 		DevicePath:   "/oauth/token",
 		// The busiest reads and moves skip the validator when every input is one the spec takes.
@@ -106,7 +106,7 @@ func (a *API) Edge() *tokenedge.Edge[orders.Principal] { return a.edge }
 // Mount registers the orders routes on r: POST /oauth/token, POST /users, GET /authenticated,
 // /orders and /users/{id}/orders.
 func (a *API) Mount(r chi.Router) error {
-	r.Post("/oauth/token", a.issueToken)
+	r.Post("/oauth/token", a.edge.PasswordGrant(tokenedge.Client{ID: a.opts.ClientID, Secret: a.opts.ClientSecret}, a.authenticate))
 	return a.edge.Mount(r, func(g chi.Router, s tokenedge.Strict) {
 		strict := ordersapi.NewStrictHandlerWithOptions(&server{a}, []ordersapi.StrictMiddlewareFunc{tokenedge.ClientAddr[ordersapi.StrictHandlerFunc](s)}, ordersapi.StrictHTTPServerOptions(s.Options))
 		ordersapi.HandlerWithOptions(strict, ordersapi.ChiServerOptions{BaseRouter: g, ErrorHandlerFunc: s.BadParam})

@@ -12,16 +12,23 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/orders/devdata"
 )
 
-// Settings are the orders surface's own settings (cmd/server reads them from its configuration).
+// Settings are the orders surface's own settings. cmd/server's configuration holds them as they
+// are (Config.Orders), each field set by its row of the settings table (ORDERS_*, in
+// cmd/server/settings.go), so a setting is typed here and nowhere else.
 type Settings struct {
-	// ClientID and ClientSecret authenticate the one OAuth client of the token endpoint.
-	ClientID, ClientSecret string
-	// TokenTTL is the access tokens' lifetime; 0 uses orders.DefaultTokenTTL.
+	// ClientID (ORDERS_CLIENT_ID) and ClientSecret (ORDERS_CLIENT_SECRET) authenticate the one
+	// OAuth client of the token endpoint.
+	ClientID     string
+	ClientSecret kit.Secret
+	// TokenTTL (ORDERS_TOKEN_TTL) is the access tokens' lifetime; 0 uses orders.DefaultTokenTTL.
 	TokenTTL time.Duration
-	// Limits bound what one user may hold and how lists are read.
+	// Limits bound what one user may hold and how lists are read: ORDERS_MAX_HELD (formerly
+	// ORDERS_MAX_IN_PROGRESS), ORDERS_RETAKE_COOLDOWN, ORDERS_LIST_SHARE, ORDERS_LIST_TIMEOUT,
+	// ORDERS_WRITE_SHARE.
 	Limits orders.Limits
-	// InProgressTimeout is how long an order may stay IN PROGRESS untouched before it returns to
-	// WAITING; ReadyTimeout how long it may stay READY unanswered before the server accepts it.
+	// InProgressTimeout (ORDERS_IN_PROGRESS_TIMEOUT) is how long an order may stay IN PROGRESS
+	// untouched before it returns to WAITING; ReadyTimeout (ORDERS_READY_TIMEOUT) how long it may
+	// stay READY unanswered before the server accepts it.
 	InProgressTimeout, ReadyTimeout time.Duration
 }
 
@@ -44,7 +51,7 @@ const DefaultInProgressTimeout = 72 * time.Hour
 func Mount(s Settings) kit.Mount {
 	return func(d kit.Deps, r chi.Router) error {
 		api, err := New(d.Pool, Options{Options: tokenedge.OptionsOf(d, s.TokenTTL),
-			ClientID: s.ClientID, ClientSecret: s.ClientSecret, Limits: s.Limits})
+			ClientID: s.ClientID, ClientSecret: string(s.ClientSecret), Limits: s.Limits})
 		if err != nil {
 			return err
 		}
