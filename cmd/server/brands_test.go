@@ -84,15 +84,15 @@ func TestServer_BrandsDevData(t *testing.T) {
 	}
 
 	dbURL := dbtest.NewURL(t)
-	base, stop := testServer(t, "-mode", "dev", "-database-url", dbURL)
+	base, stop := routerServer(t, "-mode", "dev", "-database-url", dbURL)
 	check(base)
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	base, _ = testServer(t, "-mode", "dev", "-database-url", dbURL)
+	base, _ = routerServer(t, "-mode", "dev", "-database-url", dbURL)
 	check(base)
 
-	prod, _ := testServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
+	prod, _ := routerServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
 		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef",
 		"-brands-admin-email", "Boss@Example.com", "-brands-admin-password", "boss-password")
 	if _, status := login(prod, devdata.DemoEmail, devdata.DemoPassword); status != http.StatusUnauthorized {

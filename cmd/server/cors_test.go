@@ -12,7 +12,7 @@ import (
 // credentials, for auth's cookies); any other origin gets no CORS headers, so its page reads nothing.
 func TestServer_CORS(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-cors-origins", "https://app.example.com")
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t), "-cors-origins", "https://app.example.com")
 	tests := []struct {
 		name, method, path, origin string
 		preflight                  bool

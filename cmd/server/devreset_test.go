@@ -88,7 +88,7 @@ func (c devCall) field(body, name string) string {
 // form of another site cannot send it), and the docs page offers it in dev mode.
 func TestDevReset_PutsTheDemoDataBack(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
 	c := newDevCall(t, base)
 	erin := `{"username":"erin","password":"erin-password","userType":"Customer"}`
 	ada := url.Values{"name": {"Ada"}, "email": {"ada@example.com"}, "password": {"ada-password"}}.Encode()
@@ -136,7 +136,7 @@ func TestDevReset_PutsTheDemoDataBack(t *testing.T) {
 // page and no dev provider whose example callback would log anyone in.
 func TestDevReset_OnlyInDevMode(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
+	base, _ := routerServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
 		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef")
 	c := newDevCall(t, base)
 	s, b := c.do("", "POST", "/dev/reset", "application/json", "{}", "")

@@ -18,8 +18,8 @@ import (
 func TestServer_LogoutRevokesOnEveryReplica(t *testing.T) {
 	t.Parallel()
 	args := []string{"-mode", "dev", "-database-url", dbtest.NewURL(t), "-auth-dev-port", "0"}
-	a, _ := testServer(t, args...)
-	b, _ := testServer(t, args...)
+	a, _ := routerServer(t, args...)
+	b, _ := routerServer(t, args...)
 
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}

@@ -120,21 +120,6 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	if cfg.Mode == "migrate" || cfg.Mode == "wait-schema" || cfg.Mode == "archive" {
 		return runSchemaMode(ctx, cfg, po, dbURL)
 	}
-	dbs, err := platform.Open(ctx, po, dbURL)
-	if err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	defer dbs.Close()
-	pool := dbs.Pool
-	reg := metrics.New()
-	reg.WatchPool("primary", pool)
-	if dbs.Read != dbs.Pool {
-		reg.WatchPool("read", dbs.Read)
-	}
-	if dbs.Reads.HasStandby() {
-		reg.WatchStandbyLag(dbs.Reads.Lag)
-	}
-	reg.WatchConflicts(dbs.Conflicts.Counts)
 	var ln net.Listener
 	if cfg.Auth.URLFromListener {
 		// AUTH_URL is the address listened on (dev mode without AUTH_URL), which for port 0 is known
@@ -147,32 +132,11 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
 		log.Info("AUTH_URL not set: dev mode uses the address it listens on", "auth_url", cfg.Auth.URL)
 	}
-	a := &app{cfg: cfg, traces: traces, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
-		Dev: cfg.IsDev(), Logins: cfg.Logins, DeviceKey: []byte(cfg.Auth.Secret), SecureCookies: secureCookies(cfg.Auth)})}
-	if dbs.Read != dbs.Pool {
-		a.standby = dbs.Read
-	}
-	a.IdempotencyHold = a.idempotencyHold()
-	reg.WatchReads(a.Reads.Counts)
-	reg.WatchUp("triad_token_revocation_listener_up", "1 while the token revocation listener's session listens on every channel (tokens are cached), 0 while it is down (every request asks the database).",
-		a.Revocations.Listening)
-	defer a.Close()
-	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
-	// over the database: replicas starting together take turns, and each finds the work done. A
-	// database already at the newest schema is only read, so a role that may only read and write
-	// rows starts once `server -mode migrate` has run.
-	var handler http.Handler
-	err = platform.Migrated(ctx, dbs.Direct, log, func(context.Context) error {
-		h, err := a.routes()
-		handler = h
-		return err
-	})
+	a, handler, closeApp, err := newApp(ctx, cfg, traces, po, dbURL)
 	if err != nil {
 		return err
 	}
-	// The listener starts once the surfaces have registered their channels, so its first session
-	// listens on all of them (a channel registered later is listened to as well, a moment later).
-	a.OnClose(a.Revocations.Start())
+	defer closeApp()
 	releaseStartupMemory()
 
 	srv := &http.Server{
@@ -195,7 +159,7 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	}
 
 	if cfg.MetricsAddr != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsAddr, reg, log)
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, a.Metrics, log)
 		if err != nil {
 			return err
 		}
@@ -226,6 +190,65 @@ func run(ctx context.Context, args []string, ready chan<- string) (err error) {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// newApp opens the databases at dbURL, migrates them and builds the surfaces' handler: all that
+// run does between reading its settings and listening (the route tests serve this handler in
+// process). closeApp closes what it opened.
+func newApp(ctx context.Context, cfg Config, traces *tracing.Tracing, po platform.Options, dbURL string) (a *app, handler http.Handler, closeApp func(), err error) {
+	log := po.Log
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	dbs, err := platform.Open(ctx, po, dbURL)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("database: %w", err)
+	}
+	closers = append(closers, dbs.Close)
+	pool := dbs.Pool
+	reg := metrics.New()
+	reg.WatchPool("primary", pool)
+	if dbs.Read != dbs.Pool {
+		reg.WatchPool("read", dbs.Read)
+	}
+	if dbs.Reads.HasStandby() {
+		reg.WatchStandbyLag(dbs.Reads.Lag)
+	}
+	reg.WatchConflicts(dbs.Conflicts.Counts)
+	a = &app{cfg: cfg, traces: traces, Shared: kit.NewShared(kit.Shared{Pool: pool, Reads: dbs.Reads, Direct: dbs.Direct, Log: log, Metrics: reg,
+		Dev: cfg.IsDev(), Logins: cfg.Logins, DeviceKey: []byte(cfg.Auth.Secret), SecureCookies: secureCookies(cfg.Auth)})}
+	if dbs.Read != dbs.Pool {
+		a.standby = dbs.Read
+	}
+	a.IdempotencyHold = a.idempotencyHold()
+	reg.WatchReads(a.Reads.Counts)
+	reg.WatchUp("triad_token_revocation_listener_up", "1 while the token revocation listener's session listens on every channel (tokens are cached), 0 while it is down (every request asks the database).",
+		a.Revocations.Listening)
+	closers = append(closers, a.Close)
+	// Migrations and the surfaces' start-up data (dev data, the first admin) run under one lock
+	// over the database: replicas starting together take turns, and each finds the work done. A
+	// database already at the newest schema is only read, so a role that may only read and write
+	// rows starts once `server -mode migrate` has run.
+	err = platform.Migrated(ctx, dbs.Direct, log, func(context.Context) error {
+		h, err := a.routes()
+		handler = h
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// The listener starts once the surfaces have registered their channels, so its first session
+	// listens on all of them (a channel registered later is listened to as well, a moment later).
+	a.OnClose(a.Revocations.Start())
+	return a, handler, closeAll, nil
 }
 
 // memoryLimit is the default soft memory limit: 80% of the container's limit when there is one (the

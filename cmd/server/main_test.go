@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +23,8 @@ import (
 
 	"github.com/triadhq/triad/api"
 	"github.com/triadhq/triad/impl/kit"
+	"github.com/triadhq/triad/impl/kit/tracing"
+	"github.com/triadhq/triad/impl/platform"
 	"github.com/triadhq/triad/impl/platform/pgcluster"
 	"github.com/triadhq/triad/impl/testkit/dbtest"
 	"github.com/triadhq/triad/impl/testkit/patience"
@@ -66,6 +70,62 @@ func testServer(t *testing.T, args ...string) (string, func() error) {
 	return "", nil
 }
 
+// routerServer serves, from an httptest server in this process, the handler run builds for args
+// (newApp over -database-url, which it needs): the route tests' server, without run's signals,
+// drain and shutdown, which the process tests hold. Its stop closes the server and the app.
+func routerServer(t *testing.T, args ...string) (string, func() error) {
+	t.Helper()
+	cfg, err := LoadConfig(append([]string{"-addr", "127.0.0.1:0", "-log-level", "warn"}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DatabaseURL == "" {
+		t.Fatal("routerServer needs -database-url (a managed cluster is run's, held by the process tests)")
+	}
+	log := newLogger(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	traces, stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if cfg.Auth.URLFromListener {
+		cfg.Auth.URL = listenURL(cfg.Addr, ln.Addr())
+	}
+	po := platform.Options{URL: string(cfg.DatabaseURL), DirectURL: string(cfg.DatabaseDirectURL), ReadURL: string(cfg.DatabaseReadURL),
+		MaxConns: cfg.DBMaxConns, AppRole: cfg.DBAppRole, Log: log}
+	if traces != nil {
+		po.Tracer = tracing.QueryTracer{}
+	}
+	_, handler, closeApp, err := newApp(ctx, cfg, traces, po, po.URL)
+	if err != nil {
+		ln.Close()
+		stopTracing()
+		cancel()
+		t.Fatalf("server did not start: %v", err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: handler}}
+	srv.Start()
+	stopped := false
+	stop := func() error {
+		if !stopped {
+			stopped = true
+			srv.Close()
+			closeApp()
+			stopTracing()
+			cancel()
+		}
+		return nil
+	}
+	t.Cleanup(func() { _ = stop() })
+	return srv.URL, stop
+}
+
 func get(t *testing.T, url string) (int, http.Header, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -79,7 +139,7 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 
 func TestServer_PlatformEndpoints(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t))
 	tests := []struct {
 		name, method, path string
 		want               int
@@ -125,7 +185,7 @@ func TestServer_PlatformEndpoints(t *testing.T) {
 // byte for byte.
 func TestServer_SpecsServedVerbatim(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t))
 	for _, name := range specNames {
 		want, err := os.ReadFile(filepath.Join("..", "..", "gen", "openapi", name+".yaml"))
 		if err != nil {

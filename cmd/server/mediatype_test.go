@@ -24,7 +24,7 @@ import (
 // validated against its surface's spec.
 func TestServer_WrongContentTypeIs415Everywhere(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t))
 	authSpec, err := authapi.GetSpec()
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 // counters move under the route pattern, ids in paths never become labels, and the pool is watched.
 func TestServer_Metrics(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t))
 
 	for range 3 {
 		if code, _, _ := get(t, base+"/readyz"); code != http.StatusOK {
@@ -214,7 +214,7 @@ func grepTriad(body string) string {
 // TestServer_DBMaxConns: DB_MAX_CONNS sizes the database pool (seen in the pool gauge).
 func TestServer_DBMaxConns(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-db-max-conns", "7")
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t), "-db-max-conns", "7")
 	_, _, body := get(t, base+"/metrics")
 	if n := sample(t, body, `triad_db_pool_max_conns{pool="primary"}`); n != 7 {
 		t.Fatalf("pool max conns %v, want 7", n)

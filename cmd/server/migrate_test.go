@@ -65,7 +65,7 @@ func TestServer_MigrateModeThenRowRole(t *testing.T) {
 		t.Fatalf("-mode migrate: %v", err)
 	}
 
-	base, _ := testServer(t, "-mode", "dev", "-database-url", app)
+	base, _ := routerServer(t, "-mode", "dev", "-database-url", app)
 	resp, err := http.Post(base+"/api/user/register", "application/json",
 		strings.NewReader(`{"name":"Row","email":"row@example.com","password":"a-long-password"}`))
 	if err != nil {

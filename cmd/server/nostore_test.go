@@ -21,7 +21,7 @@ import (
 // shared cache that kept one would show it to the next user of the machine or the proxy.
 func TestServer_AuthenticatedResponsesAreNoStore(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t))
 	call := func(method, path, ctype, body string, hdr ...string) (*http.Response, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))

@@ -98,7 +98,7 @@ func TestServer_OrdersDevData(t *testing.T) {
 	}
 
 	dbURL := dbtest.NewURL(t)
-	base, stop := testServer(t, "-mode", "dev", "-database-url", dbURL)
+	base, stop := routerServer(t, "-mode", "dev", "-database-url", dbURL)
 	states, waiting := statesOf(base)
 	for _, s := range []string{"WAITING", "IN PROGRESS", "READY", "COMPLETED"} {
 		if states[s] == 0 {
@@ -109,13 +109,13 @@ func TestServer_OrdersDevData(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	base, _ = testServer(t, "-mode", "dev", "-database-url", dbURL)
+	base, _ = routerServer(t, "-mode", "dev", "-database-url", dbURL)
 	again, waitingAgain := statesOf(base)
 	if fmt.Sprint(again) != fmt.Sprint(states) || waitingAgain != waiting {
 		t.Fatalf("restart changed the dev data: %v/%d then %v/%d", states, waiting, again, waitingAgain)
 	}
 
-	prod, _ := testServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
+	prod, _ := routerServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
 		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef")
 	q := url.Values{"grant_type": {"password"}, "client_id": {"prod-client"}, "client_secret": {"prod-client-secret-0123456789"},
 		"username": {"alice"}, "password": {"alice-password"}}

@@ -15,7 +15,7 @@ import (
 // passwords for one account from one client block that client only.
 func TestServer_TrustedProxyClientAddress(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-database-url", dbtest.NewURL(t), "-trusted-proxies", "127.0.0.0/8")
+	base, _ := routerServer(t, "-database-url", dbtest.NewURL(t), "-trusted-proxies", "127.0.0.0/8")
 	login := func(client string) int {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/user/login",

@@ -83,7 +83,7 @@ func TestReadyz_StandbyKeepsTheServerReady(t *testing.T) {
 	dbURL := dbtest.NewURL(t)
 	primary, primaryURL := newRelay(t, dbURL)
 	standby, standbyURL := newRelay(t, dbURL)
-	base, _ := testServer(t, "-mode", "dev", "-database-url", primaryURL, "-database-read-url", standbyURL)
+	base, _ := routerServer(t, "-mode", "dev", "-database-url", primaryURL, "-database-read-url", standbyURL)
 	probe := func() (int, string) {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 func TestServer_RevocationsReachBothSurfaces(t *testing.T) {
 	t.Parallel()
 	dbURL := dbtest.NewURL(t)
-	base, _ := testServer(t, "-mode", "dev", "-database-url", dbURL)
+	base, _ := routerServer(t, "-mode", "dev", "-database-url", dbURL)
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // match its spec.
 func TestServer_HostileInputRefused(t *testing.T) {
 	t.Parallel()
-	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
 	clients := map[string]*http.Client{}
 	for _, name := range specNames {
 		data, err := api.FS.ReadFile(name + ".yaml")

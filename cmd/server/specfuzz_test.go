@@ -57,7 +57,7 @@ func TestServer_SpecFuzz(t *testing.T) {
 	t.Logf("seed %d (TRIAD_SPECFUZZ_SEED replays it)", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 
-	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
+	base, _ := routerServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t))
 	type target struct {
 		client       *http.Client
 		path, method string

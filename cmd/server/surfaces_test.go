@@ -83,7 +83,7 @@ func TestSurfaces_TokenSourcesByName(t *testing.T) {
 	saved := surfaces
 	t.Cleanup(func() { surfaces = saved })
 	surfaces = append([]surface{whoami("brands")}, saved...)
-	base, stop := testServer(t, "-database-url", dbtest.NewURL(t))
+	base, stop := routerServer(t, "-database-url", dbtest.NewURL(t))
 	resp, err := http.PostForm(base+"/api/user/register", url.Values{"name": {"Kit"}, "email": {"kit@example.com"}, "password": {"kit-password-1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestSurfaces_AuthJWTIsATokenSource(t *testing.T) {
 	saved := surfaces
 	t.Cleanup(func() { surfaces = saved })
 	surfaces = append([]surface{whoami("auth")}, saved...)
-	base, _ := testServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t), "-auth-dev-port", "0")
+	base, _ := routerServer(t, "-mode", "dev", "-database-url", dbtest.NewURL(t), "-auth-dev-port", "0")
 
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}

@@ -113,7 +113,7 @@ func TestServer_TracesOverOTLP(t *testing.T) {
 	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100") // ms: spans leave soon after they end
 
-	base, _ := testServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
+	base, _ := routerServer(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
 		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef",
 		"-trusted-proxies", "127.0.0.1/32")
 	c := &http.Client{}

@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,13 +69,15 @@ func run(args []string, top, conns int, events string) int {
 		env = append(env, "TRIAD_TEST_DATABASE_URL="+cluster.URL("postgres"))
 		fmt.Printf("testrun: one PostgreSQL for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
 	}
-	built, err := buildServer(work, slices.Contains(args, "-race"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testrun:", err)
-		return 2
+	if runsServer(args) {
+		built, err := buildServer(work, slices.Contains(args, "-race"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testrun:", err)
+			return 2
+		}
+		env = append(env, built...)
+		fmt.Printf("testrun: the server binary built once for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
 	}
-	env = append(env, built...)
-	fmt.Printf("testrun: the server binary built once for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
 
 	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-json"}, args...)...)
 	cmd.Env = env
@@ -121,6 +124,38 @@ func run(args []string, top, conns int, events string) int {
 	}
 	return 0
 }
+
+// runsServer says whether a package go test is given (its arguments args) runs the server binary:
+// whether serverbin is among the tests' dependencies. A run of packages that never start the
+// binary (go test ./impl/...) then builds none; when the packages cannot be listed it says yes.
+func runsServer(args []string) bool {
+	list := []string{"list", "-deps", "-test", "-f", "{{.ImportPath}}"}
+	var pkgs []string
+	for i, a := range args {
+		switch {
+		case a == "-tags" && i+1 < len(args):
+			list = append(list, "-tags", args[i+1])
+		case strings.HasPrefix(a, "-tags="):
+			list = append(list, a)
+		case a == "." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasPrefix(a, module+"/"):
+			pkgs = append(pkgs, a)
+		}
+	}
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	out, err := exec.Command("go", append(list, pkgs...)...).Output()
+	if err != nil {
+		return true
+	}
+	return slices.Contains(strings.Fields(string(out)), serverbinPath)
+}
+
+// module is the repository's module path; serverbinPath the package that runs the server binary.
+const (
+	module        = "github.com/triadhq/triad"
+	serverbinPath = module + "/impl/testkit/serverbin"
+)
 
 // buildServer builds the server binary into work, also with -race when race is set, unless the
 // environment names them already, and returns the variables that name them.

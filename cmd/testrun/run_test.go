@@ -33,3 +33,21 @@ func TestRun_ExitStatusAndEvents(t *testing.T) {
 		t.Fatalf("a failing package: exit %d, want go test's 1", code)
 	}
 }
+
+// TestRunsServer: the packages that run the server binary (through serverbin) get it built, the
+// others do not, and a package list go cannot read builds it to be safe.
+func TestRunsServer(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-race", "-count=1", module + "/impl/kit/screen"}, false},
+		{[]string{"-race", "-p", "4", "../../impl/testkit/patience/", module + "/deploy"}, true},
+		{[]string{"-count=1", "-tags", "replicas", "-skip", "^(A|B)$", "../../e2e/"}, true},
+		{[]string{"./no/such/package/"}, true},
+	} {
+		if got := runsServer(c.args); got != c.want {
+			t.Errorf("runsServer(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}

@@ -42,6 +42,8 @@ const (
 )
 
 // hasher is shared so that parallel tests together respect its cap on concurrent argon2 work.
+// It hashes with password.Fast: these tests hold the HTTP translation, not argon2id's cost (the
+// password package holds password.Default; a Default hash costs most of a second under -race).
 var (
 	hasherOnce sync.Once
 	hasher     *password.Hasher
@@ -50,7 +52,7 @@ var (
 func sharedHasher() *password.Hasher {
 	// A deep queue: the race tests send dozens of registrations at once and test the domain, not
 	// shedding (TestHasherBusy does that with a hasher of its own).
-	hasherOnce.Do(func() { hasher = password.NewSized(password.Default, 2, 1024) })
+	hasherOnce.Do(func() { hasher = password.NewSized(password.Fast, 2, 1024) })
 	return hasher
 }
 

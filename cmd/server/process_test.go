@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/quotedprintable"
 	"net"
 	"net/http"
+	netmail "net/mail"
 	"net/url"
 	"os"
 	"os/exec"
@@ -22,13 +24,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/triadhq/triad/impl/platform/pgcluster"
+	"github.com/triadhq/triad/impl/surfaces/auth/sender/smtptest"
+	"github.com/triadhq/triad/impl/testkit/dbtest"
 	"github.com/triadhq/triad/impl/testkit/patience"
 	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
-// Fault tests against the real binary: a database that goes away, its postmaster killed under the
-// server, a second server on the same data folder, clients that hang up.
+// The process tests, all in this file, against the one build of the binary (serverbin): what only
+// a process shows. A database that goes away, its postmaster killed under the server (kill -9), a
+// second server on the same data folder, clients that hang up, a full disk, and the memory an idle
+// server gives back. The route tests serve the same handler in process (routerServer); the login
+// scenarios (logins_binary_test.go, devices_binary_test.go, confirmlimit_test.go) and the access
+// log's lines (accesslog_test.go) run against this binary too, for its speed: it is built without
+// -race, where a production argon2id hash costs most of a second.
 
 // serverBinary is the server binary, built once per run (serverbin: make test's cmd/testrun
 // builds it for every package) or else once per test process.
@@ -392,4 +403,186 @@ func outsideCluster(t *testing.T) (*pgcluster.Cluster, string) {
 		t.Fatal(err)
 	}
 	return cluster, dir
+}
+
+// diskFullSQL makes every insert into the tables a write route of each surface writes fail the way
+// PostgreSQL fails on a full disk: a real error from the server with SQLSTATE 53100 (disk_full)
+// and its message, raised by a trigger. (Filling a real disk needs a small filesystem to mount,
+// which takes root; the server, the driver and the error path see the same thing either way.)
+const diskFullSQL = `
+CREATE FUNCTION test_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'could not extend file "base/16384/16385": No space left on device'
+		USING ERRCODE = '53100', HINT = 'Check free disk space.';
+END $$;
+CREATE TRIGGER disk_full BEFORE INSERT ON orders FOR EACH STATEMENT EXECUTE FUNCTION test_disk_full();
+CREATE TRIGGER disk_full BEFORE INSERT ON brand_users FOR EACH STATEMENT EXECUTE FUNCTION test_disk_full();
+CREATE TRIGGER disk_full BEFORE INSERT ON auth_used_ids FOR EACH STATEMENT EXECUTE FUNCTION test_disk_full();
+`
+
+// A full disk (SQLSTATE class 53) on every surface: orders, brands and auth writes answer 503
+// database_unavailable with Retry-After (never 500 internal_error), the log holds the outage's
+// rate-limited line (not an ERROR line per request), and /readyz says not ready although the
+// database still answers its ping.
+func TestBinary_DiskFullAnswers503AndNotReady(t *testing.T) {
+	t.Parallel()
+	mail := smtptest.Start(t, smtptest.Options{})
+	dbURL := dbtest.NewURL(t)
+	s := startBinary(t, "-mode", "dev", "-database-url", dbURL, "-auth-dev-port", "0", "-log-level", "info",
+		"-auth-smtp-host", mail.Host, "-auth-smtp-port", strconv.Itoa(mail.Port), "-auth-smtp-starttls=false",
+		"-auth-smtp-from", "triad <noreply@example.com>")
+	waitFor(t, func() bool { code, _, _ := get(t, s.base+"/readyz"); return code == http.StatusOK })
+
+	// Before the disk fills: an orders token, and a confirmation e-mail whose token is used later.
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	resp, err := http.PostForm(s.base+"/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {devOrdersClientID},
+		"client_secret": {devOrdersClientSecret}, "username": {"alice"}, "password": {"alice-password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || tok.AccessToken == "" {
+		t.Fatalf("orders login: %d", resp.StatusCode)
+	}
+	if code, _, body := get(t, s.base+"/auth/email/login?user=alice&address=alice@example.com"); code != http.StatusOK {
+		t.Fatalf("confirmation e-mail: %d %s", code, body)
+	}
+	confirmation := confirmationToken(t, mail)
+
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), diskFullSQL); err != nil {
+		t.Fatal(err)
+	}
+
+	do := func(name, method, path, ctype, body, bearer string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, s.base+path, strings.NewReader(body))
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var e struct{ Code string }
+		_ = json.Unmarshal(b, &e)
+		if resp.StatusCode != http.StatusServiceUnavailable || e.Code != "database_unavailable" || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("%s on a full disk: %d Retry-After=%q %s, want 503 database_unavailable with Retry-After",
+				name, resp.StatusCode, resp.Header.Get("Retry-After"), b)
+		}
+	}
+	const requests = 60
+	for i := range requests {
+		do("orders: create", "POST", "/orders", "application/json", `{"description":"paint the fence","price":"10.00"}`, tok.AccessToken)
+		if i < 3 { // each hashes a password first
+			do("brands: register", "POST", "/api/user/register", "application/x-www-form-urlencoded",
+				url.Values{"name": {"Kate"}, "email": {"kate" + strconv.Itoa(i) + "@example.com"}, "password": {"kate-password-1"}}.Encode(), "")
+		}
+	}
+	do("auth: confirm", "GET", "/auth/email/login?token="+confirmation, "", "", "")
+
+	code, _, body := get(t, s.base+"/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"status":"unavailable"`) {
+		t.Fatalf("readyz on a full disk: %d %s, want 503 unavailable", code, body)
+	}
+	logs := s.log.String()
+	if n := strings.Count(logs, "database unavailable: answering 503"); n == 0 || n > 3 {
+		t.Fatalf("%d refusals logged %d outage lines, want 1-3 (one per 5 s):\n%s", requests+4, n, logs)
+	}
+	if !strings.Contains(logs, "53100") {
+		t.Fatalf("the outage line does not name the SQLSTATE:\n%s", logs)
+	}
+	if strings.Contains(logs, "internal error") {
+		t.Fatalf("the full disk was logged as internal errors:\n%s", logs)
+	}
+
+	// Space freed: writes succeed again at once.
+	if _, err := conn.Exec(context.Background(), `DROP FUNCTION test_disk_full() CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", s.base+"/orders", strings.NewReader(`{"description":"paint the fence","price":"10.00"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create after the disk was freed: %d, want 201", resp.StatusCode)
+	}
+}
+
+// confirmationToken reads the token out of the last confirmation e-mail the server sent.
+func confirmationToken(t *testing.T, mail *smtptest.Server) string {
+	t.Helper()
+	msgs := mail.Messages()
+	if len(msgs) == 0 {
+		t.Fatal("no confirmation e-mail")
+	}
+	msg, err := netmail.ReadMessage(strings.NewReader(msgs[len(msgs)-1].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(quotedprintable.NewReader(msg.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<pre>([A-Za-z0-9_\-.]+)</pre>`).FindStringSubmatch(string(body))
+	if m == nil {
+		t.Fatalf("no token in the message:\n%s", body)
+	}
+	return m[1]
+}
+
+// TestBinary_IdleProdServerReturnsStartUpMemory: a prod server that has served nothing gives the
+// garbage of its start-up back to the kernel. Before, it kept 50+ MiB of anonymous memory (a heap
+// goal set mid start-up, five times over under GOGC 400) until traffic came; now its anonymous
+// memory falls to about 10 MiB as soon as it listens. Anonymous memory, not VmRSS: the binary's
+// mapped pages depend on the filesystem it runs from; `make bench` prints the whole RSS.
+func TestBinary_IdleProdServerReturnsStartUpMemory(t *testing.T) {
+	t.Parallel()
+	s := startBinary(t, "-mode", "prod", "-database-url", dbtest.NewURL(t), "-orders-client-id", "prod-client",
+		"-orders-client-secret", "prod-client-secret-0123456789", "-auth-secret", "0123456789abcdef0123456789abcdef")
+	const bound = 24 << 10 // KiB
+	var anon int
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		anon = statusKiB(t, s.cmd.Process.Pid, "RssAnon")
+		if anon <= bound {
+			return
+		}
+	}
+	t.Fatalf("idle prod server holds %d KiB of anonymous memory, want at most %d", anon, bound)
+}
+
+// statusKiB reads a field of /proc/<pid>/status in KiB.
+func statusKiB(t *testing.T, pid int, field string) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == field+":" {
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
 }
