@@ -165,10 +165,11 @@ func (e *Edge[P]) invalidClient(w http.ResponseWriter, r *http.Request) {
 }
 
 // grantFailed answers a login that failed for no reason of the table: an unreachable database (503
-// database_unavailable) and a client that went away are classified where every surface's failures
-// are (web.Internal); anything else is a logged 500 server_error in the §5.2 body.
+// database_unavailable), a statement cancelled at its time limit (503 server_busy) and a client that
+// went away are classified where every surface's failures are (web.Internal); anything else is a
+// logged 500 server_error in the §5.2 body.
 func (e *Edge[P]) grantFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if web.DatabaseUnavailable(err) || r.Context().Err() != nil {
+	if web.DatabaseUnavailable(err) || web.StatementCancelled(err) || r.Context().Err() != nil {
 		web.Internal(w, r, err)
 		return
 	}

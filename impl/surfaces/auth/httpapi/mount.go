@@ -119,7 +119,7 @@ func Mount(s Settings) kit.Mount {
 		opaquetoken.WatchCache(d.Revocations, pgstate.SessionsChannel, sess)
 		d.OnClose(sess.StartLed(d.Sweep))
 		shared := pgshared.New(d.Pool, st, pgshared.Options{Direct: d.Direct, Log: d.Log,
-			Logins: d.Logins(), Devices: d.Devices, DeviceAccounts: deviceAccounts(s.AdminPasswd, d.Dev), Sessions: sess,
+			Logins: d.Logins(), Devices: d.Devices, DeviceAccounts: deviceAccounts(string(s.AdminPasswd), d.Dev), Sessions: sess,
 			ConfirmPerRecipient: s.ConfirmPerRecipient, ConfirmPerClient: s.ConfirmPerClient, ConfirmWindow: s.ConfirmWindow})
 		mails := d.Metrics.Events("triad_auth_mails_total", "Confirmation mails of the verified (email) login, by result: sent, or failed (the relay refused or could not be reached).",
 			"result", MailSent, MailFailed)
