@@ -757,7 +757,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -778,7 +780,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -799,7 +803,9 @@ type ClientInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -1154,7 +1160,9 @@ func (c *Client) EditProfileWithFormdataBody(ctx context.Context, params *EditPr
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1185,7 +1193,9 @@ func (c *Client) LoginUserWithBody(ctx context.Context, contentType string, body
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1216,7 +1226,9 @@ func (c *Client) LoginUser(ctx context.Context, body LoginUserJSONRequestBody, r
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -2409,7 +2421,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2430,7 +2444,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2451,7 +2467,9 @@ type ClientWithResponsesInterface interface {
 	// `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 	// client that sends it back with a later login for the same email is counted under that
 	// device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-	// above, so guessing by others never locks it out.
+	// above, so guessing by others never locks it out. The cookie is the account's as it was
+	// (its id and password): after a password change, or for another user who registers the
+	// email later, it counts for nothing.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4136,7 +4154,9 @@ func (c *ClientWithResponses) EditProfileWithFormdataBodyWithResponse(ctx contex
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4163,7 +4183,9 @@ func (c *ClientWithResponses) LoginUserWithBodyWithResponse(ctx context.Context,
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4190,7 +4212,9 @@ func (c *ClientWithResponses) LoginUserWithResponse(ctx context.Context, body Lo
 // `brands_device` (HttpOnly, `Path=/api/user/login`, 30 days; OWASP's device cookies): a
 // client that sends it back with a later login for the same email is counted under that
 // device alone (10 wrong passwords, then 429), past the address's slowing and the locks
-// above, so guessing by others never locks it out.
+// above, so guessing by others never locks it out. The cookie is the account's as it was
+// (its id and password): after a password change, or for another user who registers the
+// email later, it counts for nothing.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8705,194 +8729,197 @@ func (sh *strictHandler) ResetPassword(w http.ResponseWriter, r *http.Request, p
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3bchs5luCvYLkTIbInSVGy5bal2NiSXa5uTblcHkvq7hnTI0JMkEQpCbASSNHcKm/EPuzTvu4/7Ff0",
-	"y/5Q/8LGOQdAIi+UKPnatV0R5RDJTFwOzv2GXzoTvVhqJZQ1ncNfOuIdXywzgX8/zblK/8SzQsAnUywW",
-	"PF93DjvH7BJ+6SSda//jhUw7h51HBwdib7rPh9X/9jpJh19zmfFLmUm77hzavBBJJxVmksullVp1Djun",
-	"Us0y0de5nEnFLgVXhuWaGytSZjXTeSryQSfpTAW3RS7SkwWfic5hZ27t0hzu7kr4bAZuA4OJXuwqndv5",
-	"Sqp08NNy1kk60nznXvZLUHwBY7z0D7JnejoVopN0lrlOiwkA5c0v/rE/6sIIdpkJ3PwylxPROdzbHxy8",
-	"f5t0THEJ27kU+TNdKAs/JJ0iz6IlluuJVtl5//590pkLnoocwX6SisVSW6Hsa7HM+BpW+0sNWGNY/pit",
-	"5kIxO5eGcWVWImfSMDsXzFidi5RpJZieMq6Y4HkmRc5y8XMhjGUraef0JF8INg5TTtb978V6zLpK27lU",
-	"M7bihqUwDp9xqXpHjF8aoSzTinE2lbmxbmo4GjOZiwVHNFLFonP4pgPL7LxNPFp1DumbpGPXS/hkbC7V",
-	"rAMQeKlPYdUte1W6jxsaH+KSL3W6ZhOe51LAvhmfTIQxzOoroRK2msvJnCnNLnO9MiJnOmfLXL+DVyZz",
-	"wRZ8za6EWA5GqpN0AB4ywofmDvzk1V2Eb5s7eZ90ljznC2HdeR7j+s5gec3Nnc0FrZxNc71guZhJY2nV",
-	"mQZC6IrBbMDGD37e7/9+9VTtzb7/yx8P8qdD82xonz9c/Nte8Wj9ZPqY//vVz8N31w/+ZX817g3Ya7ev",
-	"kSpUBtCRFnADj44bNj4u7Fzn8r9xWMYheyp4LvLxgL3UzG2SIW0ncNDLIl9qIw7Z6YrPZiJn5ydspYss",
-	"HampzDIcWyWMqxRxIstE2peKBSiwlVSG6WuR4/nRdmfyWijCQ78YQWciAS4/FyJfdwKB0hlf4KsVRGvi",
-	"EXKtk2+boHZsi40vZDoesGO1JhS3c47AUdoyzq6UXikmU9Zd8Gyq8wXRkWFSTbIiFWmPzYQ17OHw4cAv",
-	"dsntvFyrTG9GrIBEN7DL5rYiEv1erJu7+4FfCSJ+T+OGTwHYLBc2X7NumvOp7Uthp33gR3wp+zIi+yux",
-	"7hMT6g0YYCUS90hVOAZnV2LN8kIZOm5pY87juI5UJWdJueWX3Ahmc64Mn8BiAQFXc25HSlo2yQW3whwy",
-	"zozICUW4ZSnSNvCWNVtqqSzLBL8Whglp5yJnnj11udserCnefW+kNKHbKpdW0PKj5YYX8TBxTvqlN2DH",
-	"LBdLwetcErYOm7ZzMVL4jYdNdyHsXKcJA0RIGOIuvqwLy8Yx7o4TNtEKeDuDI8bxgJ/12OU6zDRSE55l",
-	"IvdrExVGS5w4IX4B8CG4JWyqc7b/kM11kZuELXh+BfRf8nbb9/LkkKH4oDOczLmaCeNBSofvFuDECS/s",
-	"XCgrJxyEcWFEnowUMloBJ6anBNmIDyPDWeYCGI45wqVxxfRS5MhxAnC4Z9swzSSTQtmR4mmaw0hdrtjJ",
-	"q+tH7gcAEcyz++hhL2FGo3i7lkZane8YPB6F61kIgQetAVV2THmguOhMRCBtyEMYxVjgaohR0rBcTAsj",
-	"Unrk4fDJSI0jurm4EusLqS4KI8YIzvFrQKv+8dSK/JDtjY+CnAxzzbURHttTKVI211lqRsqdAO4NNhph",
-	"NgeJOxF0OAEbiSZpn2H4xpL391uWnAt4YjxgP6pszUyBZwc0l8PQS8u6AA3kGcTrUWjSyDyDU9a9Q8aB",
-	"P+A3ILA4m3KZFTkqHYjMtEfCsJTF+/PkxwFOgCx1Ah4ph+co/wB5QAEMWwOMWnFQRKZsWqgUj4qYSeoR",
-	"JZ4BEG3ZL0DsAwhRuHn0RsJ2wrH7c6FtxO0TJqdBbAaQ7Bh2avNigrok+04KkIXErHtH8DhKwlyYOQOR",
-	"oxduwi5n5+cn3wK85yiHD6bDySO+L/qP06HoP5z8ftp/wg/2+g8m++ne5VD8fvro4bg3UkvgeWLlgQN4",
-	"IE0kYeccCNjL7qMqsSF3K2X3jmGpWOiRWvHsillUo1IxyXjuBAiJAQChyKaJpw1AQT/kjmFT+U6kOJCH",
-	"H4DcLWCkuqmemF2zFBMzWKQJG3WeXwNXrLIAfCcVU15k1ow6vUgBoEWUUrWmolaUgH/KxbRz2PnPu6Ut",
-	"s0u/mt2q3CRrBpW0XJilVsaZOjx9TaCFT45Fw598ucyA70mtdn8yWlUkODyZwuKueSZTfOgCSECABpAK",
-	"y2VG9oN7DNQJbjugSC7FxIJ20BELLjMwawCJos8IBBANnaSzEMaQsbMojGWXAlV6eJA5Xtl5n4RZrNYX",
-	"Zq5zG4265MasdJ7WBs7kQtrO4ePWKVDmGsseAwHnfIL6LFg65bOe56SaBAhbcDshRnr86oTB8cupA59T",
-	"ioSxJ7CiB9N9/mQyTPfEw8sD/mjSeb/tiR4v5fM81zkdY1OdvmFRlQUdsbE7ozEDJDNM8MmcSYWnyRB0",
-	"g47XKF9q+50uVHov/FDaXkzx7Rh6pI7CCv1vnx5AL7XTgufIz6RBVdepSjIFlhj03h7u/jng2Rl31sud",
-	"t45oemE5Ke7l5mE+QmGwXrNc8HQdzB/xeYBx7EQnaDQlQGhVXRiL506Kgq6SixnP0Rcx4UYkTrCcKwk7",
-	"ZQpoO3MWFSlWoPdOdZaCVEBQfqfzS5mm94TkNLwdw1GD/ObpAkwssG0XXPGZoEM2n43mEILehlK0Htxy",
-	"lf2+Rq3jXrtvV2BqKCUNq8kJdGAEjaGmKx3BL4yjZAUhho/EcvazwG+TbnbIWjc0Ae3vUkx1LtoVwK7/",
-	"Apg82SSgnaFV0jtidc/OgJ3fDAQ6R2VFrnh2v7NzL18IhEF8Zv4nryv6Jz4H2CurGh8C4oblOE32qPQ4",
-	"5eJagObr4ccvgSlIm7BxWOyYTSXqojZYwbStTM8QjGdav+D5TNwLjG6aCxDwGY7SJotxsRI1dOaf+gzQ",
-	"bCwu9taBgCFVD9XMlD2jvfdfCDWz8x6sN/iHCGQ7hqF2gmA7V9z7iO7HPYp4gBhqkWkLfDu4bT4X44yN",
-	"ZhS+0hi0kQqFnqiEiXdLic5coPBrfSVSDxJyqWd3QCbUdb1PpjZC6d+HdQXHzYSDXQoKYQ7qkai4/R10",
-	"/cMXRTRkXdiHEaVh0XNHzkyT6FAWK2bERG8juuAIEFOeFmbd3IDXeEGuz0k4TYssY12vYyTkYE3KJ8lO",
-	"ZSBRey27pNkuLmG6+uYcmUvD4OcjhoYn2K8MNfFsfft2Pg4Zth2Fo8TNR8pyOZtbpvQKfS66sKBCoBzI",
-	"hbE8RzP7lTZ2lovTf33Rg99AX8oLfBqDDPCoLvKJYN3Tf31xenZ89pxNMm4MO3hwCGcL0E+luUrYQix0",
-	"vkZXmBLoEzQ1weRcBgP2OrLhYROqWFySy8nhCSBO7HNBlwY5EnRhhfPtARIwXh71rVjQYzwzmo2jQx8f",
-	"MoE2rH+0D6PiinV+VZ6+dxKyFZcWxC55Ggj7OJtmWqewAZzYEF3DYsguNuTbih25ABDv93COoMRrAJO5",
-	"mFzBGnSO/leUTM6z7Uz3No+UH45iDMFSmuiCPB3kyiHX96BTCU9FozW90KfuUKym3btVIolLNasFiTyb",
-	"PggOb5C/M4GojTzOFMulzq1IfxCp5Gf40L3YfxjoYgEjXeB8dSqOReiOCUIKpvXKrVaC1LLSkQEsfGk/",
-	"j649bt9JJGu3XzfYZGbQKRkPRav87K2hKpTmeuoIIfj+XBDSFPmUTxBhljlMZCWJHDqGm7eNsz6DB99H",
-	"zpP6IsiLtMz1ZSYWnu8QLgf9t+GN6SW4f6GAlwDLw8iNFQuz1aK+xcXAshyW8jzna/gc0Ke+zD8WC676",
-	"YNQCAwYZnnGFSxp04jjiZvWjFgGqIFfbyfyl7xxY/ZPU+1/dKxQaQC8IsIdSJTXVxTRQti0OVQa23tCx",
-	"llB4G57Xlz+JCVhP7/oz3XcePIfUzp8Cu6giCeYQtCIdOixkmmB4Q7xjqZxJW1v8DcG0Jbeg1XcOO//x",
-	"Zth/wvvTt7/sP3z/T21QruYp1FeDzvIgV52RjT7zTGKiAtn9CmRryAdImdWVtVJE0E19qXUmuOrUST0O",
-	"FG6bGtHYTS1XohERVQyzJtj56xdVaN4hqaIxaZxlUZ/R/xJAt1wKnntjyS8XobkVyAi1Yli1pHI0Vljm",
-	"dvyyHRt4RS80WIBDcPcdyJ/Ba776wdHD+5akkDb8LnWawojcVDGHGDtA64jxbMXX6GSfVMGzt5945zLK",
-	"0Af7QJZSyUWx6BwOm+LVZaZspLYdw4y0oh0p2tNYbmMWFxgXxwOrojqtpY6sNVKsoFV0gk0QN7iQ5zjP",
-	"MDqESkOaSpiaZ68iDjTlmRF1ydXkBxis8Bh5V5oOr3cqkN2WwBf8HVnMncOD4XC4HcW3zngHAo8m3W+f",
-	"tE7xbkYH0I9DxNVVIHb7z3u3kHhY0Ju3yZ3pfcHfndAre/HmgwoQ6OhGMG8imdtgW6MhhNRGBD9fptsg",
-	"+EKq+Nu921A+7Ma9/wkE1z3w+rOg8u1b/9S4+4nQ9aNiaAMbn6fSRuHUmtLh44ouO3EMIHS5Exh6GR9R",
-	"eHNp1y5sjmapAbs0E1PLdGGbJgbFTdtUnEqgNAELeqGNZfsHD6PA5hErlPy5EBuiPQP2HNfjspCkZYXy",
-	"PopOJHt99DaG2sHDigo6Gpnfdd/8xzejkRkVw+GDCf4r3v7zN21f9v4rPN9UVauaR4k7Hh+rUNiDfewN",
-	"h9GGvU8ll4sFWgVLPhE1nfo45ex7mi3a0N62WBAMuqabwKL+vOBgkYjSTsoFBx2KkZWHcbXYsHQZUIZZ",
-	"nXJ0cpPaTV56+BtDYLNcr1ySicscsiD6DXyGIWUUG75SeuXzRf54dvaKGcttUYNDHL5tHoN4Z4Uy8jIT",
-	"fZ802pYPsNEH0ebWr/mrq/FjO9fpBXzFs0yvBAX1axGWDS7ZjVG09pQmQu0QdazGcl2g/GKSixRsWJ6B",
-	"OrbKtZpdRPkGsK0FV+sLIIEFOUrCd27vle+MnKliCV+hKlrbQeyFfbuJCmKzvcWIEzc6EAbs2OONWUk7",
-	"mQvDtGJjwJ0x6wKjAoQ1bIwBinEyUmOf0DFmOmdjdy6Yn51Tuhki3pzDSKJ3xMbOZh77HCT4fQd/Zc/V",
-	"LJNmPlJGKDgQwYRK0Z1nNTNzvYrcoZiksGMwf8GTTW1vISvMmahSjRQmdCMtHTbzInYMy4sMc6vTakBG",
-	"rxTrcoaJ7zuG2ZVm05ySOnk2UmSW9xjP5JUYjNRI/Ur7/pUtBFfAZeAv3Dj7daR+7ff74X94eOx1nTH7",
-	"1a0dQx+4S0zkDglPZaiE/Uopb+5ZGshFTy7wTRoNXVdOZlCuZekKC+wAcJsGpGxgN/OU2JAHJs2Bjjcc",
-	"mqSUc7ogAWB25xGL8IIyTKRl3THZe+OEjQlj4S9nmcGfTruAP1Fswx/EVcdHzIhrkfOM/aSloky38Wj0",
-	"67gHkPWJO96g7KIHn+ZI2GAw6PmV+wwhWL4V7yxFKSj5Vnm8joVFNLoX321PhdEzrWZhcFqHW1QmLWyg",
-	"x+CRbWdEgX3jhGbBs4xOw010KTK9Ci91lfZ/H8Ip6GuRTzO9orQ1OK3eTZuMdoaxzXgifqmvxf0nquyt",
-	"nGcqVjiLYogEgP2EBOTUn4pVHXioKvqx5/y6ZRvukTAJ8NubZlloZF+3TVLZQn2OVIglzPEvpz++ZEog",
-	"D4Lv6svPxLXIwtDwYGNo/wiOvczFRBqpFR1GKiZywbNN6y75lPMe3riHlqdpTlLjAmaH7DKqIwAFZlZk",
-	"PGfi3RK0TeAtEQ9wU5b5aG68yjM4ESmUlXkce6Ff4je6Tm1O2NgBAf4sconfcCv6Vi5ElUU0tOLBYOCm",
-	"Bh0mZmvICBfA00q5Vo5ESvxh/BuOcplxdRXWr6dOv8TgajhjCkLio+61iVY219lFoPEwxJwSqZh7ooVV",
-	"UABLWS5V61NudxMN44Rx4+oPSvw7P/uu/xiZ1lLkE6Fs37/USzDwqbPUsJfnLyIwxG96CwKeaMxPiehe",
-	"wpXyTOd4sk7gYMJxicQalIByMiqdoS9x0LSgIJgA1Y1GRmpzpIw57agGr2Q5kHO94jBSIXdyz9Og3F4g",
-	"87jQCvmdcvZaUDso9FrqOty4lXnK0llasqBNiBKyDSMpjWdSiVKnPsG4EtsyfA2nP8H8dPdwKkDl8HqA",
-	"01FjfPba3uUaVIwiE5WdETMnYf1rFS9+xeTkmq/EaeBNRzfogUhKVNuAcxvULxTVQ1QBnMRw1VNXxgYL",
-	"gzUIkZKhGWySN51nhbF6gSnSr0SOMMw7sYOroRXXfQGTVtsMU2gLjG5gUkrXCFJhyWZDALkSoftbXNyU",
-	"Z1O1tbz2sK2pFYXMKkqffz+p5EPHo3utwX/tTC8nfCOLxP0JQgsRwMmdKLKURKndsK6kg0ytk3QaDA0f",
-	"IXaCth+xA7DYYiLuJJ0YPdAAd3RSWl6dt+/jVPJWFEQllZAL/uyaXgUHvUBLNkgv95gTR0kkgWoWMqpC",
-	"rSEoykBvw7LA/ZwBg9w15Ix5VX3HUAojCXYB85hI/U21Naw79j6zwXCA5skYjCwYZ+wSGiPGErML4i2W",
-	"8Syr7YgCFU0HYUsR55+DmUcsZuWqScISMJdkqvMakXPi+fDMwKPO4RufnO9LIF11YSiImGh9JWv1qO6V",
-	"xmpdgn97KL9QaNqglvY7UBYilQrdcUF9S7BmL5fWCkXBOmmqRiPrYlTqiHH2B+2ZwEwosLDAgsv1gt5K",
-	"9aRYwI8kRmUorPGGQeUY9g8ehV0FHGvE3F7SLzcF5M+qNrZ7Dk3qqQYm3jSnK+hQV9j3Dx7FZRG3Oe6l",
-	"CsUYya1h80badKjBb/g2G5XbO8YX7qLPb//gAEvkgHMfnz47OYk1km6UuXYlxNKfBqBub1D3Yh7U/dZx",
-	"WP0/9f/7239uDai/0DOpNjuDKQOJHHjBOPfZihhZT8U1W9DJYVo560ZlyFOZZYQ+RZ4hX6VM74XHOLFI",
-	"gh8DX9/xyZZYcCZqRUkWKLl3g3c5St2A0b6hOPbAUrJ43e3bdO17v1hzqH7kMwv+5Oi72AO7//g2hPOO",
-	"6DBAG5b9UFJLdbsbyegYNOuphNUhuMS7miA4pUrCaZFla3YaAtm3EshNxODDGxsDW23tJI6ZEwnEaF0E",
-	"HTF+zikvapoLQURAASqeYdVSKl1RjnzHpO1RFp3LUJBqWdiRQv/YYWAGe8MhKwGYsL1H3lTVU7RkwXDx",
-	"7H8115lwufl7w+EwyDSpGFfrkXJaOEgt0NSoJi7Kabu1GQXiSiXEF3nsS7C+dimQEXHeK6TCusBRx9+M",
-	"E6Z0sPNyxtWMcmQmV1iPm6PAQYjeLwZTzZxK+TfVSNWtQZiIfT1ohGS2jsh8jHjMt9IsM752Ws8HRGde",
-	"6GuR8YloidDcFmSMOFF1cY9xOftx2V914onOczGx/bnOjehfIhzXW3KtaFWPt4p2J9uxstehcuzctCWm",
-	"HmNFC5YpYTata7ORC1vkWK1+5IpeQiUTlpKXtUzJttlqNMB2yWpxtt3v08fijslqrt75grdI1pPTH9nj",
-	"R8M9dn72jFm5EMbyxdJp0TLLpMufri5sf7j/qL+319/fP9vfO3xwcDh8NNjbf/Dv8ekGl9LWRNAqPevk",
-	"u5F0NmJ84w2XCoQgaMkdPXbpUxjJLcuc4MC2Tgil3MVKoL0lym43N3upFHz8VGBoxhQ1675zh3YvWyZe",
-	"+dYpnpoccVVBVkGpdjIzwm4UGJMiz4Wyr1qVnA/hGk3cEKtXd2FgR6DaLvgaVHgMt9FK0RZADcB3vZHG",
-	"pd9zyyhnHd50YX8b15WgzYLp8/7dMU/5mBk5UyjMgdR6X4Zz1g+iCrC2g8X2RK9dSXzzZLdE6E+HxLSA",
-	"tpW38/uz6JCBwHcMaGhTmYl/sPLPz8qlOQYp2sKSfeFyVLRc2cYdEq8+UDqE3FdnT8LZVzJxjz6S5Liv",
-	"sPBR6EnDV/XZpIU/xzvKDSzVmxS5tOtTgIbznX9IX7TEu42q7ZVc76XgWRxs10/MH8lSfi/wTC6xIdpx",
-	"Ady2bWnYgofWt7GdGiO7AZ8i42Ec6p8QmfGpcva5tUuq+ZFqqpvznmNyeKVwDfuuUaO7kFGv0hJtXf74",
-	"ApMxfve7pzqVwgx+9zv2uqx0ksL44AfivCub4znANqquetdfrVZ9YB390tcy9ucwUhUb2mp9hTMflf2z",
-	"nN8TBkZ/KNVNCQztcFWd7Cej1djFozDWMFLk/KFaEF/ax6+Ei3SpbM26PCSvB38wJtiU4e2pG9P0fLaM",
-	"bwMDz8FQDlTHlcIcAplDQVgACX6yHqjZDgfDtUKv3f2DR779z6W0JqHGStToa6Sc4436NxjG2ekfj/vw",
-	"ypybeW/AXkfli0oAmOh8cNOl27QN/0cqEECgk7qLA53td8Fd1sVuk5fazvEMjVA2oa3UiA4rfI1IewN2",
-	"7BP2KKKX5+uy5RfAkfxvrrGZxbZQsO1y1+iuHanuas4tWmTSGpej10uY4Ws2fsYnc9F/RoGWQxa6RQ7Y",
-	"cz6Zu6PiKaAeTT1Sl8LIVASc3zEMOyaQ7udTbFJxLScCZ1ujVke97UIrrmN3zvC7cTHCQlmZYWM7Kts2",
-	"rPtgyFJ4wHW6AmWfuaaMkf/VCGvY09fHL789vTj78fvnLy/Ozl70EgrLrpSr18Ji2y7GBkcqF8b3hyPE",
-	"gNX4GtVIZHAbjFpXQJ64ksDM5UFhQhz2aqNaubycdqR8f7iK8ktrcOMFNyp2nWjOjC31bipsh73gwnxv",
-	"SGqwuHcUJbCFjnFqHT9V1pjCkn3vA6yKBZKZcamMHakQsGBd3HbZ2xE9egnzQU786PLfMIMoaekBN/Rz",
-	"whZ7jmOcpMhZiUtjXz9iyJhgsv+wPxfv+qhAUgNKw7oP2eXaEvdF8YkeVbkQCXsc+AY8gHTEZArboGQF",
-	"B0M4qZAawi05vkN3SsfIUMMqV0YlwU6Qj13LtIQVWDuA605FJqyXJ0cAcCyezIzwYz9wY2OaJY79vFIP",
-	"6puzIn/yBaVjinM5YJVghtefujJhXVjEkTJ/FrlUhRcnofg0ZDaaSS6EEukR4yN1LXVGrwLnx9MaN/Jx",
-	"x64LX7UDVBkDGrAzzFzDyKMRswWoconnrgAlhHXZ6DUhOXQl1k4Eo3ZlElZmx7q+aqZ3W9bISHXHI+C6",
-	"w+G4bDsKRFTNoWNdIAbKq8IfjiopJaBWpMwlFiKq4EM9TEPldqTQBftgP/bzsWMazxMSBvWyNbVa5Fkh",
-	"gL9iJ4HQuQ+9vldi7bJL0Ivtndilp7fVJY4dY0sfet0VzmqecNY1eqRKIT/NhUCFJBb3IJowtIncRLuW",
-	"cpmcCGfYOg3wh5OzTr0/s14KRT0MBjqf7bqXzC48C4q6tK6FseQpe0rkffzqpJN0rkVuSEvbHwwHQzSf",
-	"Fnpy1V/q3HYOHw739t4nHRifLyVo7IPh4IGL7aIyvMuXcvcyFMbqtmAZFbAZH80gUla6VPfgAF+Iqe0D",
-	"Ijl1C9UFOxcyD432WDckVKMkGClfXZM4E8eKd4DuSvsgCvCgcZFnLjBcqcYZl2lll0ZnIL4BoF3TY+ev",
-	"X5iRQr0BU4PoMEK4DQvlaVdPXUfxuHXym3aDqnxkN26t/P5tSKV/qtP13foE/Pbbk2/ViXzbFgVxPeX7",
-	"qgUJC693V9wf7t2xR40zJzetwz+6G7Wof3+31W9qyONIi4duokkrnQGsHg6Hm6YK29+NOkviK3u3v1Lp",
-	"doQvPbj9pbK3HLyxt8UboRcVvnCwzbpa2nG8TzoH28AhNBDDFx5sBYVQ9oFnG9r7EOIFNthFy7AHhjSf",
-	"AUFQPL3zFt4q+epuJompzoTd1FfCHT6pBjFPoDoNoEmQTUFbC1RfZWkvpLFPywZ8FUoY3oUxvfnHzQof",
-	"dLPC25glfIiXbkPzrloniHtzhbuS62eiOOezo8Lpkv4AvRt7j8iP1Jg28tudRsW129JhiVs3UWESrciZ",
-	"Rd0qCY+UFVlm2Gou0FCVtrVVR69NSYEt+1V8BMrGN2JYlMD9UUV9MGr3rPzW2cGH0XpVAfj41F49lf+v",
-	"iL229Vtp/ReZvifazoRty3/B703Z2yRyBsaRBcBHaZsClt7/CDZD8ukvCcFM+TK8HOcz/klk18Ky12Ki",
-	"89REd9eQJ82/VBhhWNe/x5aF83vxyRWYz9gWD4v4LM9tj1Vbr8e3tvS2apl0ea9rTRpRpc0XlCBWwOmW",
-	"3oWJYN03W99Q8rbreUHKLbeYYZYP4EW021M92d16rN1e73CkNtwIUb/vhPubQfwFB/EtINENHuRw7Tau",
-	"yGjejdEbKZde6K/uuPnWD7rWg912q0fptq1euuCrMwCbM20IedwMC76mqwukpdmOwu0IsMSRqjcaJhTf",
-	"32ebOhjXgNa4fKNQZqQeDp+wTTdqbLye4rBZtr1j/Dw0Lm6hQX2EfwvtLgyZ6tyho5ptIMdGtjEcg9HE",
-	"rUbqLF9jmWcRkMLPFldp5x5c9XOt3RYBa+rykTo/P/m251pWe8d66OaG6o0StcTQDmyrTxy3f41b6ee0",
-	"lc9zp8LbD7N1oqxjamfjj51yiWlj1Pt2u1WGNlw3GfrSsFmzx2ULdW2azb2123JrG078FTsJhg+3WFnl",
-	"7gN868lH6d8eGkxUW3C2XsvT0gUdr5ty1/QoqWa+jbBrtwuKw0zY6ManL9PK3fGxQ/Zhe2v2bI/74lba",
-	"34a+uN29XhMKg/t5h/b3t9BA2zr9fwHvEOmGW3iHknYLFAwwevVyTWpg07RsaqR/EPZ+6qi/ru7D2Ce+",
-	"EcIHX8Jlen+P6L240N+XEfUaqwyDOV83njAONGlJNXoWxd5dPIdKrAE9qWQLA/iYvHDExjXreewtllUu",
-	"sXq3ibfUM+7v3pI6LnKdc3Z6JW81oz7MOJp8FOPoQ0JVNfrTBfb8NlfSHJFJKBUzVk+unFFILbXuGNtx",
-	"rQS3iu3clU1RqsGXi+1wfxuq0quvPY7zeZjj31X059xlqmwd/QlMMbil7i+h2wPzoc7RVIoLXFYWph9W",
-	"veWDUBqJaRB4UUTNYCcr3je82x8OXebOsbsqq6ytHLcxftcyEW80w3W4nDUV370xUgRDx2GftHm+wzz3",
-	"kxG1a2tBTNw5pv9B3MZdLda8IAShgpX6pfffPxxd/lGaJ03IO8wMH2u3pCuxqngz24fdVDF7hxtBbrF0",
-	"ffZftNGu0ivKAHWbWnHT+y0YwZ/TpG1rT1i1ZoOPAZWd6LHPYIo2VucviWhdE/qaYmQdbL7n9uuxZkfq",
-	"t2/PnsbJ/E0bosJgSqFXqE8v9p77WplaoVUFjdif50KVScorTogX8SKPDl4Ahju2y5vFS/H3UttY9LVJ",
-	"rPNy6x8rq+yDJJDS9nSDjDjDxjEEky1ERXXziCfROTfHrsbShEqrt3dtkEHn8ZAfXwrVTh9zWBc6p+4/",
-	"VHVNwujrlxtfqROiVJXLk3TXxW/NPozId0VKvYOWhb3ZNUFtDMobXXWOZSJH1e5vlfZ1A3bset35lt7Y",
-	"cc/gBfCYhNoLPWlcSxvUXmkCbGGFHdziG1xvUmOfp9K+ogLQL5dl6pwFoa321qQVN1SHM7q1LuvTTPxx",
-	"nQFVFuQOpxr0CS3WPxYTcjXAlTvmPi+jeXL7S9GNy795ax4QzDd/csTpWRPQdJ0lYTHXDRnyczG5MhEn",
-	"6ra3kumhkhGqmailN3UCocreSlE7O1Yj5UtuXOsbjNlSq+cwDCinIQPg4XCv1FJRmWV7Q3+rnrv6D3Ru",
-	"rK3BMZFDw0cXpPftdVx+wN4BW0hVWGES8qEuucxHygXhn1DpGXUYkirVK5D3JuplHg+H3Waqa9HU7mRN",
-	"izEhLaGcFjV5bHeZODmdaayy0oU9RDbthuL+XkLy5WJ7PVfYtD9SXqPnS55b1h2/+PEPJy8vjr/99vXz",
-	"09OLk5dnz1//6fjFuOcyFnLBM2Lvl2IuKTuB7Amq/1Le9BAjRddY+vOg7AOqr3RVgAi3Ffb/w+sJyxar",
-	"dp4LZD5z2KM1PrnhyYD9qASIJDginOpgWDt4D7wstEQSBotRtVWCbl+bibT8rReXlFk9UpT45M7psrDu",
-	"rlwqP9x4riWndLsL5YDUIXCkyAY0FzTUmHX/aO3yR5WtEzZ+xe38v9QIa5wwV614xH788/Hpqx2/DDek",
-	"6R0yPlJxFokR7sJj9D27rJmMW+EKtUPfK6SKcOM7+qdEygqVUiNoO1JuKp5hV469BphRxVBwKD28r9Nl",
-	"rxBYdwg5fVkRdeeYXJmRwo6liE2zQlDL+EuXU2EiRDYujaM1/RN2go0m7in9yRWV8pqLKOVJVL9JHTjD",
-	"TaAhcDFxdT9dD0rHK5MqB8v0DDidn7Fyha1r29DSq6HsA7WhOwnqG757QxxmrbfloyYOxuUIbpi+2TMv",
-	"WkCtD94dbI9Kl8H7aEj3XOE91/fxFSnXROJOrSC2Xn21OcwG1Sq6BgQlADLjmkuxUqp9mzPxpT61Ohcf",
-	"6kG8x231bfealJpqsHEC9UkMVxL1fLabwwMrjYqBKzXa0jgG2g3s13lUps5A6w0+v4L5cP/JHdmm1foH",
-	"rtbH/vqYqpdDa7YAtaWpWaE3MlKt8LOTFi3Xe7fdUxN5c1vniS/6loo9fji8y/XlbmOv/R047RvzShW1",
-	"HbjbVqLrdVq24n+NxvS6Ik32Be8xb5wGep1bDrSm3c552tSzSZUdqViFNppNixydB34KYluklyWhIDvc",
-	"sB0TVxLUMlBcIsWMdSv+a9covfRkBlL0VSiuVqVOucQ9R+rYOTjCRQ2xNuU3TXmiLtsB4JME//50it3B",
-	"0XcSWwAjdasJwG6wAJhUxgqe1vX+kdqk+LOK3u91c3G7Sg7auDNzSuNq/0nzbvNxpCoDjqVFRlcu5Vov",
-	"8OZ1sfKr6FFm8UiVOjwtRES2C9YgIQele9G7AFG3V+q3QOBzSi918hgpvIKrF/c3cT0+coGMjpk5z32o",
-	"GAbGngjjBtF6jK9huI/Yzd2NCDiazz0OKDTnZg6LkQqUS+byHqpkT4QNUPf9aaVl3fIAuGJ6OqW7nlY6",
-	"h0262+dHypltz16cPH95dvGv58/Pn48bd/g7TMi9tn9ToKe71wu24YD9iLhMOzeu3Ux+LVK8SArzyElN",
-	"v+u99IQhFYIv2xAhOLqvv3vGnuztDdn//T97w8H+4AHGRTfn9gQF4vHDYXTp7t6GO+2/cDUP9oy63cmi",
-	"yeXb7mV53dZ4ZmOjId9oKeoLEwwe6XslXYpMq5nBep/QpoYUl7hBTzCKESOoJQ/waKt176amNsSFHRki",
-	"6frECmL3uPKyZ7hiZZsRmtc3a5q6AoJlptfYxd7xyEobPoe9eJnzjq/5gBUXyuoCONNRWbRDRjK2BTKh",
-	"DCA0U2yYobqwzg79UjGtqtv233RBHW4qfttMz2Z0NB/HdbsJg0pc+bxe3K898ANkDiR8M51TA8XWJOiz",
-	"2ClRJ1HXEWHsWo4ZYf095c1GhdQvpNItcDxS/jInzCMosswlJbjebBv6LyZMZ6kwthrVxDSENp/NH4T9",
-	"QXxhOqlW67a0CI3bft7UsXOz/ya01nSdMqNQT9QMs9b78h99Bdr7CmzfVuCT+luQw29ys0S5Fl+Bd+U3",
-	"xjgxUb+e0nILG/UdObdp3EQN6KNwkwyVpiT5q4Gnmp+n5XKEkXIhrYTBVnkOiiyq1+dK4t1bSucLnrn+",
-	"jjg3PM6mjgV3X373/TPnWcds0dANbMeMFBh7OTx/yMajUbG/t3/MrfjmHbpGxyH0wr5//uJPJy/Z6ckf",
-	"XiZs/P3x2fNv/jI4e356Rg2jgMevZApC429//V9/++v/+Ntf//ff/vo//TgjRU1BM3ZVjp54pzZ2AwNI",
-	"9Y7AnMTQPwElBPxdc07i/i4AxZdLkbIltjCsWFCHbH8I32O5LV4hRX2xWHcM6z9/dfHD8V/GCfOf/nzy",
-	"8tsf/zzuJSFocbn21Z/epLN6hub8kYs3TVz+bS44xrGJzQdzryGsfHNR6i3RruFtKqeuxwx+oyXVNTO4",
-	"W73B1yI4lCbKwRvkT15dPwpBNbrhe/fRw38UXH/xguuoSHrHVNG3e5zy3t9n5bUXA32e8s9YcH3PVKTN",
-	"CmW7Anl7mHDbvdSvHfqwaN2XX/3H7X73mayG7ayET63n1i7tuSlxNGrIdxQsz6gxrDDBnQ9mpyE+FLUc",
-	"j11TI3X86mTH1Dr5s27ZFle6m4rdtV8h4D7+w/MzFlvQ417DEXk/NTz54vUW9yuCQBy7QK2sUf4QVFfv",
-	"s87DgX+eGohocePDarLoHN2VIaDUDdpze8ZYQkJlpLZTq3u/6fKJD4v/fkDtxb2Dx7fEWPOq+fD3EmoN",
-	"IeRTOVPF0jQLAMrkqIqaNeFL8p0Cq0pv2pZxI2/YVQy2Brhq0fEHj4Z3CI9/5DCy28eGmNo8uhNOlJGy",
-	"YMZRyTDo61KRZeNCvt12U7IWCcP7CG6KfpVZkV2y6EzQaWming8qlAmGINQqId5PFEPELd8phnjr5keq",
-	"EfvziPFBYb0qkjfwESXRx4r2ATZ/9eG+8s6S7RxZRtwY9ltmeLdnBUkImytJEtHlaj7417gaIgRwwt0P",
-	"R5siCNH9Gu2uEyPim86+UG1H4+67jZe9Ve6u+3B7JLqQ7z6m1Nex7k9aWeJRta205ONVlvhZvlxpyYN7",
-	"KfCY4XIRXzxY0eE9MX+5ZMdxDUXHIbPxa09f/Er0xI+rSX1FqkWcYeQojtSMkdqQYvRhaobVlKPmbv/B",
-	"jnMYQ7m3FrH39agQZXt9BGXlvFoUh6rWUbvN783b98kvlUv03rzFiCum0bSFM4CFzsk/jkUlOd23KsHE",
-	"nRSYatPNRcatdLUc0rKVzq8M03RXDL6MVV3apxe6giHOlrl+t6aRy6ZZePWKS1pagzaNuOUKUjj+zJa5",
-	"mMp3eJgUGN6l4C/Boqkgldpn4u8dU2lbiXx0F6lzxSFcm120nuZ6RSUr4W5M98Kl6129qRkNamO6+V6l",
-	"4retTa/is3JC11+H3GG9aBgqCXn/9v3/CwAA//8=",
+	"7H3bchs5luCvYLkTIbInSVPypW0pNrZkl6tbUy6Xx5K7e8b0iBATJNFKAmwAKZpb5Y3Yh33a1/2H/Yp+",
+	"2R/qX9g45wBIZDIpUbLLdtd2RZRDJDNxOTg498tPnYleLLUSytnO4U8d8Z4vloXAv58arvI/8KIU8MmW",
+	"iwU3685h55hdwC+drHMVfjyXeeew8+jhQ7E/PeDD+n/7nazDr7gs+IUspFt3Dp0pRdbJhZ0YuXRSq85h",
+	"51SqWSH62siZVOxCcGWZ0dw6kTOnmTa5MINO1pkK7koj8pMFn4nOYWfu3NIe3rsn4bMd+A0MJnpxT2nj",
+	"5iup8sGfl7NO1pH2O/9yWILiCxjjZXiQPdPTqRCdrLM0Oi8nAJS3P4XHfq9LK9hFIXDzSyMnonO4fzB4",
+	"+OFd1rHlBWznQphnulQOfsg6pSmSJVbrSVbZ+fDhQ9aZC54Lg2A/ycViqZ1Q7rVYFnwNq/2pAawxLH/M",
+	"VnOhmJtLy7iyK2GYtMzNBbNOG5EzrQTTU8YVE9wUUhhmxF9KYR1bSTenJ/lCsHGccrLufy/WY9ZV2s2l",
+	"mrEVtyyHcfiMS9U7YvzCCuWYVoyzqTTW+anhaOxkLhYc0UiVi87h2w4ss/MuC2jVOaRvso5bL+GTdUaq",
+	"WQcg8FKfwqpb9qp0Hzc0PsQlX+h8zSbcGClg34xPJsJa5vSlUBlbzeVkzpRmF0avrDBMG7Y0+j28MpkL",
+	"tuBrdinEcjBSnawD8JAJPmzuIExe30X8dnMnH7LOkhu+EM6f5zGu7wyWt7m5s7mglbOp0QtmxExaR6su",
+	"NFyErhjMBmx8/y8H/d+unqr92fd/+v1D83Ronw3d8weLf9svH62fTB/zf7/8y/D91f1/OViNewP22u9r",
+	"pEpVAHSkA9zAo+OWjY9LN9dG/jcOyzhkTwU3wowH7KVmfpMM73YGB70szVJbcchOV3w2E4a9OWErXRb5",
+	"SE1lUeDYKmNc5YgTRSHyvlQsQoGtpLJMXwmD50fbnckroQgPw2IEnYkEuPylFGbdiReUzvgcX60h2iYe",
+	"IdU6+XYT1J5ssfG5zMcDdqzWhOJuzhE4SjvG2aXSK8VkzroLXky1WdA9skyqSVHmIu+xmXCWPRg+GITF",
+	"LrmbV2uV+fWIFZHoGnK5ua3kin4v1pu7+4FfCrr84Y5bPgVgMyOcWbNubvjU9aVw0z7QI76UfZlc+0ux",
+	"7hMR6g0YYCVe7pGqUQzOLsWamVJZOm7pUsrjqY5UFWXJueMX3ArmDFeWT2CxgICrOXcjJR2bGMGdsIeM",
+	"MysMoQh3LMe7DbRlzZZaKscKwa+EZUK6uTAskKcu99uDNaW7742UJnRbGekELT9ZbnwRDxPnpF96A3bM",
+	"jFgK3qSSsHXYtJuLkcJvAmy6C+HmOs8YIELGEHfxZV06Nk5xd5yxiVZA2xkcMY4H9KzHLtZxppGa8KIQ",
+	"JqxN1AgtUeKM6AXAh+CWsak27OABm+vS2IwtuLmE+1/RdtcP/OSQIfugM5zMuZoJG0BKh+8X4NkJL91c",
+	"KCcnHJhxaYXJRgoJrYAT01OCbEKHkeAsjQCCY49waVwxvRQGKU4EDg9kG6aZFFIoN1I8zw2M1OWKnby6",
+	"euR/ABDBPPcePehlzGpkb1fSSqfNnsXjUbiehRB40BpQZc9WB4qLLkQC0g1+CKNYB1QNMUpaZsS0tCKn",
+	"Rx4Mn4zUOLk355difS7VeWnFGME5fg1o1T+eOmEO2f74KPLJONdcWxGwPZciZ3Nd5Hak/Ang3mCjCWZz",
+	"4LgTQYcTsZHuJO0zDr+x5IODliUbAU+MB+xHVayZLfHs4M4ZGHrpWBeggTSDaD0yTRqZF3DKunfIONAH",
+	"/AYYFmdTLovSoNCByEx7JAzLWbq/cP04wAmQpXmBR8rjOfI/QB4QAOPWAKNWHASRKZuWKsejImKSB0RJ",
+	"ZwBEW/ZLYPsAQmRuAb3xYnvm2P1LqV1C7TMmp5FtRpDsWXbqTDlBWZJ9JwXwQiLWvSN4HDmhEXbOgOXo",
+	"hZ+wy9mbNyffArznyIcfToeTR/xA9B/nQ9F/MPnttP+EP9zv358c5PsXQ/Hb6aMH495ILYHmiVUADuCB",
+	"tAmHnXO4wIF3H9UvG1K3infvWZaLhR6pFS8umUMxKheTghvPQIgNAAhFMc3C3QAUDEPuWTaV70WOAwX4",
+	"Acj9Akaqm+uJvWeXYmIHizxjo87zK6CKdRKA7+RiysvC2VGnlwgAtIiKqzZE1JoQ8E9GTDuHnf98r9Jl",
+	"7tGv9l6db5I2g0KaEXaplfWqDs9fE2jhkyfR8CdfLguge1Kre3+2WtU4ODyZw+KueCFzfOgcroAACSAX",
+	"jsuC9Af/GIgT3HVAkFyKiQPpoCMWXBag1gASJZ8RCMAaOllnIawlZWdRWscuBIr08CDztLLzIYuzOK3P",
+	"7Vwbl4y65NautMkbAxdyIV3n8HHrFMhzrWOP4QIbPkF5FjSd6tlAc3JNDIQtuJsQIT1+dcLg+OXUg88L",
+	"RcK6E1jR/ekBfzIZ5vviwcVD/mjS+bDriR4v5XNjtKFj3BSnr1lUbUFHbOzPaMwAySwTfDJnUuFpMgTd",
+	"oBMkypfafadLld8JP5R251N8O4UeiaOwwvDbLw+gl9pLwXOkZ9KiqOtFJZkDSYxybw93/xzw7Ix77eXW",
+	"W0c0PXecBPdq8zAfoTBor4URPF9H9Ud8HmAce9YJEk0FEFpVF8bixnNRkFWMmHGDtogJtyLzjOWNkrBT",
+	"puBuF16jIsEK5N6pLnLgCgjK77S5kHl+R0hO49spHDXwb54vQMUC3XbBFZ8JOmT72e4cQjDoUIrWg1uu",
+	"k9/XKHXcafftAkwDpaRlDT6BBowoMTRkpSP4hXHkrMDE8JGUz34W+G2TzQ5Z64YmIP1diKk2ol0A7IYv",
+	"gMiTTgLSGWolvSPWtOwM2JvrgUDnqJwwihd3Ozv/8rlAGKRnFn4KsmJ44nOAvbaq8SEgblyOl2SPKouT",
+	"EVcCJN8AP34BREG6jI3jYsdsKlEWdVELpm0VeoZgPNP6BTczcScw+mnOgcEXOEobL8bFSpTQWXjqM0Bz",
+	"Y3GptQ4YDIl6KGbm7Bntvf9CqJmb92C90T5EINuzDKUTBNsbxYON6G7Uo0wHSKGWqLZAt6PZ5nMRzlRp",
+	"RuYrrUUdqVRoicqYeL+UaMyFG36lL0UeQEIm9eIWyISybrDJNEao7Puwrmi4mXDQS0EgNCAeiZrZ30M3",
+	"PHxeJkM2mX0cUVqWPHfk1TSJBmWxYlZM9C6sC44AMeVpadebGwgSL/D1OTGnaVkUrBtkjIwMrFn1JOmp",
+	"vYx0Weu4EwvQ/AxX8JBj6Tb2LHNyIQhJW2BCazu/gMU1QeGJgrQMfj5iqKaCtstQbi/WN2/+01zatoPz",
+	"93Y7AjAjZ3PHlF6hhUaXDgQOhJkR1nGDSvkrbd3MiNN/fdGD30C6MiU+jS4JeFSXZiJY9/RfX5yeHZ89",
+	"Z5OCW8se3j8ETICzyqW9zNhCLLRZo+FMCbQg2gYb8waGAXudaPywCVUuLshA5bEK0Cy10KABhMwOunTC",
+	"WwIBZRivEONmnGG8sJqNk0MfHzKBGm94tA+j4oq1uaxOP5gU2YpLB0ya7BKEq5xNC61z2ABObIkKwGJI",
+	"i7ZkCUvNvgCQYCXxZqMsyAuTuZhcwhq0QWst8jFvB/eKfpv9KgxHHomoV010SXYRMvyQoRwBSjtHkLZA",
+	"ZstMcOwR66rb521JYXs3X0bWHce3z+FrXbpxD+GMyMLVRBSFyFshBxxKKpED7L3lGOCp4QV2wSeXWcQ8",
+	"j3W9QMH83R10at68ZJObRvtTj5VO0/H7Y8LxpJo1fGqBqz2M/gEQV2YC7zayBFsul9o4kf8gcsnP8KE7",
+	"ccs40PkCRjrH+ZpkLJU49mzk6TBt0AW0EiTFVnYf4HhL93lUk3H7ThLRZPd1gwprB52K8pJzL8ze6tlD",
+	"4UdPw30IplLvs7WlmfKJGJC3eSmMk8Sh6Riu3zbO+gwe/JDYmpqLIKPb0uiLQiwC4aXLHNWFDeMVcEAl",
+	"mFCA1UDz0dHlxMLutKhvcTGwLI+l3Bi+hs8RfZrL/H254KpvBM+BA4HIU3CFSxp0Urfrdmmt4TCrIVfb",
+	"yfyp7+19/ZO8QWLIk4JGI7jmlQRv64vZQNk2t13lB3xLx1pB4V18Xl/8WUxAiHjfn+m+N3h6pPbmJ9hF",
+	"HUkw5KIV6dC+I/MMvUHiPcvlTLrG4q/xPS65AyWoc9j5j7fD/hPen7776eDBh39qg3I9rKO5GvQtRMHC",
+	"2yTQxVBIjOsgM4kC4SKGT+TM6dpayYHqp77QuhBcdZpXPfWr7hpJsrGbRmjJhgNZMQwyYW9ev6hD8xYx",
+	"KBuTpkEpzRnDLxF0y6XgJuiWYbkIzZ1ARqiVwqol8mVjhVUozE+7kYFX9MIGCfAI7r8D/jN4zVc/+Pvw",
+	"oSWGpg2/K6GutMLYOuYQYQdoHTFerPgafRKTOnj2D7Jgi0ceev8ArqVUclEuOofDTfbqA3m23rY9y6x0",
+	"oh0p2qN+biIW5xhGgAdWR3VaSxNZG1exhlbJCW6CeIMKBYrzDJ1pKDTkuYSpefEqoUBTXljR5Fyb9AB9",
+	"OwEjb3un4+udGmR3veAL/p4MDJ3Dh8PhcLcb3zrjLS54MulB+6TNG+9n9AD9NJe4vgrE7vB5/4YrHhf0",
+	"9l126/u+4O9P6JX9dPNRBIj36Fowb7syN8G2cYcQUlsR/M0y3wXBF1Kl3+7fhPJxN/79X4Bx3QGvPwsq",
+	"37z1Xxp3fyF0/aQYuoGNz3PpEu9zQ+gIblgfzDkGEPpQE/RUjY/IG7x0ax9lgHq5BcW8EFPHdOk2VQxy",
+	"M7eJODW/csa4YwttHTt4+CDxAx+xUsm/lGKLc2zAnuN6fNCWdKxUwUjTSXhvcHanUHv4oCaCjkb2N923",
+	"//HNaGRH5XB4f4L/inf//E3bl73/Cs9viqp1yaPCnYCPdSjswz72h8Nkw8GoZORigVrBkk9EQ6Y+zjn7",
+	"nmZLNrS/KxZEhW7TTOBQfl5w0EhEpScZwUGGYqTloRsyVSx9wJhlTuccfQIkdpNTA/5Gj+HM6JWPyfGB",
+	"Vg5Yv4XPMKRMXOmXSq9CeM3vz85eoZ2mbMAh9XZvHoN474Sy8qIQ/RBj2xY+sdUG0eYFaZj36+52N9f5",
+	"OXzFi0KvBMVANBxSWyzYW52O7RFghNrRSVt3ffu4gvOJETnosLwAcWxltJqdJ+EZsK0FV+tzuAILMpTE",
+	"7/zea99ZOVPlEr5CUbSxg9QM/W7bLUjV9hYlTlxrQBiw44A3diXdZC4s04qNAXfGrAuEChDWsjFa58bZ",
+	"SI1D/MuYacPG/lwwnN1QdB4i3pzDSKJ3xMZeZx6HkC34fQ9/Zc/VrJB2PlJWKDgQwYTK0Z7pNLNzvUrs",
+	"wRjTsWcx3CNcm8beYhCdV1GlGimMf8e7dLgZRrJnmSkLDEXP6/4rvVKsyxnmCexZ5laaTQ3FwPJipEgt",
+	"7zFeyEsxGKmR+pn2/TNbCK6AysBfuHH280j93O/34//w8DjIOmP2s187eopwlxj3HuPDKs8S+5kiBP2z",
+	"NJB3Np3jmzQamq48z6DQ1MoUFskB4DYNSMHTfuYpkaEATJoDDW84NHEpb3TBC4DBsEcswQsKyEFjLul7",
+	"44yNCWPhL6+ZwZ9euoA/kW3DH0RVx0fMiitheMH+rNGoe7Fm49Ho53EPIBvinIJC2fVuH4PIMxgMemHl",
+	"IaAKlu/Ee0emXopVVgGvU2aRjB7Yd9tTcfRCq1kcnNbhF1VIBxvoMXhk1xmRYV87oV3woqDT8BNdiEKv",
+	"4ktdpcPfh3AK+kqYaaFXFOUHp9W7bpPJztAVnE7EL/SVuPtEtb1V80zFCmdRDJEAsJ+QgHwNU7FqAg9F",
+	"xTD2nF+1bMM/EicBenvdLAuN5OumSWpbaM6RC7GEOf7l9MeXTAmkQfBdc/mFuBJFHBoe3Bg6PIJjL42Y",
+	"SCu1osPIxUQueLFt3RWd8tbDa/fQ8jTNSWJcxOwYjEdpFyDAzMqCGybeL0HaBNqS0AA/ZRW+58erPYMT",
+	"kUBZm8eTF/olfaPrxeaMjT0Q4M/SSPyGO9F3ciHqJGJDKh4MBn5qkGFSsoaEcAE0reJr1UgkxB+mv+Eo",
+	"FwVXl3H9eurlS4bRXeGMyQuLj/rXJlo5o4vzeMfjEHOKO2P+iRZSQR485bhUrU/53U00jBPHTZNlKE7y",
+	"zdl3/cdItJbCTIRy/fASedIxuJ29fPMiAUP6ZtAg4ImN+SluP3C4ip9pgyfrGQ7GZ1dIrEEIqCajTCP6",
+	"EgfNS3KCCRDdaGS8bf4qYwoAisErWQ3kTa84jFRInfzzNCh350g8zrVCeqe8vhbFDvI9V7IOt35l4Wbp",
+	"Iq9I0DZEicGZCZfGM6m56fMQj13zbVm+htOfYDi/fzgXIHIEOcDLqCk+B2nvYg0iRlmI2s6ImBOz/rmO",
+	"Fz9jLHfDVuIl8E1DN8iBeJUoFQTntihfKEofqQM4S+Gqpz7rDxYGaxAiJ0Uz6iRvO89K6/QCI8pfCYMw",
+	"NJ3UwLUhFTdtAZNW3Qwjjkv0bmAMT9cKEmFJZ0MA+Yyqu2tc3FZnU9e1gvSwq6qVuMxqQl94P6uFj6ej",
+	"B6khfO1VL898E43E/wlMCxHA853Es5QlkfCwrqyDRK2TdTYIGj5C5AR1PyIHoLGll7iTdVL0QAXc35NK",
+	"8+q8+5BG3reiIAqphFzwZ9f2ajgYGFq2hXv5xzw7yhIO1NCQURRqdUFRwH4blkXq5xUYpK4xxC6I6nuW",
+	"Ij6JsQuYxybib66dZd1xsJkNhgNUT8agZME4Yx//mRCWlFwQbXGMF0VjR+So2DQQtuS8/jGqeURiVj75",
+	"Ji4BQ0am2jQuOSeaD88MAuocvg25DCFj1CdjxvyRidaXspG+61/ZWK3Ph2h35ZcKVRuU0n4DwkIiUqE5",
+	"LopvGaY4GumcUOSsk7auNLIueqWOGGe/04EIzIQCDQs0OKMX9FauJyWGwRAblTEPKSgGtWM4ePgo7iri",
+	"2IbP7SX9cp1D/qyuY/vnUKWeaiDim+p0DR2aAvvBw0dpFslNhnupYu5KdqPbfCPKPJYs2LBtbiS679mQ",
+	"54w2v4OHDzGjECj38emzk5NUIukmoXuXQizDaQDq9gZNK+bDpt06dav/p/5/f/fPrQ71F3om1XZjMIVg",
+	"kQEvKuchuBM967m4Ygs6OYzCZ90ka3sqi4LQpzQF0lUKjF8EjBOLLNox8PW9EJuK+XmikcPl4Cb3rrEu",
+	"J6EbMNo35MceOIqtb5p9N037wS62OVQ/sZlFe3LyXWqBPXh8E8IFQ3QcoA3LfqhuS327W6/RMUjWUwmr",
+	"Q3CJ9w1GcEqJl9OyKNbsNDqyb7wg112G4N7Y6thqq75xzDxLIELrPeiI8XNOcVFTIwRdAnJQ8QKTvHLp",
+	"c5jkeyZdj4L7fISCVMvSjRTaxw4jMdgfDlkFwIztPwqqqp6iJguKSyD/q7kuhE9l2B8Oh5GnScW4Wo+U",
+	"l8KBa4GkRimESUzbjbU7EFdqLr7EYl+B9bWPAU0u551cKqwLFHX8zThjSkc9zzCuZhQjM7nE9GWDDAch",
+	"ejcfTD1yKuff1D1VNzphEvJ1f8Mls7NH5lP4Y76VdlnwtZd6PsI780JfiYJPRIuH5iYnY0KJ6ot7jMs5",
+	"SLMk6xNPtDFi4vpzbazoXyAc1ztSrWRVj3fydme7kbLXMdHujW0LTD3GBCDM6sJwYl+VxAhXGkzuP/I5",
+	"QjHxCzPvq9SvbNdoNRpgt2C1NNrut/ljcctgNZ8efs5bOOvJ6Y/s8aPhPntz9gxjia3ji6WXomVRSB9A",
+	"Xl/YwfDgUX9/v39wcHawf3j/4eHw0WD/4P6/p6cbTUo7X4JW7tm8vluvzlaM33jDhwIhCFpiR499+BR6",
+	"cqusMDiwnQNCKXax5mhv8bK77bVxavkxfy7RNWPLhnbfuUV1nB0Dr0KlmXCb/OWqg6yGUu3XzAq3lWFM",
+	"SmOEcq9ahZyPoRqbuCFWr25DwI5AtF3wNYjw6G6jlaIugBJAKBIkrY+i545RzDq86d3+Lk3DQZ0F8wfC",
+	"u2Oe8zGzcqaQmcNV630Zytk8iDrA2g4Wqzm99hUENk92R4T+5ZCYFtC28nZ6f5YcMlzwPQsS2lQW4h+k",
+	"/POTcmmPgYu2kOSQ553keNe2cYvAq4/kDjH21euTcPa1SNyjT8Q57sosghd6smGr+mzcIpzjLfkGZjZO",
+	"SiPd+hSg4W3nH1NGLgtmo3o1Kl+qKloWB7uVXwtHspTfCzyTC6wfd1wCtW1bGlYsovVtrT7HSG/Ap0h5",
+	"GMf8J0RmfKqafe7cknJ+pJrqzXnfYHB4LXMPy9RRXcAYUa/yCm19/PgCgzF+85unOpfCDn7zG/a6ynSS",
+	"wgbnB+K8zxvkBmCbZFe9769Wqz6Qjn5laxmHcxipmg7ttL7EmY+qcmPe7gkDoz2U8qYEuna4qk/2Z6vV",
+	"2Puj0NcwUmT8oVyQkNvIL4X3dKlizbo8Bq9HezAG2FTu7akf0/ZCtEyomgPPwVAeVMe1xBwCmUdBWAAx",
+	"ftIeqDYRB8W1dl+7Bw8fhWpJF9LZjOpQUV20kfKGNyp3YRlnp78/7sMrc27nvQF7neRvKgFgovPBTVdm",
+	"0zb8H6l4AeI9aZo4KCn4FrjLulic80K7OZ6hFcpltJXGpcOEaCvy3oAdh4A98ugZs64qpAEcyf7m68A5",
+	"rKKFOZZx12iuHanuas4damTSWR+j18uY5Ws2fsYnc9F/Ro6WQxaLaw7Ycz6Z+6PiOaAeTT1SF8LKXESc",
+	"37MMC0yQ7BdCbHJxJScCZ1ujVEelAGPlsmN/zvC79T7CUjlZYB1AynK3rHt/yHJ4wBcGA2Gf+RqWif3V",
+	"CmfZ09fHL789PT/78fvnL8/Pzl70MnLLrpTP18Js4y76BkfKCBvK6RFiwGpCkm7CMriLSq3Pt898SmDh",
+	"46AwIA5L21GunKmmHalQTq8m/NIa/HjRjIpFOjZnxgqE19UBgL3gwkIpTapHuX+UBLDFAntqnT5V5ZjC",
+	"kkOpCEwLhisz41JZN1LRYcG6uO2qFCZa9DIWnJz40ce/YQRR1lIybxjmhC32PMU4yZGyEpXGMohEkDHA",
+	"5OBBfy7e91GApHqdlnUfsIu1I+qL7BMtqnIhMvY40g14AO8Rkzlsg4IVPAzhpGJoCHdk+I7FPD0hQwmr",
+	"WhllKntGPvYV5jJWYu4ArjsXhXCBnxwBwDF5srAijH3fj41hljj281o+aKhli/QpJJSOyc/lgVWBGV5/",
+	"6tOEdekQR6r4WaRSNVqcxeTTGNloJ0YIJfIjxkfqSuqCXgXKj6c13ojHHfuihfWCWZUPaMDOMHINPY9W",
+	"zBYgymWBugKUENZVXdyM+NClWHsWjNKVzVgVHevL0NneTVEjI9Udj4DqDofjqkorXKJ6DB3rwmWguCr8",
+	"4agWUgJiRc58YCGiCj7UwzBU7kYKTbD3D1I7Hzum8cJFQqdesabKlLwoBdBXzFKPhQ7R6nsp1j66BK3Y",
+	"wYhdWXpbTeJYYLeyoTdN4axhCWddq0eqYvJTIwQKJCm7B9aErk2kJtpX4CvkRHjF1kuAP5ycdZrlrPVS",
+	"KCriMNBmds+/ZO/BsyCoS+crPkues6d0vY9fnXSyzpUwlqS0g8FwMET1aaEnl/2lNq5z+GC4v/8h68D4",
+	"fClBYh8MB/e9bxeF4Xt8Ke9dxMRY3eYsowQ2G7wZdJWVrsQ9OMAXYur6gEhe3EJxwc2FNLEuIevGgGrk",
+	"BCMVsmsyr+I48R7QXengRAEaNC5N4R3DtWyccRVWdmF1AewbANq1Pfbm9Qs7Uig3YGgQHUZ0t2GiPO3q",
+	"qS/AnlaaftuuUFWP3EsrUX94F0Ppn+p8fbs6Ab/+au47FW7ftURBmk/5oa5BwsKbxSgPhvu3LOnj1clt",
+	"6wiP3ksq+n+43eq31S/yV4vH4qtZ6z0DWD0YDrdNFbd/LynEia/s3/xKrTgUvnT/5peqUnzwxv4Ob8TS",
+	"XfjCw13W1VKO40PWebgLHGK9NXzh/k5QiGkfeLaxGhIhXiSDXdQMe6BI8xlcCPKnd97BWxVdvVdIIqoz",
+	"4bbVlfCHT6JBShMoTwPuJPCmKK3FW18naS+kdU+reoW1mzC8DWF6+49GFB/ViOJdShI+xkq3pdZZoxLE",
+	"nanCba/rZ7px3mZHidPV/QP03th7cv1IjGm7fvemSXLtrvewwq3rbmGWrMirRd36FR4pJ4rCstVcoKIq",
+	"XWupjl6bkAJbDqv4BDcb30hhUQH3R5XUwWi0pfm1k4OPu+t1AeDT3/b6qfx/ddkbW7/xrv8k8w90twvh",
+	"2uJf8Htb1TZJjIGpZwHwUbpNBkvvfwKdIfvle6pgpHzlXk7jGf8giivh2Gsx0Sa3SasfsqSFl0orLOuG",
+	"99iy9HYvPrkE9RnrAmISn+PG9Vi9Un3a5Ka3U8mkizt1gdnwKm3v54JYAadbWRcmgnXf7tzQ5V030IKc",
+	"O+4wwswM4EXU23M9ubfzWPd6vcOR2tJAo9kehodGKqEfRNo0JWl4QgbX7kZHkc1WIr2R8uGFodPJ9U1S",
+	"qAsKu6kJSmW2rfeoCNkZgM2F9kUH/QwLvqZOD9LRbEexmQQscaSadZkJxQ8O2LaCzw2gbfQqKZUdqQfD",
+	"J2xbA5Kt3TwON9O292yYh8bFLWzcPsK/hfb9VabaeHRUsy3XcSPaGI7BaqJWI3Vm1pjmWUakCLOlWdom",
+	"gKt5ro3mGrCmLh+pN29Ovu35Ct/BsB6ruaF4o0QjMLQD2+oTxe1f4Vb6hrbyeVpQvPs4XSeJOqZyNuHY",
+	"KZaYNkalgndbZSzDdZ2iLy2bASw7WzrW9dOWdW2z+bfutTS5w4m/YiPB8MEOK6u1isC3nnyScvexwES9",
+	"BGdrF6OWovHYnct3NVJSzRo1S0FwmAmXNMj6MpXvPR07ZB+3t80S92lh4Fr931gYuLvf24TC4G7WoYOD",
+	"HSTQtsYIX8A6RLLhDtahrF0DBQWMXr1Ykxi4qVpuSqS/E+5u4mjo7vdx5BPfiO6DL2EyvbtF9E5U6O9L",
+	"iXqNWYZRnW8qT+gHmrSEGj1LfO/en0Mp1oCelLKFDnwMXjhi44b2PA4ay8pIzN7dxFuqGfd3r0kdl0Yb",
+	"zk4v5Y1q1McpR5NPohx9jKuqcf90iUXP7aW0R6QSSsWs05NLrxRSSa1b+nZ8KcGdfDu3JVMUavDlfDs8",
+	"NI9VevW1+3E+D3H8u/L+vPGRKjt7fyJRjGapu3Podsd8zHO0teQCH5WF4Yd1a/kgpkZiGAR2ymgo7KTF",
+	"h4J3B8Ohj9w59p3FqtzKcRvh9yUTsQEcrsPHrKm0VclIEQw9hX3SZvmO89yNRzS6/AKbuLVP/6Ooje/E",
+	"ttlPBaGCmfqV9T88nHQ/qdSTTch7zIwfG03llVjVrJntw27LmL1FS5QbNN0Q/ZdstKv0iiJA/aZW3PZ+",
+	"DUrw51Rp28oT1rXZaGNAYSd57DOoohurC00iWteEtqYUWQfb2wJ/PdrsSP369dnTNJh/U4eoEZiK6ZXq",
+	"l2d7z0OuTCPRqoZG7I9zoaog5RUnxEtoUb39jK1akleN2Cv291K7lPW1caw31dY/VVTZR3Egpd3pFh5x",
+	"hoVjCCY7sIr65hFPknPeHLvuSxMqrzc728KD3qRDfnou1Dh9jGFdaEPVfyjrmpjR1883vlIjRCUqVyfp",
+	"u+vvTD6sMPdETrWDlqW73jRBZQyqBrjaYJrIUb36W6183YAd+1p3oaQ3Vtyz2C8fg1B7sSaNL2mD0itN",
+	"gCWssIJb2vD2OjH2eS7dK0oA/XJRpt5YEMtq73y10oLqcEY35mX9MhN/WmNAnQT5w6k7fWKJ9U9FhHwO",
+	"cK3J3uclNE9ufilpUP2r1+YBwULxJ385A2mCO90kSZjMdU2E/FxMLm1CibrtpWSoeV7MZqKS3lQJhDJ7",
+	"a0nt7FiNVEi58aVv0GdLpZ7jMCCcxgiAB8P9SkpFYZbtD0NbQd/7EGRuzK3BMZFCw0fvpA/ldXx8wP5D",
+	"tpCqdMJmZENdcmlGyjvhn1DqGVUYkirXK+D3Nqllng6H1Wbqa9FU7mRNi7ExLKGaFiV5LHeZeT5daMyy",
+	"0qU7RDLth+KhMSPZcrG8nk9sOhipINHzJTeOdccvfvzdycvz42+/ff389PT85OXZ89d/OH4x7vmIBSN4",
+	"QeT9QswlRSeQPkH5XyqoHmKkqI9nOA+KPqD8Sp8FiHBbYf0/bE9YlVh1cyOQ+Mxhj86G4IYnA/ajEsCS",
+	"4IhwqofDxsEH4BWxJJKwmIyqnRLUfW0m8uq3XppS5vRIUeCTP6eL0vnWwpR+uPVcK0rpdxfTAalC4EiR",
+	"DmjPaagx6/7eueWPqlhnbPyKu/l/aVysccZ8tuIR+/GPx6ev9sIy/JC2d8j4SKVRJFb4/tBoe/ZRMwV3",
+	"widqx7pXeCtig3y0T4mclSqnQtBupPxUvMCqHPsbYEYRQ8Gh9LKqZaYH6x4hZ0grouock0s7UlixFLFp",
+	"VgoqGX/hYypsgsjWh3GQm4H2GyJG+ATXu2e98XjF7Uh14ZRkXiMlAB+867zZUTXzJX7rIstqrmNGt8+j",
+	"JhAhBDOMUSVL3pQ8j6AptQaoAqyxFMYd5RMyluW8YcTKeZZkmFKN0NisNbpWJj4zqRsO21PzrE5jCz0D",
+	"Whxm7KXKiC8s0VJNoqpUtaV+CkpEob5E6ghuFg6kMhPWRzFumX6zql+ygEalvltoR7U6iHeR4e64wjuu",
+	"79OLer7Mxa2KVey8+nr5mi3CX9KoBHkUsouG0bOWTH6TufOlPnXaiI+1cd4+lqa180olS0ctLN4+iQ5V",
+	"uj2frRV8JPZJunIti1xaT+K7kUF4m8/Uq5C9wecXgR8cPLkl2XRa/8DV+jg0uKnbYbRmCxCsNmU/tJcm",
+	"wh9+9vyspQN7WyedxN7cOk/ai10q9vjB8Db96P3GXocuPe0bC2IfFUa43VaSBkAtWwm/JmMGaZYm+4Kt",
+	"5jdOA+3iLQfakL/nPN/UBEjYHqlUyLeaTUuDskKYgsgWSY5ZTBmPTdDTy5VFwRFEq0R0ZN2ahd2Xcq9s",
+	"rfEqhjwZn03TvLlEPUfq2MszsZVEKu+FTaeCD8Inix6I6RTrl6N1J9VRRupGJYVdo6MwqawTPG9qJiO1",
+	"TTVhNc0kaA/iZqUB9AWviFXq38GTzabw40SYBxzLy4KaQhmtF9gcX6zCKnoU+zxSlZZBCxGJdoVZUkhB",
+	"qXV9FyDq90oVIQh8XiynWiMjhU3CemkFFl+FxAgkdMzOuQnObBgYqzaMNy5twPgGhgef4tz3bMDRQnR0",
+	"RKE5t3NYjFQgXDIfmVG/9nSxAeqhgq50rFsdAFdMT6fUjWqlDWyS6EI2Ul6xfPbi5PnLs/N/ffP8zfNx",
+	"r+58iphggj5ynSuqu9+L2uuA/Yi4TDu3viCOuRI5trrCSHcS02/bOZ8wpHbhq0JJCI7u6++esSf7+0P2",
+	"f//P/nBwMLiPntvt0UdRgHj8YJi0Bd7f0nX/C+cbYVWrm81AmozS7Xag122lcbaWQgqloJLKNVHhkaGa",
+	"04UotJpZzEiKhXRIcElLCEW1HTGCigYBjXZa964ru0NU2F9DvLoh9IPIPa68qmquWFUIheYN5aSmPsVh",
+	"Weg11tn3NLJWKNBjL7ab3gtZKbDiUjldAmU6qtKKSI3HwkU2JirEco8baqgunddDv5TXrW5Y/jddUg2e",
+	"mmW50LMZHc2nMS5vw6AKVz6vnflrd03BNYcrfP09pxKPrWHaZ6lRonlFfc2GsS+KZoULndQ3SylSRZNa",
+	"PcPxSIV2UxjpUBaFD5vw1eO2VIjMmC5yYV3d74qBEm02m98J94P4wveknk/cUsQ0LUx6XU3R7fabWPzT",
+	"1/JMnFFJuc5Gdc5/VD5or3ywe+GDX9TeghR+m5kliQb5CqwrvzLCiakEzaCbG8hosDDvUlqKSuQnDjEZ",
+	"c2GJ89ddYw07T0v7hpHyTreMwVa5AUEWxes3SmJ3MKXNghe+AiXODY+zqSfB3Zffff/M2/4xnjXWK9uz",
+	"IwXKnoHnD9l4NCoP9g+OuRPfvEfT6Dg6h9j3z1/84eQlOz353cuMjb8/Pnv+zZ8GZ89Pz6ikFdD4lcyB",
+	"afztr//rb3/9H3/76//+21//ZxhnpKhsacEuq9GzYNTGemUAqd4RqJMYnEBAiSEJvnwoUX/vIuPLpcjZ",
+	"Eoss1jSoQ3YwhO8xIRibXFHlLtYdw/rfvDr/4fhP44yFT388efntj38c97LoVrlYh/zUoNI5PUN1/sh7",
+	"xCber2AER087kfmo7m0wq1D+lKpftEt42xK+mz6DX2nSd0MN7tZ7DDsEh9J0c7DH/cmrq0fR7Uc9yO89",
+	"evCPlPAvnhKepHHv2Tr6do9z3vv7zA0PbKDPc/4ZU8LvGCy1XaBsFyBvdhPuupdmY6SP89Z9+dV/2vp8",
+	"n0lr2E1L+KXl3EZboetCW5OSgUdR80xK1wobzfmgdlqiQ0lR9NQ0NVLHr072bKPXAOtWhXul76XsG5NF",
+	"h/v4d8/PWKpBj3sbhsi7ieHZF88IuVuaBuLYOUplGwkaUXQNNmsTD/zzZGkkixsf1mND5miujA6lbpSe",
+	"22PaMmIqI7WbWN37VSd4fJz/9yOyQ+7sPL7Bx2rq6sPfi6s1upBP5UyVS7uZolCFb9XErAlfku0USFV+",
+	"3basH3nLrlKwbYCr4R2//2h4C/f4J3Yj+31s8anNk651ovKURTWO4tJAXpeKNBvv8u22q5INTxh2TLjO",
+	"+1XFbXZJo7NRpqWJesGpUIVAAlOruXh/IR8ibvlWPsQbNz9SG76/gBgf5darI/kGPiIn+lTePsDmr97d",
+	"V3VV2c2QZcW1br9lgd1Ha0hC2FwLkkjavwXn30bziujAid0pjrZ5EJIOIO2mEyvSXmxfKPtkozvf1nZ0",
+	"te56H6+PJC0D76JKfR3r/kVzXwKqtiW/fLrclzDLl0t+uX8nAR4jXM7T1og1GT5c5i8X7DhuoOg4RjZ+",
+	"7eGLX4mc+Gklqa9ItEgjjPyNIzFjpLaEGH2cmOE0xaj5/kRYEw99KHeWIva/HhGiagCAoKydV4vgUJc6",
+	"Gv0G3777kP1Ua/P39h16XDGMps2dASR0TvZxTHsx1BFWgoo7KTHUpmtEwZ302SbSsZU2l5Zp6maDL2Oy",
+	"iA7hhT6libOl0e/XNHJV1gubw/igpTVI04hbPmWG489sacRUvsfDJMfwPXL+Eiw2BaRK+sxCZzSVtyXx",
+	"J91SvSkO4bpZ5+up0StKqondO/0LF7669rZyOSiN6c33ajnJbYWEFZ9VE/oKQGQO6yXDUErIh3cf/l8A",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
