@@ -1,7 +1,8 @@
-// Package idempotency makes the POSTs that create something safe to retry
+// Package idempotency makes the writes that a second run would do again or refuse safe to retry
 // (draft-ietf-httpapi-idempotency-key-header): a request carrying an Idempotency-Key header runs
 // once per caller and key, and a repeat (from a client that lost the answer, or a balancer retrying
-// on another replica) gets the first answer again instead of a second order or user.
+// on another replica) gets the first answer again instead of a second order or user, a take
+// refused for its cool-down, or a deletion answered 404.
 //
 // Exactly once: the answer is stored in the same transaction as the write it answers (a pgtx.Hook
 // the domain's write runs, pgtx.Write), so a crash at any point leaves either nothing (a retry

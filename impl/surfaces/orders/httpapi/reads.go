@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/surfaces/orders"
 )
 
@@ -35,10 +36,12 @@ func plain(r *http.Request) bool {
 	return r.ContentLength == 0 && len(r.TransferEncoding) == 0 && r.URL.RawPath == ""
 }
 
-// wellFormedMove reports whether r, a move (PATCH /orders/{id}/{action}: none takes a body or a
-// query, the id is its only parameter), is plain, without a query, its id one wellFormedID takes.
+// wellFormedMove reports whether r, a move (PATCH /orders/{id}/{action}: none takes a body, the
+// id is its only required parameter), is plain, without a query or an Idempotency-Key (the
+// validator checks a key's form), its id one wellFormedID takes.
 func wellFormedMove(r *http.Request) bool {
-	return plain(r) && r.URL.RawQuery == "" && !r.URL.ForceQuery && wellFormedID(idIn(r))
+	return plain(r) && r.URL.RawQuery == "" && !r.URL.ForceQuery && len(r.Header.Values(idempotency.Header)) == 0 &&
+		wellFormedID(idIn(r))
 }
 
 // idIn is the id of /orders/{id}..., /users/{id}/orders: the path's second segment.

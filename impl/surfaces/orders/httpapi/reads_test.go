@@ -10,6 +10,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/kit/idempotency"
 	"github.com/triadhq/triad/impl/kit/router"
 	"github.com/triadhq/triad/impl/kit/web"
 )
@@ -103,8 +104,9 @@ func TestUnvalidated_TheValidatorAccepts(t *testing.T) {
 
 // TestUnvalidated_MovesTheValidatorAccepts: the moves unvalidated lets past the spec validator
 // are exactly the spec's PATCH /orders/{id}/{action} operations, each taking no body and no
-// parameter but the id, and every request it lets past, over ids, actions, queries and bodies well
-// formed or not, is one the validator accepts.
+// parameter but the id, an optional query parameter and the optional Idempotency-Key header, and
+// every request it lets past, over ids, actions, queries, keys and bodies well formed or not, is
+// one the validator accepts; a request with a key is always validated.
 func TestUnvalidated_MovesTheValidatorAccepts(t *testing.T) {
 	t.Parallel()
 	spec, err := ordersapi.GetSpec()
@@ -123,9 +125,10 @@ func TestUnvalidated_MovesTheValidatorAccepts(t *testing.T) {
 		op := item.Patch
 		others := 0 // parameters besides the id that a request without a query still has
 		for _, p := range append(slices.Clone(op.Parameters), item.Parameters...) {
-			// An optional query parameter (reject's cancel) sends its request to the validator:
-			// wellFormedMove takes no query.
-			if p.Value.Name != "id" && (p.Value.In != "query" || p.Value.Required) {
+			// An optional query parameter (reject's cancel) or Idempotency-Key sends its request
+			// to the validator: wellFormedMove takes no query and no key.
+			optional := !p.Value.Required && (p.Value.In == "query" || p.Value.In == "header" && p.Value.Name == idempotency.Header)
+			if p.Value.Name != "id" && !optional {
 				others++
 			}
 		}
@@ -150,21 +153,29 @@ func TestUnvalidated_MovesTheValidatorAccepts(t *testing.T) {
 		for _, action := range actions {
 			for _, query := range []string{"", "?", "?page=1"} {
 				for _, body := range []string{"", "{}"} {
-					for _, method := range []string{http.MethodPatch, http.MethodPost, http.MethodGet} {
-						target := "/orders/" + id + "/" + action + query
-						r := httptest.NewRequest(method, target, strings.NewReader(body))
-						if body == "" {
-							r = httptest.NewRequest(method, target, nil)
-						}
-						total++
-						if !skips(r) {
-							continue
-						}
-						skipped++
-						reached = false
-						validator.ServeHTTP(httptest.NewRecorder(), r)
-						if !reached {
-							t.Errorf("%s %s (body %q) skips the validator, which refuses it", method, target, body)
+					for _, key := range []string{"", "k-1", "a key"} {
+						for _, method := range []string{http.MethodPatch, http.MethodPost, http.MethodGet} {
+							target := "/orders/" + id + "/" + action + query
+							r := httptest.NewRequest(method, target, strings.NewReader(body))
+							if body == "" {
+								r = httptest.NewRequest(method, target, nil)
+							}
+							if key != "" {
+								r.Header.Set(idempotency.Header, key)
+							}
+							total++
+							if !skips(r) {
+								continue
+							}
+							skipped++
+							if key != "" {
+								t.Errorf("%s %s with an Idempotency-Key skips the validator", method, target)
+							}
+							reached = false
+							validator.ServeHTTP(httptest.NewRecorder(), r)
+							if !reached {
+								t.Errorf("%s %s (body %q) skips the validator, which refuses it", method, target, body)
+							}
 						}
 					}
 				}
