@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,7 +32,22 @@ import (
 	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+// TestMain runs this package's parallel tests four at a time (at least; -parallel, when given,
+// decides): most of them wait on a server process, PostgreSQL or a login throttle's interval more
+// than on the CPU, and go test's default of GOMAXPROCS left them two at a time on 2 cores, so the
+// package took longest of the run.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && runtime.GOMAXPROCS(0) < waitingTests {
+		_ = flag.Set("test.parallel", strconv.Itoa(waitingTests))
+	}
+	dbtest.Main(m)
+}
+
+// waitingTests is how many of this package's parallel tests run at once by default.
+const waitingTests = 4
 
 // testServer runs the whole server (run) with args and returns its base URL and a stop function
 // that shuts it down and returns run's error.
