@@ -133,8 +133,16 @@ func TestServer_Metrics(t *testing.T) {
 		sample(t, body, `triad_auth_mails_total{result="`+r+`"}`)
 	}
 	// The shared tables' sweeps run at start: their last success is a recent Unix time.
-	if ts := sample(t, body, `triad_sweep_last_success_timestamp_seconds{sweep="login throttles"}`); ts < 1.7e9 {
-		t.Errorf("login throttles' last sweep at %v", ts)
+	// So do the auth surface's, on the same instruments (the sweep leader's sweep.Observer): the
+	// revoked sessions' rows and the used ids and messenger logins.
+	for _, sw := range []string{"login throttles", "idempotency keys", "revoked sessions", "auth used ids and messenger logins"} {
+		if ts := sample(t, body, `triad_sweep_last_success_timestamp_seconds{sweep="`+sw+`"}`); ts < 1.7e9 {
+			t.Errorf("%s: last sweep at %v", sw, ts)
+		}
+		if n := sample(t, body, `triad_sweep_runs_total{result="ok",sweep="`+sw+`"}`); n < 1 {
+			t.Errorf("%s: %v successful runs counted", sw, n)
+		}
+		sample(t, body, `triad_sweep_rows_total{sweep="`+sw+`"}`)
 	}
 	// The 11th brands login's refusal by the throttle is told apart by its code.
 	if n := sumOf(body, "triad_http_requests_total", `{code="too_many_attempts",operation="loginUser",status="429"}`); n != 1 {

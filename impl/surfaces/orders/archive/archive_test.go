@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -333,4 +334,61 @@ func TestArchive_CutShortBetweenBatchesResumes(t *testing.T) {
 		t.Fatalf("after the round trip:\n got %+v\nwant %+v", got, before)
 	}
 	checkMoney(t, pool)
+}
+
+// TestArchive_RerunsAMonthCutShortBeforeItsDetach: a run that died after writing a month's files
+// (and its list of orders) but before the detach removed nothing, so the next run archives that
+// month afresh, replacing the files it finds in the month's folder rather than stopping on them,
+// and the round trip is still exact.
+func TestArchive_RerunsAMonthCutShortBeforeItsDetach(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	seedMonths(t, pool)
+	before := snapshot(t, pool)
+	dir := t.TempDir()
+	now := time.Now()
+	cut := time.Date(now.Year(), now.Month()-2, 1, 0, 0, 0, 0, time.UTC)
+	horizon := now.Sub(cut) - time.Hour
+	first := time.Date(now.Year(), now.Month()-4, 1, 0, 0, 0, 0, time.UTC)
+	partition := fmt.Sprintf("order_ledger_p%04d_%02d", first.Year(), first.Month())
+	// What the dead run left: the month's folder with its files, and the list of its orders.
+	if err := os.MkdirAll(filepath.Join(dir, partition), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"manifest.json", "orders.copy", "order_cooldowns.copy", "order_ledger.copy"} {
+		if err := os.WriteFile(filepath.Join(dir, partition, name), []byte("from the run that died\n"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(ctx, fmt.Sprintf(`CREATE UNLOGGED TABLE archive_orders_%s AS SELECT id FROM orders WHERE status = 'COMPLETED'`, partition)); err != nil {
+		t.Fatal(err)
+	}
+	mans, err := archive.Archive(ctx, pool, archive.Options{Dir: dir, Horizon: horizon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mans) != 3 {
+		t.Fatalf("archived %d months, want 3", len(mans))
+	}
+	found := false
+	for _, m := range mans {
+		found = found || m.Partition == partition
+	}
+	if !found {
+		t.Fatalf("%s was not archived again: %+v", partition, mans)
+	}
+	var work int64
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE starts_with(relname, 'archive_orders_')`).Scan(&work); err != nil || work != 0 {
+		t.Fatalf("%d work tables left (%v)", work, err)
+	}
+	checkMoney(t, pool)
+	for i := len(mans) - 1; i >= 0; i-- {
+		if _, err := archive.Restore(ctx, pool, filepath.Join(dir, mans[i].Partition)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := snapshot(t, pool); got != before {
+		t.Fatalf("after the round trip:\n got %+v\nwant %+v", got, before)
+	}
 }
