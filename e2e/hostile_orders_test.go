@@ -85,7 +85,7 @@ func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 	// The hoarder grabs everything at once.
 	takes := make([]int, 4)
 	got := parallel(4, func(i int) int {
-		r, err := hoarder.api.TakeOrderWithResponse(ctx, ids[i])
+		r, err := hoarder.api.TakeOrderWithResponse(ctx, ids[i], nil)
 		if err != nil {
 			t.Error(err)
 			return 0
@@ -107,17 +107,17 @@ func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 			free = append(free, ids[i])
 		}
 	}
-	if r, err := hoarder.api.ReleaseOrderWithResponse(ctx, held[0]); err != nil || r.JSON200 == nil || r.JSON200.Status != ordersapi.WAITING {
+	if r, err := hoarder.api.ReleaseOrderWithResponse(ctx, held[0], nil); err != nil || r.JSON200 == nil || r.JSON200.Status != ordersapi.WAITING {
 		t.Fatalf("release: %v %s", err, r.Body)
 	}
-	if r, err := hoarder.api.TakeOrderWithResponse(ctx, free[0]); err != nil || r.JSON200 == nil {
+	if r, err := hoarder.api.TakeOrderWithResponse(ctx, free[0], nil); err != nil || r.JSON200 == nil {
 		t.Fatalf("take after a release: %v %s", err, r.Body)
 	}
 	held, free = []int64{held[1], free[0]}, []int64{held[0], free[1]}
-	if r, err := customer.api.CancelOrderWithResponse(ctx, free[1]); err != nil || r.JSON200 == nil || r.JSON200.Status != ordersapi.CANCELLED {
+	if r, err := customer.api.CancelOrderWithResponse(ctx, free[1], nil); err != nil || r.JSON200 == nil || r.JSON200.Status != ordersapi.CANCELLED {
 		t.Fatalf("cancel: %v %s", err, r.Body)
 	}
-	if r, err := customer.api.CancelOrderWithResponse(ctx, held[0]); err != nil || r.JSON409 == nil {
+	if r, err := customer.api.CancelOrderWithResponse(ctx, held[0], nil); err != nil || r.JSON409 == nil {
 		t.Fatalf("cancel of a taken order: %v %s; want 409", err, r.Body)
 	}
 
@@ -140,19 +140,19 @@ func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 	}
 
 	// The hoarder may not take back what expired in its hands.
-	if r, err := hoarder.api.TakeOrderWithResponse(ctx, held[0]); err != nil || r.JSON409 == nil || r.JSON409.Code != "retake_cooldown" {
+	if r, err := hoarder.api.TakeOrderWithResponse(ctx, held[0], nil); err != nil || r.JSON409 == nil || r.JSON409.Code != "retake_cooldown" {
 		t.Fatalf("the hoarder's retake of an expired order: %v %s; want 409 retake_cooldown", err, r.Body)
 	}
 
 	// An honest performer finishes the three open orders one by one; each is paid.
 	for _, id := range []int64{held[0], held[1], free[0]} {
-		if r, err := worker.api.TakeOrderWithResponse(ctx, id); err != nil || r.JSON200 == nil {
+		if r, err := worker.api.TakeOrderWithResponse(ctx, id, nil); err != nil || r.JSON200 == nil {
 			t.Fatalf("take %d: %v %s", id, err, r.Body)
 		}
-		if r, err := worker.api.PassOrderWithResponse(ctx, id); err != nil || r.JSON200 == nil {
+		if r, err := worker.api.PassOrderWithResponse(ctx, id, nil); err != nil || r.JSON200 == nil {
 			t.Fatalf("pass %d: %v %s", id, err, r.Body)
 		}
-		if r, err := customer.api.AcceptOrderWithResponse(ctx, id); err != nil || r.JSON200 == nil {
+		if r, err := customer.api.AcceptOrderWithResponse(ctx, id, nil); err != nil || r.JSON200 == nil {
 			t.Fatalf("accept %d: %v %s", id, err, r.Body)
 		}
 	}

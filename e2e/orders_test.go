@@ -181,7 +181,7 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 		return *got
 	}
 	taken := step("take", func() (*ordersapi.Order, int, []byte, error) {
-		r, err := performer.api.TakeOrderWithResponse(ctx, order.Id)
+		r, err := performer.api.TakeOrderWithResponse(ctx, order.Id, nil)
 		if err != nil {
 			return nil, 0, nil, err
 		}
@@ -194,14 +194,14 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("GET /orders/%d as its performer: %v %s; want it IN PROGRESS", order.Id, err, r.Body)
 	}
 	step("pass", func() (*ordersapi.Order, int, []byte, error) {
-		r, err := performer.api.PassOrderWithResponse(ctx, order.Id)
+		r, err := performer.api.PassOrderWithResponse(ctx, order.Id, nil)
 		if err != nil {
 			return nil, 0, nil, err
 		}
 		return r.JSON200, r.StatusCode(), r.Body, nil
 	}, ordersapi.READY)
 	step("accept", func() (*ordersapi.Order, int, []byte, error) {
-		r, err := customer.api.AcceptOrderWithResponse(ctx, order.Id)
+		r, err := customer.api.AcceptOrderWithResponse(ctx, order.Id, nil)
 		if err != nil {
 			return nil, 0, nil, err
 		}
@@ -213,7 +213,7 @@ func TestOrders_LifecycleThroughGeneratedClient(t *testing.T) {
 	wantMoney(t, "performer's balance after being paid", performer.balance(t), "420.50")
 
 	// A second acceptance is refused with the documented body and moves nothing.
-	again, err := customer.api.AcceptOrderWithResponse(ctx, order.Id)
+	again, err := customer.api.AcceptOrderWithResponse(ctx, order.Id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 		}
 	})
 	t.Run("unknown order: 404", func(t *testing.T) {
-		r, err := performer.api.TakeOrderWithResponse(ctx, id+1000)
+		r, err := performer.api.TakeOrderWithResponse(ctx, id+1000, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +341,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 		}
 	})
 	t.Run("pass before take: 409", func(t *testing.T) {
-		r, err := performer.api.PassOrderWithResponse(ctx, id)
+		r, err := performer.api.PassOrderWithResponse(ctx, id, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,14 +352,14 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 	})
 
 	// Run the order to READY; the customer pays from what the create reserved.
-	if r, err := performer.api.TakeOrderWithResponse(ctx, id); err != nil || r.JSON200 == nil {
+	if r, err := performer.api.TakeOrderWithResponse(ctx, id, nil); err != nil || r.JSON200 == nil {
 		t.Fatalf("take: %v %s", err, r.Body)
 	}
-	if r, err := performer.api.PassOrderWithResponse(ctx, id); err != nil || r.JSON200 == nil {
+	if r, err := performer.api.PassOrderWithResponse(ctx, id, nil); err != nil || r.JSON200 == nil {
 		t.Fatalf("pass: %v %s", err, r.Body)
 	}
 	t.Run("another customer accepts: 403", func(t *testing.T) {
-		r, err := other.api.AcceptOrderWithResponse(ctx, id)
+		r, err := other.api.AcceptOrderWithResponse(ctx, id, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +368,7 @@ func TestOrders_RefusalsThroughGeneratedClient(t *testing.T) {
 		}
 	})
 	t.Run("the reserved order is paid", func(t *testing.T) {
-		r, err := customer.api.AcceptOrderWithResponse(ctx, id)
+		r, err := customer.api.AcceptOrderWithResponse(ctx, id, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

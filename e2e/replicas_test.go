@@ -64,7 +64,7 @@ func TestReplicas_LedgerExactUnderRacesThroughBalancer(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, err := perf.api.TakeOrderWithResponse(ctx, id)
+				r, err := perf.api.TakeOrderWithResponse(ctx, id, nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -89,7 +89,7 @@ func TestReplicas_LedgerExactUnderRacesThroughBalancer(t *testing.T) {
 		if winner[i] < 0 {
 			t.Fatalf("order %d was taken by nobody", id)
 		}
-		if r, err := performers[winner[i]].api.PassOrderWithResponse(ctx, id); err != nil || r.StatusCode() != 200 {
+		if r, err := performers[winner[i]].api.PassOrderWithResponse(ctx, id, nil); err != nil || r.StatusCode() != 200 {
 			t.Fatalf("pass %d: %v", id, err)
 		}
 	}
@@ -101,7 +101,7 @@ func TestReplicas_LedgerExactUnderRacesThroughBalancer(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, err := customer.api.AcceptOrderWithResponse(ctx, id)
+				r, err := customer.api.AcceptOrderWithResponse(ctx, id, nil)
 				if err != nil {
 					t.Error(err)
 					return
