@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // TestMake_ContractAgainstARunningServer runs `make contract BASE_URL=...` against a server this
@@ -28,7 +29,7 @@ func TestMake_ContractAgainstARunningServer(t *testing.T) {
 	t.Parallel()
 	ensureNodeModules(t)
 	srv := startServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Bound(10*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "make", makeFlags("contract", "BASE_URL="+srv.URL)...)
 	cmd.Dir = repoRoot
