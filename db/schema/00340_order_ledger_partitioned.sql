@@ -14,7 +14,7 @@
 -- 2. order_ledger_move moves the old rows over in batches, each batch one transaction deleting
 --    rows from the old table and inserting them into the new one, so a balance always equals the
 --    sum of its rows over both tables, and no lock is held for long.
--- 3. The emptied old table is dropped.
+-- 3. The emptied old table is dropped, its locks taken in the writers' order as in step 1.
 -- Interrupted, the migration is run again from the start: each step finds what the last run did.
 -- 'opening' is the kind of the rows an archive leaves in place of a month it took away: one per
 -- account, its balance at the end of that month (impl/surfaces/orders/archive).
@@ -108,7 +108,36 @@ $$;
 -- +goose StatementEnd
 CALL order_ledger_move(5000);
 DROP PROCEDURE order_ledger_move(integer);
-DROP TABLE IF EXISTS order_ledger_old;
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF to_regclass('order_ledger_old') IS NULL THEN
+        RETURN;
+    END IF;
+    -- Dropping the old table drops its foreign keys' triggers on orders and order_users, which
+    -- takes ACCESS EXCLUSIVE locks on both, in whatever order the drop meets them: taken the
+    -- other way round from a writer's (orders, then its users), the drop and the writer wait on
+    -- each other (a deadlock, which the conversion test met under load). So the locks are taken
+    -- first, in the writers' order, giving up after a second and trying again like the swap; held
+    -- only for the drop itself.
+    FOR attempt IN 1..600 LOOP
+        BEGIN
+            SET LOCAL lock_timeout = '1s';
+            LOCK TABLE orders, order_users IN ACCESS EXCLUSIVE MODE;
+            LOCK TABLE order_ledger_old IN ACCESS EXCLUSIVE MODE;
+            EXIT;
+        EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
+            IF attempt = 600 THEN
+                RAISE;
+            END IF;
+            PERFORM pg_sleep(0.1);
+        END;
+    END LOOP;
+    SET LOCAL lock_timeout = 0;
+    DROP TABLE order_ledger_old;
+END
+$$;
+-- +goose StatementEnd
 
 -- +goose Down
 -- Back to one plain table, the rows copied in one transaction (a rollback of a fresh schema, not
