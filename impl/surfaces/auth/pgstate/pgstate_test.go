@@ -130,16 +130,32 @@ type replica struct {
 
 func newReplica(t *testing.T, pool *pgxpool.Pool, fake *providertest.Telegram) *replica {
 	t.Helper()
+	return newReplicaWith(t, pool, fake, nil, nil)
+}
+
+// newReplicaWith is newReplica whose election is lead's wrapping of its pgstate.Leader (nil: the
+// Leader as it is) and whose Bot API client is client (nil: the guarded one, loopback allowed).
+func newReplicaWith(t *testing.T, pool *pgxpool.Pool, fake *providertest.Telegram,
+	lead func(*pgstate.Leader) provider.Leader, client *http.Client) *replica {
+	t.Helper()
 	jwt := token.NewService(token.Opts{SecretReader: token.SecretFunc(func(string) (string, error) {
 		return "secret-0123456789abcdef-0123456789", nil
 	})})
 	leader := pgstate.NewLeader(pool, "telegram:test")
 	leader.Interval = 100 * time.Millisecond
+	var elect provider.Leader = leader
+	if lead != nil {
+		elect = lead(leader)
+	}
+	if client == nil {
+		client = outbound.New(outbound.Options{AllowPrivate: true})
+	}
+	store := newStore(t, pool)
 	h, err := provider.NewTelegram(context.Background(), provider.Params{URL: "http://site.example", JwtService: jwt},
 		provider.TelegramConfig{
 			SuccessMsg: "logged in", ErrorMsg: "expired",
-			Telegram: telegram.NewAPI(botToken, fake.URL(), outbound.New(outbound.Options{AllowPrivate: true})),
-			PollWait: time.Second, Logins: newStore(t, pool), Leader: leader,
+			Telegram: telegram.NewAPI(botToken, fake.URL(), client),
+			PollWait: time.Second, Logins: store, Leader: elect, Offsets: store,
 		})
 	if err != nil {
 		t.Fatal(err)
