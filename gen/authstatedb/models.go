@@ -22,6 +22,12 @@ type AuthTelegramLogin struct {
 	Usr       []byte
 }
 
+type AuthTelegramOffset struct {
+	Bot        string
+	NextUpdate int64
+	SavedAt    time.Time
+}
+
 type AuthUsedID struct {
 	ID        string
 	ExpiresAt time.Time

@@ -34,7 +34,8 @@ const createTablesLock = `-- name: CreateTablesLock :exec
 SELECT pg_advisory_xact_lock($1::bigint)
 `
 
-// The auth library's queries (sqlc: gen/authstatedb), over schema.sql and sessions_schema.sql.
+// The auth library's queries (sqlc: gen/authstatedb), over schema.sql, sessions_schema.sql and
+// offsets_schema.sql.
 // CreateTablesLock serialises the CREATE statements of replicas starting together (New): CREATE
 // TABLE IF NOT EXISTS is not safe against a concurrent creation of the same table.
 func (q *Queries) CreateTablesLock(ctx context.Context, key int64) error {
@@ -117,6 +118,26 @@ func (q *Queries) RevokedSessionsSince(ctx context.Context, since time.Time) ([]
 		return nil, err
 	}
 	return items, nil
+}
+
+const saveTelegramOffset = `-- name: SaveTelegramOffset :exec
+INSERT INTO auth_telegram_offsets AS o (bot, next_update) VALUES ($1, $2)
+ON CONFLICT (bot) DO UPDATE SET next_update = EXCLUDED.next_update, saved_at = now()
+WHERE o.next_update < EXCLUDED.next_update OR o.saved_at <= now() - make_interval(secs => $3::float8)
+`
+
+type SaveTelegramOffsetParams struct {
+	Bot        string
+	NextUpdate int64
+	TtlSeconds float64
+}
+
+// SaveTelegramOffset records next_update for bot. It never moves the offset back (a late poller
+// cannot undo a newer one's progress) unless the saved one is older than ttl_seconds: Telegram has
+// dropped every update it confirmed, and may number new ones below it.
+func (q *Queries) SaveTelegramOffset(ctx context.Context, arg SaveTelegramOffsetParams) error {
+	_, err := q.db.Exec(ctx, saveTelegramOffset, arg.Bot, arg.NextUpdate, arg.TtlSeconds)
+	return err
 }
 
 const startTelegramLogin = `-- name: StartTelegramLogin :exec
@@ -217,6 +238,24 @@ func (q *Queries) TelegramLoginPending(ctx context.Context, token string) (bool,
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const telegramOffset = `-- name: TelegramOffset :one
+SELECT next_update FROM auth_telegram_offsets
+WHERE bot = $1 AND saved_at > now() - make_interval(secs => $2::float8)
+`
+
+type TelegramOffsetParams struct {
+	Bot        string
+	TtlSeconds float64
+}
+
+// TelegramOffset is the getUpdates offset saved for bot within ttl_seconds (telegram.OffsetTTL).
+func (q *Queries) TelegramOffset(ctx context.Context, arg TelegramOffsetParams) (int64, error) {
+	row := q.db.QueryRow(ctx, telegramOffset, arg.Bot, arg.TtlSeconds)
+	var next_update int64
+	err := row.Scan(&next_update)
+	return next_update, err
 }
 
 const tryAdvisoryLock = `-- name: TryAdvisoryLock :one

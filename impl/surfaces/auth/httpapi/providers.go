@@ -143,10 +143,10 @@ func AddProviders(ctx context.Context, svc *auth.Service, pc Providers, shared *
 	if pc.TelegramToken != "" {
 		gctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		logins, leader := shared.Telegram(string(pc.TelegramToken))
+		logins, leader, offsets := shared.Telegram(string(pc.TelegramToken))
 		h, err := provider.NewTelegram(gctx, svc.Params("", ""), provider.TelegramConfig{
 			Telegram: telegram.NewAPI(string(pc.TelegramToken), pc.TelegramAPIURL, pc.telegramClient()),
-			Logins:   logins, Leader: leader})
+			Logins:   logins, Leader: leader, Offsets: offsets})
 		if err != nil {
 			return fmt.Errorf("AUTH_TELEGRAM_TOKEN: %w", err)
 		}

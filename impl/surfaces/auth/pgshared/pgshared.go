@@ -1,7 +1,8 @@
 // Package pgshared hands the auth library the state its replicas share through PostgreSQL, as
 // triad runs it: pgstate's stores (used confirmation ids, pending messenger logins, revoked
-// sessions, the poller election) and the limits counted in triad's login_throttle table (the
-// failed-login guard every password login runs, the bound on confirmation messages). Its options
+// sessions, the poller election and the poller's offset) and the limits counted in triad's
+// login_throttle table (the failed-login guard every password login runs, the bound on
+// confirmation messages). Its options
 // are plain values; the server reads them from its configuration. pgstate alone is what an
 // embedder without triad's migrations uses: this package needs the login_throttle table too.
 package pgshared
@@ -22,6 +23,7 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/auth/pgstate"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
 	"github.com/triadhq/triad/impl/surfaces/auth/sessions"
+	"github.com/triadhq/triad/impl/surfaces/auth/telegram"
 )
 
 // Options configure the shared state.
@@ -106,18 +108,18 @@ func (s *State) LoginGuard() loginlimit.Guard {
 	return g
 }
 
-// Telegram returns the pending-login store and the poller election of one bot; nils mean the
-// library's single-process defaults.
-func (s *State) Telegram(botToken string) (provider.TelegramLogins, provider.Leader) {
+// Telegram returns the pending-login store, the poller election and the store of the poller's
+// offset of one bot; nils mean the library's single-process defaults.
+func (s *State) Telegram(botToken string) (provider.TelegramLogins, provider.Leader, telegram.Offsets) {
 	if s == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// The bot id (before the ':' of the token) names the election: replicas polling the same bot
 	// contend, different bots do not, and the secret part of the token stays out of it.
 	botID, _, _ := strings.Cut(botToken, ":")
 	l := pgstate.NewLeaderConfig(s.o.Direct, "telegram:"+botID)
 	l.Log = s.o.Log
-	return s.store, l
+	return s.store, l, s.store
 }
 
 // sendLimiter is the verified provider's provider.SendLimiter in the database: the messages are

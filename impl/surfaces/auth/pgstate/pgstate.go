@@ -1,16 +1,20 @@
 // Package pgstate keeps the auth library's cross-request state in PostgreSQL, so N replicas of a
 // server behind a load balancer behave like one: the ids of used confirmation tokens (UsedIDs), the
-// pending messenger logins (TelegramLogins) and the election of the one process that polls a bot
-// (Leader, a session-level advisory lock held on a dedicated connection).
+// pending messenger logins (TelegramLogins), the election of the one process that polls a bot
+// (Leader, a session-level advisory lock held on a dedicated connection) and where that poller
+// stands in the bot's updates (the Store's Offset and SaveOffset: the next poller elected starts
+// there and does not answer them again).
 //
-// New creates the package's own tables (auth_used_ids, auth_telegram_logins, and
-// auth_revoked_sessions of Sessions: schema.sql and sessions_schema.sql, embedded) when missing,
-// and nothing else, so it can share any database, the embedder's included, and an embedder needs
-// no migration runner. Open uses them as they are: for a server whose migrations create them
-// (triad's db/schema/00040_auth_state.sql holds Schema, 00210_auth_revoked_sessions.sql
-// SessionsSchema: this package's files are the source, and TestSchema_IsTheServersMigration fails
-// when a migration and its file differ by a statement), so that it can run as a role that may not
-// change the schema. Every query is sqlc's (queries.sql, generated into gen/authstatedb).
+// New creates the package's own tables (auth_used_ids, auth_telegram_logins and
+// auth_telegram_offsets of the Store, auth_revoked_sessions of Sessions: schema.sql,
+// offsets_schema.sql and sessions_schema.sql, embedded) when missing, and nothing else, so it can
+// share any database, the embedder's included, and an embedder needs no migration runner. Open uses
+// them as they are: for a server whose migrations create them (triad's
+// db/schema/00040_auth_state.sql holds Schema, 00210_auth_revoked_sessions.sql SessionsSchema,
+// 00360_auth_telegram_offsets.sql OffsetsSchema: this package's files are the source, and
+// TestSchema_IsTheServersMigration fails when a migration and its file differ by a statement), so
+// that it can run as a role that may not change the schema. Every query is sqlc's (queries.sql,
+// generated into gen/authstatedb).
 package pgstate
 
 import (
@@ -30,7 +34,8 @@ import (
 )
 
 // Schema is the package's own tables (schema.sql), which New creates; SessionsSchema
-// (sessions_schema.sql) is the table of Sessions. Their queries are sqlc's, in queries.sql
+// (sessions_schema.sql) is the table of Sessions, OffsetsSchema (offsets_schema.sql) that of the
+// Store's Telegram offsets. Their queries are sqlc's, in queries.sql
 // (gen/authstatedb), so sqlc checks every statement against them.
 //
 //go:embed schema.sql
@@ -44,7 +49,8 @@ const schemaLock = int64(0x7472696164617574) // "triadaut"
 // impl/platform/sweep, as cmd/server does; Sessions.Start runs its own).
 const SweepEvery = time.Minute
 
-// Store is the PostgreSQL provider.UsedIDs and provider.TelegramLogins. It is safe for concurrent use.
+// Store is the PostgreSQL provider.UsedIDs, provider.TelegramLogins and telegram.Offsets. It is
+// safe for concurrent use.
 type Store struct {
 	q *authstatedb.Queries
 }
@@ -61,7 +67,7 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 		if err := authstatedb.New(tx).CreateTablesLock(ctx, schemaLock); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, Schema+";"+SessionsSchema)
+		_, err := tx.Exec(ctx, Schema+";"+SessionsSchema+";"+OffsetsSchema)
 		return err
 	})
 	if err != nil {

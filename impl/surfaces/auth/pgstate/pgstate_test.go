@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestUsedIDs_OnceAcrossReplicas(t *testing.T) {
 	}
 }
 
-// TestNew_CreatesOnlyItsTables: on an empty database New creates its two tables and nothing else,
+// TestNew_CreatesOnlyItsTables: on an empty database New creates its four tables and nothing else,
 // and replicas starting together all succeed.
 func TestNew_CreatesOnlyItsTables(t *testing.T) {
 	t.Parallel()
@@ -113,7 +114,7 @@ func TestNew_CreatesOnlyItsTables(t *testing.T) {
 		_ = rows.Scan(&n)
 		tables = append(tables, n)
 	}
-	if rows.Err() != nil || len(tables) != 3 || tables[0] != "auth_revoked_sessions" || tables[1] != "auth_telegram_logins" || tables[2] != "auth_used_ids" {
+	if rows.Err() != nil || !slices.Equal(tables, []string{"auth_revoked_sessions", "auth_telegram_logins", "auth_telegram_offsets", "auth_used_ids"}) {
 		t.Fatalf("tables %v (%v)", tables, rows.Err())
 	}
 }
@@ -129,16 +130,32 @@ type replica struct {
 
 func newReplica(t *testing.T, pool *pgxpool.Pool, fake *providertest.Telegram) *replica {
 	t.Helper()
+	return newReplicaWith(t, pool, fake, nil, nil)
+}
+
+// newReplicaWith is newReplica whose election is lead's wrapping of its pgstate.Leader (nil: the
+// Leader as it is) and whose Bot API client is client (nil: the guarded one, loopback allowed).
+func newReplicaWith(t *testing.T, pool *pgxpool.Pool, fake *providertest.Telegram,
+	lead func(*pgstate.Leader) provider.Leader, client *http.Client) *replica {
+	t.Helper()
 	jwt := token.NewService(token.Opts{SecretReader: token.SecretFunc(func(string) (string, error) {
 		return "secret-0123456789abcdef-0123456789", nil
 	})})
 	leader := pgstate.NewLeader(pool, "telegram:test")
 	leader.Interval = 100 * time.Millisecond
+	var elect provider.Leader = leader
+	if lead != nil {
+		elect = lead(leader)
+	}
+	if client == nil {
+		client = outbound.New(outbound.Options{AllowPrivate: true})
+	}
+	store := newStore(t, pool)
 	h, err := provider.NewTelegram(context.Background(), provider.Params{URL: "http://site.example", JwtService: jwt},
 		provider.TelegramConfig{
 			SuccessMsg: "logged in", ErrorMsg: "expired",
-			Telegram: telegram.NewAPI(botToken, fake.URL(), outbound.New(outbound.Options{AllowPrivate: true})),
-			PollWait: time.Second, Logins: newStore(t, pool), Leader: leader,
+			Telegram: telegram.NewAPI(botToken, fake.URL(), client),
+			PollWait: time.Second, Logins: store, Leader: elect, Offsets: store,
 		})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,5 @@
--- The auth library's queries (sqlc: gen/authstatedb), over schema.sql and sessions_schema.sql.
+-- The auth library's queries (sqlc: gen/authstatedb), over schema.sql, sessions_schema.sql and
+-- offsets_schema.sql.
 
 -- name: CreateTablesLock :exec
 -- CreateTablesLock serialises the CREATE statements of replicas starting together (New): CREATE
@@ -64,3 +65,16 @@ SELECT pg_try_advisory_lock(@key::bigint);
 -- in pg_locks as its high and low 32 bits, classid and objid).
 SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND granted
     AND pid = pg_backend_pid() AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = @key::bigint);
+
+-- name: TelegramOffset :one
+-- TelegramOffset is the getUpdates offset saved for bot within ttl_seconds (telegram.OffsetTTL).
+SELECT next_update FROM auth_telegram_offsets
+WHERE bot = @bot AND saved_at > now() - make_interval(secs => @ttl_seconds::float8);
+
+-- name: SaveTelegramOffset :exec
+-- SaveTelegramOffset records next_update for bot. It never moves the offset back (a late poller
+-- cannot undo a newer one's progress) unless the saved one is older than ttl_seconds: Telegram has
+-- dropped every update it confirmed, and may number new ones below it.
+INSERT INTO auth_telegram_offsets AS o (bot, next_update) VALUES (@bot, @next_update)
+ON CONFLICT (bot) DO UPDATE SET next_update = EXCLUDED.next_update, saved_at = now()
+WHERE o.next_update < EXCLUDED.next_update OR o.saved_at <= now() - make_interval(secs => @ttl_seconds::float8);

@@ -10,7 +10,8 @@ import (
 	"github.com/triadhq/triad/impl/surfaces/auth/pgstate"
 )
 
-// TestSchema_IsTheServersMigration: the package's own tables (schema.sql, sessions_schema.sql:
+// TestSchema_IsTheServersMigration: the package's own tables (schema.sql, sessions_schema.sql,
+// offsets_schema.sql:
 // what New creates for an embedder, and what sqlc generates gen/authstatedb from) are the ones
 // triad's migrations create, statement for statement, both ways: a column, an index or a table
 // added to either side and not the other fails here, so pgstate.Open on triad's database always
@@ -18,7 +19,8 @@ import (
 // creates.
 func TestSchema_IsTheServersMigration(t *testing.T) {
 	t.Parallel()
-	for file, own := range map[string]string{"00040_auth_state.sql": pgstate.Schema, "00210_auth_revoked_sessions.sql": pgstate.SessionsSchema} {
+	for file, own := range map[string]string{"00040_auth_state.sql": pgstate.Schema,
+		"00210_auth_revoked_sessions.sql": pgstate.SessionsSchema, "00360_auth_telegram_offsets.sql": pgstate.OffsetsSchema} {
 		b, err := schema.FS.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

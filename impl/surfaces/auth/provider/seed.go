@@ -64,8 +64,8 @@ func NewTelegramAPI(token string, client *http.Client) *telegram.API {
 // the messenger API for the bot's name (which proves the token), then polls for updates until ctx
 // ends, and returns nil then. Run it in a goroutine and register the handler with the service's
 // AddCustomHandler; until Run has the bot's name the provider's login answers 503
-// provider_starting. Pending logins live in this process's memory (one replica; NewTelegram with
-// TelegramConfig.Logins and Leader shares them). A handler made by NewTelegram already polls, and
+// provider_starting. Pending logins and the poller's offset live in this process's memory (one
+// replica; NewTelegram with TelegramConfig.Logins, Leader and Offsets shares them). A handler made by NewTelegram already polls, and
 // Run refuses it.
 func (h *TelegramHandler) Run(ctx context.Context) error {
 	if h.ready.Load() || h.stop != nil {

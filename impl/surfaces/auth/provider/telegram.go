@@ -39,6 +39,11 @@ type TelegramConfig struct {
 	// Leader elects the one process that polls the bot (the Bot API allows one poller per bot);
 	// default AlwaysLeader (this process polls). Replicas elect one through PostgreSQL (pgstate.Leader).
 	Leader Leader
+	// Offsets keeps the poller's getUpdates offset, so the next poller elected (on this process or
+	// another) starts after the updates already handled instead of answering them again; default
+	// the poller's own memory (this process's successive terms). Replicas share it through
+	// PostgreSQL (pgstate.Store).
+	Offsets telegram.Offsets
 }
 
 // Defaults of TelegramConfig.
@@ -125,7 +130,10 @@ func NewTelegram(ctx context.Context, p Params, c TelegramConfig) (*TelegramHand
 		ProviderName: c.ProviderName, SuccessMsg: c.SuccessMsg, ErrorMsg: c.ErrorMsg, Telegram: c.Telegram,
 		TokenService: p.JwtService, AvatarSaver: p.AvatarSaver}
 	h.ready.Store(true)
-	poller := &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.log()}
+	// One Poller for every term: it keeps the offset between them, and Offsets shares it with
+	// the other replicas' pollers, keyed by the bot's id.
+	poller := &telegram.Poller{API: c.Telegram, Handle: h.handleUpdate, Wait: c.PollWait, Log: p.log(),
+		Offsets: c.Offsets, Bot: strconv.FormatInt(me.ID, 10)}
 	pctx, stop := context.WithCancel(context.Background())
 	h.stop = stop
 	go func() {

@@ -203,10 +203,38 @@ func (a *API) UserPhotoURL(ctx context.Context, userID int64) (string, error) {
 	return a.baseURL + "/file/bot" + a.token + "/" + file.FilePath, nil
 }
 
-// Poller fetches updates in the background and hands each to Handle, in order.
+// OffsetTTL is how long a saved offset counts. Telegram keeps an update at most 24 hours, so an
+// offset saved earlier confirms nothing that is still queued; and after a week without updates
+// Telegram picks the next update id at random, possibly below an old offset, which would then drop
+// it. A poller therefore asks for "the earliest unconfirmed update" (offset 0) once its offset is
+// older than this, and a store replaces such an offset rather than keeping the larger one.
+const OffsetTTL = 24 * time.Hour
+
+// Offsets keeps where a bot's polling stands (the getUpdates offset: the id of the last handled
+// update + 1), so that the next poller of the bot, after a re-election on this process or on
+// another replica, starts after the updates its predecessor handled instead of handling them again.
+// Implementations are safe for concurrent use (pgstate.Store shares it through PostgreSQL).
+type Offsets interface {
+	// Offset returns the offset saved for bot within OffsetTTL, or 0 when there is none.
+	Offset(ctx context.Context, bot string) (int64, error)
+	// SaveOffset records next for bot. An offset never moves back: a lower next than the one
+	// saved within OffsetTTL is ignored (a late poller cannot undo a newer one's progress).
+	SaveOffset(ctx context.Context, bot string, next int64) error
+}
+
+// finishWithin bounds the handling of an update the poller has begun once its context ends: the
+// update is handled to the end (its answer sent, its offset saved) rather than cut off midway,
+// for at most this long, so Stop and a lost election wait at most this long for it.
+const finishWithin = 30 * time.Second
+
+// Poller fetches updates in the background and hands each to Handle, in order. It keeps its offset
+// between runs, so a Run after another (a re-election) goes on where the last one stopped; with
+// Offsets, every poller of the bot shares it.
 type Poller struct {
 	API *API
-	// Handle is called for every update; it runs on the poller's goroutine.
+	// Handle is called for every update; it runs on the poller's goroutine. An update Handle has
+	// begun is finished even when the poller's context ends meanwhile: Handle's context then lives
+	// on for up to 30 s, and the update is recorded as handled once Handle returns.
 	Handle func(ctx context.Context, u Update)
 	// Wait is the long-poll timeout; default 30 s.
 	Wait time.Duration
@@ -214,10 +242,20 @@ type Poller struct {
 	// an operator learns why logins stall, e.g. a 409 when a webhook is set or another process polls
 	// the same bot; nil discards them.
 	Log *slog.Logger
+	// Offsets, when set, shares the offset with the other pollers of the bot (replicas electing
+	// one poller); each run starts from the larger of the saved offset and this Poller's own, and
+	// each handled update is saved. nil keeps the offset in this Poller only.
+	Offsets Offsets
+	// Bot names the bot in Offsets: its user id, as getMe reports it (never the token's secret).
+	Bot string
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	offMu  sync.Mutex
+	next   int64     // the offset: the last handled update's id + 1
+	nextAt time.Time // when next was set; older than OffsetTTL, it no longer counts
 }
 
 // Start begins polling in a goroutine; Stop ends it. Starting twice is a no-op.
@@ -235,7 +273,7 @@ func (p *Poller) Start() {
 	}()
 }
 
-// Stop ends polling and waits for the goroutine to exit.
+// Stop ends polling and waits for the goroutine to exit (and so for an update being handled).
 func (p *Poller) Stop() {
 	p.mu.Lock()
 	cancel, done := p.cancel, p.done
@@ -249,8 +287,32 @@ func (p *Poller) Stop() {
 }
 
 // Run polls until ctx ends: the blocking form of Start, for callers that decide when this process
-// polls (an election among replicas).
+// polls (an election among replicas). Runs one after another go on from the same offset; two
+// Runs of one Poller at once are not supported.
 func (p *Poller) Run(ctx context.Context) { p.run(ctx) }
+
+// offset is the offset to ask getUpdates for: 0 (the earliest unconfirmed update) when none was
+// set within OffsetTTL.
+func (p *Poller) offset() int64 {
+	p.offMu.Lock()
+	defer p.offMu.Unlock()
+	if time.Since(p.nextAt) >= OffsetTTL {
+		return 0
+	}
+	return p.next
+}
+
+// advance moves the offset to next, never back while the current one counts.
+func (p *Poller) advance(next int64) {
+	if next <= 0 {
+		return
+	}
+	p.offMu.Lock()
+	defer p.offMu.Unlock()
+	if next > p.next || time.Since(p.nextAt) >= OffsetTTL {
+		p.next, p.nextAt = next, time.Now()
+	}
+}
 
 func (p *Poller) run(ctx context.Context) {
 	wait := p.Wait
@@ -261,15 +323,31 @@ func (p *Poller) run(ctx context.Context) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var offset int64
+	// With shared offsets, a run first learns where the bot's last poller stopped.
+	loaded := p.Offsets == nil
 	backoff := 500 * time.Millisecond
 	for ctx.Err() == nil {
-		ups, err := p.API.GetUpdates(ctx, offset, wait)
+		var ups []Update
+		var err error
+		if !loaded {
+			var saved int64
+			if saved, err = p.Offsets.Offset(ctx, p.Bot); err == nil {
+				p.advance(saved)
+				loaded = true
+			}
+		}
+		if loaded {
+			ups, err = p.API.GetUpdates(ctx, p.offset(), wait)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			log.Warn("telegram: getUpdates failed, retrying", "in", backoff, "err", err)
+			if loaded {
+				log.Warn("telegram: getUpdates failed, retrying", "in", backoff, "err", err)
+			} else {
+				log.Warn("telegram: reading the saved offset failed, retrying", "in", backoff, "err", err)
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -280,11 +358,28 @@ func (p *Poller) run(ctx context.Context) {
 		}
 		backoff = 500 * time.Millisecond
 		for _, u := range ups {
-			// Confirming offset = last id + 1 tells Telegram to drop what was handled.
-			if u.UpdateID >= offset {
-				offset = u.UpdateID + 1
+			if ctx.Err() != nil {
+				// Not begun: the next poller gets these (the offset stops before them).
+				return
 			}
-			p.Handle(ctx, u)
+			p.handle(ctx, u, log)
+		}
+	}
+}
+
+// handle hands u to Handle and then records it as handled: in this Poller (the next getUpdates
+// confirms it to Telegram, which then drops it) and in Offsets. Both outlive ctx (finishWithin),
+// so an update handled just as the poller's term ends is still recorded; only a crash between
+// Handle and the save leaves it to be handled again by the next poller.
+func (p *Poller) handle(ctx context.Context, u Update, log *slog.Logger) {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishWithin)
+	defer cancel()
+	p.Handle(hctx, u)
+	next := u.UpdateID + 1
+	p.advance(next)
+	if p.Offsets != nil {
+		if err := p.Offsets.SaveOffset(hctx, p.Bot, next); err != nil {
+			log.Warn("telegram: saving the offset failed (the next poller may answer this update again)", "update", u.UpdateID, "err", err)
 		}
 	}
 }
