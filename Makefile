@@ -13,6 +13,11 @@ TESTRUN := $(GO) run ./cmd/testrun
 TEST_PARALLEL ?= 4
 # The surfaces: one per spec in api/ (api/embed.go's Names; docs/adding-a-surface.md).
 SPECS   := $(sort $(patsubst api/%.yaml,%,$(wildcard api/*.yaml)))
+# Build paths trimmed for every go command the Makefile runs: compiled packages are then cached
+# under keys that do not name the checkout's folder, so a second clone or worktree of the same
+# sources (CI's fresh clone on a machine that built them before, cmd/newsurface's copy) compiles
+# nothing again. A GOFLAGS of the caller's comes after and wins.
+export GOFLAGS := -trimpath $(GOFLAGS)
 # Keep Redocly CLI from phoning home (the network here reaches package registries only).
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
@@ -182,12 +187,28 @@ test-replicas: deps-postgres deps-haproxy deps-pgbouncer deps-npm ## the end-to-
 	TRIAD_E2E_REPLICAS=3 $(TESTRUN) -- -tags replicas -count=1 -timeout 15m -skip '^($(E2E_SAME_IN_EVERY_MODE)|$(E2E_SAME_BEHIND_A_BALANCER))$$' ./e2e/
 
 .PHONY: test
-test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-prometheus deps-npm check-generated breaking lint-specs check-sdk fmt-check sqlc-check ## every check: generated code, breaking changes against the released specs, spec lint, gofmt, vet, sqlc, go test -race (promtool over deploy/monitoring included), the short fuzz run, the replica run, the Prism contract run
+# The checks make test runs beside go test -race ./..., one after another: none needs its result,
+# and together they fill the CPU its waits on servers, PostgreSQL, Node and Chromium leave idle.
+# Each runs to the end even when one before it failed; their output is printed after go test's.
+TEST_BESIDE := vet breaking lint-specs check-sdk fuzz-short test-replicas contract
+
+.PHONY: vet
+vet: ## go vet ./...
 	$(GO) vet ./...
-	$(TESTRUN) -- -race -count=1 -timeout 25m -p $(TEST_PARALLEL) ./...
-	@$(MAKE) --no-print-directory fuzz-short
-	@$(MAKE) --no-print-directory test-replicas
-	@$(MAKE) --no-print-directory contract
+
+.PHONY: test
+test: deps-postgres deps-haproxy deps-pgbouncer deps-chromium deps-prometheus deps-npm check-generated fmt-check sqlc-check ## every check: generated code, gofmt, sqlc, then go test -race (promtool over deploy/monitoring included) with, beside it, go vet, breaking changes against the released specs, spec lint, the SDK type check, the short fuzz run, the replica run, the Prism contract run
+	@beside=$$(mktemp -d); \
+	( for c in $(TEST_BESIDE); do start=$$(date +%s); \
+		if $(MAKE) --no-print-directory $$c > $$beside/$$c.log 2>&1; then r=ok; else r=FAILED; echo $$c >> $$beside/failed; fi; \
+		echo "$$r make $$c ($$(( $$(date +%s) - start )) s)" >> $$beside/summary; done ) & side=$$!; \
+	echo "beside go test, one after another: make $(TEST_BESIDE) (output after go test's)"; \
+	$(TESTRUN) -- -race -count=1 -timeout 25m -p $(TEST_PARALLEL) ./...; rc=$$?; \
+	wait $$side; \
+	for c in $(TEST_BESIDE); do echo; echo "=== make $$c"; cat $$beside/$$c.log; done; \
+	echo; echo "=== beside go test:"; cat $$beside/summary; \
+	if [ -s $$beside/failed ]; then echo "FAILED beside go test: $$(tr '\n' ' ' < $$beside/failed)"; rc=1; fi; \
+	rm -rf $$beside; exit $$rc
 
 # Go native fuzz targets (package:target); each runs FUZZTIME on top of its seed corpus, which
 # `go test` alone replays as plain tests (testdata/fuzz/<target>/ plus the f.Add seeds).
@@ -207,8 +228,7 @@ fuzz-short: ## run every Go fuzz target for FUZZTIME (50000x: that many inputs e
 		out=$$($(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) ./$$pkg 2>&1) || { echo "$$out"; exit 1; }; done
 
 .PHONY: lint
-lint: deps-npm fmt-check sqlc-check lint-specs ## go vet, gofmt, sqlc vet and the spec linters (Spectral, Redocly): zero errors, zero warnings
-	$(GO) vet ./...
+lint: deps-npm fmt-check sqlc-check lint-specs vet ## go vet, gofmt, sqlc vet and the spec linters (Spectral, Redocly): zero errors, zero warnings
 
 .PHONY: lint-specs
 lint-specs: deps-npm ## Spectral and Redocly over every bundled spec (gen/openapi/*.yaml, what is served): zero errors, zero warnings (part of make test)

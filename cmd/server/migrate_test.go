@@ -103,9 +103,15 @@ func TestDocs_DeployMigrateCommandAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	command := strings.Replace(line[0], line[1], "'"+owner+"'", 1)
+	// The docs call the binary `server` (what `go build ./cmd/server` names it); the test's may be
+	// named otherwise (serverbin's own build is triad-server), so `server` on PATH is a link to it.
+	bin := t.TempDir()
+	if err := os.Symlink(serverBinary(t), filepath.Join(bin, "server")); err != nil {
+		t.Fatal(err)
+	}
 	for range 2 {
 		cmd := exec.Command("sh", "-c", command)
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(serverBinary(t))+":"+os.Getenv("PATH"))
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 		for _, unset := range []string{"DATABASE_URL", "MODE", "DATABASE_READ_URL"} {
 			cmd.Env = append(cmd.Env, unset+"=")
 		}
