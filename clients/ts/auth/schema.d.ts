@@ -497,7 +497,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. `provider_starting` (a messenger provider's login or logout): a messenger handler a site built the seed's way is registered but its `Run` has not reached the messenger yet (a moment at start-up). Retry after the number of seconds in `Retry-After`. Also `server_busy`, with `Retry-After: 1`: a database statement of the request ran past the database's time limit (`statement_timeout`) and was cancelled, so the request was declined (a write was rolled back, nothing changed); retry shortly. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. `provider_starting` (a messenger provider's login or logout): a messenger handler a site built the seed's way is registered but its `Run` has not reached the messenger yet (a moment at start-up). Retry after the number of seconds in `Retry-After`. Also `server_busy`, with `Retry-After: 1`: a database statement of the request ran past the database's time limit (`statement_timeout`, or `lock_timeout` waiting for a lock) and was cancelled, so the request was declined (a write was rolled back, nothing changed); retry shortly. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */

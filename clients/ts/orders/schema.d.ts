@@ -650,7 +650,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiError"];
             };
         };
-        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. On a list also `server_busy`, with `Retry-After: 1`: the page's query ran past the server's time limit and was cancelled. On every route also `server_busy`, with `Retry-After: 1`: a database statement of the request ran past the database's time limit (`statement_timeout`) and was cancelled, so the request was declined (a write was rolled back, nothing changed); retry shortly. */
+        /** @description `database_unavailable`: the database cannot be reached right now (an outage or a restart of PostgreSQL) or has run out of a resource (SQLSTATE class 53: a full disk, memory, connections); nothing was changed. Retry after the number of seconds in `Retry-After`. On registration also `server_busy`: every password-hashing worker is busy and the wait queue is full (a flood of registrations or logins), so the request was refused at once, without storing anything, with `Retry-After: 1`. On a list also `server_busy`, with `Retry-After: 1`: the page's query ran past the server's time limit and was cancelled. On every route also `server_busy`, with `Retry-After: 1`: a database statement of the request ran past the database's time limit (`statement_timeout`, or `lock_timeout` waiting for a lock) and was cancelled, so the request was declined (a write was rolled back, nothing changed); retry shortly. */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -1058,7 +1058,7 @@ export interface operations {
              *     `database_unavailable`, in the shared Error body: the database cannot be reached right
              *     now or has run out of a resource (a full disk); retry after `Retry-After` seconds. Or
              *     `server_busy`, in the shared Error body with `Retry-After: 1`: a database statement ran
-             *     past the database's time limit (`statement_timeout`) and was cancelled; retry shortly.
+             *     past the database's time limit (`statement_timeout`, or `lock_timeout` waiting for a lock) and was cancelled; retry shortly.
              */
             503: {
                 headers: {

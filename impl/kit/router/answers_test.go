@@ -117,16 +117,43 @@ func (s *stack) waitAccessLine(t *testing.T, route string) map[string]any {
 	return nil
 }
 
-// A statement PostgreSQL cancels at its statement_timeout (SQLSTATE 57014) is the server declining
-// work it has no time for: 503 server_busy with Retry-After and the shared body, a warning (no
-// ERROR line), counted under its refusal code so the error-budget alerts leave it out.
+// A statement PostgreSQL gives up at its statement_timeout (SQLSTATE 57014) or its lock_timeout
+// (55P03: a lock another transaction holds) is the server declining work it has no time for: 503
+// server_busy with Retry-After and the shared body, a warning (no ERROR line), counted under its
+// refusal code so the error-budget alerts leave it out.
 func TestInternal_StatementTimeoutIs503ServerBusy(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct{ name, code, limit, stmt string }{
+		{"statement_timeout", "57014", "SET LOCAL statement_timeout = '50ms'", "SELECT pg_sleep(30)"},
+		{"lock_timeout", "55P03", "SET LOCAL lock_timeout = '50ms'", "SELECT * FROM held"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			timedOutIs503(t, c.code, c.limit, c.stmt)
+		})
+	}
+}
+
+// timedOutIs503 serves GET /slow running stmt under limit (a table held ACCESS EXCLUSIVE by
+// another session is there to wait for) and checks the answer, the log and the metrics.
+func timedOutIs503(t *testing.T, code, limit, stmt string) {
 	pool, err := pgxpool.New(context.Background(), dbtest.NewEmptyURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, "CREATE TABLE held (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Rollback(context.Background()) })
+	if _, err := holder.Exec(ctx, "LOCK TABLE held IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
 	s := newStack(t, func(r chi.Router) {
 		r.Get("/slow", func(w http.ResponseWriter, r *http.Request) {
 			err := func() error {
@@ -135,14 +162,14 @@ func TestInternal_StatementTimeoutIs503ServerBusy(t *testing.T) {
 					return err
 				}
 				defer tx.Rollback(context.Background())
-				if _, err := tx.Exec(r.Context(), "SET LOCAL statement_timeout = '50ms'"); err != nil {
+				if _, err := tx.Exec(r.Context(), limit); err != nil {
 					return err
 				}
-				_, err = tx.Exec(r.Context(), "SELECT pg_sleep(30)")
+				_, err = tx.Exec(r.Context(), stmt)
 				return err
 			}()
 			if err == nil {
-				t.Error("pg_sleep(30) outlived a 50 ms statement_timeout")
+				t.Errorf("%s outlived %s", stmt, limit)
 			}
 			web.Internal(w, r, err)
 		})
@@ -177,12 +204,12 @@ func TestInternal_StatementTimeoutIs503ServerBusy(t *testing.T) {
 			t.Errorf("a cancelled statement logged an ERROR line: %v", rec)
 		}
 		if rec["level"] == "WARN" && strings.Contains(rec["msg"].(string), "server_busy") &&
-			strings.Contains(rec["err"].(string), "57014") && rec["request_id"] == e.RequestID {
+			strings.Contains(rec["err"].(string), code) && rec["request_id"] == e.RequestID {
 			warned = true
 		}
 	}
 	if !warned {
-		t.Errorf("no WARN line naming the cancelled statement (57014) and the request id; log:\n%s", s.logs.b.String())
+		t.Errorf("no WARN line naming the statement given up (%s) and the request id; log:\n%s", code, s.logs.b.String())
 	}
 	want := `code="server_busy",method="GET",operation="/slow",status="503",surface="platform"`
 	if got := s.requests(t); got[want] != "1" || len(got) != 1 {

@@ -169,7 +169,7 @@ func (e *Edge[P]) invalidClient(w http.ResponseWriter, r *http.Request) {
 // went away are classified where every surface's failures are (web.Internal); anything else is a
 // logged 500 server_error in the §5.2 body.
 func (e *Edge[P]) grantFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if web.DatabaseUnavailable(err) || web.StatementCancelled(err) || r.Context().Err() != nil {
+	if web.DatabaseUnavailable(err) || web.StatementTimedOut(err) || r.Context().Err() != nil {
 		web.Internal(w, r, err)
 		return
 	}

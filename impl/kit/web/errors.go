@@ -90,7 +90,7 @@ func RefusalCode(ctx context.Context) string {
 //     be sent;
 //   - the database is unreachable (DatabaseUnavailable): 503 database_unavailable with Retry-After,
 //     logged at most once every few seconds with a count (see ReportOutages);
-//   - PostgreSQL cancelled a statement (StatementCancelled: its statement_timeout) while the client
+//   - PostgreSQL gave up a statement (StatementTimedOut: its statement_timeout or lock_timeout) while the client
 //     was still there: 503 server_busy with Retry-After: 1, logged at warn;
 //   - anything else: an ERROR line with the request id and a 500 that reveals nothing but that id.
 //     A request that reached no WithRequestID gets an id here (and as its X-Request-Id), so the
@@ -113,7 +113,7 @@ func Internal(w http.ResponseWriter, r *http.Request, err error) {
 		unavailable(w, r, err)
 		return
 	}
-	if StatementCancelled(err) {
+	if StatementTimedOut(err) {
 		busy(w, r, err)
 		return
 	}

@@ -169,7 +169,7 @@ func unavailable(w http.ResponseWriter, r *http.Request, err error) {
 
 // The answer to work the server declined for lack of room or time, on every surface: the password
 // hasher full (refusal.ServerBusy), a list page past its time limit, a statement PostgreSQL
-// cancelled at its statement_timeout (StatementCancelled).
+// given up at its statement_timeout or lock_timeout (StatementTimedOut).
 const (
 	CodeServerBusy    = "server_busy"
 	MessageServerBusy = "the server is busy; try again shortly"
@@ -177,16 +177,17 @@ const (
 	RetryAfterBusy = 1
 )
 
-// StatementCancelled reports whether err is PostgreSQL cancelling a statement (SQLSTATE 57014
-// query_canceled): past its statement_timeout (the role's, or a list page's own), or by an
-// operator's pg_cancel_backend. The database is up and the next attempt may well pass, so Internal
-// answers it 503 server_busy with Retry-After, not 500. A statement cancelled because the request's
-// own client hung up fails the same way (pgx cancels the statement when the request's context
-// ends): Internal tells that one apart first (clientGone), and answers nothing (the access log and
-// the request metrics say 499).
-func StatementCancelled(err error) bool {
+// StatementTimedOut reports whether err is PostgreSQL giving up a statement at a time limit:
+// SQLSTATE 57014 query_canceled (past its statement_timeout, the role's or a list page's own, or
+// an operator's pg_cancel_backend) or 55P03 lock_not_available (past its lock_timeout, waiting for
+// a lock another transaction holds). The database is up and the next attempt may well pass, so
+// Internal answers it 503 server_busy with Retry-After, not 500. A statement cancelled because the
+// request's own client hung up fails the same way (pgx cancels the statement when the request's
+// context ends): Internal tells that one apart first (clientGone), and answers nothing (the access
+// log and the request metrics say 499).
+func StatementTimedOut(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "57014"
+	return errors.As(err, &pgErr) && (pgErr.Code == "57014" || pgErr.Code == "55P03")
 }
 
 // busy answers 503 server_busy with Retry-After for a statement PostgreSQL cancelled, logged at
@@ -195,7 +196,7 @@ func StatementCancelled(err error) bool {
 func busy(w http.ResponseWriter, r *http.Request, err error) {
 	ctx := r.Context()
 	id := ensureRequestID(w, r)
-	Logger(ctx).WarnContext(ctx, "statement cancelled by the database's time limit: answering 503 server_busy", "err", err,
+	Logger(ctx).WarnContext(ctx, "statement given up at the database's time limit (statement_timeout or lock_timeout): answering 503 server_busy", "err", err,
 		"request_id", id, "method", r.Method, "path", r.URL.Path)
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterBusy))
 	WriteError(w, r, http.StatusServiceUnavailable, Error{Code: CodeServerBusy, Message: MessageServerBusy})
