@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -56,7 +55,7 @@ func TestSDKCrossOrigin(t *testing.T) {
 		}
 	}
 
-	b := browsertest.New(t, 3*time.Minute)
+	b := browsertest.New(t)
 	var console []string
 	chromedp.ListenTarget(b, func(ev any) {
 		switch e := ev.(type) {

@@ -128,7 +128,7 @@ func TestDocs_EveryOperationWorksWithItsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := browsertest.New(t, 12*time.Minute)
+	b := browsertest.New(t)
 	var mu sync.Mutex
 	var offsite []string
 	chromedp.ListenTarget(b, func(ev any) {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -39,7 +38,7 @@ func TestAuthsite_Browser(t *testing.T) {
 		t.Fatalf("no URL in %q", line)
 	}
 
-	b := browsertest.New(t, 3*time.Minute)
+	b := browsertest.New(t)
 	var devPage, me, status, uid string
 	err = chromedp.Run(b,
 		chromedp.Navigate(url),
