@@ -11,10 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/triadhq/triad/gen/ordersapi"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // TestHostileOrders_UnfundedHoardedAndStuck replays issue 22's marketplace abuses against the
-// binary (performers may hold 2 orders; an untouched one returns after 1 s):
+// binary (performers may hold 2 orders; an untouched one returns after a few seconds, 3 s on a quiet
+// machine, stretched with the load so that the steps before the walk-away finish inside it):
 //   - a customer holding 500.00 floods creates of 1,000,000.00: every one is refused, none exists;
 //     ten creates of 100.00 at once: exactly the four its balance covers exist;
 //   - a performer grabs all four at once: two are taken, two refused with too_many_in_progress;
@@ -24,7 +26,10 @@ import (
 //   - another performer finishes every open order and each is paid: the money is exact.
 func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 	t.Parallel()
-	s := startServerArgs(t, []string{"-orders-max-held", "2", "-orders-in-progress-timeout", "1s"}, orders)
+	// The timeout runs from each take, and the takes, the release and the cancels below must all
+	// come inside it: at a load of 20 a fixed 1 s ran out before the cancel of a taken order.
+	timeout := patience.Bound(3 * time.Second).Round(time.Second)
+	s := startServerArgs(t, []string{"-orders-max-held", "2", "-orders-in-progress-timeout", timeout.String()}, orders)
 	e := newOrdersEnvAt(t, s.Base(orders))
 	ctx := context.Background()
 	customer := e.signUp("hostile-customer", ordersapi.Customer)
@@ -122,7 +127,8 @@ func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 	}
 
 	// The hoarder walks away: within a few seconds both its orders are WAITING again.
-	deadline := time.Now().Add(10 * time.Second)
+	wait := timeout + patience.Bound(10*time.Second)
+	deadline := time.Now().Add(wait)
 	for _, id := range held {
 		for {
 			r, err := customer.api.GetOrderWithResponse(ctx, id)
@@ -133,7 +139,7 @@ func TestHostileOrders_UnfundedHoardedAndStuck(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("order %d still %s 10 s after its performer left (timeout 1 s)", id, r.JSON200.Status)
+				t.Fatalf("order %d still %s %v after its performer left (timeout %v)", id, r.JSON200.Status, wait, timeout)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

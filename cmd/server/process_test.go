@@ -73,23 +73,24 @@ type binServer struct {
 	done chan struct{}
 }
 
-// startBinary runs the server binary with args on a free port and waits for /healthz.
+// startBinary runs the server binary with args on a port it picks itself and waits for /healthz.
 func startBinary(t *testing.T, args ...string) *binServer {
 	t.Helper()
 	return startBinaryEnv(t, nil, args...)
 }
 
-// startBinaryEnv is startBinary with env (VAR=value) added to the test's environment.
+// listeningLine finds the address in the binary's "listening" line, text (dev) or JSON (prod). The
+// metrics port's line ("metrics listening") is not it.
+var listeningLine = regexp.MustCompile(`(?m)(?:\bmsg=listening addr=|"msg":"listening","addr":")([0-9.]+:[0-9]+)`)
+
+// startBinaryEnv is startBinary with env (VAR=value) added to the test's environment. The binary
+// listens on 127.0.0.1:0 and the test reads the port from its log: a port picked by the test and
+// closed before the start could be taken by another process meanwhile (at a load of 20 another
+// process did, and answered the test's requests).
 func startBinaryEnv(t *testing.T, env []string, args ...string) *binServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s := &binServer{base: "http://" + addr, log: &syncBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(serverBinary(t), append([]string{"-addr", addr}, args...)...)
+	s := &binServer{log: &syncBuffer{}, done: make(chan struct{})}
+	s.cmd = exec.Command(serverBinary(t), append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	if env != nil {
 		s.cmd.Env = append(os.Environ(), env...)
 	}
@@ -109,9 +110,16 @@ func startBinaryEnv(t *testing.T, env []string, args ...string) *binServer {
 	bound := patience.Bound(180 * time.Second)
 	deadline := time.Now().Add(bound)
 	for {
-		if resp, err := http.Get(s.base + "/healthz"); err == nil {
-			resp.Body.Close()
-			return s
+		if s.base == "" {
+			if m := listeningLine.FindStringSubmatch(s.log.String()); m != nil {
+				s.base = "http://" + m[1]
+			}
+		}
+		if s.base != "" {
+			if resp, err := http.Get(s.base + "/healthz"); err == nil {
+				resp.Body.Close()
+				return s
+			}
 		}
 		select {
 		case <-s.done:
