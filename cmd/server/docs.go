@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/swaggest/swgui"
@@ -58,12 +59,8 @@ func mountDocs(r chi.Router, dev bool) {
 		if err != nil {
 			panic(err) // the embed directive guarantees the files; a miss is a build mistake
 		}
-		asJSON, err := api.JSON(body)
-		if err != nil {
-			panic(err) // api's tests load every spec; a miss is a build mistake
-		}
 		r.Get("/openapi/"+name+".yaml", serveSpec("application/yaml", body))
-		r.Get("/openapi/"+name+".json", serveSpec("application/json", asJSON))
+		r.Get("/openapi/"+name+".json", serveSpec("application/json", specsAsJSON()[name]))
 	}
 	cfg := swgui.Config{
 		Title:       "triad API reference",
@@ -84,6 +81,21 @@ func mountDocs(r chi.Router, dev bool) {
 		ui.ServeHTTP(&firstStatus{ResponseWriter: w}, r)
 	}))
 }
+
+// specsAsJSON is every published spec as JSON (api.JSON), by name, converted once per process.
+var specsAsJSON = sync.OnceValue(func() map[string][]byte {
+	out := map[string][]byte{}
+	for _, name := range specNames {
+		body, err := api.FS.ReadFile(name + ".yaml")
+		if err != nil {
+			panic(err) // the embed directive guarantees the files; a miss is a build mistake
+		}
+		if out[name], err = api.JSON(body); err != nil {
+			panic(err) // api's tests load every spec; a miss is a build mistake
+		}
+	}
+	return out
+})
 
 // devResetBar is the bar dev mode puts above Swagger UI: its button asks POST /dev/reset (as JSON,
 // which no other site's page can send without a preflight) and says how it went.

@@ -304,7 +304,7 @@ func corsPolicy(cfg Config, specs []*openapi3.T) (cors.Policy, error) {
 
 // routes builds the root router: shared middleware, platform endpoints, then each surface.
 func (a *app) routes() (http.Handler, error) {
-	specs, err := publishedSpecs()
+	specs, err := published()
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -17,6 +18,11 @@ import (
 func inputScreen(specs []*openapi3.T) func(http.Handler) http.Handler {
 	return screen.New(screen.Options{Refuse: refuseInput}, specs...).Handler
 }
+
+// published is publishedSpecs, parsed once per process (a test process builds the server dozens of
+// times, and under -race each parse of the three costs most of a second) and shared by everything
+// routes builds from them, which only reads them.
+var published = sync.OnceValues(publishedSpecs)
 
 // publishedSpecs parses the published documents, not the generated packages' embedded
 // copies: those leave out operations served by hand (the OAuth token endpoint).

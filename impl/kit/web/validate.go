@@ -21,8 +21,10 @@ import (
 )
 
 // Validator returns middleware that checks every request against spec before a handler sees it.
-// The validator owns spec: its servers are cleared so paths match wherever the server is mounted,
-// and its security requirements too, since authentication is the surface's own middleware's. Every
+// It leaves spec as it is, so one parsed document serves every consumer of a process (a surface's
+// spec is parsed once, not once per mount): it validates against a copy whose servers are cleared,
+// so paths match wherever the server is mounted, and whose security requirements are too, since
+// authentication is the surface's own middleware's. Every
 // violation of the request is reported at once: a body whose Content-Type the operation does not
 // take is a 415 unsupported_media_type, anything else a 400 validation_failed with one detail per
 // invalid field. also adds the surface's own checks of an operation's fields to its 400, so that
@@ -32,17 +34,7 @@ func Validator(spec *openapi3.T, also FieldChecks) (func(http.Handler) http.Hand
 	if err := KnownOperations(spec, slices.Collect(maps.Keys(also))...); err != nil {
 		return nil, err
 	}
-	spec.Servers = nil
-	// kin-openapi walks an operation's security requirements on every request even when the
-	// authentication function accepts anything; the surfaces authenticate before the validator
-	// runs, so this copy of the spec states none and the walk ends at once.
-	none := openapi3.SecurityRequirements{}
-	spec.Security = nil
-	for _, item := range spec.Paths.Map() {
-		for _, op := range item.Operations() {
-			op.Security = &none
-		}
-	}
+	spec = forValidation(spec)
 	// The operation of a refused request, for its own field checks (servers cleared above: any
 	// host matches).
 	var find routers.Router
@@ -73,6 +65,29 @@ func Validator(spec *openapi3.T, also FieldChecks) (func(http.Handler) http.Hand
 			}
 		},
 	}), nil
+}
+
+// forValidation is a copy of spec for the request validator: no servers, and no security
+// requirements, since kin-openapi walks an operation's requirements on every request even when the
+// authentication function accepts anything, and the surfaces authenticate before the validator runs,
+// so the walk ends at once. Only what changes is copied (the document, its paths, their items and
+// operations); schemas, parameters and bodies are shared with spec, read-only.
+func forValidation(spec *openapi3.T) *openapi3.T {
+	c := *spec
+	c.Servers, c.Security = nil, nil
+	none := openapi3.SecurityRequirements{}
+	c.Paths = openapi3.NewPathsWithCapacity(spec.Paths.Len())
+	c.Paths.Extensions = spec.Paths.Extensions
+	for _, path := range spec.Paths.InMatchingOrder() {
+		item := *spec.Paths.Value(path)
+		for method, op := range spec.Paths.Value(path).Operations() {
+			o := *op
+			o.Security = &none
+			item.SetOperation(method, &o)
+		}
+		c.Paths.Set(path, &item)
+	}
+	return &c
 }
 
 // FieldCheck is a surface's own checks of a request's fields beyond its spec (a price's two

@@ -13,7 +13,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/go-chi/chi/v5"
 
-	"github.com/triadhq/triad/gen/authapi"
 	"github.com/triadhq/triad/impl/kit/outbound"
 	"github.com/triadhq/triad/impl/surfaces/auth"
 	"github.com/triadhq/triad/impl/surfaces/auth/provider"
@@ -96,10 +95,8 @@ func newSite(t *testing.T, mods ...siteOpt) *site {
 		_ = json.NewEncoder(w).Encode(u)
 	})
 
-	spec, err := authapi.GetSpec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The published document, parsed once per test process (apitest.Spec).
+	spec := apitest.Spec(t, "auth.yaml")
 	jar, _ := cookiejar.New(nil)
 	c := apitest.Client(t, spec)
 	c.Jar = jar

@@ -31,16 +31,26 @@ type Validator struct {
 	router routers.Router
 }
 
-// NewValidator builds a validator for spec. The spec's servers are cleared so any host matches.
+// NewValidator builds a validator for spec. The spec's servers are cleared so any host matches,
+// and its open enums closed (api.CloseEnums), in place; a document of Spec, shared, is left as it
+// is, and its prepared copy used instead.
 func NewValidator(t testing.TB, spec *openapi3.T) *Validator {
 	t.Helper()
-	spec.Servers = nil
-	api.CloseEnums(spec)
+	spec, err := validated(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	router, err := gorillamux.NewRouter(spec)
 	if err != nil {
 		t.Fatalf("apitest: building router: %v", err)
 	}
 	return &Validator{router: router}
+}
+
+// prepare clears spec's servers and closes its open enums.
+func prepare(spec *openapi3.T) {
+	spec.Servers = nil
+	api.CloseEnums(spec)
 }
 
 // Check validates one exchange. It returns an error describing the first violation, or nil.

@@ -1,7 +1,9 @@
 package apitest
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -9,18 +11,69 @@ import (
 	"github.com/triadhq/triad/api"
 )
 
-// Spec loads one of the OpenAPI documents the server embeds (package api), by file name.
+// Spec is one of the OpenAPI documents the server embeds (package api), by file name: parsed and
+// checked (openapi3's Validate) once per test process and shared by every caller, which only reads
+// it. NewValidator (and Client) given it validate against a second copy, parsed once too and
+// prepared (servers cleared, open enums closed), so Spec stays as published. Under -race one parse
+// costs a third of a second, and a test package builds dozens of clients.
 func Spec(t testing.TB, name string) *openapi3.T {
 	t.Helper()
-	data, err := api.FS.ReadFile(name)
+	spec, err := loaded(name, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spec
+}
+
+// specs holds the loader of each file name's document as published (false) and prepared for a
+// Validator (true); shared names each document Spec returned, with the loader of its prepared copy.
+var specs, shared sync.Map
+
+type specKey struct {
+	name     string
+	prepared bool
+}
+
+// loaded is the document of file name, loaded once per process (Spec's), or its prepared copy.
+func loaded(name string, prepared bool) (*openapi3.T, error) {
+	load, _ := specs.LoadOrStore(specKey{name, prepared}, sync.OnceValues(func() (*openapi3.T, error) {
+		spec, err := loadSpec(name)
+		if err == nil && prepared {
+			prepare(spec)
+		}
+		return spec, err
+	}))
+	spec, err := load.(func() (*openapi3.T, error))()
+	if err == nil && !prepared {
+		shared.Store(spec, name)
+	}
+	return spec, err
+}
+
+// validated is the document a Validator of spec validates against: Spec's prepared copy when
+// spec is Spec's, else spec itself, prepared in place.
+func validated(spec *openapi3.T) (*openapi3.T, error) {
+	if name, ok := shared.Load(spec); ok {
+		return loaded(name.(string), true)
+	}
+	prepare(spec)
+	return spec, nil
+}
+
+// loadSpec parses and checks one embedded document.
+func loadSpec(name string) (*openapi3.T, error) {
+	data, err := api.FS.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
 	spec, err := openapi3.NewLoader().LoadFromData(data)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return spec
+	if err := spec.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("%s is not a valid OpenAPI document: %w", name, err)
+	}
+	return spec, nil
 }
 
 // Bound is one bound of a spec that Go code states again (a constant, a pattern): where it is in

@@ -93,10 +93,8 @@ func newEnvPool(t testing.TB, pool *pgxpool.Pool, opts httpapi.Options, wrap ...
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	spec, err := brandsapi.GetSpec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The published document, parsed once per test process (apitest.Spec).
+	spec := apitest.Spec(t, "brands.yaml")
 	c := apitest.Client(t, spec)
 	// The race tests share the client among many goroutines.
 	c.Transport = apitest.NewValidator(t, spec).Transport(t, &http.Transport{MaxIdleConnsPerHost: 128})

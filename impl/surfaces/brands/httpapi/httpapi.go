@@ -7,6 +7,7 @@ package httpapi
 
 import (
 	"context"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -32,11 +33,16 @@ type API struct {
 	available, featured listCache
 }
 
+// parsedSpec is the generated document, parsed once per process (about 25 ms, ten times that under
+// -race) and shared, read-only, by every mount of the surface: web.Validator validates against its
+// own copy of what it changes.
+var parsedSpec = sync.OnceValues(brandsapi.GetSpec)
+
 // New builds the API over pool.
 func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	edge, err := tokenedge.New(pool, tokenedge.Surface[brands.Principal]{
 		Name:       "brands",
-		Spec:       brandsapi.GetSpec,
+		Spec:       parsedSpec,
 		Tokens:     brands.NewTokenStore,
 		TTL:        brands.DefaultTokenTTL,
 		Revoked:    brands.TokenRevocationChannel,

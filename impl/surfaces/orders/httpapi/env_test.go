@@ -19,7 +19,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/triadhq/triad/api"
 
 	"github.com/triadhq/triad/gen/ordersapi"
 	"github.com/triadhq/triad/impl/credentials/opaquetoken"
@@ -69,18 +68,7 @@ type env struct {
 // hand-written token endpoint, so responses are validated against the file itself.
 func fullSpec(t testing.TB) *openapi3.T {
 	t.Helper()
-	data, err := api.FS.ReadFile("orders.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := openapi3.NewLoader().LoadFromData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := spec.Validate(context.Background()); err != nil {
-		t.Fatalf("api/orders.yaml is not a valid OpenAPI document: %v", err)
-	}
-	return spec
+	return apitest.Spec(t, "orders.yaml")
 }
 
 func newEnv(t testing.TB, ttl time.Duration) *env {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,6 +53,11 @@ const (
 // DeviceCookie is the cookie the token endpoint keeps a client's device token in.
 const DeviceCookie = "orders_device"
 
+// parsedSpec is the generated document, parsed once per process (about 25 ms, ten times that under
+// -race) and shared, read-only, by every mount of the surface: web.Validator validates against its
+// own copy of what it changes.
+var parsedSpec = sync.OnceValues(ordersapi.GetSpec)
+
 // New checks opts and builds the API on pool.
 func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	if opts.ClientID == "" || opts.ClientSecret == "" {
@@ -59,7 +65,7 @@ func New(pool *pgxpool.Pool, opts Options) (*API, error) {
 	}
 	edge, err := tokenedge.New(pool, tokenedge.Surface[orders.Principal]{
 		Name:    "orders",
-		Spec:    ordersapi.GetSpec,
+		Spec:    parsedSpec,
 		Tokens:  orders.NewTokenStore,
 		TTL:     orders.DefaultTokenTTL,
 		Revoked: orders.TokenRevocationChannel,
