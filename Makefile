@@ -68,8 +68,9 @@ deps-chromium: ## install Debian's chromium when missing (as root); the auth bro
 .PHONY: deps-npm
 deps-npm: node_modules/.installed ## install the pinned npm tools (spectral, redocly, prism, ts)
 
+# npm ci, or a copy of this machine's node_modules of the same package-lock.json (scripts/npm-install.sh).
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	@bash scripts/npm-install.sh
 	@touch $@
 
 .PHONY: generate

@@ -70,13 +70,18 @@ func run(args []string, top, conns int, events string) int {
 		fmt.Printf("testrun: one PostgreSQL for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
 	}
 	if runsServer(args) {
+		start := time.Now()
 		built, err := buildServer(work, slices.Contains(args, "-race"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "testrun:", err)
 			return 2
 		}
 		env = append(env, built...)
-		fmt.Printf("testrun: the server binary built once for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
+		if len(built) > 0 {
+			fmt.Printf("testrun: the server binary built once for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
+		} else {
+			fmt.Printf("testrun: the server binary the environment names (%s)\n", serverbin.Env)
+		}
 	}
 
 	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-json"}, args...)...)
