@@ -336,69 +336,150 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startPrism runs `prism proxy --errors gen/openapi/<surface>.yaml upstream` (the bundled spec) and returns its base URL. When
-// t ends, any violation Prism logged fails the test, whether or not a client saw it.
+// startPrism puts a Prism validating proxy of gen/openapi/<surface>.yaml (the bundled spec) in
+// front of upstream, as `prism proxy --errors` does, and returns its base URL. The proxies of a test
+// process all run in one Node process (prismHub). When t ends, any violation Prism logged fails the
+// test, whether or not a client saw it.
 func startPrism(t *testing.T, surface, upstream string) string {
 	t.Helper()
 	ensureNodeModules(t)
-	prism := filepath.Join(repoRoot, "node_modules", ".bin", "prism")
-	var lastErr string
-	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		cmd := exec.CommandContext(ctx, prism, "proxy", "--errors",
-			"--host", "127.0.0.1", "--port", fmt.Sprint(port),
-			filepath.Join(repoRoot, "gen", "openapi", surface+".yaml"), upstream)
-		cmd.Dir = repoRoot
-		cmd.WaitDelay = 10 * time.Second
-		out := &syncBuffer{}
-		pipe, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
+	h := theHub(t)
+	p := h.start(filepath.Join(repoRoot, "gen", "openapi", surface+".yaml"), upstream)
+	bound := patience.Bound(time.Minute)
+	select {
+	case answer := <-p.answer:
+		url, ok := strings.CutPrefix(answer, "listening ")
+		if !ok {
+			t.Fatalf("Prism (%s) did not start: %s", surface, answer)
 		}
-		cmd.Stderr = cmd.Stdout
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("starting Prism: %v", err)
-		}
-		up := make(chan struct{})
-		exited := make(chan struct{})
-		go func() {
-			sc := bufio.NewScanner(pipe)
-			seen := false
-			for sc.Scan() {
-				out.WriteLine(sc.Text())
-				if !seen && strings.Contains(sc.Text(), "Prism is listening on") {
-					seen = true
-					close(up)
-				}
+		t.Cleanup(func() {
+			h.stop(p)
+			if v := prismViolations(p.log.String()); v != "" {
+				t.Errorf("Prism (%s) reported contract violations:\n%s", surface, v)
 			}
-			_ = cmd.Wait()
-			close(exited)
-		}()
-		select {
-		case <-up:
-			t.Cleanup(func() {
-				cancel()
-				<-exited
-				if v := prismViolations(out.String()); v != "" {
-					t.Errorf("Prism (%s) reported contract violations:\n%s", surface, v)
-				}
-				if t.Failed() {
-					t.Logf("Prism (%s) log:\n%s", surface, out.String())
-				}
-			})
-			return fmt.Sprintf("http://127.0.0.1:%d", port)
-		case <-exited:
-			cancel()
-			lastErr = out.String()
-		case <-time.After(patience.Bound(time.Minute)):
-			cancel()
-			<-exited
-			t.Fatalf("Prism (%s) did not start within %v:\n%s", surface, patience.Bound(time.Minute), out.String())
-		}
+			if t.Failed() {
+				t.Logf("Prism (%s) log:\n%s", surface, p.log.String())
+			}
+		})
+		return url
+	case <-h.exited:
+		t.Fatalf("the Prism hub exited:\n%s", h.out.String())
+	case <-time.After(bound):
+		t.Fatalf("Prism (%s) did not start within %v:\n%s", surface, bound, h.out.String())
 	}
-	t.Fatalf("Prism (%s) failed to start:\n%s", surface, lastErr)
 	return ""
+}
+
+// prismHub is the Node process (testdata/prismhub.cjs) that runs every Prism proxy of the test
+// process: one start of Node and of Prism instead of one per proxy (about 3.8 s of CPU each), and
+// each spec read once. It is started by the first proxy and ends with the test process (its stdin
+// closes).
+type prismHub struct {
+	mu      sync.Mutex
+	stdin   io.Writer
+	next    int
+	proxies map[string]*prismProxy
+	exited  chan struct{}
+	out     *syncBuffer // the hub's own lines (not a proxy's), for a failure's message
+}
+
+// prismProxy is one proxy of the hub: its first answer (listening <URL> or failed <reason>), the
+// stop's acknowledgement, and its log.
+type prismProxy struct {
+	id      string
+	answer  chan string
+	stopped chan struct{}
+	log     *syncBuffer
+}
+
+var (
+	hubOnce sync.Once
+	hub     *prismHub
+	hubErr  error
+)
+
+// theHub starts the hub once per test process.
+func theHub(t *testing.T) *prismHub {
+	t.Helper()
+	hubOnce.Do(func() { hub, hubErr = startHub() })
+	if hubErr != nil {
+		t.Fatalf("starting the Prism hub: %v", hubErr)
+	}
+	return hub
+}
+
+func startHub() (*prismHub, error) {
+	cmd := exec.Command("node", filepath.Join(repoRoot, "e2e", "testdata", "prismhub.cjs"))
+	cmd.Dir = repoRoot
+	h := &prismHub{proxies: map[string]*prismProxy{}, exited: make(chan struct{}), out: &syncBuffer{}}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	h.stdin = stdin
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			h.out.WriteLine(sc.Text())
+		}
+	}()
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			id, rest, _ := strings.Cut(sc.Text(), " ")
+			h.mu.Lock()
+			p := h.proxies[id]
+			h.mu.Unlock()
+			switch kind, line, _ := strings.Cut(rest, " "); {
+			case p == nil:
+				h.out.WriteLine(sc.Text())
+			case kind == "log":
+				p.log.WriteLine(line)
+			case kind == "stopped":
+				close(p.stopped)
+			default: // listening or failed
+				p.answer <- rest
+			}
+		}
+		_ = cmd.Wait()
+		close(h.exited)
+	}()
+	return h, nil
+}
+
+// start asks the hub for a proxy of spec in front of upstream.
+func (h *prismHub) start(spec, upstream string) *prismProxy {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next++
+	p := &prismProxy{id: strconv.Itoa(h.next), answer: make(chan string, 1), stopped: make(chan struct{}), log: &syncBuffer{}}
+	h.proxies[p.id] = p
+	fmt.Fprintf(h.stdin, "start %s %s %s\n", p.id, spec, upstream)
+	return p
+}
+
+// stop closes p and waits until the hub says so: every line p logged before is then read.
+func (h *prismHub) stop(p *prismProxy) {
+	h.mu.Lock()
+	fmt.Fprintf(h.stdin, "stop %s\n", p.id)
+	h.mu.Unlock()
+	select {
+	case <-p.stopped:
+	case <-h.exited:
+	case <-time.After(patience.Bound(time.Minute)):
+	}
 }
 
 // prismViolations returns the lines of a Prism log that report a contract violation: a response or
