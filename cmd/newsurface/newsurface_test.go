@@ -64,18 +64,22 @@ func TestScaffold_BuildsAndPasses(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	run := func(extra []string, name string, args ...string) {
+	runIn := func(in string, extra []string, name string, args ...string) {
 		t.Helper()
 		start := time.Now()
 		// No deadline of its own: go test's package timeout is the backstop, so a busy machine
 		// makes this slower, not red.
 		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
+		cmd.Dir = in
 		cmd.Env = append(slices.Clone(env), extra...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s %s %s: %v\n%s", strings.Join(extra, " "), name, strings.Join(args, " "), err, out)
 		}
 		t.Logf("%s %s %s: %v", strings.Join(extra, " "), name, strings.Join(args, " "), time.Since(start).Round(time.Second))
+	}
+	run := func(extra []string, name string, args ...string) {
+		t.Helper()
+		runIn(dir, extra, name, args...)
 	}
 	// What make generate does for this one spec (the rest of gen/ is as committed).
 	run(nil, "go", "generate", "./gen/openapi") // the bundles, probe's among them, which the rest reads
@@ -84,10 +88,18 @@ func TestScaffold_BuildsAndPasses(t *testing.T) {
 	run(nil, "node_modules/.bin/openapi-typescript", "gen/openapi/probe.yaml", "--redocly", "clients/ts/redocly.yaml", "-o", "clients/ts/probe/schema.d.ts")
 	run(nil, "go", "vet", "./impl/surfaces/probe/...")
 	run(nil, "go", "test", "-count=1", "./impl/surfaces/probe/...", "./api/")
+	// The end-to-end test in each mode, as make test, make contract and make test-replicas run it,
+	// from one build of the copy's server (with the probe) and one of its e2e test binary (with the
+	// replicas tag: the other modes leave its files unused), not one of each per mode.
+	server := filepath.Join(dir, "triad-server-probe")
+	run(nil, "go", "build", "-o", server, "./cmd/server")
+	e2eTest := filepath.Join(dir, "e2e.test")
+	run(nil, "go", "test", "-c", "-tags", "replicas", "-o", e2eTest, "./e2e/")
+	e2eDir, withServer := filepath.Join(dir, "e2e"), serverbin.Env+"="+server
 	probe := "^(TestProbe_.*)$"
-	run(nil, "go", "test", "-count=1", "-run", probe, "./e2e/")
-	run([]string{"TRIAD_E2E_PRISM=1"}, "go", "test", "-count=1", "-run", "^TestProbe_ItemsThroughGeneratedClient$", "./e2e/")
-	run([]string{"TRIAD_E2E_REPLICAS=3"}, "go", "test", "-tags", "replicas", "-count=1", "-run", "^TestProbe_ItemsThroughGeneratedClient$", "./e2e/")
+	runIn(e2eDir, []string{withServer}, e2eTest, "-test.count=1", "-test.run", probe)
+	runIn(e2eDir, []string{withServer, "TRIAD_E2E_PRISM=1"}, e2eTest, "-test.count=1", "-test.run", "^TestProbe_ItemsThroughGeneratedClient$")
+	runIn(e2eDir, []string{withServer, "TRIAD_E2E_REPLICAS=3"}, e2eTest, "-test.count=1", "-test.run", "^TestProbe_ItemsThroughGeneratedClient$")
 	run(nil, "node_modules/.bin/tsc", "-p", "clients/ts")
 }
 
