@@ -2,8 +2,11 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -41,8 +44,20 @@ func checkout(t *testing.T, surfaces ...string) repo {
 	}
 	copyFile(filepath.Join(specDir, api.SharedFile), filepath.Join(specDir, api.SharedFile))
 	copyFile(sdkPackage, sdkPackage)
-	return repo{root: dst, oasdiff: []string{"go", "tool", "-modfile=" + filepath.Join(src, "tools/oasdiff/go.mod"), "oasdiff"}, today: "2026-01-02"}
+	return repo{root: dst, oasdiff: oasdiff(src), today: "2026-01-02"}
 }
+
+// oasdiff is the pinned oasdiff as main runs it (direct), resolved once per test process.
+var oasdiff = func() func(src string) []string {
+	var once sync.Once
+	var argv []string
+	return func(src string) []string {
+		once.Do(func() {
+			argv = direct([]string{"go", "tool", "-modfile=" + filepath.Join(src, "tools/oasdiff/go.mod"), "oasdiff"})
+		})
+		return argv
+	}
+}()
 
 // edit applies fn to the YAML document at path.
 func edit(t *testing.T, path string, fn func(root *yaml.Node)) {
@@ -277,5 +292,27 @@ func TestVersion_Semver(t *testing.T) {
 	}
 	if got := atLeast(version{3, 0, 0}, v.raise(bumpMajor)); got != (version{3, 0, 0}) {
 		t.Errorf("a version already above what is needed was lowered to %v", got)
+	}
+}
+
+// TestDirect_RunsTheToolItself: a `go tool` line becomes the cached binary and the line's own
+// arguments, which run oasdiff as the line did; any other line stays as it is.
+func TestDirect_RunsTheToolItself(t *testing.T) {
+	line := []string{"go", "tool", "-modfile=" + filepath.Join("..", "..", "tools/oasdiff/go.mod"), "oasdiff", "--version"}
+	got := direct(line)
+	if len(got) != 2 || filepath.Base(got[0]) != "oasdiff" || got[1] != "--version" {
+		t.Fatalf("direct(%q) = %q, want the oasdiff binary and --version", line, got)
+	}
+	want, err := exec.Command(line[0], line[1:]...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(got[0], got[1:]...).Output(); err != nil || string(out) != string(want) {
+		t.Errorf("the binary printed %q (%v), the go tool line %q", out, err, want)
+	}
+	for _, other := range [][]string{{"oasdiff"}, {"/usr/local/bin/oasdiff", "--flag"}, {"go", "run", "x"}, {"go", "tool", "-n"}} {
+		if got := direct(other); !slices.Equal(got, other) {
+			t.Errorf("direct(%q) = %q, want it unchanged", other, got)
+		}
 	}
 }

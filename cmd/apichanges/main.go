@@ -34,7 +34,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	r := repo{root: *root, oasdiff: strings.Fields(*oasdiff), today: time.Now().UTC().Format(time.DateOnly)}
+	r := repo{root: *root, oasdiff: direct(strings.Fields(*oasdiff)), today: time.Now().UTC().Format(time.DateOnly)}
 	var err error
 	switch flag.Arg(0) {
 	case "breaking":
