@@ -80,6 +80,7 @@ func forValidation(spec *openapi3.T) *openapi3.T {
 	c.Paths.Extensions = spec.Paths.Extensions
 	for _, path := range spec.Paths.InMatchingOrder() {
 		item := *spec.Paths.Value(path)
+		item.AdditionalOperations = nil // the copy's own map, if SetOperation needs one
 		for method, op := range spec.Paths.Value(path).Operations() {
 			o := *op
 			o.Security = &none

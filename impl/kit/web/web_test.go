@@ -185,6 +185,39 @@ func TestValidator(t *testing.T) {
 }
 
 // TestValidator_AllViolationsAtOnce: a client fixing a form sees every problem in one answer.
+// TestValidator_LeavesTheSpecAsItIs: one parsed document serves every mount of a surface (and,
+// in tests, many at once), so the validator validates against its own copy: the spec keeps its
+// servers and its security, while the validator still matches paths on any host and leaves
+// authentication to the surface (a request without credentials passes it).
+func TestValidator_LeavesTheSpecAsItIs(t *testing.T) {
+	t.Parallel()
+	spec, err := openapi3.NewLoader().LoadFromData([]byte(specYAML + `components:
+  securitySchemes:
+    bearer: {type: http, scheme: bearer}
+security: [{bearer: []}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := spec.Paths.Find("/things").Post
+	op.Security = &openapi3.SecurityRequirements{{"bearer": {}}}
+	validate, err := Validator(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Servers) != 1 || len(spec.Security) != 1 || spec.Paths.Find("/things").Post != op || len(*op.Security) != 1 {
+		t.Fatalf("the validator changed the spec: servers %v, security %v, operation security %v", spec.Servers, spec.Security, op.Security)
+	}
+	h := validate(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	req := httptest.NewRequest(http.MethodPost, "/things", strings.NewReader(`{"name":"abc"}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("a valid request without credentials: %d %s, want 204 (authentication is the surface's)", rec.Code, rec.Body)
+	}
+}
+
 func TestValidator_AllViolationsAtOnce(t *testing.T) {
 	t.Parallel()
 	spec, err := openapi3.NewLoader().LoadFromData([]byte(specYAML))
