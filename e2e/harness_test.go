@@ -480,6 +480,9 @@ func (h *prismHub) stop(p *prismProxy) {
 	case <-h.exited:
 	case <-time.After(patience.Bound(time.Minute)):
 	}
+	h.mu.Lock()
+	delete(h.proxies, p.id)
+	h.mu.Unlock()
 }
 
 // prismViolations returns the lines of a Prism log that report a contract violation: a response or

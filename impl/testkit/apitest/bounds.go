@@ -38,16 +38,16 @@ type specKey struct {
 func loaded(name string, prepared bool) (*openapi3.T, error) {
 	load, _ := specs.LoadOrStore(specKey{name, prepared}, sync.OnceValues(func() (*openapi3.T, error) {
 		spec, err := loadSpec(name)
-		if err == nil && prepared {
+		switch {
+		case err != nil:
+		case prepared:
 			prepare(spec)
+		default:
+			shared.Store(spec, name)
 		}
 		return spec, err
 	}))
-	spec, err := load.(func() (*openapi3.T, error))()
-	if err == nil && !prepared {
-		shared.Store(spec, name)
-	}
-	return spec, err
+	return load.(func() (*openapi3.T, error))()
 }
 
 // validated is the document a Validator of spec validates against: Spec's prepared copy when
