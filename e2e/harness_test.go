@@ -64,7 +64,7 @@ func TestMain(m *testing.M) {
 	}
 	repoRoot = root
 	if remoteURL != "" {
-		dbtest.Main(m) // no server to build: the suites talk to remoteURL
+		dbtest.Main(m, removeSDKPack) // no server to build: the suites talk to remoteURL
 		return
 	}
 	// A race in the server under end-to-end traffic is a failure like any other: with -race, the
@@ -75,7 +75,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	serverBin = bin
-	dbtest.Main(m)
+	dbtest.Main(m, removeSDKPack)
+}
+
+// removeSDKPack removes the folder of the SDK's package, if a test packed it (packSDK).
+func removeSDKPack() {
+	if sdkPackDir != "" {
+		os.RemoveAll(sdkPackDir)
+	}
 }
 
 // server is one running triad binary with its own database, and, in contract mode, one Prism

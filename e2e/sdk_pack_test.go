@@ -18,21 +18,18 @@ var (
 	sdkOnce    sync.Once
 	sdkTarball string
 	sdkErr     string
+	sdkPackDir string // removed when the test process ends (TestMain)
 )
 
 // packSDK runs `npm pack` in clients/ts, which builds the package first (its prepack script runs
 // tsc, leaving each surface's index.js and index.d.ts beside its sources), and returns the tarball.
-// It packs once per test binary; the tarball lies beside the binary, which go test removes.
+// It packs once per test process, into a folder TestMain removes at the end (sdkPackDir).
 func packSDK(t *testing.T) string {
 	t.Helper()
 	ensureNodeModules(t)
 	sdkOnce.Do(func() {
-		exe, err := os.Executable()
-		if err != nil {
-			sdkErr = err.Error()
-			return
-		}
-		dir, err := os.MkdirTemp(filepath.Dir(exe), "sdk-pack-")
+		dir, err := os.MkdirTemp("", "triad-sdk-pack-")
+		sdkPackDir = dir
 		if err != nil {
 			sdkErr = err.Error()
 			return

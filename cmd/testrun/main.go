@@ -14,6 +14,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -24,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -69,9 +71,24 @@ func run(args []string, top, conns int, events string) int {
 		env = append(env, "TRIAD_TEST_DATABASE_URL="+cluster.URL("postgres"))
 		fmt.Printf("testrun: one PostgreSQL for the run (%s)\n", time.Since(start).Round(100*time.Millisecond))
 	}
+	runs := [][]string{args}
+	flags, _ := splitArgs(args)
+	keep := work // where the server binaries go: the kept folder when there is one
+	if dir, release, ok := binDir(configKey(flags)); !ok {
+		fmt.Println("testrun: another run holds the kept test binaries of this configuration: go test links its own")
+	} else {
+		defer release()
+		if r, err := goTestRuns(args, dir); err != nil {
+			fmt.Fprintln(os.Stderr, "testrun: go test links its own test binaries:", err)
+		} else if r != nil {
+			runs, keep = r, dir
+			fmt.Printf("testrun: test binaries kept between runs in %s (go test links only those that changed)\n", dir)
+		}
+	}
+
 	if runsServer(args) {
 		start := time.Now()
-		built, err := buildServer(work, slices.Contains(args, "-race"))
+		built, err := buildServer(keep, slices.Contains(args, "-race"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "testrun:", err)
 			return 2
@@ -84,6 +101,59 @@ func run(args []string, top, conns int, events string) int {
 		}
 	}
 
+	var save *os.File
+	if events != "" {
+		if save, err = os.Create(events); err != nil {
+			fmt.Fprintln(os.Stderr, "testrun:", err)
+			return 2
+		}
+		defer save.Close()
+	}
+	// The groups after the first start once the first runs a test binary, when the packages they
+	// share with it are compiled.
+	lines := make(chan []byte, 64)
+	first := make(chan struct{})
+	var firstOnce sync.Once
+	codes := make([]int, len(runs))
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i > 0 {
+				select {
+				case <-first:
+				case <-ctx.Done():
+				}
+			}
+			var started func()
+			if i == 0 {
+				started = func() { firstOnce.Do(func() { close(first) }) }
+				defer started()
+			}
+			codes[i] = goTest(ctx, env, r, lines, started)
+		}()
+	}
+	go func() { wg.Wait(); close(lines) }()
+	sum := newSummary(os.Stdout)
+	for l := range lines {
+		if save != nil {
+			save.Write(append(l, '\n'))
+		}
+		sum.line(l)
+	}
+	sum.report(top, time.Since(start))
+	for _, c := range codes {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// goTest runs go test -json with args and sends each line of its output to lines; started, when
+// set, is called at its first test binary's start. It returns go test's exit status.
+func goTest(ctx context.Context, env, args []string, lines chan<- []byte, started func()) int {
 	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-json"}, args...)...)
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
@@ -100,25 +170,17 @@ func run(args []string, top, conns int, events string) int {
 		fmt.Fprintln(os.Stderr, "testrun:", err)
 		return 2
 	}
-	var save *os.File
-	if events != "" {
-		if save, err = os.Create(events); err != nil {
-			fmt.Fprintln(os.Stderr, "testrun:", err)
-			return 2
-		}
-		defer save.Close()
-	}
-	sum := newSummary(os.Stdout)
 	sc := bufio.NewScanner(pipe)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		if save != nil {
-			save.Write(append(sc.Bytes(), '\n'))
+		l := slices.Clone(sc.Bytes())
+		if started != nil && bytes.Contains(l, []byte(`"Action":"start"`)) {
+			started()
+			started = nil
 		}
-		sum.line(sc.Bytes())
+		lines <- l
 	}
 	err = cmd.Wait()
-	sum.report(top, time.Since(start))
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):

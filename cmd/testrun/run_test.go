@@ -21,6 +21,7 @@ func TestRun_ExitStatusAndEvents(t *testing.T) {
 	t.Setenv(serverbin.Env, bin)
 	t.Setenv(serverbin.RaceEnv, bin)
 	events := filepath.Join(t.TempDir(), "events.json")
+	t.Setenv("TRIAD_TEST_BIN_CACHE", t.TempDir())
 	if code := run([]string{"-count=1", "./testdata/sample"}, 3, 0, events); code != 0 {
 		t.Fatalf("a passing package: exit %d, want 0", code)
 	}

@@ -41,10 +41,14 @@ var (
 	seq        atomic.Int64
 )
 
-// Main runs the package's tests and then stops the private cluster, if one was started.
-func Main(m *testing.M) {
+// Main runs the package's tests, then after (the package's own clean-up of what its tests shared),
+// then stops the private cluster, if one was started.
+func Main(m *testing.M, after ...func()) {
 	mainCalled.Store(true)
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	if cluster != nil {
 		if err := cluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "dbtest:", err)
