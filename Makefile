@@ -62,7 +62,7 @@ monitoring-check: deps-prometheus ## promtool check rules and test rules over de
 deps-chromium: ## install Debian's chromium when missing (as root); the auth browser test drives it
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then echo "installing chromium from Debian..."; \
-			DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+			bash scripts/apt-update.sh && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 		else echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1; fi; }
 
 .PHONY: deps-npm

@@ -17,7 +17,7 @@ ROUNDS=${ROUNDS:-3}
 if ! command -v wrk >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     echo "installing wrk from Debian..."
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+    bash "$(dirname "$0")/apt-update.sh" && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
   else
     echo "wrk is missing: sudo apt-get install wrk" >&2; exit 1
   fi

@@ -12,6 +12,6 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing $pkg from Debian..."
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+bash "$(dirname "$0")/apt-update.sh"
 apt-get install -y -qq "$pkg" >/dev/null
 systemctl disable --now "$pkg" >/dev/null 2>&1 || service "$pkg" stop >/dev/null 2>&1 || true

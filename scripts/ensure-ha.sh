@@ -21,7 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "installing ${missing[*]} from Debian..."
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
+  bash "$(dirname "$0")/apt-update.sh"
   apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 bash "$here/ensure-patroni.sh" "$here/../var/patroni"

@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+bash "$(dirname "$0")/apt-update.sh"
 if ! have || ! id postgres >/dev/null 2>&1; then
   echo "installing PostgreSQL from Debian..."
   apt-get install -y -qq postgresql >/dev/null
