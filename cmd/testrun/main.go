@@ -9,7 +9,8 @@
 // detector, named in the variables impl/testkit/serverbin reads, so cmd/server's process tests, e2e
 // and deploy share one build. It reads go test's -json events as they come and prints each
 // package's outcome and the whole output of every failure, then the slowest packages and tests.
-// Its exit status is go test's.
+// It keeps the test binaries between runs (binaries.go), so go test links only those that changed.
+// Its exit status is the first failing go test's.
 package main
 
 import (
