@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/triadhq/triad/impl/testkit/serverbin"
 )
 
 // TestConfigKey: flags that only change how tests run share the folder of the binaries; flags
@@ -87,15 +85,8 @@ func TestGoTestRuns_OneNamePerFolder(t *testing.T) {
 // TestRun_KeepsTestBinaries: a second run of an unchanged package runs the binary the first linked
 // (go test -x shows no link); a run holding the folder makes a second one link its own.
 func TestRun_KeepsTestBinaries(t *testing.T) {
-	t.Setenv("TRIAD_TEST_DATABASE_URL", "postgres://unused")
-	bin := filepath.Join(t.TempDir(), "server")
-	if err := os.WriteFile(bin, nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(serverbin.Env, bin)
-	t.Setenv(serverbin.RaceEnv, bin)
 	cache := t.TempDir()
-	t.Setenv("TRIAD_TEST_BIN_CACHE", cache)
+	inMakeTest(t, cache)
 	// -x: go test reports the commands it runs (as build output in its -json events), the
 	// linker's among them.
 	args := []string{"-x", "-count=1", "./testdata/sample"}

@@ -13,15 +13,8 @@ import (
 // the binaries named in the environment (as a run inside make test has them, so none is started or
 // built): its exit status is go test's, and -events keeps every event.
 func TestRun_ExitStatusAndEvents(t *testing.T) {
-	t.Setenv("TRIAD_TEST_DATABASE_URL", "postgres://unused")
-	bin := filepath.Join(t.TempDir(), "server")
-	if err := os.WriteFile(bin, nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(serverbin.Env, bin)
-	t.Setenv(serverbin.RaceEnv, bin)
+	inMakeTest(t, t.TempDir())
 	events := filepath.Join(t.TempDir(), "events.json")
-	t.Setenv("TRIAD_TEST_BIN_CACHE", t.TempDir())
 	if code := run([]string{"-count=1", "./testdata/sample"}, 3, 0, events); code != 0 {
 		t.Fatalf("a passing package: exit %d, want 0", code)
 	}
@@ -51,4 +44,18 @@ func TestRunsServer(t *testing.T) {
 			t.Errorf("runsServer(%q) = %v, want %v", c.args, got, c.want)
 		}
 	}
+}
+
+// inMakeTest sets the environment a run inside make test has: a cluster and the server binaries
+// named (so run starts and builds none), and cache as the folder of kept test binaries.
+func inMakeTest(t *testing.T, cache string) {
+	t.Helper()
+	t.Setenv("TRIAD_TEST_DATABASE_URL", "postgres://unused")
+	bin := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(serverbin.Env, bin)
+	t.Setenv(serverbin.RaceEnv, bin)
+	t.Setenv("TRIAD_TEST_BIN_CACHE", cache)
 }
