@@ -31,7 +31,7 @@ import (
 // runOnlyFlags are go test's flags that change how the tests run, not the binary (so not the
 // folder): the value of each is the next argument unless given as -flag=value.
 var runOnlyFlags = []string{"run", "skip", "count", "timeout", "parallel", "p", "shuffle", "cpu", "list",
-	"bench", "benchtime", "fuzz", "fuzztime", "fuzzminimizetime", "outputdir"}
+	"bench", "benchtime", "fuzz", "fuzztime", "fuzzminimizetime", "outputdir", "exec"}
 
 // runOnlyBools are go test's run-only flags without a value.
 var runOnlyBools = []string{"v", "short", "failfast", "json", "fullpath", "benchmem"}

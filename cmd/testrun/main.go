@@ -197,22 +197,12 @@ func goTest(ctx context.Context, env, args []string, lines chan<- []byte, starte
 // whether serverbin is among the tests' dependencies. A run of packages that never start the
 // binary (go test ./impl/...) then builds none; when the packages cannot be listed it says yes.
 func runsServer(args []string) bool {
-	list := []string{"list", "-deps", "-test", "-f", "{{.ImportPath}}"}
-	var pkgs []string
-	for i, a := range args {
-		switch {
-		case a == "-tags" && i+1 < len(args):
-			list = append(list, "-tags", args[i+1])
-		case strings.HasPrefix(a, "-tags="):
-			list = append(list, a)
-		case a == "." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasPrefix(a, module+"/"):
-			pkgs = append(pkgs, a)
-		}
-	}
+	flags, pkgs := splitArgs(args)
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}
-	out, err := exec.Command("go", append(list, pkgs...)...).Output()
+	list := append(append([]string{"list", "-deps", "-test", "-f", "{{.ImportPath}}"}, tagsOf(flags)...), pkgs...)
+	out, err := exec.Command("go", list...).Output()
 	if err != nil {
 		return true
 	}
