@@ -169,9 +169,10 @@ E2E_SAME_IN_EVERY_MODE := TestTypeScriptSDK_AgainstMock|TestMake_MockServesTheSp
 E2E_SAME_BEHIND_A_BALANCER := TestTypeScriptSDK|TestSDKCrossOrigin|TestSDKReadme|TestSDKPackage|TestGeneratedClients_MoneyIsExact|TestGoDecimalRecipe|TestGoClientRecipe|TestSpecs_ServedAsInTheRepository|TestOrders_RefusalsThroughGeneratedClient|TestHostileOrders_DeepPagesStarveNoOne
 # The end-to-end tests that start their server without Prism proxies (startServer without surfaces:
 # they talk to the server itself), so in make contract they would send go test -race ./...'s
-# requests again to a server built without -race; make contract leaves them out. Behind a balancer
+# requests again to a server built without -race (TestSDKPackage among them: it proves the package;
+# its calls through Prism are TestTypeScriptSDK's); make contract leaves them out. Behind a balancer
 # (make test-replicas) they do run: there the balancer is in between.
-E2E_WITHOUT_PRISM := TestGeneratedClients_MoneyIsExact|TestGoDecimalRecipe|TestGoClientRecipe|TestSDKCrossOrigin|TestSDKReadme|TestSpecs_ServedAsInTheRepository
+E2E_WITHOUT_PRISM := TestGeneratedClients_MoneyIsExact|TestGoDecimalRecipe|TestGoClientRecipe|TestSDKCrossOrigin|TestSDKReadme|TestSDKPackage|TestSpecs_ServedAsInTheRepository
 
 .PHONY: contract
 contract: deps-npm $(if $(BASE_URL),,deps-postgres) ## replay the end-to-end suites through Prism validating proxies (--errors); BASE_URL=<url>: against that running server
