@@ -37,8 +37,9 @@ var runOnlyFlags = []string{"run", "skip", "count", "timeout", "parallel", "p", 
 var runOnlyBools = []string{"v", "short", "failfast", "json", "fullpath", "benchmem"}
 
 // keepLinking are flags under which testrun leaves go test as it is (one go test, no folder): they
-// already name the binary's place or pass arguments through.
-var keepLinking = []string{"c", "o", "args"}
+// already name the binary's place or pass arguments through, or name one file for the whole run
+// (-coverprofile), which a go test per group would each write over.
+var keepLinking = []string{"c", "o", "args", "coverprofile"}
 
 // flagName is the name of a flag argument (-x, --x, -x=v), or "" for a non-flag.
 func flagName(a string) string {

@@ -80,6 +80,9 @@ func TestGoTestRuns_OneNamePerFolder(t *testing.T) {
 	if runs, err := goTestRuns([]string{"-c", "-o", "x.test", "./testdata/sample"}, dir); err != nil || runs != nil {
 		t.Errorf("with -o of the caller's: %q, %v; want go test as given", runs, err)
 	}
+	if runs, err := goTestRuns([]string{"-cover", "-coverprofile=c.out", "./..."}, dir); err != nil || runs != nil {
+		t.Errorf("with one -coverprofile for the run: %q, %v; want go test as given (one go test writes it)", runs, err)
+	}
 }
 
 // TestRun_KeepsTestBinaries: a second run of an unchanged package runs the binary the first linked
