@@ -26,11 +26,26 @@ func makeFlags(args ...string) []string {
 }
 
 // startMock runs `make mock` for one spec on a free port, as a frontend team does before the
-// backend exists, stops it when t ends, and returns its base URL.
+// backend exists, stops it when t ends, and returns its base URL. The port is picked just before
+// Prism listens on it, seconds later on a busy machine, so another process may take it meanwhile:
+// then it tries again on another (as launchRetrying does for the server).
 func startMock(t *testing.T, surface string) string {
 	t.Helper()
 	ensureNodeModules(t)
-	port := freePort(t)
+	for attempt := 0; ; attempt++ {
+		base, log := startMockOn(t, surface, freePort(t))
+		if base != "" {
+			return base
+		}
+		if attempt == 2 || !strings.Contains(log, "EADDRINUSE") {
+			t.Fatalf("make mock ended before listening:\n%s", log)
+		}
+	}
+}
+
+// startMockOn is startMock on port: "" and make's output when it ends before listening.
+func startMockOn(t *testing.T, surface string, port int) (base, log string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, "make", makeFlags("mock", "MOCK_SPECS="+surface, fmt.Sprintf("MOCK_%s_PORT=%d", strings.ToUpper(surface), port))...)
 	cmd.Dir = repoRoot
@@ -72,14 +87,14 @@ func startMock(t *testing.T, surface string) string {
 	select {
 	case <-up:
 	case <-exited:
-		t.Fatalf("make mock ended before listening:\n%s", out.String())
+		return "", out.String()
 	case <-time.After(patience.Bound(2 * time.Minute)):
 		t.Fatalf("make mock did not listen within %v:\n%s", patience.Bound(2*time.Minute), out.String())
 	}
 	if !strings.Contains(out.String(), fmt.Sprintf("mock %s: http://127.0.0.1:%d", surface, port)) {
 		t.Fatalf("make mock did not say where %s is served:\n%s", surface, out.String())
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	return fmt.Sprintf("http://127.0.0.1:%d", port), ""
 }
 
 // TestMake_MockServesTheSpecExamples runs `make mock` for the orders spec and checks that it
