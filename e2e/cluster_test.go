@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/triadhq/triad/impl/testkit/dbtest"
+	"github.com/triadhq/triad/impl/testkit/patience"
 )
 
 // cluster is the production topology in miniature: several servers over one PostgreSQL database,
@@ -75,6 +76,8 @@ func haproxyBin(t *testing.T) string {
 
 // startHAProxy balances port over the nodes round-robin. A node leaves the rotation when /readyz
 // fails (checked every 300 ms) and a request whose connection is refused is sent to another node.
+// A check waits for /readyz's answer a second, stretched with the machine's load (timeout check):
+// at load 33, with only the 300 ms interval as its timeout, every node was taken out at once.
 // backend lines go into the backend section.
 func startHAProxy(t *testing.T, port int, nodes []*server, backend ...string) {
 	t.Helper()
@@ -95,8 +98,9 @@ backend replicas
 	balance roundrobin
 	option httpchk GET /readyz
 	http-check expect status 200
+	timeout check %dms
 	default-server inter 300ms fall 1 rise 1
-`, port)
+`, port, patience.Bound(time.Second).Milliseconds())
 	for _, line := range backend {
 		fmt.Fprintf(&cfg, "\t%s\n", line)
 	}
